@@ -1,0 +1,6 @@
+"""Where the continuous dynamics come from: native callables or FMUs."""
+
+from .base import Flow, VectorField
+from .native import NativeFlow
+
+__all__ = ["Flow", "NativeFlow", "VectorField"]

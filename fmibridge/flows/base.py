@@ -1,0 +1,56 @@
+"""The Flow interface: continuous dynamics of one mode, native or FMU."""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+from ..integrators import Scheme
+
+
+class Flow(abc.ABC):
+    """Continuous dynamics of one mode. Knows nothing of guards or methods.
+
+    Subclass contract:
+
+    1. Set `state_names` (tuple of str) in the constructor.
+    2. `advance(t, x, h, scheme)` returns x(t + h) from x(t), and is
+       repeatable: the same (t, x, h) gives the same result, whatever was
+       advanced before (FMU flows restore saved states to honour this).
+    3. `close()` frees any external resource; it may be called twice.
+    """
+
+    state_names: tuple[str, ...]
+
+    @abc.abstractmethod
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h) from x(t); `scheme` is ignored where the flow integrates."""
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return every named quantity at (t, x): states, and outputs if any."""
+        return dict(zip(self.state_names, map(float, x), strict=True))
+
+    def describe(self) -> dict[str, str]:
+        """Return provenance entries for the Result."""
+        return {"flow": type(self).__name__}
+
+    def close(self) -> None:
+        """Free the FMU instance, if any."""
+
+    def __enter__(self) -> Flow:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class VectorField(Flow):
+    """A flow that exposes dx/dt, so the master integrates it (native, ME)."""
+
+    @abc.abstractmethod
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt at (t, x), inputs included."""
+
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        return scheme.step(self.rhs, t, x, h)

@@ -1,0 +1,90 @@
+"""Fixed-step explicit Runge-Kutta schemes, each a Butcher tableau.
+
+A scheme advances x' = f(t, x) by one step of size h. The right-hand side is
+called at the stage times t + c_i h, so a time-varying input u(t) read inside
+f is sampled where the scheme needs it (t + h/2 for the midpoint rule); holding
+u over the step would cap every scheme at order one (Burden et al., Sec. IV-C;
+specs/burden-relaxation.md, Sec. 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+Rhs = Callable[[float, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """An explicit Runge-Kutta scheme given by its Butcher tableau.
+
+    Parameters
+    ----------
+    name : str
+        Name used on the command line and in provenance.
+    order : int
+        Global order of accuracy.
+    a : tuple of tuple of float
+        Strictly lower-triangular stage coefficients, one row per stage.
+    b : tuple of float
+        Weights.
+    c : tuple of float
+        Stage times as fractions of the step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(RK4.step(lambda t, x: -x, 0.0, np.array([1.0]), 0.1)[0])
+    0.9048375
+    """
+
+    name: str
+    order: int
+    a: tuple[tuple[float, ...], ...]
+    b: tuple[float, ...]
+    c: tuple[float, ...]
+
+    def step(self, f: Rhs, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        """Return the approximation of x(t + h) from x(t)."""
+        slopes = []
+        for a_row, c_i in zip(self.a, self.c, strict=True):
+            x_stage = x
+            for a_ij, k_j in zip(a_row, slopes, strict=False):
+                if a_ij:
+                    x_stage = x_stage + (h * a_ij) * k_j
+            slopes.append(np.asarray(f(t + c_i * h, x_stage), dtype=float))
+        increment = sum(b_i * k_i for b_i, k_i in zip(self.b, slopes, strict=True))
+        return x + h * increment
+
+    def __repr__(self) -> str:
+        return f"Scheme({self.name!r}, order={self.order})"
+
+
+EULER = Scheme("euler", 1, a=((),), b=(1.0,), c=(0.0,))
+MIDPOINT = Scheme("midpoint", 2, a=((), (0.5,)), b=(0.0, 1.0), c=(0.0, 0.5))
+RK4 = Scheme(
+    "rk4",
+    4,
+    a=((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)),
+    b=(1 / 6, 1 / 3, 1 / 3, 1 / 6),
+    c=(0.0, 0.5, 0.5, 1.0),
+)
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (EULER, MIDPOINT, RK4)}
+
+
+def scheme_named(name: str | Scheme) -> Scheme:
+    """Return the scheme called `name` ('euler', 'midpoint', 'rk4')."""
+    if isinstance(name, Scheme):
+        return name
+    try:
+        return SCHEMES[name]
+    except KeyError:
+        from .errors import FmibridgeError
+
+        raise FmibridgeError(
+            f"`integrator` must be one of {sorted(SCHEMES)}, got {name!r}."
+        ) from None

@@ -1,0 +1,242 @@
+"""The Method base class: the run loop, its bounds and the Result."""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import platform
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import FmibridgeError
+from ..flows.base import Flow
+from ..integrators import Scheme, scheme_named
+from ..result import Event, Recorder, Result, Status
+from ..system import Edge, HybridSystem, Mode
+
+TIME_RTOL = 1e-9  # times closer than TIME_RTOL * h count as equal (h-relative round-off)
+
+
+@dataclass(frozen=True)
+class State:
+    """Where a run is: time, continuous state and mode name."""
+
+    t: float
+    x: np.ndarray
+    mode: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one attempt produced: the next state, or a reason to stop."""
+
+    state: State
+    stop: Status | None = None
+
+
+def reached(t: float, t_end: float, h: float) -> bool:
+    """Return True if t is t_end up to round-off relative to the step h."""
+    return t >= t_end - TIME_RTOL * h
+
+
+def positive(name: str, value: float) -> float:
+    """Return `value` if it is a finite number > 0, else raise naming `name`."""
+    if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
+        raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
+    return float(value)
+
+
+def at_least_one(name: str, value: int) -> int:
+    """Return `value` if it is an integer >= 1, else raise naming `name`."""
+    if not (isinstance(value, int) and value >= 1):
+        raise FmibridgeError(f"`{name}` must be an integer >= 1, got {value!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class Method(abc.ABC):
+    """A master algorithm. Subclasses implement `_attempt`; the loop is here.
+
+    Subclass contract:
+
+    1. Declare parameters as dataclass fields with defaults and validate them
+       in `__post_init__` (call `super().__post_init__()`).
+    2. `_attempt(system, state, t_end, log)` takes one accepted step (after
+       any rejected trials, each counted in `log.n_rejected`), records the
+       samples it accepts with `log.sample`, fires at most the transitions of
+       one instant, and returns the next State, or a Step with a stop reason.
+    3. Never loop without a bound; a bound hit is a Status, not a hang.
+    """
+
+    name: ClassVar[str] = "method"
+    requires: ClassVar[type[Flow]] = Flow
+
+    h: float = 1e-3
+    integrator: str | Scheme = "rk4"
+    max_steps: int = 10_000_000
+    max_events: int = 10_000
+
+    def __post_init__(self) -> None:
+        positive("h", self.h)
+        object.__setattr__(self, "integrator", scheme_named(self.integrator))
+        at_least_one("max_steps", self.max_steps)
+        at_least_one("max_events", self.max_events)
+
+    @property
+    def scheme(self) -> Scheme:
+        return self.integrator  # type: ignore[return-value]
+
+    def run(self, system: HybridSystem, t_end: float, *, progress: bool = False) -> Result:
+        """Simulate `system` from its t0 to `t_end` and return the Result.
+
+        Parameters
+        ----------
+        system : HybridSystem
+        t_end : float
+            Final time, s; must be > system.t0.
+        progress : bool
+            Show a progress bar (only for runs longer than a second).
+        """
+        t_end = self._check(system, t_end)
+        wall = time.perf_counter()
+        log = Recorder(system.state_names, self.output_names(system))
+        state = State(system.t0, system.x0.copy(), system.initial_mode)
+        log.sample(state.t, state.x, state.mode)
+        status = Status.MAX_STEPS
+        with _Progress(system.t0, t_end, enabled=progress) as bar:
+            for _ in range(self.max_steps):
+                if reached(state.t, t_end, self.h):
+                    status = Status.REACHED_END
+                    break
+                if len(log.events) >= self.max_events:
+                    status = Status.MAX_EVENTS
+                    break
+                step = self._attempt(system, state, t_end, log)
+                state = step.state
+                bar.update(state.t)
+                if step.stop is not None:
+                    status = step.stop
+                    break
+        return log.finish(status, self._provenance(system, t_end, wall))
+
+    def output_names(self, system: HybridSystem) -> tuple[str, ...]:
+        """Extra columns this method records (none by default)."""
+        return ()
+
+    @abc.abstractmethod
+    def _attempt(
+        self, system: HybridSystem, state: State, t_end: float, log: Recorder
+    ) -> Step:
+        """Take one step: accept it, or reject and halve, or fire a reset."""
+
+    # -- shared helpers -------------------------------------------------------
+
+    def _check(self, system: HybridSystem, t_end: float) -> float:
+        if not isinstance(system, HybridSystem):
+            raise FmibridgeError(f"`system` must be a HybridSystem, got {type(system)}.")
+        if not (np.isfinite(t_end) and t_end > system.t0):
+            raise FmibridgeError(
+                f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
+            )
+        for mode in system.modes.values():
+            if not isinstance(mode.flow, self.requires):
+                raise FmibridgeError(
+                    f"Method `{self.name}` needs a {self.requires.__name__} flow (it "
+                    f"integrates dx/dt itself); mode {mode.name!r} has a "
+                    f"{type(mode.flow).__name__}."
+                )
+        mode = system.mode(system.initial_mode)
+        for edge in mode.edges:
+            g = edge.guard(system.t0, system.x0)
+            if not np.isfinite(g) or edge.guard.is_beyond(g):
+                raise FmibridgeError(
+                    f"Guard {edge.name!r} of mode {mode.name!r} is {g!r} at the initial "
+                    f"state {dict(zip(system.state_names, system.x0.tolist()))}: the "
+                    f"initial state must lie inside the domain (g >= 0 for a falling "
+                    f"guard). Fix `x0` or the guard."
+                )
+        return float(t_end)
+
+    def advance(self, mode: Mode, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        """Advance the mode's flow by h with this method's scheme."""
+        return mode.flow.advance(t, x, h, self.scheme)
+
+    def fire(
+        self, state: State, edge: Edge, log: Recorder, simultaneous: tuple[str, ...] = ()
+    ) -> State:
+        """Apply `edge`'s reset at `state`, log the event and return the new state."""
+        x_after = np.asarray(edge.reset(state.t, state.x.copy()), dtype=float)
+        if x_after.shape != state.x.shape or not np.all(np.isfinite(x_after)):
+            raise FmibridgeError(
+                f"Reset of edge {edge.name!r} returned {x_after!r} at t = {state.t!r}; "
+                f"it must return {state.x.size} finite values."
+            )
+        log.sample(state.t, state.x, state.mode)
+        log.sample(state.t, x_after, edge.target)
+        log.event(
+            Event(state.t, edge.name, state.mode, edge.target, state.x, x_after, simultaneous)
+        )
+        return State(state.t, x_after, edge.target)
+
+    def parameters(self) -> dict[str, object]:
+        """Return this method's parameters, for provenance and the CLI."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values["integrator"] = self.scheme.name
+        return values
+
+    def _provenance(self, system: HybridSystem, t_end: float, wall: float) -> Mapping[str, str]:
+        import fmpy
+        import pandas
+        import scipy
+
+        from .. import __version__
+
+        flows = "; ".join(
+            ", ".join(f"{k}={v}" for k, v in flow.describe().items()) for flow in system.flows()
+        )
+        return {
+            "method": self.name,
+            "parameters": repr(self.parameters()),
+            "system": system.name,
+            "system_parameters": repr(dict(system.parameters)),
+            "flows": flows,
+            "t0": repr(system.t0),
+            "t_end": repr(t_end),
+            "wall_time_s": f"{time.perf_counter() - wall:.6f}",
+            "versions": (
+                f"fmibridge {__version__}, numpy {np.__version__}, scipy "
+                f"{scipy.__version__}, pandas {pandas.__version__}, fmpy "
+                f"{fmpy.__version__}, python {platform.python_version()}"
+            ),
+        }
+
+
+class _Progress:
+    """A tqdm bar over simulated time that appears only after one second."""
+
+    def __init__(self, t0: float, t_end: float, *, enabled: bool) -> None:
+        self._bar = None
+        self._t0, self._done = t0, 0.0
+        if enabled:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=t_end - t0, unit="s(sim)", delay=1.0, leave=False,
+                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
+            )
+
+    def update(self, t: float) -> None:
+        if self._bar is not None:
+            self._bar.update(t - self._t0 - self._done)
+            self._done = t - self._t0
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,156 @@
+"""Fixed steps, halved until a guard crossing is bracketed to a time tolerance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import FmibridgeError
+from ..result import Recorder, Status
+from ..system import Edge, HybridSystem, Mode
+from .base import Method, State, Step, at_least_one, positive, reached
+
+# A trial of length <= t_tol that gives non-finite states while a guard is within
+# NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
+# it (sqrt of a negative gap). 1e-8 (SI units) is far above the round-off of a
+# 1e-10 s bracket and far below any physical gap a model resolves.
+NEAR_GUARD = 1e-8
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A guard crossed inside the bracket [t, t + h], and its secant time."""
+
+    edge: Edge
+    t: float
+
+
+@dataclass(frozen=True)
+class Halving(Method):
+    """Fixed steps of h; a step that crosses a guard is undone and halved.
+
+    Each attempt tries a step of h (the last step is shortened to land on
+    t_end). If a guard is crossed, the step is undone (the flow is repeatable
+    from the saved point: a native state, or a saved FMU state) and retried
+    with h/2, h/4, ...; a half step that crosses nothing is accepted and the
+    search goes on from its end. Once the crossing lies in a bracket shorter
+    than `t_tol`, the crossing time is placed by the secant of g across the
+    bracket, the state is advanced there, the reset is applied and stepping
+    resumes with h. A trial that gives non-finite states is halved like a
+    crossing; if it stays non-finite down to `t_tol` next to a guard's surface
+    (within NEAR_GUARD), that guard fires there.
+
+    Simultaneous transitions: guards crossed in the final bracket whose secant
+    times lie within `t_tol` of the earliest are simultaneous. The edge
+    declared first in the mode fires; the others are recorded in the event's
+    `simultaneous` field and fire at the same instant on the next attempt if
+    their guard, in the new mode, is still crossed (see `Guard.crossed`).
+    This order is deterministic and needs no model-specific code.
+
+    Parameters
+    ----------
+    h : float
+        Nominal step, s.
+    integrator : {'euler', 'midpoint', 'rk4'}
+        Fixed-step scheme for native and Model Exchange flows.
+    t_tol : float
+        Width of the bracket that locates a crossing, s.
+    max_halvings : int
+        Bound on halvings in one attempt; hitting it stops the run with
+        Status.NO_PROGRESS.
+    max_steps, max_events : int
+        Bounds on accepted steps and on transitions.
+
+    Examples
+    --------
+    >>> from fmibridge.models import bouncing_ball
+    >>> result = Halving(h=1e-2).run(bouncing_ball(), t_end=1.0)
+    >>> round(result.events[0].t, 9)
+    0.451523641
+    """
+
+    name: ClassVar[str] = "halving"
+    t_tol: float = 1e-10
+    max_halvings: int = 64
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive("t_tol", self.t_tol)
+        at_least_one("max_halvings", self.max_halvings)
+
+    def _attempt(
+        self, system: HybridSystem, state: State, t_end: float, log: Recorder
+    ) -> Step:
+        mode = system.mode(state.mode)
+        t, x = state.t, state.x
+        g0 = [edge.guard(t, x) for edge in mode.edges]
+        hs = min(self.h, t_end - t)
+        n_halvings, after_half_step = 0, False
+        for _ in range(2 * self.max_halvings + 2):  # each halving, one accepted half step
+            y = self.advance(mode, t, x, hs)
+            g1 = self._guards(mode, t + hs, y)
+            crossed = self._crossed(mode, g0, g1, y)
+            if not crossed:
+                log.n_steps += 1
+                t = t_end if reached(t + hs, t_end, self.h) else t + hs
+                x, g0 = y, g1
+                log.sample(t, x, mode.name)
+                if n_halvings == 0 or after_half_step or t == t_end:
+                    return Step(State(t, x, mode.name))
+                after_half_step = True  # the crossing lies in the next hs: close in
+                continue
+            if crossed is not _NON_FINITE and hs <= self.t_tol:
+                return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
+            if n_halvings == self.max_halvings:
+                break
+            if crossed is _NON_FINITE and hs <= self.t_tol:
+                near = self._nearest_guard(mode, g0)
+                if near is not None:  # the flow is undefined just beyond this guard
+                    return Step(self._fire(mode, t, x, 0.0, g0, g0, [near], log))
+                raise FmibridgeError(
+                    f"Mode {mode.name!r}: the flow gives non-finite states for every "
+                    f"step from t = {t!r}, x = {x.tolist()}; check the model's "
+                    f"right-hand side there."
+                )
+            n_halvings, after_half_step = n_halvings + 1, False
+            log.n_rejected += 1
+            hs /= 2
+        return Step(State(t, x, mode.name), Status.NO_PROGRESS)
+
+    def _fire(self, mode, t, x, hs, g0, g1, crossed, log) -> State:
+        """Place the crossing by the secant of g in [t, t + hs] and fire its edge."""
+        hits = []
+        for i in crossed:
+            a, b = g0[i], g1[i]
+            frac = a / (a - b) if (a - b) != 0 and np.sign(a) != np.sign(b) else 0.0
+            hits.append(Crossing(mode.edges[i], t + hs * min(max(frac, 0.0), 1.0)))
+        first = min(c.t for c in hits)
+        group = [c for c in hits if c.t - first <= self.t_tol]
+        winner = group[0]  # edges keep declaration order: first declared fires
+        x_event = x if winner.t == t else self.advance(mode, t, x, winner.t - t)
+        others = tuple(c.edge.name for c in group[1:])
+        return self.fire(State(winner.t, x_event, mode.name), winner.edge, log, others)
+
+    @staticmethod
+    def _nearest_guard(mode: Mode, g0: list[float]) -> int | None:
+        """Index of a guard within NEAR_GUARD of its surface, if any (the closest)."""
+        near = [(abs(g), i) for i, g in enumerate(g0) if abs(g) <= NEAR_GUARD]
+        return min(near)[1] if near else None
+
+    @staticmethod
+    def _guards(mode: Mode, t: float, x: np.ndarray) -> list[float]:
+        return [edge.guard(t, x) for edge in mode.edges]
+
+    @staticmethod
+    def _crossed(mode: Mode, g0: list[float], g1: list[float], y: np.ndarray):
+        """Return indices of crossed guards, or _NON_FINITE for a bad trial."""
+        if not (np.all(np.isfinite(y)) and np.all(np.isfinite(g1))):
+            return _NON_FINITE
+        return [
+            i for i, edge in enumerate(mode.edges) if edge.guard.crossed(g0[i], g1[i])
+        ]
+
+
+_NON_FINITE = object()

@@ -1,0 +1,278 @@
+"""The hybrid system: modes with flows, edges with guards and resets.
+
+Guard sign convention (DESIGN.md): g(t, x) > 0 inside the domain; a "falling"
+guard fires when g reaches zero from above. FMI event indicators may cross
+either way, so a guard carries a direction.
+
+References
+----------
+Burden et al., Def. 7 (eq. 5): H = (J, Gamma, D, U, F, G, R).
+Or and Ames, Sec. 2: unilateral constraint h(q) >= 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from .errors import FmibridgeError
+from .flows.base import Flow
+
+Direction = Literal["falling", "rising", "either"]
+DIRECTIONS = ("falling", "rising", "either")
+GuardFn = Callable[[float, np.ndarray], float]
+ResetFn = Callable[[float, np.ndarray], np.ndarray]
+
+
+def _name_of(fn: object) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Surface g(t, x) = 0 that ends a mode; g > 0 inside the domain.
+
+    Parameters
+    ----------
+    fn : callable
+        g(t, x) -> float.
+    direction : {'falling', 'rising', 'either'}
+        Which zero crossing fires: 'falling' (from g > 0 to g < 0, the
+        default), 'rising' (from g < 0 to g > 0) or 'either'.
+    name : str, optional
+        Name in the event log; defaults to the function's name.
+    """
+
+    fn: GuardFn
+    direction: Direction = "falling"
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise FmibridgeError(f"Guard: `fn` must be callable, got {self.fn!r}.")
+        if self.direction not in DIRECTIONS:
+            raise FmibridgeError(
+                f"Guard `{self.name or _name_of(self.fn)}`: `direction` must be "
+                f"'falling', 'rising' or 'either', got {self.direction!r}."
+            )
+        if not self.name:
+            object.__setattr__(self, "name", _name_of(self.fn))
+
+    def __call__(self, t: float, x: np.ndarray) -> float:
+        return float(self.fn(t, x))
+
+    def is_beyond(self, g: float) -> bool:
+        """Return True if the value g lies outside the domain this guard bounds."""
+        if self.direction == "falling":
+            return g < 0.0
+        if self.direction == "rising":
+            return g > 0.0
+        return False
+
+    def crossed(self, g0: float, g1: float) -> bool:
+        """Return True if a step from g0 to g1 fires this guard.
+
+        A falling guard fires when the step ends below zero and g decreased
+        over it: the classic sign change g0 >= 0 > g1, and also a guard that
+        is already slightly beyond and still going deeper (a second contact
+        reached in the same instant). A guard left beyond its surface by a
+        reset but moving back in (a ball just bounced) does not fire.
+        """
+        falling = g1 < 0.0 and g1 < g0
+        rising = g1 > 0.0 and g1 > g0
+        if self.direction == "falling":
+            return falling
+        if self.direction == "rising":
+            return rising
+        return (g0 >= 0.0 and falling) or (g0 <= 0.0 and rising)
+
+
+def as_guard(obj: Guard | GuardFn) -> Guard:
+    """Accept a Guard, or any callable with an optional `.direction`."""
+    if isinstance(obj, Guard):
+        return obj
+    return Guard(obj, getattr(obj, "direction", "falling"))
+
+
+def _identity(t: float, x: np.ndarray) -> np.ndarray:
+    return x
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A transition: when `guard` fires, apply `reset` and go to mode `target`.
+
+    Parameters
+    ----------
+    guard : Guard or callable
+        The guard; a bare function g(t, x) is a falling guard.
+    target : str
+        Name of the mode entered.
+    reset : callable, optional
+        R(t, x) -> x', the state in the target mode; identity by default.
+    name : str, optional
+        Name in the event log; defaults to the guard's name.
+    """
+
+    guard: Guard | GuardFn
+    target: str
+    reset: ResetFn = _identity
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "guard", as_guard(self.guard))
+        if not callable(self.reset):
+            raise FmibridgeError(f"Edge `{self.name}`: `reset` must be callable.")
+        if not self.name:
+            object.__setattr__(self, "name", self.guard.name)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A discrete mode: its continuous flow and its outgoing edges."""
+
+    name: str
+    flow: Flow
+    edges: tuple[Edge, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "edges", tuple(self.edges))
+
+
+@dataclass(frozen=True)
+class UnilateralConstraint:
+    """A unilateral contact h >= 0 with restitution, for completion methods.
+
+    Parameters
+    ----------
+    gap : str
+        Name of the gap variable (a state or an FMU output), h(q).
+    velocity : str
+        Name of the gap velocity variable, dh/dq qdot (a state for 1-DOF).
+    restitution : float
+        Newton's coefficient e in [0, 1].
+    """
+
+    gap: str
+    velocity: str
+    restitution: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.restitution <= 1.0:
+            raise FmibridgeError(
+                f"UnilateralConstraint: `restitution` must be in [0, 1], "
+                f"got {self.restitution!r}."
+            )
+
+
+@dataclass(frozen=True)
+class HybridSystem:
+    """A hybrid system: modes, the initial mode and state, and parameters.
+
+    All modes share one state vector, named by `state_names` (taken from the
+    initial mode's flow), so results stay one table.
+
+    Parameters
+    ----------
+    modes : sequence of Mode
+        The modes; their names must be unique.
+    initial_mode : str
+        Name of the mode at t0.
+    x0 : array_like or mapping
+        Initial state, as an array or as {state name: value}.
+    t0 : float, optional
+        Initial time, s.
+    parameters : mapping, optional
+        Model parameters, recorded in the Result's provenance.
+    constraint : UnilateralConstraint, optional
+        The contact data that completion methods need.
+    name : str, optional
+        Name recorded in provenance.
+
+    Raises
+    ------
+    FmibridgeError
+        On duplicate modes, unknown target modes, an unknown state name in
+        `x0`, mismatched state names or a wrong-sized `x0`.
+    """
+
+    modes: Sequence[Mode]
+    initial_mode: str
+    x0: np.ndarray | Mapping[str, float]
+    t0: float = 0.0
+    parameters: Mapping[str, float] = field(default_factory=dict)
+    constraint: UnilateralConstraint | None = None
+    name: str = "system"
+
+    def __post_init__(self) -> None:
+        modes = {m.name: m for m in self.modes}
+        if len(modes) != len(self.modes):
+            raise FmibridgeError(f"HybridSystem `{self.name}`: mode names must be unique.")
+        object.__setattr__(self, "modes", modes)
+        if self.initial_mode not in modes:
+            raise FmibridgeError(
+                f"HybridSystem `{self.name}`: unknown `initial_mode` "
+                f"{self.initial_mode!r}; modes are {sorted(modes)}."
+            )
+        self._check_modes(modes.values())
+        object.__setattr__(self, "x0", self._initial_array(self.x0))
+        if not np.isfinite(self.t0):
+            raise FmibridgeError(f"HybridSystem `{self.name}`: `t0` must be finite.")
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self.modes[self.initial_mode].flow.state_names)
+
+    def mode(self, name: str) -> Mode:
+        """Return the mode called `name`."""
+        return self.modes[name]
+
+    def flows(self) -> Iterable[Flow]:
+        """Yield each distinct flow once."""
+        seen: dict[int, Flow] = {}
+        for mode in self.modes.values():
+            seen.setdefault(id(mode.flow), mode.flow)
+        return seen.values()
+
+    def close(self) -> None:
+        """Free every flow (FMU instances)."""
+        for flow in self.flows():
+            flow.close()
+
+    def _check_modes(self, modes: Iterable[Mode]) -> None:
+        names = self.modes[self.initial_mode].flow.state_names
+        for mode in modes:
+            if tuple(mode.flow.state_names) != tuple(names):
+                raise FmibridgeError(
+                    f"HybridSystem `{self.name}`: mode {mode.name!r} has states "
+                    f"{list(mode.flow.state_names)}, mode {self.initial_mode!r} has "
+                    f"{list(names)}; all modes must share one state vector."
+                )
+            for edge in mode.edges:
+                if edge.target not in self.modes:
+                    raise FmibridgeError(
+                        f"HybridSystem `{self.name}`: edge {edge.name!r} of mode "
+                        f"{mode.name!r} targets unknown mode {edge.target!r}."
+                    )
+
+    def _initial_array(self, x0: object) -> np.ndarray:
+        names = self.state_names
+        if isinstance(x0, Mapping):
+            unknown = sorted(set(x0) - set(names))
+            missing = [n for n in names if n not in x0]
+            if unknown or missing:
+                raise FmibridgeError(
+                    f"HybridSystem `{self.name}`: `x0` has unknown state(s) {unknown} "
+                    f"and lacks {missing}; the states are {list(names)}."
+                )
+            x0 = [x0[n] for n in names]
+        x = np.array(x0, dtype=float).reshape(-1)
+        if x.shape != (len(names),) or not np.all(np.isfinite(x)):
+            raise FmibridgeError(
+                f"HybridSystem `{self.name}`: `x0` must be {len(names)} finite "
+                f"values for states {list(names)}, got {x0!r}."
+            )
+        return x

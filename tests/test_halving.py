@@ -1,0 +1,100 @@
+"""The fixed-and-halved-steps master on the bouncing ball and bad input."""
+
+import numpy as np
+import pytest
+
+from fmibridge import (
+    Edge, FmibridgeError, FmibridgeWarning, Guard, Halving, HybridSystem, Mode,
+    NativeFlow, Status,
+)
+from fmibridge.models import bouncing_ball, bouncing_ball_impacts
+
+
+@pytest.mark.parametrize("integrator", ["midpoint", "rk4"])
+def test_first_five_impacts_exact(integrator):
+    result = Halving(h=1e-3, integrator=integrator).run(bouncing_ball(), t_end=3.0)
+    assert result.status is Status.REACHED_END
+    errors = result.event_times[:5] - bouncing_ball_impacts(5)
+    assert np.max(np.abs(errors)) < 1e-9, errors
+
+
+def test_height_never_below_floor_before_tenth_impact():
+    result = Halving(h=1e-2).run(bouncing_ball(), t_end=4.0)
+    assert len(result.events) >= 10
+    before_tenth = result.t <= result.events[9].t
+    assert result["h"][before_tenth].min() >= -1e-9
+
+
+def test_impact_velocity_is_reset_with_restitution():
+    result = Halving(h=1e-3).run(bouncing_ball(e=0.5), t_end=1.0)
+    first = result.events[0]
+    assert first.x_after[1] == pytest.approx(-0.5 * first.x_before[1], rel=1e-15)
+    assert first.x_before[1] == pytest.approx(-np.sqrt(2 * 9.81), rel=1e-12)
+
+
+def test_grid_lands_on_t_end_exactly():
+    result = Halving(h=0.3).run(bouncing_ball(), t_end=1.0)
+    assert result.t[-1] == 1.0
+
+
+def two_walls_system(x0):
+    """A point moving right at unit speed towards two walls at the same place."""
+    flow = NativeFlow(lambda t, x, u: np.array([1.0]), ["x"])
+    wall_a = Edge(Guard(lambda t, x: 1.0 - x[0], name="wall_a"), "stopped")
+    wall_b = Edge(Guard(lambda t, x: 1.0 - x[0], name="wall_b"), "stopped")
+    return HybridSystem(
+        [Mode("moving", flow, (wall_b, wall_a)), Mode("stopped", flow)], "moving", [x0]
+    )
+
+
+def test_simultaneous_crossings_fire_first_declared_and_report_the_other():
+    result = Halving(h=0.1).run(two_walls_system(0.25), t_end=1.0)
+    (event,) = result.events
+    assert event.edge == "wall_b" and event.simultaneous == ("wall_a",)
+    assert event.t == pytest.approx(0.75, abs=1e-10)
+
+
+def test_guard_negative_at_start_is_an_error():
+    with pytest.raises(FmibridgeError, match="Guard 'floor' of mode 'flight' is -0.1"):
+        Halving().run(bouncing_ball(h0=-0.1), t_end=1.0)
+
+
+def test_unknown_state_name_is_an_error():
+    flow = NativeFlow(lambda t, x, u: x, ["h", "v"])
+    with pytest.raises(FmibridgeError, match=r"unknown state\(s\) \['height'\]"):
+        HybridSystem([Mode("m", flow)], "m", {"height": 1.0, "v": 0.0})
+
+
+def test_non_finite_derivative_is_an_error_naming_the_mode():
+    flow = NativeFlow(lambda t, x, u: np.array([np.nan]), ["x"])
+    system = HybridSystem([Mode("broken", flow)], "broken", [0.0])
+    with pytest.raises(FmibridgeError, match="Mode 'broken': the flow gives non-finite"):
+        Halving(h=0.1).run(system, t_end=1.0)
+
+
+def test_non_finite_beyond_guard_is_halved_away():
+    """sqrt(1 - x) is undefined past the guard: trial steps there are halved."""
+    flow = NativeFlow(lambda t, x, u: np.array([1.0 + np.sqrt(1.0 - x[0])]), ["x"])
+    edge = Edge(Guard(lambda t, x: 1.0 - x[0], name="wall"), "m", lambda t, x: x - 1.0)
+    system = HybridSystem([Mode("m", flow, (edge,))], "m", [0.0])
+    with np.errstate(invalid="ignore"):
+        result = Halving(h=1e-3).run(system, t_end=1.0)
+    assert result.events[0].t == pytest.approx(2 * (1 - np.log(2)), abs=1e-7)
+
+
+def test_exhausted_event_budget_is_a_stop_reason_and_a_warning():
+    with pytest.warns(FmibridgeWarning, match="max_events"):
+        result = Halving(h=1e-2, max_events=20).run(bouncing_ball(), t_end=10.0)
+    assert result.status is Status.MAX_EVENTS
+    assert len(result.events) == 20
+    with pytest.raises(FmibridgeError, match="max_events"):
+        result.raise_for_status()
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(FmibridgeError, match="`t_tol` must be"):
+        Halving(t_tol=0.0)
+    with pytest.raises(FmibridgeError, match="`max_halvings` must be"):
+        Halving(max_halvings=0)
+    with pytest.raises(FmibridgeError, match="`t_end` must be"):
+        Halving().run(bouncing_ball(), t_end=-1.0)
