@@ -1,0 +1,417 @@
+"""Build the FMUs in ``fmus/`` from their C sources with gcc.
+
+Each model directory ``fmus/<Model>/`` holds ``model.toml`` (the variable table, the
+single source of truth for value references), ``<Model>.c`` (the equations) and
+``<Model>.mo`` (the Modelica source). From the table this module generates both the
+C header ``model_table.h`` and ``modelDescription.xml``, so the two cannot disagree.
+
+Naming: ``<Model>.fmu`` is FMI 2.0 and ``<Model>_fmi3.fmu`` is FMI 3.0; both hold Model
+Exchange and Co-Simulation. Value references: 0 is ``time``, then the table's
+variables in file order, then ``cs_substep``, then ``der(<state>)`` in state order.
+Builds are incremental (a SHA-256 of every input is kept beside each FMU) and
+deterministic (fixed timestamps, sorted zip entries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tomllib
+import warnings
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from fmibridge.errors import FmibridgeError
+
+__all__ = ["BuildError", "BuildWarning", "build_fmus", "c_header", "model_description",
+           "read_table"]
+
+DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "fmus"
+GENERATION_DATE = "2024-01-01T00:00:00Z"  # fixed, so that builds are reproducible
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can carry
+CS_SUBSTEP = 1e-4  # s; default RK4 substep of Co-Simulation, fine for these models
+GCC_FLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-Wall", "-Wextra",
+             "-fvisibility=hidden")
+FMI_LAYERS = {2: ("fmi2.c", "linux64", ""), 3: ("fmi3.c", "x86_64-linux", "_fmi3")}
+CORE_SOURCES = ("instance.c", "modes.c", "cosim.c", "snapshot.c")
+KINDS = ("state", "parameter", "input", "output", "integer_parameter", "integer_input")
+KIND_PREFIX = {"state": "X", "parameter": "P", "input": "U", "output": "Y",
+               "integer_parameter": "I", "integer_input": "I"}
+KIND_VK = {"state": "VK_STATE", "parameter": "VK_PARAM", "input": "VK_INPUT",
+           "output": "VK_OUTPUT", "integer_parameter": "VK_INT_PARAM",
+           "integer_input": "VK_INT_INPUT", "derivative": "VK_DERIVATIVE",
+           "time": "VK_TIME"}
+
+
+class BuildError(FmibridgeError):
+    """A model could not be built; the message names the model and the cause."""
+
+
+class BuildWarning(UserWarning):
+    """gcc printed warnings while compiling a model."""
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One row of a model's variable table, with its value reference."""
+
+    name: str
+    kind: str
+    vr: int
+    index: int  # position in its C array (x, p, u, y or i)
+    start: float | int | None = None
+    unit: str = ""
+    description: str = ""
+    derivative_of: Variable | None = None
+
+
+@dataclass(frozen=True)
+class ModelTable:
+    """A model's variables, read from ``model.toml``."""
+
+    name: str
+    description: str
+    stop_time: float
+    variables: tuple[Variable, ...]
+    event_indicators: tuple[Variable, ...]
+
+    def of_kind(self, *kinds: str) -> list[Variable]:
+        """Return the variables of the given kinds, in value-reference order."""
+        return [v for v in self.variables if v.kind in kinds]
+
+    @property
+    def token(self) -> str:
+        """Return the GUID / instantiation token, derived from the table."""
+        digest = hashlib.sha256(repr(self).encode()).hexdigest()
+        return f"{{{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}}}"
+
+
+def build_fmus(
+    source_dir: Path | str | None = None,
+    out_dir: Path | str | None = None,
+    models: list[str] | None = None,
+    force: bool = False,
+) -> dict[str, Path]:
+    """Compile every model in `source_dir` into FMI 2.0 and FMI 3.0 FMUs.
+
+    Parameters
+    ----------
+    source_dir : path, optional
+        The ``fmus/`` directory (default: the one beside the package).
+    out_dir : path, optional
+        Where the FMUs go (default: ``source_dir / "build"``).
+    models : list of str, optional
+        Model directory names to build (default: all with a ``model.toml``).
+    force : bool
+        Rebuild even if the inputs are unchanged.
+
+    Returns
+    -------
+    dict
+        FMU stem (``"BouncingBall"``, ``"BouncingBall_fmi3"``) to its path.
+
+    Raises
+    ------
+    BuildError
+        A model is unknown, its table is invalid, or gcc fails (with gcc's message).
+    """
+    source_dir = Path(source_dir) if source_dir else DEFAULT_SOURCE_DIR
+    out_dir = Path(out_dir) if out_dir else source_dir / "build"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built = {}
+    for model_dir in _model_dirs(source_dir, models):
+        table = read_table(model_dir / "model.toml")
+        for version in FMI_LAYERS:
+            fmu = _build_one(source_dir, model_dir, table, version, out_dir, force)
+            built[fmu.stem] = fmu
+    return built
+
+
+def _model_dirs(source_dir: Path, models: list[str] | None) -> list[Path]:
+    """Return the model directories to build, checking requested names."""
+    found = sorted(p.parent for p in source_dir.glob("*/model.toml"))
+    if models is None:
+        return found
+    names = {p.name: p for p in found}
+    unknown = [m for m in models if m not in names]
+    if unknown:
+        raise BuildError(f"{source_dir}: unknown model(s) {unknown}; known: {sorted(names)}.")
+    return [names[m] for m in models]
+
+
+def read_table(path: Path) -> ModelTable:
+    """Read and check a ``model.toml`` variable table, assigning value references."""
+    data = tomllib.loads(path.read_text())
+    rows = data.get("variable", [])
+    for row in rows:
+        if row.get("kind") not in KINDS:
+            raise BuildError(f"{path}: variable `{row.get('name')}` has kind "
+                             f"{row.get('kind')!r}; use one of {KINDS}.")
+    rows = rows + [{"name": "cs_substep", "kind": "parameter", "start": CS_SUBSTEP,
+                    "unit": "s", "description": "Co-Simulation RK4 substep"}]
+    variables = _number_variables(rows)
+    by_name = {v.name: v for v in variables}
+    missing = [n for n in data.get("event_indicators", []) if n not in by_name]
+    if missing:
+        raise BuildError(f"{path}: event indicator(s) {missing} are not variables.")
+    return ModelTable(data["name"], data.get("description", ""),
+                      float(data.get("stop_time", 1.0)), variables,
+                      tuple(by_name[n] for n in data.get("event_indicators", [])))
+
+
+def _number_variables(rows: list[dict]) -> tuple[Variable, ...]:
+    """Give each row its value reference and C index; append the derivatives."""
+    counters = dict.fromkeys(KIND_PREFIX.values(), 0)
+    variables = []
+    for vr, row in enumerate(rows, start=1):
+        prefix = KIND_PREFIX[row["kind"]]
+        variables.append(Variable(row["name"], row["kind"], vr, counters[prefix],
+                                  row.get("start"), row.get("unit", ""),
+                                  row.get("description", "")))
+        counters[prefix] += 1
+    states = [v for v in variables if v.kind == "state"]
+    for k, state in enumerate(states):
+        variables.append(Variable(f"der({state.name})", "derivative",
+                                  len(rows) + 1 + k, k, None,
+                                  _derivative_unit(rows, state.name),
+                                  f"Time derivative of {state.name}", state))
+    return tuple(variables)
+
+
+def _derivative_unit(rows: list[dict], name: str) -> str:
+    """Return the derivative unit declared for state `name` (``derivative_unit``)."""
+    return next(r.get("derivative_unit", "") for r in rows if r["name"] == name)
+
+
+def _build_one(source_dir: Path, model_dir: Path, table: ModelTable, version: int,
+               out_dir: Path, force: bool) -> Path:
+    """Build one FMU unless its inputs are unchanged; return its path."""
+    layer, platform, suffix = FMI_LAYERS[version]
+    fmu = out_dir / f"{table.name}{suffix}.fmu"
+    sources = [source_dir / "common" / f for f in (*CORE_SOURCES, layer)]
+    sources += sorted(model_dir.glob("*.c"))
+    digest = _input_digest(source_dir, model_dir, version)
+    stamp = fmu.with_suffix(".fmu.sha256")
+    if not force and fmu.exists() and stamp.exists() and stamp.read_text() == digest:
+        return fmu
+    work = out_dir / ".work" / fmu.stem
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "model_table.h").write_text(c_header(table))
+    binary = work / f"{table.name}.so"
+    _compile(table.name, sources, [source_dir / "include", source_dir / "common", work],
+             binary)
+    entries = {"modelDescription.xml": model_description(table, version).encode(),
+               f"binaries/{platform}/{table.name}.so": binary.read_bytes()}
+    _write_zip(fmu, entries)
+    stamp.write_text(digest)
+    return fmu
+
+
+def _input_digest(source_dir: Path, model_dir: Path, version: int) -> str:
+    """Return a SHA-256 over every file that goes into an FMU, and the flags."""
+    files = sorted([*(source_dir / "common").iterdir(), *(source_dir / "include").iterdir(),
+                    *model_dir.iterdir(), Path(__file__)])
+    digest = hashlib.sha256(f"{version} {GCC_FLAGS}".encode())
+    for path in files:
+        if path.is_file():
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _compile(name: str, sources: list[Path], include_dirs: list[Path], binary: Path) -> None:
+    """Run gcc; raise BuildError with its message on failure."""
+    command = ["gcc", *GCC_FLAGS, *(f"-I{d}" for d in include_dirs),
+               *map(str, sources), "-o", str(binary), "-lm"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+    except FileNotFoundError as error:
+        raise BuildError(f"Model `{name}`: gcc was not found; install gcc.") from error
+    if result.returncode != 0:
+        raise BuildError(f"Model `{name}`: gcc failed:\n{result.stderr.strip()}")
+    if result.stderr.strip():
+        warnings.warn(f"Model `{name}`: gcc warnings:\n{result.stderr.strip()}",
+                      BuildWarning, stacklevel=3)
+
+
+def _write_zip(fmu: Path, entries: dict[str, bytes]) -> None:
+    """Write a zip with sorted entries and fixed timestamps."""
+    with zipfile.ZipFile(fmu, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(entries):
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
+            archive.writestr(info, entries[name])
+
+
+# ---- model_table.h ----------------------------------------------------------------
+
+
+def c_header(table: ModelTable) -> str:
+    """Return the C header with sizes, index names and the variable table."""
+    counts = {
+        "STATES": table.of_kind("state"), "REAL_PARAMS": table.of_kind("parameter"),
+        "REAL_INPUTS": table.of_kind("input"), "OUTPUTS": table.of_kind("output"),
+        "INTEGERS": table.of_kind("integer_parameter", "integer_input"),
+        "EVENT_INDICATORS": table.event_indicators,
+    }
+    lines = ["/* Generated by fmibridge/build.py from model.toml; do not edit. */",
+             "#ifndef MODEL_TABLE_H", "#define MODEL_TABLE_H",
+             f'#define MODEL_TOKEN "{table.token}"']
+    for key, members in counts.items():
+        lines.append(f"#define N_{key} {len(members)}")
+        lines.append(f"#define N_{key}_ALLOC {max(len(members), 1)}")
+    for var in table.variables:
+        if var.kind in KIND_PREFIX:
+            lines.append(f"#define {KIND_PREFIX[var.kind]}_{var.name} {var.index}")
+    rows = ['{0, "time", VK_TIME, 0}'] + [
+        f'{{{v.vr}, "{v.name}", {KIND_VK[v.kind]}, {v.index}}}' for v in table.variables]
+    lines.append("#define MODEL_VARIABLES { " + ", ".join(rows) + " }")
+    lines += [_start_macro("START_STATES", counts["STATES"]),
+              _start_macro("START_REAL_PARAMS", counts["REAL_PARAMS"]),
+              _start_macro("START_REAL_INPUTS", counts["REAL_INPUTS"]),
+              _start_macro("START_INTEGERS", counts["INTEGERS"])]
+    refs = [f"{{{KIND_VK[v.kind]}, {v.index}}}" for v in table.event_indicators]
+    lines.append("#define EVENT_INDICATOR_VARIABLES { " + ", ".join(refs) + " }")
+    lines.append("#endif")
+    return "\n".join(lines) + "\n"
+
+
+def _start_macro(name: str, variables: list[Variable]) -> str:
+    """Return an initializer macro of start values (one 0 if there are none)."""
+    values = [repr(v.start) for v in variables] or ["0"]
+    return f"#define {name} {{ {', '.join(values)} }}"
+
+
+# ---- modelDescription.xml -----------------------------------------------------------
+
+
+def model_description(table: ModelTable, version: int) -> str:
+    """Return modelDescription.xml for FMI `version` (2 or 3)."""
+    root = _fmi2_root(table) if version == 2 else _fmi3_root(table)
+    _add_units(root, table)
+    ET.SubElement(root, "DefaultExperiment", startTime="0", stopTime=repr(table.stop_time),
+                  stepSize="0.001")
+    variables = ET.SubElement(root, "ModelVariables")
+    (_fmi2_variables if version == 2 else _fmi3_variables)(variables, table)
+    (_fmi2_structure if version == 2 else _fmi3_structure)(root, table)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _common_attributes(table: ModelTable) -> dict[str, str]:
+    return {"modelName": table.name, "description": table.description,
+            "generationTool": "fmibridge.build", "generationDateAndTime": GENERATION_DATE,
+            "variableNamingConvention": "structured"}
+
+
+def _fmi2_root(table: ModelTable) -> ET.Element:
+    root = ET.Element("fmiModelDescription", fmiVersion="2.0", guid=table.token,
+                      **_common_attributes(table),
+                      numberOfEventIndicators=str(len(table.event_indicators)))
+    state = {"canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true"}
+    ET.SubElement(root, "ModelExchange", modelIdentifier=table.name, **state)
+    ET.SubElement(root, "CoSimulation", modelIdentifier=table.name,
+                  canHandleVariableCommunicationStepSize="true", **state)
+    return root
+
+
+def _fmi3_root(table: ModelTable) -> ET.Element:
+    root = ET.Element("fmiModelDescription", fmiVersion="3.0",
+                      instantiationToken=table.token, **_common_attributes(table))
+    state = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
+    ET.SubElement(root, "ModelExchange", modelIdentifier=table.name, **state)
+    ET.SubElement(root, "CoSimulation", modelIdentifier=table.name,
+                  canHandleVariableCommunicationStepSize="true", **state)
+    return root
+
+
+def _add_units(root: ET.Element, table: ModelTable) -> None:
+    units = sorted({"s", *(v.unit for v in table.variables if v.unit)})
+    definitions = ET.SubElement(root, "UnitDefinitions")
+    for unit in units:
+        ET.SubElement(definitions, "Unit", name=unit)
+
+
+def _causality(var: Variable) -> dict[str, str]:
+    """Return causality, variability and initial of a variable (same in FMI 2 and 3)."""
+    return {
+        "state": {"causality": "output", "variability": "continuous", "initial": "exact"},
+        "parameter": {"causality": "parameter", "variability": "fixed", "initial": "exact"},
+        "input": {"causality": "input", "variability": "continuous"},
+        "output": {"causality": "output", "variability": "continuous"},
+        "integer_parameter": {"causality": "parameter", "variability": "fixed",
+                              "initial": "exact"},
+        "integer_input": {"causality": "input", "variability": "discrete"},
+        "derivative": {"causality": "local", "variability": "continuous"},
+    }[var.kind]
+
+
+def _is_integer(var: Variable) -> bool:
+    return var.kind in ("integer_parameter", "integer_input")
+
+
+def _fmi2_variables(parent: ET.Element, table: ModelTable) -> None:
+    time = ET.SubElement(parent, "ScalarVariable", name="time", valueReference="0",
+                         causality="independent", variability="continuous",
+                         description="Simulation time")
+    ET.SubElement(time, "Real", unit="s")
+    for var in table.variables:
+        element = ET.SubElement(parent, "ScalarVariable", name=var.name,
+                                valueReference=str(var.vr), description=var.description,
+                                **_causality(var))
+        type_attributes = {}
+        if var.unit:
+            type_attributes["unit"] = var.unit
+        if var.derivative_of is not None:
+            type_attributes["derivative"] = str(_fmi2_index(table, var.derivative_of))
+        if var.start is not None:
+            type_attributes["start"] = repr(var.start)
+        ET.SubElement(element, "Integer" if _is_integer(var) else "Real", **type_attributes)
+
+
+def _fmi2_index(table: ModelTable, var: Variable) -> int:
+    """Return the 1-based ScalarVariable index (``time`` is 1)."""
+    return table.variables.index(var) + 2
+
+
+def _fmi2_structure(root: ET.Element, table: ModelTable) -> None:
+    structure = ET.SubElement(root, "ModelStructure")
+    outputs = ET.SubElement(structure, "Outputs")
+    for var in table.of_kind("state", "output"):
+        ET.SubElement(outputs, "Unknown", index=str(_fmi2_index(table, var)))
+    derivatives = ET.SubElement(structure, "Derivatives")
+    for var in table.of_kind("derivative"):
+        ET.SubElement(derivatives, "Unknown", index=str(_fmi2_index(table, var)))
+    initial = ET.SubElement(structure, "InitialUnknowns")
+    for var in table.of_kind("output", "derivative"):
+        ET.SubElement(initial, "Unknown", index=str(_fmi2_index(table, var)))
+
+
+def _fmi3_variables(parent: ET.Element, table: ModelTable) -> None:
+    ET.SubElement(parent, "Float64", name="time", valueReference="0",
+                  causality="independent", variability="continuous",
+                  description="Simulation time", unit="s")
+    for var in table.variables:
+        attributes = {"name": var.name, "valueReference": str(var.vr),
+                      "description": var.description, **_causality(var)}
+        if var.unit:
+            attributes["unit"] = var.unit
+        if var.derivative_of is not None:
+            attributes["derivative"] = str(var.derivative_of.vr)
+        if var.start is not None:
+            attributes["start"] = repr(var.start)
+        ET.SubElement(parent, "Int32" if _is_integer(var) else "Float64", **attributes)
+
+
+def _fmi3_structure(root: ET.Element, table: ModelTable) -> None:
+    structure = ET.SubElement(root, "ModelStructure")
+    for tag, variables in (("Output", table.of_kind("state", "output")),
+                           ("ContinuousStateDerivative", table.of_kind("derivative")),
+                           ("InitialUnknown", table.of_kind("output", "derivative")),
+                           ("EventIndicator", table.event_indicators)):
+        for var in variables:
+            ET.SubElement(structure, tag, valueReference=str(var.vr))
