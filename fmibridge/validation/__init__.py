@@ -9,7 +9,9 @@ Sec. V-B (Table I, eqs. 28-30).
 """
 
 from .exact import AnalyticTrajectory, Impact, Phase, exact_solution
+from .metrics import quotient_distance_bound, rho_eps_bound, rho_hat
 from .oscillator import EXAMPLE_1, EXAMPLE_2, OscillatorParams, gap, reset, rhs
+from .paoli_schatzman import PSResult, paoli_schatzman
 
 __all__ = [
     "EXAMPLE_1",
@@ -17,9 +19,14 @@ __all__ = [
     "AnalyticTrajectory",
     "Impact",
     "OscillatorParams",
+    "PSResult",
     "Phase",
     "exact_solution",
     "gap",
+    "paoli_schatzman",
+    "quotient_distance_bound",
     "reset",
+    "rho_eps_bound",
+    "rho_hat",
     "rhs",
 ]
