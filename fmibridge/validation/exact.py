@@ -136,9 +136,13 @@ class AnalyticTrajectory:
         tt = np.atleast_1d(np.asarray(t, dtype=float))
         idx = self.phase_index(tt)
         out = np.empty_like(tt)
-        for i in np.unique(idx):
-            sel = idx == i
-            phase = self.phases[i]
+        order = np.argsort(idx, kind="stable")
+        sorted_idx = idx[order]
+        cuts = np.flatnonzero(np.diff(sorted_idx)) + 1
+        for sel in np.split(order, cuts):  # one group of sample indices per phase
+            if sel.size == 0:
+                continue
+            phase = self.phases[idx[sel[0]]]
             if phase.flight is None:
                 out[sel] = self.params.x_max if what == "x" else 0.0
                 continue
