@@ -76,7 +76,8 @@ class Result:
     events : tuple of Event
     status : Status
     stats : mapping
-        n_steps (accepted), n_rejected, n_events.
+        n_steps (accepted), n_rejected, n_events, n_silent_events (FMU events
+        that changed nothing).
     provenance : mapping
         Method and its parameters, system, library versions, wall time.
     outputs : mapping
@@ -178,6 +179,7 @@ class Recorder:
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0
+        self.n_silent_events = 0
 
     def sample(self, t: float, x: np.ndarray, mode: str, **outputs: float) -> None:
         """Record the state at time t."""
@@ -207,6 +209,7 @@ class Recorder:
                 "n_steps": self.n_steps,
                 "n_rejected": self.n_rejected,
                 "n_events": len(self.events),
+                "n_silent_events": self.n_silent_events,
             },
             provenance=dict(provenance),
             outputs={n: outputs[:, i] for i, n in enumerate(self.output_names)},

@@ -44,11 +44,16 @@ class Guard:
         default), 'rising' (from g < 0 to g > 0) or 'either'.
     name : str, optional
         Name in the event log; defaults to the function's name.
+    reset_at : {'surface', 'beyond'}
+        Where the reset is applied: on the surface g = 0 (the default), or at
+        the first located point beyond it, for resets that test their own
+        condition (an FMU's event mode runs `when h <= 0` itself).
     """
 
     fn: GuardFn
     direction: Direction = "falling"
     name: str = ""
+    reset_at: Literal["surface", "beyond"] = "surface"
 
     def __post_init__(self) -> None:
         if not callable(self.fn):
@@ -57,6 +62,11 @@ class Guard:
             raise FmibridgeError(
                 f"Guard `{self.name or _name_of(self.fn)}`: `direction` must be "
                 f"'falling', 'rising' or 'either', got {self.direction!r}."
+            )
+        if self.reset_at not in ("surface", "beyond"):
+            raise FmibridgeError(
+                f"Guard `{self.name or _name_of(self.fn)}`: `reset_at` must be "
+                f"'surface' or 'beyond', got {self.reset_at!r}."
             )
         if not self.name:
             object.__setattr__(self, "name", _name_of(self.fn))

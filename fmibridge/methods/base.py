@@ -168,13 +168,22 @@ class Method(abc.ABC):
     def fire(
         self, state: State, edge: Edge, log: Recorder, simultaneous: tuple[str, ...] = ()
     ) -> State:
-        """Apply `edge`'s reset at `state`, log the event and return the new state."""
+        """Apply `edge`'s reset at `state`, log the event and return the new state.
+
+        A self-loop whose reset changes nothing (an FMU event that its own
+        conditions did not act on) is no transition: it is counted in
+        `n_silent_events`, not logged.
+        """
         x_after = np.asarray(edge.reset(state.t, state.x.copy()), dtype=float)
         if x_after.shape != state.x.shape or not np.all(np.isfinite(x_after)):
             raise FmibridgeError(
                 f"Reset of edge {edge.name!r} returned {x_after!r} at t = {state.t!r}; "
                 f"it must return {state.x.size} finite values."
             )
+        if edge.target == state.mode and np.array_equal(x_after, state.x):
+            log.n_silent_events += 1
+            log.sample(state.t, state.x, state.mode)
+            return state
         log.sample(state.t, state.x, state.mode)
         log.sample(state.t, x_after, edge.target)
         log.event(

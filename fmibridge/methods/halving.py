@@ -37,8 +37,8 @@ class Halving(Method):
     with h/2, h/4, ...; a half step that crosses nothing is accepted and the
     search goes on from its end. Once the crossing lies in a bracket shorter
     than `t_tol`, the crossing time is placed by the secant of g across the
-    bracket, the state is advanced there, the reset is applied and stepping
-    resumes with h. A trial that gives non-finite states is halved like a
+    bracket, the state is advanced there (to the bracket's far end for a guard
+    with reset_at='beyond'), the reset is applied and stepping resumes with h. A trial that gives non-finite states is halved like a
     crossing; if it stays non-finite down to `t_tol` next to a guard's surface
     (within NEAR_GUARD), that guard fires there.
 
@@ -129,6 +129,8 @@ class Halving(Method):
         first = min(c.t for c in hits)
         group = [c for c in hits if c.t - first <= self.t_tol]
         winner = group[0]  # edges keep declaration order: first declared fires
+        if winner.edge.guard.reset_at == "beyond":
+            winner = Crossing(winner.edge, t + hs)
         x_event = x if winner.t == t else self.advance(mode, t, x, winner.t - t)
         others = tuple(c.edge.name for c in group[1:])
         return self.fire(State(winner.t, x_event, mode.name), winner.edge, log, others)

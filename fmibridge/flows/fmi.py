@@ -1,0 +1,477 @@
+"""The lower FMI layer: one FMU instance, fmpy calls, statuses as FMUError.
+
+The FMI version and interface type are chosen once, by class:
+`Fmi2Model`, `Fmi3Model` (Model Exchange) and `Fmi2Slave`, `Fmi3Slave`
+(Co-Simulation) share one vocabulary (`set_reals`, `get_state`, ...), so the
+upper layer (`fmu.py`) never asks which version it drives.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import platform
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FmibridgeError, FMUError
+
+STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
+
+
+def _fmi_call(method: Callable) -> Callable:
+    """Turn fmpy's FMICallException into FMUError naming the function and file."""
+
+    @functools.wraps(method)
+    def call(self: FmiInstance, *args, **kwargs):
+        from fmpy.fmi1 import FMICallException
+
+        try:
+            return method(self, *args, **kwargs)
+        except FMICallException as exc:
+            label = STATUS_LABELS[exc.status] if exc.status in range(6) else str(exc.status)
+            raise FMUError(exc.function, label, self.path, self.log_tail()) from None
+
+    return call
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One FMU variable as the model description declares it."""
+
+    name: str
+    vr: int
+    type: str
+    causality: str
+    variability: str
+    start: float | None
+
+
+class FmiInstance:
+    """One instantiated FMU. Subclasses bind one FMI version and interface."""
+
+    interface: str = ""  # "ModelExchange" or "CoSimulation"
+
+    def __init__(self, path: Path, description, unzip_dir: Path) -> None:
+        self.path = str(path)
+        self.description = description
+        self._messages: list[str] = []
+        self._fmu = self._create(description, unzip_dir)
+        self._instantiate()
+
+    def _log(self, text: str) -> None:
+        self._messages = (self._messages + [text])[-20:]  # keep the last few for errors
+
+    def log_tail(self) -> str:
+        return f"FMU log: {' | '.join(self._messages[-3:])}" if self._messages else ""
+
+    def free(self) -> None:
+        """Terminate and free the instance; safe to call twice."""
+        fmu, self._fmu = self._fmu, None
+        if fmu is None:
+            return
+        try:
+            fmu.terminate()
+        except Exception:  # noqa: BLE001 - freeing must go on whatever the FMU says
+            pass
+        fmu.freeInstance()
+
+    # -- implemented per version ------------------------------------------------
+    def _create(self, description, unzip_dir: Path): ...
+    def _instantiate(self) -> None: ...
+
+
+class _Fmi2:
+    """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
+
+    def _logger(self):
+        from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+        from fmpy.logging import addLoggerProxy
+
+        def log(env, instance, status, category, message):
+            self._log(message.decode("utf-8", "replace"))
+
+        callbacks = fmi2CallbackFunctions()
+        callbacks.logger = fmi2CallbackLoggerTYPE(log)
+        callbacks.allocateMemory = defaultCallbacks.allocateMemory
+        callbacks.freeMemory = defaultCallbacks.freeMemory
+        addLoggerProxy(ctypes.byref(callbacks))  # formats the FMU's printf-style messages
+        self._callbacks = callbacks  # keep alive while the instance lives
+        return callbacks
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(callbacks=self._logger(), loggingOn=True)
+
+    @_fmi_call
+    def initialize(self, t0: float, reals: dict[int, float], ints: dict[int, int]) -> None:
+        self._fmu.setupExperiment(startTime=t0)
+        self._set_start(reals, ints)
+        self._fmu.enterInitializationMode()
+        self._fmu.exitInitializationMode()
+
+    def _set_start(self, reals: dict[int, float], ints: dict[int, int]) -> None:
+        if reals:
+            self._fmu.setReal(list(reals), list(reals.values()))
+        if ints:
+            self._fmu.setInteger(list(ints), list(ints.values()))
+
+    @_fmi_call
+    def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
+        self._fmu.setReal(list(vrs), list(values))
+
+    @_fmi_call
+    def get_reals(self, vrs: Sequence[int]) -> list[float]:
+        return self._fmu.getReal(list(vrs))
+
+    @_fmi_call
+    def set_ints(self, vrs: Sequence[int], values: Sequence[int]) -> None:
+        self._fmu.setInteger(list(vrs), list(values))
+
+    @_fmi_call
+    def get_state(self):
+        return self._fmu.getFMUstate()
+
+    @_fmi_call
+    def set_state(self, state) -> None:
+        self._fmu.setFMUstate(state)
+
+    def free_state(self, state) -> None:
+        if self._fmu is not None:
+            self._fmu.freeFMUstate(state)
+
+    @_fmi_call
+    def reset(self) -> None:
+        self._fmu.reset()
+
+
+class _Fmi3:
+    """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
+
+    def _logger(self):
+        def log(env, status, category, message):
+            self._log(message.decode("utf-8", "replace"))
+
+        return log
+
+    @_fmi_call
+    def initialize(self, t0: float, reals: dict[int, float], ints: dict[int, int]) -> None:
+        self._set_start(reals, ints)
+        self._fmu.enterInitializationMode(startTime=t0)
+        self._fmu.exitInitializationMode()
+
+    def _set_start(self, reals: dict[int, float], ints: dict[int, int]) -> None:
+        if reals:
+            self._fmu.setFloat64(list(reals), list(reals.values()))
+        if ints:
+            self._fmu.setInt32(list(ints), list(ints.values()))
+
+    @_fmi_call
+    def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
+        self._fmu.setFloat64(list(vrs), list(values))
+
+    @_fmi_call
+    def get_reals(self, vrs: Sequence[int]) -> list[float]:
+        return self._fmu.getFloat64(list(vrs))
+
+    @_fmi_call
+    def set_ints(self, vrs: Sequence[int], values: Sequence[int]) -> None:
+        self._fmu.setInt32(list(vrs), list(values))
+
+    @_fmi_call
+    def get_state(self):
+        return self._fmu.getFMUState()
+
+    @_fmi_call
+    def set_state(self, state) -> None:
+        self._fmu.setFMUState(state)
+
+    def free_state(self, state) -> None:
+        if self._fmu is not None:
+            self._fmu.freeFMUState(state)
+
+    @_fmi_call
+    def reset(self) -> None:
+        self._fmu.reset()
+
+
+class _ModelExchange(FmiInstance):
+    """Model Exchange calls with preallocated ctypes buffers."""
+
+    interface = "ModelExchange"
+
+    def _buffers(self) -> None:
+        nx = self.description.numberOfContinuousStates
+        nz = self.description.numberOfEventIndicators
+        self.nx, self.nz = nx, nz
+        self._x, self._dx, self._z = np.zeros(nx), np.zeros(nx), np.zeros(nz)
+        pointer = ctypes.POINTER(ctypes.c_double)
+        self._px = self._x.ctypes.data_as(pointer)
+        self._pdx = self._dx.ctypes.data_as(pointer)
+        self._pz = self._z.ctypes.data_as(pointer)
+
+    @_fmi_call
+    def set_time_and_states(self, t: float, x: np.ndarray) -> None:
+        self._fmu.setTime(t)
+        self._x[:] = x
+        self._fmu.setContinuousStates(self._px, self.nx)
+
+    @_fmi_call
+    def get_states(self) -> np.ndarray:
+        self._fmu.getContinuousStates(self._px, self.nx)
+        return self._x.copy()
+
+    @_fmi_call
+    def get_event_indicators(self) -> np.ndarray:
+        self._fmu.getEventIndicators(self._pz, self.nz)
+        return self._z.copy()
+
+
+class Fmi2Model(_Fmi2, _ModelExchange):
+    """An FMI 2.0 Model Exchange instance."""
+
+    def _create(self, description, unzip_dir):
+        from fmpy.fmi2 import FMU2Model
+
+        self._buffers()
+        return FMU2Model(
+            guid=description.guid, unzipDirectory=str(unzip_dir),
+            modelIdentifier=description.modelExchange.modelIdentifier,
+            instanceName="fmibridge",
+        )
+
+    @_fmi_call
+    def get_derivatives(self) -> np.ndarray:
+        self._fmu.getDerivatives(self._pdx, self.nx)
+        return self._dx.copy()
+
+    @_fmi_call
+    def event_iteration(self, max_iterations: int) -> bool:
+        """Enter event mode, update discrete states; return True if x changed."""
+        self._fmu.enterEventMode()
+        changed = self._update(max_iterations)
+        self._fmu.enterContinuousTimeMode()
+        return changed
+
+    @_fmi_call
+    def finish_initialization(self, max_iterations: int) -> None:
+        self._update(max_iterations)
+        self._fmu.enterContinuousTimeMode()
+
+    def _update(self, max_iterations: int) -> bool:
+        changed = False
+        for _ in range(max_iterations):
+            needed, terminate, _, values_changed, _, _ = self._fmu.newDiscreteStates()
+            changed |= values_changed
+            if terminate:
+                raise FMUError("fmi2NewDiscreteStates", "terminateSimulation", self.path)
+            if not needed:
+                return changed
+        raise FMUError(
+            "fmi2NewDiscreteStates", "no fixed point", self.path,
+            f"discrete states still changing after {max_iterations} event iterations",
+        )
+
+
+class Fmi3Model(_Fmi3, _ModelExchange):
+    """An FMI 3.0 Model Exchange instance."""
+
+    def _create(self, description, unzip_dir):
+        from fmpy.fmi3 import FMU3Model
+
+        self._buffers()
+        return FMU3Model(
+            guid=description.guid, unzipDirectory=str(unzip_dir),
+            modelIdentifier=description.modelExchange.modelIdentifier,
+            instanceName="fmibridge",
+        )
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
+
+    @_fmi_call
+    def get_derivatives(self) -> np.ndarray:
+        self._fmu.getContinuousStateDerivatives(self._pdx, self.nx)
+        return self._dx.copy()
+
+    @_fmi_call
+    def event_iteration(self, max_iterations: int) -> bool:
+        """Enter event mode, update discrete states; return True if x changed."""
+        self._fmu.enterEventMode()
+        changed = self._update(max_iterations)
+        self._fmu.enterContinuousTimeMode()
+        return changed
+
+    @_fmi_call
+    def finish_initialization(self, max_iterations: int) -> None:
+        self._update(max_iterations)
+        self._fmu.enterContinuousTimeMode()
+
+    def _update(self, max_iterations: int) -> bool:
+        changed = False
+        for _ in range(max_iterations):
+            needed, terminate, _, values_changed, _, _ = self._fmu.updateDiscreteStates()
+            changed |= bool(values_changed)
+            if terminate:
+                raise FMUError("fmi3UpdateDiscreteStates", "terminateSimulation", self.path)
+            if not needed:
+                return changed
+        raise FMUError(
+            "fmi3UpdateDiscreteStates", "no fixed point", self.path,
+            f"discrete states still changing after {max_iterations} event iterations",
+        )
+
+
+class Fmi2Slave(_Fmi2, FmiInstance):
+    """An FMI 2.0 Co-Simulation instance."""
+
+    interface = "CoSimulation"
+
+    def _create(self, description, unzip_dir):
+        from fmpy.fmi2 import FMU2Slave
+
+        return FMU2Slave(
+            guid=description.guid, unzipDirectory=str(unzip_dir),
+            modelIdentifier=description.coSimulation.modelIdentifier,
+            instanceName="fmibridge",
+        )
+
+    @_fmi_call
+    def do_step(self, t: float, h: float) -> None:
+        self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+
+
+class Fmi3Slave(_Fmi3, FmiInstance):
+    """An FMI 3.0 Co-Simulation instance."""
+
+    interface = "CoSimulation"
+
+    def _create(self, description, unzip_dir):
+        from fmpy.fmi3 import FMU3Slave
+
+        return FMU3Slave(
+            guid=description.guid, unzipDirectory=str(unzip_dir),
+            modelIdentifier=description.coSimulation.modelIdentifier,
+            instanceName="fmibridge",
+        )
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
+
+    @_fmi_call
+    def initialize(self, t0: float, reals: dict[int, float], ints: dict[int, int]) -> None:
+        _Fmi3.initialize.__wrapped__(self, t0, reals, ints)
+        self._fmu.enterStepMode()
+
+    @_fmi_call
+    def do_step(self, t: float, h: float) -> None:
+        _, terminate, _, _ = self._fmu.doStep(t, h)
+        if terminate:
+            raise FMUError("fmi3DoStep", "terminateSimulation", self.path)
+
+
+INSTANCE_CLASSES = {
+    ("2.0", "ModelExchange"): Fmi2Model,
+    ("2.0", "CoSimulation"): Fmi2Slave,
+    ("3.0", "ModelExchange"): Fmi3Model,
+    ("3.0", "CoSimulation"): Fmi3Slave,
+}
+
+
+def binary_folder(fmi_version: str) -> str:
+    """Return this platform's binaries/ folder name for the FMI version."""
+    machine = "x86_64" if platform.machine() in ("x86_64", "AMD64") else platform.machine()
+    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}.get(platform.system())
+    if fmi_version.startswith("2"):
+        bits = "64" if machine in ("x86_64", "aarch64") else "32"
+        return f"{system}{bits}"
+    return f"{machine}-{system}"
+
+
+class FmuArchive:
+    """An FMU file, checked and unpacked once; closed with the last instance."""
+
+    def __init__(self, path: str | Path) -> None:
+        import fmpy
+
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FmibridgeError(f"{self.path}: no such FMU file.")
+        if not zipfile.is_zipfile(self.path):
+            raise FmibridgeError(f"{self.path}: not an FMU (not a zip archive); rebuild or re-export it.")
+        try:
+            self.description = fmpy.read_model_description(str(self.path))
+        except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
+            raise FmibridgeError(f"{self.path}: unreadable modelDescription.xml: {exc}") from None
+        self.fmi_version = self.description.fmiVersion
+        if self.fmi_version not in ("2.0", "3.0"):
+            raise FmibridgeError(
+                f"{self.path}: FMI {self.fmi_version} is not supported; export FMI 2.0 or 3.0."
+            )
+        self.variables = {v.name: _variable(v) for v in self.description.modelVariables}
+        self._unzip_dir: Path | None = None
+
+    @property
+    def interfaces(self) -> tuple[str, ...]:
+        d = self.description
+        return tuple(
+            name for name, part in (("ModelExchange", d.modelExchange), ("CoSimulation", d.coSimulation))
+            if part is not None
+        )
+
+    def capability(self, interface: str, flag: str) -> bool:
+        part = self.description.modelExchange if interface == "ModelExchange" else self.description.coSimulation
+        return bool(getattr(part, flag, False))
+
+    def instantiate(self, interface: str) -> FmiInstance:
+        """Return a new instance of the given interface type."""
+        if interface not in self.interfaces:
+            raise FMUError(
+                interface, "missing", str(self.path),
+                f"the FMU offers {list(self.interfaces) or 'no interface'}",
+            )
+        part = self.description.modelExchange if interface == "ModelExchange" else self.description.coSimulation
+        unzip_dir = self._unzipped()
+        folder = binary_folder(self.fmi_version)
+        library = unzip_dir / "binaries" / folder / f"{part.modelIdentifier}.so"
+        if platform.system() == "Linux" and not library.is_file():
+            offered = sorted(p.name for p in (unzip_dir / "binaries").glob("*")) if (unzip_dir / "binaries").is_dir() else []
+            raise FMUError(
+                "binaries", "missing", str(self.path),
+                f"no binary for this platform (binaries/{folder}/{part.modelIdentifier}.so); "
+                f"the FMU has {offered or 'no binaries'}",
+            )
+        return INSTANCE_CLASSES[(self.fmi_version, interface)](self.path, self.description, unzip_dir)
+
+    def _unzipped(self) -> Path:
+        if self._unzip_dir is None:
+            self._unzip_dir = Path(tempfile.mkdtemp(prefix="fmibridge_"))
+            try:
+                with zipfile.ZipFile(self.path) as archive:
+                    archive.extractall(self._unzip_dir)
+            except zipfile.BadZipFile as exc:
+                raise FmibridgeError(f"{self.path}: corrupt FMU archive: {exc}") from None
+        return self._unzip_dir
+
+    def cleanup(self) -> None:
+        if self._unzip_dir is not None:
+            shutil.rmtree(self._unzip_dir, ignore_errors=True)
+            self._unzip_dir = None
+
+
+def _variable(v) -> Variable:
+    start = None
+    if v.start is not None and v.type in ("Real", "Float64", "Integer", "Int32", "Boolean"):
+        try:
+            start = float(v.start)
+        except (TypeError, ValueError):
+            start = None
+    return Variable(v.name, int(v.valueReference), v.type, v.causality, v.variability, start)

@@ -1,0 +1,344 @@
+"""FMU flows: Model Exchange (the master integrates) and Co-Simulation (the FMU does).
+
+Both take parameters, start values and inputs by FMU variable name, check them
+against the model description at construction, and free the instance on
+`close()`. Resets reach the FMU by setting state (DESIGN.md, Conventions):
+Model Exchange sets continuous states; Co-Simulation sets the state variables
+where the FMU accepts it and otherwise resets the instance and re-initialises
+it at the event time with the new state as start values. Saved FMU states
+serve rollback when a step is halved.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FmibridgeError, FMUError
+from ..integrators import Scheme
+from ..system import Edge, Guard, HybridSystem, Mode
+from .base import Flow, VectorField
+from .fmi import FmiInstance, FmuArchive
+
+InputValue = float | Callable[[float], float]
+MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
+MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
+
+
+class _FmuFlow:
+    """Shared set-up of both FMU flows: names, parameters, inputs, lifetime."""
+
+    interface = ""
+
+    def __init__(
+        self,
+        fmu: str | Path | FmuArchive,
+        *,
+        parameters: Mapping[str, float] | None = None,
+        start: Mapping[str, float] | None = None,
+        inputs: Mapping[str, InputValue] | None = None,
+        states: tuple[str, ...] | None = None,
+        t0: float = 0.0,
+    ) -> None:
+        self.archive = fmu if isinstance(fmu, FmuArchive) else FmuArchive(fmu)
+        self.path = str(self.archive.path)
+        self.state_names = states or self._state_names_from_description()
+        self._state_vrs = [self._vr(n, "state") for n in self.state_names]
+        self._inputs = self._check_inputs(inputs or {})
+        start_values = {**self._check_settable(parameters or {}, "parameter"),
+                        **self._check_settable(start or {}, "start value")}
+        self._output_names = self._readable_names()
+        self._output_vrs = [self._vr(n, "output") for n in self._output_names]
+        self._instance: FmiInstance | None = self.archive.instantiate(self.interface)
+        self._start_values = start_values
+        try:
+            self._initialize(t0)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- names and checks ------------------------------------------------------
+
+    def _state_names_from_description(self) -> tuple[str, ...]:
+        derivatives = self.archive.description.derivatives
+        if not derivatives:
+            raise FmibridgeError(
+                f"{self.path}: the model description lists no state derivatives; "
+                f"name the state variables (`states` in the adapter file)."
+            )
+        return tuple(d.variable.derivative.name for d in derivatives)
+
+    def _vr(self, name: str, role: str) -> int:
+        variable = self.archive.variables.get(name)
+        if variable is None:
+            raise FmibridgeError(
+                f"{self.path}: no variable {name!r} (used as {role}); "
+                f"the FMU has {sorted(self.archive.variables)}."
+            )
+        return variable.vr
+
+    def _check_settable(self, values: Mapping[str, float], role: str) -> dict[int, float]:
+        checked = {}
+        for name, value in values.items():
+            vr = self._vr(name, role)
+            variable = self.archive.variables[name]
+            if variable.causality not in ("parameter", "input") and variable.start is None:
+                raise FmibridgeError(
+                    f"{self.path}: {role} {name!r} cannot be set: it has causality "
+                    f"{variable.causality!r} and no start value."
+                )
+            if variable.variability == "constant":
+                raise FmibridgeError(f"{self.path}: {role} {name!r} is a constant.")
+            if not np.isfinite(value):
+                raise FmibridgeError(f"{self.path}: {role} {name!r} must be finite, got {value!r}.")
+            checked[vr] = float(value)
+        return checked
+
+    def _check_inputs(self, inputs: Mapping[str, InputValue]) -> list[tuple[int, InputValue]]:
+        checked = []
+        for name, value in inputs.items():
+            vr = self._vr(name, "input")
+            if self.archive.variables[name].causality != "input":
+                raise FmibridgeError(
+                    f"{self.path}: {name!r} is not an input (causality "
+                    f"{self.archive.variables[name].causality!r})."
+                )
+            checked.append((vr, value))
+        return checked
+
+    def _readable_names(self) -> tuple[str, ...]:
+        return tuple(
+            v.name for v in self.archive.variables.values()
+            if v.type in ("Real", "Float64") and v.causality in ("output", "local")
+            and v.name not in self.state_names and not v.name.startswith("der(")
+        )
+
+    def _set_inputs(self, t: float) -> None:
+        if self._inputs:
+            values = [u(t) if callable(u) else u for _, u in self._inputs]
+            self.instance.set_reals([vr for vr, _ in self._inputs], values)
+
+    @property
+    def instance(self) -> FmiInstance:
+        if self._instance is None:
+            raise FmibridgeError(f"{self.path}: the FMU instance was closed.")
+        return self._instance
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        """Every real parameter's value, read from the FMU."""
+        names = [v.name for v in self.archive.variables.values()
+                 if v.causality == "parameter" and v.type in ("Real", "Float64")]
+        values = self.instance.get_reals([self.archive.variables[n].vr for n in names])
+        return dict(zip(names, map(float, values), strict=True))
+
+    def describe(self) -> dict[str, str]:
+        return {"flow": f"fmu:{self.interface}", "fmu": self.path,
+                "fmi_version": self.archive.fmi_version}
+
+    def close(self) -> None:
+        instance, self._instance = self._instance, None
+        if instance is not None:
+            instance.free()
+        self.archive.cleanup()
+
+    def _check_finite(self, values: np.ndarray, what: str, t: float) -> np.ndarray:
+        if not np.all(np.isfinite(values)):
+            raise FMUError(what, "non-finite values", self.path, f"at t = {t!r}: {values.tolist()}")
+        return values
+
+
+class ModelExchangeFlow(_FmuFlow, VectorField):
+    """An FMI 2.0 / 3.0 Model Exchange FMU; the master integrates it.
+
+    Parameters
+    ----------
+    fmu : path or FmuArchive
+    parameters, start : mapping, optional
+        Values by FMU variable name, set before initialisation.
+    inputs : mapping, optional
+        Real inputs by name: a constant or a function u(t), set at every
+        right-hand-side evaluation (so at the integrator's stage times).
+    t0 : float
+        Start time.
+    """
+
+    interface = "ModelExchange"
+
+    def _initialize(self, t0: float) -> None:
+        self.instance.initialize(t0, self._start_values, {})
+        self.instance.finish_initialization(MAX_EVENT_ITERATIONS)
+        self.x0 = self.instance.get_states()
+        self._z_key: tuple | None = None
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        self._set_inputs(t)
+        self.instance.set_time_and_states(t, x)
+        return self._check_finite(self.instance.get_derivatives(), "get derivatives", t)
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        self._set_inputs(t)
+        self.instance.set_time_and_states(t, x)
+        values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
+        return {**dict(zip(self.state_names, map(float, x), strict=True)),
+                **dict(zip(self._output_names, map(float, values), strict=True))}
+
+    def event_indicator(self, i: int) -> Callable[[float, np.ndarray], float]:
+        """Return g(t, x) = the FMU's i-th event indicator."""
+
+        def indicator(t: float, x: np.ndarray) -> float:
+            key = (t, x.tobytes())
+            if key != self._z_key:  # one FMU call serves every indicator at (t, x)
+                self._set_inputs(t)
+                self.instance.set_time_and_states(t, x)
+                self._z = self._check_finite(self.instance.get_event_indicators(), "get event indicators", t)
+                self._z_key = key
+            return float(self._z[i])
+
+        indicator.__name__ = f"event_indicator_{i}"
+        return indicator
+
+    def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run the FMU's event mode at (t, x) and return its continuous state after."""
+        self._set_inputs(t)
+        self.instance.set_time_and_states(t, x)
+        self.instance.event_iteration(MAX_EVENT_ITERATIONS)
+        self._z_key = None
+        return self.instance.get_states()
+
+
+class CoSimulationFlow(_FmuFlow, Flow):
+    """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
+
+    `advance` is repeatable: the FMU state at each point the master may return
+    to is saved (get/set FMU state), so a halved step restarts from it. A
+    point that was never reached (a reset) is entered by setting the state
+    variables, or where the FMU refuses that, by fmiReset and
+    re-initialisation at that time with the new state as start values.
+
+    Raises
+    ------
+    FMUError
+        If the FMU cannot get and set its state (`canGetAndSetFMUstate`).
+    """
+
+    interface = "CoSimulation"
+
+    def _initialize(self, t0: float) -> None:
+        if not self.archive.capability("CoSimulation", "canGetAndSetFMUstate"):
+            flag = "canGetAndSetFMUstate" if self.archive.fmi_version == "2.0" else "canGetAndSetFMUState"
+            raise FMUError(
+                flag, "false", self.path,
+                "fmibridge needs it to undo a Co-Simulation step when a crossing is "
+                "halved; use the Model Exchange interface or re-export the FMU with it",
+            )
+        self.instance.initialize(t0, self._start_values, {})
+        self.x0 = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
+        self._snapshots: OrderedDict[tuple, object] = OrderedDict()
+        self._at: tuple = (t0, self.x0.tobytes())
+        self._can_set_states: bool | None = None
+
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        self._goto(t, x)
+        self._set_inputs(t)
+        self.instance.do_step(t, h)
+        y = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
+        self._at = (t + h, y.tobytes())
+        return self._check_finite(y, "doStep", t + h)
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        self._goto(t, x)
+        values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
+        return {**dict(zip(self.state_names, map(float, x), strict=True)),
+                **dict(zip(self._output_names, map(float, values), strict=True))}
+
+    def _goto(self, t: float, x: np.ndarray) -> None:
+        """Put the FMU at (t, x): restore a saved state, or enter a reset state."""
+        key = (t, x.tobytes())
+        if key != self._at:
+            if key in self._snapshots:
+                self.instance.set_state(self._snapshots[key])
+            else:
+                self._enter(t, x)
+            self._at = key
+        if key not in self._snapshots:
+            self._snapshots[key] = self.instance.get_state()
+            while len(self._snapshots) > MAX_SNAPSHOTS:
+                self.instance.free_state(self._snapshots.popitem(last=False)[1])
+
+    def _enter(self, t: float, x: np.ndarray) -> None:
+        same_time = [k for k in self._snapshots if k[0] == t]
+        if same_time and self._can_set_states is not False:
+            self.instance.set_state(self._snapshots[same_time[-1]])
+            try:
+                self.instance.set_reals(self._state_vrs, x)
+                self._can_set_states = True
+                return
+            except FMUError:
+                self._can_set_states = False
+        self._reinitialize(t, x)
+
+    def _reinitialize(self, t: float, x: np.ndarray) -> None:
+        try:
+            self.instance.reset()
+        except FMUError as exc:
+            raise FMUError(
+                exc.function, exc.status, self.path,
+                "fmibridge cannot apply a reset: the FMU accepts neither setting its "
+                "state variables nor fmiReset",
+            ) from None
+        self.instance.initialize(t, {**self._start_values, **dict(zip(self._state_vrs, map(float, x)))}, {})
+
+    def close(self) -> None:
+        if self._instance is not None:
+            for snapshot in getattr(self, "_snapshots", {}).values():
+                self._instance.free_state(snapshot)
+            self._snapshots = OrderedDict()
+        super().close()
+
+
+FLOW_CLASSES = {"ModelExchange": ModelExchangeFlow, "CoSimulation": CoSimulationFlow}
+INTERFACE_NAMES = {"me": "ModelExchange", "cs": "CoSimulation",
+                   "ModelExchange": "ModelExchange", "CoSimulation": "CoSimulation"}
+
+
+def open_fmu(fmu: str | Path, interface: str | None = None, **options) -> ModelExchangeFlow | CoSimulationFlow:
+    """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
+
+    Examples
+    --------
+    >>> flow = open_fmu("fmus/build/BouncingBall.fmu", "me")  # doctest: +SKIP
+    """
+    archive = FmuArchive(fmu)
+    if interface is None:
+        interface = archive.interfaces[0] if archive.interfaces else "ModelExchange"
+    if interface not in INTERFACE_NAMES:
+        archive.cleanup()
+        raise FmibridgeError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
+    return FLOW_CLASSES[INTERFACE_NAMES[interface]](archive, **options)
+
+
+def fmu_system(fmu: str | Path, interface: str | None = None, **options) -> HybridSystem:
+    """Return an exported FMU with its own events as a one-mode HybridSystem.
+
+    For Model Exchange, each event indicator becomes a guard ('either'
+    direction, as FMI indicators may cross both ways) whose reset runs the
+    FMU's event mode; the reset is applied just beyond the surface, where the
+    FMU's own `when` conditions hold. Co-Simulation FMUs handle their events
+    inside doStep.
+    """
+    flow = open_fmu(fmu, interface, **options)
+    edges: tuple[Edge, ...] = ()
+    if isinstance(flow, ModelExchangeFlow):
+        edges = tuple(
+            Edge(Guard(flow.event_indicator(i), "either", reset_at="beyond"), "model",
+                 flow.event_update, name=f"fmu_event_{i}")
+            for i in range(flow.instance.nz)
+        )
+    return HybridSystem(
+        [Mode("model", flow, edges)], "model", flow.x0, t0=options.get("t0", 0.0),
+        parameters=flow.parameter_values, name=Path(fmu).stem,
+    )
