@@ -52,7 +52,7 @@ def _ode_residual(exact, t):
     x, v = exact.state(t)
     acc = exact.acceleration(t)
     residual = acc + 2.0 * p.a * v + p.omega**2 * x - p.u(t) / p.m
-    scale = np.abs(acc) + 2.0 * p.a * np.abs(v) + p.omega**2 * np.abs(x) + np.abs(p.u(t))
+    scale = np.abs(acc) + 2 * p.a * np.abs(v) + p.omega**2 * np.abs(x) + np.abs(p.u(t))
     return np.abs(residual) / scale
 
 

@@ -1,4 +1,4 @@
-"""Closed-form free flight of the forced oscillator (eq. 28), written from a start point.
+"""Closed-form free flight of the forced oscillator (eq. 28) from a start point.
 
 Eq. 28 writes the flight as ``e^{-a t}(A_n cos(wd t) + B_n sin(wd t))`` plus a
 convolution integral from 0. For harmonic forcing the integral equals a periodic
@@ -24,7 +24,7 @@ from .oscillator import OscillatorParams
 
 
 class Flight:
-    """Exact free flight of eq. 28 from ``(t_s, x_s, v_s)``; local time ``s = t - t_s``."""
+    """Exact free flight of eq. 28 from ``(t_s, x_s, v_s)``; local time ``s``."""
 
     __slots__ = ("params", "t_s", "x_s", "v_s", "_P", "_Q", "_e0", "_d0", "_B", "_B1")
 

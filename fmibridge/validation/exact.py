@@ -68,7 +68,7 @@ class Impact:
 
 @dataclass(frozen=True)
 class Phase:
-    """One phase ``[t_start, t_end)`` of kind ``"flight"``, ``"stick"`` or ``"zeno"``."""
+    """One phase ``[t_start, t_end)``: ``"flight"``, ``"stick"`` or ``"zeno"``."""
 
     kind: str
     t_start: float

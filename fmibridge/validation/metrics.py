@@ -79,7 +79,9 @@ def rho_hat(
     """
     t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
     if t.shape != x.shape or t.ndim != 1:
-        raise ValueError(f"`t` and `x` must be 1-D of equal length, got {t.shape}, {x.shape}.")
+        raise ValueError(
+            f"`t` and `x` must be 1-D of equal length, got {t.shape}, {x.shape}."
+        )
     keep = _in_horizon(t, exact, t_max)
     if not keep.any():
         raise ValueError("no sample of `t` lies in the horizon [0, t_max].")
@@ -88,7 +90,7 @@ def rho_hat(
 
 
 def _hop(xp, vp, xq, vq, params: OscillatorParams, eps: float) -> np.ndarray:
-    """Return ``min_{g>=0} |p - (x_max, g)| + eps + |(x_max, -c g) - q|`` (vectorised)."""
+    """Return ``min_{g>=0} |p - (x_max, g)| + eps + |(x_max, -c g) - q|``."""
     c, x_max = params.c, params.x_max
     dxp, dxq = x_max - xp, x_max - xq
     g1 = np.maximum(vp, 0.0)
@@ -169,7 +171,9 @@ def quotient_distance_bound(
         both = on_strip & (x2 > x_max)  # both on the strip: inside it, or both reset
         tau1, tau2 = x1[both] - x_max, x2[both] - x_max
         dv = np.abs(v1[both] - v2[both])
-        out[both] = np.minimum(dv + np.abs(tau1 - tau2), (2 * eps - tau1 - tau2) + params.c * dv)
+        out[both] = np.minimum(
+            dv + np.abs(tau1 - tau2), (2 * eps - tau1 - tau2) + params.c * dv
+        )
     return out
 
 
@@ -243,7 +247,10 @@ def rho_eps_bound(
     """
     t, x, v = (np.asarray(z, dtype=float) for z in (t, x, v))
     if not (t.ndim == 1 and t.shape == x.shape == v.shape):
-        raise ValueError(f"`t`, `x`, `v` must be 1-D of equal length, got {t.shape}, {x.shape}, {v.shape}.")
+        raise ValueError(
+            f"`t`, `x`, `v` must be 1-D of equal length, got "
+            f"{t.shape}, {x.shape}, {v.shape}."
+        )
     if np.any(np.diff(t) < 0.0):
         raise ValueError("`t` must be nondecreasing.")
     if n_sub < 0:
