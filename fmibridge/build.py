@@ -26,24 +26,49 @@ from xml.etree import ElementTree as ET
 
 from fmibridge.errors import FmibridgeError
 
-__all__ = ["BuildError", "BuildWarning", "build_fmus", "c_header", "model_description",
-           "read_table"]
+__all__ = [
+    "BuildError",
+    "BuildWarning",
+    "build_fmus",
+    "c_header",
+    "model_description",
+    "read_table",
+]
 
 DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "fmus"
 GENERATION_DATE = "2024-01-01T00:00:00Z"  # fixed, so that builds are reproducible
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can carry
 CS_SUBSTEP = 1e-4  # s; default RK4 substep of Co-Simulation, fine for these models
-GCC_FLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-Wall", "-Wextra",
-             "-fvisibility=hidden")
+GCC_FLAGS = (
+    "-shared",
+    "-fPIC",
+    "-O2",
+    "-std=c99",
+    "-Wall",
+    "-Wextra",
+    "-fvisibility=hidden",
+)
 FMI_LAYERS = {2: ("fmi2.c", "linux64", ""), 3: ("fmi3.c", "x86_64-linux", "_fmi3")}
 CORE_SOURCES = ("instance.c", "modes.c", "cosim.c", "snapshot.c")
 KINDS = ("state", "parameter", "input", "output", "integer_parameter", "integer_input")
-KIND_PREFIX = {"state": "X", "parameter": "P", "input": "U", "output": "Y",
-               "integer_parameter": "I", "integer_input": "I"}
-KIND_VK = {"state": "VK_STATE", "parameter": "VK_PARAM", "input": "VK_INPUT",
-           "output": "VK_OUTPUT", "integer_parameter": "VK_INT_PARAM",
-           "integer_input": "VK_INT_INPUT", "derivative": "VK_DERIVATIVE",
-           "time": "VK_TIME"}
+KIND_PREFIX = {
+    "state": "X",
+    "parameter": "P",
+    "input": "U",
+    "output": "Y",
+    "integer_parameter": "I",
+    "integer_input": "I",
+}
+KIND_VK = {
+    "state": "VK_STATE",
+    "parameter": "VK_PARAM",
+    "input": "VK_INPUT",
+    "output": "VK_OUTPUT",
+    "integer_parameter": "VK_INT_PARAM",
+    "integer_input": "VK_INT_INPUT",
+    "derivative": "VK_DERIVATIVE",
+    "time": "VK_TIME",
+}
 
 
 class BuildError(FmibridgeError):
@@ -86,7 +111,8 @@ class ModelTable:
     def token(self) -> str:
         """Return the GUID / instantiation token, derived from the table."""
         digest = hashlib.sha256(repr(self).encode()).hexdigest()
-        return f"{{{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}}}"
+        parts = (digest[:8], digest[8:12], digest[12:16], digest[16:20], digest[20:32])
+        return "{" + "-".join(parts) + "}"
 
 
 def build_fmus(
@@ -138,7 +164,9 @@ def _model_dirs(source_dir: Path, models: list[str] | None) -> list[Path]:
     names = {p.name: p for p in found}
     unknown = [m for m in models if m not in names]
     if unknown:
-        raise BuildError(f"{source_dir}: unknown model(s) {unknown}; known: {sorted(names)}.")
+        raise BuildError(
+            f"{source_dir}: unknown model(s) {unknown}; known: {sorted(names)}."
+        )
     return [names[m] for m in models]
 
 
@@ -148,18 +176,31 @@ def read_table(path: Path) -> ModelTable:
     rows = data.get("variable", [])
     for row in rows:
         if row.get("kind") not in KINDS:
-            raise BuildError(f"{path}: variable `{row.get('name')}` has kind "
-                             f"{row.get('kind')!r}; use one of {KINDS}.")
-    rows = rows + [{"name": "cs_substep", "kind": "parameter", "start": CS_SUBSTEP,
-                    "unit": "s", "description": "Co-Simulation RK4 substep"}]
+            raise BuildError(
+                f"{path}: variable `{row.get('name')}` has kind "
+                f"{row.get('kind')!r}; use one of {KINDS}."
+            )
+    rows = rows + [
+        {
+            "name": "cs_substep",
+            "kind": "parameter",
+            "start": CS_SUBSTEP,
+            "unit": "s",
+            "description": "Co-Simulation RK4 substep",
+        }
+    ]
     variables = _number_variables(rows)
     by_name = {v.name: v for v in variables}
     missing = [n for n in data.get("event_indicators", []) if n not in by_name]
     if missing:
         raise BuildError(f"{path}: event indicator(s) {missing} are not variables.")
-    return ModelTable(data["name"], data.get("description", ""),
-                      float(data.get("stop_time", 1.0)), variables,
-                      tuple(by_name[n] for n in data.get("event_indicators", [])))
+    return ModelTable(
+        data["name"],
+        data.get("description", ""),
+        float(data.get("stop_time", 1.0)),
+        variables,
+        tuple(by_name[n] for n in data.get("event_indicators", [])),
+    )
 
 
 def _number_variables(rows: list[dict]) -> tuple[Variable, ...]:
@@ -168,16 +209,32 @@ def _number_variables(rows: list[dict]) -> tuple[Variable, ...]:
     variables = []
     for vr, row in enumerate(rows, start=1):
         prefix = KIND_PREFIX[row["kind"]]
-        variables.append(Variable(row["name"], row["kind"], vr, counters[prefix],
-                                  row.get("start"), row.get("unit", ""),
-                                  row.get("description", "")))
+        variables.append(
+            Variable(
+                row["name"],
+                row["kind"],
+                vr,
+                counters[prefix],
+                row.get("start"),
+                row.get("unit", ""),
+                row.get("description", ""),
+            )
+        )
         counters[prefix] += 1
     states = [v for v in variables if v.kind == "state"]
     for k, state in enumerate(states):
-        variables.append(Variable(f"der({state.name})", "derivative",
-                                  len(rows) + 1 + k, k, None,
-                                  _derivative_unit(rows, state.name),
-                                  f"Time derivative of {state.name}", state))
+        variables.append(
+            Variable(
+                f"der({state.name})",
+                "derivative",
+                len(rows) + 1 + k,
+                k,
+                None,
+                _derivative_unit(rows, state.name),
+                f"Time derivative of {state.name}",
+                state,
+            )
+        )
     return tuple(variables)
 
 
@@ -186,8 +243,14 @@ def _derivative_unit(rows: list[dict], name: str) -> str:
     return next(r.get("derivative_unit", "") for r in rows if r["name"] == name)
 
 
-def _build_one(source_dir: Path, model_dir: Path, table: ModelTable, version: int,
-               out_dir: Path, force: bool) -> Path:
+def _build_one(
+    source_dir: Path,
+    model_dir: Path,
+    table: ModelTable,
+    version: int,
+    out_dir: Path,
+    force: bool,
+) -> Path:
     """Build one FMU unless its inputs are unchanged; return its path."""
     layer, platform, suffix = FMI_LAYERS[version]
     fmu = out_dir / f"{table.name}{suffix}.fmu"
@@ -202,10 +265,16 @@ def _build_one(source_dir: Path, model_dir: Path, table: ModelTable, version: in
     work.mkdir(parents=True)
     (work / "model_table.h").write_text(c_header(table))
     binary = work / f"{table.name}.so"
-    _compile(table.name, sources, [source_dir / "include", source_dir / "common", work],
-             binary)
-    entries = {"modelDescription.xml": model_description(table, version).encode(),
-               f"binaries/{platform}/{table.name}.so": binary.read_bytes()}
+    _compile(
+        table.name,
+        sources,
+        [source_dir / "include", source_dir / "common", work],
+        binary,
+    )
+    entries = {
+        "modelDescription.xml": model_description(table, version).encode(),
+        f"binaries/{platform}/{table.name}.so": binary.read_bytes(),
+    }
     _write_zip(fmu, entries)
     stamp.write_text(digest)
     return fmu
@@ -213,8 +282,14 @@ def _build_one(source_dir: Path, model_dir: Path, table: ModelTable, version: in
 
 def _input_digest(source_dir: Path, model_dir: Path, version: int) -> str:
     """Return a SHA-256 over every file that goes into an FMU, and the flags."""
-    files = sorted([*(source_dir / "common").iterdir(), *(source_dir / "include").iterdir(),
-                    *model_dir.iterdir(), Path(__file__)])
+    files = sorted(
+        [
+            *(source_dir / "common").iterdir(),
+            *(source_dir / "include").iterdir(),
+            *model_dir.iterdir(),
+            Path(__file__),
+        ]
+    )
     digest = hashlib.sha256(f"{version} {GCC_FLAGS}".encode())
     for path in files:
         if path.is_file():
@@ -222,10 +297,19 @@ def _input_digest(source_dir: Path, model_dir: Path, version: int) -> str:
     return digest.hexdigest()
 
 
-def _compile(name: str, sources: list[Path], include_dirs: list[Path], binary: Path) -> None:
+def _compile(
+    name: str, sources: list[Path], include_dirs: list[Path], binary: Path
+) -> None:
     """Run gcc; raise BuildError with its message on failure."""
-    command = ["gcc", *GCC_FLAGS, *(f"-I{d}" for d in include_dirs),
-               *map(str, sources), "-o", str(binary), "-lm"]
+    command = [
+        "gcc",
+        *GCC_FLAGS,
+        *(f"-I{d}" for d in include_dirs),
+        *map(str, sources),
+        "-o",
+        str(binary),
+        "-lm",
+    ]
     try:
         result = subprocess.run(command, capture_output=True, text=True, check=False)
     except FileNotFoundError as error:
@@ -233,8 +317,11 @@ def _compile(name: str, sources: list[Path], include_dirs: list[Path], binary: P
     if result.returncode != 0:
         raise BuildError(f"Model `{name}`: gcc failed:\n{result.stderr.strip()}")
     if result.stderr.strip():
-        warnings.warn(f"Model `{name}`: gcc warnings:\n{result.stderr.strip()}",
-                      BuildWarning, stacklevel=3)
+        warnings.warn(
+            f"Model `{name}`: gcc warnings:\n{result.stderr.strip()}",
+            BuildWarning,
+            stacklevel=3,
+        )
 
 
 def _write_zip(fmu: Path, entries: dict[str, bytes]) -> None:
@@ -247,20 +334,25 @@ def _write_zip(fmu: Path, entries: dict[str, bytes]) -> None:
             archive.writestr(info, entries[name])
 
 
-# ---- model_table.h ----------------------------------------------------------------
+# ---- model_table.h ----
 
 
 def c_header(table: ModelTable) -> str:
     """Return the C header with sizes, index names and the variable table."""
     counts = {
-        "STATES": table.of_kind("state"), "REAL_PARAMS": table.of_kind("parameter"),
-        "REAL_INPUTS": table.of_kind("input"), "OUTPUTS": table.of_kind("output"),
+        "STATES": table.of_kind("state"),
+        "REAL_PARAMS": table.of_kind("parameter"),
+        "REAL_INPUTS": table.of_kind("input"),
+        "OUTPUTS": table.of_kind("output"),
         "INTEGERS": table.of_kind("integer_parameter", "integer_input"),
         "EVENT_INDICATORS": table.event_indicators,
     }
-    lines = ["/* Generated by fmibridge/build.py from model.toml; do not edit. */",
-             "#ifndef MODEL_TABLE_H", "#define MODEL_TABLE_H",
-             f'#define MODEL_TOKEN "{table.token}"']
+    lines = [
+        "/* Generated by fmibridge/build.py from model.toml; do not edit. */",
+        "#ifndef MODEL_TABLE_H",
+        "#define MODEL_TABLE_H",
+        f'#define MODEL_TOKEN "{table.token}"',
+    ]
     for key, members in counts.items():
         lines.append(f"#define N_{key} {len(members)}")
         lines.append(f"#define N_{key}_ALLOC {max(len(members), 1)}")
@@ -268,12 +360,15 @@ def c_header(table: ModelTable) -> str:
         if var.kind in KIND_PREFIX:
             lines.append(f"#define {KIND_PREFIX[var.kind]}_{var.name} {var.index}")
     rows = ['{0, "time", VK_TIME, 0}'] + [
-        f'{{{v.vr}, "{v.name}", {KIND_VK[v.kind]}, {v.index}}}' for v in table.variables]
+        f'{{{v.vr}, "{v.name}", {KIND_VK[v.kind]}, {v.index}}}' for v in table.variables
+    ]
     lines.append("#define MODEL_VARIABLES { " + ", ".join(rows) + " }")
-    lines += [_start_macro("START_STATES", counts["STATES"]),
-              _start_macro("START_REAL_PARAMS", counts["REAL_PARAMS"]),
-              _start_macro("START_REAL_INPUTS", counts["REAL_INPUTS"]),
-              _start_macro("START_INTEGERS", counts["INTEGERS"])]
+    lines += [
+        _start_macro("START_STATES", counts["STATES"]),
+        _start_macro("START_REAL_PARAMS", counts["REAL_PARAMS"]),
+        _start_macro("START_REAL_INPUTS", counts["REAL_INPUTS"]),
+        _start_macro("START_INTEGERS", counts["INTEGERS"]),
+    ]
     refs = [f"{{{KIND_VK[v.kind]}, {v.index}}}" for v in table.event_indicators]
     lines.append("#define EVENT_INDICATOR_VARIABLES { " + ", ".join(refs) + " }")
     lines.append("#endif")
@@ -286,46 +381,75 @@ def _start_macro(name: str, variables: list[Variable]) -> str:
     return f"#define {name} {{ {', '.join(values)} }}"
 
 
-# ---- modelDescription.xml -----------------------------------------------------------
+# ---- modelDescription.xml ----
 
 
 def model_description(table: ModelTable, version: int) -> str:
     """Return modelDescription.xml for FMI `version` (2 or 3)."""
     root = _fmi2_root(table) if version == 2 else _fmi3_root(table)
     _add_units(root, table)
-    ET.SubElement(root, "DefaultExperiment", startTime="0", stopTime=repr(table.stop_time),
-                  stepSize="0.001")
+    ET.SubElement(
+        root,
+        "DefaultExperiment",
+        startTime="0",
+        stopTime=repr(table.stop_time),
+        stepSize="0.001",
+    )
     variables = ET.SubElement(root, "ModelVariables")
     (_fmi2_variables if version == 2 else _fmi3_variables)(variables, table)
     (_fmi2_structure if version == 2 else _fmi3_structure)(root, table)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    )
 
 
 def _common_attributes(table: ModelTable) -> dict[str, str]:
-    return {"modelName": table.name, "description": table.description,
-            "generationTool": "fmibridge.build", "generationDateAndTime": GENERATION_DATE,
-            "variableNamingConvention": "structured"}
+    return {
+        "modelName": table.name,
+        "description": table.description,
+        "generationTool": "fmibridge.build",
+        "generationDateAndTime": GENERATION_DATE,
+        "variableNamingConvention": "structured",
+    }
 
 
 def _fmi2_root(table: ModelTable) -> ET.Element:
-    root = ET.Element("fmiModelDescription", fmiVersion="2.0", guid=table.token,
-                      **_common_attributes(table),
-                      numberOfEventIndicators=str(len(table.event_indicators)))
+    root = ET.Element(
+        "fmiModelDescription",
+        fmiVersion="2.0",
+        guid=table.token,
+        **_common_attributes(table),
+        numberOfEventIndicators=str(len(table.event_indicators)),
+    )
     state = {"canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true"}
     ET.SubElement(root, "ModelExchange", modelIdentifier=table.name, **state)
-    ET.SubElement(root, "CoSimulation", modelIdentifier=table.name,
-                  canHandleVariableCommunicationStepSize="true", **state)
+    ET.SubElement(
+        root,
+        "CoSimulation",
+        modelIdentifier=table.name,
+        canHandleVariableCommunicationStepSize="true",
+        **state,
+    )
     return root
 
 
 def _fmi3_root(table: ModelTable) -> ET.Element:
-    root = ET.Element("fmiModelDescription", fmiVersion="3.0",
-                      instantiationToken=table.token, **_common_attributes(table))
+    root = ET.Element(
+        "fmiModelDescription",
+        fmiVersion="3.0",
+        instantiationToken=table.token,
+        **_common_attributes(table),
+    )
     state = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
     ET.SubElement(root, "ModelExchange", modelIdentifier=table.name, **state)
-    ET.SubElement(root, "CoSimulation", modelIdentifier=table.name,
-                  canHandleVariableCommunicationStepSize="true", **state)
+    ET.SubElement(
+        root,
+        "CoSimulation",
+        modelIdentifier=table.name,
+        canHandleVariableCommunicationStepSize="true",
+        **state,
+    )
     return root
 
 
@@ -339,12 +463,23 @@ def _add_units(root: ET.Element, table: ModelTable) -> None:
 def _causality(var: Variable) -> dict[str, str]:
     """Return causality, variability and initial of a variable (same in FMI 2 and 3)."""
     return {
-        "state": {"causality": "output", "variability": "continuous", "initial": "exact"},
-        "parameter": {"causality": "parameter", "variability": "fixed", "initial": "exact"},
+        "state": {
+            "causality": "output",
+            "variability": "continuous",
+            "initial": "exact",
+        },
+        "parameter": {
+            "causality": "parameter",
+            "variability": "fixed",
+            "initial": "exact",
+        },
         "input": {"causality": "input", "variability": "continuous"},
         "output": {"causality": "output", "variability": "continuous"},
-        "integer_parameter": {"causality": "parameter", "variability": "fixed",
-                              "initial": "exact"},
+        "integer_parameter": {
+            "causality": "parameter",
+            "variability": "fixed",
+            "initial": "exact",
+        },
         "integer_input": {"causality": "input", "variability": "discrete"},
         "derivative": {"causality": "local", "variability": "continuous"},
     }[var.kind]
@@ -355,14 +490,25 @@ def _is_integer(var: Variable) -> bool:
 
 
 def _fmi2_variables(parent: ET.Element, table: ModelTable) -> None:
-    time = ET.SubElement(parent, "ScalarVariable", name="time", valueReference="0",
-                         causality="independent", variability="continuous",
-                         description="Simulation time")
+    time = ET.SubElement(
+        parent,
+        "ScalarVariable",
+        name="time",
+        valueReference="0",
+        causality="independent",
+        variability="continuous",
+        description="Simulation time",
+    )
     ET.SubElement(time, "Real", unit="s")
     for var in table.variables:
-        element = ET.SubElement(parent, "ScalarVariable", name=var.name,
-                                valueReference=str(var.vr), description=var.description,
-                                **_causality(var))
+        element = ET.SubElement(
+            parent,
+            "ScalarVariable",
+            name=var.name,
+            valueReference=str(var.vr),
+            description=var.description,
+            **_causality(var),
+        )
         type_attributes = {}
         if var.unit:
             type_attributes["unit"] = var.unit
@@ -370,7 +516,9 @@ def _fmi2_variables(parent: ET.Element, table: ModelTable) -> None:
             type_attributes["derivative"] = str(_fmi2_index(table, var.derivative_of))
         if var.start is not None:
             type_attributes["start"] = repr(var.start)
-        ET.SubElement(element, "Integer" if _is_integer(var) else "Real", **type_attributes)
+        ET.SubElement(
+            element, "Integer" if _is_integer(var) else "Real", **type_attributes
+        )
 
 
 def _fmi2_index(table: ModelTable, var: Variable) -> int:
@@ -392,12 +540,23 @@ def _fmi2_structure(root: ET.Element, table: ModelTable) -> None:
 
 
 def _fmi3_variables(parent: ET.Element, table: ModelTable) -> None:
-    ET.SubElement(parent, "Float64", name="time", valueReference="0",
-                  causality="independent", variability="continuous",
-                  description="Simulation time", unit="s")
+    ET.SubElement(
+        parent,
+        "Float64",
+        name="time",
+        valueReference="0",
+        causality="independent",
+        variability="continuous",
+        description="Simulation time",
+        unit="s",
+    )
     for var in table.variables:
-        attributes = {"name": var.name, "valueReference": str(var.vr),
-                      "description": var.description, **_causality(var)}
+        attributes = {
+            "name": var.name,
+            "valueReference": str(var.vr),
+            "description": var.description,
+            **_causality(var),
+        }
         if var.unit:
             attributes["unit"] = var.unit
         if var.derivative_of is not None:
@@ -409,9 +568,11 @@ def _fmi3_variables(parent: ET.Element, table: ModelTable) -> None:
 
 def _fmi3_structure(root: ET.Element, table: ModelTable) -> None:
     structure = ET.SubElement(root, "ModelStructure")
-    for tag, variables in (("Output", table.of_kind("state", "output")),
-                           ("ContinuousStateDerivative", table.of_kind("derivative")),
-                           ("InitialUnknown", table.of_kind("output", "derivative")),
-                           ("EventIndicator", table.event_indicators)):
+    for tag, variables in (
+        ("Output", table.of_kind("state", "output")),
+        ("ContinuousStateDerivative", table.of_kind("derivative")),
+        ("InitialUnknown", table.of_kind("output", "derivative")),
+        ("EventIndicator", table.event_indicators),
+    ):
         for var in variables:
             ET.SubElement(structure, tag, valueReference=str(var.vr))

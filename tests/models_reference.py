@@ -37,14 +37,24 @@ def rhs_knee_pendulum(t, x, p):
     """M qddot + C qdot + N = dh^T lam, dh = (0, 1) (Or and Ames, Sec. 5.2)."""
     m1, m2, L1, L2, g = (p[k] for k in ("m1", "m2", "L1", "L2", "g"))
     q1, q2, w1, w2 = x
-    mass = np.array([
-        [m1 * L1**2 / 3 + m2 * (L1**2 + L2**2 / 3 + L1 * L2 * np.cos(q2)),
-         m2 * (3 * L1 * L2 * np.cos(q2) + 2 * L2**2) / 6],
-        [m2 * (3 * L1 * L2 * np.cos(q2) + 2 * L2**2) / 6, m2 * L2**2 / 3]])
-    coriolis = 0.5 * m2 * L1 * L2 * np.sin(q2) * np.array([-(2 * w1 * w2 + w2**2), w1**2])
-    gravity = np.array([(0.5 * m1 + m2) * L1 * g * np.sin(q1)
-                        + 0.5 * m2 * L2 * g * np.sin(q1 + q2),
-                        0.5 * m2 * L2 * g * np.sin(q1 + q2)])
+    mass = np.array(
+        [
+            [
+                m1 * L1**2 / 3 + m2 * (L1**2 + L2**2 / 3 + L1 * L2 * np.cos(q2)),
+                m2 * (3 * L1 * L2 * np.cos(q2) + 2 * L2**2) / 6,
+            ],
+            [m2 * (3 * L1 * L2 * np.cos(q2) + 2 * L2**2) / 6, m2 * L2**2 / 3],
+        ]
+    )
+    coriolis = (
+        0.5 * m2 * L1 * L2 * np.sin(q2) * np.array([-(2 * w1 * w2 + w2**2), w1**2])
+    )
+    gravity = np.array(
+        [
+            (0.5 * m1 + m2) * L1 * g * np.sin(q1) + 0.5 * m2 * L2 * g * np.sin(q1 + q2),
+            0.5 * m2 * L2 * g * np.sin(q1 + q2),
+        ]
+    )
     acc = np.linalg.solve(mass, np.array([0.0, p["lam"]]) - coriolis - gravity)
     return np.array([w1, w2, *acc])
 

@@ -9,11 +9,12 @@ import shutil
 import fmpy
 import numpy as np
 import pytest
+from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Model, FMU2Slave
 from fmpy.fmi3 import FMU3Model, FMU3Slave
+from models_reference import REFERENCES
 
 from fmibridge.build import BuildError, build_fmus
-from models_reference import REFERENCES
 
 MODELS = sorted(REFERENCES)
 VERSIONS = {2: "", 3: "_fmi3"}  # FMI version -> FMU file suffix
@@ -31,12 +32,19 @@ def open_fmu(path, kind, tmp_path):
     md = fmpy.read_model_description(path)
     unzipped = fmpy.extract(path, unzipdir=tmp_path / f"{path.stem}_{kind}")
     is_fmi3 = md.fmiVersion.startswith("3")
-    classes = {("ME", False): FMU2Model, ("CS", False): FMU2Slave,
-               ("ME", True): FMU3Model, ("CS", True): FMU3Slave}
+    classes = {
+        ("ME", False): FMU2Model,
+        ("CS", False): FMU2Slave,
+        ("ME", True): FMU3Model,
+        ("CS", True): FMU3Slave,
+    }
     token = md.instantiationToken if is_fmi3 else md.guid
-    fmu = classes[kind, is_fmi3](guid=token, unzipDirectory=unzipped,
-                                 modelIdentifier=md.coSimulation.modelIdentifier,
-                                 instanceName="test")
+    fmu = classes[kind, is_fmi3](
+        guid=token,
+        unzipDirectory=unzipped,
+        modelIdentifier=md.coSimulation.modelIdentifier,
+        instanceName="test",
+    )
     fmu.instantiate()
     try:
         yield fmu, md
@@ -60,10 +68,12 @@ def vrs(md):
 def set_value(fmu, var, value):
     if var.type in ("Integer", "Int32"):
         (fmu.setInteger if hasattr(fmu, "setInteger") else fmu.setInt32)(
-            [var.valueReference], [int(value)])
+            [var.valueReference], [int(value)]
+        )
     else:
         (fmu.setReal if hasattr(fmu, "setReal") else fmu.setFloat64)(
-            [var.valueReference], [float(value)])
+            [var.valueReference], [float(value)]
+        )
 
 
 def get_reals(fmu, md, names):
@@ -71,7 +81,7 @@ def get_reals(fmu, md, names):
     return np.array(get([vrs(md)[n].valueReference for n in names]))
 
 
-# ---- every FMU is valid and simulates -------------------------------------------------
+# ---- every FMU is valid and simulates ----
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -83,12 +93,14 @@ def test_fmu_validates_and_simulates(fmu_dir, model, version, fmi_type, capsys):
     assert model in capsys.readouterr().out
     md = fmpy.read_model_description(path, validate=True)
     assert md.fmiVersion.startswith(str(version))
-    result = fmpy.simulate_fmu(path, fmi_type=fmi_type, stop_time=0.1, output_interval=0.01)
+    result = fmpy.simulate_fmu(
+        path, fmi_type=fmi_type, stop_time=0.1, output_interval=0.01
+    )
     assert np.isclose(result["time"][-1], 0.1)
     assert all(np.all(np.isfinite(result[n])) for n in result.dtype.names)
 
 
-# ---- derivatives equal the native Python equations ----------------------------------
+# ---- derivatives equal the native Python equations ----
 
 
 def random_inputs(md, rng):
@@ -97,7 +109,10 @@ def random_inputs(md, rng):
     for var in md.modelVariables:
         if var.causality == "parameter" and var.type in ("Real", "Float64"):
             values[var.name] = float(var.start) * rng.uniform(0.5, 1.5)
-        elif var.causality in ("parameter", "input") and var.type in ("Integer", "Int32"):
+        elif var.causality in ("parameter", "input") and var.type in (
+            "Integer",
+            "Int32",
+        ):
             values[var.name] = int(rng.integers(0, 4 if var.name == "contact" else 2))
         elif var.causality == "input":
             values[var.name] = rng.normal(0.0, 2.0)
@@ -115,7 +130,9 @@ def test_derivatives_equal_python_reference(fmu_dir, tmp_path, model, version):
         initialize(fmu)
         n = md.numberOfContinuousStates
         x, dx = (ctypes.c_double * n)(), (ctypes.c_double * n)()
-        get_derivatives = getattr(fmu, "getDerivatives", None) or fmu.getContinuousStateDerivatives
+        get_derivatives = (
+            getattr(fmu, "getDerivatives", None) or fmu.getContinuousStateDerivatives
+        )
         for _ in range(N_RANDOM_STATES):
             t, state = rng.uniform(-5, 5), rng.normal(0.0, 2.0, n)
             x[:] = state
@@ -123,11 +140,15 @@ def test_derivatives_equal_python_reference(fmu_dir, tmp_path, model, version):
             fmu.setContinuousStates(x, n)
             get_derivatives(dx, n)
             expected = REFERENCES[model](t, state, values)
-            np.testing.assert_allclose(np.array(dx), expected, rtol=DERIVATIVE_RTOL,
-                                       atol=DERIVATIVE_RTOL * np.abs(expected).max())
+            np.testing.assert_allclose(
+                np.array(dx),
+                expected,
+                rtol=DERIVATIVE_RTOL,
+                atol=DERIVATIVE_RTOL * np.abs(expected).max(),
+            )
 
 
-# ---- Co-Simulation: get/set and serialized FMU state --------------------------------
+# ---- Co-Simulation: get/set and serialized FMU state ----
 
 
 def co_simulate(fmu, md, n_steps, t0, h=0.05):
@@ -158,7 +179,9 @@ def test_fmu_state_round_trip_is_bit_exact(fmu_dir, tmp_path, model, version):
     np.testing.assert_array_equal(first, second)
     with open_fmu(path, "CS", tmp_path / "fresh") as (fresh, md):
         initialize(fresh)
-        deserialize = getattr(fresh, "deSerializeFMUstate", None) or fresh.deserializeFMUState
+        deserialize = (
+            getattr(fresh, "deSerializeFMUstate", None) or fresh.deserializeFMUState
+        )
         (getattr(fresh, "setFMUstate", None) or fresh.setFMUState)(deserialize(data))
         third = co_simulate(fresh, md, 12, 0.4)
     np.testing.assert_array_equal(first, third)
@@ -166,10 +189,15 @@ def test_fmu_state_round_trip_is_bit_exact(fmu_dir, tmp_path, model, version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_cs_states_can_be_set_between_steps_and_after_reset(fmu_dir, tmp_path, version):
-    with open_fmu(fmu_path(fmu_dir, "BouncingBall", version), "CS", tmp_path) as (fmu, md):
+    with open_fmu(fmu_path(fmu_dir, "BouncingBall", version), "CS", tmp_path) as (
+        fmu,
+        md,
+    ):
         initialize(fmu)
         fmu.doStep(0.0, 0.1)
-        set_value(fmu, vrs(md)["v"], 2.0)  # documented extension: set a state in step mode
+        set_value(
+            fmu, vrs(md)["v"], 2.0
+        )  # documented extension: set a state in step mode
         fmu.doStep(0.1, 0.1)
         h, v = get_reals(fmu, md, ["h", "v"])
         h_expected = 1 - 9.81 * 0.1**2 / 2 + 2.0 * 0.1 - 9.81 * 0.1**2 / 2
@@ -179,19 +207,25 @@ def test_cs_states_can_be_set_between_steps_and_after_reset(fmu_dir, tmp_path, v
         set_value(fmu, vrs(md)["h"], 3.0)
         initialize(fmu, start_time=0.2)
         fmu.doStep(0.2, 0.1)
-        assert get_reals(fmu, md, ["h"])[0] == pytest.approx(3 - 9.81 * 0.1**2 / 2, abs=1e-12)
+        assert get_reals(fmu, md, ["h"])[0] == pytest.approx(
+            3 - 9.81 * 0.1**2 / 2, abs=1e-12
+        )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_calls_in_the_wrong_state_fail_with_a_logged_reason(fmu_dir, tmp_path, version,
-                                                            capsys):
-    with open_fmu(fmu_path(fmu_dir, "BouncingBall", version), "CS", tmp_path) as (fmu, md):
-        with pytest.raises(Exception, match="DoStep"):
+def test_calls_in_the_wrong_state_fail_with_a_logged_reason(
+    fmu_dir, tmp_path, version, capsys
+):
+    with open_fmu(fmu_path(fmu_dir, "BouncingBall", version), "CS", tmp_path) as (
+        fmu,
+        md,
+    ):
+        with pytest.raises(FMICallException, match="DoStep"):
             fmu.doStep(0.0, 0.1)  # before initialization
         initialize(fmu)
-        with pytest.raises(Exception):
+        with pytest.raises(FMICallException):
             set_value(fmu, vrs(md)["g"], 1.0)  # a fixed parameter after initialization
-        with pytest.raises(Exception):
+        with pytest.raises(FMICallException):
             get_reals_by_vr(fmu, 999)  # unknown value reference
         fmu.doStep(0.0, 0.1)  # the instance still works
     log = capsys.readouterr().out
@@ -204,14 +238,15 @@ def get_reals_by_vr(fmu, vr):
     return (fmu.getReal if hasattr(fmu, "getReal") else fmu.getFloat64)([vr])
 
 
-# ---- internal events: BouncingBallEvents through fmpy ---------------------------------
+# ---- internal events: BouncingBallEvents through fmpy ----
 
 
 def exact_impact_times(n, h0=1.0, g=9.81, e=0.8):
     """Impacts of a ball dropped from h0: t1 = sqrt(2 h0/g), then 2 e^k v1/g apart."""
     v1 = np.sqrt(2 * g * h0)
-    return np.sqrt(2 * h0 / g) + np.concatenate([[0.0], np.cumsum(
-        [2 * e**k * v1 / g for k in range(1, n)])])
+    return np.sqrt(2 * h0 / g) + np.concatenate(
+        [[0.0], np.cumsum([2 * e**k * v1 / g for k in range(1, n)])]
+    )
 
 
 def impact_times(result):
@@ -222,17 +257,28 @@ def impact_times(result):
 
 
 def test_bouncing_ball_events_me_cvode_impact_times(fmu_dir):
-    result = fmpy.simulate_fmu(fmu_path(fmu_dir, "BouncingBallEvents", 2),
-                               fmi_type="ModelExchange", solver="CVode", stop_time=2.7,
-                               relative_tolerance=1e-10, output_interval=0.01,
-                               record_events=True)
-    np.testing.assert_allclose(impact_times(result)[:5], exact_impact_times(5), atol=1e-6)
+    result = fmpy.simulate_fmu(
+        fmu_path(fmu_dir, "BouncingBallEvents", 2),
+        fmi_type="ModelExchange",
+        solver="CVode",
+        stop_time=2.7,
+        relative_tolerance=1e-10,
+        output_interval=0.01,
+        record_events=True,
+    )
+    np.testing.assert_allclose(
+        impact_times(result)[:5], exact_impact_times(5), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_bouncing_ball_events_cs_locates_impacts_inside_do_step(fmu_dir, tmp_path, version):
+def test_bouncing_ball_events_cs_locates_impacts_inside_do_step(
+    fmu_dir, tmp_path, version
+):
     with open_fmu(fmu_path(fmu_dir, "BouncingBallEvents", version), "CS", tmp_path) as (
-            fmu, md):
+        fmu,
+        md,
+    ):
         initialize(fmu)
         fmu.doStep(0.0, 1.0)  # one impact at 0.4515 inside the step
         h, v = get_reals(fmu, md, ["h", "v"])
@@ -242,7 +288,7 @@ def test_bouncing_ball_events_cs_locates_impacts_inside_do_step(fmu_dir, tmp_pat
     assert v == pytest.approx(0.8 * v1 - 9.81 * tau, abs=1e-9)
 
 
-# ---- the builder ----------------------------------------------------------------------
+# ---- the builder ----
 
 
 def test_build_is_incremental_and_deterministic(fmu_dir, tmp_path):
@@ -262,11 +308,13 @@ def test_build_error_names_the_model_and_gcc_message(fmu_dir, tmp_path):
         shutil.copytree(source / name, tmp_path / name)
     c_file = tmp_path / "BouncingBall" / "BouncingBall.c"
     c_file.write_text(c_file.read_text().replace("x[X_v];", "x[X_v]"))
-    with pytest.raises(BuildError, match=r"(?s)Model `BouncingBall`: gcc failed.*error"):
+    with pytest.raises(
+        BuildError, match=r"(?s)Model `BouncingBall`: gcc failed.*error"
+    ):
         build_fmus(tmp_path)
 
 
-# ---- the Modelica sources agree with the C (rumoca) -----------------------------------
+# ---- the Modelica sources agree with the C (rumoca) ----
 
 RUMOCA_RTOL = 1e-11  # rumoca's BDF tolerances, well below the 1e-6 asserted
 FLIGHT_TIME = {"BouncingBallEvents": 0.4}  # before its first impact at 0.4515 s
@@ -276,13 +324,18 @@ FLIGHT_TIME = {"BouncingBallEvents": 0.4}  # before its first impact at 0.4515 s
 def test_modelica_source_matches_fmu_in_flight(fmu_dir, model):
     rumoca = pytest.importorskip("rumoca")
     stop_time = FLIGHT_TIME.get(model, 1.0)
-    compiled = rumoca.Session().load(str(fmu_dir.parent / model / f"{model}.mo"), model=model)
+    compiled = rumoca.Session().load(
+        str(fmu_dir.parent / model / f"{model}.mo"), model=model
+    )
     config = rumoca.SimConfig(rtol=RUMOCA_RTOL, atol=RUMOCA_RTOL)
     frame = compiled.simulate(t=(0, stop_time), dt=0.01, config=config).to_dataframe()
     path = fmu_path(fmu_dir, model, 2)
     md = fmpy.read_model_description(path)
-    result = fmpy.simulate_fmu(path, fmi_type="CoSimulation", stop_time=stop_time,
-                               output_interval=0.01)
+    result = fmpy.simulate_fmu(
+        path, fmi_type="CoSimulation", stop_time=stop_time, output_interval=0.01
+    )
     for var in (v.derivative for v in md.modelVariables if v.derivative is not None):
         modelica = np.interp(result["time"], frame.index.values, frame[var.name].values)
-        np.testing.assert_allclose(result[var.name], modelica, atol=1e-6, err_msg=var.name)
+        np.testing.assert_allclose(
+            result[var.name], modelica, atol=1e-6, err_msg=var.name
+        )
