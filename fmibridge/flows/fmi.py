@@ -92,16 +92,17 @@ class _Fmi2:
 
     def _logger(self):
         from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
-        from fmpy.logging import addLoggerProxy
 
         def log(env, instance, status, category, message):
             self._log(message.decode("utf-8", "replace"))
 
+        # fmpy's addLoggerProxy would format printf-style arguments, but it keeps
+        # one process-wide logger: other instances would call ours after it is
+        # freed. The message is kept as the FMU wrote it.
         callbacks = fmi2CallbackFunctions()
         callbacks.logger = fmi2CallbackLoggerTYPE(log)
         callbacks.allocateMemory = defaultCallbacks.allocateMemory
         callbacks.freeMemory = defaultCallbacks.freeMemory
-        addLoggerProxy(ctypes.byref(callbacks))  # formats the FMU's printf-style messages
         self._callbacks = callbacks  # keep alive while the instance lives
         return callbacks
 
