@@ -23,6 +23,8 @@ from .flows.base import Flow
 
 Direction = Literal["falling", "rising", "either"]
 DIRECTIONS = ("falling", "rising", "either")
+Kind = Literal["unilateral", "bilateral"]
+KINDS = ("unilateral", "bilateral")
 GuardFn = Callable[[float, np.ndarray], float]
 ResetFn = Callable[[float, np.ndarray], np.ndarray]
 
@@ -48,12 +50,18 @@ class Guard:
         Where the reset is applied: on the surface g = 0 (the default), or at
         the first located point beyond it, for resets that test their own
         condition (an FMU's event mode runs `when h <= 0` itself).
+    kind : {'unilateral', 'bilateral'}
+        Event class (Esposito and Kumar, Sec. 2.3): a 'unilateral' guard must
+        never be crossed, since the flow may be undefined beyond it (the
+        default); a 'bilateral' guard may be crossed. Only methods that
+        approach guards from one side (`Unilateral`) read it.
     """
 
     fn: GuardFn
     direction: Direction = "falling"
     name: str = ""
     reset_at: Literal["surface", "beyond"] = "surface"
+    kind: Kind = "unilateral"
 
     def __post_init__(self) -> None:
         if not callable(self.fn):
@@ -67,6 +75,11 @@ class Guard:
             raise FmibridgeError(
                 f"Guard `{self.name or _name_of(self.fn)}`: `reset_at` must be "
                 f"'surface' or 'beyond', got {self.reset_at!r}."
+            )
+        if self.kind not in KINDS:
+            raise FmibridgeError(
+                f"Guard `{self.name or _name_of(self.fn)}`: `kind` must be "
+                f"'unilateral' or 'bilateral', got {self.kind!r}."
             )
         if not self.name:
             object.__setattr__(self, "name", _name_of(self.fn))
@@ -101,10 +114,12 @@ class Guard:
 
 
 def as_guard(obj: Guard | GuardFn) -> Guard:
-    """Accept a Guard, or any callable with an optional `.direction`."""
+    """Accept a Guard, or any callable with optional `.direction` and `.kind`."""
     if isinstance(obj, Guard):
         return obj
-    return Guard(obj, getattr(obj, "direction", "falling"))
+    return Guard(
+        obj, getattr(obj, "direction", "falling"), kind=getattr(obj, "kind", "unilateral")
+    )
 
 
 def _identity(t: float, x: np.ndarray) -> np.ndarray:
