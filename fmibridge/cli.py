@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
+    run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument("--out", type=Path, help="write the samples to this CSV")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(func=cmd_run)

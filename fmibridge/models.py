@@ -65,3 +65,33 @@ def bouncing_ball_impacts(n: int, h0: float = 1.0, g: float = 9.81, e: float = 0
 def bouncing_ball_zeno_time(h0: float = 1.0, g: float = 9.81, e: float = 0.8) -> float:
     """Return the Zeno time sqrt(2 h0/g) (1 + e)/(1 - e) of the ball dropped from rest."""
     return math.sqrt(2.0 * h0 / g) * (1.0 + e) / (1.0 - e)
+
+
+def forced_oscillator(params) -> HybridSystem:
+    """Return the forced oscillator with a stop of Burden et al., Sec. V-B.
+
+    One mode, state (x, v); guard x_max - x (falling); reset (x, -c v); flow
+    x'' + 2 a x' + omega**2 x = u(t) / m with u(t) = u_amp cos(u_freq t).
+
+    Parameters
+    ----------
+    params : fmibridge.validation.OscillatorParams
+        For example `EXAMPLE_1` or `EXAMPLE_2` (Table I).
+
+    Examples
+    --------
+    >>> from fmibridge.validation import EXAMPLE_1
+    >>> forced_oscillator(EXAMPLE_1).x0.tolist()
+    [11.36263, 31.40358]
+    """
+    from .validation.oscillator import gap, reset, rhs
+
+    f = rhs(params)
+    flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
+    stop = Guard(gap(params), "falling", "stop")
+    edge = Edge(stop, "free", reset(params), name="stop")
+    return HybridSystem(
+        [Mode("free", flow, (edge,))], "free", {"x": params.x0, "v": params.v0},
+        parameters={k: getattr(params, k) for k in ("a", "c", "omega", "x_max", "m")},
+        constraint=UnilateralConstraint("x", "v", params.c), name="forced_oscillator",
+    )

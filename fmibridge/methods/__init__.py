@@ -2,7 +2,8 @@
 
 from .base import Method, State, Step
 from .halving import Halving
+from .relaxation import Relaxation
 
-METHODS: dict[str, type[Method]] = {"halving": Halving}
+METHODS: dict[str, type[Method]] = {"halving": Halving, "relaxation": Relaxation}
 
-__all__ = ["METHODS", "Halving", "Method", "State", "Step"]
+__all__ = ["METHODS", "Halving", "Method", "Relaxation", "State", "Step"]

@@ -1,0 +1,237 @@
+"""Guards relaxed into strips of width eps: the method of Burden et al., Fig. 12."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..integrators import Scheme
+from ..result import Recorder, Status
+from ..system import Guard, HybridSystem, Mode
+from .base import Method, State, Step, at_least_one, positive, reached
+
+# Projection onto the guard (Illinois regula falsi along the step's own curve)
+# stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
+# the O(eps) error the strip costs anyway (Burden et al., Thm. 27).
+PROJECT_GTOL = 1e-6
+# Bound on projection iterations; Illinois converges superlinearly, about ten
+# iterations reach PROJECT_GTOL from a bracket of one step.
+PROJECT_MAX_ITER = 100
+
+
+@dataclass(frozen=True)
+class _Strip:
+    """A trial point on the strip of edge `index` at transverse depth `tau`."""
+
+    index: int
+    tau: float
+    g: float
+    others: tuple[int, ...] = ()
+
+
+_DOMAIN = object()  # the trial point lies in D_j (no guard beyond)
+_OUTSIDE = object()  # the trial point lies outside D_j^eps: halve
+
+
+def _depth(guard: Guard, g_start: float, g: float) -> float | None:
+    """Return how far g lies beyond the guard's surface, or None if inside.
+
+    'falling' guards are beyond where g < 0, 'rising' ones where g > 0;
+    'either' guards (FMU event indicators) where g changed sign since the
+    start of the step.
+    """
+    if guard.direction == "falling":
+        return -g if g < 0.0 else None
+    if guard.direction == "rising":
+        return g if g > 0.0 else None
+    return abs(g) if g * g_start < 0.0 else None
+
+
+@dataclass(frozen=True)
+class Relaxation(Method):
+    """Relax every guard into a strip of width eps and wait on it (Fig. 12).
+
+    Each attempt tries a step of h from the current point (the last step is
+    shortened to land on t_end), then h/2, h/4, ... -- the trial restarts at h
+    every attempt, as n' restarts at 0 in Fig. 12, Step 4 -- and accepts the
+    first trial point that lies in the relaxed domain D_j^eps:
+
+    * in D_j (no guard beyond its surface): an ordinary step;
+    * on a strip: beyond one or more guards, each by a depth tau <= eps,
+      where tau is the guard value beyond the surface (-g for a falling
+      guard): the transverse distance of specs/burden-relaxation.md Sec. 1.3,
+      exact when g is a signed distance. The point is recorded at t_{k+1};
+      it waits eps - tau on the strip (Steps 13-14), and at
+      t_{k+1} + eps - tau the reset of the strip's edge acts on the point q
+      where the step entered the guard (Step 15, R^eps(q, eps) = R(q)). The
+      Event carries that reset time and x_before = q.
+
+    No trial in D_j^eps after `max_halvings` halvings (Step 5, n' = inf)
+    stops the run with Status.NO_PROGRESS.
+
+    Strip coordinates (q, tau) of a trial point y = A^s(t, x): q is the point
+    where the step's own curve sigma -> A^sigma(t, x), sigma in [0, s], first
+    meets the guard, found by regula falsi on g with the method's integrator
+    and kept on the domain side (g >= 0 for a falling guard, so a reset never
+    leaves the state beyond the guard it just left). This projects along the
+    flow and needs only `advance`, so it serves any Flow. If x itself already
+    lies beyond the guard (a reset put it there: a simultaneous transition),
+    the strip was entered at x and q = x. A guard with reset_at='beyond'
+    (an FMU whose event mode tests its own condition) is reset at y itself,
+    as the reference code does for every guard.
+
+    Overlapping guards need no special code (Sec. 2.4 of the spec): a point
+    in several strips takes the deepest one, whose relaxed guard the strip
+    flow reaches first (ties: the edge declared first); the other edges are
+    recorded in the Event's `simultaneous` field, and if the reset leaves the
+    state beyond one of them in the new mode, the next step finds it on that
+    strip, so a simultaneous transition costs about two strip waits (2 eps).
+
+    Parameters
+    ----------
+    h : float
+        Nominal step, s.
+    eps : float
+        Strip width: transverse depth (in the guard's units) and time on the
+        strip (s); each transition is delayed by at most eps.
+    integrator : {'midpoint', 'euler', 'rk4'}
+        Scheme A^h; midpoint (RK2) as in the paper's examples.
+    max_halvings : int
+        Bound on halvings in one attempt (Step 5).
+    max_steps, max_events : int
+        Bounds on accepted steps and on transitions.
+
+    References
+    ----------
+    Burden, Gonzalez, Vasudevan, Bajcsy, Sastry, "Metrization and simulation
+    of controlled hybrid systems", Fig. 12; strips Def. 14, strip vector field
+    Def. 17 (eq. 13), relaxed guards and resets Def. 18 (eq. 14); rate
+    O(eps) + O(h^order), Cor. 28.
+
+    Examples
+    --------
+    >>> from fmibridge.models import bouncing_ball
+    >>> result = Relaxation(h=1e-2, eps=1e-6).run(bouncing_ball(), t_end=1.0)
+    >>> round(result.events[0].t, 5)
+    0.45152
+    """
+
+    name: ClassVar[str] = "relaxation"
+    integrator: str | Scheme = "midpoint"
+    eps: float = 1e-6
+    max_halvings: int = 64
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positive("eps", self.eps)
+        at_least_one("max_halvings", self.max_halvings)
+
+    def _attempt(
+        self, system: HybridSystem, state: State, t_end: float, log: Recorder
+    ) -> Step:
+        mode = system.mode(state.mode)
+        t, x = state.t, state.x
+        g0 = [edge.guard(t, x) for edge in mode.edges]
+        hs = min(self.h, t_end - t)
+        for _ in range(self.max_halvings + 1):
+            y = self.advance(mode, t, x, hs)
+            where = self._classify(mode, g0, t + hs, y)
+            if where is not _OUTSIDE:
+                break
+            log.n_rejected += 1
+            hs /= 2
+        else:
+            return Step(state, Status.NO_PROGRESS)
+        log.n_steps += 1
+        t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
+        log.sample(t1, y, mode.name)
+        if where is _DOMAIN:
+            return Step(State(t1, y, mode.name))
+        edge = mode.edges[where.index]
+        if getattr(edge.guard, "reset_at", "surface") == "beyond":
+            q = y  # the reset tests its own condition (an FMU's event mode)
+        else:
+            q = self._guard_point(mode, state, where, g0[where.index], hs)
+        t_reset = t1 + self.eps - where.tau  # Fig. 12, Step 13
+        if t_reset > t_end and not reached(t_reset, t_end, self.h):
+            if t1 < t_end:  # the run ends while waiting on the strip (Step 14)
+                log.sample(t_end, q, mode.name)
+            return Step(State(t_end, q, mode.name))
+        others = tuple(mode.edges[i].name for i in where.others)
+        return Step(self.fire(State(t_reset, q, mode.name), edge, log, others))
+
+    def _classify(self, mode: Mode, g0: list[float], t1: float, y: np.ndarray):
+        """Return _DOMAIN, _OUTSIDE or the _Strip the trial point y lies on."""
+        if not np.all(np.isfinite(y)):
+            return _OUTSIDE
+        beyond: list[tuple[float, int, float]] = []
+        for i, edge in enumerate(mode.edges):
+            g = edge.guard(t1, y)
+            if not np.isfinite(g):
+                return _OUTSIDE
+            tau = _depth(edge.guard, g0[i], g)
+            if tau is None:
+                continue
+            if tau > self.eps:
+                return _OUTSIDE
+            beyond.append((-tau, i, g))  # deepest first, then declaration order
+        if not beyond:
+            return _DOMAIN
+        beyond.sort()
+        (neg_tau, index, g), rest = beyond[0], beyond[1:]
+        return _Strip(index, -neg_tau, g, tuple(i for _, i, _ in rest))
+
+    def _guard_point(
+        self, mode: Mode, state: State, strip: _Strip, g_start: float, s: float
+    ) -> np.ndarray:
+        """Return q: where the step's curve A^sigma(t, x) first meets the guard.
+
+        Illinois regula falsi on sigma in [0, s], keeping the domain-side end.
+        """
+        guard, t, x = mode.edges[strip.index].guard, state.t, state.x
+        if _depth(guard, g_start, g_start) is not None:
+            return x  # a reset left the state beyond this guard: it entered here
+        lo, q, g_q = 0.0, x, g_start
+        if g_start == 0.0:  # on the surface: the curve may dip inside first
+            inside = self._inside_point(mode, guard, state, s)
+            if inside is None:
+                return x  # it leaves at once: it enters the strip here
+            lo, q, g_q = inside
+        hi, f_lo, f_hi = s, g_q, strip.g
+        side = 0
+        for _ in range(PROJECT_MAX_ITER):
+            if abs(g_q) <= PROJECT_GTOL * self.eps:
+                break
+            sigma = lo + (hi - lo) * f_lo / (f_lo - f_hi)
+            if not lo < sigma < hi:  # the bracket is at round-off width
+                break
+            z = self.advance(mode, t, x, sigma)
+            g = guard(t + sigma, z)
+            if not (np.all(np.isfinite(z)) and np.isfinite(g)):
+                hi, f_hi, side = sigma, -f_lo, 0  # next trial: the bracket's middle
+            elif _depth(guard, g_start, g) is None:
+                lo, f_lo, q, g_q = sigma, g, z, g
+                f_hi, side = (f_hi / 2 if side == -1 else f_hi), -1
+            else:
+                hi, f_hi = sigma, g
+                f_lo, side = (f_lo / 2 if side == 1 else f_lo), 1
+        return q
+
+    def _inside_point(self, mode: Mode, guard: Guard, state: State, s: float):
+        """Return (sigma, z, g) strictly inside the guard on the step's curve, or None.
+
+        Probes sigma = s/2, s/4, ... down to eps: a dip inside the domain
+        shorter than the strip time eps moves q by O(eps) only (Thm. 27).
+        """
+        sigma = s
+        for _ in range(self.max_halvings):
+            sigma /= 2
+            if sigma < self.eps:
+                break
+            z = self.advance(mode, state.t, state.x, sigma)
+            g = guard(state.t + sigma, z)
+            if g != 0.0 and np.isfinite(g) and _depth(guard, 0.0, g) is None:
+                return sigma, z, g
+        return None
