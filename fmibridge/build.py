@@ -15,8 +15,9 @@ deterministic (fixed timestamps, sorted zip entries).
 from __future__ import annotations
 
 import hashlib
-import shutil
+import os
 import subprocess
+import tempfile
 import tomllib
 import warnings
 import zipfile
@@ -260,23 +261,23 @@ def _build_one(
     stamp = fmu.with_suffix(".fmu.sha256")
     if not force and fmu.exists() and stamp.exists() and stamp.read_text() == digest:
         return fmu
-    work = out_dir / ".work" / fmu.stem
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    (work / "model_table.h").write_text(c_header(table))
-    binary = work / f"{table.name}.so"
-    _compile(
-        table.name,
-        sources,
-        [source_dir / "include", source_dir / "common", work],
-        binary,
-    )
-    entries = {
-        "modelDescription.xml": model_description(table, version).encode(),
-        f"binaries/{platform}/{table.name}.so": binary.read_bytes(),
-    }
-    _write_zip(fmu, entries)
-    stamp.write_text(digest)
+    (out_dir / ".work").mkdir(exist_ok=True)
+    # A private work directory and atomic renames: concurrent builds (parallel test
+    # sessions) never see, or load, a half-written FMU.
+    with tempfile.TemporaryDirectory(dir=out_dir / ".work", prefix=fmu.stem) as tmp:
+        work = Path(tmp)
+        (work / "model_table.h").write_text(c_header(table))
+        binary = work / f"{table.name}.so"
+        include_dirs = [source_dir / "include", source_dir / "common", work]
+        _compile(table.name, sources, include_dirs, binary)
+        entries = {
+            "modelDescription.xml": model_description(table, version).encode(),
+            f"binaries/{platform}/{table.name}.so": binary.read_bytes(),
+        }
+        _write_zip(work / fmu.name, entries)
+        (work / stamp.name).write_text(digest)
+        os.replace(work / fmu.name, fmu)
+        os.replace(work / stamp.name, stamp)
     return fmu
 
 
