@@ -155,7 +155,7 @@ class Relaxation(Method):
         else:
             q = self._guard_point(mode, state, where, g0[where.index], hs)
         t_reset = t1 + self.eps - where.tau  # Fig. 12, Step 13
-        if t_reset > t_end and not reached(t_reset, t_end, self.h):
+        if t_reset > t_end:
             if t1 < t_end:  # the run ends while waiting on the strip (Step 14)
                 log.sample(t_end, q, mode.name)
             return Step(State(t_end, q, mode.name))
