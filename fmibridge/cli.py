@@ -1,39 +1,26 @@
-"""The `fmibridge` command: run | build-fmus (and more as they land)."""
+"""The `fmibridge` command: run | info | build-fmus | validate | ..."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .errors import FmibridgeError, FmibridgeWarning
-from .methods import METHODS, Method
+from .methods import METHODS, Method, method_named
 from .result import Result
 
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 
 
-def _method_from_args(args: argparse.Namespace, defaults: dict | None = None) -> Method:
+def _method_from_args(args: argparse.Namespace) -> Method:
     """Build the method named by --method with the options the user gave."""
-    options = dict(defaults or {})
-    name = args.method or options.pop("method", "halving")
-    options.pop("method", None)
-    if name not in METHODS:
-        raise FmibridgeError(f"--method must be one of {sorted(METHODS)}, got {name!r}.")
-    for key in ("h", "eps", "integrator"):
-        value = getattr(args, key, None)
-        if value is not None:
-            options[key] = value
-    cls = METHODS[name]
-    known = set(cls.__dataclass_fields__)
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise FmibridgeError(
-            f"Method {name!r} takes no option(s) {unknown}; its options are {sorted(known)}."
-        )
-    return cls(**options)
+    options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
+    return method_named(args.method or "halving",
+                        {k: v for k, v in options.items() if v is not None})
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:
@@ -60,18 +47,68 @@ def _write(result: Result, out: Path | None) -> None:
     print(f"wrote {out} and {events_path}")
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """Run a model: the built-in bouncing ball when no model is given."""
+def _load(args: argparse.Namespace):
+    """Return (system, method, t_end, runner) for the model argument."""
     from .models import bouncing_ball
 
-    if args.model is not None:
-        raise FmibridgeError(f"{args.model}: running FMUs and adapter files is not available yet.")
-    system = bouncing_ball()
-    method = _method_from_args(args)
-    result = method.run(system, args.t_end, progress=not args.no_progress)
+    model = args.model
+    if model is None:
+        method = _method_from_args(args)
+        return bouncing_ball(), method, args.t_end or DEFAULT_T_END, None
+    if model.suffix == ".toml":
+        from .adapters import load_adapter
+
+        options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
+        adapter = load_adapter(model, method=args.method, method_options=options, t_end=args.t_end)
+        return adapter.system, adapter.method, adapter.t_end, adapter.run
+    if model.suffix == ".fmu":
+        from .flows.fmu import fmu_system
+
+        system = fmu_system(model, args.interface)
+        try:
+            method = _method_from_args(args)
+        except FmibridgeError:
+            system.close()
+            raise
+        return system, method, args.t_end or DEFAULT_T_END, None
+    raise FmibridgeError(f"{model}: expected an adapter file (.toml) or an FMU (.fmu).")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a model: an adapter file, an FMU, or the built-in bouncing ball."""
+    system, method, t_end, runner = _load(args)
+    try:
+        if runner is not None:
+            result = runner(progress=not args.no_progress)
+        else:
+            result = method.run(system, t_end, progress=not args.no_progress)
+    finally:
+        system.close()
     _print_summary(result)
     _write(result, args.out)
     return 0 if result.status.is_success else 1
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Describe an FMU: interfaces, capabilities and variables."""
+    from .flows.fmi import FmuArchive
+
+    archive = FmuArchive(args.fmu)
+    d = archive.description
+    print(f"{args.fmu}: {d.modelName}, FMI {archive.fmi_version}")
+    if d.description:
+        print(f"  {d.description}")
+    for interface in archive.interfaces:
+        flags = [f for f in ("canGetAndSetFMUstate", "canSerializeFMUstate")
+                 if archive.capability(interface, f)]
+        print(f"  {interface}: {', '.join(flags) or 'no state get/set'}")
+    print(f"  continuous states: {d.numberOfContinuousStates}, "
+          f"event indicators: {d.numberOfEventIndicators}")
+    print(f"  {'name':<20} {'causality':<12} {'variability':<12} {'type':<8} start")
+    for v in archive.variables.values():
+        start = "" if v.start is None else f"{v.start:g}"
+        print(f"  {v.name:<20} {v.causality:<12} {v.variability:<12} {v.type:<8} {start}")
+    return 0
 
 
 def cmd_build_fmus(args: argparse.Namespace) -> int:
@@ -94,7 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="simulate a model and print its event table")
     run.add_argument("model", nargs="?", type=Path,
                      help="adapter file (.toml) or FMU; default: the built-in bouncing ball")
-    run.add_argument("--t-end", type=float, default=DEFAULT_T_END, help="final time, s")
+    run.add_argument("--t-end", type=float,
+                     help=f"final time, s (default: the adapter's, else {DEFAULT_T_END})")
+    run.add_argument("--interface", choices=["me", "cs"],
+                     help="FMU interface type for a .fmu (default: Model Exchange)")
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
@@ -103,10 +143,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(func=cmd_run)
 
+    info = sub.add_parser("info", help="list an FMU's interfaces, capabilities and variables")
+    info.add_argument("fmu", type=Path)
+    info.set_defaults(func=cmd_info)
+
     build = sub.add_parser("build-fmus", help="compile the models in fmus/ with gcc")
     build.add_argument("--source", type=Path, default=Path("fmus"), help="fmus/ folder")
     build.add_argument("--force", action="store_true", help="rebuild everything")
     build.set_defaults(func=cmd_build_fmus)
+
+    from .sweep import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub)
     return parser
 
 
@@ -121,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FmibridgeError, FileNotFoundError) as exc:
         print(f"fmibridge: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushed at exit
+        return 1
 
 
 if __name__ == "__main__":

@@ -53,6 +53,31 @@ class Variable:
     start: float | None
 
 
+_INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for FMI 2 log routing
+_FMI2_LOGGER = None
+
+
+def _route_fmi2_message(env, instance_name, status, category, message) -> None:
+    """Give an FMI 2 log message to its instance; print those of other FMUs."""
+    text = message.decode("utf-8", "replace") if message else ""
+    instance = _INSTANCES.get(instance_name.decode("utf-8", "replace") if instance_name else "")
+    if instance is not None:
+        instance._log(text)
+    else:
+        label = STATUS_LABELS[status] if status in range(6) else str(status)
+        print(f"[{label.upper()}] {text}")
+
+
+def _fmi2_logger():
+    """Return the one permanent FMI 2 logger callback (created on first use)."""
+    global _FMI2_LOGGER
+    if _FMI2_LOGGER is None:
+        from fmpy.fmi2 import fmi2CallbackLoggerTYPE
+
+        _FMI2_LOGGER = fmi2CallbackLoggerTYPE(_route_fmi2_message)
+    return _FMI2_LOGGER
+
+
 class FmiInstance:
     """One instantiated FMU. Subclasses bind one FMI version and interface."""
 
@@ -61,8 +86,10 @@ class FmiInstance:
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
         self.description = description
+        self.name = f"fmibridge-{id(self):x}"  # unique: routes this instance's log
         self._messages: list[str] = []
         self._fmu = self._create(description, unzip_dir)
+        _INSTANCES[self.name] = self
         self._instantiate()
 
     def _log(self, text: str) -> None:
@@ -81,6 +108,7 @@ class FmiInstance:
         except Exception:  # noqa: BLE001 - freeing must go on whatever the FMU says
             pass
         fmu.freeInstance()
+        _INSTANCES.pop(self.name, None)
 
     # -- implemented per version ------------------------------------------------
     def _create(self, description, unzip_dir: Path): ...
@@ -91,18 +119,17 @@ class _Fmi2:
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
 
     def _logger(self):
-        from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+        from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions
+        from fmpy.logging import addLoggerProxy
 
-        def log(env, instance, status, category, message):
-            self._log(message.decode("utf-8", "replace"))
-
-        # fmpy's addLoggerProxy would format printf-style arguments, but it keeps
-        # one process-wide logger: other instances would call ours after it is
-        # freed. The message is kept as the FMU wrote it.
         callbacks = fmi2CallbackFunctions()
-        callbacks.logger = fmi2CallbackLoggerTYPE(log)
+        callbacks.logger = _fmi2_logger()
         callbacks.allocateMemory = defaultCallbacks.allocateMemory
         callbacks.freeMemory = defaultCallbacks.freeMemory
+        # fmpy's native proxy formats the printf-style arguments; it keeps ONE
+        # process-wide logger, so ours is a permanent module-level function that
+        # routes each message to its instance by name (see _route_fmi2_message).
+        addLoggerProxy(ctypes.byref(callbacks))
         self._callbacks = callbacks  # keep alive while the instance lives
         return callbacks
 
@@ -244,7 +271,7 @@ class Fmi2Model(_Fmi2, _ModelExchange):
         return FMU2Model(
             guid=description.guid, unzipDirectory=str(unzip_dir),
             modelIdentifier=description.modelExchange.modelIdentifier,
-            instanceName="fmibridge",
+            instanceName=self.name,
         )
 
     @_fmi_call
@@ -290,7 +317,7 @@ class Fmi3Model(_Fmi3, _ModelExchange):
         return FMU3Model(
             guid=description.guid, unzipDirectory=str(unzip_dir),
             modelIdentifier=description.modelExchange.modelIdentifier,
-            instanceName="fmibridge",
+            instanceName=self.name,
         )
 
     @_fmi_call
@@ -341,7 +368,7 @@ class Fmi2Slave(_Fmi2, FmiInstance):
         return FMU2Slave(
             guid=description.guid, unzipDirectory=str(unzip_dir),
             modelIdentifier=description.coSimulation.modelIdentifier,
-            instanceName="fmibridge",
+            instanceName=self.name,
         )
 
     @_fmi_call
@@ -360,7 +387,7 @@ class Fmi3Slave(_Fmi3, FmiInstance):
         return FMU3Slave(
             guid=description.guid, unzipDirectory=str(unzip_dir),
             modelIdentifier=description.coSimulation.modelIdentifier,
-            instanceName="fmibridge",
+            instanceName=self.name,
         )
 
     @_fmi_call

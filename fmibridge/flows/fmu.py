@@ -48,12 +48,13 @@ class _FmuFlow:
         self.state_names = states or self._state_names_from_description()
         self._state_vrs = [self._vr(n, "state") for n in self.state_names]
         self._inputs = self._check_inputs(inputs or {})
-        start_values = {**self._check_settable(parameters or {}, "parameter"),
-                        **self._check_settable(start or {}, "start value")}
-        self._output_names = self._readable_names()
-        self._output_vrs = [self._vr(n, "output") for n in self._output_names]
+        settable = {**self._check_settable(parameters or {}, "parameter"),
+                    **self._check_settable(start or {}, "start value")}
+        self._start_reals = {vr: v for vr, (v, is_int) in settable.items() if not is_int}
+        self._start_ints = {vr: round(v) for vr, (v, is_int) in settable.items() if is_int}
+        self.output_names = self._readable_names()
+        self._output_vrs = [self._vr(n, "output") for n in self.output_names]
         self._instance: FmiInstance | None = self.archive.instantiate(self.interface)
-        self._start_values = start_values
         try:
             self._initialize(t0)
         except BaseException:
@@ -80,7 +81,8 @@ class _FmuFlow:
             )
         return variable.vr
 
-    def _check_settable(self, values: Mapping[str, float], role: str) -> dict[int, float]:
+    def _check_settable(self, values: Mapping[str, float], role: str) -> dict[int, tuple]:
+        """Return {vr: (value, is_integer)} for values the FMU lets us set."""
         checked = {}
         for name, value in values.items():
             vr = self._vr(name, role)
@@ -94,7 +96,15 @@ class _FmuFlow:
                 raise FmibridgeError(f"{self.path}: {role} {name!r} is a constant.")
             if not np.isfinite(value):
                 raise FmibridgeError(f"{self.path}: {role} {name!r} must be finite, got {value!r}.")
-            checked[vr] = float(value)
+            if variable.type not in ("Real", "Float64", "Integer", "Int32"):
+                raise FmibridgeError(
+                    f"{self.path}: {role} {name!r} has type {variable.type}; fmibridge "
+                    f"sets Real/Float64 and Integer/Int32 variables."
+                )
+            is_int = variable.type in ("Integer", "Int32")
+            if is_int and float(value) != round(value):
+                raise FmibridgeError(f"{self.path}: {role} {name!r} is an integer, got {value!r}.")
+            checked[vr] = (float(value), is_int)
         return checked
 
     def _check_inputs(self, inputs: Mapping[str, InputValue]) -> list[tuple[int, InputValue]]:
@@ -169,7 +179,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     interface = "ModelExchange"
 
     def _initialize(self, t0: float) -> None:
-        self.instance.initialize(t0, self._start_values, {})
+        self.instance.initialize(t0, self._start_reals, self._start_ints)
         self.instance.finish_initialization(MAX_EVENT_ITERATIONS)
         self.x0 = self.instance.get_states()
         self._z_key: tuple | None = None
@@ -184,7 +194,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.instance.set_time_and_states(t, x)
         values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
         return {**dict(zip(self.state_names, map(float, x), strict=True)),
-                **dict(zip(self._output_names, map(float, values), strict=True))}
+                **dict(zip(self.output_names, map(float, values), strict=True))}
 
     def event_indicator(self, i: int) -> Callable[[float, np.ndarray], float]:
         """Return g(t, x) = the FMU's i-th event indicator."""
@@ -235,7 +245,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 "fmibridge needs it to undo a Co-Simulation step when a crossing is "
                 "halved; use the Model Exchange interface or re-export the FMU with it",
             )
-        self.instance.initialize(t0, self._start_values, {})
+        self.instance.initialize(t0, self._start_reals, self._start_ints)
         self.x0 = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
         self._at: tuple = (t0, self.x0.tobytes())
@@ -253,7 +263,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._goto(t, x)
         values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
         return {**dict(zip(self.state_names, map(float, x), strict=True)),
-                **dict(zip(self._output_names, map(float, values), strict=True))}
+                **dict(zip(self.output_names, map(float, values), strict=True))}
 
     def _goto(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): restore a saved state, or enter a reset state."""
@@ -290,7 +300,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 "fmibridge cannot apply a reset: the FMU accepts neither setting its "
                 "state variables nor fmiReset",
             ) from None
-        self.instance.initialize(t, {**self._start_values, **dict(zip(self._state_vrs, map(float, x)))}, {})
+        states = dict(zip(self._state_vrs, map(float, x), strict=True))
+        self.instance.initialize(t, {**self._start_reals, **states}, self._start_ints)
 
     def close(self) -> None:
         if self._instance is not None:

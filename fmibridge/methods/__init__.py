@@ -1,9 +1,28 @@
 """Master algorithms: each a small class with its parameters."""
 
+import dataclasses
+from collections.abc import Mapping
+
+from ..errors import FmibridgeError
+
 from .base import Method, State, Step
 from .halving import Halving
 from .relaxation import Relaxation
 
 METHODS: dict[str, type[Method]] = {"halving": Halving, "relaxation": Relaxation}
 
-__all__ = ["METHODS", "Halving", "Method", "Relaxation", "State", "Step"]
+__all__ = ["METHODS", "Halving", "Method", "method_named", "Relaxation", "State", "Step"]
+
+
+def method_named(name: str, options: Mapping[str, object]) -> Method:
+    """Build the method called `name` from `options`, naming any unknown option."""
+    if name not in METHODS:
+        raise FmibridgeError(f"`method` must be one of {sorted(METHODS)}, got {name!r}.")
+    cls = METHODS[name]
+    known = sorted(f.name for f in dataclasses.fields(cls))
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise FmibridgeError(
+            f"Method {name!r} takes no option(s) {unknown}; its options are {known}."
+        )
+    return cls(**options)

@@ -1,0 +1,358 @@
+"""Adapter files: one TOML file per model, read into a HybridSystem and a Method.
+
+An adapter names the FMU (path relative to the file), its interface type,
+parameter overrides, start values and inputs, the guards and resets as
+expressions over FMU variable and parameter names, the unilateral constraint,
+the method with its parameters and the output columns::
+
+    fmu = "../fmus/build/BouncingBall.fmu"
+    interface = "me"            # or "cs"
+    t_end = 3.0
+
+    [parameters]
+    e = 0.8
+
+    [[edges]]
+    name = "floor"
+    guard = "h"                 # g > 0 inside the domain
+    direction = "falling"
+    reset = { v = "-e * v" }    # right-hand sides use the values before the reset
+
+    [constraint]
+    gap = "h"
+    velocity = "v"
+    restitution = "e"
+
+    [method]
+    name = "halving"
+    h = 1e-3
+
+The whole file is checked before anything runs, and every problem found is
+reported in one AdapterError that names the file and the key. FMU event
+indicators (an exported model's own `when` clauses) always become guards too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import AdapterError, FmibridgeError
+from .expressions import Expression
+from .flows.fmu import ModelExchangeFlow, open_fmu
+from .methods import Method, method_named
+from .result import Result
+from .system import DIRECTIONS, Edge, Guard, HybridSystem, Mode, UnilateralConstraint
+
+TOP_KEYS = {"name", "description", "fmu", "interface", "t_end", "parameters", "start",
+            "inputs", "edges", "constraint", "method", "output"}
+EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
+DEFAULT_MODE = "model"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A model ready to run: its system, method, end time and output columns."""
+
+    path: Path
+    system: HybridSystem
+    method: Method
+    t_end: float
+    outputs: tuple[str, ...]
+
+    def run(self, *, progress: bool = False) -> Result:
+        """Run the method on the system and add the requested output columns."""
+        result = self.method.run(self.system, self.t_end, progress=progress)
+        extra = [n for n in self.outputs if n not in self.system.state_names]
+        if not extra:
+            return result
+        flow = self.system.mode(self.system.initial_mode).flow
+        columns = {n: np.empty(len(result.t)) for n in extra}
+        for k, (t, x) in enumerate(zip(result.t, result.x, strict=True)):
+            values = flow.variables(t, x)
+            for n in extra:
+                columns[n][k] = values[n]
+        return dataclasses.replace(result, outputs={**result.outputs, **columns})
+
+    def close(self) -> None:
+        self.system.close()
+
+    def __enter__(self) -> Adapter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class _Problems:
+    """Collects every problem in one file, to report them together."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.items = path, []
+
+    def add(self, key: str, message: str) -> None:
+        self.items.append(f"[{key}] {message}")
+
+    def check(self, key: str, fn: Callable, *args):
+        """Call fn(*args); record an FmibridgeError under `key` and return None."""
+        try:
+            return fn(*args)
+        except FmibridgeError as exc:
+            self.add(key, str(exc))
+            return None
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            lines = "\n  ".join(self.items)
+            raise AdapterError(f"{self.path}: {len(self.items)} problem(s):\n  {lines}")
+
+
+def load_adapter(
+    path: str | Path,
+    *,
+    method: str | None = None,
+    method_options: Mapping[str, object] | None = None,
+    t_end: float | None = None,
+) -> Adapter:
+    """Read an adapter file; command-line style overrides win over its values.
+
+    Raises
+    ------
+    AdapterError
+        Listing every problem in the file (unknown keys, unknown variables,
+        malformed or unsafe expressions, bad method options).
+    FmibridgeError, FMUError
+        If the FMU itself cannot be opened.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FmibridgeError(f"{path}: no such adapter file.")
+    try:
+        spec = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise AdapterError(f"{path}: not valid TOML: {exc}.") from None
+    problems = _Problems(path)
+    for key in sorted(set(spec) - TOP_KEYS):
+        problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    if "fmu" not in spec:
+        problems.add("fmu", "missing: the path of the FMU, relative to this file.")
+    problems.raise_if_any()
+    flow = _open_flow(path, spec, problems)
+    try:
+        adapter = _build(path, spec, flow, problems, method, method_options or {}, t_end)
+    except BaseException:
+        flow.close()
+        raise
+    return adapter
+
+
+def _open_flow(path: Path, spec: Mapping, problems: _Problems):
+    fmu = (path.parent / str(spec["fmu"])).resolve()
+    if not fmu.is_file():
+        raise FmibridgeError(
+            f"{path}: [fmu] {fmu} does not exist; build the FMUs with `fmibridge build-fmus`."
+        )
+    parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
+    start = _numbers(spec.get("start", {}), "start", problems)
+    problems.raise_if_any()
+    constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
+    problems.raise_if_any()
+    try:
+        return open_fmu(fmu, spec.get("interface"), parameters=parameters, start=start,
+                        inputs=constants)
+    except FmibridgeError as exc:
+        raise AdapterError(f"{path}: {exc}") from None
+
+
+def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Adapter:
+    parameters = flow.parameter_values
+    variables = set(flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
+    edges = _edges(spec.get("edges", []), flow, parameters, variables, problems)
+    modes = sorted({src for src, _ in edges} | {e.target for _, e in edges}) or [DEFAULT_MODE]
+    constraint = _constraint(spec.get("constraint"), flow, parameters, problems)
+    method = _method(spec.get("method", {}), method_name, method_options, problems)
+    outputs = _outputs(spec.get("output", {}), flow, problems)
+    end = t_end if t_end is not None else spec.get("t_end", 1.0)
+    if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
+        problems.add("t_end", f"must be a number > 0, got {end!r}.")
+    problems.raise_if_any()
+    fmu_edges = _fmu_event_edges(flow)
+    system = HybridSystem(
+        [Mode(m, flow, tuple(e for src, e in edges if src == m) + fmu_edges(m)) for m in modes],
+        edges[0][0] if edges else DEFAULT_MODE, flow.x0, parameters=parameters,
+        constraint=constraint, name=str(spec.get("name", path.stem)),
+    )
+    return Adapter(path, system, method, float(end), outputs)
+
+
+def _numbers(table: object, key: str, problems: _Problems) -> dict[str, float]:
+    if not isinstance(table, Mapping):
+        problems.add(key, f"must be a table of name = number, got {table!r}.")
+        return {}
+    out = {}
+    for name, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            problems.add(f"{key}.{name}", f"must be a number, got {value!r}.")
+        else:
+            out[name] = float(value)
+    return out
+
+
+def _constant_inputs(table, parameters, problems) -> dict[str, object]:
+    """Inputs: numbers, or expressions of t and the parameters given in the file."""
+    if not isinstance(table, Mapping):
+        problems.add("inputs", f"must be a table of name = expression, got {table!r}.")
+        return {}
+    inputs = {}
+    for name, source in table.items():
+        expr = problems.check(f"inputs.{name}", Expression.parse, source,
+                              set(parameters) | {"t"}, "")
+        if expr is not None:
+            inputs[name] = _input_function(expr, parameters)
+    return inputs
+
+
+def _input_function(expr: Expression, parameters: Mapping[str, float]):
+    if not expr.names - set(parameters):
+        return float(expr(parameters))
+    return lambda t: float(expr({**parameters, "t": t}))
+
+
+def _edges(table, flow, parameters, variables, problems) -> list[tuple[str, Edge]]:
+    if not isinstance(table, list):
+        problems.add("edges", "must be an array of tables ([[edges]]).")
+        return []
+    edges = []
+    for k, item in enumerate(table):
+        where = f"edges[{k}]"
+        if not isinstance(item, Mapping):
+            problems.add(where, "must be a table.")
+            continue
+        for key in sorted(set(item) - EDGE_KEYS):
+            problems.add(f"{where}.{key}", f"unknown key; allowed keys are {sorted(EDGE_KEYS)}.")
+        direction = item.get("direction", "falling")
+        if direction not in DIRECTIONS:
+            problems.add(f"{where}.direction", f"must be one of {list(DIRECTIONS)}, got {direction!r}.")
+            continue
+        if "guard" not in item:
+            problems.add(f"{where}.guard", "missing: an expression, > 0 inside the domain.")
+            continue
+        guard = problems.check(f"{where}.guard", Expression.parse, item["guard"], variables, "")
+        reset = _reset(item.get("reset", {}), flow, variables, problems, where)
+        if guard is None or reset is None:
+            continue
+        name = str(item.get("name", f"edge_{k}"))
+        mode = str(item.get("mode", DEFAULT_MODE))
+        fn = _guard_function(guard, flow, parameters)
+        edges.append((mode, Edge(Guard(fn, direction, name=name),
+                                 str(item.get("target", mode)), _reset_function(reset, flow, parameters), name)))
+    return edges
+
+
+def _reset(table, flow, variables, problems, where):
+    if not isinstance(table, Mapping):
+        problems.add(f"{where}.reset", "must be a table of state = expression.")
+        return None
+    assignments = {}
+    for name, source in table.items():
+        if name not in flow.state_names:
+            problems.add(
+                f"{where}.reset.{name}",
+                f"the reset writes {name!r}, which is not a state of the FMU; it can set "
+                f"only {list(flow.state_names)}.",
+            )
+            continue
+        expr = problems.check(f"{where}.reset.{name}", Expression.parse, source, variables, "")
+        if expr is not None:
+            assignments[flow.state_names.index(name)] = expr
+    return assignments if len(assignments) == len(table) else None
+
+
+def _values(flow, parameters, needs_fmu: bool) -> Callable[[float, np.ndarray], dict]:
+    """Return (t, x) -> every name an expression may use at that point."""
+    names = flow.state_names
+    if needs_fmu:
+        return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
+    return lambda t, x: {**parameters, **dict(zip(names, x.tolist(), strict=True)), "t": t}
+
+
+def _guard_function(expr: Expression, flow, parameters):
+    needs_fmu = bool(expr.names - set(flow.state_names) - set(parameters) - {"t"})
+    values = _values(flow, parameters, needs_fmu)
+
+    def guard(t: float, x: np.ndarray) -> float:
+        return float(expr(values(t, x)))
+
+    guard.__name__ = expr.source
+    return guard
+
+
+def _reset_function(assignments: dict[int, Expression], flow, parameters):
+    used = set().union(*(e.names for e in assignments.values())) if assignments else set()
+    values = _values(flow, parameters, bool(used - set(flow.state_names) - set(parameters) - {"t"}))
+
+    def reset(t: float, x: np.ndarray) -> np.ndarray:
+        before = values(t, x)  # every right-hand side sees the values before the reset
+        x_new = x.copy()
+        for i, expr in assignments.items():
+            x_new[i] = expr(before)
+        return x_new
+
+    return reset
+
+
+def _fmu_event_edges(flow):
+    """FMU event indicators as 'either' guards whose reset runs the FMU's event mode."""
+    if not isinstance(flow, ModelExchangeFlow) or flow.instance.nz == 0:
+        return lambda mode: ()
+    return lambda mode: tuple(
+        Edge(Guard(flow.event_indicator(i), "either", reset_at="beyond"), mode,
+             flow.event_update, name=f"fmu_event_{i}")
+        for i in range(flow.instance.nz)
+    )
+
+
+def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
+    if table is None:
+        return None
+    known = set(flow.state_names) | set(flow.output_names)
+    for key in ("gap", "velocity"):
+        if table.get(key) not in known:
+            problems.add(f"constraint.{key}", f"must name a state or output of the FMU "
+                         f"({sorted(known)}), got {table.get(key)!r}.")
+    restitution = table.get("restitution")
+    if isinstance(restitution, str):
+        restitution = parameters.get(restitution)
+    if not isinstance(restitution, int | float):
+        problems.add("constraint.restitution", "must be a number or a parameter name.")
+        return None
+    return problems.check("constraint", UnilateralConstraint, table.get("gap"),
+                          table.get("velocity"), float(restitution))
+
+
+def _method(table, name, overrides, problems) -> Method | None:
+    if not isinstance(table, Mapping):
+        problems.add("method", "must be a table.")
+        return None
+    options = {k: v for k, v in table.items() if k != "name"}
+    options.update({k: v for k, v in overrides.items() if v is not None})
+    return problems.check("method", method_named, name or table.get("name", "halving"), options)
+
+
+def _outputs(table, flow, problems) -> tuple[str, ...]:
+    names = table.get("variables", list(flow.state_names)) if isinstance(table, Mapping) else None
+    if not isinstance(names, list):
+        problems.add("output.variables", "must be a list of variable names.")
+        return ()
+    known = set(flow.state_names) | set(flow.output_names)
+    for name in names:
+        if name not in known:
+            problems.add("output.variables", f"unknown variable {name!r}; the FMU has {sorted(known)}.")
+    if not isinstance(flow, ModelExchangeFlow) and set(names) - set(flow.state_names):
+        problems.add("output.variables", "a Co-Simulation run can output its states only.")
+    return tuple(names)
