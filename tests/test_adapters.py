@@ -1,0 +1,125 @@
+"""Adapter files: every adapter runs; bad files give one clear error."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fmibridge import AdapterError, FmibridgeError
+from fmibridge.adapters import load_adapter
+from fmibridge.cli import main
+from fmibridge.expressions import Expression
+from fmibridge.models import bouncing_ball_impacts
+
+ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.stem for a in ADAPTERS])
+def test_every_adapter_runs_from_the_cli_and_writes_a_csv(fmu_dir, adapter, tmp_path):
+    out = tmp_path / f"{adapter.stem}.csv"
+    assert main(["run", str(adapter), "--t-end", "2", "--out", str(out), "--no-progress"]) == 0
+    frame = pd.read_csv(out, index_col="time")
+    assert frame.index[-1] == 2.0 and "mode" in frame.columns
+    assert np.all(np.isfinite(frame.drop(columns="mode").to_numpy()))
+
+
+def test_ball_adapter_gives_exact_impacts(fmu_dir):
+    with load_adapter(ADAPTERS[0].parent / "bouncing_ball.toml") as adapter:
+        result = adapter.run()
+    errors = result.event_times[:5] - bouncing_ball_impacts(5)
+    assert np.max(np.abs(errors)) < 1e-8
+
+
+def test_outputs_that_are_not_states_become_columns(fmu_dir):
+    path = ADAPTERS[0].parent / "forced_oscillator.toml"
+    with load_adapter(path, t_end=1.0) as adapter:
+        result = adapter.run()
+    np.testing.assert_allclose(result["gap"], 14.0 - result["x"], rtol=0, atol=1e-12)
+
+
+def write(tmp_path, text, fmu_dir):
+    path = tmp_path / "model.toml"
+    path.write_text(f'fmu = "{fmu_dir / "BouncingBall.fmu"}"\n' + text)
+    return path
+
+
+@pytest.mark.parametrize("guard", [
+    "__import__('os').system('echo hacked')",
+    "open('/etc/passwd')",
+    "h.__class__",
+    "[x for x in ()]",
+    "(lambda: 1)()",
+    "'text'",
+])
+def test_expressions_that_try_to_run_code_are_rejected(tmp_path, fmu_dir, guard):
+    path = write(tmp_path, f'[[edges]]\nguard = "{guard}"\n', fmu_dir)
+    with pytest.raises(AdapterError, match=r"(?s)model.toml: 1 problem.*edges\[0\]\.guard"):
+        load_adapter(path)
+
+
+def test_every_problem_in_a_file_is_listed_in_one_error(tmp_path, fmu_dir):
+    path = write(tmp_path, """
+colour = "red"
+[parameters]
+gravity = 1.0
+""", fmu_dir)
+    with pytest.raises(AdapterError, match=r"\[colour\] unknown key") as info:
+        load_adapter(path)
+    assert "gravity" not in str(info.value)  # the FMU is opened only when the file is sound
+    path = write(tmp_path, """
+[[edges]]
+guard = "height"
+reset = { g = "1.0" }
+[method]
+name = "halving"
+eps = 1e-3
+[output]
+variables = ["h", "speed"]
+""", fmu_dir)
+    with pytest.raises(AdapterError) as info:
+        load_adapter(path)
+    message = str(info.value)
+    assert "4 problem(s)" in message
+    assert "unknown name(s) ['height']" in message
+    assert "the reset writes 'g', which is not a state" in message
+    assert "takes no option(s) ['eps']" in message
+    assert "unknown variable 'speed'" in message
+
+
+def test_unknown_parameter_names_the_file_and_variable(tmp_path, fmu_dir):
+    path = write(tmp_path, "[parameters]\ngravity = 1.0\n", fmu_dir)
+    with pytest.raises(AdapterError, match=r"model.toml: .*no variable 'gravity'"):
+        load_adapter(path)
+
+
+def test_malformed_expression(tmp_path, fmu_dir):
+    path = write(tmp_path, '[[edges]]\nguard = "h +* 2"\n', fmu_dir)
+    with pytest.raises(AdapterError, match=r"malformed expression 'h \+\* 2'"):
+        load_adapter(path)
+
+
+def test_missing_fmu_in_adapter(tmp_path):
+    path = tmp_path / "model.toml"
+    path.write_text('fmu = "nowhere.fmu"\n')
+    with pytest.raises(FmibridgeError, match=r"model.toml: \[fmu\] .*nowhere.fmu does not exist"):
+        load_adapter(path)
+
+
+def test_missing_adapter_file_is_one_line_from_the_cli(capsys, tmp_path):
+    assert main(["run", str(tmp_path / "none.toml")]) == 2
+    assert capsys.readouterr().err.startswith("fmibridge: error: ")
+
+
+def test_info_lists_variables_and_capabilities(fmu_dir, capsys):
+    assert main(["info", str(fmu_dir / "BouncingBallEvents_fmi3.fmu")]) == 0
+    out = capsys.readouterr().out
+    assert "FMI 3.0" in out and "CoSimulation: canGetAndSetFMUstate" in out
+    assert "event indicators: 1" in out and "cs_substep" in out
+
+
+def test_expression_evaluator_basics():
+    assert Expression.parse("max(h, 0) + sqrt(4) * pi", {"h"})({"h": -1.0}) == 2 * np.pi
+    assert Expression.parse("1 if h > 0 else -1", {"h"})({"h": 2.0}) == 1
+    with pytest.raises(FmibridgeError, match="keyword arguments"):
+        Expression.parse("max(h, key=1)", {"h"})
