@@ -152,6 +152,10 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild everything")
     build.set_defaults(func=cmd_build_fmus)
 
+    from .validation.cli import add_validate_parser
+
+    add_validate_parser(sub)
+
     from .sweep import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)

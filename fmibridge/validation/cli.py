@@ -1,0 +1,45 @@
+"""`fmibridge validate`: the convergence study of Burden et al., Sec. V-B."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import FmibridgeError
+from .study import GRIDS, plot_study, run_study
+
+DEFAULT_OUT = Path("validation_out")
+
+
+def add_validate_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the `validate` subcommand on the `fmibridge` parser."""
+    parser = sub.add_parser(
+        "validate",
+        help="relaxation vs PS on Table I of Burden et al.: rho-hat table and plots",
+    )
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", dest="grid", action="store_const", const="quick",
+                      help="small grid, under a minute (the default)")
+    size.add_argument("--full", dest="grid", action="store_const", const="full",
+                      help="the paper's grid (long: many minutes)")
+    size.add_argument("--tiny", dest="grid", action="store_const", const="tiny",
+                      help="smoke test, a few seconds")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help=f"folder for validation.csv and the plots (default {DEFAULT_OUT})")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(func=cmd_validate, grid="quick")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Run the study grid, print the table, write validation.csv and PNG plots."""
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise FmibridgeError(f"--out {out} is a file; give a folder.")
+    out.mkdir(parents=True, exist_ok=True)
+    frame = run_study(GRIDS[args.grid].cases(), progress=not args.no_progress)
+    print(frame.to_string(index=False, float_format="{:.3g}".format))
+    csv = out / "validation.csv"
+    frame.to_csv(csv, index=False)
+    plots = plot_study(frame, out)
+    print(f"wrote {csv} and {', '.join(str(p) for p in plots)}")
+    return 0
