@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from fmibridge import (
-    Edge, FmibridgeError, FmibridgeWarning, Guard, HybridSystem, Mode, NativeFlow, Status,
+    Edge,
+    FmibridgeError,
+    FmibridgeWarning,
+    Guard,
+    HybridSystem,
+    Mode,
+    NativeFlow,
+    Status,
 )
 from fmibridge.methods import METHODS, Relaxation
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts

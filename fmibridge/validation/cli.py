@@ -25,8 +25,9 @@ def add_validate_parser(sub: argparse._SubParsersAction) -> None:
     size.add_argument("--tiny", dest="grid", action="store_const", const="tiny",
                       help="smoke test, a few seconds")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"folder for validation.csv and the plots (default {DEFAULT_OUT})")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+                        help=f"folder for the CSV and plots (default {DEFAULT_OUT})")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="hide the progress bar")
     parser.set_defaults(func=cmd_validate, grid="quick")
 
 

@@ -140,7 +140,8 @@ def run_study(cases: Iterable[Case], *, progress: bool = False) -> pd.DataFrame:
     [['example_2', 'ps', 0.02]]
     """
     cases = list(cases)
-    exacts = {name: exact_solution(EXAMPLES[name]) for name in {c.example for c in cases}}
+    names = {case.example for case in cases}
+    exacts = {name: exact_solution(EXAMPLES[name]) for name in names}
     if progress:
         from tqdm import tqdm
 

@@ -1,0 +1,182 @@
+"""The pronking body of Burden et al., Sec. V-C: two leg springs, pitch allowed.
+
+A rigid body (mass m, inertia I) in the sagittal plane, state (x, z, theta,
+xd, zd, thetad), carries two massless linear leg springs (stiffness k, rest
+length l) on frictionless pins at distance d/2 ahead of ('front') and behind
+('back') its centre of mass. In the air each leg keeps the angle psi to the
+body, so the foot of the leg at hip offset s = +-d/2 is at height
+
+    z + s sin(theta) - l cos(theta + psi).
+
+Touchdown (foot height 0) pins the foot on the ground where it landed; the leg
+then pushes on its hip with k (l - L) along the leg (L = hip-foot distance);
+lift-off happens when the leg is back at rest length (l - L = 0), and a lifted
+leg stays lifted for the rest of the stride (as in the reference code), so one
+stride is simulated. The foot pins are two extra states `p_front`, `p_back`
+(zero dynamics) so that all modes share one state vector.
+
+Mode names are '<front>-<back>' with each leg 'air' (before touchdown),
+'stance' or 'lifted'. The paper's D_a, D_l, D_r, D_g are 'air-air',
+'front'/'back' single stance ('stance-air', 'air-stance') and 'stance-stance';
+which of l/r is front is not stated (spec Sec. 8 item 8).
+
+References
+----------
+Burden et al., Sec. V-C, Figs. 15-17; parameters (m, I, k, l, d, g, psi) =
+(1, 1, 30, 1, 1, 9.81, pi/5), initial state (0, 1.1, 0, 3.4, 0, thetad0).
+Foot-height formula and lift-off rule: spec Sec. 5.3 (derived independently).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .flows.native import NativeFlow
+from .system import Edge, Guard, HybridSystem, Mode
+
+__all__ = ["LEGS", "PronkParams", "contact_intervals", "pronk"]
+
+STATE_NAMES = ("x", "z", "theta", "xd", "zd", "thetad", "p_front", "p_back")
+LEGS = ("front", "back")
+_HIP = {"front": 0.5, "back": -0.5}  # hip offset along the body, in units of d
+_PIN = {"front": 6, "back": 7}  # index of the leg's foot pin in the state
+_PHASES = ("air", "stance", "lifted")
+
+
+@dataclass(frozen=True)
+class PronkParams:
+    """Body and leg parameters of Sec. V-C (the paper's values by default)."""
+
+    m: float = 1.0
+    inertia: float = 1.0
+    k: float = 30.0
+    l: float = 1.0  # noqa: E741 (the paper's symbol for the leg rest length)
+    d: float = 1.0
+    g: float = 9.81
+    psi: float = math.pi / 5
+
+
+def _hip(p: PronkParams, leg: str, x: np.ndarray) -> tuple[float, float]:
+    s = _HIP[leg] * p.d
+    return x[0] + s * math.cos(x[2]), x[1] + s * math.sin(x[2])
+
+
+def _foot_height(p: PronkParams, leg: str):
+    s = _HIP[leg] * p.d
+
+    def foot_height(t: float, x: np.ndarray) -> float:
+        return x[1] + s * math.sin(x[2]) - p.l * math.cos(x[2] + p.psi)
+
+    foot_height.__name__ = f"{leg}_touchdown"
+    return foot_height
+
+
+def _leg_slack(p: PronkParams, leg: str):
+    def leg_slack(t: float, x: np.ndarray) -> float:
+        hx, hz = _hip(p, leg, x)
+        return p.l - math.hypot(hx - x[_PIN[leg]], hz)
+
+    leg_slack.__name__ = f"{leg}_liftoff"
+    return leg_slack
+
+
+def _touchdown(p: PronkParams, leg: str):
+    s = _HIP[leg] * p.d
+
+    def pin_foot(t: float, x: np.ndarray) -> np.ndarray:
+        x = x.copy()
+        x[_PIN[leg]] = x[0] + s * math.cos(x[2]) + p.l * math.sin(x[2] + p.psi)
+        return x
+
+    return pin_foot
+
+
+def _flow(p: PronkParams, stance: tuple[str, ...]) -> NativeFlow:
+    def body(t: float, x: np.ndarray, u: object) -> np.ndarray:
+        fx, fz, torque = 0.0, -p.m * p.g, 0.0
+        for leg in stance:
+            hx, hz = _hip(p, leg, x)
+            ax, az = hx - x[_PIN[leg]], hz
+            length = math.hypot(ax, az)
+            push = p.k * (p.l - length) / length
+            rx, rz = hx - x[0], hz - x[1]
+            fx, fz = fx + push * ax, fz + push * az
+            torque += rx * push * az - rz * push * ax
+        return np.array(
+            [x[3], x[4], x[5], fx / p.m, fz / p.m, torque / p.inertia, 0.0, 0.0]
+        )
+
+    return NativeFlow(body, STATE_NAMES, name="pronk:" + ("+".join(stance) or "air"))
+
+
+def _mode(p: PronkParams, phases: dict[str, str]) -> Mode:
+    stance = tuple(leg for leg in LEGS if phases[leg] == "stance")
+    edges = []
+    for leg in LEGS:
+        if phases[leg] == "air":
+            target = _name({**phases, leg: "stance"})
+            guard = Guard(_foot_height(p, leg), "falling")
+            edges.append(Edge(guard, target, _touchdown(p, leg)))
+        elif phases[leg] == "stance":
+            target = _name({**phases, leg: "lifted"})
+            edges.append(Edge(Guard(_leg_slack(p, leg), "falling"), target))
+    return Mode(_name(phases), _flow(p, stance), tuple(edges))
+
+
+def _name(phases: dict[str, str]) -> str:
+    return "-".join(phases[leg] for leg in LEGS)
+
+
+def pronk(
+    thetad0: float = 0.0, *, z0: float = 1.1, xd0: float = 3.4,
+    params: PronkParams | None = None,
+) -> HybridSystem:
+    """Return the pronking body of Burden et al., Sec. V-C, in the air.
+
+    Parameters
+    ----------
+    thetad0 : float
+        Initial pitch rate, rad/s (the paper runs 0 and -0.4).
+    z0, xd0 : float
+        Initial height (m) and forward speed (m/s).
+    params : PronkParams, optional
+        Body and leg parameters; the paper's by default.
+
+    Examples
+    --------
+    >>> system = pronk()
+    >>> system.initial_mode, len(system.modes)
+    ('air-air', 9)
+    """
+    p = PronkParams() if params is None else params
+    modes = [
+        _mode(p, dict(zip(LEGS, combo, strict=True)))
+        for combo in itertools.product(_PHASES, repeat=len(LEGS))
+    ]
+    x0 = [0.0, z0, 0.0, xd0, 0.0, thetad0, 0.0, 0.0]
+    return HybridSystem(
+        modes, "air-air", x0, parameters=asdict(p) | {"thetad0": thetad0}, name="pronk"
+    )
+
+
+def contact_intervals(result) -> dict[str, list[tuple[float, float]]]:
+    """Return, per leg, the (touchdown, lift-off) times of its stance phases.
+
+    A stance still running at the end of the Result closes at its last time.
+    """
+    intervals: dict[str, list[tuple[float, float]]] = {leg: [] for leg in LEGS}
+    for leg in LEGS:
+        start = None
+        for event in result.events:
+            if event.edge == f"{leg}_touchdown":
+                start = event.t
+            elif event.edge == f"{leg}_liftoff" and start is not None:
+                intervals[leg].append((start, event.t))
+                start = None
+        if start is not None:
+            intervals[leg].append((start, float(result.t[-1])))
+    return intervals
