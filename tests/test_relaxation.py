@@ -153,3 +153,37 @@ def test_leaving_the_domain_without_a_guard_is_no_progress():
 def test_bad_parameters_are_named(options, message):
     with pytest.raises(FmibridgeError, match=message.replace("(", r"\(")):
         Relaxation(**options)
+
+
+@pytest.mark.parametrize(("name", "interface"), [("BouncingBall.fmu", "me"),
+                                                 ("BouncingBall_fmi3.fmu", "cs")])
+def test_drives_fmu_flows_with_the_same_delays(fmu_dir, name, interface):
+    from fmibridge.flows.fmu import open_fmu
+
+    flow = open_fmu(fmu_dir / name, interface)
+    floor = Edge(Guard(lambda t, x: x[0], name="floor"), "flight",
+                 lambda t, x: np.array([x[0], -0.8 * x[1]]))
+    system = HybridSystem([Mode("flight", flow, (floor,))], "flight", flow.x0)
+    eps = 1e-5
+    try:
+        result = Relaxation(h=1e-2, eps=eps, integrator="rk4").run(system, t_end=3.0)
+    finally:
+        system.close()
+    late = result.event_times - bouncing_ball_impacts(len(result.events))
+    assert len(late) == 6
+    assert np.all(late >= -1e-9) and np.all(late <= np.arange(1, 7) * eps + 1e-9)
+
+
+def test_fmu_event_indicators_reset_beyond_the_surface(fmu_dir):
+    """'either' guards with reset_at='beyond': the FMU's own event mode bounces."""
+    from fmibridge.flows.fmu import fmu_system
+
+    system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
+    eps = 1e-6
+    try:
+        result = Relaxation(h=1e-2, eps=eps, integrator="rk4").run(system, t_end=3.0)
+    finally:
+        system.close()
+    late = result.event_times - bouncing_ball_impacts(len(result.events))
+    assert len(late) == 6
+    assert np.all(np.abs(late) <= np.arange(1, 7) * 2 * eps), late / eps
