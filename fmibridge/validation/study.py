@@ -130,8 +130,14 @@ def run_case(case: Case, exact: AnalyticTrajectory | None = None) -> dict[str, o
     return {**asdict(case), "rho_hat": error, "wall_s": wall, "events": n_events}
 
 
-def run_study(cases: Iterable[Case], *, progress: bool = False) -> pd.DataFrame:
+def run_study(
+    cases: Iterable[Case], *, progress: bool = False, scheduler: object = None
+) -> pd.DataFrame:
     """Run every Case and return the table (one row per case).
+
+    With a `scheduler` ('local', 'serial', an address or a Client; see
+    `fmibridge.sweep.map_runs`) the cases run on Dask, each in its own
+    process; a case that raises gets rho_hat NaN and its message in `error`.
 
     Examples
     --------
@@ -140,6 +146,8 @@ def run_study(cases: Iterable[Case], *, progress: bool = False) -> pd.DataFrame:
     [['example_2', 'ps', 0.02]]
     """
     cases = list(cases)
+    if scheduler is not None:
+        return _run_on_dask(cases, scheduler, progress)
     names = {case.example for case in cases}
     exacts = {name: exact_solution(EXAMPLES[name]) for name in names}
     if progress:
@@ -147,6 +155,18 @@ def run_study(cases: Iterable[Case], *, progress: bool = False) -> pd.DataFrame:
 
         cases = tqdm(cases, unit="run", leave=False)
     rows = [run_case(case, exacts[case.example]) for case in cases]
+    return pd.DataFrame(rows)
+
+
+def _run_on_dask(cases: list[Case], scheduler: object, progress: bool) -> pd.DataFrame:
+    """Run the cases through `fmibridge.sweep.map_runs`, errors as rows."""
+    from ..sweep import map_runs
+
+    outcomes = map_runs(run_case, [{"case": case} for case in cases],
+                        scheduler=scheduler, progress=progress, desc="validate")
+    rows = [o.value if o.is_ok else {**asdict(case), "rho_hat": math.nan,
+                                     "error": o.error}
+            for case, o in zip(cases, outcomes, strict=True)]
     return pd.DataFrame(rows)
 
 
