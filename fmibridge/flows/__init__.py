@@ -1,6 +1,6 @@
 """Where the continuous dynamics come from: native callables or FMUs."""
 
-from .base import Flow, VectorField
+from .base import Flow, ForcedVectorField, VectorField
 from .native import NativeFlow
 
-__all__ = ["Flow", "NativeFlow", "VectorField"]
+__all__ = ["Flow", "ForcedVectorField", "NativeFlow", "VectorField"]

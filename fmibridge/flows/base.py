@@ -54,3 +54,25 @@ class VectorField(Flow):
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         return scheme.step(self.rhs, t, x, h)
+
+
+class ForcedVectorField(VectorField):
+    """Capability: dx/dt also with a generalized contact force `lam` (completion).
+
+    `rhs_with_force(t, x, lam)` is dx/dt with the scalar contact force `lam`
+    applied along the constraint gradient, the term dh(q)^T lam of Or and Ames
+    eq. (5). It is affine in `lam`, so two evaluations (lam = 0 and lam = 1) give
+    the map lam -> acceleration that completion needs. A Model Exchange FMU
+    implements it by setting its `lam` input before reading the derivatives.
+
+    References
+    ----------
+    Or and Ames, eqs. (5)-(7).
+    """
+
+    @abc.abstractmethod
+    def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        """Return dx/dt at (t, x) with the contact force `lam` applied."""
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self.rhs_with_force(t, x, 0.0)

@@ -1,0 +1,263 @@
+"""One frictionless unilateral contact: the model data that Zeno completion needs.
+
+A `Contact` describes h(q) >= 0 on a state x that holds the configuration q
+and its velocity qdot at known indices (other states may ride along). It needs
+four primitives, all functions of (t, x):
+
+- `gap_fn` h(q), `gradient_fn` dh(q) (shape (n,)), optionally `hessian_fn` H(q);
+- `rhs_with_force(t, x, lam)`: dx/dt with a contact force lam along dh^T, affine
+  in lam. Two evaluations give the free acceleration a0 and the direction
+  b = M^-1 dh^T, so neither M nor C nor N is needed (an FMU gives them through a
+  `lam` input, see `flows.base.ForcedVectorField`).
+
+Everything completion does follows: the gap rate dh qdot, the acceleration of h
+along the free flow (eq. 8), the contact force lambda (eq. 6), the constrained
+vector field (eq. 7), the impact law (eq. 4) and the projection R* (Sec. V).
+
+References
+----------
+Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
+eqs. (4)-(8), Sec. V; spec `or-ames.md` Secs. 1-4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import FmibridgeError
+from .flows.base import ForcedVectorField, VectorField
+from .system import HybridSystem, UnilateralConstraint
+
+# Central-difference step for the Hessian when the model gives none: sqrt of the
+# float64 epsilon, the usual balance of truncation and round-off (scaled by |q|).
+HESSIAN_STEP = 1.5e-8
+# Newton iterations that put q back on h(q) = 0; one suffices when h is linear in
+# q, and each further one squares the error of a smooth h (errors here ~1e-12).
+PROJECTION_ITERATIONS = 3
+
+StateFn = Callable[[float, np.ndarray], float]
+VectorFn = Callable[[float, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class ZenoBounds:
+    """Conservative bounds over V = N(eps_q', eps_v') around a Zeno equilibrium.
+
+    Attributes
+    ----------
+    a_min, a_max : float
+        -max_V hddot and -min_V hddot (Lemma 1, eq. 9).
+    eta : float
+        max_V ||M^-1 dh^T|| / (dh M^-1 dh^T) (eq. 10, read as in spec A4).
+    zeta : float
+        max_V ||M^-1 (C qdot + N)|| (eq. 10).
+    """
+
+    a_min: float
+    a_max: float
+    eta: float
+    zeta: float
+
+
+BoundsFn = Callable[[float, np.ndarray, float, float], ZenoBounds]
+
+
+@dataclass(frozen=True)
+class Contact(UnilateralConstraint):
+    """A frictionless unilateral contact h(q) >= 0 with its model data.
+
+    It is a `UnilateralConstraint` (the `gap`/`velocity` names label the
+    columns), so it can stand as `HybridSystem.constraint`.
+
+    Parameters
+    ----------
+    gap, velocity : str
+        Names of h and dh qdot (labels only; they need not be states).
+    restitution : float
+        Newton's coefficient e in [0, 1].
+    gap_fn : callable
+        h(t, x) -> float.
+    gradient_fn : callable
+        dh(t, x) -> array (n,), the row dh/dq at the configuration in x.
+    rhs_with_force : callable
+        (t, x, lam) -> dx/dt with the force lam along dh^T; affine in lam.
+    q_index, v_index : tuple of int
+        Where q and qdot sit in x (same order).
+    hessian_fn : callable, optional
+        H(t, x) -> array (n, n); central differences of `gradient_fn` if None.
+    bounds : callable, optional
+        (t, x_star, eps_q', eps_v') -> ZenoBounds for Definition 7; without it
+        completion uses its model-free truncation test.
+
+    References
+    ----------
+    Or and Ames, Def. 2, eqs. (4)-(8).
+    """
+
+    gap_fn: StateFn = None  # type: ignore[assignment]
+    gradient_fn: VectorFn = None  # type: ignore[assignment]
+    rhs_with_force: Callable[[float, np.ndarray, float], np.ndarray] = None  # type: ignore[assignment]
+    q_index: tuple[int, ...] = ()
+    v_index: tuple[int, ...] = ()
+    hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None
+    bounds: BoundsFn | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("gap_fn", "gradient_fn", "rhs_with_force"):
+            if not callable(getattr(self, name)):
+                raise FmibridgeError(
+                    f"Contact `{self.gap}`: `{name}` must be callable."
+                )
+        if not self.q_index or len(self.q_index) != len(self.v_index):
+            raise FmibridgeError(
+                f"Contact `{self.gap}`: `q_index` and `v_index` must be non-empty and "
+                f"of equal length, got {self.q_index!r} and {self.v_index!r}."
+            )
+        object.__setattr__(self, "q_index", tuple(self.q_index))
+        object.__setattr__(self, "v_index", tuple(self.v_index))
+
+    # -- geometry ------------------------------------------------------------------
+
+    def h(self, t: float, x: np.ndarray) -> float:
+        """Return the gap h(q)."""
+        return float(self.gap_fn(t, x))
+
+    def dh(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the gradient row dh(q), shape (n,)."""
+        return np.asarray(self.gradient_fn(t, x), dtype=float).reshape(-1)
+
+    def rate(self, t: float, x: np.ndarray) -> float:
+        """Return the gap rate hdot = dh(q) qdot."""
+        return float(self.dh(t, x) @ x[list(self.v_index)])
+
+    def curvature(self, t: float, x: np.ndarray) -> float:
+        """Return qdot^T H(q) qdot, the velocity term of eq. (8)."""
+        v = x[list(self.v_index)]
+        if self.hessian_fn is not None:
+            return float(v @ np.asarray(self.hessian_fn(t, x), dtype=float) @ v)
+        step = HESSIAN_STEP * (1.0 + float(np.max(np.abs(x[list(self.q_index)]))))
+        ahead, behind = x.copy(), x.copy()
+        ahead[list(self.q_index)] += step * v
+        behind[list(self.q_index)] -= step * v
+        return float((self.dh(t, ahead) - self.dh(t, behind)) @ v / (2.0 * step))
+
+    # -- forces ----------------------------------------------------------------------
+
+    def affine(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return (f0, b): dx/dt = f0 + lam b, from two evaluations of the force map."""
+        f0 = np.asarray(self.rhs_with_force(t, x, 0.0), dtype=float)
+        f1 = np.asarray(self.rhs_with_force(t, x, 1.0), dtype=float)
+        return f0, f1 - f0
+
+    def hddot(self, t: float, x: np.ndarray) -> float:
+        """Return the acceleration of h along the free flow, eq. (8)."""
+        f0, _ = self.affine(t, x)
+        return self.curvature(t, x) + float(self.dh(t, x) @ f0[list(self.v_index)])
+
+    def lam(self, t: float, x: np.ndarray) -> float:
+        """Return the contact force that keeps hddot = 0, eq. (6); > 0 iff hddot < 0."""
+        f0, b = self.affine(t, x)
+        return self._lam(t, x, f0, b)
+
+    def constrained_rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt of the constrained dynamics, eq. (7)."""
+        f0, b = self.affine(t, x)
+        return f0 + self._lam(t, x, f0, b) * b
+
+    def _lam(self, t: float, x: np.ndarray, f0: np.ndarray, b: np.ndarray) -> float:
+        dh, iv = self.dh(t, x), list(self.v_index)
+        return -(self.curvature(t, x) + float(dh @ f0[iv])) / float(dh @ b[iv])
+
+    # -- maps --------------------------------------------------------------------------
+
+    def impact(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the state after the frictionless impact law, eq. (4).
+
+        qdot+ = qdot - (1 + e) (dh qdot) / (dh M^-1 dh^T) M^-1 dh^T, with M^-1 dh^T
+        the direction b of `affine`; gives dh qdot+ = -e dh qdot.
+        """
+        _, b = self.affine(t, x)
+        iv = list(self.v_index)
+        dh, direction = self.dh(t, x), b[iv]
+        out = x.copy()
+        out[iv] -= (
+            (1.0 + self.restitution) * (dh @ x[iv]) / (dh @ direction) * direction
+        )
+        return out
+
+    def project(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return x with h(q) = 0 (Newton along dh^T) and dh qdot = 0: R* of Sec. V.
+
+        The velocity is projected orthogonally (Euclidean, spec A13) onto
+        dh(q) qdot = 0 at the projected configuration.
+        """
+        out = x.copy()
+        iq, iv = list(self.q_index), list(self.v_index)
+        for _ in range(PROJECTION_ITERATIONS):
+            g = self.h(t, out)
+            if g == 0.0:
+                break
+            dh = self.dh(t, out)
+            out[iq] -= g / (dh @ dh) * dh
+        dh = self.dh(t, out)
+        out[iv] -= (dh @ out[iv]) / (dh @ dh) * dh
+        return out
+
+
+def contact_of(system: HybridSystem) -> Contact:
+    """Return the `Contact` of `system`, building it from a `UnilateralConstraint`.
+
+    A `UnilateralConstraint` whose gap and velocity are states of a vector field
+    describes a 1-DOF contact h = x[gap], hdot = x[velocity]. The force map is the
+    flow's `rhs_with_force` if it has one (`ForcedVectorField`); otherwise lam
+    enters as an acceleration (unit mass: `lam` is then a force per unit mass).
+
+    Raises
+    ------
+    FmibridgeError
+        If the system has no constraint, or its gap or velocity is not a state of a
+        vector field.
+    """
+    constraint = system.constraint
+    if isinstance(constraint, Contact):
+        return constraint
+    if constraint is None:
+        raise FmibridgeError(
+            f"HybridSystem `{system.name}` has no `constraint`; completion needs one "
+            f"(a UnilateralConstraint on states, or a Contact)."
+        )
+    names = system.state_names
+    flow = system.mode(system.initial_mode).flow
+    missing = [n for n in (constraint.gap, constraint.velocity) if n not in names]
+    if missing or not isinstance(flow, VectorField):
+        raise FmibridgeError(
+            f"HybridSystem `{system.name}`: completion from a UnilateralConstraint "
+            f"needs its gap and velocity as states of a vector field; "
+            f"{missing or 'the flow'} is not (states {list(names)}). Give a Contact "
+            f"as the constraint instead."
+        )
+    i, j = names.index(constraint.gap), names.index(constraint.velocity)
+    if isinstance(flow, ForcedVectorField):
+        force = flow.rhs_with_force
+    else:
+        unit = np.zeros(len(names))
+        unit[j] = 1.0
+
+        def force(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+            return np.asarray(flow.rhs(t, x), dtype=float) + lam * unit
+
+    return Contact(
+        constraint.gap,
+        constraint.velocity,
+        constraint.restitution,
+        gap_fn=lambda t, x: x[i],
+        gradient_fn=lambda t, x: np.ones(1),
+        rhs_with_force=force,
+        q_index=(i,),
+        v_index=(j,),
+        hessian_fn=lambda t, x: np.zeros((1, 1)),
+    )

@@ -1,0 +1,189 @@
+"""Simple hybrid Lagrangians (Q, L, h) described natively, and their hybrid systems.
+
+A `LagrangianSystem` holds M(q), the bias C(q, qdot) qdot + N(q) (minus any
+applied force, which may depend on t), the unilateral constraint h(q) with its
+gradient and Hessian, and the restitution e. `to_hybrid` turns it into a
+`HybridSystem` with state [q, qdot], one mode "free" whose edge "impact" applies
+the frictionless impact law (4), and a `Contact` that completion uses.
+
+References
+----------
+Or and Ames, Def. 2, eqs. (1)-(8); spec `or-ames.md` Secs. 1-2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .contact import BoundsFn, Contact
+from .errors import FmibridgeError
+from .flows.base import ForcedVectorField
+from .system import Edge, Guard, HybridSystem, Mode
+
+Vector = np.ndarray
+FREE = "free"
+
+
+@dataclass(frozen=True)
+class LagrangianSystem:
+    """A simple hybrid Lagrangian L = 1/2 qdot^T M qdot - V(q) with h(q) >= 0.
+
+    Parameters
+    ----------
+    coordinates : sequence of str
+        Names of q; the velocities are named `<name>_dot`.
+    mass_matrix : callable
+        M(q) -> (n, n) symmetric positive definite.
+    bias : callable
+        bias(t, q, qdot) -> (n,): C(q, qdot) qdot + N(q) minus applied forces, so
+        that M qddot + bias = dh^T lam (eq. 5).
+    gap, gap_gradient, gap_hessian : callable
+        h(q), dh(q) (n,) and H(q) (n, n).
+    restitution : float
+        e in [0, 1].
+    bounds : callable, optional
+        (t, x_star, eps_q', eps_v') -> ZenoBounds, conservative bounds over V for
+        the reliable truncation conditions (Def. 7).
+    parameters : mapping, optional
+        Recorded in provenance.
+    name : str
+
+    References
+    ----------
+    Or and Ames, Def. 2 and eqs. (1)-(3), (5).
+    """
+
+    coordinates: Sequence[str]
+    mass_matrix: Callable[[Vector], np.ndarray]
+    bias: Callable[[float, Vector, Vector], Vector]
+    gap: Callable[[Vector], float]
+    gap_gradient: Callable[[Vector], Vector]
+    gap_hessian: Callable[[Vector], np.ndarray]
+    restitution: float
+    bounds: BoundsFn | None = None
+    parameters: dict = field(default_factory=dict)
+    name: str = "lagrangian"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "coordinates", tuple(self.coordinates))
+        if not self.coordinates or len(set(self.coordinates)) != len(self.coordinates):
+            raise FmibridgeError(
+                f"LagrangianSystem `{self.name}`: `coordinates` must be unique and "
+                f"non-empty, got {list(self.coordinates)}."
+            )
+        if not 0.0 <= self.restitution <= 1.0:
+            raise FmibridgeError(
+                f"LagrangianSystem `{self.name}`: `restitution` must be in [0, 1], "
+                f"got {self.restitution!r}."
+            )
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinates)
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return self.coordinates + tuple(f"{c}_dot" for c in self.coordinates)
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return (q, qdot) from the state x = [q, qdot]."""
+        return x[: self.n], x[self.n :]
+
+    def acceleration(self, t: float, q: Vector, v: Vector, lam: float = 0.0) -> Vector:
+        """Return qddot = M^-1 (dh^T lam - bias), eqs. (3) and (5)."""
+        force = np.asarray(self.gap_gradient(q), dtype=float) * lam
+        return np.linalg.solve(self.mass_matrix(q), force - self.bias(t, q, v))
+
+    def hddot(self, t: float, q: Vector, v: Vector) -> float:
+        """Return hddot along the free flow, eq. (8)."""
+        dh = np.asarray(self.gap_gradient(q), dtype=float)
+        return float(v @ self.gap_hessian(q) @ v + dh @ self.acceleration(t, q, v))
+
+    def lam(self, t: float, q: Vector, v: Vector) -> float:
+        """Return the contact force of the constrained motion, eq. (6)."""
+        dh = np.asarray(self.gap_gradient(q), dtype=float)
+        return -self.hddot(t, q, v) / float(
+            dh @ np.linalg.solve(self.mass_matrix(q), dh)
+        )
+
+    def impact(self, q: Vector, v: Vector) -> Vector:
+        """Return qdot+ of the frictionless impact law, eq. (4)."""
+        dh = np.asarray(self.gap_gradient(q), dtype=float)
+        direction = np.linalg.solve(self.mass_matrix(q), dh)
+        return v - (1.0 + self.restitution) * (dh @ v) / (dh @ direction) * direction
+
+
+class LagrangianFlow(ForcedVectorField):
+    """The Euler-Lagrange vector field (3), with the contact force of (5) as input."""
+
+    def __init__(self, system: LagrangianSystem) -> None:
+        self.system = system
+        self.state_names = system.state_names
+
+    def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        q, v = self.system.split(x)
+        return np.concatenate([v, self.system.acceleration(t, q, v, lam)])
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        values = super().variables(t, x)
+        values["h"] = float(self.system.gap(self.system.split(x)[0]))
+        return values
+
+    def describe(self) -> dict[str, str]:
+        return {"flow": f"lagrangian:{self.system.name}"}
+
+
+def to_hybrid(
+    system: LagrangianSystem,
+    q0: Sequence[float],
+    v0: Sequence[float],
+    *,
+    t0: float = 0.0,
+) -> HybridSystem:
+    """Return the simple Lagrangian hybrid system H_L of `system` (Sec. II-B).
+
+    State [q, qdot]; one mode "free" with the edge "impact": guard h(q) falling,
+    reset by the impact law (4). The constraint is a `Contact` carrying h, dh, H,
+    the force map and the bounds, for completion.
+
+    Examples
+    --------
+    >>> from fmibridge.lagrangian_models import sine_ball
+    >>> to_hybrid(sine_ball(), [0.0, 2.0], [1.5, 0.0]).state_names
+    ('x', 'y', 'x_dot', 'y_dot')
+    """
+    flow = LagrangianFlow(system)
+    n = system.n
+
+    def gap(t: float, x: np.ndarray) -> float:
+        return float(system.gap(x[:n]))
+
+    def impact(t: float, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([x[:n], system.impact(x[:n], x[n:])])
+
+    contact = Contact(
+        "h",
+        "h_dot",
+        system.restitution,
+        gap_fn=gap,
+        gradient_fn=lambda t, x: system.gap_gradient(x[:n]),
+        rhs_with_force=flow.rhs_with_force,
+        q_index=tuple(range(n)),
+        v_index=tuple(range(n, 2 * n)),
+        hessian_fn=lambda t, x: system.gap_hessian(x[:n]),
+        bounds=system.bounds,
+    )
+    edge = Edge(Guard(gap, "falling", name="impact"), FREE, impact, name="impact")
+    x0 = np.concatenate([np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)])
+    return HybridSystem(
+        [Mode(FREE, flow, (edge,))],
+        FREE,
+        x0,
+        t0=t0,
+        parameters=dict(system.parameters),
+        constraint=contact,
+        name=system.name,
+    )

@@ -1,0 +1,172 @@
+"""Lagrangian models with one unilateral contact: the examples of Or and Ames.
+
+Each returns a `LagrangianSystem`; `to_hybrid(model, q0, v0)` makes it a
+`HybridSystem`. Where a closed form exists, the model supplies conservative
+bounds for the reliable truncation conditions (Def. 7); otherwise completion
+falls back on its model-free test.
+
+References
+----------
+Or and Ames, Examples 1-4 (Sec. II, VI); spec `or-ames.md` Secs. 5-6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .contact import ZenoBounds
+from .errors import FmibridgeError
+from .lagrangian import LagrangianSystem
+
+
+def _positive(model: str, **values: float) -> None:
+    for name, value in values.items():
+        if not (math.isfinite(value) and value > 0):
+            raise FmibridgeError(f"{model}: `{name}` must be > 0, got {value!r}.")
+
+
+def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSystem:
+    """Return a point mass over flat ground: q = (x, y), h = y (spec Sec. 6).
+
+    hddot = -g everywhere, so a_min = a_max = g, eta = 1 and zeta = g exactly.
+
+    Examples
+    --------
+    >>> flat_ball().state_names
+    ('x', 'y', 'x_dot', 'y_dot')
+    """
+    _positive("flat_ball", g=g, m=m)
+
+    def bounds(t, x_star, eps_q, eps_v) -> ZenoBounds:
+        return ZenoBounds(a_min=g, a_max=g, eta=1.0, zeta=g)
+
+    return LagrangianSystem(
+        ("x", "y"),
+        lambda q: m * np.eye(2),
+        lambda t, q, v: np.array([0.0, m * g]),
+        gap=lambda q: q[1],
+        gap_gradient=lambda q: np.array([0.0, 1.0]),
+        gap_hessian=lambda q: np.zeros((2, 2)),
+        restitution=e,
+        bounds=bounds,
+        parameters={"g": g, "e": e, "m": m},
+        name="flat_ball",
+    )
+
+
+def sine_ball(g: float = 1.0, e: float = 0.5, m: float = 1.0) -> LagrangianSystem:
+    """Return the ball on the sinusoidal surface h = y - sin x (Examples 1 and 3).
+
+    Defaults are the paper's parameters; start it at q = (0, 2), qdot = (1.5, 0).
+    Bounds over V: hddot = xdot^2 sin x - g with |xdot - xdot*| < eps_v and
+    sin x in [sin x* - eps_q, sin x* + eps_q] (|sin'| <= 1); the extremes of the
+    product lie at the corners of these intervals. eta <= 1 (M = m I,
+    |dh| >= 1) and zeta = g.
+
+    References
+    ----------
+    Or and Ames, Example 1 and Fig. 4(a)-(d); spec Sec. 5.1.
+    """
+    _positive("sine_ball", g=g, m=m)
+
+    def bounds(t, x_star, eps_q, eps_v) -> ZenoBounds:
+        speed = abs(x_star[2])
+        squares = (max(speed - eps_v, 0.0) ** 2, (speed + eps_v) ** 2)
+        s = math.sin(x_star[0])
+        sines = (max(s - eps_q, -1.0), min(s + eps_q, 1.0))
+        corners = [a * b for a in squares for b in sines]  # extremes of a product
+        return ZenoBounds(
+            a_min=g - max(corners), a_max=g - min(corners), eta=1.0, zeta=g
+        )
+
+    return LagrangianSystem(
+        ("x", "y"),
+        lambda q: m * np.eye(2),
+        lambda t, q, v: np.array([0.0, m * g]),
+        gap=lambda q: q[1] - math.sin(q[0]),
+        gap_gradient=lambda q: np.array([-math.cos(q[0]), 1.0]),
+        gap_hessian=lambda q: np.array([[math.sin(q[0]), 0.0], [0.0, 0.0]]),
+        restitution=e,
+        bounds=bounds,
+        parameters={"g": g, "e": e, "m": m},
+        name="sine_ball",
+    )
+
+
+def knee_pendulum(
+    m1: float = 1.0,
+    m2: float = 1.0,
+    l1: float = 1.0,
+    l2: float = 1.0,
+    g: float = 1.0,
+    e: float = 0.5,
+) -> LagrangianSystem:
+    """Return the double pendulum with a knee stop, h = theta2 (Examples 2 and 4).
+
+    theta1 is link 1's angle from the downward vertical, theta2 the knee angle.
+    Defaults are the paper's; start it at q = (30 deg, 25 deg), qdot = 0. No
+    closed-form bounds: completion uses its model-free truncation test.
+
+    References
+    ----------
+    Or and Ames, Example 2 and Fig. 4(e)-(f); spec Sec. 5.2 (M, C qdot, N).
+    """
+    _positive("knee_pendulum", m1=m1, m2=m2, l1=l1, l2=l2, g=g)
+
+    def mass(q: np.ndarray) -> np.ndarray:
+        c2 = math.cos(q[1])
+        m11 = m1 * l1**2 / 3 + m2 * (l1**2 + l2**2 / 3 + l1 * l2 * c2)
+        m12 = m2 * (3 * l1 * l2 * c2 + 2 * l2**2) / 6
+        return np.array([[m11, m12], [m12, m2 * l2**2 / 3]])
+
+    def bias(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        k = 0.5 * m2 * l1 * l2 * math.sin(q[1])
+        coriolis = np.array([-k * (2 * v[0] * v[1] + v[1] ** 2), k * v[0] ** 2])
+        s12 = 0.5 * m2 * l2 * g * math.sin(q[0] + q[1])
+        gravity = np.array([(0.5 * m1 + m2) * l1 * g * math.sin(q[0]) + s12, s12])
+        return coriolis + gravity
+
+    return LagrangianSystem(
+        ("theta1", "theta2"),
+        mass,
+        bias,
+        gap=lambda q: q[1],
+        gap_gradient=lambda q: np.array([0.0, 1.0]),
+        gap_hessian=lambda q: np.zeros((2, 2)),
+        restitution=e,
+        parameters={"m1": m1, "m2": m2, "l1": l1, "l2": l2, "g": g, "e": e},
+        name="knee_pendulum",
+    )
+
+
+def stop_oscillator(params) -> LagrangianSystem:
+    """Return the forced oscillator with a stop as a Lagrangian system, h = x_max - x.
+
+    m xddot + m (2 a xdot + omega^2 x) = u(t) with u = u_amp cos(u_freq t); the stop
+    reverses velocity with restitution c, as the reset of Burden et al. does.
+    `params` is a `validation.OscillatorParams` (for example EXAMPLE_2); start it at
+    q = (x0,), qdot = (v0,).
+
+    References
+    ----------
+    Burden et al., Sec. V-B, eq. 28 and Table I.
+    """
+    m, a, w2 = params.m, params.a, params.omega**2
+
+    def bias(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        u = params.u_amp * math.cos(params.u_freq * t)
+        return np.array([m * (2 * a * v[0] + w2 * q[0]) - u])
+
+    return LagrangianSystem(
+        ("x",),
+        lambda q: np.array([[m]]),
+        bias,
+        gap=lambda q: params.x_max - q[0],
+        gap_gradient=lambda q: np.array([-1.0]),
+        gap_hessian=lambda q: np.zeros((1, 1)),
+        restitution=params.c,
+        parameters=dict(vars(params)),
+        name="stop_oscillator",
+    )

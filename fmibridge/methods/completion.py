@@ -1,0 +1,512 @@
+"""Zeno completion (Or and Ames): truncate accumulating impacts, slide, lift off.
+
+`Completion(inner)` wraps any method. In the free mode it delegates each step to
+`inner._attempt` and watches the event log; when the last impact satisfies the
+truncation test it applies R* (project onto h = 0, dh qdot = 0) and switches to
+the mode "constrained", which it integrates itself with the contact force lam of
+eq. (6), recorded as the output column `lam`. When lam falls through zero it
+locates the instant (bisection, then secant, like a guard on lam) and lifts off
+into "<free>:lifted", a copy of the free mode whose impact edge is disarmed until
+the gap rate falls through zero (the apex, spec A11); the edge "rearm" then
+returns to the free mode.
+
+Decisions on the spec's open points:
+
+- Truncation test (A15): Definition 7 with the model's conservative bounds
+  (`Contact.bounds`) when it has them, read as in A2-A6; otherwise a model-free
+  test: the last N_SERIES impacts must decay geometrically (interval and
+  velocity ratios r < 1 within RATIO_SPREAD), and the predicted tails of time,
+  position and velocity, last increment * r / (1 - r), times FALLBACK_SAFETY,
+  must be below eps_t, eps_q, eps_v. Both also need condition (i), lam(R*x) > 0.
+- R* is applied to the pre-impact state, Euclidean (A13). e = 0: switch at once
+  when lam > 0, the impact already lands on Z (A16). e = 1: never truncate.
+- Switch time (A14): `switch="truncation"` starts the constrained motion at the
+  truncating impact tau_k, as the paper does. `switch="limit"` (default) carries
+  R*x along the constrained flow for the predicted remaining Zeno time
+  2 e |hdot-| / ((1 - e) |hddot|) (exact on flat ground) and switches there, so
+  the reported switching time estimates tau_inf.
+- Constraint drift (A19): projection after every constrained step (Newton on h,
+  Euclidean on dh qdot), so h and dh qdot are zero to round-off (exactly zero
+  when h is a state).
+- Constrained steps grow by doubling from h while step doubling agrees within
+  `tol` and the quadratic through lam(t), lam(t + H/2), lam(t + H) keeps well
+  above zero; a body at rest reaches t_end in O(log(t_end / h)) steps. Steps
+  never drop below h except to land on t_end or to locate a lift-off.
+- Lift-off (A17): lam <= 0 at a sample ends the step; a lam that touches zero
+  without crossing between samples is not detected.
+
+References
+----------
+Or and Ames, Secs. III-V: Def. 4, Def. 7, Theorem 3, eqs. (4)-(8), (14)-(15),
+and the procedure of Sec. V; spec `or-ames.md` Secs. 2-4 and 8.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..contact import Contact, ZenoBounds, contact_of
+from ..errors import FmibridgeError
+from ..flows.base import VectorField
+from ..integrators import Scheme
+from ..result import Event, Recorder, Result, Status
+from ..system import Edge, Guard, HybridSystem, Mode
+from .base import Method, State, Step, positive, reached
+
+CONSTRAINED = "constrained"
+LIFTED = "{}:lifted"
+# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (spec A15 and its
+# reproduction use 0.5).
+V_RATIO = 0.5
+# Impacts in the series the model-free test reads: 3 intervals give 2 interval
+# ratios and 3 velocity ratios, enough to see geometric decay.
+N_SERIES = 4
+# Largest spread of those ratios still called geometric; the flat ground has 0,
+# the paper's examples ~0.02 near their Zeno points.
+RATIO_SPREAD = 0.1
+# The model-free tails are estimates, not bounds: demand they be half the budget.
+FALLBACK_SAFETY = 2.0
+# |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
+ON_SURFACE = 1e-12
+# A constrained step may grow only if lam's quadratic interpolant over it stays
+# above this fraction of its smallest sample (guards against a missed lift-off).
+LAM_MARGIN = 0.5
+# Bound on halvings of one constrained step: 2^64 covers any ratio of float steps.
+MAX_HALVINGS = 64
+
+
+class ConstrainedFlow(VectorField):
+    """The constrained dynamics D_L of eq. (7), projected onto Z after each step."""
+
+    def __init__(
+        self,
+        contact: Contact,
+        state_names: tuple[str, ...],
+        free: str,
+        impact_edges: tuple[str, ...],
+    ) -> None:
+        self.contact, self.free, self.impact_edges = contact, free, impact_edges
+        self.state_names = state_names
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self.contact.constrained_rhs(t, x)
+
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        return self.contact.project(t + h, scheme.step(self.rhs, t, x, h))
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        return {**super().variables(t, x), "lam": self.contact.lam(t, x)}
+
+    def describe(self) -> dict[str, str]:
+        return {"flow": f"constrained:{self.contact.gap}"}
+
+
+def truncation_threshold(
+    e: float,
+    bounds: ZenoBounds,
+    eps: tuple[float, float, float],
+    *,
+    speed: float,
+    dh_norm: float,
+) -> float:
+    """Return min(c1, c2, c3) of eq. (15); truncate when |dh qdot| is below it.
+
+    Parameters
+    ----------
+    e : float
+        Restitution, 0 < e < 1.
+    bounds : ZenoBounds
+        a_min, a_max, eta, zeta over V = N(eps_q', eps_v').
+    eps : (eps_t, eps_q', eps_v')
+        Time budget and the primed neighbourhood radii.
+    speed : float
+        ||qdot*||, so beta = speed + eps_v'.
+    dh_norm : float
+        ||dh(q*)||.
+
+    Returns
+    -------
+    float
+        The threshold; 0 when (9) fails (a_min <= 0 or e' = e a_max / a_min >= 1).
+
+    References
+    ----------
+    Or and Ames, eqs. (9), (10), (14), (15), read as in spec A2-A4.
+
+    Examples
+    --------
+    >>> b = ZenoBounds(a_min=1.0, a_max=1.0, eta=1.0, zeta=1.0)
+    >>> eps = (1e-3, 5e-4, 5e-4)
+    >>> round(truncation_threshold(0.5, b, eps, speed=0.3, dh_norm=1.0), 10)
+    8.33333e-05
+    """
+    eps_t, eps_q, eps_v = eps
+    if not (bounds.a_min > 0 and bounds.a_max >= bounds.a_min):
+        return 0.0
+    e1 = e * bounds.a_max / bounds.a_min
+    e2 = e * math.sqrt(bounds.a_max / bounds.a_min)
+    if e1 >= 1.0:
+        return 0.0
+    scale = bounds.a_min * (1.0 - e1) / (2.0 * e)
+    c1 = scale * eps_t
+    c2 = scale * eps_q / (speed + eps_v)
+    c3 = eps_v / (
+        (1.0 + e) * bounds.eta / (1.0 - e2) + bounds.zeta / scale + 1.0 / dh_norm
+    )
+    return min(c1, c2, c3)
+
+
+@dataclass(frozen=True)
+class _Impact:
+    """One impact of the current series: time, pre-impact state, R* of it."""
+
+    t: float
+    x: np.ndarray
+    x_star: np.ndarray
+    rate: float
+
+
+@dataclass(frozen=True)
+class Completion(Method):
+    """Complete Zeno executions of any method: truncate, slide on h = 0, lift off.
+
+    Parameters
+    ----------
+    inner : Method
+        The method that runs the free mode (Halving, Relaxation, Unilateral...).
+    eps : float
+        Truncation error budget for time, position and velocity (eps_t, eps_q,
+        eps_v of Def. 7), unless given one by one.
+    eps_t, eps_q, eps_v : float, optional
+        Separate budgets (s, chart units, chart units per s).
+    switch : {'limit', 'truncation'}
+        Where the constrained motion is reported to start: at the predicted Zeno
+        time (default) or at the truncating impact (the paper's procedure).
+    tol : float
+        Local error (step doubling) below which a constrained step may double.
+    t_tol : float
+        Bracket that locates a lift-off, s.
+    impact_edge : str, optional
+        Name of the impact edge; by default the edges whose guard equals the gap
+        h at the initial state.
+    h, integrator, max_steps, max_events
+        Keyword-only; by default those of `inner`. h is also the smallest
+        constrained step.
+
+    References
+    ----------
+    Or and Ames, Sec. V (procedure, Def. 7, Theorem 3); spec `or-ames.md`.
+
+    Examples
+    --------
+    >>> from fmibridge.methods import Halving
+    >>> from fmibridge.models import bouncing_ball
+    >>> result = Completion(Halving(h=1e-2)).run(bouncing_ball(), t_end=10.0)
+    >>> result.mode[-1], float(result["h"][-1]), float(result["v"][-1])
+    ('constrained', 0.0, 0.0)
+    """
+
+    name: ClassVar[str] = "completion"
+
+    inner: Method | None = None
+    eps: float = 1e-3
+    eps_t: float | None = None
+    eps_q: float | None = None
+    eps_v: float | None = None
+    switch: str = "limit"
+    tol: float = 1e-10
+    t_tol: float = 1e-10
+    impact_edge: str | None = None
+    h: float | None = field(default=None, kw_only=True)  # type: ignore[assignment]
+    integrator: object = field(default=None, kw_only=True)
+    max_steps: int | None = field(default=None, kw_only=True)  # type: ignore[assignment]
+    max_events: int | None = field(default=None, kw_only=True)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.inner, Method):
+            raise FmibridgeError(
+                f"Completion: `inner` must be a Method such as Halving(h=1e-2), got "
+                f"{self.inner!r}."
+            )
+        for key in ("h", "integrator", "max_steps", "max_events"):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, getattr(self.inner, key))
+        for key in ("eps_t", "eps_q", "eps_v"):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, self.eps)
+        super().__post_init__()
+        for key in ("eps", "eps_t", "eps_q", "eps_v", "tol", "t_tol"):
+            positive(key, getattr(self, key))
+        if self.switch not in ("limit", "truncation"):
+            raise FmibridgeError(
+                f"Completion: `switch` must be 'limit' or 'truncation', got "
+                f"{self.switch!r}."
+            )
+
+    # -- run: the completed system ----------------------------------------------------
+
+    def run(
+        self, system: HybridSystem, t_end: float, *, progress: bool = False
+    ) -> Result:
+        """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`."""
+        return super().run(self._completed(system), t_end, progress=progress)
+
+    def _check(self, system: HybridSystem, t_end: float) -> float:
+        return self.inner._check(system, t_end)
+
+    def output_names(self, system: HybridSystem) -> tuple[str, ...]:
+        names = self.inner.output_names(system)
+        return names if "lam" in names else (*names, "lam")
+
+    def _completed(self, system: HybridSystem) -> HybridSystem:
+        """Add the modes "constrained" and "<free>:lifted" to `system`."""
+        if not isinstance(system, HybridSystem):
+            raise FmibridgeError(
+                f"`system` must be a HybridSystem, got {type(system)}."
+            )
+        contact = contact_of(system)
+        free, impacts = self._impact_edges(system, contact)
+        lifted_name = LIFTED.format(free.name)
+        for name in (CONSTRAINED, lifted_name):
+            if name in system.modes:
+                raise FmibridgeError(
+                    f"HybridSystem `{system.name}` already has a mode {name!r}, which "
+                    f"completion adds; rename it."
+                )
+        rearm = Edge(
+            Guard(contact.rate, "falling", name="rearm"), free.name, name="rearm"
+        )
+        kept = tuple(e for e in free.edges if e.name not in impacts)
+        lifted = Mode(lifted_name, free.flow, (*kept, rearm))
+        flow = ConstrainedFlow(contact, system.state_names, free.name, impacts)
+        lift_off = Edge(Guard(contact.lam, "falling", name="lift-off"), lifted_name)
+        constrained = Mode(CONSTRAINED, flow, (lift_off,))
+        mode, x0 = system.initial_mode, system.x0
+        t0 = system.t0
+        if (
+            mode == free.name
+            and abs(contact.h(t0, x0)) <= ON_SURFACE
+            and abs(contact.rate(t0, x0)) <= ON_SURFACE
+            and contact.lam(t0, x0) > 0
+        ):
+            mode, x0 = CONSTRAINED, contact.project(t0, x0)  # step 2 with A10
+        return HybridSystem(
+            [*system.modes.values(), lifted, constrained],
+            mode,
+            x0,
+            t0=t0,
+            parameters=system.parameters,
+            constraint=contact,
+            name=system.name,
+        )
+
+    def _impact_edges(
+        self, system: HybridSystem, contact: Contact
+    ) -> tuple[Mode, tuple]:
+        """Return the free mode and the names of its impact edges."""
+        t0, x0 = system.t0, system.x0
+        gap = contact.h(t0, x0)
+        found = {}
+        for mode in system.modes.values():
+            names = tuple(
+                e.name
+                for e in mode.edges
+                if (
+                    e.name == self.impact_edge
+                    if self.impact_edge is not None
+                    else math.isclose(
+                        e.guard(t0, x0), gap, rel_tol=1e-12, abs_tol=1e-15
+                    )
+                )
+            )
+            if names:
+                found[mode.name] = (mode, names)
+        if len(found) != 1:
+            raise FmibridgeError(
+                f"HybridSystem `{system.name}`: completion needs exactly one mode with "
+                f"impact edges (guard = the gap {contact.gap!r}), found "
+                f"{sorted(found) or 'none'}; name the edge with `impact_edge`."
+            )
+        return next(iter(found.values()))
+
+    # -- one attempt ------------------------------------------------------------
+
+    def _attempt(
+        self, system: HybridSystem, state: State, t_end: float, log: Recorder
+    ) -> Step:
+        constrained = system.mode(CONSTRAINED)
+        if state.mode == CONSTRAINED:
+            return self._constrained_step(constrained, state, t_end, log)
+        n_events = len(log.events)
+        step = self.inner._attempt(system, state, t_end, log)
+        flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
+        if step.stop is not None or len(log.events) == n_events:
+            return step
+        last = log.events[-1]
+        if (
+            last.source != flow.free
+            or last.edge not in flow.impact_edges
+            or step.state.t != last.t
+        ):
+            return step
+        series = self._series(flow, log)
+        if not self._truncates(flow.contact, series):
+            return step
+        return Step(self._switch(flow.contact, series[-1], last, t_end, log))
+
+    def _series(self, flow: ConstrainedFlow, log: Recorder) -> list[_Impact]:
+        """Return the last impacts (at most N_SERIES) since anything else happened."""
+        series = []
+        for event in reversed(log.events[-N_SERIES:]):
+            if event.source != flow.free or event.edge not in flow.impact_edges:
+                break
+            c = flow.contact
+            series.append(
+                _Impact(
+                    event.t,
+                    event.x_before,
+                    c.project(event.t, event.x_before),
+                    c.rate(event.t, event.x_before),
+                )
+            )
+        return series[::-1]
+
+    def _truncates(self, contact: Contact, series: list[_Impact]) -> bool:
+        """Return True if the last impact meets the truncation test (module doc)."""
+        last, e = series[-1], contact.restitution
+        if not (last.rate < 0 and e < 1.0 and contact.lam(last.t, last.x_star) > 0):
+            return False  # condition (i), and Theorems 1-2 need e < 1
+        if e == 0.0:
+            return True  # A16: the plastic impact already lands on Z
+        if contact.bounds is None:
+            return self._geometric(contact, series)
+        eps = (self.eps_t, V_RATIO * self.eps_q, V_RATIO * self.eps_v)
+        bounds = contact.bounds(last.t, last.x_star, eps[1], eps[2])
+        speed = float(np.linalg.norm(last.x_star[list(contact.v_index)]))
+        dh_norm = float(np.linalg.norm(contact.dh(last.t, last.x_star)))
+        threshold = truncation_threshold(e, bounds, eps, speed=speed, dh_norm=dh_norm)
+        return abs(last.rate) < threshold
+
+    def _geometric(self, contact: Contact, series: list[_Impact]) -> bool:
+        """Model-free test: geometric decay predicts tails within half the budgets."""
+        if len(series) < N_SERIES:
+            return False
+        times = np.array([s.t for s in series])
+        rates = np.abs([s.rate for s in series])
+        intervals = np.diff(times)
+        if np.any(intervals <= 0) or np.any(rates <= 0):
+            return False
+        ratios = np.concatenate(
+            [intervals[1:] / intervals[:-1], rates[1:] / rates[:-1]]
+        )
+        r = float(ratios.max())
+        if r >= 1.0 or r - float(ratios.min()) > RATIO_SPREAD:
+            return False
+        s = FALLBACK_SAFETY * r / (1.0 - r)
+        iq, iv = list(contact.q_index), list(contact.v_index)
+        dq = np.linalg.norm(series[-1].x[iq] - series[-2].x[iq])
+        dv = np.linalg.norm(series[-1].x_star[iv] - series[-2].x_star[iv])
+        return bool(
+            intervals[-1] * s < self.eps_t
+            and dq * s < self.eps_q
+            and dv * s < self.eps_v
+        )
+
+    def _switch(
+        self, contact: Contact, last: _Impact, event: Event, t_end: float, log: Recorder
+    ) -> State:
+        """Apply R* (and, for switch='limit', carry it to the predicted tau_inf)."""
+        t, x = last.t, last.x_star
+        e = contact.restitution
+        if self.switch == "limit" and e > 0.0:
+            rest = 2.0 * e * abs(last.rate) / ((1.0 - e) * -contact.hddot(t, x))
+            rest = min(rest, t_end - t)
+            if rest > 0.0:
+                x = contact.project(
+                    t + rest, self.scheme.step(contact.constrained_rhs, t, x, rest)
+                )
+                t += rest
+        lam = contact.lam(t, x)
+        log.event(Event(t, "zeno", event.source, CONSTRAINED, last.x, x))
+        log.sample(t, x, CONSTRAINED, lam=lam)
+        return State(t, x, CONSTRAINED)
+
+    # -- the constrained phase --------------------------------------------------
+
+    def _constrained_step(
+        self, mode: Mode, state: State, t_end: float, log: Recorder
+    ) -> Step:
+        """Take one constrained step: grow it while safe, or locate a lift-off."""
+        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
+        lam_of = flow.contact.lam
+        t, x = state.t, state.x
+        entered = log.events[-1].t if log.events else t
+        hs = min(max(self.h, t - entered), t_end - t)
+        lam0 = lam_of(t, x)
+        for _ in range(MAX_HALVINGS):
+            x_mid = flow.advance(t, x, hs / 2, self.scheme)
+            x_two = flow.advance(t + hs / 2, x_mid, hs / 2, self.scheme)
+            lam_mid, lam1 = lam_of(t + hs / 2, x_mid), lam_of(t + hs, x_two)
+            crossing = lam_mid <= 0 or lam1 <= 0
+            smallest = hs <= self.h
+            if not smallest and (
+                crossing
+                or not _safe(lam0, lam_mid, lam1)
+                or np.max(np.abs(flow.advance(t, x, hs, self.scheme) - x_two))
+                > self.tol
+            ):
+                log.n_rejected += 1
+                hs = max(hs / 2, min(self.h, t_end - t))
+                continue
+            if crossing:
+                return Step(self._lift_off(mode, t, x, hs, lam0, log))
+            log.n_steps += 1
+            t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
+            log.sample(t1, x_two, CONSTRAINED, lam=lam1)
+            return Step(State(t1, x_two, CONSTRAINED))
+        return Step(state, Status.NO_PROGRESS)
+
+    def _lift_off(
+        self, mode: Mode, t: float, x: np.ndarray, hs: float, lam0: float, log: Recorder
+    ) -> State:
+        """Bracket lam = 0 in [t, t + hs] to t_tol, place it by secant, lift off."""
+        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
+        lo, hi, lam_lo, lam_hi = (
+            0.0,
+            hs,
+            lam0,
+            flow.contact.lam(t + hs, flow.advance(t, x, hs, self.scheme)),
+        )
+        for _ in range(MAX_HALVINGS):
+            if hi - lo <= self.t_tol:
+                break
+            mid = 0.5 * (lo + hi)
+            lam_mid = flow.contact.lam(t + mid, flow.advance(t, x, mid, self.scheme))
+            if lam_mid > 0:
+                lo, lam_lo = mid, lam_mid
+            else:
+                hi, lam_hi = mid, lam_mid
+        frac = lam_lo / (lam_lo - lam_hi) if lam_lo != lam_hi else 0.0
+        tc = lo + (hi - lo) * min(max(frac, 0.0), 1.0)
+        xc = flow.advance(t, x, tc, self.scheme) if tc > 0 else x
+        edge = mode.edges[0]
+        log.n_steps += 1
+        log.sample(t + tc, xc, CONSTRAINED, lam=flow.contact.lam(t + tc, xc))
+        log.event(Event(t + tc, edge.name, CONSTRAINED, edge.target, xc, xc))
+        log.sample(t + tc, xc, edge.target)
+        return State(t + tc, xc, edge.target)
+
+
+def _safe(lam0: float, lam_mid: float, lam1: float) -> bool:
+    """Return True if lam's quadratic through three samples keeps above LAM_MARGIN."""
+    floor = LAM_MARGIN * min(lam0, lam_mid, lam1)
+    curve = 2.0 * lam0 - 4.0 * lam_mid + 2.0 * lam1
+    slope = 4.0 * lam_mid - 3.0 * lam0 - lam1
+    if curve <= 0:
+        return True  # concave: the minimum is at a sample
+    s = -slope / (2.0 * curve)
+    return not (0.0 < s < 1.0) or lam0 + slope * s + curve * s * s > floor
