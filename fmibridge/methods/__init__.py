@@ -8,10 +8,18 @@ from ..errors import FmibridgeError
 from .base import Method, State, Step
 from .halving import Halving
 from .relaxation import Relaxation
+from .unilateral import Unilateral
 
-METHODS: dict[str, type[Method]] = {"halving": Halving, "relaxation": Relaxation}
+METHODS: dict[str, type[Method]] = {
+    "halving": Halving,
+    "relaxation": Relaxation,
+    "unilateral": Unilateral,
+}
 
-__all__ = ["METHODS", "Halving", "Method", "method_named", "Relaxation", "State", "Step"]
+__all__ = [
+    "METHODS", "Halving", "Method", "method_named", "Relaxation", "State", "Step",
+    "Unilateral",
+]
 
 
 def method_named(name: str, options: Mapping[str, object]) -> Method:

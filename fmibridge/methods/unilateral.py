@@ -30,7 +30,7 @@ from ..flows.base import VectorField
 from ..result import Recorder, Status
 from ..system import HybridSystem, Mode
 from .adams import MAX_ORDER, Node, Stencil, starting_step
-from .base import TIME_RTOL, Method, State, Step, at_least_one, positive
+from .base import Method, State, Step, at_least_one, positive
 from .polyroots import first_reach
 
 # Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; spec Sec. 2.3).
@@ -43,6 +43,7 @@ MAX_GROWTH = 5.0  # bound on h_{k+1}/h_k (and on h_err growth): Adams ratio stab
 MIN_SHRINK = 0.2  # bound on the shrink factor after a rejection (same source)
 FD_STEP = np.finfo(float).eps ** (1 / 3)  # central differences (Nocedal-Wright 8.1)
 BISECTIONS = 60  # halvings of [0, h] that reach the round-off of h (2**-52 < 2**-60)
+MIN_STEP_ULPS = 16  # a step below 16 ulps of t makes no progress in t (round-off)
 
 Gradient = Callable[[float, np.ndarray], tuple[np.ndarray, float]]
 
@@ -365,7 +366,7 @@ class Unilateral(Method):
         h_err, h = memory.h_err, min(h_star, upper)
         eps = self._eps(now.x)
         for _ in range(self.max_rejections):
-            if h <= TIME_RTOL * max(abs(now.t), upper):
+            if h <= MIN_STEP_ULPS * np.spacing(max(abs(now.t), 1.0)):
                 break  # the guard's level is reached within round-off but not due
             h = self._predictor_check(memory, stencil, h)
             t = t_end if h >= t_end - now.t else now.t + h
