@@ -29,8 +29,8 @@ Decisions on the spec's open points:
   Euclidean on dh qdot), so h and dh qdot are zero to round-off (exactly zero
   when h is a state).
 - Constrained steps grow by doubling from h while step doubling agrees within
-  `tol` and the quadratic through lam(t), lam(t + H/2), lam(t + H) keeps well
-  above zero; a body at rest reaches t_end in O(log(t_end / h)) steps. Steps
+  `tol` and lam changes over each half step by less than LAM_CHANGE of its
+  value; a body at rest reaches t_end in O(log(t_end / h)) steps. Steps
   never drop below h except to land on t_end or to locate a lift-off.
 - Lift-off (A17): lam <= 0 at a sample ends the step; a lam that touches zero
   without crossing between samples is not detected.
@@ -72,9 +72,10 @@ RATIO_SPREAD = 0.1
 FALLBACK_SAFETY = 2.0
 # |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
 ON_SURFACE = 1e-12
-# A constrained step may grow only if lam's quadratic interpolant over it stays
-# above this fraction of its smallest sample (guards against a missed lift-off).
-LAM_MARGIN = 0.5
+# A constrained step longer than h is accepted only if lam changes over each half
+# by less than this fraction of its smallest sample: lam cannot then dip to zero
+# and back between samples unless it varies on a scale far below the step.
+LAM_CHANGE = 0.5
 # Bound on halvings of one constrained step: 2^64 covers any ratio of float steps.
 MAX_HALVINGS = 64
 
@@ -91,6 +92,7 @@ class ConstrainedFlow(VectorField):
     ) -> None:
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.state_names = state_names
+        self.last_step: float | None = None  # memory of this run (built per run)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         return self.contact.constrained_rhs(t, x)
@@ -356,6 +358,7 @@ class Completion(Method):
         series = self._series(flow, log)
         if not self._truncates(flow.contact, series):
             return step
+        flow.last_step = None  # a new constrained phase starts from h
         return Step(self._switch(flow.contact, series[-1], last, t_end, log))
 
     def _series(self, flow: ConstrainedFlow, log: Recorder) -> list[_Impact]:
@@ -444,8 +447,8 @@ class Completion(Method):
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
         lam_of = flow.contact.lam
         t, x = state.t, state.x
-        entered = log.events[-1].t if log.events else t
-        hs = min(max(self.h, t - entered), t_end - t)
+        grown = 2.0 * flow.last_step if flow.last_step is not None else self.h
+        hs = min(max(self.h, grown), t_end - t)
         lam0 = lam_of(t, x)
         for _ in range(MAX_HALVINGS):
             x_mid = flow.advance(t, x, hs / 2, self.scheme)
@@ -455,7 +458,7 @@ class Completion(Method):
             smallest = hs <= self.h
             if not smallest and (
                 crossing
-                or not _safe(lam0, lam_mid, lam1)
+                or not _steady(lam0, lam_mid, lam1)
                 or np.max(np.abs(flow.advance(t, x, hs, self.scheme) - x_two))
                 > self.tol
             ):
@@ -465,6 +468,7 @@ class Completion(Method):
             if crossing:
                 return Step(self._lift_off(mode, t, x, hs, lam0, log))
             log.n_steps += 1
+            flow.last_step = hs
             t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
             log.sample(t1, x_two, CONSTRAINED, lam=lam1)
             return Step(State(t1, x_two, CONSTRAINED))
@@ -501,12 +505,7 @@ class Completion(Method):
         return State(t + tc, xc, edge.target)
 
 
-def _safe(lam0: float, lam_mid: float, lam1: float) -> bool:
-    """Return True if lam's quadratic through three samples keeps above LAM_MARGIN."""
-    floor = LAM_MARGIN * min(lam0, lam_mid, lam1)
-    curve = 2.0 * lam0 - 4.0 * lam_mid + 2.0 * lam1
-    slope = 4.0 * lam_mid - 3.0 * lam0 - lam1
-    if curve <= 0:
-        return True  # concave: the minimum is at a sample
-    s = -slope / (2.0 * curve)
-    return not (0.0 < s < 1.0) or lam0 + slope * s + curve * s * s > floor
+def _steady(lam0: float, lam_mid: float, lam1: float) -> bool:
+    """Return True if lam changes over each half step by < LAM_CHANGE of its minimum."""
+    change = max(abs(lam_mid - lam0), abs(lam1 - lam_mid))
+    return change < LAM_CHANGE * min(lam0, lam_mid, lam1)
