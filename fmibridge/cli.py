@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import warnings
@@ -74,9 +75,21 @@ def _load(args: argparse.Namespace):
     raise FmibridgeError(f"{model}: expected an adapter file (.toml) or an FMU (.fmu).")
 
 
+def _with_completion(method: Method, runner):
+    """Wrap `method` in Completion (--zeno complete); an adapter keeps its outputs."""
+    from .methods.completion import Completion
+
+    method = Completion(method)
+    if runner is not None:  # runner is an Adapter's bound run()
+        runner = dataclasses.replace(runner.__self__, method=method).run
+    return method, runner
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a model: an adapter file, an FMU, or the built-in bouncing ball."""
     system, method, t_end, runner = _load(args)
+    if args.zeno == "complete":
+        method, runner = _with_completion(method, runner)
     try:
         if runner is not None:
             result = runner(progress=not args.no_progress)
@@ -139,6 +152,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
+    run.add_argument("--zeno", choices=["off", "complete"], default="off",
+                     help="complete Zeno executions (Or-Ames): truncate, slide, lift off")
     run.add_argument("--out", type=Path, help="write the samples to this CSV")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(func=cmd_run)
