@@ -17,11 +17,14 @@ the method with its parameters and the output columns::
     guard = "h"                 # g > 0 inside the domain
     direction = "falling"
     reset = { v = "-e * v" }    # right-hand sides use the values before the reset
+                                # (or reset = "impact": Or and Ames eq. 4 from the
+                                # [constraint] and the FMU's force input)
 
     [constraint]
-    gap = "h"
-    velocity = "v"
-    restitution = "e"
+    gap = "h"                   # a state or output
+    velocity = "v"              # dh qdot
+    restitution = "e"           # a number or a parameter name
+    force_input = "lam"         # optional: the FMU's constraint-force input
 
     [method]
     name = "halving"
@@ -44,7 +47,8 @@ import numpy as np
 
 from .errors import AdapterError, FmibridgeError
 from .expressions import Expression
-from .flows.fmu import ModelExchangeFlow, open_fmu
+from .contact import Contact
+from .flows.fmu import ModelExchangeFlow, fmu_contact, open_fmu
 from .methods import Method, method_named
 from .result import Result
 from .system import DIRECTIONS, Edge, Guard, HybridSystem, Mode, UnilateralConstraint
@@ -172,9 +176,9 @@ def _open_flow(path: Path, spec: Mapping, problems: _Problems):
 def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Adapter:
     parameters = flow.parameter_values
     variables = set(flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
-    edges = _edges(spec.get("edges", []), flow, parameters, variables, problems)
-    modes = sorted({src for src, _ in edges} | {e.target for _, e in edges}) or [DEFAULT_MODE]
     constraint = _constraint(spec.get("constraint"), flow, parameters, problems)
+    edges = _edges(spec.get("edges", []), flow, parameters, variables, constraint, problems)
+    modes = sorted({src for src, _ in edges} | {e.target for _, e in edges}) or [DEFAULT_MODE]
     method = _method(spec.get("method", {}), method_name, method_options, problems)
     outputs = _outputs(spec.get("output", {}), flow, problems)
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
@@ -223,7 +227,7 @@ def _input_function(expr: Expression, parameters: Mapping[str, float]):
     return lambda t: float(expr({**parameters, "t": t}))
 
 
-def _edges(table, flow, parameters, variables, problems) -> list[tuple[str, Edge]]:
+def _edges(table, flow, parameters, variables, constraint, problems) -> list[tuple[str, Edge]]:
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -243,15 +247,28 @@ def _edges(table, flow, parameters, variables, problems) -> list[tuple[str, Edge
             problems.add(f"{where}.guard", "missing: an expression, > 0 inside the domain.")
             continue
         guard = problems.check(f"{where}.guard", Expression.parse, item["guard"], variables, "")
-        reset = _reset(item.get("reset", {}), flow, variables, problems, where)
+        reset = _reset_of(item.get("reset", {}), flow, parameters, variables, constraint,
+                          problems, where)
         if guard is None or reset is None:
             continue
         name = str(item.get("name", f"edge_{k}"))
         mode = str(item.get("mode", DEFAULT_MODE))
         fn = _guard_function(guard, flow, parameters)
         edges.append((mode, Edge(Guard(fn, direction, name=name),
-                                 str(item.get("target", mode)), _reset_function(reset, flow, parameters), name)))
+                                 str(item.get("target", mode)), reset, name)))
     return edges
+
+
+def _reset_of(table, flow, parameters, variables, constraint, problems, where):
+    """A reset: assignments `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
+    if table == "impact":
+        if not isinstance(constraint, Contact):
+            problems.add(f"{where}.reset", '"impact" needs a [constraint] on a Model '
+                         "Exchange FMU with a constraint-force input (force_input).")
+            return None
+        return constraint.impact
+    assignments = _reset(table, flow, variables, problems, where)
+    return None if assignments is None else _reset_function(assignments, flow, parameters)
 
 
 def _reset(table, flow, variables, problems, where):
@@ -318,8 +335,15 @@ def _fmu_event_edges(flow):
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
+    """The [constraint]: a Contact (impact law, completion) where the FMU allows it."""
     if table is None:
         return None
+    if not isinstance(table, Mapping):
+        problems.add("constraint", "must be a table with gap, velocity and restitution.")
+        return None
+    for key in sorted(set(table) - {"gap", "velocity", "restitution", "force_input"}):
+        problems.add(f"constraint.{key}", "unknown key; allowed keys are "
+                     "['force_input', 'gap', 'restitution', 'velocity'].")
     known = set(flow.state_names) | set(flow.output_names)
     for key in ("gap", "velocity"):
         if table.get(key) not in known:
@@ -331,8 +355,13 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     if not isinstance(restitution, int | float):
         problems.add("constraint.restitution", "must be a number or a parameter name.")
         return None
-    return problems.check("constraint", UnilateralConstraint, table.get("gap"),
-                          table.get("velocity"), float(restitution))
+    args = (table.get("gap"), table.get("velocity"), float(restitution))
+    force_input = table.get("force_input", "lam")
+    if isinstance(flow, ModelExchangeFlow) and force_input in flow.archive.variables:
+        return problems.check(
+            "constraint", lambda: fmu_contact(flow, *args, force_input=force_input)
+        )
+    return problems.check("constraint", UnilateralConstraint, *args)
 
 
 def _method(table, name, overrides, problems) -> Method | None:

@@ -123,3 +123,22 @@ def test_expression_evaluator_basics():
     assert Expression.parse("1 if h > 0 else -1", {"h"})({"h": 2.0}) == 1
     with pytest.raises(FmibridgeError, match="keyword arguments"):
         Expression.parse("max(h, key=1)", {"h"})
+
+
+@pytest.mark.parametrize("name, q0, v0, t_end", [
+    ("knee_pendulum", [0.5235987755982988, 0.4363323129985824], [0.0, 0.0], 3.0),
+    ("ball_on_sine_surface", [0.0, 2.0], [1.5, 0.0], 2.5),
+])
+def test_impact_law_from_the_fmu_matches_the_native_lagrangian_model(fmu_dir, name, q0, v0, t_end):
+    """reset = "impact": Or and Ames eq. (4) from the FMU's response to its lam input."""
+    from fmibridge import Halving
+    from fmibridge.lagrangian import to_hybrid
+    from fmibridge.lagrangian_models import knee_pendulum, sine_ball
+
+    model = knee_pendulum() if name == "knee_pendulum" else sine_ball()
+    native = Halving(h=1e-3).run(to_hybrid(model, q0, v0), t_end)
+    with load_adapter(ADAPTERS[0].parent / f"{name}.toml", t_end=t_end) as adapter:
+        through_fmu = adapter.run()
+    assert len(native.events) == len(through_fmu.events) == 2
+    np.testing.assert_allclose(through_fmu.event_times, native.event_times, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(through_fmu.x[-1], native.x[-1], rtol=0, atol=1e-10)

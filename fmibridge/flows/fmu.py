@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contact import Contact
 from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
@@ -196,6 +197,18 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return {**dict(zip(self.state_names, map(float, x), strict=True)),
                 **dict(zip(self.output_names, map(float, values), strict=True))}
 
+    def rhs_with(self, t: float, x: np.ndarray, name: str, value: float) -> np.ndarray:
+        """Return dx/dt with the real input `name` at `value` for this evaluation only."""
+        vr = self._vr(name, "input")
+        held = dict(self._inputs).get(vr, 0.0)
+        self._set_inputs(t)
+        self.instance.set_reals([vr], [value])
+        try:
+            self.instance.set_time_and_states(t, x)
+            return self._check_finite(self.instance.get_derivatives(), "get derivatives", t)
+        finally:
+            self.instance.set_reals([vr], [held(t) if callable(held) else held])
+
     def event_indicator(self, i: int) -> Callable[[float, np.ndarray], float]:
         """Return g(t, x) = the FMU's i-th event indicator."""
 
@@ -309,6 +322,60 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._instance.free_state(snapshot)
             self._snapshots = OrderedDict()
         super().close()
+
+
+def fmu_contact(
+    flow: ModelExchangeFlow, gap: str, velocity: str, restitution: float,
+    *, force_input: str = "lam",
+) -> Contact:
+    """Return the Contact of a mechanical Model Exchange FMU, from its outputs.
+
+    The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
+    them). h(q) is the output `gap`; dh(q) is read off the output `velocity`
+    (dh qdot, linear in qdot) at unit velocities; the force map is the FMU's
+    response to its generalized constraint-force input `force_input`, which acts
+    along dh^T: two derivative evaluations give the affine map from lam to the
+    acceleration (Or and Ames, eqs. 5-7).
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the FMU and the variable when the FMU lacks one, or when its
+        states cannot be split into q and qdot.
+    """
+    n_states = len(flow.state_names)
+    known = set(flow.state_names) | set(flow.output_names)
+    for role, name in (("gap", gap), ("velocity", velocity)):
+        if name not in known:
+            raise FmibridgeError(
+                f"{flow.path}: constraint {role} {name!r} is not a state or output; "
+                f"the FMU has {sorted(known)}."
+            )
+    variable = flow.archive.variables.get(force_input)
+    if variable is None or variable.causality != "input" or n_states % 2:
+        raise FmibridgeError(
+            f"{flow.path}: completion needs a real input {force_input!r} (the "
+            f"generalized constraint force along dh^T) and states [q, qdot]."
+        )
+    q_index, v_index = tuple(range(n_states // 2)), tuple(range(n_states // 2, n_states))
+
+    def gap_fn(t: float, x: np.ndarray) -> float:
+        return flow.variables(t, x)[gap]
+
+    def gradient_fn(t: float, x: np.ndarray) -> np.ndarray:
+        rows = []
+        for i in v_index:  # dh qdot at qdot = e_i is the i-th component of dh
+            unit = x.copy()
+            unit[list(v_index)] = 0.0
+            unit[i] = 1.0
+            rows.append(flow.variables(t, unit)[velocity])
+        return np.array(rows)
+
+    return Contact(
+        gap, velocity, restitution, gap_fn=gap_fn, gradient_fn=gradient_fn,
+        rhs_with_force=lambda t, x, lam: flow.rhs_with(t, x, force_input, lam),
+        q_index=q_index, v_index=v_index,
+    )
 
 
 FLOW_CLASSES = {"ModelExchange": ModelExchangeFlow, "CoSimulation": CoSimulationFlow}
