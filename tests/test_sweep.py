@@ -3,6 +3,7 @@ failed runs recorded, a dask.distributed cluster agreeing with the default
 local run, Ctrl-C keeping finished runs, the CLI on the example spec."""
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +168,8 @@ def test_cli_runs_the_example_spec(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
 def test_two_workers_are_faster_than_one():
+    """Needs two idle cores: other load on the machine slows the workers."""
     timing = sweep_speedup(n_runs=40, workers=2)
     assert timing["speedup_excluding_startup"] > 1.3
