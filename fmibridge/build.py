@@ -36,7 +36,8 @@ __all__ = [
     "read_table",
 ]
 
-DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "fmus"
+# fmus/ beside the package in a source checkout (editable installs); else ./fmus
+SOURCE_TREE_FMUS = Path(__file__).resolve().parent.parent / "fmus"
 GENERATION_DATE = "2024-01-01T00:00:00Z"  # fixed, so that builds are reproducible
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can carry
 CS_SUBSTEP = 1e-4  # s; default RK4 substep of Co-Simulation, fine for these models
@@ -145,7 +146,12 @@ def build_fmus(
     BuildError
         A model is unknown, its table is invalid, or gcc fails (with gcc's message).
     """
-    source_dir = Path(source_dir) if source_dir else DEFAULT_SOURCE_DIR
+    source_dir = Path(source_dir) if source_dir else default_source_dir()
+    if not (source_dir / "common").is_dir():
+        raise BuildError(
+            f"{source_dir}: no fmus/ sources here (expected {source_dir / 'common'}); "
+            f"run from the repository root or pass the fmus/ folder."
+        )
     out_dir = Path(out_dir) if out_dir else source_dir / "build"
     out_dir.mkdir(parents=True, exist_ok=True)
     built = {}
@@ -155,6 +161,11 @@ def build_fmus(
             fmu = _build_one(source_dir, model_dir, table, version, out_dir, force)
             built[fmu.stem] = fmu
     return built
+
+
+def default_source_dir() -> Path:
+    """Return fmus/ of the source checkout, or ./fmus for an installed package."""
+    return SOURCE_TREE_FMUS if SOURCE_TREE_FMUS.is_dir() else Path.cwd() / "fmus"
 
 
 def _model_dirs(source_dir: Path, models: list[str] | None) -> list[Path]:
