@@ -49,12 +49,14 @@ from .errors import AdapterError, FmibridgeError
 from .expressions import Expression
 from .contact import Contact
 from .flows.fmu import ModelExchangeFlow, fmu_contact, open_fmu
+from .flows.mode_inputs import mode_inputs
 from .methods import Method, method_named
 from .result import Result
 from .system import DIRECTIONS, Edge, Guard, HybridSystem, Mode, UnilateralConstraint
 
 TOP_KEYS = {"name", "description", "fmu", "interface", "t_end", "parameters", "start",
-            "inputs", "edges", "constraint", "method", "output"}
+            "inputs", "held", "modes", "initial_mode", "edges", "constraint", "method",
+            "output"}
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
 DEFAULT_MODE = "model"
 
@@ -122,6 +124,7 @@ def load_adapter(
     method: str | None = None,
     method_options: Mapping[str, object] | None = None,
     t_end: float | None = None,
+    interface: str | None = None,
 ) -> Adapter:
     """Read an adapter file; command-line style overrides win over its values.
 
@@ -146,6 +149,8 @@ def load_adapter(
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
     problems.raise_if_any()
+    if interface is not None:
+        spec = {**spec, "interface": interface}
     flow = _open_flow(path, spec, problems)
     try:
         adapter = _build(path, spec, flow, problems, method, method_options or {}, t_end)
@@ -175,23 +180,55 @@ def _open_flow(path: Path, spec: Mapping, problems: _Problems):
 
 def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Adapter:
     parameters = flow.parameter_values
-    variables = set(flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
+    flows = _mode_flows(spec, flow, problems)
+    problems.raise_if_any()
+    any_flow = next(iter(flows.values()))
+    variables = set(any_flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
     constraint = _constraint(spec.get("constraint"), flow, parameters, problems)
-    edges = _edges(spec.get("edges", []), flow, parameters, variables, constraint, problems)
-    modes = sorted({src for src, _ in edges} | {e.target for _, e in edges}) or [DEFAULT_MODE]
+    edges = _edges(spec.get("edges", []), flows, parameters, variables, constraint, problems)
     method = _method(spec.get("method", {}), method_name, method_options, problems)
     outputs = _outputs(spec.get("output", {}), flow, problems)
+    initial = spec.get("initial_mode", edges[0][0] if edges else next(iter(flows)))
+    if initial not in flows:
+        problems.add("initial_mode", f"unknown mode {initial!r}; modes are {sorted(flows)}.")
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
     if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
     problems.raise_if_any()
-    fmu_edges = _fmu_event_edges(flow)
+    modes = [
+        Mode(m, f, tuple(e for src, e in edges if src == m) + _fmu_event_edges(f, m))
+        for m, f in flows.items()
+    ]
     system = HybridSystem(
-        [Mode(m, flow, tuple(e for src, e in edges if src == m) + fmu_edges(m)) for m in modes],
-        edges[0][0] if edges else DEFAULT_MODE, flow.x0, parameters=parameters,
+        modes, initial, any_flow.x0, parameters=parameters,
         constraint=constraint, name=str(spec.get("name", path.stem)),
     )
     return Adapter(path, system, method, float(end), outputs)
+
+
+def _mode_flows(spec, flow, problems) -> dict[str, object]:
+    """Each mode's flow: the FMU flow, wrapped with its mode and held inputs if any."""
+    held = _numbers(spec.get("held", {}), "held", problems)
+    table = spec.get("modes", {})
+    if not isinstance(table, Mapping) or not all(isinstance(v, Mapping) for v in table.values()):
+        problems.add("modes", "must be tables [modes.NAME] with `inputs = {name = value}`.")
+        return {}
+    names = set(table)
+    for item in spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []:
+        if isinstance(item, Mapping):
+            source = str(item.get("mode", DEFAULT_MODE))
+            names |= {source, str(item.get("target", source))}
+    names = sorted(names) or [DEFAULT_MODE]
+    if not held and not table:
+        return dict.fromkeys(names, flow)
+    flows = {}
+    for mode in names:
+        spec_mode = table.get(mode, {})
+        for key in sorted(set(spec_mode) - {"inputs"}):
+            problems.add(f"modes.{mode}.{key}", "unknown key; allowed keys are ['inputs'].")
+        fixed = _numbers(spec_mode.get("inputs", {}), f"modes.{mode}.inputs", problems)
+        flows[mode] = problems.check(f"modes.{mode}", mode_inputs, flow, fixed, held, mode)
+    return flows
 
 
 def _numbers(table: object, key: str, problems: _Problems) -> dict[str, float]:
@@ -227,7 +264,7 @@ def _input_function(expr: Expression, parameters: Mapping[str, float]):
     return lambda t: float(expr({**parameters, "t": t}))
 
 
-def _edges(table, flow, parameters, variables, constraint, problems) -> list[tuple[str, Edge]]:
+def _edges(table, flows, parameters, variables, constraint, problems) -> list[tuple[str, Edge]]:
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -246,13 +283,14 @@ def _edges(table, flow, parameters, variables, constraint, problems) -> list[tup
         if "guard" not in item:
             problems.add(f"{where}.guard", "missing: an expression, > 0 inside the domain.")
             continue
+        mode = str(item.get("mode", DEFAULT_MODE))
+        flow = flows[mode]
         guard = problems.check(f"{where}.guard", Expression.parse, item["guard"], variables, "")
         reset = _reset_of(item.get("reset", {}), flow, parameters, variables, constraint,
                           problems, where)
         if guard is None or reset is None:
             continue
         name = str(item.get("name", f"edge_{k}"))
-        mode = str(item.get("mode", DEFAULT_MODE))
         fn = _guard_function(guard, flow, parameters)
         edges.append((mode, Edge(Guard(fn, direction, name=name),
                                  str(item.get("target", mode)), reset, name)))
@@ -323,11 +361,11 @@ def _reset_function(assignments: dict[int, Expression], flow, parameters):
     return reset
 
 
-def _fmu_event_edges(flow):
+def _fmu_event_edges(flow, mode: str) -> tuple[Edge, ...]:
     """FMU event indicators as 'either' guards whose reset runs the FMU's event mode."""
     if not isinstance(flow, ModelExchangeFlow) or flow.instance.nz == 0:
-        return lambda mode: ()
-    return lambda mode: tuple(
+        return ()
+    return tuple(
         Edge(Guard(flow.event_indicator(i), "either", reset_at="beyond"), mode,
              flow.event_update, name=f"fmu_event_{i}")
         for i in range(flow.instance.nz)

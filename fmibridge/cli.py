@@ -60,7 +60,8 @@ def _load(args: argparse.Namespace):
         from .adapters import load_adapter
 
         options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
-        adapter = load_adapter(model, method=args.method, method_options=options, t_end=args.t_end)
+        adapter = load_adapter(model, method=args.method, method_options=options,
+                               t_end=args.t_end, interface=args.interface)
         return adapter.system, adapter.method, adapter.t_end, adapter.run
     if model.suffix == ".fmu":
         from .flows.fmu import fmu_system
@@ -147,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--t-end", type=float,
                      help=f"final time, s (default: the adapter's, else {DEFAULT_T_END})")
     run.add_argument("--interface", choices=["me", "cs"],
-                     help="FMU interface type for a .fmu (default: Model Exchange)")
+                     help="FMU interface type (default: the adapter's, else Model Exchange)")
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])

@@ -142,3 +142,32 @@ def test_impact_law_from_the_fmu_matches_the_native_lagrangian_model(fmu_dir, na
     assert len(native.events) == len(through_fmu.events) == 2
     np.testing.assert_allclose(through_fmu.event_times, native.event_times, rtol=0, atol=1e-12)
     np.testing.assert_allclose(through_fmu.x[-1], native.x[-1], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("interface", ["me", "cs"])
+def test_pronk_touches_down_with_both_feet_at_once(fmu_dir, interface):
+    """Mode inputs (contact) and held inputs (foot positions) through the Pronk FMU."""
+    path = ADAPTERS[0].parent / "pronk.toml"
+    with load_adapter(path, t_end=0.7, interface=interface) as adapter:
+        result = adapter.run()
+    first, second, third, fourth = result.events[:4]
+    assert (first.edge, first.target) == ("touchdown_front", "front")
+    assert first.simultaneous == ("touchdown_rear",)
+    assert (second.edge, second.target, second.t) == ("touchdown_rear", "both", first.t)
+    assert (third.edge, fourth.edge) == ("liftoff_front", "liftoff_rear")
+    names = list(result.state_names)
+    front, rear = names.index("foot_front_x"), names.index("foot_rear_x")
+    # each foot is pinned where its swing foot was at touchdown: d = 1 apart
+    assert second.x_after[front] - second.x_after[rear] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_pronk_pitching_touches_down_one_foot_after_the_other(fmu_dir, tmp_path):
+    text = (ADAPTERS[0].parent / "pronk.toml").read_text().replace(
+        "vtheta = 0.0", "vtheta = -0.4").replace('"../fmus/build/', f'"{fmu_dir}/')
+    path = tmp_path / "pronk_pitching.toml"
+    path.write_text(text)
+    with load_adapter(path, t_end=0.4) as adapter:
+        result = adapter.run()
+    first, second = result.events[:2]
+    assert first.simultaneous == () and second.t - first.t > 1e-3
+    assert {first.edge, second.edge} == {"touchdown_front", "touchdown_rear"}

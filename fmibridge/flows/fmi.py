@@ -280,9 +280,11 @@ class Fmi2Model(_Fmi2, _ModelExchange):
         return self._dx.copy()
 
     @_fmi_call
-    def event_iteration(self, max_iterations: int) -> bool:
-        """Enter event mode, update discrete states; return True if x changed."""
+    def event_iteration(self, max_iterations: int, ints: dict[int, int] | None = None) -> bool:
+        """Enter event mode, set discrete inputs `ints`, update; True if x changed."""
         self._fmu.enterEventMode()
+        if ints:
+            self._set_start({}, ints)
         changed = self._update(max_iterations)
         self._fmu.enterContinuousTimeMode()
         return changed
@@ -330,9 +332,11 @@ class Fmi3Model(_Fmi3, _ModelExchange):
         return self._dx.copy()
 
     @_fmi_call
-    def event_iteration(self, max_iterations: int) -> bool:
-        """Enter event mode, update discrete states; return True if x changed."""
+    def event_iteration(self, max_iterations: int, ints: dict[int, int] | None = None) -> bool:
+        """Enter event mode, set discrete inputs `ints`, update; True if x changed."""
         self._fmu.enterEventMode()
+        if ints:
+            self._set_start({}, ints)
         changed = self._update(max_iterations)
         self._fmu.enterContinuousTimeMode()
         return changed

@@ -184,6 +184,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.instance.finish_initialization(MAX_EVENT_ITERATIONS)
         self.x0 = self.instance.get_states()
         self._z_key: tuple | None = None
+        self._discrete: dict[int, int] = {}  # discrete inputs as last set in event mode
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         self._set_inputs(t)
@@ -196,6 +197,15 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
         return {**dict(zip(self.state_names, map(float, x), strict=True)),
                 **dict(zip(self.output_names, map(float, values), strict=True))}
+
+    def set_discrete_inputs(self, t: float, x: np.ndarray, ints: Mapping[int, int]) -> None:
+        """Set discrete inputs through the FMU's event mode, where they changed."""
+        changed = {vr: v for vr, v in ints.items() if self._discrete.get(vr) != v}
+        if changed:
+            self.instance.set_time_and_states(t, x)
+            self.instance.event_iteration(MAX_EVENT_ITERATIONS, ints=changed)
+            self._discrete.update(changed)
+            self._z_key = None
 
     def rhs_with(self, t: float, x: np.ndarray, name: str, value: float) -> np.ndarray:
         """Return dx/dt with the real input `name` at `value` for this evaluation only."""
@@ -265,7 +275,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._can_set_states: bool | None = None
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        self._goto(t, x)
+        self.goto(t, x)
         self._set_inputs(t)
         self.instance.do_step(t, h)
         y = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
@@ -273,12 +283,17 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._check_finite(y, "doStep", t + h)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
-        self._goto(t, x)
+        self.goto(t, x)
         values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
         return {**dict(zip(self.state_names, map(float, x), strict=True)),
                 **dict(zip(self.output_names, map(float, values), strict=True))}
 
-    def _goto(self, t: float, x: np.ndarray) -> None:
+    def set_discrete_inputs(self, t: float, x: np.ndarray, ints: Mapping[int, int]) -> None:
+        """Set discrete inputs (step mode) before the next doStep from (t, x)."""
+        self.goto(t, x)
+        self.instance.set_ints(list(ints), list(ints.values()))
+
+    def goto(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): restore a saved state, or enter a reset state."""
         key = (t, x.tobytes())
         if key != self._at:

@@ -1,0 +1,124 @@
+"""One FMU seen from one mode: inputs fixed in the mode, and inputs the master holds.
+
+A legged model's FMU takes its contact configuration as a discrete input that
+the master sets per mode, and the ground position of a pinned foot as a real
+input that the master sets at touchdown and holds until lift-off (Burden et
+al., Sec. V-C). `ModeInputs` wraps the FMU flow for one mode: it applies the
+mode's fixed inputs and the held inputs before every evaluation. Held inputs
+are appended to the state with zero derivative, so resets assign them like
+states and they appear in the Result; all modes of a system share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import FmibridgeError
+from ..integrators import Scheme
+from .base import Flow, VectorField
+from .fmu import CoSimulationFlow, ModelExchangeFlow
+
+
+class _ModeInputs:
+    """Shared body of both wrappers (see `mode_inputs`)."""
+
+    def __init__(self, flow, fixed: Mapping[str, float], held: Sequence[str], mode: str):
+        self.flow, self.mode = flow, mode
+        self._n = len(flow.state_names)
+        self.state_names = tuple(flow.state_names) + tuple(held)
+        self._held_vrs = [self._input_vr(name, "held input", integer=False) for name in held]
+        self._fixed_reals: dict[int, float] = {}
+        self._fixed_ints: dict[int, int] = {}
+        for name, value in fixed.items():
+            variable = flow.archive.variables.get(name)
+            is_int = variable is not None and variable.type in ("Integer", "Int32")
+            vr = self._input_vr(name, f"input of mode {mode!r}", integer=is_int)
+            if is_int:
+                if float(value) != round(value):
+                    raise FmibridgeError(
+                        f"{flow.path}: input {name!r} of mode {mode!r} is an integer, "
+                        f"got {value!r}."
+                    )
+                self._fixed_ints[vr] = round(value)
+            else:
+                self._fixed_reals[vr] = float(value)
+        self.x0 = None  # set by the caller that knows the held start values
+
+    def _input_vr(self, name: str, role: str, *, integer: bool) -> int:
+        variable = self.flow.archive.variables.get(name)
+        if variable is None or variable.causality != "input":
+            raise FmibridgeError(
+                f"{self.flow.path}: {role} {name!r} is not an input of the FMU."
+            )
+        if integer != (variable.type in ("Integer", "Int32")):
+            raise FmibridgeError(
+                f"{self.flow.path}: {role} {name!r} has type {variable.type}."
+            )
+        return variable.vr
+
+    def _apply(self, t: float, x: np.ndarray) -> None:
+        instance = self.flow.instance
+        if self._held_vrs:
+            instance.set_reals(self._held_vrs, x[self._n:])
+        if self._fixed_reals:
+            instance.set_reals(list(self._fixed_reals), list(self._fixed_reals.values()))
+        if self._fixed_ints:
+            self.flow.set_discrete_inputs(t, x[: self._n], self._fixed_ints)
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        self._apply(t, x)
+        held = dict(zip(self.state_names[self._n:], map(float, x[self._n:]), strict=True))
+        return {**self.flow.variables(t, x[: self._n]), **held}
+
+    def describe(self) -> dict[str, str]:
+        return {**self.flow.describe(), "mode_inputs": self.mode}
+
+    def close(self) -> None:
+        self.flow.close()
+
+
+class ModeInputsVectorField(_ModeInputs, VectorField):
+    """A Model Exchange FMU in one mode; the master integrates it."""
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        self._apply(t, x)
+        return np.concatenate([self.flow.rhs(t, x[: self._n]), np.zeros(len(x) - self._n)])
+
+
+class ModeInputsFlow(_ModeInputs, Flow):
+    """A Co-Simulation FMU in one mode; the FMU integrates it."""
+
+    def _apply(self, t: float, x: np.ndarray) -> None:
+        self.flow.goto(t, x[: self._n])  # restore first: a saved state holds old inputs
+        super()._apply(t, x)
+
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        self._apply(t, x)
+        return np.concatenate([self.flow.advance(t, x[: self._n], h, scheme), x[self._n:]])
+
+
+def mode_inputs(
+    flow: ModelExchangeFlow | CoSimulationFlow,
+    fixed: Mapping[str, float],
+    held: Mapping[str, float],
+    mode: str,
+) -> ModeInputsVectorField | ModeInputsFlow:
+    """Return `flow` as seen from `mode`, with its fixed and held inputs.
+
+    Parameters
+    ----------
+    flow : ModelExchangeFlow or CoSimulationFlow
+    fixed : mapping
+        Input name to the value it takes in this mode (integers for discrete
+        inputs, set through the FMU's event mode in Model Exchange).
+    held : mapping
+        Input name to its start value; the master holds it in the state.
+    mode : str
+        The mode's name, for messages.
+    """
+    cls = ModeInputsVectorField if isinstance(flow, ModelExchangeFlow) else ModeInputsFlow
+    wrapped = cls(flow, fixed, list(held), mode)
+    wrapped.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
+    return wrapped
