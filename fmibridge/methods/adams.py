@@ -63,10 +63,17 @@ def milne_constant(nodes: np.ndarray, u: float) -> float:
     nodes[:-1]) dv times the same derivative; C = |E_c / (E_p - E_c)|. At
     constant steps this gives 1/2, 1/6, 1/10, 19/270 (spec Sec. 2.3).
     """
-    poly = np.polynomial.polynomial
-    e_p = poly.polyval(u, poly.polyint(poly.polyfromroots(nodes)))
-    e_c = poly.polyval(u, poly.polyint(poly.polyfromroots(np.r_[u, nodes[:-1]])))
+    e_p = _integral_of_product(nodes, u)
+    e_c = _integral_of_product(np.r_[u, nodes[:-1]], u)
     return abs(e_c / (e_p - e_c))
+
+
+def _integral_of_product(roots: np.ndarray, u: float) -> float:
+    """Return int_0^u prod_r (v - r) dv."""
+    coef = np.ones(1)
+    for r in roots:
+        coef = np.r_[0.0, coef] - r * np.r_[coef, 0.0]
+    return float(coef @ (u ** np.arange(1, coef.size + 1) / np.arange(1, coef.size + 1)))
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,11 @@ fragile: at a grazing contact P has a double root, which `numpy.roots` may
 return as a complex pair with a tiny imaginary part, and the event is lost.
 Here every real part of every root of P and of P' in (0, upper) is a
 breakpoint; between breakpoints each P is monotone, so checking signs at the
-breakpoints (the critical points included) cannot step over a touching
-maximum, and each crossing is then bracketed and found by Brent's method.
+breakpoints (the critical points included) and at the midpoints between
+them (a root evaluates to +-round-off, so an interval where several P are
+>= 0 may be seen only inside) cannot step over a touching maximum or a
+short common interval; each crossing is then bracketed and found by
+Brent's method.
 
 References
 ----------
@@ -42,7 +45,8 @@ def first_reach(polys: Sequence[np.ndarray], upper: float) -> float:
     float
         The first reach; 0.0 if all are already >= 0 just after u = 0.
     """
-    points = _breakpoints(polys, upper)
+    ends = _breakpoints(polys, upper)
+    points = sorted(ends + [0.5 * (p + q) for p, q in zip([0.0, *ends], ends)])
     a, at_a = 0.0, [not _negative_after_zero(p) for p in polys]
     if all(at_a):
         return 0.0

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import FmibridgeError
 from ..flows.base import VectorField
 from ..result import Recorder, Status
-from ..system import HybridSystem, Mode
+from ..system import Guard, HybridSystem, Mode
 from .adams import MAX_ORDER, Node, Stencil, starting_step
 from .base import Method, State, Step, at_least_one, positive
 from .polyroots import first_reach
@@ -57,6 +57,7 @@ class _Bank:
     reached its surface: a corridor corner. Every other edge is one atom.
     """
 
+    guards: tuple[Guard, ...]  # per edge
     fns: tuple[Callable, ...]
     gradients: tuple[Gradient | None, ...]
     owner: np.ndarray  # edge index of each atom
@@ -90,7 +91,7 @@ class _Bank:
         atoms = tuple(np.flatnonzero(owner == i) for i in range(len(mode.edges)))
         sizes = np.array([len(a) for a in atoms], dtype=int)
         return cls(
-            tuple(fns), tuple(grads), owner, np.array(sign), np.array(uni, bool),
+            tuple(edge.guard for edge in mode.edges), tuple(fns), tuple(grads), owner, np.array(sign), np.array(uni, bool),
             np.array(affine, bool), sizes[owner] == 1 if len(owner) else owner == 0,
             atoms, getattr(mode.flow, "guard_gradient", None),
         )
@@ -420,3 +421,43 @@ class Unilateral(Method):
         edges = [mode.edges[i] for i in due]
         plain = State(state.t, state.x, state.mode)
         return self.fire(plain, edges[0], log, tuple(e.name for e in edges[1:]))
+
+
+@dataclass(frozen=True)
+class EndpointAdams(Unilateral):
+    """The same Adams PECE stepping, checking only the sign of g at step ends.
+
+    The comparator of Esposito and Kumar's Example 1 ("simple endpoint
+    checking", Table I) and the baseline of the overhead benchmark: no
+    extrapolation polynomial, no Lie derivatives, and an edge fires at the
+    end of the first step over which `Guard.crossed` holds (for an AND guard,
+    g = max of its components). Two crossings inside one step are missed, and
+    the right-hand side is evaluated beyond the guard.
+    """
+
+    name: ClassVar[str] = "adams-endpoint"
+
+    def _point(self, mode, bank, t, x, f=None, g=None) -> _Point:
+        f = np.asarray(mode.flow.rhs(t, x), dtype=float) if f is None else f
+        g = bank.values(t, x) if g is None else g
+        zeros = np.zeros(g.size)
+        return _Point(t, x, f, g, zeros, zeros)
+
+    def _limit(self, memory: _Memory, stencil: Stencil, upper: float) -> float:
+        return np.inf
+
+    def _predictor_check(self, memory: _Memory, stencil: Stencil, h: float) -> float:
+        return h
+
+    def _beyond(self, memory: _Memory, g: np.ndarray) -> bool:
+        return False
+
+    def _due(self, memory: _Memory, now: _Point) -> list[int]:
+        if len(memory.history) < 2 or memory.history[0] is not now:
+            return []
+        before = memory.history[1]
+        return [
+            i
+            for i, (guard, atoms) in enumerate(zip(memory.bank.guards, memory.bank.edge_atoms))
+            if atoms.size and guard.crossed(before.g[atoms].max(), now.g[atoms].max())
+        ]

@@ -1,0 +1,1 @@
+"""Benchmark models and studies (Esposito and Kumar's Examples 1 and 3)."""
