@@ -175,6 +175,10 @@ def _parser() -> argparse.ArgumentParser:
     from .sweep import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
+
+    from .benchmarks.cli import add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 

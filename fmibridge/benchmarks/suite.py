@@ -1,0 +1,677 @@
+"""`fmibridge bench`: wall time and accuracy against peers measured in the same run.
+
+Every case times fmibridge and its peers in this process, each at its best
+settings found by a short search (halving a step or a tolerance until the
+accuracy target is reached), and reports median wall times over `repeats`,
+the accuracies reached and the ratios. Peers:
+
+* the Paoli-Schatzman scheme (eq. 29) on Table I, Examples 1 and 2;
+* scipy's `solve_ivp` (RK45, DOP853) with a terminal event and a restart at
+  every impact, as a user writes it;
+* `fmpy.simulate_fmu` with CVode on the FMU BouncingBallEvents;
+* the raw cost of the FMU calls one master step needs (the master's overhead).
+
+Timings are reported, never asserted: machines are noisy.
+
+References
+----------
+Burden et al., Sec. V-B, Table I, eqs. 29-30, Fig. 14 (rho-hat against wall time).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..methods.halving import Halving
+from ..methods.relaxation import Relaxation
+from ..models import bouncing_ball_impacts, forced_oscillator
+from ..validation import EXAMPLE_1, EXAMPLE_2, OscillatorParams, exact_solution
+from ..validation import rho_hat as rho_hat_of
+from ..validation.oscillator import rhs as oscillator_rhs
+from ..validation.paoli_schatzman import paoli_schatzman
+
+# Strip widths tried, as fractions of the rho-hat target: relaxation's error is
+# O(eps) once h is fine enough (Cor. 28), about 1.3 eps on Example 2 and 100-170
+# eps on Example 1 (resonant: each delay shifts all later impacts), measured.
+EPS_PER_TARGET = (0.25, 0.005)
+# A search stops once STALL_WINDOW refinements in a row improve the best error by
+# less than STALL_RATIO: it is limited by something else (eps, restarts). Three,
+# because PS errors are not monotone in h while h is coarse.
+STALL_RATIO, STALL_WINDOW = 0.8, 3
+# Step searches halve h at most this many times (2**-16 of the start).
+MAX_HALVINGS = 16
+# solve_ivp tolerances tried, coarse to fine; atol = ATOL_PER_RTOL * rtol (the
+# oscillators' states are O(1)-O(30), so atol never binds before rtol).
+IVP_RTOLS = tuple(10.0**-k for k in range(3, 14))
+ATOL_PER_RTOL = 1e-2
+# Bound on solve_ivp restarts of one run: Example 2 needs ~100 impacts before its
+# first sticking phase, where a restart-per-event loop makes no more progress.
+MAX_RESTARTS = 2000
+# A search stops refining once one run of a peer or of fmibridge takes longer:
+# the run is reported as "not reached" with the finest setting tried.
+SEARCH_BUDGET_S = 20.0
+BALL_BOUNCES = 10  # impacts scored on BouncingBallEvents (the brief's first ten)
+BALL_E, BALL_G = 0.8, 9.81  # the FMU's default restitution and gravity
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """How much to run: repetitions, targets and budgets (`--quick` shrinks them)."""
+
+    repeats: int = 3
+    quick: bool = False
+    search_budget_s: float = SEARCH_BUDGET_S
+    ball_interval: float = 1e-2
+    overhead_steps: int = 4000
+    targets: dict[str, float] = field(
+        default_factory=lambda: {
+            "example_2_ps": 1e-4,
+            "example_1_ps": 1e-3,
+            "example_1_ivp": 1e-6,
+            "example_2_ivp": 1e-4,
+        }
+    )
+
+    @classmethod
+    def quick_options(cls, repeats: int = 1) -> BenchOptions:
+        """Loose targets and small budgets: seconds, for tests and smoke runs."""
+        return cls(
+            repeats=repeats,
+            quick=True,
+            search_budget_s=2.0,
+            overhead_steps=500,
+            targets={
+                "example_2_ps": 1e-2,
+                "example_1_ps": 1e-1,
+                "example_1_ivp": 1e-2,
+                "example_2_ivp": 1e-2,
+            },
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: fmibridge against one peer on one case."""
+
+    case: str
+    metric: str
+    fmibridge_s: float
+    peer: str
+    peer_s: float
+    fmibridge_error: float
+    peer_error: float
+    fmibridge_settings: str
+    peer_settings: str
+    note: str = ""
+
+    @property
+    def time_ratio(self) -> float:
+        """fmibridge's time over the peer's (< 1: fmibridge is faster)."""
+        return self.fmibridge_s / self.peer_s if self.peer_s > 0 else math.nan
+
+    @property
+    def error_ratio(self) -> float:
+        """fmibridge's error over the peer's (<= 1: at least as accurate)."""
+        if self.peer_error > 0:
+            return self.fmibridge_error / self.peer_error
+        return math.nan
+
+
+@dataclass(frozen=True)
+class Found:
+    """The coarsest setting that reached a target, with its error and median time."""
+
+    setting: str
+    error: float
+    wall_s: float
+    is_reached: bool
+    note: str = ""
+
+
+def median_time(run: Callable[[], object], repeats: int) -> tuple[float, object]:
+    """Return (median wall time over `repeats` runs, the last run's value)."""
+    times, value = [], None
+    for _ in range(max(repeats, 1)):
+        start = time.perf_counter()
+        value = run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), value
+
+
+def search(
+    error_of: Callable[[float], float],
+    values: list[float],
+    target: float,
+    *,
+    repeats: int,
+    budget_s: float,
+    label: Callable[[float], str],
+    may_stall: bool = False,
+) -> Found:
+    """Try `values` coarse to fine; time the first whose error is <= target.
+
+    A value whose run fails (raises ValueError, e.g. too many PS steps) or
+    takes longer than `budget_s` ends the search as "not reached"; with
+    `may_stall`, so do STALL_WINDOW values in a row that barely improve the
+    error (for errors that are monotone in the value: not PS, whose errors
+    jump while h is coarse, nor solve_ivp, which misses grazing impacts at
+    some tolerances and not at finer ones).
+    """
+    best, n_stalled = (math.inf, ""), 0
+    for value in values:
+        start = time.perf_counter()
+        try:
+            error = error_of(value)
+        except ValueError as exc:
+            return Found(best[1], best[0], math.nan, False, f"{label(value)}: {exc}")
+        wall = time.perf_counter() - start
+        if error <= target:
+            wall, error = median_time(lambda v=value: error_of(v), repeats)
+            return Found(label(value), float(error), wall, True)
+        n_stalled = n_stalled + 1 if error > STALL_RATIO * best[0] else 0
+        if may_stall and n_stalled == STALL_WINDOW:
+            return Found(
+                best[1],
+                best[0],
+                math.nan,
+                False,
+                f"not reached: stalled at {label(value)}",
+            )
+        best = min(best, (error, label(value)))
+        if wall > budget_s:
+            return Found(
+                best[1],
+                best[0],
+                math.nan,
+                False,
+                f"not reached: {label(value)} took {wall:.3g} s (budget)",
+            )
+    return Found(best[1], best[0], math.nan, False, "not reached: search exhausted")
+
+
+# -- Table I: relaxation, PS, solve_ivp --
+
+
+def _halving_steps(start: float) -> list[float]:
+    return [start / 2**k for k in range(MAX_HALVINGS + 1)]
+
+
+def relaxation_error(
+    params: OscillatorParams, exact, integrator: str, h: float, eps: float
+):
+    """Run Relaxation on the oscillator and return rho-hat (eq. 30)."""
+    method = Relaxation(h=h, eps=eps, integrator=integrator, max_events=1_000_000)
+    result = method.run(forced_oscillator(params), params.t_max)
+    return rho_hat_of(result.t, result["x"], exact, t_max=params.t_max)
+
+
+def best_relaxation(params, exact, target: float, options: BenchOptions) -> Found:
+    """Search h for midpoint and RK4 at each eps in EPS_PER_TARGET; keep the fastest."""
+    found = []
+    for integrator in ("midpoint", "rk4"):
+        for eps in (f * target for f in EPS_PER_TARGET):
+            found.append(
+                search(
+                    lambda h, i=integrator, e=eps: relaxation_error(
+                        params, exact, i, h, e
+                    ),
+                    _halving_steps(0.1),
+                    target,
+                    repeats=options.repeats,
+                    budget_s=options.search_budget_s,
+                    may_stall=True,
+                    label=lambda h, i=integrator, e=eps: (
+                        f"relaxation {i} h={h:.4g} eps={e:.2g}"
+                    ),
+                )
+            )
+    reached = [f for f in found if f.is_reached]
+    return (
+        min(reached, key=lambda f: f.wall_s)
+        if reached
+        else min(found, key=lambda f: f.error)
+    )
+
+
+def best_ps(params, exact, target: float, options: BenchOptions) -> Found:
+    """Search the PS step h from 1e-2 by halving (eq. 29)."""
+
+    def error_of(h: float) -> float:
+        run = paoli_schatzman(params, h)
+        return rho_hat_of(run.t, run.x, exact, t_max=params.t_max)
+
+    return search(
+        error_of,
+        _halving_steps(1e-2),
+        target,
+        repeats=options.repeats,
+        budget_s=options.search_budget_s,
+        label=lambda h: f"PS h={h:.4g}",
+    )
+
+
+@dataclass(frozen=True)
+class IvpRun:
+    """One solve_ivp execution with restarts: samples, restarts and outcome."""
+
+    t: np.ndarray
+    x: np.ndarray
+    n_restarts: int
+    is_complete: bool
+
+
+def ivp_with_restarts(params: OscillatorParams, method: str, rtol: float) -> IvpRun:
+    """Integrate with `solve_ivp`, stop at each impact, apply the reset, restart.
+
+    The event is x - x_max crossing upward (terminal); the restart begins at
+    the located impact with v -> -c v. This is what a user writes; it makes no
+    progress through sticking or a Zeno accumulation, and MAX_RESTARTS bounds it.
+    """
+    from scipy.integrate import solve_ivp
+
+    f, x_max, c = oscillator_rhs(params), params.x_max, params.c
+
+    def hits_stop(t, x):
+        return x[0] - x_max
+
+    hits_stop.terminal, hits_stop.direction = True, 1.0
+    t, x = 0.0, np.array([params.x0, params.v0], dtype=float)
+    ts, xs = [np.array([t])], [np.array([x[0]])]
+    for n_restarts in range(MAX_RESTARTS + 1):
+        sol = solve_ivp(
+            f,
+            (t, params.t_max),
+            x,
+            method=method,
+            rtol=rtol,
+            atol=ATOL_PER_RTOL * rtol,
+            events=hits_stop,
+        )
+        ts.append(sol.t[1:])
+        xs.append(sol.y[0, 1:])
+        if sol.status != 1:  # reached t_max (0) or failed (-1)
+            return IvpRun(
+                np.concatenate(ts), np.concatenate(xs), n_restarts, sol.status == 0
+            )
+        t, v = float(sol.t_events[0][0]), float(sol.y_events[0][0][1])
+        x = np.array([x_max, -c * v])
+    return IvpRun(np.concatenate(ts), np.concatenate(xs), MAX_RESTARTS, False)
+
+
+def best_ivp(params, exact, target: float, method: str, options: BenchOptions) -> Found:
+    """Search rtol over IVP_RTOLS; a run stuck restarting counts as failed."""
+    outcomes: dict[float, IvpRun] = {}
+
+    def error_of(rtol: float) -> float:
+        run = ivp_with_restarts(params, method, rtol)
+        if not run.is_complete and any(not r.is_complete for r in outcomes.values()):
+            raise ValueError("stuck again at a finer rtol")  # ends the search
+        outcomes[rtol] = run
+        return (
+            rho_hat_of(run.t, run.x, exact, t_max=params.t_max)
+            if run.is_complete
+            else math.inf
+        )
+
+    found = search(
+        error_of,
+        list(IVP_RTOLS),
+        target,
+        repeats=options.repeats,
+        budget_s=options.search_budget_s,
+        label=lambda r: f"{method} rtol={r:.0e}",
+    )
+    stuck = [r for r in outcomes.values() if not r.is_complete]
+    if stuck and not found.is_reached:
+        last = stuck[-1]
+        note = (
+            f"never reached: stuck at t = {last.t[-1]:.4g} s of {params.t_max:.4g} "
+            f"after {last.n_restarts} restarts (sticking/Zeno)"
+        )
+        error = max(rho_hat_of(r.t, r.x, exact, t_max=params.t_max) for r in stuck)
+        return Found(
+            found.setting or f"{method} rtol<= {min(outcomes):.0e}",
+            error,
+            math.nan,
+            False,
+            note,
+        )
+    max_restarts = max((r.n_restarts for r in outcomes.values()), default=0)
+    return Found(
+        found.setting,
+        found.error,
+        found.wall_s,
+        found.is_reached,
+        "; ".join(s for s in (found.note, f"max restarts {max_restarts}") if s),
+    )
+
+
+def _row(case, metric, ours: Found, peer: str, theirs: Found) -> Row:
+    notes = "; ".join(n for n in (ours.note, theirs.note) if n)
+    return Row(
+        case,
+        metric,
+        ours.wall_s,
+        peer,
+        theirs.wall_s,
+        ours.error,
+        theirs.error,
+        ours.setting,
+        theirs.setting,
+        notes,
+    )
+
+
+def table_one_rows(options: BenchOptions) -> list[Row]:
+    """fmibridge's Relaxation against PS and solve_ivp on Table I."""
+    rows = []
+    examples = {"example_1": EXAMPLE_1, "example_2": EXAMPLE_2}
+    exacts = {name: exact_solution(p) for name, p in examples.items()}
+    ours_by_target: dict[tuple[str, float], Found] = {}
+    for name in ("example_2", "example_1"):
+        params, exact = examples[name], exacts[name]
+        for peer in ("ps", "ivp"):
+            target = options.targets[f"{name}_{peer}"]
+            if (name, target) not in ours_by_target:
+                ours_by_target[name, target] = best_relaxation(
+                    params, exact, target, options
+                )
+            ours = ours_by_target[name, target]
+            metric = f"time to rho-hat <= {target:.0e}"
+            if peer == "ps":
+                rows.append(
+                    _row(
+                        name,
+                        metric,
+                        ours,
+                        "PS eq. 29",
+                        best_ps(params, exact, target, options),
+                    )
+                )
+                continue
+            for method in ("RK45", "DOP853"):
+                rows.append(
+                    _row(
+                        name,
+                        metric,
+                        ours,
+                        f"solve_ivp {method}",
+                        best_ivp(params, exact, target, method, options),
+                    )
+                )
+    return rows
+
+
+# -- FMU: fmpy's CVode, and the master's overhead --
+
+
+def ball_fmu_path() -> Path:
+    """Return BouncingBallEvents.fmu, building the FMUs if needed."""
+    from ..build import build_fmus
+
+    return Path(build_fmus()["BouncingBallEvents"])
+
+
+def impact_error(times: np.ndarray) -> float:
+    """Return the largest error of the first BALL_BOUNCES impacts (inf if missing)."""
+    exact = bouncing_ball_impacts(BALL_BOUNCES, g=BALL_G, e=BALL_E)
+    if len(times) < BALL_BOUNCES:
+        return math.inf
+    return float(np.max(np.abs(np.asarray(times[:BALL_BOUNCES]) - exact)))
+
+
+def _ball_t_end() -> float:
+    return float(bouncing_ball_impacts(BALL_BOUNCES, g=BALL_G, e=BALL_E)[-1]) + 0.05
+
+
+def fmibridge_ball(path: Path, interval: float) -> float:
+    """Open the FMU (ME), run Halving at h = interval; return the impact-time error."""
+    from ..flows.fmu import fmu_system
+
+    system = fmu_system(path, "me")
+    try:
+        result = Halving(h=interval, integrator="rk4").run(system, _ball_t_end())
+    finally:
+        system.close()
+    return impact_error(np.asarray(result.event_times))
+
+
+def fmpy_ball(path: Path, interval: float, rtol: float | None = None) -> float:
+    """Run fmpy's CVode (ME) at `interval`; return the impact-time error.
+
+    Impacts are read off the recorded events: equal times with v jumping up.
+    """
+    import fmpy
+
+    out = fmpy.simulate_fmu(
+        str(path),
+        fmi_type="ModelExchange",
+        solver="CVode",
+        stop_time=_ball_t_end(),
+        output_interval=interval,
+        relative_tolerance=rtol,
+    )
+    t, v = out["time"], out["v"]
+    jumps = np.flatnonzero((np.diff(t) == 0.0) & (np.diff(v) > 0.0))
+    return impact_error(t[jumps])
+
+
+def ball_rows(options: BenchOptions) -> list[Row]:
+    """fmibridge (fmu_system + Halving) against fmpy CVode at equal output interval."""
+    path, dt = ball_fmu_path(), options.ball_interval
+    ours_s, ours_err = median_time(lambda: fmibridge_ball(path, dt), options.repeats)
+    ours = Found(f"halving rk4 h={dt:g} t_tol=1e-10", ours_err, ours_s, True)
+    rows = []
+    for rtol in (None, 1e-8):
+        s, err = median_time(lambda r=rtol: fmpy_ball(path, dt, r), options.repeats)
+        setting = f"CVode rtol={'default' if rtol is None else f'{rtol:.0e}'} dt={dt:g}"
+        rows.append(
+            _row(
+                "BouncingBallEvents",
+                f"first {BALL_BOUNCES} impacts, max |dt|",
+                ours,
+                "fmpy.simulate_fmu",
+                Found(setting, err, s, True),
+            )
+        )
+    return rows
+
+
+def raw_fmu_step_cost(path: Path, n_steps: int, n_stages: int = 4) -> float:
+    """Return seconds per step of the bare fmpy calls an RK step with a guard needs.
+
+    Per step: n_stages x (setTime, setContinuousStates, getDerivatives) and one
+    (setTime, setContinuousStates, getEventIndicators), through fmpy's FMU2Model
+    methods on preallocated ctypes buffers, in a tight loop.
+    """
+    import ctypes
+
+    from ..flows.fmi import FmuArchive
+
+    archive = FmuArchive(path)
+    instance = archive.instantiate("ModelExchange")
+    try:
+        instance.initialize(0.0, {}, {})
+        instance.finish_initialization(10)
+        fmu, nx, nz = instance._fmu, instance.nx, instance.nz
+        x, dx, z = np.array([1.0, 0.0]), np.zeros(nx), np.zeros(max(nz, 1))
+        pointer = ctypes.POINTER(ctypes.c_double)
+        px, pdx, pz = (a.ctypes.data_as(pointer) for a in (x, dx, z))
+        start = time.perf_counter()
+        for k in range(n_steps):
+            t = k * 1e-6
+            for _ in range(n_stages):
+                fmu.setTime(t)
+                fmu.setContinuousStates(px, nx)
+                fmu.getDerivatives(pdx, nx)
+            fmu.setTime(t)
+            fmu.setContinuousStates(px, nx)
+            fmu.getEventIndicators(pz, nz)
+        return (time.perf_counter() - start) / n_steps
+    finally:
+        instance.free()
+        archive.cleanup()
+
+
+def overhead_row(options: BenchOptions) -> Row:
+    """fmibridge's time per RK4 step over an FMU, against the raw FMU call cost."""
+    from ..flows.fmu import fmu_system
+
+    path, n = ball_fmu_path(), options.overhead_steps
+    t_first = float(bouncing_ball_impacts(1, g=BALL_G, e=BALL_E)[0])
+    h = 0.9 * t_first / n  # n steps, all before the first impact: no halving
+    system = fmu_system(path, "me")
+    try:
+        method = Halving(h=h, integrator="rk4")
+        wall, result = median_time(lambda: method.run(system, n * h), options.repeats)
+    finally:
+        system.close()
+    n_attempts = result.stats["n_steps"] + result.stats["n_rejected"]
+    raw = statistics.median(raw_fmu_step_cost(path, n) for _ in range(options.repeats))
+    per_step = wall / n_attempts
+    return Row(
+        "master overhead (ME FMU)",
+        "s per RK4 step with guard",
+        per_step,
+        "raw fmpy calls",
+        raw,
+        math.nan,
+        math.nan,
+        f"halving rk4, {n_attempts} steps",
+        "4x(setTime, setContinuousStates, getDerivatives) + getEventIndicators",
+        f"overhead x{per_step / raw:.2f}",
+    )
+
+
+# -- other engineers' studies, when present --
+
+
+def extra_rows(options: BenchOptions) -> list[Row]:
+    """bumper_cars_overhead (issue 6) and sweep_speedup (issue 9) if available."""
+    rows = []
+    try:
+        from .bumper_cars import bumper_cars_overhead
+    except ImportError:
+        bumper_cars_overhead = None
+    if options.quick:
+        rows.append(
+            _skipped(
+                "bumper cars (unilateral vs endpoint)",
+                "skipped in --quick (takes ~20 s)",
+            )
+        )
+    elif bumper_cars_overhead is None:
+        rows.append(
+            _skipped(
+                "bumper cars (unilateral vs endpoint)",
+                "skipped: fmibridge.benchmarks.bumper_cars not present",
+            )
+        )
+    else:
+        rows.append(
+            _study_row("bumper cars (unilateral vs endpoint)", bumper_cars_overhead())
+        )
+    if options.quick:
+        rows.append(
+            _skipped("sweep speedup", "skipped in --quick (starts a Dask cluster)")
+        )
+        return rows
+    try:
+        from ..sweep import sweep_speedup
+    except ImportError:
+        rows.append(_skipped("sweep speedup", "skipped: fmibridge.sweep not present"))
+    else:
+        info = sweep_speedup(n_runs=40, workers=2)
+        rows.append(
+            Row(
+                "sweep speedup (40 runs, 2 workers)",
+                "wall s",
+                info["parallel_s"],
+                "serial loop",
+                info["serial_s"],
+                math.nan,
+                math.nan,
+                "dask local cluster",
+                "for loop",
+                f"speedup x{info['speedup']:.2f} (x"
+                f"{info['speedup_excluding_startup']:.2f} excluding startup)",
+            )
+        )
+    return rows
+
+
+def _skipped(case: str, note: str) -> Row:
+    return Row(case, "", math.nan, "", math.nan, math.nan, math.nan, "", "", note)
+
+
+def _study_row(case: str, info: object) -> Row:
+    """A row from a study's returned mapping (numbers shown in the note)."""
+    if isinstance(info, dict):
+        text = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in info.items()
+        )
+    else:
+        text = repr(info)
+    return Row(case, "", math.nan, "", math.nan, math.nan, math.nan, "", "", text)
+
+
+# -- the suite --
+
+SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
+    "table1": table_one_rows,
+    "fmu": ball_rows,
+    "overhead": lambda options: [overhead_row(options)],
+    "extra": extra_rows,
+}
+
+
+def run_bench(
+    options: BenchOptions | None = None,
+    sections: tuple[str, ...] = tuple(SECTIONS),
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Run the benchmark sections and return the table (one row per comparison).
+
+    Columns: case, metric, fmibridge_s, peer, peer_s, time_ratio
+    (fmibridge / peer), fmibridge_error, peer_error, error_ratio, the settings
+    each side used, and a note (targets not reached, restarts, skips).
+
+    Examples
+    --------
+    >>> frame = run_bench(BenchOptions.quick_options(), ("overhead",))  # doctest: +SKIP
+    """
+    options = options or BenchOptions()
+    rows: list[Row] = []
+    for name in sections:
+        if progress is not None:
+            progress(name)
+        rows += SECTIONS[name](options)
+    records = [
+        {**asdict(r), "time_ratio": r.time_ratio, "error_ratio": r.error_ratio}
+        for r in rows
+    ]
+    columns = [
+        "case",
+        "metric",
+        "fmibridge_s",
+        "peer",
+        "peer_s",
+        "time_ratio",
+        "fmibridge_error",
+        "peer_error",
+        "error_ratio",
+        "fmibridge_settings",
+        "peer_settings",
+        "note",
+    ]
+    return pd.DataFrame(records, columns=columns)
