@@ -19,7 +19,11 @@ from ..system import Edge, Guard, HybridSystem, Mode
 
 SWITCH_X, TURN_RATE = 1.75, 0.2  # eq. 22
 TOP, RIGHT, BLOCK_X, BLOCK_Y = 0.5, 3.5, 2.8, -0.4  # eq. 23
-NOMINAL = (0.0, 0.1376, -0.2321)  # x0, y0, theta0: the arc dips 0.01 below the block top
+NOMINAL = (
+    0.0,
+    0.1376,
+    -0.2321,
+)  # x0, y0, theta0: the arc dips 0.01 below the block top
 
 
 def _affine(fn, gradient):
@@ -56,13 +60,17 @@ def corridor(x0: float, y0: float, theta0: float) -> HybridSystem:
     )
     still = NativeFlow(lambda t, x, u: np.zeros(3), names, name="crashed")
     return HybridSystem(
-        [Mode("drive", NativeFlow(drive, names, name="unicycle"), edges),
-         Mode("crashed", still)],
-        "drive", [x0, y0, theta0], name="corridor",
+        [
+            Mode("drive", NativeFlow(drive, names, name="unicycle"), edges),
+            Mode("crashed", still),
+        ],
+        "drive",
+        [x0, y0, theta0],
+        name="corridor",
     )
 
 
-def corridor_first_collision(x0: float, y0: float, theta0: float, ds: float = 1e-5):
+def corridor_first_collision(x0: float, y0: float, theta0: float, ds: float = 1e-4):
     """Return (guard name, time, depth) of the exact first collision, or None.
 
     The path is analytic (a line, then an arc); it is sampled every `ds` of
@@ -70,7 +78,7 @@ def corridor_first_collision(x0: float, y0: float, theta0: float, ds: float = 1e
     largest min(-(y + 0.4), 2.8 - x) along it), a measure of the margin.
     """
     t_switch = (SWITCH_X - x0) / math.cos(theta0)
-    s = np.arange(0.0, 40.0, ds)
+    s = np.arange(0.0, 8.0, ds)  # every collision of this geometry comes before s = 8
     phi = theta0 + TURN_RATE * np.maximum(s - t_switch, 0.0)
     line_x, line_y = x0 + s * math.cos(theta0), y0 + s * math.sin(theta0)
     y1 = y0 + t_switch * math.sin(theta0)

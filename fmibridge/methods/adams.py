@@ -73,7 +73,9 @@ def _integral_of_product(roots: np.ndarray, u: float) -> float:
     coef = np.ones(1)
     for r in roots:
         coef = np.r_[0.0, coef] - r * np.r_[coef, 0.0]
-    return float(coef @ (u ** np.arange(1, coef.size + 1) / np.arange(1, coef.size + 1)))
+    return float(
+        coef @ (u ** np.arange(1, coef.size + 1) / np.arange(1, coef.size + 1))
+    )
 
 
 @dataclass(frozen=True)

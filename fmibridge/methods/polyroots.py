@@ -46,14 +46,16 @@ def first_reach(polys: Sequence[np.ndarray], upper: float) -> float:
         The first reach; 0.0 if all are already >= 0 just after u = 0.
     """
     ends = _breakpoints(polys, upper)
-    points = sorted(ends + [0.5 * (p + q) for p, q in zip([0.0, *ends], ends)])
+    mids = [0.5 * (p + q) for p, q in zip([0.0, *ends], ends, strict=False)]
+    points = sorted(ends + mids)
     a, at_a = 0.0, [not _negative_after_zero(p) for p in polys]
     if all(at_a):
         return 0.0
     for b in points:
         at_b = [_poly.polyval(b, p) >= 0.0 for p in polys]
         if all(at_b):
-            return max(a if ok else _crossing(p, a, b) for p, ok in zip(polys, at_a))
+            pairs = zip(polys, at_a, strict=True)
+            return max(a if ok else _crossing(p, a, b) for p, ok in pairs)
         a, at_a = b, at_b
     return math.inf
 
@@ -80,4 +82,6 @@ def _crossing(p: np.ndarray, a: float, b: float) -> float:
     """The root of p, monotone on [a, b] with p(a) < 0 <= p(b)."""
     if _poly.polyval(b, p) == 0.0:
         return b
-    return brentq(lambda u: _poly.polyval(u, p), a, b, xtol=ROOT_XTOL * b, rtol=ROOT_XTOL)
+    return brentq(
+        lambda u: _poly.polyval(u, p), a, b, xtol=ROOT_XTOL * b, rtol=ROOT_XTOL
+    )

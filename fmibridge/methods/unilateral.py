@@ -66,6 +66,7 @@ class _Bank:
     affine: np.ndarray  # per atom
     single: np.ndarray  # per atom: its edge has one atom
     edge_atoms: tuple[np.ndarray, ...]
+    starts: np.ndarray  # first atom of each edge (atoms of an edge are contiguous)
     hook: Callable | None  # flow.guard_gradient(fn, t, x), if the flow offers it
 
     @classmethod
@@ -82,7 +83,9 @@ class _Bank:
                 )
             for fn in parts or (guard.fn,):
                 fns.append(fn)
-                grads.append(getattr(fn, "gradient", None) or getattr(guard, "gradient", None))
+                grads.append(
+                    getattr(fn, "gradient", None) or getattr(guard, "gradient", None)
+                )
                 owner.append(i)
                 sign.append({"falling": -1, "rising": 1, "either": 0}[guard.direction])
                 uni.append(guard.kind == "unilateral")
@@ -91,17 +94,31 @@ class _Bank:
         atoms = tuple(np.flatnonzero(owner == i) for i in range(len(mode.edges)))
         sizes = np.array([len(a) for a in atoms], dtype=int)
         return cls(
-            tuple(edge.guard for edge in mode.edges), tuple(fns), tuple(grads), owner, np.array(sign), np.array(uni, bool),
-            np.array(affine, bool), sizes[owner] == 1 if len(owner) else owner == 0,
-            atoms, getattr(mode.flow, "guard_gradient", None),
+            tuple(edge.guard for edge in mode.edges),
+            tuple(fns),
+            tuple(grads),
+            owner,
+            np.array(sign),
+            np.array(uni, bool),
+            np.array(affine, bool),
+            sizes[owner] == 1 if len(owner) else owner == 0,
+            atoms,
+            np.array([a[0] for a in atoms], dtype=int),
+            getattr(mode.flow, "guard_gradient", None),
         )
+
+    def every(self, flags: np.ndarray) -> np.ndarray:
+        """Per edge: are the flags of all its atoms true (an AND guard)?"""
+        if not self.starts.size:
+            return np.zeros(0, dtype=bool)
+        return np.logical_and.reduceat(flags, self.starts)
 
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
         """Raw guard values g(t, x) of every atom (g > 0 inside)."""
         return np.array([fn(t, x) for fn in self.fns], dtype=float)
 
     def lie(self, t: float, x: np.ndarray, f: np.ndarray, eps: np.ndarray):
-        """Lie derivatives dg/dx f + dg/dt (eq. 2) and dual norms sum |dg/dx_i| eps_i."""
+        """Lie derivatives dg/dx f + dg/dt (eq. 2), dual norms sum |dg/dx_i| eps_i."""
         lie, norm = np.empty(len(self.fns)), np.empty(len(self.fns))
         for a, fn in enumerate(self.fns):
             gx, gt = self._gradient(a, fn, t, x)
@@ -239,11 +256,17 @@ class Unilateral(Method):
         super().__post_init__()
         positive("tol", self.tol)
         if not (np.isfinite(self.rtol) and self.rtol >= 0):
-            raise FmibridgeError(f"`rtol` must be a finite number >= 0, got {self.rtol!r}.")
+            raise FmibridgeError(
+                f"`rtol` must be a finite number >= 0, got {self.rtol!r}."
+            )
         if self.gamma is not None and not 0.0 <= self.gamma < 1.0:
-            raise FmibridgeError(f"`gamma` must be in [0, 1) or None, got {self.gamma!r}.")
+            raise FmibridgeError(
+                f"`gamma` must be in [0, 1) or None, got {self.gamma!r}."
+            )
         if not (isinstance(self.max_order, int) and 1 <= self.max_order <= MAX_ORDER):
-            raise FmibridgeError(f"`max_order` must be 1, 2, 3 or 4, got {self.max_order!r}.")
+            raise FmibridgeError(
+                f"`max_order` must be 1, 2, 3 or 4, got {self.max_order!r}."
+            )
         at_least_one("max_rejections", self.max_rejections)
 
     def _check(self, system: HybridSystem, t_end: float) -> float:
@@ -290,7 +313,9 @@ class Unilateral(Method):
         h_err = starting_step(state.x, point.f, eps, self.h)
         return _Memory(bank, (point,), h_err, sign)
 
-    def _point(self, mode: Mode, bank: _Bank, t: float, x: np.ndarray, f=None, g=None) -> _Point:
+    def _point(
+        self, mode: Mode, bank: _Bank, t: float, x: np.ndarray, f=None, g=None
+    ) -> _Point:
         """A history node: f, guard values and Lie derivatives at (t, x)."""
         f = np.asarray(mode.flow.rhs(t, x), dtype=float) if f is None else f
         g = bank.values(t, x) if g is None else g
@@ -313,44 +338,42 @@ class Unilateral(Method):
         return c, final, np.where(past, np.maximum(c, 0.0), level), beta
 
     def _limit(self, memory: _Memory, stencil: Stencil, upper: float) -> float:
-        """Smallest first root of the extrapolation polynomials in (0, upper] (eq. 15)."""
+        """First root of the extrapolation polynomials in (0, upper], eq. 15."""
         bank, history = memory.bank, memory.history[: stencil.order]
         c, _, level, _ = self._levels(memory, history[0])
         rates = memory.sign * np.array([p.lie for p in history])
         poly = stencil.basis.T @ rates  # (m + 1, atoms), power basis in u = h / scale
         poly[0] += c - level
         u_max = upper / stencil.scale
-        bound = poly[0] + np.maximum(poly[1:], 0.0).T @ (u_max ** np.arange(1, stencil.order + 1))
-        reach = bound >= 0.0  # P < 0 on all of [0, upper] otherwise: no root there
+        bound = poly[0] + np.maximum(poly[1:], 0.0).T @ (
+            u_max ** np.arange(1, stencil.order + 1)
+        )
+        reach = bank.every(bound >= 0.0)  # else P < 0 on [0, upper]: no root there
         u_star = np.inf
-        for atoms in bank.edge_atoms:
-            if atoms.size and reach[atoms].all():
-                u_star = min(u_star, first_reach([poly[:, a] for a in atoms], u_max))
+        for e in np.flatnonzero(reach):
+            u_star = min(
+                u_star, first_reach([poly[:, a] for a in bank.edge_atoms[e]], u_max)
+            )
         return u_star * stencil.scale
 
     def _due(self, memory: _Memory, now: _Point) -> list[int]:
         """Edges whose atoms are all in their band, the closest approaching."""
         c, final, _, beta = self._levels(memory, now)
         rate = memory.sign * now.lie
-        in_band = c >= final - beta
-        due = []
-        for i, atoms in enumerate(memory.bank.edge_atoms):
-            if atoms.size and in_band[atoms].all():
-                closest = atoms[np.argmin(c[atoms] - final[atoms])]
-                if rate[closest] >= 0.0:
-                    due.append(i)
-        return due
+        bank = memory.bank
+        due = bank.every(c >= final - beta)
+        for e in np.flatnonzero(due):
+            atoms = bank.edge_atoms[e]
+            closest = atoms[np.argmin(c[atoms] - final[atoms])]
+            due[e] = rate[closest] >= 0.0
+        return np.flatnonzero(due).tolist()
 
     def _beyond(self, memory: _Memory, g: np.ndarray) -> bool:
         """True if a unilateral edge not beyond at t_k is beyond at g."""
         bank = memory.bank
-        before = memory.sign * memory.history[0].g > 0.0
-        after = memory.sign * g > 0.0
-        for atoms in bank.edge_atoms:
-            if atoms.size and bank.unilateral[atoms[0]]:
-                if after[atoms].all() and not before[atoms].all():
-                    return True
-        return False
+        before = bank.every(memory.sign * memory.history[0].g > 0.0)
+        after = bank.every(memory.sign * g > 0.0)
+        return bool(np.any(after & ~before & bank.unilateral[bank.starts]))
 
     # -- the step ---------------------------------------------------------------
 
@@ -377,7 +400,9 @@ class Unilateral(Method):
             error = stencil.milne(h) * ratio
             if error > 1.0 or ratio > 1.0 / BAND_C:
                 log.n_rejected += 1
-                factor = SAFETY * max(error, ratio * BAND_C) ** (-1.0 / (stencil.order + 1))
+                factor = SAFETY * max(error, ratio * BAND_C) ** (
+                    -1.0 / (stencil.order + 1)
+                )
                 h_err = h * max(MIN_SHRINK, factor)
                 h = min(h_star, h_err)
                 continue
@@ -387,7 +412,9 @@ class Unilateral(Method):
                 h /= 2
                 continue
             point = self._point(mode, memory.bank, t, xc, g=g)
-            grow = min(MAX_GROWTH, SAFETY * max(error, 1e-12) ** (-1.0 / (stencil.order + 1)))
+            grow = min(
+                MAX_GROWTH, SAFETY * max(error, 1e-12) ** (-1.0 / (stencil.order + 1))
+            )
             h_next = h * grow if h >= h_err else max(h * grow, h_err)
             history = (point, *memory.history[: self.max_order - 1])
             return _Memory(memory.bank, history, h_next, memory.sign), None
@@ -396,27 +423,30 @@ class Unilateral(Method):
     def _predictor_check(self, memory: _Memory, stencil: Stencil, h: float) -> float:
         """Shorten h until no curved unilateral guard is past its level at x^p."""
         bank = memory.bank
-        edges = sorted(set(bank.owner[~bank.affine & bank.unilateral].tolist()))
-        if not edges:
+        curved = np.isin(bank.owner, bank.owner[~bank.affine & bank.unilateral])
+        if not curved.any():
             return h
         _, _, level, _ = self._levels(memory, memory.history[0])
-        t0 = memory.history[0].t
+        atoms, t0 = np.flatnonzero(curved), memory.history[0].t
 
-        def over(atoms: np.ndarray, s: float) -> bool:
+        def over(s: float) -> np.ndarray:
             x = stencil.predict(s)
-            return all(memory.sign[a] * bank.fns[a](t0 + s, x) > level[a] for a in atoms)
+            past = np.zeros(bank.owner.size, dtype=bool)
+            values = np.array([bank.fns[a](t0 + s, x) for a in atoms])
+            past[atoms] = memory.sign[atoms] * values > level[atoms]
+            return bank.every(past)
 
-        for e in edges:
-            atoms = bank.edge_atoms[e]
-            if over(atoms, h):
-                lo, hi = 0.0, h
-                for _ in range(BISECTIONS):  # keep the safe end of the bracket
-                    mid = 0.5 * (lo + hi)
-                    lo, hi = (lo, mid) if over(atoms, mid) else (mid, hi)
-                h = lo
+        for e in np.flatnonzero(over(h)):
+            lo, hi = 0.0, h
+            for _ in range(BISECTIONS):  # keep the safe end of the bracket
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if over(mid)[e] else (mid, hi)
+            h = min(h, lo)
         return h
 
-    def _fire_due(self, mode: Mode, state: State, due: list[int], log: Recorder) -> State:
+    def _fire_due(
+        self, mode: Mode, state: State, due: list[int], log: Recorder
+    ) -> State:
         """Fire the first due edge (declaration order); list the others."""
         edges = [mode.edges[i] for i in due]
         plain = State(state.t, state.x, state.mode)
@@ -458,6 +488,8 @@ class EndpointAdams(Unilateral):
         before = memory.history[1]
         return [
             i
-            for i, (guard, atoms) in enumerate(zip(memory.bank.guards, memory.bank.edge_atoms))
+            for i, (guard, atoms) in enumerate(
+                zip(memory.bank.guards, memory.bank.edge_atoms, strict=True)
+            )
             if atoms.size and guard.crossed(before.g[atoms].max(), now.g[atoms].max())
         ]
