@@ -29,6 +29,7 @@ the method with its parameters and the output columns::
     [method]
     name = "halving"
     h = 1e-3
+    zeno = "complete"           # optional: continue Zeno executions (Or and Ames)
 
 The whole file is checked before anything runs, and every problem found is
 reported in one AdapterError that names the file and the key. FMU event
@@ -125,8 +126,22 @@ def load_adapter(
     method_options: Mapping[str, object] | None = None,
     t_end: float | None = None,
     interface: str | None = None,
+    zeno: str | None = None,
+    parameters: Mapping[str, float] | None = None,
+    start: Mapping[str, float] | None = None,
 ) -> Adapter:
-    """Read an adapter file; command-line style overrides win over its values.
+    """Read an adapter file; the keyword overrides win over its values.
+
+    Parameters
+    ----------
+    path : path
+        The adapter file.
+    method, method_options, t_end, interface :
+        Override [method] name and options, `t_end` and `interface`.
+    zeno : {'off', 'complete'}, optional
+        Override [method] `zeno`: 'complete' wraps the method in Completion.
+    parameters, start : mapping, optional
+        Update the [parameters] and [start] tables (sweeps use these).
 
     Raises
     ------
@@ -151,6 +166,11 @@ def load_adapter(
     problems.raise_if_any()
     if interface is not None:
         spec = {**spec, "interface": interface}
+    for key, values in (("parameters", parameters), ("start", start)):
+        if values:
+            spec = {**spec, key: {**spec.get(key, {}), **values}}
+    if zeno is not None:
+        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     flow = _open_flow(path, spec, problems)
     try:
         adapter = _build(path, spec, flow, problems, method, method_options or {}, t_end)
@@ -301,8 +321,8 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
     """A reset: assignments `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
     if table == "impact":
         if not isinstance(constraint, Contact):
-            problems.add(f"{where}.reset", '"impact" needs a [constraint] on a Model '
-                         "Exchange FMU with a constraint-force input (force_input).")
+            problems.add(f"{where}.reset", '"impact" needs a [constraint] on an FMU '
+                         "with a constraint-force input (force_input).")
             return None
         return constraint.impact
     assignments = _reset(table, flow, variables, problems, where)
@@ -395,7 +415,7 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
         return None
     args = (table.get("gap"), table.get("velocity"), float(restitution))
     force_input = table.get("force_input", "lam")
-    if isinstance(flow, ModelExchangeFlow) and force_input in flow.archive.variables:
+    if force_input in flow.archive.variables:
         return problems.check(
             "constraint", lambda: fmu_contact(flow, *args, force_input=force_input)
         )
@@ -406,9 +426,17 @@ def _method(table, name, overrides, problems) -> Method | None:
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None
-    options = {k: v for k, v in table.items() if k != "name"}
+    options = {k: v for k, v in table.items() if k not in ("name", "zeno")}
     options.update({k: v for k, v in overrides.items() if v is not None})
-    return problems.check("method", method_named, name or table.get("name", "halving"), options)
+    method = problems.check("method", method_named, name or table.get("name", "halving"), options)
+    zeno = table.get("zeno", "off")
+    if zeno not in ("off", "complete"):
+        problems.add("method.zeno", f"must be 'off' or 'complete', got {zeno!r}.")
+    if method is None or zeno != "complete":
+        return method
+    from .methods.completion import Completion
+
+    return problems.check("method.zeno", Completion, method)
 
 
 def _outputs(table, flow, problems) -> tuple[str, ...]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import warnings
@@ -49,53 +48,40 @@ def _write(result: Result, out: Path | None) -> None:
 
 
 def _load(args: argparse.Namespace):
-    """Return (system, method, t_end, runner) for the model argument."""
+    """Return (system, method, t_end, adapter or None) for the model argument."""
     from .models import bouncing_ball
 
     model = args.model
-    if model is None:
-        method = _method_from_args(args)
-        return bouncing_ball(), method, args.t_end or DEFAULT_T_END, None
-    if model.suffix == ".toml":
+    if model is not None and model.suffix == ".toml":
         from .adapters import load_adapter
 
         options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
         adapter = load_adapter(model, method=args.method, method_options=options,
-                               t_end=args.t_end, interface=args.interface)
-        return adapter.system, adapter.method, adapter.t_end, adapter.run
-    if model.suffix == ".fmu":
-        from .flows.fmu import fmu_system
+                               t_end=args.t_end, interface=args.interface, zeno=args.zeno)
+        return adapter.system, adapter.method, adapter.t_end, adapter
+    if model is not None and model.suffix != ".fmu":
+        raise FmibridgeError(f"{model}: expected an adapter file (.toml) or an FMU (.fmu).")
+    method = _method_from_args(args)
+    if args.zeno == "complete":
+        from .methods.completion import Completion
 
-        system = fmu_system(model, args.interface)
-        try:
-            method = _method_from_args(args)
-        except FmibridgeError:
-            system.close()
-            raise
-        return system, method, args.t_end or DEFAULT_T_END, None
-    raise FmibridgeError(f"{model}: expected an adapter file (.toml) or an FMU (.fmu).")
+        method = Completion(method)
+    if model is None:
+        return bouncing_ball(), method, args.t_end or DEFAULT_T_END, None
+    from .flows.fmu import fmu_system
 
-
-def _with_completion(method: Method, runner):
-    """Wrap `method` in Completion (--zeno complete); an adapter keeps its outputs."""
-    from .methods.completion import Completion
-
-    method = Completion(method)
-    if runner is not None:  # runner is an Adapter's bound run()
-        runner = dataclasses.replace(runner.__self__, method=method).run
-    return method, runner
+    return fmu_system(model, args.interface), method, args.t_end or DEFAULT_T_END, None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a model: an adapter file, an FMU, or the built-in bouncing ball."""
-    system, method, t_end, runner = _load(args)
-    if args.zeno == "complete":
-        method, runner = _with_completion(method, runner)
+    system, method, t_end, adapter = _load(args)
+    progress = not args.no_progress
     try:
-        if runner is not None:
-            result = runner(progress=not args.no_progress)
+        if adapter is not None:
+            result = adapter.run(progress=progress)
         else:
-            result = method.run(system, t_end, progress=not args.no_progress)
+            result = method.run(system, t_end, progress=progress)
     finally:
         system.close()
     _print_summary(result)
@@ -153,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
-    run.add_argument("--zeno", choices=["off", "complete"], default="off",
+    run.add_argument("--zeno", choices=["off", "complete"],
                      help="complete Zeno executions (Or-Ames): truncate, slide, lift off")
     run.add_argument("--out", type=Path, help="write the samples to this CSV")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")

@@ -288,6 +288,21 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return {**dict(zip(self.state_names, map(float, x), strict=True)),
                 **dict(zip(self.output_names, map(float, values), strict=True))}
 
+    def advance_with(self, t: float, x: np.ndarray, h: float, name: str, value: float) -> np.ndarray:
+        """Return x(t + h) with the real input `name` at `value` for this step only."""
+        vr = self._vr(name, "input")
+        held = dict(self._inputs).get(vr, 0.0)
+        self.goto(t, x)
+        self._set_inputs(t)
+        self.instance.set_reals([vr], [value])
+        try:
+            self.instance.do_step(t, h)
+            y = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
+        finally:
+            self.instance.set_reals([vr], [held(t) if callable(held) else held])
+        self._at = (t + h, y.tobytes())
+        return self._check_finite(y, "doStep", t + h)
+
     def set_discrete_inputs(self, t: float, x: np.ndarray, ints: Mapping[int, int]) -> None:
         """Set discrete inputs (step mode) before the next doStep from (t, x)."""
         self.goto(t, x)
@@ -339,18 +354,25 @@ class CoSimulationFlow(_FmuFlow, Flow):
         super().close()
 
 
+PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
+# round-off ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity
+
+
 def fmu_contact(
-    flow: ModelExchangeFlow, gap: str, velocity: str, restitution: float,
+    flow: ModelExchangeFlow | CoSimulationFlow, gap: str, velocity: str, restitution: float,
     *, force_input: str = "lam",
 ) -> Contact:
-    """Return the Contact of a mechanical Model Exchange FMU, from its outputs.
+    """Return the Contact of a mechanical FMU, from its outputs and force input.
 
     The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
     them). h(q) is the output `gap`; dh(q) is read off the output `velocity`
     (dh qdot, linear in qdot) at unit velocities; the force map is the FMU's
     response to its generalized constraint-force input `force_input`, which acts
-    along dh^T: two derivative evaluations give the affine map from lam to the
-    acceleration (Or and Ames, eqs. 5-7).
+    along dh^T: two evaluations give the affine map from lam to the
+    acceleration (Or and Ames, eqs. 5-7). Model Exchange evaluates the
+    derivatives; Co-Simulation, which has none, takes qddot from a probe step
+    of PROBE_STEP with the input held (exact for constant acceleration, O(step)
+    otherwise), while qdot' = qdot holds by the state layout.
 
     Raises
     ------
@@ -386,10 +408,18 @@ def fmu_contact(
             rows.append(flow.variables(t, unit)[velocity])
         return np.array(rows)
 
+    if isinstance(flow, ModelExchangeFlow):
+        def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+            return flow.rhs_with(t, x, force_input, lam)
+    else:
+        def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+            probe = flow.advance_with(t, x, PROBE_STEP, force_input, lam)
+            qddot = (probe[list(v_index)] - x[list(v_index)]) / PROBE_STEP
+            return np.concatenate([x[list(v_index)], qddot])
+
     return Contact(
         gap, velocity, restitution, gap_fn=gap_fn, gradient_fn=gradient_fn,
-        rhs_with_force=lambda t, x, lam: flow.rhs_with(t, x, force_input, lam),
-        q_index=q_index, v_index=v_index,
+        rhs_with_force=force_map, q_index=q_index, v_index=v_index,
     )
 
 
