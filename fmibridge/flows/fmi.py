@@ -27,18 +27,24 @@ STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
 
 def _fmi_call(method: Callable) -> Callable:
     """Turn fmpy's FMICallException into FMUError naming the function and file."""
+    from fmpy.fmi1 import FMICallException  # imported once, not on every call
 
     @functools.wraps(method)
     def call(self: FmiInstance, *args, **kwargs):
-        from fmpy.fmi1 import FMICallException
-
         try:
             return method(self, *args, **kwargs)
         except FMICallException as exc:
-            label = STATUS_LABELS[exc.status] if exc.status in range(6) else str(exc.status)
-            raise FMUError(exc.function, label, self.path, self.log_tail()) from None
+            raise _status_error(self, exc.function, exc.status) from None
 
     return call
+
+
+def _status_error(instance: FmiInstance, function: str, status: int) -> FMUError:
+    label = STATUS_LABELS[status] if status in range(6) else str(status)
+    return FMUError(function, label, instance.path, instance.log_tail())
+
+
+FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,7 @@ class FmiInstance:
         self._fmu = self._create(description, unzip_dir)
         _INSTANCES[self.name] = self
         self._instantiate()
+        self._bind()
 
     def _log(self, text: str) -> None:
         self._messages = (self._messages + [text])[-20:]  # keep the last few for errors
@@ -109,6 +116,9 @@ class FmiInstance:
             pass
         fmu.freeInstance()
         _INSTANCES.pop(self.name, None)
+
+    def _bind(self) -> None:
+        """Prepare fast per-step calls after instantiation (Model Exchange)."""
 
     # -- implemented per version ------------------------------------------------
     def _create(self, description, unzip_dir: Path): ...
@@ -230,9 +240,16 @@ class _Fmi3:
 
 
 class _ModelExchange(FmiInstance):
-    """Model Exchange calls with preallocated ctypes buffers."""
+    """Model Exchange calls with preallocated ctypes buffers.
+
+    The per-step calls (set time and states, get derivatives and event
+    indicators) go straight to the FMU's C functions with the component bound
+    and their status checked here: fmpy's Python wrappers around them cost
+    more than the calls (fmibridge bench, master overhead).
+    """
 
     interface = "ModelExchange"
+    _c_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
 
     def _buffers(self) -> None:
         nx = self.description.numberOfContinuousStates
@@ -244,25 +261,45 @@ class _ModelExchange(FmiInstance):
         self._pdx = self._dx.ctypes.data_as(pointer)
         self._pz = self._z.ctypes.data_as(pointer)
 
-    @_fmi_call
+    def _bind(self) -> None:
+        """Bind the component to the per-step C functions (after instantiation)."""
+        functions, component = self._fmu._functions, self._fmu.component
+        self._c_set_time, self._c_set_states, self._c_derivatives, self._c_indicators = (
+            functools.partial(functions[name], component) for name in self._c_names
+        )
+
     def set_time_and_states(self, t: float, x: np.ndarray) -> None:
-        self._fmu.setTime(t)
+        status = self._c_set_time(t)
+        if status > FMI_WARNING:
+            raise _status_error(self, self._c_names[0], status)
         self._x[:] = x
-        self._fmu.setContinuousStates(self._px, self.nx)
+        status = self._c_set_states(self._px, self.nx)
+        if status > FMI_WARNING:
+            raise _status_error(self, self._c_names[1], status)
 
     @_fmi_call
     def get_states(self) -> np.ndarray:
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x.copy()
 
-    @_fmi_call
+    def get_derivatives(self) -> np.ndarray:
+        status = self._c_derivatives(self._pdx, self.nx)
+        if status > FMI_WARNING:
+            raise _status_error(self, self._c_names[2], status)
+        return self._dx.copy()
+
     def get_event_indicators(self) -> np.ndarray:
-        self._fmu.getEventIndicators(self._pz, self.nz)
+        status = self._c_indicators(self._pz, self.nz)
+        if status > FMI_WARNING:
+            raise _status_error(self, self._c_names[3], status)
         return self._z.copy()
 
 
 class Fmi2Model(_Fmi2, _ModelExchange):
     """An FMI 2.0 Model Exchange instance."""
+
+    _c_names = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives",
+                "fmi2GetEventIndicators")
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi2 import FMU2Model
@@ -273,11 +310,6 @@ class Fmi2Model(_Fmi2, _ModelExchange):
             modelIdentifier=description.modelExchange.modelIdentifier,
             instanceName=self.name,
         )
-
-    @_fmi_call
-    def get_derivatives(self) -> np.ndarray:
-        self._fmu.getDerivatives(self._pdx, self.nx)
-        return self._dx.copy()
 
     @_fmi_call
     def event_iteration(self, max_iterations: int, ints: dict[int, int] | None = None) -> bool:
@@ -312,6 +344,9 @@ class Fmi2Model(_Fmi2, _ModelExchange):
 class Fmi3Model(_Fmi3, _ModelExchange):
     """An FMI 3.0 Model Exchange instance."""
 
+    _c_names = ("fmi3SetTime", "fmi3SetContinuousStates",
+                "fmi3GetContinuousStateDerivatives", "fmi3GetEventIndicators")
+
     def _create(self, description, unzip_dir):
         from fmpy.fmi3 import FMU3Model
 
@@ -325,11 +360,6 @@ class Fmi3Model(_Fmi3, _ModelExchange):
     @_fmi_call
     def _instantiate(self) -> None:
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
-
-    @_fmi_call
-    def get_derivatives(self) -> np.ndarray:
-        self._fmu.getContinuousStateDerivatives(self._pdx, self.nx)
-        return self._dx.copy()
 
     @_fmi_call
     def event_iteration(self, max_iterations: int, ints: dict[int, int] | None = None) -> bool:
