@@ -157,7 +157,7 @@ class _FmuFlow:
         self.archive.cleanup()
 
     def _check_finite(self, values: np.ndarray, what: str, t: float) -> np.ndarray:
-        if not np.all(np.isfinite(values)):
+        if not np.isfinite(values).all():
             raise FMUError(what, "non-finite values", self.path, f"at t = {t!r}: {values.tolist()}")
         return values
 
@@ -187,9 +187,14 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._discrete: dict[int, int] = {}  # discrete inputs as last set in event mode
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        self._set_inputs(t)
-        self.instance.set_time_and_states(t, x)
-        return self._check_finite(self.instance.get_derivatives(), "get derivatives", t)
+        instance = self.instance
+        if self._inputs:
+            self._set_inputs(t)
+        instance.set_time_and_states(t, x)
+        dx = instance.get_derivatives()
+        if not np.isfinite(dx).all():
+            self._check_finite(dx, "get derivatives", t)
+        return dx
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self._set_inputs(t)
