@@ -47,16 +47,29 @@ class Scheme:
     b: tuple[float, ...]
     c: tuple[float, ...]
 
+    def __post_init__(self) -> None:
+        # The tableau's nonzero entries, once: (c_i, ((j, a_ij), ...)) per stage and
+        # (i, b_i) per weight; zero terms add nothing, so step() skips them.
+        stages = tuple(
+            (c_i, tuple((j, a_ij) for j, a_ij in enumerate(row) if a_ij))
+            for row, c_i in zip(self.a, self.c, strict=True)
+        )
+        weights = tuple((i, b_i) for i, b_i in enumerate(self.b) if b_i)
+        object.__setattr__(self, "_stages", stages)
+        object.__setattr__(self, "_weights", weights)
+
     def step(self, f: Rhs, t: float, x: np.ndarray, h: float) -> np.ndarray:
         """Return the approximation of x(t + h) from x(t)."""
         slopes = []
-        for a_row, c_i in zip(self.a, self.c, strict=True):
+        for c_i, row in self._stages:
             x_stage = x
-            for a_ij, k_j in zip(a_row, slopes, strict=False):
-                if a_ij:
-                    x_stage = x_stage + (h * a_ij) * k_j
+            for j, a_ij in row:
+                x_stage = x_stage + (h * a_ij) * slopes[j]
             slopes.append(np.asarray(f(t + c_i * h, x_stage), dtype=float))
-        increment = sum(b_i * k_i for b_i, k_i in zip(self.b, slopes, strict=True))
+        (i, b_i), *rest = self._weights
+        increment = b_i * slopes[i]
+        for i, b_i in rest:
+            increment = increment + b_i * slopes[i]
         return x + h * increment
 
     def __repr__(self) -> str:
