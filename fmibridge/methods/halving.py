@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -148,7 +149,7 @@ class Halving(Method):
     @staticmethod
     def _crossed(mode: Mode, g0: list[float], g1: list[float], y: np.ndarray):
         """Return indices of crossed guards, or _NON_FINITE for a bad trial."""
-        if not (np.all(np.isfinite(y)) and np.all(np.isfinite(g1))):
+        if not (np.isfinite(y).all() and all(map(math.isfinite, g1))):
             return _NON_FINITE
         return [
             i for i, edge in enumerate(mode.edges) if edge.guard.crossed(g0[i], g1[i])
