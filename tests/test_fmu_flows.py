@@ -132,3 +132,15 @@ def test_flows_are_the_right_kind(fmu_dir):
         assert isinstance(me, ModelExchangeFlow) and isinstance(cs, CoSimulationFlow)
         assert me.variables(0.0, np.array([0.5, 1.0]))["h"] == 0.5
     assert shutil.which("gcc")  # the FMUs above were compiled here
+
+
+def test_unilateral_refuses_an_fmus_own_events(fmu_dir):
+    """Unilateral stays short of the surface, so the FMU's `when h <= 0` could never fire."""
+    from fmibridge.methods.unilateral import Unilateral
+
+    system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
+    try:
+        with pytest.raises(FmibridgeError, match="edge 'fmu_event_0' .* must be reset beyond"):
+            Unilateral().run(system, t_end=1.0)
+    finally:
+        system.close()

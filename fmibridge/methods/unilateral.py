@@ -278,6 +278,15 @@ class Unilateral(Method):
                     f"One-sidedness cannot be guaranteed when the FMU integrates "
                     f"(Co-Simulation): use a Model Exchange FMU."
                 )
+            for edge in mode.edges:
+                if edge.guard.reset_at == "beyond":
+                    raise FmibridgeError(
+                        f"Method `{self.name}` never steps beyond a guard, but edge "
+                        f"{edge.name!r} of mode {mode.name!r} must be reset beyond its "
+                        f"surface (an FMU's own event, whose `when` condition the FMU "
+                        f"tests itself). Use --method halving or relaxation, or declare "
+                        f"the impact as a guard and reset in an adapter file."
+                    )
         return super()._check(system, t_end)
 
     # -- one attempt ----------------------------------------------------------
