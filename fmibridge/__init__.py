@@ -14,13 +14,13 @@ except PackageNotFoundError:  # running from a source tree
 from .errors import AdapterError, FmibridgeError, FmibridgeWarning, FMUError
 from .flows import Flow, NativeFlow, VectorField
 from .integrators import EULER, MIDPOINT, RK4, Scheme
-from .methods import METHODS, Halving, Method, Relaxation
+from .methods import METHODS, Completion, Halving, Method, Relaxation, Unilateral
 from .result import Event, Result, Status
 from .system import Edge, Guard, HybridSystem, Mode, UnilateralConstraint
 
 __all__ = [
-    "EULER", "METHODS", "MIDPOINT", "RK4", "AdapterError", "Edge", "Event", "FMUError",
-    "FmibridgeError", "FmibridgeWarning", "Flow", "Guard", "Halving", "HybridSystem",
-    "Method", "Mode", "NativeFlow", "Relaxation", "Result", "Scheme", "Status",
-    "UnilateralConstraint", "VectorField", "__version__",
+    "EULER", "METHODS", "MIDPOINT", "RK4", "AdapterError", "Completion", "Edge", "Event",
+    "FMUError", "FmibridgeError", "FmibridgeWarning", "Flow", "Guard", "Halving",
+    "HybridSystem", "Method", "Mode", "NativeFlow", "Relaxation", "Result", "Scheme",
+    "Status", "Unilateral", "UnilateralConstraint", "VectorField", "__version__",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from ..errors import FmibridgeError
 
 from .base import Method, State, Step
+from .completion import Completion
 from .halving import Halving
 from .relaxation import Relaxation
 from .unilateral import Unilateral
@@ -17,7 +18,7 @@ METHODS: dict[str, type[Method]] = {
 }
 
 __all__ = [
-    "METHODS", "Halving", "Method", "method_named", "Relaxation", "State", "Step",
+    "METHODS", "Completion", "Halving", "Method", "method_named", "Relaxation", "State", "Step",
     "Unilateral",
 ]
 
