@@ -343,6 +343,9 @@ class Completion(Method):
         constrained = system.mode(CONSTRAINED)
         if state.mode == CONSTRAINED:
             return self._constrained_step(constrained, state, t_end, log)
+        last = log.events[-1] if log.events else None
+        if last is not None and last.edge == "lift-off" and last.t == state.t:
+            return self._leave(system.mode(state.mode), state, t_end, log)
         n_events = len(log.events)
         step = self.inner._attempt(system, state, t_end, log)
         flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
@@ -360,6 +363,20 @@ class Completion(Method):
             return step
         flow.last_step = None  # a new constrained phase starts from h
         return Step(self._switch(flow.contact, series[-1], last, t_end, log))
+
+    def _leave(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
+        """Take the first step after a lift-off here, so no guard starts at zero.
+
+        At lift-off h = dh qdot = 0 exactly; methods that extrapolate guards
+        (Unilateral) would see the rearm guard on its surface. One plain step of h
+        (no apex can occur that soon unless the hop is below h) moves both off zero.
+        """
+        hs = min(self.h, t_end - state.t)
+        x = self.advance(mode, state.t, state.x, hs)
+        t = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
+        log.n_steps += 1
+        log.sample(t, x, mode.name)
+        return Step(State(t, x, mode.name))
 
     def _series(self, flow: ConstrainedFlow, log: Recorder) -> list[_Impact]:
         """Return the last impacts (at most N_SERIES) since anything else happened."""

@@ -1,0 +1,257 @@
+"""Zeno completion (Or and Ames): truncation, constrained motion, lift-off.
+
+Oracles: the exact flat-ground Zeno time sqrt(2 h0/g)(1+e)/(1-e); the worked case
+of spec Sec. 6; the spec's reproduction of the paper's examples (Sec. 5); the
+exact oscillator with stop (Burden et al., Table I Example 2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fmibridge.cli import main
+from fmibridge.contact import ZenoBounds
+from fmibridge.errors import FmibridgeError
+from fmibridge.lagrangian import to_hybrid
+from fmibridge.lagrangian_models import (
+    flat_ball,
+    knee_pendulum,
+    sine_ball,
+    stop_oscillator,
+)
+from fmibridge.methods import Halving, Relaxation, Unilateral
+from fmibridge.methods.completion import Completion, truncation_threshold
+from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time
+from fmibridge.system import HybridSystem, Mode
+from fmibridge.validation import EXAMPLE_2, exact_solution, rho_hat
+
+G = 9.81
+
+
+def _events(result, edge):
+    return [e for e in result.events if e.edge == edge]
+
+
+# -- flat bouncing ball (UnilateralConstraint only, model-free truncation) ----------
+
+
+def test_flat_ball_switches_at_the_zeno_time_and_rests_exactly():
+    result = Completion(Halving(h=1e-2)).run(bouncing_ball(), t_end=10.0)
+    (zeno,) = _events(result, "zeno")
+    assert abs(zeno.t - bouncing_ball_zeno_time()) < 1e-6
+    assert result.mode[-1] == "constrained"
+    assert result["h"][-1] == 0.0 and result["v"][-1] == 0.0
+    assert result["lam"][-1] == pytest.approx(G)  # unit mass: force per kg
+    assert len(result.events) < 80
+
+
+def test_flat_ball_rest_costs_log_steps_not_t_end():
+    short = Completion(Halving(h=1e-2)).run(bouncing_ball(), t_end=10.0)
+    long = Completion(Halving(h=1e-2)).run(bouncing_ball(), t_end=1000.0)
+    assert long.status.is_success and long.t[-1] == 1000.0
+    assert long.stats["n_steps"] - short.stats["n_steps"] < 20
+
+
+def test_restitution_one_never_truncates_and_zero_switches_at_once():
+    elastic = Completion(Halving(h=1e-2)).run(bouncing_ball(e=1.0), t_end=3.0)
+    assert not _events(elastic, "zeno")
+    plastic = Completion(Halving(h=1e-2)).run(bouncing_ball(e=0.0), t_end=3.0)
+    (zeno,) = _events(plastic, "zeno")  # A16: the plastic impact lands on Z
+    assert zeno.t == pytest.approx(math.sqrt(2.0 / G), abs=1e-9)
+
+
+def test_cli_zeno_complete_writes_exact_rest(tmp_path, capsys):
+    out = tmp_path / "ball.csv"
+    argv = [
+        "run",
+        "--zeno",
+        "complete",
+        "--t-end",
+        "10",
+        "--h",
+        "0.01",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    frame = pd.read_csv(out, index_col="time")
+    assert frame["h"].iloc[-1] == 0.0 and frame["v"].iloc[-1] == 0.0
+    assert frame["mode"].iloc[-1] == "constrained"
+
+
+# -- Definition 7 and Theorem 3 -------------------------------------------------------
+
+
+def test_definition7_worked_case_of_spec_section6():
+    """h0 = 1, g = 1, e = 0.5, xdot = 0.3, eps = 1e-3: truncation at impact 16."""
+    system = to_hybrid(flat_ball(g=1.0, e=0.5), [0.0, 1.0], [0.3, 0.0])
+    result = Completion(Halving(h=1e-2), switch="truncation").run(system, t_end=6.0)
+    (zeno,) = _events(result, "zeno")
+    assert len(_events(result, "impact")) == 16
+    assert zeno.t == pytest.approx(
+        math.sqrt(2) + 2 * math.sqrt(2) * (1 - 0.5**15), abs=1e-9
+    )
+    assert zeno.x_after[0] == pytest.approx(1.27276631, abs=1e-8)
+    assert 3 * math.sqrt(2) - zeno.t < 1e-3  # c1 is tight on flat ground
+
+
+def test_truncation_threshold_is_monotone_in_the_bounds():
+    eps = (1e-3, 5e-4, 5e-4)
+    base = ZenoBounds(a_min=1.0, a_max=1.2, eta=1.0, zeta=1.0)
+    c = truncation_threshold(0.5, base, eps, speed=0.3, dh_norm=1.0)
+    for worse in (
+        ZenoBounds(0.9, 1.2, 1.0, 1.0),
+        ZenoBounds(1.0, 1.3, 1.0, 1.0),
+        ZenoBounds(1.0, 1.2, 1.1, 1.0),
+        ZenoBounds(1.0, 1.2, 1.0, 1.1),
+    ):
+        assert truncation_threshold(0.5, worse, eps, speed=0.3, dh_norm=1.0) <= c
+    assert (
+        truncation_threshold(
+            0.5, ZenoBounds(1.0, 2.5, 1.0, 1.0), eps, speed=0.3, dh_norm=1.0
+        )
+        == 0.0
+    )  # e' >= 1
+
+
+def _true_zeno_point(model, contact, x_minus, t_k):
+    """Continue bouncing from the truncated impact until |hdot| < 1e-6.
+
+    The tail after that adds < 1e-6 to each error (2 e |hdot| / (a (1 - e)) in time).
+    """
+    n = len(contact.q_index)
+    x = contact.project(t_k, x_minus)
+    x[n:] = x_minus[n:]
+    x = contact.impact(t_k, x)
+    system = to_hybrid(model, x[:n], x[n:], t0=t_k)
+    run = Halving(h=1e-3, max_events=30).run
+    with pytest.warns(Warning):
+        events = run(system, t_k + 1.0).events
+    last = next(e for e in events if abs(contact.rate(e.t, e.x_before)) < 1e-6)
+    star = contact.project(last.t, last.x_before)
+    return last.t, star[:n], star[n:]
+
+
+@pytest.mark.parametrize(
+    "model, q0, v0",
+    [
+        (sine_ball(), [0.0, 2.0], [1.5, 0.0]),
+        (knee_pendulum(), [math.radians(30), math.radians(25)], [0.0, 0.0]),
+    ],
+)
+def test_theorem3_errors_below_eps(model, q0, v0):
+    eps = 1e-3
+    system = to_hybrid(model, q0, v0)
+    result = Completion(Halving(h=1e-2), eps=eps, switch="truncation").run(system, 5.0)
+    zeno = _events(result, "zeno")[0]
+    n = model.n
+    t_inf, q_inf, v_inf = _true_zeno_point(
+        model, system.constraint, zeno.x_before, zeno.t
+    )
+    assert 0 < t_inf - zeno.t < eps
+    assert np.linalg.norm(q_inf - zeno.x_after[:n]) < eps
+    assert np.linalg.norm(v_inf - zeno.x_after[n:]) < eps
+
+
+# -- the paper's examples ------------------------------------------------------
+
+
+def test_sine_ball_truncates_lifts_off_and_truncates_again():
+    system = to_hybrid(sine_ball(), [0.0, 2.0], [1.5, 0.0])
+    result = Completion(Halving(h=1e-2), switch="truncation").run(system, t_end=20.0)
+    zeno, lift = _events(result, "zeno"), _events(result, "lift-off")
+    assert abs(zeno[0].t - 2.725) < 0.05 and abs(lift[0].t - 3.732) < 0.05
+    assert zeno[0].t == pytest.approx(2.725117, abs=1e-5)  # spec Sec. 5.1 [R]
+    assert lift[0].t == pytest.approx(3.731822, abs=1e-5)
+    assert zeno[1].t == pytest.approx(12.465663, abs=1e-4)
+    x, xdot = lift[0].x_before[0], lift[0].x_before[2]
+    assert xdot**2 * math.sin(x) == pytest.approx(1.0, abs=1e-6)  # lam = 0 there
+    constrained = result.mode == "constrained"
+    gap = result["y"][constrained] - np.sin(result["x"][constrained])
+    assert np.max(np.abs(gap)) < 1e-12 and np.all(result["lam"][constrained] > -1e-9)
+    assert result.mode[-1] == "constrained"
+
+
+def test_knee_pendulum_locks_below_zero_and_unlocks_at_zero():
+    system = to_hybrid(
+        knee_pendulum(), [math.radians(30), math.radians(25)], [0.0, 0.0]
+    )
+    result = Completion(Halving(h=1e-2), switch="truncation").run(system, t_end=15.0)
+    zeno, lift = _events(result, "zeno"), _events(result, "lift-off")
+    assert len(zeno) == 2 and len(lift) == 2
+    assert zeno[0].t == pytest.approx(3.6916, abs=1e-3)  # spec Sec. 5.2 [R]
+    assert lift[0].t == pytest.approx(5.6172, abs=1e-3)
+    assert all(z.x_after[0] < 0 for z in zeno)
+    assert abs(zeno[1].x_after[0]) < abs(zeno[0].x_after[0])  # decaying
+    for event in lift:
+        assert abs(event.x_before[0]) < 1e-8 and event.x_before[2] > 0
+
+
+# -- the forced oscillator with a stop (Burden et al., Table I, Example 2) -------------
+
+
+@pytest.fixture(scope="module")
+def example2():
+    return exact_solution(EXAMPLE_2)
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        Halving(h=1e-2),
+        Relaxation(h=1e-3, eps=1e-8),
+        Unilateral(h=1e-2, tol=1e-12),
+    ],
+    ids=["halving", "relaxation", "unilateral"],
+)
+def test_oscillator_example2_matches_the_exact_solution(inner, example2):
+    p = EXAMPLE_2
+    system = to_hybrid(stop_oscillator(p), [p.x0], [p.v0])
+    result = Completion(inner).run(system, t_end=p.t_max)
+    assert result.status.is_success
+    assert result.mode[0] == "constrained"  # starts on Z with lam > 0 (A10)
+    assert rho_hat(result.t, result["x"], example2) < 1e-6
+    assert len(result.events) < 100  # relaxation alone: ~11,000 at h=1e-2, eps=2e-7
+    releases = [e.t for e in _events(result, "lift-off")]
+    exact = [t for _, t in example2.sticking[:-1]]
+    np.testing.assert_allclose(releases, exact, atol=1e-6)
+    zenos = [e.t for e in _events(result, "zeno")]
+    np.testing.assert_allclose(zenos, example2.zeno_times, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        Relaxation(h=1e-3, eps=1e-8),
+        Unilateral(h=1e-2, tol=1e-12),
+    ],
+    ids=["relaxation", "unilateral"],
+)
+def test_flat_ball_composes_with_other_methods(inner):
+    eps = 1e-2  # their event location resolves bounces down to ~1e-4 m/s only
+    result = Completion(inner, eps=eps).run(bouncing_ball(), t_end=10.0)
+    (zeno,) = _events(result, "zeno")
+    assert abs(zeno.t - bouncing_ball_zeno_time()) < eps
+    assert result["h"][-1] == 0.0 and result["v"][-1] == 0.0
+
+
+# -- bad input -------------------------------------------------------------------------
+
+
+def test_bad_input_is_refused_at_the_front_door():
+    with pytest.raises(FmibridgeError, match="inner"):
+        Completion(None)
+    with pytest.raises(FmibridgeError, match="switch"):
+        Completion(Halving(), switch="later")
+    with pytest.raises(FmibridgeError, match="eps"):
+        Completion(Halving(), eps=-1.0)
+    ball = bouncing_ball()
+    bare = HybridSystem(list(ball.modes.values()), ball.initial_mode, ball.x0)
+    with pytest.raises(FmibridgeError, match="constraint"):
+        Completion(Halving()).run(bare, 1.0)
+    assert isinstance(ball.mode("flight"), Mode)
