@@ -255,9 +255,3 @@ def test_bad_input_is_refused_at_the_front_door():
     with pytest.raises(FmibridgeError, match="constraint"):
         Completion(Halving()).run(bare, 1.0)
     assert isinstance(ball.mode("flight"), Mode)
-
-
-# TODO(fmu): the same flat-ball assertions through the BouncingBall FMU, once
-# `flows.fmu.fmu_contact` (Contact from the FMU's gap/velocity outputs and its `lam`
-# input) is wired into `fmu_system` / adapters: Completion(Halving(h=1e-2)) must
-# switch within 1e-6 s of the Zeno time and end with h = v = 0 exactly.
