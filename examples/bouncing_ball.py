@@ -1,6 +1,6 @@
 """Bounce a ball natively: print the event table and write the samples as CSV.
 
-    python examples/bouncing_ball.py [out.csv]
+python examples/bouncing_ball.py [out.csv]
 """
 
 import sys

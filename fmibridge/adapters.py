@@ -46,18 +46,32 @@ from pathlib import Path
 
 import numpy as np
 
+from .contact import Contact
 from .errors import AdapterError, FmibridgeError
 from .expressions import Expression
-from .contact import Contact
 from .flows.fmu import ModelExchangeFlow, fmu_contact, open_fmu
 from .flows.mode_inputs import mode_inputs
 from .methods import Method, method_named
 from .result import Result
 from .system import DIRECTIONS, Edge, Guard, HybridSystem, Mode, UnilateralConstraint
 
-TOP_KEYS = {"name", "description", "fmu", "interface", "t_end", "parameters", "start",
-            "inputs", "held", "modes", "initial_mode", "edges", "constraint", "method",
-            "output"}
+TOP_KEYS = {
+    "name",
+    "description",
+    "fmu",
+    "interface",
+    "t_end",
+    "parameters",
+    "start",
+    "inputs",
+    "held",
+    "modes",
+    "initial_mode",
+    "edges",
+    "constraint",
+    "method",
+    "output",
+}
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
 DEFAULT_MODE = "model"
 
@@ -173,7 +187,9 @@ def load_adapter(
         spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     flow = _open_flow(path, spec, problems)
     try:
-        adapter = _build(path, spec, flow, problems, method, method_options or {}, t_end)
+        adapter = _build(
+            path, spec, flow, problems, method, method_options or {}, t_end
+        )
     except BaseException:
         flow.close()
         raise
@@ -184,7 +200,8 @@ def _open_flow(path: Path, spec: Mapping, problems: _Problems):
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.is_file():
         raise FmibridgeError(
-            f"{path}: [fmu] {fmu} does not exist; build the FMUs with `fmibridge build-fmus`."
+            f"{path}: [fmu] {fmu} does not exist; build the FMUs with "
+            f"`fmibridge build-fmus`."
         )
     parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
     start = _numbers(spec.get("start", {}), "start", problems)
@@ -192,8 +209,13 @@ def _open_flow(path: Path, spec: Mapping, problems: _Problems):
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
     problems.raise_if_any()
     try:
-        return open_fmu(fmu, spec.get("interface"), parameters=parameters, start=start,
-                        inputs=constants)
+        return open_fmu(
+            fmu,
+            spec.get("interface"),
+            parameters=parameters,
+            start=start,
+            inputs=constants,
+        )
     except FmibridgeError as exc:
         raise AdapterError(f"{path}: {exc}") from None
 
@@ -203,14 +225,20 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     flows = _mode_flows(spec, flow, problems)
     problems.raise_if_any()
     any_flow = next(iter(flows.values()))
-    variables = set(any_flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
+    variables = (
+        set(any_flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
+    )
     constraint = _constraint(spec.get("constraint"), flow, parameters, problems)
-    edges = _edges(spec.get("edges", []), flows, parameters, variables, constraint, problems)
+    edges = _edges(
+        spec.get("edges", []), flows, parameters, variables, constraint, problems
+    )
     method = _method(spec.get("method", {}), method_name, method_options, problems)
     outputs = _outputs(spec.get("output", {}), flow, problems)
     initial = spec.get("initial_mode", edges[0][0] if edges else next(iter(flows)))
     if initial not in flows:
-        problems.add("initial_mode", f"unknown mode {initial!r}; modes are {sorted(flows)}.")
+        problems.add(
+            "initial_mode", f"unknown mode {initial!r}; modes are {sorted(flows)}."
+        )
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
     if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
@@ -220,8 +248,12 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         for m, f in flows.items()
     ]
     system = HybridSystem(
-        modes, initial, any_flow.x0, parameters=parameters,
-        constraint=constraint, name=str(spec.get("name", path.stem)),
+        modes,
+        initial,
+        any_flow.x0,
+        parameters=parameters,
+        constraint=constraint,
+        name=str(spec.get("name", path.stem)),
     )
     return Adapter(path, system, method, float(end), outputs)
 
@@ -230,11 +262,17 @@ def _mode_flows(spec, flow, problems) -> dict[str, object]:
     """Each mode's flow: the FMU flow, wrapped with its mode and held inputs if any."""
     held = _numbers(spec.get("held", {}), "held", problems)
     table = spec.get("modes", {})
-    if not isinstance(table, Mapping) or not all(isinstance(v, Mapping) for v in table.values()):
-        problems.add("modes", "must be tables [modes.NAME] with `inputs = {name = value}`.")
+    if not isinstance(table, Mapping) or not all(
+        isinstance(v, Mapping) for v in table.values()
+    ):
+        problems.add(
+            "modes", "must be tables [modes.NAME] with `inputs = {name = value}`."
+        )
         return {}
     names = set(table)
-    for item in spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []:
+    for item in (
+        spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []
+    ):
         if isinstance(item, Mapping):
             source = str(item.get("mode", DEFAULT_MODE))
             names |= {source, str(item.get("target", source))}
@@ -245,9 +283,13 @@ def _mode_flows(spec, flow, problems) -> dict[str, object]:
     for mode in names:
         spec_mode = table.get(mode, {})
         for key in sorted(set(spec_mode) - {"inputs"}):
-            problems.add(f"modes.{mode}.{key}", "unknown key; allowed keys are ['inputs'].")
+            problems.add(
+                f"modes.{mode}.{key}", "unknown key; allowed keys are ['inputs']."
+            )
         fixed = _numbers(spec_mode.get("inputs", {}), f"modes.{mode}.inputs", problems)
-        flows[mode] = problems.check(f"modes.{mode}", mode_inputs, flow, fixed, held, mode)
+        flows[mode] = problems.check(
+            f"modes.{mode}", mode_inputs, flow, fixed, held, mode
+        )
     return flows
 
 
@@ -271,8 +313,9 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
         return {}
     inputs = {}
     for name, source in table.items():
-        expr = problems.check(f"inputs.{name}", Expression.parse, source,
-                              set(parameters) | {"t"}, "")
+        expr = problems.check(
+            f"inputs.{name}", Expression.parse, source, set(parameters) | {"t"}, ""
+        )
         if expr is not None:
             inputs[name] = _input_function(expr, parameters)
     return inputs
@@ -284,7 +327,9 @@ def _input_function(expr: Expression, parameters: Mapping[str, float]):
     return lambda t: float(expr({**parameters, "t": t}))
 
 
-def _edges(table, flows, parameters, variables, constraint, problems) -> list[tuple[str, Edge]]:
+def _edges(
+    table, flows, parameters, variables, constraint, problems
+) -> list[tuple[str, Edge]]:
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -295,25 +340,50 @@ def _edges(table, flows, parameters, variables, constraint, problems) -> list[tu
             problems.add(where, "must be a table.")
             continue
         for key in sorted(set(item) - EDGE_KEYS):
-            problems.add(f"{where}.{key}", f"unknown key; allowed keys are {sorted(EDGE_KEYS)}.")
+            problems.add(
+                f"{where}.{key}", f"unknown key; allowed keys are {sorted(EDGE_KEYS)}."
+            )
         direction = item.get("direction", "falling")
         if direction not in DIRECTIONS:
-            problems.add(f"{where}.direction", f"must be one of {list(DIRECTIONS)}, got {direction!r}.")
+            problems.add(
+                f"{where}.direction",
+                f"must be one of {list(DIRECTIONS)}, got {direction!r}.",
+            )
             continue
         if "guard" not in item:
-            problems.add(f"{where}.guard", "missing: an expression, > 0 inside the domain.")
+            problems.add(
+                f"{where}.guard", "missing: an expression, > 0 inside the domain."
+            )
             continue
         mode = str(item.get("mode", DEFAULT_MODE))
         flow = flows[mode]
-        guard = problems.check(f"{where}.guard", Expression.parse, item["guard"], variables, "")
-        reset = _reset_of(item.get("reset", {}), flow, parameters, variables, constraint,
-                          problems, where)
+        guard = problems.check(
+            f"{where}.guard", Expression.parse, item["guard"], variables, ""
+        )
+        reset = _reset_of(
+            item.get("reset", {}),
+            flow,
+            parameters,
+            variables,
+            constraint,
+            problems,
+            where,
+        )
         if guard is None or reset is None:
             continue
         name = str(item.get("name", f"edge_{k}"))
         fn = _guard_function(guard, flow, parameters)
-        edges.append((mode, Edge(Guard(fn, direction, name=name),
-                                 str(item.get("target", mode)), reset, name)))
+        edges.append(
+            (
+                mode,
+                Edge(
+                    Guard(fn, direction, name=name),
+                    str(item.get("target", mode)),
+                    reset,
+                    name,
+                ),
+            )
+        )
     return edges
 
 
@@ -321,12 +391,17 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
     """A reset: assignments `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
     if table == "impact":
         if not isinstance(constraint, Contact):
-            problems.add(f"{where}.reset", '"impact" needs a [constraint] on an FMU '
-                         "with a constraint-force input (force_input).")
+            problems.add(
+                f"{where}.reset",
+                '"impact" needs a [constraint] on an FMU '
+                "with a constraint-force input (force_input).",
+            )
             return None
         return constraint.impact
     assignments = _reset(table, flow, variables, problems, where)
-    return None if assignments is None else _reset_function(assignments, flow, parameters)
+    return (
+        None if assignments is None else _reset_function(assignments, flow, parameters)
+    )
 
 
 def _reset(table, flow, variables, problems, where):
@@ -338,11 +413,14 @@ def _reset(table, flow, variables, problems, where):
         if name not in flow.state_names:
             problems.add(
                 f"{where}.reset.{name}",
-                f"the reset writes {name!r}, which is not a state of the FMU; it can set "
+                f"the reset writes {name!r}, which is not a state of the FMU; it can "
+                f"set "
                 f"only {list(flow.state_names)}.",
             )
             continue
-        expr = problems.check(f"{where}.reset.{name}", Expression.parse, source, variables, "")
+        expr = problems.check(
+            f"{where}.reset.{name}", Expression.parse, source, variables, ""
+        )
         if expr is not None:
             assignments[flow.state_names.index(name)] = expr
     return assignments if len(assignments) == len(table) else None
@@ -353,7 +431,11 @@ def _values(flow, parameters, needs_fmu: bool) -> Callable[[float, np.ndarray], 
     names = flow.state_names
     if needs_fmu:
         return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
-    return lambda t, x: {**parameters, **dict(zip(names, x.tolist(), strict=True)), "t": t}
+    return lambda t, x: {
+        **parameters,
+        **dict(zip(names, x.tolist(), strict=True)),
+        "t": t,
+    }
 
 
 def _guard_function(expr: Expression, flow, parameters):
@@ -368,8 +450,12 @@ def _guard_function(expr: Expression, flow, parameters):
 
 
 def _reset_function(assignments: dict[int, Expression], flow, parameters):
-    used = set().union(*(e.names for e in assignments.values())) if assignments else set()
-    values = _values(flow, parameters, bool(used - set(flow.state_names) - set(parameters) - {"t"}))
+    used = (
+        set().union(*(e.names for e in assignments.values())) if assignments else set()
+    )
+    values = _values(
+        flow, parameters, bool(used - set(flow.state_names) - set(parameters) - {"t"})
+    )
 
     def reset(t: float, x: np.ndarray) -> np.ndarray:
         before = values(t, x)  # every right-hand side sees the values before the reset
@@ -386,8 +472,12 @@ def _fmu_event_edges(flow, mode: str) -> tuple[Edge, ...]:
     if not isinstance(flow, ModelExchangeFlow) or flow.instance.nz == 0:
         return ()
     return tuple(
-        Edge(Guard(flow.event_indicator(i), "either", reset_at="beyond"), mode,
-             flow.event_update, name=f"fmu_event_{i}")
+        Edge(
+            Guard(flow.event_indicator(i), "either", reset_at="beyond"),
+            mode,
+            flow.event_update,
+            name=f"fmu_event_{i}",
+        )
         for i in range(flow.instance.nz)
     )
 
@@ -397,16 +487,24 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     if table is None:
         return None
     if not isinstance(table, Mapping):
-        problems.add("constraint", "must be a table with gap, velocity and restitution.")
+        problems.add(
+            "constraint", "must be a table with gap, velocity and restitution."
+        )
         return None
     for key in sorted(set(table) - {"gap", "velocity", "restitution", "force_input"}):
-        problems.add(f"constraint.{key}", "unknown key; allowed keys are "
-                     "['force_input', 'gap', 'restitution', 'velocity'].")
+        problems.add(
+            f"constraint.{key}",
+            "unknown key; allowed keys are "
+            "['force_input', 'gap', 'restitution', 'velocity'].",
+        )
     known = set(flow.state_names) | set(flow.output_names)
     for key in ("gap", "velocity"):
         if table.get(key) not in known:
-            problems.add(f"constraint.{key}", f"must name a state or output of the FMU "
-                         f"({sorted(known)}), got {table.get(key)!r}.")
+            problems.add(
+                f"constraint.{key}",
+                f"must name a state or output of the FMU "
+                f"({sorted(known)}), got {table.get(key)!r}.",
+            )
     restitution = table.get("restitution")
     if isinstance(restitution, str):
         restitution = parameters.get(restitution)
@@ -428,7 +526,9 @@ def _method(table, name, overrides, problems) -> Method | None:
         return None
     options = {k: v for k, v in table.items() if k not in ("name", "zeno")}
     options.update({k: v for k, v in overrides.items() if v is not None})
-    method = problems.check("method", method_named, name or table.get("name", "halving"), options)
+    method = problems.check(
+        "method", method_named, name or table.get("name", "halving"), options
+    )
     zeno = table.get("zeno", "off")
     if zeno not in ("off", "complete"):
         problems.add("method.zeno", f"must be 'off' or 'complete', got {zeno!r}.")
@@ -440,14 +540,23 @@ def _method(table, name, overrides, problems) -> Method | None:
 
 
 def _outputs(table, flow, problems) -> tuple[str, ...]:
-    names = table.get("variables", list(flow.state_names)) if isinstance(table, Mapping) else None
+    names = (
+        table.get("variables", list(flow.state_names))
+        if isinstance(table, Mapping)
+        else None
+    )
     if not isinstance(names, list):
         problems.add("output.variables", "must be a list of variable names.")
         return ()
     known = set(flow.state_names) | set(flow.output_names)
     for name in names:
         if name not in known:
-            problems.add("output.variables", f"unknown variable {name!r}; the FMU has {sorted(known)}.")
+            problems.add(
+                "output.variables",
+                f"unknown variable {name!r}; the FMU has {sorted(known)}.",
+            )
     if not isinstance(flow, ModelExchangeFlow) and set(names) - set(flow.state_names):
-        problems.add("output.variables", "a Co-Simulation run can output its states only.")
+        problems.add(
+            "output.variables", "a Co-Simulation run can output its states only."
+        )
     return tuple(names)

@@ -19,21 +19,27 @@ DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Z
 def _method_from_args(args: argparse.Namespace) -> Method:
     """Build the method named by --method with the options the user gave."""
     options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
-    return method_named(args.method or "halving",
-                        {k: v for k, v in options.items() if v is not None})
+    return method_named(
+        args.method or "halving", {k: v for k, v in options.items() if v is not None}
+    )
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:
     stats = result.stats
     print(
         f"{result.provenance['system']}: {result.status.value} "
-        f"t = {result.t[-1]:.6g} s, {stats['n_events']} events, {stats['n_steps']} steps "
-        f"({stats['n_rejected']} rejected), wall {float(result.provenance['wall_time_s']):.3g} s"
+        f"t = {result.t[-1]:.6g} s, {stats['n_events']} events, "
+        f"{stats['n_steps']} steps ({stats['n_rejected']} rejected), "
+        f"wall {float(result.provenance['wall_time_s']):.3g} s"
     )
     events = result.events_frame()
     if len(events):
         with_names = events.drop(columns=["simultaneous"])
-        print(with_names.head(max_rows).to_string(index=False, float_format="{:.9g}".format))
+        print(
+            with_names.head(max_rows).to_string(
+                index=False, float_format="{:.9g}".format
+            )
+        )
         if len(events) > max_rows:
             print(f"... {len(events) - max_rows} more events")
 
@@ -56,11 +62,19 @@ def _load(args: argparse.Namespace):
         from .adapters import load_adapter
 
         options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
-        adapter = load_adapter(model, method=args.method, method_options=options,
-                               t_end=args.t_end, interface=args.interface, zeno=args.zeno)
+        adapter = load_adapter(
+            model,
+            method=args.method,
+            method_options=options,
+            t_end=args.t_end,
+            interface=args.interface,
+            zeno=args.zeno,
+        )
         return adapter.system, adapter.method, adapter.t_end, adapter
     if model is not None and model.suffix != ".fmu":
-        raise FmibridgeError(f"{model}: expected an adapter file (.toml) or an FMU (.fmu).")
+        raise FmibridgeError(
+            f"{model}: expected an adapter file (.toml) or an FMU (.fmu)."
+        )
     method = _method_from_args(args)
     if args.zeno == "complete":
         from .methods.completion import Completion
@@ -99,15 +113,22 @@ def cmd_info(args: argparse.Namespace) -> int:
     if d.description:
         print(f"  {d.description}")
     for interface in archive.interfaces:
-        flags = [f for f in ("canGetAndSetFMUstate", "canSerializeFMUstate")
-                 if archive.capability(interface, f)]
+        flags = [
+            f
+            for f in ("canGetAndSetFMUstate", "canSerializeFMUstate")
+            if archive.capability(interface, f)
+        ]
         print(f"  {interface}: {', '.join(flags) or 'no state get/set'}")
-    print(f"  continuous states: {d.numberOfContinuousStates}, "
-          f"event indicators: {d.numberOfEventIndicators}")
+    print(
+        f"  continuous states: {d.numberOfContinuousStates}, "
+        f"event indicators: {d.numberOfEventIndicators}"
+    )
     print(f"  {'name':<20} {'causality':<12} {'variability':<12} {'type':<8} start")
     for v in archive.variables.values():
         start = "" if v.start is None else f"{v.start:g}"
-        print(f"  {v.name:<20} {v.causality:<12} {v.variability:<12} {v.type:<8} {start}")
+        print(
+            f"  {v.name:<20} {v.causality:<12} {v.variability:<12} {v.type:<8} {start}"
+        )
     return 0
 
 
@@ -129,23 +150,38 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="simulate a model and print its event table")
-    run.add_argument("model", nargs="?", type=Path,
-                     help="adapter file (.toml) or FMU; default: the built-in bouncing ball")
-    run.add_argument("--t-end", type=float,
-                     help=f"final time, s (default: the adapter's, else {DEFAULT_T_END})")
-    run.add_argument("--interface", choices=["me", "cs"],
-                     help="FMU interface type (default: the adapter's, else Model Exchange)")
+    run.add_argument(
+        "model",
+        nargs="?",
+        type=Path,
+        help="adapter file (.toml) or FMU; default: the built-in bouncing ball",
+    )
+    run.add_argument(
+        "--t-end",
+        type=float,
+        help=f"final time, s (default: the adapter's, else {DEFAULT_T_END})",
+    )
+    run.add_argument(
+        "--interface",
+        choices=["me", "cs"],
+        help="FMU interface type (default: the adapter's, else Model Exchange)",
+    )
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
-    run.add_argument("--zeno", choices=["off", "complete"],
-                     help="complete Zeno executions (Or-Ames): truncate, slide, lift off")
+    run.add_argument(
+        "--zeno",
+        choices=["off", "complete"],
+        help="complete Zeno executions (Or-Ames): truncate, slide, lift off",
+    )
     run.add_argument("--out", type=Path, help="write the samples to this CSV")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(func=cmd_run)
 
-    info = sub.add_parser("info", help="list an FMU's interfaces, capabilities and variables")
+    info = sub.add_parser(
+        "info", help="list an FMU's interfaces, capabilities and variables"
+    )
     info.add_argument("fmu", type=Path)
     info.set_defaults(func=cmd_info)
 

@@ -19,17 +19,58 @@ from .errors import FmibridgeError
 
 FUNCTIONS = {
     name: getattr(math, name)
-    for name in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
-                 "tanh", "exp", "log", "log10", "sqrt", "hypot", "floor", "ceil", "copysign")
+    for name in (
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "tanh",
+        "exp",
+        "log",
+        "log10",
+        "sqrt",
+        "hypot",
+        "floor",
+        "ceil",
+        "copysign",
+    )
 } | {"abs": abs, "min": min, "max": max}
 CONSTANTS = {"pi": math.pi}
 
 _ALLOWED_NODES = (
-    ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
-    ast.Call, ast.Name, ast.Load, ast.Constant,
-    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv,
-    ast.USub, ast.UAdd, ast.Not, ast.And, ast.Or,
-    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Call,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.Mod,
+    ast.FloorDiv,
+    ast.USub,
+    ast.UAdd,
+    ast.Not,
+    ast.And,
+    ast.Or,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
 )
 
 
@@ -48,7 +89,9 @@ class Expression:
     _code: object
 
     @classmethod
-    def parse(cls, source: object, known: set[str] | frozenset[str], where: str = "") -> Expression:
+    def parse(
+        cls, source: object, known: set[str] | frozenset[str], where: str = ""
+    ) -> Expression:
         """Check `source` and compile it; names must be in `known`.
 
         Raises
@@ -58,12 +101,16 @@ class Expression:
         """
         prefix = f"{where}: " if where else ""
         if isinstance(source, bool) or not isinstance(source, str | int | float):
-            raise FmibridgeError(f"{prefix}expected an expression or a number, got {source!r}.")
+            raise FmibridgeError(
+                f"{prefix}expected an expression or a number, got {source!r}."
+            )
         text = str(source)
         try:
             tree = ast.parse(text, mode="eval")
         except SyntaxError as exc:
-            raise FmibridgeError(f"{prefix}malformed expression {text!r}: {exc.msg}.") from None
+            raise FmibridgeError(
+                f"{prefix}malformed expression {text!r}: {exc.msg}."
+            ) from None
         names = set()
         for node in ast.walk(tree):
             _check_node(node, text, prefix)
@@ -105,13 +152,21 @@ def _check_node(node: ast.AST, text: str, prefix: str) -> None:
     if isinstance(node, ast.Constant) and (
         isinstance(node.value, bool) or not isinstance(node.value, int | float)
     ):
-        raise FmibridgeError(f"{prefix}only numbers are allowed as literals in {text!r}.")
+        raise FmibridgeError(
+            f"{prefix}only numbers are allowed as literals in {text!r}."
+        )
     if isinstance(node, ast.Call):
         if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
-            called = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+            called = (
+                node.func.id
+                if isinstance(node.func, ast.Name)
+                else ast.unparse(node.func)
+            )
             raise FmibridgeError(
                 f"{prefix}call of {called!r} is not allowed in {text!r}; only "
                 f"{sorted(FUNCTIONS)} may be called."
             )
         if node.keywords:
-            raise FmibridgeError(f"{prefix}keyword arguments are not allowed in {text!r}.")
+            raise FmibridgeError(
+                f"{prefix}keyword arguments are not allowed in {text!r}."
+            )

@@ -11,7 +11,9 @@ from .flows.native import NativeFlow
 from .system import Edge, Guard, HybridSystem, Mode, UnilateralConstraint
 
 
-def bouncing_ball(h0: float = 1.0, v0: float = 0.0, g: float = 9.81, e: float = 0.8) -> HybridSystem:
+def bouncing_ball(
+    h0: float = 1.0, v0: float = 0.0, g: float = 9.81, e: float = 0.8
+) -> HybridSystem:
     """Return the ball bouncing on a floor: h' = v, v' = -g; at h = 0, v -> -e v.
 
     Parameters
@@ -45,13 +47,18 @@ def bouncing_ball(h0: float = 1.0, v0: float = 0.0, g: float = 9.81, e: float = 
     edge = Edge(Guard(floor, "falling"), "flight", bounce, name="floor")
     mode = Mode("flight", NativeFlow(flight, ["h", "v"], name="bouncing_ball"), (edge,))
     return HybridSystem(
-        [mode], "flight", {"h": h0, "v": v0},
-        parameters={"g": g, "e": e}, constraint=UnilateralConstraint("h", "v", e),
+        [mode],
+        "flight",
+        {"h": h0, "v": v0},
+        parameters={"g": g, "e": e},
+        constraint=UnilateralConstraint("h", "v", e),
         name="bouncing_ball",
     )
 
 
-def bouncing_ball_impacts(n: int, h0: float = 1.0, g: float = 9.81, e: float = 0.8) -> np.ndarray:
+def bouncing_ball_impacts(
+    n: int, h0: float = 1.0, g: float = 9.81, e: float = 0.8
+) -> np.ndarray:
     """Return the first `n` exact impact times of the ball dropped from rest at h0.
 
     t_1 = sqrt(2 h0 / g); the k-th flight after it lasts 2 e^k v_1 / g with
@@ -63,7 +70,7 @@ def bouncing_ball_impacts(n: int, h0: float = 1.0, g: float = 9.81, e: float = 0
 
 
 def bouncing_ball_zeno_time(h0: float = 1.0, g: float = 9.81, e: float = 0.8) -> float:
-    """Return the Zeno time sqrt(2 h0/g) (1 + e)/(1 - e) of the ball dropped from rest."""
+    """Return the Zeno time sqrt(2 h0/g) (1 + e)/(1 - e) of the ball dropped at rest."""
     return math.sqrt(2.0 * h0 / g) * (1.0 + e) / (1.0 - e)
 
 
@@ -91,7 +98,10 @@ def forced_oscillator(params) -> HybridSystem:
     stop = Guard(gap(params), "falling", "stop")
     edge = Edge(stop, "free", reset(params), name="stop")
     return HybridSystem(
-        [Mode("free", flow, (edge,))], "free", {"x": params.x0, "v": params.v0},
+        [Mode("free", flow, (edge,))],
+        "free",
+        {"x": params.x0, "v": params.v0},
         parameters={k: getattr(params, k) for k in ("a", "c", "omega", "x_max", "m")},
-        constraint=UnilateralConstraint("x", "v", params.c), name="forced_oscillator",
+        constraint=UnilateralConstraint("x", "v", params.c),
+        name="forced_oscillator",
     )

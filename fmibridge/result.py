@@ -125,8 +125,18 @@ class Result:
         rows = []
         for e in self.events:
             row = {"time": e.t, "edge": e.edge, "source": e.source, "target": e.target}
-            row.update({f"{n}_before": v for n, v in zip(self.state_names, e.x_before)})
-            row.update({f"{n}_after": v for n, v in zip(self.state_names, e.x_after)})
+            row.update(
+                {
+                    f"{n}_before": v
+                    for n, v in zip(self.state_names, e.x_before, strict=True)
+                }
+            )
+            row.update(
+                {
+                    f"{n}_after": v
+                    for n, v in zip(self.state_names, e.x_after, strict=True)
+                }
+            )
             row["simultaneous"] = ";".join(e.simultaneous)
             rows.append(row)
         columns = ["time", "edge", "source", "target"]
@@ -141,14 +151,18 @@ class Result:
         """
         path = Path(path)
         if path.parent and not path.parent.exists():
-            raise FmibridgeError(f"Cannot write {path}: folder {path.parent} does not exist.")
+            raise FmibridgeError(
+                f"Cannot write {path}: folder {path.parent} does not exist."
+            )
         self.to_pandas().to_csv(path)
         return path
 
     def raise_for_status(self) -> Result:
         """Raise FmibridgeError if the run stopped before its end."""
         if not self.status.is_success:
-            raise FmibridgeError(f"Run stopped at t = {self.t[-1]!r}: {self.status.value}")
+            raise FmibridgeError(
+                f"Run stopped at t = {self.t[-1]!r}: {self.status.value}"
+            )
         return self
 
     def plot(self, columns: list[str] | None = None, ax=None):
@@ -169,7 +183,9 @@ class Result:
 class Recorder:
     """Collects samples and events during a run and builds the Result."""
 
-    def __init__(self, state_names: tuple[str, ...], output_names: tuple[str, ...] = ()):
+    def __init__(
+        self, state_names: tuple[str, ...], output_names: tuple[str, ...] = ()
+    ):
         self.state_names = state_names
         self.output_names = output_names
         self._t: list[float] = []
@@ -187,7 +203,9 @@ class Recorder:
         self._x.append(x)
         self._mode.append(mode)
         if self.output_names:
-            self._outputs.append(tuple(outputs.get(n, np.nan) for n in self.output_names))
+            self._outputs.append(
+                tuple(outputs.get(n, np.nan) for n in self.output_names)
+            )
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""

@@ -118,7 +118,9 @@ def as_guard(obj: Guard | GuardFn) -> Guard:
     if isinstance(obj, Guard):
         return obj
     return Guard(
-        obj, getattr(obj, "direction", "falling"), kind=getattr(obj, "kind", "unilateral")
+        obj,
+        getattr(obj, "direction", "falling"),
+        kind=getattr(obj, "kind", "unilateral"),
     )
 
 
@@ -235,7 +237,9 @@ class HybridSystem:
     def __post_init__(self) -> None:
         modes = {m.name: m for m in self.modes}
         if len(modes) != len(self.modes):
-            raise FmibridgeError(f"HybridSystem `{self.name}`: mode names must be unique.")
+            raise FmibridgeError(
+                f"HybridSystem `{self.name}`: mode names must be unique."
+            )
         object.__setattr__(self, "modes", modes)
         if self.initial_mode not in modes:
             raise FmibridgeError(

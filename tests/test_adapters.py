@@ -18,7 +18,10 @@ ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
 @pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.stem for a in ADAPTERS])
 def test_every_adapter_runs_from_the_cli_and_writes_a_csv(fmu_dir, adapter, tmp_path):
     out = tmp_path / f"{adapter.stem}.csv"
-    assert main(["run", str(adapter), "--t-end", "2", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(["run", str(adapter), "--t-end", "2", "--out", str(out), "--no-progress"])
+        == 0
+    )
     frame = pd.read_csv(out, index_col="time")
     assert frame.index[-1] == 2.0 and "mode" in frame.columns
     assert np.all(np.isfinite(frame.drop(columns="mode").to_numpy()))
@@ -44,30 +47,43 @@ def write(tmp_path, text, fmu_dir):
     return path
 
 
-@pytest.mark.parametrize("guard", [
-    "__import__('os').system('echo hacked')",
-    "open('/etc/passwd')",
-    "h.__class__",
-    "[x for x in ()]",
-    "(lambda: 1)()",
-    "'text'",
-])
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "__import__('os').system('echo hacked')",
+        "open('/etc/passwd')",
+        "h.__class__",
+        "[x for x in ()]",
+        "(lambda: 1)()",
+        "'text'",
+    ],
+)
 def test_expressions_that_try_to_run_code_are_rejected(tmp_path, fmu_dir, guard):
     path = write(tmp_path, f'[[edges]]\nguard = "{guard}"\n', fmu_dir)
-    with pytest.raises(AdapterError, match=r"(?s)model.toml: 1 problem.*edges\[0\]\.guard"):
+    with pytest.raises(
+        AdapterError, match=r"(?s)model.toml: 1 problem.*edges\[0\]\.guard"
+    ):
         load_adapter(path)
 
 
 def test_every_problem_in_a_file_is_listed_in_one_error(tmp_path, fmu_dir):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 colour = "red"
 [parameters]
 gravity = 1.0
-""", fmu_dir)
+""",
+        fmu_dir,
+    )
     with pytest.raises(AdapterError, match=r"\[colour\] unknown key") as info:
         load_adapter(path)
-    assert "gravity" not in str(info.value)  # the FMU is opened only when the file is sound
-    path = write(tmp_path, """
+    assert "gravity" not in str(
+        info.value
+    )  # the FMU is opened only when the file is sound
+    path = write(
+        tmp_path,
+        """
 [[edges]]
 guard = "height"
 reset = { g = "1.0" }
@@ -76,7 +92,9 @@ name = "halving"
 eps = 1e-3
 [output]
 variables = ["h", "speed"]
-""", fmu_dir)
+""",
+        fmu_dir,
+    )
     with pytest.raises(AdapterError) as info:
         load_adapter(path)
     message = str(info.value)
@@ -102,7 +120,9 @@ def test_malformed_expression(tmp_path, fmu_dir):
 def test_missing_fmu_in_adapter(tmp_path):
     path = tmp_path / "model.toml"
     path.write_text('fmu = "nowhere.fmu"\n')
-    with pytest.raises(FmibridgeError, match=r"model.toml: \[fmu\] .*nowhere.fmu does not exist"):
+    with pytest.raises(
+        FmibridgeError, match=r"model.toml: \[fmu\] .*nowhere.fmu does not exist"
+    ):
         load_adapter(path)
 
 
@@ -125,12 +145,17 @@ def test_expression_evaluator_basics():
         Expression.parse("max(h, key=1)", {"h"})
 
 
-@pytest.mark.parametrize("name, q0, v0, t_end", [
-    ("knee_pendulum", [0.5235987755982988, 0.4363323129985824], [0.0, 0.0], 3.0),
-    ("ball_on_sine_surface", [0.0, 2.0], [1.5, 0.0], 2.5),
-])
-def test_impact_law_from_the_fmu_matches_the_native_lagrangian_model(fmu_dir, name, q0, v0, t_end):
-    """reset = "impact": Or and Ames eq. (4) from the FMU's response to its lam input."""
+@pytest.mark.parametrize(
+    "name, q0, v0, t_end",
+    [
+        ("knee_pendulum", [0.5235987755982988, 0.4363323129985824], [0.0, 0.0], 3.0),
+        ("ball_on_sine_surface", [0.0, 2.0], [1.5, 0.0], 2.5),
+    ],
+)
+def test_impact_law_from_the_fmu_matches_the_native_lagrangian_model(
+    fmu_dir, name, q0, v0, t_end
+):
+    """reset = "impact": Or and Ames eq. (4) from the FMU's response to `lam`."""
     from fmibridge import Halving
     from fmibridge.lagrangian import to_hybrid
     from fmibridge.lagrangian_models import knee_pendulum, sine_ball
@@ -140,7 +165,9 @@ def test_impact_law_from_the_fmu_matches_the_native_lagrangian_model(fmu_dir, na
     with load_adapter(ADAPTERS[0].parent / f"{name}.toml", t_end=t_end) as adapter:
         through_fmu = adapter.run()
     assert len(native.events) == len(through_fmu.events) == 2
-    np.testing.assert_allclose(through_fmu.event_times, native.event_times, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        through_fmu.event_times, native.event_times, rtol=0, atol=1e-12
+    )
     np.testing.assert_allclose(through_fmu.x[-1], native.x[-1], rtol=0, atol=1e-10)
 
 
@@ -162,8 +189,12 @@ def test_pronk_touches_down_with_both_feet_at_once(fmu_dir, interface):
 
 
 def test_pronk_pitching_touches_down_one_foot_after_the_other(fmu_dir, tmp_path):
-    text = (ADAPTERS[0].parent / "pronk.toml").read_text().replace(
-        "vtheta = 0.0", "vtheta = -0.4").replace('"../fmus/build/', f'"{fmu_dir}/')
+    text = (
+        (ADAPTERS[0].parent / "pronk.toml")
+        .read_text()
+        .replace("vtheta = 0.0", "vtheta = -0.4")
+        .replace('"../fmus/build/', f'"{fmu_dir}/')
+    )
     path = tmp_path / "pronk_pitching.toml"
     path.write_text(text)
     with load_adapter(path, t_end=0.4) as adapter:

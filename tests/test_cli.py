@@ -26,6 +26,8 @@ def test_bad_option_is_one_line_and_exit_2(capsys):
 
 def test_console_script_help():
     done = subprocess.run(
-        [sys.executable, "-m", "fmibridge.cli", "--help"], capture_output=True, text=True
+        [sys.executable, "-m", "fmibridge.cli", "--help"],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0 and "run" in done.stdout

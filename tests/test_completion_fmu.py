@@ -17,13 +17,17 @@ def switch_time(result):
 
 @pytest.mark.parametrize("interface", ["me", "cs"])
 @pytest.mark.parametrize("version", ["2.0", "3.0"])
-def test_flat_ball_through_the_fmu_completes_like_the_native_ball(fmu_dir, interface, version):
+def test_flat_ball_through_the_fmu_completes_like_the_native_ball(
+    fmu_dir, interface, version
+):
     text = open(ADAPTER).read().replace('"../fmus/build/', f'"{fmu_dir}/')
     if version == "3.0":
         text = text.replace("BouncingBall.fmu", "BouncingBall_fmi3.fmu")
     path = fmu_dir / f"ball_{interface}_{version}.toml"
     path.write_text(text)
-    with load_adapter(path, t_end=10.0, interface=interface, zeno="complete") as adapter:
+    with load_adapter(
+        path, t_end=10.0, interface=interface, zeno="complete"
+    ) as adapter:
         result = adapter.run()
     native = Completion(Halving(h=1e-3)).run(bouncing_ball(), 10.0)
     assert abs(switch_time(result) - bouncing_ball_zeno_time()) < 1e-6

@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from fmibridge import Edge, FmibridgeError, FMUError, Guard, Halving, HybridSystem, Mode
-from fmibridge.flows.fmu import CoSimulationFlow, ModelExchangeFlow, fmu_system, open_fmu
+from fmibridge.flows.fmu import (
+    CoSimulationFlow,
+    ModelExchangeFlow,
+    fmu_system,
+    open_fmu,
+)
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 
 E = 0.8
@@ -15,9 +20,14 @@ E = 0.8
 
 def ball_on(flow):
     """The bouncing-ball hybrid system over any flow with states (h, v)."""
-    floor = Edge(Guard(lambda t, x: x[0], name="floor"), "flight",
-                 lambda t, x: np.array([x[0], -E * x[1]]))
-    return HybridSystem([Mode("flight", flow, (floor,))], "flight", flow.x0, name="ball")
+    floor = Edge(
+        Guard(lambda t, x: x[0], name="floor"),
+        "flight",
+        lambda t, x: np.array([x[0], -E * x[1]]),
+    )
+    return HybridSystem(
+        [Mode("flight", flow, (floor,))], "flight", flow.x0, name="ball"
+    )
 
 
 @pytest.mark.parametrize("variant", ["native", "2.0-me", "2.0-cs", "3.0-me", "3.0-cs"])
@@ -39,7 +49,9 @@ def test_same_ball_everywhere_gives_exact_impacts(fmu_dir, variant):
     assert np.max(np.abs(errors)) < 1e-8, errors
 
 
-@pytest.mark.parametrize("name", ["BouncingBallEvents.fmu", "BouncingBallEvents_fmi3.fmu"])
+@pytest.mark.parametrize(
+    "name", ["BouncingBallEvents.fmu", "BouncingBallEvents_fmi3.fmu"]
+)
 def test_fmu_internal_impacts_need_no_python_guard(fmu_dir, name):
     system = fmu_system(fmu_dir / name, "me")
     try:
@@ -87,60 +99,82 @@ def test_corrupt_fmu(tmp_path):
 
 def test_fmu_without_binary_for_this_platform(fmu_dir, tmp_path):
     path = tmp_path / "windows_only.fmu"
-    with zipfile.ZipFile(fmu_dir / "BouncingBall.fmu") as src, zipfile.ZipFile(path, "w") as dst:
+    with (
+        zipfile.ZipFile(fmu_dir / "BouncingBall.fmu") as src,
+        zipfile.ZipFile(path, "w") as dst,
+    ):
         for item in src.infolist():
             name = item.filename.replace("binaries/linux64/", "binaries/win64/")
             dst.writestr(name.replace(".so", ".dll"), src.read(item))
-    with pytest.raises(FMUError, match=r"windows_only.fmu: binaries returned missing.*win64"):
+    with pytest.raises(
+        FMUError, match=r"windows_only.fmu: binaries returned missing.*win64"
+    ):
         open_fmu(path, "me")
 
 
 def test_unknown_parameter_is_named(fmu_dir):
-    with pytest.raises(FmibridgeError, match=r"BouncingBall.fmu: no variable 'gravity'"):
+    with pytest.raises(
+        FmibridgeError, match=r"BouncingBall.fmu: no variable 'gravity'"
+    ):
         open_fmu(fmu_dir / "BouncingBall.fmu", "me", parameters={"gravity": 1.0})
 
 
 def test_nan_from_the_fmu_is_an_error(fmu_dir):
     # m = 0 makes der(v) = -g + lam/m = NaN inside the FMU
     with open_fmu(fmu_dir / "BouncingBall.fmu", "me", parameters={"m": 0.0}) as flow:
-        with pytest.raises(FMUError, match="BouncingBall.fmu: get derivatives returned non-finite"):
+        with pytest.raises(
+            FMUError, match="BouncingBall.fmu: get derivatives returned non-finite"
+        ):
             Halving(h=0.1).run(ball_on(flow), t_end=1.0)
 
 
 def test_fmu_call_returning_error_names_the_function(fmu_dir):
     with open_fmu(fmu_dir / "BouncingBall.fmu", "cs") as flow:
         g = flow.archive.variables["g"].vr  # fixed parameter: not settable after init
-        with pytest.raises(FMUError, match=r"BouncingBall.fmu: fmi2SetReal returned error"):
+        with pytest.raises(
+            FMUError, match=r"BouncingBall.fmu: fmi2SetReal returned error"
+        ):
             flow.instance.set_reals([g], [1.0])
 
 
 def test_missing_get_set_state_capability_is_named(fmu_dir, tmp_path):
     path = tmp_path / "NoState.fmu"
-    with zipfile.ZipFile(fmu_dir / "BouncingBall.fmu") as src, zipfile.ZipFile(path, "w") as dst:
+    with (
+        zipfile.ZipFile(fmu_dir / "BouncingBall.fmu") as src,
+        zipfile.ZipFile(path, "w") as dst,
+    ):
         for item in src.infolist():
             data = src.read(item)
             if item.filename == "modelDescription.xml":
-                data = data.replace(b'canGetAndSetFMUstate="true"', b'canGetAndSetFMUstate="false"')
+                data = data.replace(
+                    b'canGetAndSetFMUstate="true"', b'canGetAndSetFMUstate="false"'
+                )
             dst.writestr(item, data)
-    with pytest.raises(FMUError, match='NoState.fmu: canGetAndSetFMUstate returned false'):
+    with pytest.raises(
+        FMUError, match="NoState.fmu: canGetAndSetFMUstate returned false"
+    ):
         open_fmu(path, "cs")
 
 
 def test_flows_are_the_right_kind(fmu_dir):
-    with open_fmu(fmu_dir / "BouncingBall.fmu", "me") as me, \
-         open_fmu(fmu_dir / "BouncingBall.fmu", "cs") as cs:
+    with (
+        open_fmu(fmu_dir / "BouncingBall.fmu", "me") as me,
+        open_fmu(fmu_dir / "BouncingBall.fmu", "cs") as cs,
+    ):
         assert isinstance(me, ModelExchangeFlow) and isinstance(cs, CoSimulationFlow)
         assert me.variables(0.0, np.array([0.5, 1.0]))["h"] == 0.5
     assert shutil.which("gcc")  # the FMUs above were compiled here
 
 
 def test_unilateral_refuses_an_fmus_own_events(fmu_dir):
-    """Unilateral stays short of the surface, so the FMU's `when h <= 0` could never fire."""
+    """Unilateral stays short of the surface: the FMU's `when h <= 0` never fires."""
     from fmibridge.methods.unilateral import Unilateral
 
     system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
     try:
-        with pytest.raises(FmibridgeError, match="edge 'fmu_event_0' .* must be reset beyond"):
+        with pytest.raises(
+            FmibridgeError, match="edge 'fmu_event_0' .* must be reset beyond"
+        ):
             Unilateral().run(system, t_end=1.0)
     finally:
         system.close()

@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 
 from fmibridge import (
-    Edge, FmibridgeError, FmibridgeWarning, Guard, Halving, HybridSystem, Mode,
-    NativeFlow, Status,
+    Edge,
+    FmibridgeError,
+    FmibridgeWarning,
+    Guard,
+    Halving,
+    HybridSystem,
+    Mode,
+    NativeFlow,
+    Status,
 )
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 
@@ -68,7 +75,9 @@ def test_unknown_state_name_is_an_error():
 def test_non_finite_derivative_is_an_error_naming_the_mode():
     flow = NativeFlow(lambda t, x, u: np.array([np.nan]), ["x"])
     system = HybridSystem([Mode("broken", flow)], "broken", [0.0])
-    with pytest.raises(FmibridgeError, match="Mode 'broken': the flow gives non-finite"):
+    with pytest.raises(
+        FmibridgeError, match="Mode 'broken': the flow gives non-finite"
+    ):
         Halving(h=0.1).run(system, t_end=1.0)
 
 

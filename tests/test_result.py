@@ -35,7 +35,10 @@ def test_events_frame_lists_each_transition(result):
 
 def test_provenance_records_method_parameters_and_versions(result):
     prov = result.provenance
-    assert "'h': 0.01" in prov["parameters"] and "'integrator': 'rk4'" in prov["parameters"]
+    assert (
+        "'h': 0.01" in prov["parameters"]
+        and "'integrator': 'rk4'" in prov["parameters"]
+    )
     assert "numpy" in prov["versions"] and "fmpy" in prov["versions"]
     assert float(prov["wall_time_s"]) > 0
     assert result.stats["n_steps"] > 0 and result.stats["n_rejected"] > 0

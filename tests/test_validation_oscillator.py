@@ -44,7 +44,9 @@ def _flight_times(exact, n, seed):
     spans = np.array([p.t_end - p.t_start for p in flights])
     pick = rng.choice(len(flights), size=n, p=spans / spans.sum())
     frac = rng.uniform(0.01, 0.99, size=n)
-    return np.array([flights[i].t_start + f * spans[i] for i, f in zip(pick, frac)])
+    return np.array(
+        [flights[i].t_start + f * spans[i] for i, f in zip(pick, frac, strict=True)]
+    )
 
 
 def _ode_residual(exact, t):
@@ -152,8 +154,14 @@ def test_exact_solution_matches_independent_ode_integration(exact_2):
     for k in range(8):
         max_step = np.inf if k == 0 else abs(x[1]) / 20.0  # never step over a flight
         sol = solve_ivp(
-            f, (t, 20.0), x, method="DOP853", rtol=1e-13, atol=1e-15,
-            events=hit, max_step=max_step,
+            f,
+            (t, 20.0),
+            x,
+            method="DOP853",
+            rtol=1e-13,
+            atol=1e-15,
+            events=hit,
+            max_step=max_step,
         )
         t, x = sol.t_events[0][0], reset_map(0.0, sol.y_events[0][0])
         x[0] = p.x_max
@@ -173,11 +181,13 @@ def test_native_rhs_gap_reset():
 
 def test_bad_parameters_are_refused():
     with pytest.raises(ValueError, match="sub-critical"):
-        OscillatorParams(a=2.0, c=0.5, omega=1.0, x_max=1, x0=0, v0=0, t_max=1,
-                         u_amp=1, u_freq=1)
+        OscillatorParams(
+            a=2.0, c=0.5, omega=1.0, x_max=1, x0=0, v0=0, t_max=1, u_amp=1, u_freq=1
+        )
     with pytest.raises(ValueError, match="x0"):
-        OscillatorParams(a=0.1, c=0.5, omega=1.0, x_max=1, x0=2, v0=0, t_max=1,
-                         u_amp=1, u_freq=1)
+        OscillatorParams(
+            a=0.1, c=0.5, omega=1.0, x_max=1, x0=2, v0=0, t_max=1, u_amp=1, u_freq=1
+        )
 
 
 # --- PS method and metrics -----------------------------------------------------------

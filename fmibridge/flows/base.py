@@ -35,7 +35,7 @@ class Flow(abc.ABC):
         """Return provenance entries for the Result."""
         return {"flow": type(self).__name__}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most flows hold nothing
         """Free the FMU instance, if any."""
 
     def __enter__(self) -> Flow:

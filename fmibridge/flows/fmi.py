@@ -66,7 +66,9 @@ _FMI2_LOGGER = None
 def _route_fmi2_message(env, instance_name, status, category, message) -> None:
     """Give an FMI 2 log message to its instance; print those of other FMUs."""
     text = message.decode("utf-8", "replace") if message else ""
-    instance = _INSTANCES.get(instance_name.decode("utf-8", "replace") if instance_name else "")
+    instance = _INSTANCES.get(
+        instance_name.decode("utf-8", "replace") if instance_name else ""
+    )
     if instance is not None:
         instance._log(text)
     else:
@@ -148,7 +150,9 @@ class _Fmi2:
         self._fmu.instantiate(callbacks=self._logger(), loggingOn=True)
 
     @_fmi_call
-    def initialize(self, t0: float, reals: dict[int, float], ints: dict[int, int]) -> None:
+    def initialize(
+        self, t0: float, reals: dict[int, float], ints: dict[int, int]
+    ) -> None:
         self._fmu.setupExperiment(startTime=t0)
         self._set_start(reals, ints)
         self._fmu.enterInitializationMode()
@@ -199,7 +203,9 @@ class _Fmi3:
         return log
 
     @_fmi_call
-    def initialize(self, t0: float, reals: dict[int, float], ints: dict[int, int]) -> None:
+    def initialize(
+        self, t0: float, reals: dict[int, float], ints: dict[int, int]
+    ) -> None:
         self._set_start(reals, ints)
         self._fmu.enterInitializationMode(startTime=t0)
         self._fmu.exitInitializationMode()
@@ -264,9 +270,12 @@ class _ModelExchange(FmiInstance):
     def _bind(self) -> None:
         """Bind the component to the per-step C functions (after instantiation)."""
         functions, component = self._fmu._functions, self._fmu.component
-        self._c_set_time, self._c_set_states, self._c_derivatives, self._c_indicators = (
-            functools.partial(functions[name], component) for name in self._c_names
-        )
+        (
+            self._c_set_time,
+            self._c_set_states,
+            self._c_derivatives,
+            self._c_indicators,
+        ) = (functools.partial(functions[name], component) for name in self._c_names)
 
     def set_time_and_states(self, t: float, x: np.ndarray) -> None:
         status = self._c_set_time(t)
@@ -298,21 +307,28 @@ class _ModelExchange(FmiInstance):
 class Fmi2Model(_Fmi2, _ModelExchange):
     """An FMI 2.0 Model Exchange instance."""
 
-    _c_names = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives",
-                "fmi2GetEventIndicators")
+    _c_names = (
+        "fmi2SetTime",
+        "fmi2SetContinuousStates",
+        "fmi2GetDerivatives",
+        "fmi2GetEventIndicators",
+    )
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi2 import FMU2Model
 
         self._buffers()
         return FMU2Model(
-            guid=description.guid, unzipDirectory=str(unzip_dir),
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
             modelIdentifier=description.modelExchange.modelIdentifier,
             instanceName=self.name,
         )
 
     @_fmi_call
-    def event_iteration(self, max_iterations: int, ints: dict[int, int] | None = None) -> bool:
+    def event_iteration(
+        self, max_iterations: int, ints: dict[int, int] | None = None
+    ) -> bool:
         """Enter event mode, set discrete inputs `ints`, update; True if x changed."""
         self._fmu.enterEventMode()
         if ints:
@@ -332,11 +348,15 @@ class Fmi2Model(_Fmi2, _ModelExchange):
             needed, terminate, _, values_changed, _, _ = self._fmu.newDiscreteStates()
             changed |= values_changed
             if terminate:
-                raise FMUError("fmi2NewDiscreteStates", "terminateSimulation", self.path)
+                raise FMUError(
+                    "fmi2NewDiscreteStates", "terminateSimulation", self.path
+                )
             if not needed:
                 return changed
         raise FMUError(
-            "fmi2NewDiscreteStates", "no fixed point", self.path,
+            "fmi2NewDiscreteStates",
+            "no fixed point",
+            self.path,
             f"discrete states still changing after {max_iterations} event iterations",
         )
 
@@ -344,15 +364,20 @@ class Fmi2Model(_Fmi2, _ModelExchange):
 class Fmi3Model(_Fmi3, _ModelExchange):
     """An FMI 3.0 Model Exchange instance."""
 
-    _c_names = ("fmi3SetTime", "fmi3SetContinuousStates",
-                "fmi3GetContinuousStateDerivatives", "fmi3GetEventIndicators")
+    _c_names = (
+        "fmi3SetTime",
+        "fmi3SetContinuousStates",
+        "fmi3GetContinuousStateDerivatives",
+        "fmi3GetEventIndicators",
+    )
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi3 import FMU3Model
 
         self._buffers()
         return FMU3Model(
-            guid=description.guid, unzipDirectory=str(unzip_dir),
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
             modelIdentifier=description.modelExchange.modelIdentifier,
             instanceName=self.name,
         )
@@ -362,7 +387,9 @@ class Fmi3Model(_Fmi3, _ModelExchange):
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
     @_fmi_call
-    def event_iteration(self, max_iterations: int, ints: dict[int, int] | None = None) -> bool:
+    def event_iteration(
+        self, max_iterations: int, ints: dict[int, int] | None = None
+    ) -> bool:
         """Enter event mode, set discrete inputs `ints`, update; True if x changed."""
         self._fmu.enterEventMode()
         if ints:
@@ -379,14 +406,20 @@ class Fmi3Model(_Fmi3, _ModelExchange):
     def _update(self, max_iterations: int) -> bool:
         changed = False
         for _ in range(max_iterations):
-            needed, terminate, _, values_changed, _, _ = self._fmu.updateDiscreteStates()
+            needed, terminate, _, values_changed, _, _ = (
+                self._fmu.updateDiscreteStates()
+            )
             changed |= bool(values_changed)
             if terminate:
-                raise FMUError("fmi3UpdateDiscreteStates", "terminateSimulation", self.path)
+                raise FMUError(
+                    "fmi3UpdateDiscreteStates", "terminateSimulation", self.path
+                )
             if not needed:
                 return changed
         raise FMUError(
-            "fmi3UpdateDiscreteStates", "no fixed point", self.path,
+            "fmi3UpdateDiscreteStates",
+            "no fixed point",
+            self.path,
             f"discrete states still changing after {max_iterations} event iterations",
         )
 
@@ -400,7 +433,8 @@ class Fmi2Slave(_Fmi2, FmiInstance):
         from fmpy.fmi2 import FMU2Slave
 
         return FMU2Slave(
-            guid=description.guid, unzipDirectory=str(unzip_dir),
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
             modelIdentifier=description.coSimulation.modelIdentifier,
             instanceName=self.name,
         )
@@ -419,7 +453,8 @@ class Fmi3Slave(_Fmi3, FmiInstance):
         from fmpy.fmi3 import FMU3Slave
 
         return FMU3Slave(
-            guid=description.guid, unzipDirectory=str(unzip_dir),
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
             modelIdentifier=description.coSimulation.modelIdentifier,
             instanceName=self.name,
         )
@@ -429,7 +464,9 @@ class Fmi3Slave(_Fmi3, FmiInstance):
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
     @_fmi_call
-    def initialize(self, t0: float, reals: dict[int, float], ints: dict[int, int]) -> None:
+    def initialize(
+        self, t0: float, reals: dict[int, float], ints: dict[int, int]
+    ) -> None:
         _Fmi3.initialize.__wrapped__(self, t0, reals, ints)
         self._fmu.enterStepMode()
 
@@ -450,8 +487,12 @@ INSTANCE_CLASSES = {
 
 def binary_folder(fmi_version: str) -> str:
     """Return this platform's binaries/ folder name for the FMI version."""
-    machine = "x86_64" if platform.machine() in ("x86_64", "AMD64") else platform.machine()
-    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}.get(platform.system())
+    machine = (
+        "x86_64" if platform.machine() in ("x86_64", "AMD64") else platform.machine()
+    )
+    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}.get(
+        platform.system()
+    )
     if fmi_version.startswith("2"):
         bits = "64" if machine in ("x86_64", "aarch64") else "32"
         return f"{system}{bits}"
@@ -468,15 +509,20 @@ class FmuArchive:
         if not self.path.is_file():
             raise FmibridgeError(f"{self.path}: no such FMU file.")
         if not zipfile.is_zipfile(self.path):
-            raise FmibridgeError(f"{self.path}: not an FMU (not a zip archive); rebuild or re-export it.")
+            raise FmibridgeError(
+                f"{self.path}: not an FMU (not a zip archive); rebuild or re-export it."
+            )
         try:
             self.description = fmpy.read_model_description(str(self.path))
         except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
-            raise FmibridgeError(f"{self.path}: unreadable modelDescription.xml: {exc}") from None
+            raise FmibridgeError(
+                f"{self.path}: unreadable modelDescription.xml: {exc}"
+            ) from None
         self.fmi_version = self.description.fmiVersion
         if self.fmi_version not in ("2.0", "3.0"):
             raise FmibridgeError(
-                f"{self.path}: FMI {self.fmi_version} is not supported; export FMI 2.0 or 3.0."
+                f"{self.path}: FMI {self.fmi_version} is not supported; export "
+                f"FMI 2.0 or 3.0."
             )
         self.variables = {v.name: _variable(v) for v in self.description.modelVariables}
         self._unzip_dir: Path | None = None
@@ -485,33 +531,56 @@ class FmuArchive:
     def interfaces(self) -> tuple[str, ...]:
         d = self.description
         return tuple(
-            name for name, part in (("ModelExchange", d.modelExchange), ("CoSimulation", d.coSimulation))
+            name
+            for name, part in (
+                ("ModelExchange", d.modelExchange),
+                ("CoSimulation", d.coSimulation),
+            )
             if part is not None
         )
 
     def capability(self, interface: str, flag: str) -> bool:
-        part = self.description.modelExchange if interface == "ModelExchange" else self.description.coSimulation
+        part = (
+            self.description.modelExchange
+            if interface == "ModelExchange"
+            else self.description.coSimulation
+        )
         return bool(getattr(part, flag, False))
 
     def instantiate(self, interface: str) -> FmiInstance:
         """Return a new instance of the given interface type."""
         if interface not in self.interfaces:
             raise FMUError(
-                interface, "missing", str(self.path),
+                interface,
+                "missing",
+                str(self.path),
                 f"the FMU offers {list(self.interfaces) or 'no interface'}",
             )
-        part = self.description.modelExchange if interface == "ModelExchange" else self.description.coSimulation
+        part = (
+            self.description.modelExchange
+            if interface == "ModelExchange"
+            else self.description.coSimulation
+        )
         unzip_dir = self._unzipped()
         folder = binary_folder(self.fmi_version)
         library = unzip_dir / "binaries" / folder / f"{part.modelIdentifier}.so"
         if platform.system() == "Linux" and not library.is_file():
-            offered = sorted(p.name for p in (unzip_dir / "binaries").glob("*")) if (unzip_dir / "binaries").is_dir() else []
+            offered = (
+                sorted(p.name for p in (unzip_dir / "binaries").glob("*"))
+                if (unzip_dir / "binaries").is_dir()
+                else []
+            )
             raise FMUError(
-                "binaries", "missing", str(self.path),
-                f"no binary for this platform (binaries/{folder}/{part.modelIdentifier}.so); "
+                "binaries",
+                "missing",
+                str(self.path),
+                f"no binary for this platform "
+                f"(binaries/{folder}/{part.modelIdentifier}.so); "
                 f"the FMU has {offered or 'no binaries'}",
             )
-        return INSTANCE_CLASSES[(self.fmi_version, interface)](self.path, self.description, unzip_dir)
+        return INSTANCE_CLASSES[(self.fmi_version, interface)](
+            self.path, self.description, unzip_dir
+        )
 
     def _unzipped(self) -> Path:
         if self._unzip_dir is None:
@@ -520,7 +589,9 @@ class FmuArchive:
                 with zipfile.ZipFile(self.path) as archive:
                     archive.extractall(self._unzip_dir)
             except zipfile.BadZipFile as exc:
-                raise FmibridgeError(f"{self.path}: corrupt FMU archive: {exc}") from None
+                raise FmibridgeError(
+                    f"{self.path}: corrupt FMU archive: {exc}"
+                ) from None
         return self._unzip_dir
 
     def cleanup(self) -> None:
@@ -531,9 +602,17 @@ class FmuArchive:
 
 def _variable(v) -> Variable:
     start = None
-    if v.start is not None and v.type in ("Real", "Float64", "Integer", "Int32", "Boolean"):
+    if v.start is not None and v.type in (
+        "Real",
+        "Float64",
+        "Integer",
+        "Int32",
+        "Boolean",
+    ):
         try:
             start = float(v.start)
         except (TypeError, ValueError):
             start = None
-    return Variable(v.name, int(v.valueReference), v.type, v.causality, v.variability, start)
+    return Variable(
+        v.name, int(v.valueReference), v.type, v.causality, v.variability, start
+    )

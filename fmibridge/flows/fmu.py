@@ -49,10 +49,16 @@ class _FmuFlow:
         self.state_names = states or self._state_names_from_description()
         self._state_vrs = [self._vr(n, "state") for n in self.state_names]
         self._inputs = self._check_inputs(inputs or {})
-        settable = {**self._check_settable(parameters or {}, "parameter"),
-                    **self._check_settable(start or {}, "start value")}
-        self._start_reals = {vr: v for vr, (v, is_int) in settable.items() if not is_int}
-        self._start_ints = {vr: round(v) for vr, (v, is_int) in settable.items() if is_int}
+        settable = {
+            **self._check_settable(parameters or {}, "parameter"),
+            **self._check_settable(start or {}, "start value"),
+        }
+        self._start_reals = {
+            vr: v for vr, (v, is_int) in settable.items() if not is_int
+        }
+        self._start_ints = {
+            vr: round(v) for vr, (v, is_int) in settable.items() if is_int
+        }
         self.output_names = self._readable_names()
         self._output_vrs = [self._vr(n, "output") for n in self.output_names]
         self._instance: FmiInstance | None = self.archive.instantiate(self.interface)
@@ -82,13 +88,18 @@ class _FmuFlow:
             )
         return variable.vr
 
-    def _check_settable(self, values: Mapping[str, float], role: str) -> dict[int, tuple]:
+    def _check_settable(
+        self, values: Mapping[str, float], role: str
+    ) -> dict[int, tuple]:
         """Return {vr: (value, is_integer)} for values the FMU lets us set."""
         checked = {}
         for name, value in values.items():
             vr = self._vr(name, role)
             variable = self.archive.variables[name]
-            if variable.causality not in ("parameter", "input") and variable.start is None:
+            if (
+                variable.causality not in ("parameter", "input")
+                and variable.start is None
+            ):
                 raise FmibridgeError(
                     f"{self.path}: {role} {name!r} cannot be set: it has causality "
                     f"{variable.causality!r} and no start value."
@@ -96,7 +107,9 @@ class _FmuFlow:
             if variable.variability == "constant":
                 raise FmibridgeError(f"{self.path}: {role} {name!r} is a constant.")
             if not np.isfinite(value):
-                raise FmibridgeError(f"{self.path}: {role} {name!r} must be finite, got {value!r}.")
+                raise FmibridgeError(
+                    f"{self.path}: {role} {name!r} must be finite, got {value!r}."
+                )
             if variable.type not in ("Real", "Float64", "Integer", "Int32"):
                 raise FmibridgeError(
                     f"{self.path}: {role} {name!r} has type {variable.type}; fmibridge "
@@ -104,11 +117,15 @@ class _FmuFlow:
                 )
             is_int = variable.type in ("Integer", "Int32")
             if is_int and float(value) != round(value):
-                raise FmibridgeError(f"{self.path}: {role} {name!r} is an integer, got {value!r}.")
+                raise FmibridgeError(
+                    f"{self.path}: {role} {name!r} is an integer, got {value!r}."
+                )
             checked[vr] = (float(value), is_int)
         return checked
 
-    def _check_inputs(self, inputs: Mapping[str, InputValue]) -> list[tuple[int, InputValue]]:
+    def _check_inputs(
+        self, inputs: Mapping[str, InputValue]
+    ) -> list[tuple[int, InputValue]]:
         checked = []
         for name, value in inputs.items():
             vr = self._vr(name, "input")
@@ -122,9 +139,12 @@ class _FmuFlow:
 
     def _readable_names(self) -> tuple[str, ...]:
         return tuple(
-            v.name for v in self.archive.variables.values()
-            if v.type in ("Real", "Float64") and v.causality in ("output", "local")
-            and v.name not in self.state_names and not v.name.startswith("der(")
+            v.name
+            for v in self.archive.variables.values()
+            if v.type in ("Real", "Float64")
+            and v.causality in ("output", "local")
+            and v.name not in self.state_names
+            and not v.name.startswith("der(")
         )
 
     def _set_inputs(self, t: float) -> None:
@@ -141,14 +161,20 @@ class _FmuFlow:
     @property
     def parameter_values(self) -> dict[str, float]:
         """Every real parameter's value, read from the FMU."""
-        names = [v.name for v in self.archive.variables.values()
-                 if v.causality == "parameter" and v.type in ("Real", "Float64")]
+        names = [
+            v.name
+            for v in self.archive.variables.values()
+            if v.causality == "parameter" and v.type in ("Real", "Float64")
+        ]
         values = self.instance.get_reals([self.archive.variables[n].vr for n in names])
         return dict(zip(names, map(float, values), strict=True))
 
     def describe(self) -> dict[str, str]:
-        return {"flow": f"fmu:{self.interface}", "fmu": self.path,
-                "fmi_version": self.archive.fmi_version}
+        return {
+            "flow": f"fmu:{self.interface}",
+            "fmu": self.path,
+            "fmi_version": self.archive.fmi_version,
+        }
 
     def close(self) -> None:
         instance, self._instance = self._instance, None
@@ -158,7 +184,9 @@ class _FmuFlow:
 
     def _check_finite(self, values: np.ndarray, what: str, t: float) -> np.ndarray:
         if not np.isfinite(values).all():
-            raise FMUError(what, "non-finite values", self.path, f"at t = {t!r}: {values.tolist()}")
+            raise FMUError(
+                what, "non-finite values", self.path, f"at t = {t!r}: {values.tolist()}"
+            )
         return values
 
 
@@ -200,10 +228,14 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._set_inputs(t)
         self.instance.set_time_and_states(t, x)
         values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
-        return {**dict(zip(self.state_names, map(float, x), strict=True)),
-                **dict(zip(self.output_names, map(float, values), strict=True))}
+        return {
+            **dict(zip(self.state_names, map(float, x), strict=True)),
+            **dict(zip(self.output_names, map(float, values), strict=True)),
+        }
 
-    def set_discrete_inputs(self, t: float, x: np.ndarray, ints: Mapping[int, int]) -> None:
+    def set_discrete_inputs(
+        self, t: float, x: np.ndarray, ints: Mapping[int, int]
+    ) -> None:
         """Set discrete inputs through the FMU's event mode, where they changed."""
         changed = {vr: v for vr, v in ints.items() if self._discrete.get(vr) != v}
         if changed:
@@ -213,14 +245,16 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             self._z_key = None
 
     def rhs_with(self, t: float, x: np.ndarray, name: str, value: float) -> np.ndarray:
-        """Return dx/dt with the real input `name` at `value` for this evaluation only."""
+        """Return dx/dt with the real input `name` at `value` for this call only."""
         vr = self._vr(name, "input")
         held = dict(self._inputs).get(vr, 0.0)
         self._set_inputs(t)
         self.instance.set_reals([vr], [value])
         try:
             self.instance.set_time_and_states(t, x)
-            return self._check_finite(self.instance.get_derivatives(), "get derivatives", t)
+            return self._check_finite(
+                self.instance.get_derivatives(), "get derivatives", t
+            )
         finally:
             self.instance.set_reals([vr], [held(t) if callable(held) else held])
 
@@ -232,7 +266,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             if key != self._z_key:  # one FMU call serves every indicator at (t, x)
                 self._set_inputs(t)
                 self.instance.set_time_and_states(t, x)
-                self._z = self._check_finite(self.instance.get_event_indicators(), "get event indicators", t)
+                self._z = self._check_finite(
+                    self.instance.get_event_indicators(), "get event indicators", t
+                )
                 self._z_key = key
             return float(self._z[i])
 
@@ -267,9 +303,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _initialize(self, t0: float) -> None:
         if not self.archive.capability("CoSimulation", "canGetAndSetFMUstate"):
-            flag = "canGetAndSetFMUstate" if self.archive.fmi_version == "2.0" else "canGetAndSetFMUState"
+            flag = (
+                "canGetAndSetFMUstate"
+                if self.archive.fmi_version == "2.0"
+                else "canGetAndSetFMUState"
+            )
             raise FMUError(
-                flag, "false", self.path,
+                flag,
+                "false",
+                self.path,
                 "fmibridge needs it to undo a Co-Simulation step when a crossing is "
                 "halved; use the Model Exchange interface or re-export the FMU with it",
             )
@@ -290,10 +332,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self.goto(t, x)
         values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
-        return {**dict(zip(self.state_names, map(float, x), strict=True)),
-                **dict(zip(self.output_names, map(float, values), strict=True))}
+        return {
+            **dict(zip(self.state_names, map(float, x), strict=True)),
+            **dict(zip(self.output_names, map(float, values), strict=True)),
+        }
 
-    def advance_with(self, t: float, x: np.ndarray, h: float, name: str, value: float) -> np.ndarray:
+    def advance_with(
+        self, t: float, x: np.ndarray, h: float, name: str, value: float
+    ) -> np.ndarray:
         """Return x(t + h) with the real input `name` at `value` for this step only."""
         vr = self._vr(name, "input")
         held = dict(self._inputs).get(vr, 0.0)
@@ -308,7 +354,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._at = (t + h, y.tobytes())
         return self._check_finite(y, "doStep", t + h)
 
-    def set_discrete_inputs(self, t: float, x: np.ndarray, ints: Mapping[int, int]) -> None:
+    def set_discrete_inputs(
+        self, t: float, x: np.ndarray, ints: Mapping[int, int]
+    ) -> None:
         """Set discrete inputs (step mode) before the next doStep from (t, x)."""
         self.goto(t, x)
         self.instance.set_ints(list(ints), list(ints.values()))
@@ -344,7 +392,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.instance.reset()
         except FMUError as exc:
             raise FMUError(
-                exc.function, exc.status, self.path,
+                exc.function,
+                exc.status,
+                self.path,
                 "fmibridge cannot apply a reset: the FMU accepts neither setting its "
                 "state variables nor fmiReset",
             ) from None
@@ -364,8 +414,12 @@ PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation aga
 
 
 def fmu_contact(
-    flow: ModelExchangeFlow | CoSimulationFlow, gap: str, velocity: str, restitution: float,
-    *, force_input: str = "lam",
+    flow: ModelExchangeFlow | CoSimulationFlow,
+    gap: str,
+    velocity: str,
+    restitution: float,
+    *,
+    force_input: str = "lam",
 ) -> Contact:
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
@@ -399,7 +453,10 @@ def fmu_contact(
             f"{flow.path}: completion needs a real input {force_input!r} (the "
             f"generalized constraint force along dh^T) and states [q, qdot]."
         )
-    q_index, v_index = tuple(range(n_states // 2)), tuple(range(n_states // 2, n_states))
+    q_index, v_index = (
+        tuple(range(n_states // 2)),
+        tuple(range(n_states // 2, n_states)),
+    )
 
     def gap_fn(t: float, x: np.ndarray) -> float:
         return flow.variables(t, x)[gap]
@@ -414,26 +471,40 @@ def fmu_contact(
         return np.array(rows)
 
     if isinstance(flow, ModelExchangeFlow):
+
         def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
             return flow.rhs_with(t, x, force_input, lam)
     else:
+
         def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
             probe = flow.advance_with(t, x, PROBE_STEP, force_input, lam)
             qddot = (probe[list(v_index)] - x[list(v_index)]) / PROBE_STEP
             return np.concatenate([x[list(v_index)], qddot])
 
     return Contact(
-        gap, velocity, restitution, gap_fn=gap_fn, gradient_fn=gradient_fn,
-        rhs_with_force=force_map, q_index=q_index, v_index=v_index,
+        gap,
+        velocity,
+        restitution,
+        gap_fn=gap_fn,
+        gradient_fn=gradient_fn,
+        rhs_with_force=force_map,
+        q_index=q_index,
+        v_index=v_index,
     )
 
 
 FLOW_CLASSES = {"ModelExchange": ModelExchangeFlow, "CoSimulation": CoSimulationFlow}
-INTERFACE_NAMES = {"me": "ModelExchange", "cs": "CoSimulation",
-                   "ModelExchange": "ModelExchange", "CoSimulation": "CoSimulation"}
+INTERFACE_NAMES = {
+    "me": "ModelExchange",
+    "cs": "CoSimulation",
+    "ModelExchange": "ModelExchange",
+    "CoSimulation": "CoSimulation",
+}
 
 
-def open_fmu(fmu: str | Path, interface: str | None = None, **options) -> ModelExchangeFlow | CoSimulationFlow:
+def open_fmu(
+    fmu: str | Path, interface: str | None = None, **options
+) -> ModelExchangeFlow | CoSimulationFlow:
     """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
 
     Examples
@@ -449,7 +520,9 @@ def open_fmu(fmu: str | Path, interface: str | None = None, **options) -> ModelE
     return FLOW_CLASSES[INTERFACE_NAMES[interface]](archive, **options)
 
 
-def fmu_system(fmu: str | Path, interface: str | None = None, **options) -> HybridSystem:
+def fmu_system(
+    fmu: str | Path, interface: str | None = None, **options
+) -> HybridSystem:
     """Return an exported FMU with its own events as a one-mode HybridSystem.
 
     For Model Exchange, each event indicator becomes a guard ('either'
@@ -462,11 +535,19 @@ def fmu_system(fmu: str | Path, interface: str | None = None, **options) -> Hybr
     edges: tuple[Edge, ...] = ()
     if isinstance(flow, ModelExchangeFlow):
         edges = tuple(
-            Edge(Guard(flow.event_indicator(i), "either", reset_at="beyond"), "model",
-                 flow.event_update, name=f"fmu_event_{i}")
+            Edge(
+                Guard(flow.event_indicator(i), "either", reset_at="beyond"),
+                "model",
+                flow.event_update,
+                name=f"fmu_event_{i}",
+            )
             for i in range(flow.instance.nz)
         )
     return HybridSystem(
-        [Mode("model", flow, edges)], "model", flow.x0, t0=options.get("t0", 0.0),
-        parameters=flow.parameter_values, name=Path(fmu).stem,
+        [Mode("model", flow, edges)],
+        "model",
+        flow.x0,
+        t0=options.get("t0", 0.0),
+        parameters=flow.parameter_values,
+        name=Path(fmu).stem,
     )

@@ -24,11 +24,15 @@ from .fmu import CoSimulationFlow, ModelExchangeFlow
 class _ModeInputs:
     """Shared body of both wrappers (see `mode_inputs`)."""
 
-    def __init__(self, flow, fixed: Mapping[str, float], held: Sequence[str], mode: str):
+    def __init__(
+        self, flow, fixed: Mapping[str, float], held: Sequence[str], mode: str
+    ):
         self.flow, self.mode = flow, mode
         self._n = len(flow.state_names)
         self.state_names = tuple(flow.state_names) + tuple(held)
-        self._held_vrs = [self._input_vr(name, "held input", integer=False) for name in held]
+        self._held_vrs = [
+            self._input_vr(name, "held input", integer=False) for name in held
+        ]
         self._fixed_reals: dict[int, float] = {}
         self._fixed_ints: dict[int, int] = {}
         for name, value in fixed.items():
@@ -61,15 +65,19 @@ class _ModeInputs:
     def _apply(self, t: float, x: np.ndarray) -> None:
         instance = self.flow.instance
         if self._held_vrs:
-            instance.set_reals(self._held_vrs, x[self._n:])
+            instance.set_reals(self._held_vrs, x[self._n :])
         if self._fixed_reals:
-            instance.set_reals(list(self._fixed_reals), list(self._fixed_reals.values()))
+            instance.set_reals(
+                list(self._fixed_reals), list(self._fixed_reals.values())
+            )
         if self._fixed_ints:
             self.flow.set_discrete_inputs(t, x[: self._n], self._fixed_ints)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self._apply(t, x)
-        held = dict(zip(self.state_names[self._n:], map(float, x[self._n:]), strict=True))
+        held = dict(
+            zip(self.state_names[self._n :], map(float, x[self._n :]), strict=True)
+        )
         return {**self.flow.variables(t, x[: self._n]), **held}
 
     def describe(self) -> dict[str, str]:
@@ -84,7 +92,9 @@ class ModeInputsVectorField(_ModeInputs, VectorField):
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         self._apply(t, x)
-        return np.concatenate([self.flow.rhs(t, x[: self._n]), np.zeros(len(x) - self._n)])
+        return np.concatenate(
+            [self.flow.rhs(t, x[: self._n]), np.zeros(len(x) - self._n)]
+        )
 
 
 class ModeInputsFlow(_ModeInputs, Flow):
@@ -96,7 +106,9 @@ class ModeInputsFlow(_ModeInputs, Flow):
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         self._apply(t, x)
-        return np.concatenate([self.flow.advance(t, x[: self._n], h, scheme), x[self._n:]])
+        return np.concatenate(
+            [self.flow.advance(t, x[: self._n], h, scheme), x[self._n :]]
+        )
 
 
 def mode_inputs(
@@ -118,7 +130,9 @@ def mode_inputs(
     mode : str
         The mode's name, for messages.
     """
-    cls = ModeInputsVectorField if isinstance(flow, ModelExchangeFlow) else ModeInputsFlow
+    cls = (
+        ModeInputsVectorField if isinstance(flow, ModelExchangeFlow) else ModeInputsFlow
+    )
     wrapped = cls(flow, fixed, list(held), mode)
     wrapped.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
     return wrapped

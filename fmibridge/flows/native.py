@@ -52,7 +52,9 @@ class NativeFlow(VectorField):
                 f"got {list(names)}."
             )
         if inputs is not None and not callable(inputs):
-            raise FmibridgeError(f"NativeFlow `{name}`: `inputs` must be callable u(t).")
+            raise FmibridgeError(
+                f"NativeFlow `{name}`: `inputs` must be callable u(t)."
+            )
         self._f, self._inputs, self.name = f, inputs, name
         self.state_names = names
 

@@ -4,7 +4,6 @@ import dataclasses
 from collections.abc import Mapping
 
 from ..errors import FmibridgeError
-
 from .base import Method, State, Step
 from .completion import Completion
 from .halving import Halving
@@ -18,7 +17,14 @@ METHODS: dict[str, type[Method]] = {
 }
 
 __all__ = [
-    "METHODS", "Completion", "Halving", "Method", "method_named", "Relaxation", "State", "Step",
+    "METHODS",
+    "Completion",
+    "Halving",
+    "Method",
+    "method_named",
+    "Relaxation",
+    "State",
+    "Step",
     "Unilateral",
 ]
 
@@ -26,7 +32,9 @@ __all__ = [
 def method_named(name: str, options: Mapping[str, object]) -> Method:
     """Build the method called `name` from `options`, naming any unknown option."""
     if name not in METHODS:
-        raise FmibridgeError(f"`method` must be one of {sorted(METHODS)}, got {name!r}.")
+        raise FmibridgeError(
+            f"`method` must be one of {sorted(METHODS)}, got {name!r}."
+        )
     cls = METHODS[name]
     known = sorted(f.name for f in dataclasses.fields(cls))
     unknown = sorted(set(options) - set(known))

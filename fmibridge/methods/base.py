@@ -18,7 +18,9 @@ from ..integrators import Scheme, scheme_named
 from ..result import Event, Recorder, Result, Status
 from ..system import Edge, HybridSystem, Mode
 
-TIME_RTOL = 1e-9  # times closer than TIME_RTOL * h count as equal (h-relative round-off)
+# times closer than TIME_RTOL * h count as equal (h-relative round-off)
+TIME_RTOL = 1e-9
+PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,9 @@ class Method(abc.ABC):
     def scheme(self) -> Scheme:
         return self.integrator  # type: ignore[return-value]
 
-    def run(self, system: HybridSystem, t_end: float, *, progress: bool = False) -> Result:
+    def run(
+        self, system: HybridSystem, t_end: float, *, progress: bool = False
+    ) -> Result:
         """Simulate `system` from its t0 to `t_end` and return the Result.
 
         Parameters
@@ -137,7 +141,9 @@ class Method(abc.ABC):
 
     def _check(self, system: HybridSystem, t_end: float) -> float:
         if not isinstance(system, HybridSystem):
-            raise FmibridgeError(f"`system` must be a HybridSystem, got {type(system)}.")
+            raise FmibridgeError(
+                f"`system` must be a HybridSystem, got {type(system)}."
+            )
         if not (np.isfinite(t_end) and t_end > system.t0):
             raise FmibridgeError(
                 f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
@@ -150,14 +156,14 @@ class Method(abc.ABC):
                     f"{type(mode.flow).__name__}."
                 )
         mode = system.mode(system.initial_mode)
+        x0 = dict(zip(system.state_names, system.x0.tolist(), strict=True))
         for edge in mode.edges:
             g = edge.guard(system.t0, system.x0)
             if not np.isfinite(g) or edge.guard.is_beyond(g):
                 raise FmibridgeError(
-                    f"Guard {edge.name!r} of mode {mode.name!r} is {g!r} at the initial "
-                    f"state {dict(zip(system.state_names, system.x0.tolist()))}: the "
-                    f"initial state must lie inside the domain (g >= 0 for a falling "
-                    f"guard). Fix `x0` or the guard."
+                    f"Guard {edge.name!r} of mode {mode.name!r} is {g!r} at the "
+                    f"initial state {x0}: the initial state must lie inside the "
+                    f"domain (g >= 0 for a falling guard). Fix `x0` or the guard."
                 )
         return float(t_end)
 
@@ -166,7 +172,11 @@ class Method(abc.ABC):
         return mode.flow.advance(t, x, h, self.scheme)
 
     def fire(
-        self, state: State, edge: Edge, log: Recorder, simultaneous: tuple[str, ...] = ()
+        self,
+        state: State,
+        edge: Edge,
+        log: Recorder,
+        simultaneous: tuple[str, ...] = (),
     ) -> State:
         """Apply `edge`'s reset at `state`, log the event and return the new state.
 
@@ -187,7 +197,15 @@ class Method(abc.ABC):
         log.sample(state.t, state.x, state.mode)
         log.sample(state.t, x_after, edge.target)
         log.event(
-            Event(state.t, edge.name, state.mode, edge.target, state.x, x_after, simultaneous)
+            Event(
+                state.t,
+                edge.name,
+                state.mode,
+                edge.target,
+                state.x,
+                x_after,
+                simultaneous,
+            )
         )
         return State(state.t, x_after, edge.target)
 
@@ -197,7 +215,9 @@ class Method(abc.ABC):
         values["integrator"] = self.scheme.name
         return values
 
-    def _provenance(self, system: HybridSystem, t_end: float, wall: float) -> Mapping[str, str]:
+    def _provenance(
+        self, system: HybridSystem, t_end: float, wall: float
+    ) -> Mapping[str, str]:
         import fmpy
         import pandas
         import scipy
@@ -205,7 +225,8 @@ class Method(abc.ABC):
         from .. import __version__
 
         flows = "; ".join(
-            ", ".join(f"{k}={v}" for k, v in flow.describe().items()) for flow in system.flows()
+            ", ".join(f"{k}={v}" for k, v in flow.describe().items())
+            for flow in system.flows()
         )
         return {
             "method": self.name,
@@ -234,8 +255,11 @@ class _Progress:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=t_end - t0, unit="s(sim)", delay=1.0, leave=False,
-                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
+                total=t_end - t0,
+                unit="s(sim)",
+                delay=1.0,
+                leave=False,
+                bar_format=PROGRESS_FORMAT,
             )
 
     def update(self, t: float) -> None:

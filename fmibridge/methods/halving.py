@@ -39,9 +39,10 @@ class Halving(Method):
     search goes on from its end. Once the crossing lies in a bracket shorter
     than `t_tol`, the crossing time is placed by the secant of g across the
     bracket, the state is advanced there (to the bracket's far end for a guard
-    with reset_at='beyond'), the reset is applied and stepping resumes with h. A trial that gives non-finite states is halved like a
-    crossing; if it stays non-finite down to `t_tol` next to a guard's surface
-    (within NEAR_GUARD), that guard fires there.
+    with reset_at='beyond'), the reset is applied and stepping resumes with h.
+    A trial that gives non-finite states is halved like a crossing; if it
+    stays non-finite down to `t_tol` next to a guard's surface (within
+    NEAR_GUARD), that guard fires there.
 
     Simultaneous transitions: guards crossed in the final bracket whose secant
     times lie within `t_tol` of the earliest are simultaneous. The edge
@@ -89,7 +90,9 @@ class Halving(Method):
         g0 = [edge.guard(t, x) for edge in mode.edges]
         hs = min(self.h, t_end - t)
         n_halvings, after_half_step = 0, False
-        for _ in range(2 * self.max_halvings + 2):  # each halving, one accepted half step
+        for _ in range(
+            2 * self.max_halvings + 2
+        ):  # each halving, one accepted half step
             y = self.advance(mode, t, x, hs)
             g1 = self._guards(mode, t + hs, y)
             crossed = self._crossed(mode, g0, g1, y)

@@ -284,7 +284,8 @@ class Unilateral(Method):
                         f"Method `{self.name}` never steps beyond a guard, but edge "
                         f"{edge.name!r} of mode {mode.name!r} must be reset beyond its "
                         f"surface (an FMU's own event, whose `when` condition the FMU "
-                        f"tests itself). Use --method halving or relaxation, or declare "
+                        f"tests itself). Use --method halving or relaxation, or "
+                        f"declare "
                         f"the impact as a guard and reset in an adapter file."
                     )
         return super()._check(system, t_end)
