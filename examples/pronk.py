@@ -20,19 +20,27 @@ from fmibridge.pronk import LEGS, contact_intervals, pronk
 H, EPS, T_END = 1e-3, 1e-2, 0.8  # the paper's h and eps; one stride
 RUNS = (0.0, -0.4)  # initial pitch rates of Sec. V-C
 
-fig, axes = plt.subplots(2, 2, figsize=(11, 5), sharex=True,
-                         gridspec_kw={"height_ratios": [1, 2]})
+fig, axes = plt.subplots(
+    2, 2, figsize=(11, 5), sharex=True, gridspec_kw={"height_ratios": [1, 2]}
+)
 for column, thetad0 in enumerate(RUNS):
     result = Relaxation(h=H, eps=EPS, integrator="midpoint").run(pronk(thetad0), T_END)
     print(f"theta'0 = {thetad0}: {result.status.value}")
-    print(result.events_frame()[["time", "edge", "source", "target", "simultaneous"]]
-          .to_string(index=False))
+    print(
+        result.events_frame()[
+            ["time", "edge", "source", "target", "simultaneous"]
+        ].to_string(index=False)
+    )
     bars, states = axes[0, column], axes[1, column]
     for row, spans in enumerate(contact_intervals(result).values()):
-        bars.broken_barh([(t0, t1 - t0) for t0, t1 in spans], (row - 0.4, 0.8),
-                         color=f"C{row}")
-    bars.set(yticks=range(len(LEGS)), yticklabels=[f"{leg} stance" for leg in LEGS],
-             title=f"contact sequence, theta'(0) = {thetad0}")
+        bars.broken_barh(
+            [(t0, t1 - t0) for t0, t1 in spans], (row - 0.4, 0.8), color=f"C{row}"
+        )
+    bars.set(
+        yticks=range(len(LEGS)),
+        yticklabels=[f"{leg} stance" for leg in LEGS],
+        title=f"contact sequence, theta'(0) = {thetad0}",
+    )
     states.plot(result.t, result["z"], label="z / m")
     states.plot(result.t, result["theta"], label="theta / rad")
     for event in result.events:

@@ -132,7 +132,10 @@ def _name(phases: dict[str, str]) -> str:
 
 
 def pronk(
-    thetad0: float = 0.0, *, z0: float = 1.1, xd0: float = 3.4,
+    thetad0: float = 0.0,
+    *,
+    z0: float = 1.1,
+    xd0: float = 3.4,
     params: PronkParams | None = None,
 ) -> HybridSystem:
     """Return the pronking body of Burden et al., Sec. V-C, in the air.

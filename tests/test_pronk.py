@@ -16,10 +16,12 @@ P = PronkParams()
 
 def exact_first_touchdown(thetad0, leg_offset=0.5):
     """Ballistic flight until the foot at hip offset `leg_offset` d touches down."""
+
     def foot(t):
         theta = thetad0 * t
         z = 1.1 - P.g * t * t / 2
         return z + leg_offset * P.d * math.sin(theta) - P.l * math.cos(theta + P.psi)
+
     return brentq(foot, 0.0, 1.0, xtol=1e-14)
 
 

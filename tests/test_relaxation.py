@@ -81,6 +81,7 @@ def test_is_registered_for_the_command_line():
 def crossing_system(xi0, speed=1.0):
     """Fig. 1 of Burden et al. made concrete: four quadrant modes, identity resets,
     constant velocity (1, 1) in the third quadrant and (speed, speed) elsewhere."""
+
     def flow(v):
         return NativeFlow(lambda t, x, u: np.array([v, v]), ["xi1", "xi2"])
 
@@ -91,8 +92,14 @@ def crossing_system(xi0, speed=1.0):
         return -x[1]
 
     modes = [
-        Mode("D0", flow(1.0), (Edge(Guard(xi1_zero), "D1", name="to_D1"),
-                               Edge(Guard(xi2_zero), "D2", name="to_D2"))),
+        Mode(
+            "D0",
+            flow(1.0),
+            (
+                Edge(Guard(xi1_zero), "D1", name="to_D1"),
+                Edge(Guard(xi2_zero), "D2", name="to_D2"),
+            ),
+        ),
         Mode("D1", flow(speed), (Edge(Guard(xi2_zero), "D3", name="D1_to_D3"),)),
         Mode("D2", flow(speed), (Edge(Guard(xi1_zero), "D3", name="D2_to_D3"),)),
         Mode("D3", flow(speed)),
@@ -155,14 +162,18 @@ def test_bad_parameters_are_named(options, message):
         Relaxation(**options)
 
 
-@pytest.mark.parametrize(("name", "interface"), [("BouncingBall.fmu", "me"),
-                                                 ("BouncingBall_fmi3.fmu", "cs")])
+@pytest.mark.parametrize(
+    ("name", "interface"), [("BouncingBall.fmu", "me"), ("BouncingBall_fmi3.fmu", "cs")]
+)
 def test_drives_fmu_flows_with_the_same_delays(fmu_dir, name, interface):
     from fmibridge.flows.fmu import open_fmu
 
     flow = open_fmu(fmu_dir / name, interface)
-    floor = Edge(Guard(lambda t, x: x[0], name="floor"), "flight",
-                 lambda t, x: np.array([x[0], -0.8 * x[1]]))
+    floor = Edge(
+        Guard(lambda t, x: x[0], name="floor"),
+        "flight",
+        lambda t, x: np.array([x[0], -0.8 * x[1]]),
+    )
     system = HybridSystem([Mode("flight", flow, (floor,))], "flight", flow.x0)
     eps = 1e-5
     try:

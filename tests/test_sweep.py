@@ -34,8 +34,12 @@ ZENO_TOL = 1e-6  # s: Aitken extrapolation of impact times with EVENT_TOL errors
 
 def restitution_sweep(values) -> Sweep:
     """The native ball dropped from H0, run until its N_EVENTS-th impact."""
-    base = Run("bouncing_ball", t_end=10.0, parameters={"h0": H0, "g": G},
-               method={"name": "halving", "h": 1e-3, "max_events": N_EVENTS})
+    base = Run(
+        "bouncing_ball",
+        t_end=10.0,
+        parameters={"h0": H0, "g": G},
+        method={"name": "halving", "h": 1e-3, "max_events": N_EVENTS},
+    )
     return Sweep(base, grid={"parameters.e": list(values)}, metrics=["zeno_time"])
 
 
@@ -63,9 +67,15 @@ def test_restitution_sweep_matches_exact_impacts_and_zeno_time():
 
 
 def test_failing_runs_are_recorded_and_the_others_complete():
-    sweep = Sweep(Run("bouncing_ball", t_end=1.0),
-                  runs=[{"parameters.e": 0.8}, {"parameters.e": 1.5},
-                        {"parameters.g": -1.0}, {"parameters.e": 0.5}])
+    sweep = Sweep(
+        Run("bouncing_ball", t_end=1.0),
+        runs=[
+            {"parameters.e": 0.8},
+            {"parameters.e": 1.5},
+            {"parameters.g": -1.0},
+            {"parameters.e": 0.5},
+        ],
+    )
     summary = run_sweep(sweep, scheduler="serial").summary
     assert list(summary["status"]) == ["REACHED_END", ERROR, ERROR, "REACHED_END"]
     assert "`e` must be in [0, 1], got 1.5" in summary.loc[1, "error"]
@@ -79,16 +89,25 @@ def cluster():
     """A two-process dask.distributed cluster on loopback only."""
     from dask.distributed import LocalCluster
 
-    with LocalCluster(host="127.0.0.1", processes=True, n_workers=2,
-                      threads_per_worker=1, dashboard_address=None,
-                      scheduler_kwargs=LOOPBACK_HTTP) as cluster:
+    with LocalCluster(
+        host="127.0.0.1",
+        processes=True,
+        n_workers=2,
+        threads_per_worker=1,
+        dashboard_address=None,
+        scheduler_kwargs=LOOPBACK_HTTP,
+    ) as cluster:
         yield cluster
 
 
 def test_cluster_runs_fmus_like_the_default_local_run(cluster, fmu_dir):
     """FMU runs load their FMU in the worker; a cluster gives the same summaries."""
-    base = Run(str(fmu_dir / "BouncingBallEvents.fmu"), t_end=2.0, interface="me",
-               method={"h": 1e-3})
+    base = Run(
+        str(fmu_dir / "BouncingBallEvents.fmu"),
+        t_end=2.0,
+        interface="me",
+        method={"h": 1e-3},
+    )
     sweep = Sweep(base, grid={"parameters.e": [0.5, 0.7, 0.9, math.nan]})
     on_cluster = run_sweep(sweep, scheduler=cluster.scheduler_address).summary
     local = run_sweep(sweep).summary
@@ -125,9 +144,11 @@ def test_ctrl_c_keeps_finished_runs():
         map_runs(_interrupt_at_three, [{"x": i} for i in range(6)], scheduler="serial")
     assert [o and o.value for o in caught.value.outcomes] == [0, 1, 2, None, None, None]
 
-    sweep = Sweep(Run("bouncing_ball", t_end=0.5),
-                  grid={"parameters.e": [0.5, 0.6, 0.7, 0.8]},
-                  metrics=[f"{__name__}:interrupt_at_high_restitution"])
+    sweep = Sweep(
+        Run("bouncing_ball", t_end=0.5),
+        grid={"parameters.e": [0.5, 0.6, 0.7, 0.8]},
+        metrics=[f"{__name__}:interrupt_at_high_restitution"],
+    )
     result = run_sweep(sweep, scheduler="serial")
     assert result.is_interrupted and list(result.summary["e"]) == [0.5, 0.6]
 
@@ -139,8 +160,9 @@ def test_trajectories_as_one_frame_and_as_files(tmp_path):
     assert sorted(frame.index.get_level_values("run").unique()) == [0, 1]
     run_sweep(sweep, scheduler="serial", trajectories=tmp_path / "runs")
     written = pd.read_csv(tmp_path / "runs" / "run_00001.csv", index_col="time")
-    pd.testing.assert_frame_equal(written[["h", "v"]], frame.loc[1][["h", "v"]],
-                                  check_exact=False, rtol=1e-12)
+    pd.testing.assert_frame_equal(
+        written[["h", "v"]], frame.loc[1][["h", "v"]], check_exact=False, rtol=1e-12
+    )
 
 
 def test_grid_columns_and_bad_keys():
@@ -157,8 +179,17 @@ def test_cli_runs_the_example_spec(tmp_path, monkeypatch, capsys):
     spec = load_sweep("examples/sweep_restitution.toml")
     assert spec.sweep.base.model == "bouncing_ball"
     out = tmp_path / "summary.csv"
-    code = main(["sweep", "examples/sweep_restitution.toml", "--scheduler", "serial",
-                 "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "sweep",
+            "examples/sweep_restitution.toml",
+            "--scheduler",
+            "serial",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     summary = pd.read_csv(out, index_col="run")
     assert len(summary) == len(spec.sweep.points())

@@ -20,8 +20,9 @@ SLOPE_TOL = 0.3
         ("rk4", (4e-2, 2e-2, 1e-2), lambda h: 1e-11, 4.0),
     ],
 )
-def test_example_1_converges_with_the_integrators_order(integrator, hs, eps_of_h,
-                                                        order):
+def test_example_1_converges_with_the_integrators_order(
+    integrator, hs, eps_of_h, order
+):
     frame = run_study(
         [Case("example_1", "relaxation", integrator, h, eps_of_h(h)) for h in hs]
     )
@@ -42,8 +43,10 @@ def test_example_1_converges_linearly_in_eps_when_eps_dominates():
 @pytest.mark.slow
 def test_example_1_midpoint_linear_in_eps_when_eps_much_larger_than_h_squared():
     frame = run_study(
-        [Case("example_1", "relaxation", "midpoint", 1e-3, e)
-         for e in (1e-3, 3e-4, 1e-4)]
+        [
+            Case("example_1", "relaxation", "midpoint", 1e-3, e)
+            for e in (1e-3, 3e-4, 1e-4)
+        ]
     )
     slope = fit_slope(frame["eps"], frame["rho_hat"])
     assert abs(slope - 1.0) <= SLOPE_TOL, (slope, frame["rho_hat"].tolist())
@@ -66,7 +69,14 @@ def test_validate_tiny_writes_table_and_plots(tmp_path, capsys):
     assert main(["validate", "--tiny", "--out", str(tmp_path), "--no-progress"]) == 0
     frame = pd.read_csv(tmp_path / "validation.csv")
     assert list(frame.columns) == [
-        "example", "method", "integrator", "h", "eps", "rho_hat", "wall_s", "events"
+        "example",
+        "method",
+        "integrator",
+        "h",
+        "eps",
+        "rho_hat",
+        "wall_s",
+        "events",
     ]
     assert set(frame["method"]) == {"relaxation", "ps"}
     for name in ("example_1.png", "example_2.png"):

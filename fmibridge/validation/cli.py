@@ -18,20 +18,42 @@ def add_validate_parser(sub: argparse._SubParsersAction) -> None:
         help="relaxation vs PS on Table I of Burden et al.: rho-hat table and plots",
     )
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", dest="grid", action="store_const", const="quick",
-                      help="small grid, under a minute (the default)")
-    size.add_argument("--full", dest="grid", action="store_const", const="full",
-                      help="the paper's grid (long: many minutes)")
-    size.add_argument("--tiny", dest="grid", action="store_const", const="tiny",
-                      help="smoke test, a few seconds")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"folder for the CSV and plots (default {DEFAULT_OUT})")
-    parser.add_argument("--scheduler",
-                        help="run the cases on Dask: 'local' (one process per core; "
-                             "the default for --full), 'serial', or a "
-                             "dask.distributed scheduler address")
-    parser.add_argument("--no-progress", action="store_true",
-                        help="hide the progress bar")
+    size.add_argument(
+        "--quick",
+        dest="grid",
+        action="store_const",
+        const="quick",
+        help="small grid, under a minute (the default)",
+    )
+    size.add_argument(
+        "--full",
+        dest="grid",
+        action="store_const",
+        const="full",
+        help="the paper's grid (long: many minutes)",
+    )
+    size.add_argument(
+        "--tiny",
+        dest="grid",
+        action="store_const",
+        const="tiny",
+        help="smoke test, a few seconds",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"folder for the CSV and plots (default {DEFAULT_OUT})",
+    )
+    parser.add_argument(
+        "--scheduler",
+        help="run the cases on Dask: 'local' (one process per core; "
+        "the default for --full), 'serial', or a "
+        "dask.distributed scheduler address",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
     parser.set_defaults(func=cmd_validate, grid="quick")
 
 
@@ -42,8 +64,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise FmibridgeError(f"--out {out} is a file; give a folder.")
     out.mkdir(parents=True, exist_ok=True)
     scheduler = args.scheduler or ("local" if args.grid == "full" else None)
-    frame = run_study(GRIDS[args.grid].cases(), progress=not args.no_progress,
-                      scheduler=scheduler)
+    frame = run_study(
+        GRIDS[args.grid].cases(), progress=not args.no_progress, scheduler=scheduler
+    )
     print(frame.to_string(index=False, float_format="{:.3g}".format))
     csv = out / "validation.csv"
     frame.to_csv(csv, index=False)

@@ -180,8 +180,12 @@ class AnalyticTrajectory:
 def _root(fn, lo: float, hi: float) -> float:
     """Return a root of ``fn`` bracketed by ``[lo, hi]`` to relative precision."""
     return brentq(
-        lambda s: float(fn(s)), lo, hi,
-        xtol=ROOT_XTOL, rtol=ROOT_RTOL, maxiter=ROOT_MAXITER,
+        lambda s: float(fn(s)),
+        lo,
+        hi,
+        xtol=ROOT_XTOL,
+        rtol=ROOT_RTOL,
+        maxiter=ROOT_MAXITER,
     )
 
 

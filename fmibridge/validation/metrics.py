@@ -45,9 +45,7 @@ def _in_horizon(t: np.ndarray, exact: AnalyticTrajectory, t_max: float | None):
     return (t >= exact.t_start) & (t <= t_max)
 
 
-def rho_hat(
-    t, x, exact: AnalyticTrajectory, *, t_max: float | None = None
-) -> float:
+def rho_hat(t, x, exact: AnalyticTrajectory, *, t_max: float | None = None) -> float:
     """Return the position error rho-hat of eq. 30.
 
     ``rho_hat = max{|z_pos(t_k) - x_analytic(t_k)| : t_k in [0, t_max]}``.

@@ -61,8 +61,10 @@ class Grid:
         for example in self.examples:
             for integrator in self.integrators:
                 for ratio in self.eps_ratios:
-                    cases += [Case(example, "relaxation", integrator, h, ratio * h)
-                              for h in self.hs]
+                    cases += [
+                        Case(example, "relaxation", integrator, h, ratio * h)
+                        for h in self.hs
+                    ]
             cases += [Case(example, "ps", "central", h) for h in self.ps_hs]
         return cases
 
@@ -162,11 +164,17 @@ def _run_on_dask(cases: list[Case], scheduler: object, progress: bool) -> pd.Dat
     """Run the cases through `fmibridge.sweep.map_runs`, errors as rows."""
     from ..sweep import map_runs
 
-    outcomes = map_runs(run_case, [{"case": case} for case in cases],
-                        scheduler=scheduler, progress=progress, desc="validate")
-    rows = [o.value if o.is_ok else {**asdict(case), "rho_hat": math.nan,
-                                     "error": o.error}
-            for case, o in zip(cases, outcomes, strict=True)]
+    outcomes = map_runs(
+        run_case,
+        [{"case": case} for case in cases],
+        scheduler=scheduler,
+        progress=progress,
+        desc="validate",
+    )
+    rows = [
+        o.value if o.is_ok else {**asdict(case), "rho_hat": math.nan, "error": o.error}
+        for case, o in zip(cases, outcomes, strict=True)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -206,10 +214,16 @@ def plot_study(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
             style = "s--" if group["method"].iloc[0] == "ps" else "o-"
             ax_h.loglog(group["h"], group["rho_hat"], style, label=label)
             ax_w.loglog(group["wall_s"], group["rho_hat"], style, label=label)
-        ax_h.set(xlabel="step size h / s", ylabel="rho-hat (eq. 30)",
-                 title=f"{example}: error vs step size (Fig. 14d-e)")
-        ax_w.set(xlabel="wall time / s", ylabel="rho-hat (eq. 30)",
-                 title=f"{example}: error vs computation time (Fig. 14f)")
+        ax_h.set(
+            xlabel="step size h / s",
+            ylabel="rho-hat (eq. 30)",
+            title=f"{example}: error vs step size (Fig. 14d-e)",
+        )
+        ax_w.set(
+            xlabel="wall time / s",
+            ylabel="rho-hat (eq. 30)",
+            title=f"{example}: error vs computation time (Fig. 14f)",
+        )
         for ax in (ax_h, ax_w):
             ax.grid(True, which="major", alpha=0.3)
         ax_h.legend(fontsize=7)
