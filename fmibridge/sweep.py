@@ -245,18 +245,20 @@ def _build(run: Run):
 
 
 def _build_adapter(run: Run):
-    """Load an adapter file with the run's method settings and end time."""
+    """Load an adapter file with the run's parameters, start values and method."""
     from .adapters import load_adapter
 
-    if run.parameters or run.start:
-        raise FmibridgeError(
-            f"{run.model}: adapter files take no parameter or start-value overrides "
-            f'yet; sweep the FMU itself (`model = "path.fmu"`) to vary them.'
-        )
     settings = dict(run.method)
-    name = settings.pop("name", None)
+    name, zeno = settings.pop("name", None), settings.pop("zeno", None)
     adapter = load_adapter(
-        run.model, method=name, method_options=settings or None, t_end=run.t_end
+        run.model,
+        method=name,
+        method_options=settings or None,
+        t_end=run.t_end,
+        interface=run.interface,
+        zeno=zeno,
+        parameters=run.parameters,
+        start=run.start,
     )
     return adapter.system, adapter.method, adapter.t_end
 
@@ -271,12 +273,16 @@ def zeno_time(result: Result, run: Run) -> float:
     t_(n-2)), the limit is t_n + (t_n - t_(n-1)) r / (1 - r). The last three
     events whose spacings exceed ZENO_MIN_INTERVAL are used, so that the
     impact-location error does not swamp the ratio r. NaN with fewer than
-    three such events or a ratio outside (0, 1).
+    three such events or a ratio outside (0, 1). A run with Zeno completion
+    reports it directly: the first time its mode is "constrained".
 
     References
     ----------
     Or and Ames: a Zeno execution's impact times converge to the Zeno time.
     """
+    constrained = np.flatnonzero(result.mode == "constrained")
+    if len(constrained):
+        return float(result.t[constrained[0]])
     t = result.event_times
     short = np.flatnonzero(np.diff(t) <= ZENO_MIN_INTERVAL)
     t = t[: short[0] + 1] if len(short) else t

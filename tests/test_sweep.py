@@ -204,3 +204,19 @@ def test_two_workers_are_faster_than_one():
     """Needs two idle cores: other load on the machine slows the workers."""
     timing = sweep_speedup(n_runs=40, workers=2)
     assert timing["speedup_excluding_startup"] > 1.3
+
+
+def test_adapter_sweep_varies_fmu_parameters_and_zeno_completion(fmu_dir, tmp_path):
+    """An adapter file swept over restitution (an FMU parameter) with completion on."""
+    text = (REPO / "adapters" / "bouncing_ball.toml").read_text()
+    adapter = tmp_path / "ball.toml"
+    adapter.write_text(text.replace('"../fmus/build/', f'"{fmu_dir}/'))
+    base = Run(str(adapter), t_end=8.0, method={"zeno": "complete"})
+    sweep = Sweep(base, grid={"parameters.e": [0.5, 0.7]}, metrics=["zeno_time"])
+    summary = run_sweep(sweep, scheduler="serial").summary
+    assert (summary["status"] == "REACHED_END").all()
+    for row in summary.itertuples():
+        assert row.first_event_time == pytest.approx(math.sqrt(2 * H0 / G), abs=1e-9)
+        assert row.zeno_time == pytest.approx(
+            bouncing_ball_zeno_time(H0, G, row.e), abs=1e-6
+        )
