@@ -197,3 +197,17 @@ def test_unilateral_drives_model_exchange_fmus_from_one_side(fmu_dir, name):
     errors = result.event_times[:5] - bouncing_ball_impacts(5, e=E)
     # each impact is declared early, inside the band 2 beta ~ 3e-7 m: ~5e-8 s per bounce
     assert np.all(errors < 0) and np.max(np.abs(errors)) < 3e-7, errors
+
+
+@pytest.mark.parametrize("name", ["BouncingBallEvents.fmu", "BouncingBallEvents_fmi3.fmu"])
+def test_co_simulation_fmu_handles_its_own_impacts_inside_do_step(fmu_dir, name):
+    system = fmu_system(fmu_dir / name, "cs")
+    try:
+        result = Halving(h=1e-2).run(system, t_end=3.0)
+    finally:
+        system.close()
+    impacts = bouncing_ball_impacts(10)
+    k = np.searchsorted(impacts, 3.0) - 1  # the last impact before t = 3
+    v_after, dt = np.sqrt(2 * 9.81) * E ** (k + 1), 3.0 - impacts[k]
+    assert result["h"][-1] == pytest.approx(v_after * dt - 9.81 * dt**2 / 2, abs=1e-9)
+    assert result["h"].min() > 0.0  # sampled at communication points, never inside
