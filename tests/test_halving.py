@@ -107,3 +107,18 @@ def test_bad_parameters_are_named():
         Halving(max_halvings=0)
     with pytest.raises(FmibridgeError, match="`t_end` must be"):
         Halving().run(bouncing_ball(), t_end=-1.0)
+
+
+def test_resets_that_change_nothing_count_against_the_event_budget():
+    """Pushed into a wall, v = -c v keeps v = 0: the guard fires again at once.
+
+    Each such silent event makes no progress; without the budget the run would
+    spin until max_steps.
+    """
+    flow = NativeFlow(lambda t, x, u: np.array([x[1], 1.0]), ["x", "v"])
+    wall = Edge(Guard(lambda t, x: -x[0], name="wall"), "m", lambda t, x: x * [1.0, -0.5])
+    system = HybridSystem([Mode("m", flow, (wall,))], "m", [0.0, 0.0])
+    with pytest.warns(FmibridgeWarning, match="max_events"):
+        result = Halving(h=1e-2, max_events=50).run(system, t_end=1.0)
+    assert result.status is Status.MAX_EVENTS
+    assert result.stats["n_events"] + result.stats["n_silent_events"] == 50
