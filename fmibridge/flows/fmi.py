@@ -122,6 +122,17 @@ class FmiInstance:
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
 
+    def _set_start(self, reals: dict[int, float], ints: dict[int, int]) -> None:
+        """Set start values (or discrete inputs), reals and integers."""
+        if reals:
+            self.set_reals(list(reals), list(reals.values()))
+        if ints:
+            self.set_ints(list(ints), list(ints.values()))
+
+    @_fmi_call
+    def reset(self) -> None:
+        self._fmu.reset()
+
     # -- implemented per version ------------------------------------------------
     def _create(self, description, unzip_dir: Path): ...
     def _instantiate(self) -> None: ...
@@ -158,12 +169,6 @@ class _Fmi2:
         self._fmu.enterInitializationMode()
         self._fmu.exitInitializationMode()
 
-    def _set_start(self, reals: dict[int, float], ints: dict[int, int]) -> None:
-        if reals:
-            self._fmu.setReal(list(reals), list(reals.values()))
-        if ints:
-            self._fmu.setInteger(list(ints), list(ints.values()))
-
     @_fmi_call
     def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
         self._fmu.setReal(list(vrs), list(values))
@@ -188,9 +193,6 @@ class _Fmi2:
         if self._fmu is not None:
             self._fmu.freeFMUstate(state)
 
-    @_fmi_call
-    def reset(self) -> None:
-        self._fmu.reset()
 
 
 class _Fmi3:
@@ -209,12 +211,6 @@ class _Fmi3:
         self._set_start(reals, ints)
         self._fmu.enterInitializationMode(startTime=t0)
         self._fmu.exitInitializationMode()
-
-    def _set_start(self, reals: dict[int, float], ints: dict[int, int]) -> None:
-        if reals:
-            self._fmu.setFloat64(list(reals), list(reals.values()))
-        if ints:
-            self._fmu.setInt32(list(ints), list(ints.values()))
 
     @_fmi_call
     def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
@@ -240,9 +236,6 @@ class _Fmi3:
         if self._fmu is not None:
             self._fmu.freeFMUState(state)
 
-    @_fmi_call
-    def reset(self) -> None:
-        self._fmu.reset()
 
 
 class _ModelExchange(FmiInstance):
