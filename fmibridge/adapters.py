@@ -49,7 +49,7 @@ import numpy as np
 from .contact import Contact
 from .errors import AdapterError, FmibridgeError
 from .expressions import Expression
-from .flows.fmu import ModelExchangeFlow, fmu_contact, open_fmu
+from .flows.fmu import ModelExchangeFlow, fmu_contact, fmu_event_edges, open_fmu
 from .flows.mode_inputs import mode_inputs
 from .methods import Method, method_named
 from .result import Result
@@ -244,7 +244,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
     problems.raise_if_any()
     modes = [
-        Mode(m, f, tuple(e for src, e in edges if src == m) + _fmu_event_edges(f, m))
+        Mode(m, f, tuple(e for src, e in edges if src == m) + fmu_event_edges(f, m))
         for m, f in flows.items()
     ]
     system = HybridSystem(
@@ -426,10 +426,14 @@ def _reset(table, flow, variables, problems, where):
     return assignments if len(assignments) == len(table) else None
 
 
-def _values(flow, parameters, needs_fmu: bool) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> every name an expression may use at that point."""
+def _values(flow, parameters, used: set[str]) -> Callable[[float, np.ndarray], dict]:
+    """Return (t, x) -> every name an expression may use at that point.
+
+    The FMU is asked only when the expressions `used` name more than states,
+    parameters and t.
+    """
     names = flow.state_names
-    if needs_fmu:
+    if used - set(names) - set(parameters) - {"t"}:
         return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
     return lambda t, x: {
         **parameters,
@@ -439,8 +443,7 @@ def _values(flow, parameters, needs_fmu: bool) -> Callable[[float, np.ndarray], 
 
 
 def _guard_function(expr: Expression, flow, parameters):
-    needs_fmu = bool(expr.names - set(flow.state_names) - set(parameters) - {"t"})
-    values = _values(flow, parameters, needs_fmu)
+    values = _values(flow, parameters, expr.names)
 
     def guard(t: float, x: np.ndarray) -> float:
         return float(expr(values(t, x)))
@@ -450,11 +453,8 @@ def _guard_function(expr: Expression, flow, parameters):
 
 
 def _reset_function(assignments: dict[int, Expression], flow, parameters):
-    used = (
-        set().union(*(e.names for e in assignments.values())) if assignments else set()
-    )
     values = _values(
-        flow, parameters, bool(used - set(flow.state_names) - set(parameters) - {"t"})
+        flow, parameters, set().union(*(e.names for e in assignments.values()))
     )
 
     def reset(t: float, x: np.ndarray) -> np.ndarray:
@@ -465,21 +465,6 @@ def _reset_function(assignments: dict[int, Expression], flow, parameters):
         return x_new
 
     return reset
-
-
-def _fmu_event_edges(flow, mode: str) -> tuple[Edge, ...]:
-    """FMU event indicators as 'either' guards whose reset runs the FMU's event mode."""
-    if not isinstance(flow, ModelExchangeFlow) or flow.instance.nz == 0:
-        return ()
-    return tuple(
-        Edge(
-            Guard(flow.event_indicator(i), "either", reset_at="beyond"),
-            mode,
-            flow.event_update,
-            name=f"fmu_event_{i}",
-        )
-        for i in range(flow.instance.nz)
-    )
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:

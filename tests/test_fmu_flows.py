@@ -18,6 +18,13 @@ from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 E = 0.8
 
 
+def copy_fmu(source, target, rewrite):
+    """Copy an FMU archive, passing each entry's (name, bytes) through `rewrite`."""
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(*rewrite(item.filename, src.read(item)))
+
+
 def ball_on(flow):
     """The bouncing-ball hybrid system over any flow with states (h, v)."""
     floor = Edge(
@@ -99,13 +106,12 @@ def test_corrupt_fmu(tmp_path):
 
 def test_fmu_without_binary_for_this_platform(fmu_dir, tmp_path):
     path = tmp_path / "windows_only.fmu"
-    with (
-        zipfile.ZipFile(fmu_dir / "BouncingBall.fmu") as src,
-        zipfile.ZipFile(path, "w") as dst,
-    ):
-        for item in src.infolist():
-            name = item.filename.replace("binaries/linux64/", "binaries/win64/")
-            dst.writestr(name.replace(".so", ".dll"), src.read(item))
+
+    def windows_only(name, data):
+        name = name.replace("binaries/linux64/", "binaries/win64/")
+        return name.replace(".so", ".dll"), data
+
+    copy_fmu(fmu_dir / "BouncingBall.fmu", path, windows_only)
     with pytest.raises(
         FMUError, match=r"windows_only.fmu: binaries returned missing.*win64"
     ):
@@ -139,17 +145,14 @@ def test_fmu_call_returning_error_names_the_function(fmu_dir):
 
 def test_missing_get_set_state_capability_is_named(fmu_dir, tmp_path):
     path = tmp_path / "NoState.fmu"
-    with (
-        zipfile.ZipFile(fmu_dir / "BouncingBall.fmu") as src,
-        zipfile.ZipFile(path, "w") as dst,
-    ):
-        for item in src.infolist():
-            data = src.read(item)
-            if item.filename == "modelDescription.xml":
-                data = data.replace(
-                    b'canGetAndSetFMUstate="true"', b'canGetAndSetFMUstate="false"'
-                )
-            dst.writestr(item, data)
+
+    def without_state(name, data):
+        if name == "modelDescription.xml":
+            flag = b'canGetAndSetFMUstate="%s"'
+            data = data.replace(flag % b"true", flag % b"false")
+        return name, data
+
+    copy_fmu(fmu_dir / "BouncingBall.fmu", path, without_state)
     with pytest.raises(
         FMUError, match="NoState.fmu: canGetAndSetFMUstate returned false"
     ):
@@ -199,7 +202,9 @@ def test_unilateral_drives_model_exchange_fmus_from_one_side(fmu_dir, name):
     assert np.all(errors < 0) and np.max(np.abs(errors)) < 3e-7, errors
 
 
-@pytest.mark.parametrize("name", ["BouncingBallEvents.fmu", "BouncingBallEvents_fmi3.fmu"])
+@pytest.mark.parametrize(
+    "name", ["BouncingBallEvents.fmu", "BouncingBallEvents_fmi3.fmu"]
+)
 def test_co_simulation_fmu_handles_its_own_impacts_inside_do_step(fmu_dir, name):
     system = fmu_system(fmu_dir / name, "cs")
     try:

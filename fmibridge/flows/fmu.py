@@ -147,6 +147,14 @@ class _FmuFlow:
             and not v.name.startswith("der(")
         )
 
+    def _named(self, x: np.ndarray) -> dict[str, float]:
+        """Return the states x and the outputs the FMU holds now, by name."""
+        values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
+        return {
+            **dict(zip(self.state_names, map(float, x), strict=True)),
+            **dict(zip(self.output_names, map(float, values), strict=True)),
+        }
+
     def _set_inputs(self, t: float) -> None:
         if self._inputs:
             values = [u(t) if callable(u) else u for _, u in self._inputs]
@@ -227,11 +235,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self._set_inputs(t)
         self.instance.set_time_and_states(t, x)
-        values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
-        return {
-            **dict(zip(self.state_names, map(float, x), strict=True)),
-            **dict(zip(self.output_names, map(float, values), strict=True)),
-        }
+        return self._named(x)
 
     def set_discrete_inputs(
         self, t: float, x: np.ndarray, ints: Mapping[int, int]
@@ -331,11 +335,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self.goto(t, x)
-        values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
-        return {
-            **dict(zip(self.state_names, map(float, x), strict=True)),
-            **dict(zip(self.output_names, map(float, values), strict=True)),
-        }
+        return self._named(x)
 
     def advance_with(
         self, t: float, x: np.ndarray, h: float, name: str, value: float
@@ -520,31 +520,37 @@ def open_fmu(
     return FLOW_CLASSES[INTERFACE_NAMES[interface]](archive, **options)
 
 
+def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
+    """Return a Model Exchange FMU's event indicators as self-loops of `mode`.
+
+    Each is an 'either' guard (FMI indicators may cross both ways) whose reset
+    runs the FMU's event mode, applied just beyond the surface where the FMU's
+    own `when` conditions hold. Other flows have none: a Co-Simulation FMU
+    handles its events inside doStep.
+    """
+    if not isinstance(flow, ModelExchangeFlow):
+        return ()
+    return tuple(
+        Edge(
+            Guard(flow.event_indicator(i), "either", reset_at="beyond"),
+            mode,
+            flow.event_update,
+            name=f"fmu_event_{i}",
+        )
+        for i in range(flow.instance.nz)
+    )
+
+
 def fmu_system(
     fmu: str | Path, interface: str | None = None, **options
 ) -> HybridSystem:
     """Return an exported FMU with its own events as a one-mode HybridSystem.
 
-    For Model Exchange, each event indicator becomes a guard ('either'
-    direction, as FMI indicators may cross both ways) whose reset runs the
-    FMU's event mode; the reset is applied just beyond the surface, where the
-    FMU's own `when` conditions hold. Co-Simulation FMUs handle their events
-    inside doStep.
+    Its events are those of `fmu_event_edges`.
     """
     flow = open_fmu(fmu, interface, **options)
-    edges: tuple[Edge, ...] = ()
-    if isinstance(flow, ModelExchangeFlow):
-        edges = tuple(
-            Edge(
-                Guard(flow.event_indicator(i), "either", reset_at="beyond"),
-                "model",
-                flow.event_update,
-                name=f"fmu_event_{i}",
-            )
-            for i in range(flow.instance.nz)
-        )
     return HybridSystem(
-        [Mode("model", flow, edges)],
+        [Mode("model", flow, fmu_event_edges(flow, "model"))],
         "model",
         flow.x0,
         t0=options.get("t0", 0.0),
