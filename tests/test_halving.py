@@ -116,7 +116,9 @@ def test_resets_that_change_nothing_count_against_the_event_budget():
     spin until max_steps.
     """
     flow = NativeFlow(lambda t, x, u: np.array([x[1], 1.0]), ["x", "v"])
-    wall = Edge(Guard(lambda t, x: -x[0], name="wall"), "m", lambda t, x: x * [1.0, -0.5])
+    wall = Edge(
+        Guard(lambda t, x: -x[0], name="wall"), "m", lambda t, x: x * [1.0, -0.5]
+    )
     system = HybridSystem([Mode("m", flow, (wall,))], "m", [0.0, 0.0])
     with pytest.warns(FmibridgeWarning, match="max_events"):
         result = Halving(h=1e-2, max_events=50).run(system, t_end=1.0)

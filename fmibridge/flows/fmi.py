@@ -194,7 +194,6 @@ class _Fmi2:
             self._fmu.freeFMUstate(state)
 
 
-
 class _Fmi3:
     """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
 
@@ -235,7 +234,6 @@ class _Fmi3:
     def free_state(self, state) -> None:
         if self._fmu is not None:
             self._fmu.freeFMUState(state)
-
 
 
 class _ModelExchange(FmiInstance):
