@@ -74,11 +74,18 @@ def bouncing_ball_zeno_time(h0: float = 1.0, g: float = 9.81, e: float = 0.8) ->
     return math.sqrt(2.0 * h0 / g) * (1.0 + e) / (1.0 - e)
 
 
+_MINUS_ONE = np.array([-1.0])  # dh/dx of the stop's gap x_max - x
+_ZERO_HESSIAN = np.zeros((1, 1))
+
+
 def forced_oscillator(params) -> HybridSystem:
     """Return the forced oscillator with a stop of Burden et al., Sec. V-B.
 
     One mode, state (x, v); guard x_max - x (falling); reset (x, -c v); flow
-    x'' + 2 a x' + omega**2 x = u(t) / m with u(t) = u_amp cos(u_freq t).
+    x'' + 2 a x' + omega**2 x = u(t) / m with u(t) = u_amp cos(u_freq t). Its
+    constraint is the `Contact` h = x_max - x >= 0 (dh = -1, force -lam / m on
+    v), so `Completion` can truncate Example 2's Zeno executions and slide on
+    the stop.
 
     Parameters
     ----------
@@ -91,17 +98,29 @@ def forced_oscillator(params) -> HybridSystem:
     >>> forced_oscillator(EXAMPLE_1).x0.tolist()
     [11.36263, 31.40358]
     """
+    from .contact import Contact
     from .validation.oscillator import gap, reset, rhs
 
-    f = rhs(params)
+    f, x_max, m = rhs(params), params.x_max, params.m
     flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
     stop = Guard(gap(params), "falling", "stop")
     edge = Edge(stop, "free", reset(params), name="stop")
+    contact = Contact(
+        "x_max - x",
+        "-v",
+        params.c,
+        gap_fn=lambda t, x: x_max - x[0],
+        gradient_fn=lambda t, x: _MINUS_ONE,
+        rhs_with_force=lambda t, x, lam: f(t, x) - np.array([0.0, lam / m]),
+        q_index=(0,),
+        v_index=(1,),
+        hessian_fn=lambda t, x: _ZERO_HESSIAN,
+    )
     return HybridSystem(
         [Mode("free", flow, (edge,))],
         "free",
         {"x": params.x0, "v": params.v0},
         parameters={k: getattr(params, k) for k in ("a", "c", "omega", "x_max", "m")},
-        constraint=UnilateralConstraint("x", "v", params.c),
+        constraint=contact,
         name="forced_oscillator",
     )

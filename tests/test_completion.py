@@ -25,7 +25,7 @@ from fmibridge.lagrangian_models import (
 )
 from fmibridge.methods import Halving, Relaxation, Unilateral
 from fmibridge.methods.completion import Completion, truncation_threshold
-from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time
+from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time, forced_oscillator
 from fmibridge.system import HybridSystem, Mode
 from fmibridge.validation import EXAMPLE_2, exact_solution, rho_hat
 
@@ -255,3 +255,15 @@ def test_bad_input_is_refused_at_the_front_door():
     with pytest.raises(FmibridgeError, match="constraint"):
         Completion(Halving()).run(bare, 1.0)
     assert isinstance(ball.mode("flight"), Mode)
+
+
+def test_models_forced_oscillator_declares_the_stop_as_its_contact(example2):
+    p = EXAMPLE_2
+    result = Completion(Halving(h=0.1)).run(forced_oscillator(p), t_end=p.t_max)
+    assert result.mode[0] == "constrained"  # gap x_max - x = 0, lam = 1.8 > 0
+    assert rho_hat(result.t, result["x"], example2) < 1e-5
+    releases = [e.t for e in _events(result, "lift-off")]
+    exact = [t for _, t in example2.sticking[:-1]]
+    np.testing.assert_allclose(releases, exact, atol=1e-6)
+    zenos = [e.t for e in _events(result, "zeno")]
+    np.testing.assert_allclose(zenos, example2.zeno_times, atol=1e-3)
