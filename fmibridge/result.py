@@ -207,6 +207,14 @@ class Recorder:
                 tuple(outputs.get(n, np.nan) for n in self.output_names)
             )
 
+    def samples(self, t: np.ndarray, x: np.ndarray, mode: str) -> None:
+        """Record a block of samples in one mode (rows of x), without outputs."""
+        self._t.extend(t.tolist())
+        self._x.extend(x)
+        self._mode.extend([mode] * len(t))
+        if self.output_names:
+            self._outputs.extend([(np.nan,) * len(self.output_names)] * len(t))
+
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
         self.events.append(event)

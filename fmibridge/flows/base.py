@@ -27,6 +27,15 @@ class Flow(abc.ABC):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h) from x(t); `scheme` is ignored where the flow integrates."""
 
+    def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
+        """Return `Steps` of h taken while all `guards` stay strictly inside, or None.
+
+        A fast path for flows that can run the steps between events compiled
+        (`flows.compiled.CompiledFlow`); None means "not offered", and the
+        method steps through `advance` as usual.
+        """
+        return None
+
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return every named quantity at (t, x): states, and outputs if any."""
         return dict(zip(self.state_names, map(float, x), strict=True))

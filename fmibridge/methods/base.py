@@ -172,6 +172,30 @@ class Method(abc.ABC):
         """Advance the mode's flow by h with this method's scheme."""
         return mode.flow.advance(t, x, h, self.scheme)
 
+    def steps_inside(
+        self, mode: Mode, state: State, t_end: float, log: Recorder
+    ) -> Step | None:
+        """Take the steps of h that cross no guard in one block, where the flow can.
+
+        Returns None where the flow offers no such path (`Flow.steps_inside`) or
+        took no step; the method then takes its step itself.
+        """
+        steps = mode.flow.steps_inside(
+            [edge.guard for edge in mode.edges],
+            state.t,
+            state.x,
+            self.h,
+            t_end,
+            self.scheme,
+            self.max_steps - log.n_steps,
+            TIME_RTOL * self.h,
+        )
+        if steps is None or not len(steps.t):
+            return None
+        log.n_steps += len(steps.t)
+        log.samples(steps.t, steps.x, mode.name)
+        return Step(State(float(steps.t[-1]), steps.x[-1], mode.name))
+
     def fire(
         self,
         state: State,

@@ -56,6 +56,7 @@ from ..integrators import Scheme
 from ..result import Event, Recorder, Result, Status
 from ..system import Edge, Guard, HybridSystem, Mode
 from .base import Method, State, Step, positive, reached
+from .bracket import End, illinois
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
@@ -494,25 +495,19 @@ class Completion(Method):
     def _lift_off(
         self, mode: Mode, t: float, x: np.ndarray, hs: float, lam0: float, log: Recorder
     ) -> State:
-        """Bracket lam = 0 in [t, t + hs] to t_tol, place it by secant, lift off."""
+        """Bracket lam = 0 in [t, t + hs] to t_tol (Illinois), place it by secant,
+        lift off."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-        lo, hi, lam_lo, lam_hi = (
-            0.0,
-            hs,
-            lam0,
-            flow.contact.lam(t + hs, flow.advance(t, x, hs, self.scheme)),
+
+        def trial(sigma: float) -> End:
+            z = flow.advance(t, x, sigma, self.scheme)
+            return End(sigma, flow.contact.lam(t + sigma, z))
+
+        lo, hi = illinois(
+            trial, End(0.0, lam0), trial(hs), width=self.t_tol, max_iter=MAX_HALVINGS
         )
-        for _ in range(MAX_HALVINGS):
-            if hi - lo <= self.t_tol:
-                break
-            mid = 0.5 * (lo + hi)
-            lam_mid = flow.contact.lam(t + mid, flow.advance(t, x, mid, self.scheme))
-            if lam_mid > 0:
-                lo, lam_lo = mid, lam_mid
-            else:
-                hi, lam_hi = mid, lam_mid
-        frac = lam_lo / (lam_lo - lam_hi) if lam_lo != lam_hi else 0.0
-        tc = lo + (hi - lo) * min(max(frac, 0.0), 1.0)
+        frac = lo.f / (lo.f - hi.f) if lo.f != hi.f else 0.0
+        tc = lo.sigma + (hi.sigma - lo.sigma) * min(max(frac, 0.0), 1.0)
         xc = flow.advance(t, x, tc, self.scheme) if tc > 0 else x
         edge = mode.edges[0]
         log.n_steps += 1

@@ -12,6 +12,7 @@ from ..errors import FmibridgeError
 from ..result import Recorder, Status
 from ..system import Edge, HybridSystem, Mode
 from .base import Method, State, Step, at_least_one, positive, reached
+from .bracket import End, illinois
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -44,6 +45,15 @@ class Halving(Method):
     stays non-finite down to `t_tol` next to a guard's surface (within
     NEAR_GUARD), that guard fires there.
 
+    With ``locate="illinois"`` the first crossed step is not halved: the
+    crossing is found inside it by Illinois regula falsi on sigma ->
+    min_i g_i(A^sigma(t, x)) (each guard signed positive inside), until the
+    bracket is below `t_tol`; then the same secant placement and reset apply.
+    It needs about ten trial steps per event where halving needs two per
+    halving (about 50 from h = 1e-2 to t_tol = 1e-10), and it records no
+    samples inside the located step. A trial with non-finite states
+    bisects the bracket instead.
+
     Simultaneous transitions: guards crossed in the final bracket whose secant
     times lie within `t_tol` of the earliest are simultaneous. The edge
     declared first in the mode fires; the others are recorded in the event's
@@ -60,8 +70,10 @@ class Halving(Method):
     t_tol : float
         Width of the bracket that locates a crossing, s.
     max_halvings : int
-        Bound on halvings in one attempt; hitting it stops the run with
-        Status.NO_PROGRESS.
+        Bound on halvings (or Illinois iterations) in one attempt; hitting it
+        stops the run with Status.NO_PROGRESS.
+    locate : {'halving', 'illinois'}
+        How a crossed step is narrowed to `t_tol`.
     max_steps, max_events : int
         Bounds on accepted steps and on transitions.
 
@@ -76,16 +88,25 @@ class Halving(Method):
     name: ClassVar[str] = "halving"
     t_tol: float = 1e-10
     max_halvings: int = 64
+    locate: str = "halving"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         positive("t_tol", self.t_tol)
         at_least_one("max_halvings", self.max_halvings)
+        if self.locate not in ("halving", "illinois"):
+            raise FmibridgeError(
+                f"Halving: `locate` must be 'halving' or 'illinois', got "
+                f"{self.locate!r}."
+            )
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
+        block = self.steps_inside(mode, state, t_end, log)
+        if block is not None:
+            return block
         t, x = state.t, state.x
         g0 = [edge.guard(t, x) for edge in mode.edges]
         hs = min(self.h, t_end - t)
@@ -107,6 +128,8 @@ class Halving(Method):
                 continue
             if crossed is not _NON_FINITE and hs <= self.t_tol:
                 return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
+            if crossed is not _NON_FINITE and self.locate == "illinois":
+                return self._illinois(mode, t, x, hs, g0, g1, log)
             if n_halvings == self.max_halvings:
                 break
             if crossed is _NON_FINITE and hs <= self.t_tol:
@@ -139,6 +162,55 @@ class Halving(Method):
         others = tuple(c.edge.name for c in group[1:])
         return self.fire(State(winner.t, x_event, mode.name), winner.edge, log, others)
 
+    def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step:
+        """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
+
+        Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) over the guards inside
+        at t (s_i = +1 falling, -1 rising, sign g_i(t) either), so G > 0 until
+        the first guard is reached. Trial points are kept t_tol/2 inside the
+        bracket, so once the root is known to t_tol/2 the bracket closes.
+        """
+        signs = [_inward(e.guard, g) for e, g in zip(mode.edges, g0, strict=True)]
+        watched = [i for i, s in enumerate(signs) if s * g0[i] >= 0.0]
+        deeper = [i for i in self._crossed(mode, g0, g1, x) if i not in watched]
+        if deeper:  # a guard left beyond its surface goes deeper: it fires at t
+            return Step(self._fire(mode, t, x, 0.0, g0, g0, deeper, log))
+
+        def trial(sigma: float) -> End:
+            y = self.advance(mode, t, x, sigma)
+            g = self._guards(mode, t + sigma, y)
+            log.n_rejected += 1
+            finite = np.isfinite(y).all() and all(map(math.isfinite, g))
+            f = min(signs[i] * g[i] for i in watched) if finite else math.nan
+            return End(sigma, f, (y, g))
+
+        lo, hi = illinois(
+            trial,
+            End(0.0, min(signs[i] * g0[i] for i in watched), (x, g0)),
+            End(hs, min(signs[i] * g1[i] for i in watched), (None, g1)),
+            width=self.t_tol,
+            max_iter=self.max_halvings,
+        )
+        if hi.sigma - lo.sigma > self.t_tol:
+            return Step(State(t, x, mode.name), Status.NO_PROGRESS)
+        (x_lo, g_lo), (_, g_hi) = lo.data, hi.data
+        if not all(map(math.isfinite, g_hi)):
+            near = self._nearest_guard(mode, g_lo)
+            if near is None:
+                raise FmibridgeError(
+                    f"Mode {mode.name!r}: the flow gives non-finite states just after "
+                    f"t = {t + lo.sigma!r}, x = {x_lo.tolist()}, with no guard within "
+                    f"{NEAR_GUARD} of its surface; check the model's right-hand side."
+                )
+            return Step(
+                self._fire(mode, t + lo.sigma, x_lo, 0.0, g_lo, g_lo, [near], log)
+            )
+        crossed = self._crossed(mode, g_lo, g_hi, x_lo)
+        width = hi.sigma - lo.sigma
+        return Step(
+            self._fire(mode, t + lo.sigma, x_lo, width, g_lo, g_hi, crossed, log)
+        )
+
     @staticmethod
     def _nearest_guard(mode: Mode, g0: list[float]) -> int | None:
         """Index of a guard within NEAR_GUARD of its surface, if any (the closest)."""
@@ -160,3 +232,12 @@ class Halving(Method):
 
 
 _NON_FINITE = object()
+
+
+def _inward(guard, g_start: float) -> float:
+    """Return the sign that makes the guard's value positive inside its domain."""
+    if guard.direction == "falling":
+        return 1.0
+    if guard.direction == "rising":
+        return -1.0
+    return 1.0 if g_start > 0.0 else -1.0

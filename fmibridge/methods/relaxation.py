@@ -132,6 +132,9 @@ class Relaxation(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
+        block = self.steps_inside(mode, state, t_end, log)
+        if block is not None:
+            return block
         t, x = state.t, state.x
         g0 = [edge.guard(t, x) for edge in mode.edges]
         hs = min(self.h, t_end - t)

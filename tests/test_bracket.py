@@ -1,0 +1,56 @@
+"""Illinois regula falsi on a bracketed sign change (methods.bracket)."""
+
+import math
+
+import pytest
+
+from fmibridge.methods.bracket import End, illinois
+
+
+def end_of(fun):
+    def trial(sigma):
+        return End(sigma, fun(sigma))
+
+    return trial
+
+
+def test_narrows_cos_to_the_width_around_pi_over_2():
+    trial = end_of(math.cos)
+    lo, hi = illinois(trial, trial(0.0), trial(3.0), width=1e-12, max_iter=60)
+    assert hi.sigma - lo.sigma <= 1e-12
+    assert lo.sigma <= math.pi / 2 <= hi.sigma
+    assert lo.f >= 0.0 > hi.f
+
+
+def test_converges_superlinearly_where_plain_regula_falsi_stalls():
+    """x**8 - 1e-8 on [0, 1]: plain regula falsi keeps one end and needs
+    thousands of trials; Illinois needs a few dozen."""
+    calls = []
+
+    def fun(x):
+        calls.append(x)
+        return 1e-8 - x**8
+
+    trial = end_of(fun)
+    lo, hi = illinois(trial, trial(0.0), trial(1.0), width=1e-12, max_iter=200)
+    assert hi.sigma - lo.sigma <= 1e-12
+    assert lo.sigma == pytest.approx(0.1, abs=1e-12)
+    assert len(calls) < 60
+
+
+def test_non_finite_values_count_as_beyond_and_are_bisected():
+    """sqrt(0.3 - x) - 0.2 is NaN past 0.3; the root is 0.26."""
+
+    def fun(x):
+        return math.sqrt(0.3 - x) - 0.2 if x <= 0.3 else math.nan
+
+    trial = end_of(fun)
+    lo, hi = illinois(trial, trial(0.0), End(1.0, math.nan), width=1e-10, max_iter=100)
+    assert lo.sigma == pytest.approx(0.26, abs=1e-10)
+
+
+def test_stops_after_max_iter_with_the_bracket_so_far():
+    trial = end_of(math.cos)
+    lo, hi = illinois(trial, trial(0.0), trial(3.0), width=1e-15, max_iter=2)
+    assert hi.sigma - lo.sigma > 1e-15
+    assert lo.sigma <= math.pi / 2 <= hi.sigma
