@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -74,11 +75,22 @@ def bouncing_ball_zeno_time(h0: float = 1.0, g: float = 9.81, e: float = 0.8) ->
     return math.sqrt(2.0 * h0 / g) * (1.0 + e) / (1.0 - e)
 
 
+@functools.cache
+def _compiled_oscillator(params):
+    """Return the oscillator's f and gap compiled, once per parameter set."""
+    from .flows.compiled import compiled
+    from .validation.oscillator import gap, rhs
+
+    return compiled(rhs(params), "the oscillator's f"), compiled(
+        gap(params), "the oscillator's guard"
+    )
+
+
 _MINUS_ONE = np.array([-1.0])  # dh/dx of the stop's gap x_max - x
 _ZERO_HESSIAN = np.zeros((1, 1))
 
 
-def forced_oscillator(params) -> HybridSystem:
+def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     """Return the forced oscillator with a stop of Burden et al., Sec. V-B.
 
     One mode, state (x, v); guard x_max - x (falling); reset (x, -c v); flow
@@ -91,6 +103,9 @@ def forced_oscillator(params) -> HybridSystem:
     ----------
     params : fmibridge.validation.OscillatorParams
         For example `EXAMPLE_1` or `EXAMPLE_2` (Table I).
+    compiled : bool
+        Compile the flow and the guard with numba (`flows.compiled`), so the
+        steps between impacts run compiled.
 
     Examples
     --------
@@ -102,8 +117,15 @@ def forced_oscillator(params) -> HybridSystem:
     from .validation.oscillator import gap, reset, rhs
 
     f, x_max, m = rhs(params), params.x_max, params.m
-    flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
-    stop = Guard(gap(params), "falling", "stop")
+    if compiled:
+        from .flows.compiled import CompiledFlow
+
+        f_compiled, gap_compiled = _compiled_oscillator(params)
+        flow = CompiledFlow(f_compiled, ["x", "v"], name="forced_oscillator")
+        stop = Guard(gap_compiled, "falling", "stop")
+    else:
+        flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
+        stop = Guard(gap(params), "falling", "stop")
     edge = Edge(stop, "free", reset(params), name="stop")
     contact = Contact(
         "x_max - x",

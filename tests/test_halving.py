@@ -16,7 +16,6 @@ from fmibridge import (
 )
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 
-
 LOCATE = pytest.mark.parametrize("locate", ["halving", "illinois"])
 
 

@@ -116,6 +116,8 @@ class Method(abc.ABC):
                 if reached(state.t, t_end, self.h):
                     status = Status.REACHED_END
                     break
+                if log.n_steps >= self.max_steps:  # block steps count one by one
+                    break
                 # silent events count too: a reset that changes nothing can repeat
                 if len(log.events) + log.n_silent_events >= self.max_events:
                     status = Status.MAX_EVENTS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -128,7 +129,13 @@ class Halving(Method):
                 continue
             if crossed is not _NON_FINITE and hs <= self.t_tol:
                 return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
-            if crossed is not _NON_FINITE and self.locate == "illinois":
+            if (
+                crossed is not _NON_FINITE
+                and self.locate == "illinois"
+                and not any(
+                    e.guard.is_beyond(g) for e, g in zip(mode.edges, g0, strict=True)
+                )
+            ):
                 return self._illinois(mode, t, x, hs, g0, g1, log)
             if n_halvings == self.max_halvings:
                 break
@@ -165,29 +172,25 @@ class Halving(Method):
     def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step:
         """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
 
-        Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) over the guards inside
-        at t (s_i = +1 falling, -1 rising, sign g_i(t) either), so G > 0 until
-        the first guard is reached. Trial points are kept t_tol/2 inside the
-        bracket, so once the root is known to t_tol/2 the bracket closes.
+        Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) (s_i = +1 falling, -1
+        rising, sign g_i(t) either), so G >= 0 until the first guard is reached;
+        it is used only when no guard starts beyond its surface (after a reset
+        that left one there by round-off, the step is halved instead).
         """
         signs = [_inward(e.guard, g) for e, g in zip(mode.edges, g0, strict=True)]
-        watched = [i for i, s in enumerate(signs) if s * g0[i] >= 0.0]
-        deeper = [i for i in self._crossed(mode, g0, g1, x) if i not in watched]
-        if deeper:  # a guard left beyond its surface goes deeper: it fires at t
-            return Step(self._fire(mode, t, x, 0.0, g0, g0, deeper, log))
 
         def trial(sigma: float) -> End:
             y = self.advance(mode, t, x, sigma)
             g = self._guards(mode, t + sigma, y)
             log.n_rejected += 1
             finite = np.isfinite(y).all() and all(map(math.isfinite, g))
-            f = min(signs[i] * g[i] for i in watched) if finite else math.nan
+            f = min(map(operator.mul, signs, g)) if finite else math.nan
             return End(sigma, f, (y, g))
 
         lo, hi = illinois(
             trial,
-            End(0.0, min(signs[i] * g0[i] for i in watched), (x, g0)),
-            End(hs, min(signs[i] * g1[i] for i in watched), (None, g1)),
+            End(0.0, min(map(operator.mul, signs, g0)), (x, g0)),
+            End(hs, min(map(operator.mul, signs, g1)), (None, g1)),
             width=self.t_tol,
             max_iter=self.max_halvings,
         )

@@ -1,0 +1,193 @@
+"""Native flows compiled with numba: the steps between events run as machine code.
+
+A `CompiledFlow` holds dx/dt = f(t, x) compiled by numba. Methods that take
+fixed steps (Halving, Relaxation) ask every flow for `steps_inside`: a run of
+steps of h that ends before the first step that would leave the domain of any
+guard. A CompiledFlow whose mode's guard functions are numba-compiled too runs
+that loop compiled and returns the samples in one block; the method then
+handles the crossing step as for any other flow, so events, resets and their
+bounds stay in one place (the method's Python code).
+
+A step is taken by the compiled loop only if it keeps every guard strictly
+inside its domain at both ends (g > 0 for a falling guard, g < 0 for a rising
+one, no sign change for 'either'), with finite values; the same step is then a
+plain step for every method, so results agree with the Python loop to
+round-off. numba is imported on first use: ``pip install fmibridge[fast]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FmibridgeError
+from ..integrators import Scheme
+from .base import VectorField
+
+# Samples gathered per call of the compiled loop; the method calls again for more.
+BLOCK = 4096
+# Compiled loops, once per right-hand side and tuple of guard functions: numba
+# compiles each in about a second, so flows built again (a sweep) reuse them.
+_STEPPERS: dict[Callable, Callable] = {}
+_FLIGHTS: dict[tuple, Callable] = {}
+# The guard directions as the compiled loop reads them.
+_SIDE = {"falling": 1.0, "rising": -1.0, "either": 0.0}
+
+
+def _numba():
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is in the `fast` and `test` extras
+        raise FmibridgeError(
+            "CompiledFlow needs numba: pip install 'fmibridge[fast]'."
+        ) from None
+    return numba
+
+
+def compiled(fn: Callable, what: str = "function") -> Callable:
+    """Return fn(t, x) compiled by numba for float t and float64 array x.
+
+    Use it for the guard functions g(t, x) -> float of a mode whose flow is a
+    CompiledFlow, so the steps between events run compiled. Division by zero
+    gives inf or nan as in numpy (so the methods see a non-finite trial).
+    Already compiled functions are compiled for that signature as they are.
+
+    Raises
+    ------
+    FmibridgeError
+        If numba cannot compile `fn`, naming `what` and numba's first line.
+    """
+    numba = _numba()
+    if not isinstance(fn, numba.core.registry.CPUDispatcher):
+        fn = numba.njit(error_model="numpy")(fn)
+    try:
+        fn.compile((numba.float64, numba.float64[::1]))
+    except numba.core.errors.NumbaError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise FmibridgeError(
+            f"numba cannot compile {what} ({_name_of(fn)}) for (t: float, x: float64 "
+            f"array): {first}"
+        ) from None
+    return fn
+
+
+def _name_of(fn: object) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def is_compiled(fn: object) -> bool:
+    """Return True if `fn` is a numba-compiled function (without importing numba)."""
+    return type(fn).__name__ == "CPUDispatcher"
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Accepted steps of one compiled run: their end times and states."""
+
+    t: np.ndarray
+    x: np.ndarray
+
+
+class CompiledFlow(VectorField):
+    """x' = f(t, x) compiled with numba; inputs u(t) are written inside f.
+
+    Parameters
+    ----------
+    f : callable
+        f(t, x) -> dx/dt (a float64 array), in the subset of Python that numba
+        compiles (math, numpy arrays); already compiled functions are used as is.
+    state_names : sequence of str
+        One unique name per state, in the order of x.
+    name : str, optional
+        Name recorded in provenance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> flow = CompiledFlow(lambda t, x: np.array([x[1], -9.81]), ["h", "v"])
+    >>> flow.rhs(0.0, np.array([1.0, 0.0])).tolist()
+    [0.0, -9.81]
+    """
+
+    def __init__(
+        self, f: Callable, state_names: Sequence[str], *, name: str = "compiled"
+    ) -> None:
+        if not callable(f):
+            raise FmibridgeError(f"CompiledFlow `{name}`: `f` must be callable.")
+        names = tuple(state_names)
+        if not names or len(set(names)) != len(names):
+            raise FmibridgeError(
+                f"CompiledFlow `{name}`: `state_names` must be unique and non-empty, "
+                f"got {list(names)}."
+            )
+        self._f = compiled(f, f"the right-hand side f of CompiledFlow `{name}`")
+        self.name, self.state_names = name, names
+        self._t_block = np.empty(BLOCK)
+        self._x_block = np.empty((BLOCK, len(names)))
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self._f(float(t), np.asarray(x, dtype=float))
+
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        if self._f not in _STEPPERS:
+            _STEPPERS[self._f] = _kernels().stepper(self._f)
+        a, b, c = _tableau(scheme)
+        return _STEPPERS[self._f](
+            float(t), np.asarray(x, dtype=float), float(h), a, b, c
+        )
+
+    def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
+        if not all(is_compiled(g.fn) for g in guards):
+            return None
+        key = (self._f, *(g.fn for g in guards))
+        if key not in _FLIGHTS:
+            kernels = _kernels()
+            _FLIGHTS[key] = kernels.flight_loop(self._f, kernels.guard_vector(key[1:]))
+        sides = np.array([_SIDE[g.direction] for g in guards])
+        a, b, c = _tableau(scheme)
+        n, _, _ = _FLIGHTS[key](
+            sides,
+            a,
+            b,
+            c,
+            float(t),
+            np.asarray(x, dtype=float),
+            float(h),
+            float(t_end),
+            int(min(max_steps, BLOCK)),
+            float(reach_tol),
+            self._t_block,
+            self._x_block,
+        )
+        return Steps(self._t_block[:n].copy(), self._x_block[:n].copy())
+
+    def describe(self) -> dict[str, str]:
+        return {"flow": f"compiled:{self.name}"}
+
+
+def _tableau(scheme: Scheme) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the scheme's Butcher tableau as arrays (cached on the scheme)."""
+    cached = getattr(scheme, "_arrays", None)
+    if cached is None:
+        s = len(scheme.b)
+        a = np.zeros((s, s))
+        for i, row in enumerate(scheme.a):
+            a[i, : len(row)] = row
+        cached = (a, np.array(scheme.b, dtype=float), np.array(scheme.c, dtype=float))
+        object.__setattr__(scheme, "_arrays", cached)
+    return cached
+
+
+_KERNELS = None
+
+
+def _kernels():
+    """Import the compiled kernels once (numba compiles them on first call)."""
+    global _KERNELS
+    if _KERNELS is None:
+        from . import _kernels as module
+
+        _KERNELS = module
+    return _KERNELS
