@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import platform
 import shutil
 import tempfile
@@ -257,23 +258,28 @@ class _ModelExchange(FmiInstance):
         self._px = self._x.ctypes.data_as(pointer)
         self._pdx = self._dx.ctypes.data_as(pointer)
         self._pz = self._z.ctypes.data_as(pointer)
+        self._t = math.nan  # the FMU's time as last set: setTime is skipped if equal
 
     def _bind(self) -> None:
-        """Bind the component to the per-step C functions (after instantiation)."""
+        """Bind the component, buffer and size to the per-step C functions."""
         functions, component = self._fmu._functions, self._fmu.component
-        (
-            self._c_set_time,
-            self._c_set_states,
-            self._c_derivatives,
-            self._c_indicators,
-        ) = (functools.partial(functions[name], component) for name in self._c_names)
+        set_time, set_states, derivatives, indicators = (
+            functions[name] for name in self._c_names
+        )
+        nx, nz = ctypes.c_size_t(self.nx), ctypes.c_size_t(self.nz)  # converted once
+        self._c_set_time = functools.partial(set_time, component)
+        self._c_set_states = functools.partial(set_states, component, self._px, nx)
+        self._c_derivatives = functools.partial(derivatives, component, self._pdx, nx)
+        self._c_indicators = functools.partial(indicators, component, self._pz, nz)
 
     def set_time_and_states(self, t: float, x: np.ndarray) -> None:
-        status = self._c_set_time(t)
-        if status > FMI_WARNING:
-            raise _status_error(self, self._c_names[0], status)
+        if t != self._t:  # the RK stages and guards share times (c = 1/2, 1/2; t + h)
+            status = self._c_set_time(t)
+            if status > FMI_WARNING:
+                raise _status_error(self, self._c_names[0], status)
+            self._t = t
         self._x[:] = x
-        status = self._c_set_states(self._px, self.nx)
+        status = self._c_set_states()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[1], status)
 
@@ -282,17 +288,25 @@ class _ModelExchange(FmiInstance):
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x.copy()
 
-    def get_derivatives(self) -> np.ndarray:
-        status = self._c_derivatives(self._pdx, self.nx)
+    def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt at (t, x)."""
+        self.set_time_and_states(t, x)
+        status = self._c_derivatives()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[2], status)
         return self._dx.copy()
 
-    def get_event_indicators(self) -> np.ndarray:
-        status = self._c_indicators(self._pz, self.nz)
+    def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the event indicators at (t, x)."""
+        self.set_time_and_states(t, x)
+        status = self._c_indicators()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[3], status)
         return self._z.copy()
+
+    def reset(self) -> None:
+        super().reset()
+        self._t = math.nan
 
 
 class Fmi2Model(_Fmi2, _ModelExchange):
