@@ -81,7 +81,7 @@ def _compiled_oscillator(params):
     from .flows.compiled import compiled
     from .validation.oscillator import gap, rhs
 
-    return compiled(rhs(params), "the oscillator's f"), compiled(
+    return compiled(rhs(params), "the oscillator's f", kind="rhs"), compiled(
         gap(params), "the oscillator's guard"
     )
 

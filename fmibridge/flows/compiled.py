@@ -12,7 +12,7 @@ A step is taken by the compiled loop only if it keeps every guard strictly
 inside its domain at both ends (g > 0 for a falling guard, g < 0 for a rising
 one, no sign change for 'either'), with finite values; the same step is then a
 plain step for every method, so results agree with the Python loop to
-round-off. numba is imported on first use: ``pip install fmibridge[fast]``.
+round-off. numba is imported on first use.
 """
 
 from __future__ import annotations
@@ -36,41 +36,43 @@ _FLIGHTS: dict[tuple, Callable] = {}
 _SIDE = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
 
-def _numba():
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - numba is in the `fast` and `test` extras
-        raise FmibridgeError(
-            "CompiledFlow needs numba: pip install 'fmibridge[fast]'."
-        ) from None
-    return numba
+def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
+    """Return fn compiled by numba as a guard g(t, x) -> float, or kind="rhs":
+    a right-hand side f(t, x) -> float64 array.
 
-
-def compiled(fn: Callable, what: str = "function") -> Callable:
-    """Return fn(t, x) compiled by numba for float t and float64 array x.
-
-    Use it for the guard functions g(t, x) -> float of a mode whose flow is a
-    CompiledFlow, so the steps between events run compiled. Division by zero
-    gives inf or nan as in numpy (so the methods see a non-finite trial).
-    Already compiled functions are compiled for that signature as they are.
+    Use it for the guards of a mode whose flow is a CompiledFlow, so the steps
+    between events run compiled. t is a float, x a contiguous float64 array.
+    Division by zero gives inf or nan as in numpy (the methods then see a
+    non-finite trial). A function compiled once can be handed to many flows.
 
     Raises
     ------
     FmibridgeError
-        If numba cannot compile `fn`, naming `what` and numba's first line.
+        If numba cannot compile `fn` for that signature, naming `what`.
     """
-    numba = _numba()
-    if not isinstance(fn, numba.core.registry.CPUDispatcher):
-        fn = numba.njit(error_model="numpy")(fn)
+    if kind not in ("guard", "rhs"):
+        raise FmibridgeError(f"`kind` must be 'guard' or 'rhs', got {kind!r}.")
     try:
-        fn.compile((numba.float64, numba.float64[::1]))
-    except numba.core.errors.NumbaError as exc:
-        first = str(exc).strip().splitlines()[0]
+        kernels = _kernels()
+    except ImportError:  # pragma: no cover - numba is a dependency
         raise FmibridgeError(
-            f"numba cannot compile {what} ({_name_of(fn)}) for (t: float, x: float64 "
-            f"array): {first}"
+            f"Compiling {what} needs numba: pip install numba."
         ) from None
-    return fn
+    import numba
+
+    sig = kernels.GUARD_SIGNATURE if kind == "guard" else kernels.RHS_SIGNATURE
+    try:
+        if isinstance(fn, numba.core.registry.CPUDispatcher):
+            if sig.args not in fn.signatures:
+                fn.compile(sig)
+            return fn
+        return numba.njit(sig, error_model="numpy")(fn)
+    except (numba.core.errors.NumbaError, RuntimeError) as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        first = next((ln for ln in lines[1:] if not ln.startswith("-")), lines[0])
+        raise FmibridgeError(
+            f"numba cannot compile {what} ({_name_of(fn)}) as {sig}: {first}"
+        ) from None
 
 
 def _name_of(fn: object) -> str:
@@ -122,7 +124,9 @@ class CompiledFlow(VectorField):
                 f"CompiledFlow `{name}`: `state_names` must be unique and non-empty, "
                 f"got {list(names)}."
             )
-        self._f = compiled(f, f"the right-hand side f of CompiledFlow `{name}`")
+        self._f = compiled(
+            f, f"the right-hand side f of CompiledFlow `{name}`", kind="rhs"
+        )
         self.name, self.state_names = name, names
         self._t_block = np.empty(BLOCK)
         self._x_block = np.empty((BLOCK, len(names)))
@@ -147,7 +151,7 @@ class CompiledFlow(VectorField):
             _FLIGHTS[key] = kernels.flight_loop(self._f, kernels.guard_vector(key[1:]))
         sides = np.array([_SIDE[g.direction] for g in guards])
         a, b, c = _tableau(scheme)
-        n, _, _ = _FLIGHTS[key](
+        n = _FLIGHTS[key](
             sides,
             a,
             b,
