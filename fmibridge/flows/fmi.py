@@ -278,7 +278,7 @@ class _ModelExchange(FmiInstance):
             if status > FMI_WARNING:
                 raise _status_error(self, self._c_names[0], status)
             self._t = t
-        self._x[:] = x
+        self._x[...] = x  # faster than [:] for small arrays (no slice object)
         status = self._c_set_states()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[1], status)
