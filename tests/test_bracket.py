@@ -54,3 +54,20 @@ def test_stops_after_max_iter_with_the_bracket_so_far():
     lo, hi = illinois(trial, trial(0.0), trial(3.0), width=1e-15, max_iter=2)
     assert hi.sigma - lo.sigma > 1e-15
     assert lo.sigma <= math.pi / 2 <= hi.sigma
+
+
+@pytest.mark.parametrize("v", [1e-1, 1e-4, 1e-8])
+def test_a_curve_leaving_the_surface_is_followed_by_parabolas(v):
+    """f = s (v - s / 2) from f(0) = 0: the next bounce at s = 2 v. The secant
+    from the surface says nothing; bisection alone needs log2(0.5 / (2 v)) trials
+    to find f > 0, the parabolas through the surface point a few more."""
+    calls = []
+
+    def fun(s):
+        calls.append(s)
+        return s * (v - 0.5 * s)
+
+    trial = end_of(fun)
+    lo, hi = illinois(trial, End(0.0, 0.0), trial(0.5), width=1e-12, max_iter=64)
+    assert lo.sigma <= 2 * v <= hi.sigma and hi.sigma - lo.sigma <= 1e-12
+    assert len(calls) <= 6, calls
