@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FmibridgeWarning
+from ..methods.completion import Completion
 from ..methods.halving import Halving
 from ..methods.relaxation import Relaxation
 from ..models import bouncing_ball_impacts, forced_oscillator
@@ -48,6 +49,11 @@ EPS_PER_TARGET = (0.25, 0.005, 0.001)
 # less than STALL_RATIO: it is limited by something else (eps, restarts). Three,
 # because PS errors are not monotone in h while h is coarse.
 STALL_RATIO, STALL_WINDOW = 0.8, 3
+# Halving and Completion searches start here: RK4 between impacts reaches 1e-4 on
+# Example 2 from h = 0.2 (measured), and each halving of h costs little compiled.
+HALVING_H0 = 0.8
+# Completion's truncation budget (eps_t, eps_q, eps_v) as a fraction of the target.
+ZENO_EPS_PER_TARGET = 0.1
 # Halving runs stop here: Example 1 has 49 impacts; more means a Zeno accumulation.
 HALVING_MAX_EVENTS = 100_000
 # ...and after this many steps per grid step: Example 1 takes ~1.1 (its impacts'
@@ -218,63 +224,67 @@ def _halving_steps(start: float) -> list[float]:
 def relaxation_error(
     params: OscillatorParams, exact, integrator: str, h: float, eps: float
 ):
-    """Run Relaxation on the oscillator and return rho-hat (eq. 30)."""
+    """Run Relaxation on the compiled oscillator and return rho-hat (eq. 30)."""
     method = Relaxation(h=h, eps=eps, integrator=integrator, max_events=1_000_000)
-    result = method.run(forced_oscillator(params), params.t_max)
+    result = method.run(forced_oscillator(params, compiled=True), params.t_max)
     return rho_hat_of(result.t, result["x"], exact, t_max=params.t_max)
 
 
-def halving_error(params: OscillatorParams, exact, h: float):
-    """Run Halving (RK4) on the oscillator and return rho-hat (eq. 30).
+def halving_error(params: OscillatorParams, exact, h: float, zeno_eps=None):
+    """Run Halving (RK4, Illinois location) on the compiled oscillator, wrapped in
+    Completion with truncation budget `zeno_eps` if given; return rho-hat.
 
-    Halving resolves every impact, so a Zeno accumulation or a sticking phase
-    (Example 2) exhausts its event or step budget: such a run did not reach
-    t_max and counts as inf, never as the small rho-hat of its partial
+    Halving alone resolves every impact, so a Zeno accumulation or a sticking
+    phase (Example 2) exhausts its event or step budget: such a run did not
+    reach t_max and counts as inf, never as the small rho-hat of its partial
     trajectory.
     """
     max_steps = HALVING_STEPS_PER_GRID_STEP * math.ceil(params.t_max / h)
     method = Halving(
-        h=h, integrator="rk4", max_events=HALVING_MAX_EVENTS, max_steps=max_steps
+        h=h,
+        integrator="rk4",
+        locate="illinois",
+        max_events=HALVING_MAX_EVENTS,
+        max_steps=max_steps,
     )
+    if zeno_eps is not None:
+        method = Completion(method, eps=zeno_eps)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FmibridgeWarning)
-        result = method.run(forced_oscillator(params), params.t_max)
+        result = method.run(forced_oscillator(params, compiled=True), params.t_max)
     if not result.status.is_success:
         return math.inf
     return rho_hat_of(result.t, result["x"], exact, t_max=params.t_max)
 
 
 def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found:
-    """Search h for Halving (RK4), and for Relaxation (midpoint, RK4) at each eps in
-    EPS_PER_TARGET; keep the fastest that reaches the target."""
+    """Search h for Halving (RK4, Illinois), for Completion around it (truncation
+    budget ZENO_EPS_PER_TARGET * target), and for Relaxation (midpoint, RK4) at
+    each eps in EPS_PER_TARGET; keep the fastest that reaches the target. The
+    oscillator is compiled (`forced_oscillator(compiled=True)`)."""
+    runs = {
+        "halving rk4 illinois": lambda h: halving_error(params, exact, h),
+        "completion(halving rk4 illinois)": lambda h: halving_error(
+            params, exact, h, ZENO_EPS_PER_TARGET * target
+        ),
+    }
+    for integrator in ("midpoint", "rk4"):
+        for eps in (f * target for f in EPS_PER_TARGET):
+            runs[f"relaxation {integrator} eps={eps:.2g}"] = (
+                lambda h, i=integrator, e=eps: relaxation_error(params, exact, i, h, e)
+            )
     found = [
         search(
-            lambda h: halving_error(params, exact, h),
-            _halving_steps(0.1),
+            error_of,
+            _halving_steps(0.1 if name.startswith("relaxation") else HALVING_H0),
             target,
             repeats=options.repeats,
             budget_s=options.search_budget_s,
             may_stall=True,
-            label=lambda h: f"halving rk4 h={h:.4g}",
+            label=lambda h, name=name: f"{name} h={h:.4g}, compiled",
         )
+        for name, error_of in runs.items()
     ]
-    for integrator in ("midpoint", "rk4"):
-        for eps in (f * target for f in EPS_PER_TARGET):
-            found.append(
-                search(
-                    lambda h, i=integrator, e=eps: relaxation_error(
-                        params, exact, i, h, e
-                    ),
-                    _halving_steps(0.1),
-                    target,
-                    repeats=options.repeats,
-                    budget_s=options.search_budget_s,
-                    may_stall=True,
-                    label=lambda h, i=integrator, e=eps: (
-                        f"relaxation {i} h={h:.4g} eps={e:.2g}"
-                    ),
-                )
-            )
     reached = [f for f in found if f.is_reached]
     return (
         min(reached, key=lambda f: f.wall_s)
@@ -283,11 +293,13 @@ def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found
     )
 
 
-def best_ps(params, exact, target: float, options: BenchOptions) -> Found:
-    """Search the PS step h from 1e-2 by halving (eq. 29)."""
+def best_ps(
+    params, exact, target: float, options: BenchOptions, *, compiled: bool = False
+) -> Found:
+    """Search the PS step h from 1e-2 by halving (eq. 29), in Python or numba."""
 
     def error_of(h: float) -> float:
-        run = paoli_schatzman(params, h)
+        run = paoli_schatzman(params, h, compiled=compiled)
         return rho_hat_of(run.t, run.x, exact, t_max=params.t_max)
 
     return search(
@@ -296,7 +308,7 @@ def best_ps(params, exact, target: float, options: BenchOptions) -> Found:
         target,
         repeats=options.repeats,
         budget_s=options.search_budget_s,
-        label=lambda h: f"PS h={h:.4g}",
+        label=lambda h: f"PS h={h:.4g}{', compiled' if compiled else ''}",
     )
 
 
@@ -429,15 +441,9 @@ def table_one_rows(options: BenchOptions) -> list[Row]:
             ours = ours_by_target[name, target]
             metric = f"time to rho-hat <= {target:.0e}"
             if peer == "ps":
-                rows.append(
-                    _row(
-                        name,
-                        metric,
-                        ours,
-                        "PS eq. 29",
-                        best_ps(params, exact, target, options),
-                    )
-                )
+                for compiled, label in ((False, "PS eq. 29"), (True, "PS (numba)")):
+                    theirs = best_ps(params, exact, target, options, compiled=compiled)
+                    rows.append(_row(name, metric, ours, label, theirs))
                 continue
             for method in ("RK45", "DOP853"):
                 rows.append(
@@ -475,12 +481,13 @@ def _ball_t_end() -> float:
 
 
 def fmibridge_ball(path: Path, interval: float, t_tol: float = 1e-10) -> float:
-    """Open the FMU (ME), run Halving at h = interval; return the impact-time error."""
+    """Open the FMU (ME), run Halving (Illinois location) at h = interval; return
+    the impact-time error."""
     from ..flows.fmu import fmu_system
 
     system = fmu_system(path, "me")
     try:
-        method = Halving(h=interval, integrator="rk4", t_tol=t_tol)
+        method = Halving(h=interval, integrator="rk4", t_tol=t_tol, locate="illinois")
         result = method.run(system, _ball_t_end())
     finally:
         system.close()
@@ -515,7 +522,9 @@ def ball_rows(options: BenchOptions) -> list[Row]:
         ours_s, ours_err = median_time(
             lambda t=t_tol: fmibridge_ball(path, dt, t), options.repeats
         )
-        ours = Found(f"halving rk4 h={dt:g} t_tol={t_tol:g}", ours_err, ours_s, True)
+        ours = Found(
+            f"halving rk4 illinois h={dt:g} t_tol={t_tol:g}", ours_err, ours_s, True
+        )
         s, err = median_time(lambda r=rtol: fmpy_ball(path, dt, r), options.repeats)
         setting = f"CVode rtol={'default' if rtol is None else f'{rtol:.0e}'} dt={dt:g}"
         rows.append(

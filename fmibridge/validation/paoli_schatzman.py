@@ -7,6 +7,7 @@ It computes positions only.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -33,7 +34,11 @@ class PSResult:
 
 
 def paoli_schatzman(
-    params: OscillatorParams, h: float, t_end: float | None = None
+    params: OscillatorParams,
+    h: float,
+    t_end: float | None = None,
+    *,
+    compiled: bool = False,
 ) -> PSResult:
     """Run the PS method of eq. 29 with step ``h`` on ``[0, t_end]``.
 
@@ -53,6 +58,9 @@ def paoli_schatzman(
     t_end : float, optional
         Horizon; defaults to ``params.t_max``. The grid is ``t_k = k h`` for all
         ``t_k <= t_end`` (up to ``GRID_TOL h``).
+    compiled : bool
+        Run the recursion compiled by numba (the same function, on arrays);
+        the default runs it in Python on lists.
 
     Returns
     -------
@@ -94,13 +102,31 @@ def paoli_schatzman(
     c_now = (2.0 - h * h * w2) * inv
     c_old = ((1.0 - c) - (1.0 + c) * a * h) * inv
     cap = (1.0 + c) * params.x_max
-    u = params.u(t).tolist()
-    z = [x0, x0 + v0 * h + 0.5 * h * h * (u[0] / m - 2.0 * a * v0 - w2 * x0)]
-    append = z.append
-    z_old, z_now = z
-    for k in range(1, n):
+    z1 = x0 + v0 * h + 0.5 * h * h * (params.u(0.0) / m - 2.0 * a * v0 - w2 * x0)
+    coefficients = (c_u, c_now, c_old, c, cap)
+    if compiled:
+        z = np.empty(n + 1)
+        z[0], z[1] = x0, z1
+        _compiled_recursion()(z, params.u(t), *coefficients)
+    else:  # CPython indexes lists faster than arrays
+        z = [x0, float(z1)] + [0.0] * (n - 1)
+        _ps_recursion(z, params.u(t).tolist(), *coefficients)
+    return PSResult(t, np.asarray(z[: n + 1], dtype=float), h)
+
+
+def _ps_recursion(z, u, c_u, c_now, c_old, c, cap) -> None:
+    """Fill z[2:] by eq. 29 from z[0], z[1]: z[k+1] = -c z[k-1] + min(y_k, cap)."""
+    z_old, z_now = z[0], z[1]
+    for k in range(1, len(z) - 1):
         y = c_u * u[k] + c_now * z_now - c_old * z_old
         z_new = -c * z_old + (y if y < cap else cap)
-        append(z_new)
+        z[k + 1] = z_new
         z_old, z_now = z_now, z_new
-    return PSResult(t, np.array(z[: n + 1]), h)
+
+
+@functools.cache
+def _compiled_recursion():
+    """Return `_ps_recursion` compiled by numba (once per process; cached on disk)."""
+    import numba
+
+    return numba.njit(cache=True)(_ps_recursion)
