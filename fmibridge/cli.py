@@ -13,12 +13,13 @@ from .errors import FmibridgeError, FmibridgeWarning
 from .methods import METHODS, Method, method_named
 from .result import Result
 
+METHOD_OPTIONS = ("h", "eps", "integrator", "locate")  # the run flags a method takes
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 
 
 def _method_from_args(args: argparse.Namespace) -> Method:
     """Build the method named by --method with the options the user gave."""
-    options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
+    options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
     return method_named(
         args.method or "halving", {k: v for k, v in options.items() if v is not None}
     )
@@ -61,7 +62,7 @@ def _load(args: argparse.Namespace):
     if model is not None and model.suffix == ".toml":
         from .adapters import load_adapter
 
-        options = {k: getattr(args, k, None) for k in ("h", "eps", "integrator")}
+        options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
         adapter = load_adapter(
             model,
             method=args.method,
@@ -170,6 +171,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--h", type=float, help="nominal step, s")
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
+    run.add_argument(
+        "--locate",
+        choices=["halving", "illinois"],
+        help="how --method halving narrows a crossed step (default halving)",
+    )
     run.add_argument(
         "--zeno",
         choices=["off", "complete"],

@@ -6,6 +6,7 @@ import sys
 import pandas as pd
 
 from fmibridge.cli import main
+from fmibridge.models import bouncing_ball_impacts
 
 
 def test_run_writes_ball_csv_that_never_goes_below_floor(tmp_path, capsys):
@@ -16,6 +17,21 @@ def test_run_writes_ball_csv_that_never_goes_below_floor(tmp_path, capsys):
     assert frame["h"].min() >= -1e-9
     assert frame["time"].iloc[-1] == 3.0
     assert "6 events" in capsys.readouterr().out
+
+
+def test_locate_illinois_gives_the_exact_impacts(tmp_path):
+    out = tmp_path / "ball.csv"
+    argv = ["run", "--locate", "illinois", "--t-end", "3", "--out", str(out)]
+    assert main([*argv, "--no-progress"]) == 0
+    events = pd.read_csv(tmp_path / "ball.events.csv")
+    exact = bouncing_ball_impacts(6)
+    assert abs(events["time"].to_numpy() - exact).max() < 1e-9
+
+
+def test_an_option_the_method_lacks_is_named(capsys):
+    argv = ["run", "--method", "relaxation", "--locate", "illinois", "--no-progress"]
+    assert main(argv) == 2
+    assert "takes no option(s) ['locate']" in capsys.readouterr().err
 
 
 def test_bad_option_is_one_line_and_exit_2(capsys):
