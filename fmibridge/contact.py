@@ -119,6 +119,8 @@ class Contact(UnilateralConstraint):
             )
         object.__setattr__(self, "q_index", tuple(self.q_index))
         object.__setattr__(self, "v_index", tuple(self.v_index))
+        object.__setattr__(self, "_iq", _indexer(self.q_index))
+        object.__setattr__(self, "_iv", _indexer(self.v_index))
 
     # -- geometry ------------------------------------------------------------------
 
@@ -132,18 +134,19 @@ class Contact(UnilateralConstraint):
 
     def rate(self, t: float, x: np.ndarray) -> float:
         """Return the gap rate hdot = dh(q) qdot."""
-        return float(self.dh(t, x) @ x[list(self.v_index)])
+        return float(self.dh(t, x).dot(x[self._iv]))
 
     def curvature(self, t: float, x: np.ndarray) -> float:
         """Return qdot^T H(q) qdot, the velocity term of eq. (8)."""
-        v = x[list(self.v_index)]
+        v = x[self._iv]
         if self.hessian_fn is not None:
-            return float(v @ np.asarray(self.hessian_fn(t, x), dtype=float) @ v)
-        step = HESSIAN_STEP * (1.0 + float(np.max(np.abs(x[list(self.q_index)]))))
+            return float(np.asarray(self.hessian_fn(t, x), dtype=float).dot(v).dot(v))
+        iq = self._iq
+        step = HESSIAN_STEP * (1.0 + float(np.max(np.abs(x[iq]))))
         ahead, behind = x.copy(), x.copy()
-        ahead[list(self.q_index)] += step * v
-        behind[list(self.q_index)] -= step * v
-        return float((self.dh(t, ahead) - self.dh(t, behind)) @ v / (2.0 * step))
+        ahead[iq] += step * v
+        behind[iq] -= step * v
+        return float((self.dh(t, ahead) - self.dh(t, behind)).dot(v) / (2.0 * step))
 
     # -- forces ----------------------------------------------------------------------
 
@@ -156,21 +159,22 @@ class Contact(UnilateralConstraint):
     def hddot(self, t: float, x: np.ndarray) -> float:
         """Return the acceleration of h along the free flow, eq. (8)."""
         f0, _ = self.affine(t, x)
-        return self.curvature(t, x) + float(self.dh(t, x) @ f0[list(self.v_index)])
+        return self.curvature(t, x) + float(self.dh(t, x).dot(f0[self._iv]))
 
     def lam(self, t: float, x: np.ndarray) -> float:
         """Return the contact force that keeps hddot = 0, eq. (6); > 0 iff hddot < 0."""
-        f0, b = self.affine(t, x)
-        return self._lam(t, x, f0, b)
+        return self.constrained(t, x)[1]
 
     def constrained_rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt of the constrained dynamics, eq. (7)."""
-        f0, b = self.affine(t, x)
-        return f0 + self._lam(t, x, f0, b) * b
+        return self.constrained(t, x)[0]
 
-    def _lam(self, t: float, x: np.ndarray, f0: np.ndarray, b: np.ndarray) -> float:
-        dh, iv = self.dh(t, x), list(self.v_index)
-        return -(self.curvature(t, x) + float(dh @ f0[iv])) / float(dh @ b[iv])
+    def constrained(self, t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """Return (dx/dt, lam) of eqs. (7) and (6) from one `affine`."""
+        f0, b = self.affine(t, x)
+        dh, iv = self.dh(t, x), self._iv
+        lam = -(self.curvature(t, x) + float(dh.dot(f0[iv]))) / float(dh.dot(b[iv]))
+        return f0 + lam * b, lam
 
     # -- maps --------------------------------------------------------------------------
 
@@ -181,11 +185,11 @@ class Contact(UnilateralConstraint):
         the direction b of `affine`; gives dh qdot+ = -e dh qdot.
         """
         _, b = self.affine(t, x)
-        iv = list(self.v_index)
+        iv = self._iv
         dh, direction = self.dh(t, x), b[iv]
         out = x.copy()
         out[iv] -= (
-            (1.0 + self.restitution) * (dh @ x[iv]) / (dh @ direction) * direction
+            (1.0 + self.restitution) * dh.dot(x[iv]) / dh.dot(direction) * direction
         )
         return out
 
@@ -196,16 +200,24 @@ class Contact(UnilateralConstraint):
         dh(q) qdot = 0 at the projected configuration.
         """
         out = x.copy()
-        iq, iv = list(self.q_index), list(self.v_index)
+        iq, iv = self._iq, self._iv
         for _ in range(PROJECTION_ITERATIONS):
             g = self.h(t, out)
             if g == 0.0:
                 break
             dh = self.dh(t, out)
-            out[iq] -= g / (dh @ dh) * dh
+            out[iq] -= g / dh.dot(dh) * dh
         dh = self.dh(t, out)
-        out[iv] -= (dh @ out[iv]) / (dh @ dh) * dh
+        out[iv] -= dh.dot(out[iv]) / dh.dot(dh) * dh
         return out
+
+
+def _indexer(index: tuple[int, ...]) -> slice | np.ndarray:
+    """Return `index` as a slice (a cheap view) if it is a run, else as an array."""
+    run = range(index[0], index[0] + len(index))
+    if index[0] >= 0 and index == tuple(run):
+        return slice(run.start, run.stop)
+    return np.array(index, dtype=np.intp)
 
 
 def contact_of(system: HybridSystem) -> Contact:
