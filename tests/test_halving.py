@@ -147,3 +147,17 @@ def test_illinois_needs_a_fraction_of_the_trial_steps_of_halving():
     np.testing.assert_allclose(illinois.event_times, halving.event_times, atol=1e-12)
     per_event = {k: r.stats["n_rejected"] / len(r.events) for k, r in runs.items()}
     assert per_event["illinois"] < per_event["halving"] / 3, per_event
+
+
+@LOCATE
+def test_an_either_guard_that_starts_on_its_surface_fires_at_once(locate):
+    """x' = -1 from x = 0 with the 'either' guard x: the step leaves zero, so the
+    guard fires at t = 0 (Guard.crossed), whichever way the step is narrowed."""
+    flow = NativeFlow(lambda t, x, u: np.array([-1.0]), ["x"])
+    edge = Edge(Guard(lambda t, x: x[0], "either", name="zero"), "after")
+    system = HybridSystem(
+        [Mode("before", flow, (edge,)), Mode("after", flow)], "before", [0.0]
+    )
+    result = Halving(h=0.1, locate=locate).run(system, t_end=0.5)
+    (event,) = result.events
+    assert event.t == pytest.approx(0.0, abs=1e-10)

@@ -129,14 +129,10 @@ class Halving(Method):
                 continue
             if crossed is not _NON_FINITE and hs <= self.t_tol:
                 return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
-            if (
-                crossed is not _NON_FINITE
-                and self.locate == "illinois"
-                and not any(
-                    e.guard.is_beyond(g) for e, g in zip(mode.edges, g0, strict=True)
-                )
-            ):
-                return self._illinois(mode, t, x, hs, g0, g1, log)
+            if crossed is not _NON_FINITE and self.locate == "illinois":
+                located = self._illinois(mode, t, x, hs, g0, g1, log)
+                if located is not None:
+                    return located
             if n_halvings == self.max_halvings:
                 break
             if crossed is _NON_FINITE and hs <= self.t_tol:
@@ -169,15 +165,22 @@ class Halving(Method):
         others = tuple(c.edge.name for c in group[1:])
         return self.fire(State(winner.t, x_event, mode.name), winner.edge, log, others)
 
-    def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step:
+    def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step | None:
         """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
 
         Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) (s_i = +1 falling, -1
-        rising, sign g_i(t) either), so G >= 0 until the first guard is reached;
-        it is used only when no guard starts beyond its surface (after a reset
-        that left one there by round-off, the step is halved instead).
+        rising; for 'either', the sign of g_i(t), or against g_i(t + hs) from
+        zero), so G >= 0 until the first guard is reached. Returns None (halve
+        instead) when G does not change sign over the step: a guard starts
+        beyond its surface (a reset left it there by round-off), or only such
+        a guard fired.
         """
-        signs = [_inward(e.guard, g) for e, g in zip(mode.edges, g0, strict=True)]
+        signs = [
+            _inward(e.guard, a, b) for e, a, b in zip(mode.edges, g0, g1, strict=True)
+        ]
+        f0, f1 = min(map(operator.mul, signs, g0)), min(map(operator.mul, signs, g1))
+        if not (f0 >= 0.0 > f1):
+            return None
 
         def trial(sigma: float) -> End:
             y = self.advance(mode, t, x, sigma)
@@ -189,8 +192,8 @@ class Halving(Method):
 
         lo, hi = illinois(
             trial,
-            End(0.0, min(map(operator.mul, signs, g0)), (x, g0)),
-            End(hs, min(map(operator.mul, signs, g1)), (None, g1)),
+            End(0.0, f0, (x, g0)),
+            End(hs, f1, (None, g1)),
             width=self.t_tol,
             max_iter=self.max_halvings,
         )
@@ -237,10 +240,12 @@ class Halving(Method):
 _NON_FINITE = object()
 
 
-def _inward(guard, g_start: float) -> float:
+def _inward(guard, g_start: float, g_end: float) -> float:
     """Return the sign that makes the guard's value positive inside its domain."""
     if guard.direction == "falling":
         return 1.0
     if guard.direction == "rising":
         return -1.0
-    return 1.0 if g_start > 0.0 else -1.0
+    if g_start != 0.0:
+        return 1.0 if g_start > 0.0 else -1.0
+    return -1.0 if g_end > 0.0 else 1.0  # from zero, the step's side is beyond
