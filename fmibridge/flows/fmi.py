@@ -263,14 +263,22 @@ class _ModelExchange(FmiInstance):
     def _bind(self) -> None:
         """Bind the component, buffer and size to the per-step C functions."""
         functions, component = self._fmu._functions, self._fmu.component
-        set_time, set_states, derivatives, indicators = (
-            functions[name] for name in self._c_names
-        )
+        functions_in_order = [functions[name] for name in self._c_names]
+        set_time, set_states, derivatives, indicators = functions_in_order
         nx, nz = ctypes.c_size_t(self.nx), ctypes.c_size_t(self.nz)  # converted once
         self._c_set_time = functools.partial(set_time, component)
         self._c_set_states = functools.partial(set_states, component, self._px, nx)
         self._c_derivatives = functools.partial(derivatives, component, self._pdx, nx)
         self._c_indicators = functools.partial(indicators, component, self._pz, nz)
+        # The same four functions and the component as plain addresses, for the
+        # compiled loop (`fmu_kernels.fmu_flight`): FMI 2 and 3 declare them alike.
+        addresses = [ctypes.cast(f, ctypes.c_void_p).value for f in functions_in_order]
+        handle = getattr(component, "value", component)  # c_void_p or int
+        self.c_calls = np.array([*addresses, handle], dtype=np.uint64)
+
+    def forget_time(self) -> None:
+        """Drop the cached FMU time: call after anything else set it (`c_calls`)."""
+        self._t = math.nan
 
     def set_time_and_states(self, t: float, x: np.ndarray) -> None:
         if t != self._t:  # the RK stages and guards share times (c = 1/2, 1/2; t + h)

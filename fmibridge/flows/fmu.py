@@ -23,6 +23,7 @@ from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
 from .base import Flow, VectorField
+from .compiled import _SIDE, BLOCK, Steps, _tableau
 from .fmi import FmiInstance, FmuArchive
 
 InputValue = float | Callable[[float], float]
@@ -224,6 +225,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.x0 = self.instance.get_states()
         self._z_key: tuple | None = None
         self._discrete: dict[int, int] = {}  # discrete inputs as last set in event mode
+        self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         if self._inputs:
@@ -274,7 +276,57 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             return float(self._z[i])
 
         indicator.__name__ = f"event_indicator_{i}"
+        indicator.fmu_flow, indicator.indicator_index = self, i  # for steps_inside
         return indicator
+
+    def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
+        """Take the steps between events in one compiled loop over the FMU's C calls.
+
+        Offered (else None) when every guard is one of this FMU's own event
+        indicators (`event_indicator`) and no input is a function of time. The
+        loop (`fmu_kernels.fmu_flight`) stops before a failed FMU call, so the
+        method's own step then raises the FMUError.
+        """
+        index = self._indicator_index(guards)
+        if index is None or any(callable(u) for _, u in self._inputs):
+            return None
+        instance = self.instance
+        self._set_inputs(t)  # constants, set once as rhs would at every call
+        if self._blocks is None:
+            self._blocks = (np.empty(BLOCK), np.empty((BLOCK, len(self.state_names))))
+        ts, xs = self._blocks
+        a, b, c = _tableau(scheme)
+        try:
+            n = _fmu_kernels().fmu_flight(
+                instance.c_calls,
+                index,
+                instance.nz,
+                np.array([_SIDE[g.direction] for g in guards]),
+                a,
+                b,
+                c,
+                float(t),
+                np.ascontiguousarray(x, dtype=float),
+                float(h),
+                float(t_end),
+                int(min(max_steps, BLOCK)),
+                float(reach_tol),
+                ts,
+                xs,
+            )
+        finally:  # the loop set the FMU's time and states behind Python's caches
+            instance.forget_time()
+            self._z_key = None
+        return Steps(ts[:n].copy(), xs[:n].copy())
+
+    def _indicator_index(self, guards) -> np.ndarray | None:
+        """Return the indicator number of each guard, or None if one is not ours."""
+        index = []
+        for guard in guards:
+            if getattr(guard.fn, "fmu_flow", None) is not self:
+                return None
+            index.append(guard.fn.indicator_index)
+        return np.array(index, dtype=np.int64)
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the FMU's event mode at (t, x) and return its continuous state after."""
@@ -404,6 +456,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._instance.free_state(snapshot)
             self._snapshots = OrderedDict()
         super().close()
+
+
+_FMU_KERNELS = None
+
+
+def _fmu_kernels():
+    """Import the compiled FMU loop once (numba loads it from its disk cache)."""
+    global _FMU_KERNELS
+    if _FMU_KERNELS is None:
+        from . import fmu_kernels
+
+        _FMU_KERNELS = fmu_kernels
+    return _FMU_KERNELS
 
 
 PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against

@@ -1,0 +1,194 @@
+"""The numba kernel behind `ModelExchangeFlow.steps_inside`: FMU steps until an event.
+
+The loop calls the FMU's own C functions (setTime, setContinuousStates,
+getDerivatives, getEventIndicators) through their raw addresses, which the
+lower FMI layer hands over as integers (`_ModelExchange.c_calls`). FMI 2.0 and
+3.0 declare these four functions with the same C signature, so one kernel
+serves both, compiled once per machine (cached on disk) and never per FMU: a
+call from Python costs about a microsecond (a first-class function argument
+would cost ~40 us, a closure per FMU ~0.2 s of compilation).
+
+The kernel follows `Scheme.step` operation by operation and the methods'
+acceptance rule (`_inside`, as `_kernels._inside`: written again here, since
+importing `_kernels` loads its generic kernels, 0.23 s), so a step it accepts
+is bit for bit the step the Python loop takes. It never raises: a non-OK status (above
+fmiWarning) or a non-finite derivative or indicator ends the block before that
+step, and the method's Python path redoes the step and raises the FMUError.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+ARRAY = types.float64[::1]
+MATRIX = types.float64[:, ::1]
+CALLS = types.uint64[::1]
+F64, I32, I64, U64 = types.float64, types.int32, types.int64, types.uint64
+INDEX, OK = types.int64[::1], types.boolean
+# Layout of the `calls` array: four function addresses, then the component.
+SET_TIME, SET_STATES, DERIVATIVES, INDICATORS, COMPONENT = range(5)
+FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
+
+
+@intrinsic
+def _call_set_time(typingctx, address, component, t):
+    """Call fmiXSetTime(component, t) at `address`; return its status."""
+
+    def codegen(context, builder, signature, args):
+        void_p = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.IntType(32), [void_p, ir.DoubleType()])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(fn, [builder.inttoptr(args[1], void_p), args[2]])
+
+    return I32(U64, U64, F64), codegen
+
+
+@intrinsic
+def _call_buffer(typingctx, address, component, data, size):
+    """Call fmiXFunction(component, double *data, size_t size); return its status."""
+
+    def codegen(context, builder, signature, args):
+        void_p, double_p = ir.IntType(8).as_pointer(), ir.DoubleType().as_pointer()
+        size_t = context.get_value_type(types.uintp)
+        fnty = ir.FunctionType(ir.IntType(32), [void_p, double_p, size_t])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        pointers = [
+            builder.inttoptr(args[1], void_p),
+            builder.inttoptr(args[2], double_p),
+        ]
+        return builder.call(fn, [*pointers, builder.zext(args[3], size_t)])
+
+    return I32(U64, U64, U64, U64), codegen
+
+
+@numba.njit(OK(ARRAY, ARRAY, ARRAY), cache=True)
+def _inside(sides, g0, g1):
+    """True if every guard lies strictly inside its domain at both ends."""
+    for i in range(sides.shape[0]):
+        g_start, g_end = g0[i], g1[i]
+        if not np.isfinite(g_end):
+            return False
+        if sides[i] > 0.0:  # falling
+            if not (g_start > 0.0 and g_end > 0.0):
+                return False
+        elif sides[i] < 0.0:  # rising
+            if not (g_start < 0.0 and g_end < 0.0):
+                return False
+        elif not g_start * g_end > 0.0:  # either: no sign change, no zero
+            return False
+    return True
+
+
+@numba.njit(OK(CALLS, types.intp, F64, ARRAY, ARRAY), cache=True)
+def _evaluate(calls, which, t, x, out):
+    """Set (t, x), then fill `out` by calls[which]; True if OK and finite."""
+    component = calls[COMPONENT]
+    if _call_set_time(calls[SET_TIME], component, t) > FMI_WARNING:
+        return False
+    size = np.uint64(x.shape[0])
+    if _call_buffer(calls[SET_STATES], component, x.ctypes.data, size) > FMI_WARNING:
+        return False
+    size = np.uint64(out.shape[0])
+    if _call_buffer(calls[which], component, out.ctypes.data, size) > FMI_WARNING:
+        return False
+    return np.all(np.isfinite(out))
+
+
+@numba.njit(
+    types.boolean(CALLS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY, ARRAY), cache=True
+)
+def _rk_step(calls, t, x, h, a, b, c, y):
+    """One RK step into y, as `Scheme.step` orders it; False if the FMU failed."""
+    s = b.shape[0]
+    slopes = np.empty((s, x.shape[0]))
+    for i in range(s):
+        x_stage = x
+        for j in range(i):
+            if a[i, j] != 0.0:
+                x_stage = x_stage + (h * a[i, j]) * slopes[j]
+        if not _evaluate(calls, DERIVATIVES, t + c[i] * h, x_stage, slopes[i]):
+            return False
+    increment = np.zeros(x.shape[0])
+    first = True
+    for i in range(s):
+        if b[i] != 0.0:
+            if first:
+                increment = b[i] * slopes[i]
+                first = False
+            else:
+                increment = increment + b[i] * slopes[i]
+    y[:] = x + h * increment
+    return True
+
+
+@numba.njit(
+    types.boolean(CALLS, types.int64[::1], F64, ARRAY, ARRAY, ARRAY), cache=True
+)
+def _guards(calls, index, t, x, z, g):
+    """Write the indicators index[k] at (t, x) to g[k]; False if the FMU failed."""
+    if index.shape[0] == 0:  # no guard: the Python path reads no indicator either
+        return True
+    if not _evaluate(calls, INDICATORS, t, x, z):
+        return False
+    for k in range(index.shape[0]):
+        g[k] = z[index[k]]
+    return True
+
+
+@numba.njit(
+    I64(
+        CALLS,
+        INDEX,
+        I64,
+        ARRAY,
+        MATRIX,
+        ARRAY,
+        ARRAY,
+        F64,
+        ARRAY,
+        F64,
+        F64,
+        I64,
+        F64,
+        ARRAY,
+        MATRIX,
+    ),
+    cache=True,
+)
+def fmu_flight(
+    calls, index, nz, sides, a, b, c, t, x, h, t_end, max_steps, reach_tol, ts, xs
+):
+    """Take steps of h (the last one lands on t_end) while every guard stays inside.
+
+    The guards are the FMU's event indicators `index` (of `nz`), with `sides`
+    as in `_kernels.flight`. Stops before the first step that ends on or
+    beyond a guard's surface, with non-finite values or a failed FMU call, at
+    t_end, or after `max_steps`. Writes the accepted end times and states to
+    ts[:n], xs[:n] and returns n.
+    """
+    z = np.empty(nz)
+    g0 = np.empty(index.shape[0])
+    g1 = np.empty(index.shape[0])
+    y = np.empty(x.shape[0])
+    if not _guards(calls, index, t, x, z, g0):
+        return 0
+    n = 0
+    while n < max_steps and t < t_end - reach_tol:
+        hs = min(h, t_end - t)
+        if not _rk_step(calls, t, x, hs, a, b, c, y):
+            break
+        if not _guards(calls, index, t + hs, y, z, g1):
+            break
+        if not (np.all(np.isfinite(y)) and _inside(sides, g0, g1)):
+            break
+        t = t_end if t + hs >= t_end - reach_tol else t + hs
+        x = y.copy()
+        g0[:] = g1
+        ts[n] = t
+        xs[n, :] = x
+        n += 1
+    return n

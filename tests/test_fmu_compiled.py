@@ -1,0 +1,177 @@
+"""Model Exchange steps between events in one compiled loop over the FMU's C calls.
+
+Each run is compared with the same run through the Python path (the flow's
+`steps_inside` switched off): the compiled loop follows `Scheme.step` operation
+by operation, so samples and events agree to round-off (here: exactly).
+"""
+
+import numpy as np
+import pytest
+
+from fmibridge import Edge, FMUError, Guard, Halving, HybridSystem, Mode
+from fmibridge.flows.fmu import fmu_event_edges, fmu_system, open_fmu
+from fmibridge.integrators import RK4
+from fmibridge.methods import Relaxation
+from fmibridge.models import bouncing_ball_impacts
+
+BALLS = ["BouncingBallEvents.fmu", "BouncingBallEvents_fmi3.fmu"]
+ROUND_OFF = 1e-12  # s and m: the two paths do the same floating-point operations
+
+
+def python_path(flow):
+    """Switch off the flow's compiled loop, so the method steps in Python."""
+    flow.steps_inside = lambda *args: None
+
+
+def run(path, method, *, compiled=True, t_end=3.0, extra_edges=(), **options):
+    system = fmu_system(path, "me", **options)
+    flow = system.mode("model").flow
+    if not compiled:
+        python_path(flow)
+    if extra_edges:
+        mode = Mode("model", flow, fmu_event_edges(flow, "model") + extra_edges)
+        system = HybridSystem([mode], "model", flow.x0)
+    try:
+        return method.run(system, t_end)
+    finally:
+        system.close()
+
+
+def assert_same(ours, reference):
+    assert ours.status == reference.status
+    assert dict(ours.stats) == dict(reference.stats)
+    assert ours.t.shape == reference.t.shape
+    np.testing.assert_allclose(ours.t, reference.t, rtol=0, atol=ROUND_OFF)
+    np.testing.assert_allclose(ours.x, reference.x, rtol=0, atol=ROUND_OFF)
+    np.testing.assert_allclose(
+        ours.event_times, reference.event_times, rtol=0, atol=ROUND_OFF
+    )
+
+
+@pytest.mark.parametrize("name", BALLS)
+@pytest.mark.parametrize(
+    "method",
+    [
+        Halving(h=1e-2, integrator="rk4"),
+        Halving(h=1e-2, locate="illinois"),
+        Halving(h=1e-2, integrator="midpoint"),
+        Relaxation(h=1e-2, eps=1e-6),
+    ],
+    ids=["halving-rk4", "illinois", "halving-midpoint", "relaxation"],
+)
+def test_compiled_loop_matches_python_path(fmu_dir, name, method):
+    ours = run(fmu_dir / name, method)
+    reference = run(fmu_dir / name, method, compiled=False)
+    assert_same(ours, reference)
+    assert len(ours.event_times) >= 3
+    if isinstance(method, Halving):  # the impacts themselves, to the bracket
+        exact = bouncing_ball_impacts(3, e=0.8)
+        assert np.max(np.abs(ours.event_times[:3] - exact)) < 1e-8
+
+
+def test_compiled_loop_takes_the_steps_between_events(fmu_dir):
+    system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
+    try:
+        mode = system.mode("model")
+        guards = [edge.guard for edge in mode.edges]
+        flow, h = mode.flow, 1e-2
+        steps = flow.steps_inside(guards, 0.0, flow.x0, h, 3.0, RK4, 1000, 1e-9 * h)
+        # all steps up to, not including, the one crossing the first impact
+        first = bouncing_ball_impacts(1, e=0.8)[0]
+        assert len(steps.t) == int(first / h)
+        np.testing.assert_allclose(steps.t, h * np.arange(1, len(steps.t) + 1))
+        # RK4 on a parabola is exact: h = 1 - g t^2 / 2, v = -g t
+        np.testing.assert_allclose(steps.x[:, 0], 1 - 9.81 * steps.t**2 / 2)
+        np.testing.assert_allclose(steps.x[:, 1], -9.81 * steps.t)
+        # Python's view of the FMU agrees afterwards: rhs and guards as before
+        x = np.array([0.3, -1.0])
+        np.testing.assert_array_equal(flow.rhs(0.5, x), [-1.0, -9.81])
+        assert guards[0](0.5, x) == 0.3
+    finally:
+        system.close()
+
+
+def test_python_guard_falls_back_to_python_path(fmu_dir):
+    """A mode with a guard that is not the FMU's own runs in Python, and right."""
+
+    def ceiling(t, x):
+        return 1.1 - x[0]  # the ball starts at 1 m and never rises again: never fires
+
+    extra = (Edge(Guard(ceiling, "falling"), "model", name="ceiling"),)
+    path = fmu_dir / "BouncingBallEvents.fmu"
+    system = fmu_system(path, "me")
+    try:
+        flow = system.mode("model").flow
+        guards = [e.guard for e in fmu_event_edges(flow, "model") + extra]
+        assert flow.steps_inside(guards, 0.0, flow.x0, 1e-2, 1.0, RK4, 10, 0) is None
+    finally:
+        system.close()
+    method = Halving(h=1e-2, integrator="rk4")
+    ours = run(path, method, extra_edges=extra)
+    reference = run(path, method)
+    assert_same(ours, reference)
+
+
+def test_guard_of_another_instance_is_not_ours(fmu_dir):
+    path = fmu_dir / "BouncingBallEvents.fmu"
+    with open_fmu(path, "me") as flow, open_fmu(path, "me") as other:
+        guard = Guard(other.event_indicator(0), "either", reset_at="beyond")
+        assert flow.steps_inside([guard], 0.0, flow.x0, 1e-2, 1.0, RK4, 10, 0) is None
+
+
+def test_time_varying_input_falls_back_to_python_path(fmu_dir):
+    path = fmu_dir / "ForcedOscillatorWithStop.fmu"
+    flow = open_fmu(path, "me")
+    try:
+        names = [n for n, v in flow.archive.variables.items() if v.causality == "input"]
+    finally:
+        flow.close()
+    if not names:
+        pytest.skip("the FMU has no real input")
+    with open_fmu(path, "me", inputs={names[0]: lambda t: 0.0}) as flow:
+        guards = [e.guard for e in fmu_event_edges(flow, "model")]
+        assert flow.steps_inside(guards, 0.0, flow.x0, 1e-2, 1.0, RK4, 10, 0) is None
+
+
+def test_failed_fmu_call_ends_the_block_and_python_raises(fmu_dir):
+    """A non-OK status inside the loop returns the steps so far (none here)."""
+    with open_fmu(fmu_dir / "BouncingBallEvents.fmu", "me") as flow:
+        guards = [e.guard for e in fmu_event_edges(flow, "model")]
+        flow.instance._fmu.terminate()  # fmi2SetTime now returns fmi2Error
+        steps = flow.steps_inside(guards, 0.0, flow.x0, 1e-2, 1.0, RK4, 10, 1e-11)
+        assert len(steps.t) == 0
+        with pytest.raises(FMUError, match="fmi2SetTime"):
+            flow.rhs(0.0, flow.x0)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_non_finite_derivatives_mid_block_surface_as_fmu_error(fmu_dir):
+    """v = -g t overflows to -inf before h reaches the floor: the same FMUError."""
+    path = fmu_dir / "BouncingBallEvents.fmu"
+    options = {"start": {"h": 1.79e308}, "parameters": {"g": 1.7e308}}
+    method = Halving(h=1e-2)
+    with open_fmu(path, "me", **options) as flow:
+        guards = [e.guard for e in fmu_event_edges(flow, "model")]
+        steps = flow.steps_inside(
+            guards, 0.0, flow.x0, 1e-2, 3.0, method.scheme, 1000, 1e-11
+        )
+        t_overflow = np.finfo(float).max / 1.7e308  # 1.057 s
+        assert 0 < len(steps.t) and t_overflow - 1e-2 < steps.t[-1] < t_overflow
+    messages = []
+    for compiled in (True, False):
+        with pytest.raises(FMUError, match="non-finite") as caught:
+            run(path, method, compiled=compiled, **options)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+
+
+def test_inside_agrees_with_native_kernels():
+    """fmu_kernels._inside is the acceptance rule of _kernels._inside."""
+    from fmibridge.flows import _kernels, fmu_kernels
+
+    values = [-1.0, -0.0, 0.0, 1.0, np.inf, np.nan]
+    for side in (1.0, -1.0, 0.0):
+        for g0 in values:
+            for g1 in values:
+                args = (np.array([side]), np.array([g0]), np.array([g1]))
+                assert fmu_kernels._inside(*args) == _kernels._inside(*args)
