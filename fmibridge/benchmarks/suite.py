@@ -164,7 +164,8 @@ def median_time(run: Callable[[], object], repeats: int) -> tuple[float, object]
 
 
 def search(
-    error_of: Callable[[float], float],
+    run: Callable[[float], object],
+    error_of: Callable[[object], float],
     values: list[float],
     target: float,
     *,
@@ -175,6 +176,8 @@ def search(
 ) -> Found:
     """Try `values` coarse to fine; time the first whose error is <= target.
 
+    Only `run(value)` is timed; `error_of(its output)` scores it afterwards,
+    so the cost of the metric (rho-hat over every sample) is nobody's time.
     A value whose run fails (raises ValueError, e.g. too many PS steps) or
     takes longer than `budget_s` ends the search as "not reached"; with
     `may_stall`, so do STALL_WINDOW values in a row that barely improve the
@@ -186,13 +189,14 @@ def search(
     for value in values:
         start = time.perf_counter()
         try:
-            error = error_of(value)
+            output = run(value)
         except ValueError as exc:
             return Found(best[1], best[0], math.nan, False, f"{label(value)}: {exc}")
         wall = time.perf_counter() - start
+        error = error_of(output)
         if error <= target:
-            wall, error = median_time(lambda v=value: error_of(v), repeats)
-            return Found(label(value), float(error), wall, True)
+            wall, output = median_time(lambda v=value: run(v), repeats)
+            return Found(label(value), float(error_of(output)), wall, True)
         n_stalled = n_stalled + 1 if error > STALL_RATIO * best[0] else 0
         if may_stall and n_stalled == STALL_WINDOW:
             return Found(
@@ -221,23 +225,21 @@ def _halving_steps(start: float) -> list[float]:
     return [start / 2**k for k in range(MAX_HALVINGS + 1)]
 
 
-def relaxation_error(
-    params: OscillatorParams, exact, integrator: str, h: float, eps: float
-):
-    """Run Relaxation on the compiled oscillator and return rho-hat (eq. 30)."""
+def relaxation_run(params: OscillatorParams, integrator: str, h: float, eps: float):
+    """Run Relaxation on the compiled oscillator; return its samples (t, x)."""
     method = Relaxation(h=h, eps=eps, integrator=integrator, max_events=1_000_000)
     result = method.run(forced_oscillator(params, compiled=True), params.t_max)
-    return rho_hat_of(result.t, result["x"], exact, t_max=params.t_max)
+    return result.t, result["x"]
 
 
-def halving_error(params: OscillatorParams, exact, h: float, zeno_eps=None):
+def halving_run(params: OscillatorParams, h: float, zeno_eps=None):
     """Run Halving (RK4, Illinois location) on the compiled oscillator, wrapped in
-    Completion with truncation budget `zeno_eps` if given; return rho-hat.
+    Completion with truncation budget `zeno_eps` if given; return (t, x).
 
     Halving alone resolves every impact, so a Zeno accumulation or a sticking
     phase (Example 2) exhausts its event or step budget: such a run did not
-    reach t_max and counts as inf, never as the small rho-hat of its partial
-    trajectory.
+    reach t_max and returns None (error inf), never the small rho-hat of its
+    partial trajectory.
     """
     max_steps = HALVING_STEPS_PER_GRID_STEP * math.ceil(params.t_max / h)
     method = Halving(
@@ -252,9 +254,19 @@ def halving_error(params: OscillatorParams, exact, h: float, zeno_eps=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FmibridgeWarning)
         result = method.run(forced_oscillator(params, compiled=True), params.t_max)
-    if not result.status.is_success:
-        return math.inf
-    return rho_hat_of(result.t, result["x"], exact, t_max=params.t_max)
+    return (result.t, result["x"]) if result.status.is_success else None
+
+
+def rho_hat_scorer(params: OscillatorParams, exact) -> Callable[[object], float]:
+    """Return samples -> rho-hat on [0, t_max] (eq. 30); None scores inf."""
+
+    def score(samples) -> float:
+        if samples is None:
+            return math.inf
+        t, x = samples
+        return rho_hat_of(t, x, exact, t_max=params.t_max)
+
+    return score
 
 
 def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found:
@@ -263,19 +275,20 @@ def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found
     each eps in EPS_PER_TARGET; keep the fastest that reaches the target. The
     oscillator is compiled (`forced_oscillator(compiled=True)`)."""
     runs = {
-        "halving rk4 illinois": lambda h: halving_error(params, exact, h),
-        "completion(halving rk4 illinois)": lambda h: halving_error(
-            params, exact, h, ZENO_EPS_PER_TARGET * target
+        "halving rk4 illinois": lambda h: halving_run(params, h),
+        "completion(halving rk4 illinois)": lambda h: halving_run(
+            params, h, ZENO_EPS_PER_TARGET * target
         ),
     }
     for integrator in ("midpoint", "rk4"):
         for eps in (f * target for f in EPS_PER_TARGET):
             runs[f"relaxation {integrator} eps={eps:.2g}"] = (
-                lambda h, i=integrator, e=eps: relaxation_error(params, exact, i, h, e)
+                lambda h, i=integrator, e=eps: relaxation_run(params, i, h, e)
             )
     found = [
         search(
-            error_of,
+            run,
+            rho_hat_scorer(params, exact),
             _halving_steps(0.1 if name.startswith("relaxation") else HALVING_H0),
             target,
             repeats=options.repeats,
@@ -283,7 +296,7 @@ def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found
             may_stall=True,
             label=lambda h, name=name: f"{name} h={h:.4g}, compiled",
         )
-        for name, error_of in runs.items()
+        for name, run in runs.items()
     ]
     reached = [f for f in found if f.is_reached]
     return (
@@ -298,12 +311,13 @@ def best_ps(
 ) -> Found:
     """Search the PS step h from 1e-2 by halving (eq. 29), in Python or numba."""
 
-    def error_of(h: float) -> float:
-        run = paoli_schatzman(params, h, compiled=compiled)
-        return rho_hat_of(run.t, run.x, exact, t_max=params.t_max)
+    def run(h: float):
+        ps = paoli_schatzman(params, h, compiled=compiled)
+        return ps.t, ps.x
 
     return search(
-        error_of,
+        run,
+        rho_hat_scorer(params, exact),
         _halving_steps(1e-2),
         target,
         repeats=options.repeats,
@@ -364,19 +378,18 @@ def best_ivp(params, exact, target: float, method: str, options: BenchOptions) -
     """Search rtol over IVP_RTOLS; a run stuck restarting counts as failed."""
     outcomes: dict[float, IvpRun] = {}
 
-    def error_of(rtol: float) -> float:
-        run = ivp_with_restarts(params, method, rtol)
-        if not run.is_complete and any(not r.is_complete for r in outcomes.values()):
+    def run(rtol: float):
+        outcome = ivp_with_restarts(params, method, rtol)
+        if not outcome.is_complete and any(
+            not r.is_complete for r in outcomes.values()
+        ):
             raise ValueError("stuck again at a finer rtol")  # ends the search
-        outcomes[rtol] = run
-        return (
-            rho_hat_of(run.t, run.x, exact, t_max=params.t_max)
-            if run.is_complete
-            else math.inf
-        )
+        outcomes[rtol] = outcome
+        return (outcome.t, outcome.x) if outcome.is_complete else None
 
     found = search(
-        error_of,
+        run,
+        rho_hat_scorer(params, exact),
         list(IVP_RTOLS),
         target,
         repeats=options.repeats,
