@@ -6,7 +6,23 @@ import abc
 
 import numpy as np
 
+from ..errors import FmibridgeError
 from ..integrators import Scheme
+
+
+def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
+    """Check a flow's f is callable and its state names unique and non-empty.
+
+    `flow` names the flow in the error ("NativeFlow `ball`").
+    """
+    if not callable(f):
+        raise FmibridgeError(f"{flow}: `f` must be callable.")
+    names = tuple(state_names)
+    if not names or len(set(names)) != len(names):
+        raise FmibridgeError(
+            f"{flow}: `state_names` must be unique and non-empty, got {list(names)}."
+        )
+    return names
 
 
 class Flow(abc.ABC):

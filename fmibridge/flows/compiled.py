@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import FmibridgeError
 from ..integrators import Scheme
-from .base import VectorField
+from .base import VectorField, checked_names
 
 # Samples gathered per call of the compiled loop; the method calls again for more.
 BLOCK = 4096
@@ -116,14 +116,7 @@ class CompiledFlow(VectorField):
     def __init__(
         self, f: Callable, state_names: Sequence[str], *, name: str = "compiled"
     ) -> None:
-        if not callable(f):
-            raise FmibridgeError(f"CompiledFlow `{name}`: `f` must be callable.")
-        names = tuple(state_names)
-        if not names or len(set(names)) != len(names):
-            raise FmibridgeError(
-                f"CompiledFlow `{name}`: `state_names` must be unique and non-empty, "
-                f"got {list(names)}."
-            )
+        names = checked_names(f"CompiledFlow `{name}`", f, state_names)
         self._f = compiled(
             f, f"the right-hand side f of CompiledFlow `{name}`", kind="rhs"
         )

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import FmibridgeError
-from .base import VectorField
+from .base import VectorField, checked_names
 
 InputFn = Callable[[float], np.ndarray | float]
 
@@ -43,14 +43,7 @@ class NativeFlow(VectorField):
         inputs: InputFn | None = None,
         name: str = "native",
     ) -> None:
-        if not callable(f):
-            raise FmibridgeError(f"NativeFlow `{name}`: `f` must be callable.")
-        names = tuple(state_names)
-        if not names or len(set(names)) != len(names):
-            raise FmibridgeError(
-                f"NativeFlow `{name}`: `state_names` must be unique and non-empty, "
-                f"got {list(names)}."
-            )
+        names = checked_names(f"NativeFlow `{name}`", f, state_names)
         if inputs is not None and not callable(inputs):
             raise FmibridgeError(
                 f"NativeFlow `{name}`: `inputs` must be callable u(t)."
