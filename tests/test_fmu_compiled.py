@@ -10,7 +10,7 @@ import pytest
 
 from fmibridge import Edge, FMUError, Guard, Halving, HybridSystem, Mode
 from fmibridge.flows.fmu import fmu_event_edges, fmu_system, open_fmu
-from fmibridge.integrators import RK4
+from fmibridge.integrators import EULER, MIDPOINT, RK4
 from fmibridge.methods import Relaxation
 from fmibridge.models import bouncing_ball_impacts
 
@@ -19,8 +19,9 @@ ROUND_OFF = 1e-12  # s and m: the two paths do the same floating-point operation
 
 
 def python_path(flow):
-    """Switch off the flow's compiled loop, so the method steps in Python."""
+    """Switch off the flow's compiled loop and step, so the method steps in Python."""
     flow.steps_inside = lambda *args: None
+    flow.advance = lambda t, x, h, scheme: scheme.step(flow.rhs, t, x, h)
 
 
 def run(path, method, *, compiled=True, t_end=3.0, extra_edges=(), **options):
@@ -89,6 +90,27 @@ def test_compiled_loop_takes_the_steps_between_events(fmu_dir):
         assert guards[0](0.5, x) == 0.3
     finally:
         system.close()
+
+
+@pytest.mark.parametrize("scheme", [RK4, MIDPOINT, EULER], ids=lambda s: s.name)
+@pytest.mark.parametrize("name", ["BouncingBallEvents.fmu", "BallOnSineSurface.fmu"])
+def test_compiled_advance_is_the_python_step(fmu_dir, name, scheme):
+    with open_fmu(fmu_dir / name, "me") as flow:
+        indicators = [flow.event_indicator(i) for i in range(flow.instance.nz)]
+        x = flow.x0 + 0.1
+        y = flow.advance(0.2, x, 1e-2, scheme)
+        z = [g(0.2 + 1e-2, y) for g in indicators]  # left by the compiled step
+        flow._z_key = None
+        assert [g(0.2 + 1e-2, y) for g in indicators] == z
+        python_path(flow)
+        np.testing.assert_array_equal(flow.advance(0.2, x, 1e-2, scheme), y)
+
+
+def test_failed_fmu_call_in_compiled_advance_raises_fmu_error(fmu_dir):
+    with open_fmu(fmu_dir / "BouncingBallEvents.fmu", "me") as flow:
+        flow.instance._fmu.terminate()  # fmi2SetTime now returns fmi2Error
+        with pytest.raises(FMUError, match="fmi2SetTime"):
+            flow.advance(0.0, flow.x0, 1e-2, RK4)
 
 
 def test_python_guard_falls_back_to_python_path(fmu_dir):

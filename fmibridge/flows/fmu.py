@@ -226,11 +226,39 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._z_key: tuple | None = None
         self._discrete: dict[int, int] = {}  # discrete inputs as last set in event mode
         self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
+        self._has_varying_inputs = any(callable(u) for _, u in self._inputs)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         if self._inputs:
             self._set_inputs(t)
         return self._check_finite(self.instance.derivatives(t, x), "get derivatives", t)
+
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): one compiled RK step over the FMU's C calls where it can.
+
+        The same operations as `scheme.step(self.rhs, ...)`, in one call of
+        `fmu_kernels.fmu_advance`, which also leaves the event indicators at
+        (t + h, x(t + h)) for the guards that the method evaluates next. Inputs
+        that vary with time, or a failed FMU call, take the Python step (which
+        raises the FMUError).
+        """
+        if self._has_varying_inputs:
+            return super().advance(t, x, h, scheme)
+        if self._inputs:
+            self._set_inputs(t)
+        instance, kernels = self.instance, _fmu_kernels()
+        x = np.ascontiguousarray(x, dtype=float)
+        y, z = np.empty(x.shape), np.empty(instance.nz)
+        a, b, c = _tableau(scheme)
+        outcome = kernels.fmu_advance(
+            instance.c_calls, a, b, c, float(t), x, float(h), y, z
+        )
+        instance.forget_time()
+        if outcome == kernels.STEP_FAILED:
+            return super().advance(t, x, h, scheme)
+        if outcome == kernels.STEP_AND_INDICATORS:
+            self._z, self._z_key = z, (t + h, y.tobytes())
+        return y
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self._set_inputs(t)
@@ -288,7 +316,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         method's own step then raises the FMUError.
         """
         index = self._indicator_index(guards)
-        if index is None or any(callable(u) for _, u in self._inputs):
+        if index is None or self._has_varying_inputs:
             return None
         instance = self.instance
         self._set_inputs(t)  # constants, set once as rhs would at every call

@@ -192,3 +192,21 @@ def fmu_flight(
         xs[n, :] = x
         n += 1
     return n
+
+
+STEP_FAILED, STEP_TAKEN, STEP_AND_INDICATORS = 0, 1, 2  # fmu_advance's outcomes
+
+
+@numba.njit(I64(CALLS, MATRIX, ARRAY, ARRAY, F64, ARRAY, F64, ARRAY, ARRAY), cache=True)
+def fmu_advance(calls, a, b, c, t, x, h, y, z):
+    """One RK step from (t, x) into y, then the indicators at (t + h, y) into z.
+
+    Returns STEP_FAILED if an FMU call failed or gave non-finite derivatives
+    (the caller redoes the step in Python, which raises), STEP_TAKEN if only
+    y is valid, STEP_AND_INDICATORS if z holds the indicators too.
+    """
+    if not _rk_step(calls, t, x, h, a, b, c, y):
+        return STEP_FAILED
+    if z.shape[0] == 0 or not _evaluate(calls, INDICATORS, t + h, y, z):
+        return STEP_TAKEN
+    return STEP_AND_INDICATORS
