@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import pairwise
 from typing import ClassVar
 
 import numpy as np
@@ -98,8 +100,22 @@ class ConstrainedFlow(VectorField):
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         return self.contact.constrained_rhs(t, x)
 
-    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        return self.contact.project(t + h, scheme.step(self.rhs, t, x, h))
+    def advance(
+        self,
+        t: float,
+        x: np.ndarray,
+        h: float,
+        scheme: Scheme,
+        slope: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Step and project; `slope`, dx/dt at (t, x) if known, saves one rhs."""
+        rhs = self.rhs
+        if slope is not None:
+
+            def rhs(s: float, z: np.ndarray) -> np.ndarray:
+                return slope if z is x and s == t else self.rhs(s, z)
+
+        return self.contact.project(t + h, scheme.step(rhs, t, x, h))
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         return {**super().variables(t, x), "lam": self.contact.lam(t, x)}
@@ -165,12 +181,17 @@ def truncation_threshold(
 
 @dataclass(frozen=True)
 class _Impact:
-    """One impact of the current series: time, pre-impact state, R* of it."""
+    """One impact of the current series: time, pre-impact state, gap rate."""
 
     t: float
     x: np.ndarray
-    x_star: np.ndarray
     rate: float
+    contact: Contact
+
+    @cached_property
+    def x_star(self) -> np.ndarray:
+        """R* of the pre-impact state, on demand: most impacts never need it."""
+        return self.contact.project(self.t, self.x)
 
 
 @dataclass(frozen=True)
@@ -385,26 +406,21 @@ class Completion(Method):
         for event in reversed(log.events[-N_SERIES:]):
             if event.source != flow.free or event.edge not in flow.impact_edges:
                 break
-            c = flow.contact
-            series.append(
-                _Impact(
-                    event.t,
-                    event.x_before,
-                    c.project(event.t, event.x_before),
-                    c.rate(event.t, event.x_before),
-                )
-            )
+            rate = flow.contact.rate(event.t, event.x_before)
+            series.append(_Impact(event.t, event.x_before, rate, flow.contact))
         return series[::-1]
 
     def _truncates(self, contact: Contact, series: list[_Impact]) -> bool:
         """Return True if the last impact meets the truncation test (module doc)."""
         last, e = series[-1], contact.restitution
-        if not (last.rate < 0 and e < 1.0 and contact.lam(last.t, last.x_star) > 0):
-            return False  # condition (i), and Theorems 1-2 need e < 1
+        if not (last.rate < 0 and e < 1.0):
+            return False  # Theorems 1-2 need e < 1
         if e == 0.0:
-            return True  # A16: the plastic impact already lands on Z
-        if contact.bounds is None:
-            return self._geometric(contact, series)
+            return _pressed(contact, last)  # A16: the plastic impact lands on Z
+        if contact.bounds is None:  # decay first: it needs no R* and mostly fails
+            return self._geometric(contact, series) and _pressed(contact, last)
+        if not _pressed(contact, last):
+            return False
         eps = (self.eps_t, V_RATIO * self.eps_q, V_RATIO * self.eps_v)
         bounds = contact.bounds(last.t, last.x_star, eps[1], eps[2])
         speed = float(np.linalg.norm(last.x_star[list(contact.v_index)]))
@@ -416,16 +432,13 @@ class Completion(Method):
         """Model-free test: geometric decay predicts tails within half the budgets."""
         if len(series) < N_SERIES:
             return False
-        times = np.array([s.t for s in series])
-        rates = np.abs([s.rate for s in series])
-        intervals = np.diff(times)
-        if np.any(intervals <= 0) or np.any(rates <= 0):
+        intervals = [b.t - a.t for a, b in pairwise(series)]
+        rates = [abs(s.rate) for s in series]
+        if min(intervals) <= 0 or min(rates) <= 0:
             return False
-        ratios = np.concatenate(
-            [intervals[1:] / intervals[:-1], rates[1:] / rates[:-1]]
-        )
-        r = float(ratios.max())
-        if r >= 1.0 or r - float(ratios.min()) > RATIO_SPREAD:
+        ratios = [b / a for run in (intervals, rates) for a, b in pairwise(run)]
+        r = max(ratios)
+        if r >= 1.0 or r - min(ratios) > RATIO_SPREAD:
             return False
         s = FALLBACK_SAFETY * r / (1.0 - r)
         iq, iv = list(contact.q_index), list(contact.v_index)
@@ -463,28 +476,29 @@ class Completion(Method):
     ) -> Step:
         """Take one constrained step: grow it while safe, or locate a lift-off."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-        lam_of = flow.contact.lam
+        constrained, scheme = flow.contact.constrained, self.scheme
         t, x = state.t, state.x
         grown = 2.0 * flow.last_step if flow.last_step is not None else self.h
         hs = min(max(self.h, grown), t_end - t)
-        lam0 = lam_of(t, x)
+        slope, lam0 = constrained(t, x)  # serves every trial step from (t, x)
         for _ in range(MAX_HALVINGS):
-            x_mid = flow.advance(t, x, hs / 2, self.scheme)
-            x_two = flow.advance(t + hs / 2, x_mid, hs / 2, self.scheme)
-            lam_mid, lam1 = lam_of(t + hs / 2, x_mid), lam_of(t + hs, x_two)
+            x_mid = flow.advance(t, x, hs / 2, scheme, slope)
+            slope_mid, lam_mid = constrained(t + hs / 2, x_mid)
+            x_two = flow.advance(t + hs / 2, x_mid, hs / 2, scheme, slope_mid)
+            lam1 = flow.contact.lam(t + hs, x_two)
             crossing = lam_mid <= 0 or lam1 <= 0
             smallest = hs <= self.h
             if not smallest and (
                 crossing
                 or not _steady(lam0, lam_mid, lam1)
-                or np.max(np.abs(flow.advance(t, x, hs, self.scheme) - x_two))
+                or np.max(np.abs(flow.advance(t, x, hs, scheme, slope) - x_two))
                 > self.tol
             ):
                 log.n_rejected += 1
                 hs = max(hs / 2, min(self.h, t_end - t))
                 continue
             if crossing:
-                return Step(self._lift_off(mode, t, x, hs, lam0, log))
+                return Step(self._lift_off(mode, t, x, hs, slope, lam0, log))
             log.n_steps += 1
             flow.last_step = hs
             t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
@@ -493,14 +507,21 @@ class Completion(Method):
         return Step(state, Status.NO_PROGRESS)
 
     def _lift_off(
-        self, mode: Mode, t: float, x: np.ndarray, hs: float, lam0: float, log: Recorder
+        self,
+        mode: Mode,
+        t: float,
+        x: np.ndarray,
+        hs: float,
+        slope: np.ndarray,
+        lam0: float,
+        log: Recorder,
     ) -> State:
         """Bracket lam = 0 in [t, t + hs] to t_tol (Illinois), place it by secant,
-        lift off."""
+        lift off; `slope` and `lam0` are dx/dt and lam at (t, x)."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
 
         def trial(sigma: float) -> End:
-            z = flow.advance(t, x, sigma, self.scheme)
+            z = flow.advance(t, x, sigma, self.scheme, slope)
             return End(sigma, flow.contact.lam(t + sigma, z))
 
         lo, hi = illinois(
@@ -508,13 +529,18 @@ class Completion(Method):
         )
         frac = lo.f / (lo.f - hi.f) if lo.f != hi.f else 0.0
         tc = lo.sigma + (hi.sigma - lo.sigma) * min(max(frac, 0.0), 1.0)
-        xc = flow.advance(t, x, tc, self.scheme) if tc > 0 else x
+        xc = flow.advance(t, x, tc, self.scheme, slope) if tc > 0 else x
         edge = mode.edges[0]
         log.n_steps += 1
         log.sample(t + tc, xc, CONSTRAINED, lam=flow.contact.lam(t + tc, xc))
         log.event(Event(t + tc, edge.name, CONSTRAINED, edge.target, xc, xc))
         log.sample(t + tc, xc, edge.target)
         return State(t + tc, xc, edge.target)
+
+
+def _pressed(contact: Contact, impact: _Impact) -> bool:
+    """Return True if lam(R* x) > 0 at the impact: condition (i) of Def. 7."""
+    return contact.lam(impact.t, impact.x_star) > 0
 
 
 def _steady(lam0: float, lam_mid: float, lam1: float) -> bool:
