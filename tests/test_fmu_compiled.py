@@ -185,15 +185,3 @@ def test_non_finite_derivatives_mid_block_surface_as_fmu_error(fmu_dir):
             run(path, method, compiled=compiled, **options)
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
-
-
-def test_inside_agrees_with_native_kernels():
-    """fmu_kernels._inside is the acceptance rule of _kernels._inside."""
-    from fmibridge.flows import _kernels, fmu_kernels
-
-    values = [-1.0, -0.0, 0.0, 1.0, np.inf, np.nan]
-    for side in (1.0, -1.0, 0.0):
-        for g0 in values:
-            for g1 in values:
-                args = (np.array([side]), np.array([g0]), np.array([g1]))
-                assert fmu_kernels._inside(*args) == _kernels._inside(*args)

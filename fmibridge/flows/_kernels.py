@@ -47,7 +47,7 @@ def rk_step(f, t, x, h, a, b, c):
 
 
 @numba.njit(types.boolean(ARRAY, ARRAY, ARRAY), cache=True)
-def _inside(sides, g0, g1):
+def inside(sides, g0, g1):
     """True if every guard lies strictly inside its domain at both ends."""
     for i in range(sides.shape[0]):
         g_start, g_end = g0[i], g1[i]
@@ -98,7 +98,7 @@ def flight(f, guards, sides, a, b, c, t, x, h, t_end, max_steps, reach_tol, ts, 
         hs = min(h, t_end - t)
         y = rk_step(f, t, x, hs, a, b, c)
         guards(t + hs, y, g1)
-        if not (np.all(np.isfinite(y)) and _inside(sides, g0, g1)):
+        if not (np.all(np.isfinite(y)) and inside(sides, g0, g1)):
             break
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y

@@ -9,9 +9,8 @@ call from Python costs about a microsecond (a first-class function argument
 would cost ~40 us, a closure per FMU ~0.2 s of compilation).
 
 The kernel follows `Scheme.step` operation by operation and the methods'
-acceptance rule (`_inside`, as `_kernels._inside`: written again here, since
-importing `_kernels` loads its generic kernels, 0.23 s), so a step it accepts
-is bit for bit the step the Python loop takes. It never raises: a non-OK status (above
+acceptance rule (`_kernels.inside`), so a step it accepts is bit for bit the
+step the Python loop takes. It never raises: a non-OK status (above
 fmiWarning) or a non-finite derivative or indicator ends the block before that
 step, and the method's Python path redoes the step and raises the FMUError.
 """
@@ -23,6 +22,8 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from ._kernels import inside
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
@@ -63,24 +64,6 @@ def _call_buffer(typingctx, address, component, data, size):
         return builder.call(fn, [*pointers, builder.zext(args[3], size_t)])
 
     return I32(U64, U64, U64, U64), codegen
-
-
-@numba.njit(OK(ARRAY, ARRAY, ARRAY), cache=True)
-def _inside(sides, g0, g1):
-    """True if every guard lies strictly inside its domain at both ends."""
-    for i in range(sides.shape[0]):
-        g_start, g_end = g0[i], g1[i]
-        if not np.isfinite(g_end):
-            return False
-        if sides[i] > 0.0:  # falling
-            if not (g_start > 0.0 and g_end > 0.0):
-                return False
-        elif sides[i] < 0.0:  # rising
-            if not (g_start < 0.0 and g_end < 0.0):
-                return False
-        elif not g_start * g_end > 0.0:  # either: no sign change, no zero
-            return False
-    return True
 
 
 @numba.njit(OK(CALLS, types.intp, F64, ARRAY, ARRAY), cache=True)
@@ -183,7 +166,7 @@ def fmu_flight(
             break
         if not _guards(calls, index, t + hs, y, z, g1):
             break
-        if not (np.all(np.isfinite(y)) and _inside(sides, g0, g1)):
+        if not (np.all(np.isfinite(y)) and inside(sides, g0, g1)):
             break
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y.copy()
