@@ -7,6 +7,7 @@ exact oscillator with stop (Burden et al., Table I Example 2).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,8 +15,9 @@ import pandas as pd
 import pytest
 
 from fmibridge.cli import main
-from fmibridge.contact import ZenoBounds
+from fmibridge.contact import Contact, ZenoBounds
 from fmibridge.errors import FmibridgeError
+from fmibridge.integrators import RK4
 from fmibridge.lagrangian import to_hybrid
 from fmibridge.lagrangian_models import (
     flat_ball,
@@ -24,7 +26,11 @@ from fmibridge.lagrangian_models import (
     stop_oscillator,
 )
 from fmibridge.methods import Halving, Relaxation, Unilateral
-from fmibridge.methods.completion import Completion, truncation_threshold
+from fmibridge.methods.completion import (
+    Completion,
+    ConstrainedFlow,
+    truncation_threshold,
+)
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time, forced_oscillator
 from fmibridge.system import HybridSystem, Mode
 from fmibridge.validation import EXAMPLE_2, exact_solution, rho_hat
@@ -267,3 +273,46 @@ def test_models_forced_oscillator_declares_the_stop_as_its_contact(example2):
     np.testing.assert_allclose(releases, exact, atol=1e-6)
     zenos = [e.t for e in _events(result, "zeno")]
     np.testing.assert_allclose(zenos, example2.zeno_times, atol=1e-3)
+
+
+# -- the constrained phase's shortcuts change nothing ---------------------------------
+
+
+@pytest.mark.parametrize("hessian", [True, False], ids=["hessian", "differences"])
+def test_contact_with_interleaved_indices_matches_the_contiguous_layout(hessian):
+    """q, qdot at (0, 2), (1, 3) (index arrays) against (0, 1), (2, 3) (slices)."""
+    c = to_hybrid(sine_ball(), [0.0, 2.0], [1.5, 0.0]).constraint
+    if not hessian:
+        c = dataclasses.replace(c, hessian_fn=None)
+    perm = [0, 2, 1, 3]  # its own inverse
+    mixed = Contact(
+        c.gap,
+        c.velocity,
+        c.restitution,
+        gap_fn=lambda t, x: c.gap_fn(t, x[perm]),
+        gradient_fn=lambda t, x: c.gradient_fn(t, x[perm]),
+        rhs_with_force=lambda t, x, lam: c.rhs_with_force(t, x[perm], lam)[perm],
+        q_index=(0, 2),
+        v_index=(1, 3),
+        hessian_fn=(lambda t, x: c.hessian_fn(t, x[perm])) if hessian else None,
+    )
+    x = np.array([0.3, math.sin(0.3) + 1e-3, 1.2, -0.4])
+    for f in ("h", "rate", "lam"):
+        assert getattr(mixed, f)(0.0, x[perm]) == pytest.approx(
+            getattr(c, f)(0.0, x), rel=1e-14
+        )
+    for f in ("project", "impact", "constrained_rhs"):
+        np.testing.assert_allclose(
+            getattr(mixed, f)(0.0, x[perm])[perm], getattr(c, f)(0.0, x), rtol=1e-14
+        )
+
+
+def test_constrained_step_from_a_known_slope_is_bit_identical():
+    contact = forced_oscillator(EXAMPLE_2).constraint
+    flow = ConstrainedFlow(contact, ("x", "v"), "free", ("stop",))
+    x = np.array([EXAMPLE_2.x_max, 0.0])
+    slope, lam = contact.constrained(0.0, x)
+    assert lam == contact.lam(0.0, x) > 0
+    np.testing.assert_array_equal(
+        flow.advance(0.0, x, 0.1, RK4, slope), flow.advance(0.0, x, 0.1, RK4)
+    )

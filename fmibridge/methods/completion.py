@@ -108,7 +108,8 @@ class ConstrainedFlow(VectorField):
         scheme: Scheme,
         slope: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Step and project; `slope`, dx/dt at (t, x) if known, saves one rhs."""
+        """Step and project onto Z. A known `slope` (dx/dt at (t, x)) replaces the
+        first stage's evaluation, which an explicit scheme makes at (t, x) itself."""
         rhs = self.rhs
         if slope is not None:
 
