@@ -32,8 +32,13 @@ BLOCK = 4096
 # compiles each in about a second, so flows built again (a sweep) reuse them.
 _STEPPERS: dict[Callable, Callable] = {}
 _FLIGHTS: dict[tuple, Callable] = {}
-# The guard directions as the compiled loop reads them.
+# The guard directions as the compiled loops read them.
 _SIDE = {"falling": 1.0, "rising": -1.0, "either": 0.0}
+
+
+def guard_sides(guards) -> np.ndarray:
+    """Return each guard's direction as the compiled loops read it (+1, -1, 0)."""
+    return np.array([_SIDE[g.direction] for g in guards])
 
 
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
@@ -130,7 +135,7 @@ class CompiledFlow(VectorField):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         if self._f not in _STEPPERS:
             _STEPPERS[self._f] = _kernels().stepper(self._f)
-        a, b, c = _tableau(scheme)
+        a, b, c = tableau_arrays(scheme)
         return _STEPPERS[self._f](
             float(t), np.asarray(x, dtype=float), float(h), a, b, c
         )
@@ -142,8 +147,8 @@ class CompiledFlow(VectorField):
         if key not in _FLIGHTS:
             kernels = _kernels()
             _FLIGHTS[key] = kernels.flight_loop(self._f, kernels.guard_vector(key[1:]))
-        sides = np.array([_SIDE[g.direction] for g in guards])
-        a, b, c = _tableau(scheme)
+        sides = guard_sides(guards)
+        a, b, c = tableau_arrays(scheme)
         n = _FLIGHTS[key](
             sides,
             a,
@@ -164,7 +169,7 @@ class CompiledFlow(VectorField):
         return {"flow": f"compiled:{self.name}"}
 
 
-def _tableau(scheme: Scheme) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tableau_arrays(scheme: Scheme) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return the scheme's Butcher tableau as arrays (cached on the scheme)."""
     cached = getattr(scheme, "_arrays", None)
     if cached is None:

@@ -23,7 +23,7 @@ from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
 from .base import Flow, VectorField
-from .compiled import _SIDE, BLOCK, Steps, _tableau
+from .compiled import BLOCK, Steps, guard_sides, tableau_arrays
 from .fmi import FmiInstance, FmuArchive
 
 InputValue = float | Callable[[float], float]
@@ -249,7 +249,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         instance, kernels = self.instance, _fmu_kernels()
         x = np.ascontiguousarray(x, dtype=float)
         y, z = np.empty(x.shape), np.empty(instance.nz)
-        a, b, c = _tableau(scheme)
+        a, b, c = tableau_arrays(scheme)
         outcome = kernels.fmu_advance(
             instance.c_calls, a, b, c, float(t), x, float(h), y, z
         )
@@ -323,13 +323,13 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         if self._blocks is None:
             self._blocks = (np.empty(BLOCK), np.empty((BLOCK, len(self.state_names))))
         ts, xs = self._blocks
-        a, b, c = _tableau(scheme)
+        a, b, c = tableau_arrays(scheme)
         try:
             n = _fmu_kernels().fmu_flight(
                 instance.c_calls,
                 index,
                 instance.nz,
-                np.array([_SIDE[g.direction] for g in guards]),
+                guard_sides(guards),
                 a,
                 b,
                 c,
