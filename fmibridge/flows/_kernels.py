@@ -23,20 +23,22 @@ GUARDS = types.FunctionType(GUARDS_SIGNATURE)
 F64, I64 = types.float64, types.int64
 
 
-@numba.njit(ARRAY(RHS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY), cache=True)
-def rk_step(f, t, x, h, a, b, c):
-    """One explicit RK step with tableau (a, b, c), in `Scheme.step`'s order."""
-    s = b.shape[0]
-    slopes = np.empty((s, x.shape[0]))
-    for i in range(s):
-        x_stage = x
-        for j in range(i):
-            if a[i, j] != 0.0:
-                x_stage = x_stage + (h * a[i, j]) * slopes[j]
-        slopes[i] = f(t + c[i] * h, x_stage)
+@numba.njit(ARRAY(ARRAY, F64, MATRIX, MATRIX, I64), cache=True)
+def stage_state(x, h, a, slopes, i):
+    """Return x + h sum_j a_ij k_j, the state of stage i, in `Scheme.step`'s order."""
+    x_stage = x
+    for j in range(i):
+        if a[i, j] != 0.0:
+            x_stage = x_stage + (h * a[i, j]) * slopes[j]
+    return x_stage
+
+
+@numba.njit(ARRAY(ARRAY, F64, ARRAY, MATRIX), cache=True)
+def combine(x, h, b, slopes):
+    """Return x + h sum_i b_i k_i over the nonzero weights, in `Scheme.step`'s order."""
     increment = np.zeros(x.shape[0])
     first = True
-    for i in range(s):
+    for i in range(b.shape[0]):
         if b[i] != 0.0:
             if first:
                 increment = b[i] * slopes[i]
@@ -44,6 +46,15 @@ def rk_step(f, t, x, h, a, b, c):
             else:
                 increment = increment + b[i] * slopes[i]
     return x + h * increment
+
+
+@numba.njit(ARRAY(RHS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY), cache=True)
+def rk_step(f, t, x, h, a, b, c):
+    """One explicit RK step with tableau (a, b, c), as `Scheme.step` takes it."""
+    slopes = np.empty((b.shape[0], x.shape[0]))
+    for i in range(b.shape[0]):
+        slopes[i] = f(t + c[i] * h, stage_state(x, h, a, slopes, i))
+    return combine(x, h, b, slopes)
 
 
 @numba.njit(types.boolean(ARRAY, ARRAY, ARRAY), cache=True)

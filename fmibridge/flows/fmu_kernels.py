@@ -23,7 +23,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ._kernels import inside
+from ._kernels import combine, inside, stage_state
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
@@ -86,25 +86,12 @@ def _evaluate(calls, which, t, x, out):
 )
 def _rk_step(calls, t, x, h, a, b, c, y):
     """One RK step into y, as `Scheme.step` orders it; False if the FMU failed."""
-    s = b.shape[0]
-    slopes = np.empty((s, x.shape[0]))
-    for i in range(s):
-        x_stage = x
-        for j in range(i):
-            if a[i, j] != 0.0:
-                x_stage = x_stage + (h * a[i, j]) * slopes[j]
+    slopes = np.empty((b.shape[0], x.shape[0]))
+    for i in range(b.shape[0]):
+        x_stage = stage_state(x, h, a, slopes, i)
         if not _evaluate(calls, DERIVATIVES, t + c[i] * h, x_stage, slopes[i]):
             return False
-    increment = np.zeros(x.shape[0])
-    first = True
-    for i in range(s):
-        if b[i] != 0.0:
-            if first:
-                increment = b[i] * slopes[i]
-                first = False
-            else:
-                increment = increment + b[i] * slopes[i]
-    y[:] = x + h * increment
+    y[:] = combine(x, h, b, slopes)
     return True
 
 
