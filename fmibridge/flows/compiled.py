@@ -28,8 +28,10 @@ from .base import VectorField, checked_names
 
 # Samples gathered per call of the compiled loop; the method calls again for more.
 BLOCK = 4096
-# Compiled loops, once per right-hand side and tuple of guard functions: numba
-# compiles each in about a second, so flows built again (a sweep) reuse them.
+# The closures that bind the kernels to one right-hand side (and guard tuple):
+# numba compiles each in about 0.2 s, so flows built again from the same
+# compiled functions reuse them. A new f (new parameters baked into a closure)
+# costs its own compilation: pass parameters through x or a global instead.
 _STEPPERS: dict[Callable, Callable] = {}
 _FLIGHTS: dict[tuple, Callable] = {}
 # The guard directions as the compiled loops read them.
