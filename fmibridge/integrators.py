@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -71,6 +72,15 @@ class Scheme:
         for i, b_i in rest:
             increment = increment + b_i * slopes[i]
         return x + h * increment
+
+    @cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The tableau as dense float arrays (a, b, c), for the compiled kernels."""
+        s = len(self.b)
+        a = np.zeros((s, s))
+        for i, row in enumerate(self.a):
+            a[i, : len(row)] = row
+        return a, np.array(self.b, dtype=float), np.array(self.c, dtype=float)
 
     def __repr__(self) -> str:
         return f"Scheme({self.name!r}, order={self.order})"

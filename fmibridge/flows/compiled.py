@@ -17,6 +17,7 @@ round-off. numba is imported on first use.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -132,14 +133,14 @@ class CompiledFlow(VectorField):
         self._x_block = np.empty((BLOCK, len(names)))
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        return self._f(float(t), np.asarray(x, dtype=float))
+        return self._f(float(t), np.ascontiguousarray(x, dtype=float))
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         if self._f not in _STEPPERS:
             _STEPPERS[self._f] = _kernels().stepper(self._f)
-        a, b, c = tableau_arrays(scheme)
+        a, b, c = scheme.arrays
         return _STEPPERS[self._f](
-            float(t), np.asarray(x, dtype=float), float(h), a, b, c
+            float(t), np.ascontiguousarray(x, dtype=float), float(h), a, b, c
         )
 
     def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
@@ -150,14 +151,14 @@ class CompiledFlow(VectorField):
             kernels = _kernels()
             _FLIGHTS[key] = kernels.flight_loop(self._f, kernels.guard_vector(key[1:]))
         sides = guard_sides(guards)
-        a, b, c = tableau_arrays(scheme)
+        a, b, c = scheme.arrays
         n = _FLIGHTS[key](
             sides,
             a,
             b,
             c,
             float(t),
-            np.asarray(x, dtype=float),
+            np.ascontiguousarray(x, dtype=float),
             float(h),
             float(t_end),
             int(min(max_steps, BLOCK)),
@@ -171,27 +172,9 @@ class CompiledFlow(VectorField):
         return {"flow": f"compiled:{self.name}"}
 
 
-def tableau_arrays(scheme: Scheme) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return the scheme's Butcher tableau as arrays (cached on the scheme)."""
-    cached = getattr(scheme, "_arrays", None)
-    if cached is None:
-        s = len(scheme.b)
-        a = np.zeros((s, s))
-        for i, row in enumerate(scheme.a):
-            a[i, : len(row)] = row
-        cached = (a, np.array(scheme.b, dtype=float), np.array(scheme.c, dtype=float))
-        object.__setattr__(scheme, "_arrays", cached)
-    return cached
-
-
-_KERNELS = None
-
-
+@functools.cache
 def _kernels():
-    """Import the compiled kernels once (numba compiles them on first call)."""
-    global _KERNELS
-    if _KERNELS is None:
-        from . import _kernels as module
+    """Import the compiled kernels on first use (numba loads them from its cache)."""
+    from . import _kernels as module
 
-        _KERNELS = module
-    return _KERNELS
+    return module

@@ -11,6 +11,7 @@ serve rollback when a step is halved.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -23,7 +24,7 @@ from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
 from .base import Flow, VectorField
-from .compiled import BLOCK, Steps, guard_sides, tableau_arrays
+from .compiled import BLOCK, Steps, guard_sides
 from .fmi import FmiInstance, FmuArchive
 
 InputValue = float | Callable[[float], float]
@@ -249,7 +250,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         instance, kernels = self.instance, _fmu_kernels()
         x = np.ascontiguousarray(x, dtype=float)
         y, z = np.empty(x.shape), np.empty(instance.nz)
-        a, b, c = tableau_arrays(scheme)
+        a, b, c = scheme.arrays
         outcome = kernels.fmu_advance(
             instance.c_calls, a, b, c, float(t), x, float(h), y, z
         )
@@ -323,7 +324,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         if self._blocks is None:
             self._blocks = (np.empty(BLOCK), np.empty((BLOCK, len(self.state_names))))
         ts, xs = self._blocks
-        a, b, c = tableau_arrays(scheme)
+        a, b, c = scheme.arrays
         try:
             n = _fmu_kernels().fmu_flight(
                 instance.c_calls,
@@ -486,17 +487,12 @@ class CoSimulationFlow(_FmuFlow, Flow):
         super().close()
 
 
-_FMU_KERNELS = None
-
-
+@functools.cache
 def _fmu_kernels():
-    """Import the compiled FMU loop once (numba loads it from its disk cache)."""
-    global _FMU_KERNELS
-    if _FMU_KERNELS is None:
-        from . import fmu_kernels
+    """Import the compiled FMU loop on first use (numba loads it from its cache)."""
+    from . import fmu_kernels
 
-        _FMU_KERNELS = fmu_kernels
-    return _FMU_KERNELS
+    return fmu_kernels
 
 
 PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
