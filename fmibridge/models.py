@@ -116,7 +116,7 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     from .contact import Contact
     from .validation.oscillator import gap, reset, rhs
 
-    f, x_max, m = rhs(params), params.x_max, params.m
+    f, g, m = rhs(params), gap(params), params.m
     if compiled:
         from .flows.compiled import CompiledFlow
 
@@ -125,13 +125,13 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
         stop = Guard(gap_compiled, "falling", "stop")
     else:
         flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
-        stop = Guard(gap(params), "falling", "stop")
+        stop = Guard(g, "falling", "stop")
     edge = Edge(stop, "free", reset(params), name="stop")
     contact = Contact(
         "x_max - x",
         "-v",
         params.c,
-        gap_fn=lambda t, x: x_max - x[0],
+        gap_fn=g,
         gradient_fn=lambda t, x: _MINUS_ONE,
         rhs_with_force=lambda t, x, lam: f(t, x) - np.array([0.0, lam / m]),
         q_index=(0,),
