@@ -1,4 +1,11 @@
-"""Illinois regula falsi on a bracketed sign change: where events are narrowed."""
+"""Illinois regula falsi on a bracketed sign change: where events are narrowed.
+
+The algorithm is a state machine on floats (`start`, `propose`, `narrow`,
+`is_narrow`) that the caller drives: `illinois` drives it in Python, and
+`flows._kernels` compiles the same functions with numba to narrow a crossing
+inside the compiled loop. Only `math` is used inside them, and no helper
+function, so numba compiles them as they are.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 # A start value below this fraction of |f| at the far end counts as zero: the
 # start lies on the surface to round-off (1e-16 after a reset, against 1e-3).
 SURFACE_RTOL = 1e-10
+
+# The state's entries: the bracket's ends (abscissa and value), their values as
+# the secant uses them (halved by Illinois), the side the last trial fell on
+# (-1 lo, +1 hi, 0 none yet or non-finite), the hi replaced by the last finite
+# hi ('before', nan value if none), the surface point (nan if none), whether lo
+# is still that surface point (1.0 or 0.0), and the target width.
+LO, LO_F, HI, HI_F, F_LO, F_HI, SIDE = range(7)
+BEFORE, BEFORE_F, SURFACE, LO_IS_SURFACE, WIDTH = range(7, 12)
+STATE_SIZE = 12
 
 
 @dataclass(frozen=True)
@@ -50,48 +68,98 @@ def illinois(
     ----------
     Dowell and Jarratt, BIT 11 (1971), the Illinois method.
     """
-    f_lo, f_hi, side, before = lo.f, hi.f, 0, None
-    # a start within round-off of the surface (a reset's state) counts as on it
-    surface = lo if lo.f <= SURFACE_RTOL * abs(hi.f) else None
+    # a list: Python floats, and faster to index than an array outside numba
+    state = start(lo.sigma, lo.f, hi.sigma, hi.f, width).tolist()
     for _ in range(max_iter):
-        if hi.sigma - lo.sigma <= width:
-            return lo, hi
-        if lo.f == 0.0 and lo is not surface:  # a root: step width/2 past it
-            sigma = lo.sigma
-        elif surface is not None and math.isfinite(hi.f):
-            other = lo if lo is not surface else before
-            sigma = _parabola_root(surface, other, lo, hi)
-        elif math.isfinite(f_hi) and f_lo > 0.0:
-            sigma = lo.sigma + (hi.sigma - lo.sigma) * f_lo / (f_lo - f_hi)
+        if is_narrow(state):
+            break
+        trial = fun(propose(state))
+        if narrow(state, trial.sigma, trial.f):
+            lo = trial
         else:
-            sigma = 0.5 * (lo.sigma + hi.sigma)
-        sigma = min(max(sigma, lo.sigma + 0.5 * width), hi.sigma - 0.5 * width)
-        trial = fun(sigma)
-        if not math.isfinite(trial.f):
-            hi, f_hi, side = trial, math.nan, 0
-        elif trial.f >= 0.0:
-            lo, f_lo = trial, trial.f
-            f_hi, side = (f_hi / 2 if side == -1 else f_hi), -1
-        else:
-            before = hi if math.isfinite(hi.f) else None
-            hi, f_hi = trial, trial.f
-            f_lo, side = (f_lo / 2 if side == 1 else f_lo), 1
+            hi = trial
     return lo, hi
 
 
-def _parabola_root(surface: End, other: End | None, lo: End, hi: End) -> float:
-    """Return the root in (lo, hi) of the parabola through (surface, 0), other and
-    hi, or the midpoint of (lo, hi) if there is none (or no other point yet).
+def start(
+    lo_sigma: float, lo_f: float, hi_sigma: float, hi_f: float, width: float
+) -> np.ndarray:
+    """Return the state of a bracket [lo, hi] to narrow to `width` (see `illinois`).
 
-    With s = sigma - surface.sigma the parabola is s (p + q s): f / s is linear.
+    A start within round-off of the surface (a reset's state) counts as on it.
     """
-    middle = 0.5 * (lo.sigma + hi.sigma)
-    if other is None or not math.isfinite(other.f):
-        return middle
-    s1, s2 = hi.sigma - surface.sigma, other.sigma - surface.sigma
-    if s2 == s1 or s2 == 0.0:
-        return middle
-    r1, r2 = hi.f / s1, other.f / s2
-    q = (r2 - r1) / (s2 - s1)
-    root = surface.sigma - (r1 - q * s1) / q if q != 0.0 else math.nan
-    return root if lo.sigma < root < hi.sigma else middle
+    state = np.empty(STATE_SIZE)
+    state[LO], state[LO_F], state[HI], state[HI_F] = lo_sigma, lo_f, hi_sigma, hi_f
+    state[F_LO], state[F_HI], state[SIDE] = lo_f, hi_f, 0.0
+    state[BEFORE], state[BEFORE_F] = math.nan, math.nan
+    on_surface = lo_f <= SURFACE_RTOL * abs(hi_f)
+    state[SURFACE] = lo_sigma if on_surface else math.nan
+    state[LO_IS_SURFACE] = 1.0 if on_surface else 0.0
+    state[WIDTH] = width
+    return state
+
+
+def is_narrow(state) -> bool:
+    """Return True once the bracket is no wider than its target width."""
+    return state[HI] - state[LO] <= state[WIDTH]
+
+
+def propose(state) -> float:
+    """Return the next trial abscissa, width/2 inside the bracket (see `illinois`).
+
+    The parabola through (surface, 0), another point and hi is s (p + q s) with
+    s = sigma - surface, so f / s is linear in s; other is lo once lo has left
+    the surface, else the hi before the last.
+    """
+    lo, hi = state[LO], state[HI]
+    middle = 0.5 * (lo + hi)
+    sigma = middle
+    if state[LO_F] == 0.0 and state[LO_IS_SURFACE] == 0.0:  # a root: step past it
+        sigma = lo
+    elif not math.isnan(state[SURFACE]) and math.isfinite(state[HI_F]):
+        surface = state[SURFACE]
+        if state[LO_IS_SURFACE] == 0.0:
+            other, other_f = lo, state[LO_F]
+        else:
+            other, other_f = state[BEFORE], state[BEFORE_F]
+        s1, s2 = hi - surface, other - surface
+        if math.isfinite(other_f) and s2 != s1 and s2 != 0.0:
+            r1, r2 = state[HI_F] / s1, other_f / s2
+            q = (r2 - r1) / (s2 - s1)
+            root = surface - (r1 - q * s1) / q if q != 0.0 else math.nan
+            if lo < root < hi:
+                sigma = root
+    elif math.isfinite(state[F_HI]) and state[F_LO] > 0.0:
+        f_lo = state[F_LO]
+        sigma = lo + (hi - lo) * f_lo / (f_lo - state[F_HI])
+    low, high = lo + 0.5 * state[WIDTH], hi - 0.5 * state[WIDTH]
+    if low > sigma:  # min(max(sigma, low), high), nan kept as Python's min/max do
+        sigma = low
+    if high < sigma:
+        sigma = high
+    return sigma
+
+
+def narrow(state, sigma: float, f: float) -> bool:
+    """Replace the end on the trial's side by (sigma, f); return True if it was lo.
+
+    A non-finite f counts as beyond. The end's value as the secant uses it is
+    halved when the other end moved twice in a row (Illinois).
+    """
+    if not math.isfinite(f):
+        state[HI], state[HI_F], state[F_HI], state[SIDE] = sigma, f, math.nan, 0.0
+        return False
+    if f >= 0.0:
+        state[LO], state[LO_F], state[F_LO] = sigma, f, f
+        if state[SIDE] == -1.0:
+            state[F_HI] = state[F_HI] / 2
+        state[SIDE], state[LO_IS_SURFACE] = -1.0, 0.0
+        return True
+    finite_hi = math.isfinite(state[HI_F])
+    state[BEFORE] = state[HI]
+    state[BEFORE_F] = state[HI_F] if finite_hi else math.nan
+    state[HI], state[HI_F], state[F_HI] = sigma, f, f
+    if state[SIDE] == 1.0:
+        state[F_LO] = state[F_LO] / 2
+    state[SIDE] = 1.0
+    return False
