@@ -5,6 +5,11 @@ fixed signatures, so numba compiles them once per machine (cached on disk) and
 never again per model. Each flow compiles only its own functions and two small
 closures that bind them (about 0.2 s each): calling a kernel from Python with a
 function argument would cost ~40 us per call, the closures ~1 us.
+
+`locate` narrows a crossed step by Illinois regula falsi compiled from
+`methods.bracket`, the same source as Halving's Python location (that module
+imports only math and numpy; the one import from methods/). numba's cache does
+not see edits to another file: after changing bracket.py, touch this file.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import numba
 import numpy as np
 from numba import types
 
+from ..methods import bracket
+
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
 RHS_SIGNATURE = ARRAY(types.float64, ARRAY)  # f(t, x) -> dx/dt
@@ -20,7 +27,19 @@ GUARD_SIGNATURE = types.float64(types.float64, ARRAY)  # g(t, x) -> float
 GUARDS_SIGNATURE = types.void(types.float64, ARRAY, ARRAY)  # guards(t, x, out)
 RHS = types.FunctionType(RHS_SIGNATURE)
 GUARDS = types.FunctionType(GUARDS_SIGNATURE)
-F64, I64 = types.float64, types.int64
+F64, I64, BOOL = types.float64, types.int64, types.boolean
+
+start = numba.njit(ARRAY(F64, F64, F64, F64, F64), cache=True)(bracket.start)
+propose = numba.njit(F64(ARRAY), cache=True)(bracket.propose)
+narrow = numba.njit(BOOL(ARRAY, F64, F64), cache=True)(bracket.narrow)
+is_narrow = numba.njit(BOOL(ARRAY), cache=True)(bracket.is_narrow)
+
+
+@numba.njit(types.void(ARRAY, ARRAY), cache=True)
+def copy_into(out, v):
+    """out[:] = v, as a loop (a slice assignment compiles to far more code)."""
+    for i in range(v.shape[0]):
+        out[i] = v[i]
 
 
 @numba.njit(ARRAY(ARRAY, F64, MATRIX, MATRIX, I64), cache=True)
@@ -57,7 +76,16 @@ def rk_step(f, t, x, h, a, b, c):
     return combine(x, h, b, slopes)
 
 
-@numba.njit(types.boolean(ARRAY, ARRAY, ARRAY), cache=True)
+@numba.njit(BOOL(ARRAY), cache=True)
+def finite(v):
+    """True if every entry of v is finite."""
+    for i in range(v.shape[0]):
+        if not np.isfinite(v[i]):
+            return False
+    return True
+
+
+@numba.njit(BOOL(ARRAY, ARRAY, ARRAY), cache=True)
 def inside(sides, g0, g1):
     """True if every guard lies strictly inside its domain at both ends."""
     for i in range(sides.shape[0]):
@@ -75,6 +103,91 @@ def inside(sides, g0, g1):
     return True
 
 
+@numba.njit(ARRAY(ARRAY, ARRAY, ARRAY), cache=True)
+def inward(sides, g0, g1):
+    """Return the sign that makes each guard positive inside (`halving._inward`)."""
+    signs = np.empty(sides.shape[0])
+    for i in range(sides.shape[0]):
+        if sides[i] != 0.0:
+            signs[i] = sides[i]
+        elif g0[i] != 0.0:
+            signs[i] = 1.0 if g0[i] > 0.0 else -1.0
+        else:  # from zero, the step's side is beyond
+            signs[i] = -1.0 if g1[i] > 0.0 else 1.0
+    return signs
+
+
+@numba.njit(F64(ARRAY, ARRAY), cache=True)
+def lowest(signs, g):
+    """Return min_i signs_i g_i, the first of equal values as Python's min does."""
+    value = signs[0] * g[0]
+    for i in range(1, g.shape[0]):
+        if signs[i] * g[i] < value:
+            value = signs[i] * g[i]
+    return value
+
+
+@numba.njit(
+    BOOL(
+        RHS,
+        GUARDS,
+        ARRAY,
+        MATRIX,
+        ARRAY,
+        ARRAY,
+        F64,
+        ARRAY,
+        F64,
+        ARRAY,
+        ARRAY,
+        F64,
+        I64,
+        ARRAY,
+        MATRIX,
+        ARRAY,
+    ),
+    cache=True,
+)
+def locate(f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter, x_lo, g, ends):
+    """Narrow the crossed step [t, t + hs] from x (guards g0 to g1) to `width`.
+
+    Illinois regula falsi on G(sigma) = min_i s_i g_i(A^sigma(t, x)) with the
+    signs of `inward`, in at most `max_iter` trial steps, as
+    `Halving._illinois` does in Python. Writes x at lo to x_lo, the guards at lo
+    and hi to g[0] and g[1], and (lo, hi, trials) to ends. Returns False,
+    writing nothing, unless G(0) >= 0 > G(hs) with every g finite.
+
+    References
+    ----------
+    Dowell and Jarratt, BIT 11 (1971), the Illinois method.
+    """
+    if not (finite(g0) and finite(g1)):
+        return False
+    signs = inward(sides, g0, g1)
+    f0, f1 = lowest(signs, g0), lowest(signs, g1)
+    if not (f0 >= 0.0 > f1):
+        return False
+    state = start(0.0, f0, hs, f1, width)
+    copy_into(x_lo, x)
+    copy_into(g[0], g0)
+    copy_into(g[1], g1)
+    g_trial = np.empty(g0.shape[0])
+    n_trials = 0
+    while n_trials < max_iter and not is_narrow(state):
+        sigma = propose(state)
+        y = rk_step(f, t, x, sigma, a, b, c)
+        guards(t + sigma, y, g_trial)
+        n_trials += 1
+        defined = finite(y) and finite(g_trial)
+        if narrow(state, sigma, lowest(signs, g_trial) if defined else np.nan):
+            copy_into(x_lo, y)
+            copy_into(g[0], g_trial)
+        else:
+            copy_into(g[1], g_trial)
+    ends[0], ends[1], ends[2] = state[bracket.LO], state[bracket.HI], n_trials
+    return True
+
+
 @numba.njit(
     I64(
         RHS,
@@ -89,27 +202,61 @@ def inside(sides, g0, g1):
         F64,
         I64,
         F64,
+        F64,
+        I64,
         ARRAY,
         MATRIX,
+        ARRAY,
+        MATRIX,
+        ARRAY,
     ),
     cache=True,
 )
-def flight(f, guards, sides, a, b, c, t, x, h, t_end, max_steps, reach_tol, ts, xs):
+def flight(
+    f,
+    guards,
+    sides,
+    a,
+    b,
+    c,
+    t,
+    x,
+    h,
+    t_end,
+    max_steps,
+    reach_tol,
+    width,
+    max_iter,
+    ts,
+    xs,
+    x_lo,
+    g,
+    ends,
+):
     """Take steps of h (the last one lands on t_end) while every guard stays inside.
 
     Stops before the first step that ends on or beyond a guard's surface or with
     non-finite values, at t_end, or after `max_steps`. Writes the accepted end
-    times and states to ts[:n], xs[:n] and returns n.
+    times and states to ts[:n], xs[:n] and returns n. With width > 0 a step
+    with finite values that stopped the loop is narrowed by `locate` (x_lo, g,
+    ends); ends[2] stays -1 if it was not.
     """
     g0 = np.empty(sides.shape[0])
     g1 = np.empty(sides.shape[0])
     guards(t, x, g0)
+    ends[2] = -1.0
     n = 0
     while n < max_steps and t < t_end - reach_tol:
         hs = min(h, t_end - t)
         y = rk_step(f, t, x, hs, a, b, c)
         guards(t + hs, y, g1)
-        if not (np.all(np.isfinite(y)) and inside(sides, g0, g1)):
+        defined = finite(y)
+        if not (defined and inside(sides, g0, g1)):
+            if defined and width > 0.0:
+                locate(
+                    f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter,
+                    x_lo, g, ends,
+                )  # fmt: skip
             break
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y
@@ -134,10 +281,11 @@ def flight_loop(f, guards):
     """Bind `flight` to this f and guard vector."""
 
     @numba.njit
-    def run(sides, a, b, c, t, x, h, t_end, max_steps, reach_tol, ts, xs):
-        return flight(
-            f, guards, sides, a, b, c, t, x, h, t_end, max_steps, reach_tol, ts, xs
-        )
+    def run(sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, ts, xs, lo, g, ends):
+        return flight(  # *args would warn that function types are experimental
+            f, guards, sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, ts, xs,
+            lo, g, ends,
+        )  # fmt: skip
 
     return run
 

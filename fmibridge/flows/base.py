@@ -43,12 +43,26 @@ class Flow(abc.ABC):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h) from x(t); `scheme` is ignored where the flow integrates."""
 
-    def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
+    def steps_inside(
+        self,
+        guards,
+        t,
+        x,
+        h,
+        t_end,
+        scheme,
+        max_steps,
+        reach_tol,
+        locate_tol=None,
+        max_iter=0,
+    ):
         """Return `Steps` of h taken while all `guards` stay strictly inside, or None.
 
         A fast path for flows that can run the steps between events compiled
         (`flows.compiled.CompiledFlow`); None means "not offered", and the
-        method steps through `advance` as usual.
+        method steps through `advance` as usual. With `locate_tol`, a flow may
+        also narrow the crossing step after them to that width in at most
+        `max_iter` trial steps (`Steps.bracket`).
         """
         return None
 

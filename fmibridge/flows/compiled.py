@@ -4,9 +4,11 @@ A `CompiledFlow` holds dx/dt = f(t, x) compiled by numba. Methods that take
 fixed steps (Halving, Relaxation) ask every flow for `steps_inside`: a run of
 steps of h that ends before the first step that would leave the domain of any
 guard. A CompiledFlow whose mode's guard functions are numba-compiled too runs
-that loop compiled and returns the samples in one block; the method then
-handles the crossing step as for any other flow, so events, resets and their
-bounds stay in one place (the method's Python code).
+that loop compiled and returns the samples in one block. Asked to (Halving's
+Illinois location), it also narrows the crossing step that ends the block and
+returns the `Bracket`; otherwise, or where the crossing is no clean sign
+change, the method handles the crossing step as for any other flow. Events,
+resets and their bounds stay in one place (the method's Python code).
 
 A step is taken by the compiled loop only if it keeps every guard strictly
 inside its domain at both ends (g > 0 for a falling guard, g < 0 for a rising
@@ -93,11 +95,29 @@ def is_compiled(fn: object) -> bool:
 
 
 @dataclass(frozen=True)
+class Bracket:
+    """A guard crossing narrowed inside the step from (t, x): it lies in
+    [t + lo, t + hi]; x_lo is the state at t + lo, g_lo and g_hi the guard values
+    at the two ends, found with n_trials trial steps."""
+
+    t: float
+    x: np.ndarray
+    lo: float
+    hi: float
+    x_lo: np.ndarray
+    g_lo: list[float]
+    g_hi: list[float]
+    n_trials: int
+
+
+@dataclass(frozen=True)
 class Steps:
-    """Accepted steps of one compiled run: their end times and states."""
+    """Accepted steps of one compiled run: their end times and states, and the
+    crossing located after them, if asked for and found."""
 
     t: np.ndarray
     x: np.ndarray
+    bracket: Bracket | None = None
 
 
 class CompiledFlow(VectorField):
@@ -143,30 +163,54 @@ class CompiledFlow(VectorField):
             float(t), np.ascontiguousarray(x, dtype=float), float(h), a, b, c
         )
 
-    def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
+    def steps_inside(
+        self,
+        guards,
+        t,
+        x,
+        h,
+        t_end,
+        scheme,
+        max_steps,
+        reach_tol,
+        locate_tol=None,
+        max_iter=0,
+    ):
         if not all(is_compiled(g.fn) for g in guards):
             return None
         key = (self._f, *(g.fn for g in guards))
         if key not in _FLIGHTS:
             kernels = _kernels()
             _FLIGHTS[key] = kernels.flight_loop(self._f, kernels.guard_vector(key[1:]))
-        sides = guard_sides(guards)
+        x = np.ascontiguousarray(x, dtype=float)
+        x_lo, g, ends = np.empty(len(x)), np.empty((2, len(guards))), np.empty(3)
         a, b, c = scheme.arrays
         n = _FLIGHTS[key](
-            sides,
+            guard_sides(guards),
             a,
             b,
             c,
             float(t),
-            np.ascontiguousarray(x, dtype=float),
+            x,
             float(h),
             float(t_end),
             int(min(max_steps, BLOCK)),
             float(reach_tol),
+            0.0 if locate_tol is None else float(locate_tol),
+            int(max_iter),
             self._t_block,
             self._x_block,
+            x_lo,
+            g,
+            ends,
         )
-        return Steps(self._t_block[:n].copy(), self._x_block[:n].copy())
+        ts, xs = self._t_block[:n].copy(), self._x_block[:n].copy()
+        if ends[2] < 0:
+            return Steps(ts, xs)
+        t0, x0 = (float(ts[-1]), xs[-1]) if n else (float(t), x)
+        lo, hi, n_trials = ends.tolist()
+        located = Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials))
+        return Steps(ts, xs, located)
 
     def describe(self) -> dict[str, str]:
         return {"flow": f"compiled:{self.name}"}

@@ -308,13 +308,26 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         indicator.fmu_flow, indicator.indicator_index = self, i  # for steps_inside
         return indicator
 
-    def steps_inside(self, guards, t, x, h, t_end, scheme, max_steps, reach_tol):
+    def steps_inside(
+        self,
+        guards,
+        t,
+        x,
+        h,
+        t_end,
+        scheme,
+        max_steps,
+        reach_tol,
+        locate_tol=None,
+        max_iter=0,
+    ):
         """Take the steps between events in one compiled loop over the FMU's C calls.
 
         Offered (else None) when every guard is one of this FMU's own event
         indicators (`event_indicator`) and no input is a function of time. The
         loop (`fmu_kernels.fmu_flight`) stops before a failed FMU call, so the
-        method's own step then raises the FMUError.
+        method's own step then raises the FMUError. It locates no crossing
+        (`locate_tol` is ignored).
         """
         index = self._indicator_index(guards)
         if index is None or self._has_varying_inputs:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import FmibridgeError
 from ..flows.base import Flow
+from ..flows.compiled import Bracket
 from ..integrators import Scheme, scheme_named
 from ..result import Event, Recorder, Result, Status
 from ..system import Edge, HybridSystem, Mode
@@ -182,6 +183,25 @@ class Method(abc.ABC):
         Returns None where the flow offers no such path (`Flow.steps_inside`) or
         took no step; the method then takes its step itself.
         """
+        return self.steps_to_crossing(mode, state, t_end, log)[0]
+
+    def steps_to_crossing(
+        self,
+        mode: Mode,
+        state: State,
+        t_end: float,
+        log: Recorder,
+        *,
+        locate_tol: float | None = None,
+        max_iter: int = 0,
+    ) -> tuple[Step | None, Bracket | None]:
+        """Take the steps of `steps_inside`, and locate the crossing that ends them.
+
+        Returns the Step to the block's end (None as in `steps_inside`) and, with
+        `locate_tol`, the `Bracket` in which the flow narrowed the crossing step
+        after it to that width in at most `max_iter` trial steps (None where the
+        flow does not, or the crossing is no clean sign change of the guards).
+        """
         steps = mode.flow.steps_inside(
             [edge.guard for edge in mode.edges],
             state.t,
@@ -191,12 +211,17 @@ class Method(abc.ABC):
             self.scheme,
             self.max_steps - log.n_steps,
             TIME_RTOL * self.h,
+            locate_tol,
+            max_iter,
         )
-        if steps is None or not len(steps.t):
-            return None
-        log.n_steps += len(steps.t)
-        log.samples(steps.t, steps.x, mode.name)
-        return Step(State(float(steps.t[-1]), steps.x[-1], mode.name))
+        if steps is None:
+            return None, None
+        block = None
+        if len(steps.t):
+            log.n_steps += len(steps.t)
+            log.samples(steps.t, steps.x, mode.name)
+            block = Step(State(float(steps.t[-1]), steps.x[-1], mode.name))
+        return block, steps.bracket
 
     def fire(
         self,

@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import FmibridgeError
+from ..flows.compiled import Bracket
 from ..result import Recorder, Status
 from ..system import Edge, HybridSystem, Mode
 from .base import Method, State, Step, at_least_one, positive, reached
@@ -53,7 +54,8 @@ class Halving(Method):
     It needs about ten trial steps per event where halving needs two per
     halving (about 50 from h = 1e-2 to t_tol = 1e-10), and it records no
     samples inside the located step. A trial with non-finite states
-    bisects the bracket instead.
+    bisects the bracket instead. A CompiledFlow with compiled guards
+    locates the crossing inside its compiled loop, with the same trials.
 
     Simultaneous transitions: guards crossed in the final bracket whose secant
     times lie within `t_tol` of the earliest are simultaneous. The edge
@@ -105,7 +107,16 @@ class Halving(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
-        block = self.steps_inside(mode, state, t_end, log)
+        block, bracket = self.steps_to_crossing(
+            mode,
+            state,
+            t_end,
+            log,
+            locate_tol=self.t_tol if self.locate == "illinois" else None,
+            max_iter=self.max_halvings,
+        )
+        if bracket is not None:
+            return self._fire_bracket(mode, bracket, log)
         if block is not None:
             return block
         t, x = state.t, state.x
@@ -173,7 +184,7 @@ class Halving(Method):
         zero), so G >= 0 until the first guard is reached. Returns None (halve
         instead) when G does not change sign over the step: a guard starts
         beyond its surface (a reset left it there by round-off), or only such
-        a guard fired.
+        a guard fired. `flows._kernels.locate` does the same compiled.
         """
         signs = [
             _inward(e.guard, a, b) for e, a, b in zip(mode.edges, g0, g1, strict=True)
@@ -181,11 +192,13 @@ class Halving(Method):
         f0, f1 = min(map(operator.mul, signs, g0)), min(map(operator.mul, signs, g1))
         if not (f0 >= 0.0 > f1):
             return None
+        n_trials = 0
 
         def trial(sigma: float) -> End:
+            nonlocal n_trials
             y = self.advance(mode, t, x, sigma)
             g = self._guards(mode, t + sigma, y)
-            log.n_rejected += 1
+            n_trials += 1
             finite = np.isfinite(y).all() and all(map(math.isfinite, g))
             f = min(map(operator.mul, signs, g)) if finite else math.nan
             return End(sigma, f, (y, g))
@@ -197,25 +210,33 @@ class Halving(Method):
             width=self.t_tol,
             max_iter=self.max_halvings,
         )
-        if hi.sigma - lo.sigma > self.t_tol:
-            return Step(State(t, x, mode.name), Status.NO_PROGRESS)
         (x_lo, g_lo), (_, g_hi) = lo.data, hi.data
-        if not all(map(math.isfinite, g_hi)):
-            near = self._nearest_guard(mode, g_lo)
+        located = Bracket(t, x, lo.sigma, hi.sigma, x_lo, g_lo, g_hi, n_trials)
+        return self._fire_bracket(mode, located, log)
+
+    def _fire_bracket(self, mode: Mode, bracket: Bracket, log: Recorder) -> Step:
+        """Fire the crossing located in `bracket` (by `_illinois` or by the flow).
+
+        Stops with NO_PROGRESS if the bracket is still wider than t_tol. A
+        non-finite far end means the flow is undefined just beyond: the guard
+        within NEAR_GUARD of its surface at the near end fires there.
+        """
+        log.n_rejected += bracket.n_trials
+        b, t = bracket, bracket.t + bracket.lo
+        if b.hi - b.lo > self.t_tol:
+            return Step(State(b.t, b.x, mode.name), Status.NO_PROGRESS)
+        if not all(map(math.isfinite, b.g_hi)):
+            near = self._nearest_guard(mode, b.g_lo)
             if near is None:
                 raise FmibridgeError(
                     f"Mode {mode.name!r}: the flow gives non-finite states just after "
-                    f"t = {t + lo.sigma!r}, x = {x_lo.tolist()}, with no guard within "
+                    f"t = {t!r}, x = {b.x_lo.tolist()}, with no guard within "
                     f"{NEAR_GUARD} of its surface; check the model's right-hand side."
                 )
-            return Step(
-                self._fire(mode, t + lo.sigma, x_lo, 0.0, g_lo, g_lo, [near], log)
-            )
-        crossed = self._crossed(mode, g_lo, g_hi, x_lo)
-        width = hi.sigma - lo.sigma
-        return Step(
-            self._fire(mode, t + lo.sigma, x_lo, width, g_lo, g_hi, crossed, log)
-        )
+            return Step(self._fire(mode, t, b.x_lo, 0.0, b.g_lo, b.g_lo, [near], log))
+        crossed = self._crossed(mode, b.g_lo, b.g_hi, b.x_lo)
+        width = b.hi - b.lo
+        return Step(self._fire(mode, t, b.x_lo, width, b.g_lo, b.g_hi, crossed, log))
 
     @staticmethod
     def _nearest_guard(mode: Mode, g0: list[float]) -> int | None:

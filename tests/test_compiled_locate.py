@@ -1,0 +1,193 @@
+"""Halving's Illinois location inside the compiled loop (`_kernels.locate`).
+
+The kernel proposes its trials with the same functions (`methods.bracket`) and
+takes them with the same compiled steps as the Python location, so runs agree
+exactly with the Python location on the same flow, and to round-off with a
+NativeFlow (there: exactly too, where numba's and numpy's libm agree).
+"""
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+from fmibridge import Edge, Guard, Halving, HybridSystem, Mode
+from fmibridge.flows.compiled import CompiledFlow, compiled
+from fmibridge.integrators import RK4
+from fmibridge.methods import Completion
+from fmibridge.models import bouncing_ball, bouncing_ball_impacts, forced_oscillator
+from fmibridge.validation import EXAMPLE_1, EXAMPLE_2
+
+
+def python_location(system):
+    """Switch the compiled location off: each block stops before its crossing and
+    Halving locates it in Python, through the same compiled steps."""
+    for mode in system.modes.values():
+        flow = mode.flow
+        flow.steps_inside = lambda *args, flow=flow: CompiledFlow.steps_inside(
+            flow, *args[:8]
+        )
+    return system
+
+
+@functools.cache
+def functions(name):
+    """Compile a model's f and guards once: flows built from them share the
+    compiled loops, so each test compiles nothing new."""
+    if name == "ball":
+        f, guards = (lambda t, x: np.array([x[1], -9.81])), [lambda t, x: x[0]]
+    elif name == "directions":
+        f = lambda t, x: np.array([1.0])  # noqa: E731
+        guards = [lambda t, x: x[0] - 0.3, lambda t, x: x[0] - 0.5]
+        guards += [lambda t, x: 0.7 - x[0]]
+    elif name == "undefined in time":
+        f, guards = _in_time, [lambda t, x: 0.7 - x[0]]
+    else:
+        f, guards = (lambda t, x: np.array([1.0])), [_wall]
+    return compiled(f, kind="rhs"), [compiled(g) for g in guards]
+
+
+def _in_time(t, x):
+    return np.array([3.0 * (1.0 - t) ** 2 + 0.0 * math.sqrt((t - 0.55) * (t - 0.95))])
+
+
+def _wall(t, x):
+    return 1.0 - x[0] + 0.0 * math.sqrt((x[0] - 1.0) * (x[0] - 1.1))
+
+
+def compiled_ball():
+    f, (floor,) = functions("ball")
+    reset = lambda t, x: x * np.array([1.0, -0.8])  # noqa: E731
+    edge = Edge(Guard(floor), "flight", reset, name="floor")
+    return HybridSystem(
+        [Mode("flight", CompiledFlow(f, ["h", "v"]), (edge,))], "flight", [1.0, 0.0]
+    )
+
+
+def three_directions():
+    """x = t: a rising guard at 0.3, then 'either' at 0.5 and falling at 0.7."""
+    f, (low, mid, top) = functions("directions")
+    flow = CompiledFlow(f, ["x"])
+    low = Edge(Guard(low, "rising"), "b", name="low")
+    mid = Edge(Guard(mid, "either"), "c", name="mid")
+    top = Edge(Guard(top, "falling"), "d", name="top")
+    modes = [Mode("a", flow, (low,)), Mode("b", flow, (mid, top))]
+    modes += [Mode("c", flow, (top,)), Mode("d", flow)]
+    return HybridSystem(modes, "a", [0.0])
+
+
+def undefined_in_time():
+    """x = 1 - (1 - t)**3 (exact under RK4), f undefined for 0.55 < t < 0.95; the
+    guard 0.7 - x. The step of 1 from t = 0 evaluates f at 0, 0.5 and 1 only, so
+    it is finite; its first trial (the secant, 0.7) is not."""
+    f, (top,) = functions("undefined in time")
+    edge = Edge(Guard(top, name="top"), "after")
+    after = CompiledFlow(functions("directions")[0], ["x"])  # x' = 1
+    return HybridSystem(
+        [Mode("before", CompiledFlow(f, ["x"]), (edge,)), Mode("after", after)],
+        "before",
+        [0.0],
+    )
+
+
+def undefined_beyond():
+    """x = t towards a guard 1 - x that is undefined just beyond (1 < x < 1.1)."""
+    f, (wall,) = functions("undefined beyond")
+    edge = Edge(Guard(wall, name="wall"), "after")
+    flow = CompiledFlow(f, ["x"])
+    return HybridSystem(
+        [Mode("before", flow, (edge,)), Mode("after", flow)], "before", [0.0]
+    )
+
+
+CASES = {
+    "example 1": (forced_oscillator, EXAMPLE_1, Halving(h=1e-2, locate="illinois")),
+    "ball": (compiled_ball, None, Halving(h=1e-2, locate="illinois")),
+    "directions": (three_directions, None, Halving(h=0.07, locate="illinois")),
+    "undefined in time": (undefined_in_time, None, Halving(h=1.0, locate="illinois")),
+    "undefined beyond": (undefined_beyond, None, Halving(h=0.3, locate="illinois")),
+}
+T_END = {"example 1": EXAMPLE_1.t_max, "ball": 3.0, "undefined beyond": 1.5}
+
+
+def build(name):
+    make, params, _ = CASES[name]
+    return make(params, compiled=True) if params is not None else make()
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_kernel_repeats_the_python_location_exactly(name):
+    method, t_end = CASES[name][2], T_END.get(name, 1.0)
+    with np.errstate(invalid="ignore"):
+        kernel = method.run(build(name), t_end)
+        python = method.run(python_location(build(name)), t_end)
+    assert kernel.status.is_success and len(kernel.events) >= 1
+    assert dict(kernel.stats) == dict(python.stats)
+    np.testing.assert_array_equal(kernel.event_times, python.event_times)
+    np.testing.assert_array_equal(kernel.t, python.t)
+    np.testing.assert_array_equal(kernel.x, python.x)
+
+
+def assert_same_events(ours, native):
+    assert dict(ours.stats) == dict(native.stats)
+    assert [e.edge for e in ours.events] == [e.edge for e in native.events]
+    np.testing.assert_allclose(ours.event_times, native.event_times, rtol=0, atol=1e-12)
+
+
+def test_example_1_matches_the_native_flow():
+    method = Halving(h=1e-2, locate="illinois")
+    ours = method.run(forced_oscillator(EXAMPLE_1, compiled=True), EXAMPLE_1.t_max)
+    native = method.run(forced_oscillator(EXAMPLE_1), EXAMPLE_1.t_max)
+    assert len(ours.events) == 49
+    assert_same_events(ours, native)
+
+
+def test_the_compiled_ball_matches_the_native_ball_and_the_exact_impacts():
+    method = Halving(h=1e-2, locate="illinois")
+    ours, native = method.run(compiled_ball(), 3.0), method.run(bouncing_ball(), 3.0)
+    assert_same_events(ours, native)
+    errors = ours.event_times - bouncing_ball_impacts(len(ours.events))
+    assert np.max(np.abs(errors)) < 1e-9, errors
+
+
+def test_completion_on_example_2_matches_the_native_flow():
+    method = Completion(
+        Halving(h=0.2, integrator="rk4", locate="illinois"),
+        eps_q=1e-5,
+        eps_t=1e-2,
+        eps_v=1e-2,
+    )
+    ours = method.run(forced_oscillator(EXAMPLE_2, compiled=True), EXAMPLE_2.t_max)
+    native = method.run(forced_oscillator(EXAMPLE_2), EXAMPLE_2.t_max)
+    assert ours.status.is_success and len(ours.events) >= 10
+    assert_same_events(ours, native)
+
+
+def test_a_non_finite_trial_is_bisected_and_the_crossing_still_found():
+    result = Halving(h=1.0, locate="illinois").run(undefined_in_time(), 1.0)
+    (event,) = result.events
+    assert event.t == pytest.approx(1.0 - 0.3 ** (1 / 3), abs=1e-10)
+
+
+def test_a_guard_undefined_beyond_its_surface_fires_on_it():
+    with np.errstate(invalid="ignore"):
+        result = Halving(h=0.3, locate="illinois").run(undefined_beyond(), 1.5)
+    (event,) = result.events
+    assert event.t == pytest.approx(1.0, abs=1e-10)
+    assert event.x_before[0] == pytest.approx(1.0, abs=1e-10)
+
+
+def test_a_block_ends_with_the_bracket_of_its_crossing():
+    system = forced_oscillator(EXAMPLE_1, compiled=True)
+    mode = system.mode("free")
+    guards = [edge.guard for edge in mode.edges]
+    args = (guards, system.t0, system.x0, 1e-2, 20.0, RK4, 10_000, 1e-11)
+    plain = mode.flow.steps_inside(*args)
+    steps = mode.flow.steps_inside(*args, 1e-10, 64)
+    assert plain.bracket is None
+    np.testing.assert_array_equal(steps.x, plain.x)
+    b = steps.bracket
+    assert b.t == steps.t[-1] and np.array_equal(b.x, steps.x[-1])
+    assert 0.0 <= b.lo < b.hi <= 1e-2 and b.hi - b.lo <= 1e-10
+    assert b.g_lo[0] >= 0.0 > b.g_hi[0] and 0 < b.n_trials <= 64
