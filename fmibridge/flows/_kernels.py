@@ -3,8 +3,11 @@
 The kernels take the right-hand side and the guards as first-class functions of
 fixed signatures, so numba compiles them once per machine (cached on disk) and
 never again per model. Each flow compiles only its own functions and two small
-closures that bind them (about 0.2 s each): calling a kernel from Python with a
-function argument would cost ~40 us per call, the closures ~1 us.
+closures that bind them: calling a kernel from Python with a function argument
+would cost ~40 us per call, the closures ~1 us. A closure's compile time grows
+with the kernels it calls, since numba links and optimises them again (0.7 s
+for `flight_loop`, 0.2 s for `stepper`, measured): hence loops over entries
+rather than array expressions, which compile to several times the code.
 
 `locate` narrows a crossed step by Illinois regula falsi compiled from
 `methods.bracket`, the same source as Halving's Python location (that module
@@ -44,27 +47,34 @@ def copy_into(out, v):
 
 @numba.njit(ARRAY(ARRAY, F64, MATRIX, MATRIX, I64), cache=True)
 def stage_state(x, h, a, slopes, i):
-    """Return x + h sum_j a_ij k_j, the state of stage i, in `Scheme.step`'s order."""
-    x_stage = x
+    """Return x + h sum_j a_ij k_j, the state of stage i, in `Scheme.step`'s order.
+
+    Loops over the entries do each entry's operations of the array expression
+    in the same order, with one array instead of two per term.
+    """
+    x_stage = x.copy()
     for j in range(i):
         if a[i, j] != 0.0:
-            x_stage = x_stage + (h * a[i, j]) * slopes[j]
+            weight = h * a[i, j]
+            for k in range(x.shape[0]):
+                x_stage[k] = x_stage[k] + weight * slopes[j, k]
     return x_stage
 
 
 @numba.njit(ARRAY(ARRAY, F64, ARRAY, MATRIX), cache=True)
 def combine(x, h, b, slopes):
     """Return x + h sum_i b_i k_i over the nonzero weights, in `Scheme.step`'s order."""
-    increment = np.zeros(x.shape[0])
-    first = True
-    for i in range(b.shape[0]):
-        if b[i] != 0.0:
-            if first:
-                increment = b[i] * slopes[i]
-                first = False
-            else:
-                increment = increment + b[i] * slopes[i]
-    return x + h * increment
+    x_next = np.empty(x.shape[0])
+    for k in range(x.shape[0]):
+        increment, first = 0.0, True
+        for i in range(b.shape[0]):
+            if b[i] != 0.0:
+                if first:
+                    increment, first = b[i] * slopes[i, k], False
+                else:
+                    increment = increment + b[i] * slopes[i, k]
+        x_next[k] = x[k] + h * increment
+    return x_next
 
 
 @numba.njit(ARRAY(RHS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY), cache=True)
@@ -72,7 +82,7 @@ def rk_step(f, t, x, h, a, b, c):
     """One explicit RK step with tableau (a, b, c), as `Scheme.step` takes it."""
     slopes = np.empty((b.shape[0], x.shape[0]))
     for i in range(b.shape[0]):
-        slopes[i] = f(t + c[i] * h, stage_state(x, h, a, slopes, i))
+        copy_into(slopes[i], f(t + c[i] * h, stage_state(x, h, a, slopes, i)))
     return combine(x, h, b, slopes)
 
 
