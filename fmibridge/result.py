@@ -207,13 +207,18 @@ class Recorder:
                 tuple(outputs.get(n, np.nan) for n in self.output_names)
             )
 
-    def samples(self, t: np.ndarray, x: np.ndarray, mode: str) -> None:
-        """Record a block of samples in one mode (rows of x), without outputs."""
+    def samples(
+        self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray
+    ) -> None:
+        """Record a block of samples in one mode (rows of x), with outputs as
+        arrays of the same length (missing ones nan)."""
         self._t.extend(t.tolist())
         self._x.extend(x)
         self._mode.extend([mode] * len(t))
         if self.output_names:
-            self._outputs.extend([(np.nan,) * len(self.output_names)] * len(t))
+            nan = np.full(len(t), np.nan)
+            columns = [outputs.get(n, nan).tolist() for n in self.output_names]
+            self._outputs.extend(zip(*columns, strict=True))
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
