@@ -14,6 +14,10 @@ Everything completion does follows: the gap rate dh qdot, the acceleration of h
 along the free flow (eq. 8), the contact force lambda (eq. 6), the constrained
 vector field (eq. 7), the impact law (eq. 4) and the projection R* (Sec. V).
 
+When all four primitives are numba-compiled (`flows.compiled.compiled` with
+kind "guard", "rhs", "force" and "hessian"), lambda, the constrained vector
+field and R* run compiled, and so does `Completion`'s constrained phase.
+
 References
 ----------
 Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
@@ -22,8 +26,10 @@ eqs. (4)-(8), Sec. V; spec `or-ames.md` Secs. 1-4.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -122,6 +128,23 @@ class Contact(UnilateralConstraint):
         object.__setattr__(self, "_iq", _indexer(self.q_index))
         object.__setattr__(self, "_iv", _indexer(self.v_index))
 
+    @cached_property
+    def kernels(self):
+        """The compiled dynamics, R* and constrained phase (a CompiledContact), or
+        None unless gap_fn, gradient_fn, rhs_with_force and hessian_fn are all
+        numba-compiled."""
+        from .flows.compiled import is_compiled
+
+        primitives = (
+            self.gap_fn,
+            self.gradient_fn,
+            self.rhs_with_force,
+            self.hessian_fn,
+        )
+        if not all(map(is_compiled, primitives)):
+            return None
+        return _bound(*primitives, self.q_index, self.v_index)
+
     # -- geometry ------------------------------------------------------------------
 
     def h(self, t: float, x: np.ndarray) -> float:
@@ -171,6 +194,8 @@ class Contact(UnilateralConstraint):
 
     def constrained(self, t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
         """Return (dx/dt, lam) of eqs. (7) and (6) from one `affine`."""
+        if self.kernels is not None:
+            return self.kernels.constrained(float(t), _contiguous(x))
         f0, b = self.affine(t, x)
         dh, iv = self.dh(t, x), self._iv
         lam = -(self.curvature(t, x) + float(dh.dot(f0[iv]))) / float(dh.dot(b[iv]))
@@ -199,6 +224,8 @@ class Contact(UnilateralConstraint):
         The velocity is projected orthogonally (Euclidean, spec A13) onto
         dh(q) qdot = 0 at the projected configuration.
         """
+        if self.kernels is not None:
+            return self.kernels.project(float(t), _contiguous(x))
         out = x.copy()
         iq, iv = self._iq, self._iv
         for _ in range(PROJECTION_ITERATIONS):
@@ -210,6 +237,19 @@ class Contact(UnilateralConstraint):
         dh = self.dh(t, out)
         out[iv] -= dh.dot(out[iv]) / dh.dot(dh) * dh
         return out
+
+
+def _contiguous(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=float)
+
+
+@functools.cache
+def _bound(gap, gradient, force, hessian, q_index, v_index):
+    """Bind the compiled kernels to these primitives, once per process (the
+    binding compiles three closures, about half a second)."""
+    from ._contact_kernels import bind
+
+    return bind(gap, gradient, force, hessian, q_index, v_index, PROJECTION_ITERATIONS)
 
 
 def _indexer(index: tuple[int, ...]) -> slice | np.ndarray:

@@ -75,19 +75,40 @@ def bouncing_ball_zeno_time(h0: float = 1.0, g: float = 9.81, e: float = 0.8) ->
     return math.sqrt(2.0 * h0 / g) * (1.0 + e) / (1.0 - e)
 
 
+def _primitives(params, f):
+    """Return (f, gap, gradient, force, hessian) of the oscillator and its stop
+    h = x_max - x, around the right-hand side f (Python or compiled)."""
+    from .validation.oscillator import gap
+
+    m = params.m
+
+    def gradient(t, x):
+        return np.array([-1.0])
+
+    def force(t, x, lam):
+        return f(t, x) - np.array([0.0, lam / m])
+
+    def hessian(t, x):
+        return np.zeros((1, 1))
+
+    return f, gap(params), gradient, force, hessian
+
+
 @functools.cache
 def _compiled_oscillator(params):
-    """Return the oscillator's f and gap compiled, once per parameter set."""
+    """Return `_primitives` compiled by numba, once per parameter set."""
     from .flows.compiled import compiled
-    from .validation.oscillator import gap, rhs
+    from .validation.oscillator import rhs
 
-    return compiled(rhs(params), "the oscillator's f", kind="rhs"), compiled(
-        gap(params), "the oscillator's guard"
+    f = compiled(rhs(params), "the oscillator's f", kind="rhs")
+    _, g, gradient, force, hessian = _primitives(params, f)
+    return (
+        f,
+        compiled(g, "the oscillator's guard"),
+        compiled(gradient, "the stop's gradient", kind="rhs"),
+        compiled(force, "the oscillator's force map", kind="force"),
+        compiled(hessian, "the stop's Hessian", kind="hessian"),
     )
-
-
-_MINUS_ONE = np.array([-1.0])  # dh/dx of the stop's gap x_max - x
-_ZERO_HESSIAN = np.zeros((1, 1))
 
 
 def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
@@ -104,8 +125,9 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     params : fmibridge.validation.OscillatorParams
         For example `EXAMPLE_1` or `EXAMPLE_2` (Table I).
     compiled : bool
-        Compile the flow and the guard with numba (`flows.compiled`), so the
-        steps between impacts run compiled.
+        Compile the flow, the guard and the contact's primitives with numba
+        (`flows.compiled`), so the steps between impacts and the constrained
+        phases of `Completion` run compiled.
 
     Examples
     --------
@@ -114,29 +136,27 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     [11.36263, 31.40358]
     """
     from .contact import Contact
-    from .validation.oscillator import gap, reset, rhs
+    from .validation.oscillator import reset, rhs
 
-    f, g, m = rhs(params), gap(params), params.m
     if compiled:
         from .flows.compiled import CompiledFlow
 
-        f_compiled, gap_compiled = _compiled_oscillator(params)
-        flow = CompiledFlow(f_compiled, ["x", "v"], name="forced_oscillator")
-        stop = Guard(gap_compiled, "falling", "stop")
+        f, g, gradient, force, hessian = _compiled_oscillator(params)
+        flow = CompiledFlow(f, ["x", "v"], name="forced_oscillator")
     else:
+        f, g, gradient, force, hessian = _primitives(params, rhs(params))
         flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
-        stop = Guard(g, "falling", "stop")
-    edge = Edge(stop, "free", reset(params), name="stop")
+    edge = Edge(Guard(g, "falling", "stop"), "free", reset(params), name="stop")
     contact = Contact(
         "x_max - x",
         "-v",
         params.c,
         gap_fn=g,
-        gradient_fn=lambda t, x: _MINUS_ONE,
-        rhs_with_force=lambda t, x, lam: f(t, x) - np.array([0.0, lam / m]),
+        gradient_fn=gradient,
+        rhs_with_force=force,
         q_index=(0,),
         v_index=(1,),
-        hessian_fn=lambda t, x: _ZERO_HESSIAN,
+        hessian_fn=hessian,
     )
     return HybridSystem(
         [Mode("free", flow, (edge,))],

@@ -28,6 +28,12 @@ MATRIX = types.float64[:, ::1]
 RHS_SIGNATURE = ARRAY(types.float64, ARRAY)  # f(t, x) -> dx/dt
 GUARD_SIGNATURE = types.float64(types.float64, ARRAY)  # g(t, x) -> float
 GUARDS_SIGNATURE = types.void(types.float64, ARRAY, ARRAY)  # guards(t, x, out)
+SIGNATURES = {
+    "guard": GUARD_SIGNATURE,
+    "rhs": RHS_SIGNATURE,
+    "force": ARRAY(types.float64, ARRAY, types.float64),  # (t, x, lam) -> dx/dt
+    "hessian": MATRIX(types.float64, ARRAY),  # H(t, x)
+}
 RHS = types.FunctionType(RHS_SIGNATURE)
 GUARDS = types.FunctionType(GUARDS_SIGNATURE)
 F64, I64, BOOL = types.float64, types.int64, types.boolean

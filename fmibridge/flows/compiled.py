@@ -46,12 +46,20 @@ def guard_sides(guards) -> np.ndarray:
     return np.array([_SIDE[g.direction] for g in guards])
 
 
+# What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
+# contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array
+# and its Hessian (t, x) -> 2-D array.
+KINDS = ("guard", "rhs", "force", "hessian")
+
+
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
-    """Return fn compiled by numba as a guard g(t, x) -> float, or kind="rhs":
-    a right-hand side f(t, x) -> float64 array.
+    """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
+    the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
+    "hessian" (t, x) -> 2-D array (a `Contact`'s primitives).
 
     Use it for the guards of a mode whose flow is a CompiledFlow, so the steps
-    between events run compiled. t is a float, x a contiguous float64 array.
+    between events run compiled, and for a Contact's primitives, so
+    `Completion`'s constrained phase does. t is a float, x a contiguous float64 array.
     Division by zero gives inf or nan as in numpy (the methods then see a
     non-finite trial). A function compiled once can be handed to many flows.
 
@@ -60,8 +68,8 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
     FmibridgeError
         If numba cannot compile `fn` for that signature, naming `what`.
     """
-    if kind not in ("guard", "rhs"):
-        raise FmibridgeError(f"`kind` must be 'guard' or 'rhs', got {kind!r}.")
+    if kind not in KINDS:
+        raise FmibridgeError(f"`kind` must be one of {KINDS}, got {kind!r}.")
     try:
         kernels = _kernels()
     except ImportError:  # pragma: no cover - numba is a dependency
@@ -70,7 +78,7 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
         ) from None
     import numba
 
-    sig = kernels.GUARD_SIGNATURE if kind == "guard" else kernels.RHS_SIGNATURE
+    sig = kernels.SIGNATURES[kind]
     try:
         if isinstance(fn, numba.core.registry.CPUDispatcher):
             if sig.args not in fn.signatures:

@@ -54,10 +54,11 @@ import numpy as np
 from ..contact import Contact, ZenoBounds, contact_of
 from ..errors import FmibridgeError
 from ..flows.base import VectorField
+from ..flows.compiled import BLOCK
 from ..integrators import Scheme
 from ..result import Event, Recorder, Result, Status
 from ..system import Edge, Guard, HybridSystem, Mode
-from .base import Method, State, Step, positive, reached
+from .base import TIME_RTOL, Method, State, Step, positive, reached
 from .bracket import End, illinois
 
 CONSTRAINED = "constrained"
@@ -95,7 +96,10 @@ class ConstrainedFlow(VectorField):
     ) -> None:
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.state_names = state_names
-        self.last_step: float | None = None  # memory of this run (built per run)
+        # memory of this run (the flow is built per run): the last constrained
+        # step, and each logged event as an _Impact (None if it is no impact)
+        self.last_step: float | None = None
+        self.impacts: list[_Impact | None] = []
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         return self.contact.constrained_rhs(t, x)
@@ -302,9 +306,8 @@ class Completion(Method):
                     f"HybridSystem `{system.name}` already has a mode {name!r}, which "
                     f"completion adds; rename it."
                 )
-        rearm = Edge(
-            Guard(contact.rate, "falling", name="rearm"), free.name, name="rearm"
-        )
+        rate = contact.rate if contact.kernels is None else contact.kernels.rate
+        rearm = Edge(Guard(rate, "falling", name="rearm"), free.name, name="rearm")
         kept = tuple(e for e in free.edges if e.name not in impacts)
         lifted = Mode(lifted_name, free.flow, (*kept, rearm))
         flow = ConstrainedFlow(contact, system.state_names, free.name, impacts)
@@ -365,6 +368,8 @@ class Completion(Method):
     ) -> Step:
         constrained = system.mode(CONSTRAINED)
         if state.mode == CONSTRAINED:
+            if constrained.flow.contact.kernels is not None:
+                return self._constrained_block(constrained, state, t_end, log)
             return self._constrained_step(constrained, state, t_end, log)
         last = log.events[-1] if log.events else None
         if last is not None and last.edge == "lift-off" and last.t == state.t:
@@ -403,12 +408,24 @@ class Completion(Method):
 
     def _series(self, flow: ConstrainedFlow, log: Recorder) -> list[_Impact]:
         """Return the last impacts (at most N_SERIES) since anything else happened."""
+        known = flow.impacts
+        for event in log.events[len(known) :]:
+            is_impact = event.source == flow.free and event.edge in flow.impact_edges
+            known.append(
+                _Impact(
+                    event.t,
+                    event.x_before,
+                    flow.contact.rate(event.t, event.x_before),
+                    flow.contact,
+                )
+                if is_impact
+                else None
+            )
         series = []
-        for event in reversed(log.events[-N_SERIES:]):
-            if event.source != flow.free or event.edge not in flow.impact_edges:
+        for impact in reversed(known[-N_SERIES:]):
+            if impact is None:
                 break
-            rate = flow.contact.rate(event.t, event.x_before)
-            series.append(_Impact(event.t, event.x_before, rate, flow.contact))
+            series.append(impact)
         return series[::-1]
 
     def _truncates(self, contact: Contact, series: list[_Impact]) -> bool:
@@ -506,6 +523,48 @@ class Completion(Method):
             log.sample(t1, x_two, CONSTRAINED, lam=lam1)
             return Step(State(t1, x_two, CONSTRAINED))
         return Step(state, Status.NO_PROGRESS)
+
+    def _constrained_block(
+        self, mode: Mode, state: State, t_end: float, log: Recorder
+    ) -> Step:
+        """Take the steps of `_constrained_step` and `_lift_off` in one compiled
+        loop (`Contact.kernels`), up to a lift-off, t_end or BLOCK samples."""
+        from .. import _contact_kernels as k
+
+        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
+        x = np.ascontiguousarray(state.x, dtype=float)
+        ts, xs, lams = np.empty(BLOCK), np.empty((BLOCK, x.size)), np.empty(BLOCK)
+        out = np.empty(k.OUT_SIZE)
+        n = flow.contact.kernels.phase(
+            *self.scheme.arrays,
+            float(state.t),
+            x,
+            flow.last_step or 0.0,
+            float(self.h),
+            float(t_end),
+            float(self.tol),
+            float(self.t_tol),
+            TIME_RTOL * self.h,
+            LAM_CHANGE,
+            MAX_HALVINGS,
+            min(self.max_steps - log.n_steps, BLOCK),
+            ts,
+            xs,
+            lams,
+            out,
+        )
+        log.n_steps += n
+        log.n_rejected += int(out[k.REJECTED])
+        flow.last_step = float(out[k.LAST_STEP]) or None
+        log.samples(ts[:n], xs[:n], CONSTRAINED, lam=lams[:n])
+        last = State(float(ts[n - 1]), xs[n - 1], CONSTRAINED) if n else state
+        if out[k.STATUS] == k.LIFTED:
+            edge = mode.edges[0]
+            t, x = last.t, last.x
+            log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
+            log.sample(t, x, edge.target)
+            return Step(State(t, x, edge.target))
+        return Step(last, Status.NO_PROGRESS if out[k.STATUS] == k.STUCK else None)
 
     def _lift_off(
         self,

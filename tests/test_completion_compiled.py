@@ -1,0 +1,76 @@
+"""A compiled Contact: lam, R* and Completion's constrained phase run by numba,
+with the same results as the Python code (Or and Ames, eqs. (6)-(7), Sec. V)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from fmibridge import FmibridgeWarning, Halving, Status
+from fmibridge.methods import Completion
+from fmibridge.models import forced_oscillator
+from fmibridge.validation import EXAMPLE_2, exact_solution
+
+
+def example_2(compiled: bool, t_end: float = EXAMPLE_2.t_max, **options):
+    method = Completion(
+        Halving(h=0.2, locate="illinois"),
+        eps_q=1e-5,
+        eps_t=1e-2,
+        eps_v=1e-2,
+        **options,
+    )
+    return method.run(forced_oscillator(EXAMPLE_2, compiled=compiled), t_end)
+
+
+def test_the_compiled_contact_gives_the_python_lam_and_projection():
+    python = forced_oscillator(EXAMPLE_2).constraint
+    fast = forced_oscillator(EXAMPLE_2, compiled=True).constraint
+    assert python.kernels is None and fast.kernels is not None
+    rng = np.random.default_rng(2)
+    for t, x in zip(rng.uniform(0, 12, 20), rng.normal(size=(20, 2)), strict=True):
+        (dx, lam), (dx_fast, lam_fast) = (
+            python.constrained(t, x),
+            fast.constrained(t, x),
+        )
+        assert lam_fast == lam
+        np.testing.assert_array_equal(dx_fast, dx)
+        np.testing.assert_array_equal(fast.project(t, x), python.project(t, x))
+
+
+def test_example_2_constrained_phases_match_the_python_loop():
+    """Same samples, lam, events and counts; the lift-offs at the exact releases."""
+    python, fast = example_2(compiled=False), example_2(compiled=True)
+    assert fast.stats == python.stats
+    assert list(fast.mode) == list(python.mode)
+    np.testing.assert_allclose(fast.t, python.t, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.x, python.x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast["lam"], python["lam"], rtol=0, atol=1e-12)
+    assert [e.edge for e in fast.events] == [e.edge for e in python.events]
+    np.testing.assert_allclose(fast.event_times, python.event_times, atol=1e-12)
+    releases = [e.t for e in fast.events if e.edge == "lift-off"]
+    exact = [t for _, t in exact_solution(EXAMPLE_2).sticking[:-1]]
+    np.testing.assert_allclose(releases, exact, atol=1e-6)
+
+
+def test_a_phase_that_reaches_t_end_stops_there_on_the_stop():
+    result = example_2(compiled=True, t_end=2.0)  # the first release is at ~2.498
+    assert result.status is Status.REACHED_END
+    assert result.t[-1] == 2.0 and set(result.mode) == {"constrained"}
+    assert result["x"][-1] == EXAMPLE_2.x_max and result["v"][-1] == 0.0
+    assert np.all(result["lam"][1:] > 0)  # the initial sample carries no lam
+
+
+def test_the_step_bound_holds_inside_a_compiled_phase():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FmibridgeWarning)
+        result = example_2(compiled=True, max_steps=3)
+    assert result.status is Status.MAX_STEPS
+    assert result.stats["n_steps"] == 3
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-12])
+def test_step_doubling_tolerance_is_honoured_as_in_python(tol):
+    python, fast = example_2(False, tol=tol), example_2(True, tol=tol)
+    assert fast.stats == python.stats
+    np.testing.assert_allclose(fast.event_times, python.event_times, atol=1e-12)
