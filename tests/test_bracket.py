@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from fmibridge.methods.bracket import End, illinois
+from fmibridge.methods.bracket import End, illinois, is_bracket
 
 
 def end_of(fun):
@@ -71,3 +71,18 @@ def test_a_curve_leaving_the_surface_is_followed_by_parabolas(v):
     lo, hi = illinois(trial, End(0.0, 0.0), trial(0.5), width=1e-12, max_iter=64)
     assert lo.sigma <= 2 * v <= hi.sigma and hi.sigma - lo.sigma <= 1e-12
     assert len(calls) <= 6, calls
+
+
+@pytest.mark.parametrize(
+    ("lo_f", "hi_f", "expected"),
+    [
+        (0.0, -1.0, True),
+        (2.0, -1.0, True),
+        (-1e-17, -0.02, True),  # a reset's state, one ulp beyond the surface
+        (-1e-6, -0.02, False),  # truly beyond
+        (1.0, 0.0, False),
+        (1.0, math.nan, False),
+    ],
+)
+def test_is_bracket_allows_round_off_below_the_surface(lo_f, hi_f, expected):
+    assert is_bracket(lo_f, hi_f) is expected

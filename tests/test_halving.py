@@ -161,3 +161,19 @@ def test_an_either_guard_that_starts_on_its_surface_fires_at_once(locate):
     result = Halving(h=0.1, locate=locate).run(system, t_end=0.5)
     (event,) = result.events
     assert event.t == pytest.approx(0.0, abs=1e-10)
+
+
+def test_illinois_narrows_from_a_reset_left_one_ulp_beyond_the_surface():
+    """Short hops (0.10, 0.05, 0.03 s, all inside one step of h = 0.5) after a
+    reset that leaves h = -1e-17: Illinois narrows them (G(0) counts as on the
+    surface, `bracket.is_bracket`) instead of halving from h."""
+    g, e = 9.81, 0.5
+    flow = NativeFlow(lambda t, x, u: np.array([x[1], -g]), ["h", "v"])
+    bounce = Edge(
+        Guard(lambda t, x: x[0]), "air", lambda t, x: np.array([-1e-17, -e * x[1]])
+    )
+    system = HybridSystem([Mode("air", flow, (bounce,))], "air", [0.0, 0.5])
+    result = Halving(h=0.5, locate="illinois").run(system, 0.19)
+    exact = np.cumsum(2 * 0.5 * e ** np.arange(3) / g)
+    np.testing.assert_allclose(result.event_times, exact, rtol=0, atol=1e-12)
+    assert result.stats["n_rejected"] <= 12  # 21 when such starts were halved

@@ -42,6 +42,7 @@ start = numba.njit(ARRAY(F64, F64, F64, F64, F64), cache=True)(bracket.start)
 propose = numba.njit(F64(ARRAY), cache=True)(bracket.propose)
 narrow = numba.njit(BOOL(ARRAY, F64, F64), cache=True)(bracket.narrow)
 is_narrow = numba.njit(BOOL(ARRAY), cache=True)(bracket.is_narrow)
+is_bracket = numba.njit(BOOL(F64, F64), cache=True)(bracket.is_bracket)
 
 
 @numba.njit(types.void(ARRAY, ARRAY), cache=True)
@@ -171,7 +172,8 @@ def locate(f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter, x_lo, g
     signs of `inward`, in at most `max_iter` trial steps, as
     `Halving._illinois` does in Python. Writes x at lo to x_lo, the guards at lo
     and hi to g[0] and g[1], and (lo, hi, trials) to ends. Returns False,
-    writing nothing, unless G(0) >= 0 > G(hs) with every g finite.
+    writing nothing, unless every g is finite and G(0) >= 0 > G(hs), G(0)
+    up to round-off (`bracket.is_bracket`).
 
     References
     ----------
@@ -181,7 +183,7 @@ def locate(f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter, x_lo, g
         return False
     signs = inward(sides, g0, g1)
     f0, f1 = lowest(signs, g0), lowest(signs, g1)
-    if not (f0 >= 0.0 > f1):
+    if not is_bracket(f0, f1):
         return False
     state = start(0.0, f0, hs, f1, width)
     copy_into(x_lo, x)

@@ -14,7 +14,7 @@ from ..flows.compiled import Bracket
 from ..result import Recorder, Status
 from ..system import Edge, HybridSystem, Mode
 from .base import Method, State, Step, at_least_one, positive, reached
-from .bracket import End, illinois
+from .bracket import End, illinois, is_bracket
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -183,14 +183,15 @@ class Halving(Method):
         rising; for 'either', the sign of g_i(t), or against g_i(t + hs) from
         zero), so G >= 0 until the first guard is reached. Returns None (halve
         instead) when G does not change sign over the step: a guard starts
-        beyond its surface (a reset left it there by round-off), or only such
-        a guard fired. `flows._kernels.locate` does the same compiled.
+        beyond its surface by more than round-off (`bracket.is_bracket`; a
+        reset leaves it one ulp beyond), or only such a guard fired.
+        `flows._kernels.locate` does the same compiled.
         """
         signs = [
             _inward(e.guard, a, b) for e, a, b in zip(mode.edges, g0, g1, strict=True)
         ]
         f0, f1 = min(map(operator.mul, signs, g0)), min(map(operator.mul, signs, g1))
-        if not (f0 >= 0.0 > f1):
+        if not is_bracket(f0, f1):
             return None
         n_trials = 0
 
