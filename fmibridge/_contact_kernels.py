@@ -25,6 +25,7 @@ import numba
 import numpy as np
 from numba import types
 
+from . import bracket
 from .flows._kernels import (
     ARRAY,
     F64,
@@ -40,7 +41,6 @@ from .flows._kernels import (
     stage_state,
     start,
 )
-from .methods import bracket
 
 DYNAMICS_SIGNATURE = F64(F64, ARRAY, ARRAY)  # (t, x, dx/dt out) -> lam
 GAP = types.FunctionType(F64(F64, ARRAY))

@@ -1,10 +1,10 @@
-"""Illinois regula falsi on a bracketed sign change (methods.bracket)."""
+"""Illinois regula falsi on a bracketed sign change (fmibridge.bracket)."""
 
 import math
 
 import pytest
 
-from fmibridge.methods.bracket import End, illinois, is_bracket
+from fmibridge.bracket import End, illinois, is_bracket
 
 
 def end_of(fun):

@@ -1,6 +1,6 @@
 """Halving's Illinois location inside the compiled loop (`_kernels.locate`).
 
-The kernel proposes its trials with the same functions (`methods.bracket`) and
+The kernel proposes its trials with the same functions (`fmibridge.bracket`) and
 takes them with the same compiled steps as the Python location, so runs agree
 exactly with the Python location on the same flow, and to round-off with a
 NativeFlow (there: exactly too, where numba's and numpy's libm agree).

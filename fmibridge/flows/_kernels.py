@@ -10,9 +10,9 @@ for `flight_loop`, 0.2 s for `stepper`, measured): hence loops over entries
 rather than array expressions, which compile to several times the code.
 
 `locate` narrows a crossed step by Illinois regula falsi compiled from
-`methods.bracket`, the same source as Halving's Python location (that module
-imports only math and numpy; the one import from methods/). numba's cache does
-not see edits to another file: after changing bracket.py, touch this file.
+`fmibridge.bracket`, the same source as Halving's Python location (it imports
+only math and numpy). numba's cache does not see edits to another file: after
+changing bracket.py, touch this file and `_contact_kernels.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from numba import types
 
-from ..methods import bracket
+from .. import bracket
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]

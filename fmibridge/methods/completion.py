@@ -51,6 +51,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..bracket import End, illinois
 from ..contact import Contact, ZenoBounds, contact_of
 from ..errors import FmibridgeError
 from ..flows.base import VectorField
@@ -59,7 +60,6 @@ from ..integrators import Scheme
 from ..result import Event, Recorder, Result, Status
 from ..system import Edge, Guard, HybridSystem, Mode
 from .base import TIME_RTOL, Method, State, Step, positive, reached
-from .bracket import End, illinois
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"

@@ -9,12 +9,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..bracket import End, illinois, is_bracket
 from ..errors import FmibridgeError
 from ..flows.compiled import Bracket
 from ..result import Recorder, Status
 from ..system import Edge, HybridSystem, Mode
 from .base import Method, State, Step, at_least_one, positive, reached
-from .bracket import End, illinois, is_bracket
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
