@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from fmibridge.benchmarks.suite import ivp_with_restarts
+from fmibridge.benchmarks.suite import BenchOptions, ivp_with_restarts, paired_times
 from fmibridge.cli import main
 from fmibridge.validation import EXAMPLE_1, exact_solution, rho_hat
 
@@ -40,3 +40,13 @@ def test_solve_ivp_peer_restarts_at_each_impact_of_example_1():
     assert run.is_complete and run.n_restarts == 49  # Table I: 49 impacts
     error = rho_hat(run.t, run.x, exact_solution(EXAMPLE_1), t_max=EXAMPLE_1.t_max)
     assert math.isfinite(error) and error < 1e-6
+
+
+def test_paired_times_alternate_the_two_runs():
+    calls = []
+    options = BenchOptions(repeats=3, min_timed_s=0.0)
+    ours, theirs = paired_times(
+        lambda: calls.append("ours"), lambda: calls.append("theirs"), options
+    )
+    assert calls == ["ours", "theirs"] * 3
+    assert ours >= 0.0 and theirs >= 0.0

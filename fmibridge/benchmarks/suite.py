@@ -2,8 +2,9 @@
 
 Every case times fmibridge and its peers in this process, each at its best
 settings found by a short search (halving a step or a tolerance until the
-accuracy target is reached), and reports median wall times over `repeats`,
-the accuracies reached and the ratios. Peers:
+accuracy target is reached), and reports median wall times, the accuracies
+reached and the ratios. The two runs of a row are timed alternately (A B A B,
+`paired_times`), so a noisy machine's drift hits both alike. Peers:
 
 * the Paoli-Schatzman scheme (eq. 29) on Table I, Examples 1 and 2;
 * scipy's `solve_ivp` (RK45, DOP853) with a terminal event and a restart at
@@ -20,12 +21,13 @@ Burden et al., Sec. V-B, Table I, eqs. 29-30, Fig. 14 (rho-hat against wall time
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +77,12 @@ MAX_RESTARTS = 2000
 # A search stops refining once one run of a peer or of fmibridge takes longer:
 # the run is reported as "not reached" with the finest setting tried.
 SEARCH_BUDGET_S = 20.0
+# Each pair of runs compared in a row is timed alternately (A B A B ...), so the
+# drift of a shared machine (2x over minutes here, measured) hits both sides
+# alike; runs shorter than MIN_TIMED_S repeat until each side has taken that
+# long in total (a median of three millisecond runs is mostly noise), at most
+# MAX_PAIRS times.
+MIN_TIMED_S, MAX_PAIRS = 0.3, 1000
 BALL_BOUNCES = 10  # impacts scored on BouncingBallEvents (the brief's first ten)
 BALL_E, BALL_G = 0.8, 9.81  # the FMU's default restitution and gravity
 # (Halving t_tol, CVode rtol) compared on BouncingBallEvents: each side's default,
@@ -90,6 +98,7 @@ class BenchOptions:
     repeats: int = 3
     quick: bool = False
     search_budget_s: float = SEARCH_BUDGET_S
+    min_timed_s: float = MIN_TIMED_S
     ball_interval: float = 1e-2
     overhead_steps: int = 4000
     targets: dict[str, float] = field(
@@ -108,6 +117,7 @@ class BenchOptions:
             repeats=repeats,
             quick=True,
             search_budget_s=2.0,
+            min_timed_s=0.0,
             overhead_steps=500,
             targets={
                 "example_2_ps": 1e-2,
@@ -148,13 +158,15 @@ class Row:
 
 @dataclass(frozen=True)
 class Found:
-    """The coarsest setting that reached a target, with its error and median time."""
+    """The coarsest setting that reached a target, with its error and median
+    time, and the run itself (for `paired_times`)."""
 
     setting: str
     error: float
     wall_s: float
     is_reached: bool
     note: str = ""
+    run: Callable[[], object] | None = field(default=None, compare=False, repr=False)
 
 
 def median_time(run: Callable[[], object], repeats: int) -> tuple[float, object]:
@@ -165,6 +177,23 @@ def median_time(run: Callable[[], object], repeats: int) -> tuple[float, object]
         value = run()
         times.append(time.perf_counter() - start)
     return statistics.median(times), value
+
+
+def paired_times(
+    ours: Callable[[], object], theirs: Callable[[], object], options: BenchOptions
+) -> tuple[float, float]:
+    """Return the median wall times of two runs timed alternately (A B A B ...),
+    at least `options.repeats` times each and until each side has taken
+    `options.min_timed_s` in total (MIN_TIMED_S, MAX_PAIRS)."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for n in range(1, MAX_PAIRS + 1):
+        for run, spent in zip((ours, theirs), times, strict=True):
+            start = time.perf_counter()
+            run()
+            spent.append(time.perf_counter() - start)
+        if n >= options.repeats and min(map(sum, times)) >= options.min_timed_s:
+            break
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def search(
@@ -200,7 +229,8 @@ def search(
         error = error_of(output)
         if error <= target:
             wall, output = median_time(lambda v=value: run(v), repeats)
-            return Found(label(value), float(error_of(output)), wall, True)
+            found = Found(label(value), float(error_of(output)), wall, True)
+            return replace(found, run=lambda v=value: run(v))
         n_stalled = n_stalled + 1 if error > STALL_RATIO * best[0] else 0
         if may_stall and n_stalled == STALL_WINDOW:
             return Found(
@@ -432,14 +462,20 @@ def best_ivp(params, exact, target: float, method: str, options: BenchOptions) -
     )
 
 
-def _row(case, metric, ours: Found, peer: str, theirs: Found) -> Row:
+def _row(
+    case, metric, ours: Found, peer: str, theirs: Found, options: BenchOptions
+) -> Row:
+    """A row of the table; both runs found are timed again, in pairs."""
     notes = "; ".join(n for n in (ours.note, theirs.note) if n)
+    ours_s, theirs_s = ours.wall_s, theirs.wall_s
+    if ours.run is not None and theirs.run is not None:
+        ours_s, theirs_s = paired_times(ours.run, theirs.run, options)
     return Row(
         case,
         metric,
-        ours.wall_s,
+        ours_s,
         peer,
-        theirs.wall_s,
+        theirs_s,
         ours.error,
         theirs.error,
         ours.setting,
@@ -467,7 +503,7 @@ def table_one_rows(options: BenchOptions) -> list[Row]:
             if peer == "ps":
                 for compiled, label in ((False, "PS eq. 29"), (True, "PS (numba)")):
                     theirs = best_ps(params, exact, target, options, compiled=compiled)
-                    rows.append(_row(name, metric, ours, label, theirs))
+                    rows.append(_row(name, metric, ours, label, theirs, options))
                 continue
             for method in ("RK45", "DOP853"):
                 rows.append(
@@ -477,6 +513,7 @@ def table_one_rows(options: BenchOptions) -> list[Row]:
                         ours,
                         f"solve_ivp {method}",
                         best_ivp(params, exact, target, method, options),
+                        options,
                     )
                 )
     return rows
@@ -543,21 +580,25 @@ def ball_rows(options: BenchOptions) -> list[Row]:
     path, dt = ball_fmu_path(), options.ball_interval
     rows = []
     for t_tol, rtol in BALL_PAIRS:
-        ours_s, ours_err = median_time(
-            lambda t=t_tol: fmibridge_ball(path, dt, t), options.repeats
-        )
-        ours = Found(
-            f"halving rk4 illinois h={dt:g} t_tol={t_tol:g}", ours_err, ours_s, True
-        )
-        s, err = median_time(lambda r=rtol: fmpy_ball(path, dt, r), options.repeats)
+        ours_run = functools.partial(fmibridge_ball, path, dt, t_tol)
+        theirs_run = functools.partial(fmpy_ball, path, dt, rtol)
+        ours_s, ours_err = median_time(ours_run, options.repeats)
+        s, err = median_time(theirs_run, options.repeats)
         setting = f"CVode rtol={'default' if rtol is None else f'{rtol:.0e}'} dt={dt:g}"
         rows.append(
             _row(
                 "BouncingBallEvents",
                 f"first {BALL_BOUNCES} impacts, max |dt|",
-                ours,
+                Found(
+                    f"halving rk4 illinois h={dt:g} t_tol={t_tol:g}",
+                    ours_err,
+                    ours_s,
+                    True,
+                    run=ours_run,
+                ),
                 "fmpy.simulate_fmu",
-                Found(setting, err, s, True),
+                Found(setting, err, s, True, run=theirs_run),
+                options,
             )
         )
     return rows
