@@ -43,7 +43,7 @@ from .flows._kernels import (
 )
 
 DYNAMICS_SIGNATURE = F64(F64, ARRAY, ARRAY)  # (t, x, dx/dt out) -> lam
-GAP = types.FunctionType(F64(F64, ARRAY))
+GAP = types.FunctionType(SIGNATURES["guard"])
 FORCE = types.FunctionType(SIGNATURES["force"])
 HESSIAN = types.FunctionType(SIGNATURES["hessian"])
 DYNAMICS = types.FunctionType(DYNAMICS_SIGNATURE)
@@ -52,9 +52,18 @@ INDEX = types.Array(types.int64, 1, "C", readonly=True)  # frozen in a closure
 # Outcome codes of `constrained_phase`, in `out[STATUS]`.
 STEPPED, LIFTED, STUCK = 0, 1, 2
 # Slots of the `out` array: status, the step the next phase step grows from,
-# rejected trials, and lam at the lift-off point.
-STATUS, LAST_STEP, REJECTED, LAM = 0, 1, 2, 3
-OUT_SIZE = 4
+# and rejected trials.
+STATUS, LAST_STEP, REJECTED = 0, 1, 2
+OUT_SIZE = 3
+
+
+@numba.njit(F64(ARRAY, ARRAY, INDEX), cache=True)
+def _dot_at(u, v, index):
+    """sum_k u[k] v[index[k]]: dh times the entries of v at q or qdot."""
+    total = 0.0
+    for k in range(index.shape[0]):
+        total += u[k] * v[index[k]]
+    return total
 
 
 @numba.njit(F64(ARRAY, ARRAY), cache=True)
@@ -77,16 +86,16 @@ def dynamics(force, gradient, hessian, iv, t, x, dx):
     f0 = force(t, x, 0.0)
     b = force(t, x, 1.0) - f0
     dh = gradient(t, x)
-    v, f0_v, b_v = x[iv], f0[iv], b[iv]
     hess = hessian(t, x)
     curvature = 0.0
-    for i in range(v.shape[0]):
+    for i in range(iv.shape[0]):
         row = 0.0
-        for j in range(v.shape[0]):
-            row += hess[i, j] * v[j]
-        curvature += row * v[i]
-    lam = -(curvature + _dot(dh, f0_v)) / _dot(dh, b_v)
-    dx[:] = f0 + lam * b
+        for j in range(iv.shape[0]):
+            row += hess[i, j] * x[iv[j]]
+        curvature += row * x[iv[i]]
+    lam = -(curvature + _dot_at(dh, f0, iv)) / _dot_at(dh, b, iv)
+    for i in range(dx.shape[0]):
+        dx[i] = f0[i] + lam * b[i]
     return lam
 
 
@@ -101,14 +110,13 @@ def project(gap, gradient, iq, iv, iterations, t, x):
         if g == 0.0:
             break
         dh = gradient(t, out)
-        shift = g / _dot(dh, dh) * dh
+        scale = g / _dot(dh, dh)
         for k in range(iq.shape[0]):
-            out[iq[k]] -= shift[k]
+            out[iq[k]] -= scale * dh[k]
     dh = gradient(t, out)
-    v = out[iv]
-    shift = _dot(dh, v) / _dot(dh, dh) * dh
+    scale = _dot_at(dh, out, iv) / _dot(dh, dh)
     for k in range(iv.shape[0]):
-        out[iv[k]] -= shift[k]
+        out[iv[k]] -= scale * dh[k]
     return out
 
 
