@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import platform
 import time
 from collections.abc import Mapping
@@ -270,12 +271,6 @@ class Method(abc.ABC):
     def _provenance(
         self, system: HybridSystem, t_end: float, wall: float
     ) -> Mapping[str, str]:
-        import fmpy
-        import pandas
-        import scipy
-
-        from .. import __version__
-
         flows = "; ".join(
             ", ".join(f"{k}={v}" for k, v in flow.describe().items())
             for flow in system.flows()
@@ -289,12 +284,24 @@ class Method(abc.ABC):
             "t0": repr(system.t0),
             "t_end": repr(t_end),
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
-            "versions": (
-                f"fmibridge {__version__}, numpy {np.__version__}, scipy "
-                f"{scipy.__version__}, pandas {pandas.__version__}, fmpy "
-                f"{fmpy.__version__}, python {platform.python_version()}"
-            ),
+            "versions": _versions(),
         }
+
+
+@functools.cache
+def _versions() -> str:
+    """The versions of fmibridge, its dependencies and Python, for provenance."""
+    import fmpy
+    import pandas
+    import scipy
+
+    from .. import __version__
+
+    return (
+        f"fmibridge {__version__}, numpy {np.__version__}, scipy "
+        f"{scipy.__version__}, pandas {pandas.__version__}, fmpy "
+        f"{fmpy.__version__}, python {platform.python_version()}"
+    )
 
 
 class _Progress:
