@@ -3,8 +3,8 @@
 Every case times fmibridge and its peers in this process, each at its best
 settings found by a short search (halving a step or a tolerance until the
 accuracy target is reached), and reports median wall times, the accuracies
-reached and the ratios. The two runs of a row are timed alternately (A B A B,
-`paired_times`), so a noisy machine's drift hits both alike. Peers:
+reached and the ratios. The two runs of a row are timed in alternating blocks
+(`paired_times`), so a noisy machine's drift hits both alike. Peers:
 
 * the Paoli-Schatzman scheme (eq. 29) on Table I, Examples 1 and 2;
 * scipy's `solve_ivp` (RK45, DOP853) with a terminal event and a restart at
@@ -78,12 +78,14 @@ MAX_RESTARTS = 2000
 # A search stops refining once one run of a peer or of fmibridge takes longer:
 # the run is reported as "not reached" with the finest setting tried.
 SEARCH_BUDGET_S = 20.0
-# Each pair of runs compared in a row is timed alternately (A B A B ...), so the
-# drift of a shared machine (2x over minutes here, measured) hits both sides
-# alike; runs shorter than MIN_TIMED_S repeat until each side has taken that
-# long in total (a median of three millisecond runs is mostly noise), at most
-# MAX_PAIRS times.
-MIN_TIMED_S, MAX_PAIRS = 0.3, 1000
+# The two runs compared in a row are timed in alternating blocks (A.. B.. A..),
+# so the drift of a shared machine (2x over minutes here, measured) hits both
+# alike. A block repeats its run for at least BLOCK_S; its first run, which
+# pays for the caches the other side left (measured: up to 1.6x on a 1 ms run
+# after PS's), is dropped when the block has more. Blocks alternate until each
+# side has `repeats` timed runs and MIN_TIMED_S in total (a median of three
+# millisecond runs is mostly noise), at most MAX_BLOCKS blocks.
+BLOCK_S, MIN_TIMED_S, MAX_BLOCKS = 0.05, 0.3, 200
 BALL_BOUNCES = 10  # impacts scored on BouncingBallEvents (the brief's first ten)
 BALL_E, BALL_G = 0.8, 9.81  # the FMU's default restitution and gravity
 # (Halving t_tol, CVode rtol) compared on BouncingBallEvents: each side's default,
@@ -183,16 +185,21 @@ def median_time(run: Callable[[], object], repeats: int) -> tuple[float, object]
 def paired_times(
     ours: Callable[[], object], theirs: Callable[[], object], options: BenchOptions
 ) -> tuple[float, float]:
-    """Return the median wall times of two runs timed alternately (A B A B ...),
-    at least `options.repeats` times each and until each side has taken
-    `options.min_timed_s` in total (MIN_TIMED_S, MAX_PAIRS)."""
+    """Return the median wall times of two runs timed in alternating blocks
+    (BLOCK_S, MIN_TIMED_S, MAX_BLOCKS; `options.min_timed_s` is the latter)."""
     times: tuple[list[float], list[float]] = ([], [])
-    for n in range(1, MAX_PAIRS + 1):
-        for run, spent in zip((ours, theirs), times, strict=True):
+    for n in range(MAX_BLOCKS):
+        run, kept = (ours, theirs)[n % 2], times[n % 2]
+        block: list[float] = []
+        while not block or (sum(block) < BLOCK_S and options.min_timed_s > 0):
             start = time.perf_counter()
             run()
-            spent.append(time.perf_counter() - start)
-        if n >= options.repeats and min(map(sum, times)) >= options.min_timed_s:
+            block.append(time.perf_counter() - start)
+        kept.extend(block[1:] if len(block) > 1 else block)
+        if n % 2 and all(
+            len(side) >= options.repeats and sum(side) >= options.min_timed_s
+            for side in times
+        ):
             break
     return statistics.median(times[0]), statistics.median(times[1])
 
