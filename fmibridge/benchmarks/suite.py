@@ -267,11 +267,20 @@ def _halving_steps(start: float) -> list[float]:
     return [start / 2**k for k in range(MAX_HALVINGS + 1)]
 
 
+def run_to_t_max(method, params: OscillatorParams):
+    """Run `method` on the compiled oscillator to t_max; return (t, x), or None
+    (error inf) if it stopped early (a bound hit), never the small rho-hat of a
+    partial trajectory. The run's warning is the None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FmibridgeWarning)
+        result = method.run(forced_oscillator(params, compiled=True), params.t_max)
+    return (result.t, result["x"]) if result.status.is_success else None
+
+
 def relaxation_run(params: OscillatorParams, integrator: str, h: float, eps: float):
-    """Run Relaxation on the compiled oscillator; return its samples (t, x)."""
+    """Run Relaxation on the compiled oscillator (`run_to_t_max`)."""
     method = Relaxation(h=h, eps=eps, integrator=integrator, max_events=1_000_000)
-    result = method.run(forced_oscillator(params, compiled=True), params.t_max)
-    return result.t, result["x"]
+    return run_to_t_max(method, params)
 
 
 def halving_run(params: OscillatorParams, h: float, zeno_eps=None):
@@ -294,10 +303,7 @@ def halving_run(params: OscillatorParams, h: float, zeno_eps=None):
     )
     if zeno_eps is not None:
         method = Completion(method, **zeno_eps)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FmibridgeWarning)
-        result = method.run(forced_oscillator(params, compiled=True), params.t_max)
-    return (result.t, result["x"]) if result.status.is_success else None
+    return run_to_t_max(method, params)
 
 
 def rho_hat_scorer(params: OscillatorParams, exact) -> Callable[[object], float]:
