@@ -339,48 +339,14 @@ def bind(
     def bound_rate(t, x):
         return _dot(gradient(t, x), x[iv])
 
+    # fmt: off
     @numba.njit
-    def phase(
-        a,
-        b,
-        c,
-        t,
-        x,
-        last_step,
-        h,
-        t_end,
-        tol,
-        t_tol,
-        reach_tol,
-        lam_change,
-        max_halvings,
-        max_steps,
-        ts,
-        xs,
-        lams,
-        out,
-    ):
+    def phase(a, b, c, t, x, last, h, t_end, tol, t_tol, reach, lam, n_halve, n, ts,
+              xs, lams, out):  # *args would warn that function types are experimental
         return constrained_phase(
-            bound_dynamics,
-            bound_project,
-            a,
-            b,
-            c,
-            t,
-            x,
-            last_step,
-            h,
-            t_end,
-            tol,
-            t_tol,
-            reach_tol,
-            lam_change,
-            max_halvings,
-            max_steps,
-            ts,
-            xs,
-            lams,
-            out,
+            bound_dynamics, bound_project, a, b, c, t, x, last, h, t_end, tol, t_tol,
+            reach, lam, n_halve, n, ts, xs, lams, out,
         )
+    # fmt: on
 
     return CompiledContact(bound_dynamics, bound_project, bound_rate, phase)
