@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +24,32 @@ def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
             f"{flow}: `state_names` must be unique and non-empty, got {list(names)}."
         )
     return names
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """A guard crossing narrowed inside the step from (t, x): it lies in
+    [t + lo, t + hi]; x_lo is the state at t + lo, g_lo and g_hi the guard values
+    at the two ends, found with n_trials trial steps."""
+
+    t: float
+    x: np.ndarray
+    lo: float
+    hi: float
+    x_lo: np.ndarray
+    g_lo: list[float]
+    g_hi: list[float]
+    n_trials: int
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Accepted steps of one compiled run: their end times and states, and the
+    crossing located after them, if asked for and found."""
+
+    t: np.ndarray
+    x: np.ndarray
+    bracket: Bracket | None = None
 
 
 class Flow(abc.ABC):

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import FmibridgeError
 from ..integrators import Scheme
-from .base import VectorField, checked_names
+from .base import Bracket, Steps, VectorField, checked_names
 
 # Samples gathered per call of the compiled loop; the method calls again for more.
 BLOCK = 4096
@@ -100,32 +99,6 @@ def _name_of(fn: object) -> str:
 def is_compiled(fn: object) -> bool:
     """Return True if `fn` is a numba-compiled function (without importing numba)."""
     return type(fn).__name__ == "CPUDispatcher"
-
-
-@dataclass(frozen=True)
-class Bracket:
-    """A guard crossing narrowed inside the step from (t, x): it lies in
-    [t + lo, t + hi]; x_lo is the state at t + lo, g_lo and g_hi the guard values
-    at the two ends, found with n_trials trial steps."""
-
-    t: float
-    x: np.ndarray
-    lo: float
-    hi: float
-    x_lo: np.ndarray
-    g_lo: list[float]
-    g_hi: list[float]
-    n_trials: int
-
-
-@dataclass(frozen=True)
-class Steps:
-    """Accepted steps of one compiled run: their end times and states, and the
-    crossing located after them, if asked for and found."""
-
-    t: np.ndarray
-    x: np.ndarray
-    bracket: Bracket | None = None
 
 
 class CompiledFlow(VectorField):

@@ -23,8 +23,8 @@ from ..contact import Contact
 from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
-from .base import Flow, VectorField
-from .compiled import BLOCK, Steps, guard_sides
+from .base import Flow, Steps, VectorField
+from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance, FmuArchive
 
 InputValue = float | Callable[[float], float]

@@ -14,8 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import FmibridgeError
-from ..flows.base import Flow
-from ..flows.compiled import Bracket
+from ..flows.base import Bracket, Flow
 from ..integrators import Scheme, scheme_named
 from ..result import Event, Recorder, Result, Status
 from ..system import Edge, HybridSystem, Mode

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..bracket import End, illinois, is_bracket
 from ..errors import FmibridgeError
-from ..flows.compiled import Bracket
+from ..flows.base import Bracket
 from ..result import Recorder, Status
 from ..system import Edge, HybridSystem, Mode
 from .base import Method, State, Step, at_least_one, positive, reached
