@@ -50,7 +50,7 @@ DYNAMICS = types.FunctionType(DYNAMICS_SIGNATURE)
 INDEX = types.Array(types.int64, 1, "C", readonly=True)  # frozen in a closure
 
 # Outcome codes of `constrained_phase`, in `out[STATUS]`.
-STEPPED, LIFTED, STUCK = 0, 1, 2
+STEPPED, LIFTED, STUCK, NON_FINITE = 0, 1, 2, 3
 # Slots of the `out` array: status, the step the next phase step grows from,
 # and rejected trials.
 STATUS, LAST_STEP, REJECTED = 0, 1, 2
@@ -238,7 +238,8 @@ def constrained_phase(
     falls through zero is narrowed by Illinois to t_tol and the lift-off placed
     by the secant, as `Completion._lift_off`. Writes the accepted samples (the
     lift-off point last) to ts, xs, lams and returns their number; out holds the
-    outcome (STEPPED, LIFTED or STUCK), the last step and the rejected trials.
+    outcome (STEPPED, LIFTED, STUCK, or NON_FINITE for a step of h that gave
+    non-finite values), the last step and the rejected trials.
     """
     n, rejected = 0, 0
     slope = np.empty(x.shape[0])
@@ -286,6 +287,8 @@ def constrained_phase(
                 ts[n], xs[n], lams[n] = t + tc, xc, dynamics(t + tc, xc, scratch)
                 out[STATUS] = LIFTED
                 n += 1
+            elif not (np.all(np.isfinite(x_two)) and np.isfinite(lam1)):
+                out[STATUS] = NON_FINITE
             else:
                 last_step = hs
                 t = t_end if t + hs >= t_end - reach_tol else t + hs

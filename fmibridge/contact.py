@@ -145,6 +145,37 @@ class Contact(UnilateralConstraint):
             return None
         return _bound(*primitives, self.q_index, self.v_index)
 
+    def check(self, t: float, x: np.ndarray) -> None:
+        """Raise FmibridgeError naming the index or primitive that does not fit the
+        state x: an index outside it, or a value of the wrong size or not finite.
+
+        The compiled kernels read the primitives' values without bounds checks,
+        so a wrong size there would give a wrong answer, not an error.
+        """
+        n, nq = x.size, len(self.q_index)
+        outside = [i for i in (*self.q_index, *self.v_index) if not 0 <= i < n]
+        if outside:
+            raise FmibridgeError(
+                f"Contact `{self.gap}`: indices {outside} lie outside the state of "
+                f"size {n}."
+            )
+        expected = {
+            "gap_fn": (self.gap_fn, (), 1),
+            "gradient_fn": (self.gradient_fn, (), nq),
+            "rhs_with_force": (self.rhs_with_force, (0.0,), n),
+            "hessian_fn": (self.hessian_fn, (), nq * nq),
+        }
+        for name, (fn, extra, size) in expected.items():
+            if fn is None:
+                continue
+            value = np.asarray(fn(t, x, *extra), dtype=float)
+            if value.size != size or not np.isfinite(value).all():
+                raise FmibridgeError(
+                    f"Contact `{self.gap}`: `{name}` gives {value.tolist()!r} at "
+                    f"t = {t!r}, x = {x.tolist()}; expected {size} finite value(s) "
+                    f"(q has {nq} entries, the state {n})."
+                )
+
     # -- geometry ------------------------------------------------------------------
 
     def h(self, t: float, x: np.ndarray) -> float:

@@ -1,12 +1,14 @@
 """A compiled Contact: lam, R* and Completion's constrained phase run by numba,
 with the same results as the Python code (Or and Ames, eqs. (6)-(7), Sec. V)."""
 
+import dataclasses
 import warnings
 
 import numpy as np
 import pytest
 
-from fmibridge import FmibridgeWarning, Halving, Status
+from fmibridge import FmibridgeError, FmibridgeWarning, Halving, HybridSystem, Status
+from fmibridge.flows.compiled import compiled as compiled_as
 from fmibridge.methods import Completion
 from fmibridge.models import forced_oscillator
 from fmibridge.validation import EXAMPLE_2, exact_solution
@@ -74,3 +76,38 @@ def test_step_doubling_tolerance_is_honoured_as_in_python(tol):
     python, fast = example_2(False, tol=tol), example_2(True, tol=tol)
     assert fast.stats == python.stats
     np.testing.assert_allclose(fast.event_times, python.event_times, atol=1e-12)
+
+
+def with_contact(system, **changes):
+    """`system` with its contact's fields changed."""
+    return HybridSystem(
+        list(system.modes.values()),
+        system.initial_mode,
+        system.x0,
+        constraint=dataclasses.replace(system.constraint, **changes),
+    )
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
+def test_non_finite_constrained_dynamics_stop_with_an_error(compiled):
+    """A force map that turns nan at t = 1 (inside the first sticking phase)."""
+    system = forced_oscillator(EXAMPLE_2, compiled=compiled)
+
+    def nan_after_one(t, x, lam):
+        scale = 1.0 if t < 1.0 else np.nan
+        return scale * np.array([x[1], 1.8 * np.cos(t) - lam])
+
+    force = compiled_as(nan_after_one, kind="force") if compiled else nan_after_one
+    method = Completion(Halving(h=0.2, locate="illinois"), eps=1e-4)
+    with pytest.raises(FmibridgeError, match="non-finite values in the step from"):
+        method.run(with_contact(system, rhs_with_force=force), EXAMPLE_2.t_max)
+
+
+def test_a_contact_primitive_of_the_wrong_size_is_named():
+    system = forced_oscillator(EXAMPLE_2)
+    method = Completion(Halving(h=0.2), eps=1e-4)
+    wide = with_contact(system, gradient_fn=lambda t, x: np.array([-1.0, 0.0]))
+    with pytest.raises(FmibridgeError, match="`gradient_fn` gives"):
+        method.run(wide, 1.0)
+    with pytest.raises(FmibridgeError, match=r"indices \[2\] lie outside"):
+        method.run(with_contact(system, q_index=(2,)), 1.0)

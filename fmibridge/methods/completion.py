@@ -298,6 +298,7 @@ class Completion(Method):
                 f"`system` must be a HybridSystem, got {type(system)}."
             )
         contact = contact_of(system)
+        contact.check(system.t0, system.x0)
         free, impacts = self._impact_edges(system, contact)
         lifted_name = LIFTED.format(free.name)
         for name in (CONSTRAINED, lifted_name):
@@ -517,6 +518,8 @@ class Completion(Method):
                 continue
             if crossing:
                 return Step(self._lift_off(mode, t, x, hs, slope, lam0, log))
+            if not (np.isfinite(x_two).all() and math.isfinite(lam1)):
+                raise _non_finite(flow.contact, t, x)
             log.n_steps += 1
             flow.last_step = hs
             t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
@@ -558,6 +561,8 @@ class Completion(Method):
         flow.last_step = float(out[k.LAST_STEP]) or None
         log.samples(ts[:n], xs[:n], CONSTRAINED, lam=lams[:n])
         last = State(float(ts[n - 1]), xs[n - 1], CONSTRAINED) if n else state
+        if out[k.STATUS] == k.NON_FINITE:
+            raise _non_finite(flow.contact, last.t, last.x)
         if out[k.STATUS] == k.LIFTED:
             edge = mode.edges[0]
             t, x = last.t, last.x
@@ -596,6 +601,14 @@ class Completion(Method):
         log.event(Event(t + tc, edge.name, CONSTRAINED, edge.target, xc, xc))
         log.sample(t + tc, xc, edge.target)
         return State(t + tc, xc, edge.target)
+
+
+def _non_finite(contact: Contact, t: float, x: np.ndarray) -> FmibridgeError:
+    return FmibridgeError(
+        f"Completion: the constrained dynamics of contact {contact.gap!r} give "
+        f"non-finite values in the step from t = {t!r}, x = {x.tolist()}; check "
+        f"its force map, gradient and Hessian there."
+    )
 
 
 def _pressed(contact: Contact, impact: _Impact) -> bool:
