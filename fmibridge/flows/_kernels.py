@@ -11,8 +11,12 @@ rather than array expressions, which compile to several times the code.
 
 `locate` narrows a crossed step by Illinois regula falsi compiled from
 `fmibridge.bracket`, the same source as Halving's Python location (it imports
-only math and numpy). numba's cache does not see edits to another file: after
-changing bracket.py, touch this file and `_contact_kernels.py`.
+only math and numpy). It serves this loop and the FMU loop
+(`fmu_kernels.fmu_flight`) alike: each takes its trial steps through `trial`,
+which numba resolves at compile time from the flow's context tuple, so both
+stay cached on disk. numba's cache does not see edits to another file: after
+changing bracket.py, touch this file, `fmu_kernels.py` and
+`_contact_kernels.py`; after changing this one, `fmu_kernels.py`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import types
+from numba.extending import overload
 
 from .. import bracket
 
@@ -144,36 +149,44 @@ def lowest(signs, g):
     return value
 
 
-@numba.njit(
-    BOOL(
-        RHS,
-        GUARDS,
-        ARRAY,
-        MATRIX,
-        ARRAY,
-        ARRAY,
-        F64,
-        ARRAY,
-        F64,
-        ARRAY,
-        ARRAY,
-        F64,
-        I64,
-        ARRAY,
-        MATRIX,
-        ARRAY,
-    ),
-    cache=True,
-)
-def locate(f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter, x_lo, g, ends):
+def trial(context, t, x, sigma, y, g):
+    """Write x(t + sigma) from (t, x) to y and the guards there to g; return
+    False if the flow failed. `locate`'s trial step, implemented per kind of
+    flow for its context tuple by numba's `overload` (`rk_trial` here,
+    `fmu_kernels.fmu_trial`): compiled only. Contexts start with the tableau
+    (a, b, c): numba warns that function types are experimental when a tuple
+    starts with one."""
+    raise NotImplementedError("`trial` runs only inside numba-compiled kernels")
+
+
+@overload(trial)
+def rk_trial(context, t, x, sigma, y, g):
+    """The trial of a compiled f and guards: context (a, b, c, f, guards)."""
+    is_ours = isinstance(context, types.BaseTuple) and len(context) == 5
+    if not (is_ours and context[3] == RHS):
+        return None
+
+    def step(context, t, x, sigma, y, g):
+        a, b, c, f, guards = context
+        copy_into(y, rk_step(f, t, x, sigma, a, b, c))
+        guards(t + sigma, y, g)
+        return True
+
+    return step
+
+
+@numba.njit(cache=True)
+def locate(context, sides, t, x, hs, g0, g1, width, max_iter, x_lo, g, ends):
     """Narrow the crossed step [t, t + hs] from x (guards g0 to g1) to `width`.
 
     Illinois regula falsi on G(sigma) = min_i s_i g_i(A^sigma(t, x)) with the
     signs of `inward`, in at most `max_iter` trial steps, as
-    `Halving._illinois` does in Python. Writes x at lo to x_lo, the guards at lo
-    and hi to g[0] and g[1], and (lo, hi, trials) to ends. Returns False,
-    writing nothing, unless every g is finite and G(0) >= 0 > G(hs), G(0)
-    up to round-off (`bracket.is_bracket`).
+    `Halving._illinois` does in Python; each trial step is
+    `trial(context, ...)` for the flow's context. Writes x at lo to x_lo, the
+    guards at lo and hi to g[0] and g[1], and (lo, hi, trials) to ends, and
+    returns True. Returns False, leaving ends as it was, if a g is not finite,
+    if not G(0) >= 0 > G(hs), G(0) up to round-off (`bracket.is_bracket`), or
+    if a trial failed.
 
     References
     ----------
@@ -189,12 +202,12 @@ def locate(f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter, x_lo, g
     copy_into(x_lo, x)
     copy_into(g[0], g0)
     copy_into(g[1], g1)
-    g_trial = np.empty(g0.shape[0])
+    y, g_trial = np.empty(x.shape[0]), np.empty(g0.shape[0])
     n_trials = 0
     while n_trials < max_iter and not is_narrow(state):
         sigma = propose(state)
-        y = rk_step(f, t, x, sigma, a, b, c)
-        guards(t + sigma, y, g_trial)
+        if not trial(context, t, x, sigma, y, g_trial):
+            return False
         n_trials += 1
         defined = finite(y) and finite(g_trial)
         if narrow(state, sigma, lowest(signs, g_trial) if defined else np.nan):
@@ -272,7 +285,7 @@ def flight(
         if not (defined and inside(sides, g0, g1)):
             if defined and width > 0.0:
                 locate(
-                    f, guards, sides, a, b, c, t, x, hs, g0, g1, width, max_iter,
+                    (a, b, c, f, guards), sides, t, x, hs, g0, g1, width, max_iter,
                     x_lo, g, ends,
                 )  # fmt: skip
             break
