@@ -2,14 +2,18 @@
 
 Each run is compared with the same run through the Python path (the flow's
 `steps_inside` switched off): the compiled loop follows `Scheme.step` operation
-by operation, so samples and events agree to round-off (here: exactly).
+by operation, and locates a crossing with the trials of `Halving._illinois`, so
+samples, events and counts agree to round-off (here: exactly).
 """
+
+import ctypes
 
 import numpy as np
 import pytest
 
 from fmibridge import Edge, FMUError, Guard, Halving, HybridSystem, Mode
 from fmibridge.flows.fmu import fmu_event_edges, fmu_system, open_fmu
+from fmibridge.flows.fmu_kernels import SET_TIME
 from fmibridge.integrators import EULER, MIDPOINT, RK4
 from fmibridge.methods import Relaxation
 from fmibridge.models import bouncing_ball_impacts
@@ -70,6 +74,41 @@ def test_compiled_loop_matches_python_path(fmu_dir, name, method):
         assert np.max(np.abs(ours.event_times[:3] - exact)) < 1e-8
 
 
+@pytest.mark.parametrize("name", BALLS)
+@pytest.mark.parametrize("t_tol", [1e-6, 1e-10])
+def test_compiled_location_matches_python_illinois(fmu_dir, name, t_tol):
+    """The kernel's trials are Halving's: the same events, and n_rejected counts
+    them alike (the kernel reports its trials)."""
+    method = Halving(h=1e-2, integrator="rk4", t_tol=t_tol, locate="illinois")
+    ours = run(fmu_dir / name, method)
+    reference = run(fmu_dir / name, method, compiled=False)
+    assert_same(ours, reference)
+    assert ours.stats["n_rejected"] >= len(ours.event_times) >= 3
+
+
+def test_compiled_loop_locates_the_crossing(fmu_dir):
+    system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
+    try:
+        mode = system.mode("model")
+        guards = [edge.guard for edge in mode.edges]
+        flow, h, t_tol = mode.flow, 1e-2, 1e-10
+        steps = flow.steps_inside(
+            guards, 0.0, flow.x0, h, 3.0, RK4, 1000, 1e-9 * h, t_tol, 64
+        )
+        located = steps.bracket
+        assert located.t == steps.t[-1]
+        np.testing.assert_array_equal(located.x, steps.x[-1])
+        assert 0 < located.hi - located.lo <= t_tol and 0 < located.n_trials <= 64
+        # RK4 is exact on the parabola: the impact itself lies in the bracket
+        first = bouncing_ball_impacts(1, e=0.8)[0]
+        lo, hi = located.t + located.lo, located.t + located.hi
+        assert lo - ROUND_OFF <= first <= hi + ROUND_OFF
+        assert located.g_lo[0] >= 0.0 > located.g_hi[0]
+        assert located.x_lo[0] == located.g_lo[0]  # the indicator is the height
+    finally:
+        system.close()
+
+
 def test_compiled_loop_takes_the_steps_between_events(fmu_dir):
     system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
     try:
@@ -77,6 +116,7 @@ def test_compiled_loop_takes_the_steps_between_events(fmu_dir):
         guards = [edge.guard for edge in mode.edges]
         flow, h = mode.flow, 1e-2
         steps = flow.steps_inside(guards, 0.0, flow.x0, h, 3.0, RK4, 1000, 1e-9 * h)
+        assert steps.bracket is None  # no location asked for
         # all steps up to, not including, the one crossing the first impact
         first = bouncing_ball_impacts(1, e=0.8)[0]
         assert len(steps.t) == int(first / h)
@@ -185,3 +225,29 @@ def test_non_finite_derivatives_mid_block_surface_as_fmu_error(fmu_dir):
             run(path, method, compiled=compiled, **options)
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("name", BALLS)
+def test_failed_fmu_call_during_location_gives_no_bracket(fmu_dir, name):
+    """The FMU is terminated at the location's first trial (its first time off the
+    grid of half steps): the block ends without a bracket, and Python raises."""
+    h = 1e-2
+    with open_fmu(fmu_dir / name, "me") as flow:
+        guards = [e.guard for e in fmu_event_edges(flow, "model")]
+        instance = flow.instance
+        signature = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double)
+        set_time = signature(int(instance.c_calls[SET_TIME]))
+
+        def terminate_off_grid(component, t):
+            if abs(t / (h / 2) - round(t / (h / 2))) > 1e-6:
+                instance._fmu.terminate()  # the FMU's SetTime now fails
+            return set_time(component, t)
+
+        hook = signature(terminate_off_grid)  # a name keeps the callback alive
+        instance.c_calls = instance.c_calls.copy()
+        instance.c_calls[SET_TIME] = ctypes.cast(hook, ctypes.c_void_p).value
+        steps = flow.steps_inside(guards, 0.0, flow.x0, h, 3.0, RK4, 1000, 0, 1e-10, 64)
+        first = bouncing_ball_impacts(1, e=0.8)[0]
+        assert len(steps.t) == int(first / h) and steps.bracket is None
+        with pytest.raises(FMUError, match="SetTime"):
+            flow.rhs(0.0, flow.x0)

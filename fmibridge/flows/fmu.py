@@ -23,7 +23,7 @@ from ..contact import Contact
 from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
-from .base import Flow, Steps, VectorField
+from .base import Bracket, Flow, Steps, VectorField
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance, FmuArchive
 
@@ -326,8 +326,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         Offered (else None) when every guard is one of this FMU's own event
         indicators (`event_indicator`) and no input is a function of time. The
         loop (`fmu_kernels.fmu_flight`) stops before a failed FMU call, so the
-        method's own step then raises the FMUError. It locates no crossing
-        (`locate_tol` is ignored).
+        method's own step then raises the FMUError. With `locate_tol` it
+        narrows the crossing step after the block as `CompiledFlow` does
+        (`_kernels.locate`), and returns no bracket if an FMU call fails there.
         """
         index = self._indicator_index(guards)
         if index is None or self._has_varying_inputs:
@@ -337,6 +338,8 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         if self._blocks is None:
             self._blocks = (np.empty(BLOCK), np.empty((BLOCK, len(self.state_names))))
         ts, xs = self._blocks
+        x = np.ascontiguousarray(x, dtype=float)
+        x_lo, g, ends = np.empty(len(x)), np.empty((2, len(guards))), np.empty(3)
         a, b, c = scheme.arrays
         try:
             n = _fmu_kernels().fmu_flight(
@@ -348,18 +351,29 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
                 b,
                 c,
                 float(t),
-                np.ascontiguousarray(x, dtype=float),
+                x,
                 float(h),
                 float(t_end),
                 int(min(max_steps, BLOCK)),
                 float(reach_tol),
+                0.0 if locate_tol is None else float(locate_tol),
+                int(max_iter),
                 ts,
                 xs,
+                x_lo,
+                g,
+                ends,
             )
         finally:  # the loop set the FMU's time and states behind Python's caches
             instance.forget_time()
             self._z_key = None
-        return Steps(ts[:n].copy(), xs[:n].copy())
+        steps = Steps(ts[:n].copy(), xs[:n].copy())
+        if ends[2] < 0:
+            return steps
+        t0, x0 = (float(steps.t[-1]), steps.x[-1]) if n else (float(t), x)
+        lo, hi, n_trials = ends.tolist()
+        located = Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials))
+        return Steps(steps.t, steps.x, located)
 
     def _indicator_index(self, guards) -> np.ndarray | None:
         """Return the indicator number of each guard, or None if one is not ours."""

@@ -10,9 +10,13 @@ would cost ~40 us, a closure per FMU ~0.2 s of compilation).
 
 The kernel follows `Scheme.step` operation by operation and the methods'
 acceptance rule (`_kernels.inside`), so a step it accepts is bit for bit the
-step the Python loop takes. It never raises: a non-OK status (above
-fmiWarning) or a non-finite derivative or indicator ends the block before that
-step, and the method's Python path redoes the step and raises the FMUError.
+step the Python loop takes, and it narrows the crossing step after them with
+`_kernels.locate`, the compiled loop's own Illinois location, through
+`fmu_trial`. It never raises: a non-OK status (above fmiWarning) or a
+non-finite derivative or indicator ends the block before that step, or ends
+its location without a bracket, and the method's Python path redoes the step
+and raises the FMUError. numba's cache does not see edits to `_kernels.py` or
+`bracket.py`: touch this file after changing them.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
-from ._kernels import combine, inside, stage_state
+from ._kernels import combine, finite, inside, locate, stage_state, trial
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
@@ -109,6 +113,24 @@ def _guards(calls, index, t, x, z, g):
     return True
 
 
+@overload(trial)
+def fmu_trial(context, t, x, sigma, y, g):
+    """`locate`'s trial over the FMU: context (a, b, c, calls, index, z) with
+    the indicators `index` of z; False if an FMU call failed or gave non-finite
+    values, as `fmu_flight`'s steps."""
+    is_ours = isinstance(context, types.BaseTuple) and len(context) == 6
+    if not (is_ours and context[3] == CALLS):
+        return None
+
+    def step(context, t, x, sigma, y, g):
+        a, b, c, calls, index, z = context
+        if not _rk_step(calls, t, x, sigma, a, b, c, y):
+            return False
+        return _guards(calls, index, t + sigma, y, z, g)
+
+    return step
+
+
 @numba.njit(
     I64(
         CALLS,
@@ -124,13 +146,37 @@ def _guards(calls, index, t, x, z, g):
         F64,
         I64,
         F64,
+        F64,
+        I64,
         ARRAY,
         MATRIX,
+        ARRAY,
+        MATRIX,
+        ARRAY,
     ),
     cache=True,
 )
 def fmu_flight(
-    calls, index, nz, sides, a, b, c, t, x, h, t_end, max_steps, reach_tol, ts, xs
+    calls,
+    index,
+    nz,
+    sides,
+    a,
+    b,
+    c,
+    t,
+    x,
+    h,
+    t_end,
+    max_steps,
+    reach_tol,
+    width,
+    max_iter,
+    ts,
+    xs,
+    x_lo,
+    g,
+    ends,
 ):
     """Take steps of h (the last one lands on t_end) while every guard stays inside.
 
@@ -138,12 +184,15 @@ def fmu_flight(
     as in `_kernels.flight`. Stops before the first step that ends on or
     beyond a guard's surface, with non-finite values or a failed FMU call, at
     t_end, or after `max_steps`. Writes the accepted end times and states to
-    ts[:n], xs[:n] and returns n.
+    ts[:n], xs[:n] and returns n. With width > 0 a step with finite values
+    that stopped the loop is narrowed by `locate` (x_lo, g, ends), as in
+    `_kernels.flight`; ends[2] stays -1 if it was not.
     """
     z = np.empty(nz)
     g0 = np.empty(index.shape[0])
     g1 = np.empty(index.shape[0])
     y = np.empty(x.shape[0])
+    ends[2] = -1.0
     if not _guards(calls, index, t, x, z, g0):
         return 0
     n = 0
@@ -153,7 +202,13 @@ def fmu_flight(
             break
         if not _guards(calls, index, t + hs, y, z, g1):
             break
-        if not (np.all(np.isfinite(y)) and inside(sides, g0, g1)):
+        defined = finite(y)
+        if not (defined and inside(sides, g0, g1)):
+            if defined and width > 0.0:
+                locate(
+                    (a, b, c, calls, index, z), sides, t, x, hs, g0, g1, width,
+                    max_iter, x_lo, g, ends,
+                )  # fmt: skip
             break
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y.copy()
