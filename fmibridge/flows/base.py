@@ -52,6 +52,18 @@ class Steps:
     bracket: Bracket | None = None
 
 
+def compiled_steps(t, x, ts, xs, n, x_lo, g, ends) -> Steps:
+    """Return the `Steps` a compiled loop wrote: its n samples, copied out of the
+    block buffers ts and xs, and the `Bracket` of the crossing after them that
+    its `locate` wrote to x_lo, g and ends (none if ends[2] < 0)."""
+    ts, xs = ts[:n].copy(), xs[:n].copy()
+    if ends[2] < 0:
+        return Steps(ts, xs)
+    t0, x0 = (float(ts[-1]), xs[-1]) if n else (float(t), x)
+    lo, hi, n_trials = ends.tolist()
+    return Steps(ts, xs, Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials)))
+
+
 class Flow(abc.ABC):
     """Continuous dynamics of one mode. Knows nothing of guards or methods.
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import FmibridgeError
 from ..integrators import Scheme
-from .base import Bracket, Steps, VectorField, checked_names
+from .base import VectorField, checked_names, compiled_steps
 
 # Samples gathered per call of the compiled loop; the method calls again for more.
 BLOCK = 4096
@@ -185,13 +185,7 @@ class CompiledFlow(VectorField):
             g,
             ends,
         )
-        ts, xs = self._t_block[:n].copy(), self._x_block[:n].copy()
-        if ends[2] < 0:
-            return Steps(ts, xs)
-        t0, x0 = (float(ts[-1]), xs[-1]) if n else (float(t), x)
-        lo, hi, n_trials = ends.tolist()
-        located = Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials))
-        return Steps(ts, xs, located)
+        return compiled_steps(t, x, self._t_block, self._x_block, n, x_lo, g, ends)
 
     def describe(self) -> dict[str, str]:
         return {"flow": f"compiled:{self.name}"}

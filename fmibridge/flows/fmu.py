@@ -23,7 +23,7 @@ from ..contact import Contact
 from ..errors import FmibridgeError, FMUError
 from ..integrators import Scheme
 from ..system import Edge, Guard, HybridSystem, Mode
-from .base import Bracket, Flow, Steps, VectorField
+from .base import Flow, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance, FmuArchive
 
@@ -367,13 +367,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         finally:  # the loop set the FMU's time and states behind Python's caches
             instance.forget_time()
             self._z_key = None
-        steps = Steps(ts[:n].copy(), xs[:n].copy())
-        if ends[2] < 0:
-            return steps
-        t0, x0 = (float(steps.t[-1]), steps.x[-1]) if n else (float(t), x)
-        lo, hi, n_trials = ends.tolist()
-        located = Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials))
-        return Steps(steps.t, steps.x, located)
+        return compiled_steps(t, x, ts, xs, n, x_lo, g, ends)
 
     def _indicator_index(self, guards) -> np.ndarray | None:
         """Return the indicator number of each guard, or None if one is not ours."""
