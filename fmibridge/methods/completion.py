@@ -564,11 +564,7 @@ class Completion(Method):
         if out[k.STATUS] == k.NON_FINITE:
             raise _non_finite(flow.contact, last.t, last.x)
         if out[k.STATUS] == k.LIFTED:
-            edge = mode.edges[0]
-            t, x = last.t, last.x
-            log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
-            log.sample(t, x, edge.target)
-            return Step(State(t, x, edge.target))
+            return Step(_lifted(mode, last.t, last.x, log))
         return Step(last, Status.NO_PROGRESS if out[k.STATUS] == k.STUCK else None)
 
     def _lift_off(
@@ -595,12 +591,18 @@ class Completion(Method):
         frac = lo.f / (lo.f - hi.f) if lo.f != hi.f else 0.0
         tc = lo.sigma + (hi.sigma - lo.sigma) * min(max(frac, 0.0), 1.0)
         xc = flow.advance(t, x, tc, self.scheme, slope) if tc > 0 else x
-        edge = mode.edges[0]
         log.n_steps += 1
         log.sample(t + tc, xc, CONSTRAINED, lam=flow.contact.lam(t + tc, xc))
-        log.event(Event(t + tc, edge.name, CONSTRAINED, edge.target, xc, xc))
-        log.sample(t + tc, xc, edge.target)
-        return State(t + tc, xc, edge.target)
+        return _lifted(mode, t + tc, xc, log)
+
+
+def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:
+    """Log the lift-off at (t, x), sampled already in "constrained", and return
+    the state in the lifted mode."""
+    edge = mode.edges[0]
+    log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
+    log.sample(t, x, edge.target)
+    return State(t, x, edge.target)
 
 
 def _non_finite(contact: Contact, t: float, x: np.ndarray) -> FmibridgeError:
