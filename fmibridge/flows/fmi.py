@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FmibridgeError, FMUError
+from ..core.errors import FmibridgeError, FMUError
 
 STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
 
