@@ -82,7 +82,7 @@ def test_non_finite_derivative_is_an_error_naming_the_mode():
     flow = NativeFlow(lambda t, x, u: np.array([np.nan]), ["x"])
     system = HybridSystem([Mode("broken", flow)], "broken", [0.0])
     with pytest.raises(
-        FmibridgeError, match="Mode 'broken': the flow gives non-finite"
+        FmibridgeError, match=r"NativeFlow `native`: f \(`<lambda>`\) returned 1 "
     ):
         Halving(h=0.1).run(system, t_end=1.0)
 

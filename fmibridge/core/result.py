@@ -15,17 +15,34 @@ from .errors import FmibridgeError, FmibridgeWarning
 
 
 class Status(enum.Enum):
-    """Why a run stopped; each value is the message shown to the user."""
+    """Why a run stopped; each value is the message shown to the user.
+
+    A stopped run's `Result.detail` adds what the message cannot know: the time,
+    the guard or reset at fault, and the events counted.
+    """
 
     REACHED_END = "Reached t_end."
     MAX_STEPS = "Stopped after max_steps steps; raise max_steps or h."
     MAX_EVENTS = (
-        "Stopped after max_events transitions (impacts accumulating?); raise "
-        "max_events, or continue the Zeno execution with completion (--zeno complete)."
+        "Stopped after max_events transitions; raise max_events, or continue a Zeno "
+        "execution with completion (--zeno complete)."
     )
     NO_PROGRESS = (
-        "Stopped: no step could be taken even after max_halvings halvings; the "
-        "state leaves the domain where no guard is declared, or h is too large."
+        "Stopped: time does not advance. A guard or reset keeps the state where no "
+        "step can be taken (named below), or h is too large; fix that guard or "
+        "reset, or lower h."
+    )
+    ZENO = (
+        "Stopped at a Zeno point: impacts accumulate (or the state sticks to a "
+        "guard), which this method cannot pass. To continue, declare the contact "
+        "(`[constraint]` gap, velocity and restitution in the adapter file, or "
+        "HybridSystem(constraint=...)) and complete the execution (--zeno complete, "
+        "or Completion(method))."
+    )
+    ZENO_NOT_TRUNCATED = (
+        "Stopped at a Zeno point that completion did not truncate: the inner method "
+        "does not resolve the impacts finely enough. Tighten the inner method "
+        "(t_tol, eps or tol) or loosen completion's eps."
     )
 
     @property
@@ -82,6 +99,9 @@ class Result:
         Method and its parameters, system, library versions, wall time.
     outputs : mapping
         Extra columns aligned with `t` (for example the contact force `lam`).
+    detail : str
+        For a run that stopped early: where and why, naming the guard, reset or
+        function at fault ("" when it reached t_end).
     """
 
     t: np.ndarray
@@ -93,6 +113,12 @@ class Result:
     stats: Mapping[str, int]
     provenance: Mapping[str, str]
     outputs: Mapping[str, np.ndarray] = field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def message(self) -> str:
+        """The status message, with the detail of a stopped run."""
+        return f"{self.status.value} {self.detail}".rstrip()
 
     def __getitem__(self, name: str) -> np.ndarray:
         """Return one column (a state or an output) by name."""
@@ -117,7 +143,11 @@ class Result:
         for name, values in self.outputs.items():
             frame[name] = values
         frame["mode"] = self.mode
-        frame.attrs = {"status": self.status.name, **self.provenance}
+        frame.attrs = {
+            "status": self.status.name,
+            "detail": self.detail,
+            **self.provenance,
+        }
         return frame
 
     def events_frame(self) -> pd.DataFrame:
@@ -160,9 +190,7 @@ class Result:
     def raise_for_status(self) -> Result:
         """Raise FmibridgeError if the run stopped before its end."""
         if not self.status.is_success:
-            raise FmibridgeError(
-                f"Run stopped at t = {self.t[-1]!r}: {self.status.value}"
-            )
+            raise FmibridgeError(f"Run stopped at t = {self.t[-1]!r}: {self.message}")
         return self
 
     def plot(self, columns: list[str] | None = None, ax=None):
@@ -196,6 +224,13 @@ class Recorder:
         self.n_steps = 0
         self.n_rejected = 0
         self.n_silent_events = 0
+        self._warned: set = set()
+
+    def warn_once(self, key: object, message: str) -> None:
+        """Warn (FmibridgeWarning) that the run may be inaccurate, once per key."""
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, FmibridgeWarning, stacklevel=4)
 
     def sample(self, t: float, x: np.ndarray, mode: str, **outputs: float) -> None:
         """Record the state at time t."""
@@ -224,7 +259,9 @@ class Recorder:
         """Record a transition and its before/after samples."""
         self.events.append(event)
 
-    def finish(self, status: Status, provenance: Mapping[str, str]) -> Result:
+    def finish(
+        self, status: Status, provenance: Mapping[str, str], detail: str = ""
+    ) -> Result:
         """Build the Result, warning once if the run stopped early."""
         outputs = np.array(self._outputs, dtype=float).reshape(
             len(self._outputs), len(self.output_names)
@@ -244,11 +281,12 @@ class Recorder:
             },
             provenance=dict(provenance),
             outputs={n: outputs[:, i] for i, n in enumerate(self.output_names)},
+            detail=detail,
         )
         if not status.is_success:
             t_last = result.t[-1] if len(result.t) else float("nan")
             warnings.warn(
-                f"Run stopped at t = {t_last:.6g} s: {status.value}",
+                f"Run stopped at t = {t_last:.6g} s: {result.message}",
                 FmibridgeWarning,
                 stacklevel=3,
             )

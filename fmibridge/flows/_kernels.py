@@ -26,7 +26,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..core import bracket
+from ..core import bracket, dense
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
@@ -48,6 +48,18 @@ propose = numba.njit(F64(ARRAY), cache=True)(bracket.propose)
 narrow = numba.njit(BOOL(ARRAY, F64, F64), cache=True)(bracket.narrow)
 is_narrow = numba.njit(BOOL(ARRAY), cache=True)(bracket.is_narrow)
 is_bracket = numba.njit(BOOL(F64, F64), cache=True)(bracket.is_bracket)
+inside_sign = numba.njit(F64(F64, F64, F64), cache=True)(dense.inside_sign)
+dips = numba.njit(BOOL(F64, F64, F64, F64, F64), cache=True)(dense.dips)
+
+
+@numba.njit(BOOL(ARRAY, ARRAY, ARRAY, ARRAY, ARRAY), cache=True)
+def any_dip(sides, g0, r0, g1, r1):
+    """True if a guard may dip beyond its surface inside the step (`dense.dips`):
+    the Python path then takes the step and looks (`Method.dip`)."""
+    for i in range(sides.shape[0]):
+        if dips(inside_sign(sides[i], g0[i], g1[i]), g0[i], r0[i], g1[i], r1[i]):
+            return True
+    return False
 
 
 @numba.njit(types.void(ARRAY, ARRAY), cache=True)
@@ -149,6 +161,19 @@ def lowest(signs, g):
     return value
 
 
+@numba.njit(types.void(RHS, GUARDS, F64, ARRAY, ARRAY, F64, ARRAY, ARRAY), cache=True)
+def rates(f, guards, t, x, g, d, z, out):
+    """Write each guard's rate dg/dt at (t, x) to out, with g its values there:
+    (g(t + d, x + d f) - g) / d, as `flows.base.guard_rates` takes it (z is
+    scratch for x + d f)."""
+    slope = f(t, x)
+    for k in range(x.shape[0]):
+        z[k] = x[k] + d * slope[k]
+    guards(t + d, z, out)
+    for i in range(out.shape[0]):
+        out[i] = (out[i] - g[i]) / d
+
+
 def trial(context, t, x, sigma, y, g):
     """Write x(t + sigma) from (t, x) to y and the guards there to g; return
     False if the flow failed. `locate`'s trial step, implemented per kind of
@@ -235,6 +260,7 @@ def locate(context, sides, t, x, hs, g0, g1, width, max_iter, x_lo, g, ends):
         F64,
         F64,
         I64,
+        F64,
         ARRAY,
         MATRIX,
         ARRAY,
@@ -258,6 +284,7 @@ def flight(
     reach_tol,
     width,
     max_iter,
+    d,
     ts,
     xs,
     x_lo,
@@ -267,14 +294,18 @@ def flight(
     """Take steps of h (the last one lands on t_end) while every guard stays inside.
 
     Stops before the first step that ends on or beyond a guard's surface or with
-    non-finite values, at t_end, or after `max_steps`. Writes the accepted end
-    times and states to ts[:n], xs[:n] and returns n. With width > 0 a step
-    with finite values that stopped the loop is narrowed by `locate` (x_lo, g,
-    ends); ends[2] stays -1 if it was not.
+    non-finite values, or in which a guard may dip beyond its surface and come
+    back (`any_dip`, with the guards' rates over d, `rates`), at t_end, or after
+    `max_steps`. Writes the accepted end times and states to ts[:n], xs[:n] and
+    returns n. With width > 0 a step with finite values that ended beyond a
+    guard is narrowed by `locate` (x_lo, g, ends); ends[2] stays -1 if it was not.
     """
     g0 = np.empty(sides.shape[0])
     g1 = np.empty(sides.shape[0])
+    r0, r1, z = np.empty(g0.shape[0]), np.empty(g0.shape[0]), np.empty(x.shape[0])
     guards(t, x, g0)
+    if sides.shape[0]:
+        rates(f, guards, t, x, g0, d, z, r0)
     ends[2] = -1.0
     n = 0
     while n < max_steps and t < t_end - reach_tol:
@@ -289,9 +320,14 @@ def flight(
                     x_lo, g, ends,
                 )  # fmt: skip
             break
+        if sides.shape[0]:
+            rates(f, guards, t + hs, y, g1, d, z, r1)
+            if any_dip(sides, g0, r0, g1, r1):
+                break
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y
         g0[:] = g1
+        r0[:] = r1
         ts[n] = t
         xs[n, :] = y
         n += 1
@@ -312,10 +348,12 @@ def flight_loop(f, guards):
     """Bind `flight` to this f and guard vector."""
 
     @numba.njit
-    def run(sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, ts, xs, lo, g, ends):
+    def run(
+        sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, d, ts, xs, lo, g, ends
+    ):
         return flight(  # *args would warn that function types are experimental
-            f, guards, sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, ts, xs,
-            lo, g, ends,
+            f, guards, sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, d, ts,
+            xs, lo, g, ends,
         )  # fmt: skip
 
     return run

@@ -243,6 +243,7 @@ class Completion(Method):
     """
 
     name: ClassVar[str] = "completion"
+    completes_zeno: ClassVar[bool] = True
 
     inner: Method | None = None
     eps: float = 1e-3

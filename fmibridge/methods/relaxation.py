@@ -119,6 +119,7 @@ class Relaxation(Method):
     """
 
     name: ClassVar[str] = "relaxation"
+    passes_zeno: ClassVar[bool] = True  # each transition waits on its strip
     integrator: str | Scheme = "midpoint"
     eps: float = 1e-6
     max_halvings: int = 64
@@ -163,7 +164,7 @@ class Relaxation(Method):
                 log.sample(t_end, q, mode.name)
             return Step(State(t_end, q, mode.name))
         others = tuple(mode.edges[i].name for i in where.others)
-        return Step(self.fire(State(t_reset, q, mode.name), edge, log, others))
+        return Step(self.fire(mode, State(t_reset, q, mode.name), edge, log, others))
 
     def _classify(self, mode: Mode, g0: list[float], t1: float, y: np.ndarray):
         """Return _DOMAIN, _OUTSIDE or the _Strip the trial point y lies on."""
@@ -197,7 +198,9 @@ class Relaxation(Method):
         if _depth(guard, g_start, g_start) is not None:
             return x  # a reset left the state beyond this guard: it entered here
         lo, q, g_q = 0.0, x, g_start
-        if g_start == 0.0:  # on the surface: the curve may dip inside first
+        if abs(g_start) <= PROJECT_GTOL * self.eps:
+            # on the surface (a reset left it there): the curve may rise inside
+            # first and come back (a hop shorter than the step)
             inside = self._inside_point(mode, guard, state, s)
             if inside is None:
                 return x  # it leaves at once: it enters the strip here
@@ -223,7 +226,8 @@ class Relaxation(Method):
         return q
 
     def _inside_point(self, mode: Mode, guard: Guard, state: State, s: float):
-        """Return (sigma, z, g) strictly inside the guard on the step's curve, or None.
+        """Return (sigma, z, g) inside the guard on the step's curve, by more than
+        the projection's tolerance, or None.
 
         Probes sigma = s/2, s/4, ... down to eps: a dip inside the domain
         shorter than the strip time eps moves q by O(eps) only (Thm. 27).
@@ -235,6 +239,7 @@ class Relaxation(Method):
                 break
             z = self.advance(mode, state.t, state.x, sigma)
             g = guard(state.t + sigma, z)
-            if g != 0.0 and np.isfinite(g) and _depth(guard, 0.0, g) is None:
+            inside = np.isfinite(g) and _depth(guard, 0.0, g) is None
+            if inside and abs(g) > PROJECT_GTOL * self.eps:
                 return sigma, z, g
         return None

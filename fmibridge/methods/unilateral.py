@@ -459,7 +459,7 @@ class Unilateral(Method):
         """Fire the first due edge (declaration order); list the others."""
         edges = [mode.edges[i] for i in due]
         plain = State(state.t, state.x, state.mode)
-        return self.fire(plain, edges[0], log, tuple(e.name for e in edges[1:]))
+        return self.fire(mode, plain, edges[0], log, tuple(e.name for e in edges[1:]))
 
 
 @dataclass(frozen=True)
