@@ -243,6 +243,12 @@ class Method(abc.ABC):
             raise non_finite(mode, t, x, g)
         return g
 
+    def time_resolution(self, gap: float, rate: float) -> float:
+        """Return how far from the crossing, in time, this method may place a
+        transition whose state has guard value `gap` and rate `rate`: the gap
+        over the rate (it fires where it found the guard)."""
+        return abs(gap) / abs(rate) if rate else math.inf
+
     def advance(self, mode: Mode, t: float, x: np.ndarray, h: float) -> np.ndarray:
         """Advance the mode's flow by h with this method's scheme."""
         return mode.flow.advance(t, x, h, self.scheme)

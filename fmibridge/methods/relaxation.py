@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -165,6 +166,11 @@ class Relaxation(Method):
             return Step(State(t_end, q, mode.name))
         others = tuple(mode.edges[i].name for i in where.others)
         return Step(self.fire(mode, State(t_reset, q, mode.name), edge, log, others))
+
+    def time_resolution(self, gap: float, rate: float) -> float:
+        """A transition waits eps - tau on its strip after a step that ends up to
+        eps deep (Fig. 12, Steps 13-14): up to (|gap| + eps) / |rate| + eps late."""
+        return (abs(gap) + self.eps) / abs(rate) + self.eps if rate else math.inf
 
     def _classify(self, mode: Mode, g0: list[float], t1: float, y: np.ndarray):
         """Return _DOMAIN, _OUTSIDE or the _Strip the trial point y lies on."""
