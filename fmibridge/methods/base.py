@@ -387,12 +387,12 @@ class Method(abc.ABC):
                 f"{state.x.size} finite values, one per state "
                 f"{list(mode.flow.state_names)}."
             )
+        if edge.target == state.mode:
+            self._check_reset(mode, edge, state, x_after)
         if edge.target == state.mode and np.array_equal(x_after, state.x):
             log.n_silent_events += 1
             log.sample(state.t, state.x, state.mode)
             return state
-        if edge.target == state.mode:
-            self._check_reset(mode, edge, state, x_after)
         log.sample(state.t, state.x, state.mode)
         log.sample(state.t, x_after, edge.target)
         log.event(
@@ -433,8 +433,8 @@ class Method(abc.ABC):
                 f"before) {where}. A reset must return the state into the domain "
                 f"(g {'>=' if side > 0 else '<='} 0)."
             )
-        if abs(g_after) > ON_SURFACE:
-            return
+        if abs(g_after) > max(ON_SURFACE, 2.0 * abs(g_before)):
+            return  # off the guard, further than the event found it
         rates = guard_rates(mode.flow, [guard], t, x_after, [g_after], self.h)
         if rates is None or side * rates[0] * self.h >= -ON_SURFACE:
             return

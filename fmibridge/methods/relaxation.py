@@ -11,7 +11,7 @@ import numpy as np
 from ..core.integrators import Scheme
 from ..core.result import Recorder, Status
 from ..core.system import Guard, HybridSystem, Mode
-from .base import Method, State, Step, at_least_one, positive, reached
+from .base import Method, State, Step, at_least_one, non_finite, positive, reached
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
@@ -138,7 +138,7 @@ class Relaxation(Method):
         if block is not None:
             return block
         t, x = state.t, state.x
-        g0 = [edge.guard(t, x) for edge in mode.edges]
+        g0 = self.guards_at(mode, t, x)
         hs = min(self.h, t_end - t)
         for _ in range(self.max_halvings + 1):
             y = self.advance(mode, t, x, hs)
@@ -146,9 +146,11 @@ class Relaxation(Method):
             if where is not _OUTSIDE:
                 break
             log.n_rejected += 1
+            if t + hs / 2 == t:  # a shorter trial would not advance time
+                return self._no_step(mode, state, hs, log)
             hs /= 2
         else:
-            return Step(state, Status.NO_PROGRESS)
+            return self._no_step(mode, state, 2 * hs, log)
         log.n_steps += 1
         t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
         log.sample(t1, y, mode.name)
@@ -171,6 +173,21 @@ class Relaxation(Method):
         """A transition waits eps - tau on its strip after a step that ends up to
         eps deep (Fig. 12, Steps 13-14): up to (|gap| + eps) / |rate| + eps late."""
         return (abs(gap) + self.eps) / abs(rate) + self.eps if rate else math.inf
+
+    def _no_step(self, mode: Mode, state: State, hs: float, log: Recorder) -> Step:
+        """Stop after Step 5's n' = inf (or once halving stops advancing time): an
+        error naming the guard or the flow if the last trial, of hs, was not
+        finite, else Status.NO_PROGRESS."""
+        y = self.advance(mode, state.t, state.x, hs)
+        g = [edge.guard(state.t + hs, y) for edge in mode.edges]
+        if not (np.all(np.isfinite(y)) and all(map(math.isfinite, g))):
+            raise non_finite(mode, state.t + hs, y, g)
+        return Step(
+            state,
+            Status.NO_PROGRESS,
+            f"No trial step from t = {state.t!r} in mode {mode.name!r} lands in the "
+            f"domain or a strip after {self.max_halvings} halvings (max_halvings).",
+        )
 
     def _classify(self, mode: Mode, g0: list[float], t1: float, y: np.ndarray):
         """Return _DOMAIN, _OUTSIDE or the _Strip the trial point y lies on."""

@@ -236,6 +236,13 @@ class Watchdog:
         rates = guard_rates(mode.flow, guards, state.t, state.x, g, self.method.h)
         where = f"at t = {state.t!r} s in mode {mode.name!r}"
         fired = sorted({e.edge for e in log.events[-STALL_ATTEMPTS:] if e.t == state.t})
+        if fired:
+            return Stop(
+                Status.NO_PROGRESS,
+                f"Edge(s) {fired} fired again and again {where} ({what}, "
+                f"{log.n_silent_events} silent events): a reset leaves the state "
+                f"where a guard fires at once. Fix the reset of {fired[0]!r}.",
+            )
         for i, edge in enumerate(mode.edges):
             side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
             if side is None or abs(g[i]) > ON_SURFACE:
@@ -247,13 +254,6 @@ class Watchdog:
                     f"{rates[i]:.3g}), and the reset of edge {edge.name!r} does not "
                     f"take it away ({what})."
                 )
-        if fired:
-            return Stop(
-                Status.NO_PROGRESS,
-                f"Edge(s) {fired} fired again and again {where} ({what}, "
-                f"{log.n_silent_events} silent events): a reset leaves the state "
-                f"where a guard fires at once. Fix the reset of {fired[0]!r}.",
-            )
         nearest = min(range(len(g)), key=lambda i: abs(g[i]), default=None)
         guard = (
             "it has no guard"
