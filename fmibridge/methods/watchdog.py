@@ -143,12 +143,9 @@ class Watchdog:
             stop = self._transitions(state, log)
             if stop is not None:
                 return stop
-        if (
-            self.found is not None
-            and state.t >= self.horizon
-            and (self.horizon < self.t_end)
-        ):
-            return self._zeno(self.found.describe(self._guard(self.found.edge)))
+        capped = self.found is not None and self.horizon < self.t_end
+        if capped and state.t >= self.horizon:
+            return self._zeno(self._accumulated(self.found, log.events))
         return self._stall(state, log)
 
     # -- Zeno and chatter ---------------------------------------------------------
@@ -170,8 +167,29 @@ class Watchdog:
         self.found = found
         small = found.tail <= ZENO_TAIL_RTOL * (found.t_inf - found.t_first)
         if small and not self.method.completes_zeno:
-            return self._zeno(found.describe(self._guard(found.edge)))
+            return self._zeno(self._accumulated(found, events))
         return None
+
+    def _accumulated(self, found: Accumulation, events: list[Event]) -> str:
+        """Describe the accumulation, with how precisely the method placed its
+        transitions (`Method.time_resolution`, summed) where that exceeds the tail."""
+        detail = found.describe(self._guard(found.edge))
+        placed = 0.0
+        for event in events[-found.n_events :]:
+            mode = self.system.mode(event.source)
+            edge = next(e for e in mode.edges if e.name == event.edge)
+            g = edge.guard(event.t, event.x_before)
+            rate = guard_rates(
+                mode.flow, [edge.guard], event.t, event.x_before, [g], self.method.h
+            )
+            if rate is not None:
+                placed += self.method.time_resolution(g, rate[0])
+        if placed > found.tail:
+            detail += (
+                f" The method placed these transitions to about {placed:.2g} s in "
+                f"all: the accumulation time is that uncertain."
+            )
+        return detail
 
     def _chatter(self, events: list[Event]) -> Stop | None:
         if self._run < CHATTER_EVENTS:
