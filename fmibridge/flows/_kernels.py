@@ -110,6 +110,17 @@ def rk_step(f, t, x, h, a, b, c):
     return combine(x, h, b, slopes)
 
 
+@numba.njit(ARRAY(RHS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY, ARRAY), cache=True)
+def rk_step_from(f, t, x, h, a, b, c, k1):
+    """`rk_step` with its first slope f(t, x) given as k1 (c_1 = 0 in an explicit
+    scheme): the same operations on the same values, one evaluation fewer."""
+    slopes = np.empty((b.shape[0], x.shape[0]))
+    copy_into(slopes[0], k1)
+    for i in range(1, b.shape[0]):
+        copy_into(slopes[i], f(t + c[i] * h, stage_state(x, h, a, slopes, i)))
+    return combine(x, h, b, slopes)
+
+
 @numba.njit(BOOL(ARRAY), cache=True)
 def finite(v):
     """True if every entry of v is finite."""
@@ -161,12 +172,14 @@ def lowest(signs, g):
     return value
 
 
-@numba.njit(types.void(RHS, GUARDS, F64, ARRAY, ARRAY, F64, ARRAY, ARRAY), cache=True)
-def rates(f, guards, t, x, g, d, z, out):
+@numba.njit(
+    types.void(RHS, GUARDS, F64, ARRAY, ARRAY, F64, ARRAY, ARRAY, ARRAY), cache=True
+)
+def rates(f, guards, t, x, g, d, z, out, slope):
     """Write each guard's rate dg/dt at (t, x) to out, with g its values there:
-    (g(t + d, x + d f) - g) / d, as `flows.base.guard_rates` takes it (z is
-    scratch for x + d f)."""
-    slope = f(t, x)
+    (g(t + d, x + d f) - g) / d, as `flows.base.guard_rates` takes it; f(t, x)
+    goes to slope (the next step's first stage), z is scratch for x + d f."""
+    copy_into(slope, f(t, x))
     for k in range(x.shape[0]):
         z[k] = x[k] + d * slope[k]
     guards(t + d, z, out)
@@ -303,14 +316,20 @@ def flight(
     g0 = np.empty(sides.shape[0])
     g1 = np.empty(sides.shape[0])
     r0, r1, z = np.empty(g0.shape[0]), np.empty(g0.shape[0]), np.empty(x.shape[0])
+    slope = np.empty(x.shape[0])  # f(t, x), from the rates: the step's first stage
+    ahead = np.empty(x.shape[0])  # f at the step's end (slope stays for a location)
+    watch = sides.shape[0] > 0
     guards(t, x, g0)
-    if sides.shape[0]:
-        rates(f, guards, t, x, g0, d, z, r0)
+    if watch:
+        rates(f, guards, t, x, g0, d, z, r0, slope)
     ends[2] = -1.0
     n = 0
     while n < max_steps and t < t_end - reach_tol:
         hs = min(h, t_end - t)
-        y = rk_step(f, t, x, hs, a, b, c)
+        if watch:
+            y = rk_step_from(f, t, x, hs, a, b, c, slope)
+        else:
+            y = rk_step(f, t, x, hs, a, b, c)
         guards(t + hs, y, g1)
         defined = finite(y)
         if not (defined and inside(sides, g0, g1)):
@@ -320,10 +339,11 @@ def flight(
                     x_lo, g, ends,
                 )  # fmt: skip
             break
-        if sides.shape[0]:
-            rates(f, guards, t + hs, y, g1, d, z, r1)
+        if watch:
+            rates(f, guards, t + hs, y, g1, d, z, r1, ahead)
             if any_dip(sides, g0, r0, g1, r1):
                 break
+            slope, ahead = ahead, slope
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y
         g0[:] = g1

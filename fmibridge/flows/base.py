@@ -68,7 +68,8 @@ def guard_rates(flow, guards, t, x, g, h) -> list[float] | None:
         return None
     d = RATE_STEP * h
     z = x + d * np.asarray(flow.rhs(t, x), dtype=float)
-    return [(guard(t + d, z) - g_i) / d for guard, g_i in zip(guards, g, strict=True)]
+    t_ahead = t + d
+    return [(guard(t_ahead, z) - g_i) / d for guard, g_i in zip(guards, g, strict=True)]
 
 
 @dataclass(frozen=True)

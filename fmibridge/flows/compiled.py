@@ -37,12 +37,12 @@ BLOCK = 4096
 _STEPPERS: dict[Callable, Callable] = {}
 _FLIGHTS: dict[tuple, Callable] = {}
 # The guard directions as the compiled loops read them.
-_SIDE = {"falling": 1.0, "rising": -1.0, "either": 0.0}
+SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
 
 def guard_sides(guards) -> np.ndarray:
     """Return each guard's direction as the compiled loops read it (+1, -1, 0)."""
-    return np.array([_SIDE[g.direction] for g in guards])
+    return np.array([SIDES[g.direction] for g in guards])
 
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a

@@ -21,7 +21,7 @@ from ..core.integrators import Scheme, scheme_named
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, Flow, guard_rates
-from ..flows.compiled import guard_sides
+from ..flows.compiled import SIDES
 from .watchdog import ON_SURFACE, Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
@@ -62,7 +62,9 @@ class Step:
 def reached(t: float, t_end: float, h: float) -> bool:
     """Return True if t is t_end up to round-off relative to the step h (or to
     t_end, for a step longer than that)."""
-    return t >= t_end - TIME_RTOL * min(h, max(abs(t_end), 1.0))
+    if h > 1.0 and h > abs(t_end):
+        h = max(abs(t_end), 1.0)
+    return t >= t_end - TIME_RTOL * h
 
 
 def positive(name: str, value: float) -> float:
@@ -277,7 +279,7 @@ class Method(abc.ABC):
         (t, x, g0, r0), (hs, g1, r1) = start, end
         if r1 is None:
             return None
-        sides = guard_sides([e.guard for e in mode.edges])
+        sides = [SIDES[e.guard.direction] for e in mode.edges]
         receding = [
             i
             for i, side in enumerate(sides)
