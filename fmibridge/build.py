@@ -31,6 +31,7 @@ __all__ = [
     "BuildError",
     "BuildWarning",
     "build_fmus",
+    "build_systems",
     "c_header",
     "model_description",
     "read_table",
@@ -161,7 +162,25 @@ def build_fmus(
         for version in FMI_LAYERS:
             fmu = _build_one(source_dir, model_dir, table, version, out_dir, force)
             built[fmu.stem] = fmu
+    if models is None:
+        build_systems(source_dir, out_dir)
     return built
+
+
+def build_systems(source_dir: Path, out_dir: Path) -> dict[str, Path]:
+    """Pack each fmus/systems/NAME.ssd with its FMUs into out_dir/NAME.ssp.
+
+    Returns
+    -------
+    dict
+        System name to its .ssp path.
+    """
+    from .formats.ssp import pack_ssp
+
+    return {
+        ssd.stem: pack_ssp(ssd, out_dir, out_dir / f"{ssd.stem}.ssp")
+        for ssd in sorted((Path(source_dir) / "systems").glob("*.ssd"))
+    }
 
 
 def default_source_dir() -> Path:

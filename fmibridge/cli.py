@@ -72,9 +72,10 @@ def _load(args: argparse.Namespace):
             zeno=args.zeno,
         )
         return adapter.system, adapter.method, adapter.t_end, adapter
-    if model is not None and model.suffix != ".fmu":
+    if model is not None and model.suffix not in (".fmu", ".ssp"):
         raise FmibridgeError(
-            f"{model}: expected an adapter file (.toml) or an FMU (.fmu)."
+            f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
+            f"(.fmu)."
         )
     method = _method_from_args(args)
     if args.zeno == "complete":
@@ -83,6 +84,11 @@ def _load(args: argparse.Namespace):
         method = Completion(method)
     if model is None:
         return bouncing_ball(), method, args.t_end or DEFAULT_T_END, None
+    if model.suffix == ".ssp":
+        from .formats.ssp import ssp_system
+
+        system, stop_time = ssp_system(model, interface=args.interface)
+        return system, method, args.t_end or stop_time or DEFAULT_T_END, None
     from .flows.fmu import fmu_system
 
     return fmu_system(model, args.interface), method, args.t_end or DEFAULT_T_END, None
@@ -135,9 +141,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_build_fmus(args: argparse.Namespace) -> int:
     """Compile the models in fmus/ into FMUs."""
-    from .build import build_fmus
+    from .build import build_fmus, build_systems
 
     built = build_fmus(args.source, force=args.force)
+    built.update(build_systems(args.source, next(iter(built.values())).parent))
     for name, path in sorted(built.items()):
         print(f"{name}: {path}")
     return 0
@@ -155,7 +162,8 @@ def _parser() -> argparse.ArgumentParser:
         "model",
         nargs="?",
         type=Path,
-        help="adapter file (.toml) or FMU; default: the built-in bouncing ball",
+        help="adapter file (.toml), SSP (.ssp) or FMU; default: the built-in "
+        "bouncing ball",
     )
     run.add_argument(
         "--t-end",

@@ -76,8 +76,8 @@ class Coupling:
     ) -> None:
         self.components = tuple(components)
         self._index = {c.name: k for k, c in enumerate(self.components)}
-        links = [self._check(c) for c in connections]
-        self._check_single_sources(links)
+        seen: dict[tuple[int, str], str] = {}  # input -> its source, once
+        links = [self._check(c, seen) for c in connections]
         self.sources = list(dict.fromkeys((s, so) for s, so, _, _ in links))
         self.source_of = {
             (d, di): self.sources.index((s, so)) for s, so, d, di in links
@@ -100,7 +100,7 @@ class Coupling:
 
     # -- checks ---------------------------------------------------------------
 
-    def _check(self, connection: Connection) -> tuple[int, str, int, str]:
+    def _check(self, connection: Connection, seen: dict) -> tuple[int, str, int, str]:
         where = f"connection {connection}"
         (src, src_var), (dst, dst_var) = (
             split_name(connection.source, where),
@@ -114,6 +114,13 @@ class Coupling:
                 )
         source = self.components[self._index[src]].port(src_var)
         target = self.components[self._index[dst]].port(dst_var)
+        key = (self._index[dst], dst_var)
+        if key in seen:
+            raise FmibridgeError(
+                f"input {connection.target} is connected twice, from {seen[key]} "
+                f"and from {connection.source}: an input has one source."
+            )
+        seen[key] = connection.source
         if source.causality not in SOURCE_CAUSALITIES:
             raise FmibridgeError(
                 f"{where}: {connection.source} is an {source.causality}, not an "
@@ -130,17 +137,6 @@ class Coupling:
                 f"{source.unit!r} and {connection.target} in {target.unit!r}."
             )
         return self._index[src], src_var, self._index[dst], dst_var
-
-    def _check_single_sources(self, links: list[tuple[int, str, int, str]]) -> None:
-        seen: dict[tuple[int, str], str] = {}
-        for s, so, d, di in links:
-            source = f"{self.components[s].name}.{so}"
-            if (d, di) in seen:
-                raise FmibridgeError(
-                    f"input {self.components[d].name}.{di} is connected twice, from "
-                    f"{seen[(d, di)]} and from {source}: an input has one source."
-                )
-            seen[(d, di)] = source
 
     # -- the evaluation plan -------------------------------------------------
 
@@ -336,6 +332,17 @@ class CoupledParts:
         """Every component's states and outputs at (t, x), connections propagated."""
         self.coupling.evaluate(t, self.parts(x))
         return self.coupling.variables()
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        """Every FMU component's real parameters, named `component.parameter`."""
+        return {
+            f"{c.name}.{name}": value
+            for c in self.components
+            for name, value in getattr(
+                getattr(c, "flow", None), "parameter_values", {}
+            ).items()
+        }
 
     def describe(self) -> dict[str, str]:
         return {

@@ -179,6 +179,20 @@ def load_adapter(
         spec = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise AdapterError(f"{path}: not valid TOML: {exc}.") from None
+    from .coupled import is_coupled, load_coupled  # coupled.py builds on this file
+
+    if is_coupled(spec):
+        return load_coupled(
+            path,
+            spec,
+            method=method,
+            method_options=method_options,
+            t_end=t_end,
+            interface=interface,
+            zeno=zeno,
+            parameters=parameters,
+            start=start,
+        )
     problems = _Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")

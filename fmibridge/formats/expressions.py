@@ -5,7 +5,9 @@ arithmetic, comparisons, `and`/`or`/`not`, `a if c else b`, and calls of the
 math functions below by name), then compiled once and evaluated with no
 builtins. Attribute access, subscripts, lambdas, comprehensions, keyword
 arguments, strings and calls of anything else are rejected, so an adapter file
-from elsewhere cannot run code.
+from elsewhere cannot run code. A dotted name (`ball1.omega`, a variable of a
+coupled system) is read as one name, never as attribute access, and must be
+known like any other.
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ class Expression:
             raise FmibridgeError(
                 f"{prefix}malformed expression {text!r}: {exc.msg}."
             ) from None
+        tree = ast.fix_missing_locations(_DottedNames().visit(tree))
         names = set()
         for node in ast.walk(tree):
             _check_node(node, text, prefix)
@@ -127,6 +130,20 @@ class Expression:
 
     def __call__(self, values: Mapping[str, float]) -> float:
         return eval(self._code, {"__builtins__": {}}, _Scope(values))  # noqa: S307 - checked AST
+
+
+class _DottedNames(ast.NodeTransformer):
+    """Read `a.b.c` as the one name "a.b.c" (a `component.variable`)."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        parts, inner = [node.attr], node.value
+        while isinstance(inner, ast.Attribute):
+            parts.append(inner.attr)
+            inner = inner.value
+        if isinstance(inner, ast.Name):
+            name = ".".join([inner.id, *reversed(parts)])
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+        return self.generic_visit(node)
 
 
 class _Scope(dict):
