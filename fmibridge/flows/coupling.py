@@ -96,7 +96,8 @@ class Coupling:
             self.components[c].reader([so for s, so in self.sources if s == c])
             for c in range(len(self.components))
         ]
-        self._plan = self._make_plan()
+        self.schedule = self._schedule()
+        self._plan = [self._bind(step) for step in self.schedule]
 
     # -- checks ---------------------------------------------------------------
 
@@ -140,22 +141,32 @@ class Coupling:
 
     # -- the evaluation plan -------------------------------------------------
 
-    def _make_plan(self) -> list:
-        """Return the steps of `evaluate`: ("read", c, names, positions),
-        ("write", c, names, sources) and ("loop", _Loop), in dependency order."""
+    def _schedule(self) -> list[tuple]:
+        """Return the steps of `evaluate` in dependency order: ("read", c,
+        names, slots) reads outputs of component c into `outputs[slots]`,
+        ("write", c, names, slots) sets its inputs from `outputs[slots]`, and
+        ("loop", _Loop, None, None) solves an algebraic loop."""
         graph = self._graph()
-        plan: list = []
+        steps: list = []
         for members in strongly_connected(graph):
             if is_loop(members, graph):
-                plan.append(("loop", _Loop(self, members, graph), None))
+                steps.append(("loop", _Loop(self, members, graph), None, None))
                 continue
             (node,) = members
             kind = "read" if node.is_output else "write"
-            if plan and plan[-1][:2] == (kind, node.component):
-                plan[-1][2].append(node.variable)
+            if steps and steps[-1][:2] == (kind, node.component):
+                steps[-1][2].append(node.variable)
             else:
-                plan.append((kind, node.component, [node.variable]))
-        return [self._bind(step) for step in plan]
+                steps.append((kind, node.component, [node.variable], None))
+        return [self._with_slots(step) for step in steps]
+
+    def _with_slots(self, step: tuple) -> tuple:
+        kind, c, names, _ = step
+        if kind == "read":
+            return kind, c, names, [self.sources.index((c, n)) for n in names]
+        if kind == "write":
+            return kind, c, names, [self.source_of[(c, n)] for n in names]
+        return step
 
     def _graph(self) -> dict[_Node, list[_Node]]:
         graph: dict[_Node, list[_Node]] = {}
@@ -172,14 +183,14 @@ class Coupling:
         return graph
 
     def _bind(self, step: tuple) -> tuple:
-        kind, c, names = step
+        """A step with its reader or writer: (kind, callable, slots)."""
+        kind, c, names, slots = step
         if kind == "loop":
-            return step
-        if kind == "read":
-            positions = np.array([self.sources.index((c, n)) for n in names])
-            return kind, self.components[c].reader(names), positions
-        sources = np.array([self.source_of[(c, n)] for n in names])
-        return kind, self.components[c].writer(names), sources
+            return kind, c, None
+        port = (
+            self.components[c].reader if kind == "read" else self.components[c].writer
+        )
+        return kind, port(names), np.array(slots, dtype=np.intp)
 
     # -- evaluation -------------------------------------------------------------
 

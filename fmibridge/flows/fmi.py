@@ -134,6 +134,10 @@ class FmiInstance:
     def reset(self) -> None:
         self._fmu.reset()
 
+    def c_address(self, function: str) -> int:
+        """Return the address of the FMU's C function `function` (compiled loops)."""
+        return ctypes.cast(self._fmu._functions[function], ctypes.c_void_p).value
+
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
         return RealPorts(self, vrs)
