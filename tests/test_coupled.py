@@ -27,6 +27,7 @@ from fmibridge.flows.cosim_master import Communication
 from fmibridge.flows.coupled import CoupledModelExchange, couple
 from fmibridge.flows.fmu import fmu_system, open_fmu
 from fmibridge.flows.loops import AlgebraicLoopError, solve_loop
+from fmibridge.validation.cosim_orders import STEPS, communication_orders
 
 PLANT = dict(m=1.0, k=4.0, d=0.2, x_stop=1.0, e=0.6)  # MassSpringStop's defaults
 CONTROLLER = dict(Kp=20.0, Ki=2.0, Kd=2.0, R=1.4, Omega=2.5)  # PositionController's
@@ -128,37 +129,29 @@ def test_a_native_block_replaces_an_fmu(fmu_dir, single):
 
 # -- Co-Simulation: communication steps, rolled back together --
 
-# Final-state error against the single FMU at H = 0.04, 0.02, 0.01 (Halving
-# brackets each impact to 1e-10 s); the fitted slopes measured: Jacobi 1.09,
-# 1.05 held and 1.87, 1.93 extrapolated; Gauss-Seidel 1.09, 1.05 and 1.89, 1.94.
+# Final-state error against the single FMU (`validation.cosim_orders`, Halving
+# brackets each impact to 1e-10 s); the slopes measured at h = 0.04, 0.02, 0.01:
+# Jacobi 1.07 held, 1.90 extrapolated; Gauss-Seidel 1.07 and 1.92.
 ORDERS = {"hold": 1.0, "extrapolate": 2.0}
-ORDER_TOL = 0.2
-COMMUNICATION_STEPS = (0.04, 0.02, 0.01)
+ORDER_TOL = 0.15
 
 
-def final_error(fmu_dir, single, h, **options) -> float:
-    system = with_stop(plant_and_controller(fmu_dir, "cs", versions=(2, 2), **options))
-    try:
-        result = Halving(h=h).run(system, T_END)
-    finally:
-        system.close()
-    assert result.status.is_success and len(result.events) == N_IMPACTS
-    return float(np.max(np.abs(result.x[-1] - single.x[-1])))
+def check_orders(errors, orders):
+    assert (errors["impacts"] == N_IMPACTS).all()
+    for row in orders.itertuples():
+        assert abs(row.order - ORDERS[row.inputs]) <= ORDER_TOL, (errors, orders)
+    finest = errors[errors["h"] == errors["h"].min()].set_index("inputs")["error"]
+    assert finest["hold"].max() < 0.05 and finest["extrapolate"].max() < 1e-3
 
 
-@pytest.mark.parametrize("scheme", ["jacobi", "gauss-seidel"])
-@pytest.mark.parametrize("inputs", ["hold", "extrapolate"])
-def test_co_simulation_converges_at_the_order_of_its_master(
-    fmu_dir, single, scheme, inputs
-):
-    communication = Communication(scheme, inputs)
-    errors = [
-        final_error(fmu_dir, single, h, communication=communication)
-        for h in COMMUNICATION_STEPS
-    ]
-    slope = np.polyfit(np.log(COMMUNICATION_STEPS), np.log(errors), 1)[0]
-    assert abs(slope - ORDERS[inputs]) <= ORDER_TOL, (errors, slope)
-    assert errors[-1] < (0.05 if inputs == "hold" else 1e-3)
+def test_co_simulation_converges_at_the_order_of_its_master(fmu_dir):
+    check_orders(*communication_orders(STEPS["tiny"], fmu_dir))
+
+
+@pytest.mark.slow
+def test_co_simulation_orders_over_the_full_range_of_steps(fmu_dir):
+    """`fmibridge validate --cosim --full`: h from 0.08 to 0.00125."""
+    check_orders(*communication_orders(STEPS["full"], fmu_dir))
 
 
 def test_mixed_model_exchange_and_co_simulation(fmu_dir, single):
