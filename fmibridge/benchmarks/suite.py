@@ -673,11 +673,24 @@ def overhead_row(options: BenchOptions) -> Row:
         wall, result = median_time(lambda: method.run(system, n * h), options.repeats)
     finally:
         system.close()
-    n_attempts = result.stats["n_steps"] + result.stats["n_rejected"]
     raw = statistics.median(raw_fmu_step_cost(path, n) for _ in range(options.repeats))
+    return _per_step_row(
+        "master overhead (ME FMU)",
+        wall,
+        result,
+        raw,
+        "4x(setTime, setContinuousStates, getDerivatives) + getEventIndicators",
+        "overhead x{ratio:.2f}",
+    )
+
+
+def _per_step_row(case, wall, result, raw, peer_settings, note) -> Row:
+    """A row of a run's time per step attempt against the raw FMU calls' cost;
+    `note` may name {ratio}."""
+    n_attempts = result.stats["n_steps"] + result.stats["n_rejected"]
     per_step = wall / n_attempts
     return Row(
-        "master overhead (ME FMU)",
+        case,
         "s per RK4 step with guard",
         per_step,
         "raw fmpy calls",
@@ -685,8 +698,8 @@ def overhead_row(options: BenchOptions) -> Row:
         math.nan,
         math.nan,
         f"halving rk4, {n_attempts} steps",
-        "4x(setTime, setContinuousStates, getDerivatives) + getEventIndicators",
-        f"overhead x{per_step / raw:.2f}",
+        peer_settings,
+        note.format(ratio=per_step / raw),
     )
 
 
@@ -814,20 +827,14 @@ def coupled_overhead_row(options: BenchOptions) -> Row:
         wall, result = median_time(lambda: method.run(system, n * h), options.repeats)
     finally:
         system.close()
-    n_attempts = result.stats["n_steps"] + result.stats["n_rejected"]
     raw = statistics.median(raw_coupled_step_cost(n) for _ in range(options.repeats))
-    per_step = wall / n_attempts
-    return Row(
+    return _per_step_row(
         "coupled ME loop (2 FMUs)",
-        "s per RK4 step with guard",
-        per_step,
-        "raw fmpy calls",
+        wall,
+        result,
         raw,
-        math.nan,
-        math.nan,
-        f"halving rk4, {n_attempts} steps",
         "4x(2 setTime, 2 setContinuousStates, 2 getReal, 2 setReal, 2 getDerivatives)",
-        f"x{per_step / raw:.2f} the raw calls (target <= 1.5)",
+        "x{ratio:.2f} the raw calls (target <= 1.5)",
     )
 
 

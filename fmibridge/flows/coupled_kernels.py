@@ -80,22 +80,28 @@ def _call_reals(typingctx, address, component, vrs, n, values, counted):
 
 
 @numba.njit(
-    types.boolean(*TABLES, F64, ARRAY, ARRAY), cache=True
-)  # fmt: skip
+    types.boolean(types.uint64[:, ::1], types.int64[::1], I64, ARRAY), cache=True
+)
+def _each_fmu(calls, offsets, column, v):
+    """Call calls[k, column](component, v's part of FMU k, its size) for every
+    FMU (setContinuousStates, getDerivatives); False if one failed."""
+    for k in range(calls.shape[0]):
+        part = v[offsets[k] : offsets[k + 1]]
+        address, component = calls[k, column], calls[k, COMPONENT]
+        size = np.uint64(part.shape[0])
+        if _call_buffer(address, component, part.ctypes.data, size) > FMI_WARNING:
+            return False
+    return True
+
+
+@numba.njit(types.boolean(*TABLES, F64, ARRAY, ARRAY), cache=True)
 def coupled_rhs(calls, counted, offsets, plan, vrs, slots, outputs, buffer, t, x, dx):
     """dx/dt of the coupled FMUs at (t, x) into dx; False if an FMU call failed."""
-    n = calls.shape[0]
-    for k in range(n):
+    for k in range(calls.shape[0]):
         if _call_set_time(calls[k, SET_TIME], calls[k, COMPONENT], t) > FMI_WARNING:
             return False
-        part = x[offsets[k] : offsets[k + 1]]
-        size = np.uint64(part.shape[0])
-        address = calls[k, SET_STATES]
-        if (
-            _call_buffer(address, calls[k, COMPONENT], part.ctypes.data, size)
-            > FMI_WARNING
-        ):
-            return False
+    if not _each_fmu(calls, offsets, SET_STATES, x):
+        return False
     for row in range(plan.shape[0]):
         kind, k, start, count = plan[row, 0], plan[row, 1], plan[row, 2], plan[row, 3]
         if kind == WRITE:
@@ -111,16 +117,7 @@ def coupled_rhs(calls, counted, offsets, plan, vrs, slots, outputs, buffer, t, x
         if kind == READ:
             for i in range(count):
                 outputs[slots[start + i]] = buffer[i]
-    for k in range(n):
-        part = dx[offsets[k] : offsets[k + 1]]
-        size = np.uint64(part.shape[0])
-        address = calls[k, DERIVATIVES]
-        if (
-            _call_buffer(address, calls[k, COMPONENT], part.ctypes.data, size)
-            > FMI_WARNING
-        ):
-            return False
-    return np.all(np.isfinite(dx))
+    return _each_fmu(calls, offsets, DERIVATIVES, dx) and np.all(np.isfinite(dx))
 
 
 @numba.njit(

@@ -182,9 +182,7 @@ def load_adapter(
     from .coupled import is_coupled, load_coupled  # coupled.py builds on this file
 
     if is_coupled(spec):
-        return load_coupled(
-            path,
-            spec,
+        overrides = dict(
             method=method,
             method_options=method_options,
             t_end=t_end,
@@ -193,6 +191,7 @@ def load_adapter(
             parameters=parameters,
             start=start,
         )
+        return load_coupled(path, spec, overrides)
     problems = _Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")

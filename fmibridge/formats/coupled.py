@@ -76,23 +76,14 @@ def is_coupled(spec: Mapping) -> bool:
     return "components" in spec or "ssp" in spec
 
 
-def load_coupled(
-    path: Path,
-    spec: Mapping,
-    *,
-    method: str | None = None,
-    method_options: Mapping[str, object] | None = None,
-    t_end: float | None = None,
-    interface: str | None = None,
-    zeno: str | None = None,
-    parameters: Mapping[str, float] | None = None,
-    start: Mapping[str, float] | None = None,
-) -> Adapter:
+def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     """Read a coupled adapter's table (parsed from `path`) into an Adapter.
 
-    The keyword overrides win over the file, as in `adapters.load_adapter`;
-    `interface` applies to every component, and `parameters` and `start` name
-    `component.variable` (a parameter without a dot is a system parameter).
+    `overrides` are `adapters.load_adapter`'s keywords (method,
+    method_options, t_end, interface, zeno, parameters, start; None: the
+    file's) and win over the file; `interface` applies to every component, and
+    `parameters` and `start` name `component.variable` (a parameter without a
+    dot is a system parameter).
 
     Raises
     ------
@@ -100,9 +91,14 @@ def load_coupled(
         Listing every problem in the file, or naming the component and
         variable of a bad connection.
     """
+    method, options, t_end, interface, zeno = (
+        overrides.get(k)
+        for k in ("method", "method_options", "t_end", "interface", "zeno")
+    )
     problems = _Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    parameters, start = overrides.get("parameters"), overrides.get("start")
     spec = _overridden(spec, parameters or {}, start or {}, problems)
     if ("ssp" in spec) == ("components" in spec):
         problems.add("components", "give either [[components]] or `ssp`, not both.")
@@ -115,7 +111,7 @@ def load_coupled(
     try:
         return _build(
             path, spec, flow, system_parameters, problems,
-            method, method_options or {}, t_end if t_end is not None else stop_time,
+            method, options or {}, t_end if t_end is not None else stop_time,
         )  # fmt: skip
     except BaseException:
         flow.close()
