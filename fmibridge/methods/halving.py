@@ -14,7 +14,15 @@ from ..errors import FmibridgeError
 from ..flows.base import Bracket
 from ..result import Recorder, Status
 from ..system import Edge, HybridSystem, Mode
-from .base import Method, State, Step, at_least_one, positive, reached
+from .base import (
+    Method,
+    State,
+    Step,
+    at_least_one,
+    grid_step,
+    positive,
+    step_end,
+)
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -121,7 +129,7 @@ class Halving(Method):
             return block
         t, x = state.t, state.x
         g0 = [edge.guard(t, x) for edge in mode.edges]
-        hs = min(self.h, t_end - t)
+        hs = min(grid_step(t, self.h, system.t0), t_end - t)
         n_halvings, after_half_step = 0, False
         for _ in range(
             2 * self.max_halvings + 2
@@ -131,7 +139,7 @@ class Halving(Method):
             crossed = self._crossed(mode, g0, g1, y)
             if not crossed:
                 log.n_steps += 1
-                t = t_end if reached(t + hs, t_end, self.h) else t + hs
+                t = step_end(t, hs, t_end, self.h, system.t0)
                 x, g0 = y, g1
                 log.sample(t, x, mode.name)
                 if n_halvings == 0 or after_half_step or t == t_end:
