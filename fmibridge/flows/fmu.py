@@ -44,6 +44,11 @@ SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to
 REAL_TYPES = ("Real", "Float64", "Float32")
 
 
+def _is_discrete(variable: Variable) -> bool:
+    """True for an input that changes only at events (not a continuous real)."""
+    return variable.variability == "discrete" or variable.type not in REAL_TYPES
+
+
 class _Reader:
     """Reads the values of some variables, one FMU call per FMI type."""
 
@@ -115,7 +120,13 @@ class _FmuFlow:
         self.state_names = tuple(
             n for v in self._state_variables for n in v.element_names
         )
-        self._inputs = self._check_inputs(inputs or {})
+        checked = self._check_inputs(inputs or {})
+        self._inputs = {  # continuous real inputs: set at every evaluation
+            vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])
+        }
+        self._discrete_inputs = {  # held constant: set in Initialization Mode only
+            vr: (v.type, u) for vr, (v, u) in checked.items() if _is_discrete(v)
+        }
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
@@ -225,10 +236,11 @@ class _FmuFlow:
                     f"{self.path}: {name!r} is not an input (causality "
                     f"{variable.causality!r})."
                 )
-            if callable(value) and (variable.type not in REAL_TYPES or variable.shape):
+            if callable(value) and (_is_discrete(variable) or variable.shape):
                 raise FmibridgeError(
-                    f"{self.path}: input {name!r} has type {variable.type}; a "
-                    f"function of time drives scalar real inputs only."
+                    f"{self.path}: input {name!r} is {variable.variability} "
+                    f"{variable.type}; a function of time drives continuous scalar "
+                    f"real inputs only (give a number: it is held)."
                 )
             if not callable(value):
                 value = self._number(variable, value, "input")
@@ -257,6 +269,10 @@ class _FmuFlow:
             vr: (variable.type, u(t) if callable(u) else u)
             for vr, (variable, u) in self._inputs.items()
         }
+
+    def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
+        """Every input at t, set in Initialization Mode (discrete ones only there)."""
+        return {**self._input_values(t), **self._discrete_inputs}
 
     def _set_inputs(self, t: float) -> None:
         if self._inputs:
@@ -330,7 +346,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
 
     def _initialize(self, t0: float) -> None:
         self.instance.initialize(
-            t0, self._start, self._tolerance, self._input_values(t0)
+            t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
         self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
         self.x0 = self.instance.get_states()
@@ -561,7 +577,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 "halved; use the Model Exchange interface or re-export the FMU with it",
             )
         self.instance.initialize(
-            t0, self._start, self._tolerance, self._input_values(t0)
+            t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
         self.x0 = self._states_reader.read()
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
@@ -705,7 +721,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 "state variables nor fmiReset",
             ) from None
         start = {**self._start, **self._state_values(x)}
-        self.instance.initialize(t, start, self._tolerance, self._input_values(t))
+        self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
 
     def close(self) -> None:
         if self._instance is not None:

@@ -155,14 +155,21 @@ class FmuArchive:
 
     def check_interface(self, interface: str) -> None:
         """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""
-        if interface in self.interfaces and interface != "ScheduledExecution":
+        runnable = [i for i in self.interfaces if i != "ScheduledExecution"]
+        if interface in runnable:
             return
-        offered = [INTERFACE_TITLES[i] for i in self.interfaces] or ["no interface"]
+        if not runnable:
+            offered = " and ".join(INTERFACE_TITLES[i] for i in self.interfaces)
+            raise FmibridgeError(
+                f"{self.path}: the FMU offers {offered or 'no interface'} only, "
+                f"neither Model Exchange nor Co-Simulation, which fmibridge runs "
+                f"(Scheduled Execution needs a clock-driven scheduler, which "
+                f"fmibridge does not have)."
+            )
         raise FmibridgeError(
-            f"{self.path}: the FMU offers {' and '.join(offered)}, not "
-            f"{INTERFACE_TITLES.get(interface, interface)}; fmibridge runs Model "
-            f"Exchange and Co-Simulation (Scheduled Execution needs a clock-driven "
-            f"scheduler, which fmibridge does not have)."
+            f"{self.path}: the FMU offers {INTERFACE_TITLES[runnable[0]]}, not "
+            f"{INTERFACE_TITLES.get(interface, interface)}; choose "
+            f"{'me' if runnable[0] == 'ModelExchange' else 'cs'} as interface."
         )
 
     def unzipped(self) -> Path:
