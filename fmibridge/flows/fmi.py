@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import os
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FMUError
-from .fmu_archive import FmuArchive, fmu_error
+from ..errors import FmibridgeError, FMUError
+from .fmu_archive import FmuArchive
 
 __all__ = ["FmuArchive", "FmiInstance", "instantiate"]
 
@@ -640,8 +641,9 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
         If the FMU does not offer `interface` (or offers only Scheduled
         Execution).
     FMUError
-        Naming the FMU: no binary for this platform, a binary that does not
-        load, or an instantiation the FMU refused (with its log).
+        Naming the FMU: no binary for this platform, or an instantiation the
+        FMU refused (with its log); FmibridgeError for a binary that does not
+        load.
     """
     archive.check_interface(interface)
     identifier = archive.part(interface).modelIdentifier
@@ -660,12 +662,16 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
             f"(binaries/{folder.name}/{library.name}); "
             f"the FMU has {offered or 'no binaries'}",
         )
-    cls = INSTANCE_CLASSES[(archive.fmi_version, interface)]
+    cls, cwd = INSTANCE_CLASSES[(archive.fmi_version, interface)], os.getcwd()
     try:
         return cls(archive.path, archive.description, archive.unzipped())
     except FMUError:
         raise
-    except OSError as exc:  # ctypes could not load the shared library
-        raise fmu_error(
-            archive, f"loading binaries/{folder.name}/{library.name}", exc
+    except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to load shared library"
+        reason = str(exc).rsplit(": ", 1)[-1].strip() or type(exc).__name__
+        raise FmibridgeError(
+            f"{archive.path}: cannot load binaries/{folder.name}/{library.name} "
+            f"({reason}); the binary is damaged or built for another platform."
         ) from None
+    finally:
+        os.chdir(cwd)  # fmpy changes into the binaries folder and, on failure, stays

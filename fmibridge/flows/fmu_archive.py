@@ -21,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import FmibridgeError, FMUError
+from ..errors import FmibridgeError
 from ..system import Experiment
 
 # 2 GiB of unpacked content: far above any FMU we know (the Reference FMUs are
@@ -297,12 +297,6 @@ def _variable(v) -> Variable:
         unit,
         tuple(v.shape or ()),
     )
-
-
-def fmu_error(archive: FmuArchive, function: str, exc: BaseException) -> FMUError:
-    """Turn an exception fmpy raised while loading or instantiating into FMUError."""
-    text = str(exc).strip() or type(exc).__name__
-    return FMUError(function, "error", str(archive.path), text)
 
 
 class _Folders:
