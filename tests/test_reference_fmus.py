@@ -310,3 +310,25 @@ def test_feedthrough_outputs_follow_its_inputs_as_in_fmpy(version, interface):
     )
     assert np.ptp(ref["Float64_continuous_output"]) > 0.9  # it did follow sin(t)
     assert set(frame["Int32_output"]) == {3.0}
+
+
+def test_statespace_arrays_are_written_and_read():
+    """FMI 3 arrays: parameters A, D and the input u set as arrays, y[1..3] read:
+    x' = -x + u, y = x from x(0) = 0 gives y = u (1 - exp(-t))."""
+    u = np.array([1.0, 2.0, -3.0])
+    system = fmu_system(
+        reference(3, "StateSpace"),
+        "me",
+        parameters={"A": (-np.eye(3)).ravel().tolist(), "D": [0.0] * 9},
+        inputs={"u": u.tolist()},
+    )
+    try:
+        result = Halving(h=1e-3).run(system)
+    finally:
+        system.close()
+    assert system.state_names == ("x[1]", "x[2]", "x[3]")
+    y = np.column_stack([result[f"y[{k}]"] for k in (1, 2, 3)])
+    exact = np.outer(1 - np.exp(-result.t), u)
+    np.testing.assert_allclose(y, exact, rtol=0, atol=1e-12)
+    with pytest.raises(FmibridgeError, match="'A' takes 9 value"):
+        fmu_system(reference(3, "StateSpace"), "me", parameters={"A": [1.0, 2.0]})
