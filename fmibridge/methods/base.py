@@ -46,27 +46,33 @@ def reached(t: float, t_end: float, h: float) -> bool:
     return t >= t_end - TIME_RTOL * h
 
 
-def grid_step(t: float, h: float, t0: float) -> float:
+def grid_step(t: float, h: float, t0: float | None) -> float:
     """Return the step of h from t: to the grid time t0 + (k + 1) h exactly
-    where t is the grid time t0 + k h (up to round-off), else h itself.
+    where t is the grid time t0 + k h (up to round-off), else h itself (and
+    always where t0 is None).
 
     With `step_end`, steps of h land on t0 + k h as computed once, not on a sum
     of h's that drifts from it by round-off: Co-Simulation FMUs compare the
     communication points t and t + h they are given with their own time, as
-    fmpy computes them.
+    fmpy computes them. (The compiled loops sum h; flows they serve pass None.)
     """
+    if t0 is None:
+        return h
     k = round((t - t0) / h)
     if abs(t0 + k * h - t) > TIME_RTOL * h:
         return h
     return t0 + (k + 1) * h - t
 
 
-def step_end(t: float, hs: float, t_end: float, h: float, t0: float) -> float:
-    """Return where a step of hs from t ends: t_end, or the grid time t0 + k h,
-    where t + hs is within round-off of it (TIME_RTOL h), else t + hs."""
+def step_end(t: float, hs: float, t_end: float, h: float, t0: float | None) -> float:
+    """Return where a step of hs from t ends: t_end, or the grid time t0 + k h
+    (unless t0 is None), where t + hs is within round-off of it (TIME_RTOL h),
+    else t + hs."""
     t1 = t + hs
     if reached(t1, t_end, h):
         return t_end
+    if t0 is None:
+        return t1
     grid = t0 + round((t1 - t0) / h) * h
     return grid if abs(grid - t1) <= TIME_RTOL * h else t1
 

@@ -129,7 +129,10 @@ class Halving(Method):
             return block
         t, x = state.t, state.x
         g0 = [edge.guard(t, x) for edge in mode.edges]
-        hs = min(grid_step(t, self.h, system.t0), t_end - t)
+        # communication points on t0 + k h for the FMUs that compare them with
+        # their own time; the compiled loops that serve vector fields sum h
+        grid = None if isinstance(mode.flow, VectorField) else system.t0
+        hs = min(grid_step(t, self.h, grid), t_end - t)
         n_halvings, after_half_step, crossing = 0, False, None
         for _ in range(
             2 * self.max_halvings + 2
@@ -144,7 +147,7 @@ class Halving(Method):
                 crossing = (hs, g1, crossed)
             if not crossed:
                 log.n_steps += 1
-                t = step_end(t, hs, t_end, self.h, system.t0)
+                t = step_end(t, hs, t_end, self.h, grid)
                 x, g0 = y, g1
                 log.sample(t, x, mode.name)
                 if n_halvings == 0 or after_half_step or t == t_end:
