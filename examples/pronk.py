@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from fmibridge import Relaxation
-from fmibridge.pronk import LEGS, contact_intervals, pronk
+from fmibridge.models.pronk import LEGS, contact_intervals, pronk
 
 H, EPS, T_END = 1e-3, 1e-2, 0.8  # the paper's h and eps; one stride
 RUNS = (0.0, -0.4)  # initial pitch rates of Sec. V-C

@@ -9,11 +9,11 @@ t = 3.732 and is trapped sliding in a valley after a second truncation.
 
 import sys
 
-from fmibridge.lagrangian import to_hybrid
-from fmibridge.lagrangian_models import sine_ball
 from fmibridge.methods import Halving
 from fmibridge.methods.completion import Completion
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time
+from fmibridge.models.lagrangian import to_hybrid
+from fmibridge.models.or_ames import sine_ball
 
 flat = Completion(Halving(h=1e-2)).run(bouncing_ball(h0=1.0, g=9.81, e=0.8), t_end=10.0)
 (zeno,) = [e for e in flat.events if e.edge == "zeno"]

@@ -1,48 +1,60 @@
 """fmibridge: an FMI co-simulation master for mechanical systems with impacts.
 
 The flow of data is one straight line: HybridSystem -> Method -> Result ->
-DataFrame / CSV / plot.
+DataFrame / CSV / plot. The package is layered, bottom to top; a module imports
+only from its own layer and those below (``tests/test_layers.py`` keeps it so):
+
+- `core`: the hybrid system, the Result, integrators, bracketing, errors;
+- `flows`: where the continuous dynamics come from (native, compiled, FMUs);
+- `methods`: the master algorithms (halving, relaxation, unilateral, completion);
+- `models`: built-in and paper models;
+- `formats`: adapter files and their expressions;
+- front doors: `sweep`, `validation`, `benchmarks`, `build` and `cli`.
+
+The public names below load on first use, so ``import fmibridge`` is quick and
+imports neither pandas, scipy, numba, Dask nor matplotlib.
 """
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+
+from . import _moved
 
 try:
     __version__ = version("fmibridge")
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+source"
 
-from .errors import AdapterError, FmibridgeError, FmibridgeWarning, FMUError
-from .flows import Flow, NativeFlow, VectorField
-from .integrators import EULER, MIDPOINT, RK4, Scheme
-from .methods import METHODS, Completion, Halving, Method, Relaxation, Unilateral
-from .result import Event, Result, Status
-from .system import Edge, Guard, HybridSystem, Mode, UnilateralConstraint
+_PUBLIC = {  # name -> the module that defines it
+    **dict.fromkeys(
+        ("AdapterError", "FmibridgeError", "FmibridgeWarning", "FMUError"),
+        "core.errors",
+    ),
+    **dict.fromkeys(("EULER", "MIDPOINT", "RK4", "Scheme"), "core.integrators"),
+    **dict.fromkeys(("Event", "Result", "Status"), "core.result"),
+    **dict.fromkeys(
+        ("Edge", "Guard", "HybridSystem", "Mode", "UnilateralConstraint"), "core.system"
+    ),
+    **dict.fromkeys(("Flow", "NativeFlow", "VectorField"), "flows"),
+    **dict.fromkeys(
+        ("METHODS", "Completion", "Halving", "Method", "Relaxation", "Unilateral"),
+        "methods",
+    ),
+}
 
-__all__ = [
-    "EULER",
-    "METHODS",
-    "MIDPOINT",
-    "RK4",
-    "AdapterError",
-    "Completion",
-    "Edge",
-    "Event",
-    "FMUError",
-    "FmibridgeError",
-    "FmibridgeWarning",
-    "Flow",
-    "Guard",
-    "Halving",
-    "HybridSystem",
-    "Method",
-    "Mode",
-    "NativeFlow",
-    "Relaxation",
-    "Result",
-    "Scheme",
-    "Status",
-    "Unilateral",
-    "UnilateralConstraint",
-    "VectorField",
-    "__version__",
-]
+__all__ = sorted([*_PUBLIC, "__version__"])
+
+
+def __getattr__(name: str) -> object:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'fmibridge' has no attribute {name!r}")
+    value = getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
+
+_moved.install()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from fmibridge.errors import FmibridgeError
+from fmibridge.core.errors import FmibridgeError
 
 __all__ = [
     "BuildError",

@@ -9,9 +9,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .errors import FmibridgeError, FmibridgeWarning
+from .core.errors import FmibridgeError, FmibridgeWarning
+from .core.result import Result
 from .methods import METHODS, Method, method_named
-from .result import Result
 
 METHOD_OPTIONS = ("h", "eps", "integrator", "locate")  # the run flags a method takes
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
@@ -64,11 +64,11 @@ def _write(result: Result, out: Path | None) -> None:
 
 def _load(args: argparse.Namespace):
     """Return (system, method, t_end, adapter or None) for the model argument."""
-    from .models import bouncing_ball
+    from .models.ball import bouncing_ball
 
     model = args.model
     if model is not None and model.suffix == ".toml":
-        from .adapters import load_adapter
+        from .formats.adapters import load_adapter
 
         options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
         adapter = load_adapter(
@@ -271,7 +271,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_validate_parser(sub)
 
-    from .sweep import add_parser as add_sweep_parser
+    from .sweep.cli import add_parser as add_sweep_parser
 
     add_sweep_parser(sub)
 

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from fmibridge import AdapterError, FmibridgeError
-from fmibridge.adapters import load_adapter
 from fmibridge.cli import main
-from fmibridge.expressions import Expression
+from fmibridge.formats.adapters import load_adapter
+from fmibridge.formats.expressions import Expression
 from fmibridge.models import bouncing_ball_impacts
 
 ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
@@ -157,8 +157,8 @@ def test_impact_law_from_the_fmu_matches_the_native_lagrangian_model(
 ):
     """reset = "impact": Or and Ames eq. (4) from the FMU's response to `lam`."""
     from fmibridge import Halving
-    from fmibridge.lagrangian import to_hybrid
-    from fmibridge.lagrangian_models import knee_pendulum, sine_ball
+    from fmibridge.models.lagrangian import to_hybrid
+    from fmibridge.models.or_ames import knee_pendulum, sine_ball
 
     model = knee_pendulum() if name == "knee_pendulum" else sine_ball()
     native = Halving(h=1e-3).run(to_hybrid(model, q0, v0), t_end)

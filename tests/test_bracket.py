@@ -1,10 +1,10 @@
-"""Illinois regula falsi on a bracketed sign change (fmibridge.bracket)."""
+"""Illinois regula falsi on a bracketed sign change (fmibridge.core.bracket)."""
 
 import math
 
 import pytest
 
-from fmibridge.bracket import End, illinois, is_bracket
+from fmibridge.core.bracket import End, illinois, is_bracket
 
 
 def end_of(fun):

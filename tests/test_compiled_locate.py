@@ -1,6 +1,6 @@
 """Halving's Illinois location inside the compiled loop (`_kernels.locate`).
 
-The kernel proposes its trials with the same functions (`fmibridge.bracket`) and
+The kernel proposes its trials with the same functions (`fmibridge.core.bracket`) and
 takes them with the same compiled steps as the Python location, so runs agree
 exactly with the Python location on the same flow, and to round-off with a
 NativeFlow (there: exactly too, where numba's and numpy's libm agree).
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from fmibridge import Edge, Guard, Halving, HybridSystem, Mode
+from fmibridge.core.integrators import RK4
 from fmibridge.flows.compiled import CompiledFlow, compiled
-from fmibridge.integrators import RK4
 from fmibridge.methods import Completion
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts, forced_oscillator
 from fmibridge.validation import EXAMPLE_1, EXAMPLE_2

@@ -1,7 +1,7 @@
 """Zeno completion (Or and Ames): truncation, constrained motion, lift-off.
 
 Oracles: the exact flat-ground Zeno time sqrt(2 h0/g)(1+e)/(1-e); the worked case
-of spec Sec. 6; the spec's reproduction of the paper's examples (Sec. 5); the
+of flat ground; the paper's Examples 1 and 2 (Fig. 4); the
 exact oscillator with stop (Burden et al., Table I Example 2).
 """
 
@@ -15,24 +15,24 @@ import pandas as pd
 import pytest
 
 from fmibridge.cli import main
-from fmibridge.contact import Contact, ZenoBounds
-from fmibridge.errors import FmibridgeError
-from fmibridge.integrators import RK4
-from fmibridge.lagrangian import to_hybrid
-from fmibridge.lagrangian_models import (
-    flat_ball,
-    knee_pendulum,
-    sine_ball,
-    stop_oscillator,
-)
+from fmibridge.core.errors import FmibridgeError
+from fmibridge.core.integrators import RK4
+from fmibridge.core.system import HybridSystem, Mode
 from fmibridge.methods import Halving, Relaxation, Unilateral
 from fmibridge.methods.completion import (
     Completion,
     ConstrainedFlow,
     truncation_threshold,
 )
+from fmibridge.methods.contact import Contact, ZenoBounds
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time, forced_oscillator
-from fmibridge.system import HybridSystem, Mode
+from fmibridge.models.lagrangian import to_hybrid
+from fmibridge.models.or_ames import (
+    flat_ball,
+    knee_pendulum,
+    sine_ball,
+    stop_oscillator,
+)
 from fmibridge.validation import EXAMPLE_2, exact_solution, rho_hat
 
 G = 9.81
@@ -172,7 +172,7 @@ def test_sine_ball_truncates_lifts_off_and_truncates_again():
     result = Completion(Halving(h=1e-2), switch="truncation").run(system, t_end=20.0)
     zeno, lift = _events(result, "zeno"), _events(result, "lift-off")
     assert abs(zeno[0].t - 2.725) < 0.05 and abs(lift[0].t - 3.732) < 0.05
-    assert zeno[0].t == pytest.approx(2.725117, abs=1e-5)  # spec Sec. 5.1 [R]
+    assert zeno[0].t == pytest.approx(2.725117, abs=1e-5)  # Example 1, Fig. 4(a)
     assert lift[0].t == pytest.approx(3.731822, abs=1e-5)
     assert zeno[1].t == pytest.approx(12.465663, abs=1e-4)
     x, xdot = lift[0].x_before[0], lift[0].x_before[2]
@@ -190,7 +190,7 @@ def test_knee_pendulum_locks_below_zero_and_unlocks_at_zero():
     result = Completion(Halving(h=1e-2), switch="truncation").run(system, t_end=15.0)
     zeno, lift = _events(result, "zeno"), _events(result, "lift-off")
     assert len(zeno) == 2 and len(lift) == 2
-    assert zeno[0].t == pytest.approx(3.6916, abs=1e-3)  # spec Sec. 5.2 [R]
+    assert zeno[0].t == pytest.approx(3.6916, abs=1e-3)  # Example 2, Fig. 4(e)
     assert lift[0].t == pytest.approx(5.6172, abs=1e-3)
     assert all(z.x_after[0] < 0 for z in zeno)
     assert abs(zeno[1].x_after[0]) < abs(zeno[0].x_after[0])  # decaying

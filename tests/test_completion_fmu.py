@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fmibridge import Halving
-from fmibridge.adapters import load_adapter
+from fmibridge.formats.adapters import load_adapter
 from fmibridge.methods.completion import Completion
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from fmibridge import Edge, FMUError, Guard, Halving, HybridSystem, Mode
+from fmibridge.core.integrators import EULER, MIDPOINT, RK4
 from fmibridge.flows.fmu import fmu_event_edges, fmu_system, open_fmu
 from fmibridge.flows.fmu_kernels import SET_TIME
-from fmibridge.integrators import EULER, MIDPOINT, RK4
 from fmibridge.methods import Relaxation
 from fmibridge.models import bouncing_ball_impacts
 

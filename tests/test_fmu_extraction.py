@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from fmibridge.cli import main
-from fmibridge.errors import FmibridgeError, FMUError
+from fmibridge.core.errors import FmibridgeError, FMUError
 from fmibridge.flows import fmu_archive
 from fmibridge.flows.fmu import open_fmu
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from fmibridge.errors import FmibridgeError
-from fmibridge.integrators import EULER, MIDPOINT, RK4, scheme_named
+from fmibridge.core.errors import FmibridgeError
+from fmibridge.core.integrators import EULER, MIDPOINT, RK4, scheme_named
 
 
 def forced_decay(t, x):

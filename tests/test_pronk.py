@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import brentq
 
 from fmibridge import Relaxation
-from fmibridge.pronk import PronkParams, contact_intervals, pronk
+from fmibridge.models.pronk import PronkParams, contact_intervals, pronk
 
 H, EPS = 1e-3, 1e-2  # Sec. V-C
 P = PronkParams()

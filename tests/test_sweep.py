@@ -10,20 +10,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fmibridge.benchmarks.sweep_speedup import sweep_speedup
 from fmibridge.cli import main
-from fmibridge.errors import FmibridgeError
+from fmibridge.core.errors import FmibridgeError
 from fmibridge.models import bouncing_ball_impacts, bouncing_ball_zeno_time
 from fmibridge.sweep import (
-    ERROR,
-    LOOPBACK_HTTP,
     Run,
     Sweep,
     SweepInterrupted,
     load_sweep,
     map_runs,
     run_sweep,
-    sweep_speedup,
 )
+from fmibridge.sweep.batch import ERROR
+from fmibridge.sweep.execution import LOOPBACK_HTTP
 
 REPO = Path(__file__).resolve().parents[1]
 N_EVENTS = 100  # impacts per run before max_events stops it, just short of Zeno

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from fmibridge.benchmarks.corridor import NOMINAL, corridor, corridor_first_collision
-from fmibridge.errors import FmibridgeError
+from fmibridge.core.errors import FmibridgeError
+from fmibridge.core.result import Status
+from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
 from fmibridge.flows.base import Flow
 from fmibridge.flows.native import NativeFlow
 from fmibridge.methods import METHODS
@@ -17,8 +19,6 @@ from fmibridge.methods.adams import Stencil, milne_constant
 from fmibridge.methods.polyroots import first_reach
 from fmibridge.methods.unilateral import BAND_C, EndpointAdams, Unilateral
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
-from fmibridge.result import Status
-from fmibridge.system import Edge, Guard, HybridSystem, Mode
 
 
 class _Outside(Exception):
@@ -26,7 +26,8 @@ class _Outside(Exception):
 
 
 def rhs_sqrt(t, x, u):
-    """x' = 1 + sqrt(1 - x): undefined for x > 1 (spec claim C3)."""
+    """x' = 1 + sqrt(1 - x): undefined for x > 1, so never evaluated
+    there (Esposito and Kumar, Theorem 2.1)."""
     if x[0] > 1.0:
         raise _Outside(f"rhs called at x = {x[0]!r} > 1")
     return np.array([1.0 + math.sqrt(1.0 - x[0])])

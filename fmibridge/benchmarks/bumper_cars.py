@@ -17,8 +17,8 @@ import warnings
 
 import numpy as np
 
+from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.native import NativeFlow
-from ..system import Edge, Guard, HybridSystem, Mode
 
 N_CARS, RADIUS, BOX, RESTITUTION = 20, 0.1, 10.0, 0.9  # Example 3
 FORCE, DRAG = 0.5, 0.1  # [decision] m/s^2 and 1/s: cars cross the box in ~10 s

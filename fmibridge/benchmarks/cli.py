@@ -12,7 +12,7 @@ from .suite import SECTIONS, BenchOptions, run_bench
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the benchmark suite against its peers and print median times and ratios."""
     if args.repeats < 1:
-        from ..errors import FmibridgeError
+        from ..core.errors import FmibridgeError
 
         raise FmibridgeError(f"`--repeats` must be >= 1, got {args.repeats}.")
     options = (

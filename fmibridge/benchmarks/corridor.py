@@ -3,7 +3,7 @@
 x' = cos(theta), y' = sin(theta), theta' = u2 with u2 = 0 for x < 1.75 and
 0.2 after: a straight line, then a counter-clockwise arc of radius 5. The
 collision set is the top wall y >= 0.5, the right wall x >= 3.5 and the
-block {y <= -0.4 and x <= 2.8}, a conjunction (spec Sec. 3.1). The paper's
+block {y <= -0.4 and x <= 2.8}, a conjunction of two guards. The paper's
 initial condition is only in its Fig. 6, so the nominal one here is chosen
 [decision] to clip the block's corner (2.8, -0.4) by a small margin.
 """
@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
+from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.native import NativeFlow
-from ..system import Edge, Guard, HybridSystem, Mode
 
 SWITCH_X, TURN_RATE = 1.75, 0.2  # eq. 22
 TOP, RIGHT, BLOCK_X, BLOCK_Y = 0.5, 3.5, 2.8, -0.4  # eq. 23

@@ -33,14 +33,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import FmibridgeWarning
+from ..core.errors import FmibridgeWarning
 from ..methods.completion import Completion
 from ..methods.halving import Halving
 from ..methods.relaxation import Relaxation
-from ..models import bouncing_ball_impacts, forced_oscillator
+from ..models.ball import bouncing_ball_impacts
+from ..models.oscillator import forced_oscillator
+from ..models.oscillator import rhs as oscillator_rhs
 from ..validation import EXAMPLE_1, EXAMPLE_2, OscillatorParams, exact_solution
 from ..validation import rho_hat as rho_hat_of
-from ..validation.oscillator import rhs as oscillator_rhs
 from ..validation.paoli_schatzman import paoli_schatzman
 
 # Strip widths tried, as fractions of the rho-hat target: relaxation's error is
@@ -718,7 +719,7 @@ def extra_rows(options: BenchOptions) -> list[Row]:
         )
         return rows
     try:
-        from ..sweep import sweep_speedup
+        from .sweep_speedup import sweep_speedup
     except ImportError:
         rows.append(_skipped("sweep speedup", "skipped: fmibridge.sweep not present"))
     else:

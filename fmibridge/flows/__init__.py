@@ -1,4 +1,17 @@
-"""Where the continuous dynamics come from: native callables or FMUs."""
+"""Where the continuous dynamics come from: one Flow interface, several sources.
+
+- `base`: Flow, VectorField (dx/dt exposed), ForcedVectorField (with a contact force);
+- `native`: Python callables f(t, x, u);
+- `compiled`: numba-compiled f and guards, the steps between events as machine code
+  (`_kernels`: the compiled loops);
+- `fmi`: the lower FMI layer (one instance through fmpy, statuses as FMUError);
+- `fmu`: FMUs as flows, Model Exchange and Co-Simulation (`fmu_kernels`: the FMU's C
+  calls from numba); `fmu_system`, an FMU with its own events as a HybridSystem;
+- `mode_inputs`: per-mode inputs of a flow.
+
+May import core only. A flow never knows which method drives it: flows never
+import methods.
+"""
 
 from .base import Flow, ForcedVectorField, VectorField
 from .native import NativeFlow

@@ -26,7 +26,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .. import bracket
+from ..core import bracket
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FmibridgeError
-from ..integrators import Scheme
+from ..core.errors import FmibridgeError
+from ..core.integrators import Scheme
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..errors import FmibridgeError
-from ..integrators import Scheme
+from ..core.errors import FmibridgeError
+from ..core.integrators import Scheme
 from .base import VectorField, checked_names, compiled_steps
 
 # Samples gathered per call of the compiled loop; the method calls again for more.

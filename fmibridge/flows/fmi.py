@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FmibridgeError, FMUError
+from ..core.errors import FmibridgeError, FMUError
 from .fmu_archive import FmuArchive
 
 __all__ = ["FmuArchive", "FmiInstance", "instantiate"]

@@ -2,7 +2,7 @@
 
 Both take parameters, start values and inputs by FMU variable name, check them
 against the model description at construction, and free the instance on
-`close()`. Resets reach the FMU by setting state (DESIGN.md, Conventions):
+`close()`. Resets reach the FMU by setting state:
 Model Exchange sets continuous states; Co-Simulation sets the state variables
 where the FMU accepts it and otherwise resets the instance and re-initialises
 it at the event time with the new state as start values. Saved FMU states
@@ -27,10 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contact import Contact
-from ..errors import FmibridgeError, FMUError
-from ..integrators import Scheme
-from ..system import Edge, Guard, HybridSystem, Mode
+from ..core.errors import FmibridgeError, FMUError
+from ..core.integrators import Scheme
+from ..core.system import Edge, Guard, HybridSystem, Mode
 from .base import Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance
@@ -737,90 +736,6 @@ def _fmu_kernels():
     from . import fmu_kernels
 
     return fmu_kernels
-
-
-PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
-# round-off ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity
-
-
-def fmu_contact(
-    flow: ModelExchangeFlow | CoSimulationFlow,
-    gap: str,
-    velocity: str,
-    restitution: float,
-    *,
-    force_input: str = "lam",
-) -> Contact:
-    """Return the Contact of a mechanical FMU, from its outputs and force input.
-
-    The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
-    them). h(q) is the output `gap`; dh(q) is read off the output `velocity`
-    (dh qdot, linear in qdot) at unit velocities; the force map is the FMU's
-    response to its generalized constraint-force input `force_input`, which acts
-    along dh^T: two evaluations give the affine map from lam to the
-    acceleration (Or and Ames, eqs. 5-7). Model Exchange evaluates the
-    derivatives; Co-Simulation, which has none, takes qddot from a probe step
-    of PROBE_STEP with the input held (exact for constant acceleration, O(step)
-    otherwise), while qdot' = qdot holds by the state layout.
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the FMU and the variable when the FMU lacks one, or when its
-        states cannot be split into q and qdot.
-    """
-    n_states = len(flow.state_names)
-    known = set(flow.state_names) | set(flow.output_names)
-    for role, name in (("gap", gap), ("velocity", velocity)):
-        if name not in known:
-            raise FmibridgeError(
-                f"{flow.path}: constraint {role} {name!r} is not a state or output; "
-                f"the FMU has {sorted(known)}."
-            )
-    variable = flow.archive.variables.get(force_input)
-    if variable is None or variable.causality != "input" or n_states % 2:
-        raise FmibridgeError(
-            f"{flow.path}: completion needs a real input {force_input!r} (the "
-            f"generalized constraint force along dh^T) and states [q, qdot]."
-        )
-    q_index, v_index = (
-        tuple(range(n_states // 2)),
-        tuple(range(n_states // 2, n_states)),
-    )
-
-    def gap_fn(t: float, x: np.ndarray) -> float:
-        return flow.variables(t, x)[gap]
-
-    def gradient_fn(t: float, x: np.ndarray) -> np.ndarray:
-        rows = []
-        for i in v_index:  # dh qdot at qdot = e_i is the i-th component of dh
-            unit = x.copy()
-            unit[list(v_index)] = 0.0
-            unit[i] = 1.0
-            rows.append(flow.variables(t, unit)[velocity])
-        return np.array(rows)
-
-    if isinstance(flow, ModelExchangeFlow):
-
-        def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
-            return flow.rhs_with(t, x, force_input, lam)
-    else:
-
-        def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
-            probe = flow.advance_with(t, x, PROBE_STEP, force_input, lam)
-            qddot = (probe[list(v_index)] - x[list(v_index)]) / PROBE_STEP
-            return np.concatenate([x[list(v_index)], qddot])
-
-    return Contact(
-        gap,
-        velocity,
-        restitution,
-        gap_fn=gap_fn,
-        gradient_fn=gradient_fn,
-        rhs_with_force=force_map,
-        q_index=q_index,
-        v_index=v_index,
-    )
 
 
 FLOW_CLASSES = {"ModelExchange": ModelExchangeFlow, "CoSimulation": CoSimulationFlow}

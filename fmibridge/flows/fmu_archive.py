@@ -21,8 +21,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import FmibridgeError
-from ..system import Experiment
+from ..core.errors import FmibridgeError
+from ..core.system import Experiment
 
 # 2 GiB of unpacked content: far above any FMU we know (the Reference FMUs are
 # < 1 MB, tool exports with solver libraries tens of MB) and far below a disk.

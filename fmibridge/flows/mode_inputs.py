@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..errors import FmibridgeError
-from ..integrators import Scheme
+from ..core.errors import FmibridgeError
+from ..core.integrators import Scheme
 from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
 

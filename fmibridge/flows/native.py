@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..errors import FmibridgeError
+from ..core.errors import FmibridgeError
 from .base import VectorField, checked_names
 
 InputFn = Callable[[float], np.ndarray | float]

@@ -1,9 +1,21 @@
-"""Master algorithms: each a small class with its parameters."""
+"""Master algorithms: each a small class with its parameters, run by one loop.
+
+- `base`: Method (the bounded run loop, firing, provenance), State, Step;
+- `halving`: fixed steps, halved (or Illinois-narrowed) until a crossing is bracketed;
+- `relaxation`: strip relaxation (Burden et al., Fig. 12);
+- `unilateral`: extrapolated unilateral stepping (Esposito and Kumar), with `adams`
+  (the PECE predictor-corrector) and `polyroots` (the smallest positive root);
+- `completion`: Zeno completion (Or and Ames) around any of the above, with
+  `contact` (one unilateral contact's impact law, force and projection) and
+  `_contact_kernels` (its constrained phase compiled).
+
+May import core and flows; never models, formats or the front doors.
+"""
 
 import dataclasses
 from collections.abc import Mapping
 
-from ..errors import FmibridgeError
+from ..core.errors import FmibridgeError
 from .base import Method, State, Step
 from .completion import Completion
 from .halving import Halving

@@ -9,7 +9,7 @@ reference step so the Vandermonde systems stay well conditioned at any h.
 References
 ----------
 Esposito and Kumar (2007), Sec. 2.1, eqs. 4-5 (predictor, corrector) and
-eq. 16 (Milne's error estimate); specs/esposito-kumar.md Sec. 2.3-2.4.
+eq. 16 (Milne's error estimate), Secs. 2.3-2.4.
 Ascher and Petzold (1998), Sec. 5.4 (variable-step Adams, Milne's device).
 """
 
@@ -61,7 +61,7 @@ def milne_constant(nodes: np.ndarray, u: float) -> float:
     and of the order-m Adams-Moulton corrector on (u, nodes[:-1]) are
     E_p = int_0^u prod(v - nodes) dv and E_c = int_0^u (v - u) prod(v -
     nodes[:-1]) dv times the same derivative; C = |E_c / (E_p - E_c)|. At
-    constant steps this gives 1/2, 1/6, 1/10, 19/270 (spec Sec. 2.3).
+    constant steps this gives 1/2, 1/6, 1/10, 19/270 (Milne's constants).
     """
     e_p = _integral_of_product(nodes, u)
     e_c = _integral_of_product(np.r_[u, nodes[:-1]], u)

@@ -13,11 +13,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import FmibridgeError
+from ..core.errors import FmibridgeError
+from ..core.integrators import Scheme, scheme_named
+from ..core.result import Event, Recorder, Result, Status
+from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, Flow, FlowTerminated
-from ..integrators import Scheme, scheme_named
-from ..result import Event, Recorder, Result, Status
-from ..system import Edge, HybridSystem, Mode
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9

@@ -7,25 +7,27 @@ the mode "constrained", which it integrates itself with the contact force lam of
 eq. (6), recorded as the output column `lam`. When lam falls through zero it
 locates the instant (bisection, then secant, like a guard on lam) and lifts off
 into "<free>:lifted", a copy of the free mode whose impact edge is disarmed until
-the gap rate falls through zero (the apex, spec A11); the edge "rearm" then
+the gap rate falls through zero (the apex), so the impact that ended a
+constrained phase is not re-detected at once; the edge "rearm" then
 returns to the free mode.
 
-Decisions on the spec's open points:
+Decisions where the paper leaves a choice:
 
-- Truncation test (A15): Definition 7 with the model's conservative bounds
-  (`Contact.bounds`) when it has them, read as in A2-A6; otherwise a model-free
+- Truncation test: Definition 7 with the model's conservative bounds
+  (`Contact.bounds`) when it has them (eq. 10 with dh M^-1 dh^T in the
+  denominator, as the impact law requires); otherwise a model-free
   test: the last N_SERIES impacts must decay geometrically (interval and
   velocity ratios r < 1 within RATIO_SPREAD), and the predicted tails of time,
   position and velocity, last increment * r / (1 - r), times FALLBACK_SAFETY,
   must be below eps_t, eps_q, eps_v. Both also need condition (i), lam(R*x) > 0.
-- R* is applied to the pre-impact state, Euclidean (A13). e = 0: switch at once
-  when lam > 0, the impact already lands on Z (A16). e = 1: never truncate.
-- Switch time (A14): `switch="truncation"` starts the constrained motion at the
+- R* is applied to the pre-impact state, Euclidean, as Theorem 3 assumes. e = 0:
+  switch at once when lam > 0, the impact already lands on Z. e = 1: never truncate.
+- Switch time: `switch="truncation"` starts the constrained motion at the
   truncating impact tau_k, as the paper does. `switch="limit"` (default) carries
   R*x along the constrained flow for the predicted remaining Zeno time
   2 e |hdot-| / ((1 - e) |hddot|) (exact on flat ground) and switches there, so
   the reported switching time estimates tau_inf.
-- Constraint drift (A19): projection after every constrained step (Newton on h,
+- Constraint drift: projection after every constrained step (Newton on h,
   Euclidean on dh qdot), so h and dh qdot are zero to round-off (exactly zero
   when h is a state).
 - Constrained steps grow by doubling from h while step doubling agrees within
@@ -38,7 +40,7 @@ Decisions on the spec's open points:
 References
 ----------
 Or and Ames, Secs. III-V: Def. 4, Def. 7, Theorem 3, eqs. (4)-(8), (14)-(15),
-and the procedure of Sec. V; spec `or-ames.md` Secs. 2-4 and 8.
+and the procedure of Sec. V.
 """
 
 from __future__ import annotations
@@ -51,20 +53,20 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..bracket import End, illinois
-from ..contact import Contact, ZenoBounds, contact_of
-from ..errors import FmibridgeError
+from ..core.bracket import End, illinois
+from ..core.errors import FmibridgeError
+from ..core.integrators import Scheme
+from ..core.result import Event, Recorder, Result, Status
+from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
 from ..flows.compiled import BLOCK
-from ..integrators import Scheme
-from ..result import Event, Recorder, Result, Status
-from ..system import Edge, Guard, HybridSystem, Mode
 from .base import TIME_RTOL, Method, State, Step, positive, reached
+from .contact import Contact, ZenoBounds, contact_of
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
-# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (spec A15 and its
-# reproduction use 0.5).
+# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (Or and Ames
+# leave the ratio free; 0.5 keeps V well inside U).
 V_RATIO = 0.5
 # Impacts in the series the model-free test reads: 3 intervals give 2 interval
 # ratios and 3 velocity ratios, enough to see geometric decay.
@@ -159,7 +161,8 @@ def truncation_threshold(
 
     References
     ----------
-    Or and Ames, eqs. (9), (10), (14), (15), read as in spec A2-A4.
+    Or and Ames, eqs. (9), (10), (14), (15), with dh M^-1 dh^T in the
+    denominator of eq. (10) (the printed dh M dh^T is dimensionally inconsistent).
 
     Examples
     --------
@@ -228,7 +231,7 @@ class Completion(Method):
 
     References
     ----------
-    Or and Ames, Sec. V (procedure, Def. 7, Theorem 3); spec `or-ames.md`.
+    Or and Ames, Sec. V (procedure, Def. 7, Theorem 3).
 
     Examples
     --------
@@ -537,7 +540,7 @@ class Completion(Method):
     ) -> Step:
         """Take the steps of `_constrained_step` and `_lift_off` in one compiled
         loop (`Contact.kernels`), up to a lift-off, t_end or BLOCK samples."""
-        from .. import _contact_kernels as k
+        from . import _contact_kernels as k
 
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
         x = np.ascontiguousarray(state.x, dtype=float)

@@ -9,11 +9,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..bracket import End, illinois, is_bracket
-from ..errors import FmibridgeError
+from ..core.bracket import End, illinois, is_bracket
+from ..core.errors import FmibridgeError
+from ..core.result import Recorder, Status
+from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, VectorField
-from ..result import Recorder, Status
-from ..system import Edge, HybridSystem, Mode
 from .base import (
     Method,
     State,

@@ -15,7 +15,7 @@ Brent's method.
 
 References
 ----------
-Esposito and Kumar (2007), Sec. 2.4 (roots of eq. 15); spec Sec. 3.3 (grazing).
+Esposito and Kumar (2007), Sec. 2.4 (roots of eq. 15, grazing roots included).
 """
 
 from __future__ import annotations

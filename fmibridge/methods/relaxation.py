@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..integrators import Scheme
-from ..result import Recorder, Status
-from ..system import Guard, HybridSystem, Mode
+from ..core.integrators import Scheme
+from ..core.result import Recorder, Status
+from ..core.system import Guard, HybridSystem, Mode
 from .base import Method, State, Step, at_least_one, positive, reached
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
@@ -61,8 +61,8 @@ class Relaxation(Method):
     * in D_j (no guard beyond its surface): an ordinary step;
     * on a strip: beyond one or more guards, each by a depth tau <= eps,
       where tau is the guard value beyond the surface (-g for a falling
-      guard): the transverse distance of specs/burden-relaxation.md Sec. 1.3,
-      exact when g is a signed distance. The point is recorded at t_{k+1};
+      guard): the transverse distance to the guard surface (Burden et al.,
+      Def. 17), exact when g is a signed distance. The point is recorded at t_{k+1};
       it waits eps - tau on the strip (Steps 13-14), and at
       t_{k+1} + eps - tau the reset of the strip's edge acts on the point q
       where the step entered the guard (Step 15, R^eps(q, eps) = R(q)). The

@@ -13,8 +13,7 @@ References
 Esposito and Kumar (2007), "A state event detection algorithm for numerically
 simulating hybrid systems with model singularities", ACM TOMACS 17(1):
 Fig. 5 (algorithm), eq. 15 (P), Theorem 2.1 (eqs. 12-13), eqs. 19-21 (gamma,
-band), Remark 2.7 (event classes). specs/esposito-kumar.md Sec. 2.9 (the
-implementation-ready loop) and Sec. 6 (errata and the decisions taken here).
+band), Remark 2.7 (event classes).
 """
 
 from __future__ import annotations
@@ -25,18 +24,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import FmibridgeError
+from ..core.errors import FmibridgeError
+from ..core.result import Recorder, Status
+from ..core.system import Guard, HybridSystem, Mode
 from ..flows.base import VectorField
-from ..result import Recorder, Status
-from ..system import Guard, HybridSystem, Mode
 from .adams import MAX_ORDER, Node, Stencil, starting_step
 from .base import Method, State, Step, at_least_one, positive
 from .polyroots import first_reach
 
-# Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; spec Sec. 2.3).
+# Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; eq. 16).
 # An accepted step has |x^p - x^c| <= eps / BAND_C componentwise, so an affine
 # guard moves by at most beta = sum |dg/dx_i| eps_i / BAND_C from predictor to
-# corrector (eq. 19 with the dual norm, spec Sec. 6 item 4).
+# corrector (eq. 19, read with the dual norm of the guard's gradient).
 BAND_C = 19.0 / 270.0
 SAFETY = 0.9  # step-controller safety factor (Hairer, Norsett and Wanner, Sec. II.4)
 MAX_GROWTH = 5.0  # bound on h_{k+1}/h_k (and on h_err growth): Adams ratio stability
@@ -232,7 +231,7 @@ class Unilateral(Method):
 
     References
     ----------
-    Esposito and Kumar (2007), Fig. 5, eqs. 12-21; spec Sec. 2.9.
+    Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
 
     Examples
     --------

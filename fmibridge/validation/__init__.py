@@ -1,6 +1,10 @@
-"""Validation ground truth: exact oscillator with stop, PS baseline, error metrics.
+"""Validation: exact oscillator with stop, PS baseline, error metrics, the study.
 
-Written independently of the numerical methods it checks (pure numpy/scipy).
+The ground truth (`exact`, `paoli_schatzman`, `metrics`) is written independently
+of the numerical methods it checks (numpy and scipy, and the oscillator's
+parameters from `models.oscillator`); `study` and `cli` run the methods against
+it (``fmibridge validate``). A front door: may import every layer below, and
+`sweep.execution` to run a study on Dask; never `cli` of the package root.
 
 References
 ----------
@@ -8,9 +12,9 @@ Burden et al., "Metrization and simulation of controlled hybrid systems",
 Sec. V-B (Table I, eqs. 28-30).
 """
 
+from ..models.oscillator import EXAMPLE_1, EXAMPLE_2, OscillatorParams, gap, reset, rhs
 from .exact import AnalyticTrajectory, Impact, Phase, exact_solution
 from .metrics import quotient_distance_bound, rho_eps_bound, rho_hat
-from .oscillator import EXAMPLE_1, EXAMPLE_2, OscillatorParams, gap, reset, rhs
 from .paoli_schatzman import PSResult, paoli_schatzman
 
 __all__ = [

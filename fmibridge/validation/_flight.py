@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .oscillator import OscillatorParams
+from ..models.oscillator import OscillatorParams
 
 
 class Flight:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import FmibridgeError
+from ..core.errors import FmibridgeError
 from .study import GRIDS, plot_study, run_study
 
 DEFAULT_OUT = Path("validation_out")

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
+from ..models.oscillator import OscillatorParams
 from ._flight import Flight
-from .oscillator import OscillatorParams
 
 __all__ = ["AnalyticTrajectory", "Impact", "Phase", "exact_solution"]
 
@@ -43,8 +43,8 @@ SUBDIVISIONS = 16
 MAX_SCAN_DEPTH = 12
 # Impact speed (relative to `velocity_scale`) below which the rest of a Zeno
 # sequence is summed as a geometric series. Remainder R ~ 2 c w / (F (1 - c)); its
-# model error is O(R**2) ~ 1e-16 s at w = 1e-8 (spec Sec. 5.2: Zeno time to
-# machine precision); resolved flights of 1e-8 s stay exact (stable gap formula).
+# model error is O(R**2) ~ 1e-16 s at w = 1e-8 (the Zeno time to machine
+# precision); resolved flights of 1e-8 s stay exact (stable gap formula).
 ZENO_SPEED_REL = 1e-8
 # A velocity, acceleration or jerk on the stop within this relative size of its
 # scale is zero: root-finding leaves O(eps) residues there (release, Zeno end).

@@ -1,16 +1,15 @@
 """Error metrics against the exact oscillator: rho-hat (eq. 30) and a rho^eps bound.
 
-Decisions where the paper is ambiguous (spec ``burden-relaxation.md`` Sec. 8 item 6,
-Secs. 3.1-3.2):
+Decisions where the paper is ambiguous (Burden et al., eq. 30 and Def. 22):
 
 * `rho_hat` takes the position error at **every** sample the method returns, at
   its own times, restricted to ``[0, t_max]``; no time shift for eps-delays.
   Duplicate times (an event stored as pre- and post-reset samples) all count; the
   exact position is continuous, so only the numerical positions differ there. A
   strip sample (``x > x_max``, overshoot of the relaxed method) is compared as
-  stored, as the reference code does (spec Sec. 3.2). A NaN position gives NaN.
+  stored, as the reference code does. A NaN position gives NaN.
 * `rho_eps_bound` bounds ``rho^eps`` (Def. 22, eq. 17) from above pointwise by a
-  0/1-hop path length in ``M^eps`` (spec Sec. 3.1): the 2-norm inside the convex
+  0/1-hop path length in ``M^eps`` (Defs. 14-19): the 2-norm inside the convex
   domain D, ``eps`` to cross the strip, free reset identification, ``|dv|`` along
   the guard. The sup over ``t`` is taken over the sample times plus ``n_sub``
   interior points per sample interval (an estimate of the sup that converges as
@@ -23,8 +22,8 @@ import math
 
 import numpy as np
 
+from ..models.oscillator import OscillatorParams
 from .exact import AnalyticTrajectory
-from .oscillator import OscillatorParams
 
 __all__ = ["quotient_distance_bound", "rho_eps_bound", "rho_hat"]
 
@@ -66,7 +65,7 @@ def rho_hat(t, x, exact: AnalyticTrajectory, *, t_max: float | None = None) -> f
 
     References
     ----------
-    Burden et al., eq. 30 (from Janin and Lamarque [34]); spec Sec. 3.2.
+    Burden et al., eq. 30 (from Janin and Lamarque [34]).
 
     Examples
     --------
@@ -137,7 +136,7 @@ def quotient_distance_bound(
 
     References
     ----------
-    Burden et al., Defs. 5, 14, 15 (eq. 12), 19; spec Sec. 3.1.
+    Burden et al., Defs. 5, 14, 15 (eq. 12), 19.
 
     Examples
     --------
@@ -234,7 +233,7 @@ def rho_eps_bound(
 
     References
     ----------
-    Burden et al., Def. 22 (eq. 17), Thm 21; spec Sec. 3.1.
+    Burden et al., Def. 22 (eq. 17), Thm 21.
 
     Examples
     --------

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .oscillator import OscillatorParams
+from ..models.oscillator import OscillatorParams
 
 __all__ = ["PSResult", "paoli_schatzman"]
 
 # Grid points t0 + k h within this fraction of h past t_end are still kept, so that
-# t_end = N h exactly is not lost to rounding (STYLE.md Sec. 6, times tied to h).
+# t_end = N h exactly is not lost to rounding (grid times are tied to h).
 GRID_TOL = 1e-9
-# Bound on the number of steps of one run (every loop bounded, STYLE.md Sec. 1).
+# Bound on the number of steps of one run (every loop is bounded).
 MAX_STEPS = 50_000_000
 
 

@@ -18,15 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..models.oscillator import EXAMPLE_1, EXAMPLE_2, OscillatorParams
 from .exact import AnalyticTrajectory, exact_solution
 from .metrics import rho_hat
-from .oscillator import EXAMPLE_1, EXAMPLE_2, OscillatorParams
 from .paoli_schatzman import paoli_schatzman
 
 __all__ = ["GRIDS", "Case", "Grid", "fit_slope", "plot_study", "run_case", "run_study"]
 
 EXAMPLES: dict[str, OscillatorParams] = {"example_1": EXAMPLE_1, "example_2": EXAMPLE_2}
-# Example 2 at h = 1e-2, eps = 2e-7 takes ~11,000 transitions (spec Sec. 9); smaller
+# Example 2 at h = 1e-2, eps = 2e-7 takes ~11,000 transitions (measured); smaller
 # eps or h take more. One million bounds a run without ever stopping a grid point.
 MAX_EVENTS = 1_000_000
 # A PS step counts as an impact when its projection is active: z_{k+1} + c z_{k-1}
@@ -69,7 +69,7 @@ class Grid:
         return cases
 
 
-# The paper plots eps = 2e-2 h and eps = 2e-5 h (Fig. 14 legend; spec Sec. 5.2);
+# The paper plots eps = 2e-2 h and eps = 2e-5 h (Fig. 14 legend);
 # its h runs over 5 logspace(-1, -4, 50) (reference code), every third one plotted.
 _PAPER_HS = tuple(float(h) for h in 5.0 * np.logspace(-1, -4, 50)[4::3])
 GRIDS: dict[str, Grid] = {
@@ -84,7 +84,7 @@ GRIDS: dict[str, Grid] = {
 
 def _relaxation_run(params: OscillatorParams, case: Case):
     from ..methods.relaxation import Relaxation
-    from ..models import forced_oscillator
+    from ..models.oscillator import forced_oscillator
 
     method = Relaxation(
         h=case.h, eps=case.eps, integrator=case.integrator, max_events=MAX_EVENTS
@@ -162,7 +162,7 @@ def run_study(
 
 def _run_on_dask(cases: list[Case], scheduler: object, progress: bool) -> pd.DataFrame:
     """Run the cases through `fmibridge.sweep.map_runs`, errors as rows."""
-    from ..sweep import map_runs
+    from ..sweep.execution import map_runs
 
     outcomes = map_runs(
         run_case,

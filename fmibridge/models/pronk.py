@@ -18,13 +18,13 @@ stride is simulated. The foot pins are two extra states `p_front`, `p_back`
 Mode names are '<front>-<back>' with each leg 'air' (before touchdown),
 'stance' or 'lifted'. The paper's D_a, D_l, D_r, D_g are 'air-air',
 'front'/'back' single stance ('stance-air', 'air-stance') and 'stance-stance';
-which of l/r is front is not stated (spec Sec. 8 item 8).
+the paper does not say which of l/r is front.
 
 References
 ----------
 Burden et al., Sec. V-C, Figs. 15-17; parameters (m, I, k, l, d, g, psi) =
 (1, 1, 30, 1, 1, 9.81, pi/5), initial state (0, 1.1, 0, 3.4, 0, thetad0).
-Foot-height formula and lift-off rule: spec Sec. 5.3 (derived independently).
+Foot-height formula and lift-off rule derived here from the model of Sec. V-C.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .flows.native import NativeFlow
-from .system import Edge, Guard, HybridSystem, Mode
+from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..flows.native import NativeFlow
 
 __all__ = ["LEGS", "PronkParams", "contact_intervals", "pronk"]
 

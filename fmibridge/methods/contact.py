@@ -21,7 +21,7 @@ field and R* run compiled, and so does `Completion`'s constrained phase.
 References
 ----------
 Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V; spec `or-ames.md` Secs. 1-4.
+eqs. (4)-(8), Sec. V.
 """
 
 from __future__ import annotations
@@ -30,12 +30,16 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import FmibridgeError
-from .flows.base import ForcedVectorField, VectorField
-from .system import HybridSystem, UnilateralConstraint
+from ..core.errors import FmibridgeError
+from ..core.system import HybridSystem, UnilateralConstraint
+from ..flows.base import ForcedVectorField, VectorField
+
+if TYPE_CHECKING:
+    from ..flows.fmu import CoSimulationFlow, ModelExchangeFlow
 
 # Central-difference step for the Hessian when the model gives none: sqrt of the
 # float64 epsilon, the usual balance of truncation and round-off (scaled by |q|).
@@ -57,7 +61,8 @@ class ZenoBounds:
     a_min, a_max : float
         -max_V hddot and -min_V hddot (Lemma 1, eq. 9).
     eta : float
-        max_V ||M^-1 dh^T|| / (dh M^-1 dh^T) (eq. 10, read as in spec A4).
+        max_V ||M^-1 dh^T|| / (dh M^-1 dh^T) (eq. 10, with M^-1 in the
+        denominator; the printed dh M dh^T is dimensionally inconsistent).
     zeta : float
         max_V ||M^-1 (C qdot + N)|| (eq. 10).
     """
@@ -133,7 +138,7 @@ class Contact(UnilateralConstraint):
         """The compiled dynamics, R* and constrained phase (a CompiledContact), or
         None unless gap_fn, gradient_fn, rhs_with_force and hessian_fn are all
         numba-compiled."""
-        from .flows.compiled import is_compiled
+        from ..flows.compiled import is_compiled
 
         primitives = (
             self.gap_fn,
@@ -252,7 +257,7 @@ class Contact(UnilateralConstraint):
     def project(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return x with h(q) = 0 (Newton along dh^T) and dh qdot = 0: R* of Sec. V.
 
-        The velocity is projected orthogonally (Euclidean, spec A13) onto
+        The velocity is projected orthogonally (Euclidean, as in Theorem 3) onto
         dh(q) qdot = 0 at the projected configuration.
         """
         if self.kernels is not None:
@@ -343,4 +348,90 @@ def contact_of(system: HybridSystem) -> Contact:
         q_index=(i,),
         v_index=(j,),
         hessian_fn=lambda t, x: np.zeros((1, 1)),
+    )
+
+
+PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
+# round-off ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity
+
+
+def fmu_contact(
+    flow: ModelExchangeFlow | CoSimulationFlow,
+    gap: str,
+    velocity: str,
+    restitution: float,
+    *,
+    force_input: str = "lam",
+) -> Contact:
+    """Return the Contact of a mechanical FMU, from its outputs and force input.
+
+    The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
+    them). h(q) is the output `gap`; dh(q) is read off the output `velocity`
+    (dh qdot, linear in qdot) at unit velocities; the force map is the FMU's
+    response to its generalized constraint-force input `force_input`, which acts
+    along dh^T: two evaluations give the affine map from lam to the
+    acceleration (Or and Ames, eqs. 5-7). Model Exchange evaluates the
+    derivatives; Co-Simulation, which has none, takes qddot from a probe step
+    of PROBE_STEP with the input held (exact for constant acceleration, O(step)
+    otherwise), while qdot' = qdot holds by the state layout.
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the FMU and the variable when the FMU lacks one, or when its
+        states cannot be split into q and qdot.
+    """
+    from ..flows.fmu import ModelExchangeFlow  # noqa: F811 - the FMU layer, on first use
+
+    n_states = len(flow.state_names)
+    known = set(flow.state_names) | set(flow.output_names)
+    for role, name in (("gap", gap), ("velocity", velocity)):
+        if name not in known:
+            raise FmibridgeError(
+                f"{flow.path}: constraint {role} {name!r} is not a state or output; "
+                f"the FMU has {sorted(known)}."
+            )
+    variable = flow.archive.variables.get(force_input)
+    if variable is None or variable.causality != "input" or n_states % 2:
+        raise FmibridgeError(
+            f"{flow.path}: completion needs a real input {force_input!r} (the "
+            f"generalized constraint force along dh^T) and states [q, qdot]."
+        )
+    q_index, v_index = (
+        tuple(range(n_states // 2)),
+        tuple(range(n_states // 2, n_states)),
+    )
+
+    def gap_fn(t: float, x: np.ndarray) -> float:
+        return flow.variables(t, x)[gap]
+
+    def gradient_fn(t: float, x: np.ndarray) -> np.ndarray:
+        rows = []
+        for i in v_index:  # dh qdot at qdot = e_i is the i-th component of dh
+            unit = x.copy()
+            unit[list(v_index)] = 0.0
+            unit[i] = 1.0
+            rows.append(flow.variables(t, unit)[velocity])
+        return np.array(rows)
+
+    if isinstance(flow, ModelExchangeFlow):
+
+        def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+            return flow.rhs_with(t, x, force_input, lam)
+    else:
+
+        def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+            probe = flow.advance_with(t, x, PROBE_STEP, force_input, lam)
+            qddot = (probe[list(v_index)] - x[list(v_index)]) / PROBE_STEP
+            return np.concatenate([x[list(v_index)], qddot])
+
+    return Contact(
+        gap,
+        velocity,
+        restitution,
+        gap_fn=gap_fn,
+        gradient_fn=gradient_fn,
+        rhs_with_force=force_map,
+        q_index=q_index,
+        v_index=v_index,
     )

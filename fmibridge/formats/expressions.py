@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .errors import FmibridgeError
+from ..core.errors import FmibridgeError
 
 FUNCTIONS = {
     name: getattr(math, name)

@@ -8,7 +8,7 @@ the frictionless impact law (4), and a `Contact` that completion uses.
 
 References
 ----------
-Or and Ames, Def. 2, eqs. (1)-(8); spec `or-ames.md` Secs. 1-2.
+Or and Ames, Def. 2, eqs. (1)-(8).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .contact import BoundsFn, Contact
-from .errors import FmibridgeError
-from .flows.base import ForcedVectorField
-from .system import Edge, Guard, HybridSystem, Mode
+from ..core.errors import FmibridgeError
+from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..flows.base import ForcedVectorField
+from ..methods.contact import BoundsFn, Contact
 
 Vector = np.ndarray
 FREE = "free"

@@ -14,7 +14,7 @@ closures that bind them (about 0.2 s each).
 
 References
 ----------
-Or and Ames, eqs. (6)-(7) and Sec. V; spec `or-ames.md` Secs. 2-4.
+Or and Ames, eqs. (6)-(7) and Sec. V.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numba
 import numpy as np
 from numba import types
 
-from . import bracket
-from .flows._kernels import (
+from ..core import bracket
+from ..flows._kernels import (
     ARRAY,
     F64,
     I64,

@@ -3,8 +3,7 @@
 A scheme advances x' = f(t, x) by one step of size h. The right-hand side is
 called at the stage times t + c_i h, so a time-varying input u(t) read inside
 f is sampled where the scheme needs it (t + h/2 for the midpoint rule); holding
-u over the step would cap every scheme at order one (Burden et al., Sec. IV-C;
-specs/burden-relaxation.md, Sec. 9).
+u over the step would cap every scheme at order one (Burden et al., Sec. IV-C).
 """
 
 from __future__ import annotations

@@ -46,14 +46,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .contact import Contact
-from .errors import AdapterError, FmibridgeError
+from ..core.errors import AdapterError, FmibridgeError
+from ..core.result import Result
+from ..core.system import (
+    DIRECTIONS,
+    Edge,
+    Guard,
+    HybridSystem,
+    Mode,
+    UnilateralConstraint,
+)
+from ..flows.fmu import ModelExchangeFlow, fmu_event_edges, open_fmu
+from ..flows.mode_inputs import mode_inputs
+from ..methods import Method, method_named
+from ..methods.contact import Contact, fmu_contact
 from .expressions import Expression
-from .flows.fmu import ModelExchangeFlow, fmu_contact, fmu_event_edges, open_fmu
-from .flows.mode_inputs import mode_inputs
-from .methods import Method, method_named
-from .result import Result
-from .system import DIRECTIONS, Edge, Guard, HybridSystem, Mode, UnilateralConstraint
 
 TOP_KEYS = {
     "name",
@@ -528,7 +535,7 @@ def _method(table, name, overrides, problems, h=None) -> Method | None:
         problems.add("method.zeno", f"must be 'off' or 'complete', got {zeno!r}.")
     if method is None or zeno != "complete":
         return method
-    from .methods.completion import Completion
+    from ..methods.completion import Completion
 
     return problems.check("method.zeno", Completion, method)
 

@@ -7,7 +7,7 @@ falls back on its model-free test.
 
 References
 ----------
-Or and Ames, Examples 1-4 (Sec. II, VI); spec `or-ames.md` Secs. 5-6.
+Or and Ames, Examples 1-4 (Secs. II, VI).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from .contact import ZenoBounds
-from .errors import FmibridgeError
+from ..core.errors import FmibridgeError
+from ..methods.contact import ZenoBounds
 from .lagrangian import LagrangianSystem
 
 
@@ -28,7 +28,7 @@ def _positive(model: str, **values: float) -> None:
 
 
 def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSystem:
-    """Return a point mass over flat ground: q = (x, y), h = y (spec Sec. 6).
+    """Return a point mass over flat ground: q = (x, y), h = y (Or and Ames, Sec. VI).
 
     hddot = -g everywhere, so a_min = a_max = g, eta = 1 and zeta = g exactly.
 
@@ -67,7 +67,7 @@ def sine_ball(g: float = 1.0, e: float = 0.5, m: float = 1.0) -> LagrangianSyste
 
     References
     ----------
-    Or and Ames, Example 1 and Fig. 4(a)-(d); spec Sec. 5.1.
+    Or and Ames, Example 1 and Fig. 4(a)-(d).
     """
     _positive("sine_ball", g=g, m=m)
 
@@ -111,7 +111,7 @@ def knee_pendulum(
 
     References
     ----------
-    Or and Ames, Example 2 and Fig. 4(e)-(f); spec Sec. 5.2 (M, C qdot, N).
+    Or and Ames, Example 2 and Fig. 4(e)-(f) (M, C qdot and N derived here).
     """
     _positive("knee_pendulum", m1=m1, m2=m2, l1=l1, l2=l2, g=g)
 

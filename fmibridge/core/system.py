@@ -1,6 +1,6 @@
 """The hybrid system: modes with flows, edges with guards and resets.
 
-Guard sign convention (DESIGN.md): g(t, x) > 0 inside the domain; a "falling"
+Guard sign convention: g(t, x) > 0 inside the domain; a "falling"
 guard fires when g reaches zero from above. FMI event indicators may cross
 either way, so a guard carries a direction.
 
@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from .errors import FmibridgeError
-from .flows.base import Flow
+
+if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
+    from ..flows.base import Flow
 
 Direction = Literal["falling", "rising", "either"]
 DIRECTIONS = ("falling", "rising", "either")

@@ -1,0 +1,55 @@
+"""Module paths that moved in 0.2 (the layered layout), kept importable for one release.
+
+``import fmibridge.system`` still works: it imports ``fmibridge.core.system``
+under the old name and warns (DeprecationWarning) which path to use instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+
+MOVED = {  # old module -> new module
+    "fmibridge.errors": "fmibridge.core.errors",
+    "fmibridge.integrators": "fmibridge.core.integrators",
+    "fmibridge.bracket": "fmibridge.core.bracket",
+    "fmibridge.result": "fmibridge.core.result",
+    "fmibridge.system": "fmibridge.core.system",
+    "fmibridge.contact": "fmibridge.methods.contact",
+    "fmibridge.lagrangian": "fmibridge.models.lagrangian",
+    "fmibridge.lagrangian_models": "fmibridge.models.or_ames",
+    "fmibridge.pronk": "fmibridge.models.pronk",
+    "fmibridge.adapters": "fmibridge.formats.adapters",
+    "fmibridge.expressions": "fmibridge.formats.expressions",
+    "fmibridge.validation.oscillator": "fmibridge.models.oscillator",
+}
+
+
+class _MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds a moved module's old name and loads it as the new module."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        new = MOVED[spec.name]
+        warnings.warn(
+            f"`{spec.name}` moved to `{new}`; the old path goes in the next release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(new)
+
+    def exec_module(self, module) -> None:
+        sys.modules[module.__spec__.name] = module  # the new module, under its old name
+
+
+def install() -> None:
+    """Put the finder on sys.meta_path once."""
+    if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
+        sys.meta_path.append(_MovedFinder())

@@ -1,0 +1,212 @@
+"""Running a sweep: every run on Dask, one summary row each, trajectories on request."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..core.errors import FmibridgeError, FmibridgeWarning
+from .execution import Outcome, iter_runs
+from .metrics import metric_named
+from .runs import Run, build
+from .spec import Sweep
+
+FORMATS = ("csv", "parquet")
+INTEGER_COLUMNS = ("n_events", "n_steps", "n_rejected")  # NA, not NaN, for failed runs
+ERROR = "ERROR"  # `status` of a run that raised instead of returning a Result
+SUMMARY_COLUMNS = (
+    "status",
+    "n_events",
+    "first_event_time",
+    "last_event_time",
+    "t_final",
+    "n_steps",
+    "n_rejected",
+    "wall_time_s",
+    "error",
+)
+
+
+def run_one(run: Run, metrics: Sequence[str] = (), *, trajectory: bool = False) -> dict:
+    """Run one `Run` and return its summary row (and its samples if `trajectory`).
+
+    The run's FMU instances are freed before returning. An early stop (for
+    example max_events at a Zeno point) is a status, not an error.
+    """
+    system, method, t_end = build(run)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter(
+                "ignore", FmibridgeWarning
+            )  # the status column says it
+            result = method.run(system, t_end)
+    finally:
+        system.close()
+    times = result.event_times
+    row = {
+        "status": result.status.name,
+        "n_events": len(times),
+        "first_event_time": float(times[0]) if len(times) else math.nan,
+        "last_event_time": float(times[-1]) if len(times) else math.nan,
+        "t_final": float(result.t[-1]),
+        "n_steps": result.stats["n_steps"],
+        "n_rejected": result.stats["n_rejected"],
+    }
+    for name in metrics:
+        row[name] = float(metric_named(name)(result, run))
+    return {"row": row, "trajectory": result.to_pandas() if trajectory else None}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Per-run summaries, and the trajectories if they were asked for.
+
+    `summary` has one row per finished run (index `run`, the position in
+    `Sweep.expand()`), the varied settings as columns, then `status`
+    (a `Status` name, or ``"ERROR"``), `n_events`, `first_event_time`,
+    `last_event_time`, `t_final`, `n_steps`, `n_rejected`, `wall_time_s`,
+    `error` and one column per metric. `trajectories` is a long DataFrame
+    (column `run`, then `time`, the states and `mode`) or None.
+    """
+
+    summary: pd.DataFrame
+    trajectories: pd.DataFrame | None = None
+    is_interrupted: bool = False
+
+
+def run_sweep(
+    sweep: Sweep,
+    *,
+    scheduler: Any = "local",
+    workers: int | None = None,
+    trajectories: bool | str | Path = False,
+    file_format: str = "csv",
+    progress: bool = False,
+) -> SweepResult:
+    """Run every point of `sweep` on Dask and gather the summaries.
+
+    Parameters
+    ----------
+    sweep : Sweep
+    scheduler, workers, progress
+        As in `map_runs`.
+    trajectories : bool or path
+        True: return every run's samples as one long DataFrame. A folder: write
+        ``run_00007.csv`` (or ``.parquet``) there per run as it finishes.
+    file_format : {'csv', 'parquet'}
+        Format of the trajectory files; parquet needs pyarrow.
+
+    Returns
+    -------
+    SweepResult
+        On Ctrl-C, the finished runs with `is_interrupted` set.
+    """
+    folder = _trajectory_folder(trajectories, file_format)
+    runs = sweep.expand()
+    calls = [
+        {"run": r, "metrics": tuple(sweep.metrics), "trajectory": bool(trajectories)}
+        for r in runs
+    ]
+    rows: dict[int, dict[str, Any]] = {}
+    frames: dict[int, pd.DataFrame] = {}
+    outcomes = iter_runs(
+        run_one,
+        calls,
+        scheduler=scheduler,
+        workers=workers,
+        progress=progress,
+        desc="sweep",
+    )
+    is_interrupted = False
+    try:
+        with contextlib.closing(outcomes):
+            for i, outcome in outcomes:
+                rows[i], frame = _row(outcome, sweep.metrics)
+                if frame is not None and folder is not None:
+                    _write_frame(
+                        frame, folder / f"run_{i:05d}.{file_format}", file_format
+                    )
+                elif frame is not None:
+                    frames[i] = frame
+    except KeyboardInterrupt:
+        is_interrupted = True
+    summary = _summary(sweep.points(), rows, sweep.metrics)
+    summary.attrs["is_interrupted"] = is_interrupted
+    return SweepResult(summary, _long(frames) if frames else None, is_interrupted)
+
+
+def _row(outcome: Outcome, metrics: Sequence[str]):
+    """Return (summary row, trajectory or None) of one Outcome."""
+    if not outcome.is_ok:
+        row = {"status": ERROR, "error": outcome.error}
+        return {**row, "wall_time_s": outcome.wall_time_s}, None
+    row = {**outcome.value["row"], "wall_time_s": outcome.wall_time_s, "error": ""}
+    return row, outcome.value["trajectory"]
+
+
+def _summary(
+    points, rows: dict[int, dict[str, Any]], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """Build the summary table of the finished runs, in sweep order."""
+    names = _columns(points)
+    done = sorted(rows)
+    records = [{**{names[k]: v for k, v in points[i].items()}, **rows[i]} for i in done]
+    columns = (
+        list(dict.fromkeys(names.values())) + list(SUMMARY_COLUMNS) + list(metrics)
+    )
+    frame = pd.DataFrame.from_records(
+        records, columns=columns, index=pd.Index(done, name="run")
+    )
+    frame["error"] = frame["error"].fillna("")
+    return frame.astype({c: "Int64" for c in INTEGER_COLUMNS})
+
+
+def _long(frames: dict[int, pd.DataFrame]) -> pd.DataFrame:
+    """Stack per-run trajectories into one long frame with a `run` column."""
+    return pd.concat(
+        [f.reset_index().assign(run=i) for i, f in sorted(frames.items())],
+        ignore_index=True,
+    ).set_index(["run", "time"])
+
+
+def _trajectory_folder(trajectories, file_format: str) -> Path | None:
+    """Check the trajectory options; return the folder to write to, if any."""
+    if file_format not in FORMATS:
+        raise FmibridgeError(
+            f"trajectory `format` must be one of {FORMATS}, got {file_format!r}."
+        )
+    if isinstance(trajectories, bool):
+        return None
+    if file_format == "parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise FmibridgeError(
+            "trajectory format 'parquet' needs pyarrow "
+            "(`pip install pyarrow`); or use format 'csv'."
+        )
+    folder = Path(trajectories)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _write_frame(frame: pd.DataFrame, path: Path, file_format: str) -> None:
+    if file_format == "parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_csv(path)
+
+
+def _columns(points: list[dict[str, Any]]) -> dict[str, str]:
+    """Name the summary column of each varied key: its short name unless two clash."""
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    short = [k.rpartition(".")[2] for k in keys]
+    return {
+        k: s if short.count(s) == 1 and s not in SUMMARY_COLUMNS else k
+        for k, s in zip(keys, short, strict=True)
+    }

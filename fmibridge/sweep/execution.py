@@ -1,0 +1,230 @@
+"""Execution on Dask: call a function for many keyword sets, as runs finish.
+
+Where runs execute (`scheduler`):
+
+* ``"local"`` (default): a `dask.distributed.LocalCluster` of worker
+  processes on 127.0.0.1, one per core, one thread each. It costs about 2 s
+  to start (the dask multiprocessing scheduler starts in under 1 s), and is
+  chosen because it is robust: a run that crashes its process (native FMU
+  code) kills one worker, which the nanny restarts, and the run is recorded
+  as failed, whereas a crash breaks the whole multiprocessing pool. It also
+  streams results as they finish (progress, Ctrl-C keeps finished runs) and
+  is the same code path as a cluster.
+* an address (``"tcp://host:8786"``) or a `distributed.Client`: an existing
+  dask.distributed cluster; its workers need fmibridge and the FMU files.
+* ``"serial"``: in this process, one run after another (debugging, and the
+  baseline of the sweep speed-up benchmark).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import FmibridgeError
+
+# The scheduler's HTTP routes (health, metrics; no dashboard) on a free loopback
+# port, instead of 8787, which a second cluster on the machine finds taken.
+LOOPBACK_HTTP = {"dashboard_address": "127.0.0.1:0"}
+# A run that kills its worker (a crash in native FMU code) is retried once on a
+# fresh worker, then recorded as failed: FMU crashes are deterministic, and dask's
+# default of 3 retries costs a worker restart (~1 s) each.
+ALLOWED_CRASHES = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call of `map_runs` produced: a value, or the error it raised."""
+
+    value: Any = None
+    error: str | None = None
+    wall_time_s: float = math.nan
+
+    @property
+    def is_ok(self) -> bool:
+        return self.error is None
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `map_runs`; `outcomes` holds the finished runs (None: not run)."""
+
+    def __init__(self, outcomes: list[Outcome | None]) -> None:
+        super().__init__("sweep interrupted")
+        self.outcomes = outcomes
+
+
+def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
+    """Call fn(**kwargs) in a worker; an exception becomes the Outcome's error."""
+    wall = time.perf_counter()
+    try:
+        value = fn(**kwargs)
+    except Exception as exc:  # a failed run is data; the sweep goes on
+        return Outcome(
+            error=f"{type(exc).__name__}: {exc}", wall_time_s=time.perf_counter() - wall
+        )
+    return Outcome(value, wall_time_s=time.perf_counter() - wall)
+
+
+def _bar(total: int, enabled: bool, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit="run", leave=False)
+
+
+def iter_runs(
+    fn: Callable[..., Any],
+    kwargs_list: Sequence[Mapping[str, Any]],
+    *,
+    scheduler: Any = "local",
+    workers: int | None = None,
+    progress: bool = False,
+    desc: str = "sweep",
+) -> Iterator[tuple[int, Outcome]]:
+    """Yield (index, Outcome) of fn(**kwargs) for each kwargs, as runs finish.
+
+    Close the generator (or leave its loop) to cancel the runs not yet done;
+    `map_runs` collects it. Parameters as in `map_runs`.
+    """
+    with _bar(len(kwargs_list), progress, desc) as bar:
+        if scheduler == "serial":
+            for i, kwargs in enumerate(kwargs_list):
+                outcome = _call(fn, kwargs)
+                bar.update()
+                yield i, outcome
+            return
+        with _client(scheduler, workers) as client:
+            yield from _on_client(client, fn, kwargs_list, bar)
+
+
+def _on_client(client, fn, kwargs_list, bar) -> Iterator[tuple[int, Outcome]]:
+    """Submit every call to `client` and yield them as they complete."""
+    from dask.distributed import as_completed
+
+    index = {}
+    for i, kwargs in enumerate(kwargs_list):
+        index[client.submit(_call, fn, kwargs, pure=False)] = i
+    try:
+        for future in as_completed(index):
+            if future.status == "finished":
+                outcome = future.result()
+            else:  # the worker died (a crash in native code) or the task was lost
+                outcome = Outcome(
+                    error=f"{type(future.exception()).__name__}: {future.exception()}"
+                )
+            bar.update()
+            yield index[future], outcome
+    finally:
+        client.cancel(list(index))
+
+
+@contextlib.contextmanager
+def _client(scheduler: Any, workers: int | None):
+    """Yield a dask.distributed Client for `scheduler`, closing what was opened here."""
+    from dask.distributed import Client
+
+    if isinstance(scheduler, Client):
+        yield scheduler
+        return
+    if scheduler == "local":
+        with local_client(workers) as client:
+            yield client
+        return
+    if not isinstance(scheduler, str) or ":" not in scheduler:
+        raise FmibridgeError(
+            f"`scheduler` must be 'local', 'serial', a scheduler "
+            f"address such as 'tcp://host:8786' or a Client, got "
+            f"{scheduler!r}."
+        )
+    with Client(scheduler) as client:
+        yield client
+
+
+@contextlib.contextmanager
+def local_client(workers: int | None = None):
+    """Yield a Client of a LocalCluster: `workers` processes (default one per
+    core) of one thread each, listening on 127.0.0.1 only, no dashboard, with
+    fmibridge already imported in every worker."""
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_CRASHES}),
+        LocalCluster(
+            host="127.0.0.1",
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            scheduler_kwargs=LOOPBACK_HTTP,
+            silence_logs=logging.CRITICAL,  # failed runs are in the summary instead
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run(importlib.import_module, "fmibridge.sweep")  # imports, once each
+        yield client
+
+
+def map_runs(
+    fn: Callable[..., Any],
+    kwargs_list: Sequence[Mapping[str, Any]],
+    *,
+    scheduler: Any = "local",
+    workers: int | None = None,
+    progress: bool = False,
+    desc: str = "runs",
+) -> list[Outcome]:
+    """Call fn(**kwargs) for every kwargs on Dask; return the Outcomes in order.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled by reference to the workers);
+        its arguments and return value must be picklable plain data.
+    kwargs_list : sequence of mapping
+        One mapping of keyword arguments per call.
+    scheduler : {'local', 'serial'}, address or distributed.Client
+        Where to run (see the module docstring); default one process per core.
+    workers : int, optional
+        Worker processes of the 'local' cluster; default `os.cpu_count()`.
+    progress : bool
+        Show a progress bar over runs.
+
+    Returns
+    -------
+    list of Outcome
+        A call that raised has `error` set; the others have `value`.
+
+    Raises
+    ------
+    SweepInterrupted
+        On Ctrl-C, after cancelling the pending calls; it carries the finished
+        Outcomes (None where a call did not finish).
+
+    Examples
+    --------
+    >>> [o.value for o in map_runs(pow, [{"base": 2, "exp": 3}], scheduler="serial")]
+    [8]
+    """
+    outcomes: list[Outcome | None] = [None] * len(kwargs_list)
+    runs = iter_runs(
+        fn,
+        kwargs_list,
+        scheduler=scheduler,
+        workers=workers,
+        progress=progress,
+        desc=desc,
+    )
+    try:
+        with contextlib.closing(runs):
+            for i, outcome in runs:
+                outcomes[i] = outcome
+    except KeyboardInterrupt:
+        raise SweepInterrupted(outcomes) from None
+    return outcomes  # type: ignore[return-value]

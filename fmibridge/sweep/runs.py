@@ -1,0 +1,156 @@
+"""What one run of a sweep is: plain data (`Run`), rebuilt into a system where it runs.
+
+Every run is independent: it is shipped to a worker as a `Run` and builds its own
+system there (its own FMU instance), so nothing live crosses a process boundary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.errors import FmibridgeError
+from ..core.system import HybridSystem
+from ..methods import Completion, method_named
+from ..models.ball import bouncing_ball
+from ..models.oscillator import EXAMPLE_1, EXAMPLE_2, forced_oscillator
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a sweep as plain data: rebuilt into a system in the worker.
+
+    Parameters
+    ----------
+    model : str
+        A built-in model name (see `MODELS`), an FMU path or an adapter file.
+    t_end : float
+        Final time, s.
+    parameters, start : mapping
+        Model parameters and start values by name (FMU variable names).
+    method : mapping
+        ``name`` (default ``"halving"``) and the method's options; ``zeno =
+        "complete"`` wraps it in `Completion`.
+    interface : str, optional
+        ``"me"`` or ``"cs"`` for an FMU.
+    """
+
+    model: str
+    t_end: float | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    start: Mapping[str, float] = field(default_factory=dict)
+    method: Mapping[str, Any] = field(default_factory=dict)
+    interface: str | None = None
+
+
+def _bouncing_ball(parameters: Mapping[str, Any]) -> HybridSystem:
+    """The built-in ball; parameters are the keyword arguments of `bouncing_ball`."""
+    return bouncing_ball(**parameters)
+
+
+def _forced_oscillator(parameters: Mapping[str, Any]) -> HybridSystem:
+    """Burden et al.'s oscillator: ``example`` (1 or 2, Table I) and field overrides."""
+    return forced_oscillator(oscillator_params(parameters))
+
+
+def oscillator_params(parameters: Mapping[str, Any]):
+    """Return Table I's example ``parameters['example']``, other fields replaced."""
+    options = dict(parameters)
+    example = {1: EXAMPLE_1, 2: EXAMPLE_2}.get(int(options.pop("example", 1)))
+    if example is None:
+        raise FmibridgeError(
+            f"forced_oscillator: `example` must be 1 or 2, got "
+            f"{parameters['example']!r}."
+        )
+    return dataclasses.replace(example, **options)
+
+
+MODELS: dict[str, Callable[[Mapping[str, Any]], HybridSystem]] = {
+    "bouncing_ball": _bouncing_ball,
+    "forced_oscillator": _forced_oscillator,
+}
+DEFAULT_T_END = {
+    "bouncing_ball": 3.0
+}  # s; the oscillator's default is its Table I t_max
+
+
+def _with_start(system: HybridSystem, start: Mapping[str, float]) -> HybridSystem:
+    """Return `system` with the named initial state values replaced."""
+    if not start:
+        return system
+    x0 = dict(zip(system.state_names, system.x0.tolist(), strict=True))
+    unknown = sorted(set(start) - set(x0))
+    if unknown:
+        raise FmibridgeError(
+            f"{system.name}: unknown start value(s) {unknown}; the "
+            f"states are {list(x0)}."
+        )
+    return HybridSystem(
+        list(system.modes.values()),
+        system.initial_mode,
+        {**x0, **start},
+        t0=system.t0,
+        parameters=system.parameters,
+        constraint=system.constraint,
+        name=system.name,
+    )
+
+
+def _method(settings: Mapping[str, Any]):
+    """Build the method named in `settings` (default Halving), maybe with completion."""
+    options = dict(settings)
+    name = options.pop("name", "halving")
+    zeno = options.pop("zeno", None)
+    method = method_named(name, options)
+    if zeno is None:
+        return method
+    if zeno != "complete":
+        raise FmibridgeError(f"method `zeno` must be 'complete', got {zeno!r}.")
+    return Completion(method)
+
+
+def build(run: Run):
+    """Return (system, method, t_end) for `run`, loading its FMU here, in the worker."""
+    model = run.model
+    if model in MODELS:
+        system = _with_start(MODELS[model](run.parameters), run.start)
+        t_end = run.t_end or DEFAULT_T_END.get(model)
+        if t_end is None:
+            t_end = oscillator_params(run.parameters).t_max
+        return system, _method(run.method), t_end
+    if model.endswith(".toml"):
+        return _build_adapter(run)
+    if model.endswith(".fmu"):
+        from ..flows.fmu import fmu_system
+
+        if run.t_end is None:
+            raise FmibridgeError(f"{model}: an FMU sweep needs `t_end`.")
+        system = fmu_system(
+            model, run.interface, parameters=dict(run.parameters), start=dict(run.start)
+        )
+        return system, _method(run.method), run.t_end
+    raise FmibridgeError(
+        f"`model` must be one of {sorted(MODELS)}, an FMU (.fmu) or "
+        f"an adapter file (.toml), got {model!r}."
+    )
+
+
+def _build_adapter(run: Run):
+    """Load an adapter file with the run's parameters, start values and method."""
+    from ..formats.adapters import load_adapter
+
+    settings = dict(run.method)
+    name, zeno = settings.pop("name", None), settings.pop("zeno", None)
+    adapter = load_adapter(
+        run.model,
+        method=name,
+        method_options=settings or None,
+        t_end=run.t_end,
+        interface=run.interface,
+        zeno=zeno,
+        parameters=run.parameters,
+        start=run.start,
+    )
+    return adapter.system, adapter.method, adapter.t_end

@@ -1,0 +1,217 @@
+"""What a sweep is: a base run and the settings varied over it, and its TOML spec.
+
+A sweep is a base model (a built-in example by name, an FMU or an adapter
+file), settings shared by every run, and a grid (cartesian product) and/or a
+list of runs over model parameters, start values, method settings and
+`t_end`. A spec file (``fmibridge sweep SPEC.toml``)::
+
+    model = "bouncing_ball"      # built-in, FMU (.fmu) or adapter file (.toml)
+    t_end = 3.0
+    metrics = ["zeno_time"]
+
+    [parameters]                 # shared by every run
+    h0 = 1.0
+
+    [method]
+    name = "halving"
+    h = 1e-3
+
+    [grid]                       # cartesian product of the lists
+    parameters.e = [0.5, 0.7, 0.9]
+    method.h = [1e-3, 1e-4]
+
+    [[runs]]                     # optional list; each is crossed with the grid
+    start.v = 0.0
+
+    [output]
+    summary = "sweep.csv"        # relative to the working directory
+    trajectories = "sweep_runs"  # optional folder, one file per run
+    format = "csv"               # or "parquet" (needs pyarrow)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import FmibridgeError
+from .runs import MODELS, Run
+
+GROUPS = ("parameters", "start", "method")  # what a varied key may set, besides t_end
+SPEC_KEYS = {
+    "model",
+    "interface",
+    "t_end",
+    "metrics",
+    "grid",
+    "runs",
+    "output",
+    *GROUPS,
+}
+OUTPUT_KEYS = {"summary", "trajectories", "format"}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A base `Run`, and the settings varied over it.
+
+    Parameters
+    ----------
+    base : Run
+        Settings shared by every run.
+    grid : mapping
+        ``{"group.name": [values]}`` with group ``parameters``, ``start`` or
+        ``method``, or the key ``t_end``; the sweep takes their cartesian
+        product.
+    runs : sequence of mapping
+        Explicit settings (same keys, one value each); each is crossed with the
+        grid. Default: one run per grid point.
+    metrics : sequence of str
+        Metric columns: names in `METRICS` or ``"package.module:function"``
+        taking (result, run).
+
+    Examples
+    --------
+    >>> sweep = Sweep(Run("bouncing_ball"), grid={"parameters.e": [0.5, 0.9]})
+    >>> [run.parameters for run in sweep.expand()]
+    [{'e': 0.5}, {'e': 0.9}]
+    """
+
+    base: Run
+    grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    runs: Sequence[Mapping[str, Any]] = ()
+    metrics: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"grid[{k!r}] must be a non-empty list"
+            for k, v in self.grid.items()
+            if isinstance(v, str | bytes) or not isinstance(v, Sequence) or not v
+        ]
+        keys = set(self.grid).union(*[set(r) for r in self.runs])
+        problems += [
+            f"{k!r} must be 't_end' or 'group.name' with group in {GROUPS}"
+            for k in sorted(keys)
+            if _split(k) is None
+        ]
+        if problems:
+            raise FmibridgeError("Sweep: " + "; ".join(problems) + ".")
+
+    def points(self) -> list[dict[str, Any]]:
+        """Return each run's varied settings, ``{"group.name": value}``."""
+        names = list(self.grid)
+        product = [
+            dict(zip(names, values, strict=True))
+            for values in itertools.product(*self.grid.values())
+        ]
+        return [
+            {**dict(listed), **point}
+            for listed in (self.runs or [{}])
+            for point in product
+        ]
+
+    def expand(self) -> list[Run]:
+        """Return one `Run` per point: the base with the point's settings applied."""
+        return [_apply(self.base, point) for point in self.points()]
+
+
+def _split(key: str) -> tuple[str, str] | None:
+    """Return (group, name) of a varied key, or None if it is malformed."""
+    if key == "t_end":
+        return ("t_end", "")
+    group, _, name = key.partition(".")
+    return (group, name) if group in GROUPS and name else None
+
+
+def _apply(base: Run, point: Mapping[str, Any]) -> Run:
+    """Return `base` with the settings of one sweep point."""
+    groups = {g: dict(getattr(base, g)) for g in GROUPS}
+    t_end = base.t_end
+    for key, value in point.items():
+        group, name = _split(key)  # type: ignore[misc]  # checked by Sweep
+        if group == "t_end":
+            t_end = float(value)
+        else:
+            groups[group][name] = value
+    return dataclasses.replace(base, t_end=t_end, **groups)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep read from a TOML spec, with where its output goes."""
+
+    sweep: Sweep
+    summary: Path
+    trajectories: Path | None = None
+    file_format: str = "csv"
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read a sweep spec (TOML; see the module docstring).
+
+    A model path is relative to the spec file; output paths are relative to
+    the working directory. Every problem is reported in one FmibridgeError.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FmibridgeError(f"{path}: no such sweep spec.")
+    try:
+        spec = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise FmibridgeError(f"{path}: not valid TOML: {exc}.") from None
+    problems = [
+        f"unknown key {k!r} (allowed: {sorted(SPEC_KEYS)})"
+        for k in sorted(set(spec) - SPEC_KEYS)
+    ]
+    output = spec.get("output", {})
+    problems += [
+        f"unknown key output.{k} (allowed: {sorted(OUTPUT_KEYS)})"
+        for k in sorted(set(output) - OUTPUT_KEYS)
+    ]
+    if "model" not in spec:
+        problems.append("missing `model`: a built-in name, an FMU or an adapter file")
+    if problems:
+        raise FmibridgeError(f"{path}: " + "; ".join(problems) + ".")
+    model = str(spec["model"])
+    if model not in MODELS:
+        model = str((path.parent / model).resolve())
+    base = Run(
+        model,
+        spec.get("t_end"),
+        spec.get("parameters", {}),
+        spec.get("start", {}),
+        spec.get("method", {}),
+        spec.get("interface"),
+    )
+    try:
+        sweep = Sweep(
+            base,
+            _flatten(spec.get("grid", {})),
+            [_flatten(r) for r in spec.get("runs", [])],
+            spec.get("metrics", []),
+        )
+    except FmibridgeError as exc:
+        raise FmibridgeError(f"{path}: {exc}") from None
+    trajectories = output.get("trajectories")
+    return SweepSpec(
+        sweep,
+        Path(output.get("summary", f"{path.stem}.csv")),
+        Path(trajectories) if trajectories else None,
+        output.get("format", "csv"),
+    )
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
+    flat = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
