@@ -332,3 +332,18 @@ def test_statespace_arrays_are_written_and_read():
     np.testing.assert_allclose(y, exact, rtol=0, atol=1e-12)
     with pytest.raises(FmibridgeError, match="'A' takes 9 value"):
         fmu_system(reference(3, "StateSpace"), "me", parameters={"A": [1.0, 2.0]})
+
+
+def test_info_shows_types_starts_units_dims_and_every_interface(capsys):
+    for version, model in [(3, "StateSpace"), (2, "Feedthrough"), (3, "Clocks")]:
+        assert main(["info", str(reference(version, model))]) == 0
+    assert main(["info", str(reference(3, "BouncingBall"))]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # columns to single spaces
+    assert "DefaultExperiment: start 0, stop 10, step -, tolerance -" in out
+    assert "m structuralParameter tunable UInt64 3" in out
+    assert "A parameter tunable Float64 1 0 0 0 1 0 0 0 1 [3,3]" in out
+    assert "Boolean_input input discrete Boolean false" in out
+    assert "String_input input discrete String Set me!" in out
+    assert "ScheduledExecution: no state get/set (fmibridge cannot run it)" in out
+    assert "hasEventMode, mightReturnEarlyFromDoStep" in out
+    assert "g parameter fixed Float64 -9.81 m/s2" in out  # the declared type's unit

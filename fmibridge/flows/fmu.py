@@ -101,7 +101,8 @@ class _FmuFlow:
             self._set_up(parameters, start, inputs, states, outputs)
             self.archive.check_interface(self.interface)
             experiment = self.archive.experiment
-            self.t0 = float(experiment.start or 0.0) if t0 is None else float(t0)
+            start = 0.0 if experiment.start is None else experiment.start
+            self.t0 = float(start if t0 is None else t0)
             if tolerance is None:
                 tolerance = experiment.tolerance
             self._tolerance = tolerance
