@@ -84,7 +84,8 @@ class Flow(abc.ABC):
        advanced before (FMU flows restore saved states to honour this).
     3. `close()` frees any external resource; it may be called twice.
     4. Optionally, a flow with discrete behaviour of its own (an FMU) names
-       the extra columns it records (`recorded_names`, read by `observe`),
+       the extra columns it records (`recorded_names`, read by `observe`,
+       which also returns its own events where `reports_events`),
        schedules time events (`next_event_time`, run by `discrete_event`),
        asks for an event after a step (`step_completed`), and ends the run by
        setting `is_terminated` or raising `FlowTerminated`.
@@ -92,6 +93,7 @@ class Flow(abc.ABC):
 
     state_names: tuple[str, ...]
     recorded_names: tuple[str, ...] = ()
+    reports_events: bool = False  # `observe` may return events of the flow's own
     is_terminated: bool = False
 
     @abc.abstractmethod

@@ -580,6 +580,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
         self.x0 = self._states_reader.read()
+        self.reports_events = self.instance.uses_event_mode  # FMI 3 Event Mode
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
         self._at: tuple = (t0, self.x0.tobytes())
         self._snap = 0.0  # times within this of self._at's are the same time

@@ -93,6 +93,10 @@ class _ModeInputs:
     def is_terminated(self) -> bool:
         return self.flow.is_terminated
 
+    @property
+    def reports_events(self) -> bool:
+        return self.flow.reports_events
+
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         self._apply(t, x)
         observed, events = self.flow.observe(t, x[: self._n])

@@ -367,8 +367,8 @@ def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
 
 def _observer(system: HybridSystem):
     """Return the Recorder's observer: each sample asks its mode's flow, or None
-    where no flow observes anything."""
-    if all(type(flow).observe is Flow.observe for flow in system.flows()):
+    where no flow records columns or reports events of its own."""
+    if not any(f.recorded_names or f.reports_events for f in system.flows()):
         return None
     return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
 
