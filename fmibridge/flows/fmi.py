@@ -30,6 +30,8 @@ __all__ = ["FmuArchive", "FmiInstance", "instantiate"]
 STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 FMI2_TERMINATED, FMI2_LAST_SUCCESSFUL_TIME = 3, 2  # fmi2StatusKind values
+MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode),
+# as the flows' MAX_EVENT_ITERATIONS: a model needing more has no fixed point
 Start = Mapping[int, tuple[str, object]]  # value reference -> (FMI type, value)
 
 
@@ -604,8 +606,6 @@ class Fmi3Slave(_Fmi3, FmiInstance):
             self._fmu.enterStepMode()
         return info
 
-
-MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode)
 
 INSTANCE_CLASSES = {
     ("2.0", "ModelExchange"): Fmi2Model,

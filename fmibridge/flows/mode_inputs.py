@@ -111,9 +111,7 @@ class _ModeInputs:
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         self._apply(t, x)
-        return np.concatenate(
-            [self.flow.discrete_event(t, x[: self._n]), x[self._n :]]
-        )
+        return np.concatenate([self.flow.discrete_event(t, x[: self._n]), x[self._n :]])
 
     def step_completed(self, t: float, x: np.ndarray) -> bool:
         self._apply(t, x)

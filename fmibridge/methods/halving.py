@@ -321,8 +321,8 @@ def _stalled(mode: Mode, x: np.ndarray, y: np.ndarray) -> bool:
     (from a step, or for two steps of different length: a Co-Simulation FMU
     that ignores short steps); a vector field's state moves by its right-hand
     side."""
-    return not isinstance(mode.flow, VectorField) and x.size > 0 and (
-        np.array_equal(x, y)
+    return (
+        not isinstance(mode.flow, VectorField) and x.size > 0 and (np.array_equal(x, y))
     )
 
 
