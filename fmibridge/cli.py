@@ -17,12 +17,20 @@ METHOD_OPTIONS = ("h", "eps", "integrator", "locate")  # the run flags a method 
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 
 
-def _method_from_args(args: argparse.Namespace) -> Method:
-    """Build the method named by --method with the options the user gave."""
+def _method_from_args(args: argparse.Namespace, h: float | None = None) -> Method:
+    """Build the method named by --method with the options the user gave
+    (`h`, the model's default step, where --h is not given)."""
     options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
-    return method_named(
+    if options["h"] is None:
+        options["h"] = h
+    method = method_named(
         args.method or "halving", {k: v for k, v in options.items() if v is not None}
     )
+    if args.zeno == "complete":
+        from .methods.completion import Completion
+
+        method = Completion(method)
+    return method
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:
@@ -77,21 +85,31 @@ def _load(args: argparse.Namespace):
             f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
             f"(.fmu)."
         )
-    method = _method_from_args(args)
-    if args.zeno == "complete":
-        from .methods.completion import Completion
-
-        method = Completion(method)
     if model is None:
-        return bouncing_ball(), method, args.t_end or DEFAULT_T_END, None
+        t_end = DEFAULT_T_END if args.t_end is None else args.t_end
+        return bouncing_ball(), _method_from_args(args), t_end, None
     if model.suffix == ".ssp":
         from .formats.ssp import ssp_system
 
-        system, stop_time = ssp_system(model, interface=args.interface)
-        return system, method, args.t_end or stop_time or DEFAULT_T_END, None
+        system = ssp_system(model, interface=args.interface)
+        try:
+            method = _method_from_args(args)
+        except BaseException:
+            system.close()
+            raise
+        t_end = args.t_end if args.t_end is not None else system.experiment.stop
+        return system, method, DEFAULT_T_END if t_end is None else t_end, None
     from .flows.fmu import fmu_system
 
-    return fmu_system(model, args.interface), method, args.t_end or DEFAULT_T_END, None
+    system = fmu_system(model, args.interface)
+    try:
+        method = _method_from_args(args, system.experiment.step)
+    except BaseException:
+        system.close()
+        raise
+    stop = system.experiment.stop
+    t_end = args.t_end if args.t_end is not None else stop
+    return system, method, DEFAULT_T_END if t_end is None else t_end, None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -110,8 +128,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.status.is_success else 1
 
 
+INFO_FLAGS = (  # capability flags `info` lists where an FMU sets them
+    "canGetAndSetFMUstate",
+    "canSerializeFMUstate",
+    "needsCompletedIntegratorStep",
+    "providesDirectionalDerivative",
+    "providesDirectionalDerivatives",
+    "providesAdjointDerivatives",
+    "canHandleVariableCommunicationStepSize",
+    "canInterpolateInputs",
+    "hasEventMode",
+    "mightReturnEarlyFromDoStep",
+    "canReturnEarlyAfterIntermediateUpdate",
+    "providesIntermediateUpdate",
+    "fixedInternalStepSize",
+    "maxOutputDerivativeOrder",
+)
+INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU: interfaces, capabilities and variables."""
+    """Describe an FMU: experiment, interfaces, capabilities and variables."""
     from .flows.fmi import FmuArchive
 
     archive = FmuArchive(args.fmu)
@@ -119,24 +156,57 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"{args.fmu}: {d.modelName}, FMI {archive.fmi_version}")
     if d.description:
         print(f"  {d.description}")
+    e = archive.experiment
+    values = [("start", e.start), ("stop", e.stop), ("step", e.step)]
+    values.append(("tolerance", e.tolerance))
+    print("  DefaultExperiment: " + ", ".join(f"{k} {_or_dash(v)}" for k, v in values))
     for interface in archive.interfaces:
-        flags = [
-            f
-            for f in ("canGetAndSetFMUstate", "canSerializeFMUstate")
-            if archive.capability(interface, f)
-        ]
-        print(f"  {interface}: {', '.join(flags) or 'no state get/set'}")
+        part = archive.part(interface)
+        flags = [_flag(f, getattr(part, f, None)) for f in INFO_FLAGS]
+        flags = [f for f in flags if f]
+        note = " (fmibridge cannot run it)" if interface == "ScheduledExecution" else ""
+        print(f"  {interface}: {', '.join(flags) or 'no state get/set'}{note}")
     print(
         f"  continuous states: {d.numberOfContinuousStates}, "
         f"event indicators: {d.numberOfEventIndicators}"
     )
-    print(f"  {'name':<20} {'causality':<12} {'variability':<12} {'type':<8} start")
-    for v in archive.variables.values():
-        start = "" if v.start is None else f"{v.start:g}"
-        print(
-            f"  {v.name:<20} {v.causality:<12} {v.variability:<12} {v.type:<8} {start}"
+    header = ("name", "causality", "variability", "type", "start", "unit", "dims")
+    rows = [header] + [
+        (
+            v.name,
+            v.causality,
+            v.variability,
+            v.type,
+            _start(v.start_text),
+            v.unit or "",
+            f"[{','.join(map(str, v.shape))}]" if v.shape else "",
         )
+        for v in archive.variables.values()
+    ]
+    widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
+    for row in rows:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=True)]
+        print("  " + " ".join(cells).rstrip())
     return 0
+
+
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _flag(name: str, value: object) -> str:
+    if value is None or value is False or value == 0:
+        return ""
+    return name if value is True else f"{name}={value}"
+
+
+def _start(text: str | None) -> str:
+    if text is None:
+        return ""
+    text = " ".join(text.split())
+    return (
+        text if len(text) <= INFO_START_WIDTH else text[: INFO_START_WIDTH - 3] + "..."
+    )
 
 
 def cmd_build_fmus(args: argparse.Namespace) -> int:
@@ -168,7 +238,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--t-end",
         type=float,
-        help=f"final time, s (default: the adapter's, else {DEFAULT_T_END})",
+        help=f"final time, s (default: the adapter's, else the FMU's "
+        f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
     )
     run.add_argument(
         "--interface",
@@ -176,7 +247,11 @@ def _parser() -> argparse.ArgumentParser:
         help="FMU interface type (default: the adapter's, else Model Exchange)",
     )
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
-    run.add_argument("--h", type=float, help="nominal step, s")
+    run.add_argument(
+        "--h",
+        type=float,
+        help="nominal step, s (default: the FMU's DefaultExperiment stepSize)",
+    )
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument(
@@ -194,7 +269,9 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     info = sub.add_parser(
-        "info", help="list an FMU's interfaces, capabilities and variables"
+        "info",
+        help="list an FMU's default experiment, interfaces, capabilities and "
+        "variables (type, start, unit, dimensions)",
     )
     info.add_argument("fmu", type=Path)
     info.set_defaults(func=cmd_info)

@@ -159,7 +159,7 @@ def test_parameters_from_an_ssv_file_with_a_prefix(tmp_path, fmu_dir):
     archive = pack_ssp(ssd, fmu_dir, tmp_path / "with_ssv.ssp")
     with zipfile.ZipFile(archive, "a") as zf:
         zf.writestr("resources/plant.ssv", ssv)
-    system, _ = ssp_system(archive)
+    system = ssp_system(archive)
     try:
         values = system.mode("model").flow.parameter_values
     finally:

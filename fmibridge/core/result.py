@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,10 +27,13 @@ class Status(enum.Enum):
         "Stopped: no step could be taken even after max_halvings halvings; the "
         "state leaves the domain where no guard is declared, or h is too large."
     )
+    TERMINATED = "The FMU ended the simulation (terminateSimulation)."
 
     @property
     def is_success(self) -> bool:
-        return self is Status.REACHED_END
+        """True where the run ended as the model asked: at t_end, or where the
+        FMU itself ended the simulation."""
+        return self in (Status.REACHED_END, Status.TERMINATED)
 
 
 @dataclass(frozen=True)
@@ -180,14 +183,30 @@ class Result:
         return ax
 
 
+# (t, x, mode) -> (extra column values, events as (t, name, x_before, x_after) and
+# optionally the extra columns before and after)
+Observer = Callable[[float, np.ndarray, str], tuple[Mapping[str, float], tuple]]
+
+
 class Recorder:
-    """Collects samples and events during a run and builds the Result."""
+    """Collects samples and events during a run and builds the Result.
+
+    An `observer(t, x, mode)` returns, for each sample, the values of extra
+    columns (an FMU's outputs, read where the sample is taken) and the events
+    the flow handled itself inside the step that ended there (an FMU's own
+    events in Co-Simulation), which are logged before the sample.
+    """
 
     def __init__(
-        self, state_names: tuple[str, ...], output_names: tuple[str, ...] = ()
+        self,
+        state_names: tuple[str, ...],
+        output_names: tuple[str, ...] = (),
+        observer: Observer | None = None,
     ):
         self.state_names = state_names
         self.output_names = output_names
+        self.observer = observer
+        self.warnings: list[str] = []
         self._t: list[float] = []
         self._x: list[np.ndarray] = []
         self._mode: list[str] = []
@@ -199,6 +218,17 @@ class Recorder:
 
     def sample(self, t: float, x: np.ndarray, mode: str, **outputs: float) -> None:
         """Record the state at time t."""
+        if self.observer is not None:
+            observed, events = self.observer(t, x, mode)
+            for t_event, name, x_before, x_after, *outputs_around in events:
+                before, after = outputs_around or ({}, {})
+                self._append(t_event, x_before, mode, before)
+                self._append(t_event, x_after, mode, after)
+                self.events.append(Event(t_event, name, mode, mode, x_before, x_after))
+            outputs = {**observed, **outputs}
+        self._append(t, x, mode, outputs)
+
+    def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
         self._t.append(t)
         self._x.append(x)
         self._mode.append(mode)
@@ -212,6 +242,10 @@ class Recorder:
     ) -> None:
         """Record a block of samples in one mode (rows of x), with outputs as
         arrays of the same length (missing ones nan)."""
+        if self.observer is not None:
+            for k, (t_k, x_k) in enumerate(zip(t.tolist(), x, strict=True)):
+                self.sample(t_k, x_k, mode, **{n: v[k] for n, v in outputs.items()})
+            return
         self._t.extend(t.tolist())
         self._x.extend(x)
         self._mode.extend([mode] * len(t))
@@ -224,6 +258,11 @@ class Recorder:
         """Record a transition and its before/after samples."""
         self.events.append(event)
 
+    def warn(self, message: str) -> None:
+        """Warn now (FmibridgeWarning) and keep the message in the provenance."""
+        self.warnings.append(message)
+        warnings.warn(message, FmibridgeWarning, stacklevel=4)
+
     def finish(self, status: Status, provenance: Mapping[str, str]) -> Result:
         """Build the Result, warning once if the run stopped early."""
         outputs = np.array(self._outputs, dtype=float).reshape(
@@ -231,7 +270,9 @@ class Recorder:
         )
         result = Result(
             t=np.array(self._t, dtype=float),
-            x=np.array(self._x, dtype=float).reshape(-1, len(self.state_names)),
+            x=np.array(self._x, dtype=float).reshape(
+                len(self._t), len(self.state_names)
+            ),
             mode=np.array(self._mode, dtype=object),
             state_names=self.state_names,
             events=tuple(self.events),
@@ -242,7 +283,10 @@ class Recorder:
                 "n_events": len(self.events),
                 "n_silent_events": self.n_silent_events,
             },
-            provenance=dict(provenance),
+            provenance={
+                **provenance,
+                **({"warnings": " | ".join(self.warnings)} if self.warnings else {}),
+            },
             outputs={n: outputs[:, i] for i, n in enumerate(self.output_names)},
         )
         if not status.is_success:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from .base import VectorField
+from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
 
 REAL_TYPES = ("Real", "Float64")
@@ -51,6 +51,7 @@ class Component(abc.ABC):
     state_names: tuple[str, ...]
     x0: np.ndarray
     integrates: bool
+    flow: Flow | None = None  # the flow behind it, whose own events the coupling runs
 
     @abc.abstractmethod
     def port(self, variable: str) -> Port:
@@ -99,16 +100,11 @@ class _FmuComponent(Component):
         self.name, self.flow = name, flow
         self.state_names = tuple(flow.state_names)
         self.x0 = np.array(flow.x0, dtype=float)
-        self._units = {
-            v.name: v.unit or getattr(v.declaredType, "unit", None)
-            for v in flow.archive.description.modelVariables
-        }
         self._dependencies = {
             unknown.variable.name: unknown.dependencies
             for unknown in flow.archive.description.outputs
         }
-        self._states = flow.instance.real_ports(self._vrs(self.state_names))
-        self._outputs = flow.instance.real_ports(self._vrs(flow.output_names))
+        self._t, self._x = flow.t0, self.x0
 
     def port(self, variable: str) -> Port:
         found = self.flow.archive.variables.get(variable)
@@ -118,13 +114,14 @@ class _FmuComponent(Component):
                 f"{variable!r}; its inputs are {self._named('input')} and its "
                 f"outputs {self._named('output')}."
             )
-        if found.type not in REAL_TYPES:
+        if found.type not in REAL_TYPES or found.shape:
             raise FmibridgeError(
-                f"{self.name}.{variable} has type {found.type}; connections join "
+                f"{self.name}.{variable} has type {found.type}"
+                f"{' (an array)' if found.shape else ''}; connections join scalar "
                 f"Real (Float64) variables."
             )
         causality = "state" if variable in self.state_names else found.causality
-        return Port(causality, self._units.get(variable))
+        return Port(causality, found.unit)
 
     def _named(self, causality: str) -> list[str]:
         return sorted(
@@ -149,9 +146,7 @@ class _FmuComponent(Component):
         return [self.flow.archive.variables[n].vr for n in names]
 
     def variables(self) -> dict[str, float]:
-        names = (*self.state_names, *self.flow.output_names)
-        values = (*self._states.get(), *self._outputs.get())
-        return dict(zip(names, map(float, values), strict=True))
+        return self.flow.variables(self._t, self._x)
 
     def describe(self) -> str:
         return f"{self.flow.interface} {self.flow.path}"
@@ -167,6 +162,7 @@ class ModelExchangeComponent(_FmuComponent):
 
     def at(self, t: float, x: np.ndarray) -> None:
         self.flow.instance.set_time_and_states(t, x)
+        self._t, self._x = t, x
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
         return self.flow.rhs(t, x)
@@ -179,6 +175,7 @@ class CoSimulationComponent(_FmuComponent):
 
     def at(self, t: float, x: np.ndarray) -> None:
         self.flow.goto(t, x)
+        self._t, self._x = t, x
 
     def step(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
         return self.flow.advance(t, x, h, _NO_SCHEME)

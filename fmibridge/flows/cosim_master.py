@@ -17,7 +17,10 @@
 
 The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
-held inputs, as it must across a jump.
+held inputs, as it must across a jump. An FMU that ends the simulation inside a
+step (terminateSimulation) ends the coupled run at the step's start, the last
+point where all components agree. The components' own events inside a doStep
+are run there, but not listed in the Result's event log.
 
 References
 ----------
@@ -35,7 +38,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from .base import Flow
+from .base import Flow, FlowTerminated
 from .coupling import CoupledParts, Coupling
 
 SCHEMES = ("jacobi", "gauss-seidel")
@@ -101,10 +104,13 @@ class CoupledCoSimulation(CoupledParts, Flow):
         level, slope = y_t.copy(), self._slope(t, x, y_t)
         steps = list(parts)
         is_gauss_seidel = self.communication.scheme == "gauss-seidel"
-        for c in self._order:
-            steps[c] = self._step(c, t, parts[c], h, scheme, level, slope)
-            if is_gauss_seidel:
-                self._use_new_outputs(c, t + h, steps[c], h, y_t, level, slope)
+        try:
+            for c in self._order:
+                steps[c] = self._step(c, t, parts[c], h, scheme, level, slope)
+                if is_gauss_seidel:
+                    self._use_new_outputs(c, t + h, steps[c], h, y_t, level, slope)
+        except FlowTerminated:  # the others cannot follow it there: end at t
+            raise FlowTerminated(t, x) from None
         y = np.concatenate(steps)
         if not np.all(np.isfinite(y)):
             raise FmibridgeError(

@@ -11,6 +11,7 @@ both coupled flows share: the states of all components, concatenated and named
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -334,6 +335,12 @@ class CoupledParts:
         ends = np.cumsum([len(c.state_names) for c in self.components])
         self._slices = [slice(a, b) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
         self.x0 = np.concatenate([c.x0 for c in self.components])
+        self._completing = [  # FMUs that need completedIntegratorStep
+            k
+            for k, c in enumerate(self.components)
+            if getattr(getattr(c.flow, "instance", None), "needs_completed_step", False)
+        ]
+        self._asked: set[int] = set()  # FMUs that asked for an event after a step
 
     def parts(self, x: np.ndarray) -> list[np.ndarray]:
         """Split x into the components' states."""
@@ -343,6 +350,50 @@ class CoupledParts:
         """Every component's states and outputs at (t, x), connections propagated."""
         self.coupling.evaluate(t, self.parts(x))
         return self.coupling.variables()
+
+    # -- the components' own discrete behaviour (FMUs: `Flow`'s optional hooks) --
+
+    @property
+    def is_terminated(self) -> bool:
+        """True once an FMU component ended the simulation (terminateSimulation)."""
+        return any(f.is_terminated for f in self._fmu_flows())
+
+    def next_event_time(self) -> float:
+        """The earliest time event an FMU component has scheduled (inf: none)."""
+        return min((f.next_event_time() for f in self._fmu_flows()), default=math.inf)
+
+    def step_completed(self, t: float, x: np.ndarray) -> bool:
+        """Tell the FMUs that need it that a step ended at (t, x); True if one
+        asks for an event there (run by `discrete_event`)."""
+        if not self._completing:
+            return False
+        parts = self.parts(x)
+        self.coupling.evaluate(t, parts)
+        self._asked = {
+            k
+            for k in self._completing
+            if self.components[k].flow.step_completed(t, parts[k])
+        }
+        return bool(self._asked)
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run the events the FMUs asked for after a step, or else their time
+        events due now, with the connections propagated at (t, x)."""
+        parts = self.parts(x)
+        self.coupling.evaluate(t, parts)
+        first = self.next_event_time()
+        due = self._asked or {
+            k
+            for k, c in enumerate(self.components)
+            if c.flow is not None and c.flow.next_event_time() <= first
+        }
+        self._asked = set()
+        for k in sorted(due):
+            parts[k] = self.components[k].flow.discrete_event(t, parts[k])
+        return np.concatenate(parts)
+
+    def _fmu_flows(self) -> list:
+        return [c.flow for c in self.components if c.flow is not None]
 
     @property
     def parameter_values(self) -> dict[str, float]:

@@ -252,14 +252,18 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     edges = _edges(
         spec.get("edges", []), flows, parameters, variables, constraint, problems
     )
-    method = _method(spec.get("method", {}), method_name, method_options, problems)
+    experiment = flow.archive.experiment  # the FMU's defaults; the file's win
+    method = _method(
+        spec.get("method", {}), method_name, method_options, problems, experiment.step
+    )
     outputs = _outputs(spec.get("output", {}), flow, problems)
     initial = spec.get("initial_mode", edges[0][0] if edges else next(iter(flows)))
     if initial not in flows:
         problems.add(
             "initial_mode", f"unknown mode {initial!r}; modes are {sorted(flows)}."
         )
-    end = t_end if t_end is not None else spec.get("t_end", 1.0)
+    default_end = 1.0 if experiment.stop is None else experiment.stop
+    end = t_end if t_end is not None else spec.get("t_end", default_end)
     if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
     problems.raise_if_any()
@@ -271,9 +275,11 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         modes,
         initial,
         any_flow.x0,
+        t0=flow.t0,
         parameters=parameters,
         constraint=constraint,
         name=str(spec.get("name", path.stem)),
+        experiment=experiment,
     )
     return Adapter(path, system, method, float(end), outputs)
 
@@ -311,6 +317,17 @@ def _mode_flows(spec, flow, problems) -> dict[str, object]:
             f"modes.{mode}", mode_inputs, flow, fixed, held, mode
         )
     return flows
+
+
+def flatten(table: Mapping, prefix: str = "") -> dict:
+    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
+    flat = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _numbers(table: object, key: str, problems: _Problems) -> dict[str, float]:
@@ -525,12 +542,15 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     return problems.check("constraint", UnilateralConstraint, *args)
 
 
-def _method(table, name, overrides, problems) -> Method | None:
+def _method(table, name, overrides, problems, h=None) -> Method | None:
+    """The [method], with `h` (the FMU's DefaultExperiment step) if none is given."""
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None
     options = {k: v for k, v in table.items() if k not in ("name", "zeno")}
     options.update({k: v for k, v in overrides.items() if v is not None})
+    if h is not None and "h" not in options:
+        options["h"] = h
     method = problems.check(
         "method", method_named, name or table.get("name", "halving"), options
     )

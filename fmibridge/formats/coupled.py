@@ -49,7 +49,15 @@ from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
-from .adapters import Adapter, _edges, _method, _mode_flows, _numbers, _Problems
+from .adapters import (
+    Adapter,
+    _edges,
+    _method,
+    _mode_flows,
+    _numbers,
+    _Problems,
+    flatten,
+)
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -282,17 +290,7 @@ def _flattened(edge: object) -> object:
     """An edge whose reset's dotted keys TOML nested ({ball1 = {omega = ...}})."""
     if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
         return edge
-    return {**edge, "reset": _flat(edge["reset"])}
-
-
-def _flat(table: Mapping, prefix: str = "") -> dict:
-    flat = {}
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            flat.update(_flat(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
+    return {**edge, "reset": flatten(edge["reset"])}
 
 
 def _constraint(table, known, parameters, problems) -> UnilateralConstraint | None:

@@ -41,12 +41,12 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from ..core.errors import AdapterError, FmibridgeError
-from ..core.system import HybridSystem, Mode
+from ..core.system import Experiment, HybridSystem, Mode
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
-from ..flows.fmi import FmuArchive
 from ..flows.fmu import INTERFACE_NAMES, open_fmu
+from ..flows.fmu_archive import FmuArchive
 
 SSP1 = "http://ssp-standard.org/SSP1/"
 NS = {
@@ -399,10 +399,6 @@ def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path)
     except FmibridgeError as exc:
         raise SspError(f"{path}: component {component.name!r}: {exc}") from None
     variables = flow.archive.variables
-    units = {
-        v.name: v.unit or getattr(v.declaredType, "unit", None)
-        for v in flow.archive.description.modelVariables
-    }
     for name, (kind, unit) in component.connectors.items():
         problem = None
         if name not in variables:
@@ -412,8 +408,10 @@ def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path)
                 f"has kind {kind!r} but the FMU's variable has causality "
                 f"{variables[name].causality!r}"
             )
-        elif unit and units.get(name) and unit != units[name]:
-            problem = f"has unit {unit!r} but the FMU's variable {units[name]!r}"
+        elif unit and variables[name].unit and unit != variables[name].unit:
+            problem = (
+                f"has unit {unit!r} but the FMU's variable {variables[name].unit!r}"
+            )
         if problem:
             flow.close()
             raise SspError(
@@ -451,8 +449,9 @@ def ssp_system(
     *,
     interface: str | None = None,
     communication: Communication | None = None,
-) -> tuple[HybridSystem, float | None]:
-    """Return an .ssp as a one-mode HybridSystem and its DefaultExperiment stop time.
+) -> HybridSystem:
+    """Return an .ssp as a one-mode HybridSystem (its `experiment` from the
+    SSD's DefaultExperiment).
 
     The Model Exchange FMUs' own event indicators are its edges (their own
     `when` clauses); there are no other guards, since SSP has no hybrid part
@@ -462,14 +461,14 @@ def ssp_system(
         raise SspError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
     flow, structure = open_ssp(path, interface=interface, communication=communication)
     edges = flow.event_edges("model") if isinstance(flow, CoupledModelExchange) else ()
-    system = HybridSystem(
+    return HybridSystem(
         [Mode("model", flow, edges)],
         "model",
         flow.x0,
         t0=structure.start_time,
         name=structure.name or Path(path).stem,
+        experiment=Experiment(structure.start_time, structure.stop_time),
     )
-    return system, structure.stop_time
 
 
 def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:

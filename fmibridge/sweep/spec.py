@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..formats.adapters import flatten
 from .runs import MODELS, Run
 
 GROUPS = ("parameters", "start", "method")  # what a varied key may set, besides t_end
@@ -191,8 +192,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
     try:
         sweep = Sweep(
             base,
-            _flatten(spec.get("grid", {})),
-            [_flatten(r) for r in spec.get("runs", [])],
+            flatten(spec.get("grid", {})),
+            [flatten(r) for r in spec.get("runs", [])],
             spec.get("metrics", []),
         )
     except FmibridgeError as exc:
@@ -204,14 +205,3 @@ def load_sweep(path: str | Path) -> SweepSpec:
         Path(trajectories) if trajectories else None,
         output.get("format", "csv"),
     )
-
-
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
-    flat = {}
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
