@@ -80,6 +80,11 @@ class CoupledModelExchange(CoupledParts, VectorField):
                 return y
         return scheme.step(self._rhs, t, x, h)
 
+    def put_at(self, t: float, x: np.ndarray) -> None:
+        """Put every component at (t, x), connections propagated: one evaluation
+        of the right-hand side (compiled where it can) leaves them there."""
+        self.rhs(t, x)
+
     def _forget_times(self) -> None:
         """The kernel set the FMUs' time behind the instances' caches."""
         for component in self.components:

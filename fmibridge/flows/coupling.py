@@ -346,6 +346,10 @@ class CoupledParts:
         """Split x into the components' states."""
         return [x[s] for s in self._slices]
 
+    def put_at(self, t: float, x: np.ndarray) -> None:
+        """Put every component at (t, x) with the connections propagated."""
+        self.coupling.evaluate(t, self.parts(x))
+
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Every component's states and outputs at (t, x), connections propagated."""
         self.coupling.evaluate(t, self.parts(x))
@@ -368,7 +372,7 @@ class CoupledParts:
         if not self._completing:
             return False
         parts = self.parts(x)
-        self.coupling.evaluate(t, parts)
+        self.put_at(t, x)
         self._asked = {
             k
             for k in self._completing
