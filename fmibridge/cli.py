@@ -85,13 +85,17 @@ def _write(result: Result, out: Path) -> str:
     return f"{out} and {events_path(out)}"
 
 
+def _not_a_directory(model: Path | None) -> None:
+    if model is not None and model.is_dir():
+        raise FmibridgeError(f"{model}: is a directory, not an FMU or adapter file.")
+
+
 def _load(args: argparse.Namespace):
     """Return (system, method, t_end, adapter or None) for the model argument."""
     from .models.ball import bouncing_ball
 
     model = args.model
-    if model is not None and model.is_dir():
-        raise FmibridgeError(f"{model}: is a directory, not an FMU or adapter file.")
+    _not_a_directory(model)
     if model is not None and model.suffix == ".toml":
         from .formats.adapters import load_adapter
 
@@ -181,6 +185,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     """Describe an FMU: interfaces, capabilities and variables."""
     from .flows.fmi import FmuArchive
 
+    _not_a_directory(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
     print(f"{args.fmu}: {d.modelName}, FMI {archive.fmi_version}")

@@ -234,10 +234,10 @@ def test_run_parameters_are_checked_before_the_run(capsys, flags, message):
 
 def test_directory_given_as_fmu_is_a_directory(tmp_path, capsys):
     (tmp_path / "x.fmu").mkdir()
-    assert main(["run", str(tmp_path / "x.fmu")]) == 2
-    assert (
-        "x.fmu: is a directory, not an FMU or adapter file." in capsys.readouterr().err
-    )
+    for command in ("run", "info"):
+        assert main([command, str(tmp_path / "x.fmu")]) == 2
+        message = "x.fmu: is a directory, not an FMU or adapter file."
+        assert message in capsys.readouterr().err
 
 
 # -- the command line: outputs --------------------------------------------------------
