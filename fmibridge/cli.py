@@ -34,12 +34,20 @@ DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Z
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
 
 
-def _method_from_args(args: argparse.Namespace) -> Method:
-    """Build the method named by --method with the options the user gave."""
+def _method_from_args(args: argparse.Namespace, h: float | None = None) -> Method:
+    """Build the method named by --method with the options the user gave
+    (`h`, the model's default step, where --h is not given)."""
     options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
-    return method_named(
+    if options["h"] is None:
+        options["h"] = h
+    method = method_named(
         args.method or "halving", {k: v for k, v in options.items() if v is not None}
     )
+    if args.zeno == "complete":
+        from .methods.completion import Completion
+
+        method = Completion(method)
+    return method
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:
@@ -85,17 +93,11 @@ def _write(result: Result, out: Path) -> str:
     return f"{out} and {events_path(out)}"
 
 
-def _not_a_directory(model: Path | None) -> None:
-    if model is not None and model.is_dir():
-        raise FmibridgeError(f"{model}: is a directory, not an FMU or adapter file.")
-
-
 def _load(args: argparse.Namespace):
     """Return (system, method, t_end, adapter or None) for the model argument."""
     from .models.ball import bouncing_ball
 
     model = args.model
-    _not_a_directory(model)
     if model is not None and model.suffix == ".toml":
         from .formats.adapters import load_adapter
 
@@ -113,12 +115,6 @@ def _load(args: argparse.Namespace):
         raise FmibridgeError(
             f"{model}: expected an adapter file (.toml) or an FMU (.fmu)."
         )
-    method = _method_from_args(args)
-    if args.zeno == "complete":
-        from .methods.completion import Completion
-
-        method = Completion(method)
-    t_end = DEFAULT_T_END if args.t_end is None else args.t_end
     if model is None:
         system = bouncing_ball()
     else:
@@ -126,12 +122,22 @@ def _load(args: argparse.Namespace):
 
         system = fmu_system(model, args.interface)
     try:
-        t_end = check_span(system.t0, t_end, "--t-end")
-        check_step(method.h, system.t0, t_end, method.max_steps, "--h")
-    except FmibridgeError:
+        method, t_end = _method_and_end(args, system)
+    except BaseException:
         system.close()
         raise
     return system, method, t_end, None
+
+
+def _method_and_end(args: argparse.Namespace, system) -> tuple[Method, float]:
+    """The method and t_end of a run: the flags, else the model's default
+    experiment, else DEFAULT_T_END; t_end and the step checked together."""
+    experiment = system.experiment
+    method = _method_from_args(args, experiment.step)
+    t_end = args.t_end if args.t_end is not None else experiment.stop
+    t_end = check_span(system.t0, DEFAULT_T_END if t_end is None else t_end, "--t-end")
+    check_step(method.h, system.t0, t_end, method.max_steps, "--h")
+    return method, t_end
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -181,34 +187,85 @@ def _interrupted(exc: KeyboardInterrupt) -> str:
     return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
 
 
+INFO_FLAGS = (  # capability flags `info` lists where an FMU sets them
+    "canGetAndSetFMUstate",
+    "canSerializeFMUstate",
+    "needsCompletedIntegratorStep",
+    "providesDirectionalDerivative",
+    "providesDirectionalDerivatives",
+    "providesAdjointDerivatives",
+    "canHandleVariableCommunicationStepSize",
+    "canInterpolateInputs",
+    "hasEventMode",
+    "mightReturnEarlyFromDoStep",
+    "canReturnEarlyAfterIntermediateUpdate",
+    "providesIntermediateUpdate",
+    "fixedInternalStepSize",
+    "maxOutputDerivativeOrder",
+)
+INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU: interfaces, capabilities and variables."""
+    """Describe an FMU: experiment, interfaces, capabilities and variables."""
     from .flows.fmi import FmuArchive
 
-    _not_a_directory(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
     print(f"{args.fmu}: {d.modelName}, FMI {archive.fmi_version}")
     if d.description:
         print(f"  {d.description}")
+    e = archive.experiment
+    values = [("start", e.start), ("stop", e.stop), ("step", e.step)]
+    values.append(("tolerance", e.tolerance))
+    print("  DefaultExperiment: " + ", ".join(f"{k} {_or_dash(v)}" for k, v in values))
     for interface in archive.interfaces:
-        flags = [
-            f
-            for f in ("canGetAndSetFMUstate", "canSerializeFMUstate")
-            if archive.capability(interface, f)
-        ]
-        print(f"  {interface}: {', '.join(flags) or 'no state get/set'}")
+        part = archive.part(interface)
+        flags = [_flag(f, getattr(part, f, None)) for f in INFO_FLAGS]
+        flags = [f for f in flags if f]
+        note = " (fmibridge cannot run it)" if interface == "ScheduledExecution" else ""
+        print(f"  {interface}: {', '.join(flags) or 'no state get/set'}{note}")
     print(
         f"  continuous states: {d.numberOfContinuousStates}, "
         f"event indicators: {d.numberOfEventIndicators}"
     )
-    print(f"  {'name':<20} {'causality':<12} {'variability':<12} {'type':<8} start")
-    for v in archive.variables.values():
-        start = "" if v.start is None else f"{v.start:g}"
-        print(
-            f"  {v.name:<20} {v.causality:<12} {v.variability:<12} {v.type:<8} {start}"
+    header = ("name", "causality", "variability", "type", "start", "unit", "dims")
+    rows = [header] + [
+        (
+            v.name,
+            v.causality,
+            v.variability,
+            v.type,
+            _start(v.start_text),
+            v.unit or "",
+            f"[{','.join(map(str, v.shape))}]" if v.shape else "",
         )
+        for v in archive.variables.values()
+    ]
+    widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
+    for row in rows:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=True)]
+        print("  " + " ".join(cells).rstrip())
     return 0
+
+
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _flag(name: str, value: object) -> str:
+    if value is None or value is False or value == 0:
+        return ""
+    return name if value is True else f"{name}={value}"
+
+
+def _start(text: str | None) -> str:
+    if text is None:
+        return ""
+    text = " ".join(text.split())
+    return (
+        text if len(text) <= INFO_START_WIDTH else text[: INFO_START_WIDTH - 3] + "..."
+    )
 
 
 def cmd_build_fmus(args: argparse.Namespace) -> int:
@@ -238,7 +295,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--t-end",
         type=float,
-        help=f"final time, s (default: the adapter's, else {DEFAULT_T_END})",
+        help=f"final time, s (default: the adapter's, else the FMU's "
+        f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
     )
     run.add_argument(
         "--interface",
@@ -246,7 +304,11 @@ def _parser() -> argparse.ArgumentParser:
         help="FMU interface type (default: the adapter's, else Model Exchange)",
     )
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
-    run.add_argument("--h", type=float, help="nominal step, s")
+    run.add_argument(
+        "--h",
+        type=float,
+        help="nominal step, s (default: the FMU's DefaultExperiment stepSize)",
+    )
     run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument(
@@ -269,7 +331,9 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     info = sub.add_parser(
-        "info", help="list an FMU's interfaces, capabilities and variables"
+        "info",
+        help="list an FMU's default experiment, interfaces, capabilities and "
+        "variables (type, start, unit, dimensions)",
     )
     info.add_argument("fmu", type=Path)
     info.set_defaults(func=cmd_info)

@@ -193,7 +193,7 @@ def test_non_utf8_adapter_and_directory_fmu_are_one_error(tmp_path, fmu_dir):
         load_adapter(path)
     (tmp_path / "folder.fmu").mkdir()
     path = ball_adapter(tmp_path, fmu_dir, f"{fmu_dir}/BouncingBall.fmu", "folder.fmu")
-    with pytest.raises(AdapterError, match=r"folder.fmu is a directory, not an FMU"):
+    with pytest.raises(AdapterError, match=r"folder.fmu: is a folder, not an FMU fi"):
         load_adapter(path)
 
 
@@ -234,9 +234,13 @@ def test_run_parameters_are_checked_before_the_run(capsys, flags, message):
 
 def test_directory_given_as_fmu_is_a_directory(tmp_path, capsys):
     (tmp_path / "x.fmu").mkdir()
-    for command in ("run", "info"):
-        assert main([command, str(tmp_path / "x.fmu")]) == 2
-        message = "x.fmu: is a directory, not an FMU or adapter file."
+    (tmp_path / "x.toml").mkdir()
+    for command, model, message in (
+        ("run", "x.fmu", "x.fmu: is a folder, not an FMU file"),
+        ("info", "x.fmu", "x.fmu: is a folder, not an FMU file"),
+        ("run", "x.toml", "x.toml: is a folder, not an adapter file."),
+    ):
+        assert main([command, str(tmp_path / model)]) == 2
         assert message in capsys.readouterr().err
 
 
@@ -246,7 +250,7 @@ def test_directory_given_as_fmu_is_a_directory(tmp_path, capsys):
 def test_bad_out_paths_are_refused_before_the_run(tmp_path, capsys):
     (tmp_path / "folder").mkdir()
     cases = {
-        str(tmp_path / "folder"): "is a directory; give a file name in it.",
+        str(tmp_path / "folder"): "is a folder; give a file name in it.",
         "": "--out is empty",
         str(tmp_path / "missing" / "x.csv"): f"folder {tmp_path / 'missing'} does not",
         "/dev/null": "/dev/null exists and is not a regular file.",

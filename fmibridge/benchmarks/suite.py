@@ -633,7 +633,7 @@ def raw_fmu_step_cost(path: Path, n_steps: int, n_stages: int = 4) -> float:
     archive = FmuArchive(path)
     instance = archive.instantiate("ModelExchange")
     try:
-        instance.initialize(0.0, {}, {})
+        instance.initialize(0.0, {})
         instance.finish_initialization(10)
         fmu, nx, nz = instance._fmu, instance.nx, instance.nz
         x, dx, z = np.array([1.0, 0.0]), np.zeros(nx), np.zeros(max(nz, 1))

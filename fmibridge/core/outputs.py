@@ -42,7 +42,7 @@ def check_output(
         raise FmibridgeError(f"{what} is empty; give a file name such as run.csv.")
     path = Path(path)
     if path.is_dir():
-        raise FmibridgeError(f"{what} {path} is a directory; give a file name in it.")
+        raise FmibridgeError(f"{what} {path} is a folder; give a file name in it.")
     if path.exists() or path.is_symlink():
         if not path.is_file():
             raise FmibridgeError(f"{what} {path} exists and is not a regular file.")

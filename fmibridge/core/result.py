@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import enum
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,12 +41,15 @@ class Status(enum.Enum):
         "Stopped: no step could be taken even after max_halvings halvings; the "
         "state leaves the domain where no guard is declared, or h is too large."
     )
+    TERMINATED = "The FMU ended the simulation (terminateSimulation)."
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
     FAILED = "Stopped by an error (see its message); the samples up to here are kept."
 
     @property
     def is_success(self) -> bool:
-        return self is Status.REACHED_END
+        """True where the run ended as the model asked: at t_end, or where the
+        FMU itself ended the simulation."""
+        return self in (Status.REACHED_END, Status.TERMINATED)
 
 
 @dataclass(frozen=True)
@@ -240,8 +243,18 @@ def recording() -> Iterator[Recording]:
         _RECORDING.reset(token)
 
 
+# (t, x, mode) -> (extra column values, events as (t, name, x_before, x_after) and
+# optionally the extra columns before and after)
+Observer = Callable[[float, np.ndarray, str], tuple[Mapping[str, float], tuple]]
+
+
 class Recorder:
     """Collects samples and events during a run and builds the Result.
+
+    An `observer(t, x, mode)` returns, for each sample, the values of extra
+    columns (an FMU's outputs, read where the sample is taken) and the events
+    the flow handled itself inside the step that ended there (an FMU's own
+    events in Co-Simulation), which are logged before the sample.
 
     Samples are rows (t, x, outputs) of one float array and a mode code each,
     grown by doubling up to SAMPLE_BUDGET_BYTES. When the budget is full, every
@@ -251,10 +264,15 @@ class Recorder:
     """
 
     def __init__(
-        self, state_names: tuple[str, ...], output_names: tuple[str, ...] = ()
+        self,
+        state_names: tuple[str, ...],
+        output_names: tuple[str, ...] = (),
+        observer: Observer | None = None,
     ):
         self.state_names = state_names
         self.output_names = output_names
+        self.observer = observer
+        self.warnings: list[str] = []
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0
@@ -275,6 +293,17 @@ class Recorder:
 
     def sample(self, t: float, x: np.ndarray, mode: str, **outputs: float) -> None:
         """Record the state at time t."""
+        if self.observer is not None:
+            observed, events = self.observer(t, x, mode)
+            for t_event, name, x_before, x_after, *outputs_around in events:
+                before, after = outputs_around or ({}, {})
+                self._append(t_event, x_before, mode, before)
+                self._append(t_event, x_after, mode, after)
+                self.events.append(Event(t_event, name, mode, mode, x_before, x_after))
+            outputs = {**observed, **outputs}
+        self._append(t, x, mode, outputs)
+
+    def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
         row = np.empty((1, self._rows.shape[1]))
         row[0, 0] = t
         row[0, 1 : self._x_end] = x
@@ -286,6 +315,10 @@ class Recorder:
     ) -> None:
         """Record a block of samples in one mode (rows of x), with outputs as
         arrays of the same length (missing ones nan)."""
+        if self.observer is not None:
+            for k, (t_k, x_k) in enumerate(zip(t.tolist(), x, strict=True)):
+                self.sample(t_k, x_k, mode, **{n: v[k] for n, v in outputs.items()})
+            return
         block = np.empty((len(t), self._rows.shape[1]))
         block[:, 0] = t
         block[:, 1 : self._x_end] = np.reshape(x, (len(t), -1))
@@ -296,6 +329,11 @@ class Recorder:
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
         self.events.append(event)
+
+    def warn(self, message: str) -> None:
+        """Warn now (FmibridgeWarning) and keep the message in the provenance."""
+        self.warnings.append(message)
+        warnings.warn(message, FmibridgeWarning, stacklevel=4)
 
     @property
     def n_samples(self) -> int:
@@ -308,6 +346,8 @@ class Recorder:
         rows = self._rows[:n]
         names = np.array(list(self._mode_codes), dtype=object)
         provenance = dict(provenance)
+        if self.warnings:
+            provenance["warnings"] = " | ".join(self.warnings)
         if self.stride > 1:
             provenance["sample_stride"] = str(self.stride)
         return Result(
@@ -332,16 +372,14 @@ class Recorder:
 
     def finish(self, status: Status, provenance: Mapping[str, str]) -> Result:
         """Build the Result, warning once if the run stopped early or was thinned."""
-        result = self.result(status, provenance)
         if self.stride > 1:
-            warnings.warn(
+            self.warn(
                 f"Kept every {self.stride}th of the run's {self._n_seen} samples "
-                f"({len(result.t)}) to stay within the sample budget of "
+                f"({self.n_samples}) to stay within the sample budget of "
                 f"{SAMPLE_BUDGET_BYTES / 2**20:.3g} MiB; the events are logged "
-                f"exactly. Raise h or shorten the run to keep every sample.",
-                FmibridgeWarning,
-                stacklevel=3,
+                f"exactly. Raise h or shorten the run to keep every sample."
             )
+        result = self.result(status, provenance)
         if not status.is_success:
             t_last = result.t[-1] if len(result.t) else float("nan")
             warnings.warn(

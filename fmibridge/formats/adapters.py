@@ -85,7 +85,6 @@ TOP_KEYS = {
 }
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
 DEFAULT_MODE = "model"
-T0 = 0.0  # s: an adapter's run starts at 0
 
 
 @dataclass(frozen=True)
@@ -205,9 +204,7 @@ def load_adapter(
 
 def _open_flow(path: Path, spec: Mapping, problems: _Problems):
     fmu = (path.parent / str(spec["fmu"])).resolve()
-    if fmu.is_dir():
-        raise AdapterError(f"{path}: [fmu] {fmu} is a directory, not an FMU file.")
-    if not fmu.is_file():
+    if not fmu.exists():
         raise FmibridgeError(
             f"{path}: [fmu] {fmu} does not exist; build the FMUs with "
             f"`fmibridge build-fmus`."
@@ -241,17 +238,21 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     edges = _edges(
         spec.get("edges", []), flows, parameters, variables, constraint, problems
     )
-    method = _method(spec.get("method", {}), method_name, method_options, problems)
+    experiment = flow.archive.experiment  # the FMU's defaults; the file's win
+    method = _method(
+        spec.get("method", {}), method_name, method_options, problems, experiment.step
+    )
     outputs = _outputs(spec.get("output", {}), flow, problems)
     initial = spec.get("initial_mode", edges[0][0] if edges else next(iter(flows)))
     if initial not in flows:
         problems.add(
             "initial_mode", f"unknown mode {initial!r}; modes are {sorted(flows)}."
         )
-    end = t_end if t_end is not None else spec.get("t_end", 1.0)
-    end = problems.check("t_end", check_span, T0, end)
+    default_end = 1.0 if experiment.stop is None else experiment.stop
+    end = t_end if t_end is not None else spec.get("t_end", default_end)
+    end = problems.check("t_end", check_span, flow.t0, end)
     if end is not None and method is not None:
-        step = (method.h, T0, end, method.max_steps, "method.h")
+        step = (method.h, flow.t0, end, method.max_steps, "method.h")
         problems.check("method.h", check_step, *step)
     problems.raise_if_any()
     modes = [
@@ -262,10 +263,11 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         modes,
         initial,
         any_flow.x0,
-        t0=T0,
+        t0=flow.t0,
         parameters=parameters,
         constraint=constraint,
         name=str(spec.get("name", path.stem)),
+        experiment=experiment,
     )
     return Adapter(path, system, method, end, outputs)
 
@@ -532,12 +534,15 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     return problems.check("constraint", UnilateralConstraint, *args)
 
 
-def _method(table, name, overrides, problems) -> Method | None:
+def _method(table, name, overrides, problems, h=None) -> Method | None:
+    """The [method], with `h` (the FMU's DefaultExperiment step) if none is given."""
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None
     options = {k: v for k, v in table.items() if k not in ("name", "zeno")}
     options.update({k: v for k, v in overrides.items() if v is not None})
+    if h is not None and "h" not in options:
+        options["h"] = h
     method = problems.check(
         "method", method_named, name or table.get("name", "halving"), options
     )

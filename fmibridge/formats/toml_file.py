@@ -24,7 +24,7 @@ def read_toml(
         Naming the file and what is wrong with it.
     """
     if path.is_dir():
-        raise error(f"{path}: is a directory, not {what}.")
+        raise error(f"{path}: is a folder, not {what}.")
     if not path.is_file():
         raise error(f"{path}: no such {what}.")
     try:
