@@ -51,6 +51,6 @@ def test_console_script_help():
 
 def test_t_end_zero_is_a_value_not_unset(capsys):
     assert main(["run", "--t-end", "0", "--no-progress"]) == 2
-    assert "`t_end` must be a finite time after t0 = 0.0, got 0.0." in (
+    assert "`--t-end` must be a finite time after t0 = 0.0 s, got 0.0." in (
         capsys.readouterr().err
     )
