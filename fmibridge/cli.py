@@ -111,12 +111,17 @@ def _load(args: argparse.Namespace):
             zeno=args.zeno,
         )
         return adapter.system, adapter.method, adapter.t_end, adapter
-    if model is not None and model.suffix != ".fmu":
+    if model is not None and model.suffix not in (".fmu", ".ssp"):
         raise FmibridgeError(
-            f"{model}: expected an adapter file (.toml) or an FMU (.fmu)."
+            f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
+            f"(.fmu)."
         )
     if model is None:
         system = bouncing_ball()
+    elif model.suffix == ".ssp":
+        from .formats.ssp import ssp_system
+
+        system = ssp_system(model, interface=args.interface)
     else:
         from .flows.fmu import fmu_system
 
@@ -270,9 +275,10 @@ def _start(text: str | None) -> str:
 
 def cmd_build_fmus(args: argparse.Namespace) -> int:
     """Compile the models in fmus/ into FMUs."""
-    from .build import build_fmus
+    from .build import build_fmus, build_systems
 
     built = build_fmus(args.source, force=args.force)
+    built.update(build_systems(args.source, next(iter(built.values())).parent))
     for name, path in sorted(built.items()):
         print(f"{name}: {path}")
     return 0
@@ -290,7 +296,8 @@ def _parser() -> argparse.ArgumentParser:
         "model",
         nargs="?",
         type=Path,
-        help="adapter file (.toml) or FMU; default: the built-in bouncing ball",
+        help="adapter file (.toml), SSP (.ssp) or FMU; default: the built-in "
+        "bouncing ball",
     )
     run.add_argument(
         "--t-end",

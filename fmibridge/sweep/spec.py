@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..formats.adapters import flatten
 from ..formats.toml_file import read_toml
 from .metrics import METRICS
 from .runs import MODELS, Run
@@ -198,8 +199,8 @@ def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
     try:
         sweep = Sweep(
             base,
-            _flatten(spec.get("grid", {})),
-            [_flatten(r) for r in spec.get("runs", [])],
+            flatten(spec.get("grid", {})),
+            [flatten(r) for r in spec.get("runs", [])],
             spec.get("metrics", []),
         )
     except FmibridgeError as exc:
@@ -232,14 +233,3 @@ def _inside(folder: str | Path, name: object, key: str, problems: list[str]):
         )
         return None
     return target
-
-
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
-    flat = {}
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
