@@ -47,3 +47,10 @@ def test_console_script_help():
         text=True,
     )
     assert done.returncode == 0 and "run" in done.stdout
+
+
+def test_t_end_zero_is_a_value_not_unset(capsys):
+    assert main(["run", "--t-end", "0", "--no-progress"]) == 2
+    assert "`--t-end` must be a finite time after t0 = 0.0 s, got 0.0." in (
+        capsys.readouterr().err
+    )

@@ -14,7 +14,7 @@ from fmpy.fmi2 import FMU2Model, FMU2Slave
 from fmpy.fmi3 import FMU3Model, FMU3Slave
 from models_reference import REFERENCES
 
-from fmibridge.build import BuildError, build_fmus
+from fmibridge.build import BuildError, build_fmus, read_table
 
 MODELS = sorted(REFERENCES)
 VERSIONS = {2: "", 3: "_fmi3"}  # FMI version -> FMU file suffix
@@ -53,12 +53,19 @@ def open_fmu(path, kind, tmp_path):
 
 
 def initialize(fmu, start_time=0.0):
+    """Initialize; a Model Exchange FMU then leaves Event Mode, as FMI asks."""
     if isinstance(fmu, (FMU2Model, FMU2Slave)):
         fmu.setupExperiment(startTime=start_time)
         fmu.enterInitializationMode()
     else:
         fmu.enterInitializationMode(startTime=start_time)
     fmu.exitInitializationMode()
+    if isinstance(fmu, FMU2Model):
+        fmu.newDiscreteStates()
+        fmu.enterContinuousTimeMode()
+    elif isinstance(fmu, FMU3Model):
+        fmu.updateDiscreteStates()
+        fmu.enterContinuousTimeMode()
 
 
 def vrs(md):
@@ -188,22 +195,19 @@ def test_fmu_state_round_trip_is_bit_exact(fmu_dir, tmp_path, model, version):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_cs_states_can_be_set_between_steps_and_after_reset(fmu_dir, tmp_path, version):
+def test_cs_states_are_set_by_reset_and_start_values_not_in_step_mode(
+    fmu_dir, tmp_path, version, capsys
+):
     with open_fmu(fmu_path(fmu_dir, "BouncingBall", version), "CS", tmp_path) as (
         fmu,
         md,
     ):
         initialize(fmu)
         fmu.doStep(0.0, 0.1)
-        set_value(
-            fmu, vrs(md)["v"], 2.0
-        )  # documented extension: set a state in step mode
-        fmu.doStep(0.1, 0.1)
-        h, v = get_reals(fmu, md, ["h", "v"])
-        h_expected = 1 - 9.81 * 0.1**2 / 2 + 2.0 * 0.1 - 9.81 * 0.1**2 / 2
-        assert h == pytest.approx(h_expected, abs=1e-12)
-        assert v == pytest.approx(2.0 - 9.81 * 0.1, abs=1e-12)
-        fmu.reset()  # the other way: reset, then re-initialise with new start values
+        with pytest.raises(FMICallException):  # FMI: outputs are not set in Step Mode
+            set_value(fmu, vrs(md)["v"], 2.0)
+        assert "`v` cannot be set in phase StepMode" in capsys.readouterr().out
+        fmu.reset()  # the standard way: reset, then re-initialise with new start values
         set_value(fmu, vrs(md)["h"], 3.0)
         initialize(fmu, start_time=0.2)
         fmu.doStep(0.2, 0.1)
@@ -312,6 +316,22 @@ def test_build_error_names_the_model_and_gcc_message(fmu_dir, tmp_path):
         BuildError, match=r"(?s)Model `BouncingBall`: gcc failed.*error"
     ):
         build_fmus(tmp_path)
+
+
+def test_model_structure_declares_direct_feedthrough(fmu_dir, tmp_path):
+    """`depends_on` becomes the outputs' `dependencies`; a state depends on itself."""
+    for version in VERSIONS:
+        md = fmpy.read_model_description(
+            fmu_path(fmu_dir, "MassSpringStop", version), validate=True
+        )
+        found = {u.variable.name: u.dependencies for u in md.outputs}
+        assert [v.name for v in found["a"]] == ["x", "v", "F"]
+        assert [v.name for v in found["x"]] == ["x"]
+    shutil.copytree(fmu_dir.parent / "MassSpringStop", tmp_path / "MassSpringStop")
+    table = tmp_path / "MassSpringStop" / "model.toml"
+    table.write_text(table.read_text().replace('["x"]', '["x", "k"]'))
+    with pytest.raises(BuildError, match="`depends_on` of `gap` must .* \\['k'\\]"):
+        read_table(table)
 
 
 # ---- the Modelica sources agree with the C (rumoca) ----

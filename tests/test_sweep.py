@@ -153,7 +153,9 @@ def test_ctrl_c_keeps_finished_runs():
         metrics=[f"{__name__}:interrupt_at_high_restitution"],
     )
     result = run_sweep(sweep, scheduler="serial")
-    assert result.is_interrupted and list(result.summary["e"]) == [0.5, 0.6]
+    assert result.is_interrupted and not result.is_terminated
+    assert list(result.summary["e"]) == [0.5, 0.6, 0.7, 0.8]
+    assert list(result.summary["status"]) == ["REACHED_END"] * 2 + ["NOT_RUN"] * 2
 
 
 def test_trajectories_as_one_frame_and_as_files(tmp_path):

@@ -1,10 +1,14 @@
 """The core: what a hybrid system is, what a run returns, and the numerics both share.
 
 - `system`: HybridSystem, Mode, Edge, Guard (with a direction), UnilateralConstraint;
-- `result`: Result, Event, Status, and the Recorder methods write samples to;
+- `result`: Result, Event, Status, and the Recorder methods write samples to
+  (within a memory budget; `recording()` keeps a cut-short run's samples);
 - `integrators`: explicit Runge-Kutta schemes as Butcher tableaux;
 - `bracket`: Illinois regula falsi on a bracketed sign change (run by Python and numba);
-- `errors`: FmibridgeError, AdapterError, FMUError, FmibridgeWarning.
+- `span`: a run's t_end and step h checked against each other at the front doors;
+- `outputs`: output paths checked before a run, files written whole or not at all;
+- `errors`: FmibridgeError, AdapterError, ExpressionError, FMUError,
+  FmibridgeWarning, and SIGTERM raised as Terminated.
 
 The bottom layer: imports nothing of fmibridge above it (a Mode names its Flow
 for type checking only).

@@ -1,6 +1,14 @@
-"""Exceptions and warnings raised by fmibridge."""
+"""Exceptions and warnings raised by fmibridge, and SIGTERM raised as one."""
 
 from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: the shell's code for a run stopped by Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 class FmibridgeError(ValueError):
@@ -9,6 +17,12 @@ class FmibridgeError(ValueError):
 
 class AdapterError(FmibridgeError):
     """An adapter file is malformed; the message lists every problem found."""
+
+
+class ExpressionError(FmibridgeError):
+    """An adapter file's expression failed at run time (division by zero, a
+    domain error, an overflow); the message names the file, key, expression,
+    time and the values it read."""
 
 
 class FMUError(FmibridgeError):
@@ -34,4 +48,31 @@ class FMUError(FmibridgeError):
 
 
 class FmibridgeWarning(UserWarning):
-    """A run stopped before its end time; the Result says why."""
+    """A run's Result is not all that was asked for (it stopped before its end,
+    or its samples were thinned); the Result says why."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that a run stops the same way."""
+
+
+def exit_code(interrupt: KeyboardInterrupt) -> int:
+    """The shell's exit code for a run stopped by Ctrl-C (130) or SIGTERM (143)."""
+    return EXIT_TERMINATED if isinstance(interrupt, Terminated) else EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Raise Terminated on SIGTERM inside the block (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated(f"signal {signum} (SIGTERM)")
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

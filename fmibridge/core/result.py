@@ -1,10 +1,18 @@
-"""Result of a run: samples, modes, event log, status and provenance."""
+"""Result of a run: samples, modes, event log, status and provenance.
+
+The Recorder that methods write samples to keeps them in arrays within a
+memory budget (SAMPLE_BUDGET_BYTES): a run that would exceed it keeps every
+second sample, then every fourth, and so on, and warns. Inside `recording()` a
+caller can still build the Result of a run that an error or Ctrl-C cut short.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +20,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import FmibridgeError, FmibridgeWarning
+from .outputs import write_atomically
+
+# bytes of samples one run keeps, about 9.6 million samples of a two-state model
+# (8 bytes per time and state, 4 per mode): beyond it the Recorder thins them.
+SAMPLE_BUDGET_BYTES = 256 * 2**20
+FIRST_CAPACITY = 1024  # samples; the arrays double from here up to the budget
 
 
 class Status(enum.Enum):
@@ -44,10 +58,15 @@ class Status(enum.Enum):
         "does not resolve the impacts finely enough. Tighten the inner method "
         "(t_tol, eps or tol) or loosen completion's eps."
     )
+    TERMINATED = "The FMU ended the simulation (terminateSimulation)."
+    INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
+    FAILED = "Stopped by an error (see its message); the samples up to here are kept."
 
     @property
     def is_success(self) -> bool:
-        return self is Status.REACHED_END
+        """True where the run ended as the model asked: at t_end, or where the
+        FMU itself ended the simulation."""
+        return self in (Status.REACHED_END, Status.TERMINATED)
 
 
 @dataclass(frozen=True)
@@ -177,15 +196,15 @@ class Result:
     def to_csv(self, path: str | Path) -> Path:
         """Write the samples as CSV (a `time` column, one per state, `mode`).
 
-        `pandas.read_csv(path, index_col="time")` reads it back identically.
+        `pandas.read_csv(path, index_col="time")` reads it back identically. The
+        file is written whole or not at all (`write_atomically`).
         """
-        path = Path(path)
-        if path.parent and not path.parent.exists():
-            raise FmibridgeError(
-                f"Cannot write {path}: folder {path.parent} does not exist."
-            )
-        self.to_pandas().to_csv(path)
-        return path
+        return write_atomically(path, self.to_pandas().to_csv)
+
+    def events_to_csv(self, path: str | Path) -> Path:
+        """Write the event log (`events_frame`) as CSV, whole or not at all."""
+        frame = self.events_frame()
+        return write_atomically(path, lambda p: frame.to_csv(p, index=False))
 
     def raise_for_status(self) -> Result:
         """Raise FmibridgeError if the run stopped before its end."""
@@ -208,68 +227,170 @@ class Result:
         return ax
 
 
+def events_path(path: str | Path) -> Path:
+    """The event log's file beside a samples CSV: ball.csv -> ball.events.csv."""
+    path = Path(path)
+    return path.with_name(path.stem + ".events.csv")
+
+
+_RECORDING: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
+    "fmibridge_recording", default=None
+)
+
+
+class Recording:
+    """The samples of the latest run started inside `recording()`."""
+
+    def __init__(self) -> None:
+        self.recorder: Recorder | None = None
+
+    def result(self, status: Status, provenance: Mapping[str, str]) -> Result | None:
+        """The Result of the samples so far, with `status`; None if there are none."""
+        if self.recorder is None or self.recorder.n_samples == 0:
+            return None
+        return self.recorder.result(status, provenance)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Recording]:
+    """Keep hold of the samples of a run, to save them if it is cut short.
+
+    Examples
+    --------
+    >>> with recording() as rec:  # a run cut short after its first sample
+    ...     log = Recorder(("h",))
+    ...     log.sample(0.0, np.array([1.0]), "flight")
+    >>> rec.result(Status.INTERRUPTED, {}).t
+    array([0.])
+    """
+    record = Recording()
+    token = _RECORDING.set(record)
+    try:
+        yield record
+    finally:
+        _RECORDING.reset(token)
+
+
+# (t, x, mode) -> (extra column values, events as (t, name, x_before, x_after) and
+# optionally the extra columns before and after)
+Observer = Callable[[float, np.ndarray, str], tuple[Mapping[str, float], tuple]]
+
+
 class Recorder:
-    """Collects samples and events during a run and builds the Result."""
+    """Collects samples and events during a run and builds the Result.
+
+    An `observer(t, x, mode)` returns, for each sample, the values of extra
+    columns (an FMU's outputs, read where the sample is taken) and the events
+    the flow handled itself inside the step that ended there (an FMU's own
+    events in Co-Simulation), which are logged before the sample.
+
+    Samples are rows (t, x, outputs) of one float array and a mode code each,
+    grown by doubling up to SAMPLE_BUDGET_BYTES. When the budget is full, every
+    second row kept is dropped and from then on only every `stride`-th sample
+    is kept (stride 2, 4, ...); the latest sample is always kept, and events
+    are logged exactly.
+    """
 
     def __init__(
-        self, state_names: tuple[str, ...], output_names: tuple[str, ...] = ()
+        self,
+        state_names: tuple[str, ...],
+        output_names: tuple[str, ...] = (),
+        observer: Observer | None = None,
     ):
         self.state_names = state_names
         self.output_names = output_names
-        self._t: list[float] = []
-        self._x: list[np.ndarray] = []
-        self._mode: list[str] = []
-        self._outputs: list[tuple[float, ...]] = []
+        self.observer = observer
+        self.warnings: list[str] = []
+        self._warned: set = set()
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0
         self.n_silent_events = 0
-        self._warned: set = set()
-
-    def warn_once(self, key: object, message: str) -> None:
-        """Warn (FmibridgeWarning) that the run may be inaccurate, once per key."""
-        if key not in self._warned:
-            self._warned.add(key)
-            warnings.warn(message, FmibridgeWarning, stacklevel=4)
+        self.stride = 1  # keep the samples whose number is a multiple of this
+        self._x_end = 1 + len(state_names)  # columns: t, x, outputs
+        width = self._x_end + len(output_names)
+        self._max_rows = max(4, SAMPLE_BUDGET_BYTES // (8 * width + 4))
+        self._rows = np.empty((min(FIRST_CAPACITY, self._max_rows), width))
+        self._modes = np.empty(len(self._rows), dtype=np.int32)
+        self._mode_codes: dict[str, int] = {}
+        self._n = 0  # rows kept
+        self._n_seen = 0  # samples offered
+        self._has_tail = False  # row _n holds the latest sample, not kept
+        record = _RECORDING.get()
+        if record is not None:
+            record.recorder = self
 
     def sample(self, t: float, x: np.ndarray, mode: str, **outputs: float) -> None:
         """Record the state at time t."""
-        self._t.append(t)
-        self._x.append(x)
-        self._mode.append(mode)
-        if self.output_names:
-            self._outputs.append(
-                tuple(outputs.get(n, np.nan) for n in self.output_names)
-            )
+        if self.observer is not None:
+            observed, events = self.observer(t, x, mode)
+            for t_event, name, x_before, x_after, *outputs_around in events:
+                before, after = outputs_around or ({}, {})
+                self._append(t_event, x_before, mode, before)
+                self._append(t_event, x_after, mode, after)
+                self.events.append(Event(t_event, name, mode, mode, x_before, x_after))
+            outputs = {**observed, **outputs}
+        self._append(t, x, mode, outputs)
+
+    def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
+        row = np.empty((1, self._rows.shape[1]))
+        row[0, 0] = t
+        row[0, 1 : self._x_end] = x
+        row[0, self._x_end :] = [outputs.get(n, np.nan) for n in self.output_names]
+        self._extend(row, mode)
 
     def samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray
     ) -> None:
         """Record a block of samples in one mode (rows of x), with outputs as
         arrays of the same length (missing ones nan)."""
-        self._t.extend(t.tolist())
-        self._x.extend(x)
-        self._mode.extend([mode] * len(t))
-        if self.output_names:
-            nan = np.full(len(t), np.nan)
-            columns = [outputs.get(n, nan).tolist() for n in self.output_names]
-            self._outputs.extend(zip(*columns, strict=True))
+        if self.observer is not None:
+            for k, (t_k, x_k) in enumerate(zip(t.tolist(), x, strict=True)):
+                self.sample(t_k, x_k, mode, **{n: v[k] for n, v in outputs.items()})
+            return
+        block = np.empty((len(t), self._rows.shape[1]))
+        block[:, 0] = t
+        block[:, 1 : self._x_end] = np.reshape(x, (len(t), -1))
+        for i, name in enumerate(self.output_names):
+            block[:, self._x_end + i] = outputs.get(name, np.nan)
+        self._extend(block, mode)
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
         self.events.append(event)
 
-    def finish(
+    def warn(self, message: str) -> None:
+        """Warn now (FmibridgeWarning) and keep the message in the provenance."""
+        self.warnings.append(message)
+        warnings.warn(message, FmibridgeWarning, stacklevel=4)
+
+    def warn_once(self, key: object, message: str) -> None:
+        """`warn` that the run may be inaccurate, once per key."""
+        if key not in self._warned:
+            self._warned.add(key)
+            self.warn(message)
+
+    @property
+    def n_samples(self) -> int:
+        """Samples held (after thinning)."""
+        return self._n + self._has_tail
+
+    def result(
         self, status: Status, provenance: Mapping[str, str], detail: str = ""
     ) -> Result:
-        """Build the Result, warning once if the run stopped early."""
-        outputs = np.array(self._outputs, dtype=float).reshape(
-            len(self._outputs), len(self.output_names)
-        )
-        result = Result(
-            t=np.array(self._t, dtype=float),
-            x=np.array(self._x, dtype=float).reshape(-1, len(self.state_names)),
-            mode=np.array(self._mode, dtype=object),
+        """Build the Result of the samples so far."""
+        n = self.n_samples
+        rows = self._rows[:n]
+        names = np.array(list(self._mode_codes), dtype=object)
+        provenance = dict(provenance)
+        if self.warnings:
+            provenance["warnings"] = " | ".join(self.warnings)
+        if self.stride > 1:
+            provenance["sample_stride"] = str(self.stride)
+        return Result(
+            t=rows[:, 0].copy(),
+            x=rows[:, 1 : self._x_end].copy(),
+            mode=names[self._modes[:n]] if n else np.array([], dtype=object),
             state_names=self.state_names,
             events=tuple(self.events),
             status=status,
@@ -279,10 +400,26 @@ class Recorder:
                 "n_events": len(self.events),
                 "n_silent_events": self.n_silent_events,
             },
-            provenance=dict(provenance),
-            outputs={n: outputs[:, i] for i, n in enumerate(self.output_names)},
+            provenance=provenance,
+            outputs={
+                name: rows[:, self._x_end + i].copy()
+                for i, name in enumerate(self.output_names)
+            },
             detail=detail,
         )
+
+    def finish(
+        self, status: Status, provenance: Mapping[str, str], detail: str = ""
+    ) -> Result:
+        """Build the Result, warning once if the run stopped early or was thinned."""
+        if self.stride > 1:
+            self.warn(
+                f"Kept every {self.stride}th of the run's {self._n_seen} samples "
+                f"({self.n_samples}) to stay within the sample budget of "
+                f"{SAMPLE_BUDGET_BYTES / 2**20:.3g} MiB; the events are logged "
+                f"exactly. Raise h or shorten the run to keep every sample."
+            )
+        result = self.result(status, provenance, detail)
         if not status.is_success:
             t_last = result.t[-1] if len(result.t) else float("nan")
             warnings.warn(
@@ -291,3 +428,42 @@ class Recorder:
                 stacklevel=3,
             )
         return result
+
+    def _extend(self, block: np.ndarray, mode: str) -> None:
+        """Keep the rows of `block` whose sample number is a multiple of the stride."""
+        code = self._mode_codes.setdefault(mode, len(self._mode_codes))
+        while len(block):
+            if self._n + 2 > len(self._rows):
+                self._make_room()
+            room = len(self._rows) - 1 - self._n  # one row is left for the tail
+            chunk, block = block[: room * self.stride], block[room * self.stride :]
+            kept = chunk[(-self._n_seen) % self.stride :: self.stride]
+            self._rows[self._n : self._n + len(kept)] = kept
+            self._modes[self._n : self._n + len(kept)] = code
+            self._n += len(kept)
+            self._n_seen += len(chunk)
+            self._has_tail = (self._n_seen - 1) % self.stride != 0
+            if self._has_tail:
+                self._rows[self._n], self._modes[self._n] = chunk[-1], code
+
+    def _make_room(self) -> None:
+        """Double the arrays, or, at the budget, drop every second row kept."""
+        n = self._n + self._has_tail
+        if len(self._rows) < self._max_rows:
+            size = min(2 * len(self._rows), self._max_rows)
+            self._rows = np.concatenate(
+                [self._rows[:n], np.empty((size - n, self._rows.shape[1]))]
+            )
+            self._modes = np.concatenate(
+                [self._modes[:n], np.empty(size - n, np.int32)]
+            )
+            return
+        latest = self._n if self._has_tail else self._n - 1
+        row, code = self._rows[latest].copy(), self._modes[latest]
+        kept = (self._n + 1) // 2
+        self._rows[:kept] = self._rows[0 : self._n : 2]
+        self._modes[:kept] = self._modes[0 : self._n : 2]
+        self._n, self.stride = kept, 2 * self.stride
+        self._has_tail = (self._n_seen - 1) % self.stride != 0
+        if self._has_tail:
+            self._rows[kept], self._modes[kept] = row, code

@@ -198,6 +198,20 @@ class UnilateralConstraint:
 
 
 @dataclass(frozen=True)
+class Experiment:
+    """A model's default experiment (an FMU's DefaultExperiment).
+
+    Each value is None where the model does not give it; the front doors use
+    them as defaults, and an explicit value always wins.
+    """
+
+    start: float | None = None
+    stop: float | None = None
+    step: float | None = None
+    tolerance: float | None = None
+
+
+@dataclass(frozen=True)
 class HybridSystem:
     """A hybrid system: modes, the initial mode and state, and parameters.
 
@@ -220,6 +234,9 @@ class HybridSystem:
         The contact data that completion methods need.
     name : str, optional
         Name recorded in provenance.
+    experiment : Experiment, optional
+        The model's default stop time, step and tolerance: `Method.run` takes
+        its `t_end` from `experiment.stop` when none is given.
 
     Raises
     ------
@@ -235,6 +252,7 @@ class HybridSystem:
     parameters: Mapping[str, float] = field(default_factory=dict)
     constraint: UnilateralConstraint | None = None
     name: str = "system"
+    experiment: Experiment = field(default_factory=Experiment)
 
     def __post_init__(self) -> None:
         modes = {m.name: m for m in self.modes}

@@ -10,7 +10,7 @@ for `flight_loop`, 0.2 s for `stepper`, measured): hence loops over entries
 rather than array expressions, which compile to several times the code.
 
 `locate` narrows a crossed step by Illinois regula falsi compiled from
-`fmibridge.bracket`, the same source as Halving's Python location (it imports
+`fmibridge.core.bracket`, the same source as Halving's Python location (it imports
 only math and numpy). It serves this loop and the FMU loop
 (`fmu_kernels.fmu_flight`) alike: each takes its trial steps through `trial`,
 which numba resolves at compile time from the flow's context tuple, so both

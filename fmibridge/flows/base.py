@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +111,14 @@ def compiled_steps(t, x, ts, xs, n, x_lo, g, ends) -> Steps:
     return Steps(ts, xs, Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials)))
 
 
+class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
+    """Raised by a flow whose FMU ended the simulation inside a step, at (t, x)."""
+
+    def __init__(self, t: float, x: np.ndarray) -> None:
+        super().__init__(f"the FMU ended the simulation at t = {t!r}")
+        self.t, self.x = t, x
+
+
 class Flow(abc.ABC):
     """Continuous dynamics of one mode. Knows nothing of guards or methods.
 
@@ -120,9 +129,18 @@ class Flow(abc.ABC):
        repeatable: the same (t, x, h) gives the same result, whatever was
        advanced before (FMU flows restore saved states to honour this).
     3. `close()` frees any external resource; it may be called twice.
+    4. Optionally, a flow with discrete behaviour of its own (an FMU) names
+       the extra columns it records (`recorded_names`, read by `observe`,
+       which also returns its own events where `reports_events`),
+       schedules time events (`next_event_time`, run by `discrete_event`),
+       asks for an event after a step (`step_completed`), and ends the run by
+       setting `is_terminated` or raising `FlowTerminated`.
     """
 
     state_names: tuple[str, ...]
+    recorded_names: tuple[str, ...] = ()
+    reports_events: bool = False  # `observe` may return events of the flow's own
+    is_terminated: bool = False
 
     @abc.abstractmethod
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
@@ -158,6 +176,25 @@ class Flow(abc.ABC):
     def describe(self) -> dict[str, str]:
         """Return provenance entries for the Result."""
         return {"flow": type(self).__name__}
+
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the `recorded_names` values at the sample (t, x) just taken, and
+        the events the flow handled inside the step ending there, each as
+        (t, name, x_before, x_after[, recorded before, recorded after])."""
+        return {}, ()
+
+    def next_event_time(self) -> float:
+        """Return the time of the next event the flow has scheduled (inf: none)."""
+        return math.inf
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run the flow's own event at (t, x) (a time event, or one `step_completed`
+        asked for) and return the state after it."""
+        return x
+
+    def step_completed(self, t: float, x: np.ndarray) -> bool:
+        """Tell the flow a step ended at (t, x); True if it asks for an event there."""
+        return False
 
     def close(self) -> None:  # noqa: B027 - optional hook: most flows hold nothing
         """Free the FMU instance, if any."""

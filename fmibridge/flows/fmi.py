@@ -2,8 +2,11 @@
 
 The FMI version and interface type are chosen once, by class:
 `Fmi2Model`, `Fmi3Model` (Model Exchange) and `Fmi2Slave`, `Fmi3Slave`
-(Co-Simulation) share one vocabulary (`set_reals`, `get_state`, ...), so the
-upper layer (`fmu.py`) never asks which version it drives.
+(Co-Simulation) share one vocabulary (`set_reals`, `get_values`,
+`event_iteration`, `do_step`, ...), so the upper layer (`fmu.py`) never asks
+which version it drives. Each follows its standard's state machine: an FMI 3
+Co-Simulation instance uses Event Mode (and early return) exactly where the
+FMU declares it (`hasEventMode`), and enters Step Mode only from there.
 """
 
 from __future__ import annotations
@@ -11,19 +14,25 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import os
 import platform
-import shutil
-import tempfile
-import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..core.errors import FmibridgeError, FMUError
+from .fmu_archive import FmuArchive
+
+__all__ = ["FmuArchive", "FmiInstance", "instantiate"]
 
 STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
+FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
+FMI2_TERMINATED, FMI2_LAST_SUCCESSFUL_TIME = 3, 2  # fmi2StatusKind values
+MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode),
+# as the flows' MAX_EVENT_ITERATIONS: a model needing more has no fixed point
+Start = Mapping[int, tuple[str, object]]  # value reference -> (FMI type, value)
 
 
 def _fmi_call(method: Callable) -> Callable:
@@ -45,19 +54,22 @@ def _status_error(instance: FmiInstance, function: str, status: int) -> FMUError
     return FMUError(function, label, instance.path, instance.log_tail())
 
 
-FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
+@dataclass(frozen=True)
+class EventInfo:
+    """What an event iteration ended with."""
+
+    values_changed: bool = False
+    terminate: bool = False
+    next_time: float = math.inf  # the next time event (inf: none scheduled)
 
 
 @dataclass(frozen=True)
-class Variable:
-    """One FMU variable as the model description declares it."""
+class StepEnd:
+    """Where a Co-Simulation doStep stopped, and why."""
 
-    name: str
-    vr: int
-    type: str
-    causality: str
-    variability: str
-    start: float | None
+    t: float
+    event_needed: bool = False  # FMI 3 Event Mode: the FMU asks for an event at t
+    terminate: bool = False
 
 
 _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for FMI 2 log routing
@@ -91,6 +103,7 @@ class FmiInstance:
     """One instantiated FMU. Subclasses bind one FMI version and interface."""
 
     interface: str = ""  # "ModelExchange" or "CoSimulation"
+    _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -99,7 +112,19 @@ class FmiInstance:
         self._messages: list[str] = []
         self._fmu = self._create(description, unzip_dir)
         _INSTANCES[self.name] = self
-        self._instantiate()
+        try:
+            self._instantiate()
+        except FMUError:
+            _INSTANCES.pop(self.name, None)
+            raise
+        except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to instantiate ..."
+            _INSTANCES.pop(self.name, None)
+            raise FMUError(
+                f"fmi{description.fmiVersion[0]}Instantiate",
+                "no instance",
+                self.path,
+                self.log_tail() or str(exc),
+            ) from None
         self._bind()
 
     def _log(self, text: str) -> None:
@@ -123,24 +148,72 @@ class FmiInstance:
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
 
-    def _set_start(self, reals: dict[int, float], ints: dict[int, int]) -> None:
-        """Set start values (or discrete inputs), reals and integers."""
-        if reals:
-            self.set_reals(list(reals), list(reals.values()))
-        if ints:
-            self.set_ints(list(ints), list(ints.values()))
+    @_fmi_call
+    def get_values(self, fmi_type: str, vrs: Sequence[int], n_values: int) -> list:
+        """Return the n_values scalars of the variables `vrs`, all of `fmi_type`."""
+        return self._get(self._access[fmi_type], list(vrs), n_values)
+
+    @_fmi_call
+    def set_values(self, fmi_type: str, vrs: Sequence[int], values: Sequence) -> None:
+        """Set the variables `vrs` of `fmi_type` to `values` (arrays flattened)."""
+        convert = {"Boolean": bool, "Real": float, "Float64": float, "Float32": float}
+        cast = convert.get(fmi_type, int)
+        getattr(self._fmu, "set" + self._access[fmi_type])(
+            list(vrs), [cast(v) for v in values]
+        )
+
+    def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
+        self.set_values(self._real, vrs, values)
+
+    def get_reals(self, vrs: Sequence[int]) -> list[float]:
+        return self.get_values(self._real, vrs, len(vrs))
+
+    def set_ints(self, vrs: Sequence[int], values: Sequence[int]) -> None:
+        self.set_values(self._int, vrs, values)
+
+    def _set_start(self, start: Start) -> None:
+        """Set start values (or inputs) of any type, one call per type."""
+        groups: dict[str, tuple[list, list]] = {}
+        for vr, (fmi_type, value) in start.items():
+            vrs, values = groups.setdefault(fmi_type, ([], []))
+            vrs.append(vr)
+            values.extend(np.ravel(value).tolist())
+        for fmi_type, (vrs, values) in groups.items():
+            self.set_values(fmi_type, vrs, values)
 
     @_fmi_call
     def reset(self) -> None:
         self._fmu.reset()
 
+    def c_address(self, function: str) -> int:
+        """Return the address of the FMU's C function `function` (compiled loops)."""
+        return ctypes.cast(self._fmu._functions[function], ctypes.c_void_p).value
+
+    def real_ports(self, vrs: Sequence[int]) -> RealPorts:
+        """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
+        return RealPorts(self, vrs)
+
     # -- implemented per version ------------------------------------------------
+    _real = _int = ""
+
     def _create(self, description, unzip_dir: Path): ...
     def _instantiate(self) -> None: ...
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list: ...
 
 
 class _Fmi2:
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
+
+    real_functions = ("fmi2GetReal", "fmi2SetReal")
+    counts_values = False  # fmi2GetReal takes no nValues argument
+    _access = {
+        "Real": "Real",
+        "Integer": "Integer",
+        "Enumeration": "Integer",
+        "Boolean": "Boolean",
+        "String": "String",
+    }
+    _real, _int = "Real", "Integer"
 
     def _logger(self):
         from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions
@@ -161,26 +234,23 @@ class _Fmi2:
     def _instantiate(self) -> None:
         self._fmu.instantiate(callbacks=self._logger(), loggingOn=True)
 
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
+        return getattr(self._fmu, "get" + suffix)(vrs)
+
     @_fmi_call
     def initialize(
-        self, t0: float, reals: dict[int, float], ints: dict[int, int]
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
     ) -> None:
-        self._fmu.setupExperiment(startTime=t0)
-        self._set_start(reals, ints)
+        """Initialize at t0: `start` values before, `inputs` in Initialization Mode."""
+        self._fmu.setupExperiment(tolerance=tolerance, startTime=t0)
+        self._set_start(start)
         self._fmu.enterInitializationMode()
+        self._set_start(inputs or {})
         self._fmu.exitInitializationMode()
-
-    @_fmi_call
-    def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
-        self._fmu.setReal(list(vrs), list(values))
-
-    @_fmi_call
-    def get_reals(self, vrs: Sequence[int]) -> list[float]:
-        return self._fmu.getReal(list(vrs))
-
-    @_fmi_call
-    def set_ints(self, vrs: Sequence[int], values: Sequence[int]) -> None:
-        self._fmu.setInteger(list(vrs), list(values))
 
     @_fmi_call
     def get_state(self):
@@ -198,31 +268,40 @@ class _Fmi2:
 class _Fmi3:
     """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
 
+    real_functions = ("fmi3GetFloat64", "fmi3SetFloat64")
+    counts_values = True  # fmi3GetFloat64(..., values, nValues)
+    _access = {
+        **{
+            t: t
+            for t in ("Float32", "Float64", "Boolean", "String")
+            + tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))
+        },
+        "Enumeration": "Int64",
+    }
+    _real, _int = "Float64", "Int32"
+
     def _logger(self):
         def log(env, status, category, message):
             self._log(message.decode("utf-8", "replace"))
 
         return log
 
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
+        return getattr(self._fmu, "get" + suffix)(vrs, n_values)
+
     @_fmi_call
     def initialize(
-        self, t0: float, reals: dict[int, float], ints: dict[int, int]
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
     ) -> None:
-        self._set_start(reals, ints)
-        self._fmu.enterInitializationMode(startTime=t0)
+        """Initialize at t0: `start` values before, `inputs` in Initialization Mode."""
+        self._set_start(start)
+        self._fmu.enterInitializationMode(tolerance=tolerance, startTime=t0)
+        self._set_start(inputs or {})
         self._fmu.exitInitializationMode()
-
-    @_fmi_call
-    def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
-        self._fmu.setFloat64(list(vrs), list(values))
-
-    @_fmi_call
-    def get_reals(self, vrs: Sequence[int]) -> list[float]:
-        return self._fmu.getFloat64(list(vrs))
-
-    @_fmi_call
-    def set_ints(self, vrs: Sequence[int], values: Sequence[int]) -> None:
-        self._fmu.setInt32(list(vrs), list(values))
 
     @_fmi_call
     def get_state(self):
@@ -235,6 +314,67 @@ class _Fmi3:
     def free_state(self, state) -> None:
         if self._fmu is not None:
             self._fmu.freeFMUState(state)
+
+    def _iterate(self, max_iterations: int) -> EventInfo:
+        """Update discrete states until the FMU needs no more (FMI 3 names)."""
+        return _iterate(self, self._fmu.updateDiscreteStates, max_iterations)
+
+
+def _iterate(instance: FmiInstance, update: Callable, max_iterations: int) -> EventInfo:
+    """Call `update` (newDiscreteStates / updateDiscreteStates) to a fixed point."""
+    changed = False
+    for _ in range(max_iterations):
+        needed, terminate, _, values_changed, defined, next_time = update()
+        changed |= bool(values_changed)
+        if terminate or not needed:
+            return EventInfo(
+                changed, bool(terminate), next_time if defined else math.inf
+            )
+    raise FMUError(
+        update.__name__,
+        "no fixed point",
+        instance.path,
+        f"discrete states still changing after {max_iterations} event iterations",
+    )
+
+
+class RealPorts:
+    """Get and set one fixed list of Real variables of an instance, fast.
+
+    The FMI get and set functions are bound to the component, the value
+    references and one buffer, as `_ModelExchange._bind` binds the per-step
+    calls: fmpy's wrappers build their arrays on every call. A coupled system
+    reads and writes its connections through these at every stage.
+    """
+
+    def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
+        n = len(vrs)
+        self._instance, self._names = instance, instance.real_functions
+        self.values = np.zeros(n)
+        self._vrs = (ctypes.c_uint32 * max(n, 1))(*vrs)
+        pointer = self.values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        count = (ctypes.c_size_t(n),) if instance.counts_values else ()
+        fmu = instance._fmu
+        get, set_ = (fmu._functions[name] for name in self._names)
+        bound = (fmu.component, self._vrs, ctypes.c_size_t(n), pointer, *count)
+        self._get = functools.partial(get, *bound) if n else None
+        self._set = functools.partial(set_, *bound) if n else None
+
+    def get(self) -> np.ndarray:
+        """Return the variables' current values."""
+        if self._get is not None:
+            status = self._get()
+            if status > FMI_WARNING:
+                raise _status_error(self._instance, self._names[0], status)
+        return self.values.copy()
+
+    def set(self, values: np.ndarray) -> None:
+        """Set the variables to `values`."""
+        if self._set is not None:
+            self.values[...] = values
+            status = self._set()
+            if status > FMI_WARNING:
+                raise _status_error(self._instance, self._names[1], status)
 
 
 class _ModelExchange(FmiInstance):
@@ -253,7 +393,12 @@ class _ModelExchange(FmiInstance):
         nx = self.description.numberOfContinuousStates
         nz = self.description.numberOfEventIndicators
         self.nx, self.nz = nx, nz
-        self._x, self._dx, self._z = np.zeros(nx), np.zeros(nx), np.zeros(nz)
+        # one spare element: a zero-length buffer would pass NULL to the FMU
+        self._x, self._dx, self._z = (
+            np.zeros(nx + 1),
+            np.zeros(nx + 1),
+            np.zeros(nz + 1),
+        )
         pointer = ctypes.POINTER(ctypes.c_double)
         self._px = self._x.ctypes.data_as(pointer)
         self._pdx = self._dx.ctypes.data_as(pointer)
@@ -275,6 +420,9 @@ class _ModelExchange(FmiInstance):
         addresses = [ctypes.cast(f, ctypes.c_void_p).value for f in functions_in_order]
         handle = getattr(component, "value", component)  # c_void_p or int
         self.c_calls = np.array([*addresses, handle], dtype=np.uint64)
+        self.needs_completed_step = bool(
+            getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
+        )
 
     def forget_time(self) -> None:
         """Drop the cached FMU time: call after anything else set it (`c_calls`)."""
@@ -286,7 +434,7 @@ class _ModelExchange(FmiInstance):
             if status > FMI_WARNING:
                 raise _status_error(self, self._c_names[0], status)
             self._t = t
-        self._x[...] = x  # faster than [:] for small arrays (no slice object)
+        self._x[: self.nx] = x
         status = self._c_set_states()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[1], status)
@@ -294,7 +442,7 @@ class _ModelExchange(FmiInstance):
     @_fmi_call
     def get_states(self) -> np.ndarray:
         self._fmu.getContinuousStates(self._px, self.nx)
-        return self._x.copy()
+        return self._x[: self.nx].copy()
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt at (t, x)."""
@@ -302,7 +450,7 @@ class _ModelExchange(FmiInstance):
         status = self._c_derivatives()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[2], status)
-        return self._dx.copy()
+        return self._dx[: self.nx].copy()
 
     def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the event indicators at (t, x)."""
@@ -310,7 +458,37 @@ class _ModelExchange(FmiInstance):
         status = self._c_indicators()
         if status > FMI_WARNING:
             raise _status_error(self, self._c_names[3], status)
-        return self._z.copy()
+        return self._z[: self.nz].copy()
+
+    @_fmi_call
+    def event_iteration(
+        self, max_iterations: int, ints: Start | None = None
+    ) -> EventInfo:
+        """Enter Event Mode, set discrete inputs `ints`, iterate, return to
+        Continuous-Time Mode; return what the iteration ended with."""
+        self._fmu.enterEventMode()
+        if ints:
+            self._set_start(ints)
+        info = self._iterate(max_iterations)
+        if not info.terminate:
+            self._fmu.enterContinuousTimeMode()
+        return info
+
+    @_fmi_call
+    def finish_initialization(self, max_iterations: int) -> EventInfo:
+        """Run the event iteration that follows initialization (Event Mode)."""
+        info = self._iterate(max_iterations)
+        if not info.terminate:
+            self._fmu.enterContinuousTimeMode()
+        return info
+
+    @_fmi_call
+    def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
+        """Report an accepted step ending at (t, x); return (enter_event_mode,
+        terminate). Called only where the FMU needs it."""
+        self.set_time_and_states(t, x)
+        enter, terminate = self._fmu.completedIntegratorStep(False)
+        return bool(enter), bool(terminate)
 
     def reset(self) -> None:
         super().reset()
@@ -338,40 +516,8 @@ class Fmi2Model(_Fmi2, _ModelExchange):
             instanceName=self.name,
         )
 
-    @_fmi_call
-    def event_iteration(
-        self, max_iterations: int, ints: dict[int, int] | None = None
-    ) -> bool:
-        """Enter event mode, set discrete inputs `ints`, update; True if x changed."""
-        self._fmu.enterEventMode()
-        if ints:
-            self._set_start({}, ints)
-        changed = self._update(max_iterations)
-        self._fmu.enterContinuousTimeMode()
-        return changed
-
-    @_fmi_call
-    def finish_initialization(self, max_iterations: int) -> None:
-        self._update(max_iterations)
-        self._fmu.enterContinuousTimeMode()
-
-    def _update(self, max_iterations: int) -> bool:
-        changed = False
-        for _ in range(max_iterations):
-            needed, terminate, _, values_changed, _, _ = self._fmu.newDiscreteStates()
-            changed |= values_changed
-            if terminate:
-                raise FMUError(
-                    "fmi2NewDiscreteStates", "terminateSimulation", self.path
-                )
-            if not needed:
-                return changed
-        raise FMUError(
-            "fmi2NewDiscreteStates",
-            "no fixed point",
-            self.path,
-            f"discrete states still changing after {max_iterations} event iterations",
-        )
+    def _iterate(self, max_iterations: int) -> EventInfo:
+        return _iterate(self, self._fmu.newDiscreteStates, max_iterations)
 
 
 class Fmi3Model(_Fmi3, _ModelExchange):
@@ -399,48 +545,12 @@ class Fmi3Model(_Fmi3, _ModelExchange):
     def _instantiate(self) -> None:
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
-    @_fmi_call
-    def event_iteration(
-        self, max_iterations: int, ints: dict[int, int] | None = None
-    ) -> bool:
-        """Enter event mode, set discrete inputs `ints`, update; True if x changed."""
-        self._fmu.enterEventMode()
-        if ints:
-            self._set_start({}, ints)
-        changed = self._update(max_iterations)
-        self._fmu.enterContinuousTimeMode()
-        return changed
-
-    @_fmi_call
-    def finish_initialization(self, max_iterations: int) -> None:
-        self._update(max_iterations)
-        self._fmu.enterContinuousTimeMode()
-
-    def _update(self, max_iterations: int) -> bool:
-        changed = False
-        for _ in range(max_iterations):
-            needed, terminate, _, values_changed, _, _ = (
-                self._fmu.updateDiscreteStates()
-            )
-            changed |= bool(values_changed)
-            if terminate:
-                raise FMUError(
-                    "fmi3UpdateDiscreteStates", "terminateSimulation", self.path
-                )
-            if not needed:
-                return changed
-        raise FMUError(
-            "fmi3UpdateDiscreteStates",
-            "no fixed point",
-            self.path,
-            f"discrete states still changing after {max_iterations} event iterations",
-        )
-
 
 class Fmi2Slave(_Fmi2, FmiInstance):
-    """An FMI 2.0 Co-Simulation instance."""
+    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
     interface = "CoSimulation"
+    uses_event_mode = False
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi2 import FMU2Slave
@@ -452,42 +562,100 @@ class Fmi2Slave(_Fmi2, FmiInstance):
             instanceName=self.name,
         )
 
+    def do_step(self, t: float, h: float) -> StepEnd:
+        """Step from t by h; a discard with terminateSimulation ends early."""
+        from fmpy.fmi1 import FMICallException
+
+        try:
+            self._fmu.doStep(t, h, noSetFMUStatePriorToCurrentPoint=False)
+        except FMICallException as exc:
+            if exc.status == 2 and self._terminated():
+                return StepEnd(self._last_time(), terminate=True)
+            raise _status_error(self, exc.function, exc.status) from None
+        return StepEnd(t + h)
+
     @_fmi_call
-    def do_step(self, t: float, h: float) -> None:
-        self._fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+    def _terminated(self) -> bool:
+        return self._fmu.getBooleanStatus(FMI2_TERMINATED)
+
+    @_fmi_call
+    def _last_time(self) -> float:
+        return self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
 
 
 class Fmi3Slave(_Fmi3, FmiInstance):
-    """An FMI 3.0 Co-Simulation instance."""
+    """An FMI 3.0 Co-Simulation instance.
+
+    Where the FMU declares `hasEventMode`, the instance is created with Event
+    Mode used, and with early return allowed where it also may return early
+    (`mightReturnEarlyFromDoStep` or `canReturnEarlyAfterIntermediateUpdate`):
+    doStep then stops at each of the FMU's events, and `handle_event` runs
+    it. Step Mode is entered only from Event Mode, as FMI 3.0 asks.
+    """
 
     interface = "CoSimulation"
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi3 import FMU3Slave
 
+        part = description.coSimulation
+        self.uses_event_mode = bool(part.hasEventMode)
+        self.returns_early = self.uses_event_mode and bool(
+            part.mightReturnEarlyFromDoStep
+            or part.canReturnEarlyAfterIntermediateUpdate
+        )
         return FMU3Slave(
             guid=description.guid,
             unzipDirectory=str(unzip_dir),
-            modelIdentifier=description.coSimulation.modelIdentifier,
+            modelIdentifier=part.modelIdentifier,
             instanceName=self.name,
         )
 
     @_fmi_call
     def _instantiate(self) -> None:
-        self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
+        try:
+            self._fmu.instantiate(
+                loggingOn=True,
+                logMessage=self._logger(),
+                eventModeUsed=self.uses_event_mode,
+                earlyReturnAllowed=self.returns_early,
+            )
+        except Exception:  # noqa: BLE001 - fmpy: "Failed to instantiate FMU"
+            if not self.uses_event_mode:
+                raise
+            # Some FMUs declare hasEventMode but refuse it (the Reference Roberts):
+            # then their events stay inside doStep, as in FMI 2.
+            self.uses_event_mode = self.returns_early = False
+            self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
     @_fmi_call
     def initialize(
-        self, t0: float, reals: dict[int, float], ints: dict[int, int]
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
     ) -> None:
-        _Fmi3.initialize.__wrapped__(self, t0, reals, ints)
-        self._fmu.enterStepMode()
+        _Fmi3.initialize.__wrapped__(self, t0, start, tolerance, inputs)
+        if self.uses_event_mode:  # exitInitializationMode left it in Event Mode
+            self._iterate(MAX_INITIAL_ITERATIONS)
+            self._fmu.enterStepMode()
 
     @_fmi_call
-    def do_step(self, t: float, h: float) -> None:
-        _, terminate, _, _ = self._fmu.doStep(t, h)
-        if terminate:
-            raise FMUError("fmi3DoStep", "terminateSimulation", self.path)
+    def do_step(self, t: float, h: float) -> StepEnd:
+        """Step from t by h; with early return, stop at the FMU's first event."""
+        needed, terminate, early, last = self._fmu.doStep(t, h, False)
+        reached = last if early and last < t + h else t + h
+        return StepEnd(reached, bool(needed), bool(terminate))
+
+    @_fmi_call
+    def handle_event(self, max_iterations: int) -> EventInfo:
+        """Run the event doStep asked for: Event Mode, iteration, Step Mode."""
+        self._fmu.enterEventMode()
+        info = self._iterate(max_iterations)
+        if not info.terminate:
+            self._fmu.enterStepMode()
+        return info
 
 
 INSTANCE_CLASSES = {
@@ -512,120 +680,49 @@ def binary_folder(fmi_version: str) -> str:
     return f"{machine}-{system}"
 
 
-class FmuArchive:
-    """An FMU file, checked and unpacked once; closed with the last instance."""
+LIBRARY_SUFFIX = {"Linux": ".so", "Darwin": ".dylib", "Windows": ".dll"}
 
-    def __init__(self, path: str | Path) -> None:
-        import fmpy
 
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise FmibridgeError(f"{self.path}: no such FMU file.")
-        if not zipfile.is_zipfile(self.path):
-            raise FmibridgeError(
-                f"{self.path}: not an FMU (not a zip archive); rebuild or re-export it."
-            )
-        try:
-            self.description = fmpy.read_model_description(str(self.path))
-        except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
-            raise FmibridgeError(
-                f"{self.path}: unreadable modelDescription.xml: {exc}"
-            ) from None
-        self.fmi_version = self.description.fmiVersion
-        if self.fmi_version not in ("2.0", "3.0"):
-            raise FmibridgeError(
-                f"{self.path}: FMI {self.fmi_version} is not supported; export "
-                f"FMI 2.0 or 3.0."
-            )
-        self.variables = {v.name: _variable(v) for v in self.description.modelVariables}
-        self._unzip_dir: Path | None = None
+def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
+    """Return a new instance of `interface` from the unpacked `archive`.
 
-    @property
-    def interfaces(self) -> tuple[str, ...]:
-        d = self.description
-        return tuple(
-            name
-            for name, part in (
-                ("ModelExchange", d.modelExchange),
-                ("CoSimulation", d.coSimulation),
-            )
-            if part is not None
+    Raises
+    ------
+    FmibridgeError
+        If the FMU does not offer `interface` (or offers only Scheduled
+        Execution).
+    FMUError
+        Naming the FMU: no binary for this platform, or an instantiation the
+        FMU refused (with its log); FmibridgeError for a binary that does not
+        load.
+    """
+    archive.check_interface(interface)
+    identifier = archive.part(interface).modelIdentifier
+    folder = archive.unzipped() / "binaries" / binary_folder(archive.fmi_version)
+    library = folder / f"{identifier}{LIBRARY_SUFFIX.get(platform.system(), '')}"
+    if not library.is_file():
+        binaries = folder.parent
+        offered = (
+            sorted(p.name for p in binaries.glob("*")) if binaries.is_dir() else []
         )
-
-    def capability(self, interface: str, flag: str) -> bool:
-        part = (
-            self.description.modelExchange
-            if interface == "ModelExchange"
-            else self.description.coSimulation
+        raise FMUError(
+            "binaries",
+            "missing",
+            str(archive.path),
+            f"no binary for this platform "
+            f"(binaries/{folder.name}/{library.name}); "
+            f"the FMU has {offered or 'no binaries'}",
         )
-        return bool(getattr(part, flag, False))
-
-    def instantiate(self, interface: str) -> FmiInstance:
-        """Return a new instance of the given interface type."""
-        if interface not in self.interfaces:
-            raise FMUError(
-                interface,
-                "missing",
-                str(self.path),
-                f"the FMU offers {list(self.interfaces) or 'no interface'}",
-            )
-        part = (
-            self.description.modelExchange
-            if interface == "ModelExchange"
-            else self.description.coSimulation
-        )
-        unzip_dir = self._unzipped()
-        folder = binary_folder(self.fmi_version)
-        library = unzip_dir / "binaries" / folder / f"{part.modelIdentifier}.so"
-        if platform.system() == "Linux" and not library.is_file():
-            offered = (
-                sorted(p.name for p in (unzip_dir / "binaries").glob("*"))
-                if (unzip_dir / "binaries").is_dir()
-                else []
-            )
-            raise FMUError(
-                "binaries",
-                "missing",
-                str(self.path),
-                f"no binary for this platform "
-                f"(binaries/{folder}/{part.modelIdentifier}.so); "
-                f"the FMU has {offered or 'no binaries'}",
-            )
-        return INSTANCE_CLASSES[(self.fmi_version, interface)](
-            self.path, self.description, unzip_dir
-        )
-
-    def _unzipped(self) -> Path:
-        if self._unzip_dir is None:
-            self._unzip_dir = Path(tempfile.mkdtemp(prefix="fmibridge_"))
-            try:
-                with zipfile.ZipFile(self.path) as archive:
-                    archive.extractall(self._unzip_dir)
-            except zipfile.BadZipFile as exc:
-                raise FmibridgeError(
-                    f"{self.path}: corrupt FMU archive: {exc}"
-                ) from None
-        return self._unzip_dir
-
-    def cleanup(self) -> None:
-        if self._unzip_dir is not None:
-            shutil.rmtree(self._unzip_dir, ignore_errors=True)
-            self._unzip_dir = None
-
-
-def _variable(v) -> Variable:
-    start = None
-    if v.start is not None and v.type in (
-        "Real",
-        "Float64",
-        "Integer",
-        "Int32",
-        "Boolean",
-    ):
-        try:
-            start = float(v.start)
-        except (TypeError, ValueError):
-            start = None
-    return Variable(
-        v.name, int(v.valueReference), v.type, v.causality, v.variability, start
-    )
+    cls, cwd = INSTANCE_CLASSES[(archive.fmi_version, interface)], os.getcwd()
+    try:
+        return cls(archive.path, archive.description, archive.unzipped())
+    except FMUError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to load shared library"
+        reason = str(exc).rsplit(": ", 1)[-1].strip() or type(exc).__name__
+        raise FmibridgeError(
+            f"{archive.path}: cannot load binaries/{folder.name}/{library.name} "
+            f"({reason}); the binary is damaged or built for another platform."
+        ) from None
+    finally:
+        os.chdir(cwd)  # fmpy changes into the binaries folder and, on failure, stays

@@ -7,6 +7,14 @@ Model Exchange sets continuous states; Co-Simulation sets the state variables
 where the FMU accepts it and otherwise resets the instance and re-initialises
 it at the event time with the new state as start values. Saved FMU states
 serve rollback when a step is halved.
+
+Both are masters of the FMU's own discrete behaviour as FMI asks: Model
+Exchange runs time events exactly at `nextEventTime`, state events through
+the event indicators (`fmu_event_edges`), the events `completedIntegratorStep`
+asks for, each with event iteration to a fixed point; Co-Simulation (FMI 3
+with Event Mode) runs the events at which doStep returns early. Each flow
+records the FMU's outputs (`outputs`, arrays as `y[1]`, `y[2]`, ...) where
+the Result samples, and `terminateSimulation` ends the run (Status.TERMINATED).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +30,51 @@ import numpy as np
 from ..core.errors import FmibridgeError, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
-from .base import RATE_STEP, Flow, VectorField, compiled_steps
+from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
-from .fmi import FmiInstance, FmuArchive
+from .fmi import FmiInstance
+from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 
 InputValue = float | Callable[[float], float]
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
+MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
+SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
+REAL_TYPES = ("Real", "Float64", "Float32")
+
+
+def _is_discrete(variable: Variable) -> bool:
+    """True for an input that changes only at events (not a continuous real)."""
+    return variable.variability == "discrete" or variable.type not in REAL_TYPES
+
+
+class _Reader:
+    """Reads the values of some variables, one FMU call per FMI type."""
+
+    def __init__(self, instance: FmiInstance, variables: Sequence[Variable]) -> None:
+        self._instance = instance
+        groups: dict[str, list[Variable]] = {}
+        for variable in variables:
+            groups.setdefault(variable.type, []).append(variable)
+        self._calls = [
+            (t, [v.vr for v in vs], sum(v.size for v in vs)) for t, vs in groups.items()
+        ]
+        order = [v for vs in groups.values() for v in vs]  # the order the calls give
+        positions, k = {}, 0
+        for v in order:
+            positions[v.name], k = range(k, k + v.size), k + v.size
+        self._take = np.array(
+            [i for v in variables for i in positions[v.name]], dtype=np.intp
+        )
+        self.names = tuple(n for v in variables for n in v.element_names)
+
+    def read(self) -> np.ndarray:
+        if not self._calls:
+            return np.empty(0)
+        values = []
+        for fmi_type, vrs, n in self._calls:
+            values.extend(self._instance.get_values(fmi_type, vrs, n))
+        return np.array(values, dtype=float)[self._take]
 
 
 class _FmuFlow:
@@ -40,67 +86,115 @@ class _FmuFlow:
         self,
         fmu: str | Path | FmuArchive,
         *,
-        parameters: Mapping[str, float] | None = None,
-        start: Mapping[str, float] | None = None,
+        parameters: Mapping[str, object] | None = None,
+        start: Mapping[str, object] | None = None,
         inputs: Mapping[str, InputValue] | None = None,
         states: tuple[str, ...] | None = None,
-        t0: float = 0.0,
+        outputs: Sequence[str] | None = (),
+        t0: float | None = None,
+        tolerance: float | None = None,
     ) -> None:
         self.archive = fmu if isinstance(fmu, FmuArchive) else FmuArchive(fmu)
         self.path = str(self.archive.path)
-        self.state_names = states or self._state_names_from_description()
-        self._state_vrs = [self._vr(n, "state") for n in self.state_names]
-        self._inputs = self._check_inputs(inputs or {})
-        settable = {
-            **self._check_settable(parameters or {}, "parameter"),
-            **self._check_settable(start or {}, "start value"),
-        }
-        self._start_reals = {
-            vr: v for vr, (v, is_int) in settable.items() if not is_int
-        }
-        self._start_ints = {
-            vr: round(v) for vr, (v, is_int) in settable.items() if is_int
-        }
-        self.output_names = self._readable_names()
-        self._output_vrs = [self._vr(n, "output") for n in self.output_names]
-        self._instance: FmiInstance | None = self.archive.instantiate(self.interface)
+        self._instance: FmiInstance | None = None
         try:
-            self._initialize(t0)
+            self._set_up(parameters, start, inputs, states, outputs)
+            self.archive.check_interface(self.interface)
+            experiment = self.archive.experiment
+            start = 0.0 if experiment.start is None else experiment.start
+            self.t0 = float(start if t0 is None else t0)
+            if tolerance is None:
+                tolerance = experiment.tolerance
+            self._tolerance = tolerance
+            self._instance = self.archive.instantiate(self.interface)
+            self._bind_readers()
+            self._initialize(self.t0)
         except BaseException:
             self.close()
             raise
 
     # -- names and checks ------------------------------------------------------
 
-    def _state_names_from_description(self) -> tuple[str, ...]:
-        derivatives = self.archive.description.derivatives
-        if not derivatives:
-            raise FmibridgeError(
-                f"{self.path}: the model description lists no state derivatives; "
-                f"name the state variables (`states` in the adapter file)."
-            )
-        return tuple(d.variable.derivative.name for d in derivatives)
+    def _set_up(self, parameters, start, inputs, states, outputs) -> None:
+        self._state_variables = self._states_from_description(states)
+        self.state_names = tuple(
+            n for v in self._state_variables for n in v.element_names
+        )
+        checked = self._check_inputs(inputs or {})
+        self._inputs = {  # continuous real inputs: set at every evaluation
+            vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])
+        }
+        self._discrete_inputs = {  # held constant: set in Initialization Mode only
+            vr: (v.type, u) for vr, (v, u) in checked.items() if _is_discrete(v)
+        }
+        self._start = {
+            **self._check_settable(parameters or {}, "parameter"),
+            **self._check_settable(start or {}, "start value"),
+        }
+        readable = self._readable(("output", "local"), REAL_TYPES)
+        self._readable_variables = [
+            v for v in readable if not v.name.startswith("der(")
+        ]
+        self.output_names = tuple(
+            n for v in self._readable_variables for n in v.element_names
+        )
+        self._recorded_variables = self._recorded(outputs)
+        self.recorded_names = tuple(
+            n for v in self._recorded_variables for n in v.element_names
+        )
 
-    def _vr(self, name: str, role: str) -> int:
+    def _states_from_description(self, states) -> list[Variable]:
+        """The state variables: `states` by name, else those with a derivative."""
+        if states is not None:
+            return [self._variable(n, "state") for n in states]
+        return [
+            self._variable(d.variable.derivative.name, "state")
+            for d in self.archive.description.derivatives
+        ]
+
+    def _variable(self, name: str, role: str) -> Variable:
         variable = self.archive.variables.get(name)
         if variable is None:
             raise FmibridgeError(
                 f"{self.path}: no variable {name!r} (used as {role}); "
                 f"the FMU has {sorted(self.archive.variables)}."
             )
-        return variable.vr
+        return variable
+
+    def _vr(self, name: str, role: str) -> int:
+        return self._variable(name, role).vr
+
+    def _readable(self, causalities, types) -> list[Variable]:
+        """Variables of these causalities and types that are not states."""
+        states = {v.name for v in self._state_variables}
+        return [
+            v
+            for v in self.archive.variables.values()
+            if v.type in types and v.causality in causalities and v.name not in states
+        ]
+
+    def _recorded(self, outputs: Sequence[str] | None) -> list[Variable]:
+        """The variables the Result records: `outputs`, or (None) every output."""
+        if outputs is None:
+            return self._readable(("output",), NUMERIC_TYPES)
+        variables = [self._variable(n, "output to record") for n in outputs]
+        for v in variables:
+            if not v.is_numeric:
+                raise FmibridgeError(
+                    f"{self.path}: {v.name!r} has type {v.type}; a Result records "
+                    f"numbers only."
+                )
+        return variables
 
     def _check_settable(
-        self, values: Mapping[str, float], role: str
-    ) -> dict[int, tuple]:
-        """Return {vr: (value, is_integer)} for values the FMU lets us set."""
+        self, values: Mapping[str, object], role: str
+    ) -> dict[int, tuple[str, object]]:
+        """Return {vr: (type, value)} for values the FMU lets us set."""
         checked = {}
         for name, value in values.items():
-            vr = self._vr(name, role)
-            variable = self.archive.variables[name]
-            if (
-                variable.causality not in ("parameter", "input")
-                and variable.start is None
+            variable = self._variable(name, role)
+            if variable.causality not in ("parameter", "input") and (
+                variable.start_text is None
             ):
                 raise FmibridgeError(
                     f"{self.path}: {role} {name!r} cannot be set: it has causality "
@@ -108,59 +202,87 @@ class _FmuFlow:
                 )
             if variable.variability == "constant":
                 raise FmibridgeError(f"{self.path}: {role} {name!r} is a constant.")
-            if not np.isfinite(value):
-                raise FmibridgeError(
-                    f"{self.path}: {role} {name!r} must be finite, got {value!r}."
-                )
-            if variable.type not in ("Real", "Float64", "Integer", "Int32"):
-                raise FmibridgeError(
-                    f"{self.path}: {role} {name!r} has type {variable.type}; fmibridge "
-                    f"sets Real/Float64 and Integer/Int32 variables."
-                )
-            is_int = variable.type in ("Integer", "Int32")
-            if is_int and float(value) != round(value):
-                raise FmibridgeError(
-                    f"{self.path}: {role} {name!r} is an integer, got {value!r}."
-                )
-            checked[vr] = (float(value), is_int)
+            checked[variable.vr] = (variable.type, self._number(variable, value, role))
         return checked
 
-    def _check_inputs(
-        self, inputs: Mapping[str, InputValue]
-    ) -> list[tuple[int, InputValue]]:
-        checked = []
+    def _number(self, variable: Variable, value: object, role: str):
+        """Check a value (a number, or for an array as many numbers) for `variable`."""
+        where = f"{self.path}: {role} {variable.name!r}"
+        if not variable.is_numeric:
+            raise FmibridgeError(
+                f"{where} has type {variable.type}; fmibridge sets numbers (the "
+                f"Real, Float, Integer, Boolean and Enumeration types)."
+            )
+        values = np.ravel(np.asarray(value, dtype=float))
+        if values.size != variable.size:
+            raise FmibridgeError(
+                f"{where} takes {variable.size} value(s), got {value!r}."
+            )
+        if not np.all(np.isfinite(values)):
+            raise FmibridgeError(f"{where} must be finite, got {value!r}.")
+        if NUMERIC_TYPES[variable.type] and np.any(values != np.round(values)):
+            raise FmibridgeError(f"{where} is an integer, got {value!r}.")
+        if variable.type == "Boolean" and not set(values.tolist()) <= {0.0, 1.0}:
+            raise FmibridgeError(f"{where} is a Boolean (0 or 1), got {value!r}.")
+        return values.tolist() if variable.shape else values[0]
+
+    def _check_inputs(self, inputs: Mapping[str, InputValue]) -> dict:
+        """Return {vr: (variable, value)} for inputs: numbers, or u(t) if Real."""
+        checked = {}
         for name, value in inputs.items():
-            vr = self._vr(name, "input")
-            if self.archive.variables[name].causality != "input":
+            variable = self._variable(name, "input")
+            if variable.causality != "input":
                 raise FmibridgeError(
                     f"{self.path}: {name!r} is not an input (causality "
-                    f"{self.archive.variables[name].causality!r})."
+                    f"{variable.causality!r})."
                 )
-            checked.append((vr, value))
+            if callable(value) and (_is_discrete(variable) or variable.shape):
+                raise FmibridgeError(
+                    f"{self.path}: input {name!r} is {variable.variability} "
+                    f"{variable.type}; a function of time drives continuous scalar "
+                    f"real inputs only (give a number: it is held)."
+                )
+            if not callable(value):
+                value = self._number(variable, value, "input")
+            checked[variable.vr] = (variable, value)
         return checked
 
-    def _readable_names(self) -> tuple[str, ...]:
-        return tuple(
-            v.name
-            for v in self.archive.variables.values()
-            if v.type in ("Real", "Float64")
-            and v.causality in ("output", "local")
-            and v.name not in self.state_names
-            and not v.name.startswith("der(")
-        )
+    def _bind_readers(self) -> None:
+        self._states_reader = _Reader(self.instance, self._state_variables)
+        self._output_reader = _Reader(self.instance, self._readable_variables)
+        self._record_reader = _Reader(self.instance, self._recorded_variables)
 
     def _named(self, x: np.ndarray) -> dict[str, float]:
         """Return the states x and the outputs the FMU holds now, by name."""
-        values = self.instance.get_reals(self._output_vrs) if self._output_vrs else []
+        values = self._output_reader.read() if self.output_names else ()
         return {
             **dict(zip(self.state_names, map(float, x), strict=True)),
             **dict(zip(self.output_names, map(float, values), strict=True)),
         }
 
+    def _recorded_values(self) -> dict[str, float]:
+        values = self._record_reader.read()
+        return dict(zip(self.recorded_names, values.tolist(), strict=True))
+
+    def _input_values(self, t: float) -> dict[int, tuple[str, object]]:
+        return {
+            vr: (variable.type, u(t) if callable(u) else u)
+            for vr, (variable, u) in self._inputs.items()
+        }
+
+    def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
+        """Every input at t, set in Initialization Mode (discrete ones only there)."""
+        return {**self._input_values(t), **self._discrete_inputs}
+
     def _set_inputs(self, t: float) -> None:
         if self._inputs:
-            values = [u(t) if callable(u) else u for _, u in self._inputs]
-            self.instance.set_reals([vr for vr, _ in self._inputs], values)
+            self.instance._set_start(self._input_values(t))
+
+    def _held_input(self, name: str) -> tuple[int, Callable[[float], object]]:
+        """The value reference of a real input and its value u(t) as set now."""
+        vr = self._vr(name, "input")
+        held = self._inputs.get(vr, (None, 0.0))[1]
+        return vr, (held if callable(held) else lambda t: held)
 
     @property
     def instance(self) -> FmiInstance:
@@ -170,14 +292,12 @@ class _FmuFlow:
 
     @property
     def parameter_values(self) -> dict[str, float]:
-        """Every real parameter's value, read from the FMU."""
-        names = [
-            v.name
-            for v in self.archive.variables.values()
-            if v.causality == "parameter" and v.type in ("Real", "Float64")
+        """Every scalar real parameter's value, read from the FMU."""
+        variables = [
+            v for v in self._readable(("parameter",), REAL_TYPES) if not v.shape
         ]
-        values = self.instance.get_reals([self.archive.variables[n].vr for n in names])
-        return dict(zip(names, map(float, values), strict=True))
+        values = _Reader(self.instance, variables).read()
+        return dict(zip([v.name for v in variables], values.tolist(), strict=True))
 
     def describe(self) -> dict[str, str]:
         return {
@@ -209,24 +329,36 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     ----------
     fmu : path or FmuArchive
     parameters, start : mapping, optional
-        Values by FMU variable name, set before initialisation.
+        Values by FMU variable name, set before initialisation (a list for an
+        array).
     inputs : mapping, optional
-        Real inputs by name: a constant or a function u(t), set at every
-        right-hand-side evaluation (so at the integrator's stage times).
-    t0 : float
-        Start time.
+        Inputs by name: a number, or for a real input a function u(t), set
+        at every right-hand-side evaluation (so at the integrator's stage
+        times).
+    outputs : sequence of str or None
+        Variables the Result records at each sample (None: every output).
+    t0, tolerance : float, optional
+        Start time and the tolerance passed to the FMU; default: the FMU's
+        DefaultExperiment (else 0 and none).
     """
 
     interface = "ModelExchange"
 
     def _initialize(self, t0: float) -> None:
-        self.instance.initialize(t0, self._start_reals, self._start_ints)
-        self.instance.finish_initialization(MAX_EVENT_ITERATIONS)
+        self.instance.initialize(
+            t0, self._start, self._tolerance, self._initial_inputs(t0)
+        )
+        self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
         self.x0 = self.instance.get_states()
         self._z_key: tuple | None = None
-        self._discrete: dict[int, int] = {}  # discrete inputs as last set in event mode
+        self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
-        self._has_varying_inputs = any(callable(u) for _, u in self._inputs)
+        self._has_varying_inputs = any(callable(u) for _, u in self._inputs.values())
+
+    def _absorb(self, info) -> None:
+        """Keep what an event iteration ended with: next time event, termination."""
+        self._next_time = info.next_time
+        self.is_terminated = self.is_terminated or info.terminate
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         if self._inputs:
@@ -265,6 +397,30 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.instance.set_time_and_states(t, x)
         return self._named(x)
 
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the recorded outputs at (t, x); an ended FMU keeps its values."""
+        if not self.recorded_names:
+            return {}, ()
+        if not self.is_terminated:  # after terminateSimulation it stays in Event Mode
+            self._set_inputs(t)
+            self.instance.set_time_and_states(t, x)
+        return self._recorded_values(), ()
+
+    def next_event_time(self) -> float:
+        return self._next_time
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self.event_update(t, x)
+
+    def step_completed(self, t: float, x: np.ndarray) -> bool:
+        """Call completedIntegratorStep where the FMU needs it; True: event now."""
+        if not self.instance.needs_completed_step or self.is_terminated:
+            return False
+        self._set_inputs(t)
+        enter, terminate = self.instance.completed_step(t, x)
+        self.is_terminated = self.is_terminated or terminate
+        return enter and not terminate
+
     def set_discrete_inputs(
         self, t: float, x: np.ndarray, ints: Mapping[int, int]
     ) -> None:
@@ -272,14 +428,14 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         changed = {vr: v for vr, v in ints.items() if self._discrete.get(vr) != v}
         if changed:
             self.instance.set_time_and_states(t, x)
-            self.instance.event_iteration(MAX_EVENT_ITERATIONS, ints=changed)
+            typed = {vr: (self.instance._int, v) for vr, v in changed.items()}
+            self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, typed))
             self._discrete.update(changed)
             self._z_key = None
 
     def rhs_with(self, t: float, x: np.ndarray, name: str, value: float) -> np.ndarray:
         """Return dx/dt with the real input `name` at `value` for this call only."""
-        vr = self._vr(name, "input")
-        held = dict(self._inputs).get(vr, 0.0)
+        vr, held = self._held_input(name)
         self._set_inputs(t)
         self.instance.set_reals([vr], [value])
         try:
@@ -287,7 +443,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
                 self.instance.derivatives(t, x), "get derivatives", t
             )
         finally:
-            self.instance.set_reals([vr], [held(t) if callable(held) else held])
+            self.instance.set_reals([vr], [held(t)])
 
     def event_indicator(self, i: int) -> Callable[[float, np.ndarray], float]:
         """Return g(t, x) = the FMU's i-th event indicator."""
@@ -382,7 +538,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         """Run the FMU's event mode at (t, x) and return its continuous state after."""
         self._set_inputs(t)
         self.instance.set_time_and_states(t, x)
-        self.instance.event_iteration(MAX_EVENT_ITERATIONS)
+        self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS))
         self._z_key = None
         return self.instance.get_states()
 
@@ -394,7 +550,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
     to is saved (get/set FMU state), so a halved step restarts from it. A
     point that was never reached (a reset) is entered by setting the state
     variables, or where the FMU refuses that, by fmiReset and
-    re-initialisation at that time with the new state as start values.
+    re-initialisation at that time with the new state as start values. An
+    FMI 3 FMU with Event Mode returns early at its own events; each is run
+    (Event Mode, iteration) where the FMU stopped and logged as `fmu_event`
+    once the step is accepted (`observe`).
 
     Raises
     ------
@@ -418,19 +577,71 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 "fmibridge needs it to undo a Co-Simulation step when a crossing is "
                 "halved; use the Model Exchange interface or re-export the FMU with it",
             )
-        self.instance.initialize(t0, self._start_reals, self._start_ints)
-        self.x0 = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
+        self.instance.initialize(
+            t0, self._start, self._tolerance, self._initial_inputs(t0)
+        )
+        self.x0 = self._states_reader.read()
+        self.reports_events = self.instance.uses_event_mode  # FMI 3 Event Mode
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
         self._at: tuple = (t0, self.x0.tobytes())
+        self._snap = 0.0  # times within this of self._at's are the same time
         self._can_set_states: bool | None = None
+        self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         self.goto(t, x)
         self._set_inputs(t)
-        self.instance.do_step(t, h)
-        y = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
-        self._at = (t + h, y.tobytes())
-        return self._check_finite(y, "doStep", t + h)
+        return self._step(t, h)
+
+    def _step(self, t: float, h: float) -> np.ndarray:
+        """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""
+        t_now, t_end, events = t, t + h, []
+        for _ in range(MAX_EVENTS_PER_STEP):
+            end = self.instance.do_step(t_now, t_end - t_now)
+            if end.event_needed:
+                events.extend(self._fmu_event(end.t))
+            if end.terminate or self.is_terminated:
+                x = self._states_reader.read()
+                self._at, self._snap = (end.t, x.tobytes()), 0.0
+                self._events = (self._at, tuple(events))
+                raise FlowTerminated(end.t, x)
+            if end.t >= t_end:
+                y = self._states_reader.read()
+                self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
+                self._events = (self._at, tuple(events))
+                return self._check_finite(y, "doStep", t_end)
+            t_now = end.t
+        raise FMUError(
+            "doStep",
+            "too many events",
+            self.path,
+            f"more than {MAX_EVENTS_PER_STEP} FMU events between t = {t!r} and "
+            f"{t_end!r} (Zeno?)",
+        )
+
+    def _fmu_event(self, t: float) -> tuple[tuple, ...]:
+        """Run the event doStep stopped for at t; return it as (t, name, x before,
+        x after, outputs before, after), or nothing where it changed neither
+        (an FMU may ask for an event that its own conditions then ignore)."""
+        before = self._states_reader.read(), self._recorded_values()
+        info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
+        self.is_terminated = self.is_terminated or info.terminate
+        after = self._states_reader.read(), self._recorded_values()
+        if np.array_equal(before[0], after[0]) and before[1] == after[1]:
+            return ()
+        return ((t, "fmu_event", before[0], after[0], before[1], after[1]),)
+
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the recorded outputs at (t, x), and the FMU's own events in the
+        step that ended there (each once)."""
+        key, events = self._events
+        events = events if key == self._at and self._is_at((t, x.tobytes())) else ()
+        if events:
+            self._events = (key, ())
+        if not self.recorded_names:
+            return {}, events
+        self.goto(t, x)
+        return self._recorded_values(), events
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         self.goto(t, x)
@@ -440,18 +651,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self, t: float, x: np.ndarray, h: float, name: str, value: float
     ) -> np.ndarray:
         """Return x(t + h) with the real input `name` at `value` for this step only."""
-        vr = self._vr(name, "input")
-        held = dict(self._inputs).get(vr, 0.0)
+        vr, held = self._held_input(name)
         self.goto(t, x)
         self._set_inputs(t)
         self.instance.set_reals([vr], [value])
         try:
-            self.instance.do_step(t, h)
-            y = np.array(self.instance.get_reals(self._state_vrs), dtype=float)
+            return self._step(t, h)
         finally:
-            self.instance.set_reals([vr], [held(t) if callable(held) else held])
-        self._at = (t + h, y.tobytes())
-        return self._check_finite(y, "doStep", t + h)
+            self.instance.set_reals([vr], [held(t)])
 
     def set_discrete_inputs(
         self, t: float, x: np.ndarray, ints: Mapping[int, int]
@@ -461,8 +668,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self.instance.set_ints(list(ints), list(ints.values()))
 
     def goto(self, t: float, x: np.ndarray) -> None:
-        """Put the FMU at (t, x): restore a saved state, or enter a reset state."""
+        """Put the FMU at (t, x): restore a saved state, or enter a reset state.
+
+        A time within round-off of where the FMU is (a method lands on t_end
+        by setting t = t_end, SNAP_RTOL of the step away) counts as the same.
+        """
         key = (t, x.tobytes())
+        if self._is_at(key):
+            key = self._at
         if key != self._at:
             if key in self._snapshots:
                 self.instance.set_state(self._snapshots[key])
@@ -474,17 +687,29 @@ class CoSimulationFlow(_FmuFlow, Flow):
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
 
+    def _is_at(self, key: tuple) -> bool:
+        t_at, x_at = self._at
+        return key[1] == x_at and abs(key[0] - t_at) <= self._snap
+
     def _enter(self, t: float, x: np.ndarray) -> None:
         same_time = [k for k in self._snapshots if k[0] == t]
         if same_time and self._can_set_states is not False:
             self.instance.set_state(self._snapshots[same_time[-1]])
             try:
-                self.instance.set_reals(self._state_vrs, x)
+                self.instance._set_start(self._state_values(x))
                 self._can_set_states = True
                 return
             except FMUError:
                 self._can_set_states = False
         self._reinitialize(t, x)
+
+    def _state_values(self, x: np.ndarray) -> dict[int, tuple[str, object]]:
+        """The state variables at x, as {vr: (type, value)} (arrays as lists)."""
+        values, k = {}, 0
+        for v in self._state_variables:
+            chunk = x[k : k + v.size].tolist()
+            values[v.vr], k = (v.type, chunk if v.shape else chunk[0]), k + v.size
+        return values
 
     def _reinitialize(self, t: float, x: np.ndarray) -> None:
         try:
@@ -497,8 +722,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 "fmibridge cannot apply a reset: the FMU accepts neither setting its "
                 "state variables nor fmiReset",
             ) from None
-        states = dict(zip(self._state_vrs, map(float, x), strict=True))
-        self.instance.initialize(t, {**self._start_reals, **states}, self._start_ints)
+        start = {**self._start, **self._state_values(x)}
+        self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
 
     def close(self) -> None:
         if self._instance is not None:
@@ -530,16 +755,27 @@ def open_fmu(
 ) -> ModelExchangeFlow | CoSimulationFlow:
     """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
 
+    `options` are those of the flow (`parameters`, `start`, `inputs`,
+    `outputs`, `t0`, `tolerance`); `t0` and `tolerance` default to the FMU's
+    DefaultExperiment.
+
+    Raises
+    ------
+    FmibridgeError
+        For an unknown `interface`, or one the FMU does not offer (an FMU
+        with Scheduled Execution only is refused saying so).
+
     Examples
     --------
     >>> flow = open_fmu("fmus/build/BouncingBall.fmu", "me")  # doctest: +SKIP
     """
     archive = FmuArchive(fmu)
     if interface is None:
-        interface = archive.interfaces[0] if archive.interfaces else "ModelExchange"
-    if interface not in INTERFACE_NAMES:
-        archive.cleanup()
+        offered = [i for i in archive.interfaces if i in FLOW_CLASSES]
+        interface = offered[0] if offered else archive.interfaces[0]
+    if interface not in INTERFACE_NAMES and interface != "ScheduledExecution":
         raise FmibridgeError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
+    archive.check_interface(INTERFACE_NAMES.get(interface, interface))
     return FLOW_CLASSES[INTERFACE_NAMES[interface]](archive, **options)
 
 
@@ -569,14 +805,22 @@ def fmu_system(
 ) -> HybridSystem:
     """Return an exported FMU with its own events as a one-mode HybridSystem.
 
-    Its events are those of `fmu_event_edges`.
+    Its events are those of `fmu_event_edges`; its Result records every
+    output of the FMU (unless `outputs` says otherwise), and its
+    `experiment` is the FMU's DefaultExperiment, so `method.run(system)`
+    stops at its stopTime.
     """
-    flow = open_fmu(fmu, interface, **options)
-    return HybridSystem(
-        [Mode("model", flow, fmu_event_edges(flow, "model"))],
-        "model",
-        flow.x0,
-        t0=options.get("t0", 0.0),
-        parameters=flow.parameter_values,
-        name=Path(fmu).stem,
-    )
+    flow = open_fmu(fmu, interface, **{"outputs": None, **options})
+    try:
+        return HybridSystem(
+            [Mode("model", flow, fmu_event_edges(flow, "model"))],
+            "model",
+            flow.x0,
+            t0=flow.t0,
+            parameters=flow.parameter_values,
+            name=Path(fmu).stem,
+            experiment=flow.archive.experiment,
+        )
+    except BaseException:
+        flow.close()
+        raise

@@ -83,6 +83,40 @@ class _ModeInputs:
     def describe(self) -> dict[str, str]:
         return {**self.flow.describe(), "mode_inputs": self.mode}
 
+    # -- the FMU's own discrete behaviour, seen from this mode -----------------
+
+    @property
+    def recorded_names(self) -> tuple[str, ...]:
+        return self.flow.recorded_names
+
+    @property
+    def is_terminated(self) -> bool:
+        return self.flow.is_terminated
+
+    @property
+    def reports_events(self) -> bool:
+        return self.flow.reports_events
+
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        self._apply(t, x)
+        observed, events = self.flow.observe(t, x[: self._n])
+        held = x[self._n :]
+        return observed, tuple(
+            (t_e, name, np.concatenate([xb, held]), np.concatenate([xa, held]), *rest)
+            for t_e, name, xb, xa, *rest in events
+        )
+
+    def next_event_time(self) -> float:
+        return self.flow.next_event_time()
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        self._apply(t, x)
+        return np.concatenate([self.flow.discrete_event(t, x[: self._n]), x[self._n :]])
+
+    def step_completed(self, t: float, x: np.ndarray) -> bool:
+        self._apply(t, x)
+        return self.flow.step_completed(t, x[: self._n])
+
     def close(self) -> None:
         self.flow.close()
 

@@ -32,22 +32,25 @@ the method with its parameters and the output columns::
     zeno = "complete"           # optional: continue Zeno executions (Or and Ames)
 
 The whole file is checked before anything runs, and every problem found is
-reported in one AdapterError that names the file and the key. FMU event
-indicators (an exported model's own `when` clauses) always become guards too.
+reported in one AdapterError that names the file and the key. Every `target`
+must be a declared mode: a [modes.NAME] table or the `mode` of an edge. FMU
+event indicators (an exported model's own `when` clauses) always become guards
+too. An expression that fails at run time (`v / 0`) raises one ExpressionError
+naming the file, the key, the expression and the time.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import AdapterError, FmibridgeError
+from ..core.errors import AdapterError, ExpressionError, FmibridgeError
 from ..core.result import Result
+from ..core.span import check_span, check_step
 from ..core.system import (
     DIRECTIONS,
     Edge,
@@ -61,6 +64,7 @@ from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.contact import Contact, fmu_contact
 from .expressions import Expression
+from .toml_file import read_toml
 
 TOP_KEYS = {
     "name",
@@ -173,12 +177,20 @@ def load_adapter(
         If the FMU itself cannot be opened.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FmibridgeError(f"{path}: no such adapter file.")
-    try:
-        spec = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise AdapterError(f"{path}: not valid TOML: {exc}.") from None
+    spec = read_toml(path, "an adapter file", AdapterError)
+    from .coupled import is_coupled, load_coupled  # coupled.py builds on this file
+
+    if is_coupled(spec):
+        overrides = dict(
+            method=method,
+            method_options=method_options,
+            t_end=t_end,
+            interface=interface,
+            zeno=zeno,
+            parameters=parameters,
+            start=start,
+        )
+        return load_coupled(path, spec, overrides)
     problems = _Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
@@ -205,7 +217,7 @@ def load_adapter(
 
 def _open_flow(path: Path, spec: Mapping, problems: _Problems):
     fmu = (path.parent / str(spec["fmu"])).resolve()
-    if not fmu.is_file():
+    if not fmu.exists():
         raise FmibridgeError(
             f"{path}: [fmu] {fmu} does not exist; build the FMUs with "
             f"`fmibridge build-fmus`."
@@ -239,16 +251,22 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     edges = _edges(
         spec.get("edges", []), flows, parameters, variables, constraint, problems
     )
-    method = _method(spec.get("method", {}), method_name, method_options, problems)
+    experiment = flow.archive.experiment  # the FMU's defaults; the file's win
+    method = _method(
+        spec.get("method", {}), method_name, method_options, problems, experiment.step
+    )
     outputs = _outputs(spec.get("output", {}), flow, problems)
     initial = spec.get("initial_mode", edges[0][0] if edges else next(iter(flows)))
     if initial not in flows:
         problems.add(
             "initial_mode", f"unknown mode {initial!r}; modes are {sorted(flows)}."
         )
-    end = t_end if t_end is not None else spec.get("t_end", 1.0)
-    if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
-        problems.add("t_end", f"must be a number > 0, got {end!r}.")
+    default_end = 1.0 if experiment.stop is None else experiment.stop
+    end = t_end if t_end is not None else spec.get("t_end", default_end)
+    end = problems.check("t_end", check_span, flow.t0, end)
+    if end is not None and method is not None:
+        step = (method.h, flow.t0, end, method.max_steps, "method.h")
+        problems.check("method.h", check_step, *step)
     problems.raise_if_any()
     modes = [
         Mode(m, f, tuple(e for src, e in edges if src == m) + fmu_event_edges(f, m))
@@ -258,11 +276,13 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         modes,
         initial,
         any_flow.x0,
+        t0=flow.t0,
         parameters=parameters,
         constraint=constraint,
         name=str(spec.get("name", path.stem)),
+        experiment=experiment,
     )
-    return Adapter(path, system, method, float(end), outputs)
+    return Adapter(path, system, method, end, outputs)
 
 
 def _mode_flows(spec, flow, problems) -> dict[str, object]:
@@ -276,13 +296,12 @@ def _mode_flows(spec, flow, problems) -> dict[str, object]:
             "modes", "must be tables [modes.NAME] with `inputs = {name = value}`."
         )
         return {}
-    names = set(table)
+    names = set(table)  # declared: a [modes.NAME] table, or an edge's `mode`
     for item in (
         spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []
     ):
         if isinstance(item, Mapping):
-            source = str(item.get("mode", DEFAULT_MODE))
-            names |= {source, str(item.get("target", source))}
+            names.add(str(item.get("mode", DEFAULT_MODE)))
     names = sorted(names) or [DEFAULT_MODE]
     if not held and not table:
         return dict.fromkeys(names, flow)
@@ -298,6 +317,17 @@ def _mode_flows(spec, flow, problems) -> dict[str, object]:
             f"modes.{mode}", mode_inputs, flow, fixed, held, mode
         )
     return flows
+
+
+def flatten(table: Mapping, prefix: str = "") -> dict:
+    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
+    flat = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _numbers(table: object, key: str, problems: _Problems) -> dict[str, float]:
@@ -324,14 +354,18 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
             f"inputs.{name}", Expression.parse, source, set(parameters) | {"t"}, ""
         )
         if expr is not None:
-            inputs[name] = _input_function(expr, parameters)
+            where = f"{problems.path}: [inputs.{name}]"
+            inputs[name] = problems.check(
+                f"inputs.{name}", _input_function, expr, parameters, where
+            )
     return inputs
 
 
-def _input_function(expr: Expression, parameters: Mapping[str, float]):
+def _input_function(expr: Expression, parameters: Mapping[str, float], where: str):
+    """A constant input's value, or the function of t of a time-varying one."""
     if not expr.names - set(parameters):
-        return float(expr(parameters))
-    return lambda t: float(expr({**parameters, "t": t}))
+        return expr(parameters)
+    return lambda t: _evaluate(expr, {**parameters, "t": t}, where, t)
 
 
 def _edges(
@@ -363,6 +397,14 @@ def _edges(
             )
             continue
         mode = str(item.get("mode", DEFAULT_MODE))
+        target = str(item.get("target", mode))
+        if target not in flows:
+            problems.add(
+                f"{where}.target",
+                f"unknown mode {target!r}; the declared modes are {sorted(flows)} "
+                f"(declare a mode with [modes.NAME] or as the `mode` of an edge).",
+            )
+            continue
         flow = flows[mode]
         guard = problems.check(
             f"{where}.guard", Expression.parse, item["guard"], variables, ""
@@ -379,18 +421,9 @@ def _edges(
         if guard is None or reset is None:
             continue
         name = str(item.get("name", f"edge_{k}"))
-        fn = _guard_function(guard, flow, parameters)
-        edges.append(
-            (
-                mode,
-                Edge(
-                    Guard(fn, direction, name=name),
-                    str(item.get("target", mode)),
-                    reset,
-                    name,
-                ),
-            )
-        )
+        key = f"{problems.path}: [{where}.guard]"
+        fn = _guard_function(guard, flow, parameters, key)
+        edges.append((mode, Edge(Guard(fn, direction, name=name), target, reset, name)))
     return edges
 
 
@@ -406,9 +439,13 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
             return None
         return constraint.impact
     assignments = _reset(table, flow, variables, problems, where)
-    return (
-        None if assignments is None else _reset_function(assignments, flow, parameters)
-    )
+    if assignments is None:
+        return None
+    keys = {
+        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
+        for i in assignments
+    }
+    return _reset_function(assignments, flow, parameters, keys)
 
 
 def _reset(table, flow, variables, problems, where):
@@ -449,17 +486,26 @@ def _values(flow, parameters, used: set[str]) -> Callable[[float, np.ndarray], d
     }
 
 
-def _guard_function(expr: Expression, flow, parameters):
+def _evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float):
+    """Evaluate `expr`; a failure names `where` (file and key) and the time."""
+    try:
+        return expr(values)
+    except ExpressionError as exc:
+        raise ExpressionError(f"{where} at t = {t!r} s: {exc}") from None
+
+
+def _guard_function(expr: Expression, flow, parameters, where: str):
     values = _values(flow, parameters, expr.names)
 
     def guard(t: float, x: np.ndarray) -> float:
-        return float(expr(values(t, x)))
+        return _evaluate(expr, values(t, x), where, t)
 
     guard.__name__ = expr.source
     return guard
 
 
-def _reset_function(assignments: dict[int, Expression], flow, parameters):
+def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):
+    """The reset of `assignments`; `keys` name each one's file and key."""
     values = _values(
         flow, parameters, set().union(*(e.names for e in assignments.values()))
     )
@@ -468,7 +514,7 @@ def _reset_function(assignments: dict[int, Expression], flow, parameters):
         before = values(t, x)  # every right-hand side sees the values before the reset
         x_new = x.copy()
         for i, expr in assignments.items():
-            x_new[i] = expr(before)
+            x_new[i] = _evaluate(expr, before, keys[i], t)
         return x_new
 
     return reset
@@ -512,12 +558,15 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     return problems.check("constraint", UnilateralConstraint, *args)
 
 
-def _method(table, name, overrides, problems) -> Method | None:
+def _method(table, name, overrides, problems, h=None) -> Method | None:
+    """The [method], with `h` (the FMU's DefaultExperiment step) if none is given."""
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None
     options = {k: v for k, v in table.items() if k not in ("name", "zeno")}
     options.update({k: v for k, v in overrides.items() if v is not None})
+    if h is not None and "h" not in options:
+        options["h"] = h
     method = problems.check(
         "method", method_named, name or table.get("name", "halving"), options
     )

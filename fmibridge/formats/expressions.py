@@ -1,46 +1,96 @@
-"""A small safe evaluator for the expressions in adapter files.
+"""A small safe evaluator, of bounded cost, for the expressions in adapter files.
 
 An expression is checked node by node against a whitelist (numbers, names,
 arithmetic, comparisons, `and`/`or`/`not`, `a if c else b`, and calls of the
-math functions below by name), then compiled once and evaluated with no
-builtins. Attribute access, subscripts, lambdas, comprehensions, keyword
-arguments, strings and calls of anything else are rejected, so an adapter file
-from elsewhere cannot run code.
+math functions below by name, with their numbers of arguments), then compiled
+once and evaluated with no builtins. Attribute access, subscripts, lambdas,
+comprehensions, keyword arguments, strings and calls of anything else are
+rejected, so an adapter file from elsewhere cannot run code. A dotted name
+(`ball1.omega`, a variable of a coupled system) is read as one name, never as
+attribute access, and must be known like any other.
+
+Its cost is bounded too. The text has at most MAX_LENGTH characters and nests
+at most MAX_DEPTH operations deep, and it is checked in one pass. It computes in
+floats: every number is a float, `**` is `math.pow`, `floor` and `ceil` return
+floats, so no operation costs more than one float operation, and a huge power
+(`9**9**9`) overflows at once instead of building a huge integer. The parts
+without variables are computed once, at check time, so `9**9**9` or `1/0` is
+refused there. At run time a failure (division by zero, a domain error, an
+overflow, a result that is not finite) raises one ExpressionError naming the
+expression and the values it read.
 """
 
 from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..core.errors import FmibridgeError
+from ..core.errors import ExpressionError, FmibridgeError
 
-FUNCTIONS = {
-    name: getattr(math, name)
-    for name in (
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "atan2",
-        "sinh",
-        "cosh",
-        "tanh",
-        "exp",
-        "log",
-        "log10",
-        "sqrt",
-        "hypot",
-        "floor",
-        "ceil",
-        "copysign",
-    )
-} | {"abs": abs, "min": min, "max": max}
+# characters: the longest expression in adapters/ has 13; 1000 parse and check
+# in about a millisecond.
+MAX_LENGTH = 1000
+# nested operations: a sum of n terms nests n deep; Python's compiler
+# recurses once a level and fails near 1000.
+MAX_DEPTH = 64
+
+
+def _floor(x: float) -> float:
+    return float(math.floor(x))
+
+
+def _ceil(x: float) -> float:
+    return float(math.ceil(x))
+
+
+FUNCTIONS: dict[str, Callable[..., float]] = {
+    **{
+        name: getattr(math, name)
+        for name in (
+            "sin",
+            "cos",
+            "tan",
+            "asin",
+            "acos",
+            "atan",
+            "atan2",
+            "sinh",
+            "cosh",
+            "tanh",
+            "exp",
+            "log",
+            "log10",
+            "sqrt",
+            "hypot",
+            "copysign",
+        )
+    },
+    "abs": math.fabs,
+    "floor": _floor,
+    "ceil": _ceil,
+    "min": min,
+    "max": max,
+}
+# (fewest, most) arguments of the functions that do not take exactly one
+ARITY = {
+    "atan2": (2, 2),
+    "copysign": (2, 2),
+    "log": (1, 2),
+    "hypot": (1, math.inf),
+    "min": (2, math.inf),
+    "max": (2, math.inf),
+}
 CONSTANTS = {"pi": math.pi}
+# Functions are compiled to names no expression can spell ("sin()"), so a variable
+# called `max` cannot hide the function; `a ** b` becomes "pow()"(a, b).
+_GLOBALS = {
+    "__builtins__": {},
+    "pow()": math.pow,
+    **{f"{name}()": fn for name, fn in FUNCTIONS.items()},
+}
 
 _ALLOWED_NODES = (
     ast.Expression,
@@ -82,10 +132,12 @@ class Expression:
     --------
     >>> Expression.parse("-e * v", {"e", "v"})({"e": 0.8, "v": 2.0})
     -1.6
+    >>> Expression.parse("2 ** 10", set())({})
+    1024.0
     """
 
     source: str
-    names: frozenset[str]
+    names: frozenset[str]  # the variables it reads
     _code: object
 
     @classmethod
@@ -105,68 +157,211 @@ class Expression:
                 f"{prefix}expected an expression or a number, got {source!r}."
             )
         text = str(source)
+        shown = _shown(text)
+        if len(text) > MAX_LENGTH:
+            raise FmibridgeError(
+                f"{prefix}expression {shown} has {len(text)} characters; at most "
+                f"{MAX_LENGTH} are allowed."
+            )
         try:
             tree = ast.parse(text, mode="eval")
         except SyntaxError as exc:
             raise FmibridgeError(
-                f"{prefix}malformed expression {text!r}: {exc.msg}."
+                f"{prefix}malformed expression {shown}: {exc.msg}."
             ) from None
-        names = set()
-        for node in ast.walk(tree):
-            _check_node(node, text, prefix)
-            if isinstance(node, ast.Name) and not _is_function_name(node, tree):
-                names.add(node.id)
+        _fold_dotted_names(tree)
+        names = _checked_names(tree, shown, prefix)
         unknown = sorted(names - set(known) - set(CONSTANTS))
         if unknown:
             raise FmibridgeError(
-                f"{prefix}unknown name(s) {unknown} in {text!r}; known names are "
+                f"{prefix}unknown name(s) {unknown} in {shown}; known names are "
                 f"{sorted(known)}."
             )
-        code = compile(tree, f"<{where or 'expression'}>", "eval")
-        return cls(text, frozenset(names), code)
+        constants = {k: v for k, v in CONSTANTS.items() if k not in known}
+        tree = _Compiler(constants, shown, prefix).visit(tree)
+        code = compile(ast.fix_missing_locations(tree), "<expression>", "eval")
+        return cls(text, frozenset(names - set(constants)), code)
 
     def __call__(self, values: Mapping[str, float]) -> float:
-        return eval(self._code, {"__builtins__": {}}, _Scope(values))  # noqa: S307 - checked AST
+        """Evaluate with the variables in `values`; raise ExpressionError on failure."""
+        scope = {name: float(values[name]) for name in self.names}
+        try:
+            value = float(eval(self._code, _GLOBALS, scope))  # noqa: S307 - checked
+        except (ArithmeticError, ValueError) as exc:
+            raise ExpressionError(f"{self._failed(scope)}: {_reason(exc)}.") from None
+        if not math.isfinite(value):
+            raise ExpressionError(f"{self._failed(scope)}: the result is {value}.")
+        return value
+
+    def _failed(self, scope: Mapping[str, float]) -> str:
+        inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(scope.items()))
+        return f"{_shown(self.source)} failed" + (f" with {inputs}" if inputs else "")
 
 
-class _Scope(dict):
-    """Names visible to an expression: the values, then constants and functions."""
+def _fold_dotted_names(tree: ast.AST) -> None:
+    """Read each `a.b.c` in `tree` as the one name "a.b.c" (a
+    `component.variable`), in place; iterative, so a deep tree reaches the
+    depth check instead of Python's recursion limit."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [_dotted_name(item) for item in value]
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                setattr(node, field, _dotted_name(value))
+                stack.append(getattr(node, field))
 
-    def __init__(self, values: Mapping[str, float]) -> None:
-        super().__init__(CONSTANTS)
-        self.update(FUNCTIONS)
-        self.update(values)
+
+def _dotted_name(node: object) -> object:
+    """An attribute chain on a name as one Name, other nodes as they are."""
+    parts, inner = [], node
+    while isinstance(inner, ast.Attribute):
+        parts.append(inner.attr)
+        inner = inner.value
+    if not parts or not isinstance(inner, ast.Name):
+        return node
+    name = ".".join([inner.id, *reversed(parts)])
+    return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
 
 
-def _is_function_name(node: ast.Name, tree: ast.AST) -> bool:
-    return any(isinstance(c, ast.Call) and c.func is node for c in ast.walk(tree))
+def _shown(text: str) -> str:
+    """`text` quoted for a message, cut short if it is long."""
+    return repr(text) if len(text) <= 60 else f"{text[:50]!r}..."
 
 
-def _check_node(node: ast.AST, text: str, prefix: str) -> None:
+def _reason(exc: Exception) -> str:
+    """The reason of a float failure in words."""
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero"
+    if isinstance(exc, OverflowError):
+        return "overflow (the result exceeds the largest float)"
+    return str(exc)  # ValueError: "math domain error"
+
+
+def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
+    """Check every node of `tree` in one pass; return the names it reads."""
+    names, called, deepest = set(), set(), [(tree, 0)]
+    while deepest:
+        node, depth = deepest.pop()
+        if depth > MAX_DEPTH:
+            raise FmibridgeError(
+                f"{prefix}expression {shown} nests deeper than {MAX_DEPTH} operations."
+            )
+        _check_node(node, shown, prefix)
+        if isinstance(node, ast.Call):
+            called.add(id(node.func))
+        elif isinstance(node, ast.Name) and id(node) not in called:
+            names.add(node.id)
+        deepest.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return names
+
+
+def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
     if not isinstance(node, _ALLOWED_NODES):
         raise FmibridgeError(
-            f"{prefix}{type(node).__name__} is not allowed in {text!r}: adapter "
+            f"{prefix}{type(node).__name__} is not allowed in {shown}: adapter "
             f"expressions may use numbers, names, arithmetic, comparisons and the "
             f"functions {sorted(FUNCTIONS)}."
         )
-    if isinstance(node, ast.Constant) and (
-        isinstance(node.value, bool) or not isinstance(node.value, int | float)
-    ):
-        raise FmibridgeError(
-            f"{prefix}only numbers are allowed as literals in {text!r}."
-        )
+    if isinstance(node, ast.Constant):
+        _check_number(node.value, shown, prefix)
     if isinstance(node, ast.Call):
-        if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
-            called = (
-                node.func.id
-                if isinstance(node.func, ast.Name)
-                else ast.unparse(node.func)
+        _check_call(node, shown, prefix)
+
+
+def _check_number(value: object, shown: str, prefix: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise FmibridgeError(
+            f"{prefix}only numbers are allowed as literals in {shown}."
+        )
+    if not abs(value) <= sys.float_info.max:  # compared exactly, never converted
+        raise FmibridgeError(
+            f"{prefix}the number {str(value)[:20]} in {shown} is not a finite float."
+        )
+
+
+def _check_call(node: ast.Call, shown: str, prefix: str) -> None:
+    if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
+        called = (
+            node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+        )
+        raise FmibridgeError(
+            f"{prefix}call of {called!r} is not allowed in {shown}; only "
+            f"{sorted(FUNCTIONS)} may be called."
+        )
+    if node.keywords:
+        raise FmibridgeError(f"{prefix}keyword arguments are not allowed in {shown}.")
+    fewest, most = ARITY.get(node.func.id, (1, 1))
+    if not fewest <= len(node.args) <= most:
+        expected = (
+            f"{fewest}"
+            if fewest == most
+            else f"at least {fewest}"
+            if most == math.inf
+            else f"{fewest} or {most}"
+        )
+        raise FmibridgeError(
+            f"{prefix}{node.func.id}() takes {expected} argument(s), got "
+            f"{len(node.args)} in {shown}."
+        )
+
+
+class _Compiler(ast.NodeTransformer):
+    """Rewrite a checked tree to compute in floats, its constant parts computed.
+
+    Literals become floats, the constant names their values, `f(x)` a call of
+    "f()" and `a ** b` a call of math.pow. A node whose operands are all
+    constants is evaluated here, so its failure is reported at check time.
+    """
+
+    def __init__(self, constants: Mapping[str, float], shown: str, prefix: str):
+        self.constants, self.shown, self.prefix = constants, shown, prefix
+
+    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+        return ast.copy_location(ast.Constant(float(node.value)), node)
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.constants:
+            return ast.copy_location(ast.Constant(self.constants[node.id]), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        node.args = [self.visit(arg) for arg in node.args]
+        node.func = ast.Name(f"{node.func.id}()", ast.Load())
+        return self._folded(node, node.args)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow):
+            pow_call = ast.Call(
+                ast.Name("pow()", ast.Load()), [node.left, node.right], []
             )
-            raise FmibridgeError(
-                f"{prefix}call of {called!r} is not allowed in {text!r}; only "
-                f"{sorted(FUNCTIONS)} may be called."
-            )
-        if node.keywords:
-            raise FmibridgeError(
-                f"{prefix}keyword arguments are not allowed in {text!r}."
-            )
+            node = ast.copy_location(pow_call, node)
+            return self._folded(node, node.args)
+        return self._folded(node, [node.left, node.right])
+
+    def generic_expr(self, node: ast.expr) -> ast.expr:
+        self.generic_visit(node)
+        operands = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+        return self._folded(node, operands)
+
+    visit_UnaryOp = visit_BoolOp = visit_Compare = visit_IfExp = generic_expr
+
+    def _folded(self, node: ast.expr, operands: list[ast.expr]) -> ast.expr:
+        """Return `node` computed into a constant if its operands are constants."""
+        if not all(isinstance(x, ast.Constant) for x in operands):
+            return node
+        code = compile(ast.fix_missing_locations(ast.Expression(node)), "", "eval")
+        part = ast.unparse(node).replace("()(", "(")
+        part = part if len(part) <= 60 else f"{part[:50]}..."
+        try:
+            value = eval(code, _GLOBALS, {})  # noqa: S307 - checked constants
+        except (ArithmeticError, ValueError) as exc:
+            reason = _reason(exc)
+        else:
+            if math.isfinite(value):
+                return ast.copy_location(ast.Constant(value), node)
+            reason = f"the result is {value}"
+        raise FmibridgeError(f"{self.prefix}{part} in {self.shown} fails: {reason}.")

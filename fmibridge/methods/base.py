@@ -20,7 +20,7 @@ from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme, scheme_named
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket, Flow, guard_rates
+from ..flows.base import Bracket, Flow, FlowTerminated, guard_rates
 from ..flows.compiled import SIDES
 from .watchdog import ON_SURFACE, Watchdog
 
@@ -65,6 +65,37 @@ def reached(t: float, t_end: float, h: float) -> bool:
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
     return t >= t_end - TIME_RTOL * h
+
+
+def grid_step(t: float, h: float, t0: float | None) -> float:
+    """Return the step of h from t: to the grid time t0 + (k + 1) h exactly
+    where t is the grid time t0 + k h (up to round-off), else h itself (and
+    always where t0 is None).
+
+    With `step_end`, steps of h land on t0 + k h as computed once, not on a sum
+    of h's that drifts from it by round-off: Co-Simulation FMUs compare the
+    communication points t and t + h they are given with their own time, as
+    fmpy computes them. (The compiled loops sum h; flows they serve pass None.)
+    """
+    if t0 is None:
+        return h
+    k = round((t - t0) / h)
+    if abs(t0 + k * h - t) > TIME_RTOL * h:
+        return h
+    return t0 + (k + 1) * h - t
+
+
+def step_end(t: float, hs: float, t_end: float, h: float, t0: float | None) -> float:
+    """Return where a step of hs from t ends: t_end, or the grid time t0 + k h
+    (unless t0 is None), where t + hs is within round-off of it (TIME_RTOL h),
+    else t + hs."""
+    t1 = t + hs
+    if reached(t1, t_end, h):
+        return t_end
+    if t0 is None:
+        return t1
+    grid = t0 + round((t1 - t0) / h) * h
+    return grid if abs(grid - t1) <= TIME_RTOL * h else t1
 
 
 def positive(name: str, value: float) -> float:
@@ -125,50 +156,81 @@ class Method(abc.ABC):
         return self.integrator  # type: ignore[return-value]
 
     def run(
-        self, system: HybridSystem, t_end: float, *, progress: bool = False
+        self,
+        system: HybridSystem,
+        t_end: float | None = None,
+        *,
+        progress: bool = False,
     ) -> Result:
         """Simulate `system` from its t0 to `t_end` and return the Result.
 
         Parameters
         ----------
         system : HybridSystem
-        t_end : float
-            Final time, s; must be > system.t0.
+        t_end : float, optional
+            Final time, s; must be > system.t0. Default: the system's
+            `experiment.stop` (an FMU's DefaultExperiment).
         progress : bool
             Show a progress bar (only for runs longer than a second).
         """
         t_end = self._check(system, t_end)
         wall = time.perf_counter()
-        log = Recorder(system.state_names, self.output_names(system))
+        log = Recorder(
+            system.state_names,
+            self.output_names(system) + _recorded_names(system),
+            _observer(system),
+        )
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
         watch = Watchdog(self, system, t_end)
-        status, detail = Status.MAX_STEPS, ""
         with _Progress(system.t0, t_end, enabled=progress) as bar:
-            for _ in range(self.max_steps):
-                if reached(state.t, t_end, self.h):
-                    status = Status.REACHED_END
-                    break
-                if log.n_steps >= self.max_steps:  # block steps count one by one
-                    break
-                # silent events count too: a reset that changes nothing can repeat
-                if len(log.events) + log.n_silent_events >= self.max_events:
-                    status = Status.MAX_EVENTS
-                    detail = _last_edges(log) + watch.note()
-                    break
-                step = self._attempt(system, state, watch.horizon, log)
-                state = step.state
-                bar.update(state.t)
-                if step.stop is not None:
-                    status, detail = step.stop, step.detail
-                    break
-                stop = watch.check(state, log)
-                if stop is not None:
-                    status, detail = stop.status, stop.detail
-                    break
-        if status is Status.MAX_STEPS:
-            detail = f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}."
+            status, detail = self._loop(system, state, t_end, log, bar, watch)
         return log.finish(status, self._provenance(system, t_end, wall), detail)
+
+    def _loop(self, system, state: State, t_end: float, log, bar, watch):
+        """Attempt steps (and the flows' own events) until a stop; return why, and
+        the detail that names what is at fault."""
+        for _ in range(self.max_steps):
+            if reached(state.t, t_end, self.h):
+                return Status.REACHED_END, ""
+            if log.n_steps >= self.max_steps:  # block steps count one by one
+                break
+            # silent events count too: a reset that changes nothing can repeat
+            if len(log.events) + log.n_silent_events >= self.max_events:
+                return Status.MAX_EVENTS, _last_edges(log) + watch.note()
+            flow = system.mode(state.mode).flow
+            if flow.is_terminated:
+                return Status.TERMINATED, ""
+            t_event = flow.next_event_time()
+            if reached(state.t, t_event, self.h):  # the flow's time event: now
+                state = self.flow_event(state, flow, "time_event", log)
+                continue
+            try:
+                step = self._attempt(system, state, min(t_end, t_event), log)
+            except FlowTerminated as end:  # inside a step: its end is the run's
+                log.sample(end.t, end.x, state.mode)
+                return Status.TERMINATED, ""
+            state = step.state
+            bar.update(state.t)
+            if step.stop is not None:
+                return step.stop, step.detail
+            flow = system.mode(state.mode).flow
+            if flow.step_completed(state.t, state.x):
+                state = self.flow_event(state, flow, "step_event", log)
+            stop = watch.check(state, log)
+            if stop is not None:
+                return stop.status, stop.detail
+        return (
+            Status.MAX_STEPS,
+            f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
+        )
+
+    def flow_event(self, state: State, flow: Flow, name: str, log: Recorder) -> State:
+        """Run the flow's own event at `state` (sampled already) and log it."""
+        x_after = np.asarray(flow.discrete_event(state.t, state.x), dtype=float)
+        log.sample(state.t, x_after, state.mode)
+        log.event(Event(state.t, name, state.mode, state.mode, state.x, x_after))
+        return State(state.t, x_after, state.mode)
 
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
         """Extra columns this method records (none by default)."""
@@ -182,12 +244,21 @@ class Method(abc.ABC):
 
     # -- shared helpers -------------------------------------------------------
 
-    def _check(self, system: HybridSystem, t_end: float) -> float:
+    def _check(self, system: HybridSystem, t_end: float | None) -> float:
         if not isinstance(system, HybridSystem):
             raise FmibridgeError(
                 f"`system` must be a HybridSystem, got {type(system)}."
             )
-        if not (np.isfinite(t_end) and t_end > system.t0):
+        if t_end is None:
+            t_end = system.experiment.stop
+            if t_end is None:
+                raise FmibridgeError(
+                    f"`t_end` is needed: system `{system.name}` has no default stop "
+                    f"time (experiment.stop)."
+                )
+        if not (
+            isinstance(t_end, int | float) and np.isfinite(t_end) and t_end > system.t0
+        ):
             raise FmibridgeError(
                 f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
             )
@@ -377,10 +448,13 @@ class Method(abc.ABC):
 
         A self-loop whose reset changes nothing (an FMU event that its own
         conditions did not act on) is no transition: it is counted in
-        `n_silent_events`, not logged. A reset that returns the wrong number of
-        values or non-finite ones, or that leaves a self-loop's state beyond its
-        own guard or on it moving out (`_check_reset`), is an error.
+        `n_silent_events`, not logged. The state before is sampled before the
+        reset runs, so an FMU's outputs in that sample are those before its
+        event. A reset that returns the wrong number of values or non-finite
+        ones, or that leaves a self-loop's state beyond its own guard or on it
+        moving out (`_check_reset`), is an error.
         """
+        log.sample(state.t, state.x, state.mode)
         x_after = np.asarray(edge.reset(state.t, state.x.copy()), dtype=float)
         if x_after.shape != state.x.shape or not np.all(np.isfinite(x_after)):
             raise FmibridgeError(
@@ -393,9 +467,7 @@ class Method(abc.ABC):
             self._check_reset(mode, edge, state, x_after)
         if edge.target == state.mode and np.array_equal(x_after, state.x):
             log.n_silent_events += 1
-            log.sample(state.t, state.x, state.mode)
             return state
-        log.sample(state.t, state.x, state.mode)
         log.sample(state.t, x_after, edge.target)
         log.event(
             Event(
@@ -513,6 +585,20 @@ def _last_edges(log: Recorder) -> str:
         f"{len(log.events)} transitions and {log.n_silent_events} silent events; "
         f"the last {len(last)}: {named or 'none'}."
     )
+
+
+def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
+    """The extra columns the system's flows record (an FMU's outputs), once each."""
+    names = dict.fromkeys(n for flow in system.flows() for n in flow.recorded_names)
+    return tuple(n for n in names if n not in system.state_names)
+
+
+def _observer(system: HybridSystem):
+    """Return the Recorder's observer: each sample asks its mode's flow, or None
+    where no flow records columns or reports events of its own."""
+    if not any(f.recorded_names or f.reports_events for f in system.flows()):
+        return None
+    return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
 
 
 @functools.cache

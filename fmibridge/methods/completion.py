@@ -288,12 +288,16 @@ class Completion(Method):
     # -- run: the completed system ----------------------------------------------------
 
     def run(
-        self, system: HybridSystem, t_end: float, *, progress: bool = False
+        self,
+        system: HybridSystem,
+        t_end: float | None = None,
+        *,
+        progress: bool = False,
     ) -> Result:
         """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`."""
         return super().run(self._completed(system), t_end, progress=progress)
 
-    def _check(self, system: HybridSystem, t_end: float) -> float:
+    def _check(self, system: HybridSystem, t_end: float | None) -> float:
         return self.inner._check(system, t_end)
 
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
@@ -340,6 +344,7 @@ class Completion(Method):
             parameters=system.parameters,
             constraint=contact,
             name=system.name,
+            experiment=system.experiment,
         )
 
     def _impact_edges(

@@ -13,16 +13,17 @@ from ..core.bracket import End, illinois, is_bracket
 from ..core.errors import FmibridgeError
 from ..core.result import Recorder, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket
+from ..flows.base import Bracket, VectorField
 from .base import (
     Method,
     Rated,
     State,
     Step,
     at_least_one,
+    grid_step,
     non_finite,
     positive,
-    reached,
+    step_end,
 )
 from .watchdog import ON_SURFACE
 
@@ -129,20 +130,29 @@ class Halving(Method):
             return self._fire_bracket(mode, bracket, log)
         if block is not None:
             return block
-        return self._step(mode, state, t_end, log)
+        return self._step(mode, state, (system.t0, t_end), log)
 
-    def _step(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
+    def _step(self, mode: Mode, state: State, span: tuple, log: Recorder) -> Step:
         """Take one step of h from `state`, halved into a crossing if one lies in it
-        (one accepted half step after each halving)."""
+        (one accepted half step after each halving); span is (t0, t_end)."""
+        t0, t_end = span
         t, x = state.t, state.x
         g0 = self.guards_at(mode, t, x)
         r0 = state.rates if isinstance(state, Rated) else None
-        hs = min(self.h, t_end - t)
-        n_halvings, after_half_step, was_crossed = 0, False, set()
-        for _ in range(2 * self.max_halvings + 2):
+        # communication points on t0 + k h for the FMUs that compare them with
+        # their own time; the compiled loops that serve vector fields sum h
+        grid = None if isinstance(mode.flow, VectorField) else t0
+        hs = min(grid_step(t, self.h, grid), t_end - t)
+        n_halvings, after_half_step, was_crossed, crossing = 0, False, set(), None
+        for _ in range(2 * self.max_halvings + 2):  # a halving, an accepted half
             y = self.advance(mode, t, x, hs)
             g1 = self._guards(mode, t + hs, y)
             crossed, r1 = self._crossed(mode, g0, g1, y), None
+            if not crossed and n_halvings and not after_half_step:
+                if _stalled(mode, x, y):  # the half of a crossed step left x as it was
+                    return Step(self._fire_unresolved(mode, t, x, g0, *crossing, log))
+            if crossed and crossed is not _NON_FINITE:
+                crossing = (hs, g1, crossed)
             if not crossed:
                 r1 = self.rates(mode, t + hs, y, g1)
                 dip = self.dip(mode, (t, x, g0, r0), (hs, g1, r1), log)
@@ -154,7 +164,7 @@ class Halving(Method):
                 if stuck is not None:  # crossed at once from the surface: fire here
                     return Step(self._fire(mode, t, x, 0.0, g0, g0, [stuck], log))
                 log.n_steps += 1
-                t = t_end if reached(t + hs, t_end, self.h) else t + hs
+                t = step_end(t, hs, t_end, self.h, grid)
                 x, g0, r0 = y, g1, r1
                 log.sample(t, x, mode.name)
                 if n_halvings == 0 or after_half_step or t == t_end:
@@ -221,6 +231,31 @@ class Halving(Method):
         state = State(winner.t, x_event, mode.name)
         return self.fire(mode, state, winner.edge, log, others)
 
+    def _fire_unresolved(self, mode, t, x, g0, hs, g1, crossed, log) -> State:
+        """Fire a crossing the flow cannot narrow below hs, and say so.
+
+        The flow did not advance on a step of hs / 2 from (t, x) (a
+        Co-Simulation FMU with fixed internal steps ignores shorter
+        communication steps), so no state inside [t, t + hs] exists: the
+        event fires at t + hs, the first state the flow gives beyond the
+        guard, with a warning that names the flow, the guard and the
+        resolution reached.
+        """
+        y = self.advance(mode, t, x, hs)  # the FMU back at the end of the crossing
+        i = min(crossed, key=lambda k: g0[k] / (g0[k] - g1[k]))
+        edge = mode.edges[i]
+        source = mode.flow.describe().get("fmu", type(mode.flow).__name__)
+        log.warn(
+            f"{source}: guard {edge.name!r} was crossed between t = {t:.9g} s and "
+            f"{t + hs:.9g} s, but a step of {hs / 2:.3g} s from t left the state "
+            f"unchanged (the flow does not advance on steps that short), so the "
+            f"crossing is located only to {hs:.3g} s, not t_tol = {self.t_tol:.3g} "
+            f"s: the event is placed at t = {t + hs:.9g} s, where the guard is "
+            f"{g1[i]:.3g}."
+        )
+        others = tuple(mode.edges[k].name for k in crossed if k != i)
+        return self.fire(mode, State(t + hs, y, mode.name), edge, log, others)
+
     def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step | None:
         """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
 
@@ -240,22 +275,31 @@ class Halving(Method):
             return None
         n_trials = 0
 
+        seen = {x.tobytes(): 0.0}  # states the trials gave, and at which sigma
+
         def trial(sigma: float) -> End:
             nonlocal n_trials
             y = self.advance(mode, t, x, sigma)
+            if seen.setdefault(y.tobytes(), sigma) != sigma and _stalled(mode, y, y):
+                raise _Stalled  # one state for two steps: halving says what it can
+
             g = self._guards(mode, t + sigma, y)
             n_trials += 1
             finite = np.isfinite(y).all() and all(map(math.isfinite, g))
             f = min(map(operator.mul, signs, g)) if finite else math.nan
             return End(sigma, f, (y, g))
 
-        lo, hi = illinois(
-            trial,
-            End(0.0, f0, (x, g0)),
-            End(hs, f1, (None, g1)),
-            width=self.t_tol,
-            max_iter=self.max_halvings,
-        )
+        try:
+            lo, hi = illinois(
+                trial,
+                End(0.0, f0, (x, g0)),
+                End(hs, f1, (None, g1)),
+                width=self.t_tol,
+                max_iter=self.max_halvings,
+            )
+        except _Stalled:
+            log.n_rejected += n_trials
+            return None
         (x_lo, g_lo), (_, g_hi) = lo.data, hi.data
         located = Bracket(t, x, lo.sigma, hi.sigma, x_lo, g_lo, g_hi, n_trials)
         return self._fire_bracket(mode, located, log)
@@ -325,6 +369,20 @@ def _deepest(mode: Mode, g_lo: list[float], g_hi: list[float]) -> int:
         for e, a, b in zip(mode.edges, g_lo, g_hi, strict=True)
     ]
     return signed.index(min(signed))
+
+
+class _Stalled(Exception):  # noqa: N818 - a signal inside _illinois, never escapes
+    """A trial step left the state unchanged: the flow does not advance on it."""
+
+
+def _stalled(mode: Mode, x: np.ndarray, y: np.ndarray) -> bool:
+    """True if a flow the master does not integrate gave the state y equal to x
+    (from a step, or for two steps of different length: a Co-Simulation FMU
+    that ignores short steps); a vector field's state moves by its right-hand
+    side."""
+    return (
+        not isinstance(mode.flow, VectorField) and x.size > 0 and (np.array_equal(x, y))
+    )
 
 
 def _inward(guard, g_start: float, g_end: float) -> float:

@@ -6,12 +6,16 @@ the time reached), so it serves every method and every flow (Python guards,
 an FMU's own event indicators):
 
 - **Zeno accumulation.** The last ZENO_SERIES transitions of one edge whose
-  intervals shrink geometrically (ratios r <= MAX_RATIO within RATIO_SPREAD) predict the
-  accumulation time t_inf = t_last + dt_last r / (1 - r), the model-free Zeno
-  test of Or and Ames's completion (see `completion`). From then on no attempt
-  may pass t_inf plus that tail (`horizon`), and a method that does not
-  complete Zeno executions stops once the tail is below ZENO_TAIL_RTOL of the
-  time the series has run: Status.ZENO, at the accumulation point.
+  intervals shrink geometrically (ratios r <= MAX_RATIO within RATIO_SPREAD)
+  predict the accumulation time t_inf = t_last + dt_last r / (1 - r), the
+  model-free Zeno test of Or and Ames's completion (see `completion`). A method
+  that does not complete Zeno executions stops once the tail is below
+  ZENO_TAIL_RTOL of the time the series has run: Status.ZENO, at the
+  accumulation point. A run that passes t_inf plus that tail (`horizon`) with
+  the state beyond the guard stops there too (it lost the series), one that
+  passes it inside goes on (the model came to rest by itself, as an FMU with a
+  minimum bounce velocity does). Steps are not cut at the horizon, so the
+  communication grid of a Co-Simulation FMU stays as it is.
 - **Chatter.** CHATTER_EVENTS transitions of one edge, not geometric, more
   than one per step h: the state chatters on a guard (a Zeno point the method
   resolves into noise); Status.ZENO.
@@ -130,8 +134,8 @@ class Watchdog:
 
     @property
     def horizon(self) -> float:
-        """The latest time the next attempt may reach: t_end, or the end of a
-        predicted Zeno accumulation (t_inf plus its tail again)."""
+        """The latest time a run may pass with its state beyond the guard: the
+        end of a predicted Zeno accumulation (t_inf plus its tail again)."""
         if self.found is None:
             return self.t_end
         return min(self.t_end, self.found.t_inf + self.found.tail)
@@ -145,8 +149,24 @@ class Watchdog:
                 return stop
         capped = self.found is not None and self.horizon < self.t_end
         if capped and state.t >= self.horizon:
-            return self._zeno(self._accumulated(self.found, log.events))
+            if self._is_beyond(self.found.edge, state):
+                return self._zeno(self._accumulated(self.found, log.events))
+            self.found = None  # the series ended inside: the model came to rest
         return self._stall(state, log)
+
+    def _is_beyond(self, edge_name: str, state) -> bool:
+        """True if the state lies beyond the surface of that edge's guard by more
+        than ON_SURFACE: on the far side for a falling or rising guard, for an
+        'either' guard (an FMU's indicator) on the side opposite to the start."""
+        mode = self.system.mode(state.mode)
+        edge = next((e for e in mode.edges if e.name == edge_name), None)
+        if edge is None:
+            return False
+        g = edge.guard(state.t, state.x)
+        side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
+        if side is None:
+            side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
+        return side * g < -ON_SURFACE
 
     # -- Zeno and chatter ---------------------------------------------------------
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.errors import FmibridgeError, FmibridgeWarning
+from ..core.errors import FmibridgeError, FmibridgeWarning, Terminated
+from ..core.outputs import check_output_folder, write_atomically
 from .execution import Outcome, iter_runs
 from .metrics import metric_named
 from .runs import Run, build
@@ -22,6 +23,7 @@ from .spec import Sweep
 FORMATS = ("csv", "parquet")
 INTEGER_COLUMNS = ("n_events", "n_steps", "n_rejected")  # NA, not NaN, for failed runs
 ERROR = "ERROR"  # `status` of a run that raised instead of returning a Result
+NOT_RUN = "NOT_RUN"  # `status` of a run that Ctrl-C or SIGTERM kept from finishing
 SUMMARY_COLUMNS = (
     "status",
     "n_events",
@@ -69,9 +71,10 @@ def run_one(run: Run, metrics: Sequence[str] = (), *, trajectory: bool = False) 
 class SweepResult:
     """Per-run summaries, and the trajectories if they were asked for.
 
-    `summary` has one row per finished run (index `run`, the position in
+    `summary` has one row per run (index `run`, the position in
     `Sweep.expand()`), the varied settings as columns, then `status`
-    (a `Status` name, or ``"ERROR"``), `n_events`, `first_event_time`,
+    (a `Status` name, ``"ERROR"``, or ``"NOT_RUN"`` for a run an interrupted
+    sweep did not finish), `n_events`, `first_event_time`,
     `last_event_time`, `t_final`, `n_steps`, `n_rejected`, `wall_time_s`,
     `error` and one column per metric. `trajectories` is a long DataFrame
     (column `run`, then `time`, the states and `mode`) or None.
@@ -79,7 +82,8 @@ class SweepResult:
 
     summary: pd.DataFrame
     trajectories: pd.DataFrame | None = None
-    is_interrupted: bool = False
+    is_interrupted: bool = False  # by Ctrl-C or SIGTERM
+    is_terminated: bool = False  # by SIGTERM
 
 
 def run_sweep(
@@ -107,7 +111,8 @@ def run_sweep(
     Returns
     -------
     SweepResult
-        On Ctrl-C, the finished runs with `is_interrupted` set.
+        On Ctrl-C (or SIGTERM), `is_interrupted` set and the runs not finished
+        with status NOT_RUN.
     """
     folder = _trajectory_folder(trajectories, file_format)
     runs = sweep.expand()
@@ -125,7 +130,7 @@ def run_sweep(
         progress=progress,
         desc="sweep",
     )
-    is_interrupted = False
+    interrupt = None
     try:
         with contextlib.closing(outcomes):
             for i, outcome in outcomes:
@@ -136,11 +141,16 @@ def run_sweep(
                     )
                 elif frame is not None:
                     frames[i] = frame
-    except KeyboardInterrupt:
-        is_interrupted = True
+    except KeyboardInterrupt as exc:
+        interrupt = exc
     summary = _summary(sweep.points(), rows, sweep.metrics)
-    summary.attrs["is_interrupted"] = is_interrupted
-    return SweepResult(summary, _long(frames) if frames else None, is_interrupted)
+    summary.attrs["is_interrupted"] = interrupt is not None
+    return SweepResult(
+        summary,
+        _long(frames) if frames else None,
+        interrupt is not None,
+        isinstance(interrupt, Terminated),
+    )
 
 
 def _row(outcome: Outcome, metrics: Sequence[str]):
@@ -155,15 +165,17 @@ def _row(outcome: Outcome, metrics: Sequence[str]):
 def _summary(
     points, rows: dict[int, dict[str, Any]], metrics: Sequence[str]
 ) -> pd.DataFrame:
-    """Build the summary table of the finished runs, in sweep order."""
+    """Build the summary table, in sweep order; runs not finished are NOT_RUN."""
     names = _columns(points)
-    done = sorted(rows)
-    records = [{**{names[k]: v for k, v in points[i].items()}, **rows[i]} for i in done]
+    records = [
+        {**{names[k]: v for k, v in point.items()}, **rows.get(i, {"status": NOT_RUN})}
+        for i, point in enumerate(points)
+    ]
     columns = (
         list(dict.fromkeys(names.values())) + list(SUMMARY_COLUMNS) + list(metrics)
     )
     frame = pd.DataFrame.from_records(
-        records, columns=columns, index=pd.Index(done, name="run")
+        records, columns=columns, index=pd.Index(range(len(points)), name="run")
     )
     frame["error"] = frame["error"].fillna("")
     return frame.astype({c: "Int64" for c in INTEGER_COLUMNS})
@@ -190,16 +202,15 @@ def _trajectory_folder(trajectories, file_format: str) -> Path | None:
             "trajectory format 'parquet' needs pyarrow "
             "(`pip install pyarrow`); or use format 'csv'."
         )
-    folder = Path(trajectories)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = check_output_folder(trajectories, force=True, what="trajectories")
+    folder.mkdir(exist_ok=True)
     return folder
 
 
 def _write_frame(frame: pd.DataFrame, path: Path, file_format: str) -> None:
-    if file_format == "parquet":
-        frame.to_parquet(path)
-    else:
-        frame.to_csv(path)
+    write_atomically(
+        path, frame.to_parquet if file_format == "parquet" else frame.to_csv
+    )
 
 
 def _columns(points: list[dict[str, Any]]) -> dict[str, str]:

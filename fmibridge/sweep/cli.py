@@ -1,12 +1,23 @@
-"""`fmibridge sweep SPEC.toml`: the command line of sweeps."""
+"""`fmibridge sweep SPEC.toml`: the command line of sweeps.
+
+Every output is checked before the first run: the summary CSV and the
+trajectory folder must be writable and new (or `--force`). The spec's own
+output paths stay inside `--output-dir`, and its metrics are registry names;
+a plugin metric is named here, with `--metric package.module:function`.
+"""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
-from .batch import ERROR, FORMATS, run_sweep
+from ..core.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+from ..core.outputs import check_output, check_output_folder, write_atomically
+from .batch import ERROR, FORMATS, NOT_RUN, run_sweep
+from .metrics import metric_named
 from .spec import load_sweep
 
 
@@ -14,23 +25,38 @@ def cmd_sweep(args) -> int:
     """`fmibridge sweep SPEC.toml`: run a sweep and write its summary CSV.
 
     Exit code 0 if every run returned a Result, 1 if some raised, 130 on Ctrl-C
-    (after writing the summary of the finished runs).
+    and 143 on SIGTERM (after writing the summary, unfinished runs NOT_RUN).
     """
-    spec = load_sweep(args.spec)
-    out = args.out or spec.summary
-    trajectories = args.trajectories or spec.trajectories or False
-    n_runs = len(spec.sweep.points())
+    spec = load_sweep(args.spec, args.output_dir)
+    for name in args.metric:
+        metric_named(name)  # a plugin that does not import fails here, once
+    sweep = dataclasses.replace(spec.sweep, metrics=[*spec.sweep.metrics, *args.metric])
+    out = check_output(
+        spec.summary if args.out is None else args.out, force=args.force, what="--out"
+    )
+    trajectories = args.trajectories or spec.trajectories
+    if trajectories:
+        check_output_folder(trajectories, force=args.force, what="--trajectories")
+    n_runs = len(sweep.points())
     print(f"{args.spec}: {n_runs} runs on scheduler {args.scheduler!r}")
     result = run_sweep(
-        spec.sweep,
+        sweep,
         scheduler=args.scheduler,
         workers=args.workers,
-        trajectories=trajectories,
+        trajectories=trajectories or False,
         file_format=args.format or spec.file_format,
         progress=not args.no_progress,
     )
     summary = result.summary
-    summary.to_csv(out)
+    write_atomically(out, summary.to_csv)
+    _print(summary, out, trajectories, result.is_interrupted)
+    if result.is_interrupted:
+        return EXIT_TERMINATED if result.is_terminated else EXIT_INTERRUPTED
+    return 1 if (summary["status"] == ERROR).any() else 0
+
+
+def _print(summary: pd.DataFrame, out: Path, trajectories, is_interrupted) -> None:
+    """Print the first rows, the failed runs and where the output went."""
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(
             summary.drop(columns=["error"])
@@ -40,14 +66,19 @@ def cmd_sweep(args) -> int:
     failed = summary[summary["status"] == ERROR]
     for run, message in failed["error"].items():
         print(f"run {run} failed: {message}")
-    state = "interrupted; " if result.is_interrupted else ""
+    finished = (summary["status"] != NOT_RUN).sum()
+    state = "interrupted; " if is_interrupted else ""
     print(
-        f"{state}{len(summary)}/{n_runs} runs finished ({len(failed)} failed); "
+        f"{state}{finished}/{len(summary)} runs finished ({len(failed)} failed); "
         f"wrote {out}" + (f" and {trajectories}/" if trajectories else "")
     )
-    if result.is_interrupted:
-        return 130
-    return 1 if len(failed) else 0
+
+
+def _workers(text: str) -> int:
+    """argparse type of --workers: an integer >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return int(text)
 
 
 def add_parser(sub) -> None:
@@ -60,10 +91,29 @@ def add_parser(sub) -> None:
         help="'local' (default: one process per core), 'serial', or a "
         "dask.distributed scheduler address (tcp://host:8786)",
     )
-    sweep.add_argument("--workers", type=int, help="processes of the local cluster")
-    sweep.add_argument("--out", type=Path, help="summary CSV (default: from the spec)")
+    sweep.add_argument(
+        "--workers", type=_workers, help="processes of the local cluster (>= 1)"
+    )
+    sweep.add_argument(
+        "--output-dir",
+        type=Path,
+        default=Path("."),
+        help="the folder the spec's [output] paths are in, and may not leave "
+        "(default: the working directory)",
+    )
+    sweep.add_argument("--out", help="summary CSV (default: the spec's)")
     sweep.add_argument("--trajectories", type=Path, help="folder for one file per run")
     sweep.add_argument("--format", choices=FORMATS, help="trajectory file format")
+    sweep.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        help="a plugin metric column, package.module:function (repeatable); "
+        "a spec file names only built-in metrics",
+    )
+    sweep.add_argument(
+        "--force", action="store_true", help="replace existing output files"
+    )
     sweep.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
     )

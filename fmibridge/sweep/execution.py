@@ -37,6 +37,9 @@ LOOPBACK_HTTP = {"dashboard_address": "127.0.0.1:0"}
 # fresh worker, then recorded as failed: FMU crashes are deterministic, and dask's
 # default of 3 retries costs a worker restart (~1 s) each.
 ALLOWED_CRASHES = 1
+# s: how long a scheduler address may take to answer; dask's own default is 30 s,
+# and a scheduler on a reachable host answers in well under a second.
+SCHEDULER_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,14 @@ def _client(scheduler: Any, workers: int | None):
             f"address such as 'tcp://host:8786' or a Client, got "
             f"{scheduler!r}."
         )
-    with Client(scheduler) as client:
+    try:
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:
+        raise FmibridgeError(
+            f"scheduler {scheduler!r} did not answer within {SCHEDULER_TIMEOUT_S:g} "
+            f"s ({type(exc).__name__}); start it, or use --scheduler local."
+        ) from None
+    with client:
         yield client
 
 
@@ -154,11 +164,15 @@ def local_client(workers: int | None = None):
     import dask
     from dask.distributed import Client, LocalCluster
 
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise FmibridgeError(f"`workers` must be an integer >= 1, got {workers!r}.")
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_CRASHES}),
         LocalCluster(
             host="127.0.0.1",
-            n_workers=workers or os.cpu_count() or 1,
+            n_workers=workers,
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,

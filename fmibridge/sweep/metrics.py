@@ -68,7 +68,11 @@ METRICS: dict[str, Callable[[Result, Run], float]] = {
 
 
 def metric_named(name: str) -> Callable[[Result, Run], float]:
-    """Return the metric called `name`: built-in, or ``"package.module:function"``."""
+    """Return the metric called `name`: built-in, or ``"package.module:function"``.
+
+    A plugin is imported here; only Python and the command line's `--metric`
+    name one, never a spec file (`load_sweep` refuses it).
+    """
     if name in METRICS:
         return METRICS[name]
     module, _, function = name.partition(":")
@@ -77,4 +81,7 @@ def metric_named(name: str) -> Callable[[Result, Run], float]:
             f"metric {name!r} is unknown; use one of {sorted(METRICS)} "
             f"or 'package.module:function'."
         )
-    return getattr(importlib.import_module(module), function)
+    try:
+        return getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as exc:
+        raise FmibridgeError(f"metric {name!r} cannot be loaded: {exc}.") from None

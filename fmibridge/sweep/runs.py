@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..core.span import check_span, check_step
 from ..core.system import HybridSystem
 from ..methods import Completion, method_named
 from ..models.ball import bouncing_ball
@@ -112,29 +113,41 @@ def _method(settings: Mapping[str, Any]):
 
 
 def build(run: Run):
-    """Return (system, method, t_end) for `run`, loading its FMU here, in the worker."""
+    """Return (system, method, t_end) for `run`, loading its FMU here, in the worker.
+
+    The span is checked against the method's step before anything runs.
+    """
     model = run.model
-    if model in MODELS:
-        system = _with_start(MODELS[model](run.parameters), run.start)
-        t_end = run.t_end or DEFAULT_T_END.get(model)
-        if t_end is None:
-            t_end = oscillator_params(run.parameters).t_max
-        return system, _method(run.method), t_end
     if model.endswith(".toml"):
         return _build_adapter(run)
-    if model.endswith(".fmu"):
+    method = _method(run.method)
+    t_end = run.t_end
+    if model in MODELS:
+        system = _with_start(MODELS[model](run.parameters), run.start)
+        if t_end is None:
+            t_end = DEFAULT_T_END.get(model)
+        if t_end is None:
+            t_end = oscillator_params(run.parameters).t_max
+    elif model.endswith(".fmu"):
         from ..flows.fmu import fmu_system
 
-        if run.t_end is None:
+        if t_end is None:
             raise FmibridgeError(f"{model}: an FMU sweep needs `t_end`.")
         system = fmu_system(
             model, run.interface, parameters=dict(run.parameters), start=dict(run.start)
         )
-        return system, _method(run.method), run.t_end
-    raise FmibridgeError(
-        f"`model` must be one of {sorted(MODELS)}, an FMU (.fmu) or "
-        f"an adapter file (.toml), got {model!r}."
-    )
+    else:
+        raise FmibridgeError(
+            f"`model` must be one of {sorted(MODELS)}, an FMU (.fmu) or "
+            f"an adapter file (.toml), got {model!r}."
+        )
+    try:
+        t_end = check_span(system.t0, t_end)
+        check_step(method.h, system.t0, t_end, method.max_steps, "method.h")
+    except FmibridgeError:
+        system.close()
+        raise
+    return system, method, t_end
 
 
 def _build_adapter(run: Run):

@@ -24,22 +24,29 @@ list of runs over model parameters, start values, method settings and
     start.v = 0.0
 
     [output]
-    summary = "sweep.csv"        # relative to the working directory
-    trajectories = "sweep_runs"  # optional folder, one file per run
+    summary = "sweep.csv"        # inside the output folder (--output-dir)
+    trajectories = "sweep_runs"  # optional folder there, one file per run
     format = "csv"               # or "parquet" (needs pyarrow)
+
+A spec file is as safe to run as an adapter file: its `metrics` are names from
+the registry (`METRICS`; a plugin "package.module:function" only from the
+command line or Python), and its output paths must stay inside the output
+folder given on the command line (default: the working directory).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..formats.adapters import flatten
+from ..formats.toml_file import read_toml
+from .metrics import METRICS
 from .runs import MODELS, Run
 
 GROUPS = ("parameters", "start", "method")  # what a varied key may set, besides t_end
@@ -151,19 +158,15 @@ class SweepSpec:
     file_format: str = "csv"
 
 
-def load_sweep(path: str | Path) -> SweepSpec:
+def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
     """Read a sweep spec (TOML; see the module docstring).
 
     A model path is relative to the spec file; output paths are relative to
-    the working directory. Every problem is reported in one FmibridgeError.
+    `output_dir` and must stay inside it. Every problem is reported in one
+    FmibridgeError.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FmibridgeError(f"{path}: no such sweep spec.")
-    try:
-        spec = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise FmibridgeError(f"{path}: not valid TOML: {exc}.") from None
+    spec = read_toml(path, "a sweep spec")
     problems = [
         f"unknown key {k!r} (allowed: {sorted(SPEC_KEYS)})"
         for k in sorted(set(spec) - SPEC_KEYS)
@@ -175,6 +178,11 @@ def load_sweep(path: str | Path) -> SweepSpec:
     ]
     if "model" not in spec:
         problems.append("missing `model`: a built-in name, an FMU or an adapter file")
+    problems += _unknown_metrics(spec.get("metrics", []))
+    summary, trajectories = (
+        _inside(output_dir, output.get(key, default), f"output.{key}", problems)
+        for key, default in (("summary", f"{path.stem}.csv"), ("trajectories", None))
+    )
     if problems:
         raise FmibridgeError(f"{path}: " + "; ".join(problems) + ".")
     model = str(spec["model"])
@@ -191,27 +199,37 @@ def load_sweep(path: str | Path) -> SweepSpec:
     try:
         sweep = Sweep(
             base,
-            _flatten(spec.get("grid", {})),
-            [_flatten(r) for r in spec.get("runs", [])],
+            flatten(spec.get("grid", {})),
+            [flatten(r) for r in spec.get("runs", [])],
             spec.get("metrics", []),
         )
     except FmibridgeError as exc:
         raise FmibridgeError(f"{path}: {exc}") from None
-    trajectories = output.get("trajectories")
-    return SweepSpec(
-        sweep,
-        Path(output.get("summary", f"{path.stem}.csv")),
-        Path(trajectories) if trajectories else None,
-        output.get("format", "csv"),
-    )
+    return SweepSpec(sweep, summary, trajectories, output.get("format", "csv"))
 
 
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
-    flat = {}
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
+def _unknown_metrics(metrics: object) -> list[str]:
+    """Problems with a spec's `metrics`: only names from the registry."""
+    if not isinstance(metrics, list):
+        return [f"`metrics` must be a list of names from {sorted(METRICS)}"]
+    return [
+        f"metric {name!r} is not one of {sorted(METRICS)}; a spec file cannot "
+        f"import code (pass a plugin as --metric package.module:function)"
+        for name in metrics
+        if name not in METRICS
+    ]
+
+
+def _inside(folder: str | Path, name: object, key: str, problems: list[str]):
+    """Return `folder / name` if it stays inside `folder`, else record a problem."""
+    if name is None:
+        return None
+    folder = Path(folder).resolve()
+    target = (folder / str(name)).resolve()
+    if not isinstance(name, str) or not name or not target.is_relative_to(folder):
+        problems.append(
+            f"{key} = {name!r} must be a relative path inside the output folder "
+            f"{folder} (choose that folder with --output-dir)"
+        )
+        return None
+    return target

@@ -239,7 +239,7 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean no_set_prior
 {
     REQUIRE_INSTANCE;
     (void)no_set_prior;
-    if (!instance_allows(INST, "fmi2CompletedIntegratorStep", PH_CONT))
+    if (!instance_allows_me(INST, "fmi2CompletedIntegratorStep", PH_CONT))
         return fmi2Error;
     if (enter_event_mode)
         *enter_event_mode = fmi2False;

@@ -55,8 +55,15 @@ fmi3Instance fmi3InstantiateCoSimulation(
     const fmi3ValueReference required[], size_t n_required, fmi3InstanceEnvironment env,
     fmi3LogMessageCallback logger, fmi3IntermediateUpdateCallback intermediate_update)
 {
-    (void)resource_path, (void)visible, (void)event_mode_used, (void)early_return_allowed;
+    (void)resource_path, (void)visible, (void)early_return_allowed;
     (void)required, (void)n_required, (void)intermediate_update;
+    if (event_mode_used) { /* the modelDescription does not declare hasEventMode */
+        if (logger)
+            logger(env, fmi3Error, "logStatusError",
+                   "fmi3InstantiateCoSimulation: eventModeUsed, but this FMU has no "
+                   "Event Mode (hasEventMode is false).");
+        return NULL;
+    }
     return instantiate(name, token, 1, logging_on, env, logger);
 }
 
@@ -431,7 +438,7 @@ fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_set_prior,
 {
     REQUIRE_INSTANCE;
     (void)no_set_prior;
-    if (!instance_allows(INST, "fmi3CompletedIntegratorStep", PH_CONT))
+    if (!instance_allows_me(INST, "fmi3CompletedIntegratorStep", PH_CONT))
         return fmi3Error;
     if (enter_event_mode) *enter_event_mode = fmi3False;
     if (terminate_simulation) *terminate_simulation = fmi3False;
@@ -494,12 +501,13 @@ fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance c, size_t *n)
 
 /* ---- Co-Simulation ---- */
 
+/* Step Mode is entered from Event Mode only, which this FMU does not have
+ * (eventModeUsed is refused): after initialization it is in Step Mode already. */
 fmi3Status fmi3EnterStepMode(fmi3Instance c)
 {
     REQUIRE_INSTANCE;
-    if (!instance_allows(INST, "fmi3EnterStepMode", PH_STEP))
-        return fmi3Error;
-    return fmi3OK;
+    instance_allows(INST, "fmi3EnterStepMode", 0);
+    return fmi3Error;
 }
 
 fmi3Status fmi3DoStep(fmi3Instance c, fmi3Float64 t, fmi3Float64 h,

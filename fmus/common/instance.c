@@ -16,11 +16,14 @@ static const double START_P[] = START_REAL_PARAMS;
 static const double START_U[] = START_REAL_INPUTS;
 static const int START_I[] = START_INTEGERS;
 
-/* Phases in which a variable of each kind may be set (see fmus/README.md). */
+/* Phases in which a variable of each kind may be set (see fmus/README.md). A state
+ * takes a start value; after initialization only fmiSetContinuousStates sets it. */
 #define SET_FIXED (PH_INSTANTIATED | PH_INIT)
-#define SET_STATE (PH_INSTANTIATED | PH_INIT | PH_EVENT | PH_CONT | PH_STEP)
+#define SET_STATE (PH_INSTANTIATED | PH_INIT)
 #define SET_REAL_INPUT (PH_INSTANTIATED | PH_INIT | PH_EVENT | PH_CONT | PH_STEP)
 #define SET_DISCRETE_INPUT (PH_INSTANTIATED | PH_INIT | PH_EVENT | PH_STEP)
+/* Phases in which values may be read: not before Initialization Mode. */
+#define GET_PHASES (PH_INIT | PH_EVENT | PH_CONT | PH_STEP | PH_TERMINATED)
 
 static const char *phase_name(Phase phase)
 {
@@ -68,6 +71,16 @@ int instance_allows(const Instance *inst, const char *function, unsigned phases)
         return 1;
     log_error(inst, "%s is not allowed in phase %s.", function, phase_name(inst->phase));
     return 0;
+}
+
+int instance_allows_me(const Instance *inst, const char *function, unsigned phases)
+{
+    if (inst->is_cs) {
+        log_error(inst, "%s is a Model Exchange function; this instance is "
+                  "Co-Simulation.", function);
+        return 0;
+    }
+    return instance_allows(inst, function, phases);
 }
 
 int instance_checks_array(const Instance *inst, const char *function, const void *array,
@@ -157,6 +170,8 @@ static int is_real(VarKind kind)
 Status instance_get_real(Instance *inst, const unsigned *vr, size_t n, double *value)
 {
     size_t k;
+    if (!instance_allows(inst, "GetReal", GET_PHASES))
+        return ST_ERROR;
     if (n > 0 && (!vr || !value)) {
         log_error(inst, "GetReal: NULL array for %zu values.", n);
         return ST_ERROR;
@@ -230,6 +245,8 @@ Status instance_set_real(Instance *inst, const unsigned *vr, size_t n, const dou
 Status instance_get_integer(Instance *inst, const unsigned *vr, size_t n, int *value)
 {
     size_t k;
+    if (!instance_allows(inst, "GetInteger", GET_PHASES))
+        return ST_ERROR;
     if (n > 0 && (!vr || !value)) {
         log_error(inst, "GetInteger: NULL array for %zu values.", n);
         return ST_ERROR;

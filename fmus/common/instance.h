@@ -50,6 +50,8 @@ void log_error(const Instance *inst, const char *format, ...);
 void log_info(const Instance *inst, const char *format, ...);
 /* 1 if the current phase is in `phases`; otherwise logs why and returns 0. */
 int instance_allows(const Instance *inst, const char *function, unsigned phases);
+/* instance_allows for a Model Exchange function: a Co-Simulation instance is refused. */
+int instance_allows_me(const Instance *inst, const char *function, unsigned phases);
 /* 1 if `n` values were passed in a non-NULL array; otherwise logs and returns 0. */
 int instance_checks_array(const Instance *inst, const char *function, const void *array,
                           size_t n, size_t expected);

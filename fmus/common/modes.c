@@ -65,7 +65,7 @@ Status instance_exit_initialization(Instance *inst)
 
 Status instance_enter_event_mode(Instance *inst)
 {
-    if (!instance_allows(inst, "EnterEventMode", PH_EVENT | PH_CONT))
+    if (!instance_allows_me(inst, "EnterEventMode", PH_CONT))
         return ST_ERROR;
     inst->phase = PH_EVENT;
     return ST_OK;
@@ -73,7 +73,7 @@ Status instance_enter_event_mode(Instance *inst)
 
 Status instance_enter_continuous_mode(Instance *inst)
 {
-    if (!instance_allows(inst, "EnterContinuousTimeMode", PH_EVENT))
+    if (!instance_allows_me(inst, "EnterContinuousTimeMode", PH_EVENT))
         return ST_ERROR;
     inst->phase = PH_CONT;
     return ST_OK;
@@ -89,7 +89,7 @@ Status instance_terminate(Instance *inst)
 
 Status instance_set_time(Instance *inst, double t)
 {
-    if (!instance_allows(inst, "SetTime", PH_EVENT | PH_CONT))
+    if (!instance_allows_me(inst, "SetTime", PH_EVENT | PH_CONT))
         return ST_ERROR;
     inst->s.t = t;
     return ST_OK;
@@ -97,7 +97,7 @@ Status instance_set_time(Instance *inst, double t)
 
 Status instance_set_states(Instance *inst, const double *x, size_t n)
 {
-    if (!instance_allows(inst, "SetContinuousStates", PH_EVENT | PH_CONT)
+    if (!instance_allows_me(inst, "SetContinuousStates", PH_CONT)
         || !instance_checks_array(inst, "SetContinuousStates", x, n, N_STATES))
         return ST_ERROR;
     memcpy(inst->s.x, x, n * sizeof *x);
@@ -105,9 +105,13 @@ Status instance_set_states(Instance *inst, const double *x, size_t n)
     return ST_OK;
 }
 
+/* Phases in which the Model Exchange evaluations may be called. */
+#define EVALUATE (PH_INIT | PH_EVENT | PH_CONT | PH_TERMINATED)
+
 Status instance_get_states(Instance *inst, double *x, size_t n)
 {
-    if (!instance_checks_array(inst, "GetContinuousStates", x, n, N_STATES))
+    if (!instance_allows_me(inst, "GetContinuousStates", EVALUATE)
+        || !instance_checks_array(inst, "GetContinuousStates", x, n, N_STATES))
         return ST_ERROR;
     memcpy(x, inst->s.x, n * sizeof *x);
     return ST_OK;
@@ -116,7 +120,9 @@ Status instance_get_states(Instance *inst, double *x, size_t n)
 Status instance_get_nominals(Instance *inst, double *x, size_t n)
 {
     size_t k;
-    if (!instance_checks_array(inst, "GetNominalsOfContinuousStates", x, n, N_STATES))
+    if (!instance_allows_me(inst, "GetNominalsOfContinuousStates", EVALUATE)
+        || !instance_checks_array(inst, "GetNominalsOfContinuousStates", x, n,
+                                  N_STATES))
         return ST_ERROR;
     for (k = 0; k < n; k++)
         x[k] = 1.0;
@@ -126,7 +132,8 @@ Status instance_get_nominals(Instance *inst, double *x, size_t n)
 Status instance_get_derivatives(Instance *inst, double *dx, size_t n)
 {
     double values[N_STATES_ALLOC];
-    if (!instance_checks_array(inst, "GetDerivatives", dx, n, N_STATES))
+    if (!instance_allows_me(inst, "GetDerivatives", EVALUATE)
+        || !instance_checks_array(inst, "GetDerivatives", dx, n, N_STATES))
         return ST_ERROR;
     model_derivatives(&inst->s.m, inst->s.t, inst->s.x, values);
     memcpy(dx, values, n * sizeof *dx);
@@ -136,7 +143,8 @@ Status instance_get_derivatives(Instance *inst, double *dx, size_t n)
 Status instance_get_event_indicators(Instance *inst, double *z, size_t n)
 {
     double values[N_EVENT_INDICATORS_ALLOC];
-    if (!instance_checks_array(inst, "GetEventIndicators", z, n, N_EVENT_INDICATORS))
+    if (!instance_allows_me(inst, "GetEventIndicators", EVALUATE)
+        || !instance_checks_array(inst, "GetEventIndicators", z, n, N_EVENT_INDICATORS))
         return ST_ERROR;
     core_event_indicators(&inst->s.m, inst->s.t, inst->s.x, values);
     memcpy(z, values, n * sizeof *z);
@@ -164,7 +172,7 @@ int core_fire_when(Instance *inst)
 
 Status instance_update_discrete(Instance *inst, int *states_changed)
 {
-    if (!instance_allows(inst, "UpdateDiscreteStates", PH_EVENT))
+    if (!instance_allows_me(inst, "UpdateDiscreteStates", PH_EVENT))
         return ST_ERROR;
     *states_changed = core_fire_when(inst);
     return ST_OK;

@@ -1,0 +1,117 @@
+"""Output files: checked before a run, written whole or not at all.
+
+A front door checks where its outputs go before it runs anything, so a bad path
+costs no simulation: the folder must exist and take a file, the path must not
+be a directory, and an existing file is replaced only when asked (`force`). A
+file is then written beside its destination under a temporary name and renamed
+over it, so a reader never sees half a file, and a failure (a full disk,
+Ctrl-C) leaves any old file as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import FmibridgeError
+
+
+def check_output(
+    path: str | Path, *, force: bool = False, what: str = "output"
+) -> Path:
+    """Return `path` if a file can be written there now; else raise naming why.
+
+    Parameters
+    ----------
+    path : path
+        The file to write.
+    force : bool
+        Allow replacing an existing file.
+    what : str
+        How the message names the path (``"--out"``, ``"output.summary"``).
+
+    Raises
+    ------
+    FmibridgeError
+        If the path is empty or a directory, its folder is missing or read-only,
+        or the file exists and `force` is not set.
+    """
+    if str(path) == "":
+        raise FmibridgeError(f"{what} is empty; give a file name such as run.csv.")
+    path = Path(path)
+    if path.is_dir():
+        raise FmibridgeError(f"{what} {path} is a folder; give a file name in it.")
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise FmibridgeError(f"{what} {path} exists and is not a regular file.")
+        if not force:
+            raise FmibridgeError(f"{what} {path} exists; pass --force to replace it.")
+    check_folder_writable(path.parent, what)
+    return path
+
+
+def check_output_folder(
+    path: str | Path, *, force: bool = False, what: str = "output"
+) -> Path:
+    """Return `path` if a folder of new files can be made there; else raise.
+
+    The folder may exist if it is empty (or `force` is set); its parent must
+    exist and take files.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise FmibridgeError(f"{what} {path} exists and is not a folder.")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise FmibridgeError(
+            f"{what} {path} is a folder with files in it; pass --force to write "
+            f"over them."
+        )
+    check_folder_writable(path.parent, what)
+    return path
+
+
+def check_folder_writable(folder: Path, what: str = "output") -> None:
+    """Raise FmibridgeError unless `folder` exists and takes a new file."""
+    if not folder.is_dir():
+        raise FmibridgeError(f"{what}: folder {folder} does not exist.")
+    probe = _temporary(folder / "probe")
+    try:
+        probe.open("x").close()
+    except OSError as exc:
+        raise FmibridgeError(
+            f"{what}: cannot write in {folder}: {exc.strerror or exc}."
+        ) from None
+    probe.unlink()
+
+
+def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """Call write(temporary) beside `path`, then rename it to `path`.
+
+    Raises
+    ------
+    FmibridgeError
+        If writing fails (a full disk, a read-only folder); `path` is unchanged
+        and no temporary file is left.
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FmibridgeError(
+            f"Cannot write {path}: folder {path.parent} does not exist."
+        )
+    temporary = _temporary(path)
+    try:
+        temporary.open("x").close()  # exclusive: never another's file; umask mode
+        write(temporary)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise FmibridgeError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
+def _temporary(path: Path) -> Path:
+    """A fresh hidden name beside `path`."""
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")

@@ -1,0 +1,68 @@
+"""A run's time span checked against its step, at the front doors.
+
+Every method steps from t0 to t_end by at most h. A span that is empty, a step
+longer than the span (the run "reaches" t_end at t0), a step lost in round-off
+(t + h == t) or one too short to reach t_end within max_steps gives a run that
+looks finished and is not, or never finishes. The front doors (the command
+line, adapter files, sweeps) refuse these with a message naming the setting.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .errors import FmibridgeError
+
+
+def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
+    """Return `t_end` as a float if it is a finite time after t0; else raise.
+
+    Examples
+    --------
+    >>> check_span(0.0, 3)
+    3.0
+    """
+    if isinstance(t_end, bool) or not isinstance(t_end, int | float):
+        raise FmibridgeError(f"`{name}` must be a number, got {t_end!r}.")
+    if not (math.isfinite(t_end) and t_end > t0):
+        raise FmibridgeError(
+            f"`{name}` must be a finite time after t0 = {t0!r} s, got {t_end!r}."
+        )
+    return float(t_end)
+
+
+def check_step(
+    h: float, t0: float, t_end: float, max_steps: int, name: str = "h"
+) -> float:
+    """Return `h` if steps of h take a run from t0 to t_end; else raise naming why.
+
+    Raises
+    ------
+    FmibridgeError
+        If h is not shorter than t_end - t0, t + h == t somewhere in the span,
+        or the span needs more than `max_steps` steps of h.
+
+    Examples
+    --------
+    >>> check_step(1e-3, 0.0, 3.0, 10_000)
+    0.001
+    """
+    span = t_end - t0
+    if not h < span:
+        raise FmibridgeError(
+            f"`{name}` = {h!r} s must be shorter than the run, t_end - t0 = "
+            f"{span!r} s; choose h of at most a hundredth of it."
+        )
+    t_far = max(abs(t0), abs(t_end))
+    if t_far + h == t_far:
+        raise FmibridgeError(
+            f"`{name}` = {h!r} s is lost in round-off at t = {t_far!r} s "
+            f"(t + h == t); choose h well above {math.ulp(t_far):.3g} s."
+        )
+    if span / h > max_steps:
+        raise FmibridgeError(
+            f"`{name}` = {h!r} s needs {span / h:.3g} steps to reach t_end = "
+            f"{t_end!r} s, more than max_steps = {max_steps}; raise h (or "
+            f"max_steps)."
+        )
+    return h

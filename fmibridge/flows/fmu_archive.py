@@ -1,0 +1,342 @@
+"""An FMU file: checked, described and unpacked within limits, and always removed.
+
+`FmuArchive` reads the model description without unpacking, refuses what it
+cannot run before any file is written (a folder or a non-zip given as FMU, an
+archive beyond MAX_UNPACKED_BYTES or MAX_MEMBERS, a member that would land
+outside the folder, a `modelIdentifier` that is not a plain name), and
+unpacks into one temporary folder that `cleanup()` removes, as do interpreter
+exit and SIGTERM (`_Folders`). The instances themselves live in `fmi.py`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import signal
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..core.errors import FmibridgeError
+from ..core.system import Experiment
+
+# 2 GiB of unpacked content: far above any FMU we know (the Reference FMUs are
+# < 1 MB, tool exports with solver libraries tens of MB) and far below a disk.
+# FMIBRIDGE_MAX_FMU_BYTES overrides it for the rare larger FMU.
+MAX_UNPACKED_BYTES = int(os.environ.get("FMIBRIDGE_MAX_FMU_BYTES", 2**31))
+MAX_MEMBERS = 100_000  # files in one archive; an FMU has a handful to a few hundred
+CHUNK = 2**20  # bytes copied per read while unpacking
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
+INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
+INTERFACE_TITLES = {
+    "ModelExchange": "Model Exchange",
+    "CoSimulation": "Co-Simulation",
+    "ScheduledExecution": "Scheduled Execution",
+}
+NUMERIC_TYPES = {  # FMI type -> True if integer-valued
+    "Real": False,
+    "Float64": False,
+    "Float32": False,
+    "Integer": True,
+    "Enumeration": True,
+    "Boolean": True,
+    **{f"{s}Int{n}": True for s in ("", "U") for n in (8, 16, 32, 64)},
+}
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One FMU variable as the model description declares it.
+
+    `start` is the numeric start of a scalar (None for arrays, strings and
+    variables without one); `start_text` is the start as written.
+    """
+
+    name: str
+    vr: int
+    type: str
+    causality: str
+    variability: str
+    start: float | None
+    start_text: str | None = None
+    unit: str | None = None
+    shape: tuple[int, ...] = ()
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.type in NUMERIC_TYPES
+
+    @property
+    def size(self) -> int:
+        """Number of scalar values (1 for a scalar)."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def element_names(self) -> tuple[str, ...]:
+        """Names of the scalar values: `y` for a scalar, `y[1]`, `y[2]`, ... for an
+        array (1-based, row-major, `A[1,2]` for a matrix)."""
+        if not self.shape:
+            return (self.name,)
+        names = [""]
+        for d in self.shape:
+            names = [
+                f"{n},{k}" if n else str(k) for n in names for k in range(1, d + 1)
+            ]
+        return tuple(f"{self.name}[{n}]" for n in names)
+
+
+class FmuArchive:
+    """An FMU file, checked and described at once, unpacked on first use.
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the file: not a file, not a zip archive, beyond the size
+        limits, a member outside the archive's folder, an unreadable model
+        description, an FMI version other than 2.0 and 3.0, or a
+        `modelIdentifier` that is not a plain name.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        _check_archive(self.path)
+        self.description = _read_description(self.path)
+        self.fmi_version = self.description.fmiVersion
+        if self.fmi_version not in ("2.0", "3.0"):
+            raise FmibridgeError(
+                f"{self.path}: FMI {self.fmi_version} is not supported; export "
+                f"FMI 2.0 or 3.0."
+            )
+        for interface in self.interfaces:
+            identifier = self.part(interface).modelIdentifier or ""
+            if not PLAIN_NAME.fullmatch(identifier):
+                raise FmibridgeError(
+                    f"{self.path}: {interface} modelIdentifier {identifier!r} is not "
+                    f"a plain name (letters, digits, '_'); the FMU is malformed."
+                )
+        self.variables = {v.name: _variable(v) for v in self.description.modelVariables}
+        self._unzip_dir: Path | None = None
+
+    @property
+    def interfaces(self) -> tuple[str, ...]:
+        """Every interface type the FMU offers, Scheduled Execution included."""
+        return tuple(i for i in INTERFACES if self.part(i) is not None)
+
+    def part(self, interface: str):
+        """Return the model description's element of `interface` (None if absent)."""
+        attribute = interface[0].lower() + interface[1:]
+        return getattr(self.description, attribute, None)
+
+    def capability(self, interface: str, flag: str) -> bool:
+        return bool(getattr(self.part(interface), flag, False))
+
+    @property
+    def experiment(self) -> Experiment:
+        """The DefaultExperiment; each value None where the FMU does not give it."""
+        d = self.description.defaultExperiment
+
+        def number(name: str) -> float | None:
+            value = getattr(d, name, None) if d is not None else None
+            return None if value is None else float(value)
+
+        return Experiment(
+            number("startTime"),
+            number("stopTime"),
+            number("stepSize"),
+            number("tolerance"),
+        )
+
+    def check_interface(self, interface: str) -> None:
+        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""
+        runnable = [i for i in self.interfaces if i != "ScheduledExecution"]
+        if interface in runnable:
+            return
+        if not runnable:
+            offered = " and ".join(INTERFACE_TITLES[i] for i in self.interfaces)
+            raise FmibridgeError(
+                f"{self.path}: the FMU offers {offered or 'no interface'} only, "
+                f"neither Model Exchange nor Co-Simulation, which fmibridge runs "
+                f"(Scheduled Execution needs a clock-driven scheduler, which "
+                f"fmibridge does not have)."
+            )
+        raise FmibridgeError(
+            f"{self.path}: the FMU offers {INTERFACE_TITLES[runnable[0]]}, not "
+            f"{INTERFACE_TITLES.get(interface, interface)}; choose "
+            f"{'me' if runnable[0] == 'ModelExchange' else 'cs'} as interface."
+        )
+
+    def unzipped(self) -> Path:
+        """Return the folder the FMU is unpacked in (unpacking it on first call)."""
+        if self._unzip_dir is None:
+            self._unzip_dir = _FOLDERS.new()
+            try:
+                _unpack(self.path, self._unzip_dir)
+            except BaseException:
+                self.cleanup()
+                raise
+        return self._unzip_dir
+
+    def cleanup(self) -> None:
+        """Remove the unpacked folder, if any; safe to call twice."""
+        folder, self._unzip_dir = self._unzip_dir, None
+        if folder is not None:
+            _FOLDERS.remove(folder)
+
+    def instantiate(self, interface: str):
+        """Return a new instance of `interface` (see `fmi.instantiate`)."""
+        from .fmi import instantiate  # the instances use this module, not vice versa
+
+        return instantiate(self, interface)
+
+
+def _check_archive(path: Path) -> None:
+    """Refuse anything but a zip archive within the limits, before unpacking."""
+    if path.is_dir():
+        raise FmibridgeError(
+            f"{path}: is a folder, not an FMU file; an FMU is a zip archive (zip "
+            f"the folder's contents, or give the .fmu file)."
+        )
+    if not path.is_file():
+        raise FmibridgeError(f"{path}: no such FMU file.")
+    if not zipfile.is_zipfile(path):
+        raise FmibridgeError(
+            f"{path}: not an FMU (not a zip archive); rebuild or re-export it."
+        )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise FmibridgeError(f"{path}: corrupt FMU archive: {exc}") from None
+    if len(members) > MAX_MEMBERS:
+        raise FmibridgeError(
+            f"{path}: {len(members)} files in the archive, more than the limit "
+            f"{MAX_MEMBERS}; this is not an FMU."
+        )
+    declared = sum(m.file_size for m in members)
+    if declared > MAX_UNPACKED_BYTES:
+        biggest = max(members, key=lambda m: m.file_size)
+        raise FmibridgeError(
+            f"{path}: unpacks to {declared} bytes ({biggest.filename!r} alone "
+            f"{biggest.file_size}), more than the limit of {MAX_UNPACKED_BYTES} "
+            f"bytes; set FMIBRIDGE_MAX_FMU_BYTES to allow a larger FMU."
+        )
+    for member in members:
+        _member_path(path, member.filename)
+
+
+def _member_path(path: Path, name: str) -> PurePosixPath:
+    """Return a member's relative path; refuse one that leaves the folder."""
+    parts = PurePosixPath(name.replace("\\", "/"))
+    if parts.is_absolute() or ".." in parts.parts or ":" in name:
+        raise FmibridgeError(
+            f"{path}: archive member {name!r} would be written outside the FMU's "
+            f"folder; the FMU is malformed."
+        )
+    return parts
+
+
+def _read_description(path: Path):
+    import fmpy
+
+    try:
+        return fmpy.read_model_description(str(path))
+    except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
+        raise FmibridgeError(
+            f"{path}: unreadable modelDescription.xml: {exc}"
+        ) from None
+
+
+def _unpack(path: Path, folder: Path) -> None:
+    """Unpack the archive into `folder`, counting the bytes actually written."""
+    budget = MAX_UNPACKED_BYTES
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                target = folder.joinpath(*_member_path(path, member.filename).parts)
+                if member.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as source, open(target, "wb") as sink:
+                    while chunk := source.read(CHUNK):
+                        budget -= len(chunk)
+                        if budget < 0:
+                            raise FmibridgeError(
+                                f"{path}: unpacks to more than the limit of "
+                                f"{MAX_UNPACKED_BYTES} bytes (at {member.filename!r})."
+                            )
+                        sink.write(chunk)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise FmibridgeError(f"{path}: corrupt FMU archive: {exc}") from None
+
+
+def _variable(v) -> Variable:
+    start = None
+    if v.start is not None and v.type in NUMERIC_TYPES and not v.shape:
+        text = str(v.start).strip().lower()
+        try:
+            start = float({"true": 1.0, "false": 0.0}.get(text, text))
+        except (TypeError, ValueError):
+            start = None
+    unit = v.unit or getattr(v.declaredType, "unit", None)
+    return Variable(
+        v.name,
+        int(v.valueReference),
+        v.type,
+        v.causality,
+        v.variability,
+        start,
+        None if v.start is None else str(v.start),
+        unit,
+        tuple(v.shape or ()),
+    )
+
+
+class _Folders:
+    """The unpacked folders alive in this process; removed at exit and on SIGTERM.
+
+    SIGTERM becomes SystemExit(143), so `finally` blocks free the FMU instances
+    and remove their folders; the handler is installed only where none is (a
+    front door that handles SIGTERM itself keeps its own).
+    """
+
+    def __init__(self) -> None:
+        self._live: set[Path] = set()
+        self._armed = False
+
+    def new(self) -> Path:
+        self._arm()
+        folder = Path(tempfile.mkdtemp(prefix="fmibridge_"))
+        self._live.add(folder)
+        return folder
+
+    def remove(self, folder: Path) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        self._live.discard(folder)
+
+    def remove_all(self) -> None:
+        for folder in list(self._live):
+            self.remove(folder)
+
+    def _arm(self) -> None:
+        if self._armed:
+            return
+        self._armed = True
+        atexit.register(self.remove_all)
+        if threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+_FOLDERS = _Folders()
