@@ -11,7 +11,16 @@ import numpy as np
 from ..core.integrators import Scheme
 from ..core.result import Recorder, Status
 from ..core.system import Guard, HybridSystem, Mode
-from .base import Method, State, Step, at_least_one, non_finite, positive, reached
+from .base import (
+    Method,
+    Rated,
+    State,
+    Step,
+    at_least_one,
+    non_finite,
+    positive,
+    reached,
+)
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
@@ -137,25 +146,16 @@ class Relaxation(Method):
         block = self.steps_inside(mode, state, t_end, log)
         if block is not None:
             return block
-        t, x = state.t, state.x
-        g0 = self.guards_at(mode, t, x)
-        hs = min(self.h, t_end - t)
-        for _ in range(self.max_halvings + 1):
-            y = self.advance(mode, t, x, hs)
-            where = self._classify(mode, g0, t + hs, y)
-            if where is not _OUTSIDE:
-                break
-            log.n_rejected += 1
-            if t + hs / 2 == t:  # a shorter trial would not advance time
-                return self._no_step(mode, state, hs, log)
-            hs /= 2
-        else:
-            return self._no_step(mode, state, 2 * hs, log)
+        g0 = self.guards_at(mode, state.t, state.x)
+        trial = self._trial(mode, state, g0, t_end, log)
+        if isinstance(trial, Step):
+            return trial
+        hs, y, where, rates = trial
         log.n_steps += 1
-        t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
+        t1 = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
         log.sample(t1, y, mode.name)
         if where is _DOMAIN:
-            return Step(State(t1, y, mode.name))
+            return Step(Rated(t1, y, mode.name, rates))
         edge = mode.edges[where.index]
         if getattr(edge.guard, "reset_at", "surface") == "beyond":
             q = y  # the reset tests its own condition (an FMU's event mode)
@@ -173,6 +173,36 @@ class Relaxation(Method):
         """A transition waits eps - tau on its strip after a step that ends up to
         eps deep (Fig. 12, Steps 13-14): up to (|gap| + eps) / |rate| + eps late."""
         return (abs(gap) + self.eps) / abs(rate) + self.eps if rate else math.inf
+
+    def _trial(self, mode: Mode, state: State, g0: list[float], t_end: float, log):
+        """Find the step of Fig. 12, Steps 4-5: h, h/2, ... until the trial point
+        lies in D_j^eps; return (hs, y, where, rates at y) or the Step that stops.
+
+        A trial in the domain whose guard may have dipped beyond its surface and
+        come back inside the step (`Method.dip`) is replaced by the trial to the
+        dip's bottom, classified like any other.
+        """
+        t, x = state.t, state.x
+        r0 = state.rates if isinstance(state, Rated) else None
+        hs = min(self.h, t_end - t)
+        for _ in range(self.max_halvings + 1):
+            y = self.advance(mode, t, x, hs)
+            where, rates = self._classify(mode, g0, t + hs, y), None
+            if where is _DOMAIN:
+                g1 = [edge.guard(t + hs, y) for edge in mode.edges]
+                rates = self.rates(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, rates), log)
+                if dip is not None:
+                    inside = self._classify(mode, g0, t + dip[0], dip[1])
+                    if inside is not _DOMAIN:  # the guard dipped beyond: go there
+                        hs, y, where, rates = dip[0], dip[1], inside, None
+            if where is not _OUTSIDE:
+                return hs, y, where, rates
+            log.n_rejected += 1
+            if t + hs / 2 == t:  # a shorter trial would not advance time
+                return self._no_step(mode, state, hs, log)
+            hs /= 2
+        return self._no_step(mode, state, 2 * hs, log)
 
     def _no_step(self, mode: Mode, state: State, hs: float, log: Recorder) -> Step:
         """Stop after Step 5's n' = inf (or once halving stops advancing time): an
