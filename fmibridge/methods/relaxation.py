@@ -11,6 +11,7 @@ import numpy as np
 from ..core.integrators import Scheme
 from ..core.result import Recorder, Status
 from ..core.system import Guard, HybridSystem, Mode
+from ..flows.base import guard_rates
 from .base import (
     Method,
     Rated,
@@ -282,17 +283,25 @@ class Relaxation(Method):
         """Return (sigma, z, g) inside the guard on the step's curve, by more than
         the projection's tolerance, or None.
 
-        Probes sigma = s/2, s/4, ... down to eps: a dip inside the domain
-        shorter than the strip time eps moves q by O(eps) only (Thm. 27).
+        None at once where the state moves out of the domain at the start (its
+        rate, `Method.rates`); else probes sigma = eps, 2 eps, 4 eps, ... below
+        s, so a short hop costs a few probes: a dip inside the domain shorter
+        than the strip time eps moves q by O(eps) only (Thm. 27).
         """
-        sigma = s
+        t, x = state.t, state.x
+        side = {"falling": 1.0, "rising": -1.0}.get(guard.direction)
+        if side is not None:
+            rate = guard_rates(mode.flow, [guard], t, x, [guard(t, x)], self.h)
+            if rate is not None and not side * rate[0] > 0.0:
+                return None
+        sigma = self.eps
         for _ in range(self.max_halvings):
-            sigma /= 2
-            if sigma < self.eps:
+            if sigma >= s:
                 break
-            z = self.advance(mode, state.t, state.x, sigma)
-            g = guard(state.t + sigma, z)
+            z = self.advance(mode, t, x, sigma)
+            g = guard(t + sigma, z)
             inside = np.isfinite(g) and _depth(guard, 0.0, g) is None
             if inside and abs(g) > PROJECT_GTOL * self.eps:
                 return sigma, z, g
+            sigma *= 2
         return None
