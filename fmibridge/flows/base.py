@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -92,6 +94,7 @@ class Flow(abc.ABC):
     """
 
     state_names: tuple[str, ...]
+    units: Mapping[str, str] = MappingProxyType({})  # column name -> unit, if known
     recorded_names: tuple[str, ...] = ()
     reports_events: bool = False  # `observe` may return events of the flow's own
     is_terminated: bool = False

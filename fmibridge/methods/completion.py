@@ -46,6 +46,7 @@ and the procedure of Sec. V.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
@@ -287,9 +288,14 @@ class Completion(Method):
         t_end: float | None = None,
         *,
         progress: bool = False,
+        t_eval: Sequence[float] | None = None,
     ) -> Result:
-        """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`."""
-        return super().run(self._completed(system), t_end, progress=progress)
+        """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`.
+
+        `progress` and `t_eval` are those of `Method.run`.
+        """
+        completed = self._completed(system)
+        return super().run(completed, t_end, progress=progress, t_eval=t_eval)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
         return self.inner._check(system, t_end)
