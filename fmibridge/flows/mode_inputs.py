@@ -90,6 +90,10 @@ class _ModeInputs:
         return self.flow.recorded_names
 
     @property
+    def units(self) -> Mapping[str, str]:
+        return self.flow.units
+
+    @property
     def is_terminated(self) -> bool:
         return self.flow.is_terminated
 
