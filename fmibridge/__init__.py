@@ -40,6 +40,7 @@ _PUBLIC = {  # name -> the module that defines it
         ("METHODS", "Completion", "Halving", "Method", "Relaxation", "Unilateral"),
         "methods",
     ),
+    "simulate": "simulation",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])

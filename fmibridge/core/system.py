@@ -279,6 +279,40 @@ class HybridSystem:
         """Return the mode called `name`."""
         return self.modes[name]
 
+    def with_initial(
+        self, start: Mapping[str, float] | None = None, t0: float | None = None
+    ) -> HybridSystem:
+        """Return this system starting from other values of some states, or at t0.
+
+        Raises
+        ------
+        FmibridgeError
+            If `start` names a variable that is not a state.
+
+        Examples
+        --------
+        >>> from fmibridge.models import bouncing_ball
+        >>> bouncing_ball().with_initial({"h": 2.0}).x0.tolist()
+        [2.0, 0.0]
+        """
+        x0 = dict(zip(self.state_names, self.x0.tolist(), strict=True))
+        unknown = sorted(set(start or {}) - set(x0))
+        if unknown:
+            raise FmibridgeError(
+                f"HybridSystem `{self.name}`: unknown start value(s) {unknown}; the "
+                f"states are {list(x0)}."
+            )
+        return HybridSystem(
+            list(self.modes.values()),
+            self.initial_mode,
+            {**x0, **(start or {})},
+            t0=self.t0 if t0 is None else t0,
+            parameters=self.parameters,
+            constraint=self.constraint,
+            name=self.name,
+            experiment=self.experiment,
+        )
+
     def flows(self) -> Iterable[Flow]:
         """Yield each distinct flow once."""
         seen: dict[int, Flow] = {}

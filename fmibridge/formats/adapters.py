@@ -42,7 +42,7 @@ naming the file, the key, the expression and the time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,9 +97,16 @@ class Adapter:
     t_end: float
     outputs: tuple[str, ...]
 
-    def run(self, *, progress: bool = False) -> Result:
-        """Run the method on the system and add the requested output columns."""
-        result = self.method.run(self.system, self.t_end, progress=progress)
+    def run(
+        self, *, progress: bool = False, t_eval: Sequence[float] | None = None
+    ) -> Result:
+        """Run the method on the system and add the requested output columns.
+
+        `progress` and `t_eval` are those of `Method.run`.
+        """
+        result = self.method.run(
+            self.system, self.t_end, progress=progress, t_eval=t_eval
+        )
         extra = [n for n in self.outputs if n not in self.system.state_names]
         if not extra:
             return result
@@ -154,6 +161,7 @@ def load_adapter(
     zeno: str | None = None,
     parameters: Mapping[str, float] | None = None,
     start: Mapping[str, float] | None = None,
+    outputs: Sequence[str] | None = None,
 ) -> Adapter:
     """Read an adapter file; the keyword overrides win over its values.
 
@@ -166,7 +174,10 @@ def load_adapter(
     zeno : {'off', 'complete'}, optional
         Override [method] `zeno`: 'complete' wraps the method in Completion.
     parameters, start : mapping, optional
-        Update the [parameters] and [start] tables (sweeps use these).
+        Update the [parameters] and [start] tables (sweeps use these); a start
+        value of a name in [parameters] updates that parameter.
+    outputs : sequence of str, optional
+        Override [output] `variables`.
 
     Raises
     ------
@@ -186,6 +197,12 @@ def load_adapter(
     problems.raise_if_any()
     if interface is not None:
         spec = {**spec, "interface": interface}
+    if outputs is not None:
+        spec = {**spec, "output": {"variables": list(outputs)}}
+    if start and isinstance(spec.get("parameters"), Mapping):
+        named = {k: v for k, v in start.items() if k in spec["parameters"]}
+        parameters = {**(parameters or {}), **named}
+        start = {k: v for k, v in start.items() if k not in named}
     for key, values in (("parameters", parameters), ("start", start)):
         if values:
             spec = {**spec, key: {**spec.get(key, {}), **values}}
