@@ -94,7 +94,7 @@ def simulate(
     zeno : {'off', 'complete'}, optional
         'complete' continues Zeno executions (`Completion`, Or and Ames).
     guards : sequence, optional
-        Extra guards of an FMU model: `Edge`s of its mode ``"model"``, or
+        Extra guards of an FMU model: `Edge` objects of its mode ``"model"``, or
         (guard, reset) pairs, each with g(t, x) and R(t, x) over the states.
     progress : bool
         Show a progress bar on a terminal.

@@ -127,6 +127,7 @@ def as_guard(obj: Guard | GuardFn) -> Guard:
 
 
 def _identity(t: float, x: np.ndarray) -> np.ndarray:
+    """The identity reset R(t, x) = x (an edge that only changes mode)."""
     return x
 
 
@@ -273,6 +274,7 @@ class HybridSystem:
 
     @property
     def state_names(self) -> tuple[str, ...]:
+        """The names of the shared state vector (those of the initial mode's flow)."""
         return tuple(self.modes[self.initial_mode].flow.state_names)
 
     def mode(self, name: str) -> Mode:

@@ -171,6 +171,7 @@ class VectorField(Flow):
         """Return dx/dt at (t, x), inputs included."""
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): one step of `scheme` on `rhs`."""
         return scheme.step(self.rhs, t, x, h)
 
 
@@ -193,4 +194,5 @@ class ForcedVectorField(VectorField):
         """Return dx/dt at (t, x) with the contact force `lam` applied."""
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt at (t, x) without contact force (lam = 0)."""
         return self.rhs_with_force(t, x, 0.0)

@@ -436,6 +436,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.is_terminated = self.is_terminated or info.terminate
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the FMU's derivatives at (t, x), with its inputs at t."""
         if self._inputs:
             self._set_inputs(t)
         return self._check_finite(self.instance.derivatives(t, x), "get derivatives", t)
@@ -468,6 +469,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return y
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return the states and the FMU's outputs at (t, x), by name."""
         self._set_inputs(t)
         self.instance.set_time_and_states(t, x)
         return self._named(x)
@@ -670,6 +672,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first."""
         self.goto(t, x)
         self._set_inputs(t)
         return self._step(t, h)
@@ -738,6 +741,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._recorded_values(), events
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return the states and the FMU's outputs at (t, x), by name."""
         self.goto(t, x)
         return self._named(x)
 
@@ -820,6 +824,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
 
     def close(self) -> None:
+        """Free the saved FMU states, the instance and the unpacked folder."""
         if self._instance is not None:
             for snapshot in getattr(self, "_snapshots", {}).values():
                 self._instance.free_state(snapshot)

@@ -119,6 +119,7 @@ class Adapter:
         return dataclasses.replace(result, outputs={**result.outputs, **columns})
 
     def close(self) -> None:
+        """Free the FMU instance."""
         self.system.close()
 
     def __enter__(self) -> Adapter:

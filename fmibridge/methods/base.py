@@ -123,6 +123,7 @@ class Method(abc.ABC):
 
     @property
     def scheme(self) -> Scheme:
+        """The integrator as a Scheme (a Butcher tableau)."""
         return self.integrator  # type: ignore[return-value]
 
     def run(

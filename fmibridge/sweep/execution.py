@@ -52,6 +52,7 @@ class Outcome:
 
     @property
     def is_ok(self) -> bool:
+        """True if the call returned (no error)."""
         return self.error is None
 
 
@@ -64,7 +65,7 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
-    """Call fn(**kwargs) in a worker; an exception becomes the Outcome's error."""
+    """Call ``fn(**kwargs)`` in a worker; an exception becomes the Outcome's error."""
     wall = time.perf_counter()
     try:
         value = fn(**kwargs)
@@ -90,7 +91,7 @@ def iter_runs(
     progress: bool = False,
     desc: str = "sweep",
 ) -> Iterator[tuple[int, Outcome]]:
-    """Yield (index, Outcome) of fn(**kwargs) for each kwargs, as runs finish.
+    """Yield (index, Outcome) of ``fn(**kwargs)`` for each kwargs, as runs finish.
 
     Close the generator (or leave its loop) to cancel the runs not yet done;
     `map_runs` collects it. Parameters as in `map_runs`.
@@ -194,7 +195,7 @@ def map_runs(
     progress: bool = False,
     desc: str = "runs",
 ) -> list[Outcome]:
-    """Call fn(**kwargs) for every kwargs on Dask; return the Outcomes in order.
+    """Call ``fn(**kwargs)`` for every kwargs on Dask; return the Outcomes in order.
 
     Parameters
     ----------
