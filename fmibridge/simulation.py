@@ -140,7 +140,7 @@ def simulate(
                 f"`stop_time` is needed: {system.name} gives no default stop time."
             )
         t_end = check_span(system.t0, stop, "stop_time")
-        grid = _grid(system.t0, t_end, output_interval, t_eval)
+        grid = output_times(system.t0, t_end, output_interval, t_eval)
         h = _default_step(experiment.step, output_interval)
         runner = _method(method, step_size or h, relative_tolerance, zeno)
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
@@ -289,7 +289,7 @@ def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Res
             runner = _method(method, None, None, given.get("zeno"))
             adapter = dataclasses.replace(adapter, method=runner)
         t0 = adapter.system.t0
-        grid = _grid(
+        grid = output_times(
             t0, adapter.t_end, given.get("output_interval"), given.get("t_eval")
         )
         return adapter.run(progress=progress, t_eval=grid)
@@ -318,10 +318,20 @@ def _default_step(step: float | None, output_interval: float | None) -> float | 
     return min(given) if given else None
 
 
-def _grid(
-    t0: float, t_end: float, interval: float | None, t_eval: Sequence[float] | None
+def output_times(
+    t0: float,
+    t_end: float,
+    interval: float | None,
+    t_eval: Sequence[float] | None = None,
 ) -> np.ndarray | None:
-    """The output times: t0 + k * interval up to t_end (and t_end), or t_eval."""
+    """Return the output times: t0 + k * interval up to t_end (and t_end), or
+    t_eval; None where neither is given (every step is kept).
+
+    Examples
+    --------
+    >>> output_times(0.0, 1.0, 0.3).tolist()
+    [0.0, 0.3, 0.6, 0.8999999999999999, 1.0]
+    """
     if t_eval is not None:
         return np.asarray(t_eval, dtype=float)
     if interval is None:

@@ -19,7 +19,17 @@ ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
 def test_every_adapter_runs_from_the_cli_and_writes_a_csv(fmu_dir, adapter, tmp_path):
     out = tmp_path / f"{adapter.stem}.csv"
     assert (
-        main(["run", str(adapter), "--t-end", "2", "--out", str(out), "--no-progress"])
+        main(
+            [
+                "run",
+                str(adapter),
+                "--stop-time",
+                "2",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
         == 0
     )
     frame = pd.read_csv(out, index_col="time")

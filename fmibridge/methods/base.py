@@ -6,6 +6,7 @@ import abc
 import dataclasses
 import functools
 import platform
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -418,26 +419,34 @@ def _versions() -> str:
 
 
 class _Progress:
-    """A tqdm bar over simulated time that appears only after one second."""
+    """A tqdm bar over simulated time, on a terminal only.
+
+    The bar starts after the first step, so the time numba spends compiling
+    the first step's code is not taken for simulation time (an ETA of minutes
+    for a run of seconds), and shows only for runs longer than a second.
+    """
 
     def __init__(self, t0: float, t_end: float, *, enabled: bool) -> None:
         self._bar = None
-        self._t0, self._done = t0, 0.0
-        if enabled:
+        self._t0, self._t_end = t0, t_end
+        self._enabled = enabled and sys.stderr.isatty()
+
+    def update(self, t: float) -> None:
+        if not self._enabled:
+            return
+        if self._bar is None:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=t_end - t0,
+                total=self._t_end - self._t0,
+                initial=t - self._t0,
                 unit="s(sim)",
                 delay=1.0,
                 leave=False,
                 bar_format=PROGRESS_FORMAT,
             )
-
-    def update(self, t: float) -> None:
-        if self._bar is not None:
-            self._bar.update(t - self._t0 - self._done)
-            self._done = t - self._t0
+            return
+        self._bar.update(t - self._t0 - self._bar.n)
 
     def __enter__(self) -> _Progress:
         return self

@@ -23,6 +23,7 @@ import importlib
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,7 +80,8 @@ def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
 def _bar(total: int, enabled: bool, desc: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, disable=not enabled, desc=desc, unit="run", leave=False)
+    shown = enabled and sys.stderr.isatty()  # no bar frames in logs
+    return tqdm(total=total, disable=not shown, desc=desc, unit="run", leave=False)
 
 
 def iter_runs(
