@@ -850,7 +850,7 @@ INTERFACE_NAMES = {
 
 
 def open_fmu(
-    fmu: str | Path, interface: str | None = None, **options
+    fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> ModelExchangeFlow | CoSimulationFlow:
     """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
 
@@ -868,7 +868,7 @@ def open_fmu(
     --------
     >>> flow = open_fmu("fmus/build/BouncingBall.fmu", "me")  # doctest: +SKIP
     """
-    archive = FmuArchive(fmu)
+    archive = fmu if isinstance(fmu, FmuArchive) else FmuArchive(fmu)
     if interface is None:
         offered = [i for i in archive.interfaces if i in FLOW_CLASSES]
         interface = offered[0] if offered else archive.interfaces[0]

@@ -42,6 +42,7 @@ naming the file, the key, the expression and the time.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,7 @@ from ..core.system import (
     UnilateralConstraint,
 )
 from ..flows.fmu import ModelExchangeFlow, fmu_event_edges, open_fmu
+from ..flows.fmu_archive import FmuArchive
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.contact import Contact, fmu_contact
@@ -195,7 +197,7 @@ def load_adapter(
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
-    problems.raise_if_any()
+        problems.raise_if_any()  # nothing more can be checked without the FMU
     if interface is not None:
         spec = {**spec, "interface": interface}
     if outputs is not None:
@@ -221,33 +223,65 @@ def load_adapter(
 
 
 def _open_flow(path: Path, spec: Mapping, problems: _Problems):
+    """Open the FMU with the file's values, after checking their names against
+    it; raise the problems found so far if it cannot be opened."""
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.exists():
-        raise FmibridgeError(
-            f"{path}: [fmu] {fmu} does not exist; build the FMUs with "
-            f"`fmibridge build-fmus`."
+        problems.add(
+            "fmu", f"{fmu} does not exist; build the FMUs with `fmibridge build-fmus`."
         )
+        problems.raise_if_any()
+    archive = problems.check("fmu", FmuArchive, fmu)
+    if archive is None:
+        problems.raise_if_any()
     parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
-    start = _numbers(spec.get("start", {}), "start", problems)
-    problems.raise_if_any()
+    parameters = _declared(archive, parameters, "parameters", problems)
+    start = _declared(
+        archive, _numbers(spec.get("start", {}), "start", problems), "start", problems
+    )
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
-    problems.raise_if_any()
+    constants = _declared(archive, constants, "inputs", problems, inputs=True)
     try:
         return open_fmu(
-            fmu,
+            archive,
             spec.get("interface"),
             parameters=parameters,
             start=start,
             inputs=constants,
         )
     except FmibridgeError as exc:
-        raise AdapterError(f"{path}: {exc}") from None
+        problems.add("fmu", str(exc))
+        problems.raise_if_any()
+        raise
+
+
+def _declared(archive, values: Mapping, key: str, problems: _Problems, *, inputs=False):
+    """Keep the values whose names the FMU declares (as inputs, for `inputs`);
+    record a problem for each of the others, with the names that come close."""
+    kept = {}
+    for name, value in values.items():
+        variable = archive.variables.get(name)
+        if variable is None:
+            close = difflib.get_close_matches(name, list(archive.variables), n=3)
+            hint = f" Did you mean {close}?" if close else ""
+            problems.add(f"{key}.{name}", f"the FMU has no variable {name!r}.{hint}")
+        elif inputs and variable.causality != "input":
+            problems.add(
+                f"{key}.{name}",
+                f"{name!r} is not an input of the FMU (causality "
+                f"{variable.causality!r}).",
+            )
+        else:
+            kept[name] = value
+    return kept
 
 
 def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Adapter:
     parameters = flow.parameter_values
+    n_problems = len(problems.items)
     flows = _mode_flows(spec, flow, problems)
-    problems.raise_if_any()
+    if len(problems.items) > n_problems:  # the rest needs each mode's flow
+        problems.raise_if_any()
     any_flow = next(iter(flows.values()))
     variables = (
         set(any_flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
