@@ -31,6 +31,7 @@ __all__ = [
     "BuildError",
     "BuildWarning",
     "build_fmus",
+    "build_systems",
     "c_header",
     "model_description",
     "read_table",
@@ -93,6 +94,7 @@ class Variable:
     unit: str = ""
     description: str = ""
     derivative_of: Variable | None = None
+    depends_on: tuple[str, ...] | None = None  # knowns of an output; None: all
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,25 @@ def build_fmus(
         for version in FMI_LAYERS:
             fmu = _build_one(source_dir, model_dir, table, version, out_dir, force)
             built[fmu.stem] = fmu
+    if models is None:
+        build_systems(source_dir, out_dir)
     return built
+
+
+def build_systems(source_dir: Path, out_dir: Path) -> dict[str, Path]:
+    """Pack each fmus/systems/NAME.ssd with its FMUs into out_dir/NAME.ssp.
+
+    Returns
+    -------
+    dict
+        System name to its .ssp path.
+    """
+    from .formats.ssp import pack_ssp
+
+    return {
+        ssd.stem: pack_ssp(ssd, out_dir, out_dir / f"{ssd.stem}.ssp")
+        for ssd in sorted((Path(source_dir) / "systems").glob("*.ssd"))
+    }
 
 
 def default_source_dir() -> Path:
@@ -203,6 +223,7 @@ def read_table(path: Path) -> ModelTable:
     ]
     variables = _number_variables(rows)
     by_name = {v.name: v for v in variables}
+    _check_dependencies(path, variables)
     missing = [n for n in data.get("event_indicators", []) if n not in by_name]
     if missing:
         raise BuildError(f"{path}: event indicator(s) {missing} are not variables.")
@@ -230,6 +251,7 @@ def _number_variables(rows: list[dict]) -> tuple[Variable, ...]:
                 row.get("start"),
                 row.get("unit", ""),
                 row.get("description", ""),
+                depends_on=_depends_on(row),
             )
         )
         counters[prefix] += 1
@@ -248,6 +270,28 @@ def _number_variables(rows: list[dict]) -> tuple[Variable, ...]:
             )
         )
     return tuple(variables)
+
+
+def _depends_on(row: dict) -> tuple[str, ...] | None:
+    """Return the knowns an output depends on: a state itself, an output's
+    `depends_on` list (None if absent: every input and state)."""
+    if row["kind"] == "state":
+        return (row["name"],)
+    return tuple(row["depends_on"]) if "depends_on" in row else None
+
+
+def _check_dependencies(path: Path, variables: tuple[Variable, ...]) -> None:
+    """Check that only outputs declare `depends_on`, naming states and inputs."""
+    knowns = {v.name for v in variables if v.kind in ("state", "input")}
+    for var in variables:
+        if var.depends_on is None or var.kind == "state":
+            continue
+        unknown = sorted(set(var.depends_on) - knowns)
+        if var.kind != "output" or unknown:
+            raise BuildError(
+                f"{path}: `depends_on` of `{var.name}` must be on an output and name "
+                f"states or inputs; got kind {var.kind!r} and unknown {unknown}."
+            )
 
 
 def _derivative_unit(rows: list[dict], name: str) -> str:
@@ -542,13 +586,28 @@ def _fmi2_structure(root: ET.Element, table: ModelTable) -> None:
     structure = ET.SubElement(root, "ModelStructure")
     outputs = ET.SubElement(structure, "Outputs")
     for var in table.of_kind("state", "output"):
-        ET.SubElement(outputs, "Unknown", index=str(_fmi2_index(table, var)))
+        ET.SubElement(
+            outputs,
+            "Unknown",
+            index=str(_fmi2_index(table, var)),
+            **_dependencies(table, var, lambda v: _fmi2_index(table, v)),
+        )
     derivatives = ET.SubElement(structure, "Derivatives")
     for var in table.of_kind("derivative"):
         ET.SubElement(derivatives, "Unknown", index=str(_fmi2_index(table, var)))
     initial = ET.SubElement(structure, "InitialUnknowns")
     for var in table.of_kind("output", "derivative"):
         ET.SubElement(initial, "Unknown", index=str(_fmi2_index(table, var)))
+
+
+def _dependencies(table: ModelTable, var: Variable, number) -> dict[str, str]:
+    """Return the `dependencies` attribute of an output (none if undeclared):
+    the knowns it depends on directly, numbered by `number` in ascending order."""
+    if var.depends_on is None:
+        return {}
+    by_name = {v.name: v for v in table.variables}
+    numbers = sorted(number(by_name[name]) for name in var.depends_on)
+    return {"dependencies": " ".join(map(str, numbers))}
 
 
 def _fmi3_variables(parent: ET.Element, table: ModelTable) -> None:
@@ -580,8 +639,14 @@ def _fmi3_variables(parent: ET.Element, table: ModelTable) -> None:
 
 def _fmi3_structure(root: ET.Element, table: ModelTable) -> None:
     structure = ET.SubElement(root, "ModelStructure")
+    for var in table.of_kind("state", "output"):
+        ET.SubElement(
+            structure,
+            "Output",
+            valueReference=str(var.vr),
+            **_dependencies(table, var, lambda v: v.vr),
+        )
     for tag, variables in (
-        ("Output", table.of_kind("state", "output")),
         ("ContinuousStateDerivative", table.of_kind("derivative")),
         ("InitialUnknown", table.of_kind("output", "derivative")),
         ("EventIndicator", table.event_indicators),

@@ -128,12 +128,15 @@ def _load(args: argparse.Namespace):
     model = args.model
     if model is not None and model.suffix == ".toml":
         return _load_adapter(args)
-    if model is not None and model.suffix != ".fmu":
+    if model is not None and model.suffix not in (".fmu", ".ssp"):
         raise FmibridgeError(
-            f"{model}: expected an adapter file (.toml) or an FMU (.fmu)."
+            f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
+            f"(.fmu)."
         )
     if model is None:
         system = _ball(args)
+    elif model.suffix == ".ssp":
+        system = _ssp(args)
     else:
         from .flows.fmu import fmu_system
 
@@ -174,6 +177,20 @@ def _load_adapter(args: argparse.Namespace):
         raise
     adapter = dataclasses.replace(adapter, method=method)
     return adapter.system, method, adapter.t_end, adapter
+
+
+def _ssp(args: argparse.Namespace) -> HybridSystem:
+    """An SSP's system; its variables are set in the SSD (or an adapter file)."""
+    from .formats.ssp import ssp_system
+
+    given = [f for f in ("start_values", "parameters", "output") if getattr(args, f)]
+    if given:
+        flags = ", ".join("--" + f.replace("_", "-") for f in given)
+        raise FmibridgeError(
+            f"{flags}: an SSP's values are set in its SSD, or in an adapter file "
+            f"with `ssp = ...`."
+        )
+    return ssp_system(args.model, interface=args.interface)
 
 
 def _ball(args: argparse.Namespace) -> HybridSystem:
@@ -340,9 +357,10 @@ def _start(text: str | None) -> str:
 
 def cmd_build_fmus(args: argparse.Namespace) -> int:
     """Compile the models in fmus/ into FMUs."""
-    from .build import build_fmus
+    from .build import build_fmus, build_systems
 
     built = build_fmus(args.source, force=args.force)
+    built.update(build_systems(args.source, next(iter(built.values())).parent))
     for name, path in sorted(built.items()):
         print(f"{name}: {path}")
     return 0
@@ -403,7 +421,8 @@ def _add_run_parser(sub) -> None:
         "model",
         nargs="?",
         type=Path,
-        help="adapter file (.toml) or FMU; default: the built-in bouncing ball",
+        help="adapter file (.toml), SSP (.ssp) or FMU; default: the built-in "
+        "bouncing ball",
     )
     run.add_argument(
         "--stop-time",

@@ -74,6 +74,34 @@ def rhs_pronk(t, x, p):
     return np.array([x[3], x[4], x[5], *(force / p["m"]), moment / p["I"]])
 
 
+def rhs_mass_spring_stop(t, x, p):
+    """m v' = -k x - d v + F."""
+    return np.array([x[1], (-p["k"] * x[0] - p["d"] * x[1] + p["F"]) / p["m"]])
+
+
+def reference_position(t, p):
+    """r(t) = r0 + R sin(Omega t)."""
+    return p["r0"] + p["R"] * np.sin(p["Omega"] * t)
+
+
+def rhs_position_controller(t, x, p):
+    """z' = r(t) - x_meas."""
+    return np.array([reference_position(t, p) - p["x_meas"]])
+
+
+def rhs_controlled_mass_spring_stop(t, x, p):
+    """The plant driven by F = Kp (r - x) + Ki z - Kd v."""
+    r = reference_position(t, p)
+    force = p["Kp"] * (r - x[0]) + p["Ki"] * x[2] - p["Kd"] * x[1]
+    acc = (-p["k"] * x[0] - p["d"] * x[1] + force) / p["m"]
+    return np.array([x[1], acc, r - x[0]])
+
+
+def rhs_cradle_ball(t, x, p):
+    """A pendulum: L omega' = -g sin(theta)."""
+    return np.array([x[1], -p["g"] / p["L"] * np.sin(x[0])])
+
+
 REFERENCES = {
     "BouncingBall": rhs_bouncing_ball,
     "BouncingBallEvents": rhs_bouncing_ball_events,
@@ -81,4 +109,8 @@ REFERENCES = {
     "BallOnSineSurface": rhs_ball_on_sine_surface,
     "KneePendulum": rhs_knee_pendulum,
     "Pronk": rhs_pronk,
+    "MassSpringStop": rhs_mass_spring_stop,
+    "PositionController": rhs_position_controller,
+    "ControlledMassSpringStop": rhs_controlled_mass_spring_stop,
+    "CradleBall": rhs_cradle_ball,
 }

@@ -59,3 +59,19 @@ def test_a_run_stopped_by_a_bound_scores_inf_not_its_partial_error():
     stopped = run_to_t_max(Halving(h=0.1, max_steps=3), EXAMPLE_1)
     assert stopped is None
     assert rho_hat_scorer(EXAMPLE_1, exact_solution(EXAMPLE_1))(stopped) == math.inf
+
+
+def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
+    out = tmp_path / "coupled.csv"
+    code = main(["bench", "--quick", "--repeats", "1", "--only", "coupled",
+                 "--out", str(out)])  # fmt: skip
+    assert code == 0
+    frame = pd.read_csv(out)
+    assert frame["case"].tolist() == [
+        "coupled ME loop (2 FMUs)",
+        "CS master, Jacobi (2 FMUs)",
+    ]
+    times = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
+    assert np.all(np.isfinite(times)) and np.all(times > 0)
+    # the master and the plain fmpy loop run the same Jacobi scheme
+    assert frame.loc[1, "fmibridge_error"] <= 1e-12

@@ -14,7 +14,7 @@ from fmpy.fmi2 import FMU2Model, FMU2Slave
 from fmpy.fmi3 import FMU3Model, FMU3Slave
 from models_reference import REFERENCES
 
-from fmibridge.build import BuildError, build_fmus
+from fmibridge.build import BuildError, build_fmus, read_table
 
 MODELS = sorted(REFERENCES)
 VERSIONS = {2: "", 3: "_fmi3"}  # FMI version -> FMU file suffix
@@ -316,6 +316,22 @@ def test_build_error_names_the_model_and_gcc_message(fmu_dir, tmp_path):
         BuildError, match=r"(?s)Model `BouncingBall`: gcc failed.*error"
     ):
         build_fmus(tmp_path)
+
+
+def test_model_structure_declares_direct_feedthrough(fmu_dir, tmp_path):
+    """`depends_on` becomes the outputs' `dependencies`; a state depends on itself."""
+    for version in VERSIONS:
+        md = fmpy.read_model_description(
+            fmu_path(fmu_dir, "MassSpringStop", version), validate=True
+        )
+        found = {u.variable.name: u.dependencies for u in md.outputs}
+        assert [v.name for v in found["a"]] == ["x", "v", "F"]
+        assert [v.name for v in found["x"]] == ["x"]
+    shutil.copytree(fmu_dir.parent / "MassSpringStop", tmp_path / "MassSpringStop")
+    table = tmp_path / "MassSpringStop" / "model.toml"
+    table.write_text(table.read_text().replace('["x"]', '["x", "k"]'))
+    with pytest.raises(BuildError, match="`depends_on` of `gap` must .* \\['k'\\]"):
+        read_table(table)
 
 
 # ---- the Modelica sources agree with the C (rumoca) ----

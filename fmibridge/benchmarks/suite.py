@@ -10,7 +10,10 @@ reached and the ratios. The two runs of a row are timed in alternating blocks
 * scipy's `solve_ivp` (RK45, DOP853) with a terminal event and a restart at
   every impact, as a user writes it;
 * `fmpy.simulate_fmu` with CVode on the FMU BouncingBallEvents;
-* the raw cost of the FMU calls one master step needs (the master's overhead).
+* the raw cost of the FMU calls one master step needs (the master's overhead);
+* coupled systems: the coupled Model Exchange step against the raw FMU calls it
+  makes, and the co-simulation master against a Jacobi loop written plainly on
+  fmpy, as PyFMI's master runs it (same FMUs, same communication step).
 
 Timings are reported, never asserted: machines are noisy.
 
@@ -23,7 +26,9 @@ from __future__ import annotations
 
 import functools
 import math
+import shutil
 import statistics
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -668,11 +673,24 @@ def overhead_row(options: BenchOptions) -> Row:
         wall, result = median_time(lambda: method.run(system, n * h), options.repeats)
     finally:
         system.close()
-    n_attempts = result.stats["n_steps"] + result.stats["n_rejected"]
     raw = statistics.median(raw_fmu_step_cost(path, n) for _ in range(options.repeats))
+    return _per_step_row(
+        "master overhead (ME FMU)",
+        wall,
+        result,
+        raw,
+        "4x(setTime, setContinuousStates, getDerivatives) + getEventIndicators",
+        "overhead x{ratio:.2f}",
+    )
+
+
+def _per_step_row(case, wall, result, raw, peer_settings, note) -> Row:
+    """A row of a run's time per step attempt against the raw FMU calls' cost;
+    `note` may name {ratio}."""
+    n_attempts = result.stats["n_steps"] + result.stats["n_rejected"]
     per_step = wall / n_attempts
     return Row(
-        "master overhead (ME FMU)",
+        case,
         "s per RK4 step with guard",
         per_step,
         "raw fmpy calls",
@@ -680,9 +698,205 @@ def overhead_row(options: BenchOptions) -> Row:
         math.nan,
         math.nan,
         f"halving rk4, {n_attempts} steps",
-        "4x(setTime, setContinuousStates, getDerivatives) + getEventIndicators",
-        f"overhead x{per_step / raw:.2f}",
+        peer_settings,
+        note.format(ratio=per_step / raw),
     )
+
+
+# -- coupled systems: MassSpringStop driven by PositionController --
+
+COUPLED_CONNECTIONS = (
+    ("plant.x", "controller.x_meas"),
+    ("plant.v", "controller.v_meas"),
+    ("controller.F", "plant.F"),
+)
+COUPLED_FIRST_IMPACT = 0.5654  # s, the first impact at the stop: runs end before
+COMMUNICATION_STEP = 1e-2  # s, the co-simulation rows' step (200 steps to 2 s)
+
+
+def coupled_paths() -> tuple[Path, Path]:
+    """Return MassSpringStop.fmu and PositionController.fmu (FMI 2), built if needed."""
+    from ..build import build_fmus
+
+    built = build_fmus()
+    return Path(built["MassSpringStop"]), Path(built["PositionController"])
+
+
+def _coupled_flow(interface: str):
+    from ..flows.cosim_master import Communication
+    from ..flows.coupled import couple
+    from ..flows.fmu import open_fmu
+
+    plant, controller = coupled_paths()
+    parts = {
+        "plant": open_fmu(plant, interface),
+        "controller": open_fmu(controller, interface),
+    }
+    return couple(parts, COUPLED_CONNECTIONS, communication=Communication("jacobi"))
+
+
+def _stop_system(flow):
+    """The coupled flow with the plant's stop as the guard (x_stop - x, 1 m)."""
+    from ..core.system import Edge, Guard, HybridSystem, Mode
+
+    def gap(t, x):
+        return 1.0 - x[0]
+
+    def bounce(t, x):
+        return np.array([x[0], -0.6 * x[1], x[2]])
+
+    stop = Edge(Guard(gap, "falling"), "run", bounce, "stop")
+    return HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
+
+
+def _fmpy_instances(kind: str) -> list:
+    """The plant and controller as initialized fmpy instances ("ME" or "CS")."""
+    import fmpy
+    from fmpy.fmi2 import FMU2Model, FMU2Slave
+
+    instances = []
+    for path in coupled_paths():
+        md = fmpy.read_model_description(str(path))
+        fmu = (FMU2Model if kind == "ME" else FMU2Slave)(
+            guid=md.guid,
+            unzipDirectory=fmpy.extract(str(path), unzipdir=tempfile.mkdtemp()),
+            modelIdentifier=md.modelExchange.modelIdentifier,
+            instanceName=path.stem,
+        )
+        fmu.instantiate()
+        fmu.setupExperiment(startTime=0.0)
+        fmu.enterInitializationMode()
+        fmu.exitInitializationMode()
+        if kind == "ME":
+            fmu.newDiscreteStates()
+            fmu.enterContinuousTimeMode()
+        vrs = {v.name: v.valueReference for v in md.modelVariables}
+        instances.append((fmu, vrs))
+    return instances
+
+
+def _free(*instances) -> None:
+    """Terminate and free fmpy instances and delete their unpacked files."""
+    for fmu in instances:
+        fmu.terminate()
+        fmu.freeInstance()
+        shutil.rmtree(fmu.unzipDirectory, ignore_errors=True)
+
+
+def raw_coupled_step_cost(n_steps: int, n_stages: int = 4) -> float:
+    """Return seconds per RK step of the bare fmpy calls the coupled step makes.
+
+    Per stage: each FMU's setTime and setContinuousStates, the connections in
+    the coupling's order (plant getReal x, v; controller setReal x_meas,
+    v_meas; controller getReal F; plant setReal F) and each FMU's
+    getDerivatives: ten calls through fmpy's FMU2Model methods, on
+    preallocated state buffers, in a tight loop.
+    """
+    import ctypes
+
+    (plant, p), (controller, c) = _fmpy_instances("ME")
+    try:
+        pointer = ctypes.POINTER(ctypes.c_double)
+        buffers = [np.zeros(n) for n in (2, 2, 1, 1)]  # x, dx of plant, controller
+        px, pdx, cx, cdx = (b.ctypes.data_as(pointer) for b in buffers)
+        out_vrs, in_vrs = [p["x"], p["v"]], [c["x_meas"], c["v_meas"]]
+        start = time.perf_counter()
+        for k in range(n_steps):
+            t = k * 1e-6
+            for _ in range(n_stages):
+                for fmu, states, n in ((plant, px, 2), (controller, cx, 1)):
+                    fmu.setTime(t)
+                    fmu.setContinuousStates(states, n)
+                controller.setReal(in_vrs, plant.getReal(out_vrs))
+                plant.setReal([p["F"]], controller.getReal([c["F"]]))
+                plant.getDerivatives(pdx, 2)
+                controller.getDerivatives(cdx, 1)
+        return (time.perf_counter() - start) / n_steps
+    finally:
+        _free(plant, controller)
+
+
+def coupled_overhead_row(options: BenchOptions) -> Row:
+    """The coupled Model Exchange step (Halving, RK4, the stop as guard) per
+    attempt, against the raw fmpy calls it makes."""
+    n = options.overhead_steps
+    h = 0.9 * COUPLED_FIRST_IMPACT / n  # every step before the first impact
+    system = _stop_system(_coupled_flow("me"))
+    try:
+        method = Halving(h=h, integrator="rk4")
+        wall, result = median_time(lambda: method.run(system, n * h), options.repeats)
+    finally:
+        system.close()
+    raw = statistics.median(raw_coupled_step_cost(n) for _ in range(options.repeats))
+    return _per_step_row(
+        "coupled ME loop (2 FMUs)",
+        wall,
+        result,
+        raw,
+        "4x(2 setTime, 2 setContinuousStates, 2 getReal, 2 setReal, 2 getDerivatives)",
+        "x{ratio:.2f} the raw calls (target <= 1.5)",
+    )
+
+
+def fmpy_jacobi(t_end: float, h: float) -> np.ndarray:
+    """A Jacobi master written plainly on fmpy, as PyFMI's runs it: at each
+    communication point set every input from its output (in the order of
+    direct feedthrough), then step every FMU. Returns the final states
+    (plant x, v; controller z)."""
+    (plant, p), (controller, c) = _fmpy_instances("CS")
+    try:
+        for k in range(round(t_end / h)):
+            t = k * h  # outputs in dependency order: F feeds through x_meas, v_meas
+            controller.setReal(
+                [c["x_meas"], c["v_meas"]], plant.getReal([p["x"], p["v"]])
+            )
+            plant.setReal([p["F"]], controller.getReal([c["F"]]))
+            plant.doStep(t, h)
+            controller.doStep(t, h)
+        return np.array(
+            [*plant.getReal([p["x"], p["v"]]), *controller.getReal([c["z"]])]
+        )
+    finally:
+        for fmu in (plant, controller):
+            fmu.terminate()
+            fmu.freeInstance()
+
+
+def cosim_master_row(options: BenchOptions) -> Row:
+    """fmibridge's co-simulation master (Jacobi, held inputs, every step
+    undoable) against `fmpy_jacobi`: same FMUs, same step, no events."""
+    from ..core.system import HybridSystem, Mode
+
+    h, t_end = COMMUNICATION_STEP, 0.5 if options.quick else 2.0
+    flow = _coupled_flow("cs")
+    system = HybridSystem([Mode("run", flow)], "run", flow.x0)
+    try:
+        method = Halving(h=h)
+        ours_x = method.run(system, t_end).x[-1]
+        theirs_x = fmpy_jacobi(t_end, h)
+        ours, theirs = paired_times(
+            lambda: method.run(system, t_end), lambda: fmpy_jacobi(t_end, h), options
+        )
+    finally:
+        system.close()
+    n = round(t_end / h)
+    difference = float(np.max(np.abs(ours_x - theirs_x)))
+    return Row(
+        "CS master, Jacobi (2 FMUs)",
+        "s per communication step",
+        ours / n,
+        "Jacobi loop on fmpy",
+        theirs / n,
+        difference,
+        math.nan,
+        f"halving h={h:g}, {n} steps, FMU states saved at each",
+        f"getReal, setReal, doStep per FMU, h={h:g}",
+        f"final states differ by {difference:.1e}",
+    )
+
+
+def coupled_rows(options: BenchOptions) -> list[Row]:
+    return [coupled_overhead_row(options), cosim_master_row(options)]
 
 
 # -- other engineers' studies, when present --
@@ -764,6 +978,7 @@ SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
     "fmu": ball_rows,
     "overhead": lambda options: [overhead_row(options)],
+    "coupled": coupled_rows,
     "extra": extra_rows,
 }
 

@@ -7,7 +7,12 @@
 - `fmi`: the lower FMI layer (one instance through fmpy, statuses as FMUError);
 - `fmu`: FMUs as flows, Model Exchange and Co-Simulation (`fmu_kernels`: the FMU's C
   calls from numba); `fmu_system`, an FMU with its own events as a HybridSystem;
-- `mode_inputs`: per-mode inputs of a flow.
+- `mode_inputs`: per-mode inputs of a flow;
+- coupled systems, several components as one flow: `components` (FMUs, native
+  blocks, vector fields with ports), `coupling` (connections checked, ordered and
+  propagated), `loops` (algebraic loops), `coupled` (`couple`, Model Exchange as
+  one vector field; `coupled_kernels`: its RK step compiled) and `cosim_master`
+  (Jacobi and Gauss-Seidel communication steps).
 
 May import core only. A flow never knows which method drives it: flows never
 import methods.

@@ -190,6 +190,14 @@ class FmiInstance:
         """Reset the instance to its state after instantiation (fmiReset)."""
         self._fmu.reset()
 
+    def c_address(self, function: str) -> int:
+        """Return the address of the FMU's C function `function` (compiled loops)."""
+        return ctypes.cast(self._fmu._functions[function], ctypes.c_void_p).value
+
+    def real_ports(self, vrs: Sequence[int]) -> RealPorts:
+        """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
+        return RealPorts(self, vrs)
+
     # -- implemented per version ------------------------------------------------
     _real = _int = ""
 
@@ -201,6 +209,8 @@ class FmiInstance:
 class _Fmi2:
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
 
+    real_functions = ("fmi2GetReal", "fmi2SetReal")
+    counts_values = False  # fmi2GetReal takes no nValues argument
     _access = {
         "Real": "Real",
         "Integer": "Integer",
@@ -263,6 +273,8 @@ class _Fmi2:
 class _Fmi3:
     """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
 
+    real_functions = ("fmi3GetFloat64", "fmi3SetFloat64")
+    counts_values = True  # fmi3GetFloat64(..., values, nValues)
     _access = {
         **{
             t: t
@@ -329,6 +341,45 @@ def _iterate(instance: FmiInstance, update: Callable, max_iterations: int) -> Ev
         instance.path,
         f"discrete states still changing after {max_iterations} event iterations",
     )
+
+
+class RealPorts:
+    """Get and set one fixed list of Real variables of an instance, fast.
+
+    The FMI get and set functions are bound to the component, the value
+    references and one buffer, as `_ModelExchange._bind` binds the per-step
+    calls: fmpy's wrappers build their arrays on every call. A coupled system
+    reads and writes its connections through these at every stage.
+    """
+
+    def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
+        n = len(vrs)
+        self._instance, self._names = instance, instance.real_functions
+        self.values = np.zeros(n)
+        self._vrs = (ctypes.c_uint32 * max(n, 1))(*vrs)
+        pointer = self.values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        count = (ctypes.c_size_t(n),) if instance.counts_values else ()
+        fmu = instance._fmu
+        get, set_ = (fmu._functions[name] for name in self._names)
+        bound = (fmu.component, self._vrs, ctypes.c_size_t(n), pointer, *count)
+        self._get = functools.partial(get, *bound) if n else None
+        self._set = functools.partial(set_, *bound) if n else None
+
+    def get(self) -> np.ndarray:
+        """Return the variables' current values."""
+        if self._get is not None:
+            status = self._get()
+            if status > FMI_WARNING:
+                raise _status_error(self._instance, self._names[0], status)
+        return self.values.copy()
+
+    def set(self, values: np.ndarray) -> None:
+        """Set the variables to `values`."""
+        if self._set is not None:
+            self.values[...] = values
+            status = self._set()
+            if status > FMI_WARNING:
+                raise _status_error(self._instance, self._names[1], status)
 
 
 class _ModelExchange(FmiInstance):

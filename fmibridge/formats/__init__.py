@@ -2,6 +2,10 @@
 
 - `adapters`: one TOML file per model (FMU, guards, resets, constraint, method),
   checked in full and read into a HybridSystem;
+- `coupled`: adapters of coupled systems ([[components]], [[connections]], or the
+  structure of an SSP archive) with the hybrid part over `component.variable`;
+- `ssp`: SSP 1.0/2.0 archives (SystemStructure.ssd and its FMUs) read into a
+  coupled flow, and packed;
 - `expressions`: the whitelisted, bounded evaluator of the expressions in them;
 - `toml_file`: reading a TOML file (adapter or sweep spec) with one clear error.
 

@@ -192,6 +192,21 @@ def load_adapter(
     """
     path = Path(path)
     spec = read_toml(path, "an adapter file", AdapterError)
+    if outputs is not None:
+        spec = {**spec, "output": {"variables": list(outputs)}}
+    from .coupled import is_coupled, load_coupled  # coupled.py builds on this file
+
+    if is_coupled(spec):
+        overrides = dict(
+            method=method,
+            method_options=method_options,
+            t_end=t_end,
+            interface=interface,
+            zeno=zeno,
+            parameters=parameters,
+            start=start,
+        )
+        return load_coupled(path, spec, overrides)
     problems = _Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
@@ -200,8 +215,6 @@ def load_adapter(
         problems.raise_if_any()  # nothing more can be checked without the FMU
     if interface is not None:
         spec = {**spec, "interface": interface}
-    if outputs is not None:
-        spec = {**spec, "output": {"variables": list(outputs)}}
     if start and isinstance(spec.get("parameters"), Mapping):
         named = {k: v for k, v in start.items() if k in spec["parameters"]}
         parameters = {**(parameters or {}), **named}
@@ -356,6 +369,17 @@ def _mode_flows(spec, flow, problems) -> dict[str, object]:
             f"modes.{mode}", mode_inputs, flow, fixed, held, mode
         )
     return flows
+
+
+def flatten(table: Mapping, prefix: str = "") -> dict:
+    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
+    flat = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _numbers(table: object, key: str, problems: _Problems) -> dict[str, float]:

@@ -5,7 +5,9 @@ arithmetic, comparisons, `and`/`or`/`not`, `a if c else b`, and calls of the
 math functions below by name, with their numbers of arguments), then compiled
 once and evaluated with no builtins. Attribute access, subscripts, lambdas,
 comprehensions, keyword arguments, strings and calls of anything else are
-rejected, so an adapter file from elsewhere cannot run code.
+rejected, so an adapter file from elsewhere cannot run code. A dotted name
+(`ball1.omega`, a variable of a coupled system) is read as one name, never as
+attribute access, and must be known like any other.
 
 Its cost is bounded too. The text has at most MAX_LENGTH characters and nests
 at most MAX_DEPTH operations deep, and it is checked in one pass. It computes in
@@ -167,6 +169,7 @@ class Expression:
             raise FmibridgeError(
                 f"{prefix}malformed expression {shown}: {exc.msg}."
             ) from None
+        _fold_dotted_names(tree)
         names = _checked_names(tree, shown, prefix)
         unknown = sorted(names - set(known) - set(CONSTANTS))
         if unknown:
@@ -193,6 +196,34 @@ class Expression:
     def _failed(self, scope: Mapping[str, float]) -> str:
         inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(scope.items()))
         return f"{_shown(self.source)} failed" + (f" with {inputs}" if inputs else "")
+
+
+def _fold_dotted_names(tree: ast.AST) -> None:
+    """Read each `a.b.c` in `tree` as the one name "a.b.c" (a
+    `component.variable`), in place; iterative, so a deep tree reaches the
+    depth check instead of Python's recursion limit."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [_dotted_name(item) for item in value]
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                setattr(node, field, _dotted_name(value))
+                stack.append(getattr(node, field))
+
+
+def _dotted_name(node: object) -> object:
+    """An attribute chain on a name as one Name, other nodes as they are."""
+    parts, inner = [], node
+    while isinstance(inner, ast.Attribute):
+        parts.append(inner.attr)
+        inner = inner.value
+    if not parts or not isinstance(inner, ast.Name):
+        return node
+    name = ".".join([inner.id, *reversed(parts)])
+    return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
 
 
 def _shown(text: str) -> str:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..formats.adapters import flatten
 from ..formats.toml_file import read_toml
 from .metrics import METRICS
 from .runs import MODELS, Run
@@ -192,9 +193,9 @@ def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
         problems.append("`grid` must be a table of lists")
     if not (isinstance(runs, list) and all(isinstance(r, Mapping) for r in runs)):
         problems.append("`runs` must be an array of tables ([[runs]])")
-    grid = _flatten(grid) if isinstance(grid, Mapping) else {}
+    grid = flatten(grid) if isinstance(grid, Mapping) else {}
     runs = (
-        [_flatten(r) for r in runs if isinstance(r, Mapping)]
+        [flatten(r) for r in runs if isinstance(r, Mapping)]
         if isinstance(runs, list)
         else []
     )
@@ -241,14 +242,3 @@ def _inside(folder: str | Path, name: object, key: str, problems: list[str]):
         )
         return None
     return target
-
-
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
-    flat = {}
-    for key, value in table.items():
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat

@@ -54,6 +54,12 @@ def add_validate_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
     )
+    parser.add_argument(
+        "--cosim",
+        action="store_true",
+        help="instead: the co-simulation master's orders (Jacobi, Gauss-Seidel, "
+        "inputs held or extrapolated) on the plant with a stop and its controller",
+    )
     parser.set_defaults(func=cmd_validate, grid="quick")
 
 
@@ -63,6 +69,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise FmibridgeError(f"--out {out} is a file; give a folder.")
     out.mkdir(parents=True, exist_ok=True)
+    if args.cosim:
+        return _cosim_orders(args.grid, out)
     scheduler = args.scheduler or ("local" if args.grid == "full" else None)
     frame = run_study(
         GRIDS[args.grid].cases(), progress=not args.no_progress, scheduler=scheduler
@@ -72,4 +80,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     frame.to_csv(csv, index=False)
     plots = plot_study(frame, out)
     print(f"wrote {csv} and {', '.join(str(p) for p in plots)}")
+    return 0
+
+
+def _cosim_orders(grid: str, out: Path) -> int:
+    """Print and write the co-simulation order study (`cosim_orders`)."""
+    from .cosim_orders import STEPS, communication_orders
+
+    errors, orders = communication_orders(STEPS[grid])
+    print(errors.to_string(index=False, float_format="{:.3g}".format))
+    print(orders.to_string(index=False, float_format="{:.3g}".format))
+    csv = out / "cosim_orders.csv"
+    errors.merge(orders, on=["scheme", "inputs"]).to_csv(csv, index=False)
+    print(f"wrote {csv}")
     return 0

@@ -1,0 +1,349 @@
+"""Components of a coupled system: states, ports (inputs and outputs) and evaluation.
+
+A component is one part of a coupled system (`flows.coupled`): an FMU in Model
+Exchange or Co-Simulation, a native block with inputs and outputs, or any
+vector field without ports. Each one tells the coupling what its variables are
+(causality, unit, direct feedthrough) and gives it fast readers and writers of
+the ports it connects. The coupling never asks which kind it drives, except
+whether the master integrates it (`integrates`) or it steps itself.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.errors import FmibridgeError
+from ..core.integrators import Scheme
+from .base import Flow, VectorField
+from .fmu import CoSimulationFlow, ModelExchangeFlow
+
+REAL_TYPES = ("Real", "Float64")
+Reader = Callable[[], np.ndarray]
+Writer = Callable[[np.ndarray], None]
+
+
+@dataclass(frozen=True)
+class Port:
+    """What a coupling needs to know of one variable: causality and unit."""
+
+    causality: str  # "input", "output", "state", "parameter", "local", ...
+    unit: str | None = None
+
+
+class Component(abc.ABC):
+    """One part of a coupled system. Subclasses bind one kind of model.
+
+    Subclass contract:
+
+    1. Set `name`, `state_names` (local names), `x0` and `integrates` (True
+       if the master integrates dx/dt, False if the component steps itself).
+    2. `port(variable)` describes a variable, or raises naming it.
+    3. `reader(outputs)` and `writer(inputs)` return fast callables for a fixed
+       list of ports; a reader reads at the point of the last `at(t, x)`.
+    4. Integrating components implement `derivatives`; the others `step`.
+    """
+
+    name: str
+    state_names: tuple[str, ...]
+    x0: np.ndarray
+    integrates: bool
+    flow: Flow | None = None  # the flow behind it, whose own events the coupling runs
+
+    @abc.abstractmethod
+    def port(self, variable: str) -> Port:
+        """Return the variable's causality and unit; raise if there is none."""
+
+    def feedthrough(self, output: str) -> frozenset[str] | None:
+        """Return the inputs `output` depends on directly (None: all of them)."""
+        return frozenset()
+
+    @abc.abstractmethod
+    def reader(self, outputs: Sequence[str]) -> Reader:
+        """Return a callable that reads `outputs` at the current point."""
+
+    @abc.abstractmethod
+    def writer(self, inputs: Sequence[str]) -> Writer:
+        """Return a callable that sets `inputs` to an array of values."""
+
+    @abc.abstractmethod
+    def at(self, t: float, x: np.ndarray) -> None:
+        """Put the component at time t and state x (before reading outputs)."""
+
+    def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt at (t, x) with the inputs as set (integrating kinds)."""
+        raise NotImplementedError
+
+    def step(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        """Return x(t + h) with the inputs as set, held (stepping kinds)."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def variables(self) -> dict[str, float]:
+        """Return the states and outputs at the current point, by local name."""
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def close(self) -> None:  # noqa: B027 - optional hook: native parts hold nothing
+        """Free the FMU instance, if any."""
+
+
+class _FmuComponent(Component):
+    """Ports of an FMU: causality and units from its model description,
+    direct feedthrough from its ModelStructure."""
+
+    def __init__(self, name: str, flow: ModelExchangeFlow | CoSimulationFlow) -> None:
+        self.name, self.flow = name, flow
+        self.state_names = tuple(flow.state_names)
+        self.x0 = np.array(flow.x0, dtype=float)
+        self._dependencies = {
+            unknown.variable.name: unknown.dependencies
+            for unknown in flow.archive.description.outputs
+        }
+        self._t, self._x = flow.t0, self.x0
+
+    def port(self, variable: str) -> Port:
+        found = self.flow.archive.variables.get(variable)
+        if found is None:
+            raise FmibridgeError(
+                f"component {self.name!r} ({self.flow.path}) has no variable "
+                f"{variable!r}; its inputs are {self._named('input')} and its "
+                f"outputs {self._named('output')}."
+            )
+        if found.type not in REAL_TYPES or found.shape:
+            raise FmibridgeError(
+                f"{self.name}.{variable} has type {found.type}"
+                f"{' (an array)' if found.shape else ''}; connections join scalar "
+                f"Real (Float64) variables."
+            )
+        causality = "state" if variable in self.state_names else found.causality
+        return Port(causality, found.unit)
+
+    def _named(self, causality: str) -> list[str]:
+        return sorted(
+            v.name
+            for v in self.flow.archive.variables.values()
+            if v.causality == causality
+        )
+
+    def feedthrough(self, output: str) -> frozenset[str] | None:
+        dependencies = self._dependencies.get(output)
+        if dependencies is None:  # undeclared, or not in ModelStructure: all knowns
+            return None
+        return frozenset(v.name for v in dependencies if v.causality == "input")
+
+    def reader(self, outputs: Sequence[str]) -> Reader:
+        return self.flow.instance.real_ports(self._vrs(outputs)).get
+
+    def writer(self, inputs: Sequence[str]) -> Writer:
+        return self.flow.instance.real_ports(self._vrs(inputs)).set
+
+    def _vrs(self, names: Sequence[str]) -> list[int]:
+        return [self.flow.archive.variables[n].vr for n in names]
+
+    def variables(self) -> dict[str, float]:
+        return self.flow.variables(self._t, self._x)
+
+    def describe(self) -> str:
+        return f"{self.flow.interface} {self.flow.path}"
+
+    def close(self) -> None:
+        self.flow.close()
+
+
+class ModelExchangeComponent(_FmuComponent):
+    """A Model Exchange FMU: the master integrates it with the others."""
+
+    integrates = True
+
+    def at(self, t: float, x: np.ndarray) -> None:
+        self.flow.instance.set_time_and_states(t, x)
+        self._t, self._x = t, x
+
+    def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self.flow.rhs(t, x)
+
+
+class CoSimulationComponent(_FmuComponent):
+    """A Co-Simulation FMU: it steps itself; `at` restores its saved states."""
+
+    integrates = False
+
+    def at(self, t: float, x: np.ndarray) -> None:
+        self.flow.goto(t, x)
+        self._t, self._x = t, x
+
+    def step(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        return self.flow.advance(t, x, h, _NO_SCHEME)
+
+
+_NO_SCHEME: Scheme = None  # type: ignore[assignment] - a CS FMU integrates itself
+
+
+class NativeBlock(Component):
+    """A native component with ports: x' = f(t, x, u), y = g(t, x, u).
+
+    Parameters
+    ----------
+    f : callable
+        f(t, x, u) -> dx/dt, with u the inputs in the order of `inputs`.
+    state_names : sequence of str
+    x0 : array_like
+        Initial state.
+    inputs, outputs : sequence of str
+        Port names; u and y are arrays in this order.
+    g : callable, optional
+        g(t, x, u) -> y; needed if there are outputs.
+    feedthrough : mapping, optional
+        {output: inputs it depends on directly}; by default every output
+        depends on every input (the conservative assumption of FMI).
+    units : mapping, optional
+        {variable: unit}, checked against the connected ports.
+    name : str
+        Filled in by the coupling from the component's key.
+    """
+
+    integrates = True
+
+    def __init__(
+        self,
+        f: Callable[[float, np.ndarray, np.ndarray], np.ndarray],
+        state_names: Sequence[str],
+        x0,
+        *,
+        inputs: Sequence[str] = (),
+        outputs: Sequence[str] = (),
+        g: Callable[[float, np.ndarray, np.ndarray], np.ndarray] | None = None,
+        feedthrough: Mapping[str, Sequence[str]] | None = None,
+        units: Mapping[str, str] | None = None,
+        name: str = "block",
+    ) -> None:
+        self.name, self._f, self._g = name, f, g
+        self.state_names = tuple(state_names)
+        self.x0 = np.array(x0, dtype=float).reshape(-1)
+        self.inputs, self.outputs = tuple(inputs), tuple(outputs)
+        if not callable(f) or (self.outputs and not callable(g)):
+            raise FmibridgeError(
+                f"NativeBlock {name!r}: `f` must be callable, and `g` too when it "
+                f"has outputs."
+            )
+        if len(self.x0) != len(self.state_names):
+            raise FmibridgeError(
+                f"NativeBlock {name!r}: `x0` has {len(self.x0)} values for states "
+                f"{list(self.state_names)}."
+            )
+        self._feedthrough = (
+            None
+            if feedthrough is None
+            else {k: frozenset(v) for k, v in feedthrough.items()}
+        )
+        self._units = dict(units or {})
+        self._u = np.zeros(len(self.inputs))
+        self._t, self._x = 0.0, self.x0
+
+    def port(self, variable: str) -> Port:
+        if variable in self.inputs:
+            causality = "input"
+        elif variable in self.outputs:
+            causality = "output"
+        elif variable in self.state_names:
+            causality = "state"
+        else:
+            raise FmibridgeError(
+                f"component {self.name!r} has no variable {variable!r}; its inputs "
+                f"are {list(self.inputs)}, outputs {list(self.outputs)} and states "
+                f"{list(self.state_names)}."
+            )
+        return Port(causality, self._units.get(variable))
+
+    def feedthrough(self, output: str) -> frozenset[str] | None:
+        if output in self.state_names:
+            return frozenset()
+        return None if self._feedthrough is None else self._feedthrough.get(output)
+
+    def reader(self, outputs: Sequence[str]) -> Reader:
+        where = [
+            (
+                n in self.state_names,
+                (self.state_names if n in self.state_names else self.outputs).index(n),
+            )
+            for n in outputs
+        ]
+        needs_g = not all(is_state for is_state, _ in where)
+
+        def read() -> np.ndarray:
+            y = self._g(self._t, self._x, self._u.copy()) if needs_g else None
+            return np.array(
+                [self._x[i] if is_state else y[i] for is_state, i in where], dtype=float
+            )
+
+        return read
+
+    def writer(self, inputs: Sequence[str]) -> Writer:
+        index = [self.inputs.index(n) for n in inputs]
+
+        def write(values: np.ndarray) -> None:
+            self._u[index] = values
+
+        return write
+
+    def at(self, t: float, x: np.ndarray) -> None:
+        self._t, self._x = t, np.asarray(x, dtype=float)
+
+    def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self._f(t, x, self._u.copy()), dtype=float)
+
+    def variables(self) -> dict[str, float]:
+        values = dict(zip(self.state_names, map(float, self._x), strict=True))
+        if self.outputs:
+            y = self._g(self._t, self._x, self._u.copy())
+            values.update(zip(self.outputs, map(float, y), strict=True))
+        return values
+
+    def describe(self) -> str:
+        return "native block"
+
+
+class FlowComponent(NativeBlock):
+    """A vector field without ports (a NativeFlow or CompiledFlow) as a component."""
+
+    def __init__(self, flow: VectorField, x0, name: str = "flow") -> None:
+        super().__init__(
+            lambda t, x, u: flow.rhs(t, x), flow.state_names, x0, name=name
+        )
+        self.flow = flow
+
+    def describe(self) -> str:
+        return type(self.flow).__name__
+
+
+def as_component(name: str, part: object, x0=None) -> Component:
+    """Return `part` (an FMU flow, a NativeBlock or a VectorField) as a component.
+
+    Raises
+    ------
+    FmibridgeError
+        If `part` is none of these, or a vector field comes without `x0`.
+    """
+    if isinstance(part, ModelExchangeFlow):
+        return ModelExchangeComponent(name, part)
+    if isinstance(part, CoSimulationFlow):
+        return CoSimulationComponent(name, part)
+    if isinstance(part, NativeBlock):
+        part.name = name
+        return part
+    if isinstance(part, VectorField):
+        if x0 is None:
+            raise FmibridgeError(
+                f"component {name!r}: a {type(part).__name__} needs its initial state; "
+                f"pass (flow, x0)."
+            )
+        return FlowComponent(part, x0, name)
+    raise FmibridgeError(
+        f"component {name!r}: expected an FMU flow (open_fmu), a NativeBlock or a "
+        f"vector field, got {type(part).__name__}."
+    )

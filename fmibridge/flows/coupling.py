@@ -1,0 +1,424 @@
+"""The connections of a coupled system: checked, ordered and propagated.
+
+Components are joined by connections from outputs to inputs. `Coupling` checks
+them once (names, causality, units, one source per input), orders the reads
+and writes so that each output is read after the inputs it depends on directly
+(`loops.strongly_connected` over the ports), and `evaluate` propagates them at a
+point, solving algebraic loops (`loops.solve_loop`). `CoupledParts` is what
+both coupled flows share: the states of all components, concatenated and named
+`component.variable`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.errors import FmibridgeError
+from .components import Component
+from .loops import check_loop, is_loop, solve_loop, strongly_connected
+
+SOURCE_CAUSALITIES = ("output", "state", "local")  # what may drive an input
+
+
+@dataclass(frozen=True)
+class Connection:
+    """An output (or state) of one component drives an input of another.
+
+    Names are `component.variable`; the component is the part before the
+    first dot, so variable names may contain dots.
+    """
+
+    source: str
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.target}"
+
+
+def split_name(name: str, where: str) -> tuple[str, str]:
+    """Return (component, variable) of `component.variable`."""
+    component, dot, variable = str(name).partition(".")
+    if not (component and dot and variable):
+        raise FmibridgeError(f"{where}: {name!r} must be `component.variable`.")
+    return component, variable
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A port in the evaluation graph: an output read or an input set."""
+
+    is_output: bool
+    component: int
+    variable: str
+
+
+class Coupling:
+    """Components and their connections, checked, with an evaluation plan.
+
+    `evaluate(t, parts)` puts every component at (t, its part of x) and makes
+    every connected input equal to its source, in an order that reads each
+    output after the inputs it depends on directly; algebraic loops are solved
+    (`loops.solve_loop`). `outputs` then holds the connected outputs' values.
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the component and variable: an unknown component or variable,
+        a connection from an input or into an output, a unit mismatch, or an
+        input connected twice.
+    """
+
+    def __init__(
+        self, components: Sequence[Component], connections: Sequence[Connection]
+    ) -> None:
+        self.components = tuple(components)
+        self._index = {c.name: k for k, c in enumerate(self.components)}
+        seen: dict[tuple[int, str], str] = {}  # input -> its source, once
+        links = [self._check(c, seen) for c in connections]
+        self.sources = list(dict.fromkeys((s, so) for s, so, _, _ in links))
+        self.source_of = {
+            (d, di): self.sources.index((s, so)) for s, so, d, di in links
+        }
+        self.outputs = np.zeros(len(self.sources))
+        self.connections = tuple(connections)
+        self._inputs = [
+            [(di, k) for (d, di), k in self.source_of.items() if d == c]
+            for c in range(len(self.components))
+        ]
+        self._writers = [
+            self.components[c].writer([di for di, _ in ports])
+            for c, ports in enumerate(self._inputs)
+        ]
+        self._readers = [
+            self.components[c].reader([so for s, so in self.sources if s == c])
+            for c in range(len(self.components))
+        ]
+        self.schedule = self._schedule()
+        self._plan = [self._bind(step) for step in self.schedule]
+
+    # -- checks ---------------------------------------------------------------
+
+    def _check(self, connection: Connection, seen: dict) -> tuple[int, str, int, str]:
+        where = f"connection {connection}"
+        (src, src_var), (dst, dst_var) = (
+            split_name(connection.source, where),
+            split_name(connection.target, where),
+        )
+        for name in (src, dst):
+            if name not in self._index:
+                raise FmibridgeError(
+                    f"{where}: no component {name!r}; the components are "
+                    f"{sorted(self._index)}."
+                )
+        source = self.components[self._index[src]].port(src_var)
+        target = self.components[self._index[dst]].port(dst_var)
+        key = (self._index[dst], dst_var)
+        if key in seen:
+            raise FmibridgeError(
+                f"input {connection.target} is connected twice, from {seen[key]} "
+                f"and from {connection.source}: an input has one source."
+            )
+        seen[key] = connection.source
+        if source.causality not in SOURCE_CAUSALITIES:
+            raise FmibridgeError(
+                f"{where}: {connection.source} is an {source.causality}, not an "
+                f"output; a connection leads from an output to an input."
+            )
+        if target.causality != "input":
+            raise FmibridgeError(
+                f"{where}: {connection.target} is an {target.causality}, not an "
+                f"input; a connection leads from an output to an input."
+            )
+        if source.unit and target.unit and source.unit != target.unit:
+            raise FmibridgeError(
+                f"{where}: unit mismatch, {connection.source} is in "
+                f"{source.unit!r} and {connection.target} in {target.unit!r}."
+            )
+        return self._index[src], src_var, self._index[dst], dst_var
+
+    # -- the evaluation plan -------------------------------------------------
+
+    def _schedule(self) -> list[tuple]:
+        """Return the steps of `evaluate` in dependency order: ("read", c,
+        names, slots) reads outputs of component c into `outputs[slots]`,
+        ("write", c, names, slots) sets its inputs from `outputs[slots]`, and
+        ("loop", _Loop, None, None) solves an algebraic loop."""
+        graph = self._graph()
+        steps: list = []
+        for members in strongly_connected(graph):
+            if is_loop(members, graph):
+                steps.append(("loop", _Loop(self, members, graph), None, None))
+                continue
+            (node,) = members
+            kind = "read" if node.is_output else "write"
+            if steps and steps[-1][:2] == (kind, node.component):
+                steps[-1][2].append(node.variable)
+            else:
+                steps.append((kind, node.component, [node.variable], None))
+        return [self._with_slots(step) for step in steps]
+
+    def _with_slots(self, step: tuple) -> tuple:
+        kind, c, names, _ = step
+        if kind == "read":
+            return kind, c, names, [self.sources.index((c, n)) for n in names]
+        if kind == "write":
+            return kind, c, names, [self.source_of[(c, n)] for n in names]
+        return step
+
+    def _graph(self) -> dict[_Node, list[_Node]]:
+        graph: dict[_Node, list[_Node]] = {}
+        for k, (c, so) in enumerate(self.sources):
+            graph[_Node(True, c, so)] = [
+                _Node(False, d, di) for (d, di), s in self.source_of.items() if s == k
+            ]
+        for d, di in self.source_of:
+            graph[_Node(False, d, di)] = [
+                _Node(True, c, so)
+                for c, so in self.sources
+                if c == d and _depends(self.components[c], so, di)
+            ]
+        return graph
+
+    def _bind(self, step: tuple) -> tuple:
+        """A step with its reader or writer: (kind, callable, slots)."""
+        kind, c, names, slots = step
+        if kind == "loop":
+            return kind, c, None
+        port = (
+            self.components[c].reader if kind == "read" else self.components[c].writer
+        )
+        return kind, port(names), np.array(slots, dtype=np.intp)
+
+    # -- evaluation -------------------------------------------------------------
+
+    def evaluate(self, t: float, parts: Sequence[np.ndarray]) -> None:
+        """Put each component at (t, part) and propagate every connection."""
+        for component, x in zip(self.components, parts, strict=True):
+            component.at(t, x)
+        outputs = self.outputs
+        for kind, call, where in self._plan:
+            if kind == "read":
+                outputs[where] = call()
+            elif kind == "write":
+                call(outputs[where])
+            else:
+                call.solve(t)
+
+    def write_inputs(self, c: int, outputs: np.ndarray) -> None:
+        """Set component c's connected inputs from source values `outputs`."""
+        if self._inputs[c]:
+            self._writers[c](outputs[[k for _, k in self._inputs[c]]])
+
+    def read_outputs(self, c: int, outputs: np.ndarray) -> None:
+        """Write component c's connected outputs, read now, into `outputs`."""
+        positions = [k for k, (s, _) in enumerate(self.sources) if s == c]
+        if positions:
+            outputs[positions] = self._readers[c]()
+
+    def variables(self) -> dict[str, float]:
+        """Every component's states and outputs at the last evaluation, named
+        `component.variable`."""
+        return {
+            f"{c.name}.{name}": value
+            for c in self.components
+            for name, value in c.variables().items()
+        }
+
+    def loops(self) -> list[str]:
+        """The algebraic loops found, by name."""
+        return [step[1].name for step in self._plan if step[0] == "loop"]
+
+    def check_loops(self, t: float, parts: Sequence[np.ndarray]) -> None:
+        """Solve every loop at (t, parts) and refuse one without unique solution.
+
+        Raises
+        ------
+        loops.AlgebraicLoopError
+            Naming the loop's ports.
+        """
+        self.evaluate(t, parts)
+        for kind, loop, _ in self._plan:
+            if kind == "loop":
+                loop.check(t)
+
+
+def _depends(component: Component, output: str, input_: str) -> bool:
+    inputs = component.feedthrough(output)
+    return inputs is None or input_ in inputs
+
+
+class _Loop:
+    """One algebraic loop: its inputs u (the unknowns) and the map G(u) = u.
+
+    G sets the loop's inputs to u, reads the loop's outputs and returns the
+    values their connections carry back to the inputs. Each solve starts
+    from the last solution.
+    """
+
+    def __init__(self, coupling: Coupling, members: list[_Node], graph) -> None:
+        self._coupling, comps = coupling, coupling.components
+        inputs = _groups(n for n in members if not n.is_output)
+        outputs = _groups(n for n in members if n.is_output)
+        self.name = " -> ".join(
+            f"{comps[n.component].name}.{n.variable}" for n in _cycle(members, graph)
+        )
+        self._writes = [comps[c].writer([n.variable for n in g]) for c, g in inputs]
+        self._reads = [
+            (
+                comps[c].reader([n.variable for n in g]),
+                [coupling.sources.index((c, n.variable)) for n in g],
+            )
+            for c, g in outputs
+        ]
+        unknowns = [n for _, g in inputs for n in g]
+        self._sources = [
+            coupling.source_of[(n.component, n.variable)] for n in unknowns
+        ]
+        self._split = np.cumsum([len(g) for _, g in inputs])[:-1]
+        self._u = np.zeros(len(unknowns))
+
+    def _map(self, u: np.ndarray) -> np.ndarray:
+        outputs = self._coupling.outputs
+        for write, values in zip(self._writes, np.split(u, self._split), strict=True):
+            write(values)
+        for read, positions in self._reads:
+            outputs[positions] = read()
+        return outputs[self._sources]
+
+    def solve(self, t: float) -> None:
+        self._u = solve_loop(self._map, self._u, self.name, t)
+
+    def check(self, t: float) -> None:
+        """Refuse the loop if it has no unique solution where it was last solved."""
+        check_loop(self._map, self._u, self.name, t)
+
+
+def _groups(nodes) -> list[tuple[int, list[_Node]]]:
+    """The nodes grouped by component, in order of first appearance."""
+    groups: dict[int, list[_Node]] = {}
+    for node in sorted(nodes, key=lambda n: (n.component, n.variable)):
+        groups.setdefault(node.component, []).append(node)
+    return list(groups.items())
+
+
+def _cycle(members: list[_Node], graph) -> list[_Node]:
+    """The loop's ports in the order data flows through them, back to the first."""
+    inside = set(members)
+    node = min(members, key=lambda n: (not n.is_output, n.component, n.variable))
+    walk = [node]
+    while True:
+        node = next((n for n in graph[node] if n in inside), walk[0])
+        if node in walk:
+            break
+        walk.append(node)
+    rest = sorted(inside - set(walk), key=lambda n: (n.component, n.variable))
+    return [*walk, *rest, walk[0]]
+
+
+class CoupledParts:
+    """The states of a coupled system: each component's, concatenated.
+
+    Names are `component.state`; `parts(x)` splits a state vector into the
+    components' parts.
+    """
+
+    def __init__(self, coupling: Coupling) -> None:
+        self.coupling = coupling
+        self.components = coupling.components
+        self.state_names = tuple(
+            f"{c.name}.{s}" for c in self.components for s in c.state_names
+        )
+        ends = np.cumsum([len(c.state_names) for c in self.components])
+        self._slices = [slice(a, b) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        self.x0 = np.concatenate([c.x0 for c in self.components])
+        self._completing = [  # FMUs that need completedIntegratorStep
+            k
+            for k, c in enumerate(self.components)
+            if getattr(getattr(c.flow, "instance", None), "needs_completed_step", False)
+        ]
+        self._asked: set[int] = set()  # FMUs that asked for an event after a step
+
+    def parts(self, x: np.ndarray) -> list[np.ndarray]:
+        """Split x into the components' states."""
+        return [x[s] for s in self._slices]
+
+    def put_at(self, t: float, x: np.ndarray) -> None:
+        """Put every component at (t, x) with the connections propagated."""
+        self.coupling.evaluate(t, self.parts(x))
+
+    def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Every component's states and outputs at (t, x), connections propagated."""
+        self.coupling.evaluate(t, self.parts(x))
+        return self.coupling.variables()
+
+    # -- the components' own discrete behaviour (FMUs: `Flow`'s optional hooks) --
+
+    @property
+    def is_terminated(self) -> bool:
+        """True once an FMU component ended the simulation (terminateSimulation)."""
+        return any(f.is_terminated for f in self._fmu_flows())
+
+    def next_event_time(self) -> float:
+        """The earliest time event an FMU component has scheduled (inf: none)."""
+        return min((f.next_event_time() for f in self._fmu_flows()), default=math.inf)
+
+    def step_completed(self, t: float, x: np.ndarray) -> bool:
+        """Tell the FMUs that need it that a step ended at (t, x); True if one
+        asks for an event there (run by `discrete_event`)."""
+        if not self._completing:
+            return False
+        parts = self.parts(x)
+        self.put_at(t, x)
+        self._asked = {
+            k
+            for k in self._completing
+            if self.components[k].flow.step_completed(t, parts[k])
+        }
+        return bool(self._asked)
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run the events the FMUs asked for after a step, or else their time
+        events due now, with the connections propagated at (t, x)."""
+        parts = self.parts(x)
+        self.coupling.evaluate(t, parts)
+        first = self.next_event_time()
+        due = self._asked or {
+            k
+            for k, c in enumerate(self.components)
+            if c.flow is not None and c.flow.next_event_time() <= first
+        }
+        self._asked = set()
+        for k in sorted(due):
+            parts[k] = self.components[k].flow.discrete_event(t, parts[k])
+        return np.concatenate(parts)
+
+    def _fmu_flows(self) -> list:
+        return [c.flow for c in self.components if c.flow is not None]
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        """Every FMU component's real parameters, named `component.parameter`."""
+        return {
+            f"{c.name}.{name}": value
+            for c in self.components
+            for name, value in getattr(
+                getattr(c, "flow", None), "parameter_values", {}
+            ).items()
+        }
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "flow": f"coupled:{type(self).__name__}",
+            "components": "; ".join(
+                f"{c.name}={c.describe()}" for c in self.components
+            ),
+            "connections": ", ".join(map(str, self.coupling.connections)),
+        }
+
+    def close(self) -> None:
+        for component in self.components:
+            component.close()

@@ -1,0 +1,341 @@
+"""Coupled adapter files: several FMUs, their connections, and the hybrid part.
+
+An adapter with `[[components]]` and `[[connections]]` (or `ssp = "..."`, the
+structure of an SSP archive) describes a coupled system (`flows.coupled`); its
+guards, resets, constraint and outputs name `component.variable`::
+
+    t_end = 10.0
+    interface = "me"                 # default of every component: "me" or "cs"
+
+    [[components]]
+    name = "plant"
+    fmu = "../fmus/build/MassSpringStop.fmu"
+    parameters = { k = 4.0 }         # and start = {...}, interface = "cs"
+
+    [[components]]
+    name = "controller"
+    fmu = "../fmus/build/PositionController.fmu"
+
+    [[connections]]
+    from = "plant.x"
+    to = "controller.x_meas"
+
+    [coupling]                       # the master of Co-Simulation components
+    scheme = "gauss-seidel"          # or "jacobi"
+    inputs = "extrapolate"           # or "hold"
+
+    [parameters]                     # system parameters, for the expressions
+    e = 0.6
+
+    [[edges]]
+    name = "stop"
+    guard = "plant.gap"
+    reset = { "plant.v" = "-e * plant.v" }
+
+The [[edges]], [constraint], [method] and [output] tables read as in a
+one-FMU adapter (`formats.adapters`). Every problem in the file is reported in
+one AdapterError; a bad connection (unknown component or variable, an input
+connected twice, output to output, unit mismatch, an algebraic loop without
+solution) is one clear error naming the component and variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..core.errors import AdapterError, FmibridgeError
+from ..core.system import HybridSystem, Mode, UnilateralConstraint
+from ..flows.cosim_master import Communication
+from ..flows.coupled import CoupledModelExchange, couple
+from ..flows.fmu import open_fmu
+from .adapters import (
+    Adapter,
+    _edges,
+    _method,
+    _mode_flows,
+    _numbers,
+    _Problems,
+    flatten,
+)
+from .ssp import open_ssp
+
+TOP_KEYS = {
+    "name",
+    "description",
+    "t_end",
+    "interface",
+    "components",
+    "connections",
+    "ssp",
+    "coupling",
+    "parameters",
+    "edges",
+    "constraint",
+    "method",
+    "output",
+}
+COMPONENT_KEYS = {"name", "fmu", "interface", "parameters", "start"}
+COUPLING_KEYS = {"scheme", "inputs", "order"}
+
+
+def is_coupled(spec: Mapping) -> bool:
+    """Return True if an adapter's table describes a coupled system."""
+    return "components" in spec or "ssp" in spec
+
+
+def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
+    """Read a coupled adapter's table (parsed from `path`) into an Adapter.
+
+    `overrides` are `adapters.load_adapter`'s keywords (method,
+    method_options, t_end, interface, zeno, parameters, start; None: the
+    file's) and win over the file; `interface` applies to every component, and
+    `parameters` and `start` name `component.variable` (a parameter without a
+    dot is a system parameter).
+
+    Raises
+    ------
+    AdapterError
+        Listing every problem in the file, or naming the component and
+        variable of a bad connection.
+    """
+    method, options, t_end, interface, zeno = (
+        overrides.get(k)
+        for k in ("method", "method_options", "t_end", "interface", "zeno")
+    )
+    problems = _Problems(path)
+    for key in sorted(set(spec) - TOP_KEYS):
+        problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    parameters, start = overrides.get("parameters"), overrides.get("start")
+    spec = _overridden(spec, parameters or {}, start or {}, problems)
+    if ("ssp" in spec) == ("components" in spec):
+        problems.add("components", "give either [[components]] or `ssp`, not both.")
+    communication = _communication(spec.get("coupling", {}), problems)
+    system_parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
+    if zeno is not None:
+        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
+    problems.raise_if_any()
+    flow, stop_time = _open(path, spec, interface, communication, problems)
+    try:
+        return _build(
+            path, spec, flow, system_parameters, problems,
+            method, options or {}, t_end if t_end is not None else stop_time,
+        )  # fmt: skip
+    except BaseException:
+        flow.close()
+        raise
+
+
+def _overridden(spec, parameters, start, problems) -> Mapping:
+    """The table with `component.variable` overrides put into its components."""
+    system = {k: v for k, v in parameters.items() if "." not in k}
+    spec = {**spec, "parameters": {**spec.get("parameters", {}), **system}}
+    by_component: dict[str, dict[str, dict]] = {}
+    for key, values in (("parameters", parameters), ("start", start)):
+        for name, value in values.items():
+            component, dot, variable = name.partition(".")
+            if dot:
+                by_component.setdefault(component, {}).setdefault(key, {})
+                by_component[component][key][variable] = value
+            elif key == "start":
+                problems.add("start", f"override {name!r} must be `component.state`.")
+    if not by_component:
+        return spec
+    items = spec.get("components")
+    if not isinstance(items, list):
+        problems.add("components", "overrides of component values need [[components]].")
+        return spec
+    names = {item.get("name") for item in items if isinstance(item, Mapping)}
+    for component in sorted(set(by_component) - names):
+        problems.add(
+            "components", f"an override names unknown component {component!r}."
+        )
+    return {**spec, "components": [_merged(i, by_component) for i in items]}
+
+
+def _merged(item, by_component):
+    if not isinstance(item, Mapping) or item.get("name") not in by_component:
+        return item
+    extra = by_component[item["name"]]
+    return {**item, **{k: {**item.get(k, {}), **v} for k, v in extra.items()}}
+
+
+def _communication(table: object, problems: _Problems) -> Communication | None:
+    if not isinstance(table, Mapping):
+        problems.add("coupling", "must be a table with scheme, inputs and order.")
+        return None
+    for key in sorted(set(table) - COUPLING_KEYS):
+        problems.add(
+            f"coupling.{key}", f"unknown key; allowed keys are {sorted(COUPLING_KEYS)}."
+        )
+    return problems.check("coupling", lambda: Communication(**table))
+
+
+def _open(path, spec, interface, communication, problems):
+    """Open and couple the components; return (flow, SSP stop time or None)."""
+    try:
+        if "ssp" in spec:
+            ssp = (path.parent / str(spec["ssp"])).resolve()
+            flow, structure = open_ssp(
+                ssp,
+                interface=interface or spec.get("interface"),
+                communication=communication,
+            )
+            return flow, structure.stop_time
+        parts = _components(path, spec, interface, problems)
+        connections = _connections(spec.get("connections", []), problems)
+        if problems.items:
+            for part in parts.values():
+                part.close()
+            problems.raise_if_any()
+        return couple(parts, connections, communication=communication), None
+    except AdapterError:
+        raise
+    except FmibridgeError as exc:
+        raise AdapterError(f"{path}: {exc}") from None
+
+
+def _components(path, spec, interface, problems) -> dict:
+    table = spec.get("components")
+    if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
+        problems.add("components", "must be an array of tables ([[components]]).")
+        return {}
+    parts: dict = {}
+    try:
+        for k, item in enumerate(table):
+            where = f"components[{k}]"
+            for key in sorted(set(item) - COMPONENT_KEYS):
+                problems.add(
+                    f"{where}.{key}",
+                    f"unknown key; allowed keys are {sorted(COMPONENT_KEYS)}.",
+                )
+            name, fmu = str(item.get("name", "")), item.get("fmu")
+            if not name or not isinstance(fmu, str) or name in parts:
+                problems.add(where, "needs a unique `name` and an `fmu` path.")
+                continue
+            fmu = (path.parent / fmu).resolve()
+            if not fmu.is_file():
+                problems.add(
+                    f"{where}.fmu",
+                    f"{fmu} does not exist; build the FMUs with `fmibridge "
+                    f"build-fmus`.",
+                )
+                continue
+            chosen = interface or item.get("interface", spec.get("interface", "me"))
+            parts[name] = _open_component(item, fmu, chosen, where, problems)
+    except BaseException:
+        for part in parts.values():
+            part.close()
+        raise
+    return {name: part for name, part in parts.items() if part is not None}
+
+
+def _open_component(item, fmu, interface, where, problems):
+    parameters = _numbers(item.get("parameters", {}), f"{where}.parameters", problems)
+    start = _numbers(item.get("start", {}), f"{where}.start", problems)
+    try:
+        return open_fmu(fmu, interface, parameters=parameters, start=start)
+    except FmibridgeError as exc:
+        problems.add(f"{where} ({item['name']})", str(exc))
+        return None
+
+
+def _connections(table, problems) -> list[tuple[str, str]]:
+    if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
+        problems.add("connections", "must be an array of tables ([[connections]]).")
+        return []
+    connections = []
+    for k, item in enumerate(table):
+        if set(item) != {"from", "to"}:
+            problems.add(
+                f"connections[{k}]",
+                f"needs exactly `from` and `to` (`component.variable`), got "
+                f"{sorted(item)}.",
+            )
+            continue
+        connections.append((str(item["from"]), str(item["to"])))
+    return connections
+
+
+def _build(path, spec, flow, system_parameters, problems, name, options, t_end):
+    parameters = {**flow.parameter_values, **system_parameters}
+    known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
+    edges_table = [_flattened(e) for e in spec.get("edges", [])]
+    flows = _mode_flows({"edges": edges_table}, flow, problems)
+    constraint = _constraint(spec.get("constraint"), known, parameters, problems)
+    edges = _edges(edges_table, flows, parameters, known, constraint, problems)
+    method = _method(spec.get("method", {}), name, options, problems)
+    outputs = _outputs(spec.get("output", {}), flow, known - set(parameters), problems)
+    end = t_end if t_end is not None else spec.get("t_end", 1.0)
+    if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
+        problems.add("t_end", f"must be a number > 0, got {end!r}.")
+    problems.raise_if_any()
+    own = flow.event_edges if isinstance(flow, CoupledModelExchange) else lambda m: ()
+    modes = [
+        Mode(m, f, tuple(e for src, e in edges if src == m) + own(m))
+        for m, f in flows.items()
+    ]
+    system = HybridSystem(
+        modes,
+        edges[0][0] if edges else next(iter(flows)),
+        flow.x0,
+        parameters=parameters,
+        constraint=constraint,
+        name=str(spec.get("name", path.stem)),
+    )
+    return Adapter(path, system, method, float(end), outputs)
+
+
+def _flattened(edge: object) -> object:
+    """An edge whose reset's dotted keys TOML nested ({ball1 = {omega = ...}})."""
+    if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
+        return edge
+    return {**edge, "reset": flatten(edge["reset"])}
+
+
+def _constraint(table, known, parameters, problems) -> UnilateralConstraint | None:
+    if table is None:
+        return None
+    if not isinstance(table, Mapping) or set(table) - {
+        "gap",
+        "velocity",
+        "restitution",
+    }:
+        problems.add(
+            "constraint", "must be a table with gap, velocity and restitution only."
+        )
+        return None
+    for key in ("gap", "velocity"):
+        if table.get(key) not in known:
+            problems.add(
+                f"constraint.{key}",
+                f"must name a variable `component.variable`, got {table.get(key)!r}.",
+            )
+    restitution = table.get("restitution")
+    restitution = parameters.get(restitution, restitution)
+    if not isinstance(restitution, int | float) or isinstance(restitution, bool):
+        problems.add("constraint.restitution", "must be a number or a parameter name.")
+        return None
+    return problems.check(
+        "constraint",
+        UnilateralConstraint,
+        table.get("gap"),
+        table.get("velocity"),
+        float(restitution),
+    )
+
+
+def _outputs(table, flow, known, problems) -> tuple[str, ...]:
+    names = table.get("variables") if isinstance(table, Mapping) else None
+    if names is None and isinstance(table, Mapping):
+        names = list(flow.state_names)
+    if not isinstance(names, list):
+        problems.add("output.variables", "must be a list of `component.variable`.")
+        return ()
+    for name in names:
+        if name not in known:
+            problems.add(
+                "output.variables",
+                f"unknown variable {name!r}; the system has {sorted(known - {'t'})}.",
+            )
+    return tuple(names)

@@ -1,0 +1,356 @@
+"""Coupled systems: FMUs and native blocks joined by connections, as one flow.
+
+The plant (MassSpringStop) and its controller (PositionController), coupled in
+Model Exchange, equal the same model exported as one FMU
+(ControlledMassSpringStop); coupled in Co-Simulation they converge to it at the
+orders of their master. Algebraic loops are solved against the loop's closed
+form, and bad input is refused naming the component and variable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fmibridge import (
+    FmibridgeError,
+    Halving,
+    HybridSystem,
+    Mode,
+    NativeFlow,
+    Relaxation,
+    Unilateral,
+)
+from fmibridge.core.system import Edge, Guard
+from fmibridge.flows.components import NativeBlock
+from fmibridge.flows.cosim_master import Communication
+from fmibridge.flows.coupled import CoupledModelExchange, couple
+from fmibridge.flows.fmu import fmu_system, open_fmu
+from fmibridge.flows.loops import AlgebraicLoopError, solve_loop
+from fmibridge.validation.cosim_orders import STEPS, communication_orders
+
+PLANT = dict(m=1.0, k=4.0, d=0.2, x_stop=1.0, e=0.6)  # MassSpringStop's defaults
+CONTROLLER = dict(Kp=20.0, Ki=2.0, Kd=2.0, R=1.4, Omega=2.5)  # PositionController's
+LOOP = [
+    ("plant.x", "controller.x_meas"),
+    ("plant.v", "controller.v_meas"),
+    ("controller.F", "plant.F"),
+]
+T_END = 10.0  # seven impacts at the stop (the first at 0.565 s)
+N_IMPACTS = 7
+
+
+def fmu(fmu_dir, model, version=2):
+    return fmu_dir / f"{model}{'' if version == 2 else '_fmi3'}.fmu"
+
+
+def with_stop(flow, prefix="plant."):
+    """The stop of the plant as the master's guard: gap = x_stop - x, v -> -e v."""
+    ix = flow.state_names.index(f"{prefix}x")
+    iv = flow.state_names.index(f"{prefix}v")
+
+    def gap(t, x):
+        return PLANT["x_stop"] - x[ix]
+
+    def bounce(t, x):
+        y = x.copy()
+        y[iv] = -PLANT["e"] * x[iv]
+        return y
+
+    stop = Edge(Guard(gap, "falling"), "run", bounce, "stop")
+    return HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
+
+
+def plant_and_controller(fmu_dir, interface, *, versions=(2, 3), **options):
+    parts = {
+        "plant": open_fmu(fmu(fmu_dir, "MassSpringStop", versions[0]), interface),
+        "controller": open_fmu(
+            fmu(fmu_dir, "PositionController", versions[1]), interface
+        ),
+    }
+    return couple(parts, LOOP, **options)
+
+
+@pytest.fixture(scope="module")
+def single(fmu_dir):
+    """The plant and controller exported as one FMU, with the stop: the reference."""
+    system = with_stop(open_fmu(fmu(fmu_dir, "ControlledMassSpringStop"), "me"), "")
+    try:
+        yield Halving(h=1e-3).run(system, T_END)
+    finally:
+        system.close()
+
+
+def test_model_exchange_coupling_equals_the_single_fmu(fmu_dir, single):
+    flow = plant_and_controller(fmu_dir, "me")  # FMI 2 plant, FMI 3 controller
+    assert isinstance(flow, CoupledModelExchange)
+    assert flow.state_names == ("plant.x", "plant.v", "controller.z")
+    system = with_stop(flow)
+    try:
+        result = Halving(h=1e-3).run(system, T_END)
+    finally:
+        system.close()
+    assert result.status.is_success and len(result.events) == N_IMPACTS
+    assert single.status.is_success and len(single.events) == N_IMPACTS
+    assert np.max(np.abs(result.event_times - single.event_times)) <= 1e-9
+    assert result.x.shape == single.x.shape
+    assert np.max(np.abs(result.x - single.x)) <= 1e-9
+    assert result.to_pandas().columns[:3].tolist() == list(flow.state_names)
+
+
+def test_a_native_block_replaces_an_fmu(fmu_dir, single):
+    def control(t, x, u):  # the controller's equations, in Python
+        return np.array([CONTROLLER["R"] * np.sin(CONTROLLER["Omega"] * t) - u[0]])
+
+    def force(t, x, u):
+        r = CONTROLLER["R"] * np.sin(CONTROLLER["Omega"] * t)
+        kp, ki, kd = CONTROLLER["Kp"], CONTROLLER["Ki"], CONTROLLER["Kd"]
+        return np.array([kp * (r - u[0]) + ki * x[0] - kd * u[1]])
+
+    block = NativeBlock(
+        control,
+        ["z"],
+        [0.0],
+        inputs=["x_meas", "v_meas"],
+        outputs=["F"],
+        g=force,
+        feedthrough={"F": ["x_meas", "v_meas"]},
+        units={"x_meas": "m", "F": "N"},
+    )
+    plant = open_fmu(fmu(fmu_dir, "MassSpringStop"), "me")
+    system = with_stop(couple({"plant": plant, "controller": block}, LOOP))
+    try:
+        result = Halving(h=1e-3).run(system, T_END)
+    finally:
+        system.close()
+    assert len(result.events) == N_IMPACTS
+    assert np.max(np.abs(result.x - single.x)) <= 1e-9
+
+
+# -- Co-Simulation: communication steps, rolled back together --
+
+# Final-state error against the single FMU (`validation.cosim_orders`, Halving
+# brackets each impact to 1e-10 s); the slopes measured at h = 0.04, 0.02, 0.01:
+# Jacobi 1.07 held, 1.90 extrapolated; Gauss-Seidel 1.07 and 1.92.
+ORDERS = {"hold": 1.0, "extrapolate": 2.0}
+ORDER_TOL = 0.15
+
+
+def check_orders(errors, orders):
+    assert (errors["impacts"] == N_IMPACTS).all()
+    for row in orders.itertuples():
+        assert abs(row.order - ORDERS[row.inputs]) <= ORDER_TOL, (errors, orders)
+    finest = errors[errors["h"] == errors["h"].min()].set_index("inputs")["error"]
+    assert finest["hold"].max() < 0.05 and finest["extrapolate"].max() < 1e-3
+
+
+def test_co_simulation_converges_at_the_order_of_its_master(fmu_dir):
+    check_orders(*communication_orders(STEPS["tiny"], fmu_dir))
+
+
+@pytest.mark.slow
+def test_co_simulation_orders_over_the_full_range_of_steps(fmu_dir):
+    """`fmibridge validate --cosim --full`: h from 0.08 to 0.00125."""
+    check_orders(*communication_orders(STEPS["full"], fmu_dir))
+
+
+def test_mixed_model_exchange_and_co_simulation(fmu_dir, single):
+    parts = {
+        "plant": open_fmu(fmu(fmu_dir, "MassSpringStop"), "me"),
+        "controller": open_fmu(fmu(fmu_dir, "PositionController"), "cs"),
+    }
+    flow = couple(
+        parts, LOOP, communication=Communication("gauss-seidel", "extrapolate")
+    )
+    system = with_stop(flow)
+    try:
+        result = Halving(h=0.01).run(system, T_END)
+    finally:
+        system.close()
+    assert len(result.events) == N_IMPACTS
+    assert np.max(np.abs(result.x[-1] - single.x[-1])) < 2e-3
+
+
+def test_a_communication_step_is_repeatable(fmu_dir):
+    flow = plant_and_controller(
+        fmu_dir, "cs", communication=Communication("jacobi", "extrapolate")
+    )
+    try:
+        x1 = flow.advance(0.0, flow.x0, 0.1, None)
+        x2 = flow.advance(0.1, x1, 0.1, None)
+        again = flow.advance(0.1, x1, 0.1, None)  # every FMU restored to (0.1, x1)
+        assert np.array_equal(x2, again)
+        half = flow.advance(0.1, x1, 0.05, None)
+        assert not np.array_equal(half, x2) and np.array_equal(
+            flow.advance(0.1, x1, 0.1, None), x2
+        )
+    finally:
+        flow.close()
+
+
+# -- algebraic loops: direct feedthrough from the model descriptions --
+
+ACCELERATION_FEEDBACK = [*LOOP, ("plant.a", "controller.a_meas")]
+
+
+def closed_loop(ka):
+    """The plant with F = Kp (r - x) + Ki z - Kd v - Ka a solved for F by hand."""
+    p, c = PLANT, CONTROLLER
+
+    def f(t, x, u):
+        r = c["R"] * np.sin(c["Omega"] * t)
+        spring = p["k"] * x[0] + p["d"] * x[1]
+        force = (c["Kp"] * (r - x[0]) + c["Ki"] * x[2] - c["Kd"] * x[1]) / (
+            1 + ka / p["m"]
+        ) + ka / p["m"] * spring / (1 + ka / p["m"])
+        return np.array([x[1], (force - spring) / p["m"], r - x[0]])
+
+    return NativeFlow(f, ["plant.x", "plant.v", "controller.z"])
+
+
+@pytest.mark.parametrize("ka", [0.5, 2.0])  # fixed point converges; Newton needed
+def test_algebraic_loop_is_found_and_solved(fmu_dir, ka):
+    parts = {
+        "plant": open_fmu(fmu(fmu_dir, "MassSpringStop"), "me"),
+        "controller": open_fmu(
+            fmu(fmu_dir, "PositionController", 3), "me", parameters={"Ka": ka}
+        ),
+    }
+    flow = couple(parts, ACCELERATION_FEEDBACK)
+    assert flow.coupling.loops() == [
+        "plant.a -> controller.a_meas -> controller.F -> plant.F -> plant.a"
+    ]
+    exact = closed_loop(ka)
+    try:
+        ours = Halving(h=1e-2).run(HybridSystem([Mode("m", flow)], "m", flow.x0), 3.0)
+        theirs = Halving(h=1e-2).run(
+            HybridSystem([Mode("m", exact)], "m", flow.x0), 3.0
+        )
+    finally:
+        flow.close()
+    assert np.max(np.abs(ours.x - theirs.x)) <= 1e-12 * np.max(np.abs(theirs.x))
+
+
+def test_a_loop_without_solution_is_refused_naming_it(fmu_dir):
+    parts = {
+        "plant": open_fmu(fmu(fmu_dir, "MassSpringStop"), "me"),
+        "controller": open_fmu(
+            fmu(fmu_dir, "PositionController"), "me", parameters={"Ka": -1.0}
+        ),
+    }
+    with pytest.raises(AlgebraicLoopError, match="plant.a -> controller.a_meas"):
+        couple(parts, ACCELERATION_FEEDBACK)
+
+
+def test_a_loop_through_blocks_without_declared_feedthrough_is_found():
+    def gain(k):
+        return NativeBlock(
+            lambda t, x, u: np.zeros(0), [], [], inputs=["u"], outputs=["y"],
+            g=lambda t, x, u: np.array([k * u[0] + 1.0]),
+        )  # fmt: skip
+
+    flow = couple({"a": gain(0.5), "b": gain(-3.0)}, [("a.y", "b.u"), ("b.y", "a.u")])
+    assert flow.coupling.loops() == ["a.y -> b.u -> b.y -> a.u -> a.y"]
+    values = flow.variables(0.0, flow.x0)
+    # y_a = 0.5 y_b + 1, y_b = -3 y_a + 1: y_a = 1.5 / 2.5
+    assert values["a.y"] == pytest.approx(0.6, abs=1e-13)
+    assert values["b.y"] == pytest.approx(-0.8, abs=1e-13)
+
+
+def test_solve_loop_uses_fixed_points_then_newton():
+    calls = []
+
+    def contraction(u):
+        calls.append(u.copy())
+        return 0.5 * u + 1.0
+
+    assert solve_loop(contraction, np.zeros(1), "c", 0.0) == pytest.approx(2.0, 1e-12)
+    n_fixed = len(calls)
+    calls.clear()
+
+    def expansion(u):
+        calls.append(u.copy())
+        return -3.0 * u + 1.0
+
+    assert solve_loop(expansion, np.zeros(1), "e", 0.0) == pytest.approx(0.25, 1e-12)
+    assert n_fixed > 10 and len(calls) < 10  # Newton: a few calls, FD included
+    with pytest.raises(AlgebraicLoopError, match="loop s has no unique solution"):
+        solve_loop(lambda u: u + 1.0, np.zeros(1), "s", 0.0)
+
+
+# -- bad input: one clear error naming the component and variable --
+
+
+@pytest.mark.parametrize(
+    ("connections", "message"),
+    [
+        ([("plant.x", "ctrl.x_meas")], "no component 'ctrl'"),
+        ([("plant.y", "controller.x_meas")], "component 'plant' .* no variable 'y'"),
+        (
+            [("plant.x", "controller.x_meas"), ("plant.gap", "controller.x_meas")],
+            "input controller.x_meas is connected twice, from plant.x and from "
+            "plant.gap",
+        ),
+        ([("plant.x", "controller.F")], "controller.F is an output, not an input"),
+        ([("controller.x_meas", "plant.F")], "controller.x_meas is an input, not an"),
+        (
+            [("plant.v", "controller.x_meas")],
+            "unit mismatch, plant.v is in 'm/s' and controller.x_meas in 'm'",
+        ),
+        ([("plant", "controller.x_meas")], "'plant' must be `component.variable`"),
+    ],
+)
+def test_bad_connections_are_refused_naming_component_and_variable(
+    fmu_dir, connections, message
+):
+    parts = {
+        "plant": open_fmu(fmu(fmu_dir, "MassSpringStop"), "me"),
+        "controller": open_fmu(fmu(fmu_dir, "PositionController"), "me"),
+    }
+    with pytest.raises(FmibridgeError, match=message):
+        couple(parts, connections)
+    assert parts["plant"]._instance is None  # closed on the error
+
+
+def test_a_component_name_with_a_dot_is_refused(fmu_dir):
+    with pytest.raises(FmibridgeError, match="'my.plant' must be a non-empty"):
+        couple({"my.plant": open_fmu(fmu(fmu_dir, "MassSpringStop"), "me")}, [])
+
+
+# -- the FMUs' own events, and the other methods --
+
+
+def test_fmu_events_of_a_component_run_inside_the_coupling(fmu_dir):
+    """BouncingBallEvents' own `when h <= 0` fires inside a coupled system."""
+    path = fmu_dir / "BouncingBallEvents.fmu"
+    alone = fmu_system(path, "me")
+    flow = couple({"ball": open_fmu(path, "me"), "clock": (
+        NativeFlow(lambda t, x, u: np.ones(1), ["s"]), [0.0])}, [])  # fmt: skip
+    coupled = HybridSystem([Mode("m", flow, flow.event_edges("m"))], "m", flow.x0)
+    try:
+        a = Halving(h=1e-2, t_tol=1e-10).run(alone, 2.0)
+        b = Halving(h=1e-2, t_tol=1e-10).run(coupled, 2.0)
+    finally:
+        alone.close()
+        coupled.close()
+    assert len(a.events) == len(b.events) >= 3
+    assert np.max(np.abs(a.event_times - b.event_times)) <= 1e-12
+    assert np.max(np.abs(a.x[-1] - b.x[-1, :2])) <= 1e-12
+
+
+@pytest.mark.parametrize(
+    "method",
+    [Relaxation(h=1e-3, eps=1e-9, integrator="rk4"), Unilateral(h=1e-3)],
+    ids=["relaxation", "unilateral"],
+)
+def test_other_methods_see_the_coupling_as_the_single_fmu(fmu_dir, method):
+    coupled = with_stop(plant_and_controller(fmu_dir, "me"))
+    single = with_stop(open_fmu(fmu(fmu_dir, "ControlledMassSpringStop"), "me"), "")
+    try:  # the first three impacts
+        ours, theirs = method.run(coupled, 3.5), method.run(single, 3.5)
+    finally:
+        coupled.close()
+        single.close()
+    assert ours.status.is_success and len(ours.events) == 3
+    assert np.max(np.abs(ours.event_times - theirs.event_times)) <= 1e-9
+    assert np.max(np.abs(ours.x[-1] - theirs.x[-1])) <= 1e-9
