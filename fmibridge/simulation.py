@@ -57,7 +57,8 @@ def simulate(
     Parameters
     ----------
     model : path or HybridSystem
-        An FMU (.fmu), an adapter file (.toml) or a HybridSystem.
+        An FMU (.fmu), an SSP (.ssp), an adapter file (.toml) or a
+        HybridSystem.
     start_time, stop_time : float, optional
         The span, s; default: the FMU's DefaultExperiment (an adapter's
         `t_end`), else 0 and an error for a missing stop time.
@@ -128,7 +129,7 @@ def simulate(
     _refuse(kind, given, method)
     if kind == "adapter":
         return _run_adapter(Path(model), given, progress)
-    if kind == "fmu":
+    if kind in ("fmu", "ssp"):
         system = _open(Path(model), given)
     else:
         system = model.with_initial(start_values, start_time)
@@ -146,7 +147,7 @@ def simulate(
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
         return runner.run(system, t_end, progress=progress, t_eval=grid)
     finally:
-        if kind == "fmu":
+        if kind in ("fmu", "ssp"):
             system.close()
 
 
@@ -161,6 +162,13 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "input": "give u(t) to the flow: NativeFlow(f, names, inputs=u)",
         "output": "a HybridSystem records its states; outputs are an FMU's",
         "guards": "add the edges to the system's modes",
+    },
+    "ssp": {
+        "start_time": "an SSP starts at its DefaultExperiment's startTime",
+        "start_values": "an SSP's values are set in its SSD (or an adapter file)",
+        "input": "an SSP's inputs are connections in its SSD",
+        "output": "an SSP records every connector of its components",
+        "relative_tolerance": "an SSP passes its FMUs' default tolerances",
     },
     "adapter": {
         "start_time": "an adapter starts at its FMU's DefaultExperiment startTime",
@@ -177,7 +185,7 @@ def _is_given(value: object) -> bool:
 
 
 def _kind(model: Model) -> str:
-    """'system', 'fmu' or 'adapter'; an SSP file is refused for now."""
+    """'system', 'fmu', 'ssp' or 'adapter'."""
     if isinstance(model, HybridSystem):
         return "system"
     if not isinstance(model, str | Path):
@@ -186,15 +194,11 @@ def _kind(model: Model) -> str:
             f"{type(model).__name__}."
         )
     suffix = Path(model).suffix.lower()
-    kinds = {".fmu": "fmu", ".toml": "adapter"}
-    if suffix == ".ssp":
-        raise FmibridgeError(
-            f"{model}: SSP files are not supported by `simulate` yet; run the "
-            f"system's FMUs through an adapter file."
-        )
+    kinds = {".fmu": "fmu", ".ssp": "ssp", ".toml": "adapter"}
     if suffix not in kinds:
         raise FmibridgeError(
-            f"{model}: expected an FMU (.fmu) or an adapter file (.toml)."
+            f"{model}: expected an FMU (.fmu), an SSP (.ssp) or an adapter file "
+            f"(.toml)."
         )
     return kinds[suffix]
 
@@ -223,18 +227,23 @@ def _refuse(kind: str, given: Mapping[str, object], method: object) -> None:
 
 
 def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
-    """Open an FMU as a system, with its start values, inputs, outputs and guards."""
+    """Open an FMU (with its start values, inputs and outputs) or an SSP as a
+    one-mode system, with the extra guards."""
     from .flows.fmu import fmu_system
+    from .formats.ssp import ssp_system
 
-    system = fmu_system(
-        path,
-        given.get("fmi_type"),
-        start=given.get("start_values"),
-        inputs=input_values(given.get("input")),
-        outputs=None if given.get("output") is None else list(given["output"]),
-        t0=given.get("start_time"),
-        tolerance=given.get("relative_tolerance"),
-    )
+    if path.suffix.lower() == ".ssp":
+        system = ssp_system(path, interface=given.get("fmi_type"))
+    else:
+        system = fmu_system(
+            path,
+            given.get("fmi_type"),
+            start=given.get("start_values"),
+            inputs=input_values(given.get("input")),
+            outputs=None if given.get("output") is None else list(given["output"]),
+            t0=given.get("start_time"),
+            tolerance=given.get("relative_tolerance"),
+        )
     try:
         return _with_guards(system, given.get("guards", ()))
     except BaseException:

@@ -288,8 +288,8 @@ def test_fmu_inputs_are_checked(fmu_dir):
         fmibridge.simulate(path, input={"lam": InputTable([1.0, 0.0], [0.0, 1.0])})
     with pytest.raises(FmibridgeError, match="a structured array with time first"):
         fmibridge.simulate(path, input=[1.0, 2.0])
-    with pytest.raises(FmibridgeError, match="SSP files are not supported"):
-        fmibridge.simulate(fmu_dir / "system.ssp")
+    with pytest.raises(FmibridgeError, match=r"expected an FMU \(.fmu\), an SSP"):
+        fmibridge.simulate(fmu_dir / "system.xml")
 
 
 def test_plot_draws_each_column_with_its_unit(fmu_dir):
@@ -301,3 +301,24 @@ def test_plot_draws_each_column_with_its_unit(fmu_dir):
     assert [ax.get_ylabel() for ax in axes] == ["h / m", "v / m/s"]
     assert axes[-1].get_xlabel() == "time / s"
     assert np.array_equal(axes[0].lines[0].get_ydata(), result["h"])
+
+
+def test_an_ssp_runs_like_its_system(fmu_dir, tmp_path):
+    """The repository's SSP (a plant and a controller, two FMUs): `simulate` on
+    the grid gives the samples of the same run on every step."""
+    from fmibridge.formats.ssp import pack_ssp, ssp_system
+
+    root = Path(__file__).resolve().parents[1]
+    ssd = root / "fmus" / "systems" / "ControlledStop.ssd"
+    ssp = pack_ssp(ssd, fmu_dir, tmp_path / "ControlledStop.ssp")
+    result = fmibridge.simulate(ssp, stop_time=0.5, step_size=0.01, output_interval=0.1)
+    system = ssp_system(ssp)
+    try:
+        every_step = Halving(h=0.01).run(system, 0.5)
+    finally:
+        system.close()
+    rows = np.searchsorted(every_step.t, result.t - 1e-12)
+    assert result.t.tolist() == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    assert np.abs(every_step.x[rows] - result.x).max() < 1e-12
+    with pytest.raises(FmibridgeError, match="an SSP's values are set in its SSD"):
+        fmibridge.simulate(ssp, start_values={"plant.x": 1.0})
