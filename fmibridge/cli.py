@@ -433,27 +433,30 @@ def _add_run_parser(sub) -> None:
         help=f"final time, s (default: the adapter's, else the FMU's "
         f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
     )
-    run.add_argument(
-        "--start-values",
-        nargs="+",
-        type=_assignments("--start-values"),
-        action=_AsDict,
-        metavar="NAME=VALUE",
-        help="start values of FMU variables (the ball's: h, v)",
-    )
-    run.add_argument(
-        "--parameters",
-        nargs="+",
-        type=_assignments("--parameters"),
-        action=_AsDict,
-        metavar="NAME=VALUE",
-        help="parameters of the FMU or adapter (the ball's: h0, v0, g, e)",
-    )
+    for flag, what in (
+        ("--start-values", "start values of FMU variables (the ball's: h, v)"),
+        ("--parameters", "parameters of the FMU or adapter (the ball's: h0, v0, g, e)"),
+    ):
+        run.add_argument(
+            flag,
+            nargs="+",
+            type=_assignments(flag),
+            action=_AsDict,
+            metavar="NAME=VALUE",
+            help=what,
+        )
     run.add_argument(
         "--interface",
         choices=["me", "cs"],
         help="FMU interface type (default: the adapter's, else Model Exchange)",
     )
+    _add_method_flags(run)
+    _add_output_flags(run)
+    run.set_defaults(func=cmd_run)
+
+
+def _add_method_flags(run) -> None:
+    """The flags that choose the method and its parameters."""
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
     run.add_argument(
         "--step-size",
@@ -490,6 +493,10 @@ def _add_run_parser(sub) -> None:
         type=float,
         help="truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
     )
+
+
+def _add_output_flags(run) -> None:
+    """The flags that choose what is kept and where it goes."""
     run.add_argument(
         "--output-interval",
         type=float,
@@ -513,7 +520,6 @@ def _add_run_parser(sub) -> None:
         action="store_true",
         help="hide the progress bar (shown only on a terminal)",
     )
-    run.set_defaults(func=cmd_run)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -213,17 +213,7 @@ def load_adapter(
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
         problems.raise_if_any()  # nothing more can be checked without the FMU
-    if interface is not None:
-        spec = {**spec, "interface": interface}
-    if start and isinstance(spec.get("parameters"), Mapping):
-        named = {k: v for k, v in start.items() if k in spec["parameters"]}
-        parameters = {**(parameters or {}), **named}
-        start = {k: v for k, v in start.items() if k not in named}
-    for key, values in (("parameters", parameters), ("start", start)):
-        if values:
-            spec = {**spec, key: {**spec.get(key, {}), **values}}
-    if zeno is not None:
-        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
+    spec = _overridden(spec, interface, zeno, parameters, start)
     flow = _open_flow(path, spec, problems)
     try:
         adapter = _build(
@@ -233,6 +223,24 @@ def load_adapter(
         flow.close()
         raise
     return adapter
+
+
+def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
+    """The file's tables updated by load_adapter's keywords; a start value of a
+    name in [parameters] updates that parameter."""
+    spec = dict(spec)
+    if interface is not None:
+        spec["interface"] = interface
+    if start and isinstance(spec.get("parameters"), Mapping):
+        named = {k: v for k, v in start.items() if k in spec["parameters"]}
+        parameters = {**(parameters or {}), **named}
+        start = {k: v for k, v in start.items() if k not in named}
+    for key, values in (("parameters", parameters), ("start", start)):
+        if values:
+            spec[key] = {**spec.get(key, {}), **values}
+    if zeno is not None:
+        spec["method"] = {**spec.get("method", {}), "zeno": zeno}
+    return spec
 
 
 def _open_flow(path: Path, spec: Mapping, problems: _Problems):
