@@ -45,6 +45,24 @@ def test_each_python_example_runs_on_its_own(
     exec(compile(block, f"{page.name}, python block {k}", "exec"), scope)  # noqa: S102
 
 
+@pytest.mark.parametrize(
+    "module",
+    [
+        "fmibridge.simulation",
+        "fmibridge.core.output_grid",
+        "fmibridge.core.result",
+        "fmibridge.core.system",
+        "fmibridge.flows.input_table",
+    ],
+)
+def test_the_docstring_examples_of_the_front_door_run(module):
+    import doctest
+    import importlib
+
+    failed, attempted = doctest.testmod(importlib.import_module(module))
+    assert attempted > 0 and failed == 0
+
+
 def test_readme_links_to_the_docs():
     readme = (ROOT / "README.md").read_text()
     assert "[`docs/`](docs/index.md)" in readme
