@@ -52,8 +52,10 @@ class NativeFlow(VectorField):
         self.state_names = names
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return f(t, x, u(t))."""
         u = None if self._inputs is None else self._inputs(t)
         return self._f(t, x, u)
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entry ``flow = native:NAME``."""
         return {"flow": f"native:{self.name}"}
