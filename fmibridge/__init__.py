@@ -9,7 +9,8 @@ only from its own layer and those below (``tests/test_layers.py`` keeps it so):
 - `methods`: the master algorithms (halving, relaxation, unilateral, completion);
 - `models`: built-in and paper models;
 - `formats`: adapter files and their expressions;
-- front doors: `sweep`, `validation`, `benchmarks`, `build` and `cli`.
+- front doors: `simulation` (`fmibridge.simulate`, one call with FMPy's
+  keywords), `sweep`, `validation`, `benchmarks`, `build` and `cli`.
 
 The public names below load on first use, so ``import fmibridge`` is quick and
 imports neither pandas, scipy, numba, Dask nor matplotlib.
@@ -40,6 +41,7 @@ _PUBLIC = {  # name -> the module that defines it
         ("METHODS", "Completion", "Halving", "Method", "Relaxation", "Unilateral"),
         "methods",
     ),
+    "simulate": "simulation",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])

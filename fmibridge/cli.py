@@ -11,12 +11,15 @@ Exit codes: 0 success, 1 a run that stopped early, 2 an error, 130 Ctrl-C,
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from . import __version__
 from .core.errors import (
     FmibridgeError,
     FmibridgeWarning,
@@ -27,16 +30,19 @@ from .core.errors import (
 from .core.outputs import check_output
 from .core.result import Result, Status, events_path, recording
 from .core.span import check_span, check_step
-from .methods import METHODS, Method, method_named
+from .core.system import HybridSystem
+from .flows.base import VectorField
+from .methods import METHODS, Completion, Method, Unilateral, method_named
+from .simulation import output_times
 
-METHOD_OPTIONS = ("h", "eps", "integrator", "locate")  # the run flags a method takes
+METHOD_OPTIONS = ("h", "eps", "integrator", "locate", "tol")  # a method's run flags
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
 
 
 def _method_from_args(args: argparse.Namespace, h: float | None = None) -> Method:
     """Build the method named by --method with the options the user gave
-    (`h`, the model's default step, where --h is not given)."""
+    (`h`, the model's default step, where --step-size is not given)."""
     options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
     if options["h"] is None:
         options["h"] = h
@@ -44,10 +50,34 @@ def _method_from_args(args: argparse.Namespace, h: float | None = None) -> Metho
         args.method or "halving", {k: v for k, v in options.items() if v is not None}
     )
     if args.zeno == "complete":
-        from .methods.completion import Completion
-
         method = Completion(method)
     return method
+
+
+def _checked_method(args: argparse.Namespace, method: Method, system) -> Method:
+    """Refuse the flags this method and system would ignore; apply --zeno-eps."""
+    inner = method.inner if isinstance(method, Completion) else method
+    if args.integrator is not None and isinstance(inner, Unilateral):
+        raise FmibridgeError(
+            "--integrator: --method unilateral ignores it (its Adams predictor-"
+            "corrector is built in); drop the flag."
+        )
+    if args.integrator is not None and not all(
+        isinstance(flow, VectorField) for flow in system.flows()
+    ):
+        raise FmibridgeError(
+            "--integrator: a Co-Simulation FMU integrates itself and ignores it; "
+            "drop the flag, or use --interface me."
+        )
+    if args.zeno_eps is None:
+        return method
+    if not isinstance(method, Completion):
+        raise FmibridgeError(
+            "--zeno-eps: only a run with --zeno complete truncates Zeno executions."
+        )
+    return dataclasses.replace(
+        method, eps=args.zeno_eps, eps_t=None, eps_q=None, eps_v=None
+    )
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:
@@ -95,37 +125,28 @@ def _write(result: Result, out: Path) -> str:
 
 def _load(args: argparse.Namespace):
     """Return (system, method, t_end, adapter or None) for the model argument."""
-    from .models.ball import bouncing_ball
-
     model = args.model
     if model is not None and model.suffix == ".toml":
-        from .formats.adapters import load_adapter
-
-        options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
-        adapter = load_adapter(
-            model,
-            method=args.method,
-            method_options=options,
-            t_end=args.t_end,
-            interface=args.interface,
-            zeno=args.zeno,
-        )
-        return adapter.system, adapter.method, adapter.t_end, adapter
+        return _load_adapter(args)
     if model is not None and model.suffix not in (".fmu", ".ssp"):
         raise FmibridgeError(
             f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
             f"(.fmu)."
         )
     if model is None:
-        system = bouncing_ball()
+        system = _ball(args)
     elif model.suffix == ".ssp":
-        from .formats.ssp import ssp_system
-
-        system = ssp_system(model, interface=args.interface)
+        system = _ssp(args)
     else:
         from .flows.fmu import fmu_system
 
-        system = fmu_system(model, args.interface)
+        system = fmu_system(
+            model,
+            args.interface,
+            parameters=args.parameters,
+            start=args.start_values,
+            outputs=args.output,
+        )
     try:
         method, t_end = _method_and_end(args, system)
     except BaseException:
@@ -134,14 +155,74 @@ def _load(args: argparse.Namespace):
     return system, method, t_end, None
 
 
+def _load_adapter(args: argparse.Namespace):
+    from .formats.adapters import load_adapter
+
+    options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
+    adapter = load_adapter(
+        args.model,
+        method=args.method,
+        method_options=options,
+        t_end=args.t_end,
+        interface=args.interface,
+        zeno=args.zeno,
+        parameters=args.parameters,
+        start=args.start_values,
+        outputs=args.output,
+    )
+    try:
+        method = _checked_method(args, adapter.method, adapter.system)
+    except BaseException:
+        adapter.close()
+        raise
+    adapter = dataclasses.replace(adapter, method=method)
+    return adapter.system, method, adapter.t_end, adapter
+
+
+def _ssp(args: argparse.Namespace) -> HybridSystem:
+    """An SSP's system; its variables are set in the SSD (or an adapter file)."""
+    from .formats.ssp import ssp_system
+
+    given = [f for f in ("start_values", "parameters", "output") if getattr(args, f)]
+    if given:
+        flags = ", ".join("--" + f.replace("_", "-") for f in given)
+        raise FmibridgeError(
+            f"{flags}: an SSP's values are set in its SSD, or in an adapter file "
+            f"with `ssp = ...`."
+        )
+    return ssp_system(args.model, interface=args.interface)
+
+
+def _ball(args: argparse.Namespace) -> HybridSystem:
+    """The built-in bouncing ball, with --parameters (h0, v0, g, e) and
+    --start-values (h, v)."""
+    from .models.ball import bouncing_ball
+
+    known = list(inspect.signature(bouncing_ball).parameters)
+    unknown = sorted(set(args.parameters or {}) - set(known))
+    if unknown:
+        raise FmibridgeError(
+            f"--parameters: the built-in ball has no parameter(s) {unknown}; its "
+            f"parameters are {known}."
+        )
+    if args.output:
+        raise FmibridgeError(
+            "--output: the built-in ball records its states h and v; outputs are "
+            "an FMU's."
+        )
+    return bouncing_ball(**(args.parameters or {})).with_initial(args.start_values)
+
+
 def _method_and_end(args: argparse.Namespace, system) -> tuple[Method, float]:
     """The method and t_end of a run: the flags, else the model's default
     experiment, else DEFAULT_T_END; t_end and the step checked together."""
     experiment = system.experiment
-    method = _method_from_args(args, experiment.step)
+    method = _checked_method(args, _method_from_args(args, experiment.step), system)
     t_end = args.t_end if args.t_end is not None else experiment.stop
-    t_end = check_span(system.t0, DEFAULT_T_END if t_end is None else t_end, "--t-end")
-    check_step(method.h, system.t0, t_end, method.max_steps, "--h")
+    t_end = check_span(
+        system.t0, DEFAULT_T_END if t_end is None else t_end, "--stop-time"
+    )
+    check_step(method.h, system.t0, t_end, method.max_steps, "--step-size")
     return method, t_end
 
 
@@ -152,10 +233,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = not args.no_progress
     with recording() as record:
         try:
+            t_eval = output_times(system.t0, t_end, args.output_interval)
             if adapter is not None:
-                result = adapter.run(progress=progress)
+                result = adapter.run(progress=progress, t_eval=t_eval)
             else:
-                result = method.run(system, t_end, progress=progress)
+                result = method.run(system, t_end, progress=progress, t_eval=t_eval)
         except (FmibridgeError, KeyboardInterrupt) as exc:
             provenance = {"system": system.name, "method": method.name}
             partial = record.result(_cut_short_status(exc), provenance)
@@ -284,14 +366,57 @@ def cmd_build_fmus(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fmibridge",
-        description="Drive FMUs and native models of mechanical systems with impacts.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+def _assignments(flag: str):
+    """argparse type of NAME=VALUE (VALUE a number, or numbers a,b,c for an array)."""
 
-    run = sub.add_parser("run", help="simulate a model and print its event table")
+    def parse(text: str) -> tuple[str, float | list[float]]:
+        name, sep, value = text.partition("=")
+        try:
+            numbers = [float(v) for v in value.split(",")]
+        except ValueError:
+            numbers = []
+        if not (sep and name and numbers):
+            raise argparse.ArgumentTypeError(
+                f"{flag} takes NAME=VALUE (a number, or a,b,c for an array), got "
+                f"{text!r}"
+            )
+        return name, numbers[0] if len(numbers) == 1 else numbers
+
+    return parse
+
+
+class _AsDict(argparse.Action):
+    """Collect NAME=VALUE pairs (from one or more uses of the flag) in a dict."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(
+            namespace,
+            self.dest,
+            {**(getattr(namespace, self.dest) or {}), **dict(values)},
+        )
+
+
+class _Deprecated(argparse.Action):
+    """A hidden old spelling of a flag: works, and says which flag replaced it."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(
+            f"fmibridge: warning: {option_string} is deprecated; use {self.metavar}.",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def _add_run_parser(sub) -> None:
+    """Register `fmibridge run` (alias `simulate`) on the CLI's subparsers."""
+    run = sub.add_parser(
+        "run",
+        aliases=["simulate"],
+        help="simulate a model and print its event table",
+        description="Simulate a model (an FMU, an adapter file, or the built-in "
+        "bouncing ball) and print its event table. Defaults come from the FMU's "
+        "DefaultExperiment; a flag the chosen method would ignore is refused.",
+    )
     run.add_argument(
         "model",
         nargs="?",
@@ -300,23 +425,55 @@ def _parser() -> argparse.ArgumentParser:
         "bouncing ball",
     )
     run.add_argument(
+        "--stop-time",
         "--t-end",
+        dest="t_end",
         type=float,
+        metavar="T",
         help=f"final time, s (default: the adapter's, else the FMU's "
         f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
     )
+    for flag, what in (
+        ("--start-values", "start values of FMU variables (the ball's: h, v)"),
+        ("--parameters", "parameters of the FMU or adapter (the ball's: h0, v0, g, e)"),
+    ):
+        run.add_argument(
+            flag,
+            nargs="+",
+            type=_assignments(flag),
+            action=_AsDict,
+            metavar="NAME=VALUE",
+            help=what,
+        )
     run.add_argument(
         "--interface",
         choices=["me", "cs"],
         help="FMU interface type (default: the adapter's, else Model Exchange)",
     )
+    _add_method_flags(run)
+    _add_output_flags(run)
+    run.set_defaults(func=cmd_run)
+
+
+def _add_method_flags(run) -> None:
+    """The flags that choose the method and its parameters."""
     run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
     run.add_argument(
-        "--h",
+        "--step-size",
+        dest="h",
         type=float,
-        help="nominal step, s (default: the FMU's DefaultExperiment stepSize)",
+        help="the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
     )
-    run.add_argument("--integrator", choices=["euler", "midpoint", "rk4"])
+    run.add_argument(
+        "--h", dest="h", type=float, action=_Deprecated, metavar="--step-size",
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
+    run.add_argument(
+        "--integrator",
+        choices=["euler", "midpoint", "rk4"],
+        help="Runge-Kutta scheme of the master (not for --method unilateral or a "
+        "Co-Simulation FMU)",
+    )
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument(
         "--locate",
@@ -324,9 +481,33 @@ def _parser() -> argparse.ArgumentParser:
         help="how --method halving narrows a crossed step (default halving)",
     )
     run.add_argument(
+        "--tol", type=float, help="error tolerance per state of --method unilateral"
+    )
+    run.add_argument(
         "--zeno",
         choices=["off", "complete"],
         help="complete Zeno executions (Or-Ames): truncate, slide, lift off",
+    )
+    run.add_argument(
+        "--zeno-eps",
+        type=float,
+        help="truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
+    )
+
+
+def _add_output_flags(run) -> None:
+    """The flags that choose what is kept and where it goes."""
+    run.add_argument(
+        "--output-interval",
+        type=float,
+        help="keep samples every this many s, and each event's two rows "
+        "(default: every step)",
+    )
+    run.add_argument(
+        "--output",
+        nargs="+",
+        metavar="NAME",
+        help="FMU variables to record besides the states (default: every output)",
     )
     run.add_argument(
         "--out", help="write the samples to this CSV (and X.events.csv beside it)"
@@ -334,15 +515,34 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--force", action="store_true", help="replace existing --out files"
     )
-    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    run.set_defaults(func=cmd_run)
+    run.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar (shown only on a terminal)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fmibridge",
+        description="Drive FMUs and native models of mechanical systems with impacts.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"fmibridge {__version__}",
+        help="print the version and exit",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_run_parser(sub)
 
     info = sub.add_parser(
         "info",
         help="list an FMU's default experiment, interfaces, capabilities and "
         "variables (type, start, unit, dimensions)",
     )
-    info.add_argument("fmu", type=Path)
+    info.add_argument("fmu", type=Path, help="the FMU file (.fmu)")
     info.set_defaults(func=cmd_info)
 
     build = sub.add_parser("build-fmus", help="compile the models in fmus/ with gcc")

@@ -19,7 +19,17 @@ ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
 def test_every_adapter_runs_from_the_cli_and_writes_a_csv(fmu_dir, adapter, tmp_path):
     out = tmp_path / f"{adapter.stem}.csv"
     assert (
-        main(["run", str(adapter), "--t-end", "2", "--out", str(out), "--no-progress"])
+        main(
+            [
+                "run",
+                str(adapter),
+                "--stop-time",
+                "2",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
         == 0
     )
     frame = pd.read_csv(out, index_col="time")
@@ -67,23 +77,17 @@ def test_expressions_that_try_to_run_code_are_rejected(tmp_path, fmu_dir, guard)
 
 
 def test_every_problem_in_a_file_is_listed_in_one_error(tmp_path, fmu_dir):
+    """Seven mistakes over every part of the file, each with its key path, in
+    one error (they came in three rounds: keys, values, then the FMU's names)."""
     path = write(
         tmp_path,
         """
 colour = "red"
 [parameters]
 gravity = 1.0
-""",
-        fmu_dir,
-    )
-    with pytest.raises(AdapterError, match=r"\[colour\] unknown key") as info:
-        load_adapter(path)
-    assert "gravity" not in str(
-        info.value
-    )  # the FMU is opened only when the file is sound
-    path = write(
-        tmp_path,
-        """
+e = "high"
+[inputs]
+lamda = 1.0
 [[edges]]
 guard = "height"
 reset = { g = "1.0" }
@@ -98,16 +102,26 @@ variables = ["h", "speed"]
     with pytest.raises(AdapterError) as info:
         load_adapter(path)
     message = str(info.value)
-    assert "4 problem(s)" in message
-    assert "unknown name(s) ['height']" in message
-    assert "the reset writes 'g', which is not a state" in message
-    assert "takes no option(s) ['eps']" in message
-    assert "unknown variable 'speed'" in message
+    assert "8 problem(s)" in message
+    for key, text in [
+        ("colour", "unknown key"),
+        ("parameters.gravity", "the FMU has no variable 'gravity'."),
+        ("parameters.e", "must be a number, got 'high'"),
+        ("inputs.lamda", "the FMU has no variable 'lamda'. Did you mean ['lam']"),
+        ("edges[0].guard", "unknown name(s) ['height']"),
+        ("edges[0].reset.g", "the reset writes 'g', which is not a state"),
+        ("method", "Method 'halving' takes no option(s) ['eps']"),
+        ("output.variables", "unknown variable 'speed'"),
+    ]:
+        assert f"[{key}] {text}" in message, key
 
 
 def test_unknown_parameter_names_the_file_and_variable(tmp_path, fmu_dir):
     path = write(tmp_path, "[parameters]\ngravity = 1.0\n", fmu_dir)
-    with pytest.raises(AdapterError, match=r"model.toml: .*no variable 'gravity'"):
+    with pytest.raises(
+        AdapterError,
+        match=r"(?s)1 problem.*\[parameters.gravity\] .*no variable 'gravity'",
+    ):
         load_adapter(path)
 
 
@@ -121,7 +135,8 @@ def test_missing_fmu_in_adapter(tmp_path):
     path = tmp_path / "model.toml"
     path.write_text('fmu = "nowhere.fmu"\n')
     with pytest.raises(
-        FmibridgeError, match=r"model.toml: \[fmu\] .*nowhere.fmu does not exist"
+        FmibridgeError,
+        match=r"(?s)model.toml: 1 problem.*\[fmu\] .*nowhere.fmu does not exist",
     ):
         load_adapter(path)
 

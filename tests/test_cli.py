@@ -11,7 +11,7 @@ from fmibridge.models import bouncing_ball_impacts
 
 def test_run_writes_ball_csv_that_never_goes_below_floor(tmp_path, capsys):
     out = tmp_path / "ball.csv"
-    assert main(["run", "--t-end", "3", "--out", str(out), "--no-progress"]) == 0
+    assert main(["run", "--stop-time", "3", "--out", str(out), "--no-progress"]) == 0
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["time", "h", "v", "mode"]
     assert frame["h"].min() >= -1e-9
@@ -21,7 +21,7 @@ def test_run_writes_ball_csv_that_never_goes_below_floor(tmp_path, capsys):
 
 def test_locate_illinois_gives_the_exact_impacts(tmp_path):
     out = tmp_path / "ball.csv"
-    argv = ["run", "--locate", "illinois", "--t-end", "3", "--out", str(out)]
+    argv = ["run", "--locate", "illinois", "--stop-time", "3", "--out", str(out)]
     assert main([*argv, "--no-progress"]) == 0
     events = pd.read_csv(tmp_path / "ball.events.csv")
     exact = bouncing_ball_impacts(6)
@@ -35,7 +35,7 @@ def test_an_option_the_method_lacks_is_named(capsys):
 
 
 def test_bad_option_is_one_line_and_exit_2(capsys):
-    assert main(["run", "--h", "-1", "--no-progress"]) == 2
+    assert main(["run", "--step-size", "-1", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "fmibridge: error: `h` must be a finite number > 0, got -1.0."
 
@@ -50,7 +50,7 @@ def test_console_script_help():
 
 
 def test_t_end_zero_is_a_value_not_unset(capsys):
-    assert main(["run", "--t-end", "0", "--no-progress"]) == 2
-    assert "`--t-end` must be a finite time after t0 = 0.0 s, got 0.0." in (
+    assert main(["run", "--stop-time", "0", "--no-progress"]) == 2
+    assert "`--stop-time` must be a finite time after t0 = 0.0 s, got 0.0." in (
         capsys.readouterr().err
     )

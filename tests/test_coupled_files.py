@@ -109,7 +109,7 @@ def test_ssp_reads_components_connections_and_parameters(ssp):
 
 def test_fmibridge_run_reads_an_ssp(ssp, fmu_dir, tmp_path):
     out = tmp_path / "ssp.csv"
-    code = main(["run", str(ssp), "--t-end", "0.5", "--h", "0.01",
+    code = main(["run", str(ssp), "--stop-time", "0.5", "--step-size", "0.01",
                  "--no-progress", "--out", str(out)])  # fmt: skip
     assert code == 0
     frame = pd.read_csv(out, index_col="time")

@@ -7,12 +7,17 @@ short by an error, Ctrl-C or SIGTERM keeping their samples, sweep specs that
 cannot run code or write outside the output folder.
 """
 
+import contextlib
 import errno
+import fcntl
 import math
 import os
+import pty
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import warnings
 from pathlib import Path
 
@@ -217,13 +222,22 @@ def test_adapter_span_and_step_are_checked(tmp_path, fmu_dir, old, new, message)
     "flags, message",
     [
         (
-            ["--t-end", "0"],
-            "`--t-end` must be a finite time after t0 = 0.0 s, got 0.0.",
+            ["--stop-time", "0"],
+            "`--stop-time` must be a finite time after t0 = 0.0 s, got 0.0.",
         ),
-        (["--t-end", "-1"], "`--t-end` must be a finite time after t0 = 0.0 s"),
-        (["--h", "1e10"], "`--h` = 10000000000.0 s must be shorter than the run"),
-        (["--h", "1e-300"], "`--h` = 1e-300 s is lost in round-off at t = 3.0 s"),
-        (["--h", "1e-9"], "needs 3e+09 steps to reach t_end = 3.0 s, more than max"),
+        (["--stop-time", "-1"], "`--stop-time` must be a finite time after t0 = 0.0 s"),
+        (
+            ["--step-size", "1e10"],
+            "`--step-size` = 10000000000.0 s must be shorter than the run",
+        ),
+        (
+            ["--step-size", "1e-300"],
+            "`--step-size` = 1e-300 s is lost in round-off at t = 3.0 s",
+        ),
+        (
+            ["--step-size", "1e-9"],
+            "needs 3e+09 steps to reach t_end = 3.0 s, more than max",
+        ),
     ],
 )
 def test_run_parameters_are_checked_before_the_run(capsys, flags, message):
@@ -347,15 +361,29 @@ def test_closed_pipe_loses_no_output(tmp_path):
     [(signal.SIGINT, 130, b"interrupted"), (signal.SIGTERM, 143, b"terminated")],
 )
 def test_signals_keep_the_samples_marked_partial(tmp_path, signum, code, said):
-    """A long run (3e6 steps) is stopped once its progress bar shows it running."""
+    """A long run (3e6 steps) is stopped once its progress bar shows it running
+    (its stderr is a terminal: the bar shows only there)."""
     out = tmp_path / "ball.csv"
-    process = fmibridge("run", "--h", "1e-6", "--out", str(out))
-    process.stderr.read1(1)  # the progress bar appears after 1 s of running
+    terminal, stderr = pty.openpty()
+    rows_columns = struct.pack("HHHH", 24, 80, 0, 0)  # tqdm draws nothing at 0 wide
+    fcntl.ioctl(stderr, termios.TIOCSWINSZ, rows_columns)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fmibridge.cli", "run", "--step-size", "1e-6"]
+        + ["--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    os.close(stderr)
+    os.read(terminal, 1)  # the progress bar appears after 1 s of running
     process.send_signal(signum)
     assert process.wait(timeout=60) == code
-    err = process.stderr.read()
+    err = b""
+    with contextlib.suppress(OSError):  # EIO once the process has closed it
+        while chunk := os.read(terminal, 4096):
+            err += chunk
+    os.close(terminal)
     process.stdout.close()
-    process.stderr.close()
     assert said + b" " in err and b"wrote the samples so far to" in err
     partial = pd.read_csv(tmp_path / "ball.partial.csv", index_col="time")
     assert 0 < partial.index[-1] < 3.0 and np.all(np.diff(partial.index) > 0)

@@ -24,6 +24,7 @@ LAYERS = {  # top-level part of fmibridge -> layer, bottom = 0
     "validation": 5,
     "benchmarks": 5,
     "build": 5,
+    "simulation": 5,
     "cli": 6,
 }
 LAZY = ("pandas", "scipy", "numba", "dask", "distributed", "matplotlib", "fmpy", "tqdm")

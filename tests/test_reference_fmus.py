@@ -158,7 +158,7 @@ def test_fmibridge_run_defaults_to_the_default_experiment(
     path, out = reference(version, model), tmp_path / "out.csv"
     argv = ["run", str(path), "--interface", interface, "--out", str(out)]
     if model == "Roberts":  # stiff: explicit RK4 needs a short horizon and step
-        argv += ["--t-end", "1", "--h", "1e-4"]
+        argv += ["--stop-time", "1", "--step-size", "1e-4"]
     assert main([*argv, "--no-progress"]) == 0
     frame = pd.read_csv(out, index_col="time")
     md = fmpy.read_model_description(path)

@@ -225,3 +225,18 @@ def test_adapter_sweep_varies_fmu_parameters_and_zeno_completion(fmu_dir, tmp_pa
         assert row.zeno_time == pytest.approx(
             bouncing_ball_zeno_time(H0, G, row.e), abs=1e-6
         )
+
+
+def test_every_problem_of_a_spec_is_in_one_error(tmp_path):
+    """Keys, metrics and the grid are checked together (the grid came second)."""
+    spec = tmp_path / "bad.toml"
+    spec.write_text(
+        'model = "bouncing_ball"\ncolour = "red"\nmetrics = ["nope"]\n'
+        "[grid]\nparameters.e = []\nspeed = [1, 2]\n"
+    )
+    with pytest.raises(FmibridgeError) as info:
+        load_sweep(spec)
+    message = str(info.value)
+    assert "unknown key 'colour'" in message and "metric 'nope'" in message
+    assert "grid['parameters.e'] must be a non-empty list" in message
+    assert "'speed' must be 't_end' or 'group.name'" in message

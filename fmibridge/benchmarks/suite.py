@@ -896,6 +896,8 @@ def cosim_master_row(options: BenchOptions) -> Row:
 
 
 def coupled_rows(options: BenchOptions) -> list[Row]:
+    """The coupled section: the coupled flow's overhead and the co-simulation
+    master's."""
     return [coupled_overhead_row(options), cosim_master_row(options)]
 
 

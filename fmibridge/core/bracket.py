@@ -84,7 +84,7 @@ def illinois(
 def is_bracket(lo_f: float, hi_f: float) -> bool:
     """Return True if ends with these values bracket a root as `illinois` needs:
     hi_f < 0 <= lo_f, where lo_f may lie below zero by round-off of the
-    surface (SURFACE_RTOL of |hi_f|: a reset's state one ulp beyond it)."""
+    surface (SURFACE_RTOL of abs(hi_f): a reset's state one ulp beyond it)."""
     return hi_f < 0.0 and lo_f >= -SURFACE_RTOL * abs(hi_f)
 
 

@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import enum
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,9 +118,21 @@ class Result:
         Method and its parameters, system, library versions, wall time.
     outputs : mapping
         Extra columns aligned with `t` (for example the contact force `lam`).
+    units : mapping
+        The unit of each column that has one (an FMU's variables), for plots.
     detail : str
         For a run that stopped early: where and why, naming the guard, reset or
         function at fault ("" when it reached t_end).
+
+    Examples
+    --------
+    >>> from fmibridge import Halving
+    >>> from fmibridge.models import bouncing_ball
+    >>> result = Halving(h=1e-2).run(bouncing_ball(), 1.0, t_eval=[0.0, 0.5, 1.0])
+    >>> result["time"].round(6).tolist()  # the grid and the impact's two rows
+    [0.0, 0.451524, 0.451524, 0.5, 1.0]
+    >>> result.to_structured().dtype.names
+    ('time', 'h', 'v')
     """
 
     t: np.ndarray
@@ -132,6 +144,7 @@ class Result:
     stats: Mapping[str, int]
     provenance: Mapping[str, str]
     outputs: Mapping[str, np.ndarray] = field(default_factory=dict)
+    units: Mapping[str, str] = field(default_factory=dict)
     detail: str = ""
 
     @property
@@ -139,20 +152,41 @@ class Result:
         """The status message, with the detail of a stopped run."""
         return f"{self.status.value} {self.detail}".rstrip()
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The names of the numeric columns: the states, then the outputs."""
+        return (*self.state_names, *self.outputs)
+
     def __getitem__(self, name: str) -> np.ndarray:
-        """Return one column (a state or an output) by name."""
+        """Return one column by name: 'time', a state or an output."""
+        if name == "time":
+            return self.t
         if name in self.state_names:
             return self.x[:, self.state_names.index(name)]
         if name in self.outputs:
             return self.outputs[name]
         raise KeyError(
-            f"{name!r} is not in this Result; columns are "
-            f"{list(self.state_names) + list(self.outputs)}."
+            f"{name!r} is not in this Result; columns are {['time', *self.columns]}."
         )
 
     @property
     def event_times(self) -> np.ndarray:
+        """The time of each event, s."""
         return np.array([e.t for e in self.events])
+
+    def to_structured(self, columns: Sequence[str] | None = None) -> np.ndarray:
+        """Return the samples as FMPy's result: a structured array with 'time' first.
+
+        Parameters
+        ----------
+        columns : sequence of str, optional
+            The columns after 'time' (default: every state, then every output).
+        """
+        names = list(self.columns if columns is None else columns)
+        array = np.empty(len(self.t), dtype=[(n, np.float64) for n in ["time", *names]])
+        for name in ["time", *names]:
+            array[name] = self[name]
+        return array
 
     def to_pandas(self) -> pd.DataFrame:
         """Return the samples as a DataFrame indexed by time."""
@@ -212,19 +246,39 @@ class Result:
             raise FmibridgeError(f"Run stopped at t = {self.t[-1]!r}: {self.message}")
         return self
 
-    def plot(self, columns: list[str] | None = None, ax=None):
-        """Plot states (or the named columns) against time; return the axes."""
+    def plot(self, columns: Sequence[str] | None = None, *, axes=None):
+        """Plot each column in its own subplot against time; return the axes.
+
+        Each subplot's label carries the column's unit, and thin grey lines
+        mark the events.
+
+        Parameters
+        ----------
+        columns : sequence of str, optional
+            The columns to draw (default: every state, then every output).
+        axes : sequence of matplotlib Axes, optional
+            One per column; by default a new figure with one subplot each.
+        """
         import matplotlib.pyplot as plt
 
-        if ax is None:
-            _, ax = plt.subplots()
-        for name in columns or list(self.state_names):
-            ax.plot(self.t, self[name], label=name)
-        for e in self.events:
-            ax.axvline(e.t, color="0.85", lw=0.5, zorder=0)
-        ax.set_xlabel("time / s")
-        ax.legend()
-        return ax
+        names = list(self.columns if columns is None else columns)
+        if axes is None:
+            _, axes = plt.subplots(
+                len(names),
+                1,
+                sharex=True,
+                squeeze=False,
+                figsize=(6, 1 + 1.6 * len(names)),
+            )
+            axes = axes[:, 0]
+        for ax, name in zip(axes, names, strict=True):
+            ax.plot(self.t, self[name])
+            unit = self.units.get(name)
+            ax.set_ylabel(f"{name} / {unit}" if unit else name)
+            for e in self.events:
+                ax.axvline(e.t, color="0.85", lw=0.5, zorder=0)
+        axes[-1].set_xlabel("time / s")
+        return axes
 
 
 def events_path(path: str | Path) -> Path:

@@ -127,6 +127,7 @@ def as_guard(obj: Guard | GuardFn) -> Guard:
 
 
 def _identity(t: float, x: np.ndarray) -> np.ndarray:
+    """The identity reset R(t, x) = x (an edge that only changes mode)."""
     return x
 
 
@@ -273,11 +274,46 @@ class HybridSystem:
 
     @property
     def state_names(self) -> tuple[str, ...]:
+        """The names of the shared state vector (those of the initial mode's flow)."""
         return tuple(self.modes[self.initial_mode].flow.state_names)
 
     def mode(self, name: str) -> Mode:
         """Return the mode called `name`."""
         return self.modes[name]
+
+    def with_initial(
+        self, start: Mapping[str, float] | None = None, t0: float | None = None
+    ) -> HybridSystem:
+        """Return this system starting from other values of some states, or at t0.
+
+        Raises
+        ------
+        FmibridgeError
+            If `start` names a variable that is not a state.
+
+        Examples
+        --------
+        >>> from fmibridge.models import bouncing_ball
+        >>> bouncing_ball().with_initial({"h": 2.0}).x0.tolist()
+        [2.0, 0.0]
+        """
+        x0 = dict(zip(self.state_names, self.x0.tolist(), strict=True))
+        unknown = sorted(set(start or {}) - set(x0))
+        if unknown:
+            raise FmibridgeError(
+                f"HybridSystem `{self.name}`: unknown start value(s) {unknown}; the "
+                f"states are {list(x0)}."
+            )
+        return HybridSystem(
+            list(self.modes.values()),
+            self.initial_mode,
+            {**x0, **(start or {})},
+            t0=self.t0 if t0 is None else t0,
+            parameters=self.parameters,
+            constraint=self.constraint,
+            name=self.name,
+            experiment=self.experiment,
+        )
 
     def flows(self) -> Iterable[Flow]:
         """Yield each distinct flow once."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -138,6 +140,7 @@ class Flow(abc.ABC):
     """
 
     state_names: tuple[str, ...]
+    units: Mapping[str, str] = MappingProxyType({})  # column name -> unit, if known
     recorded_names: tuple[str, ...] = ()
     reports_events: bool = False  # `observe` may return events of the flow's own
     is_terminated: bool = False
@@ -214,6 +217,7 @@ class VectorField(Flow):
         """Return dx/dt at (t, x), inputs included."""
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): one step of `scheme` on `rhs`."""
         return scheme.step(self.rhs, t, x, h)
 
 
@@ -236,4 +240,5 @@ class ForcedVectorField(VectorField):
         """Return dx/dt at (t, x) with the contact force `lam` applied."""
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt at (t, x) without contact force (lam = 0)."""
         return self.rhs_with_force(t, x, 0.0)

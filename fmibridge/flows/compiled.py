@@ -135,6 +135,7 @@ class CompiledFlow(VectorField):
         self._x_block = np.empty((BLOCK, len(names)))
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return f(t, x), called from Python."""
         return self._f(float(t), np.ascontiguousarray(x, dtype=float))
 
     def _check_size(self) -> None:
@@ -152,6 +153,7 @@ class CompiledFlow(VectorField):
             )
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): one step of `scheme`, compiled."""
         if self._f not in _STEPPERS:
             _STEPPERS[self._f] = _kernels().stepper(self._f)
         a, b, c = scheme.arrays
@@ -172,6 +174,8 @@ class CompiledFlow(VectorField):
         locate_tol=None,
         max_iter=0,
     ):
+        """Take the steps between events in one compiled loop (`Flow.steps_inside`),
+        where every guard is compiled; else None."""
         if not all(is_compiled(g.fn) for g in guards):
             return None
         key = (self._f, *(g.fn for g in guards))
@@ -204,6 +208,7 @@ class CompiledFlow(VectorField):
         return compiled_steps(t, x, self._t_block, self._x_block, n, x_lo, g, ends)
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entry ``flow = compiled:NAME``."""
         return {"flow": f"compiled:{self.name}"}
 
 

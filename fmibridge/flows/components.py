@@ -86,6 +86,7 @@ class Component(abc.ABC):
         """Return the states and outputs at the current point, by local name."""
 
     def describe(self) -> str:
+        """Return what this component is, for provenance."""
         return type(self).__name__
 
     def close(self) -> None:  # noqa: B027 - optional hook: native parts hold nothing
@@ -161,10 +162,12 @@ class ModelExchangeComponent(_FmuComponent):
     integrates = True
 
     def at(self, t: float, x: np.ndarray) -> None:
+        """Put the FMU at (t, x): set its time and continuous states."""
         self.flow.instance.set_time_and_states(t, x)
         self._t, self._x = t, x
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the FMU's dx/dt at (t, x), with the inputs set last."""
         return self.flow.rhs(t, x)
 
 
@@ -174,10 +177,12 @@ class CoSimulationComponent(_FmuComponent):
     integrates = False
 
     def at(self, t: float, x: np.ndarray) -> None:
+        """Put the FMU at (t, x): restore a saved state, or enter a reset one."""
         self.flow.goto(t, x)
         self._t, self._x = t, x
 
     def step(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        """Return the FMU's state after a communication step of h from (t, x)."""
         return self.flow.advance(t, x, h, _NO_SCHEME)
 
 
@@ -246,6 +251,7 @@ class NativeBlock(Component):
         self._t, self._x = 0.0, self.x0
 
     def port(self, variable: str) -> Port:
+        """Return `variable` as a Port: an input, an output or a state."""
         if variable in self.inputs:
             causality = "input"
         elif variable in self.outputs:
@@ -261,11 +267,13 @@ class NativeBlock(Component):
         return Port(causality, self._units.get(variable))
 
     def feedthrough(self, output: str) -> frozenset[str] | None:
+        """Return the inputs `output` depends on directly (None: maybe all)."""
         if output in self.state_names:
             return frozenset()
         return None if self._feedthrough is None else self._feedthrough.get(output)
 
     def reader(self, outputs: Sequence[str]) -> Reader:
+        """Return a function that reads these outputs (or states) at the point."""
         where = [
             (
                 n in self.state_names,
@@ -284,6 +292,7 @@ class NativeBlock(Component):
         return read
 
     def writer(self, inputs: Sequence[str]) -> Writer:
+        """Return a function that writes values to these inputs."""
         index = [self.inputs.index(n) for n in inputs]
 
         def write(values: np.ndarray) -> None:
@@ -292,12 +301,15 @@ class NativeBlock(Component):
         return write
 
     def at(self, t: float, x: np.ndarray) -> None:
+        """Take (t, x) as the point its outputs and derivatives are read at."""
         self._t, self._x = t, np.asarray(x, dtype=float)
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return f(t, x, u) with the inputs written last."""
         return np.asarray(self._f(t, x, self._u.copy()), dtype=float)
 
     def variables(self) -> dict[str, float]:
+        """Return the states and the outputs g(t, x, u) at the point, by name."""
         values = dict(zip(self.state_names, map(float, self._x), strict=True))
         if self.outputs:
             y = self._g(self._t, self._x, self._u.copy())
@@ -305,6 +317,7 @@ class NativeBlock(Component):
         return values
 
     def describe(self) -> str:
+        """Return "native block", for provenance."""
         return "native block"
 
 
@@ -318,6 +331,7 @@ class FlowComponent(NativeBlock):
         self.flow = flow
 
     def describe(self) -> str:
+        """Return the wrapped flow's class name, for provenance."""
         return type(self.flow).__name__
 
 

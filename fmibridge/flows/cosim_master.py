@@ -98,6 +98,8 @@ class CoupledCoSimulation(CoupledParts, Flow):
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return the state after one communication step of h (Jacobi or
+        Gauss-Seidel, inputs held or extrapolated)."""
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
         y_t = self.coupling.outputs.copy()
@@ -165,6 +167,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
             self._history.popitem(last=False)
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entries, with the communication scheme."""
         return {
             **super().describe(),
             "communication": f"{self.communication.scheme}, inputs "

@@ -59,6 +59,7 @@ class CoupledModelExchange(CoupledParts, VectorField):
         self._tables = _compiled_tables(coupling)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt of every component, its inputs propagated first."""
         if self._tables is not None:
             x = np.ascontiguousarray(x, dtype=float)
             dx = np.empty(len(x))
@@ -69,6 +70,7 @@ class CoupledModelExchange(CoupledParts, VectorField):
         return self._rhs(t, x)
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): one step of `scheme`, compiled where it can be."""
         if self._tables is not None:
             x = np.ascontiguousarray(x, dtype=float)
             y, (a, b, c) = np.empty(len(x)), scheme.arrays

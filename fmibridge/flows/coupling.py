@@ -411,6 +411,7 @@ class CoupledParts:
         }
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entries: the coupled flow and its components."""
         return {
             "flow": f"coupled:{type(self).__name__}",
             "components": "; ".join(
@@ -420,5 +421,6 @@ class CoupledParts:
         }
 
     def close(self) -> None:
+        """Free every component (their FMU instances)."""
         for component in self.components:
             component.close()

@@ -131,6 +131,7 @@ class FmiInstance:
         self._messages = (self._messages + [text])[-20:]  # keep the last few for errors
 
     def log_tail(self) -> str:
+        """Return the FMU's last three log messages, for an error message."""
         return f"FMU log: {' | '.join(self._messages[-3:])}" if self._messages else ""
 
     def free(self) -> None:
@@ -163,12 +164,15 @@ class FmiInstance:
         )
 
     def set_reals(self, vrs: Sequence[int], values: Sequence[float]) -> None:
+        """Set real variables (Real in FMI 2.0, Float64 in FMI 3.0)."""
         self.set_values(self._real, vrs, values)
 
     def get_reals(self, vrs: Sequence[int]) -> list[float]:
+        """Return the values of real variables."""
         return self.get_values(self._real, vrs, len(vrs))
 
     def set_ints(self, vrs: Sequence[int], values: Sequence[int]) -> None:
+        """Set integer variables (Integer in FMI 2.0, Int32 in FMI 3.0)."""
         self.set_values(self._int, vrs, values)
 
     def _set_start(self, start: Start) -> None:
@@ -183,6 +187,7 @@ class FmiInstance:
 
     @_fmi_call
     def reset(self) -> None:
+        """Reset the instance to its state after instantiation (fmiReset)."""
         self._fmu.reset()
 
     def c_address(self, function: str) -> int:

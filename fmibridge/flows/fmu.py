@@ -34,12 +34,14 @@ from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
+from .input_table import InputTable, jump_times
 
-InputValue = float | Callable[[float], float]
+InputValue = float | Callable[[float], float] | InputTable
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
+JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 REAL_TYPES = ("Real", "Float64", "Float32")
 
 
@@ -97,6 +99,7 @@ class _FmuFlow:
         self.archive = fmu if isinstance(fmu, FmuArchive) else FmuArchive(fmu)
         self.path = str(self.archive.path)
         self._instance: FmiInstance | None = None
+        self._passed = (math.nan, math.nan)  # (state time, input jump run there)
         try:
             self._set_up(parameters, start, inputs, states, outputs)
             self.archive.check_interface(self.interface)
@@ -124,9 +127,22 @@ class _FmuFlow:
         self._inputs = {  # continuous real inputs: set at every evaluation
             vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])
         }
+        discrete = {vr: vu for vr, vu in checked.items() if _is_discrete(vu[0])}
         self._discrete_inputs = {  # held constant: set in Initialization Mode only
-            vr: (v.type, u) for vr, (v, u) in checked.items() if _is_discrete(v)
+            vr: (v.type, u)
+            for vr, (v, u) in discrete.items()
+            if not isinstance(u, InputTable)
         }
+        self._discrete_tables = {  # set at their jumps (time events)
+            vr: vu for vr, vu in discrete.items() if isinstance(vu[1], InputTable)
+        }
+        self._jumps = jump_times(
+            [
+                (u, _is_discrete(v))
+                for v, u in checked.values()
+                if isinstance(u, InputTable)
+            ]
+        )
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
@@ -142,6 +158,12 @@ class _FmuFlow:
         self.recorded_names = tuple(
             n for v in self._recorded_variables for n in v.element_names
         )
+        self.units = {
+            n: v.unit
+            for v in self.archive.variables.values()
+            if v.unit
+            for n in v.element_names
+        }
 
     def _states_from_description(self, states) -> list[Variable]:
         """The state variables: `states` by name, else those with a derivative."""
@@ -240,12 +262,24 @@ class _FmuFlow:
                 raise FmibridgeError(
                     f"{self.path}: input {name!r} is {variable.variability} "
                     f"{variable.type}; a function of time drives continuous scalar "
-                    f"real inputs only (give a number: it is held)."
+                    f"real inputs only (give a number, or a table: it is held)."
                 )
-            if not callable(value):
+            if isinstance(value, InputTable):
+                self._check_table(variable, value)
+            elif not callable(value):
                 value = self._number(variable, value, "input")
             checked[variable.vr] = (variable, value)
         return checked
+
+    def _check_table(self, variable: Variable, table: InputTable) -> None:
+        """Check that every value of an input table suits `variable`."""
+        if variable.shape:
+            raise FmibridgeError(
+                f"{self.path}: input {variable.name!r} is an array; a table drives "
+                f"scalar inputs only."
+            )
+        for value in np.unique(table.u).tolist():
+            self._number(variable, value, "input")
 
     def _bind_readers(self) -> None:
         self._states_reader = _Reader(self.instance, self._state_variables)
@@ -265,14 +299,52 @@ class _FmuFlow:
         return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
     def _input_values(self, t: float) -> dict[int, tuple[str, object]]:
+        """The continuous inputs at t."""
         return {
-            vr: (variable.type, u(t) if callable(u) else u)
+            vr: (variable.type, self._value_at(u, t, held=False))
             for vr, (variable, u) in self._inputs.items()
         }
 
+    def _table_values(self, t: float) -> dict[int, tuple[str, object]]:
+        """The discrete inputs given as tables, at t."""
+        return {
+            vr: (variable.type, self._value_at(table, t, held=True))
+            for vr, (variable, table) in self._discrete_tables.items()
+        }
+
+    def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
+        """An input's value at t: a table's after a jump once it was run there."""
+        if isinstance(u, InputTable):
+            t_state, t_jump = self._passed
+            if t == t_state:
+                return u.value(t_jump, held=held, after=True)
+            return u.value(t, held=held)
+        return u(t) if callable(u) else u
+
     def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        """Every input at t, set in Initialization Mode (discrete ones only there)."""
-        return {**self._input_values(t), **self._discrete_inputs}
+        """Every input at t, set in Initialization Mode (discrete ones only there,
+        or at their tables' jumps)."""
+        self._passed = (t, t)  # a jump at the start time has happened
+        return {
+            **self._input_values(t),
+            **self._discrete_inputs,
+            **self._table_values(t),
+        }
+
+    def _next_jump(self) -> float:
+        """Return the next jump of an input table (inf: none)."""
+        k = np.searchsorted(self._jumps, self._passed[1], side="right")
+        return float(self._jumps[k]) if k < len(self._jumps) else math.inf
+
+    def _pass_jump(self, t: float) -> None:
+        """If an input table jumps at t (up to round-off), mark that jump as run:
+        from now on, evaluations at t take the values after it."""
+        t_jump = self._next_jump()
+        if abs(t_jump - t) <= JUMP_RTOL * max(1.0, abs(t)):
+            self._passed = (t, t_jump)
+
+    def next_event_time(self) -> float:
+        return self._next_jump()
 
     def _set_inputs(self, t: float) -> None:
         if self._inputs:
@@ -282,7 +354,7 @@ class _FmuFlow:
         """The value reference of a real input and its value u(t) as set now."""
         vr = self._vr(name, "input")
         held = self._inputs.get(vr, (None, 0.0))[1]
-        return vr, (held if callable(held) else lambda t: held)
+        return vr, lambda t: self._value_at(held, t, held=False)
 
     @property
     def instance(self) -> FmiInstance:
@@ -332,9 +404,10 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         Values by FMU variable name, set before initialisation (a list for an
         array).
     inputs : mapping, optional
-        Inputs by name: a number, or for a real input a function u(t), set
-        at every right-hand-side evaluation (so at the integrator's stage
-        times).
+        Inputs by name: a number (held), for a continuous real input a
+        function u(t) set at every right-hand-side evaluation (so at the
+        integrator's stage times), or an `InputTable` (linear for continuous
+        real inputs, held for the others; its jumps are time events).
     outputs : sequence of str or None
         Variables the Result records at each sample (None: every output).
     t0, tolerance : float, optional
@@ -353,7 +426,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._z_key: tuple | None = None
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
-        self._has_varying_inputs = any(callable(u) for _, u in self._inputs.values())
+        self._has_varying_inputs = any(
+            callable(u) or isinstance(u, InputTable) for _, u in self._inputs.values()
+        )
 
     def _absorb(self, info) -> None:
         """Keep what an event iteration ended with: next time event, termination."""
@@ -361,6 +436,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.is_terminated = self.is_terminated or info.terminate
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the FMU's derivatives at (t, x), with its inputs at t."""
         if self._inputs:
             self._set_inputs(t)
         return self._check_finite(self.instance.derivatives(t, x), "get derivatives", t)
@@ -393,6 +469,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return y
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return the states and the FMU's outputs at (t, x), by name."""
         self._set_inputs(t)
         self.instance.set_time_and_states(t, x)
         return self._named(x)
@@ -407,9 +484,12 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return self._recorded_values(), ()
 
     def next_event_time(self) -> float:
-        return self._next_time
+        """Return the FMU's next time event or an input table's next jump."""
+        return min(self._next_time, self._next_jump())
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run a time event: the FMU's own, an input table's jump, or both."""
+        self._pass_jump(t)
         return self.event_update(t, x)
 
     def step_completed(self, t: float, x: np.ndarray) -> bool:
@@ -535,10 +615,14 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return np.array(index, dtype=np.int64)
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the FMU's event mode at (t, x) and return its continuous state after."""
+        """Run the FMU's event mode at (t, x) and return its continuous state after.
+
+        The discrete inputs given as tables are set in it to their values at t.
+        """
         self._set_inputs(t)
         self.instance.set_time_and_states(t, x)
-        self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS))
+        tables = self._table_values(t)
+        self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
         self._z_key = None
         return self.instance.get_states()
 
@@ -589,9 +673,23 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first."""
         self.goto(t, x)
         self._set_inputs(t)
         return self._step(t, h)
+
+    def _set_inputs(self, t: float) -> None:
+        """Set the inputs for the step from t: continuous ones and tables."""
+        values = {**self._input_values(t), **self._table_values(t)}
+        if values:
+            self.instance._set_start(values)
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run an input table's jump at t: set the inputs after it."""
+        self._pass_jump(t)
+        self.goto(t, x)
+        self._set_inputs(t)
+        return x
 
     def _step(self, t: float, h: float) -> np.ndarray:
         """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""
@@ -644,6 +742,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._recorded_values(), events
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return the states and the FMU's outputs at (t, x), by name."""
         self.goto(t, x)
         return self._named(x)
 
@@ -726,6 +825,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
 
     def close(self) -> None:
+        """Free the saved FMU states, the instance and the unpacked folder."""
         if self._instance is not None:
             for snapshot in getattr(self, "_snapshots", {}).values():
                 self._instance.free_state(snapshot)
@@ -751,7 +851,7 @@ INTERFACE_NAMES = {
 
 
 def open_fmu(
-    fmu: str | Path, interface: str | None = None, **options
+    fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> ModelExchangeFlow | CoSimulationFlow:
     """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
 
@@ -769,7 +869,7 @@ def open_fmu(
     --------
     >>> flow = open_fmu("fmus/build/BouncingBall.fmu", "me")  # doctest: +SKIP
     """
-    archive = FmuArchive(fmu)
+    archive = fmu if isinstance(fmu, FmuArchive) else FmuArchive(fmu)
     if interface is None:
         offered = [i for i in archive.interfaces if i in FLOW_CLASSES]
         interface = offered[0] if offered else archive.interfaces[0]

@@ -68,6 +68,7 @@ class Variable:
 
     @property
     def is_numeric(self) -> bool:
+        """True for the types fmibridge reads and sets (reals, integers, Booleans)."""
         return self.type in NUMERIC_TYPES
 
     @property
@@ -135,6 +136,7 @@ class FmuArchive:
         return getattr(self.description, attribute, None)
 
     def capability(self, interface: str, flag: str) -> bool:
+        """Return the capability `flag` (canGetAndSetFMUstate, ...) of `interface`."""
         return bool(getattr(self.part(interface), flag, False))
 
     @property

@@ -90,6 +90,10 @@ class _ModeInputs:
         return self.flow.recorded_names
 
     @property
+    def units(self) -> Mapping[str, str]:
+        return self.flow.units
+
+    @property
     def is_terminated(self) -> bool:
         return self.flow.is_terminated
 
@@ -125,6 +129,7 @@ class ModeInputsVectorField(_ModeInputs, VectorField):
     """A Model Exchange FMU in one mode; the master integrates it."""
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return dx/dt with this mode's inputs set; held inputs do not move."""
         self._apply(t, x)
         return np.concatenate(
             [self.flow.rhs(t, x[: self._n]), np.zeros(len(x) - self._n)]
@@ -139,6 +144,7 @@ class ModeInputsFlow(_ModeInputs, Flow):
         super()._apply(t, x)
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Return x(t + h) with this mode's inputs set; held inputs do not move."""
         self._apply(t, x)
         return np.concatenate(
             [self.flow.advance(t, x[: self._n], h, scheme), x[self._n :]]

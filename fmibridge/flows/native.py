@@ -70,6 +70,7 @@ class NativeFlow(VectorField):
         self._is_checked = False
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return f(t, x, u(t)) (or f(t, x)), checked at the first call."""
         if self._takes_u:
             u = None if self._inputs is None else self._inputs(t)
             dx = self._f(t, x, u)
@@ -82,6 +83,7 @@ class NativeFlow(VectorField):
         return dx
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entry ``flow = native:NAME``."""
         return {"flow": f"native:{self.name}"}
 
 

@@ -42,7 +42,8 @@ naming the file, the key, the expression and the time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,7 @@ from ..core.system import (
     UnilateralConstraint,
 )
 from ..flows.fmu import ModelExchangeFlow, fmu_event_edges, open_fmu
+from ..flows.fmu_archive import FmuArchive
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.contact import Contact, fmu_contact
@@ -97,9 +99,16 @@ class Adapter:
     t_end: float
     outputs: tuple[str, ...]
 
-    def run(self, *, progress: bool = False) -> Result:
-        """Run the method on the system and add the requested output columns."""
-        result = self.method.run(self.system, self.t_end, progress=progress)
+    def run(
+        self, *, progress: bool = False, t_eval: Sequence[float] | None = None
+    ) -> Result:
+        """Run the method on the system and add the requested output columns.
+
+        `progress` and `t_eval` are those of `Method.run`.
+        """
+        result = self.method.run(
+            self.system, self.t_end, progress=progress, t_eval=t_eval
+        )
         extra = [n for n in self.outputs if n not in self.system.state_names]
         if not extra:
             return result
@@ -112,6 +121,7 @@ class Adapter:
         return dataclasses.replace(result, outputs={**result.outputs, **columns})
 
     def close(self) -> None:
+        """Free the FMU instance."""
         self.system.close()
 
     def __enter__(self) -> Adapter:
@@ -154,6 +164,7 @@ def load_adapter(
     zeno: str | None = None,
     parameters: Mapping[str, float] | None = None,
     start: Mapping[str, float] | None = None,
+    outputs: Sequence[str] | None = None,
 ) -> Adapter:
     """Read an adapter file; the keyword overrides win over its values.
 
@@ -166,7 +177,10 @@ def load_adapter(
     zeno : {'off', 'complete'}, optional
         Override [method] `zeno`: 'complete' wraps the method in Completion.
     parameters, start : mapping, optional
-        Update the [parameters] and [start] tables (sweeps use these).
+        Update the [parameters] and [start] tables (sweeps use these); a start
+        value of a name in [parameters] updates that parameter.
+    outputs : sequence of str, optional
+        Override [output] `variables`.
 
     Raises
     ------
@@ -178,6 +192,8 @@ def load_adapter(
     """
     path = Path(path)
     spec = read_toml(path, "an adapter file", AdapterError)
+    if outputs is not None:
+        spec = {**spec, "output": {"variables": list(outputs)}}
     from .coupled import is_coupled, load_coupled  # coupled.py builds on this file
 
     if is_coupled(spec):
@@ -196,14 +212,8 @@ def load_adapter(
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
-    problems.raise_if_any()
-    if interface is not None:
-        spec = {**spec, "interface": interface}
-    for key, values in (("parameters", parameters), ("start", start)):
-        if values:
-            spec = {**spec, key: {**spec.get(key, {}), **values}}
-    if zeno is not None:
-        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
+        problems.raise_if_any()  # nothing more can be checked without the FMU
+    spec = _overridden(spec, interface, zeno, parameters, start)
     flow = _open_flow(path, spec, problems)
     try:
         adapter = _build(
@@ -215,34 +225,84 @@ def load_adapter(
     return adapter
 
 
+def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
+    """The file's tables updated by load_adapter's keywords; a start value of a
+    name in [parameters] updates that parameter."""
+    spec = dict(spec)
+    if interface is not None:
+        spec["interface"] = interface
+    if start and isinstance(spec.get("parameters"), Mapping):
+        named = {k: v for k, v in start.items() if k in spec["parameters"]}
+        parameters = {**(parameters or {}), **named}
+        start = {k: v for k, v in start.items() if k not in named}
+    for key, values in (("parameters", parameters), ("start", start)):
+        if values:
+            spec[key] = {**spec.get(key, {}), **values}
+    if zeno is not None:
+        spec["method"] = {**spec.get("method", {}), "zeno": zeno}
+    return spec
+
+
 def _open_flow(path: Path, spec: Mapping, problems: _Problems):
+    """Open the FMU with the file's values, after checking their names against
+    it; raise the problems found so far if it cannot be opened."""
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.exists():
-        raise FmibridgeError(
-            f"{path}: [fmu] {fmu} does not exist; build the FMUs with "
-            f"`fmibridge build-fmus`."
+        problems.add(
+            "fmu", f"{fmu} does not exist; build the FMUs with `fmibridge build-fmus`."
         )
+        problems.raise_if_any()
+    archive = problems.check("fmu", FmuArchive, fmu)
+    if archive is None:
+        problems.raise_if_any()
     parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
-    start = _numbers(spec.get("start", {}), "start", problems)
-    problems.raise_if_any()
+    parameters = _declared(archive, parameters, "parameters", problems)
+    start = _declared(
+        archive, _numbers(spec.get("start", {}), "start", problems), "start", problems
+    )
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
-    problems.raise_if_any()
+    constants = _declared(archive, constants, "inputs", problems, inputs=True)
     try:
         return open_fmu(
-            fmu,
+            archive,
             spec.get("interface"),
             parameters=parameters,
             start=start,
             inputs=constants,
         )
     except FmibridgeError as exc:
-        raise AdapterError(f"{path}: {exc}") from None
+        problems.add("fmu", str(exc))
+        problems.raise_if_any()
+        raise
+
+
+def _declared(archive, values: Mapping, key: str, problems: _Problems, *, inputs=False):
+    """Keep the values whose names the FMU declares (as inputs, for `inputs`);
+    record a problem for each of the others, with the names that come close."""
+    kept = {}
+    for name, value in values.items():
+        variable = archive.variables.get(name)
+        if variable is None:
+            close = difflib.get_close_matches(name, list(archive.variables), n=3)
+            hint = f" Did you mean {close}?" if close else ""
+            problems.add(f"{key}.{name}", f"the FMU has no variable {name!r}.{hint}")
+        elif inputs and variable.causality != "input":
+            problems.add(
+                f"{key}.{name}",
+                f"{name!r} is not an input of the FMU (causality "
+                f"{variable.causality!r}).",
+            )
+        else:
+            kept[name] = value
+    return kept
 
 
 def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Adapter:
     parameters = flow.parameter_values
+    n_problems = len(problems.items)
     flows = _mode_flows(spec, flow, problems)
-    problems.raise_if_any()
+    if len(problems.items) > n_problems:  # the rest needs each mode's flow
+        problems.raise_if_any()
     any_flow = next(iter(flows.values()))
     variables = (
         set(any_flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}

@@ -55,12 +55,12 @@ def powers(u: float, degree: int) -> np.ndarray:
 
 
 def milne_constant(nodes: np.ndarray, u: float) -> float:
-    """Return C with corrector error ~ C |x^p - x^c| for a step to u.
+    """Return C with corrector error ~ C abs(x^p - x^c) for a step to u.
 
     Leading error terms of the order-m Adams-Bashforth predictor on `nodes`
     and of the order-m Adams-Moulton corrector on (u, nodes[:-1]) are
     E_p = int_0^u prod(v - nodes) dv and E_c = int_0^u (v - u) prod(v -
-    nodes[:-1]) dv times the same derivative; C = |E_c / (E_p - E_c)|. At
+    nodes[:-1]) dv times the same derivative; C = abs(E_c / (E_p - E_c)). At
     constant steps this gives 1/2, 1/6, 1/10, 19/270 (Milne's constants).
     """
     e_p = _integral_of_product(nodes, u)
@@ -113,6 +113,7 @@ class Stencil:
 
     @property
     def order(self) -> int:
+        """The order of the Adams formula: its number of history nodes."""
         return len(self.nodes)
 
     @property

@@ -7,9 +7,10 @@ import dataclasses
 import functools
 import math
 import platform
+import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -18,6 +19,7 @@ import numpy as np
 from ..core.dense import dips, hermite_minimum, inside_sign
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme, scheme_named
+from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, Flow, FlowTerminated, guard_rates
@@ -153,6 +155,7 @@ class Method(abc.ABC):
 
     @property
     def scheme(self) -> Scheme:
+        """The integrator as a Scheme (a Butcher tableau)."""
         return self.integrator  # type: ignore[return-value]
 
     def run(
@@ -161,6 +164,7 @@ class Method(abc.ABC):
         t_end: float | None = None,
         *,
         progress: bool = False,
+        t_eval: Sequence[float] | None = None,
     ) -> Result:
         """Simulate `system` from its t0 to `t_end` and return the Result.
 
@@ -172,24 +176,42 @@ class Method(abc.ABC):
             `experiment.stop` (an FMU's DefaultExperiment).
         progress : bool
             Show a progress bar (only for runs longer than a second).
+        t_eval : sequence of float, optional
+            Keep the samples at these times only (increasing, in [t0, t_end]),
+            with the two rows of each event and the last sample; a step ends on
+            each of them. Default: every accepted step.
         """
         t_end = self._check(system, t_end)
         wall = time.perf_counter()
-        log = Recorder(
+        names = (
             system.state_names,
             self.output_names(system) + _recorded_names(system),
             _observer(system),
+        )
+        grid = None if t_eval is None else OutputGrid(t_eval, system.t0, t_end)
+        log = (
+            Recorder(*names) if grid is None else GridRecorder(grid, self._tol, *names)
         )
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
         watch = Watchdog(self, system, t_end)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
-            status, detail = self._loop(system, state, t_end, log, bar, watch)
-        return log.finish(status, self._provenance(system, t_end, wall), detail)
+            status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
+        result = log.finish(status, self._provenance(system, t_end, wall), detail)
+        return dataclasses.replace(result, units=_units(system))
 
-    def _loop(self, system, state: State, t_end: float, log, bar, watch):
+    @property
+    def _tol(self) -> float:
+        """Times closer than this count as equal."""
+        return TIME_RTOL * self.h
+
+    def _loop(self, system, state: State, t_end: float, log, bar, grid, watch):
         """Attempt steps (and the flows' own events) until a stop; return why, and
-        the detail that names what is at fault."""
+        the detail that names what is at fault (`watch`, the run's Watchdog).
+
+        Each step ends at t_end, at the flow's next time event, or at the next
+        time of the output `grid` (if any), whichever comes first.
+        """
         for _ in range(self.max_steps):
             if reached(state.t, t_end, self.h):
                 return Status.REACHED_END, ""
@@ -205,6 +227,8 @@ class Method(abc.ABC):
             if reached(state.t, t_event, self.h):  # the flow's time event: now
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
+            if grid is not None:
+                t_event = min(t_event, grid.next_after(state.t, self._tol))
             try:
                 step = self._attempt(system, state, min(t_end, t_event), log)
             except FlowTerminated as end:  # inside a step: its end is the run's
@@ -593,6 +617,11 @@ def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
     return tuple(n for n in names if n not in system.state_names)
 
 
+def _units(system: HybridSystem) -> dict[str, str]:
+    """The unit of each column the flows know one of (an FMU's variables)."""
+    return {k: v for flow in system.flows() for k, v in flow.units.items()}
+
+
 def _observer(system: HybridSystem):
     """Return the Recorder's observer: each sample asks its mode's flow, or None
     where no flow records columns or reports events of its own."""
@@ -618,26 +647,34 @@ def _versions() -> str:
 
 
 class _Progress:
-    """A tqdm bar over simulated time that appears only after one second."""
+    """A tqdm bar over simulated time, on a terminal only.
+
+    The bar starts after the first step, so the time numba spends compiling
+    the first step's code is not taken for simulation time (an ETA of minutes
+    for a run of seconds), and shows only for runs longer than a second.
+    """
 
     def __init__(self, t0: float, t_end: float, *, enabled: bool) -> None:
         self._bar = None
-        self._t0, self._done = t0, 0.0
-        if enabled:
+        self._t0, self._t_end = t0, t_end
+        self._enabled = enabled and sys.stderr.isatty()
+
+    def update(self, t: float) -> None:
+        if not self._enabled:
+            return
+        if self._bar is None:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=t_end - t0,
+                total=self._t_end - self._t0,
+                initial=t - self._t0,
                 unit="s(sim)",
                 delay=1.0,
                 leave=False,
                 bar_format=PROGRESS_FORMAT,
             )
-
-    def update(self, t: float) -> None:
-        if self._bar is not None:
-            self._bar.update(t - self._t0 - self._done)
-            self._done = t - self._t0
+            return
+        self._bar.update(t - self._t0 - self._bar.n)
 
     def __enter__(self) -> _Progress:
         return self

@@ -30,7 +30,7 @@ Decisions where the paper leaves a choice:
 - Switch time: `switch="truncation"` starts the constrained motion at the
   truncating impact tau_k, as the paper does. `switch="limit"` (default) carries
   R*x along the constrained flow for the predicted remaining Zeno time
-  2 e |hdot-| / ((1 - e) |hddot|) (exact on flat ground) and switches there, so
+  2 e abs(hdot-) / ((1 - e) abs(hddot)) (exact on flat ground) and switches there, so
   the reported switching time estimates tau_inf.
 - Constraint drift: projection after every constrained step (Newton on h,
   Euclidean on dh qdot), so h and dh qdot are zero to round-off (exactly zero
@@ -51,6 +51,7 @@ and the procedure of Sec. V.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
@@ -109,6 +110,8 @@ class ConstrainedFlow(VectorField):
         self.impacts: list[_Impact | None] = []
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return the constrained dynamics dx/dt with the contact force lam (Or and
+        Ames, eq. 6)."""
         return self.contact.constrained_rhs(t, x)
 
     def advance(
@@ -130,9 +133,11 @@ class ConstrainedFlow(VectorField):
         return self.contact.project(t + h, scheme.step(rhs, t, x, h))
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return the states and the contact force lam at (t, x)."""
         return {**super().variables(t, x), "lam": self.contact.lam(t, x)}
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entry ``flow = constrained:GAP``."""
         return {"flow": f"constrained:{self.contact.gap}"}
 
 
@@ -144,7 +149,7 @@ def truncation_threshold(
     speed: float,
     dh_norm: float,
 ) -> float:
-    """Return min(c1, c2, c3) of eq. (15); truncate when |dh qdot| is below it.
+    """Return min(c1, c2, c3) of eq. (15); truncate when abs(dh qdot) is below it.
 
     Parameters
     ----------
@@ -293,14 +298,20 @@ class Completion(Method):
         t_end: float | None = None,
         *,
         progress: bool = False,
+        t_eval: Sequence[float] | None = None,
     ) -> Result:
-        """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`."""
-        return super().run(self._completed(system), t_end, progress=progress)
+        """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`.
+
+        `progress` and `t_eval` are those of `Method.run`.
+        """
+        completed = self._completed(system)
+        return super().run(completed, t_end, progress=progress, t_eval=t_eval)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
         return self.inner._check(system, t_end)
 
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
+        """The inner method's extra columns and the contact force `lam`."""
         names = self.inner.output_names(system)
         return names if "lam" in names else (*names, "lam")
 

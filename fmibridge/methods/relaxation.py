@@ -93,7 +93,7 @@ class Relaxation(Method):
     (an FMU whose event mode tests its own condition) is reset at y itself,
     as the reference code does for every guard.
 
-    Overlapping guards need no special code (Sec. 2.4 of the spec): a point
+    Overlapping guards need no special code (Burden et al., Sec. VI): a point
     in several strips takes the deepest one, whose relaxed guard the strip
     flow reaches first (ties: the edge declared first); the other edges are
     recorded in the Event's `simultaneous` field, and if the reset leaves the

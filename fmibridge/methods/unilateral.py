@@ -117,7 +117,7 @@ class _Bank:
         return np.array([fn(t, x) for fn in self.fns], dtype=float)
 
     def lie(self, t: float, x: np.ndarray, f: np.ndarray, eps: np.ndarray):
-        """Lie derivatives dg/dx f + dg/dt (eq. 2), dual norms sum |dg/dx_i| eps_i."""
+        """Lie derivatives dg/dx f + dg/dt (eq. 2), norms sum abs(dg/dx_i) eps_i."""
         lie, norm = np.empty(len(self.fns)), np.empty(len(self.fns))
         for a, fn in enumerate(self.fns):
             gx, gt = self._gradient(a, fn, t, x)
@@ -184,7 +184,7 @@ class Unilateral(Method):
     (Theorem 2.1, L = gamma c_k); nonlinear guards are checked along the exact
     predictor curve and the step bisected to stay at or below L.
 
-    Levels and event band (beta = sum_i |dg/dx_i| eps_i / BAND_C, eq. 19):
+    Levels and event band (beta = sum_i abs(dg/dx_i) eps_i / BAND_C, eq. 19):
     a unilateral guard aims at L = -beta (gamma = gamma_min, eq. 21), so the
     corrected point lands in [-2 beta, 0]; a bilateral guard aims at L = 0
     (gamma = 0, Remark 2.7) and lands in [-beta, beta]. A fixed `gamma` gives
@@ -210,7 +210,7 @@ class Unilateral(Method):
     tol : float
         Absolute error tolerance per state component (Milne, eq. 16).
     rtol : float
-        Relative tolerance added per component: eps_i = tol + rtol |x_i|.
+        Relative tolerance added per component: eps_i = tol + rtol abs(x_i).
     gamma : float or None
         Fixed gain in [0, 1) (the paper's Example 1 uses 0.5); None uses the
         smallest gain allowed for each class (eq. 20, Remark 2.7).

@@ -82,10 +82,12 @@ class LagrangianSystem:
 
     @property
     def n(self) -> int:
+        """The number of generalized coordinates q."""
         return len(self.coordinates)
 
     @property
     def state_names(self) -> tuple[str, ...]:
+        """The state names: the coordinates q, then their rates q_dot."""
         return self.coordinates + tuple(f"{c}_dot" for c in self.coordinates)
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -124,15 +126,18 @@ class LagrangianFlow(ForcedVectorField):
         self.state_names = system.state_names
 
     def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        """Return (qdot, qddot) with the contact force lam (Or and Ames, eq. 5)."""
         q, v = self.system.split(x)
         return np.concatenate([v, self.system.acceleration(t, q, v, lam)])
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """Return the states and the gap h(q) at (t, x)."""
         values = super().variables(t, x)
         values["h"] = float(self.system.gap(self.system.split(x)[0]))
         return values
 
     def describe(self) -> dict[str, str]:
+        """Return the provenance entry ``flow = lagrangian:NAME``."""
         return {"flow": f"lagrangian:{self.system.name}"}
 
 

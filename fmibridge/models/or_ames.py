@@ -60,10 +60,10 @@ def sine_ball(g: float = 1.0, e: float = 0.5, m: float = 1.0) -> LagrangianSyste
     """Return the ball on the sinusoidal surface h = y - sin x (Examples 1 and 3).
 
     Defaults are the paper's parameters; start it at q = (0, 2), qdot = (1.5, 0).
-    Bounds over V: hddot = xdot^2 sin x - g with |xdot - xdot*| < eps_v and
-    sin x in [sin x* - eps_q, sin x* + eps_q] (|sin'| <= 1); the extremes of the
+    Bounds over V: hddot = xdot^2 sin x - g with abs(xdot - xdot*) < eps_v and
+    sin x in [sin x* - eps_q, sin x* + eps_q] (abs(sin') <= 1); the extremes of the
     product lie at the corners of these intervals. eta <= 1 (M = m I,
-    |dh| >= 1) and zeta = g.
+    abs(dh) >= 1) and zeta = g.
 
     References
     ----------

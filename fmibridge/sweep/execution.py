@@ -23,6 +23,7 @@ import importlib
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ class Outcome:
 
     @property
     def is_ok(self) -> bool:
+        """True if the call returned (no error)."""
         return self.error is None
 
 
@@ -64,7 +66,7 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
-    """Call fn(**kwargs) in a worker; an exception becomes the Outcome's error."""
+    """Call ``fn(**kwargs)`` in a worker; an exception becomes the Outcome's error."""
     wall = time.perf_counter()
     try:
         value = fn(**kwargs)
@@ -78,7 +80,8 @@ def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
 def _bar(total: int, enabled: bool, desc: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, disable=not enabled, desc=desc, unit="run", leave=False)
+    shown = enabled and sys.stderr.isatty()  # no bar frames in logs
+    return tqdm(total=total, disable=not shown, desc=desc, unit="run", leave=False)
 
 
 def iter_runs(
@@ -90,7 +93,7 @@ def iter_runs(
     progress: bool = False,
     desc: str = "sweep",
 ) -> Iterator[tuple[int, Outcome]]:
-    """Yield (index, Outcome) of fn(**kwargs) for each kwargs, as runs finish.
+    """Yield (index, Outcome) of ``fn(**kwargs)`` for each kwargs, as runs finish.
 
     Close the generator (or leave its loop) to cancel the runs not yet done;
     `map_runs` collects it. Parameters as in `map_runs`.
@@ -194,7 +197,7 @@ def map_runs(
     progress: bool = False,
     desc: str = "runs",
 ) -> list[Outcome]:
-    """Call fn(**kwargs) for every kwargs on Dask; return the Outcomes in order.
+    """Call ``fn(**kwargs)`` for every kwargs on Dask; return the Outcomes in order.
 
     Parameters
     ----------

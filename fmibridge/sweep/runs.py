@@ -79,24 +79,7 @@ DEFAULT_T_END = {
 
 def _with_start(system: HybridSystem, start: Mapping[str, float]) -> HybridSystem:
     """Return `system` with the named initial state values replaced."""
-    if not start:
-        return system
-    x0 = dict(zip(system.state_names, system.x0.tolist(), strict=True))
-    unknown = sorted(set(start) - set(x0))
-    if unknown:
-        raise FmibridgeError(
-            f"{system.name}: unknown start value(s) {unknown}; the "
-            f"states are {list(x0)}."
-        )
-    return HybridSystem(
-        list(system.modes.values()),
-        system.initial_mode,
-        {**x0, **start},
-        t0=system.t0,
-        parameters=system.parameters,
-        constraint=system.constraint,
-        name=system.name,
-    )
+    return system.with_initial(start) if start else system
 
 
 def _method(settings: Mapping[str, Any]):

@@ -95,17 +95,7 @@ class Sweep:
     metrics: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        problems = [
-            f"grid[{k!r}] must be a non-empty list"
-            for k, v in self.grid.items()
-            if isinstance(v, str | bytes) or not isinstance(v, Sequence) or not v
-        ]
-        keys = set(self.grid).union(*[set(r) for r in self.runs])
-        problems += [
-            f"{k!r} must be 't_end' or 'group.name' with group in {GROUPS}"
-            for k in sorted(keys)
-            if _split(k) is None
-        ]
+        problems = _varied_problems(self.grid, self.runs)
         if problems:
             raise FmibridgeError("Sweep: " + "; ".join(problems) + ".")
 
@@ -125,6 +115,21 @@ class Sweep:
     def expand(self) -> list[Run]:
         """Return one `Run` per point: the base with the point's settings applied."""
         return [_apply(self.base, point) for point in self.points()]
+
+
+def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
+    """The problems with a sweep's varied settings: grid lists and their keys."""
+    problems = [
+        f"grid[{k!r}] must be a non-empty list"
+        for k, v in grid.items()
+        if isinstance(v, str | bytes) or not isinstance(v, Sequence) or not v
+    ]
+    keys = set(grid).union(*[set(r) for r in runs])
+    return problems + [
+        f"{k!r} must be 't_end' or 'group.name' with group in {GROUPS}"
+        for k in sorted(keys)
+        if _split(k) is None
+    ]
 
 
 def _split(key: str) -> tuple[str, str] | None:
@@ -183,6 +188,18 @@ def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
         _inside(output_dir, output.get(key, default), f"output.{key}", problems)
         for key, default in (("summary", f"{path.stem}.csv"), ("trajectories", None))
     )
+    grid, runs = spec.get("grid", {}), spec.get("runs", [])
+    if not isinstance(grid, Mapping):
+        problems.append("`grid` must be a table of lists")
+    if not (isinstance(runs, list) and all(isinstance(r, Mapping) for r in runs)):
+        problems.append("`runs` must be an array of tables ([[runs]])")
+    grid = flatten(grid) if isinstance(grid, Mapping) else {}
+    runs = (
+        [flatten(r) for r in runs if isinstance(r, Mapping)]
+        if isinstance(runs, list)
+        else []
+    )
+    problems += _varied_problems(grid, runs)
     if problems:
         raise FmibridgeError(f"{path}: " + "; ".join(problems) + ".")
     model = str(spec["model"])
@@ -196,15 +213,7 @@ def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
         spec.get("method", {}),
         spec.get("interface"),
     )
-    try:
-        sweep = Sweep(
-            base,
-            flatten(spec.get("grid", {})),
-            [flatten(r) for r in spec.get("runs", [])],
-            spec.get("metrics", []),
-        )
-    except FmibridgeError as exc:
-        raise FmibridgeError(f"{path}: {exc}") from None
+    sweep = Sweep(base, grid, runs, spec.get("metrics", []))
     return SweepSpec(sweep, summary, trajectories, output.get("format", "csv"))
 
 

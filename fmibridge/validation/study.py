@@ -10,6 +10,7 @@ wall time.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -152,7 +153,7 @@ def run_study(
         return _run_on_dask(cases, scheduler, progress)
     names = {case.example for case in cases}
     exacts = {name: exact_solution(EXAMPLES[name]) for name in names}
-    if progress:
+    if progress and sys.stderr.isatty():  # no bar frames in logs
         from tqdm import tqdm
 
         cases = tqdm(cases, unit="run", leave=False)

@@ -1,0 +1,124 @@
+"""The output grid: the times at which a run keeps its samples.
+
+A Method given `t_eval` ends a step on each of these times (as FMPy ends each
+communication step on its output grid) and keeps only the samples there, the
+two rows of each event (before and after its reset, at the event's exact time)
+and the run's last sample; the steps in between are taken but not stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import FmibridgeError
+from .result import Recorder, Result, Status
+
+
+class OutputGrid:
+    """Sorted output times inside [t0, t_end].
+
+    Parameters
+    ----------
+    times : array_like
+        Finite, strictly increasing times, s.
+    t0, t_end : float
+        The run's span; every time must lie in it.
+
+    Raises
+    ------
+    FmibridgeError
+        If `times` is empty, not finite, not increasing or outside the span.
+
+    Examples
+    --------
+    >>> grid = OutputGrid([0.0, 0.5, 1.0], 0.0, 1.0)
+    >>> grid.next_after(0.5, 1e-12), grid.has(0.5 + 1e-13, 1e-12)
+    (1.0, 0.5)
+    """
+
+    def __init__(self, times: Sequence[float], t0: float, t_end: float) -> None:
+        t = np.asarray(times, dtype=float).reshape(-1)
+        if not len(t) or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+            raise FmibridgeError(
+                "`t_eval` must be finite, strictly increasing times, got "
+                f"{np.asarray(times)!r}."
+            )
+        if t[0] < t0 or t[-1] > t_end:
+            raise FmibridgeError(
+                f"`t_eval` must lie in [t0, t_end] = [{t0!r}, {t_end!r}], got "
+                f"{t[0]!r} ... {t[-1]!r}."
+            )
+        self.times = t
+
+    def next_after(self, t: float, tol: float) -> float:
+        """Return the first output time beyond t + tol (inf if none)."""
+        k = np.searchsorted(self.times, t + tol, side="right")
+        return float(self.times[k]) if k < len(self.times) else np.inf
+
+    def has(self, t: float, tol: float) -> float | None:
+        """Return the output time within tol of t, or None."""
+        k = np.searchsorted(self.times, t - tol, side="left")
+        if k < len(self.times) and self.times[k] <= t + tol:
+            return float(self.times[k])
+        return None
+
+
+class GridRecorder(Recorder):
+    """A Recorder that keeps only the samples of an OutputGrid and the events.
+
+    The rows a reset adds (before and after, at the event's time) are not on
+    the grid in general; the rows not kept wait in `_pending` until the next
+    row shows whether an event was logged at their time. A kept row within
+    `tol` of an output time is stored at that time exactly.
+    """
+
+    def __init__(self, grid: OutputGrid, tol: float, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.grid, self.tol = grid, tol
+        self._pending: list[tuple] = []  # rows at one time, not kept (yet)
+        self._n_seen_events = 0
+
+    def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
+        self._keep_event_rows()
+        on_grid = self.grid.has(t, self.tol)
+        if on_grid is not None:
+            self._pending.clear()
+            super()._append(on_grid, x, mode, outputs)
+            return
+        if self._pending and self._pending[-1][0] != t:
+            self._pending.clear()
+        self._pending.append((t, np.array(x, dtype=float), mode, dict(outputs)))
+
+    def samples(
+        self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray
+    ) -> None:
+        """Record a block of samples, keeping those on the grid."""
+        if self.observer is not None or not len(t):
+            super().samples(t, x, mode, **outputs)  # row by row, through _append
+            return
+        times = self.grid.times
+        k = np.minimum(np.searchsorted(times, t - self.tol), len(times) - 1)
+        keep = np.abs(times[k] - t) <= self.tol
+        keep[-1] = True  # the block's last row may be an event's (a time event)
+        for i in np.flatnonzero(keep).tolist():
+            self._append(float(t[i]), x[i], mode, {n: v[i] for n, v in outputs.items()})
+
+    def finish(self, status: Status, provenance) -> Result:
+        """Keep the last event rows and the final sample, then build the Result."""
+        self._keep_event_rows()
+        for row in self._pending:  # the run ended here, off the grid
+            super()._append(*row)
+        self._pending.clear()
+        return super().finish(status, provenance)
+
+    def _keep_event_rows(self) -> None:
+        """Keep the waiting rows at the time of an event logged since they came."""
+        new = self.events[self._n_seen_events :]
+        self._n_seen_events = len(self.events)
+        times = {e.t for e in new}
+        if times and self._pending and self._pending[0][0] in times:
+            for row in self._pending:
+                super()._append(*row)
+            self._pending.clear()

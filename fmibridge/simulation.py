@@ -1,0 +1,390 @@
+"""One call for the common case: `simulate(model, ...)` returns the Result.
+
+The keywords are FMPy's (`fmpy.simulate_fmu`) where the concept is the same:
+`start_time`, `stop_time`, `step_size`, `relative_tolerance`, `output_interval`,
+`fmi_type`, `start_values`, `input` and `output`; defaults come from the FMU's
+DefaultExperiment as there. `t_eval` is solve_ivp's. fmibridge's own are
+`method`, `zeno` and `guards`. Every keyword that does not apply to the model
+or the method is refused with a message, never ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .core.errors import FmibridgeError
+from .core.result import Result
+from .core.span import check_span, check_step
+from .core.system import Edge, Guard, HybridSystem, Mode
+from .flows.input_table import InputTable
+from .methods import Completion, Method, method_named
+
+Model = str | Path | HybridSystem
+GuardSpec = Edge | tuple[Guard | Callable, Callable]
+GRID_RTOL = (
+    1e-9  # an output time this near (relative to the interval) to stop_time is it
+)
+
+
+def simulate(
+    model: Model,
+    *,
+    start_time: float | None = None,
+    stop_time: float | None = None,
+    output_interval: float | None = None,
+    t_eval: Sequence[float] | None = None,
+    start_values: Mapping[str, object] | None = None,
+    input: object = None,  # noqa: A002 - FMPy's name
+    output: Sequence[str] | None = None,
+    fmi_type: str | None = None,
+    relative_tolerance: float | None = None,
+    step_size: float | None = None,
+    method: str | Method | None = None,
+    zeno: str | None = None,
+    guards: Sequence[GuardSpec] = (),
+    progress: bool = False,
+) -> Result:
+    """Simulate a model and return its Result.
+
+    The keywords mirror `fmpy.simulate_fmu` (hence more than the usual eight),
+    so an FMPy call carries over by renaming the function.
+
+    Parameters
+    ----------
+    model : path or HybridSystem
+        An FMU (.fmu), an SSP (.ssp), an adapter file (.toml) or a
+        HybridSystem.
+    start_time, stop_time : float, optional
+        The span, s; default: the FMU's DefaultExperiment (an adapter's
+        `t_end`), else 0 and an error for a missing stop time.
+    output_interval : float, optional
+        Keep the samples on the grid start_time + k * output_interval (and at
+        stop_time), with the two rows of every event at its exact time; each
+        step ends on the grid. Default: every accepted step.
+    t_eval : sequence of float, optional
+        The same with explicit times, as in `scipy.integrate.solve_ivp`.
+    start_values : mapping, optional
+        Start values of FMU variables by name, parameters included (FMPy's
+        meaning); for a HybridSystem, initial values of states.
+    input : mapping, structured array or DataFrame, optional
+        FMU inputs by name. A mapping gives a number (held), a function u(t)
+        (continuous real inputs) or an `InputTable`; FMPy's structured array
+        (time first) and a DataFrame (a 'time' column or the index) give
+        tables: linear between rows for continuous real inputs, held for
+        discrete ones, a jump (a repeated time or a held value that changes)
+        a time event.
+    output : sequence of str, optional
+        FMU variables to record besides the states (default: every output).
+    fmi_type : {'ModelExchange', 'CoSimulation', 'me', 'cs'}, optional
+        The FMU interface (default: Model Exchange where offered).
+    relative_tolerance : float, optional
+        Passed to the FMU (its internal solver, FMI's `tolerance`), and the
+        `rtol` of the unilateral method.
+    step_size : float, optional
+        The method's step h, s (the communication step in Co-Simulation);
+        default: the smaller of the DefaultExperiment's stepSize and
+        `output_interval`, else the method's default.
+    method : str or Method, optional
+        'halving' (default), 'relaxation', 'unilateral', or a Method instance
+        with its parameters.
+    zeno : {'off', 'complete'}, optional
+        'complete' continues Zeno executions (`Completion`, Or and Ames).
+    guards : sequence, optional
+        Extra guards of an FMU model: `Edge` objects of its mode ``"model"``, or
+        (guard, reset) pairs, each with g(t, x) and R(t, x) over the states.
+    progress : bool
+        Show a progress bar on a terminal.
+
+    Returns
+    -------
+    Result
+        ``result['time']``, ``result['h']``, ``result.to_structured()``
+        (FMPy's array), ``result.to_pandas()``, ``result.plot()``.
+
+    Raises
+    ------
+    FmibridgeError
+        For a keyword that does not apply, an unknown variable, a bad span
+        or grid.
+
+    Examples
+    --------
+    >>> from fmibridge.models import bouncing_ball
+    >>> result = simulate(bouncing_ball(), stop_time=1.0, output_interval=0.5,
+    ...                   start_values={"h": 2.0})
+    >>> result["time"].round(6).tolist()  # the grid, and the impact's two rows
+    [0.0, 0.5, 0.638551, 0.638551, 1.0]
+    >>> round(float(result["h"][1]), 12)  # 2 - g / 2 * 0.5**2
+    0.77375
+    """
+    if t_eval is not None and output_interval is not None:
+        raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
+    given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(v)}
+    kind = _kind(model)
+    _refuse(kind, given, method)
+    if kind == "adapter":
+        return _run_adapter(Path(model), given, progress)
+    if kind in ("fmu", "ssp"):
+        system = _open(Path(model), given)
+    else:
+        system = model.with_initial(start_values, start_time)
+    try:
+        experiment = system.experiment
+        stop = experiment.stop if stop_time is None else stop_time
+        if stop is None:
+            raise FmibridgeError(
+                f"`stop_time` is needed: {system.name} gives no default stop time."
+            )
+        t_end = check_span(system.t0, stop, "stop_time")
+        grid = output_times(system.t0, t_end, output_interval, t_eval)
+        h = _default_step(experiment.step, output_interval)
+        runner = _method(method, step_size or h, relative_tolerance, zeno)
+        check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
+        return runner.run(system, t_end, progress=progress, t_eval=grid)
+    finally:
+        if kind in ("fmu", "ssp"):
+            system.close()
+
+
+KEYWORDS = (
+    "start_time", "stop_time", "output_interval", "t_eval", "start_values", "input",
+    "output", "fmi_type", "relative_tolerance", "step_size", "method", "zeno",
+    "guards",
+)  # fmt: skip
+REFUSED = {  # model kind -> keyword -> what to do instead
+    "system": {
+        "fmi_type": "a HybridSystem has no FMI interface",
+        "input": "give u(t) to the flow: NativeFlow(f, names, inputs=u)",
+        "output": "a HybridSystem records its states; outputs are an FMU's",
+        "guards": "add the edges to the system's modes",
+    },
+    "ssp": {
+        "start_time": "an SSP starts at its DefaultExperiment's startTime",
+        "start_values": "an SSP's values are set in its SSD (or an adapter file)",
+        "input": "an SSP's inputs are connections in its SSD",
+        "output": "an SSP records every connector of its components",
+        "relative_tolerance": "an SSP passes its FMUs' default tolerances",
+    },
+    "adapter": {
+        "start_time": "an adapter starts at its FMU's DefaultExperiment startTime",
+        "input": "give the inputs in the file's [inputs] table",
+        "guards": "give the guards in the file's [[edges]]",
+        "relative_tolerance": "an adapter passes the FMU's default tolerance",
+    },
+}
+
+
+def _is_given(value: object) -> bool:
+    """False for a keyword left at its default: None, or no guards."""
+    return value is not None and not (isinstance(value, tuple) and value == ())
+
+
+def _kind(model: Model) -> str:
+    """'system', 'fmu', 'ssp' or 'adapter'."""
+    if isinstance(model, HybridSystem):
+        return "system"
+    if not isinstance(model, str | Path):
+        raise FmibridgeError(
+            f"`model` must be an FMU or adapter file path or a HybridSystem, got "
+            f"{type(model).__name__}."
+        )
+    suffix = Path(model).suffix.lower()
+    kinds = {".fmu": "fmu", ".ssp": "ssp", ".toml": "adapter"}
+    if suffix not in kinds:
+        raise FmibridgeError(
+            f"{model}: expected an FMU (.fmu), an SSP (.ssp) or an adapter file "
+            f"(.toml)."
+        )
+    return kinds[suffix]
+
+
+def _refuse(kind: str, given: Mapping[str, object], method: object) -> None:
+    """Refuse every keyword that would be ignored for this model and method."""
+    problems = [
+        f"`{key}`: {why}" for key, why in REFUSED.get(kind, {}).items() if key in given
+    ]
+    if isinstance(method, Method):
+        problems += [
+            f"`{key}`: give it to the Method ({type(method).__name__}(h=...))"
+            for key in ("step_size",)
+            if key in given
+        ]
+    tolerance = given.get("relative_tolerance")
+    if kind == "system" and tolerance is not None and method != "unilateral":
+        problems.append(
+            "`relative_tolerance`: only method='unilateral' has one (its rtol)"
+        )
+    if problems:
+        raise FmibridgeError(
+            f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
+            + "\n  ".join(problems)
+        )
+
+
+def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
+    """Open an FMU (with its start values, inputs and outputs) or an SSP as a
+    one-mode system, with the extra guards."""
+    from .flows.fmu import fmu_system
+    from .formats.ssp import ssp_system
+
+    if path.suffix.lower() == ".ssp":
+        system = ssp_system(path, interface=given.get("fmi_type"))
+    else:
+        system = fmu_system(
+            path,
+            given.get("fmi_type"),
+            start=given.get("start_values"),
+            inputs=input_values(given.get("input")),
+            outputs=None if given.get("output") is None else list(given["output"]),
+            t0=given.get("start_time"),
+            tolerance=given.get("relative_tolerance"),
+        )
+    try:
+        return _with_guards(system, given.get("guards", ()))
+    except BaseException:
+        system.close()
+        raise
+
+
+def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSystem:
+    """Return `system` (one mode) with extra edges, declared before its own."""
+    if not guards:
+        return system
+    (mode,) = system.modes.values()
+    edges = []
+    for k, item in enumerate(guards):
+        if isinstance(item, Edge):
+            edges.append(item)
+        elif isinstance(item, tuple) and len(item) == 2:
+            edges.append(Edge(item[0], mode.name, item[1]))
+        else:
+            raise FmibridgeError(
+                f"`guards[{k}]` must be an Edge or a (guard, reset) pair, got {item!r}."
+            )
+    return HybridSystem(
+        [Mode(mode.name, mode.flow, (*edges, *mode.edges))],
+        mode.name,
+        system.x0,
+        t0=system.t0,
+        parameters=system.parameters,
+        name=system.name,
+        experiment=system.experiment,
+    )
+
+
+def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Result:
+    """Load and run an adapter file with the keywords that override its values."""
+    from .formats.adapters import load_adapter
+
+    method = given.get("method")
+    step = given.get("step_size")
+    adapter = load_adapter(
+        path,
+        method=method if isinstance(method, str) else None,
+        method_options=None if step is None else {"h": step},
+        t_end=given.get("stop_time"),
+        interface=given.get("fmi_type"),
+        zeno=given.get("zeno") if not isinstance(method, Method) else None,
+        start=given.get("start_values"),
+        outputs=given.get("output"),
+    )
+    with adapter:
+        if isinstance(method, Method):
+            runner = _method(method, None, None, given.get("zeno"))
+            adapter = dataclasses.replace(adapter, method=runner)
+        t0 = adapter.system.t0
+        grid = output_times(
+            t0, adapter.t_end, given.get("output_interval"), given.get("t_eval")
+        )
+        return adapter.run(progress=progress, t_eval=grid)
+
+
+def _method(
+    method: str | Method | None, h: float | None, rtol: float | None, zeno: str | None
+) -> Method:
+    """The Method: an instance as given, or one by name with h (and rtol)."""
+    if zeno not in (None, "off", "complete"):
+        raise FmibridgeError(f"`zeno` must be 'off' or 'complete', got {zeno!r}.")
+    if not isinstance(method, Method):
+        name = "halving" if method is None else method
+        options = {"h": h} if h is not None else {}
+        if rtol is not None and name == "unilateral":
+            options["rtol"] = rtol
+        method = method_named(name, options)
+    if zeno == "complete" and not isinstance(method, Completion):
+        method = Completion(method)
+    return method
+
+
+def _default_step(step: float | None, output_interval: float | None) -> float | None:
+    """The smaller of the DefaultExperiment's step and the output interval."""
+    given = [s for s in (step, output_interval) if s is not None]
+    return min(given) if given else None
+
+
+def output_times(
+    t0: float,
+    t_end: float,
+    interval: float | None,
+    t_eval: Sequence[float] | None = None,
+) -> np.ndarray | None:
+    """Return the output times: t0 + k * interval up to t_end (and t_end), or
+    t_eval; None where neither is given (every step is kept).
+
+    Examples
+    --------
+    >>> output_times(0.0, 1.0, 0.3).tolist()
+    [0.0, 0.3, 0.6, 0.8999999999999999, 1.0]
+    """
+    if t_eval is not None:
+        return np.asarray(t_eval, dtype=float)
+    if interval is None:
+        return None
+    if not (isinstance(interval, int | float) and 0 < interval < math.inf):
+        raise FmibridgeError(
+            f"`output_interval` must be a finite number > 0, got {interval!r}."
+        )
+    n = math.floor((t_end - t0) / interval * (1 + GRID_RTOL))
+    times = t0 + interval * np.arange(n + 1)
+    if t_end - times[-1] <= GRID_RTOL * interval:
+        times[-1] = t_end
+    else:
+        times = np.append(times, t_end)
+    return times
+
+
+def input_values(data: object) -> dict[str, object]:
+    """Return FMU inputs by name from a mapping, FMPy's structured array or a
+    DataFrame (a 'time' column, else the index, and one column per input).
+
+    Examples
+    --------
+    >>> rows = [(0.0, 1.0), (1.0, 3.0)]
+    >>> signals = np.array(rows, dtype=[("time", float), ("u", float)])
+    >>> input_values(signals)["u"].value(0.5, held=False)
+    2.0
+    """
+    if data is None:
+        return {}
+    if isinstance(data, Mapping):
+        return dict(data)
+    if isinstance(data, np.ndarray) and data.dtype.names:
+        t_name, *names = data.dtype.names
+        return {n: InputTable(data[t_name], data[n], n) for n in names}
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        t = data["time"] if "time" in data.columns else data.index
+        names = [c for c in data.columns if c != "time"]
+        return {
+            str(n): InputTable(np.asarray(t), data[n].to_numpy(), str(n)) for n in names
+        }
+    raise FmibridgeError(
+        f"`input` must be a mapping of input names, a structured array with time "
+        f"first (FMPy's) or a DataFrame, got {type(data).__name__}."
+    )
