@@ -19,7 +19,7 @@ Decisions where the paper leaves a choice:
   test: the gap rates of the last N_SERIES impacts must decay geometrically
   (ratios r < 1 within RATIO_SPREAD) while their intervals shrink, and the
   predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v:
-  in time the flights still to come, 2 r |hdot| / ((1 - r) a) with a = -hddot
+  in time the flights still to come, 2 r abs(hdot) / ((1 - r) a), a = -hddot
   at R*x (the flight-time sum behind c1 of eq. 15, exact on flat ground), in
   position and velocity the last increment * r / (1 - r). The rates, not the
   impact times, carry the decay: a method that delays each transition by a

@@ -172,7 +172,8 @@ class Relaxation(Method):
 
     def time_resolution(self, gap: float, rate: float) -> float:
         """A transition waits eps - tau on its strip after a step that ends up to
-        eps deep (Fig. 12, Steps 13-14): up to (|gap| + eps) / |rate| + eps late."""
+        eps deep (Fig. 12, Steps 13-14): up to (abs(gap) + eps) / abs(rate) + eps
+        late."""
         return (abs(gap) + self.eps) / abs(rate) + self.eps if rate else math.inf
 
     def _trial(self, mode: Mode, state: State, g0: list[float], t_end: float, log):
