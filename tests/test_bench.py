@@ -56,7 +56,7 @@ def test_a_run_stopped_by_a_bound_scores_inf_not_its_partial_error():
     from fmibridge import Halving
     from fmibridge.benchmarks.suite import rho_hat_scorer, run_to_t_max
 
-    stopped = run_to_t_max(Halving(h=0.1, max_steps=3), EXAMPLE_1)
+    stopped = run_to_t_max(Halving(h=0.1, max_events=3), EXAMPLE_1)
     assert stopped is None
     assert rho_hat_scorer(EXAMPLE_1, exact_solution(EXAMPLE_1))(stopped) == math.inf
 

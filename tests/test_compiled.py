@@ -94,8 +94,8 @@ def test_guards_of_every_direction_and_several_per_mode():
 
 def test_max_steps_bounds_block_steps_too():
     system = forced_oscillator(EXAMPLE_1, compiled=True)
-    with pytest.warns(FmibridgeWarning, match="max_steps"):
-        result = Halving(h=1e-3, max_steps=100).run(system, 10.0)
+    with pytest.warns(FmibridgeWarning, match="max_steps"):  # an impact at 0.092 s
+        result = Halving(h=1e-3, max_steps=100).run(system, 0.1)
     assert result.status is Status.MAX_STEPS
     # the block stops at 100; an attempt that halves into an impact adds a few
     assert 100 <= result.stats["n_steps"] < 100 + 2 * Halving.max_halvings

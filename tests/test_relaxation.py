@@ -9,7 +9,6 @@ import pytest
 from fmibridge import (
     Edge,
     FmibridgeError,
-    FmibridgeWarning,
     Guard,
     HybridSystem,
     Mode,
@@ -138,13 +137,15 @@ def test_nearby_trajectories_take_either_order_and_stay_close():
     assert np.max(np.abs(ends[0] - ends[1])) <= 2 * (delta + 2 * eps)
 
 
-def test_leaving_the_domain_without_a_guard_is_no_progress():
+def test_leaving_the_domain_without_a_guard_is_an_error_naming_the_flow():
+    """As under Halving: the last trial (0.1 / 2**5) is still not finite."""
     flow = NativeFlow(lambda t, x, u: np.array([1.0 + np.sqrt(1.0 - x[0])]), ["x"])
     system = HybridSystem([Mode("m", flow)], "m", [1.0])
-    with np.errstate(invalid="ignore"), pytest.warns(FmibridgeWarning, match="no step"):
-        result = Relaxation(h=0.1, max_halvings=5).run(system, t_end=1.0)
-    assert result.status is Status.NO_PROGRESS
-    assert result.stats["n_rejected"] == 6
+    with np.errstate(invalid="ignore"), pytest.raises(
+        FmibridgeError,
+        match=r"Mode 'm': the flow gives non-finite states \[nan\] at t = 0\.003125",
+    ):
+        Relaxation(h=0.1, max_halvings=5).run(system, t_end=1.0)
 
 
 @pytest.mark.parametrize(

@@ -26,14 +26,14 @@ from fmibridge.sweep.batch import ERROR
 from fmibridge.sweep.execution import LOOPBACK_HTTP
 
 REPO = Path(__file__).resolve().parents[1]
-N_EVENTS = 100  # impacts per run before max_events stops it, just short of Zeno
+N_EVENTS = 100  # max_events: more impacts than any run makes before its Zeno stop
 H0, G = 1.0, 9.81
 EVENT_TOL = 1e-8  # s: halving locates impacts to t_tol = 1e-10 per impact; 100 add up
 ZENO_TOL = 1e-6  # s: Aitken extrapolation of impact times with EVENT_TOL errors
 
 
 def restitution_sweep(values) -> Sweep:
-    """The native ball dropped from H0, run until its N_EVENTS-th impact."""
+    """The native ball dropped from H0, run until it stops at its Zeno point."""
     base = Run(
         "bouncing_ball",
         t_end=10.0,
@@ -44,25 +44,27 @@ def restitution_sweep(values) -> Sweep:
 
 
 def test_restitution_sweep_matches_exact_impacts_and_zeno_time():
-    """20 runs: first impact, N-th impact and Zeno time against the formulas.
+    """20 runs: first impact, last impact and Zeno time against the formulas.
 
-    Halving does not pass a Zeno point, so each run stops at max_events. The
-    Zeno time is checked twice: the last logged impact lies within the exact
-    remaining time 2 v1 e^N / (g (1 - e)) of it, and the `zeno_time` metric
-    (accumulation of the last three impact times) matches it.
+    Halving does not pass a Zeno point: each run stops there (Status.ZENO),
+    before max_events, once the predicted remaining time is below 1e-3 of the
+    series. The Zeno time is checked twice: the last logged impact lies within
+    the exact remaining time 2 v1 e^N / (g (1 - e)) of it, and the `zeno_time`
+    metric (accumulation of the last three impact times) matches it.
     """
     e_values = np.linspace(0.5, 0.9, 20)
     summary = run_sweep(restitution_sweep(e_values), scheduler="serial").summary
-    assert len(summary) == 20 and (summary["status"] == "MAX_EVENTS").all()
-    assert (summary["n_events"] == N_EVENTS).all()
+    assert len(summary) == 20 and (summary["status"] == "ZENO").all()
+    assert (summary["n_events"] < N_EVENTS).all()
     v1 = math.sqrt(2 * G * H0)
     for row in summary.itertuples():
-        impacts = bouncing_ball_impacts(N_EVENTS, H0, G, row.e)
+        impacts = bouncing_ball_impacts(row.n_events, H0, G, row.e)
         zeno = bouncing_ball_zeno_time(H0, G, row.e)
         assert row.first_event_time == pytest.approx(impacts[0], abs=EVENT_TOL)
         assert row.last_event_time == pytest.approx(impacts[-1], abs=EVENT_TOL)
-        remaining = 2 * v1 / G * row.e**N_EVENTS / (1 - row.e)
+        remaining = 2 * v1 / G * row.e**row.n_events / (1 - row.e)
         assert abs(row.last_event_time - zeno) <= remaining + EVENT_TOL
+        assert remaining < 1e-3 * zeno  # stopped at the accumulation point
         assert row.zeno_time == pytest.approx(zeno, abs=ZENO_TOL)
 
 
@@ -113,7 +115,8 @@ def test_cluster_runs_fmus_like_the_default_local_run(cluster, fmu_dir):
     local = run_sweep(sweep).summary
     columns = [c for c in local.columns if c != "wall_time_s"]
     pd.testing.assert_frame_equal(on_cluster[columns], local[columns])
-    assert list(local["status"]) == ["REACHED_END"] * 3 + [ERROR]
+    # e = 0.5 accumulates at 1.36 s, before t_end: the run stops there
+    assert list(local["status"]) == ["ZENO"] + ["REACHED_END"] * 2 + [ERROR]
     assert "must be finite" in local.loc[3, "error"]
     impacts = bouncing_ball_impacts(1, H0, G)
     np.testing.assert_allclose(local["first_event_time"][:3], impacts[0], atol=1e-8)

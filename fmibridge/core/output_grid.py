@@ -105,13 +105,13 @@ class GridRecorder(Recorder):
         for i in np.flatnonzero(keep).tolist():
             self._append(float(t[i]), x[i], mode, {n: v[i] for n, v in outputs.items()})
 
-    def finish(self, status: Status, provenance) -> Result:
+    def finish(self, status: Status, provenance, detail: str = "") -> Result:
         """Keep the last event rows and the final sample, then build the Result."""
         self._keep_event_rows()
         for row in self._pending:  # the run ended here, off the grid
             super()._append(*row)
         self._pending.clear()
-        return super().finish(status, provenance)
+        return super().finish(status, provenance, detail)
 
     def _keep_event_rows(self) -> None:
         """Keep the waiting rows at the time of an event logged since they came."""

@@ -29,17 +29,34 @@ FIRST_CAPACITY = 1024  # samples; the arrays double from here up to the budget
 
 
 class Status(enum.Enum):
-    """Why a run stopped; each value is the message shown to the user."""
+    """Why a run stopped; each value is the message shown to the user.
+
+    A stopped run's `Result.detail` adds what the message cannot know: the time,
+    the guard or reset at fault, and the events counted.
+    """
 
     REACHED_END = "Reached t_end."
     MAX_STEPS = "Stopped after max_steps steps; raise max_steps or h."
     MAX_EVENTS = (
-        "Stopped after max_events transitions (impacts accumulating?); raise "
-        "max_events, or continue the Zeno execution with completion (--zeno complete)."
+        "Stopped after max_events transitions; raise max_events, or continue a Zeno "
+        "execution with completion (--zeno complete)."
     )
     NO_PROGRESS = (
-        "Stopped: no step could be taken even after max_halvings halvings; the "
-        "state leaves the domain where no guard is declared, or h is too large."
+        "Stopped: time does not advance. A guard or reset keeps the state where no "
+        "step can be taken (named below), or h is too large; fix that guard or "
+        "reset, or lower h."
+    )
+    ZENO = (
+        "Stopped at a Zeno point: impacts accumulate (or the state sticks to a "
+        "guard), which this method cannot pass. To continue, declare the contact "
+        "(`[constraint]` gap, velocity and restitution in the adapter file, or "
+        "HybridSystem(constraint=...)) and complete the execution (--zeno complete, "
+        "or Completion(method))."
+    )
+    ZENO_NOT_TRUNCATED = (
+        "Stopped at a Zeno point that completion did not truncate: the inner method "
+        "does not resolve the impacts finely enough. Tighten the inner method "
+        "(t_tol, eps or tol) or loosen completion's eps."
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
@@ -103,6 +120,9 @@ class Result:
         Extra columns aligned with `t` (for example the contact force `lam`).
     units : mapping
         The unit of each column that has one (an FMU's variables), for plots.
+    detail : str
+        For a run that stopped early: where and why, naming the guard, reset or
+        function at fault ("" when it reached t_end).
 
     Examples
     --------
@@ -125,6 +145,12 @@ class Result:
     provenance: Mapping[str, str]
     outputs: Mapping[str, np.ndarray] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def message(self) -> str:
+        """The status message, with the detail of a stopped run."""
+        return f"{self.status.value} {self.detail}".rstrip()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -170,7 +196,11 @@ class Result:
         for name, values in self.outputs.items():
             frame[name] = values
         frame["mode"] = self.mode
-        frame.attrs = {"status": self.status.name, **self.provenance}
+        frame.attrs = {
+            "status": self.status.name,
+            "detail": self.detail,
+            **self.provenance,
+        }
         return frame
 
     def events_frame(self) -> pd.DataFrame:
@@ -213,9 +243,7 @@ class Result:
     def raise_for_status(self) -> Result:
         """Raise FmibridgeError if the run stopped before its end."""
         if not self.status.is_success:
-            raise FmibridgeError(
-                f"Run stopped at t = {self.t[-1]!r}: {self.status.value}"
-            )
+            raise FmibridgeError(f"Run stopped at t = {self.t[-1]!r}: {self.message}")
         return self
 
     def plot(self, columns: Sequence[str] | None = None, *, axes=None):
@@ -327,6 +355,7 @@ class Recorder:
         self.output_names = output_names
         self.observer = observer
         self.warnings: list[str] = []
+        self._warned: set = set()
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0
@@ -389,12 +418,20 @@ class Recorder:
         self.warnings.append(message)
         warnings.warn(message, FmibridgeWarning, stacklevel=4)
 
+    def warn_once(self, key: object, message: str) -> None:
+        """`warn` that the run may be inaccurate, once per key."""
+        if key not in self._warned:
+            self._warned.add(key)
+            self.warn(message)
+
     @property
     def n_samples(self) -> int:
         """Samples held (after thinning)."""
         return self._n + self._has_tail
 
-    def result(self, status: Status, provenance: Mapping[str, str]) -> Result:
+    def result(
+        self, status: Status, provenance: Mapping[str, str], detail: str = ""
+    ) -> Result:
         """Build the Result of the samples so far."""
         n = self.n_samples
         rows = self._rows[:n]
@@ -422,9 +459,12 @@ class Recorder:
                 name: rows[:, self._x_end + i].copy()
                 for i, name in enumerate(self.output_names)
             },
+            detail=detail,
         )
 
-    def finish(self, status: Status, provenance: Mapping[str, str]) -> Result:
+    def finish(
+        self, status: Status, provenance: Mapping[str, str], detail: str = ""
+    ) -> Result:
         """Build the Result, warning once if the run stopped early or was thinned."""
         if self.stride > 1:
             self.warn(
@@ -433,11 +473,11 @@ class Recorder:
                 f"{SAMPLE_BUDGET_BYTES / 2**20:.3g} MiB; the events are logged "
                 f"exactly. Raise h or shorten the run to keep every sample."
             )
-        result = self.result(status, provenance)
+        result = self.result(status, provenance, detail)
         if not status.is_success:
             t_last = result.t[-1] if len(result.t) else float("nan")
             warnings.warn(
-                f"Run stopped at t = {t_last:.6g} s: {status.value}",
+                f"Run stopped at t = {t_last:.6g} s: {result.message}",
                 FmibridgeWarning,
                 stacklevel=3,
             )

@@ -26,7 +26,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..core import bracket
+from ..core import bracket, dense
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
@@ -48,6 +48,18 @@ propose = numba.njit(F64(ARRAY), cache=True)(bracket.propose)
 narrow = numba.njit(BOOL(ARRAY, F64, F64), cache=True)(bracket.narrow)
 is_narrow = numba.njit(BOOL(ARRAY), cache=True)(bracket.is_narrow)
 is_bracket = numba.njit(BOOL(F64, F64), cache=True)(bracket.is_bracket)
+inside_sign = numba.njit(F64(F64, F64, F64), cache=True)(dense.inside_sign)
+dips = numba.njit(BOOL(F64, F64, F64, F64, F64), cache=True)(dense.dips)
+
+
+@numba.njit(BOOL(ARRAY, ARRAY, ARRAY, ARRAY, ARRAY), cache=True)
+def any_dip(sides, g0, r0, g1, r1):
+    """True if a guard may dip beyond its surface inside the step (`dense.dips`):
+    the Python path then takes the step and looks (`Method.dip`)."""
+    for i in range(sides.shape[0]):
+        if dips(inside_sign(sides[i], g0[i], g1[i]), g0[i], r0[i], g1[i], r1[i]):
+            return True
+    return False
 
 
 @numba.njit(types.void(ARRAY, ARRAY), cache=True)
@@ -94,6 +106,17 @@ def rk_step(f, t, x, h, a, b, c):
     """One explicit RK step with tableau (a, b, c), as `Scheme.step` takes it."""
     slopes = np.empty((b.shape[0], x.shape[0]))
     for i in range(b.shape[0]):
+        copy_into(slopes[i], f(t + c[i] * h, stage_state(x, h, a, slopes, i)))
+    return combine(x, h, b, slopes)
+
+
+@numba.njit(ARRAY(RHS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY, ARRAY), cache=True)
+def rk_step_from(f, t, x, h, a, b, c, k1):
+    """`rk_step` with its first slope f(t, x) given as k1 (c_1 = 0 in an explicit
+    scheme): the same operations on the same values, one evaluation fewer."""
+    slopes = np.empty((b.shape[0], x.shape[0]))
+    copy_into(slopes[0], k1)
+    for i in range(1, b.shape[0]):
         copy_into(slopes[i], f(t + c[i] * h, stage_state(x, h, a, slopes, i)))
     return combine(x, h, b, slopes)
 
@@ -147,6 +170,21 @@ def lowest(signs, g):
         if signs[i] * g[i] < value:
             value = signs[i] * g[i]
     return value
+
+
+@numba.njit(
+    types.void(RHS, GUARDS, F64, ARRAY, ARRAY, F64, ARRAY, ARRAY, ARRAY), cache=True
+)
+def rates(f, guards, t, x, g, d, z, out, slope):
+    """Write each guard's rate dg/dt at (t, x) to out, with g its values there:
+    (g(t + d, x + d f) - g) / d, as `flows.base.guard_rates` takes it; f(t, x)
+    goes to slope (the next step's first stage), z is scratch for x + d f."""
+    copy_into(slope, f(t, x))
+    for k in range(x.shape[0]):
+        z[k] = x[k] + d * slope[k]
+    guards(t + d, z, out)
+    for i in range(out.shape[0]):
+        out[i] = (out[i] - g[i]) / d
 
 
 def trial(context, t, x, sigma, y, g):
@@ -235,6 +273,7 @@ def locate(context, sides, t, x, hs, g0, g1, width, max_iter, x_lo, g, ends):
         F64,
         F64,
         I64,
+        F64,
         ARRAY,
         MATRIX,
         ARRAY,
@@ -258,6 +297,7 @@ def flight(
     reach_tol,
     width,
     max_iter,
+    d,
     ts,
     xs,
     x_lo,
@@ -267,19 +307,29 @@ def flight(
     """Take steps of h (the last one lands on t_end) while every guard stays inside.
 
     Stops before the first step that ends on or beyond a guard's surface or with
-    non-finite values, at t_end, or after `max_steps`. Writes the accepted end
-    times and states to ts[:n], xs[:n] and returns n. With width > 0 a step
-    with finite values that stopped the loop is narrowed by `locate` (x_lo, g,
-    ends); ends[2] stays -1 if it was not.
+    non-finite values, or in which a guard may dip beyond its surface and come
+    back (`any_dip`, with the guards' rates over d, `rates`), at t_end, or after
+    `max_steps`. Writes the accepted end times and states to ts[:n], xs[:n] and
+    returns n. With width > 0 a step with finite values that ended beyond a
+    guard is narrowed by `locate` (x_lo, g, ends); ends[2] stays -1 if it was not.
     """
     g0 = np.empty(sides.shape[0])
     g1 = np.empty(sides.shape[0])
+    r0, r1, z = np.empty(g0.shape[0]), np.empty(g0.shape[0]), np.empty(x.shape[0])
+    slope = np.empty(x.shape[0])  # f(t, x), from the rates: the step's first stage
+    ahead = np.empty(x.shape[0])  # f at the step's end (slope stays for a location)
+    watch = sides.shape[0] > 0
     guards(t, x, g0)
+    if watch:
+        rates(f, guards, t, x, g0, d, z, r0, slope)
     ends[2] = -1.0
     n = 0
     while n < max_steps and t < t_end - reach_tol:
         hs = min(h, t_end - t)
-        y = rk_step(f, t, x, hs, a, b, c)
+        if watch:
+            y = rk_step_from(f, t, x, hs, a, b, c, slope)
+        else:
+            y = rk_step(f, t, x, hs, a, b, c)
         guards(t + hs, y, g1)
         defined = finite(y)
         if not (defined and inside(sides, g0, g1)):
@@ -289,9 +339,15 @@ def flight(
                     x_lo, g, ends,
                 )  # fmt: skip
             break
+        if watch:
+            rates(f, guards, t + hs, y, g1, d, z, r1, ahead)
+            if any_dip(sides, g0, r0, g1, r1):
+                break
+            slope, ahead = ahead, slope
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y
         g0[:] = g1
+        r0[:] = r1
         ts[n] = t
         xs[n, :] = y
         n += 1
@@ -312,10 +368,12 @@ def flight_loop(f, guards):
     """Bind `flight` to this f and guard vector."""
 
     @numba.njit
-    def run(sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, ts, xs, lo, g, ends):
+    def run(
+        sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, d, ts, xs, lo, g, ends
+    ):
         return flight(  # *args would warn that function types are experimental
-            f, guards, sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, ts, xs,
-            lo, g, ends,
+            f, guards, sides, a, b, c, t, x, h, t_end, n, tol, width, n_iter, d, ts,
+            xs, lo, g, ends,
         )  # fmt: skip
 
     return run

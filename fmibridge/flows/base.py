@@ -13,6 +13,11 @@ import numpy as np
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 
+# A guard's rate dg/dt comes from a forward difference along the flow over
+# RATE_STEP * h: about the square root of the float64 epsilon, which balances the
+# difference's truncation against round-off (exact for affine guards).
+RATE_STEP = 2.0**-26
+
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
     """Check a flow's f is callable and its state names unique and non-empty.
@@ -27,6 +32,47 @@ def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
             f"{flow}: `state_names` must be unique and non-empty, got {list(names)}."
         )
     return names
+
+
+def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, names):
+    """Return dx as a float array if it holds one finite value per state (names),
+    else raise naming `flow`, the function f, the expected length and what came
+    back (a flow checks its f's first value so)."""
+    values = np.asarray(dx, dtype=float) if _is_numeric(dx) else None
+    if values is None or values.shape != x.shape or not np.all(np.isfinite(values)):
+        got = (
+            repr(dx) if values is None else f"{values.size} value(s) {values.tolist()}"
+        )
+        raise FmibridgeError(
+            f"{flow}: f (`{getattr(f, '__name__', type(f).__name__)}`) returned "
+            f"{got} at t = {t!r}, x = {np.asarray(x).tolist()}; expected {x.size} "
+            f"finite values, one per state {list(names)}."
+        )
+    return values
+
+
+def _is_numeric(value: object) -> bool:
+    try:
+        np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def guard_rates(flow, guards, t, x, g, h) -> list[float] | None:
+    """Return each guard's rate dg/dt along `flow` at (t, x), or None without dx/dt.
+
+    g holds the guards' values at (t, x); the rates are forward differences
+    over d = RATE_STEP * h along the vector field: (g(t + d, x + d f) - g) / d.
+    The compiled loops (`flows._kernels`, `flows.fmu_kernels`) take the same
+    difference in the same order.
+    """
+    if not isinstance(flow, VectorField):
+        return None
+    d = RATE_STEP * h
+    z = x + d * np.asarray(flow.rhs(t, x), dtype=float)
+    t_ahead = t + d
+    return [(guard(t_ahead, z) - g_i) / d for guard, g_i in zip(guards, g, strict=True)]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from .base import VectorField, checked_names, compiled_steps
+from .base import RATE_STEP, VectorField, checked_names, compiled_steps
 
 # Samples gathered per call of the compiled loop; the method calls again for more.
 BLOCK = 4096
@@ -37,12 +37,12 @@ BLOCK = 4096
 _STEPPERS: dict[Callable, Callable] = {}
 _FLIGHTS: dict[tuple, Callable] = {}
 # The guard directions as the compiled loops read them.
-_SIDE = {"falling": 1.0, "rising": -1.0, "either": 0.0}
+SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
 
 def guard_sides(guards) -> np.ndarray:
     """Return each guard's direction as the compiled loops read it (+1, -1, 0)."""
-    return np.array([_SIDE[g.direction] for g in guards])
+    return np.array([SIDES[g.direction] for g in guards])
 
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
@@ -130,12 +130,27 @@ class CompiledFlow(VectorField):
             f, f"the right-hand side f of CompiledFlow `{name}`", kind="rhs"
         )
         self.name, self.state_names = name, names
+        self._check_size()
         self._t_block = np.empty(BLOCK)
         self._x_block = np.empty((BLOCK, len(names)))
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return f(t, x), called from Python."""
         return self._f(float(t), np.ascontiguousarray(x, dtype=float))
+
+    def _check_size(self) -> None:
+        """Refuse an f that returns the wrong number of values: the compiled loops
+        read them unchecked. Probed at x = 0, t = 0 (where it may be undefined:
+        only the size is checked)."""
+        x = np.zeros(len(self.state_names))
+        with np.errstate(all="ignore"):
+            dx = self._f(0.0, x)
+        if dx.shape != x.shape:
+            raise FmibridgeError(
+                f"CompiledFlow `{self.name}`: f (`{_name_of(self._f)}`) returned "
+                f"{dx.size} value(s) {dx.tolist()} at t = 0, x = {x.tolist()}; "
+                f"expected {x.size}, one per state {list(self.state_names)}."
+            )
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one step of `scheme`, compiled."""
@@ -183,6 +198,7 @@ class CompiledFlow(VectorField):
             float(reach_tol),
             0.0 if locate_tol is None else float(locate_tol),
             int(max_iter),
+            RATE_STEP * float(h),
             self._t_block,
             self._x_block,
             x_lo,

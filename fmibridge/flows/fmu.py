@@ -30,7 +30,7 @@ import numpy as np
 from ..core.errors import FmibridgeError, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
-from .base import Flow, FlowTerminated, VectorField, compiled_steps
+from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
@@ -593,6 +593,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
                 float(reach_tol),
                 0.0 if locate_tol is None else float(locate_tol),
                 int(max_iter),
+                RATE_STEP * float(h),
                 ts,
                 xs,
                 x_lo,

@@ -27,7 +27,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from ._kernels import combine, finite, inside, locate, stage_state, trial
+from ._kernels import any_dip, combine, finite, inside, locate, stage_state, trial
 
 ARRAY = types.float64[::1]
 MATRIX = types.float64[:, ::1]
@@ -100,6 +100,22 @@ def _rk_step(calls, t, x, h, a, b, c, y):
 
 
 @numba.njit(
+    types.boolean(CALLS, F64, ARRAY, F64, MATRIX, ARRAY, ARRAY, ARRAY, ARRAY),
+    cache=True,
+)
+def _rk_step_from(calls, t, x, h, a, b, c, y, k1):
+    """`_rk_step` with its first slope given as k1 (c_1 = 0): one FMU call fewer."""
+    slopes = np.empty((b.shape[0], x.shape[0]))
+    slopes[0, :] = k1
+    for i in range(1, b.shape[0]):
+        x_stage = stage_state(x, h, a, slopes, i)
+        if not _evaluate(calls, DERIVATIVES, t + c[i] * h, x_stage, slopes[i]):
+            return False
+    y[:] = combine(x, h, b, slopes)
+    return True
+
+
+@numba.njit(
     types.boolean(CALLS, types.int64[::1], F64, ARRAY, ARRAY, ARRAY), cache=True
 )
 def _guards(calls, index, t, x, z, g):
@@ -110,6 +126,25 @@ def _guards(calls, index, t, x, z, g):
         return False
     for k in range(index.shape[0]):
         g[k] = z[index[k]]
+    return True
+
+
+@numba.njit(
+    types.boolean(CALLS, INDEX, F64, ARRAY, ARRAY, F64, ARRAY, ARRAY, ARRAY, ARRAY),
+    cache=True,
+)
+def _rates(calls, index, t, x, g, d, slope, z, indicators, out):
+    """Write each guard's rate dg/dt at (t, x) to out, with g its values there,
+    as `_kernels.rates` (slope, z and indicators are scratch); False if the FMU
+    failed."""
+    if not _evaluate(calls, DERIVATIVES, t, x, slope):
+        return False
+    for k in range(x.shape[0]):
+        z[k] = x[k] + d * slope[k]
+    if not _guards(calls, index, t + d, z, indicators, out):
+        return False
+    for i in range(out.shape[0]):
+        out[i] = (out[i] - g[i]) / d
     return True
 
 
@@ -148,6 +183,7 @@ def fmu_trial(context, t, x, sigma, y, g):
         F64,
         F64,
         I64,
+        F64,
         ARRAY,
         MATRIX,
         ARRAY,
@@ -172,6 +208,7 @@ def fmu_flight(
     reach_tol,
     width,
     max_iter,
+    d,
     ts,
     xs,
     x_lo,
@@ -182,23 +219,34 @@ def fmu_flight(
 
     The guards are the FMU's event indicators `index` (of `nz`), with `sides`
     as in `_kernels.flight`. Stops before the first step that ends on or
-    beyond a guard's surface, with non-finite values or a failed FMU call, at
-    t_end, or after `max_steps`. Writes the accepted end times and states to
-    ts[:n], xs[:n] and returns n. With width > 0 a step with finite values
-    that stopped the loop is narrowed by `locate` (x_lo, g, ends), as in
-    `_kernels.flight`; ends[2] stays -1 if it was not.
+    beyond a guard's surface, with non-finite values or a failed FMU call, in
+    which a guard may dip beyond its surface and come back (`_kernels.any_dip`
+    with the rates over d of `_rates`), at t_end, or after `max_steps`. Writes
+    the accepted end times and states to ts[:n], xs[:n] and returns n. With
+    width > 0 a step with finite values that ended beyond a guard is narrowed
+    by `locate` (x_lo, g, ends), as in `_kernels.flight`; ends[2] stays -1 if
+    it was not.
     """
     z = np.empty(nz)
     g0 = np.empty(index.shape[0])
     g1 = np.empty(index.shape[0])
+    r0, r1 = np.empty(index.shape[0]), np.empty(index.shape[0])
     y = np.empty(x.shape[0])
+    slope, ahead = np.empty(x.shape[0]), np.empty(x.shape[0])
+    following = np.empty(x.shape[0])  # the slope at the step's end
     ends[2] = -1.0
     if not _guards(calls, index, t, x, z, g0):
+        return 0
+    watch = index.shape[0] > 0
+    if watch and not _rates(calls, index, t, x, g0, d, slope, ahead, z, r0):
         return 0
     n = 0
     while n < max_steps and t < t_end - reach_tol:
         hs = min(h, t_end - t)
-        if not _rk_step(calls, t, x, hs, a, b, c, y):
+        if watch:
+            if not _rk_step_from(calls, t, x, hs, a, b, c, y, slope):
+                break
+        elif not _rk_step(calls, t, x, hs, a, b, c, y):
             break
         if not _guards(calls, index, t + hs, y, z, g1):
             break
@@ -210,9 +258,16 @@ def fmu_flight(
                     max_iter, x_lo, g, ends,
                 )  # fmt: skip
             break
+        if watch:
+            if not _rates(calls, index, t + hs, y, g1, d, following, ahead, z, r1):
+                break
+            if any_dip(sides, g0, r0, g1, r1):
+                break
+            slope, following = following, slope
         t = t_end if t + hs >= t_end - reach_tol else t + hs
         x = y.copy()
         g0[:] = g1
+        r0[:] = r1
         ts[n] = t
         xs[n, :] = x
         n += 1

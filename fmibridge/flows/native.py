@@ -1,13 +1,14 @@
-"""Native flows: dynamics given as a Python callable f(t, x, u)."""
+"""Native flows: dynamics given as a Python callable f(t, x, u) or f(t, x)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from .base import VectorField, checked_names
+from .base import VectorField, checked_names, checked_rates
 
 InputFn = Callable[[float], np.ndarray | float]
 
@@ -19,7 +20,9 @@ class NativeFlow(VectorField):
     ----------
     f : callable
         f(t, x, u) -> dx/dt, with x a float64 array and u the value of
-        `inputs` at t (None when there are no inputs).
+        `inputs` at t (None when there are no inputs); or f(t, x) (the
+        signature of solve_ivp and CompiledFlow) when there are no inputs.
+        Its first value is checked: one finite number per state.
     state_names : sequence of str
         One unique name per state, in the order of x.
     inputs : callable, optional
@@ -27,12 +30,20 @@ class NativeFlow(VectorField):
     name : str, optional
         Name recorded in provenance.
 
+    Raises
+    ------
+    FmibridgeError
+        If f takes neither (t, x) nor (t, x, u), takes (t, x) with `inputs`,
+        or (at its first call) does not return one finite value per state.
+
     Examples
     --------
     >>> import numpy as np
     >>> flow = NativeFlow(lambda t, x, u: np.array([x[1], -9.81]), ["h", "v"])
     >>> flow.rhs(0.0, np.array([1.0, 0.0])).tolist()
     [0.0, -9.81]
+    >>> NativeFlow(lambda t, x: -x, ["y"]).rhs(0.0, np.array([2.0])).tolist()
+    [-2.0]
     """
 
     def __init__(
@@ -48,14 +59,47 @@ class NativeFlow(VectorField):
             raise FmibridgeError(
                 f"NativeFlow `{name}`: `inputs` must be callable u(t)."
             )
+        self._takes_u = _takes_inputs(f, name)
+        if inputs is not None and not self._takes_u:
+            raise FmibridgeError(
+                f"NativeFlow `{name}`: f takes (t, x) but `inputs` are given; write "
+                f"f(t, x, u) to receive them."
+            )
         self._f, self._inputs, self.name = f, inputs, name
         self.state_names = names
+        self._is_checked = False
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return f(t, x, u(t))."""
-        u = None if self._inputs is None else self._inputs(t)
-        return self._f(t, x, u)
+        """Return f(t, x, u(t)) (or f(t, x)), checked at the first call."""
+        if self._takes_u:
+            u = None if self._inputs is None else self._inputs(t)
+            dx = self._f(t, x, u)
+        else:
+            dx = self._f(t, x)
+        if not self._is_checked:
+            flow = f"NativeFlow `{self.name}`"
+            dx = checked_rates(flow, self._f, dx, t, x, self.state_names)
+            self._is_checked = True
+        return dx
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = native:NAME``."""
         return {"flow": f"native:{self.name}"}
+
+
+def _takes_inputs(f: Callable, name: str) -> bool:
+    """Return True if f takes (t, x, u), False if it takes (t, x); else raise."""
+    try:
+        signature = inspect.signature(f)
+    except (TypeError, ValueError):  # a builtin or extension: assume (t, x, u)
+        return True
+    for n in (3, 2):
+        try:
+            signature.bind(*range(n))
+        except TypeError:
+            continue
+        return n == 3
+    raise FmibridgeError(
+        f"NativeFlow `{name}`: f must take (t, x) or (t, x, u), but its signature "
+        f"is {getattr(f, '__name__', 'f')}{signature}."
+    )

@@ -5,24 +5,33 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
+import math
 import platform
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from ..core.errors import FmibridgeError
+from ..core.dense import dips, hermite_minimum, inside_sign
+from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket, Flow, FlowTerminated
+from ..flows.base import Bracket, Flow, FlowTerminated, guard_rates
+from ..flows.compiled import SIDES
+from .watchdog import ON_SURFACE, Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
+# A step whose guard interpolant misses the guard's value at its minimum by more
+# than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
+# be sure it saw every dip: a tenth, where a dip deeper than that would show.
+COARSE_RTOL = 0.1
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
@@ -36,15 +45,27 @@ class State:
 
 
 @dataclass(frozen=True)
+class Rated(State):
+    """A State that carries its guards' rates dg/dt (the next step's start)."""
+
+    rates: list[float] | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class Step:
-    """What one attempt produced: the next state, or a reason to stop."""
+    """What one attempt produced: the next state, or a reason to stop (and
+    the detail that names where and why)."""
 
     state: State
     stop: Status | None = None
+    detail: str = ""
 
 
 def reached(t: float, t_end: float, h: float) -> bool:
-    """Return True if t is t_end up to round-off relative to the step h."""
+    """Return True if t is t_end up to round-off relative to the step h (or to
+    t_end, for a step longer than that)."""
+    if h > 1.0 and h > abs(t_end):
+        h = max(abs(t_end), 1.0)
     return t >= t_end - TIME_RTOL * h
 
 
@@ -106,10 +127,20 @@ class Method(abc.ABC):
        samples it accepts with `log.sample`, fires at most the transitions of
        one instant, and returns the next State, or a Step with a stop reason.
     3. Never loop without a bound; a bound hit is a Status, not a hang.
+
+    Every run is watched (`watchdog.Watchdog`): a Zeno accumulation, a chatter
+    or a stall stops it with a Status that names the guard or reset at fault.
     """
 
     name: ClassVar[str] = "method"
     requires: ClassVar[type[Flow]] = Flow
+    # h is the step every step takes (not only an upper bound): checked against
+    # the run's interval and max_steps before the run
+    fixed_step: ClassVar[bool] = True
+    # the method continues Zeno executions itself (Completion)
+    completes_zeno: ClassVar[bool] = False
+    # its executions pass Zeno points by construction (Relaxation's strips)
+    passes_zeno: ClassVar[bool] = False
 
     h: float = 1e-3
     integrator: str | Scheme = "rk4"
@@ -163,9 +194,10 @@ class Method(abc.ABC):
         )
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
+        watch = Watchdog(self, system, t_end)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
-            status = self._loop(system, state, t_end, log, bar, grid)
-        result = log.finish(status, self._provenance(system, t_end, wall))
+            status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
+        result = log.finish(status, self._provenance(system, t_end, wall), detail)
         return dataclasses.replace(result, units=_units(system))
 
     @property
@@ -173,23 +205,24 @@ class Method(abc.ABC):
         """Times closer than this count as equal."""
         return TIME_RTOL * self.h
 
-    def _loop(self, system, state: State, t_end: float, log, bar, grid) -> Status:
-        """Attempt steps (and the flows' own events) until a stop; return why.
+    def _loop(self, system, state: State, t_end: float, log, bar, grid, watch):
+        """Attempt steps (and the flows' own events) until a stop; return why, and
+        the detail that names what is at fault (`watch`, the run's Watchdog).
 
         Each step ends at t_end, at the flow's next time event, or at the next
         time of the output `grid` (if any), whichever comes first.
         """
         for _ in range(self.max_steps):
             if reached(state.t, t_end, self.h):
-                return Status.REACHED_END
+                return Status.REACHED_END, ""
             if log.n_steps >= self.max_steps:  # block steps count one by one
-                return Status.MAX_STEPS
+                break
             # silent events count too: a reset that changes nothing can repeat
             if len(log.events) + log.n_silent_events >= self.max_events:
-                return Status.MAX_EVENTS
+                return Status.MAX_EVENTS, _last_edges(log) + watch.note()
             flow = system.mode(state.mode).flow
             if flow.is_terminated:
-                return Status.TERMINATED
+                return Status.TERMINATED, ""
             t_event = flow.next_event_time()
             if reached(state.t, t_event, self.h):  # the flow's time event: now
                 state = self.flow_event(state, flow, "time_event", log)
@@ -200,15 +233,21 @@ class Method(abc.ABC):
                 step = self._attempt(system, state, min(t_end, t_event), log)
             except FlowTerminated as end:  # inside a step: its end is the run's
                 log.sample(end.t, end.x, state.mode)
-                return Status.TERMINATED
+                return Status.TERMINATED, ""
             state = step.state
             bar.update(state.t)
             if step.stop is not None:
-                return step.stop
+                return step.stop, step.detail
             flow = system.mode(state.mode).flow
             if flow.step_completed(state.t, state.x):
                 state = self.flow_event(state, flow, "step_event", log)
-        return Status.MAX_STEPS
+            stop = watch.check(state, log)
+            if stop is not None:
+                return stop.status, stop.detail
+        return (
+            Status.MAX_STEPS,
+            f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
+        )
 
     def flow_event(self, state: State, flow: Flow, name: str, log: Recorder) -> State:
         """Run the flow's own event at `state` (sampled already) and log it."""
@@ -247,6 +286,7 @@ class Method(abc.ABC):
             raise FmibridgeError(
                 f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
             )
+        self._check_step(system.t0, float(t_end))
         for mode in system.modes.values():
             if not isinstance(mode.flow, self.requires):
                 raise FmibridgeError(
@@ -266,9 +306,110 @@ class Method(abc.ABC):
                 )
         return float(t_end)
 
+    def _check_step(self, t0: float, t_end: float) -> None:
+        """Refuse an h that the run cannot take (below the resolution of time, or
+        more fixed steps than max_steps); warn if a fixed step is longer than
+        the run."""
+        if t_end + self.h == t_end or t0 + self.h == t0:
+            raise FmibridgeError(
+                f"`h` = {self.h!r} s is below the resolution of time in this run "
+                f"(t + h == t near t = {max(abs(t0), abs(t_end))!r}); raise h."
+            )
+        if not self.fixed_step:
+            return
+        if self.h > t_end - t0:
+            warnings.warn(
+                f"`h` = {self.h!r} s is longer than the run (t0 = {t0!r} to t_end = "
+                f"{t_end!r}): its one step is cut to the run's end; choose h <= "
+                f"{t_end - t0!r}.",
+                FmibridgeWarning,
+                stacklevel=4,
+            )
+        if (t_end - t0) / self.h > self.max_steps:
+            raise FmibridgeError(
+                f"`h` = {self.h!r} s needs {(t_end - t0) / self.h:.3g} steps to reach "
+                f"t_end = {t_end!r}, more than max_steps = {self.max_steps}; raise h "
+                f"or max_steps."
+            )
+
+    def guards_at(self, mode: Mode, t: float, x: np.ndarray) -> list[float]:
+        """Return the guard values at an accepted state; a non-finite one is an
+        error naming it (`non_finite`)."""
+        g = [edge.guard(t, x) for edge in mode.edges]
+        if not all(map(math.isfinite, g)):
+            raise non_finite(mode, t, x, g)
+        return g
+
+    def time_resolution(self, gap: float, rate: float) -> float:
+        """Return how far from the crossing, in time, this method may place a
+        transition whose state has guard value `gap` and rate `rate`: the gap
+        over the rate (it fires where it found the guard)."""
+        return abs(gap) / abs(rate) if rate else math.inf
+
     def advance(self, mode: Mode, t: float, x: np.ndarray, h: float) -> np.ndarray:
         """Advance the mode's flow by h with this method's scheme."""
         return mode.flow.advance(t, x, h, self.scheme)
+
+    def rates(
+        self, mode: Mode, t: float, x: np.ndarray, g: list[float]
+    ) -> list[float] | None:
+        """Return the guards' rates dg/dt at (t, x) (g their values), or None for a
+        flow without dx/dt (`flows.base.guard_rates`)."""
+        return guard_rates(mode.flow, [e.guard for e in mode.edges], t, x, g, self.h)
+
+    def dip(self, mode: Mode, start: tuple, end: tuple, log: Recorder):
+        """Look inside a step that ends inside every guard for a guard that dips
+        beyond its surface and comes back (a grazing impact, a short hop).
+
+        `start` is (t, x, g, rates) at the step's start (rates None if not yet
+        known), `end` is (hs, g, rates) at its end, after hs. A guard that approaches
+        at the start and recedes at the end (`core.dense.dips`) has a minimum
+        inside; the trial step goes to the minimum of the step's cubic Hermite
+        interpolant of the guard that dips lowest. Returns (sigma, z, g_z) there,
+        for the method to test like any trial end, or None. Warns once per run
+        (`_coarse`) when the interpolant misses the guard there by more than
+        COARSE_RTOL: the step is then too coarse to trust what it does not see.
+        Flows without dx/dt (Co-Simulation) have no rates: nothing is seen.
+        """
+        (t, x, g0, r0), (hs, g1, r1) = start, end
+        if r1 is None:
+            return None
+        sides = [SIDES[e.guard.direction] for e in mode.edges]
+        receding = [
+            i
+            for i, side in enumerate(sides)
+            if inside_sign(side, g0[i], g1[i]) * r1[i] > 0.0
+        ]
+        if not receding:
+            return None
+        r0 = self.rates(mode, t, x, g0) if r0 is None else r0
+        lowest = None
+        for i in receding:
+            s = inside_sign(sides[i], g0[i], g1[i])
+            if dips(s, g0[i], r0[i], g1[i], r1[i]):
+                u, p = hermite_minimum(s, g0[i], r0[i], g1[i], r1[i], hs)
+                if lowest is None or p < lowest[1]:
+                    lowest = (u, p, i, s)
+        if lowest is None or not 0.0 < lowest[0] < 1.0:
+            return None
+        u, p, i, s = lowest
+        z = self.advance(mode, t, x, u * hs)
+        g_z = [edge.guard(t + u * hs, z) for edge in mode.edges]
+        scale = max(abs(g0[i]), abs(g1[i]), abs(g_z[i]))
+        if abs(p - s * g_z[i]) > COARSE_RTOL * scale:
+            self._coarse(mode.edges[i], t, abs(p - s * g_z[i]) / scale, log)
+        return u * hs, z, g_z
+
+    def _coarse(self, edge: Edge, t: float, miss: float, log: Recorder) -> None:
+        """Warn once per run that steps of h may not see a dip of edge's guard."""
+        h = self.h * 0.5 * (COARSE_RTOL / miss) ** 0.25  # the cubic's error ~ h^4
+        log.warn_once(
+            ("coarse", edge.name),
+            f"{self.name}: steps of h = {self.h:g} s are too coarse to see for sure "
+            f"whether guard {edge.guard.name!r} dips beyond its surface within one "
+            f"step near t = {t:.6g} s (the step's interpolant misses it by "
+            f"{miss:.2g} of its size); steps of h <= {h:.2g} s resolve it.",
+        )
 
     def steps_inside(
         self, mode: Mode, state: State, t_end: float, log: Recorder
@@ -320,26 +461,34 @@ class Method(abc.ABC):
 
     def fire(
         self,
+        mode: Mode,
         state: State,
         edge: Edge,
         log: Recorder,
         simultaneous: tuple[str, ...] = (),
     ) -> State:
-        """Apply `edge`'s reset at `state`, log the event and return the new state.
+        """Apply `edge`'s reset at `state` (in `mode`), log the event and return
+        the new state.
 
         A self-loop whose reset changes nothing (an FMU event that its own
         conditions did not act on) is no transition: it is counted in
         `n_silent_events`, not logged. The state before is sampled before the
         reset runs, so an FMU's outputs in that sample are those before its
-        event.
+        event. A reset that returns the wrong number of values or non-finite
+        ones, or that leaves a self-loop's state beyond its own guard or on it
+        moving out (`_check_reset`), is an error.
         """
         log.sample(state.t, state.x, state.mode)
         x_after = np.asarray(edge.reset(state.t, state.x.copy()), dtype=float)
         if x_after.shape != state.x.shape or not np.all(np.isfinite(x_after)):
             raise FmibridgeError(
-                f"Reset of edge {edge.name!r} returned {x_after!r} at t = {state.t!r}; "
-                f"it must return {state.x.size} finite values."
+                f"Reset `{_name_of(edge.reset)}` of edge {edge.name!r} returned "
+                f"{x_after.tolist()!r} at t = {state.t!r}; it must return "
+                f"{state.x.size} finite values, one per state "
+                f"{list(mode.flow.state_names)}."
             )
+        if edge.target == state.mode:
+            self._check_reset(mode, edge, state, x_after)
         if edge.target == state.mode and np.array_equal(x_after, state.x):
             log.n_silent_events += 1
             return state
@@ -356,6 +505,46 @@ class Method(abc.ABC):
             )
         )
         return State(state.t, x_after, edge.target)
+
+    def _check_reset(
+        self, mode: Mode, edge: Edge, state: State, x_after: np.ndarray
+    ) -> None:
+        """Refuse a self-loop's reset that leaves the state beyond its own guard
+        (deeper than the event found it), or on its surface moving out: either
+        way the guard would fire again at once, forever."""
+        guard, t = edge.guard, state.t
+        side = {"falling": 1.0, "rising": -1.0}.get(guard.direction)
+        if side is None:
+            return  # 'either' (an FMU's indicator): no inside to keep
+        g_before, g_after = guard(t, state.x), guard(t, x_after)
+        where = f"at t = {t!r}, x = {x_after.tolist()}"
+        if not math.isfinite(g_after):
+            raise FmibridgeError(
+                f"Guard {guard.name!r} returned {g_after!r} just after the reset of "
+                f"edge {edge.name!r} {where}; a guard must be finite wherever the "
+                f"flow is defined."
+            )
+        if side * g_after < -max(ON_SURFACE, 2.0 * abs(g_before)):
+            raise FmibridgeError(
+                f"The reset of edge {edge.name!r} leaves the state beyond its own "
+                f"guard {guard.name!r}: g = {g_after!r} after it (g = {g_before!r} "
+                f"before) {where}. A reset must return the state into the domain "
+                f"(g {'>=' if side > 0 else '<='} 0)."
+            )
+        if abs(g_after) > max(ON_SURFACE, 2.0 * abs(g_before)):
+            return  # off the guard, further than the event found it
+        rates = guard_rates(mode.flow, [guard], t, x_after, [g_after], self.h)
+        if rates is None or side * rates[0] * self.h >= -ON_SURFACE:
+            return
+        before = guard_rates(mode.flow, [guard], t, state.x, [g_before], self.h)
+        if side * before[0] < 0.0:  # moving out before the reset, and still after it
+            raise FmibridgeError(
+                f"The reset of edge {edge.name!r} leaves the state on its guard "
+                f"{guard.name!r} moving out of the domain as before it (dg/dt = "
+                f"{rates[0]:.6g}) {where}: the guard would fire again at once. The "
+                f"reset must turn the state back into the domain (an impact "
+                f"reverses the velocity)."
+            )
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""
@@ -381,6 +570,45 @@ class Method(abc.ABC):
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
             "versions": _versions(),
         }
+
+
+def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:
+    """Return the error for a non-finite state or guard value at (t, x): it
+    names the guard when the state is finite, else the mode's flow."""
+    if not np.all(np.isfinite(x)):
+        return FmibridgeError(
+            f"Mode {mode.name!r}: the flow gives non-finite states {x.tolist()} at "
+            f"t = {t!r} ({_describe(mode.flow)}); check its right-hand side there."
+        )
+    names = dict(zip(mode.flow.state_names, x.tolist(), strict=True))
+    bad = next(i for i, g_i in enumerate(g) if not math.isfinite(g_i))
+    guard = mode.edges[bad].guard
+    return FmibridgeError(
+        f"Guard {guard.name!r} (`{_name_of(guard.fn)}`) of mode {mode.name!r} "
+        f"returned {g[bad]!r} at t = {t!r}, x = {names}; a guard must be finite "
+        f"wherever the flow is defined."
+    )
+
+
+def _describe(flow: Flow) -> str:
+    return ", ".join(f"{k}={v}" for k, v in flow.describe().items())
+
+
+def _name_of(fn: object) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _last_edges(log: Recorder) -> str:
+    """Name the edges behind the last transitions (the detail of MAX_EVENTS)."""
+    last = log.events[-100:]
+    counts: dict[str, int] = {}
+    for event in last:
+        counts[event.edge] = counts.get(event.edge, 0) + 1
+    named = ", ".join(f"{edge!r} {n}x" for edge, n in counts.items())
+    return (
+        f"{len(log.events)} transitions and {log.n_silent_events} silent events; "
+        f"the last {len(last)}: {named or 'none'}."
+    )
 
 
 def _recorded_names(system: HybridSystem) -> tuple[str, ...]:

@@ -16,10 +16,15 @@ Decisions where the paper leaves a choice:
 - Truncation test: Definition 7 with the model's conservative bounds
   (`Contact.bounds`) when it has them (eq. 10 with dh M^-1 dh^T in the
   denominator, as the impact law requires); otherwise a model-free
-  test: the last N_SERIES impacts must decay geometrically (interval and
-  velocity ratios r < 1 within RATIO_SPREAD), and the predicted tails of time,
-  position and velocity, last increment * r / (1 - r), times FALLBACK_SAFETY,
-  must be below eps_t, eps_q, eps_v. Both also need condition (i), lam(R*x) > 0.
+  test: the gap rates of the last N_SERIES impacts must decay geometrically
+  (ratios r < 1 within RATIO_SPREAD) while their intervals shrink, and the
+  predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v:
+  in time the flights still to come, 2 r abs(hdot) / ((1 - r) a), a = -hddot
+  at R*x (the flight-time sum behind c1 of eq. 15, exact on flat ground), in
+  position and velocity the last increment * r / (1 - r). The rates, not the
+  impact times, carry the decay: a method that delays each transition by a
+  step fraction (Relaxation's strip wait) keeps the rates right. Both tests
+  also need condition (i), lam(R*x) > 0.
 - R* is applied to the pre-impact state, Euclidean, as Theorem 3 assumes. e = 0:
   switch at once when lam > 0, the impact already lands on Z. e = 1: never truncate.
 - Switch time: `switch="truncation"` starts the constrained motion at the
@@ -69,8 +74,8 @@ LIFTED = "{}:lifted"
 # eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (Or and Ames
 # leave the ratio free; 0.5 keeps V well inside U).
 V_RATIO = 0.5
-# Impacts in the series the model-free test reads: 3 intervals give 2 interval
-# ratios and 3 velocity ratios, enough to see geometric decay.
+# Impacts in the series the model-free test reads: 3 gap-rate ratios, enough to see
+# geometric decay.
 N_SERIES = 4
 # Largest spread of those ratios still called geometric; the flat ground has 0,
 # the paper's examples ~0.02 near their Zeno points.
@@ -248,6 +253,7 @@ class Completion(Method):
     """
 
     name: ClassVar[str] = "completion"
+    completes_zeno: ClassVar[bool] = True
 
     inner: Method | None = None
     eps: float = 1e-3
@@ -409,8 +415,29 @@ class Completion(Method):
         series = self._series(flow, log)
         if not self._truncates(flow.contact, series):
             return step
+        self._check_resolution(flow, log)
         flow.last_step = None  # a new constrained phase starts from h
         return Step(self._switch(flow.contact, series[-1], last, t_end, log))
+
+    def _check_resolution(self, flow: ConstrainedFlow, log: Recorder) -> None:
+        """Warn if the inner method places the impacts of this Zeno series, added
+        up, less precisely in time than half of eps_t: each shifts all after it,
+        and Theorem 3 bounds the truncation only, not the inner method's error."""
+        late, contact = 0.0, flow.contact
+        for impact in reversed(flow.impacts):
+            if impact is None:
+                break
+            gap = contact.h(impact.t, impact.x)
+            late += self.inner.time_resolution(gap, impact.rate)
+        if late > 0.5 * self.eps_t:
+            log.warn_once(
+                "resolution",
+                f"completion: the inner method ({self.inner.name}) places the impacts "
+                f"before the truncation at t = {flow.impacts[-1].t:.9g} s only to "
+                f"about {late:.2g} s in all, more than half of eps_t = "
+                f"{self.eps_t:g} s: the Zeno time may be off by that much. Tighten "
+                f"the inner method (Relaxation's eps, Unilateral's tol).",
+            )
 
     def _leave(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
         """Take the first step after a lift-off here, so no guard starts at zero.
@@ -472,18 +499,22 @@ class Completion(Method):
             return False
         intervals = [b.t - a.t for a, b in pairwise(series)]
         rates = [abs(s.rate) for s in series]
-        if min(intervals) <= 0 or min(rates) <= 0:
+        if min(intervals) <= 0 or min(rates) <= 0 or intervals[-1] >= intervals[0]:
             return False
-        ratios = [b / a for run in (intervals, rates) for a, b in pairwise(run)]
+        ratios = [b / a for a, b in pairwise(rates)]
         r = max(ratios)
         if r >= 1.0 or r - min(ratios) > RATIO_SPREAD:
             return False
+        last = series[-1]
+        a = -contact.hddot(last.t, last.x_star)
+        if not a > 0.0:
+            return False
         s = FALLBACK_SAFETY * r / (1.0 - r)
         iq, iv = list(contact.q_index), list(contact.v_index)
-        dq = np.linalg.norm(series[-1].x[iq] - series[-2].x[iq])
-        dv = np.linalg.norm(series[-1].x_star[iv] - series[-2].x_star[iv])
+        dq = np.linalg.norm(last.x[iq] - series[-2].x[iq])
+        dv = np.linalg.norm(last.x_star[iv] - series[-2].x_star[iv])
         return bool(
-            intervals[-1] * s < self.eps_t
+            2.0 * rates[-1] / a * s < self.eps_t
             and dq * s < self.eps_q
             and dv * s < self.eps_v
         )

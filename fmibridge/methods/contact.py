@@ -27,6 +27,7 @@ eqs. (4)-(8), Sec. V.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -304,20 +305,20 @@ def contact_of(system: HybridSystem) -> Contact:
     flow's `rhs_with_force` if it has one (`ForcedVectorField`); otherwise lam
     enters as an acceleration (unit mass: `lam` is then a force per unit mass).
 
+    A system without a constraint whose impact is a Model Exchange FMU's own
+    event indicator gets the one `indicator_constraint` finds.
+
     Raises
     ------
     FmibridgeError
-        If the system has no constraint, or its gap or velocity is not a state of a
-        vector field.
+        If the system has no constraint (and none is found), or its gap or
+        velocity is not a state of a vector field.
     """
     constraint = system.constraint
     if isinstance(constraint, Contact):
         return constraint
     if constraint is None:
-        raise FmibridgeError(
-            f"HybridSystem `{system.name}` has no `constraint`; completion needs one "
-            f"(a UnilateralConstraint on states, or a Contact)."
-        )
+        constraint = indicator_constraint(system)
     names = system.state_names
     flow = system.mode(system.initial_mode).flow
     missing = [n for n in (constraint.gap, constraint.velocity) if n not in names]
@@ -349,6 +350,108 @@ def contact_of(system: HybridSystem) -> Contact:
         v_index=(j,),
         hessian_fn=lambda t, x: np.zeros((1, 1)),
     )
+
+
+# Relative shift of a state that `indicator_constraint` probes the FMU with, and
+# the relative round-off within which the responses must be exact (the gap and
+# velocity are states: the indicator and der(gap) copy them).
+STATE_PROBE = 1e-3
+EXACT_RTOL = 1e-9
+# The probe impact of `indicator_constraint`: just beyond the surface (m), moving
+# into it at unit speed, so the FMU's own `when` fires and reinit shows -e.
+BEYOND = -1e-9
+ADAPTER_LINES = (
+    '[constraint]\ngap = "<gap state>"\nvelocity = "<its velocity>"\n'
+    "restitution = <number or parameter name>"
+)
+
+
+def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
+    """Return the constraint of a system whose impact is an FMU's own event indicator.
+
+    Found where the model allows it: the indicator must be a state of the FMU
+    (the gap: it moves one for one with that state and no other), whose
+    derivative is another state (the velocity), and the FMU must let its state
+    be saved, so that one impact can be probed in its event mode: the ratio
+    -v+ / v- of its own reset is the restitution (Newton's law, Or and Ames eq. 4).
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the FMU and the adapter lines that declare the constraint, where
+        it cannot be found.
+    """
+    found = [
+        (edge.guard.fn.fmu_flow, edge.guard.fn.indicator_index)
+        for mode in system.modes.values()
+        for edge in mode.edges
+        if hasattr(edge.guard.fn, "fmu_flow")
+    ]
+    if not found:
+        raise FmibridgeError(
+            f"HybridSystem `{system.name}` has no `constraint`; completion needs one "
+            f"(a UnilateralConstraint on states, or a Contact; in an adapter file:\n"
+            f"{ADAPTER_LINES})."
+        )
+    flow, index = found[0]
+    t, x = system.t0, system.x0
+    gap = _copied_state(lambda y: flow.event_indicator(index)(t, y), x)
+    velocity = None if gap is None else _copied_state(lambda y: flow.rhs(t, y)[gap], x)
+    names = system.state_names
+    if gap is None or velocity is None:
+        raise FmibridgeError(
+            f"{flow.path}: completion needs the contact, and event indicator {index} "
+            f"is not a state {'' if gap is None else 'whose derivative is a state '}"
+            f"of the FMU (states {list(names)}); declare it in an adapter file:\n"
+            f"{ADAPTER_LINES}"
+        )
+    e = _restitution(flow, t, x, gap, velocity)
+    if e is None:
+        raise FmibridgeError(
+            f"{flow.path}: event indicator {index} is the gap {names[gap]!r} with "
+            f"velocity {names[velocity]!r}, but the FMU cannot save its state, so "
+            f"its restitution cannot be measured; declare it in an adapter file:\n"
+            f'[constraint]\ngap = "{names[gap]}"\nvelocity = "{names[velocity]}"\n'
+            f"restitution = <number or parameter name>"
+        )
+    return UnilateralConstraint(names[gap], names[velocity], e)
+
+
+def _copied_state(value: Callable[[np.ndarray], float], x: np.ndarray) -> int | None:
+    """Return j if value(x) == x[j] and moves one for one with x[j] only."""
+    base = float(value(x))
+    for j in range(x.size):
+        if not math.isclose(base, x[j], rel_tol=EXACT_RTOL, abs_tol=1e-12):
+            continue
+        exact = True
+        for k in range(x.size):
+            y = x.copy()
+            y[k] += STATE_PROBE * (1.0 + abs(x[k]))
+            moved = (float(value(y)) - base) - (y[k] - x[k]) * (k == j)
+            exact = exact and abs(moved) <= EXACT_RTOL * (1.0 + abs(x[k]))
+        if exact:
+            return j
+    return None
+
+
+def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
+    """Return -v+ / v- of the FMU's own reset at a probe impact, or None if the FMU
+    cannot save and restore its state around it."""
+    archive = flow.archive
+    if not archive.capability("ModelExchange", "canGetAndSetFMUstate"):
+        return None
+    instance = flow.instance
+    saved = instance.get_state()
+    try:
+        y = x.copy()
+        y[gap], y[velocity] = BEYOND, -1.0
+        after = flow.event_update(t, y)
+    finally:
+        instance.set_state(saved)
+        instance.free_state(saved)
+        instance.forget_time()
+    e = float(after[velocity])  # -v+ / v- with v- = -1
+    return e if 0.0 <= e <= 1.0 else None
 
 
 PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against

@@ -16,13 +16,16 @@ from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, VectorField
 from .base import (
     Method,
+    Rated,
     State,
     Step,
     at_least_one,
     grid_step,
+    non_finite,
     positive,
     step_end,
 )
+from .watchdog import ON_SURFACE
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -127,54 +130,89 @@ class Halving(Method):
             return self._fire_bracket(mode, bracket, log)
         if block is not None:
             return block
+        return self._step(mode, state, (system.t0, t_end), log)
+
+    def _step(self, mode: Mode, state: State, span: tuple, log: Recorder) -> Step:
+        """Take one step of h from `state`, halved into a crossing if one lies in it
+        (one accepted half step after each halving); span is (t0, t_end)."""
+        t0, t_end = span
         t, x = state.t, state.x
-        g0 = [edge.guard(t, x) for edge in mode.edges]
+        g0 = self.guards_at(mode, t, x)
+        r0 = state.rates if isinstance(state, Rated) else None
         # communication points on t0 + k h for the FMUs that compare them with
         # their own time; the compiled loops that serve vector fields sum h
-        grid = None if isinstance(mode.flow, VectorField) else system.t0
+        grid = None if isinstance(mode.flow, VectorField) else t0
         hs = min(grid_step(t, self.h, grid), t_end - t)
-        n_halvings, after_half_step, crossing = 0, False, None
-        for _ in range(
-            2 * self.max_halvings + 2
-        ):  # each halving, one accepted half step
+        n_halvings, after_half_step, was_crossed, crossing = 0, False, set(), None
+        for _ in range(2 * self.max_halvings + 2):  # a halving, an accepted half
             y = self.advance(mode, t, x, hs)
             g1 = self._guards(mode, t + hs, y)
-            crossed = self._crossed(mode, g0, g1, y)
+            crossed, r1 = self._crossed(mode, g0, g1, y), None
             if not crossed and n_halvings and not after_half_step:
                 if _stalled(mode, x, y):  # the half of a crossed step left x as it was
                     return Step(self._fire_unresolved(mode, t, x, g0, *crossing, log))
             if crossed and crossed is not _NON_FINITE:
                 crossing = (hs, g1, crossed)
             if not crossed:
+                r1 = self.rates(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, r1), log)
+                if dip is not None and self._crossed(mode, g0, dip[2], dip[1]):
+                    hs, y, g1 = dip  # the crossing lies before the dip's bottom
+                    crossed = self._crossed(mode, g0, g1, y)
+            if not crossed:
+                stuck = self._stuck(was_crossed, g0, g1)
+                if stuck is not None:  # crossed at once from the surface: fire here
+                    return Step(self._fire(mode, t, x, 0.0, g0, g0, [stuck], log))
                 log.n_steps += 1
                 t = step_end(t, hs, t_end, self.h, grid)
-                x, g0 = y, g1
+                x, g0, r0 = y, g1, r1
                 log.sample(t, x, mode.name)
                 if n_halvings == 0 or after_half_step or t == t_end:
-                    return Step(State(t, x, mode.name))
+                    return Step(Rated(t, x, mode.name, r1))
                 after_half_step = True  # the crossing lies in the next hs: close in
                 continue
-            if crossed is not _NON_FINITE and hs <= self.t_tol:
-                return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
-            if crossed is not _NON_FINITE and self.locate == "illinois":
-                located = self._illinois(mode, t, x, hs, g0, g1, log)
-                if located is not None:
-                    return located
+            if crossed is not _NON_FINITE:
+                was_crossed.update(crossed)
+                if hs <= self.t_tol:
+                    return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
+                if self.locate == "illinois":
+                    located = self._illinois(mode, t, x, hs, g0, g1, log)
+                    if located is not None:
+                        return located
             if n_halvings == self.max_halvings:
                 break
             if crossed is _NON_FINITE and hs <= self.t_tol:
                 near = self._nearest_guard(mode, g0)
-                if near is not None:  # the flow is undefined just beyond this guard
-                    return Step(self._fire(mode, t, x, 0.0, g0, g0, [near], log))
-                raise FmibridgeError(
-                    f"Mode {mode.name!r}: the flow gives non-finite states for every "
-                    f"step from t = {t!r}, x = {x.tolist()}; check the model's "
-                    f"right-hand side there."
-                )
+                if near is None:
+                    raise non_finite(mode, t + hs, y, g1)
+                # the flow is undefined just beyond this guard: it fires here
+                return Step(self._fire(mode, t, x, 0.0, g0, g0, [near], log))
             n_halvings, after_half_step = n_halvings + 1, False
             log.n_rejected += 1
             hs /= 2
-        return Step(State(t, x, mode.name), Status.NO_PROGRESS)
+        return Step(
+            State(t, x, mode.name),
+            Status.NO_PROGRESS,
+            f"No step from t = {t!r} in mode {mode.name!r} after {n_halvings} "
+            f"halvings (max_halvings); guards {self._named(mode, g0)}.",
+        )
+
+    @staticmethod
+    def _stuck(was_crossed: set[int], g0: list[float], g1: list[float]) -> int | None:
+        """Return a guard that a longer trial crossed but that this trial leaves
+        unchanged on its surface: the state sits on it and the flow pushes it
+        beyond below the resolution of the state (a body resting on a stop),
+        so it crosses at the step's start."""
+        stuck = [
+            i
+            for i in sorted(was_crossed)
+            if g1[i] == g0[i] and abs(g0[i]) <= ON_SURFACE
+        ]
+        return stuck[0] if stuck else None
+
+    @staticmethod
+    def _named(mode: Mode, g: list[float]) -> dict[str, float]:
+        return {edge.guard.name: g_i for edge, g_i in zip(mode.edges, g, strict=True)}
 
     def _fire(self, mode, t, x, hs, g0, g1, crossed, log) -> State:
         """Place the crossing by the secant of g in [t, t + hs] and fire its edge."""
@@ -190,7 +228,8 @@ class Halving(Method):
             winner = Crossing(winner.edge, t + hs)
         x_event = x if winner.t == t else self.advance(mode, t, x, winner.t - t)
         others = tuple(c.edge.name for c in group[1:])
-        return self.fire(State(winner.t, x_event, mode.name), winner.edge, log, others)
+        state = State(winner.t, x_event, mode.name)
+        return self.fire(mode, state, winner.edge, log, others)
 
     def _fire_unresolved(self, mode, t, x, g0, hs, g1, crossed, log) -> State:
         """Fire a crossing the flow cannot narrow below hs, and say so.
@@ -215,7 +254,7 @@ class Halving(Method):
             f"{g1[i]:.3g}."
         )
         others = tuple(mode.edges[k].name for k in crossed if k != i)
-        return self.fire(State(t + hs, y, mode.name), edge, log, others)
+        return self.fire(mode, State(t + hs, y, mode.name), edge, log, others)
 
     def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step | None:
         """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
@@ -275,17 +314,28 @@ class Halving(Method):
         log.n_rejected += bracket.n_trials
         b, t = bracket, bracket.t + bracket.lo
         if b.hi - b.lo > self.t_tol:
-            return Step(State(b.t, b.x, mode.name), Status.NO_PROGRESS)
+            g0 = self._guards(mode, b.t, b.x)
+            stuck = self._stuck(set(range(len(g0))), g0, b.g_lo)
+            if stuck is not None and b.lo > 0.0:  # the state rests on that guard
+                return Step(self._fire(mode, b.t, b.x, 0.0, g0, g0, [stuck], log))
+            return Step(
+                State(b.t, b.x, mode.name),
+                Status.NO_PROGRESS,
+                f"The crossing after t = {b.t!r} in mode {mode.name!r} is still "
+                f"bracketed to {b.hi - b.lo:.3g} s after {b.n_trials} trials "
+                f"(max_halvings); guards {self._named(mode, b.g_lo)}.",
+            )
         if not all(map(math.isfinite, b.g_hi)):
             near = self._nearest_guard(mode, b.g_lo)
             if near is None:
-                raise FmibridgeError(
-                    f"Mode {mode.name!r}: the flow gives non-finite states just after "
-                    f"t = {t!r}, x = {b.x_lo.tolist()}, with no guard within "
-                    f"{NEAR_GUARD} of its surface; check the model's right-hand side."
-                )
+                y = self.advance(mode, b.t, b.x, b.hi)
+                raise non_finite(mode, b.t + b.hi, y, self._guards(mode, b.t + b.hi, y))
             return Step(self._fire(mode, t, b.x_lo, 0.0, b.g_lo, b.g_lo, [near], log))
-        crossed = self._crossed(mode, b.g_lo, b.g_hi, b.x_lo)
+        # the guard beyond at the far end, also where it was already beyond by
+        # round-off at the near end (a reset leaves it there): no sign change
+        crossed = self._crossed(mode, b.g_lo, b.g_hi, b.x_lo) or [
+            _deepest(mode, b.g_lo, b.g_hi)
+        ]
         width = b.hi - b.lo
         return Step(self._fire(mode, t, b.x_lo, width, b.g_lo, b.g_hi, crossed, log))
 
@@ -310,6 +360,15 @@ class Halving(Method):
 
 
 _NON_FINITE = object()
+
+
+def _deepest(mode: Mode, g_lo: list[float], g_hi: list[float]) -> int:
+    """Return the guard that lies deepest beyond its surface at the far end."""
+    signed = [
+        _inward(e.guard, a, b) * b
+        for e, a, b in zip(mode.edges, g_lo, g_hi, strict=True)
+    ]
+    return signed.index(min(signed))
 
 
 class _Stalled(Exception):  # noqa: N818 - a signal inside _illinois, never escapes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -10,7 +11,17 @@ import numpy as np
 from ..core.integrators import Scheme
 from ..core.result import Recorder, Status
 from ..core.system import Guard, HybridSystem, Mode
-from .base import Method, State, Step, at_least_one, positive, reached
+from ..flows.base import guard_rates
+from .base import (
+    Method,
+    Rated,
+    State,
+    Step,
+    at_least_one,
+    non_finite,
+    positive,
+    reached,
+)
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
@@ -119,6 +130,7 @@ class Relaxation(Method):
     """
 
     name: ClassVar[str] = "relaxation"
+    passes_zeno: ClassVar[bool] = True  # each transition waits on its strip
     integrator: str | Scheme = "midpoint"
     eps: float = 1e-6
     max_halvings: int = 64
@@ -135,23 +147,16 @@ class Relaxation(Method):
         block = self.steps_inside(mode, state, t_end, log)
         if block is not None:
             return block
-        t, x = state.t, state.x
-        g0 = [edge.guard(t, x) for edge in mode.edges]
-        hs = min(self.h, t_end - t)
-        for _ in range(self.max_halvings + 1):
-            y = self.advance(mode, t, x, hs)
-            where = self._classify(mode, g0, t + hs, y)
-            if where is not _OUTSIDE:
-                break
-            log.n_rejected += 1
-            hs /= 2
-        else:
-            return Step(state, Status.NO_PROGRESS)
+        g0 = self.guards_at(mode, state.t, state.x)
+        trial = self._trial(mode, state, g0, t_end, log)
+        if isinstance(trial, Step):
+            return trial
+        hs, y, where, rates = trial
         log.n_steps += 1
-        t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
+        t1 = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
         log.sample(t1, y, mode.name)
         if where is _DOMAIN:
-            return Step(State(t1, y, mode.name))
+            return Step(Rated(t1, y, mode.name, rates))
         edge = mode.edges[where.index]
         if getattr(edge.guard, "reset_at", "surface") == "beyond":
             q = y  # the reset tests its own condition (an FMU's event mode)
@@ -163,7 +168,58 @@ class Relaxation(Method):
                 log.sample(t_end, q, mode.name)
             return Step(State(t_end, q, mode.name))
         others = tuple(mode.edges[i].name for i in where.others)
-        return Step(self.fire(State(t_reset, q, mode.name), edge, log, others))
+        return Step(self.fire(mode, State(t_reset, q, mode.name), edge, log, others))
+
+    def time_resolution(self, gap: float, rate: float) -> float:
+        """A transition waits eps - tau on its strip after a step that ends up to
+        eps deep (Fig. 12, Steps 13-14): up to (abs(gap) + eps) / abs(rate) + eps
+        late."""
+        return (abs(gap) + self.eps) / abs(rate) + self.eps if rate else math.inf
+
+    def _trial(self, mode: Mode, state: State, g0: list[float], t_end: float, log):
+        """Find the step of Fig. 12, Steps 4-5: h, h/2, ... until the trial point
+        lies in D_j^eps; return (hs, y, where, rates at y) or the Step that stops.
+
+        A trial in the domain whose guard may have dipped beyond its surface and
+        come back inside the step (`Method.dip`) is replaced by the trial to the
+        dip's bottom, classified like any other.
+        """
+        t, x = state.t, state.x
+        r0 = state.rates if isinstance(state, Rated) else None
+        hs = min(self.h, t_end - t)
+        for _ in range(self.max_halvings + 1):
+            y = self.advance(mode, t, x, hs)
+            where, rates = self._classify(mode, g0, t + hs, y), None
+            if where is _DOMAIN:
+                g1 = [edge.guard(t + hs, y) for edge in mode.edges]
+                rates = self.rates(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, rates), log)
+                if dip is not None:
+                    inside = self._classify(mode, g0, t + dip[0], dip[1])
+                    if inside is not _DOMAIN:  # the guard dipped beyond: go there
+                        hs, y, where, rates = dip[0], dip[1], inside, None
+            if where is not _OUTSIDE:
+                return hs, y, where, rates
+            log.n_rejected += 1
+            if t + hs / 2 == t:  # a shorter trial would not advance time
+                return self._no_step(mode, state, hs, log)
+            hs /= 2
+        return self._no_step(mode, state, 2 * hs, log)
+
+    def _no_step(self, mode: Mode, state: State, hs: float, log: Recorder) -> Step:
+        """Stop after Step 5's n' = inf (or once halving stops advancing time): an
+        error naming the guard or the flow if the last trial, of hs, was not
+        finite, else Status.NO_PROGRESS."""
+        y = self.advance(mode, state.t, state.x, hs)
+        g = [edge.guard(state.t + hs, y) for edge in mode.edges]
+        if not (np.all(np.isfinite(y)) and all(map(math.isfinite, g))):
+            raise non_finite(mode, state.t + hs, y, g)
+        return Step(
+            state,
+            Status.NO_PROGRESS,
+            f"No trial step from t = {state.t!r} in mode {mode.name!r} lands in the "
+            f"domain or a strip after {self.max_halvings} halvings (max_halvings).",
+        )
 
     def _classify(self, mode: Mode, g0: list[float], t1: float, y: np.ndarray):
         """Return _DOMAIN, _OUTSIDE or the _Strip the trial point y lies on."""
@@ -197,7 +253,9 @@ class Relaxation(Method):
         if _depth(guard, g_start, g_start) is not None:
             return x  # a reset left the state beyond this guard: it entered here
         lo, q, g_q = 0.0, x, g_start
-        if g_start == 0.0:  # on the surface: the curve may dip inside first
+        if abs(g_start) <= PROJECT_GTOL * self.eps:
+            # on the surface (a reset left it there): the curve may rise inside
+            # first and come back (a hop shorter than the step)
             inside = self._inside_point(mode, guard, state, s)
             if inside is None:
                 return x  # it leaves at once: it enters the strip here
@@ -223,18 +281,28 @@ class Relaxation(Method):
         return q
 
     def _inside_point(self, mode: Mode, guard: Guard, state: State, s: float):
-        """Return (sigma, z, g) strictly inside the guard on the step's curve, or None.
+        """Return (sigma, z, g) inside the guard on the step's curve, by more than
+        the projection's tolerance, or None.
 
-        Probes sigma = s/2, s/4, ... down to eps: a dip inside the domain
-        shorter than the strip time eps moves q by O(eps) only (Thm. 27).
+        None at once where the state moves out of the domain at the start (its
+        rate, `Method.rates`); else probes sigma = eps, 2 eps, 4 eps, ... below
+        s, so a short hop costs a few probes: a dip inside the domain shorter
+        than the strip time eps moves q by O(eps) only (Thm. 27).
         """
-        sigma = s
+        t, x = state.t, state.x
+        side = {"falling": 1.0, "rising": -1.0}.get(guard.direction)
+        if side is not None:
+            rate = guard_rates(mode.flow, [guard], t, x, [guard(t, x)], self.h)
+            if rate is not None and not side * rate[0] > 0.0:
+                return None
+        sigma = self.eps
         for _ in range(self.max_halvings):
-            sigma /= 2
-            if sigma < self.eps:
+            if sigma >= s:
                 break
-            z = self.advance(mode, state.t, state.x, sigma)
-            g = guard(state.t + sigma, z)
-            if g != 0.0 and np.isfinite(g) and _depth(guard, 0.0, g) is None:
+            z = self.advance(mode, t, x, sigma)
+            g = guard(t + sigma, z)
+            inside = np.isfinite(g) and _depth(guard, 0.0, g) is None
+            if inside and abs(g) > PROJECT_GTOL * self.eps:
                 return sigma, z, g
+            sigma *= 2
         return None

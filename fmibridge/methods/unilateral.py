@@ -328,6 +328,8 @@ class Unilateral(Method):
         """A history node: f, guard values and Lie derivatives at (t, x)."""
         f = np.asarray(mode.flow.rhs(t, x), dtype=float) if f is None else f
         g = bank.values(t, x) if g is None else g
+        if not (np.all(np.isfinite(f)) and np.all(np.isfinite(g))):
+            _non_finite(mode, bank, t, x, f, g)
         lie, norm = bank.lie(t, x, f, self._eps(x))
         return _Point(t, x, f, g, lie, norm)
 
@@ -459,7 +461,23 @@ class Unilateral(Method):
         """Fire the first due edge (declaration order); list the others."""
         edges = [mode.edges[i] for i in due]
         plain = State(state.t, state.x, state.mode)
-        return self.fire(plain, edges[0], log, tuple(e.name for e in edges[1:]))
+        return self.fire(mode, plain, edges[0], log, tuple(e.name for e in edges[1:]))
+
+
+def _non_finite(mode: Mode, bank: _Bank, t, x, f, g) -> None:
+    """Raise the error for a non-finite dx/dt or guard value at an accepted point."""
+    if not np.all(np.isfinite(f)):
+        raise FmibridgeError(
+            f"Mode {mode.name!r}: the flow gives non-finite dx/dt {f.tolist()} at t = "
+            f"{t!r}, x = {x.tolist()}; check its right-hand side there."
+        )
+    bad = int(np.flatnonzero(~np.isfinite(g))[0])
+    guard = bank.guards[int(bank.owner[bad])]
+    raise FmibridgeError(
+        f"Guard {guard.name!r} of mode {mode.name!r} returned {float(g[bad])!r} at t = "
+        f"{t!r}, x = {x.tolist()}; a guard must be finite wherever the flow is "
+        f"defined."
+    )
 
 
 @dataclass(frozen=True)
