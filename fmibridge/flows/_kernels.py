@@ -355,11 +355,14 @@ def flight(
 
 
 def stepper(f):
-    """Bind rk_step to this f: step(t, x, h, a, b, c) -> x(t + h)."""
+    """Bind rk_step to this f: step(t, x, h, a, b, c, k1) -> x(t + h), with the
+    first slope k1 given (`rk_step_from`) unless k1 is empty."""
 
     @numba.njit
-    def step(t, x, h, a, b, c):
-        return rk_step(f, t, x, h, a, b, c)
+    def step(t, x, h, a, b, c, k1):
+        if k1.shape[0] == 0:
+            return rk_step(f, t, x, h, a, b, c)
+        return rk_step_from(f, t, x, h, a, b, c, k1)
 
     return step
 

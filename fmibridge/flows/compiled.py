@@ -36,6 +36,8 @@ BLOCK = 4096
 # costs its own compilation, about a second with the closures.
 _STEPPERS: dict[Callable, Callable] = {}
 _FLIGHTS: dict[tuple, Callable] = {}
+# The slope a step is given when it is not known: the kernel evaluates f(t, x).
+_NO_SLOPE = np.empty(0)
 # The guard directions as the compiled loops read them.
 SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
@@ -154,11 +156,24 @@ class CompiledFlow(VectorField):
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one step of `scheme`, compiled."""
+        return self.advance_from(t, x, h, scheme, _NO_SLOPE)
+
+    def advance_from(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
+    ) -> np.ndarray:
+        """Return x(t + h): one compiled step of `scheme` whose first stage is
+        `slope` (f(t, x) itself where it is empty)."""
         if self._f not in _STEPPERS:
             _STEPPERS[self._f] = _kernels().stepper(self._f)
         a, b, c = scheme.arrays
         return _STEPPERS[self._f](
-            float(t), np.ascontiguousarray(x, dtype=float), float(h), a, b, c
+            float(t),
+            np.ascontiguousarray(x, dtype=float),
+            float(h),
+            a,
+            b,
+            c,
+            np.ascontiguousarray(slope, dtype=float),
         )
 
     def steps_inside(

@@ -138,24 +138,26 @@ class Halving(Method):
         t0, t_end = span
         t, x = state.t, state.x
         g0 = self.guards_at(mode, t, x)
-        r0 = state.rates if isinstance(state, Rated) else None
+        r0, slope = (
+            (state.rates, state.slope) if isinstance(state, Rated) else (None,) * 2
+        )
         # communication points on t0 + k h for the FMUs that compare them with
         # their own time; the compiled loops that serve vector fields sum h
         grid = None if isinstance(mode.flow, VectorField) else t0
         hs = min(grid_step(t, self.h, grid), t_end - t)
         n_halvings, after_half_step, was_crossed, crossing = 0, False, set(), None
         for _ in range(2 * self.max_halvings + 2):  # a halving, an accepted half
-            y = self.advance(mode, t, x, hs)
+            y = self.advance(mode, t, x, hs, slope)
             g1 = self._guards(mode, t + hs, y)
-            crossed, r1 = self._crossed(mode, g0, g1, y), None
+            crossed, r1, s1 = self._crossed(mode, g0, g1, y), None, None
             if not crossed and n_halvings and not after_half_step:
                 if _stalled(mode, x, y):  # the half of a crossed step left x as it was
                     return Step(self._fire_unresolved(mode, t, x, g0, *crossing, log))
             if crossed and crossed is not _NON_FINITE:
                 crossing = (hs, g1, crossed)
             if not crossed:
-                r1 = self.rates(mode, t + hs, y, g1)
-                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, r1), log)
+                r1, s1 = self.rated(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0, slope), (hs, g1, r1), log)
                 if dip is not None and self._crossed(mode, g0, dip[2], dip[1]):
                     hs, y, g1 = dip  # the crossing lies before the dip's bottom
                     crossed = self._crossed(mode, g0, g1, y)
@@ -165,10 +167,10 @@ class Halving(Method):
                     return Step(self._fire(mode, t, x, 0.0, g0, g0, [stuck], log))
                 log.n_steps += 1
                 t = step_end(t, hs, t_end, self.h, grid)
-                x, g0, r0 = y, g1, r1
+                x, g0, r0, slope = y, g1, r1, s1
                 log.sample(t, x, mode.name)
                 if n_halvings == 0 or after_half_step or t == t_end:
-                    return Step(Rated(t, x, mode.name, r1))
+                    return Step(Rated(t, x, mode.name, r1, s1))
                 after_half_step = True  # the crossing lies in the next hs: close in
                 continue
             if crossed is not _NON_FINITE:
@@ -176,7 +178,7 @@ class Halving(Method):
                 if hs <= self.t_tol:
                     return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
                 if self.locate == "illinois":
-                    located = self._illinois(mode, t, x, hs, g0, g1, log)
+                    located = self._illinois(mode, (t, x, slope), hs, g0, g1, log)
                     if located is not None:
                         return located
             if n_halvings == self.max_halvings:
@@ -256,8 +258,9 @@ class Halving(Method):
         others = tuple(mode.edges[k].name for k in crossed if k != i)
         return self.fire(mode, State(t + hs, y, mode.name), edge, log, others)
 
-    def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step | None:
-        """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
+    def _illinois(self, mode, start, hs, g0, g1, log) -> Step | None:
+        """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire;
+        `start` is (t, x, dx/dt there or None).
 
         Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) (s_i = +1 falling, -1
         rising; for 'either', the sign of g_i(t), or against g_i(t + hs) from
@@ -267,6 +270,7 @@ class Halving(Method):
         reset leaves it one ulp beyond), or only such a guard fired.
         `flows._kernels.locate` does the same compiled.
         """
+        t, x, slope = start
         signs = [
             _inward(e.guard, a, b) for e, a, b in zip(mode.edges, g0, g1, strict=True)
         ]
@@ -279,7 +283,7 @@ class Halving(Method):
 
         def trial(sigma: float) -> End:
             nonlocal n_trials
-            y = self.advance(mode, t, x, sigma)
+            y = self.advance(mode, t, x, sigma, slope)
             if seen.setdefault(y.tobytes(), sigma) != sigma and _stalled(mode, y, y):
                 raise _Stalled  # one state for two steps: halving says what it can
 

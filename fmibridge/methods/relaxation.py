@@ -156,7 +156,7 @@ class Relaxation(Method):
         t1 = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
         log.sample(t1, y, mode.name)
         if where is _DOMAIN:
-            return Step(Rated(t1, y, mode.name, rates))
+            return Step(Rated(t1, y, mode.name, *rates))
         edge = mode.edges[where.index]
         if getattr(edge.guard, "reset_at", "surface") == "beyond":
             q = y  # the reset tests its own condition (an FMU's event mode)
@@ -178,26 +178,29 @@ class Relaxation(Method):
 
     def _trial(self, mode: Mode, state: State, g0: list[float], t_end: float, log):
         """Find the step of Fig. 12, Steps 4-5: h, h/2, ... until the trial point
-        lies in D_j^eps; return (hs, y, where, rates at y) or the Step that stops.
+        lies in D_j^eps; return (hs, y, where, (rates, dx/dt) at y) or the Step
+        that stops.
 
         A trial in the domain whose guard may have dipped beyond its surface and
         come back inside the step (`Method.dip`) is replaced by the trial to the
         dip's bottom, classified like any other.
         """
         t, x = state.t, state.x
-        r0 = state.rates if isinstance(state, Rated) else None
+        r0, slope = (
+            (state.rates, state.slope) if isinstance(state, Rated) else (None,) * 2
+        )
         hs = min(self.h, t_end - t)
         for _ in range(self.max_halvings + 1):
-            y = self.advance(mode, t, x, hs)
-            where, rates = self._classify(mode, g0, t + hs, y), None
+            y = self.advance(mode, t, x, hs, slope)
+            where, rates = self._classify(mode, g0, t + hs, y), (None, None)
             if where is _DOMAIN:
                 g1 = [edge.guard(t + hs, y) for edge in mode.edges]
-                rates = self.rates(mode, t + hs, y, g1)
-                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, rates), log)
+                rates = self.rated(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0, slope), (hs, g1, rates[0]), log)
                 if dip is not None:
                     inside = self._classify(mode, g0, t + dip[0], dip[1])
                     if inside is not _DOMAIN:  # the guard dipped beyond: go there
-                        hs, y, where, rates = dip[0], dip[1], inside, None
+                        hs, y, where, rates = dip[0], dip[1], inside, (None, None)
             if where is not _OUTSIDE:
                 return hs, y, where, rates
             log.n_rejected += 1
