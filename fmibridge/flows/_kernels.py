@@ -38,6 +38,7 @@ SIGNATURES = {
     "rhs": RHS_SIGNATURE,
     "force": ARRAY(types.float64, ARRAY, types.float64),  # (t, x, lam) -> dx/dt
     "hessian": MATRIX(types.float64, ARRAY),  # H(t, x)
+    "gradient": types.Tuple((ARRAY, types.float64))(types.float64, ARRAY),
 }
 RHS = types.FunctionType(RHS_SIGNATURE)
 GUARDS = types.FunctionType(GUARDS_SIGNATURE)

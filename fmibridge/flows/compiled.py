@@ -48,15 +48,16 @@ def guard_sides(guards) -> np.ndarray:
 
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
-# contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array
-# and its Hessian (t, x) -> 2-D array.
-KINDS = ("guard", "rhs", "force", "hessian")
+# contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
+# its Hessian (t, x) -> 2-D array, and a guard's gradient (t, x) -> (dg/dx, dg/dt).
+KINDS = ("guard", "rhs", "force", "hessian", "gradient")
 
 
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
     """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
     the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
-    "hessian" (t, x) -> 2-D array (a `Contact`'s primitives).
+    "hessian" (t, x) -> 2-D array (a `Contact`'s primitives), "gradient" (t, x)
+    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`).
 
     Use it for the guards of a mode whose flow is a CompiledFlow, so the steps
     between events run compiled, and for a Contact's primitives, so
@@ -135,6 +136,11 @@ class CompiledFlow(VectorField):
         self._check_size()
         self._t_block = np.empty(BLOCK)
         self._x_block = np.empty((BLOCK, len(names)))
+
+    @property
+    def f(self) -> Callable:
+        """The compiled right-hand side f(t, x), for kernels that call it."""
+        return self._f
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return f(t, x), called from Python."""

@@ -66,9 +66,14 @@ class Step:
 def reached(t: float, t_end: float, h: float) -> bool:
     """Return True if t is t_end up to round-off relative to the step h (or to
     t_end, for a step longer than that)."""
+    return t >= t_end - reach_tol(t_end, h)
+
+
+def reach_tol(t_end: float, h: float) -> float:
+    """Return how close to t_end a time counts as t_end (`reached`)."""
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
-    return t >= t_end - TIME_RTOL * h
+    return TIME_RTOL * h
 
 
 def grid_step(t: float, h: float, t0: float | None) -> float:
