@@ -42,9 +42,9 @@ def test_example_1_compiled_is_the_python_run(method):
     fast = method.run(forced_oscillator(EXAMPLE_1, compiled=True), 30.0)
     assert_same_run(python, fast)
     assert len(fast.events) >= 8 and fast.stats["n_steps"] > 1000  # endpoint: 8
-    assert fast.provenance["loops"] == "free: compiled"
-    assert python.provenance["loops"] == (
-        "free: python callbacks (NativeFlow is not compiled)"
+    assert fast.provenance["loops"].startswith("free: compiled x")
+    assert python.provenance["loops"].startswith(
+        "free: python callbacks (NativeFlow is not compiled) x"
     )
 
 

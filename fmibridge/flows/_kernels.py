@@ -39,6 +39,7 @@ SIGNATURES = {
     "force": ARRAY(types.float64, ARRAY, types.float64),  # (t, x, lam) -> dx/dt
     "hessian": MATRIX(types.float64, ARRAY),  # H(t, x)
     "gradient": types.Tuple((ARRAY, types.float64))(types.float64, ARRAY),
+    "reset": RHS_SIGNATURE,  # R(t, x) -> x after the reset
 }
 RHS = types.FunctionType(RHS_SIGNATURE)
 GUARDS = types.FunctionType(GUARDS_SIGNATURE)
@@ -133,16 +134,18 @@ def finite(v):
 
 @numba.njit(BOOL(ARRAY, ARRAY, ARRAY), cache=True)
 def inside(sides, g0, g1):
-    """True if every guard lies strictly inside its domain at both ends."""
+    """True if every guard ends strictly inside its domain, having started inside
+    or on its surface (a reset leaves the state there: the step moves it in);
+    an 'either' guard keeps its sign strictly (from zero it fires)."""
     for i in range(sides.shape[0]):
         g_start, g_end = g0[i], g1[i]
         if not np.isfinite(g_end):
             return False
         if sides[i] > 0.0:
-            if not (g_start > 0.0 and g_end > 0.0):
+            if not (g_start >= 0.0 and g_end > 0.0):
                 return False
         elif sides[i] < 0.0:
-            if not (g_start < 0.0 and g_end < 0.0):
+            if not (g_start <= 0.0 and g_end < 0.0):
                 return False
         elif not g_start * g_end > 0.0:
             return False

@@ -10,11 +10,13 @@ returns the `Bracket`; otherwise, or where the crossing is no clean sign
 change, the method handles the crossing step as for any other flow. Events,
 resets and their bounds stay in one place (the method's Python code).
 
-A step is taken by the compiled loop only if it keeps every guard strictly
-inside its domain at both ends (g > 0 for a falling guard, g < 0 for a rising
-one, no sign change for 'either'), with finite values; the same step is then a
-plain step for every method, so results agree with the Python loop to
-round-off. numba is imported on first use.
+A step is taken by the compiled loop only if every guard ends it strictly
+inside its domain, having started inside or on its surface (g > 0 at the end
+and g >= 0 at the start for a falling guard, the reverse for a rising one, no
+sign change for 'either'), with finite values; the same step is then a plain
+step for every method, so results agree with the Python loop to round-off.
+Where the reset of an impact leaves the state on its surface, the steps after
+it run compiled too. numba is imported on first use.
 """
 
 from __future__ import annotations
@@ -49,15 +51,17 @@ def guard_sides(guards) -> np.ndarray:
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
 # contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
-# its Hessian (t, x) -> 2-D array, and a guard's gradient (t, x) -> (dg/dx, dg/dt).
-KINDS = ("guard", "rhs", "force", "hessian", "gradient")
+# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), and
+# a reset (t, x) -> array.
+KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset")
 
 
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
     """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
     the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
     "hessian" (t, x) -> 2-D array (a `Contact`'s primitives), "gradient" (t, x)
-    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`).
+    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`) and
+    "reset" R(t, x) -> array (an edge's reset, so methods fire it compiled).
 
     Use it for the guards of a mode whose flow is a CompiledFlow, so the steps
     between events run compiled, and for a Contact's primitives, so

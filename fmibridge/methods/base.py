@@ -23,7 +23,7 @@ from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, Flow, FlowTerminated, VectorField, guard_rates
-from ..flows.compiled import SIDES
+from ..flows.compiled import SIDES, CompiledFlow, is_compiled
 from .watchdog import ON_SURFACE, Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
@@ -204,7 +204,10 @@ class Method(abc.ABC):
         watch = Watchdog(self, system, t_end)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
             status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
-        result = log.finish(status, self._provenance(system, t_end, wall), detail)
+        provenance = self._provenance(system, t_end, wall)
+        if log.loops:  # which loops ran: compiled, or Python (and why)
+            provenance["loops"] = "; ".join(f"{k} x{n}" for k, n in log.loops.items())
+        result = log.finish(status, provenance, detail)
         return dataclasses.replace(result, units=_units(system))
 
     @property
@@ -491,6 +494,7 @@ class Method(abc.ABC):
         )
         if steps is None:
             return None, None
+        log.loops[f"{mode.name}: compiled steps"] += 1
         block = None
         if len(steps.t):
             log.n_steps += len(steps.t)
@@ -609,6 +613,20 @@ class Method(abc.ABC):
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
             "versions": _versions(),
         }
+
+
+def why_python(mode: Mode) -> str:
+    """Name what keeps a mode's steps out of the compiled loops (for the
+    provenance's `loops`), if anything does."""
+    flow = mode.flow
+    if not isinstance(flow, VectorField):
+        return ""  # a Co-Simulation FMU integrates itself
+    if not isinstance(flow, CompiledFlow):
+        return f" ({type(flow).__name__} is not compiled)"
+    for edge in mode.edges:
+        if not is_compiled(edge.guard.fn):
+            return f" (guard {edge.guard.name!r} is not compiled)"
+    return ""
 
 
 def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:

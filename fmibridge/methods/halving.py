@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
+import weakref
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -11,10 +13,12 @@ import numpy as np
 
 from ..core.bracket import End, illinois, is_bracket
 from ..core.errors import FmibridgeError
-from ..core.result import Recorder, Status
-from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket, VectorField
+from ..core.result import Event, Recorder, Status
+from ..core.system import Edge, HybridSystem, Mode, _identity
+from ..flows.base import RATE_STEP, Bracket, VectorField, compiled_steps
+from ..flows.compiled import BLOCK, CompiledFlow, guard_sides, is_compiled
 from .base import (
+    TIME_RTOL,
     Method,
     Rated,
     State,
@@ -24,6 +28,7 @@ from .base import (
     non_finite,
     positive,
     step_end,
+    why_python,
 )
 from .watchdog import ON_SURFACE
 
@@ -118,19 +123,83 @@ class Halving(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
-        block, bracket = self.steps_to_crossing(
-            mode,
-            state,
-            t_end,
-            log,
-            locate_tol=self.t_tol if self.locate == "illinois" else None,
-            max_iter=self.max_halvings,
-        )
+        firing = _firing(mode) if self.locate == "illinois" else None
+        if firing is not None:
+            block, bracket, fired = self._fly_and_fire(mode, firing, state, t_end, log)
+            if fired is not None:
+                return fired
+        else:
+            block, bracket = self.steps_to_crossing(
+                mode,
+                state,
+                t_end,
+                log,
+                locate_tol=self.t_tol if self.locate == "illinois" else None,
+                max_iter=self.max_halvings,
+            )
         if bracket is not None:
             return self._fire_bracket(mode, bracket, log)
         if block is not None:
             return block
+        log.loops[f"{mode.name}: python steps{why_python(mode)}"] += 1
         return self._step(mode, state, (system.t0, t_end), log)
+
+    def _fly_and_fire(self, mode: Mode, firing: tuple, state: State, t_end, log):
+        """Take the steps between events, locate the crossing and fire it in one
+        compiled call (`_halving_kernels.fly_and_fire`); return the block of steps,
+        the Bracket where the kernel located but did not fire, and the Step after
+        the event where it fired (else None)."""
+        kernels = _kernels()
+        fs, gs, rs, edges, (ts, xs, info) = firing
+        x = np.ascontiguousarray(state.x, dtype=float)
+        n_x, n_g = x.size, len(mode.edges)
+        bracket = (np.empty(n_x), np.empty((2, n_g)), np.empty(3))
+        events = (np.empty(n_x), np.empty(n_x), np.empty(n_g, dtype=np.int64))
+        limits = (
+            t_end,
+            min(self.max_steps - log.n_steps, BLOCK),
+            TIME_RTOL * self.h,
+            self.t_tol,
+            self.max_halvings,
+            RATE_STEP * self.h,
+        )
+        n = kernels.fly_and_fire(
+            fs, gs, rs, (*edges, *self.scheme.arrays), float(state.t), x,
+            float(self.h), limits, ts, xs, bracket, events, info,
+        )  # fmt: skip
+        log.loops[f"{mode.name}: compiled steps and firing"] += 1
+        block = None
+        if n:
+            log.n_steps += n
+            log.samples(ts[:n], xs[:n], mode.name)
+            block = Step(State(float(ts[n - 1]), xs[n - 1].copy(), mode.name))
+        if info[kernels.CODE] != kernels.NONE:
+            return block, None, Step(self._fired(mode, events, info, log))
+        if bracket[2][2] < 0:
+            return block, None, None
+        return block, compiled_steps(state.t, x, ts, xs, n, *bracket).bracket, None
+
+    def _fired(self, mode: Mode, events: tuple, info: np.ndarray, log) -> State:
+        """Log the event `fly_and_fire` fired, as `fire` does; a reset it refused
+        is fired again in Python, which raises the error that names it."""
+        kernels = _kernels()
+        x_event, x_after, group = events
+        t, code = float(info[kernels.T_EVENT]), info[kernels.CODE]
+        log.n_rejected += int(info[kernels.N_TRIALS])
+        edge = mode.edges[int(info[kernels.EDGE])]
+        others = tuple(
+            mode.edges[k].name for k in group[1 : int(info[kernels.N_GROUP])]
+        )
+        state = State(t, x_event, mode.name)
+        if code == kernels.BAD_RESET:
+            return self.fire(mode, state, edge, log, others)
+        log.sample(t, x_event, mode.name)
+        if code == kernels.SILENT:
+            log.n_silent_events += 1
+            return state
+        log.sample(t, x_after, edge.target)
+        log.event(Event(t, edge.name, mode.name, edge.target, x_event, x_after, others))
+        return State(t, x_after, edge.target)
 
     def _step(self, mode: Mode, state: State, span: tuple, log: Recorder) -> Step:
         """Take one step of h from `state`, halved into a crossing if one lies in it
@@ -364,6 +433,65 @@ class Halving(Method):
 
 
 _NON_FINITE = object()
+# Each mode's compiled firing (`_firing`), by id(mode), dropped with the mode.
+_FIRINGS: dict[int, tuple | None] = {}
+
+
+def _firing(mode: Mode) -> tuple | None:
+    """Return what `fly_and_fire` takes for this mode: the typed lists of f, the
+    guard vector and the resets, per edge (sides, is_self_loop, is_beyond), and
+    its output buffers; None unless the flow, every guard and every reset is
+    numba-compiled."""
+    key = id(mode)
+    if key not in _FIRINGS:
+        _FIRINGS[key] = _compiled_firing(mode)
+        weakref.finalize(mode, _FIRINGS.pop, key, None)
+    return _FIRINGS[key]
+
+
+def _compiled_firing(mode: Mode) -> tuple | None:
+    flow, edges = mode.flow, mode.edges
+    resets = [_compiled_identity() if e.reset is _identity else e.reset for e in edges]
+    if not (
+        isinstance(flow, CompiledFlow)
+        and all(is_compiled(e.guard.fn) for e in edges)
+        and all(map(is_compiled, resets))
+    ):
+        return None
+    functions = _typed_functions(
+        flow.f, tuple(e.guard.fn for e in edges), tuple(resets)
+    )
+    sides = guard_sides([e.guard for e in edges])
+    is_self_loop = np.array([e.target == mode.name for e in edges], dtype=bool)
+    is_beyond = np.array([e.guard.reset_at == "beyond" for e in edges], dtype=bool)
+    buffers = (  # the samples of a block, copied out by the Recorder, and the info
+        np.empty(BLOCK),
+        np.empty((BLOCK, len(flow.state_names))),
+        np.empty(_kernels().INFO_SIZE),
+    )
+    return (*functions, (sides, is_self_loop, is_beyond), buffers)
+
+
+@functools.cache
+def _typed_functions(f, guards: tuple, resets: tuple) -> tuple:
+    """f, the guard vector (numba compiles it, about 0.1 s) and the resets as
+    `fly_and_fire` takes them, once per process for the same functions (a
+    Completion builds its modes again at each run)."""
+    from ..flows import _kernels as flight_kernels
+
+    return _kernels().typed_functions(f, flight_kernels.guard_vector(guards), resets)
+
+
+@functools.cache
+def _kernels():
+    """Import the compiled firing on first use (numba loads it from its cache)."""
+    from . import _halving_kernels as module
+
+    return module
+
+
+def _compiled_identity():
+    return _kernels().compiled_identity
 
 
 def _deepest(mode: Mode, g_lo: list[float], g_hi: list[float]) -> int:

@@ -21,6 +21,7 @@ from .base import (
     non_finite,
     positive,
     reached,
+    why_python,
 )
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
@@ -147,6 +148,7 @@ class Relaxation(Method):
         block = self.steps_inside(mode, state, t_end, log)
         if block is not None:
             return block
+        log.loops[f"{mode.name}: python steps{why_python(mode)}"] += 1
         g0 = self.guards_at(mode, state.t, state.x)
         trial = self._trial(mode, state, g0, t_end, log)
         if isinstance(trial, Step):

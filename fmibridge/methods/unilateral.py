@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -366,6 +366,7 @@ class Unilateral(Method):
                 min(self.max_steps - log.n_steps, BLOCK),
             ]
         )
+        log.loops[f"{mode.name}: {bank.loop[0]}"] += 1
         arguments = (bank.arrays, self._params, memory, float(state.t), x, limits)
         n = self._run(bank, arguments, (ts, xs, out))
         log.n_steps += n
@@ -428,15 +429,6 @@ class Unilateral(Method):
             ],
             dtype=float,
         )
-
-    def _provenance(
-        self, system: HybridSystem, t_end: float, wall: float
-    ) -> Mapping[str, str]:
-        """The common provenance, and which loop ran in each mode (`loops`)."""
-        loops = "; ".join(
-            f"{mode.name}: {self._bank(mode).loop[0]}" for mode in system.modes.values()
-        )
-        return {**super()._provenance(system, t_end, wall), "loops": loops}
 
     def _fire_due(
         self, mode: Mode, state: State, due: list[int], log: Recorder
