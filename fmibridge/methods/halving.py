@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import weakref
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -14,9 +13,9 @@ import numpy as np
 from ..core.bracket import End, illinois, is_bracket
 from ..core.errors import FmibridgeError
 from ..core.result import Event, Recorder, Status
-from ..core.system import Edge, HybridSystem, Mode, _identity
+from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import RATE_STEP, Bracket, VectorField, compiled_steps
-from ..flows.compiled import BLOCK, CompiledFlow, guard_sides, is_compiled
+from ..flows.compiled import BLOCK
 from .base import (
     TIME_RTOL,
     Method,
@@ -30,6 +29,7 @@ from .base import (
     step_end,
     why_python,
 )
+from .compiled_mode import compiled_mode
 from .watchdog import ON_SURFACE
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
@@ -123,7 +123,7 @@ class Halving(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
-        firing = _firing(mode) if self.locate == "illinois" else None
+        firing = compiled_mode(mode) if self.locate == "illinois" else None
         if firing is not None:
             block, bracket, fired = self._fly_and_fire(mode, firing, state, t_end, log)
             if fired is not None:
@@ -144,15 +144,16 @@ class Halving(Method):
         log.loops[f"{mode.name}: python steps{why_python(mode)}"] += 1
         return self._step(mode, state, (system.t0, t_end), log)
 
-    def _fly_and_fire(self, mode: Mode, firing: tuple, state: State, t_end, log):
+    def _fly_and_fire(self, mode: Mode, firing, state: State, t_end, log):
         """Take the steps between events, locate the crossing and fire it in one
         compiled call (`_halving_kernels.fly_and_fire`); return the block of steps,
         the Bracket where the kernel located but did not fire, and the Step after
         the event where it fired (else None)."""
         kernels = _kernels()
-        fs, gs, rs, edges, (ts, xs, info) = firing
         x = np.ascontiguousarray(state.x, dtype=float)
         n_x, n_g = x.size, len(mode.edges)
+        ts, xs = np.empty(BLOCK), np.empty((BLOCK, n_x))
+        info = np.empty(kernels.INFO_SIZE)
         bracket = (np.empty(n_x), np.empty((2, n_g)), np.empty(3))
         events = (np.empty(n_x), np.empty(n_x), np.empty(n_g, dtype=np.int64))
         limits = (
@@ -164,7 +165,7 @@ class Halving(Method):
             RATE_STEP * self.h,
         )
         n = kernels.fly_and_fire(
-            fs, gs, rs, (*edges, *self.scheme.arrays), float(state.t), x,
+            *firing.functions, (*firing.edges, *self.scheme.arrays), float(state.t), x,
             float(self.h), limits, ts, xs, bracket, events, info,
         )  # fmt: skip
         log.loops[f"{mode.name}: compiled steps and firing"] += 1
@@ -433,65 +434,6 @@ class Halving(Method):
 
 
 _NON_FINITE = object()
-# Each mode's compiled firing (`_firing`), by id(mode), dropped with the mode.
-_FIRINGS: dict[int, tuple | None] = {}
-
-
-def _firing(mode: Mode) -> tuple | None:
-    """Return what `fly_and_fire` takes for this mode: the typed lists of f, the
-    guard vector and the resets, per edge (sides, is_self_loop, is_beyond), and
-    its output buffers; None unless the flow, every guard and every reset is
-    numba-compiled."""
-    key = id(mode)
-    if key not in _FIRINGS:
-        _FIRINGS[key] = _compiled_firing(mode)
-        weakref.finalize(mode, _FIRINGS.pop, key, None)
-    return _FIRINGS[key]
-
-
-def _compiled_firing(mode: Mode) -> tuple | None:
-    flow, edges = mode.flow, mode.edges
-    resets = [_compiled_identity() if e.reset is _identity else e.reset for e in edges]
-    if not (
-        isinstance(flow, CompiledFlow)
-        and all(is_compiled(e.guard.fn) for e in edges)
-        and all(map(is_compiled, resets))
-    ):
-        return None
-    functions = _typed_functions(
-        flow.f, tuple(e.guard.fn for e in edges), tuple(resets)
-    )
-    sides = guard_sides([e.guard for e in edges])
-    is_self_loop = np.array([e.target == mode.name for e in edges], dtype=bool)
-    is_beyond = np.array([e.guard.reset_at == "beyond" for e in edges], dtype=bool)
-    buffers = (  # the samples of a block, copied out by the Recorder, and the info
-        np.empty(BLOCK),
-        np.empty((BLOCK, len(flow.state_names))),
-        np.empty(_kernels().INFO_SIZE),
-    )
-    return (*functions, (sides, is_self_loop, is_beyond), buffers)
-
-
-@functools.cache
-def _typed_functions(f, guards: tuple, resets: tuple) -> tuple:
-    """f, the guard vector (numba compiles it, about 0.1 s) and the resets as
-    `fly_and_fire` takes them, once per process for the same functions (a
-    Completion builds its modes again at each run)."""
-    from ..flows import _kernels as flight_kernels
-
-    return _kernels().typed_functions(f, flight_kernels.guard_vector(guards), resets)
-
-
-@functools.cache
-def _kernels():
-    """Import the compiled firing on first use (numba loads it from its cache)."""
-    from . import _halving_kernels as module
-
-    return module
-
-
-def _compiled_identity():
-    return _kernels().compiled_identity
 
 
 def _deepest(mode: Mode, g_lo: list[float], g_hi: list[float]) -> int:
@@ -526,3 +468,11 @@ def _inward(guard, g_start: float, g_end: float) -> float:
     if g_start != 0.0:
         return 1.0 if g_start > 0.0 else -1.0
     return -1.0 if g_end > 0.0 else 1.0  # from zero, the step's side is beyond
+
+
+@functools.cache
+def _kernels():
+    """Import the compiled firing on first use (numba loads it from its cache)."""
+    from . import _halving_kernels as module
+
+    return module
