@@ -65,6 +65,7 @@ from ..flows.fmu_archive import FmuArchive
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.contact import Contact, fmu_contact
+from .compiled_expressions import program_of
 from .expressions import Expression
 from .toml_file import read_toml
 
@@ -422,10 +423,22 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
 
 
 def _input_function(expr: Expression, parameters: Mapping[str, float], where: str):
-    """A constant input's value, or the function of t of a time-varying one."""
+    """A constant input's value, or the function of t of a time-varying one
+    (with its `program` for the compiled loop, `flows.fmu_view`)."""
     if not expr.names - set(parameters):
         return expr(parameters)
-    return lambda t: _evaluate(expr, {**parameters, "t": t}, where, t)
+
+    def u(t: float) -> float:
+        return _evaluate(expr, {**parameters, "t": t}, where, t)
+
+    u.program = program_of(expr, _constants(parameters))
+    return u
+
+
+def _constants(parameters: Mapping[str, float]) -> dict[str, float]:
+    """The names an expression reads as constants: the parameters, less `t`
+    (which `_values` gives the time)."""
+    return {k: v for k, v in parameters.items() if k != "t"}
 
 
 def _edges(
@@ -555,12 +568,15 @@ def _evaluate(expr: Expression, values: Mapping[str, float], where: str, t: floa
 
 
 def _guard_function(expr: Expression, flow, parameters, where: str):
+    """The guard g(t, x) of `expr`, with its `program` over the states, outputs
+    and t of `program_flow` for the compiled loop (`flows.fmu_view`)."""
     values = _values(flow, parameters, expr.names)
 
     def guard(t: float, x: np.ndarray) -> float:
         return _evaluate(expr, values(t, x), where, t)
 
     guard.__name__ = expr.source
+    guard.program, guard.program_flow = program_of(expr, _constants(parameters)), flow
     return guard
 
 
