@@ -30,6 +30,7 @@ import numpy as np
 from ..core.errors import FmibridgeError, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
+from . import kernel_cache
 from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance
@@ -429,6 +430,8 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
         self._plans: dict[tuple, tuple] = {}  # by guard functions: (fns, Plan)
+        self._paths: list[tuple[float, str]] = []  # this run's kernel paths
+        self._last_t = -math.inf
 
     def _absorb(self, info) -> None:
         """Keep what an event iteration ended with: next time event, termination."""
@@ -452,7 +455,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         the FMUError or ExpressionError).
         """
         plan = self._plan(())
-        if plan is None:
+        if plan is None or not self._kernels_ready(t):
             return super().advance(t, x, h, scheme)
         if self._inputs:
             self._set_inputs(t)
@@ -571,7 +574,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         no bracket if an FMU call fails there.
         """
         plan = self._plan(guards)
-        if plan is None:
+        if plan is None or not self._kernels_ready(t):
             return None
         instance = self.instance
         self._set_inputs(t)  # constants, set once as rhs would at every call
@@ -608,6 +611,24 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             instance.forget_time()
             self._z_key = None
         return compiled_steps(t, x, ts, xs, n, x_lo, g, ends)
+
+    def _kernels_ready(self, t: float) -> bool:
+        """Whether the step from t may take the compiled kernels
+        (`kernel_cache.ready`); notes the path from t on for `describe`."""
+        path = "compiled" if kernel_cache.ready() else "python"
+        if t < self._last_t:  # a new run, from an earlier time
+            self._paths = []
+        self._last_t = t
+        if not self._paths or self._paths[-1][1] != path:
+            self._paths.append((t, path))
+        return path == "compiled"
+
+    def describe(self) -> dict[str, str]:
+        """Return the provenance entries, with the kernels this run took:
+        compiled, python (also where no guard or input could be compiled), or
+        python until the cache was warm (`kernel_cache.describe`)."""
+        paths = self._paths or [(self.t0, "python")]
+        return {**super().describe(), "kernels": kernel_cache.describe(paths)}
 
     def _plan(self, guards) -> Plan | None:
         """The compiled loop's programs for these guards (`fmu_view.plan`)."""
