@@ -118,3 +118,21 @@ def test_a_function_numba_cannot_compile_is_named():
         to_hybrid(system, [1.0], [0.0], compiled=True)
     result = Halving(h=1e-2).run(to_hybrid(system, [1.0], [0.0]), 0.5)
     assert result.events[0].t == pytest.approx(math.sqrt(2 / 9.81), abs=1e-9)
+
+
+def test_small_mass_matrices_are_solved_by_elimination_as_lapack_does():
+    from fmibridge.models import _lagrangian_kernels as kernels
+    from fmibridge.models.lagrangian import SMALL, eliminate, solve
+
+    rng = np.random.default_rng(7)
+    cases = [(np.array([[0.0, 2.0], [3.0, 1.0]]), np.array([1.0, -1.0]))]  # a swap
+    cases += [
+        (rng.normal(size=(n, n)), rng.normal(size=n)) for n in range(1, SMALL + 1)
+    ]
+    for a, b in cases:
+        x = solve(a, b)
+        np.testing.assert_allclose(a @ x, b, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10)
+        np.testing.assert_array_equal(kernels.eliminate(a, b), eliminate(a, b))
+    with np.errstate(all="ignore"):
+        assert not np.isfinite(solve(np.zeros((2, 2)), np.ones(2))).all()

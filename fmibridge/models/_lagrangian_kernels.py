@@ -7,8 +7,9 @@ dh and H as functions of the state (t, x). The generic kernel takes the
 model's functions as first-class functions and compiles once per machine
 (cached on disk); each model compiles only the small closures that bind them.
 The kernel follows `LagrangianSystem.acceleration` and `LagrangianFlow`
-operation by operation, so the results agree with the Python path to
-round-off (numba's np.linalg.solve calls LAPACK's gesv as numpy's does).
+operation by operation, with the same `lagrangian.eliminate` for small mass
+matrices, so the results agree with the Python path bit for bit (to
+round-off beyond SMALL coordinates, where each calls its LAPACK).
 
 References
 ----------
@@ -22,6 +23,7 @@ import numpy as np
 from numba import types
 
 from ..flows._kernels import ARRAY, MATRIX, SIGNATURES
+from . import lagrangian
 
 F64, I64 = types.float64, types.int64
 # The model's own functions of q (and t, qdot), as `compiled` compiles them.
@@ -35,6 +37,9 @@ SIGNATURES_Q = {
 MASS = types.FunctionType(SIGNATURES_Q["mass_matrix"])
 BIAS = types.FunctionType(SIGNATURES_Q["bias"])
 GRADIENT = types.FunctionType(SIGNATURES_Q["gap_gradient"])
+eliminate = numba.njit(ARRAY(MATRIX, ARRAY), cache=True, error_model="numpy")(
+    lagrangian.eliminate
+)
 
 
 @numba.njit(ARRAY(MASS, BIAS, GRADIENT, I64, F64, ARRAY, F64), cache=True)
@@ -43,7 +48,11 @@ def forced_rhs(mass, bias, gradient, n, t, x, lam):
     `LagrangianFlow.rhs_with_force`; x = [q, qdot], n = len(q)."""
     q, v = x[:n], x[n:]
     force = gradient(q) * lam
-    acceleration = np.linalg.solve(mass(q), force - bias(t, q, v))
+    m, rhs = mass(q), force - bias(t, q, v)
+    if n <= lagrangian.SMALL:
+        acceleration = eliminate(m, rhs)
+    else:
+        acceleration = np.linalg.solve(m, rhs)
     dx = np.empty(2 * n)
     for i in range(n):
         dx[i] = v[i]

@@ -29,6 +29,47 @@ from ..methods.contact import BoundsFn, Contact
 
 Vector = np.ndarray
 FREE = "free"
+# Mass matrices up to this size are solved by `eliminate`, compiled and in
+# Python alike (the same operations in the same order, so both paths agree bit
+# for bit); for a few coordinates it costs less than a call of LAPACK.
+SMALL = 4
+
+
+def eliminate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return x with a x = b by Gaussian elimination with partial pivoting.
+
+    A singular `a` gives inf or nan (the run then stops on non-finite states).
+    """
+    n = b.shape[0]
+    m, x = a.copy(), b.copy()
+    for k in range(n):
+        pivot = k
+        for i in range(k + 1, n):
+            if abs(m[i, k]) > abs(m[pivot, k]):
+                pivot = i
+        for j in range(n):
+            m[k, j], m[pivot, j] = m[pivot, j], m[k, j]
+        x[k], x[pivot] = x[pivot], x[k]
+        for i in range(k + 1, n):
+            factor = m[i, k] / m[k, k]
+            for j in range(k + 1, n):
+                m[i, j] -= factor * m[k, j]
+            x[i] -= factor * x[k]
+    for i in range(n - 1, -1, -1):
+        total = x[i]
+        for j in range(i + 1, n):
+            total -= m[i, j] * x[j]
+        x[i] = total / m[i, i]
+    return x
+
+
+def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return x with a x = b: `eliminate` up to SMALL unknowns, else LAPACK."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if b.shape[0] <= SMALL:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return eliminate(a, b)
+    return np.linalg.solve(a, b)
 
 
 @dataclass(frozen=True)
@@ -101,7 +142,7 @@ class LagrangianSystem:
     def acceleration(self, t: float, q: Vector, v: Vector, lam: float = 0.0) -> Vector:
         """Return qddot = M^-1 (dh^T lam - bias), eqs. (3) and (5)."""
         force = np.asarray(self.gap_gradient(q), dtype=float) * lam
-        return np.linalg.solve(self.mass_matrix(q), force - self.bias(t, q, v))
+        return solve(self.mass_matrix(q), force - self.bias(t, q, v))
 
     def hddot(self, t: float, q: Vector, v: Vector) -> float:
         """Return hddot along the free flow, eq. (8)."""
@@ -112,13 +153,13 @@ class LagrangianSystem:
         """Return the contact force of the constrained motion, eq. (6)."""
         dh = np.asarray(self.gap_gradient(q), dtype=float)
         return -self.hddot(t, q, v) / float(
-            dh @ np.linalg.solve(self.mass_matrix(q), dh)
+            dh @ solve(self.mass_matrix(q), dh)
         )
 
     def impact(self, q: Vector, v: Vector) -> Vector:
         """Return qdot+ of the frictionless impact law, eq. (4)."""
         dh = np.asarray(self.gap_gradient(q), dtype=float)
-        direction = np.linalg.solve(self.mass_matrix(q), dh)
+        direction = solve(self.mass_matrix(q), dh)
         return v - (1.0 + self.restitution) * (dh @ v) / (dh @ direction) * direction
 
     @cached_property
