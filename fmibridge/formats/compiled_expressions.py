@@ -1,4 +1,4 @@
-"""Checked expressions as `flows.programs.Program`s, for the compiled loops.
+"""Checked expressions as programs (`flows.programs.Program`) for the compiled loops.
 
 `program_of` walks the tree that `Expression.parse` checked against its
 whitelist and rewrote to compute in floats, and emits one instruction per
