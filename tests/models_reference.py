@@ -79,6 +79,11 @@ def rhs_mass_spring_stop(t, x, p):
     return np.array([x[1], (-p["k"] * x[0] - p["d"] * x[1] + p["F"]) / p["m"]])
 
 
+def rhs_spring_table(t, x, p):
+    """m v' = -k x - d v - lam (lam along dh^T = [-1])."""
+    return np.array([x[1], (-p["k"] * x[0] - p["d"] * x[1] - p["lam"]) / p["m"]])
+
+
 def reference_position(t, p):
     """r(t) = r0 + R sin(Omega t)."""
     return p["r0"] + p["R"] * np.sin(p["Omega"] * t)
@@ -113,4 +118,5 @@ REFERENCES = {
     "PositionController": rhs_position_controller,
     "ControlledMassSpringStop": rhs_controlled_mass_spring_stop,
     "CradleBall": rhs_cradle_ball,
+    "SpringTable": rhs_spring_table,
 }
