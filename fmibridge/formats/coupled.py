@@ -49,14 +49,15 @@ from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
-from .adapters import (
+from .adapter_tables import (
     Adapter,
-    _edges,
-    _method,
-    _mode_flows,
-    _numbers,
-    _Problems,
+    Problems,
+    constraint_fields,
     flatten,
+    mode_flows,
+    read_edges,
+    read_method,
+    read_outputs,
 )
 from .ssp import open_ssp
 
@@ -103,7 +104,7 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
         overrides.get(k)
         for k in ("method", "method_options", "t_end", "interface", "zeno")
     )
-    problems = _Problems(path)
+    problems = Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
     parameters, start = overrides.get("parameters"), overrides.get("start")
@@ -111,7 +112,7 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     if ("ssp" in spec) == ("components" in spec):
         problems.add("components", "give either [[components]] or `ssp`, not both.")
     communication = _communication(spec.get("coupling", {}), problems)
-    system_parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
+    system_parameters = problems.numbers(spec.get("parameters", {}), "parameters")
     if zeno is not None:
         spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     problems.raise_if_any()
@@ -160,7 +161,7 @@ def _merged(item, by_component):
     return {**item, **{k: {**item.get(k, {}), **v} for k, v in extra.items()}}
 
 
-def _communication(table: object, problems: _Problems) -> Communication | None:
+def _communication(table: object, problems: Problems) -> Communication | None:
     if not isinstance(table, Mapping):
         problems.add("coupling", "must be a table with scheme, inputs and order.")
         return None
@@ -231,8 +232,8 @@ def _components(path, spec, interface, problems) -> dict:
 
 
 def _open_component(item, fmu, interface, where, problems):
-    parameters = _numbers(item.get("parameters", {}), f"{where}.parameters", problems)
-    start = _numbers(item.get("start", {}), f"{where}.start", problems)
+    parameters = problems.numbers(item.get("parameters", {}), f"{where}.parameters")
+    start = problems.numbers(item.get("start", {}), f"{where}.start")
     try:
         return open_fmu(fmu, interface, parameters=parameters, start=start)
     except FmibridgeError as exc:
@@ -261,11 +262,15 @@ def _build(path, spec, flow, system_parameters, problems, name, options, t_end):
     parameters = {**flow.parameter_values, **system_parameters}
     known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
     edges_table = [_flattened(e) for e in spec.get("edges", [])]
-    flows = _mode_flows({"edges": edges_table}, flow, problems)
-    constraint = _constraint(spec.get("constraint"), known, parameters, problems)
-    edges = _edges(edges_table, flows, parameters, known, constraint, problems)
-    method = _method(spec.get("method", {}), name, options, problems)
-    outputs = _outputs(spec.get("output", {}), flow, known - set(parameters), problems)
+    flows = mode_flows({"edges": edges_table}, flow, problems)
+    constraint = _constraint(
+        path, spec.get("constraint"), flow, known, parameters, problems
+    )
+    edges = read_edges(edges_table, flows, parameters, known, constraint, problems)
+    method = read_method(spec.get("method", {}), name, options, problems)
+    outputs = read_outputs(
+        spec.get("output", {}), flow.state_names, known - set(parameters), problems
+    )
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
     if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
@@ -293,49 +298,11 @@ def _flattened(edge: object) -> object:
     return {**edge, "reset": flatten(edge["reset"])}
 
 
-def _constraint(table, known, parameters, problems) -> UnilateralConstraint | None:
+def _constraint(path, table, flow, known, parameters, problems):
+    """The [constraint] on named variables `component.variable`."""
     if table is None:
         return None
-    if not isinstance(table, Mapping) or set(table) - {
-        "gap",
-        "velocity",
-        "restitution",
-    }:
-        problems.add(
-            "constraint", "must be a table with gap, velocity and restitution only."
-        )
+    fields = constraint_fields(table, parameters, problems, known=known)
+    if fields is None:
         return None
-    for key in ("gap", "velocity"):
-        if table.get(key) not in known:
-            problems.add(
-                f"constraint.{key}",
-                f"must name a variable `component.variable`, got {table.get(key)!r}.",
-            )
-    restitution = table.get("restitution")
-    restitution = parameters.get(restitution, restitution)
-    if not isinstance(restitution, int | float) or isinstance(restitution, bool):
-        problems.add("constraint.restitution", "must be a number or a parameter name.")
-        return None
-    return problems.check(
-        "constraint",
-        UnilateralConstraint,
-        table.get("gap"),
-        table.get("velocity"),
-        float(restitution),
-    )
-
-
-def _outputs(table, flow, known, problems) -> tuple[str, ...]:
-    names = table.get("variables") if isinstance(table, Mapping) else None
-    if names is None and isinstance(table, Mapping):
-        names = list(flow.state_names)
-    if not isinstance(names, list):
-        problems.add("output.variables", "must be a list of `component.variable`.")
-        return ()
-    for name in names:
-        if name not in known:
-            problems.add(
-                "output.variables",
-                f"unknown variable {name!r}; the system has {sorted(known - {'t'})}.",
-            )
-    return tuple(names)
+    return problems.check("constraint", UnilateralConstraint, *fields)
