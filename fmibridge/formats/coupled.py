@@ -32,8 +32,25 @@ guards, resets, constraint and outputs name `component.variable`::
     guard = "plant.gap"
     reset = { "plant.v" = "-e * plant.v" }
 
-The [[edges]], [constraint], [method] and [output] tables read as in a
-one-FMU adapter (`formats.adapters`). Every problem in the file is reported in
+A contact between components (a ball on a table from another FMU) gives
+its gap and velocity as expressions and the force input of each body; the
+contact force lam then acts on every body (`methods.coupled_contact`), so
+`reset = "impact"` sets the states of all of them and `zeno = "complete"`
+completes it::
+
+    [[edges]]
+    name = "impact"
+    guard = "ball.h - table.x"
+    reset = "impact"
+
+    [constraint]
+    gap = "ball.h - table.x"
+    velocity = "ball.v - table.v"
+    restitution = "ball.e"
+    forces = ["ball.lam", "table.lam"]  # or { "ball.lam" = 1.0, "table.F" = -1.0 }
+
+The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
+one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
 one AdapterError; a bad connection (unknown component or variable, an input
 connected twice, output to output, unit mismatch, an algebraic loop without
 solution) is one clear error naming the component and variable.
@@ -49,6 +66,7 @@ from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
+from ..methods.coupled_contact import coupled_contact
 from .adapter_tables import (
     Adapter,
     Problems,
@@ -58,7 +76,9 @@ from .adapter_tables import (
     read_edges,
     read_method,
     read_outputs,
+    state_function,
 )
+from .expressions import Expression
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -299,10 +319,49 @@ def _flattened(edge: object) -> object:
 
 
 def _constraint(path, table, flow, known, parameters, problems):
-    """The [constraint] on named variables `component.variable`."""
+    """The [constraint]: on named variables, or with `forces` a Contact between
+    bodies, its gap and velocity expressions (`coupled_contact`)."""
     if table is None:
         return None
-    fields = constraint_fields(table, parameters, problems, known=known)
-    if fields is None:
+    if not isinstance(table, Mapping) or "forces" not in table:
+        fields = constraint_fields(table, parameters, problems, known=known)
+        if fields is None:
+            return None
+        return problems.check("constraint", UnilateralConstraint, *fields)
+    fields = constraint_fields(table, parameters, problems, extra_keys={"forces"})
+    gap, velocity = (
+        _expression(path, table.get(key), flow, known, parameters, problems, key)
+        for key in ("gap", "velocity")
+    )
+    forces = table["forces"]
+    if not _is_forces(forces):
+        problems.add(
+            "constraint.forces",
+            'must list the bodies\' force inputs, ["ball.lam", "table.lam"], or '
+            'give each its scale, { "ball.lam" = 1.0, "table.F" = -1.0 }.',
+        )
         return None
-    return problems.check("constraint", UnilateralConstraint, *fields)
+    if fields is None or gap is None or velocity is None:
+        return None
+    return problems.check(
+        "constraint",
+        lambda: coupled_contact(flow, gap, velocity, fields[2], forces=forces),
+    )
+
+
+def _is_forces(forces) -> bool:
+    """A list of input names, or a table of name = number."""
+    if isinstance(forces, list):
+        return all(isinstance(f, str) for f in forces)
+    return isinstance(forces, Mapping) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in forces.values()
+    )
+
+
+def _expression(path, source, flow, known, parameters, problems, key):
+    """A gap or velocity expression of a coupled [constraint] as f(t, x)."""
+    expr = problems.check(f"constraint.{key}", Expression.parse, source, known, "")
+    if expr is None:
+        return None
+    where = f"{path}: [constraint.{key}]"
+    return state_function(expr, flow, parameters, where)
