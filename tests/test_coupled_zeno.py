@@ -24,6 +24,7 @@ from fmibridge.formats.adapters import load_adapter
 from fmibridge.methods import Halving, Relaxation
 from fmibridge.methods.completion import Completion
 from fmibridge.methods.coupled_contact import coupled_contact
+from fmibridge.models import bouncing_ball_zeno_time
 from fmibridge.models.lagrangian import LagrangianSystem, to_hybrid
 
 EXACT = BallOnTable()  # m_ball 0.05, m_table 1, k 100, g 9.81, e 0.3
@@ -281,5 +282,44 @@ def test_a_force_input_that_is_not_zero_is_refused(fmu_dir):
             coupled_contact(
                 flow, gap, gap_velocity, 0.5, forces=["ball.lam", "table.lam"]
             )
+    finally:
+        flow.close()
+
+
+def test_a_contact_on_named_states_with_a_component_riding_along(fmu_dir):
+    """gap = "ball.h" (a floor), forces on the ball only: the table's states ride
+    along untouched, and the Zeno time is sqrt(2 h0/g)(1 + e)/(1 - e) (1e-9 s)."""
+    flow = coupled_flow(fmu_dir, v=0.5)
+    contact = coupled_contact(flow, "ball.h", "ball.v", EXACT.e, forces=["ball.lam"])
+    floor = Edge(Guard(gap_floor, "falling", name="floor"), "free", contact.impact)
+    system = HybridSystem(
+        [Mode("free", flow, (floor,))], "free", [1.0, 0.0, X0, 0.5], constraint=contact
+    )
+    result = run(system, Halving(h=1e-3, t_tol=1e-12))
+    (zeno,) = named(result, "zeno")
+    assert (contact.q_index, contact.v_index) == ((0,), (1,))
+    assert abs(zeno.t - bouncing_ball_zeno_time(1.0, EXACT.g, EXACT.e)) <= 1e-9
+    table = 0.5 / EXACT.omega * np.sin(EXACT.omega * result.t) + X0 * np.cos(
+        EXACT.omega * result.t
+    )
+    assert np.max(np.abs(result.x[:, 2] - table)) <= 1e-8  # the spring, undisturbed
+    assert result.x[-1, 0] == 0.0 and result.x[-1, 1] == 0.0
+
+
+def gap_floor(t, x):
+    return x[0]
+
+
+def test_a_co_simulation_coupling_is_refused(fmu_dir):
+    flow = couple(
+        {
+            "ball": open_fmu(fmu_dir / "BouncingBall.fmu", "cs"),
+            "table": open_fmu(fmu_dir / "SpringTable.fmu", "cs"),
+        },
+        [],
+    )
+    try:
+        with pytest.raises(FmibridgeError, match="coupled Model Exchange system"):
+            coupled_contact(flow, gap, gap_velocity, 0.5, forces=["ball.lam"])
     finally:
         flow.close()
