@@ -23,6 +23,7 @@ from fmibridge.flows.fmu import open_fmu
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.methods import Halving, Relaxation
 from fmibridge.methods.completion import Completion
+from fmibridge.methods.contact import fmu_contact
 from fmibridge.methods.coupled_contact import coupled_contact
 from fmibridge.models import bouncing_ball_zeno_time
 from fmibridge.models.lagrangian import LagrangianSystem, to_hybrid
@@ -133,6 +134,25 @@ def test_two_fmus_complete_as_the_lagrangian_model(fmu_dir, inner):
         np.testing.assert_allclose(a.x_after[ORDER], b.x_after, atol=1e-12)
     np.testing.assert_allclose(ours.x[:, ORDER], native.x, atol=1e-12)
     np.testing.assert_allclose(ours["lam"], native["lam"], atol=1e-10, equal_nan=True)
+
+
+def test_two_fmus_complete_as_the_same_model_as_one_fmu(fmu_dir, completed):
+    """BallOnSpringTable is the two exported as one FMU, its contact read off its
+    outputs gap, gap_velocity and input lam (`fmu_contact`): the same impacts,
+    truncations, lift-offs and states to 1e-12."""
+    flow = open_fmu(fmu_dir / "BallOnSpringTable.fmu", "me")
+    contact = fmu_contact(flow, "gap", "gap_velocity", EXACT.e)
+    single_gap = Guard(lambda t, x: x[0] - x[1], "falling", name="impact")
+    impact = Edge(single_gap, "free", contact.impact, "impact")
+    one = run(
+        HybridSystem(
+            [Mode("free", flow, (impact,))], "free", flow.x0, constraint=contact
+        ),
+        Halving(h=1e-3, t_tol=1e-12),
+    )
+    assert [e.edge for e in completed.events] == [e.edge for e in one.events]
+    np.testing.assert_allclose(completed.event_times, one.event_times, atol=1e-12)
+    np.testing.assert_allclose(completed.x[:, ORDER], one.x, atol=1e-12)
 
 
 # -- against the exact motion --
