@@ -2,6 +2,8 @@
 
 - `adapters`: one TOML file per model (FMU, guards, resets, constraint, method),
   checked in full and read into a HybridSystem;
+- `adapter_tables`: what both share: the `Adapter`, [[edges]], [modes],
+  [constraint], [method] and [output], and the problems of a file reported at once;
 - `coupled`: adapters of coupled systems ([[components]], [[connections]], or the
   structure of an SSP archive) with the hybrid part over `component.variable`;
 - `ssp`: SSP 1.0/2.0 archives (SystemStructure.ssd and its FMUs) read into a
