@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -116,33 +117,50 @@ def takes_the_compiled_loop(path) -> bool:
     return steps is not None and len(steps.t) > 0
 
 
-@pytest.mark.parametrize("name", ["bouncing_ball", "ball_on_sine_surface"])
-def test_adapter_guards_take_the_compiled_loop_with_the_python_results(fmu_dir, name):
+def adapter(tmp_path, fmu_dir, name: str, fmi3: bool, old="", new="") -> Path:
+    """adapters/NAME.toml in tmp_path, on the FMI 3 build of its FMU if `fmi3`
+    (get and set of reals take nValues there), with `old` replaced by `new`."""
+    text = (fmu_dir.parent.parent / "adapters" / f"{name}.toml").read_text()
+    text = text.replace('"../fmus/build/', f'"{fmu_dir}/').replace(old, new)
+    if fmi3:
+        text = text.replace('.fmu"', '_fmi3.fmu"')
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, fmi3",
+    [("bouncing_ball", False), ("ball_on_sine_surface", False),
+     ("ball_on_sine_surface", True)],
+)  # fmt: skip
+def test_adapter_guards_take_the_compiled_loop_with_the_python_results(
+    tmp_path, fmu_dir, name, fmi3
+):
     """A guard over a state (h) and over an output (gap = y - sin x)."""
-    path = fmu_dir.parent.parent / "adapters" / f"{name}.toml"
+    path = adapter(tmp_path, fmu_dir, name, fmi3)
     assert takes_the_compiled_loop(path)
     fast, python = run(path, compiled=True), run(path, compiled=False)
     assert_identical(fast, python)
     assert len(fast.events) >= 2
 
 
-def oscillator_adapter(tmp_path, fmu_dir, u: str) -> object:
+def oscillator_adapter(tmp_path, fmu_dir, u: str, fmi3: bool = False) -> Path:
     """forced_oscillator.toml forced through its input u by an expression."""
-    text = (fmu_dir.parent.parent / "adapters" / "forced_oscillator.toml").read_text()
-    text = text.replace('"../fmus/build/', f'"{fmu_dir}/')
-    text = text.replace("use_input = 0", f'use_input = 1\n\n[inputs]\nu = "{u}"')
-    path = tmp_path / "oscillator.toml"
-    path.write_text(text)
-    return path
+    forced = f'use_input = 1\n\n[inputs]\nu = "{u}"'
+    return adapter(
+        tmp_path, fmu_dir, "forced_oscillator", fmi3, "use_input = 0", forced
+    )
 
 
-def test_an_input_expression_of_t_takes_the_compiled_loop(tmp_path, fmu_dir):
-    path = oscillator_adapter(tmp_path, fmu_dir, "U * cos(Omega * t)")
+@pytest.mark.parametrize("fmi3", [False, True], ids=["fmi2", "fmi3"])
+def test_an_input_expression_of_t_takes_the_compiled_loop(tmp_path, fmu_dir, fmi3):
+    path = oscillator_adapter(tmp_path, fmu_dir, "U * cos(Omega * t)", fmi3)
     assert takes_the_compiled_loop(path)
-    fast = run(path, compiled=True, t_end=10.0)
-    assert_identical(fast, run(path, compiled=False, t_end=10.0))
+    fast = run(path, compiled=True, t_end=6.0)
+    assert_identical(fast, run(path, compiled=False, t_end=6.0))
     own = run(fmu_dir.parent.parent / "adapters" / "forced_oscillator.toml",
-              compiled=True, t_end=10.0)  # fmt: skip
+              compiled=True, t_end=6.0)  # fmt: skip
     assert len(fast.events) == len(own.events) >= 3  # the FMU's own forcing
     np.testing.assert_allclose(fast.event_times, own.event_times, atol=1e-9)
 
