@@ -23,6 +23,7 @@ from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.contact import Contact
+from .compiled_expressions import program_of
 from .expressions import Expression
 
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
@@ -285,14 +286,23 @@ def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float
 
 def state_function(expr: Expression, flow, parameters, where: str):
     """Return f(t, x): `expr` over the flow's variables and the parameters at
-    (t, x), named after its source; a failure names `where`."""
+    (t, x), named after its source; a failure names `where`. Its `program`
+    over the states, outputs and t of `program_flow` serves the compiled loop
+    (`flows.fmu_view`)."""
     values = _values(flow, parameters, expr.names)
 
     def fn(t: float, x: np.ndarray) -> float:
         return evaluate(expr, values(t, x), where, t)
 
     fn.__name__ = expr.source
+    fn.program, fn.program_flow = compiled_program(expr, parameters), flow
     return fn
+
+
+def compiled_program(expr: Expression, parameters: Mapping[str, float]):
+    """`expr` as a program for the compiled loops (`compiled_expressions`), the
+    parameters read as constants (but `t`, which `_values` gives the time)."""
+    return program_of(expr, {k: v for k, v in parameters.items() if k != "t"})
 
 
 def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):

@@ -54,6 +54,7 @@ from ..methods.contact import fmu_contact
 from .adapter_tables import (
     Adapter,
     Problems,
+    compiled_program,
     constraint_fields,
     evaluate,
     mode_flows,
@@ -292,10 +293,16 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
 
 
 def _input_function(expr: Expression, parameters: Mapping[str, float], where: str):
-    """A constant input's value, or the function of t of a time-varying one."""
+    """A constant input's value, or the function of t of a time-varying one
+    (with its `program` for the compiled loop, `flows.fmu_view`)."""
     if not expr.names - set(parameters):
         return expr(parameters)
-    return lambda t: evaluate(expr, {**parameters, "t": t}, where, t)
+
+    def u(t: float) -> float:
+        return evaluate(expr, {**parameters, "t": t}, where, t)
+
+    u.program = compiled_program(expr, parameters)
+    return u
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
