@@ -75,3 +75,21 @@ def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
     assert np.all(np.isfinite(times)) and np.all(times > 0)
     # the master and the plain fmpy loop run the same Jacobi scheme
     assert frame.loc[1, "fmibridge_error"] <= 1e-12
+
+
+def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):
+    out = tmp_path / "adapters.csv"
+    code = main(["bench", "--quick", "--repeats", "1", "--only", "adapters", "cold",
+                 "--out", str(out)])  # fmt: skip
+    assert code == 0
+    frame = pd.read_csv(out)
+    assert frame["case"].tolist() == [
+        "adapter bouncing_ball.toml",
+        "adapter ball_on_sine_surface.toml",
+        "cold start",
+    ]
+    adapters = frame.iloc[:2]
+    times = adapters[["fmibridge_s", "peer_s"]].to_numpy(dtype=float)
+    assert np.all(np.isfinite(times)) and np.all(times > 0)
+    assert np.all(adapters["fmibridge_error"] == 0.0)  # the same samples, bit for bit
+    assert "skipped in --quick" in frame.loc[2, "note"]

@@ -9,6 +9,9 @@ form, and bad input is refused naming the component and variable.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -336,6 +339,39 @@ def test_fmu_events_of_a_component_run_inside_the_coupling(fmu_dir):
     assert len(a.events) == len(b.events) >= 3
     assert np.max(np.abs(a.event_times - b.event_times)) <= 1e-12
     assert np.max(np.abs(a.x[-1] - b.x[-1, :2])) <= 1e-12
+
+
+REFERENCE_FMUS = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
+
+
+@pytest.mark.skipif(
+    not REFERENCE_FMUS.is_dir(), reason="FMIBRIDGE_REFERENCE_FMUS is not set"
+)
+def test_events_inside_a_cs_component_step_are_logged(fmu_dir):
+    """The Reference BouncingBall (FMI 3 CS, Event Mode) coupled with SpringTable:
+    its 12 own events appear in the coupled log as `ball.fmu_event`, at the same
+    times and with the same ball states as the FMU alone; the table's part is
+    interpolated between the communication points (exact: 0.1 cos 10 t)."""
+    path = REFERENCE_FMUS / "fmi3" / "BouncingBall.fmu"
+    alone = fmu_system(path, "cs")
+    table = open_fmu(fmu_dir / "SpringTable_fmi3.fmu", "cs", start={"x": 0.1})
+    flow = couple({"ball": open_fmu(path, "cs"), "table": table}, [])
+    coupled = HybridSystem([Mode("m", flow, ())], "m", flow.x0)
+    try:
+        single = Halving(h=1e-2, t_tol=1e-12).run(alone, 3.0)
+        ours = Halving(h=1e-2, t_tol=1e-12).run(coupled, 3.0)
+    finally:
+        alone.close()
+        coupled.close()
+    assert len(single.events) == len(ours.events) == 12
+    assert {e.edge for e in ours.events} == {"ball.fmu_event"}
+    assert np.array_equal(ours.event_times, single.event_times)
+    for a, b in zip(single.events, ours.events, strict=True):
+        assert np.array_equal(a.x_before, b.x_before[:2])
+        assert np.array_equal(a.x_after, b.x_after[:2])
+        assert np.array_equal(b.x_before[2:], b.x_after[2:])
+        exact = 0.1 * np.cos(10.0 * b.t)  # linear interpolation over h: <= 1.3e-4
+        assert abs(b.x_before[2] - exact) <= 0.1 * 100 * 1e-4 / 8
 
 
 @pytest.mark.parametrize(

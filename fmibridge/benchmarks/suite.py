@@ -976,12 +976,23 @@ def _study_row(case: str, info: object) -> Row:
 
 # -- the suite --
 
+
+def _fast_paths():
+    """The compiled paths' rows (`fast_paths`, which builds on this module)."""
+    from . import fast_paths
+
+    return fast_paths
+
+
 SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
     "fmu": ball_rows,
     "overhead": lambda options: [overhead_row(options)],
     "coupled": coupled_rows,
     "extra": extra_rows,
+    "models": lambda options: _fast_paths().lagrangian_rows(options),
+    "adapters": lambda options: _fast_paths().adapter_rows(options),
+    "cold": lambda options: _fast_paths().cold_start_rows(options),
 }
 
 

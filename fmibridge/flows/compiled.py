@@ -82,20 +82,31 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
         raise FmibridgeError(
             f"Compiling {what} needs numba: pip install numba."
         ) from None
+    return compiled_as(fn, kernels.SIGNATURES[kind], what)
+
+
+def compiled_as(fn: Callable, signature, what: str) -> Callable:
+    """Return fn compiled by numba for `signature` (a numba signature), or fn
+    itself if it is compiled already (then also for that signature).
+
+    Raises
+    ------
+    FmibridgeError
+        If numba cannot compile `fn` so, naming `what` and numba's reason.
+    """
     import numba
 
-    sig = kernels.SIGNATURES[kind]
     try:
         if isinstance(fn, numba.core.registry.CPUDispatcher):
-            if sig.args not in fn.signatures:
-                fn.compile(sig)
+            if signature.args not in fn.signatures:
+                fn.compile(signature)
             return fn
-        return numba.njit(sig, error_model="numpy")(fn)
+        return numba.njit(signature, error_model="numpy")(fn)
     except (numba.core.errors.NumbaError, RuntimeError) as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         first = next((ln for ln in lines[1:] if not ln.startswith("-")), lines[0])
         raise FmibridgeError(
-            f"numba cannot compile {what} ({_name_of(fn)}) as {sig}: {first}"
+            f"numba cannot compile {what} ({_name_of(fn)}) as {signature}: {first}"
         ) from None
 
 

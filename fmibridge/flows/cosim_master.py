@@ -20,7 +20,11 @@ stays repeatable; after a reset (a point no step reached) it restarts from
 held inputs, as it must across a jump. An FMU that ends the simulation inside a
 step (terminateSimulation) ends the coupled run at the step's start, the last
 point where all components agree. The components' own events inside a doStep
-are run there, but not listed in the Result's event log.
+(an FMI 3 FMU in Event Mode stops at each) are run there and logged in the
+Result's event log as `component.fmu_event` once the step is accepted
+(`observe`); that component's part of the state before and after is exact, the
+others' parts, which are known only at communication points, are interpolated
+linearly between the step's ends.
 
 References
 ----------
@@ -40,6 +44,7 @@ from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from .base import Flow, FlowTerminated
 from .coupling import CoupledParts, Coupling
+from .fmu import SNAP_RTOL
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
@@ -96,6 +101,10 @@ class CoupledCoSimulation(CoupledParts, Flow):
             )
         self._order = [names.index(n) for n in order]
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
+        self._last_step: tuple = ()  # (t, x, t + h, y) of the last `advance`
+        self.reports_events = any(
+            c.flow is not None and c.flow.reports_events for c in self.components
+        )
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
@@ -120,6 +129,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
                 f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
             )
         self._remember((t + h, y.tobytes()), (t, y_t))
+        self._last_step = (t, x.copy(), t + h, y)
         return y
 
     def _slope(self, t: float, x: np.ndarray, y_t: np.ndarray) -> np.ndarray:
@@ -159,6 +169,29 @@ class CoupledCoSimulation(CoupledParts, Flow):
         else:
             slope[positions] = (level[positions] - y_t[positions]) / h
             level[positions] = y_t[positions]
+
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the components' own events in the step that ended at (t, x),
+        each as (t, `component.fmu_event`, x before, x after): the component's
+        part as it reports it, the others' interpolated in the step."""
+        if not self.reports_events or not self._last_step:
+            return {}, ()
+        t_start, x_start, t_end, y = self._last_step
+        if abs(t - t_end) > SNAP_RTOL * (t_end - t_start) or not np.array_equal(x, y):
+            return {}, ()
+        events = []
+        for component, part, where in zip(
+            self.components, self.parts(x), self._slices, strict=True
+        ):
+            if component.flow is None or not component.flow.reports_events:
+                continue
+            for t_event, name, before, after, *_ in component.flow.observe(t, part)[1]:
+                w = (t_event - t_start) / (t_end - t_start)
+                around = x_start + w * (y - x_start)
+                x_before, x_after = around.copy(), around.copy()
+                x_before[where], x_after[where] = before, after
+                events.append((t_event, f"{component.name}.{name}", x_before, x_after))
+        return {}, tuple(sorted(events, key=lambda event: event[0]))
 
     def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:
         self._history[key] = value

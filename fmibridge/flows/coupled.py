@@ -30,7 +30,7 @@ Examples
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..core.system import Edge, Guard
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
-from .coupling import Connection, CoupledParts, Coupling
+from .coupling import Connection, CoupledParts, Coupling, split_name
 
 
 class CoupledModelExchange(CoupledParts, VectorField):
@@ -81,6 +81,60 @@ class CoupledModelExchange(CoupledParts, VectorField):
             if is_done:
                 return y
         return scheme.step(self._rhs, t, x, h)
+
+    def with_inputs(
+        self, names: Sequence[str]
+    ) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
+        """Return rhs(t, x, u): dx/dt with the free inputs `names` at u.
+
+        The inputs (`component.variable`, connected to nothing) take the
+        values u for that evaluation only and are 0 before and after it, as a
+        contact force is applied through each body's force input (Or and
+        Ames, eq. 5; `methods.coupled_contact`).
+
+        Raises
+        ------
+        FmibridgeError
+            Naming the variable: an unknown component or variable, one that is
+            no input, or an input a connection drives.
+        """
+        writers = [self._free_input(name) for name in names]
+        zero = np.zeros(1)
+
+        def rhs(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+            for write, value in zip(writers, u, strict=True):
+                write(np.array([value], dtype=float))
+            try:
+                return self.rhs(t, x)
+            finally:
+                for write in writers:
+                    write(zero)
+
+        return rhs
+
+    def _free_input(self, name: str):
+        """The writer of the unconnected input `name` (`component.variable`)."""
+        where = f"input {name!r}"
+        component, variable = split_name(name, where)
+        index = {c.name: k for k, c in enumerate(self.components)}
+        if component not in index:
+            raise FmibridgeError(
+                f"{where}: no component {component!r}; the components are "
+                f"{sorted(index)}."
+            )
+        k = index[component]
+        causality = self.components[k].port(variable).causality
+        if causality != "input":
+            raise FmibridgeError(
+                f"{where}: {name} has causality {causality!r}; a force input must "
+                f"be an input."
+            )
+        if (k, variable) in self.coupling.source_of:
+            raise FmibridgeError(
+                f"{where}: {name} is driven by a connection; a force input must be "
+                f"free."
+            )
+        return self.components[k].writer([variable])
 
     def put_at(self, t: float, x: np.ndarray) -> None:
         """Put every component at (t, x), connections propagated: one evaluation

@@ -425,6 +425,13 @@ class _ModelExchange(FmiInstance):
         addresses = [ctypes.cast(f, ctypes.c_void_p).value for f in functions_in_order]
         handle = getattr(component, "value", component)  # c_void_p or int
         self.c_calls = np.array([*addresses, handle], dtype=np.uint64)
+        # get and set of reals, and 1 where they take nValues (FMI 3.0), for the
+        # compiled loop's outputs and inputs (`fmu_kernels`)
+        reals = [
+            ctypes.cast(functions[n], ctypes.c_void_p).value
+            for n in self.real_functions
+        ]
+        self.c_reals = np.array([*reals, self.counts_values], dtype=np.uint64)
         self.needs_completed_step = bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
         )

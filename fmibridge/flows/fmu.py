@@ -30,10 +30,13 @@ import numpy as np
 from ..core.errors import FmibridgeError, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
+from . import kernel_cache
 from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
+from .fmu_view import Plan
+from .fmu_view import plan as plan_of
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -426,9 +429,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._z_key: tuple | None = None
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
-        self._has_varying_inputs = any(
-            callable(u) or isinstance(u, InputTable) for _, u in self._inputs.values()
-        )
+        self._plans: dict[tuple, tuple] = {}  # by guard functions: (fns, Plan)
+        self._paths: list[tuple[float, str]] = []  # this run's kernel paths
+        self._last_t = -math.inf
 
     def _absorb(self, info) -> None:
         """Keep what an event iteration ended with: next time event, termination."""
@@ -447,10 +450,12 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         The same operations as `scheme.step(self.rhs, ...)`, in one call of
         `fmu_kernels.fmu_advance`, which also leaves the event indicators at
         (t + h, x(t + h)) for the guards that the method evaluates next. Inputs
-        that vary with time, or a failed FMU call, take the Python step (which
-        raises the FMUError).
+        that vary with time other than as an adapter's expressions
+        (`fmu_view`), or a failed FMU call, take the Python step (which raises
+        the FMUError or ExpressionError).
         """
-        if self._has_varying_inputs:
+        plan = self._plan(())
+        if plan is None or not self._kernels_ready(t):
             return super().advance(t, x, h, scheme)
         if self._inputs:
             self._set_inputs(t)
@@ -459,7 +464,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         y, z = np.empty(x.shape), np.empty(instance.nz)
         a, b, c = scheme.arrays
         outcome = kernels.fmu_advance(
-            instance.c_calls, a, b, c, float(t), x, float(h), y, z
+            plan.fmu(instance), a, b, c, float(t), x, float(h), y, z
         )
         instance.forget_time()
         if outcome == kernels.STEP_FAILED:
@@ -558,15 +563,18 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     ):
         """Take the steps between events in one compiled loop over the FMU's C calls.
 
-        Offered (else None) when every guard is one of this FMU's own event
-        indicators (`event_indicator`) and no input is a function of time. The
-        loop (`fmu_kernels.fmu_flight`) stops before a failed FMU call, so the
-        method's own step then raises the FMUError. With `locate_tol` it
-        narrows the crossing step after the block as `CompiledFlow` does
-        (`_kernels.locate`), and returns no bracket if an FMU call fails there.
+        Offered (else None) where every guard is one of this FMU's own event
+        indicators (`event_indicator`) or an adapter's expression over its
+        states, outputs and t, and every input that varies in time is an
+        adapter's expression of t (`fmu_view.plan`). The loop
+        (`fmu_kernels.fmu_flight`) stops before a failed FMU call or a
+        non-finite value, so the method's own step then raises the FMUError
+        or ExpressionError. With `locate_tol` it narrows the crossing step
+        after the block as `CompiledFlow` does (`_kernels.locate`), and returns
+        no bracket if an FMU call fails there.
         """
-        index = self._indicator_index(guards)
-        if index is None or self._has_varying_inputs:
+        plan = self._plan(guards)
+        if plan is None or not self._kernels_ready(t):
             return None
         instance = self.instance
         self._set_inputs(t)  # constants, set once as rhs would at every call
@@ -578,9 +586,8 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         a, b, c = scheme.arrays
         try:
             n = _fmu_kernels().fmu_flight(
-                instance.c_calls,
-                index,
-                instance.nz,
+                plan.fmu(instance),
+                plan.nz,
                 guard_sides(guards),
                 a,
                 b,
@@ -605,14 +612,31 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             self._z_key = None
         return compiled_steps(t, x, ts, xs, n, x_lo, g, ends)
 
-    def _indicator_index(self, guards) -> np.ndarray | None:
-        """Return the indicator number of each guard, or None if one is not ours."""
-        index = []
-        for guard in guards:
-            if getattr(guard.fn, "fmu_flow", None) is not self:
-                return None
-            index.append(guard.fn.indicator_index)
-        return np.array(index, dtype=np.int64)
+    def _kernels_ready(self, t: float) -> bool:
+        """Whether the step from t may take the compiled kernels
+        (`kernel_cache.ready`); notes the path from t on for `describe`."""
+        path = "compiled" if kernel_cache.ready() else "python"
+        if t < self._last_t:  # a new run, from an earlier time
+            self._paths = []
+        self._last_t = t
+        if not self._paths or self._paths[-1][1] != path:
+            self._paths.append((t, path))
+        return path == "compiled"
+
+    def describe(self) -> dict[str, str]:
+        """Return the provenance entries, with the kernels this run took:
+        compiled, python (also where no guard or input could be compiled), or
+        python until the cache was warm (`kernel_cache.describe`)."""
+        paths = self._paths or [(self.t0, "python")]
+        return {**super().describe(), "kernels": kernel_cache.describe(paths)}
+
+    def _plan(self, guards) -> Plan | None:
+        """The compiled loop's programs for these guards (`fmu_view.plan`)."""
+        fns = tuple(guard.fn for guard in guards)
+        key = tuple(map(id, fns))  # the entry holds fns, so no id is reused
+        if key not in self._plans:
+            self._plans[key] = (fns, plan_of(self, guards))
+        return self._plans[key][1]
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the FMU's event mode at (t, x) and return its continuous state after.

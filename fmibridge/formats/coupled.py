@@ -32,8 +32,25 @@ guards, resets, constraint and outputs name `component.variable`::
     guard = "plant.gap"
     reset = { "plant.v" = "-e * plant.v" }
 
-The [[edges]], [constraint], [method] and [output] tables read as in a
-one-FMU adapter (`formats.adapters`). Every problem in the file is reported in
+A contact between components (a ball on a table from another FMU) gives
+its gap and velocity as expressions and the force input of each body; the
+contact force lam then acts on every body (`methods.coupled_contact`), so
+`reset = "impact"` sets the states of all of them and `zeno = "complete"`
+completes it::
+
+    [[edges]]
+    name = "impact"
+    guard = "ball.h - table.x"
+    reset = "impact"
+
+    [constraint]
+    gap = "ball.h - table.x"
+    velocity = "ball.v - table.v"
+    restitution = "ball.e"
+    forces = ["ball.lam", "table.lam"]  # or { "ball.lam" = 1.0, "table.F" = -1.0 }
+
+The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
+one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
 one AdapterError; a bad connection (unknown component or variable, an input
 connected twice, output to output, unit mismatch, an algebraic loop without
 solution) is one clear error naming the component and variable.
@@ -49,15 +66,19 @@ from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
-from .adapters import (
+from ..methods.coupled_contact import coupled_contact
+from .adapter_tables import (
     Adapter,
-    _edges,
-    _method,
-    _mode_flows,
-    _numbers,
-    _Problems,
+    Problems,
+    constraint_fields,
     flatten,
+    mode_flows,
+    read_edges,
+    read_method,
+    read_outputs,
+    state_function,
 )
+from .expressions import Expression
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -103,7 +124,7 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
         overrides.get(k)
         for k in ("method", "method_options", "t_end", "interface", "zeno")
     )
-    problems = _Problems(path)
+    problems = Problems(path)
     for key in sorted(set(spec) - TOP_KEYS):
         problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
     parameters, start = overrides.get("parameters"), overrides.get("start")
@@ -111,7 +132,7 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     if ("ssp" in spec) == ("components" in spec):
         problems.add("components", "give either [[components]] or `ssp`, not both.")
     communication = _communication(spec.get("coupling", {}), problems)
-    system_parameters = _numbers(spec.get("parameters", {}), "parameters", problems)
+    system_parameters = problems.numbers(spec.get("parameters", {}), "parameters")
     if zeno is not None:
         spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     problems.raise_if_any()
@@ -160,7 +181,7 @@ def _merged(item, by_component):
     return {**item, **{k: {**item.get(k, {}), **v} for k, v in extra.items()}}
 
 
-def _communication(table: object, problems: _Problems) -> Communication | None:
+def _communication(table: object, problems: Problems) -> Communication | None:
     if not isinstance(table, Mapping):
         problems.add("coupling", "must be a table with scheme, inputs and order.")
         return None
@@ -231,8 +252,8 @@ def _components(path, spec, interface, problems) -> dict:
 
 
 def _open_component(item, fmu, interface, where, problems):
-    parameters = _numbers(item.get("parameters", {}), f"{where}.parameters", problems)
-    start = _numbers(item.get("start", {}), f"{where}.start", problems)
+    parameters = problems.numbers(item.get("parameters", {}), f"{where}.parameters")
+    start = problems.numbers(item.get("start", {}), f"{where}.start")
     try:
         return open_fmu(fmu, interface, parameters=parameters, start=start)
     except FmibridgeError as exc:
@@ -261,11 +282,15 @@ def _build(path, spec, flow, system_parameters, problems, name, options, t_end):
     parameters = {**flow.parameter_values, **system_parameters}
     known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
     edges_table = [_flattened(e) for e in spec.get("edges", [])]
-    flows = _mode_flows({"edges": edges_table}, flow, problems)
-    constraint = _constraint(spec.get("constraint"), known, parameters, problems)
-    edges = _edges(edges_table, flows, parameters, known, constraint, problems)
-    method = _method(spec.get("method", {}), name, options, problems)
-    outputs = _outputs(spec.get("output", {}), flow, known - set(parameters), problems)
+    flows = mode_flows({"edges": edges_table}, flow, problems)
+    constraint = _constraint(
+        path, spec.get("constraint"), flow, known, parameters, problems
+    )
+    edges = read_edges(edges_table, flows, parameters, known, constraint, problems)
+    method = read_method(spec.get("method", {}), name, options, problems)
+    outputs = read_outputs(
+        spec.get("output", {}), flow.state_names, known - set(parameters), problems
+    )
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
     if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
@@ -293,49 +318,50 @@ def _flattened(edge: object) -> object:
     return {**edge, "reset": flatten(edge["reset"])}
 
 
-def _constraint(table, known, parameters, problems) -> UnilateralConstraint | None:
+def _constraint(path, table, flow, known, parameters, problems):
+    """The [constraint]: on named variables, or with `forces` a Contact between
+    bodies, its gap and velocity expressions (`coupled_contact`)."""
     if table is None:
         return None
-    if not isinstance(table, Mapping) or set(table) - {
-        "gap",
-        "velocity",
-        "restitution",
-    }:
+    if not isinstance(table, Mapping) or "forces" not in table:
+        fields = constraint_fields(table, parameters, problems, known=known)
+        if fields is None:
+            return None
+        return problems.check("constraint", UnilateralConstraint, *fields)
+    fields = constraint_fields(table, parameters, problems, extra_keys={"forces"})
+    gap, velocity = (
+        _expression(path, table.get(key), flow, known, parameters, problems, key)
+        for key in ("gap", "velocity")
+    )
+    forces = table["forces"]
+    if not _is_forces(forces):
         problems.add(
-            "constraint", "must be a table with gap, velocity and restitution only."
+            "constraint.forces",
+            'must list the bodies\' force inputs, ["ball.lam", "table.lam"], or '
+            'give each its scale, { "ball.lam" = 1.0, "table.F" = -1.0 }.',
         )
         return None
-    for key in ("gap", "velocity"):
-        if table.get(key) not in known:
-            problems.add(
-                f"constraint.{key}",
-                f"must name a variable `component.variable`, got {table.get(key)!r}.",
-            )
-    restitution = table.get("restitution")
-    restitution = parameters.get(restitution, restitution)
-    if not isinstance(restitution, int | float) or isinstance(restitution, bool):
-        problems.add("constraint.restitution", "must be a number or a parameter name.")
+    if fields is None or gap is None or velocity is None:
         return None
     return problems.check(
         "constraint",
-        UnilateralConstraint,
-        table.get("gap"),
-        table.get("velocity"),
-        float(restitution),
+        lambda: coupled_contact(flow, gap, velocity, fields[2], forces=forces),
     )
 
 
-def _outputs(table, flow, known, problems) -> tuple[str, ...]:
-    names = table.get("variables") if isinstance(table, Mapping) else None
-    if names is None and isinstance(table, Mapping):
-        names = list(flow.state_names)
-    if not isinstance(names, list):
-        problems.add("output.variables", "must be a list of `component.variable`.")
-        return ()
-    for name in names:
-        if name not in known:
-            problems.add(
-                "output.variables",
-                f"unknown variable {name!r}; the system has {sorted(known - {'t'})}.",
-            )
-    return tuple(names)
+def _is_forces(forces) -> bool:
+    """A list of input names, or a table of name = number."""
+    if isinstance(forces, list):
+        return all(isinstance(f, str) for f in forces)
+    return isinstance(forces, Mapping) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in forces.values()
+    )
+
+
+def _expression(path, source, flow, known, parameters, problems, key):
+    """A gap or velocity expression of a coupled [constraint] as f(t, x)."""
+    expr = problems.check(f"constraint.{key}", Expression.parse, source, known, "")
+    if expr is None:
+        return None
+    where = f"{path}: [constraint.{key}]"
+    return state_function(expr, flow, parameters, where)

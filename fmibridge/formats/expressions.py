@@ -17,12 +17,14 @@ floats, so no operation costs more than one float operation, and a huge power
 without variables are computed once, at check time, so `9**9**9` or `1/0` is
 refused there. At run time a failure (division by zero, a domain error, an
 overflow, a result that is not finite) raises one ExpressionError naming the
-expression and the values it read.
+expression and the values it read. The checked tree is kept (`Expression.tree`):
+`compiled_expressions` turns it into a program for the compiled loops.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import sys
 from collections.abc import Callable, Mapping
@@ -128,6 +130,9 @@ _ALLOWED_NODES = (
 class Expression:
     """A checked, compiled expression over named variables.
 
+    `tree` is the checked syntax tree, rewritten to compute in floats (its
+    constant parts computed), from which it was compiled.
+
     Examples
     --------
     >>> Expression.parse("-e * v", {"e", "v"})({"e": 0.8, "v": 2.0})
@@ -139,6 +144,7 @@ class Expression:
     source: str
     names: frozenset[str]  # the variables it reads
     _code: object
+    tree: ast.Expression = dataclasses.field(repr=False, compare=False)  # checked
 
     @classmethod
     def parse(
@@ -180,7 +186,7 @@ class Expression:
         constants = {k: v for k, v in CONSTANTS.items() if k not in known}
         tree = _Compiler(constants, shown, prefix).visit(tree)
         code = compile(ast.fix_missing_locations(tree), "<expression>", "eval")
-        return cls(text, frozenset(names - set(constants)), code)
+        return cls(text, frozenset(names - set(constants)), code, tree)
 
     def __call__(self, values: Mapping[str, float]) -> float:
         """Evaluate with the variables in `values`; raise ExpressionError on failure."""

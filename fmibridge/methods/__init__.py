@@ -6,8 +6,10 @@
 - `unilateral`: extrapolated unilateral stepping (Esposito and Kumar), with `adams`
   (the PECE predictor-corrector) and `polyroots` (the smallest positive root);
 - `completion`: Zeno completion (Or and Ames) around any of the above, with
-  `contact` (one unilateral contact's impact law, force and projection) and
-  `_contact_kernels` (its constrained phase compiled).
+  `contact` (one unilateral contact's impact law, force and projection),
+  `coupled_contact` (a contact between components of a coupled system, the
+  force on each through its force input) and `_contact_kernels` (the
+  constrained phase compiled).
 
 May import core and flows; never models, formats or the front doors.
 """

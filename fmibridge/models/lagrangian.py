@@ -4,7 +4,9 @@ A `LagrangianSystem` holds M(q), the bias C(q, qdot) qdot + N(q) (minus any
 applied force, which may depend on t), the unilateral constraint h(q) with its
 gradient and Hessian, and the restitution e. `to_hybrid` turns it into a
 `HybridSystem` with state [q, qdot], one mode "free" whose edge "impact" applies
-the frictionless impact law (4), and a `Contact` that completion uses.
+the frictionless impact law (4), and a `Contact` that completion uses. With
+``compiled=True`` numba compiles M, the bias, h, dh and H (`_lagrangian_kernels`),
+so the steps between impacts and Completion's constrained phases run compiled.
 
 References
 ----------
@@ -15,16 +17,59 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import ForcedVectorField
+from ..flows.compiled import CompiledFlow, compiled_as
 from ..methods.contact import BoundsFn, Contact
 
 Vector = np.ndarray
 FREE = "free"
+# Mass matrices up to this size are solved by `eliminate`, compiled and in
+# Python alike (the same operations in the same order, so both paths agree bit
+# for bit); for a few coordinates it costs less than a call of LAPACK.
+SMALL = 4
+
+
+def eliminate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return x with a x = b by Gaussian elimination with partial pivoting.
+
+    A singular `a` gives inf or nan (the run then stops on non-finite states).
+    """
+    n = b.shape[0]
+    m, x = a.copy(), b.copy()
+    for k in range(n):
+        pivot = k
+        for i in range(k + 1, n):
+            if abs(m[i, k]) > abs(m[pivot, k]):
+                pivot = i
+        for j in range(n):
+            m[k, j], m[pivot, j] = m[pivot, j], m[k, j]
+        x[k], x[pivot] = x[pivot], x[k]
+        for i in range(k + 1, n):
+            factor = m[i, k] / m[k, k]
+            for j in range(k + 1, n):
+                m[i, j] -= factor * m[k, j]
+            x[i] -= factor * x[k]
+    for i in range(n - 1, -1, -1):
+        total = x[i]
+        for j in range(i + 1, n):
+            total -= m[i, j] * x[j]
+        x[i] = total / m[i, i]
+    return x
+
+
+def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return x with a x = b: `eliminate` up to SMALL unknowns, else LAPACK."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if b.shape[0] <= SMALL:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return eliminate(a, b)
+    return np.linalg.solve(a, b)
 
 
 @dataclass(frozen=True)
@@ -97,7 +142,7 @@ class LagrangianSystem:
     def acceleration(self, t: float, q: Vector, v: Vector, lam: float = 0.0) -> Vector:
         """Return qddot = M^-1 (dh^T lam - bias), eqs. (3) and (5)."""
         force = np.asarray(self.gap_gradient(q), dtype=float) * lam
-        return np.linalg.solve(self.mass_matrix(q), force - self.bias(t, q, v))
+        return solve(self.mass_matrix(q), force - self.bias(t, q, v))
 
     def hddot(self, t: float, q: Vector, v: Vector) -> float:
         """Return hddot along the free flow, eq. (8)."""
@@ -108,14 +153,35 @@ class LagrangianSystem:
         """Return the contact force of the constrained motion, eq. (6)."""
         dh = np.asarray(self.gap_gradient(q), dtype=float)
         return -self.hddot(t, q, v) / float(
-            dh @ np.linalg.solve(self.mass_matrix(q), dh)
+            dh @ solve(self.mass_matrix(q), dh)
         )
 
     def impact(self, q: Vector, v: Vector) -> Vector:
         """Return qdot+ of the frictionless impact law, eq. (4)."""
         dh = np.asarray(self.gap_gradient(q), dtype=float)
-        direction = np.linalg.solve(self.mass_matrix(q), dh)
+        direction = solve(self.mass_matrix(q), dh)
         return v - (1.0 + self.restitution) * (dh @ v) / (dh @ direction) * direction
+
+    @cached_property
+    def compiled_primitives(self) -> dict[str, Callable]:
+        """The primitives of the state x = [q, qdot] compiled by numba, once per
+        system: "rhs" f(t, x), "force" (t, x, lam), "gap" h(t, x), "gradient"
+        dh(t, x) and "hessian" H(t, x) (`_lagrangian_kernels.bind`).
+
+        Raises
+        ------
+        FmibridgeError
+            Naming the function numba cannot compile, and why.
+        """
+        from . import _lagrangian_kernels as kernels
+
+        functions = {
+            name: compiled_as(
+                getattr(self, name), signature, f"`{name}` of `{self.name}`"
+            )
+            for name, signature in kernels.SIGNATURES_Q.items()
+        }
+        return kernels.bind(functions, self.n)
 
 
 class LagrangianFlow(ForcedVectorField):
@@ -141,18 +207,48 @@ class LagrangianFlow(ForcedVectorField):
         return {"flow": f"lagrangian:{self.system.name}"}
 
 
+class CompiledLagrangianFlow(CompiledFlow, ForcedVectorField):
+    """The vector field of `LagrangianFlow`, compiled (`compiled_primitives`)."""
+
+    def __init__(self, system: LagrangianSystem) -> None:
+        primitives = system.compiled_primitives
+        super().__init__(primitives["rhs"], system.state_names, name=system.name)
+        self.system, self._force = system, primitives["force"]
+
+    def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        """Return (qdot, qddot) with the contact force lam, compiled."""
+        return self._force(float(t), np.ascontiguousarray(x, dtype=float), float(lam))
+
+    variables = LagrangianFlow.variables
+
+    def describe(self) -> dict[str, str]:
+        """Return the provenance entries ``flow = lagrangian:NAME, kernels =
+        compiled``."""
+        return {"flow": f"lagrangian:{self.system.name}", "kernels": "compiled"}
+
+
 def to_hybrid(
     system: LagrangianSystem,
     q0: Sequence[float],
     v0: Sequence[float],
     *,
     t0: float = 0.0,
+    compiled: bool = False,
 ) -> HybridSystem:
     """Return the simple Lagrangian hybrid system H_L of `system` (Sec. II-B).
 
     State [q, qdot]; one mode "free" with the edge "impact": guard h(q) falling,
     reset by the impact law (4). The constraint is a `Contact` carrying h, dh, H,
-    the force map and the bounds, for completion.
+    the force map and the bounds, for completion. With `compiled`, numba
+    compiles the model's functions (`LagrangianSystem.compiled_primitives`, a few
+    seconds once per system and process), so the steps between impacts and
+    `Completion`'s constrained phases run compiled; the results equal the
+    Python path's to round-off.
+
+    Raises
+    ------
+    FmibridgeError
+        With `compiled`, naming a function numba cannot compile.
 
     Examples
     --------
@@ -160,25 +256,28 @@ def to_hybrid(
     >>> to_hybrid(sine_ball(), [0.0, 2.0], [1.5, 0.0]).state_names
     ('x', 'y', 'x_dot', 'y_dot')
     """
-    flow = LagrangianFlow(system)
     n = system.n
-
-    def gap(t: float, x: np.ndarray) -> float:
-        return float(system.gap(x[:n]))
+    if compiled:
+        flow = CompiledLagrangianFlow(system)
+        primitives = system.compiled_primitives
+    else:
+        flow = LagrangianFlow(system)
+        primitives = {**_python_primitives(system), "force": flow.rhs_with_force}
 
     def impact(t: float, x: np.ndarray) -> np.ndarray:
         return np.concatenate([x[:n], system.impact(x[:n], x[n:])])
 
+    gap = primitives["gap"]
     contact = Contact(
         "h",
         "h_dot",
         system.restitution,
         gap_fn=gap,
-        gradient_fn=lambda t, x: system.gap_gradient(x[:n]),
-        rhs_with_force=flow.rhs_with_force,
+        gradient_fn=primitives["gradient"],
+        rhs_with_force=primitives["force"],
         q_index=tuple(range(n)),
         v_index=tuple(range(n, 2 * n)),
-        hessian_fn=lambda t, x: system.gap_hessian(x[:n]),
+        hessian_fn=primitives["hessian"],
         bounds=system.bounds,
     )
     edge = Edge(Guard(gap, "falling", name="impact"), FREE, impact, name="impact")
@@ -192,3 +291,17 @@ def to_hybrid(
         constraint=contact,
         name=system.name,
     )
+
+
+def _python_primitives(system: LagrangianSystem) -> dict:
+    """The gap, gradient and Hessian of `compiled_primitives`, in Python."""
+    n = system.n
+
+    def gap(t: float, x: np.ndarray) -> float:
+        return float(system.gap(x[:n]))
+
+    return {
+        "gap": gap,
+        "gradient": lambda t, x: system.gap_gradient(x[:n]),
+        "hessian": lambda t, x: system.gap_hessian(x[:n]),
+    }

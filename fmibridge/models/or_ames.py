@@ -3,7 +3,9 @@
 Each returns a `LagrangianSystem`; `to_hybrid(model, q0, v0)` makes it a
 `HybridSystem`. Where a closed form exists, the model supplies conservative
 bounds for the reliable truncation conditions (Def. 7); otherwise completion
-falls back on its model-free test.
+falls back on its model-free test. Their functions are numba-compilable
+(`to_hybrid(..., compiled=True)`), and each factory returns one system per
+parameter set, so a process compiles a model once.
 
 References
 ----------
@@ -12,6 +14,7 @@ Or and Ames, Examples 1-4 (Secs. II, VI).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -27,6 +30,7 @@ def _positive(model: str, **values: float) -> None:
             raise FmibridgeError(f"{model}: `{name}` must be > 0, got {value!r}.")
 
 
+@functools.cache
 def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSystem:
     """Return a point mass over flat ground: q = (x, y), h = y (Or and Ames, Sec. VI).
 
@@ -56,6 +60,7 @@ def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSyst
     )
 
 
+@functools.cache
 def sine_ball(g: float = 1.0, e: float = 0.5, m: float = 1.0) -> LagrangianSystem:
     """Return the ball on the sinusoidal surface h = y - sin x (Examples 1 and 3).
 
@@ -95,6 +100,7 @@ def sine_ball(g: float = 1.0, e: float = 0.5, m: float = 1.0) -> LagrangianSyste
     )
 
 
+@functools.cache
 def knee_pendulum(
     m1: float = 1.0,
     m2: float = 1.0,
@@ -141,6 +147,7 @@ def knee_pendulum(
     )
 
 
+@functools.cache
 def stop_oscillator(params) -> LagrangianSystem:
     """Return the forced oscillator with a stop as a Lagrangian system, h = x_max - x.
 
@@ -154,16 +161,17 @@ def stop_oscillator(params) -> LagrangianSystem:
     Burden et al., Sec. V-B, eq. 28 and Table I.
     """
     m, a, w2 = params.m, params.a, params.omega**2
+    u_amp, u_freq, x_max = params.u_amp, params.u_freq, params.x_max
 
     def bias(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        u = params.u_amp * math.cos(params.u_freq * t)
+        u = u_amp * math.cos(u_freq * t)
         return np.array([m * (2 * a * v[0] + w2 * q[0]) - u])
 
     return LagrangianSystem(
         ("x",),
         lambda q: np.array([[m]]),
         bias,
-        gap=lambda q: params.x_max - q[0],
+        gap=lambda q: x_max - q[0],
         gap_gradient=lambda q: np.array([-1.0]),
         gap_hessian=lambda q: np.zeros((1, 1)),
         restitution=params.c,

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
-from ..formats.adapters import flatten
+from ..formats.adapter_tables import flatten
 from ..formats.toml_file import read_toml
 from .metrics import METRICS
 from .runs import MODELS, Run

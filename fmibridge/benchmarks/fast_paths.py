@@ -1,0 +1,192 @@
+"""Bench rows of the compiled paths against the Python paths they replace.
+
+* Lagrangian models (Or and Ames, Examples 1 and 2) under
+  Completion(Halving(h=1e-3)): `to_hybrid(..., compiled=True)` against the
+  LagrangianFlow in Python; target: the sine ball over 15 s in 0.1 s;
+* adapter-driven FMU runs: guards compiled from their expressions into the
+  FMU loop, against the same run with the guards evaluated in Python;
+* the cold start: `fmibridge run` of an FMU with an empty numba cache, then
+  again once the background warm-up filled it; target: the first at most 3x
+  the second.
+
+Each pair is timed side by side (`suite.paired_times`); the compiled run's
+"error" is its largest difference from the Python run's samples (0: the same
+floating-point operations).
+
+References
+----------
+Or and Ames, Examples 1 and 2 (Fig. 4).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..flows import kernel_cache
+from ..formats.adapters import load_adapter
+from ..methods.completion import Completion
+from ..methods.halving import Halving
+from ..models.lagrangian import to_hybrid
+from ..models.or_ames import knee_pendulum, sine_ball
+from .suite import BenchOptions, Row, _skipped, ball_fmu_path, paired_times
+
+ZENO_H = 1e-3  # s: the issue's inner step
+SINE_TARGET_S = 0.1  # s: the sine ball's 15 s run, compiled
+COLD_TARGET = 3.0  # the first run's wall over the second's, at most
+ADAPTERS = Path(__file__).resolve().parents[2] / "adapters"
+WARM_UP_BOUND_S = 600.0  # the cold-start row waits at most this for the warm-up
+
+
+def _difference(a, b) -> float:
+    """The largest difference of two runs' samples (inf if they differ in shape)."""
+    if a.x.shape != b.x.shape:
+        return math.inf
+    return float(np.max(np.abs(a.x - b.x)))
+
+
+def _against_target(value: float, target: float, shown: str) -> str:
+    """Say whether value <= target (shown as `shown`), or by how much not."""
+    if value <= target:
+        return f"target <= {shown}: met"
+    return f"target <= {shown}: not met, x{value / target:.2f} of it"
+
+
+def lagrangian_rows(options: BenchOptions) -> list[Row]:
+    """The sine ball and the knee pendulum completed, compiled against Python."""
+    t_end = 5.0 if options.quick else 15.0
+    cases = [("sine ball", sine_ball(), [0.0, 2.0], [1.5, 0.0])]
+    if not options.quick:
+        cases.append(
+            ("knee pendulum", knee_pendulum(), [math.radians(30), math.radians(25)],
+             [0.0, 0.0])
+        )  # fmt: skip
+    method = Completion(Halving(h=ZENO_H))
+    rows = []
+    for name, model, q0, v0 in cases:
+        start = time.perf_counter()
+        compiled = to_hybrid(model, q0, v0, compiled=True)
+        fast = method.run(compiled, t_end)
+        first = time.perf_counter() - start
+        python = to_hybrid(model, q0, v0)
+        slow = method.run(python, t_end)
+        ours, theirs = paired_times(
+            lambda s=compiled: method.run(s, t_end),
+            lambda s=python: method.run(s, t_end),
+            options,
+        )
+        notes = [f"first run with numba compiling: {first:.1f} s"]
+        if name == "sine ball" and t_end == 15.0:
+            target = _against_target(ours, SINE_TARGET_S, f"{SINE_TARGET_S:g} s")
+            notes.insert(0, target)
+        rows.append(
+            Row(
+                f"{name}, Completion {t_end:g} s",
+                "wall s",
+                ours,
+                "Python path",
+                theirs,
+                _difference(fast, slow),
+                math.nan,
+                f"to_hybrid(compiled=True), halving h={ZENO_H:g}, "
+                f"{fast.stats['n_steps']} steps, {len(fast.events)} events",
+                "LagrangianFlow (numpy)",
+                "; ".join(notes),
+            )
+        )
+    return rows
+
+
+def adapter_rows(options: BenchOptions) -> list[Row]:
+    """Adapter-driven FMU runs: guards compiled into the FMU loop, against the
+    same guards evaluated in Python (what adapter runs took before)."""
+    ball_fmu_path()  # builds the FMUs the adapters name
+    rows = []
+    for name in ("bouncing_ball", "ball_on_sine_surface"):
+        path = ADAPTERS / f"{name}.toml"
+        if not path.exists():
+            return [_skipped("adapter runs", f"skipped: {path} not found")]
+        with load_adapter(path) as fast, load_adapter(path) as slow:
+            for edge in slow.system.mode(slow.system.initial_mode).edges:
+                edge.guard.fn.program = None  # the guard stays in Python
+            ours_result, theirs_result = fast.run(), slow.run()
+            ours, theirs = paired_times(fast.run, slow.run, options)
+        guards = ", ".join(
+            repr(e.guard.fn.__name__)
+            for e in fast.system.mode(fast.system.initial_mode).edges
+        )
+        rows.append(
+            Row(
+                f"adapter {name}.toml",
+                "wall s",
+                ours,
+                "guards in Python",
+                theirs,
+                _difference(ours_result, theirs_result),
+                math.nan,
+                f"guards {guards} compiled, {fast.method.name} "
+                f"h={fast.method.h:g}, t_end={fast.t_end:g}",
+                "the same run, the guards' expressions in Python",
+                f"{len(ours_result.events)} events",
+            )
+        )
+    return rows
+
+
+def _fmibridge_run(path: Path, env: dict) -> float:
+    """Wall time of `fmibridge run PATH --t-end 3` in a new process."""
+    start = time.perf_counter()
+    subprocess.run(  # noqa: S603 - this interpreter, fmibridge's CLI
+        [sys.executable, "-m", "fmibridge.cli", "run", str(path), "--t-end", "3",
+         "--no-progress"],
+        env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    return time.perf_counter() - start
+
+
+def cold_start_rows(options: BenchOptions) -> list[Row]:
+    """`fmibridge run BouncingBallEvents.fmu` with an empty numba cache, then
+    once the warm-up filled it; and compiling in-process, as runs did before."""
+    if options.quick:
+        return [_skipped("cold start", "skipped in --quick (compiles for ~20 s)")]
+    path = ball_fmu_path()
+    with tempfile.TemporaryDirectory() as folder:
+        env = {**os.environ, "NUMBA_CACHE_DIR": folder}
+        env[kernel_cache.ENVIRONMENT] = "auto"
+        start = time.perf_counter()
+        first = _fmibridge_run(path, env)
+        stamp = Path(folder) / kernel_cache.stamp_path().name
+        while not stamp.exists() and time.perf_counter() - start < WARM_UP_BOUND_S:
+            time.sleep(0.5)
+        warm_up = time.perf_counter() - start
+        second = float(np.median([_fmibridge_run(path, env) for _ in range(3)]))
+    with tempfile.TemporaryDirectory() as folder:
+        env = {**os.environ, "NUMBA_CACHE_DIR": folder}
+        env[kernel_cache.ENVIRONMENT] = "compiled"
+        in_process = _fmibridge_run(path, env)
+    ratio = first / second
+    return [
+        Row(
+            "cold start: fmibridge run BouncingBallEvents.fmu --t-end 3",
+            "wall s (new process)",
+            first,
+            "the second run (cache warm)",
+            second,
+            math.nan,
+            math.nan,
+            "empty NUMBA_CACHE_DIR: Python path, warm-up in the background",
+            "compiled loop, median of 3",
+            f"first/second x{ratio:.2f}, "
+            f"{_against_target(ratio, COLD_TARGET, f'x{COLD_TARGET:g}')}; "
+            f"the warm-up was done {warm_up:.1f} s after the first run started; "
+            f"compiling in-process instead (FMIBRIDGE_KERNELS=compiled): "
+            f"{in_process:.1f} s",
+        )
+    ]

@@ -1,0 +1,394 @@
+"""The tables every adapter file shares, one-FMU (`adapters`) or coupled (`coupled`).
+
+An adapter becomes an `Adapter` (system, method, end time, output columns).
+Whatever runs it, its hybrid part reads the same way: [modes] (inputs held
+per mode), [[edges]] (guards and resets as expressions over variable and
+parameter names, or the reset "impact" of a `Contact`), the fields of
+[constraint], [method] and [output]. `Problems` collects every problem of a
+file, so that one AdapterError names them all with their keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import AdapterError, ExpressionError, FmibridgeError
+from ..core.result import Result
+from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
+from ..flows.mode_inputs import mode_inputs
+from ..methods import Method, method_named
+from ..methods.contact import Contact
+from .compiled_expressions import program_of
+from .expressions import Expression
+
+EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
+CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
+DEFAULT_MODE = "model"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A model ready to run: its system, method, end time and output columns."""
+
+    path: Path
+    system: HybridSystem
+    method: Method
+    t_end: float
+    outputs: tuple[str, ...]
+
+    def run(
+        self, *, progress: bool = False, t_eval: Sequence[float] | None = None
+    ) -> Result:
+        """Run the method on the system and add the requested output columns.
+
+        `progress` and `t_eval` are those of `Method.run`.
+        """
+        result = self.method.run(
+            self.system, self.t_end, progress=progress, t_eval=t_eval
+        )
+        extra = [n for n in self.outputs if n not in self.system.state_names]
+        if not extra:
+            return result
+        flow = self.system.mode(self.system.initial_mode).flow
+        columns = {n: np.empty(len(result.t)) for n in extra}
+        for k, (t, x) in enumerate(zip(result.t, result.x, strict=True)):
+            values = flow.variables(t, x)
+            for n in extra:
+                columns[n][k] = values[n]
+        return dataclasses.replace(result, outputs={**result.outputs, **columns})
+
+    def close(self) -> None:
+        """Free the FMU instances."""
+        self.system.close()
+
+    def __enter__(self) -> Adapter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Problems:
+    """Collects every problem in one file, to report them together."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.items = path, []
+
+    def add(self, key: str, message: str) -> None:
+        """Record a problem under the file's `key`."""
+        self.items.append(f"[{key}] {message}")
+
+    def check(self, key: str, fn: Callable, *args):
+        """Return fn(args...); record an FmibridgeError under `key` and return None."""
+        try:
+            return fn(*args)
+        except FmibridgeError as exc:
+            self.add(key, str(exc))
+            return None
+
+    def numbers(self, table: object, key: str) -> dict[str, float]:
+        """Return a table of name = number as floats; record what is not one."""
+        if not isinstance(table, Mapping):
+            self.add(key, f"must be a table of name = number, got {table!r}.")
+            return {}
+        out = {}
+        for name, value in table.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                self.add(f"{key}.{name}", f"must be a number, got {value!r}.")
+            else:
+                out[name] = float(value)
+        return out
+
+    def raise_if_any(self) -> None:
+        """Raise one AdapterError listing every problem, if there is one."""
+        if self.items:
+            lines = "\n  ".join(self.items)
+            raise AdapterError(f"{self.path}: {len(self.items)} problem(s):\n  {lines}")
+
+
+def flatten(table: Mapping, prefix: str = "") -> dict:
+    """Turn TOML's nested keys ({'parameters': {'e': ...}}) into 'parameters.e'."""
+    flat = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, object]:
+    """Each mode's flow: `flow`, wrapped with its mode and held inputs if any."""
+    held = problems.numbers(spec.get("held", {}), "held")
+    table = spec.get("modes", {})
+    if not isinstance(table, Mapping) or not all(
+        isinstance(v, Mapping) for v in table.values()
+    ):
+        problems.add(
+            "modes", "must be tables [modes.NAME] with `inputs = {name = value}`."
+        )
+        return {}
+    names = set(table)  # declared: a [modes.NAME] table, or an edge's `mode`
+    for item in (
+        spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []
+    ):
+        if isinstance(item, Mapping):
+            names.add(str(item.get("mode", DEFAULT_MODE)))
+    names = sorted(names) or [DEFAULT_MODE]
+    if not held and not table:
+        return dict.fromkeys(names, flow)
+    flows = {}
+    for mode in names:
+        spec_mode = table.get(mode, {})
+        for key in sorted(set(spec_mode) - {"inputs"}):
+            problems.add(
+                f"modes.{mode}.{key}", "unknown key; allowed keys are ['inputs']."
+            )
+        fixed = problems.numbers(spec_mode.get("inputs", {}), f"modes.{mode}.inputs")
+        flows[mode] = problems.check(
+            f"modes.{mode}", mode_inputs, flow, fixed, held, mode
+        )
+    return flows
+
+
+def read_edges(
+    table, flows, parameters, variables, constraint, problems: Problems
+) -> list[tuple[str, Edge]]:
+    """Return the [[edges]] as (source mode, Edge): guards and resets over the
+    `variables` and `parameters`; a reset "impact" is the `constraint`'s law."""
+    if not isinstance(table, list):
+        problems.add("edges", "must be an array of tables ([[edges]]).")
+        return []
+    edges = []
+    for k, item in enumerate(table):
+        where = f"edges[{k}]"
+        if not isinstance(item, Mapping):
+            problems.add(where, "must be a table.")
+            continue
+        for key in sorted(set(item) - EDGE_KEYS):
+            problems.add(
+                f"{where}.{key}", f"unknown key; allowed keys are {sorted(EDGE_KEYS)}."
+            )
+        direction = item.get("direction", "falling")
+        if direction not in DIRECTIONS:
+            problems.add(
+                f"{where}.direction",
+                f"must be one of {list(DIRECTIONS)}, got {direction!r}.",
+            )
+            continue
+        if "guard" not in item:
+            problems.add(
+                f"{where}.guard", "missing: an expression, > 0 inside the domain."
+            )
+            continue
+        mode = str(item.get("mode", DEFAULT_MODE))
+        target = str(item.get("target", mode))
+        if target not in flows:
+            problems.add(
+                f"{where}.target",
+                f"unknown mode {target!r}; the declared modes are {sorted(flows)} "
+                f"(declare a mode with [modes.NAME] or as the `mode` of an edge).",
+            )
+            continue
+        flow = flows[mode]
+        guard = problems.check(
+            f"{where}.guard", Expression.parse, item["guard"], variables, ""
+        )
+        reset = _reset_of(
+            item.get("reset", {}),
+            flow,
+            parameters,
+            variables,
+            constraint,
+            problems,
+            where,
+        )
+        if guard is None or reset is None:
+            continue
+        name = str(item.get("name", f"edge_{k}"))
+        key = f"{problems.path}: [{where}.guard]"
+        fn = state_function(guard, flow, parameters, key)
+        edges.append((mode, Edge(Guard(fn, direction, name=name), target, reset, name)))
+    return edges
+
+
+def _reset_of(table, flow, parameters, variables, constraint, problems, where):
+    """A reset: assignments `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
+    if table == "impact":
+        if not isinstance(constraint, Contact):
+            problems.add(
+                f"{where}.reset",
+                '"impact" needs a [constraint] with the constraint-force input of '
+                "the FMU (force_input) or of each body (forces).",
+            )
+            return None
+        return constraint.impact
+    assignments = _reset(table, flow, variables, problems, where)
+    if assignments is None:
+        return None
+    keys = {
+        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
+        for i in assignments
+    }
+    return _reset_function(assignments, flow, parameters, keys)
+
+
+def _reset(table, flow, variables, problems, where):
+    if not isinstance(table, Mapping):
+        problems.add(f"{where}.reset", "must be a table of state = expression.")
+        return None
+    assignments = {}
+    for name, source in table.items():
+        if name not in flow.state_names:
+            problems.add(
+                f"{where}.reset.{name}",
+                f"the reset writes {name!r}, which is not a state of the FMU; it can "
+                f"set "
+                f"only {list(flow.state_names)}.",
+            )
+            continue
+        expr = problems.check(
+            f"{where}.reset.{name}", Expression.parse, source, variables, ""
+        )
+        if expr is not None:
+            assignments[flow.state_names.index(name)] = expr
+    return assignments if len(assignments) == len(table) else None
+
+
+def _values(flow, parameters, used: set[str]) -> Callable[[float, np.ndarray], dict]:
+    """Return (t, x) -> every name an expression may use at that point.
+
+    The FMU is asked only when the expressions `used` name more than states,
+    parameters and t.
+    """
+    names = flow.state_names
+    if used - set(names) - set(parameters) - {"t"}:
+        return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
+    return lambda t, x: {
+        **parameters,
+        **dict(zip(names, x.tolist(), strict=True)),
+        "t": t,
+    }
+
+
+def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float):
+    """Evaluate `expr`; a failure names `where` (file and key) and the time."""
+    try:
+        return expr(values)
+    except ExpressionError as exc:
+        raise ExpressionError(f"{where} at t = {t!r} s: {exc}") from None
+
+
+def state_function(expr: Expression, flow, parameters, where: str):
+    """Return f(t, x): `expr` over the flow's variables and the parameters at
+    (t, x), named after its source; a failure names `where`. Its `program`
+    over the states, outputs and t of `program_flow` serves the compiled loop
+    (`flows.fmu_view`)."""
+    values = _values(flow, parameters, expr.names)
+
+    def fn(t: float, x: np.ndarray) -> float:
+        return evaluate(expr, values(t, x), where, t)
+
+    fn.__name__ = expr.source
+    fn.program, fn.program_flow = compiled_program(expr, parameters), flow
+    return fn
+
+
+def compiled_program(expr: Expression, parameters: Mapping[str, float]):
+    """`expr` as a program for the compiled loops (`compiled_expressions`), the
+    parameters read as constants (but `t`, which `_values` gives the time)."""
+    return program_of(expr, {k: v for k, v in parameters.items() if k != "t"})
+
+
+def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):
+    """The reset of `assignments`; `keys` name each one's file and key."""
+    values = _values(
+        flow, parameters, set().union(*(e.names for e in assignments.values()))
+    )
+
+    def reset(t: float, x: np.ndarray) -> np.ndarray:
+        before = values(t, x)  # every right-hand side sees the values before the reset
+        x_new = x.copy()
+        for i, expr in assignments.items():
+            x_new[i] = evaluate(expr, before, keys[i], t)
+        return x_new
+
+    return reset
+
+
+def constraint_fields(
+    table, parameters, problems: Problems, *, known=None, extra_keys=frozenset()
+) -> tuple[str, str, float] | None:
+    """Return (gap, velocity, restitution) of a [constraint] table, or None.
+
+    gap and velocity must be among `known` (None: the caller checks them),
+    the table may hold `extra_keys` too, and a restitution may name a
+    parameter.
+    """
+    if not isinstance(table, Mapping):
+        problems.add(
+            "constraint", "must be a table with gap, velocity and restitution."
+        )
+        return None
+    allowed = sorted(CONSTRAINT_KEYS | set(extra_keys))
+    for key in sorted(set(table) - set(allowed)):
+        problems.add(f"constraint.{key}", f"unknown key; allowed keys are {allowed}.")
+    for key in ("gap", "velocity"):
+        if known is not None and table.get(key) not in known:
+            problems.add(
+                f"constraint.{key}",
+                f"must name a variable of the system ({sorted(known)}), got "
+                f"{table.get(key)!r}.",
+            )
+    restitution = table.get("restitution")
+    if isinstance(restitution, str):
+        restitution = parameters.get(restitution)
+    if isinstance(restitution, bool) or not isinstance(restitution, int | float):
+        problems.add("constraint.restitution", "must be a number or a parameter name.")
+        return None
+    return table.get("gap"), table.get("velocity"), float(restitution)
+
+
+def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:
+    """The [method], with `h` (an FMU's DefaultExperiment step) if none is given;
+    `zeno = "complete"` wraps it in Completion."""
+    if not isinstance(table, Mapping):
+        problems.add("method", "must be a table.")
+        return None
+    options = {k: v for k, v in table.items() if k not in ("name", "zeno")}
+    options.update({k: v for k, v in overrides.items() if v is not None})
+    if h is not None and "h" not in options:
+        options["h"] = h
+    method = problems.check(
+        "method", method_named, name or table.get("name", "halving"), options
+    )
+    zeno = table.get("zeno", "off")
+    if zeno not in ("off", "complete"):
+        problems.add("method.zeno", f"must be 'off' or 'complete', got {zeno!r}.")
+    if method is None or zeno != "complete":
+        return method
+    from ..methods.completion import Completion
+
+    return problems.check("method.zeno", Completion, method)
+
+
+def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
+    """The [output] `variables` (by default `default`), each one of `known`."""
+    names = None
+    if isinstance(table, Mapping):
+        names = table.get("variables", list(default))
+    if not isinstance(names, list):
+        problems.add("output.variables", "must be a list of variable names.")
+        return ()
+    for name in names:
+        if name not in known:
+            problems.add(
+                "output.variables",
+                f"unknown variable {name!r}; the system has {sorted(known)}.",
+            )
+    return tuple(names)

@@ -1,0 +1,253 @@
+"""A unilateral contact between components of a coupled Model Exchange system.
+
+The gap h(q) >= 0 may be any function of several components' variables (a
+ball on a table that is a mass on a spring in another FMU: h = ball.h -
+table.x). Its configuration q is the first half of the states of every
+component the contact force acts on, qdot the second half (`der(q) = qdot`,
+as mechanical FMUs export them); the other components' states ride along.
+
+The contact force lam reaches each body through its generalized force input,
+as the single-FMU `lam` input does (`contact.fmu_contact`): the input takes
+scale * lam, so that the generalized force on the body is its share
+dh_k(q)^T lam of Or and Ames eq. (5). For a ball (lam along dh_ball = [1])
+resting on the table (lam along dh_table = [-1]) both scales are 1, and the
+forces are equal and opposite. The coupled flow evaluates the connections at
+every call, so the force map lam -> dx/dt is that of the whole system, and
+the impact law (4), the contact force (6) and the constrained dynamics (7)
+act on every component at once (`Contact`): a reset sets states in both
+FMUs, and `Completion` truncates a Zeno series between them, slides and
+lifts off.
+
+References
+----------
+Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
+eqs. (4)-(8), Sec. V.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..core.errors import FmibridgeError
+from ..flows.coupled import CoupledModelExchange
+from .contact import Contact
+
+# Central difference over x_j of the gap in the checks: 1e-6 (1 + abs(x_j)) is
+# where truncation (~1e-12 for smooth gaps) and round-off (~1e-10) balance for
+# the first derivative of gaps of order one.
+GRADIENT_STEP = 1e-6
+# What the checks call zero, and how far the gap's difference quotient may be
+# from dh read off the velocity: 1e-6 relative, far above the ~1e-9 error of
+# the difference and far below any wrong coefficient.
+GRADIENT_RTOL = 1e-6
+
+ScalarFn = Callable[[float, np.ndarray], float]
+
+
+def coupled_contact(
+    flow: CoupledModelExchange,
+    gap: str | ScalarFn,
+    velocity: str | ScalarFn,
+    restitution: float,
+    *,
+    forces: Mapping[str, float] | Sequence[str],
+    t0: float = 0.0,
+) -> Contact:
+    """Return the Contact of a unilateral constraint between coupled components.
+
+    Parameters
+    ----------
+    flow : CoupledModelExchange
+        The coupled system (`flows.coupled.couple` of Model Exchange FMUs or
+        native parts).
+    gap, velocity : str or callable
+        h(q) and its rate dh(q) qdot (linear in qdot): a variable
+        `component.variable` of the flow, or a function (t, x) -> float of
+        its state (a `formats` expression such as ``ball.h - table.x``).
+    restitution : float
+        Newton's coefficient e in [0, 1].
+    forces : mapping or sequence
+        The force inputs, `component.input`, each with the value it takes
+        per unit lam (a sequence: 1 each). Each component named is a body
+        of the contact: its states are [q, qdot].
+    t0 : float
+        Where the contact is checked against the flow (with its x0).
+
+    Returns
+    -------
+    Contact
+        q, qdot and the force map of the whole coupled system.
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the variable: an unknown or connected force input, a body
+        whose states cannot be split into q and qdot, a gap that depends on
+        states of no body, a velocity that is not the gap's rate, a force
+        input that pulls its body into the contact, or one that is not 0
+        before the contact acts.
+
+    References
+    ----------
+    Or and Ames, eqs. (4)-(8).
+    """
+    if not isinstance(flow, CoupledModelExchange):
+        raise FmibridgeError(
+            f"coupled_contact: the flow must be a coupled Model Exchange system "
+            f"(`couple` of Model Exchange FMUs or native parts), got "
+            f"{type(flow).__name__}."
+        )
+    scales = (
+        {str(k): float(v) for k, v in forces.items()}
+        if isinstance(forces, Mapping)
+        else dict.fromkeys(map(str, forces), 1.0)
+    )
+    if not scales:
+        raise FmibridgeError("coupled_contact: `forces` names no force input.")
+    t0, x0 = float(t0), np.array(flow.x0, dtype=float)
+    free = flow.rhs(t0, x0)  # before any force input is written
+    inputs, u = flow.with_inputs(list(scales)), np.array(list(scales.values()))
+    q_index, v_index = _coordinates(flow, scales)
+    gap_fn, gap_name = _scalar(flow, gap, "gap", t0)
+    rate_fn, rate_name = _scalar(flow, velocity, "gap_velocity", t0)
+
+    def gradient_fn(t: float, x: np.ndarray) -> np.ndarray:
+        unit = x.copy()
+        unit[list(v_index)] = 0.0
+        rows = []
+        for i in v_index:  # dh qdot at qdot = e_i is the i-th entry of dh
+            unit[i] = 1.0
+            rows.append(rate_fn(t, unit))
+            unit[i] = 0.0
+        return np.array(rows)
+
+    contact = Contact(
+        gap_name,
+        rate_name,
+        float(restitution),
+        gap_fn=gap_fn,
+        gradient_fn=gradient_fn,
+        rhs_with_force=lambda t, x, lam: inputs(t, x, u * lam),
+        q_index=q_index,
+        v_index=v_index,
+    )
+    contact.check(t0, x0)
+    _check_gradient(flow, contact, t0, x0)
+    _check_forces(flow, contact, scales, t0, x0, free)
+    return contact
+
+
+def _coordinates(
+    flow: CoupledModelExchange, scales: Mapping[str, float]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """q and qdot: the two halves of the states of each body, in flow order."""
+    bodies = {name.partition(".")[0] for name in scales}
+    q_index, v_index, start = [], [], 0
+    for component in flow.components:
+        n = len(component.state_names)
+        if component.name in bodies:
+            if n == 0 or n % 2:
+                raise FmibridgeError(
+                    f"coupled_contact: component {component.name!r} takes a "
+                    f"contact force, so its states must be [q, qdot]; it has "
+                    f"{list(component.state_names)}."
+                )
+            q_index += range(start, start + n // 2)
+            v_index += range(start + n // 2, start + n)
+        start += n
+    return tuple(q_index), tuple(v_index)
+
+
+def _scalar(
+    flow: CoupledModelExchange, spec: str | ScalarFn, role: str, t0: float
+) -> tuple[ScalarFn, str]:
+    """A gap or velocity as (function of (t, x), its column name)."""
+    if callable(spec):
+        name = getattr(spec, "__name__", "<lambda>")
+        return spec, role if name == "<lambda>" else name
+    names = flow.state_names
+    if spec in names:
+        i = names.index(spec)
+        return (lambda t, x: float(x[i])), spec
+    known = flow.variables(t0, flow.x0)
+    if spec not in known:
+        raise FmibridgeError(
+            f"coupled_contact: the {role} {spec!r} is no variable of the coupled "
+            f"system; it has {sorted(known)}."
+        )
+    return (lambda t, x: float(flow.variables(t, x)[spec])), spec
+
+
+def _check_gradient(
+    flow: CoupledModelExchange, contact: Contact, t: float, x: np.ndarray
+) -> None:
+    """Refuse a gap that moves with no body's q, or a velocity that is not its
+    rate: compare central differences of h over every state with dh."""
+    dh = contact.dh(t, x)
+    slope = np.empty(x.size)
+    for j in range(x.size):
+        step = GRADIENT_STEP * (1.0 + abs(x[j]))
+        ahead, behind = x.copy(), x.copy()
+        ahead[j] += step
+        behind[j] -= step
+        slope[j] = (contact.h(t, ahead) - contact.h(t, behind)) / (2.0 * step)
+    scale = 1.0 + float(np.max(np.abs(slope)))
+    names = flow.state_names
+    stray = [
+        names[j]
+        for j in range(x.size)
+        if j not in contact.q_index and abs(slope[j]) > GRADIENT_RTOL * scale
+    ]
+    if stray:
+        raise FmibridgeError(
+            f"coupled_contact: the gap {contact.gap!r} depends on {stray}, which "
+            f"are no coordinates q of a body with a force input; the coordinates "
+            f"are {[names[i] for i in contact.q_index]}."
+        )
+    off = np.abs(slope[list(contact.q_index)] - dh) > GRADIENT_RTOL * scale
+    if off.any():
+        raise FmibridgeError(
+            f"coupled_contact: the velocity {contact.velocity!r} is not the rate "
+            f"of the gap {contact.gap!r}: read at unit velocities it gives dh = "
+            f"{dh.tolist()}, the gap's slope over "
+            f"{[names[i] for i in contact.q_index]} is "
+            f"{slope[list(contact.q_index)].tolist()} at t = {t!r}."
+        )
+
+
+def _check_forces(
+    flow: CoupledModelExchange,
+    contact: Contact,
+    scales: Mapping[str, float],
+    t: float,
+    x: np.ndarray,
+    free: np.ndarray,
+) -> None:
+    """Refuse force inputs that push a body the wrong way (dh_k M_k^-1 dh_k^T
+    must be > 0 for each body the gap moves with), or that were not 0."""
+    f0, b = contact.affine(t, x)
+    if not np.allclose(f0, free, rtol=1e-12, atol=0.0):
+        raise FmibridgeError(
+            f"coupled_contact: the force inputs {sorted(scales)} are not 0 before "
+            f"the contact acts (they change dx/dt at t = {t!r}); leave them free "
+            f"at 0."
+        )
+    dh = dict(zip(contact.v_index, contact.dh(t, x).tolist(), strict=True))
+    start = 0
+    for component in flow.components:
+        rows = [i for i in range(start, start + len(component.state_names)) if i in dh]
+        start += len(component.state_names)
+        if not any(dh[i] for i in rows):
+            continue  # not a body, or the gap does not move with it here
+        push = sum(dh[i] * b[i] for i in rows)  # dh_k M_k^-1 dh_k^T, eq. (6)
+        if not push > 0.0:
+            inputs = [k for k in scales if k.partition(".")[0] == component.name]
+            raise FmibridgeError(
+                f"coupled_contact: the force through {inputs} (scales "
+                f"{[scales[k] for k in inputs]}) moves {component.name!r} into the "
+                f"contact, not out of it (dh_k M^-1 dh_k^T lam = {push:.6g} lam at "
+                f"t = {t!r}): flip the sign of its scale, or check that the input "
+                f"is the body's generalized force along dh^T."
+            )
