@@ -16,7 +16,9 @@ only math and numpy). It serves this loop and the FMU loop
 which numba resolves at compile time from the flow's context tuple, so both
 stay cached on disk. numba's cache does not see edits to another file: after
 changing bracket.py, touch this file, `fmu_kernels.py` and
-`_contact_kernels.py`; after changing this one, `fmu_kernels.py`.
+`_contact_kernels.py`; after changing this one, every kernel module that
+imports it: `fmu_kernels.py`, `coupled_kernels.py` and the `_*_kernels.py` of
+methods and models.
 """
 
 from __future__ import annotations

@@ -110,6 +110,10 @@ class Relaxation(Method):
     state beyond one of them in the new mode, the next step finds it on that
     strip, so a simultaneous transition costs about two strip waits (2 eps).
 
+    Where the mode's flow, guards and resets are compiled (`compiled_mode`),
+    the attempts run many at a time in one compiled call
+    (`_relaxation_kernels.relax`), with the same results bit for bit.
+
     Parameters
     ----------
     h : float
