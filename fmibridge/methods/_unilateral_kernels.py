@@ -123,6 +123,11 @@ def guards_at(context, t, x):
     raise NotImplementedError("`guards_at` runs only inside numba-compiled kernels")
 
 
+def guard_value(context, a, t, x):
+    """Return the raw value of atom a at (t, x) (compiled only)."""
+    raise NotImplementedError("`guard_value` runs only inside numba-compiled kernels")
+
+
 def gradients_at(context, bank, t, x, gx, gt):
     """Write each atom's dg/dx to the rows of gx and dg/dt to gt (compiled only)."""
     raise NotImplementedError("`gradients_at` runs only inside numba-compiled kernels")
@@ -171,6 +176,21 @@ def _guards_at(context, t, x):
         def call(context, t, x):
             with numba.objmode(g="float64[::1]"):
                 g = EVALUATORS[context[0]].guards(t, x)
+            return g
+
+        return call
+    return None
+
+
+@overload(guard_value)
+def _guard_value(context, a, t, x):
+    if _is_compiled(context):
+        return lambda context, a, t, x: context[1][a](t, x)
+    if _is_python(context):
+
+        def call(context, a, t, x):
+            with numba.objmode(g="float64"):
+                g = EVALUATORS[context[0]].guard(a, t, x)
             return g
 
         return call
@@ -432,6 +452,22 @@ def over(context, bank, memory, level, predictor, scale, s):
 
 
 @_jit
+def edge_over(context, bank, memory, level, predictor, scale, s, e):
+    """`over` of edge e alone: only its atoms are evaluated (a bisection of
+    `predictor_check` follows one edge)."""
+    starts, curved = bank[1], bank[5]
+    sign, ts, xs = memory[6], memory[0], memory[1]
+    end = starts[e + 1] if e + 1 < starts.shape[0] else curved.shape[0]
+    x = predict(xs[0], predictor, s / scale)
+    for a in range(starts[e], end):
+        if not curved[a]:
+            return False
+        if not sign[a] * guard_value(context, a, ts[0] + s, x) > level[a]:
+            return False
+    return True
+
+
+@_jit
 def predictor_check(context, bank, params, memory, predictor, scale, h):
     """Shorten h until no curved unilateral guard is past its level at x^p."""
     if not bank[5].any():
@@ -444,7 +480,7 @@ def predictor_check(context, bank, params, memory, predictor, scale, h):
             lo, hi = 0.0, h
             for _ in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
-                if over(context, bank, memory, level, predictor, scale, mid)[e]:
+                if edge_over(context, bank, memory, level, predictor, scale, mid, e):
                     hi = mid
                 else:
                     lo = mid

@@ -206,6 +206,10 @@ class _Evaluator:
     def guards(self, t: float, x: np.ndarray) -> np.ndarray:
         return self.bank.values(t, x)
 
+    def guard(self, a: int, t: float, x: np.ndarray) -> float:
+        """The raw value of atom a alone (as `guards` gives it)."""
+        return float(np.float64(self.bank.fns[a](t, x)))
+
     def gradients(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bank = self.bank
         gx, gt = np.empty((len(bank.fns), x.size)), np.empty(len(bank.fns))
