@@ -53,14 +53,16 @@ def quick_sections(tmp_path, *sections: str) -> pd.DataFrame:
     return pd.read_csv(out)
 
 
-def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
-    frame = quick_sections(tmp_path, "coupled")
-    assert frame["case"].tolist() == [
-        "coupled ME loop (2 FMUs)",
-        "CS master, Jacobi (2 FMUs)",
-    ]
+def assert_timed_rows(frame: pd.DataFrame, cases: list[str]) -> None:
+    """The table holds these cases, each with finite positive times and ratio."""
+    assert frame["case"].tolist() == cases
     times = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
     assert np.all(np.isfinite(times)) and np.all(times > 0)
+
+
+def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
+    frame = quick_sections(tmp_path, "coupled")
+    assert_timed_rows(frame, ["coupled ME loop (2 FMUs)", "CS master, Jacobi (2 FMUs)"])
     # the master and the plain fmpy loop run the same Jacobi scheme
     assert frame.loc[1, "fmibridge_error"] <= 1e-12
 
@@ -81,12 +83,10 @@ def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):
 
 def test_bench_method_rows_time_the_compiled_loops_against_their_peers(tmp_path):
     frame = quick_sections(tmp_path, "methods")
-    assert frame["case"].tolist() == [
-        "Unilateral vs Halving rk4, Example 1 10 s",
-        "Relaxation, Example 2 3 s",
-    ]
-    times = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
-    assert np.all(np.isfinite(times)) and np.all(times > 0)
+    assert_timed_rows(
+        frame,
+        ["Unilateral vs Halving rk4, Example 1 10 s", "Relaxation, Example 2 3 s"],
+    )
     assert "target <= x2" in frame.loc[0, "note"]
     # Example 1's impacts before 10 s, both methods within 1e-4 s of the exact times
     assert frame.loc[0, "fmibridge_error"] < 1e-4 and frame.loc[0, "peer_error"] < 1e-4
