@@ -11,24 +11,7 @@ from fmibridge.validation import EXAMPLE_1, exact_solution, rho_hat
 
 
 def test_bench_quick_writes_a_finite_table(tmp_path, capsys):
-    out = tmp_path / "bench.csv"
-    assert (
-        main(
-            [
-                "bench",
-                "--quick",
-                "--repeats",
-                "1",
-                "--only",
-                "fmu",
-                "overhead",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    frame = pd.read_csv(out)
+    frame = quick_sections(tmp_path, "fmu", "overhead")
     assert len(frame) == 3
     numbers = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
     assert np.all(np.isfinite(numbers)) and np.all(numbers > 0)
@@ -61,28 +44,31 @@ def test_a_run_stopped_by_a_bound_scores_inf_not_its_partial_error():
     assert rho_hat_scorer(EXAMPLE_1, exact_solution(EXAMPLE_1))(stopped) == math.inf
 
 
-def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
-    out = tmp_path / "coupled.csv"
-    code = main(["bench", "--quick", "--repeats", "1", "--only", "coupled",
+def quick_sections(tmp_path, *sections: str) -> pd.DataFrame:
+    """Run `fmibridge bench --quick` on these sections; return its table."""
+    out = tmp_path / "bench.csv"
+    code = main(["bench", "--quick", "--repeats", "1", "--only", *sections,
                  "--out", str(out)])  # fmt: skip
     assert code == 0
-    frame = pd.read_csv(out)
-    assert frame["case"].tolist() == [
-        "coupled ME loop (2 FMUs)",
-        "CS master, Jacobi (2 FMUs)",
-    ]
+    return pd.read_csv(out)
+
+
+def assert_timed_rows(frame: pd.DataFrame, cases: list[str]) -> None:
+    """The table holds these cases, each with finite positive times and ratio."""
+    assert frame["case"].tolist() == cases
     times = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
     assert np.all(np.isfinite(times)) and np.all(times > 0)
+
+
+def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
+    frame = quick_sections(tmp_path, "coupled")
+    assert_timed_rows(frame, ["coupled ME loop (2 FMUs)", "CS master, Jacobi (2 FMUs)"])
     # the master and the plain fmpy loop run the same Jacobi scheme
     assert frame.loc[1, "fmibridge_error"] <= 1e-12
 
 
 def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):
-    out = tmp_path / "adapters.csv"
-    code = main(["bench", "--quick", "--repeats", "1", "--only", "adapters", "cold",
-                 "--out", str(out)])  # fmt: skip
-    assert code == 0
-    frame = pd.read_csv(out)
+    frame = quick_sections(tmp_path, "adapters", "cold")
     assert frame["case"].tolist() == [
         "adapter bouncing_ball.toml",
         "adapter ball_on_sine_surface.toml",
@@ -93,3 +79,15 @@ def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):
     assert np.all(np.isfinite(times)) and np.all(times > 0)
     assert np.all(adapters["fmibridge_error"] == 0.0)  # the same samples, bit for bit
     assert "skipped in --quick" in frame.loc[2, "note"]
+
+
+def test_bench_method_rows_time_the_compiled_loops_against_their_peers(tmp_path):
+    frame = quick_sections(tmp_path, "methods")
+    assert_timed_rows(
+        frame,
+        ["Unilateral vs Halving rk4, Example 1 10 s", "Relaxation, Example 2 3 s"],
+    )
+    assert "target <= x2" in frame.loc[0, "note"]
+    # Example 1's impacts before 10 s, both methods within 1e-4 s of the exact times
+    assert frame.loc[0, "fmibridge_error"] < 1e-4 and frame.loc[0, "peer_error"] < 1e-4
+    assert frame.loc[1, "fmibridge_error"] == 0.0  # the same samples, bit for bit

@@ -123,3 +123,17 @@ def test_bad_input_is_named():
         CompiledFlow(lambda t, x: open("rates.txt"), ["x"], name="files")
     with pytest.raises(FmibridgeError, match="numba cannot compile guard"):
         compiled(lambda t, x: open("gap.txt"), "guard")
+
+
+def test_the_provenance_counts_the_attempts_of_each_loop():
+    """Which loop ran (compiled, or Python and why) is in the Result, per mode."""
+    compiled_run = Halving(h=1e-2, locate="illinois").run(
+        forced_oscillator(EXAMPLE_1, compiled=True), 3.0
+    )
+    assert compiled_run.provenance["loops"].startswith(
+        "free: compiled steps and firing x"
+    )
+    native_run = Halving(h=1e-2).run(forced_oscillator(EXAMPLE_1), 3.0)
+    assert native_run.provenance["loops"].startswith(
+        "free: python steps (NativeFlow is not compiled) x"
+    )

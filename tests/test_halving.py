@@ -12,6 +12,7 @@ from fmibridge import (
     HybridSystem,
     Mode,
     NativeFlow,
+    Relaxation,
     Status,
 )
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
@@ -178,3 +179,29 @@ def test_illinois_narrows_from_a_reset_left_one_ulp_beyond_the_surface():
     exact = np.cumsum(2 * 0.5 * e ** np.arange(3) / g)
     np.testing.assert_allclose(result.event_times, exact, rtol=0, atol=1e-12)
     assert result.stats["n_rejected"] <= 12  # 21 when such starts were halved
+
+
+@pytest.mark.parametrize(("integrator", "stages"), [("midpoint", 2), ("rk4", 4)])
+@pytest.mark.parametrize("method", [Halving, Relaxation])
+def test_the_rates_at_a_step_end_give_the_next_first_stage(method, integrator, stages):
+    """The guards' rates (for dips inside a step) need dx/dt at each step's end;
+    the next step starts from it: `stages` evaluations of f per step, plus one
+    for the rates at the last step's end."""
+    n_calls = []
+
+    def f(t, x, u):
+        n_calls.append(t)
+        return np.array([x[1], -1.0])
+
+    flow = NativeFlow(f, ["h", "v"])
+    floor = Edge(Guard(lambda t, x: x[0]), "air")
+    system = HybridSystem([Mode("air", flow, (floor,))], "air", [10.0, 0.0])
+    result = method(h=1e-2, integrator=integrator).run(system, 1.0)
+    assert result.stats == {
+        "n_steps": 100,
+        "n_rejected": 0,
+        "n_events": 0,
+        "n_silent_events": 0,
+    }
+    assert len(n_calls) == stages * 100 + 1
+    assert result["h"][-1] == pytest.approx(9.5, abs=1e-12)

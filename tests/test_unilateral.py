@@ -15,7 +15,7 @@ from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
 from fmibridge.flows.base import Flow
 from fmibridge.flows.native import NativeFlow
 from fmibridge.methods import METHODS
-from fmibridge.methods.adams import Stencil, milne_constant
+from fmibridge.methods.adams import integral_basis, milne, predict, predictor_of
 from fmibridge.methods.polyroots import first_reach
 from fmibridge.methods.unilateral import BAND_C, EndpointAdams, Unilateral
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
@@ -73,45 +73,51 @@ def test_theorem_2_1_affine_guards_land_on_gamma_g(order):
     for _ in range(50):
         n = 3
         steps = rng.uniform(0.2, 2.0, order - 1)
-        times = -np.r_[0.0, np.cumsum(steps)]
+        nodes = -np.r_[0.0, np.cumsum(steps)]
         forces = rng.normal(size=(order, n))
-        stencil = Stencil(
-            0.0,
-            rng.normal(size=n),
-            1.0,
-            times,
-            forces,
-            integral_basis_predictor(times, forces),
-        )
+        x = rng.normal(size=n)
+        basis = integral_basis(nodes)
         c1, c2 = rng.normal(size=n), rng.normal()
         g_k = -rng.uniform(0.1, 1.0)
         gamma = rng.uniform(0.0, 0.9)
-        poly = stencil.basis.T @ (forces @ c1 + c2)
+        poly = basis.T @ (forces @ c1 + c2)
         poly[0] += (1.0 - gamma) * g_k
-        h = first_reach([poly], 50.0)
+        h = first_reach(poly[np.newaxis], 50.0)
         if math.isinf(h):
             continue
-        x_p = stencil.predict(h)
-        g_p = c1 @ (x_p - stencil.x) + c2 * h + g_k
+        x_p = predict(x, predictor_of(basis, forces, 1.0), h)
+        g_p = c1 @ (x_p - x) + c2 * h + g_k
         scale = abs(g_k) + np.abs(forces @ c1).max() * h + abs(c2) * h
         assert abs(g_p - gamma * g_k) <= 1e-12 * scale
 
 
-def integral_basis_predictor(times, forces):
-    from fmibridge.methods.adams import integral_basis
-
-    return integral_basis(times).T @ forces
-
-
 def test_milne_constants_match_constant_step_values():
     for m, c in zip(range(1, 5), [1 / 2, 1 / 6, 1 / 10, 19 / 270], strict=True):
-        assert milne_constant(-np.arange(m, dtype=float), 1.0) == pytest.approx(c)
+        assert milne(-np.arange(m, dtype=float), 1.0) == pytest.approx(c)
+
+
+def test_the_compiled_formulas_are_the_plain_ones():
+    """The kernels compile adams.py and polyroots.py as they are: same numbers."""
+    from fmibridge.methods import _unilateral_kernels as kernels
+
+    rng = np.random.default_rng(4)
+    nodes = -np.r_[0.0, np.cumsum(rng.uniform(0.2, 2.0, 3))]
+    forces, x = rng.normal(size=(4, 2)), rng.normal(size=2)
+    basis = integral_basis(nodes)
+    assert np.array_equal(kernels.integral_basis(nodes), basis)
+    predictor = predictor_of(basis, forces, 0.3)
+    assert np.array_equal(
+        kernels.predict(x, predictor, 0.7), predict(x, predictor, 0.7)
+    )
+    assert kernels.milne(nodes, 0.7) == milne(nodes, 0.7)
+    polys = np.array([[-1.0, 2.0, -1.0], [-0.5, 0.0, 1.0]])
+    assert kernels.first_reach(polys, 3.0) == first_reach(polys, 3.0)
 
 
 def test_first_reach_keeps_a_double_root():
     # -(u - 1)^2 touches zero at u = 1 only: a grazing contact
-    assert first_reach([np.array([-1.0, 2.0, -1.0])], 3.0) == pytest.approx(1.0)
-    assert math.isinf(first_reach([np.array([-1.0 - 1e-9, 2.0, -1.0])], 3.0))
+    assert first_reach(np.array([[-1.0, 2.0, -1.0]]), 3.0) == pytest.approx(1.0)
+    assert math.isinf(first_reach(np.array([[-1.0 - 1e-9, 2.0, -1.0]]), 3.0))
 
 
 def _perturbed(rng):

@@ -58,10 +58,22 @@ class Scheme:
         object.__setattr__(self, "_stages", stages)
         object.__setattr__(self, "_weights", weights)
 
-    def step(self, f: Rhs, t: float, x: np.ndarray, h: float) -> np.ndarray:
-        """Return the approximation of x(t + h) from x(t)."""
-        slopes = []
-        for c_i, row in self._stages:
+    def step(
+        self,
+        f: Rhs,
+        t: float,
+        x: np.ndarray,
+        h: float,
+        slope: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Return the approximation of x(t + h) from x(t).
+
+        `slope`, f(t, x) if the caller knows it (the rates at the end of the
+        step before), stands in for the first stage, which an explicit scheme
+        evaluates there: the same values, one evaluation fewer.
+        """
+        slopes = [] if slope is None or self.c[0] != 0.0 else [slope]
+        for c_i, row in self._stages[len(slopes) :]:
             x_stage = x
             for j, a_ij in row:
                 x_stage = x_stage + (h * a_ij) * slopes[j]

@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import enum
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -342,7 +343,8 @@ class Recorder:
     grown by doubling up to SAMPLE_BUDGET_BYTES. When the budget is full, every
     second row kept is dropped and from then on only every `stride`-th sample
     is kept (stride 2, 4, ...); the latest sample is always kept, and events
-    are logged exactly.
+    are logged exactly. `loops` counts the attempts by the loop that ran them
+    ("free: compiled steps"), for the provenance.
     """
 
     def __init__(
@@ -360,6 +362,7 @@ class Recorder:
         self.n_steps = 0
         self.n_rejected = 0
         self.n_silent_events = 0
+        self.loops: Counter[str] = Counter()  # attempts by the loop that ran them
         self.stride = 1  # keep the samples whose number is a multiple of this
         self._x_end = 1 + len(state_names)  # columns: t, x, outputs
         width = self._x_end + len(output_names)
@@ -387,11 +390,22 @@ class Recorder:
         self._append(t, x, mode, outputs)
 
     def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
-        row = np.empty((1, self._rows.shape[1]))
-        row[0, 0] = t
-        row[0, 1 : self._x_end] = x
-        row[0, self._x_end :] = [outputs.get(n, np.nan) for n in self.output_names]
-        self._extend(row, mode)
+        if self.stride == 1 and self._n + 2 <= len(self._rows):  # `_extend`, in place
+            row = self._rows[self._n]
+            self._modes[self._n] = self._mode_codes.setdefault(
+                mode, len(self._mode_codes)
+            )
+            self._n += 1
+            self._n_seen += 1
+            self._has_tail = False
+        else:
+            row = np.empty(self._rows.shape[1])
+        row[0] = t
+        row[1 : self._x_end] = x
+        if self.output_names:
+            row[self._x_end :] = [outputs.get(n, np.nan) for n in self.output_names]
+        if row.base is not self._rows:
+            self._extend(row[np.newaxis], mode)
 
     def samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray

@@ -16,7 +16,9 @@ only math and numpy). It serves this loop and the FMU loop
 which numba resolves at compile time from the flow's context tuple, so both
 stay cached on disk. numba's cache does not see edits to another file: after
 changing bracket.py, touch this file, `fmu_kernels.py` and
-`_contact_kernels.py`; after changing this one, `fmu_kernels.py`.
+`_contact_kernels.py`; after changing this one, every kernel module that
+imports it: `fmu_kernels.py`, `coupled_kernels.py` and the `_*_kernels.py` of
+methods and models.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ SIGNATURES = {
     "rhs": RHS_SIGNATURE,
     "force": ARRAY(types.float64, ARRAY, types.float64),  # (t, x, lam) -> dx/dt
     "hessian": MATRIX(types.float64, ARRAY),  # H(t, x)
+    "gradient": types.Tuple((ARRAY, types.float64))(types.float64, ARRAY),
+    "reset": RHS_SIGNATURE,  # R(t, x) -> x after the reset
 }
 RHS = types.FunctionType(RHS_SIGNATURE)
 GUARDS = types.FunctionType(GUARDS_SIGNATURE)
@@ -132,16 +136,18 @@ def finite(v):
 
 @numba.njit(BOOL(ARRAY, ARRAY, ARRAY), cache=True)
 def inside(sides, g0, g1):
-    """True if every guard lies strictly inside its domain at both ends."""
+    """True if every guard ends strictly inside its domain, having started inside
+    or on its surface (a reset leaves the state there: the step moves it in);
+    an 'either' guard keeps its sign strictly (from zero it fires)."""
     for i in range(sides.shape[0]):
         g_start, g_end = g0[i], g1[i]
         if not np.isfinite(g_end):
             return False
         if sides[i] > 0.0:
-            if not (g_start > 0.0 and g_end > 0.0):
+            if not (g_start >= 0.0 and g_end > 0.0):
                 return False
         elif sides[i] < 0.0:
-            if not (g_start < 0.0 and g_end < 0.0):
+            if not (g_start <= 0.0 and g_end < 0.0):
                 return False
         elif not g_start * g_end > 0.0:
             return False
@@ -355,11 +361,14 @@ def flight(
 
 
 def stepper(f):
-    """Bind rk_step to this f: step(t, x, h, a, b, c) -> x(t + h)."""
+    """Bind rk_step to this f: step(t, x, h, a, b, c, k1) -> x(t + h), with the
+    first slope k1 given (`rk_step_from`) unless k1 is empty."""
 
     @numba.njit
-    def step(t, x, h, a, b, c):
-        return rk_step(f, t, x, h, a, b, c)
+    def step(t, x, h, a, b, c, k1):
+        if k1.shape[0] == 0:
+            return rk_step(f, t, x, h, a, b, c)
+        return rk_step_from(f, t, x, h, a, b, c, k1)
 
     return step
 

@@ -59,18 +59,21 @@ def _is_numeric(value: object) -> bool:
     return True
 
 
-def guard_rates(flow, guards, t, x, g, h) -> list[float] | None:
+def guard_rates(flow, guards, t, x, g, h, slope=None) -> list[float] | None:
     """Return each guard's rate dg/dt along `flow` at (t, x), or None without dx/dt.
 
     g holds the guards' values at (t, x); the rates are forward differences
-    over d = RATE_STEP * h along the vector field: (g(t + d, x + d f) - g) / d.
-    The compiled loops (`flows._kernels`, `flows.fmu_kernels`) take the same
-    difference in the same order.
+    over d = RATE_STEP * h along the vector field: (g(t + d, x + d f) - g) / d,
+    with f = `slope` where the caller has dx/dt at (t, x) already. The compiled
+    loops (`flows._kernels`, `flows.fmu_kernels`) take the same difference in
+    the same order.
     """
     if not isinstance(flow, VectorField):
         return None
     d = RATE_STEP * h
-    z = x + d * np.asarray(flow.rhs(t, x), dtype=float)
+    if slope is None:
+        slope = np.asarray(flow.rhs(t, x), dtype=float)
+    z = x + d * slope
     t_ahead = t + d
     return [(guard(t_ahead, z) - g_i) / d for guard, g_i in zip(guards, g, strict=True)]
 
@@ -148,6 +151,16 @@ class Flow(abc.ABC):
     @abc.abstractmethod
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h) from x(t); `scheme` is ignored where the flow integrates."""
+
+    def advance_from(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
+    ) -> np.ndarray:
+        """Return `advance(t, x, h, scheme)`, given dx/dt at (t, x) as `slope`.
+
+        A flow whose step starts with dx/dt at (t, x) (one step of an explicit
+        scheme on its rhs) uses `slope` for that first stage; the others ignore it.
+        """
+        return self.advance(t, x, h, scheme)
 
     def steps_inside(
         self,

@@ -10,11 +10,13 @@ returns the `Bracket`; otherwise, or where the crossing is no clean sign
 change, the method handles the crossing step as for any other flow. Events,
 resets and their bounds stay in one place (the method's Python code).
 
-A step is taken by the compiled loop only if it keeps every guard strictly
-inside its domain at both ends (g > 0 for a falling guard, g < 0 for a rising
-one, no sign change for 'either'), with finite values; the same step is then a
-plain step for every method, so results agree with the Python loop to
-round-off. numba is imported on first use.
+A step is taken by the compiled loop only if every guard ends it strictly
+inside its domain, having started inside or on its surface (g > 0 at the end
+and g >= 0 at the start for a falling guard, the reverse for a rising one, no
+sign change for 'either'), with finite values; the same step is then a plain
+step for every method, so results agree with the Python loop to round-off.
+Where the reset of an impact leaves the state on its surface, the steps after
+it run compiled too. numba is imported on first use.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ BLOCK = 4096
 # costs its own compilation, about a second with the closures.
 _STEPPERS: dict[Callable, Callable] = {}
 _FLIGHTS: dict[tuple, Callable] = {}
+# The slope a step is given when it is not known: the kernel evaluates f(t, x).
+_NO_SLOPE = np.empty(0)
 # The guard directions as the compiled loops read them.
 SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
@@ -46,15 +50,18 @@ def guard_sides(guards) -> np.ndarray:
 
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
-# contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array
-# and its Hessian (t, x) -> 2-D array.
-KINDS = ("guard", "rhs", "force", "hessian")
+# contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
+# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), and
+# a reset (t, x) -> array.
+KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset")
 
 
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
     """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
     the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
-    "hessian" (t, x) -> 2-D array (a `Contact`'s primitives).
+    "hessian" (t, x) -> 2-D array (a `Contact`'s primitives), "gradient" (t, x)
+    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`) and
+    "reset" R(t, x) -> array (an edge's reset, so methods fire it compiled).
 
     Use it for the guards of a mode whose flow is a CompiledFlow, so the steps
     between events run compiled, and for a Contact's primitives, so
@@ -145,6 +152,11 @@ class CompiledFlow(VectorField):
         self._t_block = np.empty(BLOCK)
         self._x_block = np.empty((BLOCK, len(names)))
 
+    @property
+    def f(self) -> Callable:
+        """The compiled right-hand side f(t, x), for kernels that call it."""
+        return self._f
+
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return f(t, x), called from Python."""
         return self._f(float(t), np.ascontiguousarray(x, dtype=float))
@@ -165,11 +177,24 @@ class CompiledFlow(VectorField):
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one step of `scheme`, compiled."""
+        return self.advance_from(t, x, h, scheme, _NO_SLOPE)
+
+    def advance_from(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
+    ) -> np.ndarray:
+        """Return x(t + h): one compiled step of `scheme` whose first stage is
+        `slope` (f(t, x) itself where it is empty)."""
         if self._f not in _STEPPERS:
             _STEPPERS[self._f] = _kernels().stepper(self._f)
         a, b, c = scheme.arrays
         return _STEPPERS[self._f](
-            float(t), np.ascontiguousarray(x, dtype=float), float(h), a, b, c
+            float(t),
+            np.ascontiguousarray(x, dtype=float),
+            float(h),
+            a,
+            b,
+            c,
+            np.ascontiguousarray(slope, dtype=float),
         )
 
     def steps_inside(

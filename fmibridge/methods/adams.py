@@ -4,7 +4,13 @@ Weights are integrals of Lagrange basis polynomials over the past nodes, so
 the predictor is a polynomial in the step h: x^p(h) = x_k + sum_j B_j(h)
 f_{k-j+1}. That polynomial is what the extrapolation method of Esposito and
 Kumar differentiates along a guard (their eq. 15). Times are scaled by a
-reference step so the Vandermonde systems stay well conditioned at any h.
+reference step `scale` (u = h / scale), so the formulas stay well conditioned
+at any h.
+
+Like `core.bracket`, the functions use only loops over numpy arrays and
+`math`, so `methods._unilateral_kernels` compiles this same source with numba,
+and `Unilateral` runs it compiled on every path. History arrays hold the
+newest node first.
 
 References
 ----------
@@ -14,8 +20,6 @@ Ascher and Petzold (1998), Sec. 5.4 (variable-step Adams, Milne's device).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,35 +31,121 @@ START_FLOOR = 1e-5
 START_STEP = 1e-6
 
 
-@dataclass(frozen=True)
-class Node:
-    """One accepted point of the history: time, state and x' there."""
-
-    t: float
-    x: np.ndarray
-    f: np.ndarray
-
-
 def integral_basis(nodes: np.ndarray) -> np.ndarray:
-    """Return B with B[j] the power coefficients of int_0^u l_j(v) dv.
+    """Return B with B[j, k] the coefficient of u**k in int_0^u l_j(v) dv.
 
-    l_j is the Lagrange basis polynomial of `nodes` that is 1 at nodes[j];
-    B has shape (m, m + 1) and column k multiplies u**k.
+    l_j is the Lagrange basis polynomial of `nodes` that is 1 at nodes[j],
+    multiplied out factor by factor; B has shape (m, m + 1).
     """
-    m = len(nodes)
-    inverse = np.linalg.inv(np.vander(nodes, m, increasing=True))
+    m = nodes.shape[0]
     basis = np.zeros((m, m + 1))
-    basis[:, 1:] = inverse.T / np.arange(1, m + 1)
+    coef = np.zeros(m + 1)
+    for j in range(m):
+        coef[0], degree = 1.0, 0
+        for k in range(m):
+            if k == j:
+                continue
+            scale = 1.0 / (nodes[j] - nodes[k])
+            coef[degree + 1] = 0.0
+            for i in range(degree + 1, 0, -1):
+                coef[i] = (coef[i - 1] - nodes[k] * coef[i]) * scale
+            coef[0] = -nodes[k] * coef[0] * scale
+            degree += 1
+        for i in range(m):
+            basis[j, i + 1] = coef[i] / (i + 1)
     return basis
 
 
-def powers(u: float, degree: int) -> np.ndarray:
-    """Return [1, u, ..., u**degree]."""
-    return u ** np.arange(degree + 1)
+def scaled_nodes(ts: np.ndarray, m: int, scale: float) -> np.ndarray:
+    """Return the first m history times relative to the newest, over `scale`."""
+    nodes = np.empty(m)
+    for j in range(m):
+        nodes[j] = (ts[j] - ts[0]) / scale
+    return nodes
 
 
-def milne_constant(nodes: np.ndarray, u: float) -> float:
-    """Return C with corrector error ~ C abs(x^p - x^c) for a step to u.
+def predictor_of(basis: np.ndarray, forces: np.ndarray, scale: float) -> np.ndarray:
+    """Return P with x^p(u) - x_k = sum_k P[k] u**k: scale B^T f (eq. 4).
+
+    `basis` is `integral_basis` of the m nodes and `forces` holds f there (at
+    least m rows, newest first).
+    """
+    m, n = basis.shape[0], forces.shape[1]
+    predictor = np.zeros((m + 1, n))
+    for k in range(1, m + 1):
+        for i in range(n):
+            total = 0.0
+            for j in range(m):
+                total += basis[j, k] * forces[j, i]
+            predictor[k, i] = scale * total
+    return predictor
+
+
+def predict(x: np.ndarray, predictor: np.ndarray, u: float) -> np.ndarray:
+    """Return x^p = x_k + sum_k P[k] u**k, the predicted state at u (eq. 4)."""
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        total, power = 0.0, 1.0
+        for k in range(1, predictor.shape[0]):
+            power *= u
+            total += power * predictor[k, i]
+        out[i] = x[i] + total
+    return out
+
+
+def correct(
+    x: np.ndarray,
+    nodes: np.ndarray,
+    forces: np.ndarray,
+    scale: float,
+    u: float,
+    f_predicted: np.ndarray,
+) -> np.ndarray:
+    """Return the corrected x_{k+1} from f at the predicted point (eq. 5).
+
+    The Adams-Moulton formula of order m on the nodes (u, nodes[:-1]), with
+    f_predicted at u and the history's forces at the others.
+    """
+    m = nodes.shape[0]
+    implicit = np.empty(m)
+    implicit[0] = u
+    for j in range(1, m):
+        implicit[j] = nodes[j - 1]
+    basis = integral_basis(implicit)
+    weights = np.empty(m)
+    for j in range(m):
+        total, power = 0.0, 1.0
+        for k in range(1, m + 1):
+            power *= u
+            total += basis[j, k] * power
+        weights[j] = total
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        total = weights[0] * f_predicted[i]
+        for j in range(1, m):
+            total += weights[j] * forces[j - 1, i]
+        out[i] = x[i] + scale * total
+    return out
+
+
+def integral_of_product(roots: np.ndarray, u: float) -> float:
+    """Return int_0^u prod_r (v - r) dv."""
+    coef = np.zeros(roots.shape[0] + 1)
+    coef[0] = 1.0
+    for degree in range(roots.shape[0]):
+        r = roots[degree]
+        for i in range(degree + 1, 0, -1):
+            coef[i] = coef[i - 1] - r * coef[i]
+        coef[0] = -r * coef[0]
+    total, power = 0.0, 1.0
+    for k in range(coef.shape[0]):
+        power *= u
+        total += coef[k] * power / (k + 1)
+    return total
+
+
+def milne(nodes: np.ndarray, u: float) -> float:
+    """Return C with corrector error ~ C abs(x^p - x^c) for a step to u (eq. 16).
 
     Leading error terms of the order-m Adams-Bashforth predictor on `nodes`
     and of the order-m Adams-Moulton corrector on (u, nodes[:-1]) are
@@ -63,85 +153,22 @@ def milne_constant(nodes: np.ndarray, u: float) -> float:
     nodes[:-1]) dv times the same derivative; C = abs(E_c / (E_p - E_c)). At
     constant steps this gives 1/2, 1/6, 1/10, 19/270 (Milne's constants).
     """
-    e_p = _integral_of_product(nodes, u)
-    e_c = _integral_of_product(np.r_[u, nodes[:-1]], u)
+    m = nodes.shape[0]
+    implicit = np.empty(m)
+    implicit[0] = u
+    for j in range(1, m):
+        implicit[j] = nodes[j - 1]
+    e_p = integral_of_product(nodes, u)
+    e_c = integral_of_product(implicit, u)
     return abs(e_c / (e_p - e_c))
-
-
-def _integral_of_product(roots: np.ndarray, u: float) -> float:
-    """Return int_0^u prod_r (v - r) dv."""
-    coef = np.ones(1)
-    for r in roots:
-        coef = np.r_[0.0, coef] - r * np.r_[coef, 0.0]
-    return float(
-        coef @ (u ** np.arange(1, coef.size + 1) / np.arange(1, coef.size + 1))
-    )
-
-
-@dataclass(frozen=True)
-class Stencil:
-    """The Adams formulas on one history, in units of the reference step `scale`.
-
-    Attributes
-    ----------
-    t, x : float, ndarray
-        The current point (t_k, x_k).
-    scale : float
-        Reference step; u = h / scale.
-    nodes : ndarray
-        Past times relative to t_k, scaled: 0, -h_k/scale, ...
-    forces : ndarray, shape (m, n)
-        f at the nodes, newest first.
-    predictor : ndarray, shape (m + 1, n)
-        Power coefficients in u of x^p(u) - x_k.
-    """
-
-    t: float
-    x: np.ndarray
-    scale: float
-    nodes: np.ndarray
-    forces: np.ndarray
-    predictor: np.ndarray
-
-    @classmethod
-    def on(cls, history: tuple[Node, ...], scale: float) -> Stencil:
-        """Build the stencil of order len(history) (newest node first)."""
-        nodes = np.array([(node.t - history[0].t) / scale for node in history])
-        forces = np.array([node.f for node in history])
-        predictor = scale * integral_basis(nodes).T @ forces
-        return cls(history[0].t, history[0].x, scale, nodes, forces, predictor)
-
-    @property
-    def order(self) -> int:
-        """The order of the Adams formula: its number of history nodes."""
-        return len(self.nodes)
-
-    @property
-    def basis(self) -> np.ndarray:
-        """Coefficients of B_j(u) (scaled by `scale`), shape (m, m + 1)."""
-        return self.scale * integral_basis(self.nodes)
-
-    def predict(self, h: float) -> np.ndarray:
-        """Return x^p(t_k + h) (eq. 4)."""
-        return self.x + powers(h / self.scale, self.order) @ self.predictor
-
-    def correct(self, h: float, f_predicted: np.ndarray) -> np.ndarray:
-        """Return the corrected x_{k+1} from f at the predicted point (eq. 5)."""
-        u = h / self.scale
-        nodes = np.r_[u, self.nodes[:-1]]
-        weights = integral_basis(nodes) @ powers(u, self.order)
-        forces = np.vstack([f_predicted, self.forces[:-1]])
-        return self.x + self.scale * weights @ forces
-
-    def milne(self, h: float) -> float:
-        """Return Milne's constant C for a step h (eq. 16)."""
-        return milne_constant(self.nodes, h / self.scale)
 
 
 def starting_step(x: np.ndarray, f: np.ndarray, eps: np.ndarray, h_max: float) -> float:
     """Return a first step from x and f only (no evaluation elsewhere)."""
-    d0 = float(np.max(np.abs(x) / eps))
-    d1 = float(np.max(np.abs(f) / eps))
+    d0, d1 = 0.0, 0.0
+    for i in range(x.shape[0]):
+        d0 = max(d0, abs(x[i]) / eps[i])
+        d1 = max(d1, abs(f[i]) / eps[i])
     if d0 < START_FLOOR or d1 < START_FLOOR:
         return min(h_max, START_STEP)
     return min(h_max, START_FRACTION * d0 / d1)

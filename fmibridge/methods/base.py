@@ -22,8 +22,8 @@ from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket, Flow, FlowTerminated, guard_rates
-from ..flows.compiled import SIDES
+from ..flows.base import Bracket, Flow, FlowTerminated, VectorField, guard_rates
+from ..flows.compiled import SIDES, CompiledFlow, is_compiled
 from .watchdog import ON_SURFACE, Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
@@ -46,9 +46,11 @@ class State:
 
 @dataclass(frozen=True)
 class Rated(State):
-    """A State that carries its guards' rates dg/dt (the next step's start)."""
+    """A State that carries its guards' rates dg/dt and dx/dt, from which they
+    came (the next step's start: its first stage)."""
 
     rates: list[float] | None = field(default=None, repr=False, compare=False)
+    slope: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,14 @@ class Step:
 def reached(t: float, t_end: float, h: float) -> bool:
     """Return True if t is t_end up to round-off relative to the step h (or to
     t_end, for a step longer than that)."""
+    return t >= t_end - reach_tol(t_end, h)
+
+
+def reach_tol(t_end: float, h: float) -> float:
+    """Return how close to t_end a time counts as t_end (`reached`)."""
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
-    return t >= t_end - TIME_RTOL * h
+    return TIME_RTOL * h
 
 
 def grid_step(t: float, h: float, t0: float | None) -> float:
@@ -197,7 +204,10 @@ class Method(abc.ABC):
         watch = Watchdog(self, system, t_end)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
             status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
-        result = log.finish(status, self._provenance(system, t_end, wall), detail)
+        provenance = self._provenance(system, t_end, wall)
+        if log.loops:  # which loops ran: compiled, or Python (and why)
+            provenance["loops"] = "; ".join(f"{k} x{n}" for k, n in log.loops.items())
+        result = log.finish(status, provenance, detail)
         return dataclasses.replace(result, units=_units(system))
 
     @property
@@ -346,32 +356,63 @@ class Method(abc.ABC):
         over the rate (it fires where it found the guard)."""
         return abs(gap) / abs(rate) if rate else math.inf
 
-    def advance(self, mode: Mode, t: float, x: np.ndarray, h: float) -> np.ndarray:
-        """Advance the mode's flow by h with this method's scheme."""
-        return mode.flow.advance(t, x, h, self.scheme)
+    def advance(
+        self,
+        mode: Mode,
+        t: float,
+        x: np.ndarray,
+        h: float,
+        slope: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Advance the mode's flow by h with this method's scheme; `slope`, dx/dt
+        at (t, x) if known, spares the first stage (`Flow.advance_from`)."""
+        if slope is None:
+            return mode.flow.advance(t, x, h, self.scheme)
+        return mode.flow.advance_from(t, x, h, self.scheme, slope)
+
+    def slope(self, mode: Mode, t: float, x: np.ndarray) -> np.ndarray | None:
+        """Return dx/dt at (t, x), or None for a flow without it (Co-Simulation)."""
+        if not isinstance(mode.flow, VectorField):
+            return None
+        return np.asarray(mode.flow.rhs(t, x), dtype=float)
 
     def rates(
-        self, mode: Mode, t: float, x: np.ndarray, g: list[float]
+        self,
+        mode: Mode,
+        t: float,
+        x: np.ndarray,
+        g: list[float],
+        slope: np.ndarray | None = None,
     ) -> list[float] | None:
-        """Return the guards' rates dg/dt at (t, x) (g their values), or None for a
-        flow without dx/dt (`flows.base.guard_rates`)."""
-        return guard_rates(mode.flow, [e.guard for e in mode.edges], t, x, g, self.h)
+        """Return the guards' rates dg/dt at (t, x) (g their values, `slope` dx/dt
+        there if known), or None for a flow without dx/dt (`flows.base.guard_rates`)."""
+        guards = [e.guard for e in mode.edges]
+        return guard_rates(mode.flow, guards, t, x, g, self.h, slope)
+
+    def rated(self, mode: Mode, t: float, x: np.ndarray, g: list[float]) -> tuple:
+        """Return (rates, slope) at (t, x): the guards' rates and dx/dt, from one
+        evaluation of dx/dt (both None for a flow without it)."""
+        slope = self.slope(mode, t, x)
+        return (
+            (None, None) if slope is None else (self.rates(mode, t, x, g, slope), slope)
+        )
 
     def dip(self, mode: Mode, start: tuple, end: tuple, log: Recorder):
         """Look inside a step that ends inside every guard for a guard that dips
         beyond its surface and comes back (a grazing impact, a short hop).
 
-        `start` is (t, x, g, rates) at the step's start (rates None if not yet
-        known), `end` is (hs, g, rates) at its end, after hs. A guard that approaches
-        at the start and recedes at the end (`core.dense.dips`) has a minimum
-        inside; the trial step goes to the minimum of the step's cubic Hermite
-        interpolant of the guard that dips lowest. Returns (sigma, z, g_z) there,
-        for the method to test like any trial end, or None. Warns once per run
-        (`_coarse`) when the interpolant misses the guard there by more than
-        COARSE_RTOL: the step is then too coarse to trust what it does not see.
-        Flows without dx/dt (Co-Simulation) have no rates: nothing is seen.
+        `start` is (t, x, g, rates, slope) at the step's start (rates and dx/dt
+        there, None if not yet known), `end` is (hs, g, rates) at its end, after
+        hs. A guard that approaches at the start and recedes at the end
+        (`core.dense.dips`) has a minimum inside; the trial step goes to the
+        minimum of the step's cubic Hermite interpolant of the guard that dips
+        lowest. Returns (sigma, z, g_z) there, for the method to test like any
+        trial end, or None. Warns once per run (`_coarse`) when the interpolant
+        misses the guard there by more than COARSE_RTOL: the step is then too
+        coarse to trust what it does not see. Flows without dx/dt
+        (Co-Simulation) have no rates: nothing is seen.
         """
-        (t, x, g0, r0), (hs, g1, r1) = start, end
+        (t, x, g0, r0, slope), (hs, g1, r1) = start, end
         if r1 is None:
             return None
         sides = [SIDES[e.guard.direction] for e in mode.edges]
@@ -382,7 +423,8 @@ class Method(abc.ABC):
         ]
         if not receding:
             return None
-        r0 = self.rates(mode, t, x, g0) if r0 is None else r0
+        if r0 is None:
+            r0, slope = self.rated(mode, t, x, g0)
         lowest = None
         for i in receding:
             s = inside_sign(sides[i], g0[i], g1[i])
@@ -393,7 +435,7 @@ class Method(abc.ABC):
         if lowest is None or not 0.0 < lowest[0] < 1.0:
             return None
         u, p, i, s = lowest
-        z = self.advance(mode, t, x, u * hs)
+        z = self.advance(mode, t, x, u * hs, slope)
         g_z = [edge.guard(t + u * hs, z) for edge in mode.edges]
         scale = max(abs(g0[i]), abs(g1[i]), abs(g_z[i]))
         if abs(p - s * g_z[i]) > COARSE_RTOL * scale:
@@ -452,6 +494,7 @@ class Method(abc.ABC):
         )
         if steps is None:
             return None, None
+        log.loops[f"{mode.name}: compiled steps"] += 1
         block = None
         if len(steps.t):
             log.n_steps += len(steps.t)
@@ -570,6 +613,20 @@ class Method(abc.ABC):
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
             "versions": _versions(),
         }
+
+
+def why_python(mode: Mode) -> str:
+    """Name what keeps a mode's steps out of the compiled loops (for the
+    provenance's `loops`), if anything does."""
+    flow = mode.flow
+    if not isinstance(flow, VectorField):
+        return ""  # a Co-Simulation FMU integrates itself
+    if not isinstance(flow, CompiledFlow):
+        return f" ({type(flow).__name__} is not compiled)"
+    for edge in mode.edges:
+        if not is_compiled(edge.guard.fn):
+            return f" (guard {edge.guard.name!r} is not compiled)"
+    return ""
 
 
 def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:

@@ -395,7 +395,9 @@ class Completion(Method):
         constrained = system.mode(CONSTRAINED)
         if state.mode == CONSTRAINED:
             if constrained.flow.contact.kernels is not None:
+                log.loops[f"{CONSTRAINED}: compiled phase"] += 1
                 return self._constrained_block(constrained, state, t_end, log)
+            log.loops[f"{CONSTRAINED}: python steps (contact not compiled)"] += 1
             return self._constrained_step(constrained, state, t_end, log)
         last = log.events[-1] if log.events else None
         if last is not None and last.edge == "lift-off" and last.t == state.t:

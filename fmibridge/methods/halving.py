@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from dataclasses import dataclass
@@ -11,10 +12,12 @@ import numpy as np
 
 from ..core.bracket import End, illinois, is_bracket
 from ..core.errors import FmibridgeError
-from ..core.result import Recorder, Status
+from ..core.result import Event, Recorder, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket, VectorField
+from ..flows.base import RATE_STEP, Bracket, VectorField, compiled_steps
+from ..flows.compiled import BLOCK
 from .base import (
+    TIME_RTOL,
     Method,
     Rated,
     State,
@@ -24,7 +27,9 @@ from .base import (
     non_finite,
     positive,
     step_end,
+    why_python,
 )
+from .compiled_mode import compiled_mode
 from .watchdog import ON_SURFACE
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
@@ -118,19 +123,84 @@ class Halving(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
-        block, bracket = self.steps_to_crossing(
-            mode,
-            state,
-            t_end,
-            log,
-            locate_tol=self.t_tol if self.locate == "illinois" else None,
-            max_iter=self.max_halvings,
-        )
+        firing = compiled_mode(mode) if self.locate == "illinois" else None
+        if firing is not None:
+            block, bracket, fired = self._fly_and_fire(mode, firing, state, t_end, log)
+            if fired is not None:
+                return fired
+        else:
+            block, bracket = self.steps_to_crossing(
+                mode,
+                state,
+                t_end,
+                log,
+                locate_tol=self.t_tol if self.locate == "illinois" else None,
+                max_iter=self.max_halvings,
+            )
         if bracket is not None:
             return self._fire_bracket(mode, bracket, log)
         if block is not None:
             return block
+        log.loops[f"{mode.name}: python steps{why_python(mode)}"] += 1
         return self._step(mode, state, (system.t0, t_end), log)
+
+    def _fly_and_fire(self, mode: Mode, firing, state: State, t_end, log):
+        """Take the steps between events, locate the crossing and fire it in one
+        compiled call (`_halving_kernels.fly_and_fire`); return the block of steps,
+        the Bracket where the kernel located but did not fire, and the Step after
+        the event where it fired (else None)."""
+        kernels = _kernels()
+        x = np.ascontiguousarray(state.x, dtype=float)
+        n_x, n_g = x.size, len(mode.edges)
+        ts, xs = np.empty(BLOCK), np.empty((BLOCK, n_x))
+        info = np.empty(kernels.INFO_SIZE)
+        bracket = (np.empty(n_x), np.empty((2, n_g)), np.empty(3))
+        events = (np.empty(n_x), np.empty(n_x), np.empty(n_g, dtype=np.int64))
+        limits = (
+            t_end,
+            min(self.max_steps - log.n_steps, BLOCK),
+            TIME_RTOL * self.h,
+            self.t_tol,
+            self.max_halvings,
+            RATE_STEP * self.h,
+        )
+        n = kernels.fly_and_fire(
+            *firing.functions, (*firing.edges, *self.scheme.arrays), float(state.t), x,
+            float(self.h), limits, ts, xs, bracket, events, info,
+        )  # fmt: skip
+        log.loops[f"{mode.name}: compiled steps and firing"] += 1
+        block = None
+        if n:
+            log.n_steps += n
+            log.samples(ts[:n], xs[:n], mode.name)
+            block = Step(State(float(ts[n - 1]), xs[n - 1].copy(), mode.name))
+        if info[kernels.CODE] != kernels.NONE:
+            return block, None, Step(self._fired(mode, events, info, log))
+        if bracket[2][2] < 0:
+            return block, None, None
+        return block, compiled_steps(state.t, x, ts, xs, n, *bracket).bracket, None
+
+    def _fired(self, mode: Mode, events: tuple, info: np.ndarray, log) -> State:
+        """Log the event `fly_and_fire` fired, as `fire` does; a reset it refused
+        is fired again in Python, which raises the error that names it."""
+        kernels = _kernels()
+        x_event, x_after, group = events
+        t, code = float(info[kernels.T_EVENT]), info[kernels.CODE]
+        log.n_rejected += int(info[kernels.N_TRIALS])
+        edge = mode.edges[int(info[kernels.EDGE])]
+        others = tuple(
+            mode.edges[k].name for k in group[1 : int(info[kernels.N_GROUP])]
+        )
+        state = State(t, x_event, mode.name)
+        if code == kernels.BAD_RESET:
+            return self.fire(mode, state, edge, log, others)
+        log.sample(t, x_event, mode.name)
+        if code == kernels.SILENT:
+            log.n_silent_events += 1
+            return state
+        log.sample(t, x_after, edge.target)
+        log.event(Event(t, edge.name, mode.name, edge.target, x_event, x_after, others))
+        return State(t, x_after, edge.target)
 
     def _step(self, mode: Mode, state: State, span: tuple, log: Recorder) -> Step:
         """Take one step of h from `state`, halved into a crossing if one lies in it
@@ -138,24 +208,26 @@ class Halving(Method):
         t0, t_end = span
         t, x = state.t, state.x
         g0 = self.guards_at(mode, t, x)
-        r0 = state.rates if isinstance(state, Rated) else None
+        r0, slope = (
+            (state.rates, state.slope) if isinstance(state, Rated) else (None,) * 2
+        )
         # communication points on t0 + k h for the FMUs that compare them with
         # their own time; the compiled loops that serve vector fields sum h
         grid = None if isinstance(mode.flow, VectorField) else t0
         hs = min(grid_step(t, self.h, grid), t_end - t)
         n_halvings, after_half_step, was_crossed, crossing = 0, False, set(), None
         for _ in range(2 * self.max_halvings + 2):  # a halving, an accepted half
-            y = self.advance(mode, t, x, hs)
+            y = self.advance(mode, t, x, hs, slope)
             g1 = self._guards(mode, t + hs, y)
-            crossed, r1 = self._crossed(mode, g0, g1, y), None
+            crossed, r1, s1 = self._crossed(mode, g0, g1, y), None, None
             if not crossed and n_halvings and not after_half_step:
                 if _stalled(mode, x, y):  # the half of a crossed step left x as it was
                     return Step(self._fire_unresolved(mode, t, x, g0, *crossing, log))
             if crossed and crossed is not _NON_FINITE:
                 crossing = (hs, g1, crossed)
             if not crossed:
-                r1 = self.rates(mode, t + hs, y, g1)
-                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, r1), log)
+                r1, s1 = self.rated(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0, slope), (hs, g1, r1), log)
                 if dip is not None and self._crossed(mode, g0, dip[2], dip[1]):
                     hs, y, g1 = dip  # the crossing lies before the dip's bottom
                     crossed = self._crossed(mode, g0, g1, y)
@@ -165,10 +237,10 @@ class Halving(Method):
                     return Step(self._fire(mode, t, x, 0.0, g0, g0, [stuck], log))
                 log.n_steps += 1
                 t = step_end(t, hs, t_end, self.h, grid)
-                x, g0, r0 = y, g1, r1
+                x, g0, r0, slope = y, g1, r1, s1
                 log.sample(t, x, mode.name)
                 if n_halvings == 0 or after_half_step or t == t_end:
-                    return Step(Rated(t, x, mode.name, r1))
+                    return Step(Rated(t, x, mode.name, r1, s1))
                 after_half_step = True  # the crossing lies in the next hs: close in
                 continue
             if crossed is not _NON_FINITE:
@@ -176,7 +248,7 @@ class Halving(Method):
                 if hs <= self.t_tol:
                     return Step(self._fire(mode, t, x, hs, g0, g1, crossed, log))
                 if self.locate == "illinois":
-                    located = self._illinois(mode, t, x, hs, g0, g1, log)
+                    located = self._illinois(mode, (t, x, slope), hs, g0, g1, log)
                     if located is not None:
                         return located
             if n_halvings == self.max_halvings:
@@ -256,8 +328,9 @@ class Halving(Method):
         others = tuple(mode.edges[k].name for k in crossed if k != i)
         return self.fire(mode, State(t + hs, y, mode.name), edge, log, others)
 
-    def _illinois(self, mode, t, x, hs, g0, g1, log) -> Step | None:
-        """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
+    def _illinois(self, mode, start, hs, g0, g1, log) -> Step | None:
+        """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire;
+        `start` is (t, x, dx/dt there or None).
 
         Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) (s_i = +1 falling, -1
         rising; for 'either', the sign of g_i(t), or against g_i(t + hs) from
@@ -267,6 +340,7 @@ class Halving(Method):
         reset leaves it one ulp beyond), or only such a guard fired.
         `flows._kernels.locate` does the same compiled.
         """
+        t, x, slope = start
         signs = [
             _inward(e.guard, a, b) for e, a, b in zip(mode.edges, g0, g1, strict=True)
         ]
@@ -279,7 +353,7 @@ class Halving(Method):
 
         def trial(sigma: float) -> End:
             nonlocal n_trials
-            y = self.advance(mode, t, x, sigma)
+            y = self.advance(mode, t, x, sigma, slope)
             if seen.setdefault(y.tobytes(), sigma) != sigma and _stalled(mode, y, y):
                 raise _Stalled  # one state for two steps: halving says what it can
 
@@ -394,3 +468,11 @@ def _inward(guard, g_start: float, g_end: float) -> float:
     if g_start != 0.0:
         return 1.0 if g_start > 0.0 else -1.0
     return -1.0 if g_end > 0.0 else 1.0  # from zero, the step's side is beyond
+
+
+@functools.cache
+def _kernels():
+    """Import the compiled firing on first use (numba loads it from its cache)."""
+    from . import _halving_kernels as module
+
+    return module

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -9,10 +10,12 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.integrators import Scheme
-from ..core.result import Recorder, Status
+from ..core.result import Event, Recorder, Status
 from ..core.system import Guard, HybridSystem, Mode
-from ..flows.base import guard_rates
+from ..flows.base import RATE_STEP, guard_rates
+from ..flows.compiled import BLOCK
 from .base import (
+    TIME_RTOL,
     Method,
     Rated,
     State,
@@ -20,8 +23,12 @@ from .base import (
     at_least_one,
     non_finite,
     positive,
+    reach_tol,
     reached,
+    why_python,
 )
+from .compiled_mode import compiled_mode
+from .watchdog import CRAWL_FRACTION
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
@@ -30,6 +37,9 @@ PROJECT_GTOL = 1e-6
 # Bound on projection iterations; Illinois converges superlinearly, about ten
 # iterations reach PROJECT_GTOL from a bracket of one step.
 PROJECT_MAX_ITER = 100
+# Transitions one call of the compiled loop logs at most (a sticking phase
+# chatters thousands of times); it is called again for more.
+EVENTS = 1024
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,10 @@ class Relaxation(Method):
     state beyond one of them in the new mode, the next step finds it on that
     strip, so a simultaneous transition costs about two strip waits (2 eps).
 
+    Where the mode's flow, guards and resets are compiled (`compiled_mode`),
+    the attempts run many at a time in one compiled call
+    (`_relaxation_kernels.relax`), with the same results bit for bit.
+
     Parameters
     ----------
     h : float
@@ -144,9 +158,15 @@ class Relaxation(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = system.mode(state.mode)
+        compiled = compiled_mode(mode)
+        if compiled is not None:
+            relaxed = self._relax(mode, compiled, state, t_end, log)
+            if relaxed is not None:
+                return relaxed
         block = self.steps_inside(mode, state, t_end, log)
         if block is not None:
             return block
+        log.loops[f"{mode.name}: python steps{why_python(mode)}"] += 1
         g0 = self.guards_at(mode, state.t, state.x)
         trial = self._trial(mode, state, g0, t_end, log)
         if isinstance(trial, Step):
@@ -156,7 +176,7 @@ class Relaxation(Method):
         t1 = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
         log.sample(t1, y, mode.name)
         if where is _DOMAIN:
-            return Step(Rated(t1, y, mode.name, rates))
+            return Step(Rated(t1, y, mode.name, *rates))
         edge = mode.edges[where.index]
         if getattr(edge.guard, "reset_at", "surface") == "beyond":
             q = y  # the reset tests its own condition (an FMU's event mode)
@@ -170,6 +190,75 @@ class Relaxation(Method):
         others = tuple(mode.edges[i].name for i in where.others)
         return Step(self.fire(mode, State(t_reset, q, mode.name), edge, log, others))
 
+    def _relax(self, mode: Mode, compiled, state: State, t_end: float, log) -> Step:
+        """Take the attempts from `state` in one compiled call
+        (`_relaxation_kernels.relax`) and log them as the Python code does;
+        return None where the kernel left the first attempt to the Python code."""
+        kernels = _kernels()
+        x = np.ascontiguousarray(state.x, dtype=float)
+        n_x, n_g = x.size, len(mode.edges)
+        samples = (np.empty(BLOCK), np.empty((BLOCK, n_x)))
+        events = (
+            np.empty(EVENTS),
+            np.empty(EVENTS, dtype=np.int64),
+            np.empty(EVENTS, dtype=np.int64),
+            np.empty((EVENTS, n_x)),
+            np.empty((EVENTS, n_g + 1), dtype=np.int64),
+        )
+        info, x_end = np.empty(kernels.INFO_SIZE), np.empty(n_x)
+        settings = np.array([self.eps, self.h, RATE_STEP * self.h, self.max_halvings])
+        limits = np.array(
+            [
+                t_end,
+                reach_tol(t_end, self.h),
+                self.max_steps - log.n_steps,
+                self.max_events - len(log.events) - log.n_silent_events,
+                CRAWL_FRACTION * self.h,
+                TIME_RTOL * self.h,
+            ]
+        )
+        n = kernels.relax(
+            *compiled.functions, (*compiled.edges, *self.scheme.arrays),
+            float(state.t), x, settings, limits, samples, events, info, x_end,
+        )  # fmt: skip
+        if n == 0:
+            return None
+        log.loops[f"{mode.name}: compiled steps and strips"] += 1
+        log.n_steps += int(info[kernels.N_STEPS])
+        log.n_rejected += int(info[kernels.N_REJECTED])
+        log.n_silent_events += int(info[kernels.N_SILENT])
+        self._replay(mode, samples, events, int(info[kernels.N_EVENTS]), n, log)
+        return Step(State(float(info[kernels.T_END_STATE]), x_end, mode.name))
+
+    @staticmethod
+    def _replay(mode: Mode, samples, events, n_events: int, n: int, log) -> None:
+        """Log the kernel's samples and transitions in the order `fire` logs them."""
+        (ts, xs), (times, edges, rows, _, groups) = samples, events
+        k = 0
+        for j in range(n_events):
+            at, edge = int(rows[j]), mode.edges[int(edges[j])]
+            if at > k:
+                log.samples(ts[k:at], xs[k:at], mode.name)
+            before, after = xs[at].copy(), xs[at + 1].copy()
+            log.sample(float(times[j]), before, mode.name)
+            log.sample(float(times[j]), after, edge.target)
+            count = int(groups[j, -1])
+            others = tuple(mode.edges[i].name for i in groups[j, 1:count])
+            log.event(
+                Event(
+                    float(times[j]),
+                    edge.name,
+                    mode.name,
+                    edge.target,
+                    before,
+                    after,
+                    others,
+                )  # fmt: skip
+            )
+            k = at + 2
+        if n > k:
+            log.samples(ts[k:n], xs[k:n], mode.name)
+
     def time_resolution(self, gap: float, rate: float) -> float:
         """A transition waits eps - tau on its strip after a step that ends up to
         eps deep (Fig. 12, Steps 13-14): up to (abs(gap) + eps) / abs(rate) + eps
@@ -178,26 +267,29 @@ class Relaxation(Method):
 
     def _trial(self, mode: Mode, state: State, g0: list[float], t_end: float, log):
         """Find the step of Fig. 12, Steps 4-5: h, h/2, ... until the trial point
-        lies in D_j^eps; return (hs, y, where, rates at y) or the Step that stops.
+        lies in D_j^eps; return (hs, y, where, (rates, dx/dt) at y) or the Step
+        that stops.
 
         A trial in the domain whose guard may have dipped beyond its surface and
         come back inside the step (`Method.dip`) is replaced by the trial to the
         dip's bottom, classified like any other.
         """
         t, x = state.t, state.x
-        r0 = state.rates if isinstance(state, Rated) else None
+        r0, slope = (
+            (state.rates, state.slope) if isinstance(state, Rated) else (None,) * 2
+        )
         hs = min(self.h, t_end - t)
         for _ in range(self.max_halvings + 1):
-            y = self.advance(mode, t, x, hs)
-            where, rates = self._classify(mode, g0, t + hs, y), None
+            y = self.advance(mode, t, x, hs, slope)
+            where, rates = self._classify(mode, g0, t + hs, y), (None, None)
             if where is _DOMAIN:
                 g1 = [edge.guard(t + hs, y) for edge in mode.edges]
-                rates = self.rates(mode, t + hs, y, g1)
-                dip = self.dip(mode, (t, x, g0, r0), (hs, g1, rates), log)
+                rates = self.rated(mode, t + hs, y, g1)
+                dip = self.dip(mode, (t, x, g0, r0, slope), (hs, g1, rates[0]), log)
                 if dip is not None:
                     inside = self._classify(mode, g0, t + dip[0], dip[1])
                     if inside is not _DOMAIN:  # the guard dipped beyond: go there
-                        hs, y, where, rates = dip[0], dip[1], inside, None
+                        hs, y, where, rates = dip[0], dip[1], inside, (None, None)
             if where is not _OUTSIDE:
                 return hs, y, where, rates
             log.n_rejected += 1
@@ -306,3 +398,11 @@ class Relaxation(Method):
                 return sigma, z, g
             sigma *= 2
         return None
+
+
+@functools.cache
+def _kernels():
+    """Import the compiled loop on first use (numba loads it from its cache)."""
+    from . import _relaxation_kernels as module
+
+    return module

@@ -8,6 +8,12 @@ side is then evaluated only at the predicted point (where c <= L) and, after
 the error test, at the corrected point (within L + beta of it, below zero),
 so it is never evaluated beyond a unilateral guard.
 
+The steps run in one compiled loop (`methods._unilateral_kernels`) between
+events; where the flow and every guard (and its gradient, if given) are
+numba-compiled, the loop calls them compiled, else it calls the Python
+functions back. Both take the same decisions on the same numbers, and the
+provenance entry `loops` says which ran.
+
 References
 ----------
 Esposito and Kumar (2007), "A state event detection algorithm for numerically
@@ -18,6 +24,8 @@ band), Remark 2.7 (event classes).
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -28,9 +36,9 @@ from ..core.errors import FmibridgeError
 from ..core.result import Recorder, Status
 from ..core.system import Guard, HybridSystem, Mode
 from ..flows.base import VectorField
-from .adams import MAX_ORDER, Node, Stencil, starting_step
-from .base import Method, State, Step, at_least_one, positive
-from .polyroots import first_reach
+from ..flows.compiled import BLOCK, CompiledFlow, compiled, is_compiled
+from .adams import MAX_ORDER
+from .base import Method, State, Step, at_least_one, positive, reach_tol
 
 # Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; eq. 16).
 # An accepted step has |x^p - x^c| <= eps / BAND_C componentwise, so an affine
@@ -45,6 +53,25 @@ BISECTIONS = 60  # halvings of [0, h] that reach the round-off of h (2**-52 < 2*
 MIN_STEP_ULPS = 16  # a step below 16 ulps of t makes no progress in t (round-off)
 
 Gradient = Callable[[float, np.ndarray], tuple[np.ndarray, float]]
+# Each mode's _Bank, by id(mode), dropped when the mode is collected.
+_BANKS: dict[int, _Bank] = {}
+
+
+def central_difference(fn, t: float, x: np.ndarray, gx: np.ndarray) -> float:
+    """Write dg/dx of the guard fn at (t, x) to gx by central differences of
+    step FD_STEP max(1, abs(x_i)), and return dg/dt.
+
+    Plain Python that numba also compiles (`_unilateral_kernels.central`), so a
+    compiled guard gives the same differences on both paths.
+    """
+    for i in range(x.shape[0]):
+        d = FD_STEP * max(1.0, abs(x[i]))
+        up, down = x.copy(), x.copy()
+        up[i] += d
+        down[i] -= d
+        gx[i] = (fn(t, up) - fn(t, down)) / (2 * d)
+    d = FD_STEP * max(1.0, abs(t))
+    return (fn(t + d, x) - fn(t - d, x)) / (2 * d)
 
 
 @dataclass(frozen=True)
@@ -54,23 +81,24 @@ class _Bank:
     An edge whose guard function has a `components` attribute (callables
     g_i, with g = max_i g_i > 0 inside) fires only when every component has
     reached its surface: a corridor corner. Every other edge is one atom.
+    An atom's `gradient` attribute (else its guard's) gives (dg/dx, dg/dt);
+    without one, central differences do. `arrays` is what the kernels read:
+    (owner, starts, base, unilateral, single, curved), per atom the edge, per
+    edge its first atom, per atom the direction (-1 falling, +1 rising, 0
+    either), whether its edge is unilateral, has this one atom, has a
+    curved (not `affine`) unilateral atom, and whether it has a gradient.
     """
 
-    guards: tuple[Guard, ...]  # per edge
+    name: str
+    flow: VectorField
     fns: tuple[Callable, ...]
     gradients: tuple[Gradient | None, ...]
-    owner: np.ndarray  # edge index of each atom
-    sign: np.ndarray  # -1 falling, +1 rising, 0 either (fixed at each start)
-    unilateral: np.ndarray  # per atom
-    affine: np.ndarray  # per atom
-    single: np.ndarray  # per atom: its edge has one atom
-    edge_atoms: tuple[np.ndarray, ...]
-    starts: np.ndarray  # first atom of each edge (atoms of an edge are contiguous)
-    hook: Callable | None  # flow.guard_gradient(fn, t, x), if the flow offers it
+    owner: np.ndarray
+    arrays: tuple
 
     @classmethod
     def of(cls, mode: Mode) -> _Bank:
-        fns, grads, owner, sign, uni, affine = [], [], [], [], [], []
+        fns, grads, owner, base, uni, affine = [], [], [], [], [], []
         for i, edge in enumerate(mode.edges):
             guard = edge.guard
             parts = getattr(guard.fn, "components", None)
@@ -86,88 +114,119 @@ class _Bank:
                     getattr(fn, "gradient", None) or getattr(guard, "gradient", None)
                 )
                 owner.append(i)
-                sign.append({"falling": -1, "rising": 1, "either": 0}[guard.direction])
+                base.append({"falling": -1, "rising": 1, "either": 0}[guard.direction])
                 uni.append(guard.kind == "unilateral")
                 affine.append(bool(getattr(fn, "affine", False)))
-        owner = np.array(owner, dtype=int)
-        atoms = tuple(np.flatnonzero(owner == i) for i in range(len(mode.edges)))
-        sizes = np.array([len(a) for a in atoms], dtype=int)
-        return cls(
-            tuple(edge.guard for edge in mode.edges),
-            tuple(fns),
-            tuple(grads),
+        owner = np.array(owner, dtype=np.int64)
+        starts = np.searchsorted(owner, np.arange(len(mode.edges))).astype(np.int64)
+        sizes = np.bincount(owner, minlength=len(mode.edges))
+        uni, affine = np.array(uni, dtype=bool), np.array(affine, dtype=bool)
+        curved = np.isin(owner, owner[~affine & uni])
+        arrays = (
             owner,
-            np.array(sign),
-            np.array(uni, bool),
-            np.array(affine, bool),
-            sizes[owner] == 1 if len(owner) else owner == 0,
-            atoms,
-            np.array([a[0] for a in atoms], dtype=int),
-            getattr(mode.flow, "guard_gradient", None),
+            starts,
+            np.array(base, dtype=float),
+            uni,
+            sizes[owner] == 1,
+            curved,
+            np.array([g is not None for g in grads], dtype=bool),
         )
+        return cls(mode.name, mode.flow, tuple(fns), tuple(grads), owner, arrays)
 
-    def every(self, flags: np.ndarray) -> np.ndarray:
-        """Per edge: are the flags of all its atoms true (an AND guard)?"""
-        if not self.starts.size:
-            return np.zeros(0, dtype=bool)
-        return np.logical_and.reduceat(flags, self.starts)
+    def memory(self, n: int) -> tuple:
+        """An empty history for states of size n (`_unilateral_kernels`)."""
+        a = len(self.fns)
+        return (
+            np.zeros(MAX_ORDER),
+            np.zeros((MAX_ORDER, n)),
+            np.zeros((MAX_ORDER, n)),
+            np.zeros((MAX_ORDER, a)),
+            np.zeros((MAX_ORDER, a)),
+            np.zeros((MAX_ORDER, a)),
+            np.zeros(a),
+            np.zeros(2),
+        )
 
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
         """Raw guard values g(t, x) of every atom (g > 0 inside)."""
         return np.array([fn(t, x) for fn in self.fns], dtype=float)
 
-    def lie(self, t: float, x: np.ndarray, f: np.ndarray, eps: np.ndarray):
-        """Lie derivatives dg/dx f + dg/dt (eq. 2), norms sum abs(dg/dx_i) eps_i."""
-        lie, norm = np.empty(len(self.fns)), np.empty(len(self.fns))
-        for a, fn in enumerate(self.fns):
-            gx, gt = self._gradient(a, fn, t, x)
-            lie[a], norm[a] = gx @ f + gt, np.abs(gx) @ eps
-        return lie, norm
+    @functools.cached_property
+    def loop(self) -> tuple[str, tuple | None]:
+        """(which loop runs, the compiled functions as the kernels take them, or
+        None).
 
-    def _gradient(self, a: int, fn: Callable, t: float, x: np.ndarray):
-        """User gradient, else the flow's hook, else central differences."""
-        if self.gradients[a] is not None:
-            gx, gt = self.gradients[a](t, x)
-            return np.asarray(gx, dtype=float), float(gt)
-        if self.hook is not None:
-            found = self.hook(fn, t, x)
-            if found is not None:
-                return np.asarray(found[0], dtype=float), float(found[1])
-        gx = np.empty(x.size)
-        for i in range(x.size):
-            d = FD_STEP * max(1.0, abs(x[i]))
-            up, down = x.copy(), x.copy()
-            up[i] += d
-            down[i] -= d
-            gx[i] = (fn(t, up) - fn(t, down)) / (2 * d)
-        d = FD_STEP * max(1.0, abs(t))
-        return gx, (fn(t + d, x) - fn(t - d, x)) / (2 * d)
-
-
-@dataclass(frozen=True)
-class _Point(Node):
-    """A history node with the guard data the extrapolation needs there."""
-
-    g: np.ndarray  # raw guard values of the atoms
-    lie: np.ndarray  # raw Lie derivatives
-    norm: np.ndarray  # dual norms of the gradients
+        The compiled loop needs a CompiledFlow, compiled guards, and compiled
+        gradients where gradients are given; else the kernels call the Python
+        functions back (`_Evaluator`), and the reason is named.
+        """
+        flow = self.flow
+        if not isinstance(flow, CompiledFlow):
+            return f"python callbacks ({type(flow).__name__} is not compiled)", None
+        for fn, gradient in zip(self.fns, self.gradients, strict=True):
+            if not is_compiled(fn):
+                return f"python callbacks (guard `{_name_of(fn)}` not compiled)", None
+            if gradient is not None and not is_compiled(gradient):
+                return (
+                    f"python callbacks (gradient of guard `{_name_of(fn)}` not "
+                    f"compiled)",
+                    None,
+                )
+        fns = [compiled(fn, f"guard `{_name_of(fn)}`") for fn in self.fns]
+        gradients = [
+            None
+            if gradient is None
+            else compiled(
+                gradient, f"the gradient of `{_name_of(fn)}`", kind="gradient"
+            )
+            for fn, gradient in zip(self.fns, self.gradients, strict=True)
+        ]
+        return "compiled", _kernels().typed_functions(flow.f, fns, gradients)
 
 
-@dataclass(frozen=True)
-class _Memory:
-    """What survives between attempts: history, step, orientation, guards."""
+def _name_of(fn: object) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
 
-    bank: _Bank
-    history: tuple[_Point, ...]  # newest first
-    h_err: float
-    sign: np.ndarray  # orientation of each atom: c = sign * g, c <= 0 inside
+
+class _Evaluator:
+    """The Python functions of one mode, as the kernels call them back."""
+
+    def __init__(self, bank: _Bank) -> None:
+        self.bank, self.flow = bank, bank.flow
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        dx = np.ascontiguousarray(self.flow.rhs(t, x), dtype=float)
+        if dx.shape != x.shape:  # the kernels read x.size values unchecked
+            raise FmibridgeError(
+                f"Mode {self.bank.name!r}: the flow returned {dx.size} value(s) "
+                f"{dx.tolist()} at t = {t!r}, x = {x.tolist()}; expected {x.size}."
+            )
+        return dx
+
+    def guards(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self.bank.values(t, x)
+
+    def guard(self, a: int, t: float, x: np.ndarray) -> float:
+        """The raw value of atom a alone (as `guards` gives it)."""
+        return float(np.float64(self.bank.fns[a](t, x)))
+
+    def gradients(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        bank = self.bank
+        gx, gt = np.empty((len(bank.fns), x.size)), np.empty(len(bank.fns))
+        for a, (fn, gradient) in enumerate(zip(bank.fns, bank.gradients, strict=True)):
+            if gradient is None:
+                gt[a] = central_difference(fn, t, x, gx[a])
+            else:
+                row, gt[a] = gradient(t, x)
+                gx[a] = np.asarray(row, dtype=float)
+        return gx, gt
 
 
 @dataclass(frozen=True)
 class _Stepping(State):
     """A State that carries its integration history (dropped by any reset)."""
 
-    memory: _Memory | None = field(default=None, repr=False, compare=False)
+    memory: tuple | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -200,8 +259,9 @@ class Unilateral(Method):
     step below its current value: its level is max(c_k, 0) until it leaves
     the band. A reset that leaves the state in the band approaching (an
     accumulation of impacts) fires again at once; impacts then pile up
-    until `max_events` stops the run with Status.MAX_EVENTS (hand over to
-    `Completion`). One attempt takes one accepted step, or fires.
+    until the watchdog or `max_events` stops the run (hand over to
+    `Completion`). One attempt takes the steps up to the next due edge (at
+    most BLOCK), then fires it.
 
     Parameters
     ----------
@@ -243,6 +303,7 @@ class Unilateral(Method):
 
     name: ClassVar[str] = "unilateral"
     requires: ClassVar[type] = VectorField
+    endpoint: ClassVar[bool] = False  # EndpointAdams: the sign at step ends only
 
     h: float = 0.1
     tol: float = 1e-6
@@ -294,166 +355,84 @@ class Unilateral(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
+        """Take the steps until an edge is due (then fire it), t_end or a bound,
+        in one call of the compiled loop."""
+        kernels = _kernels()
         mode = system.mode(state.mode)
-        memory = getattr(state, "memory", None) or self._start(mode, state)
-        due = self._due(memory, memory.history[0])
-        if due:
-            return Step(self._fire_due(mode, state, due, log))
-        memory, stop = self._step(mode, memory, t_end, log)
-        now = memory.history[0]
-        if stop is not None:
-            return Step(State(now.t, now.x, mode.name), stop)
-        log.n_steps += 1
-        log.sample(now.t, now.x, mode.name)
-        new = _Stepping(now.t, now.x, mode.name, memory)
-        due = self._due(memory, now)
-        return Step(self._fire_due(mode, new, due, log) if due else new)
-
-    def _start(self, mode: Mode, state: State) -> _Memory:
-        """Fresh history at `state`: order 1, orientation of 'either' guards."""
-        bank = _Bank.of(mode)
-        point = self._point(mode, bank, state.t, state.x)
-        eps = self._eps(state.x)
-        band = point.norm / BAND_C
-        moving = np.where(point.lie != 0.0, -np.sign(point.lie), -1.0)
-        resting = np.where(point.g != 0.0, -np.sign(point.g), moving)
-        either = np.where(np.abs(point.g) <= 2 * band, moving, resting)
-        sign = np.where(bank.sign != 0, bank.sign, either)
-        h_err = starting_step(state.x, point.f, eps, self.h)
-        return _Memory(bank, (point,), h_err, sign)
-
-    def _point(
-        self, mode: Mode, bank: _Bank, t: float, x: np.ndarray, f=None, g=None
-    ) -> _Point:
-        """A history node: f, guard values and Lie derivatives at (t, x)."""
-        f = np.asarray(mode.flow.rhs(t, x), dtype=float) if f is None else f
-        g = bank.values(t, x) if g is None else g
-        if not (np.all(np.isfinite(f)) and np.all(np.isfinite(g))):
-            _non_finite(mode, bank, t, x, f, g)
-        lie, norm = bank.lie(t, x, f, self._eps(x))
-        return _Point(t, x, f, g, lie, norm)
-
-    def _eps(self, x: np.ndarray) -> np.ndarray:
-        return self.tol + self.rtol * np.abs(x)
-
-    # -- levels, the step limit and the event band ------------------------------
-
-    def _levels(self, memory: _Memory, point: _Point):
-        """Oriented values c, final levels, step levels L and bands beta."""
-        bank = memory.bank
-        c = memory.sign * point.g
-        beta = point.norm / BAND_C
-        final = np.where(bank.unilateral, -beta, 0.0)
-        level = final if self.gamma is None else np.minimum(self.gamma * c, final)
-        past = bank.single & (c >= level)  # inside the band moving away: no deeper
-        return c, final, np.where(past, np.maximum(c, 0.0), level), beta
-
-    def _limit(self, memory: _Memory, stencil: Stencil, upper: float) -> float:
-        """First root of the extrapolation polynomials in (0, upper], eq. 15."""
-        bank, history = memory.bank, memory.history[: stencil.order]
-        c, _, level, _ = self._levels(memory, history[0])
-        rates = memory.sign * np.array([p.lie for p in history])
-        poly = stencil.basis.T @ rates  # (m + 1, atoms), power basis in u = h / scale
-        poly[0] += c - level
-        u_max = upper / stencil.scale
-        bound = poly[0] + np.maximum(poly[1:], 0.0).T @ (
-            u_max ** np.arange(1, stencil.order + 1)
+        bank = self._bank(mode)
+        memory = getattr(state, "memory", None) or bank.memory(state.x.size)
+        x = np.ascontiguousarray(state.x, dtype=float)
+        ts, xs, out = np.empty(BLOCK), np.empty((BLOCK, x.size)), np.empty(3)
+        limits = np.array(
+            [
+                t_end,
+                reach_tol(t_end, self.h),
+                min(self.max_steps - log.n_steps, BLOCK),
+            ]
         )
-        reach = bank.every(bound >= 0.0)  # else P < 0 on [0, upper]: no root there
-        u_star = np.inf
-        for e in np.flatnonzero(reach):
-            u_star = min(
-                u_star, first_reach([poly[:, a] for a in bank.edge_atoms[e]], u_max)
+        log.loops[f"{mode.name}: {bank.loop[0]}"] += 1
+        arguments = (bank.arrays, self._params, memory, float(state.t), x, limits)
+        n = self._run(bank, arguments, (ts, xs, out))
+        log.n_steps += n
+        log.n_rejected += int(out[kernels.REJECTED])
+        if n:
+            log.samples(ts[:n].copy(), xs[:n].copy(), mode.name)
+        code = out[kernels.CODE]
+        if code == kernels.NON_FINITE:
+            raise _non_finite(mode, bank, float(out[kernels.T_STOP]), xs[n].copy())
+        now = _Stepping(float(memory[0][0]), memory[1][0].copy(), mode.name, memory)
+        if code == kernels.STUCK:
+            return Step(
+                State(now.t, now.x, mode.name),
+                Status.NO_PROGRESS,
+                f"No step from t = {now.t!r} in mode {mode.name!r} after "
+                f"{self.max_rejections} rejected trials (max_rejections).",
             )
-        return u_star * stencil.scale
+        if code == kernels.DUE:
+            due = kernels.due_edges(bank.arrays, self._params, memory).tolist()
+            return Step(self._fire_due(mode, now, due, log))
+        return Step(now)
 
-    def _due(self, memory: _Memory, now: _Point) -> list[int]:
-        """Edges whose atoms are all in their band, the closest approaching."""
-        c, final, _, beta = self._levels(memory, now)
-        rate = memory.sign * now.lie
-        bank = memory.bank
-        due = bank.every(c >= final - beta)
-        for e in np.flatnonzero(due):
-            atoms = bank.edge_atoms[e]
-            closest = atoms[np.argmin(c[atoms] - final[atoms])]
-            due[e] = rate[closest] >= 0.0
-        return np.flatnonzero(due).tolist()
+    def _run(self, bank: _Bank, arguments: tuple, buffers: tuple) -> int:
+        """Call the compiled loop: bound to the compiled functions, or calling the
+        Python ones back through an `_Evaluator`."""
+        kernels, (_, functions) = _kernels(), bank.loop
+        if functions is not None:
+            return kernels.flight(*functions, *arguments, *buffers)
+        evaluator = _Evaluator(bank)
+        key = id(evaluator)
+        kernels.EVALUATORS[key] = evaluator
+        try:
+            return kernels.flight(key, key, key, *arguments, *buffers)
+        finally:
+            del kernels.EVALUATORS[key]
 
-    def _beyond(self, memory: _Memory, g: np.ndarray) -> bool:
-        """True if a unilateral edge not beyond at t_k is beyond at g."""
-        bank = memory.bank
-        before = bank.every(memory.sign * memory.history[0].g > 0.0)
-        after = bank.every(memory.sign * g > 0.0)
-        return bool(np.any(after & ~before & bank.unilateral[bank.starts]))
+    @staticmethod
+    def _bank(mode: Mode) -> _Bank:
+        """The mode's atoms as arrays, built once per mode (kept while it lives)."""
+        bank = _BANKS.get(id(mode))
+        if bank is None:
+            bank = _BANKS[id(mode)] = _Bank.of(mode)
+            weakref.finalize(mode, _BANKS.pop, id(mode), None)
+        return bank
 
-    # -- the step ---------------------------------------------------------------
-
-    def _step(self, mode: Mode, memory: _Memory, t_end: float, log: Recorder):
-        """One accepted PECE step limited by the guards (Fig. 5), or a stop."""
-        history = memory.history[: self.max_order]
-        now = history[0]
-        last = now.t - history[1].t if len(history) > 1 else None
-        upper = min(memory.h_err, self.h, t_end - now.t)
-        if last is not None:
-            upper = min(upper, MAX_GROWTH * last)
-        stencil = Stencil.on(history, last or upper)
-        h_star = self._limit(memory, stencil, upper)
-        h_err, h = memory.h_err, min(h_star, upper)
-        eps = self._eps(now.x)
-        for _ in range(self.max_rejections):
-            if h <= MIN_STEP_ULPS * np.spacing(max(abs(now.t), 1.0)):
-                break  # the guard's level is reached within round-off but not due
-            h = self._predictor_check(memory, stencil, h)
-            t = t_end if h >= t_end - now.t else now.t + h
-            xp = stencil.predict(h)
-            xc = stencil.correct(h, np.asarray(mode.flow.rhs(t, xp), dtype=float))
-            ratio = float(np.max(np.abs(xp - xc) / eps))
-            error = stencil.milne(h) * ratio
-            if error > 1.0 or ratio > 1.0 / BAND_C:
-                log.n_rejected += 1
-                factor = SAFETY * max(error, ratio * BAND_C) ** (
-                    -1.0 / (stencil.order + 1)
-                )
-                h_err = h * max(MIN_SHRINK, factor)
-                h = min(h_star, h_err)
-                continue
-            g = memory.bank.values(t, xc)
-            if self._beyond(memory, g):
-                log.n_rejected += 1  # a curved guard outran the band: halve
-                h /= 2
-                continue
-            point = self._point(mode, memory.bank, t, xc, g=g)
-            grow = min(
-                MAX_GROWTH, SAFETY * max(error, 1e-12) ** (-1.0 / (stencil.order + 1))
-            )
-            h_next = h * grow if h >= h_err else max(h * grow, h_err)
-            history = (point, *memory.history[: self.max_order - 1])
-            return _Memory(memory.bank, history, h_next, memory.sign), None
-        return memory, Status.NO_PROGRESS
-
-    def _predictor_check(self, memory: _Memory, stencil: Stencil, h: float) -> float:
-        """Shorten h until no curved unilateral guard is past its level at x^p."""
-        bank = memory.bank
-        curved = np.isin(bank.owner, bank.owner[~bank.affine & bank.unilateral])
-        if not curved.any():
-            return h
-        _, _, level, _ = self._levels(memory, memory.history[0])
-        atoms, t0 = np.flatnonzero(curved), memory.history[0].t
-
-        def over(s: float) -> np.ndarray:
-            x = stencil.predict(s)
-            past = np.zeros(bank.owner.size, dtype=bool)
-            values = np.array([bank.fns[a](t0 + s, x) for a in atoms])
-            past[atoms] = memory.sign[atoms] * values > level[atoms]
-            return bank.every(past)
-
-        for e in np.flatnonzero(over(h)):
-            lo, hi = 0.0, h
-            for _ in range(BISECTIONS):  # keep the safe end of the bracket
-                mid = 0.5 * (lo + hi)
-                lo, hi = (lo, mid) if over(mid)[e] else (mid, hi)
-            h = min(h, lo)
-        return h
+    @functools.cached_property
+    def _params(self) -> np.ndarray:
+        """The settings as the kernels read them (`_unilateral_kernels.params`)."""
+        gamma = np.nan if self.gamma is None else self.gamma
+        endpoint = 1.0 if self.endpoint else 0.0
+        return np.array(
+            [
+                self.tol,
+                self.rtol,
+                gamma,
+                self.h,
+                self.max_rejections,
+                self.max_order,
+                endpoint,
+            ],
+            dtype=float,
+        )
 
     def _fire_due(
         self, mode: Mode, state: State, due: list[int], log: Recorder
@@ -464,16 +443,19 @@ class Unilateral(Method):
         return self.fire(mode, plain, edges[0], log, tuple(e.name for e in edges[1:]))
 
 
-def _non_finite(mode: Mode, bank: _Bank, t, x, f, g) -> None:
-    """Raise the error for a non-finite dx/dt or guard value at an accepted point."""
+def _non_finite(mode: Mode, bank: _Bank, t: float, x: np.ndarray) -> FmibridgeError:
+    """Return the error for a non-finite state, dx/dt or guard value at an
+    accepted point (t, x), naming the flow or the guard."""
+    f = np.asarray(mode.flow.rhs(t, x), dtype=float) if np.all(np.isfinite(x)) else x
     if not np.all(np.isfinite(f)):
-        raise FmibridgeError(
+        return FmibridgeError(
             f"Mode {mode.name!r}: the flow gives non-finite dx/dt {f.tolist()} at t = "
             f"{t!r}, x = {x.tolist()}; check its right-hand side there."
         )
+    g = bank.values(t, x)
     bad = int(np.flatnonzero(~np.isfinite(g))[0])
-    guard = bank.guards[int(bank.owner[bad])]
-    raise FmibridgeError(
+    guard: Guard = mode.edges[int(bank.owner[bad])].guard
+    return FmibridgeError(
         f"Guard {guard.name!r} of mode {mode.name!r} returned {float(g[bad])!r} at t = "
         f"{t!r}, x = {x.tolist()}; a guard must be finite wherever the flow is "
         f"defined."
@@ -493,30 +475,12 @@ class EndpointAdams(Unilateral):
     """
 
     name: ClassVar[str] = "adams-endpoint"
+    endpoint: ClassVar[bool] = True
 
-    def _point(self, mode, bank, t, x, f=None, g=None) -> _Point:
-        f = np.asarray(mode.flow.rhs(t, x), dtype=float) if f is None else f
-        g = bank.values(t, x) if g is None else g
-        zeros = np.zeros(g.size)
-        return _Point(t, x, f, g, zeros, zeros)
 
-    def _limit(self, memory: _Memory, stencil: Stencil, upper: float) -> float:
-        return np.inf
+@functools.cache
+def _kernels():
+    """Import the compiled kernels on first use (numba loads them from its cache)."""
+    from . import _unilateral_kernels as module
 
-    def _predictor_check(self, memory: _Memory, stencil: Stencil, h: float) -> float:
-        return h
-
-    def _beyond(self, memory: _Memory, g: np.ndarray) -> bool:
-        return False
-
-    def _due(self, memory: _Memory, now: _Point) -> list[int]:
-        if len(memory.history) < 2 or memory.history[0] is not now:
-            return []
-        before = memory.history[1]
-        return [
-            i
-            for i, (guard, atoms) in enumerate(
-                zip(memory.bank.guards, memory.bank.edge_atoms, strict=True)
-            )
-            if atoms.size and guard.crossed(before.g[atoms].max(), now.g[atoms].max())
-        ]
+    return module

@@ -39,6 +39,7 @@ Or and Ames, Sec. III (Zeno executions, Def. 3) and Sec. V (truncation).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -100,24 +101,28 @@ class Accumulation:
         )
 
 
-def accumulation(events: list[Event], n_run: int) -> Accumulation | None:
-    """Return the geometric series that the last events end, if they form one.
+def accumulation(
+    events: list[Event], n_run: int, end: int | None = None
+) -> Accumulation | None:
+    """Return the geometric series that the events before `end` (default: all)
+    end, if they form one.
 
-    `n_run` counts the transitions of the last event's edge in a row.
+    `n_run` counts the transitions of the last one's edge in a row.
     """
     if n_run < ZENO_SERIES:
         return None
-    times = np.array([e.t for e in events[-ZENO_SERIES:]])
-    intervals = np.diff(times)
-    if np.any(intervals <= 0.0):
+    end = len(events) if end is None else end
+    times = [e.t for e in events[end - ZENO_SERIES : end]]  # floats: no numpy
+    intervals = [b - a for a, b in pairwise(times)]
+    if min(intervals) <= 0.0:
         return None
-    ratios = intervals[1:] / intervals[:-1]
-    r = float(ratios.max())
-    if r > MAX_RATIO or r - float(ratios.min()) > RATIO_SPREAD:
+    ratios = [b / a for a, b in pairwise(intervals)]
+    r = max(ratios)
+    if r > MAX_RATIO or r - min(ratios) > RATIO_SPREAD:
         return None
-    tail = float(intervals[-1]) * r / (1.0 - r)
-    first = events[-n_run].t
-    return Accumulation(events[-1].edge, first, float(times[-1]), r, tail, n_run)
+    tail = intervals[-1] * r / (1.0 - r)
+    first = events[end - n_run].t
+    return Accumulation(events[end - 1].edge, first, times[-1], r, tail, n_run)
 
 
 class Watchdog:
@@ -171,15 +176,21 @@ class Watchdog:
     # -- Zeno and chatter ---------------------------------------------------------
 
     def _transitions(self, state, log: Recorder) -> Stop | None:
+        """Follow the new transitions; a method whose executions pass Zeno points
+        sees each series event by event (its compiled loop fires many in one
+        attempt), for the note of a run a bound stops."""
         events = log.events
-        for event in events[self._n_events :]:
-            same = self._n_events and events[self._n_events - 1].edge == event.edge
+        passes = self.method.passes_zeno and not self.method.completes_zeno
+        found = None
+        for k in range(self._n_events, len(events)):
+            same = k and events[k - 1].edge == events[k].edge
             self._run = self._run + 1 if same else 1
-            self._n_events += 1
-        found = accumulation(events, self._run)
-        if found is not None and found.t_inf < self.t_end:
-            self.seen = found
-        if self.method.passes_zeno and not self.method.completes_zeno:
+            if passes or k == len(events) - 1:
+                found = accumulation(events, self._run, k + 1)
+                if found is not None and found.t_inf < self.t_end:
+                    self.seen = found
+        self._n_events = len(events)
+        if passes:
             return None
         if found is None or found.t_inf >= self.t_end:
             self.found = None

@@ -269,7 +269,7 @@ def _primitives(params, f):
 
 @functools.cache
 def _compiled_oscillator(params):
-    """Return `_primitives` compiled by numba, once per parameter set."""
+    """Return `_primitives` and the reset compiled by numba, once per parameter set."""
     from ..flows.compiled import compiled
 
     f = compiled(rhs(params), "the oscillator's f", kind="rhs")
@@ -280,6 +280,7 @@ def _compiled_oscillator(params):
         compiled(gradient, "the stop's gradient", kind="rhs"),
         compiled(force, "the oscillator's force map", kind="force"),
         compiled(hessian, "the stop's Hessian", kind="hessian"),
+        compiled(reset(params), "the impact reset", kind="reset"),
     )
 
 
@@ -297,9 +298,9 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     params : fmibridge.validation.OscillatorParams
         For example `EXAMPLE_1` or `EXAMPLE_2` (Table I).
     compiled : bool
-        Compile the flow, the guard and the contact's primitives with numba
-        (`flows.compiled`), so the steps between impacts and the constrained
-        phases of `Completion` run compiled.
+        Compile the flow, the guard, the reset and the contact's primitives
+        with numba (`flows.compiled`), so the steps between impacts, the
+        impacts and the constrained phases of `Completion` run compiled.
 
     Examples
     --------
@@ -312,12 +313,13 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     if compiled:
         from ..flows.compiled import CompiledFlow
 
-        f, g, gradient, force, hessian = _compiled_oscillator(params)
+        f, g, gradient, force, hessian, impact = _compiled_oscillator(params)
         flow = CompiledFlow(f, ["x", "v"], name="forced_oscillator")
     else:
         f, g, gradient, force, hessian = _primitives(params, rhs(params))
         flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
-    edge = Edge(Guard(g, "falling", "stop"), "free", reset(params), name="stop")
+        impact = reset(params)
+    edge = Edge(Guard(g, "falling", "stop"), "free", impact, name="stop")
     contact = Contact(
         "x_max - x",
         "-v",

@@ -1,0 +1,604 @@
+"""The numba kernels behind `Unilateral`: Adams PECE steps limited by the guards.
+
+`flight` takes the steps of Esposito and Kumar's Fig. 5 until an edge is due,
+t_end, a bound, or a step that cannot be taken, in one compiled loop; `Unilateral`
+fires the due edge in Python. Every path runs this loop: it evaluates the
+right-hand side, the guards and their gradients through a context that numba
+resolves at compile time (`rhs_at`, `guards_at`, `gradients_at`):
+
+* a tuple (marker, f, guards, gradients) of compiled functions, bound to one
+  model by the closure of `bind`: a `CompiledFlow` whose guards are compiled;
+* an integer: the key of a Python `Evaluator` in `EVALUATORS`, called back in
+  numba's object mode (about 2 us a call): any other vector field.
+
+So both paths take the same decisions on the same numbers, and the results agree
+bit for bit where the functions they call do. The Adams formulas and the first
+reach come from `adams` and `polyroots`, compiled from the same source. numba's
+cache does not see edits to another file: after changing adams.py,
+polyroots.py, unilateral.py or flows/_kernels.py, touch this file.
+
+The guards are the atoms of `unilateral._Bank` (the components of AND guards),
+as arrays: `bank` is (owner, starts, base, unilateral, single, curved) with the
+edge of each atom, the first atom of each edge, the direction (-1 falling, +1
+rising, 0 either) and the flags of `_Bank`. The history (`memory`) is (ts, xs,
+fs, gs, lies, norms, sign, state): times, states, x', raw guard values, Lie
+derivatives and gradient norms at up to MAX_ORDER nodes, newest first, the
+orientation of each atom, and state = (nodes held, error-controlled step).
+
+References
+----------
+Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
+"""
+
+from __future__ import annotations
+
+import math
+from types import FunctionType
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from . import adams, polyroots
+from .unilateral import (
+    BAND_C,
+    BISECTIONS,
+    MAX_GROWTH,
+    MIN_SHRINK,
+    MIN_STEP_ULPS,
+    SAFETY,
+    central_difference,
+)
+
+_jit = numba.njit(cache=True)
+
+
+def _compiled(module, names: tuple[str, ...]) -> dict:
+    """Compile the plain functions `names` of `module` with numba, each calling
+    the compiled others (a plain function calls its module's plain ones)."""
+    namespace = dict(vars(module))
+    for name in names:
+        fn = getattr(module, name)
+        plain = FunctionType(fn.__code__, namespace, name, fn.__defaults__)
+        namespace[name] = _jit(plain)
+    return namespace
+
+
+_ADAMS = _compiled(
+    adams,
+    (
+        "integral_basis",
+        "scaled_nodes",
+        "predictor_of",
+        "predict",
+        "correct",
+        "integral_of_product",
+        "milne",
+        "starting_step",
+    ),
+)
+_ROOTS = _compiled(
+    polyroots,
+    (
+        "polyval",
+        "degree",
+        "bisect",
+        "real_roots",
+        "_breakpoints",
+        "_negative_after_zero",
+        "_crossing",
+        "first_reach",
+    ),
+)
+integral_basis, scaled_nodes = _ADAMS["integral_basis"], _ADAMS["scaled_nodes"]
+predictor_of, predict, correct = (
+    _ADAMS["predictor_of"],
+    _ADAMS["predict"],
+    _ADAMS["correct"],
+)
+milne, starting_step = _ADAMS["milne"], _ADAMS["starting_step"]
+first_reach = _ROOTS["first_reach"]
+
+# params: the method's settings, in this order (gamma nan for None)
+TOL, RTOL, GAMMA, H, MAX_REJECTIONS, MAX_ORDER, ENDPOINT = range(7)
+# out: how the loop ended, the rejected trials, and where (t) it failed
+CODE, REJECTED, T_STOP = range(3)
+OUT_SIZE = 3
+# how `flight` ended: the block is full, t_end, an edge is due, no step (after
+# max_rejections), non-finite values at the accepted point (t_stop, x_stop)
+FULL, REACHED, DUE, STUCK, NON_FINITE = range(5)
+# -- the context: compiled functions, or a Python Evaluator called back -----------
+
+EVALUATORS: dict[int, object] = {}
+
+
+def rhs_at(context, t, x):
+    """Return dx/dt at (t, x) through the context (compiled only)."""
+    raise NotImplementedError("`rhs_at` runs only inside numba-compiled kernels")
+
+
+def guards_at(context, t, x):
+    """Return the raw value of every atom at (t, x) (compiled only)."""
+    raise NotImplementedError("`guards_at` runs only inside numba-compiled kernels")
+
+
+def guard_value(context, a, t, x):
+    """Return the raw value of atom a at (t, x) (compiled only)."""
+    raise NotImplementedError("`guard_value` runs only inside numba-compiled kernels")
+
+
+def gradients_at(context, bank, t, x, gx, gt):
+    """Write each atom's dg/dx to the rows of gx and dg/dt to gt (compiled only)."""
+    raise NotImplementedError("`gradients_at` runs only inside numba-compiled kernels")
+
+
+def _is_compiled(context) -> bool:
+    return isinstance(context, types.BaseTuple) and isinstance(
+        context[0], types.ListType
+    )
+
+
+def _is_python(context) -> bool:
+    return isinstance(context, types.BaseTuple) and isinstance(
+        context[0], types.Integer
+    )
+
+
+@overload(rhs_at)
+def _rhs_at(context, t, x):
+    if _is_compiled(context):
+        return lambda context, t, x: context[0][0](t, x)
+    if _is_python(context):
+
+        def call(context, t, x):
+            with numba.objmode(dx="float64[::1]"):
+                dx = EVALUATORS[context[0]].rhs(t, x)
+            return dx
+
+        return call
+    return None
+
+
+@overload(guards_at)
+def _guards_at(context, t, x):
+    if _is_compiled(context):
+
+        def compiled(context, t, x):
+            g = np.empty(len(context[1]))
+            for a in range(g.shape[0]):
+                g[a] = context[1][a](t, x)
+            return g
+
+        return compiled
+    if _is_python(context):
+
+        def call(context, t, x):
+            with numba.objmode(g="float64[::1]"):
+                g = EVALUATORS[context[0]].guards(t, x)
+            return g
+
+        return call
+    return None
+
+
+@overload(guard_value)
+def _guard_value(context, a, t, x):
+    if _is_compiled(context):
+        return lambda context, a, t, x: context[1][a](t, x)
+    if _is_python(context):
+
+        def call(context, a, t, x):
+            with numba.objmode(g="float64"):
+                g = EVALUATORS[context[0]].guard(a, t, x)
+            return g
+
+        return call
+    return None
+
+
+@overload(gradients_at)
+def _gradients_at(context, bank, t, x, gx, gt):
+    if _is_compiled(context):
+
+        def compiled(context, bank, t, x, gx, gt):
+            for a in range(gt.shape[0]):
+                if bank[6][a]:
+                    row, value = context[2][a](t, x)
+                    gx[a, :] = row
+                    gt[a] = value
+                else:
+                    gt[a] = central(context[1][a], t, x, gx[a])
+
+        return compiled
+    if _is_python(context):
+
+        def call(context, bank, t, x, gx, gt):
+            with numba.objmode(rows="float64[:, ::1]", times="float64[::1]"):
+                rows, times = EVALUATORS[context[0]].gradients(t, x)
+            gx[:, :] = rows
+            gt[:] = times
+
+        return call
+    return None
+
+
+# `unilateral.central_difference` compiled, for a compiled guard fn (one
+# compilation for every guard: fn is a first-class function)
+central = numba.njit(
+    types.float64(
+        types.FunctionType(types.float64(types.float64, types.float64[::1])),
+        types.float64,
+        types.float64[::1],
+        types.float64[::1],
+    ),
+    cache=True,
+)(central_difference)
+
+
+# -- the guards as arrays -------------------------------------------------------
+
+
+@_jit
+def every(flags, starts):
+    """Per edge: are the flags of all its atoms true (an AND guard)?"""
+    n_edges, n_atoms = starts.shape[0], flags.shape[0]
+    out = np.empty(n_edges, dtype=np.bool_)
+    for e in range(n_edges):
+        end = starts[e + 1] if e + 1 < n_edges else n_atoms
+        out[e] = True
+        for a in range(starts[e], end):
+            if not flags[a]:
+                out[e] = False
+                break
+    return out
+
+
+@_jit
+def levels(bank, params, sign, g, norm):
+    """Oriented values c, final levels, step levels L and bands beta (eqs. 19-21)."""
+    unilateral, single = bank[3], bank[4]
+    gamma = params[GAMMA]
+    n = g.shape[0]
+    c, final, level, beta = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    for a in range(n):
+        c[a] = sign[a] * g[a]
+        beta[a] = norm[a] / BAND_C
+        final[a] = -beta[a] if unilateral[a] else 0.0
+        level[a] = final[a] if math.isnan(gamma) else min(gamma * c[a], final[a])
+        if single[a] and c[a] >= level[a]:  # inside the band moving away: no deeper
+            level[a] = max(c[a], 0.0)
+    return c, final, level, beta
+
+
+@_jit
+def limit(bank, params, memory, order, basis, scale, upper):
+    """First root of the extrapolation polynomials in (0, upper], eq. 15.
+
+    P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}, with scale B (`basis`) the
+    integral basis of the stencil; edges whose P stays below zero on [0, upper]
+    by the bound of the positive coefficients are skipped.
+    """
+    starts = bank[1]
+    gs, lies, norms, sign = memory[3], memory[4], memory[5], memory[6]
+    c, _, level, _ = levels(bank, params, sign, gs[0], norms[0])
+    n_atoms = c.shape[0]
+    poly = np.zeros((n_atoms, order + 1))
+    u_max = upper / scale
+    bound = np.empty(n_atoms)
+    for a in range(n_atoms):
+        for k in range(order + 1):
+            total = 0.0
+            for j in range(order):
+                total += (scale * basis[j, k]) * (sign[a] * lies[j, a])
+            poly[a, k] = total
+        poly[a, 0] += c[a] - level[a]
+        bound[a], power = poly[a, 0], 1.0
+        for k in range(1, order + 1):
+            power *= u_max
+            bound[a] += max(poly[a, k], 0.0) * power
+    reach = every(bound >= 0.0, starts)  # else P < 0 on [0, upper]: no root there
+    u_star = math.inf
+    for e in range(starts.shape[0]):
+        if reach[e]:
+            end = starts[e + 1] if e + 1 < starts.shape[0] else n_atoms
+            u_star = min(u_star, first_reach(poly[starts[e] : end], u_max))
+    return u_star * scale
+
+
+@_jit
+def due_edges(bank, params, memory):
+    """Edges due at the newest node, in declaration order.
+
+    Extrapolation: all atoms in their band, the closest approaching. Endpoint
+    checks (`EndpointAdams`): crossed between the last two nodes (`Guard.crossed`
+    on the max over the atoms).
+    """
+    starts, base = bank[1], bank[2]
+    gs, lies, norms, sign, state = memory[3], memory[4], memory[5], memory[6], memory[7]
+    n_edges, n_atoms = starts.shape[0], gs.shape[1]
+    due = np.zeros(n_edges, dtype=np.bool_)
+    if params[ENDPOINT] != 0.0:
+        if state[0] >= 2:
+            for e in range(n_edges):
+                end = starts[e + 1] if e + 1 < n_edges else n_atoms
+                g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
+                due[e] = crossed(base[starts[e]], g0, g1)
+        return np.flatnonzero(due)
+    c, final, _, beta = levels(bank, params, sign, gs[0], norms[0])
+    for e in range(n_edges):
+        end = starts[e + 1] if e + 1 < n_edges else n_atoms
+        closest, inside = starts[e], True
+        for a in range(starts[e], end):
+            inside = inside and c[a] >= final[a] - beta[a]
+            if c[a] - final[a] < c[closest] - final[closest]:
+                closest = a
+        due[e] = inside and sign[closest] * lies[0, closest] >= 0.0
+    return np.flatnonzero(due)
+
+
+@_jit
+def crossed(side, g0, g1):
+    """`core.system.Guard.crossed` for a direction given as -1, +1 or 0."""
+    falling = g1 < 0.0 and g1 < g0
+    rising = g1 > 0.0 and g1 > g0
+    if side < 0.0:
+        return falling
+    if side > 0.0:
+        return rising
+    return (g0 >= 0.0 and falling) or (g0 <= 0.0 and rising)
+
+
+@_jit
+def beyond(bank, sign, g_now, g):
+    """True if a unilateral edge not beyond at g_now is beyond at g."""
+    starts, unilateral = bank[1], bank[3]
+    before = every(sign * g_now > 0.0, starts)
+    after = every(sign * g > 0.0, starts)
+    for e in range(starts.shape[0]):
+        if after[e] and not before[e] and unilateral[starts[e]]:
+            return True
+    return False
+
+
+@_jit
+def finite(v):
+    """True if every entry of v is finite."""
+    for i in range(v.shape[0]):
+        if not math.isfinite(v[i]):
+            return False
+    return True
+
+
+@_jit
+def spacing(t):
+    """The distance from abs(t) >= 1 to the next float (numpy's spacing)."""
+    _, exponent = math.frexp(abs(t))
+    return math.ldexp(1.0, exponent - 53)
+
+
+# -- points, the start and the step ---------------------------------------------
+
+
+@_jit
+def rates(context, bank, params, t, x, f, lie, norm):
+    """Write the Lie derivatives dg/dx f + dg/dt (eq. 2) and the norms
+    sum_i abs(dg/dx_i) eps_i at (t, x) to lie and norm (zeros for endpoint
+    checks, which need neither)."""
+    lie[:] = 0.0
+    norm[:] = 0.0
+    if params[ENDPOINT] != 0.0 or lie.shape[0] == 0:
+        return
+    gx, gt = np.empty((lie.shape[0], x.shape[0])), np.empty(lie.shape[0])
+    gradients_at(context, bank, t, x, gx, gt)
+    for a in range(lie.shape[0]):
+        total, size = 0.0, 0.0
+        for i in range(x.shape[0]):
+            total += gx[a, i] * f[i]
+            size += abs(gx[a, i]) * (params[TOL] + params[RTOL] * abs(x[i]))
+        lie[a], norm[a] = total + gt[a], size
+
+
+@_jit
+def push(context, bank, params, memory, t, x, f, g):
+    """Make (t, x) the newest node (dropping the oldest beyond max_order);
+    return False if dx/dt, the state or a guard is not finite there."""
+    ts, xs, fs, gs, lies, norms, _, state = memory
+    if not (finite(x) and finite(f) and finite(g)):
+        return False
+    keep = min(int(state[0]), int(params[MAX_ORDER]) - 1)
+    for j in range(keep, 0, -1):
+        ts[j] = ts[j - 1]
+        xs[j], fs[j], gs[j] = xs[j - 1], fs[j - 1], gs[j - 1]
+        lies[j], norms[j] = lies[j - 1], norms[j - 1]
+    ts[0] = t
+    xs[0], fs[0], gs[0] = x, f, g
+    rates(context, bank, params, t, x, f, lies[0], norms[0])
+    state[0] = keep + 1
+    return True
+
+
+@_jit
+def start(context, bank, params, memory, t, x):
+    """Fresh history at (t, x): order 1, orientation of 'either' guards; return
+    False if dx/dt or a guard is not finite there."""
+    state, sign, base = memory[7], memory[6], bank[2]
+    state[0] = 0.0
+    f, g = rhs_at(context, t, x), guards_at(context, t, x)
+    if not push(context, bank, params, memory, t, x, f, g):
+        return False
+    lie, norm = memory[4][0], memory[5][0]
+    eps = params[TOL] + params[RTOL] * np.abs(x)
+    for a in range(sign.shape[0]):
+        band = norm[a] / BAND_C
+        moving = -math.copysign(1.0, lie[a]) if lie[a] != 0.0 else -1.0
+        resting = -math.copysign(1.0, g[a]) if g[a] != 0.0 else moving
+        either = moving if abs(g[a]) <= 2 * band else resting
+        sign[a] = base[a] if base[a] != 0.0 else either
+    state[1] = starting_step(x, f, eps, params[H])
+    return True
+
+
+@_jit
+def over(context, bank, memory, level, predictor, scale, s):
+    """Per edge: is every atom past its level at x^p(s) (curved atoms only)?"""
+    starts, curved = bank[1], bank[5]
+    sign, ts, xs = memory[6], memory[0], memory[1]
+    values = guards_at(context, ts[0] + s, predict(xs[0], predictor, s / scale))
+    past = np.zeros(curved.shape[0], dtype=np.bool_)
+    for a in range(curved.shape[0]):
+        past[a] = curved[a] and sign[a] * values[a] > level[a]
+    return every(past, starts)
+
+
+@_jit
+def edge_over(context, bank, memory, level, predictor, scale, s, e):
+    """`over` of edge e alone: only its atoms are evaluated (a bisection of
+    `predictor_check` follows one edge)."""
+    starts, curved = bank[1], bank[5]
+    sign, ts, xs = memory[6], memory[0], memory[1]
+    end = starts[e + 1] if e + 1 < starts.shape[0] else curved.shape[0]
+    x = predict(xs[0], predictor, s / scale)
+    for a in range(starts[e], end):
+        if not curved[a]:
+            return False
+        if not sign[a] * guard_value(context, a, ts[0] + s, x) > level[a]:
+            return False
+    return True
+
+
+@_jit
+def predictor_check(context, bank, params, memory, predictor, scale, h):
+    """Shorten h until no curved unilateral guard is past its level at x^p."""
+    if not bank[5].any():
+        return h
+    gs, norms, sign = memory[3], memory[5], memory[6]
+    _, _, level, _ = levels(bank, params, sign, gs[0], norms[0])
+    flags = over(context, bank, memory, level, predictor, scale, h)
+    for e in range(flags.shape[0]):
+        if flags[e]:
+            lo, hi = 0.0, h
+            for _ in range(BISECTIONS):  # keep the safe end of the bracket
+                mid = 0.5 * (lo + hi)
+                if edge_over(context, bank, memory, level, predictor, scale, mid, e):
+                    hi = mid
+                else:
+                    lo = mid
+            h = min(h, lo)
+    return h
+
+
+@_jit
+def step(context, bank, params, memory, t_end, out, x_stop):
+    """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
+    STUCK or NON_FINITE (then t_stop, x_stop)."""
+    ts, xs, fs, _, _, _, sign, state = memory
+    order = min(int(state[0]), int(params[MAX_ORDER]))
+    t0, x0, endpoint = ts[0], xs[0].copy(), params[ENDPOINT] != 0.0
+    upper = min(state[1], params[H], t_end - t0)
+    scale = upper
+    if order > 1:
+        scale = t0 - ts[1]
+        upper = min(upper, MAX_GROWTH * scale)
+    nodes = scaled_nodes(ts, order, scale)
+    basis = integral_basis(nodes)
+    predictor = predictor_of(basis, fs, scale)
+    h_star = (
+        math.inf
+        if endpoint
+        else limit(bank, params, memory, order, basis, scale, upper)
+    )
+    h_err, h = state[1], min(h_star, upper)
+    eps = params[TOL] + params[RTOL] * np.abs(x0)
+    for _ in range(int(params[MAX_REJECTIONS])):
+        if h <= MIN_STEP_ULPS * spacing(max(abs(t0), 1.0)):
+            break  # the guard's level is reached within round-off but not due
+        if not endpoint:
+            h = predictor_check(context, bank, params, memory, predictor, scale, h)
+        t = t_end if h >= t_end - t0 else t0 + h
+        xp = predict(x0, predictor, h / scale)
+        xc = correct(x0, nodes, fs, scale, h / scale, rhs_at(context, t, xp))
+        ratio = 0.0
+        for i in range(xp.shape[0]):
+            r = abs(xp[i] - xc[i]) / eps[i]
+            ratio = r if (r > ratio or math.isnan(r)) else ratio
+        error = milne(nodes, h / scale) * ratio
+        if error > 1.0 or ratio > 1.0 / BAND_C:
+            out[REJECTED] += 1
+            factor = SAFETY * max(error, ratio * BAND_C) ** (-1.0 / (order + 1))
+            h_err = h * max(MIN_SHRINK, factor)
+            h = min(h_star, h_err)
+            continue
+        g = guards_at(context, t, xc)
+        if not endpoint and beyond(bank, sign, memory[3][0], g):
+            out[REJECTED] += 1  # a curved guard outran the band: halve
+            h /= 2
+            continue
+        grow = min(MAX_GROWTH, SAFETY * max(error, 1e-12) ** (-1.0 / (order + 1)))
+        if not push(context, bank, params, memory, t, xc, rhs_at(context, t, xc), g):
+            out[T_STOP] = t
+            x_stop[:] = xc
+            return NON_FINITE
+        state[1] = h * grow if h >= h_err else max(h * grow, h_err)
+        return FULL
+    return STUCK
+
+
+@_jit
+def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out):
+    """Take steps from the newest node (from a fresh `start` at (t, x) when the
+    history is empty) until an edge is due, t_end, max_steps or a stop; write
+    their end times and states to ts[:n], xs[:n] and return n.
+
+    `limits` is (t_end, reach_tol, max_steps): t_end counts as reached within
+    reach_tol. out holds how the loop ended (CODE), the rejected trials and,
+    for NON_FINITE, t_stop; the state there is xs[n].
+    """
+    context = (f, guards, gradients)  # typed lists, or an Evaluator's key thrice
+    t_end, reach_tol, max_steps = limits[0], limits[1], int(limits[2])
+    out[CODE], out[REJECTED] = FULL, 0.0
+    if memory[7][0] == 0.0 and not start(context, bank, params, memory, t, x):
+        out[CODE], out[T_STOP] = NON_FINITE, t
+        xs[0] = x
+        return 0
+    n = 0
+    while True:
+        if due_edges(bank, params, memory).shape[0]:
+            out[CODE] = DUE
+            break
+        if memory[0][0] >= t_end - reach_tol:
+            out[CODE] = REACHED
+            break
+        if n >= max_steps:
+            break
+        code = step(context, bank, params, memory, t_end, out, xs[n])
+        if code != FULL:
+            out[CODE] = code
+            break
+        ts[n], xs[n] = memory[0][0], memory[1][0]
+        n += 1
+    return n
+
+
+def no_gradient(t, x):
+    """The gradient list's entry for an atom without one (never called)."""
+    return np.empty(0), math.nan
+
+
+def typed_functions(f, fns, gradients) -> tuple:
+    """Return f, the guards and their gradients as the typed lists of first-class
+    functions of the compiled context (an atom without a gradient gets
+    `no_gradient`: its central differences are taken instead)."""
+    from numba.typed import List
+
+    from ..flows._kernels import SIGNATURES
+
+    rhs = List.empty_list(types.FunctionType(SIGNATURES["rhs"]))
+    rhs.append(f)
+    guards = List.empty_list(types.FunctionType(SIGNATURES["guard"]))
+    slopes = List.empty_list(types.FunctionType(SIGNATURES["gradient"]))
+    placeholder = numba.njit(SIGNATURES["gradient"], cache=True)(no_gradient)
+    for fn, gradient in zip(fns, gradients, strict=True):
+        guards.append(fn)
+        slopes.append(placeholder if gradient is None else gradient)
+    return rhs, guards, slopes

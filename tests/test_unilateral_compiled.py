@@ -1,0 +1,139 @@
+"""Unilateral's compiled loop: compiled functions, or Python ones called back, with
+the same decisions on the same numbers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fmibridge import (
+    Edge,
+    FmibridgeError,
+    Guard,
+    HybridSystem,
+    Mode,
+    NativeFlow,
+    Status,
+)
+from fmibridge.flows.compiled import CompiledFlow, compiled
+from fmibridge.methods import Completion, Unilateral
+from fmibridge.methods.unilateral import BAND_C, EndpointAdams
+from fmibridge.models import forced_oscillator
+from fmibridge.validation import EXAMPLE_1, EXAMPLE_2
+
+
+def assert_same_run(python, fast):
+    """Same stats, samples, modes and events, bit for bit."""
+    assert python.stats == fast.stats
+    assert python.status is fast.status
+    assert np.array_equal(python.t, fast.t) and np.array_equal(python.x, fast.x)
+    assert list(python.mode) == list(fast.mode)
+    assert [e.edge for e in python.events] == [e.edge for e in fast.events]
+    assert np.array_equal(python.event_times, fast.event_times)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [Unilateral(h=1e-2), Unilateral(h=1e-2, gamma=0.5, rtol=1e-6), EndpointAdams()],
+    ids=["unilateral", "gamma-rtol", "endpoint"],
+)
+def test_example_1_compiled_is_the_python_run(method):
+    python = method.run(forced_oscillator(EXAMPLE_1), 30.0)
+    fast = method.run(forced_oscillator(EXAMPLE_1, compiled=True), 30.0)
+    assert_same_run(python, fast)
+    assert len(fast.events) >= 8 and fast.stats["n_steps"] > 1000  # endpoint: 8
+    assert fast.provenance["loops"].startswith("free: compiled x")
+    assert python.provenance["loops"].startswith(
+        "free: python callbacks (NativeFlow is not compiled) x"
+    )
+
+
+def test_completion_around_the_compiled_loop_is_the_python_run():
+    method, t_end = Completion(Unilateral(h=1e-2, tol=1e-12)), EXAMPLE_2.t_max
+    python = method.run(forced_oscillator(EXAMPLE_2), t_end)
+    fast = method.run(forced_oscillator(EXAMPLE_2, compiled=True), t_end)
+    assert_same_run(python, fast)
+    assert fast.status is Status.REACHED_END
+    assert [e.edge for e in fast.events].count("zeno") == 2
+
+
+def _wall_system(flow, guard_fn, gradient=None):
+    if gradient is not None:
+        guard_fn.gradient = gradient
+    wall = Edge(Guard(guard_fn, name="wall"), "rest", name="wall")
+    rest = Mode("rest", flow)
+    return HybridSystem([Mode("go", flow, (wall,)), rest], "go", [0.0, 1.0])
+
+
+def _f(t, x):
+    return np.array([x[1], 1.0 + 0.0 * x[0]])
+
+
+def test_compiled_gradients_give_the_python_gradients_results():
+    """x'' = 1 from x = 0, v = 1: the wall at x = 1 is reached at t = sqrt(3) - 1."""
+
+    def wall(t, x):
+        return 1.0 - x[0]
+
+    def gradient(t, x):
+        return np.array([-1.0, 0.0]), 0.0
+
+    method = Unilateral(tol=1e-9)
+    python = method.run(_wall_system(NativeFlow(_f, ["x", "v"]), wall, gradient), 2.0)
+    fast_system = _wall_system(
+        CompiledFlow(_f, ["x", "v"]),
+        compiled(wall),
+        compiled(gradient, kind="gradient"),
+    )
+    fast = method.run(fast_system, 2.0)
+    assert_same_run(python, fast)
+    assert fast.provenance["loops"].startswith("go: compiled")
+    [event] = fast.events
+    assert 0.0 <= 1.0 - event.x_before[0] <= 2 * 1e-9 / BAND_C
+    assert event.t == pytest.approx(math.sqrt(3.0) - 1.0, abs=1e-8)
+
+
+def test_a_python_guard_or_gradient_is_called_back_and_named():
+    flow = CompiledFlow(_f, ["x", "v"])
+    python_guard = _wall_system(flow, lambda t, x: 1.0 - x[0])
+    result = Unilateral(tol=1e-9).run(python_guard, 2.0)
+    assert (
+        "python callbacks (guard `<lambda>` not compiled)"
+        in (result.provenance["loops"])
+    )
+    assert result.events[0].t == pytest.approx(math.sqrt(3.0) - 1.0, abs=1e-8)
+    python_gradient = _wall_system(
+        flow, compiled(lambda t, x: 1.0 - x[0]), lambda t, x: (np.array([-1.0, 0]), 0.0)
+    )
+    result = Unilateral(tol=1e-9).run(python_gradient, 2.0)
+    assert "gradient of guard `<lambda>` not compiled" in result.provenance["loops"]
+
+
+@pytest.mark.parametrize("is_compiled", [False, True])
+def test_a_guard_that_turns_nan_is_named_on_both_paths(is_compiled):
+    def gap(t, x):
+        return 2.0 - x[0] if t < 0.5 else math.nan
+
+    flow = CompiledFlow(_f, ["x", "v"]) if is_compiled else NativeFlow(_f, ["x", "v"])
+    system = _wall_system(flow, compiled(gap) if is_compiled else gap)
+    with pytest.raises(FmibridgeError, match="Guard 'wall' of mode 'go' returned nan"):
+        Unilateral(tol=1e-8).run(system, 1.0)
+
+
+def test_a_flow_of_the_wrong_size_is_refused_before_the_kernel_reads_it():
+    calls = []
+
+    def f(t, x):
+        calls.append(t)
+        return np.array([1.0]) if len(calls) > 3 else np.array([x[1], 1.0])
+
+    system = _wall_system(NativeFlow(f, ["x", "v"]), lambda t, x: 5.0 - x[0])
+    with pytest.raises(FmibridgeError, match="returned 1 value"):
+        Unilateral().run(system, 1.0)
+
+
+def test_the_block_bound_holds_and_says_so():
+    system = forced_oscillator(EXAMPLE_1, compiled=True)
+    with pytest.warns(match="max_steps"):
+        result = Unilateral(h=1.0, max_steps=100).run(system, 10.0)
+    assert result.status is Status.MAX_STEPS and result.stats["n_steps"] == 100
