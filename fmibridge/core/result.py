@@ -420,8 +420,10 @@ class Recorder:
             return
         n = len(t)
         in_place = self.stride == 1 and self._n + n + 1 <= len(self._rows)
-        block = self._rows[self._n : self._n + n] if in_place else np.empty(
-            (n, self._rows.shape[1])
+        block = (
+            self._rows[self._n : self._n + n]
+            if in_place
+            else np.empty((n, self._rows.shape[1]))
         )
         block[:, 0] = t
         block[:, 1 : self._x_end] = x.reshape(n, -1)
