@@ -402,8 +402,10 @@ class Recorder:
             row = np.empty(self._rows.shape[1])
         row[0] = t
         row[1 : self._x_end] = x
-        if self.output_names:
+        if outputs:
             row[self._x_end :] = [outputs.get(n, np.nan) for n in self.output_names]
+        else:
+            row[self._x_end :] = np.nan
         if row.base is not self._rows:
             self._extend(row[np.newaxis], mode)
 
@@ -416,12 +418,26 @@ class Recorder:
             for k, (t_k, x_k) in enumerate(zip(t.tolist(), x, strict=True)):
                 self.sample(t_k, x_k, mode, **{n: v[k] for n, v in outputs.items()})
             return
-        block = np.empty((len(t), self._rows.shape[1]))
+        n = len(t)
+        in_place = self.stride == 1 and self._n + n + 1 <= len(self._rows)
+        block = (
+            self._rows[self._n : self._n + n]
+            if in_place
+            else np.empty((n, self._rows.shape[1]))
+        )
         block[:, 0] = t
-        block[:, 1 : self._x_end] = np.reshape(x, (len(t), -1))
+        block[:, 1 : self._x_end] = x.reshape(n, -1)
         for i, name in enumerate(self.output_names):
             block[:, self._x_end + i] = outputs.get(name, np.nan)
-        self._extend(block, mode)
+        if not in_place:
+            self._extend(block, mode)
+            return
+        self._modes[self._n : self._n + n] = self._mode_codes.setdefault(
+            mode, len(self._mode_codes)
+        )
+        self._n += n
+        self._n_seen += n
+        self._has_tail = False
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""

@@ -211,6 +211,11 @@ class _Impact:
         """R* of the pre-impact state, on demand: most impacts never need it."""
         return self.contact.project(self.t, self.x)
 
+    @cached_property
+    def hddot_star(self) -> float:
+        """hddot at R* x (eq. 8), once for the truncation test and the switch."""
+        return self.contact.hddot(self.t, self.x_star)
+
 
 @dataclass(frozen=True)
 class Completion(Method):
@@ -508,7 +513,7 @@ class Completion(Method):
         if r >= 1.0 or r - min(ratios) > RATIO_SPREAD:
             return False
         last = series[-1]
-        a = -contact.hddot(last.t, last.x_star)
+        a = -last.hddot_star
         if not a > 0.0:
             return False
         s = FALLBACK_SAFETY * r / (1.0 - r)
@@ -528,7 +533,7 @@ class Completion(Method):
         t, x = last.t, last.x_star
         e = contact.restitution
         if self.switch == "limit" and e > 0.0:
-            rest = 2.0 * e * abs(last.rate) / ((1.0 - e) * -contact.hddot(t, x))
+            rest = 2.0 * e * abs(last.rate) / ((1.0 - e) * -last.hddot_star)
             rest = min(rest, t_end - t)
             if rest > 0.0:
                 x = contact.project(

@@ -148,7 +148,7 @@ class Halving(Method):
         """Take the steps between events, locate the crossing and fire it in one
         compiled call (`_halving_kernels.fly_and_fire`); return the block of steps,
         the Bracket where the kernel located but did not fire, and the Step after
-        the event where it fired (else None)."""
+        the event where it fired (else None; the block is None where it fired)."""
         kernels = _kernels()
         x = np.ascontiguousarray(state.x, dtype=float)
         n_x, n_g = x.size, len(mode.edges)
@@ -169,13 +169,16 @@ class Halving(Method):
             float(self.h), limits, ts, xs, bracket, events, info,
         )  # fmt: skip
         log.loops[f"{mode.name}: compiled steps and firing"] += 1
-        block = None
         if n:
             log.n_steps += n
             log.samples(ts[:n], xs[:n], mode.name)
-            block = Step(State(float(ts[n - 1]), xs[n - 1].copy(), mode.name))
         if info[kernels.CODE] != kernels.NONE:
-            return block, None, Step(self._fired(mode, events, info, log))
+            return None, None, Step(self._fired(mode, events, info, log))
+        block = (
+            None
+            if not n
+            else Step(State(float(ts[n - 1]), xs[n - 1].copy(), mode.name))
+        )
         if bracket[2][2] < 0:
             return block, None, None
         return block, compiled_steps(state.t, x, ts, xs, n, *bracket).bracket, None
@@ -188,9 +191,8 @@ class Halving(Method):
         t, code = float(info[kernels.T_EVENT]), info[kernels.CODE]
         log.n_rejected += int(info[kernels.N_TRIALS])
         edge = mode.edges[int(info[kernels.EDGE])]
-        others = tuple(
-            mode.edges[k].name for k in group[1 : int(info[kernels.N_GROUP])]
-        )
+        size = int(info[kernels.N_GROUP])
+        others = tuple(mode.edges[k].name for k in group[1:size]) if size > 1 else ()
         state = State(t, x_event, mode.name)
         if code == kernels.BAD_RESET:
             return self.fire(mode, state, edge, log, others)
