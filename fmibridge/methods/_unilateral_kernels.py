@@ -240,34 +240,16 @@ central = numba.njit(
 
 
 @_jit
-def every(flags, starts):
-    """Per edge: are the flags of all its atoms true (an AND guard)?"""
-    n_edges, n_atoms = starts.shape[0], flags.shape[0]
-    out = np.empty(n_edges, dtype=np.bool_)
-    for e in range(n_edges):
-        end = starts[e + 1] if e + 1 < n_edges else n_atoms
-        out[e] = True
-        for a in range(starts[e], end):
-            if not flags[a]:
-                out[e] = False
-                break
-    return out
-
-
-@_jit
-def levels(bank, params, sign, g, norm):
-    """Oriented values c, final levels, step levels L and bands beta (eqs. 19-21)."""
-    unilateral, single = bank[3], bank[4]
+def level_of(bank, params, sign, g, norm, a):
+    """Atom a's oriented value c, final level, step level L and band beta
+    (eqs. 19-21), from its raw value g[a] and gradient norm norm[a]."""
     gamma = params[GAMMA]
-    n = g.shape[0]
-    c, final, level, beta = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    for a in range(n):
-        c[a] = sign[a] * g[a]
-        beta[a] = norm[a] / BAND_C
-        final[a] = -beta[a] if unilateral[a] else 0.0
-        level[a] = final[a] if math.isnan(gamma) else min(gamma * c[a], final[a])
-        if single[a] and c[a] >= level[a]:  # inside the band moving away: no deeper
-            level[a] = max(c[a], 0.0)
+    c = sign[a] * g[a]
+    beta = norm[a] / BAND_C
+    final = -beta if bank[3][a] else 0.0
+    level = final if math.isnan(gamma) else min(gamma * c, final)
+    if bank[4][a] and c >= level:  # inside the band moving away: no deeper
+        level = max(c, 0.0)
     return c, final, level, beta
 
 
@@ -281,29 +263,58 @@ def limit(bank, params, memory, order, basis, scale, upper):
     """
     starts = bank[1]
     gs, lies, norms, sign = memory[3], memory[4], memory[5], memory[6]
-    c, _, level, _ = levels(bank, params, sign, gs[0], norms[0])
-    n_atoms = c.shape[0]
-    poly = np.zeros((n_atoms, order + 1))
+    n_edges, n_atoms = starts.shape[0], gs.shape[1]
+    poly = np.empty((n_atoms, order + 1))
     u_max = upper / scale
-    bound = np.empty(n_atoms)
-    for a in range(n_atoms):
-        for k in range(order + 1):
-            total = 0.0
-            for j in range(order):
-                total += (scale * basis[j, k]) * (sign[a] * lies[j, a])
-            poly[a, k] = total
-        poly[a, 0] += c[a] - level[a]
-        bound[a], power = poly[a, 0], 1.0
-        for k in range(1, order + 1):
-            power *= u_max
-            bound[a] += max(poly[a, k], 0.0) * power
-    reach = every(bound >= 0.0, starts)  # else P < 0 on [0, upper]: no root there
     u_star = math.inf
-    for e in range(starts.shape[0]):
-        if reach[e]:
-            end = starts[e + 1] if e + 1 < starts.shape[0] else n_atoms
+    for e in range(n_edges):
+        end = starts[e + 1] if e + 1 < n_edges else n_atoms
+        reach = True  # else P < 0 on [0, upper] for an atom: no root there
+        for a in range(starts[e], end):
+            c, _, level, _ = level_of(bank, params, sign, gs[0], norms[0], a)
+            for k in range(order + 1):
+                total = 0.0
+                for j in range(order):
+                    total += (scale * basis[j, k]) * (sign[a] * lies[j, a])
+                poly[a, k] = total
+            poly[a, 0] += c - level
+            bound, power = poly[a, 0], 1.0
+            for k in range(1, order + 1):
+                power *= u_max
+                bound += max(poly[a, k], 0.0) * power
+            reach = reach and bound >= 0.0
+        if reach:
             u_star = min(u_star, first_reach(poly[starts[e] : end], u_max))
     return u_star * scale
+
+
+@_jit
+def is_due(bank, params, memory, e):
+    """Is edge e due at the newest node? (see `due_edges`)"""
+    starts, base = bank[1], bank[2]
+    gs, lies, norms, sign, state = memory[3], memory[4], memory[5], memory[6], memory[7]
+    end = starts[e + 1] if e + 1 < starts.shape[0] else gs.shape[1]
+    if params[ENDPOINT] != 0.0:
+        if state[0] < 2:
+            return False
+        g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
+        return crossed(base[starts[e]], g0, g1)
+    closest, gap, inside = starts[e], math.inf, True
+    for a in range(starts[e], end):
+        c, final, _, beta = level_of(bank, params, sign, gs[0], norms[0], a)
+        inside = inside and c >= final - beta
+        if c - final < gap:
+            closest, gap = a, c - final
+    return inside and sign[closest] * lies[0, closest] >= 0.0
+
+
+@_jit
+def any_due(bank, params, memory):
+    """True if an edge is due at the newest node (`due_edges` is not empty)."""
+    for e in range(bank[1].shape[0]):
+        if is_due(bank, params, memory, e):
+            return True
+    return False
 
 
 @_jit
@@ -314,26 +325,9 @@ def due_edges(bank, params, memory):
     checks (`EndpointAdams`): crossed between the last two nodes (`Guard.crossed`
     on the max over the atoms).
     """
-    starts, base = bank[1], bank[2]
-    gs, lies, norms, sign, state = memory[3], memory[4], memory[5], memory[6], memory[7]
-    n_edges, n_atoms = starts.shape[0], gs.shape[1]
-    due = np.zeros(n_edges, dtype=np.bool_)
-    if params[ENDPOINT] != 0.0:
-        if state[0] >= 2:
-            for e in range(n_edges):
-                end = starts[e + 1] if e + 1 < n_edges else n_atoms
-                g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
-                due[e] = crossed(base[starts[e]], g0, g1)
-        return np.flatnonzero(due)
-    c, final, _, beta = levels(bank, params, sign, gs[0], norms[0])
-    for e in range(n_edges):
-        end = starts[e + 1] if e + 1 < n_edges else n_atoms
-        closest, inside = starts[e], True
-        for a in range(starts[e], end):
-            inside = inside and c[a] >= final[a] - beta[a]
-            if c[a] - final[a] < c[closest] - final[closest]:
-                closest = a
-        due[e] = inside and sign[closest] * lies[0, closest] >= 0.0
+    due = np.zeros(bank[1].shape[0], dtype=np.bool_)
+    for e in range(due.shape[0]):
+        due[e] = is_due(bank, params, memory, e)
     return np.flatnonzero(due)
 
 
@@ -353,10 +347,16 @@ def crossed(side, g0, g1):
 def beyond(bank, sign, g_now, g):
     """True if a unilateral edge not beyond at g_now is beyond at g."""
     starts, unilateral = bank[1], bank[3]
-    before = every(sign * g_now > 0.0, starts)
-    after = every(sign * g > 0.0, starts)
-    for e in range(starts.shape[0]):
-        if after[e] and not before[e] and unilateral[starts[e]]:
+    n_edges, n_atoms = starts.shape[0], g.shape[0]
+    for e in range(n_edges):
+        if not unilateral[starts[e]]:
+            continue
+        end = starts[e + 1] if e + 1 < n_edges else n_atoms
+        before, after = True, True
+        for a in range(starts[e], end):
+            before = before and sign[a] * g_now[a] > 0.0
+            after = after and sign[a] * g[a] > 0.0
+        if after and not before:
             return True
     return False
 
@@ -440,29 +440,25 @@ def start(context, bank, params, memory, t, x):
 
 
 @_jit
-def over(context, bank, memory, level, predictor, scale, s):
-    """Per edge: is every atom past its level at x^p(s) (curved atoms only)?"""
-    starts, curved = bank[1], bank[5]
-    sign, ts, xs = memory[6], memory[0], memory[1]
-    values = guards_at(context, ts[0] + s, predict(xs[0], predictor, s / scale))
-    past = np.zeros(curved.shape[0], dtype=np.bool_)
-    for a in range(curved.shape[0]):
-        past[a] = curved[a] and sign[a] * values[a] > level[a]
-    return every(past, starts)
+def atom_past(bank, params, memory, a, value):
+    """Is atom a curved and past its level at the raw guard value `value`?"""
+    gs, norms, sign = memory[3], memory[5], memory[6]
+    _, _, level, _ = level_of(bank, params, sign, gs[0], norms[0], a)
+    return bank[5][a] and sign[a] * value > level
 
 
 @_jit
-def edge_over(context, bank, memory, level, predictor, scale, s, e):
-    """`over` of edge e alone: only its atoms are evaluated (a bisection of
-    `predictor_check` follows one edge)."""
-    starts, curved = bank[1], bank[5]
-    sign, ts, xs = memory[6], memory[0], memory[1]
-    end = starts[e + 1] if e + 1 < starts.shape[0] else curved.shape[0]
+def edge_over(context, bank, params, memory, predictor, scale, s, e):
+    """Is every atom of edge e curved and past its level at x^p(s)? Only its
+    atoms are evaluated (a bisection of `predictor_check` follows one edge)."""
+    starts, ts, xs = bank[1], memory[0], memory[1]
+    end = starts[e + 1] if e + 1 < starts.shape[0] else bank[5].shape[0]
     x = predict(xs[0], predictor, s / scale)
     for a in range(starts[e], end):
-        if not curved[a]:
+        if not bank[5][a]:
             return False
-        if not sign[a] * guard_value(context, a, ts[0] + s, x) > level[a]:
+        value = guard_value(context, a, ts[0] + s, x)
+        if not atom_past(bank, params, memory, a, value):
             return False
     return True
 
@@ -472,15 +468,22 @@ def predictor_check(context, bank, params, memory, predictor, scale, h):
     """Shorten h until no curved unilateral guard is past its level at x^p."""
     if not bank[5].any():
         return h
-    gs, norms, sign = memory[3], memory[5], memory[6]
-    _, _, level, _ = levels(bank, params, sign, gs[0], norms[0])
-    flags = over(context, bank, memory, level, predictor, scale, h)
-    for e in range(flags.shape[0]):
+    starts, ts, xs = bank[1], memory[0], memory[1]
+    values = guards_at(context, ts[0] + h, predict(xs[0], predictor, h / scale))
+    flags = np.empty(starts.shape[0], dtype=np.bool_)
+    for e in range(starts.shape[0]):
+        end = starts[e + 1] if e + 1 < starts.shape[0] else values.shape[0]
+        flags[e] = True
+        for a in range(starts[e], end):
+            if not atom_past(bank, params, memory, a, values[a]):
+                flags[e] = False
+                break
+    for e in range(starts.shape[0]):
         if flags[e]:
             lo, hi = 0.0, h
             for _ in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
-                if edge_over(context, bank, memory, level, predictor, scale, mid, e):
+                if edge_over(context, bank, params, memory, predictor, scale, mid, e):
                     hi = mid
                 else:
                     lo = mid
@@ -563,7 +566,7 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
         return 0
     n = 0
     while True:
-        if due_edges(bank, params, memory).shape[0]:
+        if any_due(bank, params, memory):
             out[CODE] = DUE
             break
         if memory[0][0] >= t_end - reach_tol:
