@@ -72,6 +72,7 @@ _ADAMS = _compiled(
         "scaled_nodes",
         "predictor_of",
         "predict",
+        "corrector_weights",
         "correct",
         "integral_of_product",
         "milne",
@@ -97,6 +98,7 @@ predictor_of, predict, correct = (
     _ADAMS["predict"],
     _ADAMS["correct"],
 )
+corrector_weights = _ADAMS["corrector_weights"]
 milne, starting_step = _ADAMS["milne"], _ADAMS["starting_step"]
 first_reach = _ROOTS["first_reach"]
 
@@ -240,12 +242,12 @@ central = numba.njit(
 
 
 @_jit
-def level_of(bank, params, sign, g, norm, a):
+def level_of(bank, params, memory, a):
     """Atom a's oriented value c, final level, step level L and band beta
-    (eqs. 19-21), from its raw value g[a] and gradient norm norm[a]."""
-    gamma = params[GAMMA]
-    c = sign[a] * g[a]
-    beta = norm[a] / BAND_C
+    (eqs. 19-21) at the newest node of the history."""
+    gamma, sign = params[GAMMA], memory[6][a]
+    c = sign * memory[3][0, a]
+    beta = memory[5][0, a] / BAND_C
     final = -beta if bank[3][a] else 0.0
     level = final if math.isnan(gamma) else min(gamma * c, final)
     if bank[4][a] and c >= level:  # inside the band moving away: no deeper
@@ -262,7 +264,7 @@ def limit(bank, params, memory, order, basis, scale, upper):
     by the bound of the positive coefficients are skipped.
     """
     starts = bank[1]
-    gs, lies, norms, sign = memory[3], memory[4], memory[5], memory[6]
+    gs, lies, sign = memory[3], memory[4], memory[6]
     n_edges, n_atoms = starts.shape[0], gs.shape[1]
     poly = np.empty((n_atoms, order + 1))
     u_max = upper / scale
@@ -271,7 +273,7 @@ def limit(bank, params, memory, order, basis, scale, upper):
         end = starts[e + 1] if e + 1 < n_edges else n_atoms
         reach = True  # else P < 0 on [0, upper] for an atom: no root there
         for a in range(starts[e], end):
-            c, _, level, _ = level_of(bank, params, sign, gs[0], norms[0], a)
+            c, _, level, _ = level_of(bank, params, memory, a)
             for k in range(order + 1):
                 total = 0.0
                 for j in range(order):
@@ -292,7 +294,7 @@ def limit(bank, params, memory, order, basis, scale, upper):
 def is_due(bank, params, memory, e):
     """Is edge e due at the newest node? (see `due_edges`)"""
     starts, base = bank[1], bank[2]
-    gs, lies, norms, sign, state = memory[3], memory[4], memory[5], memory[6], memory[7]
+    gs, lies, sign, state = memory[3], memory[4], memory[6], memory[7]
     end = starts[e + 1] if e + 1 < starts.shape[0] else gs.shape[1]
     if params[ENDPOINT] != 0.0:
         if state[0] < 2:
@@ -301,7 +303,7 @@ def is_due(bank, params, memory, e):
         return crossed(base[starts[e]], g0, g1)
     closest, gap, inside = starts[e], math.inf, True
     for a in range(starts[e], end):
-        c, final, _, beta = level_of(bank, params, sign, gs[0], norms[0], a)
+        c, final, _, beta = level_of(bank, params, memory, a)
         inside = inside and c >= final - beta
         if c - final < gap:
             closest, gap = a, c - final
@@ -400,6 +402,14 @@ def rates(context, bank, params, t, x, f, lie, norm):
 
 
 @_jit
+def shift(rows, keep):
+    """Move rows[:keep] to rows[1:keep + 1] (the history ages by one node)."""
+    for j in range(keep, 0, -1):
+        for i in range(rows.shape[1]):
+            rows[j, i] = rows[j - 1, i]
+
+
+@_jit
 def push(context, bank, params, memory, t, x, f, g):
     """Make (t, x) the newest node (dropping the oldest beyond max_order);
     return False if dx/dt, the state or a guard is not finite there."""
@@ -409,8 +419,8 @@ def push(context, bank, params, memory, t, x, f, g):
     keep = min(int(state[0]), int(params[MAX_ORDER]) - 1)
     for j in range(keep, 0, -1):
         ts[j] = ts[j - 1]
-        xs[j], fs[j], gs[j] = xs[j - 1], fs[j - 1], gs[j - 1]
-        lies[j], norms[j] = lies[j - 1], norms[j - 1]
+    for rows in (xs, fs, gs, lies, norms):
+        shift(rows, keep)
     ts[0] = t
     xs[0], fs[0], gs[0] = x, f, g
     rates(context, bank, params, t, x, f, lies[0], norms[0])
@@ -442,9 +452,8 @@ def start(context, bank, params, memory, t, x):
 @_jit
 def atom_past(bank, params, memory, a, value):
     """Is atom a curved and past its level at the raw guard value `value`?"""
-    gs, norms, sign = memory[3], memory[5], memory[6]
-    _, _, level, _ = level_of(bank, params, sign, gs[0], norms[0], a)
-    return bank[5][a] and sign[a] * value > level
+    _, _, level, _ = level_of(bank, params, memory, a)
+    return bank[5][a] and memory[6][a] * value > level
 
 
 @_jit
@@ -492,19 +501,60 @@ def predictor_check(context, bank, params, memory, predictor, scale, h):
 
 
 @_jit
-def step(context, bank, params, memory, t_end, out, x_stop):
+def fresh_stencil():
+    """An empty cache of the Adams coefficients (`basis_of`, `corrector_of`):
+    (nodes key, basis, u key, corrector weights, Milne's constant)."""
+    return (
+        np.full(adams.MAX_ORDER + 1, np.nan),
+        np.empty((adams.MAX_ORDER, adams.MAX_ORDER + 1)),
+        np.full(1, np.nan),
+        np.empty(adams.MAX_ORDER),
+        np.empty(1),
+    )
+
+
+@_jit
+def basis_of(stencil, nodes):
+    """`integral_basis` of nodes, recomputed only when the nodes differ from
+    the cached ones (at a constant step they repeat bit for bit)."""
+    key, basis, m = stencil[0], stencil[1], nodes.shape[0]
+    same = key[0] == m
+    for j in range(m):
+        same = same and key[j + 1] == nodes[j]
+    if not same:
+        key[0] = m
+        key[1 : m + 1] = nodes
+        stencil[2][0] = math.nan  # the corrector's coefficients are stale
+        basis[:m, : m + 1] = integral_basis(nodes)
+    return basis[:m, : m + 1]
+
+
+@_jit
+def corrector_of(stencil, nodes, u):
+    """`corrector_weights` and `milne` of a step to u from the nodes of the last
+    `basis_of`, recomputed only when u or the nodes changed."""
+    m = nodes.shape[0]
+    if stencil[2][0] != u:
+        stencil[2][0] = u
+        stencil[3][:m] = corrector_weights(nodes, u)
+        stencil[4][0] = milne(nodes, u)
+    return stencil[3][:m], stencil[4][0]
+
+
+@_jit
+def step(context, bank, params, memory, stencil, t_end, out, x_stop):
     """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
-    STUCK or NON_FINITE (then t_stop, x_stop)."""
+    STUCK or NON_FINITE (then t_stop, x_stop). `stencil`: `fresh_stencil`."""
     ts, xs, fs, _, _, _, sign, state = memory
     order = min(int(state[0]), int(params[MAX_ORDER]))
-    t0, x0, endpoint = ts[0], xs[0].copy(), params[ENDPOINT] != 0.0
+    t0, x0, endpoint = ts[0], xs[0], params[ENDPOINT] != 0.0  # x0: until push
     upper = min(state[1], params[H], t_end - t0)
     scale = upper
     if order > 1:
         scale = t0 - ts[1]
         upper = min(upper, MAX_GROWTH * scale)
     nodes = scaled_nodes(ts, order, scale)
-    basis = integral_basis(nodes)
+    basis = basis_of(stencil, nodes)
     predictor = predictor_of(basis, fs, scale)
     h_star = (
         math.inf
@@ -512,7 +562,6 @@ def step(context, bank, params, memory, t_end, out, x_stop):
         else limit(bank, params, memory, order, basis, scale, upper)
     )
     h_err, h = state[1], min(h_star, upper)
-    eps = params[TOL] + params[RTOL] * np.abs(x0)
     for _ in range(int(params[MAX_REJECTIONS])):
         if h <= MIN_STEP_ULPS * spacing(max(abs(t0), 1.0)):
             break  # the guard's level is reached within round-off but not due
@@ -520,12 +569,14 @@ def step(context, bank, params, memory, t_end, out, x_stop):
             h = predictor_check(context, bank, params, memory, predictor, scale, h)
         t = t_end if h >= t_end - t0 else t0 + h
         xp = predict(x0, predictor, h / scale)
-        xc = correct(x0, nodes, fs, scale, h / scale, rhs_at(context, t, xp))
+        weights, constant = corrector_of(stencil, nodes, h / scale)
+        xc = correct(x0, weights, fs, scale, rhs_at(context, t, xp))
         ratio = 0.0
         for i in range(xp.shape[0]):
-            r = abs(xp[i] - xc[i]) / eps[i]
+            eps = params[TOL] + params[RTOL] * abs(x0[i])
+            r = abs(xp[i] - xc[i]) / eps
             ratio = r if (r > ratio or math.isnan(r)) else ratio
-        error = milne(nodes, h / scale) * ratio
+        error = constant * ratio
         if error > 1.0 or ratio > 1.0 / BAND_C:
             out[REJECTED] += 1
             factor = SAFETY * max(error, ratio * BAND_C) ** (-1.0 / (order + 1))
@@ -564,7 +615,7 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
         out[CODE], out[T_STOP] = NON_FINITE, t
         xs[0] = x
         return 0
-    n = 0
+    n, stencil = 0, fresh_stencil()
     while True:
         if any_due(bank, params, memory):
             out[CODE] = DUE
@@ -574,7 +625,7 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
             break
         if n >= max_steps:
             break
-        code = step(context, bank, params, memory, t_end, out, xs[n])
+        code = step(context, bank, params, memory, stencil, t_end, out, xs[n])
         if code != FULL:
             out[CODE] = code
             break
