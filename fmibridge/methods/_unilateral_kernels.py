@@ -52,6 +52,7 @@ from .unilateral import (
 )
 
 _jit = numba.njit(cache=True)
+_inline = numba.njit(cache=True, inline="always")  # small helpers of the loop
 
 
 def _compiled(module, names: tuple[str, ...]) -> dict:
@@ -241,7 +242,7 @@ central = numba.njit(
 # -- the guards as arrays -------------------------------------------------------
 
 
-@_jit
+@_inline
 def level_of(bank, params, memory, a):
     """Atom a's oriented value c, final level, step level L and band beta
     (eqs. 19-21) at the newest node of the history."""
@@ -255,7 +256,7 @@ def level_of(bank, params, memory, a):
     return c, final, level, beta
 
 
-@_jit
+@_inline
 def limit(bank, params, memory, order, basis, scale, upper):
     """First root of the extrapolation polynomials in (0, upper], eq. 15.
 
@@ -290,7 +291,7 @@ def limit(bank, params, memory, order, basis, scale, upper):
     return u_star * scale
 
 
-@_jit
+@_inline
 def is_due(bank, params, memory, e):
     """Is edge e due at the newest node? (see `due_edges`)"""
     starts, base = bank[1], bank[2]
@@ -310,7 +311,7 @@ def is_due(bank, params, memory, e):
     return inside and sign[closest] * lies[0, closest] >= 0.0
 
 
-@_jit
+@_inline
 def any_due(bank, params, memory):
     """True if an edge is due at the newest node (`due_edges` is not empty)."""
     for e in range(bank[1].shape[0]):
@@ -333,7 +334,7 @@ def due_edges(bank, params, memory):
     return np.flatnonzero(due)
 
 
-@_jit
+@_inline
 def crossed(side, g0, g1):
     """`core.system.Guard.crossed` for a direction given as -1, +1 or 0."""
     falling = g1 < 0.0 and g1 < g0
@@ -345,7 +346,7 @@ def crossed(side, g0, g1):
     return (g0 >= 0.0 and falling) or (g0 <= 0.0 and rising)
 
 
-@_jit
+@_inline
 def beyond(bank, sign, g_now, g):
     """True if a unilateral edge not beyond at g_now is beyond at g."""
     starts, unilateral = bank[1], bank[3]
@@ -363,7 +364,7 @@ def beyond(bank, sign, g_now, g):
     return False
 
 
-@_jit
+@_inline
 def finite(v):
     """True if every entry of v is finite."""
     for i in range(v.shape[0]):
@@ -372,7 +373,7 @@ def finite(v):
     return True
 
 
-@_jit
+@_inline
 def spacing(t):
     """The distance from abs(t) >= 1 to the next float (numpy's spacing)."""
     _, exponent = math.frexp(abs(t))
@@ -382,7 +383,7 @@ def spacing(t):
 # -- points, the start and the step ---------------------------------------------
 
 
-@_jit
+@_inline
 def rates(context, bank, params, t, x, f, lie, norm):
     """Write the Lie derivatives dg/dx f + dg/dt (eq. 2) and the norms
     sum_i abs(dg/dx_i) eps_i at (t, x) to lie and norm (zeros for endpoint
@@ -401,7 +402,7 @@ def rates(context, bank, params, t, x, f, lie, norm):
         lie[a], norm[a] = total + gt[a], size
 
 
-@_jit
+@_inline
 def shift(rows, keep):
     """Move rows[:keep] to rows[1:keep + 1] (the history ages by one node)."""
     for j in range(keep, 0, -1):
@@ -409,7 +410,7 @@ def shift(rows, keep):
             rows[j, i] = rows[j - 1, i]
 
 
-@_jit
+@_inline
 def push(context, bank, params, memory, t, x, f, g):
     """Make (t, x) the newest node (dropping the oldest beyond max_order);
     return False if dx/dt, the state or a guard is not finite there."""
@@ -449,7 +450,7 @@ def start(context, bank, params, memory, t, x):
     return True
 
 
-@_jit
+@_inline
 def atom_past(bank, params, memory, a, value):
     """Is atom a curved and past its level at the raw guard value `value`?"""
     _, _, level, _ = level_of(bank, params, memory, a)
@@ -472,7 +473,7 @@ def edge_over(context, bank, params, memory, predictor, scale, s, e):
     return True
 
 
-@_jit
+@_inline
 def predictor_check(context, bank, params, memory, predictor, scale, h):
     """Shorten h until no curved unilateral guard is past its level at x^p."""
     if not bank[5].any():
@@ -513,7 +514,7 @@ def fresh_stencil():
     )
 
 
-@_jit
+@_inline
 def basis_of(stencil, nodes):
     """`integral_basis` of nodes, recomputed only when the nodes differ from
     the cached ones (at a constant step they repeat bit for bit)."""
@@ -529,7 +530,7 @@ def basis_of(stencil, nodes):
     return basis[:m, : m + 1]
 
 
-@_jit
+@_inline
 def corrector_of(stencil, nodes, u):
     """`corrector_weights` and `milne` of a step to u from the nodes of the last
     `basis_of`, recomputed only when u or the nodes changed."""
@@ -541,7 +542,7 @@ def corrector_of(stencil, nodes, u):
     return stencil[3][:m], stencil[4][0]
 
 
-@_jit
+@_inline
 def step(context, bank, params, memory, stencil, t_end, out, x_stop):
     """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
     STUCK or NON_FINITE (then t_stop, x_stop). `stencil`: `fresh_stencil`."""
