@@ -480,16 +480,12 @@ def predictor_check(context, bank, params, memory, predictor, scale, h):
         return h
     starts, ts, xs = bank[1], memory[0], memory[1]
     values = guards_at(context, ts[0] + h, predict(xs[0], predictor, h / scale))
-    flags = np.empty(starts.shape[0], dtype=np.bool_)
     for e in range(starts.shape[0]):
         end = starts[e + 1] if e + 1 < starts.shape[0] else values.shape[0]
-        flags[e] = True
+        past = True  # every atom of e past its level at the first h
         for a in range(starts[e], end):
-            if not atom_past(bank, params, memory, a, values[a]):
-                flags[e] = False
-                break
-    for e in range(starts.shape[0]):
-        if flags[e]:
+            past = past and atom_past(bank, params, memory, a, values[a])
+        if past:
             lo, hi = 0.0, h
             for _ in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
