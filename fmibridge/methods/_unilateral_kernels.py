@@ -52,6 +52,7 @@ from .unilateral import (
 )
 
 _jit = numba.njit(cache=True)
+_inline = numba.njit(cache=True, inline="always")  # small helpers of the loop
 
 
 def _compiled(module, names: tuple[str, ...]) -> dict:
@@ -72,6 +73,7 @@ _ADAMS = _compiled(
         "scaled_nodes",
         "predictor_of",
         "predict",
+        "corrector_weights",
         "correct",
         "integral_of_product",
         "milne",
@@ -97,6 +99,7 @@ predictor_of, predict, correct = (
     _ADAMS["predict"],
     _ADAMS["correct"],
 )
+corrector_weights = _ADAMS["corrector_weights"]
 milne, starting_step = _ADAMS["milne"], _ADAMS["starting_step"]
 first_reach = _ROOTS["first_reach"]
 
@@ -239,39 +242,21 @@ central = numba.njit(
 # -- the guards as arrays -------------------------------------------------------
 
 
-@_jit
-def every(flags, starts):
-    """Per edge: are the flags of all its atoms true (an AND guard)?"""
-    n_edges, n_atoms = starts.shape[0], flags.shape[0]
-    out = np.empty(n_edges, dtype=np.bool_)
-    for e in range(n_edges):
-        end = starts[e + 1] if e + 1 < n_edges else n_atoms
-        out[e] = True
-        for a in range(starts[e], end):
-            if not flags[a]:
-                out[e] = False
-                break
-    return out
-
-
-@_jit
-def levels(bank, params, sign, g, norm):
-    """Oriented values c, final levels, step levels L and bands beta (eqs. 19-21)."""
-    unilateral, single = bank[3], bank[4]
-    gamma = params[GAMMA]
-    n = g.shape[0]
-    c, final, level, beta = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    for a in range(n):
-        c[a] = sign[a] * g[a]
-        beta[a] = norm[a] / BAND_C
-        final[a] = -beta[a] if unilateral[a] else 0.0
-        level[a] = final[a] if math.isnan(gamma) else min(gamma * c[a], final[a])
-        if single[a] and c[a] >= level[a]:  # inside the band moving away: no deeper
-            level[a] = max(c[a], 0.0)
+@_inline
+def level_of(bank, params, memory, a):
+    """Atom a's oriented value c, final level, step level L and band beta
+    (eqs. 19-21) at the newest node of the history."""
+    gamma, sign = params[GAMMA], memory[6][a]
+    c = sign * memory[3][0, a]
+    beta = memory[5][0, a] / BAND_C
+    final = -beta if bank[3][a] else 0.0
+    level = final if math.isnan(gamma) else min(gamma * c, final)
+    if bank[4][a] and c >= level:  # inside the band moving away: no deeper
+        level = max(c, 0.0)
     return c, final, level, beta
 
 
-@_jit
+@_inline
 def limit(bank, params, memory, order, basis, scale, upper):
     """First root of the extrapolation polynomials in (0, upper], eq. 15.
 
@@ -280,30 +265,59 @@ def limit(bank, params, memory, order, basis, scale, upper):
     by the bound of the positive coefficients are skipped.
     """
     starts = bank[1]
-    gs, lies, norms, sign = memory[3], memory[4], memory[5], memory[6]
-    c, _, level, _ = levels(bank, params, sign, gs[0], norms[0])
-    n_atoms = c.shape[0]
-    poly = np.zeros((n_atoms, order + 1))
+    gs, lies, sign = memory[3], memory[4], memory[6]
+    n_edges, n_atoms = starts.shape[0], gs.shape[1]
+    poly = np.empty((n_atoms, order + 1))
     u_max = upper / scale
-    bound = np.empty(n_atoms)
-    for a in range(n_atoms):
-        for k in range(order + 1):
-            total = 0.0
-            for j in range(order):
-                total += (scale * basis[j, k]) * (sign[a] * lies[j, a])
-            poly[a, k] = total
-        poly[a, 0] += c[a] - level[a]
-        bound[a], power = poly[a, 0], 1.0
-        for k in range(1, order + 1):
-            power *= u_max
-            bound[a] += max(poly[a, k], 0.0) * power
-    reach = every(bound >= 0.0, starts)  # else P < 0 on [0, upper]: no root there
     u_star = math.inf
-    for e in range(starts.shape[0]):
-        if reach[e]:
-            end = starts[e + 1] if e + 1 < starts.shape[0] else n_atoms
+    for e in range(n_edges):
+        end = starts[e + 1] if e + 1 < n_edges else n_atoms
+        reach = True  # else P < 0 on [0, upper] for an atom: no root there
+        for a in range(starts[e], end):
+            c, _, level, _ = level_of(bank, params, memory, a)
+            for k in range(order + 1):
+                total = 0.0
+                for j in range(order):
+                    total += (scale * basis[j, k]) * (sign[a] * lies[j, a])
+                poly[a, k] = total
+            poly[a, 0] += c - level
+            bound, power = poly[a, 0], 1.0
+            for k in range(1, order + 1):
+                power *= u_max
+                bound += max(poly[a, k], 0.0) * power
+            reach = reach and bound >= 0.0
+        if reach:
             u_star = min(u_star, first_reach(poly[starts[e] : end], u_max))
     return u_star * scale
+
+
+@_inline
+def is_due(bank, params, memory, e):
+    """Is edge e due at the newest node? (see `due_edges`)"""
+    starts, base = bank[1], bank[2]
+    gs, lies, sign, state = memory[3], memory[4], memory[6], memory[7]
+    end = starts[e + 1] if e + 1 < starts.shape[0] else gs.shape[1]
+    if params[ENDPOINT] != 0.0:
+        if state[0] < 2:
+            return False
+        g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
+        return crossed(base[starts[e]], g0, g1)
+    closest, gap, inside = starts[e], math.inf, True
+    for a in range(starts[e], end):
+        c, final, _, beta = level_of(bank, params, memory, a)
+        inside = inside and c >= final - beta
+        if c - final < gap:
+            closest, gap = a, c - final
+    return inside and sign[closest] * lies[0, closest] >= 0.0
+
+
+@_inline
+def any_due(bank, params, memory):
+    """True if an edge is due at the newest node (`due_edges` is not empty)."""
+    for e in range(bank[1].shape[0]):
+        if is_due(bank, params, memory, e):
+            return True
+    return False
 
 
 @_jit
@@ -314,30 +328,13 @@ def due_edges(bank, params, memory):
     checks (`EndpointAdams`): crossed between the last two nodes (`Guard.crossed`
     on the max over the atoms).
     """
-    starts, base = bank[1], bank[2]
-    gs, lies, norms, sign, state = memory[3], memory[4], memory[5], memory[6], memory[7]
-    n_edges, n_atoms = starts.shape[0], gs.shape[1]
-    due = np.zeros(n_edges, dtype=np.bool_)
-    if params[ENDPOINT] != 0.0:
-        if state[0] >= 2:
-            for e in range(n_edges):
-                end = starts[e + 1] if e + 1 < n_edges else n_atoms
-                g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
-                due[e] = crossed(base[starts[e]], g0, g1)
-        return np.flatnonzero(due)
-    c, final, _, beta = levels(bank, params, sign, gs[0], norms[0])
-    for e in range(n_edges):
-        end = starts[e + 1] if e + 1 < n_edges else n_atoms
-        closest, inside = starts[e], True
-        for a in range(starts[e], end):
-            inside = inside and c[a] >= final[a] - beta[a]
-            if c[a] - final[a] < c[closest] - final[closest]:
-                closest = a
-        due[e] = inside and sign[closest] * lies[0, closest] >= 0.0
+    due = np.zeros(bank[1].shape[0], dtype=np.bool_)
+    for e in range(due.shape[0]):
+        due[e] = is_due(bank, params, memory, e)
     return np.flatnonzero(due)
 
 
-@_jit
+@_inline
 def crossed(side, g0, g1):
     """`core.system.Guard.crossed` for a direction given as -1, +1 or 0."""
     falling = g1 < 0.0 and g1 < g0
@@ -349,19 +346,25 @@ def crossed(side, g0, g1):
     return (g0 >= 0.0 and falling) or (g0 <= 0.0 and rising)
 
 
-@_jit
+@_inline
 def beyond(bank, sign, g_now, g):
     """True if a unilateral edge not beyond at g_now is beyond at g."""
     starts, unilateral = bank[1], bank[3]
-    before = every(sign * g_now > 0.0, starts)
-    after = every(sign * g > 0.0, starts)
-    for e in range(starts.shape[0]):
-        if after[e] and not before[e] and unilateral[starts[e]]:
+    n_edges, n_atoms = starts.shape[0], g.shape[0]
+    for e in range(n_edges):
+        if not unilateral[starts[e]]:
+            continue
+        end = starts[e + 1] if e + 1 < n_edges else n_atoms
+        before, after = True, True
+        for a in range(starts[e], end):
+            before = before and sign[a] * g_now[a] > 0.0
+            after = after and sign[a] * g[a] > 0.0
+        if after and not before:
             return True
     return False
 
 
-@_jit
+@_inline
 def finite(v):
     """True if every entry of v is finite."""
     for i in range(v.shape[0]):
@@ -370,7 +373,7 @@ def finite(v):
     return True
 
 
-@_jit
+@_inline
 def spacing(t):
     """The distance from abs(t) >= 1 to the next float (numpy's spacing)."""
     _, exponent = math.frexp(abs(t))
@@ -380,7 +383,7 @@ def spacing(t):
 # -- points, the start and the step ---------------------------------------------
 
 
-@_jit
+@_inline
 def rates(context, bank, params, t, x, f, lie, norm):
     """Write the Lie derivatives dg/dx f + dg/dt (eq. 2) and the norms
     sum_i abs(dg/dx_i) eps_i at (t, x) to lie and norm (zeros for endpoint
@@ -399,7 +402,15 @@ def rates(context, bank, params, t, x, f, lie, norm):
         lie[a], norm[a] = total + gt[a], size
 
 
-@_jit
+@_inline
+def shift(rows, keep):
+    """Move rows[:keep] to rows[1:keep + 1] (the history ages by one node)."""
+    for j in range(keep, 0, -1):
+        for i in range(rows.shape[1]):
+            rows[j, i] = rows[j - 1, i]
+
+
+@_inline
 def push(context, bank, params, memory, t, x, f, g):
     """Make (t, x) the newest node (dropping the oldest beyond max_order);
     return False if dx/dt, the state or a guard is not finite there."""
@@ -409,8 +420,8 @@ def push(context, bank, params, memory, t, x, f, g):
     keep = min(int(state[0]), int(params[MAX_ORDER]) - 1)
     for j in range(keep, 0, -1):
         ts[j] = ts[j - 1]
-        xs[j], fs[j], gs[j] = xs[j - 1], fs[j - 1], gs[j - 1]
-        lies[j], norms[j] = lies[j - 1], norms[j - 1]
+    for rows in (xs, fs, gs, lies, norms):
+        shift(rows, keep)
     ts[0] = t
     xs[0], fs[0], gs[0] = x, f, g
     rates(context, bank, params, t, x, f, lies[0], norms[0])
@@ -439,48 +450,46 @@ def start(context, bank, params, memory, t, x):
     return True
 
 
-@_jit
-def over(context, bank, memory, level, predictor, scale, s):
-    """Per edge: is every atom past its level at x^p(s) (curved atoms only)?"""
-    starts, curved = bank[1], bank[5]
-    sign, ts, xs = memory[6], memory[0], memory[1]
-    values = guards_at(context, ts[0] + s, predict(xs[0], predictor, s / scale))
-    past = np.zeros(curved.shape[0], dtype=np.bool_)
-    for a in range(curved.shape[0]):
-        past[a] = curved[a] and sign[a] * values[a] > level[a]
-    return every(past, starts)
+@_inline
+def atom_past(bank, params, memory, a, value):
+    """Is atom a curved and past its level at the raw guard value `value`?"""
+    _, _, level, _ = level_of(bank, params, memory, a)
+    return bank[5][a] and memory[6][a] * value > level
 
 
 @_jit
-def edge_over(context, bank, memory, level, predictor, scale, s, e):
-    """`over` of edge e alone: only its atoms are evaluated (a bisection of
-    `predictor_check` follows one edge)."""
-    starts, curved = bank[1], bank[5]
-    sign, ts, xs = memory[6], memory[0], memory[1]
-    end = starts[e + 1] if e + 1 < starts.shape[0] else curved.shape[0]
+def edge_over(context, bank, params, memory, predictor, scale, s, e):
+    """Is every atom of edge e curved and past its level at x^p(s)? Only its
+    atoms are evaluated (a bisection of `predictor_check` follows one edge)."""
+    starts, ts, xs = bank[1], memory[0], memory[1]
+    end = starts[e + 1] if e + 1 < starts.shape[0] else bank[5].shape[0]
     x = predict(xs[0], predictor, s / scale)
     for a in range(starts[e], end):
-        if not curved[a]:
+        if not bank[5][a]:
             return False
-        if not sign[a] * guard_value(context, a, ts[0] + s, x) > level[a]:
+        value = guard_value(context, a, ts[0] + s, x)
+        if not atom_past(bank, params, memory, a, value):
             return False
     return True
 
 
-@_jit
+@_inline
 def predictor_check(context, bank, params, memory, predictor, scale, h):
     """Shorten h until no curved unilateral guard is past its level at x^p."""
     if not bank[5].any():
         return h
-    gs, norms, sign = memory[3], memory[5], memory[6]
-    _, _, level, _ = levels(bank, params, sign, gs[0], norms[0])
-    flags = over(context, bank, memory, level, predictor, scale, h)
-    for e in range(flags.shape[0]):
-        if flags[e]:
+    starts, ts, xs = bank[1], memory[0], memory[1]
+    values = guards_at(context, ts[0] + h, predict(xs[0], predictor, h / scale))
+    for e in range(starts.shape[0]):
+        end = starts[e + 1] if e + 1 < starts.shape[0] else values.shape[0]
+        past = True  # every atom of e past its level at the first h
+        for a in range(starts[e], end):
+            past = past and atom_past(bank, params, memory, a, values[a])
+        if past:
             lo, hi = 0.0, h
             for _ in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
-                if edge_over(context, bank, memory, level, predictor, scale, mid, e):
+                if edge_over(context, bank, params, memory, predictor, scale, mid, e):
                     hi = mid
                 else:
                     lo = mid
@@ -489,19 +498,60 @@ def predictor_check(context, bank, params, memory, predictor, scale, h):
 
 
 @_jit
-def step(context, bank, params, memory, t_end, out, x_stop):
+def fresh_stencil():
+    """An empty cache of the Adams coefficients (`basis_of`, `corrector_of`):
+    (nodes key, basis, u key, corrector weights, Milne's constant)."""
+    return (
+        np.full(adams.MAX_ORDER + 1, np.nan),
+        np.empty((adams.MAX_ORDER, adams.MAX_ORDER + 1)),
+        np.full(1, np.nan),
+        np.empty(adams.MAX_ORDER),
+        np.empty(1),
+    )
+
+
+@_inline
+def basis_of(stencil, nodes):
+    """`integral_basis` of nodes, recomputed only when the nodes differ from
+    the cached ones (at a constant step they repeat bit for bit)."""
+    key, basis, m = stencil[0], stencil[1], nodes.shape[0]
+    same = key[0] == m
+    for j in range(m):
+        same = same and key[j + 1] == nodes[j]
+    if not same:
+        key[0] = m
+        key[1 : m + 1] = nodes
+        stencil[2][0] = math.nan  # the corrector's coefficients are stale
+        basis[:m, : m + 1] = integral_basis(nodes)
+    return basis[:m, : m + 1]
+
+
+@_inline
+def corrector_of(stencil, nodes, u):
+    """`corrector_weights` and `milne` of a step to u from the nodes of the last
+    `basis_of`, recomputed only when u or the nodes changed."""
+    m = nodes.shape[0]
+    if stencil[2][0] != u:
+        stencil[2][0] = u
+        stencil[3][:m] = corrector_weights(nodes, u)
+        stencil[4][0] = milne(nodes, u)
+    return stencil[3][:m], stencil[4][0]
+
+
+@_inline
+def step(context, bank, params, memory, stencil, t_end, out, x_stop):
     """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
-    STUCK or NON_FINITE (then t_stop, x_stop)."""
+    STUCK or NON_FINITE (then t_stop, x_stop). `stencil`: `fresh_stencil`."""
     ts, xs, fs, _, _, _, sign, state = memory
     order = min(int(state[0]), int(params[MAX_ORDER]))
-    t0, x0, endpoint = ts[0], xs[0].copy(), params[ENDPOINT] != 0.0
+    t0, x0, endpoint = ts[0], xs[0], params[ENDPOINT] != 0.0  # x0: until push
     upper = min(state[1], params[H], t_end - t0)
     scale = upper
     if order > 1:
         scale = t0 - ts[1]
         upper = min(upper, MAX_GROWTH * scale)
     nodes = scaled_nodes(ts, order, scale)
-    basis = integral_basis(nodes)
+    basis = basis_of(stencil, nodes)
     predictor = predictor_of(basis, fs, scale)
     h_star = (
         math.inf
@@ -509,7 +559,6 @@ def step(context, bank, params, memory, t_end, out, x_stop):
         else limit(bank, params, memory, order, basis, scale, upper)
     )
     h_err, h = state[1], min(h_star, upper)
-    eps = params[TOL] + params[RTOL] * np.abs(x0)
     for _ in range(int(params[MAX_REJECTIONS])):
         if h <= MIN_STEP_ULPS * spacing(max(abs(t0), 1.0)):
             break  # the guard's level is reached within round-off but not due
@@ -517,12 +566,14 @@ def step(context, bank, params, memory, t_end, out, x_stop):
             h = predictor_check(context, bank, params, memory, predictor, scale, h)
         t = t_end if h >= t_end - t0 else t0 + h
         xp = predict(x0, predictor, h / scale)
-        xc = correct(x0, nodes, fs, scale, h / scale, rhs_at(context, t, xp))
+        weights, constant = corrector_of(stencil, nodes, h / scale)
+        xc = correct(x0, weights, fs, scale, rhs_at(context, t, xp))
         ratio = 0.0
         for i in range(xp.shape[0]):
-            r = abs(xp[i] - xc[i]) / eps[i]
+            eps = params[TOL] + params[RTOL] * abs(x0[i])
+            r = abs(xp[i] - xc[i]) / eps
             ratio = r if (r > ratio or math.isnan(r)) else ratio
-        error = milne(nodes, h / scale) * ratio
+        error = constant * ratio
         if error > 1.0 or ratio > 1.0 / BAND_C:
             out[REJECTED] += 1
             factor = SAFETY * max(error, ratio * BAND_C) ** (-1.0 / (order + 1))
@@ -561,9 +612,9 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
         out[CODE], out[T_STOP] = NON_FINITE, t
         xs[0] = x
         return 0
-    n = 0
+    n, stencil = 0, fresh_stencil()
     while True:
-        if due_edges(bank, params, memory).shape[0]:
+        if any_due(bank, params, memory):
             out[CODE] = DUE
             break
         if memory[0][0] >= t_end - reach_tol:
@@ -571,7 +622,7 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
             break
         if n >= max_steps:
             break
-        code = step(context, bank, params, memory, t_end, out, xs[n])
+        code = step(context, bank, params, memory, stencil, t_end, out, xs[n])
         if code != FULL:
             out[CODE] = code
             break

@@ -93,19 +93,9 @@ def predict(x: np.ndarray, predictor: np.ndarray, u: float) -> np.ndarray:
     return out
 
 
-def correct(
-    x: np.ndarray,
-    nodes: np.ndarray,
-    forces: np.ndarray,
-    scale: float,
-    u: float,
-    f_predicted: np.ndarray,
-) -> np.ndarray:
-    """Return the corrected x_{k+1} from f at the predicted point (eq. 5).
-
-    The Adams-Moulton formula of order m on the nodes (u, nodes[:-1]), with
-    f_predicted at u and the history's forces at the others.
-    """
+def corrector_weights(nodes: np.ndarray, u: float) -> np.ndarray:
+    """Return w with x_{k+1} = x_k + scale sum_j w_j f_j: the Adams-Moulton
+    formula of order m on the nodes (u, nodes[:-1]) (eq. 5), f_0 at u."""
     m = nodes.shape[0]
     implicit = np.empty(m)
     implicit[0] = u
@@ -119,10 +109,22 @@ def correct(
             power *= u
             total += basis[j, k] * power
         weights[j] = total
+    return weights
+
+
+def correct(
+    x: np.ndarray,
+    weights: np.ndarray,
+    forces: np.ndarray,
+    scale: float,
+    f_predicted: np.ndarray,
+) -> np.ndarray:
+    """Return the corrected x_{k+1} from f at the predicted point (eq. 5), with
+    the `corrector_weights` of the step and the history's forces (newest first)."""
     out = np.empty(x.shape[0])
     for i in range(x.shape[0]):
         total = weights[0] * f_predicted[i]
-        for j in range(1, m):
+        for j in range(1, weights.shape[0]):
             total += weights[j] * forces[j - 1, i]
         out[i] = x[i] + scale * total
     return out

@@ -64,12 +64,14 @@ def central_difference(fn, t: float, x: np.ndarray, gx: np.ndarray) -> float:
     Plain Python that numba also compiles (`_unilateral_kernels.central`), so a
     compiled guard gives the same differences on both paths.
     """
+    probe = x.copy()  # x with one component moved
     for i in range(x.shape[0]):
         d = FD_STEP * max(1.0, abs(x[i]))
-        up, down = x.copy(), x.copy()
-        up[i] += d
-        down[i] -= d
-        gx[i] = (fn(t, up) - fn(t, down)) / (2 * d)
+        probe[i] = x[i] + d
+        up = fn(t, probe)
+        probe[i] = x[i] - d
+        gx[i] = (up - fn(t, probe)) / (2 * d)
+        probe[i] = x[i]
     d = FD_STEP * max(1.0, abs(t))
     return (fn(t + d, x) - fn(t - d, x)) / (2 * d)
 
