@@ -239,10 +239,10 @@ def adapter_rows(options: BenchOptions) -> list[Row]:
 
 
 def _fmibridge_run(path: Path, env: dict) -> float:
-    """Wall time of `fmibridge run PATH --t-end 3` in a new process."""
+    """Wall time of `fmibridge run PATH --stop-time 3` in a new process."""
     start = time.perf_counter()
     subprocess.run(  # noqa: S603 - this interpreter, fmibridge's CLI
-        [sys.executable, "-m", "fmibridge.cli", "run", str(path), "--t-end", "3",
+        [sys.executable, "-m", "fmibridge.cli", "run", str(path), "--stop-time", "3",
          "--no-progress"],
         env=env, capture_output=True, check=True,
     )  # fmt: skip
@@ -272,7 +272,7 @@ def cold_start_rows(options: BenchOptions) -> list[Row]:
     ratio = first / second
     return [
         Row(
-            "cold start: fmibridge run BouncingBallEvents.fmu --t-end 3",
+            "cold start: fmibridge run BouncingBallEvents.fmu --stop-time 3",
             "wall s (new process)",
             first,
             "the second run (cache warm)",
