@@ -70,8 +70,8 @@ _ADAMS = _compiled(
     adams,
     (
         "integral_basis",
-        "scaled_nodes",
-        "predictor_of",
+        "write_predictor",
+        "write_prediction",
         "predict",
         "corrector_weights",
         "correct",
@@ -93,12 +93,9 @@ _ROOTS = _compiled(
         "first_reach",
     ),
 )
-integral_basis, scaled_nodes = _ADAMS["integral_basis"], _ADAMS["scaled_nodes"]
-predictor_of, predict, correct = (
-    _ADAMS["predictor_of"],
-    _ADAMS["predict"],
-    _ADAMS["correct"],
-)
+integral_basis, write_predictor = _ADAMS["integral_basis"], _ADAMS["write_predictor"]
+predict, write_prediction = _ADAMS["predict"], _ADAMS["write_prediction"]
+correct = _ADAMS["correct"]
 corrector_weights = _ADAMS["corrector_weights"]
 milne, starting_step = _ADAMS["milne"], _ADAMS["starting_step"]
 first_reach = _ROOTS["first_reach"]
@@ -243,38 +240,47 @@ central = numba.njit(
 
 
 @_inline
-def level_of(bank, params, memory, a):
-    """Atom a's oriented value c, final level, step level L and band beta
-    (eqs. 19-21) at the newest node of the history."""
-    gamma, sign = params[GAMMA], memory[6][a]
-    c = sign * memory[3][0, a]
-    beta = memory[5][0, a] / BAND_C
-    final = -beta if bank[3][a] else 0.0
+def level_of(gamma, c, norm, is_unilateral, is_single):
+    """An atom's final level, step level L and band beta (eqs. 19-21) from its
+    oriented value c and gradient norm at the newest node (scalars: the hot
+    loop copies no tuple of arrays to call it)."""
+    beta = norm / BAND_C
+    final = -beta if is_unilateral else 0.0
     level = final if math.isnan(gamma) else min(gamma * c, final)
-    if bank[4][a] and c >= level:  # inside the band moving away: no deeper
+    if is_single and c >= level:  # inside the band moving away: no deeper
         level = max(c, 0.0)
-    return c, final, level, beta
+    return final, level, beta
 
 
 @_inline
-def limit(bank, params, memory, order, basis, scale, upper):
+def oriented(memory, a):
+    """Atom a's oriented value c = sign * g at the newest node."""
+    return memory[6][a] * memory[3][0, a]
+
+
+@_inline
+def limit(bank, params, memory, buffer, basis, scale, upper):
     """First root of the extrapolation polynomials in (0, upper], eq. 15.
 
     P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}, with scale B (`basis`) the
     integral basis of the stencil; edges whose P stays below zero on [0, upper]
-    by the bound of the positive coefficients are skipped.
+    by the bound of the positive coefficients are skipped. The polynomials are
+    written to `buffer` (the workspace's).
     """
     starts = bank[1]
     gs, lies, sign = memory[3], memory[4], memory[6]
-    n_edges, n_atoms = starts.shape[0], gs.shape[1]
-    poly = np.empty((n_atoms, order + 1))
+    n_edges, n_atoms, order = starts.shape[0], gs.shape[1], basis.shape[0]
+    poly = buffer[: n_atoms * (order + 1)].reshape((n_atoms, order + 1))
     u_max = upper / scale
     u_star = math.inf
     for e in range(n_edges):
         end = starts[e + 1] if e + 1 < n_edges else n_atoms
         reach = True  # else P < 0 on [0, upper] for an atom: no root there
         for a in range(starts[e], end):
-            c, _, level, _ = level_of(bank, params, memory, a)
+            c = oriented(memory, a)
+            _, level, _ = level_of(
+                params[GAMMA], c, memory[5][0, a], bank[3][a], bank[4][a]
+            )
             for k in range(order + 1):
                 total = 0.0
                 for j in range(order):
@@ -304,7 +310,10 @@ def is_due(bank, params, memory, e):
         return crossed(base[starts[e]], g0, g1)
     closest, gap, inside = starts[e], math.inf, True
     for a in range(starts[e], end):
-        c, final, _, beta = level_of(bank, params, memory, a)
+        c = oriented(memory, a)
+        final, _, beta = level_of(
+            params[GAMMA], c, memory[5][0, a], bank[3][a], bank[4][a]
+        )
         inside = inside and c >= final - beta
         if c - final < gap:
             closest, gap = a, c - final
@@ -384,15 +393,14 @@ def spacing(t):
 
 
 @_inline
-def rates(context, bank, params, t, x, f, lie, norm):
+def rates(context, bank, params, gx, gt, t, x, f, lie, norm):
     """Write the Lie derivatives dg/dx f + dg/dt (eq. 2) and the norms
     sum_i abs(dg/dx_i) eps_i at (t, x) to lie and norm (zeros for endpoint
-    checks, which need neither)."""
+    checks, which need neither); the gradients go to gx, gt (the workspace's)."""
     lie[:] = 0.0
     norm[:] = 0.0
     if params[ENDPOINT] != 0.0 or lie.shape[0] == 0:
         return
-    gx, gt = np.empty((lie.shape[0], x.shape[0])), np.empty(lie.shape[0])
     gradients_at(context, bank, t, x, gx, gt)
     for a in range(lie.shape[0]):
         total, size = 0.0, 0.0
@@ -411,32 +419,36 @@ def shift(rows, keep):
 
 
 @_inline
-def push(context, bank, params, memory, t, x, f, g):
+def push(context, bank, params, memory, gradients, t, x, f, g):
     """Make (t, x) the newest node (dropping the oldest beyond max_order);
-    return False if dx/dt, the state or a guard is not finite there."""
-    ts, xs, fs, gs, lies, norms, _, state = memory
+    return False if dx/dt, the state or a guard is not finite there.
+    `gradients`: (dg/dx, dg/dt) arrays to write to (the workspace's)."""
     if not (finite(x) and finite(f) and finite(g)):
         return False
-    keep = min(int(state[0]), int(params[MAX_ORDER]) - 1)
+    keep = min(int(memory[7][0]), int(params[MAX_ORDER]) - 1)
     for j in range(keep, 0, -1):
-        ts[j] = ts[j - 1]
-    for rows in (xs, fs, gs, lies, norms):
-        shift(rows, keep)
-    ts[0] = t
-    xs[0], fs[0], gs[0] = x, f, g
-    rates(context, bank, params, t, x, f, lies[0], norms[0])
-    state[0] = keep + 1
+        memory[0][j] = memory[0][j - 1]
+    shift(memory[1], keep)  # each history array by name: no tuple of views
+    shift(memory[2], keep)
+    shift(memory[3], keep)
+    shift(memory[4], keep)
+    shift(memory[5], keep)
+    memory[0][0] = t
+    memory[1][0], memory[2][0], memory[3][0] = x, f, g
+    gx, gt = gradients
+    rates(context, bank, params, gx, gt, t, x, f, memory[4][0], memory[5][0])
+    memory[7][0] = keep + 1
     return True
 
 
 @_jit
-def start(context, bank, params, memory, t, x):
+def start(context, bank, params, memory, work, t, x):
     """Fresh history at (t, x): order 1, orientation of 'either' guards; return
     False if dx/dt or a guard is not finite there."""
     state, sign, base = memory[7], memory[6], bank[2]
     state[0] = 0.0
     f, g = rhs_at(context, t, x), guards_at(context, t, x)
-    if not push(context, bank, params, memory, t, x, f, g):
+    if not push(context, bank, params, memory, (work[4], work[5]), t, x, f, g):
         return False
     lie, norm = memory[4][0], memory[5][0]
     eps = params[TOL] + params[RTOL] * np.abs(x)
@@ -453,7 +465,9 @@ def start(context, bank, params, memory, t, x):
 @_inline
 def atom_past(bank, params, memory, a, value):
     """Is atom a curved and past its level at the raw guard value `value`?"""
-    _, _, level, _ = level_of(bank, params, memory, a)
+    _, level, _ = level_of(
+        params[GAMMA], oriented(memory, a), memory[5][0, a], bank[3][a], bank[4][a]
+    )
     return bank[5][a] and memory[6][a] * value > level
 
 
@@ -476,8 +490,6 @@ def edge_over(context, bank, params, memory, predictor, scale, s, e):
 @_inline
 def predictor_check(context, bank, params, memory, predictor, scale, h):
     """Shorten h until no curved unilateral guard is past its level at x^p."""
-    if not bank[5].any():
-        return h
     starts, ts, xs = bank[1], memory[0], memory[1]
     values = guards_at(context, ts[0] + h, predict(xs[0], predictor, h / scale))
     for e in range(starts.shape[0]):
@@ -500,7 +512,7 @@ def predictor_check(context, bank, params, memory, predictor, scale, h):
 @_jit
 def fresh_stencil():
     """An empty cache of the Adams coefficients (`basis_of`, `corrector_of`):
-    (nodes key, basis, u key, corrector weights, Milne's constant)."""
+    (m and the nodes, basis, u key, corrector weights, Milne's constant)."""
     return (
         np.full(adams.MAX_ORDER + 1, np.nan),
         np.empty((adams.MAX_ORDER, adams.MAX_ORDER + 1)),
@@ -510,20 +522,38 @@ def fresh_stencil():
     )
 
 
+@_jit
+def workspace(n, n_atoms):
+    """The arrays a step writes instead of allocating its own: (predictor,
+    polynomials, x^p, x^c, dg/dx, dg/dt) for n states and n_atoms atoms."""
+    width = adams.MAX_ORDER + 1
+    return (
+        np.zeros((width, n)),
+        np.empty(n_atoms * width),
+        np.empty(n),
+        np.empty(n),
+        np.empty((n_atoms, n)),
+        np.empty(n_atoms),
+    )
+
+
 @_inline
-def basis_of(stencil, nodes):
-    """`integral_basis` of nodes, recomputed only when the nodes differ from
-    the cached ones (at a constant step they repeat bit for bit)."""
-    key, basis, m = stencil[0], stencil[1], nodes.shape[0]
+def basis_of(stencil, ts, m, scale):
+    """The first m history times relative to the newest over `scale` (the
+    nodes) and their `integral_basis`, recomputed only when the nodes differ
+    from the cached ones (at a constant step they repeat bit for bit)."""
+    key, basis = stencil[0], stencil[1]
     same = key[0] == m
     for j in range(m):
-        same = same and key[j + 1] == nodes[j]
+        node = (ts[j] - ts[0]) / scale
+        same = same and key[j + 1] == node
+        key[j + 1] = node
+    nodes = key[1 : m + 1]
     if not same:
         key[0] = m
-        key[1 : m + 1] = nodes
         stencil[2][0] = math.nan  # the corrector's coefficients are stale
         basis[:m, : m + 1] = integral_basis(nodes)
-    return basis[:m, : m + 1]
+    return basis[:m, : m + 1], nodes
 
 
 @_inline
@@ -539,10 +569,12 @@ def corrector_of(stencil, nodes, u):
 
 
 @_inline
-def step(context, bank, params, memory, stencil, t_end, out, x_stop):
+def step(context, bank, params, memory, stencil, work, t_end, out, x_stop):
     """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
-    STUCK or NON_FINITE (then t_stop, x_stop). `stencil`: `fresh_stencil`."""
+    STUCK or NON_FINITE (then t_stop, x_stop). `stencil`: `fresh_stencil`;
+    `work`: `workspace`."""
     ts, xs, fs, _, _, _, sign, state = memory
+    xp, xc, gradients, curved = work[2], work[3], (work[4], work[5]), bank[5].any()
     order = min(int(state[0]), int(params[MAX_ORDER]))
     t0, x0, endpoint = ts[0], xs[0], params[ENDPOINT] != 0.0  # x0: until push
     upper = min(state[1], params[H], t_end - t0)
@@ -550,24 +582,24 @@ def step(context, bank, params, memory, stencil, t_end, out, x_stop):
     if order > 1:
         scale = t0 - ts[1]
         upper = min(upper, MAX_GROWTH * scale)
-    nodes = scaled_nodes(ts, order, scale)
-    basis = basis_of(stencil, nodes)
-    predictor = predictor_of(basis, fs, scale)
+    basis, nodes = basis_of(stencil, ts, order, scale)
+    predictor = work[0][: order + 1]
+    write_predictor(basis, fs, scale, predictor)
     h_star = (
         math.inf
         if endpoint
-        else limit(bank, params, memory, order, basis, scale, upper)
+        else limit(bank, params, memory, work[1], basis, scale, upper)
     )
     h_err, h = state[1], min(h_star, upper)
     for _ in range(int(params[MAX_REJECTIONS])):
         if h <= MIN_STEP_ULPS * spacing(max(abs(t0), 1.0)):
             break  # the guard's level is reached within round-off but not due
-        if not endpoint:
+        if not endpoint and curved:
             h = predictor_check(context, bank, params, memory, predictor, scale, h)
         t = t_end if h >= t_end - t0 else t0 + h
-        xp = predict(x0, predictor, h / scale)
+        write_prediction(x0, predictor, h / scale, xp)
         weights, constant = corrector_of(stencil, nodes, h / scale)
-        xc = correct(x0, weights, fs, scale, rhs_at(context, t, xp))
+        correct(x0, weights, fs, scale, rhs_at(context, t, xp), xc)
         ratio = 0.0
         for i in range(xp.shape[0]):
             eps = params[TOL] + params[RTOL] * abs(x0[i])
@@ -586,7 +618,8 @@ def step(context, bank, params, memory, stencil, t_end, out, x_stop):
             h /= 2
             continue
         grow = min(MAX_GROWTH, SAFETY * max(error, 1e-12) ** (-1.0 / (order + 1)))
-        if not push(context, bank, params, memory, t, xc, rhs_at(context, t, xc), g):
+        f = rhs_at(context, t, xc)
+        if not push(context, bank, params, memory, gradients, t, xc, f, g):
             out[T_STOP] = t
             x_stop[:] = xc
             return NON_FINITE
@@ -608,7 +641,8 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
     context = (f, guards, gradients)  # typed lists, or an Evaluator's key thrice
     t_end, reach_tol, max_steps = limits[0], limits[1], int(limits[2])
     out[CODE], out[REJECTED] = FULL, 0.0
-    if memory[7][0] == 0.0 and not start(context, bank, params, memory, t, x):
+    work = workspace(x.shape[0], bank[0].shape[0])
+    if memory[7][0] == 0.0 and not start(context, bank, params, memory, work, t, x):
         out[CODE], out[T_STOP] = NON_FINITE, t
         xs[0] = x
         return 0
@@ -622,7 +656,7 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
             break
         if n >= max_steps:
             break
-        code = step(context, bank, params, memory, stencil, t_end, out, xs[n])
+        code = step(context, bank, params, memory, stencil, work, t_end, out, xs[n])
         if code != FULL:
             out[CODE] = code
             break
