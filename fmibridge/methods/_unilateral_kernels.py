@@ -253,12 +253,6 @@ def level_of(gamma, c, norm, is_unilateral, is_single):
 
 
 @_inline
-def oriented(memory, a):
-    """Atom a's oriented value c = sign * g at the newest node."""
-    return memory[6][a] * memory[3][0, a]
-
-
-@_inline
 def limit(bank, params, memory, buffer, basis, scale, upper):
     """First root of the extrapolation polynomials in (0, upper], eq. 15.
 
@@ -277,7 +271,7 @@ def limit(bank, params, memory, buffer, basis, scale, upper):
         end = starts[e + 1] if e + 1 < n_edges else n_atoms
         reach = True  # else P < 0 on [0, upper] for an atom: no root there
         for a in range(starts[e], end):
-            c = oriented(memory, a)
+            c = sign[a] * gs[0, a]
             _, level, _ = level_of(
                 params[GAMMA], c, memory[5][0, a], bank[3][a], bank[4][a]
             )
@@ -298,49 +292,48 @@ def limit(bank, params, memory, buffer, basis, scale, upper):
 
 
 @_inline
-def is_due(bank, params, memory, e):
-    """Is edge e due at the newest node? (see `due_edges`)"""
+def next_due(bank, params, memory, first):
+    """The first edge from `first` on that is due at the newest node, or -1.
+
+    Extrapolation: all its atoms in their band, the closest approaching. Endpoint
+    checks (`EndpointAdams`): crossed between the last two nodes (`Guard.crossed`
+    on the max over the atoms).
+    """
     starts, base = bank[1], bank[2]
-    gs, lies, sign, state = memory[3], memory[4], memory[6], memory[7]
-    end = starts[e + 1] if e + 1 < starts.shape[0] else gs.shape[1]
-    if params[ENDPOINT] != 0.0:
-        if state[0] < 2:
-            return False
-        g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
-        return crossed(base[starts[e]], g0, g1)
-    closest, gap, inside = starts[e], math.inf, True
-    for a in range(starts[e], end):
-        c = oriented(memory, a)
-        final, _, beta = level_of(
-            params[GAMMA], c, memory[5][0, a], bank[3][a], bank[4][a]
-        )
-        inside = inside and c >= final - beta
-        if c - final < gap:
-            closest, gap = a, c - final
-    return inside and sign[closest] * lies[0, closest] >= 0.0
-
-
-@_inline
-def any_due(bank, params, memory):
-    """True if an edge is due at the newest node (`due_edges` is not empty)."""
-    for e in range(bank[1].shape[0]):
-        if is_due(bank, params, memory, e):
-            return True
-    return False
+    gs, lies, sign = memory[3], memory[4], memory[6]
+    n_edges, endpoint = starts.shape[0], params[ENDPOINT] != 0.0
+    if endpoint and memory[7][0] < 2:
+        return -1
+    for e in range(first, n_edges):
+        end = starts[e + 1] if e + 1 < n_edges else gs.shape[1]
+        if endpoint:
+            g0, g1 = gs[1, starts[e] : end].max(), gs[0, starts[e] : end].max()
+            if crossed(base[starts[e]], g0, g1):
+                return e
+            continue
+        closest, gap, inside = starts[e], math.inf, True
+        for a in range(starts[e], end):
+            c = sign[a] * gs[0, a]
+            final, _, beta = level_of(
+                params[GAMMA], c, memory[5][0, a], bank[3][a], bank[4][a]
+            )
+            inside = inside and c >= final - beta
+            if c - final < gap:
+                closest, gap = a, c - final
+        if inside and sign[closest] * lies[0, closest] >= 0.0:
+            return e
+    return -1
 
 
 @_jit
 def due_edges(bank, params, memory):
-    """Edges due at the newest node, in declaration order.
-
-    Extrapolation: all atoms in their band, the closest approaching. Endpoint
-    checks (`EndpointAdams`): crossed between the last two nodes (`Guard.crossed`
-    on the max over the atoms).
-    """
-    due = np.zeros(bank[1].shape[0], dtype=np.bool_)
-    for e in range(due.shape[0]):
-        due[e] = is_due(bank, params, memory, e)
-    return np.flatnonzero(due)
+    """Edges due at the newest node, in declaration order (`next_due`)."""
+    due, n = np.empty(bank[1].shape[0], dtype=np.int64), 0
+    e = next_due(bank, params, memory, 0)
+    while e >= 0:
+        due[n], n = e, n + 1
+        e = next_due(bank, params, memory, e + 1)
+    return due[:n].copy()
 
 
 @_inline
@@ -393,24 +386,6 @@ def spacing(t):
 
 
 @_inline
-def rates(context, bank, params, gx, gt, t, x, f, lie, norm):
-    """Write the Lie derivatives dg/dx f + dg/dt (eq. 2) and the norms
-    sum_i abs(dg/dx_i) eps_i at (t, x) to lie and norm (zeros for endpoint
-    checks, which need neither); the gradients go to gx, gt (the workspace's)."""
-    lie[:] = 0.0
-    norm[:] = 0.0
-    if params[ENDPOINT] != 0.0 or lie.shape[0] == 0:
-        return
-    gradients_at(context, bank, t, x, gx, gt)
-    for a in range(lie.shape[0]):
-        total, size = 0.0, 0.0
-        for i in range(x.shape[0]):
-            total += gx[a, i] * f[i]
-            size += abs(gx[a, i]) * (params[TOL] + params[RTOL] * abs(x[i]))
-        lie[a], norm[a] = total + gt[a], size
-
-
-@_inline
 def shift(rows, keep):
     """Move rows[:keep] to rows[1:keep + 1] (the history ages by one node)."""
     for j in range(keep, 0, -1):
@@ -420,9 +395,11 @@ def shift(rows, keep):
 
 @_inline
 def push(context, bank, params, memory, gradients, t, x, f, g):
-    """Make (t, x) the newest node (dropping the oldest beyond max_order);
-    return False if dx/dt, the state or a guard is not finite there.
-    `gradients`: (dg/dx, dg/dt) arrays to write to (the workspace's)."""
+    """Make (t, x) the newest node (dropping the oldest beyond max_order), with
+    its Lie derivatives dg/dx f + dg/dt (eq. 2) and norms sum_i abs(dg/dx_i)
+    eps_i (zeros for endpoint checks, which need neither); return False if
+    dx/dt, the state or a guard is not finite there. `gradients`: the arrays
+    (dg/dx, dg/dt) to write to (the workspace's)."""
     if not (finite(x) and finite(f) and finite(g)):
         return False
     keep = min(int(memory[7][0]), int(params[MAX_ORDER]) - 1)
@@ -433,11 +410,19 @@ def push(context, bank, params, memory, gradients, t, x, f, g):
     shift(memory[3], keep)
     shift(memory[4], keep)
     shift(memory[5], keep)
-    memory[0][0] = t
+    memory[0][0], memory[7][0] = t, keep + 1
     memory[1][0], memory[2][0], memory[3][0] = x, f, g
+    memory[4][0], memory[5][0] = 0.0, 0.0
+    if params[ENDPOINT] != 0.0 or g.shape[0] == 0:
+        return True
     gx, gt = gradients
-    rates(context, bank, params, gx, gt, t, x, f, memory[4][0], memory[5][0])
-    memory[7][0] = keep + 1
+    gradients_at(context, bank, t, x, gx, gt)
+    for a in range(g.shape[0]):
+        total, size = 0.0, 0.0
+        for i in range(x.shape[0]):
+            total += gx[a, i] * f[i]
+            size += abs(gx[a, i]) * (params[TOL] + params[RTOL] * abs(x[i]))
+        memory[4][0, a], memory[5][0, a] = total + gt[a], size
     return True
 
 
@@ -465,9 +450,8 @@ def start(context, bank, params, memory, work, t, x):
 @_inline
 def atom_past(bank, params, memory, a, value):
     """Is atom a curved and past its level at the raw guard value `value`?"""
-    _, level, _ = level_of(
-        params[GAMMA], oriented(memory, a), memory[5][0, a], bank[3][a], bank[4][a]
-    )
+    c = memory[6][a] * memory[3][0, a]
+    _, level, _ = level_of(params[GAMMA], c, memory[5][0, a], bank[3][a], bank[4][a])
     return bank[5][a] and memory[6][a] * value > level
 
 
@@ -648,7 +632,7 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
         return 0
     n, stencil = 0, fresh_stencil()
     while True:
-        if any_due(bank, params, memory):
+        if next_due(bank, params, memory, 0) >= 0:
             out[CODE] = DUE
             break
         if memory[0][0] >= t_end - reach_tol:
