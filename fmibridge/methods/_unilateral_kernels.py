@@ -25,6 +25,13 @@ fs, gs, lies, norms, sign, state): times, states, x', raw guard values, Lie
 derivatives and gradient norms at up to MAX_ORDER nodes, newest first, the
 orientation of each atom, and state = (nodes held, error-controlled step).
 
+A step allocates nothing of its own: the predictor, the polynomials, x^p, x^c
+and the gradients go to a `workspace` made once per call of `flight`. numba
+increfs and decrefs (atomically) every array of a tuple handed to an inlined
+helper, at each call; so the helpers called per atom take scalars
+(`level_of`), and those called per step take the few arrays they write (on
+Example 1 these pairs were 38 % of the run, about 150 per step; 114 remain).
+
 References
 ----------
 Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
