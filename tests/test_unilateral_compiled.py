@@ -137,3 +137,28 @@ def test_the_block_bound_holds_and_says_so():
     with pytest.warns(match="max_steps"):
         result = Unilateral(h=1.0, max_steps=100).run(system, 10.0)
     assert result.status is Status.MAX_STEPS and result.stats["n_steps"] == 100
+
+
+def test_python_callbacks_may_keep_the_states_they_are_given():
+    """The loop writes x^p and x^c to a workspace and reads its history through
+    views without reference counts; a Python flow, guard or gradient that keeps
+    its x sees it unchanged after the run (each call got its own array)."""
+    kept = []
+
+    def f(t, x, u):
+        kept.append((x, x.copy()))
+        return np.array([x[1], 1.0])
+
+    def wall(t, x):
+        kept.append((x, x.copy()))
+        return 1.0 - x[0]
+
+    def gradient(t, x):
+        kept.append((x, x.copy()))
+        return np.array([-1.0, 0.0]), 0.0
+
+    system = _wall_system(NativeFlow(f, ["x", "v"]), wall, gradient)
+    result = Unilateral(tol=1e-9).run(system, 2.0)
+    assert result.events[0].t == pytest.approx(math.sqrt(3.0) - 1.0, abs=1e-8)
+    assert len(kept) > 100
+    assert all(np.array_equal(x, at_call) for x, at_call in kept)

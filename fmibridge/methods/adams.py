@@ -56,41 +56,47 @@ def integral_basis(nodes: np.ndarray) -> np.ndarray:
     return basis
 
 
-def scaled_nodes(ts: np.ndarray, m: int, scale: float) -> np.ndarray:
-    """Return the first m history times relative to the newest, over `scale`."""
-    nodes = np.empty(m)
-    for j in range(m):
-        nodes[j] = (ts[j] - ts[0]) / scale
-    return nodes
-
-
 def predictor_of(basis: np.ndarray, forces: np.ndarray, scale: float) -> np.ndarray:
     """Return P with x^p(u) - x_k = sum_k P[k] u**k: scale B^T f (eq. 4).
 
     `basis` is `integral_basis` of the m nodes and `forces` holds f there (at
     least m rows, newest first).
     """
+    predictor = np.zeros((basis.shape[0] + 1, forces.shape[1]))
+    write_predictor(basis, forces, scale, predictor)
+    return predictor
+
+
+def write_predictor(
+    basis: np.ndarray, forces: np.ndarray, scale: float, predictor: np.ndarray
+) -> None:
+    """Write rows 1 to m of `predictor_of` to `predictor` (row 0 is not read)."""
     m, n = basis.shape[0], forces.shape[1]
-    predictor = np.zeros((m + 1, n))
     for k in range(1, m + 1):
         for i in range(n):
             total = 0.0
             for j in range(m):
                 total += basis[j, k] * forces[j, i]
             predictor[k, i] = scale * total
-    return predictor
 
 
 def predict(x: np.ndarray, predictor: np.ndarray, u: float) -> np.ndarray:
     """Return x^p = x_k + sum_k P[k] u**k, the predicted state at u (eq. 4)."""
     out = np.empty(x.shape[0])
+    write_prediction(x, predictor, u, out)
+    return out
+
+
+def write_prediction(
+    x: np.ndarray, predictor: np.ndarray, u: float, out: np.ndarray
+) -> None:
+    """Write `predict` (x, predictor, u) to out."""
     for i in range(x.shape[0]):
         total, power = 0.0, 1.0
         for k in range(1, predictor.shape[0]):
             power *= u
             total += power * predictor[k, i]
         out[i] = x[i] + total
-    return out
 
 
 def corrector_weights(nodes: np.ndarray, u: float) -> np.ndarray:
@@ -118,16 +124,15 @@ def correct(
     forces: np.ndarray,
     scale: float,
     f_predicted: np.ndarray,
-) -> np.ndarray:
-    """Return the corrected x_{k+1} from f at the predicted point (eq. 5), with
+    out: np.ndarray,
+) -> None:
+    """Write the corrected x_{k+1} to out, from f at the predicted point (eq. 5),
     the `corrector_weights` of the step and the history's forces (newest first)."""
-    out = np.empty(x.shape[0])
     for i in range(x.shape[0]):
         total = weights[0] * f_predicted[i]
         for j in range(1, weights.shape[0]):
             total += weights[j] * forces[j - 1, i]
         out[i] = x[i] + scale * total
-    return out
 
 
 def integral_of_product(roots: np.ndarray, u: float) -> float:

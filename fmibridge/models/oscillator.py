@@ -209,7 +209,10 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
     """Return the guard function ``g(t, x) = x_max - x`` (``g > 0`` inside D).
 
     The returned callable has ``direction = "falling"``: the guard
-    ``G = {x = x_max, v >= 0}`` is reached when ``g`` decreases through 0.
+    ``G = {x = x_max, v >= 0}`` is reached when ``g`` decreases through 0. It
+    is affine in x, so it says so (``affine = True``) and carries its exact
+    ``gradient`` (dg/dx, dg/dt) = ((-1, 0), 0): `Unilateral` then lands on
+    its level without checking the predictor curve, and takes no differences.
 
     References
     ----------
@@ -218,8 +221,8 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
     Examples
     --------
     >>> g = gap(EXAMPLE_1)
-    >>> g(0.0, np.array([13.0, 1.0])), g.direction
-    (1.0, 'falling')
+    >>> g(0.0, np.array([13.0, 1.0])), g.direction, g.affine
+    (1.0, 'falling', True)
     """
     x_max = params.x_max
 
@@ -227,7 +230,14 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
         return float(x_max - x[0])
 
     gap_oscillator.direction = "falling"
+    gap_oscillator.affine = True
+    gap_oscillator.gradient = _gap_gradient
     return gap_oscillator
+
+
+def _gap_gradient(t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
+    """Return (dg/dx, dg/dt) = ((-1, 0), 0) of the guard ``x_max - x`` (`gap`)."""
+    return np.array([-1.0, 0.0]), 0.0
 
 
 def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
@@ -274,9 +284,12 @@ def _compiled_oscillator(params):
 
     f = compiled(rhs(params), "the oscillator's f", kind="rhs")
     _, g, gradient, force, hessian = _primitives(params, f)
+    guard = compiled(g, "the oscillator's guard")
+    guard.affine = g.affine  # the compiled guard keeps what the model says of it
+    guard.gradient = compiled(g.gradient, "the guard's gradient", kind="gradient")
     return (
         f,
-        compiled(g, "the oscillator's guard"),
+        guard,
         compiled(gradient, "the stop's gradient", kind="rhs"),
         compiled(force, "the oscillator's force map", kind="force"),
         compiled(hessian, "the stop's Hessian", kind="hessian"),
