@@ -238,7 +238,8 @@ def _gradients_at(context, bank, t, x, gx, gt):
                 rows, times = np.empty((m, x.shape[0])), np.empty(m)
                 central_vector(fn, t, x, rows, times)
             for a in range(picks.shape[0]):
-                gx[a, :] = rows[picks[a]]
+                for i in range(x.shape[0]):
+                    gx[a, i] = rows[picks[a], i]
                 gt[a] = times[picks[a]]
 
         return vector
