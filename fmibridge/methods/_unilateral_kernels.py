@@ -6,10 +6,13 @@ fires the due edge in Python. Every path runs this loop: it evaluates the
 right-hand side, the guards and their gradients through a context that numba
 resolves at compile time (`rhs_at`, `guards_at`, `gradients_at`):
 
-* a tuple (marker, f, guards, gradients) of compiled functions, bound to one
-  model by the closure of `bind`: a `CompiledFlow` whose guards are compiled;
-* an integer: the key of a Python `Evaluator` in `EVALUATORS`, called back in
-  numba's object mode (about 2 us a call): any other vector field.
+* (f, guards, gradients), typed lists of compiled functions, one guard per
+  atom (`typed_functions`): a `CompiledFlow` whose guards are compiled;
+* (f, (g, picks), gradient) (`typed_vector`): a `CompiledFlow` whose guards
+  are the entries of one compiled `VectorGuard` g, evaluated once per point
+  (atom a is its entry picks[a]), with one gradient for all;
+* an integer, thrice: the key of a Python `Evaluator` in `EVALUATORS`, called
+  back in numba's object mode (about 2 us a call): any other vector field.
 
 So both paths take the same decisions on the same numbers, and the results agree
 bit for bit where the functions they call do. The Adams formulas and the first

@@ -11,8 +11,9 @@ so it is never evaluated beyond a unilateral guard.
 The steps run in one compiled loop (`methods._unilateral_kernels`) between
 events; where the flow and every guard (and its gradient, if given) are
 numba-compiled, the loop calls them compiled, else it calls the Python
-functions back. Both take the same decisions on the same numbers, and the
-provenance entry `loops` says which ran.
+functions back. Guards given as the entries of one `VectorGuard` are evaluated
+once per point for all, on either path. Both take the same decisions on the
+same numbers, and the provenance entry `loops` says which ran.
 
 References
 ----------
@@ -266,8 +267,8 @@ class _Bank:
 
 
 def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
-    """The VectorGuard whose entries all of fns are, and each one's entry; else
-    None."""
+    """If every function of fns is an entry of one VectorGuard, return it and
+    the index of each one's entry; else None."""
     entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
     if not fns or len(entries) < len(fns) or len({id(fn.vector) for fn in fns}) > 1:
         return None, np.empty(0, dtype=np.int64)
