@@ -171,7 +171,8 @@ class VectorGuard:
     gradient: VectorGradientFn | None = None
     affine: bool | Sequence[bool] = False
     name: str = ""
-    _last: list = field(default_factory=list, init=False, repr=False)
+    # [(the last point (t, x as bytes), g there)], replaced whole: thread-safe reads
+    _last: list = field(default_factory=lambda: [None], init=False, repr=False)
 
     def __post_init__(self) -> None:
         name = self.name or _name_of(self.fn)
@@ -209,16 +210,17 @@ class VectorGuard:
         FmibridgeError
             If fn does not return `size` values.
         """
-        key = (t, x.tobytes())
-        if self._last and self._last[0] == key:
-            return self._last[1]
+        key = (t, x.dtype.str, x.tobytes())
+        last = self._last[0]
+        if last is not None and last[0] == key:
+            return last[1]
         g = np.asarray(self.fn(t, x), dtype=float)
         if g.shape != (self.size,):
             raise FmibridgeError(
                 f"VectorGuard `{self.name}` returned {g.size} value(s) at t = {t!r}, "
                 f"x = {x.tolist()}; expected {self.size}."
             )
-        self._last[:] = (key, g)
+        self._last[0] = (key, g)
         return g
 
 
