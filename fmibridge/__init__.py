@@ -34,7 +34,15 @@ _PUBLIC = {  # name -> the module that defines it
     **dict.fromkeys(("EULER", "MIDPOINT", "RK4", "Scheme"), "core.integrators"),
     **dict.fromkeys(("Event", "Result", "Status"), "core.result"),
     **dict.fromkeys(
-        ("Edge", "Guard", "HybridSystem", "Mode", "UnilateralConstraint"), "core.system"
+        (
+            "Edge",
+            "Guard",
+            "HybridSystem",
+            "Mode",
+            "UnilateralConstraint",
+            "VectorGuard",
+        ),
+        "core.system",
     ),
     **dict.fromkeys(("Flow", "NativeFlow", "VectorField"), "flows"),
     **dict.fromkeys(

@@ -126,6 +126,123 @@ def as_guard(obj: Guard | GuardFn) -> Guard:
     )
 
 
+VectorFn = Callable[[float, np.ndarray], np.ndarray]
+VectorGradientFn = Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True, eq=False)
+class VectorGuard:
+    """Many guards of a mode as one function g(t, x) -> m values (g_i > 0 inside).
+
+    `guards[i]` is the guard function g_i(t, x) = g(t, x)[i] (a `GuardEntry`):
+    wrap it in a Guard with its own name, direction and kind, and its Edge
+    with its own reset, so every method runs the model. Methods that call the
+    guards one by one evaluate g once per point (the last point's values are
+    kept); `Unilateral` sees that a mode's guards are entries of one
+    VectorGuard and evaluates g and its gradient once per point, compiled
+    where both are numba-compiled (`numba.njit`) and the flow is a
+    CompiledFlow.
+
+    Parameters
+    ----------
+    fn : callable
+        g(t, x) -> `size` values; a pure function of (t, x).
+    size : int
+        m, the number of guards.
+    gradient : callable, optional
+        (t, x) -> (dg/dx, an (m, n) array; dg/dt, m values), for the Lie
+        derivatives of `Unilateral` (Esposito and Kumar, eq. 2); central
+        differences of fn without it.
+    affine : bool or sequence of bool
+        Which entries are affine in x (`Unilateral` checks only curved ones
+        along its predictor); one flag for all, or one per entry.
+    name : str, optional
+        Name in messages; defaults to the function's name.
+
+    Examples
+    --------
+    >>> walls = VectorGuard(lambda t, x: np.array([x[0], 1.0 - x[0]]), 2)
+    >>> Guard(walls[1], name="right")(0.0, np.array([0.25]))
+    0.75
+    """
+
+    fn: VectorFn
+    size: int
+    gradient: VectorGradientFn | None = None
+    affine: bool | Sequence[bool] = False
+    name: str = ""
+    # [(the last point (t, x as bytes), g there)], replaced whole: thread-safe reads
+    _last: list = field(default_factory=lambda: [None], init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        name = self.name or _name_of(self.fn)
+        object.__setattr__(self, "name", name)
+        if not callable(self.fn):
+            raise FmibridgeError(f"VectorGuard `{name}`: `fn` must be callable.")
+        if not (isinstance(self.size, int | np.integer) and self.size >= 1):
+            raise FmibridgeError(
+                f"VectorGuard `{name}`: `size` must be an integer >= 1, got "
+                f"{self.size!r}."
+            )
+        if self.gradient is not None and not callable(self.gradient):
+            raise FmibridgeError(f"VectorGuard `{name}`: `gradient` must be callable.")
+        affine = np.asarray(self.affine)
+        if affine.dtype != bool or affine.size not in (1, self.size):
+            raise FmibridgeError(
+                f"VectorGuard `{name}`: `affine` must be one bool or {self.size} "
+                f"bools, got {self.affine!r}."
+            )
+        object.__setattr__(self, "affine", np.resize(affine, self.size))
+
+    def __getitem__(self, i: int) -> GuardEntry:
+        """The guard function of entry i."""
+        if not (isinstance(i, int | np.integer) and 0 <= i < self.size):
+            raise FmibridgeError(
+                f"VectorGuard `{self.name}`: no entry {i!r}; it has {self.size}."
+            )
+        return GuardEntry(self, int(i))
+
+    def values(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Return g(t, x), computed once per point (the last point is kept).
+
+        Raises
+        ------
+        FmibridgeError
+            If fn does not return `size` values.
+        """
+        key = (t, x.dtype.str, x.tobytes())
+        last = self._last[0]
+        if last is not None and last[0] == key:
+            return last[1]
+        g = np.asarray(self.fn(t, x), dtype=float)
+        if g.shape != (self.size,):
+            raise FmibridgeError(
+                f"VectorGuard `{self.name}` returned {g.size} value(s) at t = {t!r}, "
+                f"x = {x.tolist()}; expected {self.size}."
+            )
+        self._last[0] = (key, g)
+        return g
+
+
+@dataclass(frozen=True, eq=False)
+class GuardEntry:
+    """The guard function g_i(t, x) = g(t, x)[i] of entry i of a VectorGuard."""
+
+    vector: VectorGuard
+    index: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "__name__", f"{self.vector.name}[{self.index}]")
+
+    def __call__(self, t: float, x: np.ndarray) -> float:
+        return float(self.vector.values(t, x)[self.index])
+
+    @property
+    def affine(self) -> bool:
+        """Is g_i affine in x?"""
+        return bool(self.vector.affine[self.index])
+
+
 def _identity(t: float, x: np.ndarray) -> np.ndarray:
     """The identity reset R(t, x) = x (an edge that only changes mode)."""
     return x

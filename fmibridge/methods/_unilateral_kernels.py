@@ -6,10 +6,13 @@ fires the due edge in Python. Every path runs this loop: it evaluates the
 right-hand side, the guards and their gradients through a context that numba
 resolves at compile time (`rhs_at`, `guards_at`, `gradients_at`):
 
-* a tuple (marker, f, guards, gradients) of compiled functions, bound to one
-  model by the closure of `bind`: a `CompiledFlow` whose guards are compiled;
-* an integer: the key of a Python `Evaluator` in `EVALUATORS`, called back in
-  numba's object mode (about 2 us a call): any other vector field.
+* (f, guards, gradients), typed lists of compiled functions, one guard per
+  atom (`typed_functions`): a `CompiledFlow` whose guards are compiled;
+* (f, (g, picks), gradient) (`typed_vector`): a `CompiledFlow` whose guards
+  are the entries of one compiled `VectorGuard` g, evaluated once per point
+  (atom a is its entry picks[a]), with one gradient for all;
+* an integer, thrice: the key of a Python `Evaluator` in `EVALUATORS`, called
+  back in numba's object mode (about 2 us a call): any other vector field.
 
 So both paths take the same decisions on the same numbers, and the results agree
 bit for bit where the functions they call do. The Adams formulas and the first
@@ -60,6 +63,7 @@ from .unilateral import (
     MIN_STEP_ULPS,
     SAFETY,
     central_difference,
+    central_rows,
 )
 
 _jit = numba.njit(cache=True)
@@ -146,7 +150,15 @@ def gradients_at(context, bank, t, x, gx, gt):
 
 def _is_compiled(context) -> bool:
     return isinstance(context, types.BaseTuple) and isinstance(
-        context[0], types.ListType
+        context[1], types.ListType
+    )
+
+
+def _is_vector(context) -> bool:
+    """A compiled context whose guards are one vector function and the entry
+    of each atom: (f, (g, picks), gradient) (`typed_vector`)."""
+    return isinstance(context, types.BaseTuple) and isinstance(
+        context[1], types.BaseTuple
     )
 
 
@@ -158,7 +170,7 @@ def _is_python(context) -> bool:
 
 @overload(rhs_at)
 def _rhs_at(context, t, x):
-    if _is_compiled(context):
+    if _is_compiled(context) or _is_vector(context):
         return lambda context, t, x: context[0][0](t, x)
     if _is_python(context):
 
@@ -182,6 +194,8 @@ def _guards_at(context, t, x):
             return g
 
         return compiled
+    if _is_vector(context):
+        return lambda context, t, x: context[1][0][0](t, x)[context[1][1]]
     if _is_python(context):
 
         def call(context, t, x):
@@ -197,6 +211,8 @@ def _guards_at(context, t, x):
 def _guard_value(context, a, t, x):
     if _is_compiled(context):
         return lambda context, a, t, x: context[1][a](t, x)
+    if _is_vector(context):
+        return lambda context, a, t, x: context[1][0][0](t, x)[context[1][1][a]]
     if _is_python(context):
 
         def call(context, a, t, x):
@@ -222,6 +238,22 @@ def _gradients_at(context, bank, t, x, gx, gt):
                     gt[a] = central(context[1][a], t, x, gx[a])
 
         return compiled
+    if _is_vector(context):
+
+        def vector(context, bank, t, x, gx, gt):
+            fn, picks = context[1][0][0], context[1][1]
+            if bank[6][0]:  # the vector guard has a gradient
+                rows, times = context[2][0](t, x)
+            else:
+                m = fn(t, x).shape[0]
+                rows, times = np.empty((m, x.shape[0])), np.empty(m)
+                central_vector(fn, t, x, rows, times)
+            for a in range(picks.shape[0]):
+                for i in range(x.shape[0]):
+                    gx[a, i] = rows[picks[a], i]
+                gt[a] = times[picks[a]]
+
+        return vector
     if _is_python(context):
 
         def call(context, bank, t, x, gx, gt):
@@ -259,6 +291,18 @@ central = numba.njit(
     ),
     cache=True,
 )(central_difference)
+# `unilateral.central_rows` compiled, for a compiled vector guard fn
+VECTOR = types.FunctionType(types.float64[::1](types.float64, types.float64[::1]))
+central_vector = numba.njit(
+    types.void(
+        VECTOR,
+        types.float64,
+        types.float64[::1],
+        types.float64[:, ::1],
+        types.float64[::1],
+    ),
+    cache=True,
+)(central_rows)
 
 
 @intrinsic
@@ -708,6 +752,34 @@ def flight(f, guards, gradients, bank, params, memory, t, x, limits, ts, xs, out
 def no_gradient(t, x):
     """The gradient list's entry for an atom without one (never called)."""
     return np.empty(0), math.nan
+
+
+# A vector guard's gradient: (t, x) -> (dg/dx rows, dg/dt), `VectorGuard.gradient`
+VECTOR_GRADIENT = types.Tuple((types.float64[:, ::1], types.float64[::1]))(
+    types.float64, types.float64[::1]
+)
+
+
+def no_gradients(t, x):
+    """The gradient of a vector guard without one (never called)."""
+    return np.empty((0, 0)), np.empty(0)
+
+
+def typed_vector(f, fn, gradient, picks) -> tuple:
+    """Return f, the vector guard fn with the entry of each atom (picks), and
+    its gradient, as the compiled context takes them (`no_gradients` where it
+    has none: central differences of fn are taken instead)."""
+    from numba.typed import List
+
+    from ..flows._kernels import SIGNATURES
+
+    rhs = List.empty_list(types.FunctionType(SIGNATURES["rhs"]))
+    rhs.append(f)
+    guards = List.empty_list(VECTOR)
+    guards.append(fn)
+    slopes = List.empty_list(types.FunctionType(VECTOR_GRADIENT))
+    slopes.append(gradient or numba.njit(VECTOR_GRADIENT, cache=True)(no_gradients))
+    return rhs, (guards, np.ascontiguousarray(picks, dtype=np.int64)), slopes
 
 
 def typed_functions(f, fns, gradients) -> tuple:

@@ -11,8 +11,9 @@ so it is never evaluated beyond a unilateral guard.
 The steps run in one compiled loop (`methods._unilateral_kernels`) between
 events; where the flow and every guard (and its gradient, if given) are
 numba-compiled, the loop calls them compiled, else it calls the Python
-functions back. Both take the same decisions on the same numbers, and the
-provenance entry `loops` says which ran.
+functions back. Guards given as the entries of one `VectorGuard` are evaluated
+once per point for all, on either path. Both take the same decisions on the
+same numbers, and the provenance entry `loops` says which ran.
 
 References
 ----------
@@ -34,9 +35,9 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.result import Recorder, Status
-from ..core.system import Guard, HybridSystem, Mode
+from ..core.system import Guard, GuardEntry, HybridSystem, Mode, VectorGuard
 from ..flows.base import VectorField
-from ..flows.compiled import BLOCK, CompiledFlow, compiled, is_compiled
+from ..flows.compiled import BLOCK, CompiledFlow, compiled, compiled_as, is_compiled
 from .adams import MAX_ORDER
 from .base import Method, State, Step, at_least_one, positive, reach_tol
 
@@ -76,6 +77,24 @@ def central_difference(fn, t: float, x: np.ndarray, gx: np.ndarray) -> float:
     return (fn(t + d, x) - fn(t - d, x)) / (2 * d)
 
 
+def central_rows(fn, t: float, x: np.ndarray, gx: np.ndarray, gt: np.ndarray) -> None:
+    """`central_difference` of every entry of the vector guard fn at once: write
+    dg_i/dx to gx[i] and dg_i/dt to gt[i] (the same numbers, entry by entry).
+
+    Plain Python that numba also compiles (`_unilateral_kernels.central_vector`).
+    """
+    probe = x.copy()
+    for i in range(x.shape[0]):
+        d = FD_STEP * max(1.0, abs(x[i]))
+        probe[i] = x[i] + d
+        up = fn(t, probe)
+        probe[i] = x[i] - d
+        gx[:, i] = (up - fn(t, probe)) / (2 * d)
+        probe[i] = x[i]
+    d = FD_STEP * max(1.0, abs(t))
+    gt[:] = (fn(t + d, x) - fn(t - d, x)) / (2 * d)
+
+
 @dataclass(frozen=True)
 class _Bank:
     """The guards of one mode, split into atoms (components of AND guards).
@@ -84,7 +103,9 @@ class _Bank:
     g_i, with g = max_i g_i > 0 inside) fires only when every component has
     reached its surface: a corridor corner. Every other edge is one atom.
     An atom's `gradient` attribute (else its guard's) gives (dg/dx, dg/dt);
-    without one, central differences do. `arrays` is what the kernels read:
+    without one, central differences do. Where every atom is an entry of one
+    `VectorGuard` (`vector`; atom a is its entry picks[a]), g and its gradient
+    are evaluated once per point for all atoms. `arrays` is what the kernels read:
     (owner, starts, base, unilateral, single, curved), per atom the edge, per
     edge its first atom, per atom the direction (-1 falling, +1 rising, 0
     either), whether its edge is unilateral, has this one atom, has a
@@ -97,6 +118,8 @@ class _Bank:
     gradients: tuple[Gradient | None, ...]
     owner: np.ndarray
     arrays: tuple
+    vector: VectorGuard | None
+    picks: np.ndarray
 
     @classmethod
     def of(cls, mode: Mode) -> _Bank:
@@ -120,6 +143,9 @@ class _Bank:
                 uni.append(guard.kind == "unilateral")
                 affine.append(bool(getattr(fn, "affine", False)))
         owner = np.array(owner, dtype=np.int64)
+        vector, picks = _one_vector(fns)
+        if vector is not None:
+            grads = [vector.gradient] * len(fns)
         starts = np.searchsorted(owner, np.arange(len(mode.edges))).astype(np.int64)
         sizes = np.bincount(owner, minlength=len(mode.edges))
         uni, affine = np.array(uni, dtype=bool), np.array(affine, dtype=bool)
@@ -133,7 +159,8 @@ class _Bank:
             curved,
             np.array([g is not None for g in grads], dtype=bool),
         )
-        return cls(mode.name, mode.flow, tuple(fns), tuple(grads), owner, arrays)
+        fns, grads = tuple(fns), tuple(grads)
+        return cls(mode.name, mode.flow, fns, grads, owner, arrays, vector, picks)
 
     def memory(self, n: int) -> tuple:
         """An empty history for states of size n (`_unilateral_kernels`)."""
@@ -151,7 +178,39 @@ class _Bank:
 
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
         """Raw guard values g(t, x) of every atom (g > 0 inside)."""
+        if self.vector is not None:
+            return self.vector.values(t, x)[self.picks]
         return np.array([fn(t, x) for fn in self.fns], dtype=float)
+
+    def derivatives(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each atom's dg/dx (rows) and dg/dt, from the gradients or by central
+        differences."""
+        if self.vector is not None:
+            return self._vector_derivatives(t, x)
+        gx, gt = np.empty((len(self.fns), x.size)), np.empty(len(self.fns))
+        for a, (fn, gradient) in enumerate(zip(self.fns, self.gradients, strict=True)):
+            if gradient is None:
+                gt[a] = central_difference(fn, t, x, gx[a])
+            else:
+                row, gt[a] = gradient(t, x)
+                gx[a] = np.asarray(row, dtype=float)
+        return gx, gt
+
+    def _vector_derivatives(self, t: float, x: np.ndarray) -> tuple:
+        vector, m = self.vector, self.vector.size
+        if vector.gradient is None:
+            gx, gt = np.empty((m, x.size)), np.empty(m)
+            central_rows(vector.values, t, x, gx, gt)
+        else:
+            rows, times = vector.gradient(t, x)
+            gx, gt = np.asarray(rows, dtype=float), np.asarray(times, dtype=float)
+            if gx.shape != (m, x.size) or gt.shape != (m,):
+                raise FmibridgeError(
+                    f"The gradient of VectorGuard `{vector.name}` returned arrays of "
+                    f"shapes {gx.shape} and {gt.shape}; expected ({m}, {x.size}) "
+                    f"and ({m},)."
+                )
+        return gx[self.picks], gt[self.picks]
 
     @functools.cached_property
     def loop(self) -> tuple[str, tuple | None]:
@@ -165,6 +224,8 @@ class _Bank:
         flow = self.flow
         if not isinstance(flow, CompiledFlow):
             return f"python callbacks ({type(flow).__name__} is not compiled)", None
+        if self.vector is not None:
+            return self._vector_loop(flow)
         for fn, gradient in zip(self.fns, self.gradients, strict=True):
             if not is_compiled(fn):
                 return f"python callbacks (guard `{_name_of(fn)}` not compiled)", None
@@ -184,6 +245,34 @@ class _Bank:
             for fn, gradient in zip(self.fns, self.gradients, strict=True)
         ]
         return "compiled", _kernels().typed_functions(flow.f, fns, gradients)
+
+    def _vector_loop(self, flow: CompiledFlow) -> tuple[str, tuple | None]:
+        """`loop` for a bank of one VectorGuard's entries: its g and gradient
+        compiled, their sizes checked once (the kernels read them unchecked)."""
+        vector, kernels = self.vector, _kernels()
+        what = f"VectorGuard `{vector.name}`"
+        if not is_compiled(vector.fn):
+            return f"python callbacks ({what} not compiled)", None
+        if vector.gradient is not None and not is_compiled(vector.gradient):
+            return f"python callbacks (the gradient of {what} not compiled)", None
+        fn = compiled(vector.fn, what, kind="rhs")
+        gradient = vector.gradient and compiled_as(
+            vector.gradient, kernels.VECTOR_GRADIENT, f"the gradient of {what}"
+        )
+        x = np.zeros(len(flow.state_names))
+        with np.errstate(all="ignore"):  # only the sizes are checked at the probe
+            self.values(0.0, x)
+            self.derivatives(0.0, x)
+        return "compiled", kernels.typed_vector(flow.f, fn, gradient, self.picks)
+
+
+def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
+    """If every function of fns is an entry of one VectorGuard, return it and
+    the index of each one's entry; else None."""
+    entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
+    if not fns or len(entries) < len(fns) or len({id(fn.vector) for fn in fns}) > 1:
+        return None, np.empty(0, dtype=np.int64)
+    return fns[0].vector, np.array([fn.index for fn in fns], dtype=np.int64)
 
 
 def _name_of(fn: object) -> str:
@@ -213,15 +302,7 @@ class _Evaluator:
         return float(np.float64(self.bank.fns[a](t, x)))
 
     def gradients(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        bank = self.bank
-        gx, gt = np.empty((len(bank.fns), x.size)), np.empty(len(bank.fns))
-        for a, (fn, gradient) in enumerate(zip(bank.fns, bank.gradients, strict=True)):
-            if gradient is None:
-                gt[a] = central_difference(fn, t, x, gx[a])
-            else:
-                row, gt[a] = gradient(t, x)
-                gx[a] = np.asarray(row, dtype=float)
-        return gx, gt
+        return self.bank.derivatives(t, x)
 
 
 @dataclass(frozen=True)
