@@ -80,10 +80,17 @@ def _entry_fn(k):
     return fn
 
 
-def box(vector, *, compiled=False, gradient=box_gradients, order=range(5)):
-    """The particle's system, its guards per edge or as one VectorGuard, the
-    edges in the given order of the entries."""
-    guards = VectorGuard(box_gaps, 5, gradient, [True] * 4 + [False])
+BOX_SPARSITY = np.array(  # where box_gradients may be non-zero
+    [[1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0]], dtype=bool
+)
+
+
+def box(
+    vector, *, compiled=False, gradient=box_gradients, order=range(5), sparsity=None
+):
+    """The particle's system, its guards per edge or as one VectorGuard (with
+    the given sparsity), the edges in the given order of the entries."""
+    guards = VectorGuard(box_gaps, 5, gradient, [True] * 4 + [False], sparsity=sparsity)
     edges = [
         Edge(
             Guard(guards[k] if vector else _entry_fn(k), name=NAMES[k]),
@@ -156,6 +163,41 @@ def test_unilateral_compiled_vector_loop_is_the_python_run(method, gradient):
     assert fast.provenance["loops"].startswith("fly: compiled x")
     assert python.provenance["loops"].startswith("fly: python callbacks")
     assert len(fast.events) >= 5
+
+
+@pytest.mark.parametrize("gradient", [box_gradients, None], ids=["gradient", "fd"])
+def test_a_declared_sparsity_gives_the_dense_run_bit_for_bit(gradient):
+    """The compiled loop reads only the declared entries of dg/dx: the same
+    numbers as the dense rows, on both paths and in any order of the edges."""
+    method, order = Unilateral(h=0.1, tol=1e-8), (4, 2, 0, 3, 1)
+    dense = method.run(box(True, compiled=True, gradient=gradient, order=order), 6.0)
+    for compiled in (True, False):
+        sparse = box(
+            True,
+            compiled=compiled,
+            gradient=gradient,
+            order=order,
+            sparsity=BOX_SPARSITY,
+        )
+        assert_same_run(dense, method.run(sparse, 6.0))
+    assert len(dense.events) >= 5
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_gradient_outside_its_sparsity_is_refused(compiled):
+    wrong = BOX_SPARSITY.copy()
+    wrong[4, 1] = False  # the post depends on y too
+    system = box(True, compiled=compiled, sparsity=wrong)
+    with pytest.raises(
+        FmibridgeError, match=r"VectorGuard `box_gaps` has dg\[4\]/dx\[1\]"
+    ):
+        Unilateral(h=0.1, tol=1e-8).run(system, 6.0)
+    with pytest.raises(
+        FmibridgeError, match="`sparsity` has 3 columns; the mode has 4"
+    ):
+        Unilateral(h=0.1).run(box(True, sparsity=BOX_SPARSITY[:, :3]), 1.0)
+    with pytest.raises(FmibridgeError, match="`sparsity` must be a 2-D array of bools"):
+        VectorGuard(box_gaps, 5, sparsity=BOX_SPARSITY[:4])
 
 
 def test_the_compiled_loop_picks_the_entries_of_edges_in_another_order():

@@ -75,6 +75,18 @@ def drive(t, x, w, p, q):
     return dx
 
 
+def _sparsity() -> np.ndarray:
+    """Where `gap_gradients` may be non-zero: a wall's coordinate, a pair's
+    two positions."""
+    pattern = np.zeros((N_WALLS + len(PAIRS), N_STATES), dtype=bool)
+    for i in range(N_CARS):
+        for axis in range(2):
+            pattern[4 * i + 2 * axis : 4 * i + 2 * axis + 2, 4 * i + axis] = True
+    for p, (i, j) in enumerate(PAIRS):
+        pattern[N_WALLS + p, [4 * i, 4 * i + 1, 4 * j, 4 * j + 1]] = True
+    return pattern
+
+
 def _wall(guards: VectorGuard, i: int, axis: int, s: int) -> Edge:
     """Car i's wall guard (entry 4 i + 2 axis + s of `gaps`) and its reflection."""
     k = 4 * i + axis
@@ -130,7 +142,9 @@ def bumper_cars(seed: int = 0, *, compiled: bool = True) -> HybridSystem:
         return drive(t, x, w, p, q)
 
     size = N_WALLS + len(PAIRS)
-    guards = VectorGuard(gaps, size, gap_gradients, np.arange(size) < N_WALLS)
+    guards = VectorGuard(
+        gaps, size, gap_gradients, np.arange(size) < N_WALLS, sparsity=_sparsity()
+    )
     edges = [
         _wall(guards, i, axis, s)
         for i in range(N_CARS)

@@ -158,6 +158,12 @@ class VectorGuard:
         along its predictor); one flag for all, or one per entry.
     name : str, optional
         Name in messages; defaults to the function's name.
+    sparsity : (m, n) array_like of bool, optional
+        Which entries of dg/dx may be non-zero (as `jac_sparsity` of
+        scipy.integrate.solve_ivp): `Unilateral` reads only those, so a guard
+        of two bodies among many costs what its own entries cost. A non-zero
+        outside it is an error where it is seen (the Python path, and a probe
+        when the compiled loop is bound). Default: every entry.
 
     Examples
     --------
@@ -171,6 +177,7 @@ class VectorGuard:
     gradient: VectorGradientFn | None = None
     affine: bool | Sequence[bool] = False
     name: str = ""
+    sparsity: np.ndarray | None = None
     # [(the last point (t, x as bytes), g there)], replaced whole: thread-safe reads
     _last: list = field(default_factory=lambda: [None], init=False, repr=False)
 
@@ -193,6 +200,35 @@ class VectorGuard:
                 f"bools, got {self.affine!r}."
             )
         object.__setattr__(self, "affine", np.resize(affine, self.size))
+        if self.sparsity is not None:
+            pattern = np.asarray(self.sparsity)
+            if pattern.dtype != bool or pattern.ndim != 2 or len(pattern) != self.size:
+                raise FmibridgeError(
+                    f"VectorGuard `{name}`: `sparsity` must be a 2-D array of bools "
+                    f"with {self.size} rows (one per entry, one column per state)."
+                )
+            object.__setattr__(self, "sparsity", pattern)
+
+    def pattern(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The columns of dg/dx each entry may have non-zero, by rows: (starts,
+        columns), entry r's columns[starts[r]:starts[r + 1]], ascending.
+
+        Raises
+        ------
+        FmibridgeError
+            If `sparsity` does not have n columns (the number of states).
+        """
+        pattern = self.sparsity
+        if pattern is None:
+            pattern = np.ones((self.size, n), dtype=bool)
+        if pattern.shape[1] != n:
+            raise FmibridgeError(
+                f"VectorGuard `{self.name}`: `sparsity` has {pattern.shape[1]} "
+                f"columns; the mode has {n} states."
+            )
+        rows, columns = np.nonzero(pattern)
+        starts = np.searchsorted(rows, np.arange(self.size + 1))
+        return starts.astype(np.int64), columns.astype(np.int64)
 
     def __getitem__(self, i: int) -> GuardEntry:
         """The guard function of entry i."""

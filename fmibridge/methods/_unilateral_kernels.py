@@ -4,13 +4,15 @@
 t_end, a bound, or a step that cannot be taken, in one compiled loop; `Unilateral`
 fires the due edge in Python. Every path runs this loop: it evaluates the
 right-hand side, the guards and their gradients through a context that numba
-resolves at compile time (`rhs_at`, `guards_at`, `gradients_at`):
+resolves at compile time (`rhs_at`, `guards_at`, `rates_at`):
 
 * (f, guards, gradients), typed lists of compiled functions, one guard per
   atom (`typed_functions`): a `CompiledFlow` whose guards are compiled;
-* (f, (g, picks), gradient) (`typed_vector`): a `CompiledFlow` whose guards
-  are the entries of one compiled `VectorGuard` g, evaluated once per point
-  (atom a is its entry picks[a]), with one gradient for all;
+* (f, (g, picks, starts, columns), gradient) (`typed_vector`): a
+  `CompiledFlow` whose guards are the entries of one compiled `VectorGuard` g,
+  evaluated once per point (atom a is its entry picks[a]), with one gradient
+  for all, read only where its sparsity allows non-zeros (the columns of row r
+  are columns[starts[r]:starts[r + 1]]);
 * an integer, thrice: the key of a Python `Evaluator` in `EVALUATORS`, called
   back in numba's object mode (about 2 us a call): any other vector field.
 
@@ -156,7 +158,7 @@ def _is_compiled(context) -> bool:
 
 def _is_vector(context) -> bool:
     """A compiled context whose guards are one vector function and the entry
-    of each atom: (f, (g, picks), gradient) (`typed_vector`)."""
+    of each atom: (f, (g, picks, starts, columns), gradient) (`typed_vector`)."""
     return isinstance(context, types.BaseTuple) and isinstance(
         context[1], types.BaseTuple
     )
@@ -238,22 +240,6 @@ def _gradients_at(context, bank, t, x, gx, gt):
                     gt[a] = central(context[1][a], t, x, gx[a])
 
         return compiled
-    if _is_vector(context):
-
-        def vector(context, bank, t, x, gx, gt):
-            fn, picks = context[1][0][0], context[1][1]
-            if bank[6][0]:  # the vector guard has a gradient
-                rows, times = context[2][0](t, x)
-            else:
-                m = fn(t, x).shape[0]
-                rows, times = np.empty((m, x.shape[0])), np.empty(m)
-                central_vector(fn, t, x, rows, times)
-            for a in range(picks.shape[0]):
-                for i in range(x.shape[0]):
-                    gx[a, i] = rows[picks[a], i]
-                gt[a] = times[picks[a]]
-
-        return vector
     if _is_python(context):
 
         def call(context, bank, t, x, gx, gt):
@@ -264,6 +250,55 @@ def _gradients_at(context, bank, t, x, gx, gt):
 
         return call
     return None
+
+
+def rates_at(context, bank, params, memory, gradients, t, x, f):
+    """Write each atom's Lie derivative dg/dx f + dg/dt (eq. 2) and gradient norm
+    sum_i abs(dg/dx_i) eps_i to the newest rows of the history (compiled only)."""
+    raise NotImplementedError("`rates_at` runs only inside numba-compiled kernels")
+
+
+@_inline
+def add_rate(params, x, f, d, i, total, size):
+    """(total, size) with the term of dg/dx_i = d added; a zero adds +-0 to sums
+    that are never -0, so it is skipped (dense and sparse rows give the same
+    bits)."""
+    if d == 0.0:
+        return total, size
+    return total + d * f[i], size + abs(d) * (params[TOL] + params[RTOL] * abs(x[i]))
+
+
+@overload(rates_at)
+def _rates_at(context, bank, params, memory, gradients, t, x, f):
+    if _is_vector(context):
+
+        def vector(context, bank, params, memory, gradients, t, x, f):
+            fn, picks, starts, columns = context[1]
+            if bank[6][0]:  # the vector guard has a gradient
+                rows, times = context[2][0](t, x)
+            else:
+                m = fn[0](t, x).shape[0]
+                rows, times = np.empty((m, x.shape[0])), np.empty(m)
+                central_vector(fn[0], t, x, rows, times)
+            for a in range(picks.shape[0]):  # only the entries of the sparsity
+                r, total, size = picks[a], 0.0, 0.0
+                for k in range(starts[r], starts[r + 1]):
+                    i = columns[k]
+                    total, size = add_rate(params, x, f, rows[r, i], i, total, size)
+                memory[4][0, a], memory[5][0, a] = total + times[r], size
+
+        return vector
+
+    def dense(context, bank, params, memory, gradients, t, x, f):
+        gx, gt = gradients
+        gradients_at(context, bank, t, handed(context, x), gx, gt)
+        for a in range(gt.shape[0]):
+            total, size = 0.0, 0.0
+            for i in range(x.shape[0]):
+                total, size = add_rate(params, x, f, gx[a, i], i, total, size)
+            memory[4][0, a], memory[5][0, a] = total + gt[a], size
+
+    return dense
 
 
 def handed(context, x):
@@ -511,14 +546,7 @@ def push(context, bank, params, memory, gradients, t, x, f, g):
     memory[4][0], memory[5][0] = 0.0, 0.0
     if params[ENDPOINT] != 0.0 or g.shape[0] == 0:
         return True
-    gx, gt = gradients
-    gradients_at(context, bank, t, handed(context, x), gx, gt)
-    for a in range(g.shape[0]):
-        total, size = 0.0, 0.0
-        for i in range(x.shape[0]):
-            total += gx[a, i] * f[i]
-            size += abs(gx[a, i]) * (params[TOL] + params[RTOL] * abs(x[i]))
-        memory[4][0, a], memory[5][0, a] = total + gt[a], size
+    rates_at(context, bank, params, memory, gradients, t, x, f)
     return True
 
 
@@ -765,10 +793,11 @@ def no_gradients(t, x):
     return np.empty((0, 0)), np.empty(0)
 
 
-def typed_vector(f, fn, gradient, picks) -> tuple:
-    """Return f, the vector guard fn with the entry of each atom (picks), and
-    its gradient, as the compiled context takes them (`no_gradients` where it
-    has none: central differences of fn are taken instead)."""
+def typed_vector(f, fn, gradient, picks, pattern) -> tuple:
+    """Return f, the vector guard fn with the entry of each atom (picks) and the
+    columns of dg/dx each entry may have non-zero (pattern: starts, columns, by
+    rows), and its gradient, as the compiled context takes them (`no_gradients`
+    where it has none: central differences of fn are taken instead)."""
     from numba.typed import List
 
     from ..flows._kernels import SIGNATURES
@@ -779,7 +808,9 @@ def typed_vector(f, fn, gradient, picks) -> tuple:
     guards.append(fn)
     slopes = List.empty_list(types.FunctionType(VECTOR_GRADIENT))
     slopes.append(gradient or numba.njit(VECTOR_GRADIENT, cache=True)(no_gradients))
-    return rhs, (guards, np.ascontiguousarray(picks, dtype=np.int64)), slopes
+    starts, columns = (np.ascontiguousarray(a, dtype=np.int64) for a in pattern)
+    picks = np.ascontiguousarray(picks, dtype=np.int64)
+    return rhs, (guards, picks, starts, columns), slopes
 
 
 def typed_functions(f, fns, gradients) -> tuple:

@@ -210,6 +210,7 @@ class _Bank:
                     f"shapes {gx.shape} and {gt.shape}; expected ({m}, {x.size}) "
                     f"and ({m},)."
                 )
+        _check_sparsity(vector, gx, t, x)
         return gx[self.picks], gt[self.picks]
 
     @functools.cached_property
@@ -259,11 +260,32 @@ class _Bank:
         gradient = vector.gradient and compiled_as(
             vector.gradient, kernels.VECTOR_GRADIENT, f"the gradient of {what}"
         )
-        x = np.zeros(len(flow.state_names))
-        with np.errstate(all="ignore"):  # only the sizes are checked at the probe
-            self.values(0.0, x)
-            self.derivatives(0.0, x)
-        return "compiled", kernels.typed_vector(flow.f, fn, gradient, self.picks)
+        n = len(flow.state_names)
+        pattern = vector.pattern(n)
+        # sizes at 0, and the sparsity also at a point where no difference vanishes
+        for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
+            with np.errstate(all="ignore"):
+                self.values(0.0, x)
+                self.derivatives(0.0, x)
+        return "compiled", kernels.typed_vector(
+            flow.f, fn, gradient, self.picks, pattern
+        )
+
+
+def _check_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
+    """Raise FmibridgeError if dg/dx has a non-zero outside the declared sparsity
+    (the compiled loop would not read it)."""
+    if vector.sparsity is None:
+        return
+    vector.pattern(x.size)  # the shape, with its error
+    outside = np.argwhere((gx != 0.0) & ~vector.sparsity)
+    if outside.size:
+        row, column = outside[0]
+        raise FmibridgeError(
+            f"The gradient of VectorGuard `{vector.name}` has dg[{row}]/dx[{column}] = "
+            f"{gx[row, column]!r} at t = {t!r}, x = {x.tolist()}, outside its "
+            f"`sparsity` ({len(outside)} such entries)."
+        )
 
 
 def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
