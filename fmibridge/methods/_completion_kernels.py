@@ -196,7 +196,7 @@ def _switch(contact, tableau, series, numbers, counts, samples, events, x):
 
 
 @numba.njit(cache=True)
-def _flight(fns, edges, tableau, numbers, counts, x, samples, events):
+def _flight(fns, edges, tableau, numbers, counts, x, samples, events, scratch):
     """One attempt of `Halving._attempt` in the free or lifted mode by
     `fly_and_fire`: the steps, and the event it fired (logged as `_fired`
     logs it). Returns DONE, or UNDO where Python must take the attempt, or
@@ -208,7 +208,7 @@ def _flight(fns, edges, tableau, numbers, counts, x, samples, events):
     mode, t, n_x, n_g = counts[MODE], numbers[T], x.shape[0], sides.shape[0]
     room = samples[0].shape[0] - counts[N_SAMPLES] - ROOM
     limit = max(min(counts[INNER_MAX_STEPS] - counts[N_STEPS], BLOCK, room), 0)
-    ts, xs = np.empty(limit), np.empty((limit, n_x))
+    ts, xs, _ = scratch
     info = np.empty(firing.INFO_SIZE)
     bracket = (np.empty(n_x), np.empty((2, n_g)), np.empty(3))
     fired = (np.empty(n_x), np.empty(n_x), np.empty(n_g, dtype=np.int64))
@@ -255,16 +255,15 @@ def _flight(fns, edges, tableau, numbers, counts, x, samples, events):
 
 
 @numba.njit(cache=True)
-def _phase(contact, tableau, numbers, counts, x, samples, events):
+def _phase(contact, tableau, numbers, counts, x, samples, events, scratch):
     """One attempt of `Completion._constrained_block`: constrained steps up to a
     lift-off (logged as `_lifted` logs it), t_end or the step bound. Returns
     DONE, or UNDO for a phase that is stuck or gives non-finite values."""
     dynamics, project, _ = contact
     a, b, c = tableau
-    n_x = x.shape[0]
     room = samples[0].shape[0] - counts[N_SAMPLES] - ROOM
     limit = min(counts[MAX_STEPS] - counts[N_STEPS], BLOCK, room)
-    ts, xs, lams = np.empty(limit), np.empty((limit, n_x)), np.empty(limit)
+    ts, xs, lams = scratch
     out = np.empty(contacts.OUT_SIZE)
     n = contacts.constrained_phase(
         dynamics[0], project[0], a, b, c, numbers[T], x, numbers[LAST], numbers[H],
@@ -307,10 +306,10 @@ def _leave(f, tableau, numbers, counts, x, samples):
 def _attempt(free, lifted, contact, tableau, numbers, counts, x, out):
     """One attempt of `Completion._attempt` in the current mode (DONE, UNDO or
     STOP), with the impact series and its truncation test after an impact."""
-    samples, events, series, resolutions, indices = out
+    samples, events, series, resolutions, indices, scratch = out
     mode, t_start = counts[MODE], numbers[T]
     if mode == CONSTRAINED:
-        return _phase(contact, tableau, numbers, counts, x, samples, events)
+        return _phase(contact, tableau, numbers, counts, x, samples, events, scratch)
     is_lifted = mode == LIFTED_MODE
     if is_lifted and counts[RUN_CODE] == counts[LIFT_CODE]:
         if numbers[LAST_EVENT_T] == t_start:
@@ -318,7 +317,7 @@ def _attempt(free, lifted, contact, tableau, numbers, counts, x, out):
             return DONE
     fns, edges = lifted if is_lifted else free
     n_events = counts[N_EVENTS]
-    outcome = _flight(fns, edges, tableau, numbers, counts, x, samples, events)
+    outcome = _flight(fns, edges, tableau, numbers, counts, x, samples, events, scratch)
     if outcome != DONE or counts[N_EVENTS] == n_events:
         return outcome
     if numbers[T] == t_start:
@@ -358,8 +357,9 @@ def run(
     out; out: (samples (t, x, mode, lam), events (t, name code, modes (source,
     target), states (before, after), simultaneous name codes, their number),
     the impact series (t, x, rate, R* x), the impacts' time resolutions,
-    (q_index, v_index)). Typed lists are passed one by one: numba types a
-    tuple that holds them in Python, about 0.2 ms a call.
+    (q_index, v_index), scratch (t, x, lam) for BLOCK steps). Typed lists
+    are passed one by one: numba types a tuple that holds them in Python,
+    about 0.2 ms a call.
     """
     tableau, numbers, counts, x, out = rest
     free, lifted = ((fs, gs, rs), free_edges), ((lfs, lgs, lrs), lifted_edges)

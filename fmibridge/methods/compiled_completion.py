@@ -24,6 +24,7 @@ import numpy as np
 from ..core.result import Event, Recorder
 from ..core.system import HybridSystem
 from ..flows.base import RATE_STEP
+from ..flows.compiled import BLOCK
 from .base import TIME_RTOL, State, Step, reach_tol
 from .compiled_mode import compiled_mode
 from .watchdog import ZENO_SERIES
@@ -112,13 +113,14 @@ class CompiledRun:
         if run >= ZENO_SERIES:
             return None
         x = np.array(state.x, dtype=float)
-        numbers, counts = self._numbers(state, t_end, log), self._counts(state, log)
-        counts[k.RUN_CODE], counts[k.RUN] = run_code, run
+        numbers = self._numbers(state, t_end, log)
+        counts = self._counts(state, log, (run_code, run))
         out = _buffers(x.size, max(self.free[1][0].size, self.lifted[1][0].size))
         scheme = self.method.scheme
         (fs, gs, rs), free_edges = self.free
         lifted_lists, lifted_edges = self.lifted
-        rest = (scheme.arrays, numbers, counts, x, (*out, self.indices))
+        scratch = (np.empty(BLOCK), np.empty((BLOCK, x.size)), np.empty(BLOCK))
+        rest = (scheme.arrays, numbers, counts, x, (*out, self.indices, scratch))
         if not k.run(
             fs, gs, rs, free_edges, *lifted_lists, lifted_edges, *self.contact, rest
         ):
@@ -127,52 +129,47 @@ class CompiledRun:
         return Step(State(float(numbers[k.T]), x, self.modes[counts[k.MODE]]))
 
     def _numbers(self, state: State, t_end: float, log: Recorder) -> np.ndarray:
-        """The kernel's float slots (`_completion_kernels`: T ... LATE)."""
+        """The kernel's float slots, in the order `_completion_kernels` names them
+        (T, T_END, H, REACH, END_TOL, T_TOL, D, TOL, PHASE_T_TOL, LAM_CHANGE, E,
+        EPS_T, EPS_Q, EPS_V, IS_LIMIT, LAST, LAST_EVENT_T, RATIO_SPREAD, SAFETY)."""
         from .completion import FALLBACK_SAFETY, LAM_CHANGE, RATIO_SPREAD
 
-        method, k = self.method, _kernels()
-        numbers = np.empty(k.N_NUMBERS)
-        h = method.h
-        numbers[[k.T, k.T_END, k.H, k.REACH, k.END_TOL]] = (
-            state.t, t_end, h, TIME_RTOL * h, reach_tol(t_end, h),
+        method, h = self.method, self.method.h
+        return np.array(
+            [
+                state.t, t_end, h, TIME_RTOL * h, reach_tol(t_end, h),
+                method.inner.t_tol, RATE_STEP * h, method.tol, method.t_tol,
+                LAM_CHANGE, self.flow.contact.restitution, method.eps_t,
+                method.eps_q, method.eps_v, float(method.switch == "limit"),
+                self.flow.last_step or 0.0,
+                log.events[-1].t if log.events else math.nan,
+                RATIO_SPREAD, FALLBACK_SAFETY,
+            ]
         )  # fmt: skip
-        numbers[[k.T_TOL, k.D, k.TOL, k.PHASE_T_TOL, k.LAM_CHANGE]] = (
-            method.inner.t_tol, RATE_STEP * h, method.tol, method.t_tol, LAM_CHANGE,
-        )  # fmt: skip
-        numbers[[k.E, k.EPS_T, k.EPS_Q, k.EPS_V, k.IS_LIMIT]] = (
-            self.flow.contact.restitution, method.eps_t, method.eps_q, method.eps_v,
-            method.switch == "limit",
-        )  # fmt: skip
-        numbers[[k.LAST, k.LAST_EVENT_T, k.RATIO_SPREAD, k.SAFETY]] = (
-            self.flow.last_step or 0.0,
-            log.events[-1].t if log.events else math.nan,
-            RATIO_SPREAD,
-            FALLBACK_SAFETY,
-        )
-        return numbers
 
-    def _counts(self, state: State, log: Recorder) -> np.ndarray:
-        """The kernel's integer slots (`_completion_kernels`: MODE ... FIRED_EDGE)."""
+    def _counts(self, state: State, log: Recorder, run: tuple[int, int]):
+        """The kernel's integer slots, in the order `_completion_kernels` names
+        them (MODE, N_STEPS, N_REJECTED, N_SILENT, EVENTS_LEFT, MAX_STEPS,
+        MAX_HALVINGS, PHASE_HALVINGS, RUN_CODE, RUN, ZENO_SERIES, N_SERIES,
+        N_SAMPLES, N_EVENTS, N_ATTEMPTS, LIFT_CODE, ZENO_CODE, FIRED_EDGE,
+        INNER_MAX_STEPS); `run` is (RUN_CODE, RUN)."""
         from .completion import MAX_HALVINGS
 
-        method, k = self.method, _kernels()
-        counts = np.zeros(k.N_COUNTS, dtype=np.int64)
+        method = self.method
         n_events = len(log.events) + log.n_silent_events
-        counts[[k.MODE, k.N_STEPS, k.N_REJECTED, k.N_SILENT, k.EVENTS_LEFT]] = (
-            self.modes.index(state.mode), log.n_steps, log.n_rejected,
-            log.n_silent_events, method.max_events - n_events,
+        return np.array(
+            [
+                self.modes.index(state.mode), log.n_steps, log.n_rejected,
+                log.n_silent_events, method.max_events - n_events, method.max_steps,
+                method.inner.max_halvings, MAX_HALVINGS, *run, ZENO_SERIES, 0, 0, 0,
+                0, self.names.index("lift-off"), self.names.index("zeno"), 0,
+                method.inner.max_steps,
+            ],
+            dtype=np.int64,
         )  # fmt: skip
-        counts[[k.MAX_STEPS, k.MAX_HALVINGS, k.PHASE_HALVINGS, k.ZENO_SERIES]] = (
-            method.max_steps, method.inner.max_halvings, MAX_HALVINGS, ZENO_SERIES,
-        )  # fmt: skip
-        counts[[k.LIFT_CODE, k.ZENO_CODE, k.INNER_MAX_STEPS]] = (
-            self.names.index("lift-off"), self.names.index("zeno"),
-            method.inner.max_steps,
-        )  # fmt: skip
-        return counts
 
     def _log(self, numbers, counts, out, log: Recorder) -> None:
-        """Hand the call's samples, events, counts and warning to the Recorder."""
+        """Hand the call's samples, events and counts to the Recorder."""
         k = _kernels()
         log.loops[LABEL] += 1
         log.n_steps, log.n_rejected, log.n_silent_events = (
@@ -181,16 +178,20 @@ class CompiledRun:
         (ts, xs, codes, lams), events, *_ = out
         n = counts[k.N_SAMPLES]
         log.coded_samples(ts[:n], xs[:n], codes[:n], self.modes, lam=lams[:n])
-        e_t, e_code, e_modes, e_x, e_group, e_size = events
-        for j in range(counts[k.N_EVENTS]):
-            source, target = e_modes[j]
-            log.event(
-                Event(
-                    float(e_t[j]), self.names[e_code[j]], self.modes[source],
-                    self.modes[target], e_x[j, 0].copy(), e_x[j, 1].copy(),
-                    tuple(self.names[c] for c in e_group[j, : e_size[j]]),
-                )
-            )  # fmt: skip
+        n = counts[k.N_EVENTS]
+        e_t, e_code, e_modes, e_x, e_group, e_size = (a[:n] for a in events)
+        names, modes = self.names, self.modes
+        rows = zip(
+            e_t.tolist(), e_code.tolist(), e_modes.tolist(), list(e_x.copy()),
+            e_size.tolist(), e_group.tolist(), strict=True,
+        )  # fmt: skip
+        log.events.extend(
+            Event(
+                t, names[code], modes[source], modes[target], x[0], x[1],
+                tuple(names[c] for c in group[:size]) if size else (),
+            )
+            for t, code, (source, target), x, size, group in rows
+        )  # fmt: skip
         self.flow.last_step = float(numbers[k.LAST]) or None
 
 
