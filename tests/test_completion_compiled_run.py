@@ -125,3 +125,16 @@ def test_a_plastic_stop_switches_at_the_first_impact():
     assert_same(fast, one_by_one, python)
     edges = [e.edge for e in fast[0].events]
     assert edges[:4] == ["lift-off", "rearm", "stop", "zeno"]
+
+
+def test_an_output_grid_keeps_the_attempts_one_by_one():
+    """t_eval ends steps on the grid, which the compiled run does not: Python
+    takes those runs, with the same result as before."""
+    system = forced_oscillator(EXAMPLE_2, compiled=True)
+    grid = np.linspace(0.0, EXAMPLE_2.t_max, 51)
+    fast = Completion(Halving(h=0.2, locate="illinois"), **BENCH)
+    fast = fast.run(system, EXAMPLE_2.t_max, t_eval=grid)
+    slow = OneByOne(Halving(h=0.2, locate="illinois"), **BENCH)
+    slow = slow.run(system, EXAMPLE_2.t_max, t_eval=grid)
+    assert_same_run(slow, fast)
+    assert LABEL not in fast.provenance["loops"]

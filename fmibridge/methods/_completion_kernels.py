@@ -16,11 +16,13 @@ An attempt whose outcome needs Python is undone and the call returns before it,
 so Python takes it as it always does: a flight that stops without an event
 before t_end (a dip, a bracket still wide, non-finite values), a reset that
 fails its check, a constrained phase that is stuck or gives non-finite values,
-an attempt that does not advance time. The call also returns after an event
-that makes ZENO_SERIES transitions of one edge in a row (the watchdog looks at
-them), and when its buffers are full. numba's cache does not see edits to
-another file: after changing `_halving_kernels.py`, `_contact_kernels.py` or
-`flows/_kernels.py`, touch this file.
+an attempt that advances time by less than the watchdog's CRAWL_FRACTION of h
+(the watchdog counts those, one by one, for its stall and crawl tests). The
+call also returns after an event that makes ZENO_SERIES transitions of one
+edge in a row (the watchdog looks at them), and when its buffers are full.
+numba's cache does not see edits to another file: after changing
+`_halving_kernels.py`, `_contact_kernels.py` or `flows/_kernels.py`, touch
+this file.
 
 References
 ----------
@@ -42,9 +44,9 @@ FREE, LIFTED_MODE, CONSTRAINED = 0, 1, 2
 # numbers: floats in, and the time and last constrained step in and out
 (
     T, T_END, H, REACH, END_TOL, T_TOL, D, TOL, PHASE_T_TOL, LAM_CHANGE, E, EPS_T,
-    EPS_Q, EPS_V, IS_LIMIT, LAST, LAST_EVENT_T, RATIO_SPREAD, SAFETY,
-) = range(19)  # fmt: skip
-N_NUMBERS = 19
+    EPS_Q, EPS_V, IS_LIMIT, LAST, LAST_EVENT_T, RATIO_SPREAD, SAFETY, CRAWL,
+) = range(20)  # fmt: skip
+N_NUMBERS = 20
 # counts: integers in and out
 (
     MODE, N_STEPS, N_REJECTED, N_SILENT, EVENTS_LEFT, MAX_STEPS, MAX_HALVINGS,
@@ -320,8 +322,8 @@ def _attempt(free, lifted, contact, tableau, numbers, counts, x, out):
     outcome = _flight(fns, edges, tableau, numbers, counts, x, samples, events, scratch)
     if outcome != DONE or counts[N_EVENTS] == n_events:
         return outcome
-    if numbers[T] == t_start:
-        return UNDO  # no time advanced: the watchdog's stall count is Python's
+    if numbers[T] - t_start < numbers[CRAWL]:
+        return UNDO  # the watchdog counts the attempts that may stall or crawl
     if is_lifted or not edges[4][counts[FIRED_EDGE]]:
         counts[N_SERIES] = 0  # anything but an impact ends the series
         return DONE
@@ -383,7 +385,7 @@ def run(
         counts_saved[:] = counts
         t_start = numbers[T]
         outcome = _attempt(free, lifted, contact, tableau, numbers, counts, x, out)
-        if outcome == UNDO or numbers[T] == t_start:
+        if outcome == UNDO or numbers[T] - t_start < numbers[CRAWL]:
             x[:] = x_saved
             numbers[:] = numbers_saved
             counts[:] = counts_saved

@@ -27,7 +27,7 @@ from ..flows.base import RATE_STEP
 from ..flows.compiled import BLOCK
 from .base import TIME_RTOL, State, Step, reach_tol
 from .compiled_mode import compiled_mode
-from .watchdog import ZENO_SERIES
+from .watchdog import CRAWL_FRACTION, ZENO_SERIES
 
 LABEL = "completion: compiled run"  # the provenance's `loops` entry
 EVENTS = 256  # events one call logs at most (then it returns)
@@ -131,7 +131,8 @@ class CompiledRun:
     def _numbers(self, state: State, t_end: float, log: Recorder) -> np.ndarray:
         """The kernel's float slots, in the order `_completion_kernels` names them
         (T, T_END, H, REACH, END_TOL, T_TOL, D, TOL, PHASE_T_TOL, LAM_CHANGE, E,
-        EPS_T, EPS_Q, EPS_V, IS_LIMIT, LAST, LAST_EVENT_T, RATIO_SPREAD, SAFETY)."""
+        EPS_T, EPS_Q, EPS_V, IS_LIMIT, LAST, LAST_EVENT_T, RATIO_SPREAD, SAFETY,
+        CRAWL)."""
         from .completion import FALLBACK_SAFETY, LAM_CHANGE, RATIO_SPREAD
 
         method, h = self.method, self.method.h
@@ -143,7 +144,7 @@ class CompiledRun:
                 method.eps_q, method.eps_v, float(method.switch == "limit"),
                 self.flow.last_step or 0.0,
                 log.events[-1].t if log.events else math.nan,
-                RATIO_SPREAD, FALLBACK_SAFETY,
+                RATIO_SPREAD, FALLBACK_SAFETY, CRAWL_FRACTION * h,
             ]
         )  # fmt: skip
 
