@@ -75,6 +75,18 @@ def _dot(u, v):
     return total
 
 
+@numba.njit(F64(ARRAY, ARRAY, MATRIX, ARRAY, INDEX), cache=True)
+def _acceleration(f0, dh, hess, x, iv):
+    """qdot^T H qdot + dh f0_v: the acceleration of h along the free flow f0."""
+    curvature = 0.0
+    for i in range(iv.shape[0]):
+        row = 0.0
+        for j in range(iv.shape[0]):
+            row += hess[i, j] * x[iv[j]]
+        curvature += row * x[iv[i]]
+    return curvature + _dot_at(dh, f0, iv)
+
+
 @numba.njit(
     F64(FORCE, RHS, HESSIAN, INDEX, F64, ARRAY, ARRAY), cache=True, error_model="numpy"
 )
@@ -87,14 +99,7 @@ def dynamics(force, gradient, hessian, iv, t, x, dx):
     f0 = force(t, x, 0.0)
     b = force(t, x, 1.0) - f0
     dh = gradient(t, x)
-    hess = hessian(t, x)
-    curvature = 0.0
-    for i in range(iv.shape[0]):
-        row = 0.0
-        for j in range(iv.shape[0]):
-            row += hess[i, j] * x[iv[j]]
-        curvature += row * x[iv[i]]
-    lam = -(curvature + _dot_at(dh, f0, iv)) / _dot_at(dh, b, iv)
+    lam = -_acceleration(f0, dh, hessian(t, x), x, iv) / _dot_at(dh, b, iv)
     for i in range(dx.shape[0]):
         dx[i] = f0[i] + lam * b[i]
     return lam
@@ -102,18 +107,9 @@ def dynamics(force, gradient, hessian, iv, t, x, dx):
 
 @numba.njit(F64(FORCE, RHS, HESSIAN, INDEX, F64, ARRAY), cache=True)
 def hddot(force, gradient, hessian, iv, t, x):
-    """The acceleration of h along the free flow (eq. 8), as `Contact.hddot`:
-    qdot^T H qdot + dh f0_v with f0 the force map at lam = 0."""
+    """The acceleration of h along the free flow (eq. 8), as `Contact.hddot`."""
     f0 = force(t, x, 0.0)
-    dh = gradient(t, x)
-    hess = hessian(t, x)
-    curvature = 0.0
-    for i in range(iv.shape[0]):
-        row = 0.0
-        for j in range(iv.shape[0]):
-            row += hess[i, j] * x[iv[j]]
-        curvature += row * x[iv[i]]
-    return curvature + _dot_at(dh, f0, iv)
+    return _acceleration(f0, gradient(t, x), hessian(t, x), x, iv)
 
 
 @numba.njit(
