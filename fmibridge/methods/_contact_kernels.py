@@ -97,11 +97,14 @@ def dynamics(force, gradient, hessian, iv, t, x, dx):
     lam = -(qdot^T H qdot + dh f0_v) / (dh b_v) and dx/dt = f0 + lam b.
     """
     f0 = force(t, x, 0.0)
-    b = force(t, x, 1.0) - f0
+    f1 = force(t, x, 1.0)  # b = f1 - f0, entry by entry where it is used
     dh = gradient(t, x)
-    lam = -_acceleration(f0, dh, hessian(t, x), x, iv) / _dot_at(dh, b, iv)
+    along = 0.0
+    for k in range(iv.shape[0]):
+        along += dh[k] * (f1[iv[k]] - f0[iv[k]])
+    lam = -_acceleration(f0, dh, hessian(t, x), x, iv) / along
     for i in range(dx.shape[0]):
-        dx[i] = f0[i] + lam * b[i]
+        dx[i] = f0[i] + lam * (f1[i] - f0[i])
     return lam
 
 
