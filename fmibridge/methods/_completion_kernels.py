@@ -171,9 +171,9 @@ def _impact(contact, series, resolutions, counts, t, x):
 
 @numba.njit(cache=True)
 def _switch(contact, tableau, series, numbers, counts, samples, events, x):
-    """`Completion._check_resolution` and `_switch`: apply R* to the truncating
-    impact, carry it to the predicted Zeno time (switch='limit'), log "zeno"
-    and write the state to x; return the switching time."""
+    """`Completion._switch`: apply R* to the truncating impact, carry it to the
+    predicted Zeno time (switch='limit'), log "zeno" and write the state to x;
+    return the switching time."""
     dynamics, project, scalars = contact
     a, b, c = tableau
     s_t, s_x, s_rate, s_star = series

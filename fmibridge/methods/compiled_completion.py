@@ -53,10 +53,10 @@ class CompiledRun:
     def of(cls, method, system: HybridSystem) -> CompiledRun | None:
         """Return the compiled run of `method` (a Completion) on its completed
         `system`, or None unless its inner method is Halving with Illinois
-        location and the same h and integrator, the system has
-        only the free, lifted and constrained modes, every free edge returns
-        to the free mode, both free modes are compiled (`compiled_mode`) and
-        so is the contact, which has no bounds (the model-free test)."""
+        location and the same h and integrator, the system has only the free,
+        lifted and constrained modes, every free edge returns to the free mode,
+        both free modes are compiled (`compiled_mode`) and so is the contact,
+        which has no bounds (the model-free test)."""
         from .completion import CONSTRAINED, LIFTED, Completion
         from .halving import Halving
 
