@@ -439,6 +439,39 @@ class Recorder:
         self._n_seen += n
         self._has_tail = False
 
+    def coded_samples(
+        self,
+        t: np.ndarray,
+        x: np.ndarray,
+        codes: np.ndarray,
+        modes: Sequence[str],
+        **outputs: np.ndarray,
+    ) -> None:
+        """Record a block of samples in several modes: row k in modes[codes[k]]
+        (`samples`, once per run of one mode where the rows do not fit in place)."""
+        n = len(t)
+        if self.observer is not None or not (
+            self.stride == 1 and self._n + n + 1 <= len(self._rows)
+        ):
+            cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), n]
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                parts = {name: v[a:b] for name, v in outputs.items()}
+                self.samples(t[a:b], x[a:b], modes[codes[a]], **parts)
+            return
+        lookup = np.array(
+            [self._mode_codes.setdefault(m, len(self._mode_codes)) for m in modes],
+            dtype=np.int32,
+        )
+        block = self._rows[self._n : self._n + n]
+        block[:, 0] = t
+        block[:, 1 : self._x_end] = x
+        for i, name in enumerate(self.output_names):
+            block[:, self._x_end + i] = outputs.get(name, np.nan)
+        self._modes[self._n : self._n + n] = lookup[codes]
+        self._n += n
+        self._n_seen += n
+        self._has_tail = False
+
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
         self.events.append(event)

@@ -20,6 +20,7 @@ Or and Ames, eqs. (6)-(7) and Sec. V.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -74,6 +75,18 @@ def _dot(u, v):
     return total
 
 
+@numba.njit(F64(ARRAY, ARRAY, MATRIX, ARRAY, INDEX), cache=True)
+def _acceleration(f0, dh, hess, x, iv):
+    """qdot^T H qdot + dh f0_v: the acceleration of h along the free flow f0."""
+    curvature = 0.0
+    for i in range(iv.shape[0]):
+        row = 0.0
+        for j in range(iv.shape[0]):
+            row += hess[i, j] * x[iv[j]]
+        curvature += row * x[iv[i]]
+    return curvature + _dot_at(dh, f0, iv)
+
+
 @numba.njit(
     F64(FORCE, RHS, HESSIAN, INDEX, F64, ARRAY, ARRAY), cache=True, error_model="numpy"
 )
@@ -84,19 +97,22 @@ def dynamics(force, gradient, hessian, iv, t, x, dx):
     lam = -(qdot^T H qdot + dh f0_v) / (dh b_v) and dx/dt = f0 + lam b.
     """
     f0 = force(t, x, 0.0)
-    b = force(t, x, 1.0) - f0
+    f1 = force(t, x, 1.0)  # b = f1 - f0, entry by entry where it is used
     dh = gradient(t, x)
-    hess = hessian(t, x)
-    curvature = 0.0
-    for i in range(iv.shape[0]):
-        row = 0.0
-        for j in range(iv.shape[0]):
-            row += hess[i, j] * x[iv[j]]
-        curvature += row * x[iv[i]]
-    lam = -(curvature + _dot_at(dh, f0, iv)) / _dot_at(dh, b, iv)
+    along = 0.0
+    for k in range(iv.shape[0]):
+        along += dh[k] * (f1[iv[k]] - f0[iv[k]])
+    lam = -_acceleration(f0, dh, hessian(t, x), x, iv) / along
     for i in range(dx.shape[0]):
-        dx[i] = f0[i] + lam * b[i]
+        dx[i] = f0[i] + lam * (f1[i] - f0[i])
     return lam
+
+
+@numba.njit(F64(FORCE, RHS, HESSIAN, INDEX, F64, ARRAY), cache=True)
+def hddot(force, gradient, hessian, iv, t, x):
+    """The acceleration of h along the free flow (eq. 8), as `Contact.hddot`."""
+    f0 = force(t, x, 0.0)
+    return _acceleration(f0, gradient(t, x), hessian(t, x), x, iv)
 
 
 @numba.njit(
@@ -308,19 +324,37 @@ def constrained_phase(
 class CompiledContact:
     """A contact's compiled dynamics, projection and constrained-phase loop.
 
-    `dynamics(t, x, dx) -> lam`, `project(t, x) -> x` and the gap rate
-    `rate(t, x) -> dh qdot` (a compiled guard) are bound to the contact's
-    primitives; `phase(...)` is `constrained_phase` bound to the first two.
+    `dynamics(t, x, dx) -> lam`, `project(t, x) -> x`, the gap rate
+    `rate(t, x) -> dh qdot` and `hddot(t, x)` (eq. 8; the last two compiled
+    guards) are bound to the contact's primitives; `phase(...)` is
+    `constrained_phase` bound to the first two.
     """
 
     dynamics: object
     project: object
     rate: object
+    hddot: object
     phase: object
+    gap: object
 
     def constrained(self, t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
         dx = np.empty(x.shape[0])
         return dx, self.dynamics(t, x, dx)
+
+    @cached_property
+    def functions(self) -> tuple:
+        """([dynamics], [project], [gap, rate, hddot]) as typed lists, the form
+        `_completion_kernels.run` takes them in (cheap to pass from Python)."""
+        from numba.typed import List
+
+        dynamics = List.empty_list(DYNAMICS)
+        dynamics.append(self.dynamics)
+        project = List.empty_list(types.FunctionType(RHS_SIGNATURE))
+        project.append(self.project)
+        scalars = List.empty_list(GAP)
+        for fn in (self.gap, self.rate, self.hddot):
+            scalars.append(fn)
+        return dynamics, project, scalars
 
 
 def bind(
@@ -342,6 +376,10 @@ def bind(
     def bound_rate(t, x):
         return _dot(gradient(t, x), x[iv])
 
+    @numba.njit(SIGNATURES["guard"])
+    def bound_hddot(t, x):
+        return hddot(force, gradient, hessian, iv, t, x)
+
     # fmt: off
     @numba.njit
     def phase(a, b, c, t, x, last, h, t_end, tol, t_tol, reach, lam, n_halve, n, ts,
@@ -352,4 +390,6 @@ def bind(
         )
     # fmt: on
 
-    return CompiledContact(bound_dynamics, bound_project, bound_rate, phase)
+    return CompiledContact(
+        bound_dynamics, bound_project, bound_rate, bound_hddot, phase, gap
+    )

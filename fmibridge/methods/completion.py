@@ -67,6 +67,7 @@ from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
 from ..flows.compiled import BLOCK
 from .base import TIME_RTOL, Method, State, Step, positive, reached
+from .compiled_completion import CompiledRun
 from .contact import Contact, ZenoBounds, contact_of
 
 CONSTRAINED = "constrained"
@@ -108,6 +109,9 @@ class ConstrainedFlow(VectorField):
         # step, and each logged event as an _Impact (None if it is no impact)
         self.last_step: float | None = None
         self.impacts: list[_Impact | None] = []
+        # the run's attempts in one compiled call (`CompiledRun`), False where
+        # they cannot be, None until the first attempt asks
+        self.compiled_run: CompiledRun | bool | None = None
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the constrained dynamics dx/dt with the contact force lam (Or and
@@ -398,6 +402,13 @@ class Completion(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         constrained = system.mode(CONSTRAINED)
+        flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
+        if flow.compiled_run is None:
+            flow.compiled_run = CompiledRun.of(self, system) or False
+        if flow.compiled_run:
+            step = flow.compiled_run.take(state, t_end, log)
+            if step is not None:
+                return step
         if state.mode == CONSTRAINED:
             if constrained.flow.contact.kernels is not None:
                 log.loops[f"{CONSTRAINED}: compiled phase"] += 1
@@ -409,7 +420,6 @@ class Completion(Method):
             return self._leave(system.mode(state.mode), state, t_end, log)
         n_events = len(log.events)
         step = self.inner._attempt(system, state, t_end, log)
-        flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
         if step.stop is not None or len(log.events) == n_events:
             return step
         last = log.events[-1]
