@@ -109,7 +109,7 @@ def step_end(t: float, hs: float, t_end: float, h: float, t0: float | None) -> f
 
 def positive(name: str, value: float) -> float:
     """Return `value` if it is a finite number > 0, else raise naming `name`."""
-    if not (isinstance(value, int | float) and 0 < value < math.inf):
+    if not (isinstance(value, int | float) and 0 < value <= sys.float_info.max):
         raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
     return float(value)
 
@@ -290,7 +290,9 @@ class Method(abc.ABC):
                     f"`t_end` is needed: system `{system.name}` has no default stop "
                     f"time (experiment.stop)."
                 )
-        if not (isinstance(t_end, int | float) and system.t0 < t_end < math.inf):
+        if not (
+            isinstance(t_end, int | float) and system.t0 < t_end <= sys.float_info.max
+        ):
             raise FmibridgeError(
                 f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
             )
