@@ -109,7 +109,7 @@ def step_end(t: float, hs: float, t_end: float, h: float, t0: float | None) -> f
 
 def positive(name: str, value: float) -> float:
     """Return `value` if it is a finite number > 0, else raise naming `name`."""
-    if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
+    if not (isinstance(value, int | float) and 0 < value <= sys.float_info.max):
         raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
     return float(value)
 
@@ -291,7 +291,7 @@ class Method(abc.ABC):
                     f"time (experiment.stop)."
                 )
         if not (
-            isinstance(t_end, int | float) and np.isfinite(t_end) and t_end > system.t0
+            isinstance(t_end, int | float) and system.t0 < t_end <= sys.float_info.max
         ):
             raise FmibridgeError(
                 f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
@@ -305,10 +305,10 @@ class Method(abc.ABC):
                     f"{type(mode.flow).__name__}."
                 )
         mode = system.mode(system.initial_mode)
-        x0 = dict(zip(system.state_names, system.x0.tolist(), strict=True))
         for edge in mode.edges:
             g = edge.guard(system.t0, system.x0)
-            if not np.isfinite(g) or edge.guard.is_beyond(g):
+            if not math.isfinite(g) or edge.guard.is_beyond(g):
+                x0 = dict(zip(system.state_names, system.x0.tolist(), strict=True))
                 raise FmibridgeError(
                     f"Guard {edge.name!r} of mode {mode.name!r} is {g!r} at the "
                     f"initial state {x0}: the initial state must lie inside the "

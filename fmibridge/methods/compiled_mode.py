@@ -9,16 +9,12 @@ Python, so each kernel compiles once per machine) and its edges as arrays.
 from __future__ import annotations
 
 import functools
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.system import Mode
-from ..flows.compiled import CompiledFlow, guard_sides, is_compiled
-
-# Each mode's CompiledMode (or None), by id(mode), dropped when the mode is.
-_MODES: dict[int, CompiledMode | None] = {}
+from ..flows.compiled import SIDES, CompiledFlow, is_compiled
 
 
 @dataclass(frozen=True)
@@ -35,42 +31,40 @@ def compiled_mode(mode: Mode) -> CompiledMode | None:
     """Return the mode as the kernels take it, or None unless its flow is a
     CompiledFlow and every guard and reset is compiled (an edge's default
     identity reset counts as compiled)."""
-    key = id(mode)
-    if key not in _MODES:
-        _MODES[key] = _compiled(mode)
-        weakref.finalize(mode, _MODES.pop, key, None)
-    return _MODES[key]
-
-
-def _compiled(mode: Mode) -> CompiledMode | None:
     from ..core.system import _identity
 
     flow, edges = mode.flow, mode.edges
-    resets = [_identity_kernel() if e.reset is _identity else e.reset for e in edges]
+    guards = tuple(e.guard.fn for e in edges)
+    resets = tuple(
+        _identity_kernel() if e.reset is _identity else e.reset for e in edges
+    )
     if not (
         isinstance(flow, CompiledFlow)
-        and all(is_compiled(e.guard.fn) for e in edges)
+        and all(map(is_compiled, guards))
         and all(map(is_compiled, resets))
     ):
         return None
-    functions = _typed_functions(
-        flow.f, tuple(e.guard.fn for e in edges), tuple(resets)
+    kinds = tuple(
+        (e.guard.direction, e.target == mode.name, e.guard.reset_at == "beyond")
+        for e in edges
     )
-    sides = guard_sides([e.guard for e in edges])
-    is_self_loop = np.array([e.target == mode.name for e in edges], dtype=bool)
-    is_beyond = np.array([e.guard.reset_at == "beyond" for e in edges], dtype=bool)
-    return CompiledMode(functions, (sides, is_self_loop, is_beyond))
+    return _compiled(flow.f, guards, resets, kinds)
 
 
 @functools.cache
-def _typed_functions(f, guards: tuple, resets: tuple) -> tuple:
-    """f, the guard vector (numba compiles it, about 0.1 s) and the resets as
-    typed lists, once per process for the same functions (a Completion builds
-    its modes again at each run)."""
+def _compiled(f, guards: tuple, resets: tuple, kinds: tuple) -> CompiledMode:
+    """The CompiledMode of f, the guards and resets and each edge's (direction,
+    is_self_loop, is_beyond), once per process: a model built again for each run
+    (a Completion builds its modes at each run) finds it. numba compiles the
+    guard vector, about 0.1 s, on first use."""
     from ..flows import _kernels as flight_kernels
     from . import _halving_kernels as kernels
 
-    return kernels.typed_functions(f, flight_kernels.guard_vector(guards), resets)
+    functions = kernels.typed_functions(f, flight_kernels.guard_vector(guards), resets)
+    sides = np.array([SIDES[direction] for direction, _, _ in kinds])
+    is_self_loop = np.array([loop for _, loop, _ in kinds], dtype=bool)
+    is_beyond = np.array([beyond for _, _, beyond in kinds], dtype=bool)
+    return CompiledMode(functions, (sides, is_self_loop, is_beyond))
 
 
 def _identity_kernel():

@@ -175,7 +175,7 @@ class Contact(UnilateralConstraint):
             if fn is None:
                 continue
             value = np.asarray(fn(t, x, *extra), dtype=float)
-            if value.size != size or not np.isfinite(value).all():
+            if value.size != size or not all(map(math.isfinite, value.flat)):
                 raise FmibridgeError(
                     f"Contact `{self.gap}`: `{name}` gives {value.tolist()!r} at "
                     f"t = {t!r}, x = {x.tolist()}; expected {size} finite value(s) "

@@ -262,14 +262,22 @@ def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]
 
 def _primitives(params, f):
     """Return (f, gap, gradient, force, hessian) of the oscillator and its stop
-    h = x_max - x, around the right-hand side f (Python or compiled)."""
-    m = params.m
+    h = x_max - x, around the right-hand side f (Python or compiled).
+
+    The force map is f with -lam / m added to the acceleration, written out so
+    that it builds one array, not three (the constrained phases evaluate it twice
+    per lam); its values are those of ``f(t, x) - [0, lam / m]`` bit for bit.
+    """
+    a, w2, m = params.a, params.omega**2, params.m
+    amp, freq = params.u_amp, params.u_freq
 
     def gradient(t, x):
         return np.array([-1.0])
 
     def force(t, x, lam):
-        return f(t, x) - np.array([0.0, lam / m])
+        return np.array(
+            [x[1], amp * math.cos(freq * t) / m - 2.0 * a * x[1] - w2 * x[0] - lam / m]
+        )
 
     def hessian(t, x):
         return np.zeros((1, 1))
