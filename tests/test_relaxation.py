@@ -154,6 +154,8 @@ def test_leaving_the_domain_without_a_guard_is_an_error_naming_the_flow():
         ({"eps": -1e-6}, "`eps` must be a finite number > 0, got -1e-06."),
         ({"eps": float("nan")}, "`eps` must be a finite number > 0, got nan."),
         ({"h": 0.0}, "`h` must be a finite number > 0, got 0.0."),
+        ({"h": 10**400}, "`h` must be a finite number > 0, got 1000"),  # > max float
+        ({"h": float("inf")}, "`h` must be a finite number > 0, got inf."),
         ({"max_halvings": 0}, "`max_halvings` must be an integer >= 1, got 0."),
         ({"integrator": "rk45"}, "`integrator` must be one of"),
     ],
@@ -161,6 +163,12 @@ def test_leaving_the_domain_without_a_guard_is_an_error_naming_the_flow():
 def test_bad_parameters_are_named(options, message):
     with pytest.raises(FmibridgeError, match=message.replace("(", r"\(")):
         Relaxation(**options)
+
+
+@pytest.mark.parametrize("t_end", [10**400, math.inf, math.nan, -1.0])
+def test_a_t_end_that_is_no_finite_time_after_t0_is_named(t_end):
+    with pytest.raises(FmibridgeError, match="`t_end` must be a finite time after t0"):
+        Relaxation(h=0.1).run(bouncing_ball(), t_end)
 
 
 @pytest.mark.parametrize(
