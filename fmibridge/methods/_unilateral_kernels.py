@@ -350,19 +350,21 @@ def borrowed(typingctx, arrays):
     call, and never boxed back into Python objects.
     """
 
-    def strip(builder, ty, value):
-        if isinstance(ty, types.Array):  # fields 0, 1: meminfo and parent
-            for field in (0, 1):
-                null = cgutils.get_null_value(value.type.elements[field])
-                value = builder.insert_value(value, null, field)
-            return value
-        for i, member in enumerate(ty):
-            inner = strip(builder, member, builder.extract_value(value, i))
-            value = builder.insert_value(value, inner, i)
-        return value
-
     def codegen(context, builder, signature, args):
-        return strip(builder, signature.args[0], args[0])
+        def strip(ty, value):
+            if isinstance(ty, types.Array):  # numba's own model names the fields
+                model = context.data_model_manager[ty]
+                for name in ("meminfo", "parent"):
+                    field = model.get_field_position(name)
+                    null = cgutils.get_null_value(value.type.elements[field])
+                    value = builder.insert_value(value, null, field)
+                return value
+            for i, member in enumerate(ty):
+                inner = strip(member, builder.extract_value(value, i))
+                value = builder.insert_value(value, inner, i)
+            return value
+
+        return strip(signature.args[0], args[0])
 
     return arrays(arrays), codegen
 
