@@ -264,20 +264,19 @@ def _primitives(params, f):
     """Return (f, gap, gradient, force, hessian) of the oscillator and its stop
     h = x_max - x, around the right-hand side f (Python or compiled).
 
-    The force map is f with -lam / m added to the acceleration, written out so
-    that it builds one array, not three (the constrained phases evaluate it twice
-    per lam); its values are those of ``f(t, x) - [0, lam / m]`` bit for bit.
+    The force map is f with -lam / m added to the acceleration, in f's own new
+    array (the constrained phases evaluate it twice per lam): the values of
+    ``f(t, x) - [0, lam / m]`` bit for bit, with one array built, not three.
     """
-    a, w2, m = params.a, params.omega**2, params.m
-    amp, freq = params.u_amp, params.u_freq
+    m = params.m
 
     def gradient(t, x):
         return np.array([-1.0])
 
     def force(t, x, lam):
-        return np.array(
-            [x[1], amp * math.cos(freq * t) / m - 2.0 * a * x[1] - w2 * x[0] - lam / m]
-        )
+        dx = f(t, x)  # a new array (`rhs`)
+        dx[1] -= lam / m
+        return dx
 
     def hessian(t, x):
         return np.zeros((1, 1))
