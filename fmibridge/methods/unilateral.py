@@ -277,7 +277,8 @@ def _check_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray
     (the compiled loop would not read it)."""
     if vector.sparsity is None:
         return
-    vector.pattern(x.size)  # the shape, with its error
+    if vector.sparsity.shape[1] != x.size:
+        vector.pattern(x.size)  # raises, naming the guard and both widths
     outside = np.argwhere((gx != 0.0) & ~vector.sparsity)
     if outside.size:
         row, column = outside[0]
