@@ -1,6 +1,7 @@
 """Fixed-step explicit Runge-Kutta schemes, each a Butcher tableau.
 
-A scheme advances x' = f(t, x) by one step of size h. The right-hand side is
+A scheme advances x' = f(t, x) by one step of size h; the step itself is
+compiled once for every scheme (`_rk.Tableau.step`). The right-hand side is
 called at the stage times t + c_i h, so a time-varying input u(t) read inside
 f is sampled where the scheme needs it (t + h/2 for the midpoint rule); holding
 u over the step would cap every scheme at order one (Burden et al., Sec. IV-C).
@@ -13,6 +14,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
+from ._functions import PythonVector
+from ._rk import Tableau
 
 Rhs = Callable[[float, np.ndarray], np.ndarray]
 
@@ -47,17 +51,6 @@ class Scheme:
     b: tuple[float, ...]
     c: tuple[float, ...]
 
-    def __post_init__(self) -> None:
-        # The tableau's nonzero entries, once: (c_i, ((j, a_ij), ...)) per stage and
-        # (i, b_i) per weight; zero terms add nothing, so step() skips them.
-        stages = tuple(
-            (c_i, tuple((j, a_ij) for j, a_ij in enumerate(row) if a_ij))
-            for row, c_i in zip(self.a, self.c, strict=True)
-        )
-        weights = tuple((i, b_i) for i, b_i in enumerate(self.b) if b_i)
-        object.__setattr__(self, "_stages", stages)
-        object.__setattr__(self, "_weights", weights)
-
     def step(
         self,
         f: Rhs,
@@ -66,32 +59,29 @@ class Scheme:
         h: float,
         slope: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Return the approximation of x(t + h) from x(t).
+        """Return the approximation of x(t + h) from x(t), f a Python function.
 
-        `slope`, f(t, x) if the caller knows it (the rates at the end of the
-        step before), stands in for the first stage, which an explicit scheme
-        evaluates there: the same values, one evaluation fewer.
+        `slope`, f(t, x) if the caller knows it, stands in for the first stage,
+        which an explicit scheme evaluates there: the same values, one
+        evaluation fewer. The step is the compiled one (`tableau`).
         """
-        slopes = [] if slope is None or self.c[0] != 0.0 else [slope]
-        for c_i, row in self._stages[len(slopes) :]:
-            x_stage = x
-            for j, a_ij in row:
-                x_stage = x_stage + (h * a_ij) * slopes[j]
-            slopes.append(np.asarray(f(t + c_i * h, x_stage), dtype=float))
-        (i, b_i), *rest = self._weights
-        increment = b_i * slopes[i]
-        for i, b_i in rest:
-            increment = increment + b_i * slopes[i]
-        return x + h * increment
+        x = np.asarray(x, dtype=float)
+        rhs = PythonVector(f, x.size, x.size, f"f `{getattr(f, '__name__', 'f')}`")
+        return self.tableau.advance(rhs, t, x, h, slope)
 
     @cached_property
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The tableau as dense float arrays (a, b, c), for the compiled kernels."""
+        """The tableau as dense float arrays (a, b, c)."""
         s = len(self.b)
         a = np.zeros((s, s))
         for i, row in enumerate(self.a):
             a[i, : len(row)] = row
         return a, np.array(self.b, dtype=float), np.array(self.c, dtype=float)
+
+    @cached_property
+    def tableau(self) -> Tableau:
+        """The tableau as the compiled loops step with it."""
+        return Tableau(*self.arrays)
 
     def __repr__(self) -> str:
         return f"Scheme({self.name!r}, order={self.order})"

@@ -10,8 +10,10 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ._stepper import FieldStepper, FlowStepper, Stepper
 
 # A guard's rate dg/dt comes from a forward difference along the flow over
 # RATE_STEP * h: about the square root of the float64 epsilon, which balances the
@@ -162,6 +164,11 @@ class Flow(abc.ABC):
         """
         return self.advance(t, x, h, scheme)
 
+    def stepper(self, scheme: Scheme) -> Stepper:
+        """Return this flow's steps as the compiled loops take them: its own
+        `advance`, called back in Python."""
+        return FlowStepper(self, scheme, len(self.state_names))
+
     def steps_inside(
         self,
         guards,
@@ -223,15 +230,50 @@ class Flow(abc.ABC):
 
 
 class VectorField(Flow):
-    """A flow that exposes dx/dt, so the master integrates it (native, ME)."""
+    """A flow that exposes dx/dt, so the master integrates it (native, ME).
 
-    @abc.abstractmethod
+    Its right-hand side is a compiled `Function` (`rhs_function`); `rhs` and
+    `advance` call it from Python. A subclass implements either `rhs` in Python
+    (wrapped once into a Function) or `rhs_function` itself (a compiled model,
+    an FMU's C calls).
+    """
+
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt at (t, x), inputs included."""
+        return self.rhs_function()(t, x)
+
+    def rhs_function(self) -> Function:
+        """Return dx/dt as the compiled loops call it (built once)."""
+        function = self.__dict__.get("_rhs_function")
+        if function is None:
+            if type(self).rhs is VectorField.rhs:
+                raise NotImplementedError(
+                    f"{type(self).__name__} implements neither rhs nor rhs_function."
+                )
+            n = len(self.state_names)
+            function = PythonVector(self.rhs, n, n, f"the flow {_label(self)}")
+            self.__dict__["_rhs_function"] = function
+        return function
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        """Return x(t + h): one step of `scheme` on `rhs`."""
-        return scheme.step(self.rhs, t, x, h)
+        """Return x(t + h): one step of `scheme` on the right-hand side."""
+        return scheme.tableau.advance(self.rhs_function(), t, x, h)
+
+    def advance_from(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
+    ) -> np.ndarray:
+        """Return x(t + h): one step of `scheme` whose first stage is `slope`."""
+        return scheme.tableau.advance(self.rhs_function(), t, x, h, slope)
+
+    def stepper(self, scheme: Scheme) -> Stepper:
+        """Return steps of `scheme` on the right-hand side, compiled."""
+        return FieldStepper(self.rhs_function(), scheme.tableau)
+
+
+def _label(flow: Flow) -> str:
+    """The flow as messages name it: its class and name."""
+    name = getattr(flow, "name", "")
+    return f"{type(flow).__name__} `{name}`" if name else type(flow).__name__
 
 
 class ForcedVectorField(VectorField):

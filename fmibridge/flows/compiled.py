@@ -1,22 +1,11 @@
-"""Native flows compiled with numba: the steps between events run as machine code.
+"""Native flows compiled with numba: the right-hand side and guards as machine code.
 
-A `CompiledFlow` holds dx/dt = f(t, x) compiled by numba. Methods that take
-fixed steps (Halving, Relaxation) ask every flow for `steps_inside`: a run of
-steps of h that ends before the first step that would leave the domain of any
-guard. A CompiledFlow whose mode's guard functions are numba-compiled too runs
-that loop compiled and returns the samples in one block. Asked to (Halving's
-Illinois location), it also narrows the crossing step that ends the block and
-returns the `Bracket`; otherwise, or where the crossing is no clean sign
-change, the method handles the crossing step as for any other flow. Events,
-resets and their bounds stay in one place (the method's Python code).
-
-A step is taken by the compiled loop only if every guard ends it strictly
-inside its domain, having started inside or on its surface (g > 0 at the end
-and g >= 0 at the start for a falling guard, the reverse for a rising one, no
-sign change for 'either'), with finite values; the same step is then a plain
-step for every method, so results agree with the Python loop to round-off.
-Where the reset of an impact leaves the state on its surface, the steps after
-it run compiled too. numba is imported on first use.
+A `CompiledFlow` holds dx/dt = f(t, x) compiled by numba; `compiled` compiles a
+guard (or another of a model's functions) the same way. The compiled loops call
+them through C addresses (numba ``cfunc`` wrappers, built once per function and
+process in about 0.05 s), with no Python in between; from Python they are called
+as numba functions. numba is imported on first use: a run that compiles nothing
+never loads it.
 """
 
 from __future__ import annotations
@@ -26,28 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..core._functions import CAddress, Function
 from ..core.errors import FmibridgeError
-from ..core.integrators import Scheme
-from .base import RATE_STEP, VectorField, checked_names, compiled_steps
-
-# Samples gathered per call of the compiled loop; the method calls again for more.
-BLOCK = 4096
-# The closures that bind the kernels to one right-hand side (and guard tuple):
-# numba compiles each in about 0.2 s, so flows built again from the same
-# compiled functions reuse them. A new f (new parameters baked into a closure)
-# costs its own compilation, about a second with the closures.
-_STEPPERS: dict[Callable, Callable] = {}
-_FLIGHTS: dict[tuple, Callable] = {}
-# The slope a step is given when it is not known: the kernel evaluates f(t, x).
-_NO_SLOPE = np.empty(0)
-# The guard directions as the compiled loops read them.
-SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
-
-
-def guard_sides(guards) -> np.ndarray:
-    """Return each guard's direction as the compiled loops read it (+1, -1, 0)."""
-    return np.array([SIDES[g.direction] for g in guards])
-
+from .base import VectorField, checked_names
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
 # contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
@@ -56,18 +26,34 @@ def guard_sides(guards) -> np.ndarray:
 KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset")
 
 
+@functools.cache
+def signatures() -> dict:
+    """The numba signature of each of the KINDS (numba imported here)."""
+    from numba import types
+
+    array, matrix, f64 = types.float64[::1], types.float64[:, ::1], types.float64
+    rhs = array(f64, array)
+    return {
+        "guard": f64(f64, array),
+        "rhs": rhs,
+        "force": array(f64, array, f64),
+        "hessian": matrix(f64, array),
+        "gradient": types.Tuple((array, f64))(f64, array),
+        "reset": rhs,
+    }
+
+
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
     """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
     the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
     "hessian" (t, x) -> 2-D array (a `Contact`'s primitives), "gradient" (t, x)
     -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`) and
-    "reset" R(t, x) -> array (an edge's reset, so methods fire it compiled).
+    "reset" R(t, x) -> array (an edge's reset).
 
-    Use it for the guards of a mode whose flow is a CompiledFlow, so the steps
-    between events run compiled, and for a Contact's primitives, so
-    `Completion`'s constrained phase does. t is a float, x a contiguous float64 array.
-    Division by zero gives inf or nan as in numpy (the methods then see a
-    non-finite trial). A function compiled once can be handed to many flows.
+    The methods' loops call a compiled guard, reset or right-hand side as machine
+    code. t is a float, x a contiguous float64 array. Division by zero gives inf
+    or nan as in numpy (the methods then see a non-finite trial). A function
+    compiled once can be handed to many flows.
 
     Raises
     ------
@@ -76,13 +62,7 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
     """
     if kind not in KINDS:
         raise FmibridgeError(f"`kind` must be one of {KINDS}, got {kind!r}.")
-    try:
-        kernels = _kernels()
-    except ImportError:  # pragma: no cover - numba is a dependency
-        raise FmibridgeError(
-            f"Compiling {what} needs numba: pip install numba."
-        ) from None
-    return compiled_as(fn, kernels.SIGNATURES[kind], what)
+    return compiled_as(fn, signatures()[kind], what)
 
 
 def compiled_as(fn: Callable, signature, what: str) -> Callable:
@@ -119,6 +99,49 @@ def is_compiled(fn: object) -> bool:
     return type(fn).__name__ == "CPUDispatcher"
 
 
+@functools.cache
+def c_function(fn: Callable, kind: str, n: int) -> Function:
+    """Return the numba function fn (a "guard", "rhs" or "reset" of n states) as
+    a Function the compiled loops call at its C address: a numba ``cfunc`` that
+    writes its value(s) to the loop's buffer. Built once per function, kind and
+    size (about 0.05 s)."""
+    import numba
+    from numba import types
+
+    fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
+    pointer = types.CPointer(types.float64)
+    signature = types.void(types.float64, pointer, pointer)
+    if kind == "guard":
+
+        def scalar(t, x_at, out):
+            out[0] = fn(t, numba.carray(x_at, n))
+
+        wrapper, n_out = numba.cfunc(signature)(scalar), 1
+    else:
+
+        def vector(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n))
+            for i in range(n):
+                out[i] = values[i]
+
+        wrapper, n_out = numba.cfunc(signature)(vector), n
+    what = f"{kind} `{_name_of(fn)}`"
+    return CAddress(wrapper.address, n, n_out, what, keep=wrapper)
+
+
+def engine_entry(fn: object, n: int) -> tuple[Function, int] | None:
+    """Return a guard function's compiled form for the loops, (Function, entry),
+    or None for a Python function: its own `engine_entry(n)` where it offers one
+    (an adapter's expression, an FMU's event indicator), else a numba function's
+    C address."""
+    entry = getattr(fn, "engine_entry", None)
+    if entry is not None:
+        return entry(n)
+    if is_compiled(fn):
+        return c_function(fn, "guard", n), 0
+    return None
+
+
 class CompiledFlow(VectorField):
     """x' = f(t, x) compiled with numba; inputs u(t) are written inside f.
 
@@ -149,17 +172,15 @@ class CompiledFlow(VectorField):
         )
         self.name, self.state_names = name, names
         self._check_size()
-        self._t_block = np.empty(BLOCK)
-        self._x_block = np.empty((BLOCK, len(names)))
 
     @property
     def f(self) -> Callable:
-        """The compiled right-hand side f(t, x), for kernels that call it."""
+        """The compiled right-hand side f(t, x)."""
         return self._f
 
-    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return f(t, x), called from Python."""
-        return self._f(float(t), np.ascontiguousarray(x, dtype=float))
+    def rhs_function(self) -> Function:
+        """Return f as the loops call it: at its C address."""
+        return c_function(self._f, "rhs", len(self.state_names))
 
     def _check_size(self) -> None:
         """Refuse an f that returns the wrong number of values: the compiled loops
@@ -175,82 +196,15 @@ class CompiledFlow(VectorField):
                 f"expected {x.size}, one per state {list(self.state_names)}."
             )
 
-    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        """Return x(t + h): one step of `scheme`, compiled."""
-        return self.advance_from(t, x, h, scheme, _NO_SLOPE)
-
-    def advance_from(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
-    ) -> np.ndarray:
-        """Return x(t + h): one compiled step of `scheme` whose first stage is
-        `slope` (f(t, x) itself where it is empty)."""
-        if self._f not in _STEPPERS:
-            _STEPPERS[self._f] = _kernels().stepper(self._f)
-        a, b, c = scheme.arrays
-        return _STEPPERS[self._f](
-            float(t),
-            np.ascontiguousarray(x, dtype=float),
-            float(h),
-            a,
-            b,
-            c,
-            np.ascontiguousarray(slope, dtype=float),
-        )
-
-    def steps_inside(
-        self,
-        guards,
-        t,
-        x,
-        h,
-        t_end,
-        scheme,
-        max_steps,
-        reach_tol,
-        locate_tol=None,
-        max_iter=0,
-    ):
-        """Take the steps between events in one compiled loop (`Flow.steps_inside`),
-        where every guard is compiled; else None."""
-        if not all(is_compiled(g.fn) for g in guards):
-            return None
-        key = (self._f, *(g.fn for g in guards))
-        if key not in _FLIGHTS:
-            kernels = _kernels()
-            _FLIGHTS[key] = kernels.flight_loop(self._f, kernels.guard_vector(key[1:]))
-        x = np.ascontiguousarray(x, dtype=float)
-        x_lo, g, ends = np.empty(len(x)), np.empty((2, len(guards))), np.empty(3)
-        a, b, c = scheme.arrays
-        n = _FLIGHTS[key](
-            guard_sides(guards),
-            a,
-            b,
-            c,
-            float(t),
-            x,
-            float(h),
-            float(t_end),
-            int(min(max_steps, BLOCK)),
-            float(reach_tol),
-            0.0 if locate_tol is None else float(locate_tol),
-            int(max_iter),
-            RATE_STEP * float(h),
-            self._t_block,
-            self._x_block,
-            x_lo,
-            g,
-            ends,
-        )
-        return compiled_steps(t, x, self._t_block, self._x_block, n, x_lo, g, ends)
-
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = compiled:NAME``."""
         return {"flow": f"compiled:{self.name}"}
 
 
-@functools.cache
-def _kernels():
-    """Import the compiled kernels on first use (numba loads them from its cache)."""
-    from . import _kernels as module
+# TRANSITION: names the kernels not yet ported still import.
+BLOCK = 4096
+SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
-    return module
+
+def guard_sides(guards) -> np.ndarray:
+    return np.array([SIDES[g.direction] for g in guards])

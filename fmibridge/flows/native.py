@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..core.integrators import Scheme
 from .base import VectorField, checked_names, checked_rates
 
 InputFn = Callable[[float], np.ndarray | float]
@@ -82,12 +81,6 @@ class NativeFlow(VectorField):
             dx = checked_rates(flow, self._f, dx, t, x, self.state_names)
             self._is_checked = True
         return dx
-
-    def advance_from(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
-    ) -> np.ndarray:
-        """Return x(t + h): one step of `scheme` whose first stage is `slope`."""
-        return scheme.step(self.rhs, t, x, h, slope)
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = native:NAME``."""

@@ -23,7 +23,8 @@ from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, Flow, FlowTerminated, VectorField, guard_rates
-from ..flows.compiled import SIDES, CompiledFlow, is_compiled
+from ..core.events import SIDES
+from ..flows.compiled import CompiledFlow, is_compiled
 from .watchdog import ON_SURFACE, Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)

@@ -1,0 +1,164 @@
+"""Functions of (t, x) as compiled loops call them: one interface, several sources.
+
+A `Function` maps (t, x) with n_in values to n_out values. The compiled loops
+(the methods' steps, events and contact phases) call `call` and never ask where
+the values come from:
+
+- `PythonVector` calls a Python function fn(t, x) -> n_out values (a native
+  right-hand side, a reset, a vector of guards);
+- `PythonScalars` calls one Python function per value (a mode's guards);
+- `CAddress` calls a C function void f(double t, const double *x, double *out)
+  at an address (a numba ``cfunc``, a compiled model) with no Python in between;
+- `Gathered` picks entries of several functions, each called once per point
+  (guards of several sources, entries of one vector guard).
+
+Flows add their own (an FMU's derivatives and event indicators through its C
+functions). A Python function gets x as a new float64 array it may keep; what it
+returns is checked for size and copied, and an error names the function (`what`).
+Values are not checked for finiteness here: the loops decide what a non-finite
+value means (a trial beyond the domain, or an error naming the guard).
+"""
+
+from libc.string cimport memcpy
+
+import numpy as np
+
+cimport numpy as cnp
+
+from .errors import FmibridgeError
+
+cnp.import_array()
+
+
+cdef object new_array(const double* x, Py_ssize_t n):
+    """Return a new float64 array holding x[:n]."""
+    cdef cnp.npy_intp dims = n
+    array = cnp.PyArray_SimpleNew(1, &dims, cnp.NPY_DOUBLE)
+    if n:
+        memcpy(cnp.PyArray_DATA(array), x, n * sizeof(double))
+    return array
+
+
+cdef class Function:
+    """A function of (t, x) that compiled loops call: n_in values in, n_out out.
+
+    Subclass contract: `call(t, x, out)` writes n_out values to out and returns
+    0, or raises (a Python exception, which the loop passes on).
+    """
+
+    def __init__(self, Py_ssize_t n_in, Py_ssize_t n_out, str what):
+        self.n_in, self.n_out, self.what = n_in, n_out, what
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        raise NotImplementedError(type(self).__name__)
+
+    def __call__(self, double t, x):
+        """Return the values at (t, x) as a float64 array (from Python)."""
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        if xs.shape[0] != self.n_in:
+            raise FmibridgeError(
+                f"{self.what} takes {self.n_in} state value(s), got {xs.shape[0]}."
+            )
+        out = np.empty(self.n_out)
+        cdef double[::1] values = out
+        self.call(t, &xs[0] if self.n_in else NULL, &values[0] if self.n_out else NULL)
+        return out
+
+
+cdef int _copy_out(object value, double* out, Py_ssize_t n, str what,
+                   double t, const double* x, Py_ssize_t n_in) except -1:
+    """Copy a Python function's result (n float values) to out, else raise."""
+    cdef double[::1] values
+    try:
+        values = np.ascontiguousarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.shape[0] != n:
+        got = repr(value) if values is None else (
+            f"{values.shape[0]} value(s) {np.asarray(values).tolist()}"
+        )
+        raise FmibridgeError(
+            f"{what} returned {got} at t = {t!r}, x = {new_array(x, n_in).tolist()}; "
+            f"expected {n} value(s)."
+        )
+    if n:
+        memcpy(out, &values[0], n * sizeof(double))
+    return 0
+
+
+cdef class PythonVector(Function):
+    """fn(t, x) -> n_out values, a Python function."""
+
+    def __init__(self, fn, Py_ssize_t n_in, Py_ssize_t n_out, str what):
+        super().__init__(n_in, n_out, what)
+        self.fn = fn
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        value = self.fn(t, new_array(x, self.n_in))
+        return _copy_out(value, out, self.n_out, self.what, t, x, self.n_in)
+
+
+cdef class PythonScalars(Function):
+    """out[i] = fns[i](t, x), one Python function per value (a mode's guards)."""
+
+    def __init__(self, fns, Py_ssize_t n_in, str what):
+        super().__init__(n_in, len(fns), what)
+        self.fns = tuple(fns)
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef Py_ssize_t i
+        if not self.fns:
+            return 0
+        point = new_array(x, self.n_in)
+        for i in range(len(self.fns)):
+            out[i] = float(self.fns[i](t, point))
+        return 0
+
+
+ctypedef void (*c_vector)(double, const double*, double*) noexcept nogil
+
+
+cdef class CAddress(Function):
+    """A C function void f(double t, const double *x, double *out) at `address`.
+
+    `keep` holds whatever owns the code (a numba cfunc object), for as long as
+    this Function lives.
+    """
+
+    def __init__(self, size_t address, Py_ssize_t n_in, Py_ssize_t n_out, str what,
+                 keep=None):
+        super().__init__(n_in, n_out, what)
+        if address == 0:
+            raise FmibridgeError(f"{what}: no C function (address 0).")
+        self.fn = <c_vector> address
+        self.keep = keep
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        self.fn(t, x, out)
+        return 0
+
+
+cdef class Gathered(Function):
+    """Entries of other functions' values, each function called once per point:
+    out[i] = parts[part_of[i]](t, x)[entry_of[i]] (a mode's guards from several
+    sources, or entries of one vector guard)."""
+
+    def __init__(self, parts, part_of, entry_of, Py_ssize_t n_in, str what):
+        parts = tuple(parts)
+        super().__init__(n_in, len(part_of), what)
+        self.parts = parts
+        self.part_of = np.asarray(part_of, dtype=np.intp)
+        self.entry_of = np.asarray(entry_of, dtype=np.intp)
+        sizes = [(<Function> p).n_out for p in parts]
+        self.starts = np.cumsum([0] + sizes).astype(np.intp)
+        self.values = np.empty(max(sum(sizes), 1))
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef Py_ssize_t i, k
+        cdef Function part
+        for k in range(len(self.parts)):
+            part = self.parts[k]
+            part.call(t, x, &self.values[self.starts[k]])
+        for i in range(self.n_out):
+            out[i] = self.values[self.starts[self.part_of[i]] + self.entry_of[i]]
+        return 0

@@ -1,0 +1,87 @@
+"""One explicit Runge-Kutta step from a Butcher tableau, compiled.
+
+`Tableau.step` is the only implementation of a step in fmibridge: every method
+and every flow the master integrates takes its steps here. The right-hand side
+is called at the stage times t + c_i h (inputs are sampled where the scheme needs
+them). The operations follow the tableau entry by entry, skipping zero entries:
+stage i's state is x + sum_j (h a_ij) k_j, the step's end x + h sum_i b_i k_i.
+"""
+
+import numpy as np
+
+from ._functions cimport Function
+
+from .errors import FmibridgeError
+
+
+cdef class Tableau:
+    """A Butcher tableau (a, b, c) of an explicit scheme, as the loops read it."""
+
+    def __init__(self, a, b, c):
+        self.b = np.ascontiguousarray(b, dtype=float)
+        self.c = np.ascontiguousarray(c, dtype=float)
+        self.stages = self.b.shape[0]
+        self.a = np.ascontiguousarray(a, dtype=float).reshape(self.stages, self.stages)
+
+    def work_size(self, Py_ssize_t n):
+        """Scratch doubles a step of n states needs."""
+        return (self.stages + 1) * n
+
+    cdef int step(self, Function f, double t, const double* x, double h,
+                  const double* k1, double* out, double* work) except -1:
+        """Write x(t + h) to out; k1 = f(t, x) where known (else NULL).
+
+        work holds (stages + 1) n doubles: the slopes and one stage state.
+        """
+        cdef Py_ssize_t n = f.n_in, s = self.stages, i, j, k, first_stage = 0
+        cdef double* slopes = work
+        cdef double* stage = work + s * n
+        cdef double weight, increment
+        cdef bint started
+        if k1 != NULL and self.c[0] == 0.0:
+            for k in range(n):
+                slopes[k] = k1[k]
+            first_stage = 1
+        for i in range(first_stage, s):
+            for k in range(n):
+                stage[k] = x[k]
+            for j in range(i):
+                if self.a[i, j] != 0.0:
+                    weight = h * self.a[i, j]
+                    for k in range(n):
+                        stage[k] = stage[k] + weight * slopes[j * n + k]
+            f.call(t + self.c[i] * h, stage, slopes + i * n)
+        for k in range(n):
+            started = False
+            increment = 0.0
+            for i in range(s):
+                if self.b[i] != 0.0:
+                    if started:
+                        increment = increment + self.b[i] * slopes[i * n + k]
+                    else:
+                        increment = self.b[i] * slopes[i * n + k]
+                        started = True
+            out[k] = x[k] + h * increment
+        return 0
+
+    def advance(self, Function f, double t, x, double h, slope=None):
+        """Return x(t + h) after one step on f (from Python); `slope` is f(t, x)
+        where known."""
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        cdef Py_ssize_t n = xs.shape[0]
+        if n != f.n_in or f.n_out != n:
+            raise FmibridgeError(
+                f"{f.what} maps {f.n_in} to {f.n_out} values; a step needs {n} to {n}."
+            )
+        cdef double[::1] k1
+        out = np.empty(n)
+        cdef double[::1] y = out
+        cdef double[::1] work = np.empty(self.work_size(n) or 1)
+        if n == 0:
+            return out
+        if slope is None:
+            self.step(f, t, &xs[0], h, NULL, &y[0], &work[0])
+        else:
+            k1 = np.ascontiguousarray(slope, dtype=float)
+            self.step(f, t, &xs[0], h, &k1[0], &y[0], &work[0])
+        return out

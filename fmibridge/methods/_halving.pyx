@@ -1,0 +1,524 @@
+"""Halving's steps, compiled: fixed steps of h, a crossed step halved (or narrowed
+by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
+
+`attempt` takes the steps of one `Halving._attempt`: plain steps of h while no
+guard is crossed (many per call where the flow is a vector field whose steps need
+no call back between them), and the crossing step with its halvings, ending with
+the event fired by `Method.fire` or the step after the crossing's half steps.
+See `halving.Halving` for the algorithm.
+
+References
+----------
+Burden et al., fixed and halved steps; Dowell and Jarratt, BIT 11 (1971), the
+Illinois method (`core.events`).
+"""
+
+from libc.math cimport isfinite, NAN
+from libc.string cimport memcpy
+
+import math
+
+import numpy as np
+
+from ..core._functions cimport new_array
+from ..core.events cimport (
+    Illinois, all_finite, bracket_sign, crossed as guard_crossed, dip_sign, dips,
+    hermite_minimum, illinois_done, illinois_narrow, illinois_propose,
+    illinois_start, is_bracket, lowest, secant_fraction,
+)
+from ..flows._stepper cimport Stepper
+from ._mode cimport CompiledMode
+
+from ..core.result import Status
+
+# A trial of length <= t_tol that gives non-finite states while a guard is within
+# NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
+# it (sqrt of a negative gap). 1e-8 (SI units) is far above the round-off of a
+# 1e-10 s bracket and far below any physical gap a model resolves.
+NEAR_GUARD = 1e-8
+# |g| below this (SI units) counts as on the guard's surface (as the watchdog's).
+ON_SURFACE = 1e-8
+# A step whose guard interpolant misses the guard's value at its minimum by more
+# than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
+# be sure it saw every dip: a tenth, where a dip deeper than that would show.
+COARSE_RTOL = 0.1
+# times closer than TIME_RTOL * h count as equal (h-relative round-off)
+TIME_RTOL = 1e-9
+
+_NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
+
+
+cdef class _Walk:
+    """One attempt's state and scratch: the point (t, x) with its guards g0 and,
+    where known, their rates r0 and dx/dt there (slope)."""
+
+    cdef CompiledMode cm
+    cdef object method, log, state_cls, rated_cls
+    cdef double h, t_tol, t_end, t0
+    cdef bint grid, has_slope
+    cdef long max_halvings, n_steps, max_steps
+    cdef public double t
+    cdef object r0_a, slope_a
+    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, zd, gd
+
+    def __init__(self, method, CompiledMode cm, log, double t_end, double t0):
+        from .base import Rated, State
+        self.cm, self.method, self.log = cm, method, log
+        self.state_cls, self.rated_cls = State, Rated
+        self.h, self.t_tol, self.t_end = method.h, method.t_tol, t_end
+        self.max_halvings = method.max_halvings
+        self.n_steps, self.max_steps = 0, method.max_steps - log.n_steps
+        # communication points on t0 + k h for flows that compare them with their
+        # own time (Co-Simulation FMUs); vector fields sum h
+        self.grid = not cm.has_rhs
+        self.t0 = t0
+        n, m = max(cm.n, 1), max(cm.m, 1)
+        self.y, self.s1, self.zd = np.empty(n), np.empty(n), np.empty(n)
+        self.g1, self.r1, self.gd = np.empty(m), np.empty(m), np.empty(m)
+
+
+def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
+    """Take Halving's steps from `state` (see the module docstring); return the Step."""
+    from .base import Rated
+    cdef _Walk w = _Walk(method, cm, log, t_end, t0)
+    w.t = state.t
+    w.x = np.array(state.x, dtype=float)
+    w.g0 = np.empty(max(cm.m, 1))
+    cm.evaluate(w.t, &w.x[0], &w.g0[0])
+    _check_finite(w, w.t, w.x.base, w.g0.base)
+    w.has_slope = isinstance(state, Rated) and state.slope is not None
+    w.r0_a, w.slope_a = np.empty(max(cm.m, 1)), np.empty(max(cm.n, 1))
+    w.r0, w.slope = w.r0_a, w.slope_a
+    if w.has_slope:
+        w.r0_a[:cm.m] = state.rates
+        w.slope_a[:cm.n] = state.slope
+    many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
+    try:
+        while True:
+            step = _step(w)
+            if step is not None or not many:
+                break
+            if _reached(w.t, t_end, w.h) or w.n_steps >= w.max_steps:
+                break
+        if step is None:
+            step = _at_point(w)
+    finally:
+        log.n_steps += w.n_steps
+        w.n_steps = 0
+        cm.flush(log)
+    return step
+
+
+cdef object _at_point(_Walk w):
+    """The Step to the walk's point, with its rates and slope for the next step."""
+    from .base import Step
+    cdef Py_ssize_t n = w.cm.n, m = w.cm.m
+    x = np.array(w.x[:n])
+    if not w.has_slope:
+        return Step(w.state_cls(w.t, x, w.cm.name))
+    return Step(w.rated_cls(w.t, x, w.cm.name, list(w.r0[:m]), np.array(w.slope[:n])))
+
+
+cdef bint _reached(double t, double t_end, double h):
+    if h > 1.0 and h > abs(t_end):
+        h = max(abs(t_end), 1.0)
+    return t >= t_end - TIME_RTOL * h
+
+
+cdef double _grid_step(_Walk w, double t):
+    """The step of h from t: to the grid time t0 + (k + 1) h exactly where t is
+    a grid time (up to round-off) on a grid of communication points, else h."""
+    cdef double k
+    if not w.grid:
+        return w.h
+    k = round((t - w.t0) / w.h)
+    if abs(w.t0 + k * w.h - t) > TIME_RTOL * w.h:
+        return w.h
+    return w.t0 + (k + 1) * w.h - t
+
+
+cdef double _step_end(_Walk w, double t, double hs):
+    """Where a step of hs from t ends: t_end, or the grid time within round-off of
+    it (on a grid of communication points), else t + hs."""
+    cdef double t1 = t + hs, grid
+    if _reached(t1, w.t_end, w.h):
+        return w.t_end
+    if not w.grid:
+        return t1
+    grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
+    return grid if abs(grid - t1) <= TIME_RTOL * w.h else t1
+
+
+cdef int _check_finite(_Walk w, double t, x, g) except -1:
+    """Raise the error naming the flow or guard if the state or a guard value at
+    an accepted point is not finite (`base.non_finite`)."""
+    from .base import non_finite
+    cdef Py_ssize_t m = w.cm.m
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(g[:m]))):
+        raise non_finite(w.cm.mode, t, np.asarray(x), list(g[:m]))
+    return 0
+
+
+cdef object _crossed(_Walk w, const double* g0, const double* g1, const double* y):
+    """The indices of the guards a trial crossed, or _NON_FINITE."""
+    cdef Py_ssize_t i
+    if _n_crossed(w, g0, g1, y) == 0:
+        return []
+    if not (all_finite(y, w.cm.n) and all_finite(g1, w.cm.m)):
+        return _NON_FINITE
+    return [i for i in range(w.cm.m) if guard_crossed(w.cm.sides[i], g0[i], g1[i])]
+
+
+cdef Py_ssize_t _n_crossed(_Walk w, const double* g0, const double* g1,
+                           const double* y) noexcept:
+    """How many guards a trial crossed; -1 for a trial with non-finite values."""
+    cdef Py_ssize_t i, count = 0
+    if not (all_finite(y, w.cm.n) and all_finite(g1, w.cm.m)):
+        return -1
+    for i in range(w.cm.m):
+        if guard_crossed(w.cm.sides[i], g0[i], g1[i]):
+            count += 1
+    return count
+
+
+cdef object _step(_Walk w):
+    """One step of h from the walk's point, halved into a crossing if one lies in
+    it (one accepted half step after each halving). Returns None after a plain
+    step (the walk moved on), else the Step that ends the attempt."""
+    from .base import Step
+    cdef CompiledMode cm = w.cm
+    cdef Stepper stepper = cm.stepper
+    cdef Py_ssize_t n = cm.n, m = cm.m, i
+    cdef double t = w.t, hs = min(_grid_step(w, w.t), w.t_end - w.t)
+    cdef long n_halvings = 0, k
+    cdef bint after_half_step = False, has_r1
+    cdef double[::1] swap
+    cdef object crossed, crossing = None
+    cdef double dip_hs
+    cdef double[::1] dy, dg
+    cdef set was_crossed = set()
+    for k in range(2 * w.max_halvings + 2):
+        stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL, &w.y[0])
+        cm.evaluate(t + hs, &w.y[0], &w.g1[0])
+        if n_halvings == 0 and cm.has_rhs and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0:
+            cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+            if not _may_dip(w):
+                _accept(w, t, hs, True)
+                return None
+        crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
+        if not crossed and n_halvings and not after_half_step:
+            if not cm.has_rhs and n > 0 and _same(&w.x[0], &w.y[0], n):
+                # the half of a crossed step left x as it was: the flow does not
+                # advance on steps that short
+                return Step(_fire_unresolved(w, t, crossing))
+        if crossed and crossed is not _NON_FINITE:
+            crossing = (hs, np.array(w.g1[:m]), crossed)
+        has_r1 = False
+        if not crossed:
+            if cm.has_rhs:
+                cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+                has_r1 = True
+                dip = _dip(w, t, hs)
+                if dip is not None:
+                    dip_hs, dip_y, dip_g = dip
+                    dy, dg = dip_y, dip_g
+                    if _crossed(w, &w.g0[0], &dg[0], &dy[0]):
+                        # the crossing lies before the dip's bottom
+                        hs = dip_hs
+                        w.y[:n] = dip_y
+                        w.g1[:m] = dip_g
+                        crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
+                        has_r1 = False
+        if not crossed:
+            stuck = _stuck(was_crossed, &w.g0[0], &w.g1[0])
+            if stuck is not None:  # crossed at once from the surface: fire here
+                return Step(_fire(w, t, w.x.base, 0.0, w.g0.base, w.g0.base, [stuck]))
+            _accept(w, t, hs, has_r1)
+            t = w.t
+            if n_halvings == 0:
+                return None
+            if after_half_step or t == w.t_end:
+                cm.flush(w.log)
+                return _at_point(w)
+            after_half_step = True  # the crossing lies in the next hs: close in
+            continue
+        if crossed is not _NON_FINITE:
+            was_crossed.update(crossed)
+            if hs <= w.t_tol:
+                cm.flush(w.log)
+                return Step(_fire(w, t, w.x.base, hs, w.g0.base, np.array(w.g1[:m]), crossed))
+            if w.method.locate == "illinois":
+                cm.flush(w.log)
+                located = _illinois(w, t, hs)
+                if located is not None:
+                    return located
+        if n_halvings == w.max_halvings:
+            break
+        if crossed is _NON_FINITE and hs <= w.t_tol:
+            near = _nearest_guard(&w.g0[0], m)
+            if near is None:
+                from .base import non_finite
+                raise non_finite(cm.mode, t + hs, np.array(w.y[:n]), list(w.g1[:m]))
+            # the flow is undefined just beyond this guard: it fires here
+            cm.flush(w.log)
+            return Step(_fire(w, t, w.x.base, 0.0, w.g0.base, w.g0.base, [near]))
+        n_halvings, after_half_step = n_halvings + 1, False
+        w.log.n_rejected += 1
+        hs /= 2
+    cm.flush(w.log)
+    return Step(
+        w.state_cls(t, np.array(w.x[:n]), cm.name),
+        Status.NO_PROGRESS,
+        f"No step from t = {t!r} in mode {cm.name!r} after {n_halvings} "
+        f"halvings (max_halvings); guards {_named(cm, w.g0)}.",
+    )
+
+
+cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
+    """Move the walk to the trial's end (y, g1, and r1 and s1 if has_r1)."""
+    cdef double[::1] swap
+    w.n_steps += 1
+    swap = w.x; w.x = w.y; w.y = swap
+    swap = w.g0; w.g0 = w.g1; w.g1 = swap
+    if has_r1:
+        swap = w.r0; w.r0 = w.r1; w.r1 = swap
+        swap = w.slope; w.slope = w.s1; w.s1 = swap
+    w.has_slope = has_r1
+    w.t = _step_end(w, t, hs)
+    w.cm.keep(w.t, &w.x[0], w.log)
+    return 0
+
+
+cdef bint _may_dip(_Walk w) noexcept:
+    """True if a guard approaches at the step's start and recedes at its end, or
+    the start's rates are not known: `_dip` must look."""
+    cdef Py_ssize_t i
+    cdef double s
+    for i in range(w.cm.m):
+        s = dip_sign(w.cm.sides[i], w.g0[i], w.g1[i])
+        if s * w.r1[i] > 0.0:
+            if not w.has_slope or dips(s, w.g0[i], w.r0[i], w.g1[i], w.r1[i]):
+                return True
+    return False
+
+
+cdef bint _same(const double* x, const double* y, Py_ssize_t n):
+    cdef Py_ssize_t i
+    for i in range(n):
+        if x[i] != y[i]:
+            return False
+    return True
+
+
+cdef object _dip(_Walk w, double t, double hs):
+    """Look inside a step that ends inside every guard for a guard that dips
+    beyond its surface and comes back (a grazing impact, a short hop).
+
+    A guard approaching at the start and receding at the end (`events.dips`)
+    has a minimum inside; the trial step goes to the minimum of the step's cubic
+    Hermite interpolant of the guard that dips lowest. Returns (sigma, z, g_z)
+    there, for the caller to test like any trial end, or None. Warns once per
+    run (`Method._coarse`) when the interpolant misses the guard there by more
+    than COARSE_RTOL: the step is then too coarse to trust what it does not see.
+    """
+    cdef CompiledMode cm = w.cm
+    cdef Py_ssize_t m = cm.m, n = cm.n, i, best = -1
+    cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale
+    receding = [
+        i for i in range(m)
+        if dip_sign(cm.sides[i], w.g0[i], w.g1[i]) * w.r1[i] > 0.0
+    ]
+    if not receding:
+        return None
+    if not w.has_slope:
+        cm.rates(t, &w.x[0], &w.g0[0], &w.slope[0], &w.r0[0])
+        w.has_slope = True
+    for i in receding:
+        s = dip_sign(cm.sides[i], w.g0[i], w.g1[i])
+        if dips(s, w.g0[i], w.r0[i], w.g1[i], w.r1[i]):
+            u = hermite_minimum(s, w.g0[i], w.r0[i], w.g1[i], w.r1[i], hs, &p)
+            if best < 0 or p < best_p:
+                best, best_u, best_p, best_s = i, u, p, s
+    if best < 0 or not 0.0 < best_u < 1.0:
+        return None
+    z = np.empty(max(n, 1))
+    g_z = np.empty(max(m, 1))
+    cdef double[::1] zv = z, gv = g_z
+    cm.stepper.advance(t, &w.x[0], best_u * hs, &w.slope[0], &zv[0])
+    cm.evaluate(t + best_u * hs, &zv[0], &gv[0])
+    scale = max(abs(w.g0[best]), abs(w.g1[best]), abs(gv[best]))
+    if abs(best_p - best_s * gv[best]) > COARSE_RTOL * scale:
+        edge = cm.mode.edges[best]
+        w.method._coarse(edge, t, abs(best_p - best_s * gv[best]) / scale, w.log)
+    return best_u * hs, z, g_z
+
+
+cdef object _stuck(set was_crossed, const double* g0, const double* g1):
+    """A guard that a longer trial crossed but that this trial leaves unchanged on
+    its surface: the state sits on it and the flow pushes it beyond below the
+    resolution of the state (a body resting on a stop), so it crosses at once."""
+    for i in sorted(was_crossed):
+        if g1[i] == g0[i] and abs(g0[i]) <= ON_SURFACE:
+            return i
+    return None
+
+
+cdef object _nearest_guard(const double* g0, Py_ssize_t m):
+    """The guard within NEAR_GUARD of its surface, the closest, if any."""
+    cdef Py_ssize_t i
+    near = [(abs(g0[i]), i) for i in range(m) if abs(g0[i]) <= NEAR_GUARD]
+    return min(near)[1] if near else None
+
+
+cdef dict _named(CompiledMode cm, g):
+    return {edge.guard.name: float(g[i]) for i, edge in enumerate(cm.mode.edges)}
+
+
+cdef object _fire(_Walk w, double t, x, double hs, g0, g1, crossed):
+    """Place the crossing by the secant of g in [t, t + hs] and fire its edge: the
+    earliest crossing, and of those within t_tol of it the edge declared first
+    (the others are listed as simultaneous)."""
+    cdef CompiledMode cm = w.cm
+    edges = cm.mode.edges
+    times = [t + hs * secant_fraction(g0[i], g1[i]) for i in crossed]
+    first = min(times)
+    group = [i for i, t_i in zip(crossed, times) if t_i - first <= w.t_tol]
+    winner = group[0]
+    t_event = times[crossed.index(winner)]
+    if edges[winner].guard.reset_at == "beyond":
+        t_event = t + hs
+    x = np.asarray(x)[:cm.n]
+    x_event = x if t_event == t else _advanced(cm, t, x, t_event - t)
+    others = tuple(edges[i].name for i in group[1:])
+    state = w.state_cls(t_event, x_event, cm.name)
+    return w.method.fire(cm.mode, state, edges[winner], w.log, others)
+
+
+cdef object _advanced(CompiledMode cm, double t, x, double h):
+    """x(t + h) from x, a fresh step (no known slope)."""
+    cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+    y = np.empty(cm.n)
+    cdef double[::1] ys = y
+    if cm.n:
+        cm.stepper.advance(t, &xs[0], h, NULL, &ys[0])
+    return y
+
+
+cdef object _fire_unresolved(_Walk w, double t, crossing):
+    """Fire a crossing the flow cannot narrow below hs, and say so.
+
+    The flow did not advance on a step of hs / 2 from (t, x) (a Co-Simulation
+    FMU with fixed internal steps ignores shorter communication steps), so no
+    state inside [t, t + hs] exists: the event fires at t + hs, the first state
+    the flow gives beyond the guard, with a warning that names the flow, the
+    guard and the resolution reached.
+    """
+    cdef CompiledMode cm = w.cm
+    hs, g1, crossed = crossing
+    g0 = w.g0
+    y = _advanced(cm, t, w.x.base[:cm.n], hs)  # the FMU back at the end of the crossing
+    i = min(crossed, key=lambda k: g0[k] / (g0[k] - g1[k]))
+    edge = cm.mode.edges[i]
+    source = cm.mode.flow.describe().get("fmu", type(cm.mode.flow).__name__)
+    w.log.warn(
+        f"{source}: guard {edge.name!r} was crossed between t = {t:.9g} s and "
+        f"{t + hs:.9g} s, but a step of {hs / 2:.3g} s from t left the state "
+        f"unchanged (the flow does not advance on steps that short), so the "
+        f"crossing is located only to {hs:.3g} s, not t_tol = {w.t_tol:.3g} "
+        f"s: the event is placed at t = {t + hs:.9g} s, where the guard is "
+        f"{g1[i]:.3g}."
+    )
+    others = tuple(cm.mode.edges[k].name for k in crossed if k != i)
+    state = w.state_cls(t + hs, y, cm.name)
+    return w.method.fire(cm.mode, state, edge, w.log, others)
+
+
+cdef object _illinois(_Walk w, double t, double hs):
+    """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
+
+    Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) (s_i = +1 falling, -1
+    rising; for 'either', the sign of g_i(t), or against g_i(t + hs) from
+    zero), so G >= 0 until the first guard is reached. Returns None (halve
+    instead) when G does not change sign over the step: a guard starts beyond
+    its surface by more than round-off (`events.is_bracket`; a reset leaves it
+    one ulp beyond), or a trial left the state where another one did (a flow
+    that does not advance on short steps).
+    """
+    cdef CompiledMode cm = w.cm
+    cdef Py_ssize_t n = cm.n, m = cm.m, i
+    cdef double[::1] signs = np.empty(max(m, 1))
+    for i in range(m):
+        signs[i] = bracket_sign(cm.sides[i], w.g0[i], w.g1[i])
+    cdef double f0 = lowest(&signs[0], &w.g0[0], m), f1 = lowest(&signs[0], &w.g1[0], m)
+    if not is_bracket(f0, f1):
+        return None
+    cdef Illinois s = illinois_start(0.0, f0, hs, f1, w.t_tol)
+    x_lo = np.array(w.x[:n])
+    g_lo = np.array(w.g0[:m])
+    g_hi = np.array(w.g1[:m])
+    cdef double[::1] y = np.empty(max(n, 1)), g = np.empty(max(m, 1))
+    cdef double sigma, f
+    cdef long n_trials = 0, k
+    cdef bint stalls = not cm.has_rhs and n > 0
+    seen = {w.x.base[:n].tobytes(): 0.0} if stalls else None
+    for k in range(w.max_halvings):
+        if illinois_done(&s):
+            break
+        sigma = illinois_propose(&s)
+        cm.stepper.advance(t, &w.x[0], sigma, &w.slope[0] if w.has_slope else NULL,
+                           &y[0])
+        if stalls and seen.setdefault(np.asarray(y[:n]).tobytes(), sigma) != sigma:
+            # one state for two steps: halving says what it can
+            w.log.n_rejected += n_trials
+            return None
+        cm.evaluate(t + sigma, &y[0], &g[0])
+        n_trials += 1
+        f = lowest(&signs[0], &g[0], m) if all_finite(&y[0], n) and all_finite(
+            &g[0], m) else NAN
+        if illinois_narrow(&s, sigma, f):
+            x_lo = np.array(y[:n])
+            g_lo = np.array(g[:m])
+        else:
+            g_hi = np.array(g[:m])
+    return _fire_bracket(w, t, s.lo, s.hi, x_lo, g_lo, g_hi, n_trials)
+
+
+cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g_hi,
+                          long n_trials):
+    """Fire the crossing located in [t + lo, t + hi] from the walk's point
+    (x_lo and g_lo at lo, g_hi at hi).
+
+    Stops with NO_PROGRESS if the bracket is still wider than t_tol. A
+    non-finite far end means the flow is undefined just beyond: the guard
+    within NEAR_GUARD of its surface at the near end fires there.
+    """
+    from .base import Step, non_finite
+    cdef CompiledMode cm = w.cm
+    cdef Py_ssize_t m = cm.m, i
+    cdef double[::1] lo_values = g_lo
+    w.log.n_rejected += n_trials
+    x, g0 = w.x.base[:cm.n], w.g0.base[:m]
+    if hi - lo > w.t_tol:
+        stuck = _stuck(set(range(m)), &w.g0[0], &lo_values[0])
+        if stuck is not None and lo > 0.0:  # the state rests on that guard
+            return Step(_fire(w, t, x, 0.0, g0, g0, [stuck]))
+        return Step(
+            w.state_cls(t, np.array(x), cm.name),
+            Status.NO_PROGRESS,
+            f"The crossing after t = {t!r} in mode {cm.name!r} is still "
+            f"bracketed to {hi - lo:.3g} s after {n_trials} trials "
+            f"(max_halvings); guards {_named(cm, g_lo)}.",
+        )
+    if not np.all(np.isfinite(g_hi)):
+        near = _nearest_guard(&lo_values[0], m)
+        if near is None:
+            y = _advanced(cm, t, x, hi)
+            raise non_finite(cm.mode, t + hi, y, list(cm.values(t + hi, y)))
+        return Step(_fire(w, t + lo, x_lo, 0.0, g_lo, g_lo, [near]))
+    # the guard beyond at the far end, also where it was already beyond by
+    # round-off at the near end (a reset leaves it there): no sign change
+    crossed = [i for i in range(m) if guard_crossed(cm.sides[i], g_lo[i], g_hi[i])]
+    if not crossed:
+        signed = [bracket_sign(cm.sides[i], g_lo[i], g_hi[i]) * g_hi[i] for i in range(m)]
+        crossed = [signed.index(min(signed))]
+    return Step(_fire(w, t + lo, x_lo, hi - lo, g_lo, g_hi, crossed))

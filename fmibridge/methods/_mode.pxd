@@ -1,0 +1,26 @@
+from ..core._functions cimport Function
+from ..flows._stepper cimport Stepper
+
+
+cdef class CompiledMode:
+    cdef readonly object mode
+    cdef readonly str name
+    cdef readonly Stepper stepper
+    cdef readonly Function guards
+    cdef readonly Py_ssize_t n
+    cdef readonly Py_ssize_t m
+    cdef readonly bint has_rhs
+    cdef double[::1] sides
+    cdef double d
+    cdef double[::1] z
+    cdef double[::1] g_ahead
+    # block of accepted samples not yet handed to the Recorder
+    cdef double[::1] ts
+    cdef double[:, ::1] xs
+    cdef Py_ssize_t n_block
+
+    cdef int evaluate(self, double t, const double* x, double* g) except -1
+    cdef int rates(self, double t, const double* x, const double* g, double* slope,
+                   double* out) except -1
+    cdef int keep(self, double t, const double* x, object log) except -1
+    cdef int flush(self, object log) except -1
