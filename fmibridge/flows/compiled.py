@@ -100,33 +100,55 @@ def is_compiled(fn: object) -> bool:
 
 
 @functools.cache
-def c_function(fn: Callable, kind: str, n: int) -> Function:
-    """Return the numba function fn (a "guard", "rhs" or "reset" of n states) as
-    a Function the compiled loops call at its C address: a numba ``cfunc`` that
-    writes its value(s) to the loop's buffer. Built once per function, kind and
-    size (about 0.05 s)."""
+def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Function:
+    """Return the numba function fn of n states as a Function the compiled loops
+    call at its C address: a numba ``cfunc`` that writes its value(s) to the
+    loop's buffer. Built once per function, kind and sizes (about 0.05 s).
+
+    kind is one of the KINDS: a "guard" gives one value; "rhs" and "reset" give
+    n_out (default n), as does a contact's gradient (kind "rhs", n_out the size
+    of q); a "force" map (t, x, lam) takes n + 1 values, x then lam, and gives
+    n_out (default n); a "hessian" gives its matrix's n_out entries row by row.
+    """
     import numba
     from numba import types
 
     fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
     pointer = types.CPointer(types.float64)
     signature = types.void(types.float64, pointer, pointer)
+    n_in, size = (n + 1 if kind == "force" else n), (n if n_out is None else n_out)
     if kind == "guard":
 
         def scalar(t, x_at, out):
             out[0] = fn(t, numba.carray(x_at, n))
 
-        wrapper, n_out = numba.cfunc(signature)(scalar), 1
+        wrapper, size = numba.cfunc(signature)(scalar), 1
+    elif kind == "force":
+
+        def force(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n), x_at[n])
+            for i in range(size):
+                out[i] = values[i]
+
+        wrapper = numba.cfunc(signature)(force)
+    elif kind == "hessian":
+
+        def matrix(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n)).ravel()
+            for i in range(size):
+                out[i] = values[i]
+
+        wrapper = numba.cfunc(signature)(matrix)
     else:
 
         def vector(t, x_at, out):
             values = fn(t, numba.carray(x_at, n))
-            for i in range(n):
+            for i in range(size):
                 out[i] = values[i]
 
-        wrapper, n_out = numba.cfunc(signature)(vector), n
+        wrapper = numba.cfunc(signature)(vector)
     what = f"{kind} `{_name_of(fn)}`"
-    return CAddress(wrapper.address, n, n_out, what, keep=wrapper)
+    return CAddress(wrapper.address, n_in, size, what, keep=wrapper)
 
 
 def engine_entry(fn: object, n: int) -> tuple[Function, int] | None:

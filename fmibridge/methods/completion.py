@@ -5,7 +5,7 @@
 truncation test it applies R* (project onto h = 0, dh qdot = 0) and switches to
 the mode "constrained", which it integrates itself with the contact force lam of
 eq. (6), recorded as the output column `lam`. When lam falls through zero it
-locates the instant (bisection, then secant, like a guard on lam) and lifts off
+locates the instant (Illinois, then secant, like a guard on lam) and lifts off
 into "<free>:lifted", a copy of the free mode whose impact edge is disarmed until
 the gap rate falls through zero (the apex), so the impact that ended a
 constrained phase is not re-detected at once; the edge "rearm" then
@@ -38,7 +38,9 @@ Decisions where the paper leaves a choice:
 - Constrained steps grow by doubling from h while step doubling agrees within
   `tol` and lam changes over each half step by less than LAM_CHANGE of its
   value; a body at rest reaches t_end in O(log(t_end / h)) steps. Steps
-  never drop below h except to land on t_end or to locate a lift-off.
+  never drop below h except to land on t_end or to locate a lift-off. They
+  run compiled (`_completion.Phase`), on the contact's compiled numerics
+  (`_contact.ContactFunctions`).
 - Lift-off (A17): lam <= 0 at a sample ends the step; a lam that touches zero
   without crossing between samples is not detected.
 
@@ -59,15 +61,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..core.bracket import End, illinois
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
-from ..flows.compiled import BLOCK
-from .base import TIME_RTOL, Method, State, Step, positive, reached
-from .compiled_completion import CompiledRun
+from ._completion import LIFTED as PHASE_LIFTED
+from ._completion import NON_FINITE, STUCK, Phase
+from ._contact import ProjectedStepper
+from .base import Method, State, Step, positive, reach_tol, reached
 from .contact import Contact, ZenoBounds, contact_of
 
 CONSTRAINED = "constrained"
@@ -85,16 +87,11 @@ RATIO_SPREAD = 0.1
 FALLBACK_SAFETY = 2.0
 # |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
 ON_SURFACE = 1e-12
-# A constrained step longer than h is accepted only if lam changes over each half
-# by less than this fraction of its smallest sample: lam cannot then dip to zero
-# and back between samples unless it varies on a scale far below the step.
-LAM_CHANGE = 0.5
-# Bound on halvings of one constrained step: 2^64 covers any ratio of float steps.
-MAX_HALVINGS = 64
 
 
 class ConstrainedFlow(VectorField):
-    """The constrained dynamics D_L of eq. (7), projected onto Z after each step."""
+    """The constrained dynamics D_L of eq. (7), projected onto Z after each step
+    (`_contact.ProjectedStepper`)."""
 
     def __init__(
         self,
@@ -105,18 +102,37 @@ class ConstrainedFlow(VectorField):
     ) -> None:
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.state_names = state_names
+        self.functions = contact.compiled(len(state_names))
         # memory of this run (the flow is built per run): the last constrained
         # step, and each logged event as an _Impact (None if it is no impact)
         self.last_step: float | None = None
         self.impacts: list[_Impact | None] = []
-        # the run's attempts in one compiled call (`CompiledRun`), False where
-        # they cannot be, None until the first attempt asks
-        self.compiled_run: CompiledRun | bool | None = None
+        self._steppers: dict[str, ProjectedStepper] = {}
+        self._phases: dict[str, Phase] = {}
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the constrained dynamics dx/dt with the contact force lam (Or and
         Ames, eq. 6)."""
-        return self.contact.constrained_rhs(t, x)
+        return self.functions.constrained(t, x)[0]
+
+    def rhs_function(self):
+        """Return eq. (7) as the compiled loops call it."""
+        return self.functions.rhs_function
+
+    def stepper(self, scheme: Scheme) -> ProjectedStepper:
+        """Return the constrained steps of `scheme`: a step on eq. (7), then R*."""
+        found = self._steppers.get(scheme.name)
+        if found is None:
+            found = ProjectedStepper(self.functions, scheme.tableau)
+            self._steppers[scheme.name] = found
+        return found
+
+    def phase(self, scheme: Scheme) -> Phase:
+        """Return the constrained phases of `scheme` (`_completion.Phase`)."""
+        found = self._phases.get(scheme.name)
+        if found is None:
+            found = self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
+        return found
 
     def advance(
         self,
@@ -128,13 +144,13 @@ class ConstrainedFlow(VectorField):
     ) -> np.ndarray:
         """Step and project onto Z. A known `slope` (dx/dt at (t, x)) replaces the
         first stage's evaluation, which an explicit scheme makes at (t, x) itself."""
-        rhs = self.rhs
-        if slope is not None:
+        return self.stepper(scheme).step(t, x, h, slope)
 
-            def rhs(s: float, z: np.ndarray) -> np.ndarray:
-                return slope if z is x and s == t else self.rhs(s, z)
-
-        return self.contact.project(t + h, scheme.step(rhs, t, x, h))
+    def advance_from(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
+    ) -> np.ndarray:
+        """Return `advance` from the known dx/dt `slope` at (t, x)."""
+        return self.advance(t, x, h, scheme, slope)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the contact force lam at (t, x)."""
@@ -143,6 +159,23 @@ class ConstrainedFlow(VectorField):
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = constrained:GAP``."""
         return {"flow": f"constrained:{self.contact.gap}"}
+
+
+class GapRate:
+    """The gap rate dh qdot as a guard (the lifted mode's "rearm"): called from
+    Python, and compiled for the loops (`engine_entry`)."""
+
+    __name__ = "gap_rate"
+
+    def __init__(self, contact: Contact) -> None:
+        self.contact = contact
+
+    def __call__(self, t: float, x: np.ndarray) -> float:
+        return self.contact.rate(t, x)
+
+    def engine_entry(self, n: int):
+        """The contact's compiled gap rate, entry 0 (`flows.compiled.engine_entry`)."""
+        return self.contact.compiled(n).rate_function, 0
 
 
 def truncation_threshold(
@@ -340,8 +373,9 @@ class Completion(Method):
                     f"HybridSystem `{system.name}` already has a mode {name!r}, which "
                     f"completion adds; rename it."
                 )
-        rate = contact.rate if contact.kernels is None else contact.kernels.rate
-        rearm = Edge(Guard(rate, "falling", name="rearm"), free.name, name="rearm")
+        rearm = Edge(
+            Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
+        )
         kept = tuple(e for e in free.edges if e.name not in impacts)
         lifted = Mode(lifted_name, free.flow, (*kept, rearm))
         flow = ConstrainedFlow(contact, system.state_names, free.name, impacts)
@@ -403,18 +437,9 @@ class Completion(Method):
     ) -> Step:
         constrained = system.mode(CONSTRAINED)
         flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
-        if flow.compiled_run is None:
-            flow.compiled_run = CompiledRun.of(self, system) or False
-        if flow.compiled_run:
-            step = flow.compiled_run.take(state, t_end, log)
-            if step is not None:
-                return step
         if state.mode == CONSTRAINED:
-            if constrained.flow.contact.kernels is not None:
-                log.loops[f"{CONSTRAINED}: compiled phase"] += 1
-                return self._constrained_block(constrained, state, t_end, log)
-            log.loops[f"{CONSTRAINED}: python steps (contact not compiled)"] += 1
-            return self._constrained_step(constrained, state, t_end, log)
+            log.loops[f"{CONSTRAINED}: compiled phase"] += 1
+            return self._phase(constrained, state, t_end, log)
         last = log.events[-1] if log.events else None
         if last is not None and last.edge == "lift-off" and last.t == state.t:
             return self._leave(system.mode(state.mode), state, t_end, log)
@@ -434,7 +459,7 @@ class Completion(Method):
             return step
         self._check_resolution(flow, log)
         flow.last_step = None  # a new constrained phase starts from h
-        return Step(self._switch(flow.contact, series[-1], last, t_end, log))
+        return Step(self._switch(flow, series[-1], last, t_end, log))
 
     def _check_resolution(self, flow: ConstrainedFlow, log: Recorder) -> None:
         """Warn if the inner method places the impacts of this Zeno series, added
@@ -464,7 +489,7 @@ class Completion(Method):
         (no apex can occur that soon unless the hop is below h) moves both off zero.
         """
         hs = min(self.h, t_end - state.t)
-        x = self.advance(mode, state.t, state.x, hs)
+        x = mode.flow.advance(state.t, state.x, hs, self.scheme)
         t = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
         log.n_steps += 1
         log.sample(t, x, mode.name)
@@ -537,18 +562,23 @@ class Completion(Method):
         )
 
     def _switch(
-        self, contact: Contact, last: _Impact, event: Event, t_end: float, log: Recorder
+        self,
+        flow: ConstrainedFlow,
+        last: _Impact,
+        event: Event,
+        t_end: float,
+        log: Recorder,
     ) -> State:
-        """Apply R* (and, for switch='limit', carry it to the predicted tau_inf)."""
+        """Apply R* (and, for switch='limit', carry it along the constrained flow
+        to the predicted tau_inf)."""
         t, x = last.t, last.x_star
+        contact = flow.contact
         e = contact.restitution
         if self.switch == "limit" and e > 0.0:
             rest = 2.0 * e * abs(last.rate) / ((1.0 - e) * -last.hddot_star)
             rest = min(rest, t_end - t)
             if rest > 0.0:
-                x = contact.project(
-                    t + rest, self.scheme.step(contact.constrained_rhs, t, x, rest)
-                )
+                x = flow.advance(t, x, rest, self.scheme)
                 t += rest
         lam = contact.lam(t, x)
         log.event(Event(t, "zeno", event.source, CONSTRAINED, last.x, x))
@@ -557,110 +587,32 @@ class Completion(Method):
 
     # -- the constrained phase --------------------------------------------------
 
-    def _constrained_step(
-        self, mode: Mode, state: State, t_end: float, log: Recorder
-    ) -> Step:
-        """Take one constrained step: grow it while safe, or locate a lift-off."""
+    def _phase(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
+        """Take constrained steps up to a lift-off, t_end or BLOCK samples in one
+        compiled call (`_completion.Phase`), and log them."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-        constrained, scheme = flow.contact.constrained, self.scheme
-        t, x = state.t, state.x
-        grown = 2.0 * flow.last_step if flow.last_step is not None else self.h
-        hs = min(max(self.h, grown), t_end - t)
-        slope, lam0 = constrained(t, x)  # serves every trial step from (t, x)
-        for _ in range(MAX_HALVINGS):
-            x_mid = flow.advance(t, x, hs / 2, scheme, slope)
-            slope_mid, lam_mid = constrained(t + hs / 2, x_mid)
-            x_two = flow.advance(t + hs / 2, x_mid, hs / 2, scheme, slope_mid)
-            lam1 = flow.contact.lam(t + hs, x_two)
-            crossing = lam_mid <= 0 or lam1 <= 0
-            smallest = hs <= self.h
-            if not smallest and (
-                crossing
-                or not _steady(lam0, lam_mid, lam1)
-                or np.max(np.abs(flow.advance(t, x, hs, scheme, slope) - x_two))
-                > self.tol
-            ):
-                log.n_rejected += 1
-                hs = max(hs / 2, min(self.h, t_end - t))
-                continue
-            if crossing:
-                return Step(self._lift_off(mode, t, x, hs, slope, lam0, log))
-            if not (np.isfinite(x_two).all() and math.isfinite(lam1)):
-                raise _non_finite(flow.contact, t, x)
-            log.n_steps += 1
-            flow.last_step = hs
-            t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
-            log.sample(t1, x_two, CONSTRAINED, lam=lam1)
-            return Step(State(t1, x_two, CONSTRAINED))
-        return Step(state, Status.NO_PROGRESS)
-
-    def _constrained_block(
-        self, mode: Mode, state: State, t_end: float, log: Recorder
-    ) -> Step:
-        """Take the steps of `_constrained_step` and `_lift_off` in one compiled
-        loop (`Contact.kernels`), up to a lift-off, t_end or BLOCK samples."""
-        from . import _contact_kernels as k
-
-        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-        x = np.ascontiguousarray(state.x, dtype=float)
-        ts, xs, lams = np.empty(BLOCK), np.empty((BLOCK, x.size)), np.empty(BLOCK)
-        out = np.empty(k.OUT_SIZE)
-        n = flow.contact.kernels.phase(
-            *self.scheme.arrays,
-            float(state.t),
-            x,
+        phase = flow.phase(self.scheme)
+        n = phase.run(
+            state.t,
+            state.x,
             flow.last_step or 0.0,
-            float(self.h),
-            float(t_end),
-            float(self.tol),
-            float(self.t_tol),
-            TIME_RTOL * self.h,
-            LAM_CHANGE,
-            MAX_HALVINGS,
-            min(self.max_steps - log.n_steps, BLOCK),
-            ts,
-            xs,
-            lams,
-            out,
+            self.h,
+            t_end,
+            self.tol,
+            self.t_tol,
+            reach_tol(t_end, self.h),
+            self.max_steps - log.n_steps,
         )
         log.n_steps += n
-        log.n_rejected += int(out[k.REJECTED])
-        flow.last_step = float(out[k.LAST_STEP]) or None
-        log.samples(ts[:n], xs[:n], CONSTRAINED, lam=lams[:n])
-        last = State(float(ts[n - 1]), xs[n - 1], CONSTRAINED) if n else state
-        if out[k.STATUS] == k.NON_FINITE:
-            raise _non_finite(flow.contact, last.t, last.x)
-        if out[k.STATUS] == k.LIFTED:
+        log.n_rejected += phase.n_rejected
+        flow.last_step = phase.last_step or None
+        log.samples(phase.ts[:n], phase.xs[:n], CONSTRAINED, lam=phase.lams[:n])
+        if phase.status == NON_FINITE:
+            raise _non_finite(flow.contact, phase.t, phase.x)
+        last = State(phase.t, phase.x, CONSTRAINED) if n else state
+        if phase.status == PHASE_LIFTED:
             return Step(_lifted(mode, last.t, last.x, log))
-        return Step(last, Status.NO_PROGRESS if out[k.STATUS] == k.STUCK else None)
-
-    def _lift_off(
-        self,
-        mode: Mode,
-        t: float,
-        x: np.ndarray,
-        hs: float,
-        slope: np.ndarray,
-        lam0: float,
-        log: Recorder,
-    ) -> State:
-        """Bracket lam = 0 in [t, t + hs] to t_tol (Illinois), place it by secant,
-        lift off; `slope` and `lam0` are dx/dt and lam at (t, x)."""
-        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-
-        def trial(sigma: float) -> End:
-            z = flow.advance(t, x, sigma, self.scheme, slope)
-            return End(sigma, flow.contact.lam(t + sigma, z))
-
-        lo, hi = illinois(
-            trial, End(0.0, lam0), trial(hs), width=self.t_tol, max_iter=MAX_HALVINGS
-        )
-        frac = lo.f / (lo.f - hi.f) if lo.f != hi.f else 0.0
-        tc = lo.sigma + (hi.sigma - lo.sigma) * min(max(frac, 0.0), 1.0)
-        xc = flow.advance(t, x, tc, self.scheme, slope) if tc > 0 else x
-        log.n_steps += 1
-        log.sample(t + tc, xc, CONSTRAINED, lam=flow.contact.lam(t + tc, xc))
-        return _lifted(mode, t + tc, xc, log)
+        return Step(last, Status.NO_PROGRESS if phase.status == STUCK else None)
 
 
 def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:
@@ -683,9 +635,3 @@ def _non_finite(contact: Contact, t: float, x: np.ndarray) -> FmibridgeError:
 def _pressed(contact: Contact, impact: _Impact) -> bool:
     """Return True if lam(R* x) > 0 at the impact: condition (i) of Def. 7."""
     return contact.lam(impact.t, impact.x_star) > 0
-
-
-def _steady(lam0: float, lam_mid: float, lam1: float) -> bool:
-    """Return True if lam changes over each half step by < LAM_CHANGE of its minimum."""
-    change = max(abs(lam_mid - lam0), abs(lam1 - lam_mid))
-    return change < LAM_CHANGE * min(lam0, lam_mid, lam1)
