@@ -18,7 +18,8 @@ Decisions where the paper leaves a choice:
   denominator, as the impact law requires); otherwise a model-free
   test: the gap rates of the last N_SERIES impacts must decay geometrically
   (ratios r < 1 within RATIO_SPREAD) while their intervals shrink, and the
-  predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v:
+  predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v
+  (the constants of `_completion`, where the tests run compiled):
   in time the flights still to come, 2 r abs(hdot) / ((1 - r) a), a = -hddot
   at R*x (the flight-time sum behind c1 of eq. 15, exact on flat ground), in
   position and velocity the last increment * r / (1 - r). The rates, not the
@@ -55,8 +56,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import pairwise
 from typing import ClassVar
 
 import numpy as np
@@ -67,24 +66,15 @@ from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
 from ._completion import LIFTED as PHASE_LIFTED
-from ._completion import NON_FINITE, STUCK, Phase
+from ._completion import NON_FINITE, STUCK, Phase, Series, truncation_threshold
 from ._contact import ProjectedStepper
 from .base import Method, State, Step, positive, reach_tol, reached
-from .contact import Contact, ZenoBounds, contact_of
+from .contact import Contact, contact_of
+
+__all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
-# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (Or and Ames
-# leave the ratio free; 0.5 keeps V well inside U).
-V_RATIO = 0.5
-# Impacts in the series the model-free test reads: 3 gap-rate ratios, enough to see
-# geometric decay.
-N_SERIES = 4
-# Largest spread of those ratios still called geometric; the flat ground has 0,
-# the paper's examples ~0.02 near their Zeno points.
-RATIO_SPREAD = 0.1
-# The model-free tails are estimates, not bounds: demand they be half the budget.
-FALLBACK_SAFETY = 2.0
 # |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
 ON_SURFACE = 1e-12
 
@@ -104,9 +94,9 @@ class ConstrainedFlow(VectorField):
         self.state_names = state_names
         self.functions = contact.compiled(len(state_names))
         # memory of this run (the flow is built per run): the last constrained
-        # step, and each logged event as an _Impact (None if it is no impact)
+        # step, and the current series of impacts
         self.last_step: float | None = None
-        self.impacts: list[_Impact | None] = []
+        self.series = Series(self.functions, free, impact_edges, contact.bounds)
         self._steppers: dict[str, ProjectedStepper] = {}
         self._phases: dict[str, Phase] = {}
 
@@ -176,82 +166,6 @@ class GapRate:
     def engine_entry(self, n: int):
         """The contact's compiled gap rate, entry 0 (`flows.compiled.engine_entry`)."""
         return self.contact.compiled(n).rate_function, 0
-
-
-def truncation_threshold(
-    e: float,
-    bounds: ZenoBounds,
-    eps: tuple[float, float, float],
-    *,
-    speed: float,
-    dh_norm: float,
-) -> float:
-    """Return min(c1, c2, c3) of eq. (15); truncate when abs(dh qdot) is below it.
-
-    Parameters
-    ----------
-    e : float
-        Restitution, 0 < e < 1.
-    bounds : ZenoBounds
-        a_min, a_max, eta, zeta over V = N(eps_q', eps_v').
-    eps : (eps_t, eps_q', eps_v')
-        Time budget and the primed neighbourhood radii.
-    speed : float
-        ||qdot*||, so beta = speed + eps_v'.
-    dh_norm : float
-        ||dh(q*)||.
-
-    Returns
-    -------
-    float
-        The threshold; 0 when (9) fails (a_min <= 0 or e' = e a_max / a_min >= 1).
-
-    References
-    ----------
-    Or and Ames, eqs. (9), (10), (14), (15), with dh M^-1 dh^T in the
-    denominator of eq. (10) (the printed dh M dh^T is dimensionally inconsistent).
-
-    Examples
-    --------
-    >>> b = ZenoBounds(a_min=1.0, a_max=1.0, eta=1.0, zeta=1.0)
-    >>> eps = (1e-3, 5e-4, 5e-4)
-    >>> round(truncation_threshold(0.5, b, eps, speed=0.3, dh_norm=1.0), 10)
-    8.33333e-05
-    """
-    eps_t, eps_q, eps_v = eps
-    if not (bounds.a_min > 0 and bounds.a_max >= bounds.a_min):
-        return 0.0
-    e1 = e * bounds.a_max / bounds.a_min
-    e2 = e * math.sqrt(bounds.a_max / bounds.a_min)
-    if e1 >= 1.0:
-        return 0.0
-    scale = bounds.a_min * (1.0 - e1) / (2.0 * e)
-    c1 = scale * eps_t
-    c2 = scale * eps_q / (speed + eps_v)
-    c3 = eps_v / (
-        (1.0 + e) * bounds.eta / (1.0 - e2) + bounds.zeta / scale + 1.0 / dh_norm
-    )
-    return min(c1, c2, c3)
-
-
-@dataclass(frozen=True)
-class _Impact:
-    """One impact of the current series: time, pre-impact state, gap rate."""
-
-    t: float
-    x: np.ndarray
-    rate: float
-    contact: Contact
-
-    @cached_property
-    def x_star(self) -> np.ndarray:
-        """R* of the pre-impact state, on demand: most impacts never need it."""
-        return self.contact.project(self.t, self.x)
-
-    @cached_property
-    def hddot_star(self) -> float:
-        """hddot at R* x (eq. 8), once for the truncation test and the switch."""
-        return self.contact.hddot(self.t, self.x_star)
 
 
 @dataclass(frozen=True)
@@ -454,29 +368,24 @@ class Completion(Method):
             or step.state.t != last.t
         ):
             return step
-        series = self._series(flow, log)
-        if not self._truncates(flow.contact, series):
+        flow.series.catch_up(log.events)
+        if not flow.series.truncates(self.eps_t, self.eps_q, self.eps_v):
             return step
         self._check_resolution(flow, log)
         flow.last_step = None  # a new constrained phase starts from h
-        return Step(self._switch(flow, series[-1], last, t_end, log))
+        return Step(self._switch(flow, last, t_end, log))
 
     def _check_resolution(self, flow: ConstrainedFlow, log: Recorder) -> None:
         """Warn if the inner method places the impacts of this Zeno series, added
         up, less precisely in time than half of eps_t: each shifts all after it,
         and Theorem 3 bounds the truncation only, not the inner method's error."""
-        late, contact = 0.0, flow.contact
-        for impact in reversed(flow.impacts):
-            if impact is None:
-                break
-            gap = contact.h(impact.t, impact.x)
-            late += self.inner.time_resolution(gap, impact.rate)
+        late = flow.series.placed(self.inner)
         if late > 0.5 * self.eps_t:
             log.warn_once(
                 "resolution",
                 f"completion: the inner method ({self.inner.name}) places the impacts "
-                f"before the truncation at t = {flow.impacts[-1].t:.9g} s only to "
-                f"about {late:.2g} s in all, more than half of eps_t = "
+                f"before the truncation at t = {flow.series.impacts[-1][0]:.9g} s "
+                f"only to about {late:.2g} s in all, more than half of eps_t = "
                 f"{self.eps_t:g} s: the Zeno time may be off by that much. Tighten "
                 f"the inner method (Relaxation's eps, Unilateral's tol).",
             )
@@ -495,93 +404,15 @@ class Completion(Method):
         log.sample(t, x, mode.name)
         return Step(State(t, x, mode.name))
 
-    def _series(self, flow: ConstrainedFlow, log: Recorder) -> list[_Impact]:
-        """Return the last impacts (at most N_SERIES) since anything else happened."""
-        known = flow.impacts
-        for event in log.events[len(known) :]:
-            is_impact = event.source == flow.free and event.edge in flow.impact_edges
-            known.append(
-                _Impact(
-                    event.t,
-                    event.x_before,
-                    flow.contact.rate(event.t, event.x_before),
-                    flow.contact,
-                )
-                if is_impact
-                else None
-            )
-        series = []
-        for impact in reversed(known[-N_SERIES:]):
-            if impact is None:
-                break
-            series.append(impact)
-        return series[::-1]
-
-    def _truncates(self, contact: Contact, series: list[_Impact]) -> bool:
-        """Return True if the last impact meets the truncation test (module doc)."""
-        last, e = series[-1], contact.restitution
-        if not (last.rate < 0 and e < 1.0):
-            return False  # Theorems 1-2 need e < 1
-        if e == 0.0:
-            return _pressed(contact, last)  # A16: the plastic impact lands on Z
-        if contact.bounds is None:  # decay first: it needs no R* and mostly fails
-            return self._geometric(contact, series) and _pressed(contact, last)
-        if not _pressed(contact, last):
-            return False
-        eps = (self.eps_t, V_RATIO * self.eps_q, V_RATIO * self.eps_v)
-        bounds = contact.bounds(last.t, last.x_star, eps[1], eps[2])
-        speed = float(np.linalg.norm(last.x_star[list(contact.v_index)]))
-        dh_norm = float(np.linalg.norm(contact.dh(last.t, last.x_star)))
-        threshold = truncation_threshold(e, bounds, eps, speed=speed, dh_norm=dh_norm)
-        return abs(last.rate) < threshold
-
-    def _geometric(self, contact: Contact, series: list[_Impact]) -> bool:
-        """Model-free test: geometric decay predicts tails within half the budgets."""
-        if len(series) < N_SERIES:
-            return False
-        intervals = [b.t - a.t for a, b in pairwise(series)]
-        rates = [abs(s.rate) for s in series]
-        if min(intervals) <= 0 or min(rates) <= 0 or intervals[-1] >= intervals[0]:
-            return False
-        ratios = [b / a for a, b in pairwise(rates)]
-        r = max(ratios)
-        if r >= 1.0 or r - min(ratios) > RATIO_SPREAD:
-            return False
-        last = series[-1]
-        a = -last.hddot_star
-        if not a > 0.0:
-            return False
-        s = FALLBACK_SAFETY * r / (1.0 - r)
-        iq, iv = list(contact.q_index), list(contact.v_index)
-        dq = np.linalg.norm(last.x[iq] - series[-2].x[iq])
-        dv = np.linalg.norm(last.x_star[iv] - series[-2].x_star[iv])
-        return bool(
-            2.0 * rates[-1] / a * s < self.eps_t
-            and dq * s < self.eps_q
-            and dv * s < self.eps_v
-        )
-
     def _switch(
-        self,
-        flow: ConstrainedFlow,
-        last: _Impact,
-        event: Event,
-        t_end: float,
-        log: Recorder,
+        self, flow: ConstrainedFlow, event: Event, t_end: float, log: Recorder
     ) -> State:
-        """Apply R* (and, for switch='limit', carry it along the constrained flow
-        to the predicted tau_inf)."""
-        t, x = last.t, last.x_star
-        contact = flow.contact
-        e = contact.restitution
-        if self.switch == "limit" and e > 0.0:
-            rest = 2.0 * e * abs(last.rate) / ((1.0 - e) * -last.hddot_star)
-            rest = min(rest, t_end - t)
-            if rest > 0.0:
-                x = flow.advance(t, x, rest, self.scheme)
-                t += rest
-        lam = contact.lam(t, x)
-        log.event(Event(t, "zeno", event.source, CONSTRAINED, last.x, x))
+        """Apply R* to the truncating impact's state (and, for switch='limit',
+        carry it along the constrained flow to the predicted tau_inf), log the
+        switch "zeno" and return the state in "constrained"."""
+        stepper = flow.stepper(self.scheme)
+        t, x, lam = flow.series.switch(stepper, self.switch == "limit", t_end)
+        log.event(Event(t, "zeno", event.source, CONSTRAINED, event.x_before, x))
         log.sample(t, x, CONSTRAINED, lam=lam)
         return State(t, x, CONSTRAINED)
 
@@ -630,8 +461,3 @@ def _non_finite(contact: Contact, t: float, x: np.ndarray) -> FmibridgeError:
         f"non-finite values in the step from t = {t!r}, x = {x.tolist()}; check "
         f"its force map, gradient and Hessian there."
     )
-
-
-def _pressed(contact: Contact, impact: _Impact) -> bool:
-    """Return True if lam(R* x) > 0 at the impact: condition (i) of Def. 7."""
-    return contact.lam(impact.t, impact.x_star) > 0

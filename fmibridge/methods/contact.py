@@ -39,7 +39,7 @@ from ..core.errors import FmibridgeError
 from ..core.system import HybridSystem, UnilateralConstraint
 from ..flows.base import ForcedVectorField, VectorField, python_force
 from ..flows.compiled import c_function, engine_entry, is_compiled
-from ._contact import ContactFunctions
+from . import _contact
 
 if TYPE_CHECKING:
     from ..flows.fmu import CoSimulationFlow, ModelExchangeFlow
@@ -135,9 +135,9 @@ class Contact(UnilateralConstraint):
         """The fields, without the compiled numerics (rebuilt where needed)."""
         return {k: v for k, v in self.__dict__.items() if k != _COMPILED}
 
-    def compiled(self, n: int) -> ContactFunctions:
+    def compiled(self, n: int) -> _contact.ContactFunctions:
         """Return the contact's numerics on states of size n, compiled: its
-        primitives as Functions (`ContactFunctions`), built once per size."""
+        primitives as Functions (`_contact.ContactFunctions`), built once per size."""
         built = self.__dict__.setdefault(_COMPILED, {})
         found = built.get(n)
         if found is None:
@@ -257,7 +257,7 @@ class Contact(UnilateralConstraint):
 def _functions(gap, gradient, force, hessian, q_index, v_index, e, name, n):
     """The compiled numerics of these primitives on n states (`Contact.compiled`)."""
     nq = len(q_index)
-    return ContactFunctions(
+    return _contact.ContactFunctions(
         _gap_function(gap, n, name),
         _function(gradient, "rhs", n, nq, f"`gradient_fn` of contact `{name}`"),
         _force_function(force, n, name),
