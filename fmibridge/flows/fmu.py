@@ -46,7 +46,11 @@ MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 REAL_TYPES = ("Real", "Float64", "Float32")
-STATE_SAVING_FLAGS = {"1.0": "FMI 1.0 state saving", "3.0": "canGetAndSetFMUState"}
+STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
+    "1.0": ("fmiGetFMUstate", "missing"),  # FMI 1.0 has no FMU state at all
+    "2.0": ("canGetAndSetFMUstate", "false"),
+    "3.0": ("canGetAndSetFMUState", "false"),
+}
 
 
 def _is_discrete(variable: Variable) -> bool:
@@ -173,10 +177,7 @@ class _FmuFlow:
         """The state variables: `states` by name, else those with a derivative."""
         if states is not None:
             return [self._variable(n, "state") for n in states]
-        return [
-            self._variable(d.variable.derivative.name, "state")
-            for d in self.archive.description.derivatives
-        ]
+        return [self._variable(n, "state") for n in self.archive.state_names]
 
     def _variable(self, name: str, role: str) -> Variable:
         variable = self.archive.variables.get(name)
@@ -426,6 +427,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
         self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
+        self._check_state_order()
         self.x0 = self.instance.get_states()
         self._z_key: tuple | None = None
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
@@ -433,6 +435,20 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._plans: dict[tuple, tuple] = {}  # by guard functions: (fns, Plan)
         self._paths: list[tuple[float, str]] = []  # this run's kernel paths
         self._last_t = -math.inf
+
+    def _check_state_order(self) -> None:
+        """Refuse states that are not the FMU's state vector, where it says which
+        its states are (FMI 1.0, whose description does not)."""
+        reported = self.instance.state_references()
+        expected = [v.vr for v in self._state_variables]
+        if reported is not None and reported != expected:
+            by_vr = {v.vr: v.name for v in self.archive.variables.values()}
+            raise FmibridgeError(
+                f"{self.path}: the FMU's state vector is "
+                f"{[by_vr.get(vr, vr) for vr in reported]}, not "
+                f"{list(self.state_names)}; name the states in that order "
+                f"(`states`)."
+            )
 
     def _absorb(self, info) -> None:
         """Keep what an event iteration ended with: next time event, termination."""
@@ -633,6 +649,8 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
 
     def _plan(self, guards) -> Plan | None:
         """The compiled loop's programs for these guards (`fmu_view.plan`)."""
+        if not self.instance.is_compiled:  # FMI 1.0: the Python path, for now
+            return None
         fns = tuple(guard.fn for guard in guards)
         key = tuple(map(id, fns))  # the entry holds fns, so no id is reused
         if key not in self._plans:
@@ -830,8 +848,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._reinitialize(t, x)
             return
         raise FMUError(
-            STATE_SAVING_FLAGS.get(self.archive.fmi_version, "canGetAndSetFMUstate"),
-            "false",
+            *STATE_SAVING[self.archive.fmi_version],
             self.path,
             f"fmibridge needs it to return this Co-Simulation FMU from t = {t_at!r} "
             f"to t = {t!r} (a step undone to locate a guard's crossing); a run "
