@@ -141,6 +141,10 @@ class CoupledModelExchange(CoupledParts, VectorField):
         of the right-hand side (compiled where it can) leaves them there."""
         self.rhs(t, x)
 
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the recorded variables at the sample (t, x) (`record`)."""
+        return self._recorded(t, x), ()
+
     def _forget_times(self) -> None:
         """The kernel set the FMUs' time behind the instances' caches."""
         for component in self.components:
