@@ -61,6 +61,10 @@ class Status(enum.Enum):
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
+    TIME_LIMIT = (
+        "Stopped at its time limit (timeout); the samples up to here are kept. Raise "
+        "the limit, or make the run cheaper (a larger h, a shorter span)."
+    )
     FAILED = "Stopped by an error (see its message); the samples up to here are kept."
 
     @property
