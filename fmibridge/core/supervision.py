@@ -127,9 +127,10 @@ class Supervisor:
         kwargs : mapping
             Its keyword arguments.
         timeout : float, optional
-            Seconds of wall time after which the child is killed, `grace`
-            seconds later (a call that stops itself at its own time limit
-            returns in the meantime).
+            Seconds of wall time from the start of the call in the child (its
+            process started and `fn` unpickled) after which the child is
+            killed, `grace` seconds later (a call that stops itself at its own
+            time limit returns in the meantime).
         grace : float
             Seconds granted past `timeout`.
         what : str
@@ -192,8 +193,8 @@ class Supervisor:
 
     def _reply(self, limit: tuple | None, what: str, journal: Path) -> Any:
         """Wait for the child's answer, giving its warnings again meanwhile;
-        kill it at the end of `limit` (timeout, grace)."""
-        deadline = None if limit is None else time.monotonic() + sum(limit)
+        kill it at the end of `limit` (timeout, grace) from the call's start."""
+        deadline = None
         reader = _Reader(self._replies)
         while True:
             wait = WAKE_S if deadline is None else deadline - time.monotonic()
@@ -215,11 +216,13 @@ class Supervisor:
             kind, *rest = message
             if kind == "warning":
                 _warn_again(*rest)
-                continue
-            self._is_busy = False
-            if kind == "value":
-                return rest[0]
-            raise rest[0]
+            elif kind == "started":
+                deadline = None if limit is None else time.monotonic() + sum(limit)
+            else:
+                self._is_busy = False
+                if kind == "value":
+                    return rest[0]
+                raise rest[0]
 
     def _died(self, what: str, journal: Path) -> ProcessDied:
         """The error of a child that died while running a call."""
@@ -384,7 +387,9 @@ def serve() -> None:
     tempfile.tempdir = folder
     while (job := _receive(sys.stdin.fileno())) is not None:
         try:
-            reply = _run(replies, *pickle.loads(job))
+            call = pickle.loads(job)
+            _send(replies, ("started",))
+            reply = _run(replies, *call)
         except Exception as exc:  # noqa: BLE001 - a call that does not unpickle here
             reply = ("error", _portable(exc))
         try:
