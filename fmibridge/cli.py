@@ -32,6 +32,7 @@ from .core.errors import (
     exit_code,
     sigterm_raises,
 )
+from .core.limits import TIMEOUT_GRACE_S
 from .core.outputs import check_output, claimed
 from .core.result import Result, Status, events_path, recording
 from .core.system import HybridSystem
@@ -41,9 +42,6 @@ from .methods import METHODS
 METHOD_OPTIONS = ("eps", "integrator", "locate", "tol")  # a method's run flags
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
-# s a run may take past --timeout to stop itself (at its next step) before it is
-# killed: a step takes milliseconds, so only a run hung in native code needs it
-TIMEOUT_GRACE_S = 2.0
 KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "stop_time": "--stop-time",
     "step_size": "--step-size",
