@@ -113,9 +113,11 @@ def replay(path: str | Path):
     (length,) = LENGTH.unpack_from(data)
     recorder, modes, latest = None, [], None
     offset = LENGTH.size
-    while offset < length:
+    while offset + HEADER.size <= length:
         kind, size = HEADER.unpack_from(data, offset)
         start, offset = offset + HEADER.size, offset + HEADER.size + size
+        if offset > length:
+            break  # not counted whole: cut short by the end of the process
         payload = data[start:offset]
         if kind == b"B":
             recorder, modes, latest = Recorder(*pickle.loads(payload)), [], None
