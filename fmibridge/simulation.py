@@ -99,7 +99,8 @@ def simulate(
     step_size : float, optional
         The method's step h, s (the communication step in Co-Simulation);
         default: the smaller of the DefaultExperiment's stepSize and
-        `output_interval`, else the method's default.
+        `output_interval` (if shorter than the run), else the method's
+        default.
     method : str or Method, optional
         'halving' (default), 'relaxation', 'unilateral', or a Method instance
         with its parameters.
@@ -177,7 +178,9 @@ def _run(system: HybridSystem, given: Mapping[str, object], progress: bool) -> R
     t_end = check_span(system.t0, stop, "stop_time")
     interval = given.get("output_interval")
     grid = output_times(system.t0, t_end, interval, given.get("t_eval"))
-    h = given.get("step_size") or _default_step(experiment.step, interval)
+    h = given.get("step_size") or _default_step(
+        experiment.step, interval, t_end - system.t0
+    )
     runner = _checked(_method(given, h), system, given)
     check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
     return runner.run(system, t_end, progress=progress, t_eval=grid)
@@ -391,9 +394,13 @@ def _checked(method: Method, system: HybridSystem, given: Mapping[str, object]):
     return dataclasses.replace(method, eps=eps, eps_t=None, eps_q=None, eps_v=None)
 
 
-def _default_step(step: float | None, output_interval: float | None) -> float | None:
-    """The smaller of the DefaultExperiment's step and the output interval."""
-    given = [s for s in (step, output_interval) if s is not None]
+def _default_step(
+    step: float | None, output_interval: float | None, span: float
+) -> float | None:
+    """The smaller of the DefaultExperiment's step and the output interval (if
+    shorter than the run: a longer one keeps t0 and t_end only)."""
+    interval = output_interval if output_interval and output_interval < span else None
+    given = [s for s in (step, interval) if s is not None]
     return min(given) if given else None
 
 
