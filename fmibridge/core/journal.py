@@ -4,9 +4,9 @@ A supervised run (`core.supervision`) records inside ``recording(journal)``: its
 Recorder appends every row it keeps, every event and the latest sample to the
 journal, a file mapped into memory (no system call per record) whose pages
 outlive the process: what was appended survives it being killed (a segfault in
-an FMU, SIGKILL at a time limit). The supervising process then `replay`s the
-journal into a Recorder of its own and writes the partial Result, columns and
-all, as a run cut short in-process would.
+an FMU, SIGKILL at a time limit). The supervising process then replays the
+journal into a Recorder of its own (`replay`) and writes the partial Result,
+columns and all, as a run cut short in-process would.
 
 The file starts with the number of bytes of whole records (``<Q``), updated
 after each record, so a record cut off by a crash is never read. Each record
