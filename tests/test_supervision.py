@@ -159,7 +159,8 @@ def test_sigterm_ends_a_hanging_run_within_a_second(faulty, tmp_path):
 
 
 def test_a_second_run_on_the_same_out_fails_before_simulating(faulty, tmp_path, capsys):
-    """Was: both printed "wrote", one silently replaced the other."""
+    """Was: both printed "wrote", one silently replaced the other. The first
+    then ends on Ctrl-C at once (was: only SIGKILL stopped a hanging FMU)."""
     out = tmp_path / "ball.csv"
     first = cli(*run_args(faulty, 4, out, "--timeout", str(TIMEOUT)))
     deadline = time.monotonic() + 60
@@ -168,8 +169,10 @@ def test_a_second_run_on_the_same_out_fails_before_simulating(faulty, tmp_path, 
     assert main(["run", "--no-progress", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"--out {out} exists" in err  # claimed: the file is there, empty
-    first.terminate()
-    assert first.wait(timeout=60) == 143
+    start = time.monotonic()
+    first.send_signal(signal.SIGINT)  # Ctrl-C, while the FMU's code hangs
+    assert first.wait(timeout=60) == 130
+    assert time.monotonic() - start < 5.0  # within a second, and a margin
     first.stdout.close(), first.stderr.close()
     assert not out.exists()  # its claim is given up
 
