@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from fmibridge.cli import main
-from fmibridge.core.errors import FmibridgeError, FMUError
 from fmibridge.core import limits
+from fmibridge.core.errors import FmibridgeError, FMUError
 from fmibridge.flows.fmu import open_fmu
 
 HUGE = 3 * 2**30  # bytes declared for one member: above the 1 GiB limit

@@ -100,7 +100,7 @@ def one_error(argv: list[str], capsys) -> str:
         (balls(), "!SystemStructure.ssd: the system has no ssd:Component"),
         (
             balls("ball", "ball"),
-            "!SystemStructure.ssd: component name(s) ['ball'] used",
+            "!SystemStructure.ssd: two components flatten to the name 'ball'",
         ),
     ],
     ids=["not-xml", "dtd", "no-components", "same-name"],

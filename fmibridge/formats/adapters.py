@@ -212,7 +212,7 @@ def _recorded(archive, table: object) -> list[str]:
     names = table.get("variables") if isinstance(table, Mapping) else None
     if not isinstance(names, list):
         return []
-    states = {d.variable.derivative.name for d in archive.description.derivatives}
+    states = set(archive.state_names)
     return [
         n
         for n in names
