@@ -133,11 +133,6 @@ def run_model(model: Path | None, keywords: dict[str, object]) -> Result:
     if model is None:
         keywords = dict(keywords)
         return simulate(_ball(keywords.pop("parameters", None), keywords), **keywords)
-    if model.suffix not in (".toml", ".fmu", ".ssp"):
-        raise FmibridgeError(
-            f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
-            f"(.fmu)."
-        )
     return simulate(model, **keywords)
 
 

@@ -223,6 +223,7 @@ def test_a_serial_sweep_goes_on_past_crashing_and_hanging_runs(
     check_sweep(tmp_path, faults, code, capsys.readouterr().out)
 
 
+@pytest.mark.slow  # 12-30 s; test_sweep's cluster test runs supervised FMUs too
 def test_a_local_cluster_sweep_keeps_healthy_runs_ok(faulty, tmp_path):
     """Was: healthy runs marked ERROR (KilledWorker) in 3 of 10 tries, a hung run
     blocked its worker forever."""
