@@ -225,8 +225,8 @@ cdef object _step(_Walk w):
                     if _crossed(w, &w.g0[0], &dg[0], &dy[0]):
                         # the crossing lies before the dip's bottom
                         hs = dip_hs
-                        w.y[:n] = dip_y
-                        w.g1[:m] = dip_g
+                        w.y[:n] = dy[:n]
+                        w.g1[:m] = dg[:m]
                         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
                         has_r1 = False
         if not crossed:
