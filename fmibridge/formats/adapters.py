@@ -35,7 +35,10 @@ The whole file is checked before anything runs, and every problem found is
 reported in one AdapterError that names the file and the key. Every `target`
 must be a declared mode: a [modes.NAME] table or the `mode` of an edge. FMU
 event indicators (an exported model's own `when` clauses) always become guards
-too. An expression that fails at run time (`v / 0`) raises one ExpressionError
+too, first in each mode: where one is crossed at the same instant as an
+adapter's guard, the FMU's own event (its reset, its rest rule) runs first, and
+the adapter's edge fires after it only if its guard is still crossed. An
+expression that fails at run time (`v / 0`) raises one ExpressionError
 naming the file, the key, the expression and the time.
 """
 
@@ -258,7 +261,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         problems.check("method.h", check_step, *step)
     problems.raise_if_any()
     modes = [
-        Mode(m, f, tuple(e for src, e in edges if src == m) + fmu_event_edges(f, m))
+        Mode(m, f, fmu_event_edges(f, m) + tuple(e for src, e in edges if src == m))
         for m, f in flows.items()
     ]
     system = HybridSystem(

@@ -18,12 +18,12 @@ import numpy as np
 
 from ..core.dense import dips, hermite_minimum, inside_sign
 from ..core.errors import FmibridgeError, FmibridgeWarning
+from ..core.events import SIDES
 from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Bracket, Flow, FlowTerminated, VectorField, guard_rates
-from ..core.events import SIDES
 from ..flows.compiled import CompiledFlow, is_compiled
 from .watchdog import ON_SURFACE, Watchdog
 
@@ -240,6 +240,8 @@ class Method(abc.ABC):
                 continue
             if grid is not None:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
+            if isinstance(flow, VectorField):  # a block of steps ends where the
+                t_event = min(t_event, watch.horizon)  # watchdog looks for tunnels
             try:
                 step = self._attempt(system, state, min(t_end, t_event), log)
             except FlowTerminated as end:  # inside a step: its end is the run's
