@@ -21,7 +21,7 @@ from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Flow, FlowTerminated, VectorField, guard_rates
+from ..flows.base import Flow, FlowTerminated, guard_rates
 from ._mode import COARSE_RTOL
 from .watchdog import ON_SURFACE, Watchdog
 
@@ -203,8 +203,7 @@ class Method(abc.ABC):
                 continue
             if grid is not None:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
-            if isinstance(flow, VectorField):  # a block of steps ends where the
-                t_event = min(t_event, watch.horizon)  # watchdog looks for tunnels
+            t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
             try:
                 step = self._attempt(system, state, min(t_end, t_event), log)
             except FlowTerminated as end:  # inside a step: its end is the run's

@@ -58,7 +58,7 @@ from itertools import pairwise
 import numpy as np
 
 from ..core.result import Event, Recorder, Status
-from ..flows.base import guard_rates
+from ..flows.base import VectorField, guard_rates
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
 ZENO_SERIES = 6
@@ -158,12 +158,20 @@ class Watchdog:
     @property
     def horizon(self) -> float:
         """The time after which a series that left the state inside has ended:
-        the predicted accumulation time plus its tail again. `Method._loop` ends
-        a block of steps there, so a state that falls through the guard without
-        a transition is seen by then."""
+        the predicted accumulation time plus its tail again."""
         if self.series is None:
             return self.t_end
         return min(self.t_end, self.series.t_inf + self.series.tail)
+
+    def step_limit(self, flow) -> float:
+        """Where `Method._loop` ends a block of steps: at the horizon, so that a
+        state that falls through the guard without a transition is seen by then,
+        for a vector field (whose steps run in blocks) under a method that does
+        not complete Zeno executions (Completion's steps are its own); else
+        t_end."""
+        if self.method.completes_zeno or not isinstance(flow, VectorField):
+            return self.t_end
+        return self.horizon
 
     def check(self, state, log: Recorder) -> Stop | None:
         """Return why the run must stop after the attempt that reached `state`."""
