@@ -27,6 +27,7 @@ from ..core.events cimport (
     secant_fraction,
 )
 from ..flows._stepper cimport Stepper
+from ._firing cimport fire
 from ._mode cimport CompiledMode, reached
 
 from ..core.result import Status
@@ -322,8 +323,7 @@ cdef object _fire(_Walk w, double t, x, double hs, g0, g1, crossed):
     x = np.asarray(x)[:cm.n]
     x_event = x if t_event == t else _advanced(cm, t, x, t_event - t)
     others = tuple(edges[i].name for i in group[1:])
-    state = w.state_cls(t_event, x_event, cm.name)
-    return w.method.fire(cm.mode, state, edges[winner], w.log, others)
+    return fire(w.method, cm, w.log, t_event, x_event, winner, others)
 
 
 cdef object _advanced(CompiledMode cm, double t, x, double h):
@@ -361,8 +361,7 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
         f"{g1[i]:.3g}."
     )
     others = tuple(cm.mode.edges[k].name for k in crossed if k != i)
-    state = w.state_cls(t + hs, y, cm.name)
-    return w.method.fire(cm.mode, state, edge, w.log, others)
+    return fire(w.method, cm, w.log, t + hs, y, i, others)
 
 
 cdef object _illinois(_Walk w, double t, double hs):

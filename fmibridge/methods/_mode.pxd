@@ -11,7 +11,17 @@ cdef class CompiledMode:
     cdef readonly Py_ssize_t m
     cdef readonly bint has_rhs
     cdef double[::1] sides
+    cdef readonly double h
     cdef double d
+    # per edge: the reset (None: the identity; a Function: compiled; else the
+    # Python callable) and whether it returns to this mode
+    cdef readonly tuple resets
+    cdef readonly tuple self_loop
+    # scratch of the firing (`_firing`): the state after, guards, rates, slope
+    cdef double[::1] work_after
+    cdef double[::1] work_g
+    cdef double[::1] work_r
+    cdef double[::1] work_slope
     cdef double[::1] z
     cdef double[::1] g_ahead
     # block of accepted samples not yet handed to the Recorder

@@ -61,7 +61,13 @@ cdef class CompiledMode:
         self.guards = guard_function(mode, self.n)
         self.m = self.guards.n_out
         self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges], dtype=float)
-        self.d = RATE_STEP * h
+        self.h, self.d = h, RATE_STEP * h
+        self.resets = tuple(reset_function(e.reset, self.n) for e in mode.edges)
+        self.self_loop = tuple(e.target == mode.name for e in mode.edges)
+        self.work_after = np.empty(max(self.n, 1))
+        self.work_g = np.empty(max(self.m, 1))
+        self.work_r = np.empty(max(self.m, 1))
+        self.work_slope = np.empty(max(self.n, 1))
         self.z = np.empty(max(self.n, 1))
         self.g_ahead = np.empty(max(self.m, 1))
         self.ts = np.empty(BLOCK)
@@ -181,6 +187,19 @@ cdef bint reached(double t, double t_end, double h) noexcept:
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
     return t >= t_end - TIME_RTOL * h
+
+
+def reset_function(reset, Py_ssize_t n):
+    """An edge's reset as the loops apply it: None for the identity, a Function
+    for a numba-compiled reset (its C address), else the Python callable."""
+    from ..core.system import _identity
+    from ..flows.compiled import c_function, is_compiled
+
+    if reset is _identity:
+        return None
+    if is_compiled(reset):
+        return c_function(reset, "reset", n)
+    return reset
 
 
 def guard_function(mode, Py_ssize_t n):

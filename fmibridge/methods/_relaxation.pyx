@@ -26,7 +26,10 @@ from ..core.events cimport (
     illinois_narrow, illinois_secant, illinois_start,
 )
 from ..core._functions cimport new_array
+from ._firing cimport fire, fire_in_place, fires_in_place
 from ._mode cimport CompiledMode, reached
+
+from ._firing import FIRED
 
 from ..core.result import Status
 from .base import Rated, State, Step, non_finite
@@ -249,10 +252,14 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     tests its own condition)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, j
+    cdef double[::1] q_values
     cdef double t_reset
     y = new_array(&w.y[0], n)
-    cm.flush(w.log)
-    w.log.sample(t1, y, cm.name)
+    if cm.has_rhs:
+        cm.keep(t1, &w.y[0], w.log)
+    else:  # a Co-Simulation flow's outputs are read now, before the projection
+        cm.flush(w.log)
+        w.log.sample(t1, y, cm.name)
     edges = cm.mode.edges
     edge = edges[i]
     if getattr(edge.guard, "reset_at", "surface") == "beyond":
@@ -261,12 +268,31 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
         q = _guard_point(w, t, i, w.g0[i], w.g1[i], hs)
     t_reset = t1 + w.eps - w.taus[0]  # Fig. 12, Step 13
     if t_reset > w.t_end:
+        cm.flush(w.log)
         if t1 < w.t_end:  # the run ends while waiting on the strip (Step 14)
             w.log.sample(w.t_end, q, cm.name)
         return Step(State(w.t_end, q, cm.name))
     others = tuple(edges[w.order[j]].name for j in range(1, w.n_beyond))
-    state = State(t_reset, q, cm.name)
-    return Step(w.method.fire(cm.mode, state, edge, w.log, others))
+    if others or not fires_in_place(cm, i):
+        return Step(fire(w.method, cm, w.log, t_reset, q, i, others))
+    # a self-loop fired without Python: a silent one (a strip wait at rest)
+    # leaves the walk at (t_reset, q), from where it goes on
+    q_values = q
+    w.x[:n] = q_values[:n]
+    code = fire_in_place(w.method, cm, w.log, t_reset, &w.x[0], i)
+    if code == FIRED or _bound_hit(w):
+        return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
+    w.t = t_reset
+    cm.evaluate(w.t, &w.x[0], &w.g0[0])
+    w.has_slope = False
+    return None
+
+
+cdef bint _bound_hit(_Walk w) except -1:
+    """True once the run's transitions, silent ones included, reach max_events
+    (the Python loop then stops with MAX_EVENTS)."""
+    log = w.log
+    return len(log.events) + log.n_silent_events >= w.method.max_events
 
 
 cdef object _no_step(_Walk w, double hs):

@@ -21,9 +21,10 @@ from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Flow, FlowTerminated, guard_rates
-from ._mode import COARSE_RTOL
-from .watchdog import ON_SURFACE, Watchdog
+from ..flows.base import Flow, FlowTerminated
+from ._firing import fire_edge
+from ._mode import COARSE_RTOL, compiled_mode
+from .watchdog import Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
@@ -347,83 +348,11 @@ class Method(abc.ABC):
         simultaneous: tuple[str, ...] = (),
     ) -> State:
         """Apply `edge`'s reset at `state` (in `mode`), log the event and return
-        the new state.
-
-        A self-loop whose reset changes nothing (an FMU event that its own
-        conditions did not act on) is no transition: it is counted in
-        `n_silent_events`, not logged. The state before is sampled before the
-        reset runs, so an FMU's outputs in that sample are those before its
-        event. A reset that returns the wrong number of values or non-finite
-        ones, or that leaves a self-loop's state beyond its own guard or on it
-        moving out (`_check_reset`), is an error.
-        """
-        log.sample(state.t, state.x, state.mode)
-        x_after = np.asarray(edge.reset(state.t, state.x.copy()), dtype=float)
-        if x_after.shape != state.x.shape or not np.all(np.isfinite(x_after)):
-            raise FmibridgeError(
-                f"Reset `{_name_of(edge.reset)}` of edge {edge.name!r} returned "
-                f"{x_after.tolist()!r} at t = {state.t!r}; it must return "
-                f"{state.x.size} finite values, one per state "
-                f"{list(mode.flow.state_names)}."
-            )
-        if edge.target == state.mode:
-            self._check_reset(mode, edge, state, x_after)
-        if edge.target == state.mode and np.array_equal(x_after, state.x):
-            log.n_silent_events += 1
-            return state
-        log.sample(state.t, x_after, edge.target)
-        log.event(
-            Event(
-                state.t,
-                edge.name,
-                state.mode,
-                edge.target,
-                state.x,
-                x_after,
-                simultaneous,
-            )
-        )
-        return State(state.t, x_after, edge.target)
-
-    def _check_reset(
-        self, mode: Mode, edge: Edge, state: State, x_after: np.ndarray
-    ) -> None:
-        """Refuse a self-loop's reset that leaves the state beyond its own guard
-        (deeper than the event found it), or on its surface moving out: either
-        way the guard would fire again at once, forever."""
-        guard, t = edge.guard, state.t
-        side = {"falling": 1.0, "rising": -1.0}.get(guard.direction)
-        if side is None:
-            return  # 'either' (an FMU's indicator): no inside to keep
-        g_before, g_after = guard(t, state.x), guard(t, x_after)
-        where = f"at t = {t!r}, x = {x_after.tolist()}"
-        if not math.isfinite(g_after):
-            raise FmibridgeError(
-                f"Guard {guard.name!r} returned {g_after!r} just after the reset of "
-                f"edge {edge.name!r} {where}; a guard must be finite wherever the "
-                f"flow is defined."
-            )
-        if side * g_after < -max(ON_SURFACE, 2.0 * abs(g_before)):
-            raise FmibridgeError(
-                f"The reset of edge {edge.name!r} leaves the state beyond its own "
-                f"guard {guard.name!r}: g = {g_after!r} after it (g = {g_before!r} "
-                f"before) {where}. A reset must return the state into the domain "
-                f"(g {'>=' if side > 0 else '<='} 0)."
-            )
-        if abs(g_after) > max(ON_SURFACE, 2.0 * abs(g_before)):
-            return  # off the guard, further than the event found it
-        rates = guard_rates(mode.flow, [guard], t, x_after, [g_after], self.h)
-        if rates is None or side * rates[0] * self.h >= -ON_SURFACE:
-            return
-        before = guard_rates(mode.flow, [guard], t, state.x, [g_before], self.h)
-        if side * before[0] < 0.0:  # moving out before the reset, and still after it
-            raise FmibridgeError(
-                f"The reset of edge {edge.name!r} leaves the state on its guard "
-                f"{guard.name!r} moving out of the domain as before it (dg/dt = "
-                f"{rates[0]:.6g}) {where}: the guard would fire again at once. The "
-                f"reset must turn the state back into the domain (an impact "
-                f"reverses the velocity)."
-            )
+        the new state (`_firing.fire`: a silent self-loop returns the same
+        state; a bad reset is an error naming it)."""
+        index = next(k for k, e in enumerate(mode.edges) if e is edge)
+        compiled = compiled_mode(mode, self.scheme, self.h)
+        return fire_edge(self, compiled, log, state.t, state.x, index, simultaneous)
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""
