@@ -155,6 +155,8 @@ def build_fmus(
     out_dir: Path | str | None = None,
     models: list[str] | None = None,
     force: bool = False,
+    *,
+    models_dir: Path | str | None = None,
 ) -> dict[str, Path]:
     """Compile every model in `source_dir` into FMI 2.0, 3.0 and 1.0 FMUs.
 
@@ -168,6 +170,10 @@ def build_fmus(
         Model directory names to build (default: all with a ``model.toml``).
     force : bool
         Rebuild even if the inputs are unchanged.
+    models_dir : path, optional
+        Where the model directories are (default: `source_dir`); the FMI
+        framework (``common/``, ``include/``) always comes from `source_dir`.
+        The tests build their faulty FMUs from ``tests/fmus`` so.
 
     Returns
     -------
@@ -189,7 +195,7 @@ def build_fmus(
     out_dir = Path(out_dir) if out_dir else source_dir / "build"
     out_dir.mkdir(parents=True, exist_ok=True)
     built = {}
-    for model_dir in _model_dirs(source_dir, models):
+    for model_dir in _model_dirs(Path(models_dir or source_dir), models):
         table = read_table(model_dir / "model.toml")
         for target in TARGETS:
             fmu = _build_one(source_dir, model_dir, table, target, out_dir, force)

@@ -202,11 +202,26 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
             parameters=parameters,
             start=start,
             inputs=constants,
+            outputs=_recorded(archive, spec.get("output")),
         )
     except FmibridgeError as exc:
         problems.add("fmu", str(exc))
         problems.raise_if_any()
         raise
+
+
+def _recorded(archive, table: object) -> list[str]:
+    """The [output] variables the FMU records as it runs (its outputs, not its
+    states), so that a run cut short keeps these columns too."""
+    names = table.get("variables") if isinstance(table, Mapping) else None
+    if not isinstance(names, list):
+        return []
+    states = set(archive.state_names)
+    return [
+        n
+        for n in names
+        if isinstance(n, str) and n in archive.variables and n not in states
+    ]
 
 
 def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=False):
