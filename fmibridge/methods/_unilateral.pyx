@@ -24,6 +24,8 @@ Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
 
 from libc.math cimport INFINITY, NAN, copysign, fabs, frexp, isnan, ldexp, pow
 
+from collections import namedtuple
+
 import numpy as np
 
 from ..core._functions cimport Function, new_array
@@ -61,6 +63,10 @@ cpdef enum:
     DUE = 2
     STUCK = 3
     NON_FINITE = 4
+
+# What `flight` returns: the steps taken, how it ended (`code`), the rejected
+# trials, and for NON_FINITE the accepted point with non-finite values.
+Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
 
 
 cdef struct Level:
@@ -212,7 +218,8 @@ cdef class Rates:
             col_hi[a] = column_starts[p] + rows.starts[r + 1]
             val_lo[a] = offsets[p] + rows.starts[r]
             time_at[a] = offsets[p] + rows.nnz + r
-        self.col_lo, self.col_hi, self.val_lo, self.time_at = col_lo, col_hi, val_lo, time_at
+        self.col_lo, self.col_hi = col_lo, col_hi
+        self.val_lo, self.time_at = val_lo, time_at
 
     cdef int write(self, double t, const double* x, const double* f, double tol,
                    double rtol, double* lies, double* norms) except -1:
@@ -340,8 +347,9 @@ cdef class _Work:
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
         self.predictor = np.zeros(MAX_WIDTH * n)
         self.poly = np.empty(a * MAX_WIDTH)
-        self.xp, self.fp, self.xc, self.f = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        self.xq, self.g, self.values = np.empty(n), np.empty(a), np.empty(a)
+        self.xp, self.fp, self.xc = np.empty(n), np.empty(n), np.empty(n)
+        self.f, self.xq = np.empty(n), np.empty(n)
+        self.g, self.values = np.empty(a), np.empty(a)
         self.scratch = np.empty(first_reach_scratch(bank.widest, MAX_WIDTH))
         self.key = np.full(MAX_ORDER + 1, NAN)
         self.basis = np.empty(MAX_ORDER * MAX_WIDTH)
@@ -379,7 +387,8 @@ cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
         memory.level[a], memory.beta[a] = at.level, at.beta
 
 
-cdef Py_ssize_t next_due(Bank bank, Settings s, History memory, Py_ssize_t first):
+cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
+                         Py_ssize_t first) noexcept:
     """The first edge from `first` on that is due at the newest node, or -1.
 
     Extrapolation: all its atoms in their band, the closest approaching. Endpoint
@@ -511,7 +520,7 @@ cdef int start(Bank bank, Settings s, History memory, _Work w, double t,
     return 1
 
 
-cdef bint atom_past(Bank bank, Settings s, History memory, Py_ssize_t a, double value):
+cdef bint atom_past(Bank bank, History memory, Py_ssize_t a, double value) noexcept:
     """Is atom a curved and past its level at the raw guard value `value`?"""
     return bank.curved[a] and memory.sign[a] * value > memory.level[a]
 
@@ -529,7 +538,7 @@ cdef int edge_over(Bank bank, Settings s, History memory, _Work w, double scale,
         if not bank.curved[a]:
             return 0
         (<Function> bank.singles[a]).call(memory.ts[0] + sigma, &w.xq[0], &value)
-        if not atom_past(bank, s, memory, a, value):
+        if not atom_past(bank, memory, a, value):
             return 0
     return 1
 
@@ -547,7 +556,7 @@ cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
     for e in range(bank.n_edges):
         past = True  # every atom of e past its level at the first h
         for a in range(bank.starts[e], bank.starts[e + 1]):
-            past = past and atom_past(bank, s, memory, a, w.values[a])
+            past = past and atom_past(bank, memory, a, w.values[a])
         if past:
             lo, hi = 0.0, h
             for k in range(BISECTIONS):  # keep the safe end of the bracket
@@ -717,9 +726,9 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
     history is empty) until an edge is due, t_end, max_steps or a stop; write
     their end times and states to ts[:k], xs[:k].
 
-    t_end counts as reached within reach_tol. Returns (k, code, rejected
-    trials, t_stop, x_stop): how the loop ended (FULL, REACHED, DUE, STUCK,
-    NON_FINITE) and, for NON_FINITE, the accepted point with non-finite values.
+    t_end counts as reached within reach_tol. Returns a `Flight`: k, how the
+    loop ended (FULL, REACHED, DUE, STUCK, NON_FINITE), the rejected trials
+    and, for NON_FINITE, the accepted point with non-finite values.
     """
     cdef _Work w = _Work(bank)
     cdef long k = 0, code = FULL
@@ -730,7 +739,7 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
     point[:bank.n] = x
     cdef double[::1] start_x = point
     if memory.held == 0 and not start(bank, s, memory, w, t, &start_x[0]):
-        return 0, NON_FINITE, 0, t, np.array(start_x[:bank.n])
+        return Flight(0, NON_FINITE, 0, t, np.array(start_x[:bank.n]))
     while True:
         if next_due(bank, s, memory, 0) >= 0:
             code = DUE
@@ -748,6 +757,6 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
             xs[k, i] = memory.xs[0, i]
         k += 1
     if code == NON_FINITE:
-        return k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n])
-    return k, code, w.rejected, NAN, None
+        return Flight(k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n]))
+    return Flight(k, code, w.rejected, NAN, None)
 

@@ -55,7 +55,8 @@ cdef Py_ssize_t degree(const double* p, Py_ssize_t width) noexcept nogil:
     return -1
 
 
-cdef double bisect(const double* p, Py_ssize_t width, double a, double b) noexcept nogil:
+cdef double bisect(const double* p, Py_ssize_t width, double a,
+                   double b) noexcept nogil:
     """Return a root of p in [a, b], where p(a) and p(b) differ in sign (or one
     is zero), to ROOT_XTOL of b or the resolution of floats."""
     cdef double f_a = polyval(p, width, a), mid, f_mid

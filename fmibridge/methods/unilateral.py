@@ -396,7 +396,7 @@ class Unilateral(Method):
         bank, atoms = _bank(mode, not self.endpoint)
         memory = getattr(state, "memory", None) or History(bank)
         ts, xs = np.empty(BLOCK), np.empty((BLOCK, max(bank.n, 1)))
-        n, code, rejected, t_stop, x_stop = flight(
+        out = flight(
             bank,
             self._settings,
             memory,
@@ -408,21 +408,22 @@ class Unilateral(Method):
             ts,
             xs,
         )
+        n = out.steps
         log.n_steps += n
-        log.n_rejected += rejected
+        log.n_rejected += out.rejected
         if n:
             log.samples(ts[:n].copy(), xs[:n, : bank.n].copy(), mode.name)
-        if code == NON_FINITE:
-            raise _non_finite(mode, bank, atoms, t_stop, x_stop)
+        if out.code == NON_FINITE:
+            raise _non_finite(mode, bank, atoms, out.t_stop, out.x_stop)
         now = _Stepping(memory.t, memory.x, mode.name, memory)
-        if code == STUCK:
+        if out.code == STUCK:
             return Step(
                 State(now.t, now.x, mode.name),
                 Status.NO_PROGRESS,
                 f"No step from t = {now.t!r} in mode {mode.name!r} after "
                 f"{self.max_rejections} rejected trials (max_rejections).",
             )
-        if code == DUE:
+        if out.code == DUE:
             due = due_edges(bank, self._settings, memory)
             return Step(self._fire_due(mode, now, due, log))
         return Step(now)
