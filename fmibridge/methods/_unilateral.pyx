@@ -246,10 +246,14 @@ cdef class Rates:
 # -- the guards, the settings and the history ---------------------------------
 
 
+cdef class _Work
+
+
 cdef class Bank:
     """A mode's right-hand side and guards as the loop takes them: the atoms
     (see the module docstring) as one Function `guards`, each alone
-    (`singles`), and their `rates` (None until a method needs them)."""
+    (`singles`), their `rates` (None until a method needs them), and the
+    arrays of the last flight (`spare`, for the next one)."""
 
     cdef readonly str name
     cdef readonly Py_ssize_t n, n_atoms, n_edges
@@ -261,6 +265,7 @@ cdef class Bank:
     cdef const unsigned char[::1] unilateral, single, curved
     cdef bint any_curved
     cdef public Rates rates
+    cdef _Work spare
 
     def __init__(self, str name, Function rhs, Function guards, singles, owner, base,
                  unilateral, curved, Py_ssize_t n_edges):
@@ -276,7 +281,7 @@ cdef class Bank:
         self.single = (sizes[owner] == 1).astype(np.uint8)
         self.curved = np.ascontiguousarray(curved, dtype=np.uint8)
         self.any_curved = bool(np.any(curved))
-        self.rates = None
+        self.rates, self.spare = None, None
 
     def values(self, double t, x):
         """The raw value of every atom at (t, x) (g > 0 inside), from Python."""
@@ -310,12 +315,17 @@ cdef class History:
 
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
+        cdef double[:, ::1] states = np.zeros((2 * MAX_ORDER, n))
+        cdef double[:, ::1] guards = np.zeros((3 * MAX_ORDER + 5, a))
         self.n = bank.n
         self.ts = np.zeros(MAX_ORDER)
-        self.xs, self.fs = np.zeros((MAX_ORDER, n)), np.zeros((MAX_ORDER, n))
-        self.gs, self.lies = np.zeros((MAX_ORDER, a)), np.zeros((MAX_ORDER, a))
-        self.norms, self.sign = np.zeros((MAX_ORDER, a)), np.zeros(a)
-        self.c, self.final, self.level, self.beta = (np.zeros(a) for _ in range(4))
+        self.xs, self.fs = states[:MAX_ORDER], states[MAX_ORDER:]
+        self.gs = guards[:MAX_ORDER]
+        self.lies = guards[MAX_ORDER:2 * MAX_ORDER]
+        self.norms = guards[2 * MAX_ORDER:3 * MAX_ORDER]
+        self.sign, self.c = guards[3 * MAX_ORDER], guards[3 * MAX_ORDER + 1]
+        self.final, self.level = guards[3 * MAX_ORDER + 2], guards[3 * MAX_ORDER + 3]
+        self.beta = guards[3 * MAX_ORDER + 4]
         self.held, self.h_err = 0, 0.0
 
     @property
@@ -342,6 +352,7 @@ cdef class _Work:
     cdef Py_ssize_t rows
     cdef long rejected
     cdef double t_stop
+    cdef void restart(self) noexcept
 
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
@@ -354,6 +365,11 @@ cdef class _Work:
         self.key = np.full(MAX_ORDER + 1, NAN)
         self.basis = np.empty(MAX_ORDER * MAX_WIDTH)
         self.weights = np.empty(MAX_ORDER)
+        self.restart()
+
+    cdef void restart(self) noexcept:
+        """Forget the last flight's coefficients and counts."""
+        self.key[0] = NAN
         self.u_key, self.constant, self.rejected, self.t_stop = NAN, 0.0, 0, NAN
 
 
@@ -730,7 +746,7 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
     loop ended (FULL, REACHED, DUE, STUCK, NON_FINITE), the rejected trials
     and, for NON_FINITE, the accepted point with non-finite values.
     """
-    cdef _Work w = _Work(bank)
+    cdef _Work w = bank.spare
     cdef long k = 0, code = FULL
     cdef Py_ssize_t i
     if not s.endpoint and bank.n_atoms and bank.rates is None:
@@ -738,25 +754,32 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
     point = np.zeros(max(bank.n, 1))
     point[:bank.n] = x
     cdef double[::1] start_x = point
-    if memory.held == 0 and not start(bank, s, memory, w, t, &start_x[0]):
-        return Flight(0, NON_FINITE, 0, t, np.array(start_x[:bank.n]))
-    while True:
-        if next_due(bank, s, memory, 0) >= 0:
-            code = DUE
-            break
-        if memory.ts[0] >= t_end - reach_tol:
-            code = REACHED
-            break
-        if k >= max_steps:
-            break
-        code = step(bank, s, memory, w, t_end)
-        if code != FULL:
-            break
-        ts[k] = memory.ts[0]
-        for i in range(bank.n):
-            xs[k, i] = memory.xs[0, i]
-        k += 1
-    if code == NON_FINITE:
-        return Flight(k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n]))
-    return Flight(k, code, w.rejected, NAN, None)
-
+    if w is None:
+        w = _Work(bank)
+    else:
+        bank.spare = None  # a flight inside a callback builds its own
+        w.restart()
+    try:
+        if memory.held == 0 and not start(bank, s, memory, w, t, &start_x[0]):
+            return Flight(0, NON_FINITE, 0, t, np.array(start_x[:bank.n]))
+        while True:
+            if next_due(bank, s, memory, 0) >= 0:
+                code = DUE
+                break
+            if memory.ts[0] >= t_end - reach_tol:
+                code = REACHED
+                break
+            if k >= max_steps:
+                break
+            code = step(bank, s, memory, w, t_end)
+            if code != FULL:
+                break
+            ts[k] = memory.ts[0]
+            for i in range(bank.n):
+                xs[k, i] = memory.xs[0, i]
+            k += 1
+        if code == NON_FINITE:
+            return Flight(k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n]))
+        return Flight(k, code, w.rejected, NAN, None)
+    finally:
+        bank.spare = w
