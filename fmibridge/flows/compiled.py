@@ -107,28 +107,31 @@ def is_compiled(fn: object) -> bool:
 
 
 @functools.cache
-def c_function(fn: Callable, kind: str, n: int, n_out: int = 0) -> Function:
+def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Function:
     """Return the numba function fn of n states as a Function the compiled loops
-    call at its C address: a numba ``cfunc`` that writes its values to the
-    loop's buffer. Built once per function, kind and size (about 0.05 s).
+    call at its C address: a numba ``cfunc`` that writes its value(s) to the
+    loop's buffer. Built once per function, kind and sizes (about 0.05 s).
 
-    kind is "guard" (one value), "rhs" or "reset" (n values), "vector" (n_out
-    values, compiled as "rhs": a VectorGuard's g) or "gradient" (n + 1 values:
-    dg/dx, then dg/dt).
+    kind is one of the KINDS: a "guard" gives one value; "rhs" and "reset" give
+    n_out (default n), as does a contact's gradient (kind "rhs", n_out the size
+    of q) and a VectorGuard's g (kind "rhs", n_out its size); a "force" map (t,
+    x, lam) takes n + 1 values, x then lam, and gives n_out (default n); a
+    "hessian" gives its matrix's n_out entries row by row; a guard's "gradient"
+    gives n + 1 values, dg/dx then dg/dt.
     """
     import numba
     from numba import types
 
-    what = f"{kind} `{_name_of(fn)}`"
-    fn = compiled(fn, what, kind="rhs" if kind == "vector" else kind)
+    fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
     pointer = types.CPointer(types.float64)
     signature = types.void(types.float64, pointer, pointer)
+    n_in, size = (n + 1 if kind == "force" else n), (n if n_out is None else n_out)
     if kind == "guard":
 
         def scalar(t, x_at, out):
             out[0] = fn(t, numba.carray(x_at, n))
 
-        wrapper, n_out = numba.cfunc(signature)(scalar), 1
+        wrapper, size = numba.cfunc(signature)(scalar), 1
     elif kind == "gradient":
 
         def gradient(t, x_at, out):
@@ -137,17 +140,33 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int = 0) -> Function:
                 out[i] = row[i]
             out[n] = value
 
-        wrapper, n_out = numba.cfunc(signature)(gradient), n + 1
+        wrapper, size = numba.cfunc(signature)(gradient), n + 1
+    elif kind == "force":
+
+        def force(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n), x_at[n])
+            for i in range(size):
+                out[i] = values[i]
+
+        wrapper = numba.cfunc(signature)(force)
+    elif kind == "hessian":
+
+        def matrix(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n)).ravel()
+            for i in range(size):
+                out[i] = values[i]
+
+        wrapper = numba.cfunc(signature)(matrix)
     else:
-        n_out = n_out if kind == "vector" else n
 
         def vector(t, x_at, out):
             values = fn(t, numba.carray(x_at, n))
-            for i in range(n_out):
+            for i in range(size):
                 out[i] = values[i]
 
         wrapper = numba.cfunc(signature)(vector)
-    return CAddress(wrapper.address, n, n_out, what, keep=wrapper)
+    what = f"{kind} `{_name_of(fn)}`"
+    return CAddress(wrapper.address, n_in, size, what, keep=wrapper)
 
 
 def c_gradient_rows(
@@ -190,7 +209,7 @@ def vector_function(vector: VectorGuard, n: int) -> Function:
         if is_compiled(vector.fn):
             with np.errstate(all="ignore"):
                 vector.values(0.0, np.zeros(n))  # raises if the size is wrong
-            found = c_function(vector.fn, "vector", n, vector.size)
+            found = c_function(vector.fn, "rhs", n, vector.size)
         else:
             found = PythonVector(vector.fn, n, vector.size, what)
         _VECTORS[key] = found
