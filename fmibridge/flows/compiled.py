@@ -21,9 +21,11 @@ from .base import VectorField, checked_names
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
 # contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
-# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), and
-# a reset (t, x) -> array.
-KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset")
+# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), a
+# reset (t, x) -> array, and a Lagrangian model's functions of its coordinates q
+# (`Q_KINDS`).
+Q_KINDS = ("mass_matrix", "bias", "gap", "gap_gradient", "gap_hessian")
+KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset", *Q_KINDS)
 
 
 @functools.cache
@@ -40,6 +42,11 @@ def signatures() -> dict:
         "hessian": matrix(f64, array),
         "gradient": types.Tuple((array, f64))(f64, array),
         "reset": rhs,
+        "mass_matrix": matrix(array),  # M(q)
+        "bias": array(f64, array, array),  # bias(t, q, qdot)
+        "gap": f64(array),  # h(q)
+        "gap_gradient": array(array),  # dh(q)
+        "gap_hessian": matrix(array),  # H(q)
     }
 
 
@@ -101,32 +108,54 @@ def is_compiled(fn: object) -> bool:
 
 @functools.cache
 def c_function(fn: Callable, kind: str, n: int) -> Function:
-    """Return the numba function fn (a "guard", "rhs" or "reset" of n states) as
-    a Function the compiled loops call at its C address: a numba ``cfunc`` that
-    writes its value(s) to the loop's buffer. Built once per function, kind and
-    size (about 0.05 s)."""
+    """Return the numba function fn as a Function the compiled loops call at its
+    C address: a numba ``cfunc`` that writes its value(s) to the loop's buffer.
+    Built once per function, kind and size (about 0.05 s).
+
+    `kind` is "guard", "rhs" or "reset" for a function of the state x of n
+    values, or one of `Q_KINDS` for a Lagrangian model's function of its n
+    coordinates q, the first n values of x = [q, qdot]: "gap" (one value),
+    "gap_gradient" (n), "mass_matrix" and "gap_hessian" (n x n, by rows), and
+    "bias" (t, q, qdot), of 2n values (n out).
+    """
     import numba
     from numba import types
 
     fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
     pointer = types.CPointer(types.float64)
     signature = types.void(types.float64, pointer, pointer)
-    if kind == "guard":
+    n_in = 2 * n if kind == "bias" else n
+    if kind == "bias":
+        evaluate = numba.njit(lambda t, x: fn(t, x[:n], x[n:]))
+    elif kind in Q_KINDS:
+        evaluate = numba.njit(lambda t, x: fn(x))
+    else:
+        evaluate = fn
+    if kind in ("guard", "gap"):
 
         def scalar(t, x_at, out):
-            out[0] = fn(t, numba.carray(x_at, n))
+            out[0] = evaluate(t, numba.carray(x_at, n_in))
 
         wrapper, n_out = numba.cfunc(signature)(scalar), 1
+    elif kind in ("mass_matrix", "gap_hessian"):
+
+        def matrix(t, x_at, out):
+            values = evaluate(t, numba.carray(x_at, n_in))
+            for i in range(n):
+                for j in range(n):
+                    out[i * n + j] = values[i, j]
+
+        wrapper, n_out = numba.cfunc(signature)(matrix), n * n
     else:
 
         def vector(t, x_at, out):
-            values = fn(t, numba.carray(x_at, n))
+            values = evaluate(t, numba.carray(x_at, n_in))
             for i in range(n):
                 out[i] = values[i]
 
         wrapper, n_out = numba.cfunc(signature)(vector), n
     what = f"{kind} `{_name_of(fn)}`"
-    return CAddress(wrapper.address, n, n_out, what, keep=wrapper)
+    return CAddress(wrapper.address, n_in, n_out, what, keep=wrapper)
 
 
 def engine_entry(fn: object, n: int) -> tuple[Function, int] | None:
