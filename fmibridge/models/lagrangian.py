@@ -45,7 +45,7 @@ FREE = "free"
 
 
 class Primitives(NamedTuple):
-    """A LagrangianSystem's functions of the state x = [q, qdot], as `Function`s.
+    """A LagrangianSystem's functions of the state x = [q, qdot], as Functions.
 
     Attributes
     ----------
@@ -265,7 +265,7 @@ def to_hybrid(
 
     State [q, qdot]; one mode "free" with the edge "impact": guard h(q) falling,
     reset by the impact law (4). The constraint is a `Contact` carrying h, dh, H,
-    the force map and the bounds, for completion, all `Function`s on the
+    the force map and the bounds, for completion; each is a `Function` on the
     model's functions (`Primitives`). With `compiled`, numba compiles the
     model's functions (`LagrangianSystem.compiled_primitives`, once per system
     and process), so the loops call them at their C addresses instead of back
