@@ -2,8 +2,9 @@
 
 dx/dt at (t, x) of components joined by connections (`coupled.CoupledModelExchange`):
 
-1. every component is put at (t, its part of x) (`Part.at`: an FMU's setTime and
-   setContinuousStates, a native block's point);
+1. every component whose ports are read is put at (t, its part of x)
+   (`Part.at`: an FMU's setTime and setContinuousStates, a native block's
+   point);
 2. the connections are propagated in the order `coupling.Coupling` computed: a
    `Read` copies outputs of a component into the coupling's output values, a
    `Write` sets inputs from them, a `Solve` solves an algebraic loop
@@ -73,23 +74,30 @@ cdef class PythonPart(Part):
 
 
 cdef class FmuPart(Part):
-    """A Model Exchange FMU: setTime and setContinuousStates at their C addresses."""
+    """A Model Exchange FMU, put at (t, x) by setTime and setContinuousStates at
+    their C addresses where its ports are read (`placed`); its derivatives
+    Function sets them itself."""
 
     cdef object instance
+    cdef bint placed
     cdef void* component
     cdef set_time_fn set_time
     cdef set_states_fn set_states
 
-    def __init__(self, Py_ssize_t start, Function derivatives, instance):
+    def __init__(self, Py_ssize_t start, Function derivatives, instance,
+                 bint placed):
         super().__init__(start, derivatives)
         set_time, set_states, _, _, handle = instance.c_calls.tolist()
-        self.instance = instance
+        self.instance, self.placed = instance, placed
         self.component = <void*> <size_t> handle
         self.set_time = <set_time_fn> <size_t> set_time
         self.set_states = <set_states_fn> <size_t> set_states
 
     cdef int at(self, double t, const double* x) except -1:
-        cdef int status = self.set_time(self.component, t)
+        cdef int status
+        if not self.placed:
+            return 0
+        status = self.set_time(self.component, t)
         if status > FMI_WARNING:
             raise _status_error(self.instance, self.instance._c_names[0], status)
         status = self.set_states(self.component, x, <size_t> self.n)
@@ -98,8 +106,8 @@ cdef class FmuPart(Part):
         return 0
 
     cdef int release(self) except -1:
-        # the FMU's time was set here, behind the instance's cache of it
-        self.instance.forget_time()
+        if self.placed:  # the FMU's time was set here, behind the instance's cache
+            self.instance.forget_time()
         return 0
 
 

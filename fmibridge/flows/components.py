@@ -193,9 +193,9 @@ class ModelExchangeComponent(_FmuComponent):
         return self.flow.rhs(t, x)
 
     def part(self, start: int, read: bool) -> Part:
-        """Return the FMU put at (t, x) by its C functions, its derivatives
-        the flow's own Function (`ModelExchangeFlow.rhs_function`)."""
-        return FmuPart(start, self.flow.rhs_function(), self.flow.instance)
+        """Return the FMU put at (t, x) by its C functions where read, its
+        derivatives the flow's own Function (`ModelExchangeFlow.rhs_function`)."""
+        return FmuPart(start, self.flow.rhs_function(), self.flow.instance, read)
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
         """Return these Real variables got or set by the FMU's C functions."""
