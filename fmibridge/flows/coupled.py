@@ -127,6 +127,10 @@ class CoupledModelExchange(CoupledParts, VectorField):
         of the right-hand side leaves them there."""
         self.rhs(t, x)
 
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the recorded variables at the sample (t, x) (`record`)."""
+        return self._recorded(t, x), ()
+
     def event_edges(self, mode: str) -> tuple[Edge, ...]:
         """Return the Model Exchange FMUs' own event indicators as self-loops.
 
