@@ -10,9 +10,9 @@ dx/dt at (t, x) of components joined by connections (`coupled.CoupledModelExchan
    `Write` sets inputs from them, a `Solve` solves an algebraic loop
    (`loops.solve_loop`, in Python);
 3. each component's derivatives, with its inputs as set, come from its own
-   `Function` (an FMU's through its C functions, a compiled flow's at its C
-   address, a native block's called back in Python), written to its part of
-   dx/dt.
+   `Function` (an FMU's is its flow's `rhs_function`, a compiled flow's is
+   called at its C address, a native block's called back in Python), written
+   to its part of dx/dt.
 
 Every RK stage of every method evaluates this (`Tableau.step`), so the
 connections are propagated at each stage: one vector field, no co-simulation
