@@ -141,8 +141,9 @@ cdef class EulerLagrange(Function):
 
 
 cdef class ForceMap(EulerLagrange):
-    """The forced `EulerLagrange` field, called from Python as the contact's
-    force map (t, x, lam) -> dx/dt."""
+    """The forced `EulerLagrange` field: a Function of [x, lam], called from
+    Python as the contact's force map (t, x, lam) -> dx/dt, or with lam after
+    the states as any Function (t, [x, lam])."""
 
     cdef double[::1] point
 
@@ -150,8 +151,11 @@ cdef class ForceMap(EulerLagrange):
         super().__init__(mass, bias, gradient, True, what)
         self.point = np.empty(self.n_in)
 
-    def __call__(self, double t, x, double lam):
-        """Return dx/dt at (t, x) with the contact force lam."""
+    def __call__(self, double t, x, lam=None):
+        """Return dx/dt at (t, x) with the contact force lam (x followed by lam
+        where lam is None)."""
+        if lam is None:
+            return Function.__call__(self, t, x)
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
         cdef Py_ssize_t i, n = self.n_out
         if xs.shape[0] != n:
@@ -170,7 +174,8 @@ cdef class ForceMap(EulerLagrange):
 cdef class OfState(Function):
     """A function of q (a Function of n values) as a function of the state
     x = [q, qdot] (of n_state values, q first). From Python it returns the
-    model's shape: a float for shape (), else an array of that shape."""
+    model's shape: a scalar (numpy float64) for shape (), else an array of that
+    shape."""
 
     cdef Function of_q
     cdef tuple shape
@@ -183,9 +188,9 @@ cdef class OfState(Function):
         return self.of_q.call(t, x, out)
 
     def __call__(self, double t, x):
-        """Return the value at (t, x), a float or an array of the model's shape."""
+        """Return the value at (t, x), a scalar or an array of the model's shape."""
         values = Function.__call__(self, t, x)
-        return float(values[0]) if not self.shape else values.reshape(self.shape)
+        return values[0] if not self.shape else values.reshape(self.shape)
 
     def engine_entry(self, Py_ssize_t n):
         """As a guard of a state of n values: (this Function, entry 0)."""

@@ -56,7 +56,7 @@ class Primitives(NamedTuple):
         Python called as force(t, x, lam) (`ForceMap`).
     gap, gradient, hessian : Function
         h, dh and H at the configuration in x (`OfState`); from Python they
-        return a float, an (n,) and an (n, n) array.
+        return a scalar, an (n,) and an (n, n) array.
     """
 
     rhs: Function
