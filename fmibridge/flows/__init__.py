@@ -15,8 +15,8 @@
 - coupled systems, several components as one flow: `components` (FMUs, native
   blocks, vector fields with ports), `coupling` (connections checked, ordered and
   propagated), `loops` (algebraic loops), `coupled` (`couple`, Model Exchange as
-  one vector field; `coupled_kernels`: its RK step compiled) and `cosim_master`
-  (Jacobi and Gauss-Seidel communication steps).
+  one vector field; `_coupled`: its right-hand side, one compiled Function) and
+  `cosim_master` (Jacobi and Gauss-Seidel communication steps).
 
 May import core only. A flow never knows which method drives it: flows never
 import methods.

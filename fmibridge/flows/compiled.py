@@ -24,8 +24,13 @@ from .base import VectorField, checked_names
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
 # contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
 # its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), a
-# reset (t, x) -> array, and a VectorGuard's gradient (t, x) -> (dg/dx rows, dg/dt).
-KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset", "vector_gradient")
+# reset (t, x) -> array, a VectorGuard's gradient (t, x) -> (dg/dx rows, dg/dt),
+# and a Lagrangian model's functions of its coordinates q (`Q_KINDS`).
+Q_KINDS = ("mass_matrix", "bias", "gap", "gap_gradient", "gap_hessian")
+KINDS = (
+    "guard", "rhs", "force", "hessian", "gradient", "reset", "vector_gradient",
+    *Q_KINDS,
+)  # fmt: skip
 # Each VectorGuard's g as the loops call it, by (id, number of states), dropped
 # when the VectorGuard is collected (`vector_function`).
 _VECTORS: dict[tuple[int, int], Function] = {}
@@ -46,6 +51,11 @@ def signatures() -> dict:
         "gradient": types.Tuple((array, f64))(f64, array),
         "reset": rhs,
         "vector_gradient": types.Tuple((matrix, array))(f64, array),
+        "mass_matrix": matrix(array),  # M(q)
+        "bias": array(f64, array, array),  # bias(t, q, qdot)
+        "gap": f64(array),  # h(q)
+        "gap_gradient": array(array),  # dh(q)
+        "gap_hessian": matrix(array),  # H(q)
     }
 
 
@@ -108,16 +118,20 @@ def is_compiled(fn: object) -> bool:
 
 @functools.cache
 def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Function:
-    """Return the numba function fn of n states as a Function the compiled loops
-    call at its C address: a numba ``cfunc`` that writes its value(s) to the
-    loop's buffer. Built once per function, kind and sizes (about 0.05 s).
+    """Return the numba function fn as a Function the compiled loops call at its
+    C address: a numba ``cfunc`` that writes its value(s) to the loop's buffer.
+    Built once per function, kind and sizes (about 0.05 s).
 
-    kind is one of the KINDS: a "guard" gives one value; "rhs" and "reset" give
-    n_out (default n), as does a contact's gradient (kind "rhs", n_out the size
-    of q) and a VectorGuard's g (kind "rhs", n_out its size); a "force" map (t,
-    x, lam) takes n + 1 values, x then lam, and gives n_out (default n); a
-    "hessian" gives its matrix's n_out entries row by row; a guard's "gradient"
-    gives n + 1 values, dg/dx then dg/dt.
+    kind is one of the KINDS. For a function of n states: a "guard" gives one
+    value; "rhs" and "reset" give n_out (default n), as does a contact's
+    gradient (kind "rhs", n_out the size of q) and a VectorGuard's g (kind
+    "rhs", n_out its size); a "force" map (t, x, lam) takes n + 1 values, x then
+    lam, and gives n_out (default n); a "hessian" gives its matrix's n_out
+    entries row by row; a guard's "gradient" gives n + 1 values, dg/dx then
+    dg/dt. For a Lagrangian model's function of its n coordinates q, the first
+    n values of x = [q, qdot] (`Q_KINDS`): "gap" gives one value,
+    "gap_gradient" n, "mass_matrix" and "gap_hessian" n x n (by rows), and
+    "bias" (t, q, qdot) takes 2n values and gives n.
     """
     import numba
     from numba import types
@@ -125,11 +139,18 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
     fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
     pointer = types.CPointer(types.float64)
     signature = types.void(types.float64, pointer, pointer)
-    n_in, size = (n + 1 if kind == "force" else n), (n if n_out is None else n_out)
-    if kind == "guard":
+    n_in = {"force": n + 1, "bias": 2 * n}.get(kind, n)
+    size = n if n_out is None else n_out
+    if kind == "bias":
+        evaluate = numba.njit(lambda t, x: fn(t, x[:n], x[n:]))
+    elif kind in Q_KINDS:
+        evaluate = numba.njit(lambda t, x: fn(x))
+    else:
+        evaluate = fn
+    if kind in ("guard", "gap"):
 
         def scalar(t, x_at, out):
-            out[0] = fn(t, numba.carray(x_at, n))
+            out[0] = evaluate(t, numba.carray(x_at, n_in))
 
         wrapper, size = numba.cfunc(signature)(scalar), 1
     elif kind == "gradient":
@@ -157,10 +178,19 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
                 out[i] = values[i]
 
         wrapper = numba.cfunc(signature)(matrix)
+    elif kind in ("mass_matrix", "gap_hessian"):
+
+        def square(t, x_at, out):
+            values = evaluate(t, numba.carray(x_at, n_in))
+            for i in range(n):
+                for j in range(n):
+                    out[i * n + j] = values[i, j]
+
+        wrapper, size = numba.cfunc(signature)(square), n * n
     else:
 
         def vector(t, x_at, out):
-            values = fn(t, numba.carray(x_at, n))
+            values = evaluate(t, numba.carray(x_at, n_in))
             for i in range(size):
                 out[i] = values[i]
 

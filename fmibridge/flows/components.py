@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ._coupled import FmuPart, FmuPorts, Part, Ports, PythonPart, PythonPorts
 from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
 
@@ -45,6 +47,10 @@ class Component(abc.ABC):
     3. `reader(outputs)` and `writer(inputs)` return fast callables for a fixed
        list of ports; a reader reads at the point of the last `at(t, x)`.
     4. Integrating components implement `derivatives`; the others `step`.
+    5. Integrating components give their compiled form to the coupled
+       right-hand side (`part`, and `ports` for their connected ports); by
+       default their Python `at`, `derivatives`, `reader` and `writer`,
+       called back.
     """
 
     name: str
@@ -80,6 +86,22 @@ class Component(abc.ABC):
     def step(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
         """Return x(t + h) with the inputs as set, held (stepping kinds)."""
         raise NotImplementedError
+
+    def part(self, start: int, read: bool) -> Part:
+        """Return this component as the coupled right-hand side drives it, its
+        states at x[start:] (integrating kinds); `read`: some of its ports are
+        read, so it is put at each point (`at`)."""
+        n = len(self.state_names)
+        what = f"the derivatives of component {self.name!r}"
+        derivatives = PythonVector(self.derivatives, n, n, what)
+        return PythonPart(start, derivatives, self.at if read else None)
+
+    def ports(self, names: Sequence[str], *, output: bool) -> Ports:
+        """Return reads (`output`) or writes of these ports for the coupled
+        right-hand side."""
+        if output:
+            return PythonPorts(len(names), reader=self.reader(names))
+        return PythonPorts(len(names), writer=self.writer(names))
 
     @abc.abstractmethod
     def variables(self) -> dict[str, float]:
@@ -169,6 +191,22 @@ class ModelExchangeComponent(_FmuComponent):
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the FMU's dx/dt at (t, x), with the inputs set last."""
         return self.flow.rhs(t, x)
+
+    def part(self, start: int, read: bool) -> Part:
+        """Return the FMU put at (t, x) by its C functions where read, its
+        derivatives the flow's own Function (`ModelExchangeFlow.rhs_function`);
+        an FMU whose C functions the compiled loops do not call (FMI 1.0) is
+        called back in Python."""
+        if not self.flow.instance.is_compiled:
+            return super().part(start, read)
+        return FmuPart(start, self.flow.rhs_function(), self.flow.instance, read)
+
+    def ports(self, names: Sequence[str], *, output: bool) -> Ports:
+        """Return these Real variables got or set by the FMU's C functions
+        (in Python for FMI 1.0)."""
+        if not self.flow.instance.is_compiled:
+            return super().ports(names, output=output)
+        return FmuPorts(self.flow.instance, self._vrs(names))
 
 
 class CoSimulationComponent(_FmuComponent):
@@ -329,6 +367,11 @@ class FlowComponent(NativeBlock):
             lambda t, x, u: flow.rhs(t, x), flow.state_names, x0, name=name
         )
         self.flow = flow
+
+    def part(self, start: int, read: bool) -> Part:
+        """Return the flow's own right-hand side Function (a compiled flow's at
+        its C address), the component put at its points only where read."""
+        return PythonPart(start, self.flow.rhs_function(), self.at if read else None)
 
     def describe(self) -> str:
         """Return the wrapped flow's class name, for provenance."""

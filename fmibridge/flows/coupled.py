@@ -29,14 +29,14 @@ Examples
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..core._functions import Function
 from ..core.errors import FmibridgeError
-from ..core.integrators import Scheme
 from ..core.system import Edge, Guard
+from ._coupled import CoupledRhs, Read, Solve, Write
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
@@ -47,40 +47,26 @@ class CoupledModelExchange(CoupledParts, VectorField):
     """Components the master integrates together: one vector field.
 
     dx/dt at (t, x) is each component's dx/dt after every connection was
-    propagated at (t, x), so the methods' integrators see one system. Where
-    every component is a Model Exchange FMU and no algebraic loop needs
-    solving, `rhs` and each RK step of `advance` run compiled
-    (`coupled_kernels`), calling the FMUs' C functions in the same order;
-    a failed call takes the Python path, which raises the FMUError.
+    propagated at (t, x), so the methods' integrators see one system. It is one
+    compiled `Function` (`_coupled.CoupledRhs`): FMUs are called through their
+    C functions, native parts called back in Python; every step is
+    `Tableau.step` on it, like any vector field's.
     """
 
     def __init__(self, coupling: Coupling) -> None:
         super().__init__(coupling)
-        self._tables = _compiled_tables(coupling)
+        names = ", ".join(c.name for c in self.components)
+        self._rhs = _coupled_rhs(coupling, f"the coupled system of {names}")
 
-    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+    def rhs_function(self) -> Function:
         """Return dx/dt of every component, its inputs propagated first."""
-        if self._tables is not None:
-            x = np.ascontiguousarray(x, dtype=float)
-            dx = np.empty(len(x))
-            is_done = _kernels().coupled_rhs(*self._tables, float(t), x, dx)
-            self._forget_times()
-            if is_done:
-                return dx
-        return self._rhs(t, x)
+        return self._rhs
 
-    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        """Return x(t + h): one step of `scheme`, compiled where it can be."""
-        if self._tables is not None:
-            x = np.ascontiguousarray(x, dtype=float)
-            y, (a, b, c) = np.empty(len(x)), scheme.arrays
-            is_done = _kernels().coupled_step(
-                *self._tables, a, b, c, float(t), x, float(h), y
-            )
-            self._forget_times()
-            if is_done:
-                return y
-        return scheme.step(self._rhs, t, x, h)
+    @property
+    def calls_each_step(self) -> bool:
+        """True where an FMU needs completedIntegratorStep: the methods return
+        after each step (`step_completed`)."""
+        return bool(self._completing)
 
     def with_inputs(
         self, names: Sequence[str]
@@ -138,25 +124,12 @@ class CoupledModelExchange(CoupledParts, VectorField):
 
     def put_at(self, t: float, x: np.ndarray) -> None:
         """Put every component at (t, x), connections propagated: one evaluation
-        of the right-hand side (compiled where it can) leaves them there."""
+        of the right-hand side leaves them there."""
         self.rhs(t, x)
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the recorded variables at the sample (t, x) (`record`)."""
         return self._recorded(t, x), ()
-
-    def _forget_times(self) -> None:
-        """The kernel set the FMUs' time behind the instances' caches."""
-        for component in self.components:
-            component.flow.instance.forget_time()
-
-    def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """dx/dt through the components' Python calls."""
-        parts = self.parts(x)
-        self.coupling.evaluate(t, parts)
-        return np.concatenate(
-            [c.derivatives(t, p) for c, p in zip(self.components, parts, strict=True)]
-        )
 
     def event_edges(self, mode: str) -> tuple[Edge, ...]:
         """Return the Model Exchange FMUs' own event indicators as self-loops.
@@ -191,48 +164,22 @@ class CoupledModelExchange(CoupledParts, VectorField):
         return Edge(Guard(indicator, "either", reset_at="beyond"), mode, update, name)
 
 
-def _compiled_tables(coupling: Coupling) -> tuple | None:
-    """The tables `coupled_kernels` runs on: FMU calls, state offsets and the
-    coupling's schedule; None where a component is no Model Exchange FMU of
-    FMI 2 or 3 or a loop needs solving."""
-    components = coupling.components
-    if not all(
-        isinstance(c, ModelExchangeComponent) and c.flow.instance.is_compiled
-        for c in components  # FMI 1.0 FMUs take the Python path, for now
-    ) or any(kind == "loop" for kind, *_ in coupling.schedule):
-        return None
-    calls, counted = [], []
-    for component in components:
-        instance = component.flow.instance
-        set_time, set_states, derivatives, _, handle = instance.c_calls.tolist()
-        get_real, set_real = map(instance.c_address, instance.real_functions)
-        calls.append([set_time, set_states, derivatives, get_real, set_real, handle])
-        counted.append(int(instance.counts_values))
-    rows, vrs, slots = [], [], []
-    for kind, c, names, step_slots in coupling.schedule:
-        variables = components[c].flow.archive.variables
-        rows.append([0 if kind == "read" else 1, c, len(vrs), len(names)])
-        vrs += [variables[n].vr for n in names]
-        slots += step_slots
-    sizes = [len(c.state_names) for c in components]
-    return (
-        np.array(calls, dtype=np.uint64),
-        np.array(counted, dtype=np.int64),
-        np.cumsum([0, *sizes]).astype(np.int64),
-        np.array(rows, dtype=np.int64).reshape(-1, 4),
-        np.array(vrs, dtype=np.uint32),
-        np.array(slots, dtype=np.int64),
-        coupling.outputs,
-        np.zeros(max([len(n) for _, _, n, _ in coupling.schedule], default=1)),
-    )
-
-
-@functools.cache
-def _kernels():
-    """Import the compiled coupled step on first use (numba loads it from its cache)."""
-    from . import coupled_kernels
-
-    return coupled_kernels
+def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:
+    """The coupled right-hand side: each component's part (`Component.part`),
+    and the coupling's plan as steps over the components' ports."""
+    read = {c for c, _ in coupling.sources}  # components whose outputs are read
+    parts, start = [], 0
+    for k, component in enumerate(coupling.components):
+        parts.append(component.part(start, k in read))
+        start += len(component.state_names)
+    steps = []
+    for kind, c, names, slots in coupling.schedule:
+        if kind == "loop":
+            steps.append(Solve(c))
+            continue
+        ports = coupling.components[c].ports(names, output=kind == "read")
+        steps.append((Read if kind == "read" else Write)(ports, slots))
+    return CoupledRhs(parts, steps, coupling.outputs, what)
 
 
 def couple(

@@ -44,9 +44,8 @@ SOURCES = (
     "flows/programs.py",
     "flows/program_kernels.py",
     "flows/fmu_kernels.py",
-    "flows/coupled_kernels.py",
 )
-WARMED = ("_kernels", "program_kernels", "fmu_kernels", "coupled_kernels")
+WARMED = ("_kernels", "program_kernels", "fmu_kernels")
 # A run looks for the stamp at most this often (s of wall time) while it waits.
 CHECK_S = 1.0
 # A warm-up that holds its lock longer than this (s) died: another may start.

@@ -3,7 +3,8 @@
 - `ball`: the bouncing ball, with its exact impact and Zeno times;
 - `oscillator`: the forced linear oscillator with a stop (Burden et al., Table I);
 - `lagrangian`: Lagrangian hybrid systems with one unilateral contact (Or and Ames),
-  compiled by numba on request (`_lagrangian_kernels`);
+  their model functions compiled by numba on request (`_lagrangian`: the
+  Euler-Lagrange field, one compiled Function);
 - `or_ames`: the examples of Or and Ames (flat and sine-surface balls, knee pendulum);
 - `pronk`: the pronking robot with two legs (Burden et al., Sec. V-C).
 

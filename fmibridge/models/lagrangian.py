@@ -4,9 +4,10 @@ A `LagrangianSystem` holds M(q), the bias C(q, qdot) qdot + N(q) (minus any
 applied force, which may depend on t), the unilateral constraint h(q) with its
 gradient and Hessian, and the restitution e. `to_hybrid` turns it into a
 `HybridSystem` with state [q, qdot], one mode "free" whose edge "impact" applies
-the frictionless impact law (4), and a `Contact` that completion uses. With
-``compiled=True`` numba compiles M, the bias, h, dh and H (`_lagrangian_kernels`),
-so the steps between impacts and Completion's constrained phases run compiled.
+the frictionless impact law (4), and a `Contact` that completion uses. The
+vector field is one compiled `Function` (`_lagrangian.EulerLagrange`) on the
+model's functions: called back in Python, or, with ``compiled=True``, compiled
+by numba and called at their C addresses.
 
 References
 ----------
@@ -18,58 +19,51 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
+from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import ForcedVectorField
-from ..flows.compiled import CompiledFlow, compiled_as
+from ..flows.compiled import Q_KINDS, c_function, compiled
 from ..methods.contact import BoundsFn, Contact
+from ._lagrangian import SMALL, EulerLagrange, ForceMap, OfState, solve
+
+__all__ = [
+    "SMALL",
+    "LagrangianFlow",
+    "LagrangianSystem",
+    "Primitives",
+    "solve",
+    "to_hybrid",
+]
 
 Vector = np.ndarray
 FREE = "free"
-# Mass matrices up to this size are solved by `eliminate`, compiled and in
-# Python alike (the same operations in the same order, so both paths agree bit
-# for bit); for a few coordinates it costs less than a call of LAPACK.
-SMALL = 4
 
 
-def eliminate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Return x with a x = b by Gaussian elimination with partial pivoting.
+class Primitives(NamedTuple):
+    """A LagrangianSystem's functions of the state x = [q, qdot], as Functions.
 
-    A singular `a` gives inf or nan (the run then stops on non-finite states).
+    Attributes
+    ----------
+    rhs : Function
+        dx/dt of eq. (3) (`EulerLagrange`).
+    force : Function
+        dx/dt of eq. (5) with the contact force lam, of [q, qdot, lam]; from
+        Python called as force(t, x, lam) (`ForceMap`).
+    gap, gradient, hessian : Function
+        h, dh and H at the configuration in x (`OfState`); from Python they
+        return a scalar, an (n,) and an (n, n) array.
     """
-    n = b.shape[0]
-    m, x = a.copy(), b.copy()
-    for k in range(n):
-        pivot = k
-        for i in range(k + 1, n):
-            if abs(m[i, k]) > abs(m[pivot, k]):
-                pivot = i
-        for j in range(n):
-            m[k, j], m[pivot, j] = m[pivot, j], m[k, j]
-        x[k], x[pivot] = x[pivot], x[k]
-        for i in range(k + 1, n):
-            factor = m[i, k] / m[k, k]
-            for j in range(k + 1, n):
-                m[i, j] -= factor * m[k, j]
-            x[i] -= factor * x[k]
-    for i in range(n - 1, -1, -1):
-        total = x[i]
-        for j in range(i + 1, n):
-            total -= m[i, j] * x[j]
-        x[i] = total / m[i, i]
-    return x
 
-
-def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Return x with a x = b: `eliminate` up to SMALL unknowns, else LAPACK."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if b.shape[0] <= SMALL:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return eliminate(a, b)
-    return np.linalg.solve(a, b)
+    rhs: Function
+    force: Function
+    gap: Function
+    gradient: Function
+    hessian: Function
 
 
 @dataclass(frozen=True)
@@ -141,8 +135,8 @@ class LagrangianSystem:
 
     def acceleration(self, t: float, q: Vector, v: Vector, lam: float = 0.0) -> Vector:
         """Return qddot = M^-1 (dh^T lam - bias), eqs. (3) and (5)."""
-        force = np.asarray(self.gap_gradient(q), dtype=float) * lam
-        return solve(self.mass_matrix(q), force - self.bias(t, q, v))
+        x = np.concatenate([np.asarray(q, dtype=float), np.asarray(v, dtype=float)])
+        return self.python_primitives.force(t, x, lam)[self.n :]
 
     def hddot(self, t: float, q: Vector, v: Vector) -> float:
         """Return hddot along the free flow, eq. (8)."""
@@ -152,9 +146,7 @@ class LagrangianSystem:
     def lam(self, t: float, q: Vector, v: Vector) -> float:
         """Return the contact force of the constrained motion, eq. (6)."""
         dh = np.asarray(self.gap_gradient(q), dtype=float)
-        return -self.hddot(t, q, v) / float(
-            dh @ solve(self.mass_matrix(q), dh)
-        )
+        return -self.hddot(t, q, v) / float(dh @ solve(self.mass_matrix(q), dh))
 
     def impact(self, q: Vector, v: Vector) -> Vector:
         """Return qdot+ of the frictionless impact law, eq. (4)."""
@@ -163,38 +155,90 @@ class LagrangianSystem:
         return v - (1.0 + self.restitution) * (dh @ v) / (dh @ direction) * direction
 
     @cached_property
-    def compiled_primitives(self) -> dict[str, Callable]:
-        """The primitives of the state x = [q, qdot] compiled by numba, once per
-        system: "rhs" f(t, x), "force" (t, x, lam), "gap" h(t, x), "gradient"
-        dh(t, x) and "hessian" H(t, x) (`_lagrangian_kernels.bind`).
+    def python_primitives(self) -> Primitives:
+        """The `Primitives` on the model's functions called back in Python."""
+        n = self.n
+        sizes = {  # values in, out
+            "mass_matrix": (n, n * n),
+            "bias": (2 * n, n),
+            "gap": (n, 1),
+            "gap_gradient": (n, n),
+            "gap_hessian": (n, n * n),
+        }
+        functions = {kind: _of_q(getattr(self, kind)) for kind in Q_KINDS}
+        functions["bias"] = _of_state(self.bias, n)
+        return self._primitives(
+            **{
+                kind: PythonVector(fn, *sizes[kind], f"`{kind}` of `{self.name}`")
+                for kind, fn in functions.items()
+            }
+        )
+
+    @cached_property
+    def compiled_primitives(self) -> Primitives:
+        """The `Primitives` on the model's functions compiled by numba (called at
+        their C addresses), once per system.
 
         Raises
         ------
         FmibridgeError
             Naming the function numba cannot compile, and why.
         """
-        from . import _lagrangian_kernels as kernels
-
         functions = {
-            name: compiled_as(
-                getattr(self, name), signature, f"`{name}` of `{self.name}`"
-            )
-            for name, signature in kernels.SIGNATURES_Q.items()
+            kind: compiled(getattr(self, kind), f"`{kind}` of `{self.name}`", kind=kind)
+            for kind in Q_KINDS
         }
-        return kernels.bind(functions, self.n)
+        return self._primitives(
+            **{kind: c_function(fn, kind, self.n) for kind, fn in functions.items()}
+        )
+
+    def _primitives(self, **of_q: Function) -> Primitives:
+        """The `Primitives` on the model's functions (by `Q_KINDS` name), each
+        a Function of q (of the state, for the bias)."""
+        n, mass, bias = self.n, of_q["mass_matrix"], of_q["bias"]
+        gradient = of_q["gap_gradient"]
+        field = f"the Euler-Lagrange field of `{self.name}`"
+        return Primitives(
+            rhs=EulerLagrange(mass, bias, gradient, False, field),
+            force=ForceMap(mass, bias, gradient, f"the force map of `{self.name}`"),
+            gap=OfState(of_q["gap"], 2 * n, ()),
+            gradient=OfState(gradient, 2 * n, (n,)),
+            hessian=OfState(of_q["gap_hessian"], 2 * n, (n, n)),
+        )
+
+
+def _of_q(fn: Callable) -> Callable[[float, Vector], object]:
+    """fn(q) as a function of (t, q)."""
+    return lambda t, q: fn(q)
+
+
+def _of_state(fn: Callable, n: int) -> Callable[[float, Vector], object]:
+    """fn(t, q, qdot) as a function of (t, x), x = [q, qdot] with n coordinates."""
+    return lambda t, x: fn(t, x[:n], x[n:])
 
 
 class LagrangianFlow(ForcedVectorField):
-    """The Euler-Lagrange vector field (3), with the contact force of (5) as input."""
+    """The Euler-Lagrange vector field (3), with the contact force of (5) as input.
 
-    def __init__(self, system: LagrangianSystem) -> None:
-        self.system = system
+    Its right-hand side is `Primitives.rhs`, on the model's functions called
+    back in Python, or with `compiled` compiled by numba
+    (`LagrangianSystem.compiled_primitives`).
+    """
+
+    def __init__(self, system: LagrangianSystem, *, compiled: bool = False) -> None:
+        self.system, self.compiled = system, compiled
         self.state_names = system.state_names
+        self.primitives = (
+            system.compiled_primitives if compiled else system.python_primitives
+        )
+
+    def rhs_function(self) -> Function:
+        """Return dx/dt as the loops call it (`EulerLagrange`)."""
+        return self.primitives.rhs
 
     def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
         """Return (qdot, qddot) with the contact force lam (Or and Ames, eq. 5)."""
-        q, v = self.system.split(x)
-        return np.concatenate([v, self.system.acceleration(t, q, v, lam)])
+        return self.primitives.force(t, x, lam)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the gap h(q) at (t, x)."""
@@ -203,28 +247,10 @@ class LagrangianFlow(ForcedVectorField):
         return values
 
     def describe(self) -> dict[str, str]:
-        """Return the provenance entry ``flow = lagrangian:NAME``."""
-        return {"flow": f"lagrangian:{self.system.name}"}
-
-
-class CompiledLagrangianFlow(CompiledFlow, ForcedVectorField):
-    """The vector field of `LagrangianFlow`, compiled (`compiled_primitives`)."""
-
-    def __init__(self, system: LagrangianSystem) -> None:
-        primitives = system.compiled_primitives
-        super().__init__(primitives["rhs"], system.state_names, name=system.name)
-        self.system, self._force = system, primitives["force"]
-
-    def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
-        """Return (qdot, qddot) with the contact force lam, compiled."""
-        return self._force(float(t), np.ascontiguousarray(x, dtype=float), float(lam))
-
-    variables = LagrangianFlow.variables
-
-    def describe(self) -> dict[str, str]:
-        """Return the provenance entries ``flow = lagrangian:NAME, kernels =
-        compiled``."""
-        return {"flow": f"lagrangian:{self.system.name}", "kernels": "compiled"}
+        """Return the provenance entry ``flow = lagrangian:NAME`` (and ``kernels =
+        compiled`` with the model's functions compiled)."""
+        kernels = {"kernels": "compiled"} if self.compiled else {}
+        return {"flow": f"lagrangian:{self.system.name}", **kernels}
 
 
 def to_hybrid(
@@ -239,11 +265,11 @@ def to_hybrid(
 
     State [q, qdot]; one mode "free" with the edge "impact": guard h(q) falling,
     reset by the impact law (4). The constraint is a `Contact` carrying h, dh, H,
-    the force map and the bounds, for completion. With `compiled`, numba
-    compiles the model's functions (`LagrangianSystem.compiled_primitives`, a few
-    seconds once per system and process), so the steps between impacts and
-    `Completion`'s constrained phases run compiled; the results equal the
-    Python path's to round-off.
+    the force map and the bounds, for completion; each is a `Function` on the
+    model's functions (`Primitives`). With `compiled`, numba compiles the
+    model's functions (`LagrangianSystem.compiled_primitives`, once per system
+    and process), so the loops call them at their C addresses instead of back
+    in Python; the results equal the Python model's to round-off.
 
     Raises
     ------
@@ -257,30 +283,26 @@ def to_hybrid(
     ('x', 'y', 'x_dot', 'y_dot')
     """
     n = system.n
-    if compiled:
-        flow = CompiledLagrangianFlow(system)
-        primitives = system.compiled_primitives
-    else:
-        flow = LagrangianFlow(system)
-        primitives = {**_python_primitives(system), "force": flow.rhs_with_force}
+    flow = LagrangianFlow(system, compiled=compiled)
+    primitives = flow.primitives
 
     def impact(t: float, x: np.ndarray) -> np.ndarray:
         return np.concatenate([x[:n], system.impact(x[:n], x[n:])])
 
-    gap = primitives["gap"]
     contact = Contact(
         "h",
         "h_dot",
         system.restitution,
-        gap_fn=gap,
-        gradient_fn=primitives["gradient"],
-        rhs_with_force=primitives["force"],
+        gap_fn=primitives.gap,
+        gradient_fn=primitives.gradient,
+        rhs_with_force=primitives.force,
         q_index=tuple(range(n)),
         v_index=tuple(range(n, 2 * n)),
-        hessian_fn=primitives["hessian"],
+        hessian_fn=primitives.hessian,
         bounds=system.bounds,
     )
-    edge = Edge(Guard(gap, "falling", name="impact"), FREE, impact, name="impact")
+    guard = Guard(primitives.gap, "falling", name="impact")
+    edge = Edge(guard, FREE, impact, name="impact")
     x0 = np.concatenate([np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)])
     return HybridSystem(
         [Mode(FREE, flow, (edge,))],
@@ -291,17 +313,3 @@ def to_hybrid(
         constraint=contact,
         name=system.name,
     )
-
-
-def _python_primitives(system: LagrangianSystem) -> dict:
-    """The gap, gradient and Hessian of `compiled_primitives`, in Python."""
-    n = system.n
-
-    def gap(t: float, x: np.ndarray) -> float:
-        return float(system.gap(x[:n]))
-
-    return {
-        "gap": gap,
-        "gradient": lambda t, x: system.gap_gradient(x[:n]),
-        "hessian": lambda t, x: system.gap_hessian(x[:n]),
-    }

@@ -1,0 +1,197 @@
+"""The Euler-Lagrange vector field of a `LagrangianSystem`, with its contact force.
+
+For the state x = [q, qdot] of n coordinates,
+
+    dx/dt = (qdot, qddot),  M(q) qddot = dh(q)^T lam - bias(t, q, qdot),
+
+Or and Ames's eq. (3) (lam = 0) and eq. (5) (with the contact force lam).
+`EulerLagrange` evaluates it from the model's functions, each a `Function`:
+M(q) (n x n values, by rows), dh(q) (n values), both functions of q (the
+first n values of x), and bias(t, q, qdot) (of x). They are Python functions
+called back, or numba-compiled ones called at their C addresses
+(`flows.compiled.c_function`); the field is the same code for both. `OfState`
+makes a function of q (h, dh, H) a function of the state, as the contact and
+the guard take it.
+
+M qddot = rhs is solved by Gaussian elimination with partial pivoting
+(`eliminate`) up to SMALL coordinates, else by LAPACK (numpy.linalg.solve).
+
+References
+----------
+Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
+Def. 2 and eqs. (3)-(5).
+"""
+
+from libc.math cimport fabs
+
+import numpy as np
+
+from ..core._functions cimport Function
+
+from ..core.errors import FmibridgeError
+
+# Mass matrices up to this size are solved by `eliminate`: for a few
+# coordinates it costs less than a call of LAPACK.
+SMALL = 4
+
+
+cdef void eliminate(double* m, double* x, Py_ssize_t n) noexcept nogil:
+    """Overwrite x with the solution of m y = x (m, n x n by rows, is
+    overwritten): Gaussian elimination with partial pivoting. A singular m
+    gives inf or nan."""
+    cdef Py_ssize_t i, j, k, pivot
+    cdef double factor, total, swap
+    for k in range(n):
+        pivot = k
+        for i in range(k + 1, n):
+            if fabs(m[i * n + k]) > fabs(m[pivot * n + k]):
+                pivot = i
+        for j in range(n):
+            swap = m[k * n + j]
+            m[k * n + j] = m[pivot * n + j]
+            m[pivot * n + j] = swap
+        swap = x[k]
+        x[k] = x[pivot]
+        x[pivot] = swap
+        for i in range(k + 1, n):
+            factor = m[i * n + k] / m[k * n + k]
+            for j in range(k + 1, n):
+                m[i * n + j] = m[i * n + j] - factor * m[k * n + j]
+            x[i] = x[i] - factor * x[k]
+    for i in range(n - 1, -1, -1):
+        total = x[i]
+        for j in range(i + 1, n):
+            total = total - m[i * n + j] * x[j]
+        x[i] = total / m[i * n + i]
+
+
+cdef int solve_into(double[::1] m, double[::1] x, Py_ssize_t n) except -1:
+    """Overwrite x[:n] with the solution of m y = x (m by rows, overwritten):
+    `eliminate` up to SMALL unknowns, else LAPACK."""
+    if n <= SMALL:
+        eliminate(&m[0], &x[0], n)
+        return 0
+    cdef double[::1] y = np.linalg.solve(
+        np.asarray(m[:n * n]).reshape(n, n), np.asarray(x[:n])
+    )
+    x[:n] = y
+    return 0
+
+
+def solve(a, b):
+    """Return y with a y = b: Gaussian elimination with partial pivoting up to
+    SMALL unknowns (a singular a gives inf or nan), else LAPACK."""
+    y = np.array(b, dtype=float).reshape(-1)
+    cdef Py_ssize_t n = y.shape[0]
+    if n > SMALL:
+        return np.linalg.solve(np.asarray(a, dtype=float), y)
+    m = np.array(a, dtype=float, order="C").reshape(-1)
+    if m.shape[0] != n * n:
+        raise FmibridgeError(f"solve: a has {m.shape[0]} values for {n} unknowns.")
+    solve_into(m, y, n)
+    return y
+
+
+cdef class EulerLagrange(Function):
+    """dx/dt = (qdot, M(q)^-1 (dh(q)^T lam - bias(t, q, qdot))) for x = [q, qdot].
+
+    Without `forced`, lam = 0 and x holds 2n values; with `forced`, x holds
+    [q, qdot, lam] (2n + 1 values), the force map of `ForcedVectorField`.
+
+    Parameters
+    ----------
+    mass : Function
+        M(q): n values in, n x n out (by rows).
+    bias : Function
+        bias(t, q, qdot): 2n values in, n out.
+    gradient : Function
+        dh(q): n values in, n out.
+    forced : bool
+        Whether lam is the last value of x.
+    what : str
+        The field, as errors name it.
+    """
+
+    cdef readonly Py_ssize_t n
+    cdef bint forced
+    cdef Function mass, bias, gradient
+    cdef double[::1] m, dh, b
+
+    def __init__(self, Function mass, Function bias, Function gradient, bint forced,
+                 str what):
+        cdef Py_ssize_t n = gradient.n_in
+        super().__init__(2 * n + forced, 2 * n, what)
+        self.n, self.forced = n, forced
+        self.mass, self.bias, self.gradient = mass, bias, gradient
+        self.m, self.dh, self.b = np.empty(n * n), np.empty(n), np.empty(n)
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef Py_ssize_t n = self.n, i
+        cdef double lam = x[2 * n] if self.forced else 0.0
+        self.gradient.call(t, x, &self.dh[0])
+        self.mass.call(t, x, &self.m[0])
+        self.bias.call(t, x, &self.b[0])
+        for i in range(n):
+            self.b[i] = self.dh[i] * lam - self.b[i]
+        solve_into(self.m, self.b, n)
+        for i in range(n):
+            out[i] = x[n + i]
+            out[n + i] = self.b[i]
+        return 0
+
+
+cdef class ForceMap(EulerLagrange):
+    """The forced `EulerLagrange` field: a Function of [x, lam], called from
+    Python as the contact's force map (t, x, lam) -> dx/dt, or with lam after
+    the states as any Function (t, [x, lam])."""
+
+    cdef double[::1] point
+
+    def __init__(self, Function mass, Function bias, Function gradient, str what):
+        super().__init__(mass, bias, gradient, True, what)
+        self.point = np.empty(self.n_in)
+
+    def __call__(self, double t, x, lam=None):
+        """Return dx/dt at (t, x) with the contact force lam (x followed by lam
+        where lam is None)."""
+        if lam is None:
+            return Function.__call__(self, t, x)
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        cdef Py_ssize_t i, n = self.n_out
+        if xs.shape[0] != n:
+            raise FmibridgeError(
+                f"{self.what} takes {n} state value(s), got {xs.shape[0]}."
+            )
+        for i in range(n):
+            self.point[i] = xs[i]
+        self.point[n] = lam
+        out = np.empty(n)
+        cdef double[::1] values = out
+        self.call(t, &self.point[0], &values[0])
+        return out
+
+
+cdef class OfState(Function):
+    """A function of q (a Function of n values) as a function of the state
+    x = [q, qdot] (of n_state values, q first). From Python it returns the
+    model's shape: a scalar (numpy float64) for shape (), else an array of that
+    shape."""
+
+    cdef Function of_q
+    cdef tuple shape
+
+    def __init__(self, Function of_q, Py_ssize_t n_state, tuple shape):
+        super().__init__(n_state, of_q.n_out, of_q.what)
+        self.of_q, self.shape = of_q, shape
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        return self.of_q.call(t, x, out)
+
+    def __call__(self, double t, x):
+        """Return the value at (t, x), a scalar or an array of the model's shape."""
+        values = Function.__call__(self, t, x)
+        return values[0] if not self.shape else values.reshape(self.shape)
+
+    def engine_entry(self, Py_ssize_t n):
+        """As a guard of a state of n values: (this Function, entry 0)."""
+        return (self, 0) if n == self.n_in and self.n_out == 1 else None
