@@ -13,6 +13,7 @@ import numpy as np
 from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ._programs import program_function
 from ._stepper import FieldStepper, FlowStepper, Stepper
 
 # A guard's rate dg/dt comes from a forward difference along the flow over
@@ -191,6 +192,17 @@ class Flow(abc.ABC):
         `max_iter` trial steps (`Steps.bracket`).
         """
         return None
+
+    def expression_function(self, program, constants, failure, what: str):
+        """Return an adapter expression's `program` as a Function of (t, x) for
+        the compiled loops, or None where its names are not all the flow's to
+        read there (`Flow.variables` then serves them from Python).
+
+        A name is t, else a state, else one of `constants` (parameters); an
+        evaluation that fails raises failure(t, values, code, value)
+        (`flows._programs.ProgramFunction`).
+        """
+        return program_function(program, self.state_names, constants, failure, what)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return every named quantity at (t, x): states, and outputs if any."""
