@@ -6,8 +6,10 @@ single source of truth for value references), ``<Model>.c`` (the equations) and
 C header ``model_table.h`` and ``modelDescription.xml``, so the two cannot disagree.
 
 Naming: ``<Model>.fmu`` is FMI 2.0 and ``<Model>_fmi3.fmu`` is FMI 3.0; both hold Model
-Exchange and Co-Simulation. Value references: 0 is ``time``, then the table's
-variables in file order, then ``cs_substep``, then ``der(<state>)`` in state order.
+Exchange and Co-Simulation. FMI 1.0 gives each interface its own FMU:
+``<Model>_fmi1me.fmu`` (Model Exchange) and ``<Model>_fmi1cs.fmu`` (Co-Simulation).
+Value references: 0 is ``time``, then the table's variables in file order, then
+``cs_substep``, then ``der(<state>)`` in state order.
 Builds are incremental (a SHA-256 of every input is kept beside each FMU) and
 deterministic (fixed timestamps, sorted zip entries).
 """
@@ -51,7 +53,6 @@ GCC_FLAGS = (
     "-Wextra",
     "-fvisibility=hidden",
 )
-FMI_LAYERS = {2: ("fmi2.c", "linux64", ""), 3: ("fmi3.c", "x86_64-linux", "_fmi3")}
 CORE_SOURCES = ("instance.c", "modes.c", "cosim.c", "snapshot.c")
 KINDS = ("state", "parameter", "input", "output", "integer_parameter", "integer_input")
 KIND_PREFIX = {
@@ -72,6 +73,26 @@ KIND_VK = {
     "derivative": "VK_DERIVATIVE",
     "time": "VK_TIME",
 }
+
+
+@dataclass(frozen=True)
+class Target:
+    """One FMU the builder makes of every model."""
+
+    version: int  # FMI major version
+    layer: str  # the FMI layer's C file in fmus/common/
+    platform: str  # binaries/<platform>/
+    suffix: str  # the FMU is <Model><suffix>.fmu
+    interface: str | None = None  # FMI 1.0: one interface per FMU; None: both
+    defines: tuple[str, ...] = ()  # gcc -D flags besides MODEL_IDENTIFIER
+
+
+TARGETS = (
+    Target(2, "fmi2.c", "linux64", ""),
+    Target(3, "fmi3.c", "x86_64-linux", "_fmi3"),
+    Target(1, "fmi1.c", "linux64", "_fmi1me", "ModelExchange"),
+    Target(1, "fmi1.c", "linux64", "_fmi1cs", "CoSimulation", ("FMI1_COSIMULATION",)),
+)
 
 
 class BuildError(FmibridgeError):
@@ -125,7 +146,7 @@ def build_fmus(
     models: list[str] | None = None,
     force: bool = False,
 ) -> dict[str, Path]:
-    """Compile every model in `source_dir` into FMI 2.0 and FMI 3.0 FMUs.
+    """Compile every model in `source_dir` into FMI 2.0, 3.0 and 1.0 FMUs.
 
     Parameters
     ----------
@@ -141,7 +162,8 @@ def build_fmus(
     Returns
     -------
     dict
-        FMU stem (``"BouncingBall"``, ``"BouncingBall_fmi3"``) to its path.
+        FMU stem (``"BouncingBall"``, ``"BouncingBall_fmi3"``,
+        ``"BouncingBall_fmi1me"``, ``"BouncingBall_fmi1cs"``) to its path.
 
     Raises
     ------
@@ -159,8 +181,8 @@ def build_fmus(
     built = {}
     for model_dir in _model_dirs(source_dir, models):
         table = read_table(model_dir / "model.toml")
-        for version in FMI_LAYERS:
-            fmu = _build_one(source_dir, model_dir, table, version, out_dir, force)
+        for target in TARGETS:
+            fmu = _build_one(source_dir, model_dir, table, target, out_dir, force)
             built[fmu.stem] = fmu
     if models is None:
         build_systems(source_dir, out_dir)
@@ -303,16 +325,15 @@ def _build_one(
     source_dir: Path,
     model_dir: Path,
     table: ModelTable,
-    version: int,
+    target: Target,
     out_dir: Path,
     force: bool,
 ) -> Path:
     """Build one FMU unless its inputs are unchanged; return its path."""
-    layer, platform, suffix = FMI_LAYERS[version]
-    fmu = out_dir / f"{table.name}{suffix}.fmu"
-    sources = [source_dir / "common" / f for f in (*CORE_SOURCES, layer)]
+    fmu = out_dir / f"{table.name}{target.suffix}.fmu"
+    sources = [source_dir / "common" / f for f in (*CORE_SOURCES, target.layer)]
     sources += sorted(model_dir.glob("*.c"))
-    digest = _input_digest(source_dir, model_dir, version)
+    digest = _input_digest(source_dir, model_dir, target)
     stamp = fmu.with_suffix(".fmu.sha256")
     if not force and fmu.exists() and stamp.exists() and stamp.read_text() == digest:
         return fmu
@@ -324,10 +345,12 @@ def _build_one(
         (work / "model_table.h").write_text(c_header(table))
         binary = work / f"{table.name}.so"
         include_dirs = [source_dir / "include", source_dir / "common", work]
-        _compile(table.name, sources, include_dirs, binary)
+        defines = (f"MODEL_IDENTIFIER={table.name}", *target.defines)
+        _compile(table.name, sources, include_dirs, defines, binary)
+        description = model_description(table, target.version, target.interface)
         entries = {
-            "modelDescription.xml": model_description(table, version).encode(),
-            f"binaries/{platform}/{table.name}.so": binary.read_bytes(),
+            "modelDescription.xml": description.encode(),
+            f"binaries/{target.platform}/{table.name}.so": binary.read_bytes(),
         }
         _write_zip(work / fmu.name, entries)
         (work / stamp.name).write_text(digest)
@@ -336,7 +359,7 @@ def _build_one(
     return fmu
 
 
-def _input_digest(source_dir: Path, model_dir: Path, version: int) -> str:
+def _input_digest(source_dir: Path, model_dir: Path, target: Target) -> str:
     """Return a SHA-256 over every file that goes into an FMU, and the flags."""
     files = sorted(
         [
@@ -346,7 +369,7 @@ def _input_digest(source_dir: Path, model_dir: Path, version: int) -> str:
             Path(__file__),
         ]
     )
-    digest = hashlib.sha256(f"{version} {GCC_FLAGS}".encode())
+    digest = hashlib.sha256(f"{target} {GCC_FLAGS}".encode())
     for path in files:
         if path.is_file():
             digest.update(path.name.encode() + path.read_bytes())
@@ -354,12 +377,17 @@ def _input_digest(source_dir: Path, model_dir: Path, version: int) -> str:
 
 
 def _compile(
-    name: str, sources: list[Path], include_dirs: list[Path], binary: Path
+    name: str,
+    sources: list[Path],
+    include_dirs: list[Path],
+    defines: tuple[str, ...],
+    binary: Path,
 ) -> None:
     """Run gcc; raise BuildError with its message on failure."""
     command = [
         "gcc",
         *GCC_FLAGS,
+        *(f"-D{d}" for d in defines),
         *(f"-I{d}" for d in include_dirs),
         *map(str, sources),
         "-o",
@@ -440,8 +468,13 @@ def _start_macro(name: str, variables: list[Variable]) -> str:
 # ---- modelDescription.xml ----
 
 
-def model_description(table: ModelTable, version: int) -> str:
-    """Return modelDescription.xml for FMI `version` (2 or 3)."""
+def model_description(
+    table: ModelTable, version: int, interface: str | None = None
+) -> str:
+    """Return modelDescription.xml for FMI `version` (2 or 3; 1 with `interface`,
+    'ModelExchange' or 'CoSimulation', since an FMI 1.0 FMU offers one)."""
+    if version == 1:
+        return _xml(_fmi1_description(table, interface or "ModelExchange"))
     root = _fmi2_root(table) if version == 2 else _fmi3_root(table)
     _add_units(root, table)
     ET.SubElement(
@@ -454,6 +487,10 @@ def model_description(table: ModelTable, version: int) -> str:
     variables = ET.SubElement(root, "ModelVariables")
     (_fmi2_variables if version == 2 else _fmi3_variables)(variables, table)
     (_fmi2_structure if version == 2 else _fmi3_structure)(root, table)
+    return _xml(root)
+
+
+def _xml(root: ET.Element) -> str:
     ET.indent(root)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
@@ -653,3 +690,80 @@ def _fmi3_structure(root: ET.Element, table: ModelTable) -> None:
     ):
         for var in variables:
             ET.SubElement(structure, tag, valueReference=str(var.vr))
+
+
+# ---- FMI 1.0 modelDescription.xml ----
+
+FMI1_KINDS = {  # kind -> (causality, variability) in FMI 1.0's words
+    "state": ("output", "continuous"),
+    "parameter": ("internal", "parameter"),
+    "integer_parameter": ("internal", "parameter"),
+    "input": ("input", "continuous"),
+    "integer_input": ("input", "discrete"),
+    "output": ("output", "continuous"),
+    "derivative": ("internal", "continuous"),
+}
+FMI1_CAPABILITIES = {  # Co-Simulation: what our doStep can do (no FMU state in 1.0)
+    "canHandleVariableCommunicationStepSize": "true",
+    "canHandleEvents": "true",
+    "canRejectSteps": "false",
+    "canInterpolateInputs": "false",
+    "maxOutputDerivativeOrder": "0",
+    "canRunAsynchronuously": "false",
+    "canSignalEvents": "false",
+    "canBeInstantiatedOnlyOncePerProcess": "false",
+    "canNotUseMemoryManagementFunctions": "true",
+}
+
+
+def _fmi1_description(table: ModelTable, interface: str) -> ET.Element:
+    """FMI 1.0: states are named by their derivatives `der(x)`, and a
+    Co-Simulation FMU says so with an Implementation element."""
+    root = ET.Element(
+        "fmiModelDescription",
+        fmiVersion="1.0",
+        modelIdentifier=table.name,
+        guid=table.token,
+        **_common_attributes(table),
+        numberOfContinuousStates=str(len(table.of_kind("state"))),
+        numberOfEventIndicators=str(len(table.event_indicators)),
+    )
+    units = ET.SubElement(root, "UnitDefinitions")
+    for unit in sorted({"s", *(v.unit for v in table.variables if v.unit)}):
+        ET.SubElement(units, "BaseUnit", unit=unit)
+    ET.SubElement(
+        root, "DefaultExperiment", startTime="0", stopTime=repr(table.stop_time)
+    )
+    variables = ET.SubElement(root, "ModelVariables")
+    for var in table.variables:
+        causality, variability = FMI1_KINDS[var.kind]
+        element = ET.SubElement(
+            variables,
+            "ScalarVariable",
+            name=var.name,
+            valueReference=str(var.vr),
+            description=var.description,
+            variability=variability,
+            causality=causality,
+        )
+        attributes = {"unit": var.unit} if var.unit else {}
+        if var.start is not None:
+            attributes["start"] = repr(var.start)
+        ET.SubElement(element, "Integer" if _is_integer(var) else "Real", **attributes)
+        _fmi1_direct_dependency(element, table, var)
+    if interface == "CoSimulation":
+        implementation = ET.SubElement(root, "Implementation")
+        standalone = ET.SubElement(implementation, "CoSimulation_StandAlone")
+        ET.SubElement(standalone, "Capabilities", **FMI1_CAPABILITIES)
+    return root
+
+
+def _fmi1_direct_dependency(element: ET.Element, table: ModelTable, var) -> None:
+    """An output's DirectDependency: the inputs it depends on directly."""
+    if var.kind != "output" or var.depends_on is None:
+        return
+    inputs = {v.name for v in table.of_kind("input", "integer_input")}
+    dependency = ET.SubElement(element, "DirectDependency")
+    for name in var.depends_on:
+        if name in inputs:
+            ET.SubElement(dependency, "Name").text = name

@@ -180,17 +180,18 @@ def _load_adapter(args: argparse.Namespace):
 
 
 def _ssp(args: argparse.Namespace) -> HybridSystem:
-    """An SSP's system; its variables are set in the SSD (or an adapter file)."""
+    """An SSP's system; its variables are set in the SSD (or an adapter file).
+    It records --output (`component.variable`), by default every connector."""
     from .formats.ssp import ssp_system
 
-    given = [f for f in ("start_values", "parameters", "output") if getattr(args, f)]
+    given = [f for f in ("start_values", "parameters") if getattr(args, f)]
     if given:
         flags = ", ".join("--" + f.replace("_", "-") for f in given)
         raise FmibridgeError(
             f"{flags}: an SSP's values are set in its SSD, or in an adapter file "
             f"with `ssp = ...`."
         )
-    return ssp_system(args.model, interface=args.interface)
+    return ssp_system(args.model, interface=args.interface, outputs=args.output)
 
 
 def _ball(args: argparse.Namespace) -> HybridSystem:
@@ -294,9 +295,12 @@ INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU: experiment, interfaces, capabilities and variables."""
+    """Describe an FMU (experiment, interfaces, capabilities and variables) or
+    an SSP (systems, components and their FMUs' interfaces, connections)."""
     from .flows.fmi import FmuArchive
 
+    if args.fmu.suffix.lower() == ".ssp":
+        return _info_ssp(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
     print(f"{args.fmu}: {d.modelName}, FMI {archive.fmi_version}")
@@ -306,12 +310,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     values = [("start", e.start), ("stop", e.stop), ("step", e.step)]
     values.append(("tolerance", e.tolerance))
     print("  DefaultExperiment: " + ", ".join(f"{k} {_or_dash(v)}" for k, v in values))
-    for interface in archive.interfaces:
-        part = archive.part(interface)
-        flags = [_flag(f, getattr(part, f, None)) for f in INFO_FLAGS]
-        flags = [f for f in flags if f]
-        note = " (fmibridge cannot run it)" if interface == "ScheduledExecution" else ""
-        print(f"  {interface}: {', '.join(flags) or 'no state get/set'}{note}")
+    _print_interfaces(archive, "  ")
     print(
         f"  continuous states: {d.numberOfContinuousStates}, "
         f"event indicators: {d.numberOfEventIndicators}"
@@ -333,6 +332,43 @@ def cmd_info(args: argparse.Namespace) -> int:
     for row in rows:
         cells = [c.ljust(w) for c, w in zip(row, widths, strict=True)]
         print("  " + " ".join(cells).rstrip())
+    return 0
+
+
+def _print_interfaces(archive, indent: str) -> None:
+    """One line per interface of an FMU: its capability flags."""
+    for interface in archive.interfaces:
+        part = archive.part(interface)
+        flags = [_flag(f, getattr(part, f, None)) for f in INFO_FLAGS]
+        flags = [f for f in flags if f]
+        note = " (fmibridge cannot run it)" if interface == "ScheduledExecution" else ""
+        print(f"{indent}{interface}: {', '.join(flags) or 'no state get/set'}{note}")
+
+
+def _info_ssp(path: Path) -> int:
+    """Describe an SSP: its systems, each component with its FMU's interfaces
+    and capability flags, and the connections (nested systems flattened)."""
+    from .formats.ssp import ssp_fmus
+
+    with ssp_fmus(path) as (structure, fmus):
+        print(f"{path}: SSP {structure.version}, system {structure.name or '-'}")
+        times = (structure.start_time, structure.stop_time)
+        print(f"  DefaultExperiment: start {_or_dash(times[0])}, stop "
+              f"{_or_dash(times[1])}")  # fmt: skip
+        for system in structure.systems:
+            members = [c for c in structure.components if c.system == system]
+            print(f"  system {system}: {len(members)} component(s)")
+            for c in members:
+                archive = fmus[c.name]
+                implementation = {"me": "ModelExchange", "cs": "CoSimulation"}
+                print(
+                    f"    {c.name}: {c.source} (FMI {archive.fmi_version}, "
+                    f"implementation {implementation.get(c.implementation, 'any')})"
+                )
+                _print_interfaces(archive, "      ")
+        print(f"  connections: {len(structure.connections)}")
+        for source, target in structure.connections:
+            print(f"    {source} -> {target}")
     return 0
 
 
@@ -540,9 +576,10 @@ def _parser() -> argparse.ArgumentParser:
     info = sub.add_parser(
         "info",
         help="list an FMU's default experiment, interfaces, capabilities and "
-        "variables (type, start, unit, dimensions)",
+        "variables (type, start, unit, dimensions), or an SSP's systems, "
+        "components, their FMUs' interfaces and capabilities, and connections",
     )
-    info.add_argument("fmu", type=Path, help="the FMU file (.fmu)")
+    info.add_argument("fmu", type=Path, help="the FMU (.fmu) or SSP (.ssp) file")
     info.set_defaults(func=cmd_info)
 
     build = sub.add_parser("build-fmus", help="compile the models in fmus/ with gcc")

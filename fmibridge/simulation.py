@@ -167,7 +167,6 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "start_time": "an SSP starts at its DefaultExperiment's startTime",
         "start_values": "an SSP's values are set in its SSD (or an adapter file)",
         "input": "an SSP's inputs are connections in its SSD",
-        "output": "an SSP records every connector of its components",
         "relative_tolerance": "an SSP passes its FMUs' default tolerances",
     },
     "adapter": {
@@ -233,7 +232,12 @@ def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
     from .formats.ssp import ssp_system
 
     if path.suffix.lower() == ".ssp":
-        system = ssp_system(path, interface=given.get("fmi_type"))
+        outputs = given.get("output")
+        system = ssp_system(
+            path,
+            interface=given.get("fmi_type"),
+            outputs=None if outputs is None else list(outputs),
+        )
     else:
         system = fmu_system(
             path,

@@ -199,10 +199,12 @@ def edited(tmp_path, fmu_dir, old, new, name="bad.ssp"):
          "unit mismatch, plant.x is in 'm' and controller.v_meas in 'm/s'"),
         ('version="2.0" name="ControlledStop"', 'version="3.0" name="ControlledStop"',
          "SSP version '3.0'"),
-        ("<ssd:Elements>", '<ssd:Elements>\n<ssd:System name="inner"/>',
-         "nested systems are not supported"),
+        ("<ssd:Elements>",
+         '<ssd:Elements>\n<ssd:SignalDictionaryReference name="d" dictionary="s"/>',
+         "system 'ControlledStop': signal dictionary references are not supported"),
         ('endElement="controller" endConnector="F"/>',
-         'endConnector="F"/>', "uses a system connector"),
+         'endConnector="F"/>', "uses connector 'F' of system 'ControlledStop', "
+         "which that system does not declare"),
     ],
 )  # fmt: skip
 def test_bad_ssp_is_refused_naming_component_and_connector(

@@ -150,20 +150,43 @@ def test_fmu_call_returning_error_names_the_function(fmu_dir):
             flow.instance.set_reals([g], [1.0])
 
 
-def test_missing_get_set_state_capability_is_named(fmu_dir, tmp_path):
-    path = tmp_path / "NoState.fmu"
+def without_state_saving(fmu_dir, path):
+    """Our BouncingBall with canGetAndSetFMUstate false in its description."""
 
-    def without_state(name, data):
+    def rewrite(name, data):
         if name == "modelDescription.xml":
             flag = b'canGetAndSetFMUstate="%s"'
             data = data.replace(flag % b"true", flag % b"false")
         return name, data
 
-    copy_fmu(fmu_dir / "BouncingBall.fmu", path, without_state)
-    with pytest.raises(
-        FMUError, match="NoState.fmu: canGetAndSetFMUstate returned false"
-    ):
-        open_fmu(path, "cs")
+    copy_fmu(fmu_dir / "BouncingBall.fmu", path, rewrite)
+    return path
+
+
+def test_plain_cs_run_needs_no_state_saving(fmu_dir, tmp_path):
+    """Without guards nothing is undone: the same samples, bit for bit, with
+    and without canGetAndSetFMUstate."""
+    stateless = without_state_saving(fmu_dir, tmp_path / "NoState.fmu")
+    runs = []
+    for path in (fmu_dir / "BouncingBall.fmu", stateless):
+        system = fmu_system(path, "cs")
+        try:
+            runs.append(Halving(h=0.01).run(system, t_end=0.4))
+        finally:
+            system.close()
+    assert runs[1].status.is_success and len(runs[1].t) == 41
+    np.testing.assert_array_equal(runs[0].x, runs[1].x)
+
+
+def test_a_guard_that_needs_rollback_names_the_missing_capability(fmu_dir, tmp_path):
+    stateless = without_state_saving(fmu_dir, tmp_path / "NoState.fmu")
+    with open_fmu(stateless, "cs") as flow:  # the ball reaches h = 0 at 0.4515 s
+        with pytest.raises(
+            FMUError,
+            match=r"NoState.fmu: canGetAndSetFMUstate returned false.*"
+            r"to locate a guard's crossing",
+        ):
+            Halving(h=0.1).run(ball_on(flow), t_end=1.0)
 
 
 def test_flows_are_the_right_kind(fmu_dir):

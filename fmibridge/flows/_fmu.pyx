@@ -88,6 +88,11 @@ cdef class FmuCalls:
         self.t_set = NAN
         self.touched()
 
+    def note_time(self, double t):
+        """Something else set the FMU's time to t (an FMI 1.0 initialization)."""
+        self.t_set = t
+        self.touched()
+
     cdef int set_point(self, double t, const double* x) except -1:
         """Put the FMU at (t, x) with its inputs at t, unless it is there."""
         cdef size_t size = self.nx * sizeof(double)

@@ -171,14 +171,16 @@ class CoupledCoSimulation(CoupledParts, Flow):
             level[positions] = y_t[positions]
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
-        """Return the components' own events in the step that ended at (t, x),
-        each as (t, `component.fmu_event`, x before, x after): the component's
-        part as it reports it, the others' interpolated in the step."""
+        """Return the recorded variables at (t, x) (`record`), and the
+        components' own events in the step that ended there, each as (t,
+        `component.fmu_event`, x before, x after): the component's part as it
+        reports it, the others' interpolated in the step."""
+        recorded = self._recorded(t, x)
         if not self.reports_events or not self._last_step:
-            return {}, ()
+            return recorded, ()
         t_start, x_start, t_end, y = self._last_step
         if abs(t - t_end) > SNAP_RTOL * (t_end - t_start) or not np.array_equal(x, y):
-            return {}, ()
+            return recorded, ()
         events = []
         for component, part, where in zip(
             self.components, self.parts(x), self._slices, strict=True
@@ -191,7 +193,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
                 x_before, x_after = around.copy(), around.copy()
                 x_before[where], x_after[where] = before, after
                 events.append((t_event, f"{component.name}.{name}", x_before, x_after))
-        return {}, tuple(sorted(events, key=lambda event: event[0]))
+        return recorded, tuple(sorted(events, key=lambda event: event[0]))
 
     def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:
         self._history[key] = value

@@ -141,6 +141,10 @@ class CoupledModelExchange(CoupledParts, VectorField):
         of the right-hand side (compiled where it can) leaves them there."""
         self.rhs(t, x)
 
+    def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
+        """Return the recorded variables at the sample (t, x) (`record`)."""
+        return self._recorded(t, x), ()
+
     def _forget_times(self) -> None:
         """The kernel set the FMUs' time behind the instances' caches."""
         for component in self.components:
@@ -189,12 +193,13 @@ class CoupledModelExchange(CoupledParts, VectorField):
 
 def _compiled_tables(coupling: Coupling) -> tuple | None:
     """The tables `coupled_kernels` runs on: FMU calls, state offsets and the
-    coupling's schedule; None where a component is no Model Exchange FMU or a
-    loop needs solving."""
+    coupling's schedule; None where a component is no Model Exchange FMU of
+    FMI 2 or 3 or a loop needs solving."""
     components = coupling.components
-    if not all(isinstance(c, ModelExchangeComponent) for c in components) or any(
-        kind == "loop" for kind, *_ in coupling.schedule
-    ):
+    if not all(
+        isinstance(c, ModelExchangeComponent) and c.flow.instance.is_compiled
+        for c in components  # FMI 1.0 FMUs take the Python path, for now
+    ) or any(kind == "loop" for kind, *_ in coupling.schedule):
         return None
     calls, counted = [], []
     for component in components:

@@ -12,7 +12,7 @@ both coupled flows share: the states of all components, concatenated and named
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -297,6 +297,14 @@ class _Loop:
         check_loop(self._map, self._u, self.name, t)
 
 
+def _unit(component: Component, variable: str) -> str | None:
+    """The unit of a component's variable, or None where it declares none."""
+    try:
+        return component.port(variable).unit
+    except FmibridgeError:
+        return None
+
+
 def _groups(nodes) -> list[tuple[int, list[_Node]]]:
     """The nodes grouped by component, in order of first appearance."""
     groups: dict[int, list[_Node]] = {}
@@ -341,10 +349,62 @@ class CoupledParts:
             if getattr(getattr(c.flow, "instance", None), "needs_completed_step", False)
         ]
         self._asked: set[int] = set()  # FMUs that asked for an event after a step
+        self.units = {  # of the states, where the components declare them
+            f"{c.name}.{s}": unit
+            for c in self.components
+            for s in c.state_names
+            if (unit := _unit(c, s))
+        }
+        self.recorded_names: tuple[str, ...] = ()
+        self._recorders: list[tuple[list[int], Callable]] = []
 
     def parts(self, x: np.ndarray) -> list[np.ndarray]:
         """Split x into the components' states."""
         return [x[s] for s in self._slices]
+
+    def record(self, names: Sequence[str]) -> None:
+        """Record the real variables `names` (`component.variable`) at every
+        sample (`observe`), read with the connections propagated.
+
+        Raises
+        ------
+        FmibridgeError
+            Naming the variable: an unknown component, or a variable that
+            is no scalar real of that component.
+        """
+        index = {c.name: k for k, c in enumerate(self.components)}
+        by_component: dict[int, list[tuple[int, str]]] = {}
+        units = dict(self.units)
+        for position, name in enumerate(names):
+            where = f"output {name!r}"
+            component, variable = split_name(name, where)
+            if component not in index:
+                raise FmibridgeError(
+                    f"{where}: no component {component!r}; the components are "
+                    f"{sorted(index)}."
+                )
+            port = self.components[index[component]].port(variable)
+            by_component.setdefault(index[component], []).append((position, variable))
+            if port.unit:
+                units[name] = port.unit
+        self._recorders = [
+            (
+                [position for position, _ in pairs],
+                self.components[k].reader([variable for _, variable in pairs]),
+            )
+            for k, pairs in by_component.items()
+        ]
+        self.recorded_names, self.units = tuple(names), units
+
+    def _recorded(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """The recorded variables at (t, x), connections propagated."""
+        if not self.recorded_names:
+            return {}
+        self.coupling.evaluate(t, self.parts(x))
+        values = np.empty(len(self.recorded_names))
+        for positions, read in self._recorders:
+            values[positions] = read()
+        return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
     def put_at(self, t: float, x: np.ndarray) -> None:
         """Put every component at (t, x) with the connections propagated."""

@@ -1,12 +1,13 @@
 """The lower FMI layer: one FMU instance, fmpy calls, statuses as FMUError.
 
 The FMI version and interface type are chosen once, by class:
-`Fmi2Model`, `Fmi3Model` (Model Exchange) and `Fmi2Slave`, `Fmi3Slave`
-(Co-Simulation) share one vocabulary (`set_reals`, `get_values`,
-`event_iteration`, `do_step`, ...), so the upper layer (`fmu.py`) never asks
-which version it drives. Each follows its standard's state machine: an FMI 3
-Co-Simulation instance uses Event Mode (and early return) exactly where the
-FMU declares it (`hasEventMode`), and enters Step Mode only from there.
+`Fmi1Model`, `Fmi2Model`, `Fmi3Model` (Model Exchange) and `Fmi1Slave`,
+`Fmi2Slave`, `Fmi3Slave` (Co-Simulation) share one vocabulary (`set_reals`,
+`get_values`, `event_iteration`, `do_step`, ...), so the upper layer
+(`fmu.py`) never asks which version it drives. Each follows its standard's
+state machine: an FMI 3 Co-Simulation instance uses Event Mode (and early
+return) exactly where the FMU declares it (`hasEventMode`), and enters Step
+Mode only from there; FMI 1.0 has neither modes nor FMU state.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ FMI2_TERMINATED, FMI2_LAST_SUCCESSFUL_TIME = 3, 2  # fmi2StatusKind values
 MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode),
 # as the flows' MAX_EVENT_ITERATIONS: a model needing more has no fixed point
 Start = Mapping[int, tuple[str, object]]  # value reference -> (FMI type, value)
+FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
 
 
 def _fmi_call(method: Callable) -> Callable:
@@ -101,10 +103,27 @@ def _fmi2_logger():
     return _FMI2_LOGGER
 
 
+_FMI1_LOGGER = None
+
+
+def _fmi1_logger():
+    """Return the one permanent FMI 1.0 logger callback (created on first use):
+    as FMI 2's, but its first argument is the instance, not an environment."""
+    global _FMI1_LOGGER
+    if _FMI1_LOGGER is None:
+        from fmpy.fmi1 import fmi1CallbackLoggerTYPE
+
+        _FMI1_LOGGER = fmi1CallbackLoggerTYPE(_route_fmi2_message)
+    return _FMI1_LOGGER
+
+
 class FmiInstance:
     """One instantiated FMU. Subclasses bind one FMI version and interface."""
 
     interface: str = ""  # "ModelExchange" or "CoSimulation"
+    # TRANSITION: the numba coupled kernels (`coupled_kernels`) may call its C
+    # functions; FMI 1.0's they do not. One FMU's calls (`calls`) take every version.
+    is_compiled: bool = True
     _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
@@ -330,6 +349,58 @@ class _Fmi3:
         return _iterate(self, self._fmu.updateDiscreteStates, max_iterations)
 
 
+class _Fmi1:
+    """FMI 1.0 calls shared by Model Exchange and Co-Simulation.
+
+    FMI 1.0 names each C function `<modelIdentifier>_fmiXxx`; fmpy binds them
+    as `fmi1Xxx`. It has no Initialization Mode (start values and inputs are
+    set before fmiInitialize / fmiInitializeSlave) and no FMU state.
+    """
+
+    real_functions = ("fmi1GetReal", "fmi1SetReal")
+    counts_values = False  # fmiGetReal takes no nValues argument
+    is_compiled = False  # TRANSITION: not in the numba coupled kernels
+    _access = _Fmi2._access
+    _real, _int = "Real", "Integer"
+
+    def _logger(self):
+        from fmpy.fmi1 import defaultCallbacks, fmi1CallbackFunctions
+        from fmpy.logging import addLoggerProxy
+
+        callbacks = fmi1CallbackFunctions()
+        callbacks.logger = _fmi1_logger()
+        callbacks.allocateMemory = defaultCallbacks.allocateMemory
+        callbacks.freeMemory = defaultCallbacks.freeMemory
+        addLoggerProxy(ctypes.byref(callbacks))  # as `_Fmi2._logger`
+        self._callbacks = callbacks  # keep alive while the instance lives
+        return callbacks
+
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
+        return getattr(self._fmu, "get" + suffix)(vrs)
+
+    def c_address(self, function: str) -> int:
+        """Return the address of `<modelIdentifier>_fmiXxx` for `fmiXxx` (or
+        fmpy's name `fmi1Xxx`): FMI 1.0's fmiSetTime, fmiSetContinuousStates,
+        fmiGetDerivatives, fmiGetEventIndicators, fmiGetReal and fmiSetReal
+        have the C shapes of FMI 2.0's."""
+        name = "fmi1" + function.removeprefix("fmi1").removeprefix("fmi")
+        return ctypes.cast(self._fmu._functions[name], ctypes.c_void_p).value
+
+    def get_state(self):
+        raise self._no_state("fmiGetFMUstate")
+
+    def set_state(self, state) -> None:
+        raise self._no_state("fmiSetFMUstate")
+
+    def free_state(self, state) -> None:
+        """FMI 1.0 has no FMU state: nothing was saved, nothing to free."""
+
+    def _no_state(self, function: str) -> FMUError:
+        return FMUError(
+            function, "missing", self.path, "FMI 1.0 cannot save an FMU's state"
+        )
+
+
 def _iterate(instance: FmiInstance, update: Callable, max_iterations: int) -> EventInfo:
     """Call `update` (newDiscreteStates / updateDiscreteStates) to a fixed point."""
     changed = False
@@ -436,6 +507,11 @@ class _ModelExchange(FmiInstance):
     def _touched(self) -> None:
         if self.calls is not None:
             self.calls.touched()
+
+    def state_references(self) -> list[int] | None:
+        """The value references of the state vector, where the FMU tells them
+        apart from its model description (FMI 1.0); None: it does not."""
+        return None
 
     def forget_time(self) -> None:
         """Drop the cached FMU time: call after anything else set it (`c_calls`)."""
@@ -544,6 +620,124 @@ class Fmi3Model(_Fmi3, _ModelExchange):
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
 
+class Fmi1Model(_Fmi1, _ModelExchange):
+    """An FMI 1.0 Model Exchange instance.
+
+    FMI 1.0 has no event or continuous-time modes to enter: fmiInitialize and
+    fmiEventUpdate run the event iteration, and fmiCompletedIntegratorStep is
+    due after every accepted step.
+    """
+
+    _c_names = (
+        "fmi1SetTime",
+        "fmi1SetContinuousStates",
+        "fmi1GetDerivatives",
+        "fmi1GetEventIndicators",
+    )
+
+    def _create(self, description, unzip_dir):
+        from fmpy.fmi1 import FMU1Model
+
+        self._buffers()
+        return FMU1Model(
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
+            modelIdentifier=description.modelExchange.modelIdentifier,
+            instanceName=self.name,
+        )
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(functions=self._logger(), loggingOn=True)
+
+    def _bind(self) -> None:
+        super()._bind()
+        self.needs_completed_step = True  # FMI 1.0 has no flag to waive it
+
+    @_fmi_call
+    def initialize(
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
+    ) -> None:
+        """Initialize at t0: start values and inputs first, then fmiInitialize."""
+        self._fmu.setTime(t0)
+        self._set_start({**start, **(inputs or {})})
+        self._initial = _event_info(
+            self, self._fmu.initialize(tolerance is not None, tolerance or 0.0)
+        )
+        self.calls.note_time(t0)  # fmpy's setTime above
+
+    @_fmi_call
+    def finish_initialization(self, max_iterations: int) -> EventInfo:
+        """Return what fmiInitialize's event iteration ended with (and finish
+        it with fmiEventUpdate where it did not converge)."""
+        info, self._initial = self._initial, None
+        return info if info is not None else self._iterate(max_iterations)
+
+    @_fmi_call
+    def event_iteration(
+        self, max_iterations: int, ints: Start | None = None
+    ) -> EventInfo:
+        """Set discrete inputs `ints`, run fmiEventUpdate to convergence."""
+        if ints:
+            self._set_start(ints)
+        return self._iterate(max_iterations)
+
+    @_fmi_call
+    def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
+        """Report an accepted step ending at (t, x); return (call event update,
+        terminate)."""
+        self.set_time_and_states(t, x)
+        return bool(self._fmu.completedIntegratorStep()), False
+
+    def reset(self) -> None:
+        raise FMUError(
+            "fmiReset", "missing", self.path, "FMI 1.0 Model Exchange has no reset"
+        )
+
+    @_fmi_call
+    def state_references(self) -> list[int] | None:
+        """The value references of the state vector (fmiGetStateValueReferences)."""
+        vrs = (ctypes.c_uint * max(self.nx, 1))()
+        self._fmu.getStateValueReferences(vrs, self.nx)
+        return list(vrs[: self.nx])
+
+    def _iterate(self, max_iterations: int) -> EventInfo:
+        """fmiEventUpdate until the iteration converged."""
+        for _ in range(max_iterations):
+            info = _event_info(self, self._fmu.eventUpdate(False))
+            if info is not None:
+                return info
+        raise FMUError(
+            "fmiEventUpdate",
+            "no fixed point",
+            self.path,
+            f"iterationConverged still false after {max_iterations} event updates",
+        )
+
+
+def _event_info(instance: FmiInstance, info: tuple) -> EventInfo | None:
+    """An FMI 1.0 fmiEventInfo as EventInfo; None while the iteration has not
+    converged. A change of the state selection is refused."""
+    converged, references_changed, values_changed, terminate, timed, t_next = info
+    if references_changed:
+        raise FMUError(
+            "fmiEventUpdate",
+            "states changed",
+            instance.path,
+            "the FMU changed its state selection (stateValueReferencesChanged); "
+            "fmibridge keeps one set of states",
+        )
+    if not (converged or terminate):
+        return None
+    return EventInfo(
+        bool(values_changed), bool(terminate), t_next if timed else math.inf
+    )
+
+
 class Fmi2Slave(_Fmi2, FmiInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
@@ -579,6 +773,53 @@ class Fmi2Slave(_Fmi2, FmiInstance):
     @_fmi_call
     def _last_time(self) -> float:
         return self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
+
+
+class Fmi1Slave(_Fmi1, FmiInstance):
+    """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
+
+    interface = "CoSimulation"
+    uses_event_mode = False
+
+    def _create(self, description, unzip_dir):
+        from fmpy.fmi1 import FMU1Slave
+
+        fmu = FMU1Slave(
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
+            modelIdentifier=description.coSimulation.modelIdentifier,
+            instanceName=self.name,
+        )
+        for name in FMI1_STATUS_FUNCTIONS:  # fmpy 0.3 declares them to return a
+            fmu._functions[name].restype = ctypes.c_int  # string: an error crashed
+        return fmu
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(functions=self._logger(), loggingOn=True)
+        if not self._fmu.component:  # fmpy does not check it for slaves
+            raise FMUError(
+                "fmiInstantiateSlave", "no instance", self.path, self.log_tail()
+            )
+
+    @_fmi_call
+    def initialize(
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
+    ) -> None:
+        """Initialize at t0: start values and inputs first, then
+        fmiInitializeSlave (FMI 1.0 Co-Simulation takes no tolerance)."""
+        self._set_start({**start, **(inputs or {})})
+        self._fmu.initialize(tStart=t0)
+
+    @_fmi_call
+    def do_step(self, t: float, h: float) -> StepEnd:
+        """Step from t by h (a new step: FMI 1.0 cannot repeat one)."""
+        self._fmu.doStep(t, h, newStep=True)
+        return StepEnd(t + h)
 
 
 class Fmi3Slave(_Fmi3, FmiInstance):
@@ -657,6 +898,8 @@ class Fmi3Slave(_Fmi3, FmiInstance):
 
 
 INSTANCE_CLASSES = {
+    ("1.0", "ModelExchange"): Fmi1Model,
+    ("1.0", "CoSimulation"): Fmi1Slave,
     ("2.0", "ModelExchange"): Fmi2Model,
     ("2.0", "CoSimulation"): Fmi2Slave,
     ("3.0", "ModelExchange"): Fmi3Model,
@@ -672,7 +915,7 @@ def binary_folder(fmi_version: str) -> str:
     system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}.get(
         platform.system()
     )
-    if fmi_version.startswith("2"):
+    if fmi_version.startswith(("1", "2")):
         bits = "64" if machine in ("x86_64", "aarch64") else "32"
         return f"{system}{bits}"
     return f"{machine}-{system}"

@@ -44,6 +44,11 @@ SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 REAL_TYPES = ("Real", "Float64", "Float32")
 C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and write
+STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
+    "1.0": ("fmiGetFMUstate", "missing"),  # FMI 1.0 has no FMU state at all
+    "2.0": ("canGetAndSetFMUstate", "false"),
+    "3.0": ("canGetAndSetFMUState", "false"),
+}
 
 
 def _is_discrete(variable: Variable) -> bool:
@@ -170,10 +175,7 @@ class _FmuFlow:
         """The state variables: `states` by name, else those with a derivative."""
         if states is not None:
             return [self._variable(n, "state") for n in states]
-        return [
-            self._variable(d.variable.derivative.name, "state")
-            for d in self.archive.description.derivatives
-        ]
+        return [self._variable(n, "state") for n in self.archive.state_names]
 
     def _variable(self, name: str, role: str) -> Variable:
         variable = self.archive.variables.get(name)
@@ -419,6 +421,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
         self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
+        self._check_state_order()
         self.x0 = self.instance.get_states()
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._python_inputs = self._attach_inputs()
@@ -468,6 +471,20 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         if found is not None and found[1] == 0 and found[0].n_out == 1:
             return found[0]
         return u
+
+    def _check_state_order(self) -> None:
+        """Refuse states that are not the FMU's state vector, where it says which
+        its states are (FMI 1.0, whose description does not)."""
+        reported = self.instance.state_references()
+        expected = [v.vr for v in self._state_variables]
+        if reported is not None and reported != expected:
+            by_vr = {v.vr: v.name for v in self.archive.variables.values()}
+            raise FmibridgeError(
+                f"{self.path}: the FMU's state vector is "
+                f"{[by_vr.get(vr, vr) for vr in reported]}, not "
+                f"{list(self.state_names)}; name the states in that order "
+                f"(`states`)."
+            )
 
     def _absorb(self, info) -> None:
         """Keep what an event iteration ended with: next time event, termination."""
@@ -622,28 +639,23 @@ class CoSimulationFlow(_FmuFlow, Flow):
     (Event Mode, iteration) where the FMU stopped and logged as `fmu_event`
     once the step is accepted (`observe`).
 
+    An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
+    every FMI 1.0 FMU) runs without: a run without guards on it never returns
+    to a point it left.
+
     Raises
     ------
     FMUError
-        If the FMU cannot get and set its state (`canGetAndSetFMUstate`).
+        Where a step must be undone (a guard's crossing located) and the FMU
+        cannot get and set its state.
     """
 
     interface = "CoSimulation"
 
     def _initialize(self, t0: float) -> None:
-        if not self.archive.capability("CoSimulation", "canGetAndSetFMUstate"):
-            flag = (
-                "canGetAndSetFMUstate"
-                if self.archive.fmi_version == "2.0"
-                else "canGetAndSetFMUState"
-            )
-            raise FMUError(
-                flag,
-                "false",
-                self.path,
-                "fmibridge needs it to undo a Co-Simulation step when a crossing is "
-                "halved; use the Model Exchange interface or re-export the FMU with it",
-            )
+        # Saved only where the FMU can: a plain run never returns to a point it
+        # left, so it needs none (`goto` says what is missing where one would).
+        self._can_save = self.archive.capability("CoSimulation", "canGetAndSetFMUstate")
         self.instance.initialize(
             t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
@@ -764,7 +776,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             else:
                 self._enter(t, x)
             self._at = key
-        if key not in self._snapshots:
+        if self._can_save and key not in self._snapshots:
             self._snapshots[key] = self.instance.get_state()
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
@@ -777,13 +789,41 @@ class CoSimulationFlow(_FmuFlow, Flow):
         same_time = [k for k in self._snapshots if k[0] == t]
         if same_time and self._can_set_states is not False:
             self.instance.set_state(self._snapshots[same_time[-1]])
-            try:
-                self.instance._set_start(self._state_values(x))
-                self._can_set_states = True
+            if self._set_state_variables(x):
                 return
-            except FMUError:
-                self._can_set_states = False
+        elif not self._can_save:
+            self._enter_unsaved(t, x)
+            return
         self._reinitialize(t, x)
+
+    def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
+        """Enter (t, x) without saved states: a reset at the FMU's own time sets
+        its state variables; a return to another time is refused."""
+        t_at = self._at[0]
+        if abs(t - t_at) <= self._snap or t == t_at:
+            if not self._set_state_variables(x):
+                self._reinitialize(t, x)
+            return
+        raise FMUError(
+            *STATE_SAVING[self.archive.fmi_version],
+            self.path,
+            f"fmibridge needs it to return this Co-Simulation FMU from t = {t_at!r} "
+            f"to t = {t!r} (a step undone to locate a guard's crossing); a run "
+            f"without guards on it does not; use the Model Exchange interface or "
+            f"re-export the FMU with state saving",
+        )
+
+    def _set_state_variables(self, x: np.ndarray) -> bool:
+        """Set the state variables to x where the FMU accepts it; False if not."""
+        if self._can_set_states is False:
+            return False
+        try:
+            self.instance._set_start(self._state_values(x))
+        except FMUError:
+            self._can_set_states = False
+            return False
+        self._can_set_states = True
+        return True
 
     def _state_values(self, x: np.ndarray) -> dict[int, tuple[str, object]]:
         """The state variables at x, as {vr: (type, value)} (arrays as lists)."""

@@ -31,6 +31,7 @@ MAX_UNPACKED_BYTES = int(os.environ.get("FMIBRIDGE_MAX_FMU_BYTES", 2**31))
 MAX_MEMBERS = 100_000  # files in one archive; an FMU has a handful to a few hundred
 CHUNK = 2**20  # bytes copied per read while unpacking
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
+FMI_VERSIONS = ("1.0", "2.0", "3.0")
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 INTERFACE_TITLES = {
     "ModelExchange": "Model Exchange",
@@ -101,7 +102,7 @@ class FmuArchive:
     FmibridgeError
         Naming the file: not a file, not a zip archive, beyond the size
         limits, a member outside the archive's folder, an unreadable model
-        description, an FMI version other than 2.0 and 3.0, or a
+        description, an FMI version other than 1.0, 2.0 and 3.0, or a
         `modelIdentifier` that is not a plain name.
     """
 
@@ -110,10 +111,10 @@ class FmuArchive:
         _check_archive(self.path)
         self.description = _read_description(self.path)
         self.fmi_version = self.description.fmiVersion
-        if self.fmi_version not in ("2.0", "3.0"):
+        if self.fmi_version not in FMI_VERSIONS:
             raise FmibridgeError(
                 f"{self.path}: FMI {self.fmi_version} is not supported; export "
-                f"FMI 2.0 or 3.0."
+                f"FMI 1.0, 2.0 or 3.0."
             )
         for interface in self.interfaces:
             identifier = self.part(interface).modelIdentifier or ""
@@ -124,6 +125,26 @@ class FmuArchive:
                 )
         self.variables = {v.name: _variable(v) for v in self.description.modelVariables}
         self._unzip_dir: Path | None = None
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        """The continuous states, in the order of the FMU's state vector.
+
+        FMI 2.0 and 3.0 list their derivatives in ModelStructure; FMI 1.0 has
+        no such list, and its tools name each derivative `der(x)` after its
+        state x, in state order (the Model Exchange flow checks that order
+        against fmiGetStateValueReferences).
+        """
+        if self.fmi_version != "1.0":
+            return tuple(
+                d.variable.derivative.name for d in self.description.derivatives
+            )
+        derivatives = [
+            name[4:-1]
+            for name in self.variables
+            if name.startswith("der(") and name.endswith(")")
+        ]
+        return tuple(n for n in derivatives if n in self.variables)
 
     @property
     def interfaces(self) -> tuple[str, ...]:

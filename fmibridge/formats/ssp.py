@@ -4,22 +4,27 @@ An SSP (System Structure and Parameterization, 1.0 or 2.0) is a zip archive
 with a SystemStructure.ssd and, under resources/, the FMUs it references.
 fmibridge reads this subset of it:
 
-* the root System's Elements: Components of type application/x-fmu-sharedlibrary
-  whose source is a relative URI inside the archive, with an optional
-  `implementation` (any, ModelExchange, CoSimulation);
+* the Elements of the root System and of the Systems nested in it, flattened:
+  Components of type application/x-fmu-sharedlibrary whose source is a
+  relative URI inside the archive, with an optional `implementation` (any,
+  ModelExchange, CoSimulation); a component `plant` of a system `stage` inside
+  a system `drive` becomes `drive_stage_plant` (names must stay unique);
 * each component's Connectors (name, kind, Real/Float64 type and unit), checked
-  against the FMU's variables;
-* Connections between connectors of two components (the data flows from the
-  output to the input, whichever end the SSD names first);
+  against the FMU's variables, and each system's Connectors;
+* Connections between connectors of elements or of the system itself,
+  resolved through system connectors to one source (an output) and the inputs
+  it drives, whichever end the SSD names first; the units along a signal must
+  agree;
 * ParameterBindings with inline ParameterValues or an .ssv file in the
   archive (Real, Float64, Float32, integer and Boolean values, optional prefix),
-  on components and on the root system (names `component.variable`; a system
-  binding wins over a component's);
+  on components and on every system (names relative to that system,
+  `component.variable` or `subsystem.component.variable`); a binding of an
+  outer system wins over an inner one, a system's over a component's;
 * the DefaultExperiment's startTime and stopTime.
 
-Anything else that changes the system's meaning (nested systems, system
-connectors, signal dictionaries, parameter mappings, connection
-transformations) is refused with an error that names it, never ignored.
+Anything else that changes the system's meaning (signal dictionaries,
+parameter mappings, connection transformations) is refused with an error
+that names it, never ignored.
 
 References
 ----------
@@ -30,12 +35,13 @@ Modelica Association, System Structure and Parameterization 2.0, Sec. 3
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import posixpath
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -62,7 +68,6 @@ REAL_TAGS = ("Real", "Float64", "Float32")
 INTEGER_TAGS = ("Integer", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32")
 INTEGER_TAGS += ("Int64", "UInt64")
 UNSUPPORTED = {  # element under a System -> what it would have meant
-    "ssd:Elements/ssd:System": "nested systems",
     "ssd:Elements/ssd:SignalDictionaryReference": "signal dictionary references",
     "ssd:SignalDictionaries": "signal dictionaries",
 }
@@ -76,16 +81,17 @@ class SspError(AdapterError):
 class SspComponent:
     """One FMU of the system: its archive entry, connectors and parameters."""
 
-    name: str
+    name: str  # flattened: the names of the systems around it, then its own
     source: str
     implementation: str | None  # "me", "cs" or None (any)
     connectors: Mapping[str, tuple[str, str | None]]  # name -> (kind, unit)
     parameters: dict[str, float] = field(default_factory=dict)
+    system: str = ""  # the system it is an element of, `root.sub.subsub`
 
 
 @dataclass(frozen=True)
 class SystemStructure:
-    """What fmibridge reads from a SystemStructure.ssd."""
+    """What fmibridge reads from a SystemStructure.ssd, nested systems flattened."""
 
     name: str
     version: str
@@ -93,6 +99,7 @@ class SystemStructure:
     connections: tuple[tuple[str, str], ...]  # `component.connector` pairs
     start_time: float = 0.0
     stop_time: float | None = None
+    systems: tuple[str, ...] = ()  # every system, `root.sub.subsub`, outer first
 
 
 def read_ssd(text: str | bytes, where: str) -> SystemStructure:
@@ -125,32 +132,167 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
     system = root.find("ssd:System", NS)
     if system is None:
         raise SspError(f"{where}: no ssd:System element.")
-    _refuse_unsupported(system, where)
-    components = [_component(e, where) for e in system.findall(_path("Component"), NS)]
-    _apply_system_bindings(system, components, where)
+    flat = _Flat(where)
+    flat.add_system(system, (system.get("name", ""),))
     experiment = root.find("ssd:DefaultExperiment", NS)
     start, stop = (None, None) if experiment is None else _times(experiment, where)
     return SystemStructure(
         root.get("name", ""),
         version,
-        tuple(components),
-        tuple(_connection(c, where) for c in system.findall(_CONNECTIONS, NS)),
+        tuple(flat.components),
+        tuple(flat.signals()),
         start or 0.0,
         stop,
+        tuple(".".join(path) for path in flat.elements),
     )
 
 
 _CONNECTIONS = "ssd:Connections/ssd:Connection"
+Node = tuple[str, tuple[str, ...], str]  # ("component", (name,), connector) or
+# ("system", path of system names, connector)
 
 
-def _path(tag: str) -> str:
-    return f"ssd:Elements/ssd:{tag}"
+class _Flat:
+    """The components, systems and connections of an SSD, nested systems flattened."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.components: list[SspComponent] = []
+        self.elements: dict[tuple[str, ...], dict[str, object]] = {}  # by system
+        self.kinds: dict[Node, tuple[str, str | None]] = {}  # connector: kind, unit
+        self.links: list[tuple[Node, Node]] = []
+
+    def add_system(self, system: ET.Element, path: tuple[str, ...]) -> None:
+        """Add a system's elements (systems first flattened in place), its
+        connectors and connections, then its parameter bindings."""
+        where = f"{self.where}: system {'.'.join(path)!r}"
+        _refuse_unsupported(system, where)
+        elements: dict[str, object] = {}
+        self.elements[path] = elements
+        prefix = "".join(f"{name}_" for name in path[1:])
+        for element in system.findall("ssd:Elements/*", NS):
+            tag, name = element.tag.rpartition("}")[2], element.get("name", "")
+            if tag == "System":
+                elements[name] = (*path, name)
+                self.add_system(element, (*path, name))
+            elif tag == "Component":
+                component = _component(element, where, prefix, ".".join(path))
+                elements[name] = component
+                self._add_component(component)
+        for connector in system.findall("ssd:Connectors/ssd:Connector", NS):
+            node = ("system", path, connector.get("name", ""))
+            self.kinds[node] = (connector.get("kind", ""), _unit(connector))
+        for connection in system.findall(_CONNECTIONS, NS):
+            ends = [self._node(connection, which, path) for which in ("start", "end")]
+            self.links.append((ends[0], ends[1]))
+        for binding in system.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+            for name, value in _binding(binding, where).items():
+                self._bind(path, name, value)
+
+    def _add_component(self, component: SspComponent) -> None:
+        if any(c.name == component.name for c in self.components):
+            raise SspError(
+                f"{self.where}: two components flatten to the name "
+                f"{component.name!r}; rename one of them."
+            )
+        self.components.append(component)
+        for connector, kind_unit in component.connectors.items():
+            self.kinds[("component", (component.name,), connector)] = kind_unit
+
+    def _node(self, connection: ET.Element, which: str, path) -> Node:
+        """The connector an end of a connection names, in the system at `path`."""
+        element = connection.get(f"{which}Element")
+        connector = connection.get(f"{which}Connector", "")
+        if element is None:
+            node: Node = ("system", path, connector)
+        elif isinstance(self.elements[path].get(element), SspComponent):
+            node = ("component", (self.elements[path][element].name,), connector)
+        elif element in self.elements[path]:
+            node = ("system", (*path, element), connector)
+        else:
+            raise SspError(
+                f"{self.where}: system {'.'.join(path)!r}: a connection names "
+                f"element {element!r}; its elements are "
+                f"{sorted(self.elements[path])}."
+            )
+        if node[0] == "system" and node not in self.kinds:
+            raise SspError(
+                f"{self.where}: a connection in system {'.'.join(path)!r} uses "
+                f"connector {connector!r} of system {'.'.join(node[1])!r}, which "
+                f"that system does not declare."
+            )
+        return node
+
+    def _bind(self, path: tuple[str, ...], name: str, value: float) -> None:
+        """Set `name` (relative to the system at `path`) on its component;
+        names of other variables are ignored (SSP 2.0, 5.3.3)."""
+        head, dot, rest = name.partition(".")
+        target = self.elements[path].get(head) if dot else None
+        if isinstance(target, SspComponent):
+            target.parameters[rest] = value
+        elif isinstance(target, tuple):
+            self._bind(target, rest, value)
+
+    def signals(self) -> list[tuple[str, str]]:
+        """The connections as pairs of `component.connector`: a direct one as
+        the SSD gives it, those through system connectors resolved to their
+        signal's source (an output) and each input it drives."""
+        direct = [(a, b) for a, b in self.links if a[0] == b[0] == "component"]
+        signals = [(_name(a), _name(b)) for a, b in direct]
+        for group in _groups([link for link in self.links if link not in direct]):
+            ends = [n for n in group if n[0] == "component"]
+            sources = [n for n in ends if self.kinds.get(n, ("",))[0] != "input"]
+            if len(sources) > 1:
+                raise SspError(
+                    f"{self.where}: {_name(sources[0])} and {_name(sources[1])} "
+                    f"are joined into one signal through system connectors; a "
+                    f"signal has one source (an output)."
+                )
+            self._check_units(group)
+            signals += [
+                (_name(sources[0]), _name(n))
+                for n in ends
+                if sources and n != sources[0]
+            ]
+        return signals
+
+    def _check_units(self, group: list[Node]) -> None:
+        """The units declared along one signal must agree."""
+        units = {self.kinds[n][1]: n for n in group if self.kinds.get(n, ("", None))[1]}
+        if len(units) > 1:
+            (a, node_a), (b, node_b) = list(units.items())[:2]
+            raise SspError(
+                f"{self.where}: unit mismatch along one signal, {_name(node_a)} "
+                f"is in {a!r} and {_name(node_b)} in {b!r}."
+            )
+
+
+def _groups(links: list[tuple[Node, Node]]) -> list[list[Node]]:
+    """The connected groups of connectors, in the order links first name them."""
+    group_of: dict[Node, list[Node]] = {}
+    for a, b in links:
+        group_a, group_b = group_of.setdefault(a, [a]), group_of.setdefault(b, [b])
+        if group_a is not group_b:
+            group_a.extend(group_b)
+            for node in group_b:
+                group_of[node] = group_a
+    unique = {id(group): group for group in group_of.values()}
+    return list(unique.values())
+
+
+def _name(node: Node) -> str:
+    kind, path, connector = node
+    where = path[0] if kind == "component" else f"system {'.'.join(path)}"
+    return f"{where}.{connector}"
 
 
 def _refuse_unsupported(system: ET.Element, where: str) -> None:
     for path, meaning in UNSUPPORTED.items():
         if system.find(path, NS) is not None:
-            raise SspError(f"{where}: {meaning} are not supported; flatten the system.")
+            raise SspError(
+                f"{where}: {meaning} are not supported; connect the connectors "
+                f"directly."
+            )
     for connection in system.findall(_CONNECTIONS, NS):
         if len(connection.findall("*")) > len(
             connection.findall("ssd:ConnectionGeometry", NS)
@@ -168,7 +310,10 @@ def _end(connection: ET.Element, which: str) -> str:
     return f"{element}.{connector}" if element else f"system connector {connector!r}"
 
 
-def _component(element: ET.Element, where: str) -> SspComponent:
+def _component(
+    element: ET.Element, where: str, prefix: str = "", system: str = ""
+) -> SspComponent:
+    """A component element, named `prefix` + its name (flattened)."""
     name = element.get("name", "")
     kind = element.get("type", FMU_TYPE)
     if kind != FMU_TYPE:
@@ -193,7 +338,12 @@ def _component(element: ET.Element, where: str) -> SspComponent:
     for binding in element.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
         parameters.update(_binding(binding, f"{where}: component {name!r}"))
     return SspComponent(
-        name, source, IMPLEMENTATIONS[implementation], connectors, parameters
+        prefix + name,
+        source,
+        IMPLEMENTATIONS[implementation],
+        connectors,
+        parameters,
+        system,
     )
 
 
@@ -243,30 +393,6 @@ def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, float]:
                 f"{text!r}; fmibridge sets numbers and Booleans."
             ) from None
     return values
-
-
-def _apply_system_bindings(system, components: list[SspComponent], where) -> None:
-    """System-level bindings name `component.variable` and win (SSP 5.3.3)."""
-    by_name = {c.name: c for c in components}
-    for binding in system.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
-        for name, value in _binding(binding, f"{where}: system").items():
-            component, dot, variable = name.partition(".")
-            if dot and component in by_name:
-                by_name[component].parameters[variable] = value
-
-
-def _connection(element: ET.Element, where: str) -> tuple[str, str]:
-    ends = []
-    for which in ("start", "end"):
-        component = element.get(f"{which}Element")
-        if component is None:
-            raise SspError(
-                f"{where}: the connection {_end(element, 'start')} - "
-                f"{_end(element, 'end')} uses a system connector; connect "
-                f"components directly."
-            )
-        ends.append(f"{component}.{element.get(f'{which}Connector')}")
-    return ends[0], ends[1]
 
 
 def _times(experiment: ET.Element, where: str) -> tuple[float | None, float | None]:
@@ -355,8 +481,9 @@ def open_ssp(
     Parameters
     ----------
     interface : {'me', 'cs'}, optional
-        For components whose implementation is 'any' (default: Model
-        Exchange where the FMU offers it).
+        For every component (default: Model Exchange where the FMU offers
+        it); refused where the SSD asks a component for the other
+        `implementation`.
     communication : Communication, optional
         The co-simulation master's options (Co-Simulation components).
 
@@ -367,6 +494,7 @@ def open_ssp(
     """
     path = Path(path)
     structure = read_ssp(path)
+    _check_interface(structure, interface, path)
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
         with _archive(path) as archive:
             flows = {}
@@ -388,6 +516,36 @@ def open_ssp(
         except FmibridgeError as exc:
             raise SspError(f"{path}: {exc}") from None
     return flow, structure
+
+
+def _check_interface(structure: SystemStructure, interface: str | None, path) -> None:
+    """Refuse an interface that a component's `implementation` contradicts."""
+    if interface is None:
+        return
+    wanted = INTERFACE_NAMES[interface]
+    for c in structure.components:
+        if c.implementation is not None and INTERFACE_NAMES[c.implementation] != wanted:
+            raise SspError(
+                f"{path}: interface {interface!r} ({wanted}): component {c.name!r} "
+                f"has implementation {INTERFACE_NAMES[c.implementation]!r} in the "
+                f"SSD; drop the interface or change the SSD."
+            )
+
+
+@contextlib.contextmanager
+def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
+    """Yield an .ssp's structure and {component: FmuArchive} of its FMUs,
+    unpacked into a temporary folder removed afterwards (for `fmibridge info`).
+    """
+    path = Path(path)
+    structure = read_ssp(path)
+    with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
+        with _archive(path) as archive:
+            fmus = {
+                c.name: FmuArchive(archive.extract(_entry(c.source, path, c.name), tmp))
+                for c in structure.components
+            }
+        yield structure, fmus
 
 
 def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path):
@@ -449,17 +607,30 @@ def ssp_system(
     *,
     interface: str | None = None,
     communication: Communication | None = None,
+    outputs: Sequence[str] | None = None,
 ) -> HybridSystem:
     """Return an .ssp as a one-mode HybridSystem (its `experiment` from the
     SSD's DefaultExperiment).
 
     The Model Exchange FMUs' own event indicators are its edges (their own
     `when` clauses); there are no other guards, since SSP has no hybrid part
-    (an adapter file adds it: `ssp = "..."`).
+    (an adapter file adds it: `ssp = "..."`). The Result records `outputs`
+    (`component.variable`, any real variable of its FMU), by default every
+    connector of every component that is not a state.
     """
     if interface is not None and interface not in INTERFACE_NAMES:
         raise SspError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
     flow, structure = open_ssp(path, interface=interface, communication=communication)
+    if outputs is None:
+        connectors = [
+            f"{c.name}.{n}" for c in structure.components for n in c.connectors
+        ]
+        outputs = [n for n in connectors if n not in flow.state_names]
+    try:
+        flow.record(outputs)
+    except FmibridgeError as exc:
+        flow.close()
+        raise SspError(f"{path}: {exc}") from None
     edges = flow.event_edges("model") if isinstance(flow, CoupledModelExchange) else ()
     return HybridSystem(
         [Mode("model", flow, edges)],
@@ -485,7 +656,7 @@ def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
     except ET.ParseError as exc:
         raise SspError(f"{ssd}: not valid XML: {exc}.") from None
     entries = {SSD_ENTRY: ssd.read_bytes()}
-    for component in root.iterfind(f"ssd:System/{_path('Component')}", NS):
+    for component in root.iter(f"{{{NS['ssd']}}}Component"):  # nested systems too
         name = component.get("name", "")
         entry = _entry(component.get("source", ""), ssd, name)
         fmu = fmu_dir / posixpath.basename(entry)

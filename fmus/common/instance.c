@@ -162,6 +162,17 @@ double core_real_value(const Model *m, double t, const double *x, VarKind kind, 
     }
 }
 
+Status instance_get_state_references(Instance *inst, unsigned *vr, size_t n)
+{
+    size_t k;
+    if (!instance_checks_array(inst, "GetStateValueReferences", vr, n, N_STATES))
+        return ST_ERROR;
+    for (k = 0; k < N_VARIABLES; k++)
+        if (VARIABLES[k].kind == VK_STATE)
+            vr[VARIABLES[k].index] = VARIABLES[k].vr;
+    return ST_OK;
+}
+
 static int is_real(VarKind kind)
 {
     return kind != VK_INT_PARAM && kind != VK_INT_INPUT;

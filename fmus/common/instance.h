@@ -60,6 +60,8 @@ Status instance_get_real(Instance *inst, const unsigned *vr, size_t n, double *v
 Status instance_set_real(Instance *inst, const unsigned *vr, size_t n, const double *value);
 Status instance_get_integer(Instance *inst, const unsigned *vr, size_t n, int *value);
 Status instance_set_integer(Instance *inst, const unsigned *vr, size_t n, const int *value);
+/* The value references of the continuous states, in state order (FMI 1.0). */
+Status instance_get_state_references(Instance *inst, unsigned *vr, size_t n);
 /* Any other variable type: there are none, so only n == 0 succeeds. */
 Status instance_no_such_type(Instance *inst, const char *function, size_t n);
 

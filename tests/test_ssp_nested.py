@@ -1,0 +1,181 @@
+"""An SSP with two levels of nesting, as tools export them, packed by `pack_ssp`.
+
+fmus/systems/NestedControlledStop.ssd is ControlledStop.ssd with the plant two
+systems deep (root > drive > stage > plant), its signals passed through system
+connectors at each level and its parameters bound at every level. Flattened
+it must run exactly as the same system flattened by hand (ControlledStop.ssd)
+and as the two FMUs coupled in Python.
+"""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fmibridge import Halving, HybridSystem, Mode
+from fmibridge.cli import main
+from fmibridge.flows.cosim_master import CoupledCoSimulation
+from fmibridge.flows.coupled import couple
+from fmibridge.flows.fmu import open_fmu
+from fmibridge.formats.ssp import SspError, pack_ssp, read_ssp, ssp_system
+
+SYSTEMS = Path(__file__).resolve().parents[1] / "fmus" / "systems"
+PLANT = "drive_stage_plant"
+H, T_END = 0.01, 3.0
+
+
+@pytest.fixture(scope="module")
+def nested(fmu_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("nested") / "NestedControlledStop.ssp"
+    return pack_ssp(SYSTEMS / "NestedControlledStop.ssd", fmu_dir, out)
+
+
+@pytest.fixture(scope="module")
+def flat(fmu_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("flat") / "ControlledStop.ssp"
+    return pack_ssp(SYSTEMS / "ControlledStop.ssd", fmu_dir, out)
+
+
+def run(system):
+    try:
+        return Halving(h=H).run(system, t_end=T_END)
+    finally:
+        system.close()
+
+
+def by_name(result, rename=lambda name: name):
+    """Every column of a Result (states and recorded variables) by name."""
+    columns = {n: result.x[:, k] for k, n in enumerate(result.state_names)}
+    columns.update(result.outputs)
+    return {rename(n): np.asarray(v) for n, v in columns.items()}
+
+
+def test_nested_systems_flatten_with_bindings_of_every_level(nested):
+    structure = read_ssp(nested)
+    assert structure.systems == ("root", "root.drive", "root.drive.stage")
+    controller, plant = structure.components
+    assert (plant.name, plant.system) == (PLANT, "root.drive.stage")
+    # k: 1 in the component, 2 in stage, 4 at the root: the outermost wins
+    assert plant.parameters == {"k": 4.0, "x_stop": 1.0}
+    assert controller.parameters == {"Kd": 2.0, "Kp": 20.0}
+    assert set(structure.connections) == {
+        (f"{PLANT}.x", "controller.x_meas"),
+        (f"{PLANT}.v", "controller.v_meas"),
+        ("controller.F", f"{PLANT}.F"),
+    }
+
+
+@pytest.mark.parametrize("interface", ["me", "cs"])
+def test_nested_ssp_runs_as_flattened_by_hand_and_coupled_in_python(
+    nested, flat, fmu_dir, interface
+):
+    ours = run(ssp_system(nested, interface=interface))
+    by_hand = run(ssp_system(flat, interface=interface))
+    plant = open_fmu(
+        fmu_dir / "MassSpringStop.fmu", interface, parameters={"k": 4.0, "x_stop": 1.0}
+    )
+    controller = open_fmu(
+        fmu_dir / "PositionController.fmu",
+        interface,
+        parameters={"Kp": 20.0, "Kd": 2.0},
+    )
+    flow = couple(
+        {"controller": controller, PLANT: plant},
+        [
+            (f"{PLANT}.x", "controller.x_meas"),
+            (f"{PLANT}.v", "controller.v_meas"),
+            ("controller.F", f"{PLANT}.F"),
+        ],
+    )
+    assert isinstance(flow, CoupledCoSimulation) == (interface == "cs")
+    in_python = run(HybridSystem([Mode("model", flow)], "model", flow.x0))
+    columns = by_name(ours)
+    # every connector is recorded (the states once, as states)
+    assert set(columns) == {
+        "controller.z",
+        f"{PLANT}.x",
+        f"{PLANT}.v",
+        f"{PLANT}.F",
+        f"{PLANT}.gap",
+        "controller.x_meas",
+        "controller.v_meas",
+        "controller.F",
+    }
+    assert len(ours.t) == T_END / H + 1 and abs(columns[f"{PLANT}.x"]).max() > 0.5
+    hand = by_name(by_hand, lambda n: n.replace("plant.", f"{PLANT}."))
+    python = by_name(in_python)
+    for name in (f"{PLANT}.x", f"{PLANT}.v", "controller.z"):
+        np.testing.assert_allclose(columns[name], hand[name], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(columns[name], python[name], rtol=0, atol=1e-12)
+    for name in ("controller.F", "controller.x_meas"):  # recorded in both SSPs
+        np.testing.assert_allclose(columns[name], hand[name], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        columns[f"{PLANT}.F"], columns["controller.F"], rtol=0, atol=0
+    )
+
+
+def test_cli_runs_a_nested_ssp_with_output_and_info_lists_it(nested, tmp_path, capsys):
+    out = tmp_path / "nested.csv"
+    argv = ["run", str(nested), "--stop-time", "0.5", "--step-size", "0.01"]
+    argv += ["--output", f"{PLANT}.a", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    header = out.read_text().splitlines()[0].split(",")
+    assert header == ["time", "controller.z", f"{PLANT}.x", f"{PLANT}.v"] + [
+        f"{PLANT}.a",
+        "mode",
+    ]
+    capsys.readouterr()
+    assert main(["info", str(nested)]) == 0
+    text = capsys.readouterr().out
+    assert "system root.drive.stage: 1 component(s)" in text
+    assert f"{PLANT}: resources/MassSpringStop.fmu (FMI 2.0" in text
+    assert "CoSimulation: canGetAndSetFMUstate" in text
+    assert f"controller.F -> {PLANT}.F" in text
+
+
+def test_an_unknown_output_names_the_component(nested):
+    with pytest.raises(SspError, match=r"output 'drive\.x': no component 'drive'"):
+        ssp_system(nested, outputs=["drive.x"])
+
+
+def edited(nested_ssd_text, fmu_dir, tmp_path, old, new):
+    assert old in nested_ssd_text
+    ssd = tmp_path / "SystemStructure.ssd"
+    ssd.write_text(nested_ssd_text.replace(old, new, 1))
+    return pack_ssp(ssd, fmu_dir, tmp_path / "edited.ssp")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            'source="resources/MassSpringStop.fmu"',
+            'source="resources/MassSpringStop.fmu" implementation="ModelExchange"',
+            "interface 'cs' (CoSimulation): component 'drive_stage_plant' has "
+            "implementation 'ModelExchange' in the SSD",
+        ),
+        (  # the first x connector is system drive's
+            '<ssd:Connector name="x" kind="output"><ssc:Real unit="m"/>',
+            '<ssd:Connector name="x" kind="output"><ssc:Real unit="mm"/>',
+            "unit mismatch along one signal, controller.x_meas is in 'm' and system "
+            "root.drive.x in 'mm'",
+        ),
+        (
+            'startElement="stage" startConnector="v" endConnector="v"/>',
+            'startElement="stage" startConnector="v" endConnector="x"/>',
+            "drive_stage_plant.v and drive_stage_plant.x are joined into one signal",
+        ),
+        (
+            'startElement="stage" startConnector="x" endConnector="x"/>',
+            'startElement="stage" startConnector="y" endConnector="x"/>',
+            "uses connector 'y' of system 'root.drive.stage', which that system does "
+            "not declare",
+        ),
+    ],
+)
+def test_bad_nested_ssp_is_refused_naming_what(fmu_dir, tmp_path, old, new, message):
+    text = (SYSTEMS / "NestedControlledStop.ssd").read_text()
+    archive = edited(text, fmu_dir, tmp_path, old, new)
+    with pytest.raises(SspError, match=re.escape(message)):
+        ssp_system(archive, interface="cs")
