@@ -98,6 +98,20 @@ def test_indicators_are_one_function_per_fmu(fmu_dir):
         assert mine(0.1, x) == theirs(0.1, x) == function(0.1, x)[0] == 0.25
 
 
+def test_the_fmu_is_called_once_per_point(fmu_dir):
+    """Every indicator and the derivatives at one point cost one setting of the
+    point and one read of the indicators: an FMU terminated behind the calls'
+    back is not called again at that point, and fails at the next."""
+    with open_fmu(fmu_dir / "BouncingBallEvents.fmu", "me") as flow:
+        x = np.array([0.25, -1.0])
+        assert flow.event_indicator(0)(0.1, x) == 0.25
+        np.testing.assert_array_equal(flow.rhs(0.1, x), [-1.0, -9.81])
+        flow.instance._fmu.terminate()  # fmpy's call: the calls do not see it
+        assert flow.event_indicator(0)(0.1, x) == 0.25  # read at this point
+        with pytest.raises(FMUError, match="fmi2SetTime"):
+            flow.event_indicator(0)(0.2, x)
+
+
 def test_failed_fmu_call_raises_fmu_error_naming_the_function(fmu_dir):
     with open_fmu(fmu_dir / "BouncingBallEvents.fmu", "me") as flow:
         flow.instance._fmu.terminate()  # fmi2SetTime now returns fmi2Error

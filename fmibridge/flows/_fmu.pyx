@@ -139,12 +139,13 @@ cdef class FmuCalls:
 
     cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1:
         cdef int status
+        cdef void* c = self.component
         if n == 0:
             return 0
         if self.counts_values:
-            status = (<counted_reals_f> self.get_reals_fn)(self.component, vrs, n, out, n)
+            status = (<counted_reals_f> self.get_reals_fn)(c, vrs, n, out, n)
         else:
-            status = (<reals_f> self.get_reals_fn)(self.component, vrs, n, out)
+            status = (<reals_f> self.get_reals_fn)(c, vrs, n, out)
         if status > FMI_WARNING:
             raise self.error(self.names[_GET_REALS], status)
         return 0
@@ -152,14 +153,14 @@ cdef class FmuCalls:
     cdef int set_reals(self, const unsigned int* vrs, size_t n,
                        const double* values) except -1:
         cdef int status
+        cdef void* c = self.component
+        cdef double* data = <double*> values
         if n == 0:
             return 0
         if self.counts_values:
-            status = (<counted_reals_f> self.set_reals_fn)(
-                self.component, vrs, n, <double*> values, n
-            )
+            status = (<counted_reals_f> self.set_reals_fn)(c, vrs, n, data, n)
         else:
-            status = (<reals_f> self.set_reals_fn)(self.component, vrs, n, <double*> values)
+            status = (<reals_f> self.set_reals_fn)(c, vrs, n, data)
         if status > FMI_WARNING:
             raise self.error(self.names[_SET_REALS], status)
         return 0

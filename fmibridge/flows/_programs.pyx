@@ -220,10 +220,9 @@ cdef int _call2(int64_t k, double a, double b, double* r) noexcept nogil:
     return 0
 
 
-cdef int _binary(int64_t op, double a, double b, bint both_int, double* r) noexcept nogil:
-    """a op b for the arithmetic and comparison instructions; an integer
-    result (both_int, or a comparison) is written without a sign on zero by
-    the caller."""
+cdef int _binary(int64_t op, double a, double b, double* r) noexcept nogil:
+    """a op b for the arithmetic and comparison instructions (the caller takes
+    the sign off an integer's zero)."""
     if op == ADD:
         r[0] = a + b
     elif op == SUB:
@@ -337,7 +336,7 @@ cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
             if op == CALL2:
                 failure = _call2(arg, stack[top - 1], stack[top], &r)
             else:
-                failure = _binary(op, stack[top - 1], stack[top], both_int, &r)
+                failure = _binary(op, stack[top - 1], stack[top], &r)
             if failure:
                 return failure
             ints[top - 1] = op != CALL2 and _gives_int(op, both_int)
@@ -430,7 +429,7 @@ cdef class ProgramFunction(Function):
             program = self.programs[k]
             failure = program.run(&self.v[0], &value, &is_int)
             if failure or not isfinite(value):
-                values = {name: self.v[s] for name, s in zip(program.names, program.slots)}
+                values = {n: self.v[s] for n, s in zip(program.names, program.slots)}
                 raise self.failures[k](t, values, failure, value)
             out[k] = value
         return 0

@@ -68,8 +68,8 @@ def guard_rates(flow, guards, t, x, g, h, slope=None) -> list[float] | None:
     g holds the guards' values at (t, x); the rates are forward differences
     over d = RATE_STEP * h along the vector field: (g(t + d, x + d f) - g) / d,
     with f = `slope` where the caller has dx/dt at (t, x) already. The compiled
-    loops (`flows._kernels`, `flows.fmu_kernels`) take the same difference in
-    the same order.
+    loops (`methods._mode`, `flows._kernels`) take the same difference in the
+    same order.
     """
     if not isinstance(flow, VectorField):
         return None
