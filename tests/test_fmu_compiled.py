@@ -12,7 +12,15 @@ import math
 import numpy as np
 import pytest
 
-from fmibridge import Edge, FMUError, Guard, Halving, HybridSystem, Mode
+from fmibridge import (
+    Edge,
+    FmibridgeError,
+    FMUError,
+    Guard,
+    Halving,
+    HybridSystem,
+    Mode,
+)
 from fmibridge.core.integrators import RK4
 from fmibridge.flows.fmu import fmu_event_edges, fmu_system, open_fmu
 from fmibridge.methods import Relaxation
@@ -119,6 +127,17 @@ def test_failed_fmu_call_raises_fmu_error_naming_the_function(fmu_dir):
             flow.advance(0.0, flow.x0, 1e-2, RK4)
         with pytest.raises(FMUError, match="fmi2SetTime"):
             flow.rhs(0.0, flow.x0)
+
+
+def test_a_closed_fmu_is_an_error_not_a_call(fmu_dir):
+    flow = open_fmu(fmu_dir / "BouncingBallEvents.fmu", "me")
+    indicator = flow.event_indicator(0)
+    x = np.array([0.25, -1.0])
+    assert indicator(0.1, x) == 0.25
+    flow.close()
+    for call in (lambda: flow.rhs(0.1, x), lambda: indicator(0.1, x)):
+        with pytest.raises(FmibridgeError, match="the FMU instance was closed"):
+            call()
 
 
 def test_python_guard_beside_the_fmus_own(fmu_dir):

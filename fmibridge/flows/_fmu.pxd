@@ -24,6 +24,8 @@ cdef class FmuCalls:
     cdef readonly Py_ssize_t nz
     cdef tuple names
     cdef object error
+    cdef str path
+    cdef bint is_closed
     cdef FmuInputs inputs
     cdef double t_set
     cdef double[::1] x
@@ -32,6 +34,7 @@ cdef class FmuCalls:
     cdef double t_at
     cdef double[::1] x_at
     cdef unsigned long point_id
+    cdef int check_open(self) except -1
     cdef int set_time_and_states_c(self, double t, const double* x) except -1
     cdef int set_point(self, double t, const double* x) except -1
     cdef int get_derivatives(self, double* out) except -1

@@ -26,7 +26,7 @@ import numpy as np
 from ..core._functions cimport Function
 from ._programs cimport ProgramFunction
 
-from ..core.errors import FMUError
+from ..core.errors import FmibridgeError, FMUError
 
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 # The functions in the order FmuCalls takes their addresses and names.
@@ -53,10 +53,12 @@ cdef class FmuCalls:
         The FMU's name of each of FUNCTIONS, for errors.
     error : callable
         error(name, status) -> the exception of a failed call.
+    path : str
+        The FMU, for the error of a call after `close`.
     """
 
     def __init__(self, addresses, size_t component, bint counts_values, Py_ssize_t nx,
-                 Py_ssize_t nz, names, error):
+                 Py_ssize_t nz, names, error, str path):
         self.set_time_fn = <set_time_f> <size_t> addresses["set_time"]
         self.set_states_fn = <set_states_f> <size_t> addresses["set_states"]
         self.derivatives_fn = <get_buffer_f> <size_t> addresses["derivatives"]
@@ -65,7 +67,8 @@ cdef class FmuCalls:
         self.set_reals_fn = <void*> <size_t> addresses["set_reals"]
         self.component = <void*> component
         self.counts_values, self.nx, self.nz = counts_values, nx, nz
-        self.names, self.error = tuple(names), error
+        self.names, self.error, self.path = tuple(names), error, path
+        self.is_closed = False
         self.inputs = None
         self.t_set = NAN
         self.x, self.x_at = np.zeros(max(nx, 1)), np.zeros(max(nx, 1))
@@ -83,6 +86,16 @@ cdef class FmuCalls:
         self.at_point = False
         self.point_id += 1
 
+    def close(self):
+        """The instance was freed: every later call raises instead of calling."""
+        self.is_closed = True
+        self.touched()
+
+    cdef int check_open(self) except -1:
+        if self.is_closed:
+            raise FmibridgeError(f"{self.path}: the FMU instance was closed.")
+        return 0
+
     def forget_time(self):
         """Something else set the FMU's time: set it again at the next call."""
         self.t_set = NAN
@@ -98,6 +111,7 @@ cdef class FmuCalls:
         cdef size_t size = self.nx * sizeof(double)
         if self.at_point and t == self.t_at and memcmp(x, &self.x_at[0], size) == 0:
             return 0
+        self.check_open()
         self.at_point = False
         self.point_id += 1
         if self.inputs is not None:
@@ -111,6 +125,7 @@ cdef class FmuCalls:
     cdef int set_time_and_states_c(self, double t, const double* x) except -1:
         """setTime (where t is not the FMU's time already) and setContinuousStates."""
         cdef int status
+        self.check_open()
         if t != self.t_set:  # RK stages and guards share times (c = 1/2, 1/2; t + h)
             status = self.set_time_fn(self.component, t)
             if status > FMI_WARNING:
@@ -193,6 +208,7 @@ cdef class FmuCalls:
 
     def set_inputs(self, double t):
         """Set the flow's continuous inputs at t."""
+        self.check_open()
         if self.inputs is not None:
             self.inputs.set(t, self)
         self.touched()

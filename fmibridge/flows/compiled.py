@@ -204,7 +204,3 @@ class CompiledFlow(VectorField):
 # TRANSITION: names the kernels not yet ported still import.
 BLOCK = 4096
 SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
-
-
-def guard_sides(guards) -> np.ndarray:
-    return np.array([SIDES[g.direction] for g in guards])

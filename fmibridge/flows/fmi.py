@@ -121,6 +121,7 @@ class FmiInstance:
     """One instantiated FMU. Subclasses bind one FMI version and interface."""
 
     interface: str = ""  # "ModelExchange" or "CoSimulation"
+    calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
     # TRANSITION: the numba coupled kernels (`coupled_kernels`) may call its C
     # functions; FMI 1.0's they do not. One FMU's calls (`calls`) take every version.
     is_compiled: bool = True
@@ -149,7 +150,10 @@ class FmiInstance:
         self._bind()
 
     def _touched(self) -> None:
-        """Note that something may change the FMU (`_ModelExchange`)."""
+        """Note that something may change the FMU: the compiled calls set their
+        point again (`calls`, Model Exchange)."""
+        if self.calls is not None:
+            self.calls.touched()
 
     def _log(self, text: str) -> None:
         self._messages = (self._messages + [text])[-20:]  # keep the last few for errors
@@ -169,6 +173,8 @@ class FmiInstance:
             pass
         fmu.freeInstance()
         _INSTANCES.pop(self.name, None)
+        if self.calls is not None:
+            self.calls.close()
 
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
@@ -475,7 +481,6 @@ class _ModelExchange(FmiInstance):
     def _buffers(self) -> None:
         self.nx = self.description.numberOfContinuousStates
         self.nz = self.description.numberOfEventIndicators
-        self.calls: FmuCalls | None = None  # bound after instantiation
         # one spare element: a zero-length buffer would pass NULL to the FMU
         self._x = np.zeros(self.nx + 1)
         self._px = self._x.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
@@ -494,6 +499,7 @@ class _ModelExchange(FmiInstance):
             self.nz,
             names,
             functools.partial(_status_error, self),
+            self.path,
         )
         # TRANSITION: the four per-step functions and the component as one array,
         # for `coupled_kernels` until the coupled flows are ported.
@@ -503,10 +509,6 @@ class _ModelExchange(FmiInstance):
         self.needs_completed_step = bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
         )
-
-    def _touched(self) -> None:
-        if self.calls is not None:
-            self.calls.touched()
 
     def state_references(self) -> list[int] | None:
         """The value references of the state vector, where the FMU tells them

@@ -2,7 +2,7 @@
 
 One FMU's calls are compiled in `flows._fmu` (Cython, built at install). Until
 the coupled flows are ported off numba, `coupled_kernels` calls fmiXSetTime and
-the functions of the form fmiXFunction(component, double *data, size_t size)
+the functions of the form ``fmiXFunction(component, double *data, size_t size)``
 through these; delete this module with `coupled_kernels`.
 """
 
