@@ -254,6 +254,14 @@ cdef class FmuInputs:
         return 0
 
 
+def check_finite(values, str what, str path, double t):
+    """Return `values` (what the FMU returned from `what` at t), or raise the
+    FMUError that names the first non-finite one's call, time and values."""
+    cdef double[::1] v = np.ascontiguousarray(values, dtype=float).reshape(-1)
+    _check_finite(&v[0] if v.shape[0] else NULL, v.shape[0], what, path, t)
+    return values
+
+
 cdef int _check_finite(const double* values, Py_ssize_t n, str what, str path,
                        double t) except -1:
     """Raise the flow's FMUError if a value the FMU returned is not finite."""
