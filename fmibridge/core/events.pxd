@@ -20,6 +20,9 @@ cdef Illinois illinois_start(double lo, double lo_f, double hi, double hi_f,
                              double width) noexcept nogil
 cdef bint illinois_done(const Illinois* s) noexcept nogil
 cdef double illinois_propose(const Illinois* s) noexcept nogil
+cdef double illinois_secant(const Illinois* s) noexcept nogil
+cdef bint illinois_close(const Illinois* s, double f_tol) noexcept nogil
+cdef void illinois_mirror(Illinois* s, double sigma) noexcept nogil
 cdef bint illinois_narrow(Illinois* s, double sigma, double f) noexcept nogil
 cdef double secant_fraction(double a, double b) noexcept nogil
 cdef double dip_sign(double side, double g0, double g1) noexcept nogil

@@ -4,7 +4,10 @@
   `stays_inside`: does a step keep every guard strictly inside;
 - Illinois regula falsi on a bracketed sign change (`Illinois`, driven by the
   caller: `illinois_start`, `illinois_propose`, `illinois_narrow`,
-  `illinois_done`; `illinois` drives it from Python);
+  `illinois_done`; `illinois` drives it from Python). A projection onto a
+  surface narrows to a value instead of a width: the plain secant
+  (`illinois_secant`), its stop `illinois_close`, and `illinois_mirror` for a
+  trial where the function is undefined (Relaxation's guard point);
 - `secant_fraction`: where the secant of g crosses zero inside a bracket;
 - `dips` and `hermite_minimum`: does a guard dip beyond its surface and come
   back inside one step, and where (the step's cubic Hermite interpolant).
@@ -17,7 +20,7 @@ Dowell and Jarratt, BIT 11 (1971), the Illinois method. Hairer, Norsett and
 Wanner, Solving ODEs I, Sec. II.6 (dense output, cubic Hermite interpolation).
 """
 
-from libc.math cimport NAN, isfinite, isnan, sqrt
+from libc.math cimport NAN, fabs, isfinite, isnan, sqrt
 
 from dataclasses import dataclass
 
@@ -152,12 +155,34 @@ cdef double illinois_propose(const Illinois* s) noexcept nogil:
             if lo < root < hi:
                 sigma = root
     elif isfinite(s.f_hi) and s.f_lo > 0.0:
-        sigma = lo + (hi - lo) * s.f_lo / (s.f_lo - s.f_hi)
+        sigma = illinois_secant(s)
     if lo + 0.5 * s.width > sigma:
         sigma = lo + 0.5 * s.width
     if hi - 0.5 * s.width < sigma:
         sigma = hi - 0.5 * s.width
     return sigma
+
+
+cdef double illinois_secant(const Illinois* s) noexcept nogil:
+    """Where the secant through the ends, with their values as Illinois uses
+    them (halved), crosses zero; unclamped (`illinois_propose` keeps it inside
+    the bracket; a caller narrowing to a value tolerance tests it itself)."""
+    return s.lo + (s.hi - s.lo) * s.f_lo / (s.f_lo - s.f_hi)
+
+
+cdef bint illinois_close(const Illinois* s, double f_tol) noexcept nogil:
+    """True once the domain-side end lies within f_tol of zero: the stop of a
+    projection onto a surface, where the value counts and not the width."""
+    return fabs(s.lo_f) <= f_tol
+
+
+cdef void illinois_mirror(Illinois* s, double sigma) noexcept nogil:
+    """Move hi to a trial where the function is undefined, for a projection that
+    narrows to a value tolerance (`illinois_close`): its value as the secant uses
+    it is lo's mirrored (-f_lo), so the next secant is the bracket's middle and
+    the ones after stay secants. (`illinois_narrow` bisects instead until hi has
+    a value again.)"""
+    s.hi, s.hi_f, s.f_hi, s.side = sigma, NAN, -s.f_lo, 0.0
 
 
 cdef bint illinois_narrow(Illinois* s, double sigma, double f) noexcept nogil:

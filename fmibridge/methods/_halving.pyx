@@ -22,12 +22,13 @@ import numpy as np
 
 from ..core._functions cimport new_array
 from ..core.events cimport (
-    Illinois, all_finite, bracket_sign, crossed as guard_crossed, dip_sign, dips,
-    hermite_minimum, illinois_done, illinois_narrow, illinois_propose,
-    illinois_start, is_bracket, lowest, secant_fraction,
+    Illinois, all_finite, bracket_sign, crossed as guard_crossed, illinois_done,
+    illinois_narrow, illinois_propose, illinois_start, is_bracket, lowest,
+    secant_fraction,
 )
 from ..flows._stepper cimport Stepper
-from ._mode cimport CompiledMode
+from ._firing cimport fire
+from ._mode cimport CompiledMode, reached
 
 from ..core.result import Status
 
@@ -38,10 +39,6 @@ from ..core.result import Status
 NEAR_GUARD = 1e-8
 # |g| below this (SI units) counts as on the guard's surface (as the watchdog's).
 ON_SURFACE = 1e-8
-# A step whose guard interpolant misses the guard's value at its minimum by more
-# than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
-# be sure it saw every dip: a tenth, where a dip deeper than that would show.
-COARSE_RTOL = 0.1
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
 
@@ -98,7 +95,7 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
             step = _step(w)
             if step is not None or not many:
                 break
-            if _reached(w.t, t_end, w.h) or w.n_steps >= w.max_steps:
+            if reached(w.t, t_end, w.h) or w.n_steps >= w.max_steps:
                 break
         if step is None:
             step = _at_point(w)
@@ -119,12 +116,6 @@ cdef object _at_point(_Walk w):
     return Step(w.rated_cls(w.t, x, w.cm.name, list(w.r0[:m]), np.array(w.slope[:n])))
 
 
-cdef bint _reached(double t, double t_end, double h):
-    if h > 1.0 and h > abs(t_end):
-        h = max(abs(t_end), 1.0)
-    return t >= t_end - TIME_RTOL * h
-
-
 cdef double _grid_step(_Walk w, double t):
     """The step of h from t: to the grid time t0 + (k + 1) h exactly where t is
     a grid time (up to round-off) on a grid of communication points, else h."""
@@ -141,7 +132,7 @@ cdef double _step_end(_Walk w, double t, double hs):
     """Where a step of hs from t ends: t_end, or the grid time within round-off of
     it (on a grid of communication points), else t + hs."""
     cdef double t1 = t + hs, grid
-    if _reached(t1, w.t_end, w.h):
+    if reached(t1, w.t_end, w.h):
         return w.t_end
     if not w.grid:
         return t1
@@ -195,14 +186,13 @@ cdef object _step(_Walk w):
     cdef double[::1] swap
     cdef object crossed, crossing = None
     cdef double dip_hs
-    cdef double[::1] dy, dg
     cdef set was_crossed = set()
     for k in range(2 * w.max_halvings + 2):
         stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL, &w.y[0])
         cm.evaluate(t + hs, &w.y[0], &w.g1[0])
         if n_halvings == 0 and cm.has_rhs and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
-            if not _may_dip(w):
+            if not cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]):
                 _accept(w, t, hs, True)
                 return None
         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
@@ -218,15 +208,14 @@ cdef object _step(_Walk w):
             if cm.has_rhs:
                 cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
                 has_r1 = True
-                dip = _dip(w, t, hs)
-                if dip is not None:
-                    dip_hs, dip_y, dip_g = dip
-                    dy, dg = dip_y, dip_g
-                    if _crossed(w, &w.g0[0], &dg[0], &dy[0]):
+                if cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
+                          hs, &w.g1[0], &w.r1[0], &dip_hs, &w.zd[0], &w.gd[0],
+                          w.method, w.log):
+                    if _crossed(w, &w.g0[0], &w.gd[0], &w.zd[0]):
                         # the crossing lies before the dip's bottom
                         hs = dip_hs
-                        w.y[:n] = dip_y
-                        w.g1[:m] = dip_g
+                        w.y[:n] = w.zd[:n]
+                        w.g1[:m] = w.gd[:m]
                         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
                         has_r1 = False
         if not crossed:
@@ -289,68 +278,12 @@ cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
     return 0
 
 
-cdef bint _may_dip(_Walk w) noexcept:
-    """True if a guard approaches at the step's start and recedes at its end, or
-    the start's rates are not known: `_dip` must look."""
-    cdef Py_ssize_t i
-    cdef double s
-    for i in range(w.cm.m):
-        s = dip_sign(w.cm.sides[i], w.g0[i], w.g1[i])
-        if s * w.r1[i] > 0.0:
-            if not w.has_slope or dips(s, w.g0[i], w.r0[i], w.g1[i], w.r1[i]):
-                return True
-    return False
-
-
 cdef bint _same(const double* x, const double* y, Py_ssize_t n):
     cdef Py_ssize_t i
     for i in range(n):
         if x[i] != y[i]:
             return False
     return True
-
-
-cdef object _dip(_Walk w, double t, double hs):
-    """Look inside a step that ends inside every guard for a guard that dips
-    beyond its surface and comes back (a grazing impact, a short hop).
-
-    A guard approaching at the start and receding at the end (`events.dips`)
-    has a minimum inside; the trial step goes to the minimum of the step's cubic
-    Hermite interpolant of the guard that dips lowest. Returns (sigma, z, g_z)
-    there, for the caller to test like any trial end, or None. Warns once per
-    run (`Method._coarse`) when the interpolant misses the guard there by more
-    than COARSE_RTOL: the step is then too coarse to trust what it does not see.
-    """
-    cdef CompiledMode cm = w.cm
-    cdef Py_ssize_t m = cm.m, n = cm.n, i, best = -1
-    cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale
-    receding = [
-        i for i in range(m)
-        if dip_sign(cm.sides[i], w.g0[i], w.g1[i]) * w.r1[i] > 0.0
-    ]
-    if not receding:
-        return None
-    if not w.has_slope:
-        cm.rates(t, &w.x[0], &w.g0[0], &w.slope[0], &w.r0[0])
-        w.has_slope = True
-    for i in receding:
-        s = dip_sign(cm.sides[i], w.g0[i], w.g1[i])
-        if dips(s, w.g0[i], w.r0[i], w.g1[i], w.r1[i]):
-            u = hermite_minimum(s, w.g0[i], w.r0[i], w.g1[i], w.r1[i], hs, &p)
-            if best < 0 or p < best_p:
-                best, best_u, best_p, best_s = i, u, p, s
-    if best < 0 or not 0.0 < best_u < 1.0:
-        return None
-    z = np.empty(max(n, 1))
-    g_z = np.empty(max(m, 1))
-    cdef double[::1] zv = z, gv = g_z
-    cm.stepper.advance(t, &w.x[0], best_u * hs, &w.slope[0], &zv[0])
-    cm.evaluate(t + best_u * hs, &zv[0], &gv[0])
-    scale = max(abs(w.g0[best]), abs(w.g1[best]), abs(gv[best]))
-    if abs(best_p - best_s * gv[best]) > COARSE_RTOL * scale:
-        edge = cm.mode.edges[best]
-        w.method._coarse(edge, t, abs(best_p - best_s * gv[best]) / scale, w.log)
-    return best_u * hs, z, g_z
 
 
 cdef object _stuck(set was_crossed, const double* g0, const double* g1):
@@ -390,8 +323,7 @@ cdef object _fire(_Walk w, double t, x, double hs, g0, g1, crossed):
     x = np.asarray(x)[:cm.n]
     x_event = x if t_event == t else _advanced(cm, t, x, t_event - t)
     others = tuple(edges[i].name for i in group[1:])
-    state = w.state_cls(t_event, x_event, cm.name)
-    return w.method.fire(cm.mode, state, edges[winner], w.log, others)
+    return fire(w.method, cm, w.log, t_event, x_event, winner, others)
 
 
 cdef object _advanced(CompiledMode cm, double t, x, double h):
@@ -429,8 +361,7 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
         f"{g1[i]:.3g}."
     )
     others = tuple(cm.mode.edges[k].name for k in crossed if k != i)
-    state = w.state_cls(t + hs, y, cm.name)
-    return w.method.fire(cm.mode, state, edge, w.log, others)
+    return fire(w.method, cm, w.log, t + hs, y, i, others)
 
 
 cdef object _illinois(_Walk w, double t, double hs):

@@ -11,16 +11,37 @@ cdef class CompiledMode:
     cdef readonly Py_ssize_t m
     cdef readonly bint has_rhs
     cdef double[::1] sides
+    cdef readonly double h
     cdef double d
+    # per edge: the reset (None: the identity; a Function: compiled; else the
+    # Python callable) and whether it returns to this mode
+    cdef readonly tuple resets
+    cdef readonly tuple self_loop
+    # scratch of the firing (`_firing`): the state after, guards, rates, slope
+    cdef double[::1] work_after
+    cdef double[::1] work_g
+    cdef double[::1] work_r
+    cdef double[::1] work_slope
     cdef double[::1] z
     cdef double[::1] g_ahead
     # block of accepted samples not yet handed to the Recorder
     cdef double[::1] ts
     cdef double[:, ::1] xs
     cdef Py_ssize_t n_block
+    # what a method's loop keeps for this mode between its calls (its scratch)
+    cdef readonly dict work
 
     cdef int evaluate(self, double t, const double* x, double* g) except -1
     cdef int rates(self, double t, const double* x, const double* g, double* slope,
                    double* out) except -1
     cdef int keep(self, double t, const double* x, object log) except -1
     cdef int flush(self, object log) except -1
+    cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,
+                      const double* g1, const double* r1) noexcept
+    cdef bint dip(self, double t, const double* x, const double* g0, double* r0,
+                  double* slope, bint* has_slope, double hs, const double* g1,
+                  const double* r1, double* sigma, double* z, double* g_z,
+                  object method, object log) except -1
+
+
+cdef bint reached(double t, double t_end, double h) noexcept

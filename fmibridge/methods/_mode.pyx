@@ -1,10 +1,16 @@
 """A mode as the compiled loops take it: its flow's stepper, its guards as one
-`Function`, their directions, and the guards' rates along the flow.
+`Function`, their directions, the guards' rates along the flow, and the search
+for a guard that dips beyond its surface inside a step.
 
 `compiled_mode(mode, scheme, h)` builds it once per mode, scheme and step (kept
 while the mode lives). A guard's rate dg/dt is a forward difference along the
 flow over d = RATE_STEP h: (g(t + d, x + d f) - g) / d (exact for affine guards);
 a flow without dx/dt (Co-Simulation) has no rates.
+
+References
+----------
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.6 (dense output, cubic
+Hermite interpolation: `dip`).
 """
 
 import weakref
@@ -12,6 +18,7 @@ import weakref
 import numpy as np
 
 from ..core._functions cimport Function, new_array
+from ..core.events cimport dip_sign, dips, hermite_minimum
 from ..flows._stepper cimport Stepper
 
 from ..core.events import SIDES
@@ -22,6 +29,12 @@ from ..core.events import SIDES
 RATE_STEP = 2.0**-26
 # Accepted samples gathered before they are handed to the Recorder in one block.
 BLOCK = 4096
+# A step whose guard interpolant misses the guard's value at its minimum by more
+# than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
+# be sure it saw every dip: a tenth, where a dip deeper than that would show.
+COARSE_RTOL = 0.1
+# times closer than TIME_RTOL * h count as equal (h-relative round-off)
+TIME_RTOL = 1e-9
 
 _MODES = {}
 
@@ -48,12 +61,19 @@ cdef class CompiledMode:
         self.guards = guard_function(mode, self.n)
         self.m = self.guards.n_out
         self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges], dtype=float)
-        self.d = RATE_STEP * h
+        self.h, self.d = h, RATE_STEP * h
+        self.resets = tuple(reset_function(e.reset, self.n) for e in mode.edges)
+        self.self_loop = tuple(e.target == mode.name for e in mode.edges)
+        self.work_after = np.empty(max(self.n, 1))
+        self.work_g = np.empty(max(self.m, 1))
+        self.work_r = np.empty(max(self.m, 1))
+        self.work_slope = np.empty(max(self.n, 1))
         self.z = np.empty(max(self.n, 1))
         self.g_ahead = np.empty(max(self.m, 1))
         self.ts = np.empty(BLOCK)
         self.xs = np.empty((BLOCK, max(self.n, 1)))
         self.n_block = 0
+        self.work = {}
 
     cdef int evaluate(self, double t, const double* x, double* g) except -1:
         """Write the guards' values at (t, x) to g."""
@@ -94,9 +114,92 @@ cdef class CompiledMode:
             log.samples(np.array(self.ts[:k]), np.array(self.xs[:k, :self.n]), self.name)
         return 0
 
+    cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,
+                      const double* g1, const double* r1) noexcept:
+        """True if `dip` must look inside a step from guard values g0 to g1 (r0,
+        r1 their rates; r0 known if has_slope): a guard approaches at the start
+        and recedes at the end, or recedes at the end with the start's rates
+        not known. False means `dip` would find nothing."""
+        cdef Py_ssize_t i
+        cdef double s
+        for i in range(self.m):
+            s = dip_sign(self.sides[i], g0[i], g1[i])
+            if s * r1[i] > 0.0:
+                if not has_slope or dips(s, g0[i], r0[i], g1[i], r1[i]):
+                    return True
+        return False
+
+    cdef bint dip(self, double t, const double* x, const double* g0, double* r0,
+                  double* slope, bint* has_slope, double hs, const double* g1,
+                  const double* r1, double* sigma, double* z, double* g_z,
+                  object method, object log) except -1:
+        """Look inside a step from (t, x) of hs that ends inside every guard for
+        a guard that dips beyond its surface and comes back (a grazing impact,
+        a short hop); the flow must have dx/dt.
+
+        g0, r0 are the guards' values and rates at the start, slope dx/dt there
+        (both written here first if has_slope is false); g1, r1 at the end. A
+        guard approaching at the start and receding at the end (`events.dips`)
+        has a minimum inside; the trial step goes to the minimum of the step's
+        cubic Hermite interpolant of the guard that dips lowest. Returns True
+        with sigma, the state z there and its guards g_z written, for the
+        method to test like any trial end; False if there is none. Warns once
+        per run (`Method._coarse`) when the interpolant misses the guard there
+        by more than COARSE_RTOL: the step is then too coarse to trust what it
+        does not see.
+        """
+        cdef Py_ssize_t i, best = -1
+        cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale, miss
+        cdef bint receding = False
+        for i in range(self.m):
+            if dip_sign(self.sides[i], g0[i], g1[i]) * r1[i] > 0.0:
+                receding = True
+        if not receding:
+            return False
+        if not has_slope[0]:
+            self.rates(t, x, g0, slope, r0)
+            has_slope[0] = True
+        for i in range(self.m):
+            s = dip_sign(self.sides[i], g0[i], g1[i])
+            if s * r1[i] > 0.0 and dips(s, g0[i], r0[i], g1[i], r1[i]):
+                u = hermite_minimum(s, g0[i], r0[i], g1[i], r1[i], hs, &p)
+                if best < 0 or p < best_p:
+                    best, best_u, best_p, best_s = i, u, p, s
+        if best < 0 or not 0.0 < best_u < 1.0:
+            return False
+        sigma[0] = best_u * hs
+        self.stepper.advance(t, x, sigma[0], slope, z)
+        self.evaluate(t + sigma[0], z, g_z)
+        scale = max(abs(g0[best]), abs(g1[best]), abs(g_z[best]))
+        miss = abs(best_p - best_s * g_z[best])
+        if miss > COARSE_RTOL * scale:
+            method._coarse(self.mode.edges[best], t, miss / scale, log)
+        return True
+
     def values(self, double t, x):
         """The guards' values at (t, x), from Python."""
         return self.guards(t, x)
+
+
+cdef bint reached(double t, double t_end, double h) noexcept:
+    """True if t is t_end up to round-off relative to the step h (or to t_end,
+    for a step longer than that)."""
+    if h > 1.0 and h > abs(t_end):
+        h = max(abs(t_end), 1.0)
+    return t >= t_end - TIME_RTOL * h
+
+
+def reset_function(reset, Py_ssize_t n):
+    """An edge's reset as the loops apply it: None for the identity, a Function
+    for a numba-compiled reset (its C address), else the Python callable."""
+    from ..core.system import _identity
+    from ..flows.compiled import c_function, is_compiled
+
+    if reset is _identity:
+        return None
+    if is_compiled(reset):
+        return c_function(reset, "reset", n)
+    return reset
 
 
 def guard_function(mode, Py_ssize_t n):

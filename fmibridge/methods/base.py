@@ -16,23 +16,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..core.dense import dips, hermite_minimum, inside_sign
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Bracket, Flow, FlowTerminated, VectorField, guard_rates
-from ..core.events import SIDES
-from ..flows.compiled import CompiledFlow, is_compiled
-from .watchdog import ON_SURFACE, Watchdog
+from ..flows.base import Flow, FlowTerminated
+from ._firing import fire_edge
+from ._mode import COARSE_RTOL, compiled_mode
+from .watchdog import Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
-# A step whose guard interpolant misses the guard's value at its minimum by more
-# than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
-# be sure it saw every dip: a tenth, where a dip deeper than that would show.
-COARSE_RTOL = 0.1
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
@@ -75,37 +70,6 @@ def reach_tol(t_end: float, h: float) -> float:
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
     return TIME_RTOL * h
-
-
-def grid_step(t: float, h: float, t0: float | None) -> float:
-    """Return the step of h from t: to the grid time t0 + (k + 1) h exactly
-    where t is the grid time t0 + k h (up to round-off), else h itself (and
-    always where t0 is None).
-
-    With `step_end`, steps of h land on t0 + k h as computed once, not on a sum
-    of h's that drifts from it by round-off: Co-Simulation FMUs compare the
-    communication points t and t + h they are given with their own time, as
-    fmpy computes them. (The compiled loops sum h; flows they serve pass None.)
-    """
-    if t0 is None:
-        return h
-    k = round((t - t0) / h)
-    if abs(t0 + k * h - t) > TIME_RTOL * h:
-        return h
-    return t0 + (k + 1) * h - t
-
-
-def step_end(t: float, hs: float, t_end: float, h: float, t0: float | None) -> float:
-    """Return where a step of hs from t ends: t_end, or the grid time t0 + k h
-    (unless t0 is None), where t + hs is within round-off of it (TIME_RTOL h),
-    else t + hs."""
-    t1 = t + hs
-    if reached(t1, t_end, h):
-        return t_end
-    if t0 is None:
-        return t1
-    grid = t0 + round((t1 - t0) / h) * h
-    return grid if abs(grid - t1) <= TIME_RTOL * h else t1
 
 
 def positive(name: str, value: float) -> float:
@@ -343,14 +307,6 @@ class Method(abc.ABC):
                 f"or max_steps."
             )
 
-    def guards_at(self, mode: Mode, t: float, x: np.ndarray) -> list[float]:
-        """Return the guard values at an accepted state; a non-finite one is an
-        error naming it (`non_finite`)."""
-        g = [edge.guard(t, x) for edge in mode.edges]
-        if not all(map(math.isfinite, g)):
-            raise non_finite(mode, t, x, g)
-        return g
-
     def time_resolution(self, gap: float, rate: float) -> float:
         """Return how far from the crossing, in time, this method may place a
         transition whose state has guard value `gap` and rate `rate`: the gap
@@ -371,78 +327,6 @@ class Method(abc.ABC):
             return mode.flow.advance(t, x, h, self.scheme)
         return mode.flow.advance_from(t, x, h, self.scheme, slope)
 
-    def slope(self, mode: Mode, t: float, x: np.ndarray) -> np.ndarray | None:
-        """Return dx/dt at (t, x), or None for a flow without it (Co-Simulation)."""
-        if not isinstance(mode.flow, VectorField):
-            return None
-        return np.asarray(mode.flow.rhs(t, x), dtype=float)
-
-    def rates(
-        self,
-        mode: Mode,
-        t: float,
-        x: np.ndarray,
-        g: list[float],
-        slope: np.ndarray | None = None,
-    ) -> list[float] | None:
-        """Return the guards' rates dg/dt at (t, x) (g their values, `slope` dx/dt
-        there if known), or None for a flow without dx/dt (`flows.base.guard_rates`)."""
-        guards = [e.guard for e in mode.edges]
-        return guard_rates(mode.flow, guards, t, x, g, self.h, slope)
-
-    def rated(self, mode: Mode, t: float, x: np.ndarray, g: list[float]) -> tuple:
-        """Return (rates, slope) at (t, x): the guards' rates and dx/dt, from one
-        evaluation of dx/dt (both None for a flow without it)."""
-        slope = self.slope(mode, t, x)
-        return (
-            (None, None) if slope is None else (self.rates(mode, t, x, g, slope), slope)
-        )
-
-    def dip(self, mode: Mode, start: tuple, end: tuple, log: Recorder):
-        """Look inside a step that ends inside every guard for a guard that dips
-        beyond its surface and comes back (a grazing impact, a short hop).
-
-        `start` is (t, x, g, rates, slope) at the step's start (rates and dx/dt
-        there, None if not yet known), `end` is (hs, g, rates) at its end, after
-        hs. A guard that approaches at the start and recedes at the end
-        (`core.dense.dips`) has a minimum inside; the trial step goes to the
-        minimum of the step's cubic Hermite interpolant of the guard that dips
-        lowest. Returns (sigma, z, g_z) there, for the method to test like any
-        trial end, or None. Warns once per run (`_coarse`) when the interpolant
-        misses the guard there by more than COARSE_RTOL: the step is then too
-        coarse to trust what it does not see. Flows without dx/dt
-        (Co-Simulation) have no rates: nothing is seen.
-        """
-        (t, x, g0, r0, slope), (hs, g1, r1) = start, end
-        if r1 is None:
-            return None
-        sides = [SIDES[e.guard.direction] for e in mode.edges]
-        receding = [
-            i
-            for i, side in enumerate(sides)
-            if inside_sign(side, g0[i], g1[i]) * r1[i] > 0.0
-        ]
-        if not receding:
-            return None
-        if r0 is None:
-            r0, slope = self.rated(mode, t, x, g0)
-        lowest = None
-        for i in receding:
-            s = inside_sign(sides[i], g0[i], g1[i])
-            if dips(s, g0[i], r0[i], g1[i], r1[i]):
-                u, p = hermite_minimum(s, g0[i], r0[i], g1[i], r1[i], hs)
-                if lowest is None or p < lowest[1]:
-                    lowest = (u, p, i, s)
-        if lowest is None or not 0.0 < lowest[0] < 1.0:
-            return None
-        u, p, i, s = lowest
-        z = self.advance(mode, t, x, u * hs, slope)
-        g_z = [edge.guard(t + u * hs, z) for edge in mode.edges]
-        scale = max(abs(g0[i]), abs(g1[i]), abs(g_z[i]))
-        if abs(p - s * g_z[i]) > COARSE_RTOL * scale:
-            self._coarse(mode.edges[i], t, abs(p - s * g_z[i]) / scale, log)
-        return u * hs, z, g_z
-
     def _coarse(self, edge: Edge, t: float, miss: float, log: Recorder) -> None:
         """Warn once per run that steps of h may not see a dip of edge's guard."""
         h = self.h * 0.5 * (COARSE_RTOL / miss) ** 0.25  # the cubic's error ~ h^4
@@ -454,55 +338,6 @@ class Method(abc.ABC):
             f"{miss:.2g} of its size); steps of h <= {h:.2g} s resolve it.",
         )
 
-    def steps_inside(
-        self, mode: Mode, state: State, t_end: float, log: Recorder
-    ) -> Step | None:
-        """Take the steps of h that cross no guard in one block, where the flow can.
-
-        Returns None where the flow offers no such path (`Flow.steps_inside`) or
-        took no step; the method then takes its step itself.
-        """
-        return self.steps_to_crossing(mode, state, t_end, log)[0]
-
-    def steps_to_crossing(
-        self,
-        mode: Mode,
-        state: State,
-        t_end: float,
-        log: Recorder,
-        *,
-        locate_tol: float | None = None,
-        max_iter: int = 0,
-    ) -> tuple[Step | None, Bracket | None]:
-        """Take the steps of `steps_inside`, and locate the crossing that ends them.
-
-        Returns the Step to the block's end (None as in `steps_inside`) and, with
-        `locate_tol`, the `Bracket` in which the flow narrowed the crossing step
-        after it to that width in at most `max_iter` trial steps (None where the
-        flow does not, or the crossing is no clean sign change of the guards).
-        """
-        steps = mode.flow.steps_inside(
-            [edge.guard for edge in mode.edges],
-            state.t,
-            state.x,
-            self.h,
-            t_end,
-            self.scheme,
-            self.max_steps - log.n_steps,
-            TIME_RTOL * self.h,
-            locate_tol,
-            max_iter,
-        )
-        if steps is None:
-            return None, None
-        log.loops[f"{mode.name}: compiled steps"] += 1
-        block = None
-        if len(steps.t):
-            log.n_steps += len(steps.t)
-            log.samples(steps.t, steps.x, mode.name)
-            block = Step(State(float(steps.t[-1]), steps.x[-1], mode.name))
-        return block, steps.bracket
-
     def fire(
         self,
         mode: Mode,
@@ -512,83 +347,11 @@ class Method(abc.ABC):
         simultaneous: tuple[str, ...] = (),
     ) -> State:
         """Apply `edge`'s reset at `state` (in `mode`), log the event and return
-        the new state.
-
-        A self-loop whose reset changes nothing (an FMU event that its own
-        conditions did not act on) is no transition: it is counted in
-        `n_silent_events`, not logged. The state before is sampled before the
-        reset runs, so an FMU's outputs in that sample are those before its
-        event. A reset that returns the wrong number of values or non-finite
-        ones, or that leaves a self-loop's state beyond its own guard or on it
-        moving out (`_check_reset`), is an error.
-        """
-        log.sample(state.t, state.x, state.mode)
-        x_after = np.asarray(edge.reset(state.t, state.x.copy()), dtype=float)
-        if x_after.shape != state.x.shape or not np.all(np.isfinite(x_after)):
-            raise FmibridgeError(
-                f"Reset `{_name_of(edge.reset)}` of edge {edge.name!r} returned "
-                f"{x_after.tolist()!r} at t = {state.t!r}; it must return "
-                f"{state.x.size} finite values, one per state "
-                f"{list(mode.flow.state_names)}."
-            )
-        if edge.target == state.mode:
-            self._check_reset(mode, edge, state, x_after)
-        if edge.target == state.mode and np.array_equal(x_after, state.x):
-            log.n_silent_events += 1
-            return state
-        log.sample(state.t, x_after, edge.target)
-        log.event(
-            Event(
-                state.t,
-                edge.name,
-                state.mode,
-                edge.target,
-                state.x,
-                x_after,
-                simultaneous,
-            )
-        )
-        return State(state.t, x_after, edge.target)
-
-    def _check_reset(
-        self, mode: Mode, edge: Edge, state: State, x_after: np.ndarray
-    ) -> None:
-        """Refuse a self-loop's reset that leaves the state beyond its own guard
-        (deeper than the event found it), or on its surface moving out: either
-        way the guard would fire again at once, forever."""
-        guard, t = edge.guard, state.t
-        side = {"falling": 1.0, "rising": -1.0}.get(guard.direction)
-        if side is None:
-            return  # 'either' (an FMU's indicator): no inside to keep
-        g_before, g_after = guard(t, state.x), guard(t, x_after)
-        where = f"at t = {t!r}, x = {x_after.tolist()}"
-        if not math.isfinite(g_after):
-            raise FmibridgeError(
-                f"Guard {guard.name!r} returned {g_after!r} just after the reset of "
-                f"edge {edge.name!r} {where}; a guard must be finite wherever the "
-                f"flow is defined."
-            )
-        if side * g_after < -max(ON_SURFACE, 2.0 * abs(g_before)):
-            raise FmibridgeError(
-                f"The reset of edge {edge.name!r} leaves the state beyond its own "
-                f"guard {guard.name!r}: g = {g_after!r} after it (g = {g_before!r} "
-                f"before) {where}. A reset must return the state into the domain "
-                f"(g {'>=' if side > 0 else '<='} 0)."
-            )
-        if abs(g_after) > max(ON_SURFACE, 2.0 * abs(g_before)):
-            return  # off the guard, further than the event found it
-        rates = guard_rates(mode.flow, [guard], t, x_after, [g_after], self.h)
-        if rates is None or side * rates[0] * self.h >= -ON_SURFACE:
-            return
-        before = guard_rates(mode.flow, [guard], t, state.x, [g_before], self.h)
-        if side * before[0] < 0.0:  # moving out before the reset, and still after it
-            raise FmibridgeError(
-                f"The reset of edge {edge.name!r} leaves the state on its guard "
-                f"{guard.name!r} moving out of the domain as before it (dg/dt = "
-                f"{rates[0]:.6g}) {where}: the guard would fire again at once. The "
-                f"reset must turn the state back into the domain (an impact "
-                f"reverses the velocity)."
-            )
+        the new state (`_firing.fire`: a silent self-loop returns the same
+        state; a bad reset is an error naming it)."""
+        index = next(k for k, e in enumerate(mode.edges) if e is edge)
+        compiled = compiled_mode(mode, self.scheme, self.h)
+        return fire_edge(self, compiled, log, state.t, state.x, index, simultaneous)
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""
@@ -614,20 +377,6 @@ class Method(abc.ABC):
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
             "versions": _versions(),
         }
-
-
-def why_python(mode: Mode) -> str:
-    """Name what keeps a mode's steps out of the compiled loops (for the
-    provenance's `loops`), if anything does."""
-    flow = mode.flow
-    if not isinstance(flow, VectorField):
-        return ""  # a Co-Simulation FMU integrates itself
-    if not isinstance(flow, CompiledFlow):
-        return f" ({type(flow).__name__} is not compiled)"
-    for edge in mode.edges:
-        if not is_compiled(edge.guard.fn):
-            return f" (guard {edge.guard.name!r} is not compiled)"
-    return ""
 
 
 def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:

@@ -1,8 +1,8 @@
 """A mode whose flow, guards and resets are numba-compiled, as the kernels take it.
 
-Halving's compiled firing (`_halving_kernels`) and Relaxation's compiled strips
-(`_relaxation_kernels`) run a mode's steps, crossings and resets in one call. They
-take its functions as typed lists of first-class functions (cheap to pass from
+Completion's one-call run (`_completion_kernels`, with `_halving_kernels`'
+firing) runs a mode's steps, crossings and resets in one call. It takes the
+mode's functions as typed lists of first-class functions (cheap to pass from
 Python, so each kernel compiles once per machine) and its edges as arrays.
 """
 

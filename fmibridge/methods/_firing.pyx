@@ -1,0 +1,184 @@
+"""Firing an edge: its reset applied at the event's state, checked, and logged.
+
+The one implementation every method fires with (`Method.fire` is its Python
+face). The state before is sampled before the reset runs, so an FMU's outputs in
+that sample are those before its event. A self-loop whose reset changes nothing
+(an FMU event its own conditions did not act on, a strip wait at rest) is no
+transition: it is counted in `n_silent_events`, not logged. A reset that returns
+the wrong number of values or non-finite ones, or that leaves a self-loop's state
+beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
+
+A self-loop whose reset is the identity or compiled fires without Python
+(`fire_in_place`), so a loop can go on after a silent one (Relaxation's strip
+waits at rest chain thousands of them).
+"""
+
+from libc.math cimport isfinite
+
+import numpy as np
+
+from ..core._functions cimport Function, new_array
+from ..core.events cimport all_finite
+from ._mode cimport CompiledMode
+
+from ..core.errors import FmibridgeError
+from ..core.result import Event
+from .watchdog import ON_SURFACE
+
+# fire_in_place's answers: a transition was logged, or a silent self-loop counted
+FIRED, SILENT = 0, 1
+cdef double _ON_SURFACE = ON_SURFACE
+
+
+def fire_edge(method, CompiledMode cm, log, double t, x, Py_ssize_t i, tuple others):
+    """`fire` from Python: apply edge i of the mode at (t, x); return the State."""
+    return fire(method, cm, log, t, x, i, others)
+
+
+cdef object fire(object method, CompiledMode cm, object log, double t, object x,
+                 Py_ssize_t i, tuple others):
+    """Apply edge i's reset at (t, x), log the event, and return the State after
+    (the same State for a silent event)."""
+    from .base import State
+
+    cdef double[::1] xb, xa
+    x = np.array(x, dtype=float)
+    cm.flush(log)
+    log.sample(t, x, cm.name)
+    x_after = _reset(cm, i, t, x)
+    edge = cm.mode.edges[i]
+    xb, xa = x, x_after
+    if cm.self_loop[i]:
+        _check_reset(cm, i, t, &xb[0], &xa[0])
+        if np.array_equal(x_after, x):
+            log.n_silent_events += 1
+            return State(t, x, cm.name)
+    log.sample(t, x_after, edge.target)
+    log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others))
+    return State(t, x_after, edge.target)
+
+
+cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
+    """True if edge i fires without Python: a self-loop with the identity or a
+    compiled reset."""
+    reset = cm.resets[i]
+    return cm.self_loop[i] and (reset is None or isinstance(reset, Function))
+
+
+cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
+                       double* x, Py_ssize_t i) except -1:
+    """Fire edge i at (t, x) as `fire` does, the state after written over x (edge i
+    must fire in place: `fires_in_place`). Returns SILENT for a silent self-loop
+    (the sample before kept in the mode's block) and FIRED for a transition,
+    logged with its Event."""
+    cdef Py_ssize_t n = cm.n, k
+    cdef Function reset = cm.resets[i]
+    cdef double[::1] after = cm.work_after
+    cdef bint same = True
+    cm.keep(t, x, log)
+    if reset is None:
+        for k in range(n):
+            after[k] = x[k]
+    else:
+        reset.call(t, x, &after[0])
+        if not all_finite(&after[0], n):
+            _reset(cm, i, t, new_array(x, n))  # raises, naming the reset
+    _check_reset(cm, i, t, x, &after[0])
+    for k in range(n):
+        if after[k] != x[k]:
+            same = False
+    if same:
+        log.n_silent_events += 1
+        return SILENT
+    before = new_array(x, n)
+    x_after = np.array(after[:n])
+    cm.flush(log)
+    edge = cm.mode.edges[i]
+    log.sample(t, x_after, cm.name)
+    log.event(Event(t, edge.name, cm.name, cm.name, before, x_after, ()))
+    for k in range(n):
+        x[k] = after[k]
+    return FIRED
+
+
+cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
+    """Edge i's reset at (t, x): a float array of n finite values, else an error
+    naming the reset."""
+    reset = cm.resets[i]
+    if reset is None:
+        return x.copy()
+    if isinstance(reset, Function):
+        after = reset(t, x)
+        if np.all(np.isfinite(after)):
+            return after
+        reset = cm.mode.edges[i].reset  # the numba function, for the message
+    after = np.asarray(reset(t, x.copy()), dtype=float)
+    if after.shape != x.shape or not np.all(np.isfinite(after)):
+        edge = cm.mode.edges[i]
+        raise FmibridgeError(
+            f"Reset `{getattr(edge.reset, '__name__', type(edge.reset).__name__)}` "
+            f"of edge {edge.name!r} returned {after.tolist()!r} at t = {t!r}; it "
+            f"must return {cm.n} finite values, one per state "
+            f"{list(cm.mode.flow.state_names)}."
+        )
+    return after
+
+
+cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,
+                      const double* x_after) except -1:
+    """Refuse a self-loop's reset that leaves the state beyond its own guard
+    (deeper than the event found it), or on its surface moving out: either way
+    the guard would fire again at once, forever. An 'either' guard (an FMU's
+    indicator) has no inside to keep."""
+    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after
+    cdef double[::1] g = cm.work_g, r = cm.work_r, slope = cm.work_slope
+    if side == 0.0:
+        return 0
+    cm.evaluate(t, x_before, &g[0])
+    g_before = g[i]
+    cm.evaluate(t, x_after, &g[0])
+    g_after = g[i]
+    if not isfinite(g_after):
+        raise _refused(cm, i, t, x_after, "finite", g_before, g_after, 0.0)
+    reach = max(_ON_SURFACE, 2.0 * abs(g_before))
+    if side * g_after < -reach:
+        raise _refused(cm, i, t, x_after, "beyond", g_before, g_after, 0.0)
+    if abs(g_after) > reach or not cm.has_rhs:
+        return 0  # off the guard, further than the event found it
+    cm.rates(t, x_after, &g[0], &slope[0], &r[0])
+    if side * r[i] * cm.h >= -_ON_SURFACE:
+        return 0
+    rate_after = r[i]
+    cm.evaluate(t, x_before, &g[0])
+    cm.rates(t, x_before, &g[0], &slope[0], &r[0])
+    if side * r[i] < 0.0:  # moving out before the reset, and still after it
+        raise _refused(cm, i, t, x_after, "moving out", g_before, g_after, rate_after)
+    return 0
+
+
+cdef object _refused(CompiledMode cm, Py_ssize_t i, double t, const double* x_after,
+                     str why, double g_before, double g_after, double rate):
+    """The error `_check_reset` raises, naming the edge and its guard."""
+    edge = cm.mode.edges[i]
+    guard = edge.guard
+    where = f"at t = {t!r}, x = {new_array(x_after, cm.n).tolist()}"
+    if why == "finite":
+        return FmibridgeError(
+            f"Guard {guard.name!r} returned {g_after!r} just after the reset of "
+            f"edge {edge.name!r} {where}; a guard must be finite wherever the "
+            f"flow is defined."
+        )
+    if why == "beyond":
+        return FmibridgeError(
+            f"The reset of edge {edge.name!r} leaves the state beyond its own "
+            f"guard {guard.name!r}: g = {g_after!r} after it (g = {g_before!r} "
+            f"before) {where}. A reset must return the state into the domain "
+            f"(g {'>=' if cm.sides[i] > 0 else '<='} 0)."
+        )
+    return FmibridgeError(
+        f"The reset of edge {edge.name!r} leaves the state on its guard "
+        f"{guard.name!r} moving out of the domain as before it (dg/dt = "
+        f"{rate:.6g}) {where}: the guard would fire again at once. The "
+        f"reset must turn the state back into the domain (an impact "
+        f"reverses the velocity)."
+    )
