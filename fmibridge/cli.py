@@ -1,17 +1,21 @@
 """The `fmibridge` command: run | info | build-fmus | validate | ...
 
-`run` checks its output paths before it runs, writes its files before it
-prints (so `| head` cannot lose them), and keeps what was simulated when an
-error, Ctrl-C or SIGTERM cuts the run short: the samples so far go to
+`run` maps its flags to the keywords of `fmibridge.simulate` and calls it in a
+supervised child process (`core.supervision`): an FMU that segfaults, aborts,
+calls exit() or hangs past `--timeout` ends that run, not this process, which
+says what happened and where. `run` checks its output paths and claims
+`--out` before it runs, writes its files before it prints (so `| head`
+cannot lose them), and keeps what was simulated when a crash, an error, the
+time limit, Ctrl-C or SIGTERM cuts the run short: the samples so far go to
 X.partial.csv (and X.partial.events.csv), never over a complete X.csv.
-Exit codes: 0 success, 1 a run that stopped early, 2 an error, 130 Ctrl-C,
-143 SIGTERM, 141 a closed pipe.
+Exit codes: 0 success, 1 a run that stopped early (its time limit included),
+2 an error (a crashed FMU included), 130 Ctrl-C, 143 SIGTERM, 141 a closed
+pipe.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import inspect
 import os
 import sys
@@ -20,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
+from .core import supervision
 from .core.errors import (
     FmibridgeError,
     FmibridgeWarning,
@@ -27,57 +32,31 @@ from .core.errors import (
     exit_code,
     sigterm_raises,
 )
-from .core.outputs import check_output
+from .core.limits import TIMEOUT_GRACE_S
+from .core.outputs import check_output, claimed
 from .core.result import Result, Status, events_path, recording
-from .core.span import check_span, check_step
 from .core.system import HybridSystem
-from .flows.base import VectorField
-from .methods import METHODS, Completion, Method, Unilateral, method_named
-from .simulation import output_times
+from .core.time_limit import check_timeout
+from .methods import METHODS
 
-METHOD_OPTIONS = ("h", "eps", "integrator", "locate", "tol")  # a method's run flags
+METHOD_OPTIONS = ("eps", "integrator", "locate", "tol")  # a method's run flags
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
-
-
-def _method_from_args(args: argparse.Namespace, h: float | None = None) -> Method:
-    """Build the method named by --method with the options the user gave
-    (`h`, the model's default step, where --step-size is not given)."""
-    options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
-    if options["h"] is None:
-        options["h"] = h
-    method = method_named(
-        args.method or "halving", {k: v for k, v in options.items() if v is not None}
-    )
-    if args.zeno == "complete":
-        method = Completion(method)
-    return method
-
-
-def _checked_method(args: argparse.Namespace, method: Method, system) -> Method:
-    """Refuse the flags this method and system would ignore; apply --zeno-eps."""
-    inner = method.inner if isinstance(method, Completion) else method
-    if args.integrator is not None and isinstance(inner, Unilateral):
-        raise FmibridgeError(
-            "--integrator: --method unilateral ignores it (its Adams predictor-"
-            "corrector is built in); drop the flag."
-        )
-    if args.integrator is not None and not all(
-        isinstance(flow, VectorField) for flow in system.flows()
-    ):
-        raise FmibridgeError(
-            "--integrator: a Co-Simulation FMU integrates itself and ignores it; "
-            "drop the flag, or use --interface me."
-        )
-    if args.zeno_eps is None:
-        return method
-    if not isinstance(method, Completion):
-        raise FmibridgeError(
-            "--zeno-eps: only a run with --zeno complete truncates Zeno executions."
-        )
-    return dataclasses.replace(
-        method, eps=args.zeno_eps, eps_t=None, eps_q=None, eps_v=None
-    )
+KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
+    "stop_time": "--stop-time",
+    "step_size": "--step-size",
+    "start_values": "--start-values",
+    "parameters": "--parameters",
+    "output_interval": "--output-interval",
+    "output": "--output",
+    "fmi_type": "--interface",
+    "method": "--method",
+    "integrator": "--integrator",
+    "zeno": "--zeno",
+    "zeno_eps": "--zeno-eps",
+    "timeout": "--timeout",
+}
+CUT_SHORT = (Status.TIME_LIMIT, Status.INTERRUPTED, Status.FAILED)  # to X.partial.csv
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:
@@ -123,129 +102,77 @@ def _write(result: Result, out: Path) -> str:
     return f"{out} and {events_path(out)}"
 
 
-def _load(args: argparse.Namespace):
-    """Return (system, method, t_end, adapter or None) for the model argument."""
-    model = args.model
-    if model is not None and model.suffix == ".toml":
-        return _load_adapter(args)
-    if model is not None and model.suffix not in (".fmu", ".ssp"):
-        raise FmibridgeError(
-            f"{model}: expected an adapter file (.toml), an SSP (.ssp) or an FMU "
-            f"(.fmu)."
-        )
+def _keywords(args: argparse.Namespace) -> dict[str, object]:
+    """The keywords of `simulate` that the flags given set."""
+    options = {k: getattr(args, k) for k in METHOD_OPTIONS}
+    keywords = {
+        "stop_time": args.t_end,
+        "start_values": args.start_values,
+        "parameters": args.parameters,
+        "output": args.output,
+        "fmi_type": args.interface,
+        "step_size": args.h,
+        "method": args.method,
+        "method_options": {k: v for k, v in options.items() if v is not None},
+        "zeno": args.zeno,
+        "zeno_eps": args.zeno_eps,
+        "output_interval": args.output_interval,
+        "timeout": args.timeout,
+        "progress": not args.no_progress,
+    }
+    if args.model is None and args.t_end is None:
+        keywords["stop_time"] = DEFAULT_T_END
+    return {k: v for k, v in keywords.items() if v is not None and v != {}}
+
+
+def run_model(model: Path | None, keywords: dict[str, object]) -> Result:
+    """`simulate` the model (None: the built-in bouncing ball); `run` calls it in
+    its supervised process."""
+    from .simulation import simulate
+
     if model is None:
-        system = _ball(args)
-    elif model.suffix == ".ssp":
-        system = _ssp(args)
-    else:
-        from .flows.fmu import fmu_system
-
-        system = fmu_system(
-            model,
-            args.interface,
-            parameters=args.parameters,
-            start=args.start_values,
-            outputs=args.output,
-        )
-    try:
-        method, t_end = _method_and_end(args, system)
-    except BaseException:
-        system.close()
-        raise
-    return system, method, t_end, None
+        keywords = dict(keywords)
+        return simulate(_ball(keywords.pop("parameters", None), keywords), **keywords)
+    return simulate(model, **keywords)
 
 
-def _load_adapter(args: argparse.Namespace):
-    from .formats.adapters import load_adapter
-
-    options = {k: getattr(args, k, None) for k in METHOD_OPTIONS}
-    adapter = load_adapter(
-        args.model,
-        method=args.method,
-        method_options=options,
-        t_end=args.t_end,
-        interface=args.interface,
-        zeno=args.zeno,
-        parameters=args.parameters,
-        start=args.start_values,
-        outputs=args.output,
-    )
-    try:
-        method = _checked_method(args, adapter.method, adapter.system)
-    except BaseException:
-        adapter.close()
-        raise
-    adapter = dataclasses.replace(adapter, method=method)
-    return adapter.system, method, adapter.t_end, adapter
-
-
-def _ssp(args: argparse.Namespace) -> HybridSystem:
-    """An SSP's system; its variables are set in the SSD (or an adapter file).
-    It records --output (`component.variable`), by default every connector."""
-    from .formats.ssp import ssp_system
-
-    given = [f for f in ("start_values", "parameters") if getattr(args, f)]
-    if given:
-        flags = ", ".join("--" + f.replace("_", "-") for f in given)
-        raise FmibridgeError(
-            f"{flags}: an SSP's values are set in its SSD, or in an adapter file "
-            f"with `ssp = ...`."
-        )
-    return ssp_system(args.model, interface=args.interface, outputs=args.output)
-
-
-def _ball(args: argparse.Namespace) -> HybridSystem:
-    """The built-in bouncing ball, with --parameters (h0, v0, g, e) and
-    --start-values (h, v)."""
+def _ball(parameters, keywords) -> HybridSystem:
+    """The built-in bouncing ball with --parameters (h0, v0, g, e)."""
     from .models.ball import bouncing_ball
 
     known = list(inspect.signature(bouncing_ball).parameters)
-    unknown = sorted(set(args.parameters or {}) - set(known))
+    unknown = sorted(set(parameters or {}) - set(known))
     if unknown:
         raise FmibridgeError(
             f"--parameters: the built-in ball has no parameter(s) {unknown}; its "
             f"parameters are {known}."
         )
-    if args.output:
+    if "output" in keywords:
         raise FmibridgeError(
             "--output: the built-in ball records its states h and v; outputs are "
             "an FMU's."
         )
-    return bouncing_ball(**(args.parameters or {})).with_initial(args.start_values)
-
-
-def _method_and_end(args: argparse.Namespace, system) -> tuple[Method, float]:
-    """The method and t_end of a run: the flags, else the model's default
-    experiment, else DEFAULT_T_END; t_end and the step checked together."""
-    experiment = system.experiment
-    method = _checked_method(args, _method_from_args(args, experiment.step), system)
-    t_end = args.t_end if args.t_end is not None else experiment.stop
-    t_end = check_span(
-        system.t0, DEFAULT_T_END if t_end is None else t_end, "--stop-time"
-    )
-    check_step(method.h, system.t0, t_end, method.max_steps, "--step-size")
-    return method, t_end
+    return bouncing_ball(**(parameters or {}))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a model: an adapter file, an FMU, or the built-in bouncing ball."""
+    """Run a model (an adapter file, an SSP, an FMU, or the built-in bouncing
+    ball) through `simulate`, in the supervised process."""
     out = _check_outputs(args.out, args.force)
-    system, method, t_end, adapter = _load(args)
-    progress = not args.no_progress
-    with recording() as record:
+    check_timeout(args.timeout, "--timeout")
+    what = str(args.model or "the built-in ball")
+    call = {"model": args.model, "keywords": _keywords(args)}
+    with claimed(out, force=args.force, what="--out"), recording() as record:
         try:
-            t_eval = output_times(system.t0, t_end, args.output_interval)
-            if adapter is not None:
-                result = adapter.run(progress=progress, t_eval=t_eval)
-            else:
-                result = method.run(system, t_end, progress=progress, t_eval=t_eval)
+            result = supervision.shared().call(
+                run_model, call, timeout=args.timeout, grace=TIMEOUT_GRACE_S, what=what
+            )
         except (FmibridgeError, KeyboardInterrupt) as exc:
-            provenance = {"system": system.name, "method": method.name}
-            partial = record.result(_cut_short_status(exc), provenance)
+            partial = record.result(_cut_short_status(exc), {"system": what})
             return _report_cut_short(exc, partial, out)
-        finally:
-            system.close()
-    written = _write(result, out) if out is not None else None
+        cut_short = result.status in CUT_SHORT
+        target = partial_path(out) if out is not None and cut_short else out
+        written = _write(result, target) if target is not None else None
     _print_summary(result)
     if written:
         print(f"wrote {written}")
@@ -253,14 +180,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cut_short_status(exc: BaseException) -> Status:
+    if isinstance(exc, supervision.TimeLimitExceeded):
+        return Status.TIME_LIMIT
     return Status.FAILED if isinstance(exc, FmibridgeError) else Status.INTERRUPTED
 
 
 def _report_cut_short(exc: BaseException, partial: Result | None, out) -> int:
     """Say why the run stopped, and write its samples so far to X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
+    is_late = isinstance(exc, supervision.TimeLimitExceeded)
     if is_error:
-        print(f"fmibridge: error: {exc}", file=sys.stderr)
+        label = "" if is_late else "error: "
+        print(f"fmibridge: {label}{_in_flags(str(exc))}", file=sys.stderr)
     why = "the run stopped" if is_error else _interrupted(exc)
     if partial is not None:
         why += f" at t = {partial.t[-1]:.6g} s"
@@ -268,7 +199,16 @@ def _report_cut_short(exc: BaseException, partial: Result | None, out) -> int:
             why += f"; wrote the samples so far to {_write(partial, partial_path(out))}"
     if partial is not None or not is_error:
         print(f"fmibridge: {why}.", file=sys.stderr)
+    if is_late:
+        return 1
     return 2 if is_error else exit_code(exc)
+
+
+def _in_flags(message: str) -> str:
+    """An error of `simulate` with its keywords named as the flags of `run`."""
+    for keyword, flag in KEYWORD_FLAGS.items():
+        message = message.replace(f"`{keyword}`", f"`{flag}`")
+    return message
 
 
 def _interrupted(exc: KeyboardInterrupt) -> str:
@@ -556,6 +496,14 @@ def _add_output_flags(run) -> None:
         action="store_true",
         help="hide the progress bar (shown only on a terminal)",
     )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="stop the run after S seconds of wall time, keeping its samples in "
+        f"X.partial.csv (a run hung in an FMU's code is killed {TIMEOUT_GRACE_S:g} "
+        "s later)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -621,5 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m fmibridge.cli: run the module by its name,
+    from fmibridge.cli import main as named_main  # so that its functions pickle
+
+    sys.exit(named_main())

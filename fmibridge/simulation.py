@@ -4,8 +4,10 @@ The keywords are FMPy's (`fmpy.simulate_fmu`) where the concept is the same:
 `start_time`, `stop_time`, `step_size`, `relative_tolerance`, `output_interval`,
 `fmi_type`, `start_values`, `input` and `output`; defaults come from the FMU's
 DefaultExperiment as there. `t_eval` is solve_ivp's. fmibridge's own are
-`method`, `zeno` and `guards`. Every keyword that does not apply to the model
-or the method is refused with a message, never ignored.
+`parameters`, `method`, `method_options`, `zeno`, `zeno_eps`, `guards` and
+`timeout`. Every keyword that does not apply to the model or the method is
+refused with a message, never ignored. The command line (`fmibridge run`) maps
+its flags to these keywords and calls `simulate`, in a supervised process.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from .core.errors import FmibridgeError
 from .core.result import Result
 from .core.span import check_span, check_step
 from .core.system import Edge, Guard, HybridSystem, Mode
+from .core.time_limit import time_limit
+from .flows.base import VectorField
 from .flows.input_table import InputTable
-from .methods import Completion, Method, method_named
+from .methods import Completion, Method, Unilateral, method_named
 
 Model = str | Path | HybridSystem
 GuardSpec = Edge | tuple[Guard | Callable, Callable]
@@ -39,14 +43,18 @@ def simulate(
     output_interval: float | None = None,
     t_eval: Sequence[float] | None = None,
     start_values: Mapping[str, object] | None = None,
+    parameters: Mapping[str, object] | None = None,
     input: object = None,  # noqa: A002 - FMPy's name
     output: Sequence[str] | None = None,
     fmi_type: str | None = None,
     relative_tolerance: float | None = None,
     step_size: float | None = None,
     method: str | Method | None = None,
+    method_options: Mapping[str, object] | None = None,
     zeno: str | None = None,
+    zeno_eps: float | None = None,
     guards: Sequence[GuardSpec] = (),
+    timeout: float | None = None,
     progress: bool = False,
 ) -> Result:
     """Simulate a model and return its Result.
@@ -71,6 +79,9 @@ def simulate(
     start_values : mapping, optional
         Start values of FMU variables by name, parameters included (FMPy's
         meaning); for a HybridSystem, initial values of states.
+    parameters : mapping, optional
+        Parameters by name: of the FMU, or the values of an adapter file's
+        [parameters] table.
     input : mapping, structured array or DataFrame, optional
         FMU inputs by name. A mapping gives a number (held), a function u(t)
         (continuous real inputs) or an `InputTable`; FMPy's structured array
@@ -88,15 +99,30 @@ def simulate(
     step_size : float, optional
         The method's step h, s (the communication step in Co-Simulation);
         default: the smaller of the DefaultExperiment's stepSize and
-        `output_interval`, else the method's default.
+        `output_interval` (if shorter than the run), else the method's
+        default.
     method : str or Method, optional
         'halving' (default), 'relaxation', 'unilateral', or a Method instance
         with its parameters.
+    method_options : mapping, optional
+        Options of the method named by `method` (``eps``, ``locate``, ``tol``,
+        ``integrator``, ...); its step is `step_size`.
     zeno : {'off', 'complete'}, optional
         'complete' continues Zeno executions (`Completion`, Or and Ames).
+    zeno_eps : float, optional
+        The truncation budget of ``zeno='complete'`` (its eps_t, eps_q and
+        eps_v; default 1e-3).
     guards : sequence, optional
         Extra guards of an FMU model: `Edge` objects of its mode ``"model"``, or
         (guard, reset) pairs, each with g(t, x) and R(t, x) over the states.
+    timeout : float, optional
+        Seconds of wall time the run may take, FMPy's keyword: past them it
+        stops at its next step with `Status.TIME_LIMIT` and its samples so
+        far. The limit is looked at between steps, in this process: an FMU
+        whose own code hangs is not stopped, and one that crashes (a segfault,
+        `abort()`, `exit()`) takes this Python process with it. The command
+        line and sweeps run each simulation in a supervised process instead,
+        which survives both and ends a hung run at its limit.
     progress : bool
         Show a progress bar on a terminal.
 
@@ -126,38 +152,48 @@ def simulate(
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
     given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(v)}
     kind = _kind(model)
-    _refuse(kind, given, method)
-    if kind == "adapter":
-        return _run_adapter(Path(model), given, progress)
-    if kind in ("fmu", "ssp"):
-        system = _open(Path(model), given)
-    else:
-        system = model.with_initial(start_values, start_time)
-    try:
-        experiment = system.experiment
-        stop = experiment.stop if stop_time is None else stop_time
-        if stop is None:
-            raise FmibridgeError(
-                f"`stop_time` is needed: {system.name} gives no default stop time."
-            )
-        t_end = check_span(system.t0, stop, "stop_time")
-        grid = output_times(system.t0, t_end, output_interval, t_eval)
-        h = _default_step(experiment.step, output_interval)
-        runner = _method(method, step_size or h, relative_tolerance, zeno)
-        check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
-        return runner.run(system, t_end, progress=progress, t_eval=grid)
-    finally:
+    _refuse(kind, given)
+    with time_limit(timeout):
+        if kind == "adapter":
+            return _run_adapter(Path(model), given, progress)
         if kind in ("fmu", "ssp"):
-            system.close()
+            system = _open(Path(model), given)
+        else:
+            system = model.with_initial(start_values, start_time)
+        try:
+            return _run(system, given, progress)
+        finally:
+            if kind in ("fmu", "ssp"):
+                system.close()
+
+
+def _run(system: HybridSystem, given: Mapping[str, object], progress: bool) -> Result:
+    """Run an opened system with the keywords given: its span, grid and method."""
+    experiment = system.experiment
+    stop = given.get("stop_time", experiment.stop)
+    if stop is None:
+        raise FmibridgeError(
+            f"`stop_time` is needed: {system.name} gives no default stop time."
+        )
+    t_end = check_span(system.t0, stop, "stop_time")
+    interval = given.get("output_interval")
+    grid = output_times(system.t0, t_end, interval, given.get("t_eval"))
+    h = given.get("step_size") or _default_step(
+        experiment.step, interval, t_end - system.t0
+    )
+    runner = _checked(_method(given, h), system, given)
+    check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
+    return runner.run(system, t_end, progress=progress, t_eval=grid)
 
 
 KEYWORDS = (
-    "start_time", "stop_time", "output_interval", "t_eval", "start_values", "input",
-    "output", "fmi_type", "relative_tolerance", "step_size", "method", "zeno",
-    "guards",
+    "start_time", "stop_time", "output_interval", "t_eval", "start_values",
+    "parameters", "input", "output", "fmi_type", "relative_tolerance", "step_size",
+    "method", "method_options", "zeno", "zeno_eps", "guards",
 )  # fmt: skip
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {
+        "parameters": "a HybridSystem's parameters are set when it is built",
         "fmi_type": "a HybridSystem has no FMI interface",
         "input": "give u(t) to the flow: NativeFlow(f, names, inputs=u)",
         "output": "a HybridSystem records its states; outputs are an FMU's",
@@ -166,6 +202,7 @@ REFUSED = {  # model kind -> keyword -> what to do instead
     "ssp": {
         "start_time": "an SSP starts at its DefaultExperiment's startTime",
         "start_values": "an SSP's values are set in its SSD (or an adapter file)",
+        "parameters": "an SSP's values are set in its SSD (or an adapter file)",
         "input": "an SSP's inputs are connections in its SSD",
         "relative_tolerance": "an SSP passes its FMUs' default tolerances",
     },
@@ -202,17 +239,23 @@ def _kind(model: Model) -> str:
     return kinds[suffix]
 
 
-def _refuse(kind: str, given: Mapping[str, object], method: object) -> None:
+def _refuse(kind: str, given: Mapping[str, object]) -> None:
     """Refuse every keyword that would be ignored for this model and method."""
     problems = [
         f"`{key}`: {why}" for key, why in REFUSED.get(kind, {}).items() if key in given
     ]
+    method = given.get("method")
     if isinstance(method, Method):
         problems += [
-            f"`{key}`: give it to the Method ({type(method).__name__}(h=...))"
-            for key in ("step_size",)
+            f"`{key}`: give it to the Method ({type(method).__name__}(...))"
+            for key in ("step_size", "method_options")
             if key in given
         ]
+    options = given.get("method_options", {})
+    if not isinstance(options, Mapping):
+        problems.append("`method_options`: must be a mapping of option names")
+    elif "h" in options:
+        problems.append("`method_options`: the step h is `step_size`")
     tolerance = given.get("relative_tolerance")
     if kind == "system" and tolerance is not None and method != "unilateral":
         problems.append(
@@ -242,6 +285,7 @@ def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
         system = fmu_system(
             path,
             given.get("fmi_type"),
+            parameters=given.get("parameters"),
             start=given.get("start_values"),
             inputs=input_values(given.get("input")),
             outputs=None if given.get("output") is None else list(given["output"]),
@@ -286,21 +330,24 @@ def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Res
     from .formats.adapters import load_adapter
 
     method = given.get("method")
-    step = given.get("step_size")
+    options = dict(given.get("method_options", {}))
+    if "step_size" in given:
+        options["h"] = given["step_size"]
     adapter = load_adapter(
         path,
         method=method if isinstance(method, str) else None,
-        method_options=None if step is None else {"h": step},
+        method_options=options or None,
         t_end=given.get("stop_time"),
         interface=given.get("fmi_type"),
         zeno=given.get("zeno") if not isinstance(method, Method) else None,
+        parameters=given.get("parameters"),
         start=given.get("start_values"),
         outputs=given.get("output"),
     )
     with adapter:
-        if isinstance(method, Method):
-            runner = _method(method, None, None, given.get("zeno"))
-            adapter = dataclasses.replace(adapter, method=runner)
+        runner = _method(given, None) if isinstance(method, Method) else adapter.method
+        runner = _checked(runner, adapter.system, given)
+        adapter = dataclasses.replace(adapter, method=runner)
         t0 = adapter.system.t0
         grid = output_times(
             t0, adapter.t_end, given.get("output_interval"), given.get("t_eval")
@@ -308,26 +355,56 @@ def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Res
         return adapter.run(progress=progress, t_eval=grid)
 
 
-def _method(
-    method: str | Method | None, h: float | None, rtol: float | None, zeno: str | None
-) -> Method:
-    """The Method: an instance as given, or one by name with h (and rtol)."""
+def _method(given: Mapping[str, object], h: float | None) -> Method:
+    """The Method: an instance as given, or one by name with h, its options (and
+    the relative tolerance, as the unilateral method's rtol)."""
+    method, zeno = given.get("method"), given.get("zeno")
     if zeno not in (None, "off", "complete"):
         raise FmibridgeError(f"`zeno` must be 'off' or 'complete', got {zeno!r}.")
     if not isinstance(method, Method):
         name = "halving" if method is None else method
-        options = {"h": h} if h is not None else {}
-        if rtol is not None and name == "unilateral":
-            options["rtol"] = rtol
+        options = dict(given.get("method_options", {}))
+        if h is not None:
+            options["h"] = h
+        if "relative_tolerance" in given and name == "unilateral":
+            options["rtol"] = given["relative_tolerance"]
         method = method_named(name, options)
     if zeno == "complete" and not isinstance(method, Completion):
         method = Completion(method)
     return method
 
 
-def _default_step(step: float | None, output_interval: float | None) -> float | None:
-    """The smaller of the DefaultExperiment's step and the output interval."""
-    given = [s for s in (step, output_interval) if s is not None]
+def _checked(method: Method, system: HybridSystem, given: Mapping[str, object]):
+    """Refuse an `integrator` this method or system would ignore; apply `zeno_eps`."""
+    if "integrator" in given.get("method_options", {}):
+        inner = method.inner if isinstance(method, Completion) else method
+        if isinstance(inner, Unilateral):
+            raise FmibridgeError(
+                "`integrator`: `method` 'unilateral' ignores it (its Adams "
+                "predictor-corrector is built in); drop it."
+            )
+        if not all(isinstance(flow, VectorField) for flow in system.flows()):
+            raise FmibridgeError(
+                "`integrator`: a Co-Simulation FMU integrates itself and ignores "
+                "it; drop it, or use `fmi_type` 'me'."
+            )
+    if "zeno_eps" not in given:
+        return method
+    if not isinstance(method, Completion):
+        raise FmibridgeError(
+            "`zeno_eps`: only a run with `zeno` 'complete' truncates Zeno executions."
+        )
+    eps = given["zeno_eps"]
+    return dataclasses.replace(method, eps=eps, eps_t=None, eps_q=None, eps_v=None)
+
+
+def _default_step(
+    step: float | None, output_interval: float | None, span: float
+) -> float | None:
+    """The smaller of the DefaultExperiment's step and the output interval (if
+    shorter than the run: a longer one keeps t0 and t_end only)."""
+    interval = output_interval if output_interval and output_interval < span else None
+    given = [s for s in (step, interval) if s is not None]
     return min(given) if given else None
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from fmibridge.cli import main
+from fmibridge.core import limits
 from fmibridge.core.errors import FmibridgeError, FMUError
-from fmibridge.flows import fmu_archive
 from fmibridge.flows.fmu import open_fmu
 
-HUGE = 3 * 2**30  # bytes declared for one member: above the 2 GiB limit
+HUGE = 3 * 2**30  # bytes declared for one member: above the 1 GiB limit
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_a_member_declared_huge_is_refused_before_unpacking(ball, tmp_path, temp
         open_fmu(path, "me")
     assert str(error.value) == (
         f"{path}: unpacks to {HUGE + _unpacked(ball)} bytes ('resources/big.bin' "
-        f"alone {HUGE}), more than the limit of {2**31} bytes; set "
+        f"alone {HUGE}), more than the limit of {2**30} bytes; set "
         f"FMIBRIDGE_MAX_FMU_BYTES to allow a larger FMU."
     )
     assert leftovers(temp) == []
@@ -96,7 +96,7 @@ def test_unpacking_counts_the_bytes_written_not_those_declared(
     ball, tmp_path, temp, monkeypatch
 ):
     path = rebuild(ball, tmp_path / "Big.fmu", add={"resources/big.bin": b"0" * 4096})
-    monkeypatch.setattr(fmu_archive, "MAX_UNPACKED_BYTES", _unpacked(path) - 1)
+    monkeypatch.setattr(limits, "MAX_UNPACKED_BYTES", _unpacked(path) - 1)
     declare_size(path, "resources/big.bin", 0)  # lies: says empty, holds 4096 bytes
     with pytest.raises(FmibridgeError, match="corrupt FMU archive|more than the limit"):
         open_fmu(path, "me")

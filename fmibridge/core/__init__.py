@@ -6,7 +6,13 @@
 - `integrators`: explicit Runge-Kutta schemes as Butcher tableaux;
 - `bracket`: Illinois regula falsi on a bracketed sign change (run by Python and numba);
 - `span`: a run's t_end and step h checked against each other at the front doors;
-- `outputs`: output paths checked before a run, files written whole or not at all;
+- `outputs`: output paths checked and claimed before a run, files written whole
+  or not at all;
+- `time_limit`: a wall-clock limit on runs, checked between steps;
+- `supervision`: calls run in a supervised child process (crashes, hangs, signals);
+- `journal`: a run's samples streamed to a file, replayed after its process died;
+- `limits`: the bounds on files and sweeps, in one place;
+- `archives`: zip archives (FMUs, SSPs) opened within those bounds;
 - `errors`: FmibridgeError, AdapterError, ExpressionError, FMUError,
   FmibridgeWarning, and SIGTERM raised as Terminated.
 

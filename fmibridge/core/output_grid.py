@@ -90,6 +90,10 @@ class GridRecorder(Recorder):
         if self._pending and self._pending[-1][0] != t:
             self._pending.clear()
         self._pending.append((t, np.array(x, dtype=float), mode, dict(outputs)))
+        if self._journal is not None:  # where the run has got to, off the grid
+            row = np.empty(self._rows.shape[1])
+            self._fill(row, t, x, outputs)
+            self._journal_latest(row, self._code(mode))
 
     def samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray

@@ -2,17 +2,22 @@
 
 A front door checks where its outputs go before it runs anything, so a bad path
 costs no simulation: the folder must exist and take a file, the path must not
-be a directory, and an existing file is replaced only when asked (`force`). A
-file is then written beside its destination under a temporary name and renamed
+be a directory, and an existing file is replaced only when asked (`force`).
+`claimed` then creates the file (empty) at once, so that a second run on the
+same path fails before simulating instead of replacing the first one's output.
+A file is written beside its destination under a temporary name and renamed
 over it, so a reader never sees half a file, and a failure (a full disk,
-Ctrl-C) leaves any old file as it was.
+Ctrl-C) leaves any old file as it was. The temporary name carries the writer's
+process id: one left by a writer that was killed (SIGKILL) is removed by the
+next write to that path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import FmibridgeError
@@ -86,6 +91,39 @@ def check_folder_writable(folder: Path, what: str = "output") -> None:
     probe.unlink()
 
 
+@contextlib.contextmanager
+def claimed(
+    path: Path | None, *, force: bool = False, what: str = "output"
+) -> Iterator[Path | None]:
+    """Create `path` empty for the block (unless `force` or None); remove it after
+    unless the block wrote it (`write_atomically` replaced it).
+
+    Raises
+    ------
+    FmibridgeError
+        If the file exists: another run got there first.
+    """
+    if path is None or force:
+        yield path
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except FileExistsError:
+        raise FmibridgeError(
+            f"{what} {path} exists (another run may be writing it); pass --force to "
+            f"replace it."
+        ) from None
+    except OSError as exc:
+        raise FmibridgeError(f"{what}: cannot write {path}: {exc.strerror}.") from None
+    claim = os.stat(path).st_ino
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_ino == claim:  # still the empty claim: not written
+                os.unlink(path)
+
+
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call write(temporary) beside `path`, then rename it to `path`.
 
@@ -100,6 +138,7 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
         raise FmibridgeError(
             f"Cannot write {path}: folder {path.parent} does not exist."
         )
+    _remove_stale(path)
     temporary = _temporary(path)
     try:
         temporary.open("x").close()  # exclusive: never another's file; umask mode
@@ -113,5 +152,26 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
 
 
 def _temporary(path: Path) -> Path:
-    """A fresh hidden name beside `path`."""
-    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    """A fresh hidden name beside `path`, with this process's id."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the temporary files beside `path` whose writer no longer runs."""
+    prefix = f".{path.name}."
+    for temporary in path.parent.iterdir():
+        name = temporary.name
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            pid = name[len(prefix) :].split(".")[0]
+            if pid.isdigit() and not _is_running(int(pid)):
+                temporary.unlink(missing_ok=True)
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

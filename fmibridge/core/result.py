@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import FmibridgeError, FmibridgeWarning
+from .journal import Journal
 from .outputs import write_atomically
 
 # bytes of samples one run keeps, about 9.6 million samples of a two-state model
@@ -61,6 +62,10 @@ class Status(enum.Enum):
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
+    TIME_LIMIT = (
+        "Stopped at its time limit (timeout); the samples up to here are kept. Raise "
+        "the limit, or make the run cheaper (a larger h, a shorter span)."
+    )
     FAILED = "Stopped by an error (see its message); the samples up to here are kept."
 
     @property
@@ -294,10 +299,12 @@ _RECORDING: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
 
 
 class Recording:
-    """The samples of the latest run started inside `recording()`."""
+    """The samples of the latest run started inside `recording()`, and the
+    journal its Recorder streams them to (if any)."""
 
-    def __init__(self) -> None:
+    def __init__(self, journal: Journal | None = None) -> None:
         self.recorder: Recorder | None = None
+        self.journal = journal
 
     def result(self, status: Status, provenance: Mapping[str, str]) -> Result | None:
         """The Result of the samples so far, with `status`; None if there are none."""
@@ -307,8 +314,11 @@ class Recording:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[Recording]:
+def recording(journal: Journal | None = None) -> Iterator[Recording]:
     """Keep hold of the samples of a run, to save them if it is cut short.
+
+    With a `journal`, the run's Recorder also appends them to it as they come,
+    for a supervising process to replay if this one dies (`core.journal`).
 
     Examples
     --------
@@ -318,7 +328,7 @@ def recording() -> Iterator[Recording]:
     >>> rec.result(Status.INTERRUPTED, {}).t
     array([0.])
     """
-    record = Recording()
+    record = Recording(journal)
     token = _RECORDING.set(record)
     try:
         yield record
@@ -376,6 +386,9 @@ class Recorder:
         record = _RECORDING.get()
         if record is not None:
             record.recorder = self
+        self._journal = None if record is None else record.journal
+        if self._journal is not None:
+            self._journal.begin(state_names, output_names)
 
     def sample(self, t: float, x: np.ndarray, mode: str, **outputs: float) -> None:
         """Record the state at time t."""
@@ -385,29 +398,33 @@ class Recorder:
                 before, after = outputs_around or ({}, {})
                 self._append(t_event, x_before, mode, before)
                 self._append(t_event, x_after, mode, after)
-                self.events.append(Event(t_event, name, mode, mode, x_before, x_after))
+                self.event(Event(t_event, name, mode, mode, x_before, x_after))
             outputs = {**observed, **outputs}
         self._append(t, x, mode, outputs)
 
     def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
         if self.stride == 1 and self._n + 2 <= len(self._rows):  # `_extend`, in place
             row = self._rows[self._n]
-            self._modes[self._n] = self._mode_codes.setdefault(
-                mode, len(self._mode_codes)
-            )
+            self._modes[self._n] = self._code(mode)
             self._n += 1
             self._n_seen += 1
             self._has_tail = False
         else:
             row = np.empty(self._rows.shape[1])
+        self._fill(row, t, x, outputs)
+        if row.base is not self._rows:
+            self._extend(row[np.newaxis], mode)
+        else:
+            self._journaled(self._n - 1)
+
+    def _fill(self, row: np.ndarray, t: float, x: np.ndarray, outputs) -> None:
+        """Write one sample into `row`: t, x, the outputs (missing ones nan)."""
         row[0] = t
         row[1 : self._x_end] = x
         if outputs:
             row[self._x_end :] = [outputs.get(n, np.nan) for n in self.output_names]
         else:
             row[self._x_end :] = np.nan
-        if row.base is not self._rows:
-            self._extend(row[np.newaxis], mode)
 
     def samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray
@@ -432,12 +449,11 @@ class Recorder:
         if not in_place:
             self._extend(block, mode)
             return
-        self._modes[self._n : self._n + n] = self._mode_codes.setdefault(
-            mode, len(self._mode_codes)
-        )
+        self._modes[self._n : self._n + n] = self._code(mode)
         self._n += n
         self._n_seen += n
         self._has_tail = False
+        self._journaled(self._n - n)
 
     def coded_samples(
         self,
@@ -458,10 +474,7 @@ class Recorder:
                 parts = {name: v[a:b] for name, v in outputs.items()}
                 self.samples(t[a:b], x[a:b], modes[codes[a]], **parts)
             return
-        lookup = np.array(
-            [self._mode_codes.setdefault(m, len(self._mode_codes)) for m in modes],
-            dtype=np.int32,
-        )
+        lookup = np.array([self._code(m) for m in modes], dtype=np.int32)
         block = self._rows[self._n : self._n + n]
         block[:, 0] = t
         block[:, 1 : self._x_end] = x
@@ -471,10 +484,13 @@ class Recorder:
         self._n += n
         self._n_seen += n
         self._has_tail = False
+        self._journaled(self._n - n)
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
         self.events.append(event)
+        if self._journal is not None:
+            self._journal.event(event)
 
     def warn(self, message: str) -> None:
         """Warn now (FmibridgeWarning) and keep the message in the provenance."""
@@ -548,7 +564,7 @@ class Recorder:
 
     def _extend(self, block: np.ndarray, mode: str) -> None:
         """Keep the rows of `block` whose sample number is a multiple of the stride."""
-        code = self._mode_codes.setdefault(mode, len(self._mode_codes))
+        code = self._code(mode)
         while len(block):
             if self._n + 2 > len(self._rows):
                 self._make_room()
@@ -559,9 +575,35 @@ class Recorder:
             self._modes[self._n : self._n + len(kept)] = code
             self._n += len(kept)
             self._n_seen += len(chunk)
+            self._journaled(self._n - len(kept))
             self._has_tail = (self._n_seen - 1) % self.stride != 0
             if self._has_tail:
                 self._rows[self._n], self._modes[self._n] = chunk[-1], code
+                self._journal_latest(chunk[-1], code)
+
+    def _code(self, mode: str) -> int:
+        """The number of `mode` in this run (a new one is journaled)."""
+        code = self._mode_codes.get(mode)
+        if code is None:
+            code = self._mode_codes[mode] = len(self._mode_codes)
+            if self._journal is not None:
+                self._journal.mode(mode)
+        return code
+
+    def _journaled(self, start: int) -> None:
+        """Journal the rows kept from `start` on (the last ones), if journaling."""
+        if self._journal is not None and start < self._n:
+            self._journal.rows(
+                self._rows[start : self._n],
+                self._modes[start : self._n],
+                self.n_steps,
+                self.n_rejected,
+            )
+
+    def _journal_latest(self, row: np.ndarray, code: int) -> None:
+        """Journal the latest sample, not kept (yet), if journaling."""
+        if self._journal is not None:
+            self._journal.latest(row, code)
 
     def _make_room(self) -> None:
         """Double the arrays, or, at the budget, drop every second row kept."""

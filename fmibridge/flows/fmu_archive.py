@@ -2,34 +2,28 @@
 
 `FmuArchive` reads the model description without unpacking, refuses what it
 cannot run before any file is written (a folder or a non-zip given as FMU, an
-archive beyond MAX_UNPACKED_BYTES or MAX_MEMBERS, a member that would land
-outside the folder, a `modelIdentifier` that is not a plain name), and
-unpacks into one temporary folder that `cleanup()` removes, as do interpreter
-exit and SIGTERM (`_Folders`). The instances themselves live in `fmi.py`.
+archive beyond the limits of `core.limits`, a member that would land outside
+the folder: `core.archives`; a `modelIdentifier` that is not a plain name),
+and unpacks into one temporary folder that `cleanup()` removes, as do
+interpreter exit and SIGTERM (`_Folders`). The instances themselves live in
+`fmi.py`.
 """
 
 from __future__ import annotations
 
 import atexit
-import os
 import re
 import shutil
 import signal
 import tempfile
 import threading
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from ..core.archives import checked_members, unpack
 from ..core.errors import FmibridgeError
 from ..core.system import Experiment
 
-# 2 GiB of unpacked content: far above any FMU we know (the Reference FMUs are
-# < 1 MB, tool exports with solver libraries tens of MB) and far below a disk.
-# FMIBRIDGE_MAX_FMU_BYTES overrides it for the rare larger FMU.
-MAX_UNPACKED_BYTES = int(os.environ.get("FMIBRIDGE_MAX_FMU_BYTES", 2**31))
-MAX_MEMBERS = 100_000  # files in one archive; an FMU has a handful to a few hundred
-CHUNK = 2**20  # bytes copied per read while unpacking
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
 FMI_VERSIONS = ("1.0", "2.0", "3.0")
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
@@ -108,7 +102,7 @@ class FmuArchive:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        _check_archive(self.path)
+        checked_members(self.path, "FMU")
         self.description = _read_description(self.path)
         self.fmi_version = self.description.fmiVersion
         if self.fmi_version not in FMI_VERSIONS:
@@ -200,7 +194,7 @@ class FmuArchive:
         if self._unzip_dir is None:
             self._unzip_dir = _FOLDERS.new()
             try:
-                _unpack(self.path, self._unzip_dir)
+                unpack(self.path, self._unzip_dir)
             except BaseException:
                 self.cleanup()
                 raise
@@ -219,52 +213,6 @@ class FmuArchive:
         return instantiate(self, interface)
 
 
-def _check_archive(path: Path) -> None:
-    """Refuse anything but a zip archive within the limits, before unpacking."""
-    if path.is_dir():
-        raise FmibridgeError(
-            f"{path}: is a folder, not an FMU file; an FMU is a zip archive (zip "
-            f"the folder's contents, or give the .fmu file)."
-        )
-    if not path.is_file():
-        raise FmibridgeError(f"{path}: no such FMU file.")
-    if not zipfile.is_zipfile(path):
-        raise FmibridgeError(
-            f"{path}: not an FMU (not a zip archive); rebuild or re-export it."
-        )
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise FmibridgeError(f"{path}: corrupt FMU archive: {exc}") from None
-    if len(members) > MAX_MEMBERS:
-        raise FmibridgeError(
-            f"{path}: {len(members)} files in the archive, more than the limit "
-            f"{MAX_MEMBERS}; this is not an FMU."
-        )
-    declared = sum(m.file_size for m in members)
-    if declared > MAX_UNPACKED_BYTES:
-        biggest = max(members, key=lambda m: m.file_size)
-        raise FmibridgeError(
-            f"{path}: unpacks to {declared} bytes ({biggest.filename!r} alone "
-            f"{biggest.file_size}), more than the limit of {MAX_UNPACKED_BYTES} "
-            f"bytes; set FMIBRIDGE_MAX_FMU_BYTES to allow a larger FMU."
-        )
-    for member in members:
-        _member_path(path, member.filename)
-
-
-def _member_path(path: Path, name: str) -> PurePosixPath:
-    """Return a member's relative path; refuse one that leaves the folder."""
-    parts = PurePosixPath(name.replace("\\", "/"))
-    if parts.is_absolute() or ".." in parts.parts or ":" in name:
-        raise FmibridgeError(
-            f"{path}: archive member {name!r} would be written outside the FMU's "
-            f"folder; the FMU is malformed."
-        )
-    return parts
-
-
 def _read_description(path: Path):
     import fmpy
 
@@ -274,30 +222,6 @@ def _read_description(path: Path):
         raise FmibridgeError(
             f"{path}: unreadable modelDescription.xml: {exc}"
         ) from None
-
-
-def _unpack(path: Path, folder: Path) -> None:
-    """Unpack the archive into `folder`, counting the bytes actually written."""
-    budget = MAX_UNPACKED_BYTES
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.infolist():
-                target = folder.joinpath(*_member_path(path, member.filename).parts)
-                if member.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(member) as source, open(target, "wb") as sink:
-                    while chunk := source.read(CHUNK):
-                        budget -= len(chunk)
-                        if budget < 0:
-                            raise FmibridgeError(
-                                f"{path}: unpacks to more than the limit of "
-                                f"{MAX_UNPACKED_BYTES} bytes (at {member.filename!r})."
-                            )
-                        sink.write(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise FmibridgeError(f"{path}: corrupt FMU archive: {exc}") from None
 
 
 def _variable(v) -> Variable:

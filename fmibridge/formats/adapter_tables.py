@@ -43,14 +43,16 @@ class Adapter:
     def run(
         self, *, progress: bool = False, t_eval: Sequence[float] | None = None
     ) -> Result:
-        """Run the method on the system and add the requested output columns.
+        """Run the method on the system and add the requested output columns
+        that the flows did not record as they ran.
 
         `progress` and `t_eval` are those of `Method.run`.
         """
         result = self.method.run(
             self.system, self.t_end, progress=progress, t_eval=t_eval
         )
-        extra = [n for n in self.outputs if n not in self.system.state_names]
+        known = (*self.system.state_names, *result.outputs)
+        extra = [n for n in self.outputs if n not in known]
         if not extra:
             return result
         flow = self.system.mode(self.system.initial_mode).flow

@@ -221,6 +221,9 @@ def _components(path, spec, interface, problems) -> dict:
     if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
         problems.add("components", "must be an array of tables ([[components]]).")
         return {}
+    if not table:
+        problems.add("components", "lists no component; give at least one FMU.")
+        return {}
     parts: dict = {}
     try:
         for k, item in enumerate(table):

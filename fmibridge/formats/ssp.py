@@ -24,7 +24,10 @@ fmibridge reads this subset of it:
 
 Anything else that changes the system's meaning (signal dictionaries,
 parameter mappings, connection transformations) is refused with an error
-that names it, never ignored.
+that names it, never ignored, as are a system without components, two
+components of one name, XML with a DTD, and archive members beyond the
+limits of `core.limits` (checked before anything is read or unpacked; errors
+name ``file.ssp!member``).
 
 References
 ----------
@@ -46,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from ..core import limits
+from ..core.archives import checked_members, extract_member, read_member
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import Experiment, HybridSystem, Mode
 from ..flows.cosim_master import Communication
@@ -117,10 +122,7 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
     SspError
         Naming the file, the element and what is wrong or unsupported.
     """
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise SspError(f"{where}: not valid XML: {exc}.") from None
+    root = parse_xml(text, where)
     if root.tag != f"{{{NS['ssd']}}}SystemStructureDescription":
         raise SspError(
             f"{where}: the root element must be ssd:SystemStructureDescription "
@@ -134,6 +136,8 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
         raise SspError(f"{where}: no ssd:System element.")
     flat = _Flat(where)
     flat.add_system(system, (system.get("name", ""),))
+    if not flat.components:
+        raise SspError(f"{where}: the system has no ssd:Component, no FMU to run.")
     experiment = root.find("ssd:DefaultExperiment", NS)
     start, stop = (None, None) if experiment is None else _times(experiment, where)
     return SystemStructure(
@@ -150,6 +154,31 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
 _CONNECTIONS = "ssd:Connections/ssd:Connection"
 Node = tuple[str, tuple[str, ...], str]  # ("component", (name,), connector) or
 # ("system", path of system names, connector)
+
+
+class _NoDoctype(ET.TreeBuilder):
+    """An ElementTree builder that refuses a DTD before its entities expand."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__()
+        self.where = where
+
+    def doctype(self, name: str, pubid: str | None, system: str | None) -> None:
+        raise SspError(
+            f"{self.where}: has a DTD (<!DOCTYPE {name} ...>); SSP files are plain "
+            f"XML without one (its entities could expand without bound)."
+        )
+
+
+def parse_xml(text: str | bytes, where: str) -> ET.Element:
+    """Parse an SSD or .ssv file: one SspError for XML that is malformed or has
+    a DTD."""
+    parser = ET.XMLParser(target=_NoDoctype(where))
+    try:
+        parser.feed(text)
+        return parser.close()
+    except ET.ParseError as exc:
+        raise SspError(f"{where}: not valid XML: {exc}.") from None
 
 
 class _Flat:
@@ -422,7 +451,7 @@ def read_ssp(path: str | Path) -> SystemStructure:
         names = set(archive.namelist())
         if SSD_ENTRY not in names:
             raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
-        text = _inline_ssv(archive, archive.read(SSD_ENTRY), path)
+        text = _inline_ssv(archive, _read(archive, SSD_ENTRY, path), path)
         structure = read_ssd(text, f"{path}!{SSD_ENTRY}")
         for component in structure.components:
             entry = _entry(component.source, path, component.name)
@@ -435,12 +464,19 @@ def read_ssp(path: str | Path) -> SystemStructure:
 
 
 def _archive(path: Path) -> zipfile.ZipFile:
-    if not path.is_file():
-        raise SspError(f"{path}: no such SSP file.")
     try:
+        checked_members(path, "SSP")
         return zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        raise SspError(f"{path}: not an SSP (not a zip archive).") from None
+    except FmibridgeError as exc:
+        raise SspError(str(exc)) from None
+
+
+def _read(archive: zipfile.ZipFile, entry: str, path: Path) -> bytes:
+    """An XML member of the archive, within MAX_XML_BYTES."""
+    try:
+        return read_member(archive, entry, limits.MAX_XML_BYTES, path)
+    except FmibridgeError as exc:
+        raise SspError(str(exc)) from None
 
 
 def _entry(source: str, path: Path, component: str) -> str:
@@ -456,7 +492,7 @@ def _entry(source: str, path: Path, component: str) -> str:
 
 def _inline_ssv(archive: zipfile.ZipFile, text: bytes, path: Path) -> bytes:
     """Replace each ParameterBinding source (an .ssv in the archive) by its values."""
-    root = ET.fromstring(text)
+    root = parse_xml(text, f"{path}!{SSD_ENTRY}")
     for binding in root.iter(f"{{{NS['ssd']}}}ParameterBinding"):
         source = binding.get("source")
         if source is None:
@@ -466,7 +502,7 @@ def _inline_ssv(archive: zipfile.ZipFile, text: bytes, path: Path) -> bytes:
             raise SspError(f"{path}: parameter binding source {source!r} is missing.")
         del binding.attrib["source"]
         values = ET.SubElement(binding, f"{{{NS['ssd']}}}ParameterValues")
-        values.append(ET.fromstring(archive.read(entry)))
+        values.append(parse_xml(_read(archive, entry, path), f"{path}!{entry}"))
     return ET.tostring(root)
 
 
@@ -500,7 +536,7 @@ def open_ssp(
             flows = {}
             try:
                 for c in structure.components:
-                    fmu = Path(archive.extract(_entry(c.source, path, c.name), tmp))
+                    fmu = _extracted(archive, c, tmp, path)
                     flows[c.name] = _open(fmu, c, interface, path)
                 connections = _directed(structure, flows, path)
             except BaseException:
@@ -542,20 +578,30 @@ def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
         with _archive(path) as archive:
             fmus = {
-                c.name: FmuArchive(archive.extract(_entry(c.source, path, c.name), tmp))
+                c.name: FmuArchive(_extracted(archive, c, tmp, path))
                 for c in structure.components
             }
         yield structure, fmus
 
 
+def _extracted(archive: zipfile.ZipFile, component: SspComponent, tmp, path) -> Path:
+    """A component's FMU copied out of the archive (within the limits) into tmp."""
+    entry = _entry(component.source, path, component.name)
+    try:
+        return extract_member(archive, entry, Path(tmp, entry), path)
+    except FmibridgeError as exc:
+        raise SspError(str(exc)) from None
+
+
 def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path):
     chosen = component.implementation or interface
-    known = FmuArchive(fmu).variables  # SSP 5.3.3: values of other names are ignored
-    parameters = {k: v for k, v in component.parameters.items() if k in known}
     try:
+        known = FmuArchive(fmu).variables  # SSP 5.3.3: other names are ignored
+        parameters = {k: v for k, v in component.parameters.items() if k in known}
         flow = open_fmu(fmu, chosen, parameters=parameters)
-    except FmibridgeError as exc:
-        raise SspError(f"{path}: component {component.name!r}: {exc}") from None
+    except FmibridgeError as exc:  # named as the archive's member, not the copy
+        message = str(exc).replace(str(fmu), f"{path}!{component.source}")
+        raise SspError(f"{path}: component {component.name!r}: {message}") from None
     variables = flow.archive.variables
     for name, (kind, unit) in component.connectors.items():
         problem = None
@@ -651,10 +697,7 @@ def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
     replaces the old atomically (concurrent builds never see half of one).
     """
     ssd, fmu_dir, out = Path(ssd), Path(fmu_dir), Path(out)
-    try:
-        root = ET.fromstring(ssd.read_bytes())
-    except ET.ParseError as exc:
-        raise SspError(f"{ssd}: not valid XML: {exc}.") from None
+    root = parse_xml(ssd.read_bytes(), str(ssd))
     entries = {SSD_ENTRY: ssd.read_bytes()}
     for component in root.iter(f"{{{NS['ssd']}}}Component"):  # nested systems too
         name = component.get("name", "")

@@ -1,7 +1,8 @@
 """Reading a TOML file (an adapter file, a sweep spec) with one clear error.
 
 Each way a file can be unreadable (missing, a directory, not UTF-8 as TOML
-requires, not TOML) becomes one error naming the file, not a traceback.
+requires, not TOML, tables or arrays nested deeper than MAX_TOML_DEPTH)
+becomes one error naming the file, not a traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..core.limits import MAX_TOML_DEPTH
 
 
 def read_toml(
@@ -37,6 +39,29 @@ def read_toml(
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}.") from None
     try:
-        return tomllib.loads(text)
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML: {exc}.") from None
+    except RecursionError:  # Python's reader recurses into each nested value
+        table = None
+    key = _too_deep(table) if table is not None else "a value"
+    if key is not None:
+        raise error(
+            f"{path}: {key} nests tables or arrays more than {MAX_TOML_DEPTH} levels "
+            f"deep; fmibridge's files need a few."
+        )
+    return table
+
+
+def _too_deep(table: dict[str, Any]) -> str | None:
+    """The first key whose value nests deeper than MAX_TOML_DEPTH, or None."""
+    stack = [(key, value, 1) for key, value in table.items()]
+    while stack:  # each value is visited once
+        key, value, depth = stack.pop()
+        if depth > MAX_TOML_DEPTH:
+            return f"`{key.split('.')[0].split('[')[0]}`"
+        if isinstance(value, dict):
+            stack += [(f"{key}.{k}", v, depth + 1) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(f"{key}[{i}]", v, depth + 1) for i, v in enumerate(value)]
+    return None

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core import time_limit
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme, scheme_named
 from ..core.output_grid import GridRecorder, OutputGrid
@@ -74,14 +75,16 @@ def reach_tol(t_end: float, h: float) -> float:
 
 def positive(name: str, value: float) -> float:
     """Return `value` if it is a finite number > 0, else raise naming `name`."""
-    if not (isinstance(value, int | float) and 0 < value <= sys.float_info.max):
+    if isinstance(value, bool) or not (
+        isinstance(value, int | float) and 0 < value <= sys.float_info.max
+    ):
         raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
     return float(value)
 
 
 def at_least_one(name: str, value: int) -> int:
     """Return `value` if it is an integer >= 1, else raise naming `name`."""
-    if not (isinstance(value, int) and value >= 1):
+    if isinstance(value, bool) or not (isinstance(value, int) and value >= 1):
         raise FmibridgeError(f"`{name}` must be an integer >= 1, got {value!r}.")
     return value
 
@@ -187,9 +190,12 @@ class Method(abc.ABC):
         Each step ends at t_end, at the flow's next time event, or at the next
         time of the output `grid` (if any), whichever comes first.
         """
+        deadline = time_limit.current()  # simulate(timeout=...): wall time
         for _ in range(self.max_steps):
             if reached(state.t, t_end, self.h):
                 return Status.REACHED_END, ""
+            if deadline is not None and deadline.is_over():
+                return Status.TIME_LIMIT, deadline.detail(state.t)
             if log.n_steps >= self.max_steps:  # block steps count one by one
                 break
             # silent events count too: a reset that changes nothing can repeat
@@ -204,6 +210,7 @@ class Method(abc.ABC):
                 continue
             if grid is not None:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
+            t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
             try:
                 step = self._attempt(system, state, min(t_end, t_event), log)
             except FlowTerminated as end:  # inside a step: its end is the run's

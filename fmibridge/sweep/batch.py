@@ -1,4 +1,11 @@
-"""Running a sweep: every run on Dask, one summary row each, trajectories on request."""
+"""Running a sweep: every run on Dask, one summary row each, trajectories on request.
+
+Each run runs in a supervised process of the worker that takes it
+(`core.supervision`): an FMU that crashes, exits or hangs past the run's
+`timeout` ends that run only, whose row says what happened, with the samples
+it had reached (its t_final, events and trajectory); the worker and the other
+runs go on.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +20,12 @@ from typing import Any
 
 import pandas as pd
 
+from ..core import supervision
 from ..core.errors import FmibridgeError, FmibridgeWarning, Terminated
+from ..core.limits import TIMEOUT_GRACE_S
 from ..core.outputs import check_output_folder, write_atomically
+from ..core.result import Result, Status, recording
+from ..core.time_limit import time_limit
 from .execution import Outcome, iter_runs
 from .metrics import metric_named
 from .runs import Run, build
@@ -22,7 +33,7 @@ from .spec import Sweep
 
 FORMATS = ("csv", "parquet")
 INTEGER_COLUMNS = ("n_events", "n_steps", "n_rejected")  # NA, not NaN, for failed runs
-ERROR = "ERROR"  # `status` of a run that raised instead of returning a Result
+ERROR = "ERROR"  # `status` of a run that raised, or whose process died
 NOT_RUN = "NOT_RUN"  # `status` of a run that Ctrl-C or SIGTERM kept from finishing
 SUMMARY_COLUMNS = (
     "status",
@@ -37,23 +48,63 @@ SUMMARY_COLUMNS = (
 )
 
 
-def run_one(run: Run, metrics: Sequence[str] = (), *, trajectory: bool = False) -> dict:
+def run_one(
+    run: Run,
+    metrics: Sequence[str] = (),
+    *,
+    trajectory: bool = False,
+    timeout: float | None = None,
+) -> dict:
     """Run one `Run` and return its summary row (and its samples if `trajectory`).
 
     The run's FMU instances are freed before returning. An early stop (for
-    example max_events at a Zeno point) is a status, not an error.
+    example max_events at a Zeno point, or `timeout` seconds of wall time) is
+    a status, not an error.
     """
     system, method, t_end = build(run)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter(
-                "ignore", FmibridgeWarning
-            )  # the status column says it
+        with warnings.catch_warnings(), time_limit(timeout):
+            warnings.simplefilter("ignore", FmibridgeWarning)  # the status says it
             result = method.run(system, t_end)
     finally:
         system.close()
+    row = _stats(result)
+    for name in metrics:
+        row[name] = float(metric_named(name)(result, run))
+    return {"row": row, "trajectory": result.to_pandas() if trajectory else None}
+
+
+def run_supervised(
+    run: Run,
+    metrics: Sequence[str] = (),
+    *,
+    trajectory: bool = False,
+    timeout: float | None = None,
+) -> dict:
+    """`run_one` in this thread's supervised process; a run whose process died
+    (a crashing FMU) or hung past `timeout` gets a row saying so, with the
+    samples it had reached."""
+    call = {"run": run, "metrics": tuple(metrics), "trajectory": trajectory}
+    call["timeout"] = timeout
+    with recording() as record:
+        try:
+            return supervision.shared().call(
+                run_one, call, timeout=timeout, grace=TIMEOUT_GRACE_S, what=run.model
+            )
+        except supervision.ProcessDied as exc:
+            late = isinstance(exc, supervision.TimeLimitExceeded)
+            partial = record.result(Status.TIME_LIMIT if late else Status.FAILED, {})
+            error = str(exc)
+    row = {} if partial is None else _stats(partial)
+    row.update(status=Status.TIME_LIMIT.name if late else ERROR, error=error)
+    frame = partial.to_pandas() if trajectory and partial is not None else None
+    return {"row": row, "trajectory": frame}
+
+
+def _stats(result: Result) -> dict[str, Any]:
+    """The summary columns of a run's Result."""
     times = result.event_times
-    row = {
+    return {
         "status": result.status.name,
         "n_events": len(times),
         "first_event_time": float(times[0]) if len(times) else math.nan,
@@ -62,9 +113,6 @@ def run_one(run: Run, metrics: Sequence[str] = (), *, trajectory: bool = False) 
         "n_steps": result.stats["n_steps"],
         "n_rejected": result.stats["n_rejected"],
     }
-    for name in metrics:
-        row[name] = float(metric_named(name)(result, run))
-    return {"row": row, "trajectory": result.to_pandas() if trajectory else None}
 
 
 @dataclass(frozen=True)
@@ -94,8 +142,12 @@ def run_sweep(
     trajectories: bool | str | Path = False,
     file_format: str = "csv",
     progress: bool = False,
+    timeout: float | None = None,
 ) -> SweepResult:
     """Run every point of `sweep` on Dask and gather the summaries.
+
+    Each run runs in a supervised process (`run_supervised`), also with
+    ``scheduler='serial'``.
 
     Parameters
     ----------
@@ -107,6 +159,9 @@ def run_sweep(
         ``run_00007.csv`` (or ``.parquet``) there per run as it finishes.
     file_format : {'csv', 'parquet'}
         Format of the trajectory files; parquet needs pyarrow.
+    timeout : float, optional
+        Seconds of wall time per run: the run stops there with status
+        TIME_LIMIT (and is killed soon after if an FMU's code hangs).
 
     Returns
     -------
@@ -116,14 +171,12 @@ def run_sweep(
     """
     folder = _trajectory_folder(trajectories, file_format)
     runs = sweep.expand()
-    calls = [
-        {"run": r, "metrics": tuple(sweep.metrics), "trajectory": bool(trajectories)}
-        for r in runs
-    ]
+    options = {"metrics": tuple(sweep.metrics), "trajectory": bool(trajectories)}
+    calls = [{"run": r, **options, "timeout": timeout} for r in runs]
     rows: dict[int, dict[str, Any]] = {}
     frames: dict[int, pd.DataFrame] = {}
     outcomes = iter_runs(
-        run_one,
+        run_supervised,
         calls,
         scheduler=scheduler,
         workers=workers,
@@ -158,7 +211,7 @@ def _row(outcome: Outcome, metrics: Sequence[str]):
     if not outcome.is_ok:
         row = {"status": ERROR, "error": outcome.error}
         return {**row, "wall_time_s": outcome.wall_time_s}, None
-    row = {**outcome.value["row"], "wall_time_s": outcome.wall_time_s, "error": ""}
+    row = {"error": "", **outcome.value["row"], "wall_time_s": outcome.wall_time_s}
     return row, outcome.value["trajectory"]
 
 

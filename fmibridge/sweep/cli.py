@@ -3,7 +3,9 @@
 Every output is checked before the first run: the summary CSV and the
 trajectory folder must be writable and new (or `--force`). The spec's own
 output paths stay inside `--output-dir`, and its metrics are registry names;
-a plugin metric is named here, with `--metric package.module:function`.
+a plugin metric is named here, with `--metric package.module:function`. Each
+run runs in a supervised process: a crashing or hanging FMU ends its run
+(status ERROR, or TIME_LIMIT past `--timeout`), not the sweep.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+from ..core.limits import MAX_SWEEP_RUNS
 from ..core.outputs import check_output, check_output_folder, write_atomically
+from ..core.result import Status
+from ..core.time_limit import check_timeout
 from .batch import ERROR, FORMATS, NOT_RUN, run_sweep
 from .metrics import metric_named
 from .spec import load_sweep
@@ -24,10 +29,12 @@ from .spec import load_sweep
 def cmd_sweep(args) -> int:
     """`fmibridge sweep SPEC.toml`: run a sweep and write its summary CSV.
 
-    Exit code 0 if every run returned a Result, 1 if some raised, 130 on Ctrl-C
-    and 143 on SIGTERM (after writing the summary, unfinished runs NOT_RUN).
+    Exit code 0 if every run returned a Result, 1 if some raised, crashed or
+    reached their time limit, 130 on Ctrl-C and 143 on SIGTERM (after writing
+    the summary, unfinished runs NOT_RUN).
     """
-    spec = load_sweep(args.spec, args.output_dir)
+    spec = load_sweep(args.spec, args.output_dir, max_runs=args.max_runs)
+    timeout = check_timeout(args.timeout, "--timeout") or spec.timeout
     for name in args.metric:
         metric_named(name)  # a plugin that does not import fails here, once
     sweep = dataclasses.replace(spec.sweep, metrics=[*spec.sweep.metrics, *args.metric])
@@ -46,13 +53,17 @@ def cmd_sweep(args) -> int:
         trajectories=trajectories or False,
         file_format=args.format or spec.file_format,
         progress=not args.no_progress,
+        timeout=timeout,
     )
     summary = result.summary
     write_atomically(out, summary.to_csv)
     _print(summary, out, trajectories, result.is_interrupted)
     if result.is_interrupted:
         return EXIT_TERMINATED if result.is_terminated else EXIT_INTERRUPTED
-    return 1 if (summary["status"] == ERROR).any() else 0
+    return 1 if summary["status"].isin(FAILED).any() else 0
+
+
+FAILED = (ERROR, Status.TIME_LIMIT.name)  # statuses that make the exit code 1
 
 
 def _print(summary: pd.DataFrame, out: Path, trajectories, is_interrupted) -> None:
@@ -63,9 +74,9 @@ def _print(summary: pd.DataFrame, out: Path, trajectories, is_interrupted) -> No
             .head(20)
             .to_string(float_format="{:.6g}".format)
         )
-    failed = summary[summary["status"] == ERROR]
+    failed = summary[summary["status"].isin(FAILED)]
     for run, message in failed["error"].items():
-        print(f"run {run} failed: {message}")
+        print(f"run {run} failed: {message or 'its time limit ended it'}")
     finished = (summary["status"] != NOT_RUN).sum()
     state = "interrupted; " if is_interrupted else ""
     print(
@@ -74,8 +85,8 @@ def _print(summary: pd.DataFrame, out: Path, trajectories, is_interrupted) -> No
     )
 
 
-def _workers(text: str) -> int:
-    """argparse type of --workers: an integer >= 1."""
+def _count(text: str) -> int:
+    """argparse type of --workers and --max-runs: an integer >= 1."""
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
     return int(text)
@@ -92,7 +103,7 @@ def add_parser(sub) -> None:
         "dask.distributed scheduler address (tcp://host:8786)",
     )
     sweep.add_argument(
-        "--workers", type=_workers, help="processes of the local cluster (>= 1)"
+        "--workers", type=_count, help="processes of the local cluster (>= 1)"
     )
     sweep.add_argument(
         "--output-dir",
@@ -116,5 +127,19 @@ def add_parser(sub) -> None:
     )
     sweep.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
+    )
+    sweep.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="stop each run after S seconds of wall time (status TIME_LIMIT; "
+        "default: the spec's `timeout`, else none)",
+    )
+    sweep.add_argument(
+        "--max-runs",
+        type=_count,
+        metavar="N",
+        help="allow up to N runs (default: the spec's `max_runs`, else "
+        f"{MAX_SWEEP_RUNS})",
     )
     sweep.set_defaults(func=cmd_sweep)

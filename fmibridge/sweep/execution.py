@@ -5,9 +5,10 @@ Where runs execute (`scheduler`):
 * ``"local"`` (default): a `dask.distributed.LocalCluster` of worker
   processes on 127.0.0.1, one per core, one thread each. It costs about 2 s
   to start (the dask multiprocessing scheduler starts in under 1 s), and is
-  chosen because it is robust: a run that crashes its process (native FMU
-  code) kills one worker, which the nanny restarts, and the run is recorded
-  as failed, whereas a crash breaks the whole multiprocessing pool. It also
+  chosen because it is robust: a worker lost for any reason is restarted by
+  its nanny, whereas a crash breaks the whole multiprocessing pool (a sweep's
+  runs also run in supervised processes of their own, so that a crashing FMU
+  does not take its worker down: `batch.run_supervised`). It also
   streams results as they finish (progress, Ctrl-C keeps finished runs) and
   is the same code path as a cluster.
 * an address (``"tcp://host:8786"``) or a `distributed.Client`: an existing
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import supervision
 from ..core.errors import FmibridgeError
 
 # The scheduler's HTTP routes (health, metrics; no dashboard) on a free loopback
@@ -185,7 +187,11 @@ def local_client(workers: int | None = None):
         Client(cluster) as client,
     ):
         client.run(importlib.import_module, "fmibridge.sweep")  # imports, once each
-        yield client
+        try:
+            yield client
+        finally:  # the workers' supervised processes end, their folders go
+            with contextlib.suppress(Exception):
+                client.run(supervision.close_all)
 
 
 def map_runs(

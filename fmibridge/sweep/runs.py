@@ -82,7 +82,7 @@ def _with_start(system: HybridSystem, start: Mapping[str, float]) -> HybridSyste
     return system.with_initial(start) if start else system
 
 
-def _method(settings: Mapping[str, Any]):
+def build_method(settings: Mapping[str, Any]):
     """Build the method named in `settings` (default Halving), maybe with completion."""
     options = dict(settings)
     name = options.pop("name", "halving")
@@ -103,7 +103,7 @@ def build(run: Run):
     model = run.model
     if model.endswith(".toml"):
         return _build_adapter(run)
-    method = _method(run.method)
+    method = build_method(run.method)
     t_end = run.t_end
     if model in MODELS:
         system = _with_start(MODELS[model](run.parameters), run.start)

@@ -8,6 +8,8 @@ list of runs over model parameters, start values, method settings and
     model = "bouncing_ball"      # built-in, FMU (.fmu) or adapter file (.toml)
     t_end = 3.0
     metrics = ["zeno_time"]
+    timeout = 60.0               # optional: s of wall time per run
+    max_runs = 20000             # optional: allow more runs than MAX_SWEEP_RUNS
 
     [parameters]                 # shared by every run
     h0 = 1.0
@@ -30,24 +32,31 @@ list of runs over model parameters, start values, method settings and
 
 A spec file is as safe to run as an adapter file: its `metrics` are names from
 the registry (`METRICS`; a plugin "package.module:function" only from the
-command line or Python), and its output paths must stay inside the output
-folder given on the command line (default: the working directory).
+command line or Python), its output paths must stay inside the output folder
+given on the command line (default: the working directory), and a sweep of
+more than MAX_SWEEP_RUNS runs is refused before any run is listed unless
+`max_runs` allows it. The values varied are checked before the first run:
+numbers (or Booleans, or lists of numbers) for parameters, start values and
+t_end, and a method that builds for every run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import FmibridgeError
+from ..core.limits import MAX_SWEEP_RUNS
+from ..core.time_limit import check_timeout
 from ..formats.adapter_tables import flatten
 from ..formats.toml_file import read_toml
 from .metrics import METRICS
-from .runs import MODELS, Run
+from .runs import MODELS, Run, build_method
 
 GROUPS = ("parameters", "start", "method")  # what a varied key may set, besides t_end
 SPEC_KEYS = {
@@ -58,6 +67,8 @@ SPEC_KEYS = {
     "grid",
     "runs",
     "output",
+    "timeout",
+    "max_runs",
     *GROUPS,
 }
 OUTPUT_KEYS = {"summary", "trajectories", "format"}
@@ -81,6 +92,9 @@ class Sweep:
     metrics : sequence of str
         Metric columns: names in `METRICS` or ``"package.module:function"``
         taking (result, run).
+    max_runs : int
+        The most runs the sweep may have (default MAX_SWEEP_RUNS): a larger
+        grid is refused before its runs are listed, unless this allows it.
 
     Examples
     --------
@@ -93,11 +107,21 @@ class Sweep:
     grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     runs: Sequence[Mapping[str, Any]] = ()
     metrics: Sequence[str] = ()
+    max_runs: int = MAX_SWEEP_RUNS
 
     def __post_init__(self) -> None:
         problems = _varied_problems(self.grid, self.runs)
+        if not problems:
+            problems = _size_problems(self.n_runs, self.max_runs)
+        if not problems:
+            problems = _run_problems(self.base, self.points())
         if problems:
             raise FmibridgeError("Sweep: " + "; ".join(problems) + ".")
+
+    @property
+    def n_runs(self) -> int:
+        """The number of runs, counted without listing them."""
+        return math.prod(len(v) for v in self.grid.values()) * max(len(self.runs), 1)
 
     def points(self) -> list[dict[str, Any]]:
         """Return each run's varied settings, ``{"group.name": value}``."""
@@ -118,18 +142,76 @@ class Sweep:
 
 
 def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
-    """The problems with a sweep's varied settings: grid lists and their keys."""
+    """The problems with a sweep's varied settings: grid lists, their keys and
+    the values of parameters, start values and t_end."""
     problems = [
         f"grid[{k!r}] must be a non-empty list"
         for k, v in grid.items()
         if isinstance(v, str | bytes) or not isinstance(v, Sequence) or not v
     ]
     keys = set(grid).union(*[set(r) for r in runs])
-    return problems + [
+    problems += [
         f"{k!r} must be 't_end' or 'group.name' with group in {GROUPS}"
         for k in sorted(keys)
         if _split(k) is None
     ]
+    if problems:
+        return problems
+    values = [
+        (f"grid[{k!r}][{i}]", k, v) for k, vs in grid.items() for i, v in enumerate(vs)
+    ]
+    values += [
+        (f"runs[{i}][{k!r}]", k, v) for i, r in enumerate(runs) for k, v in r.items()
+    ]
+    return [
+        f"{where} = {value!r} must be a number"
+        + ("" if key == "t_end" else ", a Boolean or a list of numbers")
+        for where, key, value in values
+        if not key.startswith("method.") and not _is_value(value, key == "t_end")
+    ]
+
+
+def _is_value(value: object, is_time: bool) -> bool:
+    """A number (not a Boolean) for t_end; a number, Boolean or list of numbers
+    (an FMU's array) for a parameter or start value."""
+    if isinstance(value, bool):
+        return not is_time
+    if isinstance(value, int | float):
+        return True
+    return (
+        not is_time
+        and isinstance(value, list)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )
+
+
+def _size_problems(n_runs: int, max_runs: object) -> list[str]:
+    """A sweep larger than `max_runs`, or a `max_runs` that is no count."""
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        return [f"`max_runs` must be an integer >= 1, got {max_runs!r}"]
+    if n_runs > max_runs:
+        return [
+            f"{n_runs} runs, more than max_runs = {max_runs}; set max_runs = {n_runs} "
+            f"in the spec (or --max-runs {n_runs}) to run them all"
+        ]
+    return []
+
+
+def _run_problems(base: Run, points: list[dict[str, Any]]) -> list[str]:
+    """The first run whose method does not build (a bad `h`, an unknown option)."""
+    tried = set()
+    for i, point in enumerate(points):
+        settings = _apply(base, point).method
+        if repr(settings) in tried:
+            continue
+        tried.add(repr(settings))
+        try:
+            build_method(settings)
+        except FmibridgeError as exc:
+            varied = {k: v for k, v in point.items() if k.startswith("method.")}
+            where = f"run {i} ({varied})" if varied else "every run"
+            return [f"{where}: [method] {exc}".rstrip(".")]
+    return []
 
 
 def _split(key: str) -> tuple[str, str] | None:
@@ -161,14 +243,17 @@ class SweepSpec:
     summary: Path
     trajectories: Path | None = None
     file_format: str = "csv"
+    timeout: float | None = None  # s of wall time per run
 
 
-def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
+def load_sweep(
+    path: str | Path, output_dir: str | Path = ".", *, max_runs: int | None = None
+) -> SweepSpec:
     """Read a sweep spec (TOML; see the module docstring).
 
     A model path is relative to the spec file; output paths are relative to
-    `output_dir` and must stay inside it. Every problem is reported in one
-    FmibridgeError.
+    `output_dir` and must stay inside it; `max_runs` (--max-runs) wins over
+    the spec's. Every problem is reported in one FmibridgeError.
     """
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
@@ -200,6 +285,7 @@ def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
         else []
     )
     problems += _varied_problems(grid, runs)
+    timeout = _checked(problems, check_timeout, spec.get("timeout"))
     if problems:
         raise FmibridgeError(f"{path}: " + "; ".join(problems) + ".")
     model = str(spec["model"])
@@ -213,8 +299,22 @@ def load_sweep(path: str | Path, output_dir: str | Path = ".") -> SweepSpec:
         spec.get("method", {}),
         spec.get("interface"),
     )
-    sweep = Sweep(base, grid, runs, spec.get("metrics", []))
-    return SweepSpec(sweep, summary, trajectories, output.get("format", "csv"))
+    max_runs = spec.get("max_runs", MAX_SWEEP_RUNS) if max_runs is None else max_runs
+    try:
+        sweep = Sweep(base, grid, runs, spec.get("metrics", []), max_runs)
+    except FmibridgeError as exc:
+        raise FmibridgeError(f"{path}: {str(exc).removeprefix('Sweep: ')}") from None
+    file_format = output.get("format", "csv")
+    return SweepSpec(sweep, summary, trajectories, file_format, timeout)
+
+
+def _checked(problems: list[str], check, *args):
+    """check(args...), or None with its error recorded in `problems`."""
+    try:
+        return check(*args)
+    except FmibridgeError as exc:
+        problems.append(str(exc).rstrip("."))
+        return None
 
 
 def _unknown_metrics(metrics: object) -> list[str]:

@@ -1,0 +1,143 @@
+"""Zip archives (FMUs, SSPs) opened within bounds, before anything is unpacked.
+
+`checked_members` refuses an archive whose declared content is beyond the
+limits (`core.limits`) or has a member that would land outside its folder;
+`read_member` and `extract_member` then read one member within a limit, and
+`unpack` writes them all, counting the bytes actually written (a zip's
+declared sizes may lie; Python's zipfile also stops at them). Errors name the
+archive and the member (``model.ssp!resources/plant.fmu``), never a
+temporary path.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from . import limits
+from .errors import FmibridgeError
+
+CHUNK = 2**20  # bytes copied per read while unpacking
+
+
+def checked_members(path: Path, kind: str) -> list[zipfile.ZipInfo]:
+    """Return the members of the zip archive `path` (a `kind`: "FMU", "SSP").
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the file: a folder, missing, not a zip archive, corrupt, more
+        members than MAX_MEMBERS, a declared content beyond
+        MAX_UNPACKED_BYTES, or a member outside the archive's folder.
+    """
+    if path.is_dir():
+        raise FmibridgeError(
+            f"{path}: is a folder, not an {kind} file; an {kind} is a zip archive "
+            f"(zip the folder's contents, or give the .{kind.lower()} file)."
+        )
+    if not path.is_file():
+        raise FmibridgeError(f"{path}: no such {kind} file.")
+    if not zipfile.is_zipfile(path):
+        raise FmibridgeError(
+            f"{path}: not an {kind} (not a zip archive); rebuild or re-export it."
+        )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise FmibridgeError(f"{path}: corrupt {kind} archive: {exc}") from None
+    if len(members) > limits.MAX_MEMBERS:
+        raise FmibridgeError(
+            f"{path}: {len(members)} files in the archive, more than the limit "
+            f"{limits.MAX_MEMBERS}; this is not an {kind}."
+        )
+    declared = sum(m.file_size for m in members)
+    if declared > limits.MAX_UNPACKED_BYTES:
+        biggest = max(members, key=lambda m: m.file_size)
+        raise FmibridgeError(
+            f"{path}: unpacks to {declared} bytes ({biggest.filename!r} alone "
+            f"{biggest.file_size}), more than the limit of "
+            f"{limits.MAX_UNPACKED_BYTES} bytes; set FMIBRIDGE_MAX_FMU_BYTES to "
+            f"allow a larger {kind}."
+        )
+    for member in members:
+        member_path(path, member.filename, kind)
+    return members
+
+
+def member_path(path: Path, name: str, kind: str = "FMU") -> PurePosixPath:
+    """Return a member's relative path; refuse one that leaves the folder."""
+    parts = PurePosixPath(name.replace("\\", "/"))
+    if parts.is_absolute() or ".." in parts.parts or ":" in name:
+        raise FmibridgeError(
+            f"{path}: archive member {name!r} would be written outside the {kind}'s "
+            f"folder; the {kind} is malformed."
+        )
+    return parts
+
+
+def read_member(
+    archive: zipfile.ZipFile, name: str, limit: int, where: Path | str
+) -> bytes:
+    """Return member `name` of `archive` (the file `where`), at most `limit` bytes.
+
+    Raises
+    ------
+    FmibridgeError
+        If the member declares more than `limit` bytes, or is corrupt.
+    """
+    size = archive.getinfo(name).file_size
+    if size > limit:
+        raise FmibridgeError(
+            f"{where}!{name}: {size} bytes, more than the limit of {limit} bytes "
+            f"for a file read whole."
+        )
+    try:
+        return archive.read(name)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise FmibridgeError(f"{where}!{name}: corrupt archive member: {exc}") from None
+
+
+def extract_member(
+    archive: zipfile.ZipFile, name: str, target: Path, where: Path | str
+) -> Path:
+    """Copy member `name` to the file `target`, within MAX_UNPACKED_BYTES."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with archive.open(name) as source, open(target, "wb") as sink:
+            _copy(source, sink, limits.MAX_UNPACKED_BYTES, f"{where}!{name}")
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise FmibridgeError(f"{where}!{name}: corrupt archive member: {exc}") from None
+    return target
+
+
+def unpack(path: Path, folder: Path, kind: str = "FMU") -> None:
+    """Unpack the archive `path` into `folder`, within MAX_UNPACKED_BYTES written."""
+    budget = limits.MAX_UNPACKED_BYTES
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                target = folder.joinpath(*member_path(path, member.filename).parts)
+                if member.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as source, open(target, "wb") as sink:
+                    budget -= _copy(source, sink, budget, f"{path}!{member.filename}")
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise FmibridgeError(f"{path}: corrupt {kind} archive: {exc}") from None
+
+
+def _copy(source, sink, budget: int, where: str) -> int:
+    """Copy at most `budget` bytes; return how many."""
+    copied = 0
+    while chunk := source.read(CHUNK):
+        copied += len(chunk)
+        if copied > budget:
+            raise FmibridgeError(
+                f"{where}: unpacks to more than the limit of "
+                f"{limits.MAX_UNPACKED_BYTES} bytes; set FMIBRIDGE_MAX_FMU_BYTES to "
+                f"allow more."
+            )
+        sink.write(chunk)
+    return copied

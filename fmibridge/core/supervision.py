@@ -1,0 +1,448 @@
+"""Calls run in a supervised child process: native code cannot take the caller down.
+
+An FMU is C code in the process that loads it: a segfault or `abort()` there
+kills the process, an `exit()` ends it, and an endless loop holds it (and its
+signals: Python runs a handler only between bytecodes). The command line and
+sweeps therefore run each simulation through a `Supervisor`: one child
+process (``python -c ...serve()``, a fresh interpreter, as the 'spawn' start
+method makes; a plain `subprocess`, so that daemonic Dask workers may start
+it too) that runs the calls sent to it one at a time and is kept between
+calls (imports and compiled kernels are loaded once). The parent waits in
+`select` and so stays responsive:
+
+- a call returns its value, or raises the exception the child raised;
+- if the child dies (a signal, or an exit), the call raises `ProcessDied`
+  naming the signal or exit code and the time the run had reached; the next
+  call starts a new child;
+- past its `timeout` the child is killed and the call raises
+  `TimeLimitExceeded`;
+- Ctrl-C or SIGTERM in the parent kills the child at once (it ignores both
+  itself) and is raised as usual.
+
+Whatever the ending, the run's samples are kept: the child records inside
+``recording(journal)`` (`core.journal`), and every call that ends without a
+value replays the journal into the caller's `recording()`, so the caller
+writes the partial Result as for a run cut short in its own process. Each
+child gets a temporary folder of its own (``fmibridge_worker_*``, its
+`tempfile.tempdir`: FMUs are unpacked there), removed when it ends, however
+it ends. On Linux the child also dies with its parent (PR_SET_PDEATHSIG).
+Warnings the child gives are given again in the parent, where its filters
+apply.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import pickle
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import FmibridgeError, FmibridgeWarning
+from .journal import Journal, replay
+from .result import Status, recording
+
+SIZE = struct.Struct("<Q")  # bytes of the pickled message that follows
+CHUNK = 2**20  # bytes read from the child at once
+WAKE_S = 0.25  # s: how often a waiting parent wakes (signals wake it sooner)
+CLOSE_S = 2.0  # s a child may take to exit once told to (then it is killed)
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+SERVE = "from fmibridge.core.supervision import serve; serve()"
+
+
+class ProcessDied(FmibridgeError):
+    """The child running a call died: killed by a signal, or it exited.
+
+    Attributes
+    ----------
+    t : float or None
+        The time the run had reached (its last sample), s.
+    """
+
+    def __init__(self, message: str, t: float | None = None) -> None:
+        super().__init__(message)
+        self.t = t
+
+    def __reduce__(self):
+        return type(self), (str(self), self.t)
+
+
+class TimeLimitExceeded(ProcessDied):
+    """A call did not return within its timeout; its child was killed."""
+
+
+class Supervisor:
+    """A child process that runs calls one at a time, started on first use.
+
+    Examples
+    --------
+    >>> with Supervisor() as supervisor:  # doctest: +SKIP
+    ...     supervisor.call(pow, {"base": 2, "exp": 10})
+    1024
+    """
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._replies = -1  # our end of the pipe the child replies on
+        self._folder: Path | None = None
+        self._is_busy = False
+        self._n_calls = 0
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def call(
+        self,
+        fn: Callable[..., Any],
+        kwargs: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        grace: float = 0.0,
+        what: str = "the run",
+    ) -> Any:
+        """Return ``fn(**kwargs)``, run in the child.
+
+        Parameters
+        ----------
+        fn : callable
+            A module-level function (pickled by reference); its arguments and
+            value must pickle.
+        kwargs : mapping
+            Its keyword arguments.
+        timeout : float, optional
+            Seconds of wall time from the start of the call in the child (its
+            process started and `fn` unpickled) after which the child is
+            killed, `grace` seconds later (a call that stops itself at its own
+            time limit returns in the meantime).
+        grace : float
+            Seconds granted past `timeout`.
+        what : str
+            How messages name the call (the model's file).
+
+        Raises
+        ------
+        ProcessDied, TimeLimitExceeded
+            The child died, or was killed at `timeout`.
+        BaseException
+            Whatever `fn` raised in the child; KeyboardInterrupt and Terminated
+            (SIGTERM) in this process after killing the child.
+        """
+        self._start()
+        self._n_calls += 1
+        journal = self._folder / f"journal_{self._n_calls}.bin"
+        job = (fn, dict(kwargs), journal, dict(os.environ), os.getcwd(), sys.path)
+        self._is_busy = True
+        try:
+            _send(self._process.stdin.fileno(), job)
+            limit = None if timeout is None else (timeout, grace)
+            return self._reply(limit, what, journal)
+        except BaseException:
+            if self._is_busy:  # no reply: it died, timed out, Ctrl-C or SIGTERM
+                self._end_child(kill=True)
+            with contextlib.suppress(Exception):
+                replay(journal)  # into the caller's recording(), if any
+            raise
+        finally:
+            self._is_busy = False
+            journal.unlink(missing_ok=True)
+            if self._process is None:
+                self._remove_folder()
+
+    def close(self) -> None:
+        """End the child (killing it if it is running a call) and remove its folder."""
+        self._end_child(kill=self._is_busy)
+        self._remove_folder()
+
+    def _start(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            return
+        self._end_child(kill=True)
+        self._remove_folder()
+        self._folder = Path(tempfile.mkdtemp(prefix="fmibridge_worker_"))
+        replies, child_end = os.pipe()
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", SERVE, str(child_end), str(os.getpid())]
+                + [str(self._folder)],
+                stdin=subprocess.PIPE,
+                pass_fds=(child_end,),
+            )
+        except BaseException:
+            os.close(replies)
+            raise
+        finally:
+            os.close(child_end)
+        self._replies = replies
+
+    def _reply(self, limit: tuple | None, what: str, journal: Path) -> Any:
+        """Wait for the child's answer, giving its warnings again meanwhile;
+        kill it at the end of `limit` (timeout, grace) from the call's start."""
+        deadline = None
+        reader = _Reader(self._replies)
+        while True:
+            wait = WAKE_S if deadline is None else deadline - time.monotonic()
+            if wait <= 0:
+                self._end_child(kill=True)
+                t = _time_reached(journal)
+                raise TimeLimitExceeded(
+                    f"{what}: the simulation did not stop at its time limit of "
+                    f"{limit[0]:g} s and was killed {limit[1]:g} s later{_at(t)}; "
+                    f"an FMU's own code does not return there (a hang?), or a step "
+                    f"takes longer than that.",
+                    t,
+                )
+            message = reader.next(min(wait, WAKE_S))
+            if message is _Reader.PENDING:
+                continue
+            if message is None:  # the pipe closed: the child is gone
+                raise self._died(what, journal)
+            kind, *rest = message
+            if kind == "warning":
+                _warn_again(*rest)
+            elif kind == "started":
+                deadline = None if limit is None else time.monotonic() + sum(limit)
+            else:
+                self._is_busy = False
+                if kind == "value":
+                    return rest[0]
+                raise rest[0]
+
+    def _died(self, what: str, journal: Path) -> ProcessDied:
+        """The error of a child that died while running a call."""
+        code = self._end_child(kill=False)
+        t = _time_reached(journal)
+        if code < 0:
+            how = f"was killed by signal {_signal_name(-code)}"
+        else:
+            how = f"exited with code {code} without finishing"
+        return ProcessDied(
+            f"{what}: the simulation process {how}{_at(t)}; native code (an FMU) "
+            f"crashed or ended the process.",
+            t,
+        )
+
+    def _end_child(self, kill: bool) -> int | None:
+        """End the child (at once if `kill`), reap it; return its exit code."""
+        process, self._process = self._process, None
+        if self._replies >= 0:
+            os.close(self._replies)
+            self._replies = -1
+        if process is None:
+            return None
+        if kill:
+            process.kill()
+        with contextlib.suppress(OSError):
+            process.stdin.close()  # the child's loop ends at end of file
+        try:
+            return process.wait(timeout=CLOSE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.wait()
+
+    def _remove_folder(self) -> None:
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+def _signal_name(number: int) -> str:
+    """'SIGSEGV (Segmentation fault)', or the number of an unknown signal."""
+    try:
+        return f"{signal.Signals(number).name} ({signal.strsignal(number)})"
+    except ValueError:
+        return str(number)
+
+
+def _at(t: float | None) -> str:
+    return "" if t is None else f" at t = {t:.9g} s"
+
+
+def _time_reached(journal: Path) -> float | None:
+    """The time of the journal's last sample, or None."""
+    with recording() as record:
+        replay(journal)
+    partial = record.result(Status.FAILED, {})
+    return None if partial is None else float(partial.t[-1])
+
+
+def _warn_again(category: type[Warning], message: str) -> None:
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        category = UserWarning
+    warnings.warn(message, category, stacklevel=4)
+
+
+# -- one per thread ---------------------------------------------------------------
+
+_SHARED: dict[int, Supervisor] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared() -> Supervisor:
+    """Return this thread's Supervisor, kept until `close_all` (at exit)."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            atexit.register(close_all)
+        return _SHARED.setdefault(threading.get_ident(), Supervisor())
+
+
+def close_all() -> None:
+    """Close every thread's Supervisor (their children end, folders go)."""
+    with _SHARED_LOCK:
+        supervisors = list(_SHARED.values())
+        _SHARED.clear()
+    for supervisor in supervisors:
+        supervisor.close()
+
+
+# -- the pipe -----------------------------------------------------------------------
+
+
+def _send(fd: int, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(SIZE.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class _Reader:
+    """Messages from a pipe, as they arrive."""
+
+    PENDING = object()  # no whole message yet
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buffer = fd, bytearray()
+
+    def next(self, wait: float) -> object:
+        """Return the next message, PENDING after `wait` s, or None at end of file."""
+        while True:
+            message = self._parsed()
+            if message is not _Reader.PENDING:
+                return message
+            if not select.select([self.fd], [], [], wait)[0]:
+                return _Reader.PENDING
+            chunk = os.read(self.fd, CHUNK)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def _parsed(self) -> object:
+        if len(self.buffer) < SIZE.size:
+            return _Reader.PENDING
+        (size,) = SIZE.unpack_from(self.buffer)
+        if len(self.buffer) < SIZE.size + size:
+            return _Reader.PENDING
+        message = pickle.loads(self.buffer[SIZE.size : SIZE.size + size])
+        del self.buffer[: SIZE.size + size]
+        return message
+
+
+def _receive(fd: int) -> bytes | None:
+    """The next message (pickled) on a blocking pipe, or None at end of file."""
+    head = _read_exactly(fd, SIZE.size)
+    if head is None:
+        return None
+    return _read_exactly(fd, SIZE.unpack(head)[0])
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+# -- the child ------------------------------------------------------------------------
+
+
+def serve() -> None:
+    """The child's loop (``python -c ... serve() REPLY_FD PARENT_PID FOLDER``).
+
+    Runs each call read from stdin inside ``recording(journal)`` and sends
+    back its warnings, then its value or exception, until stdin ends.
+    """
+    replies, parent, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_parent(parent)
+    tempfile.tempdir = folder
+    while (job := _receive(sys.stdin.fileno())) is not None:
+        try:
+            call = pickle.loads(job)
+            _send(replies, ("started",))
+            reply = _run(replies, *call)
+        except Exception as exc:  # noqa: BLE001 - a call that does not unpickle here
+            reply = ("error", _portable(exc))
+        try:
+            _send(replies, reply)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            error = FmibridgeError(f"the call's value does not pickle: {exc}")
+            _send(replies, ("error", error))
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux for SIGKILL when the parent dies (a hung FMU never reads stdin)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before that
+        os._exit(1)
+
+
+def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
+    """Run one call as the parent would (its environment, folder and sys.path)."""
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
+    sys.path[:] = path
+    sink = Journal(journal)
+    try:
+        with warnings.catch_warnings(), recording(sink):
+            warnings.simplefilter("always", FmibridgeWarning)  # the parent filters
+            warnings.showwarning = _forward(replies)
+            try:
+                return ("value", fn(**kwargs))
+            except BaseException as exc:  # every ending goes back to the parent
+                return ("error", _portable(exc))
+    finally:
+        sink.close()
+
+
+def _forward(replies: int):
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        _send(replies, ("warning", category, str(message)))
+
+    return show
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc` if it survives pickling, else an FmibridgeError saying what it was;
+    an unexpected one carries the child's traceback as a note."""
+    if not isinstance(exc, FmibridgeError | KeyboardInterrupt | SystemExit):
+        exc.add_note(
+            "Traceback in the simulation process:\n"
+            + "".join(traceback.format_exception(exc)).rstrip()
+        )
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - an exception class that does not pickle
+        return FmibridgeError(f"{type(exc).__name__}: {exc}")

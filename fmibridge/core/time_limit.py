@@ -1,0 +1,84 @@
+"""A wall-clock time limit on a run: a deadline the run loop looks at between steps.
+
+`simulate(timeout=...)`, `fmibridge run --timeout` and a sweep's per-run
+`timeout` set it around a run; `Method` stops at the first step that ends
+after it, with `Status.TIME_LIMIT` and the samples so far. Code that never
+returns to the loop (an FMU's C code that hangs) is not stopped here: the
+command line and sweeps run each simulation in a supervised process
+(`core.supervision`) that ends it from outside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .errors import FmibridgeError
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When the run must stop (time.monotonic() seconds), and the limit it came from."""
+
+    at: float
+    seconds: float
+
+    def is_over(self) -> bool:
+        """True once the deadline has passed."""
+        return time.monotonic() > self.at
+
+    def detail(self, t: float) -> str:
+        """Where the run was stopped, for `Result.detail`."""
+        return f"Its time limit of {self.seconds:g} s of wall time ended at t = {t!r}."
+
+
+_DEADLINE: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
+    "fmibridge_deadline", default=None
+)
+
+
+def check_timeout(seconds: object, name: str = "timeout") -> float | None:
+    """Return `seconds` as a float (None stays None) if it is a finite number > 0."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise FmibridgeError(f"`{name}` must be a number of seconds, got {seconds!r}.")
+    if not (0 < seconds < math.inf):
+        raise FmibridgeError(f"`{name}` must be a finite number > 0, got {seconds!r}.")
+    return float(seconds)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Give the runs inside the block at most `seconds` of wall time (None: no limit).
+
+    An inner limit never extends an outer one.
+
+    Examples
+    --------
+    >>> with time_limit(60.0):
+    ...     current().seconds
+    60.0
+    """
+    seconds = check_timeout(seconds)
+    if seconds is None:
+        yield
+        return
+    deadline = Deadline(time.monotonic() + seconds, seconds)
+    outer = _DEADLINE.get()
+    if outer is not None and outer.at <= deadline.at:
+        deadline = outer
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def current() -> Deadline | None:
+    """The deadline of the runs started now, or None."""
+    return _DEADLINE.get()

@@ -1,0 +1,297 @@
+"""Files that lie, and outputs that must stay whole (issue 26).
+
+Each case is one clear error naming the file and the key or member, never a
+traceback (`main` raising fails the test), and nothing unpacked first: SSDs
+that are not XML or carry a DTD, systems without components or with two of
+one name, archive members beyond the limits, TOML nested without end, sweep
+grids of strings or of a million runs, `h = true`. Then the outputs: a
+partial file has a complete one's columns, the t = 0 row is kept, and a
+write killed half-way leaves no temporary file for good.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_fmu_extraction import declare_size
+
+from fmibridge import AdapterError, FmibridgeError
+from fmibridge.cli import main
+from fmibridge.core import limits
+from fmibridge.core.outputs import write_atomically
+from fmibridge.formats.adapters import load_adapter
+from fmibridge.formats.ssp import SspError, read_ssp
+from fmibridge.sweep import Run, Sweep, load_sweep
+
+REPO = Path(__file__).resolve().parents[1]
+SSD = """<?xml version="1.0" encoding="UTF-8"?>{doctype}
+<ssd:SystemStructureDescription
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+    version="2.0" name="Balls">
+  <ssd:System name="Balls"><ssd:Elements>{components}</ssd:Elements></ssd:System>
+  <ssd:DefaultExperiment startTime="0" stopTime="1"/>
+</ssd:SystemStructureDescription>"""
+BALL = (
+    '<ssd:Component name="{name}" type="application/x-fmu-sharedlibrary" '
+    'source="resources/BouncingBall.fmu">{bindings}</ssd:Component>'
+)
+BINDING = (
+    '<ssd:ParameterBindings><ssd:ParameterBinding source="resources/ball.ssv"/>'
+    "</ssd:ParameterBindings>"
+)
+SSV = (
+    '<ssv:ParameterSet version="2.0" name="p" xmlns:ssv='
+    '"http://ssp-standard.org/SSP1/SystemStructureParameterValues"><ssv:Parameters>'
+    '<ssv:Parameter name="g"><ssv:Real value="3.7"/></ssv:Parameter>'
+    "</ssv:Parameters></ssv:ParameterSet>"
+)
+LAUGHS = (  # an entity that expands to a billion characters
+    '\n<!DOCTYPE lolz [<!ENTITY lol "lol">'
+    + "".join(
+        f'<!ENTITY lol{k} "{f"&lol{k - 1};" * 10}">'.replace("&lol0;", "&lol;")
+        for k in range(1, 10)
+    )
+    + "]>"
+)
+
+
+def ssp_file(tmp_path: Path, fmu_dir: Path, ssd: str, members=None) -> Path:
+    """An .ssp of `ssd`, the BouncingBall FMU and `members` ({name: bytes})."""
+    path = tmp_path / "balls.ssp"
+    entries = {
+        "SystemStructure.ssd": ssd.encode(),
+        "resources/BouncingBall.fmu": (fmu_dir / "BouncingBall.fmu").read_bytes(),
+        **(members or {}),
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+def balls(*names: str, bindings: str = "", doctype: str = "") -> str:
+    components = "".join(BALL.format(name=n, bindings=bindings) for n in names)
+    return SSD.format(components=components, doctype=doctype)
+
+
+def one_error(argv: list[str], capsys) -> str:
+    """Run the command line: exit 2 and one error, no traceback; return it."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fmibridge: error: ") and "Traceback" not in err, err
+    return err
+
+
+# -- SSP files ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ssd", "message"),
+    [
+        ("this is not XML", "!SystemStructure.ssd: not valid XML: syntax error"),
+        (balls("ball", doctype=LAUGHS), "!SystemStructure.ssd: has a DTD (<!DOCTYPE"),
+        (balls(), "!SystemStructure.ssd: the system has no ssd:Component"),
+        (
+            balls("ball", "ball"),
+            "!SystemStructure.ssd: two components flatten to the name 'ball'",
+        ),
+    ],
+    ids=["not-xml", "dtd", "no-components", "same-name"],
+)
+def test_a_bad_ssd_is_one_error_naming_it(tmp_path, fmu_dir, capsys, ssd, message):
+    """Was: ParseError tracebacks (from _inline_ssv), `zip() argument 2 is
+    shorter`, and for two components named alike a run of the last, exit 0."""
+    path = ssp_file(tmp_path, fmu_dir, ssd)
+    assert f"{path}{message}" in one_error(["run", str(path), "--no-progress"], capsys)
+
+
+def test_an_ssv_with_a_dtd_or_not_xml_is_one_error(tmp_path, fmu_dir, capsys):
+    for ssv, message in ((LAUGHS + "<a/>", "has a DTD"), ("<a>", "not valid XML")):
+        ssd = balls("ball", bindings=BINDING)
+        path = ssp_file(tmp_path, fmu_dir, ssd, {"resources/ball.ssv": ssv.encode()})
+        argv = ["run", str(path), "--no-progress"]
+        assert f"{path}!resources/ball.ssv: {message}" in one_error(argv, capsys)
+
+
+def test_an_fmu_in_an_ssp_is_named_as_its_member_not_a_temporary_copy(
+    tmp_path, fmu_dir, capsys
+):
+    """Was: the error named /tmp/fmibridge_ssp_*/resources/BouncingBall.fmu."""
+    garbage = {"resources/BouncingBall.fmu": b"not a zip archive" * 10}
+    path = ssp_file(tmp_path, fmu_dir, balls("ball"), garbage)
+    error = one_error(["run", str(path), "--no-progress"], capsys)
+    assert f"{path}!resources/BouncingBall.fmu: not an FMU (not a zip" in error
+    assert "fmibridge_ssp_" not in error
+
+
+def test_an_fmu_member_declared_huge_is_refused_before_extraction(tmp_path, fmu_dir):
+    """Was: a 1.5 MB .ssp wrote 1.49 GB to /tmp before failing."""
+    path = ssp_file(tmp_path, fmu_dir, balls("ball"), {"resources/big.fmu": b"0" * 64})
+    declare_size(path, "resources/big.fmu", 1_600_000_000)
+    with pytest.raises(SspError) as error:
+        read_ssp(path)
+    assert str(error.value).startswith(f"{path}: unpacks to ")
+    assert (
+        f"('resources/big.fmu' alone 1600000000), more than the limit of {2**30}"
+        in (str(error.value))
+    )
+
+
+def test_an_ssv_beyond_the_xml_limit_is_refused_before_reading(
+    tmp_path, fmu_dir, monkeypatch
+):
+    """Was: a 500 MB .ssv was inlined (1.65 GB of memory)."""
+    ssv = (SSV + "<!--" + " " * 4096 + "-->").encode()  # longer than the SSD
+    ssd = balls("ball", bindings=BINDING)
+    path = ssp_file(tmp_path, fmu_dir, ssd, {"resources/ball.ssv": ssv})
+    assert read_ssp(path).components[0].parameters == {"g": 3.7}
+    monkeypatch.setattr(limits, "MAX_XML_BYTES", len(ssv) - 1)
+    with pytest.raises(SspError) as error:
+        read_ssp(path)
+    assert str(error.value) == (
+        f"{path}!resources/ball.ssv: {len(ssv)} bytes, more than the limit of "
+        f"{len(ssv) - 1} bytes for a file read whole."
+    )
+
+
+# -- adapter files and sweep specs ----------------------------------------------
+
+
+def adapter(tmp_path: Path, fmu_dir: Path, name: str, old="", new="") -> Path:
+    """An adapter of the repository, pointed at the fixture's FMUs, edited."""
+    text = (REPO / "adapters" / name).read_text().replace("../fmus/build", str(fmu_dir))
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_a_coupled_adapter_without_components_is_one_error(tmp_path, fmu_dir, capsys):
+    """Was: ValueError: zip() argument 2 is shorter than argument 1."""
+    path = adapter(tmp_path, fmu_dir, "controlled_stop.toml")
+    text = path.read_text()
+    start, end = text.index("[[components]]"), text.index("[[connections]]")
+    path.write_text(text[:start] + "components = []\n\n" + text[end:])
+    error = one_error(["run", str(path), "--no-progress"], capsys)
+    assert "[components] lists no component; give at least one FMU." in error
+
+
+def test_h_true_is_refused_naming_the_key(tmp_path, fmu_dir, capsys):
+    """Was: `[method] h = true` ran with h = 1 s."""
+    path = adapter(tmp_path, fmu_dir, "bouncing_ball.toml", "h = 1e-3", "h = true")
+    error = one_error(["run", str(path), "--no-progress"], capsys)
+    assert f"{path}: 1 problem(s):" in error
+    assert "[method] `h` must be a finite number > 0, got True." in error
+    with pytest.raises(AdapterError, match=r"\[method\] `h` must be a finite number"):
+        load_adapter(path)
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep"])
+def test_deeply_nested_toml_is_one_error(tmp_path, capsys, kind):
+    """Was: RecursionError."""
+    path = tmp_path / "deep.toml"
+    path.write_text('model = "bouncing_ball"\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
+    error = one_error([kind, str(path), "--no-progress"], capsys)
+    assert f"{path}: a value nests tables or arrays more than 32 levels deep" in error
+
+
+def sweep_spec(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "spec.toml"
+    path.write_text('model = "bouncing_ball"\nt_end = 0.5\n' + text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[grid]\nparameters.e = ["abc", 0.7]\n',
+         "grid['parameters.e'][0] = 'abc' must be a number"),
+        ("[method]\nh = true\n[grid]\nparameters.e = [0.5]\n",
+         "every run: [method] `h` must be a finite number > 0, got True"),
+        ("[grid]\nmethod.h = [1e-3, true]\n",
+         "run 1 ({'method.h': True}): [method] `h` must be a finite number > 0"),
+        ("[grid]\nt_end = [1.0, true]\n", "grid['t_end'][1] = True must be a number"),
+        ("[grid]\nparameters.e = [0.5, 0.6, 0.7]\nparameters.h0 = "
+         f"{list(range(1, 3501))}\n",
+         "10500 runs, more than max_runs = 10000; set max_runs = 10500 in the spec "
+         "(or --max-runs 10500)"),
+    ],
+)  # fmt: skip
+def test_a_bad_sweep_grid_is_one_error_before_any_run(tmp_path, capsys, text, message):
+    """Was: a TypeError naming no key in the run's row; h = 1 s; a 10^6-run grid
+    accepted silently."""
+    path = sweep_spec(tmp_path, text)
+    argv = ["sweep", str(path), "--scheduler", "serial", "--no-progress"]
+    error = one_error([*argv, "--output-dir", str(tmp_path)], capsys)
+    assert f"{path}: " in error and message in error
+    assert not (tmp_path / "spec.csv").exists()
+
+
+def test_a_large_sweep_runs_when_confirmed(tmp_path):
+    path = sweep_spec(tmp_path, f"[grid]\nparameters.h0 = {list(range(1, 10002))}\n")
+    assert load_sweep(path, tmp_path, max_runs=10_001).sweep.n_runs == 10_001
+    grid = {"parameters.h0": list(range(1, 10_002))}
+    with pytest.raises(FmibridgeError, match="10001 runs, more than max_runs = 10000"):
+        Sweep(Run("bouncing_ball"), grid)
+    assert Sweep(Run("bouncing_ball"), grid, max_runs=10_001).n_runs == 10_001
+
+
+# -- outputs -----------------------------------------------------------------------
+
+
+def test_a_partial_file_has_the_columns_of_a_complete_one(tmp_path, fmu_dir, capsys):
+    """Was: forced_oscillator.toml's partial file had no `gap` column."""
+    name = "forced_oscillator.toml"
+    whole = adapter(tmp_path, fmu_dir, name)
+    argv = ["run", "--stop-time", "5", "--no-progress", "--out"]
+    assert main(["run", str(whole), *argv[1:], str(tmp_path / "whole.csv")]) == 0
+    broken = adapter(tmp_path, fmu_dir, name, '"-c * v"', '"sqrt(-c) * v"')
+    assert main(["run", str(broken), *argv[1:], str(tmp_path / "cut.csv")]) == 2
+    assert "math domain error" in capsys.readouterr().err
+    columns = list(pd.read_csv(tmp_path / "whole.csv").columns)
+    assert columns == ["time", "x", "v", "gap", "mode"]
+    partial = pd.read_csv(tmp_path / "cut.partial.csv")
+    assert list(partial.columns) == columns and partial["gap"].notna().all()
+
+
+@pytest.mark.parametrize(
+    "model",
+    [None, "BouncingBallEvents.fmu", "BouncingBallEvents.fmu cs", "bouncing_ball.toml"],
+)
+def test_the_first_row_is_kept_with_an_output_interval_beyond_the_run(
+    tmp_path, fmu_dir, model
+):
+    argv = ["run", "--output-interval", "10", "--no-progress"]
+    if model is not None:
+        name, *interface = model.split()
+        path = (
+            fmu_dir / name
+            if name.endswith(".fmu")
+            else adapter(tmp_path, fmu_dir, name)
+        )
+        argv += [str(path), *(["--interface", "cs"] if interface else [])]
+    out = tmp_path / "run.csv"
+    assert main([*argv, "--out", str(out)]) == 0
+    frame = pd.read_csv(out)
+    assert frame["time"].iloc[0] == 0.0 and frame["time"].iloc[-1] == 3.0
+
+
+def test_a_killed_writer_leaves_no_temporary_file_for_good(tmp_path):
+    """Was: `.X.csv.<hex>.tmp` of a write killed by SIGKILL stayed for good."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    out = tmp_path / "ball.csv"
+    stale = tmp_path / f".ball.csv.{dead.stdout.strip()}.0123456789ab.tmp"
+    live = tmp_path / f".ball.csv.{os.getpid()}.ba9876543210.tmp"
+    stale.write_text("half a fi")
+    live.write_text("being written")
+    write_atomically(out, lambda p: p.write_text("whole\n"))
+    assert out.read_text() == "whole\n"
+    assert not stale.exists() and live.exists()  # another writer may still run
