@@ -15,7 +15,7 @@ import warnings
 MOVED = {  # old module -> new module
     "fmibridge.errors": "fmibridge.core.errors",
     "fmibridge.integrators": "fmibridge.core.integrators",
-    "fmibridge.bracket": "fmibridge.core.bracket",
+    "fmibridge.bracket": "fmibridge.core.events",
     "fmibridge.result": "fmibridge.core.result",
     "fmibridge.system": "fmibridge.core.system",
     "fmibridge.contact": "fmibridge.methods.contact",

@@ -339,14 +339,6 @@ def cmd_build_fmus(args: argparse.Namespace) -> int:
     built.update(build_systems(args.source, next(iter(built.values())).parent))
     for name, path in sorted(built.items()):
         print(f"{name}: {path}")
-    from .flows import kernel_cache
-
-    cold = kernel_cache.mode() == "auto" and not kernel_cache.is_warm()
-    if cold and kernel_cache.start_warming():
-        print(
-            "compiling the FMU loops' kernels in the background (numba, once: "
-            "about 20 s of CPU); runs take the Python path until then"
-        )
     return 0
 
 

@@ -1,10 +1,11 @@
-"""Illinois regula falsi on a bracketed sign change (fmibridge.core.bracket)."""
+"""Illinois regula falsi on a bracketed sign change (fmibridge.core.events)."""
 
 import math
 
 import pytest
 
-from fmibridge.core.bracket import End, illinois, is_bracket
+from fmibridge.core.events import End, illinois
+from fmibridge.core.events import bracketed as is_bracket
 
 
 def end_of(fun):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from fmibridge import Edge, FmibridgeError, FMUError, Guard, Halving, HybridSystem, Mode
+from fmibridge.core._functions import PythonVector
 from fmibridge.flows.fmu import (
     CoSimulationFlow,
     ModelExchangeFlow,
@@ -219,8 +220,11 @@ def test_unilateral_drives_model_exchange_fmus_from_one_side(fmu_dir, name):
 
     flow = open_fmu(fmu_dir / name, "me")
     seen = []
-    rhs = flow.rhs
-    flow.rhs = lambda t, x: (seen.append(x[0]), rhs(t, x))[1]  # record every evaluation
+    fmu_rhs = flow.rhs_function()  # the FMU's C calls; record every evaluation
+    recorded = PythonVector(
+        lambda t, x: (seen.append(x[0]), fmu_rhs(t, x))[1], 2, 2, "recorded rhs"
+    )
+    flow.rhs_function = lambda: recorded
     system = ball_on(flow)
     try:
         result = Unilateral(h=0.05, tol=1e-8).run(system, t_end=3.0)

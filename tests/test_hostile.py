@@ -386,7 +386,8 @@ def test_signals_keep_the_samples_marked_partial(tmp_path, signum, code, said):
     process.stdout.close()
     assert said + b" " in err and b"wrote the samples so far to" in err
     partial = pd.read_csv(tmp_path / "ball.partial.csv", index_col="time")
-    assert 0 < partial.index[-1] < 3.0 and np.all(np.diff(partial.index) > 0)
+    # in time order; an impact it reached has two samples at its time
+    assert 0 < partial.index[-1] < 3.0 and np.all(np.diff(partial.index) >= 0)
     assert not out.exists() and leftovers(tmp_path) == []
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -22,11 +21,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else BenchOptions(repeats=args.repeats)
     )
     sections = tuple(args.only or SECTIONS)
-    # Time the compiled loops, never the Python path a cold kernel cache would
-    # take while it warms up (the "cold" section measures that on its own).
-    from ..flows import kernel_cache
-
-    os.environ.setdefault(kernel_cache.ENVIRONMENT, "compiled")
     frame = run_bench(
         options,
         sections,

@@ -3,15 +3,16 @@
 * Lagrangian models (Or and Ames, Examples 1 and 2) under
   Completion(Halving(h=1e-3)): `to_hybrid(..., compiled=True)` against the
   LagrangianFlow in Python; target: the sine ball over 15 s in 0.1 s;
-* adapter-driven FMU runs: guards compiled from their expressions into the
-  FMU loop, against the same run with the guards evaluated in Python;
+* adapter-driven FMU runs: guards called by the compiled loop (the stack
+  machine over the FMU's C calls), against the same guards called back
+  through Python;
 * the methods' compiled loops: Unilateral against Halving rk4 at the same h
   (target: at most 2x), Relaxation on the compiled oscillator against the same
   run on the oscillator in Python (Burden et al., Example 2 with its sticking
   phases; the strips are compiled in both);
-* the cold start: `fmibridge run` of an FMU with an empty numba cache, then
-  again once the background warm-up filled it; target: the first at most 3x
-  the second.
+* the cold start: `fmibridge run` of an FMU in a new process with an empty
+  numba cache (the FMU path compiles nothing at run time), then again;
+  target: the first at most 3x the second.
 
 Each pair is timed side by side (`suite.paired_times`); the compiled run's
 "error" is its largest difference from the Python run's samples (0: the same
@@ -34,7 +35,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..flows import kernel_cache
 from ..formats.adapters import load_adapter
 from ..methods.completion import Completion
 from ..methods.halving import Halving
@@ -57,7 +57,6 @@ ZENO_H = 1e-3  # s: the issue's inner step
 SINE_TARGET_S = 0.1  # s: the sine ball's 15 s run, compiled
 COLD_TARGET = 3.0  # the first run's wall over the second's, at most
 ADAPTERS = Path(__file__).resolve().parents[2] / "adapters"
-WARM_UP_BOUND_S = 600.0  # the cold-start row waits at most this for the warm-up
 METHOD_H = 1e-2  # s: the issue's step for Unilateral, Halving and Relaxation
 UNILATERAL_TARGET = 2.0  # Unilateral's wall over Halving rk4's at the same h
 RELAXATION_EPS = 2e-7  # Burden et al.'s headline strip width on Example 2
@@ -193,8 +192,8 @@ def _relaxation_row(options: BenchOptions) -> Row:
 
 
 def adapter_rows(options: BenchOptions) -> list[Row]:
-    """Adapter-driven FMU runs: guards compiled into the FMU loop, against the
-    same guards evaluated in Python (what adapter runs took before)."""
+    """Adapter-driven FMU runs: guards called by the compiled loop, against the
+    same guards called back through Python."""
     ball_fmu_path()  # builds the FMUs the adapters name
     rows = []
     for name in ("bouncing_ball", "ball_on_sine_surface"):
@@ -203,7 +202,7 @@ def adapter_rows(options: BenchOptions) -> list[Row]:
             return [_skipped("adapter runs", f"skipped: {path} not found")]
         with load_adapter(path) as fast, load_adapter(path) as slow:
             for edge in slow.system.mode(slow.system.initial_mode).edges:
-                edge.guard.fn.program = None  # the guard stays in Python
+                vars(edge.guard.fn).pop("engine_entry", None)  # called back
             ours_result, theirs_result = fast.run(), slow.run()
             ours, theirs = paired_times(fast.run, slow.run, options)
         guards = ", ".join(
@@ -215,13 +214,13 @@ def adapter_rows(options: BenchOptions) -> list[Row]:
                 f"adapter {name}.toml",
                 "wall s",
                 ours,
-                "guards in Python",
+                "guards called back",
                 theirs,
                 _difference(ours_result, theirs_result),
                 math.nan,
-                f"guards {guards} compiled, {fast.method.name} "
+                f"guards {guards} in the compiled loop, {fast.method.name} "
                 f"h={fast.method.h:g}, t_end={fast.t_end:g}",
-                "the same run, the guards' expressions in Python",
+                "the same run, the guards called back through Python",
                 f"{len(ours_result.events)} events",
             )
         )
@@ -240,41 +239,28 @@ def _fmibridge_run(path: Path, env: dict) -> float:
 
 
 def cold_start_rows(options: BenchOptions) -> list[Row]:
-    """`fmibridge run BouncingBallEvents.fmu` with an empty numba cache, then
-    once the warm-up filled it; and compiling in-process, as runs did before."""
+    """`fmibridge run BouncingBallEvents.fmu` in a new process with an empty numba
+    cache, then three times more: nothing on the FMU path compiles at run time."""
     if options.quick:
-        return [_skipped("cold start", "skipped in --quick (compiles for ~20 s)")]
+        return [_skipped("cold start", "skipped in --quick (new processes)")]
     path = ball_fmu_path()
     with tempfile.TemporaryDirectory() as folder:
         env = {**os.environ, "NUMBA_CACHE_DIR": folder}
-        env[kernel_cache.ENVIRONMENT] = "auto"
-        start = time.perf_counter()
         first = _fmibridge_run(path, env)
-        stamp = Path(folder) / kernel_cache.stamp_path().name
-        while not stamp.exists() and time.perf_counter() - start < WARM_UP_BOUND_S:
-            time.sleep(0.5)
-        warm_up = time.perf_counter() - start
         second = float(np.median([_fmibridge_run(path, env) for _ in range(3)]))
-    with tempfile.TemporaryDirectory() as folder:
-        env = {**os.environ, "NUMBA_CACHE_DIR": folder}
-        env[kernel_cache.ENVIRONMENT] = "compiled"
-        in_process = _fmibridge_run(path, env)
     ratio = first / second
     return [
         Row(
             "cold start: fmibridge run BouncingBallEvents.fmu --stop-time 3",
             "wall s (new process)",
             first,
-            "the second run (cache warm)",
+            "the next runs",
             second,
             math.nan,
             math.nan,
-            "empty NUMBA_CACHE_DIR: Python path, warm-up in the background",
-            "compiled loop, median of 3",
-            f"first/second x{ratio:.2f}, "
-            f"{against_target(ratio, COLD_TARGET, f'x{COLD_TARGET:g}')}; "
-            f"the warm-up was done {warm_up:.1f} s after the first run started; "
-            f"compiling in-process instead (FMIBRIDGE_KERNELS=compiled): "
-            f"{in_process:.1f} s",
+            "empty NUMBA_CACHE_DIR, first run",
+            "the same, median of 3 new processes",
+            f"first/next x{ratio:.2f}, "
+            f"{against_target(ratio, COLD_TARGET, f'x{COLD_TARGET:g}')}",
         )
     ]

@@ -4,7 +4,9 @@
 - `result`: Result, Event, Status, and the Recorder methods write samples to
   (within a memory budget; `recording()` keeps a cut-short run's samples);
 - `integrators`: explicit Runge-Kutta schemes as Butcher tableaux;
-- `bracket`: Illinois regula falsi on a bracketed sign change (run by Python and numba);
+- `events` (compiled): the crossing test, Illinois regula falsi, the secant and dip
+  detection that every method's loop shares; `_functions` (compiled): functions
+  of (t, x) as the loops call them; `_rk`: the one Runge-Kutta step;
 - `span`: a run's t_end and step h checked against each other at the front doors;
 - `outputs`: output paths checked and claimed before a run, files written whole
   or not at all;

@@ -2,15 +2,14 @@
 
 - `base`: Flow, VectorField (dx/dt exposed), ForcedVectorField (with a contact force);
 - `native`: Python callables f(t, x, u);
-- `compiled`: numba-compiled f and guards, the steps between events as machine code
-  (`_kernels`: the compiled loops);
+- `compiled`: numba-compiled f and guards, called by the loops at their C addresses;
 - `fmi`: the lower FMI layer (one instance through fmpy, statuses as FMUError);
-- `fmu`: FMUs as flows, Model Exchange and Co-Simulation (`fmu_kernels`: the FMU's C
-  calls from numba; `fmu_view`: the guards and inputs it runs compiled;
-  `kernel_cache`: the Python path while numba's cache is cold, and the background
-  warm-up); `fmu_system`, an FMU with its own events as a HybridSystem;
-- `programs`: expressions as postfix code for the compiled loops
-  (`program_kernels`: the stack machine that runs them);
+- `fmu`: FMUs as flows, Model Exchange and Co-Simulation (`_fmu`: a Model
+  Exchange FMU's C functions called directly, its derivatives, event indicators
+  and outputs as Functions of (t, x)); `fmu_system`, an FMU with its own events
+  as a HybridSystem;
+- `_programs`: adapter expressions as programs, and the one stack machine that
+  evaluates them (from Python and from the compiled loops);
 - `mode_inputs`: per-mode inputs of a flow;
 - coupled systems, several components as one flow: `components` (FMUs, native
   blocks, vector fields with ports), `coupling` (connections checked, ordered and

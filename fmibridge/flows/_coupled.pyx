@@ -16,26 +16,15 @@ dx/dt at (t, x) of components joined by connections (`coupled.CoupledModelExchan
 
 Every RK stage of every method evaluates this (`Tableau.step`), so the
 connections are propagated at each stage: one vector field, no co-simulation
-error. An FMU's ports are read and written through its C functions (fmi2GetReal
-and fmi2SetReal, or fmi3GetFloat64 and fmi3SetFloat64, which take the number of
-values once more); a failed call raises the FMUError that names the function,
-as the FMU's Python calls do.
+error. An FMU is put at its point and its ports are read and written through its
+C functions (`flows._fmu.FmuCalls`); a failed call raises the FMUError that
+names the function.
 """
 
 from ..core._functions cimport Function, new_array
+from ._fmu cimport FmuCalls
 
 import numpy as np
-
-from .fmi import _status_error
-
-cdef enum:
-    FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
-
-ctypedef int (*set_time_fn)(void*, double) noexcept nogil
-ctypedef int (*set_states_fn)(void*, const double*, size_t) noexcept nogil
-ctypedef int (*reals2_fn)(void*, const unsigned int*, size_t, double*) noexcept nogil
-ctypedef int (*reals3_fn)(void*, const unsigned int*, size_t, double*,
-                          size_t) noexcept nogil
 
 
 cdef class Part:
@@ -74,40 +63,22 @@ cdef class PythonPart(Part):
 
 
 cdef class FmuPart(Part):
-    """A Model Exchange FMU, put at (t, x) by setTime and setContinuousStates at
-    their C addresses where its ports are read (`placed`); its derivatives
-    Function sets them itself."""
+    """A Model Exchange FMU, put at (t, x) through its calls (`FmuCalls.set_point`:
+    its own inputs at t, the time, the states) where its ports are read
+    (`placed`); its derivatives Function puts it there itself, and a point set
+    once is not set again."""
 
-    cdef object instance
+    cdef FmuCalls calls
     cdef bint placed
-    cdef void* component
-    cdef set_time_fn set_time
-    cdef set_states_fn set_states
 
-    def __init__(self, Py_ssize_t start, Function derivatives, instance,
+    def __init__(self, Py_ssize_t start, Function derivatives, FmuCalls calls,
                  bint placed):
         super().__init__(start, derivatives)
-        set_time, set_states, _, _, handle = instance.c_calls.tolist()
-        self.instance, self.placed = instance, placed
-        self.component = <void*> <size_t> handle
-        self.set_time = <set_time_fn> <size_t> set_time
-        self.set_states = <set_states_fn> <size_t> set_states
+        self.calls, self.placed = calls, placed
 
     cdef int at(self, double t, const double* x) except -1:
-        cdef int status
-        if not self.placed:
-            return 0
-        status = self.set_time(self.component, t)
-        if status > FMI_WARNING:
-            raise _status_error(self.instance, self.instance._c_names[0], status)
-        status = self.set_states(self.component, x, <size_t> self.n)
-        if status > FMI_WARNING:
-            raise _status_error(self.instance, self.instance._c_names[1], status)
-        return 0
-
-    cdef int release(self) except -1:
-        if self.placed:  # the FMU's time was set here, behind the instance's cache
-            self.instance.forget_time()
+        if self.placed:
+            self.calls.set_point(t, x if self.n else &self.calls.x[0])
         return 0
 
 
@@ -145,50 +116,20 @@ cdef class PythonPorts(Ports):
 
 
 cdef class FmuPorts(Ports):
-    """Real variables of an FMU, got and set at the C addresses of its
-    get/set functions (FMI 3's take the number of values once more)."""
+    """Real variables of an FMU, got and set through its calls (`FmuCalls`)."""
 
-    cdef object instance
-    cdef void* component
-    cdef void* get_fn
-    cdef void* set_fn
-    cdef bint counted
+    cdef FmuCalls calls
     cdef unsigned int[::1] vrs
-    cdef double[::1] buffer
 
-    def __init__(self, instance, vrs):
-        self.instance = instance
-        self.n = len(vrs)
+    def __init__(self, FmuCalls calls, vrs):
+        self.calls, self.n = calls, len(vrs)
         self.vrs = np.array(list(vrs) or [0], dtype=np.uintc)
-        self.buffer = np.zeros(max(self.n, 1))
-        get_fn, set_fn, counted = instance.c_reals.tolist()
-        self.component = <void*> <size_t> instance.c_calls.tolist()[4]
-        self.get_fn, self.set_fn = <void*> <size_t> get_fn, <void*> <size_t> set_fn
-        self.counted = counted != 0
-
-    cdef int _call(self, void* fn, double* values, Py_ssize_t which) except -1:
-        cdef int status
-        cdef size_t n = self.n
-        if self.counted:
-            status = (<reals3_fn> fn)(self.component, &self.vrs[0], n, values, n)
-        else:
-            status = (<reals2_fn> fn)(self.component, &self.vrs[0], n, values)
-        if status > FMI_WARNING:
-            raise _status_error(
-                self.instance, self.instance.real_functions[which], status
-            )
-        return 0
 
     cdef int get(self, double* values) except -1:
-        return self._call(self.get_fn, values, 0) if self.n else 0
+        return self.calls.get_reals(&self.vrs[0], self.n, values)
 
     cdef int put(self, const double* values) except -1:
-        cdef Py_ssize_t i
-        if self.n:
-            for i in range(self.n):
-                self.buffer[i] = values[i]
-            self._call(self.set_fn, &self.buffer[0], 1)
-        return 0
+        return self.calls.set_reals(&self.vrs[0], self.n, values)
 
 
 cdef class Step:

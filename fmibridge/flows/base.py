@@ -13,12 +13,8 @@ import numpy as np
 from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ._programs import program_function
 from ._stepper import FieldStepper, FlowStepper, Stepper
-
-# A guard's rate dg/dt comes from a forward difference along the flow over
-# RATE_STEP * h: about the square root of the float64 epsilon, which balances the
-# difference's truncation against round-off (exact for affine guards).
-RATE_STEP = 2.0**-26
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
@@ -59,25 +55,6 @@ def _is_numeric(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return True
-
-
-def guard_rates(flow, guards, t, x, g, h, slope=None) -> list[float] | None:
-    """Return each guard's rate dg/dt along `flow` at (t, x), or None without dx/dt.
-
-    g holds the guards' values at (t, x); the rates are forward differences
-    over d = RATE_STEP * h along the vector field: (g(t + d, x + d f) - g) / d,
-    with f = `slope` where the caller has dx/dt at (t, x) already. The compiled
-    loops (`flows._kernels`, `flows.fmu_kernels`) take the same difference in
-    the same order.
-    """
-    if not isinstance(flow, VectorField):
-        return None
-    d = RATE_STEP * h
-    if slope is None:
-        slope = np.asarray(flow.rhs(t, x), dtype=float)
-    z = x + d * slope
-    t_ahead = t + d
-    return [(guard(t_ahead, z) - g_i) / d for guard, g_i in zip(guards, g, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -191,6 +168,17 @@ class Flow(abc.ABC):
         `max_iter` trial steps (`Steps.bracket`).
         """
         return None
+
+    def expression_function(self, program, constants, failure, what: str):
+        """Return an adapter expression's `program` as a Function of (t, x) for
+        the compiled loops, or None where its names are not all the flow's to
+        read there (`Flow.variables` then serves them from Python).
+
+        A name is t, else a state, else one of `constants` (parameters); an
+        evaluation that fails raises failure(t, values, code, value)
+        (`flows._programs.ProgramFunction`).
+        """
+        return program_function(program, self.state_names, constants, failure, what)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return every named quantity at (t, x): states, and outputs if any."""

@@ -320,12 +320,3 @@ class CompiledFlow(VectorField):
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = compiled:NAME``."""
         return {"flow": f"compiled:{self.name}"}
-
-
-# TRANSITION: names the kernels not yet ported still import.
-BLOCK = 4096
-SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
-
-
-def guard_sides(guards) -> np.ndarray:
-    return np.array([SIDES[g.direction] for g in guards])

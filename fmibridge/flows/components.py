@@ -194,19 +194,12 @@ class ModelExchangeComponent(_FmuComponent):
 
     def part(self, start: int, read: bool) -> Part:
         """Return the FMU put at (t, x) by its C functions where read, its
-        derivatives the flow's own Function (`ModelExchangeFlow.rhs_function`);
-        an FMU whose C functions the compiled loops do not call (FMI 1.0) is
-        called back in Python."""
-        if not self.flow.instance.is_compiled:
-            return super().part(start, read)
-        return FmuPart(start, self.flow.rhs_function(), self.flow.instance, read)
+        derivatives the flow's own Function (`ModelExchangeFlow.rhs_function`)."""
+        return FmuPart(start, self.flow.rhs_function(), self.flow.instance.calls, read)
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
-        """Return these Real variables got or set by the FMU's C functions
-        (in Python for FMI 1.0)."""
-        if not self.flow.instance.is_compiled:
-            return super().ports(names, output=output)
-        return FmuPorts(self.flow.instance, self._vrs(names))
+        """Return these Real variables got or set by the FMU's C functions."""
+        return FmuPorts(self.flow.instance.calls, self._vrs(names))
 
 
 class CoSimulationComponent(_FmuComponent):

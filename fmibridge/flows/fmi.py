@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import FmibridgeError, FMUError
+from ._fmu import FUNCTIONS, FmuCalls
 from .fmu_archive import FmuArchive
 
 __all__ = ["FmuArchive", "FmiInstance", "instantiate"]
@@ -43,6 +44,7 @@ def _fmi_call(method: Callable) -> Callable:
 
     @functools.wraps(method)
     def call(self: FmiInstance, *args, **kwargs):
+        self._touched()  # the FMU may change: compiled calls set their point again
         try:
             return method(self, *args, **kwargs)
         except FMICallException as exc:
@@ -119,7 +121,7 @@ class FmiInstance:
     """One instantiated FMU. Subclasses bind one FMI version and interface."""
 
     interface: str = ""  # "ModelExchange" or "CoSimulation"
-    is_compiled: bool = True  # the compiled loops may call its C functions
+    calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
     _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
@@ -144,6 +146,12 @@ class FmiInstance:
             ) from None
         self._bind()
 
+    def _touched(self) -> None:
+        """Note that something may change the FMU: the compiled calls set their
+        point again (`calls`, Model Exchange)."""
+        if self.calls is not None:
+            self.calls.touched()
+
     def _log(self, text: str) -> None:
         self._messages = (self._messages + [text])[-20:]  # keep the last few for errors
 
@@ -162,6 +170,8 @@ class FmiInstance:
             pass
         fmu.freeInstance()
         _INSTANCES.pop(self.name, None)
+        if self.calls is not None:
+            self.calls.close()
 
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
@@ -208,7 +218,7 @@ class FmiInstance:
         self._fmu.reset()
 
     def c_address(self, function: str) -> int:
-        """Return the address of the FMU's C function `function` (compiled loops)."""
+        """Return the address of the FMU's C function `function` (compiled calls)."""
         return ctypes.cast(self._fmu._functions[function], ctypes.c_void_p).value
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
@@ -352,7 +362,6 @@ class _Fmi1:
 
     real_functions = ("fmi1GetReal", "fmi1SetReal")
     counts_values = False  # fmiGetReal takes no nValues argument
-    is_compiled = False  # the compiled loops take FMI 2 and 3 only: Python path
     _access = _Fmi2._access
     _real, _int = "Real", "Integer"
 
@@ -445,6 +454,7 @@ class RealPorts:
     def set(self, values: np.ndarray) -> None:
         """Set the variables to `values`."""
         if self._set is not None:
+            self._instance._touched()
             self.values[...] = values
             status = self._set()
             if status > FMI_WARNING:
@@ -452,55 +462,41 @@ class RealPorts:
 
 
 class _ModelExchange(FmiInstance):
-    """Model Exchange calls with preallocated ctypes buffers.
+    """Model Exchange calls: the per-step ones straight to the FMU's C functions.
 
-    The per-step calls (set time and states, get derivatives and event
-    indicators) go straight to the FMU's C functions with the component bound
-    and their status checked here: fmpy's Python wrappers around them cost
-    more than the calls (fmibridge bench, master overhead).
+    Setting time and states and getting derivatives, event indicators and
+    reals go through `calls` (`flows._fmu.FmuCalls`), with the component
+    bound and the status checked there; the compiled loops call the same.
+    fmpy's Python wrappers around them cost more than the calls (fmibridge
+    bench, master overhead).
     """
 
     interface = "ModelExchange"
     _c_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
 
     def _buffers(self) -> None:
-        nx = self.description.numberOfContinuousStates
-        nz = self.description.numberOfEventIndicators
-        self.nx, self.nz = nx, nz
+        self.nx = self.description.numberOfContinuousStates
+        self.nz = self.description.numberOfEventIndicators
         # one spare element: a zero-length buffer would pass NULL to the FMU
-        self._x, self._dx, self._z = (
-            np.zeros(nx + 1),
-            np.zeros(nx + 1),
-            np.zeros(nz + 1),
-        )
-        pointer = ctypes.POINTER(ctypes.c_double)
-        self._px = self._x.ctypes.data_as(pointer)
-        self._pdx = self._dx.ctypes.data_as(pointer)
-        self._pz = self._z.ctypes.data_as(pointer)
-        self._t = math.nan  # the FMU's time as last set: setTime is skipped if equal
+        self._x = np.zeros(self.nx + 1)
+        self._px = self._x.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
 
     def _bind(self) -> None:
-        """Bind the component, buffer and size to the per-step C functions."""
-        functions, component = self._fmu._functions, self._fmu.component
-        functions_in_order = [functions[name] for name in self._c_names]
-        set_time, set_states, derivatives, indicators = functions_in_order
-        nx, nz = ctypes.c_size_t(self.nx), ctypes.c_size_t(self.nz)  # converted once
-        self._c_set_time = functools.partial(set_time, component)
-        self._c_set_states = functools.partial(set_states, component, self._px, nx)
-        self._c_derivatives = functools.partial(derivatives, component, self._pdx, nx)
-        self._c_indicators = functools.partial(indicators, component, self._pz, nz)
-        # The same four functions and the component as plain addresses, for the
-        # compiled loop (`fmu_kernels.fmu_flight`): FMI 2 and 3 declare them alike.
-        addresses = [ctypes.cast(f, ctypes.c_void_p).value for f in functions_in_order]
+        """Bind the FMU's C functions and component for direct calls (`calls`)."""
+        names = (*self._c_names, *self.real_functions)
+        addresses = dict(zip(FUNCTIONS, map(self.c_address, names), strict=True))
+        component = self._fmu.component
         handle = getattr(component, "value", component)  # c_void_p or int
-        self.c_calls = np.array([*addresses, handle], dtype=np.uint64)
-        # get and set of reals, and 1 where they take nValues (FMI 3.0), for the
-        # compiled loop's outputs and inputs (`fmu_kernels`)
-        reals = [
-            ctypes.cast(functions[n], ctypes.c_void_p).value
-            for n in self.real_functions
-        ]
-        self.c_reals = np.array([*reals, self.counts_values], dtype=np.uint64)
+        self.calls = FmuCalls(
+            addresses,
+            handle,
+            self.counts_values,
+            self.nx,
+            self.nz,
+            names,
+            functools.partial(_status_error, self),
+            self.path,
+        )
         self.needs_completed_step = bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
         )
@@ -511,19 +507,12 @@ class _ModelExchange(FmiInstance):
         return None
 
     def forget_time(self) -> None:
-        """Drop the cached FMU time: call after anything else set it (`c_calls`)."""
-        self._t = math.nan
+        """Drop the cached FMU time: call after anything else set it (`calls`)."""
+        self.calls.forget_time()
 
     def set_time_and_states(self, t: float, x: np.ndarray) -> None:
-        if t != self._t:  # the RK stages and guards share times (c = 1/2, 1/2; t + h)
-            status = self._c_set_time(t)
-            if status > FMI_WARNING:
-                raise _status_error(self, self._c_names[0], status)
-            self._t = t
-        self._x[: self.nx] = x
-        status = self._c_set_states()
-        if status > FMI_WARNING:
-            raise _status_error(self, self._c_names[1], status)
+        """Set the time (unless the FMU has it already) and the states."""
+        self.calls.set_time_and_states(t, x)
 
     @_fmi_call
     def get_states(self) -> np.ndarray:
@@ -531,20 +520,12 @@ class _ModelExchange(FmiInstance):
         return self._x[: self.nx].copy()
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return dx/dt at (t, x)."""
-        self.set_time_and_states(t, x)
-        status = self._c_derivatives()
-        if status > FMI_WARNING:
-            raise _status_error(self, self._c_names[2], status)
-        return self._dx[: self.nx].copy()
+        """Return dx/dt at (t, x), the inputs as the FMU holds them."""
+        return self.calls.derivatives(t, x)
 
     def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the event indicators at (t, x)."""
-        self.set_time_and_states(t, x)
-        status = self._c_indicators()
-        if status > FMI_WARNING:
-            raise _status_error(self, self._c_names[3], status)
-        return self._z[: self.nz].copy()
+        """Return the event indicators at (t, x), the inputs as the FMU holds them."""
+        return self.calls.event_indicators(t, x)
 
     @_fmi_call
     def event_iteration(
@@ -578,7 +559,7 @@ class _ModelExchange(FmiInstance):
 
     def reset(self) -> None:
         super().reset()
-        self._t = math.nan
+        self.forget_time()
 
 
 class Fmi2Model(_Fmi2, _ModelExchange):
@@ -680,7 +661,7 @@ class Fmi1Model(_Fmi1, _ModelExchange):
         self._initial = _event_info(
             self, self._fmu.initialize(tolerance is not None, tolerance or 0.0)
         )
-        self._t = t0
+        self.calls.note_time(t0)  # fmpy's setTime above
 
     @_fmi_call
     def finish_initialization(self, max_iterations: int) -> EventInfo:

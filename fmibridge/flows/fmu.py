@@ -19,7 +19,6 @@ the Result samples, and `terminateSimulation` ends the run (Status.TERMINATED).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -27,16 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core._functions import Function
 from ..core.errors import FmibridgeError, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
-from . import kernel_cache
-from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
-from .compiled import BLOCK, guard_sides
+from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
+from .base import Flow, FlowTerminated, VectorField
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
-from .fmu_view import Plan
-from .fmu_view import plan as plan_of
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -46,6 +43,7 @@ MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 REAL_TYPES = ("Real", "Float64", "Float32")
+C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and write
 STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
     "1.0": ("fmiGetFMUstate", "missing"),  # FMI 1.0 has no FMU state at all
     "2.0": ("canGetAndSetFMUstate", "false"),
@@ -351,10 +349,6 @@ class _FmuFlow:
     def next_event_time(self) -> float:
         return self._next_jump()
 
-    def _set_inputs(self, t: float) -> None:
-        if self._inputs:
-            self.instance._set_start(self._input_values(t))
-
     def _held_input(self, name: str) -> tuple[int, Callable[[float], object]]:
         """The value reference of a real input and its value u(t) as set now."""
         vr = self._vr(name, "input")
@@ -390,13 +384,8 @@ class _FmuFlow:
         self.archive.cleanup()
 
     def _check_finite(self, values: np.ndarray, what: str, t: float) -> np.ndarray:
-        # inf and NaN reach a sum of Python floats, which overflows to inf without
-        # a warning; then np.isfinite decides. For a few values it costs a fifth.
-        if not math.isfinite(sum(values.tolist())) and not np.isfinite(values).all():
-            raise FMUError(
-                what, "non-finite values", self.path, f"at t = {t!r}: {values.tolist()}"
-            )
-        return values
+        """Return values, or raise the FMUError of a non-finite one (`check_finite`)."""
+        return check_finite(values, what, self.path, t)
 
 
 class ModelExchangeFlow(_FmuFlow, VectorField):
@@ -429,12 +418,54 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
         self._check_state_order()
         self.x0 = self.instance.get_states()
-        self._z_key: tuple | None = None
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
-        self._blocks: tuple[np.ndarray, np.ndarray] | None = None  # steps_inside out
-        self._plans: dict[tuple, tuple] = {}  # by guard functions: (fns, Plan)
-        self._paths: list[tuple[float, str]] = []  # this run's kernel paths
-        self._last_t = -math.inf
+        self._python_inputs = self._attach_inputs()
+        calls = self.instance.calls
+        self._rhs_function = FmuRhs(calls, self.path)
+        self._indicators = FmuIndicators(calls, self.path)
+
+    def _attach_inputs(self) -> list[str]:
+        """Hand the continuous inputs to the FMU's calls, set at every point
+        (`flows._fmu.FmuInputs`); return the names of those set from Python:
+        functions u(t) and tables, called back, and inputs of other types than
+        Real and Float64 or arrays, set through fmpy."""
+        if not self._inputs:
+            return []
+        vrs, sources, others, in_python = [], [], {}, []
+        for vr, (variable, u) in self._inputs.items():
+            if variable.type not in C_REALS or variable.shape:
+                others[vr] = (variable, u)
+                in_python.append(variable.name)
+                continue
+            vrs.append(vr)
+            sources.append(self._input_source(u))
+            if not isinstance(sources[-1], float | Function):
+                in_python.append(variable.name)
+
+        def set_others(t: float) -> None:
+            self.instance._set_start(
+                {
+                    vr: (variable.type, self._value_at(u, t, held=False))
+                    for vr, (variable, u) in others.items()
+                }
+            )
+
+        inputs = FmuInputs(vrs, sources, set_others if others else None)
+        self.instance.calls.attach(inputs)
+        return in_python
+
+    def _input_source(self, u: InputValue) -> object:
+        """How an input's value at t is found: a number, a Function of t (an
+        adapter's expression, `engine_entry`), or a Python function of t."""
+        if isinstance(u, InputTable):
+            return lambda t: self._value_at(u, t, held=False)
+        if not callable(u):
+            return float(u)
+        entry = getattr(u, "engine_entry", None)
+        found = entry(0) if entry is not None else None
+        if found is not None and found[1] == 0 and found[0].n_out == 1:
+            return found[0]
+        return u
 
     def _check_state_order(self) -> None:
         """Refuse states that are not the FMU's state vector, where it says which
@@ -455,40 +486,13 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._next_time = info.next_time
         self.is_terminated = self.is_terminated or info.terminate
 
-    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the FMU's derivatives at (t, x), with its inputs at t."""
-        if self._inputs:
-            self._set_inputs(t)
-        return self._check_finite(self.instance.derivatives(t, x), "get derivatives", t)
+    def rhs_function(self) -> Function:
+        """Return the FMU's derivatives at (t, x), its inputs set at t, as the
+        compiled loops call them: its C functions (`flows._fmu.FmuRhs`)."""
+        return self._rhs_function
 
-    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        """Return x(t + h): one compiled RK step over the FMU's C calls where it can.
-
-        The same operations as `scheme.step(self.rhs, ...)`, in one call of
-        `fmu_kernels.fmu_advance`, which also leaves the event indicators at
-        (t + h, x(t + h)) for the guards that the method evaluates next. Inputs
-        that vary with time other than as an adapter's expressions
-        (`fmu_view`), or a failed FMU call, take the Python step (which raises
-        the FMUError or ExpressionError).
-        """
-        plan = self._plan(())
-        if plan is None or not self._kernels_ready(t):
-            return super().advance(t, x, h, scheme)
-        if self._inputs:
-            self._set_inputs(t)
-        instance, kernels = self.instance, _fmu_kernels()
-        x = np.ascontiguousarray(x, dtype=float)
-        y, z = np.empty(x.shape), np.empty(instance.nz)
-        a, b, c = scheme.arrays
-        outcome = kernels.fmu_advance(
-            plan.fmu(instance), a, b, c, float(t), x, float(h), y, z
-        )
-        instance.forget_time()
-        if outcome == kernels.STEP_FAILED:
-            return super().advance(t, x, h, scheme)
-        if outcome == kernels.STEP_AND_INDICATORS:
-            self._z, self._z_key = z, (t + h, y.tobytes())
-        return y
+    def _set_inputs(self, t: float) -> None:
+        self.instance.calls.set_inputs(t)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -533,7 +537,6 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             typed = {vr: (self.instance._int, v) for vr, v in changed.items()}
             self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, typed))
             self._discrete.update(changed)
-            self._z_key = None
 
     def rhs_with(self, t: float, x: np.ndarray, name: str, value: float) -> np.ndarray:
         """Return dx/dt with the real input `name` at `value` for this call only."""
@@ -548,114 +551,64 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             self.instance.set_reals([vr], [held(t)])
 
     def event_indicator(self, i: int) -> Callable[[float, np.ndarray], float]:
-        """Return g(t, x) = the FMU's i-th event indicator."""
+        """Return g(t, x) = the FMU's i-th event indicator.
+
+        Its `engine_entry(n)` is entry i of the FMU's indicators as one
+        Function (`flows._fmu.FmuIndicators`): the compiled loops read all of
+        them with one FMU call per point, and so does a call from Python.
+        """
+        function = self._indicators
 
         def indicator(t: float, x: np.ndarray) -> float:
-            key = (t, x.tobytes())
-            if key != self._z_key:  # one FMU call serves every indicator at (t, x)
-                if self._inputs:
-                    self._set_inputs(t)
-                self._z = self._check_finite(
-                    self.instance.event_indicators(t, x), "get event indicators", t
-                )
-                self._z_key = key
-            return float(self._z[i])
+            return float(function(t, x)[i])
 
         indicator.__name__ = f"event_indicator_{i}"
-        indicator.fmu_flow, indicator.indicator_index = self, i  # for steps_inside
+        indicator.engine_entry = lambda n: (function, i) if n == function.n_in else None
+        indicator.fmu_flow, indicator.indicator_index = self, i  # for completion
         return indicator
 
-    def steps_inside(
-        self,
-        guards,
-        t,
-        x,
-        h,
-        t_end,
-        scheme,
-        max_steps,
-        reach_tol,
-        locate_tol=None,
-        max_iter=0,
-    ):
-        """Take the steps between events in one compiled loop over the FMU's C calls.
-
-        Offered (else None) where every guard is one of this FMU's own event
-        indicators (`event_indicator`) or an adapter's expression over its
-        states, outputs and t, and every input that varies in time is an
-        adapter's expression of t (`fmu_view.plan`). The loop
-        (`fmu_kernels.fmu_flight`) stops before a failed FMU call or a
-        non-finite value, so the method's own step then raises the FMUError
-        or ExpressionError. With `locate_tol` it narrows the crossing step
-        after the block as `CompiledFlow` does (`_kernels.locate`), and returns
-        no bracket if an FMU call fails there.
-        """
-        plan = self._plan(guards)
-        if plan is None or not self._kernels_ready(t):
+    def expression_function(self, program, constants, failure, what: str):
+        """Return `program` over t, the states, the FMU's outputs and `constants`
+        as a Function of (t, x) (`Flow.expression_function`); the outputs are
+        read through the FMU's C get of reals at the point, its inputs at t
+        (`flows._fmu.FmuProgram`). None where it reads another name, or an
+        output that is no scalar Real (Float64)."""
+        found = super().expression_function(program, constants, failure, what)
+        if found is not None:
+            return found
+        nx = len(self.state_names)
+        places = {"t": 0, **{n: 1 + i for i, n in enumerate(self.state_names)}}
+        outputs = [
+            n for n in program.names if n not in places and n in self.output_names
+        ]
+        variables = [self.archive.variables.get(n) for n in outputs]
+        if any(v is None or v.type not in C_REALS or v.shape for v in variables):
             return None
-        instance = self.instance
-        self._set_inputs(t)  # constants, set once as rhs would at every call
-        if self._blocks is None:
-            self._blocks = (np.empty(BLOCK), np.empty((BLOCK, len(self.state_names))))
-        ts, xs = self._blocks
-        x = np.ascontiguousarray(x, dtype=float)
-        x_lo, g, ends = np.empty(len(x)), np.empty((2, len(guards))), np.empty(3)
-        a, b, c = scheme.arrays
-        try:
-            n = _fmu_kernels().fmu_flight(
-                plan.fmu(instance),
-                plan.nz,
-                guard_sides(guards),
-                a,
-                b,
-                c,
-                float(t),
-                x,
-                float(h),
-                float(t_end),
-                int(min(max_steps, BLOCK)),
-                float(reach_tol),
-                0.0 if locate_tol is None else float(locate_tol),
-                int(max_iter),
-                RATE_STEP * float(h),
-                ts,
-                xs,
-                x_lo,
-                g,
-                ends,
-            )
-        finally:  # the loop set the FMU's time and states behind Python's caches
-            instance.forget_time()
-            self._z_key = None
-        return compiled_steps(t, x, ts, xs, n, x_lo, g, ends)
-
-    def _kernels_ready(self, t: float) -> bool:
-        """Whether the step from t may take the compiled kernels
-        (`kernel_cache.ready`); notes the path from t on for `describe`."""
-        path = "compiled" if kernel_cache.ready() else "python"
-        if t < self._last_t:  # a new run, from an earlier time
-            self._paths = []
-        self._last_t = t
-        if not self._paths or self._paths[-1][1] != path:
-            self._paths.append((t, path))
-        return path == "compiled"
+        places.update({name: 1 + nx + k for k, name in enumerate(outputs)})
+        v = [0.0] * len(places)
+        for name in program.names:
+            if name not in places:
+                if name not in constants:
+                    return None
+                places[name] = len(v)
+                v.append(float(constants[name]))
+        return FmuProgram(
+            self.instance.calls,
+            [program.bound(places)],
+            [failure],
+            v,
+            [variable.vr for variable in variables],
+            1 + nx,
+            what,
+        )
 
     def describe(self) -> dict[str, str]:
-        """Return the provenance entries, with the kernels this run took:
-        compiled, python (also where no guard or input could be compiled), or
-        python until the cache was warm (`kernel_cache.describe`)."""
-        paths = self._paths or [(self.t0, "python")]
-        return {**super().describe(), "kernels": kernel_cache.describe(paths)}
-
-    def _plan(self, guards) -> Plan | None:
-        """The compiled loop's programs for these guards (`fmu_view.plan`)."""
-        if not self.instance.is_compiled:  # FMI 1.0: the Python path, for now
-            return None
-        fns = tuple(guard.fn for guard in guards)
-        key = tuple(map(id, fns))  # the entry holds fns, so no id is reused
-        if key not in self._plans:
-            self._plans[key] = (fns, plan_of(self, guards))
-        return self._plans[key][1]
+        """Return the provenance entries, with how the FMU's functions are called:
+        directly, and which inputs are set from Python (`_attach_inputs`)."""
+        calls = "C functions called directly"
+        if self._python_inputs:
+            calls += f"; inputs set from Python: {', '.join(self._python_inputs)}"
+        return {**super().describe(), "fmu_calls": calls}
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the FMU's event mode at (t, x) and return its continuous state after.
@@ -666,7 +619,6 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self.instance.set_time_and_states(t, x)
         tables = self._table_values(t)
         self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
-        self._z_key = None
         return self.instance.get_states()
 
 
@@ -897,14 +849,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._instance.free_state(snapshot)
             self._snapshots = OrderedDict()
         super().close()
-
-
-@functools.cache
-def _fmu_kernels():
-    """Import the compiled FMU loop on first use (numba loads it from its cache)."""
-    from . import fmu_kernels
-
-    return fmu_kernels
 
 
 FLOW_CLASSES = {"ModelExchange": ModelExchangeFlow, "CoSimulation": CoSimulationFlow}

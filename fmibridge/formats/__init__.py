@@ -8,8 +8,9 @@
   structure of an SSP archive) with the hybrid part over `component.variable`;
 - `ssp`: SSP 1.0/2.0 archives (SystemStructure.ssd and its FMUs) read into a
   coupled flow, and packed;
-- `expressions`: the whitelisted, bounded evaluator of the expressions in them
-  (`compiled_expressions`: the same expressions as programs for the compiled loops);
+- `expressions`: the whitelisted, bounded expressions in them, checked and run
+  by the stack machine of `flows._programs` (`compiled_expressions`: a checked
+  expression's program);
 - `toml_file`: reading a TOML file (adapter or sweep spec) with one clear error.
 
 May import core, flows, methods and models; never the front doors.

@@ -23,7 +23,6 @@ from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.contact import Contact
-from .compiled_expressions import program_of
 from .expressions import Expression
 
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
@@ -288,23 +287,48 @@ def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float
 
 def state_function(expr: Expression, flow, parameters, where: str):
     """Return f(t, x): `expr` over the flow's variables and the parameters at
-    (t, x), named after its source; a failure names `where`. Its `program`
-    over the states, outputs and t of `program_flow` serves the compiled loop
-    (`flows.fmu_view`)."""
-    values = _values(flow, parameters, expr.names)
+    (t, x), named after its source; a failure names `where` and the time.
 
-    def fn(t: float, x: np.ndarray) -> float:
-        return evaluate(expr, values(t, x), where, t)
+    Where the flow reads its names itself (`Flow.expression_function`: the
+    states, t, the parameters, a Model Exchange FMU's outputs), f is that
+    Function, which the compiled loops call through `f.engine_entry(n)`;
+    otherwise f gathers the values from Python (`Flow.variables`). Either
+    way the stack machine evaluates `expr`.
+    """
+    function = flow.expression_function(
+        expr.program, constants(parameters), failure(expr, where), where
+    )
+    if function is None:
+        values = _values(flow, parameters, expr.names)
 
+        def fn(t: float, x: np.ndarray) -> float:
+            return evaluate(expr, values(t, x), where, t)
+
+    else:
+
+        def fn(t: float, x: np.ndarray) -> float:
+            return float(function(t, x)[0])
+
+        fn.engine_entry = lambda n: (function, 0) if n == function.n_in else None
     fn.__name__ = expr.source
-    fn.program, fn.program_flow = compiled_program(expr, parameters), flow
     return fn
 
 
-def compiled_program(expr: Expression, parameters: Mapping[str, float]):
-    """`expr` as a program for the compiled loops (`compiled_expressions`), the
-    parameters read as constants (but `t`, which `_values` gives the time)."""
-    return program_of(expr, {k: v for k, v in parameters.items() if k != "t"})
+def constants(parameters: Mapping[str, float]) -> dict[str, float]:
+    """The parameters an expression reads as constants (all but `t`, the time)."""
+    return {k: v for k, v in parameters.items() if k != "t"}
+
+
+def failure(expr: Expression, where: str) -> Callable:
+    """Return failure(t, values, code, value): the error of `expr` failing at t
+    with `values` inside a compiled call (`flows._programs.ProgramFunction`), as
+    `evaluate` names it."""
+
+    def failed(t: float, values: Mapping[str, float], code: int, value: float):
+        reason = expr.failure(values, code, value)
+        return ExpressionError(f"{where} at t = {t!r} s: {reason}")
+
+    return failed
 
 
 def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):

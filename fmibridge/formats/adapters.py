@@ -48,18 +48,21 @@ import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.span import check_span, check_step
 from ..core.system import HybridSystem, Mode, UnilateralConstraint
+from ..flows._programs import program_function
 from ..flows.fmu import ModelExchangeFlow, fmu_event_edges, open_fmu
 from ..flows.fmu_archive import FmuArchive
 from ..methods.contact import fmu_contact
 from .adapter_tables import (
     Adapter,
     Problems,
-    compiled_program,
+    constants,
     constraint_fields,
-    evaluate,
+    failure,
     mode_flows,
     read_edges,
     read_method,
@@ -312,15 +315,20 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
 
 
 def _input_function(expr: Expression, parameters: Mapping[str, float], where: str):
-    """A constant input's value, or the function of t of a time-varying one
-    (with its `program` for the compiled loop, `flows.fmu_view`)."""
+    """A constant input's value, or the function u(t) of a time-varying one: a
+    Function of t (no states) that the FMU's calls run at every point
+    (`u.engine_entry(0)`, `flows._fmu.FmuInputs`)."""
     if not expr.names - set(parameters):
         return expr(parameters)
+    function = program_function(
+        expr.program, (), constants(parameters), failure(expr, where), where
+    )
+    no_states = np.empty(0)
 
     def u(t: float) -> float:
-        return evaluate(expr, {**parameters, "t": t}, where, t)
+        return float(function(t, no_states)[0])
 
-    u.program = compiled_program(expr, parameters)
+    u.engine_entry = lambda n: (function, 0) if n == 0 else None
     return u
 
 

@@ -1,147 +1,151 @@
-"""Checked expressions as programs (`flows.programs.Program`) for the compiled loops.
+"""Checked expressions as programs (`flows._programs.Program`) for the stack machine.
 
-`program_of` walks the tree that `Expression.parse` checked against its
-whitelist and rewrote to compute in floats, and emits one instruction per
-node, in Python's order of evaluation: nothing is generated from the text,
-and nothing is run. Names given values (the adapter's parameters) become
-constants, the others variables that the loop supplies.
+`emit` walks the tree that `Expression.parse` checked against its whitelist
+and rewrote to compute in floats, and emits one instruction per node, in
+Python's order of evaluation: nothing is generated from the text, and nothing
+is run. Every name the expression reads is a variable of the program; the
+caller places them (`Program.bound`).
 
-An expression is left to Python (None) where the machine's float operations
-could differ from Python's: `hypot` (Python's is not the C library's), and
-arithmetic on a comparison's result (True and False are integers in Python,
-whose zero has no sign).
+Python holds the result of a comparison or `not` as an integer (True, False),
+and arithmetic among integers stays exact however large it grows; the machine
+holds them as floats marked as integers, exact up to 2**53. `emit` bounds the
+integers each node can produce and refuses an expression whose integers could
+exceed 2**53 (a product of many comparisons), so that the machine's value is
+Python's for every expression it accepts.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
 
-import numpy as np
+from ..flows import _programs
 
-from ..flows import programs as p
-from .expressions import Expression
+_Op = _programs.Op  # the machine's instructions
 
 BINARY = {
-    ast.Add: p.ADD,
-    ast.Sub: p.SUB,
-    ast.Mult: p.MUL,
-    ast.Div: p.DIV,
-    ast.Mod: p.MOD,
-    ast.FloorDiv: p.FLOORDIV,
+    ast.Add: _Op.ADD,
+    ast.Sub: _Op.SUB,
+    ast.Mult: _Op.MUL,
+    ast.Div: _Op.DIV,
+    ast.Mod: _Op.MOD,
+    ast.FloorDiv: _Op.FLOORDIV,
 }
 COMPARE = {
-    ast.Eq: p.EQ,
-    ast.NotEq: p.NE,
-    ast.Lt: p.LT,
-    ast.LtE: p.LE,
-    ast.Gt: p.GT,
-    ast.GtE: p.GE,
+    ast.Eq: _Op.EQ,
+    ast.NotEq: _Op.NE,
+    ast.Lt: _Op.LT,
+    ast.LtE: _Op.LE,
+    ast.Gt: _Op.GT,
+    ast.GtE: _Op.GE,
 }
+# The largest integer a float holds exactly: beyond it Python's integers and the
+# machine's floats differ.
+EXACT_INTEGERS = 2.0**53
 
 
-class _NotCompiled(Exception):  # noqa: N818 - a signal inside program_of
-    """The expression holds something the machine would not compute as Python."""
+def emit(node: ast.expr, source: str) -> _programs.Program:
+    """Return the program of the checked (sub)tree `node` of the expression
+    `source` (its text, for messages).
 
-
-def program_of(expr: Expression, constants: Mapping[str, float]) -> p.Program | None:
-    """Return `expr` as a Program, its names in `constants` read as those
-    numbers; None where it must stay in Python (module docstring).
+    Raises
+    ------
+    IntegersTooLarge
+        If the integers it computes from comparisons could exceed 2**53.
 
     Examples
     --------
-    >>> expr = Expression.parse("-e * v", {"e", "v"})
-    >>> program = program_of(expr, {"e": 0.8})
-    >>> program.names, program.consts.tolist()
-    (('v',), [0.8])
+    >>> from fmibridge.formats.expressions import Expression
+    >>> program = Expression.parse("-e * v", {"e", "v"}).program
+    >>> program.names, program.evaluate([0.8, 2.0])[0]
+    (('e', 'v'), -1.6)
     """
-    emitter = _Emitter(constants)
-    try:
-        emitter.emit(expr.tree.body)
-    except _NotCompiled:
-        return None
-    return p.Program(
-        np.array(emitter.code, dtype=np.int64).reshape(-1, 2),
-        np.array(emitter.consts, dtype=float),
-        tuple(emitter.names),
-        expr.source,
-    )
+    emitter = _Emitter()
+    emitter.emit(node)
+    return _programs.Program(emitter.code, emitter.consts, emitter.names, source)
+
+
+class IntegersTooLarge(Exception):  # noqa: N818 - `Expression.parse` reports it
+    """An expression's integers (from comparisons) may exceed EXACT_INTEGERS."""
+
+
+def _largest(*bounds: float | None) -> float | None:
+    """The largest of the bounds that are not None (None if all are)."""
+    known = [b for b in bounds if b is not None]
+    return max(known) if known else None
 
 
 class _Emitter:
-    """Emits the instructions of a checked tree; `emit` returns True where the
-    node's value may be a bool or an int (a comparison's result)."""
+    """Emits the instructions of a checked tree. `emit` returns the largest
+    magnitude of the integer the node may give (None where it is always a
+    float), checked against EXACT_INTEGERS at every node."""
 
-    def __init__(self, constants: Mapping[str, float]) -> None:
-        self.constants = constants
+    def __init__(self) -> None:
         self.code: list[list[int]] = []
         self.consts: list[float] = []
         self.names: list[str] = []
 
     def add(self, op: int, arg: int = 0) -> list[int]:
-        self.code.append([op, arg])
+        self.code.append([int(op), arg])
         return self.code[-1]
 
-    def push(self, value: float) -> None:
-        self.consts.append(float(value))
-        self.add(p.CONST, len(self.consts) - 1)
-
-    def floats(self, *nodes: ast.expr) -> None:
-        """Emit operands of arithmetic: each must be a float in Python too."""
-        for node in nodes:
-            if self.emit(node):
-                raise _NotCompiled
-
-    def emit(self, node: ast.expr) -> bool:
+    def emit(self, node: ast.expr) -> float | None:
         method = getattr(self, f"emit_{type(node).__name__}", None)
         if method is None:  # pragma: no cover - the checker allows no other node
-            raise _NotCompiled
-        return method(node)
+            raise TypeError(type(node).__name__)
+        bound = method(node)
+        if bound is not None and bound > EXACT_INTEGERS:
+            raise IntegersTooLarge
+        return bound
 
-    def emit_Constant(self, node: ast.Constant) -> bool:
-        self.push(node.value)
-        return not isinstance(node.value, float)  # a folded comparison: True
+    def emit_Constant(self, node: ast.Constant) -> float | None:
+        self.consts.append(float(node.value))
+        is_float = isinstance(node.value, float)
+        self.add(_Op.CONST if is_float else _Op.INT, len(self.consts) - 1)
+        return None if is_float else abs(float(node.value))  # a folded comparison
 
-    def emit_Name(self, node: ast.Name) -> bool:
-        if node.id in self.constants:
-            self.push(self.constants[node.id])
-        else:
-            if node.id not in self.names:
-                self.names.append(node.id)
-            self.add(p.VAR, self.names.index(node.id))
-        return False
+    def emit_Name(self, node: ast.Name) -> None:
+        if node.id not in self.names:
+            self.names.append(node.id)
+        self.add(_Op.VAR, self.names.index(node.id))
 
-    def emit_UnaryOp(self, node: ast.UnaryOp) -> bool:
+    def emit_UnaryOp(self, node: ast.UnaryOp) -> float | None:
+        bound = self.emit(node.operand)
         if isinstance(node.op, ast.Not):
-            self.emit(node.operand)
-            self.add(p.NOT)
-            return True
-        self.floats(node.operand)
+            self.add(_Op.NOT)
+            return 1.0
         if isinstance(node.op, ast.USub):
-            self.add(p.NEG)
-        return False  # +x is x for a float
+            self.add(_Op.NEG)
+        return bound  # +x is x
 
-    def emit_BinOp(self, node: ast.BinOp) -> bool:
-        self.floats(node.left, node.right)
-        self.add(BINARY[type(node.op)])
-        return False
+    def emit_BinOp(self, node: ast.BinOp) -> float | None:
+        a, b = self.emit(node.left), self.emit(node.right)
+        op = BINARY[type(node.op)]
+        self.add(op)
+        if a is None or b is None or op == _Op.DIV:
+            return None
+        if op in (_Op.ADD, _Op.SUB):
+            return a + b
+        if op == _Op.MUL:
+            return a * b
+        return b if op == _Op.MOD else a  # |a // b| <= |a| for integers b != 0
 
-    def emit_Call(self, node: ast.Call) -> bool:
+    def emit_Call(self, node: ast.Call) -> float | None:
         name, args = node.func.id[:-2], node.args  # "sin()" -> "sin"
-        self.floats(*args)
+        bounds = [self.emit(arg) for arg in args]
         if name == "pow":
-            self.add(p.POW)
+            self.add(_Op.POW)
         elif name in ("min", "max"):
-            self.add(p.MIN if name == "min" else p.MAX, len(args))
-        elif len(args) == 2 and name in p.TWO_ARGUMENTS:
-            self.add(p.CALL2, p.TWO_ARGUMENTS.index(name))
-        elif len(args) == 1 and name in p.ONE_ARGUMENT:
-            self.add(p.CALL1, p.ONE_ARGUMENT.index(name))
-        else:  # hypot
-            raise _NotCompiled
-        return False
+            self.add(_Op.MIN if name == "min" else _Op.MAX, len(args))
+            return _largest(*bounds)  # one of the arguments, as it is
+        elif name == "hypot":
+            self.add(_Op.HYPOT, len(args))
+        elif len(args) == 2 and name in _programs.TWO_ARGUMENTS:
+            self.add(_Op.CALL2, _programs.TWO_ARGUMENTS.index(name))
+        else:
+            self.add(_Op.CALL1, _programs.ONE_ARGUMENT.index(name))
+        return None
 
-    def emit_Compare(self, node: ast.Compare) -> bool:
+    def emit_Compare(self, node: ast.Compare) -> float:
         """a < b < c as (a < b) and (b < c): b is pure, so computing it twice
         gives its one value."""
         exits, left = [], node.left
@@ -150,29 +154,29 @@ class _Emitter:
             self.emit(right)
             self.add(COMPARE[type(op)])
             if k < len(node.ops) - 1:
-                exits.append(self.add(p.AND))
+                exits.append(self.add(_Op.AND))
             left = right
         for jump in exits:
             jump[1] = len(self.code)
-        return True
+        return 1.0
 
-    def emit_BoolOp(self, node: ast.BoolOp) -> bool:
-        op = p.AND if isinstance(node.op, ast.And) else p.OR
-        exits, maybe_int = [], False
+    def emit_BoolOp(self, node: ast.BoolOp) -> float | None:
+        op = _Op.AND if isinstance(node.op, ast.And) else _Op.OR
+        exits, bounds = [], []
         for k, value in enumerate(node.values):
-            maybe_int |= self.emit(value)
+            bounds.append(self.emit(value))
             if k < len(node.values) - 1:
                 exits.append(self.add(op))
         for jump in exits:
             jump[1] = len(self.code)
-        return maybe_int
+        return _largest(*bounds)
 
-    def emit_IfExp(self, node: ast.IfExp) -> bool:
+    def emit_IfExp(self, node: ast.IfExp) -> float | None:
         self.emit(node.test)
-        to_else = self.add(p.IF_FALSE)
-        maybe_int = self.emit(node.body)
-        to_end = self.add(p.JUMP)
+        to_else = self.add(_Op.IF_FALSE)
+        body = self.emit(node.body)
+        to_end = self.add(_Op.JUMP)
         to_else[1] = len(self.code)
-        maybe_int |= self.emit(node.orelse)
+        orelse = self.emit(node.orelse)
         to_end[1] = len(self.code)
-        return maybe_int
+        return _largest(body, orelse)

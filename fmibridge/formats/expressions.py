@@ -15,10 +15,15 @@ floats: every number is a float, `**` is `math.pow`, `floor` and `ceil` return
 floats, so no operation costs more than one float operation, and a huge power
 (`9**9**9`) overflows at once instead of building a huge integer. The parts
 without variables are computed once, at check time, so `9**9**9` or `1/0` is
-refused there. At run time a failure (division by zero, a domain error, an
+refused there.
+
+A checked expression becomes a program (`compiled_expressions.emit`) that the
+stack machine `flows._programs` runs, with Python's float semantics operation
+by operation: the machine is its only evaluator, from Python (`Expression`
+called with values), inside the compiled loops, and for the constant parts at
+check time. At run time a failure (division by zero, a domain error, an
 overflow, a result that is not finite) raises one ExpressionError naming the
-expression and the values it read. The checked tree is kept (`Expression.tree`):
-`compiled_expressions` turns it into a program for the compiled loops.
+expression and the values it read.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import ast
 import dataclasses
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..core.errors import ExpressionError, FmibridgeError
+from ..flows._programs import REASONS, Program
+from .compiled_expressions import IntegersTooLarge, emit
 
 # characters: the longest expression in adapters/ has 13; 1000 parse and check
 # in about a millisecond.
@@ -40,42 +47,31 @@ MAX_LENGTH = 1000
 MAX_DEPTH = 64
 
 
-def _floor(x: float) -> float:
-    return float(math.floor(x))
-
-
-def _ceil(x: float) -> float:
-    return float(math.ceil(x))
-
-
-FUNCTIONS: dict[str, Callable[..., float]] = {
-    **{
-        name: getattr(math, name)
-        for name in (
-            "sin",
-            "cos",
-            "tan",
-            "asin",
-            "acos",
-            "atan",
-            "atan2",
-            "sinh",
-            "cosh",
-            "tanh",
-            "exp",
-            "log",
-            "log10",
-            "sqrt",
-            "hypot",
-            "copysign",
-        )
-    },
-    "abs": math.fabs,
-    "floor": _floor,
-    "ceil": _ceil,
-    "min": min,
-    "max": max,
-}
+# The functions an expression may call (the math module's, as the machine
+# computes them: `flows._programs`).
+FUNCTIONS = (
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "exp",
+    "log",
+    "log10",
+    "sqrt",
+    "hypot",
+    "copysign",
+    "abs",
+    "floor",
+    "ceil",
+    "min",
+    "max",
+)
 # (fewest, most) arguments of the functions that do not take exactly one
 ARITY = {
     "atan2": (2, 2),
@@ -86,13 +82,8 @@ ARITY = {
     "max": (2, math.inf),
 }
 CONSTANTS = {"pi": math.pi}
-# Functions are compiled to names no expression can spell ("sin()"), so a variable
+# Calls are rewritten to names no expression can spell ("sin()"), so a variable
 # called `max` cannot hide the function; `a ** b` becomes "pow()"(a, b).
-_GLOBALS = {
-    "__builtins__": {},
-    "pow()": math.pow,
-    **{f"{name}()": fn for name, fn in FUNCTIONS.items()},
-}
 
 _ALLOWED_NODES = (
     ast.Expression,
@@ -128,10 +119,11 @@ _ALLOWED_NODES = (
 
 @dataclass(frozen=True)
 class Expression:
-    """A checked, compiled expression over named variables.
+    """A checked expression over named variables, as a program for the machine.
 
     `tree` is the checked syntax tree, rewritten to compute in floats (its
-    constant parts computed), from which it was compiled.
+    constant parts computed), from which `program` was emitted; the program
+    reads `names` in the order of `program.names`.
 
     Examples
     --------
@@ -143,14 +135,14 @@ class Expression:
 
     source: str
     names: frozenset[str]  # the variables it reads
-    _code: object
+    program: Program = dataclasses.field(repr=False, compare=False)
     tree: ast.Expression = dataclasses.field(repr=False, compare=False)  # checked
 
     @classmethod
     def parse(
         cls, source: object, known: set[str] | frozenset[str], where: str = ""
     ) -> Expression:
-        """Check `source` and compile it; names must be in `known`.
+        """Check `source` and emit its program; names must be in `known`.
 
         Raises
         ------
@@ -184,24 +176,35 @@ class Expression:
                 f"{sorted(known)}."
             )
         constants = {k: v for k, v in CONSTANTS.items() if k not in known}
-        tree = _Compiler(constants, shown, prefix).visit(tree)
-        code = compile(ast.fix_missing_locations(tree), "<expression>", "eval")
-        return cls(text, frozenset(names - set(constants)), code, tree)
+        try:
+            tree = _Compiler(constants, shown, prefix).visit(tree)
+            program = emit(tree.body, text)
+        except IntegersTooLarge:
+            raise FmibridgeError(
+                f"{prefix}{shown} computes integers from comparisons (True and "
+                f"False count as 1 and 0) that may exceed 2**53, beyond exact "
+                f"floats; write such terms as floats, e.g. (1.0 if a < b else 0.0)."
+            ) from None
+        return cls(text, frozenset(names - set(constants)), program, tree)
 
     def __call__(self, values: Mapping[str, float]) -> float:
         """Evaluate with the variables in `values`; raise ExpressionError on failure."""
-        scope = {name: float(values[name]) for name in self.names}
-        try:
-            value = float(eval(self._code, _GLOBALS, scope))  # noqa: S307 - checked
-        except (ArithmeticError, ValueError) as exc:
-            raise ExpressionError(f"{self._failed(scope)}: {_reason(exc)}.") from None
-        if not math.isfinite(value):
-            raise ExpressionError(f"{self._failed(scope)}: the result is {value}.")
+        scope = [float(values[name]) for name in self.program.names]
+        value, failure, _ = self.program.evaluate(scope)
+        if failure or not math.isfinite(value):
+            named = dict(zip(self.program.names, scope, strict=True))
+            raise self.failure(named, failure, value)
         return value
 
-    def _failed(self, scope: Mapping[str, float]) -> str:
-        inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(scope.items()))
-        return f"{_shown(self.source)} failed" + (f" with {inputs}" if inputs else "")
+    def failure(
+        self, values: Mapping[str, float], failure: int, value: float
+    ) -> ExpressionError:
+        """Return the error of an evaluation with `values` (each name it read) that
+        failed (`flows._programs.REASONS`), or (failure 0) gave `value`, not finite."""
+        reason = REASONS[failure] if failure else f"the result is {value}"
+        inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(values.items()))
+        failed = f"{_shown(self.source)} failed" + (f" with {inputs}" if inputs else "")
+        return ExpressionError(f"{failed}: {reason}.")
 
 
 def _fold_dotted_names(tree: ast.AST) -> None:
@@ -235,15 +238,6 @@ def _dotted_name(node: object) -> object:
 def _shown(text: str) -> str:
     """`text` quoted for a message, cut short if it is long."""
     return repr(text) if len(text) <= 60 else f"{text[:50]!r}..."
-
-
-def _reason(exc: Exception) -> str:
-    """The reason of a float failure in words."""
-    if isinstance(exc, ZeroDivisionError):
-        return "division by zero"
-    if isinstance(exc, OverflowError):
-        return "overflow (the result exceeds the largest float)"
-    return str(exc)  # ValueError: "math domain error"
 
 
 def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
@@ -319,7 +313,9 @@ class _Compiler(ast.NodeTransformer):
 
     Literals become floats, the constant names their values, `f(x)` a call of
     "f()" and `a ** b` a call of math.pow. A node whose operands are all
-    constants is evaluated here, so its failure is reported at check time.
+    constants is run by the machine here, so its failure is reported at check
+    time; its value replaces it (True or False for a comparison or `not`, an
+    integer where Python's value is one).
     """
 
     def __init__(self, constants: Mapping[str, float], shown: str, prefix: str):
@@ -359,15 +355,15 @@ class _Compiler(ast.NodeTransformer):
         """Return `node` computed into a constant if its operands are constants."""
         if not all(isinstance(x, ast.Constant) for x in operands):
             return node
-        code = compile(ast.fix_missing_locations(ast.Expression(node)), "", "eval")
+        value, failure, is_int = emit(node, self.shown).evaluate(())
+        if not failure and math.isfinite(value):
+            if is_int:
+                is_bool = isinstance(node, ast.Compare) or isinstance(
+                    getattr(node, "op", None), ast.Not
+                )
+                value = bool(value) if is_bool else int(value)
+            return ast.copy_location(ast.Constant(value), node)
+        reason = REASONS[failure] if failure else f"the result is {value}"
         part = ast.unparse(node).replace("()(", "(")
         part = part if len(part) <= 60 else f"{part[:50]}..."
-        try:
-            value = eval(code, _GLOBALS, {})  # noqa: S307 - checked constants
-        except (ArithmeticError, ValueError) as exc:
-            reason = _reason(exc)
-        else:
-            if math.isfinite(value):
-                return ast.copy_location(ast.Constant(value), node)
-            reason = f"the result is {value}"
         raise FmibridgeError(f"{self.prefix}{part} in {self.shown} fails: {reason}.")

@@ -180,6 +180,18 @@ cdef class CompiledMode:
         """The guards' values at (t, x), from Python."""
         return self.guards(t, x)
 
+    def guard_rates(self, double t, x):
+        """The guards' rates dg/dt at (t, x) as a list (`rates`), from Python;
+        None for a flow without dx/dt."""
+        if not self.has_rhs:
+            return None
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        cdef double[::1] g = np.empty(max(self.m, 1)), r = np.empty(max(self.m, 1))
+        cdef double[::1] slope = np.empty(max(self.n, 1))
+        self.evaluate(t, &xs[0], &g[0])
+        self.rates(t, &xs[0], &g[0], &slope[0], &r[0])
+        return list(r[:self.m])
+
 
 cdef bint reached(double t, double t_end, double h) noexcept:
     """True if t is t_end up to round-off relative to the step h (or to t_end,

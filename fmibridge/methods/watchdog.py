@@ -58,7 +58,8 @@ from itertools import pairwise
 import numpy as np
 
 from ..core.result import Event, Recorder, Status
-from ..flows.base import VectorField, guard_rates
+from ..flows.base import VectorField
+from ._mode import compiled_mode
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
 ZENO_SERIES = 6
@@ -263,11 +264,9 @@ class Watchdog:
         if edge is None:
             return None
         g = edge.guard(event.t, event.x_before)
-        flow = self.system.mode(event.source).flow
-        rate = guard_rates(
-            flow, [edge.guard], event.t, event.x_before, [g], self.method.h
-        )
-        return None if rate is None else self.method.time_resolution(g, rate[0])
+        rates = self._rates(event.source, event.t, event.x_before)
+        index = self._index(event.source, edge)
+        return None if rates is None else self.method.time_resolution(g, rates[index])
 
     def _tunnels(self, state) -> Stop | None:
         """Stop if the state lies beyond the guard of the series it is in: deeper
@@ -285,11 +284,11 @@ class Watchdog:
         if depth > tolerance:
             how = f"by {depth:.3g} (more than {tolerance:.3g})"
         else:
-            flow = self.system.mode(state.mode).flow
-            rate = guard_rates(flow, [edge.guard], state.t, state.x, [g], self.method.h)
-            if rate is None or side * rate[0] >= 0.0:
+            rates = self._rates(state.mode, state.t, state.x)
+            if rates is None or side * rates[self._index(state.mode, edge)] >= 0.0:
                 return None
-            how = f"by {depth:.3g}, moving further out (dg/dt = {rate[0]:.3g}),"
+            rate = rates[self._index(state.mode, edge)]
+            how = f"by {depth:.3g}, moving further out (dg/dt = {rate:.3g}),"
         guard = edge.guard.name
         return self._zeno(
             f"{self.series.describe(guard)} At t = {state.t!r} s the state lies "
@@ -308,6 +307,17 @@ class Watchdog:
     def _edge(self, name: str, mode: str):
         """The edge of that name in that mode, or None."""
         return next((e for e in self.system.mode(mode).edges if e.name == name), None)
+
+    def _index(self, mode: str, edge) -> int:
+        """The position of that edge in its mode (its guard's in the rates)."""
+        return next(k for k, e in enumerate(self.system.mode(mode).edges) if e is edge)
+
+    def _rates(self, mode: str, t: float, x) -> list[float] | None:
+        """The mode's guards' rates dg/dt at (t, x), as the method's loops take
+        them; None for a flow without dx/dt."""
+        method = self.method
+        compiled = compiled_mode(self.system.mode(mode), method.scheme, method.h)
+        return compiled.guard_rates(t, x)
 
     def _side(self, edge) -> float:
         """+1 if the edge's guard is positive inside, -1 if negative: by its
@@ -394,8 +404,7 @@ class Watchdog:
         """Name the guard or reset that keeps time from advancing."""
         mode = self.system.mode(state.mode)
         g = [edge.guard(state.t, state.x) for edge in mode.edges]
-        guards = [edge.guard for edge in mode.edges]
-        rates = guard_rates(mode.flow, guards, state.t, state.x, g, self.method.h)
+        rates = self._rates(mode.name, state.t, state.x)
         where = f"at t = {state.t!r} s in mode {mode.name!r}"
         fired = sorted({e.edge for e in log.events[-STALL_ATTEMPTS:] if e.t == state.t})
         if fired:

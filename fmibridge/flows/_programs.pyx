@@ -1,0 +1,454 @@
+"""Adapter expressions as programs, and the one stack machine that evaluates them.
+
+An adapter's guards, resets and inputs are expressions (`formats.expressions`),
+checked and turned into a `Program`: instructions (op, argument) over a stack,
+that read variables from a vector V and constants. This machine is the only
+evaluator of them: from Python (`Program.evaluate`, which `Expression`
+calls), and from the compiled loops as a `ProgramFunction` of (t, x) (a guard
+over a model's states, an input of t) or over an FMU's values
+(`flows._fmu.FmuProgram`). No code is generated per expression and none from
+the user's text.
+
+Each instruction is the float operation Python performs for it, with Python's
+result and Python's failure: `%` and `//` as Python's floats compute them,
+`**` as math.pow, the functions as the math module computes them (the C
+library's function with the math module's checks: "math domain error" where
+it raises ValueError, an overflow where it raises OverflowError), `hypot` by
+Python's own math.hypot (called back: its algorithm is not the C library's),
+`floor` and `ceil` as float(math.floor(x)) (so -0.0 becomes 0.0). Values that
+Python holds as integers (True and False from a comparison or `not`, and
+arithmetic among them) are marked as such: their zero has no sign and
+arithmetic among them is exact (`formats.compiled_expressions` refuses at check
+time an expression whose integers could exceed 2**53, where a float no longer
+holds them). An operation that raises in Python returns its failure code here
+(`REASONS`), where Python would have raised; a non-finite value that Python
+carries on is carried on.
+"""
+
+from libc.math cimport (
+    INFINITY, acos, asin, atan, atan2, ceil, copysign, cos, cosh, exp, fabs, floor,
+    fmod, isfinite, isinf, isnan, log, log10, sin, sinh, sqrt, tan, tanh,
+)
+from libc.math cimport pow as c_pow
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+import math
+
+import numpy as np
+
+from ..core._functions cimport Function
+
+
+cpdef enum Op:
+    CONST = 0  # push consts[arg], a float
+    VAR = 1  # push V[arg]
+    NEG = 2
+    NOT = 3
+    ADD = 4
+    SUB = 5
+    MUL = 6
+    DIV = 7
+    MOD = 8
+    FLOORDIV = 9
+    POW = 10  # math.pow
+    EQ = 11
+    NE = 12
+    LT = 13
+    LE = 14
+    GT = 15
+    GE = 16
+    CALL1 = 17  # ONE_ARGUMENT[arg] of the top value
+    CALL2 = 18  # TWO_ARGUMENTS[arg] of the top two
+    MIN = 19  # of the top arg values
+    MAX = 20
+    AND = 21  # keep the top and jump to arg if it decides, else drop it
+    OR = 22
+    IF_FALSE = 23  # pop, and jump to arg if it is false
+    JUMP = 24  # jump to arg
+    INT = 25  # push consts[arg], an integer (a comparison folded at check time)
+    HYPOT = 26  # math.hypot of the top arg values
+
+
+cpdef enum Failure:
+    ZERO_DIVISION = 1
+    DOMAIN = 2
+    OVERFLOW = 3
+    NAN_INTEGER = 4
+
+
+# The failures in the words Python's exceptions use (`formats.expressions`).
+REASONS = {
+    ZERO_DIVISION: "division by zero",
+    DOMAIN: "math domain error",
+    OVERFLOW: "overflow (the result exceeds the largest float)",
+    NAN_INTEGER: "cannot convert float NaN to integer",
+}
+
+# The functions of CALL1 and CALL2, by their number.
+ONE_ARGUMENT = (
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp",
+    "log", "log10", "sqrt", "abs", "floor", "ceil",
+)  # fmt: skip
+TWO_ARGUMENTS = ("atan2", "copysign", "log")  # log(x, base)
+cdef int64_t _FLOOR = ONE_ARGUMENT.index("floor")
+# sinh, cosh and exp: an infinite result from a finite argument is an overflow in
+# Python (math range error); for the other functions it is a domain error.
+cdef int64_t _SINH = ONE_ARGUMENT.index("sinh"), _COSH = ONE_ARGUMENT.index("cosh")
+cdef int64_t _EXP = ONE_ARGUMENT.index("exp")
+_hypot = math.hypot
+
+
+cdef inline int _checked(double x, double r, bint can_overflow) noexcept nogil:
+    """The math module's check of r = f(x): NaN from a non-NaN x is a domain
+    error, an infinity from a finite x an overflow (where f can overflow) or a
+    domain error (a pole)."""
+    if isnan(r) and not isnan(x):
+        return DOMAIN
+    if isinf(r) and isfinite(x):
+        return OVERFLOW if can_overflow else DOMAIN
+    return 0
+
+
+cdef inline double _mod(double a, double b) noexcept nogil:
+    """a % b as Python's floats compute it (b != 0): the sign of b, and a zero
+    result signed as b."""
+    cdef double m = fmod(a, b)
+    if m != 0.0:
+        if (b < 0.0) != (m < 0.0):
+            m += b
+    else:
+        m = copysign(0.0, b)
+    return m
+
+
+cdef inline double _floordiv(double a, double b) noexcept nogil:
+    """a // b as Python's floats compute it (b != 0): from the remainder, so that
+    a == (a // b) * b + a % b as nearly as floats allow."""
+    cdef double m = fmod(a, b), q = (a - m) / b, f
+    if m != 0.0 and (b < 0.0) != (m < 0.0):
+        q -= 1.0
+    if q == 0.0:
+        return copysign(0.0, a / b)
+    f = floor(q)
+    if q - f > 0.5:
+        f += 1.0
+    return f
+
+
+cdef inline int _pow(double a, double b, double* r) noexcept nogil:
+    """math.pow(a, b): the C library's, a domain error for a NaN from finite
+    arguments or for 0 to a negative power, an overflow for an infinity from
+    finite ones."""
+    r[0] = c_pow(a, b)
+    if isfinite(a) and isfinite(b) and not isfinite(r[0]):
+        if isnan(r[0]) or a == 0.0:
+            return DOMAIN
+        return OVERFLOW
+    return 0
+
+
+cdef double _unary(int64_t k, double x) noexcept nogil:
+    """The C library's function ONE_ARGUMENT[k] (k before floor) of x."""
+    if k == 0:
+        return sin(x)
+    if k == 1:
+        return cos(x)
+    if k == 2:
+        return tan(x)
+    if k == 3:
+        return asin(x)
+    if k == 4:
+        return acos(x)
+    if k == 5:
+        return atan(x)
+    if k == 6:
+        return sinh(x)
+    if k == 7:
+        return cosh(x)
+    if k == 8:
+        return tanh(x)
+    if k == 9:
+        return exp(x)
+    if k == 10:
+        return log(x)
+    if k == 11:
+        return log10(x)
+    if k == 12:
+        return sqrt(x)
+    return fabs(x)
+
+
+cdef int _call1(int64_t k, double x, double* r) noexcept nogil:
+    """ONE_ARGUMENT[k](x) as the math module computes it (floor and ceil as
+    float(math.floor(x)): a float that is an integer, 0.0 for zero)."""
+    if k < _FLOOR:
+        r[0] = _unary(k, x)
+        return _checked(x, r[0], k == _SINH or k == _COSH or k == _EXP)
+    if isnan(x):
+        return NAN_INTEGER
+    if isinf(x):
+        return OVERFLOW
+    r[0] = floor(x) if k == _FLOOR else ceil(x)
+    if r[0] == 0.0:
+        r[0] = 0.0
+    return 0
+
+
+cdef int _call2(int64_t k, double a, double b, double* r) noexcept nogil:
+    """TWO_ARGUMENTS[k](a, b) as the math module computes it: log(a, base) is
+    log(a) / log(base), each checked, then divided (by zero: an error)."""
+    cdef double base
+    cdef int failure
+    if k == 0:
+        r[0] = atan2(a, b)
+        return 0
+    if k == 1:
+        r[0] = copysign(a, b)
+        return 0
+    r[0] = log(a)
+    failure = _checked(a, r[0], False)
+    if failure:
+        return failure
+    base = log(b)
+    failure = _checked(b, base, False)
+    if failure:
+        return failure
+    if base == 0.0:
+        return ZERO_DIVISION
+    r[0] = r[0] / base
+    return 0
+
+
+cdef int _binary(int64_t op, double a, double b, double* r) noexcept nogil:
+    """a op b for the arithmetic and comparison instructions (the caller takes
+    the sign off an integer's zero)."""
+    if op == ADD:
+        r[0] = a + b
+    elif op == SUB:
+        r[0] = a - b
+    elif op == MUL:
+        r[0] = a * b
+    elif op == DIV or op == MOD or op == FLOORDIV:
+        if b == 0.0:
+            return ZERO_DIVISION
+        r[0] = a / b if op == DIV else (_mod(a, b) if op == MOD else _floordiv(a, b))
+    elif op == POW:
+        return _pow(a, b, r)
+    elif op == EQ:
+        r[0] = a == b
+    elif op == NE:
+        r[0] = a != b
+    elif op == LT:
+        r[0] = a < b
+    elif op == LE:
+        r[0] = a <= b
+    elif op == GT:
+        r[0] = a > b
+    else:
+        r[0] = a >= b
+    return 0
+
+
+cdef inline bint _gives_int(int64_t op, bint both_int) noexcept nogil:
+    """Whether Python's result of op is an integer: comparisons always,
+    arithmetic (but / and **) when both operands are."""
+    if EQ <= op <= GE:
+        return True
+    return both_int and op != DIV and op != POW
+
+
+cdef int _extreme(double* stack, unsigned char* ints, Py_ssize_t top, int64_t n,
+                  bint is_min) noexcept nogil:
+    """Leave min (or max) of the top n values in stack[top - n], the first of
+    equals, as Python's min and max return it (value and type)."""
+    cdef Py_ssize_t first = top - n, k
+    cdef double best = stack[first]
+    cdef unsigned char best_int = ints[first]
+    for k in range(first + 1, top):
+        if (stack[k] < best) if is_min else (stack[k] > best):
+            best, best_int = stack[k], ints[k]
+    stack[first], ints[first] = best, best_int
+    return 0
+
+
+cdef int _hypot_of(double* stack, Py_ssize_t first, Py_ssize_t top) except -1:
+    """Python's math.hypot of stack[first:top], into stack[first]."""
+    stack[first] = _hypot(*[stack[k] for k in range(first, top)])
+    return 0
+
+
+cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
+                 const double* v, double* stack, unsigned char* ints, double* value,
+                 bint* is_int) except -1:
+    """Run the n instructions `code` (op, argument pairs) over V = v; write the
+    value and whether Python would hold it as an integer. Returns 0, or the
+    failure (Failure) of the first operation that raises in Python."""
+    cdef Py_ssize_t i = 0, top = 0
+    cdef int64_t op, arg
+    cdef double r = 0.0
+    cdef bint both_int
+    cdef int failure
+    while i < n:
+        op, arg = code[2 * i], code[2 * i + 1]
+        i += 1
+        if op == CONST or op == INT or op == VAR:
+            stack[top] = v[arg] if op == VAR else consts[arg]
+            ints[top] = op == INT
+            top += 1
+            continue
+        if op == AND or op == OR:
+            if (stack[top - 1] != 0.0) == (op == OR):
+                i = arg  # decided: the value stays
+            else:
+                top -= 1
+            continue
+        if op == IF_FALSE:
+            top -= 1
+            if stack[top] == 0.0:
+                i = arg
+            continue
+        if op == JUMP:
+            i = arg
+            continue
+        if op == MIN or op == MAX:
+            _extreme(stack, ints, top, arg, op == MIN)
+            top -= arg - 1
+            continue
+        if op == HYPOT:
+            _hypot_of(stack, top - arg, top)
+            top -= arg - 1
+            ints[top - 1] = False
+            continue
+        if op == NEG:
+            r = -stack[top - 1]
+        elif op == NOT:
+            r = stack[top - 1] == 0.0
+            ints[top - 1] = True
+        elif op == CALL1:
+            failure = _call1(arg, stack[top - 1], &r)
+            if failure:
+                return failure
+            ints[top - 1] = False
+        else:
+            top -= 1
+            both_int = ints[top - 1] and ints[top]
+            if op == CALL2:
+                failure = _call2(arg, stack[top - 1], stack[top], &r)
+            else:
+                failure = _binary(op, stack[top - 1], stack[top], &r)
+            if failure:
+                return failure
+            ints[top - 1] = op != CALL2 and _gives_int(op, both_int)
+        if ints[top - 1] and r == 0.0:
+            r = 0.0  # an integer's zero has no sign
+        stack[top - 1] = r
+    value[0], is_int[0] = stack[0], ints[0]
+    return 0
+
+
+cdef class Program:
+    """An expression as instructions over V and constants.
+
+    Attributes
+    ----------
+    code : numpy.ndarray
+        int64, shape (n, 2): each row (op, argument).
+    consts : numpy.ndarray
+        float64, the constants that CONST and INT push.
+    names : tuple of str
+        The variables the expression reads.
+    slots : tuple of int
+        Where VAR finds each of `names` in V (0, 1, ... before `bound`).
+    source : str
+        The expression's text, for messages.
+    """
+
+    def __init__(self, code, consts, names, str source, slots=None):
+        self.code = np.ascontiguousarray(code, dtype=np.int64).reshape(-1, 2)
+        self.consts = np.ascontiguousarray(consts, dtype=float)
+        self.names = tuple(names)
+        self.slots = tuple(range(len(self.names)) if slots is None else slots)
+        self.source = source
+        self._code, self._consts = self.code, self.consts
+        self._stack = np.empty(len(self.code) + 1)  # a push per instruction at most
+        self._ints = np.empty(len(self.code) + 1, dtype=np.uint8)
+
+    def bound(self, places) -> Program:
+        """Return the program reading each name from V[places[name]]."""
+        slots = [places[name] for name in self.names]
+        code = self.code.copy()
+        reads = code[:, 0] == VAR
+        code[reads, 1] = [slots[self.slots.index(k)] for k in code[reads, 1]]
+        return Program(code, self.consts, self.names, self.source, slots)
+
+    cdef int run(self, const double* v, double* value, bint* is_int) except -1:
+        """Evaluate over V = v: 0, or the failure (`execute`)."""
+        return execute(&self._code[0, 0], self._code.shape[0],
+                       &self._consts[0] if self._consts.shape[0] else NULL, v,
+                       &self._stack[0], &self._ints[0], value, is_int)
+
+    def evaluate(self, v):
+        """Return (value, failure, is_int) over V = v (a sequence of floats):
+        failure 0, or the code of the operation that fails in Python."""
+        cdef double[::1] values = np.ascontiguousarray(v, dtype=float)
+        cdef double value = 0.0
+        cdef bint is_int = False
+        failure = self.run(&values[0] if len(values) else NULL, &value, &is_int)
+        return value, failure, bool(is_int)
+
+
+cdef class ProgramFunction(Function):
+    """Programs over V = [t, x, ...] as a Function: out[k] = programs[k].
+
+    V's slots after t and the n_in states hold what `v` holds (parameters, or
+    values a subclass reads). A failure, or a value that is not finite,
+    raises `failures[k](t, values, failure, value)`, the error naming the
+    expression (values: each name the program reads, with its value).
+    """
+
+    def __init__(self, programs, failures, Py_ssize_t n_in, v, str what):
+        super().__init__(n_in, len(programs), what)
+        self.programs, self.failures = tuple(programs), tuple(failures)
+        self.v = np.array(v, dtype=float)
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        self.v[0] = t
+        if self.n_in:
+            memcpy(&self.v[1], x, self.n_in * sizeof(double))
+        return self.run_all(t, out)
+
+    cdef int run_all(self, double t, double* out) except -1:
+        """Run every program over V (filled by the caller)."""
+        cdef Py_ssize_t k
+        cdef Program program
+        cdef double value = 0.0
+        cdef bint is_int = False
+        cdef int failure
+        for k in range(len(self.programs)):
+            program = self.programs[k]
+            failure = program.run(&self.v[0], &value, &is_int)
+            if failure or not isfinite(value):
+                values = {n: self.v[s] for n, s in zip(program.names, program.slots)}
+                raise self.failures[k](t, values, failure, value)
+            out[k] = value
+        return 0
+
+
+def program_function(program, state_names, constants, failure, str what):
+    """Return `program` over V = [t, x, constants] as a ProgramFunction of (t, x),
+    or None if it reads a name that is none of t, the states and `constants`.
+
+    A name is t first, then a state, then a constant (as an adapter's values
+    are looked up).
+    """
+    places = {"t": 0, **{name: 1 + i for i, name in enumerate(state_names)}}
+    v = [0.0] * len(places)
+    for name in program.names:
+        if name not in places:
+            if name not in constants:
+                return None
+            places[name] = len(v)
+            v.append(float(constants[name]))
+    bound = program.bound(places)
+    return ProgramFunction([bound], [failure], len(state_names), v, what)
