@@ -125,15 +125,15 @@ def test_bad_input_is_named():
         compiled(lambda t, x: open("gap.txt"), "guard")
 
 
-def test_the_provenance_counts_the_attempts_of_each_loop():
-    """Which loop ran (compiled, or Python and why) is in the Result, per mode."""
+def test_the_provenance_names_the_python_functions_called_back():
+    """Which functions the loops call back in Python (each a Python call per
+    evaluation) is in the Result; a compiled model has none."""
     compiled_run = Halving(h=1e-2, locate="illinois").run(
         forced_oscillator(EXAMPLE_1, compiled=True), 3.0
     )
-    assert compiled_run.provenance["loops"].startswith(
-        "free: compiled steps and firing x"
-    )
+    assert compiled_run.provenance["python_callbacks"] == "none"
     native_run = Halving(h=1e-2).run(forced_oscillator(EXAMPLE_1), 3.0)
-    assert native_run.provenance["loops"].startswith(
-        "free: python steps (NativeFlow is not compiled) x"
-    )
+    callbacks = native_run.provenance["python_callbacks"]
+    assert callbacks.startswith("free: the flow NativeFlow")
+    assert "the guards of mode 'free'" in callbacks
+    assert "the reset of edge" in callbacks

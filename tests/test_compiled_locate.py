@@ -1,9 +1,8 @@
-"""Halving's Illinois location inside the compiled loop (`_kernels.locate`).
+"""Halving's Illinois location (`core.events`), on numba-compiled models.
 
-The kernel proposes its trials with the same functions (`fmibridge.core.bracket`) and
-takes them with the same compiled steps as the Python location, so runs agree
-exactly with the Python location on the same flow, and to round-off with a
-NativeFlow (there: exactly too, where numba's and numpy's libm agree).
+Compiled guards and the same guards in Python give the same runs, exactly: the
+loop is one, only where it finds the guard's value differs; a NativeFlow agrees to
+round-off (exactly, where numba's and numpy's libm agree).
 """
 
 import functools
@@ -13,7 +12,6 @@ import numpy as np
 import pytest
 
 from fmibridge import Edge, Guard, Halving, HybridSystem, Mode
-from fmibridge.core.integrators import RK4
 from fmibridge.flows.compiled import CompiledFlow, compiled
 from fmibridge.methods import Completion
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts, forced_oscillator
@@ -176,18 +174,3 @@ def test_a_guard_undefined_beyond_its_surface_fires_on_it():
     (event,) = result.events
     assert event.t == pytest.approx(1.0, abs=1e-10)
     assert event.x_before[0] == pytest.approx(1.0, abs=1e-10)
-
-
-def test_a_block_ends_with_the_bracket_of_its_crossing():
-    system = forced_oscillator(EXAMPLE_1, compiled=True)
-    mode = system.mode("free")
-    guards = [edge.guard for edge in mode.edges]
-    args = (guards, system.t0, system.x0, 1e-2, 20.0, RK4, 10_000, 1e-11)
-    plain = mode.flow.steps_inside(*args)
-    steps = mode.flow.steps_inside(*args, 1e-10, 64)
-    assert plain.bracket is None
-    np.testing.assert_array_equal(steps.x, plain.x)
-    b = steps.bracket
-    assert b.t == steps.t[-1] and np.array_equal(b.x, steps.x[-1])
-    assert 0.0 <= b.lo < b.hi <= 1e-2 and b.hi - b.lo <= 1e-10
-    assert b.g_lo[0] >= 0.0 > b.g_hi[0] and 0 < b.n_trials <= 64

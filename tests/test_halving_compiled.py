@@ -1,5 +1,5 @@
-"""Halving's compiled firing (`_halving_kernels.fly_and_fire`): the located crossing
-fired in the kernel, as `Method.fire` fires it in Python."""
+"""Halving's firing (`methods._firing`): a compiled reset fires as the same reset
+in Python does, and a bad reset is named."""
 
 import numpy as np
 import pytest
@@ -68,9 +68,6 @@ def test_firing_in_the_kernel_is_firing_in_python(method, params, t_end):
     fast = method.run(fast_system, t_end)
     python = method.run(python_reset(fast_system, params), t_end)
     assert_same_run(python, fast)
-    fired_in = "compiled run" if isinstance(method, Completion) else "firing"
-    assert fired_in in fast.provenance["loops"]
-    assert "free: compiled steps x" in python.provenance["loops"]
     assert len(fast.events) >= 10
 
 

@@ -23,7 +23,7 @@ cdef class CAddress(Function):
 
 
 cdef class Gathered(Function):
-    cdef tuple parts
+    cdef readonly tuple parts
     cdef Py_ssize_t[::1] part_of
     cdef Py_ssize_t[::1] entry_of
     cdef double[::1] values

@@ -12,7 +12,6 @@ import contextlib
 import contextvars
 import enum
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -353,8 +352,7 @@ class Recorder:
     grown by doubling up to SAMPLE_BUDGET_BYTES. When the budget is full, every
     second row kept is dropped and from then on only every `stride`-th sample
     is kept (stride 2, 4, ...); the latest sample is always kept, and events
-    are logged exactly. `loops` counts the attempts by the loop that ran them
-    ("free: compiled steps"), for the provenance.
+    are logged exactly.
     """
 
     def __init__(
@@ -372,7 +370,6 @@ class Recorder:
         self.n_steps = 0
         self.n_rejected = 0
         self.n_silent_events = 0
-        self.loops: Counter[str] = Counter()  # attempts by the loop that ran them
         self.stride = 1  # keep the samples whose number is a multiple of this
         self._x_end = 1 + len(state_names)  # columns: t, x, outputs
         width = self._x_end + len(output_names)

@@ -180,6 +180,25 @@ cdef class CompiledMode:
         """The guards' values at (t, x), from Python."""
         return self.guards(t, x)
 
+    def callbacks(self):
+        """Name the Python functions among the mode's flow, guards and resets,
+        which the loops call back (the rest they call as machine code)."""
+        from ..core._functions import PythonScalars, PythonVector
+
+        names = []
+        rhs = self.stepper.rhs
+        if rhs is None:
+            names.append(f"{type(self.mode.flow).__name__}.advance")
+        elif isinstance(rhs, PythonVector):
+            names.append(rhs.what)
+        for part in self.guards.parts:
+            if isinstance(part, (PythonScalars, PythonVector)):
+                names.append(part.what)
+        for edge, reset in zip(self.mode.edges, self.resets):
+            if reset is not None and not isinstance(reset, Function):
+                names.append(f"the reset of edge {edge.name!r}")
+        return names
+
     def guard_rates(self, double t, x):
         """The guards' rates dg/dt at (t, x) as a list (`rates`), from Python;
         None for a flow without dx/dt."""

@@ -173,8 +173,7 @@ class Method(abc.ABC):
         with _Progress(system.t0, t_end, enabled=progress) as bar:
             status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
         provenance = self._provenance(system, t_end, wall)
-        if log.loops:  # which loops ran: compiled, or Python (and why)
-            provenance["loops"] = "; ".join(f"{k} x{n}" for k, n in log.loops.items())
+        provenance["python_callbacks"] = self._callbacks(system)
         result = log.finish(status, provenance, detail)
         return dataclasses.replace(result, units=_units(system))
 
@@ -359,6 +358,16 @@ class Method(abc.ABC):
         index = next(k for k, e in enumerate(mode.edges) if e is edge)
         compiled = compiled_mode(mode, self.scheme, self.h)
         return fire_edge(self, compiled, log, state.t, state.x, index, simultaneous)
+
+    def _callbacks(self, system: HybridSystem) -> str:
+        """Name the Python functions the compiled loops called back, mode by mode
+        (each costs a Python call per evaluation), or 'none'."""
+        named = []
+        for mode in system.modes.values():
+            names = compiled_mode(mode, self.scheme, self.h).callbacks()
+            if names:
+                named.append(f"{mode.name}: {', '.join(names)}")
+        return "; ".join(named) or "none"
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""

@@ -352,7 +352,6 @@ class Completion(Method):
         constrained = system.mode(CONSTRAINED)
         flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
         if state.mode == CONSTRAINED:
-            log.loops[f"{CONSTRAINED}: compiled phase"] += 1
             return self._phase(constrained, state, t_end, log)
         last = log.events[-1] if log.events else None
         if last is not None and last.edge == "lift-off" and last.t == state.t:
