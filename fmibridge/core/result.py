@@ -15,11 +15,14 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .errors import FmibridgeError, FmibridgeWarning
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made, not with fmibridge
+    import pandas as pd
 from .journal import Journal
 from .outputs import write_atomically
 
@@ -195,6 +198,8 @@ class Result:
 
     def to_pandas(self) -> pd.DataFrame:
         """Return the samples as a DataFrame indexed by time."""
+        import pandas as pd
+
         frame = pd.DataFrame(
             self.x, columns=list(self.state_names), index=pd.Index(self.t, name="time")
         )
@@ -210,6 +215,8 @@ class Result:
 
     def events_frame(self) -> pd.DataFrame:
         """Return the event log: one row per transition, states before and after."""
+        import pandas as pd
+
         rows = []
         for e in self.events:
             row = {"time": e.t, "edge": e.edge, "source": e.source, "target": e.target}

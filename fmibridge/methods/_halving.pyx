@@ -28,7 +28,7 @@ from ..core.events cimport (
 )
 from ..flows._stepper cimport Stepper
 from ._firing cimport fire
-from ._mode cimport CompiledMode, reached
+from ._mode cimport BLOCK_SIZE, CompiledMode, reached
 
 from ..core.result import Status
 from .base import Rated, State, Step, non_finite
@@ -110,7 +110,7 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
             step = _step(w)
             if step is not None or not many:
                 break
-            if reached(w.t, t_end, w.h) or w.n_steps >= w.max_steps:
+            if reached(w.t, t_end, w.h) or w.n_steps >= min(w.max_steps, BLOCK_SIZE):
                 break
         if step is None:
             step = _at_point(w)

@@ -1,6 +1,12 @@
 from ..core._functions cimport Function
 from ..flows._stepper cimport Stepper
 
+# Accepted samples a mode keeps before it hands them to the Recorder, and the
+# plain steps a loop takes in one call before it returns to the run's Python
+# loop (which checks time limits and signals between calls).
+cdef enum:
+    BLOCK_SIZE = 4096
+
 
 cdef class CompiledMode:
     cdef readonly object mode

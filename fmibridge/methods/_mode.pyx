@@ -27,8 +27,9 @@ from ..core.events import SIDES
 # about the square root of the float64 epsilon, which balances the difference's
 # truncation against round-off (exact for affine guards).
 RATE_STEP = 2.0**-26
-# Accepted samples gathered before they are handed to the Recorder in one block.
-BLOCK = 4096
+# Accepted samples gathered before they are handed to the Recorder in one block
+# (`_mode.pxd`).
+BLOCK = BLOCK_SIZE
 # A step whose guard interpolant misses the guard's value at its minimum by more
 # than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
 # be sure it saw every dip: a tenth, where a dip deeper than that would show.

@@ -27,7 +27,7 @@ from ..core.events cimport (
 )
 from ..core._functions cimport new_array
 from ._firing cimport fire, fire_in_place, fires_in_place
-from ._mode cimport CompiledMode, reached
+from ._mode cimport BLOCK_SIZE, CompiledMode, reached
 
 from ._firing import FIRED
 
@@ -114,7 +114,7 @@ def attempt(method, CompiledMode cm, state, double t_end, log):
             step = _attempt(w)
             if step is not None or not many:
                 break
-            if reached(w.t, t_end, w.h) or w.n_steps >= w.max_steps:
+            if reached(w.t, t_end, w.h) or w.n_steps >= min(w.max_steps, BLOCK_SIZE):
                 break
         if step is None:
             step = _at_point(w)

@@ -455,18 +455,16 @@ def _observer(system: HybridSystem):
 
 @functools.cache
 def _versions() -> str:
-    """The versions of fmibridge, its dependencies and Python, for provenance."""
-    import fmpy
-    import pandas
-    import scipy
+    """The versions of fmibridge, its dependencies and Python, for provenance
+    (read from the installed packages' metadata: nothing is imported)."""
+    from importlib.metadata import version
 
     from .. import __version__
 
-    return (
-        f"fmibridge {__version__}, numpy {np.__version__}, scipy "
-        f"{scipy.__version__}, pandas {pandas.__version__}, fmpy "
-        f"{fmpy.__version__}, python {platform.python_version()}"
+    packages = ", ".join(
+        f"{name} {version(name)}" for name in ("numpy", "scipy", "pandas", "fmpy")
     )
+    return f"fmibridge {__version__}, {packages}, python {platform.python_version()}"
 
 
 class _Progress:
