@@ -1,0 +1,566 @@
+"""CVODE's variable-order BDF on a `Function`: the stiff integrator between events.
+
+`Cvode` integrates x' = f(t, x) with SUNDIALS CVODE (backward differentiation
+formulas of orders 1 to 5, Newton iterations on a dense linear solver, the step
+and order chosen from local error estimates against rtol and atol), one internal
+step per call (CV_ONE_STEP), never beyond a stop time, and interpolates inside
+the last step (CVodeGetDky, the Nordsieck history's polynomial) so a method
+locates guard crossings without stepping again. The right-hand side is the
+flow's `Function` (an FMU's C calls, a compiled model, or a Python function
+called back) and CVODE calls it through a C callback here, with no Python in
+between for compiled sources. The Jacobian is a `Function` with n*n values,
+column j the directional derivative along x_j (an FMU's
+fmi2/fmi3GetDirectionalDerivative), or, where none is given, CVODE's own
+difference quotients (one right-hand side per column).
+
+After an event the state jumps: `restart` begins a new integration from it
+(CVodeReInit, order 1), as the discontinuity requires.
+
+The SUNDIALS functions are those fmpy ships (`flows.sundials`), called through
+their addresses; they are declared below from the SUNDIALS 7 headers.
+
+References
+----------
+Hindmarsh et al., ACM TOMS 31 (2005), 363-396 (SUNDIALS); the CVODE User Guide,
+SUNDIALS 7 (CV_ONE_STEP, CVodeSetStopTime, CVodeGetDky, CVLsJacFn); Hairer and
+Wanner, Solving ODEs II, Sec. III.1 and V.5 (BDF methods).
+"""
+
+from libc.math cimport isfinite
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+import numpy as np
+
+from ..core._functions cimport Function
+
+from ..core.errors import FmibridgeError
+from .sundials import addresses
+
+ctypedef void* N_Vector
+ctypedef void* SUNMatrix
+ctypedef void* SUNLinearSolver
+ctypedef void* SUNContext
+
+ctypedef int (*rhs_fn)(double, N_Vector, N_Vector, void*) noexcept
+ctypedef int (*jac_fn)(double, N_Vector, N_Vector, SUNMatrix, void*, N_Vector,
+                       N_Vector, N_Vector) noexcept
+ctypedef void (*err_fn)(int, const char*, const char*, const char*, int, void*,
+                        SUNContext) noexcept
+
+cdef struct Api:
+    int (*context_create)(int, SUNContext*) noexcept
+    int (*context_free)(SUNContext*) noexcept
+    int (*clear_err_handlers)(SUNContext) noexcept
+    int (*push_err_handler)(SUNContext, err_fn, void*) noexcept
+    double* (*array)(N_Vector) noexcept
+    void (*destroy_vector)(N_Vector) noexcept
+    void (*destroy_matrix)(SUNMatrix) noexcept
+    int (*free_solver)(SUNLinearSolver) noexcept
+    N_Vector (*new_vector)(int64_t, SUNContext) noexcept
+    SUNMatrix (*dense_matrix)(int64_t, int64_t, SUNContext) noexcept
+    double* (*matrix_data)(SUNMatrix) noexcept
+    SUNLinearSolver (*dense_solver)(N_Vector, SUNMatrix, SUNContext) noexcept
+    void* (*create)(int, SUNContext) noexcept
+    int (*init)(void*, rhs_fn, double, N_Vector) noexcept
+    int (*reinit)(void*, double, N_Vector) noexcept
+    int (*sv_tolerances)(void*, double, N_Vector) noexcept
+    int (*set_linear_solver)(void*, SUNLinearSolver, SUNMatrix) noexcept
+    int (*set_jac_fn)(void*, jac_fn) noexcept
+    int (*set_user_data)(void*, void*) noexcept
+    int (*set_max_step)(void*, double) noexcept
+    int (*set_init_step)(void*, double) noexcept
+    int (*set_stop_time)(void*, double) noexcept
+    int (*set_max_num_steps)(void*, long) noexcept
+    int (*set_max_hnil_warns)(void*, int) noexcept
+    int (*set_max_ord)(void*, int) noexcept
+    int (*cvode)(void*, double, N_Vector, double*, int) noexcept
+    int (*get_dky)(void*, double, int, N_Vector) noexcept
+    int (*get_current_step)(void*, double*) noexcept
+    int (*get_last_order)(void*, int*) noexcept
+    int (*get_num_steps)(void*, long*) noexcept
+    int (*get_num_rhs_evals)(void*, long*) noexcept
+    int (*get_num_lin_rhs_evals)(void*, long*) noexcept
+    int (*get_num_jac_evals)(void*, long*) noexcept
+    int (*get_num_err_test_fails)(void*, long*) noexcept
+    int (*get_num_conv_fails)(void*, long*) noexcept
+    void (*free)(void**) noexcept
+
+cdef Api api
+cdef bint api_loaded = False
+
+# CVODE's constants (cvode.h, SUNDIALS 7)
+cdef int CV_BDF = 2
+cdef int CV_ONE_STEP = 2
+cdef int CV_TSTOP_RETURN = 1
+# A callback's answer: 0 done, > 0 recoverable (CVODE retries with a shorter
+# step), < 0 unrecoverable (CVODE returns at once); CVODE User Guide, CVRhsFn.
+cdef int RECOVERABLE = 1, UNRECOVERABLE = -1
+# CVODE's own bound on internal steps per CVode call does not apply to one step
+# per call; it is raised so that it never stops a run (the methods count steps).
+cdef long MAX_STEPS_PER_CALL = 1_000_000_000
+
+# A Jacobian given by the flow (an FMU's directional derivatives) is compared with
+# forward differences at its first JACOBIAN_CHECKS evaluations: a model's own
+# Jacobian can be wrong (the Reference FMU Roberts holds y3 = 1 - y1 - y2 fixed in
+# its directional derivatives: df1/dy1 = -0.04 where it is -0.04 - 1e4 y2). Three
+# points see the state move off its start, where such an error may vanish.
+JACOBIAN_CHECKS = 3
+# A column agrees if it is within JACOBIAN_RTOL of the larger column's size, plus
+# JACOBIAN_FLOOR of the whole matrix's: far above a forward difference's error
+# (about the square root of the float64 epsilon, 1.5e-8) and far below a wrong
+# entry's.
+JACOBIAN_RTOL = 1e-3
+JACOBIAN_FLOOR = 1e-6
+# the forward difference's step: sqrt(eps) times the state's size or scale
+cdef double DIFFERENCE_STEP = 2.0**-26
+
+# What each failure of CVode means (cvode.h, CVODE User Guide, "CVode" returns).
+REASONS = {
+    -1: "CV_TOO_MUCH_WORK: too many internal steps",
+    -2: "CV_TOO_MUCH_ACC: the tolerances asked are below the machine's precision",
+    -3: "CV_ERR_FAILURE: the local error test failed repeatedly or with |h| = hmin",
+    -4: "CV_CONV_FAILURE: the Newton iteration failed to converge repeatedly or "
+        "with |h| = hmin",
+    -6: "CV_LSETUP_FAIL: the Jacobian's LU factorization failed",
+    -7: "CV_LSOLVE_FAIL: the linear solve failed",
+    -8: "CV_RHSFUNC_FAIL: the right-hand side failed",
+    -9: "CV_FIRST_RHSFUNC_ERR: the right-hand side is not finite at the start",
+    -10: "CV_REPTD_RHSFUNC_ERR: the right-hand side was not finite repeatedly",
+    -11: "CV_UNREC_RHSFUNC_ERR: the right-hand side was not finite and the step "
+         "could not be cut",
+    -22: "CV_ILL_INPUT: an input to CVode is illegal",
+    -25: "CV_BAD_T: the time lies outside the last step",
+    -27: "CV_TOO_CLOSE: the stop time is too close to the start",
+}
+
+
+cdef int _load() except -1:
+    """Fill `api` with the SUNDIALS functions' addresses (once)."""
+    global api_loaded
+    if api_loaded:
+        return 0
+    a = addresses()
+    api.context_create = <int (*)(int, SUNContext*) noexcept> <size_t> a["SUNContext_Create"]
+    api.context_free = <int (*)(SUNContext*) noexcept> <size_t> a["SUNContext_Free"]
+    api.clear_err_handlers = <int (*)(SUNContext) noexcept> <size_t> a[
+        "SUNContext_ClearErrHandlers"]
+    api.push_err_handler = <int (*)(SUNContext, err_fn, void*) noexcept> <size_t> a[
+        "SUNContext_PushErrHandler"]
+    api.array = <double* (*)(N_Vector) noexcept> <size_t> a["N_VGetArrayPointer"]
+    api.destroy_vector = <void (*)(N_Vector) noexcept> <size_t> a["N_VDestroy"]
+    api.destroy_matrix = <void (*)(SUNMatrix) noexcept> <size_t> a["SUNMatDestroy"]
+    api.free_solver = <int (*)(SUNLinearSolver) noexcept> <size_t> a["SUNLinSolFree"]
+    api.new_vector = <N_Vector (*)(int64_t, SUNContext) noexcept> <size_t> a[
+        "N_VNew_Serial"]
+    api.dense_matrix = <SUNMatrix (*)(int64_t, int64_t, SUNContext) noexcept> <size_t> a[
+        "SUNDenseMatrix"]
+    api.matrix_data = <double* (*)(SUNMatrix) noexcept> <size_t> a["SUNDenseMatrix_Data"]
+    api.dense_solver = <SUNLinearSolver (*)(N_Vector, SUNMatrix, SUNContext) noexcept> (
+        <size_t> a["SUNLinSol_Dense"])
+    api.create = <void* (*)(int, SUNContext) noexcept> <size_t> a["CVodeCreate"]
+    api.init = <int (*)(void*, rhs_fn, double, N_Vector) noexcept> <size_t> a["CVodeInit"]
+    api.reinit = <int (*)(void*, double, N_Vector) noexcept> <size_t> a["CVodeReInit"]
+    api.sv_tolerances = <int (*)(void*, double, N_Vector) noexcept> <size_t> a[
+        "CVodeSVtolerances"]
+    api.set_linear_solver = <int (*)(void*, SUNLinearSolver, SUNMatrix) noexcept> (
+        <size_t> a["CVodeSetLinearSolver"])
+    api.set_jac_fn = <int (*)(void*, jac_fn) noexcept> <size_t> a["CVodeSetJacFn"]
+    api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a["CVodeSetUserData"]
+    api.set_max_step = <int (*)(void*, double) noexcept> <size_t> a["CVodeSetMaxStep"]
+    api.set_init_step = <int (*)(void*, double) noexcept> <size_t> a["CVodeSetInitStep"]
+    api.set_stop_time = <int (*)(void*, double) noexcept> <size_t> a["CVodeSetStopTime"]
+    api.set_max_num_steps = <int (*)(void*, long) noexcept> <size_t> a[
+        "CVodeSetMaxNumSteps"]
+    api.set_max_hnil_warns = <int (*)(void*, int) noexcept> <size_t> a[
+        "CVodeSetMaxHnilWarns"]
+    api.set_max_ord = <int (*)(void*, int) noexcept> <size_t> a["CVodeSetMaxOrd"]
+    api.cvode = <int (*)(void*, double, N_Vector, double*, int) noexcept> <size_t> a["CVode"]
+    api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a["CVodeGetDky"]
+    api.get_current_step = <int (*)(void*, double*) noexcept> <size_t> a[
+        "CVodeGetCurrentStep"]
+    api.get_last_order = <int (*)(void*, int*) noexcept> <size_t> a["CVodeGetLastOrder"]
+    api.get_num_steps = <int (*)(void*, long*) noexcept> <size_t> a["CVodeGetNumSteps"]
+    api.get_num_rhs_evals = <int (*)(void*, long*) noexcept> <size_t> a[
+        "CVodeGetNumRhsEvals"]
+    api.get_num_lin_rhs_evals = <int (*)(void*, long*) noexcept> <size_t> a[
+        "CVodeGetNumLinRhsEvals"]
+    api.get_num_jac_evals = <int (*)(void*, long*) noexcept> <size_t> a[
+        "CVodeGetNumJacEvals"]
+    api.get_num_err_test_fails = <int (*)(void*, long*) noexcept> <size_t> a[
+        "CVodeGetNumErrTestFails"]
+    api.get_num_conv_fails = <int (*)(void*, long*) noexcept> <size_t> a[
+        "CVodeGetNumNonlinSolvConvFails"]
+    api.free = <void (*)(void**) noexcept> <size_t> a["CVodeFree"]
+    api_loaded = True
+    return 0
+
+
+cdef int _rhs(double t, N_Vector y, N_Vector ydot, void* data) noexcept:
+    """CVODE's right-hand side: the Function at (t, y); a non-finite value is a
+    recoverable failure (CVODE cuts the step), an exception an unrecoverable one
+    (kept, and raised when CVode returns)."""
+    cdef Cvode self = <Cvode> data
+    cdef double* out = api.array(ydot)
+    cdef Py_ssize_t i
+    try:
+        self.rhs.call(t, api.array(y), out)
+    except BaseException as exc:  # Ctrl-C and FMU errors alike: raised after CVode
+        self.error = exc
+        return UNRECOVERABLE
+    for i in range(self.n):
+        if not isfinite(out[i]):
+            self.t_not_finite = t
+            return RECOVERABLE
+    return 0
+
+
+cdef int _jacobian(double t, N_Vector y, N_Vector fy, SUNMatrix matrix, void* data,
+                   N_Vector tmp1, N_Vector tmp2, N_Vector tmp3) noexcept:
+    """CVODE's Jacobian: the Jacobian Function's n*n values, column by column."""
+    cdef Cvode self = <Cvode> data
+    cdef double* out = api.matrix_data(matrix)
+    cdef Py_ssize_t i
+    try:
+        self.jacobian.call(t, api.array(y), out)
+        if self.n_checks < JACOBIAN_CHECKS and not self.drop_jacobian:
+            self.check_jacobian(t, api.array(y), api.array(fy), out)
+    except BaseException as exc:
+        self.error = exc
+        return UNRECOVERABLE
+    for i in range(self.n * self.n):
+        if not isfinite(out[i]):
+            self.t_not_finite = t
+            return RECOVERABLE
+    return 0
+
+
+cdef void _error(int line, const char* function, const char* file, const char* message,
+                 int code, void* data, SUNContext context) noexcept:
+    """SUNDIALS' error handler: keep the message for the failure's report (instead
+    of printing it)."""
+    cdef Cvode self = <Cvode> data
+    if message == NULL:
+        return
+    try:
+        self.message = (<bytes> message).decode("utf-8", "replace")
+    except BaseException:
+        pass
+
+
+cdef class Cvode:
+    """CVODE's BDF integrator on the right-hand side `rhs` (see the module
+    docstring).
+
+    Parameters
+    ----------
+    rhs : Function
+        dx/dt, n values in and out.
+    rtol : float
+        Relative tolerance of each step's local error.
+    atol : float or array of n floats
+        Absolute tolerance, per state.
+    jacobian : Function, optional
+        df/dx with n*n values out, column-major (entry j*n + i is df_i/dx_j);
+        default: CVODE's difference quotients.
+    max_step : float
+        The longest step, s (inf: no bound).
+    first_step : float
+        The first step after each (re)start, s (0: CVODE's estimate).
+    max_order : int
+        The highest BDF order, 1 to 5.
+    """
+
+    def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
+                 double max_step=np.inf, double first_step=0.0, int max_order=5):
+        _load()
+        if rhs.n_in != rhs.n_out or rhs.n_in < 1:
+            raise FmibridgeError(
+                f"CVODE needs a right-hand side with as many values out as in "
+                f"(at least one); {rhs.what} maps {rhs.n_in} to {rhs.n_out}."
+            )
+        cdef Py_ssize_t n = rhs.n_in
+        if jacobian is not None and (jacobian.n_in != n or jacobian.n_out != n * n):
+            raise FmibridgeError(
+                f"CVODE needs a Jacobian of {n} x {n} values; {jacobian.what} maps "
+                f"{jacobian.n_in} to {jacobian.n_out}."
+            )
+        self.rhs, self.jacobian, self.n = rhs, jacobian, n
+        self.rtol, self.max_step = rtol, max_step
+        self.atol = np.broadcast_to(np.asarray(atol, dtype=float), (n,)).copy()
+        self.message, self.error, self.t_not_finite = "", None, np.nan
+        self.totals = dict.fromkeys(_COUNTS, 0)
+        self.n_restarts = 0
+        self.n_checks, self.jacobian_note, self.drop_jacobian = 0, "", False
+        self.check_x, self.check_f = np.empty(n), np.empty(n)
+        self.check_j = np.empty(n * n)
+        self.t = self.t_start = np.nan
+        self.state = None
+        self._create(first_step, max_order)
+
+    def _create(self, double first_step, int max_order):
+        """Allocate CVODE's memory, vectors, matrix and linear solver."""
+        cdef SUNContext context = NULL
+        cdef Py_ssize_t i
+        if api.context_create(0, &context) != 0:
+            raise MemoryError("SUNContext_Create failed")
+        self.context = context
+        api.clear_err_handlers(context)
+        api.push_err_handler(context, _error, <void*> self)
+        self.y = api.new_vector(self.n, context)
+        self.scratch = api.new_vector(self.n, context)
+        self.tolerances = api.new_vector(self.n, context)
+        self.matrix = api.dense_matrix(self.n, self.n, context)
+        self.mem = api.create(CV_BDF, context)
+        if (self.y == NULL or self.scratch == NULL or self.tolerances == NULL
+                or self.matrix == NULL or self.mem == NULL):
+            raise MemoryError("CVODE's memory could not be allocated")
+        self.solver = api.dense_solver(self.y, self.matrix, context)
+        self.y_data, self.scratch_data = api.array(self.y), api.array(self.scratch)
+        cdef double* tolerances = api.array(self.tolerances)
+        for i in range(self.n):
+            tolerances[i] = self.atol[i]
+            self.y_data[i] = 0.0
+        self._check(api.init(self.mem, _rhs, 0.0, self.y), "CVodeInit")
+        self._check(api.sv_tolerances(self.mem, self.rtol, self.tolerances),
+                    "CVodeSVtolerances")
+        self._check(api.set_linear_solver(self.mem, self.solver, self.matrix),
+                    "CVodeSetLinearSolver")
+        if self.jacobian is not None:
+            self._check(api.set_jac_fn(self.mem, _jacobian), "CVodeSetJacFn")
+        self._check(api.set_user_data(self.mem, <void*> self), "CVodeSetUserData")
+        self._check(api.set_max_num_steps(self.mem, MAX_STEPS_PER_CALL),
+                    "CVodeSetMaxNumSteps")
+        self._check(api.set_max_ord(self.mem, max_order), "CVodeSetMaxOrd")
+        if self.max_step < np.inf:
+            self._check(api.set_max_step(self.mem, self.max_step), "CVodeSetMaxStep")
+        if first_step > 0.0:
+            self._check(api.set_init_step(self.mem, first_step), "CVodeSetInitStep")
+
+    def _check(self, int flag, str function):
+        """Raise naming the CVODE setup function that refused its input."""
+        if flag < 0:
+            raise FmibridgeError(
+                f"{function} returned {flag} ({REASONS.get(flag, 'see cvode.h')}): "
+                f"{self.message or 'no message'}."
+            )
+
+    def __dealloc__(self):
+        cdef void* mem = self.mem
+        cdef SUNContext context = self.context
+        if not api_loaded:
+            return
+        if mem != NULL:
+            api.free(&mem)
+        if self.solver != NULL:
+            api.free_solver(self.solver)
+        if self.matrix != NULL:
+            api.destroy_matrix(self.matrix)
+        if self.y != NULL:
+            api.destroy_vector(self.y)
+        if self.scratch != NULL:
+            api.destroy_vector(self.scratch)
+        if self.tolerances != NULL:
+            api.destroy_vector(self.tolerances)
+        if context != NULL:
+            api.context_free(&context)
+
+    cdef int restart(self, double t, const double* x) except -1:
+        """Begin a new integration at (t, x) (after an event: order 1, a new first
+        step)."""
+        if self.is_started:
+            self.take_counts()
+            self.n_restarts += 1
+        memcpy(self.y_data, x, self.n * sizeof(double))
+        self._check(api.reinit(self.mem, t, self.y), "CVodeReInit")
+        self.is_started = True
+        self.t = self.t_start = t
+        self.state = None
+        return 0
+
+    cdef int step(self, double t_stop, double* x) except -100:
+        """Take one step, never beyond t_stop; write the state at its end to x.
+
+        Returns 0, with `t_start` and `t` the step's ends, or CVODE's failure
+        flag (< 0; `failure` says what it means). An exception raised by the
+        right-hand side or the Jacobian is raised here.
+        """
+        cdef double t_reached = self.t
+        cdef int flag
+        self.error, self.message = None, ""
+        if self.drop_jacobian and self.jacobian is not None:
+            self.jacobian = None
+            self._check(api.set_jac_fn(self.mem, NULL), "CVodeSetJacFn")
+        api.set_stop_time(self.mem, t_stop)
+        flag = api.cvode(self.mem, t_stop, self.y, &t_reached, CV_ONE_STEP)
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        if flag < 0:
+            return flag
+        self.t_start, self.t = self.t, t_reached
+        memcpy(x, self.y_data, self.n * sizeof(double))
+        return 0
+
+    cdef int dense(self, double t, double* out) except -1:
+        """Write the state at t inside the last step (CVODE's interpolant) to out."""
+        cdef int flag = api.get_dky(self.mem, t, 0, self.scratch)
+        if flag < 0:
+            raise FmibridgeError(
+                f"CVodeGetDky at t = {t!r} outside the last step [{self.t_start!r}, "
+                f"{self.t!r}]: {self.message}"
+            )
+        memcpy(out, self.scratch_data, self.n * sizeof(double))
+        return 0
+
+    cdef int slope(self, double t, double* out) except -1:
+        """Write dx/dt at t inside the last step (the interpolant's derivative) to
+        out."""
+        cdef int flag = api.get_dky(self.mem, t, 1, self.scratch)
+        if flag < 0:
+            raise FmibridgeError(
+                f"CVodeGetDky (k = 1) at t = {t!r} outside the last step "
+                f"[{self.t_start!r}, {self.t!r}]: {self.message}"
+            )
+        memcpy(out, self.scratch_data, self.n * sizeof(double))
+        return 0
+
+    cdef int check_jacobian(self, double t, const double* x, const double* f,
+                            double* out) except -1:
+        """Compare the Jacobian in out (at (t, x), with f = dx/dt there) with
+        forward differences; where a column disagrees, write the differences to
+        out, keep a note that says where, and drop the Jacobian for CVODE's
+        difference quotients from the next step on."""
+        cdef Py_ssize_t n = self.n, i, j
+        cdef double step, worst = 0.0, size, scale = 0.0, miss
+        cdef Py_ssize_t bad = -1
+        self.n_checks += 1
+        for i in range(n):
+            self.check_x[i] = x[i]
+        for j in range(n):
+            step = DIFFERENCE_STEP * max(abs(x[j]), self.atol[j] / self.rtol)
+            self.check_x[j] = x[j] + step
+            self.rhs.call(t, &self.check_x[0], &self.check_f[0])
+            self.check_x[j] = x[j]
+            for i in range(n):
+                self.check_j[j * n + i] = (self.check_f[i] - f[i]) / step
+                scale = max(scale, abs(self.check_j[j * n + i]), abs(out[j * n + i]))
+        for j in range(n):
+            size, miss = 0.0, 0.0
+            for i in range(n):
+                size = max(size, abs(self.check_j[j * n + i]), abs(out[j * n + i]))
+                miss = max(miss, abs(self.check_j[j * n + i] - out[j * n + i]))
+            if miss > JACOBIAN_RTOL * size + JACOBIAN_FLOOR * scale and miss > worst:
+                worst, bad = miss, j
+        if bad < 0:
+            return 0
+        self.jacobian_note = (
+            f"{self.jacobian.what} disagrees with forward differences at t = {t!r} "
+            f"in column {bad} (d/dx_{bad}) by {worst:.3g} (matrix size {scale:.3g}); "
+            f"CVODE takes difference quotients instead from here on"
+        )
+        for i in range(n * n):
+            out[i] = self.check_j[i]
+        self.drop_jacobian = True
+        return 0
+
+    cdef int take_counts(self) except -1:
+        """Add the counts since the last (re)start to the totals (CVodeReInit
+        zeroes CVODE's own)."""
+        for name, value in self._counts().items():
+            self.totals[name] += value
+        return 0
+
+    def _counts(self):
+        cdef long value
+        counts = {}
+        for name, getter in (
+            ("n_steps", 0), ("n_rhs", 1), ("n_jacobian_rhs", 2), ("n_jacobians", 3),
+            ("n_error_test_failures", 4), ("n_convergence_failures", 5),
+        ):
+            value = 0
+            if self.is_started:
+                _get_count(self.mem, getter, &value)
+            counts[name] = value
+        return counts
+
+    def stats(self):
+        """Return the counts over every (re)start: steps, right-hand sides (those
+        of the difference-quotient Jacobian apart), Jacobians, error-test and
+        Newton failures, restarts."""
+        counts = self._counts()
+        stats = {name: self.totals[name] + counts[name] for name in _COUNTS}
+        stats["n_restarts"] = self.n_restarts
+        return stats
+
+    def failure(self, int flag):
+        """Say what CVode's failure flag means, with SUNDIALS' own message."""
+        reason = REASONS.get(flag, f"CVODE returned {flag}")
+        if flag in (-9, -10, -11) and isfinite(self.t_not_finite):
+            reason += f" (last at t = {self.t_not_finite!r})"
+        return f"{reason}; {self.message}" if self.message else reason
+
+    @property
+    def step_size(self):
+        """The step CVODE will try next, s."""
+        cdef double h = 0.0
+        if self.is_started:
+            api.get_current_step(self.mem, &h)
+        return h
+
+    @property
+    def order(self):
+        """The BDF order of the last step."""
+        cdef int q = 0
+        if self.is_started:
+            api.get_last_order(self.mem, &q)
+        return q
+
+    # -- the same from Python ---------------------------------------------------
+
+    def start(self, double t, x):
+        """Begin a new integration at (t, x)."""
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        self._check_size(xs.shape[0])
+        self.restart(t, &xs[0])
+
+    def advance(self, double t_stop):
+        """Take one step towards t_stop; return (t, x) at its end, or raise
+        FmibridgeError saying why CVODE failed."""
+        out = np.empty(self.n)
+        cdef double[::1] xs = out
+        if not self.is_started:
+            raise FmibridgeError("CVODE: `start` it at (t, x) first.")
+        cdef int flag = self.step(t_stop, &xs[0])
+        if flag < 0:
+            raise FmibridgeError(f"CVODE failed at t = {self.t!r}: {self.failure(flag)}")
+        return self.t, out
+
+    def interpolate(self, double t):
+        """Return the state at t inside the last step."""
+        out = np.empty(self.n)
+        cdef double[::1] xs = out
+        self.dense(t, &xs[0])
+        return out
+
+    def _check_size(self, Py_ssize_t n):
+        if n != self.n:
+            raise FmibridgeError(f"CVODE integrates {self.n} states, got {n}.")
+
+
+_COUNTS = ("n_steps", "n_rhs", "n_jacobian_rhs", "n_jacobians",
+           "n_error_test_failures", "n_convergence_failures")
+
+
+cdef int _get_count(void* mem, int which, long* value) noexcept:
+    if which == 0:
+        return api.get_num_steps(mem, value)
+    if which == 1:
+        return api.get_num_rhs_evals(mem, value)
+    if which == 2:
+        return api.get_num_lin_rhs_evals(mem, value)
+    if which == 3:
+        return api.get_num_jac_evals(mem, value)
+    if which == 4:
+        return api.get_num_err_test_fails(mem, value)
+    return api.get_num_conv_fails(mem, value)
