@@ -255,6 +255,12 @@ class VectorField(Flow):
             self.__dict__["_rhs_function"] = function
         return function
 
+    def jacobian_function(self) -> Function | None:
+        """Return df/dx as a Function of n*n values (entry j*n + i is df_i/dx_j),
+        or None where the flow has none (an implicit integrator then takes
+        difference quotients)."""
+        return None
+
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one step of `scheme` on the right-hand side."""
         return scheme.tableau.advance(self.rhs_function(), t, x, h)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core._functions import Function
 from ..core.errors import FmibridgeError, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
@@ -35,6 +36,7 @@ from .base import RATE_STEP, Flow, FlowTerminated, VectorField, compiled_steps
 from .compiled import BLOCK, guard_sides
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
+from .fmu_jacobian import fmu_jacobian, state_nominals
 from .fmu_view import Plan
 from .fmu_view import plan as plan_of
 from .input_table import InputTable, jump_times
@@ -460,6 +462,17 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         if self._inputs:
             self._set_inputs(t)
         return self._check_finite(self.instance.derivatives(t, x), "get derivatives", t)
+
+    def jacobian_function(self) -> Function | None:
+        """Return df/dx from the FMU's directional derivatives, where it provides
+        them (`fmu_jacobian`), built once."""
+        if "_jacobian" not in self.__dict__:
+            self._jacobian = fmu_jacobian(self)
+        return self._jacobian
+
+    def state_nominals(self) -> np.ndarray:
+        """Return each state's nominal value (1 where the FMU gives none)."""
+        return state_nominals(self)
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one compiled RK step over the FMU's C calls where it can.
