@@ -60,11 +60,6 @@ class Status(enum.Enum):
         "does not resolve the impacts finely enough. Tighten the inner method "
         "(t_tol, eps or tol) or loosen completion's eps."
     )
-    INTEGRATOR_FAILED = (
-        "Stopped: the integrator could not take a step to its tolerances (the time "
-        "and its reason are named below). Check the model there, or loosen rtol and "
-        "atol."
-    )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
     TIME_LIMIT = (

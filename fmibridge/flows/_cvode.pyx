@@ -26,9 +26,9 @@ SUNDIALS 7 (CV_ONE_STEP, CVodeSetStopTime, CVodeGetDky, CVLsJacFn); Hairer and
 Wanner, Solving ODEs II, Sec. III.1 and V.5 (BDF methods).
 """
 
-from libc.math cimport isfinite
+from libc.math cimport fabs, INFINITY, isfinite, nextafter
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
@@ -48,6 +48,16 @@ ctypedef int (*jac_fn)(double, N_Vector, N_Vector, SUNMatrix, void*, N_Vector,
 ctypedef void (*err_fn)(int, const char*, const char*, const char*, int, void*,
                         SUNContext) noexcept
 
+# the shapes of the CVODE functions called (cvode.h, SUNDIALS 7)
+ctypedef int (*of_mem)(void*) noexcept
+ctypedef int (*of_mem_int)(void*, int) noexcept
+ctypedef int (*of_mem_long)(void*, long) noexcept
+ctypedef int (*of_mem_double)(void*, double) noexcept
+ctypedef int (*into_int)(void*, int*) noexcept
+ctypedef int (*into_long)(void*, long*) noexcept
+ctypedef int (*into_double)(void*, double*) noexcept
+ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
+
 cdef struct Api:
     int (*context_create)(int, SUNContext*) noexcept
     int (*context_free)(SUNContext*) noexcept
@@ -63,27 +73,28 @@ cdef struct Api:
     SUNLinearSolver (*dense_solver)(N_Vector, SUNMatrix, SUNContext) noexcept
     void* (*create)(int, SUNContext) noexcept
     int (*init)(void*, rhs_fn, double, N_Vector) noexcept
-    int (*reinit)(void*, double, N_Vector) noexcept
-    int (*sv_tolerances)(void*, double, N_Vector) noexcept
+    of_mem_time_vector reinit
+    of_mem_time_vector sv_tolerances
     int (*set_linear_solver)(void*, SUNLinearSolver, SUNMatrix) noexcept
     int (*set_jac_fn)(void*, jac_fn) noexcept
     int (*set_user_data)(void*, void*) noexcept
-    int (*set_max_step)(void*, double) noexcept
-    int (*set_init_step)(void*, double) noexcept
-    int (*set_stop_time)(void*, double) noexcept
-    int (*set_max_num_steps)(void*, long) noexcept
-    int (*set_max_hnil_warns)(void*, int) noexcept
-    int (*set_max_ord)(void*, int) noexcept
+    of_mem_double set_max_step
+    of_mem_double set_init_step
+    of_mem_double set_stop_time
+    of_mem clear_stop_time
+    of_mem_long set_max_num_steps
+    of_mem_int set_max_hnil_warns
+    of_mem_int set_max_ord
     int (*cvode)(void*, double, N_Vector, double*, int) noexcept
     int (*get_dky)(void*, double, int, N_Vector) noexcept
-    int (*get_current_step)(void*, double*) noexcept
-    int (*get_last_order)(void*, int*) noexcept
-    int (*get_num_steps)(void*, long*) noexcept
-    int (*get_num_rhs_evals)(void*, long*) noexcept
-    int (*get_num_lin_rhs_evals)(void*, long*) noexcept
-    int (*get_num_jac_evals)(void*, long*) noexcept
-    int (*get_num_err_test_fails)(void*, long*) noexcept
-    int (*get_num_conv_fails)(void*, long*) noexcept
+    into_double get_current_step
+    into_int get_last_order
+    into_long get_num_steps
+    into_long get_num_rhs_evals
+    into_long get_num_lin_rhs_evals
+    into_long get_num_jac_evals
+    into_long get_num_err_test_fails
+    into_long get_num_conv_fails
     void (*free)(void**) noexcept
 
 cdef Api api
@@ -141,7 +152,8 @@ cdef int _load() except -1:
     if api_loaded:
         return 0
     a = addresses()
-    api.context_create = <int (*)(int, SUNContext*) noexcept> <size_t> a["SUNContext_Create"]
+    api.context_create = <int (*)(int, SUNContext*) noexcept> <size_t> a[
+        "SUNContext_Create"]
     api.context_free = <int (*)(SUNContext*) noexcept> <size_t> a["SUNContext_Free"]
     api.clear_err_handlers = <int (*)(SUNContext) noexcept> <size_t> a[
         "SUNContext_ClearErrHandlers"]
@@ -153,44 +165,41 @@ cdef int _load() except -1:
     api.free_solver = <int (*)(SUNLinearSolver) noexcept> <size_t> a["SUNLinSolFree"]
     api.new_vector = <N_Vector (*)(int64_t, SUNContext) noexcept> <size_t> a[
         "N_VNew_Serial"]
-    api.dense_matrix = <SUNMatrix (*)(int64_t, int64_t, SUNContext) noexcept> <size_t> a[
-        "SUNDenseMatrix"]
-    api.matrix_data = <double* (*)(SUNMatrix) noexcept> <size_t> a["SUNDenseMatrix_Data"]
+    api.dense_matrix = <SUNMatrix (*)(int64_t, int64_t, SUNContext) noexcept> (
+        <size_t> a["SUNDenseMatrix"])
+    api.matrix_data = <double* (*)(SUNMatrix) noexcept> <size_t> a[
+        "SUNDenseMatrix_Data"]
     api.dense_solver = <SUNLinearSolver (*)(N_Vector, SUNMatrix, SUNContext) noexcept> (
         <size_t> a["SUNLinSol_Dense"])
     api.create = <void* (*)(int, SUNContext) noexcept> <size_t> a["CVodeCreate"]
-    api.init = <int (*)(void*, rhs_fn, double, N_Vector) noexcept> <size_t> a["CVodeInit"]
-    api.reinit = <int (*)(void*, double, N_Vector) noexcept> <size_t> a["CVodeReInit"]
-    api.sv_tolerances = <int (*)(void*, double, N_Vector) noexcept> <size_t> a[
-        "CVodeSVtolerances"]
+    api.init = <int (*)(void*, rhs_fn, double, N_Vector) noexcept> <size_t> a[
+        "CVodeInit"]
+    api.reinit = <of_mem_time_vector> <size_t> a["CVodeReInit"]
+    api.sv_tolerances = <of_mem_time_vector> <size_t> a["CVodeSVtolerances"]
     api.set_linear_solver = <int (*)(void*, SUNLinearSolver, SUNMatrix) noexcept> (
         <size_t> a["CVodeSetLinearSolver"])
     api.set_jac_fn = <int (*)(void*, jac_fn) noexcept> <size_t> a["CVodeSetJacFn"]
-    api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a["CVodeSetUserData"]
-    api.set_max_step = <int (*)(void*, double) noexcept> <size_t> a["CVodeSetMaxStep"]
-    api.set_init_step = <int (*)(void*, double) noexcept> <size_t> a["CVodeSetInitStep"]
-    api.set_stop_time = <int (*)(void*, double) noexcept> <size_t> a["CVodeSetStopTime"]
-    api.set_max_num_steps = <int (*)(void*, long) noexcept> <size_t> a[
-        "CVodeSetMaxNumSteps"]
-    api.set_max_hnil_warns = <int (*)(void*, int) noexcept> <size_t> a[
-        "CVodeSetMaxHnilWarns"]
-    api.set_max_ord = <int (*)(void*, int) noexcept> <size_t> a["CVodeSetMaxOrd"]
-    api.cvode = <int (*)(void*, double, N_Vector, double*, int) noexcept> <size_t> a["CVode"]
-    api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a["CVodeGetDky"]
-    api.get_current_step = <int (*)(void*, double*) noexcept> <size_t> a[
-        "CVodeGetCurrentStep"]
-    api.get_last_order = <int (*)(void*, int*) noexcept> <size_t> a["CVodeGetLastOrder"]
-    api.get_num_steps = <int (*)(void*, long*) noexcept> <size_t> a["CVodeGetNumSteps"]
-    api.get_num_rhs_evals = <int (*)(void*, long*) noexcept> <size_t> a[
-        "CVodeGetNumRhsEvals"]
-    api.get_num_lin_rhs_evals = <int (*)(void*, long*) noexcept> <size_t> a[
-        "CVodeGetNumLinRhsEvals"]
-    api.get_num_jac_evals = <int (*)(void*, long*) noexcept> <size_t> a[
-        "CVodeGetNumJacEvals"]
-    api.get_num_err_test_fails = <int (*)(void*, long*) noexcept> <size_t> a[
-        "CVodeGetNumErrTestFails"]
-    api.get_num_conv_fails = <int (*)(void*, long*) noexcept> <size_t> a[
-        "CVodeGetNumNonlinSolvConvFails"]
+    api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a[
+        "CVodeSetUserData"]
+    api.set_max_step = <of_mem_double> <size_t> a["CVodeSetMaxStep"]
+    api.set_init_step = <of_mem_double> <size_t> a["CVodeSetInitStep"]
+    api.set_stop_time = <of_mem_double> <size_t> a["CVodeSetStopTime"]
+    api.clear_stop_time = <of_mem> <size_t> a["CVodeClearStopTime"]
+    api.set_max_num_steps = <of_mem_long> <size_t> a["CVodeSetMaxNumSteps"]
+    api.set_max_hnil_warns = <of_mem_int> <size_t> a["CVodeSetMaxHnilWarns"]
+    api.set_max_ord = <of_mem_int> <size_t> a["CVodeSetMaxOrd"]
+    api.cvode = <int (*)(void*, double, N_Vector, double*, int) noexcept> <size_t> a[
+        "CVode"]
+    api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a[
+        "CVodeGetDky"]
+    api.get_current_step = <into_double> <size_t> a["CVodeGetCurrentStep"]
+    api.get_last_order = <into_int> <size_t> a["CVodeGetLastOrder"]
+    api.get_num_steps = <into_long> <size_t> a["CVodeGetNumSteps"]
+    api.get_num_rhs_evals = <into_long> <size_t> a["CVodeGetNumRhsEvals"]
+    api.get_num_lin_rhs_evals = <into_long> <size_t> a["CVodeGetNumLinRhsEvals"]
+    api.get_num_jac_evals = <into_long> <size_t> a["CVodeGetNumJacEvals"]
+    api.get_num_err_test_fails = <into_long> <size_t> a["CVodeGetNumErrTestFails"]
+    api.get_num_conv_fails = <into_long> <size_t> a["CVodeGetNumNonlinSolvConvFails"]
     api.free = <void (*)(void**) noexcept> <size_t> a["CVodeFree"]
     api_loaded = True
     return 0
@@ -332,6 +341,8 @@ cdef class Cvode:
         self._check(api.set_max_num_steps(self.mem, MAX_STEPS_PER_CALL),
                     "CVodeSetMaxNumSteps")
         self._check(api.set_max_ord(self.mem, max_order), "CVodeSetMaxOrd")
+        # CVODE's warnings that t + h = t go to stderr; CvodeStepper stops instead
+        self._check(api.set_max_hnil_warns(self.mem, -1), "CVodeSetMaxHnilWarns")
         if self.max_step < np.inf:
             self._check(api.set_max_step(self.mem, self.max_step), "CVodeSetMaxStep")
         if first_step > 0.0:
@@ -379,20 +390,25 @@ cdef class Cvode:
         return 0
 
     cdef int step(self, double t_stop, double* x) except -100:
-        """Take one step, never beyond t_stop; write the state at its end to x.
+        """Take one step, never beyond t_stop (inf: no bound); write the state at
+        its end to x.
 
         Returns 0, with `t_start` and `t` the step's ends, or CVODE's failure
         flag (< 0; `failure` says what it means). An exception raised by the
         right-hand side or the Jacobian is raised here.
         """
-        cdef double t_reached = self.t
+        cdef double t_reached = self.t, t_out = t_stop
         cdef int flag
         self.error, self.message = None, ""
         if self.drop_jacobian and self.jacobian is not None:
             self.jacobian = None
             self._check(api.set_jac_fn(self.mem, NULL), "CVodeSetJacFn")
-        api.set_stop_time(self.mem, t_stop)
-        flag = api.cvode(self.mem, t_stop, self.y, &t_reached, CV_ONE_STEP)
+        if isfinite(t_stop):
+            api.set_stop_time(self.mem, t_stop)
+        else:  # CV_ONE_STEP reads tout for the direction and scale of a first step
+            api.clear_stop_time(self.mem)
+            t_out = self.t + max(1.0, abs(self.t))
+        flag = api.cvode(self.mem, t_out, self.y, &t_reached, CV_ONE_STEP)
         if self.error is not None:
             error, self.error = self.error, None
             raise error
@@ -455,9 +471,10 @@ cdef class Cvode:
         if bad < 0:
             return 0
         self.jacobian_note = (
-            f"{self.jacobian.what} disagrees with forward differences at t = {t!r} "
-            f"in column {bad} (d/dx_{bad}) by {worst:.3g} (matrix size {scale:.3g}); "
-            f"CVODE takes difference quotients instead from here on"
+            f"{_capital(self.jacobian.what)} disagrees with forward differences at "
+            f"t = {t!r} in column {bad} (df/dx[{bad}]) by {worst:.3g} (the matrix's "
+            f"largest entry: {scale:.3g}); CVODE takes difference quotients instead "
+            f"from here on"
         )
         for i in range(n * n):
             out[i] = self.check_j[i]
@@ -470,6 +487,15 @@ cdef class Cvode:
         for name, value in self._counts().items():
             self.totals[name] += value
         return 0
+
+    cdef long failures(self) noexcept:
+        """The error-test and Newton failures (rejected trials) since the last
+        (re)start."""
+        cdef long errors = 0, newton = 0
+        if self.is_started:
+            api.get_num_err_test_fails(self.mem, &errors)
+            api.get_num_conv_fails(self.mem, &newton)
+        return errors + newton
 
     def _counts(self):
         cdef long value
@@ -498,7 +524,7 @@ cdef class Cvode:
         reason = REASONS.get(flag, f"CVODE returned {flag}")
         if flag in (-9, -10, -11) and isfinite(self.t_not_finite):
             reason += f" (last at t = {self.t_not_finite!r})"
-        return f"{reason}; {self.message}" if self.message else reason
+        return f"{reason}; {self.message.rstrip('. ')}" if self.message else reason
 
     @property
     def step_size(self):
@@ -533,7 +559,9 @@ cdef class Cvode:
             raise FmibridgeError("CVODE: `start` it at (t, x) first.")
         cdef int flag = self.step(t_stop, &xs[0])
         if flag < 0:
-            raise FmibridgeError(f"CVODE failed at t = {self.t!r}: {self.failure(flag)}")
+            raise FmibridgeError(
+                f"CVODE failed at t = {self.t!r}: {self.failure(flag)}."
+            )
         return self.t, out
 
     def interpolate(self, double t):
@@ -564,3 +592,212 @@ cdef int _get_count(void* mem, int which, long* value) noexcept:
     if which == 4:
         return api.get_num_err_test_fails(mem, value)
     return api.get_num_conv_fails(mem, value)
+
+
+# A trial ending this fraction of its step beyond the step's end still reads the
+# dense output (the round-off of t + h summed from the step's start), as the
+# adaptive steppers' `advance` does.
+END_RTOL = 1e-9
+# Bound on the steps `advance` takes when it integrates off the last step's curve.
+MAX_STEPS_OFF_CURVE = 100_000
+# A time within this many units in the last place of CVODE's own is that time: the
+# method sums t + h where CVODE returned its t directly.
+SAME_TIME_ULPS = 2.0
+# CVODE's steps that leave time where it was (within SAME_TIME_ULPS) this many times
+# in a row end the run: its step has shrunk below the resolution of t (a right-hand
+# side that is not finite or not smooth just ahead), where it would go on forever
+# (measured: 10 million steps from t = 0.4999 s to 0.49999999999999994 s on a
+# right-hand side that is NaN from 0.5 s). A step cut to a stop time just ahead is
+# legitimate once, not ten times running.
+MAX_STALLED_STEPS = 10
+
+
+def _capital(str text):
+    """The text with its first letter upper case (a Function's `what` begins a
+    sentence)."""
+    return text[:1].upper() + text[1:]
+
+
+cdef double _spacing(double t) noexcept:
+    """The distance from |t| to the next float64."""
+    return nextafter(fabs(t), INFINITY) - fabs(t)
+
+
+cdef class CvodeStepper:
+    """CVODE's accepted steps as an adaptive stepper: the contract of the adaptive
+    integrators under a tolerance (`step`, `dense`, `advance`, `slope`, `h_next`,
+    `n_rejected`), so every method's loop takes them as it takes Dormand-Prince's.
+
+    1. `step(t, x, h_max, k1, out) -> h` takes CVODE's next step from (t, x), never
+       beyond t + h_max (CVODE's stop time). Where (t, x) is CVODE's own point (the
+       end of its last step, or a point on that step's dense output: a method that
+       accepted part of a step), CVODE goes on with its history (the step's rest is
+       the next step); anywhere else (after an event) it restarts at order 1
+       (`Cvode.restart`). CVODE chooses its own first step after a restart (the
+       proposal `h_next` is what it will try next, for the Result). Its rejected
+       trials (error-test and Newton failures) are added to `n_rejected`. A step
+       CVODE cannot take raises FmibridgeError naming the right-hand side, the
+       time and CVODE's reason.
+    2. `dense(t, out)` is CVODE's interpolant (CVodeGetDky) at t in the last step.
+    3. `advance(t, x, h, k1, out)` reads the dense output where (t, x) lies on the
+       last step's curve and t + h inside it; elsewhere it steps to t + h.
+    4. `slope(t, x, out)` is the right-hand side.
+
+    Parameters
+    ----------
+    cvode : Cvode
+        The integrator, with its tolerances and Jacobian.
+    """
+
+    def __init__(self, Cvode cvode):
+        cdef Py_ssize_t n = cvode.n
+        self.cvode, self.rhs, self.n, self.rtol = cvode, cvode.rhs, n, cvode.rtol
+        self.h_next, self.n_rejected, self.has_step = INFINITY, 0, False
+        self.x0, self.x1, self.probe = np.empty(n), np.empty(n), np.empty(n)
+        self.point, self.end = np.empty(n), np.empty(n)
+        self.n_stalled = 0
+
+    cdef bint continues(self, double t, const double* x) except -1:
+        """True if (t, x) is CVODE's point or on its last step's dense output."""
+        cdef Cvode cv = self.cvode
+        cdef size_t size = self.n * sizeof(double)
+        if not cv.is_started:
+            return False
+        if fabs(t - cv.t) <= SAME_TIME_ULPS * _spacing(cv.t):
+            return memcmp(x, &self.end[0], size) == 0
+        if not cv.t_start <= t < cv.t:
+            return False
+        cv.dense(t, &self.probe[0])
+        return memcmp(x, &self.probe[0], size) == 0
+
+    cdef double step(self, double t, const double* x, double h_max, const double* k1,
+                     double* out) except? -1.0:
+        """One accepted step from (t, x), at most h_max long (see the class)."""
+        cdef Cvode cv = self.cvode
+        cdef double t1, h
+        cdef long before
+        cdef int flag
+        if not self.continues(t, x):
+            cv.restart(t, x)
+            memcpy(&self.end[0], x, self.n * sizeof(double))
+        if t < cv.t - SAME_TIME_ULPS * _spacing(cv.t):  # the rest of CVODE's step
+            t1 = min(cv.t, t + h_max)
+            if t1 == cv.t:
+                memcpy(out, &self.end[0], self.n * sizeof(double))
+            else:
+                cv.dense(t1, out)
+            h = t1 - t
+        else:
+            before = cv.failures()
+            flag = cv.step(t + h_max, out)
+            if flag < 0:
+                raise FmibridgeError(
+                    f"{_capital(self.rhs.what)}: CVODE could not step from t = "
+                    f"{cv.t!r} (rtol = {self.rtol:g}): {cv.failure(flag)}."
+                )
+            self.n_rejected += cv.failures() - before
+            memcpy(&self.end[0], out, self.n * sizeof(double))
+            h = cv.t - t
+            self._watch_progress(cv.t_start)
+        self.h_next = cv.step_size
+        self.anchor(t, x, h, out)
+        return h
+
+    def _watch_progress(self, double t_start):
+        """Raise after MAX_STALLED_STEPS steps in a row that left t in place."""
+        cdef Cvode cv = self.cvode
+        if cv.t - t_start > SAME_TIME_ULPS * _spacing(cv.t):
+            self.n_stalled = 0
+            return
+        self.n_stalled += 1
+        if self.n_stalled < MAX_STALLED_STEPS:
+            return
+        self.n_stalled = 0
+        reason = "the right-hand side or its Jacobian changes abruptly just ahead"
+        if isfinite(cv.t_not_finite):
+            reason = (f"the right-hand side is not finite just ahead (last at t = "
+                      f"{cv.t_not_finite!r})")
+        raise FmibridgeError(
+            f"{_capital(self.rhs.what)}: CVODE could not step from t = {cv.t!r} "
+            f"(rtol = {self.rtol:g}): {MAX_STALLED_STEPS} steps in a row shorter "
+            f"than the resolution of time; {reason}."
+        )
+
+    cdef int dense(self, double t, double* out) except -1:
+        return self.cvode.dense(t, out)
+
+    cdef int anchor(self, double t, const double* x, double h,
+                    const double* x1) except -1:
+        """Record the accepted step from (t, x) of h to x1 (for `advance`)."""
+        self.t0, self.h_step, self.has_step = t, h, True
+        memcpy(&self.x0[0], x, self.n * sizeof(double))
+        memcpy(&self.x1[0], x1, self.n * sizeof(double))
+        return 0
+
+    cdef bint on_curve(self, double t, const double* x) except -1:
+        """True if (t, x) is the last step's start, end, or dense value at t."""
+        cdef size_t size = self.n * sizeof(double)
+        if not self.has_step:
+            return False
+        if t == self.t0:
+            return memcmp(x, &self.x0[0], size) == 0
+        if t == self.t0 + self.h_step and memcmp(x, &self.x1[0], size) == 0:
+            return True
+        if not self.t0 < t <= self.t0 + self.h_step:
+            return False
+        self.dense(t, &self.probe[0])
+        return memcmp(x, &self.probe[0], size) == 0
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        """x(t + h): the dense output on the last step's curve, else steps."""
+        cdef double t_end = t + h, t_step = t, taken
+        cdef double step_end = self.t0 + self.h_step
+        cdef long k
+        if (self.has_step and t_end <= step_end + END_RTOL * self.h_step
+                and self.on_curve(t, x)):
+            if t_end == step_end:
+                memcpy(out, &self.x1[0], self.n * sizeof(double))
+            else:
+                self.dense(min(t_end, step_end), out)
+            return 0
+        memcpy(&self.point[0], x, self.n * sizeof(double))
+        for k in range(MAX_STEPS_OFF_CURVE):
+            taken = self.step(t_step, &self.point[0], t_end - t_step, NULL, out)
+            t_step = t_end if taken >= t_end - t_step else t_step + taken
+            if t_step >= t_end:
+                return 0
+            memcpy(&self.point[0], out, self.n * sizeof(double))
+        raise FmibridgeError(
+            f"{_capital(self.rhs.what)}: {MAX_STEPS_OFF_CURVE} CVODE steps did not "
+            f"reach t = {t_end!r} from t = {t!r}."
+        )
+
+    cdef int slope(self, double t, const double* x, double* out) except -1:
+        return self.rhs.call(t, x, out)
+
+    # -- from Python --------------------------------------------------------------
+
+    def propose(self, double h):
+        """Set the proposal `h_next` (CVODE keeps choosing its own steps)."""
+        self.h_next = h
+
+    def take_rejected(self):
+        """Return the rejected trials counted so far, and start again from 0."""
+        n, self.n_rejected = self.n_rejected, 0
+        return n
+
+    def take(self, double t, x, double h_max):
+        """`step` from Python: return (its length, its end)."""
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        out = np.empty(self.n)
+        cdef double[::1] y = out
+        self.cvode._check_size(xs.shape[0])
+        return self.step(t, &xs[0], h_max, NULL, &y[0]), out
+
+    def at(self, double t):
+        """`dense` from Python: the last step's dense output at t."""
+        out = np.empty(self.n)
+        cdef double[::1] y = out
+        self.dense(t, &y[0])
+        return out

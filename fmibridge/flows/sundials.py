@@ -49,6 +49,7 @@ FUNCTIONS = {
         "CVodeSetMaxStep",
         "CVodeSetInitStep",
         "CVodeSetStopTime",
+        "CVodeClearStopTime",
         "CVodeSetMaxNumSteps",
         "CVodeSetMaxHnilWarns",
         "CVodeSetMaxOrd",

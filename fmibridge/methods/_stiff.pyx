@@ -2,7 +2,7 @@
 events, guard crossings located on each step's dense output.
 
 `attempt` takes the steps of one `Method._attempt` of a method whose integrator
-is CVODE (`stiff.StiffIntegrator`): accepted variable steps, each as long as the
+is CVODE (`flows.stiff.Stiff`): accepted variable steps, each as long as the
 tolerances allow and never beyond t_end, until a guard is crossed inside one.
 Every step is watched for a crossing twice: a guard beyond its surface at the
 step's end (`events.crossed`), and a guard inside at both ends whose cubic
@@ -18,13 +18,14 @@ No step is undone: the dense output is CVODE's own interpolating polynomial over
 the accepted step (CVodeGetDky), accurate to the step's tolerance, so locating a
 crossing costs guard evaluations only. After an event (or anything else that
 moved the state between attempts: a time event of the flow) the integrator
-restarts from the new state; it continues its history only from the State the
-last attempt returned.
+restarts from the new state; it continues its history only from its own point
+(`CvodeStepper.step`).
 
 A step CVODE cannot take (its error test or Newton iteration fails at the
-smallest step, the right-hand side is repeatedly not finite) ends the run with
-Status.INTEGRATOR_FAILED and a detail that names the time, the mode and CVODE's
-reason.
+smallest step, the right-hand side is repeatedly not finite) raises
+FmibridgeError naming the right-hand side, the time and CVODE's reason
+(`_cvode.CvodeStepper.step`); the CLI and supervised runs keep the samples up to
+there (Status.FAILED).
 
 References
 ----------
@@ -43,7 +44,7 @@ from ..core.events cimport (
     hermite_minimum, illinois_done, illinois_narrow, illinois_propose,
     illinois_start, is_bracket, lowest, secant_fraction,
 )
-from ..flows._cvode cimport Cvode
+from ..flows._cvode cimport Cvode, CvodeStepper
 from ._firing cimport fire
 from ._mode cimport CompiledMode
 
@@ -64,16 +65,18 @@ cdef class _Run:
     integrator and scratch."""
 
     cdef CompiledMode cm
+    cdef CvodeStepper stepper
     cdef Cvode cvode
     cdef object method, log
     cdef double t, t_end, t_tol, width
     cdef long max_iter
     cdef double[::1] x, g0, r0, y, g1, r1, z, gz, slope
 
-    def __init__(self, method, CompiledMode cm, Cvode cvode, log, double t_end,
-                 double t_tol, long max_iter):
+    def __init__(self, method, CompiledMode cm, CvodeStepper stepper, log,
+                 double t_end, double t_tol, long max_iter):
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.cm, self.cvode, self.method, self.log = cm, cvode, method, log
+        self.cm, self.stepper, self.cvode = cm, stepper, stepper.cvode
+        self.method, self.log = method, log
         self.t_end, self.t_tol, self.max_iter = t_end, t_tol, max_iter
         self.x, self.y, self.z, self.slope = (np.empty(n), np.empty(n), np.empty(n),
                                               np.empty(n))
@@ -81,58 +84,49 @@ cdef class _Run:
             np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m))
 
 
-def attempt(method, CompiledMode cm, Cvode cvode, state, double t_end, log, *,
-            double t_tol, long max_iter):
+def attempt(method, CompiledMode cm, CvodeStepper stepper, state, double t_end,
+            log, *, double t_tol, long max_iter):
     """Take CVODE's steps from `state` (see the module docstring); return the Step.
 
-    `cvode` continues from where the last attempt left it if `state` is the
-    State that attempt returned (`cvode.state`), and restarts from `state`
-    otherwise. t_tol is the width a crossing's bracket is narrowed to, in at
-    most max_iter guard evaluations.
+    t_tol is the width a crossing's bracket is narrowed to, in at most max_iter
+    guard evaluations.
     """
     from .base import State, Step
-    cdef _Run w = _Run(method, cm, cvode, log, t_end, t_tol, max_iter)
+    cdef _Run w = _Run(method, cm, stepper, log, t_end, t_tol, max_iter)
     cdef Py_ssize_t n = cm.n
     cdef long k, max_steps = method.max_steps - log.n_steps, n_steps = 0
-    cdef int flag
+    cdef double h, t1
     w.t = state.t
     w.x = np.array(state.x, dtype=float)
-    if cvode.state is not state:
-        cvode.restart(w.t, &w.x[0])
     cm.evaluate(w.t, &w.x[0], &w.g0[0])
     if cm.m:
-        cvode.rhs.call(w.t, &w.x[0], &w.slope[0])
+        stepper.slope(w.t, &w.x[0], &w.slope[0])
         _rates(w, w.t, &w.x[0], &w.g0[0], &w.r0[0])
     try:
         for k in range(max_steps):
-            flag = cvode.step(t_end, &w.y[0])
-            if flag < 0:
-                return Step(
-                    State(w.t, np.array(w.x[:n]), cm.name),
-                    Status.INTEGRATOR_FAILED,
-                    f"CVODE could not step from t = {w.t!r} in mode {cm.name!r} "
-                    f"(rtol = {cvode.rtol:g}): {cvode.failure(flag)}.",
-                )
+            h = stepper.step(w.t, &w.x[0], t_end - w.t, NULL, &w.y[0])
+            t1 = t_end if w.t + h >= t_end else w.t + h
             n_steps += 1
-            step = _watch(w)
+            step = _watch(w, t1)
             if step is not None:
                 return step
             if w.t >= t_end:
                 break
     finally:
         log.n_steps += n_steps
+        log.n_rejected += stepper.take_rejected()
         cm.flush(log)
-    end = State(w.t, np.array(w.x[:n]), cm.name)
-    cvode.state = end
-    return Step(end)
+        if stepper.cvode.jacobian_note:
+            log.warn_once(("jacobian", cm.name), stepper.cvode.jacobian_note + ".")
+    return Step(State(w.t, np.array(w.x[:n]), cm.name))
 
 
-cdef object _watch(_Run w):
-    """Test the step just taken (to y at cvode.t) for a crossing: fire it, or
-    accept the step (None)."""
+cdef object _watch(_Run w, double t1):
+    """Test the step just taken (to y at t1) for a crossing: fire it, or accept
+    the step (None)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i
-    cdef double t1 = w.cvode.t, u, best_u = 2.0, value, best_value = 0.0
+    cdef double u, best_u = 2.0, value, best_value = 0.0
     cdef double hs = t1 - w.t, s
     cm.evaluate(t1, &w.y[0], &w.g1[0])
     if not (all_finite(&w.y[0], cm.n) and all_finite(&w.g1[0], m)):
@@ -151,7 +145,7 @@ cdef object _watch(_Run w):
             if 0.0 < u < 1.0 and (best_u > 1.0 or value < best_value):
                 best_u, best_value = u, value
     if best_u < 1.0:
-        w.cvode.dense(w.t + best_u * hs, &w.z[0])
+        w.stepper.dense(w.t + best_u * hs, &w.z[0])
         cm.evaluate(w.t + best_u * hs, &w.z[0], &w.gz[0])
         for i in range(m):
             if guard_crossed(cm.sides[i], w.g0[i], w.gz[i]):
@@ -198,7 +192,8 @@ cdef object _locate(_Run w, double hs, double[::1] g_end):
     cdef double[::1] signs = np.empty(max(m, 1))
     for i in range(m):
         signs[i] = bracket_sign(cm.sides[i], w.g0[i], g_end[i])
-    cdef double f0 = lowest(&signs[0], &w.g0[0], m), f1 = lowest(&signs[0], &g_end[0], m)
+    cdef double f0 = lowest(&signs[0], &w.g0[0], m)
+    cdef double f1 = lowest(&signs[0], &g_end[0], m)
     g_lo, g_hi = np.array(w.g0[:m]), np.array(g_end[:m])
     cdef double lo = 0.0, hi = hs, sigma, f
     cdef double width = max(w.t_tol, RESOLUTION_ULPS * spacing(fabs(w.t) + hs))
@@ -212,7 +207,7 @@ cdef object _locate(_Run w, double hs, double[::1] g_end):
                 break
             sigma = illinois_propose(&s)
             n_trials += 1
-            w.cvode.dense(w.t + sigma, &w.z[0])
+            w.stepper.dense(w.t + sigma, &w.z[0])
             cm.evaluate(w.t + sigma, &w.z[0], &w.gz[0])
             f = lowest(&signs[0], &w.gz[0], m) if all_finite(&w.z[0], n) and all_finite(
                 &w.gz[0], m) else NAN
@@ -253,7 +248,7 @@ cdef object _fire(_Run w, double lo, double hi, g_lo, g_hi):
         t_event = w.t + hi
     x_event = np.empty(cm.n)
     cdef double[::1] xs = x_event
-    w.cvode.dense(t_event, &xs[0])
+    w.stepper.dense(t_event, &xs[0])
     cm.flush(w.log)
     others = tuple(edges[i].name for i in group[1:])
     return fire(w.method, cm, w.log, t_event, x_event, winner, others)

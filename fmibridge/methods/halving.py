@@ -8,9 +8,12 @@ from typing import ClassVar
 from ..core.errors import FmibridgeError
 from ..core.result import Recorder
 from ..core.system import HybridSystem
-from . import _halving
+from ..flows.stiff import stiff_named
+from . import _halving, _stiff
 from ._mode import compiled_mode
 from .base import Method, State, Step, at_least_one, positive
+
+STIFF_RTOL = 1e-5  # rtol of integrator='cvode' given none: FMPy's default for CVode
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,19 @@ class Halving(Method):
     t_tol: float = 1e-10
     max_halvings: int = 64
     locate: str = "halving"
+    # the stiff integrator's tolerances (integrator='cvode'); see `flows.stiff`
+    rtol: float | None = None
+    atol: float | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        stiff = stiff_named(self.integrator)
+        object.__setattr__(self, "_stiff", stiff)
+        if stiff is not None:  # CVODE steps; a scheme keys the modes' guards only
+            object.__setattr__(self, "integrator", "rk4")
+            object.__setattr__(
+                self, "rtol", STIFF_RTOL if self.rtol is None else self.rtol
+            )
+            positive("rtol", self.rtol)
         super().__post_init__()
         positive("t_tol", self.t_tol)
         at_least_one("max_halvings", self.max_halvings)
@@ -89,4 +103,29 @@ class Halving(Method):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         mode = compiled_mode(system.mode(state.mode), self.scheme, self.h)
+        if self._stiff is not None:
+            return _stiff.attempt(
+                self, mode, self._stepper(mode), state, t_end, log,
+                t_tol=self.t_tol, max_iter=self.max_halvings,
+            )  # fmt: skip
         return _halving.attempt(self, mode, state, t_end, system.t0, log)
+
+    def _stepper(self, mode):
+        """CVODE on the mode's flow, built once per mode and tolerance."""
+        key = ("cvode", self._stiff, self.rtol, self.atol)
+        if key not in mode.work:
+            flow = mode.mode.flow
+            stepper = self._stiff.adaptive_stepper(flow, self.rtol, self.atol)
+            mode.work[key] = stepper
+        return mode.work[key]
+
+    def _check_step(self, t0: float, t_end: float) -> None:
+        if self._stiff is None:
+            super()._check_step(t0, t_end)
+
+    def parameters(self) -> dict[str, object]:
+        """The parameters, with the stiff integrator by name."""
+        values = super().parameters()
+        if self._stiff is not None:
+            values["integrator"] = self._stiff.name
+        return values
