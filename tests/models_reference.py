@@ -146,4 +146,5 @@ REFERENCES = {
     "SpringTable": rhs_spring_table,
     "BallOnSpringTable": rhs_ball_on_spring_table,
     "DcMotorStop": rhs_dc_motor_stop,
+    "DcMotorStopEvents": rhs_dc_motor_stop,
 }

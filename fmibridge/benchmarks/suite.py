@@ -14,6 +14,8 @@ reached and the ratios. The two runs of a row are timed in alternating blocks
 * coupled systems: the coupled Model Exchange step against the raw FMU calls it
   makes, and the co-simulation master against a Jacobi loop written plainly on
   fmpy, as PyFMI's master runs it (same FMUs, same communication step).
+* stiff Model Exchange (`stiff`): CVODE between events against fmpy's CVode on
+  Roberts to 1e8 s and on a stiff drive with a stop.
 
 Timings are reported, never asserted: machines are noisy.
 
@@ -1012,6 +1014,13 @@ def _fast_paths():
     return fast_paths
 
 
+def _stiff():
+    """The stiff Model Exchange rows (`stiff`, which builds on this module)."""
+    from . import stiff
+
+    return stiff
+
+
 SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
     "fmu": ball_rows,
@@ -1022,6 +1031,7 @@ SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "adapters": lambda options: _fast_paths().adapter_rows(options),
     "cold": lambda options: _fast_paths().cold_start_rows(options),
     "methods": lambda options: _fast_paths().method_rows(options),
+    "stiff": lambda options: _stiff().stiff_rows(options),
 }
 
 
