@@ -82,13 +82,13 @@ cdef class LocalErrors:
         """The run's largest relative step error and where: a dict with
         `relative` (max_i |e_i| / s_i), `state` (the index i), `t` (its step's
         end), `h` (its step) and `h_meeting` (the step that meets `threshold`;
-        inf if it is met). None if no step was estimated."""
+        None if it is met). None if no step was estimated."""
         if not self.n_estimated or not self.n:
             return None
         ratios = np.asarray(self.worst) / self.scales()
         i = int(np.argmax(ratios))
         r, h = float(ratios[i]), float(self.worst_h[i])
-        meeting = np.inf
+        meeting = None
         if r > threshold and self.error_order > 0:
             meeting = h * (SAFETY * threshold / r) ** (1.0 / self.error_order)
         return {
@@ -96,19 +96,19 @@ cdef class LocalErrors:
             "state": i,
             "t": float(self.worst_t[i]),
             "h": h,
-            "h_meeting": float(meeting),
+            "h_meeting": meeting,
         }
 
     def strip_report(self, double threshold):
         """The largest relative displacement of a strip's wait: a dict with
         `relative`, `state`, `t`, `eps` and `eps_meeting` (the strip width that
-        meets `threshold`, linear in eps; inf if met), or None without strips."""
+        meets `threshold`, linear in eps; None if met), or None without strips."""
         if self.strip_eps == 0.0 or not self.n:
             return None
         ratios = np.asarray(self.strip) / self.scales()
         i = int(np.argmax(ratios))
         r = float(ratios[i])
-        meeting = np.inf
+        meeting = None
         if r > threshold:
             meeting = self.strip_eps * SAFETY * threshold / r
         return {
@@ -116,5 +116,5 @@ cdef class LocalErrors:
             "state": i,
             "t": float(self.strip_t[i]),
             "eps": self.strip_eps,
-            "eps_meeting": float(meeting),
+            "eps_meeting": meeting,
         }
