@@ -149,7 +149,10 @@ def test_drive_impacts_agree_with_fine_fixed_steps(fmu_dir):
     try:
         stiff = Halving(integrator="cvode", rtol=1e-8, atol=1e-10, t_tol=1e-12)
         fine = Halving(h=FINE_STEP, integrator="rk4", t_tol=1e-12)
-        ours, reference = stiff.run(system, DRIVE_SPAN), fine.run(system, DRIVE_SPAN)
+        ours = stiff.run(system, DRIVE_SPAN)
+        with warnings.catch_warnings():  # RK4's estimate (an upper bound) asks 2.5e-6
+            warnings.simplefilter("ignore", FmibridgeWarning)
+            reference = fine.run(system, DRIVE_SPAN)
     finally:
         system.close()
     assert [e.edge for e in ours.events] == ["stop", "stop"]

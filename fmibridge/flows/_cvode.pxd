@@ -1,4 +1,5 @@
 from ..core._functions cimport Function
+from ._stepper cimport AdaptiveStepper
 
 
 cdef class Cvode:
@@ -43,30 +44,10 @@ cdef class Cvode:
                             double* out) except -1
 
 
-cdef class CvodeStepper:
+cdef class CvodeStepper(AdaptiveStepper):
     cdef readonly Cvode cvode
-    cdef readonly Function rhs
-    cdef readonly Py_ssize_t n
-    cdef readonly double rtol
-    cdef public double h_next
-    cdef public long n_rejected
-    cdef readonly double t0
-    cdef readonly double h_step
-    cdef readonly bint has_step
-    cdef double[::1] x0
-    cdef double[::1] x1
-    cdef double[::1] probe
-    cdef double[::1] point
     cdef double[::1] end
     cdef long n_stalled
+    cdef bint has_warned
 
-    cdef double step(self, double t, const double* x, double h_max, const double* k1,
-                     double* out) except? -1.0
-    cdef int dense(self, double t, double* out) except -1
-    cdef int advance(self, double t, const double* x, double h, const double* k1,
-                     double* out) except -1
-    cdef int slope(self, double t, const double* x, double* out) except -1
     cdef bint continues(self, double t, const double* x) except -1
-    cdef int anchor(self, double t, const double* x, double h,
-                    const double* x1) except -1
-    cdef bint on_curve(self, double t, const double* x) except -1

@@ -30,11 +30,14 @@ from libc.math cimport fabs, INFINITY, isfinite, nextafter
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp, memcpy
 
+import warnings
+
 import numpy as np
 
 from ..core._functions cimport Function
+from ._stepper cimport AdaptiveStepper
 
-from ..core.errors import FmibridgeError
+from ..core.errors import FmibridgeError, FmibridgeWarning
 from .sundials import addresses
 
 ctypedef void* N_Vector
@@ -594,12 +597,6 @@ cdef int _get_count(void* mem, int which, long* value) noexcept:
     return api.get_num_conv_fails(mem, value)
 
 
-# A trial ending this fraction of its step beyond the step's end still reads the
-# dense output (the round-off of t + h summed from the step's start), as the
-# adaptive steppers' `advance` does.
-END_RTOL = 1e-9
-# Bound on the steps `advance` takes when it integrates off the last step's curve.
-MAX_STEPS_OFF_CURVE = 100_000
 # A time within this many units in the last place of CVODE's own is that time: the
 # method sums t + h where CVODE returned its t directly.
 SAME_TIME_ULPS = 2.0
@@ -623,25 +620,27 @@ cdef double _spacing(double t) noexcept:
     return nextafter(fabs(t), INFINITY) - fabs(t)
 
 
-cdef class CvodeStepper:
-    """CVODE's accepted steps as an adaptive stepper: the contract of the adaptive
-    integrators under a tolerance (`step`, `dense`, `advance`, `slope`, `h_next`,
-    `n_rejected`), so every method's loop takes them as it takes Dormand-Prince's.
+cdef class CvodeStepper(AdaptiveStepper):
+    """CVODE's accepted steps as an adaptive stepper (`flows._stepper`'s
+    contract), so every method takes them as it takes Dormand-Prince's.
 
-    1. `step(t, x, h_max, k1, out) -> h` takes CVODE's next step from (t, x), never
-       beyond t + h_max (CVODE's stop time). Where (t, x) is CVODE's own point (the
-       end of its last step, or a point on that step's dense output: a method that
-       accepted part of a step), CVODE goes on with its history (the step's rest is
-       the next step); anywhere else (after an event) it restarts at order 1
-       (`Cvode.restart`). CVODE chooses its own first step after a restart (the
-       proposal `h_next` is what it will try next, for the Result). Its rejected
-       trials (error-test and Newton failures) are added to `n_rejected`. A step
-       CVODE cannot take raises FmibridgeError naming the right-hand side, the
-       time and CVODE's reason.
-    2. `dense(t, out)` is CVODE's interpolant (CVodeGetDky) at t in the last step.
-    3. `advance(t, x, h, k1, out)` reads the dense output where (t, x) lies on the
-       last step's curve and t + h inside it; elsewhere it steps to t + h.
-    4. `slope(t, x, out)` is the right-hand side.
+    1. `step(t, x, h_max, k1, out) -> h` takes CVODE's next step from (t, x),
+       never beyond t + h_max (CVODE's stop time). Where (t, x) is CVODE's own
+       point (the end of its last step, or a point on that step's dense output:
+       a method that accepted part of a step) CVODE goes on with its history
+       (the step's rest is the next step); anywhere else (after an event) it
+       restarts at order 1 (`Cvode.restart`) and chooses its first step itself:
+       the proposal `h_next` is CVODE's next step, reported, not imposed. Its
+       rejected trials (error-test and Newton failures) are added to
+       `n_rejected`. A step CVODE cannot take, or MAX_STALLED_STEPS steps in a
+       row below the resolution of t, raise FmibridgeError naming the
+       right-hand side, the time and the reason.
+    2. `dense(t, out)` is CVODE's interpolant (CVodeGetDky) in the last step;
+       `advance` (the base class's) reads it on the last step's curve.
+    3. `slope(t, x, out)` is the right-hand side.
+
+    A flow's Jacobian that disagrees with forward differences (`Cvode`) is
+    dropped with one FmibridgeWarning that says where.
 
     Parameters
     ----------
@@ -650,12 +649,12 @@ cdef class CvodeStepper:
     """
 
     def __init__(self, Cvode cvode):
-        cdef Py_ssize_t n = cvode.n
-        self.cvode, self.rhs, self.n, self.rtol = cvode, cvode.rhs, n, cvode.rtol
-        self.h_next, self.n_rejected, self.has_step = INFINITY, 0, False
-        self.x0, self.x1, self.probe = np.empty(n), np.empty(n), np.empty(n)
-        self.point, self.end = np.empty(n), np.empty(n)
-        self.n_stalled = 0
+        AdaptiveStepper.__init__(
+            self, cvode.rhs, cvode.n, cvode.rtol, float(np.min(cvode.atol))
+        )
+        self.cvode = cvode
+        self.end = np.empty(cvode.n)
+        self.n_stalled, self.has_warned = 0, False
 
     cdef bint continues(self, double t, const double* x) except -1:
         """True if (t, x) is CVODE's point or on its last step's dense output."""
@@ -699,6 +698,7 @@ cdef class CvodeStepper:
             memcpy(&self.end[0], out, self.n * sizeof(double))
             h = cv.t - t
             self._watch_progress(cv.t_start)
+            self._tell_jacobian()
         self.h_next = cv.step_size
         self.anchor(t, x, h, out)
         return h
@@ -723,81 +723,18 @@ cdef class CvodeStepper:
             f"than the resolution of time; {reason}."
         )
 
+    def _tell_jacobian(self):
+        """Warn once if the flow's Jacobian was dropped (`Cvode.check_jacobian`)."""
+        if self.cvode.jacobian_note and not self.has_warned:
+            self.has_warned = True
+            warnings.warn(self.cvode.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
+
     cdef int dense(self, double t, double* out) except -1:
         return self.cvode.dense(t, out)
-
-    cdef int anchor(self, double t, const double* x, double h,
-                    const double* x1) except -1:
-        """Record the accepted step from (t, x) of h to x1 (for `advance`)."""
-        self.t0, self.h_step, self.has_step = t, h, True
-        memcpy(&self.x0[0], x, self.n * sizeof(double))
-        memcpy(&self.x1[0], x1, self.n * sizeof(double))
-        return 0
-
-    cdef bint on_curve(self, double t, const double* x) except -1:
-        """True if (t, x) is the last step's start, end, or dense value at t."""
-        cdef size_t size = self.n * sizeof(double)
-        if not self.has_step:
-            return False
-        if t == self.t0:
-            return memcmp(x, &self.x0[0], size) == 0
-        if t == self.t0 + self.h_step and memcmp(x, &self.x1[0], size) == 0:
-            return True
-        if not self.t0 < t <= self.t0 + self.h_step:
-            return False
-        self.dense(t, &self.probe[0])
-        return memcmp(x, &self.probe[0], size) == 0
-
-    cdef int advance(self, double t, const double* x, double h, const double* k1,
-                     double* out) except -1:
-        """x(t + h): the dense output on the last step's curve, else steps."""
-        cdef double t_end = t + h, t_step = t, taken
-        cdef double step_end = self.t0 + self.h_step
-        cdef long k
-        if (self.has_step and t_end <= step_end + END_RTOL * self.h_step
-                and self.on_curve(t, x)):
-            if t_end == step_end:
-                memcpy(out, &self.x1[0], self.n * sizeof(double))
-            else:
-                self.dense(min(t_end, step_end), out)
-            return 0
-        memcpy(&self.point[0], x, self.n * sizeof(double))
-        for k in range(MAX_STEPS_OFF_CURVE):
-            taken = self.step(t_step, &self.point[0], t_end - t_step, NULL, out)
-            t_step = t_end if taken >= t_end - t_step else t_step + taken
-            if t_step >= t_end:
-                return 0
-            memcpy(&self.point[0], out, self.n * sizeof(double))
-        raise FmibridgeError(
-            f"{_capital(self.rhs.what)}: {MAX_STEPS_OFF_CURVE} CVODE steps did not "
-            f"reach t = {t_end!r} from t = {t!r}."
-        )
 
     cdef int slope(self, double t, const double* x, double* out) except -1:
         return self.rhs.call(t, x, out)
 
-    # -- from Python --------------------------------------------------------------
-
-    def propose(self, double h):
-        """Set the proposal `h_next` (CVODE keeps choosing its own steps)."""
-        self.h_next = h
-
-    def take_rejected(self):
-        """Return the rejected trials counted so far, and start again from 0."""
-        n, self.n_rejected = self.n_rejected, 0
-        return n
-
-    def take(self, double t, x, double h_max):
-        """`step` from Python: return (its length, its end)."""
-        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
-        out = np.empty(self.n)
-        cdef double[::1] y = out
-        self.cvode._check_size(xs.shape[0])
-        return self.step(t, &xs[0], h_max, NULL, &y[0]), out
-
-    def at(self, double t):
-        """`dense` from Python: the last step's dense output at t."""
-        out = np.empty(self.n)
-        cdef double[::1] y = out
-        self.dense(t, &y[0])
-        return out
+    def stats(self):
+        """CVODE's counts over the run (`Cvode.stats`)."""
+        return self.cvode.stats()

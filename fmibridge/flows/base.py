@@ -13,7 +13,13 @@ import numpy as np
 from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from ._stepper import FieldStepper, FlowStepper, Stepper
+from ._stepper import (
+    AdaptiveStepper,
+    EmbeddedStepper,
+    FieldStepper,
+    FlowStepper,
+    Stepper,
+)
 
 # A guard's rate dg/dt comes from a forward difference along the flow over
 # RATE_STEP * h: about the square root of the float64 epsilon, which balances the
@@ -169,6 +175,16 @@ class Flow(abc.ABC):
         `advance`, called back in Python."""
         return FlowStepper(self, scheme, len(self.state_names))
 
+    def adaptive_stepper(
+        self, integrator: Scheme, rtol: float, atol: float
+    ) -> AdaptiveStepper:
+        """Return steps chosen under a tolerance: only a flow with dx/dt has them."""
+        raise FmibridgeError(
+            f"{_label(self)} integrates itself (it has no dx/dt), so a method "
+            f"cannot choose its steps under a tolerance (rtol = {rtol:g}): give "
+            f"a step h, or use the FMU's Model Exchange interface."
+        )
+
     def steps_inside(
         self,
         guards,
@@ -274,6 +290,17 @@ class VectorField(Flow):
     def stepper(self, scheme: Scheme) -> Stepper:
         """Return steps of `scheme` on the right-hand side, compiled."""
         return FieldStepper(self.rhs_function(), scheme.tableau)
+
+    def adaptive_stepper(
+        self, integrator: Scheme, rtol: float, atol: float
+    ) -> AdaptiveStepper:
+        """Return steps under the tolerance (rtol, atol) on the right-hand side:
+        an embedded pair (a Scheme with `is_adaptive`, Dormand-Prince 5(4)) runs
+        compiled; another integrator (an implicit one for stiff flows) builds
+        its own stepper: `integrator.adaptive_stepper(flow, rtol, atol)`."""
+        if isinstance(integrator, Scheme):
+            return EmbeddedStepper(self.rhs_function(), integrator.tableau, rtol, atol)
+        return integrator.adaptive_stepper(self, rtol, atol)
 
 
 def _label(flow: Flow) -> str:

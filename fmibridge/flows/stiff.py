@@ -3,8 +3,9 @@
 `Stiff` is the integrator a method names ``"cvode"`` (or ``"bdf"``): SUNDIALS
 CVODE's variable-order, variable-step backward differentiation formulas
 (`flows._cvode`), whose accepted steps a method takes as it takes any adaptive
-integrator's (`adaptive_stepper` builds them on a flow: a `_cvode.CvodeStepper`),
-and locates guards on their dense output. Resets, the flow's own events,
+integrator's (`adaptive_stepper` builds them on a flow: a `_cvode.CvodeStepper`,
+an `_stepper.AdaptiveStepper`), and locates guards on their dense output. Resets,
+the flow's own events,
 completion and the watchdog act on the states the method returns as for any
 integrator; after an event CVODE restarts from the new state.
 
@@ -26,24 +27,37 @@ ACM TOMS 31 (2005) (SUNDIALS); the CVODE User Guide, SUNDIALS 7.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from ..core.integrators import RK4, SCHEMES, Scheme, scheme_named
 from ._cvode import Cvode, CvodeStepper
 from .base import VectorField
 
 STIFF_NAMES = ("cvode", "bdf")  # what a user may call the stiff integrator
 JACOBIANS = ("auto", "difference")
 MAX_ORDER = 5  # BDF is not zero-stable beyond order 6; CVODE stops at 5
+# the fixed steps a method takes itself with the stiff integrator (`Stiff`)
+FIXED_STEPS = RK4
 
 
 @dataclass(frozen=True)
 class Stiff:
     """CVODE's BDF between events (its options; the tolerances are the method's).
+
+    A method takes it as its `integrator` (``"cvode"``, ``"bdf"``, or an
+    instance for other options) with `rtol` and `atol`; it is adaptive
+    (`is_adaptive`): the method's steps are CVODE's accepted steps
+    (`adaptive_stepper`), h only bounds nothing and CVODE chooses its first
+    step itself after every start and event.
+
+    Where a method takes fixed steps of h of its own (Completion's constrained
+    phase, `Method.advance`), it takes them with `FIXED_STEPS`, the explicit RK4
+    (`tableau`, `arrays`, `step`): stable there only where h is below the flow's
+    explicit limit (2.8 / |lambda| for its fastest mode).
 
     Parameters
     ----------
@@ -78,7 +92,7 @@ class Stiff:
     True
     """
 
-    name: ClassVar[str] = "cvode"
+    is_adaptive: ClassVar[bool] = True
     order: ClassVar[int] = MAX_ORDER
 
     max_order: int = MAX_ORDER
@@ -98,9 +112,17 @@ class Stiff:
                 f"`jacobian` must be one of {list(JACOBIANS)}, got {self.jacobian!r}."
             )
 
-    def adaptive_stepper(
-        self, flow, rtol: float, atol: float | Sequence[float] | None
-    ) -> CvodeStepper:
+    @property
+    def name(self) -> str:
+        """'cvode', with the options that differ from the defaults."""
+        changed = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if getattr(self, f.name) != f.default
+        ]
+        return f"cvode({', '.join(changed)})" if changed else "cvode"
+
+    def adaptive_stepper(self, flow, rtol: float, atol) -> CvodeStepper:
         """Return CVODE's steps on `flow` under (rtol, atol).
 
         atol is one value, one per state, or None for rtol times each state's
@@ -124,6 +146,27 @@ class Stiff:
         )
         return CvodeStepper(cvode)
 
+    # -- fixed steps of h, where a method takes them itself ------------------
+
+    @property
+    def tableau(self):
+        """FIXED_STEPS' tableau."""
+        return FIXED_STEPS.tableau
+
+    @property
+    def arrays(self):
+        """FIXED_STEPS' (a, b, c)."""
+        return FIXED_STEPS.arrays
+
+    @property
+    def error_order(self) -> int:
+        """FIXED_STEPS' error order."""
+        return FIXED_STEPS.error_order
+
+    def step(self, f, t, x, h, slope=None):
+        """One step of FIXED_STEPS (`Scheme.step`)."""
+        return FIXED_STEPS.step(f, t, x, h, slope)
+
 
 def tolerances(flow, rtol: float, atol, n: int) -> np.ndarray:
     """Return the absolute tolerance of each of the n states."""
@@ -140,8 +183,15 @@ def tolerances(flow, rtol: float, atol, n: int) -> np.ndarray:
     return np.broadcast_to(values, (n,)).copy()
 
 
-def stiff_named(name: str | Stiff) -> Stiff | None:
-    """Return the stiff integrator called `name` ('cvode', 'bdf'), or None."""
+def integrator_named(name: str | Scheme | Stiff) -> Scheme | Stiff:
+    """Return the integrator called `name`: a Runge-Kutta scheme ('euler',
+    'midpoint', 'rk4', 'dopri5') or the stiff one ('cvode', 'bdf')."""
     if isinstance(name, Stiff):
         return name
-    return Stiff() if name in STIFF_NAMES else None
+    if name in STIFF_NAMES:
+        return Stiff()
+    if isinstance(name, Scheme) or name in SCHEMES:
+        return scheme_named(name)
+    raise FmibridgeError(
+        f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got {name!r}."
+    )

@@ -65,6 +65,7 @@ class CompiledRun:
             type(method) is Completion
             and type(inner) is Halving
             and inner.locate == "illinois"
+            and not inner.is_adaptive  # its steps are fixed ones of h
             and (method.h, method.scheme) == (inner.h, inner.scheme)
         ):
             return None
