@@ -57,7 +57,7 @@ class Stiff:
     Where a method takes fixed steps of h of its own (Completion's constrained
     phase, `Method.advance`), it takes them with `FIXED_STEPS`, the explicit RK4
     (`tableau`, `arrays`, `step`): stable there only where h is below the flow's
-    explicit limit (2.8 / |lambda| for its fastest mode).
+    explicit limit (2.8 / abs(lambda) for its fastest mode).
 
     Parameters
     ----------
@@ -71,6 +71,9 @@ class Stiff:
         derivatives, checked against forward differences at its first
         evaluations), else CVODE's difference quotients; 'difference': the
         difference quotients always.
+    nominal_atol : bool
+        Scale the absolute tolerance by each state's nominal value (an FMU's
+        `nominal`, else 1): atol_i = atol nominal_i, as FMPy sets CVode's.
 
     References
     ----------
@@ -98,6 +101,7 @@ class Stiff:
     max_order: int = MAX_ORDER
     max_step: float = math.inf
     jacobian: str = "auto"
+    nominal_atol: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.max_order, int) and 1 <= self.max_order <= MAX_ORDER):
@@ -125,8 +129,8 @@ class Stiff:
     def adaptive_stepper(self, flow, rtol: float, atol) -> CvodeStepper:
         """Return CVODE's steps on `flow` under (rtol, atol).
 
-        atol is one value, one per state, or None for rtol times each state's
-        nominal value (an FMU's `nominal`, else 1), as FMPy sets it.
+        atol is one value or one per state (None: rtol), each times the state's
+        nominal value with `nominal_atol`.
         """
         if not isinstance(flow, VectorField):
             raise FmibridgeError(
@@ -139,7 +143,7 @@ class Stiff:
         cvode = Cvode(
             flow.rhs_function(),
             rtol,
-            tolerances(flow, rtol, atol, n),
+            tolerances(flow, rtol if atol is None else atol, n, self.nominal_atol),
             jacobian,
             max_step=self.max_step,
             max_order=self.max_order,
@@ -168,19 +172,20 @@ class Stiff:
         return FIXED_STEPS.step(f, t, x, h, slope)
 
 
-def tolerances(flow, rtol: float, atol, n: int) -> np.ndarray:
-    """Return the absolute tolerance of each of the n states."""
-    if atol is None:
-        nominals = getattr(flow, "state_nominals", None)
-        scale = np.ones(n) if nominals is None else np.asarray(nominals(), float)
-        return rtol * scale
+def tolerances(flow, atol, n: int, nominal: bool = False) -> np.ndarray:
+    """Return the absolute tolerance of each of the n states: atol (one value or
+    one per state), times each state's nominal value if `nominal`."""
     values = np.atleast_1d(np.asarray(atol, dtype=float))
     if values.size not in (1, n) or not np.all((values > 0) & np.isfinite(values)):
         raise FmibridgeError(
             f"`atol` must be a number > 0 or one per state ({n}: "
             f"{list(flow.state_names)}), got {atol!r}."
         )
-    return np.broadcast_to(values, (n,)).copy()
+    values = np.broadcast_to(values, (n,)).copy()
+    nominals = getattr(flow, "state_nominals", None)
+    if nominal and nominals is not None:
+        values *= np.asarray(nominals(), dtype=float)
+    return values
 
 
 def integrator_named(name: str | Scheme | Stiff) -> Scheme | Stiff:
