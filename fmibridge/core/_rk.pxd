@@ -9,6 +9,7 @@ cdef class Tableau:
     # error weights: one per stage and the last for f(t + h, x1); the estimate
     # is O(h^error_order)
     cdef double[::1] e
+    cdef Py_ssize_t[::1] e_stages  # the stages whose error weight is not 0
     cdef readonly int error_order
     # continuous extension: (stages + 1) rows of coefficients of theta^1.. (none:
     # degree 0)

@@ -37,6 +37,7 @@ cdef class Tableau:
         self.e = np.zeros(self.stages + 1)
         if len(e):
             self.e = np.ascontiguousarray(e, dtype=float).reshape(self.stages + 1)
+        self.e_stages = np.flatnonzero(np.asarray(self.e)[:self.stages]).astype(np.intp)
         self.error_order = error_order
         if p is None:
             p = np.zeros((self.stages + 1, 0))
@@ -89,13 +90,13 @@ cdef class Tableau:
         """Write the local error estimate of the step whose slopes are slopes[:s n]
         (as `step` leaves them in its work) and f1 = f(t + h, x1) to err:
         h (sum_i e_i k_i + e_{s+1} f1)."""
-        cdef Py_ssize_t s = self.stages, i, k
+        cdef Py_ssize_t s = self.stages, i, j, k
         cdef double total
         for k in range(n):
             total = self.e[s] * f1[k]
-            for i in range(s):
-                if self.e[i] != 0.0:
-                    total = total + self.e[i] * slopes[i * n + k]
+            for j in range(self.e_stages.shape[0]):
+                i = self.e_stages[j]
+                total = total + self.e[i] * slopes[i * n + k]
             err[k] = h * total
 
     cdef void interpolate(self, Py_ssize_t n, double h, double theta,

@@ -212,9 +212,16 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (EULER, MIDPOINT, RK4, DOPRI5)}
 
 
 def scheme_named(name: str | Scheme) -> Scheme:
-    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5')."""
-    if isinstance(name, Scheme):
-        return name
+    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5').
+
+    An adaptive integrator that is no tableau (an implicit one for stiff
+    flows) is taken as given: an object with a `name`, `is_adaptive = True` and
+    `adaptive_stepper(flow, rtol, atol)` returning a
+    `flows._stepper.AdaptiveStepper` (`VectorField.adaptive_stepper`); it may
+    enter SCHEMES under its name.
+    """
+    if isinstance(name, Scheme) or getattr(name, "is_adaptive", False):
+        return name  # type: ignore[return-value]
     try:
         return SCHEMES[name]
     except KeyError:

@@ -188,15 +188,16 @@ def tolerances(flow, atol, n: int, nominal: bool = False) -> np.ndarray:
     return values
 
 
-def integrator_named(name: str | Scheme | Stiff) -> Scheme | Stiff:
-    """Return the integrator called `name`: a Runge-Kutta scheme ('euler',
-    'midpoint', 'rk4', 'dopri5') or the stiff one ('cvode', 'bdf')."""
-    if isinstance(name, Stiff):
-        return name
-    if name in STIFF_NAMES:
+def integrator_named(name) -> Scheme | Stiff:
+    """Return the integrator called `name`: the stiff one ('cvode', 'bdf'), or
+    what `core.integrators.scheme_named` takes (a Runge-Kutta scheme by name,
+    'euler', 'midpoint', 'rk4', 'dopri5', or an adaptive integrator object such
+    as a `Stiff`)."""
+    if isinstance(name, str) and name in STIFF_NAMES:
         return Stiff()
-    if isinstance(name, Scheme) or name in SCHEMES:
-        return scheme_named(name)
-    raise FmibridgeError(
-        f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got {name!r}."
-    )
+    if isinstance(name, str) and name not in SCHEMES:
+        raise FmibridgeError(
+            f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got "
+            f"{name!r}."
+        )
+    return scheme_named(name)

@@ -66,7 +66,7 @@ class Halving(Method):
         default, 'dopri5' (adaptive) with `rtol`.
     rtol, atol : float, optional
         Tolerance of adaptive steps (`integrator` 'dopri5'): the scaled error
-        of each step, atol + rtol |x_i|, at most 1. atol defaults to rtol;
+        of each step, atol + rtol abs(x_i), at most 1. atol defaults to rtol;
         'dopri5' without rtol takes the model's DefaultExperiment tolerance,
         else 1e-5.
     error_warning : float

@@ -63,11 +63,11 @@ class Relaxation(Method):
     the accepted step's dense output. eps keeps its meaning.
 
     Every fixed step's local error is estimated, and each strip's wait by the
-    displacement eps |dx/dt| it costs; the run warns if either exceeds
+    displacement eps abs(dx/dt) it costs; the run warns if either exceeds
     `error_warning` of a state's scale, naming the h or eps that would meet
     it (`Result.provenance['step_error']`, `['strip_error']`). The strip is
     judged by the state it displaces rather than against h: a wait of eps
-    shifts every later state by eps |dx/dt| whatever the step, the O(eps)
+    shifts every later state by eps abs(dx/dt) whatever the step, the O(eps)
     term of Thm. 27.
 
     Parameters
