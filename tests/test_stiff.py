@@ -121,7 +121,8 @@ def drive(fmu_dir, **parameters):
 
 def test_drive_fmu_jacobian_is_its_directional_derivative(fmu_dir):
     """DcMotorStop's directional derivatives equal forward differences of its
-    derivatives to 1e-6 of the matrix (and CVODE keeps them: no warning)."""
+    derivatives to 1e-6 of the matrix, and CVODE takes them (no warning, no
+    difference quotient) where the FMU provides them."""
     system = drive(fmu_dir)
     flow = system.mode(system.initial_mode).flow
     try:
@@ -135,11 +136,22 @@ def test_drive_fmu_jacobian_is_its_directional_derivative(fmu_dir):
             jacobian, np.array(columns).T, atol=1e-6 * np.abs(jacobian).max()
         )
         assert jacobian[2, 2] == pytest.approx(-1e5, rel=1e-15)  # -R/L: the stiff mode
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", FmibridgeWarning)
-            Halving(integrator="cvode", rtol=1e-6).run(system, 0.05)
+        counts = {}
+        for how in ("auto", "difference"):
+            stepper = Stiff(jacobian=how).adaptive_stepper(flow, 1e-6, 1e-8)
+            t, x = 0.0, flow.x0
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", FmibridgeWarning)  # kept: no warning
+                while t < 0.03:
+                    h, x = stepper.take(t, x, 0.03 - t)
+                    t += h
+            counts[how] = stepper.stats()
     finally:
         system.close()
+    # CVODE used the FMU's Jacobian, no difference quotient; else 3 per Jacobian
+    assert counts["auto"]["n_jacobians"] > 0 == counts["auto"]["n_jacobian_rhs"]
+    difference = counts["difference"]
+    assert difference["n_jacobian_rhs"] == 3 * difference["n_jacobians"] > 0
 
 
 def test_drive_impacts_agree_with_fine_fixed_steps(fmu_dir):

@@ -56,7 +56,6 @@ ctypedef int (*of_mem)(void*) noexcept
 ctypedef int (*of_mem_int)(void*, int) noexcept
 ctypedef int (*of_mem_long)(void*, long) noexcept
 ctypedef int (*of_mem_double)(void*, double) noexcept
-ctypedef int (*into_int)(void*, int*) noexcept
 ctypedef int (*into_long)(void*, long*) noexcept
 ctypedef int (*into_double)(void*, double*) noexcept
 ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
@@ -82,7 +81,6 @@ cdef struct Api:
     int (*set_jac_fn)(void*, jac_fn) noexcept
     int (*set_user_data)(void*, void*) noexcept
     of_mem_double set_max_step
-    of_mem_double set_init_step
     of_mem_double set_stop_time
     of_mem clear_stop_time
     of_mem_long set_max_num_steps
@@ -91,7 +89,6 @@ cdef struct Api:
     int (*cvode)(void*, double, N_Vector, double*, int) noexcept
     int (*get_dky)(void*, double, int, N_Vector) noexcept
     into_double get_current_step
-    into_int get_last_order
     into_long get_num_steps
     into_long get_num_rhs_evals
     into_long get_num_lin_rhs_evals
@@ -185,7 +182,6 @@ cdef int _load() except -1:
     api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a[
         "CVodeSetUserData"]
     api.set_max_step = <of_mem_double> <size_t> a["CVodeSetMaxStep"]
-    api.set_init_step = <of_mem_double> <size_t> a["CVodeSetInitStep"]
     api.set_stop_time = <of_mem_double> <size_t> a["CVodeSetStopTime"]
     api.clear_stop_time = <of_mem> <size_t> a["CVodeClearStopTime"]
     api.set_max_num_steps = <of_mem_long> <size_t> a["CVodeSetMaxNumSteps"]
@@ -196,7 +192,6 @@ cdef int _load() except -1:
     api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a[
         "CVodeGetDky"]
     api.get_current_step = <into_double> <size_t> a["CVodeGetCurrentStep"]
-    api.get_last_order = <into_int> <size_t> a["CVodeGetLastOrder"]
     api.get_num_steps = <into_long> <size_t> a["CVodeGetNumSteps"]
     api.get_num_rhs_evals = <into_long> <size_t> a["CVodeGetNumRhsEvals"]
     api.get_num_lin_rhs_evals = <into_long> <size_t> a["CVodeGetNumLinRhsEvals"]
@@ -277,14 +272,12 @@ cdef class Cvode:
         default: CVODE's difference quotients.
     max_step : float
         The longest step, s (inf: no bound).
-    first_step : float
-        The first step after each (re)start, s (0: CVODE's estimate).
     max_order : int
         The highest BDF order, 1 to 5.
     """
 
     def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
-                 double max_step=np.inf, double first_step=0.0, int max_order=5):
+                 double max_step=np.inf, int max_order=5):
         _load()
         if rhs.n_in != rhs.n_out or rhs.n_in < 1:
             raise FmibridgeError(
@@ -308,9 +301,9 @@ cdef class Cvode:
         self.check_j = np.empty(n * n)
         self.t = self.t_start = np.nan
         self.state = None
-        self._create(first_step, max_order)
+        self._create(max_order)
 
-    def _create(self, double first_step, int max_order):
+    def _create(self, int max_order):
         """Allocate CVODE's memory, vectors, matrix and linear solver."""
         cdef SUNContext context = NULL
         cdef Py_ssize_t i
@@ -348,8 +341,6 @@ cdef class Cvode:
         self._check(api.set_max_hnil_warns(self.mem, -1), "CVodeSetMaxHnilWarns")
         if self.max_step < np.inf:
             self._check(api.set_max_step(self.mem, self.max_step), "CVodeSetMaxStep")
-        if first_step > 0.0:
-            self._check(api.set_init_step(self.mem, first_step), "CVodeSetInitStep")
 
     def _check(self, int flag, str function):
         """Raise naming the CVODE setup function that refused its input."""
@@ -536,47 +527,6 @@ cdef class Cvode:
         if self.is_started:
             api.get_current_step(self.mem, &h)
         return h
-
-    @property
-    def order(self):
-        """The BDF order of the last step."""
-        cdef int q = 0
-        if self.is_started:
-            api.get_last_order(self.mem, &q)
-        return q
-
-    # -- the same from Python ---------------------------------------------------
-
-    def start(self, double t, x):
-        """Begin a new integration at (t, x)."""
-        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
-        self._check_size(xs.shape[0])
-        self.restart(t, &xs[0])
-
-    def advance(self, double t_stop):
-        """Take one step towards t_stop; return (t, x) at its end, or raise
-        FmibridgeError saying why CVODE failed."""
-        out = np.empty(self.n)
-        cdef double[::1] xs = out
-        if not self.is_started:
-            raise FmibridgeError("CVODE: `start` it at (t, x) first.")
-        cdef int flag = self.step(t_stop, &xs[0])
-        if flag < 0:
-            raise FmibridgeError(
-                f"CVODE failed at t = {self.t!r}: {self.failure(flag)}."
-            )
-        return self.t, out
-
-    def interpolate(self, double t):
-        """Return the state at t inside the last step."""
-        out = np.empty(self.n)
-        cdef double[::1] xs = out
-        self.dense(t, &xs[0])
-        return out
-
-    def _check_size(self, Py_ssize_t n):
-        if n != self.n:
-            raise FmibridgeError(f"CVODE integrates {self.n} states, got {n}.")
 
 
 _COUNTS = ("n_steps", "n_rhs", "n_jacobian_rhs", "n_jacobians",
