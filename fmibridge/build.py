@@ -137,6 +137,8 @@ class ModelTable:
     stop_time: float
     variables: tuple[Variable, ...]
     event_indicators: tuple[Variable, ...]
+    # the C gives model_jacobian: the FMU provides directional derivatives (ME)
+    has_jacobian: bool = False
 
     def of_kind(self, *kinds: str) -> list[Variable]:
         """Return the variables of the given kinds, in value-reference order."""
@@ -254,7 +256,7 @@ def read_table(path: Path) -> ModelTable:
         {
             "name": "cs_substep",
             "kind": "parameter",
-            "start": CS_SUBSTEP,
+            "start": float(data.get("cs_substep", CS_SUBSTEP)),
             "unit": "s",
             "description": "Co-Simulation RK4 substep",
         }
@@ -271,7 +273,16 @@ def read_table(path: Path) -> ModelTable:
         float(data.get("stop_time", 1.0)),
         variables,
         tuple(by_name[n] for n in data.get("event_indicators", [])),
+        _flag(path, data, "jacobian"),
     )
+
+
+def _flag(path: Path, data: dict, key: str) -> bool:
+    """Return the table's boolean `key` (false if absent)."""
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise BuildError(f"{path}: `{key}` must be true or false, got {value!r}.")
+    return value
 
 
 def _number_variables(rows: list[dict]) -> tuple[Variable, ...]:
@@ -453,6 +464,7 @@ def c_header(table: ModelTable) -> str:
         "#ifndef MODEL_TABLE_H",
         "#define MODEL_TABLE_H",
         f'#define MODEL_TOKEN "{table.token}"',
+        f"#define HAS_JACOBIAN {int(table.has_jacobian)}",
     ]
     for key, members in counts.items():
         lines.append(f"#define N_{key} {len(members)}")
@@ -534,7 +546,10 @@ def _fmi2_root(table: ModelTable) -> ET.Element:
         numberOfEventIndicators=str(len(table.event_indicators)),
     )
     state = {"canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true"}
-    ET.SubElement(root, "ModelExchange", modelIdentifier=table.name, **state)
+    jacobian = {"providesDirectionalDerivative": "true"} if table.has_jacobian else {}
+    ET.SubElement(
+        root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
+    )
     ET.SubElement(
         root,
         "CoSimulation",
@@ -553,7 +568,10 @@ def _fmi3_root(table: ModelTable) -> ET.Element:
         **_common_attributes(table),
     )
     state = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
-    ET.SubElement(root, "ModelExchange", modelIdentifier=table.name, **state)
+    jacobian = {"providesDirectionalDerivatives": "true"} if table.has_jacobian else {}
+    ET.SubElement(
+        root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
+    )
     ET.SubElement(
         root,
         "CoSimulation",

@@ -39,7 +39,8 @@ from .core.system import HybridSystem
 from .core.time_limit import check_timeout
 from .methods import METHODS
 
-METHOD_OPTIONS = ("eps", "integrator", "locate", "tol")  # a method's run flags
+# a method's run flags
+METHOD_OPTIONS = ("eps", "integrator", "locate", "tol", "atol", "error_warning")
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
 KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
@@ -52,6 +53,9 @@ KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "fmi_type": "--interface",
     "method": "--method",
     "integrator": "--integrator",
+    "relative_tolerance": "--rtol",
+    "atol": "--atol",
+    "error_warning": "--error-warning",
     "zeno": "--zeno",
     "zeno_eps": "--zeno-eps",
     "timeout": "--timeout",
@@ -112,6 +116,7 @@ def _keywords(args: argparse.Namespace) -> dict[str, object]:
         "output": args.output,
         "fmi_type": args.interface,
         "step_size": args.h,
+        "relative_tolerance": args.rtol,
         "method": args.method,
         "method_options": {k: v for k, v in options.items() if v is not None},
         "zeno": args.zeno,
@@ -446,9 +451,28 @@ def _add_method_flags(run) -> None:
     )  # fmt: skip
     run.add_argument(
         "--integrator",
-        choices=["euler", "midpoint", "rk4"],
-        help="Runge-Kutta scheme of the master (not for --method unilateral or a "
-        "Co-Simulation FMU)",
+        choices=["euler", "midpoint", "rk4", "dopri5", "cvode", "bdf"],
+        help="integrator of the master (not for --method unilateral or a "
+        "Co-Simulation FMU): a Runge-Kutta scheme; dopri5 chooses its steps under "
+        "a tolerance (--rtol, else the FMU's DefaultExperiment tolerance, else "
+        "1e-5), and so does cvode (or bdf: the same), CVODE's implicit BDF for "
+        "stiff models",
+    )
+    run.add_argument(
+        "--rtol",
+        type=float,
+        help="relative tolerance: adaptive steps (dopri5, cvode) between events for "
+        "--method halving or relaxation, --step-size the first; the rtol of "
+        "--method unilateral; a Co-Simulation FMU's own solver",
+    )
+    run.add_argument(
+        "--atol", type=float, help="absolute tolerance of --rtol's steps (default rtol)"
+    )
+    run.add_argument(
+        "--error-warning",
+        type=float,
+        help="warn when a fixed step's local error estimate exceeds this fraction "
+        "of its state's scale (default 1e-4)",
     )
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument(

@@ -94,8 +94,12 @@ def simulate(
     fmi_type : {'ModelExchange', 'CoSimulation', 'me', 'cs'}, optional
         The FMU interface (default: Model Exchange where offered).
     relative_tolerance : float, optional
-        Passed to the FMU (its internal solver, FMI's `tolerance`), and the
-        `rtol` of the unilateral method.
+        Passed to the FMU (its internal solver, FMI's `tolerance`); the `rtol`
+        of the unilateral method; and for 'halving' and 'relaxation' on a model
+        with dx/dt (native, Model Exchange), the tolerance of adaptive steps
+        between events (Dormand-Prince 5(4), `step_size` the first step).
+        ``method_options={'integrator': 'dopri5'}`` without it takes the
+        FMU's DefaultExperiment tolerance, as FMPy's CVode.
     step_size : float, optional
         The method's step h, s (the communication step in Co-Simulation);
         default: the smaller of the DefaultExperiment's stepSize and
@@ -182,7 +186,8 @@ def _run(system: HybridSystem, given: Mapping[str, object], progress: bool) -> R
         experiment.step, interval, t_end - system.t0
     )
     runner = _checked(_method(given, h), system, given)
-    check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
+    if not runner.is_adaptive:  # adaptive steps: h is the first, not their size
+        check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
     return runner.run(system, t_end, progress=progress, t_eval=grid)
 
 
@@ -210,7 +215,6 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "start_time": "an adapter starts at its FMU's DefaultExperiment startTime",
         "input": "give the inputs in the file's [inputs] table",
         "guards": "give the guards in the file's [[edges]]",
-        "relative_tolerance": "an adapter passes the FMU's default tolerance",
     },
 }
 
@@ -257,9 +261,10 @@ def _refuse(kind: str, given: Mapping[str, object]) -> None:
     elif "h" in options:
         problems.append("`method_options`: the step h is `step_size`")
     tolerance = given.get("relative_tolerance")
-    if kind == "system" and tolerance is not None and method != "unilateral":
+    if kind == "system" and tolerance is not None and isinstance(method, Method):
         problems.append(
-            "`relative_tolerance`: only method='unilateral' has one (its rtol)"
+            "`relative_tolerance`: give it to the Method (its rtol, "
+            f"{type(method).__name__}(rtol=...))"
         )
     if problems:
         raise FmibridgeError(
@@ -375,7 +380,10 @@ def _method(given: Mapping[str, object], h: float | None) -> Method:
 
 
 def _checked(method: Method, system: HybridSystem, given: Mapping[str, object]):
-    """Refuse an `integrator` this method or system would ignore; apply `zeno_eps`."""
+    """Refuse an `integrator` this method or system would ignore; apply the
+    `relative_tolerance` and `zeno_eps`."""
+    if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
+        method = _with_tolerance(method, system, given)
     if "integrator" in given.get("method_options", {}):
         inner = method.inner if isinstance(method, Completion) else method
         if isinstance(inner, Unilateral):
@@ -396,6 +404,29 @@ def _checked(method: Method, system: HybridSystem, given: Mapping[str, object]):
         )
     eps = given["zeno_eps"]
     return dataclasses.replace(method, eps=eps, eps_t=None, eps_q=None, eps_v=None)
+
+
+def _with_tolerance(
+    method: Method, system: HybridSystem, given: Mapping[str, object]
+) -> Method:
+    """The method with `relative_tolerance` as its rtol: Unilateral's, or that of
+    the adaptive steps of Halving and Relaxation (inside Completion too) where
+    the system has dx/dt; a Co-Simulation FMU takes it for its own solver only."""
+    inner = method.inner if isinstance(method, Completion) else method
+    rtol = given["relative_tolerance"]
+    if isinstance(inner, Unilateral):
+        inner = dataclasses.replace(inner, rtol=rtol)
+    elif inner.tolerates and all(
+        isinstance(flow, VectorField) for flow in system.flows()
+    ):
+        named = "integrator" in given.get("method_options", {})
+        integrator = inner.integrator if named else None
+        inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)
+    else:
+        return method
+    if isinstance(method, Completion):
+        return dataclasses.replace(method, inner=inner, integrator=None)
+    return inner
 
 
 def _default_step(

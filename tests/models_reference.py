@@ -121,6 +121,16 @@ def rhs_cradle_ball(t, x, p):
     return np.array([x[1], -p["g"] / p["L"] * np.sin(x[0])])
 
 
+def rhs_dc_motor_stop(t, x, p):
+    """L i' = V - R i - k_m v / r, (m + J / r^2) v' = k_m i / r - k x - d v."""
+    position, v, i = x
+    voltage = p["V0"] * np.sin(2 * np.pi * p["f"] * t)
+    mass = p["m"] + p["J"] / p["r"] ** 2
+    force = p["k_m"] * i / p["r"]
+    acc = (force - p["k"] * position - p["d"] * v) / mass
+    return np.array([v, acc, (voltage - p["R"] * i - p["k_m"] * v / p["r"]) / p["L"]])
+
+
 REFERENCES = {
     "BouncingBall": rhs_bouncing_ball,
     "BouncingBallEvents": rhs_bouncing_ball_events,
@@ -135,4 +145,6 @@ REFERENCES = {
     "CradleBall": rhs_cradle_ball,
     "SpringTable": rhs_spring_table,
     "BallOnSpringTable": rhs_ball_on_spring_table,
+    "DcMotorStop": rhs_dc_motor_stop,
+    "DcMotorStopEvents": rhs_dc_motor_stop,
 }

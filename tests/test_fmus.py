@@ -366,8 +366,14 @@ def test_model_structure_declares_direct_feedthrough(fmu_dir, tmp_path):
 # ---- the Modelica sources agree with the C (rumoca) ----
 
 RUMOCA_RTOL = 1e-11  # rumoca's BDF tolerances, well below the 1e-6 asserted
-# before the first impact at 0.4515 s
-FLIGHT_TIME = {"BouncingBallEvents": 0.4, "BouncingBallRest": 0.4}
+# before the first impact (the ball's at 0.4515 s)
+FLIGHT_TIME = {
+    "BouncingBallEvents": 0.4,
+    "BouncingBallRest": 0.4,
+    # the first impact is at 0.0345 s; rumoca 0.10.2's sampler refuses the stiff
+    # current at 0.03 s (its check of an interval's endpoint, off by 8e-11)
+    "DcMotorStopEvents": 0.02,
+}
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -13,7 +13,11 @@ reached and the ratios. The two runs of a row are timed in alternating blocks
 * the raw cost of the FMU calls one master step needs (the master's overhead);
 * coupled systems: the coupled Model Exchange step against the raw FMU calls it
   makes, and the co-simulation master against a Jacobi loop written plainly on
-  fmpy, as PyFMI's master runs it (same FMUs, same communication step).
+  fmpy, as PyFMI's master runs it (same FMUs, same communication step);
+* adaptive steps: Halving under a tolerance alone (Dormand-Prince 5(4), rtol
+  searched) against its fixed steps (RK4, h searched) on Example 1;
+* stiff Model Exchange (`stiff`): CVODE between events against fmpy's CVode on
+  Roberts to 1e8 s and on a stiff drive with a stop.
 
 Timings are reported, never asserted: machines are noisy.
 
@@ -74,6 +78,8 @@ HALVING_MAX_EVENTS = 100_000
 HALVING_STEPS_PER_GRID_STEP = 5
 # Step searches halve h at most this many times (2**-16 of the start).
 MAX_HALVINGS = 16
+# Tolerances the adaptive row tries, coarse to fine (rtol alone: atol = rtol).
+ADAPTIVE_RTOLS = tuple(10.0**-k for k in range(4, 14))
 # solve_ivp tolerances tried, coarse to fine; atol = ATOL_PER_RTOL * rtol (the
 # oscillators' states are O(1)-O(30), so atol never binds before rtol).
 IVP_RTOLS = tuple(10.0**-k for k in range(3, 14))
@@ -121,6 +127,7 @@ class BenchOptions:
             "example_1_ps": 1e-3,
             "example_1_ivp": 1e-6,
             "example_2_ivp": 1e-4,
+            "example_1_adaptive": 1e-6,
         }
     )
 
@@ -138,6 +145,7 @@ class BenchOptions:
                 "example_1_ps": 1e-1,
                 "example_1_ivp": 1e-2,
                 "example_2_ivp": 1e-2,
+                "example_1_adaptive": 1e-3,
             },
         )
 
@@ -314,6 +322,13 @@ def halving_run(params: OscillatorParams, h: float, zeno_eps=None):
     )
     if zeno_eps is not None:
         method = Completion(method, **zeno_eps)
+    return run_to_t_max(method, params)
+
+
+def adaptive_run(params: OscillatorParams, rtol: float):
+    """Run Halving under the tolerance rtol alone (Dormand-Prince 5(4), Illinois
+    location) on the compiled oscillator (`run_to_t_max`)."""
+    method = Halving(rtol=rtol, locate="illinois", max_events=HALVING_MAX_EVENTS)
     return run_to_t_max(method, params)
 
 
@@ -558,6 +573,39 @@ def table_one_rows(options: BenchOptions) -> list[Row]:
                     )
                 )
     return rows
+
+
+def adaptive_rows(options: BenchOptions) -> list[Row]:
+    """Halving under rtol alone against its fixed steps (RK4, Illinois) on
+    Example 1, each at its coarsest setting that reaches the rho-hat target."""
+    params, target = EXAMPLE_1, options.targets["example_1_adaptive"]
+    score = rho_hat_scorer(params, exact_solution(params))
+    ours, theirs = (
+        search(
+            run,
+            score,
+            values,
+            target,
+            repeats=options.repeats,
+            budget_s=options.search_budget_s,
+            may_stall=True,
+            label=label,
+        )
+        for run, values, label in (
+            (
+                functools.partial(adaptive_run, params),
+                list(ADAPTIVE_RTOLS),
+                lambda r: f"halving dopri5 illinois rtol={r:.0e}, compiled",
+            ),
+            (
+                functools.partial(halving_run, params),
+                _halving_steps(HALVING_H0),
+                lambda h: f"halving rk4 illinois h={h:.4g}, compiled",
+            ),
+        )
+    )
+    metric = f"time to rho-hat <= {target:.0e}"
+    return [_row("example_1", metric, ours, "fmibridge fixed steps", theirs, options)]
 
 
 # -- FMU: fmpy's CVode, and the master's overhead --
@@ -1012,6 +1060,13 @@ def _fast_paths():
     return fast_paths
 
 
+def _stiff():
+    """The stiff Model Exchange rows (`stiff`, which builds on this module)."""
+    from . import stiff
+
+    return stiff
+
+
 SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
     "fmu": ball_rows,
@@ -1022,6 +1077,8 @@ SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "adapters": lambda options: _fast_paths().adapter_rows(options),
     "cold": lambda options: _fast_paths().cold_start_rows(options),
     "methods": lambda options: _fast_paths().method_rows(options),
+    "adaptive": adaptive_rows,
+    "stiff": lambda options: _stiff().stiff_rows(options),
 }
 
 

@@ -6,5 +6,19 @@ cdef class Tableau:
     cdef double[:, ::1] a
     cdef double[::1] b
     cdef double[::1] c
+    # error weights: one per stage and the last for f(t + h, x1); the estimate
+    # is O(h^error_order)
+    cdef double[::1] e
+    cdef Py_ssize_t[::1] e_stages  # the stages whose error weight is not 0
+    cdef readonly int error_order
+    # continuous extension: (stages + 1) rows of coefficients of theta^1.. (none:
+    # degree 0)
+    cdef double[:, ::1] p
+    cdef readonly Py_ssize_t degree
     cdef int step(self, Function f, double t, const double* x, double h,
                   const double* k1, double* out, double* work) except -1
+    cdef void estimate(self, Py_ssize_t n, double h, const double* slopes,
+                       const double* f1, double* err) noexcept
+    cdef void interpolate(self, Py_ssize_t n, double h, double theta,
+                          const double* x, const double* slopes,
+                          double* out) noexcept

@@ -5,6 +5,16 @@ and every flow the master integrates takes its steps here. The right-hand side
 is called at the stage times t + c_i h (inputs are sampled where the scheme needs
 them). The operations follow the tableau entry by entry, skipping zero entries:
 stage i's state is x + sum_j (h a_ij) k_j, the step's end x + h sum_i b_i k_i.
+
+`Tableau.estimate` is the only estimate of a step's local error (the embedded
+formula of the scheme, `core.integrators`), and `Tableau.interpolate` the only
+dense output (a continuous extension), both over the step's slopes and the
+slope f(t + h, x1) at its end.
+
+References
+----------
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (embedded formulas) and
+II.6 (continuous Runge-Kutta methods).
 """
 
 import numpy as np
@@ -15,13 +25,24 @@ from .errors import FmibridgeError
 
 
 cdef class Tableau:
-    """A Butcher tableau (a, b, c) of an explicit scheme, as the loops read it."""
+    """A Butcher tableau (a, b, c) of an explicit scheme, as the loops read it,
+    with its error weights e (stages + 1: the last for f(t + h, x1)), the order
+    q of the estimate, and its continuous extension p (or None)."""
 
-    def __init__(self, a, b, c):
+    def __init__(self, a, b, c, e=(), int error_order=0, p=None):
         self.b = np.ascontiguousarray(b, dtype=float)
         self.c = np.ascontiguousarray(c, dtype=float)
         self.stages = self.b.shape[0]
         self.a = np.ascontiguousarray(a, dtype=float).reshape(self.stages, self.stages)
+        self.e = np.zeros(self.stages + 1)
+        if len(e):
+            self.e = np.ascontiguousarray(e, dtype=float).reshape(self.stages + 1)
+        self.e_stages = np.flatnonzero(np.asarray(self.e)[:self.stages]).astype(np.intp)
+        self.error_order = error_order
+        if p is None:
+            p = np.zeros((self.stages + 1, 0))
+        self.p = np.ascontiguousarray(p, dtype=float)
+        self.degree = self.p.shape[1]
 
     def work_size(self, Py_ssize_t n):
         """Scratch doubles a step of n states needs."""
@@ -64,6 +85,42 @@ cdef class Tableau:
             out[k] = x[k] + h * increment
         return 0
 
+    cdef void estimate(self, Py_ssize_t n, double h, const double* slopes,
+                       const double* f1, double* err) noexcept:
+        """Write the local error estimate of the step whose slopes are slopes[:s n]
+        (as `step` leaves them in its work) and f1 = f(t + h, x1) to err:
+        h (sum_i e_i k_i + e_{s+1} f1)."""
+        cdef Py_ssize_t s = self.stages, i, j, k
+        cdef double total
+        for k in range(n):
+            total = self.e[s] * f1[k]
+            for j in range(self.e_stages.shape[0]):
+                i = self.e_stages[j]
+                total = total + self.e[i] * slopes[i * n + k]
+            err[k] = h * total
+
+    cdef void interpolate(self, Py_ssize_t n, double h, double theta,
+                          const double* x, const double* slopes,
+                          double* out) noexcept:
+        """Write the continuous extension at t + theta h to out: x + h sum_i
+        B_i(theta) k_i, B_i(theta) = sum_j p_ij theta^(j+1), over the step's
+        slopes[:(s + 1) n], the last being f(t + h, x1) (Hairer, Norsett and
+        Wanner, Sec. II.6)."""
+        cdef Py_ssize_t s = self.stages, i, j, k
+        cdef double weight, power
+        for k in range(n):
+            out[k] = 0.0
+        for i in range(s + 1):
+            weight, power = 0.0, 1.0
+            for j in range(self.degree):
+                power = power * theta
+                weight = weight + self.p[i, j] * power
+            if weight != 0.0:
+                for k in range(n):
+                    out[k] = out[k] + weight * slopes[i * n + k]
+        for k in range(n):
+            out[k] = x[k] + h * out[k]
+
     def advance(self, Function f, double t, x, double h, slope=None):
         """Return x(t + h) after one step on f (from Python); `slope` is f(t, x)
         where known."""
@@ -85,3 +142,19 @@ cdef class Tableau:
             k1 = np.ascontiguousarray(slope, dtype=float)
             self.step(f, t, &xs[0], h, &k1[0], &y[0], &work[0])
         return out
+
+    def estimated(self, Function f, double t, x, double h):
+        """Return (x(t + h), its local error estimate) after one step on f (from
+        Python)."""
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        cdef Py_ssize_t n = xs.shape[0]
+        out, err = np.empty(n), np.empty(n)
+        cdef double[::1] y = out, e = err
+        cdef double[::1] work = np.empty(self.work_size(n) or 1)
+        cdef double[::1] f1 = np.empty(max(n, 1))
+        if n == 0:
+            return out, err
+        self.step(f, t, &xs[0], h, NULL, &y[0], &work[0])
+        f.call(t + h, &y[0], &f1[0])
+        self.estimate(n, h, &work[0], &f1[0], &e[0])
+        return out, err

@@ -1,16 +1,52 @@
-"""Fixed-step explicit Runge-Kutta schemes, each a Butcher tableau.
+"""Explicit Runge-Kutta schemes, each a Butcher tableau with an error estimate.
 
 A scheme advances x' = f(t, x) by one step of size h; the step itself is
 compiled once for every scheme (`_rk.Tableau.step`). The right-hand side is
 called at the stage times t + c_i h, so a time-varying input u(t) read inside
 f is sampled where the scheme needs it (t + h/2 for the midpoint rule); holding
 u over the step would cap every scheme at order one (Burden et al., Sec. IV-C).
+
+Every scheme carries error weights e: the step's local error is estimated as
+h (sum_i e_i k_i + e_{s+1} f(t + h, x1)), with the slope at the step's end,
+which the methods evaluate anyway for the guards' rates (first same as last).
+The estimate is O(h^q), q = `error_order`:
+
+- euler: Euler minus Heun's step, h/2 (k1 - f(t + h, x1)); q = 2, the Euler
+  step's own leading error.
+- midpoint: the midpoint rule minus the second-order formula with weights
+  (1/3, 1/3, 1/3) on (k1, k2, f(t + h, x1)): h/3 (2 k2 - k1 - f(t + h, x1));
+  q = 3. No third-order formula uses these stages (the conditions sum b c^2 =
+  1/3 and sum b a c = 1/6 contradict), so the estimate is that of a second
+  companion: its leading term equals the midpoint rule's on the elementary
+  differential f'f'f (all of it for linear autonomous x' = A x) and is twice
+  it on f''(f, f) (a curvature, or a time-varying input).
+- rk4: RK4 minus the third-order formula with weights (1/6, 1/3, 1/3, 0, 1/6)
+  on (k1, k2, k3, k4, f(t + h, x1)): h/6 (k4 - f(t + h, x1)); q = 4. It is
+  the error of the third-order companion, larger than RK4's own O(h^5) error
+  by a factor of about 1/(h L) (L the Lipschitz constant): an upper estimate.
+  No other fourth-order formula uses these stages.
+- dopri5: Dormand and Prince's 5(4) pair, seven stages, the seventh
+  f(t + h, x1); the fifth-order solution is propagated (local extrapolation)
+  and the difference to the fourth is the estimate, q = 5. Its continuous
+  extension of order 4 (`dense`) gives x anywhere inside an accepted step.
+
+`dopri5` is the adaptive integrator: with a tolerance (rtol, atol) it chooses
+its steps (`flows._stepper.EmbeddedStepper`); the fixed-step schemes estimate
+the error of the steps they are given.
+
+References
+----------
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.1 (order conditions),
+II.4 (embedded formulas, automatic step size control, eqs. 4.10-4.13), II.5
+(Table 5.2: DOPRI5), II.6 (dense output, continuous Runge-Kutta methods).
+Dormand and Prince, J. Comp. Appl. Math. 6 (1980), 19-26.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -37,6 +73,17 @@ class Scheme:
         Weights.
     c : tuple of float
         Stage times as fractions of the step.
+    error : tuple of float
+        Error weights e, one per stage and a last one for f(t + h, x1): the
+        local error estimate is h sum_i e_i k_i (module docstring).
+    error_order : int
+        q: the estimate is O(h^q).
+    dense : tuple of tuple of float, optional
+        Continuous extension: x(t + theta h) = x + h sum_i B_i(theta) k_i, with
+        B_i(theta) = sum_j dense[i][j] theta^(j+1) over the stages and f(t + h,
+        x1); None where the scheme has none.
+    is_adaptive : bool
+        True for a scheme that runs under a tolerance (it chooses its steps).
 
     Examples
     --------
@@ -50,6 +97,10 @@ class Scheme:
     a: tuple[tuple[float, ...], ...]
     b: tuple[float, ...]
     c: tuple[float, ...]
+    error: tuple[float, ...] = ()
+    error_order: int = 0
+    dense: tuple[tuple[float, ...], ...] | None = None
+    is_adaptive: bool = False
 
     def step(
         self,
@@ -81,29 +132,96 @@ class Scheme:
     @cached_property
     def tableau(self) -> Tableau:
         """The tableau as the compiled loops step with it."""
-        return Tableau(*self.arrays)
+        dense = None if self.dense is None else np.array(self.dense, dtype=float)
+        return Tableau(*self.arrays, self.error, self.error_order, dense)
 
     def __repr__(self) -> str:
         return f"Scheme({self.name!r}, order={self.order})"
 
 
-EULER = Scheme("euler", 1, a=((),), b=(1.0,), c=(0.0,))
-MIDPOINT = Scheme("midpoint", 2, a=((), (0.5,)), b=(0.0, 1.0), c=(0.0, 0.5))
+EULER = Scheme(
+    "euler", 1, a=((),), b=(1.0,), c=(0.0,), error=(0.5, -0.5), error_order=2
+)
+MIDPOINT = Scheme(
+    "midpoint",
+    2,
+    a=((), (0.5,)),
+    b=(0.0, 1.0),
+    c=(0.0, 0.5),
+    error=(-1 / 3, 2 / 3, -1 / 3),
+    error_order=3,
+)
 RK4 = Scheme(
     "rk4",
     4,
     a=((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)),
     b=(1 / 6, 1 / 3, 1 / 3, 1 / 6),
     c=(0.0, 0.5, 0.5, 1.0),
+    error=(0.0, 0.0, 0.0, 1 / 6, -1 / 6),
+    error_order=4,
 )
 
-SCHEMES: dict[str, Scheme] = {s.name: s for s in (EULER, MIDPOINT, RK4)}
+
+def _dopri5() -> Scheme:
+    """Dormand-Prince 5(4) (Hairer, Norsett and Wanner, Table II.5.2) with its
+    continuous extension of order 4 (Sec. II.6; the coefficients d of Hairer's
+    DOPRI5: x(t + theta h) = x + theta (r2 + (1 - theta) (r3 + theta (r4 +
+    (1 - theta) r5))), r2 = x1 - x, r3 = h k1 - r2, r4 = r2 - h k7 - r3, r5 =
+    h sum_i d_i k_i, expanded here into powers of theta). The seventh stage is
+    f(t + h, x1), so the tableau steps with six."""
+    q = Fraction
+    a = (
+        (),
+        (q(1, 5),),
+        (q(3, 40), q(9, 40)),
+        (q(44, 45), q(-56, 15), q(32, 9)),
+        (q(19372, 6561), q(-25360, 2187), q(64448, 6561), q(-212, 729)),
+        (q(9017, 3168), q(-355, 33), q(46732, 5247), q(49, 176), q(-5103, 18656)),
+    )
+    b = (q(35, 384), q(0), q(500, 1113), q(125, 192), q(-2187, 6784), q(11, 84), q(0))
+    b4 = (
+        q(5179, 57600), q(0), q(7571, 16695), q(393, 640), q(-92097, 339200),
+        q(187, 2100), q(1, 40),
+    )  # fmt: skip
+    d = (
+        q(-12715105075, 11282082432), q(0), q(87487479700, 32700410799),
+        q(-10690763975, 1880347072), q(701980252875, 199316789632),
+        q(-1453857185, 822651844), q(69997945, 29380423),
+    )  # fmt: skip
+    first, last = (1, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 1)
+    dense = tuple(
+        (e1, 3 * bi - 2 * e1 - e7 + di, -2 * bi + e1 + e7 - 2 * di, di)
+        for bi, di, e1, e7 in zip(b, d, first, last, strict=True)
+    )
+    return Scheme(
+        "dopri5",
+        5,
+        a=tuple(tuple(map(float, row)) for row in a),
+        b=tuple(map(float, b[:6])),
+        c=(0.0, 0.2, 0.3, 0.8, 8 / 9, 1.0),
+        error=tuple(float(x - y) for x, y in zip(b, b4, strict=True)),
+        error_order=5,
+        dense=tuple(tuple(map(float, row)) for row in dense),
+        is_adaptive=True,
+    )
+
+
+DOPRI5 = _dopri5()
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (EULER, MIDPOINT, RK4, DOPRI5)}
 
 
 def scheme_named(name: str | Scheme) -> Scheme:
-    """Return the scheme called `name` ('euler', 'midpoint', 'rk4')."""
-    if isinstance(name, Scheme):
-        return name
+    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5').
+
+    An adaptive integrator that is no tableau (an implicit one for stiff
+    flows) is taken as given: an object with a `name`, `is_adaptive = True` and
+    `adaptive_stepper(flow, rtol, atol)` returning a
+    `flows._stepper.AdaptiveStepper` (`VectorField.adaptive_stepper`); it may
+    enter SCHEMES under its name.
+    """
+    if isinstance(name, Scheme) or getattr(name, "is_adaptive", False):
+        return name  # type: ignore[return-value]
     try:
         return SCHEMES[name]
     except KeyError:

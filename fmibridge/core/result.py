@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,6 +95,10 @@ class Event:
     simultaneous : tuple of str
         Other edges whose guards were crossed within the time tolerance; they
         fire next if their guard is still crossed in the target mode.
+    t_tol : float
+        How closely the method located t, s (`Method.location_tolerance`:
+        Halving's bracket t_tol, Relaxation's strip width eps); nan where not
+        stated.
     """
 
     t: float
@@ -103,6 +108,7 @@ class Event:
     x_before: np.ndarray
     x_after: np.ndarray
     simultaneous: tuple[str, ...] = ()
+    t_tol: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -233,10 +239,12 @@ class Result:
                 }
             )
             row["simultaneous"] = ";".join(e.simultaneous)
+            row["t_tol"] = e.t_tol
             rows.append(row)
         columns = ["time", "edge", "source", "target"]
         columns += [f"{n}_before" for n in self.state_names]
-        columns += [f"{n}_after" for n in self.state_names] + ["simultaneous"]
+        columns += [f"{n}_after" for n in self.state_names]
+        columns += ["simultaneous", "t_tol"]
         return pd.DataFrame(rows, columns=columns)
 
     def to_csv(self, path: str | Path) -> Path:
@@ -373,6 +381,7 @@ class Recorder:
         self.observer = observer
         self.warnings: list[str] = []
         self._warned: set = set()
+        self.local_errors = None  # the run's step error estimates (Method.run)
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0

@@ -7,6 +7,10 @@ cdef class Stepper:
     cdef readonly Function rhs
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1
+    cdef double step(self, double t, const double* x, double h, const double* k1,
+                     double* out) except? -1.0
+    cdef bint estimate(self, double h, const double* f1, double* err) except -1
+    cdef int slope(self, double t, const double* x, double* out) except -1
 
 
 cdef class FieldStepper(Stepper):
@@ -17,3 +21,34 @@ cdef class FieldStepper(Stepper):
 cdef class FlowStepper(Stepper):
     cdef object flow
     cdef object scheme
+
+
+cdef class AdaptiveStepper(Stepper):
+    cdef readonly double rtol
+    cdef readonly double atol
+    cdef public double h_next
+    cdef public long n_rejected
+    # the last accepted step: from (t0, x0) over h_step to x1; valid if has_step
+    cdef readonly double t0
+    cdef readonly double h_step
+    cdef readonly bint has_step
+    cdef double[::1] x0
+    cdef double[::1] x1
+    cdef double[::1] probe
+    cdef double[::1] point
+    cdef int dense(self, double t, double* out) except -1
+    cdef int anchor(self, double t, const double* x, double h,
+                    const double* x1) except -1
+    cdef bint on_curve(self, double t, const double* x) except -1
+
+
+cdef class EmbeddedStepper(AdaptiveStepper):
+    cdef Tableau tableau
+    cdef double[::1] work
+    cdef double[::1] err
+    cdef double[::1] first
+    cdef double _norm(self, const double* x, const double* x1) noexcept
+
+
+cdef class PythonAdaptiveStepper(AdaptiveStepper):
+    cdef object integrator

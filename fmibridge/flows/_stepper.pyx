@@ -1,27 +1,103 @@
-"""A flow's steps as compiled loops take them: x(t + h) from x(t).
+"""A flow's steps as compiled loops take them: fixed steps, or adaptive ones.
 
 A flow the master integrates (a vector field) steps with a Runge-Kutta tableau on
 its right-hand side `rhs`, a compiled `Function` (`FieldStepper`); a flow that
 integrates itself (a Co-Simulation FMU) steps through its own `advance`, called
 back in Python (`FlowStepper`), and has no `rhs`.
+
+The interface every method's loop uses (`Stepper`):
+
+- `step(t, x, h, k1, out) -> length`: the next step from (t, x), h at most;
+  writes its end to out and returns its length. A fixed stepper takes h.
+- `advance(t, x, h, k1, out)`: x(t + h), for trials inside a step (halvings,
+  Illinois, a guard's projection, the state at an event).
+- `estimate(h, f1, err) -> bool`: the local error of the last `advance` of a
+  fixed step, given f1 = f(t + h, x1), which the loops evaluate at every step's
+  end for the guards' rates (`_rk.Tableau.estimate`); False where there is none
+  (a flow that integrates itself, an adaptive stepper: its error is controlled).
+- `slope(t, x, out)`: dx/dt at (t, x).
+
+Adaptive steps (`AdaptiveStepper`; rtol, atol) -- the interface an integrator
+under a tolerance implements, explicit (`EmbeddedStepper`: Dormand-Prince 5(4))
+or implicit (a stiff integrator, compiled or in Python through
+`PythonAdaptiveStepper`):
+
+1. `step(t, x, h_max, k1, out) -> h` takes one accepted step from (t, x), no
+   longer than h_max, starting from the proposal `h_next`; it counts its rejected
+   trials in `n_rejected` (the loops move them to the Result's stats), sets
+   `h_next` for the next step, and records the step with `anchor(t, x, h, x1)`.
+   k1 is f(t, x) where the loop knows it (else NULL). A step that cannot meet
+   the tolerance above the resolution of time raises FmibridgeError naming the
+   flow; one whose values are not finite down to that resolution returns that
+   trial, and the loop judges it (a guard beyond which the flow is undefined).
+2. `dense(t, out)` writes the accepted step's continuous extension at t in
+   [t0, t0 + h_step].
+3. `advance(t, x, h, k1, out)` (given here, for every adaptive stepper) reads
+   the dense output where (t, x) lies on the last step's curve (its start, or
+   the dense value at t) and t + h inside the step; any other call integrates
+   from (t, x) to t + h under the tolerance, step by step. So a method's event
+   location, written for trials of `advance` inside a step, locates guards on
+   the accepted step's dense output unchanged.
+4. `slope(t, x, out)` is dx/dt; at the last step's end an explicit pair's
+   last stage (first same as last) spares an evaluation.
+
+A method starts each attempt with `h_next` from the state it resumes (or its h:
+the initial step, again after every event) and keeps the proposal in the state
+it returns, so a run does not depend on the stepper's history.
+
+References
+----------
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (automatic step size
+control, eqs. 4.10-4.13) and II.6 (dense output).
 """
 
-from libc.string cimport memcpy
+from libc.math cimport INFINITY, fabs, isfinite, sqrt
+from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
 from ..core._functions cimport Function, new_array
 from ..core._rk cimport Tableau
+from ..core.events cimport all_finite
+
+from ..core.errors import FmibridgeError
+
+# Step size control (Hairer, Norsett and Wanner, eq. 4.13): a new step is the
+# old times SAFETY err^(-1/q), at most FAC_MAX and at least FAC_MIN times it
+# (their values for DOPRI5), and not longer after a rejected trial.
+SAFETY = 0.9
+FAC_MAX = 5.0
+FAC_MIN = 0.2
+# Bound on rejected trials of one step: 0.2^64 spans any ratio of float steps.
+MAX_REJECTIONS = 64
+# Bound on the steps `advance` takes when it integrates off the last step's curve.
+MAX_STEPS_OFF_CURVE = 100_000
+# A trial ending this fraction of its step beyond the step's end still reads
+# the dense output (the round-off of t + h summed from the step's start).
+END_RTOL = 1e-9
 
 
 cdef class Stepper:
-    """Advance a flow's state: `advance(t, x, h, k1, out)` writes x(t + h) to out;
-    k1 is dx/dt at (t, x) where known (else NULL). `rhs` is dx/dt, or None for a
-    flow without it."""
+    """Advance a flow's state (see the module docstring). `rhs` is dx/dt, or
+    None for a flow without it."""
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
         raise NotImplementedError(type(self).__name__)
+
+    cdef double step(self, double t, const double* x, double h, const double* k1,
+                     double* out) except? -1.0:
+        """The next step: a fixed stepper takes h (`advance`)."""
+        self.advance(t, x, h, k1, out)
+        return h
+
+    cdef bint estimate(self, double h, const double* f1, double* err) except -1:
+        """Write the last step's local error estimate to err; False if none."""
+        return False
+
+    cdef int slope(self, double t, const double* x, double* out) except -1:
+        """Write dx/dt at (t, x) to out (the flow must have `rhs`)."""
+        return self.rhs.call(t, x, out)
 
 
 cdef class FieldStepper(Stepper):
@@ -35,6 +111,14 @@ cdef class FieldStepper(Stepper):
                      double* out) except -1:
         return self.tableau.step(self.rhs, t, x, h, k1, out, &self.work[0])
 
+    cdef bint estimate(self, double h, const double* f1, double* err) except -1:
+        """The embedded estimate of the last `advance` (its slopes are still in
+        the work array), f1 = f(t + h, x1)."""
+        if self.tableau.error_order == 0 or self.n == 0:
+            return False
+        self.tableau.estimate(self.n, h, &self.work[0], f1, err)
+        return True
+
 
 cdef class FlowStepper(Stepper):
     """The flow's own `advance(t, x, h, scheme)`, called in Python."""
@@ -47,6 +131,227 @@ cdef class FlowStepper(Stepper):
         cdef double[::1] y = np.ascontiguousarray(
             self.flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float
         )
+        if self.n:
+            memcpy(out, &y[0], self.n * sizeof(double))
+        return 0
+
+
+cdef class AdaptiveStepper(Stepper):
+    """Steps chosen under a tolerance, with dense output (the module docstring's
+    contract). Subclasses implement `step` and `dense`."""
+
+    def __init__(self, Function rhs, Py_ssize_t n, double rtol, double atol):
+        self.n, self.rhs, self.rtol, self.atol = n, rhs, rtol, atol
+        self.h_next, self.n_rejected, self.has_step = INFINITY, 0, False
+        self.x0, self.x1 = np.empty(max(n, 1)), np.empty(max(n, 1))
+        self.probe, self.point = np.empty(max(n, 1)), np.empty(max(n, 1))
+
+    cdef int dense(self, double t, double* out) except -1:
+        raise NotImplementedError(type(self).__name__)
+
+    cdef int anchor(self, double t, const double* x, double h,
+                    const double* x1) except -1:
+        """Record the accepted step from (t, x) of h to x1 (for `advance`)."""
+        self.t0, self.h_step, self.has_step = t, h, True
+        if self.n:
+            memcpy(&self.x0[0], x, self.n * sizeof(double))
+            memcpy(&self.x1[0], x1, self.n * sizeof(double))
+        return 0
+
+    cdef bint on_curve(self, double t, const double* x) except -1:
+        """True if (t, x) is the last step's start, end, or dense value at t."""
+        cdef size_t size = self.n * sizeof(double)
+        if not self.has_step or self.n == 0:
+            return self.has_step
+        if t == self.t0:
+            return memcmp(x, &self.x0[0], size) == 0
+        if t == self.t0 + self.h_step and memcmp(x, &self.x1[0], size) == 0:
+            return True
+        if not self.t0 < t <= self.t0 + self.h_step:
+            return False
+        self.dense(t, &self.probe[0])
+        return memcmp(x, &self.probe[0], size) == 0
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        """x(t + h): the dense output on the last step's curve, else steps under
+        the tolerance from (t, x) to t + h."""
+        cdef double t_end = t + h, t_step = t, taken
+        cdef double end = self.t0 + self.h_step
+        cdef long k
+        if (self.has_step and t_end <= end + END_RTOL * self.h_step
+                and self.on_curve(t, x)):
+            if t_end == end and self.n:
+                memcpy(out, &self.x1[0], self.n * sizeof(double))
+            else:
+                self.dense(t_end, out)
+            return 0
+        if self.n:
+            memcpy(&self.point[0], x, self.n * sizeof(double))
+        for k in range(MAX_STEPS_OFF_CURVE):
+            taken = self.step(t_step, &self.point[0], t_end - t_step,
+                              k1 if k == 0 else NULL, out)
+            t_step = t_end if taken >= t_end - t_step else t_step + taken
+            if t_step >= t_end or not all_finite(out, self.n):
+                return 0
+            if self.n:
+                memcpy(&self.point[0], out, self.n * sizeof(double))
+        raise FmibridgeError(
+            f"{self.rhs.what}: {MAX_STEPS_OFF_CURVE} steps under rtol = "
+            f"{self.rtol:g} did not reach t = {t_end!r} from t = {t!r}."
+        )
+
+    cdef int slope(self, double t, const double* x, double* out) except -1:
+        return self.rhs.call(t, x, out)
+
+    def propose(self, double h):
+        """Set the next step's proposal (a method's initial step, or the proposal
+        its state kept)."""
+        self.h_next = h
+
+    def take_rejected(self):
+        """Return the rejected trials counted so far, and start again from 0."""
+        n, self.n_rejected = self.n_rejected, 0
+        return n
+
+    def take(self, double t, x, double h_max):
+        """`step` from Python: return (its length, its end)."""
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        out = np.empty(self.n)
+        cdef double[::1] y = out
+        if self.n == 0:
+            return h_max, out
+        return self.step(t, &xs[0], h_max, NULL, &y[0]), out
+
+    def at(self, double t):
+        """`dense` from Python: the last step's dense output at t."""
+        out = np.empty(self.n)
+        cdef double[::1] y = out
+        if self.n:
+            self.dense(t, &y[0])
+        return out
+
+
+cdef class EmbeddedStepper(AdaptiveStepper):
+    """An explicit embedded pair under rtol and atol (Dormand-Prince 5(4)).
+
+    The error of a trial of h is the scaled root mean square (Hairer, Norsett
+    and Wanner, eq. 4.11) of the pair's estimate (`Tableau.estimate`),
+    sc_i = atol + rtol max(|x_i|, |x1_i|); a trial with err <= 1 is accepted.
+    Either way the next trial is h min(FAC_MAX, max(FAC_MIN, SAFETY
+    err^(-1/q))) (eq. 4.13; q = 5 for DOPRI5, the order of the estimate), not
+    longer after a rejection. A step cut short to land on h_max keeps the
+    proposal it was cut from. The slopes of the accepted step (the last one
+    f(t + h, x1)) give its dense output (`Tableau.interpolate`).
+    """
+
+    def __init__(self, Function rhs, Tableau tableau, double rtol, double atol):
+        AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)
+        self.tableau = tableau
+        self.work = np.empty(max(tableau.work_size(rhs.n_in), 1))
+        self.err, self.first = np.empty(max(rhs.n_in, 1)), np.empty(max(rhs.n_in, 1))
+
+
+    cdef double _norm(self, const double* x, const double* x1) noexcept:
+        """The scaled RMS of the estimate in err (inf if not finite)."""
+        cdef Py_ssize_t i
+        cdef double total = 0.0, sc, e
+        for i in range(self.n):
+            sc = self.atol + self.rtol * max(fabs(x[i]), fabs(x1[i]))
+            e = self.err[i] / sc
+            total = total + e * e
+        total = sqrt(total / self.n) if self.n else 0.0
+        return total if isfinite(total) else INFINITY
+
+    cdef double step(self, double t, const double* x, double h_max,
+                     const double* k1, double* out) except? -1.0:
+        cdef Tableau tab = self.tableau
+        cdef Py_ssize_t n = self.n, s = tab.stages
+        cdef double* slopes = &self.work[0]
+        cdef double* f1 = slopes + s * n
+        cdef double proposal = self.h_next, h = min(self.h_next, h_max), err = 0.0
+        cdef double exponent = -1.0 / tab.error_order, fac
+        cdef bint rejected = False
+        cdef long k
+        if n == 0:
+            self.anchor(t, x, h, out)
+            return h
+        if k1 == NULL:
+            self.rhs.call(t, x, &self.first[0])
+        else:
+            memcpy(&self.first[0], k1, n * sizeof(double))
+        for k in range(MAX_REJECTIONS):
+            tab.step(self.rhs, t, x, h, &self.first[0], out, slopes)
+            self.rhs.call(t + h, out, f1)
+            tab.estimate(n, h, slopes, f1, &self.err[0])
+            err = self._norm(x, out)
+            if err <= 1.0:
+                break
+            self.n_rejected += 1
+            rejected = True
+            fac = FAC_MIN if err == INFINITY else max(FAC_MIN, SAFETY * err**exponent)
+            if t + h * fac == t:
+                break
+            h = h * fac
+        if err > 1.0 and all_finite(out, n):
+            raise FmibridgeError(
+                f"{self.rhs.what}: no step from t = {t!r} meets rtol = "
+                f"{self.rtol:g}, atol = {self.atol:g} (the last trial, of {h:.3g} "
+                f"s, has {err:.3g} times the error allowed): dx/dt is not smooth "
+                f"there, or the tolerance is below round-off; loosen it or give h."
+            )
+        fac = FAC_MAX if err == 0.0 else min(FAC_MAX, max(FAC_MIN, SAFETY * err**exponent))
+        if rejected:
+            fac = min(fac, 1.0)
+        self.h_next = h * fac
+        if h == h_max and h < proposal and not rejected:
+            self.h_next = max(self.h_next, proposal)
+        self.anchor(t, x, h, out)
+        return h
+
+    cdef int dense(self, double t, double* out) except -1:
+        cdef double theta = (t - self.t0) / self.h_step
+        self.tableau.interpolate(self.n, self.h_step, theta, &self.x0[0],
+                                 &self.work[0], out)
+        return 0
+
+    cdef int slope(self, double t, const double* x, double* out) except -1:
+        """dx/dt; at the last step's end its last stage (first same as last)."""
+        cdef Py_ssize_t n = self.n
+        if (self.has_step and n and t == self.t0 + self.h_step
+                and memcmp(x, &self.x1[0], n * sizeof(double)) == 0):
+            memcpy(out, &self.work[self.tableau.stages * n], n * sizeof(double))
+            return 0
+        return self.rhs.call(t, x, out)
+
+
+cdef class PythonAdaptiveStepper(AdaptiveStepper):
+    """An adaptive integrator written in Python (a stiff one, for instance): an
+    object with `step(t, x, h_max) -> (h, x1)` (one accepted step, as
+    `AdaptiveStepper.step`), `dense(t) -> x` inside it, and the attributes
+    `n_rejected` (rejected trials since it was last read; set back to 0 here)
+    and `h_next` (its proposal; the loops set it before each attempt)."""
+
+    def __init__(self, integrator, Function rhs, double rtol, double atol):
+        AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)
+        self.integrator = integrator
+
+    cdef double step(self, double t, const double* x, double h_max,
+                     const double* k1, double* out) except? -1.0:
+        cdef double[::1] y
+        self.integrator.h_next = self.h_next
+        h, x1 = self.integrator.step(t, new_array(x, self.n), h_max)
+        y = np.ascontiguousarray(x1, dtype=float)
+        if self.n:
+            memcpy(out, &y[0], self.n * sizeof(double))
+        self.n_rejected += self.integrator.n_rejected
+        self.integrator.n_rejected = 0
+        self.h_next = self.integrator.h_next
+        self.anchor(t, x, h, out)
+        return h
+
+    cdef int dense(self, double t, double* out) except -1:
+        cdef double[::1] y = np.ascontiguousarray(self.integrator.dense(t), dtype=float)
         if self.n:
             memcpy(out, &y[0], self.n * sizeof(double))
         return 0

@@ -14,7 +14,13 @@ from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ._programs import program_function
-from ._stepper import FieldStepper, FlowStepper, Stepper
+from ._stepper import (
+    AdaptiveStepper,
+    EmbeddedStepper,
+    FieldStepper,
+    FlowStepper,
+    Stepper,
+)
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
@@ -146,6 +152,16 @@ class Flow(abc.ABC):
         `advance`, called back in Python."""
         return FlowStepper(self, scheme, len(self.state_names))
 
+    def adaptive_stepper(
+        self, integrator: Scheme, rtol: float, atol: float
+    ) -> AdaptiveStepper:
+        """Return steps chosen under a tolerance: only a flow with dx/dt has them."""
+        raise FmibridgeError(
+            f"{_label(self)} integrates itself (it has no dx/dt), so a method "
+            f"cannot choose its steps under a tolerance (rtol = {rtol:g}): give "
+            f"a step h, or use the FMU's Model Exchange interface."
+        )
+
     def steps_inside(
         self,
         guards,
@@ -243,6 +259,12 @@ class VectorField(Flow):
             self.__dict__["_rhs_function"] = function
         return function
 
+    def jacobian_function(self) -> Function | None:
+        """Return df/dx as a Function of n*n values (entry j*n + i is df_i/dx_j),
+        or None where the flow has none (an implicit integrator then takes
+        difference quotients)."""
+        return None
+
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one step of `scheme` on the right-hand side."""
         return scheme.tableau.advance(self.rhs_function(), t, x, h)
@@ -256,6 +278,17 @@ class VectorField(Flow):
     def stepper(self, scheme: Scheme) -> Stepper:
         """Return steps of `scheme` on the right-hand side, compiled."""
         return FieldStepper(self.rhs_function(), scheme.tableau)
+
+    def adaptive_stepper(
+        self, integrator: Scheme, rtol: float, atol: float
+    ) -> AdaptiveStepper:
+        """Return steps under the tolerance (rtol, atol) on the right-hand side:
+        an embedded pair (a Scheme with `is_adaptive`, Dormand-Prince 5(4)) runs
+        compiled; another integrator (an implicit one for stiff flows) builds
+        its own stepper: `integrator.adaptive_stepper(flow, rtol, atol)`."""
+        if isinstance(integrator, Scheme):
+            return EmbeddedStepper(self.rhs_function(), integrator.tableau, rtol, atol)
+        return integrator.adaptive_stepper(self, rtol, atol)
 
 
 def python_force(fn, n: int, what: str) -> Function:

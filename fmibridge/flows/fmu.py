@@ -34,6 +34,7 @@ from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from .base import Flow, FlowTerminated, VectorField
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
+from .fmu_jacobian import fmu_jacobian, state_nominals
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -493,6 +494,17 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
 
     def _set_inputs(self, t: float) -> None:
         self.instance.calls.set_inputs(t)
+
+    def jacobian_function(self) -> Function | None:
+        """Return df/dx from the FMU's directional derivatives, where it provides
+        them (`fmu_jacobian`), built once."""
+        if "_jacobian" not in self.__dict__:
+            self._jacobian = fmu_jacobian(self)
+        return self._jacobian
+
+    def state_nominals(self) -> np.ndarray:
+        """Return each state's nominal value (1 where the FMU gives none)."""
+        return state_nominals(self)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""

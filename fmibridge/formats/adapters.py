@@ -275,7 +275,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     default_end = 1.0 if experiment.stop is None else experiment.stop
     end = t_end if t_end is not None else spec.get("t_end", default_end)
     end = problems.check("t_end", check_span, flow.t0, end)
-    if end is not None and method is not None:
+    if end is not None and method is not None and not method.is_adaptive:
         step = (method.h, flow.t0, end, method.max_steps, "method.h")
         problems.check("method.h", check_step, *step)
     problems.raise_if_any()

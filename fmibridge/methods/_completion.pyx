@@ -476,7 +476,7 @@ cdef class Series:
             rest = 2.0 * e * fabs(rate) / ((1.0 - e) * -c.hddot_at(t, &xv[0]))
             rest = min(rest, t_end - t)
             if rest > 0.0:
-                x = stepper.step(t, x, rest)
+                x = stepper.constrained_step(t, x, rest)
                 xv = x
                 t += rest
         lam = c.constrained_at(t, &xv[0], &self.dx[0])

@@ -378,9 +378,10 @@ cdef class ProjectedStepper(Stepper):
         self.tableau.step(self.rhs, t, x, h, k1, &self.y[0], &self.work[0])
         return self.contact.project_at(t + h, &self.y[0], out)
 
-    def step(self, double t, x, double h, slope=None):
+    def constrained_step(self, double t, x, double h, slope=None):
         """Return the state after a constrained step of h from (t, x) (from
-        Python); `slope`, dx/dt at (t, x) if known, stands in for the first stage."""
+        Python); `slope`, dx/dt at (t, x) if known, stands in for the first stage.
+        (Not `step`: that is every Stepper's compiled next step.)"""
         cdef double[::1] xs = self.contact._state(x)
         cdef double[::1] k1
         out = np.empty(self.n)

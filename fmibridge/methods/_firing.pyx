@@ -54,7 +54,8 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
             log.n_silent_events += 1
             return State(t, x, cm.name)
     log.sample(t, x_after, edge.target)
-    log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others))
+    log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
+                    method.location_tolerance))
     return State(t, x_after, edge.target)
 
 
@@ -95,7 +96,8 @@ cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
     cm.flush(log)
     edge = cm.mode.edges[i]
     log.sample(t, x_after, cm.name)
-    log.event(Event(t, edge.name, cm.name, cm.name, before, x_after, ()))
+    log.event(Event(t, edge.name, cm.name, cm.name, before, x_after, (),
+                    method.location_tolerance))
     for k in range(n):
         x[k] = after[k]
     return FIRED

@@ -7,13 +7,19 @@ no call back between them), and the crossing step with its halvings, ending with
 the event fired by `Method.fire` or the step after the crossing's half steps.
 See `halving.Halving` for the algorithm.
 
+Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each step is the
+stepper's adaptive step (`Stepper.step`), and the halvings, Illinois trials and
+the state at the event read that step's dense output (`Stepper.advance`). A
+fixed step's local error is estimated where its end's slope is evaluated for the
+guards' rates, and kept for the run when the step is accepted (`LocalErrors`).
+
 References
 ----------
 Burden et al., fixed and halved steps; Dowell and Jarratt, BIT 11 (1971), the
 Illinois method (`core.events`).
 """
 
-from libc.math cimport isfinite, NAN
+from libc.math cimport INFINITY, fabs, isfinite, NAN, nextafter
 from libc.string cimport memcpy
 
 import math
@@ -21,12 +27,13 @@ import math
 import numpy as np
 
 from ..core._functions cimport new_array
+from ..core._local_errors cimport LocalErrors
 from ..core.events cimport (
     Illinois, all_finite, bracket_sign, crossed as guard_crossed, illinois_done,
     illinois_narrow, illinois_propose, illinois_start, is_bracket, lowest,
     secant_fraction,
 )
-from ..flows._stepper cimport Stepper
+from ..flows._stepper cimport AdaptiveStepper, Stepper
 from ._firing cimport fire
 from ._mode cimport BLOCK_SIZE, CompiledMode, reached
 
@@ -42,6 +49,9 @@ NEAR_GUARD = 1e-8
 ON_SURFACE = 1e-8
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
+# A crossing's bracket is no narrower than RESOLUTION_ULPS units in the last place
+# of t: the fewest that leave the secant inside the bracket room to place the event.
+RESOLUTION_ULPS = 4.0
 
 _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
 
@@ -54,17 +64,19 @@ cdef class _Walk:
 
     cdef CompiledMode cm
     cdef object method, log
-    cdef double h, t_tol, t_end, t0
-    cdef bint grid, has_slope, busy
+    cdef double h, span, t_tol, t_end, t0
+    cdef bint grid, has_slope, busy, has_err
     cdef long max_halvings, n_steps, max_steps
     cdef public double t
     cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, zd, gd, x_lo, g_lo, g_hi, signs
+    cdef double[::1] err
+    cdef LocalErrors errors
 
     def __init__(self, CompiledMode cm):
         self.cm, self.busy = cm, False
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.zd, self.x_lo = np.empty(n), np.empty(n)
+        self.zd, self.x_lo, self.err = np.empty(n), np.empty(n), np.empty(n)
         self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
         self.gd, self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(4))
 
@@ -75,6 +87,10 @@ cdef class _Walk:
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.method, self.log = method, log
         self.h, self.t_tol, self.t_end = method.h, method.t_tol, t_end
+        # the longest step: h, or up to t_end under a tolerance
+        self.span = INFINITY if cm.is_adaptive else method.h
+        self.errors = _errors_of(log, cm)
+        self.has_err = False
         self.max_halvings = method.max_halvings
         self.n_steps, self.max_steps = 0, method.max_steps - log.n_steps
         # communication points on t0 + k h for flows that compare them with their
@@ -93,7 +109,19 @@ cdef class _Walk:
             self.r0[:m] = given
             given = np.asarray(state.slope, dtype=float)
             self.slope[:n] = given
+        if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
+            h_next = getattr(state, "h_next", None)
+            (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
         return 0
+
+
+cdef LocalErrors _errors_of(log, CompiledMode cm):
+    """The run's LocalErrors where this mode's fixed steps are estimated, else
+    None."""
+    cdef LocalErrors errors = getattr(log, "local_errors", None)
+    if errors is None or cm.is_adaptive or not cm.has_rhs or errors.n != cm.n:
+        return None
+    return errors
 
 
 def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
@@ -117,6 +145,8 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
     finally:
         log.n_steps += w.n_steps
         w.n_steps = 0
+        if cm.is_adaptive:
+            log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
         w.method = w.log = None
         w.busy = False
         cm.flush(log)
@@ -124,11 +154,15 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
 
 
 cdef object _at_point(_Walk w):
-    """The Step to the walk's point, with its rates and slope for the next step."""
+    """The Step to the walk's point, with its rates and slope for the next step
+    (and the adaptive stepper's proposal)."""
     cdef Py_ssize_t n = w.cm.n, m = w.cm.m
     x = new_array(&w.x[0], n)
     if not w.has_slope:
         return Step(State(w.t, x, w.cm.name))
+    if w.cm.is_adaptive:
+        return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), new_array(&w.slope[0], n),
+                          (<AdaptiveStepper>w.cm.stepper).h_next))
     return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), new_array(&w.slope[0], n)))
 
 
@@ -137,7 +171,7 @@ cdef double _grid_step(_Walk w, double t):
     a grid time (up to round-off) on a grid of communication points, else h."""
     cdef double k
     if not w.grid:
-        return w.h
+        return w.span
     k = round((t - w.t0) / w.h)
     if abs(w.t0 + k * w.h - t) > TIME_RTOL * w.h:
         return w.h
@@ -187,16 +221,26 @@ cdef object _step(_Walk w):
     cdef Py_ssize_t n = cm.n, m = cm.m, i
     cdef double t = w.t, hs = min(_grid_step(w, w.t), w.t_end - w.t)
     cdef long n_halvings = 0, k
+    # the bracket: t_tol, or RESOLUTION_ULPS of t where t resolves no finer (an
+    # adaptive run's t = 2e7 s resolves to 3.7e-9 s: halving to 1e-10 stalls)
+    w.t_tol = max(w.method.t_tol,
+                  RESOLUTION_ULPS * (nextafter(fabs(t), INFINITY) - fabs(t)))
     cdef bint after_half_step = False, has_r1
     cdef double[::1] swap
     cdef object crossed, crossing = None
     cdef double dip_hs
     cdef set was_crossed = set()
     for k in range(2 * w.max_halvings + 2):
-        stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL, &w.y[0])
+        if k == 0:  # the step: of hs, or the adaptive step's own length
+            hs = stepper.step(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL,
+                              &w.y[0])
+        else:
+            stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL,
+                            &w.y[0])
         cm.evaluate(t + hs, &w.y[0], &w.g1[0])
         if n_halvings == 0 and cm.has_rhs and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+            _estimate(w, hs)
             if not cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]):
                 _accept(w, t, hs, True)
                 return None
@@ -212,6 +256,7 @@ cdef object _step(_Walk w):
         if not crossed:
             if cm.has_rhs:
                 cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+                _estimate(w, hs)
                 has_r1 = True
                 if cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
                           hs, &w.g1[0], &w.r1[0], &dip_hs, &w.zd[0], &w.gd[0],
@@ -267,8 +312,17 @@ cdef object _step(_Walk w):
     )
 
 
+cdef int _estimate(_Walk w, double hs) except -1:
+    """Estimate the local error of the trial of hs just taken, its end's slope in
+    s1 (where the run keeps estimates)."""
+    if w.errors is not None:
+        w.has_err = w.cm.stepper.estimate(hs, &w.s1[0], &w.err[0])
+    return 0
+
+
 cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
-    """Move the walk to the trial's end (y, g1, and r1 and s1 if has_r1)."""
+    """Move the walk to the trial's end (y, g1, and r1 and s1 if has_r1), and keep
+    its error estimate (made with s1)."""
     cdef double[::1] swap
     w.n_steps += 1
     swap = w.x; w.x = w.y; w.y = swap
@@ -278,6 +332,9 @@ cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
         swap = w.slope; w.slope = w.s1; w.s1 = swap
     w.has_slope = has_r1
     w.t = _step_end(w, t, hs)
+    if has_r1 and w.has_err:
+        w.errors.add(w.t, hs, &w.x[0], &w.err[0])
+    w.has_err = False
     w.cm.keep(w.t, &w.x[0], w.log)
     return 0
 

@@ -16,6 +16,8 @@ cdef class CompiledMode:
     cdef readonly Py_ssize_t n
     cdef readonly Py_ssize_t m
     cdef readonly bint has_rhs
+    # steps under a tolerance (`flows._stepper.AdaptiveStepper`), not of h
+    cdef readonly bint is_adaptive
     cdef double[::1] sides
     cdef readonly double h
     cdef double d

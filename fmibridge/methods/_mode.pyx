@@ -2,8 +2,9 @@
 `Function`, their directions, the guards' rates along the flow, and the search
 for a guard that dips beyond its surface inside a step.
 
-`compiled_mode(mode, scheme, h)` builds it once per mode, scheme and step (kept
-while the mode lives). A guard's rate dg/dt is a forward difference along the
+`compiled_mode(mode, scheme, h, tolerance)` builds it once per mode, scheme, step
+and tolerance (kept while the mode lives); with a tolerance (rtol, atol) its
+stepper chooses its steps (`Flow.adaptive_stepper`) and h is the initial one. A guard's rate dg/dt is a forward difference along the
 flow over d = RATE_STEP h: (g(t + d, x + d f) - g) / d (exact for affine guards);
 a flow without dx/dt (Co-Simulation) has no rates.
 
@@ -40,12 +41,13 @@ TIME_RTOL = 1e-9
 _MODES = {}
 
 
-def compiled_mode(mode, scheme, double h):
-    """Return `mode` as the compiled loops take it, for this scheme and step."""
-    key = (id(mode), scheme.name, h)
+def compiled_mode(mode, scheme, double h, tolerance=None):
+    """Return `mode` as the compiled loops take it, for this scheme and step, and
+    the tolerance (rtol, atol) of an adaptive run (None: fixed steps)."""
+    key = (id(mode), scheme.name, h, tolerance)
     found = _MODES.get(key)
     if found is None:
-        found = _MODES[key] = CompiledMode(mode, scheme, h)
+        found = _MODES[key] = CompiledMode(mode, scheme, h, tolerance)
         weakref.finalize(mode, _MODES.pop, key, None)
     return found
 
@@ -53,10 +55,14 @@ def compiled_mode(mode, scheme, double h):
 cdef class CompiledMode:
     """The mode's stepper and guards (see the module docstring)."""
 
-    def __init__(self, mode, scheme, double h):
+    def __init__(self, mode, scheme, double h, tolerance=None):
         flow = mode.flow
         self.mode, self.name = mode, mode.name
-        self.stepper = flow.stepper(scheme)
+        self.is_adaptive = tolerance is not None
+        if self.is_adaptive:
+            self.stepper = flow.adaptive_stepper(scheme, *tolerance)
+        else:
+            self.stepper = flow.stepper(scheme)
         self.n = self.stepper.n
         self.has_rhs = self.stepper.rhs is not None
         self.guards = guard_function(mode, self.n)
@@ -87,7 +93,7 @@ cdef class CompiledMode:
         """Write dx/dt at (t, x) to slope and the guards' rates there to out (g
         their values); the flow must have dx/dt."""
         cdef Py_ssize_t i
-        self.stepper.rhs.call(t, x, slope)
+        self.stepper.slope(t, x, slope)
         for i in range(self.n):
             self.z[i] = x[i] + self.d * slope[i]
         if self.m:

@@ -9,6 +9,13 @@ onto the guard along the step's own curve (`_guard_point`), waits eps - tau
 (Steps 13-14) and its edge fires (`Method.fire`, Step 15). See
 `relaxation.Relaxation` for the algorithm.
 
+Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each attempt is
+the stepper's adaptive step (`Stepper.step`); the halved trials and the guard
+point read that step's dense output (`Stepper.advance`). A fixed step's local
+error is estimated with its end's slope and kept for the run when the step is
+accepted, and each strip's wait with the displacement eps |dx/dt| it costs
+(`LocalErrors`).
+
 References
 ----------
 Burden, Gonzalez, Vasudevan, Bajcsy, Sastry, "Metrization and simulation of
@@ -17,7 +24,7 @@ relaxed guards and resets Def. 18. Dowell and Jarratt, BIT 11 (1971), the
 Illinois method (`core.events`).
 """
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport INFINITY, fabs, isfinite
 
 import numpy as np
 
@@ -26,6 +33,8 @@ from ..core.events cimport (
     illinois_narrow, illinois_secant, illinois_start,
 )
 from ..core._functions cimport new_array
+from ..core._local_errors cimport LocalErrors
+from ..flows._stepper cimport AdaptiveStepper
 from ._firing cimport fire, fire_in_place, fires_in_place
 from ._mode cimport BLOCK_SIZE, CompiledMode, reached
 
@@ -57,18 +66,19 @@ cdef class _Walk:
 
     cdef CompiledMode cm
     cdef object method, log
-    cdef double h, eps, gtol, t_end, t
+    cdef double h, span, eps, gtol, t_end, t
     cdef long max_halvings, n_steps, n_rejected, max_steps
     cdef Py_ssize_t n_beyond
-    cdef bint has_slope, busy
-    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, q, taus
+    cdef bint has_slope, busy, has_err
+    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, q, taus, err
     cdef Py_ssize_t[::1] order
+    cdef LocalErrors errors
 
     def __init__(self, CompiledMode cm):
         self.cm, self.busy = cm, False
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.z, self.q = np.empty(n), np.empty(n)
+        self.z, self.q, self.err = np.empty(n), np.empty(n), np.empty(n)
         self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
         self.gz, self.taus = np.empty(m), np.empty(m)
         self.order = np.empty(m, dtype=np.intp)
@@ -80,6 +90,12 @@ cdef class _Walk:
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.method, self.log, self.t_end = method, log, t_end
         self.h, self.eps = method.h, method.eps
+        # the longest trial: h, or up to t_end under a tolerance
+        self.span = INFINITY if cm.is_adaptive else method.h
+        self.errors = getattr(log, "local_errors", None)
+        if self.errors is not None and self.errors.n != cm.n:
+            self.errors = None
+        self.has_err = False
         self.gtol = PROJECT_GTOL * method.eps
         self.max_halvings = method.max_halvings
         self.n_steps, self.n_rejected = 0, 0
@@ -96,6 +112,9 @@ cdef class _Walk:
             self.r0[:m] = given
             given = np.asarray(state.slope, dtype=float)
             self.slope[:n] = given
+        if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
+            h_next = getattr(state, "h_next", None)
+            (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
         return 0
 
 
@@ -121,6 +140,8 @@ def attempt(method, CompiledMode cm, state, double t_end, log):
     finally:
         log.n_steps += w.n_steps
         log.n_rejected += w.n_rejected
+        if cm.is_adaptive:
+            log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
         w.n_steps, w.n_rejected = 0, 0
         w.method = w.log = None
         w.busy = False
@@ -129,12 +150,17 @@ def attempt(method, CompiledMode cm, state, double t_end, log):
 
 
 cdef object _at_point(_Walk w):
-    """The Step to the walk's point, with its rates and slope for the next step."""
+    """The Step to the walk's point, with its rates and slope for the next step
+    (and the adaptive stepper's proposal)."""
     cdef Py_ssize_t n = w.cm.n, m = w.cm.m
     x = new_array(&w.x[0], n)
     if not w.has_slope:
         return Step(State(w.t, x, w.cm.name))
-    return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), new_array(&w.slope[0], n)))
+    slope = new_array(&w.slope[0], n)
+    if w.cm.is_adaptive:
+        h_next = (<AdaptiveStepper>w.cm.stepper).h_next
+        return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), slope, h_next))
+    return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), slope))
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:
@@ -197,18 +223,24 @@ cdef object _attempt(_Walk w):
     """
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
-    cdef double t = w.t, hs = min(w.h, w.t_end - t), sigma = 0.0, t1
+    cdef double t = w.t, hs = min(w.span, w.t_end - t), sigma = 0.0, t1
     cdef double[::1] swap
     cdef long k
     cdef int where = OUTSIDE, inside
     cdef bint has_r1 = False
     for k in range(w.max_halvings + 1):
-        cm.stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL,
-                           &w.y[0])
+        if k == 0:  # the step: of hs, or the adaptive step's own length
+            hs = cm.stepper.step(t, &w.x[0], hs,
+                                 &w.slope[0] if w.has_slope else NULL, &w.y[0])
+        else:
+            cm.stepper.advance(t, &w.x[0], hs,
+                               &w.slope[0] if w.has_slope else NULL, &w.y[0])
         where = _trial_end(w, t + hs, &w.y[0], &w.g1[0])
         has_r1 = False
         if where == DOMAIN and cm.has_rhs:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+            if w.errors is not None:  # made with s1 before `dip` steps again
+                w.has_err = cm.stepper.estimate(hs, &w.s1[0], &w.err[0])
             has_r1 = True
             if cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]) and (
                 cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
@@ -239,6 +271,9 @@ cdef object _attempt(_Walk w):
         swap = w.slope; w.slope = w.s1; w.s1 = swap
     w.has_slope = has_r1
     w.t = t1
+    if has_r1 and w.has_err:
+        w.errors.add(t1, hs, &w.x[0], &w.err[0])
+    w.has_err = False
     cm.keep(t1, &w.x[0], w.log)
     return None if k == 0 else _at_point(w)
 
@@ -254,6 +289,11 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     cdef Py_ssize_t n = cm.n, j
     cdef double[::1] q_values
     cdef double t_reset
+    w.has_err = False
+    if w.errors is not None:  # the wait displaces the state by eps |dx/dt|
+        for j in range(n):
+            w.z[j] = (w.y[j] - w.x[j]) / hs
+        w.errors.add_strip(t1, w.eps, &w.z[0])
     y = new_array(&w.y[0], n)
     if cm.has_rhs:
         cm.keep(t1, &w.y[0], w.log)

@@ -17,18 +17,31 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import time_limit
+from ..core._local_errors import SCALE_FLOOR, LocalErrors
 from ..core.errors import FmibridgeError, FmibridgeWarning
-from ..core.integrators import Scheme, scheme_named
+from ..core.integrators import Scheme
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, FlowTerminated
+from ..flows.stiff import integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode
 from .watchdog import Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
+# A fixed step whose local error estimate exceeds this fraction of its state's
+# scale makes the run warn (`Method.error_warning`). Measured on Example 1
+# (Burden et al., Table I; `fmibridge.validation`, 49 impacts): Relaxation's
+# midpoint steps give 49 impacts up to an estimate of 2.9e-4 (h = 0.05) and 47
+# from 3.3e-4 (h = 0.052); Halving's RK4 steps 49 up to 1.2e-3 (h = 0.22) and 50
+# from 1.7e-3. With 1e-3, midpoint steps of 0.06 s would find 33 impacts of 49
+# without a word; 1e-4 leaves a margin of three.
+ERROR_WARNING = 1e-4
+# The relative tolerance of an adaptive run that gives none where the model has
+# no DefaultExperiment tolerance either: FMPy's default for CVode.
+DEFAULT_RTOL = 1e-5
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
@@ -44,10 +57,12 @@ class State:
 @dataclass(frozen=True)
 class Rated(State):
     """A State that carries its guards' rates dg/dt and dx/dt, from which they
-    came (the next step's start: its first stage)."""
+    came (the next step's start: its first stage), and under a tolerance the
+    adaptive stepper's proposal for the next step."""
 
     rates: list[float] | None = field(default=None, repr=False, compare=False)
     slope: np.ndarray | None = field(default=None, repr=False, compare=False)
+    h_next: float | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -117,21 +132,55 @@ class Method(abc.ABC):
     # its executions pass Zeno points by construction (Relaxation's strips)
     passes_zeno: ClassVar[bool] = False
 
+    # the integrator when none is given: of fixed steps, and under a tolerance
+    default_integrator: ClassVar[str] = "rk4"
+    adaptive_integrator: ClassVar[str] = "dopri5"
+
     h: float = 1e-3
-    integrator: str | Scheme = "rk4"
+    integrator: str | Scheme | None = None
     max_steps: int = 10_000_000
     max_events: int = 10_000
+    error_warning: float = field(default=ERROR_WARNING, kw_only=True)
 
     def __post_init__(self) -> None:
         positive("h", self.h)
-        object.__setattr__(self, "integrator", scheme_named(self.integrator))
+        integrator = self.integrator
+        if integrator is None:
+            adaptive = getattr(self, "rtol", None) is not None and self.tolerates
+            integrator = (
+                self.adaptive_integrator if adaptive else self.default_integrator
+            )
+        object.__setattr__(self, "integrator", integrator_named(integrator))
         at_least_one("max_steps", self.max_steps)
         at_least_one("max_events", self.max_events)
+        positive("error_warning", self.error_warning)
+
+    # methods whose steps may be chosen under a tolerance (rtol, atol)
+    tolerates: ClassVar[bool] = False
 
     @property
     def scheme(self) -> Scheme:
         """The integrator as a Scheme (a Butcher tableau)."""
         return self.integrator  # type: ignore[return-value]
+
+    @property
+    def is_adaptive(self) -> bool:
+        """True if the steps are chosen under a tolerance (an adaptive
+        integrator, `Scheme.is_adaptive`), h being only the first."""
+        return bool(getattr(self.integrator, "is_adaptive", False))
+
+    def tolerance(self, system: HybridSystem) -> tuple[float, float] | None:
+        """Return (rtol, atol) of an adaptive run on `system`, None for fixed
+        steps: rtol as given, else the model's DefaultExperiment tolerance, else
+        DEFAULT_RTOL; atol as given, else rtol (FMPy's CVode: rtol times the
+        states' nominal values, 1 here)."""
+        if not self.is_adaptive:
+            return None
+        rtol = getattr(self, "rtol", None)
+        if rtol is None:
+            rtol = system.experiment.tolerance or DEFAULT_RTOL
+        atol = getattr(self, "atol", None)
+        return float(rtol), float(rtol if atol is None else atol)
 
     def run(
         self,
@@ -169,11 +218,14 @@ class Method(abc.ABC):
         )
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
+        if not self.is_adaptive:  # each fixed step's local error is estimated
+            log.local_errors = LocalErrors(system.x0, self.scheme.error_order)
         watch = Watchdog(self, system, t_end)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
             status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
         provenance = self._provenance(system, t_end, wall)
         provenance["python_callbacks"] = self._callbacks(system)
+        provenance.update(self._judge_errors(system, log))
         result = log.finish(status, provenance, detail)
         return dataclasses.replace(result, units=_units(system))
 
@@ -228,6 +280,49 @@ class Method(abc.ABC):
         return (
             Status.MAX_STEPS,
             f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
+        )
+
+    def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
+        """Return the provenance entries of the run's error: the largest local
+        error estimate of a fixed step (`step_error`), the largest displacement
+        of a strip's wait (`strip_error`), or the tolerance of an adaptive run;
+        warn where one exceeds `error_warning` (`LocalErrors`)."""
+        tolerance = self.tolerance(system)
+        if tolerance is not None:
+            rtol, atol = tolerance
+            return {"tolerance": repr({"rtol": rtol, "atol": atol})}
+        errors, entries = log.local_errors, {}
+        names = system.state_names
+        step = None if errors is None else errors.report(self.error_warning)
+        if step is not None:
+            entries["step_error"] = repr({**step, "state": names[step["state"]]})
+            if step["relative"] > self.error_warning:
+                log.warn(self._step_warning(step, names[step["state"]]))
+        strip = None if errors is None else errors.strip_report(self.error_warning)
+        if strip is not None:
+            entries["strip_error"] = repr({**strip, "state": names[strip["state"]]})
+            if strip["relative"] > self.error_warning:
+                log.warn(self._strip_warning(strip, names[strip["state"]]))
+        return entries
+
+    def _step_warning(self, step: dict, name: str) -> str:
+        return (
+            f"{self.name}: a step's local error estimate reached "
+            f"{step['relative']:.2g} of the scale of state {name!r} (the step of "
+            f"{step['h']:.3g} s ending at t = {step['t']:.6g} s; "
+            f"{self.scheme.name}'s embedded estimate), above "
+            f"error_warning = {self.error_warning:g}: steps of h <= "
+            f"{step['h_meeting']:.3g} s meet it, or give a tolerance (rtol). A "
+            f"state's scale is the largest |x| it reached in the run, at least "
+            f"{SCALE_FLOOR:g}."
+        )
+
+    def _strip_warning(self, strip: dict, name: str) -> str:
+        return (
+            f"{self.name}: a transition's wait on its strip (eps = {strip['eps']:g} "
+            f"s) displaced state {name!r} by up to {strip['relative']:.2g} of its "
+            f"scale (eps |dx/dt| near t = {strip['t']:.6g} s), above error_warning "
+            f"= {self.error_warning:g}: eps <= {strip['eps_meeting']:.3g} meets it."
         )
 
     def flow_event(self, state: State, flow: Flow, name: str, log: Recorder) -> State:
@@ -296,7 +391,7 @@ class Method(abc.ABC):
                 f"`h` = {self.h!r} s is below the resolution of time in this run "
                 f"(t + h == t near t = {max(abs(t0), abs(t_end))!r}); raise h."
             )
-        if not self.fixed_step:
+        if not self.fixed_step or self.is_adaptive:
             return
         if self.h > t_end - t0:
             warnings.warn(
@@ -311,6 +406,30 @@ class Method(abc.ABC):
                 f"`h` = {self.h!r} s needs {(t_end - t0) / self.h:.3g} steps to reach "
                 f"t_end = {t_end!r}, more than max_steps = {self.max_steps}; raise h "
                 f"or max_steps."
+            )
+
+    @property
+    def location_tolerance(self) -> float:
+        """How closely this method locates an event's time, s (each Event's
+        t_tol); nan where it states none."""
+        return math.nan
+
+    def _check_tolerance(self) -> None:
+        """Validate rtol and atol (None, or finite and > 0) and their integrator:
+        a tolerance needs an adaptive one (`Scheme.is_adaptive`)."""
+        for key in ("rtol", "atol"):
+            if getattr(self, key) is not None:
+                positive(key, getattr(self, key))
+        if getattr(self, "rtol", None) is not None and not self.is_adaptive:
+            raise FmibridgeError(
+                f"{type(self).__name__}: `rtol` needs an adaptive integrator "
+                f"(`integrator` {self.adaptive_integrator!r}, the default with "
+                f"rtol); {self.scheme.name!r} takes fixed steps of h."
+            )
+        if getattr(self, "atol", None) is not None and not self.is_adaptive:
+            raise FmibridgeError(
+                f"{type(self).__name__}: `atol` is a tolerance of adaptive steps: "
+                f"give `rtol` too (or `integrator` {self.adaptive_integrator!r})."
             )
 
     def time_resolution(self, gap: float, rate: float) -> float:

@@ -134,7 +134,7 @@ class ConstrainedFlow(VectorField):
     ) -> np.ndarray:
         """Step and project onto Z. A known `slope` (dx/dt at (t, x)) replaces the
         first stage's evaluation, which an explicit scheme makes at (t, x) itself."""
-        return self.stepper(scheme).step(t, x, h, slope)
+        return self.stepper(scheme).constrained_step(t, x, h, slope)
 
     def advance_from(
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray

@@ -29,6 +29,13 @@ class Halving(Method):
     stays non-finite down to `t_tol` next to a guard's surface (within
     NEAR_GUARD), that guard fires there.
 
+    With a tolerance (`rtol`, and `atol`) the steps between events are
+    chosen by Dormand-Prince 5(4) (`integrator` 'dopri5'): each accepted step's
+    error meets the tolerance, h is only the first step (again after every
+    event), and the halvings or Illinois trials that locate a crossing read
+    the accepted step's dense output (its continuous extension of order 4), so
+    they cost no evaluation of dx/dt; t_tol keeps its meaning.
+
     With ``locate="illinois"`` the first crossed step is not halved: the
     crossing is found inside it by Illinois regula falsi on sigma ->
     min_i g_i(A^sigma(t, x)) (each guard signed positive inside), until the
@@ -46,12 +53,24 @@ class Halving(Method):
     their guard, in the new mode, is still crossed (see `Guard.crossed`).
     This order is deterministic and needs no model-specific code.
 
+    Every fixed step's local error is estimated (`core.integrators`); the run
+    warns if one exceeds `error_warning` of its state's scale, naming the step
+    that would meet it (`Result.provenance['step_error']`).
+
     Parameters
     ----------
     h : float
-        Nominal step, s.
-    integrator : {'euler', 'midpoint', 'rk4'}
-        Fixed-step scheme for native and Model Exchange flows.
+        Nominal step, s; with `rtol`, the first step.
+    integrator : {'rk4', 'euler', 'midpoint', 'dopri5'}
+        Runge-Kutta scheme for native and Model Exchange flows: 'rk4' by
+        default, 'dopri5' (adaptive) with `rtol`.
+    rtol, atol : float, optional
+        Tolerance of adaptive steps (`integrator` 'dopri5'): the scaled error
+        of each step, atol + rtol abs(x_i), at most 1. atol defaults to rtol;
+        'dopri5' without rtol takes the model's DefaultExperiment tolerance,
+        else 1e-5.
+    error_warning : float
+        Relative local error of a fixed step above which the run warns.
     t_tol : float
         Width of the bracket that locates a crossing, s.
     max_halvings : int
@@ -71,12 +90,16 @@ class Halving(Method):
     """
 
     name: ClassVar[str] = "halving"
+    tolerates: ClassVar[bool] = True
     t_tol: float = 1e-10
     max_halvings: int = 64
     locate: str = "halving"
+    rtol: float | None = None
+    atol: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check_tolerance()
         positive("t_tol", self.t_tol)
         at_least_one("max_halvings", self.max_halvings)
         if self.locate not in ("halving", "illinois"):
@@ -88,5 +111,12 @@ class Halving(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        mode = compiled_mode(system.mode(state.mode), self.scheme, self.h)
+        mode = compiled_mode(
+            system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
+        )
         return _halving.attempt(self, mode, state, t_end, system.t0, log)
+
+    @property
+    def location_tolerance(self) -> float:
+        """The bracket that locates a crossing, t_tol, s."""
+        return self.t_tol

@@ -57,6 +57,19 @@ class Relaxation(Method):
     The steps, trials and projections run compiled (`_relaxation`), the
     plain steps many per call; each transition fires through `Method.fire`.
 
+    With a tolerance (`rtol`, and `atol`) the trials start from the step
+    Dormand-Prince 5(4) chooses (`integrator` 'dopri5'), h being the first
+    one (again after every event); the halved trials and the guard point read
+    the accepted step's dense output. eps keeps its meaning.
+
+    Every fixed step's local error is estimated, and each strip's wait by the
+    displacement eps abs(dx/dt) it costs; the run warns if either exceeds
+    `error_warning` of a state's scale, naming the h or eps that would meet
+    it (`Result.provenance['step_error']`, `['strip_error']`). The strip is
+    judged by the state it displaces rather than against h: a wait of eps
+    shifts every later state by eps abs(dx/dt) whatever the step, the O(eps)
+    term of Thm. 27.
+
     Parameters
     ----------
     h : float
@@ -64,8 +77,14 @@ class Relaxation(Method):
     eps : float
         Strip width: transverse depth (in the guard's units) and time on the
         strip (s); each transition is delayed by at most eps.
-    integrator : {'midpoint', 'euler', 'rk4'}
-        Scheme A^h; midpoint (RK2) as in the paper's examples.
+    integrator : {'midpoint', 'euler', 'rk4', 'dopri5'}
+        Scheme A^h; midpoint (RK2) as in the paper's examples, 'dopri5'
+        (adaptive) with `rtol`.
+    rtol, atol : float, optional
+        Tolerance of adaptive steps, as `Halving`'s.
+    error_warning : float
+        Relative local error of a fixed step, or displacement of a strip's
+        wait, above which the run warns.
     max_halvings : int
         Bound on halvings in one attempt (Step 5).
     max_steps, max_events : int
@@ -88,20 +107,32 @@ class Relaxation(Method):
 
     name: ClassVar[str] = "relaxation"
     passes_zeno: ClassVar[bool] = True  # each transition waits on its strip
-    integrator: str | Scheme = "midpoint"
+    default_integrator: ClassVar[str] = "midpoint"
+    tolerates: ClassVar[bool] = True
+    integrator: str | Scheme | None = None
     eps: float = 1e-6
     max_halvings: int = 64
+    rtol: float | None = None
+    atol: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check_tolerance()
         positive("eps", self.eps)
         at_least_one("max_halvings", self.max_halvings)
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        mode = compiled_mode(system.mode(state.mode), self.scheme, self.h)
+        mode = compiled_mode(
+            system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
+        )
         return _relaxation.attempt(self, mode, state, t_end, log)
+
+    @property
+    def location_tolerance(self) -> float:
+        """The strip width eps, s: a transition waits up to eps on its strip."""
+        return self.eps
 
     def time_resolution(self, gap: float, rate: float) -> float:
         """A transition waits eps - tau on its strip after a step that ends up to

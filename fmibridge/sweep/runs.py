@@ -126,7 +126,8 @@ def build(run: Run):
         )
     try:
         t_end = check_span(system.t0, t_end)
-        check_step(method.h, system.t0, t_end, method.max_steps, "method.h")
+        if not method.is_adaptive:  # adaptive steps: h is the first, not their size
+            check_step(method.h, system.t0, t_end, method.max_steps, "method.h")
     except FmibridgeError:
         system.close()
         raise

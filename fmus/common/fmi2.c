@@ -195,9 +195,9 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         fmi2Real sensitivity[])
 {
     REQUIRE_INSTANCE;
-    (void)unknown, (void)n_unknown, (void)known, (void)n_known, (void)seed, (void)sensitivity;
-    log_error(INST, "fmi2GetDirectionalDerivative is not provided.");
-    return fmi2Error;
+    return (fmi2Status)instance_get_directional_derivative(
+        INST, unknown, n_unknown, known, n_known, seed, sensitivity,
+        "fmi2GetDirectionalDerivative");
 }
 
 /* ---- Model Exchange ---- */

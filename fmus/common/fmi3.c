@@ -303,9 +303,16 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference
                                         size_t n_seed, fmi3Float64 sensitivity[],
                                         size_t n_sensitivity)
 {
-    (void)unknowns, (void)n_unknowns, (void)knowns, (void)n_knowns;
-    (void)seed, (void)n_seed, (void)sensitivity, (void)n_sensitivity;
-    return not_provided(c, "fmi3GetDirectionalDerivative");
+    REQUIRE_INSTANCE;
+    if (n_seed != n_knowns || n_sensitivity != n_unknowns) {
+        log_error(INST, "fmi3GetDirectionalDerivative: %zu seeds for %zu knowns and %zu "
+                  "sensitivities for %zu unknowns (all are scalars).", n_seed, n_knowns,
+                  n_sensitivity, n_unknowns);
+        return fmi3Error;
+    }
+    return (fmi3Status)instance_get_directional_derivative(
+        INST, unknowns, n_unknowns, knowns, n_knowns, seed, sensitivity,
+        "fmi3GetDirectionalDerivative");
 }
 
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance c, const fmi3ValueReference unknowns[],

@@ -303,3 +303,62 @@ Status instance_no_such_type(Instance *inst, const char *function, size_t n)
     log_error(inst, "%s: this model has no variables of this type.", function);
     return ST_ERROR;
 }
+
+#if HAS_JACOBIAN
+/* Phases in which a Model Exchange instance may evaluate J = d der(x) / dx. */
+#define JACOBIAN_PHASES (PH_INIT | PH_EVENT | PH_CONT | PH_TERMINATED)
+
+/* The index of `var` among the states (for a known) or the state derivatives
+ * (for an unknown), or -1 after logging why it cannot be one. */
+static int jacobian_index(const Instance *inst, const VarInfo *var, VarKind kind,
+                          const char *function)
+{
+    if (!var)
+        return -1;
+    if (var->kind != kind) {
+        log_error(inst, "%s: `%s` is not a %s; this FMU gives d der(x) / dx only.",
+                  function, var->name, kind == VK_STATE ? "state" : "state derivative");
+        return -1;
+    }
+    return var->index;
+}
+#endif
+
+Status instance_get_directional_derivative(Instance *inst, const unsigned *unknowns,
+                                           size_t n_unknowns, const unsigned *knowns,
+                                           size_t n_knowns, const double *seed,
+                                           double *sensitivity, const char *function)
+{
+#if HAS_JACOBIAN
+    double jacobian[N_STATES_ALLOC * N_STATES_ALLOC]; /* row i: d der(x_i) / dx */
+    size_t a, b;
+    if (!instance_allows_me(inst, function, JACOBIAN_PHASES))
+        return ST_ERROR;
+    if ((n_unknowns && (!unknowns || !sensitivity)) || (n_knowns && (!knowns || !seed))) {
+        log_error(inst, "%s: NULL array.", function);
+        return ST_ERROR;
+    }
+    model_jacobian(&inst->s.m, inst->s.t, inst->s.x, jacobian);
+    for (a = 0; a < n_unknowns; a++) {
+        int i = jacobian_index(inst, find_variable(inst, unknowns[a], function),
+                               VK_DERIVATIVE, function);
+        double sum = 0.0;
+        if (i < 0)
+            return ST_ERROR;
+        for (b = 0; b < n_knowns; b++) {
+            int j = jacobian_index(inst, find_variable(inst, knowns[b], function),
+                                   VK_STATE, function);
+            if (j < 0)
+                return ST_ERROR;
+            sum += jacobian[i * N_STATES + j] * seed[b];
+        }
+        sensitivity[a] = sum;
+    }
+    return ST_OK;
+#else
+    (void)unknowns, (void)n_unknowns, (void)knowns, (void)n_knowns;
+    (void)seed, (void)sensitivity;
+    log_error(inst, "%s is not provided by this FMU.", function);
+    return ST_ERROR;
+#endif
+}

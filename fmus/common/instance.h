@@ -81,6 +81,13 @@ Status instance_get_event_indicators(Instance *inst, double *z, size_t n);
 /* Fires the `when` clauses whose condition became true; sets *states_changed. */
 Status instance_update_discrete(Instance *inst, int *states_changed);
 
+/* sensitivity = J seed, J = d der(x) / dx of the model (`model_jacobian`): the
+ * unknowns must be state derivatives and the knowns states (Model Exchange). */
+Status instance_get_directional_derivative(Instance *inst, const unsigned *unknowns,
+                                           size_t n_unknowns, const unsigned *knowns,
+                                           size_t n_knowns, const double *seed,
+                                           double *sensitivity, const char *function);
+
 Status instance_do_step(Instance *inst, double t, double h);
 
 Status instance_get_snapshot(Instance *inst, void **snapshot);

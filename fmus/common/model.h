@@ -22,6 +22,13 @@ typedef struct {
 /* dx/dt = f(t, x, p, u, i): a pure function, called at arbitrary (t, x). */
 void model_derivatives(const Model *m, double t, const double *x, double *dx);
 
+#if HAS_JACOBIAN
+/* J = d dx / dx at (t, x), row-major (J[i * N_STATES + j] = d dx_i / d x_j):
+ * what fmi2/fmi3GetDirectionalDerivative multiply seeds by; a model declares
+ * it with `jacobian = true` in model.toml. */
+void model_jacobian(const Model *m, double t, const double *x, double *J);
+#endif
+
 #if N_OUTPUTS > 0
 /* Computed outputs y (index Y_<name>), a pure function like the derivatives. */
 void model_outputs(const Model *m, double t, const double *x, double *y);

@@ -1,0 +1,120 @@
+"""A run's local error estimates, kept as the steps are accepted, judged at its end.
+
+Each accepted fixed step hands its estimate (`_rk.Tableau.estimate`) and its end
+state to `LocalErrors.add`: per state x_i, the largest estimate |e_i| with the
+time and length of its step, and the state's scale s_i, the largest |x_i| seen
+in the run (the initial state included), at least SCALE_FLOOR. At the end
+(`report`) the run's relative error is max_i max_steps |e_i| / s_i; above the
+threshold (`Method.error_warning`) the step that would meet it is
+h (SAFETY tau / r)^(1 / q), q the order of the estimate (O(h^q)), from the
+step where r was largest.
+
+Relaxation's strips cost a state error of their own (`add_strip`): a transition
+waits up to eps on its strip while time runs on, so the state after it is
+displaced by up to eps |dx/dt| (Burden et al., Thm. 27: the O(eps) term), judged
+on the same scale.
+
+References
+----------
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (eqs. 4.11-4.13: the
+scaled error and the step that meets a tolerance). Burden et al., Thm. 27.
+"""
+
+import numpy as np
+
+# A state's scale is at least this (in its own units): a state that stays
+# within 1e-6 of zero is judged against 1e-6, not against its round-off.
+SCALE_FLOOR = 1e-6
+# The suggested step aims at this fraction of the threshold (as a step size
+# controller's safety factor, Hairer, Norsett and Wanner, eq. 4.13).
+SAFETY = 0.9
+
+
+cdef class LocalErrors:
+    """The largest local error estimate per state, and the states' scales."""
+
+    def __init__(self, x0, int error_order):
+        x0 = np.abs(np.asarray(x0, dtype=float))
+        self.n = x0.shape[0]
+        self.error_order = error_order
+        self.n_estimated = 0
+        self.scale = x0.copy()
+        self.worst, self.worst_t, self.worst_h = (np.zeros(self.n) for _ in range(3))
+        self.strip, self.strip_t = np.zeros(self.n), np.zeros(self.n)
+        self.strip_eps = 0.0
+
+    cdef void add(self, double t1, double h, const double* x1,
+                  const double* err) noexcept:
+        """Keep the estimate err of an accepted step of h that ended at (t1, x1)."""
+        cdef Py_ssize_t i
+        cdef double e
+        self.n_estimated += 1
+        for i in range(self.n):
+            if abs(x1[i]) > self.scale[i]:
+                self.scale[i] = abs(x1[i])
+            e = abs(err[i])
+            if e > self.worst[i]:
+                self.worst[i], self.worst_t[i], self.worst_h[i] = e, t1, h
+
+    cdef void add_strip(self, double t, double eps, const double* rate) noexcept:
+        """Keep the displacement eps |dx/dt| of a transition that waited on a
+        strip of width eps at t (rate: dx/dt there)."""
+        cdef Py_ssize_t i
+        cdef double e
+        self.strip_eps = eps
+        for i in range(self.n):
+            e = eps * abs(rate[i])
+            if e > self.strip[i]:
+                self.strip[i], self.strip_t[i] = e, t
+
+    def add_step(self, double t1, double h, x1, err):
+        """`add` from Python (a method that estimates its steps in Python)."""
+        cdef double[::1] x = np.ascontiguousarray(x1, dtype=float)
+        cdef double[::1] e = np.ascontiguousarray(err, dtype=float)
+        if self.n and x.shape[0] == self.n and e.shape[0] == self.n:
+            self.add(t1, h, &x[0], &e[0])
+
+    def scales(self):
+        """Each state's scale: the largest |x_i| seen, at least SCALE_FLOOR."""
+        return np.maximum(np.asarray(self.scale), SCALE_FLOOR)
+
+    def report(self, double threshold):
+        """The run's largest relative step error and where: a dict with
+        `relative` (max_i |e_i| / s_i), `state` (the index i), `t` (its step's
+        end), `h` (its step) and `h_meeting` (the step that meets `threshold`;
+        None if it is met). None if no step was estimated."""
+        if not self.n_estimated or not self.n:
+            return None
+        ratios = np.asarray(self.worst) / self.scales()
+        i = int(np.argmax(ratios))
+        r, h = float(ratios[i]), float(self.worst_h[i])
+        meeting = None
+        if r > threshold and self.error_order > 0:
+            meeting = h * (SAFETY * threshold / r) ** (1.0 / self.error_order)
+        return {
+            "relative": r,
+            "state": i,
+            "t": float(self.worst_t[i]),
+            "h": h,
+            "h_meeting": meeting,
+        }
+
+    def strip_report(self, double threshold):
+        """The largest relative displacement of a strip's wait: a dict with
+        `relative`, `state`, `t`, `eps` and `eps_meeting` (the strip width that
+        meets `threshold`, linear in eps; None if met), or None without strips."""
+        if self.strip_eps == 0.0 or not self.n:
+            return None
+        ratios = np.asarray(self.strip) / self.scales()
+        i = int(np.argmax(ratios))
+        r = float(ratios[i])
+        meeting = None
+        if r > threshold:
+            meeting = self.strip_eps * SAFETY * threshold / r
+        return {
+            "relative": r,
+            "state": i,
+            "t": float(self.strip_t[i]),
+            "eps": self.strip_eps,
+            "eps_meeting": meeting,
+        }

@@ -1,0 +1,690 @@
+"""CVODE's variable-order BDF on a `Function`: the stiff integrator between events.
+
+`Cvode` integrates x' = f(t, x) with SUNDIALS CVODE (backward differentiation
+formulas of orders 1 to 5, Newton iterations on a dense linear solver, the step
+and order chosen from local error estimates against rtol and atol), one internal
+step per call (CV_ONE_STEP), never beyond a stop time, and interpolates inside
+the last step (CVodeGetDky, the Nordsieck history's polynomial) so a method
+locates guard crossings without stepping again. The right-hand side is the
+flow's `Function` (an FMU's C calls, a compiled model, or a Python function
+called back) and CVODE calls it through a C callback here, with no Python in
+between for compiled sources. The Jacobian is a `Function` with n*n values,
+column j the directional derivative along x_j (an FMU's
+fmi2/fmi3GetDirectionalDerivative), or, where none is given, CVODE's own
+difference quotients (one right-hand side per column).
+
+After an event the state jumps: `restart` begins a new integration from it
+(CVodeReInit, order 1), as the discontinuity requires.
+
+The SUNDIALS functions are those fmpy ships (`flows.sundials`), called through
+their addresses; they are declared below from the SUNDIALS 7 headers.
+
+References
+----------
+Hindmarsh et al., ACM TOMS 31 (2005), 363-396 (SUNDIALS); the CVODE User Guide,
+SUNDIALS 7 (CV_ONE_STEP, CVodeSetStopTime, CVodeGetDky, CVLsJacFn); Hairer and
+Wanner, Solving ODEs II, Sec. III.1 and V.5 (BDF methods).
+"""
+
+from libc.math cimport fabs, INFINITY, isfinite, nextafter
+from libc.stdint cimport int64_t
+from libc.string cimport memcmp, memcpy
+
+import warnings
+
+import numpy as np
+
+from ..core._functions cimport Function
+from ._stepper cimport AdaptiveStepper
+
+from ..core.errors import FmibridgeError, FmibridgeWarning
+from .sundials import addresses
+
+ctypedef void* N_Vector
+ctypedef void* SUNMatrix
+ctypedef void* SUNLinearSolver
+ctypedef void* SUNContext
+
+ctypedef int (*rhs_fn)(double, N_Vector, N_Vector, void*) noexcept
+ctypedef int (*jac_fn)(double, N_Vector, N_Vector, SUNMatrix, void*, N_Vector,
+                       N_Vector, N_Vector) noexcept
+ctypedef void (*err_fn)(int, const char*, const char*, const char*, int, void*,
+                        SUNContext) noexcept
+
+# the shapes of the CVODE functions called (cvode.h, SUNDIALS 7)
+ctypedef int (*of_mem)(void*) noexcept
+ctypedef int (*of_mem_int)(void*, int) noexcept
+ctypedef int (*of_mem_long)(void*, long) noexcept
+ctypedef int (*of_mem_double)(void*, double) noexcept
+ctypedef int (*into_long)(void*, long*) noexcept
+ctypedef int (*into_double)(void*, double*) noexcept
+ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
+
+cdef struct Api:
+    int (*context_create)(int, SUNContext*) noexcept
+    int (*context_free)(SUNContext*) noexcept
+    int (*clear_err_handlers)(SUNContext) noexcept
+    int (*push_err_handler)(SUNContext, err_fn, void*) noexcept
+    double* (*array)(N_Vector) noexcept
+    void (*destroy_vector)(N_Vector) noexcept
+    void (*destroy_matrix)(SUNMatrix) noexcept
+    int (*free_solver)(SUNLinearSolver) noexcept
+    N_Vector (*new_vector)(int64_t, SUNContext) noexcept
+    SUNMatrix (*dense_matrix)(int64_t, int64_t, SUNContext) noexcept
+    double* (*matrix_data)(SUNMatrix) noexcept
+    SUNLinearSolver (*dense_solver)(N_Vector, SUNMatrix, SUNContext) noexcept
+    void* (*create)(int, SUNContext) noexcept
+    int (*init)(void*, rhs_fn, double, N_Vector) noexcept
+    of_mem_time_vector reinit
+    of_mem_time_vector sv_tolerances
+    int (*set_linear_solver)(void*, SUNLinearSolver, SUNMatrix) noexcept
+    int (*set_jac_fn)(void*, jac_fn) noexcept
+    int (*set_user_data)(void*, void*) noexcept
+    of_mem_double set_max_step
+    of_mem_double set_stop_time
+    of_mem clear_stop_time
+    of_mem_long set_max_num_steps
+    of_mem_int set_max_hnil_warns
+    of_mem_int set_max_ord
+    int (*cvode)(void*, double, N_Vector, double*, int) noexcept
+    int (*get_dky)(void*, double, int, N_Vector) noexcept
+    into_double get_current_step
+    into_long get_num_steps
+    into_long get_num_rhs_evals
+    into_long get_num_lin_rhs_evals
+    into_long get_num_jac_evals
+    into_long get_num_err_test_fails
+    into_long get_num_conv_fails
+    void (*free)(void**) noexcept
+
+cdef Api api
+cdef bint api_loaded = False
+
+# CVODE's constants (cvode.h, SUNDIALS 7)
+cdef int CV_BDF = 2
+cdef int CV_ONE_STEP = 2
+cdef int CV_TSTOP_RETURN = 1
+# A callback's answer: 0 done, > 0 recoverable (CVODE retries with a shorter
+# step), < 0 unrecoverable (CVODE returns at once); CVODE User Guide, CVRhsFn.
+cdef int RECOVERABLE = 1, UNRECOVERABLE = -1
+# CVODE's own bound on internal steps per CVode call does not apply to one step
+# per call; it is raised so that it never stops a run (the methods count steps).
+cdef long MAX_STEPS_PER_CALL = 1_000_000_000
+
+# A Jacobian given by the flow (an FMU's directional derivatives) is compared with
+# forward differences at its first JACOBIAN_CHECKS evaluations: a model's own
+# Jacobian can be wrong (the Reference FMU Roberts holds y3 = 1 - y1 - y2 fixed in
+# its directional derivatives: df1/dy1 = -0.04 where it is -0.04 - 1e4 y2). Three
+# points see the state move off its start, where such an error may vanish.
+JACOBIAN_CHECKS = 3
+# A column agrees if it is within JACOBIAN_RTOL of the larger column's size, plus
+# JACOBIAN_FLOOR of the whole matrix's: far above a forward difference's error
+# (about the square root of the float64 epsilon, 1.5e-8) and far below a wrong
+# entry's.
+JACOBIAN_RTOL = 1e-3
+JACOBIAN_FLOOR = 1e-6
+# the forward difference's step: sqrt(eps) times the state's size or scale
+cdef double DIFFERENCE_STEP = 2.0**-26
+
+# What each failure of CVode means (cvode.h, CVODE User Guide, "CVode" returns).
+REASONS = {
+    -1: "CV_TOO_MUCH_WORK: too many internal steps",
+    -2: "CV_TOO_MUCH_ACC: the tolerances asked are below the machine's precision",
+    -3: "CV_ERR_FAILURE: the local error test failed repeatedly or with |h| = hmin",
+    -4: "CV_CONV_FAILURE: the Newton iteration failed to converge repeatedly or "
+        "with |h| = hmin",
+    -6: "CV_LSETUP_FAIL: the Jacobian's LU factorization failed",
+    -7: "CV_LSOLVE_FAIL: the linear solve failed",
+    -8: "CV_RHSFUNC_FAIL: the right-hand side failed",
+    -9: "CV_FIRST_RHSFUNC_ERR: the right-hand side is not finite at the start",
+    -10: "CV_REPTD_RHSFUNC_ERR: the right-hand side was not finite repeatedly",
+    -11: "CV_UNREC_RHSFUNC_ERR: the right-hand side was not finite and the step "
+         "could not be cut",
+    -22: "CV_ILL_INPUT: an input to CVode is illegal",
+    -25: "CV_BAD_T: the time lies outside the last step",
+    -27: "CV_TOO_CLOSE: the stop time is too close to the start",
+}
+
+
+cdef int _load() except -1:
+    """Fill `api` with the SUNDIALS functions' addresses (once)."""
+    global api_loaded
+    if api_loaded:
+        return 0
+    a = addresses()
+    api.context_create = <int (*)(int, SUNContext*) noexcept> <size_t> a[
+        "SUNContext_Create"]
+    api.context_free = <int (*)(SUNContext*) noexcept> <size_t> a["SUNContext_Free"]
+    api.clear_err_handlers = <int (*)(SUNContext) noexcept> <size_t> a[
+        "SUNContext_ClearErrHandlers"]
+    api.push_err_handler = <int (*)(SUNContext, err_fn, void*) noexcept> <size_t> a[
+        "SUNContext_PushErrHandler"]
+    api.array = <double* (*)(N_Vector) noexcept> <size_t> a["N_VGetArrayPointer"]
+    api.destroy_vector = <void (*)(N_Vector) noexcept> <size_t> a["N_VDestroy"]
+    api.destroy_matrix = <void (*)(SUNMatrix) noexcept> <size_t> a["SUNMatDestroy"]
+    api.free_solver = <int (*)(SUNLinearSolver) noexcept> <size_t> a["SUNLinSolFree"]
+    api.new_vector = <N_Vector (*)(int64_t, SUNContext) noexcept> <size_t> a[
+        "N_VNew_Serial"]
+    api.dense_matrix = <SUNMatrix (*)(int64_t, int64_t, SUNContext) noexcept> (
+        <size_t> a["SUNDenseMatrix"])
+    api.matrix_data = <double* (*)(SUNMatrix) noexcept> <size_t> a[
+        "SUNDenseMatrix_Data"]
+    api.dense_solver = <SUNLinearSolver (*)(N_Vector, SUNMatrix, SUNContext) noexcept> (
+        <size_t> a["SUNLinSol_Dense"])
+    api.create = <void* (*)(int, SUNContext) noexcept> <size_t> a["CVodeCreate"]
+    api.init = <int (*)(void*, rhs_fn, double, N_Vector) noexcept> <size_t> a[
+        "CVodeInit"]
+    api.reinit = <of_mem_time_vector> <size_t> a["CVodeReInit"]
+    api.sv_tolerances = <of_mem_time_vector> <size_t> a["CVodeSVtolerances"]
+    api.set_linear_solver = <int (*)(void*, SUNLinearSolver, SUNMatrix) noexcept> (
+        <size_t> a["CVodeSetLinearSolver"])
+    api.set_jac_fn = <int (*)(void*, jac_fn) noexcept> <size_t> a["CVodeSetJacFn"]
+    api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a[
+        "CVodeSetUserData"]
+    api.set_max_step = <of_mem_double> <size_t> a["CVodeSetMaxStep"]
+    api.set_stop_time = <of_mem_double> <size_t> a["CVodeSetStopTime"]
+    api.clear_stop_time = <of_mem> <size_t> a["CVodeClearStopTime"]
+    api.set_max_num_steps = <of_mem_long> <size_t> a["CVodeSetMaxNumSteps"]
+    api.set_max_hnil_warns = <of_mem_int> <size_t> a["CVodeSetMaxHnilWarns"]
+    api.set_max_ord = <of_mem_int> <size_t> a["CVodeSetMaxOrd"]
+    api.cvode = <int (*)(void*, double, N_Vector, double*, int) noexcept> <size_t> a[
+        "CVode"]
+    api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a[
+        "CVodeGetDky"]
+    api.get_current_step = <into_double> <size_t> a["CVodeGetCurrentStep"]
+    api.get_num_steps = <into_long> <size_t> a["CVodeGetNumSteps"]
+    api.get_num_rhs_evals = <into_long> <size_t> a["CVodeGetNumRhsEvals"]
+    api.get_num_lin_rhs_evals = <into_long> <size_t> a["CVodeGetNumLinRhsEvals"]
+    api.get_num_jac_evals = <into_long> <size_t> a["CVodeGetNumJacEvals"]
+    api.get_num_err_test_fails = <into_long> <size_t> a["CVodeGetNumErrTestFails"]
+    api.get_num_conv_fails = <into_long> <size_t> a["CVodeGetNumNonlinSolvConvFails"]
+    api.free = <void (*)(void**) noexcept> <size_t> a["CVodeFree"]
+    api_loaded = True
+    return 0
+
+
+cdef int _rhs(double t, N_Vector y, N_Vector ydot, void* data) noexcept:
+    """CVODE's right-hand side: the Function at (t, y); a non-finite value is a
+    recoverable failure (CVODE cuts the step), an exception an unrecoverable one
+    (kept, and raised when CVode returns)."""
+    cdef Cvode self = <Cvode> data
+    cdef double* out = api.array(ydot)
+    cdef Py_ssize_t i
+    try:
+        self.rhs.call(t, api.array(y), out)
+    except BaseException as exc:  # Ctrl-C and FMU errors alike: raised after CVode
+        self.error = exc
+        return UNRECOVERABLE
+    for i in range(self.n):
+        if not isfinite(out[i]):
+            self.t_not_finite = t
+            return RECOVERABLE
+    return 0
+
+
+cdef int _jacobian(double t, N_Vector y, N_Vector fy, SUNMatrix matrix, void* data,
+                   N_Vector tmp1, N_Vector tmp2, N_Vector tmp3) noexcept:
+    """CVODE's Jacobian: the Jacobian Function's n*n values, column by column."""
+    cdef Cvode self = <Cvode> data
+    cdef double* out = api.matrix_data(matrix)
+    cdef Py_ssize_t i
+    try:
+        self.jacobian.call(t, api.array(y), out)
+        if self.n_checks < JACOBIAN_CHECKS and not self.drop_jacobian:
+            self.check_jacobian(t, api.array(y), api.array(fy), out)
+    except BaseException as exc:
+        self.error = exc
+        return UNRECOVERABLE
+    for i in range(self.n * self.n):
+        if not isfinite(out[i]):
+            self.t_not_finite = t
+            return RECOVERABLE
+    return 0
+
+
+cdef void _error(int line, const char* function, const char* file, const char* message,
+                 int code, void* data, SUNContext context) noexcept:
+    """SUNDIALS' error handler: keep the message for the failure's report (instead
+    of printing it)."""
+    cdef Cvode self = <Cvode> data
+    if message == NULL:
+        return
+    try:
+        self.message = (<bytes> message).decode("utf-8", "replace")
+    except BaseException:
+        pass
+
+
+cdef class Cvode:
+    """CVODE's BDF integrator on the right-hand side `rhs` (see the module
+    docstring).
+
+    Parameters
+    ----------
+    rhs : Function
+        dx/dt, n values in and out.
+    rtol : float
+        Relative tolerance of each step's local error.
+    atol : float or array of n floats
+        Absolute tolerance, per state.
+    jacobian : Function, optional
+        df/dx with n*n values out, column-major (entry j*n + i is df_i/dx_j);
+        default: CVODE's difference quotients.
+    max_step : float
+        The longest step, s (inf: no bound).
+    max_order : int
+        The highest BDF order, 1 to 5.
+    """
+
+    def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
+                 double max_step=np.inf, int max_order=5):
+        _load()
+        if rhs.n_in != rhs.n_out or rhs.n_in < 1:
+            raise FmibridgeError(
+                f"CVODE needs a right-hand side with as many values out as in "
+                f"(at least one); {rhs.what} maps {rhs.n_in} to {rhs.n_out}."
+            )
+        cdef Py_ssize_t n = rhs.n_in
+        if jacobian is not None and (jacobian.n_in != n or jacobian.n_out != n * n):
+            raise FmibridgeError(
+                f"CVODE needs a Jacobian of {n} x {n} values; {jacobian.what} maps "
+                f"{jacobian.n_in} to {jacobian.n_out}."
+            )
+        self.rhs, self.jacobian, self.n = rhs, jacobian, n
+        self.rtol, self.max_step = rtol, max_step
+        self.atol = np.broadcast_to(np.asarray(atol, dtype=float), (n,)).copy()
+        self.message, self.error, self.t_not_finite = "", None, np.nan
+        self.totals = dict.fromkeys(_COUNTS, 0)
+        self.n_restarts = 0
+        self.n_checks, self.jacobian_note, self.drop_jacobian = 0, "", False
+        self.check_x, self.check_f = np.empty(n), np.empty(n)
+        self.check_j = np.empty(n * n)
+        self.t = self.t_start = np.nan
+        self.state = None
+        self._create(max_order)
+
+    def _create(self, int max_order):
+        """Allocate CVODE's memory, vectors, matrix and linear solver."""
+        cdef SUNContext context = NULL
+        cdef Py_ssize_t i
+        if api.context_create(0, &context) != 0:
+            raise MemoryError("SUNContext_Create failed")
+        self.context = context
+        api.clear_err_handlers(context)
+        api.push_err_handler(context, _error, <void*> self)
+        self.y = api.new_vector(self.n, context)
+        self.scratch = api.new_vector(self.n, context)
+        self.tolerances = api.new_vector(self.n, context)
+        self.matrix = api.dense_matrix(self.n, self.n, context)
+        self.mem = api.create(CV_BDF, context)
+        if (self.y == NULL or self.scratch == NULL or self.tolerances == NULL
+                or self.matrix == NULL or self.mem == NULL):
+            raise MemoryError("CVODE's memory could not be allocated")
+        self.solver = api.dense_solver(self.y, self.matrix, context)
+        self.y_data, self.scratch_data = api.array(self.y), api.array(self.scratch)
+        cdef double* tolerances = api.array(self.tolerances)
+        for i in range(self.n):
+            tolerances[i] = self.atol[i]
+            self.y_data[i] = 0.0
+        self._check(api.init(self.mem, _rhs, 0.0, self.y), "CVodeInit")
+        self._check(api.sv_tolerances(self.mem, self.rtol, self.tolerances),
+                    "CVodeSVtolerances")
+        self._check(api.set_linear_solver(self.mem, self.solver, self.matrix),
+                    "CVodeSetLinearSolver")
+        if self.jacobian is not None:
+            self._check(api.set_jac_fn(self.mem, _jacobian), "CVodeSetJacFn")
+        self._check(api.set_user_data(self.mem, <void*> self), "CVodeSetUserData")
+        self._check(api.set_max_num_steps(self.mem, MAX_STEPS_PER_CALL),
+                    "CVodeSetMaxNumSteps")
+        self._check(api.set_max_ord(self.mem, max_order), "CVodeSetMaxOrd")
+        # CVODE's warnings that t + h = t go to stderr; CvodeStepper stops instead
+        self._check(api.set_max_hnil_warns(self.mem, -1), "CVodeSetMaxHnilWarns")
+        if self.max_step < np.inf:
+            self._check(api.set_max_step(self.mem, self.max_step), "CVodeSetMaxStep")
+
+    def _check(self, int flag, str function):
+        """Raise naming the CVODE setup function that refused its input."""
+        if flag < 0:
+            raise FmibridgeError(
+                f"{function} returned {flag} ({REASONS.get(flag, 'see cvode.h')}): "
+                f"{self.message or 'no message'}."
+            )
+
+    def __dealloc__(self):
+        cdef void* mem = self.mem
+        cdef SUNContext context = self.context
+        if not api_loaded:
+            return
+        if mem != NULL:
+            api.free(&mem)
+        if self.solver != NULL:
+            api.free_solver(self.solver)
+        if self.matrix != NULL:
+            api.destroy_matrix(self.matrix)
+        if self.y != NULL:
+            api.destroy_vector(self.y)
+        if self.scratch != NULL:
+            api.destroy_vector(self.scratch)
+        if self.tolerances != NULL:
+            api.destroy_vector(self.tolerances)
+        if context != NULL:
+            api.context_free(&context)
+
+    cdef int restart(self, double t, const double* x) except -1:
+        """Begin a new integration at (t, x) (after an event: order 1, a new first
+        step)."""
+        if self.is_started:
+            self.take_counts()
+            self.n_restarts += 1
+        memcpy(self.y_data, x, self.n * sizeof(double))
+        self._check(api.reinit(self.mem, t, self.y), "CVodeReInit")
+        self.is_started = True
+        self.t = self.t_start = t
+        self.state = None
+        return 0
+
+    cdef int step(self, double t_stop, double* x) except -100:
+        """Take one step, never beyond t_stop (inf: no bound); write the state at
+        its end to x.
+
+        Returns 0, with `t_start` and `t` the step's ends, or CVODE's failure
+        flag (< 0; `failure` says what it means). An exception raised by the
+        right-hand side or the Jacobian is raised here.
+        """
+        cdef double t_reached = self.t, t_out = t_stop
+        cdef int flag
+        self.error, self.message = None, ""
+        if self.drop_jacobian and self.jacobian is not None:
+            self.jacobian = None
+            self._check(api.set_jac_fn(self.mem, NULL), "CVodeSetJacFn")
+        if isfinite(t_stop):
+            api.set_stop_time(self.mem, t_stop)
+        else:  # CV_ONE_STEP reads tout for the direction and scale of a first step
+            api.clear_stop_time(self.mem)
+            t_out = self.t + max(1.0, abs(self.t))
+        flag = api.cvode(self.mem, t_out, self.y, &t_reached, CV_ONE_STEP)
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        if flag < 0:
+            return flag
+        self.t_start, self.t = self.t, t_reached
+        memcpy(x, self.y_data, self.n * sizeof(double))
+        return 0
+
+    cdef int dense(self, double t, double* out) except -1:
+        """Write the state at t inside the last step (CVODE's interpolant) to out."""
+        cdef int flag = api.get_dky(self.mem, t, 0, self.scratch)
+        if flag < 0:
+            raise FmibridgeError(
+                f"CVodeGetDky at t = {t!r} outside the last step [{self.t_start!r}, "
+                f"{self.t!r}]: {self.message}"
+            )
+        memcpy(out, self.scratch_data, self.n * sizeof(double))
+        return 0
+
+    cdef int slope(self, double t, double* out) except -1:
+        """Write dx/dt at t inside the last step (the interpolant's derivative) to
+        out."""
+        cdef int flag = api.get_dky(self.mem, t, 1, self.scratch)
+        if flag < 0:
+            raise FmibridgeError(
+                f"CVodeGetDky (k = 1) at t = {t!r} outside the last step "
+                f"[{self.t_start!r}, {self.t!r}]: {self.message}"
+            )
+        memcpy(out, self.scratch_data, self.n * sizeof(double))
+        return 0
+
+    cdef int check_jacobian(self, double t, const double* x, const double* f,
+                            double* out) except -1:
+        """Compare the Jacobian in out (at (t, x), with f = dx/dt there) with
+        forward differences; where a column disagrees, write the differences to
+        out, keep a note that says where, and drop the Jacobian for CVODE's
+        difference quotients from the next step on."""
+        cdef Py_ssize_t n = self.n, i, j
+        cdef double step, worst = 0.0, size, scale = 0.0, miss
+        cdef Py_ssize_t bad = -1
+        self.n_checks += 1
+        for i in range(n):
+            self.check_x[i] = x[i]
+        for j in range(n):
+            step = DIFFERENCE_STEP * max(abs(x[j]), self.atol[j] / self.rtol)
+            self.check_x[j] = x[j] + step
+            self.rhs.call(t, &self.check_x[0], &self.check_f[0])
+            self.check_x[j] = x[j]
+            for i in range(n):
+                self.check_j[j * n + i] = (self.check_f[i] - f[i]) / step
+                scale = max(scale, abs(self.check_j[j * n + i]), abs(out[j * n + i]))
+        for j in range(n):
+            size, miss = 0.0, 0.0
+            for i in range(n):
+                size = max(size, abs(self.check_j[j * n + i]), abs(out[j * n + i]))
+                miss = max(miss, abs(self.check_j[j * n + i] - out[j * n + i]))
+            if miss > JACOBIAN_RTOL * size + JACOBIAN_FLOOR * scale and miss > worst:
+                worst, bad = miss, j
+        if bad < 0:
+            return 0
+        self.jacobian_note = (
+            f"{_capital(self.jacobian.what)} disagrees with forward differences at "
+            f"t = {t!r} in column {bad} (df/dx[{bad}]) by {worst:.3g} (the matrix's "
+            f"largest entry: {scale:.3g}); CVODE takes difference quotients instead "
+            f"from here on"
+        )
+        for i in range(n * n):
+            out[i] = self.check_j[i]
+        self.drop_jacobian = True
+        return 0
+
+    cdef int take_counts(self) except -1:
+        """Add the counts since the last (re)start to the totals (CVodeReInit
+        zeroes CVODE's own)."""
+        for name, value in self._counts().items():
+            self.totals[name] += value
+        return 0
+
+    cdef long failures(self) noexcept:
+        """The error-test and Newton failures (rejected trials) since the last
+        (re)start."""
+        cdef long errors = 0, newton = 0
+        if self.is_started:
+            api.get_num_err_test_fails(self.mem, &errors)
+            api.get_num_conv_fails(self.mem, &newton)
+        return errors + newton
+
+    def _counts(self):
+        cdef long value
+        counts = {}
+        for name, getter in (
+            ("n_steps", 0), ("n_rhs", 1), ("n_jacobian_rhs", 2), ("n_jacobians", 3),
+            ("n_error_test_failures", 4), ("n_convergence_failures", 5),
+        ):
+            value = 0
+            if self.is_started:
+                _get_count(self.mem, getter, &value)
+            counts[name] = value
+        return counts
+
+    def stats(self):
+        """Return the counts over every (re)start: steps, right-hand sides (those
+        of the difference-quotient Jacobian apart), Jacobians, error-test and
+        Newton failures, restarts."""
+        counts = self._counts()
+        stats = {name: self.totals[name] + counts[name] for name in _COUNTS}
+        stats["n_restarts"] = self.n_restarts
+        return stats
+
+    def failure(self, int flag):
+        """Say what CVode's failure flag means, with SUNDIALS' own message."""
+        reason = REASONS.get(flag, f"CVODE returned {flag}")
+        if flag in (-9, -10, -11) and isfinite(self.t_not_finite):
+            reason += f" (last at t = {self.t_not_finite!r})"
+        return f"{reason}; {self.message.rstrip('. ')}" if self.message else reason
+
+    @property
+    def step_size(self):
+        """The step CVODE will try next, s."""
+        cdef double h = 0.0
+        if self.is_started:
+            api.get_current_step(self.mem, &h)
+        return h
+
+
+_COUNTS = ("n_steps", "n_rhs", "n_jacobian_rhs", "n_jacobians",
+           "n_error_test_failures", "n_convergence_failures")
+
+
+cdef int _get_count(void* mem, int which, long* value) noexcept:
+    if which == 0:
+        return api.get_num_steps(mem, value)
+    if which == 1:
+        return api.get_num_rhs_evals(mem, value)
+    if which == 2:
+        return api.get_num_lin_rhs_evals(mem, value)
+    if which == 3:
+        return api.get_num_jac_evals(mem, value)
+    if which == 4:
+        return api.get_num_err_test_fails(mem, value)
+    return api.get_num_conv_fails(mem, value)
+
+
+# A time within this many units in the last place of CVODE's own is that time: the
+# method sums t + h where CVODE returned its t directly.
+SAME_TIME_ULPS = 2.0
+# CVODE's steps that leave time where it was (within SAME_TIME_ULPS) this many times
+# in a row end the run: its step has shrunk below the resolution of t (a right-hand
+# side that is not finite or not smooth just ahead), where it would go on forever
+# (measured: 10 million steps from t = 0.4999 s to 0.49999999999999994 s on a
+# right-hand side that is NaN from 0.5 s). A step cut to a stop time just ahead is
+# legitimate once, not ten times running.
+MAX_STALLED_STEPS = 10
+
+
+def _capital(str text):
+    """The text with its first letter upper case (a Function's `what` begins a
+    sentence)."""
+    return text[:1].upper() + text[1:]
+
+
+cdef double _spacing(double t) noexcept:
+    """The distance from |t| to the next float64."""
+    return nextafter(fabs(t), INFINITY) - fabs(t)
+
+
+cdef class CvodeStepper(AdaptiveStepper):
+    """CVODE's accepted steps as an adaptive stepper (`flows._stepper`'s
+    contract), so every method takes them as it takes Dormand-Prince's.
+
+    1. `step(t, x, h_max, k1, out) -> h` takes CVODE's next step from (t, x),
+       never beyond t + h_max (CVODE's stop time). Where (t, x) is CVODE's own
+       point (the end of its last step, or a point on that step's dense output:
+       a method that accepted part of a step) CVODE goes on with its history
+       (the step's rest is the next step); anywhere else (after an event) it
+       restarts at order 1 (`Cvode.restart`) and chooses its first step itself:
+       the proposal `h_next` is CVODE's next step, reported, not imposed. Its
+       rejected trials (error-test and Newton failures) are added to
+       `n_rejected`. A step CVODE cannot take, or MAX_STALLED_STEPS steps in a
+       row below the resolution of t, raise FmibridgeError naming the
+       right-hand side, the time and the reason.
+    2. `dense(t, out)` is CVODE's interpolant (CVodeGetDky) in the last step;
+       `advance` (the base class's) reads it on the last step's curve.
+    3. `slope(t, x, out)` is the right-hand side.
+
+    A flow's Jacobian that disagrees with forward differences (`Cvode`) is
+    dropped with one FmibridgeWarning that says where.
+
+    Parameters
+    ----------
+    cvode : Cvode
+        The integrator, with its tolerances and Jacobian.
+    """
+
+    def __init__(self, Cvode cvode):
+        AdaptiveStepper.__init__(
+            self, cvode.rhs, cvode.n, cvode.rtol, float(np.min(cvode.atol))
+        )
+        self.cvode = cvode
+        self.end = np.empty(cvode.n)
+        self.n_stalled, self.has_warned = 0, False
+
+    cdef bint continues(self, double t, const double* x) except -1:
+        """True if (t, x) is CVODE's point or on its last step's dense output."""
+        cdef Cvode cv = self.cvode
+        cdef size_t size = self.n * sizeof(double)
+        if not cv.is_started:
+            return False
+        if fabs(t - cv.t) <= SAME_TIME_ULPS * _spacing(cv.t):
+            return memcmp(x, &self.end[0], size) == 0
+        if not cv.t_start <= t < cv.t:
+            return False
+        cv.dense(t, &self.probe[0])
+        return memcmp(x, &self.probe[0], size) == 0
+
+    cdef double step(self, double t, const double* x, double h_max, const double* k1,
+                     double* out) except? -1.0:
+        """One accepted step from (t, x), at most h_max long (see the class)."""
+        cdef Cvode cv = self.cvode
+        cdef double t1, h
+        cdef long before
+        cdef int flag
+        if not self.continues(t, x):
+            cv.restart(t, x)
+            memcpy(&self.end[0], x, self.n * sizeof(double))
+        if t < cv.t - SAME_TIME_ULPS * _spacing(cv.t):  # the rest of CVODE's step
+            t1 = min(cv.t, t + h_max)
+            if t1 == cv.t:
+                memcpy(out, &self.end[0], self.n * sizeof(double))
+            else:
+                cv.dense(t1, out)
+            h = t1 - t
+        else:
+            before = cv.failures()
+            flag = cv.step(t + h_max, out)
+            if flag < 0:
+                raise FmibridgeError(
+                    f"{_capital(self.rhs.what)}: CVODE could not step from t = "
+                    f"{cv.t!r} (rtol = {self.rtol:g}): {cv.failure(flag)}."
+                )
+            self.n_rejected += cv.failures() - before
+            memcpy(&self.end[0], out, self.n * sizeof(double))
+            h = cv.t - t
+            self._watch_progress(cv.t_start)
+            self._tell_jacobian()
+        self.h_next = cv.step_size
+        self.anchor(t, x, h, out)
+        return h
+
+    def _watch_progress(self, double t_start):
+        """Raise after MAX_STALLED_STEPS steps in a row that left t in place."""
+        cdef Cvode cv = self.cvode
+        if cv.t - t_start > SAME_TIME_ULPS * _spacing(cv.t):
+            self.n_stalled = 0
+            return
+        self.n_stalled += 1
+        if self.n_stalled < MAX_STALLED_STEPS:
+            return
+        self.n_stalled = 0
+        reason = "the right-hand side or its Jacobian changes abruptly just ahead"
+        if isfinite(cv.t_not_finite):
+            reason = (f"the right-hand side is not finite just ahead (last at t = "
+                      f"{cv.t_not_finite!r})")
+        raise FmibridgeError(
+            f"{_capital(self.rhs.what)}: CVODE could not step from t = {cv.t!r} "
+            f"(rtol = {self.rtol:g}): {MAX_STALLED_STEPS} steps in a row shorter "
+            f"than the resolution of time; {reason}."
+        )
+
+    def _tell_jacobian(self):
+        """Warn once if the flow's Jacobian was dropped (`Cvode.check_jacobian`)."""
+        if self.cvode.jacobian_note and not self.has_warned:
+            self.has_warned = True
+            warnings.warn(self.cvode.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
+
+    cdef int dense(self, double t, double* out) except -1:
+        return self.cvode.dense(t, out)
+
+    cdef int slope(self, double t, const double* x, double* out) except -1:
+        return self.rhs.call(t, x, out)
+
+    def stats(self):
+        """CVODE's counts over the run (`Cvode.stats`)."""
+        return self.cvode.stats()

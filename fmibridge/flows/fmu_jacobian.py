@@ -1,0 +1,119 @@
+"""What an implicit integrator asks of a Model Exchange FMU: its Jacobian df/dx
+from the FMU's directional derivatives, and its states' nominal values.
+
+An FMU that declares `providesDirectionalDerivative` (FMI 2.0) or
+`providesDirectionalDerivatives` (FMI 3.0) on its ModelExchange element computes
+J v for a seed v over its continuous states (fmi2GetDirectionalDerivative,
+fmi3GetDirectionalDerivative with the states as knowns and their derivatives as
+unknowns); column j of J is the derivative along x_j. fmpy 0.3.32 reads the
+FMI 2.0 attribute only, so the flag is read here from the model description
+itself.
+
+References
+----------
+FMI 2.0.4, Sec. 3.2.1 (fmi2GetDirectionalDerivative, "v_unknown = J v_known");
+FMI 3.0, Sec. 3.2.5 (fmi3GetDirectionalDerivative).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core._functions import Function, PythonVector
+from .fmi import _status_error
+
+FLAGS = ("providesDirectionalDerivative", "providesDirectionalDerivatives")
+
+
+def provides_directional_derivatives(flow) -> bool:
+    """Return True if the flow's FMU declares directional derivatives for Model
+    Exchange (either FMI version's spelling of the flag)."""
+    from lxml import etree
+
+    path = flow.archive.unzipped() / "modelDescription.xml"
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.parse(str(path), parser).getroot()
+    element = root.find("ModelExchange")
+    if element is None:
+        return False
+    return any(element.get(flag) in ("true", "1") for flag in FLAGS)
+
+
+def fmu_jacobian(flow) -> Function | None:
+    """Return df/dx of a Model Exchange FMU flow as a Function of n*n values
+    (column-major), or None where the FMU provides no directional derivatives
+    (FMI 1.0 never does)."""
+    if flow.archive.fmi_version.startswith("1") or not provides_directional_derivatives(
+        flow
+    ):
+        return None
+    n = len(flow.state_names)
+    return PythonVector(
+        _DirectionalJacobian(flow), n, n * n, f"the Jacobian of {flow.path}"
+    )
+
+
+class _DirectionalJacobian:
+    """df/dx at (t, x): one directional derivative per state (column)."""
+
+    def __init__(self, flow) -> None:
+        self.flow = flow
+        description = flow.archive.description
+        derivative_of = {
+            d.variable.derivative.name: d.variable.valueReference
+            for d in description.derivatives
+        }
+        variables = flow.archive.variables
+        names = dict.fromkeys(_variable_of(flow, name) for name in flow.state_names)
+        self.knowns = [variables[name].vr for name in names]
+        self.unknowns = [derivative_of[name] for name in names]
+        self.n = len(flow.state_names)
+        self.function = (
+            "fmi2GetDirectionalDerivative"
+            if flow.archive.fmi_version.startswith("2")
+            else "fmi3GetDirectionalDerivative"
+        )
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        from fmpy.fmi1 import FMICallException
+
+        self.flow.rhs(t, x)  # sets the inputs at t, the time and the states
+        fmu = self.flow.instance._fmu
+        columns = np.empty((self.n, self.n))
+        seed = np.zeros(self.n)
+        for j in range(self.n):
+            seed[j] = 1.0
+            try:
+                columns[j] = fmu.getDirectionalDerivative(
+                    self.unknowns, self.knowns, seed.tolist()
+                )
+            except FMICallException as exc:
+                raise _status_error(
+                    self.flow.instance, self.function, exc.status
+                ) from None
+            seed[j] = 0.0
+        return columns.reshape(-1)
+
+
+def _variable_of(flow, element: str) -> str:
+    """The variable an element name belongs to ('x[2]' -> 'x')."""
+    if element in flow.archive.variables:
+        return element
+    return element.split("[", 1)[0]
+
+
+def state_nominals(flow) -> np.ndarray:
+    """Return each state's nominal value (1 where the FMU gives none), as FMPy
+    scales its absolute tolerances by them."""
+    by_name = {v.name: v for v in flow.archive.description.modelVariables}
+    values = []
+    for element in flow.state_names:
+        nominal = getattr(by_name.get(_variable_of(flow, element)), "nominal", None)
+        try:
+            value = abs(float(nominal)) if nominal is not None else 1.0
+        except (TypeError, ValueError):
+            value = 1.0
+        values.append(value if math.isfinite(value) and value > 0 else 1.0)
+    return np.array(values)
