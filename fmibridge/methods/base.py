@@ -481,9 +481,9 @@ class Method(abc.ABC):
     def _callbacks(self, system: HybridSystem) -> str:
         """Name the Python functions the compiled loops called back, mode by mode
         (each costs a Python call per evaluation), or 'none'."""
-        named = []
+        named, tolerance = [], self.tolerance(system)
         for mode in system.modes.values():
-            names = compiled_mode(mode, self.scheme, self.h).callbacks()
+            names = compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"

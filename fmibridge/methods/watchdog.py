@@ -316,7 +316,9 @@ class Watchdog:
         """The mode's guards' rates dg/dt at (t, x), as the method's loops take
         them; None for a flow without dx/dt."""
         method = self.method
-        compiled = compiled_mode(self.system.mode(mode), method.scheme, method.h)
+        compiled = compiled_mode(
+            self.system.mode(mode), method.scheme, method.h, method.tolerance(self.system)
+        )
         return compiled.guard_rates(t, x)
 
     def _side(self, edge) -> float:
