@@ -54,7 +54,15 @@ GCC_FLAGS = (
     "-fvisibility=hidden",
 )
 CORE_SOURCES = ("instance.c", "modes.c", "cosim.c", "snapshot.c")
-KINDS = ("state", "parameter", "input", "output", "integer_parameter", "integer_input")
+KINDS = (
+    "state",
+    "parameter",
+    "input",
+    "output",
+    "integer_parameter",
+    "integer_input",
+    "discrete",
+)
 KIND_PREFIX = {
     "state": "X",
     "parameter": "P",
@@ -62,6 +70,7 @@ KIND_PREFIX = {
     "output": "Y",
     "integer_parameter": "I",
     "integer_input": "I",
+    "discrete": "D",
 }
 KIND_VK = {
     "state": "VK_STATE",
@@ -70,6 +79,7 @@ KIND_VK = {
     "output": "VK_OUTPUT",
     "integer_parameter": "VK_INT_PARAM",
     "integer_input": "VK_INT_INPUT",
+    "discrete": "VK_DISCRETE",
     "derivative": "VK_DERIVATIVE",
     "time": "VK_TIME",
 }
@@ -443,6 +453,7 @@ def c_header(table: ModelTable) -> str:
         "REAL_INPUTS": table.of_kind("input"),
         "OUTPUTS": table.of_kind("output"),
         "INTEGERS": table.of_kind("integer_parameter", "integer_input"),
+        "DISCRETES": table.of_kind("discrete"),
         "EVENT_INDICATORS": table.event_indicators,
     }
     lines = [
@@ -466,6 +477,7 @@ def c_header(table: ModelTable) -> str:
         _start_macro("START_REAL_PARAMS", counts["REAL_PARAMS"]),
         _start_macro("START_REAL_INPUTS", counts["REAL_INPUTS"]),
         _start_macro("START_INTEGERS", counts["INTEGERS"]),
+        _start_macro("START_DISCRETES", counts["DISCRETES"]),
     ]
     refs = [f"{{{KIND_VK[v.kind]}, {v.index}}}" for v in table.event_indicators]
     lines.append("#define EVENT_INDICATOR_VARIABLES { " + ", ".join(refs) + " }")
@@ -588,6 +600,11 @@ def _causality(var: Variable) -> dict[str, str]:
             "initial": "exact",
         },
         "integer_input": {"causality": "input", "variability": "discrete"},
+        "discrete": {
+            "causality": "local",
+            "variability": "discrete",
+            "initial": "exact",
+        },
         "derivative": {"causality": "local", "variability": "continuous"},
     }[var.kind]
 
@@ -715,6 +732,7 @@ FMI1_KINDS = {  # kind -> (causality, variability) in FMI 1.0's words
     "input": ("input", "continuous"),
     "integer_input": ("input", "discrete"),
     "output": ("output", "continuous"),
+    "discrete": ("internal", "discrete"),
     "derivative": ("internal", "continuous"),
 }
 FMI1_CAPABILITIES = {  # Co-Simulation: what our doStep can do (no FMU state in 1.0)

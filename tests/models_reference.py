@@ -19,6 +19,11 @@ def rhs_bouncing_ball_events(t, x, p):
     return np.array([x[1], -p["g"]])
 
 
+def rhs_bouncing_ball_rest(t, x, p):
+    """Flight until it rests (resting starts at 0): der(h) = v, der(v) = -g."""
+    return np.array([x[1], -p["g"]])
+
+
 def rhs_forced_oscillator(t, x, p):
     """x'' + 2 a x' + omega^2 x = (u - lam)/m (Burden et al., Sec. V-B)."""
     u = p["u"] if p["use_input"] else p["U"] * np.cos(p["Omega"] * t)
@@ -119,6 +124,7 @@ def rhs_cradle_ball(t, x, p):
 REFERENCES = {
     "BouncingBall": rhs_bouncing_ball,
     "BouncingBallEvents": rhs_bouncing_ball_events,
+    "BouncingBallRest": rhs_bouncing_ball_rest,
     "ForcedOscillatorWithStop": rhs_forced_oscillator,
     "BallOnSineSurface": rhs_ball_on_sine_surface,
     "KneePendulum": rhs_knee_pendulum,

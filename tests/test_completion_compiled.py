@@ -1,5 +1,6 @@
-"""A compiled Contact: lam, R* and Completion's constrained phase run by numba,
-with the same results as the Python code (Or and Ames, eqs. (6)-(7), Sec. V)."""
+"""A Contact's primitives compiled by numba or in Python: lam, R* and Completion's
+constrained phase (one compiled implementation) give the same results on both
+(Or and Ames, eqs. (6)-(7), Sec. V)."""
 
 import dataclasses
 import warnings
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from fmibridge import FmibridgeError, FmibridgeWarning, Halving, HybridSystem, Status
+from fmibridge.core import _functions
 from fmibridge.flows.compiled import compiled as compiled_as
 from fmibridge.methods import Completion
 from fmibridge.models import forced_oscillator
@@ -26,9 +28,12 @@ def example_2(compiled: bool, t_end: float = EXAMPLE_2.t_max, **options):
 
 
 def test_the_compiled_contact_gives_the_python_lam_and_projection():
+    """One implementation of eqs. (6), (7) and R*, on the primitives in Python
+    (called back) and compiled by numba (called at their C addresses)."""
     python = forced_oscillator(EXAMPLE_2).constraint
     fast = forced_oscillator(EXAMPLE_2, compiled=True).constraint
-    assert python.kernels is None and fast.kernels is not None
+    assert isinstance(python.compiled(2).force, _functions.PythonVector)
+    assert isinstance(fast.compiled(2).force, _functions.CAddress)
     rng = np.random.default_rng(2)
     for t, x in zip(rng.uniform(0, 12, 20), rng.normal(size=(20, 2)), strict=True):
         (dx, lam), (dx_fast, lam_fast) = (
@@ -40,7 +45,7 @@ def test_the_compiled_contact_gives_the_python_lam_and_projection():
         np.testing.assert_array_equal(fast.project(t, x), python.project(t, x))
 
 
-def test_example_2_constrained_phases_match_the_python_loop():
+def test_example_2_constrained_phases_match_on_python_and_compiled_models():
     """Same samples, lam, events and counts; the lift-offs at the exact releases."""
     python, fast = example_2(compiled=False), example_2(compiled=True)
     assert fast.stats == python.stats

@@ -94,7 +94,10 @@ def test_fmu_ball_zeno_status_names_time_events_and_indicator(fmu_dir):
         system.close()
     assert result.status is Status.ZENO
     assert "[constraint]" in result.message and "--zeno complete" in result.message
-    assert "Edge 'fmu_event_0'" in result.detail and "fired 32 times" in result.detail
+    # was: stopped after 32 impacts, at 4.06014 s; the watchdog now lets the run
+    # go on while its impacts are resolved (issue 28, test_watchdog.py)
+    assert "Edge 'fmu_event_0' (guard 'event_indicator_0')" in result.detail
+    assert len(result.events) > 32 and result.t[-1] < ZENO
     t_inf = float(result.detail.split("accumulate at t = ")[1].split(" s")[0])
     assert t_inf == pytest.approx(ZENO, abs=1e-6)
 
@@ -136,7 +139,9 @@ def test_zeno_complete_names_the_adapter_lines_it_cannot_find(
 )
 def test_python_guard_zeno_stops_at_the_accumulation_point(method):
     result, messages = quietly(method, bouncing_ball(), 10.0)
-    assert result.status is Status.ZENO and len(messages) == 1
+    # the prediction while the run goes on, then the stop (issue 28)
+    assert result.status is Status.ZENO and len(messages) == 2
+    assert "accumulate at t = 4.06371" in messages[0]
     assert ZENO - 4e-3 < result.t[-1] <= ZENO
     assert "Edge 'floor' (guard 'floor')" in result.detail
     t_inf = float(result.detail.split("accumulate at t = ")[1].split(" s")[0])

@@ -195,6 +195,35 @@ def test_fmu_state_round_trip_is_bit_exact(fmu_dir, tmp_path, model, version):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_a_discrete_variable_is_set_by_when_and_saved_with_the_fmu_state(
+    fmu_dir, tmp_path, version
+):
+    """BouncingBallRest's `resting` (kind "discrete": a local discrete Real) turns
+    1 at the impact that rests the ball (t = 2.5581 s), turns gravity off, and
+    comes back with a saved FMU state, as the states do."""
+    path = fmu_path(fmu_dir, "BouncingBallRest", version)
+    (resting,) = [
+        v
+        for v in fmpy.read_model_description(path).modelVariables
+        if v.name == "resting"
+    ]
+    assert (resting.causality, resting.variability) == ("local", "discrete")
+    with open_fmu(path, "CS", tmp_path) as (fmu, md):
+        initialize(fmu)
+        get_state = getattr(fmu, "getFMUstate", None) or fmu.getFMUState
+        set_state = getattr(fmu, "setFMUstate", None) or fmu.setFMUState
+        start = get_state()
+        flight = co_simulate(fmu, md, 51, 0.0)  # to 2.55 s, before the rest
+        assert get_reals(fmu, md, ["resting"])[0] == 0.0
+        rest = co_simulate(fmu, md, 2, 2.55, h=0.025)  # past 2.5581 s: at rest
+        assert get_reals(fmu, md, ["resting"])[0] == 1.0
+        assert rest[-1, 1] == 0.0 and rest[-1, 0] == rest[-2, 0]
+        set_state(start)
+        assert get_reals(fmu, md, ["resting"])[0] == 0.0
+        np.testing.assert_array_equal(co_simulate(fmu, md, 51, 0.0), flight)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_cs_states_are_set_by_reset_and_start_values_not_in_step_mode(
     fmu_dir, tmp_path, version, capsys
 ):
@@ -337,7 +366,8 @@ def test_model_structure_declares_direct_feedthrough(fmu_dir, tmp_path):
 # ---- the Modelica sources agree with the C (rumoca) ----
 
 RUMOCA_RTOL = 1e-11  # rumoca's BDF tolerances, well below the 1e-6 asserted
-FLIGHT_TIME = {"BouncingBallEvents": 0.4}  # before its first impact at 0.4515 s
+# before the first impact at 0.4515 s
+FLIGHT_TIME = {"BouncingBallEvents": 0.4, "BouncingBallRest": 0.4}
 
 
 @pytest.mark.parametrize("model", MODELS)

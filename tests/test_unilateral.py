@@ -96,24 +96,6 @@ def test_milne_constants_match_constant_step_values():
         assert milne(-np.arange(m, dtype=float), 1.0) == pytest.approx(c)
 
 
-def test_the_compiled_formulas_are_the_plain_ones():
-    """The kernels compile adams.py and polyroots.py as they are: same numbers."""
-    from fmibridge.methods import _unilateral_kernels as kernels
-
-    rng = np.random.default_rng(4)
-    nodes = -np.r_[0.0, np.cumsum(rng.uniform(0.2, 2.0, 3))]
-    forces, x = rng.normal(size=(4, 2)), rng.normal(size=2)
-    basis = integral_basis(nodes)
-    assert np.array_equal(kernels.integral_basis(nodes), basis)
-    predictor = predictor_of(basis, forces, 0.3)
-    assert np.array_equal(
-        kernels.predict(x, predictor, 0.7), predict(x, predictor, 0.7)
-    )
-    assert kernels.milne(nodes, 0.7) == milne(nodes, 0.7)
-    polys = np.array([[-1.0, 2.0, -1.0], [-0.5, 0.0, 1.0]])
-    assert kernels.first_reach(polys, 3.0) == first_reach(polys, 3.0)
-
-
 def test_first_reach_keeps_a_double_root():
     # -(u - 1)^2 touches zero at u = 1 only: a grazing contact
     assert first_reach(np.array([[-1.0, 2.0, -1.0]]), 3.0) == pytest.approx(1.0)

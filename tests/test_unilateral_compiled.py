@@ -1,5 +1,6 @@
-"""Unilateral's compiled loop: compiled functions, or Python ones called back, with
-the same decisions on the same numbers."""
+"""Unilateral's compiled loop on a compiled model and on a Python model (two user
+inputs): compiled functions are called directly, Python ones called back, and a
+compiled model gives its Python model's run."""
 
 import math
 
@@ -37,24 +38,19 @@ def assert_same_run(python, fast):
     [Unilateral(h=1e-2), Unilateral(h=1e-2, gamma=0.5, rtol=1e-6), EndpointAdams()],
     ids=["unilateral", "gamma-rtol", "endpoint"],
 )
-def test_example_1_compiled_is_the_python_run(method):
+def test_example_1_compiled_model_gives_the_python_models_run(method):
     python = method.run(forced_oscillator(EXAMPLE_1), 30.0)
     fast = method.run(forced_oscillator(EXAMPLE_1, compiled=True), 30.0)
     assert_same_run(python, fast)
     assert len(fast.events) >= 8 and fast.stats["n_steps"] > 1000  # endpoint: 8
-    assert fast.provenance["loops"].startswith("free: compiled x")
-    assert python.provenance["loops"].startswith(
-        "free: python callbacks (NativeFlow is not compiled) x"
-    )
 
 
-def test_completion_around_the_compiled_loop_is_the_python_run():
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
+def test_completion_around_unilateral_passes_both_zeno_points(compiled):
     method, t_end = Completion(Unilateral(h=1e-2, tol=1e-12)), EXAMPLE_2.t_max
-    python = method.run(forced_oscillator(EXAMPLE_2), t_end)
-    fast = method.run(forced_oscillator(EXAMPLE_2, compiled=True), t_end)
-    assert_same_run(python, fast)
-    assert fast.status is Status.REACHED_END
-    assert [e.edge for e in fast.events].count("zeno") == 2
+    result = method.run(forced_oscillator(EXAMPLE_2, compiled=compiled), t_end)
+    assert result.status is Status.REACHED_END
+    assert [e.edge for e in result.events].count("zeno") == 2
 
 
 def _wall_system(flow, guard_fn, gradient=None):
@@ -69,7 +65,8 @@ def _f(t, x):
     return np.array([x[1], 1.0 + 0.0 * x[0]])
 
 
-def test_compiled_gradients_give_the_python_gradients_results():
+@pytest.mark.parametrize("is_compiled", [False, True], ids=["python", "compiled"])
+def test_a_gradient_places_the_wall_event(is_compiled):
     """x'' = 1 from x = 0, v = 1: the wall at x = 1 is reached at t = sqrt(3) - 1."""
 
     def wall(t, x):
@@ -78,39 +75,41 @@ def test_compiled_gradients_give_the_python_gradients_results():
     def gradient(t, x):
         return np.array([-1.0, 0.0]), 0.0
 
-    method = Unilateral(tol=1e-9)
-    python = method.run(_wall_system(NativeFlow(_f, ["x", "v"]), wall, gradient), 2.0)
-    fast_system = _wall_system(
-        CompiledFlow(_f, ["x", "v"]),
-        compiled(wall),
-        compiled(gradient, kind="gradient"),
-    )
-    fast = method.run(fast_system, 2.0)
-    assert_same_run(python, fast)
-    assert fast.provenance["loops"].startswith("go: compiled")
-    [event] = fast.events
+    if is_compiled:
+        system = _wall_system(
+            CompiledFlow(_f, ["x", "v"]),
+            compiled(wall),
+            compiled(gradient, kind="gradient"),
+        )
+    else:
+        system = _wall_system(NativeFlow(_f, ["x", "v"]), wall, gradient)
+    [event] = Unilateral(tol=1e-9).run(system, 2.0).events
     assert 0.0 <= 1.0 - event.x_before[0] <= 2 * 1e-9 / BAND_C
     assert event.t == pytest.approx(math.sqrt(3.0) - 1.0, abs=1e-8)
 
 
-def test_a_python_guard_or_gradient_is_called_back_and_named():
+def test_python_guards_and_gradients_serve_a_compiled_flow():
     flow = CompiledFlow(_f, ["x", "v"])
     python_guard = _wall_system(flow, lambda t, x: 1.0 - x[0])
     result = Unilateral(tol=1e-9).run(python_guard, 2.0)
-    assert (
-        "python callbacks (guard `<lambda>` not compiled)"
-        in (result.provenance["loops"])
-    )
     assert result.events[0].t == pytest.approx(math.sqrt(3.0) - 1.0, abs=1e-8)
     python_gradient = _wall_system(
         flow, compiled(lambda t, x: 1.0 - x[0]), lambda t, x: (np.array([-1.0, 0]), 0.0)
     )
     result = Unilateral(tol=1e-9).run(python_gradient, 2.0)
-    assert "gradient of guard `<lambda>` not compiled" in result.provenance["loops"]
+    assert result.events[0].t == pytest.approx(math.sqrt(3.0) - 1.0, abs=1e-8)
 
 
-@pytest.mark.parametrize("is_compiled", [False, True])
-def test_a_guard_that_turns_nan_is_named_on_both_paths(is_compiled):
+def test_a_gradient_of_the_wrong_size_is_refused_with_its_name():
+    system = _wall_system(
+        NativeFlow(_f, ["x", "v"]), lambda t, x: 1.0 - x[0], lambda t, x: ([-1.0], 0.0)
+    )
+    with pytest.raises(FmibridgeError, match="gradient of guard `<lambda>` returned 1"):
+        Unilateral(tol=1e-9).run(system, 2.0)
+
+
+@pytest.mark.parametrize("is_compiled", [False, True], ids=["python", "compiled"])
+def test_a_guard_that_turns_nan_is_named(is_compiled):
     def gap(t, x):
         return 2.0 - x[0] if t < 0.5 else math.nan
 
@@ -120,7 +119,7 @@ def test_a_guard_that_turns_nan_is_named_on_both_paths(is_compiled):
         Unilateral(tol=1e-8).run(system, 1.0)
 
 
-def test_a_flow_of_the_wrong_size_is_refused_before_the_kernel_reads_it():
+def test_a_flow_of_the_wrong_size_is_refused_before_the_loop_reads_it():
     calls = []
 
     def f(t, x):
@@ -140,9 +139,9 @@ def test_the_block_bound_holds_and_says_so():
 
 
 def test_python_callbacks_may_keep_the_states_they_are_given():
-    """The loop writes x^p and x^c to a workspace and reads its history through
-    views without reference counts; a Python flow, guard or gradient that keeps
-    its x sees it unchanged after the run (each call got its own array)."""
+    """The loop writes x^p and x^c to a workspace; a Python flow, guard or
+    gradient that keeps its x sees it unchanged after the run (each call got
+    its own array)."""
     kept = []
 
     def f(t, x, u):

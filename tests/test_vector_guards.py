@@ -1,6 +1,6 @@
 """Guards given as one vector function (`VectorGuard`): the same events as the
-per-edge guards on every method, and Unilateral's compiled loop on them the
-Python path's bit for bit."""
+per-edge guards on every method, evaluated once per point, and Unilateral on
+them the same run for a Python model and a compiled one."""
 
 import itertools
 import math
@@ -23,7 +23,8 @@ from fmibridge import (
 from fmibridge.benchmarks import bumper_cars as cars
 from fmibridge.flows.compiled import CompiledFlow
 from fmibridge.methods import Completion, Halving, Relaxation, Unilateral
-from fmibridge.methods.unilateral import EndpointAdams, _Bank
+from fmibridge.methods._mode import gathered
+from fmibridge.methods.unilateral import EndpointAdams
 
 # -- a particle in a box around a round post: 4 affine walls, 1 circle --------
 
@@ -156,19 +157,20 @@ def test_completion_passes_the_zeno_point_with_vector_guards():
 @pytest.mark.parametrize(
     "method", [Unilateral(h=0.1, tol=1e-8), EndpointAdams(h=0.1, tol=1e-8)]
 )
-def test_unilateral_compiled_vector_loop_is_the_python_run(method, gradient):
+def test_unilateral_on_vector_guards_compiled_model_gives_the_python_run(
+    method, gradient
+):
     python = method.run(box(True, gradient=gradient), 6.0)
     fast = method.run(box(True, compiled=True, gradient=gradient), 6.0)
     assert_same_run(python, fast)
-    assert fast.provenance["loops"].startswith("fly: compiled x")
-    assert python.provenance["loops"].startswith("fly: python callbacks")
     assert len(fast.events) >= 5
 
 
 @pytest.mark.parametrize("gradient", [box_gradients, None], ids=["gradient", "fd"])
 def test_a_declared_sparsity_gives_the_dense_run_bit_for_bit(gradient):
-    """The compiled loop reads only the declared entries of dg/dx: the same
-    numbers as the dense rows, on both paths and in any order of the edges."""
+    """The loop reads only the declared entries of dg/dx: the same numbers as
+    the dense rows, for a Python or a compiled model and in any order of the
+    edges."""
     method, order = Unilateral(h=0.1, tol=1e-8), (4, 2, 0, 3, 1)
     dense = method.run(box(True, compiled=True, gradient=gradient, order=order), 6.0)
     for compiled in (True, False):
@@ -200,7 +202,7 @@ def test_a_gradient_outside_its_sparsity_is_refused(compiled):
         VectorGuard(box_gaps, 5, sparsity=BOX_SPARSITY[:4])
 
 
-def test_the_compiled_loop_picks_the_entries_of_edges_in_another_order():
+def test_the_loop_picks_the_entries_of_edges_in_another_order():
     method, order = Unilateral(h=0.1, tol=1e-8), (4, 2, 0, 3, 1)
     fast = method.run(box(True, compiled=True, order=order), 6.0)
     assert_same_run(method.run(box(True, order=order), 6.0), fast)
@@ -210,7 +212,7 @@ def test_the_compiled_loop_picks_the_entries_of_edges_in_another_order():
     assert np.allclose(fast.event_times, in_order.event_times, rtol=0, atol=1e-12)
 
 
-def test_a_bank_of_one_vector_guard_evaluates_it_once_per_point():
+def test_the_entries_of_one_vector_guard_evaluate_it_once_per_point():
     calls = []
 
     def gaps(t, x):
@@ -218,25 +220,16 @@ def test_a_bank_of_one_vector_guard_evaluates_it_once_per_point():
         return box_gaps(t, x)
 
     guards = VectorGuard(gaps, 5, box_gradients)
-    edges = [Edge(guards[k], "m", name=f"e{k}") for k in (4, 0, 2)]  # any order
-    bank = _Bank.of(Mode("m", NativeFlow(push, list("abcd")), edges))
+    entries = [guards[k] for k in (4, 0, 2)]  # any order
     x = np.array([0.4, 1.7, 0.8, 0.0])
-    assert bank.vector is guards and bank.picks.tolist() == [4, 0, 2]
-    assert bank.values(0.5, x).tolist() == box_gaps(0.5, x)[[4, 0, 2]].tolist()
+    values = gathered(entries, 4, "the box's guards")(0.5, x)
+    assert values.tolist() == box_gaps(0.5, x)[[4, 0, 2]].tolist()
     assert len(calls) == 1
-    assert [e.guard(0.5, x) for e in edges] == bank.values(0.5, x).tolist()
-    assert len(calls) == 1  # the same point: the kept values
-    gx, gt = bank.derivatives(0.5, x)
-    assert gx.tolist() == box_gradients(0.5, x)[0][[4, 0, 2]].tolist()
-    assert bank.arrays[5].tolist() == [True, True, True]  # no entry declared affine
-    mixed = _Bank.of(
-        Mode(
-            "m",
-            NativeFlow(push, list("abcd")),
-            [*edges, Edge(lambda t, x: x[0], "m", name="plain")],
-        )
-    )
-    assert mixed.vector is None and len(mixed.values(0.5, x)) == 4
+    assert [fn(0.5, x) for fn in entries] == values.tolist()
+    assert len(calls) == 2  # called in Python: the same point, the kept values
+    mixed = gathered([*entries, lambda t, x: x[0]], 4, "the box's guards")
+    assert mixed(0.5, x).tolist() == [*values.tolist(), 0.4]
+    assert len(calls) == 3
 
 
 def test_bad_vector_guards_are_refused_with_their_name():
@@ -325,6 +318,4 @@ def test_bumper_cars_vector_guards_give_the_per_edge_models_events(method):
     for compiled in (False, True):
         new = method.run(cars.bumper_cars(0, compiled=compiled), 8.0)
         assert_same_run(old, new)
-    assert len(new.events) >= 20 and new.provenance["loops"].startswith(
-        "drive: compiled x"
-    )
+    assert len(new.events) >= 20

@@ -136,12 +136,11 @@ class VectorGuard:
 
     `guards[i]` is the guard function g_i(t, x) = g(t, x)[i] (a `GuardEntry`):
     wrap it in a Guard with its own name, direction and kind, and its Edge
-    with its own reset, so every method runs the model. Methods that call the
-    guards one by one evaluate g once per point (the last point's values are
-    kept); `Unilateral` sees that a mode's guards are entries of one
-    VectorGuard and evaluates g and its gradient once per point, compiled
-    where both are numba-compiled (`numba.njit`) and the flow is a
-    CompiledFlow.
+    with its own reset, so every method runs the model. The methods' compiled
+    loops evaluate g once per point for all its entries (at its C address
+    where it is numba-compiled, `numba.njit`, else called back), and
+    `Unilateral` its gradient too; an entry called from Python evaluates g once
+    per point as well (the last point's values are kept).
 
     Parameters
     ----------
@@ -162,8 +161,9 @@ class VectorGuard:
         Which entries of dg/dx may be non-zero (as `jac_sparsity` of
         scipy.integrate.solve_ivp): `Unilateral` reads only those, so a guard
         of two bodies among many costs what its own entries cost. A non-zero
-        outside it is an error where it is seen (the Python path, and a probe
-        when the compiled loop is bound). Default: every entry.
+        outside it is an error where it is seen (at every point for a Python
+        gradient or central differences, at two probe points for a
+        numba-compiled gradient). Default: every entry.
 
     Examples
     --------

@@ -270,6 +270,16 @@ class VectorField(Flow):
         return FieldStepper(self.rhs_function(), scheme.tableau)
 
 
+def python_force(fn, n: int, what: str) -> Function:
+    """Return a Python force map fn(t, x, lam) -> dx/dt of n states as a Function
+    of (t, [x, lam]) (n + 1 values in, n out), called back in Python."""
+
+    def force(t: float, z: np.ndarray) -> np.ndarray:
+        return fn(t, z[:n], float(z[n]))
+
+    return PythonVector(force, n + 1, n, f"{what} (with the contact force lam)")
+
+
 def _label(flow: Flow) -> str:
     """The flow as messages name it: its class and name."""
     name = getattr(flow, "name", "")
@@ -293,6 +303,19 @@ class ForcedVectorField(VectorField):
     @abc.abstractmethod
     def rhs_with_force(self, t: float, x: np.ndarray, lam: float) -> np.ndarray:
         """Return dx/dt at (t, x) with the contact force `lam` applied."""
+
+    def force_function(self) -> Function:
+        """Return the force map as the compiled loops call it: a Function of the
+        n states followed by lam (n + 1 values in, dx/dt out). By default
+        `rhs_with_force`, called back in Python (built once); a flow with a
+        compiled form (an FMU's C calls) returns that instead."""
+        function = self.__dict__.get("_force_function")
+        if function is None:
+            function = python_force(
+                self.rhs_with_force, len(self.state_names), f"the flow {_label(self)}"
+            )
+            self.__dict__["_force_function"] = function
+        return function
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt at (t, x) without contact force (lam = 0)."""

@@ -11,19 +11,24 @@ never loads it.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..core._functions import CAddress, Function
+from ..core._functions import CAddress, Function, PythonVector
 from ..core.errors import FmibridgeError
+from ..core.system import GuardEntry, VectorGuard
 from .base import VectorField, checked_names
 
 # What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
 # contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
-# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), and
-# a reset (t, x) -> array.
-KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset")
+# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), a
+# reset (t, x) -> array, and a VectorGuard's gradient (t, x) -> (dg/dx rows, dg/dt).
+KINDS = ("guard", "rhs", "force", "hessian", "gradient", "reset", "vector_gradient")
+# Each VectorGuard's g as the loops call it, by (id, number of states), dropped
+# when the VectorGuard is collected (`vector_function`).
+_VECTORS: dict[tuple[int, int], Function] = {}
 
 
 @functools.cache
@@ -40,6 +45,7 @@ def signatures() -> dict:
         "hessian": matrix(f64, array),
         "gradient": types.Tuple((array, f64))(f64, array),
         "reset": rhs,
+        "vector_gradient": types.Tuple((matrix, array))(f64, array),
     }
 
 
@@ -47,8 +53,9 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
     """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
     the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
     "hessian" (t, x) -> 2-D array (a `Contact`'s primitives), "gradient" (t, x)
-    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`) and
-    "reset" R(t, x) -> array (an edge's reset).
+    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`),
+    "reset" R(t, x) -> array (an edge's reset) and "vector_gradient" (t, x) ->
+    (dg/dx 2-D array, dg/dt array) (a `VectorGuard`'s gradient).
 
     The methods' loops call a compiled guard, reset or right-hand side as machine
     code. t is a float, x a contiguous float64 array. Division by zero gives inf
@@ -100,43 +107,127 @@ def is_compiled(fn: object) -> bool:
 
 
 @functools.cache
-def c_function(fn: Callable, kind: str, n: int) -> Function:
-    """Return the numba function fn (a "guard", "rhs" or "reset" of n states) as
-    a Function the compiled loops call at its C address: a numba ``cfunc`` that
-    writes its value(s) to the loop's buffer. Built once per function, kind and
-    size (about 0.05 s)."""
+def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Function:
+    """Return the numba function fn of n states as a Function the compiled loops
+    call at its C address: a numba ``cfunc`` that writes its value(s) to the
+    loop's buffer. Built once per function, kind and sizes (about 0.05 s).
+
+    kind is one of the KINDS: a "guard" gives one value; "rhs" and "reset" give
+    n_out (default n), as does a contact's gradient (kind "rhs", n_out the size
+    of q) and a VectorGuard's g (kind "rhs", n_out its size); a "force" map (t,
+    x, lam) takes n + 1 values, x then lam, and gives n_out (default n); a
+    "hessian" gives its matrix's n_out entries row by row; a guard's "gradient"
+    gives n + 1 values, dg/dx then dg/dt.
+    """
     import numba
     from numba import types
 
     fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
     pointer = types.CPointer(types.float64)
     signature = types.void(types.float64, pointer, pointer)
+    n_in, size = (n + 1 if kind == "force" else n), (n if n_out is None else n_out)
     if kind == "guard":
 
         def scalar(t, x_at, out):
             out[0] = fn(t, numba.carray(x_at, n))
 
-        wrapper, n_out = numba.cfunc(signature)(scalar), 1
+        wrapper, size = numba.cfunc(signature)(scalar), 1
+    elif kind == "gradient":
+
+        def gradient(t, x_at, out):
+            row, value = fn(t, numba.carray(x_at, n))
+            for i in range(n):
+                out[i] = row[i]
+            out[n] = value
+
+        wrapper, size = numba.cfunc(signature)(gradient), n + 1
+    elif kind == "force":
+
+        def force(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n), x_at[n])
+            for i in range(size):
+                out[i] = values[i]
+
+        wrapper = numba.cfunc(signature)(force)
+    elif kind == "hessian":
+
+        def matrix(t, x_at, out):
+            values = fn(t, numba.carray(x_at, n)).ravel()
+            for i in range(size):
+                out[i] = values[i]
+
+        wrapper = numba.cfunc(signature)(matrix)
     else:
 
         def vector(t, x_at, out):
             values = fn(t, numba.carray(x_at, n))
-            for i in range(n):
+            for i in range(size):
                 out[i] = values[i]
 
-        wrapper, n_out = numba.cfunc(signature)(vector), n
+        wrapper = numba.cfunc(signature)(vector)
     what = f"{kind} `{_name_of(fn)}`"
-    return CAddress(wrapper.address, n, n_out, what, keep=wrapper)
+    return CAddress(wrapper.address, n_in, size, what, keep=wrapper)
+
+
+def c_gradient_rows(
+    fn: Callable, n: int, starts: np.ndarray, columns: np.ndarray, what: str
+) -> Function:
+    """Return a VectorGuard's numba-compiled gradient as a Function the compiled
+    loops call: a ``cfunc`` that writes dg/dx only at `columns`, row by row (row
+    r's at columns[starts[r]:starts[r + 1]]), then dg/dt (one per row).
+
+    The sizes are not checked here: probe the gradient from Python first.
+    """
+    import numba
+    from numba import types
+
+    fn = compiled(fn, what, kind="vector_gradient")
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    m, nnz = len(starts) - 1, len(columns)
+    pointer = types.CPointer(types.float64)
+
+    def rows(t, x_at, out):
+        gx, gt = fn(t, numba.carray(x_at, n))
+        for r in range(m):
+            for k in range(starts[r], starts[r + 1]):
+                out[k] = gx[r, columns[k]]
+            out[nnz + r] = gt[r]
+
+    wrapper = numba.cfunc(types.void(types.float64, pointer, pointer))(rows)
+    return CAddress(wrapper.address, n, nnz + m, what, keep=wrapper)
+
+
+def vector_function(vector: VectorGuard, n: int) -> Function:
+    """Return the VectorGuard's g of n states as the loops call it (one Function
+    per VectorGuard and n): at its C address where g is numba-compiled (its
+    size checked once, at x = 0), else called back in Python."""
+    key = (id(vector), n)
+    found = _VECTORS.get(key)
+    if found is None:
+        what = f"VectorGuard `{vector.name}`"
+        if is_compiled(vector.fn):
+            with np.errstate(all="ignore"):
+                vector.values(0.0, np.zeros(n))  # raises if the size is wrong
+            found = c_function(vector.fn, "rhs", n, vector.size)
+        else:
+            found = PythonVector(vector.fn, n, vector.size, what)
+        _VECTORS[key] = found
+        weakref.finalize(vector, _VECTORS.pop, key, None)
+    return found
 
 
 def engine_entry(fn: object, n: int) -> tuple[Function, int] | None:
     """Return a guard function's compiled form for the loops, (Function, entry),
     or None for a Python function: its own `engine_entry(n)` where it offers one
-    (an adapter's expression, an FMU's event indicator), else a numba function's
-    C address."""
+    (an adapter's expression, an FMU's event indicator), a VectorGuard's g for
+    its entry (evaluated once per point for all entries), else a numba
+    function's C address."""
     entry = getattr(fn, "engine_entry", None)
     if entry is not None:
         return entry(n)
+    if isinstance(fn, GuardEntry):
+        return vector_function(fn.vector, n), fn.index
     if is_compiled(fn):
         return c_function(fn, "guard", n), 0
     return None

@@ -21,8 +21,8 @@ the method with its parameters and the output columns::
                                 # [constraint] and the FMU's force input)
 
     [constraint]
-    gap = "h"                   # a state or output
-    velocity = "v"              # dh qdot
+    gap = "h"                   # a state or output, or an expression ("1.5 - x")
+    velocity = "v"              # dh qdot (a variable or an expression)
     restitution = "e"           # a number or a parameter name
     force_input = "lam"         # optional: the FMU's constraint-force input
 
@@ -35,7 +35,10 @@ The whole file is checked before anything runs, and every problem found is
 reported in one AdapterError that names the file and the key. Every `target`
 must be a declared mode: a [modes.NAME] table or the `mode` of an edge. FMU
 event indicators (an exported model's own `when` clauses) always become guards
-too. An expression that fails at run time (`v / 0`) raises one ExpressionError
+too, first in each mode: where one is crossed at the same instant as an
+adapter's guard, the FMU's own event (its reset, its rest rule) runs first, and
+the adapter's edge fires after it only if its guard is still crossed. An
+expression that fails at run time (`v / 0`) raises one ExpressionError
 naming the file, the key, the expression and the time.
 """
 
@@ -64,6 +67,7 @@ from .adapter_tables import (
 )
 from .coupled import is_coupled, load_coupled
 from .expressions import Expression
+from .gap_expressions import gap_contact
 from .toml_file import read_toml
 
 TOP_KEYS = {
@@ -273,7 +277,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
         problems.check("method.h", check_step, *step)
     problems.raise_if_any()
     modes = [
-        Mode(m, f, tuple(e for src, e in edges if src == m) + fmu_event_edges(f, m))
+        Mode(m, f, fmu_event_edges(f, m) + tuple(e for src, e in edges if src == m))
         for m, f in flows.items()
     ]
     system = HybridSystem(
@@ -321,21 +325,67 @@ def _input_function(expr: Expression, parameters: Mapping[str, float], where: st
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
-    """The [constraint]: a Contact (impact law, completion) where the FMU allows it."""
+    """The [constraint]: a Contact (impact law, completion) where the FMU allows it.
+
+    Its gap and velocity name variables of the FMU, or are expressions over its
+    variables, parameters and t (`gap_expressions`); an expression needs the
+    FMU's constraint-force input.
+    """
     if table is None:
         return None
-    known = set(flow.state_names) | set(flow.output_names)
-    fields = constraint_fields(
-        table, parameters, problems, known=known, extra_keys={"force_input"}
-    )
+    fields = constraint_fields(table, parameters, problems, extra_keys={"force_input"})
     if fields is None:
         return None
     force_input = table.get("force_input", "lam")
-    if force_input in flow.archive.variables:
-        return problems.check(
-            "constraint", lambda: fmu_contact(flow, *fields, force_input=force_input)
+    has_force = force_input in flow.archive.variables
+    known = set(flow.state_names) | set(flow.output_names)
+    if fields[0] in known and fields[1] in known:
+        if has_force:
+            return problems.check(
+                "constraint",
+                lambda: fmu_contact(flow, *fields, force_input=force_input),
+            )
+        return problems.check("constraint", UnilateralConstraint, *fields)
+    variables = known | set(parameters) | {"t"}
+    gap, velocity = (
+        _expression(source, key, variables, problems)
+        for key, source in (("gap", fields[0]), ("velocity", fields[1]))
+    )
+    if gap is None or velocity is None:
+        return None
+    if not has_force:
+        problems.add(
+            "constraint.gap",
+            f"the gap expression {gap.source!r} needs the FMU's constraint-force "
+            f"input {force_input!r} (force_input), through which completion and "
+            f'reset = "impact" act; the FMU has no such input. Name a state of the '
+            f"FMU as the gap (and its velocity) instead.",
         )
-    return problems.check("constraint", UnilateralConstraint, *fields)
+        return None
+    return problems.check(
+        "constraint",
+        lambda: gap_contact(
+            flow,
+            gap,
+            velocity,
+            restitution=fields[2],
+            force_input=force_input,
+            parameters=parameters,
+            where=str(problems.path),
+        ),
+    )
+
+
+def _expression(source, key: str, variables: set[str], problems) -> Expression | None:
+    """The [constraint] `key`: a variable's name or an expression over `variables`."""
+    if not isinstance(source, str | int | float) or isinstance(source, bool):
+        problems.add(
+            f"constraint.{key}",
+            f"must name a variable of the system or be an expression over "
+            f"{sorted(variables)}, got {source!r}.",
+        )
+        return None
+    return problems.check(f"constraint.{key}", Expression.parse, source, variables, "")
 
 
 def _outputs(table, flow, problems) -> tuple[str, ...]:

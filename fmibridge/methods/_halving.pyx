@@ -31,6 +31,7 @@ from ._firing cimport fire
 from ._mode cimport CompiledMode, reached
 
 from ..core.result import Status
+from .base import Rated, State, Step, non_finite
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -46,22 +47,33 @@ _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
 
 
 cdef class _Walk:
-    """One attempt's state and scratch: the point (t, x) with its guards g0 and,
-    where known, their rates r0 and dx/dt there (slope)."""
+    """One call's state and scratch: the point (t, x) with its guards g0 and,
+    where known, their rates r0 and dx/dt there (slope); a trial's end y with its
+    guards g1 (and r1, s1 where it is taken); a dip's point; Illinois' ends. Kept
+    with its mode between calls (`CompiledMode.work`)."""
 
     cdef CompiledMode cm
-    cdef object method, log, state_cls, rated_cls
+    cdef object method, log
     cdef double h, t_tol, t_end, t0
-    cdef bint grid, has_slope
+    cdef bint grid, has_slope, busy
     cdef long max_halvings, n_steps, max_steps
     cdef public double t
-    cdef object r0_a, slope_a
-    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, zd, gd
+    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, zd, gd, x_lo, g_lo, g_hi, signs
 
-    def __init__(self, method, CompiledMode cm, log, double t_end, double t0):
-        from .base import Rated, State
-        self.cm, self.method, self.log = cm, method, log
-        self.state_cls, self.rated_cls = State, Rated
+    def __init__(self, CompiledMode cm):
+        self.cm, self.busy = cm, False
+        n, m = max(cm.n, 1), max(cm.m, 1)
+        self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
+        self.zd, self.x_lo = np.empty(n), np.empty(n)
+        self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
+        self.gd, self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(4))
+
+    cdef int start(self, method, log, double t_end, double t0, state) except -1:
+        """Start a call from `state`: the method's parameters and the point."""
+        cdef CompiledMode cm = self.cm
+        cdef Py_ssize_t n = cm.n, m = cm.m
+        cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
+        self.method, self.log = method, log
         self.h, self.t_tol, self.t_end = method.h, method.t_tol, t_end
         self.max_halvings = method.max_halvings
         self.n_steps, self.max_steps = 0, method.max_steps - log.n_steps
@@ -69,28 +81,31 @@ cdef class _Walk:
         # own time (Co-Simulation FMUs); vector fields sum h
         self.grid = not cm.has_rhs
         self.t0 = t0
-        n, m = max(cm.n, 1), max(cm.m, 1)
-        self.y, self.s1, self.zd = np.empty(n), np.empty(n), np.empty(n)
-        self.g1, self.r1, self.gd = np.empty(m), np.empty(m), np.empty(m)
+        self.t = state.t
+        if n:
+            self.x[:n] = given
+        cm.evaluate(self.t, &self.x[0], &self.g0[0])
+        if not all_finite(&self.g0[0], m):
+            raise non_finite(cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m]))
+        self.has_slope = isinstance(state, Rated) and state.slope is not None
+        if self.has_slope:
+            given = np.asarray(state.rates, dtype=float)
+            self.r0[:m] = given
+            given = np.asarray(state.slope, dtype=float)
+            self.slope[:n] = given
+        return 0
 
 
 def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
     """Take Halving's steps from `state` (see the module docstring); return the Step."""
-    from .base import Rated
-    cdef _Walk w = _Walk(method, cm, log, t_end, t0)
-    w.t = state.t
-    w.x = np.array(state.x, dtype=float)
-    w.g0 = np.empty(max(cm.m, 1))
-    cm.evaluate(w.t, &w.x[0], &w.g0[0])
-    _check_finite(w, w.t, w.x.base, w.g0.base)
-    w.has_slope = isinstance(state, Rated) and state.slope is not None
-    w.r0_a, w.slope_a = np.empty(max(cm.m, 1)), np.empty(max(cm.n, 1))
-    w.r0, w.slope = w.r0_a, w.slope_a
-    if w.has_slope:
-        w.r0_a[:cm.m] = state.rates
-        w.slope_a[:cm.n] = state.slope
-    many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
+    cdef _Walk w = cm.work.get(_Walk)
+    if w is None or w.busy:  # busy: a reset that runs another simulation
+        w = _Walk(cm)
+        cm.work.setdefault(_Walk, w)
+    w.busy = True
     try:
+        w.start(method, log, t_end, t0, state)
+        many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
         while True:
             step = _step(w)
             if step is not None or not many:
@@ -102,18 +117,19 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
     finally:
         log.n_steps += w.n_steps
         w.n_steps = 0
+        w.method = w.log = None
+        w.busy = False
         cm.flush(log)
     return step
 
 
 cdef object _at_point(_Walk w):
     """The Step to the walk's point, with its rates and slope for the next step."""
-    from .base import Step
     cdef Py_ssize_t n = w.cm.n, m = w.cm.m
-    x = np.array(w.x[:n])
+    x = new_array(&w.x[0], n)
     if not w.has_slope:
-        return Step(w.state_cls(w.t, x, w.cm.name))
-    return Step(w.rated_cls(w.t, x, w.cm.name, list(w.r0[:m]), np.array(w.slope[:n])))
+        return Step(State(w.t, x, w.cm.name))
+    return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), new_array(&w.slope[0], n)))
 
 
 cdef double _grid_step(_Walk w, double t):
@@ -138,16 +154,6 @@ cdef double _step_end(_Walk w, double t, double hs):
         return t1
     grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
     return grid if abs(grid - t1) <= TIME_RTOL * w.h else t1
-
-
-cdef int _check_finite(_Walk w, double t, x, g) except -1:
-    """Raise the error naming the flow or guard if the state or a guard value at
-    an accepted point is not finite (`base.non_finite`)."""
-    from .base import non_finite
-    cdef Py_ssize_t m = w.cm.m
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(g[:m]))):
-        raise non_finite(w.cm.mode, t, np.asarray(x), list(g[:m]))
-    return 0
 
 
 cdef object _crossed(_Walk w, const double* g0, const double* g1, const double* y):
@@ -176,7 +182,6 @@ cdef object _step(_Walk w):
     """One step of h from the walk's point, halved into a crossing if one lies in
     it (one accepted half step after each halving). Returns None after a plain
     step (the walk moved on), else the Step that ends the attempt."""
-    from .base import Step
     cdef CompiledMode cm = w.cm
     cdef Stepper stepper = cm.stepper
     cdef Py_ssize_t n = cm.n, m = cm.m, i
@@ -246,8 +251,7 @@ cdef object _step(_Walk w):
         if crossed is _NON_FINITE and hs <= w.t_tol:
             near = _nearest_guard(&w.g0[0], m)
             if near is None:
-                from .base import non_finite
-                raise non_finite(cm.mode, t + hs, np.array(w.y[:n]), list(w.g1[:m]))
+                            raise non_finite(cm.mode, t + hs, np.array(w.y[:n]), list(w.g1[:m]))
             # the flow is undefined just beyond this guard: it fires here
             cm.flush(w.log)
             return Step(_fire(w, t, w.x.base, 0.0, w.g0.base, w.g0.base, [near]))
@@ -256,7 +260,7 @@ cdef object _step(_Walk w):
         hs /= 2
     cm.flush(w.log)
     return Step(
-        w.state_cls(t, np.array(w.x[:n]), cm.name),
+        State(t, np.array(w.x[:n]), cm.name),
         Status.NO_PROGRESS,
         f"No step from t = {t!r} in mode {cm.name!r} after {n_halvings} "
         f"halvings (max_halvings); guards {_named(cm, w.g0)}.",
@@ -377,40 +381,41 @@ cdef object _illinois(_Walk w, double t, double hs):
     """
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m, i
-    cdef double[::1] signs = np.empty(max(m, 1))
-    for i in range(m):
-        signs[i] = bracket_sign(cm.sides[i], w.g0[i], w.g1[i])
-    cdef double f0 = lowest(&signs[0], &w.g0[0], m), f1 = lowest(&signs[0], &w.g1[0], m)
-    if not is_bracket(f0, f1):
-        return None
-    cdef Illinois s = illinois_start(0.0, f0, hs, f1, w.t_tol)
-    x_lo = np.array(w.x[:n])
-    g_lo = np.array(w.g0[:m])
-    g_hi = np.array(w.g1[:m])
-    cdef double[::1] y = np.empty(max(n, 1)), g = np.empty(max(m, 1))
-    cdef double sigma, f
+    cdef double* signs = &w.signs[0]
+    cdef double* y = &w.zd[0]
+    cdef double* g = &w.gd[0]
+    cdef double sigma, f, f0, f1
     cdef long n_trials = 0, k
     cdef bint stalls = not cm.has_rhs and n > 0
-    seen = {w.x.base[:n].tobytes(): 0.0} if stalls else None
+    cdef Illinois s
+    for i in range(m):
+        signs[i] = bracket_sign(cm.sides[i], w.g0[i], w.g1[i])
+    f0, f1 = lowest(signs, &w.g0[0], m), lowest(signs, &w.g1[0], m)
+    if not is_bracket(f0, f1):
+        return None
+    s = illinois_start(0.0, f0, hs, f1, w.t_tol)
+    memcpy(&w.x_lo[0], &w.x[0], n * sizeof(double))
+    memcpy(&w.g_lo[0], &w.g0[0], m * sizeof(double))
+    memcpy(&w.g_hi[0], &w.g1[0], m * sizeof(double))
+    seen = {new_array(&w.x[0], n).tobytes(): 0.0} if stalls else None
     for k in range(w.max_halvings):
         if illinois_done(&s):
             break
         sigma = illinois_propose(&s)
-        cm.stepper.advance(t, &w.x[0], sigma, &w.slope[0] if w.has_slope else NULL,
-                           &y[0])
-        if stalls and seen.setdefault(np.asarray(y[:n]).tobytes(), sigma) != sigma:
+        cm.stepper.advance(t, &w.x[0], sigma, &w.slope[0] if w.has_slope else NULL, y)
+        if stalls and seen.setdefault(new_array(y, n).tobytes(), sigma) != sigma:
             # one state for two steps: halving says what it can
             w.log.n_rejected += n_trials
             return None
-        cm.evaluate(t + sigma, &y[0], &g[0])
+        cm.evaluate(t + sigma, y, g)
         n_trials += 1
-        f = lowest(&signs[0], &g[0], m) if all_finite(&y[0], n) and all_finite(
-            &g[0], m) else NAN
+        f = lowest(signs, g, m) if all_finite(y, n) and all_finite(g, m) else NAN
         if illinois_narrow(&s, sigma, f):
-            x_lo = np.array(y[:n])
-            g_lo = np.array(g[:m])
+            memcpy(&w.x_lo[0], y, n * sizeof(double))
+            memcpy(&w.g_lo[0], g, m * sizeof(double))
         else:
-            g_hi = np.array(g[:m])
+            memcpy(&w.g_hi[0], g, m * sizeof(double))
+    x_lo, g_lo, g_hi = new_array(&w.x_lo[0], n), new_array(&w.g_lo[0], m), new_array(&w.g_hi[0], m)
     return _fire_bracket(w, t, s.lo, s.hi, x_lo, g_lo, g_hi, n_trials)
 
 
@@ -423,7 +428,6 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g
     non-finite far end means the flow is undefined just beyond: the guard
     within NEAR_GUARD of its surface at the near end fires there.
     """
-    from .base import Step, non_finite
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i
     cdef double[::1] lo_values = g_lo
@@ -434,7 +438,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g
         if stuck is not None and lo > 0.0:  # the state rests on that guard
             return Step(_fire(w, t, x, 0.0, g0, g0, [stuck]))
         return Step(
-            w.state_cls(t, np.array(x), cm.name),
+            State(t, np.array(x), cm.name),
             Status.NO_PROGRESS,
             f"The crossing after t = {t!r} in mode {cm.name!r} is still "
             f"bracketed to {hi - lo:.3g} s after {n_trials} trials "

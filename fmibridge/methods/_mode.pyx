@@ -203,19 +203,24 @@ def reset_function(reset, Py_ssize_t n):
 
 
 def guard_function(mode, Py_ssize_t n):
-    """The mode's guards as one Function of (t, x): each source evaluated once per
+    """The mode's guards as one Function of (t, x) (`gathered`)."""
+    what = f"the guards of mode {mode.name!r}"
+    return gathered([edge.guard.fn for edge in mode.edges], n, what)
+
+
+def gathered(fns, Py_ssize_t n, str what):
+    """Guard functions as one Function of (t, x): each source evaluated once per
     point (`Gathered`). A guard function may have a compiled form
     (`flows.compiled.engine_entry`: a numba function, an adapter's expression,
-    an FMU's indicator), the entry `index` of a Function's values (a vector
-    guard's entries share one Function); the others are called in Python, one
-    call per guard."""
+    an FMU's indicator, a VectorGuard's entry), the entry `index` of a
+    Function's values (a vector guard's entries share one Function); the others
+    are called in Python, one call per guard."""
     from ..core._functions import Gathered, PythonScalars
     from ..flows.compiled import engine_entry
 
     parts, part_of, entry_of, python = [], [], [], []
     where = {}
-    for edge in mode.edges:
-        fn = edge.guard.fn
+    for fn in fns:
         entry = engine_entry(fn, n)
         if entry is None:
             python.append(fn)
@@ -231,7 +236,6 @@ def guard_function(mode, Py_ssize_t n):
         entry_of.append(index)
     if python:
         k = len(parts)
-        parts.append(PythonScalars(python, n, f"the guards of mode {mode.name!r}"))
+        parts.append(PythonScalars(python, n, what))
         part_of = [k if p < 0 else p for p in part_of]
-    what = f"the guards of mode {mode.name!r}"
     return Gathered(parts, part_of, entry_of, n, what)

@@ -210,6 +210,7 @@ class Method(abc.ABC):
                 continue
             if grid is not None:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
+            t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
             try:
                 step = self._attempt(system, state, min(t_end, t_event), log)
             except FlowTerminated as end:  # inside a step: its end is the run's

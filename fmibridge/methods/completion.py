@@ -5,7 +5,7 @@
 truncation test it applies R* (project onto h = 0, dh qdot = 0) and switches to
 the mode "constrained", which it integrates itself with the contact force lam of
 eq. (6), recorded as the output column `lam`. When lam falls through zero it
-locates the instant (bisection, then secant, like a guard on lam) and lifts off
+locates the instant (Illinois, then secant, like a guard on lam) and lifts off
 into "<free>:lifted", a copy of the free mode whose impact edge is disarmed until
 the gap rate falls through zero (the apex), so the impact that ended a
 constrained phase is not re-detected at once; the edge "rearm" then
@@ -18,7 +18,8 @@ Decisions where the paper leaves a choice:
   denominator, as the impact law requires); otherwise a model-free
   test: the gap rates of the last N_SERIES impacts must decay geometrically
   (ratios r < 1 within RATIO_SPREAD) while their intervals shrink, and the
-  predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v:
+  predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v
+  (the constants of `_completion`, where the tests run compiled):
   in time the flights still to come, 2 r abs(hdot) / ((1 - r) a), a = -hddot
   at R*x (the flight-time sum behind c1 of eq. 15, exact on flat ground), in
   position and velocity the last increment * r / (1 - r). The rates, not the
@@ -38,7 +39,9 @@ Decisions where the paper leaves a choice:
 - Constrained steps grow by doubling from h while step doubling agrees within
   `tol` and lam changes over each half step by less than LAM_CHANGE of its
   value; a body at rest reaches t_end in O(log(t_end / h)) steps. Steps
-  never drop below h except to land on t_end or to locate a lift-off.
+  never drop below h except to land on t_end or to locate a lift-off. They
+  run compiled (`_completion.Phase`), on the contact's compiled numerics
+  (`_contact.ContactFunctions`).
 - Lift-off (A17): lam <= 0 at a sample ends the step; a lam that touches zero
   without crossing between samples is not detected.
 
@@ -53,48 +56,32 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import pairwise
 from typing import ClassVar
 
 import numpy as np
 
-from ..core.bracket import End, illinois
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
-from ..flows.compiled import BLOCK
-from .base import TIME_RTOL, Method, State, Step, positive, reached
-from .compiled_completion import CompiledRun
-from .contact import Contact, ZenoBounds, contact_of
+from ._completion import LIFTED as PHASE_LIFTED
+from ._completion import NON_FINITE, STUCK, Phase, Series, truncation_threshold
+from ._contact import ProjectedStepper
+from .base import Method, State, Step, positive, reach_tol, reached
+from .contact import Contact, contact_of
+
+__all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
-# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (Or and Ames
-# leave the ratio free; 0.5 keeps V well inside U).
-V_RATIO = 0.5
-# Impacts in the series the model-free test reads: 3 gap-rate ratios, enough to see
-# geometric decay.
-N_SERIES = 4
-# Largest spread of those ratios still called geometric; the flat ground has 0,
-# the paper's examples ~0.02 near their Zeno points.
-RATIO_SPREAD = 0.1
-# The model-free tails are estimates, not bounds: demand they be half the budget.
-FALLBACK_SAFETY = 2.0
 # |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
 ON_SURFACE = 1e-12
-# A constrained step longer than h is accepted only if lam changes over each half
-# by less than this fraction of its smallest sample: lam cannot then dip to zero
-# and back between samples unless it varies on a scale far below the step.
-LAM_CHANGE = 0.5
-# Bound on halvings of one constrained step: 2^64 covers any ratio of float steps.
-MAX_HALVINGS = 64
 
 
 class ConstrainedFlow(VectorField):
-    """The constrained dynamics D_L of eq. (7), projected onto Z after each step."""
+    """The constrained dynamics D_L of eq. (7), projected onto Z after each step
+    (`_contact.ProjectedStepper`)."""
 
     def __init__(
         self,
@@ -105,18 +92,37 @@ class ConstrainedFlow(VectorField):
     ) -> None:
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.state_names = state_names
+        self.functions = contact.compiled(len(state_names))
         # memory of this run (the flow is built per run): the last constrained
-        # step, and each logged event as an _Impact (None if it is no impact)
+        # step, and the current series of impacts
         self.last_step: float | None = None
-        self.impacts: list[_Impact | None] = []
-        # the run's attempts in one compiled call (`CompiledRun`), False where
-        # they cannot be, None until the first attempt asks
-        self.compiled_run: CompiledRun | bool | None = None
+        self.series = Series(self.functions, free, impact_edges, contact.bounds)
+        self._steppers: dict[str, ProjectedStepper] = {}
+        self._phases: dict[str, Phase] = {}
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the constrained dynamics dx/dt with the contact force lam (Or and
         Ames, eq. 6)."""
-        return self.contact.constrained_rhs(t, x)
+        return self.functions.constrained(t, x)[0]
+
+    def rhs_function(self):
+        """Return eq. (7) as the compiled loops call it."""
+        return self.functions.rhs_function
+
+    def stepper(self, scheme: Scheme) -> ProjectedStepper:
+        """Return the constrained steps of `scheme`: a step on eq. (7), then R*."""
+        found = self._steppers.get(scheme.name)
+        if found is None:
+            found = ProjectedStepper(self.functions, scheme.tableau)
+            self._steppers[scheme.name] = found
+        return found
+
+    def phase(self, scheme: Scheme) -> Phase:
+        """Return the constrained phases of `scheme` (`_completion.Phase`)."""
+        found = self._phases.get(scheme.name)
+        if found is None:
+            found = self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
+        return found
 
     def advance(
         self,
@@ -128,13 +134,13 @@ class ConstrainedFlow(VectorField):
     ) -> np.ndarray:
         """Step and project onto Z. A known `slope` (dx/dt at (t, x)) replaces the
         first stage's evaluation, which an explicit scheme makes at (t, x) itself."""
-        rhs = self.rhs
-        if slope is not None:
+        return self.stepper(scheme).step(t, x, h, slope)
 
-            def rhs(s: float, z: np.ndarray) -> np.ndarray:
-                return slope if z is x and s == t else self.rhs(s, z)
-
-        return self.contact.project(t + h, scheme.step(rhs, t, x, h))
+    def advance_from(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
+    ) -> np.ndarray:
+        """Return `advance` from the known dx/dt `slope` at (t, x)."""
+        return self.advance(t, x, h, scheme, slope)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the contact force lam at (t, x)."""
@@ -145,80 +151,21 @@ class ConstrainedFlow(VectorField):
         return {"flow": f"constrained:{self.contact.gap}"}
 
 
-def truncation_threshold(
-    e: float,
-    bounds: ZenoBounds,
-    eps: tuple[float, float, float],
-    *,
-    speed: float,
-    dh_norm: float,
-) -> float:
-    """Return min(c1, c2, c3) of eq. (15); truncate when abs(dh qdot) is below it.
+class GapRate:
+    """The gap rate dh qdot as a guard (the lifted mode's "rearm"): called from
+    Python, and compiled for the loops (`engine_entry`)."""
 
-    Parameters
-    ----------
-    e : float
-        Restitution, 0 < e < 1.
-    bounds : ZenoBounds
-        a_min, a_max, eta, zeta over V = N(eps_q', eps_v').
-    eps : (eps_t, eps_q', eps_v')
-        Time budget and the primed neighbourhood radii.
-    speed : float
-        ||qdot*||, so beta = speed + eps_v'.
-    dh_norm : float
-        ||dh(q*)||.
+    __name__ = "gap_rate"
 
-    Returns
-    -------
-    float
-        The threshold; 0 when (9) fails (a_min <= 0 or e' = e a_max / a_min >= 1).
+    def __init__(self, contact: Contact) -> None:
+        self.contact = contact
 
-    References
-    ----------
-    Or and Ames, eqs. (9), (10), (14), (15), with dh M^-1 dh^T in the
-    denominator of eq. (10) (the printed dh M dh^T is dimensionally inconsistent).
+    def __call__(self, t: float, x: np.ndarray) -> float:
+        return self.contact.rate(t, x)
 
-    Examples
-    --------
-    >>> b = ZenoBounds(a_min=1.0, a_max=1.0, eta=1.0, zeta=1.0)
-    >>> eps = (1e-3, 5e-4, 5e-4)
-    >>> round(truncation_threshold(0.5, b, eps, speed=0.3, dh_norm=1.0), 10)
-    8.33333e-05
-    """
-    eps_t, eps_q, eps_v = eps
-    if not (bounds.a_min > 0 and bounds.a_max >= bounds.a_min):
-        return 0.0
-    e1 = e * bounds.a_max / bounds.a_min
-    e2 = e * math.sqrt(bounds.a_max / bounds.a_min)
-    if e1 >= 1.0:
-        return 0.0
-    scale = bounds.a_min * (1.0 - e1) / (2.0 * e)
-    c1 = scale * eps_t
-    c2 = scale * eps_q / (speed + eps_v)
-    c3 = eps_v / (
-        (1.0 + e) * bounds.eta / (1.0 - e2) + bounds.zeta / scale + 1.0 / dh_norm
-    )
-    return min(c1, c2, c3)
-
-
-@dataclass(frozen=True)
-class _Impact:
-    """One impact of the current series: time, pre-impact state, gap rate."""
-
-    t: float
-    x: np.ndarray
-    rate: float
-    contact: Contact
-
-    @cached_property
-    def x_star(self) -> np.ndarray:
-        """R* of the pre-impact state, on demand: most impacts never need it."""
-        return self.contact.project(self.t, self.x)
-
-    @cached_property
-    def hddot_star(self) -> float:
-        """hddot at R* x (eq. 8), once for the truncation test and the switch."""
-        return self.contact.hddot(self.t, self.x_star)
+    def engine_entry(self, n: int):
+        """The contact's compiled gap rate, entry 0 (`flows.compiled.engine_entry`)."""
+        return self.contact.compiled(n).rate_function, 0
 
 
 @dataclass(frozen=True)
@@ -340,8 +287,9 @@ class Completion(Method):
                     f"HybridSystem `{system.name}` already has a mode {name!r}, which "
                     f"completion adds; rename it."
                 )
-        rate = contact.rate if contact.kernels is None else contact.kernels.rate
-        rearm = Edge(Guard(rate, "falling", name="rearm"), free.name, name="rearm")
+        rearm = Edge(
+            Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
+        )
         kept = tuple(e for e in free.edges if e.name not in impacts)
         lifted = Mode(lifted_name, free.flow, (*kept, rearm))
         flow = ConstrainedFlow(contact, system.state_names, free.name, impacts)
@@ -403,18 +351,9 @@ class Completion(Method):
     ) -> Step:
         constrained = system.mode(CONSTRAINED)
         flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
-        if flow.compiled_run is None:
-            flow.compiled_run = CompiledRun.of(self, system) or False
-        if flow.compiled_run:
-            step = flow.compiled_run.take(state, t_end, log)
-            if step is not None:
-                return step
         if state.mode == CONSTRAINED:
-            if constrained.flow.contact.kernels is not None:
-                log.loops[f"{CONSTRAINED}: compiled phase"] += 1
-                return self._constrained_block(constrained, state, t_end, log)
-            log.loops[f"{CONSTRAINED}: python steps (contact not compiled)"] += 1
-            return self._constrained_step(constrained, state, t_end, log)
+            log.loops[f"{CONSTRAINED}: compiled phase"] += 1
+            return self._phase(constrained, state, t_end, log)
         last = log.events[-1] if log.events else None
         if last is not None and last.edge == "lift-off" and last.t == state.t:
             return self._leave(system.mode(state.mode), state, t_end, log)
@@ -429,29 +368,24 @@ class Completion(Method):
             or step.state.t != last.t
         ):
             return step
-        series = self._series(flow, log)
-        if not self._truncates(flow.contact, series):
+        flow.series.catch_up(log.events)
+        if not flow.series.truncates(self.eps_t, self.eps_q, self.eps_v):
             return step
         self._check_resolution(flow, log)
         flow.last_step = None  # a new constrained phase starts from h
-        return Step(self._switch(flow.contact, series[-1], last, t_end, log))
+        return Step(self._switch(flow, last, t_end, log))
 
     def _check_resolution(self, flow: ConstrainedFlow, log: Recorder) -> None:
         """Warn if the inner method places the impacts of this Zeno series, added
         up, less precisely in time than half of eps_t: each shifts all after it,
         and Theorem 3 bounds the truncation only, not the inner method's error."""
-        late, contact = 0.0, flow.contact
-        for impact in reversed(flow.impacts):
-            if impact is None:
-                break
-            gap = contact.h(impact.t, impact.x)
-            late += self.inner.time_resolution(gap, impact.rate)
+        late = flow.series.placed(self.inner)
         if late > 0.5 * self.eps_t:
             log.warn_once(
                 "resolution",
                 f"completion: the inner method ({self.inner.name}) places the impacts "
-                f"before the truncation at t = {flow.impacts[-1].t:.9g} s only to "
-                f"about {late:.2g} s in all, more than half of eps_t = "
+                f"before the truncation at t = {flow.series.impacts[-1][0]:.9g} s "
+                f"only to about {late:.2g} s in all, more than half of eps_t = "
                 f"{self.eps_t:g} s: the Zeno time may be off by that much. Tighten "
                 f"the inner method (Relaxation's eps, Unilateral's tol).",
             )
@@ -464,203 +398,52 @@ class Completion(Method):
         (no apex can occur that soon unless the hop is below h) moves both off zero.
         """
         hs = min(self.h, t_end - state.t)
-        x = self.advance(mode, state.t, state.x, hs)
+        x = mode.flow.advance(state.t, state.x, hs, self.scheme)
         t = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
         log.n_steps += 1
         log.sample(t, x, mode.name)
         return Step(State(t, x, mode.name))
 
-    def _series(self, flow: ConstrainedFlow, log: Recorder) -> list[_Impact]:
-        """Return the last impacts (at most N_SERIES) since anything else happened."""
-        known = flow.impacts
-        for event in log.events[len(known) :]:
-            is_impact = event.source == flow.free and event.edge in flow.impact_edges
-            known.append(
-                _Impact(
-                    event.t,
-                    event.x_before,
-                    flow.contact.rate(event.t, event.x_before),
-                    flow.contact,
-                )
-                if is_impact
-                else None
-            )
-        series = []
-        for impact in reversed(known[-N_SERIES:]):
-            if impact is None:
-                break
-            series.append(impact)
-        return series[::-1]
-
-    def _truncates(self, contact: Contact, series: list[_Impact]) -> bool:
-        """Return True if the last impact meets the truncation test (module doc)."""
-        last, e = series[-1], contact.restitution
-        if not (last.rate < 0 and e < 1.0):
-            return False  # Theorems 1-2 need e < 1
-        if e == 0.0:
-            return _pressed(contact, last)  # A16: the plastic impact lands on Z
-        if contact.bounds is None:  # decay first: it needs no R* and mostly fails
-            return self._geometric(contact, series) and _pressed(contact, last)
-        if not _pressed(contact, last):
-            return False
-        eps = (self.eps_t, V_RATIO * self.eps_q, V_RATIO * self.eps_v)
-        bounds = contact.bounds(last.t, last.x_star, eps[1], eps[2])
-        speed = float(np.linalg.norm(last.x_star[list(contact.v_index)]))
-        dh_norm = float(np.linalg.norm(contact.dh(last.t, last.x_star)))
-        threshold = truncation_threshold(e, bounds, eps, speed=speed, dh_norm=dh_norm)
-        return abs(last.rate) < threshold
-
-    def _geometric(self, contact: Contact, series: list[_Impact]) -> bool:
-        """Model-free test: geometric decay predicts tails within half the budgets."""
-        if len(series) < N_SERIES:
-            return False
-        intervals = [b.t - a.t for a, b in pairwise(series)]
-        rates = [abs(s.rate) for s in series]
-        if min(intervals) <= 0 or min(rates) <= 0 or intervals[-1] >= intervals[0]:
-            return False
-        ratios = [b / a for a, b in pairwise(rates)]
-        r = max(ratios)
-        if r >= 1.0 or r - min(ratios) > RATIO_SPREAD:
-            return False
-        last = series[-1]
-        a = -last.hddot_star
-        if not a > 0.0:
-            return False
-        s = FALLBACK_SAFETY * r / (1.0 - r)
-        iq, iv = list(contact.q_index), list(contact.v_index)
-        dq = np.linalg.norm(last.x[iq] - series[-2].x[iq])
-        dv = np.linalg.norm(last.x_star[iv] - series[-2].x_star[iv])
-        return bool(
-            2.0 * rates[-1] / a * s < self.eps_t
-            and dq * s < self.eps_q
-            and dv * s < self.eps_v
-        )
-
     def _switch(
-        self, contact: Contact, last: _Impact, event: Event, t_end: float, log: Recorder
+        self, flow: ConstrainedFlow, event: Event, t_end: float, log: Recorder
     ) -> State:
-        """Apply R* (and, for switch='limit', carry it to the predicted tau_inf)."""
-        t, x = last.t, last.x_star
-        e = contact.restitution
-        if self.switch == "limit" and e > 0.0:
-            rest = 2.0 * e * abs(last.rate) / ((1.0 - e) * -last.hddot_star)
-            rest = min(rest, t_end - t)
-            if rest > 0.0:
-                x = contact.project(
-                    t + rest, self.scheme.step(contact.constrained_rhs, t, x, rest)
-                )
-                t += rest
-        lam = contact.lam(t, x)
-        log.event(Event(t, "zeno", event.source, CONSTRAINED, last.x, x))
+        """Apply R* to the truncating impact's state (and, for switch='limit',
+        carry it along the constrained flow to the predicted tau_inf), log the
+        switch "zeno" and return the state in "constrained"."""
+        stepper = flow.stepper(self.scheme)
+        t, x, lam = flow.series.switch(stepper, self.switch == "limit", t_end)
+        log.event(Event(t, "zeno", event.source, CONSTRAINED, event.x_before, x))
         log.sample(t, x, CONSTRAINED, lam=lam)
         return State(t, x, CONSTRAINED)
 
     # -- the constrained phase --------------------------------------------------
 
-    def _constrained_step(
-        self, mode: Mode, state: State, t_end: float, log: Recorder
-    ) -> Step:
-        """Take one constrained step: grow it while safe, or locate a lift-off."""
+    def _phase(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
+        """Take constrained steps up to a lift-off, t_end or BLOCK samples in one
+        compiled call (`_completion.Phase`), and log them."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-        constrained, scheme = flow.contact.constrained, self.scheme
-        t, x = state.t, state.x
-        grown = 2.0 * flow.last_step if flow.last_step is not None else self.h
-        hs = min(max(self.h, grown), t_end - t)
-        slope, lam0 = constrained(t, x)  # serves every trial step from (t, x)
-        for _ in range(MAX_HALVINGS):
-            x_mid = flow.advance(t, x, hs / 2, scheme, slope)
-            slope_mid, lam_mid = constrained(t + hs / 2, x_mid)
-            x_two = flow.advance(t + hs / 2, x_mid, hs / 2, scheme, slope_mid)
-            lam1 = flow.contact.lam(t + hs, x_two)
-            crossing = lam_mid <= 0 or lam1 <= 0
-            smallest = hs <= self.h
-            if not smallest and (
-                crossing
-                or not _steady(lam0, lam_mid, lam1)
-                or np.max(np.abs(flow.advance(t, x, hs, scheme, slope) - x_two))
-                > self.tol
-            ):
-                log.n_rejected += 1
-                hs = max(hs / 2, min(self.h, t_end - t))
-                continue
-            if crossing:
-                return Step(self._lift_off(mode, t, x, hs, slope, lam0, log))
-            if not (np.isfinite(x_two).all() and math.isfinite(lam1)):
-                raise _non_finite(flow.contact, t, x)
-            log.n_steps += 1
-            flow.last_step = hs
-            t1 = t_end if reached(t + hs, t_end, self.h) else t + hs
-            log.sample(t1, x_two, CONSTRAINED, lam=lam1)
-            return Step(State(t1, x_two, CONSTRAINED))
-        return Step(state, Status.NO_PROGRESS)
-
-    def _constrained_block(
-        self, mode: Mode, state: State, t_end: float, log: Recorder
-    ) -> Step:
-        """Take the steps of `_constrained_step` and `_lift_off` in one compiled
-        loop (`Contact.kernels`), up to a lift-off, t_end or BLOCK samples."""
-        from . import _contact_kernels as k
-
-        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-        x = np.ascontiguousarray(state.x, dtype=float)
-        ts, xs, lams = np.empty(BLOCK), np.empty((BLOCK, x.size)), np.empty(BLOCK)
-        out = np.empty(k.OUT_SIZE)
-        n = flow.contact.kernels.phase(
-            *self.scheme.arrays,
-            float(state.t),
-            x,
+        phase = flow.phase(self.scheme)
+        n = phase.run(
+            state.t,
+            state.x,
             flow.last_step or 0.0,
-            float(self.h),
-            float(t_end),
-            float(self.tol),
-            float(self.t_tol),
-            TIME_RTOL * self.h,
-            LAM_CHANGE,
-            MAX_HALVINGS,
-            min(self.max_steps - log.n_steps, BLOCK),
-            ts,
-            xs,
-            lams,
-            out,
+            self.h,
+            t_end,
+            self.tol,
+            self.t_tol,
+            reach_tol(t_end, self.h),
+            self.max_steps - log.n_steps,
         )
         log.n_steps += n
-        log.n_rejected += int(out[k.REJECTED])
-        flow.last_step = float(out[k.LAST_STEP]) or None
-        log.samples(ts[:n], xs[:n], CONSTRAINED, lam=lams[:n])
-        last = State(float(ts[n - 1]), xs[n - 1], CONSTRAINED) if n else state
-        if out[k.STATUS] == k.NON_FINITE:
-            raise _non_finite(flow.contact, last.t, last.x)
-        if out[k.STATUS] == k.LIFTED:
+        log.n_rejected += phase.n_rejected
+        flow.last_step = phase.last_step or None
+        log.samples(phase.ts[:n], phase.xs[:n], CONSTRAINED, lam=phase.lams[:n])
+        if phase.status == NON_FINITE:
+            raise _non_finite(flow.contact, phase.t, phase.x)
+        last = State(phase.t, phase.x, CONSTRAINED) if n else state
+        if phase.status == PHASE_LIFTED:
             return Step(_lifted(mode, last.t, last.x, log))
-        return Step(last, Status.NO_PROGRESS if out[k.STATUS] == k.STUCK else None)
-
-    def _lift_off(
-        self,
-        mode: Mode,
-        t: float,
-        x: np.ndarray,
-        hs: float,
-        slope: np.ndarray,
-        lam0: float,
-        log: Recorder,
-    ) -> State:
-        """Bracket lam = 0 in [t, t + hs] to t_tol (Illinois), place it by secant,
-        lift off; `slope` and `lam0` are dx/dt and lam at (t, x)."""
-        flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
-
-        def trial(sigma: float) -> End:
-            z = flow.advance(t, x, sigma, self.scheme, slope)
-            return End(sigma, flow.contact.lam(t + sigma, z))
-
-        lo, hi = illinois(
-            trial, End(0.0, lam0), trial(hs), width=self.t_tol, max_iter=MAX_HALVINGS
-        )
-        frac = lo.f / (lo.f - hi.f) if lo.f != hi.f else 0.0
-        tc = lo.sigma + (hi.sigma - lo.sigma) * min(max(frac, 0.0), 1.0)
-        xc = flow.advance(t, x, tc, self.scheme, slope) if tc > 0 else x
-        log.n_steps += 1
-        log.sample(t + tc, xc, CONSTRAINED, lam=flow.contact.lam(t + tc, xc))
-        return _lifted(mode, t + tc, xc, log)
+        return Step(last, Status.NO_PROGRESS if phase.status == STUCK else None)
 
 
 def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:
@@ -678,14 +461,3 @@ def _non_finite(contact: Contact, t: float, x: np.ndarray) -> FmibridgeError:
         f"non-finite values in the step from t = {t!r}, x = {x.tolist()}; check "
         f"its force map, gradient and Hessian there."
     )
-
-
-def _pressed(contact: Contact, impact: _Impact) -> bool:
-    """Return True if lam(R* x) > 0 at the impact: condition (i) of Def. 7."""
-    return contact.lam(impact.t, impact.x_star) > 0
-
-
-def _steady(lam0: float, lam_mid: float, lam1: float) -> bool:
-    """Return True if lam changes over each half step by < LAM_CHANGE of its minimum."""
-    change = max(abs(lam_mid - lam0), abs(lam1 - lam_mid))
-    return change < LAM_CHANGE * min(lam0, lam_mid, lam1)

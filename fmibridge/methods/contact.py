@@ -13,10 +13,11 @@ four primitives, all functions of (t, x):
 Everything completion does follows: the gap rate dh qdot, the acceleration of h
 along the free flow (eq. 8), the contact force lambda (eq. 6), the constrained
 vector field (eq. 7), the impact law (eq. 4) and the projection R* (Sec. V).
-
-When all four primitives are numba-compiled (`flows.compiled.compiled` with
-kind "guard", "rhs", "force" and "hessian"), lambda, the constrained vector
-field and R* run compiled, and so does `Completion`'s constrained phase.
+They are computed once, compiled (`_contact.ContactFunctions`), on the
+primitives as `Function`s: a primitive may be a `Function` already (the
+force map's takes the n states followed by lam), a numba function
+(`flows.compiled.compiled` with kind "guard", "rhs", "force" and "hessian": called
+at its C address), or a Python function (called back).
 
 References
 ----------
@@ -26,31 +27,28 @@ eqs. (4)-(8), Sec. V.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core._functions import Function, Gathered, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.system import HybridSystem, UnilateralConstraint
-from ..flows.base import ForcedVectorField, VectorField
+from ..flows.base import ForcedVectorField, VectorField, python_force
+from ..flows.compiled import c_function, engine_entry, is_compiled
+from . import _contact
 
 if TYPE_CHECKING:
     from ..flows.fmu import CoSimulationFlow, ModelExchangeFlow
 
-# Central-difference step for the Hessian when the model gives none: sqrt of the
-# float64 epsilon, the usual balance of truncation and round-off (scaled by |q|).
-HESSIAN_STEP = 1.5e-8
-# Newton iterations that put q back on h(q) = 0; one suffices when h is linear in
-# q, and each further one squares the error of a smooth h (errors here ~1e-12).
-PROJECTION_ITERATIONS = 3
-
 StateFn = Callable[[float, np.ndarray], float]
 VectorFn = Callable[[float, np.ndarray], np.ndarray]
+# The compiled numerics kept per state size (a Contact does not know the number
+# of states that ride along until it sees a state).
+_COMPILED = "_compiled"
 
 
 @dataclass(frozen=True)
@@ -90,15 +88,16 @@ class Contact(UnilateralConstraint):
         Names of h and dh qdot (labels only; they need not be states).
     restitution : float
         Newton's coefficient e in [0, 1].
-    gap_fn : callable
+    gap_fn : callable or Function
         h(t, x) -> float.
-    gradient_fn : callable
+    gradient_fn : callable or Function
         dh(t, x) -> array (n,), the row dh/dq at the configuration in x.
-    rhs_with_force : callable
-        (t, x, lam) -> dx/dt with the force lam along dh^T; affine in lam.
+    rhs_with_force : callable or Function
+        (t, x, lam) -> dx/dt with the force lam along dh^T; affine in lam. As a
+        Function it takes the states followed by lam.
     q_index, v_index : tuple of int
         Where q and qdot sit in x (same order).
-    hessian_fn : callable, optional
+    hessian_fn : callable or Function, optional
         H(t, x) -> array (n, n); central differences of `gradient_fn` if None.
     bounds : callable, optional
         (t, x_star, eps_q', eps_v') -> ZenoBounds for Definition 7; without it
@@ -131,31 +130,35 @@ class Contact(UnilateralConstraint):
             )
         object.__setattr__(self, "q_index", tuple(self.q_index))
         object.__setattr__(self, "v_index", tuple(self.v_index))
-        object.__setattr__(self, "_iq", _indexer(self.q_index))
-        object.__setattr__(self, "_iv", _indexer(self.v_index))
 
-    @cached_property
-    def kernels(self):
-        """The compiled dynamics, R* and constrained phase (a CompiledContact), or
-        None unless gap_fn, gradient_fn, rhs_with_force and hessian_fn are all
-        numba-compiled."""
-        from ..flows.compiled import is_compiled
+    def __getstate__(self) -> dict:
+        """The fields, without the compiled numerics (rebuilt where needed)."""
+        return {k: v for k, v in self.__dict__.items() if k != _COMPILED}
 
-        primitives = (
-            self.gap_fn,
-            self.gradient_fn,
-            self.rhs_with_force,
-            self.hessian_fn,
-        )
-        if not all(map(is_compiled, primitives)):
-            return None
-        return _bound(*primitives, self.q_index, self.v_index)
+    def compiled(self, n: int) -> _contact.ContactFunctions:
+        """Return the contact's numerics on states of size n, compiled: its
+        primitives as Functions (`_contact.ContactFunctions`), built once per size."""
+        built = self.__dict__.setdefault(_COMPILED, {})
+        found = built.get(n)
+        if found is None:
+            found = built[n] = _functions(
+                self.gap_fn,
+                self.gradient_fn,
+                self.rhs_with_force,
+                self.hessian_fn,
+                self.q_index,
+                self.v_index,
+                float(self.restitution),
+                self.gap,
+                n,
+            )
+        return found
 
     def check(self, t: float, x: np.ndarray) -> None:
         """Raise FmibridgeError naming the index or primitive that does not fit the
         state x: an index outside it, or a value of the wrong size or not finite.
 
-        The compiled kernels read the primitives' values without bounds checks,
+        The compiled numerics read the primitives' values without bounds checks,
         so a wrong size there would give a wrong answer, not an error.
         """
         n, nq = x.size, len(self.q_index)
@@ -174,7 +177,16 @@ class Contact(UnilateralConstraint):
         for name, (fn, extra, size) in expected.items():
             if fn is None:
                 continue
-            value = np.asarray(fn(t, x, *extra), dtype=float)
+            if isinstance(fn, Function):
+                if fn.n_in != n + len(extra) or fn.n_out != size:
+                    raise FmibridgeError(
+                        f"Contact `{self.gap}`: `{name}` ({fn.what}) maps {fn.n_in} "
+                        f"to {fn.n_out} values; expected {n + len(extra)} to {size} "
+                        f"(q has {nq} entries, the state {n})."
+                    )
+                value = fn(t, np.append(x, extra))
+            else:
+                value = np.asarray(fn(t, x, *extra), dtype=float)
             if value.size != size or not all(map(math.isfinite, value.flat)):
                 raise FmibridgeError(
                     f"Contact `{self.gap}`: `{name}` gives {value.tolist()!r} at "
@@ -186,57 +198,42 @@ class Contact(UnilateralConstraint):
 
     def h(self, t: float, x: np.ndarray) -> float:
         """Return the gap h(q)."""
-        return float(self.gap_fn(t, x))
+        return self.compiled(x.size).h(t, x)
 
     def dh(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the gradient row dh(q), shape (n,)."""
-        return np.asarray(self.gradient_fn(t, x), dtype=float).reshape(-1)
+        return self.compiled(x.size).dh(t, x)
 
     def rate(self, t: float, x: np.ndarray) -> float:
         """Return the gap rate hdot = dh(q) qdot."""
-        return float(self.dh(t, x).dot(x[self._iv]))
+        return self.compiled(x.size).rate(t, x)
 
     def curvature(self, t: float, x: np.ndarray) -> float:
         """Return qdot^T H(q) qdot, the velocity term of eq. (8)."""
-        v = x[self._iv]
-        if self.hessian_fn is not None:
-            return float(np.asarray(self.hessian_fn(t, x), dtype=float).dot(v).dot(v))
-        iq = self._iq
-        step = HESSIAN_STEP * (1.0 + float(np.max(np.abs(x[iq]))))
-        ahead, behind = x.copy(), x.copy()
-        ahead[iq] += step * v
-        behind[iq] -= step * v
-        return float((self.dh(t, ahead) - self.dh(t, behind)).dot(v) / (2.0 * step))
+        return self.compiled(x.size).curvature(t, x)
 
     # -- forces ----------------------------------------------------------------------
 
     def affine(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return (f0, b): dx/dt = f0 + lam b, from two evaluations of the force map."""
-        f0 = np.asarray(self.rhs_with_force(t, x, 0.0), dtype=float)
-        f1 = np.asarray(self.rhs_with_force(t, x, 1.0), dtype=float)
-        return f0, f1 - f0
+        return self.compiled(x.size).affine(t, x)
 
     def hddot(self, t: float, x: np.ndarray) -> float:
         """Return the acceleration of h along the free flow, eq. (8)."""
-        f0, _ = self.affine(t, x)
-        return self.curvature(t, x) + float(self.dh(t, x).dot(f0[self._iv]))
+        return self.compiled(x.size).hddot(t, x)
 
     def lam(self, t: float, x: np.ndarray) -> float:
         """Return the contact force that keeps hddot = 0, eq. (6); > 0 iff hddot < 0."""
-        return self.constrained(t, x)[1]
+        return self.compiled(x.size).constrained(t, x)[1]
 
     def constrained_rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt of the constrained dynamics, eq. (7)."""
-        return self.constrained(t, x)[0]
+        return self.compiled(x.size).constrained(t, x)[0]
 
     def constrained(self, t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
-        """Return (dx/dt, lam) of eqs. (7) and (6) from one `affine`."""
-        if self.kernels is not None:
-            return self.kernels.constrained(float(t), _contiguous(x))
-        f0, b = self.affine(t, x)
-        dh, iv = self.dh(t, x), self._iv
-        lam = -(self.curvature(t, x) + float(dh.dot(f0[iv]))) / float(dh.dot(b[iv]))
-        return f0 + lam * b, lam
+        """Return (dx/dt, lam) of eqs. (7) and (6), from one pair of force map
+        evaluations."""
+        return self.compiled(x.size).constrained(t, x)
 
     # -- maps --------------------------------------------------------------------------
 
@@ -246,14 +243,7 @@ class Contact(UnilateralConstraint):
         qdot+ = qdot - (1 + e) (dh qdot) / (dh M^-1 dh^T) M^-1 dh^T, with M^-1 dh^T
         the direction b of `affine`; gives dh qdot+ = -e dh qdot.
         """
-        _, b = self.affine(t, x)
-        iv = self._iv
-        dh, direction = self.dh(t, x), b[iv]
-        out = x.copy()
-        out[iv] -= (
-            (1.0 + self.restitution) * dh.dot(x[iv]) / dh.dot(direction) * direction
-        )
-        return out
+        return self.compiled(x.size).impact(t, x)
 
     def project(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return x with h(q) = 0 (Newton along dh^T) and dh qdot = 0: R* of Sec. V.
@@ -261,40 +251,59 @@ class Contact(UnilateralConstraint):
         The velocity is projected orthogonally (Euclidean, as in Theorem 3) onto
         dh(q) qdot = 0 at the projected configuration.
         """
-        if self.kernels is not None:
-            return self.kernels.project(float(t), _contiguous(x))
-        out = x.copy()
-        iq, iv = self._iq, self._iv
-        for _ in range(PROJECTION_ITERATIONS):
-            g = self.h(t, out)
-            if g == 0.0:
-                break
-            dh = self.dh(t, out)
-            out[iq] -= g / dh.dot(dh) * dh
-        dh = self.dh(t, out)
-        out[iv] -= dh.dot(out[iv]) / dh.dot(dh) * dh
-        return out
+        return self.compiled(x.size).project(t, x)
 
 
-def _contiguous(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x, dtype=float)
+def _functions(gap, gradient, force, hessian, q_index, v_index, e, name, n):
+    """The compiled numerics of these primitives on n states (`Contact.compiled`)."""
+    nq = len(q_index)
+    return _contact.ContactFunctions(
+        _gap_function(gap, n, name),
+        _function(gradient, "rhs", n, nq, f"`gradient_fn` of contact `{name}`"),
+        _force_function(force, n, name),
+        None
+        if hessian is None
+        else _function(
+            hessian, "hessian", n, nq * nq, f"`hessian_fn` of contact `{name}`"
+        ),
+        q_index,
+        v_index,
+        e,
+        name,
+    )
 
 
-@functools.cache
-def _bound(gap, gradient, force, hessian, q_index, v_index):
-    """Bind the compiled kernels to these primitives, once per process (the
-    binding compiles three closures, about half a second)."""
-    from ._contact_kernels import bind
+def _function(fn, kind: str, n: int, n_out: int, what: str) -> Function:
+    """A primitive as a Function: as it is, at a numba function's C address, or
+    a Python function called back."""
+    if isinstance(fn, Function):
+        return fn
+    if is_compiled(fn):
+        return c_function(fn, kind, n, n_out)
+    return PythonVector(fn, n, n_out, what)
 
-    return bind(gap, gradient, force, hessian, q_index, v_index, PROJECTION_ITERATIONS)
+
+def _gap_function(fn, n: int, name: str) -> Function:
+    """The gap as a Function of one value: its compiled form (`engine_entry`: an
+    expression, an FMU's indicator, a numba guard) where it has one."""
+    if isinstance(fn, Function):
+        return fn
+    entry = engine_entry(fn, n)
+    if entry is None:
+        return PythonVector(fn, n, 1, f"`gap_fn` of contact `{name}`")
+    function, index = entry
+    if index == 0 and function.n_out == 1:
+        return function
+    return Gathered([function], [0], [index], n, f"`gap_fn` of contact `{name}`")
 
 
-def _indexer(index: tuple[int, ...]) -> slice | np.ndarray:
-    """Return `index` as a slice (a cheap view) if it is a run, else as an array."""
-    run = range(index[0], index[0] + len(index))
-    if index[0] >= 0 and index == tuple(run):
-        return slice(run.start, run.stop)
-    return np.array(index, dtype=np.intp)
+def _force_function(fn, n: int, name: str) -> Function:
+    """The force map as a Function of the n states followed by lam."""
+    if isinstance(fn, Function):
+        return fn
+    if is_compiled(fn):
+        return c_function(fn, "force", n)
+    return python_force(fn, n, f"`rhs_with_force` of contact `{name}`")
 
 
 def contact_of(system: HybridSystem) -> Contact:
@@ -302,7 +311,7 @@ def contact_of(system: HybridSystem) -> Contact:
 
     A `UnilateralConstraint` whose gap and velocity are states of a vector field
     describes a 1-DOF contact h = x[gap], hdot = x[velocity]. The force map is the
-    flow's `rhs_with_force` if it has one (`ForcedVectorField`); otherwise lam
+    flow's (`ForcedVectorField.force_function`) if it has one; otherwise lam
     enters as an acceleration (unit mass: `lam` is then a force per unit mass).
 
     A system without a constraint whose impact is a Model Exchange FMU's own
@@ -331,7 +340,7 @@ def contact_of(system: HybridSystem) -> Contact:
         )
     i, j = names.index(constraint.gap), names.index(constraint.velocity)
     if isinstance(flow, ForcedVectorField):
-        force = flow.rhs_with_force
+        force = flow.force_function()
     else:
         unit = np.zeros(len(names))
         unit[j] = 1.0

@@ -8,12 +8,12 @@ side is then evaluated only at the predicted point (where c <= L) and, after
 the error test, at the corrected point (within L + beta of it, below zero),
 so it is never evaluated beyond a unilateral guard.
 
-The steps run in one compiled loop (`methods._unilateral_kernels`) between
-events; where the flow and every guard (and its gradient, if given) are
-numba-compiled, the loop calls them compiled, else it calls the Python
-functions back. Guards given as the entries of one `VectorGuard` are evaluated
-once per point for all, on either path. Both take the same decisions on the
-same numbers, and the provenance entry `loops` says which ran.
+The steps run in one compiled loop (`methods._unilateral`) between events. It
+calls the flow, the guards and their gradients as `Function`s: a compiled model
+(numba-compiled functions, an FMU's C functions) directly, Python functions
+called back. Guards given as the entries of one `VectorGuard` are evaluated
+once per point for all, and so is its gradient, read only where its `sparsity`
+allows non-zeros.
 
 References
 ----------
@@ -26,6 +26,7 @@ band), Remark 2.7 (event classes).
 from __future__ import annotations
 
 import functools
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,70 +34,40 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.result import Recorder, Status
 from ..core.system import Guard, GuardEntry, HybridSystem, Mode, VectorGuard
 from ..flows.base import VectorField
-from ..flows.compiled import BLOCK, CompiledFlow, compiled, compiled_as, is_compiled
+from ..flows.compiled import c_function, c_gradient_rows, is_compiled, vector_function
+from ._mode import BLOCK, gathered
+from ._unilateral import (
+    BAND_C,
+    DUE,
+    NON_FINITE,
+    STUCK,
+    Bank,
+    CentralDifferences,
+    History,
+    PythonGradient,
+    Rates,
+    Rows,
+    Settings,
+    due_edges,
+    flight,
+)
 from .adams import MAX_ORDER
 from .base import Method, State, Step, at_least_one, positive, reach_tol
 
-# Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; eq. 16).
-# An accepted step has |x^p - x^c| <= eps / BAND_C componentwise, so an affine
-# guard moves by at most beta = sum |dg/dx_i| eps_i / BAND_C from predictor to
-# corrector (eq. 19, read with the dual norm of the guard's gradient).
-BAND_C = 19.0 / 270.0
-SAFETY = 0.9  # step-controller safety factor (Hairer, Norsett and Wanner, Sec. II.4)
-MAX_GROWTH = 5.0  # bound on h_{k+1}/h_k (and on h_err growth): Adams ratio stability
-MIN_SHRINK = 0.2  # bound on the shrink factor after a rejection (same source)
-FD_STEP = np.finfo(float).eps ** (1 / 3)  # central differences (Nocedal-Wright 8.1)
-BISECTIONS = 60  # halvings of [0, h] that reach the round-off of h (2**-52 < 2**-60)
-MIN_STEP_ULPS = 16  # a step below 16 ulps of t makes no progress in t (round-off)
+__all__ = ["BAND_C", "EndpointAdams", "Unilateral"]
 
 Gradient = Callable[[float, np.ndarray], tuple[np.ndarray, float]]
-# Each mode's _Bank, by id(mode), dropped when the mode is collected.
-_BANKS: dict[int, _Bank] = {}
-
-
-def central_difference(fn, t: float, x: np.ndarray, gx: np.ndarray) -> float:
-    """Write dg/dx of the guard fn at (t, x) to gx by central differences of
-    step FD_STEP max(1, abs(x_i)), and return dg/dt.
-
-    Plain Python that numba also compiles (`_unilateral_kernels.central`), so a
-    compiled guard gives the same differences on both paths.
-    """
-    probe = x.copy()  # x with one component moved
-    for i in range(x.shape[0]):
-        d = FD_STEP * max(1.0, abs(x[i]))
-        probe[i] = x[i] + d
-        up = fn(t, probe)
-        probe[i] = x[i] - d
-        gx[i] = (up - fn(t, probe)) / (2 * d)
-        probe[i] = x[i]
-    d = FD_STEP * max(1.0, abs(t))
-    return (fn(t + d, x) - fn(t - d, x)) / (2 * d)
-
-
-def central_rows(fn, t: float, x: np.ndarray, gx: np.ndarray, gt: np.ndarray) -> None:
-    """`central_difference` of every entry of the vector guard fn at once: write
-    dg_i/dx to gx[i] and dg_i/dt to gt[i] (the same numbers, entry by entry).
-
-    Plain Python that numba also compiles (`_unilateral_kernels.central_vector`).
-    """
-    probe = x.copy()
-    for i in range(x.shape[0]):
-        d = FD_STEP * max(1.0, abs(x[i]))
-        probe[i] = x[i] + d
-        up = fn(t, probe)
-        probe[i] = x[i] - d
-        gx[:, i] = (up - fn(t, probe)) / (2 * d)
-        probe[i] = x[i]
-    d = FD_STEP * max(1.0, abs(t))
-    gt[:] = (fn(t + d, x) - fn(t - d, x)) / (2 * d)
+# Each mode's Bank and _Atoms, by id(mode), dropped when the mode is collected.
+_BANKS: dict[int, tuple[Bank, _Atoms]] = {}
 
 
 @dataclass(frozen=True)
-class _Bank:
+class _Atoms:
     """The guards of one mode, split into atoms (components of AND guards).
 
     An edge whose guard function has a `components` attribute (callables
@@ -105,24 +76,22 @@ class _Bank:
     An atom's `gradient` attribute (else its guard's) gives (dg/dx, dg/dt);
     without one, central differences do. Where every atom is an entry of one
     `VectorGuard` (`vector`; atom a is its entry picks[a]), g and its gradient
-    are evaluated once per point for all atoms. `arrays` is what the kernels read:
-    (owner, starts, base, unilateral, single, curved), per atom the edge, per
-    edge its first atom, per atom the direction (-1 falling, +1 rising, 0
-    either), whether its edge is unilateral, has this one atom, has a
-    curved (not `affine`) unilateral atom, and whether it has a gradient.
+    are evaluated once per point for all atoms. Per atom: its edge (`owner`),
+    the edge's direction (`base`: -1 falling, +1 rising, 0 either), whether
+    the edge is unilateral and has a curved (not `affine`) unilateral atom.
     """
 
-    name: str
-    flow: VectorField
     fns: tuple[Callable, ...]
     gradients: tuple[Gradient | None, ...]
     owner: np.ndarray
-    arrays: tuple
+    base: np.ndarray
+    unilateral: np.ndarray
+    curved: np.ndarray
     vector: VectorGuard | None
     picks: np.ndarray
 
     @classmethod
-    def of(cls, mode: Mode) -> _Bank:
+    def of(cls, mode: Mode) -> _Atoms:
         fns, grads, owner, base, uni, affine = [], [], [], [], [], []
         for i, edge in enumerate(mode.edges):
             guard = edge.guard
@@ -144,149 +113,121 @@ class _Bank:
                 affine.append(bool(getattr(fn, "affine", False)))
         owner = np.array(owner, dtype=np.int64)
         vector, picks = _one_vector(fns)
-        if vector is not None:
-            grads = [vector.gradient] * len(fns)
-        starts = np.searchsorted(owner, np.arange(len(mode.edges))).astype(np.int64)
-        sizes = np.bincount(owner, minlength=len(mode.edges))
         uni, affine = np.array(uni, dtype=bool), np.array(affine, dtype=bool)
         curved = np.isin(owner, owner[~affine & uni])
-        arrays = (
-            owner,
-            starts,
-            np.array(base, dtype=float),
-            uni,
-            sizes[owner] == 1,
-            curved,
-            np.array([g is not None for g in grads], dtype=bool),
-        )
-        fns, grads = tuple(fns), tuple(grads)
-        return cls(mode.name, mode.flow, fns, grads, owner, arrays, vector, picks)
+        base = np.array(base, dtype=float)
+        return cls(tuple(fns), tuple(grads), owner, base, uni, curved, vector, picks)
 
-    def memory(self, n: int) -> tuple:
-        """An empty history for states of size n (`_unilateral_kernels`)."""
-        a = len(self.fns)
-        return (
-            np.zeros(MAX_ORDER),
-            np.zeros((MAX_ORDER, n)),
-            np.zeros((MAX_ORDER, n)),
-            np.zeros((MAX_ORDER, a)),
-            np.zeros((MAX_ORDER, a)),
-            np.zeros((MAX_ORDER, a)),
-            np.zeros(a),
-            np.zeros(2),
+    def bank(self, mode: Mode) -> Bank:
+        """The atoms as the compiled loop takes them (without rates)."""
+        n = len(mode.flow.state_names)
+        what = f"the guards of mode {mode.name!r}"
+        singles = [gathered([fn], n, f"guard `{_name_of(fn)}`") for fn in self.fns]
+        return Bank(
+            mode.name,
+            mode.flow.rhs_function(),
+            gathered(self.fns, n, what),
+            singles,
+            self.owner,
+            self.base,
+            self.unilateral,
+            self.curved,
+            len(mode.edges),
         )
 
-    def values(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Raw guard values g(t, x) of every atom (g > 0 inside)."""
+    def rates(self, n: int) -> Rates:
+        """The atoms' gradients as the loop's `Rates`: the VectorGuard's, read at
+        its declared entries, or one per atom (central differences without one)."""
         if self.vector is not None:
-            return self.vector.values(t, x)[self.picks]
-        return np.array([fn(t, x) for fn in self.fns], dtype=float)
-
-    def derivatives(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each atom's dg/dx (rows) and dg/dt, from the gradients or by central
-        differences."""
-        if self.vector is not None:
-            return self._vector_derivatives(t, x)
-        gx, gt = np.empty((len(self.fns), x.size)), np.empty(len(self.fns))
-        for a, (fn, gradient) in enumerate(zip(self.fns, self.gradients, strict=True)):
-            if gradient is None:
-                gt[a] = central_difference(fn, t, x, gx[a])
-            else:
-                row, gt[a] = gradient(t, x)
-                gx[a] = np.asarray(row, dtype=float)
-        return gx, gt
-
-    def _vector_derivatives(self, t: float, x: np.ndarray) -> tuple:
-        vector, m = self.vector, self.vector.size
-        if vector.gradient is None:
-            gx, gt = np.empty((m, x.size)), np.empty(m)
-            central_rows(vector.values, t, x, gx, gt)
-        else:
-            rows, times = vector.gradient(t, x)
-            gx, gt = np.asarray(rows, dtype=float), np.asarray(times, dtype=float)
-            if gx.shape != (m, x.size) or gt.shape != (m,):
-                raise FmibridgeError(
-                    f"The gradient of VectorGuard `{vector.name}` returned arrays of "
-                    f"shapes {gx.shape} and {gt.shape}; expected ({m}, {x.size}) "
-                    f"and ({m},)."
-                )
-        _check_sparsity(vector, gx, t, x)
-        return gx[self.picks], gt[self.picks]
-
-    @functools.cached_property
-    def loop(self) -> tuple[str, tuple | None]:
-        """(which loop runs, the compiled functions as the kernels take them, or
-        None).
-
-        The compiled loop needs a CompiledFlow, compiled guards, and compiled
-        gradients where gradients are given; else the kernels call the Python
-        functions back (`_Evaluator`), and the reason is named.
-        """
-        flow = self.flow
-        if not isinstance(flow, CompiledFlow):
-            return f"python callbacks ({type(flow).__name__} is not compiled)", None
-        if self.vector is not None:
-            return self._vector_loop(flow)
-        for fn, gradient in zip(self.fns, self.gradients, strict=True):
-            if not is_compiled(fn):
-                return f"python callbacks (guard `{_name_of(fn)}` not compiled)", None
-            if gradient is not None and not is_compiled(gradient):
-                return (
-                    f"python callbacks (gradient of guard `{_name_of(fn)}` not "
-                    f"compiled)",
-                    None,
-                )
-        fns = [compiled(fn, f"guard `{_name_of(fn)}`") for fn in self.fns]
-        gradients = [
-            None
-            if gradient is None
-            else compiled(
-                gradient, f"the gradient of `{_name_of(fn)}`", kind="gradient"
-            )
+            gradient, rows = _vector_gradient(self.vector, n)
+            return Rates([gradient], [rows], [0] * len(self.fns), self.picks)
+        parts = [
+            _atom_gradient(fn, gradient, n)
             for fn, gradient in zip(self.fns, self.gradients, strict=True)
         ]
-        return "compiled", _kernels().typed_functions(flow.f, fns, gradients)
+        rows = Rows.dense(1, n)
+        return Rates(parts, [rows] * len(parts), range(len(parts)), [0] * len(parts))
 
-    def _vector_loop(self, flow: CompiledFlow) -> tuple[str, tuple | None]:
-        """`loop` for a bank of one VectorGuard's entries: its g and gradient
-        compiled, their sizes checked once (the kernels read them unchecked)."""
-        vector, kernels = self.vector, _kernels()
-        what = f"VectorGuard `{vector.name}`"
-        if not is_compiled(vector.fn):
-            return f"python callbacks ({what} not compiled)", None
-        if vector.gradient is not None and not is_compiled(vector.gradient):
-            return f"python callbacks (the gradient of {what} not compiled)", None
-        fn = compiled(vector.fn, what, kind="rhs")
-        gradient = vector.gradient and compiled_as(
-            vector.gradient, kernels.VECTOR_GRADIENT, f"the gradient of {what}"
+
+def _atom_gradient(fn: Callable, gradient: Gradient | None, n: int) -> Function:
+    """One atom's (dg/dx, dg/dt) as a Function of n + 1 values: its compiled
+    gradient at its C address (its size probed once at x = 0), a Python one
+    called back, else central differences of fn."""
+    name = _name_of(fn)
+    if gradient is None:
+        guard = gathered([fn], n, f"guard `{name}`")
+        return CentralDifferences(
+            guard, Rows.dense(1, n), f"central differences of guard `{name}`"
         )
-        n = len(flow.state_names)
-        pattern = vector.pattern(n)
-        # sizes at 0, and the sparsity also at a point where no difference vanishes
-        for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
-            with np.errstate(all="ignore"):
-                self.values(0.0, x)
-                self.derivatives(0.0, x)
-        return "compiled", kernels.typed_vector(
-            flow.f, fn, gradient, self.picks, pattern
-        )
+    what = f"the gradient of guard `{name}`"
+    if is_compiled(gradient):
+        with np.errstate(all="ignore"):
+            _dense_row(gradient, what, n, 0.0, np.zeros(n))
+        return c_function(gradient, "gradient", n)
+    return PythonGradient(
+        functools.partial(_dense_row, gradient, what, n), Rows.dense(1, n), what
+    )
 
 
-def _check_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
-    """Raise FmibridgeError if dg/dx has a non-zero outside the declared sparsity
-    (the compiled loop would not read it)."""
-    if vector.sparsity is None:
-        return
-    if vector.sparsity.shape[1] != x.size:
-        vector.pattern(x.size)  # raises, naming the guard and both widths
-    outside = np.argwhere((gx != 0.0) & ~vector.sparsity)
-    if outside.size:
-        row, column = outside[0]
+def _dense_row(gradient: Gradient, what: str, n: int, t: float, x: np.ndarray):
+    """gradient(t, x) as one row of dg/dx and one dg/dt, checked for size."""
+    row, value = gradient(t, x)
+    row = np.ascontiguousarray(row, dtype=float).reshape(-1)
+    if row.size != n:
         raise FmibridgeError(
-            f"The gradient of VectorGuard `{vector.name}` has dg[{row}]/dx[{column}] = "
-            f"{gx[row, column]!r} at t = {t!r}, x = {x.tolist()}, outside its "
-            f"`sparsity` ({len(outside)} such entries)."
+            f"{what} returned {row.size} value(s) for dg/dx at t = {t!r}, x = "
+            f"{x.tolist()}; expected {n}, one per state."
         )
+    return row.reshape(1, n), np.array([value], dtype=float)
+
+
+def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
+    """A VectorGuard's (dg/dx, dg/dt) as a Function that writes only the entries
+    of its `sparsity` (every entry without one), with their layout: its compiled
+    gradient at its C address (sizes and sparsity probed once), a Python one
+    called back, else central differences of g. A non-zero outside the sparsity
+    is refused wherever it is seen."""
+    starts, columns = vector.pattern(n)  # refuses a sparsity of another width
+    refuse = functools.partial(_outside_sparsity, vector)
+    rows = Rows(starts, columns, n, vector.sparsity, refuse)
+    if vector.gradient is None:
+        what = f"central differences of VectorGuard `{vector.name}`"
+        return CentralDifferences(vector_function(vector, n), rows, what), rows
+    what = f"the gradient of VectorGuard `{vector.name}`"
+    if not is_compiled(vector.gradient):
+        dense = functools.partial(_dense_rows, vector, n)
+        return PythonGradient(dense, rows, what), rows
+    # sizes at 0, and the sparsity also at a point where no difference vanishes
+    for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
+        with np.errstate(all="ignore"):
+            rows.check(_dense_rows(vector, n, 0.0, x)[0], 0.0, x)
+    return c_gradient_rows(vector.gradient, n, starts, columns, what), rows
+
+
+def _dense_rows(vector: VectorGuard, n: int, t: float, x: np.ndarray) -> tuple:
+    """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape."""
+    rows, times = vector.gradient(t, x)
+    gx = np.ascontiguousarray(rows, dtype=float)
+    gt = np.ascontiguousarray(times, dtype=float)
+    m = vector.size
+    if gx.shape != (m, n) or gt.shape != (m,):
+        raise FmibridgeError(
+            f"The gradient of VectorGuard `{vector.name}` returned arrays of "
+            f"shapes {gx.shape} and {gt.shape}; expected ({m}, {n}) and ({m},)."
+        )
+    return gx, gt
+
+
+def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
+    """Raise the error for a dg/dx with a non-zero outside the declared
+    sparsity (the loop reads only the entries inside it)."""
+    outside = np.argwhere((gx != 0.0) & ~vector.sparsity)
+    row, column = outside[0]
+    raise FmibridgeError(
+        f"The gradient of VectorGuard `{vector.name}` has dg[{row}]/dx[{column}] = "
+        f"{gx[row, column]!r} at t = {t!r}, x = {x.tolist()}, outside its "
+        f"`sparsity` ({len(outside)} such entries)."
+    )
 
 
 def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
@@ -302,37 +243,25 @@ def _name_of(fn: object) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
 
 
-class _Evaluator:
-    """The Python functions of one mode, as the kernels call them back."""
-
-    def __init__(self, bank: _Bank) -> None:
-        self.bank, self.flow = bank, bank.flow
-
-    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        dx = np.ascontiguousarray(self.flow.rhs(t, x), dtype=float)
-        if dx.shape != x.shape:  # the kernels read x.size values unchecked
-            raise FmibridgeError(
-                f"Mode {self.bank.name!r}: the flow returned {dx.size} value(s) "
-                f"{dx.tolist()} at t = {t!r}, x = {x.tolist()}; expected {x.size}."
-            )
-        return dx
-
-    def guards(self, t: float, x: np.ndarray) -> np.ndarray:
-        return self.bank.values(t, x)
-
-    def guard(self, a: int, t: float, x: np.ndarray) -> float:
-        """The raw value of atom a alone (as `guards` gives it)."""
-        return float(np.float64(self.bank.fns[a](t, x)))
-
-    def gradients(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.bank.derivatives(t, x)
+def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, _Atoms]:
+    """The mode's Bank and atoms, built once per mode (kept while it lives), with
+    the atoms' rates once a method that extrapolates needs them."""
+    found = _BANKS.get(id(mode))
+    if found is None:
+        atoms = _Atoms.of(mode)
+        found = _BANKS[id(mode)] = (atoms.bank(mode), atoms)
+        weakref.finalize(mode, _BANKS.pop, id(mode), None)
+    bank, atoms = found
+    if extrapolates and bank.rates is None:
+        bank.rates = atoms.rates(bank.n)
+    return found
 
 
 @dataclass(frozen=True)
 class _Stepping(State):
     """A State that carries its integration history (dropped by any reset)."""
 
-    memory: tuple | None = field(default=None, repr=False, compare=False)
+    memory: History | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -463,81 +392,53 @@ class Unilateral(Method):
     ) -> Step:
         """Take the steps until an edge is due (then fire it), t_end or a bound,
         in one call of the compiled loop."""
-        kernels = _kernels()
         mode = system.mode(state.mode)
-        bank = self._bank(mode)
-        memory = getattr(state, "memory", None) or bank.memory(state.x.size)
-        x = np.ascontiguousarray(state.x, dtype=float)
-        ts, xs, out = np.empty(BLOCK), np.empty((BLOCK, x.size)), np.empty(3)
-        limits = np.array(
-            [
-                t_end,
-                reach_tol(t_end, self.h),
-                min(self.max_steps - log.n_steps, BLOCK),
-            ]
+        bank, atoms = _bank(mode, not self.endpoint)
+        memory = getattr(state, "memory", None) or History(bank)
+        ts, xs = np.empty(BLOCK), np.empty((BLOCK, max(bank.n, 1)))
+        out = flight(
+            bank,
+            self._settings,
+            memory,
+            float(state.t),
+            state.x,
+            t_end,
+            reach_tol(t_end, self.h),
+            min(self.max_steps - log.n_steps, BLOCK),
+            ts,
+            xs,
         )
-        log.loops[f"{mode.name}: {bank.loop[0]}"] += 1
-        arguments = (bank.arrays, self._params, memory, float(state.t), x, limits)
-        n = self._run(bank, arguments, (ts, xs, out))
+        n = out.steps
         log.n_steps += n
-        log.n_rejected += int(out[kernels.REJECTED])
+        log.n_rejected += out.rejected
         if n:
-            log.samples(ts[:n].copy(), xs[:n].copy(), mode.name)
-        code = out[kernels.CODE]
-        if code == kernels.NON_FINITE:
-            raise _non_finite(mode, bank, float(out[kernels.T_STOP]), xs[n].copy())
-        now = _Stepping(float(memory[0][0]), memory[1][0].copy(), mode.name, memory)
-        if code == kernels.STUCK:
+            log.samples(ts[:n].copy(), xs[:n, : bank.n].copy(), mode.name)
+        if out.code == NON_FINITE:
+            raise _non_finite(mode, bank, atoms, out.t_stop, out.x_stop)
+        now = _Stepping(memory.t, memory.x, mode.name, memory)
+        if out.code == STUCK:
             return Step(
                 State(now.t, now.x, mode.name),
                 Status.NO_PROGRESS,
                 f"No step from t = {now.t!r} in mode {mode.name!r} after "
                 f"{self.max_rejections} rejected trials (max_rejections).",
             )
-        if code == kernels.DUE:
-            due = kernels.due_edges(bank.arrays, self._params, memory).tolist()
+        if out.code == DUE:
+            due = due_edges(bank, self._settings, memory)
             return Step(self._fire_due(mode, now, due, log))
         return Step(now)
 
-    def _run(self, bank: _Bank, arguments: tuple, buffers: tuple) -> int:
-        """Call the compiled loop: bound to the compiled functions, or calling the
-        Python ones back through an `_Evaluator`."""
-        kernels, (_, functions) = _kernels(), bank.loop
-        if functions is not None:
-            return kernels.flight(*functions, *arguments, *buffers)
-        evaluator = _Evaluator(bank)
-        key = id(evaluator)
-        kernels.EVALUATORS[key] = evaluator
-        try:
-            return kernels.flight(key, key, key, *arguments, *buffers)
-        finally:
-            del kernels.EVALUATORS[key]
-
-    @staticmethod
-    def _bank(mode: Mode) -> _Bank:
-        """The mode's atoms as arrays, built once per mode (kept while it lives)."""
-        bank = _BANKS.get(id(mode))
-        if bank is None:
-            bank = _BANKS[id(mode)] = _Bank.of(mode)
-            weakref.finalize(mode, _BANKS.pop, id(mode), None)
-        return bank
-
     @functools.cached_property
-    def _params(self) -> np.ndarray:
-        """The settings as the kernels read them (`_unilateral_kernels.params`)."""
-        gamma = np.nan if self.gamma is None else self.gamma
-        endpoint = 1.0 if self.endpoint else 0.0
-        return np.array(
-            [
-                self.tol,
-                self.rtol,
-                gamma,
-                self.h,
-                self.max_rejections,
-                self.max_order,
-                endpoint,
-            ],
-            dtype=float,
+    def _settings(self) -> Settings:
+        """The parameters as the compiled loop reads them."""
+        return Settings(
+            self.tol,
+            self.rtol,
+            math.nan if self.gamma is None else self.gamma,
+            self.h,
+            self.max_rejections,
+            self.max_order,
+            self.endpoint,
         )
 
     def _fire_due(
@@ -549,7 +450,9 @@ class Unilateral(Method):
         return self.fire(mode, plain, edges[0], log, tuple(e.name for e in edges[1:]))
 
 
-def _non_finite(mode: Mode, bank: _Bank, t: float, x: np.ndarray) -> FmibridgeError:
+def _non_finite(
+    mode: Mode, bank: Bank, atoms: _Atoms, t: float, x: np.ndarray
+) -> FmibridgeError:
     """Return the error for a non-finite state, dx/dt or guard value at an
     accepted point (t, x), naming the flow or the guard."""
     f = np.asarray(mode.flow.rhs(t, x), dtype=float) if np.all(np.isfinite(x)) else x
@@ -560,7 +463,7 @@ def _non_finite(mode: Mode, bank: _Bank, t: float, x: np.ndarray) -> FmibridgeEr
         )
     g = bank.values(t, x)
     bad = int(np.flatnonzero(~np.isfinite(g))[0])
-    guard: Guard = mode.edges[int(bank.owner[bad])].guard
+    guard: Guard = mode.edges[int(atoms.owner[bad])].guard
     return FmibridgeError(
         f"Guard {guard.name!r} of mode {mode.name!r} returned {float(g[bad])!r} at t = "
         f"{t!r}, x = {x.tolist()}; a guard must be finite wherever the flow is "
@@ -582,11 +485,3 @@ class EndpointAdams(Unilateral):
 
     name: ClassVar[str] = "adams-endpoint"
     endpoint: ClassVar[bool] = True
-
-
-@functools.cache
-def _kernels():
-    """Import the compiled kernels on first use (numba loads them from its cache)."""
-    from . import _unilateral_kernels as module
-
-    return module

@@ -5,17 +5,29 @@ It watches three things, from what every method leaves behind (the event log,
 the time reached), so it serves every method and every flow (Python guards,
 an FMU's own event indicators):
 
-- **Zeno accumulation.** The last ZENO_SERIES transitions of one edge whose
-  intervals shrink geometrically (ratios r <= MAX_RATIO within RATIO_SPREAD)
-  predict the accumulation time t_inf = t_last + dt_last r / (1 - r), the
-  model-free Zeno test of Or and Ames's completion (see `completion`). A method
-  that does not complete Zeno executions stops once the tail is below
-  ZENO_TAIL_RTOL of the time the series has run: Status.ZENO, at the
-  accumulation point. A run that passes t_inf plus that tail (`horizon`) with
-  the state beyond the guard stops there too (it lost the series), one that
-  passes it inside goes on (the model came to rest by itself, as an FMU with a
-  minimum bounce velocity does). Steps are not cut at the horizon, so the
-  communication grid of a Co-Simulation FMU stays as it is.
+- **Zeno accumulation: predicted, not pre-empted.** The last ZENO_SERIES
+  transitions of one edge whose intervals shrink geometrically (ratios
+  r <= MAX_RATIO within RATIO_SPREAD) predict the accumulation time
+  t_inf = t_last + dt_last r / (1 - r), the model-free Zeno test of Or and
+  Ames's completion (see `completion`). A method that does not complete Zeno
+  executions warns once per series, naming the guard and t_inf, and the run
+  goes on while it advances: a model that comes to rest by itself (an FMU
+  whose reset sets v = 0 below a small impact speed) finishes. The run stops
+  (Status.ZENO) only where it cannot go on:
+
+  * **unresolved:** the last interval of the series is within the time the
+    method resolves a transition to at that event (its bracket `t_tol`, or
+    `Method.time_resolution` of the event's guard value and rate): it stops
+    at the accumulation point, within that resolution;
+  * **tunnelling:** after a transition of the series the state lies beyond
+    the series' guard by more than ON_SURFACE on the wrong side (on the far
+    side of a falling or rising guard; for an 'either' guard, an FMU's
+    indicator, on the side opposite to the start): the constraint is
+    violated, and the state would fall through it;
+  * the chatter and stall rules below.
+
+  A series whose accumulation time plus its tail (`horizon`) passes with the
+  state inside has ended (the model came to rest): it is no longer watched.
 - **Chatter.** CHATTER_EVENTS transitions of one edge, not geometric, more
   than one per step h: the state chatters on a guard (a Zeno point the method
   resolves into noise); Status.ZENO.
@@ -25,11 +37,12 @@ an FMU's own event indicators):
   it (Status.ZENO); anything else is Status.NO_PROGRESS, naming the edges that
   fired or the guard nearest its surface.
 
-A method that completes Zeno executions (`Completion`) is stopped only at the
-horizon, or by chatter and stalls, with Status.ZENO_NOT_TRUNCATED. A method
-whose executions pass Zeno points by construction (`Relaxation`: each
-transition waits on its strip, so relaxed executions are not Zeno; Burden et
-al., Sec. IV) is watched for stalls only.
+A method that completes Zeno executions (`Completion`) truncates a series
+itself: it is not warned, and the same rules stop it with
+Status.ZENO_NOT_TRUNCATED. A method whose executions pass Zeno points by
+construction (`Relaxation`: each transition waits on its strip, so relaxed
+executions are not Zeno; Burden et al., Sec. IV) is watched for stalls only.
+Every stop during a series names its guard and predicted accumulation time.
 
 References
 ----------
@@ -38,13 +51,14 @@ Or and Ames, Sec. III (Zeno executions, Def. 3) and Sec. V (truncation).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
 from ..core.result import Event, Recorder, Status
-from ..flows.base import guard_rates
+from ..flows.base import VectorField, guard_rates
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
 ZENO_SERIES = 6
@@ -53,9 +67,9 @@ RATIO_SPREAD = 0.1
 # Largest ratio called an accumulation: closer to 1, ZENO_SERIES intervals cannot
 # tell a Zeno series (restitution above 0.95) from a steady chatter.
 MAX_RATIO = 0.95
-# A method that does not complete stops once the predicted remaining Zeno time is
-# below this fraction of the time the series has run (1 ms of a 4 s ball series).
-ZENO_TAIL_RTOL = 1e-3
+# Units in the last place of t below which no two transitions can be told apart:
+# the round-off of the sums of times that place them (t + sigma, t + hs).
+TIME_ULPS = 4
 # Transitions of one edge, more than one per step h, that make a chatter.
 CHATTER_EVENTS = 50
 # Attempts in a row that end at the same time: far more than any simultaneous
@@ -68,6 +82,9 @@ CRAWL_FRACTION = 1e-3
 # |g| below this (SI units) counts as on the guard's surface: far above the
 # round-off of a located crossing, far below any gap a model resolves.
 ON_SURFACE = 1e-8
+# A state within this fraction of h of the horizon has reached it (the base loop's
+# TIME_RTOL: a block of steps ends there up to round-off).
+HORIZON_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -130,8 +147,9 @@ class Watchdog:
 
     def __init__(self, method, system, t_end: float) -> None:
         self.method, self.system, self.t_end = method, system, t_end
-        self.found: Accumulation | None = None  # the series this run may not pass
+        self.series: Accumulation | None = None  # the series the run is in
         self.seen: Accumulation | None = None  # the last one, also if passed
+        self._depth = 0.0  # how far beyond its guard the series' last reset left x
         self._n_events, self._run = 0, 0
         self._t, self._still = system.t0, 0
         self._window = (system.t0, 0)
@@ -139,43 +157,40 @@ class Watchdog:
 
     @property
     def horizon(self) -> float:
-        """The latest time a run may pass with its state beyond the guard: the
-        end of a predicted Zeno accumulation (t_inf plus its tail again)."""
-        if self.found is None:
+        """The time after which a series that left the state inside has ended:
+        the predicted accumulation time plus its tail again."""
+        if self.series is None:
             return self.t_end
-        return min(self.t_end, self.found.t_inf + self.found.tail)
+        return min(self.t_end, self.series.t_inf + self.series.tail)
+
+    def step_limit(self, flow) -> float:
+        """Where `Method._loop` ends a block of steps: at the horizon, so that a
+        state that falls through the guard without a transition is seen by then,
+        for a vector field (whose steps run in blocks) under a method that does
+        not complete Zeno executions (Completion's steps are its own); else
+        t_end."""
+        if self.method.completes_zeno or not isinstance(flow, VectorField):
+            return self.t_end
+        return self.horizon
 
     def check(self, state, log: Recorder) -> Stop | None:
         """Return why the run must stop after the attempt that reached `state`."""
         self._n_attempts += 1
         if len(log.events) != self._n_events:
-            stop = self._transitions(state, log)
+            stop = self._transitions(log)
             if stop is not None:
                 return stop
-        capped = self.found is not None and self.horizon < self.t_end
-        if capped and state.t >= self.horizon:
-            if self._is_beyond(self.found.edge, state):
-                return self._zeno(self._accumulated(self.found, log.events))
-            self.found = None  # the series ended inside: the model came to rest
+        if self.series is not None:
+            stop = self._tunnels(state)
+            if stop is not None:
+                return stop
+            if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
+                self.series = None  # it ended inside: the model came to rest
         return self._stall(state, log)
-
-    def _is_beyond(self, edge_name: str, state) -> bool:
-        """True if the state lies beyond the surface of that edge's guard by more
-        than ON_SURFACE: on the far side for a falling or rising guard, for an
-        'either' guard (an FMU's indicator) on the side opposite to the start."""
-        mode = self.system.mode(state.mode)
-        edge = next((e for e in mode.edges if e.name == edge_name), None)
-        if edge is None:
-            return False
-        g = edge.guard(state.t, state.x)
-        side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
-        if side is None:
-            side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
-        return side * g < -ON_SURFACE
 
     # -- Zeno and chatter ---------------------------------------------------------
 
-    def _transitions(self, state, log: Recorder) -> Stop | None:
+    def _transitions(self, log: Recorder) -> Stop | None:
         """Follow the new transitions; a method whose executions pass Zeno points
         sees each series event by event (its compiled loop fires many in one
         attempt), for the note of a run a bound stops."""
@@ -192,29 +207,122 @@ class Watchdog:
         self._n_events = len(events)
         if passes:
             return None
+        if found is not None and found.t_inf < self.t_end:
+            self.series = found
+        if self.series is not None and events[-1].edge == self.series.edge:
+            self._depth = self._left_beyond(events[-1])
         if found is None or found.t_inf >= self.t_end:
-            self.found = None
             return self._chatter(events)
-        self.found = found
-        small = found.tail <= ZENO_TAIL_RTOL * (found.t_inf - found.t_first)
-        if small and not self.method.completes_zeno:
-            return self._zeno(self._accumulated(found, events))
-        return None
+        if not self.method.completes_zeno:
+            self._warn(found, log)
+        return self._unresolved(found, events)
+
+    def _warn(self, found: Accumulation, log: Recorder) -> None:
+        """Warn once per series (an edge's run of transitions) that it accumulates."""
+        guard = self._guard(found.edge)
+        log.warn_once(
+            ("zeno", found.edge, found.t_first),
+            f"{self.method.name}: {found.describe(guard)} This method cannot pass "
+            f"a Zeno point: the run goes on while it advances (a model that comes "
+            f"to rest by itself finishes), and stops where it can no longer "
+            f"resolve the transitions or the state passes guard {guard!r}. To "
+            f"continue past it, declare the contact and complete the execution "
+            f"(--zeno complete, or Completion(method)).",
+        )
+
+    def _unresolved(self, found: Accumulation, events: list[Event]) -> Stop | None:
+        """Stop at the accumulation point once the series' last interval is within
+        the time the method resolves its last transition to (`_resolution`)."""
+        last, before = events[-1], events[-2]
+        resolution = self._resolution(last)
+        if last.t - before.t > resolution:
+            return None
+        return self._zeno(
+            f"{self._accumulated(found, events)} The last interval, "
+            f"{last.t - before.t:.3g} s, is within the {resolution:.3g} s to which "
+            f"{self.method.name} resolves a transition there: the run cannot advance "
+            f"past the accumulation point.",
+            names_series=True,
+        )
+
+    def _resolution(self, event: Event) -> float:
+        """The time within which the method places `event`: its bracket width
+        (`t_tol`, where it has one), how far from the crossing the state it fired
+        at lies in time (`Method.time_resolution`), and the round-off of t."""
+        resolution = max(
+            float(getattr(self.method, "t_tol", 0.0)),
+            TIME_ULPS * math.ulp(event.t),
+        )
+        placed = self._placed(event)
+        return resolution if placed is None else max(resolution, placed)
+
+    def _placed(self, event: Event) -> float | None:
+        """`Method.time_resolution` of the event's guard value and rate (None for
+        a flow without dx/dt, or an event of the flow's own, which has no edge)."""
+        edge = self._edge(event.edge, event.source)
+        if edge is None:
+            return None
+        g = edge.guard(event.t, event.x_before)
+        flow = self.system.mode(event.source).flow
+        rate = guard_rates(
+            flow, [edge.guard], event.t, event.x_before, [g], self.method.h
+        )
+        return None if rate is None else self.method.time_resolution(g, rate[0])
+
+    def _tunnels(self, state) -> Stop | None:
+        """Stop if the state lies beyond the guard of the series it is in: deeper
+        than ON_SURFACE and than twice the depth its last transition left it at (a
+        method that places transitions coarsely leaves each a little beyond), or
+        beyond at all and moving further out, which no transition of an 'either'
+        guard (an FMU's indicator) turns back: it would fall through."""
+        edge = self._edge(self.series.edge, state.mode)
+        if edge is None:
+            return None
+        g, side = edge.guard(state.t, state.x), self._side(edge)
+        depth, tolerance = max(0.0, -side * g), max(ON_SURFACE, 2.0 * self._depth)
+        if depth == 0.0:
+            return None
+        if depth > tolerance:
+            how = f"by {depth:.3g} (more than {tolerance:.3g})"
+        else:
+            flow = self.system.mode(state.mode).flow
+            rate = guard_rates(flow, [edge.guard], state.t, state.x, [g], self.method.h)
+            if rate is None or side * rate[0] >= 0.0:
+                return None
+            how = f"by {depth:.3g}, moving further out (dg/dt = {rate[0]:.3g}),"
+        guard = edge.guard.name
+        return self._zeno(
+            f"{self.series.describe(guard)} At t = {state.t!r} s the state lies "
+            f"beyond guard {guard!r} {how} after its transitions: the constraint is "
+            f"violated, and the state would tunnel through it.",
+            names_series=True,
+        )
+
+    def _left_beyond(self, event: Event) -> float:
+        """How far beyond its guard the event's reset left the state (0 inside)."""
+        edge = self._edge(event.edge, event.target)
+        if edge is None:
+            return 0.0
+        return max(0.0, -self._side(edge) * edge.guard(event.t, event.x_after))
+
+    def _edge(self, name: str, mode: str):
+        """The edge of that name in that mode, or None."""
+        return next((e for e in self.system.mode(mode).edges if e.name == name), None)
+
+    def _side(self, edge) -> float:
+        """+1 if the edge's guard is positive inside, -1 if negative: by its
+        direction, or for an 'either' guard (an FMU's indicator) by its sign at
+        the start."""
+        side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
+        if side is None:
+            side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
+        return side
 
     def _accumulated(self, found: Accumulation, events: list[Event]) -> str:
         """Describe the accumulation, with how precisely the method placed its
         transitions (`Method.time_resolution`, summed) where that exceeds the tail."""
         detail = found.describe(self._guard(found.edge))
-        placed = 0.0
-        for event in events[-found.n_events :]:
-            mode = self.system.mode(event.source)
-            edge = next(e for e in mode.edges if e.name == event.edge)
-            g = edge.guard(event.t, event.x_before)
-            rate = guard_rates(
-                mode.flow, [edge.guard], event.t, event.x_before, [g], self.method.h
-            )
-            if rate is not None:
-                placed += self.method.time_resolution(g, rate[0])
+        placed = sum(filter(None, map(self._placed, events[-found.n_events :])))
         if placed > found.tail:
             detail += (
                 f" The method placed these transitions to about {placed:.2g} s in "
@@ -242,10 +350,15 @@ class Watchdog:
             return ""
         return " " + self.seen.describe(self._guard(self.seen.edge))
 
-    def _zeno(self, detail: str) -> Stop:
+    def _zeno(self, detail: str, *, names_series: bool = False) -> Stop:
+        """A Zeno stop; a detail that does not name the series the run is in
+        (`names_series`) gets its predicted accumulation appended."""
         status = (
             Status.ZENO_NOT_TRUNCATED if self.method.completes_zeno else Status.ZENO
         )
+        if self.series is not None and not names_series:
+            guard = self._guard(self.series.edge)
+            detail += f" It follows a Zeno series: {self.series.describe(guard)}"
         return Stop(status, detail)
 
     def _guard(self, edge: str) -> str:

@@ -10,7 +10,7 @@ void model_derivatives(const Model *m, double t, const double *x, double *dx)
 }
 
 /* when h <= 0 then reinit(v, -e*pre(v)); end when;  (Newton's impact law) */
-void model_when(const Model *m, int k, double t, double *x)
+void model_when(Model *m, int k, double t, double *x)
 {
     (void)k, (void)t;
     x[X_v] = -m->p[P_e] * x[X_v];

@@ -6,7 +6,7 @@
 
 typedef enum {
     VK_TIME, VK_STATE, VK_DERIVATIVE, VK_PARAM, VK_INPUT, VK_OUTPUT,
-    VK_INT_PARAM, VK_INT_INPUT
+    VK_INT_PARAM, VK_INT_INPUT, VK_DISCRETE
 } VarKind;
 
 /* One row of the generated variable table (MODEL_VARIABLES in model_table.h). */

@@ -15,6 +15,7 @@ static const double START_X[] = START_STATES;
 static const double START_P[] = START_REAL_PARAMS;
 static const double START_U[] = START_REAL_INPUTS;
 static const int START_I[] = START_INTEGERS;
+static const double START_D[] = START_DISCRETES;
 
 /* Phases in which a variable of each kind may be set (see fmus/README.md). A state
  * takes a start value; after initialization only fmiSetContinuousStates sets it. */
@@ -104,6 +105,7 @@ void instance_reset(Instance *inst)
     memcpy(inst->s.m.p, START_P, sizeof START_P);
     memcpy(inst->s.m.u, START_U, sizeof START_U);
     memcpy(inst->s.m.i, START_I, sizeof START_I);
+    memcpy(inst->s.m.d, START_D, sizeof START_D);
     inst->phase = PH_INSTANTIATED;
 }
 
@@ -150,6 +152,7 @@ double core_real_value(const Model *m, double t, const double *x, VarKind kind, 
     case VK_STATE: return x[index];
     case VK_PARAM: return m->p[index];
     case VK_INPUT: return m->u[index];
+    case VK_DISCRETE: return m->d[index];
     case VK_DERIVATIVE:
         model_derivatives(m, t, x, values);
         return values[index];
@@ -204,7 +207,7 @@ static unsigned settable_phases(VarKind kind)
 {
     switch (kind) {
     case VK_STATE: return SET_STATE;
-    case VK_PARAM: case VK_INT_PARAM: return SET_FIXED;
+    case VK_PARAM: case VK_INT_PARAM: case VK_DISCRETE: return SET_FIXED;
     case VK_INPUT: return SET_REAL_INPUT;
     case VK_INT_INPUT: return SET_DISCRETE_INPUT;
     default: return 0;
@@ -246,6 +249,8 @@ Status instance_set_real(Instance *inst, const unsigned *vr, size_t n, const dou
             core_rearm_when(inst);
         } else if (var->kind == VK_PARAM) {
             inst->s.m.p[var->index] = value[k];
+        } else if (var->kind == VK_DISCRETE) {
+            inst->s.m.d[var->index] = value[k];
         } else {
             inst->s.m.u[var->index] = value[k];
         }

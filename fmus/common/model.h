@@ -16,6 +16,7 @@ typedef struct {
     double p[N_REAL_PARAMS_ALLOC];  /* real parameters, index P_<name> */
     double u[N_REAL_INPUTS_ALLOC];  /* real inputs, index U_<name> */
     int i[N_INTEGERS_ALLOC];        /* integer parameters and inputs, I_<name> */
+    double d[N_DISCRETES_ALLOC];    /* discrete Reals, D_<name>: set by model_when */
 } Model;
 
 /* dx/dt = f(t, x, p, u, i): a pure function, called at arbitrary (t, x). */
@@ -28,8 +29,9 @@ void model_outputs(const Model *m, double t, const double *x, double *y);
 
 #if N_EVENT_INDICATORS > 0
 /* `when z[k] <= 0 then ... end when;`: called once when event indicator k
- * falls to <= 0 (the condition becomes true); may reinit the states x. */
-void model_when(const Model *m, int k, double t, double *x);
+ * falls to <= 0 (the condition becomes true); may reinit the states x and
+ * assign the discrete Reals m->d (nothing else of m). */
+void model_when(Model *m, int k, double t, double *x);
 #endif
 
 #endif

@@ -1,0 +1,483 @@
+"""Completion's constrained phase, compiled: the steps on h = 0 and the lift-off.
+
+`Phase.run` takes the constrained steps of `Completion` from a state on Z until
+lam falls through zero (the lift-off, Or and Ames Def. 4), t_end, or a bound:
+
+- a step grows by doubling from h (twice the last accepted one) while step
+  doubling agrees within `tol` and lam changes over each half step by less than
+  LAM_CHANGE of its smallest value; it is halved otherwise, never below h (only
+  to land on t_end). A body at rest reaches t_end in O(log(t_end / h)) steps.
+- each step is one step of the scheme on eq. (7), then R* (`ProjectedStepper`).
+- a step of h in which lam reaches zero is narrowed by the Illinois regula falsi
+  of `core.events` on lam along the step, to t_tol, and the lift-off placed by
+  the secant of lam across the final bracket (`events.secant_fraction`).
+
+`Series` follows the impacts of the current Zeno series and decides at each
+whether it truncates (Def. 7, or the model-free test of `completion`), and
+`Series.switch` gives the state the constrained motion starts from (R*, carried
+to the predicted tau_inf for switch='limit').
+
+References
+----------
+Or and Ames, Sec. V (the procedure), Def. 7, Theorem 3, eqs. (6)-(7), (9),
+(10), (14), (15); Dowell and Jarratt, BIT 11 (1971), the Illinois method.
+"""
+
+from libc.math cimport fabs, isfinite, isnan, sqrt
+from libc.string cimport memcpy
+
+import numpy as np
+
+from ..core._rk cimport Tableau
+from ..core.events cimport (
+    Illinois, all_finite, illinois_done, illinois_narrow, illinois_propose,
+    illinois_start, secant_fraction,
+)
+from ._contact cimport ContactFunctions, ProjectedStepper
+
+# A constrained step longer than h is accepted only if lam changes over each half
+# by less than this fraction of its smallest sample: lam cannot then dip to zero
+# and back between samples unless it varies on a scale far below the step.
+cdef double _LAM_CHANGE = 0.5
+LAM_CHANGE = _LAM_CHANGE
+# Bound on halvings of one constrained step, and on the Illinois trials of a
+# lift-off: 2^64 covers any ratio of float steps.
+MAX_HALVINGS = 64
+# Samples one `Phase.run` keeps at most (then it returns; the next call goes on).
+BLOCK = 4096
+# Outcomes of `Phase.run`, in `Phase.status`: steps taken (t_end or the step
+# bound reached), a lift-off (the last sample), no step accepted after
+# MAX_HALVINGS halvings, non-finite values in a step of h.
+STEPPED, LIFTED, STUCK, NON_FINITE = 0, 1, 2, 3
+# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (Or and Ames
+# leave the ratio free; 0.5 keeps V well inside U).
+cdef double _V_RATIO = 0.5
+V_RATIO = _V_RATIO
+# Impacts in the series the model-free test reads: 3 gap-rate ratios, enough to see
+# geometric decay.
+cdef enum:
+    _N_SERIES = 4
+N_SERIES = _N_SERIES
+# Largest spread of those ratios still called geometric; the flat ground has 0,
+# the paper's examples ~0.02 near their Zeno points.
+cdef double _RATIO_SPREAD = 0.1
+RATIO_SPREAD = _RATIO_SPREAD
+# The model-free tails are estimates, not bounds: demand they be half the budget.
+cdef double _FALLBACK_SAFETY = 2.0
+FALLBACK_SAFETY = _FALLBACK_SAFETY
+
+
+cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
+    """True if lam changes over each half step by < LAM_CHANGE of its minimum."""
+    cdef double change = max(fabs(lam_mid - lam0), fabs(lam1 - lam_mid))
+    return change < _LAM_CHANGE * min(lam0, lam_mid, lam1)
+
+
+cdef double _largest_difference(const double* u, const double* v, Py_ssize_t n) noexcept:
+    """max_i |u_i - v_i|, nan if any difference is nan."""
+    cdef double largest = 0.0, value
+    cdef Py_ssize_t i
+    for i in range(n):
+        value = fabs(u[i] - v[i])
+        if isnan(value):
+            return value
+        if value > largest:
+            largest = value
+    return largest
+
+
+cdef class Phase:
+    """The constrained phases of one contact and scheme (module docstring).
+
+    After `run`, `ts`, `xs` and `lams` hold its samples (the lift-off last),
+    `status` its outcome, `t` and `x` the state it stopped at (the start of the
+    failing step for STUCK and NON_FINITE), `last_step` the step the next phase
+    step grows from, and `n_rejected` the steps it halved.
+    """
+
+    cdef ContactFunctions contact
+    cdef ProjectedStepper stepper
+    cdef readonly object ts, xs, lams
+    cdef double[::1] t_out, lam_out
+    cdef double[:, ::1] x_out
+    cdef readonly int status
+    cdef readonly double t, last_step
+    cdef readonly long n_rejected
+    cdef double[::1] x_now, slope, x_mid, slope_mid, x_two, slope_two, x_full, z, dz
+
+    def __init__(self, ContactFunctions contact, Tableau tableau):
+        cdef Py_ssize_t n = contact.n
+        self.contact = contact
+        self.stepper = ProjectedStepper(contact, tableau)
+        self.ts, self.xs, self.lams = np.empty(BLOCK), np.empty((BLOCK, n)), np.empty(BLOCK)
+        self.t_out, self.x_out, self.lam_out = self.ts, self.xs, self.lams
+        self.x_now, self.slope = np.empty(n), np.empty(n)
+        self.x_mid, self.slope_mid = np.empty(n), np.empty(n)
+        self.x_two, self.slope_two = np.empty(n), np.empty(n)
+        self.x_full, self.z, self.dz = np.empty(n), np.empty(n), np.empty(n)
+
+    @property
+    def x(self):
+        """The state the last run stopped at."""
+        return np.array(self.x_now)
+
+    def run(self, double t, x, double last_step, double h, double t_end, double tol,
+            double t_tol, double reach, long max_steps):
+        """Take constrained steps from (t, x) on Z (last_step: the last accepted
+        one, 0 for none) until a lift-off, t_end (within `reach`), max_steps or
+        BLOCK samples; return the number of samples."""
+        cdef ContactFunctions c = self.contact
+        cdef ProjectedStepper stepper = self.stepper
+        cdef Py_ssize_t n = c.n
+        cdef long n_samples = 0, rejected = 0, k
+        cdef double lam0, lam_mid, lam1, hs, tc
+        cdef bint crossing, stepped
+        cdef double[::1] swap
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        memcpy(&self.x_now[0], &xs[0], n * sizeof(double))
+        max_steps = min(max_steps, BLOCK)
+        lam0 = c.constrained_at(t, &self.x_now[0], &self.slope[0])
+        self.status = STEPPED
+        while n_samples < max_steps and t < t_end - reach:
+            hs = min(max(h, 2.0 * last_step if last_step > 0.0 else h), t_end - t)
+            stepped = False
+            for k in range(MAX_HALVINGS):
+                stepper.advance(t, &self.x_now[0], hs / 2, &self.slope[0], &self.x_mid[0])
+                lam_mid = c.constrained_at(t + hs / 2, &self.x_mid[0], &self.slope_mid[0])
+                stepper.advance(
+                    t + hs / 2, &self.x_mid[0], hs / 2, &self.slope_mid[0], &self.x_two[0]
+                )
+                lam1 = c.constrained_at(t + hs, &self.x_two[0], &self.slope_two[0])
+                crossing = lam_mid <= 0 or lam1 <= 0
+                if hs > h and (
+                    crossing
+                    or not _steady(lam0, lam_mid, lam1)
+                    or self._doubling_error(t, hs) > tol
+                ):
+                    rejected += 1
+                    hs = max(hs / 2, min(h, t_end - t))
+                    continue
+                stepped = True
+                if crossing:
+                    tc = self._lift_off(t, hs, lam0, t_tol)
+                    self._keep(n_samples, t + tc, &self.z[0],
+                               c.constrained_at(t + tc, &self.z[0], &self.dz[0]))
+                    n_samples += 1
+                    t = t + tc
+                    memcpy(&self.x_now[0], &self.z[0], n * sizeof(double))
+                    self.status = LIFTED
+                elif not (all_finite(&self.x_two[0], n) and isfinite(lam1)):
+                    self.status = NON_FINITE
+                else:
+                    last_step = hs
+                    t = t_end if t + hs >= t_end - reach else t + hs
+                    swap = self.x_now
+                    self.x_now = self.x_two
+                    self.x_two = swap
+                    swap = self.slope
+                    self.slope = self.slope_two
+                    self.slope_two = swap
+                    lam0 = lam1
+                    self._keep(n_samples, t, &self.x_now[0], lam1)
+                    n_samples += 1
+                break
+            if not stepped:
+                self.status = STUCK
+            if self.status != STEPPED:
+                break
+        self.t, self.last_step, self.n_rejected = t, last_step, rejected
+        return n_samples
+
+    cdef double _doubling_error(self, double t, double hs) except? -1:
+        """max |x(t + hs) in one step - in two half steps| (x_two)."""
+        self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.x_full[0])
+        return _largest_difference(&self.x_full[0], &self.x_two[0], self.contact.n)
+
+    cdef double _lift_off(self, double t, double hs, double lam0, double t_tol) except? -1:
+        """Return tc, where lam falls through zero in [t, t + hs]: Illinois on
+        lam along the step from (t, x_now) to t_tol, then the secant of lam
+        across the final bracket; the state there goes to z."""
+        cdef ContactFunctions c = self.contact
+        cdef double sigma, tc
+        cdef long k
+        cdef Illinois s
+        self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.z[0])
+        s = illinois_start(
+            0.0, lam0, hs, c.constrained_at(t + hs, &self.z[0], &self.dz[0]), t_tol
+        )
+        for k in range(MAX_HALVINGS):
+            if illinois_done(&s):
+                break
+            sigma = illinois_propose(&s)
+            self.stepper.advance(t, &self.x_now[0], sigma, &self.slope[0], &self.z[0])
+            illinois_narrow(&s, sigma, c.constrained_at(t + sigma, &self.z[0], &self.dz[0]))
+        tc = s.lo + (s.hi - s.lo) * secant_fraction(s.lo_f, s.hi_f)
+        if tc > 0:
+            self.stepper.advance(t, &self.x_now[0], tc, &self.slope[0], &self.z[0])
+        else:
+            memcpy(&self.z[0], &self.x_now[0], c.n * sizeof(double))
+        return tc
+
+    cdef void _keep(self, long k, double t, const double* x, double lam) noexcept:
+        cdef Py_ssize_t i
+        self.t_out[k] = t
+        self.lam_out[k] = lam
+        for i in range(self.contact.n):
+            self.x_out[k, i] = x[i]
+
+
+def truncation_threshold(double e, bounds, eps, *, double speed, double dh_norm):
+    """Return min(c1, c2, c3) of eq. (15); truncate when abs(dh qdot) is below it.
+
+    Parameters
+    ----------
+    e : float
+        Restitution, 0 < e < 1.
+    bounds : ZenoBounds
+        a_min, a_max, eta, zeta over V = N(eps_q', eps_v').
+    eps : (eps_t, eps_q', eps_v')
+        Time budget and the primed neighbourhood radii.
+    speed : float
+        ||qdot*||, so beta = speed + eps_v'.
+    dh_norm : float
+        ||dh(q*)||.
+
+    Returns
+    -------
+    float
+        The threshold; 0 when (9) fails (a_min <= 0 or e' = e a_max / a_min >= 1).
+
+    References
+    ----------
+    Or and Ames, eqs. (9), (10), (14), (15), with dh M^-1 dh^T in the
+    denominator of eq. (10) (the printed dh M dh^T is dimensionally inconsistent).
+
+    Examples
+    --------
+    >>> from fmibridge.methods.contact import ZenoBounds
+    >>> b = ZenoBounds(a_min=1.0, a_max=1.0, eta=1.0, zeta=1.0)
+    >>> eps = (1e-3, 5e-4, 5e-4)
+    >>> round(truncation_threshold(0.5, b, eps, speed=0.3, dh_norm=1.0), 10)
+    8.33333e-05
+    """
+    eps_t, eps_q, eps_v = eps
+    return _threshold(
+        e, bounds.a_min, bounds.a_max, bounds.eta, bounds.zeta, eps_t, eps_q, eps_v,
+        speed, dh_norm,
+    )
+
+
+cdef double _threshold(double e, double a_min, double a_max, double eta, double zeta,
+                       double eps_t, double eps_q, double eps_v, double speed,
+                       double dh_norm) noexcept:
+    """min(c1, c2, c3) of eq. (15) (`truncation_threshold`)."""
+    cdef double e1, e2, scale, c1, c2, c3
+    if not (a_min > 0 and a_max >= a_min):
+        return 0.0
+    e1 = e * a_max / a_min
+    e2 = e * sqrt(a_max / a_min)
+    if e1 >= 1.0:
+        return 0.0
+    scale = a_min * (1.0 - e1) / (2.0 * e)
+    c1 = scale * eps_t
+    c2 = scale * eps_q / (speed + eps_v)
+    c3 = eps_v / ((1.0 + e) * eta / (1.0 - e2) + zeta / scale + 1.0 / dh_norm)
+    return min(c1, c2, c3)
+
+
+cdef double _norm(const double* u, Py_ssize_t m) noexcept:
+    """||u[:m]||, the root of the sum of squares in order."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(m):
+        total = total + u[k] * u[k]
+    return sqrt(total)
+
+
+cdef double _norm_at(const double* u, const Py_ssize_t* index, Py_ssize_t m) noexcept:
+    """||u[index]||, the root of the sum of squares in index order."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(m):
+        total = total + u[index[k]] * u[index[k]]
+    return sqrt(total)
+
+
+cdef double _norm_of_difference(const double* u, const double* v,
+                                const Py_ssize_t* index, Py_ssize_t m) noexcept:
+    """||u[index] - v[index]||, the root of the sum of squares in index order."""
+    cdef double total = 0.0, d
+    cdef Py_ssize_t k
+    for k in range(m):
+        d = u[index[k]] - v[index[k]]
+        total = total + d * d
+    return sqrt(total)
+
+
+cdef class Series:
+    """The impacts of the current Zeno series, and the truncation test on them.
+
+    `catch_up(events)` reads the events logged since its last call: an impact
+    (an impact edge of the free mode) joins the series, anything else ends it.
+    `truncates(...)` tells whether the last impact meets the truncation test
+    (Def. 7 with the contact's bounds, else the model-free test, both with
+    condition (i), lam(R* x) > 0; see `completion`), `placed(inner)` how
+    precisely the inner method placed the series' impacts in time, and
+    `switch(...)` the state the constrained motion starts from.
+
+    Parameters
+    ----------
+    contact : ContactFunctions
+        The contact's compiled numerics.
+    free : str
+        The free mode.
+    impact_edges : tuple of str
+        Its impact edges.
+    bounds : callable or None
+        The contact's (t, x_star, eps_q', eps_v') -> ZenoBounds (Def. 7).
+    """
+
+    cdef ContactFunctions contact
+    cdef object free, impact_edges, bounds
+    cdef Py_ssize_t n_seen
+    cdef readonly list impacts  # (t, x before, gap rate), the newest last
+    cdef double[:, ::1] xs, stars  # the last N_SERIES states, and their R*
+    cdef bint has_star[_N_SERIES]
+    cdef double[::1] dx
+
+    def __init__(self, ContactFunctions contact, str free, tuple impact_edges, bounds):
+        self.contact, self.free, self.impact_edges = contact, free, impact_edges
+        self.bounds, self.n_seen, self.impacts = bounds, 0, []
+        self.xs = np.empty((_N_SERIES, contact.n))
+        self.stars = np.empty((_N_SERIES, contact.n))
+        self.dx = np.empty(contact.n)
+
+    def catch_up(self, list events):
+        """Follow the events logged since the last call (`Recorder.events`)."""
+        cdef Py_ssize_t k
+        cdef double[::1] x
+        for k in range(self.n_seen, len(events)):
+            event = events[k]
+            if event.source == self.free and event.edge in self.impact_edges:
+                x = np.ascontiguousarray(event.x_before, dtype=float)
+                self.impacts.append(
+                    (event.t, event.x_before, self.contact.rate_at(event.t, &x[0]))
+                )
+            else:
+                self.impacts = []
+        self.n_seen = len(events)
+
+    def truncates(self, double eps_t, double eps_q, double eps_v):
+        """True if the last impact meets the truncation test (`completion`)."""
+        cdef ContactFunctions c = self.contact
+        cdef Py_ssize_t m = min(len(self.impacts), _N_SERIES)
+        cdef double e = c.restitution, t, rate, threshold
+        cdef double[::1] dh
+        t, _, rate = self.impacts[len(self.impacts) - 1]
+        if not (rate < 0 and e < 1.0):
+            return False  # Theorems 1-2 need e < 1
+        self._states(m)
+        if e == 0.0:
+            return self._pressed(m)  # A16: the plastic impact lands on Z
+        if self.bounds is None:  # decay first: it needs no R* and mostly fails
+            return self._geometric(m, eps_t, eps_q, eps_v) and self._pressed(m)
+        if not self._pressed(m):
+            return False
+        star = np.array(self.stars[m - 1])
+        bounds = self.bounds(t, star, _V_RATIO * eps_q, _V_RATIO * eps_v)
+        dh = c.dh(t, star)
+        threshold = _threshold(
+            e, bounds.a_min, bounds.a_max, bounds.eta, bounds.zeta, eps_t,
+            _V_RATIO * eps_q, _V_RATIO * eps_v,
+            _norm_at(&self.stars[m - 1, 0], &c.iv[0], c.nq), _norm(&dh[0], c.nq),
+        )
+        return fabs(rate) < threshold
+
+    cdef int _states(self, Py_ssize_t m) except -1:
+        """Copy the last m impacts' states to xs (R* of none of them yet)."""
+        cdef Py_ssize_t k, j = len(self.impacts) - m
+        cdef double[::1] x
+        for k in range(m):
+            x = np.ascontiguousarray(self.impacts[j + k][1], dtype=float)
+            self.xs[k, :] = x
+            self.has_star[k] = False
+        return 0
+
+    cdef double* _star(self, Py_ssize_t k) except NULL:
+        """R* of the k-th of the impacts in xs, projected once."""
+        cdef Py_ssize_t j = len(self.impacts) - min(len(self.impacts), _N_SERIES)
+        if not self.has_star[k]:
+            self.contact.project_at(self.impacts[j + k][0], &self.xs[k, 0], &self.stars[k, 0])
+            self.has_star[k] = True
+        return &self.stars[k, 0]
+
+    cdef bint _pressed(self, Py_ssize_t m) except -1:
+        """lam(R* x) > 0 at the last impact: condition (i) of Def. 7."""
+        return self.contact.constrained_at(
+            self.impacts[len(self.impacts) - 1][0], self._star(m - 1), &self.dx[0]
+        ) > 0
+
+    cdef bint _geometric(self, Py_ssize_t m, double eps_t, double eps_q,
+                         double eps_v) except -1:
+        """Model-free test: the last N_SERIES gap rates decay geometrically and
+        predict tails within half the budgets (`completion`)."""
+        cdef ContactFunctions c = self.contact
+        cdef Py_ssize_t k, j = len(self.impacts) - m
+        cdef double ts[_N_SERIES]
+        cdef double rates[_N_SERIES]
+        cdef double lo_interval, lo_rate, ratio, r, lo_ratio, a, s, dq, dv
+        if m < _N_SERIES:
+            return False
+        for k in range(m):
+            ts[k] = self.impacts[j + k][0]
+            rates[k] = fabs(<double> self.impacts[j + k][2])
+        lo_interval, lo_rate = ts[1] - ts[0], rates[0]
+        for k in range(1, m):
+            lo_interval = min(lo_interval, ts[k] - ts[k - 1])
+            lo_rate = min(lo_rate, rates[k])
+        if lo_interval <= 0 or lo_rate <= 0 or ts[m - 1] - ts[m - 2] >= ts[1] - ts[0]:
+            return False
+        r = lo_ratio = rates[1] / rates[0]
+        for k in range(2, m):
+            ratio = rates[k] / rates[k - 1]
+            r, lo_ratio = max(r, ratio), min(lo_ratio, ratio)
+        if r >= 1.0 or r - lo_ratio > _RATIO_SPREAD:
+            return False
+        a = -c.hddot_at(ts[m - 1], self._star(m - 1))
+        if not a > 0.0:
+            return False
+        s = _FALLBACK_SAFETY * r / (1.0 - r)
+        dq = _norm_of_difference(&self.xs[m - 1, 0], &self.xs[m - 2, 0], &c.iq[0], c.nq)
+        dv = _norm_of_difference(self._star(m - 1), self._star(m - 2), &c.iv[0], c.nq)
+        return 2.0 * rates[m - 1] / a * s < eps_t and dq * s < eps_q and dv * s < eps_v
+
+    def placed(self, inner):
+        """How precisely the inner method placed the series' impacts in time,
+        added up (`Method.time_resolution` of each, the newest first)."""
+        cdef double late = 0.0
+        cdef double[::1] x
+        for t, x_before, rate in reversed(self.impacts):
+            x = np.ascontiguousarray(x_before, dtype=float)
+            late += inner.time_resolution(self.contact.gap_at(t, &x[0]), rate)
+        return late
+
+    def switch(self, ProjectedStepper stepper, bint limit, double t_end):
+        """Return (t, x, lam) where the constrained motion starts: R* of the last
+        impact's state (its `truncates` test computed it), carried along the
+        constrained flow for the predicted remaining Zeno time
+        2 e |hdot-| / ((1 - e) |hddot|) (exact on flat ground) if `limit`."""
+        cdef ContactFunctions c = self.contact
+        cdef Py_ssize_t m = min(len(self.impacts), _N_SERIES)
+        cdef double t, rate, rest, e = c.restitution, lam
+        t, _, rate = self.impacts[len(self.impacts) - 1]
+        x = np.array(<double[:c.n]> self._star(m - 1))
+        cdef double[::1] xv = x
+        if limit and e > 0.0:
+            rest = 2.0 * e * fabs(rate) / ((1.0 - e) * -c.hddot_at(t, &xv[0]))
+            rest = min(rest, t_end - t)
+            if rest > 0.0:
+                x = stepper.step(t, x, rest)
+                xv = x
+                t += rest
+        lam = c.constrained_at(t, &xv[0], &self.dx[0])
+        return t, x, lam

@@ -1,0 +1,393 @@
+"""A frictionless unilateral contact's numerics, compiled, on its primitives as
+Functions: the gap rate, the acceleration of h along the free flow (eq. 8), the
+contact force lam (eq. 6), the constrained vector field (eq. 7), the impact law
+(eq. 4) and the projection R* (Sec. V).
+
+`ContactFunctions` takes the contact's four primitives as `Function`s of the
+state x of n values (numba functions reach it at their C addresses, Python
+functions are called back, an FMU's through its flow's Functions):
+
+- gap h(q): n values in, 1 out;
+- gradient dh(q): n in, nq out (nq = the size of q);
+- force map: the n states followed by lam in, dx/dt with the force lam along
+  dh^T out (n + 1 in, n out); affine in lam, so its values at lam = 0 and 1
+  give the free dx/dt f0 and the direction b = f1 - f0 (b_v = M^-1 dh^T), and
+  neither M nor C nor N is needed;
+- Hessian H(q): n in, nq * nq out (row by row), or None for central
+  differences of the gradient along qdot.
+
+q and qdot sit at the indices q_index and v_index of x (other states may ride
+along). Sums run in index order (no fused multiply-add), so results do not
+depend on the machine. `ProjectedStepper` takes the constrained steps: one step
+of a tableau on eq. (7), then R*.
+
+References
+----------
+Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
+eqs. (4)-(8), Sec. V.
+"""
+
+from libc.math cimport fabs, isnan
+from libc.string cimport memcpy
+
+import numpy as np
+
+from ..core._functions cimport Function
+from ..core._rk cimport Tableau
+from ..flows._stepper cimport Stepper
+
+from ..core.errors import FmibridgeError
+
+# Central-difference step for the Hessian when the model gives none: sqrt of the
+# float64 epsilon, the usual balance of truncation and round-off (scaled by |q|).
+cdef double _HESSIAN_STEP = 1.5e-8
+HESSIAN_STEP = _HESSIAN_STEP
+# Newton iterations that put q back on h(q) = 0; one suffices when h is linear in
+# q, and each further one squares the error of a smooth h (errors here ~1e-12).
+cdef int _PROJECTION_ITERATIONS = 3
+PROJECTION_ITERATIONS = _PROJECTION_ITERATIONS
+
+
+cdef inline double _dot(const double* u, const double* v, Py_ssize_t m) noexcept nogil:
+    """sum_k u[k] v[k]."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(m):
+        total = total + u[k] * v[k]
+    return total
+
+
+cdef inline double _dot_at(const double* u, const double* v, const Py_ssize_t* index,
+                           Py_ssize_t m) noexcept nogil:
+    """sum_k u[k] v[index[k]]: dh times the entries of v at q or qdot."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(m):
+        total = total + u[k] * v[index[k]]
+    return total
+
+
+cdef inline double _along(const double* dh, const double* f0, const double* f1,
+                          const Py_ssize_t* iv, Py_ssize_t m) noexcept nogil:
+    """dh b_v with b = f1 - f0: dh M^-1 dh^T, the denominator of eqs. (4), (6)."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(m):
+        total = total + dh[k] * (f1[iv[k]] - f0[iv[k]])
+    return total
+
+
+cdef double _largest_abs(const double* x, const Py_ssize_t* index, Py_ssize_t m) noexcept nogil:
+    """max_k |x[index[k]]|, nan if any is nan."""
+    cdef double largest = fabs(x[index[0]]), value
+    cdef Py_ssize_t k
+    for k in range(1, m):
+        value = fabs(x[index[k]])
+        if isnan(value) or value > largest:
+            largest = value
+        if isnan(largest):
+            break
+    return largest
+
+
+def _expect(Function fn, Py_ssize_t n_in, Py_ssize_t n_out, str role, str name):
+    if fn.n_in != n_in or fn.n_out != n_out:
+        raise FmibridgeError(
+            f"Contact `{name}`: `{role}` ({fn.what}) maps {fn.n_in} to {fn.n_out} "
+            f"values; the contact needs {n_in} to {n_out}."
+        )
+
+
+cdef class ContactFunctions:
+    """A contact's primitives as Functions and the numerics that follow from
+    them (module docstring): each a compiled method on a state pointer
+    (`gap_at`, `rate_at`, `hddot_at`, `constrained_at`, `project_at`,
+    `impact_at`...) and a Python one on an array (`h`, `rate`, `lam`...).
+
+    Parameters
+    ----------
+    gap, gradient, force : Function
+        h (n -> 1), dh (n -> nq) and the force map (n + 1 -> n).
+    hessian : Function or None
+        H (n -> nq * nq), or None: central differences of dh.
+    q_index, v_index : sequence of int
+        Where q and qdot sit in x.
+    restitution : float
+        Newton's coefficient e of the impact law.
+    name : str
+        The contact's name (its gap), for messages.
+    """
+
+    def __init__(self, Function gap, Function gradient, Function force,
+                 Function hessian, q_index, v_index, double restitution, str name):
+        cdef Py_ssize_t n = gap.n_in, nq = len(q_index)
+        _expect(gap, n, 1, "gap_fn", name)
+        _expect(gradient, n, nq, "gradient_fn", name)
+        _expect(force, n + 1, n, "rhs_with_force", name)
+        if hessian is not None:
+            _expect(hessian, n, nq * nq, "hessian_fn", name)
+        self.n, self.nq, self.restitution, self.name = n, nq, restitution, name
+        self.gap, self.gradient, self.force, self.hessian = gap, gradient, force, hessian
+        self.iq = np.array(q_index, dtype=np.intp)
+        self.iv = np.array(v_index, dtype=np.intp)
+        self.z = np.empty(n + 1)
+        self.f0, self.f1 = np.empty(n), np.empty(n)
+        self.ahead, self.behind = np.empty(n), np.empty(n)
+        self.grad, self.dh_ahead, self.dh_behind = np.empty(nq), np.empty(nq), np.empty(nq)
+        self.hess = np.empty(max(nq * nq, 1))
+        self.one = np.empty(1)
+        self.rhs_function = ConstrainedRhs(self)
+        self.rate_function = GapRate(self)
+
+    # -- compiled --------------------------------------------------------------
+
+    cdef double gap_at(self, double t, const double* x) except? -1:
+        """h(q)."""
+        self.gap.call(t, x, &self.one[0])
+        return self.one[0]
+
+    cdef int gradient_at(self, double t, const double* x, double* out) except -1:
+        """dh(q) to out (nq values)."""
+        return self.gradient.call(t, x, out)
+
+    cdef double rate_at(self, double t, const double* x) except? -1:
+        """hdot = dh(q) qdot."""
+        self.gradient.call(t, x, &self.grad[0])
+        return _dot_at(&self.grad[0], x, &self.iv[0], self.nq)
+
+    cdef double curvature_at(self, double t, const double* x) except? -1:
+        """qdot^T H(q) qdot, the velocity term of eq. (8); without H, the central
+        difference of dh along qdot over HESSIAN_STEP (1 + max |q|)."""
+        cdef Py_ssize_t i, j, nq = self.nq, n = self.n
+        cdef double total = 0.0, row, step
+        if self.hessian is not None:
+            self.hessian.call(t, x, &self.hess[0])
+            for i in range(nq):
+                row = 0.0
+                for j in range(nq):
+                    row = row + self.hess[i * nq + j] * x[self.iv[j]]
+                total = total + row * x[self.iv[i]]
+            return total
+        step = _HESSIAN_STEP * (1.0 + _largest_abs(x, &self.iq[0], nq))
+        memcpy(&self.ahead[0], x, n * sizeof(double))
+        memcpy(&self.behind[0], x, n * sizeof(double))
+        for i in range(nq):
+            self.ahead[self.iq[i]] = self.ahead[self.iq[i]] + step * x[self.iv[i]]
+            self.behind[self.iq[i]] = self.behind[self.iq[i]] - step * x[self.iv[i]]
+        self.gradient.call(t, &self.ahead[0], &self.dh_ahead[0])
+        self.gradient.call(t, &self.behind[0], &self.dh_behind[0])
+        for i in range(nq):
+            total = total + (self.dh_ahead[i] - self.dh_behind[i]) * x[self.iv[i]]
+        return total / (2.0 * step)
+
+    cdef int free_at(self, double t, const double* x, double lam, double* out) except -1:
+        """dx/dt with the contact force lam along dh^T (the force map) to out."""
+        memcpy(&self.z[0], x, self.n * sizeof(double))
+        self.z[self.n] = lam
+        return self.force.call(t, &self.z[0], out)
+
+    cdef double hddot_at(self, double t, const double* x) except? -1:
+        """The acceleration of h along the free flow, eq. (8)."""
+        cdef double curvature
+        self.free_at(t, x, 0.0, &self.f0[0])
+        curvature = self.curvature_at(t, x)
+        self.gradient.call(t, x, &self.grad[0])
+        return curvature + _dot_at(&self.grad[0], &self.f0[0], &self.iv[0], self.nq)
+
+    cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
+        """dx/dt of the constrained dynamics, eq. (7), to dx; return lam, eq. (6):
+        lam = -(qdot^T H qdot + dh f0_v) / (dh b_v), dx/dt = f0 + lam b."""
+        cdef double* f0 = &self.f0[0]
+        cdef double* f1 = &self.f1[0]
+        cdef double along, lam
+        cdef Py_ssize_t i
+        self.free_at(t, x, 0.0, f0)
+        self.free_at(t, x, 1.0, f1)
+        self.gradient.call(t, x, &self.grad[0])
+        along = _along(&self.grad[0], f0, f1, &self.iv[0], self.nq)
+        lam = -(
+            self.curvature_at(t, x) + _dot_at(&self.grad[0], f0, &self.iv[0], self.nq)
+        ) / along
+        for i in range(self.n):
+            dx[i] = f0[i] + lam * (f1[i] - f0[i])
+        return lam
+
+    cdef int project_at(self, double t, const double* x, double* out) except -1:
+        """R* (Sec. V) to out: Newton on h(q) = 0 along dh^T, then qdot projected
+        orthogonally (Euclidean, as in Theorem 3) onto dh(q) qdot = 0."""
+        cdef Py_ssize_t k, nq = self.nq
+        cdef int iteration
+        cdef double g, scale
+        cdef double* dh = &self.grad[0]
+        if out != x:
+            memcpy(out, x, self.n * sizeof(double))
+        for iteration in range(_PROJECTION_ITERATIONS):
+            g = self.gap_at(t, out)
+            if g == 0.0:
+                break
+            self.gradient.call(t, out, dh)
+            scale = g / _dot(dh, dh, nq)
+            for k in range(nq):
+                out[self.iq[k]] = out[self.iq[k]] - scale * dh[k]
+        self.gradient.call(t, out, dh)
+        scale = _dot_at(dh, out, &self.iv[0], nq) / _dot(dh, dh, nq)
+        for k in range(nq):
+            out[self.iv[k]] = out[self.iv[k]] - scale * dh[k]
+        return 0
+
+    cdef int impact_at(self, double t, const double* x, double* out) except -1:
+        """The state after the frictionless impact law, eq. (4), to out:
+        qdot+ = qdot - (1 + e) (dh qdot) / (dh b_v) b_v, b_v = M^-1 dh^T; it gives
+        dh qdot+ = -e dh qdot."""
+        cdef double* f0 = &self.f0[0]
+        cdef double* f1 = &self.f1[0]
+        cdef double* dh = &self.grad[0]
+        cdef double scale
+        cdef Py_ssize_t k, i
+        self.free_at(t, x, 0.0, f0)
+        self.free_at(t, x, 1.0, f1)
+        self.gradient.call(t, x, dh)
+        scale = (1.0 + self.restitution) * _dot_at(dh, x, &self.iv[0], self.nq) / _along(
+            dh, f0, f1, &self.iv[0], self.nq
+        )
+        if out != x:
+            memcpy(out, x, self.n * sizeof(double))
+        for k in range(self.nq):
+            i = self.iv[k]
+            out[i] = out[i] - scale * (f1[i] - f0[i])
+        return 0
+
+    # -- from Python ---------------------------------------------------------------
+
+    cdef double[::1] _state(self, x):
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float).reshape(-1)
+        if xs.shape[0] != self.n:
+            raise FmibridgeError(
+                f"Contact `{self.name}` takes {self.n} state value(s), got "
+                f"{xs.shape[0]}."
+            )
+        return xs
+
+    def h(self, double t, x):
+        """Return the gap h(q)."""
+        cdef double[::1] xs = self._state(x)
+        return self.gap_at(t, &xs[0])
+
+    def dh(self, double t, x):
+        """Return the gradient row dh(q), shape (nq,)."""
+        cdef double[::1] xs = self._state(x)
+        out = np.empty(self.nq)
+        cdef double[::1] values = out
+        self.gradient.call(t, &xs[0], &values[0])
+        return out
+
+    def rate(self, double t, x):
+        """Return the gap rate hdot = dh(q) qdot."""
+        cdef double[::1] xs = self._state(x)
+        return self.rate_at(t, &xs[0])
+
+    def curvature(self, double t, x):
+        """Return qdot^T H(q) qdot, the velocity term of eq. (8)."""
+        cdef double[::1] xs = self._state(x)
+        return self.curvature_at(t, &xs[0])
+
+    def hddot(self, double t, x):
+        """Return the acceleration of h along the free flow, eq. (8)."""
+        cdef double[::1] xs = self._state(x)
+        return self.hddot_at(t, &xs[0])
+
+    def affine(self, double t, x):
+        """Return (f0, b): dx/dt = f0 + lam b, from two evaluations of the force map."""
+        cdef double[::1] xs = self._state(x)
+        f0, f1 = np.empty(self.n), np.empty(self.n)
+        cdef double[::1] v0 = f0, v1 = f1
+        self.free_at(t, &xs[0], 0.0, &v0[0])
+        self.free_at(t, &xs[0], 1.0, &v1[0])
+        return f0, f1 - f0
+
+    def constrained(self, double t, x):
+        """Return (dx/dt, lam) of eqs. (7) and (6)."""
+        cdef double[::1] xs = self._state(x)
+        out = np.empty(self.n)
+        cdef double[::1] dx = out
+        lam = self.constrained_at(t, &xs[0], &dx[0])
+        return out, lam
+
+    def project(self, double t, x):
+        """Return R* x (Sec. V): h(q) = 0 and dh(q) qdot = 0."""
+        cdef double[::1] xs = self._state(x)
+        out = np.empty(self.n)
+        cdef double[::1] values = out
+        self.project_at(t, &xs[0], &values[0])
+        return out
+
+    def impact(self, double t, x):
+        """Return the state after the impact law, eq. (4)."""
+        cdef double[::1] xs = self._state(x)
+        out = np.empty(self.n)
+        cdef double[::1] values = out
+        self.impact_at(t, &xs[0], &values[0])
+        return out
+
+
+cdef class ConstrainedRhs(Function):
+    """dx/dt of the constrained dynamics, eq. (7), as a Function (n -> n)."""
+
+    cdef ContactFunctions contact
+
+    def __init__(self, ContactFunctions contact):
+        super().__init__(
+            contact.n, contact.n, f"the constrained dynamics of contact `{contact.name}`"
+        )
+        self.contact = contact
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        self.contact.constrained_at(t, x, out)
+        return 0
+
+
+cdef class GapRate(Function):
+    """The gap rate dh(q) qdot as a Function (n -> 1): a guard for the loops."""
+
+    cdef ContactFunctions contact
+
+    def __init__(self, ContactFunctions contact):
+        super().__init__(
+            contact.n, 1, f"the gap rate of contact `{contact.name}`"
+        )
+        self.contact = contact
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        out[0] = self.contact.rate_at(t, x)
+        return 0
+
+
+cdef class ProjectedStepper(Stepper):
+    """A constrained step: one step of a tableau on eq. (7), then R*, so h and
+    dh qdot are zero to round-off after every step (A19: projection)."""
+
+    def __init__(self, ContactFunctions contact, Tableau tableau):
+        self.n, self.rhs, self.contact, self.tableau = (
+            contact.n, contact.rhs_function, contact, tableau
+        )
+        self.work = np.empty(max(tableau.work_size(contact.n), 1))
+        self.y = np.empty(contact.n)
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        self.tableau.step(self.rhs, t, x, h, k1, &self.y[0], &self.work[0])
+        return self.contact.project_at(t + h, &self.y[0], out)
+
+    def step(self, double t, x, double h, slope=None):
+        """Return the state after a constrained step of h from (t, x) (from
+        Python); `slope`, dx/dt at (t, x) if known, stands in for the first stage."""
+        cdef double[::1] xs = self.contact._state(x)
+        cdef double[::1] k1
+        out = np.empty(self.n)
+        cdef double[::1] y = out
+        if slope is None:
+            self.advance(t, &xs[0], h, NULL, &y[0])
+        else:
+            k1 = self.contact._state(slope)
+            self.advance(t, &xs[0], h, &k1[0], &y[0])
+        return out

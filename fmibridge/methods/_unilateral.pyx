@@ -1,0 +1,785 @@
+"""Unilateral's steps, compiled: Adams PECE steps limited by the guards.
+
+`flight` takes the steps of Esposito and Kumar's Fig. 5 until an edge is due,
+t_end, a bound, or a step that cannot be taken, in one loop with no Python
+object per step; `Unilateral` fires the due edge in Python (`due_edges`). The
+right-hand side, the guards and their gradients are `Function`s of (t, x): a
+compiled model's C code is called directly, a Python function is called back
+(with its own copy of x). See `unilateral.Unilateral` for the algorithm.
+
+The guards are the atoms of a `Bank` (the components of AND guards), edge e's
+atoms starts[e] to starts[e + 1]; each atom has its edge's direction `base` (-1
+falling, +1 rising, 0 either) and flags: its edge is unilateral, has this one
+atom, has a curved (not affine) unilateral atom. The `History` holds times,
+states, x', raw guard values, Lie derivatives and gradient norms at up to
+MAX_ORDER nodes, newest first, the orientation of each atom, the nodes held and
+the error-controlled step. `Rates` gives the Lie derivatives dg/dx f + dg/dt
+(eq. 2) from the atoms' gradients (`Rows`: entries read where a gradient may be
+non-zero), with `CentralDifferences` where a guard has no gradient.
+
+References
+----------
+Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
+"""
+
+from libc.math cimport INFINITY, NAN, copysign, fabs, frexp, isnan, ldexp, pow
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..core._functions cimport Function, new_array
+from ..core.events cimport all_finite, crossed as guard_crossed
+from .adams cimport (
+    MAX_ORDER, correct, corrector_weights, milne_constant, starting_step,
+    write_basis, write_prediction, write_predictor,
+)
+from .polyroots cimport MAX_WIDTH, first_reach_in, first_reach_scratch
+
+# Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; eq. 16).
+# An accepted step has |x^p - x^c| <= eps / BAND_C componentwise, so an affine
+# guard moves by at most beta = sum |dg/dx_i| eps_i / BAND_C from predictor to
+# corrector (eq. 19, read with the dual norm of the guard's gradient).
+cdef double _BAND_C = 19.0 / 270.0
+BAND_C = _BAND_C
+# step-controller safety factor (Hairer, Norsett and Wanner, Sec. II.4)
+cdef double SAFETY = 0.9
+# bound on h_{k+1}/h_k (and on h_err growth): Adams ratio stability
+cdef double MAX_GROWTH = 5.0
+cdef double MIN_SHRINK = 0.2  # bound on the shrink factor after a rejection
+# central differences of step FD_STEP max(1, |x_i|) (Nocedal and Wright, 8.1)
+FD_STEP = float(np.finfo(float).eps ** (1.0 / 3.0))  # numpy's power, as before
+cdef double _FD_STEP = FD_STEP
+# halvings of [0, h] that reach the round-off of h (2**-52 < 2**-60)
+cdef long BISECTIONS = 60
+# a step below 16 ulps of t makes no progress in t (round-off)
+cdef double MIN_STEP_ULPS = 16.0
+
+# how `flight` ended: the block is full, t_end, an edge is due, no step (after
+# max_rejections), non-finite values at an accepted point
+cpdef enum:
+    FULL = 0
+    REACHED = 1
+    DUE = 2
+    STUCK = 3
+    NON_FINITE = 4
+
+# What `flight` returns: the steps taken, how it ended (`code`), the rejected
+# trials, and for NON_FINITE the accepted point with non-finite values.
+Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
+
+
+cdef struct Level:
+    double final  # the atom's final level: -beta (unilateral) or 0 (bilateral)
+    double level  # the level L this step aims at
+    double beta   # the event band (eq. 19)
+
+
+# -- gradients as Functions ----------------------------------------------------
+
+
+cdef class Rows:
+    """Where a gradient's values go, for m rows (guards) of n states: dg/dx of
+    row r at columns[starts[r]:starts[r + 1]] (out[starts[r]:starts[r + 1]]),
+    then dg/dt of each row (out[nnz + r]). With a declared sparsity (`mask`, m
+    by n) a non-zero elsewhere is refused: `refuse(gx, t, x)` raises."""
+
+    cdef readonly Py_ssize_t m, n, nnz
+    cdef Py_ssize_t[::1] starts, columns
+    cdef const unsigned char[:, ::1] mask
+    cdef bint has_mask
+    cdef object refuse
+
+    def __init__(self, starts, columns, Py_ssize_t n, mask=None, refuse=None):
+        self.starts = np.ascontiguousarray(starts, dtype=np.intp)
+        self.columns = np.ascontiguousarray(columns, dtype=np.intp)
+        self.m, self.n, self.nnz = self.starts.shape[0] - 1, n, self.columns.shape[0]
+        self.has_mask = mask is not None
+        if self.has_mask:
+            self.mask = np.ascontiguousarray(mask, dtype=np.uint8)
+        self.refuse = refuse
+
+    @staticmethod
+    def dense(Py_ssize_t m, Py_ssize_t n):
+        """Every entry of m rows of n, in order."""
+        return Rows(np.arange(m + 1) * n, np.tile(np.arange(n), m), n)
+
+    cdef int write(self, const double* gx, const double* gt, double t, const double* x,
+                   double* out) except -1:
+        """Check dense dg/dx (gx, m rows of n) against the sparsity and write it
+        with dg/dt (gt) to out in this layout."""
+        cdef Py_ssize_t r, i, k, n = self.n
+        if self.has_mask:
+            for r in range(self.m):
+                for i in range(n):
+                    if gx[r * n + i] != 0.0 and not self.mask[r, i]:
+                        self.refuse(new_array(gx, self.m * n).reshape(self.m, n), t,
+                                    new_array(x, n))
+        for r in range(self.m):
+            for k in range(self.starts[r], self.starts[r + 1]):
+                out[k] = gx[r * n + self.columns[k]]
+            out[self.nnz + r] = gt[r]
+        return 0
+
+    def check(self, gx, double t, x):
+        """Refuse a dense dg/dx (from Python) with a non-zero outside the sparsity."""
+        cdef double[:, ::1] rows = np.ascontiguousarray(gx, dtype=float)
+        cdef double[::1] point = np.ascontiguousarray(x, dtype=float)
+        cdef double[::1] out = np.empty(self.nnz + self.m)
+        cdef double[::1] times = np.zeros(max(self.m, 1))
+        self.write(&rows[0, 0], &times[0], t, &point[0], &out[0])
+
+
+cdef class CentralDifferences(Function):
+    """dg/dx and dg/dt of the guards g (a Function, m values) by central
+    differences of step FD_STEP max(1, |x_i|) (and FD_STEP max(1, |t|)),
+    written in the layout of `rows`."""
+
+    cdef Function g
+    cdef Rows rows
+    cdef double[::1] probe, up, down, gx, gt
+
+    def __init__(self, Function g, Rows rows, str what):
+        super().__init__(g.n_in, rows.nnz + rows.m, what)
+        self.g, self.rows = g, rows
+        n, m = max(g.n_in, 1), max(g.n_out, 1)
+        self.probe, self.up, self.down = np.empty(n), np.empty(m), np.empty(m)
+        self.gx, self.gt = np.empty(m * n), np.empty(m)
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef Py_ssize_t n = self.n_in, m = self.g.n_out, i, r
+        cdef double d
+        for i in range(n):
+            self.probe[i] = x[i]
+        for i in range(n):  # x with one component moved
+            d = _FD_STEP * max(1.0, fabs(x[i]))
+            self.probe[i] = x[i] + d
+            self.g.call(t, &self.probe[0], &self.up[0])
+            self.probe[i] = x[i] - d
+            self.g.call(t, &self.probe[0], &self.down[0])
+            for r in range(m):
+                self.gx[r * n + i] = (self.up[r] - self.down[r]) / (2 * d)
+            self.probe[i] = x[i]
+        d = _FD_STEP * max(1.0, fabs(t))
+        self.g.call(t + d, x, &self.up[0])
+        self.g.call(t - d, x, &self.down[0])
+        for r in range(m):
+            self.gt[r] = (self.up[r] - self.down[r]) / (2 * d)
+        return self.rows.write(&self.gx[0], &self.gt[0], t, x, out)
+
+
+cdef class PythonGradient(Function):
+    """A Python gradient, called back: fn(t, x) -> (dg/dx, m rows of n; dg/dt,
+    m values) as float64 arrays of those shapes, written in the layout of
+    `rows`."""
+
+    cdef object fn
+    cdef Rows rows
+
+    def __init__(self, fn, Rows rows, str what):
+        super().__init__(rows.n, rows.nnz + rows.m, what)
+        self.fn, self.rows = fn, rows
+
+    cdef int call(self, double t, const double* x, double* out) except -1:
+        gx, gt = self.fn(t, new_array(x, self.n_in))
+        cdef double[:, ::1] rows = gx
+        cdef double[::1] times = gt
+        return self.rows.write(&rows[0, 0], &times[0], t, x, out)
+
+
+cdef class Rates:
+    """Each atom's Lie derivative dg/dx f + dg/dt (eq. 2) and gradient norm
+    sum_i abs(dg/dx_i) eps_i, from gradient Functions (`parts`, each with its
+    `Rows`), each called once per point; atom a reads row row_of[a] of part
+    part_of[a], only at that row's columns."""
+
+    cdef tuple parts
+    cdef Py_ssize_t[::1] offsets, columns, col_lo, col_hi, val_lo, time_at
+    cdef double[::1] values
+
+    def __init__(self, parts, layouts, part_of, row_of):
+        cdef Rows rows
+        self.parts = tuple(parts)
+        offsets, column_starts, columns, size = [], [], [], 0
+        for part, rows in zip(self.parts, layouts):
+            offsets.append(size)
+            column_starts.append(sum(len(c) for c in columns))
+            columns.append(np.asarray(rows.columns))
+            size += (<Function> part).n_out
+        self.offsets = np.array(offsets, dtype=np.intp)
+        self.values = np.empty(max(size, 1))
+        self.columns = np.concatenate(columns or [np.empty(0)]).astype(np.intp)
+        n_atoms = len(part_of)
+        col_lo, col_hi = np.empty(n_atoms, np.intp), np.empty(n_atoms, np.intp)
+        val_lo, time_at = np.empty(n_atoms, np.intp), np.empty(n_atoms, np.intp)
+        for a, (p, r) in enumerate(zip(part_of, row_of)):
+            rows = layouts[p]
+            col_lo[a] = column_starts[p] + rows.starts[r]
+            col_hi[a] = column_starts[p] + rows.starts[r + 1]
+            val_lo[a] = offsets[p] + rows.starts[r]
+            time_at[a] = offsets[p] + rows.nnz + r
+        self.col_lo, self.col_hi = col_lo, col_hi
+        self.val_lo, self.time_at = val_lo, time_at
+
+    cdef int write(self, double t, const double* x, const double* f, double tol,
+                   double rtol, double* lies, double* norms) except -1:
+        """Write each atom's Lie derivative to lies and norm to norms at (t, x),
+        f = dx/dt there. A zero entry of dg/dx adds +-0 to sums that are never
+        -0, so it is skipped: dense and sparse rows give the same bits."""
+        cdef Py_ssize_t p, a, k, i
+        cdef double total, size, d
+        for p in range(len(self.parts)):
+            (<Function> self.parts[p]).call(t, x, &self.values[self.offsets[p]])
+        for a in range(self.col_lo.shape[0]):
+            total, size = 0.0, 0.0
+            for k in range(self.col_hi[a] - self.col_lo[a]):
+                d = self.values[self.val_lo[a] + k]
+                if d == 0.0:
+                    continue
+                i = self.columns[self.col_lo[a] + k]
+                total = total + d * f[i]
+                size = size + fabs(d) * (tol + rtol * fabs(x[i]))
+            lies[a], norms[a] = total + self.values[self.time_at[a]], size
+        return 0
+
+
+# -- the guards, the settings and the history ---------------------------------
+
+
+cdef class _Work
+
+
+cdef class Bank:
+    """A mode's right-hand side and guards as the loop takes them: the atoms
+    (see the module docstring) as one Function `guards`, each alone
+    (`singles`), their `rates` (None until a method needs them), and the
+    arrays of the last flight (`spare`, for the next one)."""
+
+    cdef readonly str name
+    cdef readonly Py_ssize_t n, n_atoms, n_edges
+    cdef Py_ssize_t widest
+    cdef readonly Function rhs, guards
+    cdef tuple singles
+    cdef Py_ssize_t[::1] starts
+    cdef double[::1] base
+    cdef const unsigned char[::1] unilateral, single, curved
+    cdef bint any_curved
+    cdef public Rates rates
+    cdef _Work spare
+
+    def __init__(self, str name, Function rhs, Function guards, singles, owner, base,
+                 unilateral, curved, Py_ssize_t n_edges):
+        owner = np.asarray(owner, dtype=np.intp)
+        self.name, self.rhs, self.guards = name, rhs, guards
+        self.n, self.n_atoms, self.n_edges = rhs.n_in, guards.n_out, n_edges
+        self.singles = tuple(singles)
+        self.starts = np.searchsorted(owner, np.arange(n_edges + 1)).astype(np.intp)
+        sizes = np.bincount(owner, minlength=n_edges)
+        self.widest = max(sizes.max(initial=0), 1)
+        self.base = np.ascontiguousarray(base, dtype=float)
+        self.unilateral = np.ascontiguousarray(unilateral, dtype=np.uint8)
+        self.single = (sizes[owner] == 1).astype(np.uint8)
+        self.curved = np.ascontiguousarray(curved, dtype=np.uint8)
+        self.any_curved = bool(np.any(curved))
+        self.rates, self.spare = None, None
+
+    def values(self, double t, x):
+        """The raw value of every atom at (t, x) (g > 0 inside), from Python."""
+        return self.guards(t, x)
+
+
+cdef class Settings:
+    """A method's parameters as the loop reads them (gamma nan for None)."""
+
+    cdef double tol, rtol, gamma, h
+    cdef long max_rejections, max_order
+    cdef bint endpoint
+
+    def __init__(self, double tol, double rtol, double gamma, double h,
+                 long max_rejections, long max_order, bint endpoint):
+        self.tol, self.rtol, self.gamma, self.h = tol, rtol, gamma, h
+        self.max_rejections, self.max_order = max_rejections, max_order
+        self.endpoint = endpoint
+
+
+cdef class History:
+    """The last MAX_ORDER nodes of a run, newest first (see the module
+    docstring); `held` is 0 for a history to start afresh. At the newest node,
+    each atom's oriented value c and its levels (`set_levels`)."""
+
+    cdef double[::1] ts, sign, c, final, level, beta
+    cdef double[:, ::1] xs, fs, gs, lies, norms
+    cdef readonly long held
+    cdef double h_err
+    cdef Py_ssize_t n
+
+    def __init__(self, Bank bank):
+        cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
+        cdef double[:, ::1] states = np.zeros((2 * MAX_ORDER, n))
+        cdef double[:, ::1] guards = np.zeros((3 * MAX_ORDER + 5, a))
+        self.n = bank.n
+        self.ts = np.zeros(MAX_ORDER)
+        self.xs, self.fs = states[:MAX_ORDER], states[MAX_ORDER:]
+        self.gs = guards[:MAX_ORDER]
+        self.lies = guards[MAX_ORDER:2 * MAX_ORDER]
+        self.norms = guards[2 * MAX_ORDER:3 * MAX_ORDER]
+        self.sign, self.c = guards[3 * MAX_ORDER], guards[3 * MAX_ORDER + 1]
+        self.final, self.level = guards[3 * MAX_ORDER + 2], guards[3 * MAX_ORDER + 3]
+        self.beta = guards[3 * MAX_ORDER + 4]
+        self.held, self.h_err = 0, 0.0
+
+    @property
+    def t(self):
+        """The newest node's time."""
+        return self.ts[0]
+
+    @property
+    def x(self):
+        """The newest node's state (a new array)."""
+        return np.array(self.xs[0, :self.n])
+
+
+cdef class _Work:
+    """The arrays a flight writes instead of allocating its own: the predictor
+    (rows of n), the polynomials (rows of width), x^p, f(x^p), x^c, f(x^c) and
+    g(x^c), a predicted state and its guards for the checks along the
+    predictor, `first_reach_in`'s scratch, and the Adams coefficients of the
+    last nodes and step (`basis_of`, `corrector_of`)."""
+
+    cdef double[::1] predictor, poly, xp, fp, xc, f, g, xq, values, scratch
+    cdef double[::1] key, basis, weights
+    cdef double u_key, constant
+    cdef Py_ssize_t rows
+    cdef long rejected
+    cdef double t_stop
+    cdef void restart(self) noexcept
+
+    def __init__(self, Bank bank):
+        cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
+        self.predictor = np.zeros(MAX_WIDTH * n)
+        self.poly = np.empty(a * MAX_WIDTH)
+        self.xp, self.fp, self.xc = np.empty(n), np.empty(n), np.empty(n)
+        self.f, self.xq = np.empty(n), np.empty(n)
+        self.g, self.values = np.empty(a), np.empty(a)
+        self.scratch = np.empty(first_reach_scratch(bank.widest, MAX_WIDTH))
+        self.key = np.full(MAX_ORDER + 1, NAN)
+        self.basis = np.empty(MAX_ORDER * MAX_WIDTH)
+        self.weights = np.empty(MAX_ORDER)
+        self.restart()
+
+    cdef void restart(self) noexcept:
+        """Forget the last flight's coefficients and counts."""
+        self.key[0] = NAN
+        self.u_key, self.constant, self.rejected, self.t_stop = NAN, 0.0, 0, NAN
+
+
+# -- levels, due edges and the guards' sides -----------------------------------
+
+
+cdef inline Level level_of(double gamma, double c, double norm, bint is_unilateral,
+                           bint is_single) noexcept nogil:
+    """An atom's final level, step level L and band beta (eqs. 19-21) from its
+    oriented value c and gradient norm at the newest node."""
+    cdef Level out
+    out.beta = norm / _BAND_C
+    out.final = -out.beta if is_unilateral else 0.0
+    out.level = out.final if isnan(gamma) else min(gamma * c, out.final)
+    if is_single and c >= out.level:  # inside the band moving away: no deeper
+        out.level = max(c, 0.0)
+    return out
+
+
+cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
+    """Each atom's oriented value c = sign g and its levels (`level_of`) at the
+    newest node, once per node."""
+    cdef Py_ssize_t a
+    cdef double c
+    cdef Level at
+    for a in range(bank.n_atoms):
+        c = memory.sign[a] * memory.gs[0, a]
+        at = level_of(s.gamma, c, memory.norms[0, a], bank.unilateral[a],
+                      bank.single[a])
+        memory.c[a], memory.final[a] = c, at.final
+        memory.level[a], memory.beta[a] = at.level, at.beta
+
+
+cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
+                         Py_ssize_t first) noexcept:
+    """The first edge from `first` on that is due at the newest node, or -1.
+
+    Extrapolation: all its atoms in their band, the closest approaching. Endpoint
+    checks (`EndpointAdams`): crossed between the last two nodes (`events.crossed`
+    on the max over the atoms).
+    """
+    cdef Py_ssize_t e, a, closest
+    cdef double g0, g1, gap
+    cdef bint inside
+    if s.endpoint and memory.held < 2:
+        return -1
+    for e in range(first, bank.n_edges):
+        if s.endpoint:
+            g0, g1 = memory.gs[1, bank.starts[e]], memory.gs[0, bank.starts[e]]
+            for a in range(bank.starts[e] + 1, bank.starts[e + 1]):
+                if memory.gs[1, a] > g0:
+                    g0 = memory.gs[1, a]
+                if memory.gs[0, a] > g1:
+                    g1 = memory.gs[0, a]
+            if guard_crossed(-bank.base[bank.starts[e]], g0, g1):
+                return e
+            continue
+        closest, gap, inside = bank.starts[e], INFINITY, True
+        for a in range(bank.starts[e], bank.starts[e + 1]):
+            inside = inside and memory.c[a] >= memory.final[a] - memory.beta[a]
+            if memory.c[a] - memory.final[a] < gap:
+                closest, gap = a, memory.c[a] - memory.final[a]
+        if inside and memory.sign[closest] * memory.lies[0, closest] >= 0.0:
+            return e
+    return -1
+
+
+def due_edges(Bank bank, Settings s, History memory):
+    """Edges due at the newest node, in declaration order (`next_due`)."""
+    due = []
+    cdef Py_ssize_t e = next_due(bank, s, memory, 0)
+    while e >= 0:
+        due.append(e)
+        e = next_due(bank, s, memory, e + 1)
+    return due
+
+
+cdef bint beyond(Bank bank, History memory, const double* g) noexcept:
+    """True if a unilateral edge not beyond at the newest node is beyond at g."""
+    cdef Py_ssize_t e, a
+    cdef bint before, after
+    for e in range(bank.n_edges):
+        if not bank.unilateral[bank.starts[e]]:
+            continue
+        before, after = True, True
+        for a in range(bank.starts[e], bank.starts[e + 1]):
+            before = before and memory.sign[a] * memory.gs[0, a] > 0.0
+            after = after and memory.sign[a] * g[a] > 0.0
+        if after and not before:
+            return True
+    return False
+
+
+cdef inline double spacing(double t) noexcept nogil:
+    """The distance from abs(t) >= 1 to the next float (numpy's spacing)."""
+    cdef int exponent
+    frexp(fabs(t), &exponent)
+    return ldexp(1.0, exponent - 53)
+
+
+# -- points, the start and the step --------------------------------------------
+
+
+cdef void shift(double[:, ::1] rows, long keep) noexcept:
+    """Move rows[:keep] to rows[1:keep + 1] (the history ages by one node)."""
+    cdef long j
+    cdef Py_ssize_t i
+    for j in range(keep, 0, -1):
+        for i in range(rows.shape[1]):
+            rows[j, i] = rows[j - 1, i]
+
+
+cdef int push(Bank bank, Settings s, History memory, double t, const double* x,
+              const double* f, const double* g) except -1:
+    """Make (t, x) the newest node (dropping the oldest beyond max_order), with
+    its Lie derivatives dg/dx f + dg/dt (eq. 2) and norms sum_i abs(dg/dx_i)
+    eps_i (zeros for endpoint checks, which need neither); return 0 if dx/dt,
+    the state or a guard is not finite there, else 1."""
+    cdef Py_ssize_t n = bank.n, m = bank.n_atoms, i
+    cdef long j, keep
+    if not (all_finite(x, n) and all_finite(f, n) and all_finite(g, m)):
+        return 0
+    keep = min(memory.held, s.max_order - 1)
+    for j in range(keep, 0, -1):
+        memory.ts[j] = memory.ts[j - 1]
+    shift(memory.xs, keep)  # each history array by name: no tuple of views
+    shift(memory.fs, keep)
+    shift(memory.gs, keep)
+    shift(memory.lies, keep)
+    shift(memory.norms, keep)
+    memory.ts[0], memory.held = t, keep + 1
+    for i in range(n):
+        memory.xs[0, i], memory.fs[0, i] = x[i], f[i]
+    for i in range(m):
+        memory.gs[0, i], memory.lies[0, i], memory.norms[0, i] = g[i], 0.0, 0.0
+    if s.endpoint or m == 0:
+        return 1
+    bank.rates.write(t, x, f, s.tol, s.rtol, &memory.lies[0, 0], &memory.norms[0, 0])
+    return 1
+
+
+cdef int start(Bank bank, Settings s, History memory, _Work w, double t,
+               const double* x) except -1:
+    """Fresh history at (t, x): order 1, orientation of 'either' guards; return
+    0 if dx/dt or a guard is not finite there, else 1."""
+    cdef Py_ssize_t a
+    cdef double band, lie, g, moving, resting, either
+    memory.held = 0
+    bank.rhs.call(t, x, &w.f[0])
+    if bank.n_atoms:
+        bank.guards.call(t, x, &w.g[0])
+    if not push(bank, s, memory, t, x, &w.f[0], &w.g[0]):
+        return 0
+    for a in range(bank.n_atoms):
+        band = memory.norms[0, a] / _BAND_C
+        lie, g = memory.lies[0, a], w.g[a]
+        moving = -copysign(1.0, lie) if lie != 0.0 else -1.0
+        resting = -copysign(1.0, g) if g != 0.0 else moving
+        either = moving if fabs(g) <= 2 * band else resting
+        memory.sign[a] = bank.base[a] if bank.base[a] != 0.0 else either
+    if not s.endpoint:
+        set_levels(bank, s, memory)
+    memory.h_err = starting_step(x, &w.f[0], bank.n, s.tol, s.rtol, s.h)
+    return 1
+
+
+cdef bint atom_past(Bank bank, History memory, Py_ssize_t a, double value) noexcept:
+    """Is atom a curved and past its level at the raw guard value `value`?"""
+    return bank.curved[a] and memory.sign[a] * value > memory.level[a]
+
+
+cdef int edge_over(Bank bank, Settings s, History memory, _Work w, double scale,
+                   double sigma, Py_ssize_t e) except -1:
+    """Is every atom of edge e curved and past its level at x^p(sigma)? Only its
+    atoms are evaluated (a bisection of `predictor_check` follows one edge).
+    Returns 1 or 0."""
+    cdef Py_ssize_t a
+    cdef double value
+    write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, sigma / scale,
+                     &w.xq[0])
+    for a in range(bank.starts[e], bank.starts[e + 1]):
+        if not bank.curved[a]:
+            return 0
+        (<Function> bank.singles[a]).call(memory.ts[0] + sigma, &w.xq[0], &value)
+        if not atom_past(bank, memory, a, value):
+            return 0
+    return 1
+
+
+cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
+                            double scale, double h) except? -1.0:
+    """Shorten h until no curved unilateral guard is past its level at x^p."""
+    cdef Py_ssize_t e, a
+    cdef double lo, hi, mid
+    cdef bint past
+    cdef long k
+    write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, h / scale,
+                     &w.xq[0])
+    bank.guards.call(memory.ts[0] + h, &w.xq[0], &w.values[0])
+    for e in range(bank.n_edges):
+        past = True  # every atom of e past its level at the first h
+        for a in range(bank.starts[e], bank.starts[e + 1]):
+            past = past and atom_past(bank, memory, a, w.values[a])
+        if past:
+            lo, hi = 0.0, h
+            for k in range(BISECTIONS):  # keep the safe end of the bracket
+                mid = 0.5 * (lo + hi)
+                if edge_over(bank, s, memory, w, scale, mid, e):
+                    hi = mid
+                else:
+                    lo = mid
+            h = min(h, lo)
+    return h
+
+
+cdef double limit(Bank bank, Settings s, History memory, _Work w, Py_ssize_t order,
+                  double scale, double upper) noexcept:
+    """First root of the extrapolation polynomials in (0, upper], eq. 15.
+
+    P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}, with scale B the integral
+    basis of the stencil (`basis_of`); edges whose P stays below zero on [0,
+    upper] by the bound of the positive coefficients are skipped.
+    """
+    cdef Py_ssize_t e, a, k, j, width = order + 1, m = memory.lies.shape[1]
+    cdef double u_max = upper / scale, u_star = INFINITY, rate, bound, power = 1.0
+    cdef double weights[MAX_ORDER * MAX_WIDTH]  # scale B, zero beyond the order
+    cdef double powers[MAX_WIDTH]  # u_max ** k as the bound multiplies it up
+    cdef double p0, p1, p2, p3, p4  # one atom's P, coefficient by coefficient
+    cdef const double* lies = &memory.lies[0, 0]
+    cdef const double* row
+    cdef double* poly
+    cdef bint reach
+    for j in range(order):
+        for k in range(MAX_WIDTH):
+            weights[j * MAX_WIDTH + k] = (
+                scale * w.basis[j * MAX_WIDTH + k] if k <= order else 0.0
+            )
+    for k in range(1, order + 1):
+        power *= u_max
+        powers[k] = power
+    for e in range(bank.n_edges):
+        reach = True  # else P < 0 on [0, upper] for an atom: no root there
+        for a in range(bank.starts[e], bank.starts[e + 1]):
+            p0 = p1 = p2 = p3 = p4 = 0.0
+            for j in range(order):  # each coefficient sums over j in order
+                rate, row = memory.sign[a] * lies[j * m + a], &weights[j * MAX_WIDTH]
+                p0 += row[0] * rate
+                p1 += row[1] * rate
+                p2 += row[2] * rate
+                p3 += row[3] * rate
+                p4 += row[4] * rate
+            p0 += memory.c[a] - memory.level[a]
+            bound = p0
+            if order >= 1:
+                bound += max(p1, 0.0) * powers[1]
+            if order >= 2:
+                bound += max(p2, 0.0) * powers[2]
+            if order >= 3:
+                bound += max(p3, 0.0) * powers[3]
+            if order >= 4:
+                bound += max(p4, 0.0) * powers[4]
+            reach = reach and bound >= 0.0
+            poly = &w.poly[a * width]
+            poly[0] = p0
+            if order >= 1:
+                poly[1] = p1
+            if order >= 2:
+                poly[2] = p2
+            if order >= 3:
+                poly[3] = p3
+            if order >= 4:
+                poly[4] = p4
+        if reach:
+            u_star = min(u_star, first_reach_in(
+                &w.poly[bank.starts[e] * width], bank.starts[e + 1] - bank.starts[e],
+                width, u_max, &w.scratch[0],
+            ))
+    return u_star * scale
+
+
+cdef void basis_of(_Work w, History memory, Py_ssize_t m, double scale) noexcept:
+    """The first m history times relative to the newest over `scale` (the
+    nodes, w.key[1:]) and their integral basis, recomputed only when the nodes
+    differ from the cached ones (at a constant step they repeat bit for bit)."""
+    cdef bint same = w.key[0] == m
+    cdef Py_ssize_t j
+    cdef double node
+    for j in range(m):
+        node = (memory.ts[j] - memory.ts[0]) / scale
+        same = same and w.key[j + 1] == node
+        w.key[j + 1] = node
+    if not same:
+        w.key[0] = m
+        w.u_key = NAN  # the corrector's coefficients are stale
+        write_basis(&w.key[1], m, &w.basis[0], MAX_WIDTH)
+
+
+cdef void corrector_of(_Work w, Py_ssize_t m, double u) noexcept:
+    """The corrector's weights and Milne's constant of a step to u from the
+    nodes of the last `basis_of`, recomputed only when u or the nodes changed."""
+    if w.u_key != u:
+        w.u_key = u
+        corrector_weights(&w.key[1], m, u, &w.weights[0])
+        w.constant = milne_constant(&w.key[1], m, u)
+
+
+cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) except -1:
+    """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
+    STUCK or NON_FINITE (then w.t_stop and the state there in w.xc)."""
+    cdef Py_ssize_t n = bank.n, order = min(memory.held, s.max_order), i
+    cdef double t0 = memory.ts[0], upper, scale, h_star, h_err, h, t, ratio, r, eps
+    cdef double error, factor, grow
+    cdef const double* x0 = &memory.xs[0, 0]  # until push
+    cdef long k
+    upper = min(memory.h_err, s.h, t_end - t0)
+    scale = upper
+    if order > 1:
+        scale = t0 - memory.ts[1]
+        upper = min(upper, MAX_GROWTH * scale)
+    basis_of(w, memory, order, scale)
+    w.rows = order + 1
+    write_predictor(&w.basis[0], MAX_WIDTH, order, &memory.fs[0, 0], n, scale,
+                    &w.predictor[0])
+    h_star = INFINITY if s.endpoint else limit(bank, s, memory, w, order, scale, upper)
+    h_err, h = memory.h_err, min(h_star, upper)
+    for k in range(s.max_rejections):
+        if h <= MIN_STEP_ULPS * spacing(max(fabs(t0), 1.0)):
+            break  # the guard's level is reached within round-off but not due
+        if not s.endpoint and bank.any_curved:
+            h = predictor_check(bank, s, memory, w, scale, h)
+        t = t_end if h >= t_end - t0 else t0 + h
+        write_prediction(x0, n, &w.predictor[0], w.rows, h / scale, &w.xp[0])
+        corrector_of(w, order, h / scale)
+        bank.rhs.call(t, &w.xp[0], &w.fp[0])
+        correct(x0, n, &w.weights[0], order, &memory.fs[0, 0], scale, &w.fp[0],
+                &w.xc[0])
+        ratio = 0.0
+        for i in range(n):
+            eps = s.tol + s.rtol * fabs(x0[i])
+            r = fabs(w.xp[i] - w.xc[i]) / eps
+            ratio = r if (r > ratio or isnan(r)) else ratio
+        error = w.constant * ratio
+        if error > 1.0 or ratio > 1.0 / _BAND_C:
+            w.rejected += 1
+            factor = SAFETY * pow(max(error, ratio * _BAND_C), -1.0 / (order + 1))
+            h_err = h * max(MIN_SHRINK, factor)
+            h = min(h_star, h_err)
+            continue
+        if bank.n_atoms:
+            bank.guards.call(t, &w.xc[0], &w.g[0])
+        if not s.endpoint and beyond(bank, memory, &w.g[0]):
+            w.rejected += 1  # a curved guard outran the band: halve
+            h /= 2
+            continue
+        grow = min(MAX_GROWTH, SAFETY * pow(max(error, 1e-12), -1.0 / (order + 1)))
+        bank.rhs.call(t, &w.xc[0], &w.f[0])
+        if not push(bank, s, memory, t, &w.xc[0], &w.f[0], &w.g[0]):
+            w.t_stop = t
+            return NON_FINITE
+        if not s.endpoint:
+            set_levels(bank, s, memory)
+        memory.h_err = h * grow if h >= h_err else max(h * grow, h_err)
+        return FULL
+    return STUCK
+
+
+def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
+           double reach_tol, long max_steps, double[::1] ts, double[:, ::1] xs):
+    """Take steps from the newest node (from a fresh `start` at (t, x) when the
+    history is empty) until an edge is due, t_end, max_steps or a stop; write
+    their end times and states to ts[:k], xs[:k].
+
+    t_end counts as reached within reach_tol. Returns a `Flight`: k, how the
+    loop ended (FULL, REACHED, DUE, STUCK, NON_FINITE), the rejected trials
+    and, for NON_FINITE, the accepted point with non-finite values.
+    """
+    cdef _Work w = bank.spare
+    cdef long k = 0, code = FULL
+    cdef Py_ssize_t i
+    if not s.endpoint and bank.n_atoms and bank.rates is None:
+        raise ValueError(f"Bank of mode {bank.name!r}: no rates for extrapolation.")
+    point = np.zeros(max(bank.n, 1))
+    point[:bank.n] = x
+    cdef double[::1] start_x = point
+    if w is None:
+        w = _Work(bank)
+    else:
+        bank.spare = None  # a flight inside a callback builds its own
+        w.restart()
+    try:
+        if memory.held == 0 and not start(bank, s, memory, w, t, &start_x[0]):
+            return Flight(0, NON_FINITE, 0, t, np.array(start_x[:bank.n]))
+        while True:
+            if next_due(bank, s, memory, 0) >= 0:
+                code = DUE
+                break
+            if memory.ts[0] >= t_end - reach_tol:
+                code = REACHED
+                break
+            if k >= max_steps:
+                break
+            code = step(bank, s, memory, w, t_end)
+            if code != FULL:
+                break
+            ts[k] = memory.ts[0]
+            for i in range(bank.n):
+                xs[k, i] = memory.xs[0, i]
+            k += 1
+        if code == NON_FINITE:
+            return Flight(k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n]))
+        return Flight(k, code, w.rejected, NAN, None)
+    finally:
+        bank.spare = w

@@ -1,0 +1,10 @@
+# The first time at which a set of polynomials are all non-negative (Esposito and
+# Kumar, Sec. 2.4), as a C function. A polynomial is `width` power coefficients,
+# lowest degree first (width at most MAX_WIDTH); a set of k is k such rows.
+
+cpdef enum:
+    MAX_WIDTH = 5  # coefficients of a polynomial of degree 4 (Adams order 4)
+
+cdef Py_ssize_t first_reach_scratch(Py_ssize_t k, Py_ssize_t width) noexcept nogil
+cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
+                        double upper, double* scratch) noexcept nogil

@@ -1,0 +1,172 @@
+"""Gap expressions in single-FMU adapters: [constraint] gap = "x_max - x".
+
+A gap given as an expression (issue 28; before: "must name a variable") runs
+Completion (`--zeno complete`) to the same result as the same model with the
+gap as a variable of the FMU. Its gradient is exact where the expression is
+affine in the states (read off the syntax tree) and central differences
+elsewhere. Oracles: the run with the FMU's own gap output, and Example 2 of
+Burden et al.'s Table I (exact Zeno times).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fmibridge.cli import main
+from fmibridge.core.errors import AdapterError
+from fmibridge.formats.adapters import load_adapter
+from fmibridge.formats.expressions import Expression
+from fmibridge.formats.gap_expressions import affine_coefficients
+from fmibridge.models import EXAMPLE_2
+from fmibridge.validation import exact_solution
+
+STOP = """
+fmu = "{fmu}"
+interface = "{interface}"
+t_end = {t_end!r}
+
+[parameters]  # Example 2 of Burden et al., Table I
+a = 0.95
+omega = 1.0
+c = 0.5
+x_max = -0.8
+U = 1.0
+Omega = 1.0
+
+[start]
+x = -0.8
+v = 0.0
+
+[[edges]]
+name = "stop"
+guard = "{gap}"
+direction = "falling"
+reset = {{ v = "-c * v" }}
+
+[constraint]
+gap = "{gap}"
+velocity = "{velocity}"
+restitution = "c"
+
+[method]
+name = "halving"
+h = 1e-2
+"""
+
+
+def write(tmp_path, name, template, **fields):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(template.format(**fields))
+    return path
+
+
+@pytest.mark.parametrize("interface", ["me", "cs"])
+def test_a_gap_expression_completes_as_the_gap_variable(fmu_dir, tmp_path, interface):
+    """ForcedOscillatorWithStop has the output gap = x_max - x (velocity -v):
+    the expression gives the same samples and events, bit for bit (its dh = -1
+    is read off the expression, the output's off gap_velocity at v = 1)."""
+    fmu = fmu_dir / "ForcedOscillatorWithStop.fmu"
+    common = {"fmu": fmu, "interface": interface, "t_end": EXAMPLE_2.t_max}
+    runs = {}
+    for name, gap, velocity in (
+        ("variable", "gap", "gap_velocity"),
+        ("expression", "x_max - x", "-v"),
+    ):
+        adapter = write(tmp_path, name, STOP, gap=gap, velocity=velocity, **common)
+        out = tmp_path / f"{name}.csv"
+        argv = ["run", str(adapter), "--zeno", "complete", "--out", str(out)]
+        assert main([*argv, "--no-progress"]) == 0
+        runs[name] = (
+            pd.read_csv(out, index_col="time"),
+            pd.read_csv(tmp_path / f"{name}.events.csv"),
+        )
+    (samples, events), (samples_x, events_x) = runs["variable"], runs["expression"]
+    pd.testing.assert_frame_equal(samples, samples_x, check_exact=True)
+    pd.testing.assert_frame_equal(events, events_x, check_exact=True)
+    zeno = events["time"][events["edge"] == "zeno"].to_numpy()
+    exact = exact_solution(EXAMPLE_2).zeno_times
+    np.testing.assert_allclose(zeno, exact, rtol=0, atol=1e-3)
+
+
+BALL = """
+fmu = "{fmu}"
+interface = "me"
+
+[[edges]]
+name = "floor"
+guard = "{gap}"
+direction = "falling"
+reset = {{ v = "-e * v" }}
+
+[constraint]
+gap = "{gap}"
+velocity = "{velocity}"
+restitution = "e"
+
+[method]
+name = "halving"
+h = 1e-3
+"""
+
+
+def test_a_curved_gap_expression_takes_central_differences(fmu_dir, tmp_path):
+    """sin(h) >= 0 is the floor h >= 0 near it, with dh = cos(h) by central
+    differences and H = -sin(h) by second differences: Completion of the
+    BouncingBall FMU truncates where it does with the gap h, to 1e-12 s."""
+    fmu = fmu_dir / "BouncingBall.fmu"
+    results, x = [], np.array([0.3, -2.0])
+    for gap, velocity in (("h", "v"), ("sin(h)", "cos(h) * v")):
+        adapter = write(tmp_path, "ball", BALL, fmu=fmu, gap=gap, velocity=velocity)
+        with load_adapter(adapter, t_end=10.0, zeno="complete") as loaded:
+            results.append(loaded.run())
+            contact = loaded.system.constraint
+    gradient, hessian = contact.dh(0.0, x), contact.hessian_fn(0.0, x)  # sin(h)'s
+    assert gradient == pytest.approx([np.cos(0.3)], abs=1e-10)
+    assert hessian.shape == (1, 1) and hessian[0, 0] == pytest.approx(
+        -np.sin(0.3), abs=1e-7
+    )
+    plain, curved = results
+    assert [e.edge for e in curved.events] == [e.edge for e in plain.events]
+    np.testing.assert_allclose(
+        curved.event_times, plain.event_times, rtol=0, atol=1e-12
+    )
+    assert list(curved.x[-1]) == [0.0, 0.0] and curved["lam"][-1] == pytest.approx(9.81)
+
+
+def test_affine_gaps_have_exact_gradients_and_others_none():
+    known = {"x", "y", "v", "k", "t"}
+    cases = {
+        "1.5 - x": {"x": -1.0},
+        "-(2 * x - y / 4) + k": {"x": -2.0, "y": 0.25},
+        "k * (x + 1) - 3": {"x": 2.0},
+        "x * y": None,
+        "sin(x)": None,
+        "x / k - t": None,  # t is no constant
+        "x ** 2": None,
+    }
+    for source, expected in cases.items():
+        expr = Expression.parse(source, known)
+        assert affine_coefficients(expr, {"x", "y"}, {"k": 2.0}) == expected, source
+
+
+@pytest.mark.parametrize(
+    ("fmu", "gap", "velocity", "message"),
+    [
+        ("BouncingBall", "sin(h)", "v", "[constraint] The velocity 'v' must be"),
+        ("BouncingBall", "h - v", "v", "reads the velocities ['v']; it must be"),
+        ("BouncingBall", "h - hh", "v", "[constraint.gap] unknown name(s) ['hh']"),
+        ("BouncingBallEvents", "2 * h", "2 * v", "[constraint.gap] the gap expr"),
+    ],
+)
+def test_a_gap_expression_that_cannot_work_is_refused_naming_it(
+    fmu_dir, tmp_path, fmu, gap, velocity, message
+):
+    adapter = write(
+        tmp_path, "bad", BALL, fmu=fmu_dir / f"{fmu}.fmu", gap=gap, velocity=velocity
+    )
+    with pytest.raises(AdapterError) as error:
+        load_adapter(adapter)
+    text = str(error.value)
+    assert text.startswith(f"{adapter}: ") and message in text
