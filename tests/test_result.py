@@ -5,7 +5,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from fmibridge import FmibridgeError, Halving
+from fmibridge import FmibridgeError, FmibridgeWarning, Halving
 from fmibridge.models import bouncing_ball
 
 
@@ -57,7 +57,8 @@ def test_repr_is_one_line_with_status_span_states_samples_events_and_wall(result
 
 
 def test_repr_of_a_stopped_run_names_its_end_and_counts_many_states():
-    stopped = Halving(h=1e-2, max_events=2).run(bouncing_ball(), 2.0)
+    with pytest.warns(FmibridgeWarning, match="Run stopped at t = 1.17"):
+        stopped = Halving(h=1e-2, max_events=2).run(bouncing_ball(), 2.0)
     text = repr(stopped)
     assert text.startswith("<Result MAX_EVENTS t = 0 .. 1.17") and " s of 2, " in text
     many = dataclasses.replace(stopped, state_names=tuple(f"x{i}" for i in range(40)))
@@ -66,6 +67,7 @@ def test_repr_of_a_stopped_run_names_its_end_and_counts_many_states():
 
 def test_raise_for_status_returns_the_result_or_raises(result):
     assert result.raise_for_status() is result
-    stopped = Halving(h=1e-2, max_events=2).run(bouncing_ball(), 2.0)
+    with pytest.warns(FmibridgeWarning, match="Run stopped at t = 1.17"):
+        stopped = Halving(h=1e-2, max_events=2).run(bouncing_ball(), 2.0)
     with pytest.raises(FmibridgeError, match="Run stopped at t = 1.17"):
         stopped.raise_for_status()
