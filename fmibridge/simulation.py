@@ -487,6 +487,11 @@ def _checked(
                 f"it; drop it, or use `fmi_type` 'me'."
             )
     honoured = given.get("method") == "unilateral" or (kind == "fmu" and is_cs)
+    if "relative_tolerance" in given and not honoured and isinstance(inner, Unilateral):
+        raise FmibridgeError(
+            "`relative_tolerance`: give it to the Method as its rtol "
+            "(Unilateral(rtol=...))."
+        )
     if "relative_tolerance" in given and not honoured:
         raise FmibridgeError(
             "`relative_tolerance`: this run has no tolerance to give it: its "

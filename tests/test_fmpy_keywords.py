@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import fmibridge
-from fmibridge import FmibridgeError, FMUError, Halving
+from fmibridge import FmibridgeError, FMUError, Halving, Unilateral
 from fmibridge.fmpy_keywords import FIXED
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 from fmibridge.simulation import default_output_interval
@@ -135,6 +135,10 @@ def test_relative_tolerance_is_taken_where_it_is_honoured(fmu_dir):
         fmibridge.simulate(path, relative_tolerance=1e-6)
     with pytest.raises(FmibridgeError, match="takes fixed steps"):
         fmibridge.simulate(bouncing_ball(), stop_time=1.0, relative_tolerance=1e-6)
+    with pytest.raises(FmibridgeError, match="as its rtol \\(Unilateral\\(rtol"):
+        fmibridge.simulate(
+            bouncing_ball(), stop_time=1.0, method=Unilateral(), relative_tolerance=1e-6
+        )
 
 
 @needs_reference
