@@ -1,9 +1,12 @@
 """Bounce a ball natively: print the event table and write the samples as CSV.
 
-python examples/bouncing_ball.py [out.csv]
+python examples/bouncing_ball.py [FOLDER]
+
+writes bouncing_ball.csv into FOLDER (made if missing; default: the working directory).
 """
 
 import sys
+from pathlib import Path
 
 from fmibridge import Halving
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
@@ -17,6 +20,7 @@ events["error"] = events["time"] - events["exact"]
 print(events[["time", "exact", "error", "v_before", "v_after"]].to_string(index=False))
 print(result.status.value, result.stats)
 
-out = sys.argv[1] if len(sys.argv) > 1 else "bouncing_ball.csv"
-result.to_csv(out)
-print(f"wrote {out}")
+folder = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+folder.mkdir(parents=True, exist_ok=True)
+out = result.to_csv(folder / "bouncing_ball.csv")
+print(f"wrote {out.resolve()}")

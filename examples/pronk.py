@@ -4,10 +4,13 @@ theta' = 0 passes through the intersection of the two touchdown guards (both
 feet land at once: a simultaneous transition); theta' = -0.4 lands front foot
 first. Prints the event tables and writes the contact sequence as a PNG.
 
-    python examples/pronk.py [pronk_contacts.png]
+    python examples/pronk.py [FOLDER]
+
+pronk_contacts.png goes into FOLDER (made if missing; default: the working directory).
 """
 
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -48,6 +51,8 @@ for column, thetad0 in enumerate(RUNS):
     states.set(xlabel="time / s")
     states.legend()
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "pronk_contacts.png"
+folder = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+folder.mkdir(parents=True, exist_ok=True)
+out = folder / "pronk_contacts.png"
 fig.savefig(out, dpi=120)
-print(f"wrote {out}")
+print(f"wrote {out.resolve()}")

@@ -1,6 +1,8 @@
 """Complete Zeno executions (Or and Ames): the flat ball, the ball on a sine surface.
 
-    python examples/zeno_ball.py [out.csv]
+    python examples/zeno_ball.py [FOLDER]
+
+zeno_ball.csv goes into FOLDER (made if missing; default: the working directory).
 
 The flat ball ends at rest with h = v = 0 exactly; the ball on y = sin x
 (the paper's Example 1) truncates near t = 2.725, slides, lifts off near
@@ -8,6 +10,7 @@ t = 3.732 and is trapped sliding in a valley after a second truncation.
 """
 
 import sys
+from pathlib import Path
 
 from fmibridge.methods import Halving
 from fmibridge.methods.completion import Completion
@@ -33,6 +36,7 @@ print(
 )
 print(result.status.value, result.stats)
 
-out = sys.argv[1] if len(sys.argv) > 1 else "zeno_ball.csv"
-result.to_csv(out)
-print(f"wrote {out} (columns x, y, x_dot, y_dot, lam, mode)")
+folder = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+folder.mkdir(parents=True, exist_ok=True)
+out = result.to_csv(folder / "zeno_ball.csv")
+print(f"wrote {out.resolve()} (columns x, y, x_dot, y_dot, lam, mode)")

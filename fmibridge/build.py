@@ -225,7 +225,15 @@ def build_systems(source_dir: Path, out_dir: Path) -> dict[str, Path]:
 
 def default_source_dir() -> Path:
     """Return fmus/ of the source checkout, or ./fmus for an installed package."""
-    return SOURCE_TREE_FMUS if SOURCE_TREE_FMUS.is_dir() else Path.cwd() / "fmus"
+    return repository_folder("fmus")
+
+
+def repository_folder(name: str) -> Path:
+    """Return the repository's folder `name` (``"fmus"``, ``"adapters"``): the
+    one beside the package in a source checkout (an editable install), else the
+    working directory's (``pip install .``, run from the clone)."""
+    beside = SOURCE_TREE_FMUS.parent / name
+    return beside if beside.is_dir() else Path.cwd() / name
 
 
 def _model_dirs(source_dir: Path, models: list[str] | None) -> list[Path]:

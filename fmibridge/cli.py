@@ -495,13 +495,27 @@ def _add_method_flags(run) -> None:
     )
 
 
+def _output_interval(text: str) -> float | str:
+    """--output-interval: a number of seconds, or 'steps' (every step)."""
+    if text == "steps":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds or 'steps', got {text!r}"
+        ) from None
+
+
 def _add_output_flags(run) -> None:
     """The flags that choose what is kept and where it goes."""
     run.add_argument(
         "--output-interval",
-        type=float,
-        help="keep samples every this many s, and each event's two rows "
-        "(default: every step)",
+        type=_output_interval,
+        metavar="S|steps",
+        help="keep samples every S s, and each event's two rows (default, as "
+        "FMPy: the step doubled until the run has at most 1000 intervals); "
+        "'steps' keeps every step",
     )
     run.add_argument(
         "--output",

@@ -2,16 +2,20 @@
 
 The keywords are FMPy's (`fmpy.simulate_fmu`) where the concept is the same:
 `start_time`, `stop_time`, `step_size`, `relative_tolerance`, `output_interval`,
-`fmi_type`, `start_values`, `input` and `output`; defaults come from the FMU's
-DefaultExperiment as there. `t_eval` is solve_ivp's. fmibridge's own are
+`record_events`, `fmi_type`, `start_values`, `input`, `output`, `solver`,
+`debug_logging` and `timeout`; defaults come from the FMU's DefaultExperiment
+as there, and the output grid is FMPy's by default. FMPy's other keywords are
+taken at the value that means what fmibridge does and refused otherwise, with
+the reason (`fmpy_keywords`). `t_eval` is solve_ivp's. fmibridge's own are
 `parameters`, `method`, `method_options`, `zeno`, `zeno_eps`, `guards` and
-`timeout`. Every keyword that does not apply to the model or the method is
+`progress`. Every keyword that does not apply to the model or the method is
 refused with a message, never ignored. The command line (`fmibridge run`) maps
 its flags to these keywords and calls `simulate`, in a supervised process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +29,9 @@ from .core.span import check_span, check_step
 from .core.system import Edge, Guard, HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
+from .flows.fmi import printed_log
 from .flows.input_table import InputTable
+from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
 from .methods import Completion, Method, Unilateral, method_named
 
 Model = str | Path | HybridSystem
@@ -33,6 +39,10 @@ GuardSpec = Edge | tuple[Guard | Callable, Callable]
 GRID_RTOL = (
     1e-9  # an output time this near (relative to the interval) to stop_time is it
 )
+# FMPy's default output interval is a step doubled until the run has at most this
+# many intervals (fmpy.simulation.simulateME and simulateCS, FMPy 0.3)
+MAX_OUTPUT_INTERVALS = 1000
+EVERY_STEP = "steps"  # output_interval that keeps every accepted step
 
 
 def simulate(
@@ -40,7 +50,7 @@ def simulate(
     *,
     start_time: float | None = None,
     stop_time: float | None = None,
-    output_interval: float | None = None,
+    output_interval: float | str | None = None,
     t_eval: Sequence[float] | None = None,
     start_values: Mapping[str, object] | None = None,
     parameters: Mapping[str, object] | None = None,
@@ -49,6 +59,9 @@ def simulate(
     fmi_type: str | None = None,
     relative_tolerance: float | None = None,
     step_size: float | None = None,
+    solver: str | None = None,
+    record_events: bool = True,
+    debug_logging: bool = False,
     method: str | Method | None = None,
     method_options: Mapping[str, object] | None = None,
     zeno: str | None = None,
@@ -56,6 +69,7 @@ def simulate(
     guards: Sequence[GuardSpec] = (),
     timeout: float | None = None,
     progress: bool = False,
+    **fmpy_keywords: object,
 ) -> Result:
     """Simulate a model and return its Result.
 
@@ -70,12 +84,15 @@ def simulate(
     start_time, stop_time : float, optional
         The span, s; default: the FMU's DefaultExperiment (an adapter's
         `t_end`), else 0 and an error for a missing stop time.
-    output_interval : float, optional
+    output_interval : float or 'steps', optional
         Keep the samples on the grid start_time + k * output_interval (and at
         stop_time), with the two rows of every event at its exact time; each
-        step ends on the grid. Default: every accepted step.
+        step ends on the grid. Default, as FMPy's: the run's step h doubled
+        until the run has at most 1000 intervals (VanDerPol: h = 0.01 s over
+        20 s gives 0.02 s, 1001 rows). ``'steps'`` keeps every accepted step
+        instead (as `Method.run` does).
     t_eval : sequence of float, optional
-        The same with explicit times, as in `scipy.integrate.solve_ivp`.
+        The output times, explicitly, as in `scipy.integrate.solve_ivp`.
     start_values : mapping, optional
         Start values of FMU variables by name, parameters included (FMPy's
         meaning); for a HybridSystem, initial values of states.
@@ -105,6 +122,18 @@ def simulate(
         default: the smaller of the DefaultExperiment's stepSize and
         `output_interval` (if shorter than the run), else the method's
         default.
+    solver : {'Euler'}, optional
+        FMPy's fixed-step 'Euler' is the forward Euler integrator
+        (``method_options={'integrator': 'euler'}``); FMPy's 'CVode' is
+        refused (fmibridge has no CVODE; its default integrator is RK4).
+    record_events : bool
+        Keep the two rows at each event (FMPy's default, True); False keeps the
+        grid rows only (at a grid time that is an event, the row after it).
+        The events stay in `Result.events` either way.
+    debug_logging : bool
+        Print the FMU's log messages as they come (FMPy's keyword); fmibridge
+        always instantiates FMUs with logging on and keeps their last messages
+        for its error messages.
     method : str or Method, optional
         'halving' (default), 'relaxation', 'unilateral', or a Method instance
         with its parameters.
@@ -129,6 +158,16 @@ def simulate(
         which survives both and ends a hung run at its limit.
     progress : bool
         Show a progress bar on a terminal.
+    **fmpy_keywords
+        FMPy's other keywords, each at the value that means what fmibridge
+        always does: ``validate=True``, ``apply_default_start_values=False``,
+        ``visible=False``, ``logger=None``, ``fmi_call_logger=None``,
+        ``step_finished=None``, ``model_description=None``,
+        ``fmu_instance=None``, ``fmu_state=None``, ``initialize=True``,
+        ``terminate=True``, ``set_stop_time=False``,
+        ``set_input_derivatives=False``, ``remote_platform=None`` or
+        ``'auto'``, ``use_event_mode=True``, ``early_return_allowed=True``.
+        Another value is refused with the reason and what to use instead.
 
     Returns
     -------
@@ -139,8 +178,11 @@ def simulate(
     Raises
     ------
     FmibridgeError
-        For a keyword that does not apply, an unknown variable, a bad span
-        or grid.
+        For a keyword that does not apply or a value fmibridge cannot honour
+        (all of them in one message), an unknown variable, a bad span or grid.
+    TypeError
+        For a keyword that is neither fmibridge's nor FMPy's (with the nearest
+        names).
 
     Examples
     --------
@@ -151,13 +193,27 @@ def simulate(
     [0.0, 0.5, 0.638551, 0.638551, 1.0]
     >>> round(float(result["h"][1]), 12)  # 2 - g / 2 * 0.5**2
     0.77375
+
+    By default, FMPy's grid (h = 1e-3 s doubled twice: 751 times) and the
+    events' rows; ``output_interval='steps'`` keeps every step:
+
+    >>> simulate(bouncing_ball(), stop_time=3.0)  # doctest: +ELLIPSIS
+    <Result REACHED_END t = 0 .. 3 s, states h, v, 763 samples, 6 events, wall ...>
+    >>> len(simulate(bouncing_ball(), stop_time=3.0, output_interval="steps").t)
+    3079
     """
     if t_eval is not None and output_interval is not None:
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
-    given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(v)}
+    _check_interval(output_interval)
+    unknown = unknown_keywords(fmpy_keywords, KEYWORDS)
+    if unknown is not None:
+        raise unknown
+    given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
     kind = _kind(model)
-    _refuse(kind, given)
-    with time_limit(timeout):
+    _refuse(kind, given, fixed_problems(fmpy_keywords))
+    given = _with_integrator(given)
+    logged = printed_log() if debug_logging else contextlib.nullcontext()
+    with time_limit(timeout), logged:
         if kind == "adapter":
             return _run_adapter(Path(model), given, progress)
         if kind in ("fmu", "ssp"):
@@ -165,13 +221,15 @@ def simulate(
         else:
             system = model.with_initial(start_values, start_time)
         try:
-            return _run(system, given, progress)
+            return _run(system, given, progress, kind)
         finally:
             if kind in ("fmu", "ssp"):
                 system.close()
 
 
-def _run(system: HybridSystem, given: Mapping[str, object], progress: bool) -> Result:
+def _run(
+    system: HybridSystem, given: Mapping[str, object], progress: bool, kind: str
+) -> Result:
     """Run an opened system with the keywords given: its span, grid and method."""
     experiment = system.experiment
     stop = given.get("stop_time", experiment.stop)
@@ -181,21 +239,25 @@ def _run(system: HybridSystem, given: Mapping[str, object], progress: bool) -> R
         )
     t_end = check_span(system.t0, stop, "stop_time")
     interval = given.get("output_interval")
-    grid = output_times(system.t0, t_end, interval, given.get("t_eval"))
+    explicit = interval if isinstance(interval, int | float) else None
     h = given.get("step_size") or _default_step(
-        experiment.step, interval, t_end - system.t0
+        experiment.step, explicit, t_end - system.t0
     )
-    runner = _checked(_method(given, h), system, given)
+    runner = _checked(_method(given, h), system, given, kind)
     if not runner.is_adaptive:  # adaptive steps: h is the first, not their size
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
-    return runner.run(system, t_end, progress=progress, t_eval=grid)
+    grid = _grid(system.t0, t_end, runner.h, given)
+    result = runner.run(system, t_end, progress=progress, t_eval=grid)
+    return _recorded(result, grid, given)
 
 
 KEYWORDS = (
     "start_time", "stop_time", "output_interval", "t_eval", "start_values",
     "parameters", "input", "output", "fmi_type", "relative_tolerance", "step_size",
-    "method", "method_options", "zeno", "zeno_eps", "guards",
+    "solver", "record_events", "debug_logging", "method", "method_options", "zeno",
+    "zeno_eps", "guards", "timeout", "progress",
 )  # fmt: skip
+DEFAULTS = {"record_events": True, "debug_logging": False, "progress": False}
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {
         "parameters": "a HybridSystem's parameters are set when it is built",
@@ -219,8 +281,10 @@ REFUSED = {  # model kind -> keyword -> what to do instead
 }
 
 
-def _is_given(value: object) -> bool:
-    """False for a keyword left at its default: None, or no guards."""
+def _is_given(name: str, value: object) -> bool:
+    """False for a keyword left at its default: None, no guards, FMPy's flag."""
+    if name in DEFAULTS:
+        return value is not DEFAULTS[name]
     return value is not None and not (isinstance(value, tuple) and value == ())
 
 
@@ -243,16 +307,18 @@ def _kind(model: Model) -> str:
     return kinds[suffix]
 
 
-def _refuse(kind: str, given: Mapping[str, object]) -> None:
-    """Refuse every keyword that would be ignored for this model and method."""
+def _refuse(kind: str, given: Mapping[str, object], problems: list[str]) -> None:
+    """Refuse every keyword that would be ignored for this model and method, and
+    FMPy's values fmibridge cannot honour (`problems`), in one error."""
     problems = [
-        f"`{key}`: {why}" for key, why in REFUSED.get(kind, {}).items() if key in given
+        *problems,
+        *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
     ]
     method = given.get("method")
     if isinstance(method, Method):
         problems += [
             f"`{key}`: give it to the Method ({type(method).__name__}(...))"
-            for key in ("step_size", "method_options")
+            for key in ("step_size", "method_options", "solver")
             if key in given
         ]
     options = given.get("method_options", {})
@@ -260,6 +326,9 @@ def _refuse(kind: str, given: Mapping[str, object]) -> None:
         problems.append("`method_options`: must be a mapping of option names")
     elif "h" in options:
         problems.append("`method_options`: the step h is `step_size`")
+    elif "solver" in given and "integrator" in options:
+        problems.append("`solver`: give it or method_options `integrator`, not both")
+    problems += _flag_problems(given)
     tolerance = given.get("relative_tolerance")
     if kind == "system" and tolerance is not None and isinstance(method, Method):
         problems.append(
@@ -271,6 +340,35 @@ def _refuse(kind: str, given: Mapping[str, object]) -> None:
             f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
             + "\n  ".join(problems)
         )
+
+
+def _flag_problems(given: Mapping[str, object]) -> list[str]:
+    """What is wrong with FMPy's flags `record_events` and `debug_logging`."""
+    problems = [
+        f"`{name}` must be True or False, got {given[name]!r}"
+        for name in ("record_events", "debug_logging")
+        if name in given and not isinstance(given[name], bool)
+    ]
+    if given.get("record_events") is False and given.get("output_interval") == (
+        EVERY_STEP
+    ):
+        problems.append(
+            "`record_events=False`: every step (output_interval='steps') includes "
+            "the steps that end at events; give an output grid to drop event rows"
+        )
+    return problems
+
+
+def _with_integrator(given: Mapping[str, object]) -> dict[str, object]:
+    """`given` with FMPy's `solver` as the method's integrator."""
+    given = dict(given)
+    integrator = solver_integrator(given.get("solver"))
+    if integrator is not None and not isinstance(given.get("method"), Method):
+        given["method_options"] = {
+            **given.get("method_options", {}),
+            "integrator": integrator,
+        }
+    return given
 
 
 def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
@@ -351,13 +449,11 @@ def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Res
     )
     with adapter:
         runner = _method(given, None) if isinstance(method, Method) else adapter.method
-        runner = _checked(runner, adapter.system, given)
+        runner = _checked(runner, adapter.system, given, "adapter")
         adapter = dataclasses.replace(adapter, method=runner)
-        t0 = adapter.system.t0
-        grid = output_times(
-            t0, adapter.t_end, given.get("output_interval"), given.get("t_eval")
-        )
-        return adapter.run(progress=progress, t_eval=grid)
+        grid = _grid(adapter.system.t0, adapter.t_end, runner.h, given)
+        result = adapter.run(progress=progress, t_eval=grid)
+    return _recorded(result, grid, given)
 
 
 def _method(given: Mapping[str, object], h: float | None) -> Method:
@@ -379,22 +475,32 @@ def _method(given: Mapping[str, object], h: float | None) -> Method:
     return method
 
 
-def _checked(method: Method, system: HybridSystem, given: Mapping[str, object]):
-    """Refuse an `integrator` this method or system would ignore; apply the
-    `relative_tolerance` and `zeno_eps`."""
+def _checked(
+    method: Method, system: HybridSystem, given: Mapping[str, object], kind: str
+) -> Method:
+    """Refuse an `integrator` (or `solver`) this method or system would ignore;
+    apply the `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
+    inner = method.inner if isinstance(method, Completion) else method
+    is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
     if "integrator" in given.get("method_options", {}):
-        inner = method.inner if isinstance(method, Completion) else method
+        name = "solver" if "solver" in given else "integrator"
         if isinstance(inner, Unilateral):
             raise FmibridgeError(
-                "`integrator`: `method` 'unilateral' ignores it (its Adams "
-                "predictor-corrector is built in); drop it."
+                f"`{name}`: `method` 'unilateral' ignores it (its Adams "
+                f"predictor-corrector is built in); drop it."
             )
-        if not all(isinstance(flow, VectorField) for flow in system.flows()):
+        if is_cs:
             raise FmibridgeError(
-                "`integrator`: a Co-Simulation FMU integrates itself and ignores "
-                "it; drop it, or use `fmi_type` 'me'."
+                f"`{name}`: a Co-Simulation FMU integrates itself and ignores "
+                f"it; drop it, or use `fmi_type` 'me'."
+            )
+    if "relative_tolerance" in given and isinstance(given.get("method"), Method):
+        if not (kind == "fmu" and is_cs):  # else the FMU's own solver takes it
+            raise FmibridgeError(
+                "`relative_tolerance`: give it to the Method as its rtol "
+                f"({type(inner).__name__}(rtol=...))."
             )
     if "zeno_eps" not in given:
         return method
@@ -439,6 +545,62 @@ def _default_step(
     return min(given) if given else None
 
 
+def default_output_interval(span: float, h: float) -> float:
+    """Return FMPy's default output interval for a run of `span` s in steps of h:
+    h, doubled until the run has at most MAX_OUTPUT_INTERVALS intervals.
+
+    FMPy starts from the step size it integrates with (Model Exchange) or the
+    FMU's DefaultExperiment stepSize (Co-Simulation); the step h of an
+    fmibridge run is that step (`step_size`, else the stepSize), so the grid
+    is FMPy's, and on the run's own steps until an event shifts them.
+
+    Examples
+    --------
+    >>> default_output_interval(20.0, 0.01)  # VanDerPol: FMPy's 1001 rows
+    0.02
+    >>> default_output_interval(3.0, 0.01)  # under 1000 intervals: h itself
+    0.01
+    """
+    k = max(0, math.ceil(math.log2(span / (MAX_OUTPUT_INTERVALS * h))))
+    while k > 0 and span / (h * 2 ** (k - 1)) <= MAX_OUTPUT_INTERVALS:
+        k -= 1  # log2's round-off, either way
+    while span / (h * 2**k) > MAX_OUTPUT_INTERVALS:
+        k += 1
+    return h * 2**k
+
+
+def _grid(
+    t0: float, t_end: float, h: float, given: Mapping[str, object]
+) -> np.ndarray | None:
+    """The run's output times: `t_eval`, the `output_interval`'s grid, FMPy's
+    default grid, or None for every step (``output_interval='steps'``)."""
+    interval = given.get("output_interval")
+    if interval == EVERY_STEP:
+        return None
+    if interval is None and "t_eval" not in given:
+        interval = default_output_interval(t_end - t0, h)
+    return output_times(t0, t_end, interval, given.get("t_eval"))
+
+
+def _recorded(
+    result: Result, grid: np.ndarray | None, given: Mapping[str, object]
+) -> Result:
+    """The Result with the rows `record_events` asks for: with False, only the
+    grid's (at a grid time with an event, the row after it) and the last."""
+    if given.get("record_events", True) or grid is None or not len(result.t):
+        return result
+    t = result.t
+    keep = np.isin(t, grid) & np.append(np.diff(t) > 0, True)
+    keep[-1] = True
+    return dataclasses.replace(
+        result,
+        t=t[keep],
+        x=result.x[keep],
+        mode=result.mode[keep],
+        outputs={name: values[keep] for name, values in result.outputs.items()},
+    )
+
+
 def output_times(
     t0: float,
     t_end: float,
@@ -457,10 +619,7 @@ def output_times(
         return np.asarray(t_eval, dtype=float)
     if interval is None:
         return None
-    if not (isinstance(interval, int | float) and 0 < interval < math.inf):
-        raise FmibridgeError(
-            f"`output_interval` must be a finite number > 0, got {interval!r}."
-        )
+    _check_interval(interval)
     n = math.floor((t_end - t0) / interval * (1 + GRID_RTOL))
     times = t0 + interval * np.arange(n + 1)
     if t_end - times[-1] <= GRID_RTOL * interval:
@@ -468,6 +627,19 @@ def output_times(
     else:
         times = np.append(times, t_end)
     return times
+
+
+def _check_interval(interval: object) -> None:
+    """Raise unless `interval` is a finite number > 0, 'steps' or None."""
+    if interval is None or interval == EVERY_STEP:
+        return
+    if isinstance(interval, bool) or not (
+        isinstance(interval, int | float) and 0 < interval < math.inf
+    ):
+        raise FmibridgeError(
+            f"`output_interval` must be a finite number > 0 or {EVERY_STEP!r} "
+            f"(every step), got {interval!r}."
+        )
 
 
 def input_values(data: object) -> dict[str, object]:

@@ -85,7 +85,11 @@ def test_newtons_cradle_adapter_runs_from_the_cli(adapters, tmp_path, capsys):
     assert code == 0
     events = pd.read_csv(out.with_name("cradle.events.csv"))
     quarter, omega0 = swing(0.3)
-    first = events[events["time"] < 2 * quarter]
+    # balls 1 and 2, left at rest touching (gaps of round-off, ~1e-11 rad), may
+    # graze once more about a quarter period later, with velocities ~1e-11 rad/s
+    # (whether depends on the first impact's round-off): not impacts
+    change = events["ball2.omega_after"] - events["ball2.omega_before"]
+    first = events[(events["time"] < 2 * quarter) & (change.abs() > 1e-6)]
     assert first["edge"].tolist() == ["ball1-ball2", "ball2-ball3"]
     assert np.max(np.abs(first["time"] - quarter)) <= 1e-9
     after = first.iloc[-1]

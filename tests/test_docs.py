@@ -83,3 +83,17 @@ def test_docs_build_without_warnings(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "html" / "api" / "methods.html").is_file()
+
+
+def test_the_readmes_commands_write_distinct_files():
+    """Run in order from a fresh clone, no command finds its output taken: each
+    `--out` of a shell command and each file a Python block writes is new."""
+    readme = (ROOT / "README.md").read_text()
+    written = []
+    for language, block in re.findall(r"```(\w*)\n(.*?)```", readme, re.S):
+        if language == "python":
+            written += re.findall(r"\.(?:to_csv|savefig)\(\"([^\"]+)\"", block)
+        elif not language:
+            written += re.findall(r"fmibridge \w[^\n]*?--out (\S+)", block)
+    assert len(written) >= 6, written
+    assert len(set(written)) == len(written), written

@@ -250,7 +250,8 @@ def test_a_local_cluster_sweep_keeps_healthy_runs_ok(faulty, tmp_path):
 )
 def test_a_compiled_loop_keeps_its_samples_to_the_crash(faulty, tmp_path, capsys):
     out = tmp_path / "ball.csv"
-    argv = [a if a != "cs" else "me" for a in run_args(faulty, 1, out)]
+    every_step = ("--output-interval", "steps")  # the loop's one block of steps
+    argv = [a if a != "cs" else "me" for a in run_args(faulty, 1, out, *every_step)]
     assert main(argv) == 2
     kept_to_the_fault(pd.read_csv(tmp_path / "ball.partial.csv"))
 

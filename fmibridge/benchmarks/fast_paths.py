@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..build import repository_folder
 from ..formats.adapters import load_adapter
 from ..methods.completion import Completion
 from ..methods.halving import Halving
@@ -56,7 +57,6 @@ from .suite import (
 ZENO_H = 1e-3  # s: the issue's inner step
 SINE_TARGET_S = 0.1  # s: the sine ball's 15 s run, compiled
 COLD_TARGET = 3.0  # the first run's wall over the second's, at most
-ADAPTERS = Path(__file__).resolve().parents[2] / "adapters"
 METHOD_H = 1e-2  # s: the issue's step for Unilateral, Halving and Relaxation
 UNILATERAL_TARGET = 2.0  # Unilateral's wall over Halving rk4's at the same h
 RELAXATION_EPS = 2e-7  # Burden et al.'s headline strip width on Example 2
@@ -197,9 +197,10 @@ def adapter_rows(options: BenchOptions) -> list[Row]:
     ball_fmu_path()  # builds the FMUs the adapters name
     rows = []
     for name in ("bouncing_ball", "ball_on_sine_surface"):
-        path = ADAPTERS / f"{name}.toml"
+        path = repository_folder("adapters") / f"{name}.toml"
         if not path.exists():
-            return [_skipped("adapter runs", f"skipped: {path} not found")]
+            why = f"{path} not found; run the bench from the repository's root"
+            return [_skipped("adapter runs", f"skipped: {why}")]
         with load_adapter(path) as fast, load_adapter(path) as slow:
             for edge in slow.system.mode(slow.system.initial_mode).edges:
                 vars(edge.guard.fn).pop("engine_entry", None)  # called back

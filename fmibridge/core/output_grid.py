@@ -8,7 +8,9 @@ and the run's last sample; the steps in between are taken but not stored.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import array
+import bisect
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -51,18 +53,33 @@ class OutputGrid:
                 f"{t[0]!r} ... {t[-1]!r}."
             )
         self.times = t
+        # the times again, searched by `bisect` per sample: a tenth of the cost of
+        # numpy's searchsorted on one time, at the same 8 bytes per time
+        self._times = array.array("d", t.tolist())
 
     def next_after(self, t: float, tol: float) -> float:
         """Return the first output time beyond t + tol (inf if none)."""
-        k = np.searchsorted(self.times, t + tol, side="right")
-        return float(self.times[k]) if k < len(self.times) else np.inf
+        k = bisect.bisect_right(self._times, t + tol)
+        return self._times[k] if k < len(self._times) else np.inf
 
     def has(self, t: float, tol: float) -> float | None:
         """Return the output time within tol of t, or None."""
-        k = np.searchsorted(self.times, t - tol, side="left")
-        if k < len(self.times) and self.times[k] <= t + tol:
-            return float(self.times[k])
+        k = bisect.bisect_left(self._times, t - tol)
+        if k < len(self._times) and self._times[k] <= t + tol:
+            return self._times[k]
         return None
+
+    def rows_on(self, t: list[float], tol: float) -> Iterator[int]:
+        """Yield the indices of the increasing times `t` within tol of an output
+        time, in order (each at most once)."""
+        times, last = self._times, -1
+        k = bisect.bisect_left(times, t[0] - tol)
+        while k < len(times) and times[k] <= t[-1] + tol:
+            i = bisect.bisect_left(t, times[k] - tol)
+            if i < len(t) and t[i] <= times[k] + tol and i != last:
+                last = i
+                yield i
+            k += 1
 
 
 class GridRecorder(Recorder):
@@ -81,7 +98,8 @@ class GridRecorder(Recorder):
         self._n_seen_events = 0
 
     def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
-        self._keep_event_rows()
+        if len(self.events) != self._n_seen_events:
+            self._keep_event_rows()
         on_grid = self.grid.has(t, self.tol)
         if on_grid is not None:
             self._pending.clear()
@@ -102,12 +120,10 @@ class GridRecorder(Recorder):
         if self.observer is not None or not len(t):
             super().samples(t, x, mode, **outputs)  # row by row, through _append
             return
-        times = self.grid.times
-        k = np.minimum(np.searchsorted(times, t - self.tol), len(times) - 1)
-        keep = np.abs(times[k] - t) <= self.tol
-        keep[-1] = True  # the block's last row may be an event's (a time event)
-        for i in np.flatnonzero(keep).tolist():
-            self._append(float(t[i]), x[i], mode, {n: v[i] for n, v in outputs.items()})
+        times = t.tolist()
+        last = len(times) - 1  # kept: it may be an event's row (a time event)
+        for i in [*(i for i in self.grid.rows_on(times, self.tol) if i < last), last]:
+            self._append(times[i], x[i], mode, {n: v[i] for n, v in outputs.items()})
 
     def finish(self, status: Status, provenance, detail: str = "") -> Result:
         """Keep the last event rows and the final sample, then build the Result."""

@@ -31,6 +31,7 @@ from .outputs import write_atomically
 # (8 bytes per time and state, 4 per mode): beyond it the Recorder thins them.
 SAMPLE_BUDGET_BYTES = 256 * 2**20
 FIRST_CAPACITY = 1024  # samples; the arrays double from here up to the budget
+REPR_NAMES = 6  # state names a Result's repr lists before it counts them instead
 
 
 class Status(enum.Enum):
@@ -111,9 +112,12 @@ class Event:
     t_tol: float = math.nan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Result:
     """The outcome of one run, pandas-first and self-describing.
+
+    Its repr is one line (status, span, states, samples, events, wall time);
+    the arrays are behind the attributes below.
 
     Attributes
     ----------
@@ -147,6 +151,8 @@ class Result:
     [0.0, 0.451524, 0.451524, 0.5, 1.0]
     >>> result.to_structured().dtype.names
     ('time', 'h', 'v')
+    >>> result  # doctest: +ELLIPSIS
+    <Result REACHED_END t = 0 .. 1 s, states h, v, 5 samples, 1 event, wall ... s>
     """
 
     t: np.ndarray
@@ -160,6 +166,32 @@ class Result:
     outputs: Mapping[str, np.ndarray] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
     detail: str = ""
+
+    def __repr__(self) -> str:
+        """One line: status, span, states, samples, events and wall time."""
+        span = "no samples"
+        if len(self.t):
+            span = f"t = {self.t[0]:.6g} .. {self.t[-1]:.6g} s"
+            t_end = self.provenance.get("t_end")
+            if not self.status.is_success and t_end is not None:
+                span += f" of {float(t_end):.6g}"
+        names = list(self.state_names[:REPR_NAMES])
+        if len(self.state_names) > REPR_NAMES:
+            names.append(f"... ({len(self.state_names)} in all)")
+        n_events = len(self.events)
+        parts = [
+            f"<Result {self.status.name} {span}",
+            f"states {', '.join(names)}" if names else "no states",
+            f"{len(self.t)} sample{'s' * (len(self.t) != 1)}",
+            f"{n_events} event{'s' * (n_events != 1)}",
+        ]
+        if self.outputs:
+            n_out = len(self.outputs)
+            parts.insert(2, f"{n_out} output column{'s' * (n_out != 1)}")
+        wall = self.provenance.get("wall_time_s")
+        if wall is not None:
+            parts.append(f"wall {float(wall):.3g} s")
+        return ", ".join(parts) + ">"
 
     @property
     def message(self) -> str:
@@ -261,9 +293,11 @@ class Result:
         return write_atomically(path, lambda p: frame.to_csv(p, index=False))
 
     def raise_for_status(self) -> Result:
-        """Raise FmibridgeError if the run stopped before its end."""
+        """Raise FmibridgeError if the run stopped before its end; else return
+        this Result (so calls chain; the REPL shows its one-line repr)."""
         if not self.status.is_success:
-            raise FmibridgeError(f"Run stopped at t = {self.t[-1]!r}: {self.message}")
+            where = f"t = {float(self.t[-1])!r}" if len(self.t) else "its start"
+            raise FmibridgeError(f"Run stopped at {where}: {self.message}")
         return self
 
     def plot(self, columns: Sequence[str] | None = None, *, axes=None):

@@ -12,12 +12,14 @@ Mode only from there; FMI 1.0 has neither modes nor FMU state.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import functools
 import math
 import os
 import platform
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +76,23 @@ class StepEnd:
     t: float
     event_needed: bool = False  # FMI 3 Event Mode: the FMU asks for an event at t
     terminate: bool = False
+
+
+_PRINTS_LOG: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "fmibridge_prints_fmu_log", default=False
+)
+
+
+@contextlib.contextmanager
+def printed_log(enabled: bool = True) -> Iterator[None]:
+    """Print each log message of the FMUs called inside the block as it comes
+    (`simulate(debug_logging=True)`, FMPy's keyword); they are kept for error
+    messages either way."""
+    token = _PRINTS_LOG.set(enabled)
+    try:
+        yield
+    finally:
+        _PRINTS_LOG.reset(token)
 
 
 _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for FMI 2 log routing
@@ -154,6 +173,8 @@ class FmiInstance:
 
     def _log(self, text: str) -> None:
         self._messages = (self._messages + [text])[-20:]  # keep the last few for errors
+        if _PRINTS_LOG.get():
+            print(f"[{Path(self.path).name}] {text}")
 
     def log_tail(self) -> str:
         """Return the FMU's last three log messages, for an error message."""

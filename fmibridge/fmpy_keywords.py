@@ -1,0 +1,164 @@
+"""FMPy's `simulate_fmu` keywords as `fmibridge.simulate` takes them.
+
+Every keyword of `fmpy.simulate_fmu` (FMPy 0.3) is either taken with FMPy's
+meaning or refused with a message that says what fmibridge does instead; none
+is ignored and none is a bare TypeError. `simulate` takes the ones that change
+a run as its own keywords (`start_time`, `stop_time`, `step_size`,
+`output_interval`, `fmi_type`, `start_values`, `input`, `output`, `timeout`,
+`solver`, `record_events`, `debug_logging`, `relative_tolerance` where it can be
+honoured). The others below describe what fmibridge always does: FMPy's value
+that means the same is accepted, any other is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .core.errors import FmibridgeError
+
+SOLVERS = {"Euler": "euler"}  # FMPy's `solver` -> fmibridge's integrator
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """An FMPy keyword whose `accepted` values mean what fmibridge always does;
+    any other value is refused with `instead`."""
+
+    accepted: tuple[object, ...]
+    instead: str
+
+    def accepts(self, value: object) -> bool:
+        """True if `value` is one of the accepted values (None, a bool, a name)."""
+        return any(
+            value is a or (isinstance(value, bool | str) and value == a)
+            for a in self.accepted
+        )
+
+
+FIXED = {
+    "validate": Fixed(
+        (True,),
+        "fmibridge always validates the model description and the start values "
+        "(an unknown or unsettable name is an error naming it); fix the FMU or "
+        "the names",
+    ),
+    "apply_default_start_values": Fixed(
+        (False,),
+        "the FMU starts from its own declared start values, as FMI specifies; "
+        "give the values to set in `start_values`",
+    ),
+    "visible": Fixed((False,), "fmibridge instantiates FMUs in batch mode only"),
+    "logger": Fixed(
+        (None,),
+        "`debug_logging=True` prints the FMU's log messages; without it fmibridge "
+        "keeps the last ones for its error messages",
+    ),
+    "fmi_call_logger": Fixed(
+        (None,),
+        "fmibridge keeps no log of FMI calls; a call that fails is an FMUError "
+        "naming the function, its status and the FMU's last log messages",
+    ),
+    "step_finished": Fixed(
+        (None,),
+        "fmibridge's loops do not call back after each step: limit a run with "
+        "`timeout`, watch it with `progress=True`, and read its samples in the "
+        "Result",
+    ),
+    "model_description": Fixed(
+        (None,), "fmibridge reads the FMU's modelDescription.xml itself"
+    ),
+    "fmu_instance": Fixed(
+        (None,),
+        "fmibridge instantiates the FMU itself (it saves, restores and resets its "
+        "own instance); pass the FMU's path",
+    ),
+    "fmu_state": Fixed(
+        (None,), "fmibridge starts the FMU from its start values (`start_values`)"
+    ),
+    "initialize": Fixed(
+        (True,), "fmibridge always initializes the FMU it instantiates"
+    ),
+    "terminate": Fixed(
+        (True,), "fmibridge always terminates and frees its FMU at the run's end"
+    ),
+    "set_stop_time": Fixed(
+        (False,),
+        "fmibridge gives the FMU no stop time (stopTimeDefined = false); the run's "
+        "end is `stop_time`",
+    ),
+    "set_input_derivatives": Fixed(
+        (False,),
+        "fmibridge sets inputs at each communication point, not their derivatives",
+    ),
+    "remote_platform": Fixed(
+        (None, "auto"),
+        "fmibridge runs the FMU's binary for this platform only (no remoting)",
+    ),
+    "use_event_mode": Fixed(
+        (True,),
+        "fmibridge uses Event Mode wherever an FMI 3 Co-Simulation FMU offers it, "
+        "to handle the FMU's events at their time; it cannot be turned off",
+    ),
+    "early_return_allowed": Fixed(
+        (True,),
+        "fmibridge allows early return wherever an FMI 3 Co-Simulation FMU in "
+        "Event Mode may return early, to stop at its events; it cannot be turned "
+        "off",
+    ),
+}
+
+
+def fixed_problems(given: Mapping[str, object]) -> list[str]:
+    """The messages for FMPy keywords in `given` at values fmibridge cannot
+    honour (those of `FIXED`)."""
+    return [
+        f"`{name}={value!r}`: {FIXED[name].instead}"
+        for name, value in given.items()
+        if not FIXED[name].accepts(value)
+    ]
+
+
+def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | None:
+    """The TypeError for keywords neither simulate's nor FMPy's, with the
+    nearest known names; None if there are none."""
+    known = [*known, *FIXED]
+    unknown = [name for name in given if name not in known]
+    if not unknown:
+        return None
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=2)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        hints.append(f"{name!r}{hint}")
+    return TypeError(
+        f"simulate() got unexpected keyword argument(s) {', '.join(hints)}."
+    )
+
+
+def solver_integrator(solver: object) -> str | None:
+    """Return the integrator FMPy's `solver` names (None: not given).
+
+    Raises
+    ------
+    FmibridgeError
+        For 'CVode' (not available) or a name FMPy does not have.
+    """
+    if solver is None:
+        return None
+    if solver in SOLVERS:
+        return SOLVERS[solver]
+    if solver == "CVode":
+        raise FmibridgeError(
+            "`solver='CVode'`: fmibridge has no CVODE; it steps with fixed-step "
+            "Runge-Kutta schemes of `step_size`, chosen by `method_options="
+            "{'integrator': 'rk4'}` (the default), 'midpoint' or 'euler' "
+            "(`solver='Euler'`). Adaptive steps with tolerances are not available "
+            "yet."
+        )
+    raise FmibridgeError(
+        f"`solver` must be FMPy's 'Euler' or 'CVode', got {solver!r}; fmibridge's "
+        f"integrators are `method_options={{'integrator': ...}}`: 'rk4', "
+        f"'midpoint' or 'euler'."
+    )
