@@ -499,8 +499,8 @@ def _checked(
     if "relative_tolerance" in given and isinstance(given.get("method"), Method):
         if not (kind == "fmu" and is_cs):  # else the FMU's own solver takes it
             raise FmibridgeError(
-                "`relative_tolerance`: give it to the Method as its rtol "
-                f"({type(inner).__name__}(rtol=...))."
+                "`relative_tolerance`: give it to the Method (its rtol, "
+                f"{type(inner).__name__}(rtol=...))."
             )
     if "zeno_eps" not in given:
         return method

@@ -133,11 +133,11 @@ def test_relative_tolerance_is_taken_where_it_is_honoured(fmu_dir):
     cs = fmibridge.simulate(path, fmi_type="cs", relative_tolerance=1e-6, stop_time=1)
     assert cs.status.is_success
     me = fmibridge.simulate(path, relative_tolerance=1e-8, stop_time=1)
-    assert me.status.is_success and me.provenance["rtol"] == 1e-8
+    assert me.status.is_success and "1e-08" in me.provenance["tolerance"]
     native = fmibridge.simulate(bouncing_ball(), stop_time=1.0, relative_tolerance=1e-8)
     assert native.status.is_success and len(native.events) == 1
     assert abs(native.event_times[0] - bouncing_ball_impacts(1)[0]) < 1e-7
-    with pytest.raises(FmibridgeError, match="as its rtol \\(Unilateral\\(rtol"):
+    with pytest.raises(FmibridgeError, match="its rtol, Unilateral\\(rtol"):
         fmibridge.simulate(
             bouncing_ball(), stop_time=1.0, method=Unilateral(), relative_tolerance=1e-6
         )

@@ -207,3 +207,19 @@ def test_fmu_event_indicators_reset_beyond_the_surface(fmu_dir):
     late = result.event_times - bouncing_ball_impacts(len(result.events))
     assert len(late) == 6
     assert np.all(np.abs(late) <= np.arange(1, 7) * 2 * eps), late / eps
+
+
+def test_a_strip_wait_longer_than_the_output_interval_still_fires():
+    """A wait of nearly eps = 0.2 s spans many output times of 0.01 s: the edge
+    fires where it fires without the grid (it never fired when each output
+    time cut the wait short), and the rows in between hold the strip's point."""
+    method = Relaxation(h=0.01, eps=0.2)
+    every_step = method.run(bouncing_ball(), 1.0)
+    on_grid = method.run(bouncing_ball(), 1.0, t_eval=np.linspace(0.0, 1.0, 101))
+    assert len(on_grid.events) == len(every_step.events) == 1
+    impact = on_grid.events[0]
+    assert impact.t == pytest.approx(every_step.events[0].t, abs=1e-12)
+    assert 0.15 < impact.t - bouncing_ball_impacts(1)[0] <= 0.2
+    waiting = (on_grid.t > impact.t - 0.14) & (on_grid.t < impact.t)
+    assert waiting.sum() >= 13
+    assert np.all(on_grid.x[waiting] == impact.x_before)

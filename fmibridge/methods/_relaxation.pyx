@@ -41,7 +41,7 @@ from ._mode cimport BLOCK_SIZE, CompiledMode, reached
 from ._firing import FIRED
 
 from ..core.result import Status
-from .base import Rated, State, Step, non_finite
+from .base import Rated, State, Step, Waiting, non_finite
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
@@ -127,6 +127,8 @@ def attempt(method, CompiledMode cm, state, double t_end, log):
         cm.work.setdefault(_Walk, w)
     w.busy = True
     try:
+        if isinstance(state, Waiting):
+            return _wait(method, cm, state, t_end, log)
         w.start(method, log, t_end, state)
         many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
         while True:
@@ -307,12 +309,12 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     else:
         q = _guard_point(w, t, i, w.g0[i], w.g1[i], hs)
     t_reset = t1 + w.eps - w.taus[0]  # Fig. 12, Step 13
-    if t_reset > w.t_end:
-        cm.flush(w.log)
-        if t1 < w.t_end:  # the run ends while waiting on the strip (Step 14)
-            w.log.sample(w.t_end, q, cm.name)
-        return Step(State(w.t_end, q, cm.name))
     others = tuple(edges[w.order[j]].name for j in range(1, w.n_beyond))
+    if t_reset > w.t_end:  # the wait goes on past this attempt (Step 14)
+        cm.flush(w.log)
+        if t1 < w.t_end:
+            w.log.sample(w.t_end, q, cm.name)
+        return Step(Waiting(w.t_end, q, cm.name, t_reset, i, others))
     if others or not fires_in_place(cm, i):
         return Step(fire(w.method, cm, w.log, t_reset, q, i, others))
     # a self-loop fired without Python: a silent one (a strip wait at rest)
@@ -326,6 +328,16 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     cm.evaluate(w.t, &w.x[0], &w.g0[0])
     w.has_slope = False
     return None
+
+
+def _wait(method, CompiledMode cm, state, double t_end, log):
+    """Go on with a strip's wait from `state`: held at its point until t_end,
+    or its edge fires at t_reset (Fig. 12, Steps 13-15)."""
+    if state.t_reset > t_end:
+        log.sample(t_end, state.x, cm.name)
+        return Step(Waiting(t_end, state.x, cm.name, state.t_reset, state.edge,
+                            state.others))
+    return Step(fire(method, cm, log, state.t_reset, state.x, state.edge, state.others))
 
 
 cdef bint _bound_hit(_Walk w) except -1:

@@ -66,6 +66,18 @@ class Rated(State):
 
 
 @dataclass(frozen=True)
+class Waiting(State):
+    """A State on a relaxation strip whose wait outlasts the attempt (it ended
+    at an output time or a time event): `edge` (its index in the mode, with
+    the `others` on their strips too) fires at `t_reset`, the state held at x
+    meanwhile (Burden et al., Fig. 12, Steps 13-14)."""
+
+    t_reset: float = 0.0
+    edge: int = 0
+    others: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Step:
     """What one attempt produced: the next state, or a reason to stop (and
     the detail that names where and why)."""
