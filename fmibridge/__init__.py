@@ -17,9 +17,20 @@ imports neither pandas, scipy, numba, Dask nor matplotlib.
 """
 
 from importlib import import_module
+from importlib.machinery import EXTENSION_SUFFIXES
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from . import _moved
+
+_HERE = Path(__file__).parent
+if not any((_HERE / "core" / f"_functions{s}").exists() for s in EXTENSION_SUFFIXES):
+    raise ImportError(
+        f"fmibridge's compiled core is not built in {_HERE}: this is the source "
+        "tree (Python puts the working directory first on its path). Build it "
+        "there with `pip install -e .`, or run from another folder to use the "
+        "installed fmibridge."
+    )
 
 try:
     __version__ = version("fmibridge")
