@@ -75,6 +75,31 @@ def _run_gallery(app):
         (out / f"{script.stem}.txt").write_text(said.getvalue())
 
 
+def _write_cli_help(app):
+    """Write `fmibridge --help` and each command's help to _generated/cli/, which
+    cli.md includes: the reference is the parser itself."""
+    import os
+
+    from fmibridge.cli import _parser
+
+    out = Path(app.srcdir) / "_generated" / "cli"
+    out.mkdir(parents=True, exist_ok=True)
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "88"  # argparse wraps to the terminal's width
+    try:
+        parser = _parser()
+        (out / "fmibridge.txt").write_text(parser.format_help())
+        (commands,) = (a for a in parser._actions if a.dest == "command")
+        for name, command in commands.choices.items():
+            (out / f"{name}.txt").write_text(command.format_help())
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_imported)
     app.connect("builder-inited", _run_gallery)
+    app.connect("builder-inited", _write_cli_help)
