@@ -107,7 +107,7 @@ def clone(fmu_dir, tmp_path):
 
 
 def test_the_readme_then_the_tutorial_run_in_order(clone):
-    assert follow(ROOT / "README.md", clone) == 2
+    assert follow(ROOT / "README.md", clone) == 4
     assert (clone / "ball.csv").is_file() and (clone / "ball_rest.csv").is_file()
     assert follow(ROOT / "docs" / "tutorial.md", clone) == 7
     assert (clone / "tutorial" / "ball.png").stat().st_size > 0
