@@ -91,6 +91,6 @@ def test_docs_build_without_warnings(tmp_path):
     assert (tmp_path / "html" / "api" / "methods.html").is_file()
     # the gallery ran: each script's figure is in the site, drawn by this build
     gallery = sorted(p.stem for p in (ROOT / "docs" / "gallery").glob("*.py"))
-    assert len(gallery) == 6
+    assert len(gallery) == 7
     for stem in gallery:
         assert (tmp_path / "html" / "_images" / f"{stem}.png").stat().st_size > 0
