@@ -21,7 +21,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+
+from fmibridge.models import bouncing_ball_impacts, bouncing_ball_zeno_time
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = f"{shlex.quote(sys.executable)} -m fmibridge.cli"
@@ -108,6 +112,14 @@ def clone(fmu_dir, tmp_path):
 
 def test_the_readme_then_the_tutorial_run_in_order(clone):
     assert follow(ROOT / "README.md", clone) == 4
-    assert (clone / "ball.csv").is_file() and (clone / "ball_rest.csv").is_file()
+    # the numbers the README quotes: the quick start's impacts within 1.2e-14 s of
+    # the exact times, the adapter's Zeno event at 4.063712768871555 s
+    quick = pd.read_csv(clone / "ball.events.csv")["time"].to_numpy()
+    assert np.abs(quick - bouncing_ball_impacts(6)).max() < 5e-14
+    rest = pd.read_csv(clone / "ball_rest.events.csv")
+    assert (rest["edge"] == "floor").sum() == 41
+    (zeno,) = rest.loc[rest["edge"] == "zeno", "time"]
+    assert abs(zeno - bouncing_ball_zeno_time()) < 1e-12
+    assert pd.read_csv(clone / "ball_rest.csv")["lam"].iloc[-1] == pytest.approx(9.81)
     assert follow(ROOT / "docs" / "tutorial.md", clone) == 7
     assert (clone / "tutorial" / "ball.png").stat().st_size > 0
