@@ -4,7 +4,12 @@ Build it with ``python -m sphinx -W -b html docs docs/_build/html``; the test
 suite does the same (tests/test_docs.py), so a warning fails CI.
 """
 
+import contextlib
+import io
+import runpy
+import sys
 from importlib.metadata import version as _version
+from pathlib import Path
 
 project = "fmibridge"
 author = "the fmibridge developers"
@@ -19,7 +24,7 @@ extensions = [
     "myst_parser",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "measure.py"]
+exclude_patterns = ["_build", "measure.py", "gallery/*.py"]
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
@@ -49,5 +54,52 @@ def _skip_imported(app, what, name, obj, skip, options):
     return skip
 
 
+GALLERY = Path(__file__).parent / "gallery"
+
+
+def _run_gallery(app):
+    """Run each docs/gallery/*.py: its figure and the line it prints go to
+    _generated/gallery/, where gallery.md shows them, so every figure of the
+    site comes from a run of this build. A script that fails fails the build."""
+    out = Path(app.srcdir) / "_generated" / "gallery"
+    out.mkdir(parents=True, exist_ok=True)
+    argv = sys.argv
+    for script in sorted(GALLERY.glob("*.py")):
+        said = io.StringIO()
+        sys.argv = [str(script), str(out)]
+        try:
+            with contextlib.redirect_stdout(said):
+                runpy.run_path(str(script), run_name="__main__")
+        finally:
+            sys.argv = argv
+        (out / f"{script.stem}.txt").write_text(said.getvalue())
+
+
+def _write_cli_help(app):
+    """Write `fmibridge --help` and each command's help to _generated/cli/, which
+    cli.md includes: the reference is the parser itself."""
+    import os
+
+    from fmibridge.cli import _parser
+
+    out = Path(app.srcdir) / "_generated" / "cli"
+    out.mkdir(parents=True, exist_ok=True)
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "88"  # argparse wraps to the terminal's width
+    try:
+        parser = _parser()
+        (out / "fmibridge.txt").write_text(parser.format_help())
+        (commands,) = (a for a in parser._actions if a.dest == "command")
+        for name, command in commands.choices.items():
+            (out / f"{name}.txt").write_text(command.format_help())
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_imported)
+    app.connect("builder-inited", _run_gallery)
+    app.connect("builder-inited", _write_cli_help)
