@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .core.errors import FmibridgeError
 
-SOLVERS = {"Euler": "euler"}  # FMPy's `solver` -> fmibridge's integrator
+SOLVERS = {"Euler": "euler", "CVode": "cvode"}  # FMPy's `solver` -> our integrator
 
 
 @dataclass(frozen=True)
@@ -143,22 +143,14 @@ def solver_integrator(solver: object) -> str | None:
     Raises
     ------
     FmibridgeError
-        For 'CVode' (not available) or a name FMPy does not have.
+        For a name FMPy does not have.
     """
     if solver is None:
         return None
     if solver in SOLVERS:
         return SOLVERS[solver]
-    if solver == "CVode":
-        raise FmibridgeError(
-            "`solver='CVode'`: fmibridge has no CVODE; it steps with fixed-step "
-            "Runge-Kutta schemes of `step_size`, chosen by `method_options="
-            "{'integrator': 'rk4'}` (the default), 'midpoint' or 'euler' "
-            "(`solver='Euler'`). Adaptive steps with tolerances are not available "
-            "yet."
-        )
     raise FmibridgeError(
         f"`solver` must be FMPy's 'Euler' or 'CVode', got {solver!r}; fmibridge's "
         f"integrators are `method_options={{'integrator': ...}}`: 'rk4', "
-        f"'midpoint' or 'euler'."
+        f"'midpoint', 'euler', 'dopri5' or 'cvode'."
     )

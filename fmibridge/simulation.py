@@ -122,10 +122,11 @@ def simulate(
         default: the smaller of the DefaultExperiment's stepSize and
         `output_interval` (if shorter than the run), else the method's
         default.
-    solver : {'Euler'}, optional
+    solver : {'Euler', 'CVode'}, optional
         FMPy's fixed-step 'Euler' is the forward Euler integrator
-        (``method_options={'integrator': 'euler'}``); FMPy's 'CVode' is
-        refused (fmibridge has no CVODE; its default integrator is RK4).
+        (``method_options={'integrator': 'euler'}``); 'CVode' is SUNDIALS'
+        CVODE (BDF) under `relative_tolerance`, else the DefaultExperiment's
+        tolerance (``method_options={'integrator': 'cvode'}``).
     record_events : bool
         Keep the two rows at each event (FMPy's default, True); False keeps the
         grid rows only (at a grid time that is an event, the row after it).

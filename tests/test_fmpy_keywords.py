@@ -102,11 +102,12 @@ def test_solver_euler_takes_fmpys_forward_euler_steps(version):
     assert "'integrator': 'euler'" in result.provenance["parameters"]
 
 
-def test_solver_cvode_and_unknown_solvers_are_refused():
-    with pytest.raises(
-        FmibridgeError, match="`solver='CVode'`: fmibridge has no CVODE"
-    ):
-        fmibridge.simulate(bouncing_ball(), stop_time=0.5, solver="CVode")
+def test_solver_cvode_is_cvode_and_unknown_solvers_are_refused():
+    cvode = fmibridge.simulate(
+        bouncing_ball(), stop_time=0.5, solver="CVode", relative_tolerance=1e-8
+    )
+    assert "'integrator': 'cvode'" in cvode.provenance["parameters"]
+    assert abs(cvode.event_times[0] - bouncing_ball_impacts(1)[0]) < 1e-6
     with pytest.raises(FmibridgeError, match="`solver` must be FMPy's 'Euler'"):
         fmibridge.simulate(bouncing_ball(), stop_time=0.5, solver="RK45")
     with pytest.raises(FmibridgeError, match="`solver`: give it or method_options"):
