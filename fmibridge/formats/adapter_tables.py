@@ -22,6 +22,7 @@ from ..core.result import Result
 from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
+from ..methods.completion import CONSTRAINED
 from ..methods.contact import Contact
 from .expressions import Expression
 
@@ -44,24 +45,36 @@ class Adapter:
         self, *, progress: bool = False, t_eval: Sequence[float] | None = None
     ) -> Result:
         """Run the method on the system and add the requested output columns
-        that the flows did not record as they ran.
+        that the flows did not record as they ran: those of no flow, and an
+        FMU's outputs in completion's constrained samples (the FMU is not
+        called there to record them).
 
         `progress` and `t_eval` are those of `Method.run`.
         """
         result = self.method.run(
             self.system, self.t_end, progress=progress, t_eval=t_eval
         )
-        known = (*self.system.state_names, *result.outputs)
-        extra = [n for n in self.outputs if n not in known]
-        if not extra:
+        n, states = len(result.t), set(self.system.state_names)
+        constrained = np.asarray(result.mode) == CONSTRAINED
+        columns = {}  # name -> (values, which samples to fill)
+        for name in self.outputs:
+            if name in states or name == "lam":
+                continue
+            if name not in result.outputs:
+                columns[name] = (np.empty(n), np.ones(n, dtype=bool))
+            elif (missing := constrained & np.isnan(result.outputs[name])).any():
+                columns[name] = (np.array(result.outputs[name], dtype=float), missing)
+        if not columns:
             return result
         flow = self.system.mode(self.system.initial_mode).flow
-        columns = {n: np.empty(len(result.t)) for n in extra}
-        for k, (t, x) in enumerate(zip(result.t, result.x, strict=True)):
-            values = flow.variables(t, x)
-            for n in extra:
-                columns[n][k] = values[n]
-        return dataclasses.replace(result, outputs={**result.outputs, **columns})
+        fill = np.logical_or.reduce([missing for _, missing in columns.values()])
+        for k in np.flatnonzero(fill):
+            values = flow.variables(result.t[k], result.x[k])
+            for name, (column, missing) in columns.items():
+                if missing[k]:
+                    column[k] = values[name]
+        outputs = {name: column for name, (column, _) in columns.items()}
+        return dataclasses.replace(result, outputs={**result.outputs, **outputs})
 
     def close(self) -> None:
         """Free the FMU instances."""
@@ -225,7 +238,9 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
             problems.add(
                 f"{where}.reset",
                 '"impact" needs a [constraint] with the constraint-force input of '
-                "the FMU (force_input) or of each body (forces).",
+                "the FMU (force_input) or of each body (forces), or, without one, "
+                "the state the gap is measured along and the effective mass "
+                "(coordinate, mass).",
             )
             return None
         return constraint.impact

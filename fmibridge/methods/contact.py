@@ -254,10 +254,22 @@ class Contact(UnilateralConstraint):
         return self.compiled(x.size).project(t, x)
 
 
-def _functions(gap, gradient, force, hessian, q_index, v_index, e, name, n):
-    """The compiled numerics of these primitives on n states (`Contact.compiled`)."""
+def _functions(
+    gap,
+    gradient,
+    force,
+    hessian,
+    q_index,
+    v_index,
+    e,
+    name,
+    n,
+    kind=_contact.ContactFunctions,
+):
+    """The compiled numerics of these primitives on n states (`Contact.compiled`),
+    as `kind` (`_projection.ProjectionFunctions` for `projection.ProjectedContact`)."""
     nq = len(q_index)
-    return _contact.ContactFunctions(
+    return kind(
         _gap_function(gap, n, name),
         _function(gradient, "rhs", n, nq, f"`gradient_fn` of contact `{name}`"),
         _force_function(force, n, name),
@@ -463,6 +475,40 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     return e if 0.0 <= e <= 1.0 else None
 
 
+def state_coordinate(flow: ModelExchangeFlow, coordinate: str) -> tuple[int, int]:
+    """Return the indices (q, qdot) of the state `coordinate` and of the state
+    that is its derivative (der(q) = qdot, found on the FMU's derivatives).
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the FMU and the coordinate when it is not a state, the flow has
+        no derivatives (Co-Simulation), or no state is its derivative.
+    """
+    names = list(flow.state_names)
+    if coordinate not in names:
+        raise FmibridgeError(
+            f"{flow.path}: the constraint's coordinate {coordinate!r} is not a state "
+            f"of the FMU (states {names})."
+        )
+    rhs = getattr(flow, "rhs", None)
+    if rhs is None:
+        raise FmibridgeError(
+            f"{flow.path}: the constraint's coordinate {coordinate!r} needs the "
+            f"FMU's derivatives (Model Exchange) to find its velocity; run it with "
+            f'interface = "me".'
+        )
+    i, t, x = names.index(coordinate), float(flow.t0), np.array(flow.x0, dtype=float)
+    j = _copied_state(lambda y: rhs(t, y)[i], x)
+    if j is None or j == i:
+        raise FmibridgeError(
+            f"{flow.path}: no state is the derivative of the coordinate "
+            f"{coordinate!r} (der({coordinate}) must equal a state, its velocity; "
+            f"states {names})."
+        )
+    return i, j
+
+
 PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
 # round-off ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity
 
@@ -474,12 +520,15 @@ def fmu_contact(
     restitution: float,
     *,
     force_input: str = "lam",
+    coordinate: str | None = None,
 ) -> Contact:
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
     The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
-    them). h(q) is the output `gap`; dh(q) is read off the output `velocity`
-    (dh qdot, linear in qdot) at unit velocities; the force map is the FMU's
+    them), or, with `coordinate`, q is that one state and qdot its derivative
+    (`state_coordinate`, Model Exchange), and the other states ride along.
+    h(q) is the output `gap`; dh(q) is read off the output `velocity` (dh qdot,
+    linear in qdot) at unit velocities; the force map is the FMU's
     response to its generalized constraint-force input `force_input`, which acts
     along dh^T: two evaluations give the affine map from lam to the
     acceleration (Or and Ames, eqs. 5-7). Model Exchange evaluates the
@@ -504,15 +553,21 @@ def fmu_contact(
                 f"the FMU has {sorted(known)}."
             )
     variable = flow.archive.variables.get(force_input)
-    if variable is None or variable.causality != "input" or n_states % 2:
+    halves = coordinate is None and n_states % 2 == 0
+    if variable is None or variable.causality != "input" or not (halves or coordinate):
         raise FmibridgeError(
             f"{flow.path}: completion needs a real input {force_input!r} (the "
-            f"generalized constraint force along dh^T) and states [q, qdot]."
+            f"generalized constraint force along dh^T) and states [q, qdot] (or "
+            f"the state the gap is measured along, `coordinate`)."
         )
-    q_index, v_index = (
-        tuple(range(n_states // 2)),
-        tuple(range(n_states // 2, n_states)),
-    )
+    if coordinate is None:
+        q_index, v_index = (
+            tuple(range(n_states // 2)),
+            tuple(range(n_states // 2, n_states)),
+        )
+    else:
+        i, j = state_coordinate(flow, coordinate)
+        q_index, v_index = (i,), (j,)
 
     def gap_fn(t: float, x: np.ndarray) -> float:
         return flow.variables(t, x)[gap]
