@@ -109,6 +109,11 @@ def test_projection_agrees_with_the_force_input_route_to_first_order(
             "no state is the derivative of the coordinate 'i'",
         ),
         (
+            {'interface = "me"': 'interface = "cs"'},
+            "[constraint]",
+            "needs the FMU's derivatives (Model Exchange) to find its velocity",
+        ),
+        (
             {'coordinate = "x"': 'coordinate = "gap"'},
             "[constraint]",
             "the constraint's coordinate 'gap' is not a state of the FMU",
