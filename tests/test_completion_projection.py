@@ -70,9 +70,7 @@ def lift_off_and_end(path, h):
     return events(result)["lift-off"].t, result.x[-1], np.nanmax(result["lam"])
 
 
-def test_projection_agrees_with_the_force_input_route_to_first_order(
-    fmu_dir, tmp_path
-):
+def test_projection_agrees_with_the_force_input_route_to_first_order(fmu_dir, tmp_path):
     projected, forced = (
         adapter_file(fmu_dir, tmp_path, source) for source in (PROJECTION, FORCED)
     )
@@ -116,7 +114,7 @@ def test_projection_agrees_with_the_force_input_route_to_first_order(
         (
             {'coordinate = "x"': 'coordinate = "gap"'},
             "[constraint]",
-            "the constraint's coordinate 'gap' is not a state of the FMU",
+            "the constraint's coordinate 'gap' is not a state (states ['x', 'v', 'i'])",
         ),
     ],
 )
@@ -134,4 +132,68 @@ def test_an_effective_mass_beside_a_force_input_is_refused(fmu_dir, tmp_path):
         fmu_dir, tmp_path, FORCED, **{'coordinate = "x"': 'coordinate = "x"\nmass = 1'}
     )
     with pytest.raises(AdapterError, match=r"\[constraint.mass\] the FMU has the"):
+        load_adapter(path)
+
+
+COUPLED_PROJECTION = {  # an affine gap: exact dh, no output read per evaluation
+    'gap = "plant.gap"': 'gap = "plant.x_stop - plant.x"',
+    'velocity = "plant.v"': (
+        'velocity = "-plant.v"\ncoordinate = "plant.x"\nmass = "plant.m"'
+    ),
+    "h = 1e-3": 'h = 1e-3\nzeno = "complete"',
+    "R = 1.4, Omega = 2.5": "R = 0.5, r0 = 1.0, Omega = 1.0",
+    "e = 0.6 }": "e = 0.5 }",
+}
+SINGLE_PROJECTION = {
+    'velocity = "v"': 'velocity = "-v"\ncoordinate = "x"\nmass = "m"',
+    "h = 1e-3": 'h = 1e-3\nzeno = "complete"',
+    "R = 1.4": "R = 0.5\nr0 = 1.0",
+    "Omega = 2.5": "Omega = 1.0",
+    "e = 0.6": "e = 0.5",
+}
+
+
+def test_a_body_whose_force_input_a_connection_drives_completes_by_projection(
+    fmu_dir, tmp_path
+):
+    """The plant's force input F is the controller's output (adapters/
+    controlled_stop.toml): no free force input. A reference r = 1 + 0.5 sin(t)
+    beyond the stop at 1 presses the mass on it twice in 10 s."""
+    coupled = adapter_file(
+        fmu_dir, tmp_path, "adapters/controlled_stop.toml", **COUPLED_PROJECTION
+    )
+    single = adapter_file(
+        fmu_dir, tmp_path, "adapters/controlled_stop_single.toml", **SINGLE_PROJECTION
+    )
+    (result, contact), (alone, _) = run(coupled, 1e-3), run(single, 1e-3)
+    assert isinstance(contact, ProjectedContact) and result.status is Status.REACHED_END
+    switches = [(e.edge, round(e.t, 6)) for e in result.events if e.edge != "stop"]
+    assert switches == [
+        ("zeno", 1.271672),
+        ("lift-off", 3.002331),
+        ("rearm", 4.921286),
+        ("zeno", 6.857264),
+        ("lift-off", 9.495539),
+    ]
+    on = np.array(result.mode) == "constrained"
+    assert np.all(result["plant.x"][on] == 1.0)
+    assert np.nanmax(result["lam"]) == pytest.approx(9.7594, abs=1e-3)
+    # the two FMUs coupled and the one FMU of both: the same run, to round-off
+    assert [e.edge for e in result.events] == [e.edge for e in alone.events]
+    np.testing.assert_allclose(
+        [e.t for e in result.events], [e.t for e in alone.events], rtol=0, atol=1e-9
+    )
+    np.testing.assert_allclose(result.x[-1], alone.x[-1], rtol=0, atol=1e-9)
+
+
+def test_a_connected_force_input_is_refused_naming_the_projection_keys(
+    fmu_dir, tmp_path
+):
+    path = adapter_file(
+        fmu_dir,
+        tmp_path,
+        "adapters/controlled_stop.toml",
+        **{'velocity = "plant.v"': 'velocity = "-plant.v"\nforces = ["plant.F"]'},
+    )
+    with pytest.raises(AdapterError, match="driven by a connection.*`coordinate`"):
         load_adapter(path)

@@ -29,6 +29,13 @@ from .expressions import Expression
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
 CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
 DEFAULT_MODE = "model"
+# The [constraint] keys of the projection route (an FMU without a force input),
+# and the lines a message asks to add for each.
+PROJECTION_KEYS = {"coordinate", "mass"}
+MISSING_LINES = {
+    "coordinate": '`coordinate = "<the state the gap is measured along>"`',
+    "mass": "`mass = <the effective mass along it: a number or a parameter name>`",
+}
 
 
 @dataclass(frozen=True)
@@ -393,6 +400,41 @@ def constraint_fields(
         problems.add("constraint.restitution", "must be a number or a parameter name.")
         return None
     return table.get("gap"), table.get("velocity"), float(restitution)
+
+
+def projection_mass(table, gap: str, lacking: str, parameters, problems):
+    """Return the effective mass of the projection route (a [constraint]
+    without force input), or None after recording a problem: a missing
+    `coordinate` or `mass` is named with the line to add, after `lacking` (the
+    force input missing, and where to name it)."""
+    missing = [k for k in ("coordinate", "mass") if k not in table]
+    if missing:
+        problems.add(
+            "constraint.gap",
+            f"the gap expression {gap!r} needs a contact force, and {lacking}; "
+            f"otherwise add {' and '.join(MISSING_LINES[k] for k in missing)} for "
+            f"completion by projection (Or and Ames' R* after every step; first "
+            f"order in h).",
+        )
+        return None
+    mass = table["mass"]
+    if isinstance(mass, str):
+        mass = parameters.get(mass, mass)
+    if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:
+        problems.add(
+            "constraint.mass",
+            f"must be a positive number or the name of a parameter of the FMU "
+            f"(the effective mass along the coordinate), got {table['mass']!r}.",
+        )
+        return None
+    if not isinstance(table["coordinate"], str):
+        problems.add(
+            "constraint.coordinate",
+            f"must name the state the gap is measured along, got "
+            f"{table['coordinate']!r}.",
+        )
+        return None
+    return float(mass)
 
 
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:

@@ -62,12 +62,15 @@ from ..flows.fmu_archive import FmuArchive
 from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
+    MISSING_LINES,
+    PROJECTION_KEYS,
     Adapter,
     Problems,
     constants,
     constraint_fields,
     failure,
     mode_flows,
+    projection_mass,
     read_edges,
     read_method,
     read_outputs,
@@ -77,13 +80,6 @@ from .expressions import Expression
 from .gap_expressions import gap_contact, projected_gap_contact
 from .toml_file import read_toml
 
-# The [constraint] keys of the projection route (an FMU without a force input),
-# and the lines a message asks to add for each.
-PROJECTION_KEYS = {"coordinate", "mass"}
-MISSING_LINES = {
-    "coordinate": '`coordinate = "<the state the gap is measured along>"`',
-    "mass": "`mass = <the effective mass along it: a number or a parameter name>`",
-}
 TOP_KEYS = {
     "name",
     "description",
@@ -392,7 +388,11 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
         return None
     where = str(problems.path)
     if not has_force:
-        mass = _projection_fields(table, force_input, gap, parameters, problems)
+        lacking = (
+            f"the FMU has no constraint-force input {force_input!r}. Add "
+            f'`force_input = "<its input>"` if it has one under another name'
+        )
+        mass = projection_mass(table, gap.source, lacking, parameters, problems)
         if mass is None:
             return None
         return problems.check(
@@ -441,42 +441,6 @@ def _check_completable(constraint, flow, table, problems) -> None:
         f"{MISSING_LINES['coordinate']} and {MISSING_LINES['mass']} for completion "
         f"by projection (Or and Ames' R* after every step; first order in h).",
     )
-
-
-def _projection_fields(table, force_input, gap, parameters, problems) -> float | None:
-    """The effective mass of the projection route, after checking that the
-    [constraint] gives `coordinate` and `mass`; a missing one is named with what
-    to add."""
-    missing = [k for k in ("coordinate", "mass") if k not in table]
-    if missing:
-        problems.add(
-            "constraint.gap",
-            f"the gap expression {gap.source!r} needs a contact force, and the FMU "
-            f"has no "
-            f"constraint-force input {force_input!r}. Add `force_input = "
-            f'"<its input>"` if it has one under another name; otherwise add '
-            f"{' and '.join(MISSING_LINES[k] for k in missing)} for completion by "
-            f"projection (Or and Ames' R* after every step; first order in h).",
-        )
-        return None
-    mass = table["mass"]
-    if isinstance(mass, str):
-        mass = parameters.get(mass, mass)
-    if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:
-        problems.add(
-            "constraint.mass",
-            f"must be a positive number or the name of a parameter of the FMU "
-            f"(the effective mass along the coordinate), got {table['mass']!r}.",
-        )
-        return None
-    if not isinstance(table["coordinate"], str):
-        problems.add(
-            "constraint.coordinate",
-            f"must name the state the gap is measured along, got "
-            f"{table['coordinate']!r}.",
-        )
-        return None
-    return float(mass)
 
 
 def _expression(source, key: str, variables: set[str], problems) -> Expression | None:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..methods.contact import Contact, fmu_contact, state_coordinate
+from ..methods.contact import Contact, fmu_contact, start_time, state_coordinate
 from ..methods.projection import projected_contact
 from .adapter_tables import state_function
 from .expressions import Expression
@@ -263,8 +263,8 @@ def projected_gap_contact(
 
     Parameters
     ----------
-    flow : ModelExchangeFlow
-        The FMU.
+    flow : ModelExchangeFlow or CoupledModelExchange
+        The FMU, or FMUs coupled in Model Exchange.
     gap, velocity : Expression
         h, a function of the coordinate (and t), and its rate dh qdot.
     restitution : float
@@ -310,7 +310,7 @@ def projected_gap_contact(
         def hessian(t: float, x: np.ndarray) -> np.ndarray:
             return np.zeros((1, 1))
 
-    t0, x0 = float(flow.t0), np.array(flow.x0, dtype=float)
+    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
     slope = float(gradient(t0, x0)[0])
     if not abs(slope) > VELOCITY_RTOL:
         raise FmibridgeError(

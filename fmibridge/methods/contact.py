@@ -475,7 +475,13 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     return e if 0.0 <= e <= 1.0 else None
 
 
-def state_coordinate(flow: ModelExchangeFlow, coordinate: str) -> tuple[int, int]:
+def start_time(flow) -> float:
+    """The flow's start time: an FMU's, or 0 for a coupled system (which starts
+    its components there)."""
+    return float(getattr(flow, "t0", 0.0))
+
+
+def state_coordinate(flow: VectorField, coordinate: str) -> tuple[int, int]:
     """Return the indices (q, qdot) of the state `coordinate` and of the state
     that is its derivative (der(q) = qdot, found on the FMU's derivatives).
 
@@ -485,24 +491,24 @@ def state_coordinate(flow: ModelExchangeFlow, coordinate: str) -> tuple[int, int
         Naming the FMU and the coordinate when it is not a state, the flow has
         no derivatives (Co-Simulation), or no state is its derivative.
     """
-    names = list(flow.state_names)
+    names, where = list(flow.state_names), getattr(flow, "path", "The system")
     if coordinate not in names:
         raise FmibridgeError(
-            f"{flow.path}: the constraint's coordinate {coordinate!r} is not a state "
-            f"of the FMU (states {names})."
+            f"{where}: the constraint's coordinate {coordinate!r} is not a state "
+            f"(states {names})."
         )
     rhs = getattr(flow, "rhs", None)
     if rhs is None:
         raise FmibridgeError(
-            f"{flow.path}: the constraint's coordinate {coordinate!r} needs the "
+            f"{where}: the constraint's coordinate {coordinate!r} needs the "
             f"FMU's derivatives (Model Exchange) to find its velocity; run it with "
             f'interface = "me".'
         )
-    i, t, x = names.index(coordinate), float(flow.t0), np.array(flow.x0, dtype=float)
+    i, t, x = names.index(coordinate), start_time(flow), np.array(flow.x0, dtype=float)
     j = _copied_state(lambda y: rhs(t, y)[i], x)
     if j is None or j == i:
         raise FmibridgeError(
-            f"{flow.path}: no state is the derivative of the coordinate "
+            f"{where}: no state is the derivative of the coordinate "
             f"{coordinate!r} (der({coordinate}) must equal a state, its velocity; "
             f"states {names})."
         )
