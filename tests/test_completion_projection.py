@@ -3,13 +3,18 @@ Ames' R* after every step) on DriveStop, an FMU of ours built like an exported
 drive (no constraint-force input), against DriveStopForced, the same model with
 one (adapters/drive_stop.toml, adapters/drive_stop_forced.toml)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from fmibridge.core.errors import AdapterError
+from fmibridge import Completion, Halving
+from fmibridge.core.errors import AdapterError, FmibridgeError
 from fmibridge.core.result import Status
+from fmibridge.core.system import HybridSystem
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.methods.projection import ProjectedContact
+from fmibridge.models import bouncing_ball
 
 PROJECTION = "adapters/drive_stop.toml"
 FORCED = "adapters/drive_stop_forced.toml"
@@ -197,3 +202,35 @@ def test_a_connected_force_input_is_refused_naming_the_projection_keys(
     )
     with pytest.raises(AdapterError, match="driven by a connection.*`coordinate`"):
         load_adapter(path)
+
+
+def test_the_projection_contact_steps_the_free_flow_and_projects():
+    """On the native ball (h'' = -g): the constrained vector field is the free
+    one, lam = mass g (eq. 6 with dh M^-1 dh^T = 1 / mass), and a completed run
+    rests at h = v = 0 exactly with that force."""
+    ball = bouncing_ball()
+    flow = ball.mode(ball.initial_mode).flow
+    contact = ProjectedContact(
+        "h",
+        "v",
+        0.8,
+        gap_fn=lambda t, x: x[0],
+        gradient_fn=lambda t, x: np.ones(1),
+        rhs_with_force=lambda t, x, lam: flow.rhs(t, x) + np.array([0.0, lam / 2.0]),
+        q_index=(0,),
+        v_index=(1,),
+        mass=2.0,
+    )
+    x = np.array([0.0, 0.0])
+    rates, lam = contact.compiled(2).constrained(0.0, x)
+    assert rates.tolist() == [0.0, -9.81] and lam == pytest.approx(2 * 9.81, rel=1e-15)
+    assert contact.impact(0.0, np.array([0.0, -1.0])).tolist() == [0.0, 0.8]
+    system = HybridSystem(
+        list(ball.modes.values()), ball.initial_mode, ball.x0, constraint=contact
+    )
+    result = Completion(Halving(h=1e-2)).run(system, 10.0)
+    assert result.status is Status.REACHED_END and result.mode[-1] == "constrained"
+    assert result["h"][-1] == 0.0 and result["v"][-1] == 0.0
+    assert result["lam"][-1] == pytest.approx(2 * 9.81, rel=1e-12)
+    with pytest.raises(FmibridgeError, match="effective `mass` must be a positive"):
+        dataclasses.replace(contact, mass=0.0)

@@ -49,6 +49,11 @@ completes it::
     restitution = "ball.e"
     forces = ["ball.lam", "table.lam"]  # or { "ball.lam" = 1.0, "table.F" = -1.0 }
 
+A body without a free force input (a connection drives it) is completed by
+projection (`methods.projection`) instead: the [constraint] names the state its
+gap is measured along and the effective mass, ``coordinate = "plant.x"`` and
+``mass = "plant.m"``, in place of `forces`.
+
 The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
 one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
 one AdapterError; a bad connection (unknown component or variable, an input

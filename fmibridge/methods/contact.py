@@ -348,7 +348,9 @@ def contact_of(system: HybridSystem) -> Contact:
             f"HybridSystem `{system.name}`: completion from a UnilateralConstraint "
             f"needs its gap and velocity as states of a vector field; "
             f"{missing or 'the flow'} is not (states {list(names)}). Give a Contact "
-            f"as the constraint instead."
+            f"as the constraint instead (in an adapter's [constraint]: the "
+            f"constraint-force input, `force_input` or `forces`; without one, "
+            f"`coordinate` and `mass`, for completion by projection)."
         )
     i, j = names.index(constraint.gap), names.index(constraint.velocity)
     if isinstance(flow, ForcedVectorField):
