@@ -131,6 +131,15 @@ def rhs_dc_motor_stop(t, x, p):
     return np.array([v, acc, (voltage - p["R"] * i - p["k_m"] * v / p["r"]) / p["L"]])
 
 
+def rhs_drive_stop(t, x, p):
+    """L i' = V - R i - k_m v, m v' = k_m i - d v - lam (DriveStopForced's input;
+    DriveStop has none)."""
+    position, v, i = x
+    voltage = p["V0"] * np.sin(2 * np.pi * p["f"] * t)
+    acc = (p["k_m"] * i - p["d"] * v - p.get("lam", 0.0)) / p["m"]
+    return np.array([v, acc, (voltage - p["R"] * i - p["k_m"] * v) / p["L"]])
+
+
 REFERENCES = {
     "BouncingBall": rhs_bouncing_ball,
     "BouncingBallEvents": rhs_bouncing_ball_events,
@@ -147,4 +156,6 @@ REFERENCES = {
     "BallOnSpringTable": rhs_ball_on_spring_table,
     "DcMotorStop": rhs_dc_motor_stop,
     "DcMotorStopEvents": rhs_dc_motor_stop,
+    "DriveStop": rhs_drive_stop,
+    "DriveStopForced": rhs_drive_stop,
 }

@@ -118,7 +118,9 @@ class CoupledModelExchange(CoupledParts, VectorField):
         if (k, variable) in self.coupling.source_of:
             raise FmibridgeError(
                 f"{where}: {name} is driven by a connection; a force input must be "
-                f"free."
+                f"free. Without one, completion runs by projection: give the "
+                f"[constraint] `coordinate` (the state the gap is measured along) "
+                f"and `mass` (the effective mass along it) instead of `forces`."
             )
         return self.components[k].writer([variable])
 

@@ -22,12 +22,20 @@ from ..core.result import Result
 from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
+from ..methods.completion import CONSTRAINED
 from ..methods.contact import Contact
 from .expressions import Expression
 
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
 CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
 DEFAULT_MODE = "model"
+# The [constraint] keys of the projection route (an FMU without a force input),
+# and the lines a message asks to add for each.
+PROJECTION_KEYS = {"coordinate", "mass"}
+MISSING_LINES = {
+    "coordinate": '`coordinate = "<the state the gap is measured along>"`',
+    "mass": "`mass = <the effective mass along it: a number or a parameter name>`",
+}
 
 
 @dataclass(frozen=True)
@@ -44,24 +52,36 @@ class Adapter:
         self, *, progress: bool = False, t_eval: Sequence[float] | None = None
     ) -> Result:
         """Run the method on the system and add the requested output columns
-        that the flows did not record as they ran.
+        that the flows did not record as they ran: those of no flow, and an
+        FMU's outputs in completion's constrained samples (the FMU is not
+        called there to record them).
 
         `progress` and `t_eval` are those of `Method.run`.
         """
         result = self.method.run(
             self.system, self.t_end, progress=progress, t_eval=t_eval
         )
-        known = (*self.system.state_names, *result.outputs)
-        extra = [n for n in self.outputs if n not in known]
-        if not extra:
+        n, states = len(result.t), set(self.system.state_names)
+        constrained = np.asarray(result.mode) == CONSTRAINED
+        columns = {}  # name -> (values, which samples to fill)
+        for name in self.outputs:
+            if name in states or name == "lam":
+                continue
+            if name not in result.outputs:
+                columns[name] = (np.empty(n), np.ones(n, dtype=bool))
+            elif (missing := constrained & np.isnan(result.outputs[name])).any():
+                columns[name] = (np.array(result.outputs[name], dtype=float), missing)
+        if not columns:
             return result
         flow = self.system.mode(self.system.initial_mode).flow
-        columns = {n: np.empty(len(result.t)) for n in extra}
-        for k, (t, x) in enumerate(zip(result.t, result.x, strict=True)):
-            values = flow.variables(t, x)
-            for n in extra:
-                columns[n][k] = values[n]
-        return dataclasses.replace(result, outputs={**result.outputs, **columns})
+        fill = np.logical_or.reduce([missing for _, missing in columns.values()])
+        for k in np.flatnonzero(fill):
+            values = flow.variables(result.t[k], result.x[k])
+            for name, (column, missing) in columns.items():
+                if missing[k]:
+                    column[k] = values[name]
+        outputs = {name: column for name, (column, _) in columns.items()}
+        return dataclasses.replace(result, outputs={**result.outputs, **outputs})
 
     def close(self) -> None:
         """Free the FMU instances."""
@@ -225,7 +245,9 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
             problems.add(
                 f"{where}.reset",
                 '"impact" needs a [constraint] with the constraint-force input of '
-                "the FMU (force_input) or of each body (forces).",
+                "the FMU (force_input) or of each body (forces), or, without one, "
+                "the state the gap is measured along and the effective mass "
+                "(coordinate, mass).",
             )
             return None
         return constraint.impact
@@ -378,6 +400,41 @@ def constraint_fields(
         problems.add("constraint.restitution", "must be a number or a parameter name.")
         return None
     return table.get("gap"), table.get("velocity"), float(restitution)
+
+
+def projection_mass(table, gap: str, lacking: str, parameters, problems):
+    """Return the effective mass of the projection route (a [constraint]
+    without force input), or None after recording a problem: a missing
+    `coordinate` or `mass` is named with the line to add, after `lacking` (the
+    force input missing, and where to name it)."""
+    missing = [k for k in ("coordinate", "mass") if k not in table]
+    if missing:
+        problems.add(
+            "constraint.gap",
+            f"the gap expression {gap!r} needs a contact force, and {lacking}; "
+            f"otherwise add {' and '.join(MISSING_LINES[k] for k in missing)} for "
+            f"completion by projection (Or and Ames' R* after every step; first "
+            f"order in h).",
+        )
+        return None
+    mass = table["mass"]
+    if isinstance(mass, str):
+        mass = parameters.get(mass, mass)
+    if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:
+        problems.add(
+            "constraint.mass",
+            f"must be a positive number or the name of a parameter of the FMU "
+            f"(the effective mass along the coordinate), got {table['mass']!r}.",
+        )
+        return None
+    if not isinstance(table["coordinate"], str):
+        problems.add(
+            "constraint.coordinate",
+            f"must name the state the gap is measured along, got "
+            f"{table['coordinate']!r}.",
+        )
+        return None
+    return float(mass)
 
 
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:

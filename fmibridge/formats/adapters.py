@@ -25,6 +25,9 @@ the method with its parameters and the output columns::
     velocity = "v"              # dh qdot (a variable or an expression)
     restitution = "e"           # a number or a parameter name
     force_input = "lam"         # optional: the FMU's constraint-force input
+    # coordinate = "h"          # without a force input: the state the gap is
+    # mass = "m"                # measured along and the effective mass along it
+    #                           # (completion by projection, first order in h)
 
     [method]
     name = "halving"
@@ -56,21 +59,25 @@ from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows._programs import program_function
 from ..flows.fmu import ModelExchangeFlow, fmu_event_edges, open_fmu
 from ..flows.fmu_archive import FmuArchive
-from ..methods.contact import fmu_contact
+from ..methods.completion import Completion
+from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
+    MISSING_LINES,
+    PROJECTION_KEYS,
     Adapter,
     Problems,
     constants,
     constraint_fields,
     failure,
     mode_flows,
+    projection_mass,
     read_edges,
     read_method,
     read_outputs,
 )
 from .coupled import is_coupled, load_coupled
 from .expressions import Expression
-from .gap_expressions import gap_contact
+from .gap_expressions import gap_contact, projected_gap_contact
 from .toml_file import read_toml
 
 TOP_KEYS = {
@@ -278,6 +285,8 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     if end is not None and method is not None and not method.is_adaptive:
         step = (method.h, flow.t0, end, method.max_steps, "method.h")
         problems.check("method.h", check_step, *step)
+    if isinstance(method, Completion):
+        _check_completable(constraint, any_flow, spec.get("constraint"), problems)
     problems.raise_if_any()
     modes = [
         Mode(m, f, fmu_event_edges(f, m) + tuple(e for src, e in edges if src == m))
@@ -336,24 +345,40 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     """The [constraint]: a Contact (impact law, completion) where the FMU allows it.
 
     Its gap and velocity name variables of the FMU, or are expressions over its
-    variables, parameters and t (`gap_expressions`); an expression needs the
-    FMU's constraint-force input.
+    variables, parameters and t (`gap_expressions`). The contact force acts
+    through the FMU's constraint-force input; without one, `coordinate` (the
+    state the gap is measured along) and `mass` (the effective mass along it)
+    give the projection route (`methods.projection`).
     """
     if table is None:
         return None
-    fields = constraint_fields(table, parameters, problems, extra_keys={"force_input"})
+    fields = constraint_fields(
+        table, parameters, problems, extra_keys={"force_input"} | PROJECTION_KEYS
+    )
     if fields is None:
         return None
     force_input = table.get("force_input", "lam")
     has_force = force_input in flow.archive.variables
+    coordinate = table.get("coordinate")
+    if has_force and "mass" in table:
+        problems.add(
+            "constraint.mass",
+            f"the FMU has the constraint-force input {force_input!r}, through "
+            f"which completion acts; `mass` is for the projection route of an FMU "
+            f"without one. Remove it.",
+        )
+        return None
     known = set(flow.state_names) | set(flow.output_names)
     if fields[0] in known and fields[1] in known:
         if has_force:
             return problems.check(
                 "constraint",
-                lambda: fmu_contact(flow, *fields, force_input=force_input),
+                lambda: fmu_contact(
+                    flow, *fields, force_input=force_input, coordinate=coordinate
+                ),
             )
-        return problems.check("constraint", UnilateralConstraint, *fields)
+        if coordinate is None and "mass" not in table:
+            return problems.check("constraint", UnilateralConstraint, *fields)
     variables = known | set(parameters) | {"t"}
     gap, velocity = (
         _expression(source, key, variables, problems)
@@ -361,15 +386,28 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     )
     if gap is None or velocity is None:
         return None
+    where = str(problems.path)
     if not has_force:
-        problems.add(
-            "constraint.gap",
-            f"the gap expression {gap.source!r} needs the FMU's constraint-force "
-            f"input {force_input!r} (force_input), through which completion and "
-            f'reset = "impact" act; the FMU has no such input. Name a state of the '
-            f"FMU as the gap (and its velocity) instead.",
+        lacking = (
+            f"the FMU has no constraint-force input {force_input!r}. Add "
+            f'`force_input = "<its input>"` if it has one under another name'
         )
-        return None
+        mass = projection_mass(table, gap.source, lacking, parameters, problems)
+        if mass is None:
+            return None
+        return problems.check(
+            "constraint",
+            lambda: projected_gap_contact(
+                flow,
+                gap,
+                velocity,
+                restitution=fields[2],
+                coordinate=coordinate,
+                mass=mass,
+                parameters=parameters,
+                where=where,
+            ),
+        )
     return problems.check(
         "constraint",
         lambda: gap_contact(
@@ -379,8 +417,29 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
             restitution=fields[2],
             force_input=force_input,
             parameters=parameters,
-            where=str(problems.path),
+            where=where,
         ),
+    )
+
+
+def _check_completable(constraint, flow, table, problems) -> None:
+    """Record a problem where completion cannot act on the [constraint]: a
+    plain one (no force input, no projection) whose gap or velocity is not a
+    state; the message names what to add."""
+    if constraint is None or isinstance(constraint, Contact):
+        return
+    names = set(flow.state_names)
+    if constraint.gap in names and constraint.velocity in names:
+        return  # the unit-mass contact of `contact_of`
+    force_input = table.get("force_input", "lam")
+    problems.add(
+        "constraint",
+        f'completion (zeno = "complete") needs the contact force: the FMU has no '
+        f"constraint-force input {force_input!r}, and the gap "
+        f"{constraint.gap!r} is not one of its states. Add `force_input = "
+        f'"<its input>"` if it has one under another name; otherwise add '
+        f"{MISSING_LINES['coordinate']} and {MISSING_LINES['mass']} for completion "
+        f"by projection (Or and Ames' R* after every step; first order in h).",
     )
 
 

@@ -49,6 +49,11 @@ completes it::
     restitution = "ball.e"
     forces = ["ball.lam", "table.lam"]  # or { "ball.lam" = 1.0, "table.F" = -1.0 }
 
+A body without a free force input (a connection drives it) is completed by
+projection (`methods.projection`) instead: the [constraint] names the state its
+gap is measured along and the effective mass, ``coordinate = "plant.x"`` and
+``mass = "plant.m"``, in place of `forces`.
+
 The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
 one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
 one AdapterError; a bad connection (unknown component or variable, an input
@@ -68,17 +73,20 @@ from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
 from ..methods.coupled_contact import coupled_contact
 from .adapter_tables import (
+    PROJECTION_KEYS,
     Adapter,
     Problems,
     constraint_fields,
     flatten,
     mode_flows,
+    projection_mass,
     read_edges,
     read_method,
     read_outputs,
     state_function,
 )
 from .expressions import Expression
+from .gap_expressions import projected_gap_contact
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -326,6 +334,12 @@ def _constraint(path, table, flow, known, parameters, problems):
     bodies, its gap and velocity expressions (`coupled_contact`)."""
     if table is None:
         return None
+    if (
+        isinstance(table, Mapping)
+        and "forces" not in table
+        and PROJECTION_KEYS & set(table)
+    ):
+        return _projected(path, table, flow, known, parameters, problems)
     if not isinstance(table, Mapping) or "forces" not in table:
         fields = constraint_fields(table, parameters, problems, known=known)
         if fields is None:
@@ -349,6 +363,39 @@ def _constraint(path, table, flow, known, parameters, problems):
     return problems.check(
         "constraint",
         lambda: coupled_contact(flow, gap, velocity, fields[2], forces=forces),
+    )
+
+
+def _projected(path, table, flow, known, parameters, problems):
+    """A [constraint] without `forces`, with `coordinate` and `mass`: completion
+    by projection along that state (`methods.projection`), for bodies whose
+    force inputs connections drive."""
+    fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
+    gap, velocity = (
+        problems.check(f"constraint.{key}", Expression.parse, table.get(key), known, "")
+        for key in ("gap", "velocity")
+    )
+    if fields is None or gap is None or velocity is None:
+        return None
+    lacking = (
+        "no `forces` are given (each body's free force input). Add "
+        '`forces = ["<body>.<its input>", ...]` if the bodies have them'
+    )
+    mass = projection_mass(table, gap.source, lacking, parameters, problems)
+    if mass is None:
+        return None
+    return problems.check(
+        "constraint",
+        lambda: projected_gap_contact(
+            flow,
+            gap,
+            velocity,
+            restitution=fields[2],
+            coordinate=table["coordinate"],
+            mass=mass,
+            parameters=parameters,
+            where=str(path),
+        ),
     )
 
 

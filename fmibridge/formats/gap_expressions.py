@@ -36,7 +36,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..methods.contact import Contact, fmu_contact
+from ..methods.contact import Contact, fmu_contact, start_time, state_coordinate
+from ..methods.projection import projected_contact
 from .adapter_tables import state_function
 from .expressions import Expression
 
@@ -244,3 +245,91 @@ def _check_velocity(contact: Contact, rate: ScalarFn, start, q_names) -> None:
                 f"{contact.gap!r} at the start; at a unit velocity along "
                 f"{q_names[k]!r} it gives {value!r}, not {float(dh[k])!r}."
             )
+
+
+def projected_gap_contact(
+    flow,
+    gap: Expression,
+    velocity: Expression,
+    *,
+    restitution: float,
+    coordinate: str,
+    mass: float,
+    parameters: Mapping[str, float],
+    where: str,
+) -> Contact:
+    """Return the contact of an FMU without a force input: completion by
+    projection (`methods.projection`) along the state `coordinate`.
+
+    Parameters
+    ----------
+    flow : ModelExchangeFlow or CoupledModelExchange
+        The FMU, or FMUs coupled in Model Exchange.
+    gap, velocity : Expression
+        h, a function of the coordinate (and t), and its rate dh qdot.
+    restitution : float
+        Newton's coefficient e in [0, 1].
+    coordinate : str
+        The state q the gap is measured along; every other state rides along.
+    mass : float
+        The effective mass along q.
+    parameters : mapping
+        The FMU's parameter values: constants of the expressions.
+    where : str
+        The adapter file, for expressions that fail at run time.
+
+    Raises
+    ------
+    FmibridgeError
+        A coordinate that is not a state or has no velocity state, a gap that
+        does not move with it or reads its velocity, a velocity that is not
+        dh qdot.
+
+    References
+    ----------
+    Or and Ames, eqs. (4)-(8), Sec. V.
+    """
+    names = flow.state_names
+    i, j = state_coordinate(flow, coordinate)
+    if names[j] in gap.names:
+        raise FmibridgeError(
+            f"The gap {gap.source!r} reads the velocity {names[j]!r}; it must be a "
+            f"function of the configuration (and t)."
+        )
+    h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
+    coefficients = affine_coefficients(gap, {coordinate}, parameters)
+    if coefficients is None:
+        gradient = functools.partial(_central_gradient, h, (i,))
+        hessian = functools.partial(_central_hessian, h, (i,))
+    else:
+        row = np.array([coefficients.get(coordinate, 0.0)])
+
+        def gradient(t: float, x: np.ndarray) -> np.ndarray:
+            return row.copy()
+
+        def hessian(t: float, x: np.ndarray) -> np.ndarray:
+            return np.zeros((1, 1))
+
+    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
+    slope = float(gradient(t0, x0)[0])
+    if not abs(slope) > VELOCITY_RTOL:
+        raise FmibridgeError(
+            f"The gap {gap.source!r} does not move with the coordinate "
+            f"{coordinate!r} at the start (dh/d{coordinate} = {slope!r}); name the "
+            f"state the gap is measured along."
+        )
+    contact = projected_contact(
+        flow,
+        gap.source,
+        velocity.source,
+        restitution,
+        coordinate=coordinate,
+        mass=mass,
+        gap_fn=h,
+        gradient_fn=gradient,
+        hessian_fn=hessian,
+    )
+    contact.check(t0, x0)
+    rate = state_function(velocity, flow, parameters, f"{where}: [constraint.velocity]")
+    _check_velocity(contact, rate, (t0, x0), [coordinate])
+    return contact

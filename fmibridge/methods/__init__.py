@@ -8,8 +8,10 @@
 - `completion`: Zeno completion (Or and Ames) around any of the above, with
   `contact` (one unilateral contact's impact law, force and projection),
   `coupled_contact` (a contact between components of a coupled system, the
-  force on each through its force input), `_contact` (the contact's numerics,
-  compiled) and `_completion` (the constrained phase, compiled).
+  force on each through its force input), `projection` and `_projection` (the
+  constrained phase by projection, for a model without a force input),
+  `_contact` (the contact's numerics, compiled) and `_completion` (the
+  constrained phase, compiled).
 
 May import core and flows; never models, formats or the front doors.
 """

@@ -254,10 +254,22 @@ class Contact(UnilateralConstraint):
         return self.compiled(x.size).project(t, x)
 
 
-def _functions(gap, gradient, force, hessian, q_index, v_index, e, name, n):
-    """The compiled numerics of these primitives on n states (`Contact.compiled`)."""
+def _functions(
+    gap,
+    gradient,
+    force,
+    hessian,
+    q_index,
+    v_index,
+    e,
+    name,
+    n,
+    kind=_contact.ContactFunctions,
+):
+    """The compiled numerics of these primitives on n states (`Contact.compiled`),
+    as `kind` (`_projection.ProjectionFunctions` for `projection.ProjectedContact`)."""
     nq = len(q_index)
-    return _contact.ContactFunctions(
+    return kind(
         _gap_function(gap, n, name),
         _function(gradient, "rhs", n, nq, f"`gradient_fn` of contact `{name}`"),
         _force_function(force, n, name),
@@ -336,7 +348,9 @@ def contact_of(system: HybridSystem) -> Contact:
             f"HybridSystem `{system.name}`: completion from a UnilateralConstraint "
             f"needs its gap and velocity as states of a vector field; "
             f"{missing or 'the flow'} is not (states {list(names)}). Give a Contact "
-            f"as the constraint instead."
+            f"as the constraint instead (in an adapter's [constraint]: the "
+            f"constraint-force input, `force_input` or `forces`; without one, "
+            f"`coordinate` and `mass`, for completion by projection)."
         )
     i, j = names.index(constraint.gap), names.index(constraint.velocity)
     if isinstance(flow, ForcedVectorField):
@@ -463,6 +477,46 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     return e if 0.0 <= e <= 1.0 else None
 
 
+def start_time(flow) -> float:
+    """The flow's start time: an FMU's, or 0 for a coupled system (which starts
+    its components there)."""
+    return float(getattr(flow, "t0", 0.0))
+
+
+def state_coordinate(flow: VectorField, coordinate: str) -> tuple[int, int]:
+    """Return the indices (q, qdot) of the state `coordinate` and of the state
+    that is its derivative (der(q) = qdot, found on the FMU's derivatives).
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the FMU and the coordinate when it is not a state, the flow has
+        no derivatives (Co-Simulation), or no state is its derivative.
+    """
+    names, where = list(flow.state_names), getattr(flow, "path", "The system")
+    if coordinate not in names:
+        raise FmibridgeError(
+            f"{where}: the constraint's coordinate {coordinate!r} is not a state "
+            f"(states {names})."
+        )
+    rhs = getattr(flow, "rhs", None)
+    if rhs is None:
+        raise FmibridgeError(
+            f"{where}: the constraint's coordinate {coordinate!r} needs the "
+            f"FMU's derivatives (Model Exchange) to find its velocity; run it with "
+            f'interface = "me".'
+        )
+    i, t, x = names.index(coordinate), start_time(flow), np.array(flow.x0, dtype=float)
+    j = _copied_state(lambda y: rhs(t, y)[i], x)
+    if j is None or j == i:
+        raise FmibridgeError(
+            f"{where}: no state is the derivative of the coordinate "
+            f"{coordinate!r} (der({coordinate}) must equal a state, its velocity; "
+            f"states {names})."
+        )
+    return i, j
+
+
 PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
 # round-off ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity
 
@@ -474,12 +528,15 @@ def fmu_contact(
     restitution: float,
     *,
     force_input: str = "lam",
+    coordinate: str | None = None,
 ) -> Contact:
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
     The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
-    them). h(q) is the output `gap`; dh(q) is read off the output `velocity`
-    (dh qdot, linear in qdot) at unit velocities; the force map is the FMU's
+    them), or, with `coordinate`, q is that one state and qdot its derivative
+    (`state_coordinate`, Model Exchange), and the other states ride along.
+    h(q) is the output `gap`; dh(q) is read off the output `velocity` (dh qdot,
+    linear in qdot) at unit velocities; the force map is the FMU's
     response to its generalized constraint-force input `force_input`, which acts
     along dh^T: two evaluations give the affine map from lam to the
     acceleration (Or and Ames, eqs. 5-7). Model Exchange evaluates the
@@ -504,15 +561,21 @@ def fmu_contact(
                 f"the FMU has {sorted(known)}."
             )
     variable = flow.archive.variables.get(force_input)
-    if variable is None or variable.causality != "input" or n_states % 2:
+    halves = coordinate is None and n_states % 2 == 0
+    if variable is None or variable.causality != "input" or not (halves or coordinate):
         raise FmibridgeError(
             f"{flow.path}: completion needs a real input {force_input!r} (the "
-            f"generalized constraint force along dh^T) and states [q, qdot]."
+            f"generalized constraint force along dh^T) and states [q, qdot] (or "
+            f"the state the gap is measured along, `coordinate`)."
         )
-    q_index, v_index = (
-        tuple(range(n_states // 2)),
-        tuple(range(n_states // 2, n_states)),
-    )
+    if coordinate is None:
+        q_index, v_index = (
+            tuple(range(n_states // 2)),
+            tuple(range(n_states // 2, n_states)),
+        )
+    else:
+        i, j = state_coordinate(flow, coordinate)
+        q_index, v_index = (i,), (j,)
 
     def gap_fn(t: float, x: np.ndarray) -> float:
         return flow.variables(t, x)[gap]

@@ -1,0 +1,151 @@
+"""Completion without a force input: the constrained phase by projection.
+
+An exported model rarely has an input through which a master could apply the
+contact force of its stop. Completion (Or and Ames) can still slide on the
+constraint if the model's gap is measured along one of its states, the
+coordinate q (its velocity qdot is the state der(q) equals): after each step of
+the model's own, free dynamics, R* sets h = 0 (Newton on q along dh) and
+dh qdot = 0 through the states, and leaves every other state as the step left it
+(the tangential motion, the states that ride along). The contact force is
+estimated from the free normal acceleration and the effective mass along q,
+lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 / mass), and the body
+lifts off where that acceleration points away from the constraint (lam falls
+through zero). Within a step the constraint force is missing and only the
+projection at its end restores the constraint, so the constrained motion is
+first order in the step; the force-input route (`contact.fmu_contact`,
+eq. 7) is of the scheme's order.
+
+`ProjectedContact` is a `Contact` whose force map is the flow's free dx/dt plus
+lam b, b_v = dh^T / mass at qdot (what a force input would do to a body of that
+mass): the impact law (eq. 4), the acceleration of h (eq. 8) and lam (eq. 6)
+follow as for any contact, while its compiled numerics
+(`_projection.ProjectionFunctions`) step the free dx/dt.
+
+References
+----------
+Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
+eqs. (4)-(8), Sec. V (R*, and "h = hdot = 0 can be enforced at every step").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..core.errors import FmibridgeError
+from . import _contact, _projection
+from .contact import _COMPILED, Contact, _functions, state_coordinate
+
+if TYPE_CHECKING:
+    from ..flows.fmu import ModelExchangeFlow
+
+__all__ = ["ProjectedContact", "projected_contact"]
+
+
+@dataclass(frozen=True)
+class ProjectedContact(Contact):
+    """A contact whose constrained phase runs by projection (module docstring).
+
+    Parameters
+    ----------
+    mass : float
+        The effective mass along the coordinate q (kg, or the unit of a
+        generalized force per acceleration of q): lam = -mass hddot / dh^2.
+    Other parameters
+        Those of `Contact`; `rhs_with_force` is built by `projected_contact`.
+
+    References
+    ----------
+    Or and Ames, eqs. (6), (8), Sec. V.
+    """
+
+    mass: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (math.isfinite(self.mass) and self.mass > 0):
+            raise FmibridgeError(
+                f"Contact `{self.gap}`: the effective `mass` must be a positive "
+                f"number, got {self.mass!r}."
+            )
+
+    def compiled(self, n: int) -> _contact.ContactFunctions:
+        """Return the contact's numerics on states of size n, compiled: its free
+        dx/dt as the constrained one (`_projection.ProjectionFunctions`)."""
+        built = self.__dict__.setdefault(_COMPILED, {})
+        found = built.get(n)
+        if found is None:
+            found = built[n] = _functions(
+                self.gap_fn,
+                self.gradient_fn,
+                self.rhs_with_force,
+                self.hessian_fn,
+                self.q_index,
+                self.v_index,
+                float(self.restitution),
+                self.gap,
+                n,
+                _projection.ProjectionFunctions,
+            )
+        return found
+
+
+def projected_contact(
+    flow: ModelExchangeFlow,
+    gap: str,
+    velocity: str,
+    restitution: float,
+    *,
+    coordinate: str,
+    mass: float,
+    gap_fn: Callable[[float, np.ndarray], float],
+    gradient_fn: Callable[[float, np.ndarray], np.ndarray],
+    hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None,
+) -> ProjectedContact:
+    """Return the ProjectedContact of an FMU without a force input.
+
+    Parameters
+    ----------
+    flow : ModelExchangeFlow
+        The FMU; its derivatives give the free dx/dt.
+    gap, velocity : str
+        Names of h and dh qdot (labels).
+    restitution : float
+        Newton's coefficient e in [0, 1].
+    coordinate : str
+        The state the gap is measured along (q); its velocity is found
+        (`state_coordinate`).
+    mass : float
+        The effective mass along q.
+    gap_fn, gradient_fn, hessian_fn : callable
+        h(t, x), dh/dq(t, x) (one value: q is the coordinate) and its Hessian
+        (None: central differences of dh).
+
+    References
+    ----------
+    Or and Ames, eqs. (4)-(8), Sec. V.
+    """
+    i, j = state_coordinate(flow, coordinate)
+    rhs = flow.rhs
+
+    def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        dx = np.array(rhs(t, x), dtype=float)
+        dx[j] += lam * float(gradient_fn(t, x)[0]) / mass
+        return dx
+
+    return ProjectedContact(
+        gap,
+        velocity,
+        restitution,
+        gap_fn=gap_fn,
+        gradient_fn=gradient_fn,
+        rhs_with_force=force_map,
+        q_index=(i,),
+        v_index=(j,),
+        hessian_fn=hessian_fn,
+        mass=float(mass),
+    )

@@ -1,0 +1,236 @@
+"""Completion without a force input: the constrained phase by projection (Or and
+Ames' R* after every step) on DriveStop, an FMU of ours built like an exported
+drive (no constraint-force input), against DriveStopForced, the same model with
+one (adapters/drive_stop.toml, adapters/drive_stop_forced.toml)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fmibridge import Completion, Halving
+from fmibridge.core.errors import AdapterError, FmibridgeError
+from fmibridge.core.result import Status
+from fmibridge.core.system import HybridSystem
+from fmibridge.formats.adapters import load_adapter
+from fmibridge.methods.projection import ProjectedContact
+from fmibridge.models import bouncing_ball
+
+PROJECTION = "adapters/drive_stop.toml"
+FORCED = "adapters/drive_stop_forced.toml"
+
+
+def adapter_file(fmu_dir, tmp_path, source, version="2.0", **replace):
+    """The adapter `source` on the FMUs built here, with lines replaced."""
+    text = open(source).read().replace('"../fmus/build/', f'"{fmu_dir}/')
+    if version == "3.0":
+        text = text.replace('.fmu"', '_fmi3.fmu"')
+    for old, new in replace.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / f"{len(list(tmp_path.iterdir()))}.toml"
+    path.write_text(text)
+    return path
+
+
+def run(path, h):
+    with load_adapter(path, method_options={"h": h}) as adapter:
+        assert (adapter.system.constraint is not None) and adapter.method.h == h
+        return adapter.run(), adapter.system.constraint
+
+
+def events(result):
+    return {e.edge: e for e in result.events}
+
+
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_a_drive_without_force_input_completes_by_projection(
+    fmu_dir, tmp_path, version
+):
+    result, contact = run(adapter_file(fmu_dir, tmp_path, PROJECTION, version), 1e-3)
+    assert isinstance(contact, ProjectedContact) and contact.mass == 1.0
+    assert result.status is Status.REACHED_END and result.t[-1] == 1.5
+    found = events(result)
+    # 10 impacts accumulate at the stop, then the slider rests on it from the
+    # predicted Zeno time until the current reverses
+    assert sum(e.edge == "stop" for e in result.events) == 10
+    assert found["zeno"].t == pytest.approx(0.385027915, abs=1e-8)
+    assert found["lift-off"].t == pytest.approx(1.0495947, abs=3e-5)
+    on = np.array(result.mode) == "constrained"
+    # R* after every step: the gap and its rate are zero, through the states (the
+    # gap is the FMU's output: dh by central differences, -1 to round-off)
+    assert np.all(result["x"][on] == 0.02) and np.abs(result["v"][on]).max() < 1e-15
+    lam = result["lam"][on]
+    # pressed by the motor: lam = m a, with a = k_m i / m the free acceleration
+    assert lam[:-1].min() > 0 and lam.max() == pytest.approx(5.9266, abs=2e-3)
+    np.testing.assert_allclose(lam[:-1], result["i"][on][:-1], rtol=1e-9, atol=1e-12)
+    assert abs(lam[-1]) < 1e-6  # the lift-off, where lam falls through zero
+    # after the lift-off the current pulls the slider away from the stop
+    assert result["gap"][-1] > 0.1 and result["v"][-1] < 0
+
+
+def lift_off_and_end(path, h):
+    result, _ = run(path, h)
+    assert result.status is Status.REACHED_END
+    return events(result)["lift-off"].t, result.x[-1], np.nanmax(result["lam"])
+
+
+def test_projection_agrees_with_the_force_input_route_to_first_order(fmu_dir, tmp_path):
+    projected, forced = (
+        adapter_file(fmu_dir, tmp_path, source) for source in (PROJECTION, FORCED)
+    )
+    differences = []
+    for h in (1e-3, 5e-4):
+        (t_p, x_p, lam_p), (t_f, x_f, lam_f) = (
+            lift_off_and_end(path, h) for path in (projected, forced)
+        )
+        differences.append((t_p - t_f, np.abs(x_p - x_f).max(), lam_f - lam_p))
+    (dt1, dx1, dlam1), (dt2, dx2, dlam2) = differences
+    # measured: lift-off 1.22e-5 s / 6.11e-6 s, final state 8.0e-6 / 4.0e-6,
+    # largest lam 1.4e-3 / 7.0e-4 N; the force-input route is converged (its
+    # lift-off moves by < 1e-9 s between the two h)
+    assert 5e-6 < abs(dt1) < 3e-5 and 5e-6 < dx1 < 3e-5 and 5e-4 < dlam1 < 3e-3
+    for first, second in ((dt1, dt2), (dx1, dx2), (dlam1, dlam2)):
+        assert 1.8 < first / second < 2.2
+
+
+@pytest.mark.parametrize(
+    ("replace", "key", "message"),
+    [
+        (
+            {'coordinate = "x"': "", 'mass = "m"': ""},
+            "[constraint]",
+            'Add `force_input = "<its input>"` if it has one under another name; '
+            'otherwise add `coordinate = "<the state the gap is measured along>"` '
+            "and `mass = <the effective mass",
+        ),
+        ({'mass = "m"': ""}, "[constraint.gap]", "otherwise add `mass = <the eff"),
+        ({'mass = "m"': "mass = -1"}, "[constraint.mass]", "must be a positive"),
+        (
+            {'coordinate = "x"': 'coordinate = "i"'},
+            "[constraint]",
+            "no state is the derivative of the coordinate 'i'",
+        ),
+        (
+            {'interface = "me"': 'interface = "cs"'},
+            "[constraint]",
+            "needs the FMU's derivatives (Model Exchange) to find its velocity",
+        ),
+        (
+            {'coordinate = "x"': 'coordinate = "gap"'},
+            "[constraint]",
+            "the constraint's coordinate 'gap' is not a state (states ['x', 'v', 'i'])",
+        ),
+    ],
+)
+def test_an_adapter_without_what_completion_needs_is_told_what_to_add(
+    fmu_dir, tmp_path, replace, key, message
+):
+    path = adapter_file(fmu_dir, tmp_path, PROJECTION, **replace)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    assert f"{key} " in str(error.value) and message in str(error.value)
+
+
+def test_an_effective_mass_beside_a_force_input_is_refused(fmu_dir, tmp_path):
+    path = adapter_file(
+        fmu_dir, tmp_path, FORCED, **{'coordinate = "x"': 'coordinate = "x"\nmass = 1'}
+    )
+    with pytest.raises(AdapterError, match=r"\[constraint.mass\] the FMU has the"):
+        load_adapter(path)
+
+
+COUPLED_PROJECTION = {  # an affine gap: exact dh, no output read per evaluation
+    'gap = "plant.gap"': 'gap = "plant.x_stop - plant.x"',
+    'velocity = "plant.v"': (
+        'velocity = "-plant.v"\ncoordinate = "plant.x"\nmass = "plant.m"'
+    ),
+    "h = 1e-3": 'h = 1e-3\nzeno = "complete"',
+    "R = 1.4, Omega = 2.5": "R = 0.5, r0 = 1.0, Omega = 1.0",
+    "e = 0.6 }": "e = 0.5 }",
+}
+SINGLE_PROJECTION = {
+    'velocity = "v"': 'velocity = "-v"\ncoordinate = "x"\nmass = "m"',
+    "h = 1e-3": 'h = 1e-3\nzeno = "complete"',
+    "R = 1.4": "R = 0.5\nr0 = 1.0",
+    "Omega = 2.5": "Omega = 1.0",
+    "e = 0.6": "e = 0.5",
+}
+
+
+def test_a_body_whose_force_input_a_connection_drives_completes_by_projection(
+    fmu_dir, tmp_path
+):
+    """The plant's force input F is the controller's output (adapters/
+    controlled_stop.toml): no free force input. A reference r = 1 + 0.5 sin(t)
+    beyond the stop at 1 presses the mass on it twice in 10 s."""
+    coupled = adapter_file(
+        fmu_dir, tmp_path, "adapters/controlled_stop.toml", **COUPLED_PROJECTION
+    )
+    single = adapter_file(
+        fmu_dir, tmp_path, "adapters/controlled_stop_single.toml", **SINGLE_PROJECTION
+    )
+    (result, contact), (alone, _) = run(coupled, 1e-3), run(single, 1e-3)
+    assert isinstance(contact, ProjectedContact) and result.status is Status.REACHED_END
+    switches = [(e.edge, round(e.t, 6)) for e in result.events if e.edge != "stop"]
+    assert switches == [
+        ("zeno", 1.271672),
+        ("lift-off", 3.002331),
+        ("rearm", 4.921286),
+        ("zeno", 6.857264),
+        ("lift-off", 9.495539),
+    ]
+    on = np.array(result.mode) == "constrained"
+    assert np.all(result["plant.x"][on] == 1.0)
+    assert np.nanmax(result["lam"]) == pytest.approx(9.7594, abs=1e-3)
+    # the two FMUs coupled and the one FMU of both: the same run, to round-off
+    assert [e.edge for e in result.events] == [e.edge for e in alone.events]
+    np.testing.assert_allclose(
+        [e.t for e in result.events], [e.t for e in alone.events], rtol=0, atol=1e-9
+    )
+    np.testing.assert_allclose(result.x[-1], alone.x[-1], rtol=0, atol=1e-9)
+
+
+def test_a_connected_force_input_is_refused_naming_the_projection_keys(
+    fmu_dir, tmp_path
+):
+    path = adapter_file(
+        fmu_dir,
+        tmp_path,
+        "adapters/controlled_stop.toml",
+        **{'velocity = "plant.v"': 'velocity = "-plant.v"\nforces = ["plant.F"]'},
+    )
+    with pytest.raises(AdapterError, match="driven by a connection.*`coordinate`"):
+        load_adapter(path)
+
+
+def test_the_projection_contact_steps_the_free_flow_and_projects():
+    """On the native ball (h'' = -g): the constrained vector field is the free
+    one, lam = mass g (eq. 6 with dh M^-1 dh^T = 1 / mass), and a completed run
+    rests at h = v = 0 exactly with that force."""
+    ball = bouncing_ball()
+    flow = ball.mode(ball.initial_mode).flow
+    contact = ProjectedContact(
+        "h",
+        "v",
+        0.8,
+        gap_fn=lambda t, x: x[0],
+        gradient_fn=lambda t, x: np.ones(1),
+        rhs_with_force=lambda t, x, lam: flow.rhs(t, x) + np.array([0.0, lam / 2.0]),
+        q_index=(0,),
+        v_index=(1,),
+        mass=2.0,
+    )
+    x = np.array([0.0, 0.0])
+    rates, lam = contact.compiled(2).constrained(0.0, x)
+    assert rates.tolist() == [0.0, -9.81] and lam == pytest.approx(2 * 9.81, rel=1e-15)
+    assert contact.impact(0.0, np.array([0.0, -1.0])).tolist() == [0.0, 0.8]
+    system = HybridSystem(
+        list(ball.modes.values()), ball.initial_mode, ball.x0, constraint=contact
+    )
+    result = Completion(Halving(h=1e-2)).run(system, 10.0)
+    assert result.status is Status.REACHED_END and result.mode[-1] == "constrained"
+    assert result["h"][-1] == 0.0 and result["v"][-1] == 0.0
+    assert result["lam"][-1] == pytest.approx(2 * 9.81, rel=1e-12)
+    with pytest.raises(FmibridgeError, match="effective `mass` must be a positive"):
+        dataclasses.replace(contact, mass=0.0)
