@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fmibridge.flows._stepper import PythonAdaptiveStepper
 
 from fmibridge import Completion, Halving, Relaxation, simulate
 from fmibridge.cli import main
 from fmibridge.core.errors import FmibridgeError
 from fmibridge.core.system import Experiment, HybridSystem
+from fmibridge.flows._stepper import PythonAdaptiveStepper
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts, forced_oscillator
 from fmibridge.validation import EXAMPLE_1, EXAMPLE_2, exact_solution, rho_hat
 

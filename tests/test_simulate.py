@@ -264,7 +264,10 @@ def test_an_adapter_file_with_start_values_and_an_output_interval(fmu_dir):
         ({"input": {"u": 1.0}}, "`input`: give u(t) to the flow"),
         ({"fmi_type": "me"}, "`fmi_type`: a HybridSystem has no FMI interface"),
         ({"guards": [(len, len)]}, "`guards`: add the edges"),
-        ({"method": Halving(h=1e-3), "relative_tolerance": 1e-6}, "give it to the Method (its rtol"),
+        (
+            {"method": Halving(h=1e-3), "relative_tolerance": 1e-6},
+            "give it to the Method (its rtol",
+        ),
         ({"method": Halving(h=1e-3), "step_size": 1e-2}, "give it to the Method"),
         ({"output_interval": 0.1, "t_eval": [0.0]}, "not both"),
         ({"output_interval": -0.1}, "`output_interval` must be a finite number > 0"),

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fmibridge.core._functions import PythonVector
 
 from fmibridge import Halving, Relaxation, simulate
+from fmibridge.core._functions import PythonVector
 from fmibridge.core.errors import FmibridgeWarning
 from fmibridge.core.integrators import DOPRI5, EULER, MIDPOINT, RK4
 from fmibridge.methods.base import ERROR_WARNING

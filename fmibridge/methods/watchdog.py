@@ -316,8 +316,9 @@ class Watchdog:
         """The mode's guards' rates dg/dt at (t, x), as the method's loops take
         them; None for a flow without dx/dt."""
         method = self.method
+        tolerance = method.tolerance(self.system)
         compiled = compiled_mode(
-            self.system.mode(mode), method.scheme, method.h, method.tolerance(self.system)
+            self.system.mode(mode), method.scheme, method.h, tolerance
         )
         return compiled.guard_rates(t, x)
 
