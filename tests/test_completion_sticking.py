@@ -14,15 +14,18 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from pathlib import Path
 
 import pytest
 
 from fmibridge.core.result import Status
+from fmibridge.formats.adapters import load_adapter
 from fmibridge.methods import Halving, Relaxation, Unilateral
 from fmibridge.methods.completion import Completion
 from fmibridge.models import forced_oscillator
 from fmibridge.validation import OscillatorParams, exact_solution, rho_hat
 
+ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 STICKING = {
     # 5 accumulations, the 4th at 8.126 s (the issue's "chattering phase near 8.1 s")
     "c071": OscillatorParams(
@@ -116,3 +119,56 @@ def test_a_coarse_unilateral_names_the_eps_that_completes_it(exact):
     assert completed.status is Status.REACHED_END
     assert not [m for m in messages if "tell nothing more" in m]
     assert rho_hat(completed.t, completed["x"], exact["c071"]) <= 1e-4
+
+
+def oscillator_adapter(tmp_path, fmu_dir, params: OscillatorParams):
+    """adapters/forced_oscillator.toml (its FMU, Model Exchange) with `params`
+    and without the file's Relaxation options."""
+    text = (ADAPTERS / "forced_oscillator.toml").read_text()
+    text = text.replace('"../fmus/build/', f'"{fmu_dir}/')
+    text = text.replace("eps = 1e-7\n", "").replace('integrator = "midpoint"\n', "")
+    values = {
+        "a": params.a,
+        "omega": params.omega,
+        "c": params.c,
+        "x_max": params.x_max,
+        "U": params.u_amp,
+        "Omega": params.u_freq,
+        "x": params.x0,
+        "v": params.v0,
+    }
+    for key, value in values.items():
+        text, n = re.subn(rf"^{key} = .*$", f"{key} = {value!r}", text, flags=re.M)
+        assert n == 1, key
+    path = tmp_path / "forced_oscillator.toml"
+    path.write_text(text)
+    return path
+
+
+OPTIONS = {
+    "halving": {"h": 1e-2},
+    "relaxation": {"h": 1e-2, "eps": 1e-8, "integrator": "rk4"},
+    "unilateral": {"h": 1e-2, "tol": 1e-10},
+}
+
+
+@pytest.mark.parametrize("inner", OPTIONS, ids=list(OPTIONS))
+def test_completion_through_the_oscillator_fmu(tmp_path, fmu_dir, inner, exact):
+    """The same completion on the FMU's flow (its force input lam)."""
+    params = STICKING["c092"]
+    path = oscillator_adapter(tmp_path, fmu_dir, params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with load_adapter(
+            path,
+            method=inner,
+            method_options=OPTIONS[inner],
+            t_end=params.t_max,
+            zeno="complete",
+        ) as adapter:
+            result = adapter.run()
+    assert result.status is Status.REACHED_END
+    # measured 2.3e-7 (Halving), 9.3e-6 (Relaxation), 6.5e-8 (Unilateral)
+    assert rho_hat(result.t, result["x"], exact["c092"]) <= 1e-4
+    (zeno,) = [e.t for e in result.events if e.edge == "zeno"]
+    assert abs(zeno - exact["c092"].zeno_times[0]) < 1e-3
