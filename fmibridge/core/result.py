@@ -61,8 +61,11 @@ class Status(enum.Enum):
     )
     ZENO_NOT_TRUNCATED = (
         "Stopped at a Zeno point that completion did not truncate: the inner method "
-        "does not resolve the impacts finely enough. Tighten the inner method "
-        "(t_tol, eps or tol) or loosen completion's eps."
+        "did not resolve the impacts finely enough for completion's eps before "
+        "where it placed them set their rates. Loosen completion's eps (a warning "
+        "before the stop names the factor where it can), or have the inner method "
+        "place the impacts closer to the surface (Unilateral's tol, Halving's "
+        "t_tol, Relaxation's eps)."
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."

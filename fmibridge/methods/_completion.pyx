@@ -23,7 +23,7 @@ Or and Ames, Sec. V (the procedure), Def. 7, Theorem 3, eqs. (6)-(7), (9),
 (10), (14), (15); Dowell and Jarratt, BIT 11 (1971), the Illinois method.
 """
 
-from libc.math cimport fabs, isfinite, isnan, sqrt
+from libc.math cimport INFINITY, fabs, isfinite, isnan, sqrt
 from libc.string cimport memcpy
 
 import numpy as np
@@ -314,6 +314,14 @@ cdef double _norm_of_difference(const double* u, const double* v,
     return sqrt(total)
 
 
+cdef double _level_rate(double rate, double rise, double a) noexcept:
+    """The gap rate at an impact placed `rise` above the one before, carried to
+    that one's level along a flight of gap acceleration -a: sqrt(hdot^2 + 2 a
+    rise) (energy; 0 where the flight cannot reach it)."""
+    cdef double square = rate * rate + 2.0 * a * rise
+    return sqrt(square) if square > 0.0 else 0.0
+
+
 cdef class Series:
     """The impacts of the current Zeno series, and the truncation test on them.
 
@@ -324,6 +332,23 @@ cdef class Series:
     condition (i), lam(R* x) > 0; see `completion`), `placed(inner)` how
     precisely the inner method placed the series' impacts in time, and
     `switch(...)` the state the constrained motion starts from.
+
+    An impact is *unresolved* when the inner method placed it so far from the
+    surface that the gap's potential energy there, 2 a abs(h) (a = -hddot),
+    exceeds its kinetic one, hdot^2: its rate then tells where the method fired
+    (Unilateral fires within its event band, before the surface), not the
+    flight. At the first unresolved impact of a series no later impact can
+    tell more (none of them is tested): the model-free test reads the N_SERIES impacts before it and,
+    if they decay geometrically (`floor`), truncates there if their predicted
+    tails are within the budgets, without the safety factor the test demands
+    while later impacts may still come (`excess`: the largest tail over half
+    its budget; above FALLBACK_SAFETY Completion warns by how much).
+
+    The ratios of the gap rates are taken at a common level: the rate of each
+    impact is carried by energy to the level of the one before (`_level_rate`),
+    so a method that places impacts at gaps that differ (Unilateral within its
+    event band, Relaxation within its strip) shows the decay of the flights,
+    not the jitter of its placement.
 
     Parameters
     ----------
@@ -339,18 +364,23 @@ cdef class Series:
 
     cdef ContactFunctions contact
     cdef object free, impact_edges, bounds
-    cdef Py_ssize_t n_seen
-    cdef readonly list impacts  # (t, x before, gap rate), the newest last
-    cdef double[:, ::1] xs, stars  # the last N_SERIES states, and their R*
+    cdef Py_ssize_t n_seen, first
+    cdef bint floored  # an impact of this series was unresolved
+    cdef readonly list impacts  # (t, x before, gap rate, gap), the newest last
+    cdef double[:, ::1] xs, stars  # N_SERIES states from `first` on, and their R*
     cdef bint has_star[_N_SERIES]
-    cdef double[::1] dx
+    cdef double[::1] dx, newest
+    cdef readonly bint floor  # the last `truncates` met the series' first unresolved impact
+    cdef readonly double excess  # largest tail / budget of the last geometric test
+    cdef readonly double ratio  # its largest ratio of gap rates
 
     def __init__(self, ContactFunctions contact, str free, tuple impact_edges, bounds):
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.bounds, self.n_seen, self.impacts = bounds, 0, []
         self.xs = np.empty((_N_SERIES, contact.n))
         self.stars = np.empty((_N_SERIES, contact.n))
-        self.dx = np.empty(contact.n)
+        self.dx, self.newest = np.empty(contact.n), np.empty(contact.n)
+        self.floor, self.excess, self.ratio, self.floored = False, 0.0, 0.0, False
 
     def catch_up(self, list events):
         """Follow the events logged since the last call (`Recorder.events`)."""
@@ -360,27 +390,47 @@ cdef class Series:
             event = events[k]
             if event.source == self.free and event.edge in self.impact_edges:
                 x = np.ascontiguousarray(event.x_before, dtype=float)
-                self.impacts.append(
-                    (event.t, event.x_before, self.contact.rate_at(event.t, &x[0]))
-                )
+                self.impacts.append((
+                    event.t, event.x_before, self.contact.rate_at(event.t, &x[0]),
+                    self.contact.gap_at(event.t, &x[0]),
+                ))
             else:
-                self.impacts = []
+                self.impacts, self.floored = [], False
         self.n_seen = len(events)
 
     def truncates(self, double eps_t, double eps_q, double eps_v):
         """True if the last impact meets the truncation test (`completion`)."""
         cdef ContactFunctions c = self.contact
-        cdef Py_ssize_t m = min(len(self.impacts), _N_SERIES)
+        cdef Py_ssize_t size = len(self.impacts)
+        cdef Py_ssize_t m = min(size, _N_SERIES)
+        cdef Py_ssize_t k
         cdef double e = c.restitution, t, rate, threshold
         cdef double[::1] dh
-        t, _, rate = self.impacts[len(self.impacts) - 1]
-        if not (rate < 0 and e < 1.0):
+        t, _, rate, _ = self.impacts[size - 1]
+        self.floor, self.excess = False, 0.0
+        if self.floored or not (rate < 0 and e < 1.0):
             return False  # Theorems 1-2 need e < 1
-        self._states(m)
+        if e > 0.0 and self._unresolved(size - 1):
+            self.floored = True  # no later impact of this series tells more
+            if size <= _N_SERIES:
+                return False
+            self._states(_N_SERIES, size - 1)
+            for k in range(_N_SERIES):
+                if self._unresolved(self.first + k):
+                    return False
+            self.floor = self._decays(_N_SERIES, eps_t, eps_q, eps_v) and self._pressed(
+                _N_SERIES
+            )
+            return self.floor and self.excess < _FALLBACK_SAFETY
+        self._states(m, size)
         if e == 0.0:
             return self._pressed(m)  # A16: the plastic impact lands on Z
         if self.bounds is None:  # decay first: it needs no R* and mostly fails
-            return self._geometric(m, eps_t, eps_q, eps_v) and self._pressed(m)
+            return (
+                self._decays(m, eps_t, eps_q, eps_v)
+                and self.excess < 1.0
+                and self._pressed(m)
+            )
         if not self._pressed(m):
             return False
         star = np.array(self.stars[m - 1])
@@ -393,87 +443,114 @@ cdef class Series:
         )
         return fabs(rate) < threshold
 
-    cdef int _states(self, Py_ssize_t m) except -1:
-        """Copy the last m impacts' states to xs (R* of none of them yet)."""
-        cdef Py_ssize_t k, j = len(self.impacts) - m
+    cdef bint _unresolved(self, Py_ssize_t k) except -1:
+        """2 a abs(h) > hdot^2 at impact k (the class docstring), a = -hddot."""
+        cdef double t, rate, gap, a
         cdef double[::1] x
+        t, x_before, rate, gap = self.impacts[k]
+        x = np.ascontiguousarray(x_before, dtype=float)
+        a = -self.contact.hddot_at(t, &x[0])
+        return a > 0.0 and 2.0 * a * fabs(gap) > rate * rate
+
+    cdef int _states(self, Py_ssize_t m, Py_ssize_t end) except -1:
+        """Copy the m impacts before index `end` to xs (R* of none of them yet)."""
+        cdef Py_ssize_t k
+        cdef double[::1] x
+        self.first = end - m
         for k in range(m):
-            x = np.ascontiguousarray(self.impacts[j + k][1], dtype=float)
+            x = np.ascontiguousarray(self.impacts[self.first + k][1], dtype=float)
             self.xs[k, :] = x
             self.has_star[k] = False
         return 0
 
     cdef double* _star(self, Py_ssize_t k) except NULL:
         """R* of the k-th of the impacts in xs, projected once."""
-        cdef Py_ssize_t j = len(self.impacts) - min(len(self.impacts), _N_SERIES)
         if not self.has_star[k]:
-            self.contact.project_at(self.impacts[j + k][0], &self.xs[k, 0], &self.stars[k, 0])
+            self.contact.project_at(
+                self.impacts[self.first + k][0], &self.xs[k, 0], &self.stars[k, 0]
+            )
             self.has_star[k] = True
         return &self.stars[k, 0]
 
     cdef bint _pressed(self, Py_ssize_t m) except -1:
-        """lam(R* x) > 0 at the last impact: condition (i) of Def. 7."""
+        """lam(R* x) > 0 at the last impact in xs: condition (i) of Def. 7."""
         return self.contact.constrained_at(
-            self.impacts[len(self.impacts) - 1][0], self._star(m - 1), &self.dx[0]
+            self.impacts[self.first + m - 1][0], self._star(m - 1), &self.dx[0]
         ) > 0
 
-    cdef bint _geometric(self, Py_ssize_t m, double eps_t, double eps_q,
-                         double eps_v) except -1:
-        """Model-free test: the last N_SERIES gap rates decay geometrically and
-        predict tails within half the budgets (`completion`)."""
+    cdef bint _decays(self, Py_ssize_t m, double eps_t, double eps_q,
+                      double eps_v) except -1:
+        """Model-free test: the N_SERIES gap rates in xs decay geometrically;
+        `excess` gets the largest of their predicted tails over half its budget
+        (`completion`), `ratio` their largest ratio."""
         cdef ContactFunctions c = self.contact
-        cdef Py_ssize_t k, j = len(self.impacts) - m
+        cdef Py_ssize_t k, j = self.first
         cdef double ts[_N_SERIES]
         cdef double rates[_N_SERIES]
+        cdef double gaps[_N_SERIES]
         cdef double lo_interval, lo_rate, ratio, r, lo_ratio, a, s, dq, dv
         if m < _N_SERIES:
             return False
         for k in range(m):
             ts[k] = self.impacts[j + k][0]
             rates[k] = fabs(<double> self.impacts[j + k][2])
+            gaps[k] = self.impacts[j + k][3]
         lo_interval, lo_rate = ts[1] - ts[0], rates[0]
         for k in range(1, m):
             lo_interval = min(lo_interval, ts[k] - ts[k - 1])
             lo_rate = min(lo_rate, rates[k])
         if lo_interval <= 0 or lo_rate <= 0 or ts[m - 1] - ts[m - 2] >= ts[1] - ts[0]:
             return False
-        r = lo_ratio = rates[1] / rates[0]
-        for k in range(2, m):
-            ratio = rates[k] / rates[k - 1]
-            r, lo_ratio = max(r, ratio), min(lo_ratio, ratio)
-        if r >= 1.0 or r - lo_ratio > _RATIO_SPREAD:
-            return False
         a = -c.hddot_at(ts[m - 1], self._star(m - 1))
         if not a > 0.0:
+            return False
+        r, lo_ratio = 0.0, INFINITY
+        for k in range(1, m):
+            ratio = _level_rate(rates[k], gaps[k] - gaps[k - 1], a) / rates[k - 1]
+            r, lo_ratio = max(r, ratio), min(lo_ratio, ratio)
+        if r >= 1.0 or r - lo_ratio > _RATIO_SPREAD:
             return False
         s = _FALLBACK_SAFETY * r / (1.0 - r)
         dq = _norm_of_difference(&self.xs[m - 1, 0], &self.xs[m - 2, 0], &c.iq[0], c.nq)
         dv = _norm_of_difference(self._star(m - 1), self._star(m - 2), &c.iv[0], c.nq)
-        return 2.0 * rates[m - 1] / a * s < eps_t and dq * s < eps_q and dv * s < eps_v
+        self.ratio = r
+        self.excess = max(2.0 * rates[m - 1] / a * s / eps_t, dq * s / eps_q,
+                          dv * s / eps_v)
+        return True
 
     def placed(self, inner):
         """How precisely the inner method placed the series' impacts in time,
         added up (`Method.time_resolution` of each, the newest first)."""
         cdef double late = 0.0
-        cdef double[::1] x
-        for t, x_before, rate in reversed(self.impacts):
-            x = np.ascontiguousarray(x_before, dtype=float)
-            late += inner.time_resolution(self.contact.gap_at(t, &x[0]), rate)
+        for t, x_before, rate, gap in reversed(self.impacts):
+            late += inner.time_resolution(gap, rate)
         return late
 
     def switch(self, ProjectedStepper stepper, bint limit, double t_end):
         """Return (t, x, lam) where the constrained motion starts: R* of the last
-        impact's state (its `truncates` test computed it), carried along the
-        constrained flow for the predicted remaining Zeno time
-        2 e |hdot-| / ((1 - e) |hddot|) (exact on flat ground) if `limit`."""
+        impact's state, carried along the constrained flow for the predicted
+        remaining Zeno time 2 e |hdot-| / ((1 - e) |hddot|) (exact on flat
+        ground) if `limit`. After a `floor` truncation that time is predicted
+        from the last resolved impact, tau_k + 2 e |hdot-_k| / ((1 - e) |hddot|),
+        less the time since it."""
         cdef ContactFunctions c = self.contact
-        cdef Py_ssize_t m = min(len(self.impacts), _N_SERIES)
-        cdef double t, rate, rest, e = c.restitution, lam
-        t, _, rate = self.impacts[len(self.impacts) - 1]
-        x = np.array(<double[:c.n]> self._star(m - 1))
-        cdef double[::1] xv = x
+        cdef Py_ssize_t size = len(self.impacts), m = min(size, _N_SERIES)
+        cdef double t, rate, rest, e = c.restitution, lam, t_ref, rate_ref
+        cdef double[::1] xv
+        t, x_before, rate, _ = self.impacts[size - 1]
+        t_ref, rate_ref = t, rate
+        if self.floor:
+            t_ref, _, rate_ref, _ = self.impacts[size - 2]
+            xv = np.ascontiguousarray(x_before, dtype=float)
+            c.project_at(t, &xv[0], &self.newest[0])
+            x = np.array(self.newest)
+        else:
+            x = np.array(<double[:c.n]> self._star(m - 1))
+        xv = x
         if limit and e > 0.0:
-            rest = 2.0 * e * fabs(rate) / ((1.0 - e) * -c.hddot_at(t, &xv[0]))
+            rest = t_ref - t + 2.0 * e * fabs(rate_ref) / (
+                (1.0 - e) * -c.hddot_at(t, &xv[0])
+            )
             rest = min(rest, t_end - t)
             if rest > 0.0:
                 x = stepper.constrained_step(t, x, rest)

@@ -24,8 +24,17 @@ Decisions where the paper leaves a choice:
   at R*x (the flight-time sum behind c1 of eq. 15, exact on flat ground), in
   position and velocity the last increment * r / (1 - r). The rates, not the
   impact times, carry the decay: a method that delays each transition by a
-  step fraction (Relaxation's strip wait) keeps the rates right. Both tests
-  also need condition (i), lam(R*x) > 0.
+  step fraction (Relaxation's strip wait) keeps the rates right. Each rate is
+  compared with the one before at that one's gap (carried there by energy,
+  hdot^2 + 2 a dh): Unilateral fires anywhere in its event band, before the
+  surface, and the jitter of that placement would otherwise read as a series
+  that does not decay. An impact placed where 2 a abs(h) exceeds hdot^2 is
+  unresolved (its rate tells where the method fired, not the flight): at the
+  first one of a series the test reads the impacts before it and truncates
+  if their predicted tails (without FALLBACK_SAFETY) are within the budgets,
+  else warns by what factor eps or the placement must change; no later
+  impact of that series is tested. Both tests also need condition (i),
+  lam(R*x) > 0.
 - R* is applied to the pre-impact state, Euclidean, as Theorem 3 assumes. e = 0:
   switch at once when lam > 0, the impact already lands on Z. e = 1: never truncate.
 - Switch time: `switch="truncation"` starts the constrained motion at the
@@ -65,8 +74,15 @@ from ..core.integrators import Scheme
 from ..core.result import Event, Recorder, Result, Status
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
+from ._completion import (
+    FALLBACK_SAFETY,
+    NON_FINITE,
+    STUCK,
+    Phase,
+    Series,
+    truncation_threshold,
+)
 from ._completion import LIFTED as PHASE_LIFTED
-from ._completion import NON_FINITE, STUCK, Phase, Series, truncation_threshold
 from ._contact import ProjectedStepper
 from .base import Method, State, Step, positive, reach_tol, reached
 from .contact import Contact, contact_of
@@ -369,6 +385,8 @@ class Completion(Method):
             return step
         flow.series.catch_up(log.events)
         if not flow.series.truncates(self.eps_t, self.eps_q, self.eps_v):
+            if flow.series.floor:
+                self._warn_floor(flow, log)
             return step
         self._check_resolution(flow, log)
         flow.last_step = None  # a new constrained phase starts from h
@@ -388,6 +406,27 @@ class Completion(Method):
                 f"{self.eps_t:g} s: the Zeno time may be off by that much. Tighten "
                 f"the inner method (Relaxation's eps, Unilateral's tol).",
             )
+
+    def _warn_floor(self, flow: ConstrainedFlow, log: Recorder) -> None:
+        """Warn that a geometric series reached the inner method's resolution
+        (`Series`) with its predicted tails above the budgets: it will not be
+        truncated; say by how much to tighten the placement or loosen eps."""
+        t, _, rate, gap = flow.series.impacts[-1]
+        over = flow.series.excess / FALLBACK_SAFETY
+        log.warn_once(
+            ("floor", flow.series.impacts[0][0]),
+            f"completion: the impacts before t = {t:.9g} s decay geometrically, "
+            f"but the inner method ({self.inner.name}) placed this one "
+            f"{abs(gap):.2g} from the surface, where the gap's potential energy "
+            f"exceeds the impact's kinetic one (rate {abs(rate):.2g}): later "
+            f"impacts tell nothing more, and the series' predicted tails are "
+            f"{over:.3g} times completion's eps, so it is not truncated. Loosen eps "
+            f"(eps_t, eps_q, eps_v) by a factor above {over:.3g} (the impacts up "
+            f"to here do not depend on it), or place the impacts closer to the "
+            f"surface (Unilateral's tol, Halving's t_tol, Relaxation's eps): the "
+            f"tails shrink as the square root of that offset, so by a factor well "
+            f"above {over * over:.2g}.",
+        )
 
     def _leave(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
         """Take the first step after a lift-off here, so no guard starts at zero.

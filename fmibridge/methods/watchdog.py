@@ -28,9 +28,12 @@ an FMU's own event indicators):
 
   A series whose accumulation time plus its tail (`horizon`) passes with the
   state inside has ended (the model came to rest): it is no longer watched.
-- **Chatter.** CHATTER_EVENTS transitions of one edge, not geometric, more
-  than one per step h: the state chatters on a guard (a Zeno point the method
-  resolves into noise); Status.ZENO.
+- **Chatter.** CHATTER_EVENTS transitions of one edge, more than one per step
+  h, not geometric: none of them ends a geometric series, or the last
+  interval is within the method's resolution (a series whose transitions a
+  method places with some jitter, Unilateral within its event band, is
+  geometric only now and then): the state chatters on a guard (a Zeno point
+  the method resolves into noise); Status.ZENO.
 - **Stalls.** STALL_ATTEMPTS attempts in a row that do not advance time, or
   CRAWL_ATTEMPTS that together advance it by less than CRAWL_FRACTION of h.
   A guard on its surface that the flow pushes beyond is a state sticking to
@@ -152,6 +155,7 @@ class Watchdog:
         self.seen: Accumulation | None = None  # the last one, also if passed
         self._depth = 0.0  # how far beyond its guard the series' last reset left x
         self._n_events, self._run = 0, 0
+        self._geometric = 0  # the events up to the last one that ended a series
         self._t, self._still = system.t0, 0
         self._window = (system.t0, 0)
         self._n_attempts = 0
@@ -203,6 +207,8 @@ class Watchdog:
             self._run = self._run + 1 if same else 1
             if passes or k == len(events) - 1:
                 found = accumulation(events, self._run, k + 1)
+                if found is not None:
+                    self._geometric = k + 1
                 if found is not None and found.t_inf < self.t_end:
                     self.seen = found
         self._n_events = len(events)
@@ -349,6 +355,11 @@ class Watchdog:
         span = events[-1].t - events[-CHATTER_EVENTS].t
         if span >= CHATTER_EVENTS * self.method.h:
             return None
+        if (
+            len(events) - self._geometric < CHATTER_EVENTS
+            and events[-1].t - events[-2].t > self._resolution(events[-1])
+        ):
+            return None  # a series placed with some jitter, still resolved
         edge = events[-1].edge
         return self._zeno(
             f"Edge {edge!r} (guard {self._guard(edge)!r}) fired {self._run} times in "
