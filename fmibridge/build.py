@@ -291,8 +291,10 @@ def read_table(path: Path) -> ModelTable:
 def _state_save_cost(path: Path, data: dict) -> float:
     """Return the table's `state_save_cost` in seconds (0 if absent)."""
     value = data.get("state_save_cost", 0.0)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
-        0.0 <= value <= 1.0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (0.0 <= value <= 1.0)
     ):
         raise BuildError(
             f"{path}: `state_save_cost` must be a number of seconds in [0, 1], got "

@@ -4,7 +4,9 @@
 
 1. every component is put at (t, its part of x): a Co-Simulation FMU restores
    the FMU state saved there (`CoSimulationFlow.goto`), so a step the method
-   undoes to bracket a crossing is undone in every FMU together;
+   undoes to bracket a crossing is undone in every FMU together. The states
+   are saved together too, before the steps the run may undo (`plan_undo`:
+   those a guard may cross), else before every step;
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -19,7 +21,9 @@ The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
 held inputs, as it must across a jump. An FMU that ends the simulation inside a
 step (terminateSimulation) ends the coupled run at the step's start, the last
-point where all components agree. The components' own events inside a doStep
+point where all components agree. The recorded variables are read after each
+step, where the components are, so a sample never moves an FMU. The
+components' own events inside a doStep
 (an FMI 3 FMU in Event Mode stops at each) are run there and logged in the
 Result's event log as `component.fmu_event` once the step is accepted
 (`observe`); that component's part of the state before and after is exact, the
@@ -42,7 +46,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from .base import Flow, FlowTerminated
+from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
 from .fmu import SNAP_RTOL
 
@@ -102,6 +106,12 @@ class CoupledCoSimulation(CoupledParts, Flow):
         self._order = [names.index(n) for n in order]
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
         self._last_step: tuple = ()  # (t, x, t + h, y) of the last `advance`
+        self._may_undo: UndoPlan | None = None  # None: every step may be undone
+        self._saving = [  # the components that save their states (CS FMUs)
+            c.flow for c in self.components if hasattr(c.flow, "keep")
+        ]
+        # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
+        self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
@@ -109,8 +119,12 @@ class CoupledCoSimulation(CoupledParts, Flow):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
+        may_undo = self._may_undo is not None and self._may_undo(t, x, h)
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
+        if may_undo:
+            for flow in self._saving:
+                flow.keep()
         y_t = self.coupling.outputs.copy()
         level, slope = y_t.copy(), self._slope(t, x, y_t)
         steps = list(parts)
@@ -130,7 +144,32 @@ class CoupledCoSimulation(CoupledParts, Flow):
             )
         self._remember((t + h, y.tobytes()), (t, y_t))
         self._last_step = (t, x.copy(), t + h, y)
+        if self.recorded_names:
+            recorded = super()._recorded(t + h, y)
+            self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
+            while len(self._recorded_at) > MAX_HISTORY:
+                self._recorded_at.popitem(last=False)
         return y
+
+    def plan_undo(self, may_undo: UndoPlan) -> None:
+        """Save the components' states (together) before a step only where
+        may_undo(t, x, h); the components never save on their own."""
+        self._may_undo = may_undo
+        for flow in self._saving:
+            flow.plan_undo(_never)
+
+    @property
+    def n_state_saves(self) -> int:
+        """The FMU states the components saved since `plan_undo`."""
+        return sum(flow.n_state_saves for flow in self._saving)
+
+    def _recorded(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """The recorded variables at (t, x): read after the step that ended
+        there, else with the components put there."""
+        t_end, snap, recorded = self._recorded_at.get(x.tobytes(), (t, -1.0, {}))
+        if abs(t - t_end) <= snap:
+            return recorded
+        return super()._recorded(t, x)
 
     def _slope(self, t: float, x: np.ndarray, y_t: np.ndarray) -> np.ndarray:
         """The extrapolation slope of each connected output (0 if held)."""
@@ -196,6 +235,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
 
     def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:
+        """Keep the outputs at the step's start for the extrapolation from its end."""
         self._history[key] = value
         self._history.move_to_end(key)
         while len(self._history) > MAX_HISTORY:
@@ -208,3 +248,8 @@ class CoupledCoSimulation(CoupledParts, Flow):
             "communication": f"{self.communication.scheme}, inputs "
             f"{self.communication.inputs}",
         }
+
+
+def _never(t: float, x: np.ndarray, h: float) -> bool:
+    """The components' plan: the master saves their states (`plan_undo`)."""
+    return False
