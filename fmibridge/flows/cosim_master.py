@@ -6,7 +6,11 @@
    the FMU state saved there (`CoSimulationFlow.goto`), so a step the method
    undoes to bracket a crossing is undone in every FMU together. The states
    are saved together too, before the steps the run may undo (`plan_undo`:
-   those a guard may cross), else before every step;
+   those a guard may cross), else before every step. Where saving costs more
+   than stepping (a large FMU's get state), a point the run may return to is
+   instead reached again by replaying the steps that led to it from the last
+   saved one (at most MAX_REPLAY): the same steps with the same inputs give
+   the same states, bit for bit, which the replay checks;
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -39,6 +43,7 @@ Gauss-Seidel schemes, extrapolated inputs). Gomes et al.,
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -54,6 +59,7 @@ SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
 MAX_HISTORY = 64  # communication points remembered for extrapolation (a halving
 # revisits the last few; 64 covers the deepest bisection of Halving's 64 halvings)
+MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 
 
 @dataclass(frozen=True)
@@ -107,11 +113,17 @@ class CoupledCoSimulation(CoupledParts, Flow):
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
         self._last_step: tuple = ()  # (t, x, t + h, y) of the last `advance`
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
-        self._saving = [  # the components that save their states (CS FMUs)
-            c.flow for c in self.components if hasattr(c.flow, "keep")
-        ]
+        saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
+        self._saving = [self.components[k].flow for k in saving]  # CS FMUs
+        self._saving_index = saving
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
+        # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
+        self._came_from: OrderedDict[tuple, tuple] = OrderedDict()
+        self._step_cost = 0.0  # wall seconds of a plain step, a running mean
+        self._replays = not any(  # an FMU's own events are logged once, as run
+            c.flow is not None and c.flow.reports_events for c in self.components
+        )
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
@@ -119,10 +131,63 @@ class CoupledCoSimulation(CoupledParts, Flow):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
+        start, saves = time.perf_counter(), self.n_state_saves
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
+        replayed = self._return_to(t, x) if self._saving and self._replays else 0
+        y = self._advance(t, x, h, scheme, may_undo)
+        if self.recorded_names:
+            recorded = super()._recorded(t + h, y)
+            self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
+            while len(self._recorded_at) > MAX_HISTORY:
+                self._recorded_at.popitem(last=False)
+        if not replayed and self.n_state_saves == saves:  # a plain step
+            spent = time.perf_counter() - start
+            self._step_cost += 0.1 * (spent - self._step_cost)
+        self._came_from[(t + h, y.tobytes())] = (t, x.copy(), h, scheme)
+        while len(self._came_from) > MAX_HISTORY:
+            self._came_from.popitem(last=False)
+        return y
+
+    def _return_to(self, t: float, x: np.ndarray) -> int:
+        """Put the components back at (t, x) by replaying the steps that led
+        there from a point they saved, if they left it unsaved; return the
+        number of steps replayed (0: none needed, or none possible)."""
+        chain = self._chain(t, x)
+        if not chain:
+            return 0
+        for t_k, x_k, h_k, scheme in reversed(chain):
+            y = self._advance(t_k, x_k, h_k, scheme, False)
+        if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
+            return 0
+        return len(chain)
+
+    def _chain(self, t: float, x: np.ndarray, saved: bool = False) -> list[tuple]:
+        """The steps (t_k, x_k, h_k, scheme), last first, that lead to (t, x)
+        from the nearest point every component can return to (`saved`: saved
+        its state at); [] where (t, x) is one or none is within MAX_REPLAY."""
+        chain: list[tuple] = []
+        for _ in range(MAX_REPLAY + 1):
+            parts = self._saving_parts(self.parts(x))
+            if all(
+                flow.can_return(t, part, saved)
+                for flow, part in zip(self._saving, parts, strict=True)
+            ):
+                return chain
+            step = self._came_from.get((t, x.tobytes()))
+            if step is None or len(chain) == MAX_REPLAY:
+                return []
+            chain.append(step)
+            t, x = step[0], step[1]
+        return []
+
+    def _advance(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
+    ) -> np.ndarray:
+        """The communication step of h from (t, x); the components' states saved
+        first if it may be undone, unless replaying costs less (`_chain`)."""
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
-        if may_undo:
+        if may_undo and self._should_save(t, x):
             for flow in self._saving:
                 flow.keep()
         y_t = self.coupling.outputs.copy()
@@ -144,12 +209,21 @@ class CoupledCoSimulation(CoupledParts, Flow):
             )
         self._remember((t + h, y.tobytes()), (t, y_t))
         self._last_step = (t, x.copy(), t + h, y)
-        if self.recorded_names:
-            recorded = super()._recorded(t + h, y)
-            self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
-            while len(self._recorded_at) > MAX_HISTORY:
-                self._recorded_at.popitem(last=False)
         return y
+
+    def _should_save(self, t: float, x: np.ndarray) -> bool:
+        """Save before a step that may be undone, unless the components can
+        come back by replaying fewer steps than a save costs."""
+        if not self._replays:
+            return True
+        chain = len(self._chain(t, x, saved=True))
+        if chain == 0:
+            return True
+        save_cost = sum(flow.save_cost for flow in self._saving)
+        return chain * self._step_cost >= save_cost
+
+    def _saving_parts(self, parts: list[np.ndarray]) -> list[np.ndarray]:
+        return [parts[k] for k in self._saving_index]
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
         """Save the components' states (together) before a step only where

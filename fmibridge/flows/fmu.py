@@ -20,6 +20,7 @@ the Result samples, and `terminateSimulation` ends the run (Status.TERMINATED).
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
@@ -683,6 +684,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
         self.n_state_saves = 0  # FMU states saved since `plan_undo`
+        self.save_cost = 0.0  # the wall seconds of a save, the mean of those timed
+        self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
 
@@ -828,10 +831,22 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
+            start = time.perf_counter()
             self._snapshots[key] = self.instance.get_state()
+            n, self._saves_timed = self._saves_timed, min(self._saves_timed + 1, 100)
+            spent = time.perf_counter() - start
+            self.save_cost = (n * self.save_cost + spent) / (n + 1)
             self.n_state_saves += 1
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
+
+    def can_return(self, t: float, x: np.ndarray, saved: bool = False) -> bool:
+        """True if `goto(t, x)` needs no reset: the FMU saved its state there, or
+        (unless `saved`) is there."""
+        key = (t, x.tobytes())
+        if self._is_at(key):
+            return not saved or self._at in self._snapshots
+        return key in self._snapshots
 
     def _warn_unsaved(self, key: tuple) -> None:
         """Warn of a return to the start of a step taken without saving the state
