@@ -111,7 +111,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
             )
         self._order = [names.index(n) for n in order]
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
-        self._last_step: tuple = ()  # (t, x, t + h, y) of the last `advance`
+        self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
         self._saving = [self.components[k].flow for k in saving]  # CS FMUs
@@ -152,6 +152,8 @@ class CoupledCoSimulation(CoupledParts, Flow):
         """Put the components back at (t, x) by replaying the steps that led
         there from a point they saved, if they left it unsaved; return the
         number of steps replayed (0: none needed, or none possible)."""
+        if self._last_step and _same_point(self._last_step[2:], t, x):
+            return 0  # where the last step ended: every component is there
         chain = self._chain(t, x)
         if not chain:
             return 0
@@ -202,13 +204,13 @@ class CoupledCoSimulation(CoupledParts, Flow):
         except FlowTerminated:  # the others cannot follow it there: end at t
             raise FlowTerminated(t, x) from None
         y = np.concatenate(steps)
-        if not np.all(np.isfinite(y)):
+        if not np.isfinite(y).all():
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
                 f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
             )
         self._remember((t + h, y.tobytes()), (t, y_t))
-        self._last_step = (t, x.copy(), t + h, y)
+        self._last_step = (t, x.copy(), t + h, y, h)
         return y
 
     def _should_save(self, t: float, x: np.ndarray) -> bool:
@@ -291,7 +293,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
         recorded = self._recorded(t, x)
         if not self.reports_events or not self._last_step:
             return recorded, ()
-        t_start, x_start, t_end, y = self._last_step
+        t_start, x_start, t_end, y, _ = self._last_step
         if abs(t - t_end) > SNAP_RTOL * (t_end - t_start) or not np.array_equal(x, y):
             return recorded, ()
         events = []
@@ -327,3 +329,9 @@ class CoupledCoSimulation(CoupledParts, Flow):
 def _never(t: float, x: np.ndarray, h: float) -> bool:
     """The components' plan: the master saves their states (`plan_undo`)."""
     return False
+
+
+def _same_point(end: tuple, t: float, x: np.ndarray) -> bool:
+    """True if (t, x) is the point `end` = (t_end, y, h) within round-off of time."""
+    t_end, y, h = end
+    return abs(t - t_end) <= SNAP_RTOL * h and np.array_equal(x, y)
