@@ -90,9 +90,10 @@ def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
         assert result.outputs["controller.F"][-1] == PAIR_F_END
         # 324 steps of 2 FMUs: 648 saves at every step; 86 measured
         assert int(result.provenance["fmu_state_saves"]) <= 100
-    # the run's start (t0 in each FMU) and each impact's reset of the plant's
-    # velocity (it refuses setting a state in step mode): none for the samples
-    assert resets["n"] == 2 + len(PAIR_IMPACTS)
+    # at most the run's start (t0 in each FMU) and each impact's reset of the
+    # plant's velocity (it refuses setting a state in step mode), fewer where a
+    # state the first run saved there is still kept; none for the 219 samples
+    assert resets["n"] <= 2 + len(PAIR_IMPACTS)
     assert np.array_equal(first.outputs["controller.F"], again.outputs["controller.F"])
     assert np.array_equal(first.x, again.x)
 

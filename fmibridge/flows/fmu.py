@@ -61,7 +61,9 @@ def _is_discrete(variable: Variable) -> bool:
 
 
 class _Reader:
-    """Reads the values of some variables, one FMU call per FMI type."""
+    """Reads the values of some variables, one FMU call per FMI type; scalar
+    reals alone through the bound C get (`RealPorts`, a Co-Simulation flow's
+    states after every step)."""
 
     def __init__(self, instance: FmiInstance, variables: Sequence[Variable]) -> None:
         self._instance = instance
@@ -79,8 +81,15 @@ class _Reader:
             [i for v in variables for i in positions[v.name]], dtype=np.intp
         )
         self.names = tuple(n for v in variables for n in v.element_names)
+        reals = len(self._calls) == 1 and self._calls[0][0] in C_REALS
+        scalars = all(not v.shape for v in variables)
+        self._ports = (
+            instance.real_ports(self._calls[0][1]) if reals and scalars else None
+        )
 
     def read(self) -> np.ndarray:
+        if self._ports is not None and self._instance._fmu is not None:  # not freed
+            return self._ports.get()
         if not self._calls:
             return np.empty(0)
         values = []
