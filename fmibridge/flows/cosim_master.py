@@ -132,8 +132,9 @@ class CoupledCoSimulation(CoupledParts, Flow):
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
         start, saves = time.perf_counter(), self.n_state_saves
-        may_undo = self._may_undo is not None and self._may_undo(t, x, h)
+        # back first: the forecast's guards may read the components' outputs
         replayed = self._return_to(t, x) if self._saving and self._replays else 0
+        may_undo = self._may_undo is not None and self._may_undo(t, x, h)
         y = self._advance(t, x, h, scheme, may_undo)
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)

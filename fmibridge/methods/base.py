@@ -589,7 +589,9 @@ def _plan_undo(system: HybridSystem) -> None:
         entry = guards.setdefault(id(mode.flow), (mode.flow, []))
         entry[1].extend(edge.guard for edge in mode.edges)
     for flow, of_flow in guards.values():
-        flow.plan_undo(CrossingForecast(of_flow))
+        plan = getattr(flow, "plan_undo", None)  # a flow of one's own may lack it
+        if plan is not None:
+            plan(CrossingForecast(of_flow))
 
 
 def _observer(system: HybridSystem):
