@@ -15,6 +15,7 @@ import pytest
 
 from fmibridge import Halving, HybridSystem, Mode
 from fmibridge.build import BuildError, read_table
+from fmibridge.core.errors import FmibridgeWarning
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows.cosim_master import Communication
 from fmibridge.flows.coupled import couple
@@ -154,3 +155,20 @@ def test_state_save_cost_is_read_from_the_table(tmp_path):
     bad.write_text('name = "Bad"\nstate_save_cost = "slow"\n')
     with pytest.raises(BuildError, match="state_save_cost"):
         read_table(bad)
+
+
+def test_a_crossing_the_forecast_missed_is_located_and_said(fmu_dir):
+    """A guard that jumps (1, then -1 from 0.505) gives no warning in its past values:
+    its step is not saved, and undoing it re-enters the FMUs by a reset (no
+    saved point within MAX_REPLAY steps to replay from), with a warning."""
+    flow = pair(fmu_dir)
+    switch = Edge(Guard(lambda t, x: 1.0 if t < 0.505 else -1.0), "after")
+    modes = [Mode("run", flow, [switch]), Mode("after", flow)]
+    system = HybridSystem(modes, "run", flow.x0)
+    try:
+        with pytest.warns(FmibridgeWarning, match="no saved FMU state covers"):
+            result = Halving(h=0.01).run(system, 0.6)
+    finally:
+        system.close()
+    assert len(result.events) == 1
+    assert abs(result.event_times[0] - 0.505) <= 1e-9
