@@ -110,6 +110,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
                 f"{list(order)} for components {names}."
             )
         self._order = [names.index(n) for n in order]
+        self._extrapolates = communication.inputs == "extrapolate"
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
         self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
@@ -250,8 +251,10 @@ class CoupledCoSimulation(CoupledParts, Flow):
 
     def _slope(self, t: float, x: np.ndarray, y_t: np.ndarray) -> np.ndarray:
         """The extrapolation slope of each connected output (0 if held)."""
+        if not self._extrapolates:
+            return np.zeros_like(y_t)
         previous = self._history.get((t, x.tobytes()))
-        if self.communication.inputs == "hold" or previous is None:
+        if previous is None:
             return np.zeros_like(y_t)
         t_previous, y_previous = previous
         return (y_t - y_previous) / (t - t_previous)
@@ -269,7 +272,9 @@ class CoupledCoSimulation(CoupledParts, Flow):
 
             return scheme.step(f, t, x, h)
         component.at(t, x)
-        coupling.write_inputs(c, level + slope * (h / 2))
+        coupling.write_inputs(
+            c, level + slope * (h / 2) if self._extrapolates else level
+        )
         return component.step(t, x, h)
 
     def _use_new_outputs(self, c, t_new, x_new, h, y_t, level, slope) -> None:

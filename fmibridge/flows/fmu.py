@@ -717,6 +717,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _set_inputs(self, t: float) -> None:
         """Set the inputs for the step from t: continuous ones and tables."""
+        if not (self._inputs or self._discrete_tables):
+            return
         values = {**self._input_values(t), **self._table_values(t)}
         if values:
             self.instance._set_start(values)
