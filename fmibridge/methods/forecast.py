@@ -24,6 +24,7 @@ guards from the domain side by their extrapolation).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,22 +48,28 @@ class CrossingForecast:
 
     def __init__(self, guards: Sequence[Guard]) -> None:
         self.guards = tuple(guards)
-        self._points: list[tuple[float, np.ndarray]] = []  # (t, g), oldest first
+        self._points: list[tuple[float, list[float]]] = []  # (t, g), oldest first
 
     def __call__(self, t: float, x: np.ndarray, h: float) -> bool:
         """True if a guard may cross the step of h from (t, x)."""
         if not self.guards:
             return False
-        g = np.array([guard(t, x) for guard in self.guards])
+        g = [guard(t, x) for guard in self.guards]
         # a point at or after t was left by an undone step or a reset: forget it
-        points = [p for p in self._points if p[0] < t][-(POINTS - 1) :]
-        self._points = [*points, (t, g)]
-        if len(points) < POINTS - 1 or not np.all(np.isfinite(g)):
+        points = self._points
+        while points and points[-1][0] >= t:
+            points.pop()
+        del points[: max(len(points) - (POINTS - 1), 0)]
+        points.append((t, g))
+        if len(points) < POINTS or not all(map(math.isfinite, g)):
             return True
-        (t2, g2), (t1, g1) = points
+        (t2, g2), (t1, g1) = points[0], points[1]
         if t - t2 > REACH * abs(h):
             return True
-        s = (g - g1) / (t - t1)
-        a = 2.0 * (s - (g1 - g2) / (t1 - t2)) / (t - t2)
-        moves = np.abs(s) * h + np.abs(a) * (t - t1 + h) * h / 2.0
-        return bool(np.any(np.abs(g) <= SAFETY * moves))
+        for gi, g1i, g2i in zip(g, g1, g2, strict=True):
+            s = (gi - g1i) / (t - t1)
+            a = 2.0 * (s - (g1i - g2i) / (t1 - t2)) / (t - t2)
+            moves = abs(s) * h + abs(a) * (t - t1 + h) * h / 2.0
+            if abs(gi) <= SAFETY * moves:
+                return True
+        return False
