@@ -229,6 +229,12 @@ class CoupledCoSimulation(CoupledParts, Flow):
     def _saving_parts(self, parts: list[np.ndarray]) -> list[np.ndarray]:
         return [parts[k] for k in self._saving_index]
 
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run the components' events at (t, x) (`CoupledParts`); the
+        variables recorded after the step that ended there are stale."""
+        self._recorded_at.clear()
+        return super().discrete_event(t, x)
+
     def plan_undo(self, may_undo: UndoPlan) -> None:
         """Save the components' states (together) before a step only where
         may_undo(t, x, h); the components never save on their own."""

@@ -728,6 +728,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._pass_jump(t)
         self.goto(t, x)
         self._set_inputs(t)
+        self._recorded_at.clear()  # outputs that feed through now differ
         return x
 
     def _step(self, t: float, h: float) -> np.ndarray:
@@ -818,6 +819,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Set discrete inputs (step mode) before the next doStep from (t, x)."""
         self.goto(t, x)
         self.instance.set_ints(list(ints), list(ints.values()))
+        self._recorded_at.clear()  # outputs that feed through now differ
 
     def goto(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): restore a saved state, or enter a reset state.
