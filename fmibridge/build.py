@@ -139,6 +139,8 @@ class ModelTable:
     event_indicators: tuple[Variable, ...]
     # the C gives model_jacobian: the FMU provides directional derivatives (ME)
     has_jacobian: bool = False
+    # seconds of CPU each get FMU state spends (a large model's save, for tests)
+    state_save_cost: float = 0.0
 
     def of_kind(self, *kinds: str) -> list[Variable]:
         """Return the variables of the given kinds, in value-reference order."""
@@ -282,7 +284,23 @@ def read_table(path: Path) -> ModelTable:
         variables,
         tuple(by_name[n] for n in data.get("event_indicators", [])),
         _flag(path, data, "jacobian"),
+        _state_save_cost(path, data),
     )
+
+
+def _state_save_cost(path: Path, data: dict) -> float:
+    """Return the table's `state_save_cost` in seconds (0 if absent)."""
+    value = data.get("state_save_cost", 0.0)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (0.0 <= value <= 1.0)
+    ):
+        raise BuildError(
+            f"{path}: `state_save_cost` must be a number of seconds in [0, 1], got "
+            f"{value!r}."
+        )
+    return float(value)
 
 
 def _flag(path: Path, data: dict, key: str) -> bool:
@@ -473,6 +491,7 @@ def c_header(table: ModelTable) -> str:
         "#define MODEL_TABLE_H",
         f'#define MODEL_TOKEN "{table.token}"',
         f"#define HAS_JACOBIAN {int(table.has_jacobian)}",
+        f"#define STATE_SAVE_COST {table.state_save_cost!r}",
     ]
     for key, members in counts.items():
         lines.append(f"#define N_{key} {len(members)}")

@@ -62,9 +62,23 @@ def assert_timed_rows(frame: pd.DataFrame, cases: list[str]) -> None:
 
 def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
     frame = quick_sections(tmp_path, "coupled")
-    assert_timed_rows(frame, ["coupled ME loop (2 FMUs)", "CS master, Jacobi (2 FMUs)"])
+    assert_timed_rows(
+        frame,
+        [
+            "coupled ME loop (2 FMUs)",
+            "CS master, Jacobi (2 FMUs)",
+            "CS master + guard, Jacobi (MassSpringStop)",
+            "CS master + guard, Jacobi (MassSpringStopSlowSave)",
+        ],
+    )
     # the master and the plain fmpy loop run the same Jacobi scheme
     assert frame.loc[1, "fmibridge_error"] <= 1e-12
+    # the guarded rows locate the first impact (1 s in --quick) and say what
+    # they saved: a few FMU states around it, not two at each of 100 steps
+    for k in (2, 3):
+        settings = frame.loc[k, "fmibridge_settings"]
+        assert "1 impacts" in settings
+        assert int(settings.rsplit("FMU state saves ", 1)[1]) <= 60
 
 
 def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):

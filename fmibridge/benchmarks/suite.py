@@ -783,22 +783,23 @@ COUPLED_FIRST_IMPACT = 0.5654  # s, the first impact at the stop: runs end befor
 COMMUNICATION_STEP = 1e-2  # s, the co-simulation rows' step (200 steps to 2 s)
 
 
-def coupled_paths() -> tuple[Path, Path]:
-    """Return MassSpringStop.fmu and PositionController.fmu (FMI 2), built if needed."""
+def coupled_paths(plant: str = "MassSpringStop") -> tuple[Path, Path]:
+    """Return the plant's FMU (MassSpringStop, or MassSpringStopSlowSave whose state
+    costs 0.5 ms to save) and PositionController.fmu (FMI 2), built if needed."""
     from ..build import build_fmus
 
-    built = build_fmus()
-    return Path(built["MassSpringStop"]), Path(built["PositionController"])
+    built = build_fmus(models=[plant, "PositionController"])
+    return Path(built[plant]), Path(built["PositionController"])
 
 
-def _coupled_flow(interface: str):
+def _coupled_flow(interface: str, plant: str = "MassSpringStop"):
     from ..flows.cosim_master import Communication
     from ..flows.coupled import couple
     from ..flows.fmu import open_fmu
 
-    plant, controller = coupled_paths()
+    plant_path, controller = coupled_paths(plant)
     parts = {
-        "plant": open_fmu(plant, interface),
+        "plant": open_fmu(plant_path, interface),
         "controller": open_fmu(controller, interface),
     }
     return couple(parts, COUPLED_CONNECTIONS, communication=Communication("jacobi"))
@@ -818,13 +819,14 @@ def _stop_system(flow):
     return HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
 
 
-def _fmpy_instances(kind: str) -> list:
-    """The plant and controller as initialized fmpy instances ("ME" or "CS")."""
+def _fmpy_instances(kind: str, paths: tuple[Path, ...] | None = None) -> list:
+    """The plant and controller (`paths`, default `coupled_paths()`) as initialized
+    fmpy instances ("ME" or "CS")."""
     import fmpy
     from fmpy.fmi2 import FMU2Model, FMU2Slave
 
     instances = []
-    for path in coupled_paths():
+    for path in paths or coupled_paths():
         md = fmpy.read_model_description(str(path))
         fmu = (FMU2Model if kind == "ME" else FMU2Slave)(
             guid=md.guid,
@@ -833,15 +835,20 @@ def _fmpy_instances(kind: str) -> list:
             instanceName=path.stem,
         )
         fmu.instantiate()
-        fmu.setupExperiment(startTime=0.0)
-        fmu.enterInitializationMode()
-        fmu.exitInitializationMode()
+        _initialize(fmu)
         if kind == "ME":
             fmu.newDiscreteStates()
             fmu.enterContinuousTimeMode()
         vrs = {v.name: v.valueReference for v in md.modelVariables}
         instances.append((fmu, vrs))
     return instances
+
+
+def _initialize(fmu) -> None:
+    """Initialize an instantiated (or reset) fmpy instance at t = 0."""
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
 
 
 def _free(*instances) -> None:
@@ -907,13 +914,24 @@ def coupled_overhead_row(options: BenchOptions) -> Row:
     )
 
 
-def fmpy_jacobi(t_end: float, h: float) -> np.ndarray:
+class FmpyJacobi:
     """A Jacobi master written plainly on fmpy, as PyFMI's runs it: at each
     communication point set every input from its output (in the order of
-    direct feedthrough), then step every FMU. Returns the final states
-    (plant x, v; controller z)."""
-    (plant, p), (controller, c) = _fmpy_instances("CS")
-    try:
+    direct feedthrough), then step every FMU. The instances are made once;
+    each `run` resets and initializes them, as a run of fmibridge's master
+    re-enters t0 in its open FMUs."""
+
+    def __init__(self, plant: str = "MassSpringStop") -> None:
+        (self.plant, self.p), (self.controller, self.c) = _fmpy_instances(
+            "CS", coupled_paths(plant)
+        )
+
+    def run(self, t_end: float, h: float) -> np.ndarray:
+        """Return the final states (plant x, v; controller z) at t_end."""
+        plant, p, controller, c = self.plant, self.p, self.controller, self.c
+        for fmu in (plant, controller):
+            fmu.reset()
+            _initialize(fmu)
         for k in range(round(t_end / h)):
             t = k * h  # outputs in dependency order: F feeds through x_meas, v_meas
             controller.setReal(
@@ -925,29 +943,31 @@ def fmpy_jacobi(t_end: float, h: float) -> np.ndarray:
         return np.array(
             [*plant.getReal([p["x"], p["v"]]), *controller.getReal([c["z"]])]
         )
-    finally:
-        for fmu in (plant, controller):
-            fmu.terminate()
-            fmu.freeInstance()
+
+    def close(self) -> None:
+        """Terminate and free the instances."""
+        _free(self.plant, self.controller)
 
 
 def cosim_master_row(options: BenchOptions) -> Row:
-    """fmibridge's co-simulation master (Jacobi, held inputs, every step
-    undoable) against `fmpy_jacobi`: same FMUs, same step, no events."""
+    """fmibridge's co-simulation master (Jacobi, held inputs) against
+    `FmpyJacobi`: same FMUs, same step, no guard, so no state saved."""
     from ..core.system import HybridSystem, Mode
 
     h, t_end = COMMUNICATION_STEP, 0.5 if options.quick else 2.0
     flow = _coupled_flow("cs")
     system = HybridSystem([Mode("run", flow)], "run", flow.x0)
+    peer = FmpyJacobi()
     try:
         method = Halving(h=h)
         ours_x = method.run(system, t_end).x[-1]
-        theirs_x = fmpy_jacobi(t_end, h)
+        theirs_x = peer.run(t_end, h)
         ours, theirs = paired_times(
-            lambda: method.run(system, t_end), lambda: fmpy_jacobi(t_end, h), options
+            lambda: method.run(system, t_end), lambda: peer.run(t_end, h), options
         )
     finally:
         system.close()
+        peer.close()
     n = round(t_end / h)
     difference = float(np.max(np.abs(ours_x - theirs_x)))
     return Row(
@@ -958,16 +978,62 @@ def cosim_master_row(options: BenchOptions) -> Row:
         theirs / n,
         difference,
         math.nan,
-        f"halving h={h:g}, {n} steps, FMU states saved at each",
+        f"halving h={h:g}, {n} steps, no guard",
         f"getReal, setReal, doStep per FMU, h={h:g}",
         f"final states differ by {difference:.1e}",
+    )
+
+
+COSIM_GUARD_TARGET = 1.3  # the CS master with a guard over the plain fmpy loop
+
+
+def cosim_guard_row(options: BenchOptions, plant: str) -> Row:
+    """fmibridge's co-simulation master with the stop as guard (Halving locates
+    each impact; FMU states saved only where the guard's extrapolation says a
+    step may cross it) against `FmpyJacobi` on the same FMUs and step, which
+    has no guard: the price of the events. Target: COSIM_GUARD_TARGET."""
+    h, t_end = COMMUNICATION_STEP, 1.0 if options.quick else 3.0
+    flow = _coupled_flow("cs", plant)
+    system = _stop_system(flow)
+    peer = FmpyJacobi(plant)
+    try:
+        method = Halving(h=h)
+        result = method.run(system, t_end)
+        ours, theirs = paired_times(
+            lambda: method.run(system, t_end), lambda: peer.run(t_end, h), options
+        )
+    finally:
+        system.close()
+        peer.close()
+    saves = result.provenance.get("fmu_state_saves", "?")
+    n = round(t_end / h)
+    return _with_target(
+        Row(
+            f"CS master + guard, Jacobi ({plant})",
+            "s per communication step",
+            ours / n,
+            "Jacobi loop on fmpy",
+            theirs / n,
+            math.nan,
+            math.nan,
+            f"halving h={h:g} to {t_end:g} s, {len(result.events)} impacts, "
+            f"{result.stats['n_steps']} steps, FMU state saves {saves}",
+            f"getReal, setReal, doStep per FMU, h={h:g}, no guard",
+            "",
+        ),
+        COSIM_GUARD_TARGET,
     )
 
 
 def coupled_rows(options: BenchOptions) -> list[Row]:
     """The coupled section: the coupled flow's overhead and the co-simulation
     master's."""
-    return [coupled_overhead_row(options), cosim_master_row(options)]
+    return [
+        coupled_overhead_row(options),
+        cosim_master_row(options),
+        cosim_guard_row(options, "MassSpringStop"),
+        cosim_guard_row(options, "MassSpringStopSlowSave"),
+    ]
 
 
 # -- other engineers' studies, when present --

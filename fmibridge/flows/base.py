@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -109,6 +109,9 @@ class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
         self.t, self.x = t, x
 
 
+UndoPlan = Callable[[float, np.ndarray, float], bool]  # Flow.plan_undo's argument
+
+
 class Flow(abc.ABC):
     """Continuous dynamics of one mode. Knows nothing of guards or methods.
 
@@ -203,6 +206,12 @@ class Flow(abc.ABC):
     def describe(self) -> dict[str, str]:
         """Return provenance entries for the Result."""
         return {"flow": type(self).__name__}
+
+    def plan_undo(self, may_undo: UndoPlan) -> None:  # noqa: B027 - optional hook
+        """Be told which steps the run may undo: may_undo(t, x, h) is True where
+        the step of h from (t, x) may be undone (`methods.forecast`). A flow that
+        saves its state to undo a step (a Co-Simulation FMU) saves it only there,
+        and until told at every step; the others need not know."""
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the `recorded_names` values at the sample (t, x) just taken, and

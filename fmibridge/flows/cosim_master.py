@@ -4,7 +4,13 @@
 
 1. every component is put at (t, its part of x): a Co-Simulation FMU restores
    the FMU state saved there (`CoSimulationFlow.goto`), so a step the method
-   undoes to bracket a crossing is undone in every FMU together;
+   undoes to bracket a crossing is undone in every FMU together. The states
+   are saved together too, before the steps the run may undo (`plan_undo`:
+   those a guard may cross), else before every step. Where saving costs more
+   than stepping (a large FMU's get state), a point the run may return to is
+   instead reached again by replaying the steps that led to it from the last
+   saved one (at most MAX_REPLAY): the same steps with the same inputs give
+   the same states, bit for bit, which the replay checks;
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -19,7 +25,9 @@ The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
 held inputs, as it must across a jump. An FMU that ends the simulation inside a
 step (terminateSimulation) ends the coupled run at the step's start, the last
-point where all components agree. The components' own events inside a doStep
+point where all components agree. The recorded variables are read after each
+step, where the components are, so a sample never moves an FMU. The
+components' own events inside a doStep
 (an FMI 3 FMU in Event Mode stops at each) are run there and logged in the
 Result's event log as `component.fmu_event` once the step is accepted
 (`observe`); that component's part of the state before and after is exact, the
@@ -35,6 +43,7 @@ Gauss-Seidel schemes, extrapolated inputs). Gomes et al.,
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -42,7 +51,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from .base import Flow, FlowTerminated
+from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
 from .fmu import SNAP_RTOL
 
@@ -50,6 +59,7 @@ SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
 MAX_HISTORY = 64  # communication points remembered for extrapolation (a halving
 # revisits the last few; 64 covers the deepest bisection of Halving's 64 halvings)
+MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 
 
 @dataclass(frozen=True)
@@ -100,8 +110,21 @@ class CoupledCoSimulation(CoupledParts, Flow):
                 f"{list(order)} for components {names}."
             )
         self._order = [names.index(n) for n in order]
+        self._extrapolates = communication.inputs == "extrapolate"
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
-        self._last_step: tuple = ()  # (t, x, t + h, y) of the last `advance`
+        self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
+        self._may_undo: UndoPlan | None = None  # None: every step may be undone
+        saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
+        self._saving = [self.components[k].flow for k in saving]  # CS FMUs
+        self._saving_index = saving
+        # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
+        self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
+        # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
+        self._came_from: OrderedDict[tuple, tuple] = OrderedDict()
+        self._step_cost = 0.0  # wall seconds of a plain step, a running mean
+        self._replays = not any(  # an FMU's own events are logged once, as run
+            c.flow is not None and c.flow.reports_events for c in self.components
+        )
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
@@ -109,8 +132,68 @@ class CoupledCoSimulation(CoupledParts, Flow):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
+        start, saves = time.perf_counter(), self.n_state_saves
+        # back first: the forecast's guards may read the components' outputs
+        replayed = self._return_to(t, x) if self._saving and self._replays else 0
+        may_undo = self._may_undo is not None and self._may_undo(t, x, h)
+        y = self._advance(t, x, h, scheme, may_undo)
+        if self.recorded_names:
+            recorded = super()._recorded(t + h, y)
+            self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
+            while len(self._recorded_at) > MAX_HISTORY:
+                self._recorded_at.popitem(last=False)
+        if not replayed and self.n_state_saves == saves:  # a plain step
+            spent = time.perf_counter() - start
+            self._step_cost += 0.1 * (spent - self._step_cost)
+        self._came_from[(t + h, y.tobytes())] = (t, x.copy(), h, scheme)
+        while len(self._came_from) > MAX_HISTORY:
+            self._came_from.popitem(last=False)
+        return y
+
+    def _return_to(self, t: float, x: np.ndarray) -> int:
+        """Put the components back at (t, x) by replaying the steps that led
+        there from a point they saved, if they left it unsaved; return the
+        number of steps replayed (0: none needed, or none possible)."""
+        if self._last_step and _same_point(self._last_step[2:], t, x):
+            return 0  # where the last step ended: every component is there
+        chain = self._chain(t, x)
+        if not chain:
+            return 0
+        for t_k, x_k, h_k, scheme in reversed(chain):
+            y = self._advance(t_k, x_k, h_k, scheme, False)
+        if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
+            return 0
+        return len(chain)
+
+    def _chain(self, t: float, x: np.ndarray, saved: bool = False) -> list[tuple]:
+        """The steps (t_k, x_k, h_k, scheme), last first, that lead to (t, x)
+        from the nearest point every component can return to (`saved`: saved
+        its state at); [] where (t, x) is one or none is within MAX_REPLAY."""
+        chain: list[tuple] = []
+        for _ in range(MAX_REPLAY + 1):
+            parts = self._saving_parts(self.parts(x))
+            if all(
+                flow.can_return(t, part, saved)
+                for flow, part in zip(self._saving, parts, strict=True)
+            ):
+                return chain
+            step = self._came_from.get((t, x.tobytes()))
+            if step is None or len(chain) == MAX_REPLAY:
+                return []
+            chain.append(step)
+            t, x = step[0], step[1]
+        return []
+
+    def _advance(
+        self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
+    ) -> np.ndarray:
+        """The communication step of h from (t, x); the components' states saved
+        first if it may be undone, unless replaying costs less (`_chain`)."""
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
+        if may_undo and self._should_save(t, x):
+            for flow in self._saving:
+                flow.keep()
         y_t = self.coupling.outputs.copy()
         level, slope = y_t.copy(), self._slope(t, x, y_t)
         steps = list(parts)
@@ -123,19 +206,61 @@ class CoupledCoSimulation(CoupledParts, Flow):
         except FlowTerminated:  # the others cannot follow it there: end at t
             raise FlowTerminated(t, x) from None
         y = np.concatenate(steps)
-        if not np.all(np.isfinite(y)):
+        if not np.isfinite(y).all():
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
                 f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
             )
         self._remember((t + h, y.tobytes()), (t, y_t))
-        self._last_step = (t, x.copy(), t + h, y)
+        self._last_step = (t, x.copy(), t + h, y, h)
         return y
+
+    def _should_save(self, t: float, x: np.ndarray) -> bool:
+        """Save before a step that may be undone, unless the components can
+        come back by replaying fewer steps than a save costs."""
+        if not self._replays:
+            return True
+        chain = len(self._chain(t, x, saved=True))
+        if chain == 0:
+            return True
+        save_cost = sum(flow.save_cost for flow in self._saving)
+        return chain * self._step_cost >= save_cost
+
+    def _saving_parts(self, parts: list[np.ndarray]) -> list[np.ndarray]:
+        return [parts[k] for k in self._saving_index]
+
+    def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run the components' events at (t, x) (`CoupledParts`); the
+        variables recorded after the step that ended there are stale."""
+        self._recorded_at.clear()
+        return super().discrete_event(t, x)
+
+    def plan_undo(self, may_undo: UndoPlan) -> None:
+        """Save the components' states (together) before a step only where
+        may_undo(t, x, h); the components never save on their own."""
+        self._may_undo = may_undo
+        for flow in self._saving:
+            flow.plan_undo(_never)
+
+    @property
+    def n_state_saves(self) -> int:
+        """The FMU states the components saved since `plan_undo`."""
+        return sum(flow.n_state_saves for flow in self._saving)
+
+    def _recorded(self, t: float, x: np.ndarray) -> dict[str, float]:
+        """The recorded variables at (t, x): read after the step that ended
+        there, else with the components put there."""
+        t_end, snap, recorded = self._recorded_at.get(x.tobytes(), (t, -1.0, {}))
+        if abs(t - t_end) <= snap:
+            return recorded
+        return super()._recorded(t, x)
 
     def _slope(self, t: float, x: np.ndarray, y_t: np.ndarray) -> np.ndarray:
         """The extrapolation slope of each connected output (0 if held)."""
+        if not self._extrapolates:
+            return np.zeros_like(y_t)
         previous = self._history.get((t, x.tobytes()))
-        if self.communication.inputs == "hold" or previous is None:
+        if previous is None:
             return np.zeros_like(y_t)
         t_previous, y_previous = previous
         return (y_t - y_previous) / (t - t_previous)
@@ -153,7 +278,9 @@ class CoupledCoSimulation(CoupledParts, Flow):
 
             return scheme.step(f, t, x, h)
         component.at(t, x)
-        coupling.write_inputs(c, level + slope * (h / 2))
+        coupling.write_inputs(
+            c, level + slope * (h / 2) if self._extrapolates else level
+        )
         return component.step(t, x, h)
 
     def _use_new_outputs(self, c, t_new, x_new, h, y_t, level, slope) -> None:
@@ -178,7 +305,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
         recorded = self._recorded(t, x)
         if not self.reports_events or not self._last_step:
             return recorded, ()
-        t_start, x_start, t_end, y = self._last_step
+        t_start, x_start, t_end, y, _ = self._last_step
         if abs(t - t_end) > SNAP_RTOL * (t_end - t_start) or not np.array_equal(x, y):
             return recorded, ()
         events = []
@@ -196,6 +323,7 @@ class CoupledCoSimulation(CoupledParts, Flow):
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
 
     def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:
+        """Keep the outputs at the step's start for the extrapolation from its end."""
         self._history[key] = value
         self._history.move_to_end(key)
         while len(self._history) > MAX_HISTORY:
@@ -208,3 +336,14 @@ class CoupledCoSimulation(CoupledParts, Flow):
             "communication": f"{self.communication.scheme}, inputs "
             f"{self.communication.inputs}",
         }
+
+
+def _never(t: float, x: np.ndarray, h: float) -> bool:
+    """The components' plan: the master saves their states (`plan_undo`)."""
+    return False
+
+
+def _same_point(end: tuple, t: float, x: np.ndarray) -> bool:
+    """True if (t, x) is the point `end` = (t_end, y, h) within round-off of time."""
+    t_end, y, h = end
+    return abs(t - t_end) <= SNAP_RTOL * h and np.array_equal(x, y)

@@ -89,6 +89,9 @@ class Coupling:
             [(di, k) for (d, di), k in self.source_of.items() if d == c]
             for c in range(len(self.components))
         ]
+        self._input_slots = [
+            np.array([k for _, k in ports], dtype=np.intp) for ports in self._inputs
+        ]
         self._writers = [
             self.components[c].writer([di for di, _ in ports])
             for c, ports in enumerate(self._inputs)
@@ -211,7 +214,7 @@ class Coupling:
     def write_inputs(self, c: int, outputs: np.ndarray) -> None:
         """Set component c's connected inputs from source values `outputs`."""
         if self._inputs[c]:
-            self._writers[c](outputs[[k for _, k in self._inputs[c]]])
+            self._writers[c](outputs[self._input_slots[c]])
 
     def read_outputs(self, c: int, outputs: np.ndarray) -> None:
         """Write component c's connected outputs, read now, into `outputs`."""

@@ -20,18 +20,20 @@ the Result samples, and `terminateSimulation` ends the run (Status.TERMINATED).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+import time
+import warnings
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..core._functions import Function
-from ..core.errors import FmibridgeError, FMUError
+from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
-from .base import Flow, FlowTerminated, VectorField
+from .base import Flow, FlowTerminated, UndoPlan, VectorField
 from .fmi import FmiInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 from .fmu_jacobian import fmu_jacobian, state_nominals
@@ -40,6 +42,7 @@ from .input_table import InputTable, jump_times
 InputValue = float | Callable[[float], float] | InputTable
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
+MAX_RECORDED = 64  # step ends whose recorded outputs are kept for the samples
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
@@ -58,7 +61,9 @@ def _is_discrete(variable: Variable) -> bool:
 
 
 class _Reader:
-    """Reads the values of some variables, one FMU call per FMI type."""
+    """Reads the values of some variables, one FMU call per FMI type; scalar
+    reals alone through the bound C get (`RealPorts`, a Co-Simulation flow's
+    states after every step)."""
 
     def __init__(self, instance: FmiInstance, variables: Sequence[Variable]) -> None:
         self._instance = instance
@@ -76,8 +81,15 @@ class _Reader:
             [i for v in variables for i in positions[v.name]], dtype=np.intp
         )
         self.names = tuple(n for v in variables for n in v.element_names)
+        reals = len(self._calls) == 1 and self._calls[0][0] in C_REALS
+        scalars = all(not v.shape for v in variables)
+        self._ports = (
+            instance.real_ports(self._calls[0][1]) if reals and scalars else None
+        )
 
     def read(self) -> np.ndarray:
+        if self._ports is not None and self._instance._fmu is not None:  # not freed
+            return self._ports.get()
         if not self._calls:
             return np.empty(0)
         values = []
@@ -638,10 +650,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
     """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
 
     `advance` is repeatable: the FMU state at each point the master may return
-    to is saved (get/set FMU state), so a halved step restarts from it. A
-    point that was never reached (a reset) is entered by setting the state
-    variables, or where the FMU refuses that, by fmiReset and
-    re-initialisation at that time with the new state as start values. An
+    to is saved (get/set FMU state), so a halved step restarts from it. Told
+    which steps a run may undo (`plan_undo`: those a guard may cross), it
+    saves only before those; until told, before every step. A point that was
+    never reached (a reset) is entered by setting the state variables, or
+    where the FMU refuses that, by fmiReset and re-initialisation at that time
+    with the new state as start values; so is a point left without a saved
+    state that a run returns to, with a warning (the forecast missed a
+    crossing). The recorded outputs are read after each step, so a sample
+    never moves the FMU. An
     FMI 3 FMU with Event Mode returns early at its own events; each is run
     (Event Mode, iteration) where the FMU stopped and logged as `fmu_event`
     once the step is accepted (`observe`).
@@ -673,15 +690,35 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._snap = 0.0  # times within this of self._at's are the same time
         self._can_set_states: bool | None = None
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
+        self._may_undo: UndoPlan | None = None  # None: every step may be undone
+        self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
+        self.n_state_saves = 0  # FMU states saved since `plan_undo`
+        self.save_cost = 0.0  # the wall seconds of a save, the mean of those timed
+        self._saves_timed = 0
+        # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
+        self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
+
+    def plan_undo(self, may_undo: UndoPlan) -> None:
+        """Save the FMU state before a step only where may_undo(t, x, h)."""
+        self._may_undo, self.n_state_saves = may_undo, 0
+        self._left.clear()
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first."""
+        """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first,
+        its state saved there if the step may be undone (`plan_undo`)."""
+        may_undo = self._may_undo is not None and self._may_undo(t, x, h)
         self.goto(t, x)
+        if may_undo:
+            self.keep()
+        elif self._may_undo is not None:
+            self._left.append(self._at)
         self._set_inputs(t)
         return self._step(t, h)
 
     def _set_inputs(self, t: float) -> None:
         """Set the inputs for the step from t: continuous ones and tables."""
+        if not (self._inputs or self._discrete_tables):
+            return
         values = {**self._input_values(t), **self._table_values(t)}
         if values:
             self.instance._set_start(values)
@@ -691,6 +728,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._pass_jump(t)
         self.goto(t, x)
         self._set_inputs(t)
+        self._recorded_at.clear()  # outputs that feed through now differ
         return x
 
     def _step(self, t: float, h: float) -> np.ndarray:
@@ -709,6 +747,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 y = self._states_reader.read()
                 self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
                 self._events = (self._at, tuple(events))
+                if self.recorded_names:
+                    self._remember_recorded()
                 return self._check_finite(y, "doStep", t_end)
             t_now = end.t
         raise FMUError(
@@ -740,8 +780,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._events = (key, ())
         if not self.recorded_names:
             return {}, events
-        self.goto(t, x)
-        return self._recorded_values(), events
+        t_end, snap, recorded = self._recorded_at.get(x.tobytes(), (t, -1.0, None))
+        if recorded is None or abs(t - t_end) > snap:
+            self.goto(t, x)
+            recorded = self._recorded_values()
+        return recorded, events
+
+    def _remember_recorded(self) -> None:
+        """Keep the recorded outputs at the step's end, where the FMU is."""
+        (t, x), recorded = self._at, self._recorded_values()
+        self._recorded_at[x] = (t, self._snap, recorded)
+        self._recorded_at.move_to_end(x)
+        while len(self._recorded_at) > MAX_RECORDED:
+            self._recorded_at.popitem(last=False)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -754,6 +805,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Return x(t + h) with the real input `name` at `value` for this step only."""
         vr, held = self._held_input(name)
         self.goto(t, x)
+        self.keep()  # a probe: the run returns to (t, x)
         self._set_inputs(t)
         self.instance.set_reals([vr], [value])
         try:
@@ -767,6 +819,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Set discrete inputs (step mode) before the next doStep from (t, x)."""
         self.goto(t, x)
         self.instance.set_ints(list(ints), list(ints.values()))
+        self._recorded_at.clear()  # outputs that feed through now differ
 
     def goto(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): restore a saved state, or enter a reset state.
@@ -781,12 +834,46 @@ class CoSimulationFlow(_FmuFlow, Flow):
             if key in self._snapshots:
                 self.instance.set_state(self._snapshots[key])
             else:
+                self._warn_unsaved(key)
                 self._enter(t, x)
             self._at = key
+        if self._may_undo is None:
+            self.keep()
+
+    def keep(self) -> None:
+        """Save the FMU state where it is (where the FMU can), for `goto`."""
+        key = self._at
         if self._can_save and key not in self._snapshots:
+            start = time.perf_counter()
             self._snapshots[key] = self.instance.get_state()
+            n, self._saves_timed = self._saves_timed, min(self._saves_timed + 1, 100)
+            spent = time.perf_counter() - start
+            self.save_cost = (n * self.save_cost + spent) / (n + 1)
+            self.n_state_saves += 1
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
+
+    def can_return(self, t: float, x: np.ndarray, saved: bool = False) -> bool:
+        """True if `goto(t, x)` needs no reset: the FMU saved its state there, or
+        (unless `saved`) is there."""
+        key = (t, x.tobytes())
+        if self._is_at(key):
+            return not saved or self._at in self._snapshots
+        return key in self._snapshots
+
+    def _warn_unsaved(self, key: tuple) -> None:
+        """Warn of a return to the start of a step taken without saving the state
+        (the run's forecast missed a crossing; `plan_undo`): entered as a reset."""
+        t = key[0]
+        if key in self._left and self._can_save:
+            warnings.warn(
+                f"{self.path}: a step from t = {t!r} was undone that no saved FMU "
+                f"state covers (its guard's crossing was not foreseen); the FMU "
+                f"re-enters t = {t!r} by a reset, exact only where its state "
+                f"variables are its whole state.",
+                FmibridgeWarning,
+                stacklevel=2,
+            )
 
     def _is_at(self, key: tuple) -> bool:
         t_at, x_at = self._at

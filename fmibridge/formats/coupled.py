@@ -68,7 +68,7 @@ from pathlib import Path
 
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import HybridSystem, Mode, UnilateralConstraint
-from ..flows.cosim_master import Communication
+from ..flows.cosim_master import Communication, CoupledCoSimulation
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
 from ..methods.coupled_contact import coupled_contact
@@ -302,6 +302,10 @@ def _build(path, spec, flow, system_parameters, problems, name, options, t_end):
     outputs = read_outputs(
         spec.get("output", {}), flow.state_names, known - set(parameters), problems
     )
+    if isinstance(flow, CoupledCoSimulation) and not flow.recorded_names:
+        # read after each step: FMUs that step themselves are not put back at a
+        # sample after the run (a reset and re-initialisation each)
+        flow.record([n for n in outputs if n not in flow.state_names])
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
     if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")

@@ -27,6 +27,7 @@ from ..flows.base import Flow, FlowTerminated
 from ..flows.stiff import integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode
+from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
@@ -233,10 +234,14 @@ class Method(abc.ABC):
         if not self.is_adaptive:  # each fixed step's local error is estimated
             log.local_errors = LocalErrors(system.x0, self.scheme.error_order)
         watch = Watchdog(self, system, t_end)
+        _plan_undo(system)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
             status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
         provenance = self._provenance(system, t_end, wall)
         provenance["python_callbacks"] = self._callbacks(system)
+        saves = [f.n_state_saves for f in system.flows() if hasattr(f, "n_state_saves")]
+        if saves:
+            provenance["fmu_state_saves"] = str(sum(saves))
         provenance.update(self._judge_errors(system, log))
         result = log.finish(status, provenance, detail)
         return dataclasses.replace(result, units=_units(system))
@@ -574,6 +579,19 @@ def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
 def _units(system: HybridSystem) -> dict[str, str]:
     """The unit of each column the flows know one of (an FMU's variables)."""
     return {k: v for flow in system.flows() for k, v in flow.units.items()}
+
+
+def _plan_undo(system: HybridSystem) -> None:
+    """Tell each flow which steps the run may undo: those its modes' guards may
+    cross (`CrossingForecast`); a flow without guards undoes none."""
+    guards: dict[int, tuple[Flow, list]] = {}
+    for mode in system.modes.values():
+        entry = guards.setdefault(id(mode.flow), (mode.flow, []))
+        entry[1].extend(edge.guard for edge in mode.edges)
+    for flow, of_flow in guards.values():
+        plan = getattr(flow, "plan_undo", None)  # a flow of one's own may lack it
+        if plan is not None:
+            plan(CrossingForecast(of_flow))
 
 
 def _observer(system: HybridSystem):

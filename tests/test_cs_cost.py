@@ -1,0 +1,174 @@
+"""What a Co-Simulation coupling costs: FMU states saved only where a guard may be
+crossed, none for a plain run, and no reset or re-initialisation for recording.
+
+The event times were measured on the code before this policy, which saved every
+FMU's state at every communication step (686 saves and 34 resets on the guarded
+pair below, 4737 saves and 2210 resets on adapters/controlled_stop_cs.toml).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fmibridge import Halving, HybridSystem, Mode
+from fmibridge.build import BuildError, read_table
+from fmibridge.core.errors import FmibridgeWarning
+from fmibridge.core.system import Edge, Guard
+from fmibridge.flows.cosim_master import Communication
+from fmibridge.flows.coupled import couple
+from fmibridge.flows.fmu import CoSimulationFlow, open_fmu
+from fmibridge.formats.adapters import load_adapter
+from fmibridge.methods.forecast import CrossingForecast
+
+ROOT = Path(__file__).resolve().parent.parent
+CONNECTIONS = (
+    ("plant.x", "controller.x_meas"),
+    ("plant.v", "controller.v_meas"),
+    ("controller.F", "plant.F"),
+)
+# impacts of the guarded pair below and of controlled_stop_cs.toml, before; the
+# pair's state at 3 s (plant x, v; controller z) and controller.F there
+PAIR_IMPACTS = [0.565923679897323, 2.886296686136261]
+PAIR_END = [0.8442132105847567, -0.9595766150689702, 0.4391579676934219]
+PAIR_F_END = 12.177204303522338
+ADAPTER_IMPACTS = [
+    0.565392606066613, 2.8885484760170503, 3.336694586250561, 5.3992042083964735,
+    5.842220256907456, 7.907077791674802, 8.342954451903692,
+]  # fmt: skip
+
+
+@pytest.fixture
+def resets(monkeypatch):
+    """Count the re-initialisations of Co-Simulation FMUs (reset + initialize)."""
+    count = {"n": 0}
+    original = CoSimulationFlow._reinitialize
+
+    def counted(self, t, x):
+        count["n"] += 1
+        return original(self, t, x)
+
+    monkeypatch.setattr(CoSimulationFlow, "_reinitialize", counted)
+    return count
+
+
+def pair(fmu_dir, plant="MassSpringStop"):
+    """MassSpringStop (or its slow-save twin) driven by PositionController, in CS."""
+    parts = {
+        "plant": open_fmu(fmu_dir / f"{plant}.fmu", "cs"),
+        "controller": open_fmu(fmu_dir / "PositionController.fmu", "cs"),
+    }
+    return couple(parts, CONNECTIONS, communication=Communication("jacobi"))
+
+
+def with_stop(flow):
+    def bounce(t, x):
+        return np.array([x[0], -0.6 * x[1], x[2]])
+
+    stop = Edge(Guard(lambda t, x: 1.0 - x[0], "falling"), "run", bounce, "stop")
+    return HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+@pytest.mark.parametrize("plant", ["MassSpringStop", "MassSpringStopSlowSave"])
+def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
+    """The same impacts and states, bit for bit, whether the points a halving
+    returns to were saved or (the slow save) replayed from a saved one."""
+    flow = pair(fmu_dir, plant)
+    flow.record(["plant.x", "controller.F"])
+    system = with_stop(flow)
+    try:
+        first = Halving(h=0.01).run(system, 3.0)
+        resets["n"] = 0
+        again = Halving(h=0.01).run(system, 3.0)  # re-enters t0 in the open FMUs
+    finally:
+        system.close()
+    for result in (first, again):
+        assert result.event_times.tolist() == PAIR_IMPACTS
+        assert result.x[-1].tolist() == PAIR_END
+        assert result.outputs["controller.F"][-1] == PAIR_F_END
+        # 324 steps of 2 FMUs: 648 saves at every step; 86 measured
+        assert int(result.provenance["fmu_state_saves"]) <= 100
+    # at most the run's start (t0 in each FMU) and each impact's reset of the
+    # plant's velocity (it refuses setting a state in step mode), fewer where a
+    # state the first run saved there is still kept; none for the 219 samples
+    assert resets["n"] <= 2 + len(PAIR_IMPACTS)
+    assert np.array_equal(first.outputs["controller.F"], again.outputs["controller.F"])
+    assert np.array_equal(first.x, again.x)
+
+
+def test_a_plain_run_saves_nothing(fmu_dir, resets):
+    flow = pair(fmu_dir)
+    flow.record(["controller.F"])
+    system = HybridSystem([Mode("run", flow)], "run", flow.x0)
+    try:
+        result = Halving(h=0.01).run(system, 1.0)
+    finally:
+        system.close()
+    assert result.provenance["fmu_state_saves"] == "0"
+    assert resets["n"] == 0
+    assert len(result.t) == 101 and np.all(np.isfinite(result.outputs["controller.F"]))
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+@pytest.mark.parametrize("plant", ["MassSpringStop", "MassSpringStopSlowSave"])
+def test_the_cs_adapter_keeps_its_impacts_without_a_reset_per_sample(
+    tmp_path, fmu_dir, resets, plant
+):
+    """Gauss-Seidel, extrapolated inputs, the guard an output (plant.gap)."""
+    text = (ROOT / "adapters" / "controlled_stop_cs.toml").read_text()
+    path = tmp_path / "controlled_stop_cs.toml"
+    text = text.replace("MassSpringStop.fmu", f"{plant}.fmu")
+    path.write_text(text.replace("../fmus/build", str(fmu_dir)))
+    with load_adapter(path) as adapter:
+        result = adapter.run()
+    assert result.event_times.tolist() == ADAPTER_IMPACTS
+    assert resets["n"] == len(ADAPTER_IMPACTS)  # the plant's, at each impact
+    assert int(result.provenance["fmu_state_saves"]) <= 400  # 302 measured
+    assert np.all(np.isfinite(result.outputs["controller.r"]))
+
+
+def test_the_forecast_saves_where_the_guard_may_be_reached():
+    guard = Guard(lambda t, x: x[0], "falling")
+    forecast, x = CrossingForecast([guard]), np.zeros(1)
+    # g = 1 - t moves 0.1 a step of 0.1: saved while no two past points tell
+    # its slope, then once it is within SAFETY = 4 steps' motion (0.4) of zero
+    saved = [forecast(0.1 * k, x + 1.0 - 0.1 * k, 0.1) for k in range(9)]
+    assert saved[:6] == [True, True, False, False, False, False]
+    assert saved[7:] == [True, True]
+    # a return to an earlier point (an undone step) forgets the points after it
+    assert forecast(0.1, x + 0.9, 0.1)
+    # a gap of more than 4 steps since the points: no forecast, saved
+    forecast(0.2, x + 0.8, 0.1)
+    assert forecast(0.9, x + 0.8, 0.1)
+    assert not CrossingForecast([])(0.0, x, 0.1)  # no guard: no step undone
+
+
+def test_state_save_cost_is_read_from_the_table(tmp_path):
+    table = read_table(ROOT / "fmus" / "MassSpringStopSlowSave" / "model.toml")
+    assert table.state_save_cost == 5e-4
+    plain = read_table(ROOT / "fmus" / "MassSpringStop" / "model.toml")
+    assert plain.state_save_cost == 0.0
+    bad = tmp_path / "model.toml"
+    bad.write_text('name = "Bad"\nstate_save_cost = "slow"\n')
+    with pytest.raises(BuildError, match="state_save_cost"):
+        read_table(bad)
+
+
+def test_a_crossing_the_forecast_missed_is_located_and_said(fmu_dir):
+    """A guard that jumps (1, then -1 from 0.505) gives no warning in its past values:
+    its step is not saved, and undoing it re-enters the FMUs by a reset (no
+    saved point within MAX_REPLAY steps to replay from), with a warning."""
+    flow = pair(fmu_dir)
+    switch = Edge(Guard(lambda t, x: 1.0 if t < 0.505 else -1.0), "after")
+    modes = [Mode("run", flow, [switch]), Mode("after", flow)]
+    system = HybridSystem(modes, "run", flow.x0)
+    try:
+        with pytest.warns(FmibridgeWarning, match="no saved FMU state covers"):
+            result = Halving(h=0.01).run(system, 0.6)
+    finally:
+        system.close()
+    assert len(result.events) == 1
+    assert abs(result.event_times[0] - 0.505) <= 1e-9
