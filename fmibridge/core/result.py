@@ -551,6 +551,12 @@ class Recorder:
             self.warn(message)
 
     @property
+    def is_journaled(self) -> bool:
+        """True if the samples stream to a journal: a loop that gathers them in
+        blocks hands each over at once, for the journal to outlive a crash."""
+        return self._journal is not None
+
+    @property
     def n_samples(self) -> int:
         """Samples held (after thinning)."""
         return self._n + self._has_tail

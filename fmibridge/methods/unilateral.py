@@ -296,7 +296,7 @@ class Unilateral(Method):
     accumulation of impacts) fires again at once; impacts then pile up
     until the watchdog or `max_events` stops the run (hand over to
     `Completion`). One attempt takes the steps up to the next due edge (at
-    most BLOCK), then fires it.
+    most BLOCK; one where the run is journaled), then fires it.
 
     Parameters
     ----------
@@ -395,7 +395,9 @@ class Unilateral(Method):
         mode = system.mode(state.mode)
         bank, atoms = _bank(mode, not self.endpoint)
         memory = getattr(state, "memory", None) or History(bank)
-        ts, xs = np.empty(BLOCK), np.empty((BLOCK, max(bank.n, 1)))
+        # a journal keeps each step as it comes, to outlive a crash (`core.journal`)
+        block = 1 if log.is_journaled else BLOCK
+        ts, xs = np.empty(block), np.empty((block, max(bank.n, 1)))
         out = flight(
             bank,
             self._settings,
@@ -404,7 +406,7 @@ class Unilateral(Method):
             state.x,
             t_end,
             reach_tol(t_end, self.h),
-            min(self.max_steps - log.n_steps, BLOCK),
+            min(self.max_steps - log.n_steps, block),
             ts,
             xs,
         )
