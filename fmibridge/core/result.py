@@ -24,6 +24,8 @@ from .errors import FmibridgeError, FmibridgeWarning
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made, not with fmibridge
     import pandas as pd
+
+    from ._local_errors import LocalErrors
 from .journal import Journal
 from .outputs import write_atomically
 
@@ -415,7 +417,8 @@ class Recorder:
         self.observer = observer
         self.warnings: list[str] = []
         self._warned: set = set()
-        self.local_errors = None  # the run's step error estimates (Method.run)
+        # the run's step error estimates (Method.run)
+        self.local_errors: LocalErrors | None = None
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0

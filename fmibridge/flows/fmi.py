@@ -16,12 +16,14 @@ import contextlib
 import contextvars
 import ctypes
 import functools
+import inspect
 import math
 import os
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -36,11 +38,12 @@ FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 FMI2_TERMINATED, FMI2_LAST_SUCCESSFUL_TIME = 3, 2  # fmi2StatusKind values
 MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode),
 # as the flows' MAX_EVENT_ITERATIONS: a model needing more has no fixed point
-Start = Mapping[int, tuple[str, object]]  # value reference -> (FMI type, value)
+Start = Mapping[int, tuple[str, Any]]  # value reference -> (FMI type, value)
+F = TypeVar("F", bound=Callable[..., Any])  # a method `_fmi_call` wraps
 FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
 
 
-def _fmi_call(method: Callable) -> Callable:
+def _fmi_call(method: F) -> F:
     """Turn fmpy's FMICallException into FMUError naming the function and file."""
     from fmpy.fmi1 import FMICallException  # imported once, not on every call
 
@@ -52,7 +55,15 @@ def _fmi_call(method: Callable) -> Callable:
         except FMICallException as exc:
             raise _status_error(self, exc.function, exc.status) from None
 
-    return call
+    return cast(F, call)
+
+
+def _address(instance: FmiInstance, pointer: Any, function: str) -> int:
+    """The address of a C function fmpy bound (a NULL one is missing)."""
+    address = ctypes.cast(pointer, ctypes.c_void_p).value
+    if address is None:
+        raise FMUError(function, "missing", instance.path, "a NULL function pointer")
+    return address
 
 
 def _status_error(instance: FmiInstance, function: str, status: int) -> FMUError:
@@ -142,6 +153,10 @@ class FmiInstance:
     interface: str = ""  # "ModelExchange" or "CoSimulation"
     calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
     _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
+    # per version (`_Fmi1`, `_Fmi2`, `_Fmi3`): the C names of get and set Real, and
+    # whether they take the number of values
+    real_functions: tuple[str, str]
+    counts_values: bool
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -240,7 +255,7 @@ class FmiInstance:
 
     def c_address(self, function: str) -> int:
         """Return the address of the FMU's C function `function` (compiled calls)."""
-        return ctypes.cast(self._fmu._functions[function], ctypes.c_void_p).value
+        return _address(self, self._fmu._functions[function], function)
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
@@ -249,12 +264,17 @@ class FmiInstance:
     # -- implemented per version ------------------------------------------------
     _real = _int = ""
 
-    def _create(self, description, unzip_dir: Path): ...
-    def _instantiate(self) -> None: ...
-    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list: ...
+    def _create(self, description, unzip_dir: Path) -> Any:
+        raise NotImplementedError
+
+    def _instantiate(self) -> None:
+        raise NotImplementedError
+
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
+        raise NotImplementedError
 
 
-class _Fmi2:
+class _Fmi2(FmiInstance):
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
 
     real_functions = ("fmi2GetReal", "fmi2SetReal")
@@ -318,7 +338,7 @@ class _Fmi2:
             self._fmu.freeFMUstate(state)
 
 
-class _Fmi3:
+class _Fmi3(FmiInstance):
     """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
 
     real_functions = ("fmi3GetFloat64", "fmi3SetFloat64")
@@ -373,7 +393,7 @@ class _Fmi3:
         return _iterate(self, self._fmu.updateDiscreteStates, max_iterations)
 
 
-class _Fmi1:
+class _Fmi1(FmiInstance):
     """FMI 1.0 calls shared by Model Exchange and Co-Simulation.
 
     FMI 1.0 names each C function `<modelIdentifier>_fmiXxx`; fmpy binds them
@@ -407,7 +427,7 @@ class _Fmi1:
         fmiGetDerivatives, fmiGetEventIndicators, fmiGetReal and fmiSetReal
         have the C shapes of FMI 2.0's."""
         name = "fmi1" + function.removeprefix("fmi1").removeprefix("fmi")
-        return ctypes.cast(self._fmu._functions[name], ctypes.c_void_p).value
+        return _address(self, self._fmu._functions[name], function)
 
     def get_state(self):
         raise self._no_state("fmiGetFMUstate")
@@ -494,6 +514,7 @@ class _ModelExchange(FmiInstance):
 
     interface = "ModelExchange"
     _c_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
+    calls: FmuCalls  # bound by `_bind` when instantiated
 
     def _buffers(self) -> None:
         self.nx = self.description.numberOfContinuousStates
@@ -569,6 +590,10 @@ class _ModelExchange(FmiInstance):
         if not info.terminate:
             self._fmu.enterContinuousTimeMode()
         return info
+
+    def _iterate(self, max_iterations: int) -> EventInfo:
+        """Iterate the discrete states to a fixed point (per FMI version)."""
+        raise NotImplementedError
 
     @_fmi_call
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
@@ -889,7 +914,7 @@ class Fmi3Slave(_Fmi3, FmiInstance):
         tolerance: float | None = None,
         inputs: Start | None = None,
     ) -> None:
-        _Fmi3.initialize.__wrapped__(self, t0, start, tolerance, inputs)
+        inspect.unwrap(_Fmi3.initialize)(self, t0, start, tolerance, inputs)
         if self.uses_event_mode:  # exitInitializationMode left it in Event Mode
             self._iterate(MAX_INITIAL_ITERATIONS)
             self._fmu.enterStepMode()
