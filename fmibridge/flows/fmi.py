@@ -31,7 +31,13 @@ from ..core.errors import FmibridgeError, FMUError
 from ._fmu import FUNCTIONS, FmuCalls
 from .fmu_archive import FmuArchive
 
-__all__ = ["FmuArchive", "FmiInstance", "instantiate"]
+__all__ = [
+    "CoSimulationInstance",
+    "FmiInstance",
+    "FmuArchive",
+    "ModelExchangeInstance",
+    "instantiate",
+]
 
 STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
@@ -273,6 +279,28 @@ class FmiInstance:
     def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
         raise NotImplementedError
 
+    def initialize(
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
+    ) -> None:
+        """Set start values and inputs, and initialize the FMU at t0."""
+        raise NotImplementedError
+
+    def get_state(self) -> Any:
+        """Save the FMU's state (fmiGetFMUstate)."""
+        raise NotImplementedError
+
+    def set_state(self, state: Any) -> None:
+        """Restore a saved state (fmiSetFMUstate)."""
+        raise NotImplementedError
+
+    def free_state(self, state: Any) -> None:
+        """Free a saved state (fmiFreeFMUstate)."""
+        raise NotImplementedError
+
 
 class _Fmi2(FmiInstance):
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
@@ -466,7 +494,7 @@ class RealPorts:
     """Get and set one fixed list of Real variables of an instance, fast.
 
     The FMI get and set functions are bound to the component, the value
-    references and one buffer, as `_ModelExchange._bind` binds the per-step
+    references and one buffer, as `ModelExchangeInstance._bind` binds the per-step
     calls: fmpy's wrappers build their arrays on every call. A coupled system
     reads and writes its connections through these at every stage.
     """
@@ -502,7 +530,7 @@ class RealPorts:
                 raise _status_error(self._instance, self._names[1], status)
 
 
-class _ModelExchange(FmiInstance):
+class ModelExchangeInstance(FmiInstance):
     """Model Exchange calls: the per-step ones straight to the FMU's C functions.
 
     Setting time and states and getting derivatives, event indicators and
@@ -608,7 +636,7 @@ class _ModelExchange(FmiInstance):
         self.forget_time()
 
 
-class Fmi2Model(_Fmi2, _ModelExchange):
+class Fmi2Model(_Fmi2, ModelExchangeInstance):
     """An FMI 2.0 Model Exchange instance."""
 
     _c_names = (
@@ -633,7 +661,7 @@ class Fmi2Model(_Fmi2, _ModelExchange):
         return _iterate(self, self._fmu.newDiscreteStates, max_iterations)
 
 
-class Fmi3Model(_Fmi3, _ModelExchange):
+class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
     _c_names = (
@@ -659,7 +687,7 @@ class Fmi3Model(_Fmi3, _ModelExchange):
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
 
-class Fmi1Model(_Fmi1, _ModelExchange):
+class Fmi1Model(_Fmi1, ModelExchangeInstance):
     """An FMI 1.0 Model Exchange instance.
 
     FMI 1.0 has no event or continuous-time modes to enter: fmiInitialize and
@@ -777,11 +805,24 @@ def _event_info(instance: FmiInstance, info: tuple) -> EventInfo | None:
     )
 
 
-class Fmi2Slave(_Fmi2, FmiInstance):
-    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
+class CoSimulationInstance(FmiInstance):
+    """Co-Simulation calls: the FMU steps itself (`do_step`); an FMI 3.0 FMU
+    with Event Mode hands its events back (`handle_event`)."""
 
     interface = "CoSimulation"
     uses_event_mode = False
+
+    def do_step(self, t: float, h: float) -> StepEnd:
+        """Step from t by h."""
+        raise NotImplementedError
+
+    def handle_event(self, max_iterations: int) -> EventInfo:
+        """Run the event a step asked for (Event Mode only)."""
+        raise NotImplementedError
+
+
+class Fmi2Slave(_Fmi2, CoSimulationInstance):
+    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi2 import FMU2Slave
@@ -814,11 +855,8 @@ class Fmi2Slave(_Fmi2, FmiInstance):
         return self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
 
 
-class Fmi1Slave(_Fmi1, FmiInstance):
+class Fmi1Slave(_Fmi1, CoSimulationInstance):
     """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
-
-    interface = "CoSimulation"
-    uses_event_mode = False
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi1 import FMU1Slave
@@ -861,7 +899,7 @@ class Fmi1Slave(_Fmi1, FmiInstance):
         return StepEnd(t + h)
 
 
-class Fmi3Slave(_Fmi3, FmiInstance):
+class Fmi3Slave(_Fmi3, CoSimulationInstance):
     """An FMI 3.0 Co-Simulation instance.
 
     Where the FMU declares `hasEventMode`, the instance is created with Event
@@ -870,8 +908,6 @@ class Fmi3Slave(_Fmi3, FmiInstance):
     doStep then stops at each of the FMU's events, and `handle_event` runs
     it. Step Mode is entered only from Event Mode, as FMI 3.0 asks.
     """
-
-    interface = "CoSimulation"
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi3 import FMU3Slave

@@ -97,7 +97,10 @@ def addresses() -> dict[str, int]:
     for library, names in FUNCTIONS.items():
         handle = getattr(libraries, library)
         for name in names:
-            address = ctypes.cast(getattr(handle, name, None), ctypes.c_void_p).value
+            pointer = getattr(handle, name, None)
+            address = None
+            if pointer is not None:
+                address = ctypes.cast(pointer, ctypes.c_void_p).value
             if address is None:
                 raise FmibridgeError(
                     f"fmpy's SUNDIALS library {library} has no function {name}, "
