@@ -2,6 +2,8 @@
 
 from typing import Any
 
+import numpy as np
+
 from fmibridge.core._rk import Tableau
 from fmibridge.methods._contact import ContactFunctions, ProjectedStepper
 
@@ -18,9 +20,9 @@ RATIO_SPREAD: Any
 FALLBACK_SAFETY: Any
 
 class Phase:
-    ts: object
-    xs: object
-    lams: object
+    ts: np.ndarray
+    xs: np.ndarray
+    lams: np.ndarray
     status: int
     t: float
     last_step: float

@@ -317,7 +317,10 @@ class Watchdog:
         them; None for a flow without dx/dt."""
         method = self.method
         compiled = compiled_mode(
-            self.system.mode(mode), method.scheme, method.h, method.tolerance(self.system)
+            self.system.mode(mode),
+            method.scheme,
+            method.h,
+            method.tolerance(self.system),
         )
         return compiled.guard_rates(t, x)
 
