@@ -8,7 +8,8 @@ checks the exit code and message, the samples kept up to 0.5 s with every
 column of a complete run, that the healthy runs of a sweep are untouched,
 and that no temporary folder is left. Runs use Co-Simulation (its steps are
 recorded one by one); `test_a_compiled_loop_keeps_its_samples_to_the_crash`
-shows what Model Exchange's compiled loop keeps.
+and `test_a_model_exchange_sweep_keeps_its_samples_to_the_crash` check that
+Model Exchange's compiled loop keeps them too.
 """
 
 from __future__ import annotations
@@ -212,6 +213,23 @@ def check_sweep(tmp_path: Path, faults: list[int], code: int, out: str) -> None:
     assert "did not stop at its time limit of 3 s" in out
 
 
+def test_a_model_exchange_sweep_keeps_its_samples_to_the_crash(
+    faulty, tmp_path, capsys
+):
+    """The compiled loop's samples, as `fmibridge run` keeps them, in a sweep."""
+    faults = [0, 1, 0]
+    spec = sweep_spec(tmp_path, faulty, faults)
+    spec.write_text(spec.read_text().replace('interface = "cs"', 'interface = "me"'))
+    argv = ["sweep", str(spec), "--scheduler", "serial", "--no-progress"]
+    code = main([*argv, "--output-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1 and "SIGSEGV" in out
+    summary = pd.read_csv(tmp_path / "spec.csv", index_col="run")
+    assert list(summary["status"]) == ["REACHED_END", "ERROR", "REACHED_END"]
+    assert T_FAULT - 2 * H <= summary.loc[1, "t_final"] <= T_FAULT + 2 * H
+    kept_to_the_fault(pd.read_csv(tmp_path / "runs" / "run_00001.csv"))
+
+
 def test_a_serial_sweep_goes_on_past_crashing_and_hanging_runs(
     faulty, tmp_path, capsys
 ):
@@ -242,18 +260,19 @@ def test_a_local_cluster_sweep_keeps_healthy_runs_ok(faulty, tmp_path):
 # -- the parts ---------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Model Exchange's compiled loop hands its samples to the Recorder in "
-    "blocks of up to flows.compiled.BLOCK = 4096 steps: a crash inside a block "
-    "loses them (issue 25's compiled loops should hand them over more often)",
-)
-def test_a_compiled_loop_keeps_its_samples_to_the_crash(faulty, tmp_path, capsys):
+@pytest.mark.parametrize("method", ["halving", "relaxation", "unilateral"])
+def test_a_compiled_loop_keeps_its_samples_to_the_crash(
+    faulty, tmp_path, capsys, method
+):
+    """Was: Model Exchange's compiled loops handed their samples over in blocks
+    of up to 4096 steps, and a crash inside one lost them (t = 0 was kept)."""
     out = tmp_path / "ball.csv"
-    every_step = ("--output-interval", "steps")  # the loop's one block of steps
-    argv = [a if a != "cs" else "me" for a in run_args(faulty, 1, out, *every_step)]
+    flags = ("--output-interval", "steps", "--method", method)  # every step kept
+    argv = [a if a != "cs" else "me" for a in run_args(faulty, 1, out, *flags)]
     assert main(argv) == 2
-    kept_to_the_fault(pd.read_csv(tmp_path / "ball.partial.csv"))
+    frame = pd.read_csv(tmp_path / "ball.partial.csv")
+    kept_to_the_fault(frame)
+    assert len(frame) >= round(frame["time"].iloc[-1] / H) + 1  # steps of <= h
 
 
 def test_simulate_stops_at_its_timeout_with_its_samples():

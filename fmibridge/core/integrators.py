@@ -170,7 +170,7 @@ def _dopri5() -> Scheme:
     h sum_i d_i k_i, expanded here into powers of theta). The seventh stage is
     f(t + h, x1), so the tableau steps with six."""
     q = Fraction
-    a = (
+    a: tuple[tuple[Fraction, ...], ...] = (
         (),
         (q(1, 5),),
         (q(3, 40), q(9, 40)),
@@ -190,7 +190,7 @@ def _dopri5() -> Scheme:
     )  # fmt: skip
     first, last = (1, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 1)
     dense = tuple(
-        (e1, 3 * bi - 2 * e1 - e7 + di, -2 * bi + e1 + e7 - 2 * di, di)
+        (q(e1), 3 * bi - 2 * e1 - e7 + di, -2 * bi + e1 + e7 - 2 * di, di)
         for bi, di, e1, e7 in zip(b, d, first, last, strict=True)
     )
     return Scheme(

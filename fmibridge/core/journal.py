@@ -86,13 +86,16 @@ class Journal:
 
     def _append(self, head: bytes, body: bytes) -> None:
         """Append one record, then count it as whole."""
+        mapped = self._map
+        if mapped is None:
+            raise ValueError(f"journal {self.path} is closed")
         start = self._end + len(head)
         end = start + len(body)
-        if end > len(self._map):
-            self._map.resize(max(end, 2 * len(self._map)))
-        self._map[self._end : start] = head
-        self._map[start:end] = body
-        LENGTH.pack_into(self._map, 0, end)
+        if end > len(mapped):
+            mapped.resize(max(end, 2 * len(mapped)))
+        mapped[self._end : start] = head
+        mapped[start:end] = body
+        LENGTH.pack_into(mapped, 0, end)
         self._end = end
 
 
@@ -111,7 +114,8 @@ def replay(path: str | Path):
     if len(data) < LENGTH.size:
         return None
     (length,) = LENGTH.unpack_from(data)
-    recorder, modes, latest = None, [], None
+    recorder, latest = None, None
+    modes: list[str] = []
     offset = LENGTH.size
     while offset + HEADER.size <= length:
         kind, size = HEADER.unpack_from(data, offset)

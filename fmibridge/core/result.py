@@ -24,6 +24,8 @@ from .errors import FmibridgeError, FmibridgeWarning
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made, not with fmibridge
     import pandas as pd
+
+    from ._local_errors import LocalErrors
 from .journal import Journal
 from .outputs import write_atomically
 
@@ -418,7 +420,8 @@ class Recorder:
         self.observer = observer
         self.warnings: list[str] = []
         self._warned: set = set()
-        self.local_errors = None  # the run's step error estimates (Method.run)
+        # the run's step error estimates (Method.run)
+        self.local_errors: LocalErrors | None = None
         self.events: list[Event] = []
         self.n_steps = 0
         self.n_rejected = 0
@@ -552,6 +555,12 @@ class Recorder:
         if key not in self._warned:
             self._warned.add(key)
             self.warn(message)
+
+    @property
+    def is_journaled(self) -> bool:
+        """True if the samples stream to a journal: a loop that gathers them in
+        blocks hands each over at once, for the journal to outlive a crash."""
+        return self._journal is not None
 
     @property
     def n_samples(self) -> int:

@@ -50,7 +50,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
@@ -144,13 +144,13 @@ class Supervisor:
             Whatever `fn` raised in the child; KeyboardInterrupt and Terminated
             (SIGTERM) in this process after killing the child.
         """
-        self._start()
+        process, folder = self._start()
         self._n_calls += 1
-        journal = self._folder / f"journal_{self._n_calls}.bin"
+        journal = folder / f"journal_{self._n_calls}.bin"
         job = (fn, dict(kwargs), journal, dict(os.environ), os.getcwd(), sys.path)
         self._is_busy = True
         try:
-            _send(self._process.stdin.fileno(), job)
+            _send(_stdin(process).fileno(), job)
             limit = None if timeout is None else (timeout, grace)
             return self._reply(limit, what, journal)
         except BaseException:
@@ -170,17 +170,19 @@ class Supervisor:
         self._end_child(kill=self._is_busy)
         self._remove_folder()
 
-    def _start(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            return
+    def _start(self) -> tuple[subprocess.Popen, Path]:
+        """The child and its folder: the running one, or a new one."""
+        process, folder = self._process, self._folder
+        if process is not None and folder is not None and process.poll() is None:
+            return process, folder
         self._end_child(kill=True)
         self._remove_folder()
-        self._folder = Path(tempfile.mkdtemp(prefix="fmibridge_worker_"))
+        self._folder = folder = Path(tempfile.mkdtemp(prefix="fmibridge_worker_"))
         replies, child_end = os.pipe()
         try:
-            self._process = subprocess.Popen(
+            self._process = process = subprocess.Popen(
                 [sys.executable, "-c", SERVE, str(child_end), str(os.getpid())]
-                + [str(self._folder)],
+                + [str(folder)],
                 stdin=subprocess.PIPE,
                 pass_fds=(child_end,),
             )
@@ -190,15 +192,18 @@ class Supervisor:
         finally:
             os.close(child_end)
         self._replies = replies
+        return process, folder
 
-    def _reply(self, limit: tuple | None, what: str, journal: Path) -> Any:
+    def _reply(
+        self, limit: tuple[float, float] | None, what: str, journal: Path
+    ) -> Any:
         """Wait for the child's answer, giving its warnings again meanwhile;
         kill it at the end of `limit` (timeout, grace) from the call's start."""
         deadline = None
         reader = _Reader(self._replies)
         while True:
             wait = WAKE_S if deadline is None else deadline - time.monotonic()
-            if wait <= 0:
+            if wait <= 0 and limit is not None:  # a deadline comes with a limit
                 self._end_child(kill=True)
                 t = _time_reached(journal)
                 raise TimeLimitExceeded(
@@ -213,7 +218,7 @@ class Supervisor:
                 continue
             if message is None:  # the pipe closed: the child is gone
                 raise self._died(what, journal)
-            kind, *rest = message
+            kind, *rest = cast(tuple[Any, ...], message)  # ("kind", ...)
             if kind == "warning":
                 _warn_again(*rest)
             elif kind == "started":
@@ -228,7 +233,7 @@ class Supervisor:
         """The error of a child that died while running a call."""
         code = self._end_child(kill=False)
         t = _time_reached(journal)
-        if code < 0:
+        if code is not None and code < 0:
             how = f"was killed by signal {_signal_name(-code)}"
         else:
             how = f"exited with code {code} without finishing"
@@ -249,7 +254,7 @@ class Supervisor:
         if kill:
             process.kill()
         with contextlib.suppress(OSError):
-            process.stdin.close()  # the child's loop ends at end of file
+            _stdin(process).close()  # the child's loop ends at end of file
         try:
             return process.wait(timeout=CLOSE_S)
         except subprocess.TimeoutExpired:
@@ -319,6 +324,13 @@ def _send(fd: int, message: object) -> None:
     view = memoryview(SIZE.pack(len(data)) + data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _stdin(process: subprocess.Popen) -> IO[bytes]:
+    """The child's stdin (a pipe: it is started with stdin=PIPE)."""
+    if process.stdin is None:
+        raise RuntimeError("the simulation process has no stdin pipe")
+    return process.stdin
 
 
 class _Reader:

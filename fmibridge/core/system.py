@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
@@ -276,7 +276,7 @@ class GuardEntry:
     @property
     def affine(self) -> bool:
         """Is g_i affine in x?"""
-        return bool(self.vector.affine[self.index])
+        return bool(np.asarray(self.vector.affine)[self.index])
 
 
 def _identity(t: float, x: np.ndarray) -> np.ndarray:
@@ -300,10 +300,20 @@ class Edge:
         Name in the event log; defaults to the guard's name.
     """
 
-    guard: Guard | GuardFn
+    guard: Guard  # given as a Guard or a bare function (`as_guard`)
     target: str
     reset: ResetFn = _identity
     name: str = ""
+
+    if TYPE_CHECKING:  # what __init__ takes (the dataclass's, at run time)
+
+        def __init__(
+            self,
+            guard: Guard | GuardFn,
+            target: str,
+            reset: ResetFn = _identity,
+            name: str = "",
+        ) -> None: ...
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guard", as_guard(self.guard))
@@ -399,18 +409,33 @@ class HybridSystem:
         `x0`, mismatched state names or a wrong-sized `x0`.
     """
 
-    modes: Sequence[Mode]
+    modes: Mapping[str, Mode]  # given as a sequence, held by name
     initial_mode: str
-    x0: np.ndarray | Mapping[str, float]
+    x0: np.ndarray  # given as an array or a mapping, held as an array
     t0: float = 0.0
     parameters: Mapping[str, float] = field(default_factory=dict)
     constraint: UnilateralConstraint | None = None
     name: str = "system"
     experiment: Experiment = field(default_factory=Experiment)
 
+    if TYPE_CHECKING:  # what __init__ takes (the dataclass's, at run time)
+
+        def __init__(
+            self,
+            modes: Sequence[Mode],
+            initial_mode: str,
+            x0: np.ndarray | Mapping[str, float],
+            t0: float = 0.0,
+            parameters: Mapping[str, float] = ...,
+            constraint: UnilateralConstraint | None = None,
+            name: str = "system",
+            experiment: Experiment = ...,
+        ) -> None: ...
+
     def __post_init__(self) -> None:
-        modes = {m.name: m for m in self.modes}
-        if len(modes) != len(self.modes):
+        given = cast(Sequence[Mode], self.modes)  # held by name from here on
+        modes = {m.name: m for m in given}
+        if len(modes) != len(given):
             raise FmibridgeError(
                 f"HybridSystem `{self.name}`: mode names must be unique."
             )

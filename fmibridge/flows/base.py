@@ -98,7 +98,8 @@ def compiled_steps(t, x, ts, xs, n, x_lo, g, ends) -> Steps:
         return Steps(ts, xs)
     t0, x0 = (float(ts[-1]), xs[-1]) if n else (float(t), x)
     lo, hi, n_trials = ends.tolist()
-    return Steps(ts, xs, Bracket(t0, x0, lo, hi, x_lo, *g.tolist(), int(n_trials)))
+    g_lo, g_hi = g.tolist()
+    return Steps(ts, xs, Bracket(t0, x0, lo, hi, x_lo, g_lo, g_hi, int(n_trials)))
 
 
 class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error

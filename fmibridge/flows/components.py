@@ -119,6 +119,8 @@ class _FmuComponent(Component):
     """Ports of an FMU: causality and units from its model description,
     direct feedthrough from its ModelStructure."""
 
+    flow: ModelExchangeFlow | CoSimulationFlow
+
     def __init__(self, name: str, flow: ModelExchangeFlow | CoSimulationFlow) -> None:
         self.name, self.flow = name, flow
         self.state_names = tuple(flow.state_names)
@@ -182,6 +184,7 @@ class ModelExchangeComponent(_FmuComponent):
     """A Model Exchange FMU: the master integrates it with the others."""
 
     integrates = True
+    flow: ModelExchangeFlow
 
     def at(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): set its time and continuous states."""
@@ -206,6 +209,7 @@ class CoSimulationComponent(_FmuComponent):
     """A Co-Simulation FMU: it steps itself; `at` restores its saved states."""
 
     integrates = False
+    flow: CoSimulationFlow
 
     def at(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): restore a saved state, or enter a reset one."""
@@ -217,7 +221,7 @@ class CoSimulationComponent(_FmuComponent):
         return self.flow.advance(t, x, h, _NO_SCHEME)
 
 
-_NO_SCHEME: Scheme = None  # type: ignore[assignment] - a CS FMU integrates itself
+_NO_SCHEME: Scheme = None  # type: ignore[assignment]  # a CS FMU integrates itself
 
 
 class NativeBlock(Component):
@@ -258,7 +262,7 @@ class NativeBlock(Component):
         units: Mapping[str, str] | None = None,
         name: str = "block",
     ) -> None:
-        self.name, self._f, self._g = name, f, g
+        self.name, self._f, self._g = name, f, g or _no_outputs
         self.state_names = tuple(state_names)
         self.x0 = np.array(x0, dtype=float).reshape(-1)
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
@@ -315,7 +319,8 @@ class NativeBlock(Component):
         needs_g = not all(is_state for is_state, _ in where)
 
         def read() -> np.ndarray:
-            y = self._g(self._t, self._x, self._u.copy()) if needs_g else None
+            # (without outputs to read, y is not read)
+            y = self._g(self._t, self._x, self._u.copy()) if needs_g else self._x
             return np.array(
                 [self._x[i] if is_state else y[i] for is_state, i in where], dtype=float
             )
@@ -352,8 +357,15 @@ class NativeBlock(Component):
         return "native block"
 
 
+def _no_outputs(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """g of a block without outputs."""
+    return np.empty(0)
+
+
 class FlowComponent(NativeBlock):
     """A vector field without ports (a NativeFlow or CompiledFlow) as a component."""
+
+    flow: VectorField
 
     def __init__(self, flow: VectorField, x0, name: str = "flow") -> None:
         super().__init__(

@@ -96,7 +96,7 @@ class Communication:
         object.__setattr__(self, "order", tuple(self.order))
 
 
-class CoupledCoSimulation(CoupledParts, Flow):
+class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_terminated: read from the components
     """Components coupled by communication steps; see the module docstring."""
 
     def __init__(self, coupling: Coupling, communication: Communication) -> None:

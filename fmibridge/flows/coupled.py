@@ -36,14 +36,14 @@ import numpy as np
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard
-from ._coupled import CoupledRhs, Read, Solve, Write
+from ._coupled import CoupledRhs, Read, Solve, Step, Write
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
 from .coupling import Connection, CoupledParts, Coupling, split_name
 
 
-class CoupledModelExchange(CoupledParts, VectorField):
+class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]  # is_terminated: read from the components
     """Components the master integrates together: one vector field.
 
     dx/dt at (t, x) is each component's dx/dt after every connection was
@@ -144,11 +144,12 @@ class CoupledModelExchange(CoupledParts, VectorField):
         for k, component in enumerate(self.components):
             if isinstance(component, ModelExchangeComponent):
                 for i in range(component.flow.instance.nz):
-                    edges.append(self._event_edge(k, i, mode))
+                    edges.append(self._event_edge(k, component, i, mode))
         return tuple(edges)
 
-    def _event_edge(self, k: int, i: int, mode: str) -> Edge:
-        component = self.components[k]
+    def _event_edge(
+        self, k: int, component: ModelExchangeComponent, i: int, mode: str
+    ) -> Edge:
 
         def indicator(t: float, x: np.ndarray) -> float:
             parts = self.parts(x)
@@ -174,7 +175,7 @@ def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:
     for k, component in enumerate(coupling.components):
         parts.append(component.part(start, k in read))
         start += len(component.state_names)
-    steps = []
+    steps: list[Step] = []
     for kind, c, names, slots in coupling.schedule:
         if kind == "loop":
             steps.append(Solve(c))
@@ -225,6 +226,7 @@ def couple(
             built.append(_component(name, part))
         links = [c if isinstance(c, Connection) else Connection(*c) for c in links_in]
         coupling = Coupling(built, links)
+        flow: CoupledModelExchange | CoupledCoSimulation
         if all(c.integrates for c in built):
             flow = CoupledModelExchange(coupling)
         else:

@@ -12,12 +12,13 @@ both coupled flows share: the states of all components, concatenated and named
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from .base import Flow
 from .components import Component
 from .loops import check_loop, is_loop, solve_loop, strongly_connected
 
@@ -352,7 +353,7 @@ class CoupledParts:
             if getattr(getattr(c.flow, "instance", None), "needs_completed_step", False)
         ]
         self._asked: set[int] = set()  # FMUs that asked for an event after a step
-        self.units = {  # of the states, where the components declare them
+        self.units: Mapping[str, str] = {  # of the states, where declared
             f"{c.name}.{s}": unit
             for c in self.components
             for s in c.state_names
@@ -437,9 +438,7 @@ class CoupledParts:
         parts = self.parts(x)
         self.put_at(t, x)
         self._asked = {
-            k
-            for k in self._completing
-            if self.components[k].flow.step_completed(t, parts[k])
+            k for k in self._completing if self._flow(k).step_completed(t, parts[k])
         }
         return bool(self._asked)
 
@@ -456,8 +455,15 @@ class CoupledParts:
         }
         self._asked = set()
         for k in sorted(due):
-            parts[k] = self.components[k].flow.discrete_event(t, parts[k])
+            parts[k] = self._flow(k).discrete_event(t, parts[k])
         return np.concatenate(parts)
+
+    def _flow(self, k: int) -> Flow:
+        """The flow of component k, one with events of its own (an FMU's)."""
+        flow = self.components[k].flow
+        if flow is None:
+            raise FmibridgeError(f"component {self.components[k].name!r} has no flow")
+        return flow
 
     def _fmu_flows(self) -> list:
         return [c.flow for c in self.components if c.flow is not None]

@@ -16,12 +16,14 @@ import contextlib
 import contextvars
 import ctypes
 import functools
+import inspect
 import math
 import os
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -29,18 +31,25 @@ from ..core.errors import FmibridgeError, FMUError
 from ._fmu import FUNCTIONS, FmuCalls
 from .fmu_archive import FmuArchive
 
-__all__ = ["FmuArchive", "FmiInstance", "instantiate"]
+__all__ = [
+    "CoSimulationInstance",
+    "FmiInstance",
+    "FmuArchive",
+    "ModelExchangeInstance",
+    "instantiate",
+]
 
 STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 FMI2_TERMINATED, FMI2_LAST_SUCCESSFUL_TIME = 3, 2  # fmi2StatusKind values
 MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode),
 # as the flows' MAX_EVENT_ITERATIONS: a model needing more has no fixed point
-Start = Mapping[int, tuple[str, object]]  # value reference -> (FMI type, value)
+Start = Mapping[int, tuple[str, Any]]  # value reference -> (FMI type, value)
+F = TypeVar("F", bound=Callable[..., Any])  # a method `_fmi_call` wraps
 FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
 
 
-def _fmi_call(method: Callable) -> Callable:
+def _fmi_call(method: F) -> F:
     """Turn fmpy's FMICallException into FMUError naming the function and file."""
     from fmpy.fmi1 import FMICallException  # imported once, not on every call
 
@@ -52,7 +61,15 @@ def _fmi_call(method: Callable) -> Callable:
         except FMICallException as exc:
             raise _status_error(self, exc.function, exc.status) from None
 
-    return call
+    return cast(F, call)
+
+
+def _address(instance: FmiInstance, pointer: Any, function: str) -> int:
+    """The address of a C function fmpy bound (a NULL one is missing)."""
+    address = ctypes.cast(pointer, ctypes.c_void_p).value
+    if address is None:
+        raise FMUError(function, "missing", instance.path, "a NULL function pointer")
+    return address
 
 
 def _status_error(instance: FmiInstance, function: str, status: int) -> FMUError:
@@ -142,6 +159,10 @@ class FmiInstance:
     interface: str = ""  # "ModelExchange" or "CoSimulation"
     calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
     _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
+    # per version (`_Fmi1`, `_Fmi2`, `_Fmi3`): the C names of get and set Real, and
+    # whether they take the number of values
+    real_functions: tuple[str, str]
+    counts_values: bool
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -240,7 +261,7 @@ class FmiInstance:
 
     def c_address(self, function: str) -> int:
         """Return the address of the FMU's C function `function` (compiled calls)."""
-        return ctypes.cast(self._fmu._functions[function], ctypes.c_void_p).value
+        return _address(self, self._fmu._functions[function], function)
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
@@ -249,12 +270,39 @@ class FmiInstance:
     # -- implemented per version ------------------------------------------------
     _real = _int = ""
 
-    def _create(self, description, unzip_dir: Path): ...
-    def _instantiate(self) -> None: ...
-    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list: ...
+    def _create(self, description, unzip_dir: Path) -> Any:
+        raise NotImplementedError
+
+    def _instantiate(self) -> None:
+        raise NotImplementedError
+
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
+        raise NotImplementedError
+
+    def initialize(
+        self,
+        t0: float,
+        start: Start,
+        tolerance: float | None = None,
+        inputs: Start | None = None,
+    ) -> None:
+        """Set start values and inputs, and initialize the FMU at t0."""
+        raise NotImplementedError
+
+    def get_state(self) -> Any:
+        """Save the FMU's state (fmiGetFMUstate)."""
+        raise NotImplementedError
+
+    def set_state(self, state: Any) -> None:
+        """Restore a saved state (fmiSetFMUstate)."""
+        raise NotImplementedError
+
+    def free_state(self, state: Any) -> None:
+        """Free a saved state (fmiFreeFMUstate)."""
+        raise NotImplementedError
 
 
-class _Fmi2:
+class _Fmi2(FmiInstance):
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
 
     real_functions = ("fmi2GetReal", "fmi2SetReal")
@@ -318,7 +366,7 @@ class _Fmi2:
             self._fmu.freeFMUstate(state)
 
 
-class _Fmi3:
+class _Fmi3(FmiInstance):
     """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
 
     real_functions = ("fmi3GetFloat64", "fmi3SetFloat64")
@@ -373,7 +421,7 @@ class _Fmi3:
         return _iterate(self, self._fmu.updateDiscreteStates, max_iterations)
 
 
-class _Fmi1:
+class _Fmi1(FmiInstance):
     """FMI 1.0 calls shared by Model Exchange and Co-Simulation.
 
     FMI 1.0 names each C function `<modelIdentifier>_fmiXxx`; fmpy binds them
@@ -407,7 +455,7 @@ class _Fmi1:
         fmiGetDerivatives, fmiGetEventIndicators, fmiGetReal and fmiSetReal
         have the C shapes of FMI 2.0's."""
         name = "fmi1" + function.removeprefix("fmi1").removeprefix("fmi")
-        return ctypes.cast(self._fmu._functions[name], ctypes.c_void_p).value
+        return _address(self, self._fmu._functions[name], function)
 
     def get_state(self):
         raise self._no_state("fmiGetFMUstate")
@@ -446,7 +494,7 @@ class RealPorts:
     """Get and set one fixed list of Real variables of an instance, fast.
 
     The FMI get and set functions are bound to the component, the value
-    references and one buffer, as `_ModelExchange._bind` binds the per-step
+    references and one buffer, as `ModelExchangeInstance._bind` binds the per-step
     calls: fmpy's wrappers build their arrays on every call. A coupled system
     reads and writes its connections through these at every stage.
     """
@@ -482,7 +530,7 @@ class RealPorts:
                 raise _status_error(self._instance, self._names[1], status)
 
 
-class _ModelExchange(FmiInstance):
+class ModelExchangeInstance(FmiInstance):
     """Model Exchange calls: the per-step ones straight to the FMU's C functions.
 
     Setting time and states and getting derivatives, event indicators and
@@ -494,6 +542,7 @@ class _ModelExchange(FmiInstance):
 
     interface = "ModelExchange"
     _c_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
+    calls: FmuCalls  # bound by `_bind` when instantiated
 
     def _buffers(self) -> None:
         self.nx = self.description.numberOfContinuousStates
@@ -570,6 +619,10 @@ class _ModelExchange(FmiInstance):
             self._fmu.enterContinuousTimeMode()
         return info
 
+    def _iterate(self, max_iterations: int) -> EventInfo:
+        """Iterate the discrete states to a fixed point (per FMI version)."""
+        raise NotImplementedError
+
     @_fmi_call
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
         """Report an accepted step ending at (t, x); return (enter_event_mode,
@@ -583,7 +636,7 @@ class _ModelExchange(FmiInstance):
         self.forget_time()
 
 
-class Fmi2Model(_Fmi2, _ModelExchange):
+class Fmi2Model(_Fmi2, ModelExchangeInstance):
     """An FMI 2.0 Model Exchange instance."""
 
     _c_names = (
@@ -608,7 +661,7 @@ class Fmi2Model(_Fmi2, _ModelExchange):
         return _iterate(self, self._fmu.newDiscreteStates, max_iterations)
 
 
-class Fmi3Model(_Fmi3, _ModelExchange):
+class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
     _c_names = (
@@ -634,7 +687,7 @@ class Fmi3Model(_Fmi3, _ModelExchange):
         self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
 
-class Fmi1Model(_Fmi1, _ModelExchange):
+class Fmi1Model(_Fmi1, ModelExchangeInstance):
     """An FMI 1.0 Model Exchange instance.
 
     FMI 1.0 has no event or continuous-time modes to enter: fmiInitialize and
@@ -752,11 +805,24 @@ def _event_info(instance: FmiInstance, info: tuple) -> EventInfo | None:
     )
 
 
-class Fmi2Slave(_Fmi2, FmiInstance):
-    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
+class CoSimulationInstance(FmiInstance):
+    """Co-Simulation calls: the FMU steps itself (`do_step`); an FMI 3.0 FMU
+    with Event Mode hands its events back (`handle_event`)."""
 
     interface = "CoSimulation"
     uses_event_mode = False
+
+    def do_step(self, t: float, h: float) -> StepEnd:
+        """Step from t by h."""
+        raise NotImplementedError
+
+    def handle_event(self, max_iterations: int) -> EventInfo:
+        """Run the event a step asked for (Event Mode only)."""
+        raise NotImplementedError
+
+
+class Fmi2Slave(_Fmi2, CoSimulationInstance):
+    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi2 import FMU2Slave
@@ -789,11 +855,8 @@ class Fmi2Slave(_Fmi2, FmiInstance):
         return self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
 
 
-class Fmi1Slave(_Fmi1, FmiInstance):
+class Fmi1Slave(_Fmi1, CoSimulationInstance):
     """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
-
-    interface = "CoSimulation"
-    uses_event_mode = False
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi1 import FMU1Slave
@@ -836,7 +899,7 @@ class Fmi1Slave(_Fmi1, FmiInstance):
         return StepEnd(t + h)
 
 
-class Fmi3Slave(_Fmi3, FmiInstance):
+class Fmi3Slave(_Fmi3, CoSimulationInstance):
     """An FMI 3.0 Co-Simulation instance.
 
     Where the FMU declares `hasEventMode`, the instance is created with Event
@@ -845,8 +908,6 @@ class Fmi3Slave(_Fmi3, FmiInstance):
     doStep then stops at each of the FMU's events, and `handle_event` runs
     it. Step Mode is entered only from Event Mode, as FMI 3.0 asks.
     """
-
-    interface = "CoSimulation"
 
     def _create(self, description, unzip_dir):
         from fmpy.fmi3 import FMU3Slave
@@ -889,7 +950,7 @@ class Fmi3Slave(_Fmi3, FmiInstance):
         tolerance: float | None = None,
         inputs: Start | None = None,
     ) -> None:
-        _Fmi3.initialize.__wrapped__(self, t0, start, tolerance, inputs)
+        inspect.unwrap(_Fmi3.initialize)(self, t0, start, tolerance, inputs)
         if self.uses_event_mode:  # exitInitializationMode left it in Event Mode
             self._iterate(MAX_INITIAL_ITERATIONS)
             self._fmu.enterStepMode()

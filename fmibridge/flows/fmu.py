@@ -25,6 +25,7 @@ import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from .base import Flow, FlowTerminated, UndoPlan, VectorField
-from .fmi import FmiInstance
+from .fmi import CoSimulationInstance, FmiInstance, ModelExchangeInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 from .fmu_jacobian import fmu_jacobian, state_nominals
 from .input_table import InputTable, jump_times
@@ -123,8 +124,8 @@ class _FmuFlow:
             self._set_up(parameters, start, inputs, states, outputs)
             self.archive.check_interface(self.interface)
             experiment = self.archive.experiment
-            start = 0.0 if experiment.start is None else experiment.start
-            self.t0 = float(start if t0 is None else t0)
+            t_start = 0.0 if experiment.start is None else experiment.start
+            self.t0 = float(t_start if t0 is None else t0)
             if tolerance is None:
                 tolerance = experiment.tolerance
             self._tolerance = tolerance
@@ -177,7 +178,7 @@ class _FmuFlow:
         self.recorded_names = tuple(
             n for v in self._recorded_variables for n in v.element_names
         )
-        self.units = {
+        self.units: Mapping[str, str] = {
             n: v.unit
             for v in self.archive.variables.values()
             if v.unit
@@ -362,11 +363,11 @@ class _FmuFlow:
     def next_event_time(self) -> float:
         return self._next_jump()
 
-    def _held_input(self, name: str) -> tuple[int, Callable[[float], object]]:
+    def _held_input(self, name: str) -> tuple[int, Callable[[float], float]]:
         """The value reference of a real input and its value u(t) as set now."""
         vr = self._vr(name, "input")
         held = self._inputs.get(vr, (None, 0.0))[1]
-        return vr, lambda t: self._value_at(held, t, held=False)
+        return vr, lambda t: cast(float, self._value_at(held, t, held=False))
 
     @property
     def instance(self) -> FmiInstance:
@@ -389,6 +390,10 @@ class _FmuFlow:
             "fmu": self.path,
             "fmi_version": self.archive.fmi_version,
         }
+
+    def _initialize(self, t0: float) -> None:
+        """Initialize the instance at t0 (per interface)."""
+        raise NotImplementedError
 
     def close(self) -> None:
         instance, self._instance = self._instance, None
@@ -423,6 +428,13 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     """
 
     interface = "ModelExchange"
+
+    @property
+    def instance(self) -> ModelExchangeInstance:
+        """The FMU's instance (closed: an error)."""
+        return cast(
+            ModelExchangeInstance, super().instance
+        )  # instantiated for `interface`
 
     def _initialize(self, t0: float) -> None:
         self.instance.initialize(
@@ -587,8 +599,12 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             return float(function(t, x)[i])
 
         indicator.__name__ = f"event_indicator_{i}"
-        indicator.engine_entry = lambda n: (function, i) if n == function.n_in else None
-        indicator.fmu_flow, indicator.indicator_index = self, i  # for completion
+        # read with getattr (`flows.compiled.engine_entry`, completion's contact)
+        indicator.engine_entry = (  # type: ignore[attr-defined]
+            lambda n: (function, i) if n == function.n_in else None
+        )
+        indicator.fmu_flow = self  # type: ignore[attr-defined]
+        indicator.indicator_index = i  # type: ignore[attr-defined]
         return indicator
 
     def expression_function(self, program, constants, failure, what: str):
@@ -605,8 +621,11 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         outputs = [
             n for n in program.names if n not in places and n in self.output_names
         ]
-        variables = [self.archive.variables.get(n) for n in outputs]
-        if any(v is None or v.type not in C_REALS or v.shape for v in variables):
+        found_variables = [self.archive.variables.get(n) for n in outputs]
+        variables = [v for v in found_variables if v is not None]
+        if len(variables) < len(outputs):
+            return None
+        if any(v.type not in C_REALS or v.shape for v in variables):
             return None
         places.update({name: 1 + nx + k for k, name in enumerate(outputs)})
         v = [0.0] * len(places)
@@ -676,6 +695,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     interface = "CoSimulation"
 
+    @property
+    def instance(self) -> CoSimulationInstance:
+        """The FMU's instance (closed: an error)."""
+        return cast(
+            CoSimulationInstance, super().instance
+        )  # instantiated for `interface`
+
     def _initialize(self, t0: float) -> None:
         # Saved only where the FMU can: a plain run never returns to a point it
         # left, so it needs none (`goto` says what is missing where one would).
@@ -733,7 +759,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _step(self, t: float, h: float) -> np.ndarray:
         """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""
-        t_now, t_end, events = t, t + h, []
+        t_now, t_end = t, t + h
+        events: list[tuple] = []  # `_fmu_event`'s
         for _ in range(MAX_EVENTS_PER_STEP):
             end = self.instance.do_step(t_now, t_end - t_now)
             if end.event_needed:
@@ -950,7 +977,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         super().close()
 
 
-FLOW_CLASSES = {"ModelExchange": ModelExchangeFlow, "CoSimulation": CoSimulationFlow}
+FLOW_CLASSES: dict[str, type[ModelExchangeFlow] | type[CoSimulationFlow]] = {
+    "ModelExchange": ModelExchangeFlow,
+    "CoSimulation": CoSimulationFlow,
+}
 INTERFACE_NAMES = {
     "me": "ModelExchange",
     "cs": "CoSimulation",

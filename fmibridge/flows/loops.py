@@ -13,11 +13,13 @@ converge. A loop with no solution raises `AlgebraicLoopError` naming its ports.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
 
+N = TypeVar("N", bound=Hashable)  # a node of a dependency graph
 # Loop iterations stop once |G(u) - u| <= LOOP_RTOL * max(1, |u|) (max norms):
 # a few hundred ulps, well below the 1e-9 at which a coupled system is compared
 # with the same model exported as one FMU.
@@ -41,7 +43,7 @@ class AlgebraicLoopError(FmibridgeError):
     """An algebraic loop between components has no (unique) solution."""
 
 
-def strongly_connected(graph: Mapping[Hashable, Sequence[Hashable]]) -> list[list]:
+def strongly_connected(graph: Mapping[N, Sequence[N]]) -> list[list[N]]:
     """Return the strongly connected components of `graph`, sources first.
 
     Tarjan's algorithm, iterative (no recursion limit); the graph maps each
@@ -89,7 +91,7 @@ def strongly_connected(graph: Mapping[Hashable, Sequence[Hashable]]) -> list[lis
     return found[::-1]  # Tarjan finds sinks first
 
 
-def is_loop(members: Sequence, graph: Mapping[Hashable, Iterable[Hashable]]) -> bool:
+def is_loop(members: Sequence[N], graph: Mapping[N, Iterable[N]]) -> bool:
     """Return True if a strongly connected component is a cycle (a loop)."""
     return len(members) > 1 or members[0] in graph[members[0]]
 

@@ -48,7 +48,8 @@ class _ModeInputs:
                 self._fixed_ints[vr] = round(value)
             else:
                 self._fixed_reals[vr] = float(value)
-        self.x0 = None  # set by the caller that knows the held start values
+        self.x0: np.ndarray | None = None  # set by the caller, who knows the held
+        # start values
 
     def _input_vr(self, name: str, role: str, *, integer: bool) -> int:
         variable = self.flow.archive.variables.get(name)
@@ -125,7 +126,7 @@ class _ModeInputs:
         self.flow.close()
 
 
-class ModeInputsVectorField(_ModeInputs, VectorField):
+class ModeInputsVectorField(_ModeInputs, VectorField):  # type: ignore[override]  # Flow's attributes read from the inner flow
     """A Model Exchange FMU in one mode; the master integrates it."""
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -136,7 +137,7 @@ class ModeInputsVectorField(_ModeInputs, VectorField):
         )
 
 
-class ModeInputsFlow(_ModeInputs, Flow):
+class ModeInputsFlow(_ModeInputs, Flow):  # type: ignore[override]  # Flow's attributes read from the inner flow
     """A Co-Simulation FMU in one mode; the FMU integrates it."""
 
     def _apply(self, t: float, x: np.ndarray) -> None:

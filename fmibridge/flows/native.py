@@ -48,7 +48,7 @@ class NativeFlow(VectorField):
 
     def __init__(
         self,
-        f: Callable[[float, np.ndarray, object], np.ndarray],
+        f: Callable[..., np.ndarray],  # f(t, x, u) or f(t, x)
         state_names: Sequence[str],
         *,
         inputs: InputFn | None = None,

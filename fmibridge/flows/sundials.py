@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from typing import Any
 
 from ..core.errors import FmibridgeError
 
@@ -92,24 +93,29 @@ def addresses() -> dict[str, int]:
             f"{'.'.join(map(str, found))}. Install an fmpy that ships SUNDIALS "
             f"{SUNDIALS_MAJOR} (fmpy 0.3.32 does)."
         )
-    table = {}
+    table: dict[str, int] = {}
     for library, names in FUNCTIONS.items():
         handle = getattr(libraries, library)
         for name in names:
-            try:
-                table[name] = ctypes.cast(getattr(handle, name), ctypes.c_void_p).value
-            except AttributeError:
+            pointer = getattr(handle, name, None)
+            address = None
+            if pointer is not None:
+                address = ctypes.cast(pointer, ctypes.c_void_p).value
+            if address is None:
                 raise FmibridgeError(
                     f"fmpy's SUNDIALS library {library} has no function {name}, "
                     f"which the stiff integrator (CVODE) calls."
-                ) from None
+                )
+            table[name] = address
     return table
 
 
-def version(core=None) -> tuple[int, int, int]:
+def version(core: Any = None) -> tuple[int, int, int]:
     """Return the (major, minor, patch) version of fmpy's SUNDIALS."""
     if core is None:
-        from fmpy.sundials.libraries import sundials_core as core
+        from fmpy.sundials.libraries import sundials_core
+
+        core = sundials_core
     get = core.SUNDIALSGetVersionNumber
     get.argtypes = [ctypes.POINTER(ctypes.c_int)] * 3 + [ctypes.c_char_p, ctypes.c_int]
     get.restype = ctypes.c_int
@@ -117,4 +123,5 @@ def version(core=None) -> tuple[int, int, int]:
     label = ctypes.create_string_buffer(32)
     if get(*map(ctypes.byref, parts), label, len(label)) != 0:
         return (0, 0, 0)
-    return tuple(p.value for p in parts)
+    major, minor, patch = (p.value for p in parts)
+    return major, minor, patch

@@ -18,6 +18,7 @@ May import core and flows; never models, formats or the front doors.
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Any
 
 from ..core.errors import FmibridgeError
 from .base import Method, State, Step
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 
-def method_named(name: str, options: Mapping[str, object]) -> Method:
+def method_named(name: str, options: Mapping[str, Any]) -> Method:
     """Build the method called `name` from `options`, naming any unknown option."""
     if name not in METHODS:
         raise FmibridgeError(

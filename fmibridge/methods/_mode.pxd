@@ -36,6 +36,8 @@ cdef class CompiledMode:
     cdef double[::1] ts
     cdef double[:, ::1] xs
     cdef Py_ssize_t n_block
+    # the block's Recorder streams to a journal: each sample is handed over at once
+    cdef bint write_through
     # what a method's loop keeps for this mode between its calls (its scratch)
     cdef readonly dict work
 

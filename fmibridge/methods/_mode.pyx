@@ -80,6 +80,7 @@ cdef class CompiledMode:
         self.ts = np.empty(BLOCK)
         self.xs = np.empty((BLOCK, max(self.n, 1)))
         self.n_block = 0
+        self.write_through = False
         self.work = {}
 
     cdef int evaluate(self, double t, const double* x, double* g) except -1:
@@ -103,14 +104,20 @@ cdef class CompiledMode:
         return 0
 
     cdef int keep(self, double t, const double* x, object log) except -1:
-        """Keep an accepted sample for the Recorder (handed over by `flush`)."""
+        """Keep an accepted sample for the Recorder (handed over by `flush`): in
+        blocks, or at once where the Recorder streams to a journal, so that a
+        crash of the process (an FMU's C code) loses none (`core.journal`)."""
         cdef Py_ssize_t i
         if self.n_block == BLOCK:
             self.flush(log)
+        if self.n_block == 0:  # once per block: the run's Recorder may change
+            self.write_through = log.is_journaled
         self.ts[self.n_block] = t
         for i in range(self.n):
             self.xs[self.n_block, i] = x[i]
         self.n_block += 1
+        if self.write_through:
+            self.flush(log)
         return 0
 
     cdef int flush(self, object log) except -1:

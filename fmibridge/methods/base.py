@@ -10,7 +10,7 @@ import platform
 import sys
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -136,7 +136,8 @@ class Method(abc.ABC):
     """
 
     name: ClassVar[str] = "method"
-    requires: ClassVar[type[Flow]] = Flow
+    # the flows the method runs (tested with isinstance; Flow itself is abstract)
+    requires: ClassVar[type[Flow]] = Flow  # type: ignore[type-abstract]
     # h is the step every step takes (not only an upper bound): checked against
     # the run's interval and max_steps before the run
     fixed_step: ClassVar[bool] = True
@@ -308,7 +309,7 @@ class Method(abc.ABC):
         if tolerance is not None:
             rtol, atol = tolerance
             return {"tolerance": repr({"rtol": rtol, "atol": atol})}
-        errors, entries = log.local_errors, {}
+        errors, entries = log.local_errors, dict[str, str]()
         names = system.state_names
         step = None if errors is None else errors.report(self.error_warning)
         if step is not None:
@@ -513,7 +514,7 @@ class Method(abc.ABC):
 
     def _provenance(
         self, system: HybridSystem, t_end: float, wall: float
-    ) -> Mapping[str, str]:
+    ) -> dict[str, str]:
         flows = "; ".join(
             ", ".join(f"{k}={v}" for k, v in flow.describe().items())
             for flow in system.flows()

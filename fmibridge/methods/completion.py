@@ -227,19 +227,21 @@ class Completion(Method):
     name: ClassVar[str] = "completion"
     completes_zeno: ClassVar[bool] = True
 
-    inner: Method | None = None
+    # Given as None, filled in __post_init__ (inner required; the eps_* from eps,
+    # h, integrator and the bounds from inner): typed as held, the ignores say so.
+    inner: Method = None  # type: ignore[assignment]
     eps: float = 1e-3
-    eps_t: float | None = None
-    eps_q: float | None = None
-    eps_v: float | None = None
+    eps_t: float = None  # type: ignore[assignment]
+    eps_q: float = None  # type: ignore[assignment]
+    eps_v: float = None  # type: ignore[assignment]
     switch: str = "limit"
     tol: float = 1e-10
     t_tol: float = 1e-10
     impact_edge: str | None = None
-    h: float | None = field(default=None, kw_only=True)  # type: ignore[assignment]
-    integrator: object = field(default=None, kw_only=True)
-    max_steps: int | None = field(default=None, kw_only=True)  # type: ignore[assignment]
-    max_events: int | None = field(default=None, kw_only=True)  # type: ignore[assignment]
+    h: float = field(default=None, kw_only=True)  # type: ignore[assignment]
+    integrator: str | Scheme | None = field(default=None, kw_only=True)
+    max_steps: int = field(default=None, kw_only=True)  # type: ignore[assignment]
+    max_events: int = field(default=None, kw_only=True)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if not isinstance(self.inner, Method):

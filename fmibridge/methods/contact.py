@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 StateFn = Callable[[float, np.ndarray], float]
 VectorFn = Callable[[float, np.ndarray], np.ndarray]
+ForceFn = Callable[[float, np.ndarray, float], np.ndarray]  # (t, x, lam) -> dx/dt
 # The compiled numerics kept per state size (a Contact does not know the number
 # of states that ride along until it sees a state).
 _COMPILED = "_compiled"
@@ -110,7 +111,7 @@ class Contact(UnilateralConstraint):
 
     gap_fn: StateFn = None  # type: ignore[assignment]
     gradient_fn: VectorFn = None  # type: ignore[assignment]
-    rhs_with_force: Callable[[float, np.ndarray, float], np.ndarray] = None  # type: ignore[assignment]
+    rhs_with_force: ForceFn | Function = None  # type: ignore[assignment]
     q_index: tuple[int, ...] = ()
     v_index: tuple[int, ...] = ()
     hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None
@@ -168,7 +169,7 @@ class Contact(UnilateralConstraint):
                 f"Contact `{self.gap}`: indices {outside} lie outside the state of "
                 f"size {n}."
             )
-        expected = {
+        expected: dict[str, tuple[Any, tuple[float, ...], int]] = {
             "gap_fn": (self.gap_fn, (), 1),
             "gradient_fn": (self.gradient_fn, (), nq),
             "rhs_with_force": (self.rhs_with_force, (0.0,), n),
@@ -353,14 +354,17 @@ def contact_of(system: HybridSystem) -> Contact:
             f"`coordinate` and `mass`, for completion by projection)."
         )
     i, j = names.index(constraint.gap), names.index(constraint.velocity)
+    force: ForceFn | Function
     if isinstance(flow, ForcedVectorField):
         force = flow.force_function()
     else:
         unit = np.zeros(len(names))
         unit[j] = 1.0
 
-        def force(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        def along_velocity(t: float, x: np.ndarray, lam: float) -> np.ndarray:
             return np.asarray(flow.rhs(t, x), dtype=float) + lam * unit
+
+        force = along_velocity
 
     return Contact(
         constraint.gap,
@@ -404,8 +408,8 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
         Naming the FMU and the adapter lines that declare the constraint, where
         it cannot be found.
     """
-    found = [
-        (edge.guard.fn.fmu_flow, edge.guard.fn.indicator_index)
+    found = [  # attributes of an FMU's indicator (`ModelExchangeFlow.event_indicator`)
+        (edge.guard.fn.fmu_flow, edge.guard.fn.indicator_index)  # type: ignore[attr-defined]
         for mode in system.modes.values()
         for edge in mode.edges
         if hasattr(edge.guard.fn, "fmu_flow")

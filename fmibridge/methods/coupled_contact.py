@@ -144,7 +144,9 @@ def _coordinates(
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """q and qdot: the two halves of the states of each body, in flow order."""
     bodies = {name.partition(".")[0] for name in scales}
-    q_index, v_index, start = [], [], 0
+    q_index: list[int] = []
+    v_index: list[int] = []
+    start = 0
     for component in flow.components:
         n = len(component.state_names)
         if component.name in bodies:

@@ -8,7 +8,7 @@ from typing import ClassVar
 from ..core.errors import FmibridgeError
 from ..core.result import Recorder
 from ..core.system import HybridSystem
-from . import _halving
+from ._halving import attempt as compiled_attempt
 from ._mode import compiled_mode
 from .base import Method, State, Step, at_least_one, positive
 
@@ -114,7 +114,7 @@ class Halving(Method):
         mode = compiled_mode(
             system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
         )
-        return _halving.attempt(self, mode, state, t_end, system.t0, log)
+        return compiled_attempt(self, mode, state, t_end, system.t0, log)
 
     @property
     def location_tolerance(self) -> float:

@@ -9,8 +9,8 @@ from typing import ClassVar
 from ..core.integrators import Scheme
 from ..core.result import Recorder
 from ..core.system import HybridSystem
-from . import _relaxation
 from ._mode import compiled_mode
+from ._relaxation import attempt as compiled_attempt
 from .base import Method, State, Step, at_least_one, positive
 
 
@@ -127,7 +127,7 @@ class Relaxation(Method):
         mode = compiled_mode(
             system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
         )
-        return _relaxation.attempt(self, mode, state, t_end, log)
+        return compiled_attempt(self, mode, state, t_end, log)
 
     @property
     def location_tolerance(self) -> float:

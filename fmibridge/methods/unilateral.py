@@ -30,14 +30,21 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.result import Recorder, Status
-from ..core.system import Guard, GuardEntry, HybridSystem, Mode, VectorGuard
+from ..core.system import (
+    Guard,
+    GuardEntry,
+    HybridSystem,
+    Mode,
+    VectorGradientFn,
+    VectorGuard,
+)
 from ..flows.base import VectorField
 from ..flows.compiled import c_function, c_gradient_rows, is_compiled, vector_function
 from ._mode import BLOCK, gathered
@@ -92,7 +99,11 @@ class _Atoms:
 
     @classmethod
     def of(cls, mode: Mode) -> _Atoms:
-        fns, grads, owner, base, uni, affine = [], [], [], [], [], []
+        fns, grads = [], []
+        owners: list[int] = []
+        bases: list[float] = []
+        unis: list[bool] = []
+        affines: list[bool] = []
         for i, edge in enumerate(mode.edges):
             guard = edge.guard
             parts = getattr(guard.fn, "components", None)
@@ -107,15 +118,15 @@ class _Atoms:
                 grads.append(
                     getattr(fn, "gradient", None) or getattr(guard, "gradient", None)
                 )
-                owner.append(i)
-                base.append({"falling": -1, "rising": 1, "either": 0}[guard.direction])
-                uni.append(guard.kind == "unilateral")
-                affine.append(bool(getattr(fn, "affine", False)))
-        owner = np.array(owner, dtype=np.int64)
+                owners.append(i)
+                bases.append({"falling": -1, "rising": 1, "either": 0}[guard.direction])
+                unis.append(guard.kind == "unilateral")
+                affines.append(bool(getattr(fn, "affine", False)))
+        owner = np.array(owners, dtype=np.int64)
         vector, picks = _one_vector(fns)
-        uni, affine = np.array(uni, dtype=bool), np.array(affine, dtype=bool)
+        uni, affine = np.array(unis, dtype=bool), np.array(affines, dtype=bool)
         curved = np.isin(owner, owner[~affine & uni])
-        base = np.array(base, dtype=float)
+        base = np.array(bases, dtype=float)
         return cls(tuple(fns), tuple(grads), owner, base, uni, curved, vector, picks)
 
     def bank(self, mode: Mode) -> Bank:
@@ -123,9 +134,10 @@ class _Atoms:
         n = len(mode.flow.state_names)
         what = f"the guards of mode {mode.name!r}"
         singles = [gathered([fn], n, f"guard `{_name_of(fn)}`") for fn in self.fns]
+        flow = cast(VectorField, mode.flow)  # `Unilateral._check`
         return Bank(
             mode.name,
-            mode.flow.rhs_function(),
+            flow.rhs_function(),
             gathered(self.fns, n, what),
             singles,
             self.owner,
@@ -190,23 +202,26 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
-    if vector.gradient is None:
+    gradient = vector.gradient
+    if gradient is None:
         what = f"central differences of VectorGuard `{vector.name}`"
         return CentralDifferences(vector_function(vector, n), rows, what), rows
     what = f"the gradient of VectorGuard `{vector.name}`"
-    if not is_compiled(vector.gradient):
-        dense = functools.partial(_dense_rows, vector, n)
+    if not is_compiled(gradient):
+        dense = functools.partial(_dense_rows, vector, gradient, n)
         return PythonGradient(dense, rows, what), rows
     # sizes at 0, and the sparsity also at a point where no difference vanishes
     for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
         with np.errstate(all="ignore"):
-            rows.check(_dense_rows(vector, n, 0.0, x)[0], 0.0, x)
-    return c_gradient_rows(vector.gradient, n, starts, columns, what), rows
+            rows.check(_dense_rows(vector, gradient, n, 0.0, x)[0], 0.0, x)
+    return c_gradient_rows(gradient, n, starts, columns, what), rows
 
 
-def _dense_rows(vector: VectorGuard, n: int, t: float, x: np.ndarray) -> tuple:
+def _dense_rows(
+    vector: VectorGuard, gradient: VectorGradientFn, n: int, t: float, x: np.ndarray
+) -> tuple:
     """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape."""
-    rows, times = vector.gradient(t, x)
+    rows, times = gradient(t, x)
     gx = np.ascontiguousarray(rows, dtype=float)
     gt = np.ascontiguousarray(times, dtype=float)
     m = vector.size
@@ -221,7 +236,9 @@ def _dense_rows(vector: VectorGuard, n: int, t: float, x: np.ndarray) -> tuple:
 def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
     """Raise the error for a dg/dx with a non-zero outside the declared
     sparsity (the loop reads only the entries inside it)."""
-    outside = np.argwhere((gx != 0.0) & ~vector.sparsity)
+    declared = vector.sparsity
+    inside = np.ones(gx.shape, dtype=bool) if declared is None else declared
+    outside = np.argwhere((gx != 0.0) & ~inside)
     row, column = outside[0]
     raise FmibridgeError(
         f"The gradient of VectorGuard `{vector.name}` has dg[{row}]/dx[{column}] = "
@@ -296,7 +313,7 @@ class Unilateral(Method):
     accumulation of impacts) fires again at once; impacts then pile up
     until the watchdog or `max_events` stops the run (hand over to
     `Completion`). One attempt takes the steps up to the next due edge (at
-    most BLOCK), then fires it.
+    most BLOCK; one where the run is journaled), then fires it.
 
     Parameters
     ----------
@@ -364,7 +381,7 @@ class Unilateral(Method):
             )
         at_least_one("max_rejections", self.max_rejections)
 
-    def _check(self, system: HybridSystem, t_end: float) -> float:
+    def _check(self, system: HybridSystem, t_end: float | None) -> float:
         for mode in system.modes.values():
             if not isinstance(mode.flow, VectorField):
                 raise FmibridgeError(
@@ -395,7 +412,9 @@ class Unilateral(Method):
         mode = system.mode(state.mode)
         bank, atoms = _bank(mode, not self.endpoint)
         memory = getattr(state, "memory", None) or History(bank)
-        ts, xs = np.empty(BLOCK), np.empty((BLOCK, max(bank.n, 1)))
+        # a journal keeps each step as it comes, to outlive a crash (`core.journal`)
+        block = 1 if log.is_journaled else BLOCK
+        ts, xs = np.empty(block), np.empty((block, max(bank.n, 1)))
         out = flight(
             bank,
             self._settings,
@@ -404,7 +423,7 @@ class Unilateral(Method):
             state.x,
             t_end,
             reach_tol(t_end, self.h),
-            min(self.max_steps - log.n_steps, BLOCK),
+            min(self.max_steps - log.n_steps, block),
             ts,
             xs,
         )
@@ -455,7 +474,8 @@ def _non_finite(
 ) -> FmibridgeError:
     """Return the error for a non-finite state, dx/dt or guard value at an
     accepted point (t, x), naming the flow or the guard."""
-    f = np.asarray(mode.flow.rhs(t, x), dtype=float) if np.all(np.isfinite(x)) else x
+    flow = cast(VectorField, mode.flow)  # `Unilateral._check`
+    f = np.asarray(flow.rhs(t, x), dtype=float) if np.all(np.isfinite(x)) else x
     if not np.all(np.isfinite(f)):
         return FmibridgeError(
             f"Mode {mode.name!r}: the flow gives non-finite dx/dt {f.tolist()} at t = "

@@ -186,7 +186,7 @@ class Watchdog:
             if stop is not None:
                 return stop
         if self.series is not None:
-            stop = self._tunnels(state)
+            stop = self._tunnels(state, self.series)
             if stop is not None:
                 return stop
             if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
@@ -274,13 +274,13 @@ class Watchdog:
         index = self._index(event.source, edge)
         return None if rates is None else self.method.time_resolution(g, rates[index])
 
-    def _tunnels(self, state) -> Stop | None:
+    def _tunnels(self, state, series: Accumulation) -> Stop | None:
         """Stop if the state lies beyond the guard of the series it is in: deeper
         than ON_SURFACE and than twice the depth its last transition left it at (a
         method that places transitions coarsely leaves each a little beyond), or
         beyond at all and moving further out, which no transition of an 'either'
         guard (an FMU's indicator) turns back: it would fall through."""
-        edge = self._edge(self.series.edge, state.mode)
+        edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
         g, side = edge.guard(state.t, state.x), self._side(edge)
@@ -297,7 +297,7 @@ class Watchdog:
             how = f"by {depth:.3g}, moving further out (dg/dt = {rate:.3g}),"
         guard = edge.guard.name
         return self._zeno(
-            f"{self.series.describe(guard)} At t = {state.t!r} s the state lies "
+            f"{series.describe(guard)} At t = {state.t!r} s the state lies "
             f"beyond guard {guard!r} {how} after its transitions: the constraint is "
             f"violated, and the state would tunnel through it.",
             names_series=True,

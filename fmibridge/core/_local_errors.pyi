@@ -1,0 +1,16 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from typing import Any
+
+SCALE_FLOOR: float
+SAFETY: float
+
+class LocalErrors:
+    n: int
+    error_order: int
+    n_estimated: int
+    def __init__(self, x0: Any, error_order: int) -> None: ...
+    def add_step(self, t1: float, h: float, x1: Any, err: Any) -> Any: ...
+    def scales(self) -> Any: ...
+    def report(self, threshold: float) -> Any: ...
+    def strip_report(self, threshold: float) -> Any: ...

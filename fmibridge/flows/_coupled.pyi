@@ -1,0 +1,43 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from typing import Any
+
+from fmibridge.core._functions import Function
+from fmibridge.flows._fmu import FmuCalls
+
+class Part:
+    start: int
+    n: int
+    derivatives: Function
+    def __init__(self, start: int, derivatives: Function) -> None: ...
+
+class PythonPart(Part):
+    def __init__(self, start: int, derivatives: Function, put_at: Any) -> None: ...
+
+class FmuPart(Part):
+    def __init__(
+        self, start: int, derivatives: Function, calls: FmuCalls, placed: bool
+    ) -> None: ...
+
+class Ports:
+    n: int
+
+class PythonPorts(Ports):
+    def __init__(self, n: int, reader: Any = ..., writer: Any = ...) -> None: ...
+
+class FmuPorts(Ports):
+    def __init__(self, calls: FmuCalls, vrs: Any) -> None: ...
+
+class Step: ...
+
+class Read(Step):
+    def __init__(self, ports: Ports, slots: Any) -> None: ...
+
+class Write(Step):
+    def __init__(self, ports: Ports, slots: Any) -> None: ...
+
+class Solve(Step):
+    def __init__(self, loop: Any) -> None: ...
+
+class CoupledRhs(Function):
+    def __init__(self, parts: Any, steps: Any, outputs: Any, what: str) -> None: ...

@@ -1,0 +1,53 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from typing import Any
+
+from fmibridge.core._functions import Function
+from fmibridge.core._rk import Tableau
+from fmibridge.flows._stepper import Stepper
+
+HESSIAN_STEP: Any
+PROJECTION_ITERATIONS: Any
+
+class ContactFunctions:
+    n: int
+    nq: int
+    restitution: float
+    name: str
+    gap: Function
+    gradient: Function
+    force: Function
+    hessian: Function
+    rhs_function: Function
+    rate_function: Function
+    def __init__(
+        self,
+        gap: Function,
+        gradient: Function,
+        force: Function,
+        hessian: Function,
+        q_index: Any,
+        v_index: Any,
+        restitution: float,
+        name: str,
+    ) -> None: ...
+    def h(self, t: float, x: Any) -> Any: ...
+    def dh(self, t: float, x: Any) -> Any: ...
+    def rate(self, t: float, x: Any) -> Any: ...
+    def curvature(self, t: float, x: Any) -> Any: ...
+    def hddot(self, t: float, x: Any) -> Any: ...
+    def affine(self, t: float, x: Any) -> Any: ...
+    def constrained(self, t: float, x: Any) -> Any: ...
+    def project(self, t: float, x: Any) -> Any: ...
+    def impact(self, t: float, x: Any) -> Any: ...
+
+class ConstrainedRhs(Function):
+    def __init__(self, contact: ContactFunctions) -> None: ...
+
+class GapRate(Function):
+    def __init__(self, contact: ContactFunctions) -> None: ...
+
+class ProjectedStepper(Stepper):
+    contact: ContactFunctions
+    def __init__(self, contact: ContactFunctions, tableau: Tableau) -> None: ...
+    def constrained_step(self, t: float, x: Any, h: float, slope: Any = ...) -> Any: ...

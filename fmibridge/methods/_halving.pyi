@@ -1,0 +1,18 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from typing import Any
+
+from fmibridge.methods._mode import CompiledMode
+
+NEAR_GUARD: float
+ON_SURFACE: float
+TIME_RTOL: float
+RESOLUTION_ULPS: float
+
+class _Walk:
+    t: float
+    def __init__(self, cm: CompiledMode) -> None: ...
+
+def attempt(
+    method: Any, cm: CompiledMode, state: Any, t_end: float, t0: float, log: Any
+) -> Any: ...

@@ -1,0 +1,37 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from typing import Any
+
+from fmibridge.core._functions import Function
+from fmibridge.flows._stepper import Stepper
+
+RATE_STEP: float
+BLOCK: int
+COARSE_RTOL: float
+TIME_RTOL: float
+
+def compiled_mode(mode: Any, scheme: Any, h: float, tolerance: Any = ...) -> Any: ...
+
+class CompiledMode:
+    mode: object
+    name: str
+    stepper: Stepper
+    guards: Function
+    n: int
+    m: int
+    has_rhs: bool
+    is_adaptive: bool
+    h: float
+    resets: tuple[Any, ...]
+    self_loop: tuple[Any, ...]
+    work: dict[Any, Any]
+    def __init__(
+        self, mode: Any, scheme: Any, h: float, tolerance: Any = ...
+    ) -> None: ...
+    def values(self, t: float, x: Any) -> Any: ...
+    def callbacks(self) -> Any: ...
+    def guard_rates(self, t: float, x: Any) -> Any: ...
+
+def reset_function(reset: Any, n: int) -> Any: ...
+def guard_function(mode: Any, n: int) -> Any: ...
+def gathered(fns: Any, n: int, what: str) -> Any: ...

@@ -1,0 +1,15 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from typing import Any
+
+from fmibridge.methods._mode import CompiledMode
+
+PROJECT_GTOL: float
+PROJECT_MAX_ITER: int
+
+class _Walk:
+    def __init__(self, cm: CompiledMode) -> None: ...
+
+def attempt(
+    method: Any, cm: CompiledMode, state: Any, t_end: float, log: Any
+) -> Any: ...
