@@ -65,6 +65,12 @@ class Status(enum.Enum):
         "(t_tol, eps or tol) or loosen completion's eps."
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
+    OVERSTEPPED = (
+        "Stopped: a Co-Simulation step went beyond a guard, and the FMU can neither "
+        "save its state nor reset to replay its steps, so the crossing cannot be "
+        "located (the guard, the time and how far beyond are named below). Lower h, "
+        "or use an FMU with state saving, fmiReset or Model Exchange."
+    )
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
     TIME_LIMIT = (
         "Stopped at its time limit (timeout); the samples up to here are kept. Raise "
