@@ -1,8 +1,10 @@
 """Guards on Co-Simulation FMUs that cannot save their state (issue 27).
 
 Our BouncingBall and MassSpringStop, built from fmus/ with canGetAndSetFMUstate
-false in their description (the C is the same), and a pythonfmu cart (CS only,
-no state saving by default). Halving steps them forward only: each
+false in their description (the C is the same, fmiReset works), BouncingBall's
+bare Co-Simulation builds (`bare_cosimulation` in model.toml: the C refuses
+state saving and fmiReset), and a pythonfmu cart (CS only, no state saving by
+default). Halving steps them forward only: each
 communication step stops short of the guard's crossing extrapolated from the
 guard's values at past communication points (Esposito and Kumar's control law
 on the communication step), and the crossing is taken by a step of t_tol. A
@@ -10,6 +12,7 @@ step that still lands beyond is undone by replay (fmiReset and the same calls).
 """
 
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -18,10 +21,11 @@ from test_coupled import LOOP, with_stop
 from test_fmu_flows import E, ball_on, copy_fmu
 
 from fmibridge import Halving
+from fmibridge.core.errors import FmibridgeWarning, FMUError
 from fmibridge.core.result import Status
 from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
 from fmibridge.flows.coupled import couple
-from fmibridge.flows.fmu import open_fmu
+from fmibridge.flows.fmu import fmu_system, open_fmu
 from fmibridge.flows.mode_inputs import mode_inputs
 
 G, T_TOL = 9.81, 1e-10
@@ -244,3 +248,80 @@ def test_pythonfmu_cart_switches_its_push_at_a_located_crossing(cart):
     assert replays == 0
     # pushed, it settles towards F / k = 1 m
     assert result.outputs["x"][-1] > 0.8
+
+
+BARE = ["BouncingBall_cs_bare.fmu", "BouncingBall_fmi3_cs_bare.fmu"]
+
+
+@pytest.mark.parametrize("name", BARE)
+def test_bare_build_runs_as_fmpy_does(fmu_dir, name):
+    """`bare_cosimulation = true` in model.toml: a CS-only build whose C refuses
+    fmiGetFMUstate and fmiReset. Without guards it runs sample for sample as
+    fmpy runs it."""
+    fmpy = pytest.importorskip("fmpy")
+    path = fmu_dir / name
+    with open_fmu(path) as flow:
+        assert flow.archive.interfaces == ("CoSimulation",)
+        assert flow.forward_only
+        with pytest.raises(FMUError, match="Reset returned error"):
+            flow.instance.reset()
+    system = fmu_system(path)
+    try:
+        result = Halving(h=0.01).run(system, t_end=1.0)
+    finally:
+        system.close()
+    reference = fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.01)
+    assert result.status.is_success and len(result.t) == len(reference) == 101
+    np.testing.assert_array_equal(result.t, reference["time"])
+    np.testing.assert_array_equal(result.x[:, 0], reference["h"])
+    assert result.x[-1, 0] < 0.0  # no guard: the ball falls through the floor
+
+
+@pytest.mark.parametrize("name", BARE)
+def test_bare_build_switches_an_input_at_a_located_crossing(fmu_dir, name):
+    """At the floor the mode 'pushed' sets lam = 3 m g: a reset that sets only
+    an input, so neither state saving nor fmiReset is needed. The crossing is
+    at the analytic time to t_tol, and the ball then rises at 2 g."""
+    with open_fmu(fmu_dir / name) as fmu:
+        flight = mode_inputs(fmu, {"lam": 0.0}, {}, "flight")
+        pushed = mode_inputs(fmu, {"lam": 3 * G}, {}, "pushed")
+        land = Edge(Guard(lambda t, x: x[0], name="floor"), "pushed")
+        system = HybridSystem(
+            [Mode("flight", flight, (land,)), Mode("pushed", pushed, ())],
+            "flight",
+            flight.x0,
+        )
+        result = Halving(h=0.01, t_tol=T_TOL).run(system, t_end=1.0)
+    assert result.status is Status.REACHED_END
+    t_floor = impact_times(1.0, 1)[0]
+    assert abs(result.events[0].t - t_floor) <= T_TOL  # measured 5.0e-11
+    v_floor = -G * t_floor
+    np.testing.assert_allclose(
+        result.x[-1, 1], v_floor + 2 * G * (1.0 - t_floor), rtol=1e-9
+    )
+
+
+@pytest.mark.parametrize("name", BARE)
+def test_bare_build_refuses_a_reset_of_its_states_naming_them(fmu_dir, name):
+    with open_fmu(fmu_dir / name) as flow:
+        with pytest.raises(
+            FMUError,
+            match=r"Reset returned error.*sets the state variables 'h', 'v' at "
+            r"t = 0\.4515236.*refuses them in Step Mode.*only inputs or tunable",
+        ):
+            Halving(h=0.01).run(ball_on(flow), t_end=1.0)
+
+
+@pytest.mark.parametrize("name", BARE)
+def test_bare_build_stepped_beyond_a_guard_stops_saying_so(fmu_dir, name):
+    """From h = 0.01 m the second step lands beyond the floor (as in
+    test_a_step_beyond_the_guard_is_replayed); this FMU cannot go back."""
+    with open_fmu(fmu_dir / name, start={"h": 0.01}) as flow:
+        with pytest.warns(FmibridgeWarning, match="went beyond a guard"):
+            result = Halving(h=0.1, t_tol=T_TOL).run(ball_on(flow), t_end=0.1)
+    assert result.status is Status.OVERSTEPPED
+    assert result.t[-1] < impact_times(0.01, 1)[0]  # stopped before the floor
+    assert re.search(
+        r"Reset returned error.*crossed guard 'floor' \(g = 0\.0098.* -> -0\.026",
+        result.detail,
+    )

@@ -957,12 +957,16 @@ class CoSimulationFlow(_FmuFlow, Flow):
         try:
             self.instance.reset()
         except FMUError as exc:
+            names = ", ".join(repr(v.name) for v in self._state_variables)
             raise FMUError(
                 exc.function,
                 exc.status,
                 self.path,
-                "fmibridge cannot apply a reset: the FMU accepts neither setting its "
-                "state variables nor fmiReset",
+                f"fmibridge cannot apply a reset that sets the state variables "
+                f"{names} at t = {t!r}: this Co-Simulation FMU refuses them in Step "
+                f"Mode and cannot be reset to take them as start values (nor "
+                f"restore a saved state); a reset that sets only inputs or tunable "
+                f"parameters needs none of this",
             ) from None
         start = {**self._start, **self._state_values(x)}
         self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
