@@ -597,14 +597,21 @@ cdef double _shortfall_step(_Walk w, double hs):
 
     Each guard, signed positive inside, is fitted by the quadratic through the
     last three points (with a point known beyond the crossing, through the last
-    two and that one) and by the line through the last and nearest other; a
-    guard on or beyond its surface predicts nothing."""
+    two and that one) and by the line through the last and nearest other. A
+    guard on or beyond its surface and not known to move inside (a reset left
+    it there, or the state rests on it) may be crossed at once: the step is
+    t_tol."""
     cdef Py_ssize_t m = w.cm.m, i, k, n = w.n_past
     cdef double ahead = INFINITY, spread = 0.0, sign, c, s1, s2, g1, g2
-    cdef double d1, d2, a, b, quad, line, top, ts[PAST]
-    cdef double* gs
+    cdef double d1, d2, a, b, quad, line, top
     if m == 0:
         return hs
+    for i in range(m):
+        sign = bracket_sign(w.cm.sides[i], w.g0[i], w.g0[i])
+        c = sign * w.g0[i]
+        if w.cm.sides[i] != 0.0 and c <= 0.0 and (
+                n < 2 or sign * w.past_g[(n - 2) * m + i] >= c):
+            return min(hs, w.t_tol)
     if n < 2 and w.beyond_t != w.beyond_t:  # one point: a probe gives the second
         return min(hs, max(PROBE * hs, w.t_tol))
     for i in range(m):
