@@ -100,6 +100,18 @@ def test_a_step_beyond_the_guard_is_replayed(fmu_dir, tmp_path):
     assert abs(result.events[0].t - impact_times(0.01, 1)[0]) <= T_TOL
 
 
+def test_a_replay_past_the_kept_journal_stops_saying_so(fmu_dir, tmp_path, monkeypatch):
+    """The journal keeps MAX_JOURNAL calls (memory bound); with 2, the replay of
+    test_a_step_beyond_the_guard_is_replayed is no longer possible."""
+    monkeypatch.setattr("fmibridge.flows.fmu.MAX_JOURNAL", 2)
+    path = stateless(fmu_dir, "BouncingBall.fmu", tmp_path / "NoState.fmu")
+    with open_fmu(path, "cs", start={"h": 0.01}) as flow:
+        with pytest.warns(FmibridgeWarning, match="went beyond a guard"):
+            result = Halving(h=0.1, t_tol=T_TOL).run(ball_on(flow), t_end=0.1)
+    assert result.status is Status.OVERSTEPPED
+    assert "(more than 2) are no longer kept" in result.detail
+
+
 def test_a_state_left_on_the_guard_is_stepped_by_t_tol_not_replayed(fmu_dir, tmp_path):
     """A reset to rest on the floor, with gravity still on: the guard is
     crossed at once after each event. From the surface the step is t_tol, so

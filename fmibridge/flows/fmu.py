@@ -40,6 +40,7 @@ from .input_table import InputTable, jump_times
 InputValue = float | Callable[[float], float] | InputTable
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
+MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 MB)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
@@ -638,14 +639,16 @@ class _Journal:
     """The calls that changed a Co-Simulation FMU since its last
     initialisation, kept to return it to a point it left without saving its
     state: fmiReset, then the same calls again (inputs, doSteps, events), each
-    with the same arguments, so a deterministic FMU takes the same steps."""
+    with the same arguments, so a deterministic FMU takes the same steps. At
+    most MAX_JOURNAL calls are kept: past them (a long run without events) the
+    journal is dropped until the next initialisation, and a return says so."""
 
     CALLS = (
         "initialize", "_set_start", "set_reals", "set_ints", "do_step", "handle_event"
     )
 
     def __init__(self, instance: FmiInstance) -> None:
-        self.calls: list[tuple[str, tuple]] = []
+        self.calls: list[tuple[str, tuple]] | None = []  # None: past MAX_JOURNAL
         self.n_replays = 0
         self.generation = 0  # initialisations so far: a mark holds in its own
         self._busy = False
@@ -668,13 +671,26 @@ class _Journal:
             if name == "initialize":  # a re-initialisation starts the journal anew
                 self.calls = []
                 self.generation += 1
-            self.calls.append((name, args))
+            if self.calls is not None:
+                self.calls.append((name, args))
+                if len(self.calls) > MAX_JOURNAL:
+                    self.calls = None
             return result
 
         return record
 
     def replay(self, instance: FmiInstance, n: int, path: str) -> None:
         """Reset `instance` and make its first n journalled calls again."""
+        if self.calls is None:
+            raise ReplayRefused(
+                "fmiReset",
+                "journal dropped",
+                path,
+                f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
+                f"it cannot save its state, and its calls since the last "
+                f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
+                f"replay",
+            )
         try:
             instance.reset()
         except FMUError as exc:
@@ -870,7 +886,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._snapshots[key] = self.instance.get_state()
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
-        elif self._journal is not None:  # any length at which the FMU was at key
+        elif self._journal is not None and self._journal.calls is not None:
+            # any length of the journal at which the FMU was at key
             mark = self._marks.get(key)
             outputs = (
                 mark[2]
