@@ -545,10 +545,9 @@ cdef int _continue_past(_Walk w) except -1:
     """Keep the guards' past communication points where the walk goes on from
     the last one (same time and state), else start them anew from here."""
     cdef Py_ssize_t m = w.cm.m
-    x = np.array(w.x[:w.cm.n])
-    if not (w.n_past and w.past_t[w.n_past - 1] == w.t and w.past_x is not None
-            and np.array_equal(w.past_x, x)):
-        w.n_past, w.beyond_t = 0, NAN
+    x = new_array(&w.x[0], w.cm.n).tobytes()
+    if not (w.n_past and w.past_t[w.n_past - 1] == w.t and w.past_x == x):
+        w.n_past, w.beyond_t, w.past_x = 0, NAN, x
         _remember(w, w.t, w.g0)
     return 0
 
@@ -678,7 +677,7 @@ cdef object _forward_step(_Walk w, double hs):
         if not crossed:
             _accept(w, t, trial, False)
             _remember(w, w.t, w.g0)
-            w.past_x = np.array(w.x[:n])
+            w.past_x = new_array(&w.x[0], n).tobytes()
             if w.beyond_t == w.beyond_t and w.beyond_t <= w.t:
                 w.beyond_t = NAN
             return None
@@ -692,7 +691,7 @@ cdef object _forward_step(_Walk w, double hs):
         w.log.n_rejected += 1
         w.beyond_t = t + trial
         w.beyond_g[:m] = w.g1[:m]
-        w.past_x = np.array(w.x[:n])
+        w.past_x = new_array(&w.x[0], n).tobytes()
     cm.flush(w.log)
     return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
                 f"No step from t = {t!r} in mode {cm.name!r} reached the crossing "
