@@ -8,6 +8,9 @@ C header ``model_table.h`` and ``modelDescription.xml``, so the two cannot disag
 Naming: ``<Model>.fmu`` is FMI 2.0 and ``<Model>_fmi3.fmu`` is FMI 3.0; both hold Model
 Exchange and Co-Simulation. FMI 1.0 gives each interface its own FMU:
 ``<Model>_fmi1me.fmu`` (Model Exchange) and ``<Model>_fmi1cs.fmu`` (Co-Simulation).
+A model with ``bare_cosimulation = true`` in its table is also built as
+``<Model>_cs_bare.fmu`` and ``<Model>_fmi3_cs_bare.fmu``: Co-Simulation only, without
+state saving (canGetAndSetFMUstate false) and refusing fmiReset, as tools often export.
 Value references: 0 is ``time``, then the table's variables in file order, then
 ``cs_substep``, then ``der(<state>)`` in state order.
 Builds are incremental (a SHA-256 of every input is kept beside each FMU) and
@@ -96,12 +99,20 @@ class Target:
     interface: str | None = None  # FMI 1.0: one interface per FMU; None: both
     defines: tuple[str, ...] = ()  # gcc -D flags besides MODEL_IDENTIFIER
 
+    @property
+    def bare(self) -> bool:
+        """A CS-only FMU without state saving and fmiReset (`bare_cosimulation`)."""
+        return BARE in self.defines
 
+
+BARE = "BARE_COSIMULATION"
 TARGETS = (
     Target(2, "fmi2.c", "linux64", ""),
     Target(3, "fmi3.c", "x86_64-linux", "_fmi3"),
     Target(1, "fmi1.c", "linux64", "_fmi1me", "ModelExchange"),
     Target(1, "fmi1.c", "linux64", "_fmi1cs", "CoSimulation", ("FMI1_COSIMULATION",)),
+    Target(2, "fmi2.c", "linux64", "_cs_bare", "CoSimulation", (BARE,)),
+    Target(3, "fmi3.c", "x86_64-linux", "_fmi3_cs_bare", "CoSimulation", (BARE,)),
 )
 
 
@@ -141,6 +152,8 @@ class ModelTable:
     has_jacobian: bool = False
     # seconds of CPU each get FMU state spends (a large model's save, for tests)
     state_save_cost: float = 0.0
+    # also built as a bare Co-Simulation FMU (no state saving, no fmiReset)
+    bare_cosimulation: bool = False
 
     def of_kind(self, *kinds: str) -> list[Variable]:
         """Return the variables of the given kinds, in value-reference order."""
@@ -202,6 +215,8 @@ def build_fmus(
     for model_dir in _model_dirs(Path(models_dir or source_dir), models):
         table = read_table(model_dir / "model.toml")
         for target in TARGETS:
+            if target.bare and not table.bare_cosimulation:
+                continue
             fmu = _build_one(source_dir, model_dir, table, target, out_dir, force)
             built[fmu.stem] = fmu
     if models is None:
@@ -285,6 +300,7 @@ def read_table(path: Path) -> ModelTable:
         tuple(by_name[n] for n in data.get("event_indicators", [])),
         _flag(path, data, "jacobian"),
         _state_save_cost(path, data),
+        _flag(path, data, "bare_cosimulation"),
     )
 
 
@@ -532,7 +548,8 @@ def model_description(
     'ModelExchange' or 'CoSimulation', since an FMI 1.0 FMU offers one)."""
     if version == 1:
         return _xml(_fmi1_description(table, interface or "ModelExchange"))
-    root = _fmi2_root(table) if version == 2 else _fmi3_root(table)
+    bare = interface == "CoSimulation"  # FMI 2 and 3: both interfaces, or bare CS
+    root = (_fmi2_root if version == 2 else _fmi3_root)(table, bare)
     _add_units(root, table)
     ET.SubElement(
         root,
@@ -564,7 +581,7 @@ def _common_attributes(table: ModelTable) -> dict[str, str]:
     }
 
 
-def _fmi2_root(table: ModelTable) -> ET.Element:
+def _fmi2_root(table: ModelTable, bare: bool = False) -> ET.Element:
     root = ET.Element(
         "fmiModelDescription",
         fmiVersion="2.0",
@@ -572,11 +589,13 @@ def _fmi2_root(table: ModelTable) -> ET.Element:
         **_common_attributes(table),
         numberOfEventIndicators=str(len(table.event_indicators)),
     )
-    state = {"canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true"}
+    saves = "false" if bare else "true"
+    state = {"canGetAndSetFMUstate": saves, "canSerializeFMUstate": saves}
     jacobian = {"providesDirectionalDerivative": "true"} if table.has_jacobian else {}
-    ET.SubElement(
-        root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
-    )
+    if not bare:
+        ET.SubElement(
+            root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
+        )
     ET.SubElement(
         root,
         "CoSimulation",
@@ -587,18 +606,20 @@ def _fmi2_root(table: ModelTable) -> ET.Element:
     return root
 
 
-def _fmi3_root(table: ModelTable) -> ET.Element:
+def _fmi3_root(table: ModelTable, bare: bool = False) -> ET.Element:
     root = ET.Element(
         "fmiModelDescription",
         fmiVersion="3.0",
         instantiationToken=table.token,
         **_common_attributes(table),
     )
-    state = {"canGetAndSetFMUState": "true", "canSerializeFMUState": "true"}
+    saves = "false" if bare else "true"
+    state = {"canGetAndSetFMUState": saves, "canSerializeFMUState": saves}
     jacobian = {"providesDirectionalDerivatives": "true"} if table.has_jacobian else {}
-    ET.SubElement(
-        root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
-    )
+    if not bare:
+        ET.SubElement(
+            root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
+        )
     ET.SubElement(
         root,
         "CoSimulation",

@@ -179,17 +179,6 @@ def test_plain_cs_run_needs_no_state_saving(fmu_dir, tmp_path):
     np.testing.assert_array_equal(runs[0].x, runs[1].x)
 
 
-def test_a_guard_that_needs_rollback_names_the_missing_capability(fmu_dir, tmp_path):
-    stateless = without_state_saving(fmu_dir, tmp_path / "NoState.fmu")
-    with open_fmu(stateless, "cs") as flow:  # the ball reaches h = 0 at 0.4515 s
-        with pytest.raises(
-            FMUError,
-            match=r"NoState.fmu: canGetAndSetFMUstate returned false.*"
-            r"to locate a guard's crossing",
-        ):
-            Halving(h=0.1).run(ball_on(flow), t_end=1.0)
-
-
 def test_flows_are_the_right_kind(fmu_dir):
     with (
         open_fmu(fmu_dir / "BouncingBall.fmu", "me") as me,

@@ -76,3 +76,8 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class ReplayRefused(FMUError):
+    """A Co-Simulation FMU without state saving refused fmiReset, so it cannot
+    be returned to a point it left by replaying its calls."""

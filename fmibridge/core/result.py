@@ -33,6 +33,7 @@ from .outputs import write_atomically
 # (8 bytes per time and state, 4 per mode): beyond it the Recorder thins them.
 SAMPLE_BUDGET_BYTES = 256 * 2**20
 FIRST_CAPACITY = 1024  # samples; the arrays double from here up to the budget
+MAX_GRAZES_LISTED = 20  # grazes written out in the provenance (all are counted)
 REPR_NAMES = 6  # state names a Result's repr lists before it counts them instead
 
 
@@ -70,6 +71,12 @@ class Status(enum.Enum):
         "t_tol, Relaxation's eps)."
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
+    OVERSTEPPED = (
+        "Stopped: a Co-Simulation step went beyond a guard, and the FMU can neither "
+        "save its state nor reset to replay its steps, so the crossing cannot be "
+        "located (the guard, the time and how far beyond are named below). Lower h, "
+        "or use an FMU with state saving, fmiReset or Model Exchange."
+    )
     INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
     TIME_LIMIT = (
         "Stopped at its time limit (timeout); the samples up to here are kept. Raise "
@@ -426,6 +433,7 @@ class Recorder:
         self.n_steps = 0
         self.n_rejected = 0
         self.n_silent_events = 0
+        self.grazes: list[tuple[float, str, float]] = []  # (t, edge, v_n) (`Edge`)
         self.stride = 1  # keep the samples whose number is a multiple of this
         self._x_end = 1 + len(state_names)  # columns: t, x, outputs
         width = self._x_end + len(output_names)
@@ -545,6 +553,11 @@ class Recorder:
         if self._journal is not None:
             self._journal.event(event)
 
+    def graze(self, t: float, edge: str, approach: float) -> None:
+        """Log a crossing whose impact reset did not apply: the contact was not
+        approaching (`Edge.approach` >= 0)."""
+        self.grazes.append((t, edge, approach))
+
     def warn(self, message: str) -> None:
         """Warn now (FmibridgeWarning) and keep the message in the provenance."""
         self.warnings.append(message)
@@ -579,6 +592,18 @@ class Recorder:
             provenance["warnings"] = " | ".join(self.warnings)
         if self.stride > 1:
             provenance["sample_stride"] = str(self.stride)
+        stats = {
+            "n_steps": self.n_steps,
+            "n_rejected": self.n_rejected,
+            "n_events": len(self.events),
+            "n_silent_events": self.n_silent_events,
+        }
+        if self.grazes:
+            stats["n_grazes"] = len(self.grazes)
+            provenance["grazes"] = "; ".join(
+                f"t = {t:.9g} s {edge} (v_n = {v:.3g})"
+                for t, edge, v in self.grazes[:MAX_GRAZES_LISTED]
+            ) + ("; ..." if len(self.grazes) > MAX_GRAZES_LISTED else "")
         return Result(
             t=rows[:, 0].copy(),
             x=rows[:, 1 : self._x_end].copy(),
@@ -586,12 +611,7 @@ class Recorder:
             state_names=self.state_names,
             events=tuple(self.events),
             status=status,
-            stats={
-                "n_steps": self.n_steps,
-                "n_rejected": self.n_rejected,
-                "n_events": len(self.events),
-                "n_silent_events": self.n_silent_events,
-            },
+            stats=stats,
             provenance=provenance,
             outputs={
                 name: rows[:, self._x_end + i].copy()

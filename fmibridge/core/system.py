@@ -298,12 +298,21 @@ class Edge:
         R(t, x) -> x', the state in the target mode; identity by default.
     name : str, optional
         Name in the event log; defaults to the guard's name.
+    approach : callable, optional
+        For an impact: the contact's relative normal velocity v_n(t, x), the
+        rate of the gap. The reset is the impact law, whose precondition is an
+        approaching contact (Or and Ames eq. 4): it applies only where v_n < 0.
+        A crossing with v_n >= 0 (a receding body, beyond the guard by the
+        coupling error of a Co-Simulation master) is a graze: the state is
+        kept, the mode too, and the graze logged (`Result.stats['n_grazes']`,
+        `Result.provenance['grazes']`), not an event.
     """
 
     guard: Guard  # given as a Guard or a bare function (`as_guard`)
     target: str
     reset: ResetFn = _identity
     name: str = ""
+    approach: GuardFn | None = None
 
     if TYPE_CHECKING:  # what __init__ takes (the dataclass's, at run time)
 
@@ -319,6 +328,8 @@ class Edge:
         object.__setattr__(self, "guard", as_guard(self.guard))
         if not callable(self.reset):
             raise FmibridgeError(f"Edge `{self.name}`: `reset` must be callable.")
+        if self.approach is not None and not callable(self.approach):
+            raise FmibridgeError(f"Edge `{self.name}`: `approach` must be callable.")
         if not self.name:
             object.__setattr__(self, "name", self.guard.name)
 

@@ -220,6 +220,14 @@ class CoSimulationComponent(_FmuComponent):
         """Return the FMU's state after a communication step of h from (t, x)."""
         return self.flow.advance(t, x, h, _NO_SCHEME)
 
+    def writer(self, inputs: Sequence[str]) -> Writer:
+        """Set these inputs; through the instance's journalled call on an FMU
+        without state saving, so that a replay sets them again."""
+        if not self.flow.forward_only:
+            return super().writer(inputs)
+        vrs, instance = self._vrs(inputs), self.flow.instance
+        return lambda values: instance.set_reals(vrs, [float(v) for v in values])
+
 
 _NO_SCHEME: Scheme = None  # type: ignore[assignment]  # a CS FMU integrates itself
 

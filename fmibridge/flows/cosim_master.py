@@ -129,6 +129,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             c.flow is not None and c.flow.reports_events for c in self.components
         )
 
+    @property
+    def forward_only(self) -> bool:
+        """True where a component cannot save its state (a return replays it)."""
+        return any(getattr(c.flow, "forward_only", False) for c in self.components)
+
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""

@@ -30,7 +30,7 @@ from typing import cast
 import numpy as np
 
 from ..core._functions import Function
-from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError
+from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefused
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
@@ -44,6 +44,7 @@ InputValue = float | Callable[[float], float] | InputTable
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
 MAX_RECORDED = 64  # step ends whose recorded outputs are kept for the samples
+MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 MB)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
@@ -665,6 +666,82 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return self.instance.get_states()
 
 
+class _Journal:
+    """The calls that changed a Co-Simulation FMU since its last
+    initialisation, kept to return it to a point it left without saving its
+    state: fmiReset, then the same calls again (inputs, doSteps, events), each
+    with the same arguments, so a deterministic FMU takes the same steps. At
+    most MAX_JOURNAL calls are kept: past them (a long run without events) the
+    journal is dropped until the next initialisation, and a return says so."""
+
+    CALLS = (
+        "initialize", "_set_start", "set_reals", "set_ints", "do_step", "handle_event"
+    )
+
+    def __init__(self, instance: FmiInstance) -> None:
+        self.calls: list[tuple[str, tuple]] | None = []  # None: past MAX_JOURNAL
+        self.n_replays = 0
+        self.generation = 0  # initialisations so far: a mark holds in its own
+        self._busy = False
+        self._raw = {name: getattr(instance, name) for name in self.CALLS
+                     if hasattr(instance, name)}
+        for name in self._raw:
+            setattr(instance, name, self._recorder(name))
+
+    def _recorder(self, name: str) -> Callable:
+        call = self._raw[name]
+
+        def record(*args):
+            if self._busy:  # a call inside a journalled call, or a replay
+                return call(*args)
+            self._busy = True
+            try:
+                result = call(*args)  # a call the FMU refused changed nothing
+            finally:
+                self._busy = False
+            if name == "initialize":  # a re-initialisation starts the journal anew
+                self.calls = []
+                self.generation += 1
+            if self.calls is not None:
+                self.calls.append((name, args))
+                if len(self.calls) > MAX_JOURNAL:
+                    self.calls = None
+            return result
+
+        return record
+
+    def replay(self, instance: FmiInstance, n: int, path: str) -> None:
+        """Reset `instance` and make its first n journalled calls again."""
+        if self.calls is None:
+            raise ReplayRefused(
+                "fmiReset",
+                "journal dropped",
+                path,
+                f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
+                f"it cannot save its state, and its calls since the last "
+                f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
+                f"replay",
+            )
+        try:
+            instance.reset()
+        except FMUError as exc:
+            raise ReplayRefused(
+                exc.function,
+                exc.status,
+                path,
+                "fmibridge cannot return this Co-Simulation FMU to a point it left: "
+                "it can neither save its state nor reset to replay its steps",
+            ) from None
+        self.calls = self.calls[:n]
+        self._busy = True
+        try:
+            for name, args in self.calls:
+                self._raw[name](*args)
+        finally:
+            self._busy = False
+        self.n_replays += 1
+
+
 class CoSimulationFlow(_FmuFlow, Flow):
     """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
 
@@ -684,13 +761,17 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
     every FMI 1.0 FMU) runs without: a run without guards on it never returns
-    to a point it left.
+    to a point it left, and methods step it forward only (`forward_only`:
+    Halving stops each communication step short of the guards' extrapolated
+    crossing). Where a step must still be undone, the flow returns to a point
+    it passed by replay: fmiReset and the same calls since the last
+    initialisation (`_Journal`; `n_replays` counts them).
 
     Raises
     ------
-    FMUError
-        Where a step must be undone (a guard's crossing located) and the FMU
-        cannot get and set its state.
+    ReplayRefused
+        Where a step must be undone and the FMU can neither get and set its
+        state nor reset.
     """
 
     interface = "CoSimulation"
@@ -706,6 +787,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         # Saved only where the FMU can: a plain run never returns to a point it
         # left, so it needs none (`goto` says what is missing where one would).
         self._can_save = self.archive.capability("CoSimulation", "canGetAndSetFMUstate")
+        self._journal = None if self._can_save else _Journal(self.instance)
+        # point -> (journal generation, length, outputs) where the FMU was there
+        self._marks: OrderedDict[tuple, tuple[int, int, bytes]] = OrderedDict()
         self.instance.initialize(
             t0, self._start, self._tolerance, self._initial_inputs(t0)
         )
@@ -728,6 +812,17 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Save the FMU state before a step only where may_undo(t, x, h)."""
         self._may_undo, self.n_state_saves = may_undo, 0
         self._left.clear()
+
+    @property
+    def forward_only(self) -> bool:
+        """True where a return to a point the FMU left costs a replay (no state
+        saving): methods then choose steps that need none."""
+        return not self._can_save
+
+    @property
+    def n_replays(self) -> int:
+        """How many times the FMU was reset and replayed to return to a point."""
+        return self._journal.n_replays if self._journal is not None else 0
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first,
@@ -860,6 +955,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if key != self._at:
             if key in self._snapshots:
                 self.instance.set_state(self._snapshots[key])
+            elif self._journal is not None and self._marks.get(key, (0,))[0] == (
+                self._journal.generation
+            ):
+                self._replay(key, x)
             else:
                 self._warn_unsaved(key)
                 self._enter(t, x)
@@ -879,6 +978,38 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.n_state_saves += 1
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
+        elif self._journal is not None and self._journal.calls is not None:
+            # any length of the journal at which the FMU was at key
+            mark = self._marks.get(key)
+            outputs = (  # a fingerprint of an FMU without states: its outputs
+                mark[2]
+                if mark and mark[0] == self._journal.generation
+                else b"" if self._state_variables
+                else self._output_reader.read().tobytes()
+            )
+            journal = self._journal
+            self._marks[key] = (journal.generation, len(journal.calls), outputs)
+            while len(self._marks) > MAX_SNAPSHOTS:
+                self._marks.popitem(last=False)
+
+    def _replay(self, key: tuple, x: np.ndarray) -> None:
+        """Return to the point `key` passed before: reset, replay the calls up
+        to it, and check that the FMU is back at x."""
+        assert self._journal is not None
+        _, n, outputs = self._marks[key]
+        self._journal.replay(self.instance, n, self.path)
+        if not (
+            np.array_equal(self._states_reader.read(), x)
+            and (outputs == b"" or self._output_reader.read().tobytes() == outputs)
+        ):
+            raise FMUError(
+                "fmi2Reset" if self.archive.fmi_version == "2.0" else "fmi3Reset",
+                "replay differs",
+                self.path,
+                f"replaying this FMU's calls up to t = {key[0]!r} did not give the "
+                f"states and outputs it had there (its reset or its steps are not "
+                f"reproducible), so it cannot be returned there without state saving",
+            )
 
     def can_return(self, t: float, x: np.ndarray, saved: bool = False) -> bool:
         """True if `goto(t, x)` needs no reset: the FMU saved its state there, or
@@ -929,8 +1060,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
             *STATE_SAVING[self.archive.fmi_version],
             self.path,
             f"fmibridge needs it to return this Co-Simulation FMU from t = {t_at!r} "
-            f"to t = {t!r} (a step undone to locate a guard's crossing); a run "
-            f"without guards on it does not; use the Model Exchange interface or "
+            f"to t = {t!r}, a point it did not pass recently (only the last "
+            f"{MAX_SNAPSHOTS} are replayed); use the Model Exchange interface or "
             f"re-export the FMU with state saving",
         )
 
@@ -958,12 +1089,16 @@ class CoSimulationFlow(_FmuFlow, Flow):
         try:
             self.instance.reset()
         except FMUError as exc:
+            names = ", ".join(repr(v.name) for v in self._state_variables)
             raise FMUError(
                 exc.function,
                 exc.status,
                 self.path,
-                "fmibridge cannot apply a reset: the FMU accepts neither setting its "
-                "state variables nor fmiReset",
+                f"fmibridge cannot apply a reset that sets the state variables "
+                f"{names} at t = {t!r}: this Co-Simulation FMU refuses them in Step "
+                f"Mode and cannot be reset to take them as start values (nor "
+                f"restore a saved state); a reset that sets only inputs or tunable "
+                f"parameters needs none of this",
             ) from None
         start = {**self._start, **self._state_values(x)}
         self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))

@@ -99,6 +99,10 @@ class _ModeInputs:
         return self.flow.is_terminated
 
     @property
+    def forward_only(self) -> bool:
+        return getattr(self.flow, "forward_only", False)
+
+    @property
     def reports_events(self) -> bool:
         return self.flow.reports_events
 

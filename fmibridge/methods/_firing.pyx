@@ -7,6 +7,8 @@ that sample are those before its event. A self-loop whose reset changes nothing
 transition: it is counted in `n_silent_events`, not logged. A reset that returns
 the wrong number of values or non-finite ones, or that leaves a self-loop's state
 beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
+An impact edge (`Edge.approach`) fires only on an approaching contact; a crossing
+without is a graze, logged (`Recorder.graze`) and not a transition.
 
 A self-loop whose reset is the identity or compiled fires without Python
 (`fire_in_place`), so a loop can go on after a silent one (Relaxation's strip
@@ -43,10 +45,15 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
 
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
+    edge = cm.mode.edges[i]
+    if edge.approach is not None:
+        approach = float(edge.approach(t, x))
+        if not approach < 0.0:  # not approaching: a graze, no impact
+            log.graze(t, edge.name, approach)
+            return State(t, x, cm.name)
     cm.flush(log)
     log.sample(t, x, cm.name)
     x_after = _reset(cm, i, t, x)
-    edge = cm.mode.edges[i]
     xb, xa = x, x_after
     if cm.self_loop[i]:
         _check_reset(cm, i, t, &xb[0], &xa[0])
@@ -63,6 +70,8 @@ cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
     """True if edge i fires without Python: a self-loop with the identity or a
     compiled reset."""
     reset = cm.resets[i]
+    if cm.mode.edges[i].approach is not None:  # an impact's precondition: in Python
+        return False
     return cm.self_loop[i] and (reset is None or isinstance(reset, Function))
 
 

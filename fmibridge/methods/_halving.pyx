@@ -38,6 +38,7 @@ from ._firing cimport fire
 from ._mode cimport BLOCK_SIZE, CompiledMode, reached
 
 from ..core.result import Status
+from ..core.errors import ReplayRefused
 from .base import Rated, State, Step, non_finite
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
@@ -54,6 +55,16 @@ TIME_RTOL = 1e-9
 RESOLUTION_ULPS = 4.0
 
 _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
+# Communication points whose guard values extrapolate a forward-only flow's guards
+# (a quadratic in time); a step stops short of the extrapolated crossing by twice
+# the gap between the quadratic's and the line's crossing times (an embedded
+# estimate of the extrapolation's error), by at least half of t_tol and at most
+# LONGEST_SHORTFALL of the way (so each step closes in by at least a quarter).
+DEF PAST = 3
+LONGEST_SHORTFALL = 0.75
+# The first step from a point without a past (the start, an event) is this part of
+# h: it gives the line its second point before a guard can be near.
+PROBE = 1.0 / 16.0
 
 
 cdef class _Walk:
@@ -66,6 +77,13 @@ cdef class _Walk:
     cdef object method, log
     cdef double h, span, t_tol, t_end, t0
     cdef bint grid, has_slope, busy, has_err
+    # a flow stepped forward only: its guards at the last communication points
+    # (oldest first), and a point known beyond the crossing (NAN if none)
+    cdef bint forward
+    cdef long n_past
+    cdef double[::1] past_t, past_g, beyond_g
+    cdef double beyond_t
+    cdef object past_x
     cdef long max_halvings, n_steps, max_steps
     cdef public double t
     cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, zd, gd, x_lo, g_lo, g_hi, signs
@@ -79,6 +97,8 @@ cdef class _Walk:
         self.zd, self.x_lo, self.err = np.empty(n), np.empty(n), np.empty(n)
         self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
         self.gd, self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(4))
+        self.past_t, self.past_g = np.empty(PAST), np.empty(PAST * m)
+        self.beyond_g, self.n_past, self.past_x = np.empty(m), 0, None
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state`: the method's parameters and the point."""
@@ -112,6 +132,9 @@ cdef class _Walk:
         if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
             h_next = getattr(state, "h_next", None)
             (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
+        self.forward = not cm.has_rhs and getattr(cm.mode.flow, "forward_only", False)
+        if self.forward:
+            _continue_past(self)
         return 0
 
 
@@ -230,6 +253,8 @@ cdef object _step(_Walk w):
     cdef object crossed, crossing = None
     cdef double dip_hs
     cdef set was_crossed = set()
+    if w.forward:
+        return _forward_step(w, hs)
     for k in range(2 * w.max_halvings + 2):
         if k == 0:  # the step: of hs, or the adaptive step's own length
             hs = stepper.step(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL,
@@ -514,3 +539,179 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g
         signed = [bracket_sign(cm.sides[i], g_lo[i], g_hi[i]) * g_hi[i] for i in range(m)]
         crossed = [signed.index(min(signed))]
     return Step(_fire(w, t + lo, x_lo, hi - lo, g_lo, g_hi, crossed))
+
+
+cdef int _continue_past(_Walk w) except -1:
+    """Keep the guards' past communication points where the walk goes on from
+    the last one (same time and state), else start them anew from here."""
+    cdef Py_ssize_t m = w.cm.m
+    x = new_array(&w.x[0], w.cm.n).tobytes()
+    if not (w.n_past and w.past_t[w.n_past - 1] == w.t and w.past_x == x):
+        w.n_past, w.beyond_t, w.past_x = 0, NAN, x
+        _remember(w, w.t, w.g0)
+    return 0
+
+
+cdef int _remember(_Walk w, double t, double[::1] g) except -1:
+    """Add the communication point (t, g) to the past (the oldest drops out)."""
+    cdef Py_ssize_t m = w.cm.m, i, k
+    if w.n_past == PAST:
+        for k in range(PAST - 1):
+            w.past_t[k] = w.past_t[k + 1]
+            for i in range(m):
+                w.past_g[k * m + i] = w.past_g[(k + 1) * m + i]
+        w.n_past -= 1
+    w.past_t[w.n_past] = t
+    for i in range(m):
+        w.past_g[w.n_past * m + i] = g[i]
+    w.n_past += 1
+    return 0
+
+
+cdef double _first_root(double a, double b, double c, double s_max) noexcept:
+    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none."""
+    cdef double d, q, r1, r2, best = INFINITY
+    if a == 0.0:
+        if b != 0.0 and 0.0 < -c / b <= s_max:
+            return -c / b
+        return INFINITY
+    d = b * b - 4.0 * a * c
+    if d < 0.0:
+        return INFINITY
+    q = -0.5 * (b + (d ** 0.5 if b >= 0.0 else -(d ** 0.5)))
+    r1 = q / a
+    r2 = c / q if q != 0.0 else INFINITY
+    if 0.0 < r1 <= s_max:
+        best = r1
+    if 0.0 < r2 <= s_max and r2 < best:
+        best = r2
+    return best
+
+
+cdef double _shortfall_step(_Walk w, double hs):
+    """The step from the walk's point: hs, shortened to stop short of the
+    earliest crossing the guards' extrapolation predicts (Esposito and Kumar,
+    TOMACS 17 (2007), eq. 12, with the guard values at past communication points
+    in place of the predictor's), or t_tol where that crossing is nearer.
+
+    Each guard, signed positive inside, is fitted by the quadratic through the
+    last three points (with a point known beyond the crossing, through the last
+    two and that one) and by the line through the last and nearest other. A
+    guard on or beyond its surface and not known to move inside (a reset left
+    it there, or the state rests on it) may be crossed at once: the step is
+    t_tol."""
+    cdef Py_ssize_t m = w.cm.m, i, k, n = w.n_past
+    cdef double ahead = INFINITY, spread = 0.0, sign, c, s1, s2, g1, g2
+    cdef double d1, d2, a, b, quad, line, top
+    if m == 0:
+        return hs
+    for i in range(m):
+        sign = bracket_sign(w.cm.sides[i], w.g0[i], w.g0[i])
+        c = sign * w.g0[i]
+        if w.cm.sides[i] != 0.0 and c <= 0.0 and (
+                n < 2 or sign * w.past_g[(n - 2) * m + i] >= c):
+            return min(hs, w.t_tol)
+    if n < 2 and w.beyond_t != w.beyond_t:  # one point: a probe gives the second
+        return min(hs, max(PROBE * hs, w.t_tol))
+    for i in range(m):
+        sign = bracket_sign(w.cm.sides[i], w.g0[i], w.g0[i])
+        c = sign * w.g0[i]
+        if c <= 0.0:
+            continue
+        # the two other points, relative to the walk's point: s2 nearer
+        if w.beyond_t == w.beyond_t:
+            s2, g2 = w.beyond_t - w.t, sign * w.beyond_g[i]
+            k = n - 2
+            top = s2
+        else:
+            s2, g2 = w.past_t[n - 2] - w.t, sign * w.past_g[(n - 2) * m + i]
+            k = n - 3
+            top = INFINITY
+        line = _first_root(0.0, (g2 - c) / s2, c, top)
+        quad = line
+        if k < 0:  # two points: the line alone, its error unknown
+            line = 0.0
+        if k >= 0:
+            s1, g1 = w.past_t[k] - w.t, sign * w.past_g[k * m + i]
+            d1, d2 = (g1 - c) / s1, (g2 - c) / s2
+            a = (d1 - d2) / (s1 - s2)
+            b = d2 - a * s2
+            quad = _first_root(a, b, c, top)
+            if quad == INFINITY and line != INFINITY:
+                quad = line  # curving away, but the line says otherwise: trust neither
+                line = 0.0
+        if quad < ahead:
+            ahead = quad
+            spread = fabs(quad - line) if line != INFINITY else quad
+    if ahead == INFINITY:
+        return hs if w.beyond_t != w.beyond_t else min(hs, 0.5 * (w.beyond_t - w.t))
+    if ahead <= w.t_tol:
+        return min(hs, w.t_tol)
+    return min(hs, ahead - min(max(2.0 * spread, 0.5 * w.t_tol), LONGEST_SHORTFALL * ahead))
+
+
+cdef object _forward_step(_Walk w, double hs):
+    """One communication step of a flow that steps forward only (a
+    Co-Simulation FMU without state saving): of hs, or short of the guards'
+    extrapolated crossing (`_shortfall_step`), so that a guard is approached
+    from inside and crossed only by a step of t_tol, whose far end (where the
+    FMU is) is the event. A longer step that still crosses is undone by the
+    flow's replay (fmiReset and its calls again) and the crossing it bracketed
+    taken into the extrapolation; where the FMU cannot replay, the run stops
+    (Status.OVERSTEPPED) naming the guard, the time and how far beyond."""
+    cdef CompiledMode cm = w.cm
+    cdef Py_ssize_t n = cm.n, m = cm.m
+    cdef double t = w.t, trial
+    cdef long k
+    for k in range(w.max_halvings + 1):
+        trial = _shortfall_step(w, hs)
+        try:
+            cm.stepper.advance(t, &w.x[0], trial, NULL, &w.y[0])
+        except ReplayRefused as exc:
+            cm.flush(w.log)
+            return _overstepped(w, t, exc)
+        cm.evaluate(t + trial, &w.y[0], &w.g1[0])
+        crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
+        if crossed is _NON_FINITE:
+            raise non_finite(cm.mode, t + trial, np.array(w.y[:n]), list(w.g1[:m]))
+        if not crossed:
+            _accept(w, t, trial, False)
+            _remember(w, w.t, w.g0)
+            w.past_x = new_array(&w.x[0], n).tobytes()
+            if w.beyond_t == w.beyond_t and w.beyond_t <= w.t:
+                w.beyond_t = NAN
+            return None
+        if trial <= w.t_tol:  # bracketed to t_tol: the event at its far end
+            cm.flush(w.log)
+            times = [secant_fraction(w.g0[i], w.g1[i]) for i in crossed]
+            winner = crossed[times.index(min(times))]
+            others = tuple(cm.mode.edges[i].name for i in crossed if i != winner)
+            return Step(fire(w.method, cm, w.log, t + trial, np.array(w.y[:n]),
+                             winner, others))
+        w.log.n_rejected += 1
+        w.beyond_t = t + trial
+        w.beyond_g[:m] = w.g1[:m]
+        w.past_x = new_array(&w.x[0], n).tobytes()
+    cm.flush(w.log)
+    return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
+                f"No step from t = {t!r} in mode {cm.name!r} reached the crossing "
+                f"after {w.max_halvings} replays (max_halvings); guards "
+                f"{_named(cm, w.g0)}.")
+
+
+cdef object _overstepped(_Walk w, double t, exc):
+    """Stop where a step went beyond a guard that the FMU cannot return from."""
+    cdef CompiledMode cm = w.cm
+    cdef Py_ssize_t m = cm.m, i
+    beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], w.beyond_g[i])]
+    i = beyond[0] if beyond else 0
+    h = w.beyond_t - t
+    located = t + h * secant_fraction(w.g0[i], w.beyond_g[i])
+    return Step(
+        State(t, np.array(w.x[:cm.n]), cm.name),
+        Status.OVERSTEPPED,
+        f"{exc} The step from t = {t!r} to {w.beyond_t!r} crossed guard "
+        f"{cm.mode.edges[i].name!r} (g = {w.g0[i]:.6g} -> {w.beyond_g[i]:.6g}; by "
+        f"its secant at t = {located:.9g} s, {w.beyond_t - located:.3g} s before "
+        f"the step's end), but t_tol = {w.t_tol:.3g} s.",
+    )

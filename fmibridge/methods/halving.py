@@ -53,6 +53,14 @@ class Halving(Method):
     their guard, in the new mode, is still crossed (see `Guard.crossed`).
     This order is deterministic and needs no model-specific code.
 
+    A flow that steps forward only (a Co-Simulation FMU without state saving,
+    `forward_only`) is not halved: each communication step stops short of the
+    crossing extrapolated from the guards' values at the last three
+    communication points (Esposito and Kumar's control law on the step), the
+    crossing is taken by a step of t_tol and the event placed at its end (where
+    the FMU is); a step that still lands beyond is undone by the flow's replay,
+    or the run stops with Status.OVERSTEPPED (`_halving._forward_step`).
+
     Every fixed step's local error is estimated (`core.integrators`); the run
     warns if one exceeds `error_warning` of its state's scale, naming the step
     that would meet it (`Result.provenance['step_error']`).

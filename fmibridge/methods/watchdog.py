@@ -420,6 +420,15 @@ class Watchdog:
         g = [edge.guard(state.t, state.x) for edge in mode.edges]
         rates = self._rates(mode.name, state.t, state.x)
         where = f"at t = {state.t!r} s in mode {mode.name!r}"
+        grazed = [g for g in log.grazes[-STALL_ATTEMPTS:] if g[0] == state.t]
+        if grazed:  # crossed again and again, never approaching: at rest on it
+            edge = grazed[-1][1]
+            return self._zeno(
+                f"The state sticks to the contact of edge {edge!r} {where}: its "
+                f"guard is crossed again and again without an approach (v_n = "
+                f"{grazed[-1][2]:.3g}; {len(grazed)} grazes), so no impact "
+                f"applies and the state does not leave ({what})."
+            )
         fired = sorted({e.edge for e in log.events[-STALL_ATTEMPTS:] if e.t == state.t})
         if fired:
             return Stop(

@@ -83,8 +83,13 @@ fmi2Status fmi2Terminate(fmi2Component c)
 fmi2Status fmi2Reset(fmi2Component c)
 {
     REQUIRE_INSTANCE;
+#ifdef BARE_COSIMULATION /* built as tools often export: no reset */
+    log_error(INST, "Reset: this FMU cannot be reset.");
+    return fmi2Error;
+#else
     instance_reset(INST);
     return fmi2OK;
+#endif
 }
 
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -150,7 +155,13 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state)
 {
     REQUIRE_INSTANCE;
+#ifdef BARE_COSIMULATION /* canGetAndSetFMUstate is false */
+    (void)state;
+    log_error(INST, "GetFMUstate: this FMU cannot save its state.");
+    return fmi2Error;
+#else
     return (fmi2Status)instance_get_snapshot(INST, state);
+#endif
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state)

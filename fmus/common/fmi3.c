@@ -123,8 +123,13 @@ fmi3Status fmi3Terminate(fmi3Instance c)
 fmi3Status fmi3Reset(fmi3Instance c)
 {
     REQUIRE_INSTANCE;
+#ifdef BARE_COSIMULATION /* built as tools often export: no reset */
+    log_error(INST, "Reset: this FMU cannot be reset.");
+    return fmi3Error;
+#else
     instance_reset(INST);
     return fmi3OK;
+#endif
 }
 
 fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t n_vr,
@@ -231,7 +236,13 @@ fmi3Status fmi3SetClock(fmi3Instance c, const fmi3ValueReference vr[], size_t n_
 fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState *state)
 {
     REQUIRE_INSTANCE;
+#ifdef BARE_COSIMULATION /* canGetAndSetFMUstate is false */
+    (void)state;
+    log_error(INST, "GetFMUstate: this FMU cannot save its state.");
+    return fmi3Error;
+#else
     return (fmi3Status)instance_get_snapshot(INST, state);
+#endif
 }
 
 fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState state)
