@@ -46,6 +46,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -53,7 +54,7 @@ from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
-from .fmu import SNAP_RTOL
+from .fmu import SNAP_RTOL, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
@@ -115,7 +116,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
-        self._saving = [self.components[k].flow for k in saving]  # CS FMUs
+        self._saving = [  # CS FMUs
+            cast(CoSimulationFlow, self.components[k].flow) for k in saving
+        ]
         self._saving_index = saving
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()

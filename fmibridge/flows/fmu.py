@@ -987,8 +987,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 else b"" if self._state_variables
                 else self._output_reader.read().tobytes()
             )
-            journal = self._journal
-            self._marks[key] = (journal.generation, len(journal.calls), outputs)
+            journal, calls = self._journal, self._journal.calls
+            self._marks[key] = (journal.generation, len(calls), outputs)
             while len(self._marks) > MAX_SNAPSHOTS:
                 self._marks.popitem(last=False)
 

@@ -49,6 +49,8 @@ def truncation_threshold(
 
 class Series:
     impacts: list[Any]
+    floor: bool
+    excess: float
     def __init__(
         self,
         contact: ContactFunctions,

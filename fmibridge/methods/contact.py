@@ -37,7 +37,7 @@ import numpy as np
 from ..core._functions import Function, Gathered, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.system import HybridSystem, UnilateralConstraint
-from ..flows.base import ForcedVectorField, VectorField, python_force
+from ..flows.base import Flow, ForcedVectorField, VectorField, python_force
 from ..flows.compiled import c_function, engine_entry, is_compiled
 from . import _contact
 
@@ -487,7 +487,7 @@ def start_time(flow) -> float:
     return float(getattr(flow, "t0", 0.0))
 
 
-def state_coordinate(flow: VectorField, coordinate: str) -> tuple[int, int]:
+def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
     """Return the indices (q, qdot) of the state `coordinate` and of the state
     that is its derivative (der(q) = qdot, found on the FMU's derivatives).
 
@@ -510,7 +510,8 @@ def state_coordinate(flow: VectorField, coordinate: str) -> tuple[int, int]:
             f"FMU's derivatives (Model Exchange) to find its velocity; run it with "
             f'interface = "me".'
         )
-    i, t, x = names.index(coordinate), start_time(flow), np.array(flow.x0, dtype=float)
+    x0 = getattr(flow, "x0", None)  # an FMU flow's states at its start
+    i, t, x = names.index(coordinate), start_time(flow), np.array(x0, dtype=float)
     j = _copied_state(lambda y: rhs(t, y)[i], x)
     if j is None or j == i:
         raise FmibridgeError(
