@@ -495,10 +495,16 @@ class Method(abc.ABC):
         (each costs a Python call per evaluation), or 'none'."""
         named, tolerance = [], self.tolerance(system)
         for mode in system.modes.values():
-            names = compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
+            names = self._mode_callbacks(mode, tolerance)
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"
+
+    def _mode_callbacks(
+        self, mode: Mode, tolerance: tuple[float, float] | None
+    ) -> list[str]:
+        """Name the Python functions the compiled loops call back in `mode`."""
+        return compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""
