@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import functools
 import math
 import platform
 import sys
@@ -590,16 +589,17 @@ def _observer(system: HybridSystem):
     return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
 
 
-@functools.cache
 def _versions() -> str:
-    """The versions of fmibridge, its dependencies and Python, for provenance
-    (read from the installed packages' metadata: nothing is imported)."""
-    from importlib.metadata import version
-
+    """The versions of fmibridge, of the dependencies this process has loaded
+    (numpy, scipy, pandas, fmpy: one not loaded did not take part in the run)
+    and of Python, for provenance."""
     from .. import __version__
 
     packages = ", ".join(
-        f"{name} {version(name)}" for name in ("numpy", "scipy", "pandas", "fmpy")
+        f"{name} {getattr(sys.modules[name], '__version__', '?')}"
+        if name in sys.modules
+        else f"{name} (not loaded)"
+        for name in ("numpy", "scipy", "pandas", "fmpy")
     )
     return f"fmibridge {__version__}, {packages}, python {platform.python_version()}"
 
