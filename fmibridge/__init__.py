@@ -18,7 +18,6 @@ imports neither pandas, scipy, numba, Dask nor matplotlib.
 
 from importlib import import_module
 from importlib.machinery import EXTENSION_SUFFIXES
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import _moved
@@ -32,10 +31,9 @@ if not any((_HERE / "core" / f"_functions{s}").exists() for s in EXTENSION_SUFFI
         "installed fmibridge."
     )
 
-try:
-    __version__ = version("fmibridge")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+source"
+# the one place the version is written (pyproject.toml reads it from here), so
+# knowing it costs no look-up in the installed packages' metadata
+__version__ = "0.2.0"
 
 _PUBLIC = {  # name -> the module that defines it
     **dict.fromkeys(

@@ -12,7 +12,6 @@ that means the same is accepted, any other is refused with the reason.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -127,6 +126,8 @@ def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | 
     unknown = [name for name in given if name not in known]
     if not unknown:
         return None
+    import difflib  # only for a refused keyword
+
     hints = []
     for name in unknown:
         close = difflib.get_close_matches(name, known, n=2)

@@ -32,7 +32,7 @@ from .flows.base import VectorField
 from .flows.fmi import printed_log
 from .flows.input_table import InputTable
 from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
-from .methods import Completion, Method, Unilateral, method_named
+from .methods import Method, is_a, method_named
 
 Model = str | Path | HybridSystem
 GuardSpec = Edge | tuple[Guard | Callable, Callable]
@@ -376,9 +376,10 @@ def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
     """Open an FMU (with its start values, inputs and outputs) or an SSP as a
     one-mode system, with the extra guards."""
     from .flows.fmu import fmu_system
-    from .formats.ssp import ssp_system
 
     if path.suffix.lower() == ".ssp":
+        from .formats.ssp import ssp_system
+
         outputs = given.get("output")
         system = ssp_system(
             path,
@@ -471,7 +472,9 @@ def _method(given: Mapping[str, object], h: float | None) -> Method:
         if "relative_tolerance" in given and name == "unilateral":
             options["rtol"] = given["relative_tolerance"]
         method = method_named(name, options)
-    if zeno == "complete" and not isinstance(method, Completion):
+    if zeno == "complete" and not is_a(method, "Completion"):
+        from .methods.completion import Completion
+
         method = Completion(method)
     return method
 
@@ -483,11 +486,11 @@ def _checked(
     apply the `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
-    inner = method.inner if isinstance(method, Completion) else method
+    inner = method.inner if is_a(method, "Completion") else method
     is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
     if "integrator" in given.get("method_options", {}):
         name = "solver" if "solver" in given else "integrator"
-        if isinstance(inner, Unilateral):
+        if is_a(inner, "Unilateral"):
             raise FmibridgeError(
                 f"`{name}`: `method` 'unilateral' ignores it (its Adams "
                 f"predictor-corrector is built in); drop it."
@@ -505,7 +508,7 @@ def _checked(
             )
     if "zeno_eps" not in given:
         return method
-    if not isinstance(method, Completion):
+    if not is_a(method, "Completion"):
         raise FmibridgeError(
             "`zeno_eps`: only a run with `zeno` 'complete' truncates Zeno executions."
         )
@@ -519,9 +522,9 @@ def _with_tolerance(
     """The method with `relative_tolerance` as its rtol: Unilateral's, or that of
     the adaptive steps of Halving and Relaxation (inside Completion too) where
     the system has dx/dt; a Co-Simulation FMU takes it for its own solver only."""
-    inner = method.inner if isinstance(method, Completion) else method
+    inner = method.inner if is_a(method, "Completion") else method
     rtol = given["relative_tolerance"]
-    if isinstance(inner, Unilateral):
+    if is_a(inner, "Unilateral"):
         inner = dataclasses.replace(inner, rtol=rtol)
     elif inner.tolerates and all(
         isinstance(flow, VectorField) for flow in system.flows()
@@ -531,7 +534,7 @@ def _with_tolerance(
         inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)
     else:
         return method
-    if isinstance(method, Completion):
+    if is_a(method, "Completion"):
         return dataclasses.replace(method, inner=inner, integrator=None)
     return inner
 

@@ -137,3 +137,17 @@ def test_the_provenance_names_the_python_functions_called_back():
     assert callbacks.startswith("free: the flow NativeFlow")
     assert "the guards of mode 'free'" in callbacks
     assert "the reset of edge" in callbacks
+
+
+def test_completion_names_the_contact_functions_its_phases_call_back():
+    """The constrained phases run on the contact's numerics, not on the mode's
+    guards: a compiled contact calls nothing back, a Python one names its
+    primitives."""
+    method = Completion(Halving(h=0.2, locate="illinois"), eps=1e-5)
+    compiled_run = method.run(forced_oscillator(EXAMPLE_2, compiled=True), 8.0)
+    assert "zeno" in [e.edge for e in compiled_run.events]
+    assert compiled_run.provenance["python_callbacks"] == "none"
+    native_run = method.run(forced_oscillator(EXAMPLE_2), 8.0)
+    constrained = native_run.provenance["python_callbacks"].split("constrained: ")[1]
+    assert constrained.startswith("`gap_fn` of contact")
+    assert "`rhs_with_force` of contact" in constrained

@@ -109,6 +109,32 @@ def test_import_fmibridge_loads_nothing_heavy():
     assert sorted({m.split(".")[0] for m in modules} & set(LAZY)) == []
 
 
+def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
+    """`fmibridge.simulate` on an FMU loads fmpy and its method, not the SSP
+    reader, the other methods, pandas, scipy or the package metadata."""
+    fmu = fmu_dir / "BouncingBallEvents.fmu"
+    code = (
+        "import sys, fmibridge\n"
+        f"result = fmibridge.simulate({str(fmu)!r}, stop_time=1.0)\n"
+        "print(result.status.name, len(result.events), ' '.join(sys.modules))"
+    )
+    status, n_events, *modules = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert status == "REACHED_END" and int(n_events) > 0
+    assert "fmpy" in modules and "fmibridge.methods.halving" in modules
+    unused = {
+        "fmibridge.formats.ssp",
+        "fmibridge.methods.completion",
+        "fmibridge.methods.relaxation",
+        "fmibridge.methods.unilateral",
+        "importlib.metadata",
+        "pandas",
+        "scipy",
+    }
+    assert sorted(unused & set(modules)) == []
+
+
 def test_moved_module_paths_still_import_with_a_warning():
     code = (
         "import warnings; warnings.simplefilter('error')\n"

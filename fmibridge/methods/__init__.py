@@ -17,21 +17,23 @@ May import core and flows; never models, formats or the front doors.
 """
 
 import dataclasses
+import sys
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 
 from ..core.errors import FmibridgeError
 from .base import Method, State, Step
-from .completion import Completion
-from .halving import Halving
-from .relaxation import Relaxation
-from .unilateral import Unilateral
 
-METHODS: dict[str, type[Method]] = {
-    "halving": Halving,
-    "relaxation": Relaxation,
-    "unilateral": Unilateral,
+# The methods load on first use (a run imports only its own): class -> module.
+_MODULES = {
+    "Completion": "completion",
+    "Halving": "halving",
+    "Relaxation": "relaxation",
+    "Unilateral": "unilateral",
 }
+# names that `method_named` takes -> class
+_NAMED = {"halving": "Halving", "relaxation": "Relaxation", "unilateral": "Unilateral"}
 
 __all__ = [
     "METHODS",
@@ -46,13 +48,31 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> object:
+    if name == "METHODS":  # name -> class, every method loaded
+        value: object = {key: __getattr__(cls) for key, cls in _NAMED.items()}
+    elif name in _MODULES:
+        value = getattr(import_module(f".{_MODULES[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def is_a(value: object, name: str) -> bool:
+    """isinstance(value, the method class `name`) without loading its module:
+    while it is not loaded, nothing is an instance of it."""
+    module = sys.modules.get(f"{__name__}.{_MODULES[name]}")
+    return module is not None and isinstance(value, getattr(module, name))
+
+
 def method_named(name: str, options: Mapping[str, Any]) -> Method:
     """Build the method called `name` from `options`, naming any unknown option."""
-    if name not in METHODS:
+    if name not in _NAMED:
         raise FmibridgeError(
-            f"`method` must be one of {sorted(METHODS)}, got {name!r}."
+            f"`method` must be one of {sorted(_NAMED)}, got {name!r}."
         )
-    cls = METHODS[name]
+    cls = __getattr__(_NAMED[name])
     known = sorted(f.name for f in dataclasses.fields(cls))
     unknown = sorted(set(options) - set(known))
     if unknown:

@@ -57,7 +57,7 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     xb, xa = x, x_after
     if cm.self_loop[i]:
         _check_reset(cm, i, t, &xb[0], &xa[0])
-        if np.array_equal(x_after, x):
+        if _same(&xb[0], &xa[0], xb.shape[0]):
             log.n_silent_events += 1
             return State(t, x, cm.name)
     log.sample(t, x_after, edge.target)
@@ -118,9 +118,11 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
     reset = cm.resets[i]
     if reset is None:
         return x.copy()
+    cdef const double[::1] values
     if isinstance(reset, Function):
         after = reset(t, x)
-        if np.all(np.isfinite(after)):
+        values = after
+        if all_finite(&values[0], values.shape[0]):
             return after
         reset = cm.mode.edges[i].reset  # the numba function, for the message
     after = np.asarray(reset(t, x.copy()), dtype=float)
@@ -133,6 +135,15 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
             f"{list(cm.mode.flow.state_names)}."
         )
     return after
+
+
+cdef bint _same(const double* x, const double* y, Py_ssize_t n) noexcept:
+    """True if x and y hold the same n values (nan equals nothing)."""
+    cdef Py_ssize_t k
+    for k in range(n):
+        if x[k] != y[k]:
+            return False
+    return True
 
 
 cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,

@@ -512,7 +512,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g
     """
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i
-    cdef double[::1] lo_values = g_lo
+    cdef double[::1] lo_values = g_lo, hi_values = g_hi
     w.log.n_rejected += n_trials
     x, g0 = w.x.base[:cm.n], w.g0.base[:m]
     if hi - lo > w.t_tol:
@@ -526,7 +526,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g
             f"bracketed to {hi - lo:.3g} s after {n_trials} trials "
             f"(max_halvings); guards {_named(cm, g_lo)}.",
         )
-    if not np.all(np.isfinite(g_hi)):
+    if not all_finite(&hi_values[0], m):
         near = _nearest_guard(&lo_values[0], m)
         if near is None:
             y = _advanced(cm, t, x, hi)

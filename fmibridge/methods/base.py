@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import functools
 import math
 import platform
 import sys
@@ -501,10 +500,16 @@ class Method(abc.ABC):
         (each costs a Python call per evaluation), or 'none'."""
         named, tolerance = [], self.tolerance(system)
         for mode in system.modes.values():
-            names = compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
+            names = self._mode_callbacks(mode, tolerance)
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"
+
+    def _mode_callbacks(
+        self, mode: Mode, tolerance: tuple[float, float] | None
+    ) -> list[str]:
+        """Name the Python functions the compiled loops call back in `mode`."""
+        return compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""
@@ -603,16 +608,17 @@ def _observer(system: HybridSystem):
     return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
 
 
-@functools.cache
 def _versions() -> str:
-    """The versions of fmibridge, its dependencies and Python, for provenance
-    (read from the installed packages' metadata: nothing is imported)."""
-    from importlib.metadata import version
-
+    """The versions of fmibridge, of the dependencies this process has loaded
+    (numpy, scipy, pandas, fmpy: one not loaded did not take part in the run)
+    and of Python, for provenance."""
     from .. import __version__
 
     packages = ", ".join(
-        f"{name} {version(name)}" for name in ("numpy", "scipy", "pandas", "fmpy")
+        f"{name} {getattr(sys.modules[name], '__version__', '?')}"
+        if name in sys.modules
+        else f"{name} (not loaded)"
+        for name in ("numpy", "scipy", "pandas", "fmpy")
     )
     return f"fmibridge {__version__}, {packages}, python {platform.python_version()}"
 

@@ -69,6 +69,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core._functions import PythonScalars, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.result import Event, Recorder, Result, Status
@@ -161,6 +162,13 @@ class ConstrainedFlow(VectorField):
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the contact force lam at (t, x)."""
         return {**super().variables(t, x), "lam": self.contact.lam(t, x)}
+
+    def callbacks(self) -> list[str]:
+        """Name the contact's primitives that the constrained phases call back
+        in Python (`_completion.Phase` calls the others as machine code)."""
+        f = self.functions
+        parts = (f.gap, f.gradient, f.force, f.hessian)
+        return [p.what for p in parts if isinstance(p, (PythonScalars, PythonVector))]
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = constrained:GAP``."""
@@ -361,6 +369,15 @@ class Completion(Method):
                 f"{sorted(found) or 'none'}; name the edge with `impact_edge`."
             )
         return next(iter(found.values()))
+
+    def _mode_callbacks(
+        self, mode: Mode, tolerance: tuple[float, float] | None
+    ) -> list[str]:
+        """The constrained mode's phases run on the contact's numerics
+        (`ConstrainedFlow.callbacks`); the other modes are the inner method's."""
+        if mode.name == CONSTRAINED:
+            return mode.flow.callbacks()  # type: ignore[attr-defined]
+        return super()._mode_callbacks(mode, tolerance)
 
     # -- one attempt ------------------------------------------------------------
 
