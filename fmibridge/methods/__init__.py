@@ -48,9 +48,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     if name == "METHODS":  # name -> class, every method loaded
-        value: object = {key: __getattr__(cls) for key, cls in _NAMED.items()}
+        value: Any = {key: __getattr__(cls) for key, cls in _NAMED.items()}
     elif name in _MODULES:
         value = getattr(import_module(f".{_MODULES[name]}", __name__), name)
     else:
