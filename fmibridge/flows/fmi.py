@@ -586,6 +586,7 @@ class ModelExchangeInstance(FmiInstance):
 
     @_fmi_call
     def get_states(self) -> np.ndarray:
+        """Return the FMU's continuous states (a copy)."""
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x[: self.nx].copy()
 
@@ -632,6 +633,7 @@ class ModelExchangeInstance(FmiInstance):
         return bool(enter), bool(terminate)
 
     def reset(self) -> None:
+        """Reset the instance (fmiReset) and forget the time it was set to."""
         super().reset()
         self.forget_time()
 

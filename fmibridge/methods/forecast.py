@@ -7,8 +7,8 @@ Co-Simulation FMU: get FMU state, 0.43 ms a save on a Dymola FMU) asks
 at the last communication points, extrapolated over the step, may reach zero.
 The guard is approached from the domain side (Esposito and Kumar's idea, applied
 to the communication step): on the step from t, guard i moves by at most about
-|s| h + |a| (t - t1 + h) h / 2, its slope s and curvature a estimated from its
-values at the last three points t2 < t1 < t; the step is saved if |g_i(t)| is
+abs(s) h + abs(a) (t - t1 + h) h / 2, its slope s and curvature a estimated from
+its values at the last three points t2 < t1 < t; the step is saved if abs(g_i(t)) is
 within SAFETY times that. Without three recent points (the run's first steps,
 after a mode change or a long gap) every step is saved.
 
