@@ -273,6 +273,21 @@ class FmiInstance:
     def _create(self, description, unzip_dir: Path) -> Any:
         raise NotImplementedError
 
+    def _fmpy(self, name: str, description, unzip_dir: Path) -> Any:
+        """Return fmpy's class `name` ('fmi2.FMU2Model', 'fmi3.FMU3Slave', ...)
+        instantiated for this FMU: a Model for Model Exchange, a Slave for
+        Co-Simulation."""
+        from importlib import import_module
+
+        module, cls = name.split(".")
+        part = description.modelExchange if "Model" in cls else description.coSimulation
+        return getattr(import_module(f"fmpy.{module}"), cls)(
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
+            modelIdentifier=part.modelIdentifier,
+            instanceName=self.name,
+        )
+
     def _instantiate(self) -> None:
         raise NotImplementedError
 
@@ -649,15 +664,8 @@ class Fmi2Model(_Fmi2, ModelExchangeInstance):
     )
 
     def _create(self, description, unzip_dir):
-        from fmpy.fmi2 import FMU2Model
-
         self._buffers()
-        return FMU2Model(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=description.modelExchange.modelIdentifier,
-            instanceName=self.name,
-        )
+        return self._fmpy("fmi2.FMU2Model", description, unzip_dir)
 
     def _iterate(self, max_iterations: int) -> EventInfo:
         return _iterate(self, self._fmu.newDiscreteStates, max_iterations)
@@ -674,15 +682,8 @@ class Fmi3Model(_Fmi3, ModelExchangeInstance):
     )
 
     def _create(self, description, unzip_dir):
-        from fmpy.fmi3 import FMU3Model
-
         self._buffers()
-        return FMU3Model(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=description.modelExchange.modelIdentifier,
-            instanceName=self.name,
-        )
+        return self._fmpy("fmi3.FMU3Model", description, unzip_dir)
 
     @_fmi_call
     def _instantiate(self) -> None:
@@ -705,15 +706,8 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
     )
 
     def _create(self, description, unzip_dir):
-        from fmpy.fmi1 import FMU1Model
-
         self._buffers()
-        return FMU1Model(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=description.modelExchange.modelIdentifier,
-            instanceName=self.name,
-        )
+        return self._fmpy("fmi1.FMU1Model", description, unzip_dir)
 
     @_fmi_call
     def _instantiate(self) -> None:
@@ -827,14 +821,7 @@ class Fmi2Slave(_Fmi2, CoSimulationInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
     def _create(self, description, unzip_dir):
-        from fmpy.fmi2 import FMU2Slave
-
-        return FMU2Slave(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=description.coSimulation.modelIdentifier,
-            instanceName=self.name,
-        )
+        return self._fmpy("fmi2.FMU2Slave", description, unzip_dir)
 
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; a discard with terminateSimulation ends early."""
@@ -861,14 +848,7 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
     """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
 
     def _create(self, description, unzip_dir):
-        from fmpy.fmi1 import FMU1Slave
-
-        fmu = FMU1Slave(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=description.coSimulation.modelIdentifier,
-            instanceName=self.name,
-        )
+        fmu = self._fmpy("fmi1.FMU1Slave", description, unzip_dir)
         for name in FMI1_STATUS_FUNCTIONS:  # fmpy 0.3 declares them to return a
             fmu._functions[name].restype = ctypes.c_int  # string: an error crashed
         return fmu
@@ -912,20 +892,13 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
     """
 
     def _create(self, description, unzip_dir):
-        from fmpy.fmi3 import FMU3Slave
-
         part = description.coSimulation
         self.uses_event_mode = bool(part.hasEventMode)
         self.returns_early = self.uses_event_mode and bool(
             part.mightReturnEarlyFromDoStep
             or part.canReturnEarlyAfterIntermediateUpdate
         )
-        return FMU3Slave(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=part.modelIdentifier,
-            instanceName=self.name,
-        )
+        return self._fmpy("fmi3.FMU3Slave", description, unzip_dir)
 
     @_fmi_call
     def _instantiate(self) -> None:
