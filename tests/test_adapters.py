@@ -313,3 +313,18 @@ def test_a_bad_approach_names_its_key(tmp_path, fmu_dir):
         AdapterError, match=r"(?s)1 problem.*\[edges\[0\]\.approach\] unknown name"
     ):
         load_adapter(path)
+
+
+@pytest.mark.parametrize(
+    "name", ["controlled_stop", "controlled_stop_cs", "controlled_stop_ssp"]
+)
+def test_coupled_and_ssp_adapters_read_the_approach_key(fmu_dir, name):
+    """`approach = "-plant.v"` on a coupled adapter, in ME, CS and from an SSP:
+    the first impact (at 0.5654 s) approaches at v_n = -v < 0."""
+    with load_adapter(ADAPTERS[0].parent / f"{name}.toml", t_end=1.0) as adapter:
+        (stop,) = [e for m in adapter.system.modes.values() for e in m.edges]
+        result = adapter.run()
+        (impact,) = result.events
+        v = impact.x_before[result.state_names.index("plant.v")]
+        assert stop.approach(impact.t, impact.x_before) == pytest.approx(-v, rel=1e-12)
+    assert impact.t == pytest.approx(0.5654, abs=2e-4) and v > 1.0
