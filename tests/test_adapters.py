@@ -1,5 +1,6 @@
 """Adapter files: every adapter runs; bad files give one clear error."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -8,23 +9,50 @@ import pytest
 
 from fmibridge import AdapterError, FmibridgeError
 from fmibridge.cli import main
+from fmibridge.core.errors import FmibridgeWarning
+from fmibridge.core.result import Status
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.formats.expressions import Expression
 from fmibridge.models import bouncing_ball_impacts
 
 ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
+# Its impacts accumulate at 1.458 s (a Zeno stop, exit code 1): run it to before.
+STOP_TIMES = {"controlled_stop_pressed": 1.4}
+# Events of each adapter over its own t_end, measured before and after impact
+# edges got the approach precondition (`Edge.approach`): the same, event times
+# bit for bit, but for controlled_stop_pressed (56 without, 11 resets of a
+# receding mass among them; 33 with).
+EVENTS = {
+    "ball_on_sine_surface": 2,
+    "ball_on_spring_table": 20,
+    "bouncing_ball": 6,
+    "bouncing_ball_events": 6,
+    "controlled_stop": 7,
+    "controlled_stop_cs": 7,
+    "controlled_stop_pressed": 33,
+    "controlled_stop_single": 7,
+    "controlled_stop_ssp": 7,
+    "dc_motor_stop": 12,
+    "drive_stop": 12,
+    "drive_stop_forced": 12,
+    "forced_oscillator": 49,
+    "knee_pendulum": 4,
+    "newtons_cradle": 4,
+    "pronk": 6,
+}
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.stem for a in ADAPTERS])
 def test_every_adapter_runs_from_the_cli_and_writes_a_csv(fmu_dir, adapter, tmp_path):
     out = tmp_path / f"{adapter.stem}.csv"
+    stop = STOP_TIMES.get(adapter.stem, 2.0)
     assert (
         main(
             [
                 "run",
                 str(adapter),
                 "--stop-time",
-                "2",
+                str(stop),
                 "--out",
                 str(out),
                 "--no-progress",
@@ -33,7 +61,7 @@ def test_every_adapter_runs_from_the_cli_and_writes_a_csv(fmu_dir, adapter, tmp_
         == 0
     )
     frame = pd.read_csv(out, index_col="time")
-    assert frame.index[-1] == 2.0 and "mode" in frame.columns
+    assert frame.index[-1] == stop and "mode" in frame.columns
     if "lam" in frame.columns:  # completion's contact force: set in contact only
         assert np.all(np.isfinite(frame["lam"][frame["mode"] == "constrained"]))
         frame = frame.drop(columns="lam")
@@ -220,3 +248,83 @@ def test_pronk_pitching_touches_down_one_foot_after_the_other(fmu_dir, tmp_path)
     first, second = result.events[:2]
     assert first.simultaneous == () and second.t - first.t > 1e-3
     assert {first.edge, second.edge} == {"touchdown_front", "touchdown_rear"}
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.stem for a in ADAPTERS])
+def test_every_adapter_gives_its_events(fmu_dir, adapter):
+    if adapter.stem == "controlled_stop_pressed":  # to its Zeno stop
+        result = pressed("cs", 1e-3)[0]
+    else:
+        with load_adapter(adapter) as loaded:
+            result = loaded.run()
+        assert result.status is Status.REACHED_END
+    assert len(result.events) == EVENTS[adapter.stem]
+
+
+def pressed(interface: str, h: float):
+    """controlled_stop_pressed.toml run to its Zeno stop: (result, accumulation)."""
+    path = ADAPTERS[0].parent / "controlled_stop_pressed.toml"
+    with load_adapter(path, interface=interface, method_options={"h": h}) as adapter:
+        with pytest.warns(FmibridgeWarning, match="Zeno"):
+            result = adapter.run()
+    assert result.status is Status.ZENO
+    accumulation = float(re.search(r"accumulate at t = ([0-9.]+)", result.detail)[1])
+    return result, accumulation
+
+
+def test_cs_adapter_never_resets_a_receding_body(fmu_dir):
+    """The stop's `approach = "-plant.v"` (d(gap)/dt): in CS the crossings of
+    a receding mass are grazes, logged (without it 9 and 11 of 52 and 56 resets
+    pushed a receding mass back into the stop at h = 1e-2, 1e-3); the first
+    impact and the accumulation agree with the ME coupling to the coupling
+    error, first order in h (measured: 3.5e-3 s, 3.5e-4 s; 1.1e-2 s, 1.0e-3 s)."""
+    me, t_me = pressed("me", 1e-3)
+    assert len(me.events) == 26 and me.stats.get("n_grazes", 0) == 0
+    iv = me.state_names.index("plant.v")
+    errors = []
+    for h, n_events in ((1e-2, 34), (1e-3, 33)):
+        cs, t_cs = pressed("cs", h)
+        assert len(cs.events) == n_events
+        assert all(e.x_before[iv] > 0.0 for e in cs.events)  # approaching, each
+        assert cs.stats["n_grazes"] == 100 and "stop" in cs.provenance["grazes"]
+        assert "without an approach" in cs.detail
+        errors.append((abs(cs.events[0].t - me.events[0].t), abs(t_cs - t_me)))
+    assert 3e-3 < errors[0][0] < 4e-3 and 3e-4 < errors[1][0] < 4e-4
+    assert 1e-2 < errors[0][1] < 1.2e-2 and 9e-4 < errors[1][1] < 1.1e-3
+
+
+def test_an_impact_reset_approaches_by_the_rate_of_its_gap(fmu_dir):
+    """A reset "impact" gets the approach precondition from its [constraint]:
+    the gap's rate dh(q) qdot (`Contact.rate`), here -v for x_stop - x."""
+    with load_adapter(ADAPTERS[0].parent / "drive_stop.toml", t_end=0.5) as adapter:
+        (stop,) = [e for m in adapter.system.modes.values() for e in m.edges]
+        result = adapter.run()
+        iv = result.state_names.index("v")
+        impacts = [e for e in result.events if e.edge == "stop"]
+        rates = [stop.approach(e.t, e.x_before) for e in impacts]
+    assert len(impacts) == 10
+    np.testing.assert_allclose(rates, [-e.x_before[iv] for e in impacts], rtol=1e-12)
+    assert max(rates) < 0.0
+
+
+def test_a_bad_approach_names_its_key(tmp_path, fmu_dir):
+    path = write(tmp_path, '[[edges]]\nguard = "h"\napproach = "w"\n', fmu_dir)
+    with pytest.raises(
+        AdapterError, match=r"(?s)1 problem.*\[edges\[0\]\.approach\] unknown name"
+    ):
+        load_adapter(path)
+
+
+@pytest.mark.parametrize(
+    "name", ["controlled_stop", "controlled_stop_cs", "controlled_stop_ssp"]
+)
+def test_coupled_and_ssp_adapters_read_the_approach_key(fmu_dir, name):
+    """`approach = "-plant.v"` on a coupled adapter, in ME, CS and from an SSP:
+    the first impact (at 0.5654 s) approaches at v_n = -v < 0."""
+    with load_adapter(ADAPTERS[0].parent / f"{name}.toml", t_end=1.0) as adapter:
+        (stop,) = [e for m in adapter.system.modes.values() for e in m.edges]
+        result = adapter.run()
+        (impact,) = result.events
+        v = impact.x_before[result.state_names.index("plant.v")]
+        assert stop.approach(impact.t, impact.x_before) == pytest.approx(-v, rel=1e-12)
+    assert impact.t == pytest.approx(0.5654, abs=2e-4) and v > 1.0

@@ -322,6 +322,7 @@ class Edge:
             target: str,
             reset: ResetFn = _identity,
             name: str = "",
+            approach: GuardFn | None = None,
         ) -> None: ...
 
     def __post_init__(self) -> None:

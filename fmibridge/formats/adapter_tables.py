@@ -26,7 +26,7 @@ from ..methods.completion import CONSTRAINED
 from ..methods.contact import Contact
 from .expressions import Expression
 
-EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset"}
+EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset", "approach"}
 CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
 DEFAULT_MODE = "model"
 # The [constraint] keys of the projection route (an FMU without a force input),
@@ -181,7 +181,14 @@ def read_edges(
     table, flows, parameters, variables, constraint, problems: Problems
 ) -> list[tuple[str, Edge]]:
     """Return the [[edges]] as (source mode, Edge): guards and resets over the
-    `variables` and `parameters`; a reset "impact" is the `constraint`'s law."""
+    `variables` and `parameters`; a reset "impact" is the `constraint`'s law.
+
+    An impact applies only to an approaching contact (Or and Ames eq. 4): an
+    edge's `approach`, an expression, is its contact's relative normal velocity
+    (the guard's rate, < 0 approaching); a reset "impact" without one takes the
+    gap's rate dh(q) qdot from the constraint's gradient (`Contact.rate`), not
+    the sign of its `velocity`. A crossing that does not approach is a graze
+    (`Edge.approach`)."""
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -229,13 +236,33 @@ def read_edges(
             problems,
             where,
         )
-        if guard is None or reset is None:
+        approach = _approach_of(
+            item, flow, parameters, variables, constraint, problems, where
+        )
+        if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))
         key = f"{problems.path}: [{where}.guard]"
         fn = state_function(guard, flow, parameters, key)
-        edges.append((mode, Edge(Guard(fn, direction, name=name), target, reset, name)))
+        edge = Edge(Guard(fn, direction, name=name), target, reset, name, approach)
+        edges.append((mode, edge))
     return edges
+
+
+def _approach_of(item, flow, parameters, variables, constraint, problems, where):
+    """The edge's `approach` v_n(t, x) (< 0 approaching): its expression, else a
+    reset "impact"'s gap rate `Contact.rate`, else None; False if it is wrong."""
+    if "approach" in item:
+        expr = problems.check(
+            f"{where}.approach", Expression.parse, item["approach"], variables, ""
+        )
+        if expr is None:
+            return False
+        key = f"{problems.path}: [{where}.approach]"
+        return state_function(expr, flow, parameters, key)
+    if item.get("reset") == "impact" and isinstance(constraint, Contact):
+        return constraint.rate
+    return None
 
 
 def _reset_of(table, flow, parameters, variables, constraint, problems, where):

@@ -19,6 +19,9 @@ the method with its parameters and the output columns::
     reset = { v = "-e * v" }    # right-hand sides use the values before the reset
                                 # (or reset = "impact": Or and Ames eq. 4 from the
                                 # [constraint] and the FMU's force input)
+    approach = "v"              # optional: the guard's rate; the reset applies
+                                # only where it is < 0, else a graze (a reset
+                                # "impact" takes dh qdot from [constraint])
 
     [constraint]
     gap = "h"                   # a state or output, or an expression ("1.5 - x")

@@ -31,6 +31,7 @@ guards, resets, constraint and outputs name `component.variable`::
     name = "stop"
     guard = "plant.gap"
     reset = { "plant.v" = "-e * plant.v" }
+    approach = "-plant.v"            # d(gap)/dt: only an approaching mass bounces
 
 A contact between components (a ball on a table from another FMU) gives
 its gap and velocity as expressions and the force input of each body; the
