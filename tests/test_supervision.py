@@ -326,3 +326,26 @@ def test_a_supervised_call_returns_or_raises_as_in_process():
         with pytest.raises(supervision.ProcessDied, match="exited with code 7"):
             supervisor.call(os._exit, {"status": 7}, what="X")
         assert supervisor.call(pow, {"base": 3, "exp": 2}) == 9  # a new child
+
+
+def test_a_source_tree_in_the_working_directory_does_not_shadow_the_package(tmp_path):
+    """The README's quick start runs `fmibridge run` in the clone, whose
+    fmibridge/ is not built when installed with `pip install .`: the supervised
+    child must import the package its parent runs, not the working directory's."""
+    script = Path(sys.executable).with_name("fmibridge")
+    if not script.exists():
+        pytest.skip(f"no console script beside {sys.executable}")
+    shadow = tmp_path / "fmibridge"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('an unbuilt source tree')\n")
+    done = subprocess.run(
+        [str(script), "run", "--stop-time", "1", "--out", "ball.csv"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    events = (tmp_path / "ball.events.csv").read_text().splitlines()
+    assert len(events) == 2  # the header and the impact at 0.4515 s
+    assert abs(float(events[1].split(",")[0]) - 0.45152364098573) < 1e-9

@@ -181,10 +181,11 @@ class Supervisor:
         replies, child_end = os.pipe()
         try:
             self._process = process = subprocess.Popen(
-                [sys.executable, "-c", SERVE, str(child_end), str(os.getpid())]
+                [sys.executable, "-P", "-c", SERVE, str(child_end), str(os.getpid())]
                 + [str(folder)],
                 stdin=subprocess.PIPE,
                 pass_fds=(child_end,),
+                env=_same_package_env(),
             )
         except BaseException:
             os.close(replies)
@@ -324,6 +325,16 @@ def _send(fd: int, message: object) -> None:
     view = memoryview(SIZE.pack(len(data)) + data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _same_package_env() -> dict[str, str]:
+    """The child's environment: this fmibridge first on its path. The child runs
+    with -P (its working directory not on the path), so a source tree there (a
+    clone, not built in place) cannot shadow the installed package."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])  # the folder of `fmibridge/`
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
 
 
 def _stdin(process: subprocess.Popen) -> IO[bytes]:
