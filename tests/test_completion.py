@@ -62,6 +62,23 @@ def test_flat_ball_rest_costs_log_steps_not_t_end():
     assert long.stats["n_steps"] - short.stats["n_steps"] < 20
 
 
+def test_repeated_runs_reuse_the_added_modes_and_start_with_no_series():
+    # the added modes are built once per free mode (their compiled forms with
+    # them); each run starts without the previous run's series
+    ball = bouncing_ball()
+    runs = [Completion(Halving(h=1e-2)).run(ball, t_end=10.0) for _ in range(3)]
+    for later in runs[1:]:
+        assert np.array_equal(later.t, runs[0].t)
+        assert np.array_equal(later.x, runs[0].x)
+        assert later.stats == runs[0].stats
+    (zeno,) = _events(runs[2], "zeno")
+    assert abs(zeno.t - bouncing_ball_zeno_time()) < 1e-6
+    completion = Completion(Halving(h=1e-2))
+    first, again = completion._completed(ball), completion._completed(ball)
+    assert first.mode("constrained") is again.mode("constrained")
+    assert first.mode("flight:lifted") is again.mode("flight:lifted")
+
+
 def test_restitution_one_never_truncates_and_zero_switches_at_once():
     elastic = Completion(Halving(h=1e-2)).run(bouncing_ball(e=1.0), t_end=3.0)
     assert not _events(elastic, "zeno")

@@ -27,6 +27,9 @@ Direction = Literal["falling", "rising", "either"]
 DIRECTIONS = ("falling", "rising", "either")
 Kind = Literal["unilateral", "bilateral"]
 KINDS = ("unilateral", "bilateral")
+# The key of the compiled forms a method keeps in a Mode's __dict__ (they go with
+# the mode, and are not pickled with it: `methods._mode.compiled_mode`).
+COMPILED_FORMS = "_compiled_forms"
 GuardFn = Callable[[float, np.ndarray], float]
 ResetFn = Callable[[float, np.ndarray], np.ndarray]
 
@@ -345,6 +348,10 @@ class Mode:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edges", tuple(self.edges))
+
+    def __getstate__(self) -> dict[str, object]:
+        """The fields, without the compiled forms the methods keep here."""
+        return {k: v for k, v in self.__dict__.items() if k != COMPILED_FORMS}
 
 
 @dataclass(frozen=True)

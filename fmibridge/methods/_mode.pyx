@@ -14,8 +14,6 @@ Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.6 (dense output, cubic
 Hermite interpolation: `dip`).
 """
 
-import weakref
-
 import numpy as np
 
 from ..core._functions cimport Function, new_array
@@ -23,6 +21,7 @@ from ..core.events cimport dip_sign, dips, hermite_minimum
 from ..flows._stepper cimport Stepper
 
 from ..core.events import SIDES
+from ..core.system import COMPILED_FORMS
 
 # A guard's rate comes from a forward difference along the flow over RATE_STEP h:
 # about the square root of the float64 epsilon, which balances the difference's
@@ -38,17 +37,19 @@ COARSE_RTOL = 0.1
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
 
-_MODES = {}
-
-
 def compiled_mode(mode, scheme, double h, tolerance=None):
     """Return `mode` as the compiled loops take it, for this scheme and step, and
-    the tolerance (rtol, atol) of an adaptive run (None: fixed steps)."""
-    key = (id(mode), scheme.name, h, tolerance)
-    found = _MODES.get(key)
+    the tolerance (rtol, atol) of an adaptive run (None: fixed steps).
+
+    Kept in the mode itself (`COMPILED_FORMS`), so it goes with the mode: a
+    module-level table would keep every mode alive (a CompiledMode refers to it)."""
+    forms = mode.__dict__.get(COMPILED_FORMS)
+    if forms is None:
+        forms = mode.__dict__[COMPILED_FORMS] = {}
+    key = (scheme.name, h, tolerance)
+    found = forms.get(key)
     if found is None:
-        found = _MODES[key] = CompiledMode(mode, scheme, h, tolerance)
-        weakref.finalize(mode, _MODES.pop, key, None)
+        found = forms[key] = CompiledMode(mode, scheme, h, tolerance)
     return found
 
 

@@ -63,6 +63,7 @@ and the procedure of Sec. V.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -92,6 +93,11 @@ __all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
+# The modes added to each free mode (`_added`) with the contact, impact edges and
+# state names they were built for, kept while the free mode lives: the same Mode
+# objects each run, so their compiled forms (`compiled_mode`, keyed by the mode)
+# are built once, not per run.
+_ADDED: dict[int, tuple[Contact, tuple, tuple[str, ...], Mode, Mode]] = {}
 # |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
 ON_SURFACE = 1e-12
 
@@ -110,12 +116,20 @@ class ConstrainedFlow(VectorField):
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.state_names = state_names
         self.functions = contact.compiled(len(state_names))
-        # memory of this run (the flow is built per run): the last constrained
-        # step, and the current series of impacts
+        # memory of a run (`start`): the last constrained step, and the current
+        # series of impacts; `busy` while a run uses them
         self.last_step: float | None = None
         self.series = Series(self.functions, free, impact_edges, contact.bounds)
+        self.busy = False
         self._steppers: dict[str, ProjectedStepper] = {}
         self._phases: dict[str, Phase] = {}
+
+    def start(self) -> None:
+        """Forget the previous run's memory: a run starts with no series."""
+        self.last_step = None
+        self.series = Series(
+            self.functions, self.free, self.impact_edges, self.contact.bounds
+        )
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the constrained dynamics dx/dt with the contact force lam (Or and
@@ -287,7 +301,13 @@ class Completion(Method):
         `progress` and `t_eval` are those of `Method.run`.
         """
         completed = self._completed(system)
-        return super().run(completed, t_end, progress=progress, t_eval=t_eval)
+        flow: ConstrainedFlow = completed.mode(CONSTRAINED).flow  # type: ignore[assignment]
+        flow.start()
+        flow.busy = True
+        try:
+            return super().run(completed, t_end, progress=progress, t_eval=t_eval)
+        finally:
+            flow.busy = False
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
         return self.inner._check(system, t_end)
@@ -313,14 +333,7 @@ class Completion(Method):
                     f"HybridSystem `{system.name}` already has a mode {name!r}, which "
                     f"completion adds; rename it."
                 )
-        rearm = Edge(
-            Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
-        )
-        kept = tuple(e for e in free.edges if e.name not in impacts)
-        lifted = Mode(lifted_name, free.flow, (*kept, rearm))
-        flow = ConstrainedFlow(contact, system.state_names, free.name, impacts)
-        lift_off = Edge(Guard(contact.lam, "falling", name="lift-off"), lifted_name)
-        constrained = Mode(CONSTRAINED, flow, (lift_off,))
+        lifted, constrained = _added(free, contact, impacts, system.state_names)
         mode, x0 = system.initial_mode, system.x0
         t0 = system.t0
         if (
@@ -501,6 +514,36 @@ class Completion(Method):
         if phase.status == PHASE_LIFTED:
             return Step(_lifted(mode, last.t, last.x, log))
         return Step(last, Status.NO_PROGRESS if phase.status == STUCK else None)
+
+
+def _added(
+    free: Mode, contact: Contact, impacts: tuple, state_names: tuple[str, ...]
+) -> tuple[Mode, Mode]:
+    """Return the modes "<free>:lifted" and "constrained" that completion adds to
+    the free mode with these impact edges: those of an earlier run (`_ADDED`)
+    unless that run is still going (a reset that runs another simulation)."""
+    found = _ADDED.get(id(free))
+    if (
+        found is not None
+        and found[0] is contact
+        and found[1:3] == (impacts, state_names)
+        and not found[4].flow.busy  # type: ignore[attr-defined]
+    ):
+        return found[3], found[4]
+    lifted_name = LIFTED.format(free.name)
+    rearm = Edge(
+        Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
+    )
+    kept = tuple(e for e in free.edges if e.name not in impacts)
+    lifted = Mode(lifted_name, free.flow, (*kept, rearm))
+    flow = ConstrainedFlow(contact, state_names, free.name, impacts)
+    lift_off = Edge(Guard(contact.lam, "falling", name="lift-off"), lifted_name)
+    constrained = Mode(CONSTRAINED, flow, (lift_off,))
+    if found is None:
+        weakref.finalize(free, _ADDED.pop, id(free), None)
+    if found is None or not found[4].flow.busy:  # type: ignore[attr-defined]
+        _ADDED[id(free)] = (contact, impacts, state_names, lifted, constrained)
+    return lifted, constrained
 
 
 def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:

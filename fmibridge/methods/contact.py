@@ -28,6 +28,7 @@ eqs. (4)-(8), Sec. V.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,10 @@ ForceFn = Callable[[float, np.ndarray, float], np.ndarray]  # (t, x, lam) -> dx/
 # The compiled numerics kept per state size (a Contact does not know the number
 # of states that ride along until it sees a state).
 _COMPILED = "_compiled"
+# The Contact built from each UnilateralConstraint (`contact_of`), with the flow
+# and state names it was built for; kept while the constraint lives, so repeated
+# runs share its compiled numerics (`Contact.compiled`).
+_BUILT: dict[int, tuple[Flow, tuple[str, ...], Contact]] = {}
 
 
 @dataclass(frozen=True)
@@ -339,8 +344,22 @@ def contact_of(system: HybridSystem) -> Contact:
     constraint = system.constraint
     if isinstance(constraint, Contact):
         return constraint
+    names = system.state_names
+    flow = system.mode(system.initial_mode).flow
     if constraint is None:
-        constraint = indicator_constraint(system)
+        return _contact_from(indicator_constraint(system), system)
+    built = _BUILT.get(id(constraint))
+    if built is not None and built[0] is flow and built[1] == names:
+        return built[2]
+    contact = _contact_from(constraint, system)
+    if built is None:
+        weakref.finalize(constraint, _BUILT.pop, id(constraint), None)
+    _BUILT[id(constraint)] = (flow, names, contact)
+    return contact
+
+
+def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Contact:
+    """Build the Contact of `constraint` in `system` (see `contact_of`)."""
     names = system.state_names
     flow = system.mode(system.initial_mode).flow
     missing = [n for n in (constraint.gap, constraint.velocity) if n not in names]
