@@ -14,6 +14,7 @@ step that still lands beyond is undone by replay (fmiReset and the same calls).
 import math
 import re
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -421,3 +422,29 @@ def test_impacts_across_cs_components_never_reset_a_receding_body(fmu_dir):
     assert errors[0][0] <= 5e-3 and errors[1][0] <= 5e-4
     assert errors[0][1] <= 2e-2 and errors[1][1] <= 2e-3
     assert errors[1][1] < errors[0][1] / 5  # first order in h
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_an_approach_of_the_wrong_sign_is_not_silent(sign):
+    """The ball's floor with approach v (closing: v < 0) fires its impact; with
+    -v every crossing is a graze, and the run says the sign may be wrong."""
+    from fmibridge.flows.native import NativeFlow
+
+    flow = NativeFlow(lambda t, x: np.array([x[1], -9.81]), ["h", "v"])
+    floor = Edge(
+        Guard(lambda t, x: x[0], "falling", name="floor"),
+        "flight",
+        lambda t, x: np.array([x[0], -0.8 * x[1]]),
+        approach=lambda t, x: sign * x[1],
+    )
+    ball = HybridSystem([Mode("flight", flow, [floor])], "flight", {"h": 1.0, "v": 0.0})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FmibridgeWarning)
+        result = Halving(h=1e-3).run(ball, 1.0)
+    said = [str(w.message) for w in caught if "were grazes" in str(w.message)]
+    if sign > 0:
+        assert len(result.events) == 1 and not said
+        assert abs(result.event_times[0] - 0.4515236409857) < 1e-9
+    else:
+        assert not result.events and result.stats["n_grazes"] > 0
+        assert len(said) == 1 and "the approach has the wrong sign" in said[0]

@@ -631,6 +631,7 @@ class Recorder:
                 f"{SAMPLE_BUDGET_BYTES / 2**20:.3g} MiB; the events are logged "
                 f"exactly. Raise h or shorten the run to keep every sample."
             )
+        self._warn_only_grazes()
         result = self.result(status, provenance, detail)
         if not status.is_success:
             t_last = result.t[-1] if len(result.t) else float("nan")
@@ -640,6 +641,23 @@ class Recorder:
                 stacklevel=3,
             )
         return result
+
+    def _warn_only_grazes(self) -> None:
+        """Warn of an edge whose crossings were all grazes (`Edge.approach` >= 0)
+        and never an impact: an `approach` of the wrong sign makes every impact
+        a graze, which nothing else would show."""
+        fired = {event.edge for event in self.events}
+        counts: dict[str, int] = {}
+        for _, edge, _ in self.grazes:
+            if edge not in fired:
+                counts[edge] = counts.get(edge, 0) + 1
+        for edge, n in counts.items():
+            self.warn(
+                f"edge {edge!r}: all its {n} crossing(s) were grazes (its `approach`, "
+                f"the contact's normal velocity, was >= 0 each time) and none an "
+                f"impact. If the bodies did collide, the approach has the wrong "
+                f"sign: it must be negative while the contact closes."
+            )
 
     def _extend(self, block: np.ndarray, mode: str) -> None:
         """Keep the rows of `block` whose sample number is a multiple of the stride."""
