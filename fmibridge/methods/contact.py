@@ -31,7 +31,7 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -121,6 +121,10 @@ class Contact(UnilateralConstraint):
     v_index: tuple[int, ...] = ()
     hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None
     bounds: BoundsFn | None = None
+    # the compiled numerics `compiled` builds: the constrained phase's flow
+    functions_kind: ClassVar[type[_contact.ContactFunctions]] = (
+        _contact.ContactFunctions
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -143,7 +147,7 @@ class Contact(UnilateralConstraint):
 
     def compiled(self, n: int) -> _contact.ContactFunctions:
         """Return the contact's numerics on states of size n, compiled: its
-        primitives as Functions (`_contact.ContactFunctions`), built once per size."""
+        primitives as Functions (a `functions_kind`), built once per size."""
         built = self.__dict__.setdefault(_COMPILED, {})
         found = built.get(n)
         if found is None:
@@ -157,6 +161,7 @@ class Contact(UnilateralConstraint):
                 float(self.restitution),
                 self.gap,
                 n,
+                self.functions_kind,
             )
         return found
 
@@ -270,7 +275,7 @@ def _functions(
     e,
     name,
     n,
-    kind=_contact.ContactFunctions,
+    kind,
 ):
     """The compiled numerics of these primitives on n states (`Contact.compiled`),
     as `kind` (`_projection.ProjectionFunctions` for `projection.ProjectedContact`)."""

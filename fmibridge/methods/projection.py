@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from . import _contact, _projection
-from .contact import _COMPILED, Contact, _functions, state_coordinate
+from . import _projection
+from .contact import Contact, state_coordinate
 
 if TYPE_CHECKING:
     from ..flows.fmu import ModelExchangeFlow
@@ -64,6 +64,8 @@ class ProjectedContact(Contact):
     """
 
     mass: float = 1.0
+    # its constrained dx/dt is the free one
+    functions_kind = _projection.ProjectionFunctions
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -72,26 +74,6 @@ class ProjectedContact(Contact):
                 f"Contact `{self.gap}`: the effective `mass` must be a positive "
                 f"number, got {self.mass!r}."
             )
-
-    def compiled(self, n: int) -> _contact.ContactFunctions:
-        """Return the contact's numerics on states of size n, compiled: its free
-        dx/dt as the constrained one (`_projection.ProjectionFunctions`)."""
-        built = self.__dict__.setdefault(_COMPILED, {})
-        found = built.get(n)
-        if found is None:
-            found = built[n] = _functions(
-                self.gap_fn,
-                self.gradient_fn,
-                self.rhs_with_force,
-                self.hessian_fn,
-                self.q_index,
-                self.v_index,
-                float(self.restitution),
-                self.gap,
-                n,
-                _projection.ProjectionFunctions,
-            )
-        return found
 
 
 def projected_contact(
