@@ -13,7 +13,6 @@ step that still lands beyond is undone by replay (fmiReset and the same calls).
 
 import math
 import re
-import textwrap
 import warnings
 
 import numpy as np
@@ -213,46 +212,6 @@ def test_cs_coupling_without_state_saving(fmu_dir, tmp_path):
     assert np.abs(forward.event_times - saved.event_times).max() <= 1e-4  # 2.0e-5
     assert np.abs(forward.event_times - reference.event_times).max() <= 3e-3  # 2.6e-3
     assert replays == 0
-
-
-CART = """
-from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
-
-
-class Cart(Fmi2Slave):
-    # a cart on a spring and damper pushed by F, one semi-implicit Euler step
-    # per communication step
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.m, self.k, self.d = 1.0, 4.0, 0.5
-        self.F, self.x, self.v = 0.0, 1.0, 0.0
-        for name in ("m", "k", "d"):
-            self.register_variable(
-                Real(
-                    name,
-                    causality=Fmi2Causality.parameter,
-                    variability=Fmi2Variability.tunable,
-                )
-            )
-        self.register_variable(Real("F", causality=Fmi2Causality.input))
-        self.register_variable(Real("x", causality=Fmi2Causality.output))
-        self.register_variable(Real("v", causality=Fmi2Causality.output))
-
-    def do_step(self, current_time, step_size):
-        self.v += step_size * (self.F - self.k * self.x - self.d * self.v) / self.m
-        self.x += step_size * self.v
-        return True
-"""
-
-
-@pytest.fixture(scope="module")
-def cart(tmp_path_factory):
-    pythonfmu = pytest.importorskip("pythonfmu")
-    folder = tmp_path_factory.mktemp("cart")
-    script = folder / "Cart.py"
-    script.write_text(textwrap.dedent(CART))
-    return pythonfmu.FmuBuilder.build_FMU(script, dest=folder)
 
 
 def test_pythonfmu_cart_switches_its_push_at_a_located_crossing(cart):
