@@ -16,9 +16,11 @@ pipe.
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,6 +45,16 @@ from .methods import METHODS
 METHOD_OPTIONS = ("eps", "integrator", "locate", "tol", "atol", "error_warning")
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
+# commands whose modules load only when they run (validate imports scipy.optimize,
+# sweep pandas and dask, bench every peer): name -> (help, module of `add_arguments`)
+LAZY_COMMANDS = {
+    "validate": (
+        "relaxation vs PS on Table I of Burden et al.: rho-hat table and plots",
+        ".validation.cli",
+    ),
+    "sweep": ("run a parameter sweep (grid or list) on Dask", ".sweep.cli"),
+    "bench": ("time fmibridge against its peers in one run", ".benchmarks.cli"),
+}
 KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "stop_time": "--stop-time",
     "step_size": "--step-size",
@@ -167,6 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_timeout(args.timeout, "--timeout")
     what = str(args.model or "the built-in ball")
     call = {"model": args.model, "keywords": _keywords(args)}
+    _import_while_waiting("pandas")  # the event table and --out's files
     with claimed(out, force=args.force, what="--out"), recording() as record:
         try:
             result = supervision.shared().call(
@@ -182,6 +195,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if written:
         print(f"wrote {written}")
     return 0 if result.status.is_success else 1
+
+
+def _import_while_waiting(module: str) -> None:
+    """Import `module` in a thread while this process waits for the run's child,
+    so that its import (pandas: about 0.5 s) overlaps the run."""
+    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
 
 
 def _cut_short_status(exc: BaseException) -> Status:
@@ -544,7 +563,9 @@ def _add_output_flags(run) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `fmibridge` parser; given the `command` run, the arguments of the
+    other LAZY_COMMANDS are left out (their modules are not imported)."""
     parser = argparse.ArgumentParser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",
@@ -573,23 +594,18 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild everything")
     build.set_defaults(func=cmd_build_fmus)
 
-    from .validation.cli import add_validate_parser
-
-    add_validate_parser(sub)
-
-    from .sweep.cli import add_parser as add_sweep_parser
-
-    add_sweep_parser(sub)
-
-    from .benchmarks.cli import add_bench_parser
-
-    add_bench_parser(sub)
+    for name, (help_, module) in LAZY_COMMANDS.items():
+        parser_ = sub.add_parser(name, help=help_)
+        if command in (None, name):
+            importlib.import_module(module, __package__).add_arguments(parser_)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `fmibridge` command; errors are one line, exit code 2."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), "")
+    args = _parser(command).parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     warnings.simplefilter("default", FmibridgeWarning)
     warnings.formatwarning = lambda msg, cat, *a, **k: f"fmibridge: warning: {msg}\n"

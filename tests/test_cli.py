@@ -54,3 +54,18 @@ def test_t_end_zero_is_a_value_not_unset(capsys):
     assert "`--stop-time` must be a finite time after t0 = 0.0 s, got 0.0." in (
         capsys.readouterr().err
     )
+
+
+def test_run_builds_its_parser_without_importing_the_other_commands():
+    """`validate`, `sweep` and `bench` load scipy.optimize, dask and every peer
+    (about 1 s); `fmibridge run` parses its flags without them."""
+    code = (
+        "import sys; from fmibridge.cli import _parser; "
+        "_parser('run').parse_args(['run', '--stop-time', '1']); "
+        "print(sorted(m for m in ('fmibridge.validation', 'fmibridge.sweep', "
+        "'fmibridge.benchmarks', 'scipy.optimize') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

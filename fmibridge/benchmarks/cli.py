@@ -51,9 +51,8 @@ def format_table(frame) -> str:
     return "\n".join(lines)
 
 
-def add_bench_parser(sub) -> None:
-    """Register `fmibridge bench` on the CLI's subparsers."""
-    bench = sub.add_parser("bench", help="time fmibridge against its peers in one run")
+def add_arguments(bench: argparse.ArgumentParser) -> None:
+    """The arguments of `fmibridge bench`."""
     bench.add_argument(
         "--repeats",
         type=int,

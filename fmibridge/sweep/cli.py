@@ -92,9 +92,8 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def add_parser(sub) -> None:
-    """Register `fmibridge sweep` on the CLI's subparsers."""
-    sweep = sub.add_parser("sweep", help="run a parameter sweep (grid or list) on Dask")
+def add_arguments(sweep: argparse.ArgumentParser) -> None:
+    """The arguments of `fmibridge sweep`."""
     sweep.add_argument("spec", type=Path, help="sweep spec (.toml)")
     sweep.add_argument(
         "--scheduler",

@@ -11,12 +11,8 @@ from .study import GRIDS, plot_study, run_study
 DEFAULT_OUT = Path("validation_out")
 
 
-def add_validate_parser(sub: argparse._SubParsersAction) -> None:
-    """Register the `validate` subcommand on the `fmibridge` parser."""
-    parser = sub.add_parser(
-        "validate",
-        help="relaxation vs PS on Table I of Burden et al.: rho-hat table and plots",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `fmibridge validate`."""
     size = parser.add_mutually_exclusive_group()
     size.add_argument(
         "--quick",
