@@ -549,7 +549,7 @@ def model_description(
     if version == 1:
         return _xml(_fmi1_description(table, interface or "ModelExchange"))
     bare = interface == "CoSimulation"  # FMI 2 and 3: both interfaces, or bare CS
-    root = (_fmi2_root if version == 2 else _fmi3_root)(table, bare)
+    root = _root(table, version, bare)
     _add_units(root, table)
     ET.SubElement(
         root,
@@ -581,41 +581,26 @@ def _common_attributes(table: ModelTable) -> dict[str, str]:
     }
 
 
-def _fmi2_root(table: ModelTable, bare: bool = False) -> ET.Element:
+def _root(table: ModelTable, version: int, bare: bool) -> ET.Element:
+    """The fmiModelDescription element with its interfaces (a bare build: CS
+    only, without state saving), as FMI `version` spells them."""
+    if version == 2:
+        identity = {"fmiVersion": "2.0", "guid": table.token}
+        counts = {"numberOfEventIndicators": str(len(table.event_indicators))}
+        state_flag, jacobian_flag = "FMUstate", "providesDirectionalDerivative"
+    else:
+        identity = {"fmiVersion": "3.0", "instantiationToken": table.token}
+        counts = {}
+        state_flag, jacobian_flag = "FMUState", "providesDirectionalDerivatives"
     root = ET.Element(
         "fmiModelDescription",
-        fmiVersion="2.0",
-        guid=table.token,
+        **identity,
         **_common_attributes(table),
-        numberOfEventIndicators=str(len(table.event_indicators)),
+        **counts,
     )
     saves = "false" if bare else "true"
-    state = {"canGetAndSetFMUstate": saves, "canSerializeFMUstate": saves}
-    jacobian = {"providesDirectionalDerivative": "true"} if table.has_jacobian else {}
-    if not bare:
-        ET.SubElement(
-            root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
-        )
-    ET.SubElement(
-        root,
-        "CoSimulation",
-        modelIdentifier=table.name,
-        canHandleVariableCommunicationStepSize="true",
-        **state,
-    )
-    return root
-
-
-def _fmi3_root(table: ModelTable, bare: bool = False) -> ET.Element:
-    root = ET.Element(
-        "fmiModelDescription",
-        fmiVersion="3.0",
-        instantiationToken=table.token,
-        **_common_attributes(table),
-    )
-    saves = "false" if bare else "true"
-    state = {"canGetAndSetFMUState": saves, "canSerializeFMUState": saves}
-    jacobian = {"providesDirectionalDerivatives": "true"} if table.has_jacobian else {}
+    state = {f"canGetAndSet{state_flag}": saves, f"canSerialize{state_flag}": saves}
+    jacobian = {jacobian_flag: "true"} if table.has_jacobian else {}
     if not bare:
         ET.SubElement(
             root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
