@@ -200,7 +200,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _import_while_waiting(module: str) -> None:
     """Import `module` in a thread while this process waits for the run's child,
     so that its import (pandas: about 0.5 s) overlaps the run."""
-    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
+    threading.Thread(
+        target=importlib.import_module, args=(module,), daemon=True
+    ).start()
 
 
 def _cut_short_status(exc: BaseException) -> Status:

@@ -443,6 +443,16 @@ def program_function(program, state_names, constants, failure, str what):
     are looked up).
     """
     places = {"t": 0, **{name: 1 + i for i, name in enumerate(state_names)}}
+    v = values_with_constants(program, places, constants)
+    if v is None:
+        return None
+    return ProgramFunction([program.bound(places)], [failure], len(state_names), v, what)
+
+
+def values_with_constants(program, dict places, constants):
+    """Return the value array V of `program`'s names: zeros at `places`, then the
+    constants it reads, each placed (in `places`) after them; None if it reads a
+    name that is neither placed nor a constant."""
     v = [0.0] * len(places)
     for name in program.names:
         if name not in places:
@@ -450,5 +460,4 @@ def program_function(program, state_names, constants, failure, str what):
                 return None
             places[name] = len(v)
             v.append(float(constants[name]))
-    bound = program.bound(places)
-    return ProgramFunction([bound], [failure], len(state_names), v, what)
+    return v

@@ -34,6 +34,7 @@ from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefu
 from ..core.integrators import Scheme
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
+from ._programs import values_with_constants
 from .base import Flow, FlowTerminated, UndoPlan, VectorField
 from .fmi import CoSimulationInstance, FmiInstance, ModelExchangeInstance
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
@@ -629,13 +630,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         if any(v.type not in C_REALS or v.shape for v in variables):
             return None
         places.update({name: 1 + nx + k for k, name in enumerate(outputs)})
-        v = [0.0] * len(places)
-        for name in program.names:
-            if name not in places:
-                if name not in constants:
-                    return None
-                places[name] = len(v)
-                v.append(float(constants[name]))
+        v = values_with_constants(program, places, constants)
+        if v is None:
+            return None
         return FmuProgram(
             self.instance.calls,
             [program.bound(places)],
