@@ -5,7 +5,6 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
@@ -61,45 +60,6 @@ def _is_numeric(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return True
-
-
-@dataclass(frozen=True)
-class Bracket:
-    """A guard crossing narrowed inside the step from (t, x): it lies in
-    [t + lo, t + hi]; x_lo is the state at t + lo, g_lo and g_hi the guard values
-    at the two ends, found with n_trials trial steps."""
-
-    t: float
-    x: np.ndarray
-    lo: float
-    hi: float
-    x_lo: np.ndarray
-    g_lo: list[float]
-    g_hi: list[float]
-    n_trials: int
-
-
-@dataclass(frozen=True)
-class Steps:
-    """Accepted steps of one compiled run: their end times and states, and the
-    crossing located after them, if asked for and found."""
-
-    t: np.ndarray
-    x: np.ndarray
-    bracket: Bracket | None = None
-
-
-def compiled_steps(t, x, ts, xs, n, x_lo, g, ends) -> Steps:
-    """Return the `Steps` a compiled loop wrote: its n samples, copied out of the
-    block buffers ts and xs, and the `Bracket` of the crossing after them that
-    its `locate` wrote to x_lo, g and ends (none if ends[2] < 0)."""
-    ts, xs = ts[:n].copy(), xs[:n].copy()
-    if ends[2] < 0:
-        return Steps(ts, xs)
-    t0, x0 = (float(ts[-1]), xs[-1]) if n else (float(t), x)
-    lo, hi, n_trials = ends.tolist()
-    g_lo, g_hi = g.tolist()
-    return Steps(ts, xs, Bracket(t0, x0, lo, hi, x_lo, g_lo, g_hi, int(n_trials)))
 
 
 class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
@@ -165,29 +125,6 @@ class Flow(abc.ABC):
             f"cannot choose its steps under a tolerance (rtol = {rtol:g}): give "
             f"a step h, or use the FMU's Model Exchange interface."
         )
-
-    def steps_inside(
-        self,
-        guards,
-        t,
-        x,
-        h,
-        t_end,
-        scheme,
-        max_steps,
-        reach_tol,
-        locate_tol=None,
-        max_iter=0,
-    ):
-        """Return `Steps` of h taken while all `guards` stay strictly inside, or None.
-
-        A fast path for flows that can run the steps between events compiled
-        (`flows.compiled.CompiledFlow`); None means "not offered", and the
-        method steps through `advance` as usual. With `locate_tol`, a flow may
-        also narrow the crossing step after them to that width in at most
-        `max_iter` trial steps (`Steps.bracket`).
-        """
-        return None
 
     def expression_function(self, program, constants, failure, what: str):
         """Return an adapter expression's `program` as a Function of (t, x) for
