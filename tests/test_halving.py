@@ -153,7 +153,7 @@ def test_illinois_needs_a_fraction_of_the_trial_steps_of_halving():
 @LOCATE
 def test_an_either_guard_that_starts_on_its_surface_fires_at_once(locate):
     """x' = -1 from x = 0 with the 'either' guard x: the step leaves zero, so the
-    guard fires at t = 0 (Guard.crossed), whichever way the step is narrowed."""
+    guard fires at t = 0 (core.events.crossed), whichever way the step is narrowed."""
     flow = NativeFlow(lambda t, x, u: np.array([-1.0]), ["x"])
     edge = Edge(Guard(lambda t, x: x[0], "either", name="zero"), "after")
     system = HybridSystem(

@@ -100,23 +100,6 @@ class Guard:
             return g > 0.0
         return False
 
-    def crossed(self, g0: float, g1: float) -> bool:
-        """Return True if a step from g0 to g1 fires this guard.
-
-        A falling guard fires when the step ends below zero and g decreased
-        over it: the classic sign change g0 >= 0 > g1, and also a guard that
-        is already slightly beyond and still going deeper (a second contact
-        reached in the same instant). A guard left beyond its surface by a
-        reset but moving back in (a ball just bounced) does not fire.
-        """
-        falling = g1 < 0.0 and g1 < g0
-        rising = g1 > 0.0 and g1 > g0
-        if self.direction == "falling":
-            return falling
-        if self.direction == "rising":
-            return rising
-        return (g0 >= 0.0 and falling) or (g0 <= 0.0 and rising)
-
 
 def as_guard(obj: Guard | GuardFn) -> Guard:
     """Accept a Guard, or any callable with optional `.direction` and `.kind`."""

@@ -50,7 +50,7 @@ class Halving(Method):
     times lie within `t_tol` of the earliest are simultaneous. The edge
     declared first in the mode fires; the others are recorded in the event's
     `simultaneous` field and fire at the same instant on the next attempt if
-    their guard, in the new mode, is still crossed (see `Guard.crossed`).
+    their guard, in the new mode, is still crossed (see `core.events.crossed`).
     This order is deterministic and needs no model-specific code.
 
     A flow that steps forward only (a Co-Simulation FMU without state saving,

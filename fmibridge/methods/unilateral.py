@@ -498,7 +498,7 @@ class EndpointAdams(Unilateral):
     The comparator of Esposito and Kumar's Example 1 ("simple endpoint
     checking", Table I) and the baseline of the overhead benchmark: no
     extrapolation polynomial, no Lie derivatives, and an edge fires at the
-    end of the first step over which `Guard.crossed` holds (for an AND guard,
+    end of the first step over which `core.events.crossed` holds (for an AND guard,
     g = max of its components). Two crossings inside one step are missed, and
     the right-hand side is evaluated beyond the guard.
     """
