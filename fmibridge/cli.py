@@ -36,7 +36,8 @@ from .core.errors import (
 )
 from .core.limits import TIMEOUT_GRACE_S
 from .core.outputs import check_output, claimed
-from .core.result import Result, Status, events_path, recording
+from .core.recorder import recording
+from .core.result import Result, Status, events_path
 from .core.system import HybridSystem
 from .core.time_limit import check_timeout
 from .methods import METHODS

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import fmibridge.core.result as result_module
+import fmibridge.core.recorder as recorder_module
 import fmibridge.sweep.execution as execution
 from fmibridge import AdapterError, FmibridgeError
 from fmibridge.cli import main
@@ -38,7 +38,8 @@ from fmibridge.core.errors import (
     sigterm_raises,
 )
 from fmibridge.core.outputs import write_atomically
-from fmibridge.core.result import Status, recording
+from fmibridge.core.recorder import recording
+from fmibridge.core.result import Status
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.formats.expressions import MAX_DEPTH, Expression
 from fmibridge.methods import Halving
@@ -402,7 +403,7 @@ def test_sigterm_is_raised_as_terminated():
 
 def test_samples_beyond_the_budget_are_thinned_with_a_warning(monkeypatch):
     full = Halving(h=1e-3).run(bouncing_ball(), 1.0)
-    monkeypatch.setattr(result_module, "SAMPLE_BUDGET_BYTES", 100 * (8 * 3 + 4))
+    monkeypatch.setattr(recorder_module, "SAMPLE_BUDGET_BYTES", 100 * (8 * 3 + 4))
     with pytest.warns(
         FmibridgeWarning, match=r"Kept every 16th of the run's 10\d\d samples"
     ):

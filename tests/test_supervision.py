@@ -32,7 +32,8 @@ from fmibridge.build import build_fmus
 from fmibridge.cli import main
 from fmibridge.core import supervision
 from fmibridge.core.journal import Journal, replay
-from fmibridge.core.result import Status, recording
+from fmibridge.core.recorder import recording
+from fmibridge.core.result import Status
 from fmibridge.core.time_limit import time_limit
 from fmibridge.models import bouncing_ball
 

@@ -23,7 +23,8 @@ from test_reference_fmus import FOLDER, reference
 
 from fmibridge import FmibridgeWarning, Halving
 from fmibridge.cli import main
-from fmibridge.core.result import Event, Recorder, Status
+from fmibridge.core.recorder import Recorder
+from fmibridge.core.result import Event, Status
 from fmibridge.flows.fmu import fmu_system
 from fmibridge.methods.base import State
 from fmibridge.methods.watchdog import Watchdog

@@ -1,8 +1,9 @@
 """The core: what a hybrid system is, what a run returns, and the numerics both share.
 
 - `system`: HybridSystem, Mode, Edge, Guard (with a direction), UnilateralConstraint;
-- `result`: Result, Event, Status, and the Recorder methods write samples to
-  (within a memory budget; `recording()` keeps a cut-short run's samples);
+- `result`: Result, Event, Status: what a run returns;
+- `recorder`: the Recorder methods write samples to (within a memory budget;
+  `recording()` keeps a cut-short run's samples), which builds the Result;
 - `integrators`: explicit Runge-Kutta schemes as Butcher tableaux;
 - `events` (compiled): the crossing test, Illinois regula falsi, the secant and dip
   detection that every method's loop shares; `_functions` (compiled): functions

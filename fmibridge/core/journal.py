@@ -105,7 +105,7 @@ def replay(path: str | Path):
     The Recorder is made inside the caller's `recording()`, if any, which so
     gets the partial run as if it had run in this process.
     """
-    from .result import Recorder  # the Recorder writes journals; not vice versa
+    from .recorder import Recorder  # the Recorder writes journals; not vice versa
 
     try:
         data = memoryview(Path(path).read_bytes())

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from .errors import FmibridgeError
-from .result import Recorder, Result, Status
+from .recorder import Recorder
+from .result import Result, Status
 
 
 class OutputGrid:

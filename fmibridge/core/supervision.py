@@ -54,7 +54,8 @@ from typing import IO, Any, cast
 
 from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
-from .result import Status, recording
+from .recorder import recording
+from .result import Status
 
 SIZE = struct.Struct("<Q")  # bytes of the pickled message that follows
 CHUNK = 2**20  # bytes read from the child at once

@@ -20,7 +20,8 @@ from ..core._local_errors import SCALE_FLOOR, LocalErrors
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme
 from ..core.output_grid import GridRecorder, OutputGrid
-from ..core.result import Event, Recorder, Result, Status
+from ..core.recorder import Recorder
+from ..core.result import Event, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, FlowTerminated
 from ..flows.stiff import integrator_named

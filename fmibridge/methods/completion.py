@@ -73,7 +73,8 @@ import numpy as np
 from ..core._functions import PythonScalars, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from ..core.result import Event, Recorder, Result, Status
+from ..core.recorder import Recorder
+from ..core.result import Event, Result, Status
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
 from ._completion import (

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..core.errors import FmibridgeError
-from ..core.result import Recorder
+from ..core.recorder import Recorder
 from ..core.system import HybridSystem
 from ._halving import attempt as compiled_attempt
 from ._mode import compiled_mode

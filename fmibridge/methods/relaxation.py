@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..core.integrators import Scheme
-from ..core.result import Recorder
+from ..core.recorder import Recorder
 from ..core.system import HybridSystem
 from ._mode import compiled_mode
 from ._relaxation import attempt as compiled_attempt

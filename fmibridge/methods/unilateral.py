@@ -36,7 +36,8 @@ import numpy as np
 
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
-from ..core.result import Recorder, Status
+from ..core.recorder import Recorder
+from ..core.result import Status
 from ..core.system import (
     Guard,
     GuardEntry,

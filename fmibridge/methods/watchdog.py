@@ -60,7 +60,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..core.result import Event, Recorder, Status
+from ..core.recorder import Recorder
+from ..core.result import Event, Status
 from ..flows.base import VectorField
 from ._mode import compiled_mode
 
