@@ -20,7 +20,7 @@ import pytest
 from test_coupled import LOOP, with_stop
 from test_fmu_flows import E, ball_on, copy_fmu
 
-from fmibridge import Halving
+from fmibridge import Halving, Relaxation
 from fmibridge.core.errors import FmibridgeWarning, FMUError
 from fmibridge.core.result import Status
 from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
@@ -317,6 +317,21 @@ def test_bare_build_stepped_beyond_a_guard_stops_saying_so(fmu_dir, name):
         r"Reset returned error.*crossed guard 'floor' \(g = 0\.0098.* -> -0\.026",
         result.detail,
     )
+
+
+@pytest.mark.parametrize("name", BARE)
+def test_relaxation_on_a_bare_build_stops_and_points_to_halving(fmu_dir, name):
+    """Relaxation returns to the step's start when a step ends beyond the strip;
+    this FMU cannot. The run stops there (not an exception), keeps its samples
+    and says which method steps forward only."""
+    with open_fmu(fmu_dir / name) as flow:
+        with pytest.warns(FmibridgeWarning, match="Run stopped"):
+            result = Relaxation(h=0.01, eps=1e-6).run(ball_on(flow), t_end=1.0)
+    assert result.status is Status.OVERSTEPPED
+    t_floor = impact_times(1.0, 1)[0]
+    assert t_floor - 0.01 < result.t[-1] < t_floor  # the last step before the floor
+    assert result.events == ()
+    assert "Halving steps such an FMU forward only" in result.detail
 
 
 def stop_with_approach(flow):

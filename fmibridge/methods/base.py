@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import time_limit
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
-from ..core.errors import FmibridgeError, FmibridgeWarning
+from ..core.errors import FmibridgeError, FmibridgeWarning, ReplayRefused
 from ..core.integrators import Scheme
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
@@ -285,6 +285,12 @@ class Method(abc.ABC):
             except FlowTerminated as end:  # inside a step: its end is the run's
                 log.sample(end.t, end.x, state.mode)
                 return Status.TERMINATED, ""
+            except ReplayRefused as exc:  # Halving stops so itself, steps short
+                return Status.OVERSTEPPED, (
+                    f"{exc} {type(self).__name__} returns to points it left to "
+                    f"locate a crossing; Halving steps such an FMU forward only, "
+                    f"each step short of the guard's extrapolated crossing."
+                )
             state = step.state
             bar.update(state.t)
             if step.stop is not None:
