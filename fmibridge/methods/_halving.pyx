@@ -66,8 +66,8 @@ PROBE = 1.0 / 16.0
 
 
 cdef class _Walk(Walk):
-    """Halving's walk (`_walk.Walk`), with a dip's point (zd, gd), Illinois'
-    ends (x_lo, g_lo, g_hi) and guards' signs, and the resolution t_tol."""
+    """Halving's walk (`_walk.Walk`), with Illinois' ends (x_lo, g_lo, g_hi) and
+    the guards' signs, the resolution t_tol and a forward-only flow's past."""
 
     cdef double t_tol
     cdef bint grid
@@ -78,13 +78,13 @@ cdef class _Walk(Walk):
     cdef double[::1] past_t, past_g, beyond_g
     cdef double beyond_t
     cdef object past_x
-    cdef double[::1] zd, gd, x_lo, g_lo, g_hi, signs
+    cdef double[::1] x_lo, g_lo, g_hi, signs
 
     def __init__(self, CompiledMode cm):
         Walk.__init__(self, cm)
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.zd, self.x_lo = np.empty(n), np.empty(n)
-        self.gd, self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(4))
+        self.x_lo = np.empty(n)
+        self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(3))
         self.past_t, self.past_g = np.empty(PAST), np.empty(PAST * m)
         self.beyond_g, self.n_past, self.past_x = np.empty(m), 0, None
 
@@ -208,13 +208,13 @@ cdef object _step(_Walk w):
                 w.estimate(hs)
                 has_r1 = True
                 if cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
-                          hs, &w.g1[0], &w.r1[0], &dip_hs, &w.zd[0], &w.gd[0],
+                          hs, &w.g1[0], &w.r1[0], &dip_hs, &w.z[0], &w.gz[0],
                           w.method, w.log):
-                    if _crossed(w, &w.g0[0], &w.gd[0], &w.zd[0]):
+                    if _crossed(w, &w.g0[0], &w.gz[0], &w.z[0]):
                         # the crossing lies before the dip's bottom
                         hs = dip_hs
-                        w.y[:n] = w.zd[:n]
-                        w.g1[:m] = w.gd[:m]
+                        w.y[:n] = w.z[:n]
+                        w.g1[:m] = w.gz[:m]
                         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
                         has_r1 = False
         if not crossed:
@@ -369,8 +369,8 @@ cdef object _illinois(_Walk w, double t, double hs):
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m, i
     cdef double* signs = &w.signs[0]
-    cdef double* y = &w.zd[0]
-    cdef double* g = &w.gd[0]
+    cdef double* y = &w.z[0]
+    cdef double* g = &w.gz[0]
     cdef double sigma, f, f0, f1
     cdef long n_trials = 0, k
     cdef bint stalls = not cm.has_rhs and n > 0

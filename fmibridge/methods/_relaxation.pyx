@@ -57,21 +57,19 @@ cdef enum:
 
 
 cdef class _Walk(Walk):
-    """Relaxation's walk (`_walk.Walk`), with the strip width eps, a point on the
-    step's curve z (its guards gz) and the guard point q, and the edges whose
-    strips a trial point lies on, deepest first (order[:n_beyond], their depths
-    taus)."""
+    """Relaxation's walk (`_walk.Walk`), with the strip width eps, the guard
+    point q, and the edges whose strips a trial point lies on, deepest first
+    (order[:n_beyond], their depths taus)."""
 
     cdef double eps, gtol
     cdef Py_ssize_t n_beyond
-    cdef double[::1] z, gz, q, taus
+    cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
 
     def __init__(self, CompiledMode cm):
         Walk.__init__(self, cm)
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.z, self.q = np.empty(n), np.empty(n)
-        self.gz, self.taus = np.empty(m), np.empty(m)
+        self.q, self.taus = np.empty(n), np.empty(m)
         self.order = np.empty(m, dtype=np.intp)
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:

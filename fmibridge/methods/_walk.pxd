@@ -9,7 +9,7 @@ cdef class Walk:
     cdef public double t
     cdef long max_halvings, n_steps, n_rejected, max_steps
     cdef bint has_slope, busy, has_err
-    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, err
+    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, err
     cdef LocalErrors errors
 
     cdef int start(self, object method, object log, double t_end, double t0,

@@ -3,10 +3,12 @@ trial buffers and the loop that takes a method's steps from it.
 
 A `Walk` holds the point (t, x) with its guards g0 and, where known, their rates
 r0 and dx/dt there (slope); a trial's end y with its guards g1 (and r1, s1 where
-its slope is taken); and the local error estimate err of the last trial. It is
-kept with its mode between calls (`CompiledMode.work`). A method's walk extends
-it with its own parameters and scratch and defines `step`: one step (or attempt)
-from the point, None after a plain step, else the Step that ends the call.
+its slope is taken); another point on the step's curve z with its guards gz (a
+dip's bottom, a trial inside the step); and the local error estimate err of the
+last trial. It is kept with its mode between calls (`CompiledMode.work`). A
+method's walk extends it with its own parameters and scratch and defines `step`:
+one step (or attempt) from the point, None after a plain step, else the Step
+that ends the call.
 
 `attempt_with` takes the steps of one `Method._attempt`: many per call where the
 flow is a vector field whose steps need no call back between them (up to
@@ -33,8 +35,9 @@ cdef class Walk:
         self.cm, self.busy = cm, False
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.err = np.empty(n)
+        self.z, self.err = np.empty(n), np.empty(n)
         self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
+        self.gz = np.empty(m)
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state`: the method's parameters and the point."""
