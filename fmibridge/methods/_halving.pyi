@@ -3,15 +3,14 @@
 from typing import Any
 
 from fmibridge.methods._mode import CompiledMode
+from fmibridge.methods._walk import Walk
 
 NEAR_GUARD: float
 ON_SURFACE: float
 TIME_RTOL: float
 RESOLUTION_ULPS: float
 
-class _Walk:
-    t: float
-    def __init__(self, cm: CompiledMode) -> None: ...
+class _Walk(Walk): ...
 
 def attempt(
     method: Any, cm: CompiledMode, state: Any, t_end: float, t0: float, log: Any

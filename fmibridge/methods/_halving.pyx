@@ -19,27 +19,25 @@ Burden et al., fixed and halved steps; Dowell and Jarratt, BIT 11 (1971), the
 Illinois method (`core.events`).
 """
 
-from libc.math cimport INFINITY, fabs, isfinite, NAN, nextafter
+from libc.math cimport INFINITY, fabs, NAN, nextafter
 from libc.string cimport memcpy
-
-import math
 
 import numpy as np
 
 from ..core._functions cimport new_array
-from ..core._local_errors cimport LocalErrors
 from ..core.events cimport (
     Illinois, all_finite, bracket_sign, crossed as guard_crossed, illinois_done,
     illinois_narrow, illinois_propose, illinois_start, is_bracket, lowest,
     secant_fraction,
 )
-from ..flows._stepper cimport AdaptiveStepper, Stepper
+from ..flows._stepper cimport Stepper
 from ._firing cimport fire
-from ._mode cimport BLOCK_SIZE, CompiledMode, reached
+from ._mode cimport CompiledMode, reached
+from ._walk cimport Walk, attempt_with
 
 from ..core.result import Status
 from ..core.errors import ReplayRefused
-from .base import Rated, State, Step, non_finite
+from .base import State, Step, non_finite
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -67,16 +65,12 @@ LONGEST_SHORTFALL = 0.75
 PROBE = 1.0 / 16.0
 
 
-cdef class _Walk:
-    """One call's state and scratch: the point (t, x) with its guards g0 and,
-    where known, their rates r0 and dx/dt there (slope); a trial's end y with its
-    guards g1 (and r1, s1 where it is taken); a dip's point; Illinois' ends. Kept
-    with its mode between calls (`CompiledMode.work`)."""
+cdef class _Walk(Walk):
+    """Halving's walk (`_walk.Walk`), with Illinois' ends (x_lo, g_lo, g_hi) and
+    the guards' signs, the resolution t_tol and a forward-only flow's past."""
 
-    cdef CompiledMode cm
-    cdef object method, log
-    cdef double h, span, t_tol, t_end, t0
-    cdef bint grid, has_slope, busy, has_err
+    cdef double t_tol
+    cdef bint grid
     # a flow stepped forward only: its guards at the last communication points
     # (oldest first), and a point known beyond the crossing (NAN if none)
     cdef bint forward
@@ -84,109 +78,39 @@ cdef class _Walk:
     cdef double[::1] past_t, past_g, beyond_g
     cdef double beyond_t
     cdef object past_x
-    cdef long max_halvings, n_steps, max_steps
-    cdef public double t
-    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, zd, gd, x_lo, g_lo, g_hi, signs
-    cdef double[::1] err
-    cdef LocalErrors errors
+    cdef double[::1] x_lo, g_lo, g_hi, signs
 
     def __init__(self, CompiledMode cm):
-        self.cm, self.busy = cm, False
+        Walk.__init__(self, cm)
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.zd, self.x_lo, self.err = np.empty(n), np.empty(n), np.empty(n)
-        self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
-        self.gd, self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(4))
+        self.x_lo = np.empty(n)
+        self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(3))
         self.past_t, self.past_g = np.empty(PAST), np.empty(PAST * m)
         self.beyond_g, self.n_past, self.past_x = np.empty(m), 0, None
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state`: the method's parameters and the point."""
+        """Start a call from `state` (`Walk.start`), with Halving's parameters."""
         cdef CompiledMode cm = self.cm
-        cdef Py_ssize_t n = cm.n, m = cm.m
-        cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
-        self.method, self.log = method, log
-        self.h, self.t_tol, self.t_end = method.h, method.t_tol, t_end
-        # the longest step: h, or up to t_end under a tolerance
-        self.span = INFINITY if cm.is_adaptive else method.h
-        self.errors = _errors_of(log, cm)
-        self.has_err = False
-        self.max_halvings = method.max_halvings
-        self.n_steps, self.max_steps = 0, method.max_steps - log.n_steps
+        self.t_tol = method.t_tol
+        Walk.start(self, method, log, t_end, t0, state)
+        if cm.is_adaptive or not cm.has_rhs:  # errors of a vector field's fixed steps only
+            self.errors = None
         # communication points on t0 + k h for flows that compare them with their
         # own time (Co-Simulation FMUs); vector fields sum h
         self.grid = not cm.has_rhs
-        self.t0 = t0
-        self.t = state.t
-        if n:
-            self.x[:n] = given
-        cm.evaluate(self.t, &self.x[0], &self.g0[0])
-        if not all_finite(&self.g0[0], m):
-            raise non_finite(cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m]))
-        self.has_slope = isinstance(state, Rated) and state.slope is not None
-        if self.has_slope:
-            given = np.asarray(state.rates, dtype=float)
-            self.r0[:m] = given
-            given = np.asarray(state.slope, dtype=float)
-            self.slope[:n] = given
-        if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
-            h_next = getattr(state, "h_next", None)
-            (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
         self.forward = not cm.has_rhs and getattr(cm.mode.flow, "forward_only", False)
         if self.forward:
             _continue_past(self)
         return 0
 
-
-cdef LocalErrors _errors_of(log, CompiledMode cm):
-    """The run's LocalErrors where this mode's fixed steps are estimated, else
-    None."""
-    cdef LocalErrors errors = getattr(log, "local_errors", None)
-    if errors is None or cm.is_adaptive or not cm.has_rhs or errors.n != cm.n:
-        return None
-    return errors
+    cdef object step(self):
+        """One step of h, halved into a crossing if one lies in it (`_step`)."""
+        return _step(self)
 
 
 def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
     """Take Halving's steps from `state` (see the module docstring); return the Step."""
-    cdef _Walk w = cm.work.get(_Walk)
-    if w is None or w.busy:  # busy: a reset that runs another simulation
-        w = _Walk(cm)
-        cm.work.setdefault(_Walk, w)
-    w.busy = True
-    try:
-        w.start(method, log, t_end, t0, state)
-        many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
-        while True:
-            step = _step(w)
-            if step is not None or not many:
-                break
-            if reached(w.t, t_end, w.h) or w.n_steps >= min(w.max_steps, BLOCK_SIZE):
-                break
-        if step is None:
-            step = _at_point(w)
-    finally:
-        log.n_steps += w.n_steps
-        w.n_steps = 0
-        if cm.is_adaptive:
-            log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
-        w.method = w.log = None
-        w.busy = False
-        cm.flush(log)
-    return step
-
-
-cdef object _at_point(_Walk w):
-    """The Step to the walk's point, with its rates and slope for the next step
-    (and the adaptive stepper's proposal)."""
-    cdef Py_ssize_t n = w.cm.n, m = w.cm.m
-    x = new_array(&w.x[0], n)
-    if not w.has_slope:
-        return Step(State(w.t, x, w.cm.name))
-    if w.cm.is_adaptive:
-        return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), new_array(&w.slope[0], n),
-                          (<AdaptiveStepper>w.cm.stepper).h_next))
-    return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), new_array(&w.slope[0], n)))
+    return attempt_with(_Walk, method, cm, state, t_end, t0, log)
 
 
 cdef double _grid_step(_Walk w, double t):
@@ -265,7 +189,7 @@ cdef object _step(_Walk w):
         cm.evaluate(t + hs, &w.y[0], &w.g1[0])
         if n_halvings == 0 and cm.has_rhs and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
-            _estimate(w, hs)
+            w.estimate(hs)
             if not cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]):
                 _accept(w, t, hs, True)
                 return None
@@ -281,16 +205,16 @@ cdef object _step(_Walk w):
         if not crossed:
             if cm.has_rhs:
                 cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
-                _estimate(w, hs)
+                w.estimate(hs)
                 has_r1 = True
                 if cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
-                          hs, &w.g1[0], &w.r1[0], &dip_hs, &w.zd[0], &w.gd[0],
+                          hs, &w.g1[0], &w.r1[0], &dip_hs, &w.z[0], &w.gz[0],
                           w.method, w.log):
-                    if _crossed(w, &w.g0[0], &w.gd[0], &w.zd[0]):
+                    if _crossed(w, &w.g0[0], &w.gz[0], &w.z[0]):
                         # the crossing lies before the dip's bottom
                         hs = dip_hs
-                        w.y[:n] = w.zd[:n]
-                        w.g1[:m] = w.gd[:m]
+                        w.y[:n] = w.z[:n]
+                        w.g1[:m] = w.gz[:m]
                         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
                         has_r1 = False
         if not crossed:
@@ -303,7 +227,7 @@ cdef object _step(_Walk w):
                 return None
             if after_half_step or t == w.t_end:
                 cm.flush(w.log)
-                return _at_point(w)
+                return w.at_point()
             after_half_step = True  # the crossing lies in the next hs: close in
             continue
         if crossed is not _NON_FINITE:
@@ -337,30 +261,11 @@ cdef object _step(_Walk w):
     )
 
 
-cdef int _estimate(_Walk w, double hs) except -1:
-    """Estimate the local error of the trial of hs just taken, its end's slope in
-    s1 (where the run keeps estimates)."""
-    if w.errors is not None:
-        w.has_err = w.cm.stepper.estimate(hs, &w.s1[0], &w.err[0])
-    return 0
-
-
 cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
-    """Move the walk to the trial's end (y, g1, and r1 and s1 if has_r1), and keep
-    its error estimate (made with s1)."""
-    cdef double[::1] swap
+    """Count the step and move the walk to the trial's end (`Walk.accept`), on
+    the grid where its end lies within round-off of a grid time."""
     w.n_steps += 1
-    swap = w.x; w.x = w.y; w.y = swap
-    swap = w.g0; w.g0 = w.g1; w.g1 = swap
-    if has_r1:
-        swap = w.r0; w.r0 = w.r1; w.r1 = swap
-        swap = w.slope; w.slope = w.s1; w.s1 = swap
-    w.has_slope = has_r1
-    w.t = _step_end(w, t, hs)
-    if has_r1 and w.has_err:
-        w.errors.add(w.t, hs, &w.x[0], &w.err[0])
-    w.has_err = False
-    w.cm.keep(w.t, &w.x[0], w.log)
+    w.accept(_step_end(w, t, hs), hs, has_r1)
     return 0
 
 
@@ -464,8 +369,8 @@ cdef object _illinois(_Walk w, double t, double hs):
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m, i
     cdef double* signs = &w.signs[0]
-    cdef double* y = &w.zd[0]
-    cdef double* g = &w.gd[0]
+    cdef double* y = &w.z[0]
+    cdef double* g = &w.gz[0]
     cdef double sigma, f, f0, f1
     cdef long n_trials = 0, k
     cdef bint stalls = not cm.has_rhs and n > 0

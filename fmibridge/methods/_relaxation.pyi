@@ -3,12 +3,12 @@
 from typing import Any
 
 from fmibridge.methods._mode import CompiledMode
+from fmibridge.methods._walk import Walk
 
 PROJECT_GTOL: float
 PROJECT_MAX_ITER: int
 
-class _Walk:
-    def __init__(self, cm: CompiledMode) -> None: ...
+class _Walk(Walk): ...
 
 def attempt(
     method: Any, cm: CompiledMode, state: Any, t_end: float, log: Any

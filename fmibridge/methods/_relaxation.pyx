@@ -24,7 +24,7 @@ relaxed guards and resets Def. 18. Dowell and Jarratt, BIT 11 (1971), the
 Illinois method (`core.events`).
 """
 
-from libc.math cimport INFINITY, fabs, isfinite
+from libc.math cimport fabs, isfinite
 
 import numpy as np
 
@@ -33,15 +33,14 @@ from ..core.events cimport (
     illinois_narrow, illinois_secant, illinois_start,
 )
 from ..core._functions cimport new_array
-from ..core._local_errors cimport LocalErrors
-from ..flows._stepper cimport AdaptiveStepper
 from ._firing cimport fire, fire_in_place, fires_in_place
-from ._mode cimport BLOCK_SIZE, CompiledMode, reached
+from ._mode cimport CompiledMode, reached
+from ._walk cimport Walk, attempt_with
 
 from ._firing import FIRED
 
 from ..core.result import Status
-from .base import Rated, State, Step, Waiting, non_finite
+from .base import State, Step, Waiting, non_finite
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
@@ -57,112 +56,42 @@ cdef enum:
     OUTSIDE = -2  # outside D_j^eps (or not finite): halve
 
 
-cdef class _Walk:
-    """One call's state and scratch: the point (t, x) with its guards g0 and,
-    where known, their rates r0 and dx/dt there (slope); a trial's end y with
-    its guards g1 (and r1, s1 in the domain); the edges whose strips a trial
-    point lies on, deepest first (order[:n_beyond], their depths taus). Kept
-    with its mode between calls (`CompiledMode.work`)."""
+cdef class _Walk(Walk):
+    """Relaxation's walk (`_walk.Walk`), with the strip width eps, the guard
+    point q, and the edges whose strips a trial point lies on, deepest first
+    (order[:n_beyond], their depths taus)."""
 
-    cdef CompiledMode cm
-    cdef object method, log
-    cdef double h, span, eps, gtol, t_end, t
-    cdef long max_halvings, n_steps, n_rejected, max_steps
+    cdef double eps, gtol
     cdef Py_ssize_t n_beyond
-    cdef bint has_slope, busy, has_err
-    cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, q, taus, err
+    cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
-    cdef LocalErrors errors
 
     def __init__(self, CompiledMode cm):
-        self.cm, self.busy = cm, False
+        Walk.__init__(self, cm)
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.z, self.q, self.err = np.empty(n), np.empty(n), np.empty(n)
-        self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
-        self.gz, self.taus = np.empty(m), np.empty(m)
+        self.q, self.taus = np.empty(n), np.empty(m)
         self.order = np.empty(m, dtype=np.intp)
 
-    cdef int start(self, method, log, double t_end, state) except -1:
-        """Start a call from `state`: the method's parameters and the point."""
-        cdef CompiledMode cm = self.cm
-        cdef Py_ssize_t n = cm.n, m = cm.m
-        cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
-        self.method, self.log, self.t_end = method, log, t_end
-        self.h, self.eps = method.h, method.eps
-        # the longest trial: h, or up to t_end under a tolerance
-        self.span = INFINITY if cm.is_adaptive else method.h
-        self.errors = getattr(log, "local_errors", None)
-        if self.errors is not None and self.errors.n != cm.n:
-            self.errors = None
-        self.has_err = False
-        self.gtol = PROJECT_GTOL * method.eps
-        self.max_halvings = method.max_halvings
-        self.n_steps, self.n_rejected = 0, 0
-        self.max_steps = method.max_steps - log.n_steps
-        self.t = state.t
-        self.x[:n] = given
-        cm.evaluate(self.t, &self.x[0], &self.g0[0])
-        if not all_finite(&self.g0[0], m):
-            x = new_array(&self.x[0], n)
-            raise non_finite(cm.mode, self.t, x, list(self.g0[:m]))
-        self.has_slope = isinstance(state, Rated) and state.slope is not None
-        if self.has_slope:
-            given = np.asarray(state.rates, dtype=float)
-            self.r0[:m] = given
-            given = np.asarray(state.slope, dtype=float)
-            self.slope[:n] = given
-        if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
-            h_next = getattr(state, "h_next", None)
-            (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
-        return 0
+    cdef int start(self, method, log, double t_end, double t0, state) except -1:
+        """Start a call from `state` (`Walk.start`), with the strips' width."""
+        self.eps, self.gtol = method.eps, PROJECT_GTOL * method.eps
+        return Walk.start(self, method, log, t_end, t0, state)
+
+    cdef object walk(self, method, log, double t_end, double t0, state):
+        """Go on with a strip's wait (`_wait`), else take attempts (`Walk.walk`)."""
+        if isinstance(state, Waiting):
+            return _wait(method, self.cm, state, t_end, log)
+        return Walk.walk(self, method, log, t_end, t0, state)
+
+    cdef object step(self):
+        """One attempt (Fig. 12, Steps 4-15; `_attempt`)."""
+        return _attempt(self)
 
 
 def attempt(method, CompiledMode cm, state, double t_end, log):
     """Take Relaxation's attempts from `state` (see the module docstring); return
     the Step."""
-    cdef _Walk w = cm.work.get(_Walk)
-    if w is None or w.busy:  # busy: a reset that runs another simulation
-        w = _Walk(cm)
-        cm.work.setdefault(_Walk, w)
-    w.busy = True
-    try:
-        if isinstance(state, Waiting):
-            return _wait(method, cm, state, t_end, log)
-        w.start(method, log, t_end, state)
-        many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
-        while True:
-            step = _attempt(w)
-            if step is not None or not many:
-                break
-            if reached(w.t, t_end, w.h) or w.n_steps >= min(w.max_steps, BLOCK_SIZE):
-                break
-        if step is None:
-            step = _at_point(w)
-    finally:
-        log.n_steps += w.n_steps
-        log.n_rejected += w.n_rejected
-        if cm.is_adaptive:
-            log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
-        w.n_steps, w.n_rejected = 0, 0
-        w.method = w.log = None
-        w.busy = False
-        cm.flush(log)
-    return step
-
-
-cdef object _at_point(_Walk w):
-    """The Step to the walk's point, with its rates and slope for the next step
-    (and the adaptive stepper's proposal)."""
-    cdef Py_ssize_t n = w.cm.n, m = w.cm.m
-    x = new_array(&w.x[0], n)
-    if not w.has_slope:
-        return Step(State(w.t, x, w.cm.name))
-    slope = new_array(&w.slope[0], n)
-    if w.cm.is_adaptive:
-        h_next = (<AdaptiveStepper>w.cm.stepper).h_next
-        return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), slope, h_next))
-    return Step(Rated(w.t, x, w.cm.name, list(w.r0[:m]), slope))
+    return attempt_with(_Walk, method, cm, state, t_end, 0.0, log)
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:
@@ -226,7 +155,6 @@ cdef object _attempt(_Walk w):
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, hs = min(w.span, w.t_end - t), sigma = 0.0, t1
-    cdef double[::1] swap
     cdef long k
     cdef int where = OUTSIDE, inside
     cdef bint has_r1 = False
@@ -241,8 +169,7 @@ cdef object _attempt(_Walk w):
         has_r1 = False
         if where == DOMAIN and cm.has_rhs:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
-            if w.errors is not None:  # made with s1 before `dip` steps again
-                w.has_err = cm.stepper.estimate(hs, &w.s1[0], &w.err[0])
+            w.estimate(hs)  # made with s1 before `dip` steps again
             has_r1 = True
             if cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]) and (
                 cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
@@ -266,18 +193,8 @@ cdef object _attempt(_Walk w):
     t1 = w.t_end if reached(t + hs, w.t_end, w.h) else t + hs
     if where != DOMAIN:
         return _strip(w, where, t, hs, t1)
-    swap = w.x; w.x = w.y; w.y = swap
-    swap = w.g0; w.g0 = w.g1; w.g1 = swap
-    if has_r1:
-        swap = w.r0; w.r0 = w.r1; w.r1 = swap
-        swap = w.slope; w.slope = w.s1; w.s1 = swap
-    w.has_slope = has_r1
-    w.t = t1
-    if has_r1 and w.has_err:
-        w.errors.add(t1, hs, &w.x[0], &w.err[0])
-    w.has_err = False
-    cm.keep(t1, &w.x[0], w.log)
-    return None if k == 0 else _at_point(w)
+    w.accept(t1, hs, has_r1)
+    return None if k == 0 else w.at_point()
 
 
 cdef object _strip(_Walk w, int i, double t, double hs, double t1):

@@ -1,0 +1,157 @@
+"""The walk that Halving and Relaxation share, compiled: one call's point, its
+trial buffers and the loop that takes a method's steps from it.
+
+A `Walk` holds the point (t, x) with its guards g0 and, where known, their rates
+r0 and dx/dt there (slope); a trial's end y with its guards g1 (and r1, s1 where
+its slope is taken); another point on the step's curve z with its guards gz (a
+dip's bottom, a trial inside the step); and the local error estimate err of the
+last trial. It is kept with its mode between calls (`CompiledMode.work`). A
+method's walk extends it with its own parameters and scratch and defines `step`:
+one step (or attempt) from the point, None after a plain step, else the Step
+that ends the call.
+
+`attempt_with` takes the steps of one `Method._attempt`: many per call where the
+flow is a vector field whose steps need no call back between them (up to
+BLOCK_SIZE, t_end or max_steps), one otherwise; then hands the counts and the
+kept samples to the run's Recorder.
+"""
+
+from libc.math cimport INFINITY
+
+import numpy as np
+
+from ..core._functions cimport new_array
+from ..core.events cimport all_finite
+from ..flows._stepper cimport AdaptiveStepper
+from ._mode cimport BLOCK_SIZE, reached
+
+from .base import Rated, State, Step, non_finite
+
+
+cdef class Walk:
+    """One call's state and scratch (see the module docstring)."""
+
+    def __init__(self, CompiledMode cm):
+        self.cm, self.busy = cm, False
+        n, m = max(cm.n, 1), max(cm.m, 1)
+        self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
+        self.z, self.err = np.empty(n), np.empty(n)
+        self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
+        self.gz = np.empty(m)
+
+    cdef int start(self, method, log, double t_end, double t0, state) except -1:
+        """Start a call from `state`: the method's parameters and the point."""
+        cdef CompiledMode cm = self.cm
+        cdef Py_ssize_t n = cm.n, m = cm.m
+        cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
+        self.method, self.log = method, log
+        self.h, self.t_end, self.t0 = method.h, t_end, t0
+        # the longest step: h, or up to t_end under a tolerance
+        self.span = INFINITY if cm.is_adaptive else method.h
+        # the run's LocalErrors (`core._local_errors`) where they fit this mode
+        self.errors = getattr(log, "local_errors", None)
+        if self.errors is not None and self.errors.n != cm.n:
+            self.errors = None
+        self.has_err = False
+        self.max_halvings = method.max_halvings
+        self.n_steps, self.n_rejected = 0, 0
+        self.max_steps = method.max_steps - log.n_steps
+        self.t = state.t
+        if n:
+            self.x[:n] = given
+        cm.evaluate(self.t, &self.x[0], &self.g0[0])
+        if not all_finite(&self.g0[0], m):
+            raise non_finite(cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m]))
+        self.has_slope = isinstance(state, Rated) and state.slope is not None
+        if self.has_slope:
+            given = np.asarray(state.rates, dtype=float)
+            self.r0[:m] = given
+            given = np.asarray(state.slope, dtype=float)
+            self.slope[:n] = given
+        if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
+            h_next = getattr(state, "h_next", None)
+            (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
+        return 0
+
+    cdef object walk(self, method, log, double t_end, double t0, state):
+        """Start from `state` and take steps (`step`) until one ends the call,
+        t_end, max_steps or BLOCK_SIZE steps, or after one step where the flow
+        calls back each step; return the Step."""
+        cdef CompiledMode cm = self.cm
+        self.start(method, log, t_end, t0, state)
+        many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
+        while True:
+            step = self.step()
+            if step is not None or not many:
+                break
+            if reached(self.t, t_end, self.h) or self.n_steps >= min(self.max_steps, BLOCK_SIZE):
+                break
+        if step is None:
+            step = self.at_point()
+        return step
+
+    cdef object step(self):
+        """One step from the point: None after a plain step, else the Step that
+        ends the call (each method's walk defines it)."""
+        raise NotImplementedError
+
+    cdef int estimate(self, double hs) except -1:
+        """Estimate the local error of the trial of hs just taken, its end's
+        slope in s1 (where the run keeps estimates)."""
+        if self.errors is not None:
+            self.has_err = self.cm.stepper.estimate(hs, &self.s1[0], &self.err[0])
+        return 0
+
+    cdef int accept(self, double t1, double hs, bint has_r1) except -1:
+        """Move the point to the trial's end at t1 (y, g1, and r1 and s1 if
+        has_r1), keep its error estimate (made with s1) and its sample."""
+        cdef double[::1] swap
+        swap = self.x; self.x = self.y; self.y = swap
+        swap = self.g0; self.g0 = self.g1; self.g1 = swap
+        if has_r1:
+            swap = self.r0; self.r0 = self.r1; self.r1 = swap
+            swap = self.slope; self.slope = self.s1; self.s1 = swap
+        self.has_slope = has_r1
+        self.t = t1
+        if has_r1 and self.has_err:
+            self.errors.add(t1, hs, &self.x[0], &self.err[0])
+        self.has_err = False
+        self.cm.keep(t1, &self.x[0], self.log)
+        return 0
+
+    cdef object at_point(self):
+        """The Step to the point, with its rates and slope for the next step
+        (and the adaptive stepper's proposal)."""
+        cdef CompiledMode cm = self.cm
+        cdef Py_ssize_t n = cm.n, m = cm.m
+        x = new_array(&self.x[0], n)
+        if not self.has_slope:
+            return Step(State(self.t, x, cm.name))
+        slope = new_array(&self.slope[0], n)
+        if cm.is_adaptive:
+            h_next = (<AdaptiveStepper>cm.stepper).h_next
+            return Step(Rated(self.t, x, cm.name, list(self.r0[:m]), slope, h_next))
+        return Step(Rated(self.t, x, cm.name, list(self.r0[:m]), slope))
+
+
+cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,
+                         double t0, log):
+    """Take a method's steps from `state` with its walk (`kind`, a Walk kept with
+    the mode, or a fresh one where that one is busy); return the Step."""
+    cdef Walk w = cm.work.get(kind)
+    if w is None or w.busy:  # busy: a reset that runs another simulation
+        w = kind(cm)
+        cm.work.setdefault(kind, w)
+    w.busy = True
+    try:
+        step = w.walk(method, log, t_end, t0, state)
+    finally:
+        log.n_steps += w.n_steps
+        log.n_rejected += w.n_rejected
+        if cm.is_adaptive:
+            log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
+        w.n_steps, w.n_rejected = 0, 0
+        w.method = w.log = None
+        w.busy = False
+        cm.flush(log)
+    return step
