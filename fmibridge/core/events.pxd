@@ -30,3 +30,4 @@ cdef bint dips(double s, double g0, double r0, double g1, double r1) noexcept no
 cdef double hermite_minimum(double s, double g0, double r0, double g1, double r1,
                             double hs, double* value) noexcept nogil
 cdef bint all_finite(const double* v, Py_ssize_t n) noexcept nogil
+cdef bint same(const double* x, const double* y, Py_ssize_t n) noexcept nogil

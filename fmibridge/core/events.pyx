@@ -41,6 +41,15 @@ cdef bint all_finite(const double* v, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef bint same(const double* x, const double* y, Py_ssize_t n) noexcept nogil:
+    """True if x[:n] and y[:n] hold the same values (nan equals nothing)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if x[i] != y[i]:
+            return False
+    return True
+
+
 cdef bint crossed(double side, double g0, double g1) noexcept nogil:
     """True if a step from g0 to g1 fires a guard of this side.
 

@@ -20,7 +20,7 @@ from libc.math cimport isfinite
 import numpy as np
 
 from ..core._functions cimport Function, new_array
-from ..core.events cimport all_finite
+from ..core.events cimport all_finite, same
 from ._mode cimport CompiledMode
 
 from ..core.errors import FmibridgeError
@@ -57,7 +57,7 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     xb, xa = x, x_after
     if cm.self_loop[i]:
         _check_reset(cm, i, t, &xb[0], &xa[0])
-        if _same(&xb[0], &xa[0], xb.shape[0]):
+        if same(&xb[0], &xa[0], xb.shape[0]):
             log.n_silent_events += 1
             return State(t, x, cm.name)
     log.sample(t, x_after, edge.target)
@@ -135,15 +135,6 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
             f"{list(cm.mode.flow.state_names)}."
         )
     return after
-
-
-cdef bint _same(const double* x, const double* y, Py_ssize_t n) noexcept:
-    """True if x and y hold the same n values (nan equals nothing)."""
-    cdef Py_ssize_t k
-    for k in range(n):
-        if x[k] != y[k]:
-            return False
-    return True
 
 
 cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,

@@ -27,7 +27,7 @@ import numpy as np
 from ..core._functions cimport new_array
 from ..core.events cimport (
     Illinois, all_finite, bracket_sign, crossed as guard_crossed, illinois_done,
-    illinois_narrow, illinois_propose, illinois_start, is_bracket, lowest,
+    illinois_narrow, illinois_propose, illinois_start, is_bracket, lowest, same,
     secant_fraction,
 )
 from ..flows._stepper cimport Stepper
@@ -37,17 +37,15 @@ from ._walk cimport Walk, attempt_with
 
 from ..core.result import Status
 from ..core.errors import ReplayRefused
+from ._mode import TIME_RTOL  # times this near (relative to h) are equal
 from .base import State, Step, non_finite
+from .watchdog import ON_SURFACE  # |g| below this is on the guard's surface
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
 # it (sqrt of a negative gap). 1e-8 (SI units) is far above the round-off of a
 # 1e-10 s bracket and far below any physical gap a model resolves.
 NEAR_GUARD = 1e-8
-# |g| below this (SI units) counts as on the guard's surface (as the watchdog's).
-ON_SURFACE = 1e-8
-# times closer than TIME_RTOL * h count as equal (h-relative round-off)
-TIME_RTOL = 1e-9
 # A crossing's bracket is no narrower than RESOLUTION_ULPS units in the last place
 # of t: the fewest that leave the secant inside the bracket room to place the event.
 RESOLUTION_ULPS = 4.0
@@ -195,7 +193,7 @@ cdef object _step(_Walk w):
                 return None
         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
         if not crossed and n_halvings and not after_half_step:
-            if not cm.has_rhs and n > 0 and _same(&w.x[0], &w.y[0], n):
+            if not cm.has_rhs and n > 0 and same(&w.x[0], &w.y[0], n):
                 # the half of a crossed step left x as it was: the flow does not
                 # advance on steps that short
                 return Step(_fire_unresolved(w, t, crossing))
@@ -267,14 +265,6 @@ cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
     w.n_steps += 1
     w.accept(_step_end(w, t, hs), hs, has_r1)
     return 0
-
-
-cdef bint _same(const double* x, const double* y, Py_ssize_t n):
-    cdef Py_ssize_t i
-    for i in range(n):
-        if x[i] != y[i]:
-            return False
-    return True
 
 
 cdef object _stuck(set was_crossed, const double* g0, const double* g1):

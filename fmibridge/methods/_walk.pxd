@@ -2,15 +2,21 @@ from ..core._local_errors cimport LocalErrors
 from ._mode cimport CompiledMode
 
 
+# One call's point, trial buffers and counts, kept with its mode between calls;
+# each method's walk extends it and defines `step` (see _walk.pyx).
 cdef class Walk:
     cdef CompiledMode cm
-    cdef object method, log
-    cdef double h, span, t_end, t0
+    cdef object method, log  # the call's method and Recorder (None between calls)
+    cdef double h, span, t_end, t0  # span: the longest step (inf under a tolerance)
     cdef public double t
+    # steps accepted and trials rejected in this call, handed to the log at its
+    # end (Halving adds its rejections to the log at once), and the bounds
     cdef long max_halvings, n_steps, n_rejected, max_steps
     cdef bint has_slope, busy, has_err
+    # the point x (guards g0, rates r0, dx/dt slope), a trial's end y (g1, r1, s1),
+    # another point on the step's curve z (gz), the last trial's error estimate
     cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, err
-    cdef LocalErrors errors
+    cdef LocalErrors errors  # the run's, where they fit this mode; else None
 
     cdef int start(self, object method, object log, double t_end, double t0,
                    object state) except -1

@@ -26,12 +26,10 @@ from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, FlowTerminated
 from ..flows.stiff import integrator_named
 from ._firing import fire_edge
-from ._mode import COARSE_RTOL, compiled_mode
+from ._mode import COARSE_RTOL, TIME_RTOL, compiled_mode
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
-# times closer than TIME_RTOL * h count as equal (h-relative round-off)
-TIME_RTOL = 1e-9
 # A fixed step whose local error estimate exceeds this fraction of its state's
 # scale makes the run warn (`Method.error_warning`). Measured on Example 1
 # (Burden et al., Table I; `fmibridge.validation`, 49 impacts): Relaxation's
