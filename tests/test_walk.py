@@ -57,3 +57,37 @@ def test_a_reset_that_runs_the_same_system_leaves_the_outer_walk_as_it_was(metho
     assert inner[0].status is Status.REACHED_END
     assert inner[0].events[0].t == outer.events[0].t
     assert outer.events[0].t == pytest.approx(bouncing_ball_impacts(1)[0], abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "method", [Halving(h=1e-3), Relaxation(h=1e-3, eps=1e-6)], ids=lambda m: m.name
+)
+def test_output_times_end_steps_inside_one_call(method, monkeypatch):
+    """With t_eval, a step ends on each output time and the walk goes on: the
+    compiled oscillator's 3001 output times take a few calls (at events, strips
+    and blocks), not one each, and the samples are those of the steps."""
+    from fmibridge.models import forced_oscillator
+    from fmibridge.validation import EXAMPLE_1
+
+    system = forced_oscillator(EXAMPLE_1, compiled=True)
+    grid = np.linspace(0.0, 3.0, 3001)
+    every_step = method.run(system, 3.0)
+    calls = []
+    attempt = type(method)._attempt
+    monkeypatch.setattr(
+        type(method),
+        "_attempt",
+        lambda self, *args: calls.append(None) or attempt(self, *args),
+    )
+    on_grid = method.run(system, 3.0, t_eval=grid)
+    assert len(calls) < 30, len(calls)  # one per output time before: 3001
+    assert len(on_grid.events) == len(every_step.events) >= 1
+    event_rows = np.isin(on_grid.t, on_grid.event_times)
+    np.testing.assert_array_equal(on_grid.t[~event_rows], grid)
+    # before the first event the steps of h land on the output times (to the
+    # round-off of summed h); after it they start from the event's time
+    before = grid[grid < on_grid.events[0].t]
+    nearest = np.searchsorted(every_step.t, before - 1e-9)
+    np.testing.assert_allclose(
+        on_grid.x[: len(before)], every_step.x[nearest], rtol=0, atol=1e-12
+    )

@@ -35,7 +35,7 @@ from ..core.events cimport (
 from ..core._functions cimport new_array
 from ._firing cimport fire, fire_in_place, fires_in_place
 from ._mode cimport CompiledMode, reached
-from ._walk cimport Walk, attempt_with
+from ._walk cimport Walk, attempt_with, next_stop
 
 from ._firing import FIRED
 
@@ -80,7 +80,7 @@ cdef class _Walk(Walk):
     cdef object walk(self, method, log, double t_end, double t0, state):
         """Go on with a strip's wait (`_wait`), else take attempts (`Walk.walk`)."""
         if isinstance(state, Waiting):
-            return _wait(method, self.cm, state, t_end, log)
+            return _wait(method, self.cm, state, next_stop(log, state.t, t_end), log)
         return Walk.walk(self, method, log, t_end, t0, state)
 
     cdef object step(self):

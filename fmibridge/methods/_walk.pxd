@@ -8,6 +8,7 @@ cdef class Walk:
     cdef CompiledMode cm
     cdef object method, log  # the call's method and Recorder (None between calls)
     cdef double h, span, t_end, t0  # span: the longest step (inf under a tolerance)
+    cdef double t_limit  # the call's end; t_end: its next output time before it
     cdef public double t
     # steps accepted and trials rejected in this call, handed to the log at its
     # end (Halving adds its rejections to the log at once), and the bounds
@@ -28,5 +29,6 @@ cdef class Walk:
     cdef object at_point(self)
 
 
+cdef double next_stop(object log, double t, double t_limit) except? -1.0
 cdef object attempt_with(type kind, object method, CompiledMode cm, object state,
                          double t_end, double t0, object log)

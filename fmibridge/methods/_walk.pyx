@@ -45,7 +45,8 @@ cdef class Walk:
         cdef Py_ssize_t n = cm.n, m = cm.m
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.method, self.log = method, log
-        self.h, self.t_end, self.t0 = method.h, t_end, t0
+        self.h, self.t_limit, self.t0 = method.h, t_end, t0
+        self.t_end = next_stop(log, state.t, t_end)
         # the longest step: h, or up to t_end under a tolerance
         self.span = INFINITY if cm.is_adaptive else method.h
         # the run's LocalErrors (`core._local_errors`) where they fit this mode
@@ -76,7 +77,8 @@ cdef class Walk:
     cdef object walk(self, method, log, double t_end, double t0, state):
         """Start from `state` and take steps (`step`) until one ends the call,
         t_end, max_steps or BLOCK_SIZE steps, or after one step where the flow
-        calls back each step; return the Step."""
+        calls back each step; return the Step. Each output time on the way
+        (`next_stop`) ends a step, without ending the call."""
         cdef CompiledMode cm = self.cm
         self.start(method, log, t_end, t0, state)
         many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
@@ -84,7 +86,11 @@ cdef class Walk:
             step = self.step()
             if step is not None or not many:
                 break
-            if reached(self.t, t_end, self.h) or self.n_steps >= min(self.max_steps, BLOCK_SIZE):
+            if reached(self.t, self.t_end, self.h):
+                if reached(self.t, t_end, self.h):
+                    break
+                self.t_end = next_stop(log, self.t, t_end)  # on, past an output time
+            if self.n_steps >= min(self.max_steps, BLOCK_SIZE):
                 break
         if step is None:
             step = self.at_point()
@@ -132,6 +138,15 @@ cdef class Walk:
             h_next = (<AdaptiveStepper>cm.stepper).h_next
             return Step(Rated(self.t, x, cm.name, list(self.r0[:m]), slope, h_next))
         return Step(Rated(self.t, x, cm.name, list(self.r0[:m]), slope))
+
+
+cdef double next_stop(log, double t, double t_limit) except? -1.0:
+    """The first output time after t of the run's grid (a GridRecorder's, with its
+    tolerance), if before t_limit; else t_limit. A step ends on each."""
+    grid = getattr(log, "grid", None)
+    if grid is None:
+        return t_limit
+    return min(t_limit, grid.next_after(t, log.tol))
 
 
 cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,

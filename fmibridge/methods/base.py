@@ -143,6 +143,9 @@ class Method(abc.ABC):
     completes_zeno: ClassVar[bool] = False
     # its executions pass Zeno points by construction (Relaxation's strips)
     passes_zeno: ClassVar[bool] = False
+    # its compiled walk ends a step on each output time of `t_eval` and goes on
+    # (`_walk.next_stop`); else each attempt ends there
+    walks_grid: ClassVar[bool] = False
 
     # the integrator when none is given: of fixed steps, and under a tolerance
     default_integrator: ClassVar[str] = "rk4"
@@ -275,7 +278,7 @@ class Method(abc.ABC):
             if reached(state.t, t_event, self.h):  # the flow's time event: now
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
-            if grid is not None:
+            if grid is not None and not self.walks_grid:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
             t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
             try:

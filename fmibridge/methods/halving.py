@@ -98,6 +98,7 @@ class Halving(Method):
     """
 
     name: ClassVar[str] = "halving"
+    walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
     t_tol: float = 1e-10
     max_halvings: int = 64

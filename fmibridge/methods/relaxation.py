@@ -108,6 +108,7 @@ class Relaxation(Method):
     name: ClassVar[str] = "relaxation"
     passes_zeno: ClassVar[bool] = True  # each transition waits on its strip
     default_integrator: ClassVar[str] = "midpoint"
+    walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
     integrator: str | Scheme | None = None
     eps: float = 1e-6
