@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import array
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -70,17 +70,16 @@ class OutputGrid:
             return self._times[k]
         return None
 
-    def rows_on(self, t: list[float], tol: float) -> Iterator[int]:
-        """Yield the indices of the increasing times `t` within tol of an output
-        time, in order (each at most once)."""
-        times, last = self._times, -1
-        k = bisect.bisect_left(times, t[0] - tol)
-        while k < len(times) and times[k] <= t[-1] + tol:
-            i = bisect.bisect_left(t, times[k] - tol)
-            if i < len(t) and t[i] <= times[k] + tol and i != last:
-                last = i
-                yield i
-            k += 1
+    def rows_on(self, t: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """Return the indices of the increasing times `t` within tol of an output
+        time (the first such row for each), and those output times."""
+        k = np.searchsorted(self.times, t - tol, side="left")
+        hit = k < len(self.times)
+        hit[hit] = self.times[k[hit]] <= t[hit] + tol
+        rows = np.flatnonzero(hit)
+        _, first = np.unique(k[rows], return_index=True)
+        rows = rows[first]
+        return rows, self.times[k[rows]]
 
 
 class GridRecorder(Recorder):
@@ -121,10 +120,16 @@ class GridRecorder(Recorder):
         if self.observer is not None or not len(t):
             super().samples(t, x, mode, **outputs)  # row by row, through _append
             return
-        times = t.tolist()
-        last = len(times) - 1  # kept: it may be an event's row (a time event)
-        for i in [*(i for i in self.grid.rows_on(times, self.tol) if i < last), last]:
-            self._append(times[i], x[i], mode, {n: v[i] for n, v in outputs.items()})
+        if len(self.events) != self._n_seen_events:
+            self._keep_event_rows()
+        rows, times = self.grid.rows_on(t[:-1], self.tol)
+        if len(rows):  # the rows on the grid, at its times exactly
+            self._pending.clear()
+            Recorder.samples(
+                self, times, x[rows], mode, **{n: v[rows] for n, v in outputs.items()}
+            )
+        # the last row is kept too: it may be an event's (a time event)
+        self._append(float(t[-1]), x[-1], mode, {n: v[-1] for n, v in outputs.items()})
 
     def finish(self, status: Status, provenance, detail: str = "") -> Result:
         """Keep the last event rows and the final sample, then build the Result."""
