@@ -17,7 +17,13 @@ import pytest
 from fmibridge.cli import main
 from fmibridge.core.errors import FmibridgeError
 from fmibridge.core.integrators import RK4
-from fmibridge.core.system import HybridSystem, Mode
+from fmibridge.core.system import (
+    Edge,
+    Guard,
+    HybridSystem,
+    Mode,
+    UnilateralConstraint,
+)
 from fmibridge.methods import Halving, Relaxation, Unilateral
 from fmibridge.methods.completion import (
     Completion,
@@ -26,6 +32,7 @@ from fmibridge.methods.completion import (
 )
 from fmibridge.methods.contact import Contact, ZenoBounds
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time, forced_oscillator
+from fmibridge.flows.native import NativeFlow
 from fmibridge.models.lagrangian import to_hybrid
 from fmibridge.models.or_ames import (
     flat_ball,
@@ -77,6 +84,43 @@ def test_repeated_runs_reuse_the_added_modes_and_start_with_no_series():
     first, again = completion._completed(ball), completion._completed(ball)
     assert first.mode("constrained") is again.mode("constrained")
     assert first.mode("flight:lifted") is again.mode("flight:lifted")
+
+
+def test_a_system_is_completed_once_per_start_and_apart_inside_its_own_run():
+    # the completed system is kept per system (repeated runs complete it once),
+    # built again where x0 moved in place, and apart for a run of the system
+    # inside a run of it (a reset that simulates it): the runs share no series
+    ball = bouncing_ball()
+    completion = Completion(Halving(h=1e-2))
+    first = completion._completed(ball)
+    assert completion._completed(ball) is first
+    ball.x0[0] = 2.0
+    higher = completion._completed(ball)
+    assert higher is not first and higher.x0.tolist() == [2.0, 0.0]
+    (zeno,) = _events(completion.run(ball, t_end=10.0), "zeno")
+    assert abs(zeno.t - bouncing_ball_zeno_time(h0=2.0)) < 1e-6
+
+    inside = {}
+
+    def bounce(t, x):
+        if not inside:  # the outer run's first impact runs the same system
+            inside["result"] = None
+            inside["result"] = Completion(Halving(h=1e-2)).run(nested, t_end=10.0)
+        return np.array([x[0], -0.8 * x[1]])
+
+    flow = NativeFlow(lambda t, x, u: np.array([x[1], -G]), ["h", "v"])
+    edge = Edge(Guard(lambda t, x: x[0], "falling"), "flight", bounce, name="floor")
+    nested = HybridSystem(
+        [Mode("flight", flow, (edge,))],
+        "flight",
+        {"h": 1.0, "v": 0.0},
+        constraint=UnilateralConstraint("h", "v", 0.8),
+    )
+    outer = Completion(Halving(h=1e-2)).run(nested, t_end=10.0)
+    alone = Completion(Halving(h=1e-2)).run(bouncing_ball(), t_end=10.0)
+    for result in (outer, inside["result"]):
+        assert np.array_equal(result.t, alone.t) and np.array_equal(result.x, alone.x)
+        assert [e.t for e in result.events] == [e.t for e in alone.events]
 
 
 def test_restitution_one_never_truncates_and_zero_switches_at_once():

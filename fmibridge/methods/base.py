@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import math
 import platform
 import sys
@@ -525,6 +526,11 @@ class Method(abc.ABC):
         values["integrator"] = self.scheme.name
         return values
 
+    @functools.cached_property
+    def _parameters_text(self) -> str:
+        """repr(self.parameters()), once per method (its fields are frozen)."""
+        return repr(self.parameters())
+
     def _provenance(
         self, system: HybridSystem, t_end: float, wall: float
     ) -> dict[str, str]:
@@ -534,7 +540,7 @@ class Method(abc.ABC):
         )
         return {
             "method": self.name,
-            "parameters": repr(self.parameters()),
+            "parameters": self._parameters_text,
             "system": system.name,
             "system_parameters": repr(dict(system.parameters)),
             "flows": flows,
@@ -616,17 +622,27 @@ def _observer(system: HybridSystem):
     return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
 
 
+VERSIONED = ("numpy", "scipy", "pandas", "fmpy")  # dependencies named in provenance
+
+
 def _versions() -> str:
     """The versions of fmibridge, of the dependencies this process has loaded
     (numpy, scipy, pandas, fmpy: one not loaded did not take part in the run)
     and of Python, for provenance."""
+    return _versions_of(tuple(name in sys.modules for name in VERSIONED))
+
+
+@functools.cache
+def _versions_of(loaded: tuple[bool, ...]) -> str:
+    """`_versions` where each of VERSIONED is loaded or not (`loaded`): a loaded
+    module's version does not change, so the text is built once per case."""
     from .. import __version__
 
     packages = ", ".join(
         f"{name} {getattr(sys.modules[name], '__version__', '?')}"
-        if name in sys.modules
+        if is_loaded
         else f"{name} (not loaded)"
-        for name in ("numpy", "scipy", "pandas", "fmpy")
+        for name, is_loaded in zip(VERSIONED, loaded, strict=True)
     )
     return f"fmibridge {__version__}, {packages}, python {platform.python_version()}"
 
