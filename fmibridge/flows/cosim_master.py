@@ -21,6 +21,12 @@
    integral over the step to second order); a component the master
    integrates (Model Exchange FMU, native block) gets the line at each stage.
 
+Where every component is a Co-Simulation FMU (FMI 2 or 3) that saves its
+state, without Event Mode or inputs of its own, and the coupling has no
+algebraic loop, steps 2 and 3 run in C (`_cosim.CommunicationStep`: the FMUs'
+doStep, get and set of reals called directly), and the methods take such
+steps in blocks (`steps_in_blocks`); the Python step covers the rest.
+
 The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
 held inputs, as it must across a jump. An FMU that ends the simulation inside a
@@ -52,6 +58,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ._cosim import CommunicationStep
 from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
 from .fmu import SNAP_RTOL, CoSimulationFlow
@@ -112,6 +119,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             )
         self._order = [names.index(n) for n in order]
         self._extrapolates = communication.inputs == "extrapolate"
+        self._gauss_seidel = communication.scheme == "gauss-seidel"
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
         self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
@@ -131,6 +139,15 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
+        self._compiled = _compiled_step(self)
+        self._compiled_at: list[tuple] = []  # each FMU's point after the last one
+        self._saved = False  # the step being taken saved the components' states
+
+    @property
+    def steps_in_blocks(self) -> bool:
+        """True where the compiled loops may take many steps per call: every
+        step is the compiled one (`_cosim`), and no sample asks `observe`."""
+        return self._compiled is not None and not self.recorded_names
 
     @property
     def forward_only(self) -> bool:
@@ -140,7 +157,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
-        start, saves = time.perf_counter(), self.n_state_saves
+        start, self._saved = time.perf_counter(), False
         # back first: the forecast's guards may read the components' outputs
         replayed = self._return_to(t, x) if self._saving and self._replays else 0
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
@@ -150,7 +167,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
             while len(self._recorded_at) > MAX_HISTORY:
                 self._recorded_at.popitem(last=False)
-        if not replayed and self.n_state_saves == saves:  # a plain step
+        if not replayed and not self._saved:  # a plain step
             spent = time.perf_counter() - start
             self._step_cost += 0.1 * (spent - self._step_cost)
         self._came_from[(t + h, y.tobytes())] = (t, x.copy(), h, scheme)
@@ -196,12 +213,15 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
     ) -> np.ndarray:
         """The communication step of h from (t, x); the components' states saved
-        first if it may be undone, unless replaying costs less (`_chain`)."""
+        first if it may be undone, unless replaying costs less (`_chain`).
+        Compiled (`_cosim`) where every component is a Co-Simulation FMU it
+        takes and the coupling has no algebraic loop; else in Python."""
+        if self._compiled is not None:
+            return self._advance_compiled(t, x, h, may_undo)
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
         if may_undo and self._should_save(t, x):
-            for flow in self._saving:
-                flow.keep()
+            self._keep()
         y_t = self.coupling.outputs.copy()
         level, slope = y_t.copy(), self._slope(t, x, y_t)
         steps = list(parts)
@@ -219,9 +239,71 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 f"coupled system: non-finite states after the communication step "
                 f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
             )
-        self._remember((t + h, y.tobytes()), (t, y_t))
+        if self._extrapolates:
+            self._remember((t + h, y.tobytes()), (t, y_t))
         self._last_step = (t, x.copy(), t + h, y, h)
         return y
+
+    def _advance_compiled(
+        self, t: float, x: np.ndarray, h: float, may_undo: bool
+    ) -> np.ndarray:
+        """`_advance` by `_cosim.CommunicationStep`: the FMUs put at (t, x)
+        (`goto`) unless the last compiled step left them there, saved if the
+        step may be undone, then stepped in C."""
+        step = cast(CommunicationStep, self._compiled)
+        at = self._compiled_at
+        if not (
+            at
+            and all(flow._at is a for flow, a in zip(self._saving, at, strict=True))
+            and _same_point(self._last_step[2:], t, x)
+        ):
+            for flow, part in zip(self._saving, self.parts(x), strict=True):
+                flow.goto(t, part)
+        if may_undo and self._should_save(t, x):
+            self._keep()
+        inputs, t_previous, y_previous = 0, t, None
+        if self._extrapolates:
+            previous = self._history.get((t, x.tobytes()))
+            inputs = 2 if previous is None else 1
+            if previous is not None:
+                t_previous, y_previous = previous
+        y = np.empty(len(x))
+        failed = step.step(t, h, self._gauss_seidel, inputs, t_previous, y_previous, y)
+        if failed >= 0:
+            self._compiled_at = []
+            for c in self._order[: self._order.index(failed)]:  # these stepped
+                self._saving[c].stepped(t + h, y[self._slices[c]], h)
+            flow = self._saving[failed]
+            end = flow.instance.failed_step(
+                step.failed_status, step.terminated, step.last_time
+            )
+            try:
+                flow._terminate(end.t)
+            except FlowTerminated:  # the others cannot follow it there: end at t
+                raise FlowTerminated(t, x) from None
+        for flow, where in zip(self._saving, self._slices, strict=True):
+            flow.stepped(t + h, y[where], h)
+        self._compiled_at = [flow._at for flow in self._saving]
+        if not np.isfinite(y).all():
+            raise FmibridgeError(
+                f"coupled system: non-finite states after the communication step "
+                f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
+            )
+        if self._extrapolates:
+            self._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
+        self._last_step = (t, x.copy(), t + h, y, h)
+        return y
+
+    def close(self) -> None:
+        """Free every component; the compiled step holds their instances."""
+        self._compiled, self._compiled_at = None, []
+        super().close()
+
+    def _keep(self) -> None:
+        """Save every component's state where it is (`CoSimulationFlow.keep`)."""
+        self._saved = True
+        for flow in self._saving:
+            flow.keep()
 
     def _should_save(self, t: float, x: np.ndarray) -> bool:
         """Save before a step that may be undone, unless the components can
@@ -346,12 +428,51 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         }
 
 
+def _compiled_step(master: CoupledCoSimulation) -> CommunicationStep | None:
+    """The master's communication step in C (`_cosim`), or None where a
+    component is no Co-Simulation FMU it takes (`compiled_calls`) or the
+    coupling has an algebraic loop."""
+    coupling = master.coupling
+    if len(master._saving) != len(master.components) or coupling.loops():
+        return None
+    calls = [flow.compiled_calls() for flow in master._saving]
+    if any(call is None for call in calls):
+        return None
+
+    def vrs(c: int, names) -> list[int]:
+        variables = master._saving[c].archive.variables
+        return [variables[name].vr for name in names]
+
+    fmus, inputs, sources = [], [], []
+    for c, call in enumerate(calls):
+        addresses, handle, fmi3, error, _, _ = cast(tuple, call)
+        fmus.append((addresses, handle, fmi3, error))
+        ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
+        inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
+        outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
+        sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
+    plan = [
+        (0 if kind == "read" else 1, c, vrs(c, names), list(slots))
+        for kind, c, names, slots in coupling.schedule
+    ]
+    return CommunicationStep(
+        fmus,
+        [cast(tuple, call)[4] for call in calls],
+        [cast(tuple, call)[5] for call in calls],
+        inputs,
+        sources,
+        plan,
+        master._order,
+    )
+
+
 def _never(t: float, x: np.ndarray, h: float) -> bool:
     """The components' plan: the master saves their states (`plan_undo`)."""
     return False
 
 
 def _same_point(end: tuple, t: float, x: np.ndarray) -> bool:
-    """True if (t, x) is the point `end` = (t_end, y, h) within round-off of time."""
+    """True if (t, x) is the point `end` = (t_end, y, h) within round-off of
+    time, x bit for bit (as the components compare their points)."""
     t_end, y, h = end
-    return abs(t - t_end) <= SNAP_RTOL * h and np.array_equal(x, y)
+    return abs(t - t_end) <= SNAP_RTOL * h and x.tobytes() == y.tobytes()

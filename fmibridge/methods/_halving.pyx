@@ -3,7 +3,8 @@ by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
 
 `attempt` takes the steps of one `Halving._attempt`: plain steps of h while no
 guard is crossed (many per call where the flow is a vector field whose steps need
-no call back between them), and the crossing step with its halvings, ending with
+no call back between them, or a flow that says its steps may run in blocks:
+`steps_in_blocks`, the co-simulation master's compiled step), and the crossing step with its halvings, ending with
 the event fired by `Method.fire` or the step after the crossing's half steps.
 See `halving.Halving` for the algorithm.
 
@@ -156,7 +157,9 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
     w.busy = True
     try:
         w.start(method, log, t_end, t0, state)
-        many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
+        flow = cm.mode.flow
+        many = (cm.has_rhs and not getattr(flow, "calls_each_step", False)) or (
+            not cm.has_rhs and getattr(flow, "steps_in_blocks", False))
         while True:
             step = _step(w)
             if step is not None or not many:

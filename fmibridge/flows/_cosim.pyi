@@ -1,0 +1,37 @@
+"""Signatures of the compiled module, for type checkers (the code is the .pyx)."""
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+FMI_WARNING: Any
+
+class CommunicationStep:
+    outputs: np.ndarray
+    y_t: np.ndarray
+    failed_status: int
+    terminated: bool
+    last_time: float
+    def __init__(
+        self,
+        fmus: Sequence[Any],
+        names: Sequence[Any],
+        states: Sequence[Any],
+        inputs: Sequence[Any],
+        sources: Sequence[Any],
+        plan: Sequence[Any],
+        order: Sequence[int],
+    ) -> None: ...
+    def evaluate(self) -> None: ...
+    def step(
+        self,
+        t: float,
+        h: float,
+        gauss_seidel: bool,
+        inputs: int,
+        t_previous: float,
+        y_previous: Any,
+        out: np.ndarray,
+    ) -> int: ...
+    def states(self, c: int, out: np.ndarray) -> None: ...
