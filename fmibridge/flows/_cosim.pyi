@@ -13,6 +13,7 @@ class CommunicationStep:
     failed_status: int
     terminated: bool
     last_time: float
+    finite: bool
     def __init__(
         self,
         fmus: Sequence[Any],

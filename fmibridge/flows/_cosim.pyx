@@ -27,6 +27,8 @@ Kübler and Schiehlen, "Two methods of simulator coupling", 2000 (Jacobi and
 Gauss-Seidel schemes, extrapolated inputs).
 """
 
+from libc.math cimport isfinite
+
 import numpy as np
 
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
@@ -89,6 +91,8 @@ cdef class CommunicationStep:
     cdef readonly int failed_status
     cdef readonly bint terminated
     cdef readonly double last_time
+    # the states after the last step are all finite
+    cdef readonly bint finite
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order):
         cdef Py_ssize_t c, k
@@ -141,6 +145,7 @@ cdef class CommunicationStep:
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
+        self.finite = True
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -212,7 +217,7 @@ cdef class CommunicationStep:
     def step(self, double t, double h, bint gauss_seidel, int inputs, double t_previous,
              y_previous, double[::1] out):
         """The communication step of h from t (the FMUs there): write the states
-        at t + h to out and return -1, or return the component whose doStep did
+        at t + h to out (`finite` says if they are) and return -1, or return the component whose doStep did
         not complete (`failed_status`, `terminated`, `last_time`).
 
         inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
@@ -265,6 +270,10 @@ cdef class CommunicationStep:
                         self.level[s] = self.yt[s]
                     else:
                         self.slope[s] = 0.0
+        self.finite = True
+        for i in range(self.n_x):
+            if not isfinite(out[i]):
+                self.finite = False
         return -1
 
     def states(self, Py_ssize_t c, double[::1] out):

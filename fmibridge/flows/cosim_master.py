@@ -49,6 +49,7 @@ Gauss-Seidel schemes, extrapolated inputs). Gomes et al.,
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -122,6 +123,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._gauss_seidel = communication.scheme == "gauss-seidel"
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
         self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
+        self._end: tuple = (math.nan, 0.0, b"")  # its (t + h, h, y bytes)
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
         self._saving = [  # CS FMUs
@@ -142,6 +144,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._compiled = _compiled_step(self)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
+        self._here = False  # the step starts where the last one ended
 
     @property
     def steps_in_blocks(self) -> bool:
@@ -158,10 +161,16 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
         start, self._saved = time.perf_counter(), False
+        t_end, h_end, y_end = self._end  # where every component is
+        here = abs(t - t_end) <= SNAP_RTOL * h_end and x.tobytes() == y_end
         # back first: the forecast's guards may read the components' outputs
-        replayed = self._return_to(t, x) if self._saving and self._replays else 0
+        replayed = (
+            self._return_to(t, x) if self._saving and self._replays and not here else 0
+        )
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
+        self._here = here or replayed > 0
         y = self._advance(t, x, h, scheme, may_undo)
+        self._here = False
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)
             self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
@@ -170,32 +179,49 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if not replayed and not self._saved:  # a plain step
             spent = time.perf_counter() - start
             self._step_cost += 0.1 * (spent - self._step_cost)
-        self._came_from[(t + h, y.tobytes())] = (t, x.copy(), h, scheme)
-        while len(self._came_from) > MAX_HISTORY:
-            self._came_from.popitem(last=False)
+        if self._replays:
+            self._came_from[(t + h, self._end[2])] = (t, x.copy(), h, scheme)
+            while len(self._came_from) > MAX_HISTORY:
+                self._came_from.popitem(last=False)
         return y
 
     def _return_to(self, t: float, x: np.ndarray) -> int:
         """Put the components back at (t, x) by replaying the steps that led
         there from a point they saved, if they left it unsaved; return the
-        number of steps replayed (0: none needed, or none possible)."""
-        if self._last_step and _same_point(self._last_step[2:], t, x):
-            return 0  # where the last step ended: every component is there
+        number of steps replayed (0: none needed, or none possible). The
+        caller checked that (t, x) is not where the last step ended."""
         chain = self._chain(t, x)
         if not chain:
             return 0
-        for t_k, x_k, h_k, scheme in reversed(chain):
-            y = self._advance(t_k, x_k, h_k, scheme, False)
+        if self._compiled is not None:
+            y = self._replay_compiled(chain)
+        else:
+            for t_k, x_k, h_k, scheme in reversed(chain):
+                y = self._advance(t_k, x_k, h_k, scheme, False)
         if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
             return 0
         return len(chain)
 
-    def _chain(self, t: float, x: np.ndarray, saved: bool = False) -> list[tuple]:
+    def _replay_compiled(self, chain: list[tuple]) -> np.ndarray:
+        """Replay the steps of `chain` (last first) by the compiled step, from
+        the saved point it starts at; return the state reached."""
+        t, x = chain[-1][0], chain[-1][1]
+        for flow, part in zip(self._saving, self.parts(x), strict=True):
+            flow.goto(t, part)
+        self._compiled_at = []
+        for t, x, h, _ in reversed(chain):
+            y = self._step_compiled(t, x, h)
+        self._arrived(t, x, h, y)
+        return y
+
+    def _chain(
+        self, t: float, x: np.ndarray, saved: bool = False, limit: int = MAX_REPLAY
+    ) -> list[tuple]:
         """The steps (t_k, x_k, h_k, scheme), last first, that lead to (t, x)
         from the nearest point every component can return to (`saved`: saved
-        its state at); [] where (t, x) is one or none is within MAX_REPLAY."""
+        its state at); [] where (t, x) is one or none is within `limit`."""
         chain: list[tuple] = []
-        for _ in range(MAX_REPLAY + 1):
+        for _ in range(limit + 1):
             parts = self._saving_parts(self.parts(x))
             if all(
                 flow.can_return(t, part, saved)
@@ -203,7 +229,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             ):
                 return chain
             step = self._came_from.get((t, x.tobytes()))
-            if step is None or len(chain) == MAX_REPLAY:
+            if step is None or len(chain) == limit:
                 return []
             chain.append(step)
             t, x = step[0], step[1]
@@ -242,6 +268,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if self._extrapolates:
             self._remember((t + h, y.tobytes()), (t, y_t))
         self._last_step = (t, x.copy(), t + h, y, h)
+        self._end = (t + h, h, y.tobytes())
         return y
 
     def _advance_compiled(
@@ -250,17 +277,20 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """`_advance` by `_cosim.CommunicationStep`: the FMUs put at (t, x)
         (`goto`) unless the last compiled step left them there, saved if the
         step may be undone, then stepped in C."""
-        step = cast(CommunicationStep, self._compiled)
-        at = self._compiled_at
-        if not (
-            at
-            and all(flow._at is a for flow, a in zip(self._saving, at, strict=True))
-            and _same_point(self._last_step[2:], t, x)
-        ):
+        where = [flow._at for flow in self._saving]
+        if not (self._here and where == self._compiled_at):
             for flow, part in zip(self._saving, self.parts(x), strict=True):
                 flow.goto(t, part)
         if may_undo and self._should_save(t, x):
             self._keep()
+        self._compiled_at = []
+        y = self._step_compiled(t, x, h)
+        self._arrived(t, x, h, y)
+        return y
+
+    def _step_compiled(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        """The compiled step of h from (t, x), the FMUs there; its end."""
+        step = cast(CommunicationStep, self._compiled)
         inputs, t_previous, y_previous = 0, t, None
         if self._extrapolates:
             previous = self._history.get((t, x.tobytes()))
@@ -270,7 +300,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         y = np.empty(len(x))
         failed = step.step(t, h, self._gauss_seidel, inputs, t_previous, y_previous, y)
         if failed >= 0:
-            self._compiled_at = []
             for c in self._order[: self._order.index(failed)]:  # these stepped
                 self._saving[c].stepped(t + h, y[self._slices[c]], h)
             flow = self._saving[failed]
@@ -281,18 +310,22 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 flow._terminate(end.t)
             except FlowTerminated:  # the others cannot follow it there: end at t
                 raise FlowTerminated(t, x) from None
-        for flow, where in zip(self._saving, self._slices, strict=True):
-            flow.stepped(t + h, y[where], h)
-        self._compiled_at = [flow._at for flow in self._saving]
-        if not np.isfinite(y).all():
+        if not step.finite:
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
                 f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
             )
         if self._extrapolates:
             self._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
-        self._last_step = (t, x.copy(), t + h, y, h)
         return y
+
+    def _arrived(self, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None:
+        """Tell the FMUs where the compiled step from (t, x) of h left them."""
+        for flow, where in zip(self._saving, self._slices, strict=True):
+            flow.stepped(t + h, y[where], h)
+        self._compiled_at = [flow._at for flow in self._saving]
+        self._last_step = (t, x.copy(), t + h, y, h)
+        self._end = (t + h, h, y.tobytes())
 
     def close(self) -> None:
         """Free every component; the compiled step holds their instances."""
@@ -310,10 +343,15 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         come back by replaying fewer steps than a save costs."""
         if not self._replays:
             return True
-        chain = len(self._chain(t, x, saved=True))
+        save_cost = sum(flow.save_cost for flow in self._saving)
+        limit = MAX_REPLAY  # a chain this long costs a save: no need to walk on
+        if self._step_cost > 0.0:
+            limit = min(limit, math.ceil(save_cost / self._step_cost))
+        if limit <= 1:
+            return True
+        chain = len(self._chain(t, x, saved=True, limit=limit))
         if chain == 0:
             return True
-        save_cost = sum(flow.save_cost for flow in self._saving)
         return chain * self._step_cost >= save_cost
 
     def _saving_parts(self, parts: list[np.ndarray]) -> list[np.ndarray]:
@@ -469,10 +507,3 @@ def _compiled_step(master: CoupledCoSimulation) -> CommunicationStep | None:
 def _never(t: float, x: np.ndarray, h: float) -> bool:
     """The components' plan: the master saves their states (`plan_undo`)."""
     return False
-
-
-def _same_point(end: tuple, t: float, x: np.ndarray) -> bool:
-    """True if (t, x) is the point `end` = (t_end, y, h) within round-off of
-    time, x bit for bit (as the components compare their points)."""
-    t_end, y, h = end
-    return abs(t - t_end) <= SNAP_RTOL * h and x.tobytes() == y.tobytes()

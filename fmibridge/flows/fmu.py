@@ -899,7 +899,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if self._may_undo is not None:
             self._left.append(self._at)
         self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
-        self._events = (self._at, ())
 
     def compiled_calls(self) -> tuple | None:
         """The FMU's doStep, get and set of reals for the master's compiled step

@@ -54,22 +54,24 @@ class CrossingForecast:
         """True if a guard may cross the step of h from (t, x)."""
         if not self.guards:
             return False
-        g = [guard(t, x) for guard in self.guards]
+        g = [float(guard.fn(t, x)) for guard in self.guards]
         # a point at or after t was left by an undone step or a reset: forget it
         points = self._points
         while points and points[-1][0] >= t:
             points.pop()
-        del points[: max(len(points) - (POINTS - 1), 0)]
+        if len(points) == POINTS:
+            del points[0]
         points.append((t, g))
         if len(points) < POINTS or not all(map(math.isfinite, g)):
             return True
         (t2, g2), (t1, g1) = points[0], points[1]
         if t - t2 > REACH * abs(h):
             return True
+        dt, dt1, dt2 = t - t1, t1 - t2, t - t2
         for gi, g1i, g2i in zip(g, g1, g2, strict=True):
-            s = (gi - g1i) / (t - t1)
-            a = 2.0 * (s - (g1i - g2i) / (t1 - t2)) / (t - t2)
-            moves = abs(s) * h + abs(a) * (t - t1 + h) * h / 2.0
+            s = (gi - g1i) / dt
+            a = 2.0 * (s - (g1i - g2i) / dt1) / dt2
+            moves = abs(s) * h + abs(a) * (dt + h) * h / 2.0
             if abs(gi) <= SAFETY * moves:
                 return True
         return False
