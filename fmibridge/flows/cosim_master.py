@@ -179,9 +179,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if not replayed and not self._saved:  # a plain step
             spent = time.perf_counter() - start
             self._step_cost += 0.1 * (spent - self._step_cost)
-        if self._replays:
-            self._came_from[(t + h, self._end[2])] = (t, x.copy(), h, scheme)
-            while len(self._came_from) > MAX_HISTORY:
+        if self._replays:  # the step's start, as `_advance` kept it
+            self._came_from[(t + h, self._end[2])] = (t, self._last_step[1], h, scheme)
+            if len(self._came_from) > MAX_HISTORY:
                 self._came_from.popitem(last=False)
         return y
 
@@ -290,7 +290,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _step_compiled(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
         """The compiled step of h from (t, x), the FMUs there; its end."""
-        step = cast(CommunicationStep, self._compiled)
+        step = self._compiled
+        assert step is not None
         inputs, t_previous, y_previous = 0, t, None
         if self._extrapolates:
             previous = self._history.get((t, x.tobytes()))
@@ -321,8 +322,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _arrived(self, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None:
         """Tell the FMUs where the compiled step from (t, x) of h left them."""
+        t_end = t + h
         for flow, where in zip(self._saving, self._slices, strict=True):
-            flow.stepped(t + h, y[where], h)
+            flow.stepped(t_end, y[where], h)
         self._compiled_at = [flow._at for flow in self._saving]
         self._last_step = (t, x.copy(), t + h, y, h)
         self._end = (t + h, h, y.tobytes())
