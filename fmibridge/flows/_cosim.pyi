@@ -5,7 +5,10 @@ from typing import Any
 
 import numpy as np
 
+from fmibridge.flows._stepper import Stepper
+
 FMI_WARNING: Any
+MAX_HISTORY: int
 
 class CommunicationStep:
     outputs: np.ndarray
@@ -36,3 +39,19 @@ class CommunicationStep:
         out: np.ndarray,
     ) -> int: ...
     def states(self, c: int, out: np.ndarray) -> None: ...
+
+def arrived(master: Any, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None: ...
+def step_done(
+    master: Any, t: float, x: np.ndarray, h: float, scheme: Any, spent: float
+) -> None: ...
+
+class MasterStepper(Stepper):
+    def __init__(
+        self,
+        master: Any,
+        step: CommunicationStep,
+        scheme: Any,
+        n: int,
+        gauss_seidel: bool,
+        snap_rtol: float,
+    ) -> None: ...

@@ -27,7 +27,12 @@ Kübler and Schiehlen, "Two methods of simulator coupling", 2000 (Jacobi and
 Gauss-Seidel schemes, extrapolated inputs).
 """
 
-from libc.math cimport isfinite
+from libc.math cimport fabs, isfinite
+from libc.string cimport memcmp, memcpy
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+from ..core._functions cimport new_array
+from ._stepper cimport Stepper
 
 import numpy as np
 
@@ -217,12 +222,18 @@ cdef class CommunicationStep:
     def step(self, double t, double h, bint gauss_seidel, int inputs, double t_previous,
              y_previous, double[::1] out):
         """The communication step of h from t (the FMUs there): write the states
-        at t + h to out (`finite` says if they are) and return -1, or return the component whose doStep did
-        not complete (`failed_status`, `terminated`, `last_time`).
+        at t + h to out (`finite` says if they are) and return -1, or return
+        the component whose doStep did not complete (`failed_status`,
+        `terminated`, `last_time`).
 
         inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
         outputs at the last communication point, 2 extrapolated without a past
         (held). `y_t` holds the outputs at t afterwards."""
+        return self.run(t, h, gauss_seidel, inputs, t_previous, y_previous, &out[0])
+
+    cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
+                 double t_previous, object y_previous, double* out) except -2:
+        """`step`, with out a pointer."""
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0
         cdef double[::1] previous
@@ -259,7 +270,7 @@ cdef class CommunicationStep:
                     self.last_time = t
                     return c
             at, end = self.x_at[c], self.x_end[c]
-            self._get(c, at, end, &out[self.offsets[c]])
+            self._get(c, at, end, out + self.offsets[c])
             if gauss_seidel and self.out_end[c] > self.out_at[c]:
                 self._read_outputs(c, &self.level[0])
                 at, end = self.out_at[c], self.out_end[c]
@@ -279,3 +290,94 @@ cdef class CommunicationStep:
     def states(self, Py_ssize_t c, double[::1] out):
         """Read component c's states into out (its part of x)."""
         self._get(c, self.x_at[c], self.x_end[c], &out[0])
+
+
+# Communication points a master remembers (its steps' starts, for replays;
+# the outputs at each, for extrapolation): a halving revisits the last few, 64
+# covers the deepest bisection of Halving's 64 halvings.
+MAX_HISTORY = 64
+
+
+def arrived(master, double t, x, double h, y):
+    """Tell the FMUs (`CoSimulationFlow.stepped`) and the master
+    (`CoupledCoSimulation`) where the compiled step from (t, x) of h left them
+    (y; x a copy the master keeps)."""
+    cdef double t_end = t + h
+    for flow, where in zip(master._saving, master._slices):
+        flow.stepped(t_end, y[where], h)
+    master._compiled_at = [flow._at for flow in master._saving]
+    master._last_step = (t, x, t_end, y, h)
+    master._end = (t_end, h, y.tobytes())
+
+
+def step_done(master, double t, x, double h, scheme, double spent):
+    """Keep how the master's last step from (t, x) of h got where it is (for
+    replays), and its cost where it was a plain one (spent >= 0, seconds)."""
+    if spent >= 0.0:
+        master._step_cost += 0.1 * (spent - master._step_cost)
+    if master._replays:
+        came_from = master._came_from
+        came_from[(t + h, master._end[2])] = (t, x, h, scheme)
+        if len(came_from) > MAX_HISTORY:
+            came_from.popitem(last=False)
+
+
+cdef double _now() noexcept:
+    cdef timespec now
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return now.tv_sec + 1e-9 * now.tv_nsec
+
+
+cdef class MasterStepper(Stepper):
+    """A co-simulation master's steps as the compiled loops take them
+    (`flows._stepper`): a plain step (every FMU where the master's last step
+    left it, inputs held, nothing recorded, and the master's forecast says
+    the step will not be undone: nothing to save) is the compiled step and
+    its bookkeeping (`arrived`, `step_done`), without a call back to Python;
+    every other step is the master's `advance`."""
+
+    cdef object master, scheme
+    cdef CommunicationStep step
+    cdef bint gauss_seidel
+    cdef double snap_rtol
+
+    def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
+                 bint gauss_seidel, double snap_rtol):
+        self.n, self.rhs = n, None
+        self.master, self.step, self.scheme = master, step, scheme
+        self.gauss_seidel, self.snap_rtol = gauss_seidel, snap_rtol
+
+    cdef bint _plain(self, double t, const double* x) except -1:
+        """True if the step from (t, x) needs no Python: see the class."""
+        cdef object master = self.master
+        cdef double t_end, h_end
+        cdef bytes y_end
+        if (self.n == 0 or master._compiled is not self.step or master._extrapolates
+                or master.recorded_names or master._may_undo is None):
+            return False
+        t_end, h_end, y_end = master._end
+        if not (fabs(t - t_end) <= self.snap_rtol * h_end
+                and len(y_end) == self.n * sizeof(double)
+                and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
+            return False
+        return [flow._at for flow in master._saving] == master._compiled_at
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        cdef object master = self.master
+        cdef double start = _now()
+        cdef double[::1] ys
+        xs = new_array(x, self.n)
+        if self._plain(t, x) and not master._may_undo(t, xs, h):
+            y = np.empty(self.n)
+            ys = y
+            failed = self.step.run(t, h, self.gauss_seidel, 0, t, None, &ys[0])
+            if failed >= 0 or not self.step.finite:
+                master._step_failed(failed, t, xs, h, y)
+            arrived(master, t, xs, h, y)
+            step_done(master, t, xs, h, self.scheme, _now() - start)
+        else:
+            ys = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
+        if self.n:
+            memcpy(out, &ys[0], self.n * sizeof(double))
+        return 0

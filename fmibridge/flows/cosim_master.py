@@ -53,21 +53,20 @@ import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import cast
+from typing import NoReturn, cast
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from ._cosim import CommunicationStep
+from ._cosim import MAX_HISTORY, CommunicationStep, MasterStepper, arrived, step_done
+from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
 from .fmu import SNAP_RTOL, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
-MAX_HISTORY = 64  # communication points remembered for extrapolation (a halving
-# revisits the last few; 64 covers the deepest bisection of Halving's 64 halvings)
 MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 
 
@@ -146,6 +145,14 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._saved = False  # the step being taken saved the components' states
         self._here = False  # the step starts where the last one ended
 
+    def stepper(self, scheme: Scheme) -> Stepper:
+        """The master's steps for the compiled loops: its plain compiled steps
+        taken without Python (`_cosim.MasterStepper`), where it has them."""
+        if self._compiled is None:
+            return super().stepper(scheme)
+        n, gauss_seidel = len(self.state_names), self._gauss_seidel
+        return MasterStepper(self, self._compiled, scheme, n, gauss_seidel, SNAP_RTOL)
+
     @property
     def steps_in_blocks(self) -> bool:
         """True where the compiled loops may take many steps per call: every
@@ -176,13 +183,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
             while len(self._recorded_at) > MAX_HISTORY:
                 self._recorded_at.popitem(last=False)
-        if not replayed and not self._saved:  # a plain step
-            spent = time.perf_counter() - start
-            self._step_cost += 0.1 * (spent - self._step_cost)
-        if self._replays:  # the step's start, as `_advance` kept it
-            self._came_from[(t + h, self._end[2])] = (t, self._last_step[1], h, scheme)
-            if len(self._came_from) > MAX_HISTORY:
-                self._came_from.popitem(last=False)
+        plain = not replayed and not self._saved
+        spent = time.perf_counter() - start if plain else -1.0
+        step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
         return y
 
     def _return_to(self, t: float, x: np.ndarray) -> int:
@@ -300,34 +303,41 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 t_previous, y_previous = previous
         y = np.empty(len(x))
         failed = step.step(t, h, self._gauss_seidel, inputs, t_previous, y_previous, y)
-        if failed >= 0:
-            for c in self._order[: self._order.index(failed)]:  # these stepped
-                self._saving[c].stepped(t + h, y[self._slices[c]], h)
-            flow = self._saving[failed]
-            end = flow.instance.failed_step(
-                step.failed_status, step.terminated, step.last_time
-            )
-            try:
-                flow._terminate(end.t)
-            except FlowTerminated:  # the others cannot follow it there: end at t
-                raise FlowTerminated(t, x) from None
-        if not step.finite:
-            raise FmibridgeError(
-                f"coupled system: non-finite states after the communication step "
-                f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
-            )
+        if failed >= 0 or not step.finite:
+            self._step_failed(failed, t, x, h, y)
         if self._extrapolates:
             self._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
         return y
 
+    def _step_failed(
+        self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
+    ) -> NoReturn:
+        """Raise for a compiled step from (t, x) of h that did not complete:
+        FlowTerminated at t where component `failed` ended the simulation in it
+        (the others cannot follow it there), else the FMUError of its doStep;
+        FmibridgeError for non-finite states y (failed < 0)."""
+        step = self._compiled
+        assert step is not None
+        if failed < 0:
+            raise FmibridgeError(
+                f"coupled system: non-finite states after the communication step "
+                f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
+            )
+        self._compiled_at = []
+        for c in self._order[: self._order.index(failed)]:  # these stepped
+            self._saving[c].stepped(t + h, y[self._slices[c]], h)
+        flow = self._saving[failed]
+        end = flow.instance.failed_step(
+            step.failed_status, step.terminated, step.last_time
+        )
+        try:
+            flow._terminate(end.t)
+        except FlowTerminated:
+            raise FlowTerminated(t, x) from None
+
     def _arrived(self, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None:
         """Tell the FMUs where the compiled step from (t, x) of h left them."""
-        t_end = t + h
-        for flow, where in zip(self._saving, self._slices, strict=True):
-            flow.stepped(t_end, y[where], h)
-        self._compiled_at = [flow._at for flow in self._saving]
-        self._last_step = (t, x.copy(), t + h, y, h)
-        self._end = (t + h, h, y.tobytes())
+        arrived(self, t, x.copy(), h, y)
 
     def close(self) -> None:
         """Free every component; the compiled step holds their instances."""
