@@ -63,7 +63,7 @@ from ._cosim import MAX_HISTORY, CommunicationStep, MasterStepper, arrived, step
 from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
-from .fmu import SNAP_RTOL, CoSimulationFlow
+from .fmu import MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
@@ -128,7 +128,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._saving = [  # CS FMUs
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
-        self._saving_index = saving
+        self._saving_slices = [self._slices[k] for k in saving]
+        # the points where the master saved the components (as many as they keep)
+        self._saved_at: OrderedDict[tuple, None] = OrderedDict()
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
@@ -222,16 +224,23 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     ) -> list[tuple]:
         """The steps (t_k, x_k, h_k, scheme), last first, that lead to (t, x)
         from the nearest point every component can return to (`saved`: saved
-        its state at); [] where (t, x) is one or none is within `limit`."""
+        its state at); [] where (t, x) is one or none is within `limit`. Past
+        (t, x), only the points where the master saved them (`_keep`) or its
+        last step left them are tried."""
         chain: list[tuple] = []
-        for _ in range(limit + 1):
-            parts = self._saving_parts(self.parts(x))
-            if all(
-                flow.can_return(t, part, saved)
-                for flow, part in zip(self._saving, parts, strict=True)
+        t_end, h_end, y_end = self._end
+        for k in range(limit + 1):
+            xb = x.tobytes()
+            if (  # tried at (t, x), and where the master saved or last stepped to
+                k == 0
+                or (t, xb) in self._saved_at
+                or (not saved and xb == y_end and abs(t - t_end) <= SNAP_RTOL * h_end)
+            ) and all(
+                flow.can_return(t, x[where], saved)
+                for flow, where in zip(self._saving, self._saving_slices, strict=True)
             ):
                 return chain
-            step = self._came_from.get((t, x.tobytes()))
+            step = self._came_from.get((t, xb))
             if step is None or len(chain) == limit:
                 return []
             chain.append(step)
@@ -250,7 +259,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
         if may_undo and self._should_save(t, x):
-            self._keep()
+            self._keep(t, x)
         y_t = self.coupling.outputs.copy()
         level, slope = y_t.copy(), self._slope(t, x, y_t)
         steps = list(parts)
@@ -285,7 +294,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             for flow, part in zip(self._saving, self.parts(x), strict=True):
                 flow.goto(t, part)
         if may_undo and self._should_save(t, x):
-            self._keep()
+            self._keep(t, x)
         self._compiled_at = []
         y = self._step_compiled(t, x, h)
         self._arrived(t, x, h, y)
@@ -344,9 +353,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._compiled, self._compiled_at = None, []
         super().close()
 
-    def _keep(self) -> None:
-        """Save every component's state where it is (`CoSimulationFlow.keep`)."""
+    def _keep(self, t: float, x: np.ndarray) -> None:
+        """Save every component's state at (t, x), where it is
+        (`CoSimulationFlow.keep`)."""
         self._saved = True
+        self._saved_at[(t, x.tobytes())] = None
+        if len(self._saved_at) > MAX_SNAPSHOTS:
+            self._saved_at.popitem(last=False)
         for flow in self._saving:
             flow.keep()
 
@@ -365,9 +378,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if chain == 0:
             return True
         return chain * self._step_cost >= save_cost
-
-    def _saving_parts(self, parts: list[np.ndarray]) -> list[np.ndarray]:
-        return [parts[k] for k in self._saving_index]
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the components' events at (t, x) (`CoupledParts`); the
