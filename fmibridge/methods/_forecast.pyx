@@ -21,19 +21,24 @@ cdef class CrossingForecast:
         modes saves where any of their guards may be crossed).
     """
 
-    cdef readonly tuple guards
+    cdef tuple _guards
     cdef tuple fns
     cdef Py_ssize_t m, n_points
     cdef double[::1] ts  # the points' times, oldest first
     cdef double[:, ::1] gs  # the guards' values there
 
     def __init__(self, guards):
-        self.guards = tuple(guards)
-        self.fns = tuple(guard.fn for guard in self.guards)
-        self.m = len(self.guards)
+        self._guards = tuple(guards)
+        self.fns = tuple(guard.fn for guard in self._guards)
+        self.m = len(self._guards)
         self.n_points = 0
         self.ts = np.zeros(POINTS)
         self.gs = np.zeros((POINTS, max(self.m, 1)))
+
+    @property
+    def guards(self):
+        """The guards asked about, as given."""
+        return self._guards
 
     def __call__(self, double t, x, double h):
         """True if a guard may cross the step of h from (t, x)."""
