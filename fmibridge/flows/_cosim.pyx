@@ -331,7 +331,7 @@ cdef double _now() noexcept:
 cdef class MasterStepper(Stepper):
     """A co-simulation master's steps as the compiled loops take them
     (`flows._stepper`): a plain step (every FMU where the master's last step
-    left it, inputs held, nothing recorded, and the master's forecast says
+    left it, nothing recorded, and the master's forecast says
     the step will not be undone: nothing to save) is the compiled step and
     its bookkeeping (`arrived`, `step_done`), without a call back to Python;
     every other step is the master's `advance`."""
@@ -352,7 +352,7 @@ cdef class MasterStepper(Stepper):
         cdef object master = self.master
         cdef double t_end, h_end
         cdef bytes y_end
-        if (self.n == 0 or master._compiled is not self.step or master._extrapolates
+        if (self.n == 0 or master._compiled is not self.step
                 or master.recorded_names or master._may_undo is None):
             return False
         t_end, h_end, y_end = master._end
@@ -367,13 +367,24 @@ cdef class MasterStepper(Stepper):
         cdef object master = self.master
         cdef double start = _now()
         cdef double[::1] ys
+        cdef int inputs = 0
+        cdef double t_previous = t
+        y_previous = None
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
+            if master._extrapolates:  # from the outputs at the last point, if known
+                previous = master._history.get((t, master._end[2]))
+                inputs = 2 if previous is None else 1
+                if previous is not None:
+                    t_previous, y_previous = previous
             y = np.empty(self.n)
             ys = y
-            failed = self.step.run(t, h, self.gauss_seidel, 0, t, None, &ys[0])
+            failed = self.step.run(t, h, self.gauss_seidel, inputs, t_previous,
+                                   y_previous, &ys[0])
             if failed >= 0 or not self.step.finite:
                 master._step_failed(failed, t, xs, h, y)
+            if master._extrapolates:
+                master._remember((t + h, y.tobytes()), (t, self.step.y_t.copy()))
             arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:

@@ -26,7 +26,7 @@ state, without Event Mode or inputs of its own, and the coupling has no
 algebraic loop, steps 2 and 3 run in C (`_cosim.CommunicationStep`: the FMUs'
 doStep, get and set of reals called directly), and the methods take such
 steps in blocks (`steps_in_blocks`): a step with nothing to save, restore or
-record (inputs held) calls no Python at all (`_cosim.MasterStepper`). The
+record calls back to Python only for the guards (`_cosim.MasterStepper`). The
 Python step covers the rest (Model Exchange or native components, algebraic
 loops, FMUs without state saving or with Event Mode).
 
