@@ -310,6 +310,32 @@ def arrived(master, double t, x, double h, y):
     master._end = (t_end, h, y.tobytes())
 
 
+def take_step(master, double t, x, bytes xb, double h):
+    """The master's compiled step of h from (t, x) (xb: x's bytes), the FMUs
+    there: inputs held, or extrapolated from the outputs at the last point
+    (the master's history); a step that did not complete raises
+    (`_step_failed`). Returns the state at t + h."""
+    cdef CommunicationStep step = master._compiled
+    cdef int inputs = 0
+    cdef double t_previous = t
+    cdef double[::1] ys
+    y_previous = None
+    if master._extrapolates:
+        previous = master._history.get((t, xb))
+        inputs = 2 if previous is None else 1
+        if previous is not None:
+            t_previous, y_previous = previous
+    y = np.empty(step.n_x)
+    ys = y
+    failed = step.run(t, h, master._gauss_seidel, inputs, t_previous, y_previous,
+                      &ys[0])
+    if failed >= 0 or not step.finite:
+        master._step_failed(failed, t, x, h, y)
+    if master._extrapolates:
+        master._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
+    return y
+
+
 def step_done(master, double t, x, double h, scheme, double spent):
     """Keep how the master's last step from (t, x) of h got where it is (for
     replays), and its cost where it was a plain one (spent >= 0, seconds)."""
@@ -367,24 +393,10 @@ cdef class MasterStepper(Stepper):
         cdef object master = self.master
         cdef double start = _now()
         cdef double[::1] ys
-        cdef int inputs = 0
-        cdef double t_previous = t
-        y_previous = None
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
-            if master._extrapolates:  # from the outputs at the last point, if known
-                previous = master._history.get((t, master._end[2]))
-                inputs = 2 if previous is None else 1
-                if previous is not None:
-                    t_previous, y_previous = previous
-            y = np.empty(self.n)
+            y = take_step(master, t, xs, master._end[2], h)
             ys = y
-            failed = self.step.run(t, h, self.gauss_seidel, inputs, t_previous,
-                                   y_previous, &ys[0])
-            if failed >= 0 or not self.step.finite:
-                master._step_failed(failed, t, xs, h, y)
-            if master._extrapolates:
-                master._remember((t + h, y.tobytes()), (t, self.step.y_t.copy()))
             arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:

@@ -62,7 +62,14 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
-from ._cosim import MAX_HISTORY, CommunicationStep, MasterStepper, arrived, step_done
+from ._cosim import (
+    MAX_HISTORY,
+    CommunicationStep,
+    MasterStepper,
+    arrived,
+    step_done,
+    take_step,
+)
 from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
@@ -305,21 +312,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _step_compiled(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
         """The compiled step of h from (t, x), the FMUs there; its end."""
-        step = self._compiled
-        assert step is not None
-        inputs, t_previous, y_previous = 0, t, None
-        if self._extrapolates:
-            previous = self._history.get((t, x.tobytes()))
-            inputs = 2 if previous is None else 1
-            if previous is not None:
-                t_previous, y_previous = previous
-        y = np.empty(len(x))
-        failed = step.step(t, h, self._gauss_seidel, inputs, t_previous, y_previous, y)
-        if failed >= 0 or not step.finite:
-            self._step_failed(failed, t, x, h, y)
-        if self._extrapolates:
-            self._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
-        return y
+        return take_step(self, t, x, x.tobytes(), h)
 
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
