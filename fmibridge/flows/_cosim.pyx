@@ -298,7 +298,7 @@ cdef class CommunicationStep:
 MAX_HISTORY = 64
 
 
-def arrived(master, double t, x, double h, y):
+cpdef object arrived(master, double t, x, double h, y):
     """Tell the FMUs (`CoSimulationFlow.stepped`) and the master
     (`CoupledCoSimulation`) where the compiled step from (t, x) of h left them
     (y; x a copy the master keeps)."""
@@ -310,7 +310,7 @@ def arrived(master, double t, x, double h, y):
     master._end = (t_end, h, y.tobytes())
 
 
-def take_step(master, double t, x, bytes xb, double h):
+cpdef object take_step(master, double t, x, bytes xb, double h):
     """The master's compiled step of h from (t, x) (xb: x's bytes), the FMUs
     there: inputs held, or extrapolated from the outputs at the last point
     (the master's history); a step that did not complete raises
@@ -336,7 +336,7 @@ def take_step(master, double t, x, bytes xb, double h):
     return y
 
 
-def step_done(master, double t, x, double h, scheme, double spent):
+cpdef object step_done(master, double t, x, double h, scheme, double spent):
     """Keep how the master's last step from (t, x) of h got where it is (for
     replays), and its cost where it was a plain one (spent >= 0, seconds)."""
     if spent >= 0.0:
