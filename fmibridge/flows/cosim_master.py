@@ -21,6 +21,15 @@
    integral over the step to second order); a component the master
    integrates (Model Exchange FMU, native block) gets the line at each stage.
 
+Where every component is a Co-Simulation FMU (FMI 2 or 3) that saves its
+state, without Event Mode or inputs of its own, and the coupling has no
+algebraic loop, steps 2 and 3 run in C (`_cosim.CommunicationStep`: the FMUs'
+doStep, get and set of reals called directly), and the methods take such
+steps in blocks (`steps_in_blocks`): a step with nothing to save, restore or
+record calls back to Python only for the guards (`_cosim.MasterStepper`). The
+Python step covers the rest (Model Exchange or native components, algebraic
+loops, FMUs without state saving or with Event Mode).
+
 The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
 held inputs, as it must across a jump. An FMU that ends the simulation inside a
@@ -43,23 +52,31 @@ Gauss-Seidel schemes, extrapolated inputs). Gomes et al.,
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import cast
+from typing import NoReturn, cast
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ._cosim import (
+    MAX_HISTORY,
+    CommunicationStep,
+    MasterStepper,
+    arrived,
+    step_done,
+    take_step,
+)
+from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan
 from .coupling import CoupledParts, Coupling
-from .fmu import SNAP_RTOL, CoSimulationFlow
+from .fmu import MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
-MAX_HISTORY = 64  # communication points remembered for extrapolation (a halving
-# revisits the last few; 64 covers the deepest bisection of Halving's 64 halvings)
 MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 
 
@@ -112,14 +129,18 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             )
         self._order = [names.index(n) for n in order]
         self._extrapolates = communication.inputs == "extrapolate"
+        self._gauss_seidel = communication.scheme == "gauss-seidel"
         self._history: OrderedDict[tuple, tuple[float, np.ndarray]] = OrderedDict()
         self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
+        self._end: tuple = (math.nan, 0.0, b"")  # its (t + h, h, y bytes)
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
         self._saving = [  # CS FMUs
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
-        self._saving_index = saving
+        self._saving_slices = [self._slices[k] for k in saving]
+        # the points where the master saved the components (as many as they keep)
+        self._saved_at: OrderedDict[tuple, None] = OrderedDict()
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
@@ -131,6 +152,24 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
+        self._compiled = _compiled_step(self)
+        self._compiled_at: list[tuple] = []  # each FMU's point after the last one
+        self._saved = False  # the step being taken saved the components' states
+        self._here = False  # the step starts where the last one ended
+
+    def stepper(self, scheme: Scheme) -> Stepper:
+        """The master's steps for the compiled loops: its plain compiled steps
+        taken without Python (`_cosim.MasterStepper`), where it has them."""
+        if self._compiled is None:
+            return super().stepper(scheme)
+        n, gauss_seidel = len(self.state_names), self._gauss_seidel
+        return MasterStepper(self, self._compiled, scheme, n, gauss_seidel, SNAP_RTOL)
+
+    @property
+    def steps_in_blocks(self) -> bool:
+        """True where the compiled loops may take many steps per call: every
+        step is the compiled one (`_cosim`), and no sample asks `observe`."""
+        return self._compiled is not None and not self.recorded_names
 
     @property
     def forward_only(self) -> bool:
@@ -140,53 +179,79 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h (Jacobi or
         Gauss-Seidel, inputs held or extrapolated)."""
-        start, saves = time.perf_counter(), self.n_state_saves
+        start, self._saved = time.perf_counter(), False
+        t_end, h_end, y_end = self._end  # where every component is
+        here = abs(t - t_end) <= SNAP_RTOL * h_end and x.tobytes() == y_end
         # back first: the forecast's guards may read the components' outputs
-        replayed = self._return_to(t, x) if self._saving and self._replays else 0
+        replayed = (
+            self._return_to(t, x) if self._saving and self._replays and not here else 0
+        )
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
+        self._here = here or replayed > 0
         y = self._advance(t, x, h, scheme, may_undo)
+        self._here = False
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)
             self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
             while len(self._recorded_at) > MAX_HISTORY:
                 self._recorded_at.popitem(last=False)
-        if not replayed and self.n_state_saves == saves:  # a plain step
-            spent = time.perf_counter() - start
-            self._step_cost += 0.1 * (spent - self._step_cost)
-        self._came_from[(t + h, y.tobytes())] = (t, x.copy(), h, scheme)
-        while len(self._came_from) > MAX_HISTORY:
-            self._came_from.popitem(last=False)
+        plain = not replayed and not self._saved
+        spent = time.perf_counter() - start if plain else -1.0
+        step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
         return y
 
     def _return_to(self, t: float, x: np.ndarray) -> int:
         """Put the components back at (t, x) by replaying the steps that led
         there from a point they saved, if they left it unsaved; return the
-        number of steps replayed (0: none needed, or none possible)."""
-        if self._last_step and _same_point(self._last_step[2:], t, x):
-            return 0  # where the last step ended: every component is there
+        number of steps replayed (0: none needed, or none possible). The
+        caller checked that (t, x) is not where the last step ended."""
         chain = self._chain(t, x)
         if not chain:
             return 0
-        for t_k, x_k, h_k, scheme in reversed(chain):
-            y = self._advance(t_k, x_k, h_k, scheme, False)
+        if self._compiled is not None:
+            y = self._replay_compiled(chain)
+        else:
+            for t_k, x_k, h_k, scheme in reversed(chain):
+                y = self._advance(t_k, x_k, h_k, scheme, False)
         if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
             return 0
         return len(chain)
 
-    def _chain(self, t: float, x: np.ndarray, saved: bool = False) -> list[tuple]:
+    def _replay_compiled(self, chain: list[tuple]) -> np.ndarray:
+        """Replay the steps of `chain` (last first) by the compiled step, from
+        the saved point it starts at; return the state reached."""
+        t, x = chain[-1][0], chain[-1][1]
+        for flow, part in zip(self._saving, self.parts(x), strict=True):
+            flow.goto(t, part)
+        self._compiled_at = []
+        for t, x, h, _ in reversed(chain):
+            y = self._step_compiled(t, x, h)
+        self._arrived(t, x, h, y)
+        return y
+
+    def _chain(
+        self, t: float, x: np.ndarray, saved: bool = False, limit: int = MAX_REPLAY
+    ) -> list[tuple]:
         """The steps (t_k, x_k, h_k, scheme), last first, that lead to (t, x)
         from the nearest point every component can return to (`saved`: saved
-        its state at); [] where (t, x) is one or none is within MAX_REPLAY."""
+        its state at); [] where (t, x) is one or none is within `limit`. Past
+        (t, x), only the points where the master saved them (`_keep`) or its
+        last step left them are tried."""
         chain: list[tuple] = []
-        for _ in range(MAX_REPLAY + 1):
-            parts = self._saving_parts(self.parts(x))
-            if all(
-                flow.can_return(t, part, saved)
-                for flow, part in zip(self._saving, parts, strict=True)
+        t_end, h_end, y_end = self._end
+        for k in range(limit + 1):
+            xb = x.tobytes()
+            if (  # tried at (t, x), and where the master saved or last stepped to
+                k == 0
+                or (t, xb) in self._saved_at
+                or (not saved and xb == y_end and abs(t - t_end) <= SNAP_RTOL * h_end)
+            ) and all(
+                flow.can_return(t, x[where], saved)
+                for flow, where in zip(self._saving, self._saving_slices, strict=True)
             ):
                 return chain
-            step = self._came_from.get((t, x.tobytes()))
-            if step is None or len(chain) == MAX_REPLAY:
+            step = self._came_from.get((t, xb))
+            if step is None or len(chain) == limit:
                 return []
             chain.append(step)
             t, x = step[0], step[1]
@@ -196,12 +261,15 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
     ) -> np.ndarray:
         """The communication step of h from (t, x); the components' states saved
-        first if it may be undone, unless replaying costs less (`_chain`)."""
+        first if it may be undone, unless replaying costs less (`_chain`).
+        Compiled (`_cosim`) where every component is a Co-Simulation FMU it
+        takes and the coupling has no algebraic loop; else in Python."""
+        if self._compiled is not None:
+            return self._advance_compiled(t, x, h, may_undo)
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
         if may_undo and self._should_save(t, x):
-            for flow in self._saving:
-                flow.keep()
+            self._keep(t, x)
         y_t = self.coupling.outputs.copy()
         level, slope = y_t.copy(), self._slope(t, x, y_t)
         steps = list(parts)
@@ -219,23 +287,93 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 f"coupled system: non-finite states after the communication step "
                 f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
             )
-        self._remember((t + h, y.tobytes()), (t, y_t))
+        if self._extrapolates:
+            self._remember((t + h, y.tobytes()), (t, y_t))
         self._last_step = (t, x.copy(), t + h, y, h)
+        self._end = (t + h, h, y.tobytes())
         return y
+
+    def _advance_compiled(
+        self, t: float, x: np.ndarray, h: float, may_undo: bool
+    ) -> np.ndarray:
+        """`_advance` by `_cosim.CommunicationStep`: the FMUs put at (t, x)
+        (`goto`) unless the last compiled step left them there, saved if the
+        step may be undone, then stepped in C."""
+        where = [flow._at for flow in self._saving]
+        if not (self._here and where == self._compiled_at):
+            for flow, part in zip(self._saving, self.parts(x), strict=True):
+                flow.goto(t, part)
+        if may_undo and self._should_save(t, x):
+            self._keep(t, x)
+        self._compiled_at = []
+        y = self._step_compiled(t, x, h)
+        self._arrived(t, x, h, y)
+        return y
+
+    def _step_compiled(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        """The compiled step of h from (t, x), the FMUs there; its end."""
+        return take_step(self, t, x, x.tobytes(), h)
+
+    def _step_failed(
+        self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
+    ) -> NoReturn:
+        """Raise for a compiled step from (t, x) of h that did not complete:
+        FlowTerminated at t where component `failed` ended the simulation in it
+        (the others cannot follow it there), else the FMUError of its doStep;
+        FmibridgeError for non-finite states y (failed < 0)."""
+        step = self._compiled
+        assert step is not None
+        if failed < 0:
+            raise FmibridgeError(
+                f"coupled system: non-finite states after the communication step "
+                f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
+            )
+        self._compiled_at = []
+        for c in self._order[: self._order.index(failed)]:  # these stepped
+            self._saving[c].stepped(t + h, y[self._slices[c]], h)
+        flow = self._saving[failed]
+        end = flow.instance.failed_step(
+            step.failed_status, step.terminated, step.last_time
+        )
+        try:
+            flow._terminate(end.t)
+        except FlowTerminated:
+            raise FlowTerminated(t, x) from None
+
+    def _arrived(self, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None:
+        """Tell the FMUs where the compiled step from (t, x) of h left them."""
+        arrived(self, t, x.copy(), h, y)
+
+    def close(self) -> None:
+        """Free every component; the compiled step holds their instances."""
+        self._compiled, self._compiled_at = None, []
+        super().close()
+
+    def _keep(self, t: float, x: np.ndarray) -> None:
+        """Save every component's state at (t, x), where it is
+        (`CoSimulationFlow.keep`)."""
+        self._saved = True
+        self._saved_at[(t, x.tobytes())] = None
+        if len(self._saved_at) > MAX_SNAPSHOTS:
+            self._saved_at.popitem(last=False)
+        for flow in self._saving:
+            flow.keep()
 
     def _should_save(self, t: float, x: np.ndarray) -> bool:
         """Save before a step that may be undone, unless the components can
         come back by replaying fewer steps than a save costs."""
         if not self._replays:
             return True
-        chain = len(self._chain(t, x, saved=True))
+        save_cost = sum(flow.save_cost for flow in self._saving)
+        limit = MAX_REPLAY  # a chain this long costs a save: no need to walk on
+        if self._step_cost > 0.0:
+            limit = min(limit, math.ceil(save_cost / self._step_cost))
+        if limit <= 1:
+            return True
+        chain = len(self._chain(t, x, saved=True, limit=limit))
         if chain == 0:
             return True
-        save_cost = sum(flow.save_cost for flow in self._saving)
         return chain * self._step_cost >= save_cost
-
-    def _saving_parts(self, parts: list[np.ndarray]) -> list[np.ndarray]:
-        return [parts[k] for k in self._saving_index]
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the components' events at (t, x) (`CoupledParts`); the
@@ -346,12 +484,44 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         }
 
 
+def _compiled_step(master: CoupledCoSimulation) -> CommunicationStep | None:
+    """The master's communication step in C (`_cosim`), or None where a
+    component is no Co-Simulation FMU it takes (`compiled_calls`) or the
+    coupling has an algebraic loop."""
+    coupling = master.coupling
+    if len(master._saving) != len(master.components) or coupling.loops():
+        return None
+    calls = [flow.compiled_calls() for flow in master._saving]
+    if any(call is None for call in calls):
+        return None
+
+    def vrs(c: int, names) -> list[int]:
+        variables = master._saving[c].archive.variables
+        return [variables[name].vr for name in names]
+
+    fmus, inputs, sources = [], [], []
+    for c, call in enumerate(calls):
+        addresses, handle, fmi3, error, _, _ = cast(tuple, call)
+        fmus.append((addresses, handle, fmi3, error))
+        ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
+        inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
+        outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
+        sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
+    plan = [
+        (0 if kind == "read" else 1, c, vrs(c, names), list(slots))
+        for kind, c, names, slots in coupling.schedule
+    ]
+    return CommunicationStep(
+        fmus,
+        [cast(tuple, call)[4] for call in calls],
+        [cast(tuple, call)[5] for call in calls],
+        inputs,
+        sources,
+        plan,
+        master._order,
+    )
+
+
 def _never(t: float, x: np.ndarray, h: float) -> bool:
     """The components' plan: the master saves their states (`plan_undo`)."""
     return False
-
-
-def _same_point(end: tuple, t: float, x: np.ndarray) -> bool:
-    """True if (t, x) is the point `end` = (t_end, y, h) within round-off of time."""
-    t_end, y, h = end
-    return abs(t - t_end) <= SNAP_RTOL * h and np.array_equal(x, y)

@@ -816,6 +816,10 @@ class CoSimulationInstance(FmiInstance):
         """Run the event a step asked for (Event Mode only)."""
         raise NotImplementedError
 
+    def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
+        """The end of a doStep called in C (`_cosim`) that did not complete."""
+        raise NotImplementedError
+
 
 class Fmi2Slave(_Fmi2, CoSimulationInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
@@ -830,10 +834,16 @@ class Fmi2Slave(_Fmi2, CoSimulationInstance):
         try:
             self._fmu.doStep(t, h, noSetFMUStatePriorToCurrentPoint=False)
         except FMICallException as exc:
-            if exc.status == 2 and self._terminated():
-                return StepEnd(self._last_time(), terminate=True)
-            raise _status_error(self, exc.function, exc.status) from None
+            return self.failed_step(exc.status, False, t)
         return StepEnd(t + h)
+
+    def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
+        """The end of a doStep that returned `status` above warning: a discard
+        with terminateSimulation ends at the last successful time; else the
+        FMUError of fmi2DoStep."""
+        if status == 2 and self._terminated():
+            return StepEnd(self._last_time(), terminate=True)
+        raise _status_error(self, "fmi2DoStep", status)
 
     @_fmi_call
     def _terminated(self) -> bool:
@@ -936,6 +946,21 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         needed, terminate, early, last = self._fmu.doStep(t, h, False)
         reached = last if early and last < t + h else t + h
         return StepEnd(reached, bool(needed), bool(terminate))
+
+    def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
+        """The end of a doStep that did not complete (`_cosim`): with
+        terminateSimulation, the step ends at `last`; else the FMUError of
+        fmi3DoStep (a status above warning, or an early return unasked)."""
+        if terminate and status <= FMI_WARNING:
+            return StepEnd(last, terminate=True)
+        if status > FMI_WARNING:
+            raise _status_error(self, "fmi3DoStep", status)
+        raise FMUError(
+            "fmi3DoStep",
+            "early return",
+            self.path,
+            "the FMU returned early or asked for an event without Event Mode",
+        )
 
     @_fmi_call
     def handle_event(self, max_iterations: int) -> EventInfo:

@@ -19,13 +19,14 @@ the Result samples, and `terminateSimulation` ends the run (Status.TERMINATED).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import cast
+from typing import NoReturn, cast
 
 import numpy as np
 
@@ -36,7 +37,12 @@ from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from .base import Flow, FlowTerminated, UndoPlan, VectorField
-from .fmi import CoSimulationInstance, FmiInstance, ModelExchangeInstance
+from .fmi import (
+    CoSimulationInstance,
+    FmiInstance,
+    ModelExchangeInstance,
+    _status_error,
+)
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 from .fmu_jacobian import fmu_jacobian, state_nominals
 from .input_table import InputTable, jump_times
@@ -858,10 +864,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             if end.event_needed:
                 events.extend(self._fmu_event(end.t))
             if end.terminate or self.is_terminated:
-                x = self._states_reader.read()
-                self._at, self._snap = (end.t, x.tobytes()), 0.0
-                self._events = (self._at, tuple(events))
-                raise FlowTerminated(end.t, x)
+                self._terminate(end.t, tuple(events))
             if end.t >= t_end:
                 y = self._states_reader.read()
                 self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
@@ -876,6 +879,55 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.path,
             f"more than {MAX_EVENTS_PER_STEP} FMU events between t = {t!r} and "
             f"{t_end!r} (Zeno?)",
+        )
+
+    def _terminate(self, t: float, events: tuple = ()) -> NoReturn:
+        """The FMU ended the simulation inside a step, at t: raise FlowTerminated
+        with its states there."""
+        x = self._states_reader.read()
+        self._at, self._snap = (t, x.tobytes()), 0.0
+        self._events = (self._at, events)
+        raise FlowTerminated(t, x)
+
+    def stepped(self, t_end: float, y: np.ndarray, h: float) -> None:
+        """Note that the co-simulation master's compiled step (`_cosim`) took the
+        FMU from where it was by h to (t_end, y), unsaved as a step of `advance`
+        under the master's plan."""
+        if self._may_undo is not None:
+            self._left.append(self._at)
+        self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
+
+    def compiled_calls(self) -> tuple | None:
+        """The FMU's doStep, get and set of reals for the master's compiled step
+        (`_cosim.CommunicationStep`): ((addresses), handle, is FMI 3.0, error,
+        (names), state value references), or None where that step cannot take
+        this FMU's steps (no state saving, FMI 1.0, Event Mode, inputs or outputs
+        of its own, states that are no scalar reals)."""
+        version = self.archive.fmi_version
+        if (
+            version not in ("2.0", "3.0")
+            or not self._can_save
+            or self._journal is not None
+            or self.reports_events
+            or self._inputs
+            or self._discrete_tables
+            or self.recorded_names
+            or any(v.type not in C_REALS or v.shape for v in self._state_variables)
+        ):
+            return None
+        instance = self.instance
+        names = (
+            "fmi2DoStep" if version == "2.0" else "fmi3DoStep",
+            *instance.real_functions,
+        )
+        component = instance._fmu.component
+        return (
+            tuple(instance.c_address(name) for name in names),
+            getattr(component, "value", component),
+            version == "3.0",
+            functools.partial(_status_error, instance),
+            names,
+            [v.vr for v in self._state_variables],
         )
 
     def _fmu_event(self, t: float) -> tuple[tuple, ...]:

@@ -3,8 +3,10 @@ by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
 
 `attempt` takes the steps of one `Halving._attempt`: plain steps of h while no
 guard is crossed (many per call where the flow is a vector field whose steps need
-no call back between them), and the crossing step with its halvings, ending with
-the event fired by `Method.fire` or the step after the crossing's half steps.
+no call back between them, or a flow whose steps may run in blocks:
+`steps_in_blocks`, the co-simulation master's compiled step), and the crossing
+step with its halvings, ending with the event fired by `Method.fire` or the step
+after the crossing's half steps.
 See `halving.Halving` for the algorithm.
 
 Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each step is the

@@ -11,8 +11,9 @@ one step (or attempt) from the point, None after a plain step, else the Step
 that ends the call.
 
 `attempt_with` takes the steps of one `Method._attempt`: many per call where the
-flow is a vector field whose steps need no call back between them (up to
-BLOCK_SIZE, t_end or max_steps), one otherwise; then hands the counts and the
+flow is a vector field whose steps need no call back between them, or a flow
+whose steps may run in blocks (`steps_in_blocks`: the co-simulation master's
+compiled step), up to BLOCK_SIZE, t_end or max_steps; one otherwise; then hands the counts and the
 kept samples to the run's Recorder.
 """
 
@@ -81,7 +82,9 @@ cdef class Walk:
         (`next_stop`) ends a step, without ending the call."""
         cdef CompiledMode cm = self.cm
         self.start(method, log, t_end, t0, state)
-        many = cm.has_rhs and not getattr(cm.mode.flow, "calls_each_step", False)
+        flow = cm.mode.flow
+        many = (cm.has_rhs and not getattr(flow, "calls_each_step", False)) or (
+            not cm.has_rhs and getattr(flow, "steps_in_blocks", False))
         while True:
             step = self.step()
             if step is not None or not many:

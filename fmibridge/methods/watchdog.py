@@ -172,10 +172,13 @@ class Watchdog:
     def step_limit(self, flow) -> float:
         """Where `Method._loop` ends a block of steps: at the horizon, so that a
         state that falls through the guard without a transition is seen by then,
-        for a vector field (whose steps run in blocks) under a method that does
-        not complete Zeno executions (Completion's steps are its own); else
-        t_end."""
-        if self.method.completes_zeno or not isinstance(flow, VectorField):
+        for a vector field or a flow whose steps run in blocks
+        (`steps_in_blocks`) under a method that does not complete Zeno
+        executions (Completion's steps are its own); else t_end."""
+        in_blocks = isinstance(flow, VectorField) or getattr(
+            flow, "steps_in_blocks", False
+        )
+        if self.method.completes_zeno or not in_blocks:
             return self.t_end
         return self.horizon
 

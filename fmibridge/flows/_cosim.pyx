@@ -1,0 +1,406 @@
+"""The co-simulation master's communication step, its FMU calls made in C.
+
+`CommunicationStep` holds the C functions of every component of a coupling of
+Co-Simulation FMUs (FMI 2.0: fmi2DoStep, fmi2GetReal, fmi2SetReal; FMI 3.0:
+fmi3DoStep, fmi3GetFloat64, fmi3SetFloat64) and the coupling's evaluation plan
+as value references, and takes the communication step of
+`cosim_master.CoupledCoSimulation` (see its module docstring) in one call:
+
+1. the connections propagated at t in the plan's order (each output read after
+   the inputs it depends on directly), into `outputs`;
+2. each component, in the scheme's order, gets its connected inputs (held:
+   the values at t; extrapolated: on the line level + slope (tau - t) at the
+   middle of the step), doStep(t, h), and its states read; Gauss-Seidel reads
+   its connected outputs at t + h for the components after it (held, or the
+   line between the values at t and t + h).
+
+The caller puts every FMU at t first (restores saved states) and saves them
+where the step may be undone. A status above warning from get or set raises the
+FMUError of the lower layer (`error`); a doStep that does not complete (a
+status above warning, or FMI 3.0's terminateSimulation) is handed back to the
+caller (`step` returns the component), which knows a discard that ends the
+simulation from an error.
+
+References
+----------
+Kübler and Schiehlen, "Two methods of simulator coupling", 2000 (Jacobi and
+Gauss-Seidel schemes, extrapolated inputs).
+"""
+
+from libc.math cimport fabs, isfinite
+from libc.string cimport memcmp, memcpy
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+from ..core._functions cimport new_array
+from ._stepper cimport Stepper
+
+import numpy as np
+
+FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
+
+ctypedef int (*reals_f)(void*, const unsigned int*, size_t, double*) noexcept nogil
+ctypedef int (*counted_reals_f)(void*, const unsigned int*, size_t, double*,
+                                size_t) noexcept nogil
+ctypedef int (*do_step2_f)(void*, double, double, int) noexcept nogil
+ctypedef int (*do_step3_f)(void*, double, double, unsigned char, unsigned char*,
+                           unsigned char*, unsigned char*, double*) noexcept nogil
+
+# the ops of the evaluation plan
+cdef enum:
+    _READ = 0
+    _WRITE = 1
+
+
+cdef class CommunicationStep:
+    """A coupling's communication step with direct FMU calls (module docstring).
+
+    Parameters
+    ----------
+    fmus : sequence of (addresses, component, fmi3, error)
+        Per component: the addresses of (doStep, get reals, set reals), its
+        instance handle, True for FMI 3.0, and error(function, status) -> the
+        exception of a failed call.
+    names : sequence of (str, str, str)
+        Per component: the C names of its doStep, get and set of reals.
+    states : sequence of sequence of int
+        Per component: the value references of its states (the part of x).
+    inputs : sequence of (vrs, slots)
+        Per component: its connected inputs and the source slot of each.
+    sources : sequence of (vrs, slots)
+        Per component: its connected outputs and their slots.
+    plan : sequence of (kind, component, vrs, slots)
+        The evaluation plan: kind 0 reads outputs into the slots, 1 writes
+        inputs from them.
+    order : sequence of int
+        The components in the order they step.
+    """
+
+    cdef Py_ssize_t n_fmus, n_x, n_slots, n_plan
+    cdef size_t[::1] component, do_step, get_reals, set_reals
+    cdef unsigned char[::1] fmi3
+    cdef tuple errors, names
+    cdef unsigned int[::1] vrs  # every value reference, the lists below index it
+    cdef Py_ssize_t[::1] slots  # every slot, indexed as vrs
+    # per component: [start, end) in vrs of its states, inputs and outputs
+    cdef Py_ssize_t[::1] x_at, x_end, in_at, in_end, out_at, out_end, offsets
+    # the plan: kind, component, [start, end) in vrs
+    cdef Py_ssize_t[::1] plan_kind, plan_c, plan_at, plan_end
+    cdef Py_ssize_t[::1] order
+    cdef double[::1] buffer, values
+    cdef readonly object outputs
+    cdef double[::1] out_values, level, slope
+    cdef readonly object y_t
+    cdef double[::1] yt
+    # the last doStep that did not complete: its status, FMI 3.0 terminate flag
+    # and last successful time
+    cdef readonly int failed_status
+    cdef readonly bint terminated
+    cdef readonly double last_time
+    # the states after the last step are all finite
+    cdef readonly bint finite
+
+    def __init__(self, fmus, names, states, inputs, sources, plan, order):
+        cdef Py_ssize_t c, k
+        self.n_fmus = len(fmus)
+        self.component = np.array([f[1] for f in fmus], dtype=np.uintp)
+        self.do_step = np.array([f[0][0] for f in fmus], dtype=np.uintp)
+        self.get_reals = np.array([f[0][1] for f in fmus], dtype=np.uintp)
+        self.set_reals = np.array([f[0][2] for f in fmus], dtype=np.uintp)
+        self.fmi3 = np.array([bool(f[2]) for f in fmus], dtype=np.uint8)
+        self.errors = tuple(f[3] for f in fmus)
+        self.names = tuple(tuple(n) for n in names)
+        vrs, slots = [], []
+        starts = {name: np.zeros(self.n_fmus, dtype=np.intp) for name in
+                  ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
+        for c in range(self.n_fmus):
+            for kind, (refs, where) in (
+                ("x", (states[c], [-1] * len(states[c]))),
+                ("in", inputs[c]),
+                ("out", sources[c]),
+            ):
+                starts[f"{kind}_at"][c] = len(vrs)
+                vrs.extend(refs)
+                slots.extend(where)
+                starts[f"{kind}_end"][c] = len(vrs)
+        plan_rows = []
+        for kind, c, refs, where in plan:
+            plan_rows.append((kind, c, len(vrs), len(vrs) + len(refs)))
+            vrs.extend(refs)
+            slots.extend(where)
+        self.x_at, self.x_end = starts["x_at"], starts["x_end"]
+        self.in_at, self.in_end = starts["in_at"], starts["in_end"]
+        self.out_at, self.out_end = starts["out_at"], starts["out_end"]
+        self.vrs = np.array(vrs + [0], dtype=np.uintc)
+        self.slots = np.array(slots + [0], dtype=np.intp)
+        self.n_plan = len(plan_rows)
+        rows = np.array(plan_rows + [(0, 0, 0, 0)], dtype=np.intp)
+        self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
+        self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
+        self.order = np.array(order, dtype=np.intp)
+        self.offsets = np.zeros(self.n_fmus + 1, dtype=np.intp)
+        for c in range(self.n_fmus):
+            self.offsets[c + 1] = self.offsets[c] + self.x_end[c] - self.x_at[c]
+        self.n_x = self.offsets[self.n_fmus]
+        self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
+        size = max(len(vrs), 1)
+        self.buffer, self.values = np.zeros(size), np.zeros(size)
+        self.outputs = np.zeros(self.n_slots)
+        self.out_values = self.outputs
+        self.level, self.slope = np.zeros(self.n_slots + 1), np.zeros(self.n_slots + 1)
+        self.y_t = np.zeros(self.n_slots)
+        self.yt = self.y_t
+        self.failed_status, self.terminated, self.last_time = 0, False, 0.0
+        self.finite = True
+
+    cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
+                  double* out) except -1:
+        cdef int status
+        cdef size_t n = end - at
+        cdef void* fmu = <void*> self.component[c]
+        if n == 0:
+            return 0
+        if self.fmi3[c]:
+            status = (<counted_reals_f> <void*> self.get_reals[c])(
+                fmu, &self.vrs[at], n, out, n)
+        else:
+            status = (<reals_f> <void*> self.get_reals[c])(fmu, &self.vrs[at], n, out)
+        if status > FMI_WARNING:
+            raise self.errors[c](self.names[c][1], status)
+        return 0
+
+    cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
+                  double* values) except -1:
+        cdef int status
+        cdef size_t n = end - at
+        cdef void* fmu = <void*> self.component[c]
+        if n == 0:
+            return 0
+        if self.fmi3[c]:
+            status = (<counted_reals_f> <void*> self.set_reals[c])(
+                fmu, &self.vrs[at], n, values, n)
+        else:
+            status = (<reals_f> <void*> self.set_reals[c])(fmu, &self.vrs[at], n, values)
+        if status > FMI_WARNING:
+            raise self.errors[c](self.names[c][2], status)
+        return 0
+
+    cdef int _read_outputs(self, Py_ssize_t c, double* into) except -1:
+        """into[slot] = each connected output of c, read now."""
+        cdef Py_ssize_t i, at = self.out_at[c], end = self.out_end[c]
+        self._get(c, at, end, &self.buffer[at])
+        for i in range(at, end):
+            into[self.slots[i]] = self.buffer[i]
+        return 0
+
+    cdef int _write_inputs(self, Py_ssize_t c, double t_offset, bint extrapolates
+                           ) except -1:
+        """Set c's connected inputs: level + slope * t_offset (level if held)."""
+        cdef Py_ssize_t i, at = self.in_at[c], end = self.in_end[c], s
+        for i in range(at, end):
+            s = self.slots[i]
+            if extrapolates:
+                self.values[i] = self.level[s] + self.slope[s] * t_offset
+            else:
+                self.values[i] = self.level[s]
+        return self._set(c, at, end, &self.values[at])
+
+    def evaluate(self):
+        """Propagate the connections where the FMUs are (the plan), into
+        `outputs`."""
+        cdef Py_ssize_t k, i, c, at, end
+        for k in range(self.n_plan):
+            c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
+            if self.plan_kind[k] == _READ:
+                self._get(c, at, end, &self.buffer[at])
+                for i in range(at, end):
+                    self.out_values[self.slots[i]] = self.buffer[i]
+            else:
+                for i in range(at, end):
+                    self.values[i] = self.out_values[self.slots[i]]
+                self._set(c, at, end, &self.values[at])
+
+    def step(self, double t, double h, bint gauss_seidel, int inputs, double t_previous,
+             y_previous, double[::1] out):
+        """The communication step of h from t (the FMUs there): write the states
+        at t + h to out (`finite` says if they are) and return -1, or return
+        the component whose doStep did not complete (`failed_status`,
+        `terminated`, `last_time`).
+
+        inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
+        outputs at the last communication point, 2 extrapolated without a past
+        (held). `y_t` holds the outputs at t afterwards."""
+        return self.run(t, h, gauss_seidel, inputs, t_previous, y_previous, &out[0])
+
+    cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
+                 double t_previous, object y_previous, double* out) except -2:
+        """`step`, with out a pointer."""
+        cdef Py_ssize_t k, i, c, s, at, end
+        cdef bint extrapolates = inputs != 0
+        cdef double[::1] previous
+        cdef int status
+        cdef unsigned char event, terminate, early
+        cdef double last
+        self.evaluate()
+        for i in range(self.n_slots):
+            self.yt[i] = self.out_values[i]
+            self.level[i] = self.out_values[i]
+            self.slope[i] = 0.0
+        if inputs == 1:
+            previous = y_previous
+            for i in range(self.n_slots):
+                self.slope[i] = (self.yt[i] - previous[i]) / (t - t_previous)
+        for k in range(self.n_fmus):
+            c = self.order[k]
+            self._write_inputs(c, h / 2, extrapolates)
+            if self.fmi3[c]:
+                event = terminate = early = 0
+                last = t + h
+                status = (<do_step3_f> <void*> self.do_step[c])(
+                    <void*> self.component[c], t, h, 0, &event, &terminate, &early,
+                    &last)
+                if status > FMI_WARNING or terminate or event or early:
+                    self.failed_status, self.terminated = status, terminate
+                    self.last_time = last
+                    return c
+            else:
+                status = (<do_step2_f> <void*> self.do_step[c])(
+                    <void*> self.component[c], t, h, 0)
+                if status > FMI_WARNING:
+                    self.failed_status, self.terminated = status, False
+                    self.last_time = t
+                    return c
+            at, end = self.x_at[c], self.x_end[c]
+            self._get(c, at, end, out + self.offsets[c])
+            if gauss_seidel and self.out_end[c] > self.out_at[c]:
+                self._read_outputs(c, &self.level[0])
+                at, end = self.out_at[c], self.out_end[c]
+                for i in range(at, end):
+                    s = self.slots[i]
+                    if extrapolates:
+                        self.slope[s] = (self.level[s] - self.yt[s]) / h
+                        self.level[s] = self.yt[s]
+                    else:
+                        self.slope[s] = 0.0
+        self.finite = True
+        for i in range(self.n_x):
+            if not isfinite(out[i]):
+                self.finite = False
+        return -1
+
+    def states(self, Py_ssize_t c, double[::1] out):
+        """Read component c's states into out (its part of x)."""
+        self._get(c, self.x_at[c], self.x_end[c], &out[0])
+
+
+# Communication points a master remembers (its steps' starts, for replays;
+# the outputs at each, for extrapolation): a halving revisits the last few, 64
+# covers the deepest bisection of Halving's 64 halvings.
+MAX_HISTORY = 64
+
+
+cpdef object arrived(master, double t, x, double h, y):
+    """Tell the FMUs (`CoSimulationFlow.stepped`) and the master
+    (`CoupledCoSimulation`) where the compiled step from (t, x) of h left them
+    (y; x a copy the master keeps)."""
+    cdef double t_end = t + h
+    for flow, where in zip(master._saving, master._slices):
+        flow.stepped(t_end, y[where], h)
+    master._compiled_at = [flow._at for flow in master._saving]
+    master._last_step = (t, x, t_end, y, h)
+    master._end = (t_end, h, y.tobytes())
+
+
+cpdef object take_step(master, double t, x, bytes xb, double h):
+    """The master's compiled step of h from (t, x) (xb: x's bytes), the FMUs
+    there: inputs held, or extrapolated from the outputs at the last point
+    (the master's history); a step that did not complete raises
+    (`_step_failed`). Returns the state at t + h."""
+    cdef CommunicationStep step = master._compiled
+    cdef int inputs = 0
+    cdef double t_previous = t
+    cdef double[::1] ys
+    y_previous = None
+    if master._extrapolates:
+        previous = master._history.get((t, xb))
+        inputs = 2 if previous is None else 1
+        if previous is not None:
+            t_previous, y_previous = previous
+    y = np.empty(step.n_x)
+    ys = y
+    failed = step.run(t, h, master._gauss_seidel, inputs, t_previous, y_previous,
+                      &ys[0])
+    if failed >= 0 or not step.finite:
+        master._step_failed(failed, t, x, h, y)
+    if master._extrapolates:
+        master._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
+    return y
+
+
+cpdef object step_done(master, double t, x, double h, scheme, double spent):
+    """Keep how the master's last step from (t, x) of h got where it is (for
+    replays), and its cost where it was a plain one (spent >= 0, seconds)."""
+    if spent >= 0.0:
+        master._step_cost += 0.1 * (spent - master._step_cost)
+    if master._replays:
+        came_from = master._came_from
+        came_from[(t + h, master._end[2])] = (t, x, h, scheme)
+        if len(came_from) > MAX_HISTORY:
+            came_from.popitem(last=False)
+
+
+cdef double _now() noexcept:
+    cdef timespec now
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return now.tv_sec + 1e-9 * now.tv_nsec
+
+
+cdef class MasterStepper(Stepper):
+    """A co-simulation master's steps as the compiled loops take them
+    (`flows._stepper`): a plain step (every FMU where the master's last step
+    left it, nothing recorded, and the master's forecast says
+    the step will not be undone: nothing to save) is the compiled step and
+    its bookkeeping (`arrived`, `step_done`), without a call back to Python;
+    every other step is the master's `advance`."""
+
+    cdef object master, scheme
+    cdef CommunicationStep step
+    cdef bint gauss_seidel
+    cdef double snap_rtol
+
+    def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
+                 bint gauss_seidel, double snap_rtol):
+        self.n, self.rhs = n, None
+        self.master, self.step, self.scheme = master, step, scheme
+        self.gauss_seidel, self.snap_rtol = gauss_seidel, snap_rtol
+
+    cdef bint _plain(self, double t, const double* x) except -1:
+        """True if the step from (t, x) needs no Python: see the class."""
+        cdef object master = self.master
+        cdef double t_end, h_end
+        cdef bytes y_end
+        if (self.n == 0 or master._compiled is not self.step
+                or master.recorded_names or master._may_undo is None):
+            return False
+        t_end, h_end, y_end = master._end
+        if not (fabs(t - t_end) <= self.snap_rtol * h_end
+                and len(y_end) == self.n * sizeof(double)
+                and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
+            return False
+        return [flow._at for flow in master._saving] == master._compiled_at
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        cdef object master = self.master
+        cdef double start = _now()
+        cdef double[::1] ys
+        xs = new_array(x, self.n)
+        if self._plain(t, x) and not master._may_undo(t, xs, h):
+            y = take_step(master, t, xs, master._end[2], h)
+            ys = y
+            arrived(master, t, xs, h, y)
+            step_done(master, t, xs, h, self.scheme, _now() - start)
+        else:
+            ys = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
+        if self.n:
+            memcpy(out, &ys[0], self.n * sizeof(double))
+        return 0
