@@ -32,15 +32,13 @@ from libc.string cimport memcmp, memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ..core._functions cimport new_array
+from ._fmu cimport FmuReals
 from ._stepper cimport Stepper
 
 import numpy as np
 
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 
-ctypedef int (*reals_f)(void*, const unsigned int*, size_t, double*) noexcept nogil
-ctypedef int (*counted_reals_f)(void*, const unsigned int*, size_t, double*,
-                                size_t) noexcept nogil
 ctypedef int (*do_step2_f)(void*, double, double, int) noexcept nogil
 ctypedef int (*do_step3_f)(void*, double, double, unsigned char, unsigned char*,
                            unsigned char*, unsigned char*, double*) noexcept nogil
@@ -76,9 +74,9 @@ cdef class CommunicationStep:
     """
 
     cdef Py_ssize_t n_fmus, n_x, n_slots, n_plan
-    cdef size_t[::1] component, do_step, get_reals, set_reals
+    cdef size_t[::1] component, do_step
     cdef unsigned char[::1] fmi3
-    cdef tuple errors, names
+    cdef tuple reals  # per component: its get and set of reals (`FmuReals`)
     cdef unsigned int[::1] vrs  # every value reference, the lists below index it
     cdef Py_ssize_t[::1] slots  # every slot, indexed as vrs
     # per component: [start, end) in vrs of its states, inputs and outputs
@@ -104,11 +102,11 @@ cdef class CommunicationStep:
         self.n_fmus = len(fmus)
         self.component = np.array([f[1] for f in fmus], dtype=np.uintp)
         self.do_step = np.array([f[0][0] for f in fmus], dtype=np.uintp)
-        self.get_reals = np.array([f[0][1] for f in fmus], dtype=np.uintp)
-        self.set_reals = np.array([f[0][2] for f in fmus], dtype=np.uintp)
         self.fmi3 = np.array([bool(f[2]) for f in fmus], dtype=np.uint8)
-        self.errors = tuple(f[3] for f in fmus)
-        self.names = tuple(tuple(n) for n in names)
+        self.reals = tuple(
+            FmuReals(f[1], f[0][1], f[0][2], f[2], n[1:], f[3])
+            for f, n in zip(fmus, names)
+        )
         vrs, slots = [], []
         starts = {name: np.zeros(self.n_fmus, dtype=np.intp) for name in
                   ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
@@ -154,35 +152,11 @@ cdef class CommunicationStep:
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
-        cdef int status
-        cdef size_t n = end - at
-        cdef void* fmu = <void*> self.component[c]
-        if n == 0:
-            return 0
-        if self.fmi3[c]:
-            status = (<counted_reals_f> <void*> self.get_reals[c])(
-                fmu, &self.vrs[at], n, out, n)
-        else:
-            status = (<reals_f> <void*> self.get_reals[c])(fmu, &self.vrs[at], n, out)
-        if status > FMI_WARNING:
-            raise self.errors[c](self.names[c][1], status)
-        return 0
+        return (<FmuReals> self.reals[c]).get_reals(&self.vrs[at], end - at, out)
 
     cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* values) except -1:
-        cdef int status
-        cdef size_t n = end - at
-        cdef void* fmu = <void*> self.component[c]
-        if n == 0:
-            return 0
-        if self.fmi3[c]:
-            status = (<counted_reals_f> <void*> self.set_reals[c])(
-                fmu, &self.vrs[at], n, values, n)
-        else:
-            status = (<reals_f> <void*> self.set_reals[c])(fmu, &self.vrs[at], n, values)
-        if status > FMI_WARNING:
-            raise self.errors[c](self.names[c][2], status)
-        return 0
+        return (<FmuReals> self.reals[c]).set_reals(&self.vrs[at], end - at, values)
 
     cdef int _read_outputs(self, Py_ssize_t c, double* into) except -1:
         """into[slot] = each connected output of c, read now."""

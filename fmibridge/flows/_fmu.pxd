@@ -11,19 +11,26 @@ ctypedef int (*counted_reals_f)(void*, const unsigned int*, size_t, double*,
                                 size_t) noexcept nogil
 
 
-cdef class FmuCalls:
-    cdef set_time_f set_time_fn
-    cdef set_states_f set_states_fn
-    cdef get_buffer_f derivatives_fn
-    cdef get_buffer_f indicators_fn
+cdef class FmuReals:
     cdef void* get_reals_fn
     cdef void* set_reals_fn
     cdef void* component
     cdef bint counts_values
-    cdef readonly Py_ssize_t nx
-    cdef readonly Py_ssize_t nz
     cdef tuple names
     cdef object error
+    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1
+    cdef int set_reals(self, const unsigned int* vrs, size_t n,
+                       const double* values) except -1
+
+
+cdef class FmuCalls(FmuReals):
+    cdef set_time_f set_time_fn
+    cdef set_states_f set_states_fn
+    cdef get_buffer_f derivatives_fn
+    cdef get_buffer_f indicators_fn
+    cdef readonly Py_ssize_t nx
+    cdef readonly Py_ssize_t nz
+    cdef tuple call_names  # of FUNCTIONS, for errors
     cdef str path
     cdef bint is_closed
     cdef FmuInputs inputs
@@ -39,9 +46,6 @@ cdef class FmuCalls:
     cdef int set_point(self, double t, const double* x) except -1
     cdef int get_derivatives(self, double* out) except -1
     cdef int get_indicators(self, double* out) except -1
-    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1
-    cdef int set_reals(self, const unsigned int* vrs, size_t n,
-                       const double* values) except -1
 
 
 cdef class FmuInputs:

@@ -8,7 +8,18 @@ from fmibridge.flows._programs import ProgramFunction
 FMI_WARNING: Any
 FUNCTIONS: Any
 
-class FmuCalls:
+class FmuReals:
+    def __init__(
+        self,
+        component: int,
+        get_reals: int,
+        set_reals: int,
+        counts_values: bool,
+        names: Any,
+        error: Any,
+    ) -> None: ...
+
+class FmuCalls(FmuReals):
     nx: int
     nz: int
     def __init__(

@@ -36,7 +36,60 @@ cdef int _SET_TIME = 0, _SET_STATES = 1, _DERIVATIVES = 2, _INDICATORS = 3
 cdef int _GET_REALS = 4, _SET_REALS = 5
 
 
-cdef class FmuCalls:
+cdef class FmuReals:
+    """Get and set of an instance's reals, called directly (Model Exchange or
+    Co-Simulation).
+
+    Parameters
+    ----------
+    component : int
+        The instance (fmiComponent, fmi3Instance).
+    get_reals, set_reals : int
+        The addresses of its get and set of reals.
+    counts_values : bool
+        True where they take nValues (FMI 3.0).
+    names : (str, str)
+        Their names, for errors.
+    error : callable
+        error(name, status) -> the exception of a failed call.
+    """
+
+    def __init__(self, size_t component, size_t get_reals, size_t set_reals,
+                 bint counts_values, names, error):
+        self.component = <void*> component
+        self.get_reals_fn, self.set_reals_fn = <void*> get_reals, <void*> set_reals
+        self.counts_values, self.names, self.error = counts_values, tuple(names), error
+
+    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1:
+        cdef int status
+        cdef void* c = self.component
+        if n == 0:
+            return 0
+        if self.counts_values:
+            status = (<counted_reals_f> self.get_reals_fn)(c, vrs, n, out, n)
+        else:
+            status = (<reals_f> self.get_reals_fn)(c, vrs, n, out)
+        if status > FMI_WARNING:
+            raise self.error(self.names[0], status)
+        return 0
+
+    cdef int set_reals(self, const unsigned int* vrs, size_t n,
+                       const double* values) except -1:
+        cdef int status
+        cdef void* c = self.component
+        cdef double* data = <double*> values
+        if n == 0:
+            return 0
+        if self.counts_values:
+            status = (<counted_reals_f> self.set_reals_fn)(c, vrs, n, data, n)
+        else:
+            status = (<reals_f> self.set_reals_fn)(c, vrs, n, data)
+        if status > FMI_WARNING:
+            raise self.error(self.names[1], status)
+        return 0
+
+
+cdef class FmuCalls(FmuReals):
     """The C functions of one Model Exchange instance, called directly.
 
     Parameters
@@ -63,11 +116,11 @@ cdef class FmuCalls:
         self.set_states_fn = <set_states_f> <size_t> addresses["set_states"]
         self.derivatives_fn = <get_buffer_f> <size_t> addresses["derivatives"]
         self.indicators_fn = <get_buffer_f> <size_t> addresses["indicators"]
-        self.get_reals_fn = <void*> <size_t> addresses["get_reals"]
-        self.set_reals_fn = <void*> <size_t> addresses["set_reals"]
-        self.component = <void*> component
-        self.counts_values, self.nx, self.nz = counts_values, nx, nz
-        self.names, self.error, self.path = tuple(names), error, path
+        FmuReals.__init__(
+            self, component, addresses["get_reals"], addresses["set_reals"],
+            counts_values, (names[_GET_REALS], names[_SET_REALS]), error)
+        self.nx, self.nz, self.path = nx, nz, path
+        self.call_names = tuple(names)
         self.is_closed = False
         self.inputs = None
         self.t_set = NAN
@@ -129,13 +182,13 @@ cdef class FmuCalls:
         if t != self.t_set:  # RK stages and guards share times (c = 1/2, 1/2; t + h)
             status = self.set_time_fn(self.component, t)
             if status > FMI_WARNING:
-                raise self.error(self.names[_SET_TIME], status)
+                raise self.error(self.call_names[_SET_TIME], status)
             self.t_set = t
         if self.nx:
             memcpy(&self.x[0], x, self.nx * sizeof(double))
         status = self.set_states_fn(self.component, &self.x[0], self.nx)
         if status > FMI_WARNING:
-            raise self.error(self.names[_SET_STATES], status)
+            raise self.error(self.call_names[_SET_STATES], status)
         return 0
 
     # -- reads and writes at the point --------------------------------------------
@@ -143,41 +196,13 @@ cdef class FmuCalls:
     cdef int get_derivatives(self, double* out) except -1:
         cdef int status = self.derivatives_fn(self.component, out, self.nx)
         if status > FMI_WARNING:
-            raise self.error(self.names[_DERIVATIVES], status)
+            raise self.error(self.call_names[_DERIVATIVES], status)
         return 0
 
     cdef int get_indicators(self, double* out) except -1:
         cdef int status = self.indicators_fn(self.component, out, self.nz)
         if status > FMI_WARNING:
-            raise self.error(self.names[_INDICATORS], status)
-        return 0
-
-    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1:
-        cdef int status
-        cdef void* c = self.component
-        if n == 0:
-            return 0
-        if self.counts_values:
-            status = (<counted_reals_f> self.get_reals_fn)(c, vrs, n, out, n)
-        else:
-            status = (<reals_f> self.get_reals_fn)(c, vrs, n, out)
-        if status > FMI_WARNING:
-            raise self.error(self.names[_GET_REALS], status)
-        return 0
-
-    cdef int set_reals(self, const unsigned int* vrs, size_t n,
-                       const double* values) except -1:
-        cdef int status
-        cdef void* c = self.component
-        cdef double* data = <double*> values
-        if n == 0:
-            return 0
-        if self.counts_values:
-            status = (<counted_reals_f> self.set_reals_fn)(c, vrs, n, data, n)
-        else:
-            status = (<reals_f> self.set_reals_fn)(c, vrs, n, data)
-        if status > FMI_WARNING:
-            raise self.error(self.names[_SET_REALS], status)
+            raise self.error(self.call_names[_INDICATORS], status)
         return 0
 
     # -- from Python: the lower layer's calls ---------------------------------------
