@@ -59,7 +59,6 @@ class ProgramFunction(Function):
 def program_function(
     program: Any, state_names: Any, constants: Any, failure: Any, what: str
 ) -> Any: ...
-
 def values_with_constants(
     program: Any, places: dict[str, int], constants: Any
 ) -> list[float] | None: ...

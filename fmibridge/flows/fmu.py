@@ -678,7 +678,12 @@ class _Journal:
     journal is dropped until the next initialisation, and a return says so."""
 
     CALLS = (
-        "initialize", "_set_start", "set_reals", "set_ints", "do_step", "handle_event"
+        "initialize",
+        "_set_start",
+        "set_reals",
+        "set_ints",
+        "do_step",
+        "handle_event",
     )
 
     def __init__(self, instance: FmiInstance) -> None:
@@ -686,8 +691,11 @@ class _Journal:
         self.n_replays = 0
         self.generation = 0  # initialisations so far: a mark holds in its own
         self._busy = False
-        self._raw = {name: getattr(instance, name) for name in self.CALLS
-                     if hasattr(instance, name)}
+        self._raw = {
+            name: getattr(instance, name)
+            for name in self.CALLS
+            if hasattr(instance, name)
+        }
         for name in self._raw:
             setattr(instance, name, self._recorder(name))
 
@@ -1033,7 +1041,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
             outputs = (  # a fingerprint of an FMU without states: its outputs
                 mark[2]
                 if mark and mark[0] == self._journal.generation
-                else b"" if self._state_variables
+                else b""
+                if self._state_variables
                 else self._output_reader.read().tobytes()
             )
             journal, calls = self._journal, self._journal.calls
