@@ -141,9 +141,13 @@ def test_leaving_the_domain_without_a_guard_is_an_error_naming_the_flow():
     """As under Halving: the last trial (0.1 / 2**5) is still not finite."""
     flow = NativeFlow(lambda t, x, u: np.array([1.0 + np.sqrt(1.0 - x[0])]), ["x"])
     system = HybridSystem([Mode("m", flow)], "m", [1.0])
-    with np.errstate(invalid="ignore"), pytest.raises(
-        FmibridgeError,
-        match=r"Mode 'm': the flow gives non-finite states \[nan\] at t = 0\.003125",
+    with (
+        np.errstate(invalid="ignore"),
+        pytest.raises(
+            FmibridgeError,
+            match=r"Mode 'm': the flow gives non-finite states \[nan\] at "
+            r"t = 0\.003125",
+        ),
     ):
         Relaxation(h=0.1, max_halvings=5).run(system, t_end=1.0)
 

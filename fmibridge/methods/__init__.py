@@ -69,9 +69,7 @@ def is_a(value: object, name: str) -> bool:
 def method_named(name: str, options: Mapping[str, Any]) -> Method:
     """Build the method called `name` from `options`, naming any unknown option."""
     if name not in _NAMED:
-        raise FmibridgeError(
-            f"`method` must be one of {sorted(_NAMED)}, got {name!r}."
-        )
+        raise FmibridgeError(f"`method` must be one of {sorted(_NAMED)}, got {name!r}.")
     cls = __getattr__(_NAMED[name])
     known = sorted(f.name for f in dataclasses.fields(cls))
     unknown = sorted(set(options) - set(known))

@@ -359,10 +359,9 @@ class Watchdog:
         span = events[-1].t - events[-CHATTER_EVENTS].t
         if span >= CHATTER_EVENTS * self.method.h:
             return None
-        if (
-            len(events) - self._geometric < CHATTER_EVENTS
-            and events[-1].t - events[-2].t > self._resolution(events[-1])
-        ):
+        if len(events) - self._geometric < CHATTER_EVENTS and events[-1].t - events[
+            -2
+        ].t > self._resolution(events[-1]):
             return None  # a series placed with some jitter, still resolved
         edge = events[-1].edge
         return self._zeno(
