@@ -7,7 +7,7 @@ as value references, and takes the communication step of
 `cosim_master.CoupledCoSimulation` (see its module docstring) in one call:
 
 1. the connections propagated at t in the plan's order (each output read after
-   the inputs it depends on directly), into `outputs`;
+   the inputs it depends on directly), by slot;
 2. each component, in the scheme's order, gets its connected inputs (held:
    the values at t; extrapolated: on the line level + slope (tau - t) at the
    middle of the step), doStep(t, h), and its states read; Gauss-Seidel reads
@@ -18,7 +18,7 @@ The caller puts every FMU at t first (restores saved states) and saves them
 where the step may be undone. A status above warning from get or set raises the
 FMUError of the lower layer (`error`); a doStep that does not complete (a
 status above warning, or FMI 3.0's terminateSimulation) is handed back to the
-caller (`step` returns the component), which knows a discard that ends the
+caller (`run` returns the component), which knows a discard that ends the
 simulation from an error.
 
 References
@@ -87,8 +87,7 @@ cdef class CommunicationStep:
     cdef Py_ssize_t[::1] plan_kind, plan_c, plan_at, plan_end
     cdef Py_ssize_t[::1] order
     cdef double[::1] buffer, values
-    cdef readonly object outputs
-    cdef double[::1] out_values, level, slope
+    cdef double[::1] out_values, level, slope  # the outputs, by slot
     cdef readonly object y_t
     cdef double[::1] yt
     # the last doStep that did not complete: its status, FMI 3.0 terminate flag
@@ -100,7 +99,7 @@ cdef class CommunicationStep:
     cdef readonly bint finite
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order):
-        cdef Py_ssize_t c, k
+        cdef Py_ssize_t c
         self.n_fmus = len(fmus)
         self.component = np.array([f[1] for f in fmus], dtype=np.uintp)
         self.do_step = np.array([f[0][0] for f in fmus], dtype=np.uintp)
@@ -144,8 +143,7 @@ cdef class CommunicationStep:
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
         size = max(len(vrs), 1)
         self.buffer, self.values = np.zeros(size), np.zeros(size)
-        self.outputs = np.zeros(self.n_slots)
-        self.out_values = self.outputs
+        self.out_values = np.zeros(self.n_slots)
         self.level, self.slope = np.zeros(self.n_slots + 1), np.zeros(self.n_slots + 1)
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
@@ -204,9 +202,9 @@ cdef class CommunicationStep:
                 self.values[i] = self.level[s]
         return self._set(c, at, end, &self.values[at])
 
-    def evaluate(self):
+    cdef int evaluate(self) except -1:
         """Propagate the connections where the FMUs are (the plan), into
-        `outputs`."""
+        out_values."""
         cdef Py_ssize_t k, i, c, at, end
         for k in range(self.n_plan):
             c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
@@ -218,9 +216,10 @@ cdef class CommunicationStep:
                 for i in range(at, end):
                     self.values[i] = self.out_values[self.slots[i]]
                 self._set(c, at, end, &self.values[at])
+        return 0
 
-    def step(self, double t, double h, bint gauss_seidel, int inputs, double t_previous,
-             y_previous, double[::1] out):
+    cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
+                 double t_previous, object y_previous, double* out) except -2:
         """The communication step of h from t (the FMUs there): write the states
         at t + h to out (`finite` says if they are) and return -1, or return
         the component whose doStep did not complete (`failed_status`,
@@ -229,11 +228,6 @@ cdef class CommunicationStep:
         inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
         outputs at the last communication point, 2 extrapolated without a past
         (held). `y_t` holds the outputs at t afterwards."""
-        return self.run(t, h, gauss_seidel, inputs, t_previous, y_previous, &out[0])
-
-    cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
-                 double t_previous, object y_previous, double* out) except -2:
-        """`step`, with out a pointer."""
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0
         cdef double[::1] previous
@@ -286,10 +280,6 @@ cdef class CommunicationStep:
             if not isfinite(out[i]):
                 self.finite = False
         return -1
-
-    def states(self, Py_ssize_t c, double[::1] out):
-        """Read component c's states into out (its part of x)."""
-        self._get(c, self.x_at[c], self.x_end[c], &out[0])
 
 
 # Communication points a master remembers (its steps' starts, for replays;
