@@ -24,6 +24,7 @@ from fmibridge.core.system import (
     Mode,
     UnilateralConstraint,
 )
+from fmibridge.flows.native import NativeFlow
 from fmibridge.methods import Halving, Relaxation, Unilateral
 from fmibridge.methods.completion import (
     Completion,
@@ -32,7 +33,6 @@ from fmibridge.methods.completion import (
 )
 from fmibridge.methods.contact import Contact, ZenoBounds
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time, forced_oscillator
-from fmibridge.flows.native import NativeFlow
 from fmibridge.models.lagrangian import to_hybrid
 from fmibridge.models.or_ames import (
     flat_ball,
