@@ -304,11 +304,14 @@ cpdef object take_step(master, double t, x, bytes xb, double h):
     """The master's compiled step of h from (t, x) (xb: x's bytes), the FMUs
     there: inputs held, or extrapolated from the outputs at the last point
     (the master's history); a step that did not complete raises
-    (`_step_failed`). Returns the state at t + h."""
+    (`_step_failed`), as does a component closed. Returns the state at t + h."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
     cdef double t_previous = t
     cdef double[::1] ys
+    for flow in master._saving:  # a component closed behind the master: its
+        if flow._instance is None:  # error, not a call into a freed instance
+            flow.instance  # raises FmibridgeError
     y_previous = None
     if master._extrapolates:
         previous = master._history.get((t, xb))
