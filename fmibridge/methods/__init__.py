@@ -3,6 +3,8 @@
 - `base`: Method (the bounded run loop, firing, provenance), State, Step;
 - `halving`: fixed steps, halved (or Illinois-narrowed) until a crossing is bracketed;
 - `relaxation`: strip relaxation (Burden et al., Fig. 12);
+- `_walk`: the compiled walk these two share (the point, its trials, the steps
+  of one call up to the next output time);
 - `unilateral`: extrapolated unilateral stepping (Esposito and Kumar), with `adams`
   (the PECE predictor-corrector) and `polyroots` (the smallest positive root);
 - `completion`: Zeno completion (Or and Ames) around any of the above, with
@@ -69,9 +71,7 @@ def is_a(value: object, name: str) -> bool:
 def method_named(name: str, options: Mapping[str, Any]) -> Method:
     """Build the method called `name` from `options`, naming any unknown option."""
     if name not in _NAMED:
-        raise FmibridgeError(
-            f"`method` must be one of {sorted(_NAMED)}, got {name!r}."
-        )
+        raise FmibridgeError(f"`method` must be one of {sorted(_NAMED)}, got {name!r}.")
     cls = __getattr__(_NAMED[name])
     known = sorted(f.name for f in dataclasses.fields(cls))
     unknown = sorted(set(options) - set(known))
