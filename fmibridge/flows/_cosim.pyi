@@ -42,6 +42,5 @@ class MasterStepper(Stepper):
         step: CommunicationStep,
         scheme: Any,
         n: int,
-        gauss_seidel: bool,
         snap_rtol: float,
     ) -> None: ...

@@ -357,14 +357,13 @@ cdef class MasterStepper(Stepper):
 
     cdef object master, scheme
     cdef CommunicationStep step
-    cdef bint gauss_seidel
     cdef double snap_rtol
 
     def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
-                 bint gauss_seidel, double snap_rtol):
+                 double snap_rtol):
         self.n, self.rhs = n, None
         self.master, self.step, self.scheme = master, step, scheme
-        self.gauss_seidel, self.snap_rtol = gauss_seidel, snap_rtol
+        self.snap_rtol = snap_rtol
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
