@@ -464,6 +464,24 @@ def test_an_fmu_error_in_the_compiled_step_names_the_fmi_function(fmu_dir, versi
         flow.close()
 
 
+def test_a_component_closed_behind_the_compiled_step_is_an_error(fmu_dir):
+    """The compiled step holds the components' instances: one closed on its own
+    (not through the master) raises the FmibridgeError that names its FMU, as
+    the Python step does, instead of calling into the freed instance (it
+    crashed the process with a segmentation fault)."""
+    flow = plant_and_controller(fmu_dir, "cs")
+    try:
+        assert flow._compiled is not None
+        x1 = flow.advance(0.0, flow.x0, 0.01, None)
+        flow.components[0].flow.close()
+        with pytest.raises(
+            FmibridgeError, match=r"MassSpringStop\.fmu: the FMU instance was closed"
+        ):
+            flow.advance(0.01, x1, 0.01, None)
+    finally:
+        flow.close()
+
+
 def test_plain_communication_steps_call_back_only_for_the_guards(fmu_dir):
     """The steps the stop's forecast says may be undone, and those after a
     return, go through `advance` in Python; every other step runs in C

@@ -15,7 +15,8 @@
   blocks, vector fields with ports), `coupling` (connections checked, ordered and
   propagated), `loops` (algebraic loops), `coupled` (`couple`, Model Exchange as
   one vector field; `_coupled`: its right-hand side, one compiled Function) and
-  `cosim_master` (Jacobi and Gauss-Seidel communication steps).
+  `cosim_master` (Jacobi and Gauss-Seidel communication steps; `_cosim`: the
+  step of Co-Simulation FMUs, their C functions called directly).
 
 May import core only. A flow never knows which method drives it: flows never
 import methods.

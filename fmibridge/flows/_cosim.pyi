@@ -7,11 +7,10 @@ import numpy as np
 
 from fmibridge.flows._stepper import Stepper
 
-FMI_WARNING: Any
+FMI_WARNING: int
 MAX_HISTORY: int
 
 class CommunicationStep:
-    outputs: np.ndarray
     y_t: np.ndarray
     failed_status: int
     terminated: bool
@@ -27,18 +26,6 @@ class CommunicationStep:
         plan: Sequence[Any],
         order: Sequence[int],
     ) -> None: ...
-    def evaluate(self) -> None: ...
-    def step(
-        self,
-        t: float,
-        h: float,
-        gauss_seidel: bool,
-        inputs: int,
-        t_previous: float,
-        y_previous: Any,
-        out: np.ndarray,
-    ) -> int: ...
-    def states(self, c: int, out: np.ndarray) -> None: ...
 
 def arrived(master: Any, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None: ...
 def take_step(
@@ -55,6 +42,5 @@ class MasterStepper(Stepper):
         step: CommunicationStep,
         scheme: Any,
         n: int,
-        gauss_seidel: bool,
         snap_rtol: float,
     ) -> None: ...

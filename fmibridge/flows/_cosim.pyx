@@ -7,7 +7,7 @@ as value references, and takes the communication step of
 `cosim_master.CoupledCoSimulation` (see its module docstring) in one call:
 
 1. the connections propagated at t in the plan's order (each output read after
-   the inputs it depends on directly), into `outputs`;
+   the inputs it depends on directly), by slot;
 2. each component, in the scheme's order, gets its connected inputs (held:
    the values at t; extrapolated: on the line level + slope (tau - t) at the
    middle of the step), doStep(t, h), and its states read; Gauss-Seidel reads
@@ -18,7 +18,7 @@ The caller puts every FMU at t first (restores saved states) and saves them
 where the step may be undone. A status above warning from get or set raises the
 FMUError of the lower layer (`error`); a doStep that does not complete (a
 status above warning, or FMI 3.0's terminateSimulation) is handed back to the
-caller (`step` returns the component), which knows a discard that ends the
+caller (`run` returns the component), which knows a discard that ends the
 simulation from an error.
 
 References
@@ -85,8 +85,7 @@ cdef class CommunicationStep:
     cdef Py_ssize_t[::1] plan_kind, plan_c, plan_at, plan_end
     cdef Py_ssize_t[::1] order
     cdef double[::1] buffer, values
-    cdef readonly object outputs
-    cdef double[::1] out_values, level, slope
+    cdef double[::1] out_values, level, slope  # the outputs, by slot
     cdef readonly object y_t
     cdef double[::1] yt
     # the last doStep that did not complete: its status, FMI 3.0 terminate flag
@@ -98,7 +97,7 @@ cdef class CommunicationStep:
     cdef readonly bint finite
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order):
-        cdef Py_ssize_t c, k
+        cdef Py_ssize_t c
         self.n_fmus = len(fmus)
         self.component = np.array([f[1] for f in fmus], dtype=np.uintp)
         self.do_step = np.array([f[0][0] for f in fmus], dtype=np.uintp)
@@ -142,8 +141,7 @@ cdef class CommunicationStep:
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
         size = max(len(vrs), 1)
         self.buffer, self.values = np.zeros(size), np.zeros(size)
-        self.outputs = np.zeros(self.n_slots)
-        self.out_values = self.outputs
+        self.out_values = np.zeros(self.n_slots)
         self.level, self.slope = np.zeros(self.n_slots + 1), np.zeros(self.n_slots + 1)
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
@@ -178,9 +176,9 @@ cdef class CommunicationStep:
                 self.values[i] = self.level[s]
         return self._set(c, at, end, &self.values[at])
 
-    def evaluate(self):
+    cdef int evaluate(self) except -1:
         """Propagate the connections where the FMUs are (the plan), into
-        `outputs`."""
+        out_values."""
         cdef Py_ssize_t k, i, c, at, end
         for k in range(self.n_plan):
             c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
@@ -192,9 +190,10 @@ cdef class CommunicationStep:
                 for i in range(at, end):
                     self.values[i] = self.out_values[self.slots[i]]
                 self._set(c, at, end, &self.values[at])
+        return 0
 
-    def step(self, double t, double h, bint gauss_seidel, int inputs, double t_previous,
-             y_previous, double[::1] out):
+    cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
+                 double t_previous, object y_previous, double* out) except -2:
         """The communication step of h from t (the FMUs there): write the states
         at t + h to out (`finite` says if they are) and return -1, or return
         the component whose doStep did not complete (`failed_status`,
@@ -203,11 +202,6 @@ cdef class CommunicationStep:
         inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
         outputs at the last communication point, 2 extrapolated without a past
         (held). `y_t` holds the outputs at t afterwards."""
-        return self.run(t, h, gauss_seidel, inputs, t_previous, y_previous, &out[0])
-
-    cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
-                 double t_previous, object y_previous, double* out) except -2:
-        """`step`, with out a pointer."""
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0
         cdef double[::1] previous
@@ -261,10 +255,6 @@ cdef class CommunicationStep:
                 self.finite = False
         return -1
 
-    def states(self, Py_ssize_t c, double[::1] out):
-        """Read component c's states into out (its part of x)."""
-        self._get(c, self.x_at[c], self.x_end[c], &out[0])
-
 
 # Communication points a master remembers (its steps' starts, for replays;
 # the outputs at each, for extrapolation): a halving revisits the last few, 64
@@ -288,11 +278,14 @@ cpdef object take_step(master, double t, x, bytes xb, double h):
     """The master's compiled step of h from (t, x) (xb: x's bytes), the FMUs
     there: inputs held, or extrapolated from the outputs at the last point
     (the master's history); a step that did not complete raises
-    (`_step_failed`). Returns the state at t + h."""
+    (`_step_failed`), as does a component closed. Returns the state at t + h."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
     cdef double t_previous = t
     cdef double[::1] ys
+    for flow in master._saving:  # a component closed behind the master: its
+        if flow._instance is None:  # error, not a call into a freed instance
+            flow.instance  # raises FmibridgeError
     y_previous = None
     if master._extrapolates:
         previous = master._history.get((t, xb))
@@ -338,14 +331,13 @@ cdef class MasterStepper(Stepper):
 
     cdef object master, scheme
     cdef CommunicationStep step
-    cdef bint gauss_seidel
     cdef double snap_rtol
 
     def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
-                 bint gauss_seidel, double snap_rtol):
+                 double snap_rtol):
         self.n, self.rhs = n, None
         self.master, self.step, self.scheme = master, step, scheme
-        self.gauss_seidel, self.snap_rtol = gauss_seidel, snap_rtol
+        self.snap_rtol = snap_rtol
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""

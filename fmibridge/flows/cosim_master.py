@@ -162,8 +162,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         taken without Python (`_cosim.MasterStepper`), where it has them."""
         if self._compiled is None:
             return super().stepper(scheme)
-        n, gauss_seidel = len(self.state_names), self._gauss_seidel
-        return MasterStepper(self, self._compiled, scheme, n, gauss_seidel, SNAP_RTOL)
+        n = len(self.state_names)
+        return MasterStepper(self, self._compiled, scheme, n, SNAP_RTOL)
 
     @property
     def steps_in_blocks(self) -> bool:

@@ -3,6 +3,8 @@
 - `base`: Method (the bounded run loop, firing, provenance), State, Step;
 - `halving`: fixed steps, halved (or Illinois-narrowed) until a crossing is bracketed;
 - `relaxation`: strip relaxation (Burden et al., Fig. 12);
+- `_walk`: the compiled walk these two share (the point, its trials, the steps
+  of one call up to the next output time);
 - `unilateral`: extrapolated unilateral stepping (Esposito and Kumar), with `adams`
   (the PECE predictor-corrector) and `polyroots` (the smallest positive root);
 - `completion`: Zeno completion (Or and Ames) around any of the above, with

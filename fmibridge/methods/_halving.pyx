@@ -4,8 +4,9 @@ by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
 `attempt` takes the steps of one `Halving._attempt`: plain steps of h while no
 guard is crossed (many per call where the flow is a vector field whose steps need
 no call back between them, or a flow whose steps may run in blocks:
-`steps_in_blocks`, the co-simulation master's compiled step), and the crossing
-step with its halvings, ending with the event fired by `Method.fire` or the step
+`steps_in_blocks`, the co-simulation master's compiled step; each output time on
+the way ends a step, not the call: `_walk.next_stop`), and the crossing step
+with its halvings, ending with the event fired by `Method.fire` or the step
 after the crossing's half steps.
 See `halving.Halving` for the algorithm.
 
@@ -245,7 +246,7 @@ cdef object _step(_Walk w):
         if crossed is _NON_FINITE and hs <= w.t_tol:
             near = _nearest_guard(&w.g0[0], m)
             if near is None:
-                            raise non_finite(cm.mode, t + hs, np.array(w.y[:n]), list(w.g1[:m]))
+                raise non_finite(cm.mode, t + hs, np.array(w.y[:n]), list(w.g1[:m]))
             # the flow is undefined just beyond this guard: it fires here
             cm.flush(w.log)
             return Step(_fire(w, t, w.x.base, 0.0, w.g0.base, w.g0.base, [near]))

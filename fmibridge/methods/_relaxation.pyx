@@ -3,7 +3,9 @@
 
 `attempt` takes the attempts of one `Relaxation._attempt`: plain steps of h whose
 end lies in the domain D_j (many per call where the flow is a vector field whose
-steps need no call back between them), or one attempt whose trials of h, h/2,
+steps need no call back between them, or a flow whose steps may run in blocks:
+`steps_in_blocks`; each output time on the way ends a step, not the call:
+`_walk.next_stop`), or one attempt whose trials of h, h/2,
 ... (Steps 4-5) end in the domain, or on a strip: there the point is projected
 onto the guard along the step's own curve (`_guard_point`), waits eps - tau
 (Steps 13-14) and its edge fires (`Method.fire`, Step 15). See

@@ -7,8 +7,9 @@ from ._mode cimport CompiledMode
 cdef class Walk:
     cdef CompiledMode cm
     cdef object method, log  # the call's method and Recorder (None between calls)
-    cdef double h, span, t_end, t0  # span: the longest step (inf under a tolerance)
-    cdef double t_limit  # the call's end; t_end: its next output time before it
+    # span: the longest step (inf under a tolerance); t_end: the next output time
+    # before the call's end (`next_stop`), else that end
+    cdef double h, span, t_end, t0
     cdef public double t
     # steps accepted and trials rejected in this call, handed to the log at its
     # end (Halving adds its rejections to the log at once), and the bounds

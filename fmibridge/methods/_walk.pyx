@@ -46,7 +46,7 @@ cdef class Walk:
         cdef Py_ssize_t n = cm.n, m = cm.m
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.method, self.log = method, log
-        self.h, self.t_limit, self.t0 = method.h, t_end, t0
+        self.h, self.t0 = method.h, t0
         self.t_end = next_stop(log, state.t, t_end)
         # the longest step: h, or up to t_end under a tolerance
         self.span = INFINITY if cm.is_adaptive else method.h

@@ -258,8 +258,10 @@ class Method(abc.ABC):
         """Attempt steps (and the flows' own events) until a stop; return why, and
         the detail that names what is at fault (`watch`, the run's Watchdog).
 
-        Each step ends at t_end, at the flow's next time event, or at the next
-        time of the output `grid` (if any), whichever comes first.
+        Each attempt ends by t_end, the flow's next time event and a series'
+        horizon (`Watchdog.step_limit`), whichever comes first; and, for a
+        method whose compiled walk does not end steps on the output `grid`
+        itself (`walks_grid`), by the grid's next time.
         """
         deadline = time_limit.current()  # simulate(timeout=...): wall time
         for _ in range(self.max_steps):
