@@ -16,13 +16,14 @@ pipe.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
 import os
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from . import __version__
@@ -180,12 +181,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_timeout(args.timeout, "--timeout")
     what = str(args.model or "the built-in ball")
     call = {"model": args.model, "keywords": _keywords(args)}
-    _import_while_waiting("pandas")  # the event table and --out's files
     with claimed(out, force=args.force, what="--out"), recording() as record:
         try:
-            result = supervision.shared().call(
-                run_model, call, timeout=args.timeout, grace=TIMEOUT_GRACE_S, what=what
-            )
+            with _importing_meanwhile("pandas"):  # the event table, --out's files
+                result = supervision.shared().call(
+                    run_model,
+                    call,
+                    timeout=args.timeout,
+                    grace=TIMEOUT_GRACE_S,
+                    what=what,
+                )
         except (FmibridgeError, KeyboardInterrupt) as exc:
             partial = record.result(_cut_short_status(exc), {"system": what})
             return _report_cut_short(exc, partial, out)
@@ -198,12 +203,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.status.is_success else 1
 
 
-def _import_while_waiting(module: str) -> None:
-    """Import `module` in a thread while this process waits for the run's child,
-    so that its import (pandas: about 0.5 s) overlaps the run."""
-    threading.Thread(
-        target=importlib.import_module, args=(module,), daemon=True
-    ).start()
+@contextlib.contextmanager
+def _importing_meanwhile(module: str) -> Iterator[None]:
+    """Import `module` in a thread while the body runs (this process waits for
+    the run's child), and wait for it at the end: its import (pandas: about
+    0.5 s) overlaps the run, and none is left running when the body ends."""
+    thread = threading.Thread(target=importlib.import_module, args=(module,))
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def _cut_short_status(exc: BaseException) -> Status:

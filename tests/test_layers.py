@@ -154,3 +154,15 @@ def test_moved_module_paths_still_import_with_a_warning():
         is sys.modules["fmibridge.models.or_ames"]
     )
     assert new.HybridSystem.__module__ == "fmibridge.core.system"
+
+
+def test_the_recorder_moved_out_of_result_still_imports_with_a_warning():
+    """Recorder, recording() and the sample budget moved to core.recorder; the
+    old names in core.result forward there for one release, and say so."""
+    import fmibridge.core.recorder as recorder
+
+    with pytest.warns(DeprecationWarning, match="fmibridge.core.recorder.recording"):
+        from fmibridge.core.result import recording
+    assert recording is recorder.recording
+    with pytest.raises(ImportError):
+        from fmibridge.core.result import no_such_name  # noqa: F401

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,3 +339,23 @@ def events_path(path: str | Path) -> Path:
     """The event log's file beside a samples CSV: ball.csv -> ball.events.csv."""
     path = Path(path)
     return path.with_name(path.stem + ".events.csv")
+
+
+# names that moved to `core.recorder` in 0.2, importable from here for one release
+MOVED_TO_RECORDER = ("Recorder", "Recording", "recording", "SAMPLE_BUDGET_BYTES")
+
+if not TYPE_CHECKING:  # type checkers see the names where they are
+
+    def __getattr__(name: str):
+        """A name that moved to `core.recorder`, with a DeprecationWarning."""
+        if name not in MOVED_TO_RECORDER:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        warnings.warn(
+            f"fmibridge.core.result.{name} moved to fmibridge.core.recorder.{name}; "
+            f"import it from there.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        import importlib  # absolute: the module may be loaded under its old name
+
+        return getattr(importlib.import_module("fmibridge.core.recorder"), name)
