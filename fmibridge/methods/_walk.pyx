@@ -169,7 +169,7 @@ cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end
         if cm.is_adaptive:
             log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
         w.n_steps, w.n_rejected = 0, 0
-        w.method = w.log = None
+        w.method = w.log = w.errors = None
         w.busy = False
         cm.flush(log)
     return step
