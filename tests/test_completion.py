@@ -377,3 +377,32 @@ def test_constrained_step_from_a_known_slope_is_bit_identical():
     np.testing.assert_array_equal(
         flow.advance(0.0, x, 0.1, RK4, slope), flow.advance(0.0, x, 0.1, RK4)
     )
+
+
+def test_a_journaled_run_hands_each_constrained_sample_over_at_once(
+    tmp_path, monkeypatch
+):
+    """A supervised run streams its samples to a journal, for a crash to lose
+    none: the constrained phase then hands over each sample as it is taken
+    (blocks of one), and the run is the same as one without a journal."""
+    from fmibridge.core.journal import Journal
+    from fmibridge.core.recorder import Recorder, recording
+    from fmibridge.methods.completion import CONSTRAINED
+
+    method = Completion(Halving(h=0.01))
+    plain = method.run(forced_oscillator(EXAMPLE_2), EXAMPLE_2.t_max)
+    blocks: list[int] = []
+    samples = Recorder.samples
+
+    def spy(self, t, x, mode, **outputs):
+        if mode == CONSTRAINED:
+            blocks.append(len(t))
+        return samples(self, t, x, mode, **outputs)
+
+    monkeypatch.setattr(Recorder, "samples", spy)
+    with recording(Journal(tmp_path / "journal.bin")):
+        journaled = method.run(forced_oscillator(EXAMPLE_2), EXAMPLE_2.t_max)
+    assert len(blocks) > 10 and max(blocks) == 1
+    np.testing.assert_array_equal(journaled.t, plain.t)
+    np.testing.assert_array_equal(journaled.x, plain.x)
+    assert dict(journaled.stats) == dict(plain.stats)

@@ -509,9 +509,11 @@ class Completion(Method):
 
     def _phase(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
         """Take constrained steps up to a lift-off, t_end or BLOCK samples in one
-        compiled call (`_completion.Phase`), and log them."""
+        compiled call (`_completion.Phase`), and log them; one step per call
+        where the Recorder streams to a journal, so that a crash loses none."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
         phase = flow.phase(self.scheme)
+        max_steps = self.max_steps - log.n_steps
         n = phase.run(
             state.t,
             state.x,
@@ -521,7 +523,7 @@ class Completion(Method):
             self.tol,
             self.t_tol,
             reach_tol(t_end, self.h),
-            self.max_steps - log.n_steps,
+            min(max_steps, 1) if log.is_journaled else max_steps,
         )
         log.n_steps += n
         log.n_rejected += phase.n_rejected
