@@ -16,14 +16,12 @@ pipe.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import inspect
 import os
 import sys
-import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
@@ -183,14 +181,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     call = {"model": args.model, "keywords": _keywords(args)}
     with claimed(out, force=args.force, what="--out"), recording() as record:
         try:
-            with _importing_meanwhile("pandas"):  # the event table, --out's files
-                result = supervision.shared().call(
-                    run_model,
-                    call,
-                    timeout=args.timeout,
-                    grace=TIMEOUT_GRACE_S,
-                    what=what,
-                )
+            result = supervision.shared().call(
+                run_model, call, timeout=args.timeout, grace=TIMEOUT_GRACE_S, what=what
+            )
         except (FmibridgeError, KeyboardInterrupt) as exc:
             partial = record.result(_cut_short_status(exc), {"system": what})
             return _report_cut_short(exc, partial, out)
@@ -201,19 +194,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if written:
         print(f"wrote {written}")
     return 0 if result.status.is_success else 1
-
-
-@contextlib.contextmanager
-def _importing_meanwhile(module: str) -> Iterator[None]:
-    """Import `module` in a thread while the body runs (this process waits for
-    the run's child), and wait for it at the end: its import (pandas: about
-    0.5 s) overlaps the run, and none is left running when the body ends."""
-    thread = threading.Thread(target=importlib.import_module, args=(module,))
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
 
 
 def _cut_short_status(exc: BaseException) -> Status:
