@@ -73,14 +73,13 @@ from .adapter_tables import (
     constraint_fields,
     failure,
     mode_flows,
-    projection_mass,
     read_edges,
     read_method,
     read_outputs,
 )
 from .coupled import is_coupled, load_coupled
 from .expressions import Expression
-from .gap_expressions import gap_contact, projected_gap_contact
+from .gap_expressions import gap_contact, projected_constraint
 from .toml_file import read_toml
 
 TOP_KEYS = {
@@ -395,21 +394,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
             f"the FMU has no constraint-force input {force_input!r}. Add "
             f'`force_input = "<its input>"` if it has one under another name'
         )
-        mass = projection_mass(table, gap.source, lacking, parameters, problems)
-        if mass is None:
-            return None
-        return problems.check(
-            "constraint",
-            lambda: projected_gap_contact(
-                flow,
-                gap,
-                velocity,
-                restitution=fields[2],
-                coordinate=coordinate,
-                mass=mass,
-                parameters=parameters,
-                where=where,
-            ),
+        return projected_constraint(
+            flow, gap, velocity, fields[2], table, lacking, parameters, problems, where
         )
     return problems.check(
         "constraint",

@@ -80,14 +80,13 @@ from .adapter_tables import (
     constraint_fields,
     flatten,
     mode_flows,
-    projection_mass,
     read_edges,
     read_method,
     read_outputs,
     state_function,
 )
 from .expressions import Expression
-from .gap_expressions import projected_gap_contact
+from .gap_expressions import projected_constraint
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -386,21 +385,8 @@ def _projected(path, table, flow, known, parameters, problems):
         "no `forces` are given (each body's free force input). Add "
         '`forces = ["<body>.<its input>", ...]` if the bodies have them'
     )
-    mass = projection_mass(table, gap.source, lacking, parameters, problems)
-    if mass is None:
-        return None
-    return problems.check(
-        "constraint",
-        lambda: projected_gap_contact(
-            flow,
-            gap,
-            velocity,
-            restitution=fields[2],
-            coordinate=table["coordinate"],
-            mass=mass,
-            parameters=parameters,
-            where=str(path),
-        ),
+    return projected_constraint(
+        flow, gap, velocity, fields[2], table, lacking, parameters, problems, str(path)
     )
 
 

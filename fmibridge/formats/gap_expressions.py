@@ -38,7 +38,7 @@ import numpy as np
 from ..core.errors import FmibridgeError
 from ..methods.contact import Contact, fmu_contact, start_time, state_coordinate
 from ..methods.projection import projected_contact
-from .adapter_tables import state_function
+from .adapter_tables import projection_mass, state_function
 from .expressions import Expression
 
 # Central differences of a first derivative: the step that balances truncation
@@ -245,6 +245,38 @@ def _check_velocity(contact: Contact, rate: ScalarFn, start, q_names) -> None:
                 f"{contact.gap!r} at the start; at a unit velocity along "
                 f"{q_names[k]!r} it gives {value!r}, not {float(dh[k])!r}."
             )
+
+
+def projected_constraint(
+    flow,
+    gap: Expression,
+    velocity: Expression,
+    restitution: float,
+    table,
+    lacking: str,
+    parameters: Mapping[str, float],
+    problems,
+    where: str,
+) -> Contact | None:
+    """The [constraint] `table` completed by projection (`projected_gap_contact`)
+    along its `coordinate` with its `mass` (`projection_mass`, which names what
+    is `lacking`); None after recording a problem."""
+    mass = projection_mass(table, gap.source, lacking, parameters, problems)
+    if mass is None:
+        return None
+    return problems.check(
+        "constraint",
+        lambda: projected_gap_contact(
+            flow,
+            gap,
+            velocity,
+            restitution=restitution,
+            coordinate=table["coordinate"],
+            mass=mass,
+            parameters=parameters,
+            where=where,
+        ),
+    )
 
 
 def projected_gap_contact(
