@@ -1,29 +1,8 @@
-/* DriveStopForced: DriveStop with the force input lam of its stop (see DriveStopForced.mo). */
-#include <math.h>
+/* DriveStopForced: DriveStop with the force input lam of its stop (see
+ * DriveStopForced.mo); the equations are common/drive_stop.h, shared with DriveStop. */
+#include "drive_stop.h"
 
-#include "model.h"
-
-#define PI 3.14159265358979323846
-
-static double voltage(const Model *m, double t)
+static double stop_force(const Model *m)
 {
-    return m->p[P_V0] * sin(2.0 * PI * m->p[P_f] * t);
-}
-
-void model_derivatives(const Model *m, double t, const double *x, double *dx)
-{
-    const double force = m->p[P_k_m] * x[X_i];  /* motor force on the slider */
-    const double emf = m->p[P_k_m] * x[X_v];    /* back-emf */
-    dx[X_x] = x[X_v];
-    /* m v' = F - d v + dh^T lam with dh = [-1] */
-    dx[X_v] = (force - m->p[P_d] * x[X_v] - m->u[U_lam]) / m->p[P_m];
-    dx[X_i] = (voltage(m, t) - m->p[P_R] * x[X_i] - emf) / m->p[P_L];
-}
-
-void model_outputs(const Model *m, double t, const double *x, double *y)
-{
-    y[Y_gap] = m->p[P_x_stop] - x[X_x];
-    y[Y_gap_velocity] = -x[X_v];
-    y[Y_V] = voltage(m, t);
-    y[Y_F] = m->p[P_k_m] * x[X_i];
+    return -m->u[U_lam];  /* dh^T lam with dh = [-1] */
 }
