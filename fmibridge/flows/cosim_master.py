@@ -283,10 +283,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             raise FlowTerminated(t, x) from None
         y = np.concatenate(steps)
         if not np.isfinite(y).all():
-            raise FmibridgeError(
-                f"coupled system: non-finite states after the communication step "
-                f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
-            )
+            raise self._non_finite(t, h, y)
         if self._extrapolates:
             self._remember((t + h, y.tobytes()), (t, y_t))
         self._last_step = (t, x.copy(), t + h, y, h)
@@ -324,10 +321,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         step = self._compiled
         assert step is not None
         if failed < 0:
-            raise FmibridgeError(
-                f"coupled system: non-finite states after the communication step "
-                f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
-            )
+            raise self._non_finite(t, h, y)
         self._compiled_at = []
         for c in self._order[: self._order.index(failed)]:  # these stepped
             self._saving[c].stepped(t + h, y[self._slices[c]], h)
@@ -339,6 +333,14 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             flow._terminate(end.t)
         except FlowTerminated:
             raise FlowTerminated(t, x) from None
+
+    def _non_finite(self, t: float, h: float, y: np.ndarray) -> FmibridgeError:
+        """The error of a communication step from t of h that ended at the
+        non-finite states y (the Python step's and the compiled one's)."""
+        return FmibridgeError(
+            f"coupled system: non-finite states after the communication step "
+            f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
+        )
 
     def _arrived(self, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None:
         """Tell the FMUs where the compiled step from (t, x) of h left them."""
