@@ -155,10 +155,11 @@ class Supervisor:
             limit = None if timeout is None else (timeout, grace)
             return self._reply(limit, what, journal)
         except BaseException:
-            if self._is_busy:  # no reply: it died, timed out, Ctrl-C or SIGTERM
-                self._end_child(kill=True)
-            with contextlib.suppress(Exception):
-                replay(journal)  # into the caller's recording(), if any
+            with _signals_held():  # a second SIGTERM or Ctrl-C waits for the samples
+                if self._is_busy:  # no reply: it died, timed out, Ctrl-C or SIGTERM
+                    self._end_child(kill=True)
+                with contextlib.suppress(Exception):
+                    replay(journal)  # into the caller's recording(), if any
             raise
         finally:
             self._is_busy = False
@@ -267,6 +268,25 @@ class Supervisor:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM until the body ends, then deliver them: the
+    cleanup after a cut-short call (the child ended, its journal replayed) is
+    not itself cut short. `timeout` sends SIGTERM to the command and again to
+    its process group, so a second one often comes while the first is handled."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: nothing to hold
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _signal_name(number: int) -> str:
