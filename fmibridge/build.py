@@ -26,6 +26,7 @@ import tempfile
 import tomllib
 import warnings
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -532,7 +533,7 @@ def c_header(table: ModelTable) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _start_macro(name: str, variables: list[Variable]) -> str:
+def _start_macro(name: str, variables: Sequence[Variable]) -> str:
     """Return an initializer macro of start values (one 0 if there are none)."""
     values = [repr(v.start) for v in variables] or ["0"]
     return f"#define {name} {{ {', '.join(values)} }}"
@@ -593,24 +594,23 @@ def _root(table: ModelTable, version: int, bare: bool) -> ET.Element:
         counts = {}
         state_flag, jacobian_flag = "FMUState", "providesDirectionalDerivatives"
     root = ET.Element(
-        "fmiModelDescription",
-        **identity,
-        **_common_attributes(table),
-        **counts,
+        "fmiModelDescription", {**identity, **_common_attributes(table), **counts}
     )
     saves = "false" if bare else "true"
     state = {f"canGetAndSet{state_flag}": saves, f"canSerialize{state_flag}": saves}
     jacobian = {jacobian_flag: "true"} if table.has_jacobian else {}
     if not bare:
         ET.SubElement(
-            root, "ModelExchange", modelIdentifier=table.name, **state, **jacobian
+            root, "ModelExchange", {"modelIdentifier": table.name, **state, **jacobian}
         )
     ET.SubElement(
         root,
         "CoSimulation",
-        modelIdentifier=table.name,
-        canHandleVariableCommunicationStepSize="true",
-        **state,
+        {
+            "modelIdentifier": table.name,
+            "canHandleVariableCommunicationStepSize": "true",
+            **state,
+        },
     )
     return root
 
@@ -671,10 +671,12 @@ def _fmi2_variables(parent: ET.Element, table: ModelTable) -> None:
         element = ET.SubElement(
             parent,
             "ScalarVariable",
-            name=var.name,
-            valueReference=str(var.vr),
-            description=var.description,
-            **_causality(var),
+            {
+                "name": var.name,
+                "valueReference": str(var.vr),
+                "description": var.description,
+                **_causality(var),
+            },
         )
         type_attributes = {}
         if var.unit:
@@ -684,7 +686,7 @@ def _fmi2_variables(parent: ET.Element, table: ModelTable) -> None:
         if var.start is not None:
             type_attributes["start"] = repr(var.start)
         ET.SubElement(
-            element, "Integer" if _is_integer(var) else "Real", **type_attributes
+            element, "Integer" if _is_integer(var) else "Real", {**type_attributes}
         )
 
 
@@ -700,8 +702,10 @@ def _fmi2_structure(root: ET.Element, table: ModelTable) -> None:
         ET.SubElement(
             outputs,
             "Unknown",
-            index=str(_fmi2_index(table, var)),
-            **_dependencies(table, var, lambda v: _fmi2_index(table, v)),
+            {
+                "index": str(_fmi2_index(table, var)),
+                **_dependencies(table, var, lambda v: _fmi2_index(table, v)),
+            },
         )
     derivatives = ET.SubElement(structure, "Derivatives")
     for var in table.of_kind("derivative"):
@@ -745,7 +749,9 @@ def _fmi3_variables(parent: ET.Element, table: ModelTable) -> None:
             attributes["derivative"] = str(var.derivative_of.vr)
         if var.start is not None:
             attributes["start"] = repr(var.start)
-        ET.SubElement(parent, "Int32" if _is_integer(var) else "Float64", **attributes)
+        ET.SubElement(
+            parent, "Int32" if _is_integer(var) else "Float64", {**attributes}
+        )
 
 
 def _fmi3_structure(root: ET.Element, table: ModelTable) -> None:
@@ -754,8 +760,10 @@ def _fmi3_structure(root: ET.Element, table: ModelTable) -> None:
         ET.SubElement(
             structure,
             "Output",
-            valueReference=str(var.vr),
-            **_dependencies(table, var, lambda v: v.vr),
+            {
+                "valueReference": str(var.vr),
+                **_dependencies(table, var, lambda v: v.vr),
+            },
         )
     for tag, variables in (
         ("ContinuousStateDerivative", table.of_kind("derivative")),
@@ -796,12 +804,14 @@ def _fmi1_description(table: ModelTable, interface: str) -> ET.Element:
     Co-Simulation FMU says so with an Implementation element."""
     root = ET.Element(
         "fmiModelDescription",
-        fmiVersion="1.0",
-        modelIdentifier=table.name,
-        guid=table.token,
-        **_common_attributes(table),
-        numberOfContinuousStates=str(len(table.of_kind("state"))),
-        numberOfEventIndicators=str(len(table.event_indicators)),
+        {
+            "fmiVersion": "1.0",
+            "modelIdentifier": table.name,
+            "guid": table.token,
+            **_common_attributes(table),
+            "numberOfContinuousStates": str(len(table.of_kind("state"))),
+            "numberOfEventIndicators": str(len(table.event_indicators)),
+        },
     )
     units = ET.SubElement(root, "UnitDefinitions")
     for unit in sorted({"s", *(v.unit for v in table.variables if v.unit)}):
@@ -824,12 +834,14 @@ def _fmi1_description(table: ModelTable, interface: str) -> ET.Element:
         attributes = {"unit": var.unit} if var.unit else {}
         if var.start is not None:
             attributes["start"] = repr(var.start)
-        ET.SubElement(element, "Integer" if _is_integer(var) else "Real", **attributes)
+        ET.SubElement(
+            element, "Integer" if _is_integer(var) else "Real", {**attributes}
+        )
         _fmi1_direct_dependency(element, table, var)
     if interface == "CoSimulation":
         implementation = ET.SubElement(root, "Implementation")
         standalone = ET.SubElement(implementation, "CoSimulation_StandAlone")
-        ET.SubElement(standalone, "Capabilities", **FMI1_CAPABILITIES)
+        ET.SubElement(standalone, "Capabilities", {**FMI1_CAPABILITIES})
     return root
 
 

@@ -23,6 +23,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .core import supervision
@@ -118,7 +119,7 @@ def _write(result: Result, out: Path) -> str:
     return f"{out} and {events_path(out)}"
 
 
-def _keywords(args: argparse.Namespace) -> dict[str, object]:
+def _keywords(args: argparse.Namespace) -> dict[str, Any]:
     """The keywords of `simulate` that the flags given set."""
     options = {k: getattr(args, k) for k in METHOD_OPTIONS}
     keywords = {
@@ -142,7 +143,7 @@ def _keywords(args: argparse.Namespace) -> dict[str, object]:
     return {k: v for k, v in keywords.items() if v is not None and v != {}}
 
 
-def run_model(model: Path | None, keywords: dict[str, object]) -> Result:
+def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
     """`simulate` the model (None: the built-in bouncing ball); `run` calls it in
     its supervised process."""
     from .simulation import simulate
@@ -228,7 +229,7 @@ def _in_flags(message: str) -> str:
     return message
 
 
-def _interrupted(exc: KeyboardInterrupt) -> str:
+def _interrupted(exc: BaseException) -> str:
     return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
 
 
@@ -317,10 +318,11 @@ def _info_ssp(path: Path) -> int:
             print(f"  system {system}: {len(members)} component(s)")
             for c in members:
                 archive = fmus[c.name]
-                implementation = {"me": "ModelExchange", "cs": "CoSimulation"}
+                names = {"me": "ModelExchange", "cs": "CoSimulation"}
+                implementation = names.get(c.implementation or "", "any")
                 print(
                     f"    {c.name}: {c.source} (FMI {archive.fmi_version}, "
-                    f"implementation {implementation.get(c.implementation, 'any')})"
+                    f"implementation {implementation})"
                 )
                 _print_interfaces(archive, "      ")
         print(f"  connections: {len(structure.connections)}")

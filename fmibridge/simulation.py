@@ -20,6 +20,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -33,6 +34,12 @@ from .flows.fmi import printed_log
 from .flows.input_table import InputTable
 from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
 from .methods import Method, is_a, method_named
+
+if TYPE_CHECKING:
+    from .methods.completion import Completion
+
+# simulate's keywords as given, by name: each of its own type (`simulate`)
+Keywords = Mapping[str, Any]
 
 Model = str | Path | HybridSystem
 GuardSpec = Edge | tuple[Guard | Callable, Callable]
@@ -215,12 +222,13 @@ def simulate(
     given = _with_integrator(given)
     logged = printed_log() if debug_logging else contextlib.nullcontext()
     with time_limit(timeout), logged:
-        if kind == "adapter":
+        if isinstance(model, HybridSystem):
+            start = cast(Mapping[str, float] | None, start_values)  # checked there
+            system = model.with_initial(start, start_time)
+        elif kind == "adapter":
             return _run_adapter(Path(model), given, progress)
-        if kind in ("fmu", "ssp"):
-            system = _open(Path(model), given)
         else:
-            system = model.with_initial(start_values, start_time)
+            system = _open(Path(model), given)
         try:
             return _run(system, given, progress, kind)
         finally:
@@ -228,9 +236,7 @@ def simulate(
                 system.close()
 
 
-def _run(
-    system: HybridSystem, given: Mapping[str, object], progress: bool, kind: str
-) -> Result:
+def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Result:
     """Run an opened system with the keywords given: its span, grid and method."""
     experiment = system.experiment
     stop = given.get("stop_time", experiment.stop)
@@ -308,7 +314,7 @@ def _kind(model: Model) -> str:
     return kinds[suffix]
 
 
-def _refuse(kind: str, given: Mapping[str, object], problems: list[str]) -> None:
+def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     """Refuse every keyword that would be ignored for this model and method, and
     FMPy's values fmibridge cannot honour (`problems`), in one error."""
     problems = [
@@ -343,7 +349,7 @@ def _refuse(kind: str, given: Mapping[str, object], problems: list[str]) -> None
         )
 
 
-def _flag_problems(given: Mapping[str, object]) -> list[str]:
+def _flag_problems(given: Keywords) -> list[str]:
     """What is wrong with FMPy's flags `record_events` and `debug_logging`."""
     problems = [
         f"`{name}` must be True or False, got {given[name]!r}"
@@ -360,7 +366,7 @@ def _flag_problems(given: Mapping[str, object]) -> list[str]:
     return problems
 
 
-def _with_integrator(given: Mapping[str, object]) -> dict[str, object]:
+def _with_integrator(given: Keywords) -> dict[str, Any]:
     """`given` with FMPy's `solver` as the method's integrator."""
     given = dict(given)
     integrator = solver_integrator(given.get("solver"))
@@ -372,7 +378,7 @@ def _with_integrator(given: Mapping[str, object]) -> dict[str, object]:
     return given
 
 
-def _open(path: Path, given: Mapping[str, object]) -> HybridSystem:
+def _open(path: Path, given: Keywords) -> HybridSystem:
     """Open an FMU (with its start values, inputs and outputs) or an SSP as a
     one-mode system, with the extra guards."""
     from .flows.fmu import fmu_system
@@ -430,7 +436,7 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
     )
 
 
-def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Result:
+def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
     """Load and run an adapter file with the keywords that override its values."""
     from .formats.adapters import load_adapter
 
@@ -458,7 +464,7 @@ def _run_adapter(path: Path, given: Mapping[str, object], progress: bool) -> Res
     return _recorded(result, grid, given)
 
 
-def _method(given: Mapping[str, object], h: float | None) -> Method:
+def _method(given: Keywords, h: float | None) -> Method:
     """The Method: an instance as given, or one by name with h, its options (and
     the relative tolerance, as the unilateral method's rtol)."""
     method, zeno = given.get("method"), given.get("zeno")
@@ -480,13 +486,14 @@ def _method(given: Mapping[str, object], h: float | None) -> Method:
 
 
 def _checked(
-    method: Method, system: HybridSystem, given: Mapping[str, object], kind: str
+    method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
     """Refuse an `integrator` (or `solver`) this method or system would ignore;
     apply the `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
-    inner = method.inner if is_a(method, "Completion") else method
+    completion = _completion(method)
+    inner = completion.inner if completion is not None else method
     is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
     if "integrator" in given.get("method_options", {}):
         name = "solver" if "solver" in given else "integrator"
@@ -508,34 +515,39 @@ def _checked(
             )
     if "zeno_eps" not in given:
         return method
-    if not is_a(method, "Completion"):
+    if completion is None:
         raise FmibridgeError(
             "`zeno_eps`: only a run with `zeno` 'complete' truncates Zeno executions."
         )
     eps = given["zeno_eps"]
-    return dataclasses.replace(method, eps=eps, eps_t=None, eps_q=None, eps_v=None)
+    return dataclasses.replace(completion, eps=eps, eps_t=eps, eps_q=eps, eps_v=eps)
 
 
-def _with_tolerance(
-    method: Method, system: HybridSystem, given: Mapping[str, object]
-) -> Method:
+def _completion(method: Method) -> Completion | None:
+    """`method` if it is a Completion (known by its name: importing the class
+    would load Completion's modules into every run)."""
+    return cast("Completion", method) if is_a(method, "Completion") else None
+
+
+def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
     """The method with `relative_tolerance` as its rtol: Unilateral's, or that of
     the adaptive steps of Halving and Relaxation (inside Completion too) where
     the system has dx/dt; a Co-Simulation FMU takes it for its own solver only."""
-    inner = method.inner if is_a(method, "Completion") else method
+    completion = _completion(method)
+    inner = completion.inner if completion is not None else method
     rtol = given["relative_tolerance"]
     if is_a(inner, "Unilateral"):
-        inner = dataclasses.replace(inner, rtol=rtol)
+        inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
     elif inner.tolerates and all(
         isinstance(flow, VectorField) for flow in system.flows()
     ):
         named = "integrator" in given.get("method_options", {})
         integrator = inner.integrator if named else None
-        inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)
+        inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)  # type: ignore[call-arg]
     else:
         return method
-    if is_a(method, "Completion"):
-        return dataclasses.replace(method, inner=inner, integrator=None)
+    if completion is not None:
+        return dataclasses.replace(completion, inner=inner, integrator=None)
     return inner
 
 
@@ -573,9 +585,7 @@ def default_output_interval(span: float, h: float) -> float:
     return h * 2**k
 
 
-def _grid(
-    t0: float, t_end: float, h: float, given: Mapping[str, object]
-) -> np.ndarray | None:
+def _grid(t0: float, t_end: float, h: float, given: Keywords) -> np.ndarray | None:
     """The run's output times: `t_eval`, the `output_interval`'s grid, FMPy's
     default grid, or None for every step (``output_interval='steps'``)."""
     interval = given.get("output_interval")
@@ -586,9 +596,7 @@ def _grid(
     return output_times(t0, t_end, interval, given.get("t_eval"))
 
 
-def _recorded(
-    result: Result, grid: np.ndarray | None, given: Mapping[str, object]
-) -> Result:
+def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Result:
     """The Result with the rows `record_events` asks for: with False, only the
     grid's (at a grid time with an event, the row after it) and the last."""
     if given.get("record_events", True) or grid is None or not len(result.t):

@@ -1,6 +1,6 @@
-"""Type checking of the typed layers: mypy on fmibridge/core, flows and methods,
+"""Type checking of the package: mypy on fmibridge (the bench excepted),
 with the config in pyproject.toml ([tool.mypy]) and the .pyi stubs of the
-compiled modules beside their .pyx. They check clean: any error fails."""
+compiled modules beside their .pyx. It checks clean: any error fails."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_core_flows_and_methods_type_check(tmp_path):
+def test_the_package_type_checks(tmp_path):
     pytest.importorskip("mypy", reason="install the test tools: pip install '.[test]'")
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache")],

@@ -56,7 +56,7 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so that a run stops the same way."""
 
 
-def exit_code(interrupt: KeyboardInterrupt) -> int:
+def exit_code(interrupt: BaseException) -> int:
     """The shell's exit code for a run stopped by Ctrl-C (130) or SIGTERM (143)."""
     return EXIT_TERMINATED if isinstance(interrupt, Terminated) else EXIT_INTERRUPTED
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import array
 import bisect
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import FmibridgeError
 from .recorder import Recorder
@@ -41,7 +41,7 @@ class OutputGrid:
     (1.0, 0.5)
     """
 
-    def __init__(self, times: Sequence[float], t0: float, t_end: float) -> None:
+    def __init__(self, times: ArrayLike, t0: float, t_end: float) -> None:
         t = np.asarray(times, dtype=float).reshape(-1)
         if not len(t) or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
             raise FmibridgeError(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import FmibridgeError
 
@@ -327,7 +328,7 @@ class Mode:
 
     name: str
     flow: Flow
-    edges: tuple[Edge, ...] = ()
+    edges: Sequence[Edge] = ()  # held as a tuple
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "edges", tuple(self.edges))
@@ -426,7 +427,7 @@ class HybridSystem:
             self,
             modes: Sequence[Mode],
             initial_mode: str,
-            x0: np.ndarray | Mapping[str, float],
+            x0: ArrayLike | Mapping[str, float],
             t0: float = 0.0,
             parameters: Mapping[str, float] = ...,
             constraint: UnilateralConstraint | None = None,

@@ -1,8 +1,38 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
+import enum
 from typing import Any
 
 from fmibridge.core._functions import Function
+
+class Op(enum.IntEnum):  # the machine's instructions
+    CONST = 0
+    VAR = 1
+    NEG = 2
+    NOT = 3
+    ADD = 4
+    SUB = 5
+    MUL = 6
+    DIV = 7
+    MOD = 8
+    FLOORDIV = 9
+    POW = 10
+    EQ = 11
+    NE = 12
+    LT = 13
+    LE = 14
+    GT = 15
+    GE = 16
+    CALL1 = 17
+    CALL2 = 18
+    MIN = 19
+    MAX = 20
+    AND = 21
+    OR = 22
+    IF_FALSE = 23
+    JUMP = 24
+    INT = 25
+    HYPOT = 26
 
 CONST: int
 VAR: int

@@ -11,15 +11,18 @@ file, so that one AdapterError names them all with their keys.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core.errors import AdapterError, ExpressionError, FmibridgeError
 from ..core.result import Result
 from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
+from ..flows.base import Flow
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
 from ..methods.completion import CONSTRAINED
@@ -48,9 +51,7 @@ class Adapter:
     t_end: float
     outputs: tuple[str, ...]
 
-    def run(
-        self, *, progress: bool = False, t_eval: Sequence[float] | None = None
-    ) -> Result:
+    def run(self, *, progress: bool = False, t_eval: ArrayLike | None = None) -> Result:
         """Run the method on the system and add the requested output columns
         that the flows did not record as they ran: those of no flow, and an
         FMU's outputs in completion's constrained samples (the FMU is not
@@ -98,7 +99,7 @@ class Problems:
     """Collects every problem in one file, to report them together."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.items = path, []
+        self.path, self.items = path, list[str]()
 
     def add(self, key: str, message: str) -> None:
         """Record a problem under the file's `key`."""
@@ -143,7 +144,7 @@ def flatten(table: Mapping, prefix: str = "") -> dict:
     return flat
 
 
-def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, object]:
+def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, Flow]:
     """Each mode's flow: `flow`, wrapped with its mode and held inputs if any."""
     held = problems.numbers(spec.get("held", {}), "held")
     table = spec.get("modes", {})
@@ -160,11 +161,11 @@ def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, object]:
     ):
         if isinstance(item, Mapping):
             names.add(str(item.get("mode", DEFAULT_MODE)))
-    names = sorted(names) or [DEFAULT_MODE]
+    modes = sorted(names) or [DEFAULT_MODE]
     if not held and not table:
-        return dict.fromkeys(names, flow)
+        return dict.fromkeys(modes, flow)
     flows = {}
-    for mode in names:
+    for mode in modes:
         spec_mode = table.get(mode, {})
         for key in sorted(set(spec_mode) - {"inputs"}):
             problems.add(
@@ -310,7 +311,7 @@ def _reset(table, flow, variables, problems, where):
     return assignments if len(assignments) == len(table) else None
 
 
-def _values(flow, parameters, used: set[str]) -> Callable[[float, np.ndarray], dict]:
+def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
     """Return (t, x) -> every name an expression may use at that point.
 
     The FMU is asked only when the expressions `used` name more than states,
@@ -358,7 +359,7 @@ def state_function(expr: Expression, flow, parameters, where: str):
         def fn(t: float, x: np.ndarray) -> float:
             return float(function(t, x)[0])
 
-        fn.engine_entry = lambda n: (function, 0) if n == function.n_in else None
+        fn.engine_entry = lambda n: (function, 0) if n == function.n_in else None  # type: ignore[attr-defined]  # read by `flows._programs`
     fn.__name__ = expr.source
     return fn
 
@@ -398,7 +399,7 @@ def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):
 
 def constraint_fields(
     table, parameters, problems: Problems, *, known=None, extra_keys=frozenset()
-) -> tuple[str, str, float] | None:
+) -> tuple[Any, Any, float] | None:
     """Return (gap, velocity, restitution) of a [constraint] table, or None.
 
     gap and velocity must be among `known` (None: the caller checks them),

@@ -53,6 +53,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -263,7 +264,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     flows = mode_flows(spec, flow, problems)
     if len(problems.items) > n_problems:  # the rest needs each mode's flow
         problems.raise_if_any()
-    any_flow = next(iter(flows.values()))
+    any_flow: Any = next(iter(flows.values()))  # an FMU's flow: it has x0
     variables = (
         set(any_flow.state_names) | set(flow.output_names) | set(parameters) | {"t"}
     )
@@ -290,6 +291,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
     if isinstance(method, Completion):
         _check_completable(constraint, any_flow, spec.get("constraint"), problems)
     problems.raise_if_any()
+    assert method is not None  # else `read_method` added a problem
     modes = [
         Mode(m, f, fmu_event_edges(f, m) + tuple(e for src, e in edges if src == m))
         for m, f in flows.items()
@@ -339,7 +341,7 @@ def _input_function(expr: Expression, parameters: Mapping[str, float], where: st
     def u(t: float) -> float:
         return float(function(t, no_states)[0])
 
-    u.engine_entry = lambda n: (function, 0) if n == 0 else None
+    u.engine_entry = lambda n: (function, 0) if n == 0 else None  # type: ignore[attr-defined]
     return u
 
 

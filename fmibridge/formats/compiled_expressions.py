@@ -17,6 +17,7 @@ Python's for every expression it accepts.
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from ..flows import _programs
 
@@ -98,10 +99,11 @@ class _Emitter:
         return bound
 
     def emit_Constant(self, node: ast.Constant) -> float | None:
-        self.consts.append(float(node.value))
-        is_float = isinstance(node.value, float)
+        value = cast(float, node.value)  # a number: `expressions` checked it
+        self.consts.append(float(value))
+        is_float = isinstance(value, float)
         self.add(_Op.CONST if is_float else _Op.INT, len(self.consts) - 1)
-        return None if is_float else abs(float(node.value))  # a folded comparison
+        return None if is_float else abs(float(value))  # a folded comparison
 
     def emit_Name(self, node: ast.Name) -> None:
         if node.id not in self.names:
@@ -130,7 +132,7 @@ class _Emitter:
         return b if op == _Op.MOD else a  # |a // b| <= |a| for integers b != 0
 
     def emit_Call(self, node: ast.Call) -> float | None:
-        name, args = node.func.id[:-2], node.args  # "sin()" -> "sin"
+        name, args = cast(ast.Name, node.func).id[:-2], node.args  # "sin()" -> "sin"
         bounds = [self.emit(arg) for arg in args]
         if name == "pow":
             self.add(_Op.POW)

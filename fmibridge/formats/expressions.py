@@ -34,6 +34,7 @@ import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from ..core.errors import ExpressionError, FmibridgeError
 from ..flows._programs import REASONS, Program
@@ -223,7 +224,7 @@ def _fold_dotted_names(tree: ast.AST) -> None:
                 stack.append(getattr(node, field))
 
 
-def _dotted_name(node: object) -> object:
+def _dotted_name(node: ast.AST) -> ast.AST:
     """An attribute chain on a name as one Name, other nodes as they are."""
     parts, inner = [], node
     while isinstance(inner, ast.Attribute):
@@ -242,7 +243,8 @@ def _shown(text: str) -> str:
 
 def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
     """Check every node of `tree` in one pass; return the names it reads."""
-    names, called, deepest = set(), set(), [(tree, 0)]
+    names, called = set(), set()
+    deepest: list[tuple[ast.AST, int]] = [(tree, 0)]
     while deepest:
         node, depth = deepest.pop()
         if depth > MAX_DEPTH:
@@ -322,7 +324,7 @@ class _Compiler(ast.NodeTransformer):
         self.constants, self.shown, self.prefix = constants, shown, prefix
 
     def visit_Constant(self, node: ast.Constant) -> ast.Constant:
-        return ast.copy_location(ast.Constant(float(node.value)), node)
+        return ast.copy_location(ast.Constant(float(cast(float, node.value))), node)
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id in self.constants:
@@ -331,7 +333,7 @@ class _Compiler(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         node.args = [self.visit(arg) for arg in node.args]
-        node.func = ast.Name(f"{node.func.id}()", ast.Load())
+        node.func = ast.Name(f"{cast(ast.Name, node.func).id}()", ast.Load())
         return self._folded(node, node.args)
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
@@ -340,8 +342,8 @@ class _Compiler(ast.NodeTransformer):
             pow_call = ast.Call(
                 ast.Name("pow()", ast.Load()), [node.left, node.right], []
             )
-            node = ast.copy_location(pow_call, node)
-            return self._folded(node, node.args)
+            call = ast.copy_location(pow_call, node)
+            return self._folded(call, call.args)
         return self._folded(node, [node.left, node.right])
 
     def generic_expr(self, node: ast.expr) -> ast.expr:

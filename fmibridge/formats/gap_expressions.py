@@ -32,6 +32,7 @@ import ast
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping
+from typing import cast
 
 import numpy as np
 
@@ -75,7 +76,7 @@ def affine_coefficients(
 def _affine(node: ast.AST, variables, constants) -> tuple[dict, float] | None:
     """(coefficients, constant term) of an affine node, or None."""
     if isinstance(node, ast.Constant):
-        return {}, float(node.value)
+        return {}, float(cast(float, node.value))  # `expressions` checked it
     if isinstance(node, ast.Name):
         if node.id in variables:
             return {node.id: 1.0}, 0.0
@@ -161,6 +162,8 @@ def gap_contact(
         )
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     coefficients = affine_coefficients(gap, set(q_names), parameters)
+    gradient: Callable[[float, np.ndarray], np.ndarray]
+    hessian: Callable[[float, np.ndarray], np.ndarray]
     if coefficients is None:
         q_index = forced.q_index
         gradient = functools.partial(_central_gradient, h, q_index)
@@ -330,6 +333,8 @@ def projected_gap_contact(
         )
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     coefficients = affine_coefficients(gap, {coordinate}, parameters)
+    gradient: Callable[[float, np.ndarray], np.ndarray]
+    hessian: Callable[[float, np.ndarray], np.ndarray]
     if coefficients is None:
         gradient = functools.partial(_central_gradient, h, (i,))
         hessian = functools.partial(_central_hessian, h, (i,))

@@ -70,8 +70,8 @@ VERSIONS = ("1.0", "2.0")
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 IMPLEMENTATIONS = {"any": None, "ModelExchange": "me", "CoSimulation": "cs"}
 REAL_TAGS = ("Real", "Float64", "Float32")
-INTEGER_TAGS = ("Integer", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32")
-INTEGER_TAGS += ("Int64", "UInt64")
+INTEGER_TAGS: tuple[str, ...] = ("Integer", "Int8", "UInt8", "Int16", "UInt16")
+INTEGER_TAGS += ("Int32", "UInt32", "Int64", "UInt64")
 UNSUPPORTED = {  # element under a System -> what it would have meant
     "ssd:Elements/ssd:SignalDictionaryReference": "signal dictionary references",
     "ssd:SignalDictionaries": "signal dictionaries",
@@ -234,8 +234,8 @@ class _Flat:
         connector = connection.get(f"{which}Connector", "")
         if element is None:
             node: Node = ("system", path, connector)
-        elif isinstance(self.elements[path].get(element), SspComponent):
-            node = ("component", (self.elements[path][element].name,), connector)
+        elif isinstance(component := self.elements[path].get(element), SspComponent):
+            node = ("component", (component.name,), connector)
         elif element in self.elements[path]:
             node = ("system", (*path, element), connector)
         else:
@@ -360,7 +360,7 @@ def _component(
             f"{implementation!r}; fmibridge offers {sorted(IMPLEMENTATIONS)}."
         )
     connectors = {
-        c.get("name"): (c.get("kind"), _unit(c))
+        c.get("name", ""): (c.get("kind", ""), _unit(c))
         for c in element.findall("ssd:Connectors/ssd:Connector", NS)
     }
     parameters: dict[str, float] = {}
@@ -425,10 +425,11 @@ def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, float]:
 
 
 def _times(experiment: ET.Element, where: str) -> tuple[float | None, float | None]:
+    start, stop = experiment.get("startTime"), experiment.get("stopTime")
     try:
-        return tuple(
-            None if experiment.get(k) is None else float(experiment.get(k))
-            for k in ("startTime", "stopTime")
+        return (
+            None if start is None else float(start),
+            None if stop is None else float(stop),
         )
     except ValueError:
         raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None

@@ -45,7 +45,7 @@ def read_toml(
     except RecursionError:  # Python's reader recurses into each nested value
         table = None
     key = _too_deep(table) if table is not None else "a value"
-    if key is not None:
+    if key is not None or table is None:
         raise error(
             f"{path}: {key} nests tables or arrays more than {MAX_TOML_DEPTH} levels "
             f"deep; fmibridge's files need a few."

@@ -10,11 +10,11 @@ import platform
 import sys
 import time
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core import time_limit
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
@@ -204,7 +204,7 @@ class Method(abc.ABC):
         t_end: float | None = None,
         *,
         progress: bool = False,
-        t_eval: Sequence[float] | None = None,
+        t_eval: ArrayLike | None = None,
     ) -> Result:
         """Simulate `system` from its t0 to `t_end` and return the Result.
 

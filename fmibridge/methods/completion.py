@@ -64,11 +64,11 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..core._functions import PythonScalars, PythonVector
 from ..core.errors import FmibridgeError
@@ -300,7 +300,7 @@ class Completion(Method):
         t_end: float | None = None,
         *,
         progress: bool = False,
-        t_eval: Sequence[float] | None = None,
+        t_eval: ArrayLike | None = None,
     ) -> Result:
         """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`.
 

@@ -60,7 +60,7 @@ class Primitives(NamedTuple):
     """
 
     rhs: Function
-    force: Function
+    force: ForceMap
     gap: Function
     gradient: Function
     hessian: Function
@@ -127,7 +127,7 @@ class LagrangianSystem:
     @property
     def state_names(self) -> tuple[str, ...]:
         """The state names: the coordinates q, then their rates q_dot."""
-        return self.coordinates + tuple(f"{c}_dot" for c in self.coordinates)
+        return (*self.coordinates, *(f"{c}_dot" for c in self.coordinates))
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return (q, qdot) from the state x = [q, qdot]."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..flows.base import Flow
 from ..flows.native import NativeFlow
 
 __all__ = [
@@ -229,9 +230,10 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
     def gap_oscillator(t: float, x: np.ndarray) -> float:
         return float(x_max - x[0])
 
-    gap_oscillator.direction = "falling"
-    gap_oscillator.affine = True
-    gap_oscillator.gradient = _gap_gradient
+    # what `Guard` reads from a guard function
+    vars(gap_oscillator).update(
+        direction="falling", affine=True, gradient=_gap_gradient
+    )
     return gap_oscillator
 
 
@@ -330,6 +332,7 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
     """
     from ..methods.contact import Contact
 
+    flow: Flow
     if compiled:
         from ..flows.compiled import CompiledFlow
 

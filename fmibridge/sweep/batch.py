@@ -210,7 +210,7 @@ def run_sweep(
 def _row(outcome: Outcome, metrics: Sequence[str]):
     """Return (summary row, trajectory or None) of one Outcome."""
     if not outcome.is_ok:
-        row = {"status": ERROR, "error": outcome.error}
+        row: dict[str, object] = {"status": ERROR, "error": outcome.error}
         return {**row, "wall_time_s": outcome.wall_time_s}, None
     row = {"error": "", **outcome.value["row"], "wall_time_s": outcome.wall_time_s}
     return row, outcome.value["trajectory"]

@@ -26,7 +26,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,7 +94,7 @@ def iter_runs(
     workers: int | None = None,
     progress: bool = False,
     desc: str = "sweep",
-) -> Iterator[tuple[int, Outcome]]:
+) -> Generator[tuple[int, Outcome]]:
     """Yield (index, Outcome) of ``fn(**kwargs)`` for each kwargs, as runs finish.
 
     Close the generator (or leave its loop) to cancel the runs not yet done;
@@ -111,7 +111,7 @@ def iter_runs(
             yield from _on_client(client, fn, kwargs_list, bar)
 
 
-def _on_client(client, fn, kwargs_list, bar) -> Iterator[tuple[int, Outcome]]:
+def _on_client(client, fn, kwargs_list, bar) -> Generator[tuple[int, Outcome]]:
     """Submit every call to `client` and yield them as they complete."""
     from dask.distributed import as_completed
 

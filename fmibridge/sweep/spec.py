@@ -224,7 +224,7 @@ def _split(key: str) -> tuple[str, str] | None:
 
 def _apply(base: Run, point: Mapping[str, Any]) -> Run:
     """Return `base` with the settings of one sweep point."""
-    groups = {g: dict(getattr(base, g)) for g in GROUPS}
+    groups: dict[str, Any] = {g: dict(getattr(base, g)) for g in GROUPS}
     t_end = base.t_end
     for key, value in point.items():
         group, name = _split(key)  # type: ignore[misc]  # checked by Sweep

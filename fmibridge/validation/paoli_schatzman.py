@@ -104,6 +104,7 @@ def paoli_schatzman(
     cap = (1.0 + c) * params.x_max
     z1 = x0 + v0 * h + 0.5 * h * h * (params.u(0.0) / m - 2.0 * a * v0 - w2 * x0)
     coefficients = (c_u, c_now, c_old, c, cap)
+    z: np.ndarray | list[float]
     if compiled:
         z = np.empty(n + 1)
         z[0], z[1] = x0, z1
