@@ -51,7 +51,7 @@ def corridor(x0: float, y0: float, theta0: float) -> HybridSystem:
     def block(t, x):
         return max(above(t, x), past(t, x))  # > 0 outside the block
 
-    block.components = (above, past)
+    vars(block).update(components=(above, past))  # what `Guard` reads
     names = ["x", "y", "theta"]
     edges = (
         Edge(Guard(top, name="top"), "crashed"),
@@ -91,6 +91,6 @@ def corridor_first_collision(x0: float, y0: float, theta0: float, ds: float = 1e
     first = {k: int(np.argmax(v)) for k, v in hits.items() if v.any()}
     if not first:
         return None
-    name = min(first, key=first.get)
+    name = min(first, key=lambda k: first[k])
     stop = first[name]
     return name, float(s[stop]), float(np.max(inside[: stop + int(1.0 / ds)]))

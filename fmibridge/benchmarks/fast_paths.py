@@ -25,6 +25,7 @@ Or and Ames, Examples 1 and 2 (Fig. 4).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import subprocess
@@ -89,8 +90,8 @@ def lagrangian_rows(options: BenchOptions) -> list[Row]:
         python = to_hybrid(model, q0, v0)
         slow = method.run(python, t_end)
         ours, theirs = paired_times(
-            lambda s=compiled: method.run(s, t_end),
-            lambda s=python: method.run(s, t_end),
+            functools.partial(method.run, compiled, t_end),
+            functools.partial(method.run, python, t_end),
             options,
         )
         notes = [f"first run with numba compiling: {first:.1f} s"]

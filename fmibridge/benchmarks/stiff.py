@@ -116,7 +116,7 @@ def fmpy_roberts(path: Path, rtol: float) -> float:
         relative_tolerance=rtol,
         record_events=False,
     )
-    return roberts_error([out["y1"][-1], out["y2"][-1]])
+    return roberts_error(np.array([out["y1"][-1], out["y2"][-1]]))
 
 
 def roberts_rows(options: BenchOptions) -> list[Row]:

@@ -38,11 +38,13 @@ import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from ..core.errors import FmibridgeWarning
+from ..methods.base import Method
 from ..methods.completion import Completion
 from ..methods.halving import Halving
 from ..methods.relaxation import Relaxation
@@ -109,6 +111,8 @@ BALL_PAIRS = ((1e-6, None), (1e-10, 1e-8))
 # (Esposito and Kumar, Table II: 7 %)
 PS_COMPILED_TARGET = 1.0
 BUMPER_CARS_TARGET = 1.2
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -191,9 +195,9 @@ class Found:
     run: Callable[[], object] | None = field(default=None, compare=False, repr=False)
 
 
-def median_time(run: Callable[[], object], repeats: int) -> tuple[float, object]:
+def median_time(run: Callable[[], T], repeats: int) -> tuple[float, T]:
     """Return (median wall time over `repeats` runs, the last run's value)."""
-    times, value = [], None
+    times = []
     for _ in range(max(repeats, 1)):
         start = time.perf_counter()
         value = run()
@@ -255,9 +259,9 @@ def search(
         wall = time.perf_counter() - start
         error = error_of(output)
         if error <= target:
-            wall, output = median_time(lambda v=value: run(v), repeats)
+            wall, output = median_time(functools.partial(run, value), repeats)
             found = Found(label(value), float(error_of(output)), wall, True)
-            return replace(found, run=lambda v=value: run(v))
+            return replace(found, run=functools.partial(run, value))
         n_stalled = n_stalled + 1 if error > STALL_RATIO * best[0] else 0
         if may_stall and n_stalled == STALL_WINDOW:
             return Found(
@@ -280,6 +284,10 @@ def search(
 
 
 # -- Table I: relaxation, PS, solve_ivp --
+
+
+def _compiled_label(name: str, h: float) -> str:
+    return f"{name} h={h:.4g}, compiled"
 
 
 def _halving_steps(start: float) -> list[float]:
@@ -328,7 +336,7 @@ def halving_run(params: OscillatorParams, h: float, zeno_eps=None):
     partial trajectory.
     """
     max_steps = HALVING_STEPS_PER_GRID_STEP * math.ceil(params.t_max / h)
-    method = Halving(
+    method: Method = Halving(
         h=h,
         integrator="rk4",
         locate="illinois",
@@ -373,13 +381,13 @@ def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found
         {"eps_q": eps_q, "eps_t": ZENO_EPS_TV, "eps_v": ZENO_EPS_TV},
     ):
         text = ", ".join(f"{k}={v:.0e}" for k, v in budgets.items())
-        runs[f"completion(halving rk4 illinois, {text})"] = lambda h, b=budgets: (
-            halving_run(params, h, b)
+        runs[f"completion(halving rk4 illinois, {text})"] = functools.partial(
+            halving_run, params, zeno_eps=budgets
         )
     for integrator in ("midpoint", "rk4"):
         for eps in (f * target for f in EPS_PER_TARGET):
-            runs[f"relaxation {integrator} eps={eps:.2g}"] = (
-                lambda h, i=integrator, e=eps: relaxation_run(params, i, h, e)
+            runs[f"relaxation {integrator} eps={eps:.2g}"] = functools.partial(
+                relaxation_run, params, integrator, eps=eps
             )
     found = [
         search(
@@ -390,7 +398,7 @@ def best_fmibridge(params, exact, target: float, options: BenchOptions) -> Found
             repeats=options.repeats,
             budget_s=options.search_budget_s,
             may_stall=True,
-            label=lambda h, name=name: f"{name} h={h:.4g}, compiled",
+            label=functools.partial(_compiled_label, name),
         )
         for name, run in runs.items()
     ]
@@ -446,7 +454,7 @@ def ivp_with_restarts(params: OscillatorParams, method: str, rtol: float) -> Ivp
     def hits_stop(t, x):
         return x[0] - x_max
 
-    hits_stop.terminal, hits_stop.direction = True, 1.0
+    vars(hits_stop).update(terminal=True, direction=1.0)  # what solve_ivp reads
     t, x = 0.0, np.array([params.x0, params.v0], dtype=float)
     ts, xs = [np.array([t])], [np.array([x[0]])]
     for n_restarts in range(MAX_RESTARTS + 1):
@@ -1056,23 +1064,14 @@ def coupled_rows(options: BenchOptions) -> list[Row]:
 
 def extra_rows(options: BenchOptions) -> list[Row]:
     """bumper_cars_overhead (issue 6) and sweep_speedup (issue 9) if available."""
+    from .bumper_cars import bumper_cars_overhead
+
     rows = []
-    try:
-        from .bumper_cars import bumper_cars_overhead
-    except ImportError:
-        bumper_cars_overhead = None
     if options.quick:
         rows.append(
             _skipped(
                 "bumper cars (unilateral vs endpoint)",
                 "skipped in --quick (takes ~20 s)",
-            )
-        )
-    elif bumper_cars_overhead is None:
-        rows.append(
-            _skipped(
-                "bumper cars (unilateral vs endpoint)",
-                "skipped: fmibridge.benchmarks.bumper_cars not present",
             )
         )
     else:
@@ -1082,27 +1081,24 @@ def extra_rows(options: BenchOptions) -> list[Row]:
             _skipped("sweep speedup", "skipped in --quick (starts a Dask cluster)")
         )
         return rows
-    try:
-        from .sweep_speedup import sweep_speedup
-    except ImportError:
-        rows.append(_skipped("sweep speedup", "skipped: fmibridge.sweep not present"))
-    else:
-        info = sweep_speedup(n_runs=40, workers=2)
-        rows.append(
-            Row(
-                "sweep speedup (40 runs, 2 workers)",
-                "wall s",
-                info["parallel_s"],
-                "serial loop",
-                info["serial_s"],
-                math.nan,
-                math.nan,
-                "dask local cluster",
-                "for loop",
-                f"speedup x{info['speedup']:.2f} (x"
-                f"{info['speedup_excluding_startup']:.2f} excluding startup)",
-            )
+    from .sweep_speedup import sweep_speedup
+
+    info = sweep_speedup(n_runs=40, workers=2)
+    rows.append(
+        Row(
+            "sweep speedup (40 runs, 2 workers)",
+            "wall s",
+            info["parallel_s"],
+            "serial loop",
+            info["serial_s"],
+            math.nan,
+            math.nan,
+            "dask local cluster",
+            "for loop",
+            f"speedup x{info['speedup']:.2f} (x"
+            f"{info['speedup_excluding_startup']:.2f} excluding startup)",
         )
+    )
     return rows
 
 

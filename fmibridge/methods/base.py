@@ -25,7 +25,7 @@ from ..core.recorder import Recorder
 from ..core.result import Event, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, FlowTerminated
-from ..flows.stiff import integrator_named
+from ..flows.stiff import Stiff, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, TIME_RTOL, compiled_mode
 from .forecast import CrossingForecast
@@ -153,7 +153,7 @@ class Method(abc.ABC):
     adaptive_integrator: ClassVar[str] = "dopri5"
 
     h: float = 1e-3
-    integrator: str | Scheme | None = None
+    integrator: str | Scheme | Stiff | None = None
     max_steps: int = 10_000_000
     max_events: int = 10_000
     error_warning: float = field(default=ERROR_WARNING, kw_only=True)

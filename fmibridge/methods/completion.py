@@ -77,6 +77,7 @@ from ..core.recorder import Recorder
 from ..core.result import Event, Result, Status
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
+from ..flows.stiff import Stiff
 from ._completion import (
     FALLBACK_SAFETY,
     NON_FINITE,
@@ -267,7 +268,7 @@ class Completion(Method):
     t_tol: float = 1e-10
     impact_edge: str | None = None
     h: float = field(default=None, kw_only=True)  # type: ignore[assignment]
-    integrator: str | Scheme | None = field(default=None, kw_only=True)
+    integrator: str | Scheme | Stiff | None = field(default=None, kw_only=True)
     max_steps: int = field(default=None, kw_only=True)  # type: ignore[assignment]
     max_events: int = field(default=None, kw_only=True)  # type: ignore[assignment]
 

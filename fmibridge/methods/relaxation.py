@@ -9,6 +9,7 @@ from typing import ClassVar
 from ..core.integrators import Scheme
 from ..core.recorder import Recorder
 from ..core.system import HybridSystem
+from ..flows.stiff import Stiff
 from ._mode import compiled_mode
 from ._relaxation import attempt as compiled_attempt
 from .base import Method, State, Step, at_least_one, positive
@@ -110,7 +111,7 @@ class Relaxation(Method):
     default_integrator: ClassVar[str] = "midpoint"
     walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
-    integrator: str | Scheme | None = None
+    integrator: str | Scheme | Stiff | None = None
     eps: float = 1e-6
     max_halvings: int = 64
     rtol: float | None = None
