@@ -27,6 +27,7 @@ from fmibridge import (
     Unilateral,
 )
 from fmibridge.core.errors import FMUError
+from fmibridge.core.integrators import SCHEMES
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows.components import NativeBlock
 from fmibridge.flows.cosim_master import Communication
@@ -610,22 +611,32 @@ def test_an_algebraic_loop_is_solved_at_each_communication_point(fmu_dir, ka):
     assert abs(x[0]) > 0.1  # the plant moved
 
 
+@pytest.mark.parametrize("plant", ["cs", "me"])
 @pytest.mark.parametrize("version", [2, 3])
-def test_an_fmu_error_in_the_compiled_step_names_the_fmi_function(fmu_dir, version):
-    """A status above warning from the FMU raises the FMUError of the lower layer:
-    doStep refused (h < 0), then setReal refused (the FMU terminated behind
-    the master)."""
-    flow = plant_and_controller(fmu_dir, "cs", versions=(version, version))
+def test_an_fmu_error_in_the_compiled_step_names_the_fmi_function(
+    fmu_dir, version, plant
+):
+    """A status above warning from an FMU the compiled step calls directly (the
+    controller, beside a plant in CS or, integrated by the master, in ME)
+    raises the FMUError of the lower layer: doStep refused (h < 0), then
+    setReal refused (the FMU terminated behind the master)."""
+    parts = {
+        "plant": open_fmu(fmu(fmu_dir, "MassSpringStop", version), plant),
+        "controller": open_fmu(fmu(fmu_dir, "PositionController", version), "cs"),
+    }
+    flow = couple(parts, LOOP)
     names = {2: ("fmi2DoStep", "fmi2SetReal"), 3: ("fmi3DoStep", "fmi3SetFloat64")}
     do_step, set_real = names[version]
+    scheme = SCHEMES["rk4"]
     try:
-        assert flow._compiled.direct
+        assert [f for f, _ in flow._called][-1] is parts["controller"]
+        assert flow._compiled.direct == (plant == "cs")
         with pytest.raises(FMUError, match=f"{do_step} returned error.*needs h >= 0"):
-            flow.advance(0.0, flow.x0, -0.01, None)
-        x1 = flow.advance(0.0, flow.x0, 0.01, None)
-        flow.components[0].flow.instance._fmu.terminate()  # fmpy's, not ours
+            flow.advance(0.0, flow.x0, -0.01, scheme)
+        x1 = flow.advance(0.0, flow.x0, 0.01, scheme)
+        parts["controller"].instance._fmu.terminate()  # fmpy's, not ours
         with pytest.raises(FMUError, match=f"{set_real} returned error"):
-            flow.advance(0.01, x1, 0.01, None)
+            flow.advance(0.01, x1, 0.01, scheme)
     finally:
         flow.close()
 

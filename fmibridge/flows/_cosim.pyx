@@ -319,10 +319,10 @@ cpdef object arrived(master, double t, x, double h, y):
     left the components (y; x a copy the master keeps), and the FMUs the step
     called directly (`CoSimulationFlow.stepped`)."""
     cdef double t_end = t + h
+    for flow, where in master._called:
+        flow.stepped(t_end, y[where], h)
     if (<CommunicationStep> master._compiled).direct:
-        for flow, where in zip(master._saving, master._slices):
-            flow.stepped(t_end, y[where], h)
-        master._compiled_at = [flow._at for flow in master._saving]
+        master._compiled_at = [flow._at for flow, _ in master._called]
     master._last_step = (t, x, t_end, y, h)
     master._end = (t_end, h, y.tobytes())
 
@@ -341,10 +341,9 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
     cdef int inputs = 0
     cdef double t_previous = t
     cdef double[::1] ys
-    if step.direct:
-        for flow in master._saving:  # a component closed behind the master: its
-            if flow._instance is None:  # error, not a call into a freed instance
-                flow.instance  # raises FmibridgeError
+    for flow, _ in master._called:  # a component closed behind the master: its
+        if flow._instance is None:  # error, not a call into a freed instance
+            flow.instance  # raises FmibridgeError
     step.evaluate(t, x)
     if may_undo and master._should_save(t, x):
         master._keep(t, x)
@@ -417,7 +416,7 @@ cdef class MasterStepper(Stepper):
                 and len(y_end) == self.n * sizeof(double)
                 and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
             return False
-        return [flow._at for flow in master._saving] == master._compiled_at
+        return [flow._at for flow, _ in master._called] == master._compiled_at
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:

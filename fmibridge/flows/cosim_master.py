@@ -22,16 +22,17 @@
    integrates (Model Exchange FMU, native block) gets the line at each stage.
 
 Steps 2 and 3 are one compiled step for every coupling
-(`_cosim.CommunicationStep`): a Co-Simulation FMU of FMI 2 or 3 that saves
+(`_cosim.CommunicationStep`): each Co-Simulation FMU of FMI 2 or 3 that saves
 its state, without Event Mode or inputs of its own, is called there directly
 (doStep, get and set of reals); any other component (Model Exchange FMU or
 native block, integrated with the scheme; an FMU the C calls cannot take) is
-stepped by one Python function called back (`_component_step`), and an
-algebraic loop is solved by the Python propagation (`coupling.evaluate`),
-called back. Where every component is called directly and the coupling has
-no loop (`CommunicationStep.direct`), the methods take the steps in blocks
-(`steps_in_blocks`): a step with nothing to save, restore or record calls
-back to Python only for the guards (`_cosim.MasterStepper`).
+stepped by one Python function called back (`_component_step`). The
+connections at t are propagated in C where every component is called
+directly and the coupling has no algebraic loop (`CommunicationStep.direct`),
+else by `coupling.evaluate` (which solves the loops), called back. A direct
+coupling's steps are taken in blocks (`steps_in_blocks`): a step with nothing
+to save, restore or record calls back to Python only for the guards
+(`_cosim.MasterStepper`).
 
 The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
@@ -155,7 +156,16 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
-        self._compiled = _compiled_step(self)
+        calls = [
+            flow.compiled_calls() if isinstance(flow, CoSimulationFlow) else None
+            for flow in (c.flow for c in self.components)
+        ]
+        self._called = [  # the FMUs the compiled step calls, with their parts
+            (cast(CoSimulationFlow, c.flow), where)
+            for c, where, call in zip(self.components, self._slices, calls, strict=True)
+            if call is not None
+        ]
+        self._compiled = _compiled_step(self, calls)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
         self._here = False  # the step starts where the last one ended
@@ -270,10 +280,10 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         propagation at t (`coupling.evaluate`), or where every one is called
         directly, by `goto` unless the last step left them there."""
         if self._compiled.direct:
-            where = [flow._at for flow in self._saving]
+            where = [flow._at for flow, _ in self._called]
             if not (self._here and where == self._compiled_at):
-                for flow, part in zip(self._saving, self.parts(x), strict=True):
-                    flow.goto(t, part)
+                for flow, part in self._called:
+                    flow.goto(t, x[part])
             self._compiled_at = []
         y = take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
         self._arrived(t, x, h, y)
@@ -291,13 +301,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         (the others cannot follow it there), else the FMUError of its doStep;
         FmibridgeError for non-finite states y (failed < 0)."""
         step = self._compiled
-        assert step is not None
         if failed < 0:
             raise self._non_finite(t, h, y)
         self._compiled_at = []
         for c in self._order[: self._order.index(failed)]:  # these stepped
-            self._saving[c].stepped(t + h, y[self._slices[c]], h)
-        flow = self._saving[failed]
+            if isinstance(stepped := self.components[c].flow, CoSimulationFlow):
+                stepped.stepped(t + h, y[self._slices[c]], h)
+        flow = cast(CoSimulationFlow, self.components[failed].flow)
         end = flow.instance.failed_step(
             step.failed_status, step.terminated, step.last_time
         )
@@ -462,55 +472,51 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         }
 
 
-def _compiled_step(master: CoupledCoSimulation) -> CommunicationStep:
-    """The master's communication step (`_cosim`): every component called
-    directly where each is a Co-Simulation FMU it takes (`compiled_calls`) and
-    the coupling has no algebraic loop, else every one called back
-    (`_component_step`) and the connections propagated by `coupling.evaluate`."""
-    coupling, n = master.coupling, len(master.components)
-    direct = len(master._saving) == n and not coupling.loops()
-    calls = [flow.compiled_calls() for flow in master._saving] if direct else [None]
-    ports = [
-        [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
-        for c in range(n)
-    ]
-    outs = [[(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
-            for c in range(n)]  # fmt: skip
-    if any(call is None for call in calls):
-        return CommunicationStep(
-            [None] * n,
-            [None] * n,
-            [[0] * len(c.state_names) for c in master.components],
-            [([], [])] * n,
-            [([0] * len(o), [k for k, _ in o]) for o in outs],
-            None,
-            master._order,
-            master._propagate,
-            master._component_step,
-        )
+def _compiled_step(
+    master: CoupledCoSimulation, calls: list[tuple | None]
+) -> CommunicationStep:
+    """The master's communication step (`_cosim`): each component with C calls
+    (`CoSimulationFlow.compiled_calls`) called directly, the others called back
+    (`_component_step`); the connections propagated by the evaluation plan in
+    C where every component is called directly and the coupling has no
+    algebraic loop, else by `coupling.evaluate`, called back."""
+    coupling = master.coupling
 
     def vrs(c: int, names) -> list[int]:
-        variables = master._saving[c].archive.variables
+        if calls[c] is None:  # placeholders: the component reads and writes them
+            return [0] * len(names)
+        variables = cast(CoSimulationFlow, master.components[c].flow).archive.variables
         return [variables[name].vr for name in names]
 
     fmus, inputs, sources = [], [], []
     for c, call in enumerate(calls):
-        addresses, handle, fmi3, error, _, _ = cast(tuple, call)
-        fmus.append((addresses, handle, fmi3, error))
-        inputs.append((vrs(c, [di for di, _ in ports[c]]), [k for _, k in ports[c]]))
-        sources.append((vrs(c, [so for _, so in outs[c]]), [k for k, _ in outs[c]]))
+        fmus.append(None if call is None else call[:4])
+        ports = [] if call is None else [
+            (di, k) for (d, di), k in coupling.source_of.items() if d == c
+        ]  # fmt: skip
+        inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
+        outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
+        sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
+    direct = all(call is not None for call in calls) and not coupling.loops()
     plan = [
         (0 if kind == "read" else 1, c, vrs(c, names), list(slots))
         for kind, c, names, slots in coupling.schedule
-    ]
+    ] if direct else None  # fmt: skip
     return CommunicationStep(
         fmus,
-        [cast(tuple, call)[4] for call in calls],
-        [cast(tuple, call)[5] for call in calls],
+        [None if call is None else call[4] for call in calls],
+        [
+            vrs(c, component.state_names) if call is None else call[5]
+            for c, (component, call) in enumerate(
+                zip(master.components, calls, strict=True)
+            )
+        ],
         inputs,
         sources,
         plan,
         master._order,
+        None if direct else master._propagate,
+        master._component_step,
     )
 
 
