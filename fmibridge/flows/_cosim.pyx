@@ -77,11 +77,11 @@ cdef class CommunicationStep:
         Per component: the value references of its states (the part of x);
         for one called back, as many placeholders as it has states.
     inputs : sequence of (vrs, slots)
-        Per component called directly: its connected inputs and the source
-        slot of each (none for one called back: it writes its own).
+        Per component: its connected inputs and the source slot of each (the
+        vrs placeholders for one called back: it writes its own).
     sources : sequence of (vrs, slots)
-        Per component: its connected outputs (placeholders for one called
-        back) and their slots.
+        Per component: its connected outputs and their slots (the vrs
+        placeholders for one called back: it reads its own).
     plan : sequence of (kind, component, vrs, slots) or None
         The evaluation plan: kind 0 reads outputs into the slots, 1 writes
         inputs from them; None: `propagate` is called back instead.

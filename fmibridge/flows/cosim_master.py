@@ -491,9 +491,7 @@ def _compiled_step(
     fmus, inputs, sources = [], [], []
     for c, call in enumerate(calls):
         fmus.append(None if call is None else call[:4])
-        ports = [] if call is None else [
-            (di, k) for (d, di), k in coupling.source_of.items() if d == c
-        ]  # fmt: skip
+        ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
         inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
         outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
         sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
