@@ -124,6 +124,8 @@ cdef class CommunicationStep:
     cdef readonly double last_time
     # the states after the last step are all finite
     cdef readonly bint finite
+    # the components (in order) that completed the last step, its states in out
+    cdef readonly Py_ssize_t n_done
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
@@ -184,6 +186,7 @@ cdef class CommunicationStep:
         self.yt = self.y_t
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
         self.finite = True
+        self.n_done = 0
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -255,6 +258,7 @@ cdef class CommunicationStep:
         cdef int status
         cdef unsigned char event, terminate, early
         cdef double last
+        self.n_done = 0
         for i in range(self.n_slots):
             self.level[i] = self.yt[i]
             self.slope[i] = 0.0
@@ -291,8 +295,9 @@ cdef class CommunicationStep:
                         return c
                 at, end = self.x_at[c], self.x_end[c]
                 self._get(c, at, end, out + self.offsets[c])
-                if read:
-                    self._read_outputs(c, &self.level[0])
+            self.n_done = k + 1
+            if read and not self.called_back[c]:
+                self._read_outputs(c, &self.level[0])
             if read:
                 for i in range(self.out_at[c], self.out_end[c]):
                     s = self.slots[i]
@@ -319,10 +324,10 @@ cpdef object arrived(master, double t, x, double h, y):
     left the components (y; x a copy the master keeps), and the FMUs the step
     called directly (`CoSimulationFlow.stepped`)."""
     cdef double t_end = t + h
-    for flow, where in master._called:
+    for flow, where in master._called.values():
         flow.stepped(t_end, y[where], h)
     if (<CommunicationStep> master._compiled).direct:
-        master._compiled_at = [flow._at for flow, _ in master._called]
+        master._compiled_at = [flow._at for flow, _ in master._called.values()]
     master._last_step = (t, x, t_end, y, h)
     master._end = (t_end, h, y.tobytes())
 
@@ -341,9 +346,9 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
     cdef int inputs = 0
     cdef double t_previous = t
     cdef double[::1] ys
-    for flow, _ in master._called:  # a component closed behind the master: its
-        if flow._instance is None:  # error, not a call into a freed instance
-            flow.instance  # raises FmibridgeError
+    for flow, _ in master._called.values():  # a component closed behind the
+        if flow._instance is None:  # master: its error, not a call into a freed
+            flow.instance  # instance (raises FmibridgeError)
     step.evaluate(t, x)
     if may_undo and master._should_save(t, x):
         master._keep(t, x)
@@ -358,8 +363,11 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
     try:
         failed = step.run(t, h, master._gauss_seidel, inputs, t_previous,
                           y_previous, x, scheme, &ys[0] if step.n_x else NULL)
-    except FlowTerminated:
-        raise FlowTerminated(t, x) from None
+    except BaseException as exc:  # raised by a component called back
+        master._stepped(t, h, y, step.n_done)
+        if isinstance(exc, FlowTerminated):  # the others cannot follow it there
+            raise FlowTerminated(t, x) from None
+        raise
     if failed >= 0 or not step.finite:
         master._step_failed(failed, t, x, h, y)
     if master._extrapolates:
@@ -416,7 +424,8 @@ cdef class MasterStepper(Stepper):
                 and len(y_end) == self.n * sizeof(double)
                 and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
             return False
-        return [flow._at for flow, _ in master._called] == master._compiled_at
+        where = [flow._at for flow, _ in master._called.values()]
+        return where == master._compiled_at
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:

@@ -160,11 +160,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             flow.compiled_calls() if isinstance(flow, CoSimulationFlow) else None
             for flow in (c.flow for c in self.components)
         ]
-        self._called = [  # the FMUs the compiled step calls, with their parts
-            (cast(CoSimulationFlow, c.flow), where)
-            for c, where, call in zip(self.components, self._slices, calls, strict=True)
+        self._called = {  # component -> (FMU, part): those the compiled step calls
+            k: (cast(CoSimulationFlow, c.flow), where)
+            for k, (c, where, call) in enumerate(
+                zip(self.components, self._slices, calls, strict=True)
+            )
             if call is not None
-        ]
+        }
         self._compiled = _compiled_step(self, calls)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
@@ -280,9 +282,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         propagation at t (`coupling.evaluate`), or where every one is called
         directly, by `goto` unless the last step left them there."""
         if self._compiled.direct:
-            where = [flow._at for flow, _ in self._called]
+            where = [flow._at for flow, _ in self._called.values()]
             if not (self._here and where == self._compiled_at):
-                for flow, part in self._called:
+                for flow, part in self._called.values():
                     flow.goto(t, x[part])
             self._compiled_at = []
         y = take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
@@ -303,11 +305,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         step = self._compiled
         if failed < 0:
             raise self._non_finite(t, h, y)
-        self._compiled_at = []
-        for c in self._order[: self._order.index(failed)]:  # these stepped
-            if isinstance(stepped := self.components[c].flow, CoSimulationFlow):
-                stepped.stepped(t + h, y[self._slices[c]], h)
-        flow = cast(CoSimulationFlow, self.components[failed].flow)
+        self._stepped(t, h, y, self._order.index(failed))
+        flow = self._called[failed][0]
         end = flow.instance.failed_step(
             step.failed_status, step.terminated, step.last_time
         )
@@ -315,6 +314,14 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             flow._terminate(end.t)
         except FlowTerminated:
             raise FlowTerminated(t, x) from None
+
+    def _stepped(self, t: float, h: float, y: np.ndarray, n: int) -> None:
+        """Tell the FMUs called directly among the first n components in the
+        order that a step from t of h cut short after them took them to y."""
+        self._compiled_at = []
+        for c in self._order[:n]:
+            if c in self._called:
+                self._called[c][0].stepped(t + h, y[self._slices[c]], h)
 
     def _non_finite(self, t: float, h: float, y: np.ndarray) -> FmibridgeError:
         """The error of a communication step from t of h that ended at the
