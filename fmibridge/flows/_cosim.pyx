@@ -97,7 +97,7 @@ cdef class CommunicationStep:
         outputs at t + h read into level after.
     """
 
-    cdef Py_ssize_t n_fmus, n_x, n_slots, n_plan
+    cdef Py_ssize_t n_components, n_x, n_slots, n_plan
     cdef size_t[::1] component, do_step
     cdef unsigned char[::1] fmi3
     cdef unsigned char[::1] called_back
@@ -130,7 +130,7 @@ cdef class CommunicationStep:
     def __init__(self, fmus, names, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
         cdef Py_ssize_t c
-        self.n_fmus = len(fmus)
+        self.n_components = len(fmus)
         self.component = np.array([0 if f is None else f[1] for f in fmus],
                                   dtype=np.uintp)
         self.do_step = np.array([0 if f is None else f[0][0] for f in fmus],
@@ -145,9 +145,9 @@ cdef class CommunicationStep:
             for f, n in zip(fmus, names)
         )
         vrs, slots = [], []
-        starts = {name: np.zeros(self.n_fmus, dtype=np.intp) for name in
+        starts = {name: np.zeros(self.n_components, dtype=np.intp) for name in
                   ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
-        for c in range(self.n_fmus):
+        for c in range(self.n_components):
             for kind, (refs, where) in (
                 ("x", (states[c], [-1] * len(states[c]))),
                 ("in", inputs[c]),
@@ -172,10 +172,10 @@ cdef class CommunicationStep:
         self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
         self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
         self.order = np.array(order, dtype=np.intp)
-        self.offsets = np.zeros(self.n_fmus + 1, dtype=np.intp)
-        for c in range(self.n_fmus):
+        self.offsets = np.zeros(self.n_components + 1, dtype=np.intp)
+        for c in range(self.n_components):
             self.offsets[c + 1] = self.offsets[c] + self.x_end[c] - self.x_at[c]
-        self.n_x = self.offsets[self.n_fmus]
+        self.n_x = self.offsets[self.n_components]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
         size = max(len(vrs), 1)
         self.buffer, self.values = np.zeros(size), np.zeros(size)
@@ -266,7 +266,7 @@ cdef class CommunicationStep:
             previous = y_previous
             for i in range(self.n_slots):
                 self.slope[i] = (self.yt[i] - previous[i]) / (t - t_previous)
-        for k in range(self.n_fmus):
+        for k in range(self.n_components):
             c = self.order[k]
             read = gauss_seidel and self.out_end[c] > self.out_at[c]
             if self.called_back[c]:
