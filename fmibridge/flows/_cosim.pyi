@@ -27,7 +27,7 @@ class CommunicationStep:
         plan: Sequence[Any] | None,
         order: Sequence[int],
         propagate: Callable[[float, np.ndarray], np.ndarray] | None = None,
-        step_back: Callable[..., np.ndarray] | None = None,
+        step_back: Callable[..., None] | None = None,
     ) -> None: ...
     def evaluate(self, t: float, x: np.ndarray) -> int: ...
 

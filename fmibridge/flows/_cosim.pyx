@@ -91,10 +91,10 @@ cdef class CommunicationStep:
         propagate(t, x) -> the connected outputs by slot, the connections
         propagated at (t, x) (`coupling.evaluate`), where plan is None.
     step_back : callable or None
-        step_back(c, t, x, h, scheme, level, slope, read) -> component c's
-        states at t + h, stepped from (t, x) with its inputs on the line
-        level + slope (tau - t) (arrays by slot); where `read`, its connected
-        outputs at t + h read into level after.
+        step_back(c, t, x, h, scheme, level, slope, read, y): component c
+        stepped from (t, x) with its inputs on the line level + slope (tau - t)
+        (arrays by slot), its states at t + h written to its part of y; where
+        `read`, its connected outputs at t + h read into level after.
     """
 
     cdef Py_ssize_t n_components, n_x, n_slots, n_plan
@@ -241,10 +241,11 @@ cdef class CommunicationStep:
 
     cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
                  double t_previous, object y_previous, object x, object scheme,
-                 double* out) except -2:
+                 object y, double* out) except -2:
         """The communication step of h from (t, x) (the components there, the
-        connections propagated: `evaluate`): write the states at t + h to out
-        (`finite` says if they are) and return -1, or return the component
+        connections propagated: `evaluate`): write the states at t + h to y,
+        whose data is out (`finite` says if they are) and return -1, or return
+        the component
         called directly whose doStep did not complete (`failed_status`,
         `terminated`, `last_time`).
 
@@ -254,7 +255,7 @@ cdef class CommunicationStep:
         the master integrates."""
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0, read
-        cdef double[::1] previous, y_c
+        cdef double[::1] previous
         cdef int status
         cdef unsigned char event, terminate, early
         cdef double last
@@ -270,10 +271,7 @@ cdef class CommunicationStep:
             c = self.order[k]
             read = gauss_seidel and self.out_end[c] > self.out_at[c]
             if self.called_back[c]:
-                y_c = np.ascontiguousarray(self.step_back(
-                    c, t, x, h, scheme, self.levels, self.slopes, read), dtype=float)
-                for i in range(self.offsets[c + 1] - self.offsets[c]):
-                    out[self.offsets[c] + i] = y_c[i]
+                self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
                 self._write_inputs(c, h / 2, extrapolates)
                 if self.fmi3[c]:
@@ -362,7 +360,7 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
     ys = y
     try:
         failed = step.run(t, h, master._gauss_seidel, inputs, t_previous,
-                          y_previous, x, scheme, &ys[0] if step.n_x else NULL)
+                          y_previous, x, scheme, y, &ys[0] if step.n_x else NULL)
     except BaseException as exc:  # raised by a component called back
         master._stepped(t, h, y, step.n_done)
         if isinstance(exc, FlowTerminated):  # the others cannot follow it there

@@ -403,7 +403,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         level: np.ndarray,
         slope: np.ndarray,
         read: bool,
-    ) -> np.ndarray:
+        y: np.ndarray,
+    ) -> None:
         """Component c's part of the communication step from (t, x) of h, called
         back by `_cosim.CommunicationStep` for a component it does not call
         directly: its inputs on the line level + slope (tau - t), at each stage
@@ -411,7 +412,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         step for one that steps itself (held over its step, the same integral
         to second order; Kübler and Schiehlen 2000). Where `read`
         (Gauss-Seidel), its connected outputs at t + h are read into level.
-        Returns its states at t + h."""
+        Its states at t + h are written to its part of y."""
         component, coupling, x_c = self.components[c], self.coupling, x[self._slices[c]]
         if component.integrates:
 
@@ -420,17 +421,17 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 coupling.write_inputs(c, level + slope * (tau - t))
                 return component.derivatives(tau, xc)
 
-            y = scheme.step(f, t, x_c, h)
+            y_c = scheme.step(f, t, x_c, h)
         else:
             component.at(t, x_c)
             coupling.write_inputs(
                 c, level + slope * (h / 2) if self._extrapolates else level
             )
-            y = component.step(t, x_c, h)
+            y_c = component.step(t, x_c, h)
         if read:
-            component.at(t + h, y)
+            component.at(t + h, y_c)
             coupling.read_outputs(c, level)
-        return y
+        y[self._slices[c]] = y_c
 
     def _propagate(self, t: float, x: np.ndarray) -> np.ndarray:
         """The connected outputs with the connections propagated at (t, x), the
