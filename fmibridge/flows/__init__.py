@@ -16,7 +16,8 @@
   propagated), `loops` (algebraic loops), `coupled` (`couple`, Model Exchange as
   one vector field; `_coupled`: its right-hand side, one compiled Function) and
   `cosim_master` (Jacobi and Gauss-Seidel communication steps; `_cosim`: the
-  step of Co-Simulation FMUs, their C functions called directly).
+  step of every coupling, Co-Simulation FMUs' C functions called directly,
+  the other components called back).
 
 May import core only. A flow never knows which method drives it: flows never
 import methods.

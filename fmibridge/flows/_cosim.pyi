@@ -1,6 +1,6 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,7 @@ FMI_WARNING: int
 MAX_HISTORY: int
 
 class CommunicationStep:
+    direct: bool
     y_t: np.ndarray
     failed_status: int
     terminated: bool
@@ -23,13 +24,22 @@ class CommunicationStep:
         states: Sequence[Any],
         inputs: Sequence[Any],
         sources: Sequence[Any],
-        plan: Sequence[Any],
+        plan: Sequence[Any] | None,
         order: Sequence[int],
+        propagate: Callable[[float, np.ndarray], np.ndarray] | None = None,
+        step_back: Callable[..., None] | None = None,
     ) -> None: ...
+    def evaluate(self, t: float, x: np.ndarray) -> int: ...
 
 def arrived(master: Any, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None: ...
 def take_step(
-    master: Any, t: float, x: np.ndarray, xb: bytes, h: float
+    master: Any,
+    t: float,
+    x: np.ndarray,
+    xb: bytes,
+    h: float,
+    scheme: Any = None,
+    may_undo: bool = False,
 ) -> np.ndarray: ...
 def step_done(
     master: Any, t: float, x: np.ndarray, h: float, scheme: Any, spent: float

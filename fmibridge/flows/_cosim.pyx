@@ -1,30 +1,40 @@
-"""The co-simulation master's communication step, its FMU calls made in C.
+"""The co-simulation master's communication step, one for every coupling.
 
-`CommunicationStep` holds the C functions of every component of a coupling of
-Co-Simulation FMUs (FMI 2.0: fmi2DoStep, fmi2GetReal, fmi2SetReal; FMI 3.0:
-fmi3DoStep, fmi3GetFloat64, fmi3SetFloat64) and the coupling's evaluation plan
-as value references, and takes the communication step of
-`cosim_master.CoupledCoSimulation` (see its module docstring) in one call:
+`CommunicationStep` takes the communication step of
+`cosim_master.CoupledCoSimulation` (see its module docstring) in one call,
+each component in one of two ways: a Co-Simulation FMU of FMI 2.0 or 3.0 is
+called directly (fmi2DoStep, fmi2GetReal, fmi2SetReal; fmi3DoStep,
+fmi3GetFloat64, fmi3SetFloat64, by address and value reference); any other
+component (Model Exchange FMU or native block the master integrates with the
+scheme, an FMU the C calls cannot take) is stepped by one Python function,
+called back (`step_back`). The step:
 
-1. the connections propagated at t in the plan's order (each output read after
-   the inputs it depends on directly), by slot;
-2. each component, in the scheme's order, gets its connected inputs (held:
-   the values at t; extrapolated: on the line level + slope (tau - t) at the
-   middle of the step), doStep(t, h), and its states read; Gauss-Seidel reads
-   its connected outputs at t + h for the components after it (held, or the
-   line between the values at t and t + h).
+1. the connections propagated at t: in C by the coupling's evaluation plan
+   (each output read after the inputs it depends on directly), by slot, where
+   every component is called directly and the coupling has no algebraic loop;
+   else by the Python `coupling.evaluate` (which solves the loops), called
+   back (`propagate`);
+2. each component, in the scheme's order, steps from t to t + h with its
+   connected inputs on the line level + slope (tau - t): held (slope 0, the
+   values at t) or extrapolated from the outputs at the last communication
+   point. A Co-Simulation FMU holds its inputs over a doStep, so it gets the
+   line at the middle of the step; a component the master integrates gets it
+   at each stage. Gauss-Seidel reads the connected outputs of each component
+   at t + h for those after it (held, or the line between the values at t and
+   t + h).
 
-The caller puts every FMU at t first (restores saved states) and saves them
-where the step may be undone. A status above warning from get or set raises the
-FMUError of the lower layer (`error`); a doStep that does not complete (a
-status above warning, or FMI 3.0's terminateSimulation) is handed back to the
-caller (`run` returns the component), which knows a discard that ends the
-simulation from an error.
+The caller puts the components at t first (restores saved states) and saves
+them where the step may be undone, between 1 and 2 (`take_step`). A status
+above warning from get or set raises the FMUError of the lower layer (`error`);
+a doStep called directly that does not complete (a status above warning, or
+FMI 3.0's terminateSimulation) is handed back to the caller (`run` returns the
+component), which knows a discard that ends the simulation from an error.
 
 References
 ----------
 Kübler and Schiehlen, "Two methods of simulator coupling", 2000 (Jacobi and
-Gauss-Seidel schemes, extrapolated inputs).
+Gauss-Seidel schemes, extrapolated inputs). Gomes et al., "Co-simulation: a
+survey", ACM Comput. Surv. 51(3), 2018.
 """
 
 from libc.math cimport fabs, isfinite
@@ -36,6 +46,8 @@ from ._fmu cimport FmuReals
 from ._stepper cimport Stepper
 
 import numpy as np
+
+from .base import FlowTerminated
 
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 
@@ -50,33 +62,49 @@ cdef enum:
 
 
 cdef class CommunicationStep:
-    """A coupling's communication step with direct FMU calls (module docstring).
+    """A coupling's communication step (module docstring).
 
     Parameters
     ----------
-    fmus : sequence of (addresses, component, fmi3, error)
+    fmus : sequence of (addresses, component, fmi3, error) or None
         Per component: the addresses of (doStep, get reals, set reals), its
         instance handle, True for FMI 3.0, and error(function, status) -> the
-        exception of a failed call.
-    names : sequence of (str, str, str)
-        Per component: the C names of its doStep, get and set of reals.
+        exception of a failed call; None for a component called back.
+    names : sequence of (str, str, str) or None
+        Per component called directly: the C names of its doStep, get and set
+        of reals.
     states : sequence of sequence of int
-        Per component: the value references of its states (the part of x).
+        Per component: the value references of its states (the part of x);
+        for one called back, as many placeholders as it has states.
     inputs : sequence of (vrs, slots)
-        Per component: its connected inputs and the source slot of each.
+        Per component: its connected inputs and the source slot of each (the
+        vrs placeholders for one called back: it writes its own).
     sources : sequence of (vrs, slots)
-        Per component: its connected outputs and their slots.
-    plan : sequence of (kind, component, vrs, slots)
+        Per component: its connected outputs and their slots (the vrs
+        placeholders for one called back: it reads its own).
+    plan : sequence of (kind, component, vrs, slots) or None
         The evaluation plan: kind 0 reads outputs into the slots, 1 writes
-        inputs from them.
+        inputs from them; None: `propagate` is called back instead.
     order : sequence of int
         The components in the order they step.
+    propagate : callable or None
+        propagate(t, x) -> the connected outputs by slot, the connections
+        propagated at (t, x) (`coupling.evaluate`), where plan is None.
+    step_back : callable or None
+        step_back(c, t, x, h, scheme, level, slope, read, y): component c
+        stepped from (t, x) with its inputs on the line level + slope (tau - t)
+        (arrays by slot), its states at t + h written to its part of y; where
+        `read`, its connected outputs at t + h read into level after.
     """
 
-    cdef Py_ssize_t n_fmus, n_x, n_slots, n_plan
+    cdef Py_ssize_t n_components, n_x, n_slots, n_plan
     cdef size_t[::1] component, do_step
     cdef unsigned char[::1] fmi3
+    cdef unsigned char[::1] called_back
+    # True where every component is called directly and the plan is in C
+    cdef readonly bint direct
     cdef tuple reals  # per component: its get and set of reals (`FmuReals`)
+    cdef object propagate, step_back
     cdef unsigned int[::1] vrs  # every value reference, the lists below index it
     cdef Py_ssize_t[::1] slots  # every slot, indexed as vrs
     # per component: [start, end) in vrs of its states, inputs and outputs
@@ -86,6 +114,7 @@ cdef class CommunicationStep:
     cdef Py_ssize_t[::1] order
     cdef double[::1] buffer, values
     cdef double[::1] out_values, level, slope  # the outputs, by slot
+    cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
     # the last doStep that did not complete: its status, FMI 3.0 terminate flag
@@ -95,21 +124,30 @@ cdef class CommunicationStep:
     cdef readonly double last_time
     # the states after the last step are all finite
     cdef readonly bint finite
+    # the components (in order) that completed the last step, its states in out
+    cdef readonly Py_ssize_t n_done
 
-    def __init__(self, fmus, names, states, inputs, sources, plan, order):
+    def __init__(self, fmus, names, states, inputs, sources, plan, order,
+                 propagate=None, step_back=None):
         cdef Py_ssize_t c
-        self.n_fmus = len(fmus)
-        self.component = np.array([f[1] for f in fmus], dtype=np.uintp)
-        self.do_step = np.array([f[0][0] for f in fmus], dtype=np.uintp)
-        self.fmi3 = np.array([bool(f[2]) for f in fmus], dtype=np.uint8)
+        self.n_components = len(fmus)
+        self.component = np.array([0 if f is None else f[1] for f in fmus],
+                                  dtype=np.uintp)
+        self.do_step = np.array([0 if f is None else f[0][0] for f in fmus],
+                                dtype=np.uintp)
+        self.fmi3 = np.array([f is not None and bool(f[2]) for f in fmus],
+                             dtype=np.uint8)
+        self.called_back = np.array([f is None for f in fmus], dtype=np.uint8)
+        self.direct = plan is not None and not any(f is None for f in fmus)
+        self.propagate, self.step_back = propagate, step_back
         self.reals = tuple(
-            FmuReals(f[1], f[0][1], f[0][2], f[2], n[1:], f[3])
+            None if f is None else FmuReals(f[1], f[0][1], f[0][2], f[2], n[1:], f[3])
             for f, n in zip(fmus, names)
         )
         vrs, slots = [], []
-        starts = {name: np.zeros(self.n_fmus, dtype=np.intp) for name in
+        starts = {name: np.zeros(self.n_components, dtype=np.intp) for name in
                   ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
-        for c in range(self.n_fmus):
+        for c in range(self.n_components):
             for kind, (refs, where) in (
                 ("x", (states[c], [-1] * len(states[c]))),
                 ("in", inputs[c]),
@@ -120,7 +158,7 @@ cdef class CommunicationStep:
                 slots.extend(where)
                 starts[f"{kind}_end"][c] = len(vrs)
         plan_rows = []
-        for kind, c, refs, where in plan:
+        for kind, c, refs, where in plan or ():
             plan_rows.append((kind, c, len(vrs), len(vrs) + len(refs)))
             vrs.extend(refs)
             slots.extend(where)
@@ -134,19 +172,21 @@ cdef class CommunicationStep:
         self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
         self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
         self.order = np.array(order, dtype=np.intp)
-        self.offsets = np.zeros(self.n_fmus + 1, dtype=np.intp)
-        for c in range(self.n_fmus):
+        self.offsets = np.zeros(self.n_components + 1, dtype=np.intp)
+        for c in range(self.n_components):
             self.offsets[c + 1] = self.offsets[c] + self.x_end[c] - self.x_at[c]
-        self.n_x = self.offsets[self.n_fmus]
+        self.n_x = self.offsets[self.n_components]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
         size = max(len(vrs), 1)
         self.buffer, self.values = np.zeros(size), np.zeros(size)
         self.out_values = np.zeros(self.n_slots)
-        self.level, self.slope = np.zeros(self.n_slots + 1), np.zeros(self.n_slots + 1)
+        self.levels, self.slopes = np.zeros(self.n_slots + 1), np.zeros(self.n_slots + 1)
+        self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
         self.finite = True
+        self.n_done = 0
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -176,10 +216,15 @@ cdef class CommunicationStep:
                 self.values[i] = self.level[s]
         return self._set(c, at, end, &self.values[at])
 
-    cdef int evaluate(self) except -1:
-        """Propagate the connections where the FMUs are (the plan), into
-        out_values."""
+    cpdef int evaluate(self, double t, object x) except -1:
+        """Propagate the connections at (t, x), the components there: by the
+        plan, or `propagate` called back. `y_t` holds the outputs after."""
         cdef Py_ssize_t k, i, c, at, end
+        cdef double[::1] outputs
+        if self.propagate is not None:
+            outputs = self.propagate(t, x)
+            for i in range(self.n_slots):
+                self.out_values[i] = outputs[i]
         for k in range(self.n_plan):
             c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
             if self.plan_kind[k] == _READ:
@@ -190,59 +235,69 @@ cdef class CommunicationStep:
                 for i in range(at, end):
                     self.values[i] = self.out_values[self.slots[i]]
                 self._set(c, at, end, &self.values[at])
+        for i in range(self.n_slots):
+            self.yt[i] = self.out_values[i]
         return 0
 
     cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
-                 double t_previous, object y_previous, double* out) except -2:
-        """The communication step of h from t (the FMUs there): write the states
-        at t + h to out (`finite` says if they are) and return -1, or return
-        the component whose doStep did not complete (`failed_status`,
+                 double t_previous, object y_previous, object x, object scheme,
+                 object y, double* out) except -2:
+        """The communication step of h from (t, x) (the components there, the
+        connections propagated: `evaluate`): write the states at t + h to y,
+        whose data is out (`finite` says if they are) and return -1, or return
+        the component
+        called directly whose doStep did not complete (`failed_status`,
         `terminated`, `last_time`).
 
         inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
         outputs at the last communication point, 2 extrapolated without a past
-        (held). `y_t` holds the outputs at t afterwards."""
+        (held). scheme: the integrator of the components called back that
+        the master integrates."""
         cdef Py_ssize_t k, i, c, s, at, end
-        cdef bint extrapolates = inputs != 0
+        cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
         cdef int status
         cdef unsigned char event, terminate, early
         cdef double last
-        self.evaluate()
+        self.n_done = 0
         for i in range(self.n_slots):
-            self.yt[i] = self.out_values[i]
-            self.level[i] = self.out_values[i]
+            self.level[i] = self.yt[i]
             self.slope[i] = 0.0
         if inputs == 1:
             previous = y_previous
             for i in range(self.n_slots):
                 self.slope[i] = (self.yt[i] - previous[i]) / (t - t_previous)
-        for k in range(self.n_fmus):
+        for k in range(self.n_components):
             c = self.order[k]
-            self._write_inputs(c, h / 2, extrapolates)
-            if self.fmi3[c]:
-                event = terminate = early = 0
-                last = t + h
-                status = (<do_step3_f> <void*> self.do_step[c])(
-                    <void*> self.component[c], t, h, 0, &event, &terminate, &early,
-                    &last)
-                if status > FMI_WARNING or terminate or event or early:
-                    self.failed_status, self.terminated = status, terminate
-                    self.last_time = last
-                    return c
+            read = gauss_seidel and self.out_end[c] > self.out_at[c]
+            if self.called_back[c]:
+                self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
-                status = (<do_step2_f> <void*> self.do_step[c])(
-                    <void*> self.component[c], t, h, 0)
-                if status > FMI_WARNING:
-                    self.failed_status, self.terminated = status, False
-                    self.last_time = t
-                    return c
-            at, end = self.x_at[c], self.x_end[c]
-            self._get(c, at, end, out + self.offsets[c])
-            if gauss_seidel and self.out_end[c] > self.out_at[c]:
+                self._write_inputs(c, h / 2, extrapolates)
+                if self.fmi3[c]:
+                    event = terminate = early = 0
+                    last = t + h
+                    status = (<do_step3_f> <void*> self.do_step[c])(
+                        <void*> self.component[c], t, h, 0, &event, &terminate,
+                        &early, &last)
+                    if status > FMI_WARNING or terminate or event or early:
+                        self.failed_status, self.terminated = status, terminate
+                        self.last_time = last
+                        return c
+                else:
+                    status = (<do_step2_f> <void*> self.do_step[c])(
+                        <void*> self.component[c], t, h, 0)
+                    if status > FMI_WARNING:
+                        self.failed_status, self.terminated = status, False
+                        self.last_time = t
+                        return c
+                at, end = self.x_at[c], self.x_end[c]
+                self._get(c, at, end, out + self.offsets[c])
+            self.n_done = k + 1
+            if read and not self.called_back[c]:
                 self._read_outputs(c, &self.level[0])
-                at, end = self.out_at[c], self.out_end[c]
-                for i in range(at, end):
+            if read:
+                for i in range(self.out_at[c], self.out_end[c]):
                     s = self.slots[i]
                     if extrapolates:
                         self.slope[s] = (self.level[s] - self.yt[s]) / h
@@ -263,29 +318,38 @@ MAX_HISTORY = 64
 
 
 cpdef object arrived(master, double t, x, double h, y):
-    """Tell the FMUs (`CoSimulationFlow.stepped`) and the master
-    (`CoupledCoSimulation`) where the compiled step from (t, x) of h left them
-    (y; x a copy the master keeps)."""
+    """Tell the master (`CoupledCoSimulation`) where its step from (t, x) of h
+    left the components (y; x a copy the master keeps), and the FMUs the step
+    called directly (`CoSimulationFlow.stepped`)."""
     cdef double t_end = t + h
-    for flow, where in zip(master._saving, master._slices):
+    for flow, where in master._called.values():
         flow.stepped(t_end, y[where], h)
-    master._compiled_at = [flow._at for flow in master._saving]
+    if (<CommunicationStep> master._compiled).direct:
+        master._compiled_at = [flow._at for flow, _ in master._called.values()]
     master._last_step = (t, x, t_end, y, h)
     master._end = (t_end, h, y.tobytes())
 
 
-cpdef object take_step(master, double t, x, bytes xb, double h):
-    """The master's compiled step of h from (t, x) (xb: x's bytes), the FMUs
-    there: inputs held, or extrapolated from the outputs at the last point
-    (the master's history); a step that did not complete raises
-    (`_step_failed`), as does a component closed. Returns the state at t + h."""
+cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
+                       bint may_undo=False):
+    """The master's communication step of h from (t, x) (xb: x's bytes), the
+    components there: the connections propagated at t, the components' states
+    saved where the step may be undone (`_should_save`), then the step with
+    inputs held, or extrapolated from the outputs at the last point (the
+    master's history). A step that did not complete raises (`_step_failed`;
+    a component that ended the simulation in it: FlowTerminated at t, where the
+    others cannot follow it), as does a component closed. Returns the state at
+    t + h."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
     cdef double t_previous = t
     cdef double[::1] ys
-    for flow in master._saving:  # a component closed behind the master: its
-        if flow._instance is None:  # error, not a call into a freed instance
-            flow.instance  # raises FmibridgeError
+    for flow, _ in master._called.values():  # a component closed behind the
+        if flow._instance is None:  # master: its error, not a call into a freed
+            flow.instance  # instance (raises FmibridgeError)
+    step.evaluate(t, x)
+    if may_undo and master._should_save(t, x):
+        master._keep(t, x)
     y_previous = None
     if master._extrapolates:
         previous = master._history.get((t, xb))
@@ -294,8 +358,14 @@ cpdef object take_step(master, double t, x, bytes xb, double h):
             t_previous, y_previous = previous
     y = np.empty(step.n_x)
     ys = y
-    failed = step.run(t, h, master._gauss_seidel, inputs, t_previous, y_previous,
-                      &ys[0])
+    try:
+        failed = step.run(t, h, master._gauss_seidel, inputs, t_previous,
+                          y_previous, x, scheme, y, &ys[0] if step.n_x else NULL)
+    except BaseException as exc:  # raised by a component called back
+        master._stepped(t, h, y, step.n_done)
+        if isinstance(exc, FlowTerminated):  # the others cannot follow it there
+            raise FlowTerminated(t, x) from None
+        raise
     if failed >= 0 or not step.finite:
         master._step_failed(failed, t, x, h, y)
     if master._extrapolates:
@@ -352,7 +422,8 @@ cdef class MasterStepper(Stepper):
                 and len(y_end) == self.n * sizeof(double)
                 and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
             return False
-        return [flow._at for flow in master._saving] == master._compiled_at
+        where = [flow._at for flow, _ in master._called.values()]
+        return where == master._compiled_at
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:

@@ -21,14 +21,18 @@
    integral over the step to second order); a component the master
    integrates (Model Exchange FMU, native block) gets the line at each stage.
 
-Where every component is a Co-Simulation FMU (FMI 2 or 3) that saves its
-state, without Event Mode or inputs of its own, and the coupling has no
-algebraic loop, steps 2 and 3 run in C (`_cosim.CommunicationStep`: the FMUs'
-doStep, get and set of reals called directly), and the methods take such
-steps in blocks (`steps_in_blocks`): a step with nothing to save, restore or
-record calls back to Python only for the guards (`_cosim.MasterStepper`). The
-Python step covers the rest (Model Exchange or native components, algebraic
-loops, FMUs without state saving or with Event Mode).
+Steps 2 and 3 are one compiled step for every coupling
+(`_cosim.CommunicationStep`): each Co-Simulation FMU of FMI 2 or 3 that saves
+its state, without Event Mode or inputs of its own, is called there directly
+(doStep, get and set of reals); any other component (Model Exchange FMU or
+native block, integrated with the scheme; an FMU the C calls cannot take) is
+stepped by one Python function called back (`_component_step`). The
+connections at t are propagated in C where every component is called
+directly and the coupling has no algebraic loop (`CommunicationStep.direct`),
+else by `coupling.evaluate` (which solves the loops), called back. A direct
+coupling's steps are taken in blocks (`steps_in_blocks`): a step with nothing
+to save, restore or record calls back to Python only for the guards
+(`_cosim.MasterStepper`).
 
 The extrapolation's history is kept per (t, x) reached by a step, so `advance`
 stays repeatable; after a reset (a point no step reached) it restarts from
@@ -152,15 +156,27 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self.reports_events = any(
             c.flow is not None and c.flow.reports_events for c in self.components
         )
-        self._compiled = _compiled_step(self)
+        calls = [
+            flow.compiled_calls() if isinstance(flow, CoSimulationFlow) else None
+            for flow in (c.flow for c in self.components)
+        ]
+        self._called = {  # component -> (FMU, part): those the compiled step calls
+            k: (cast(CoSimulationFlow, c.flow), where)
+            for k, (c, where, call) in enumerate(
+                zip(self.components, self._slices, calls, strict=True)
+            )
+            if call is not None
+        }
+        self._compiled = _compiled_step(self, calls)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
         self._here = False  # the step starts where the last one ended
 
     def stepper(self, scheme: Scheme) -> Stepper:
-        """The master's steps for the compiled loops: its plain compiled steps
-        taken without Python (`_cosim.MasterStepper`), where it has them."""
-        if self._compiled is None:
+        """The master's steps for the compiled loops: its plain steps taken
+        without Python (`_cosim.MasterStepper`) where every component is
+        called directly, else `advance`."""
+        if not self._compiled.direct:
             return super().stepper(scheme)
         n = len(self.state_names)
         return MasterStepper(self, self._compiled, scheme, n, SNAP_RTOL)
@@ -168,8 +184,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     @property
     def steps_in_blocks(self) -> bool:
         """True where the compiled loops may take many steps per call: every
-        step is the compiled one (`_cosim`), and no sample asks `observe`."""
-        return self._compiled is not None and not self.recorded_names
+        component is called directly (`_cosim`), and no sample asks `observe`."""
+        return self._compiled.direct and not self.recorded_names
 
     @property
     def forward_only(self) -> bool:
@@ -208,7 +224,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         chain = self._chain(t, x)
         if not chain:
             return 0
-        if self._compiled is not None:
+        if self._compiled.direct:
             y = self._replay_compiled(chain)
         else:
             for t_k, x_k, h_k, scheme in reversed(chain):
@@ -260,72 +276,37 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def _advance(
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
     ) -> np.ndarray:
-        """The communication step of h from (t, x); the components' states saved
-        first if it may be undone, unless replaying costs less (`_chain`).
-        Compiled (`_cosim`) where every component is a Co-Simulation FMU it
-        takes and the coupling has no algebraic loop; else in Python."""
-        if self._compiled is not None:
-            return self._advance_compiled(t, x, h, may_undo)
-        parts = self.parts(x)
-        self.coupling.evaluate(t, parts)
-        if may_undo and self._should_save(t, x):
-            self._keep(t, x)
-        y_t = self.coupling.outputs.copy()
-        level, slope = y_t.copy(), self._slope(t, x, y_t)
-        steps = list(parts)
-        is_gauss_seidel = self.communication.scheme == "gauss-seidel"
-        try:
-            for c in self._order:
-                steps[c] = self._step(c, t, parts[c], h, scheme, level, slope)
-                if is_gauss_seidel:
-                    self._use_new_outputs(c, t + h, steps[c], h, y_t, level, slope)
-        except FlowTerminated:  # the others cannot follow it there: end at t
-            raise FlowTerminated(t, x) from None
-        y = np.concatenate(steps)
-        if not np.isfinite(y).all():
-            raise self._non_finite(t, h, y)
-        if self._extrapolates:
-            self._remember((t + h, y.tobytes()), (t, y_t))
-        self._last_step = (t, x.copy(), t + h, y, h)
-        self._end = (t + h, h, y.tobytes())
-        return y
-
-    def _advance_compiled(
-        self, t: float, x: np.ndarray, h: float, may_undo: bool
-    ) -> np.ndarray:
-        """`_advance` by `_cosim.CommunicationStep`: the FMUs put at (t, x)
-        (`goto`) unless the last compiled step left them there, saved if the
-        step may be undone, then stepped in C."""
-        where = [flow._at for flow in self._saving]
-        if not (self._here and where == self._compiled_at):
-            for flow, part in zip(self._saving, self.parts(x), strict=True):
-                flow.goto(t, part)
-        if may_undo and self._should_save(t, x):
-            self._keep(t, x)
-        self._compiled_at = []
-        y = self._step_compiled(t, x, h)
+        """The communication step of h from (t, x) (`_cosim.take_step`); the
+        components' states saved first if it may be undone, unless replaying
+        costs less (`_should_save`). The components are put at (t, x) by the
+        propagation at t (`coupling.evaluate`), or where every one is called
+        directly, by `goto` unless the last step left them there."""
+        if self._compiled.direct:
+            where = [flow._at for flow, _ in self._called.values()]
+            if not (self._here and where == self._compiled_at):
+                for flow, part in self._called.values():
+                    flow.goto(t, x[part])
+            self._compiled_at = []
+        y = take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
         self._arrived(t, x, h, y)
         return y
 
     def _step_compiled(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
-        """The compiled step of h from (t, x), the FMUs there; its end."""
+        """The step of h from (t, x), the FMUs there (nothing saved); its end."""
         return take_step(self, t, x, x.tobytes(), h)
 
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
     ) -> NoReturn:
-        """Raise for a compiled step from (t, x) of h that did not complete:
+        """Raise for a step from (t, x) of h that did not complete:
         FlowTerminated at t where component `failed` ended the simulation in it
         (the others cannot follow it there), else the FMUError of its doStep;
         FmibridgeError for non-finite states y (failed < 0)."""
         step = self._compiled
-        assert step is not None
         if failed < 0:
             raise self._non_finite(t, h, y)
-        self._compiled_at = []
-        for c in self._order[: self._order.index(failed)]:  # these stepped
-            self._saving[c].stepped(t + h, y[self._slices[c]], h)
-        flow = self._saving[failed]
+        self._stepped(t, h, y, self._order.index(failed))
+        flow = self._called[failed][0]
         end = flow.instance.failed_step(
             step.failed_status, step.terminated, step.last_time
         )
@@ -334,21 +315,30 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         except FlowTerminated:
             raise FlowTerminated(t, x) from None
 
+    def _stepped(self, t: float, h: float, y: np.ndarray, n: int) -> None:
+        """Tell the FMUs called directly among the first n components in the
+        order that a step from t of h cut short after them took them to y."""
+        self._compiled_at = []
+        for c in self._order[:n]:
+            if c in self._called:
+                self._called[c][0].stepped(t + h, y[self._slices[c]], h)
+
     def _non_finite(self, t: float, h: float, y: np.ndarray) -> FmibridgeError:
         """The error of a communication step from t of h that ended at the
-        non-finite states y (the Python step's and the compiled one's)."""
+        non-finite states y."""
         return FmibridgeError(
             f"coupled system: non-finite states after the communication step "
             f"from t = {t!r} with h = {h!r}: {y.tolist()} for {self.state_names}."
         )
 
     def _arrived(self, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None:
-        """Tell the FMUs where the compiled step from (t, x) of h left them."""
+        """Tell the master and the FMUs called directly where the step from
+        (t, x) of h left them (`_cosim.arrived`)."""
         arrived(self, t, x.copy(), h, y)
 
     def close(self) -> None:
-        """Free every component; the compiled step holds their instances."""
-        self._compiled, self._compiled_at = None, []
+        """Free every component (the compiled step then refuses to call them)."""
+        self._compiled_at = []
         super().close()
 
     def _keep(self, t: float, x: np.ndarray) -> None:
@@ -403,20 +393,27 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return recorded
         return super()._recorded(t, x)
 
-    def _slope(self, t: float, x: np.ndarray, y_t: np.ndarray) -> np.ndarray:
-        """The extrapolation slope of each connected output (0 if held)."""
-        if not self._extrapolates:
-            return np.zeros_like(y_t)
-        previous = self._history.get((t, x.tobytes()))
-        if previous is None:
-            return np.zeros_like(y_t)
-        t_previous, y_previous = previous
-        return (y_t - y_previous) / (t - t_previous)
-
-    def _step(self, c, t, x, h, scheme, level, slope) -> np.ndarray:
-        """Step component c from (t, x) by h, its inputs on the line
-        level + slope (tau - t)."""
-        component, coupling = self.components[c], self.coupling
+    def _component_step(
+        self,
+        c: int,
+        t: float,
+        x: np.ndarray,
+        h: float,
+        scheme: Scheme,
+        level: np.ndarray,
+        slope: np.ndarray,
+        read: bool,
+        y: np.ndarray,
+    ) -> None:
+        """Component c's part of the communication step from (t, x) of h, called
+        back by `_cosim.CommunicationStep` for a component it does not call
+        directly: its inputs on the line level + slope (tau - t), at each stage
+        of `scheme` for a component the master integrates, at the middle of the
+        step for one that steps itself (held over its step, the same integral
+        to second order; Kübler and Schiehlen 2000). Where `read`
+        (Gauss-Seidel), its connected outputs at t + h are read into level.
+        Its states at t + h are written to its part of y."""
+        component, coupling, x_c = self.components[c], self.coupling, x[self._slices[c]]
         if component.integrates:
 
             def f(tau: float, xc: np.ndarray) -> np.ndarray:
@@ -424,26 +421,23 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 coupling.write_inputs(c, level + slope * (tau - t))
                 return component.derivatives(tau, xc)
 
-            return scheme.step(f, t, x, h)
-        component.at(t, x)
-        coupling.write_inputs(
-            c, level + slope * (h / 2) if self._extrapolates else level
-        )
-        return component.step(t, x, h)
-
-    def _use_new_outputs(self, c, t_new, x_new, h, y_t, level, slope) -> None:
-        """Gauss-Seidel: let the components after c see its outputs at t_new,
-        held, or on the line from their value at t (interpolation)."""
-        positions = [k for k, (s, _) in enumerate(self.coupling.sources) if s == c]
-        if not positions:
-            return
-        self.components[c].at(t_new, x_new)
-        self.coupling.read_outputs(c, level)
-        if self.communication.inputs == "hold":
-            slope[positions] = 0.0
+            y_c = scheme.step(f, t, x_c, h)
         else:
-            slope[positions] = (level[positions] - y_t[positions]) / h
-            level[positions] = y_t[positions]
+            component.at(t, x_c)
+            coupling.write_inputs(
+                c, level + slope * (h / 2) if self._extrapolates else level
+            )
+            y_c = component.step(t, x_c, h)
+        if read:
+            component.at(t + h, y_c)
+            coupling.read_outputs(c, level)
+        y[self._slices[c]] = y_c
+
+    def _propagate(self, t: float, x: np.ndarray) -> np.ndarray:
+        """The connected outputs with the connections propagated at (t, x), the
+        algebraic loops solved (`coupling.evaluate`), for `_cosim`."""
+        self.coupling.evaluate(t, self.parts(x))
+        return self.coupling.outputs
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the recorded variables at (t, x) (`record`), and the
@@ -486,41 +480,49 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         }
 
 
-def _compiled_step(master: CoupledCoSimulation) -> CommunicationStep | None:
-    """The master's communication step in C (`_cosim`), or None where a
-    component is no Co-Simulation FMU it takes (`compiled_calls`) or the
-    coupling has an algebraic loop."""
+def _compiled_step(
+    master: CoupledCoSimulation, calls: list[tuple | None]
+) -> CommunicationStep:
+    """The master's communication step (`_cosim`): each component with C calls
+    (`CoSimulationFlow.compiled_calls`) called directly, the others called back
+    (`_component_step`); the connections propagated by the evaluation plan in
+    C where every component is called directly and the coupling has no
+    algebraic loop, else by `coupling.evaluate`, called back."""
     coupling = master.coupling
-    if len(master._saving) != len(master.components) or coupling.loops():
-        return None
-    calls = [flow.compiled_calls() for flow in master._saving]
-    if any(call is None for call in calls):
-        return None
 
     def vrs(c: int, names) -> list[int]:
-        variables = master._saving[c].archive.variables
+        if calls[c] is None:  # placeholders: the component reads and writes them
+            return [0] * len(names)
+        variables = cast(CoSimulationFlow, master.components[c].flow).archive.variables
         return [variables[name].vr for name in names]
 
     fmus, inputs, sources = [], [], []
     for c, call in enumerate(calls):
-        addresses, handle, fmi3, error, _, _ = cast(tuple, call)
-        fmus.append((addresses, handle, fmi3, error))
+        fmus.append(None if call is None else call[:4])
         ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
         inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
         outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
         sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
+    direct = all(call is not None for call in calls) and not coupling.loops()
     plan = [
         (0 if kind == "read" else 1, c, vrs(c, names), list(slots))
         for kind, c, names, slots in coupling.schedule
-    ]
+    ] if direct else None  # fmt: skip
     return CommunicationStep(
         fmus,
-        [cast(tuple, call)[4] for call in calls],
-        [cast(tuple, call)[5] for call in calls],
+        [None if call is None else call[4] for call in calls],
+        [
+            vrs(c, component.state_names) if call is None else call[5]
+            for c, (component, call) in enumerate(
+                zip(master.components, calls, strict=True)
+            )
+        ],
         inputs,
         sources,
         plan,
         master._order,
+        None if direct else master._propagate,
+        master._component_step,
     )
 
 
