@@ -95,6 +95,8 @@ cdef class CommunicationStep:
     cdef readonly double last_time
     # the states after the last step are all finite
     cdef readonly bint finite
+    # each component's connected inputs, one after another (`inputs`, `replay`)
+    cdef double[::1] given
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order):
         cdef Py_ssize_t c
@@ -147,6 +149,8 @@ cdef class CommunicationStep:
         self.yt = self.y_t
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
         self.finite = True
+        self.given = np.zeros(
+            1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_fmus)))
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -255,6 +259,59 @@ cdef class CommunicationStep:
                 self.finite = False
         return -1
 
+    cpdef bytes inputs(self):
+        """The connected inputs the last step gave each component, one
+        component after another (`input_span`), as bytes of doubles."""
+        cdef Py_ssize_t c, i, k = 0
+        for c in range(self.n_fmus):
+            for i in range(self.in_at[c], self.in_end[c]):
+                self.given[k] = self.values[i]
+                k += 1
+        return (<char*> &self.given[0])[:k * sizeof(double)]
+
+    def replay(self, Py_ssize_t c, list chain, const double[::1] x):
+        """Step component c alone, from where it is, through the master's
+        steps `chain` ((t, x, h, scheme, inputs) each, first first, `inputs`
+        from `inputs`), each with the connected inputs it had in it, and check
+        that its states after each are its part of the next step's x (of x
+        after the last), bit for bit. Return the number of steps that reached
+        them: a doStep that does not complete or other states stop the
+        replay."""
+        cdef Py_ssize_t k, n = len(chain), first = 0
+        cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
+        cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part
+        cdef double[::1] states = np.zeros(m + 1)
+        cdef const double[::1] after
+        cdef const char* given
+        cdef double t, h, last
+        cdef int status
+        cdef unsigned char event, terminate, early
+        for k in range(c):
+            first += self.in_end[k] - self.in_at[k]
+        for k in range(n):
+            step = chain[k]
+            t, h, given = step[0], step[2], step[4]
+            memcpy(&self.values[at], given + first * sizeof(double),
+                   (end - at) * sizeof(double))
+            self._set(c, at, end, &self.values[at])
+            if self.fmi3[c]:
+                event = terminate = early = 0
+                status = (<do_step3_f> <void*> self.do_step[c])(
+                    <void*> self.component[c], t, h, 0, &event, &terminate, &early,
+                    &last)
+                if terminate or event or early:
+                    return k
+            else:
+                status = (<do_step2_f> <void*> self.do_step[c])(
+                    <void*> self.component[c], t, h, 0)
+            if status > FMI_WARNING:
+                return k
+            self._get(c, self.x_at[c], self.x_end[c], &states[0])
+            after = chain[k + 1][1] if k + 1 < n else x
+            if m and memcmp(&states[0], &after[part], m * sizeof(double)) != 0:
+                return k
+        return n
+
 
 # Communication points a master remembers (its steps' starts, for replays;
 # the outputs at each, for extrapolation): a halving revisits the last few, 64
@@ -305,12 +362,17 @@ cpdef object take_step(master, double t, x, bytes xb, double h):
 
 cpdef object step_done(master, double t, x, double h, scheme, double spent):
     """Keep how the master's last step from (t, x) of h got where it is (for
-    replays), and its cost where it was a plain one (spent >= 0, seconds)."""
+    replays: with the inputs each component had in it, where it was the
+    compiled step), and its cost where it was a plain one (spent >= 0,
+    seconds)."""
+    cdef CommunicationStep step = master._compiled
     if spent >= 0.0:
         master._step_cost += 0.1 * (spent - master._step_cost)
     if master._replays:
         came_from = master._came_from
-        came_from[(t + h, master._end[2])] = (t, x, h, scheme)
+        came_from[(t + h, master._end[2])] = (
+            t, x, h, scheme, None if step is None else step.inputs()
+        )
         if len(came_from) > MAX_HISTORY:
             came_from.popitem(last=False)
 

@@ -814,8 +814,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
         self.n_state_saves = 0  # FMU states saved since `plan_undo`
-        self.save_cost = 0.0  # the wall seconds of a save, the mean of those timed
-        self._saves_timed = 0
+        # the wall seconds of a save: the least of those timed (noise only adds
+        # to a save's time), 0 before the first
+        self.save_cost = 0.0
+        self._save_timed = False
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
 
@@ -1029,9 +1031,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if self._can_save and key not in self._snapshots:
             start = time.perf_counter()
             self._snapshots[key] = self.instance.get_state()
-            n, self._saves_timed = self._saves_timed, min(self._saves_timed + 1, 100)
             spent = time.perf_counter() - start
-            self.save_cost = (n * self.save_cost + spent) / (n + 1)
+            self.save_cost = min(self.save_cost, spent) if self._save_timed else spent
+            self._save_timed = True
             self.n_state_saves += 1
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
@@ -1076,6 +1078,21 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if self._is_at(key):
             return not saved or self._at in self._snapshots
         return key in self._snapshots
+
+    def replay_missed(self, t_from: float, t: float, x: np.ndarray) -> None:
+        """Enter (t, x) by a reset, with a warning: the master replayed this
+        FMU's steps from t_from with the inputs it had in them, and they did
+        not reach x (`cosim_master.CoupledCoSimulation._replay_each`)."""
+        warnings.warn(
+            f"{self.path}: replaying its steps from t = {t_from!r} with the inputs "
+            f"it had in them did not reach the states it had at t = {t!r} (its "
+            f"steps are not reproducible from its inputs); it re-enters t = {t!r} "
+            f"by a reset, exact only where its state variables are its whole state.",
+            FmibridgeWarning,
+            stacklevel=3,
+        )
+        self._enter(t, x)
+        self._at = (t, x.tobytes())
 
     def _warn_unsaved(self, key: tuple) -> None:
         """Warn of a return to the start of a step taken without saving the state
