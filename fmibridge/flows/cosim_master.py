@@ -157,9 +157,10 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._rent = [0.0] * len(saving)  # each one's replays since its last save, s
         self._h_min = math.inf  # the shortest step taken: a located bracket
         self._steps_replayed = [0] * len(saving)  # each one's, since `plan_undo`
-        # per component, where known: (t, x bytes) of the master's last point,
-        # the steps since the last point it saved on the way there, that (t, x)
-        self._anchors: list[tuple | None] = [None] * len(saving)
+        # per component, where known: the master's steps (first first) from the
+        # last point it saved to where the master is, their starts' (t, x
+        # bytes), that end, and the saved point's (t, x)
+        self._paths: list[tuple | None] = [None] * len(saving)
         self._replays = not any(  # an FMU's own events are logged once, as run
             c.flow is not None and c.flow.reports_events for c in self.components
         )
@@ -206,11 +207,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._here = here or replayed > 0
         y = self._advance(t, x, h, scheme, may_undo)
         self._here = False
-        end = (self._end[0], self._end[2])  # (t + h, y bytes)
-        for c, anchor in enumerate(self._anchors):  # one step further, if known
-            if anchor is not None:
-                known = anchor[0] == (t, xb)
-                self._anchors[c] = (end, anchor[1] + 1, anchor[2]) if known else None
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)
             self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
@@ -219,7 +215,22 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         plain = not replayed and not self._saved
         spent = time.perf_counter() - start if plain else -1.0
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
+        if self._compiled is not None and self._replays:
+            self._follow((t, xb), (t + h, self._end[2]))
         return y
+
+    def _follow(self, start: tuple, end: tuple) -> None:
+        """Extend each component's path (`_paths`) by the master's step from
+        start to end, both (t, x bytes); forget one it does not continue."""
+        step = self._came_from.get(end)
+        for c, path in enumerate(self._paths):
+            if path is None:
+                continue
+            steps, starts, at, saved = path
+            if at != start or step is None or len(steps) == MAX_REPLAY:
+                self._paths[c] = None
+            else:
+                self._paths[c] = (steps + [step], starts + [start], end, saved)
 
     def _return_to(self, t: float, x: np.ndarray, h: float) -> int:
         """Put the components back at (t, x) where they left it unsaved, before
@@ -251,13 +262,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         Save a replayed component there where that pays
         (`_save_after_replay`). Return the steps replayed."""
         step = cast(CommunicationStep, self._compiled)
-        replayed = 0
+        replayed, xb = 0, x.tobytes()
         for c, (flow, where) in enumerate(
             zip(self._saving, self._saving_slices, strict=True)
         ):
             if flow.can_return(t, x[where]):
                 continue
-            chain = self._chain(t, x, only=c)[::-1]  # first first
+            chain, starts = self._path_to(c, t, x, xb)
             if not chain:  # none within MAX_REPLAY: `goto` enters by a reset
                 continue
             flow.goto(chain[0][0], chain[0][1][where])
@@ -271,10 +282,33 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 continue
             flow.stepped(t, x[where], chain[-1][2])
             replayed += done
-            self._anchors[c] = ((t, x.tobytes()), done, chain[0][:2])
+            if self._extrapolates:  # kept as a replay of all would (`_remember`)
+                for key in [*starts[1:], (t, xb)]:
+                    if key in self._history:
+                        self._history.move_to_end(key)
+            self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
             if self._save_after_replay(c, spent, h):
                 self._keep(t, x, [c])
         return replayed
+
+    def _path_to(
+        self, c: int, t: float, x: np.ndarray, xb: bytes
+    ) -> tuple[list[tuple], list[tuple]]:
+        """The steps (first first) and their starts' (t, x bytes) that lead
+        component c to (t, x) (xb: x's bytes) from the last point it saved:
+        on its path (`_paths`) where that passed (t, x), else as `_chain`
+        finds them; none where no such point is within MAX_REPLAY steps."""
+        path = self._paths[c]
+        if path is not None and (t, xb) in path[1] and self._kept(c, path[3]):
+            j = path[1].index((t, xb))
+            return path[0][:j], path[1][:j]
+        chain = self._chain(t, x, only=c)[::-1]
+        return chain, [(s[0], s[1].tobytes()) for s in chain]
+
+    def _kept(self, c: int, point: tuple) -> bool:
+        """True if component c still keeps its state saved at point (t, x)."""
+        t, x = point
+        return self._saving[c].can_return(t, x[self._saving_slices[c]], True)
 
     def _save_after_replay(self, c: int, spent: float, h: float) -> bool:
         """Whether to save component c where a replay of `spent` seconds just
@@ -435,7 +469,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         for c in which:
             self._saving[c].keep()
             self._rent[c] = 0.0
-            self._anchors[c] = (key, 0, (t, x))
+            self._paths[c] = ([], [], key, (t, x.copy()))
             saved_at = self._saved_at[c]
             saved_at[key] = None
             saved_at.move_to_end(key)
@@ -470,15 +504,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
         """True if component c can come back to (t, x) by replaying its steps
-        from a point it saved at most MAX_REPLAY steps before: its anchor (the
-        master's steps counted since), else a walk back (`_chain`)."""
-        anchor = self._anchors[c]
-        if anchor is not None and anchor[0] == (t, x.tobytes()):
-            (t_a, x_a), where = anchor[2], self._saving_slices[c]
-            if anchor[1] <= MAX_REPLAY and self._saving[c].can_return(
-                t_a, x_a[where], True
-            ):
-                return True
+        from a point it saved at most MAX_REPLAY steps before: its path
+        (`_paths`) ends there, else a walk back (`_chain`) finds one."""
+        path = self._paths[c]
+        if path is not None and path[2] == (t, x.tobytes()) and self._kept(c, path[3]):
+            return True
         return bool(self._chain(t, x, saved=True, only=c))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -488,8 +518,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return super().discrete_event(t, x)
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
-        """Save the components' states (together) before a step only where
-        may_undo(t, x, h); the components never save on their own."""
+        """Save the components' states before a step only where may_undo(t, x,
+        h) (`_should_save`); the components never save on their own."""
         self._may_undo = may_undo
         self._steps_replayed = [0] * len(self._saving)
         for flow in self._saving:
