@@ -215,7 +215,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         plain = not replayed and not self._saved
         spent = time.perf_counter() - start if plain else -1.0
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
-        if self._compiled is not None and self._replays:
+        if any(self._paths):
             self._follow((t, xb), (t + h, self._end[2]))
         return y
 
@@ -467,9 +467,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return
         self._saved, key = True, (t, x.tobytes())
         for c in which:
-            self._saving[c].keep()
+            flow = self._saving[c]
+            flow.keep()
             self._rent[c] = 0.0
-            self._paths[c] = ([], [], key, (t, x.copy()))
+            alone = self._compiled is not None and flow.save_cost > self._step_cost
+            self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
             saved_at = self._saved_at[c]
             saved_at[key] = None
             saved_at.move_to_end(key)
