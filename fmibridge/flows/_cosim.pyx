@@ -261,7 +261,7 @@ cdef class CommunicationStep:
 
     cpdef bytes inputs(self):
         """The connected inputs the last step gave each component, one
-        component after another (`input_span`), as bytes of doubles."""
+        component after another, as bytes of doubles (for `replay`)."""
         cdef Py_ssize_t c, i, k = 0
         for c in range(self.n_fmus):
             for i in range(self.in_at[c], self.in_end[c]):
@@ -271,12 +271,12 @@ cdef class CommunicationStep:
 
     def replay(self, Py_ssize_t c, list chain, const double[::1] x):
         """Step component c alone, from where it is, through the master's
-        steps `chain` ((t, x, h, scheme, inputs) each, first first, `inputs`
-        from `inputs`), each with the connected inputs it had in it, and check
-        that its states after each are its part of the next step's x (of x
-        after the last), bit for bit. Return the number of steps that reached
-        them: a doStep that does not complete or other states stop the
-        replay."""
+        steps `chain` (first first; each (t, x, h, scheme, the bytes of
+        `inputs` after it)), each with the connected inputs it had in it, and
+        check that its states after each are its part of the next step's x
+        (of x after the last), bit for bit. Return the number of steps that
+        reached them: a doStep that does not complete, or other states, stop
+        the replay."""
         cdef Py_ssize_t k, n = len(chain), first = 0
         cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
         cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part

@@ -15,10 +15,10 @@
    own way: one whose save costs no more than a step saves before each step
    the run may undo; one whose save costs more replays alone, each step with
    the inputs it had in it, checked after every step (where one differs, the
-   FMU enters the point by a reset, with a warning), and
-   is saved where a replay returned it once the replays there are expected to
-   cost more than the save (a return means a crossing is being located:
-   checkpoint placement);
+   FMU enters the point by a reset, with a warning), and is saved where a
+   replay returned it once the replays there are expected to cost more than
+   the save (a return means a crossing is being located: checkpoint
+   placement);
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -254,7 +254,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _replay_each(self, t: float, x: np.ndarray, h: float) -> int:
         """Return each component that saved no state at (t, x) there by
-        replaying its own steps from the last point it saved (`_chain`), each
+        replaying its own steps from the last point it saved (`_path_to`), each
         with the inputs it had in it (`_cosim.CommunicationStep.replay`): the
         same inputs give the same states, bit for bit, which the replay
         checks after every step (one that differs: the component enters (t,
@@ -273,7 +273,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 continue
             flow.goto(chain[0][0], chain[0][1][where])
             start = time.perf_counter()  # the replay's own cost: what a save spares
-            done = step.replay(c, chain, x)
+            done = step.replay(c, chain, np.ascontiguousarray(x))
             spent = time.perf_counter() - start
             self._compiled_at = []
             self._steps_replayed[c] += done + (done < len(chain))
@@ -316,11 +316,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         located, and each later return of that search replays the same steps
         again unless c is saved here (checkpoint placement, as in Griewank's
         binomial checkpointing): save where the replays since c's last save
-        (`_rent`: rent or buy, never more than twice the best choice) and the
-        expected ones cost a save. A search that halves h down to the
-        shortest step taken so far (`_h_min`: the last located bracket)
-        returns about log2(h / h_min) times more (Halving from h = 0.01 to
-        t_tol = 1e-10: 26); before a first search, none is expected."""
+        (`_rent`, as in rent or buy) and the expected ones cost a save. A
+        search that halves h down to the shortest step taken so far (`_h_min`:
+        the last located bracket) returns about log2(h / h_min) times more
+        (Halving from h = 0.01 to t_tol = 1e-10: 26); before a first search,
+        none is expected."""
         self._rent[c] += spent
         expected = math.log2(h / self._h_min) if h > self._h_min else 0.0
         return self._rent[c] + spent * expected >= self._saving[c].save_cost
@@ -337,7 +337,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         (t, x) from the nearest point every component (`only`: that one) can
         return to (`saved`: saved its state at); [] where (t, x) is one or
         none is within `limit`. Past (t, x), only the points where the master
-        saved components (`_keep`) or its last step left them are tried."""
+        saved each of them (`_keep`) or its last step left them are tried."""
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
         which = range(len(self._saving)) if only is None else (only,)
