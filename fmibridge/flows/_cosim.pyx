@@ -366,8 +366,11 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
     compiled step), and its cost where it was a plain one (spent >= 0,
     seconds)."""
     cdef CommunicationStep step = master._compiled
-    if spent >= 0.0:
-        master._step_cost += 0.1 * (spent - master._step_cost)
+    if spent >= 0.0:  # a running mean from the first plain step's cost, each
+        if master._step_cost == 0.0:  # step counted as at most twice the mean
+            master._step_cost = spent  # (one the system preempted adds little)
+        master._step_cost += 0.1 * (min(spent, 2.0 * master._step_cost)
+                                    - master._step_cost)
     if master._replays:
         came_from = master._came_from
         came_from[(t + h, master._end[2])] = (

@@ -12,13 +12,13 @@
    one (at most MAX_REPLAY): the same steps with the same inputs give the
    same states, bit for bit, which the replay checks. The Python step saves
    and replays every FMU together. Under the compiled step each FMU goes its
-   own way: one whose save costs no more than a step saves before each step
-   the run may undo; one whose save costs more replays alone, each step with
-   the inputs it had in it, checked after every step (where one differs, the
-   FMU enters the point by a reset, with a warning), and is saved where a
-   replay returned it once the replays there are expected to cost more than
-   the save (a return means a crossing is being located: checkpoint
-   placement);
+   own way: one whose save costs at most a few steps (CHEAP_SAVE) saves
+   before each step the run may undo; one whose save costs more replays
+   alone, each step with the inputs it had in it, checked after every step
+   (where one differs, the FMU enters the point by a reset, with a warning),
+   and is saved where a replay returned it once the replays there are
+   expected to cost more than the save (a return means a crossing is being
+   located: checkpoint placement);
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -86,6 +86,12 @@ from .fmu import MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
 MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
+# Under the compiled step, an FMU whose save costs at most this many plain
+# steps saves before every step that may be undone: Halving returns to about
+# every other such step and replays 1-11 steps there (the slow-save pair: 56
+# returns in 100 such steps), so such a save costs less than the replays it
+# spares; the margin also covers a first save's one-time costs (14 us, then 4).
+CHEAP_SAVE = 4.0
 
 
 @dataclass(frozen=True)
@@ -470,7 +476,10 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             flow = self._saving[c]
             flow.keep()
             self._rent[c] = 0.0
-            alone = self._compiled is not None and flow.save_cost > self._step_cost
+            alone = (
+                self._compiled is not None
+                and flow.save_cost > CHEAP_SAVE * self._step_cost
+            )
             self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
             saved_at = self._saved_at[c]
             saved_at[key] = None
@@ -482,10 +491,10 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """The components to save before a step that may be undone. The Python
         step replays them together: all, unless they can come back by
         replaying fewer steps than their saves cost. The compiled step
-        replays each alone (`_replay_each`): each whose save costs no more
-        than a step, and each that could not come back by replaying (no point
-        it saved within MAX_REPLAY steps); the others save where their
-        returns show it pays (`_save_after_replay`)."""
+        replays each alone (`_replay_each`): each whose save costs at most
+        CHEAP_SAVE steps (or was never timed), and each that could not come
+        back by replaying (no point it saved within MAX_REPLAY steps); the
+        others save where their returns show it pays (`_save_after_replay`)."""
         everyone = list(range(len(self._saving)))
         if not self._replays:
             return everyone
@@ -493,7 +502,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return [
                 c
                 for c, flow in enumerate(self._saving)
-                if flow.save_cost <= self._step_cost or not self._can_replay(c, t, x)
+                if flow.save_cost <= CHEAP_SAVE * self._step_cost
+                or not self._can_replay(c, t, x)
             ]
         save_cost = sum(flow.save_cost for flow in self._saving)
         limit = MAX_REPLAY  # a chain this long costs a save: no need to walk on

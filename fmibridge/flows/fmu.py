@@ -814,8 +814,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
         self.n_state_saves = 0  # FMU states saved since `plan_undo`
-        # the wall seconds of a save: the least of those timed (noise only adds
-        # to a save's time), 0 before the first
+        # the CPU seconds (this thread's: the load on the machine adds none) of a
+        # save, the least of those timed (a first one pays one-time costs), 0
+        # before the first
         self.save_cost = 0.0
         self._save_timed = False
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
@@ -1029,9 +1030,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
-            start = time.perf_counter()
+            start = time.thread_time()
             self._snapshots[key] = self.instance.get_state()
-            spent = time.perf_counter() - start
+            spent = time.thread_time() - start
             self.save_cost = min(self.save_cost, spent) if self._save_timed else spent
             self._save_timed = True
             self.n_state_saves += 1
