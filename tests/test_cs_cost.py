@@ -17,6 +17,7 @@ from fmibridge import Halving, HybridSystem, Mode
 from fmibridge.build import BuildError, read_table
 from fmibridge.core.errors import FmibridgeWarning
 from fmibridge.core.system import Edge, Guard
+from fmibridge.flows import cosim_master
 from fmibridge.flows.cosim_master import Communication
 from fmibridge.flows.coupled import couple
 from fmibridge.flows.fmu import CoSimulationFlow, open_fmu
@@ -54,11 +55,12 @@ def resets(monkeypatch):
     return count
 
 
-def pair(fmu_dir, plant="MassSpringStop"):
-    """MassSpringStop (or its slow-save twin) driven by PositionController, in CS."""
+def pair(fmu_dir, plant="MassSpringStop", build=""):
+    """MassSpringStop (or its slow-save twin) driven by PositionController, in CS
+    (build: "" for FMI 2.0, "_fmi3" for FMI 3.0)."""
     parts = {
-        "plant": open_fmu(fmu_dir / f"{plant}.fmu", "cs"),
-        "controller": open_fmu(fmu_dir / "PositionController.fmu", "cs"),
+        "plant": open_fmu(fmu_dir / f"{plant}{build}.fmu", "cs"),
+        "controller": open_fmu(fmu_dir / f"PositionController{build}.fmu", "cs"),
     }
     return couple(parts, CONNECTIONS, communication=Communication("jacobi"))
 
@@ -97,6 +99,75 @@ def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
     assert resets["n"] <= 2 + len(PAIR_IMPACTS)
     assert np.array_equal(first.outputs["controller.F"], again.outputs["controller.F"])
     assert np.array_equal(first.x, again.x)
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+@pytest.mark.parametrize("build", ["", "_fmi3"])
+def test_a_slow_save_is_replayed_alone_and_saved_where_the_search_returns(
+    fmu_dir, build
+):
+    """The plant whose save costs 0.5 ms returns to the points Halving undoes by
+    replaying its own steps with the inputs it had (the controller, whose
+    save is cheap, restores its states and replays nothing), and is saved
+    where a search returns: the same run, bit for bit, as the pair with
+    cheap saves, in FMI 2.0 and 3.0. Before, both FMUs replayed 524 steps a
+    run and the plant saved 4 states; measured now: the plant 276-299 steps
+    and 6 saves (how
+    many depends on how fast replaying is against the save's fixed 0.5 ms
+    of CPU, so they are bounded loosely)."""
+    runs = {}
+    for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
+        flow = pair(fmu_dir, plant, build)
+        system = with_stop(flow)
+        try:
+            result = Halving(h=0.01).run(system, 3.0)
+        finally:
+            system.close()
+        saves = {c.name: c.flow.n_state_saves for c in flow.components}
+        runs[plant] = result, saves, flow.n_steps_replayed
+    (cheap, cheap_saves, cheap_replayed) = runs["MassSpringStop"]
+    (slow, slow_saves, slow_replayed) = runs["MassSpringStopSlowSave"]
+    assert slow.event_times.tolist() == cheap.event_times.tolist() == PAIR_IMPACTS
+    assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
+    # cheap saves: each FMU saved before each step that may be undone (42
+    # each, nothing replayed, measured; a cheap FMU whose first saves were
+    # slow, as under load, replays a few steps until a later save times it)
+    assert min(cheap_saves.values()) >= 30
+    assert sum(cheap_replayed.values()) < 30
+    # the slow save: the controller as before, the plant replays alone and
+    # saves where returns make it pay, far less often than at every step
+    assert slow_saves["controller"] >= 30
+    assert slow_replayed["controller"] < slow_replayed["plant"] / 10
+    assert 0 < slow_saves["plant"] < cheap_saves["plant"] / 4
+
+
+def test_a_replay_that_differs_is_said_and_entered_by_a_reset(fmu_dir, monkeypatch):
+    """Inputs recorded wrong (1 N off the plant's force) make the plant's own
+    replay reach other states: it stops at the first step, says so, and the
+    plant enters the point by a reset (exact here: its state variables are
+    its whole state), so the run is the same."""
+    recorded = cosim_master.step_done
+
+    def recorded_wrong(master, t, x, h, scheme, spent):
+        recorded(master, t, x, h, scheme, spent)
+        key = (t + h, master._end[2])
+        *step, given = master._came_from[key]
+        if given:
+            master._came_from[key] = (*step, (np.frombuffer(given) + 1.0).tobytes())
+
+    monkeypatch.setattr(cosim_master, "step_done", recorded_wrong)
+    flow = pair(fmu_dir, "MassSpringStopSlowSave")
+    system = with_stop(flow)
+    try:
+        with pytest.warns(FmibridgeWarning, match="did not reach the states") as said:
+            result = Halving(h=0.01).run(system, 3.0)
+    finally:
+        system.close()
+    assert result.event_times.tolist() == PAIR_IMPACTS
+    assert result.x[-1].tolist() == PAIR_END
+    # one replayed step and one warning for each return of the plant
+    missed = [w for w in said if "did not reach" in str(w.message)]
+    assert flow.n_steps_replayed == {"plant": len(missed), "controller": 0}
 
 
 def test_a_plain_run_saves_nothing(fmu_dir, resets):

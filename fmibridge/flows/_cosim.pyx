@@ -126,6 +126,8 @@ cdef class CommunicationStep:
     cdef readonly bint finite
     # the components (in order) that completed the last step, its states in out
     cdef readonly Py_ssize_t n_done
+    # each component's connected inputs, one after another (`inputs`, `replay`)
+    cdef double[::1] given
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
@@ -187,6 +189,8 @@ cdef class CommunicationStep:
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
         self.finite = True
         self.n_done = 0
+        self.given = np.zeros(
+            1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_components)))
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -310,6 +314,59 @@ cdef class CommunicationStep:
                 self.finite = False
         return -1
 
+    cpdef bytes inputs(self):
+        """The connected inputs the last step gave each component, one
+        component after another, as bytes of doubles (for `replay`)."""
+        cdef Py_ssize_t c, i, k = 0
+        for c in range(self.n_components):
+            for i in range(self.in_at[c], self.in_end[c]):
+                self.given[k] = self.values[i]
+                k += 1
+        return (<char*> &self.given[0])[:k * sizeof(double)]
+
+    def replay(self, Py_ssize_t c, list chain, const double[::1] x):
+        """Step component c alone, from where it is, through the master's
+        steps `chain` (first first; each (t, x, h, scheme, the bytes of
+        `inputs` after it)), each with the connected inputs it had in it, and
+        check that its states after each are its part of the next step's x
+        (of x after the last), bit for bit. Return the number of steps that
+        reached them: a doStep that does not complete, or other states, stop
+        the replay."""
+        cdef Py_ssize_t k, n = len(chain), first = 0
+        cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
+        cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part
+        cdef double[::1] states = np.zeros(m + 1)
+        cdef const double[::1] after
+        cdef const char* given
+        cdef double t, h, last
+        cdef int status
+        cdef unsigned char event, terminate, early
+        for k in range(c):
+            first += self.in_end[k] - self.in_at[k]
+        for k in range(n):
+            step = chain[k]
+            t, h, given = step[0], step[2], step[4]
+            memcpy(&self.values[at], given + first * sizeof(double),
+                   (end - at) * sizeof(double))
+            self._set(c, at, end, &self.values[at])
+            if self.fmi3[c]:
+                event = terminate = early = 0
+                status = (<do_step3_f> <void*> self.do_step[c])(
+                    <void*> self.component[c], t, h, 0, &event, &terminate, &early,
+                    &last)
+                if terminate or event or early:
+                    return k
+            else:
+                status = (<do_step2_f> <void*> self.do_step[c])(
+                    <void*> self.component[c], t, h, 0)
+            if status > FMI_WARNING:
+                return k
+            self._get(c, self.x_at[c], self.x_end[c], &states[0])
+            after = chain[k + 1][1] if k + 1 < n else x
+            if m and memcmp(&states[0], &after[part], m * sizeof(double)) != 0:
+                return k
+        return n
+
 
 # Communication points a master remembers (its steps' starts, for replays;
 # the outputs at each, for extrapolation): a halving revisits the last few, 64
@@ -348,8 +405,8 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
         if flow._instance is None:  # master: its error, not a call into a freed
             flow.instance  # instance (raises FmibridgeError)
     step.evaluate(t, x)
-    if may_undo and master._should_save(t, x):
-        master._keep(t, x)
+    if may_undo:
+        master._keep(t, x, master._should_save(t, x))
     y_previous = None
     if master._extrapolates:
         previous = master._history.get((t, xb))
@@ -375,12 +432,20 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
 
 cpdef object step_done(master, double t, x, double h, scheme, double spent):
     """Keep how the master's last step from (t, x) of h got where it is (for
-    replays), and its cost where it was a plain one (spent >= 0, seconds)."""
-    if spent >= 0.0:
-        master._step_cost += 0.1 * (spent - master._step_cost)
+    replays: with the inputs each component had in it, where every component
+    is called directly and replays alone), and its cost where it was a plain one (spent >= 0,
+    seconds)."""
+    cdef CommunicationStep step = master._compiled
+    if spent >= 0.0:  # a running mean from the first plain step's cost, each
+        if master._step_cost == 0.0:  # step counted as at most twice the mean
+            master._step_cost = spent  # (one the system preempted adds little)
+        master._step_cost += 0.1 * (min(spent, 2.0 * master._step_cost)
+                                    - master._step_cost)
     if master._replays:
         came_from = master._came_from
-        came_from[(t + h, master._end[2])] = (t, x, h, scheme)
+        came_from[(t + h, master._end[2])] = (
+            t, x, h, scheme, step.inputs() if step.direct else None
+        )
         if len(came_from) > MAX_HISTORY:
             came_from.popitem(last=False)
 

@@ -5,12 +5,20 @@
 1. every component is put at (t, its part of x): a Co-Simulation FMU restores
    the FMU state saved there (`CoSimulationFlow.goto`), so a step the method
    undoes to bracket a crossing is undone in every FMU together. The states
-   are saved together too, before the steps the run may undo (`plan_undo`:
-   those a guard may cross), else before every step. Where saving costs more
-   than stepping (a large FMU's get state), a point the run may return to is
-   instead reached again by replaying the steps that led to it from the last
-   saved one (at most MAX_REPLAY): the same steps with the same inputs give
-   the same states, bit for bit, which the replay checks;
+   are saved before the steps the run may undo (`plan_undo`: those a guard
+   may cross), else before every step. Where saving costs more than stepping
+   (a large FMU's get state), a point the run may return to is instead
+   reached again by replaying the steps that led to it from the last saved
+   one (at most MAX_REPLAY): the same steps with the same inputs give the
+   same states, bit for bit, which the replay checks. The Python step saves
+   and replays every FMU together. Under the compiled step each FMU goes its
+   own way: one whose save costs at most a few steps (CHEAP_SAVE) saves
+   before each step the run may undo; one whose save costs more replays
+   alone, each step with the inputs it had in it, checked after every step
+   (where one differs, the FMU enters the point by a reset, with a warning),
+   and is saved where a replay returned it once the replays there are
+   expected to cost more than the save (a return means a crossing is being
+   located: checkpoint placement);
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -82,6 +90,12 @@ from .fmu import MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
 MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
+# Under the compiled step, an FMU whose save costs at most this many plain
+# steps saves before every step that may be undone: Halving returns to about
+# every other such step and replays 1-11 steps there (the slow-save pair: 56
+# returns in 100 such steps), so such a save costs less than the replays it
+# spares; the margin also covers a first save's one-time costs (14 us, then 4).
+CHEAP_SAVE = 4.0
 
 
 @dataclass(frozen=True)
@@ -143,13 +157,20 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
         self._saving_slices = [self._slices[k] for k in saving]
-        # the points where the master saved the components (as many as they keep)
-        self._saved_at: OrderedDict[tuple, None] = OrderedDict()
+        # per component, the last points where the master saved it
+        self._saved_at: list[OrderedDict[tuple, None]] = [OrderedDict() for _ in saving]
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
         self._came_from: OrderedDict[tuple, tuple] = OrderedDict()
         self._step_cost = 0.0  # wall seconds of a plain step, a running mean
+        self._rent = [0.0] * len(saving)  # each one's replays since its last save, s
+        self._h_min = math.inf  # the shortest step taken: a located bracket
+        self._steps_replayed = [0] * len(saving)  # each one's, since `plan_undo`
+        # per component, where known: the master's steps (first first) from the
+        # last point it saved to where the master is, their starts' (t, x
+        # bytes), that end, and the saved point's (t, x)
+        self._paths: list[tuple | None] = [None] * len(saving)
         self._replays = not any(  # an FMU's own events are logged once, as run
             c.flow is not None and c.flow.reports_events for c in self.components
         )
@@ -197,11 +218,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         Gauss-Seidel, inputs held or extrapolated)."""
         start, self._saved = time.perf_counter(), False
         t_end, h_end, y_end = self._end  # where every component is
-        here = abs(t - t_end) <= SNAP_RTOL * h_end and x.tobytes() == y_end
+        xb = x.tobytes()
+        here = abs(t - t_end) <= SNAP_RTOL * h_end and xb == y_end
         # back first: the forecast's guards may read the components' outputs
-        replayed = (
-            self._return_to(t, x) if self._saving and self._replays and not here else 0
-        )
+        replayed = 0
+        if self._saving and self._replays and not here:
+            replayed = self._return_to(t, x, h)
+        self._h_min = min(self._h_min, h)
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
         self._here = here or replayed > 0
         y = self._advance(t, x, h, scheme, may_undo)
@@ -214,60 +237,151 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         plain = not replayed and not self._saved
         spent = time.perf_counter() - start if plain else -1.0
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
+        if any(self._paths):
+            self._follow((t, xb), (t + h, self._end[2]))
         return y
 
-    def _return_to(self, t: float, x: np.ndarray) -> int:
-        """Put the components back at (t, x) by replaying the steps that led
-        there from a point they saved, if they left it unsaved; return the
-        number of steps replayed (0: none needed, or none possible). The
-        caller checked that (t, x) is not where the last step ended."""
+    def _follow(self, start: tuple, end: tuple) -> None:
+        """Extend each component's path (`_paths`) by the master's step from
+        start to end, both (t, x bytes); forget one it does not continue."""
+        step = self._came_from.get(end)
+        for c, path in enumerate(self._paths):
+            if path is None:
+                continue
+            steps, starts, at, saved = path
+            if at != start or step is None or len(steps) == MAX_REPLAY:
+                self._paths[c] = None
+            else:
+                self._paths[c] = (steps + [step], starts + [start], end, saved)
+
+    def _return_to(self, t: float, x: np.ndarray, h: float) -> int:
+        """Put the components back at (t, x) where they left it unsaved, before
+        a step of h: each alone (`_replay_each`) where every component is called
+        directly, else all together by replaying the master's steps from a point they all
+        saved. Return the number of steps replayed (0: none needed, or none
+        possible: `goto` then enters (t, x) by a reset). The caller checked
+        that (t, x) is not where the last step ended."""
+        if self._compiled.direct:
+            return self._replay_each(t, x, h)
         chain = self._chain(t, x)
         if not chain:
             return 0
-        if self._compiled.direct:
-            y = self._replay_compiled(chain)
-        else:
-            for t_k, x_k, h_k, scheme in reversed(chain):
-                y = self._advance(t_k, x_k, h_k, scheme, False)
+        for t_k, x_k, h_k, scheme, _ in reversed(chain):
+            y = self._advance(t_k, x_k, h_k, scheme, False)
+        for c in range(len(self._saving)):
+            self._steps_replayed[c] += len(chain)
         if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
             return 0
         return len(chain)
 
-    def _replay_compiled(self, chain: list[tuple]) -> np.ndarray:
-        """Replay the steps of `chain` (last first) by the compiled step, from
-        the saved point it starts at; return the state reached."""
-        t, x = chain[-1][0], chain[-1][1]
-        for flow, part in zip(self._saving, self.parts(x), strict=True):
-            flow.goto(t, part)
-        self._compiled_at = []
-        for t, x, h, _ in reversed(chain):
-            y = self._step_compiled(t, x, h)
-        self._arrived(t, x, h, y)
-        return y
+    def _replay_each(self, t: float, x: np.ndarray, h: float) -> int:
+        """Return each component that saved no state at (t, x) there by
+        replaying its own steps from the last point it saved (`_path_to`), each
+        with the inputs it had in it (`_cosim.CommunicationStep.replay`): the
+        same inputs give the same states, bit for bit, which the replay
+        checks after every step (one that differs: the component enters (t,
+        x) by a reset, with a warning). The others are restored by `goto`.
+        Save a replayed component there where that pays
+        (`_save_after_replay`). Return the steps replayed."""
+        step = cast(CommunicationStep, self._compiled)
+        replayed, xb = 0, x.tobytes()
+        for c, (flow, where) in enumerate(
+            zip(self._saving, self._saving_slices, strict=True)
+        ):
+            if flow.can_return(t, x[where]):
+                continue
+            chain, starts = self._path_to(c, t, x, xb)
+            if not chain:  # none within MAX_REPLAY: `goto` enters by a reset
+                continue
+            flow.goto(chain[0][0], chain[0][1][where])
+            start = time.perf_counter()  # the replay's own cost: what a save spares
+            done = step.replay(c, chain, np.ascontiguousarray(x))
+            spent = time.perf_counter() - start
+            self._compiled_at = []
+            self._steps_replayed[c] += done + (done < len(chain))
+            if done < len(chain):
+                flow.replay_missed(chain[0][0], t, x[where])
+                continue
+            flow.stepped(t, x[where], chain[-1][2])
+            replayed += done
+            if self._extrapolates:  # kept as a replay of all would (`_remember`)
+                for key in [*starts[1:], (t, xb)]:
+                    if key in self._history:
+                        self._history.move_to_end(key)
+            self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
+            if self._save_after_replay(c, spent, h):
+                self._keep(t, x, [c])
+        return replayed
+
+    def _path_to(
+        self, c: int, t: float, x: np.ndarray, xb: bytes
+    ) -> tuple[list[tuple], list[tuple]]:
+        """The steps (first first) and their starts' (t, x bytes) that lead
+        component c to (t, x) (xb: x's bytes) from the last point it saved:
+        on its path (`_paths`) where that passed (t, x), else as `_chain`
+        finds them; none where no such point is within MAX_REPLAY steps."""
+        path = self._paths[c]
+        if path is not None and (t, xb) in path[1] and self._kept(c, path[3]):
+            j = path[1].index((t, xb))
+            return path[0][:j], path[1][:j]
+        chain = self._chain(t, x, only=c)[::-1]
+        return chain, [(s[0], s[1].tobytes()) for s in chain]
+
+    def _kept(self, c: int, point: tuple) -> bool:
+        """True if component c still keeps its state saved at point (t, x)."""
+        t, x = point
+        return self._saving[c].can_return(t, x[self._saving_slices[c]], True)
+
+    def _save_after_replay(self, c: int, spent: float, h: float) -> bool:
+        """Whether to save component c where a replay of `spent` seconds just
+        returned it, before a step of h. A return means a crossing is being
+        located, and each later return of that search replays the same steps
+        again unless c is saved here (checkpoint placement, as in Griewank's
+        binomial checkpointing): save where the replays since c's last save
+        (`_rent`, as in rent or buy) and the expected ones cost a save. A
+        search that halves h down to the shortest step taken so far (`_h_min`:
+        the last located bracket) returns about log2(h / h_min) times more
+        (Halving from h = 0.01 to t_tol = 1e-10: 26); before a first search,
+        none is expected."""
+        self._rent[c] += spent
+        expected = math.log2(h / self._h_min) if h > self._h_min else 0.0
+        return self._rent[c] + spent * expected >= self._saving[c].save_cost
 
     def _chain(
-        self, t: float, x: np.ndarray, saved: bool = False, limit: int = MAX_REPLAY
+        self,
+        t: float,
+        x: np.ndarray,
+        saved: bool = False,
+        limit: int = MAX_REPLAY,
+        only: int | None = None,
     ) -> list[tuple]:
-        """The steps (t_k, x_k, h_k, scheme), last first, that lead to (t, x)
-        from the nearest point every component can return to (`saved`: saved
-        its state at); [] where (t, x) is one or none is within `limit`. Past
-        (t, x), only the points where the master saved them (`_keep`) or its
-        last step left them are tried."""
+        """The steps (t_k, x_k, h_k, scheme, inputs), last first, that lead to
+        (t, x) from the nearest point every component (`only`: that one) can
+        return to (`saved`: saved its state at); [] where (t, x) is one or
+        none is within `limit`. Past (t, x), only the points where the master
+        saved each of them (`_keep`) or its last step left them are tried."""
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
+        which = range(len(self._saving)) if only is None else (only,)
+        saved_at = [self._saved_at[c] for c in which]
+        came_from = self._came_from
         for k in range(limit + 1):
-            xb = x.tobytes()
+            key = (t, x.tobytes())
             if (  # tried at (t, x), and where the master saved or last stepped to
                 k == 0
-                or (t, xb) in self._saved_at
-                or (not saved and xb == y_end and abs(t - t_end) <= SNAP_RTOL * h_end)
+                or _in_each(key, saved_at)
+                or (
+                    not saved
+                    and key[1] == y_end
+                    and abs(t - t_end) <= SNAP_RTOL * h_end
+                )
             ) and all(
-                flow.can_return(t, x[where], saved)
-                for flow, where in zip(self._saving, self._saving_slices, strict=True)
+                self._saving[c].can_return(t, x[self._saving_slices[c]], saved)
+                for c in which
             ):
                 return chain
-            step = self._came_from.get((t, xb))
-            if step is None or len(chain) == limit:
+            step = came_from.get(key)
+            if step is None or k == limit:
                 return []
             chain.append(step)
             t, x = step[0], step[1]
@@ -290,10 +404,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         y = take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
         self._arrived(t, x, h, y)
         return y
-
-    def _step_compiled(self, t: float, x: np.ndarray, h: float) -> np.ndarray:
-        """The step of h from (t, x), the FMUs there (nothing saved); its end."""
-        return take_step(self, t, x, x.tobytes(), h)
 
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
@@ -341,31 +451,63 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._compiled_at = []
         super().close()
 
-    def _keep(self, t: float, x: np.ndarray) -> None:
-        """Save every component's state at (t, x), where it is
-        (`CoSimulationFlow.keep`)."""
-        self._saved = True
-        self._saved_at[(t, x.tobytes())] = None
-        if len(self._saved_at) > MAX_SNAPSHOTS:
-            self._saved_at.popitem(last=False)
-        for flow in self._saving:
+    def _keep(self, t: float, x: np.ndarray, which: list[int] | None = None) -> None:
+        """Save the state of each component in `which` (default: all) at (t, x),
+        where it is (`CoSimulationFlow.keep`)."""
+        which = list(range(len(self._saving))) if which is None else which
+        if not which:
+            return
+        self._saved, key = True, (t, x.tobytes())
+        for c in which:
+            flow = self._saving[c]
             flow.keep()
+            self._rent[c] = 0.0
+            alone = (
+                self._compiled.direct and flow.save_cost > CHEAP_SAVE * self._step_cost
+            )
+            self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
+            saved_at = self._saved_at[c]
+            saved_at[key] = None
+            saved_at.move_to_end(key)
+            if len(saved_at) > MAX_SNAPSHOTS:
+                saved_at.popitem(last=False)
 
-    def _should_save(self, t: float, x: np.ndarray) -> bool:
-        """Save before a step that may be undone, unless the components can
-        come back by replaying fewer steps than a save costs."""
+    def _should_save(self, t: float, x: np.ndarray) -> list[int]:
+        """The components to save before a step that may be undone. A coupling
+        with components called back replays them together, by whole steps:
+        all, unless they can come back by replaying fewer steps than their
+        saves cost. Where every component is called directly, each replays
+        alone (`_replay_each`): each whose save costs at most
+        CHEAP_SAVE steps (or was never timed), and each that could not come
+        back by replaying (no point it saved within MAX_REPLAY steps); the
+        others save where their returns show it pays (`_save_after_replay`)."""
+        everyone = list(range(len(self._saving)))
         if not self._replays:
-            return True
+            return everyone
+        if self._compiled.direct:
+            return [
+                c
+                for c, flow in enumerate(self._saving)
+                if flow.save_cost <= CHEAP_SAVE * self._step_cost
+                or not self._can_replay(c, t, x)
+            ]
         save_cost = sum(flow.save_cost for flow in self._saving)
         limit = MAX_REPLAY  # a chain this long costs a save: no need to walk on
         if self._step_cost > 0.0:
             limit = min(limit, math.ceil(save_cost / self._step_cost))
         if limit <= 1:
-            return True
+            return everyone
         chain = len(self._chain(t, x, saved=True, limit=limit))
-        if chain == 0:
+        return everyone if chain == 0 or chain * self._step_cost >= save_cost else []
+
+    def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
+        """True if component c can come back to (t, x) by replaying its steps
+        from a point it saved at most MAX_REPLAY steps before: its path
+        (`_paths`) ends there, else a walk back (`_chain`) finds one."""
+        path = self._paths[c]
+        if path is not None and path[2] == (t, x.tobytes()) and self._kept(c, path[3]):
             return True
-        return chain * self._step_cost >= save_cost
+        return bool(self._chain(t, x, saved=True, only=c))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the components' events at (t, x) (`CoupledParts`); the
@@ -374,9 +516,10 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return super().discrete_event(t, x)
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
-        """Save the components' states (together) before a step only where
-        may_undo(t, x, h); the components never save on their own."""
+        """Save the components' states before a step only where may_undo(t, x,
+        h) (`_should_save`); the components never save on their own."""
         self._may_undo = may_undo
+        self._steps_replayed = [0] * len(self._saving)
         for flow in self._saving:
             flow.plan_undo(_never)
 
@@ -384,6 +527,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def n_state_saves(self) -> int:
         """The FMU states the components saved since `plan_undo`."""
         return sum(flow.n_state_saves for flow in self._saving)
+
+    @property
+    def n_steps_replayed(self) -> dict[str, int]:
+        """The steps each Co-Simulation FMU replayed since `plan_undo` to return
+        to a point it left unsaved, by component name."""
+        names = [c.name for c in self.components if hasattr(c.flow, "keep")]
+        return dict(zip(names, self._steps_replayed, strict=True))
 
     def _recorded(self, t: float, x: np.ndarray) -> dict[str, float]:
         """The recorded variables at (t, x): read after the step that ended
@@ -524,6 +674,14 @@ def _compiled_step(
         None if direct else master._propagate,
         master._component_step,
     )
+
+
+def _in_each(key: tuple, saved_at: list[OrderedDict[tuple, None]]) -> bool:
+    """True if key is in each of saved_at."""
+    for points in saved_at:
+        if key not in points:
+            return False
+    return True
 
 
 def _never(t: float, x: np.ndarray, h: float) -> bool:

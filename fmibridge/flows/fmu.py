@@ -50,6 +50,7 @@ from .input_table import InputTable, jump_times
 InputValue = float | Callable[[float], float] | InputTable
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
+SAVES_TIMED = 8  # an FMU's first saves timed, for their cost (`save_cost`)
 MAX_RECORDED = 64  # step ends whose recorded outputs are kept for the samples
 MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 MB)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
@@ -814,7 +815,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
         self.n_state_saves = 0  # FMU states saved since `plan_undo`
-        self.save_cost = 0.0  # the wall seconds of a save, the mean of those timed
+        # the CPU seconds (this thread's: the load on the machine adds none) of a
+        # save, the least of the first SAVES_TIMED (one-time costs and noise
+        # only add), 0 before the first
+        self.save_cost = 0.0
         self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
@@ -1027,11 +1031,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
-            start = time.perf_counter()
-            self._snapshots[key] = self.instance.get_state()
-            n, self._saves_timed = self._saves_timed, min(self._saves_timed + 1, 100)
-            spent = time.perf_counter() - start
-            self.save_cost = (n * self.save_cost + spent) / (n + 1)
+            if self._saves_timed < SAVES_TIMED:
+                start = time.thread_time()
+                self._snapshots[key] = self.instance.get_state()
+                spent = time.thread_time() - start
+                timed = self._saves_timed
+                self.save_cost = min(self.save_cost, spent) if timed else spent
+                self._saves_timed += 1
+            else:
+                self._snapshots[key] = self.instance.get_state()
             self.n_state_saves += 1
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
@@ -1076,6 +1084,21 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if self._is_at(key):
             return not saved or self._at in self._snapshots
         return key in self._snapshots
+
+    def replay_missed(self, t_from: float, t: float, x: np.ndarray) -> None:
+        """Enter (t, x) by a reset, with a warning: the master replayed this
+        FMU's steps from t_from with the inputs it had in them, and they did
+        not reach x (`cosim_master.CoupledCoSimulation._replay_each`)."""
+        warnings.warn(
+            f"{self.path}: replaying its steps from t = {t_from!r} with the inputs "
+            f"it had in them did not reach the states it had at t = {t!r} (its "
+            f"steps are not reproducible from its inputs); it re-enters t = {t!r} "
+            f"by a reset, exact only where its state variables are its whole state.",
+            FmibridgeWarning,
+            stacklevel=3,
+        )
+        self._enter(t, x)
+        self._at = (t, x.tobytes())
 
     def _warn_unsaved(self, key: tuple) -> None:
         """Warn of a return to the start of a step taken without saving the state
