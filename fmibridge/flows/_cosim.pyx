@@ -220,6 +220,28 @@ cdef class CommunicationStep:
                 self.values[i] = self.level[s]
         return self._set(c, at, end, &self.values[at])
 
+    cdef bint _do_step(self, Py_ssize_t c, double t, double h) noexcept:
+        """c's doStep from t by h, called directly: True where it completed,
+        else False with its status, whether it ended the simulation and the
+        time it reached (`failed_status`, `terminated`, `last_time`)."""
+        cdef int status
+        cdef unsigned char event = 0, terminate = 0, early = 0
+        cdef double last = t + h
+        if self.fmi3[c]:
+            status = (<do_step3_f> <void*> self.do_step[c])(
+                <void*> self.component[c], t, h, 0, &event, &terminate, &early,
+                &last)
+            if status <= FMI_WARNING and not (terminate or event or early):
+                return True
+        else:
+            status = (<do_step2_f> <void*> self.do_step[c])(
+                <void*> self.component[c], t, h, 0)
+            if status <= FMI_WARNING:
+                return True
+            last = t
+        self.failed_status, self.terminated, self.last_time = status, terminate, last
+        return False
+
     cpdef int evaluate(self, double t, object x) except -1:
         """Propagate the connections at (t, x), the components there: by the
         plan, or `propagate` called back. `y_t` holds the outputs after."""
@@ -260,9 +282,6 @@ cdef class CommunicationStep:
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
-        cdef int status
-        cdef unsigned char event, terminate, early
-        cdef double last
         self.n_done = 0
         for i in range(self.n_slots):
             self.level[i] = self.yt[i]
@@ -278,23 +297,8 @@ cdef class CommunicationStep:
                 self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
                 self._write_inputs(c, h / 2, extrapolates)
-                if self.fmi3[c]:
-                    event = terminate = early = 0
-                    last = t + h
-                    status = (<do_step3_f> <void*> self.do_step[c])(
-                        <void*> self.component[c], t, h, 0, &event, &terminate,
-                        &early, &last)
-                    if status > FMI_WARNING or terminate or event or early:
-                        self.failed_status, self.terminated = status, terminate
-                        self.last_time = last
-                        return c
-                else:
-                    status = (<do_step2_f> <void*> self.do_step[c])(
-                        <void*> self.component[c], t, h, 0)
-                    if status > FMI_WARNING:
-                        self.failed_status, self.terminated = status, False
-                        self.last_time = t
-                        return c
+                if not self._do_step(c, t, h):
+                    return c
                 at, end = self.x_at[c], self.x_end[c]
                 self._get(c, at, end, out + self.offsets[c])
             self.n_done = k + 1
@@ -338,9 +342,7 @@ cdef class CommunicationStep:
         cdef double[::1] states = np.zeros(m + 1)
         cdef const double[::1] after
         cdef const char* given
-        cdef double t, h, last
-        cdef int status
-        cdef unsigned char event, terminate, early
+        cdef double t, h
         for k in range(c):
             first += self.in_end[k] - self.in_at[k]
         for k in range(n):
@@ -349,17 +351,7 @@ cdef class CommunicationStep:
             memcpy(&self.values[at], given + first * sizeof(double),
                    (end - at) * sizeof(double))
             self._set(c, at, end, &self.values[at])
-            if self.fmi3[c]:
-                event = terminate = early = 0
-                status = (<do_step3_f> <void*> self.do_step[c])(
-                    <void*> self.component[c], t, h, 0, &event, &terminate, &early,
-                    &last)
-                if terminate or event or early:
-                    return k
-            else:
-                status = (<do_step2_f> <void*> self.do_step[c])(
-                    <void*> self.component[c], t, h, 0)
-            if status > FMI_WARNING:
+            if not self._do_step(c, t, h):
                 return k
             self._get(c, self.x_at[c], self.x_end[c], &states[0])
             after = chain[k + 1][1] if k + 1 < n else x
