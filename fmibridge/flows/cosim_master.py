@@ -519,8 +519,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Save the components' states before a step only where may_undo(t, x,
         h) (`_should_save`); the components never save on their own."""
         self._may_undo = may_undo
-        self._steps_replayed = [0] * len(self._saving)
-        for flow in self._saving:
+        n = len(self._saving)
+        self._steps_replayed, self._rent = [0] * n, [0.0] * n
+        self._saved_at = [OrderedDict() for _ in range(n)]
+        self._paths, self._h_min = [None] * n, math.inf
+        for flow in self._saving:  # each frees the states an earlier run saved
             flow.plan_undo(_never)
 
     @property

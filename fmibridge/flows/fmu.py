@@ -824,9 +824,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
-        """Save the FMU state before a step only where may_undo(t, x, h)."""
+        """Save the FMU state before a step only where may_undo(t, x, h). A run
+        plans once, at its start: the states an earlier run saved are freed, so
+        each run saves what it returns to (and costs what a first run does)."""
         self._may_undo, self.n_state_saves = may_undo, 0
         self._left.clear()
+        self._free_snapshots()
+
+    def _free_snapshots(self) -> None:
+        """Free every saved FMU state."""
+        if self._instance is not None:
+            for snapshot in getattr(self, "_snapshots", {}).values():
+                self._instance.free_state(snapshot)
+        self._snapshots = OrderedDict()
 
     @property
     def forward_only(self) -> bool:
@@ -1186,10 +1196,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def close(self) -> None:
         """Free the saved FMU states, the instance and the unpacked folder."""
-        if self._instance is not None:
-            for snapshot in getattr(self, "_snapshots", {}).values():
-                self._instance.free_state(snapshot)
-            self._snapshots = OrderedDict()
+        self._free_snapshots()
         super().close()
 
 
