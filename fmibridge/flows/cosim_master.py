@@ -10,9 +10,10 @@
    (a large FMU's get state), a point the run may return to is instead
    reached again by replaying the steps that led to it from the last saved
    one (at most MAX_REPLAY): the same steps with the same inputs give the
-   same states, bit for bit, which the replay checks. The Python step saves
-   and replays every FMU together. Under the compiled step each FMU goes its
-   own way: one whose save costs at most a few steps (CHEAP_SAVE) saves
+   same states, bit for bit, which the replay checks. A coupling with
+   components called back (below) saves and replays them together, by whole
+   steps. Where every component is called directly, each FMU goes its own
+   way: one whose save costs at most a few steps (CHEAP_SAVE) saves
    before each step the run may undo; one whose save costs more replays
    alone, each step with the inputs it had in it, checked after every step
    (where one differs, the FMU enters the point by a reset, with a warning),
@@ -256,11 +257,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _return_to(self, t: float, x: np.ndarray, h: float) -> int:
         """Put the components back at (t, x) where they left it unsaved, before
-        a step of h: each alone (`_replay_each`) where every component is called
-        directly, else all together by replaying the master's steps from a point they all
-        saved. Return the number of steps replayed (0: none needed, or none
-        possible: `goto` then enters (t, x) by a reset). The caller checked
-        that (t, x) is not where the last step ended."""
+        a step of h: each alone (`_replay_each`) where every component is
+        called directly, else all together by replaying the master's steps
+        from a point they all saved. Return the number of steps replayed (0:
+        none needed, or none possible: `goto` then enters (t, x) by a reset).
+        The caller checked that (t, x) is not where the last step ended."""
         if self._compiled.direct:
             return self._replay_each(t, x, h)
         chain = self._chain(t, x)
