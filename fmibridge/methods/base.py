@@ -503,6 +503,17 @@ class Method(abc.ABC):
         the new state (`_firing.fire`: a silent self-loop returns the same
         state; a bad reset is an error naming it)."""
         index = next(k for k, e in enumerate(mode.edges) if e is edge)
+        return self.fire_at(mode, state, index, log, simultaneous)
+
+    def fire_at(
+        self,
+        mode: Mode,
+        state: State,
+        index: int,
+        log: Recorder,
+        simultaneous: tuple[str, ...] = (),
+    ) -> State:
+        """`fire` the edge mode.edges[index] (a method that knows the index)."""
         compiled = compiled_mode(mode, self.scheme, self.h)
         return fire_edge(self, compiled, log, state.t, state.x, index, simultaneous)
 

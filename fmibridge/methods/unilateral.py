@@ -488,9 +488,8 @@ class Unilateral(Method):
         self, mode: Mode, state: State, due: list[int], log: Recorder
     ) -> State:
         """Fire the first due edge (declaration order); list the others."""
-        edges = [mode.edges[i] for i in due]
-        plain = State(state.t, state.x, state.mode)
-        return self.fire(mode, plain, edges[0], log, tuple(e.name for e in edges[1:]))
+        others = tuple(mode.edges[i].name for i in due[1:])
+        return self.fire_at(mode, state, due[0], log, others)
 
 
 def _non_finite(
