@@ -93,6 +93,10 @@ class Recorder:
     are logged exactly.
     """
 
+    # `samples` keeps its rows as `sample` keeps each: an event's rows may come
+    # in a block (a compiled loop's); not so where only some rows are kept
+    blocks_event_rows: bool = True
+
     def __init__(
         self,
         state_names: tuple[str, ...],

@@ -100,11 +100,13 @@ cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
     if same:
         log.n_silent_events += 1
         return SILENT
-    before = new_array(x, n)
-    x_after = np.array(after[:n])
-    cm.flush(log)
+    before, x_after = new_array(x, n), new_array(&after[0], n)
+    if log.blocks_event_rows:  # the sample after joins the mode's block
+        cm.keep(t, &after[0], log)
+    else:
+        cm.flush(log)
+        log.sample(t, x_after, cm.name)
     edge = cm.mode.edges[i]
-    log.sample(t, x_after, cm.name)
     log.event(Event(t, edge.name, cm.name, cm.name, before, x_after, (),
                     method.location_tolerance))
     for k in range(n):
