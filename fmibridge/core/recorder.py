@@ -96,6 +96,9 @@ class Recorder:
     # `samples` keeps its rows as `sample` keeps each: an event's rows may come
     # in a block (a compiled loop's); not so where only some rows are kept
     blocks_event_rows: bool = True
+    # the run's method reads each transition as it comes (Completion tests each
+    # impact): a compiled loop that fires transitions returns after each one
+    each_transition: bool = False
 
     def __init__(
         self,

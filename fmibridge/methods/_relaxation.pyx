@@ -8,7 +8,9 @@ steps need no call back between them, or a flow whose steps may run in blocks:
 `_walk.next_stop`), or one attempt whose trials of h, h/2,
 ... (Steps 4-5) end in the domain, or on a strip: there the point is projected
 onto the guard along the step's own curve (`_guard_point`), waits eps - tau
-(Steps 13-14) and its edge fires (`Method.fire`, Step 15). See
+(Steps 13-14) and its edge fires (`Method.fire`, Step 15; in place, without
+Python, for a self-loop with a compiled or identity reset, after which the walk
+goes on unless the run reads each transition: `Recorder.each_transition`). See
 `relaxation.Relaxation` for the algorithm.
 
 Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each attempt is
@@ -67,6 +69,7 @@ cdef class _Walk(Walk):
 
     cdef double eps, gtol
     cdef long max_events
+    cdef bint each_transition
     cdef Py_ssize_t n_beyond
     cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
@@ -89,6 +92,7 @@ cdef class _Walk(Walk):
         """Start a call from `state` (`Walk.start`), with the strips' width."""
         self.eps, self.gtol = method.eps, PROJECT_GTOL * method.eps
         self.max_events = method.max_events
+        self.each_transition = log.each_transition
         return Walk.start(self, method, log, t_end, t0, state)
 
     cdef object walk(self, method, log, double t_end, double t0, state):
@@ -252,12 +256,14 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     if others or not w.in_place[i]:
         return Step(fire(w.method, cm, w.log, t_reset, new_array(&w.q[0], n), i,
                          others))
-    # a self-loop fired without Python: a silent one (a strip wait at rest)
-    # leaves the walk at (t_reset, q), from where it goes on
+    # a self-loop fired without Python: a silent one (a strip wait at rest), or
+    # a logged one where the run's method does not read each transition as it
+    # comes (`Recorder.each_transition`: Completion does), leaves the walk at
+    # (t_reset, q), from where it goes on
     for j in range(n):
         w.x[j] = w.q[j]
     code = fire_in_place(w.method, cm, w.log, t_reset, &w.x[0], i)
-    if code == FIRED or _bound_hit(w):
+    if (code == FIRED and w.each_transition) or _bound_hit(w):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
     w.t = t_reset
     cm.evaluate(w.t, &w.x[0], &w.g0[0])

@@ -232,6 +232,7 @@ class Method(abc.ABC):
         log = (
             Recorder(*names) if grid is None else GridRecorder(grid, self._tol, *names)
         )
+        log.each_transition = self.completes_zeno
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
         if not self.is_adaptive:  # each fixed step's local error is estimated
