@@ -247,7 +247,9 @@ def _sparse_rows(
     values, times = gradient(t, x)
     gx = np.ascontiguousarray(values, dtype=float)
     gt = np.ascontiguousarray(times, dtype=float)
-    m, nnz = vector.size, int(np.count_nonzero(vector.sparsity))
+    pattern = vector.sparsity
+    assert pattern is not None  # a VectorGuard with `sparse_gradient` has one
+    m, nnz = vector.size, int(np.count_nonzero(pattern))
     if gx.shape != (nnz,) or gt.shape != (m,):
         raise FmibridgeError(
             f"The sparse gradient of VectorGuard `{vector.name}` returned arrays of "
