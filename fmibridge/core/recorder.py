@@ -118,6 +118,7 @@ class Recorder:
         self.n_rejected = 0
         self.n_silent_events = 0
         self.grazes: list[tuple[float, str, float]] = []  # (t, edge, v_n) (`Edge`)
+        self.units: dict[str, str] = {}  # of the columns, for the Result
         self.stride = 1  # keep the samples whose number is a multiple of this
         self._x_end = 1 + len(state_names)  # columns: t, x, outputs
         width = self._x_end + len(output_names)
@@ -302,6 +303,7 @@ class Recorder:
                 for i, name in enumerate(self.output_names)
             },
             detail=detail,
+            units=dict(self.units),
         )
 
     def finish(

@@ -247,8 +247,8 @@ class Method(abc.ABC):
         if saves:
             provenance["fmu_state_saves"] = str(sum(saves))
         provenance.update(self._judge_errors(system, log))
-        result = log.finish(status, provenance, detail)
-        return dataclasses.replace(result, units=_units(system))
+        log.units = _units(system)
+        return log.finish(status, provenance, detail)
 
     @property
     def _tol(self) -> float:
@@ -623,9 +623,9 @@ def _plan_undo(system: HybridSystem) -> None:
         entry = guards.setdefault(id(mode.flow), (mode.flow, []))
         entry[1].extend(edge.guard for edge in mode.edges)
     for flow, of_flow in guards.values():
-        plan = getattr(flow, "plan_undo", None)  # a flow of one's own may lack it
-        if plan is not None:
-            plan(CrossingForecast(of_flow))
+        plan = getattr(type(flow), "plan_undo", None)  # one's own may lack it
+        if plan is not None and plan is not Flow.plan_undo:  # not the no-op
+            flow.plan_undo(CrossingForecast(of_flow))
 
 
 def _observer(system: HybridSystem):
