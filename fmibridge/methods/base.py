@@ -265,8 +265,9 @@ class Method(abc.ABC):
         itself (`walks_grid`), by the grid's next time.
         """
         deadline = time_limit.current()  # simulate(timeout=...): wall time
+        modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
-            if reached(state.t, t_end, self.h):
+            if state.t >= end:
                 return Status.REACHED_END, ""
             if deadline is not None and deadline.is_over():
                 return Status.TIME_LIMIT, deadline.detail(state.t)
@@ -275,11 +276,11 @@ class Method(abc.ABC):
             # silent events count too: a reset that changes nothing can repeat
             if len(log.events) + log.n_silent_events >= self.max_events:
                 return Status.MAX_EVENTS, _last_edges(log) + watch.note()
-            flow = system.mode(state.mode).flow
+            flow = modes[state.mode].flow
             if flow.is_terminated:
                 return Status.TERMINATED, ""
             t_event = flow.next_event_time()
-            if reached(state.t, t_event, self.h):  # the flow's time event: now
+            if t_event < math.inf and reached(state.t, t_event, self.h):  # now
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
             if grid is not None and not self.walks_grid:
@@ -300,7 +301,7 @@ class Method(abc.ABC):
             bar.update(state.t)
             if step.stop is not None:
                 return step.stop, step.detail
-            flow = system.mode(state.mode).flow
+            flow = modes[state.mode].flow
             if flow.step_completed(state.t, state.x):
                 state = self.flow_event(state, flow, "step_event", log)
             stop = watch.check(state, log)
