@@ -86,12 +86,33 @@ BOX_SPARSITY = np.array(  # where box_gradients may be non-zero
 )
 
 
+@numba.njit(cache=True)
+def box_gradient_values(t, x):
+    """`box_gradients` at the True entries of BOX_SPARSITY, row by row."""
+    values = np.array([1.0, -1.0, 1.0, -1.0, 0.0, 0.0])
+    values[4], values[5] = 2.0 * (x[0] - POST[0]), 2.0 * (x[1] - POST[1])
+    return values, np.zeros(5)
+
+
 def box(
-    vector, *, compiled=False, gradient=box_gradients, order=range(5), sparsity=None
+    vector,
+    *,
+    compiled=False,
+    gradient=box_gradients,
+    order=range(5),
+    sparsity=None,
+    sparse_gradient=False,
 ):
     """The particle's system, its guards per edge or as one VectorGuard (with
     the given sparsity), the edges in the given order of the entries."""
-    guards = VectorGuard(box_gaps, 5, gradient, [True] * 4 + [False], sparsity=sparsity)
+    guards = VectorGuard(
+        box_gaps,
+        5,
+        gradient,
+        [True] * 4 + [False],
+        sparsity=sparsity,
+        sparse_gradient=sparse_gradient,
+    )
     edges = [
         Edge(
             Guard(guards[k] if vector else _entry_fn(k), name=NAMES[k]),
@@ -183,6 +204,68 @@ def test_a_declared_sparsity_gives_the_dense_run_bit_for_bit(gradient):
         )
         assert_same_run(dense, method.run(sparse, 6.0))
     assert len(dense.events) >= 5
+
+
+@pytest.mark.parametrize(
+    "gradient",
+    [box_gradient_values, box_gradient_values.py_func],
+    ids=["numba", "python"],
+)
+def test_a_sparse_gradient_gives_the_dense_run_bit_for_bit(gradient):
+    """dg/dx given at the sparsity's entries only (`sparse_gradient`), numba-
+    compiled or in Python: the same run as the dense rows, for a Python or a
+    compiled model and in any order of the edges."""
+    method, order = Unilateral(h=0.1, tol=1e-8), (4, 2, 0, 3, 1)
+    dense = method.run(box(True, compiled=True, order=order), 6.0)
+    for compiled in (True, False):
+        sparse = box(
+            True,
+            compiled=compiled,
+            gradient=gradient,
+            order=order,
+            sparsity=BOX_SPARSITY,
+            sparse_gradient=True,
+        )
+        assert_same_run(dense, method.run(sparse, 6.0))
+    assert len(dense.events) >= 5
+    assert {"post", "floor"} <= {e.edge for e in dense.events}
+
+
+def test_bumper_cars_sparse_gradient_holds_the_dense_rows():
+    """`gap_gradients` (values at the sparsity's entries) scattered into the
+    (270, 80) rows equals the per-edge gradients of the model it replaced."""
+    n = 4 * cars.N_CARS
+    x = np.random.default_rng(3).uniform(0.0, 10.0, n)
+    values, times = cars.gap_gradients(0.0, x)
+    rows = np.zeros((cars.N_WALLS + len(cars.PAIRS), n))
+    rows[np.nonzero(cars._sparsity())] = values
+    edges = [
+        _old_wall(i, axis, side, n)
+        for i, axis, side in itertools.product(range(cars.N_CARS), (0, 1), (1, -1))
+    ] + [_old_pair(i, j, n) for i, j in itertools.combinations(range(cars.N_CARS), 2)]
+    dense = np.array([e.guard.fn.gradient(0.0, x)[0] for e in edges])
+    assert np.array_equal(rows, dense) and not np.any(times)
+    assert values.shape == (cars.N_WALLS + 4 * len(cars.PAIRS),)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_sparse_gradient_of_the_wrong_size_or_without_sparsity_is_refused(compiled):
+    with pytest.raises(FmibridgeError, match="`sparse_gradient` needs a `gradient`"):
+        VectorGuard(box_gaps, 5, box_gradient_values, sparse_gradient=True)
+    with pytest.raises(FmibridgeError, match="`sparse_gradient` needs a `gradient`"):
+        VectorGuard(box_gaps, 5, sparsity=BOX_SPARSITY, sparse_gradient=True)
+    dense_values = box(
+        True,
+        compiled=compiled,
+        sparsity=BOX_SPARSITY,  # box_gradients returns the (5, 4) rows
+        sparse_gradient=True,
+    )
+    with pytest.raises(
+        FmibridgeError,
+        match=r"sparse gradient of VectorGuard `box_gaps` returned arrays of shapes "
+        r"\(5, 4\) and \(5,\); expected \(6,\)",
+    ):
+        Unilateral(h=0.1, tol=1e-8).run(dense_values, 1.0)
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])

@@ -51,18 +51,20 @@ def gaps(t, x):
 
 @numba.njit(cache=True)
 def gap_gradients(t, x):
-    """dg/dx (one row per entry of `gaps`) and dg/dt (zero)."""
-    gx = np.zeros((N_WALLS + PAIRS.shape[0], x.shape[0]))
+    """dg/dx at the entries of `_sparsity`, row by row (a wall's one coordinate;
+    a pair's x_i, y_i, x_j, y_j), and dg/dt (zero): the VectorGuard's
+    `sparse_gradient`, 840 values where the dense rows hold 270 x 80."""
+    gx = np.empty(N_WALLS + 4 * PAIRS.shape[0])
     for i in range(N_CARS):
         for axis in range(2):
             for s in range(2):
-                gx[4 * i + 2 * axis + s, 4 * i + axis] = SIDES[s]
+                gx[4 * i + 2 * axis + s] = SIDES[s]
     for p in range(PAIRS.shape[0]):
         a, b = 4 * PAIRS[p, 0], 4 * PAIRS[p, 1]
         for k in range(2):
             d = 2.0 * (x[a + k] - x[b + k])
-            gx[N_WALLS + p, a + k], gx[N_WALLS + p, b + k] = d, -d
-    return gx, np.zeros(gx.shape[0])
+            gx[N_WALLS + 4 * p + k], gx[N_WALLS + 4 * p + 2 + k] = d, -d
+    return gx, np.zeros(N_WALLS + PAIRS.shape[0])
 
 
 @numba.njit(cache=True)
@@ -121,9 +123,10 @@ def _pair(guards: VectorGuard, p: int) -> Edge:
 def bumper_cars(seed: int = 0, *, compiled: bool = True) -> HybridSystem:
     """Return the 20-car system with random, non-overlapping initial states.
 
-    The 270 guards are the entries of one VectorGuard (`gaps`, `gap_gradients`,
-    numba-compiled); the flow is a CompiledFlow, or with `compiled=False` a
-    NativeFlow of the same function called from Python.
+    The 270 guards are the entries of one VectorGuard (`gaps`, and
+    `gap_gradients` at its sparsity's entries only; numba-compiled); the flow
+    is a CompiledFlow, or with `compiled=False` a NativeFlow of the same
+    function called from Python.
     """
     rng = np.random.default_rng(seed)
     places: list[np.ndarray] = []
@@ -143,7 +146,12 @@ def bumper_cars(seed: int = 0, *, compiled: bool = True) -> HybridSystem:
 
     size = N_WALLS + len(PAIRS)
     guards = VectorGuard(
-        gaps, size, gap_gradients, np.arange(size) < N_WALLS, sparsity=_sparsity()
+        gaps,
+        size,
+        gap_gradients,
+        np.arange(size) < N_WALLS,
+        sparsity=_sparsity(),
+        sparse_gradient=True,
     )
     edges = [
         _wall(guards, i, axis, s)

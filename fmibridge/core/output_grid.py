@@ -88,8 +88,11 @@ class GridRecorder(Recorder):
     The rows a reset adds (before and after, at the event's time) are not on
     the grid in general; the rows not kept wait in `_pending` until the next
     row shows whether an event was logged at their time. A kept row within
-    `tol` of an output time is stored at that time exactly.
+    `tol` of an output time is stored at that time exactly. An event's rows
+    come one by one (`sample`): a block keeps its grid rows and its last.
     """
+
+    blocks_event_rows = False
 
     def __init__(self, grid: OutputGrid, tol: float, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

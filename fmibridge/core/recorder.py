@@ -93,6 +93,13 @@ class Recorder:
     are logged exactly.
     """
 
+    # `samples` keeps its rows as `sample` keeps each: an event's rows may come
+    # in a block (a compiled loop's); not so where only some rows are kept
+    blocks_event_rows: bool = True
+    # the run's method reads each transition as it comes (Completion tests each
+    # impact): a compiled loop that fires transitions returns after each one
+    each_transition: bool = False
+
     def __init__(
         self,
         state_names: tuple[str, ...],
@@ -111,6 +118,7 @@ class Recorder:
         self.n_rejected = 0
         self.n_silent_events = 0
         self.grazes: list[tuple[float, str, float]] = []  # (t, edge, v_n) (`Edge`)
+        self.units: dict[str, str] = {}  # of the columns, for the Result
         self.stride = 1  # keep the samples whose number is a multiple of this
         self._x_end = 1 + len(state_names)  # columns: t, x, outputs
         width = self._x_end + len(output_names)
@@ -141,19 +149,19 @@ class Recorder:
         self._append(t, x, mode, outputs)
 
     def _append(self, t: float, x: np.ndarray, mode: str, outputs) -> None:
-        if self.stride == 1 and self._n + 2 <= len(self._rows):  # `_extend`, in place
-            row = self._rows[self._n]
-            self._modes[self._n] = self._code(mode)
-            self._n += 1
-            self._n_seen += 1
-            self._has_tail = False
-        else:
-            row = np.empty(self._rows.shape[1])
+        n = self._n
+        if self.stride == 1 and n + 2 <= len(self._rows):  # `_extend`, in place
+            row = self._rows[n]
+            code = self._mode_codes.get(mode)
+            self._modes[n] = self._code(mode) if code is None else code
+            self._fill(row, t, x, outputs)
+            self._n, self._n_seen, self._has_tail = n + 1, self._n_seen + 1, False
+            if self._journal is not None:
+                self._journaled(n)
+            return
+        row = np.empty(self._rows.shape[1])
         self._fill(row, t, x, outputs)
-        if row.base is not self._rows:
-            self._extend(row[np.newaxis], mode)
-        else:
-            self._journaled(self._n - 1)
+        self._extend(row[np.newaxis], mode)
 
     def _fill(self, row: np.ndarray, t: float, x: np.ndarray, outputs) -> None:
         """Write one sample into `row`: t, x, the outputs (missing ones nan)."""
@@ -161,7 +169,7 @@ class Recorder:
         row[1 : self._x_end] = x
         if outputs:
             row[self._x_end :] = [outputs.get(n, np.nan) for n in self.output_names]
-        else:
+        elif self.output_names:
             row[self._x_end :] = np.nan
 
     def samples(
@@ -295,6 +303,7 @@ class Recorder:
                 for i, name in enumerate(self.output_names)
             },
             detail=detail,
+            units=dict(self.units),
         )
 
     def finish(

@@ -151,6 +151,11 @@ class VectorGuard:
         outside it is an error where it is seen (at every point for a Python
         gradient or central differences, at two probe points for a
         numba-compiled gradient). Default: every entry.
+    sparse_gradient : bool
+        `gradient` returns dg/dx as its values at the True entries of
+        `sparsity` only, row by row (the order of ``np.nonzero(sparsity)``),
+        instead of the dense (m, n) array: a guard of two bodies among many
+        costs its own entries, not m n. Needs `gradient` and `sparsity`.
 
     Examples
     --------
@@ -165,6 +170,7 @@ class VectorGuard:
     affine: bool | Sequence[bool] = False
     name: str = ""
     sparsity: np.ndarray | None = None
+    sparse_gradient: bool = False
     # [(the last point (t, x as bytes), g there)], replaced whole: thread-safe reads
     _last: list = field(default_factory=lambda: [None], init=False, repr=False)
 
@@ -195,6 +201,11 @@ class VectorGuard:
                     f"with {self.size} rows (one per entry, one column per state)."
                 )
             object.__setattr__(self, "sparsity", pattern)
+        if self.sparse_gradient and (self.gradient is None or self.sparsity is None):
+            raise FmibridgeError(
+                f"VectorGuard `{name}`: `sparse_gradient` needs a `gradient` and a "
+                f"`sparsity` (the gradient returns dg/dx at its True entries)."
+            )
 
     def pattern(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The columns of dg/dx each entry may have non-zero, by rows: (starts,

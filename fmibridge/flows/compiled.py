@@ -200,11 +200,17 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
 
 
 def c_gradient_rows(
-    fn: Callable, n: int, starts: np.ndarray, columns: np.ndarray, what: str
+    fn: Callable,
+    n: int,
+    starts: np.ndarray,
+    columns: np.ndarray,
+    what: str,
+    sparse: bool = False,
 ) -> Function:
     """Return a VectorGuard's numba-compiled gradient as a Function the compiled
     loops call: a ``cfunc`` that writes dg/dx only at `columns`, row by row (row
-    r's at columns[starts[r]:starts[r + 1]]), then dg/dt (one per row).
+    r's at columns[starts[r]:starts[r + 1]]), then dg/dt (one per row). A
+    `sparse` gradient returns those values already in that order.
 
     The sizes are not checked here: probe the gradient from Python first.
     """
@@ -224,7 +230,15 @@ def c_gradient_rows(
                 out[k] = gx[r, columns[k]]
             out[nnz + r] = gt[r]
 
-    wrapper = numba.cfunc(types.void(types.float64, pointer, pointer))(rows)
+    def values(t, x_at, out):
+        gx, gt = fn(t, numba.carray(x_at, n))
+        for k in range(nnz):
+            out[k] = gx[k]
+        for r in range(m):
+            out[nnz + r] = gt[r]
+
+    signature = types.void(types.float64, pointer, pointer)
+    wrapper = numba.cfunc(signature)(values if sparse else rows)
     return CAddress(wrapper.address, n, nnz + m, what, keep=wrapper)
 
 

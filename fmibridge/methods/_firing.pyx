@@ -41,8 +41,7 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
                  Py_ssize_t i, tuple others):
     """Apply edge i's reset at (t, x), log the event, and return the State after
     (the same State for a silent event)."""
-    from .base import State
-
+    State = _state_class()
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
@@ -64,6 +63,18 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
                     method.location_tolerance))
     return State(t, x_after, edge.target)
+
+
+cdef object _State = None
+
+
+cdef object _state_class():
+    """`base.State`, imported once (base imports this module)."""
+    global _State
+    if _State is None:
+        from .base import State
+        _State = State
+    return _State
 
 
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
@@ -100,11 +111,13 @@ cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
     if same:
         log.n_silent_events += 1
         return SILENT
-    before = new_array(x, n)
-    x_after = np.array(after[:n])
-    cm.flush(log)
+    before, x_after = new_array(x, n), new_array(&after[0], n)
+    if log.blocks_event_rows:  # the sample after joins the mode's block
+        cm.keep(t, &after[0], log)
+    else:
+        cm.flush(log)
+        log.sample(t, x_after, cm.name)
     edge = cm.mode.edges[i]
-    log.sample(t, x_after, cm.name)
     log.event(Event(t, edge.name, cm.name, cm.name, before, x_after, (),
                     method.location_tolerance))
     for k in range(n):

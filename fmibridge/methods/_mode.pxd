@@ -32,9 +32,11 @@ cdef class CompiledMode:
     cdef double[::1] work_slope
     cdef double[::1] z
     cdef double[::1] g_ahead
-    # block of accepted samples not yet handed to the Recorder
+    # block of accepted samples not yet handed to the Recorder (and the arrays
+    # under ts and xs, for `flush` to copy as arrays)
     cdef double[::1] ts
     cdef double[:, ::1] xs
+    cdef object ts_array, xs_array
     cdef Py_ssize_t n_block
     # the block's Recorder streams to a journal: each sample is handed over at once
     cdef bint write_through

@@ -78,8 +78,9 @@ cdef class CompiledMode:
         self.work_slope = np.empty(max(self.n, 1))
         self.z = np.empty(max(self.n, 1))
         self.g_ahead = np.empty(max(self.m, 1))
-        self.ts = np.empty(BLOCK)
-        self.xs = np.empty((BLOCK, max(self.n, 1)))
+        self.ts_array = np.empty(BLOCK)
+        self.xs_array = np.empty((BLOCK, max(self.n, 1)))
+        self.ts, self.xs = self.ts_array, self.xs_array
         self.n_block = 0
         self.write_through = False
         self.work = {}
@@ -126,7 +127,8 @@ cdef class CompiledMode:
         cdef Py_ssize_t k = self.n_block
         if k:
             self.n_block = 0
-            log.samples(np.array(self.ts[:k]), np.array(self.xs[:k, :self.n]), self.name)
+            log.samples(self.ts_array[:k].copy(), self.xs_array[:k, :self.n].copy(),
+                        self.name)
         return 0
 
     cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,

@@ -8,7 +8,9 @@ steps need no call back between them, or a flow whose steps may run in blocks:
 `_walk.next_stop`), or one attempt whose trials of h, h/2,
 ... (Steps 4-5) end in the domain, or on a strip: there the point is projected
 onto the guard along the step's own curve (`_guard_point`), waits eps - tau
-(Steps 13-14) and its edge fires (`Method.fire`, Step 15). See
+(Steps 13-14) and its edge fires (`Method.fire`, Step 15; in place, without
+Python, for a self-loop with a compiled or identity reset, after which the walk
+goes on unless the run reads each transition: `Recorder.each_transition`). See
 `relaxation.Relaxation` for the algorithm.
 
 Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each attempt is
@@ -60,23 +62,37 @@ cdef enum:
 
 cdef class _Walk(Walk):
     """Relaxation's walk (`_walk.Walk`), with the strip width eps, the guard
-    point q, and the edges whose strips a trial point lies on, deepest first
-    (order[:n_beyond], their depths taus)."""
+    point q, the edges whose strips a trial point lies on, deepest first
+    (order[:n_beyond], their depths taus), and per edge whether it is reset
+    beyond its surface (`beyond`) and fires without Python (`in_place`,
+    `_firing.fires_in_place`), read once from the mode."""
 
     cdef double eps, gtol
+    cdef long max_events
+    cdef bint each_transition
     cdef Py_ssize_t n_beyond
     cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
+    cdef unsigned char[::1] beyond, in_place
 
     def __init__(self, CompiledMode cm):
         Walk.__init__(self, cm)
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.q, self.taus = np.empty(n), np.empty(m)
         self.order = np.empty(m, dtype=np.intp)
+        edges = cm.mode.edges
+        self.beyond = np.array(
+            [getattr(e.guard, "reset_at", "surface") == "beyond" for e in edges]
+            + [False], dtype=np.uint8)
+        self.in_place = np.array(
+            [fires_in_place(cm, i) for i in range(len(edges))] + [False],
+            dtype=np.uint8)
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state` (`Walk.start`), with the strips' width."""
         self.eps, self.gtol = method.eps, PROJECT_GTOL * method.eps
+        self.max_events = method.max_events
+        self.each_transition = log.each_transition
         return Walk.start(self, method, log, t_end, t0, state)
 
     cdef object walk(self, method, log, double t_end, double t0, state):
@@ -205,43 +221,49 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     eps - tau on the strip (Steps 13-14), and at t1 + eps - tau the edge's reset
     acts on q, where the step entered the guard (Step 15, R^eps(q, eps) = R(q)),
     or on y itself for a guard with reset_at='beyond' (an FMU's event mode
-    tests its own condition)."""
+    tests its own condition). A self-loop that fires without Python
+    (`fires_in_place`) and alone allocates no Python object."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, j
-    cdef double[::1] q_values
     cdef double t_reset
     w.has_err = False
     if w.errors is not None:  # the wait displaces the state by eps |dx/dt|
         for j in range(n):
             w.z[j] = (w.y[j] - w.x[j]) / hs
         w.errors.add_strip(t1, w.eps, &w.z[0])
-    y = new_array(&w.y[0], n)
     if cm.has_rhs:
         cm.keep(t1, &w.y[0], w.log)
     else:  # a Co-Simulation flow's outputs are read now, before the projection
         cm.flush(w.log)
-        w.log.sample(t1, y, cm.name)
-    edges = cm.mode.edges
-    edge = edges[i]
-    if getattr(edge.guard, "reset_at", "surface") == "beyond":
-        q = y
+        w.log.sample(t1, new_array(&w.y[0], n), cm.name)
+    if w.beyond[i]:
+        for j in range(n):
+            w.q[j] = w.y[j]
     else:
-        q = _guard_point(w, t, i, w.g0[i], w.g1[i], hs)
+        _guard_point(w, t, i, w.g0[i], w.g1[i], hs)
     t_reset = t1 + w.eps - w.taus[0]  # Fig. 12, Step 13
-    others = tuple(edges[w.order[j]].name for j in range(1, w.n_beyond))
+    if w.n_beyond > 1:
+        edges = cm.mode.edges
+        others = tuple([edges[w.order[j]].name for j in range(1, w.n_beyond)])
+    else:
+        others = ()
     if t_reset > w.t_end:  # the wait goes on past this attempt (Step 14)
+        q = new_array(&w.q[0], n)
         cm.flush(w.log)
         if t1 < w.t_end:
             w.log.sample(w.t_end, q, cm.name)
         return Step(Waiting(w.t_end, q, cm.name, t_reset, i, others))
-    if others or not fires_in_place(cm, i):
-        return Step(fire(w.method, cm, w.log, t_reset, q, i, others))
-    # a self-loop fired without Python: a silent one (a strip wait at rest)
-    # leaves the walk at (t_reset, q), from where it goes on
-    q_values = q
-    w.x[:n] = q_values[:n]
+    if others or not w.in_place[i]:
+        return Step(fire(w.method, cm, w.log, t_reset, new_array(&w.q[0], n), i,
+                         others))
+    # a self-loop fired without Python: a silent one (a strip wait at rest), or
+    # a logged one where the run's method does not read each transition as it
+    # comes (`Recorder.each_transition`: Completion does), leaves the walk at
+    # (t_reset, q), from where it goes on
+    for j in range(n):
+        w.x[j] = w.q[j]
     code = fire_in_place(w.method, cm, w.log, t_reset, &w.x[0], i)
-    if code == FIRED or _bound_hit(w):
+    if (code == FIRED and w.each_transition) or _bound_hit(w):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
     w.t = t_reset
     cm.evaluate(w.t, &w.x[0], &w.g0[0])
@@ -263,7 +285,7 @@ cdef bint _bound_hit(_Walk w) except -1:
     """True once the run's transitions, silent ones included, reach max_events
     (the Python loop then stops with MAX_EVENTS)."""
     log = w.log
-    return len(log.events) + log.n_silent_events >= w.method.max_events
+    return len(log.events) + log.n_silent_events >= w.max_events
 
 
 cdef object _no_step(_Walk w, double hs):
@@ -284,10 +306,11 @@ cdef object _no_step(_Walk w, double hs):
     )
 
 
-cdef object _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
-                         double g_strip, double s):
-    """Return q: where the step's curve A^sigma(t, x), sigma in [0, s], first
-    meets guard i (g_start its value at t, g_strip at the strip point).
+cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
+                      double g_strip, double s) except -1:
+    """Write to w.q the point q where the step's curve A^sigma(t, x), sigma in
+    [0, s], first meets guard i (g_start its value at t, g_strip at the strip
+    point).
 
     Illinois regula falsi on the guard signed positive inside
     (`core.events`), keeping the domain-side end (so a reset never leaves the
@@ -304,14 +327,16 @@ cdef object _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
     cdef double side = cm.sides[i], sign, lo = 0.0, g_q = g_start, sigma, g
     cdef Illinois bracket
     cdef long k
+    cdef Py_ssize_t j
+    for j in range(n):
+        w.q[j] = w.x[j]
     if _depth(side, g_start, g_start) >= 0.0:
-        return new_array(&w.x[0], n)  # a reset left the state beyond this guard
-    w.q[:n] = w.x[:n]
+        return 0  # a reset left the state beyond this guard: q = x
     if fabs(g_start) <= w.gtol:
         # on the surface (a reset left it there): the curve may rise inside
         # first and come back (a hop shorter than the step)
         if not _inside_point(w, t, i, s, &lo, &g_q):
-            return new_array(&w.x[0], n)  # it leaves at once: enters the strip here
+            return 0  # it leaves at once: enters the strip here, q = x
     sign = bracket_sign(side, g_start, g_strip)  # +1 falling, -1 rising, g_start's
     bracket = illinois_start(lo, sign * g_q, s, sign * g_strip, 0.0)  # no width
     for k in range(PROJECT_MAX_ITER):
@@ -326,8 +351,9 @@ cdef object _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
         if not (all_finite(&w.z[0], n) and isfinite(g)):
             illinois_mirror(&bracket, sigma)  # next trial: the bracket's middle
         elif illinois_narrow(&bracket, sigma, sign * g):
-            w.q[:n] = w.z[:n]
-    return new_array(&w.q[0], n)
+            for j in range(n):
+                w.q[j] = w.z[j]
+    return 0
 
 
 cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma,
@@ -345,6 +371,7 @@ cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], probe = w.eps, value
     cdef long k
+    cdef Py_ssize_t j
     if side != 0.0 and cm.has_rhs:
         cm.rates(t, &w.x[0], &w.g0[0], &w.s1[0], &w.r1[0])
         if not side * w.r1[i] > 0.0:
@@ -357,7 +384,8 @@ cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma
         value = w.gz[i]
         if isfinite(value) and _depth(side, 0.0, value) < 0.0 and fabs(value) > w.gtol:
             sigma[0], g[0] = probe, value
-            w.q[:n] = w.z[:n]
+            for j in range(n):
+                w.q[j] = w.z[j]
             return True
         probe *= 2
     return False

@@ -171,19 +171,32 @@ cdef class CentralDifferences(Function):
 cdef class PythonGradient(Function):
     """A Python gradient, called back: fn(t, x) -> (dg/dx, m rows of n; dg/dt,
     m values) as float64 arrays of those shapes, written in the layout of
-    `rows`."""
+    `rows`; `sparse`: dg/dx already as the values at the rows' entries, in
+    their order (nnz values)."""
 
     cdef object fn
     cdef Rows rows
+    cdef bint sparse
 
-    def __init__(self, fn, Rows rows, str what):
+    def __init__(self, fn, Rows rows, str what, bint sparse=False):
         super().__init__(rows.n, rows.nnz + rows.m, what)
-        self.fn, self.rows = fn, rows
+        self.fn, self.rows, self.sparse = fn, rows, sparse
 
     cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef Py_ssize_t k, nnz = self.rows.nnz
+        cdef const double[::1] values
+        cdef double[:, ::1] rows
+        cdef double[::1] times
         gx, gt = self.fn(t, new_array(x, self.n_in))
-        cdef double[:, ::1] rows = gx
-        cdef double[::1] times = gt
+        times = gt
+        if self.sparse:
+            values = gx
+            for k in range(nnz):
+                out[k] = values[k]
+            for k in range(self.rows.m):
+                out[nnz + k] = times[k]
+            return 0
+        rows = gx
         return self.rows.write(&rows[0, 0], &times[0], t, x, out)
 
 

@@ -232,6 +232,7 @@ class Method(abc.ABC):
         log = (
             Recorder(*names) if grid is None else GridRecorder(grid, self._tol, *names)
         )
+        log.each_transition = self.completes_zeno
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
         if not self.is_adaptive:  # each fixed step's local error is estimated
@@ -246,8 +247,8 @@ class Method(abc.ABC):
         if saves:
             provenance["fmu_state_saves"] = str(sum(saves))
         provenance.update(self._judge_errors(system, log))
-        result = log.finish(status, provenance, detail)
-        return dataclasses.replace(result, units=_units(system))
+        log.units = _units(system)
+        return log.finish(status, provenance, detail)
 
     @property
     def _tol(self) -> float:
@@ -264,8 +265,9 @@ class Method(abc.ABC):
         itself (`walks_grid`), by the grid's next time.
         """
         deadline = time_limit.current()  # simulate(timeout=...): wall time
+        modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
-            if reached(state.t, t_end, self.h):
+            if state.t >= end:
                 return Status.REACHED_END, ""
             if deadline is not None and deadline.is_over():
                 return Status.TIME_LIMIT, deadline.detail(state.t)
@@ -274,11 +276,11 @@ class Method(abc.ABC):
             # silent events count too: a reset that changes nothing can repeat
             if len(log.events) + log.n_silent_events >= self.max_events:
                 return Status.MAX_EVENTS, _last_edges(log) + watch.note()
-            flow = system.mode(state.mode).flow
+            flow = modes[state.mode].flow
             if flow.is_terminated:
                 return Status.TERMINATED, ""
             t_event = flow.next_event_time()
-            if reached(state.t, t_event, self.h):  # the flow's time event: now
+            if t_event < math.inf and reached(state.t, t_event, self.h):  # now
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
             if grid is not None and not self.walks_grid:
@@ -299,7 +301,7 @@ class Method(abc.ABC):
             bar.update(state.t)
             if step.stop is not None:
                 return step.stop, step.detail
-            flow = system.mode(state.mode).flow
+            flow = modes[state.mode].flow
             if flow.step_completed(state.t, state.x):
                 state = self.flow_event(state, flow, "step_event", log)
             stop = watch.check(state, log)
@@ -503,6 +505,17 @@ class Method(abc.ABC):
         the new state (`_firing.fire`: a silent self-loop returns the same
         state; a bad reset is an error naming it)."""
         index = next(k for k, e in enumerate(mode.edges) if e is edge)
+        return self.fire_at(mode, state, index, log, simultaneous)
+
+    def fire_at(
+        self,
+        mode: Mode,
+        state: State,
+        index: int,
+        log: Recorder,
+        simultaneous: tuple[str, ...] = (),
+    ) -> State:
+        """`fire` the edge mode.edges[index] (a method that knows the index)."""
         compiled = compiled_mode(mode, self.scheme, self.h)
         return fire_edge(self, compiled, log, state.t, state.x, index, simultaneous)
 
@@ -611,9 +624,9 @@ def _plan_undo(system: HybridSystem) -> None:
         entry = guards.setdefault(id(mode.flow), (mode.flow, []))
         entry[1].extend(edge.guard for edge in mode.edges)
     for flow, of_flow in guards.values():
-        plan = getattr(flow, "plan_undo", None)  # a flow of one's own may lack it
-        if plan is not None:
-            plan(CrossingForecast(of_flow))
+        plan = getattr(type(flow), "plan_undo", None)  # one's own may lack it
+        if plan is not None and plan is not Flow.plan_undo:  # not the no-op
+            flow.plan_undo(CrossingForecast(of_flow))
 
 
 def _observer(system: HybridSystem):

@@ -56,7 +56,10 @@ class Relaxation(Method):
     strip, so a simultaneous transition costs about two strip waits (2 eps).
 
     The steps, trials and projections run compiled (`_relaxation`), the
-    plain steps many per call; each transition fires through `Method.fire`.
+    plain steps many per call; a transition fires through `Method.fire`, or
+    in the compiled loop where its edge is a self-loop with a compiled (or
+    identity) reset, which then goes on unless the run's method reads each
+    transition as it comes (`Completion`).
 
     With a tolerance (`rtol`, and `atol`) the trials start from the step
     Dormand-Prince 5(4) chooses (`integrator` 'dopri5'), h being the first

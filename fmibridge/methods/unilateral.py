@@ -199,7 +199,7 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
     of its `sparsity` (every entry without one), with their layout: its compiled
     gradient at its C address (sizes and sparsity probed once), a Python one
     called back, else central differences of g. A non-zero outside the sparsity
-    is refused wherever it is seen."""
+    is refused wherever it is seen; a `sparse_gradient` has none to refuse."""
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
@@ -208,18 +208,23 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
         what = f"central differences of VectorGuard `{vector.name}`"
         return CentralDifferences(vector_function(vector, n), rows, what), rows
     what = f"the gradient of VectorGuard `{vector.name}`"
+    sparse = vector.sparse_gradient
+    checked = functools.partial(_sparse_rows if sparse else _dense_rows, vector, n)
     if not is_compiled(gradient):
-        dense = functools.partial(_dense_rows, vector, gradient, n)
-        return PythonGradient(dense, rows, what), rows
+        return PythonGradient(
+            functools.partial(checked, gradient), rows, what, sparse
+        ), rows
     # sizes at 0, and the sparsity also at a point where no difference vanishes
     for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
         with np.errstate(all="ignore"):
-            rows.check(_dense_rows(vector, gradient, n, 0.0, x)[0], 0.0, x)
-    return c_gradient_rows(gradient, n, starts, columns, what), rows
+            gx = checked(gradient, 0.0, x)[0]
+            if not sparse:
+                rows.check(gx, 0.0, x)
+    return c_gradient_rows(gradient, n, starts, columns, what, sparse), rows
 
 
 def _dense_rows(
-    vector: VectorGuard, gradient: VectorGradientFn, n: int, t: float, x: np.ndarray
+    vector: VectorGuard, n: int, gradient: VectorGradientFn, t: float, x: np.ndarray
 ) -> tuple:
     """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape."""
     rows, times = gradient(t, x)
@@ -230,6 +235,26 @@ def _dense_rows(
         raise FmibridgeError(
             f"The gradient of VectorGuard `{vector.name}` returned arrays of "
             f"shapes {gx.shape} and {gt.shape}; expected ({m}, {n}) and ({m},)."
+        )
+    return gx, gt
+
+
+def _sparse_rows(
+    vector: VectorGuard, n: int, gradient: VectorGradientFn, t: float, x: np.ndarray
+) -> tuple:
+    """A `sparse_gradient` at (t, x): dg/dx at the sparsity's entries and dg/dt,
+    as float64 arrays, checked for shape."""
+    values, times = gradient(t, x)
+    gx = np.ascontiguousarray(values, dtype=float)
+    gt = np.ascontiguousarray(times, dtype=float)
+    pattern = vector.sparsity
+    assert pattern is not None  # a VectorGuard with `sparse_gradient` has one
+    m, nnz = vector.size, int(np.count_nonzero(pattern))
+    if gx.shape != (nnz,) or gt.shape != (m,):
+        raise FmibridgeError(
+            f"The sparse gradient of VectorGuard `{vector.name}` returned arrays of "
+            f"shapes {gx.shape} and {gt.shape}; expected ({nnz},), one value per "
+            f"True entry of `sparsity`, and ({m},)."
         )
     return gx, gt
 
@@ -465,9 +490,8 @@ class Unilateral(Method):
         self, mode: Mode, state: State, due: list[int], log: Recorder
     ) -> State:
         """Fire the first due edge (declaration order); list the others."""
-        edges = [mode.edges[i] for i in due]
-        plain = State(state.t, state.x, state.mode)
-        return self.fire(mode, plain, edges[0], log, tuple(e.name for e in edges[1:]))
+        others = tuple(mode.edges[i].name for i in due[1:])
+        return self.fire_at(mode, state, due[0], log, others)
 
 
 def _non_finite(

@@ -160,6 +160,7 @@ class Watchdog:
         self._t, self._still = system.t0, 0
         self._window = (system.t0, 0)
         self._n_attempts = 0
+        self._in_blocks: dict[int, bool] = {}  # per flow (`step_limit`)
 
     @property
     def horizon(self) -> float:
@@ -175,9 +176,11 @@ class Watchdog:
         for a vector field or a flow whose steps run in blocks
         (`steps_in_blocks`) under a method that does not complete Zeno
         executions (Completion's steps are its own); else t_end."""
-        in_blocks = isinstance(flow, VectorField) or getattr(
-            flow, "steps_in_blocks", False
-        )
+        in_blocks = self._in_blocks.get(id(flow))
+        if in_blocks is None:  # once per flow: a flow keeps its class
+            in_blocks = self._in_blocks[id(flow)] = isinstance(
+                flow, VectorField
+            ) or bool(getattr(flow, "steps_in_blocks", False))
         if self.method.completes_zeno or not in_blocks:
             return self.t_end
         return self.horizon
