@@ -1,4 +1,4 @@
-"""Type checking of the package: mypy on fmibridge (the bench excepted),
+"""Type checking of the package: mypy on all of fmibridge,
 with the config in pyproject.toml ([tool.mypy]) and the .pyi stubs of the
 compiled modules beside their .pyx. It checks clean: any error fails."""
 

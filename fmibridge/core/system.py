@@ -167,7 +167,7 @@ class VectorGuard:
     fn: VectorFn
     size: int
     gradient: VectorGradientFn | None = None
-    affine: bool | Sequence[bool] = False
+    affine: bool | Sequence[bool] | np.ndarray = False
     name: str = ""
     sparsity: np.ndarray | None = None
     sparse_gradient: bool = False
