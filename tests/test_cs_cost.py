@@ -141,6 +141,81 @@ def test_a_slow_save_is_replayed_alone_and_saved_where_the_search_returns(
     assert 0 < slow_saves["plant"] < cheap_saves["plant"] / 4
 
 
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+@pytest.mark.parametrize(
+    ("scheme", "inputs", "build"),
+    [("jacobi", "hold", ""), ("gauss-seidel", "extrapolate", "_fmi3")],
+)
+def test_a_slow_save_second_in_the_coupling_replays_its_own_part(
+    fmu_dir, scheme, inputs, build
+):
+    """The slow-save plant as the second component (the controller first): its
+    replay reads its own inputs and states, which are not the first in the
+    step's vectors (`CommunicationStep.replay`'s offsets; the tests above have
+    the plant first). Every replayed step checked bit for bit (a miss would
+    warn, an error here), the run the cheap pair's bit for bit; measured:
+    the plant replays 299 steps (Jacobi, FMI 2.0) and 316-320 (Gauss-Seidel,
+    extrapolated, FMI 3.0), the controller none."""
+
+    def bounce(t, x):  # states: controller.z, plant.x, plant.v
+        return np.array([x[0], x[1], -0.6 * x[2]])
+
+    runs = {}
+    for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
+        parts = {
+            "controller": open_fmu(fmu_dir / f"PositionController{build}.fmu", "cs"),
+            "plant": open_fmu(fmu_dir / f"{plant}{build}.fmu", "cs"),
+        }
+        flow = couple(parts, CONNECTIONS, communication=Communication(scheme, inputs))
+        assert flow.state_names == ("controller.z", "plant.x", "plant.v")
+        stop = Edge(Guard(lambda t, x: 1.0 - x[1], "falling"), "run", bounce, "stop")
+        system = HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
+        try:
+            runs[plant] = Halving(h=0.01).run(system, 3.0), flow.n_steps_replayed
+        finally:
+            system.close()
+    (cheap, cheap_replayed), (slow, slow_replayed) = runs.values()
+    assert len(slow.events) == 2
+    assert slow.event_times.tolist() == cheap.event_times.tolist()
+    if scheme == "jacobi":  # Jacobi steps both from the values at t: any order
+        assert slow.event_times.tolist() == PAIR_IMPACTS
+    assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
+    assert slow_replayed["plant"] > 100 and slow_replayed["controller"] == 0
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+def test_a_slow_save_beside_a_component_called_back_replays_whole_steps(fmu_dir):
+    """The slow-save plant (called from C) beside the controller as a Model
+    Exchange FMU (called back, integrated by the master): the step is not
+    direct, so the plant's returns replay the master's whole steps from a
+    point both saved (`_return_to`), checked against the point's states (a
+    miss would enter by a reset, with a warning: an error here). Measured:
+    the same impacts, t and x bit for bit as with the cheap plant; the plant
+    replays 261 steps and saves 8 states, the cheap one replays none and
+    saves 45."""
+    runs = {}
+    for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
+        parts = {
+            "plant": open_fmu(fmu_dir / f"{plant}.fmu", "cs"),
+            "controller": open_fmu(fmu_dir / "PositionController.fmu", "me"),
+        }
+        flow = couple(parts, CONNECTIONS, communication=Communication("jacobi"))
+        assert not flow._compiled.direct  # the controller is called back
+        system = with_stop(flow)
+        try:
+            result = Halving(h=0.01).run(system, 3.0)
+        finally:
+            system.close()
+        runs[plant] = result, flow.n_steps_replayed["plant"], flow.n_state_saves
+    (cheap, cheap_replayed, cheap_saves), (slow, replayed, saves) = runs.values()
+    assert len(slow.events) == 2
+    assert slow.event_times.tolist() == cheap.event_times.tolist()
+    assert np.max(np.abs(slow.event_times - PAIR_IMPACTS)) < 1e-9  # CS vs ME
+    assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
+    assert cheap_replayed == 0 and replayed > 100
+    assert 0 < saves < cheap_saves / 2
+
+
 def test_a_replay_that_differs_is_said_and_entered_by_a_reset(fmu_dir, monkeypatch):
     """Inputs recorded wrong (1 N off the plant's force) make the plant's own
     replay reach other states: it stops at the first step, says so, and the

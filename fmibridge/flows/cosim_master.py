@@ -343,7 +343,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         search that halves h down to the shortest step taken so far (`_h_min`:
         the last located bracket) returns about log2(h / h_min) times more
         (Halving from h = 0.01 to t_tol = 1e-10: 26); before a first search,
-        none is expected."""
+        none is expected. The replays are timed in wall seconds, the save in
+        CPU seconds (`CoSimulationFlow.save_cost`): a load on the machine
+        makes a save pay sooner."""
         self._rent[c] += spent
         expected = math.log2(h / self._h_min) if h > self._h_min else 0.0
         return self._rent[c] + spent * expected >= self._saving[c].save_cost
