@@ -140,3 +140,22 @@ def test_states_out_of_the_fmus_order_are_refused(fmu_dir):
     """FMI 1.0 has no ModelStructure: fmiGetStateValueReferences decides."""
     with pytest.raises(FmibridgeError, match=r"state vector is \['h', 'v'\], not"):
         open_fmu(fmi1(fmu_dir, "BouncingBall", "ModelExchange"), states=("v", "h"))
+
+
+def test_a_second_run_on_an_fmu_without_state_saving_repeats_the_first(fmu_dir):
+    """An FMI 1.0 Co-Simulation FMU cannot save its state; a second run on the
+    same open system starts where the first started: the FMU reset and
+    initialised again with the same values (it said "fmiGetFMUstate returned
+    missing" before). Both runs give the same samples and impacts bit for bit,
+    the impacts at the exact times."""
+    flow = open_fmu(fmi1(fmu_dir, "BouncingBall", "CoSimulation"), "cs")
+    system = ball_on(flow)
+    try:
+        first, second = (Halving(h=1e-3).run(system, 2.0) for _ in range(2))
+    finally:
+        system.close()
+    assert np.array_equal(first.t, second.t) and np.array_equal(first.x, second.x)
+    assert np.array_equal(first.event_times, second.event_times)
+    exact = bouncing_ball_impacts(3, h0=1.0, e=E)
+    assert len(first.event_times) == 3
+    assert np.max(np.abs(first.event_times - exact)) < 1e-9

@@ -809,6 +809,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self.reports_events = self.instance.uses_event_mode  # FMI 3 Event Mode
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
         self._at: tuple = (t0, self.x0.tobytes())
+        self._origin = self._at  # where the first initialisation put it
         self._snap = 0.0  # times within this of self._at's are the same time
         self._can_set_states: bool | None = None
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
@@ -1134,10 +1135,32 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.instance.set_state(self._snapshots[same_time[-1]])
             if self._set_state_variables(x):
                 return
+        elif (t, x.tobytes()) == self._origin:
+            self._restart()
+            return
         elif not self._can_save:
             self._enter_unsaved(t, x)
             return
         self._reinitialize(t, x)
+
+    def _restart(self) -> None:
+        """Return to where the first initialisation put the FMU (a new run
+        starts there): reset, and initialise again with the same values, which
+        a deterministic FMU takes to the same states, bit for bit (checked)."""
+        t0, x0 = self._origin
+        self.instance.reset()
+        self.instance.initialize(
+            t0, self._start, self._tolerance, self._initial_inputs(t0)
+        )
+        if self._states_reader.read().tobytes() != x0:
+            raise FMUError(
+                "fmiReset",
+                "not reproducible",
+                self.path,
+                f"initialised again after a reset, this Co-Simulation FMU did not "
+                f"take the states it took at t = {t0!r} the first time, so a new "
+                f"run cannot start where the first one did; open it again",
+            )
 
     def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) without saved states: a reset at the FMU's own time sets
