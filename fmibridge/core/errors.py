@@ -63,13 +63,21 @@ def exit_code(interrupt: BaseException) -> int:
 
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """Raise Terminated on SIGTERM inside the block (main thread only)."""
+    """Raise Terminated on the first SIGTERM inside the block (main thread
+    only); later ones find the run already ending and are ignored. `timeout`
+    sends SIGTERM to the command and again to its process group: a second
+    Terminated raised while the first is handled, before the handler holds
+    signals (`supervision._signals_held`), would skip keeping the samples."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    raised = False
 
     def terminate(signum: int, frame: object) -> None:
-        raise Terminated(f"signal {signum} (SIGTERM)")
+        nonlocal raised
+        if not raised:
+            raised = True
+            raise Terminated(f"signal {signum} (SIGTERM)")
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
