@@ -187,13 +187,27 @@ def test_unilateral_on_vector_guards_compiled_model_gives_the_python_run(
     assert len(fast.events) >= 5
 
 
-@pytest.mark.parametrize("gradient", [box_gradients, None], ids=["gradient", "fd"])
-def test_a_declared_sparsity_gives_the_dense_run_bit_for_bit(gradient):
-    """The loop reads only the declared entries of dg/dx: the same numbers as
-    the dense rows, for a Python or a compiled model and in any order of the
+@pytest.mark.parametrize(
+    ("gradient", "sparse_gradient"),
+    [
+        (box_gradients, False),
+        (None, False),
+        (box_gradient_values, True),
+        (box_gradient_values.py_func, True),
+    ],
+    ids=["gradient", "fd", "sparse-numba", "sparse-python"],
+)
+def test_a_declared_sparsity_gives_the_dense_run_bit_for_bit(gradient, sparse_gradient):
+    """The loop reads only the declared entries of dg/dx, given as dense rows,
+    by central differences (None), or at the sparsity's entries only
+    (`sparse_gradient`, numba-compiled or in Python): the same numbers as the
+    dense rows, for a Python or a compiled model and in any order of the
     edges."""
     method, order = Unilateral(h=0.1, tol=1e-8), (4, 2, 0, 3, 1)
-    dense = method.run(box(True, compiled=True, gradient=gradient, order=order), 6.0)
+    dense_gradient = box_gradients if sparse_gradient else gradient
+    dense = method.run(
+        box(True, compiled=True, gradient=dense_gradient, order=order), 6.0
+    )
     for compiled in (True, False):
         sparse = box(
             True,
@@ -201,30 +215,7 @@ def test_a_declared_sparsity_gives_the_dense_run_bit_for_bit(gradient):
             gradient=gradient,
             order=order,
             sparsity=BOX_SPARSITY,
-        )
-        assert_same_run(dense, method.run(sparse, 6.0))
-    assert len(dense.events) >= 5
-
-
-@pytest.mark.parametrize(
-    "gradient",
-    [box_gradient_values, box_gradient_values.py_func],
-    ids=["numba", "python"],
-)
-def test_a_sparse_gradient_gives_the_dense_run_bit_for_bit(gradient):
-    """dg/dx given at the sparsity's entries only (`sparse_gradient`), numba-
-    compiled or in Python: the same run as the dense rows, for a Python or a
-    compiled model and in any order of the edges."""
-    method, order = Unilateral(h=0.1, tol=1e-8), (4, 2, 0, 3, 1)
-    dense = method.run(box(True, compiled=True, order=order), 6.0)
-    for compiled in (True, False):
-        sparse = box(
-            True,
-            compiled=compiled,
-            gradient=gradient,
-            order=order,
-            sparsity=BOX_SPARSITY,
-            sparse_gradient=True,
+            sparse_gradient=sparse_gradient,
         )
         assert_same_run(dense, method.run(sparse, 6.0))
     assert len(dense.events) >= 5
