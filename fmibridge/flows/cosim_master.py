@@ -136,6 +136,16 @@ class Communication:
 class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_terminated: read from the components
     """Components coupled by communication steps; see the module docstring."""
 
+    # a run's saves and replays, per saving component (`_forget_saves`)
+    _saved_at: list[OrderedDict[tuple, None]]  # the last points it was saved at
+    _rent: list[float]  # its replays' wall seconds since its last save
+    _h_min: float  # the shortest step taken: a located bracket
+    _steps_replayed: list[int]  # since `plan_undo`
+    # where known: the master's steps (first first) from the last point it
+    # saved to where the master is, their starts' (t, x bytes), that end, and
+    # the saved point's (t, x)
+    _paths: list[tuple | None]
+
     def __init__(self, coupling: Coupling, communication: Communication) -> None:
         super().__init__(coupling)
         self.communication = communication
@@ -158,20 +168,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
         self._saving_slices = [self._slices[k] for k in saving]
-        # per component, the last points where the master saved it
-        self._saved_at: list[OrderedDict[tuple, None]] = [OrderedDict() for _ in saving]
+        self._forget_saves()
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
         self._came_from: OrderedDict[tuple, tuple] = OrderedDict()
         self._step_cost = 0.0  # wall seconds of a plain step, a running mean
-        self._rent = [0.0] * len(saving)  # each one's replays since its last save, s
-        self._h_min = math.inf  # the shortest step taken: a located bracket
-        self._steps_replayed = [0] * len(saving)  # each one's, since `plan_undo`
-        # per component, where known: the master's steps (first first) from the
-        # last point it saved to where the master is, their starts' (t, x
-        # bytes), that end, and the saved point's (t, x)
-        self._paths: list[tuple | None] = [None] * len(saving)
         self._replays = not any(  # an FMU's own events are logged once, as run
             c.flow is not None and c.flow.reports_events for c in self.components
         )
@@ -522,12 +524,17 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Save the components' states before a step only where may_undo(t, x,
         h) (`_should_save`); the components never save on their own."""
         self._may_undo = may_undo
-        n = len(self._saving)
-        self._steps_replayed, self._rent = [0] * n, [0.0] * n
-        self._saved_at = [OrderedDict() for _ in range(n)]
-        self._paths, self._h_min = [None] * n, math.inf
+        self._forget_saves()
         for flow in self._saving:  # each frees the states an earlier run saved
             flow.plan_undo(_never)
+
+    def _forget_saves(self) -> None:
+        """Start a run's saves and replays afresh (`plan_undo`): none saved, none
+        replayed, no path kept, no bracket located."""
+        n = len(self._saving)
+        self._saved_at = [OrderedDict() for _ in range(n)]
+        self._rent, self._h_min = [0.0] * n, math.inf
+        self._steps_replayed, self._paths = [0] * n, [None] * n
 
     @property
     def n_state_saves(self) -> int:
