@@ -6,10 +6,19 @@ suite does the same (tests/test_docs.py), so a warning fails CI.
 
 import contextlib
 import io
+import os
 import runpy
 import sys
 from importlib.metadata import version as _version
 from pathlib import Path
+
+# Sphinx's autodoc imports a compiled module's .pyi stub in its place when it is
+# the first to import it (fmibridge.core.events.pyi, say): the compiled modules
+# that cimport it then find a stub without their C functions, and every import
+# of fmibridge fails for the rest of the build. Which module autodoc imports first
+# follows set order, so the build failed in about one run of eight. Autodoc reads
+# this variable at each import: the stubs stay for type checkers only.
+os.environ["SPHINX_AUTODOC_IGNORE_NATIVE_MODULE_TYPE_STUBS"] = "1"
 
 project = "fmibridge"
 author = "the fmibridge developers"
