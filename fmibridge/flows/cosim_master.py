@@ -252,13 +252,14 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _follow(self, start: tuple, end: tuple) -> None:
         """Extend each component's path (`_paths`) by the master's step from
-        start to end, both (t, x bytes); forget one it does not continue."""
+        start to end, both (t, x bytes); forget one it does not continue or
+        that grew past `_replay_limit`."""
         step = self._came_from.get(end)
         for c, path in enumerate(self._paths):
             if path is None:
                 continue
             steps, starts, at, saved = path
-            if at != start or step is None or len(steps) == MAX_REPLAY:
+            if at != start or step is None or len(steps) >= self._replay_limit(c):
                 self._paths[c] = None
             else:
                 self._paths[c] = (steps + [step], starts + [start], end, saved)
@@ -520,14 +521,20 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """True if component c can come back to (t, x): it saved its state
         there or entered it by a reset it repeats, or it replays its steps from
         such a point at most `_replay_limit` steps before: its path (`_paths`)
-        ends there, else a walk back (`_chain`) finds one."""
+        ends there, else a walk back (`_chain`) finds one, which becomes its
+        path (the steps after this one extend it)."""
         if self._saving[c].can_return(t, x[self._saving_slices[c]], True):
             return True
-        path = self._paths[c]
-        if path is not None and path[2] == (t, x.tobytes()) and self._kept(c, path[3]):
+        path, xb = self._paths[c], x.tobytes()
+        if path is not None and path[2] == (t, xb) and self._kept(c, path[3]):
             return True
         limit = self._replay_limit(c)
-        return bool(self._chain(t, x, saved=True, limit=limit, only=c))
+        chain = self._chain(t, x, saved=True, limit=limit, only=c)[::-1]
+        if not chain:
+            return False
+        starts = [(step[0], step[1].tobytes()) for step in chain]
+        self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
+        return True
 
     def _replay_limit(self, c: int) -> int:
         """The most steps component c replays to return to a point: as many

@@ -767,11 +767,11 @@ class CoSimulationFlow(_FmuFlow, Flow):
     state that a run returns to, with a warning (the forecast missed a
     crossing). A point entered by a reset and initialisation (and the origin)
     is entered again by the same calls, checked on its states (`anchored`):
-    a run returns there without a saved state. The recorded outputs are read after each step, so a sample
-    never moves the FMU. An
-    FMI 3 FMU with Event Mode returns early at its own events; each is run
-    (Event Mode, iteration) where the FMU stopped and logged as `fmu_event`
-    once the step is accepted (`observe`).
+    a run returns there without a saved state. The recorded outputs are read
+    after each step, so a sample never moves the FMU. An FMI 3 FMU with Event
+    Mode returns early at its own events; each is run (Event Mode,
+    iteration) where the FMU stopped and logged as `fmu_event` once the step
+    is accepted (`observe`).
 
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
     every FMI 1.0 FMU) runs without: a run without guards on it never returns
