@@ -15,7 +15,7 @@ import pytest
 
 from fmibridge import Halving, HybridSystem, Mode
 from fmibridge.build import BuildError, read_table
-from fmibridge.core.errors import FmibridgeWarning
+from fmibridge.core.errors import FmibridgeWarning, FMUError
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows import cosim_master
 from fmibridge.flows.cosim_master import Communication
@@ -339,3 +339,34 @@ def test_a_crossing_the_forecast_missed_is_located_and_said(fmu_dir):
         system.close()
     assert len(result.events) == 1
     assert abs(result.event_times[0] - 0.505) <= 1e-9
+
+
+def test_a_reset_entered_again_must_give_the_same_states(fmu_dir, monkeypatch):
+    """The slow-save plant saves no state after an impact: a return there
+    enters the point again by the reset and initialisation that entered it
+    first (`CoSimulationFlow.anchored`). An FMU that then takes other states
+    (here: start values 1e-9 off) is refused, naming the FMU, not run on."""
+    flow = pair(fmu_dir, "MassSpringStopSlowSave")
+    system = with_stop(flow)
+    try:
+        result = Halving(h=0.01).run(system, 1.0)
+        assert result.event_times.tolist() == PAIR_IMPACTS[:1]
+        plant = flow.components[0].flow
+        assert isinstance(plant, CoSimulationFlow)
+        ((t, xb),) = plant._anchors  # the point after the impact
+        x = np.frombuffer(xb)
+        assert t == PAIR_IMPACTS[0] and x[1] < 0.0  # bounced
+        assert plant.can_return(t, x, saved=True) and (t, xb) not in plant._snapshots
+        plant.goto(t, x)  # entered again, the same states
+        assert plant._states_reader.read().tobytes() == xb
+        plant.goto(0.0, flow.x0[:2])  # the origin, by the first initialisation
+        original = CoSimulationFlow._reinitialize
+
+        def off(self, t, x):
+            original(self, t, x + 1e-9)
+
+        monkeypatch.setattr(CoSimulationFlow, "_reinitialize", off)
+        with pytest.raises(FMUError, match="MassSpringStopSlowSave.*not reproducible"):
+            plant.goto(t, x)
+    finally:
+        system.close()
