@@ -172,8 +172,10 @@ def test_a_slow_save_second_in_the_coupling_replays_its_own_part(
     step's vectors (`CommunicationStep.replay`'s offsets; the tests above have
     the plant first). Every replayed step checked bit for bit (a miss would
     warn, an error here), the run the cheap pair's bit for bit; measured:
-    the plant replays 299 steps (Jacobi, FMI 2.0) and 316-320 (Gauss-Seidel,
-    extrapolated, FMI 3.0), the controller none."""
+    the plant replays 388 steps (Jacobi, FMI 2.0) and 396 (Gauss-Seidel,
+    extrapolated, FMI 3.0) and saves 3 states, the controller replays none
+    (before the points a reset entered were entered again: 276-299 and 320,
+    7 saves)."""
 
     def bounce(t, x):  # states: controller.z, plant.x, plant.v
         return np.array([x[0], x[1], -0.6 * x[2]])
@@ -209,8 +211,10 @@ def test_a_slow_save_beside_a_component_called_back_replays_whole_steps(fmu_dir)
     point both saved (`_return_to`), checked against the point's states (a
     miss would enter by a reset, with a warning: an error here). Measured:
     the same impacts, t and x bit for bit as with the cheap plant; the plant
-    replays 261 steps and saves 8 states, the cheap one replays none and
-    saves 45."""
+    replays 114-250 steps and saves 5-8 states (before it re-entered the
+    points a reset entered: 197-245 and 8-9; how many depends on a whole
+    step's cost against the save's), the cheap one replays none and saves
+    45."""
     runs = {}
     for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
         parts = {
@@ -230,8 +234,8 @@ def test_a_slow_save_beside_a_component_called_back_replays_whole_steps(fmu_dir)
     assert slow.event_times.tolist() == cheap.event_times.tolist()
     assert np.max(np.abs(slow.event_times - PAIR_IMPACTS)) < 1e-9  # CS vs ME
     assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
-    assert cheap_replayed == 0 and replayed > 100
-    assert 0 < saves < cheap_saves / 2
+    assert cheap_replayed == 0 and replayed > 50
+    assert 0 < saves <= 8
 
 
 def test_a_replay_that_differs_is_said_and_entered_by_a_reset(fmu_dir, monkeypatch):

@@ -514,6 +514,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             limit = min(limit, math.ceil(save_cost / self._step_cost))
         if limit <= 1:
             return everyone
+        if all(
+            flow.can_return(t, x[where], True)
+            for flow, where in zip(self._saving, self._saving_slices, strict=True)
+        ):  # each saved here, or entered it by a reset it repeats
+            return []
         chain = len(self._chain(t, x, saved=True, limit=limit))
         return everyone if chain == 0 or chain * self._step_cost >= save_cost else []
 
