@@ -17,6 +17,7 @@ class CommunicationStep:
     terminated: bool
     last_time: float
     finite: bool
+    do_step_cost: np.ndarray
     def __init__(
         self,
         fmus: Sequence[Any],

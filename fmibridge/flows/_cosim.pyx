@@ -61,6 +61,12 @@ cdef enum:
     _WRITE = 1
 
 
+cdef double _now() noexcept:
+    cdef timespec now
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return now.tv_sec + 1e-9 * now.tv_nsec
+
+
 cdef class CommunicationStep:
     """A coupling's communication step (module docstring).
 
@@ -128,6 +134,13 @@ cdef class CommunicationStep:
     cdef readonly Py_ssize_t n_done
     # each component's connected inputs, one after another (`inputs`, `replay`)
     cdef double[::1] given
+    # per component called directly: the wall seconds of its doStep in `run`
+    # over a full step (at least half the longest h taken: not a search's
+    # short trials), a running mean that counts each at most twice the mean (0
+    # before the first)
+    cdef readonly object do_step_cost
+    cdef double[::1] costs
+    cdef double h_full  # the longest h taken
 
     def __init__(self, fmus, names, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
@@ -191,6 +204,9 @@ cdef class CommunicationStep:
         self.n_done = 0
         self.given = np.zeros(
             1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_components)))
+        self.do_step_cost = np.zeros(self.n_components)
+        self.costs = self.do_step_cost
+        self.h_full = 0.0
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -282,7 +298,10 @@ cdef class CommunicationStep:
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
+        cdef double start, spent
+        cdef bint full = h >= 0.5 * self.h_full
         self.n_done = 0
+        self.h_full = max(self.h_full, h)
         for i in range(self.n_slots):
             self.level[i] = self.yt[i]
             self.slope[i] = 0.0
@@ -297,8 +316,15 @@ cdef class CommunicationStep:
                 self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
                 self._write_inputs(c, h / 2, extrapolates)
+                start = _now()
                 if not self._do_step(c, t, h):
                     return c
+                if full:
+                    spent = _now() - start
+                    if self.costs[c] == 0.0:
+                        self.costs[c] = spent
+                    self.costs[c] += 0.1 * (min(spent, 2.0 * self.costs[c])
+                                            - self.costs[c])
                 at, end = self.x_at[c], self.x_end[c]
                 self._get(c, at, end, out + self.offsets[c])
             self.n_done = k + 1
@@ -440,12 +466,6 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
         )
         if len(came_from) > MAX_HISTORY:
             came_from.popitem(last=False)
-
-
-cdef double _now() noexcept:
-    cdef timespec now
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return now.tv_sec + 1e-9 * now.tv_nsec
 
 
 cdef class MasterStepper(Stepper):

@@ -9,8 +9,13 @@
    may cross), else before every step. Where saving costs more than stepping
    (a large FMU's get state), a point the run may return to is instead
    reached again by replaying the steps that led to it from the last saved
-   one (at most MAX_REPLAY): the same steps with the same inputs give the
-   same states, bit for bit, which the replay checks. A coupling with
+   one (at most MAX_REPLAY, or as many as the FMU's save costs at its own
+   doStep's cost, `_replay_limit`): the same steps with the same inputs give
+   the same states, bit for bit, which the replay checks. A point an FMU
+   entered by a reset and initialisation (the run's start, an impact's reset
+   of a state variable it takes no other way) is entered again by the same
+   calls, checked on its states (`CoSimulationFlow.anchored`): it needs no
+   save, and replays start from it. A coupling with
    components called back (below) saves and replays them together, by whole
    steps. Where every component is called directly, each FMU goes its own
    way: one whose save costs at most a few steps (CHEAP_SAVE) saves
@@ -168,6 +173,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
         self._saving_slices = [self._slices[k] for k in saving]
+        self._saving_index = saving  # each one's index among the components
         self._forget_saves()
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
@@ -246,13 +252,14 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     def _follow(self, start: tuple, end: tuple) -> None:
         """Extend each component's path (`_paths`) by the master's step from
-        start to end, both (t, x bytes); forget one it does not continue."""
+        start to end, both (t, x bytes); forget one it does not continue or
+        that grew past `_replay_limit`."""
         step = self._came_from.get(end)
         for c, path in enumerate(self._paths):
             if path is None:
                 continue
             steps, starts, at, saved = path
-            if at != start or step is None or len(steps) == MAX_REPLAY:
+            if at != start or step is None or len(steps) >= self._replay_limit(c):
                 self._paths[c] = None
             else:
                 self._paths[c] = (steps + [step], starts + [start], end, saved)
@@ -327,7 +334,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if path is not None and (t, xb) in path[1] and self._kept(c, path[3]):
             j = path[1].index((t, xb))
             return path[0][:j], path[1][:j]
-        chain = self._chain(t, x, only=c)[::-1]
+        chain = self._chain(t, x, limit=self._replay_limit(c), only=c)[::-1]
         return chain, [(s[0], s[1].tobytes()) for s in chain]
 
     def _kept(self, c: int, point: tuple) -> bool:
@@ -345,11 +352,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         search that halves h down to the shortest step taken so far (`_h_min`:
         the last located bracket) returns about log2(h / h_min) times more
         (Halving from h = 0.01 to t_tol = 1e-10: 26); before a first search,
-        none is expected. The replays are timed in wall seconds, the save in
-        CPU seconds (`CoSimulationFlow.save_cost`): a load on the machine
-        makes a save pay sooner."""
+        once more (a return halves a step, and each halving returns). The
+        replays are timed in wall seconds, the save in CPU seconds
+        (`CoSimulationFlow.save_cost`): a load on the machine makes a save pay
+        sooner."""
         self._rent[c] += spent
-        expected = math.log2(h / self._h_min) if h > self._h_min else 0.0
+        expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
         return self._rent[c] + spent * expected >= self._saving[c].save_cost
 
     def _chain(
@@ -362,19 +370,23 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     ) -> list[tuple]:
         """The steps (t_k, x_k, h_k, scheme, inputs), last first, that lead to
         (t, x) from the nearest point every component (`only`: that one) can
-        return to (`saved`: saved its state at); [] where (t, x) is one or
+        return to (`saved`: without replaying); [] where (t, x) is one or
         none is within `limit`. Past (t, x), only the points where the master
-        saved each of them (`_keep`) or its last step left them are tried."""
+        saved each of them (`_keep`) or entered it by a reset it repeats
+        (`CoSimulationFlow.anchored`: the origin, an impact's reset), or
+        where its last step left them, are tried."""
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
         which = range(len(self._saving)) if only is None else (only,)
-        saved_at = [self._saved_at[c] for c in which]
+        saved_at = [
+            (self._saved_at[c], self._saving[c], self._saving_slices[c]) for c in which
+        ]
         came_from = self._came_from
         for k in range(limit + 1):
             key = (t, x.tobytes())
-            if (  # tried at (t, x), and where the master saved or last stepped to
-                k == 0
-                or _in_each(key, saved_at)
+            if (  # tried at (t, x), and where the master saved, each component
+                k == 0  # entered by a reset it repeats, or the last step ended
+                or _in_each(key, x, saved_at)
                 or (
                     not saved
                     and key[1] == y_end
@@ -502,17 +514,43 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             limit = min(limit, math.ceil(save_cost / self._step_cost))
         if limit <= 1:
             return everyone
+        if all(
+            flow.can_return(t, x[where], True)
+            for flow, where in zip(self._saving, self._saving_slices, strict=True)
+        ):  # each saved here, or entered it by a reset it repeats
+            return []
         chain = len(self._chain(t, x, saved=True, limit=limit))
         return everyone if chain == 0 or chain * self._step_cost >= save_cost else []
 
     def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
-        """True if component c can come back to (t, x) by replaying its steps
-        from a point it saved at most MAX_REPLAY steps before: its path
-        (`_paths`) ends there, else a walk back (`_chain`) finds one."""
-        path = self._paths[c]
-        if path is not None and path[2] == (t, x.tobytes()) and self._kept(c, path[3]):
+        """True if component c can come back to (t, x): it saved its state
+        there or entered it by a reset it repeats, or it replays its steps from
+        such a point at most `_replay_limit` steps before: its path (`_paths`)
+        ends there, else a walk back (`_chain`) finds one, which becomes its
+        path (the steps after this one extend it)."""
+        if self._saving[c].can_return(t, x[self._saving_slices[c]], True):
             return True
-        return bool(self._chain(t, x, saved=True, only=c))
+        path, xb = self._paths[c], x.tobytes()
+        if path is not None and path[2] == (t, xb) and self._kept(c, path[3]):
+            return True
+        limit = self._replay_limit(c)
+        chain = self._chain(t, x, saved=True, limit=limit, only=c)[::-1]
+        if not chain:
+            return False
+        starts = [(step[0], step[1].tobytes()) for step in chain]
+        self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
+        return True
+
+    def _replay_limit(self, c: int) -> int:
+        """The most steps component c replays to return to a point: as many
+        as its save costs at its own doStep's cost (`CommunicationStep.
+        do_step_cost`), at least MAX_REPLAY and fewer than the steps the master
+        remembers (MAX_HISTORY)."""
+        cost = self._compiled.do_step_cost[self._saving_index[c]]
+        if cost <= 0.0:
+            return MAX_REPLAY
+        steps = self._saving[c].save_cost / cost
+        return int(min(MAX_HISTORY - 1, max(MAX_REPLAY, steps)))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run the components' events at (t, x) (`CoupledParts`); the
@@ -689,10 +727,16 @@ def _compiled_step(
     )
 
 
-def _in_each(key: tuple, saved_at: list[OrderedDict[tuple, None]]) -> bool:
-    """True if key is in each of saved_at."""
-    for points in saved_at:
-        if key not in points:
+def _in_each(
+    key: tuple,
+    x: np.ndarray,
+    saved_at: list[tuple[OrderedDict[tuple, None], CoSimulationFlow, slice]],
+) -> bool:
+    """True if each component of saved_at, (the points the master saved it
+    at, the FMU, its part of x), was saved at key, (t, x bytes), or entered
+    its part of it by a reset it repeats (`CoSimulationFlow.anchored`)."""
+    for points, flow, where in saved_at:
+        if key not in points and not flow.anchored((key[0], x[where].tobytes())):
             return False
     return True
 

@@ -765,11 +765,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
     where the FMU refuses that, by fmiReset and re-initialisation at that time
     with the new state as start values; so is a point left without a saved
     state that a run returns to, with a warning (the forecast missed a
-    crossing). The recorded outputs are read after each step, so a sample
-    never moves the FMU. An
-    FMI 3 FMU with Event Mode returns early at its own events; each is run
-    (Event Mode, iteration) where the FMU stopped and logged as `fmu_event`
-    once the step is accepted (`observe`).
+    crossing). A point entered by a reset and initialisation (and the origin)
+    is entered again by the same calls, checked on its states (`anchored`):
+    a run returns there without a saved state. The recorded outputs are read
+    after each step, so a sample never moves the FMU. An FMI 3 FMU with Event
+    Mode returns early at its own events; each is run (Event Mode,
+    iteration) where the FMU stopped and logged as `fmu_event` once the step
+    is accepted (`observe`).
 
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
     every FMI 1.0 FMU) runs without: a run without guards on it never returns
@@ -810,6 +812,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
         self._at: tuple = (t0, self.x0.tobytes())
         self._origin = self._at  # where the first initialisation put it
+        # the points a reset and initialisation entered (besides the origin):
+        # `goto` enters them again by the same calls (`_reenter`), so a run
+        # returns to them, and replays from them, without a saved state
+        self._anchors: OrderedDict[tuple, None] = OrderedDict()
         self._snap = 0.0  # times within this of self._at's are the same time
         self._can_set_states: bool | None = None
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
@@ -831,6 +837,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._may_undo, self.n_state_saves = may_undo, 0
         self._left.clear()
         self._free_snapshots()
+        self._anchors.clear()
 
     def _free_snapshots(self) -> None:
         """Free every saved FMU state."""
@@ -1027,6 +1034,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if key != self._at:
             if key in self._snapshots:
                 self.instance.set_state(self._snapshots[key])
+            elif self.anchored(key):
+                self._reenter(t, x)
             elif self._journal is not None and self._marks.get(key, (0,))[0] == (
                 self._journal.generation
             ):
@@ -1089,12 +1098,21 @@ class CoSimulationFlow(_FmuFlow, Flow):
             )
 
     def can_return(self, t: float, x: np.ndarray, saved: bool = False) -> bool:
-        """True if `goto(t, x)` needs no reset: the FMU saved its state there, or
-        (unless `saved`) is there."""
+        """True if `goto(t, x)` needs no reset of a point left unsaved: the FMU
+        saved its state there, entered it by a reset it repeats (`anchored`),
+        or (unless `saved`) is there."""
         key = (t, x.tobytes())
         if self._is_at(key):
-            return not saved or self._at in self._snapshots
-        return key in self._snapshots
+            key = self._at
+            if not saved:
+                return True
+        return key in self._snapshots or self.anchored(key)
+
+    def anchored(self, key: tuple) -> bool:
+        """True if the point key, (t, x bytes), is the origin or one a reset
+        and initialisation entered, which `goto` enters again by the same calls
+        (an FMU that saves its state; one that cannot replays its journal)."""
+        return key in self._anchors or (key == self._origin and self._can_save)
 
     def replay_missed(self, t_from: float, t: float, x: np.ndarray) -> None:
         """Enter (t, x) by a reset, with a warning: the master replayed this
@@ -1142,6 +1160,28 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._enter_unsaved(t, x)
             return
         self._reinitialize(t, x)
+        self._anchors[(t, x.tobytes())] = None
+        while len(self._anchors) > MAX_SNAPSHOTS:
+            self._anchors.popitem(last=False)
+
+    def _reenter(self, t: float, x: np.ndarray) -> None:
+        """Enter (t, x) again by the calls that entered it first (`anchored`):
+        the first initialisation's (`_restart`), or a reset and initialisation
+        with x as start values, which a deterministic FMU takes to the same
+        FMU state, bit for bit (checked on its states)."""
+        if (t, x.tobytes()) == self._origin:
+            self._restart()
+            return
+        self._reinitialize(t, x)
+        if self._states_reader.read().tobytes() != x.tobytes():
+            raise FMUError(
+                "fmiReset",
+                "not reproducible",
+                self.path,
+                f"initialised again at t = {t!r} with the same start values, this "
+                f"Co-Simulation FMU did not take the states it took there the "
+                f"first time, so the run cannot return there",
+            )
 
     def _restart(self) -> None:
         """Return to where the first initialisation put the FMU (a new run
