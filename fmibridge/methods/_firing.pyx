@@ -149,10 +149,19 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
     reset = cm.resets[i]
     if reset is None:
         return x.copy()
-    cdef const double[::1] values
+    cdef const double[::1] values, given
+    cdef double[::1] out
+    cdef Function compiled
     if isinstance(reset, Function):
-        after = reset(t, x)
-        values = after
+        compiled = reset
+        if compiled.n_in == cm.n and cm.n:  # called on x as it is, from here
+            after = np.empty(compiled.n_out)
+            out, given = after, x
+            compiled.call(t, &given[0], &out[0])
+            values = after
+        else:
+            after = reset(t, x)
+            values = after
         if all_finite(&values[0], values.shape[0]):
             return after
         reset = cm.mode.edges[i].reset  # the numba function, for the message
