@@ -19,6 +19,7 @@ import pytest
 
 from fmibridge import Halving, Relaxation, simulate
 from fmibridge.core._functions import PythonVector
+from fmibridge.core._local_errors import SCALE_FLOOR, LocalErrors
 from fmibridge.core.errors import FmibridgeWarning
 from fmibridge.core.integrators import DOPRI5, EULER, MIDPOINT, RK4
 from fmibridge.methods.base import ERROR_WARNING
@@ -167,6 +168,21 @@ def test_the_threshold_is_settable():
     step = ast.literal_eval(result.provenance["step_error"])
     assert 1e-3 < step["relative"] < 1e-2 and step["h_meeting"] is None
     assert messages == []
+
+
+def test_the_largest_relative_error_is_numpys_argmax_over_floored_scales():
+    """report's compiled search is numpy's argmax of |e_i| / max(s_i,
+    SCALE_FLOOR): the first of equal ratios, a state near zero on the floor."""
+    x = np.array([2.0, 1e-9, 1.0, 4.0])
+    err = np.array([2e-4, 1e-10, 1e-4, 4e-4])
+    errors = LocalErrors(x, 4)
+    errors.add_step(1.0, 0.1, x, err)
+    ratios = err / np.maximum(np.abs(x), SCALE_FLOOR)
+    report = errors.report(1e-5)
+    assert report["state"] == int(np.argmax(ratios))
+    assert report["relative"] == float(ratios.max())
+    assert report["h_meeting"] == 0.1 * (0.9 * 1e-5 / ratios.max()) ** 0.25
+    assert errors.strip_report(1e-5) is None  # no strips
 
 
 def test_exact_steps_estimate_no_error():

@@ -20,11 +20,14 @@ Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (eqs. 4.11-4.13: the
 scaled error and the step that meets a tolerance). Burden et al., Thm. 27.
 """
 
+from libc.math cimport isnan
+
 import numpy as np
 
 # A state's scale is at least this (in its own units): a state that stays
 # within 1e-6 of zero is judged against 1e-6, not against its round-off.
 SCALE_FLOOR = 1e-6
+cdef double _SCALE_FLOOR = SCALE_FLOOR
 # The suggested step aims at this fraction of the threshold (as a step size
 # controller's safety factor, Hairer, Norsett and Wanner, eq. 4.13).
 SAFETY = 0.9
@@ -74,27 +77,24 @@ cdef class LocalErrors:
         if self.n and x.shape[0] == self.n and e.shape[0] == self.n:
             self.add(t1, h, &x[0], &e[0])
 
-    def scales(self):
-        """Each state's scale: the largest |x_i| seen, at least SCALE_FLOOR."""
-        return np.maximum(np.asarray(self.scale), SCALE_FLOOR)
-
     def report(self, double threshold):
         """The run's largest relative step error and where: a dict with
         `relative` (max_i |e_i| / s_i), `state` (the index i), `t` (its step's
         end), `h` (its step) and `h_meeting` (the step that meets `threshold`;
         None if it is met). None if no step was estimated."""
+        cdef double r
+        cdef Py_ssize_t i
         if not self.n_estimated or not self.n:
             return None
-        ratios = np.asarray(self.worst) / self.scales()
-        i = int(np.argmax(ratios))
-        r, h = float(ratios[i]), float(self.worst_h[i])
+        i = _largest(&self.worst[0], &self.scale[0], self.n, &r)
+        h = self.worst_h[i]
         meeting = None
         if r > threshold and self.error_order > 0:
             meeting = h * (SAFETY * threshold / r) ** (1.0 / self.error_order)
         return {
             "relative": r,
             "state": i,
-            "t": float(self.worst_t[i]),
+            "t": self.worst_t[i],
             "h": h,
             "h_meeting": meeting,
         }
@@ -103,18 +103,37 @@ cdef class LocalErrors:
         """The largest relative displacement of a strip's wait: a dict with
         `relative`, `state`, `t`, `eps` and `eps_meeting` (the strip width that
         meets `threshold`, linear in eps; None if met), or None without strips."""
+        cdef double r
+        cdef Py_ssize_t i
         if self.strip_eps == 0.0 or not self.n:
             return None
-        ratios = np.asarray(self.strip) / self.scales()
-        i = int(np.argmax(ratios))
-        r = float(ratios[i])
+        i = _largest(&self.strip[0], &self.scale[0], self.n, &r)
         meeting = None
         if r > threshold:
             meeting = self.strip_eps * SAFETY * threshold / r
         return {
             "relative": r,
             "state": i,
-            "t": float(self.strip_t[i]),
+            "t": self.strip_t[i],
             "eps": self.strip_eps,
             "eps_meeting": meeting,
         }
+
+
+cdef Py_ssize_t _largest(const double* values, const double* scales, Py_ssize_t n,
+                         double* largest) noexcept:
+    """The index i of max_i values_i / max(scales_i, SCALE_FLOOR), the first one or
+    the first nan (as numpy's argmax), with that ratio written to largest (n >= 1)."""
+    cdef Py_ssize_t i, best = 0
+    cdef double scale, ratio
+    for i in range(n):
+        scale = scales[i]
+        if not (scale > _SCALE_FLOOR or isnan(scale)):  # np.maximum's: nan stays
+            scale = _SCALE_FLOOR
+        ratio = values[i] / scale
+        if isnan(ratio):
+            largest[0] = ratio
+            return i
+        if i == 0 or ratio > largest[0]:
+            best, largest[0] = i, ratio
+    return best

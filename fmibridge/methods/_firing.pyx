@@ -38,9 +38,15 @@ def fire_edge(method, CompiledMode cm, log, double t, x, Py_ssize_t i, tuple oth
 
 
 cdef object fire(object method, CompiledMode cm, object log, double t, object x,
-                 Py_ssize_t i, tuple others):
+                 Py_ssize_t i, tuple others, bint in_walk=False):
     """Apply edge i's reset at (t, x), log the event, and return the State after
-    (the same State for a silent event)."""
+    (the same State for a silent event). `in_walk`: the caller is a walk that
+    hands the mode's block of samples to the Recorder when it returns
+    (`_walk.attempt_with`); the sample before, and a self-loop's sample after,
+    then join that block where the Recorder takes an event's rows in blocks and
+    observes nothing at a sample (an FMU's outputs are read when the sample is
+    taken, so its samples go one by one), and the reset runs no Python (one
+    that simulates the same system would hand this block to its own run)."""
     State = _state_class()
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
@@ -50,16 +56,28 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
         if not approach < 0.0:  # not approaching: a graze, no impact
             log.graze(t, edge.name, approach)
             return State(t, x, cm.name)
-    cm.flush(log)
-    log.sample(t, x, cm.name)
+    reset = cm.resets[i]
+    cdef bint in_block = (
+        in_walk and cm.n > 0 and log.blocks_event_rows and log.observer is None
+        and (reset is None or isinstance(reset, Function)))
+    xb = x
+    if in_block:
+        cm.keep(t, &xb[0], log)
+    else:
+        cm.flush(log)
+        log.sample(t, x, cm.name)
     x_after = _reset(cm, i, t, x)
-    xb, xa = x, x_after
+    xa = x_after
     if cm.self_loop[i]:
         _check_reset(cm, i, t, &xb[0], &xa[0])
         if same(&xb[0], &xa[0], xb.shape[0]):
             log.n_silent_events += 1
             return State(t, x, cm.name)
-    log.sample(t, x_after, edge.target)
+    if in_block and cm.self_loop[i]:
+        cm.keep(t, &xa[0], log)
+    else:
+        cm.flush(log)
+        log.sample(t, x_after, edge.target)
     log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
                     method.location_tolerance))
     return State(t, x_after, edge.target)
@@ -131,10 +149,19 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
     reset = cm.resets[i]
     if reset is None:
         return x.copy()
-    cdef const double[::1] values
+    cdef const double[::1] values, given
+    cdef double[::1] out
+    cdef Function compiled
     if isinstance(reset, Function):
-        after = reset(t, x)
-        values = after
+        compiled = reset
+        if compiled.n_in == cm.n and cm.n:  # called on x as it is, from here
+            after = np.empty(compiled.n_out)
+            out, given = after, x
+            compiled.call(t, &given[0], &out[0])
+            values = after
+        else:
+            after = reset(t, x)
+            values = after
         if all_finite(&values[0], values.shape[0]):
             return after
         reset = cm.mode.edges[i].reset  # the numba function, for the message

@@ -221,7 +221,7 @@ cdef object _step(_Walk w):
         if not crossed:
             stuck = _stuck(was_crossed, &w.g0[0], &w.g1[0])
             if stuck is not None:  # crossed at once from the surface: fire here
-                return Step(_fire(w, t, w.x.base, 0.0, w.g0.base, w.g0.base, [stuck]))
+                return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck]))
             _accept(w, t, hs, has_r1)
             t = w.t
             if n_halvings == 0:
@@ -235,9 +235,8 @@ cdef object _step(_Walk w):
             was_crossed.update(crossed)
             if hs <= w.t_tol:
                 cm.flush(w.log)
-                return Step(_fire(w, t, w.x.base, hs, w.g0.base, np.array(w.g1[:m]), crossed))
-            if w.method.locate == "illinois":
-                cm.flush(w.log)
+                return Step(_fire(w, t, &w.x[0], hs, &w.g0[0], &w.g1[0], crossed))
+            if w.method.locate == "illinois":  # fires with the block kept (`fire`)
                 located = _illinois(w, t, hs)
                 if located is not None:
                     return located
@@ -249,7 +248,7 @@ cdef object _step(_Walk w):
                 raise non_finite(cm.mode, t + hs, np.array(w.y[:n]), list(w.g1[:m]))
             # the flow is undefined just beyond this guard: it fires here
             cm.flush(w.log)
-            return Step(_fire(w, t, w.x.base, 0.0, w.g0.base, w.g0.base, [near]))
+            return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [near]))
         n_halvings, after_half_step = n_halvings + 1, False
         w.log.n_rejected += 1
         hs /= 2
@@ -291,32 +290,39 @@ cdef dict _named(CompiledMode cm, g):
     return {edge.guard.name: float(g[i]) for i, edge in enumerate(cm.mode.edges)}
 
 
-cdef object _fire(_Walk w, double t, x, double hs, g0, g1, crossed):
-    """Place the crossing by the secant of g in [t, t + hs] and fire its edge: the
-    earliest crossing, and of those within t_tol of it the edge declared first
-    (the others are listed as simultaneous)."""
+cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g0,
+                  const double* g1, list crossed):
+    """Place the crossing by the secant of g in [t, t + hs] from (t, x) and fire
+    its edge: the earliest crossing, and of those within t_tol of it the edge
+    declared first (the others are listed as simultaneous)."""
     cdef CompiledMode cm = w.cm
+    cdef Py_ssize_t i, winner = -1
+    cdef double first = INFINITY, t_i, t_event = t
     edges = cm.mode.edges
-    times = [t + hs * secant_fraction(g0[i], g1[i]) for i in crossed]
-    first = min(times)
-    group = [i for i, t_i in zip(crossed, times) if t_i - first <= w.t_tol]
-    winner = group[0]
-    t_event = times[crossed.index(winner)]
+    for i in crossed:  # the earliest (min's: the first of equal ones)
+        t_i = t + hs * secant_fraction(g0[i], g1[i])
+        if t_i < first:
+            first = t_i
+    others = []
+    for i in crossed:
+        t_i = t + hs * secant_fraction(g0[i], g1[i])
+        if t_i - first <= w.t_tol:
+            if winner < 0:
+                winner, t_event = i, t_i
+            else:
+                others.append(edges[i].name)
     if edges[winner].guard.reset_at == "beyond":
         t_event = t + hs
-    x = np.asarray(x)[:cm.n]
-    x_event = x if t_event == t else _advanced(cm, t, x, t_event - t)
-    others = tuple(edges[i].name for i in group[1:])
-    return fire(w.method, cm, w.log, t_event, x_event, winner, others)
+    x_event = new_array(x, cm.n) if t_event == t else _advanced(cm, t, x, t_event - t)
+    return fire(w.method, cm, w.log, t_event, x_event, winner, tuple(others), True)
 
 
-cdef object _advanced(CompiledMode cm, double t, x, double h):
+cdef object _advanced(CompiledMode cm, double t, const double* x, double h):
     """x(t + h) from x, a fresh step (no known slope)."""
-    cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
     y = np.empty(cm.n)
     cdef double[::1] ys = y
     if cm.n:
-        cm.stepper.advance(t, &xs[0], h, NULL, &ys[0])
+        cm.stepper.advance(t, x, h, NULL, &ys[0])
     return y
 
 
@@ -332,7 +338,7 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
     cdef CompiledMode cm = w.cm
     hs, g1, crossed = crossing
     g0 = w.g0
-    y = _advanced(cm, t, w.x.base[:cm.n], hs)  # the FMU back at the end of the crossing
+    y = _advanced(cm, t, &w.x[0], hs)  # the FMU back at the end of the crossing
     i = min(crossed, key=lambda k: g0[k] / (g0[k] - g1[k]))
     edge = cm.mode.edges[i]
     source = cm.mode.flow.describe().get("fmu", type(cm.mode.flow).__name__)
@@ -395,48 +401,50 @@ cdef object _illinois(_Walk w, double t, double hs):
             memcpy(&w.g_lo[0], g, m * sizeof(double))
         else:
             memcpy(&w.g_hi[0], g, m * sizeof(double))
-    x_lo, g_lo, g_hi = new_array(&w.x_lo[0], n), new_array(&w.g_lo[0], m), new_array(&w.g_hi[0], m)
-    return _fire_bracket(w, t, s.lo, s.hi, x_lo, g_lo, g_hi, n_trials)
+    return _fire_bracket(w, t, s.lo, s.hi, n_trials)
 
 
-cdef object _fire_bracket(_Walk w, double t, double lo, double hi, x_lo, g_lo, g_hi,
-                          long n_trials):
+cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials):
     """Fire the crossing located in [t + lo, t + hi] from the walk's point
-    (x_lo and g_lo at lo, g_hi at hi).
+    (x_lo and g_lo at lo, g_hi at hi: the walk's buffers).
 
     Stops with NO_PROGRESS if the bracket is still wider than t_tol. A
     non-finite far end means the flow is undefined just beyond: the guard
     within NEAR_GUARD of its surface at the near end fires there.
     """
     cdef CompiledMode cm = w.cm
-    cdef Py_ssize_t m = cm.m, i
-    cdef double[::1] lo_values = g_lo, hi_values = g_hi
+    cdef Py_ssize_t m = cm.m, i, lowest_i = 0
+    cdef double* g_lo = &w.g_lo[0]
+    cdef double* g_hi = &w.g_hi[0]
+    cdef double signed, lowest_signed = INFINITY
     w.log.n_rejected += n_trials
-    x, g0 = w.x.base[:cm.n], w.g0.base[:m]
     if hi - lo > w.t_tol:
-        stuck = _stuck(set(range(m)), &w.g0[0], &lo_values[0])
+        stuck = _stuck(set(range(m)), &w.g0[0], g_lo)
         if stuck is not None and lo > 0.0:  # the state rests on that guard
-            return Step(_fire(w, t, x, 0.0, g0, g0, [stuck]))
+            return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck]))
         return Step(
-            State(t, np.array(x), cm.name),
+            State(t, new_array(&w.x[0], cm.n), cm.name),
             Status.NO_PROGRESS,
             f"The crossing after t = {t!r} in mode {cm.name!r} is still "
             f"bracketed to {hi - lo:.3g} s after {n_trials} trials "
-            f"(max_halvings); guards {_named(cm, g_lo)}.",
+            f"(max_halvings); guards {_named(cm, new_array(g_lo, m))}.",
         )
-    if not all_finite(&hi_values[0], m):
-        near = _nearest_guard(&lo_values[0], m)
+    if not all_finite(g_hi, m):
+        near = _nearest_guard(g_lo, m)
         if near is None:
-            y = _advanced(cm, t, x, hi)
+            y = _advanced(cm, t, &w.x[0], hi)
             raise non_finite(cm.mode, t + hi, y, list(cm.values(t + hi, y)))
-        return Step(_fire(w, t + lo, x_lo, 0.0, g_lo, g_lo, [near]))
+        return Step(_fire(w, t + lo, &w.x_lo[0], 0.0, g_lo, g_lo, [near]))
     # the guard beyond at the far end, also where it was already beyond by
     # round-off at the near end (a reset leaves it there): no sign change
     crossed = [i for i in range(m) if guard_crossed(cm.sides[i], g_lo[i], g_hi[i])]
     if not crossed:
-        signed = [bracket_sign(cm.sides[i], g_lo[i], g_hi[i]) * g_hi[i] for i in range(m)]
-        crossed = [signed.index(min(signed))]
-    return Step(_fire(w, t + lo, x_lo, hi - lo, g_lo, g_hi, crossed))
+        for i in range(m):
+            signed = bracket_sign(cm.sides[i], g_lo[i], g_hi[i]) * g_hi[i]
+            if signed < lowest_signed:
+                lowest_signed, lowest_i = signed, i
+        crossed = [lowest_i]
+    return Step(_fire(w, t + lo, &w.x_lo[0], hi - lo, g_lo, g_hi, crossed))
 
 
 cdef int _continue_past(_Walk w) except -1:

@@ -43,7 +43,7 @@ cdef class Walk:
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state`: the method's parameters and the point."""
         cdef CompiledMode cm = self.cm
-        cdef Py_ssize_t n = cm.n, m = cm.m
+        cdef Py_ssize_t n = cm.n, m = cm.m, i
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.method, self.log = method, log
         self.h, self.t0 = method.h, t0
@@ -65,9 +65,10 @@ cdef class Walk:
         if not all_finite(&self.g0[0], m):
             raise non_finite(cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m]))
         self.has_slope = isinstance(state, Rated) and state.slope is not None
-        if self.has_slope:
-            given = np.asarray(state.rates, dtype=float)
-            self.r0[:m] = given
+        if self.has_slope:  # as `at_point` left them: a list and an array
+            rates = state.rates
+            for i in range(m):
+                self.r0[i] = rates[i]
             given = np.asarray(state.slope, dtype=float)
             self.slope[:n] = given
         if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
@@ -132,15 +133,16 @@ cdef class Walk:
         """The Step to the point, with its rates and slope for the next step
         (and the adaptive stepper's proposal)."""
         cdef CompiledMode cm = self.cm
-        cdef Py_ssize_t n = cm.n, m = cm.m
+        cdef Py_ssize_t n = cm.n, m = cm.m, i
         x = new_array(&self.x[0], n)
         if not self.has_slope:
             return Step(State(self.t, x, cm.name))
         slope = new_array(&self.slope[0], n)
+        rates = [self.r0[i] for i in range(m)]
         if cm.is_adaptive:
             h_next = (<AdaptiveStepper>cm.stepper).h_next
-            return Step(Rated(self.t, x, cm.name, list(self.r0[:m]), slope, h_next))
-        return Step(Rated(self.t, x, cm.name, list(self.r0[:m]), slope))
+            return Step(Rated(self.t, x, cm.name, rates, slope, h_next))
+        return Step(Rated(self.t, x, cm.name, rates, slope))
 
 
 cdef double next_stop(log, double t, double t_limit) except? -1.0:
