@@ -6,7 +6,6 @@ import numpy as np
 
 from fmibridge.core.system import Guard
 
-SAFETY: float
 REACH: float
 POINTS: int
 

@@ -6,7 +6,6 @@ from libc.math cimport fabs, isfinite
 
 import numpy as np
 
-SAFETY = 4.0  # margin on the extrapolated motion of a guard over one step
 REACH = 4.0  # points older than REACH steps back are not used (a gap, a mode change)
 POINTS = 3  # the points kept: two slopes give the curvature
 
@@ -43,7 +42,7 @@ cdef class CrossingForecast:
     def __call__(self, double t, x, double h):
         """True if a guard may cross the step of h from (t, x)."""
         cdef Py_ssize_t i, k
-        cdef double s, a, moves, gi, g1i, g2i, t1, t2, dt, dt1, dt2
+        cdef double s, a, moves, end, gi, g1i, g2i, t1, t2, dt, dt1, dt2
         cdef bint finite = True
         if self.m == 0:
             return False
@@ -73,6 +72,7 @@ cdef class CrossingForecast:
             s = (gi - g1i) / dt
             a = 2.0 * (s - (g1i - g2i) / dt1) / dt2
             moves = fabs(s) * h + fabs(a) * (dt + h) * h / 2.0
-            if fabs(gi) <= SAFETY * moves:
+            end = gi + s * h + a * h * (h + dt) / 2.0  # the quadratic at t + h
+            if fabs(gi) <= moves or (end if gi >= 0.0 else -end) <= moves:
                 return True
         return False

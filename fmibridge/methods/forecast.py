@@ -6,11 +6,17 @@ Co-Simulation FMU: get FMU state, 0.43 ms a save on a Dymola FMU) asks
 `CrossingForecast` before each step whether to save: yes where a guard's values
 at the last communication points, extrapolated over the step, may reach zero.
 The guard is approached from the domain side (Esposito and Kumar's idea, applied
-to the communication step): on the step from t, guard i moves by at most about
-abs(s) h + abs(a) (t - t1 + h) h / 2, its slope s and curvature a estimated from
-its values at the last three points t2 < t1 < t; the step is saved if abs(g_i(t)) is
-within SAFETY times that. Without three recent points (the run's first steps,
-after a mode change or a long gap) every step is saved.
+to the communication step): its slope s and curvature a are estimated from its
+values at the last three points t2 < t1 < t, and its value at t + h is
+extrapolated by the quadratic through them,
+g(t) + s h + a h (h + t - t1) / 2. Over the step it moves by about
+m = abs(s) h + abs(a) (t - t1 + h) h / 2. The step is saved where abs(g(t)) <= m
+(a guard this near may turn), or where the extrapolated value is on g(t)'s side
+by at most m (it crosses, or is one more step's motion from it): a guard
+approached at speed v is saved within two steps of its crossing, one that
+recedes only while within a step's motion of zero. Without three recent
+points (the run's first steps, after a mode change or a long gap) every step
+is saved.
 
 It runs compiled (`_forecast`): it is asked before every communication step.
 
@@ -26,6 +32,6 @@ guards from the domain side by their extrapolation).
 
 from __future__ import annotations
 
-from ._forecast import POINTS, REACH, SAFETY, CrossingForecast
+from ._forecast import POINTS, REACH, CrossingForecast
 
-__all__ = ["POINTS", "REACH", "SAFETY", "CrossingForecast"]
+__all__ = ["POINTS", "REACH", "CrossingForecast"]
