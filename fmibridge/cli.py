@@ -41,6 +41,7 @@ from .core.result import Result, Status, events_path
 from .core.system import HybridSystem
 from .core.time_limit import check_timeout
 from .methods import METHODS
+from .methods.halving import LOCATE
 
 # a method's run flags
 METHOD_OPTIONS = ("eps", "integrator", "locate", "tol", "atol", "error_warning")
@@ -491,8 +492,9 @@ def _add_method_flags(run) -> None:
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument(
         "--locate",
-        choices=["halving", "illinois"],
-        help="how --method halving narrows a crossed step (default halving)",
+        choices=list(LOCATE),
+        help="how --method halving narrows a crossed step (default halving); "
+        "approach: no step crosses, each stops short of the guard (Co-Simulation)",
     )
     run.add_argument(
         "--tol", type=float, help="error tolerance per state of --method unilateral"

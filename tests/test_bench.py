@@ -69,16 +69,20 @@ def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
             "CS master, Jacobi (2 FMUs)",
             "CS master + guard, Jacobi (MassSpringStop)",
             "CS master + guard, Jacobi (MassSpringStopSlowSave)",
+            "CS master + guard, Jacobi (MassSpringStopSlowSave), approached",
         ],
     )
     # the master and the plain fmpy loop run the same Jacobi scheme
     assert frame.loc[1, "fmibridge_error"] <= 1e-12
     # the guarded rows locate the first impact (1 s in --quick) and say what
-    # they saved: a few FMU states around it, not two at each of 100 steps
-    for k in (2, 3):
+    # they saved: a few FMU states around it, not two at each of 100 steps;
+    # approached, no step is undone
+    for k in (2, 3, 4):
         settings = frame.loc[k, "fmibridge_settings"]
         assert "1 impacts" in settings
         assert int(settings.rsplit("FMU state saves ", 1)[1]) <= 60
+        undone = int(settings.split(" undone")[0].rsplit(", ", 1)[1])
+        assert (undone == 0) == (k == 4), settings
 
 
 def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):

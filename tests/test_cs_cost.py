@@ -15,7 +15,7 @@ import pytest
 
 from fmibridge import Halving, HybridSystem, Mode
 from fmibridge.build import BuildError, read_table
-from fmibridge.core.errors import FmibridgeWarning, FMUError
+from fmibridge.core.errors import FmibridgeError, FmibridgeWarning, FMUError
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows import cosim_master
 from fmibridge.flows.cosim_master import Communication
@@ -295,6 +295,57 @@ def test_the_cs_adapter_keeps_its_impacts_without_a_reset_per_sample(
     assert resets["again"] <= (0 if plant == "MassSpringStop" else 10)
     assert int(result.provenance["fmu_state_saves"]) <= 400  # 242 measured
     assert np.all(np.isfinite(result.outputs["controller.r"]))
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+def test_an_approached_guard_needs_no_undo_and_agrees_to_the_coupling_error(fmu_dir):
+    """Halving(locate="approach") steps the slow-save pair short of the stop
+    and crosses it by a step of t_tol: no step undone, so the plant replays
+    nothing and is saved only where the forecast sees a crossing coming with
+    no point to replay from near (measured at h = 0.01: 309 steps, the plant
+    saved once, at 2.866 s, the controller 19 times). Its impacts differ
+    from halving's by far less than the coupling error (both against the
+    same coupling in Model Exchange: 4.3e-4 and 2.1e-3 s at h = 0.01), and
+    converge with it at first order."""
+    me = couple(
+        {
+            "plant": open_fmu(fmu_dir / "MassSpringStop.fmu", "me"),
+            "controller": open_fmu(fmu_dir / "PositionController.fmu", "me"),
+        },
+        CONNECTIONS,
+    )
+    system = with_stop(me)
+    try:
+        reference = Halving(h=1e-3).run(system, 3.0).event_times
+    finally:
+        system.close()
+    errors = []
+    for h in (0.01, 0.005):
+        flow = pair(fmu_dir, "MassSpringStopSlowSave")
+        system = with_stop(flow)
+        try:
+            approached = Halving(h=h, locate="approach").run(system, 3.0)
+            saves = {c.name: c.flow.n_state_saves for c in flow.components}
+            replayed = sum(flow.n_steps_replayed.values())
+        finally:
+            system.close()
+        assert approached.status.is_success and approached.stats["n_rejected"] == 0
+        assert saves["plant"] <= 2 and replayed == 0
+        errors.append(np.abs(approached.event_times - reference))
+        if h == 0.01:
+            halved = np.abs(approached.event_times - PAIR_IMPACTS)
+            assert np.all(halved < 1e-5) and np.all(errors[0] > 1e-4), (halved, errors)
+    assert np.all(np.abs(np.log2(errors[0] / errors[1]) - 1.0) < 0.1), errors
+
+
+def test_approach_is_refused_on_a_flow_the_method_integrates(fmu_dir):
+    flow = open_fmu(fmu_dir / "MassSpringStop.fmu", "me")
+    system = HybridSystem([Mode("free", flow)], "free", flow.x0)
+    try:
+        with pytest.raises(FmibridgeError, match="mode 'free'.*integrated by the"):
+            Halving(h=0.01, locate="approach").run(system, 1.0)
+    finally:
+        system.close()
 
 
 def test_the_forecast_saves_where_the_guard_may_be_reached():

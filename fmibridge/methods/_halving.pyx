@@ -99,7 +99,8 @@ cdef class _Walk(Walk):
         # communication points on t0 + k h for flows that compare them with their
         # own time (Co-Simulation FMUs); vector fields sum h
         self.grid = not cm.has_rhs
-        self.forward = not cm.has_rhs and getattr(cm.mode.flow, "forward_only", False)
+        self.forward = not cm.has_rhs and (  # approach: refused on rhs (`Halving._check`)
+            method.locate == "approach" or getattr(cm.mode.flow, "forward_only", False))
         if self.forward:
             _continue_past(self)
         return 0
