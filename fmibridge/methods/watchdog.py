@@ -454,6 +454,12 @@ class Watchdog:
                     f"{rates[i]:.3g}), and the reset of edge {edge.name!r} does not "
                     f"take it away ({what})."
                 )
+            if rates is None and self.series is not None:  # a flow stepping itself,
+                return self._zeno(  # on the surface its impacts accumulated at
+                    f"The state sticks to guard {edge.guard.name!r} {where}: g = "
+                    f"{g[i]:.3g} after impacts that accumulate there, and no step "
+                    f"leaves it ({what})."
+                )
         nearest = min(range(len(g)), key=lambda i: abs(g[i]), default=None)
         guard = (
             "it has no guard"
