@@ -67,7 +67,8 @@ class Halving(Method):
     couplings) is stepped so: no step is undone to locate a crossing, so an
     FMU whose state save is costly is rarely saved (a step that still lands
     beyond is undone as any other: restored, or replayed). Its impacts differ
-    from halving's by far less than the coupling error, as both converge.
+    from halving's by less than the coupling error, and converge at the
+    coupling's order as halving's do.
 
     Every fixed step's local error is estimated (`core.integrators`); the run
     warns if one exceeds `error_warning` of its state's scale, naming the step
