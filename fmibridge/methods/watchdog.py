@@ -454,8 +454,11 @@ class Watchdog:
                     f"{rates[i]:.3g}), and the reset of edge {edge.name!r} does not "
                     f"take it away ({what})."
                 )
-            if rates is None and self.series is not None:  # a flow stepping itself,
-                return self._zeno(  # on the surface its impacts accumulated at
+            # a flow that steps itself (no dg/dt), on the surface of the guard
+            # whose impacts accumulated there
+            series = self.series
+            if rates is None and series is not None and series.edge == edge.name:
+                return self._zeno(
                     f"The state sticks to guard {edge.guard.name!r} {where}: g = "
                     f"{g[i]:.3g} after impacts that accumulate there, and no step "
                     f"leaves it ({what})."
