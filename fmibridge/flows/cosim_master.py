@@ -328,14 +328,22 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     ) -> tuple[list[tuple], list[tuple]]:
         """The steps (first first) and their starts' (t, x bytes) that lead
         component c to (t, x) (xb: x's bytes) from the last point it saved:
-        on its path (`_paths`) where that passed (t, x), else as `_chain`
-        finds them; none where no such point is within MAX_REPLAY steps."""
+        on its path (`_paths`) where that passed (t, x), else as `_steps_back`
+        finds them; none where no such point is within `_replay_limit` steps."""
         path = self._paths[c]
         if path is not None and (t, xb) in path[1] and self._kept(c, path[3]):
             j = path[1].index((t, xb))
             return path[0][:j], path[1][:j]
-        chain = self._chain(t, x, limit=self._replay_limit(c), only=c)[::-1]
-        return chain, [(s[0], s[1].tobytes()) for s in chain]
+        return self._steps_back(c, t, x, saved=False)
+
+    def _steps_back(
+        self, c: int, t: float, x: np.ndarray, saved: bool
+    ) -> tuple[list[tuple], list[tuple]]:
+        """The steps (first first) and their starts' (t, x bytes) that lead
+        component c to (t, x) from the nearest point it can return to
+        (`_chain`, within `_replay_limit` steps); none where there is none."""
+        chain = self._chain(t, x, saved, self._replay_limit(c), only=c)[::-1]
+        return chain, [(step[0], step[1].tobytes()) for step in chain]
 
     def _kept(self, c: int, point: tuple) -> bool:
         """True if component c still keeps its state saved at point (t, x)."""
@@ -526,18 +534,16 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """True if component c can come back to (t, x): it saved its state
         there or entered it by a reset it repeats, or it replays its steps from
         such a point at most `_replay_limit` steps before: its path (`_paths`)
-        ends there, else a walk back (`_chain`) finds one, which becomes its
-        path (the steps after this one extend it)."""
+        ends there, else a walk back (`_steps_back`) finds one, which becomes
+        its path (the steps after this one extend it)."""
         if self._saving[c].can_return(t, x[self._saving_slices[c]], True):
             return True
         path, xb = self._paths[c], x.tobytes()
         if path is not None and path[2] == (t, xb) and self._kept(c, path[3]):
             return True
-        limit = self._replay_limit(c)
-        chain = self._chain(t, x, saved=True, limit=limit, only=c)[::-1]
+        chain, starts = self._steps_back(c, t, x, saved=True)
         if not chain:
             return False
-        starts = [(step[0], step[1].tobytes()) for step in chain]
         self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
         return True
 
