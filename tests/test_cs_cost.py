@@ -170,7 +170,7 @@ def test_a_slow_save_second_in_the_coupling_replays_its_own_part(
     step's vectors (`CommunicationStep.replay`'s offsets; the tests above have
     the plant first). Every replayed step checked bit for bit (a miss would
     warn, an error here), the run the cheap pair's bit for bit; measured:
-    the plant replays 349-350 steps (Jacobi, FMI 2.0) and 420 (Gauss-Seidel,
+    the plant replays 349-440 steps (Jacobi, FMI 2.0) and 420 (Gauss-Seidel,
     extrapolated, FMI 3.0) and saves 2-3 states, the controller replays
     none."""
 
@@ -208,7 +208,7 @@ def test_a_slow_save_beside_a_component_called_back_replays_whole_steps(fmu_dir)
     point both saved (`_return_to`), checked against the point's states (a
     miss would enter by a reset, with a warning: an error here). Measured:
     the same impacts, t and x bit for bit as with the cheap plant; the plant
-    replays 195-238 steps and saves 5-6 states (how many depends on a whole
+    replays 195-273 steps and saves 5-6 states (how many depends on a whole
     step's cost against the save's), the cheap one replays none and saves
     36."""
     runs = {}
