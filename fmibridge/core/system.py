@@ -304,6 +304,12 @@ class Edge:
         coupling error of a Co-Simulation master) is a graze: the state is
         kept, the mode too, and the graze logged (`Result.stats['n_grazes']`,
         `Result.provenance['grazes']`), not an event.
+    discrete_change : callable, optional
+        For an event of the model itself (an FMU's event indicator): whether
+        the reset just applied changed the model's discrete state (a clutch
+        that locks). Such an event is logged even where the continuous state
+        is unchanged, as FMI counts it; a self-loop that changes nothing at all
+        is silent (counted in `n_silent_events`).
     """
 
     guard: Guard  # given as a Guard or a bare function (`as_guard`)
@@ -311,6 +317,7 @@ class Edge:
     reset: ResetFn = _identity
     name: str = ""
     approach: GuardFn | None = None
+    discrete_change: Callable[[], bool] | None = None
 
     if TYPE_CHECKING:  # what __init__ takes (the dataclass's, at run time)
 
@@ -321,6 +328,7 @@ class Edge:
             reset: ResetFn = _identity,
             name: str = "",
             approach: GuardFn | None = None,
+            discrete_change: Callable[[], bool] | None = None,
         ) -> None: ...
 
     def __post_init__(self) -> None:

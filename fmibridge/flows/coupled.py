@@ -164,7 +164,13 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
 
         name = f"{component.name}.fmu_event_{i}"
         indicator.__name__ = name
-        return Edge(Guard(indicator, "either", reset_at="beyond"), mode, update, name)
+        return Edge(
+            Guard(indicator, "either", reset_at="beyond"),
+            mode,
+            update,
+            name,
+            discrete_change=component.flow.event_changed_discrete,
+        )
 
 
 def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:

@@ -457,6 +457,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         calls = self.instance.calls
         self._rhs_function = FmuRhs(calls, self.path)
         self._indicators = FmuIndicators(calls, self.path)
+        self._changed_discrete = False  # by the last event iteration
 
     def _attach_inputs(self) -> list[str]:
         """Hand the continuous inputs to the FMU's calls, set at every point
@@ -664,10 +665,20 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         The discrete inputs given as tables are set in it to their values at t.
         """
         self._set_inputs(t)
-        self.instance.set_time_and_states(t, x)
+        before = self.instance.event_indicators(t, x)
         tables = self._table_values(t)
         self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
-        return self.instance.get_states()
+        x_after = self.instance.get_states()
+        # an FMU that ended the run stays in Event Mode: nothing to read there
+        self._changed_discrete = self.is_terminated or not np.array_equal(
+            before, self.instance.event_indicators(t, x_after)
+        )
+        return x_after
+
+    def event_changed_discrete(self) -> bool:
+        """True if the last event iteration changed the FMU's discrete state, as
+        its event indicators show (a relation that switched, its hysteresis)."""
+        return self._changed_discrete
 
 
 class _Journal:
@@ -1320,6 +1331,7 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
             mode,
             flow.event_update,
             name=f"fmu_event_{i}",
+            discrete_change=flow.event_changed_discrete,
         )
         for i in range(flow.instance.nz)
     )

@@ -3,8 +3,10 @@
 The one implementation every method fires with (`Method.fire` is its Python
 face). The state before is sampled before the reset runs, so an FMU's outputs in
 that sample are those before its event. A self-loop whose reset changes nothing
-(an FMU event its own conditions did not act on, a strip wait at rest) is no
-transition: it is counted in `n_silent_events`, not logged. A reset that returns
+(a strip wait at rest, an identity reset on a surface) is no
+transition: it is counted in `n_silent_events`, not logged, unless it changed the
+model's discrete state (`Edge.discrete_change`: an FMU's clutch that locks). A
+reset that returns
 the wrong number of values or non-finite ones, or that leaves a self-loop's state
 beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
 An impact edge (`Edge.approach`) fires only on an approaching contact; a crossing
@@ -70,7 +72,8 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     xa = x_after
     if cm.self_loop[i]:
         _check_reset(cm, i, t, &xb[0], &xa[0])
-        if same(&xb[0], &xa[0], xb.shape[0]):
+        if same(&xb[0], &xa[0], xb.shape[0]) and not (
+                edge.discrete_change is not None and edge.discrete_change()):
             log.n_silent_events += 1
             return State(t, x, cm.name)
     if in_block and cm.self_loop[i]:

@@ -177,7 +177,7 @@ cdef object _step(_Walk w):
     cdef bint after_half_step = False, has_r1
     cdef double[::1] swap
     cdef object crossed, crossing = None
-    cdef double dip_hs
+    cdef double dip_hs, t1
     cdef set was_crossed = set()
     if w.forward:
         return _forward_step(w, hs)
@@ -188,9 +188,13 @@ cdef object _step(_Walk w):
         else:
             stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL,
                             &w.y[0])
-        cm.evaluate(t + hs, &w.y[0], &w.g1[0])
+        # the guards where the step is accepted: at t_end or a grid time where it
+        # ends within round-off of one, so the next step starts from these values
+        # (a time-dependent indicator may change sign in that round-off)
+        t1 = _step_end(w, t, hs)
+        cm.evaluate(t1, &w.y[0], &w.g1[0])
         if n_halvings == 0 and cm.has_rhs and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0:
-            cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+            cm.rates(t1, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
             w.estimate(hs)
             if not cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]):
                 _accept(w, t, hs, True)
@@ -206,7 +210,7 @@ cdef object _step(_Walk w):
         has_r1 = False
         if not crossed:
             if cm.has_rhs:
-                cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
+                cm.rates(t1, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
                 w.estimate(hs)
                 has_r1 = True
                 if cm.dip(t, &w.x[0], &w.g0[0], &w.r0[0], &w.slope[0], &w.has_slope,
@@ -313,7 +317,7 @@ cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g
             else:
                 others.append(edges[i].name)
     if edges[winner].guard.reset_at == "beyond":
-        t_event = t + hs
+        t_event = _step_end(w, t, hs) if hs > 0.0 else t
     x_event = new_array(x, cm.n) if t_event == t else _advanced(cm, t, x, t_event - t)
     return fire(w.method, cm, w.log, t_event, x_event, winner, tuple(others), True)
 
