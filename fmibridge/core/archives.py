@@ -111,12 +111,21 @@ def extract_member(
     return target
 
 
-def unpack(path: Path, folder: Path, kind: str = "FMU") -> None:
-    """Unpack the archive `path` into `folder`, within MAX_UNPACKED_BYTES written."""
+def unpack(
+    path: Path,
+    folder: Path,
+    kind: str = "FMU",
+    skip: tuple[str, ...] = (),
+) -> None:
+    """Unpack the archive `path` into `folder`, within MAX_UNPACKED_BYTES written,
+    less the members under the folders `skip` (an FMU's sources: a run needs
+    none of them)."""
     budget = limits.MAX_UNPACKED_BYTES
     try:
         with zipfile.ZipFile(path) as archive:
             for member in archive.infolist():
+                if member.filename.startswith(skip):
+                    continue
                 target = folder.joinpath(*member_path(path, member.filename).parts)
                 if member.is_dir():
                     target.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,9 @@ from ..core.system import Experiment
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
 FMI_VERSIONS = ("1.0", "2.0", "3.0")
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
+# The folders of an FMU that a run never reads (the model's C sources, its
+# documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
+RUN_NEEDS_NOT = ("sources/", "documentation/")
 INTERFACE_TITLES = {
     "ModelExchange": "Model Exchange",
     "CoSimulation": "Co-Simulation",
@@ -194,7 +197,7 @@ class FmuArchive:
         if self._unzip_dir is None:
             self._unzip_dir = _FOLDERS.new()
             try:
-                unpack(self.path, self._unzip_dir)
+                unpack(self.path, self._unzip_dir, skip=RUN_NEEDS_NOT)
             except BaseException:
                 self.cleanup()
                 raise
