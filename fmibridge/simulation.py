@@ -128,7 +128,12 @@ def simulate(
         The method's step h, s (the communication step in Co-Simulation);
         default: the smaller of the DefaultExperiment's stepSize and
         `output_interval` (if shorter than the run), else the method's
-        default.
+        default. A plain FMU (no guards, none of `method`,
+        `method_options`, `solver`, `step_size`, `zeno`) takes the defaults
+        FMPy's users expect instead: in Model Exchange adaptive steps between
+        events (Dormand-Prince 5(4) at the DefaultExperiment's tolerance, the
+        events still located to t_tol), in Co-Simulation FMPy's communication
+        step (`fmpy_communication_step`, or `output_interval`).
     solver : {'Euler', 'CVode'}, optional
         FMPy's fixed-step 'Euler' is the forward Euler integrator
         (``method_options={'integrator': 'euler'}``); 'CVode' is SUNDIALS'
@@ -245,6 +250,7 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
             f"`stop_time` is needed: {system.name} gives no default stop time."
         )
     t_end = check_span(system.t0, stop, "stop_time")
+    given = _with_model_defaults(system, given, kind, t_end - system.t0)
     interval = given.get("output_interval")
     explicit = interval if isinstance(interval, int | float) else None
     h = given.get("step_size") or _default_step(
@@ -549,6 +555,63 @@ def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Me
     if completion is not None:
         return dataclasses.replace(completion, inner=inner, integrator=None)
     return inner
+
+
+# keywords that choose how a model is stepped: with none of them given, a plain
+# FMU takes the defaults its model calls for (`_with_model_defaults`)
+STEPPING = ("method", "method_options", "solver", "step_size", "guards", "zeno")
+
+
+def _with_model_defaults(
+    system: HybridSystem, given: Keywords, kind: str, span: float
+) -> Keywords:
+    """`given` with the stepping a plain FMU takes by default, as FMPy's users
+    expect it (an FMU with guards, or any stepping keyword, keeps the papers'
+    fixed steps, `_default_step`):
+
+    - Model Exchange: adaptive steps between events (Dormand-Prince 5(4) at
+      the DefaultExperiment's tolerance, else `relative_tolerance`, else
+      1e-4), the events still located to t_tol;
+    - Co-Simulation: FMPy's communication step, the output interval
+      (`fmpy_communication_step`).
+    """
+    if kind != "fmu" or any(key in given for key in STEPPING):
+        return given
+    if all(isinstance(flow, VectorField) for flow in system.flows()):
+        return {**given, "method_options": {"integrator": "dopri5"}}
+    interval = given.get("output_interval")
+    if isinstance(interval, int | float) and interval < span:  # FMPy's step
+        return {**given, "step_size": float(interval)}
+    step = fmpy_communication_step(system.experiment.step, span)
+    return {**given, "step_size": step}
+
+
+def fmpy_communication_step(step: float | None, span: float) -> float:
+    """Return FMPy's default communication step (and output interval) of a
+    Co-Simulation run of `span` s: the DefaultExperiment's stepSize doubled
+    until the run has at most MAX_OUTPUT_INTERVALS steps, else a round step
+    that divides the span into 500 to 1000 (FMPy 0.3, `fmpy.util.auto_interval`).
+
+    Examples
+    --------
+    >>> fmpy_communication_step(1e-7, 1.0)  # a MapleSim export's stepSize
+    0.0016384
+    >>> fmpy_communication_step(None, 1.5)
+    0.002
+    """
+    if step is not None:
+        while span / step > MAX_OUTPUT_INTERVALS:
+            step *= 2
+        return step
+    h = 10.0 ** (round(math.log10(span)) - 3)
+    n = span / h
+    for bound, factor in ((2500, 5.0), (2000, 4.0), (1000, 2.0)):
+        if n >= bound:
+            return h * factor
+    for bound, factor in ((200, 0.2), (250, 0.25), (500, 0.5)):
+        if n <= bound:
+            return h * factor
+    return h
 
 
 def _default_step(
