@@ -1070,11 +1070,16 @@ MISSING_DEPENDENCY = ("cannot open shared object file", "Library not loaded")
 def _load_error(path: Path, library: Path, exc: Exception) -> FmibridgeError:
     """The error of a binary that does not load, with the loader's own words
     (the OSError fmpy's message wraps) naming what failed: a library it needs
-    that is missing, or a binary that is damaged or for another platform."""
-    loader = exc.__context__ if isinstance(exc.__context__, OSError) else exc
-    reason = str(loader).replace(f"{library}: ", "").strip() or type(exc).__name__
+    that is missing (the loader names another file than the binary), or a
+    binary that is damaged or for another platform."""
+    if isinstance(exc.__context__, OSError):
+        text = str(exc.__context__)
+    else:  # fmpy's own message: its last part, without the unpacked folder
+        text = str(exc).rsplit(": ", 1)[-1]
+    own = f"{library}: "
+    reason = text.removeprefix(own).strip() or type(exc).__name__
     member = f"binaries/{library.parent.name}/{library.name}"
-    if any(words in reason for words in MISSING_DEPENDENCY):
+    if not text.startswith(own) and any(w in reason for w in MISSING_DEPENDENCY):
         remedy = (
             "a shared library it needs is missing: install it, or put its folder "
             "on the library path (LD_LIBRARY_PATH, DYLD_LIBRARY_PATH, PATH)"

@@ -318,7 +318,7 @@ def _read_description(path: Path, source: str | io.BytesIO, validate: bool):
         f"{path}: {DESCRIPTION} fails fmpy's validation ({problems}); read "
         f"regardless, as validate=False asks.",
         FmibridgeWarning,
-        stacklevel=4,
+        stacklevel=3,
     )
     if isinstance(source, io.BytesIO):
         source.seek(0)
