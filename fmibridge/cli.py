@@ -262,7 +262,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         return _info_ssp(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
-    print(f"{args.fmu}: {d.modelName}, FMI {archive.fmi_version}")
+    print(f"{args.fmu}: {d.modelName}, FMI {archive.declared_version}")
     if d.description:
         print(f"  {d.description}")
     e = archive.experiment
@@ -322,7 +322,7 @@ def _info_ssp(path: Path) -> int:
                 names = {"me": "ModelExchange", "cs": "CoSimulation"}
                 implementation = names.get(c.implementation or "", "any")
                 print(
-                    f"    {c.name}: {c.source} (FMI {archive.fmi_version}, "
+                    f"    {c.name}: {c.source} (FMI {archive.declared_version}, "
                     f"implementation {implementation})"
                 )
                 _print_interfaces(archive, "      ")

@@ -5,9 +5,10 @@ meaning or refused with a message that says what fmibridge does instead; none
 is ignored and none is a bare TypeError. `simulate` takes the ones that change
 a run as its own keywords (`start_time`, `stop_time`, `step_size`,
 `output_interval`, `fmi_type`, `start_values`, `input`, `output`, `timeout`,
-`solver`, `record_events`, `debug_logging`, `relative_tolerance` where it can be
-honoured). The others below describe what fmibridge always does: FMPy's value
-that means the same is accepted, any other is refused with the reason.
+`solver`, `record_events`, `debug_logging`, `validate`, `relative_tolerance`
+where it can be honoured). The others below describe what fmibridge always
+does: FMPy's value that means the same is accepted, any other is refused with
+the reason.
 """
 
 from __future__ import annotations
@@ -37,12 +38,6 @@ class Fixed:
 
 
 FIXED = {
-    "validate": Fixed(
-        (True,),
-        "fmibridge always validates the model description and the start values "
-        "(an unknown or unsettable name is an error naming it); fix the FMU or "
-        "the names",
-    ),
     "apply_default_start_values": Fixed(
         (False,),
         "the FMU starts from its own declared start values, as FMI specifies; "

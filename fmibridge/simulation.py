@@ -3,14 +3,15 @@
 The keywords are FMPy's (`fmpy.simulate_fmu`) where the concept is the same:
 `start_time`, `stop_time`, `step_size`, `relative_tolerance`, `output_interval`,
 `record_events`, `fmi_type`, `start_values`, `input`, `output`, `solver`,
-`debug_logging` and `timeout`; defaults come from the FMU's DefaultExperiment
-as there, and the output grid is FMPy's by default. FMPy's other keywords are
-taken at the value that means what fmibridge does and refused otherwise, with
-the reason (`fmpy_keywords`). `t_eval` is solve_ivp's. fmibridge's own are
-`parameters`, `method`, `method_options`, `zeno`, `zeno_eps`, `guards` and
-`progress`. Every keyword that does not apply to the model or the method is
-refused with a message, never ignored. The command line (`fmibridge run`) maps
-its flags to these keywords and calls `simulate`, in a supervised process.
+`debug_logging`, `validate` and `timeout`; defaults come from the FMU's
+DefaultExperiment as there, and the output grid is FMPy's by default. FMPy's
+other keywords are taken at the value that means what fmibridge does and
+refused otherwise, with the reason (`fmpy_keywords`). `t_eval` is solve_ivp's.
+fmibridge's own are `parameters`, `method`, `method_options`, `zeno`,
+`zeno_eps`, `guards` and `progress`. Every keyword that does not apply to the
+model or the method is refused with a message, never ignored. The command line
+(`fmibridge run`) maps its flags to these keywords and calls `simulate`, in a
+supervised process.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def simulate(
     solver: str | None = None,
     record_events: bool = True,
     debug_logging: bool = False,
+    validate: bool = True,
     method: str | Method | None = None,
     method_options: Mapping[str, object] | None = None,
     zeno: str | None = None,
@@ -147,6 +149,11 @@ def simulate(
         Print the FMU's log messages as they come (FMPy's keyword); fmibridge
         always instantiates FMUs with logging on and keeps their last messages
         for its error messages.
+    validate : bool
+        Refuse an FMU whose modelDescription.xml fails fmpy's validation (True,
+        FMPy's default); False runs it regardless and warns once
+        (FmibridgeWarning), naming what failed, where FMPy is silent. Start
+        values and variable names are checked either way.
     method : str or Method, optional
         'halving' (default), 'relaxation', 'unilateral', or a Method instance
         with its parameters.
@@ -173,7 +180,7 @@ def simulate(
         Show a progress bar on a terminal.
     **fmpy_keywords
         FMPy's other keywords, each at the value that means what fmibridge
-        always does: ``validate=True``, ``apply_default_start_values=False``,
+        always does: ``apply_default_start_values=False``,
         ``visible=False``, ``logger=None``, ``fmi_call_logger=None``,
         ``step_finished=None``, ``model_description=None``,
         ``fmu_instance=None``, ``fmu_state=None``, ``initialize=True``,
@@ -267,10 +274,15 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
 KEYWORDS = (
     "start_time", "stop_time", "output_interval", "t_eval", "start_values",
     "parameters", "input", "output", "fmi_type", "relative_tolerance", "step_size",
-    "solver", "record_events", "debug_logging", "method", "method_options", "zeno",
-    "zeno_eps", "guards", "timeout", "progress",
+    "solver", "record_events", "debug_logging", "validate", "method",
+    "method_options", "zeno", "zeno_eps", "guards", "timeout", "progress",
 )  # fmt: skip
-DEFAULTS = {"record_events": True, "debug_logging": False, "progress": False}
+DEFAULTS = {
+    "record_events": True,
+    "debug_logging": False,
+    "validate": True,
+    "progress": False,
+}
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {
         "parameters": "a HybridSystem's parameters are set when it is built",
@@ -278,6 +290,7 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "input": "give u(t) to the flow: NativeFlow(f, names, inputs=u)",
         "output": "a HybridSystem records its states; outputs are an FMU's",
         "guards": "add the edges to the system's modes",
+        "validate": "a HybridSystem has no model description to validate",
     },
     "ssp": {
         "start_time": "an SSP starts at its DefaultExperiment's startTime",
@@ -285,11 +298,13 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "parameters": "an SSP's values are set in its SSD (or an adapter file)",
         "input": "an SSP's inputs are connections in its SSD",
         "relative_tolerance": "an SSP passes its FMUs' default tolerances",
+        "validate": "an SSP's FMUs are validated; fix the one that fails",
     },
     "adapter": {
         "start_time": "an adapter starts at its FMU's DefaultExperiment startTime",
         "input": "give the inputs in the file's [inputs] table",
         "guards": "give the guards in the file's [[edges]]",
+        "validate": "an adapter's FMU is validated; fix the FMU it names",
     },
 }
 
@@ -356,10 +371,11 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
 
 
 def _flag_problems(given: Keywords) -> list[str]:
-    """What is wrong with FMPy's flags `record_events` and `debug_logging`."""
+    """What is wrong with FMPy's flags `record_events`, `debug_logging` and
+    `validate`."""
     problems = [
         f"`{name}` must be True or False, got {given[name]!r}"
-        for name in ("record_events", "debug_logging")
+        for name in ("record_events", "debug_logging", "validate")
         if name in given and not isinstance(given[name], bool)
     ]
     if given.get("record_events") is False and given.get("output_interval") == (
@@ -387,7 +403,7 @@ def _with_integrator(given: Keywords) -> dict[str, Any]:
 def _open(path: Path, given: Keywords) -> HybridSystem:
     """Open an FMU (with its start values, inputs and outputs) or an SSP as a
     one-mode system, with the extra guards."""
-    from .flows.fmu import fmu_system
+    from .flows.fmu import FmuArchive, fmu_system
 
     if path.suffix.lower() == ".ssp":
         from .formats.ssp import ssp_system
@@ -400,7 +416,7 @@ def _open(path: Path, given: Keywords) -> HybridSystem:
         )
     else:
         system = fmu_system(
-            path,
+            FmuArchive(path, validate=given.get("validate", True)),
             given.get("fmi_type"),
             parameters=given.get("parameters"),
             start=given.get("start_values"),

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
+import zipfile
 from pathlib import Path
 
 import fmpy
 import numpy as np
 import pytest
+from fmpy.model_description import ValidationError
 
 import fmibridge
-from fmibridge import FmibridgeError, FMUError, Halving, Unilateral
+from fmibridge import FmibridgeError, FmibridgeWarning, FMUError, Halving, Unilateral
 from fmibridge.fmpy_keywords import FIXED
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 from fmibridge.simulation import default_output_interval
@@ -82,6 +85,58 @@ def test_validate_true_refuses_unknown_start_values_as_fmpy_does(fmu_dir):
         fmibridge.simulate(
             fmu_dir / "BouncingBall.fmu", validate=True, start_values={"hh": 1}
         )
+
+
+def _with_undefined_unit(fmu: Path, target: Path) -> Path:
+    """A copy of `fmu` whose h has a unit its UnitDefinitions lack: a model
+    description fmpy's validation refuses, with the same binary."""
+    with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w") as copy:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                old = b'<Real unit="m" start="1.0" />'
+                assert data.count(old) == 1
+                data = data.replace(old, b'<Real unit="furlong" start="1.0" />')
+            copy.writestr(item, data)
+    return target
+
+
+def test_validate_false_runs_what_fails_validation_and_says_what_failed(
+    fmu_dir, tmp_path
+):
+    """FMPy refuses the model description by default and runs it silently with
+    validate=False; fmibridge refuses it by default too, and with
+    validate=False runs it as the valid FMU runs, warning once what failed."""
+    valid = fmu_dir / "BouncingBall.fmu"
+    path = _with_undefined_unit(valid, tmp_path / "Furlong.fmu")
+    failed = 'The unit "furlong" of variable "h" (line 19) is not defined.'
+    with pytest.raises(ValidationError, match=re.escape(failed)):
+        fmpy.simulate_fmu(path, stop_time=0.4)
+    assert fmpy.simulate_fmu(path, stop_time=0.4, validate=False)["h"][-1] < 1.0
+    with pytest.raises(FmibridgeError) as error:
+        fmibridge.simulate(path, stop_time=0.4)
+    assert str(error.value) == (
+        f"{path}: modelDescription.xml fails fmpy's validation: {failed}. Fix the "
+        f"FMU, or run it regardless with validate=False (FMPy's keyword)."
+    )
+    with pytest.warns(FmibridgeWarning) as caught:
+        result = fmibridge.simulate(path, stop_time=0.4, validate=False)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: modelDescription.xml fails fmpy's validation ({failed}); read "
+        f"regardless, as validate=False asks."
+    ]
+    plain = fmibridge.simulate(valid, stop_time=0.4)
+    assert np.array_equal(result.t, plain.t) and np.array_equal(result.x, plain.x)
+    t = result["time"]  # free fall from h = 1 m: RK4 is exact on the parabola
+    assert np.abs(result["h"] - (1.0 - 9.81 / 2 * t**2)).max() < 1e-12
+
+
+def test_validate_must_be_a_flag_and_applies_to_fmus_only(fmu_dir):
+    path = fmu_dir / "BouncingBall.fmu"
+    with pytest.raises(FmibridgeError, match="`validate` must be True or False"):
+        fmibridge.simulate(path, validate="no")
+    with pytest.raises(FmibridgeError, match="`validate`: a HybridSystem has no"):
+        fmibridge.simulate(bouncing_ball(), stop_time=0.5, validate=False)
 
 
 @needs_reference

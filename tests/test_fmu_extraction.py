@@ -146,6 +146,37 @@ def test_a_garbage_shared_library_is_one_error_and_no_folder(ball, tmp_path, tem
     assert leftovers(temp) == [] and Path.cwd().is_dir()
 
 
+def _library_needing(folder: Path, needed: str) -> bytes:
+    """A shared library that links lib`needed`.so, which is then deleted: what
+    the loader sees of an FMU binary built against a library this machine lacks."""
+    source = folder / "empty.c"
+    source.write_text("int fmibridge_test_symbol;\n")
+    dependency = folder / f"lib{needed}.so"
+    library = folder / "needs.so"
+    gcc = ["gcc", "-shared", "-fPIC", "-o"]
+    subprocess.run([*gcc, dependency, source], check=True)
+    links = [f"-L{folder}", "-Wl,--no-as-needed", f"-l{needed}"]
+    subprocess.run([*gcc, library, source, *links], check=True)
+    dependency.unlink()
+    return library.read_bytes()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="builds a Linux shared library")
+def test_a_missing_library_the_binary_needs_is_named(ball, tmp_path, temp):
+    library = "binaries/linux64/BouncingBall.so"
+    binary = _library_needing(tmp_path, "fmibridge_gone")
+    path = rebuild(ball, tmp_path / "Needs.fmu", {library: binary})
+    with pytest.raises(FmibridgeError) as error:
+        open_fmu(path, "me")
+    assert str(error.value) == (
+        f"{path}: cannot load {library} (libfmibridge_gone.so: cannot open shared "
+        f"object file: No such file or directory); a shared library it needs is "
+        f"missing: install it, or put its folder on the library path "
+        f"(LD_LIBRARY_PATH, DYLD_LIBRARY_PATH, PATH)."
+    )
+    assert leftovers(temp) == [] and Path.cwd().is_dir()
+
+
 def test_a_wrong_guid_is_the_fmus_own_message_and_no_folder(ball, tmp_path, temp):
     xml = _member(ball, "modelDescription.xml")
     guid = xml.split(b'guid="')[1].split(b'"')[0]

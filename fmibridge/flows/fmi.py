@@ -695,8 +695,16 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
     FMI 1.0 has no event or continuous-time modes to enter: fmiInitialize and
     fmiEventUpdate run the event iteration, and fmiCompletedIntegratorStep is
-    due after every accepted step.
+    due after every accepted step. Its description need not say which
+    variables are the states: fmiGetStateValueReferences does, and an event
+    with stateValueReferencesChanged asks the importer to call it again (FMI
+    1.0 for Model Exchange: fmiEventInfo). At fmiInitialize that is
+    free (no state is used yet: the flow reads the references and the states
+    after it); at a later event the references are read again, and a state
+    vector that changed is refused (the flow integrates the one it was given).
     """
+
+    _references: list[int] | None = None  # the state vector last read
 
     _c_names = (
         "fmi1SetTime",
@@ -728,8 +736,8 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         """Initialize at t0: start values and inputs first, then fmiInitialize."""
         self._fmu.setTime(t0)
         self._set_start({**start, **(inputs or {})})
-        self._initial = _event_info(
-            self, self._fmu.initialize(tolerance is not None, tolerance or 0.0)
+        self._initial = self._event_info(
+            self._fmu.initialize(tolerance is not None, tolerance or 0.0)
         )
         self.calls.note_time(t0)  # fmpy's setTime above
 
@@ -763,15 +771,17 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
     @_fmi_call
     def state_references(self) -> list[int] | None:
-        """The value references of the state vector (fmiGetStateValueReferences)."""
+        """The value references of the state vector (fmiGetStateValueReferences),
+        kept as the ones the run integrates."""
         vrs = (ctypes.c_uint * max(self.nx, 1))()
         self._fmu.getStateValueReferences(vrs, self.nx)
-        return list(vrs[: self.nx])
+        self._references = list(vrs[: self.nx])
+        return self._references
 
     def _iterate(self, max_iterations: int) -> EventInfo:
         """fmiEventUpdate until the iteration converged."""
         for _ in range(max_iterations):
-            info = _event_info(self, self._fmu.eventUpdate(False))
+            info = self._event_info(self._fmu.eventUpdate(False))
             if info is not None:
                 return info
         raise FMUError(
@@ -781,24 +791,36 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
             f"iterationConverged still false after {max_iterations} event updates",
         )
 
-
-def _event_info(instance: FmiInstance, info: tuple) -> EventInfo | None:
-    """An FMI 1.0 fmiEventInfo as EventInfo; None while the iteration has not
-    converged. A change of the state selection is refused."""
-    converged, references_changed, values_changed, terminate, timed, t_next = info
-    if references_changed:
-        raise FMUError(
-            "fmiEventUpdate",
-            "states changed",
-            instance.path,
-            "the FMU changed its state selection (stateValueReferencesChanged); "
-            "fmibridge keeps one set of states",
+    def _event_info(self, info: tuple) -> EventInfo | None:
+        """An fmiEventInfo as EventInfo; None while the iteration has not
+        converged. stateValueReferencesChanged after the states were read:
+        read them again (`_check_references`)."""
+        converged, references_changed, values_changed, terminate, timed, t_next = info
+        if references_changed and self._references is not None:
+            self._check_references()
+        if not (converged or terminate):
+            return None
+        return EventInfo(
+            bool(values_changed), bool(terminate), t_next if timed else math.inf
         )
-    if not (converged or terminate):
-        return None
-    return EventInfo(
-        bool(values_changed), bool(terminate), t_next if timed else math.inf
-    )
+
+    def _check_references(self) -> None:
+        """Read the state value references again; refuse a new state vector."""
+        before = self._references
+        after = self.state_references()
+        if after != before:
+            variables = reversed(self.description.modelVariables)  # the first wins
+            names = {v.valueReference: v.name for v in variables}
+            raise FMUError(
+                "fmiGetStateValueReferences",
+                "states changed",
+                self.path,
+                f"at an event the FMU changed its state vector from "
+                f"{[names.get(vr, vr) for vr in before or ()]} to "
+                f"{[names.get(vr, vr) for vr in after or ()]} "
+                f"(stateValueReferencesChanged); fmibridge integrates the states "
+                f"chosen at initialisation, so it cannot go on",
+            )
 
 
 class CoSimulationInstance(FmiInstance):
@@ -1035,10 +1057,33 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     except FMUError:
         raise
     except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to load shared library"
-        reason = str(exc).rsplit(": ", 1)[-1].strip() or type(exc).__name__
-        raise FmibridgeError(
-            f"{archive.path}: cannot load binaries/{folder.name}/{library.name} "
-            f"({reason}); the binary is damaged or built for another platform."
-        ) from None
+        raise _load_error(archive.path, library, exc) from None
     finally:
         os.chdir(cwd)  # fmpy changes into the binaries folder and, on failure, stays
+
+
+# what the loaders say of a library that a binary needs and that is not there
+# (Linux's dlopen, macOS's dyld)
+MISSING_DEPENDENCY = ("cannot open shared object file", "Library not loaded")
+
+
+def _load_error(path: Path, library: Path, exc: Exception) -> FmibridgeError:
+    """The error of a binary that does not load, with the loader's own words
+    (the OSError fmpy's message wraps) naming what failed: a library it needs
+    that is missing (the loader names another file than the binary), or a
+    binary that is damaged or for another platform."""
+    if isinstance(exc.__context__, OSError):
+        text = str(exc.__context__)
+    else:  # fmpy's own message: its last part, without the unpacked folder
+        text = str(exc).rsplit(": ", 1)[-1]
+    own = f"{library}: "
+    reason = text.removeprefix(own).strip() or type(exc).__name__
+    member = f"binaries/{library.parent.name}/{library.name}"
+    if not text.startswith(own) and any(w in reason for w in MISSING_DEPENDENCY):
+        remedy = (
+            "a shared library it needs is missing: install it, or put its folder "
+            "on the library path (LD_LIBRARY_PATH, DYLD_LIBRARY_PATH, PATH)"
+        )
+    else:
+        remedy = "the binary is damaged or built for another platform"
+    return FmibridgeError(f"{path}: cannot load {member} ({reason}); {remedy}.")

@@ -58,11 +58,25 @@ SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 REAL_TYPES = ("Real", "Float64", "Float32")
 C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and write
+FMI1_UNDEFINED_VR = 0xFFFFFFFF  # fmiUndefinedValueReference: no variable (FMI 1.0)
 STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
     "1.0": ("fmiGetFMUstate", "missing"),  # FMI 1.0 has no FMU state at all
     "2.0": ("canGetAndSetFMUstate", "false"),
     "3.0": ("canGetAndSetFMUState", "false"),
 }
+
+
+def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
+    """The variable of state k whose value reference the FMU reports as vr (the
+    first where aliases share it); a state without one (FMI 1.0's
+    fmiUndefinedValueReference) is named `state[k+1]` (underscores before it
+    where the FMU has that name); None for a value reference of no variable."""
+    if vr == FMI1_UNDEFINED_VR:
+        name = f"state[{k + 1}]"
+        while name in archive.variables:
+            name = "_" + name
+        return Variable(name, vr, "Real", "local", "continuous", None)
+    return next((v for v in archive.variables.values() if v.vr == vr), None)
 
 
 def _is_discrete(variable: Variable) -> bool:
@@ -148,10 +162,8 @@ class _FmuFlow:
     # -- names and checks ------------------------------------------------------
 
     def _set_up(self, parameters, start, inputs, states, outputs) -> None:
-        self._state_variables = self._states_from_description(states)
-        self.state_names = tuple(
-            n for v in self._state_variables for n in v.element_names
-        )
+        self._states_given, self._outputs = states is not None, outputs
+        self._take_states(self._states_from_description(states))
         checked = self._check_inputs(inputs or {})
         self._inputs = {  # continuous real inputs: set at every evaluation
             vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])
@@ -176,6 +188,18 @@ class _FmuFlow:
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
         }
+        self.units: Mapping[str, str] = {
+            n: v.unit
+            for v in self.archive.variables.values()
+            if v.unit
+            for n in v.element_names
+        }
+
+    def _take_states(self, variables: list[Variable]) -> None:
+        """Take `variables` as the states; the outputs read and recorded are
+        the other variables."""
+        self._state_variables = variables
+        self.state_names = tuple(n for v in variables for n in v.element_names)
         readable = self._readable(("output", "local"), REAL_TYPES)
         self._readable_variables = [
             v for v in readable if not v.name.startswith("der(")
@@ -183,16 +207,10 @@ class _FmuFlow:
         self.output_names = tuple(
             n for v in self._readable_variables for n in v.element_names
         )
-        self._recorded_variables = self._recorded(outputs)
+        self._recorded_variables = self._recorded(self._outputs)
         self.recorded_names = tuple(
             n for v in self._recorded_variables for n in v.element_names
         )
-        self.units: Mapping[str, str] = {
-            n: v.unit
-            for v in self.archive.variables.values()
-            if v.unit
-            for n in v.element_names
-        }
 
     def _states_from_description(self, states) -> list[Variable]:
         """The state variables: `states` by name, else those with a derivative."""
@@ -397,7 +415,7 @@ class _FmuFlow:
         return {
             "flow": f"fmu:{self.interface}",
             "fmu": self.path,
-            "fmi_version": self.archive.fmi_version,
+            "fmi_version": self.archive.declared_version,
         }
 
     def _initialize(self, t0: float) -> None:
@@ -503,18 +521,24 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return u
 
     def _check_state_order(self) -> None:
-        """Refuse states that are not the FMU's state vector, where it says which
-        its states are (FMI 1.0, whose description does not)."""
+        """Take the FMU's state vector where it says which its states are (FMI
+        1.0, whose description need not: fmiGetStateValueReferences after
+        fmiInitialize decides); refuse `states` named in another order."""
         reported = self.instance.state_references()
-        expected = [v.vr for v in self._state_variables]
-        if reported is not None and reported != expected:
-            by_vr = {v.vr: v.name for v in self.archive.variables.values()}
-            raise FmibridgeError(
-                f"{self.path}: the FMU's state vector is "
-                f"{[by_vr.get(vr, vr) for vr in reported]}, not "
-                f"{list(self.state_names)}; name the states in that order "
-                f"(`states`)."
-            )
+        if reported is None or reported == [v.vr for v in self._state_variables]:
+            return
+        variables = [
+            _state_variable(self.archive, k, vr) for k, vr in enumerate(reported)
+        ]
+        if not self._states_given and None not in variables:
+            self._take_states(cast(list[Variable], variables))
+            self._bind_readers()
+            return
+        names = [v.name if v else vr for v, vr in zip(variables, reported, strict=True)]
+        raise FmibridgeError(
+            f"{self.path}: the FMU's state vector is {names}, not "
+            f"{list(self.state_names)}; name the states in that order (`states`)."
+        )
 
     def _absorb(self, info) -> None:
         """Keep what an event iteration ended with: next time event, termination."""
@@ -1338,7 +1362,7 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
 
 
 def fmu_system(
-    fmu: str | Path, interface: str | None = None, **options
+    fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> HybridSystem:
     """Return an exported FMU with its own events as a one-mode HybridSystem.
 
@@ -1355,7 +1379,7 @@ def fmu_system(
             flow.x0,
             t0=flow.t0,
             parameters=flow.parameter_values,
-            name=Path(fmu).stem,
+            name=flow.archive.path.stem,
             experiment=flow.archive.experiment,
         )
     except BaseException:

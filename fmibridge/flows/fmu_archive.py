@@ -12,20 +12,29 @@ interpreter exit and SIGTERM (`_Folders`). The instances themselves live in
 from __future__ import annotations
 
 import atexit
+import io
 import re
 import shutil
 import signal
 import tempfile
 import threading
+import warnings
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.archives import checked_members, unpack
-from ..core.errors import FmibridgeError
+from ..core import limits
+from ..core.archives import checked_members, read_member, unpack
+from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.system import Experiment
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
-FMI_VERSIONS = ("1.0", "2.0", "3.0")
+# The fmiVersion strings fmibridge runs: FMI 1.0; FMI 2.0 and its maintenance
+# releases 2.0.x; FMI 3 at any minor version and patch (3.0, 3.0.1: FMI 3.0, Sec.
+# 2.6, minor versions add only ignorable content, patches only explanatory text).
+FMI_VERSION = re.compile(r"1\.0|2\.0(?:\.[0-9]+)?|3\.[0-9]+(?:\.[0-9]+)?")
+STANDARDS = {"1": "1.0", "2": "2.0", "3": "3.0"}  # major -> the classes that run it
+DESCRIPTION = "modelDescription.xml"
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # The folders of an FMU that a run never reads (the model's C sources, its
 # documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
@@ -94,25 +103,45 @@ class Variable:
 class FmuArchive:
     """An FMU file, checked and described at once, unpacked on first use.
 
+    `declared_version` is the fmiVersion as the FMU declares it (``"3.0.1"``);
+    `fmi_version` the standard whose classes run it (``"1.0"``, ``"2.0"``,
+    ``"3.0"``), chosen here once by the major version: the maintenance
+    releases 2.0.x and FMI 3's minor versions and patches keep their
+    standard's interface (FMI 3.0, Sec. 2.6).
+
+    Parameters
+    ----------
+    path : path
+        The .fmu file.
+    validate : bool
+        Refuse a model description that fails fmpy's validation (True, FMPy's
+        default); False reads it regardless and warns once, naming what failed
+        (FMPy's ``validate=False``).
+
     Raises
     ------
     FmibridgeError
         Naming the file: not a file, not a zip archive, beyond the size
         limits, a member outside the archive's folder, an unreadable model
-        description, an FMI version other than 1.0, 2.0 and 3.0, or a
-        `modelIdentifier` that is not a plain name.
+        description (or, with `validate`, one that fails validation), an FMI
+        version other than 1.0, 2.0(.x) and 3.x(.y), or a `modelIdentifier`
+        that is not a plain name.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, validate: bool = True) -> None:
         self.path = Path(path)
         checked_members(self.path, "FMU")
-        self.description = _read_description(self.path)
-        self.fmi_version = self.description.fmiVersion
-        if self.fmi_version not in FMI_VERSIONS:
+        self.declared_version = _declared_version(self.path)
+        if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
-                f"{self.path}: FMI {self.fmi_version} is not supported; export "
-                f"FMI 1.0, 2.0 or 3.0."
+                f"{self.path}: FMI {self.declared_version!r} is not supported; "
+                f"fmibridge runs FMI 1.0, 2.0 (and 2.0.x) and 3 (3.0, 3.0.x, "
+                f"3.x): export one of them."
             )
+        self.fmi_version = STANDARDS[self.declared_version[0]]
+        self.description = _read_description(
+            self.path, _source(self.path, self.declared_version), validate
+        )
         for interface in self.interfaces:
             identifier = self.part(interface).modelIdentifier or ""
             if not PLAIN_NAME.fullmatch(identifier):
@@ -174,9 +203,11 @@ class FmuArchive:
         )
 
     def check_interface(self, interface: str) -> None:
-        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""
+        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU
+        (offered, not Scheduled Execution, no clocks: `_check_clocks`)."""
         runnable = [i for i in self.interfaces if i != "ScheduledExecution"]
         if interface in runnable:
+            self._check_clocks(interface)
             return
         if not runnable:
             offered = " and ".join(INTERFACE_TITLES[i] for i in self.interfaces)
@@ -191,6 +222,20 @@ class FmuArchive:
             f"{INTERFACE_TITLES.get(interface, interface)}; choose "
             f"{'me' if runnable[0] == 'ModelExchange' else 'cs'} as interface."
         )
+
+    def _check_clocks(self, interface: str) -> None:
+        """Refuse an FMI 3 FMU with Clock variables: its clocked variables change
+        only when the importer activates their clocks in Event Mode
+        (fmi3SetClock, fmi3GetClock, fmi3UpdateDiscreteStates), which fmibridge
+        does not do, so its clocked outputs would stay at their start values."""
+        clocks = [v.name for v in self.variables.values() if v.type == "Clock"]
+        if clocks:
+            raise FmibridgeError(
+                f"{self.path}: the FMU has clocks ({', '.join(clocks)}); fmibridge "
+                f"does not activate clocks, so its clocked variables would never "
+                f"change in {INTERFACE_TITLES[interface]}. Run it with an importer "
+                f"that supports FMI 3 clocks, or export it without them."
+            )
 
     def unzipped(self) -> Path:
         """Return the folder the FMU is unpacked in (unpacking it on first call)."""
@@ -216,15 +261,85 @@ class FmuArchive:
         return instantiate(self, interface)
 
 
-def _read_description(path: Path):
-    import fmpy
+def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
+    return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
+
+
+def _declared_version(path: Path) -> str:
+    """The fmiVersion the model description declares ("" if none), read from its
+    root element alone (before fmpy reads it: fmpy refuses some versions
+    fmibridge runs)."""
+    from lxml import etree
 
     try:
-        return fmpy.read_model_description(str(path))
-    except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
+        with zipfile.ZipFile(path) as archive, archive.open(DESCRIPTION) as xml:
+            for _, root in etree.iterparse(xml, events=("start",)):
+                return root.get("fmiVersion") or ""
+    except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, OSError) as exc:
+        raise _unreadable(path, exc) from None
+    return ""
+
+
+def _source(path: Path, declared: str) -> str | io.BytesIO:
+    """What fmpy reads the model description from: the FMU's path, or for an
+    FMI 2.0 maintenance release (fmiVersion 2.0.x, which fmpy does not read) an
+    FMU in memory holding the description alone, its fmiVersion 2.0."""
+    if declared == "2.0" or not declared.startswith("2.0"):
+        return str(path)
+    from lxml import etree
+
+    with zipfile.ZipFile(path) as archive:
+        xml = read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
+    try:
+        root = etree.fromstring(xml)
+    except etree.XMLSyntaxError as exc:
+        raise _unreadable(path, exc) from None
+    root.set("fmiVersion", "2.0")
+    memory = io.BytesIO()
+    with zipfile.ZipFile(memory, "w") as fmu:
+        fmu.writestr(DESCRIPTION, etree.tostring(root, encoding="UTF-8"))
+    memory.seek(0)
+    return memory
+
+
+def _read_description(path: Path, source: str | io.BytesIO, validate: bool):
+    """fmpy's model description of the FMU at `path` read from `source`; one
+    that fails fmpy's validation is refused, or with `validate` False read
+    regardless with one FmibridgeWarning naming what failed."""
+    from fmpy.model_description import ValidationError
+
+    try:
+        return _fmpy_description(path, source, validate=True)
+    except ValidationError as exc:
+        problems = "; ".join(exc.problems)
+    if validate:
         raise FmibridgeError(
-            f"{path}: unreadable modelDescription.xml: {exc}"
-        ) from None
+            f"{path}: {DESCRIPTION} fails fmpy's validation: {problems}. Fix the "
+            f"FMU, or run it regardless with validate=False (FMPy's keyword)."
+        )
+    warnings.warn(
+        f"{path}: {DESCRIPTION} fails fmpy's validation ({problems}); read "
+        f"regardless, as validate=False asks.",
+        FmibridgeWarning,
+        stacklevel=3,
+    )
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    return _fmpy_description(path, source, validate=False)
+
+
+def _fmpy_description(path: Path, source: str | io.BytesIO, *, validate: bool):
+    """fmpy's reading of the description; its errors as FmibridgeError naming
+    the file (fmpy's ValidationError passed on where it validates)."""
+    import fmpy
+    from fmpy.model_description import ValidationError
+
+    try:
+        return fmpy.read_model_description(source, validate=validate)
+    except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
+        if validate and isinstance(exc, ValidationError):
+            raise
+        raise _unreadable(path, exc) from None
 
 
 def _variable(v) -> Variable:

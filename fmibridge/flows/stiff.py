@@ -33,8 +33,9 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..core.integrators import RK4, SCHEMES, Scheme, scheme_named
+from ..core.integrators import DOPRI5, RK4, SCHEMES, Scheme, scheme_named
 from ._cvode import Cvode, CvodeStepper
+from ._stepper import AdaptiveStepper
 from .base import VectorField
 
 STIFF_NAMES = ("cvode", "bdf")  # what a user may call the stiff integrator
@@ -126,11 +127,14 @@ class Stiff:
         ]
         return f"cvode({', '.join(changed)})" if changed else "cvode"
 
-    def adaptive_stepper(self, flow, rtol: float, atol) -> CvodeStepper:
+    def adaptive_stepper(self, flow, rtol: float, atol) -> AdaptiveStepper:
         """Return CVODE's steps on `flow` under (rtol, atol).
 
         atol is one value or one per state (None: rtol), each times the state's
-        nominal value with `nominal_atol`.
+        nominal value with `nominal_atol`. A flow without states (a Model
+        Exchange FMU with events only) has nothing to integrate, and CVODE
+        needs at least one equation: its steps then only carry time to the
+        flow's events, the error-free steps of `DOPRI5` on no states.
         """
         if not isinstance(flow, VectorField):
             raise FmibridgeError(
@@ -139,6 +143,8 @@ class Stiff:
                 f"interface, or give a step h."
             )
         n = len(flow.state_names)
+        if n == 0:
+            return flow.adaptive_stepper(DOPRI5, rtol, atol)
         jacobian = flow.jacobian_function() if self.jacobian == "auto" else None
         cvode = Cvode(
             flow.rhs_function(),
