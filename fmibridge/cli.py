@@ -365,7 +365,8 @@ def _info_adapter(path: Path) -> int:
     if "ssp" in spec and ssp.is_file():
         _info_ssp(ssp)
     elif "ssp" in spec:
-        print(f"  {ssp}: missing; `fmibridge build-fmus` builds the project's SSPs")
+        print(f"  {ssp}: missing; `fmibridge build-fmus` (in a clone) or "
+              f"`fmibridge examples DIR` builds the project's SSPs")  # fmt: skip
     return 0
 
 
@@ -391,8 +392,8 @@ def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
         return
     found = (adapter.parent / fmu).resolve()
     if not found.is_file():
-        print(f"{indent}{found}: missing; `fmibridge build-fmus` builds the "
-              f"project's FMUs")  # fmt: skip
+        print(f"{indent}{found}: missing; `fmibridge build-fmus` (in a clone) or "
+              f"`fmibridge examples DIR` builds the project's FMUs")  # fmt: skip
         return
     archive = FmuArchive(found)
     d = archive.description
@@ -431,6 +432,16 @@ def cmd_build_fmus(args: argparse.Namespace) -> int:
     built.update(build_systems(args.source, next(iter(built.values())).parent))
     for name, path in sorted(built.items()):
         print(f"{name}: {path}")
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    """Write the example adapter files and build their FMUs into a folder."""
+    from .examples import write_examples
+
+    written = write_examples(args.folder, force=args.force)
+    print(f"wrote {len(written)} files into {args.folder}; from there, for example:")
+    print("  fmibridge run adapters/bouncing_ball.toml --stop-time 3")
     return 0
 
 
@@ -725,6 +736,18 @@ def _parser(command: str | None = None) -> _Parser:
     build.add_argument("--source", type=Path, default=Path("fmus"), help="fmus/ folder")
     build.add_argument("--force", action="store_true", help="rebuild everything")
     build.set_defaults(func=cmd_build_fmus)
+
+    examples = parser.add_parser(
+        sub,
+        "examples",
+        help="write the README's adapter files into a folder and build the FMUs "
+        "they run there (gcc), as the repository lays them out",
+    )
+    examples.add_argument("folder", type=Path, help="a new or empty folder")
+    examples.add_argument(
+        "--force", action="store_true", help="write into a folder with files"
+    )
+    examples.set_defaults(func=cmd_examples)
 
     for name, (help_, module) in LAZY_COMMANDS.items():
         parser_ = parser.add_parser(sub, name, help=help_)
