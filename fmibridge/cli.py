@@ -672,7 +672,7 @@ class _Parser(argparse.ArgumentParser):
         self.flags: list[str] = []  # its long flags, shown in its help
         super().__init__(*args, **kwargs)
 
-    def _add_action(self, action: argparse.Action) -> argparse.Action:
+    def _add_action(self, action: Any) -> Any:
         if action.help is not argparse.SUPPRESS:
             self.flags += [f for f in action.option_strings if f.startswith("--")]
         return super()._add_action(action)

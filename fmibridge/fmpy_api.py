@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from fmpy import dump, read_model_description  # FMPy's own, re-exported
 
@@ -41,8 +42,10 @@ DIFFERENT_DEFAULTS = {
     "set_stop_time": (True, False, FIXED["set_stop_time"].instead),
 }
 # FMPy's numbers may be given as text (its command line passes them so)
-NUMBERS = ("start_time", "stop_time", "step_size", "relative_tolerance")
-NUMBERS += ("output_interval", "timeout")
+NUMBERS = (
+    "start_time", "stop_time", "step_size", "relative_tolerance", "output_interval",
+    "timeout",
+)  # fmt: skip
 
 
 def simulate_fmu(
@@ -147,7 +150,7 @@ def simulate_fmu(
     interval, span = numbers["output_interval"], _span(t0, t_end)
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
-    keywords = {
+    keywords: dict[str, Any] = {
         "start_time": numbers["start_time"],
         "stop_time": t_end,
         "step_size": step,
@@ -166,7 +169,7 @@ def simulate_fmu(
     return simulate(path, **keywords, **fixed)
 
 
-def _number(name: str, value: object) -> object:
+def _number(name: str, value: object) -> Any:
     """`value`, a number given as text converted (FMPy's command line passes
     text); anything else is left to `simulate` to check."""
     if not isinstance(value, str):
@@ -245,7 +248,7 @@ def fmpy_interval(
 
 def plot_result(
     result: Result,
-    reference: object = None,
+    reference: Any = None,
     names: Sequence[str] | None = None,
     filename: str | Path | None = None,
     window_title: str | None = None,

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -204,7 +204,14 @@ class Result:
         """The names of the numeric columns: the states, then the outputs."""
         return (*self.state_names, *self.outputs)
 
-    def __getitem__(self, key):
+    @overload
+    def __getitem__(self, key: str) -> np.ndarray: ...
+    @overload
+    def __getitem__(self, key: int) -> np.void: ...
+    @overload
+    def __getitem__(self, key: slice | list[str] | np.ndarray) -> np.ndarray: ...
+
+    def __getitem__(self, key: object) -> np.ndarray | np.void:
         """Index the samples as FMPy's result (a structured array) is indexed.
 
         A name ('time', a state or an output) gives that column; a list of
@@ -239,7 +246,7 @@ class Result:
         return iter(self.to_structured())
 
     def __array__(
-        self, dtype: DTypeLike = None, copy: bool | None = None
+        self, dtype: DTypeLike | None = None, copy: bool | None = None
     ) -> np.ndarray:
         """``np.asarray(result)``: the structured array of `to_structured`.
 
@@ -274,7 +281,7 @@ class Result:
         names = self.columns if columns is None else columns
         return self._structured(["time", *names], slice(None))
 
-    def _structured(self, names: Sequence[str], rows: object) -> np.ndarray:
+    def _structured(self, names: Sequence[str], rows: Any) -> np.ndarray:
         """The columns `names` at `rows` (an index, slice or index array) as a
         structured array; a numpy record for a single row."""
         t = self.t[rows]  # numpy's own IndexError for a row out of range
