@@ -488,7 +488,7 @@ class _Deprecated(argparse.Action):
 
 def _add_run_parser(parser: _Parser, sub) -> None:
     """Register `fmibridge run` (alias `simulate`) on the CLI's subparsers."""
-    run = parser.add_parser(
+    run = parser.add_command(
         sub,
         "run",
         aliases=["simulate"],
@@ -677,7 +677,7 @@ class _Parser(argparse.ArgumentParser):
             self.flags += [f for f in action.option_strings if f.startswith("--")]
         return super()._add_action(action)
 
-    def add_parser(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
+    def add_command(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
         """Add the command `name` to `sub` (this parser's subparsers); its
         parser is remembered in the parsed arguments, for `unrecognized`."""
         command = sub.add_parser(name, **kwargs)
@@ -717,7 +717,7 @@ def _parser(command: str | None = None) -> _Parser:
 
     _add_run_parser(parser, sub)
 
-    info = parser.add_parser(
+    info = parser.add_command(
         sub,
         "info",
         help="list an FMU's default experiment, interfaces, capabilities and "
@@ -730,14 +730,14 @@ def _parser(command: str | None = None) -> _Parser:
     )
     info.set_defaults(func=cmd_info)
 
-    build = parser.add_parser(
+    build = parser.add_command(
         sub, "build-fmus", help="compile the models in fmus/ with gcc"
     )
     build.add_argument("--source", type=Path, default=Path("fmus"), help="fmus/ folder")
     build.add_argument("--force", action="store_true", help="rebuild everything")
     build.set_defaults(func=cmd_build_fmus)
 
-    examples = parser.add_parser(
+    examples = parser.add_command(
         sub,
         "examples",
         help="write the README's adapter files into a folder and build the FMUs "
@@ -750,7 +750,7 @@ def _parser(command: str | None = None) -> _Parser:
     examples.set_defaults(func=cmd_examples)
 
     for name, (help_, module) in LAZY_COMMANDS.items():
-        parser_ = parser.add_parser(sub, name, help=help_)
+        parser_ = parser.add_command(sub, name, help=help_)
         if command in (None, name):
             importlib.import_module(module, __package__).add_arguments(parser_)
     return parser
