@@ -10,7 +10,9 @@ only from its own layer and those below (``tests/test_layers.py`` keeps it so):
 - `models`: built-in and paper models;
 - `formats`: adapter files and their expressions;
 - front doors: `simulation` (`fmibridge.simulate`, one call with FMPy's
-  keywords), `sweep`, `validation`, `benchmarks`, `build` and `cli`.
+  keywords), `fmpy_api` (FMPy's `simulate_fmu`, `read_model_description`,
+  `dump` and `plot_result`, so ``import fmibridge as fmpy`` runs FMPy
+  scripts), `sweep`, `validation`, `benchmarks`, `build` and `cli`.
 
 The public names below load on first use, so ``import fmibridge`` is quick and
 imports neither pandas, scipy, numba, Dask nor matplotlib.
@@ -59,6 +61,9 @@ _PUBLIC = {  # name -> the module that defines it
         "methods",
     ),
     "simulate": "simulation",
+    **dict.fromkeys(
+        ("dump", "plot_result", "read_model_description", "simulate_fmu"), "fmpy_api"
+    ),
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])

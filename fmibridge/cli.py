@@ -23,7 +23,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__
 from .core import supervision
@@ -58,6 +58,7 @@ LAZY_COMMANDS = {
     "bench": ("time fmibridge against its peers in one run", ".benchmarks.cli"),
 }
 KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
+    "start_time": "--start-time",
     "stop_time": "--stop-time",
     "step_size": "--step-size",
     "start_values": "--start-values",
@@ -74,6 +75,7 @@ KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "zeno_eps": "--zeno-eps",
     "timeout": "--timeout",
 }
+INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
 CUT_SHORT = (Status.TIME_LIMIT, Status.INTERRUPTED, Status.FAILED)  # to X.partial.csv
 
 
@@ -124,6 +126,7 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
     """The keywords of `simulate` that the flags given set."""
     options = {k: getattr(args, k) for k in METHOD_OPTIONS}
     keywords = {
+        "start_time": args.start_time,
         "stop_time": args.t_end,
         "start_values": args.start_values,
         "parameters": args.parameters,
@@ -254,12 +257,15 @@ INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU (experiment, interfaces, capabilities and variables) or
-    an SSP (systems, components and their FMUs' interfaces, connections)."""
+    """Describe an FMU (experiment, interfaces, capabilities and variables), an
+    SSP (systems, components and their FMUs' interfaces, connections) or an
+    adapter file (its FMUs or SSP, edges, constraint, method and outputs)."""
     from .flows.fmi import FmuArchive
 
     if args.fmu.suffix.lower() == ".ssp":
         return _info_ssp(args.fmu)
+    if args.fmu.suffix.lower() == ".toml":
+        return _info_adapter(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
     print(f"{args.fmu}: {d.modelName}, FMI {archive.declared_version}")
@@ -332,6 +338,73 @@ def _info_ssp(path: Path) -> int:
     return 0
 
 
+def _info_adapter(path: Path) -> int:
+    """Describe an adapter file as written, table by table, with each FMU it
+    wraps (its interfaces, states and own event indicators, which become
+    guards too) or its SSP's components and connections. Nothing is
+    instantiated: `fmibridge run` checks the whole file."""
+    from .core.errors import AdapterError
+    from .formats.toml_file import read_toml
+
+    spec = read_toml(path, "an adapter file", AdapterError)
+    print(f"{path}: adapter {spec.get('name', path.stem)}")
+    if "description" in spec:
+        print(f"  {spec['description']}")
+    for key, value in spec.items():
+        if key in ("name", "description"):
+            continue
+        if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            print(f"  {key} ({len(value)}):")
+            for item in value:
+                print(f"    {_inline(item)}")
+                _print_fmu(path, item.get("fmu"), "      ")
+        else:
+            print(f"  {key}: {_inline(value)}")
+            _print_fmu(path, value if key == "fmu" else None, "    ")
+    ssp = (path.parent / str(spec.get("ssp", ""))).resolve()
+    if "ssp" in spec and ssp.is_file():
+        _info_ssp(ssp)
+    elif "ssp" in spec:
+        print(f"  {ssp}: missing; `fmibridge build-fmus` (in a clone) or "
+              f"`fmibridge examples DIR` builds the project's SSPs")  # fmt: skip
+    return 0
+
+
+def _inline(value: object, nested: bool = False) -> str:
+    """A TOML value on one line: tables as k = v (in braces where nested),
+    `from`/`to` pairs as an arrow, arrays in brackets, text unquoted."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v, True) for v in value) + "]"
+    if not isinstance(value, dict):
+        return str(value)
+    if set(value) == {"from", "to"}:
+        return f"{value['from']} -> {value['to']}"
+    pairs = ", ".join(f"{k} = {_inline(v, True)}" for k, v in value.items())
+    return f"{{{pairs}}}" if nested else pairs
+
+
+def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
+    """The FMU an adapter names, found beside it: interfaces, states, event
+    indicators; or that it is missing."""
+    from .flows.fmi import FmuArchive
+
+    if not isinstance(fmu, str):
+        return
+    found = (adapter.parent / fmu).resolve()
+    if not found.is_file():
+        print(f"{indent}{found}: missing; `fmibridge build-fmus` (in a clone) or "
+              f"`fmibridge examples DIR` builds the project's FMUs")  # fmt: skip
+        return
+    archive = FmuArchive(found)
+    d = archive.description
+    print(
+        f"{indent}{found}: {d.modelName}, FMI {archive.fmi_version}, "
+        f"{' + '.join(archive.interfaces)}; states "
+        f"{', '.join(archive.state_names) or '-'}; {d.numberOfEventIndicators} "
+        f"event indicator(s)"
+    )
+
+
 def _or_dash(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
@@ -359,6 +432,16 @@ def cmd_build_fmus(args: argparse.Namespace) -> int:
     built.update(build_systems(args.source, next(iter(built.values())).parent))
     for name, path in sorted(built.items()):
         print(f"{name}: {path}")
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    """Write the example adapter files and build their FMUs into a folder."""
+    from .examples import write_examples
+
+    written = write_examples(args.folder, force=args.force)
+    print(f"wrote {len(written)} files into {args.folder}; from there, for example:")
+    print("  fmibridge run adapters/bouncing_ball.toml --stop-time 3")
     return 0
 
 
@@ -403,9 +486,10 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_run_parser(sub) -> None:
+def _add_run_parser(parser: _Parser, sub) -> None:
     """Register `fmibridge run` (alias `simulate`) on the CLI's subparsers."""
-    run = sub.add_parser(
+    run = parser.add_command(
+        sub,
         "run",
         aliases=["simulate"],
         help="simulate a model and print its event table",
@@ -419,6 +503,13 @@ def _add_run_parser(sub) -> None:
         type=Path,
         help="adapter file (.toml), SSP (.ssp) or FMU; default: the built-in "
         "bouncing ball",
+    )
+    run.add_argument(
+        "--start-time",
+        type=float,
+        metavar="T",
+        help="start time, s (default: the FMU's DefaultExperiment startTime, else "
+        "0; an adapter file or an SSP starts at its FMUs' own)",
     )
     run.add_argument(
         "--stop-time",
@@ -443,8 +534,10 @@ def _add_run_parser(sub) -> None:
         )
     run.add_argument(
         "--interface",
+        type=_interface,
         choices=["me", "cs"],
-        help="FMU interface type (default: the adapter's, else Model Exchange)",
+        help="FMU interface type, in any case; FMPy's ModelExchange and "
+        "CoSimulation too (default: the adapter's, else Model Exchange)",
     )
     _add_method_flags(run)
     _add_output_flags(run)
@@ -453,7 +546,9 @@ def _add_run_parser(sub) -> None:
 
 def _add_method_flags(run) -> None:
     """The flags that choose the method and its parameters."""
-    run.add_argument("--method", choices=sorted(METHODS), help="master algorithm")
+    run.add_argument(
+        "--method", type=str.lower, choices=sorted(METHODS), help="master algorithm"
+    )
     run.add_argument(
         "--step-size",
         dest="h",
@@ -466,6 +561,7 @@ def _add_method_flags(run) -> None:
     )  # fmt: skip
     run.add_argument(
         "--integrator",
+        type=str.lower,
         choices=["euler", "midpoint", "rk4", "dopri5", "cvode", "bdf"],
         help="integrator of the master (not for --method unilateral or a "
         "Co-Simulation FMU): a Runge-Kutta scheme; dopri5 chooses its steps under "
@@ -492,6 +588,7 @@ def _add_method_flags(run) -> None:
     run.add_argument("--eps", type=float, help="strip width of --method relaxation")
     run.add_argument(
         "--locate",
+        type=str.lower,
         choices=list(LOCATE),
         help="how --method halving narrows a crossed step (default halving); "
         "approach: no step crosses, each stops short of the guard (Co-Simulation)",
@@ -501,6 +598,7 @@ def _add_method_flags(run) -> None:
     )
     run.add_argument(
         "--zeno",
+        type=str.lower,
         choices=["off", "complete"],
         help="complete Zeno executions (Or-Ames): truncate, slide, lift off",
     )
@@ -509,6 +607,11 @@ def _add_method_flags(run) -> None:
         type=float,
         help="truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
     )
+
+
+def _interface(text: str) -> str:
+    """--interface: 'me' or 'cs' in any case, or FMPy's names for them."""
+    return INTERFACE_NAMES.get(text.lower(), text.lower())
 
 
 def _output_interval(text: str) -> float | str:
@@ -560,10 +663,47 @@ def _add_output_flags(run) -> None:
     )
 
 
-def _parser(command: str | None = None) -> argparse.ArgumentParser:
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that answers an unknown flag with the nearest known
+    ones (``--stop_time``: did you mean ``--stop-time``?), where argparse only
+    says "unrecognized arguments"."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.flags: list[str] = []  # its long flags, shown in its help
+        super().__init__(*args, **kwargs)
+
+    def _add_action(self, action: Any) -> Any:
+        if action.help is not argparse.SUPPRESS:
+            self.flags += [f for f in action.option_strings if f.startswith("--")]
+        return super()._add_action(action)
+
+    def add_command(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
+        """Add the command `name` to `sub` (this parser's subparsers); its
+        parser is remembered in the parsed arguments, for `unrecognized`."""
+        command = sub.add_parser(name, **kwargs)
+        command.set_defaults(parser=command)
+        return command
+
+    def unrecognized(self, extras: Sequence[str]) -> NoReturn:
+        """Exit with argparse's error (status 2) naming each argument not
+        understood, and for a flag the nearest known flags."""
+        import difflib  # only for a misspelled flag
+
+        named = []
+        for extra in extras:
+            flag = extra.partition("=")[0]
+            spelled = flag.replace("_", "-").lower()
+            close = [spelled] if spelled in self.flags else []
+            close = close or difflib.get_close_matches(flag, self.flags, n=2)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            named.append(f"{extra}{hint}" if flag.startswith("-") else extra)
+        self.error(f"unrecognized arguments: {', '.join(named)}")
+
+
+def _parser(command: str | None = None) -> _Parser:
     """The `fmibridge` parser; given the `command` run, the arguments of the
     other LAZY_COMMANDS are left out (their modules are not imported)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",
     )
@@ -575,24 +715,42 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    _add_run_parser(sub)
+    _add_run_parser(parser, sub)
 
-    info = sub.add_parser(
+    info = parser.add_command(
+        sub,
         "info",
         help="list an FMU's default experiment, interfaces, capabilities and "
-        "variables (type, start, unit, dimensions), or an SSP's systems, "
-        "components, their FMUs' interfaces and capabilities, and connections",
+        "variables (type, start, unit, dimensions); an SSP's systems, "
+        "components, their FMUs' interfaces and capabilities, and connections; "
+        "or an adapter file's FMUs or SSP, edges, constraint and method",
     )
-    info.add_argument("fmu", type=Path, help="the FMU (.fmu) or SSP (.ssp) file")
+    info.add_argument(
+        "fmu", type=Path, help="the FMU (.fmu), SSP (.ssp) or adapter file (.toml)"
+    )
     info.set_defaults(func=cmd_info)
 
-    build = sub.add_parser("build-fmus", help="compile the models in fmus/ with gcc")
+    build = parser.add_command(
+        sub, "build-fmus", help="compile the models in fmus/ with gcc"
+    )
     build.add_argument("--source", type=Path, default=Path("fmus"), help="fmus/ folder")
     build.add_argument("--force", action="store_true", help="rebuild everything")
     build.set_defaults(func=cmd_build_fmus)
 
+    examples = parser.add_command(
+        sub,
+        "examples",
+        help="write the README's adapter files into a folder and build the FMUs "
+        "they run there (gcc), as the repository lays them out",
+    )
+    examples.add_argument("folder", type=Path, help="a new or empty folder")
+    examples.add_argument(
+        "--force", action="store_true", help="write into a folder with files"
+    )
+    examples.set_defaults(func=cmd_examples)
+
     for name, (help_, module) in LAZY_COMMANDS.items():
-        parser_ = sub.add_parser(name, help=help_)
+        parser_ = parser.add_command(sub, name, help=help_)
         if command in (None, name):
             importlib.import_module(module, __package__).add_arguments(parser_)
     return parser
@@ -602,7 +760,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `fmibridge` command; errors are one line, exit code 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), "")
-    args = _parser(command).parse_args(argv)
+    parser = _parser(command)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        getattr(args, "parser", parser).unrecognized(extras)
     func: Callable[[argparse.Namespace], int] = args.func
     warnings.simplefilter("default", FmibridgeWarning)
     warnings.formatwarning = lambda msg, cat, *a, **k: f"fmibridge: warning: {msg}\n"

@@ -26,6 +26,8 @@ LAYERS = {  # top-level part of fmibridge -> layer, bottom = 0
     "build": 5,
     "simulation": 5,
     "fmpy_keywords": 5,
+    "fmpy_api": 5,
+    "examples": 5,
     "cli": 6,
 }
 LAZY = ("pandas", "scipy", "numba", "dask", "distributed", "matplotlib", "fmpy", "tqdm")

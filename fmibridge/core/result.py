@@ -9,12 +9,13 @@ from __future__ import annotations
 import enum
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .errors import FmibridgeError
 from .outputs import write_atomically
@@ -203,8 +204,29 @@ class Result:
         """The names of the numeric columns: the states, then the outputs."""
         return (*self.state_names, *self.outputs)
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        """Return one column by name: 'time', a state or an output."""
+    @overload
+    def __getitem__(self, key: str) -> np.ndarray: ...
+    @overload
+    def __getitem__(self, key: int) -> np.void: ...
+    @overload
+    def __getitem__(self, key: slice | list[str] | np.ndarray) -> np.ndarray: ...
+
+    def __getitem__(self, key: object) -> np.ndarray | np.void:
+        """Index the samples as FMPy's result (a structured array) is indexed.
+
+        A name ('time', a state or an output) gives that column; a list of
+        names, a structured array of those columns; an integer, one row (a
+        numpy record, 'time' first); a slice or an index array, those rows as a
+        structured array (`to_structured`).
+        """
+        if isinstance(key, str):
+            return self._column(key)
+        if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
+            return self._structured(key, slice(None))
+        return self._structured(["time", *self.columns], key)
+
+    def _column(self, name: str) -> np.ndarray:
+        """One column by name: 'time', a state or an output."""
         if name == "time":
             return self.t
         if name in self.state_names:
@@ -215,6 +237,30 @@ class Result:
             f"{name!r} is not in this Result; columns are {['time', *self.columns]}."
         )
 
+    def __len__(self) -> int:
+        """The number of samples (rows), as ``len`` of FMPy's result."""
+        return len(self.t)
+
+    def __iter__(self) -> Iterator[np.void]:
+        """The rows, each a numpy record with 'time' first."""
+        return iter(self.to_structured())
+
+    def __array__(
+        self, dtype: DTypeLike | None = None, copy: bool | None = None
+    ) -> np.ndarray:
+        """``np.asarray(result)``: the structured array of `to_structured`.
+
+        The array is new at each call (`copy` cannot share the Result's
+        memory), so writing to it leaves the Result as it was.
+        """
+        array = self.to_structured()
+        return array if dtype is None else array.astype(dtype)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of `to_structured`: 'time', then every column, float64."""
+        return _dtype(["time", *self.columns])
+
     @property
     def event_times(self) -> np.ndarray:
         """The time of each event, s."""
@@ -223,16 +269,26 @@ class Result:
     def to_structured(self, columns: Sequence[str] | None = None) -> np.ndarray:
         """Return the samples as FMPy's result: a structured array with 'time' first.
 
+        ``np.asarray(result)``, ``result.dtype``, ``len(result)`` and indexing
+        by row give the same array, so code written for `fmpy.simulate_fmu`'s
+        result (``fmpy.util.write_csv``, ``result[-1]``) takes a Result.
+
         Parameters
         ----------
         columns : sequence of str, optional
             The columns after 'time' (default: every state, then every output).
         """
-        names = list(self.columns if columns is None else columns)
-        array = np.empty(len(self.t), dtype=[(n, np.float64) for n in ["time", *names]])
-        for name in ["time", *names]:
-            array[name] = self[name]
-        return array
+        names = self.columns if columns is None else columns
+        return self._structured(["time", *names], slice(None))
+
+    def _structured(self, names: Sequence[str], rows: Any) -> np.ndarray:
+        """The columns `names` at `rows` (an index, slice or index array) as a
+        structured array; a numpy record for a single row."""
+        t = self.t[rows]  # numpy's own IndexError for a row out of range
+        array = np.empty(np.shape(t), dtype=_dtype(names))
+        for name in names:
+            array[name] = self._column(name)[rows]
+        return array[()]  # a 0-d array (one row) as its record
 
     def to_pandas(self) -> pd.DataFrame:
         """Return the samples as a DataFrame indexed by time."""
@@ -300,11 +356,13 @@ class Result:
             raise FmibridgeError(f"Run stopped at {where}: {self.message}")
         return self
 
-    def plot(self, columns: Sequence[str] | None = None, *, axes=None):
+    def plot(
+        self, columns: Sequence[str] | None = None, *, axes=None, events: bool = True
+    ):
         """Plot each column in its own subplot against time; return the axes.
 
         Each subplot's label carries the column's unit, and thin grey lines
-        mark the events.
+        mark the events (unless `events` is False).
 
         Parameters
         ----------
@@ -312,6 +370,8 @@ class Result:
             The columns to draw (default: every state, then every output).
         axes : sequence of matplotlib Axes, optional
             One per column; by default a new figure with one subplot each.
+        events : bool
+            Mark each event's time with a thin grey line.
         """
         import matplotlib.pyplot as plt
 
@@ -329,10 +389,15 @@ class Result:
             ax.plot(self.t, self[name])
             unit = self.units.get(name)
             ax.set_ylabel(f"{name} / {unit}" if unit else name)
-            for e in self.events:
+            for e in self.events if events else ():
                 ax.axvline(e.t, color="0.85", lw=0.5, zorder=0)
         axes[-1].set_xlabel("time / s")
         return axes
+
+
+def _dtype(names: Sequence[str]) -> np.dtype:
+    """The structured dtype of float64 columns `names`."""
+    return np.dtype([(name, np.float64) for name in names])
 
 
 def events_path(path: str | Path) -> Path:

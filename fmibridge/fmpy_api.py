@@ -1,0 +1,302 @@
+"""FMPy's functions for scripts written for FMPy: change the import, keep the code.
+
+``import fmibridge as fmpy`` (or ``from fmibridge import simulate_fmu``) gives
+`simulate_fmu` with the parameters of `fmpy.simulate_fmu`, in its order, and its
+defaults, but for the few in `DIFFERENT_DEFAULTS`, each with its reason. It
+chooses what FMPy chooses where `fmibridge.simulate` chooses otherwise: the
+interface (Co-Simulation where the FMU offers it; `simulate` takes Model
+Exchange), the output grid, a stop time where the FMU gives none, and a
+Co-Simulation result without event rows; then it runs `simulate` and returns
+its Result, which is indexed, measured and converted as FMPy's structured
+array is (``len(result)``, ``result[-1]``, ``result[0:3]``,
+``np.asarray(result)``, ``result.dtype``, ``fmpy.util.write_csv``).
+
+`read_model_description` and `dump` are FMPy's own, re-exported; `plot_result`
+draws with `Result.plot` (matplotlib) where FMPy draws with plotly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fmpy import dump, read_model_description  # FMPy's own, re-exported
+
+from .core.errors import FmibridgeError
+from .core.result import Result
+from .flows.fmu_archive import FmuArchive
+from .fmpy_keywords import FIXED
+from .simulation import default_output_interval, simulate
+
+__all__ = ["dump", "plot_result", "read_model_description", "simulate_fmu"]
+
+# fmpy.simulate_fmu's defaults that simulate_fmu's signature changes: name ->
+# (FMPy's default, ours, why). The others are FMPy's (tests/test_fmpy_compat.py
+# compares the two signatures).
+DIFFERENT_DEFAULTS = {
+    "start_values": ({}, None, "no mutable default; None sets no start value"),
+    "early_return_allowed": (False, True, FIXED["early_return_allowed"].instead),
+    "use_event_mode": (False, True, FIXED["use_event_mode"].instead),
+    "set_stop_time": (True, False, FIXED["set_stop_time"].instead),
+}
+# FMPy's numbers may be given as text (its command line passes them so)
+NUMBERS = (
+    "start_time", "stop_time", "step_size", "relative_tolerance", "output_interval",
+    "timeout",
+)  # fmt: skip
+
+
+def simulate_fmu(
+    filename: str | Path,
+    validate: bool = True,
+    start_time: float | str | None = None,
+    stop_time: float | str | None = None,
+    solver: str = "CVode",
+    step_size: float | str | None = None,
+    relative_tolerance: float | str | None = None,
+    output_interval: float | str | None = None,
+    record_events: bool = True,
+    fmi_type: str | None = None,
+    start_values: Mapping[str, object] | None = None,
+    apply_default_start_values: bool = False,
+    input: object = None,  # noqa: A002 - FMPy's name
+    output: Sequence[str] | None = None,
+    timeout: float | str | None = None,
+    debug_logging: bool = False,
+    visible: bool = False,
+    logger: Callable | None = None,
+    fmi_call_logger: Callable[[str], None] | None = None,
+    step_finished: Callable | None = None,
+    model_description: object = None,
+    fmu_instance: object = None,
+    set_input_derivatives: bool = False,
+    remote_platform: str | None = "auto",
+    early_return_allowed: bool = True,
+    use_event_mode: bool = True,
+    initialize: bool = True,
+    terminate: bool = True,
+    fmu_state: object = None,
+    set_stop_time: bool = False,
+) -> Result:
+    """Simulate an FMU as `fmpy.simulate_fmu` does, with fmibridge; return the Result.
+
+    The parameters are FMPy's, in FMPy's order (positional calls carry over
+    too, hence more than three positional ones), with FMPy's meaning and
+    defaults, except `DIFFERENT_DEFAULTS`: `start_values` None (FMPy's ``{}``),
+    `early_return_allowed` and `use_event_mode` True (fmibridge always handles
+    an FMI 3 Co-Simulation FMU's events in Event Mode) and `set_stop_time`
+    False (fmibridge gives the FMU no stop time). FMPy's choices that
+    `fmibridge.simulate` makes otherwise are made here as FMPy makes them:
+
+    - `fmi_type` None: Co-Simulation where the FMU offers it, else Model
+      Exchange (`simulate` prefers Model Exchange);
+    - `stop_time` None: the DefaultExperiment's, else `start_time` + 1 s
+      (`simulate` asks for one);
+    - `output_interval` None: Model Exchange, `step_size` (default
+      10^(round(log10(span)) - 3) s) doubled until the run has at most 1000
+      intervals; Co-Simulation, the FMU's fixedInternalStepSize or the
+      DefaultExperiment's stepSize, doubled so, else `fmpy.util.auto_interval`
+      (`simulate` starts from the method's step);
+    - `solver` 'CVode' (the default) applies to a Model Exchange FMU with
+      continuous states only; 'Euler' steps `step_size`, and is refused in
+      Co-Simulation (FMPy ignores it there);
+    - `record_events` applies to Model Exchange only: a Co-Simulation result
+      has the grid's rows (`Result.events` keeps the events either way).
+
+    Every other keyword goes to `fmibridge.simulate` as given: a value that
+    fmibridge cannot honour (``fmu_instance``, ``use_event_mode=False``, ...)
+    is refused with the reason, never ignored. The communication step of a
+    Co-Simulation run is the smaller of the output interval and the
+    DefaultExperiment's stepSize (FMPy's is the output interval).
+
+    Parameters
+    ----------
+    filename : path
+        The FMU (.fmu; for an SSP or an adapter file use `fmibridge.simulate`).
+    validate, ..., set_stop_time :
+        `fmpy.simulate_fmu`'s, as above; numbers may be given as text, as
+        FMPy's.
+
+    Returns
+    -------
+    Result
+        Indexed as FMPy's result: ``result['h']``, ``result[-1]`` (a row),
+        ``len(result)``, ``np.asarray(result)`` (the structured array,
+        'time' first, then the states and the outputs, all float64).
+
+    Raises
+    ------
+    FmibridgeError
+        For a file that is not an FMU, a number that is not one, and every
+        keyword value `fmibridge.simulate` refuses (with the reason).
+    """
+    given = dict(locals())
+    path = Path(filename)
+    if path.suffix.lower() != ".fmu":
+        raise FmibridgeError(
+            f"{path}: simulate_fmu takes an FMU (.fmu); run an SSP or an adapter "
+            f"file with fmibridge.simulate."
+        )
+    numbers = {name: _number(name, given[name]) for name in NUMBERS}
+    archive = FmuArchive(path)
+    is_cs = _is_cs(archive, fmi_type)
+    t0 = _first(numbers["start_time"], archive.experiment.start, 0.0)
+    t_end = _first(numbers["stop_time"], archive.experiment.stop, t0 + 1.0)
+    step = numbers["step_size"]
+    if not is_cs and step is None and solver == "Euler" and _span(t0, t_end):
+        step = fmpy_step(t_end - t0)
+    interval, span = numbers["output_interval"], _span(t0, t_end)
+    if interval is None and span is not None:
+        interval = fmpy_interval(archive, is_cs, span, step)
+    keywords: dict[str, Any] = {
+        "start_time": numbers["start_time"],
+        "stop_time": t_end,
+        "step_size": step,
+        "relative_tolerance": numbers["relative_tolerance"],
+        "output_interval": interval,
+        "record_events": record_events and not is_cs,
+        "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
+        "start_values": start_values or None,
+        "input": input,
+        "output": output,
+        "timeout": numbers["timeout"],
+        "debug_logging": debug_logging,
+        "solver": _solver(solver, is_cs, archive),
+    }
+    fixed = {name: value for name, value in given.items() if name in FIXED}
+    return simulate(path, **keywords, **fixed)
+
+
+def _number(name: str, value: object) -> Any:
+    """`value`, a number given as text converted (FMPy's command line passes
+    text); anything else is left to `simulate` to check."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise FmibridgeError(f"`{name}` must be a number, got {value!r}.") from None
+
+
+def _first(*values: object) -> float:
+    """The first value that is not None."""
+    return next(v for v in values if v is not None)  # type: ignore[return-value]
+
+
+def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
+    """FMPy's `solver` where it applies: FMPy's default 'CVode' to a Model
+    Exchange FMU with continuous states (with none, nothing is integrated), any
+    other value as given (`simulate` refuses it for Co-Simulation, which FMPy
+    ignores)."""
+    if solver != "CVode" or (not is_cs and archive.state_names):
+        return solver
+    return None
+
+
+def _span(t0: object, t_end: object) -> float | None:
+    """t_end - t0 where both are numbers and t_end is later; else None (and
+    `simulate` says what is wrong with them)."""
+    real = (int, float)
+    if isinstance(t0, real) and isinstance(t_end, real) and t_end > t0:
+        return float(t_end) - float(t0)
+    return None
+
+
+def _is_cs(archive: FmuArchive, fmi_type: str | None) -> bool:
+    """True for Co-Simulation: as `fmi_type` names it, else FMPy's choice
+    (Co-Simulation where the FMU offers it)."""
+    if fmi_type is None:
+        return "CoSimulation" in archive.interfaces
+    return str(fmi_type).lower() in ("cs", "cosimulation")
+
+
+def fmpy_step(span: float) -> float:
+    """Return FMPy's default step size for a run of `span` s: the power of ten
+    nearest to a thousandth of the span.
+
+    Examples
+    --------
+    >>> fmpy_step(3.0), fmpy_step(20.0)
+    (0.001, 0.01)
+    """
+    return 10.0 ** (round(math.log10(span)) - 3)
+
+
+def fmpy_interval(
+    archive: FmuArchive, is_cs: bool, span: float, step: float | None
+) -> float:
+    """Return FMPy's default output interval (fmpy.simulate_fmu, FMPy 0.3).
+
+    Model Exchange: the step size (given, else `fmpy_step`), doubled until the
+    run has at most 1000 intervals. Co-Simulation: the FMU's
+    fixedInternalStepSize, else its DefaultExperiment stepSize, doubled so;
+    else FMPy's `auto_interval` (500 to 1000 intervals of a round length).
+    """
+    if not is_cs:
+        return default_output_interval(span, step or fmpy_step(span))
+    part = archive.part("CoSimulation")
+    fixed = getattr(part, "fixedInternalStepSize", None)
+    base = float(fixed) if fixed is not None else archive.experiment.step
+    if base is not None:
+        return default_output_interval(span, base)
+    from fmpy.util import auto_interval
+
+    return float(auto_interval(span))
+
+
+def plot_result(
+    result: Result,
+    reference: Any = None,
+    names: Sequence[str] | None = None,
+    filename: str | Path | None = None,
+    window_title: str | None = None,
+    events: bool = False,
+    markers: bool = False,
+    height: int | None = None,
+) -> None:
+    """Plot a Result as `fmpy.util.plot_result` does, with `Result.plot`.
+
+    One subplot per column against time (matplotlib, where FMPy uses plotly).
+
+    Parameters
+    ----------
+    result : Result
+    reference : structured array or Result, optional
+        Drawn dashed under each column it has ('time' first, as FMPy's).
+    names : sequence of str, optional
+        The columns to draw (default: every state, then every output).
+    filename : path, optional
+        Save the figure there instead of showing it.
+    window_title : str, optional
+        The title of the figure's window.
+    events : bool
+        Mark the events with thin grey lines.
+    markers : bool
+        Mark each sample with a dot.
+    height : int, optional
+        The figure's height in pixels.
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(result, Result):
+        raise FmibridgeError(
+            f"plot_result draws an fmibridge Result, got {type(result).__name__}."
+        )
+    names = list(result.columns if names is None else names)
+    axes = result.plot(names, events=events)
+    figure = axes[0].figure
+    for ax, name in zip(axes, names, strict=True):
+        ax.lines[0].set_marker("." if markers else "")
+        if reference is not None and name in (reference.dtype.names or ()):
+            ax.plot(reference["time"], reference[name], "--", color="0.5", zorder=0)
+    if height is not None:
+        figure.set_figheight(height / figure.dpi)
+    if window_title is not None and figure.canvas.manager is not None:
+        figure.canvas.manager.set_window_title(window_title)
+    if filename is None:
+        plt.show()
+    else:
+        figure.savefig(filename)
+        plt.close(figure)
