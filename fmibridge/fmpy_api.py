@@ -28,7 +28,7 @@ from .core.errors import FmibridgeError
 from .core.result import Result
 from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
-from .simulation import default_output_interval, simulate
+from .simulation import default_output_interval, fmpy_communication_step, simulate
 
 __all__ = ["dump", "plot_result", "read_model_description", "simulate_fmu"]
 
@@ -108,8 +108,7 @@ def simulate_fmu(
     Every other keyword goes to `fmibridge.simulate` as given: a value that
     fmibridge cannot honour (``fmu_instance``, ``use_event_mode=False``, ...)
     is refused with the reason, never ignored. The communication step of a
-    Co-Simulation run is the smaller of the output interval and the
-    DefaultExperiment's stepSize (FMPy's is the output interval).
+    Co-Simulation run is the output interval, as FMPy's.
 
     Parameters
     ----------
@@ -239,11 +238,7 @@ def fmpy_interval(
     part = archive.part("CoSimulation")
     fixed = getattr(part, "fixedInternalStepSize", None)
     base = float(fixed) if fixed is not None else archive.experiment.step
-    if base is not None:
-        return default_output_interval(span, base)
-    from fmpy.util import auto_interval
-
-    return float(auto_interval(span))
+    return fmpy_communication_step(base, span)
 
 
 def plot_result(

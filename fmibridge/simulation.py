@@ -604,9 +604,10 @@ def _with_model_defaults(
 
 def fmpy_communication_step(step: float | None, span: float) -> float:
     """Return FMPy's default communication step (and output interval) of a
-    Co-Simulation run of `span` s: the DefaultExperiment's stepSize doubled
-    until the run has at most MAX_OUTPUT_INTERVALS steps, else a round step
-    that divides the span into 500 to 1000 (FMPy 0.3, `fmpy.util.auto_interval`).
+    Co-Simulation run of `span` s: the FMU's step (its DefaultExperiment
+    stepSize) doubled until the run has at most MAX_OUTPUT_INTERVALS steps,
+    else FMPy's `auto_interval`, a round step that divides the span into 500
+    to 1000 (fmpy.simulate_fmu, FMPy 0.3).
 
     Examples
     --------
@@ -616,18 +617,10 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
     0.002
     """
     if step is not None:
-        while span / step > MAX_OUTPUT_INTERVALS:
-            step *= 2
-        return step
-    h = 10.0 ** (round(math.log10(span)) - 3)
-    n = span / h
-    for bound, factor in ((2500, 5.0), (2000, 4.0), (1000, 2.0)):
-        if n >= bound:
-            return h * factor
-    for bound, factor in ((200, 0.2), (250, 0.25), (500, 0.5)):
-        if n <= bound:
-            return h * factor
-    return h
+        return default_output_interval(span, step)
+    from fmpy.util import auto_interval
+
+    return float(auto_interval(span))
 
 
 def _default_step(

@@ -88,7 +88,11 @@ def test_dymolas_fmi_3_0_1_runs_as_fmi_3_and_as_its_fmi_2_build():
         output=CLUTCH_OUTPUTS,
     )
     assert np.array_equal(ours["time"], ref["time"]) and len(ours.t) == 151
-    assert list(ours.event_times) == [0.4, 0.9]  # a clutch locks; the step input
+    # the time events (0.4 s, the step input at 0.9 s) and the clutches' locking
+    # and breaking loose, as its FMI 2 build reports them
+    assert 0.4 in ours.event_times and 0.9 in ours.event_times
+    assert len(ours.event_times) >= 9
+    np.testing.assert_allclose(ours.event_times, fmi2.event_times, atol=1e-12)
     for name in CLUTCH_OUTPUTS:
         assert np.max(np.abs(ours[name] - fmi2[name])) <= 1e-12, name
         assert relative_error(ours[name], ref[name]) < CLUTCH_RTOL, name
@@ -160,7 +164,12 @@ def test_sysplorers_fmi_1_ball_runs_as_its_fmi_2_and_3_builds():
         if version == 1:
             assert result.state_names == ("state[1]", "state[2]")
             exact = bouncing_ball_impacts(4, h0=20.0, g=G_N, e=0.75)
-            assert np.abs(result.event_times - exact).max() < 10 * T_TOL
+            # two events at each impact, as fmpy reports them: the bounce, and
+            # the indicator's return above zero (its relation switches back)
+            impacts, returns = result.event_times[::2], result.event_times[1::2]
+            assert len(impacts) == len(returns) == 4
+            assert np.abs(returns - impacts).max() < 1e-9
+            assert np.abs(impacts - exact).max() < 10 * T_TOL
         hs[version] = ball_h(result, grid, "h")
         fmpys[version] = ball_h(fmpy.simulate_fmu(path), grid, "y")
         refs[version] = ball_h(
