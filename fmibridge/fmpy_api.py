@@ -17,7 +17,6 @@ draws with `Result.plot` (matplotlib) where FMPy draws with plotly.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,12 @@ from .core.errors import FmibridgeError
 from .core.result import Result
 from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
-from .simulation import default_output_interval, fmpy_communication_step, simulate
+from .simulation import (
+    default_output_interval,
+    fmpy_communication_step,
+    fmpy_step,
+    simulate,
+)
 
 __all__ = ["dump", "plot_result", "read_model_description", "simulate_fmu"]
 
@@ -209,18 +213,6 @@ def _is_cs(archive: FmuArchive, fmi_type: str | None) -> bool:
     if fmi_type is None:
         return "CoSimulation" in archive.interfaces
     return str(fmi_type).lower() in ("cs", "cosimulation")
-
-
-def fmpy_step(span: float) -> float:
-    """Return FMPy's default step size for a run of `span` s: the power of ten
-    nearest to a thousandth of the span.
-
-    Examples
-    --------
-    >>> fmpy_step(3.0), fmpy_step(20.0)
-    (0.001, 0.01)
-    """
-    return 10.0 ** (round(math.log10(span)) - 3)
 
 
 def fmpy_interval(

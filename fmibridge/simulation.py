@@ -587,19 +587,37 @@ def _with_model_defaults(
 
     - Model Exchange: adaptive steps between events (Dormand-Prince 5(4) at
       the DefaultExperiment's tolerance, else `relative_tolerance`, else
-      1e-4), the events still located to t_tol;
+      1e-4), the events still located to t_tol, on FMPy's output grid
+      (`fmpy_step` doubled until at most 1000 intervals);
     - Co-Simulation: FMPy's communication step, the output interval
       (`fmpy_communication_step`).
     """
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
     if all(isinstance(flow, VectorField) for flow in system.flows()):
-        return {**given, "method_options": {"integrator": "dopri5"}}
+        given = {**given, "method_options": {"integrator": "dopri5"}}
+        if "output_interval" not in given and "t_eval" not in given:
+            grid = default_output_interval(span, fmpy_step(span))
+            given["output_interval"] = grid  # FMPy's grid of an ME run
+        return given
     interval = given.get("output_interval")
     if isinstance(interval, int | float) and interval < span:  # FMPy's step
         return {**given, "step_size": float(interval)}
     step = fmpy_communication_step(system.experiment.step, span)
     return {**given, "step_size": step}
+
+
+def fmpy_step(span: float) -> float:
+    """Return FMPy's default step size of a run of `span` s (its Model Exchange
+    output interval before doubling): the power of ten nearest to a thousandth
+    of the span.
+
+    Examples
+    --------
+    >>> fmpy_step(3.0), fmpy_step(20.0)
+    (0.001, 0.01)
+    """
+    return 10.0 ** (round(math.log10(span)) - 3)
 
 
 def fmpy_communication_step(step: float | None, span: float) -> float:

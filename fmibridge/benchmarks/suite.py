@@ -1149,6 +1149,13 @@ def _stiff():
     return stiff
 
 
+def _crosscheck():
+    """Exported FMUs against fmpy and their references (`crosscheck`)."""
+    from . import crosscheck
+
+    return crosscheck
+
+
 SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
     "fmu": ball_rows,
@@ -1161,6 +1168,7 @@ SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "methods": lambda options: _fast_paths().method_rows(options),
     "adaptive": adaptive_rows,
     "stiff": lambda options: _stiff().stiff_rows(options),
+    "crosscheck": lambda options: _crosscheck().crosscheck_rows(options),
 }
 
 
