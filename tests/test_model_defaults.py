@@ -10,6 +10,9 @@ in Co-Simulation); guards, or any stepping keyword, keep the papers' fixed steps
 
 from __future__ import annotations
 
+import os
+import warnings
+
 import fmpy
 import numpy as np
 import pytest
@@ -68,3 +71,36 @@ def test_a_step_size_keeps_the_papers_fixed_steps(fmu_dir):
     assert "'integrator': 'rk4'" in result.provenance["parameters"]
     assert "tolerance" not in result.provenance
     assert result.stats["n_steps"] >= 3_000
+
+
+REFERENCE_FMUS = os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "")
+
+
+@pytest.mark.skipif(
+    not os.path.isdir(REFERENCE_FMUS),
+    reason="FMIBRIDGE_REFERENCE_FMUS is unset: the Reference FMUs' Roberts",
+)
+def test_a_stiff_model_exchange_fmu_runs_cvode():
+    """Roberts' chemistry over 1e8 s: its Jacobian's rate times the span (3e8)
+    marks it stiff, so the default is CVODE's BDF (Dormand-Prince went
+    non-finite at 1e5 s); it ends where fmpy's CVode at rtol 1e-6 ends."""
+    path = os.path.join(REFERENCE_FMUS, "fmi3", "Roberts.fmu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the FMU's Jacobian disagrees; said there
+        result = fmibridge.simulate(path, fmi_type="ModelExchange")
+    assert "'integrator': 'cvode'" in result.provenance["parameters"]
+    assert result.status.name == "REACHED_END"
+    theirs = fmpy.simulate_fmu(path, fmi_type="ModelExchange", relative_tolerance=1e-6)
+    for name in ("y1", "y3"):
+        assert result[name][-1] == pytest.approx(theirs[name][-1], rel=1e-3), name
+
+
+def test_the_stiffness_probe_leaves_a_ball_to_dormand_prince(fmu_dir):
+    from fmibridge.flows.fmu import fmu_system
+    from fmibridge.simulation import is_stiff
+
+    system = fmu_system(fmu_dir / "BouncingBallEvents.fmu", "me")
+    try:
+        assert not is_stiff(system, 3.0)
+    finally:
+        system.close()
