@@ -49,7 +49,7 @@ print(f"  exact: the last two balls leave with omega = {omega0:.12f} rad/s")
 
 cradle = newtons_cradle(fmu, [-THETA0, 0.0, THETA0])
 try:
-    relaxation = Relaxation(h=1e-3, eps=1e-8, integrator="rk4")
+    relaxation = Relaxation(h=1e-3, eps=5e-11, integrator="rk4")
     report("simultaneous, Relaxation", relaxation.run(cradle, quarter + 0.01))
 finally:
     cradle.close()

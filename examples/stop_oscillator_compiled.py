@@ -15,7 +15,7 @@ from fmibridge.models import forced_oscillator
 from fmibridge.validation import EXAMPLE_2, exact_solution, rho_hat
 
 exact = exact_solution(EXAMPLE_2)
-method = Completion(Halving(h=0.2, locate="illinois"), eps=1e-5)
+method = Completion(Halving(h=0.1, locate="illinois"), eps=1e-5)
 for compiled in (False, True, True):
     start = time.perf_counter()
     result = method.run(

@@ -42,3 +42,28 @@ def test_the_ball_example_writes_into_the_working_directory_or_a_named_folder(
 def test_the_other_examples_write_into_a_named_folder(tmp_path, name, written):
     run_example(name, tmp_path, "out")
     assert (tmp_path / "out" / written).stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bouncing_ball",
+        "newtons_cradle",
+        "zeno_ball",
+        pytest.param("coupled_controller", marks=pytest.mark.slow),
+        pytest.param("pronk", marks=pytest.mark.slow),
+        pytest.param("stop_oscillator_compiled", marks=pytest.mark.slow),
+    ],
+)
+def test_each_example_runs_quiet(tmp_path, name):
+    """A default run that is right is quiet: no FmibridgeWarning (pronk prints
+    its paper's eps = 1e-2 displacement as an explained note instead)."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py"), str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Warning" not in done.stderr, done.stderr[-2000:]

@@ -241,7 +241,8 @@ class Method(abc.ABC):
         _plan_undo(system)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
             status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
-        provenance = self._provenance(system, t_end, wall)
+        rested = watch.finish(log)
+        provenance = {**self._provenance(system, t_end, wall), **rested}
         provenance["python_callbacks"] = self._callbacks(system)
         saves = [f.n_state_saves for f in system.flows() if hasattr(f, "n_state_saves")]
         if saves:

@@ -9,10 +9,11 @@ an FMU's own event indicators):
   transitions of one edge whose intervals shrink geometrically (ratios
   r <= MAX_RATIO within RATIO_SPREAD) predict the accumulation time
   t_inf = t_last + dt_last r / (1 - r), the model-free Zeno test of Or and
-  Ames's completion (see `completion`). A method that does not complete Zeno
-  executions warns once per series, naming the guard and t_inf, and the run
-  goes on while it advances: a model that comes to rest by itself (an FMU
-  whose reset sets v = 0 below a small impact speed) finishes. The run stops
+  Ames's completion (see `completion`). For a method that does not complete
+  Zeno executions the run goes on while it advances: a model that comes to
+  rest by itself (an FMU whose reset sets v = 0 below a small impact speed)
+  finishes, quiet, and its provenance says it came to rest (`finish`); any
+  other series is warned of once, naming the guard and t_inf. The run stops
   (Status.ZENO) only where it cannot go on:
 
   * **unresolved:** the last interval of the series is within the time the
@@ -161,6 +162,10 @@ class Watchdog:
         self._window = (system.t0, 0)
         self._n_attempts = 0
         self._in_blocks: dict[int, bool] = {}  # per flow (`step_limit`)
+        # the warnings of series not yet known to end in a Zeno point: said at
+        # the end of the run (`finish`), dropped for a model that comes to rest
+        self._pending: dict[tuple, str] = {}
+        self.rested: list[Accumulation] = []  # series whose model came to rest
 
     @property
     def horizon(self) -> float:
@@ -197,7 +202,10 @@ class Watchdog:
             if stop is not None:
                 return stop
             if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
-                self.series = None  # it ended inside: the model came to rest
+                # it ended inside: the model came to rest, the run is right
+                self._pending.pop(self._key(self.series), None)
+                self.rested.append(self.series)
+                self.series = None
         return self._stall(state, log)
 
     # -- Zeno and chatter ---------------------------------------------------------
@@ -228,14 +236,37 @@ class Watchdog:
         if found is None or found.t_inf >= self.t_end:
             return self._chatter(events)
         if not self.method.completes_zeno:
-            self._warn(found, log)
+            self._warn(found)
         return self._unresolved(found, events)
 
-    def _warn(self, found: Accumulation, log: Recorder) -> None:
-        """Warn once per series (an edge's run of transitions) that it accumulates."""
+    def finish(self, log: Recorder) -> dict[str, str]:
+        """Warn of each series that accumulated and that the run did not see
+        come to rest (a model that rests by itself before its Zeno point, such
+        as the Reference FMUs' BouncingBall, ends quiet); return the
+        provenance entry that names the series that came to rest."""
+        for key, message in self._pending.items():
+            log.warn_once(key, message)
+        self._pending.clear()
+        if not self.rested:
+            return {}
+        rests = [
+            f"{found.edge!r} ({found.n_events} transitions, predicted to "
+            f"accumulate at t = {found.t_inf:.9g} s)"
+            for found in self.rested
+        ]
+        return {"came_to_rest": "; ".join(rests)}
+
+    @staticmethod
+    def _key(found: Accumulation) -> tuple:
+        """A series, as its warning is kept: its edge and first transition."""
+        return ("zeno", found.edge, found.t_first)
+
+    def _warn(self, found: Accumulation) -> None:
+        """Keep, once per series (an edge's run of transitions), the warning that
+        it accumulates, for `finish`."""
         guard = self._guard(found.edge)
-        log.warn_once(
-            ("zeno", found.edge, found.t_first),
+        self._pending.setdefault(
+            self._key(found),
             f"{self.method.name}: {found.describe(guard)} This method cannot pass "
             f"a Zeno point: the run goes on while it advances (a model that comes "
             f"to rest by itself finishes), and stops where it can no longer "
