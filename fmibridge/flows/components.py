@@ -117,7 +117,7 @@ class Component(abc.ABC):
 
 class _FmuComponent(Component):
     """Ports of an FMU: causality and units from its model description,
-    direct feedthrough from its ModelStructure."""
+    direct feedthrough from its ModelStructure (FMI 1.0: DirectDependency)."""
 
     flow: ModelExchangeFlow | CoSimulationFlow
 
@@ -125,10 +125,6 @@ class _FmuComponent(Component):
         self.name, self.flow = name, flow
         self.state_names = tuple(flow.state_names)
         self.x0 = np.array(flow.x0, dtype=float)
-        self._dependencies = {
-            unknown.variable.name: unknown.dependencies
-            for unknown in flow.archive.description.outputs
-        }
         self._t, self._x = flow.t0, self.x0
 
     def port(self, variable: str) -> Port:
@@ -156,10 +152,7 @@ class _FmuComponent(Component):
         )
 
     def feedthrough(self, output: str) -> frozenset[str] | None:
-        dependencies = self._dependencies.get(output)
-        if dependencies is None:  # undeclared, or not in ModelStructure: all knowns
-            return None
-        return frozenset(v.name for v in dependencies if v.causality == "input")
+        return self.flow.archive.feedthrough(output)
 
     def reader(self, outputs: Sequence[str]) -> Reader:
         return self.flow.instance.real_ports(self._vrs(outputs)).get

@@ -17,12 +17,16 @@ import shutil
 import signal
 import tempfile
 import threading
+import zipfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ..core.archives import checked_members, unpack
 from ..core.errors import FmibridgeError
 from ..core.system import Experiment
+
+Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
 FMI_VERSIONS = ("1.0", "2.0", "3.0")
@@ -212,6 +216,25 @@ class FmuArchive:
 
         return instantiate(self, interface)
 
+    def feedthrough(self, output: str) -> Feedthrough:
+        """Return the inputs `output` depends on directly, as the model
+        description declares them: FMI 2.0 / 3.0 ModelStructure `dependencies`,
+        FMI 1.0 `DirectDependency`. None where it declares none (a variable
+        that is no output, or an output without them), which FMI reads as
+        every input."""
+        return self._feedthrough.get(output)
+
+    @cached_property
+    def _feedthrough(self) -> dict[str, Feedthrough]:
+        if self.fmi_version == "1.0":  # fmpy does not read DirectDependency
+            return _direct_dependencies(self.path)
+        return {
+            u.variable.name: None
+            if u.dependencies is None
+            else frozenset(v.name for v in u.dependencies if v.causality == "input")
+            for u in self.description.outputs
+        }
+
 
 def _read_description(path: Path):
     import fmpy
@@ -222,6 +245,26 @@ def _read_description(path: Path):
         raise FmibridgeError(
             f"{path}: unreadable modelDescription.xml: {exc}"
         ) from None
+
+
+def _direct_dependencies(path: Path) -> dict[str, Feedthrough]:
+    """FMI 1.0: each output's `DirectDependency` (the inputs its `Name`
+    elements list); an output without the element depends on every input, as
+    the FMI 1.0 schema of ScalarVariable defines it."""
+    from xml.etree import ElementTree
+
+    with zipfile.ZipFile(path) as archive:
+        root = ElementTree.fromstring(archive.read("modelDescription.xml"))
+    found: dict[str, Feedthrough] = {}
+    for variable in root.iter("ScalarVariable"):
+        if variable.get("causality") == "output":
+            element = variable.find("DirectDependency")
+            found[variable.get("name", "")] = (
+                None
+                if element is None
+                else frozenset((n.text or "").strip() for n in element.iter("Name"))
+            )
+    return found
 
 
 def _variable(v) -> Variable:

@@ -1,0 +1,101 @@
+"""Co-Simulation FMUs as real tools export them, driven by an input table.
+
+Dymola 2025x's CoupledClutches (Co-Simulation with CVODE inside, FMI 1.0 and
+2.0) with its own input table: `step2` steps from 0 to 1 at 0.9 s, which
+engages the last clutch, and J4_w starts to turn at once (10 rad/s per second).
+The jump is a time event: the communication step ends on it and the next one
+starts with the input after it. Such an FMU runs an input's discontinuity as
+an event at the start of doStep only where nothing evaluated the FMU with the
+new value first; one fmi2GetReal in between (fmibridge read the recorded
+outputs for the sample after the jump) made it meet the step 2.4 ms late. The
+outputs after the jump equal those before it where none depends directly on
+the input (ModelStructure, FMI 1.0 DirectDependency), so nothing is read there
+now.
+
+The Reference Feedthrough FMU checks the other side: outputs that depend
+directly on an input show the value after the jump in the sample after it.
+
+The FMUs are third-party test data beside the repository
+(``FMIBRIDGE_REAL_FMUS``, ``FMIBRIDGE_REFERENCE_FMUS``; `.ci/run` points them
+at ``../shared``); the tests skip, saying so, where they are unset.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import fmpy
+import numpy as np
+import pandas as pd
+import pytest
+
+import fmibridge
+
+FOLDER = Path(os.environ.get("FMIBRIDGE_REAL_FMUS", "/nonexistent"))
+REFERENCE = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
+needs_real = pytest.mark.skipif(
+    not FOLDER.is_dir(),
+    reason="FMIBRIDGE_REAL_FMUS is unset or not a folder: point it at the real "
+    "exporters' FMUs (.ci/run sets it to ../shared/real-fmus)",
+)
+needs_reference = pytest.mark.skipif(
+    not REFERENCE.is_dir(),
+    reason="FMIBRIDGE_REFERENCE_FMUS is unset or not a folder (the Reference FMUs)",
+)
+
+DYMOLA = "Dymola2025xR1_CoupledClutches_{}_Cvode.fmu"
+TABLE = "Dymola2025xR1_CoupledClutches_fmi2_Cvode_in.csv"
+T_JUMP = 0.9  # s: the table's step of `step2`
+STOP = 0.906  # s: a few steps past the jump
+RATE = 10.0  # rad/s^2: J4_w's rate once the clutch engages (fmpy: 0.01 at 0.901)
+
+
+@needs_real
+@pytest.mark.parametrize("version", ["fmi1", "fmi2"])
+@pytest.mark.parametrize("h", [0.001, 0.002])
+def test_a_jump_of_the_input_table_reaches_the_fmu_at_its_time(version, h):
+    """J4_w after the jump equals fmpy's at every communication point (both
+    run the same doSteps), and it grows from the jump's time on."""
+    path = FOLDER / DYMOLA.format(version)
+    table = np.genfromtxt(FOLDER / TABLE, delimiter=",", names=True)
+    keywords = dict(input=table, fmi_type="CoSimulation", stop_time=STOP)
+    ref = fmpy.simulate_fmu(path, output_interval=h, **keywords)
+    result = fmibridge.simulate(path, step_size=h, output_interval=h, **keywords)
+    assert result.status.is_success
+    assert result.event_times.tolist() == [T_JUMP]  # the jump, a time event
+    frame = result.to_pandas()
+    before, after = frame.loc[T_JUMP, "J4_w"]  # the two rows of the event
+    assert before == after  # J4_w depends on states only: the FMU was not read
+    ours = frame[~frame.index.duplicated(keep="last")]["J4_w"]
+    expected = pd.Series(ref["J4_w"], index=ref["time"])
+    for t in (0.902, 0.904):
+        assert ours.loc[t] == pytest.approx(expected.loc[t], abs=1e-12)
+        assert ours.loc[t] == pytest.approx(RATE * (t - T_JUMP), rel=1e-6)
+    if h == 0.001:
+        assert ours.loc[0.901] == pytest.approx(expected.loc[0.901], abs=1e-12)
+
+
+@needs_reference
+@pytest.mark.parametrize("version", [2, 3])
+def test_outputs_that_feed_through_show_the_jump_in_the_row_after_it(version):
+    """The Reference Feedthrough's outputs equal its inputs (declared in its
+    ModelStructure): the row after the jump holds the input after it, the row
+    before it the input of the step that ended there (0.8, set at 0.4 s and
+    held). FMI 3.0 runs the jump in Event Mode, as it asks of an FMU that uses
+    Event Mode."""
+    table = pd.DataFrame(
+        {
+            "time": [0.0, 0.5, 0.5, 1.0],
+            "Float64_continuous_input": [0.0, 1.0, 3.0, 2.0],
+            "Int32_input": [0, 0, 2, 2],
+        }
+    )
+    path = REFERENCE / f"fmi{version}" / "Feedthrough.fmu"
+    result = fmibridge.simulate(
+        path, input=table, fmi_type="CoSimulation", output_interval=0.1
+    )
+    assert result.status.is_success
+    frame = result.to_pandas()
+    assert frame.loc[0.5, "Float64_continuous_output"].tolist() == [0.8, 3.0]
+    assert frame.loc[0.5, "Int32_output"].tolist() == [0.0, 2.0]
