@@ -12,8 +12,10 @@ outputs after the jump equal those before it where none depends directly on
 the input (ModelStructure, FMI 1.0 DirectDependency), so nothing is read there
 now.
 
-The Reference Feedthrough FMU checks the other side: outputs that depend
-directly on an input show the value after the jump in the sample after it.
+The Reference Feedthrough FMU and our MassSpringStop check the other side:
+outputs that depend directly on an input show the value after the jump in the
+sample after it; which outputs do is read from the model description (FMI 1.0
+DirectDependency, FMI 2.0 / 3.0 ModelStructure).
 
 The FMUs are third-party test data beside the repository
 (``FMIBRIDGE_REAL_FMUS``, ``FMIBRIDGE_REFERENCE_FMUS``; `.ci/run` points them
@@ -31,6 +33,7 @@ import pandas as pd
 import pytest
 
 import fmibridge
+from fmibridge.flows.fmu_archive import FmuArchive
 
 FOLDER = Path(os.environ.get("FMIBRIDGE_REAL_FMUS", "/nonexistent"))
 REFERENCE = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
@@ -99,3 +102,51 @@ def test_outputs_that_feed_through_show_the_jump_in_the_row_after_it(version):
     frame = result.to_pandas()
     assert frame.loc[0.5, "Float64_continuous_output"].tolist() == [0.8, 3.0]
     assert frame.loc[0.5, "Int32_output"].tolist() == [0.0, 2.0]
+
+
+BUILDS = ["MassSpringStop.fmu", "MassSpringStop_fmi3.fmu", "MassSpringStop_fmi1cs.fmu"]
+
+
+@pytest.mark.parametrize(
+    ("model", "declared"),
+    [
+        ("MassSpringStop", {"x": set(), "a": {"F"}, "gap": set()}),
+        ("PositionController", {"z": set(), "F": {"x_meas", "v_meas", "a_meas"}}),
+    ],
+)
+def test_fmi1_direct_dependencies_are_the_fmi2_model_structure(
+    fmu_dir, model, declared
+):
+    """Our FMI 1.0 build's DirectDependency and FMI 2.0 build's ModelStructure
+    name the same inputs for every output, states (outputs here) included."""
+    fmi1 = FmuArchive(fmu_dir / f"{model}_fmi1cs.fmu")
+    fmi2 = FmuArchive(fmu_dir / f"{model}.fmu")
+    outputs = [v.name for v in fmi2.variables.values() if v.causality == "output"]
+    found = {name: fmi1.feedthrough(name) for name in outputs}
+    assert found == {name: fmi2.feedthrough(name) for name in outputs}
+    assert {name: found[name] for name in declared} == declared
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_an_output_that_depends_on_the_jumping_input_jumps_with_it(fmu_dir, build):
+    """MassSpringStop's a = (F - k x - d v) / m depends on F directly: the row
+    after F's jump from 0 to 2 N at 0.5 s holds a 2 m/s^2 higher (m = 1 kg); the
+    states are the same as in a run that records only the gap (which reads
+    nothing at the jump)."""
+    table = pd.DataFrame({"time": [0.0, 0.5, 0.5, 1.0], "F": [1.0, 1.0, 3.0, 3.0]})
+    runs = {
+        tuple(outputs): fmibridge.simulate(
+            fmu_dir / build,
+            input=table,
+            output=outputs,
+            fmi_type="CoSimulation",
+            step_size=0.01,
+            stop_time=1.0,
+        )
+        for outputs in (["a", "gap"], ["gap"])
+    }
+    both, gap_only = (runs[k].to_pandas() for k in (("a", "gap"), ("gap",)))
+    before, after = both.loc[0.5, "a"]
+    assert after - before == pytest.approx(2.0, abs=1e-12)
+    np.testing.assert_array_equal(both["x"].to_numpy(), gap_only["x"].to_numpy())
+    np.testing.assert_array_equal(both["gap"].to_numpy(), gap_only["gap"].to_numpy())
