@@ -150,3 +150,24 @@ def test_an_output_that_depends_on_the_jumping_input_jumps_with_it(fmu_dir, buil
     assert after - before == pytest.approx(2.0, abs=1e-12)
     np.testing.assert_array_equal(both["x"].to_numpy(), gap_only["x"].to_numpy())
     np.testing.assert_array_equal(both["gap"].to_numpy(), gap_only["gap"].to_numpy())
+
+
+@needs_reference
+def test_fmi3_time_events_are_communication_points():
+    """The Reference Stair (FMI 3.0 CS, Event Mode, early return) announces a
+    time event each second; with a communication step of 0.3 s that never
+    lands there, each event still falls on its second exactly (the FMU
+    returns early there and fmibridge runs it in Event Mode), and the counter
+    steps in the row after it."""
+    result = fmibridge.simulate(
+        REFERENCE / "fmi3" / "Stair.fmu",
+        fmi_type="CoSimulation",
+        step_size=0.3,
+        output_interval=0.3,
+        stop_time=3.5,
+    )
+    assert result.event_times.tolist() == [1.0, 2.0, 3.0]
+    counter = result.to_pandas()["counter"]
+    for k in (1, 2, 3):  # 3.0 is an output time too: a third row, after
+        rows = counter.loc[float(k)].tolist()
+        assert rows[0] == k and rows[1:] == [k + 1] * (len(rows) - 1)
