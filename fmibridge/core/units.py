@@ -59,3 +59,13 @@ def same_unit(
     first = defines_a.get(a)
     second = (defines_a if defines_b is None else defines_b).get(b)
     return first is not None and first == second
+
+
+def described(a: str, b: str, defines_a: Definitions, defines_b: Definitions) -> str:
+    """What the definitions say of units a and b, for a message:
+    " ('Nm' is kg.m2.s-2, 'N.m' is undefined)"."""
+    said = [
+        f"{name!r} is {table[name]}" if name in table else f"{name!r} is undefined"
+        for name, table in ((a, defines_a), (b, defines_b))
+    ]
+    return f" ({', '.join(said)})"

@@ -19,6 +19,7 @@ import numpy as np
 from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ..core.units import UnitDefinition
 from ._coupled import FmuPart, FmuPorts, Part, Ports, PythonPart, PythonPorts
 from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
@@ -30,10 +31,12 @@ Writer = Callable[[np.ndarray], None]
 
 @dataclass(frozen=True)
 class Port:
-    """What a coupling needs to know of one variable: causality and unit."""
+    """What a coupling needs to know of one variable: causality and unit (with
+    its definition, where the component gives one)."""
 
     causality: str  # "input", "output", "state", "parameter", "local", ...
     unit: str | None = None
+    definition: UnitDefinition | None = None
 
 
 class Component(abc.ABC):
@@ -142,7 +145,8 @@ class _FmuComponent(Component):
                 f"Real (Float64) variables."
             )
         causality = "state" if variable in self.state_names else found.causality
-        return Port(causality, found.unit)
+        definitions = self.flow.archive.unit_definitions
+        return Port(causality, found.unit, definitions.get(found.unit or ""))
 
     def _named(self, causality: str) -> list[str]:
         return sorted(

@@ -25,6 +25,7 @@ from pathlib import Path
 from ..core.archives import checked_members, unpack
 from ..core.errors import FmibridgeError
 from ..core.system import Experiment
+from ..core.units import BASE_UNITS, UnitDefinition
 
 Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
 
@@ -215,6 +216,20 @@ class FmuArchive:
         from .fmi import instantiate  # the instances use this module, not vice versa
 
         return instantiate(self, interface)
+
+    @cached_property
+    def unit_definitions(self) -> dict[str, UnitDefinition]:
+        """The FMU's UnitDefinitions that give a BaseUnit, by name (FMI 1.0
+        gives none: its units have no base-unit exponents)."""
+        return {
+            unit.name: UnitDefinition(
+                tuple(int(getattr(unit.baseUnit, b)) for b in BASE_UNITS),
+                float(unit.baseUnit.factor),
+                float(unit.baseUnit.offset),
+            )
+            for unit in self.description.unitDefinitions
+            if unit.baseUnit is not None
+        }
 
     def feedthrough(self, output: str) -> Feedthrough:
         """Return the inputs `output` depends on directly, as the model

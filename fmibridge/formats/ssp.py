@@ -56,7 +56,13 @@ from ..core import limits
 from ..core.archives import checked_members, extract_member, read_member
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import Experiment, HybridSystem, Mode
-from ..core.units import BASE_UNITS, Definitions, UnitDefinition, same_unit
+from ..core.units import (
+    BASE_UNITS,
+    Definitions,
+    UnitDefinition,
+    described,
+    same_unit,
+)
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
@@ -324,19 +330,8 @@ class _Flat:
                 raise SspError(
                     f"{self.where}: unit mismatch along one signal, {_name(first)} "
                     f"is in {first_unit!r} and {_name(node)} in {unit!r}"
-                    f"{_defined(first_unit, unit, self.units, self.units)}."
+                    f"{described(first_unit, unit, self.units, self.units)}."
                 )
-
-
-def _defined(a: str, b: str, defines_a: Definitions, defines_b: Definitions) -> str:
-    """What the definitions say of units a and b, for a message."""
-    said = [
-        f"{name!r} is {definitions[name]}"
-        if name in definitions
-        else f"{name!r} is undefined"
-        for name, definitions in ((a, defines_a), (b, defines_b))
-    ]
-    return f" ({', '.join(said)})"
 
 
 def _groups(links: list[tuple[Node, Node]]) -> list[list[Node]]:
@@ -589,7 +584,11 @@ def open_ssp(
                 raise
         try:
             flow = couple(
-                flows, connections, communication=communication, t0=structure.start_time
+                flows,
+                connections,
+                communication=communication,
+                t0=structure.start_time,
+                units=structure.units,
             )
         except AdapterError:
             raise
@@ -655,7 +654,7 @@ def _open(
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
         raise SspError(f"{path}: component {component.name!r}: {message}") from None
     variables = flow.archive.variables
-    fmu_units = _fmu_units(flow.archive)
+    fmu_units = flow.archive.unit_definitions
     for name, (kind, unit) in component.connectors.items():
         problem = None
         if name not in variables:
@@ -672,7 +671,7 @@ def _open(
         ):
             problem = (
                 f"has unit {unit!r} but the FMU's variable {own!r}"
-                f"{_defined(unit, own, units, fmu_units)}"
+                f"{described(unit, own, units, fmu_units)}"
             )
         if problem:
             flow.close()
@@ -680,19 +679,6 @@ def _open(
                 f"{path}: component {component.name!r}: connector {name!r} {problem}."
             )
     return flow
-
-
-def _fmu_units(archive: FmuArchive) -> dict[str, UnitDefinition]:
-    """An FMU's UnitDefinitions that give a BaseUnit, by name."""
-    return {
-        unit.name: UnitDefinition(
-            tuple(int(getattr(unit.baseUnit, b)) for b in BASE_UNITS),
-            float(unit.baseUnit.factor),
-            float(unit.baseUnit.offset),
-        )
-        for unit in archive.description.unitDefinitions
-        if unit.baseUnit is not None
-    }
 
 
 def _directed(structure: SystemStructure, flows, path: Path) -> list[Connection]:
