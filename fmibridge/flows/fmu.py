@@ -890,8 +890,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         call reads the FMU in between. An FMU runs the discontinuity as an
         event at the start of that doStep only where nothing evaluated it
         with the new values first: Dymola's Co-Simulation FMUs (FMI 1.0 and
-        2.0) take an fmi2GetReal after the fmi2SetReal as that evaluation and
-        meet a step of their input milliseconds late. The recorded outputs
+        2.0) take a read (fmi2GetReal) after the set as that evaluation and
+        meet a step of their input milliseconds late; a read before the set
+        does no harm. The recorded outputs
         after the jump are those before it unless one of them depends
         directly on a table's input (`FmuArchive.feedthrough`): then the
         inputs are set now and the outputs read with them."""
@@ -920,11 +921,11 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def _reads_jumps(self) -> bool:
         """True if a recorded output may depend directly on an input table
         (undeclared dependencies count as every input)."""
-        for name in (v.name for v in self._recorded_variables):
-            inputs = self.archive.feedthrough(name)
-            if inputs is None or inputs & self._table_inputs:
-                return bool(self._table_inputs)
-        return False
+        tables = self._table_inputs
+        return bool(tables) and any(
+            (inputs := self.archive.feedthrough(v.name)) is None or inputs & tables
+            for v in self._recorded_variables
+        )
 
     def _step(self, t: float, h: float) -> np.ndarray:
         """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""

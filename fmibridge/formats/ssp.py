@@ -644,7 +644,8 @@ def _open(
     units: Definitions,
 ):
     """Open a component's FMU and check its connectors against its variables
-    (a connector's unit by the SSD's `units`, the variable's by the FMU's)."""
+    (a connector's unit by the SSD's `units`, the variable's by the FMU's
+    UnitDefinitions, else the SSD's)."""
     chosen = component.implementation or interface
     try:
         known = FmuArchive(fmu).variables  # SSP 5.3.3: other names are ignored
@@ -654,7 +655,7 @@ def _open(
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
         raise SspError(f"{path}: component {component.name!r}: {message}") from None
     variables = flow.archive.variables
-    fmu_units = flow.archive.unit_definitions
+    fmu_units = {**units, **flow.archive.unit_definitions}  # the FMU's first
     for name, (kind, unit) in component.connectors.items():
         problem = None
         if name not in variables:
