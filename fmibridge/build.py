@@ -846,11 +846,15 @@ def _fmi1_description(table: ModelTable, interface: str) -> ET.Element:
 
 
 def _fmi1_direct_dependency(element: ET.Element, table: ModelTable, var) -> None:
-    """An output's DirectDependency: the inputs it depends on directly."""
-    if var.kind != "output" or var.depends_on is None:
+    """An output's DirectDependency: the inputs it depends on directly (none
+    for a state, an output in FMI 1.0; an output without `depends_on` gets no
+    element, which FMI 1.0 reads as every input)."""
+    if var.kind not in ("output", "state") or (
+        var.kind == "output" and var.depends_on is None
+    ):
         return
     inputs = {v.name for v in table.of_kind("input", "integer_input")}
     dependency = ET.SubElement(element, "DirectDependency")
-    for name in var.depends_on:
+    for name in var.depends_on or ():
         if name in inputs:
             ET.SubElement(dependency, "Name").text = name

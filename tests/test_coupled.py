@@ -29,6 +29,7 @@ from fmibridge import (
 from fmibridge.core.errors import FMUError
 from fmibridge.core.integrators import SCHEMES
 from fmibridge.core.system import Edge, Guard
+from fmibridge.core.units import UnitDefinition
 from fmibridge.flows.components import NativeBlock
 from fmibridge.flows.cosim_master import Communication
 from fmibridge.flows.coupled import CoupledModelExchange, couple
@@ -156,6 +157,47 @@ def test_a_native_block_replaces_an_fmu(fmu_dir, single):
         system.close()
     assert len(result.events) == N_IMPACTS
     assert np.max(np.abs(result.x - single.x)) <= 1e-9
+
+
+FORCE = UnitDefinition((1, 1, -2, 0, 0, 0, 0, 0))  # kg.m.s-2
+
+
+@pytest.mark.parametrize(
+    ("units", "problem"),
+    [
+        ({"N": FORCE, "kg.m/s2": FORCE}, None),
+        (None, "('kg.m/s2' is undefined, 'N' is undefined)"),
+        (
+            {"N": FORCE, "kg.m/s2": UnitDefinition((1, 1, -1, 0, 0, 0, 0, 0))},
+            "('kg.m/s2' is kg.m.s-1, 'N' is kg.m.s-2)",
+        ),
+    ],
+)
+def test_ports_spelled_differently_are_one_unit_where_defined_alike(
+    fmu_dir, units, problem
+):
+    """The block's force in 'kg.m/s2' drives the plant's F in 'N': one unit
+    where `units` (an SSD's Units) defines both alike, else refused naming the
+    connection, both spellings and their definitions."""
+    block = NativeBlock(
+        lambda t, x, u: np.zeros(0), [], [], inputs=["x_meas", "v_meas"],
+        outputs=["F"], g=lambda t, x, u: np.array([3.0 - u[0]]),
+        units={"F": "kg.m/s2"},
+    )  # fmt: skip
+    plant = open_fmu(fmu(fmu_dir, "MassSpringStop"), "me")
+    if problem is not None:
+        with pytest.raises(FmibridgeError, match="unit mismatch") as error:
+            couple({"plant": plant, "controller": block}, LOOP, units=units)
+        message = str(error.value)
+        assert "controller.F -> plant.F" in message and problem in message
+        return
+    flow = couple({"plant": plant, "controller": block}, LOOP, units=units)
+    try:
+        values = flow.variables(0.0, flow.x0)
+    finally:
+        flow.close()
+    # a = (F - k x - d v) / m with m = 1 kg at rest: the plant feels the block's F
+    assert values["plant.a"] == values["controller.F"] == 3.0 - values["plant.x"]
 
 
 # -- Co-Simulation: communication steps, rolled back together --

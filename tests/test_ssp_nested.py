@@ -158,8 +158,8 @@ def edited(nested_ssd_text, fmu_dir, tmp_path, old, new):
         (  # the first x connector is system drive's
             '<ssd:Connector name="x" kind="output"><ssc:Real unit="m"/>',
             '<ssd:Connector name="x" kind="output"><ssc:Real unit="mm"/>',
-            "unit mismatch along one signal, controller.x_meas is in 'm' and system "
-            "root.drive.x in 'mm'",
+            "unit mismatch along one signal, drive_stage_plant.x is in 'm' and "
+            "system root.drive.x in 'mm' ('m' is undefined, 'mm' is undefined)",
         ),
         (
             'startElement="stage" startConnector="v" endConnector="v"/>',
@@ -179,3 +179,56 @@ def test_bad_nested_ssp_is_refused_naming_what(fmu_dir, tmp_path, old, new, mess
     archive = edited(text, fmu_dir, tmp_path, old, new)
     with pytest.raises(SspError, match=re.escape(message)):
         ssp_system(archive, interface="cs")
+
+
+TORQUE = '<ssc:Unit name="{}"><ssc:BaseUnit kg="1" m="{}" s="-2"/></ssc:Unit>'
+
+
+def torque_spelled_twice(fmu_dir, tmp_path, m_of_second: int):
+    """The nested SSD with the force signal's system connectors in 'Nm' (drive)
+    and 'N.m' (stage), its components' connectors without a unit, and the SSD's
+    Units defining 'Nm' as kg.m2.s-2 and 'N.m' with m to the `m_of_second`."""
+    text = (SYSTEMS / "NestedControlledStop.ssd").read_text()
+    force_in = '<ssd:Connector name="F" kind="input"><ssc:Real unit="N"/>'
+    for unit in ("Nm", "N.m", None):  # drive's, stage's, then the plant's own
+        spelled = f'<ssc:Real unit="{unit}"/>' if unit else "<ssc:Real/>"
+        text = text.replace(
+            force_in, force_in.replace('<ssc:Real unit="N"/>', spelled), 1
+        )
+    text = text.replace(
+        '<ssd:Connector name="F" kind="output"><ssc:Real unit="N"/>',
+        '<ssd:Connector name="F" kind="output"><ssc:Real/>',
+    )
+    units = TORQUE.format("Nm", 2) + TORQUE.format("N.m", m_of_second)
+    head, tag, tail = text.rpartition("</ssd:System>")
+    text = f"{head}{tag}\n  <ssd:Units>{units}</ssd:Units>{tail}"
+    ssd = tmp_path / "SystemStructure.ssd"
+    ssd.write_text(text)
+    return pack_ssp(ssd, fmu_dir, tmp_path / "torque.ssp")
+
+
+def test_units_spelled_differently_but_defined_alike_are_one_unit(
+    nested, fmu_dir, tmp_path
+):
+    """'Nm' and 'N.m' along one signal, both kg.m2.s-2 in the SSD's Units: the
+    SSP runs, and as the SSP that spells every unit alike."""
+    archive = torque_spelled_twice(fmu_dir, tmp_path, m_of_second=2)
+    assert read_ssp(archive).units["N.m"] == read_ssp(archive).units["Nm"]
+    ours = by_name(run(ssp_system(archive, interface="cs")))
+    same = by_name(run(ssp_system(nested, interface="cs")))
+    assert abs(same[f"{PLANT}.x"]).max() > 0.5
+    for name in (f"{PLANT}.x", "controller.F"):
+        np.testing.assert_array_equal(ours[name], same[name])
+
+
+def test_units_defined_differently_are_refused_naming_both(fmu_dir, tmp_path):
+    archive = torque_spelled_twice(fmu_dir, tmp_path, m_of_second=1)
+    with pytest.raises(SspError, match="unit mismatch along one signal") as error:
+        ssp_system(archive)
+    message = str(error.value)
+    for part in (
+        "system root.drive.F is in 'Nm'",
+        "system root.drive.stage.F in 'N.m'",
+        "'Nm' is kg.m2.s-2, 'N.m' is kg.m.s-2",
+    ):
+        assert part in message

@@ -19,6 +19,7 @@ import numpy as np
 from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
+from ..core.units import UnitDefinition
 from ._coupled import FmuPart, FmuPorts, Part, Ports, PythonPart, PythonPorts
 from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
@@ -30,10 +31,12 @@ Writer = Callable[[np.ndarray], None]
 
 @dataclass(frozen=True)
 class Port:
-    """What a coupling needs to know of one variable: causality and unit."""
+    """What a coupling needs to know of one variable: causality and unit (with
+    its definition, where the component gives one)."""
 
     causality: str  # "input", "output", "state", "parameter", "local", ...
     unit: str | None = None
+    definition: UnitDefinition | None = None
 
 
 class Component(abc.ABC):
@@ -117,7 +120,7 @@ class Component(abc.ABC):
 
 class _FmuComponent(Component):
     """Ports of an FMU: causality and units from its model description,
-    direct feedthrough from its ModelStructure."""
+    direct feedthrough from its ModelStructure (FMI 1.0: DirectDependency)."""
 
     flow: ModelExchangeFlow | CoSimulationFlow
 
@@ -125,10 +128,6 @@ class _FmuComponent(Component):
         self.name, self.flow = name, flow
         self.state_names = tuple(flow.state_names)
         self.x0 = np.array(flow.x0, dtype=float)
-        self._dependencies = {
-            unknown.variable.name: unknown.dependencies
-            for unknown in flow.archive.description.outputs
-        }
         self._t, self._x = flow.t0, self.x0
 
     def port(self, variable: str) -> Port:
@@ -146,7 +145,8 @@ class _FmuComponent(Component):
                 f"Real (Float64) variables."
             )
         causality = "state" if variable in self.state_names else found.causality
-        return Port(causality, found.unit)
+        definitions = self.flow.archive.unit_definitions
+        return Port(causality, found.unit, definitions.get(found.unit or ""))
 
     def _named(self, causality: str) -> list[str]:
         return sorted(
@@ -156,10 +156,7 @@ class _FmuComponent(Component):
         )
 
     def feedthrough(self, output: str) -> frozenset[str] | None:
-        dependencies = self._dependencies.get(output)
-        if dependencies is None:  # undeclared, or not in ModelStructure: all knowns
-            return None
-        return frozenset(v.name for v in dependencies if v.causality == "input")
+        return self.flow.archive.feedthrough(output)
 
     def reader(self, outputs: Sequence[str]) -> Reader:
         return self.flow.instance.real_ports(self._vrs(outputs)).get

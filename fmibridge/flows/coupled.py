@@ -36,6 +36,7 @@ import numpy as np
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard
+from ..core.units import UnitDefinition
 from ._coupled import CoupledRhs, Read, Solve, Step, Write
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
@@ -197,6 +198,7 @@ def couple(
     *,
     communication: Communication | None = None,
     t0: float = 0.0,
+    units: Mapping[str, UnitDefinition] | None = None,
 ) -> CoupledModelExchange | CoupledCoSimulation:
     """Join components by connections into one flow.
 
@@ -212,6 +214,10 @@ def couple(
         itself (a Co-Simulation FMU); Jacobi with held inputs by default.
     t0 : float
         Start time, where an algebraic loop is first solved.
+    units : mapping, optional
+        {unit: UnitDefinition} for units the components leave undefined (an
+        SSD's Units): connected ports are one unit where their spellings agree
+        or their definitions do.
 
     Returns
     -------
@@ -231,7 +237,7 @@ def couple(
         for name, part in components.items():
             built.append(_component(name, part))
         links = [c if isinstance(c, Connection) else Connection(*c) for c in links_in]
-        coupling = Coupling(built, links)
+        coupling = Coupling(built, links, units)
         flow: CoupledModelExchange | CoupledCoSimulation
         if all(c.integrates for c in built):
             flow = CoupledModelExchange(coupling)

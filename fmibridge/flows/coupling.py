@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from ..core.units import Definitions, described, same_unit
 from .base import Flow
-from .components import Component
+from .components import Component, Port
 from .loops import check_loop, is_loop, solve_loop, strongly_connected
 
 SOURCE_CAUSALITIES = ("output", "state", "local")  # what may drive an input
@@ -74,8 +75,12 @@ class Coupling:
     """
 
     def __init__(
-        self, components: Sequence[Component], connections: Sequence[Connection]
+        self,
+        components: Sequence[Component],
+        connections: Sequence[Connection],
+        units: Definitions | None = None,
     ) -> None:
+        self.units = units or {}  # definitions of units the components leave open
         self.components = tuple(components)
         self._index = {c.name: k for k, c in enumerate(self.components)}
         seen: dict[tuple[int, str], str] = {}  # input -> its source, once
@@ -137,12 +142,25 @@ class Coupling:
                 f"{where}: {connection.target} is an {target.causality}, not an "
                 f"input; a connection leads from an output to an input."
             )
-        if source.unit and target.unit and source.unit != target.unit:
-            raise FmibridgeError(
-                f"{where}: unit mismatch, {connection.source} is in "
-                f"{source.unit!r} and {connection.target} in {target.unit!r}."
-            )
+        if source.unit and target.unit:
+            self._check_units(where, connection, source, target)
         return self._index[src], src_var, self._index[dst], dst_var
+
+    def _check_units(
+        self, where: str, connection: Connection, source: Port, target: Port
+    ) -> None:
+        """Refuse two units that are not one: different spellings whose
+        definitions (the component's own, else `units`) differ or are missing."""
+        a, b = source.unit or "", target.unit or ""
+        defines_a, defines_b = (
+            {**self.units, **({p.unit: p.definition} if p.definition else {})}
+            for p in (source, target)
+        )
+        if not same_unit(a, b, defines_a, defines_b):
+            raise FmibridgeError(
+                f"{where}: unit mismatch, {connection.source} is in {a!r} and "
+                f"{connection.target} in {b!r}{described(a, b, defines_a, defines_b)}."
+            )
 
     # -- the evaluation plan -------------------------------------------------
 

@@ -834,8 +834,11 @@ class CoSimulationInstance(FmiInstance):
         """Step from t by h."""
         raise NotImplementedError
 
-    def handle_event(self, max_iterations: int) -> EventInfo:
-        """Run the event a step asked for (Event Mode only)."""
+    def handle_event(
+        self, max_iterations: int, inputs: Start | None = None
+    ) -> EventInfo:
+        """Run an event in Event Mode (only there): the one a step asked for, or
+        a jump of `inputs`."""
         raise NotImplementedError
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
@@ -985,9 +988,14 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         )
 
     @_fmi_call
-    def handle_event(self, max_iterations: int) -> EventInfo:
-        """Run the event doStep asked for: Event Mode, iteration, Step Mode."""
+    def handle_event(
+        self, max_iterations: int, inputs: Start | None = None
+    ) -> EventInfo:
+        """Run the event doStep asked for, or a jump of `inputs` (set in Event
+        Mode, where FMI 3.0 lets the discrete ones change once Event Mode is
+        used): Event Mode, iteration, Step Mode."""
         self._fmu.enterEventMode()
+        self._set_start(inputs or {})
         info = self._iterate(max_iterations)
         if not info.terminate:
             self._fmu.enterStepMode()

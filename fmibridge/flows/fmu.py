@@ -177,13 +177,9 @@ class _FmuFlow:
         self._discrete_tables = {  # set at their jumps (time events)
             vr: vu for vr, vu in discrete.items() if isinstance(vu[1], InputTable)
         }
-        self._jumps = jump_times(
-            [
-                (u, _is_discrete(v))
-                for v, u in checked.values()
-                if isinstance(u, InputTable)
-            ]
-        )
+        tables = [(v, u) for v, u in checked.values() if isinstance(u, InputTable)]
+        self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables])
+        self._table_inputs = frozenset(v.name for v, _ in tables)
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
@@ -913,12 +909,47 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.instance._set_start(values)
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run an input table's jump at t: set the inputs after it."""
+        """Run an input table's jump at t: the inputs after it reach the FMU
+        with the doStep from t (`advance` sets them right before it), and no
+        call reads the FMU in between. An FMU runs the discontinuity as an
+        event at the start of that doStep only where nothing evaluated it
+        with the new values first: Dymola's Co-Simulation FMUs (FMI 1.0 and
+        2.0) take a read (fmi2GetReal) after the set as that evaluation and
+        meet a step of their input milliseconds late; a read before the set
+        does no harm. The recorded outputs
+        after the jump are those before it unless one of them depends
+        directly on a table's input (`FmuArchive.feedthrough`): then the
+        inputs are set now and the outputs read with them."""
         self._pass_jump(t)
-        self.goto(t, x)
-        self._set_inputs(t)
-        self._recorded_at.clear()  # outputs that feed through now differ
+        if self.reports_events:  # FMI 3 Event Mode: the jump is an event there
+            return self._input_event(t, x)
+        if self._reads_jumps:
+            self.goto(t, x)
+            self._set_inputs(t)
+            self._recorded_at.clear()  # outputs that feed through now differ
         return x
+
+    def _input_event(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Run an input jump at t in Event Mode, as FMI 3.0 asks of an FMU
+        that uses it: the inputs after it set there, then event iteration."""
+        self.goto(t, x)
+        values = {**self._input_values(t), **self._table_values(t)}
+        info = self.instance.handle_event(MAX_EVENT_ITERATIONS, values)
+        self.is_terminated = self.is_terminated or info.terminate
+        self._recorded_at.clear()
+        y = self._states_reader.read()
+        self._at = (t, y.tobytes())
+        return self._check_finite(y, "fmi3UpdateDiscreteStates", t)
+
+    @functools.cached_property
+    def _reads_jumps(self) -> bool:
+        """True if a recorded output may depend directly on an input table
+        (undeclared dependencies count as every input)."""
+        tables = self._table_inputs
+        return bool(tables) and any(
+            (inputs := self.archive.feedthrough(v.name)) is None or inputs & tables
+            for v in self._recorded_variables
+        )
 
     def _step(self, t: float, h: float) -> np.ndarray:
         """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""

@@ -21,12 +21,16 @@ import threading
 import warnings
 import zipfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ..core import limits
 from ..core.archives import checked_members, read_member, unpack
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.system import Experiment
+from ..core.units import BASE_UNITS, UnitDefinition
+
+Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
 # The fmiVersion strings fmibridge runs: FMI 1.0; FMI 2.0 and its maintenance
@@ -260,6 +264,39 @@ class FmuArchive:
 
         return instantiate(self, interface)
 
+    @cached_property
+    def unit_definitions(self) -> dict[str, UnitDefinition]:
+        """The FMU's UnitDefinitions that give a BaseUnit, by name (FMI 1.0
+        gives none: its units have no base-unit exponents)."""
+        return {
+            unit.name: UnitDefinition(
+                tuple(int(getattr(unit.baseUnit, b)) for b in BASE_UNITS),
+                float(unit.baseUnit.factor),
+                float(unit.baseUnit.offset),
+            )
+            for unit in self.description.unitDefinitions
+            if unit.baseUnit is not None
+        }
+
+    def feedthrough(self, output: str) -> Feedthrough:
+        """Return the inputs `output` depends on directly, as the model
+        description declares them: FMI 2.0 / 3.0 ModelStructure `dependencies`,
+        FMI 1.0 `DirectDependency`. None where it declares none (a variable
+        that is no output, or an output without them), which FMI reads as
+        every input."""
+        return self._feedthrough.get(output)
+
+    @cached_property
+    def _feedthrough(self) -> dict[str, Feedthrough]:
+        if self.fmi_version == "1.0":  # fmpy does not read DirectDependency
+            return _direct_dependencies(self.path)
+        return {
+            u.variable.name: None
+            if u.dependencies is None
+            else frozenset(v.name for v in u.dependencies if v.causality == "input")
+            for u in self.description.outputs
+        }
+
 
 def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
     return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
@@ -340,6 +377,30 @@ def _fmpy_description(path: Path, source: str | io.BytesIO, *, validate: bool):
         if validate and isinstance(exc, ValidationError):
             raise
         raise _unreadable(path, exc) from None
+
+
+def _direct_dependencies(path: Path) -> dict[str, Feedthrough]:
+    """FMI 1.0: each output's `DirectDependency` (the inputs its `Name`
+    elements list); an output without the element depends on every input, as
+    the FMI 1.0 schema of ScalarVariable defines it."""
+    from lxml import etree
+
+    with zipfile.ZipFile(path) as archive:
+        xml = read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
+    try:
+        root = etree.fromstring(xml)
+    except etree.XMLSyntaxError as exc:
+        raise _unreadable(path, exc) from None
+    found: dict[str, Feedthrough] = {}
+    for variable in root.iter("ScalarVariable"):
+        if variable.get("causality") == "output":
+            element = variable.find("DirectDependency")
+            found[variable.get("name", "")] = (
+                None
+                if element is None
+                else frozenset((n.text or "").strip() for n in element.iter("Name"))
+            )
+    return found
 
 
 def _variable(v) -> Variable:

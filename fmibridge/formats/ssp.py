@@ -14,7 +14,10 @@ fmibridge reads this subset of it:
 * Connections between connectors of elements or of the system itself,
   resolved through system connectors to one source (an output) and the inputs
   it drives, whichever end the SSD names first; the units along a signal must
-  agree;
+  be one unit: the same spelling, or spellings that the SSD's Units define
+  alike (base-unit exponents, factor and offset: 'Nm' and 'N.m'), as must a
+  connector's unit and its FMU variable's (defined by the FMU's
+  UnitDefinitions);
 * ParameterBindings with inline ParameterValues or an .ssv file in the
   archive (Real, Float64, Float32, integer and Boolean values, optional prefix),
   on components and on every system (names relative to that system,
@@ -53,6 +56,13 @@ from ..core import limits
 from ..core.archives import checked_members, extract_member, read_member
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import Experiment, HybridSystem, Mode
+from ..core.units import (
+    BASE_UNITS,
+    Definitions,
+    UnitDefinition,
+    described,
+    same_unit,
+)
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
@@ -105,6 +115,7 @@ class SystemStructure:
     start_time: float = 0.0
     stop_time: float | None = None
     systems: tuple[str, ...] = ()  # every system, `root.sub.subsub`, outer first
+    units: Definitions = field(default_factory=dict)  # the SSD's Units, by name
 
 
 def read_ssd(text: str | bytes, where: str) -> SystemStructure:
@@ -134,7 +145,8 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
     system = root.find("ssd:System", NS)
     if system is None:
         raise SspError(f"{where}: no ssd:System element.")
-    flat = _Flat(where)
+    units = _units(root, where)
+    flat = _Flat(where, units)
     flat.add_system(system, (system.get("name", ""),))
     if not flat.components:
         raise SspError(f"{where}: the system has no ssd:Component, no FMU to run.")
@@ -148,7 +160,30 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
         start or 0.0,
         stop,
         tuple(".".join(path) for path in flat.elements),
+        units,
     )
+
+
+def _units(root: ET.Element, where: str) -> dict[str, UnitDefinition]:
+    """The SSD's unit definitions (ssd:Units), by name; a unit without
+    ssc:BaseUnit is left undefined."""
+    units = {}
+    for unit in root.findall("ssd:Units/ssc:Unit", NS):
+        name, base = unit.get("name", ""), unit.find("ssc:BaseUnit", NS)
+        if base is None:
+            continue
+        try:
+            units[name] = UnitDefinition(
+                tuple(int(base.get(b, "0")) for b in BASE_UNITS),
+                float(base.get("factor", "1")),
+                float(base.get("offset", "0")),
+            )
+        except ValueError:
+            raise SspError(
+                f"{where}: unit {name!r}: its BaseUnit exponents must be integers "
+                f"and its factor and offset numbers, got {dict(base.attrib)}."
+            ) from None
+    return units
 
 
 _CONNECTIONS = "ssd:Connections/ssd:Connection"
@@ -184,8 +219,8 @@ def parse_xml(text: str | bytes, where: str) -> ET.Element:
 class _Flat:
     """The components, systems and connections of an SSD, nested systems flattened."""
 
-    def __init__(self, where: str) -> None:
-        self.where = where
+    def __init__(self, where: str, units: Definitions) -> None:
+        self.where, self.units = where, units
         self.components: list[SspComponent] = []
         self.elements: dict[tuple[str, ...], dict[str, object]] = {}  # by system
         self.kinds: dict[Node, tuple[str, str | None]] = {}  # connector: kind, unit
@@ -286,14 +321,17 @@ class _Flat:
         return signals
 
     def _check_units(self, group: list[Node]) -> None:
-        """The units declared along one signal must agree."""
-        units = {self.kinds[n][1]: n for n in group if self.kinds.get(n, ("", None))[1]}
-        if len(units) > 1:
-            (a, node_a), (b, node_b) = list(units.items())[:2]
-            raise SspError(
-                f"{self.where}: unit mismatch along one signal, {_name(node_a)} "
-                f"is in {a!r} and {_name(node_b)} in {b!r}."
-            )
+        """The units declared along one signal must be one unit (`same_unit`
+        by the SSD's definitions)."""
+        declared = [(n, u) for n in group if (u := self.kinds.get(n, ("", None))[1])]
+        for node, unit in declared[1:]:
+            first, first_unit = declared[0]
+            if not same_unit(first_unit, unit, self.units):
+                raise SspError(
+                    f"{self.where}: unit mismatch along one signal, {_name(first)} "
+                    f"is in {first_unit!r} and {_name(node)} in {unit!r}"
+                    f"{described(first_unit, unit, self.units, self.units)}."
+                )
 
 
 def _groups(links: list[tuple[Node, Node]]) -> list[list[Node]]:
@@ -538,7 +576,7 @@ def open_ssp(
             try:
                 for c in structure.components:
                     fmu = _extracted(archive, c, tmp, path)
-                    flows[c.name] = _open(fmu, c, interface, path)
+                    flows[c.name] = _open(fmu, c, interface, path, structure.units)
                 connections = _directed(structure, flows, path)
             except BaseException:
                 for flow in flows.values():
@@ -546,7 +584,11 @@ def open_ssp(
                 raise
         try:
             flow = couple(
-                flows, connections, communication=communication, t0=structure.start_time
+                flows,
+                connections,
+                communication=communication,
+                t0=structure.start_time,
+                units=structure.units,
             )
         except AdapterError:
             raise
@@ -594,7 +636,16 @@ def _extracted(archive: zipfile.ZipFile, component: SspComponent, tmp, path) -> 
         raise SspError(str(exc)) from None
 
 
-def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path):
+def _open(
+    fmu: Path,
+    component: SspComponent,
+    interface: str | None,
+    path: Path,
+    units: Definitions,
+):
+    """Open a component's FMU and check its connectors against its variables
+    (a connector's unit by the SSD's `units`, the variable's by the FMU's
+    UnitDefinitions, else the SSD's)."""
     chosen = component.implementation or interface
     try:
         known = FmuArchive(fmu).variables  # SSP 5.3.3: other names are ignored
@@ -604,6 +655,7 @@ def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path)
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
         raise SspError(f"{path}: component {component.name!r}: {message}") from None
     variables = flow.archive.variables
+    fmu_units = {**units, **flow.archive.unit_definitions}  # the FMU's first
     for name, (kind, unit) in component.connectors.items():
         problem = None
         if name not in variables:
@@ -613,9 +665,14 @@ def _open(fmu: Path, component: SspComponent, interface: str | None, path: Path)
                 f"has kind {kind!r} but the FMU's variable has causality "
                 f"{variables[name].causality!r}"
             )
-        elif unit and variables[name].unit and unit != variables[name].unit:
+        elif (
+            unit
+            and (own := variables[name].unit)
+            and not same_unit(unit, own, units, fmu_units)
+        ):
             problem = (
-                f"has unit {unit!r} but the FMU's variable {variables[name].unit!r}"
+                f"has unit {unit!r} but the FMU's variable {own!r}"
+                f"{described(unit, own, units, fmu_units)}"
             )
         if problem:
             flow.close()
