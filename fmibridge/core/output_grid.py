@@ -125,12 +125,17 @@ class GridRecorder(Recorder):
             return
         if len(self.events) != self._n_seen_events:
             self._keep_event_rows()
-        rows, times = self.grid.rows_on(t[:-1], self.tol)
-        if len(rows):  # the rows on the grid, at its times exactly
-            self._pending.clear()
-            Recorder.samples(
-                self, times, x[rows], mode, **{n: v[rows] for n, v in outputs.items()}
-            )
+        if len(t) > 1:  # the rows on the grid before the last, at its times exactly
+            rows, times = self.grid.rows_on(t[:-1], self.tol)
+            if len(rows):
+                self._pending.clear()
+                Recorder.samples(
+                    self,
+                    times,
+                    x[rows],
+                    mode,
+                    **{n: v[rows] for n, v in outputs.items()},
+                )
         # the last row is kept too: it may be an event's (a time event)
         self._append(float(t[-1]), x[-1], mode, {n: v[-1] for n, v in outputs.items()})
 
