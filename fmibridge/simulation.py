@@ -620,9 +620,10 @@ MAX_JACOBIAN_STATES = 200  # larger models are not probed (n + 1 FMU calls)
 
 def is_stiff(system: HybridSystem, span: float) -> bool:
     """True if the initial mode's flow is stiff over `span` s at the start: the
-    largest |Re lam| of its Jacobian (forward differences of dx/dt at t0)
-    times the span exceeds STIFF_SPAN (Roberts' chemistry over 1e8 s: 3e8; a
-    DC motor's 1e5/s pole over 1 s: 1e5, left to Dormand-Prince)."""
+    largest absolute real part of its Jacobian's eigenvalues (forward
+    differences of dx/dt at t0) times the span exceeds STIFF_SPAN (Roberts'
+    chemistry over 1e8 s: 3e8; a DC motor's 1e5/s pole over 1 s: 1e5, left to
+    Dormand-Prince)."""
     flow = system.modes[system.initial_mode].flow
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
