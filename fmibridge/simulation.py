@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .core.errors import FmibridgeError
+from .core.numbers import finite, positive
 from .core.result import Result
-from .core.span import check_span, check_step
+from .core.span import check_count, check_span, check_step
 from .core.system import Edge, Guard, HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
@@ -217,6 +218,9 @@ def simulate(
     if unknown is not None:
         raise unknown
     given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
+    for name, check in NUMBERS.items():
+        if name in given:
+            check(name, given[name])
     kind = _kind(model)
     _refuse(kind, given, fixed_problems(fmpy_keywords))
     given = _with_integrator(given)
@@ -251,9 +255,9 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
         experiment.step, explicit, t_end - system.t0
     )
     runner = _checked(_method(given, h), system, given, kind)
+    grid = _grid(system.t0, t_end, runner, given)
     if not runner.is_adaptive:  # adaptive steps: h is the first, not their size
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
-    grid = _grid(system.t0, t_end, runner.h, given)
     result = runner.run(system, t_end, progress=progress, t_eval=grid)
     return _recorded(result, grid, given)
 
@@ -264,6 +268,14 @@ KEYWORDS = (
     "solver", "record_events", "debug_logging", "method", "method_options", "zeno",
     "zeno_eps", "guards", "timeout", "progress",
 )  # fmt: skip
+# the numbers checked as they enter (`core.numbers`): a zero step is never "no
+# step", a NaN tolerance never reaches an FMU's solver
+NUMBERS = {
+    "start_time": finite,
+    "step_size": positive,
+    "relative_tolerance": positive,
+    "zeno_eps": positive,
+}
 DEFAULTS = {"record_events": True, "debug_logging": False, "progress": False}
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {
@@ -459,7 +471,7 @@ def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
         runner = _method(given, None) if isinstance(method, Method) else adapter.method
         runner = _checked(runner, adapter.system, given, "adapter")
         adapter = dataclasses.replace(adapter, method=runner)
-        grid = _grid(adapter.system.t0, adapter.t_end, runner.h, given)
+        grid = _grid(adapter.system.t0, adapter.t_end, runner, given)
         result = adapter.run(progress=progress, t_eval=grid)
     return _recorded(result, grid, given)
 
@@ -585,14 +597,20 @@ def default_output_interval(span: float, h: float) -> float:
     return h * 2**k
 
 
-def _grid(t0: float, t_end: float, h: float, given: Keywords) -> np.ndarray | None:
+def _grid(
+    t0: float, t_end: float, runner: Method, given: Keywords
+) -> np.ndarray | None:
     """The run's output times: `t_eval`, the `output_interval`'s grid, FMPy's
-    default grid, or None for every step (``output_interval='steps'``)."""
+    default grid, or None for every step (``output_interval='steps'``); an
+    interval whose grid needs more steps than `runner` may take is refused
+    before the grid is allocated."""
     interval = given.get("output_interval")
     if interval == EVERY_STEP:
         return None
     if interval is None and "t_eval" not in given:
-        interval = default_output_interval(t_end - t0, h)
+        interval = default_output_interval(t_end - t0, runner.h)
+    if interval is not None:
+        check_count(interval, t0, t_end, runner.max_steps, "output_interval")
     return output_times(t0, t_end, interval, given.get("t_eval"))
 
 

@@ -27,7 +27,7 @@ import pytest
 
 import fmibridge.core.recorder as recorder_module
 import fmibridge.sweep.execution as execution
-from fmibridge import AdapterError, FmibridgeError
+from fmibridge import AdapterError, FmibridgeError, simulate
 from fmibridge.cli import main
 from fmibridge.core.errors import (
     EXIT_TERMINATED,
@@ -37,6 +37,7 @@ from fmibridge.core.errors import (
     exit_code,
     sigterm_raises,
 )
+from fmibridge.core.numbers import C_LONG_MAX
 from fmibridge.core.outputs import write_atomically
 from fmibridge.core.recorder import recording
 from fmibridge.core.result import Status
@@ -520,3 +521,104 @@ def test_sweep_t_end_zero_is_a_value_not_unset():
         summary = run_sweep(sweep, scheduler="serial").summary
     assert summary.loc[0, "status"] == "ERROR"
     assert "`t_end` must be a finite time after t0 = 0.0 s" in summary.loc[0, "error"]
+
+
+# -- numbers and types checked where they enter (issue 42) -------------------------
+
+
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+@pytest.mark.parametrize(
+    "keyword, value",
+    [
+        ("step_size", 0),
+        ("step_size", -1e-3),
+        ("step_size", math.nan),
+        ("relative_tolerance", -1),
+        ("relative_tolerance", 0),
+        ("relative_tolerance", math.nan),
+    ],
+)
+def test_a_zero_negative_or_nan_step_or_tolerance_is_refused(
+    fmu_dir, fmi_type, keyword, value
+):
+    """`step_size=0` is not "no step" and a tolerance of -1 never reaches a
+    Co-Simulation FMU's solver: both are refused as a negative step is."""
+    with pytest.raises(FmibridgeError) as error:
+        path = fmu_dir / "BouncingBall.fmu"
+        simulate(path, stop_time=1.0, fmi_type=fmi_type, **{keyword: value})
+    assert (
+        str(error.value) == f"`{keyword}` must be a finite number > 0, got {value!r}."
+    )
+
+
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        ({"stop_time": 10**400}, "`stop_time` must be a finite time after t0"),
+        ({"start_time": -(10**400)}, "`start_time` must be a finite number, got -1"),
+        (
+            {"method_options": {"max_steps": 2**70}},
+            f"`max_steps` must be at most {C_LONG_MAX}, got {2**70}.",
+        ),
+        (
+            {"method_options": {"max_halvings": 2**70}},
+            f"`max_halvings` must be at most 2100, got {2**70}.",
+        ),
+        (
+            {"output_interval": 1e-12, "step_size": 1e-3},
+            "`output_interval` = 1e-12 s needs 1e+12 steps to reach t_end = 1.0 s, "
+            "more than max_steps = 10000000",
+        ),
+    ],
+)
+def test_numbers_past_what_a_run_can_hold_are_refused_before_it(keywords, message):
+    """Integers past the C range and a grid of 1e12 samples: an FmibridgeError
+    before anything is allocated, not an OverflowError or a MemoryError."""
+    with pytest.raises(FmibridgeError) as error:
+        simulate(bouncing_ball(), **{"stop_time": 1.0, **keywords})
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize("value", ["2.0", 2j, [2.0, 1.0], None])
+def test_a_start_value_that_is_not_a_number_is_refused(fmu_dir, value):
+    with pytest.raises(FmibridgeError) as error:
+        simulate(bouncing_ball(), stop_time=1.0, start_values={"h": value})
+    assert str(error.value) == (
+        f"HybridSystem `bouncing_ball`: the start value of state 'h' must be a "
+        f"number, got {value!r}."
+    )
+    path = fmu_dir / "BouncingBall.fmu"
+    with pytest.raises(FmibridgeError) as error:
+        simulate(path, stop_time=1.0, start_values={"h": value})
+    assert str(error.value).startswith(f"{path}: start value 'h' ")
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("1.5", "input 'lam' must be a number (for an array variable, numbers), "
+         "got '1.5' of type str."),
+        (1j, "input 'lam' must be a number (for an array variable, numbers), got "
+         "1j of type complex."),
+        (lambda t: "1.5", "the value u(t0) of input 'lam' must be a number"),
+        (np.array([(0.0, "0"), (1.0, "1")], dtype=[("time", float), ("lam", "U1")]),
+         "Input 'lam': the table's values must be numbers, got array(['0', '1']"),
+        (pd.DataFrame({"time": [0.0, 1.0], "lam": [1j, 2j]}), "Input 'lam': the "
+         "table's values must be numbers"),
+    ],
+)  # fmt: skip
+def test_an_input_that_is_not_a_number_is_refused_naming_it(fmu_dir, value, message):
+    tables = (pd.DataFrame, np.ndarray)
+    inputs = value if isinstance(value, tables) else {"lam": value}
+    with pytest.raises(FmibridgeError) as error:
+        simulate(fmu_dir / "BouncingBall.fmu", stop_time=1.0, input=inputs)
+    assert message in str(error.value)
+
+
+def test_an_array_start_value_on_the_command_line_is_one_error(capsys):
+    assert main(["run", "--start-values", "h=1,2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "fmibridge: error: HybridSystem `bouncing_ball`: the start value of state "
+        "'h' must be a number, got [1.0, 2.0].\n"
+    )

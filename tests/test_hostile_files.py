@@ -17,11 +17,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
-from test_fmu_extraction import declare_size
+from test_fmu_extraction import declare_size, rebuild
 
-from fmibridge import AdapterError, FmibridgeError
+from fmibridge import AdapterError, FmibridgeError, simulate
 from fmibridge.cli import main
 from fmibridge.core import limits
 from fmibridge.core.outputs import write_atomically
@@ -295,3 +296,89 @@ def test_a_killed_writer_leaves_no_temporary_file_for_good(tmp_path):
     write_atomically(out, lambda p: p.write_text("whole\n"))
     assert out.read_text() == "whole\n"
     assert not stale.exists() and live.exists()  # another writer may still run
+
+
+# -- numbers read from an FMU (issue 42) ---------------------------------------------
+
+REFERENCE = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
+needs_reference = pytest.mark.skipif(
+    not REFERENCE.is_dir(),
+    reason="FMIBRIDGE_REFERENCE_FMUS is unset or not a folder (the Reference FMUs)",
+)
+
+
+def vanderpol_with(tmp_path: Path, attributes: str, name="VanDerPol.fmu") -> Path:
+    """The Reference VanDerPol (FMI 2.0) with its DefaultExperiment's stepSize
+    replaced by `attributes`."""
+    source = REFERENCE / "fmi2" / "VanDerPol.fmu"
+    with zipfile.ZipFile(source) as archive:
+        xml = archive.read("modelDescription.xml").decode()
+    assert 'stepSize="1e-2"' in xml
+    xml = xml.replace('stepSize="1e-2"', attributes)
+    return rebuild(source, tmp_path / name, {"modelDescription.xml": xml})
+
+
+@needs_reference
+@pytest.mark.parametrize(
+    "attribute, value", [("tolerance", "-1"), ("tolerance", "0"), ("stepSize", "0")]
+)
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+def test_a_bad_default_experiment_number_is_refused_naming_it(
+    tmp_path, attribute, value, fmi_type
+):
+    """Was: tolerance="-1" let dopri5 accept every step (x0 = 936 at 20 s, not
+    -2.0, and REACHED_END) and reached a Co-Simulation FMU's solver as is."""
+    path = vanderpol_with(tmp_path, f'{attribute}="{value}"')
+    with pytest.raises(FmibridgeError) as error:
+        simulate(path, fmi_type=fmi_type, solver="CVode" if fmi_type == "me" else None)
+    assert str(error.value) == (
+        f'{path}: <DefaultExperiment {attribute}="{value}"> in modelDescription.xml '
+        f"must be a finite number > 0; the FMU is malformed (export it again with "
+        f"a valid {attribute}, or without it)."
+    )
+
+
+@needs_reference
+def test_a_default_experiment_tolerance_is_the_runs_tolerance(tmp_path):
+    """A valid tolerance is read: the run equals one given it as a keyword."""
+    path = vanderpol_with(tmp_path, 'tolerance="1e-7"')
+    keywords = {"stop_time": 2.0, "output_interval": "steps"}
+    keywords["method_options"] = {"integrator": "dopri5"}  # the issue's run
+    read = simulate(path, **keywords)
+    given = simulate(path, relative_tolerance=1e-7, **keywords)
+    default = simulate(vanderpol_with(tmp_path, "", "Default.fmu"), **keywords)
+    assert np.array_equal(read.x, given.x)
+    assert not np.array_equal(read.x, default.x)
+
+
+DERIVATIVES = {  # our ball's derivatives (der(h), der(v)) as each version lists them
+    "BouncingBall.fmu": ('<Unknown index="9" />', '<Unknown index="10" />'),
+    "BouncingBall_fmi3.fmu": (
+        '<ContinuousStateDerivative valueReference="8" />',
+        '<ContinuousStateDerivative valueReference="9" />',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_derivatives_listed_out_of_state_order_are_refused(tmp_path, fmu_dir, name):
+    """Was: with <Derivatives> in the other order the run ended with exit 0 and
+    the column h holding v (off by 4.1 at 3 s), guards on h reading v."""
+    first, second = DERIVATIVES[name]
+    with zipfile.ZipFile(fmu_dir / name) as archive:
+        xml = archive.read("modelDescription.xml").decode()
+    block = xml[xml.index(first) : xml.index(second) + len(second)]
+    swapped = block.replace(first, "@").replace(second, first).replace("@", second)
+    path = rebuild(
+        fmu_dir / name,
+        tmp_path / name,
+        {"modelDescription.xml": xml.replace(block, swapped)},
+    )
+    with pytest.raises(FmibridgeError) as error:
+        simulate(path, stop_time=1.0)
+    assert str(error.value) == (
+        f"{path}: after initialisation the state vector (GetContinuousStates) is "
+        f"[1.0, 0.0], but the states ['v', 'h'] hold [0.0, 1.0]: the model "
+        f"description lists its Derivatives ['der(v)', 'der(h)'] in another order "
+        f"than its state vector; the FMU is malformed (export it again)."
+    )

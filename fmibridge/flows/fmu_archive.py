@@ -22,10 +22,18 @@ from pathlib import Path
 
 from ..core.archives import checked_members, unpack
 from ..core.errors import FmibridgeError
+from ..core.numbers import finite, positive
 from ..core.system import Experiment
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
 FMI_VERSIONS = ("1.0", "2.0", "3.0")
+# the DefaultExperiment's attributes, in the order of `Experiment`'s fields
+EXPERIMENT = {
+    "startTime": finite,
+    "stopTime": finite,
+    "stepSize": positive,
+    "tolerance": positive,
+}
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 INTERFACE_TITLES = {
     "ModelExchange": "Model Exchange",
@@ -156,19 +164,32 @@ class FmuArchive:
 
     @property
     def experiment(self) -> Experiment:
-        """The DefaultExperiment; each value None where the FMU does not give it."""
+        """The DefaultExperiment; each value None where the FMU does not give it.
+
+        Its numbers are checked as given ones are (`core.numbers`): times
+        finite, stepSize and tolerance finite and > 0, or an FmibridgeError
+        names the attribute. A tolerance of -1 would otherwise let an adaptive
+        run accept every step, and reach a Co-Simulation FMU's own solver.
+        """
         d = self.description.defaultExperiment
-
-        def number(name: str) -> float | None:
-            value = getattr(d, name, None) if d is not None else None
-            return None if value is None else float(value)
-
         return Experiment(
-            number("startTime"),
-            number("stopTime"),
-            number("stepSize"),
-            number("tolerance"),
+            *(self._number(d, name, check) for name, check in EXPERIMENT.items())
         )
+
+    def _number(self, d, name: str, check) -> float | None:
+        """The DefaultExperiment's attribute `name` as a float checked by `check`."""
+        text = getattr(d, name, None) if d is not None else None
+        if text is None:
+            return None
+        try:
+            return check(name, float(text))
+        except (ValueError, OverflowError):  # FmibridgeError is a ValueError
+            rule = "a finite number > 0" if check is positive else "a finite number"
+            raise FmibridgeError(
+                f'{self.path}: <DefaultExperiment {name}="{text}"> in '
+                f"modelDescription.xml must be {rule}; the FMU is malformed "
+                f"(export it again with a valid {name}, or without it)."
+            ) from None
 
     def check_interface(self, interface: str) -> None:
         """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""

@@ -1,0 +1,84 @@
+"""Numbers checked where they enter: one rule for keywords, files and FMUs.
+
+A step, a tolerance or a width is a finite number > 0; a count is an integer
+>= 1 that fits the C `long` the compiled loops hold it in; a time is a finite
+number. Each check raises an FmibridgeError naming the setting and the value,
+so a zero step is never taken for "no step given", a NaN tolerance never
+reaches an FMU's solver, and an integer too large for C never surfaces as an
+OverflowError from deep inside a run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import sys
+
+import numpy as np
+
+from .errors import FmibridgeError
+
+# The largest count a compiled loop holds (a C `long`: 64 bits on Linux and
+# macOS, 32 on Windows)
+C_LONG_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1) - 1
+
+
+def is_number(value: object) -> bool:
+    """True for an int or float (a bool is not a number here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_real(values: object) -> bool:
+    """True for a real number or a (nested, rectangular) sequence of them: not a
+    string, a complex number, a ragged list, None or another object.
+
+    Examples
+    --------
+    >>> is_real([1.0, 2]), is_real("1.0"), is_real(1j), is_real([[1.0], [1, 2]])
+    (True, False, False, False)
+    """
+    try:
+        array = np.asarray(values)
+    except ValueError:  # ragged nested lists
+        return False
+    if array.dtype.kind == "O":  # a pandas column of Python objects, say
+        return all(isinstance(v, numbers.Real) for v in array.flat)
+    return array.dtype.kind in "biuf"  # bool, int, uint, float
+
+
+def positive(name: str, value: object) -> float:
+    """Return `value` as a float if it is a finite number > 0, else raise
+    naming `name`.
+
+    Examples
+    --------
+    >>> positive("h", 1e-3)
+    0.001
+    """
+    if not (is_number(value) and 0 < value <= sys.float_info.max):  # type: ignore[operator]
+        raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
+    return float(value)  # type: ignore[arg-type]
+
+
+def finite(name: str, value: object) -> float:
+    """Return `value` as a float if it is a finite number, else raise naming
+    `name` (an integer beyond the float range included)."""
+    limit = sys.float_info.max
+    if not (is_number(value) and -limit <= value <= limit):  # type: ignore[operator]
+        raise FmibridgeError(f"`{name}` must be a finite number, got {value!r}.")
+    return float(value)  # type: ignore[arg-type]
+
+
+def at_least_one(name: str, value: object, most: int = C_LONG_MAX) -> int:
+    """Return `value` if it is an integer in [1, most], else raise naming `name`.
+
+    Examples
+    --------
+    >>> at_least_one("max_steps", 10)
+    10
+    """
+    if isinstance(value, bool) or not (isinstance(value, int) and value >= 1):
+        raise FmibridgeError(f"`{name}` must be an integer >= 1, got {value!r}.")
+    if value > most:
+        raise FmibridgeError(f"`{name}` must be at most {most}, got {value!r}.")
+    return value
