@@ -38,7 +38,7 @@ from fmibridge.core.errors import (
     sigterm_raises,
 )
 from fmibridge.core.numbers import C_LONG_MAX
-from fmibridge.core.outputs import write_atomically
+from fmibridge.core.outputs import write_atomically, write_together
 from fmibridge.core.recorder import recording
 from fmibridge.core.result import Status
 from fmibridge.formats.adapters import load_adapter
@@ -622,3 +622,76 @@ def test_an_array_start_value_on_the_command_line_is_one_error(capsys):
         "fmibridge: error: HybridSystem `bouncing_ball`: the start value of state "
         "'h' must be a number, got [1.0, 2.0].\n"
     )
+
+
+# -- outputs as a unit (issue 42) ----------------------------------------------------
+
+
+def test_two_writers_of_one_pair_leave_one_writers_pair(tmp_path):
+    """A second writer that writes the same two files while the first is between
+    its files finishes first; the first's pair then replaces it whole. Was: the
+    first's samples renamed before the second ran, its events after, a mix."""
+    out, events = tmp_path / "ball.csv", tmp_path / "ball.events.csv"
+
+    def second(path: Path) -> None:
+        write_together({out: lambda p: p.write_text("2"), events: second_events})
+        path.write_text("1")
+
+    def second_events(path: Path) -> None:
+        path.write_text("2")
+
+    write_together({out: lambda p: p.write_text("1"), events: second})
+    assert (out.read_text(), events.read_text()) == ("1", "1")
+    assert leftovers(tmp_path) == []
+
+
+def test_forced_runs_at_once_leave_the_samples_and_events_of_one(tmp_path):
+    """Four `run --out x --force` at once, each from another height: the events
+    file holds the first impact of the height that the samples start from."""
+    out = tmp_path / "ball.csv"
+    heights = (1.0, 2.0, 3.0, 4.0)
+    runs = [
+        fmibridge("run", "--no-progress", "--stop-time", "1.5", "--out", str(out),
+                  "--force", "--parameters", f"h0={h0}")
+        for h0 in heights
+    ]  # fmt: skip
+    assert [run.wait(timeout=120) for run in runs] == [0] * 4
+    h0 = pd.read_csv(out)["h"].iloc[0]
+    first = pd.read_csv(tmp_path / "ball.events.csv")["time"].iloc[0]
+    assert h0 in heights
+    assert first == pytest.approx(bouncing_ball_impacts(1, h0=h0)[0], abs=EVENT_TOL)
+    assert leftovers(tmp_path) == []
+
+
+def test_validate_and_bench_refuse_to_overwrite_without_force(tmp_path, capsys):
+    (tmp_path / "validation.csv").write_text("keep me\n")
+    table = tmp_path / "bench.csv"
+    table.write_text("keep me\n")
+    assert main(["validate", "--tiny", "--out", str(tmp_path), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"fmibridge: error: --out {tmp_path} is a folder with files in it; pass "
+        f"--force to write over them.\n"
+    )
+    assert main(["bench", "--quick", "--out", str(table)]) == 2
+    assert capsys.readouterr().err == (
+        f"fmibridge: error: --out {table} exists; pass --force to replace it.\n"
+    )
+    assert table.read_text() == (tmp_path / "validation.csv").read_text() == "keep me\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_standard_output_is_one_line_after_the_files(tmp_path):
+    """Was: a traceback (OSError: No space left on device)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "fmibridge.cli", "run", "--out", "ball.csv"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "fmibridge: error: cannot write to standard output: No space left on device.\n",
+    )
+    assert len(pd.read_csv(tmp_path / "ball.events.csv")) == 6

@@ -17,10 +17,15 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .errors import FmibridgeError
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 
 def check_output(
@@ -133,22 +138,61 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
         If writing fails (a full disk, a read-only folder); `path` is unchanged
         and no temporary file is left.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FmibridgeError(
-            f"Cannot write {path}: folder {path.parent} does not exist."
-        )
-    _remove_stale(path)
-    temporary = _temporary(path)
+    return write_together({Path(path): write})[0]
+
+
+def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path]:
+    """Write several files as a unit: each `write(temporary)` beside its path,
+    then every temporary renamed to its path, under a lock on their folder.
+
+    A failure before the renames leaves every old file as it was; two writers
+    of the same files (two runs with the same ``--out --force``) rename their
+    files one writer after the other, so the files always come from one of
+    them, never a mix.
+
+    Raises
+    ------
+    FmibridgeError
+        If a folder is missing or writing fails (a full disk, a read-only
+        folder); no temporary file is left.
+    """
+    paths = [Path(p) for p in writes]
+    for path in paths:
+        if not path.parent.is_dir():
+            raise FmibridgeError(
+                f"Cannot write {path}: folder {path.parent} does not exist."
+            )
+        _remove_stale(path)
+    temporaries = [_temporary(p) for p in paths]
+    current = paths[0]  # the file being written, for the message
     try:
-        temporary.open("x").close()  # exclusive: never another's file; umask mode
-        write(temporary)
-        os.replace(temporary, path)
+        for current, temporary in zip(paths, temporaries, strict=True):
+            temporary.open("x").close()  # exclusive: never another's; umask mode
+            writes[current](temporary)
+        with _locked({p.parent for p in paths}):
+            for current, temporary in zip(paths, temporaries, strict=True):
+                os.replace(temporary, current)
     except OSError as exc:
-        raise FmibridgeError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+        raise FmibridgeError(
+            f"Cannot write {current}: {exc.strerror or exc}."
+        ) from None
     finally:
-        temporary.unlink(missing_ok=True)
-    return path
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
+    return paths
+
+
+@contextlib.contextmanager
+def _locked(folders: set[Path]) -> Iterator[None]:
+    """Hold an exclusive lock (flock) on each folder, in a fixed order, for the
+    block; where the platform has no flock, no lock."""
+    with contextlib.ExitStack() as stack:
+        if fcntl is not None:  # else (Windows) two writers' renames may interleave
+            for folder in sorted(folders):
+                fd = os.open(folder, os.O_RDONLY)
+                stack.callback(os.close, fd)
+                fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+        yield
 
 
 def _temporary(path: Path) -> Path:
