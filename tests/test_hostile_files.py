@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -203,6 +204,34 @@ def test_deeply_nested_toml_is_one_error(tmp_path, capsys, kind):
     assert f"{path}: a value nests tables or arrays more than 32 levels deep" in error
 
 
+def nested(depth: int) -> str:
+    """The SSD of the ball inside `depth` systems nested in the root system."""
+    inner = BALL.format(name="ball", bindings="")
+    for k in range(depth):
+        inner = (
+            f'<ssd:System name="s{k}"><ssd:Elements>{inner}</ssd:Elements></ssd:System>'
+        )
+    return SSD.format(components=inner, doctype="")
+
+
+@pytest.mark.parametrize("command", [["run", "--no-progress"], ["info"]])
+def test_deeply_nested_ssp_is_one_error(tmp_path, fmu_dir, capsys, command):
+    """Was: RecursionError (a traceback) for an SSP nested 3000 deep."""
+    path = ssp_file(tmp_path, fmu_dir, nested(3000))
+    error = one_error([command[0], str(path), *command[1:]], capsys)
+    assert error == (
+        f"fmibridge: error: {path}!SystemStructure.ssd: elements nest more than 200 "
+        f"levels deep (at Elements ''); flatten the nested systems.\n"
+    )
+
+
+def test_an_ssp_nested_within_the_bound_runs(tmp_path, fmu_dir):
+    result = simulate(ssp_file(tmp_path, fmu_dir, nested(90)), stop_time=0.5)
+    name = "_".join(f"s{k}" for k in reversed(range(90))) + "_ball"
+    assert result.state_names == (f"{name}.h", f"{name}.v")
+    assert result["time"][-1] == 0.5
+
+
 def sweep_spec(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "spec.toml"
     path.write_text('model = "bouncing_ball"\nt_end = 0.5\n' + text)
@@ -382,3 +411,43 @@ def test_derivatives_listed_out_of_state_order_are_refused(tmp_path, fmu_dir, na
         f"description lists its Derivatives ['der(v)', 'der(h)'] in another order "
         f"than its state vector; the FMU is malformed (export it again)."
     )
+
+
+def with_zeros(source: Path, target: Path, size: int) -> Path:
+    """A copy of the FMU `source` with a member of `size` zero bytes, deflated."""
+    with zipfile.ZipFile(source) as src:
+        members = {m.filename: src.read(m) for m in src.infolist()}
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in {**members, "resources/zeros.bin": bytes(size)}.items():
+            archive.writestr(name, data)
+    return target
+
+
+def test_a_zip_bomb_is_refused_by_its_ratio_before_anything_is_written(
+    tmp_path, fmu_dir, monkeypatch
+):
+    """Was: a 612 kB SSP whose FMU held a 600 MB member (1000:1) wrote it all to
+    the temporary folder before the XML parser refused it."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    bomb = with_zeros(fmu_dir / "BouncingBall.fmu", tmp_path / "Bomb.fmu", 8 * 2**20)
+    with zipfile.ZipFile(bomb) as archive:
+        packed = archive.getinfo("resources/zeros.bin").compress_size
+    assert 8 * 2**20 > 100 * packed  # deflate packs zeros about 1000:1
+    with pytest.raises(FmibridgeError) as error:
+        simulate(bomb, stop_time=1.0)
+    assert str(error.value) == (
+        f"{bomb}!resources/zeros.bin: unpacks to {8 * 2**20} bytes from {packed}, "
+        f"more than 100 times its compressed size (a zip bomb?); set "
+        f"FMIBRIDGE_MAX_COMPRESSION_RATIO to allow it."
+    )
+    ssp = ssp_file(
+        tmp_path,
+        fmu_dir,
+        balls("ball"),
+        {"resources/BouncingBall.fmu": bomb.read_bytes()},
+    )
+    with pytest.raises(FmibridgeError, match="resources/zeros.bin: unpacks to 8388608"):
+        simulate(ssp, stop_time=1.0)
+    assert list(temp.iterdir()) == []

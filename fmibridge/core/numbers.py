@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import numbers
 import sys
+from typing import TypeGuard
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .errors import FmibridgeError
 C_LONG_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1) - 1
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """True for an int or float (a bool is not a number here)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -55,18 +56,18 @@ def positive(name: str, value: object) -> float:
     >>> positive("h", 1e-3)
     0.001
     """
-    if not (is_number(value) and 0 < value <= sys.float_info.max):  # type: ignore[operator]
+    if not (is_number(value) and 0 < value <= sys.float_info.max):
         raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def finite(name: str, value: object) -> float:
     """Return `value` as a float if it is a finite number, else raise naming
     `name` (an integer beyond the float range included)."""
     limit = sys.float_info.max
-    if not (is_number(value) and -limit <= value <= limit):  # type: ignore[operator]
+    if not (is_number(value) and -limit <= value <= limit):
         raise FmibridgeError(f"`{name}` must be a finite number, got {value!r}.")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def at_least_one(name: str, value: object, most: int = C_LONG_MAX) -> int:

@@ -26,7 +26,7 @@ def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
     """
     if not is_number(t_end):
         raise FmibridgeError(f"`{name}` must be a number, got {t_end!r}.")
-    if not (t0 < t_end <= sys.float_info.max):  # type: ignore[operator]
+    if not (t0 < t_end <= sys.float_info.max):
         raise FmibridgeError(
             f"`{name}` must be a finite time after t0 = {t0!r} s, got {t_end!r}."
         )

@@ -63,6 +63,7 @@ WAKE_S = 0.25  # s: how often a waiting parent wakes (signals wake it sooner)
 CLOSE_S = 2.0  # s a child may take to exit once told to (then it is killed)
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
 SERVE = "from fmibridge.core.supervision import serve; serve()"
+_IS_CHILD = False  # set in the child (`serve`)
 
 
 class ProcessDied(FmibridgeError):
@@ -424,6 +425,8 @@ def serve() -> None:
     Runs each call read from stdin inside ``recording(journal)`` and sends
     back its warnings, then its value or exception, until stdin ends.
     """
+    global _IS_CHILD
+    _IS_CHILD = True
     replies, parent, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -441,6 +444,11 @@ def serve() -> None:
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             error = FmibridgeError(f"the call's value does not pickle: {exc}")
             _send(replies, ("error", error))
+
+
+def is_child() -> bool:
+    """True in a supervised child process (whose parent enforces the limits)."""
+    return _IS_CHILD
 
 
 def _die_with_parent(parent: int) -> None:
