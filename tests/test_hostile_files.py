@@ -11,6 +11,7 @@ write killed half-way leaves no temporary file for good.
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -271,6 +272,43 @@ def test_a_large_sweep_runs_when_confirmed(tmp_path):
     with pytest.raises(FmibridgeError, match="10001 runs, more than max_runs = 10000"):
         Sweep(Run("bouncing_ball"), grid)
     assert Sweep(Run("bouncing_ball"), grid, max_runs=10_001).n_runs == 10_001
+
+
+def test_a_sweep_of_a_billion_runs_is_counted_and_checked_without_listing(tmp_path):
+    """Was: a 13-line spec of 10^9 runs (max_runs raised) listed every run in
+    memory (4 GB) before the first. Its points are made when read, and its
+    methods checked once per distinct setting: the bad one is the 1000th."""
+    spec = sweep_spec(
+        tmp_path,
+        "max_runs = 1_000_000_000\n[grid]\nparameters.e = [0.5, 0.6, 0.7, 0.8]\n"
+        f"parameters.h0 = {list(range(1, 251))}\nstart.v = {[0.0] * 1000}\n"
+        f"method.h = {[1e-3] * 999 + [0.0]}\n",
+    )
+    with pytest.raises(FmibridgeError) as error:
+        load_sweep(spec, tmp_path)
+    assert str(error.value) == (
+        f"{spec}: run 999 ({{'method.h': 0.0}}): [method] `h` must be a finite "
+        f"number > 0, got 0.0."
+    )
+    grid = {"parameters.e": [0.5, 0.6, 0.7, 0.8], "parameters.h0": range(1, 251)}
+    grid |= {"start.v": [0.0] * 1000, "method.h": [1e-3] * 1000}
+    sweep = Sweep(Run("bouncing_ball"), grid, max_runs=10**9)
+    assert sweep.n_runs == len(sweep.points()) == 10**9
+    assert sweep.points()[-1] == {
+        "parameters.e": 0.8, "parameters.h0": 250, "start.v": 0.0, "method.h": 1e-3,
+    }  # fmt: skip
+
+
+def test_sweep_points_are_the_runs_crossed_with_the_grid_in_order():
+    grid = {"start.h": [1.0, 2.0, 3.0], "parameters.e": [0.5, 0.9]}
+    runs = [{"parameters.g": 9.81}, {"parameters.g": 3.7}]
+    listed = [
+        {**run, **dict(zip(grid, values, strict=True))}
+        for run in runs
+        for values in itertools.product(*grid.values())
+    ]
+    points = Sweep(Run("bouncing_ball"), grid, runs).points()
+    assert list(points) == listed and points[-3:] == listed[-3:]
 
 
 # -- outputs -----------------------------------------------------------------------

@@ -44,7 +44,7 @@ def cmd_sweep(args) -> int:
     trajectories = args.trajectories or spec.trajectories
     if trajectories:
         check_output_folder(trajectories, force=args.force, what="--trajectories")
-    n_runs = len(sweep.points())
+    n_runs = sweep.n_runs
     print(f"{args.spec}: {n_runs} runs on scheduler {args.scheduler!r}")
     result = run_sweep(
         sweep,
