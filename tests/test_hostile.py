@@ -499,6 +499,21 @@ def test_sweep_outputs_are_checked_before_any_run(tmp_path, capsys):
     assert (tmp_path / "spec.csv").read_text() == "keep me\n"
 
 
+def test_two_sweeps_on_one_summary_leave_one_and_an_error(tmp_path):
+    """Was: both reported success, and one summary silently replaced the other."""
+    path = spec_file(tmp_path, "")
+    sweeps = [
+        fmibridge("sweep", str(path), "--output-dir", str(tmp_path), "--scheduler",
+                  "serial", "--no-progress")
+        for _ in range(2)
+    ]  # fmt: skip
+    codes = [sweep.wait(timeout=120) for sweep in sweeps]
+    errors = [sweep.stderr.read().decode() for sweep in sweeps]
+    assert sorted(codes) == [0, 2]
+    assert f"--out {tmp_path / 'spec.csv'} exists" in errors[codes.index(2)]
+    assert len(pd.read_csv(tmp_path / "spec.csv")) == 4
+
+
 @pytest.mark.parametrize("workers", ["0", "-1", "two"])
 def test_workers_must_be_at_least_one(tmp_path, capsys, workers):
     with pytest.raises(SystemExit) as e:
