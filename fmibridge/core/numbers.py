@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import numbers
+import reprlib
 import sys
 from typing import TypeGuard
 
@@ -57,7 +58,9 @@ def positive(name: str, value: object) -> float:
     0.001
     """
     if not (is_number(value) and 0 < value <= sys.float_info.max):
-        raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
+        raise FmibridgeError(
+            f"`{name}` must be a finite number > 0, got {reprlib.repr(value)}."
+        )
     return float(value)
 
 
@@ -66,7 +69,9 @@ def finite(name: str, value: object) -> float:
     `name` (an integer beyond the float range included)."""
     limit = sys.float_info.max
     if not (is_number(value) and -limit <= value <= limit):
-        raise FmibridgeError(f"`{name}` must be a finite number, got {value!r}.")
+        raise FmibridgeError(
+            f"`{name}` must be a finite number, got {reprlib.repr(value)}."
+        )
     return float(value)
 
 
@@ -79,7 +84,11 @@ def at_least_one(name: str, value: object, most: int = C_LONG_MAX) -> int:
     10
     """
     if isinstance(value, bool) or not (isinstance(value, int) and value >= 1):
-        raise FmibridgeError(f"`{name}` must be an integer >= 1, got {value!r}.")
+        raise FmibridgeError(
+            f"`{name}` must be an integer >= 1, got {reprlib.repr(value)}."
+        )
     if value > most:
-        raise FmibridgeError(f"`{name}` must be at most {most}, got {value!r}.")
+        raise FmibridgeError(
+            f"`{name}` must be at most {most}, got {reprlib.repr(value)}."
+        )
     return value

@@ -10,6 +10,7 @@ line, adapter files, sweeps) refuse these with a message naming the setting.
 from __future__ import annotations
 
 import math
+import reprlib
 import sys
 
 from .errors import FmibridgeError
@@ -28,7 +29,8 @@ def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
         raise FmibridgeError(f"`{name}` must be a number, got {t_end!r}.")
     if not (t0 < t_end <= sys.float_info.max):
         raise FmibridgeError(
-            f"`{name}` must be a finite time after t0 = {t0!r} s, got {t_end!r}."
+            f"`{name}` must be a finite time after t0 = {t0!r} s, got "
+            f"{reprlib.repr(t_end)}."
         )
     return float(t_end)
 
