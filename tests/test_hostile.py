@@ -38,7 +38,7 @@ from fmibridge.core.errors import (
     sigterm_raises,
 )
 from fmibridge.core.numbers import C_LONG_MAX
-from fmibridge.core.outputs import write_atomically, write_together
+from fmibridge.core.outputs import claimed, write_atomically, write_together
 from fmibridge.core.recorder import recording
 from fmibridge.core.result import Status
 from fmibridge.formats.adapters import load_adapter
@@ -676,6 +676,28 @@ def test_forced_runs_at_once_leave_the_samples_and_events_of_one(tmp_path):
     assert h0 in heights
     assert first == pytest.approx(bouncing_ball_impacts(1, h0=h0)[0], abs=EVENT_TOL)
     assert leftovers(tmp_path) == []
+
+
+def test_a_claim_left_by_a_killed_run_is_taken_over(tmp_path, capsys):
+    """Was: `run --out x.csv` killed by SIGKILL left x.csv empty, and every later
+    run refused it ('exists; pass --force'). A live claim is still refused."""
+    out = tmp_path / "ball.csv"
+    code = (
+        "import os, signal, sys; from pathlib import Path\n"
+        "from fmibridge.core.outputs import claimed\n"
+        "with claimed(Path(sys.argv[1])): os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    killed = subprocess.run([sys.executable, "-c", code, str(out)])
+    assert killed.returncode == -signal.SIGKILL and out.read_bytes() == b""
+    assert main(["run", "--no-progress", "--out", str(out)]) == 0
+    assert len(pd.read_csv(tmp_path / "ball.events.csv")) == 6
+    live = tmp_path / "live.csv"
+    with claimed(live):
+        assert main(["run", "--no-progress", "--out", str(live)]) == 2
+    assert f"--out {live} exists; pass --force" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ball.csv", "ball.events.csv",
+    ]  # fmt: skip
 
 
 def test_validate_and_bench_refuse_to_overwrite_without_force(tmp_path, capsys):
