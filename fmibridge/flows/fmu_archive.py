@@ -17,6 +17,7 @@ import shutil
 import signal
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,7 +177,9 @@ class FmuArchive:
             *(self._number(d, name, check) for name, check in EXPERIMENT.items())
         )
 
-    def _number(self, d, name: str, check) -> float | None:
+    def _number(
+        self, d: object, name: str, check: Callable[[str, object], float]
+    ) -> float | None:
         """The DefaultExperiment's attribute `name` as a float checked by `check`."""
         text = getattr(d, name, None) if d is not None else None
         if text is None:
