@@ -26,8 +26,9 @@ from test_fmu_extraction import declare_size, rebuild
 
 from fmibridge import AdapterError, FmibridgeError, simulate
 from fmibridge.cli import main
-from fmibridge.core import limits
+from fmibridge.core import limits, scratch, supervision
 from fmibridge.core.outputs import write_atomically
+from fmibridge.flows.fmu import open_fmu
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.formats.ssp import SspError, read_ssp
 from fmibridge.sweep import Run, Sweep, load_sweep
@@ -491,3 +492,26 @@ def test_a_zip_bomb_is_refused_by_its_ratio_before_anything_is_written(
     inner = f"{ssp}!resources/BouncingBall.fmu!resources/zeros.bin"
     assert f"{inner}: unpacks to {8 * 2**20} bytes from {packed}," in str(error.value)
     assert list(temp.iterdir()) == []
+
+
+def test_the_folders_of_a_killed_process_are_removed_by_the_next(
+    tmp_path, fmu_dir, monkeypatch
+):
+    """Was: a process killed outright (SIGKILL) left its unpacked FMUs and its
+    supervised child's folder in the temporary folder for good."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(scratch, "_SWEPT", set())
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    pid = dead.stdout.strip()
+    names = [f"fmibridge_{pid}_a", f"fmibridge_{os.getpid()}_b",
+             f"fmibridge_worker_{pid}_c", f"other_{pid}_d"]  # fmt: skip
+    for name in names:
+        (temp / name / "resources").mkdir(parents=True)
+    open_fmu(fmu_dir / "BouncingBall.fmu", "me").close()
+    assert sorted(p.name for p in temp.iterdir()) == sorted(names[1:])
+    with supervision.Supervisor() as supervisor:
+        assert supervisor.call(pow, {"base": 2, "exp": 10}) == 1024
+    assert sorted(p.name for p in temp.iterdir()) == sorted([names[1], names[3]])

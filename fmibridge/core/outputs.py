@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .errors import FmibridgeError
+from .scratch import is_running
 
 try:
     import fcntl
@@ -270,15 +271,5 @@ def _remove_stale(path: Path) -> None:
         name = temporary.name
         if name.startswith(prefix) and name.endswith(".tmp"):
             pid = name[len(prefix) :].split(".")[0]
-            if pid.isdigit() and not _is_running(int(pid)):
+            if pid.isdigit() and not is_running(int(pid)):
                 temporary.unlink(missing_ok=True)
-
-
-def _is_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True

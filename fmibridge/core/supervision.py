@@ -23,11 +23,12 @@ Whatever the ending, the run's samples are kept: the child records inside
 ``recording(journal)`` (`core.journal`), and every call that ends without a
 value replays the journal into the caller's `recording()`, so the caller
 writes the partial Result as for a run cut short in its own process. Each
-child gets a temporary folder of its own (``fmibridge_worker_*``, its
+child gets a temporary folder of its own (``fmibridge_worker_<pid>_*``, its
 `tempfile.tempdir`: FMUs are unpacked there), removed when it ends, however
-it ends. On Linux the child also dies with its parent (PR_SET_PDEATHSIG).
-Warnings the child gives are given again in the parent, where its filters
-apply.
+it ends, and by the next supervisor if this process was killed
+(`core.scratch`). On Linux the child also dies with its parent
+(PR_SET_PDEATHSIG). Warnings the child gives are given again in the parent,
+where its filters apply.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
 from .recorder import recording
 from .result import Status
+from .scratch import new_folder
 
 SIZE = struct.Struct("<Q")  # bytes of the pickled message that follows
 CHUNK = 2**20  # bytes read from the child at once
@@ -180,7 +182,7 @@ class Supervisor:
             return process, folder
         self._end_child(kill=True)
         self._remove_folder()
-        self._folder = folder = Path(tempfile.mkdtemp(prefix="fmibridge_worker_"))
+        self._folder = folder = new_folder("fmibridge_worker_")
         replies, child_end = os.pipe()
         try:
             self._process = process = subprocess.Popen(

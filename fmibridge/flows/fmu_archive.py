@@ -15,7 +15,6 @@ import atexit
 import re
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from ..core.archives import checked_members, unpack
 from ..core.errors import FmibridgeError
 from ..core.numbers import finite, positive
+from ..core.scratch import new_folder
 from ..core.system import Experiment
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
@@ -284,7 +284,7 @@ class _Folders:
 
     def new(self) -> Path:
         self._arm()
-        folder = Path(tempfile.mkdtemp(prefix="fmibridge_"))
+        folder = new_folder("fmibridge_")  # a killed process's: removed here
         self._live.add(folder)
         return folder
 
