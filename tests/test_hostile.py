@@ -594,6 +594,20 @@ def test_numbers_past_what_a_run_can_hold_are_refused_before_it(keywords, messag
     assert message in str(error.value)
 
 
+def test_numpy_numbers_are_numbers():
+    """A step from np.linspace or a count from np.arange is a number, without a
+    RuntimeWarning (was: a float32 stop time overflowed in the range check)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = simulate(
+            bouncing_ball(),
+            stop_time=np.float32(1.0),
+            step_size=np.float64(1e-3),
+            method_options={"max_steps": np.int64(10**6)},
+        )
+    assert abs(result.event_times[0] - T_IMPACT) < EVENT_TOL
+
+
 @pytest.mark.parametrize("value", ["2.0", 2j, [2.0, 1.0], None])
 def test_a_start_value_that_is_not_a_number_is_refused(fmu_dir, value):
     with pytest.raises(FmibridgeError) as error:

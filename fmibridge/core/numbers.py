@@ -11,9 +11,9 @@ OverflowError from deep inside a run.
 from __future__ import annotations
 
 import ctypes
+import math
 import numbers
 import reprlib
-import sys
 from typing import TypeGuard
 
 import numpy as np
@@ -26,8 +26,23 @@ C_LONG_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1) - 1
 
 
 def is_number(value: object) -> TypeGuard[int | float]:
-    """True for an int or float (a bool is not a number here)."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """True for a real number: an int or a float, numpy's too (a bool is not a
+    number here).
+
+    Examples
+    --------
+    >>> is_number(np.float32(0.5)), is_number(True), is_number("0.5")
+    (True, False, False)
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def as_float(value: int | float) -> float:
+    """`value` as a float; +-inf for an integer beyond the float range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def is_real(values: object) -> bool:
@@ -57,7 +72,7 @@ def positive(name: str, value: object) -> float:
     >>> positive("h", 1e-3)
     0.001
     """
-    if not (is_number(value) and 0 < value <= sys.float_info.max):
+    if not (is_number(value) and 0 < as_float(value) < math.inf):
         raise FmibridgeError(
             f"`{name}` must be a finite number > 0, got {reprlib.repr(value)}."
         )
@@ -67,8 +82,7 @@ def positive(name: str, value: object) -> float:
 def finite(name: str, value: object) -> float:
     """Return `value` as a float if it is a finite number, else raise naming
     `name` (an integer beyond the float range included)."""
-    limit = sys.float_info.max
-    if not (is_number(value) and -limit <= value <= limit):
+    if not (is_number(value) and math.isfinite(as_float(value))):
         raise FmibridgeError(
             f"`{name}` must be a finite number, got {reprlib.repr(value)}."
         )
@@ -83,12 +97,15 @@ def at_least_one(name: str, value: object, most: int = C_LONG_MAX) -> int:
     >>> at_least_one("max_steps", 10)
     10
     """
-    if isinstance(value, bool) or not (isinstance(value, int) and value >= 1):
+    count = 0  # not an integer
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        count = int(value)
+    if count < 1:
         raise FmibridgeError(
             f"`{name}` must be an integer >= 1, got {reprlib.repr(value)}."
         )
-    if value > most:
+    if count > most:
         raise FmibridgeError(
             f"`{name}` must be at most {most}, got {reprlib.repr(value)}."
         )
-    return value
+    return count

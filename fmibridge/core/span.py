@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import math
 import reprlib
-import sys
 
 from .errors import FmibridgeError
-from .numbers import is_number
+from .numbers import as_float, is_number
 
 
 def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
@@ -27,12 +26,12 @@ def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
     """
     if not is_number(t_end):
         raise FmibridgeError(f"`{name}` must be a number, got {t_end!r}.")
-    if not (t0 < t_end <= sys.float_info.max):
+    if not (t0 < as_float(t_end) < math.inf):
         raise FmibridgeError(
             f"`{name}` must be a finite time after t0 = {t0!r} s, got "
             f"{reprlib.repr(t_end)}."
         )
-    return float(t_end)
+    return as_float(t_end)
 
 
 def check_step(
