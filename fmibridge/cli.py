@@ -117,8 +117,7 @@ def _check_outputs(out: str | None, force: bool) -> Path | None:
 
 def _write(result: Result, out: Path) -> str:
     """Write the samples and the event log; return what was written, in words."""
-    result.to_csv(out)
-    result.events_to_csv(events_path(out))
+    result.to_csv(out, events=events_path(out))  # the two as a unit
     return f"{out} and {events_path(out)}"
 
 
@@ -779,6 +778,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head`: files are already written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # a full standard output (/dev/full): files name theirs
+        if exc.filename is None:  # the exit's flush would fail again: a traceback
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = exc.filename or "cannot write to standard output"
+        print(f"fmibridge: error: {where}: {exc.strerror or exc}.", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # python -m fmibridge.cli: run the module by its name,

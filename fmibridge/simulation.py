@@ -19,20 +19,27 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import pickle
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .core.errors import FmibridgeError
-from .core.result import Result
-from .core.span import check_span, check_step
+from .core import supervision
+from .core.errors import FmibridgeError, FmibridgeWarning
+from .core.limits import TIMEOUT_GRACE_S
+from .core.numbers import finite, positive
+from .core.recorder import recording
+from .core.result import Result, Status
+from .core.span import check_count, check_span, check_step
 from .core.system import Edge, Guard, HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
 from .flows.fmi import printed_log
 from .flows.input_table import InputTable
+from .flows.native import NativeFlow
 from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
 from .methods import Method, is_a, method_named
 
@@ -172,11 +179,15 @@ def simulate(
     timeout : float, optional
         Seconds of wall time the run may take, FMPy's keyword: past them it
         stops at its next step with `Status.TIME_LIMIT` and its samples so
-        far. The limit is looked at between steps, in this process: an FMU
-        whose own code hangs is not stopped, and one that crashes (a segfault,
-        `abort()`, `exit()`) takes this Python process with it. The command
-        line and sweeps run each simulation in a supervised process instead,
-        which survives both and ends a hung run at its limit.
+        far (and a warning). A model given as a file (FMU, SSP, adapter) then
+        runs in a supervised child process, as on the command line: an FMU
+        whose own code hangs is killed a grace period (`TIMEOUT_GRACE_S`)
+        past the limit, its samples kept, and one that crashes raises an
+        FmibridgeError instead of taking this process with it. A
+        HybridSystem, or keywords holding objects that do not pickle (a
+        lambda as input), run in this process, where the limit is looked at
+        between steps only; where an FMU may be involved, the call says so
+        with a warning.
     progress : bool
         Show a progress bar on a terminal.
     **fmpy_keywords
@@ -230,8 +241,15 @@ def simulate(
     if unknown is not None:
         raise unknown
     given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
+    for name, check in NUMBERS.items():
+        if name in given:
+            check(name, given[name])
     kind = _kind(model)
     _refuse(kind, given, fixed_problems(fmpy_keywords))
+    if timeout is not None and not supervision.is_child():
+        supervised = _supervised(model, kind, {**given, **fmpy_keywords})
+        if supervised is not None:
+            return supervised
     given = _with_integrator(given)
     logged = printed_log() if debug_logging else contextlib.nullcontext()
     with time_limit(timeout), logged:
@@ -247,6 +265,61 @@ def simulate(
         finally:
             if kind in ("fmu", "ssp"):
                 system.close()
+
+
+def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
+    """Run `simulate` on a model file in the supervised child process (as the
+    command line does), so that `timeout` stops an FMU hung in its own code too:
+    the child is killed past the limit and the samples it sent so far come back
+    as a TIME_LIMIT Result (`core.supervision`). Return None, after a warning
+    where an FMU may be involved, for a run that stays in this process: a
+    HybridSystem, or keywords holding Python objects that do not pickle."""
+    if kind == "system":
+        from .flows.compiled import CompiledFlow
+
+        flows = cast(HybridSystem, model).flows()
+        if all(isinstance(flow, NativeFlow | CompiledFlow) for flow in flows):
+            return None  # Python and compiled code return between steps
+        why = "a HybridSystem runs in this process"
+    else:
+        try:
+            pickle.dumps(keywords)
+        except Exception as exc:  # noqa: BLE001 - any object that does not pickle
+            why = f"a keyword's value cannot go to another process ({exc})"
+        else:
+            return _run_supervised(Path(cast(str | Path, model)), keywords)
+    warnings.warn(
+        f"`timeout`: {why}; the limit is looked at between steps and cannot stop "
+        f"an FMU hung in its own code (give the model's file and plain values to "
+        f"run it supervised).",
+        FmibridgeWarning,
+        stacklevel=3,
+    )
+    return None
+
+
+def _run_supervised(path: Path, keywords: Keywords) -> Result:
+    """`simulate(path, **keywords)` in the supervised child, its samples kept
+    when it is killed at its time limit."""
+    with recording() as record:
+        try:
+            return supervision.shared().call(
+                simulate,
+                {"model": path, **keywords},
+                timeout=keywords["timeout"],
+                grace=TIMEOUT_GRACE_S,
+                what=str(path),
+            )
+        except supervision.TimeLimitExceeded as exc:
+            partial = record.result(Status.TIME_LIMIT, {"system": str(path)}, str(exc))
+            if partial is None:
+                raise
+    warnings.warn(
+        f"Run stopped at t = {partial.t[-1]:.6g} s: {partial.message}",
+        FmibridgeWarning,
+        stacklevel=4,
+    )
+    return partial
 
 
 def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Result:
@@ -265,9 +338,9 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
         experiment.step, explicit, t_end - system.t0
     )
     runner = _checked(_method(given, h), system, given, kind)
+    grid = _grid(system.t0, t_end, runner, given)
     if not runner.is_adaptive:  # adaptive steps: h is the first, not their size
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
-    grid = _grid(system.t0, t_end, runner.h, given)
     result = runner.run(system, t_end, progress=progress, t_eval=grid)
     return _recorded(result, grid, given)
 
@@ -278,6 +351,14 @@ KEYWORDS = (
     "solver", "record_events", "debug_logging", "validate", "method",
     "method_options", "zeno", "zeno_eps", "guards", "timeout", "progress",
 )  # fmt: skip
+# the numbers checked as they enter (`core.numbers`): a zero step is never "no
+# step", a NaN tolerance never reaches an FMU's solver
+NUMBERS = {
+    "start_time": finite,
+    "step_size": positive,
+    "relative_tolerance": positive,
+    "zeno_eps": positive,
+}
 DEFAULTS = {
     "record_events": True,
     "debug_logging": False,
@@ -482,7 +563,7 @@ def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
         runner = _method(given, None) if isinstance(method, Method) else adapter.method
         runner = _checked(runner, adapter.system, given, "adapter")
         adapter = dataclasses.replace(adapter, method=runner)
-        grid = _grid(adapter.system.t0, adapter.t_end, runner.h, given)
+        grid = _grid(adapter.system.t0, adapter.t_end, runner, given)
         result = adapter.run(progress=progress, t_eval=grid)
     return _recorded(result, grid, given)
 
@@ -708,14 +789,20 @@ def default_output_interval(span: float, h: float) -> float:
     return h * 2**k
 
 
-def _grid(t0: float, t_end: float, h: float, given: Keywords) -> np.ndarray | None:
+def _grid(
+    t0: float, t_end: float, runner: Method, given: Keywords
+) -> np.ndarray | None:
     """The run's output times: `t_eval`, the `output_interval`'s grid, FMPy's
-    default grid, or None for every step (``output_interval='steps'``)."""
+    default grid, or None for every step (``output_interval='steps'``); an
+    interval whose grid needs more steps than `runner` may take is refused
+    before the grid is allocated."""
     interval = given.get("output_interval")
     if interval == EVERY_STEP:
         return None
     if interval is None and "t_eval" not in given:
-        interval = default_output_interval(t_end - t0, h)
+        interval = default_output_interval(t_end - t0, runner.h)
+    if interval is not None:
+        check_count(interval, t0, t_end, runner.max_steps, "output_interval")
     return output_times(t0, t_end, interval, given.get("t_eval"))
 
 

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 from fmibridge.cli import main
 from fmibridge.models import bouncing_ball_impacts
@@ -34,10 +35,15 @@ def test_an_option_the_method_lacks_is_named(capsys):
     assert "takes no option(s) ['locate']" in capsys.readouterr().err
 
 
-def test_bad_option_is_one_line_and_exit_2(capsys):
-    assert main(["run", "--step-size", "-1", "--no-progress"]) == 2
+@pytest.mark.parametrize("step", ["-1", "0", "nan"])
+def test_bad_option_is_one_line_and_exit_2(capsys, step):
+    """A zero step is refused as a negative one is, never taken for "no step"."""
+    assert main(["run", "--step-size", step, "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == "fmibridge: error: `h` must be a finite number > 0, got -1.0."
+    assert err.strip() == (
+        f"fmibridge: error: `--step-size` must be a finite number > 0, got "
+        f"{float(step)!r}."
+    )
 
 
 def test_console_script_help():

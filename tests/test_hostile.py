@@ -27,7 +27,7 @@ import pytest
 
 import fmibridge.core.recorder as recorder_module
 import fmibridge.sweep.execution as execution
-from fmibridge import AdapterError, FmibridgeError
+from fmibridge import AdapterError, FmibridgeError, simulate
 from fmibridge.cli import main
 from fmibridge.core.errors import (
     EXIT_TERMINATED,
@@ -37,7 +37,8 @@ from fmibridge.core.errors import (
     exit_code,
     sigterm_raises,
 )
-from fmibridge.core.outputs import write_atomically
+from fmibridge.core.numbers import C_LONG_MAX
+from fmibridge.core.outputs import claimed, write_atomically, write_together
 from fmibridge.core.recorder import recording
 from fmibridge.core.result import Status
 from fmibridge.formats.adapters import load_adapter
@@ -498,6 +499,21 @@ def test_sweep_outputs_are_checked_before_any_run(tmp_path, capsys):
     assert (tmp_path / "spec.csv").read_text() == "keep me\n"
 
 
+def test_two_sweeps_on_one_summary_leave_one_and_an_error(tmp_path):
+    """Was: both reported success, and one summary silently replaced the other."""
+    path = spec_file(tmp_path, "")
+    sweeps = [
+        fmibridge("sweep", str(path), "--output-dir", str(tmp_path), "--scheduler",
+                  "serial", "--no-progress")
+        for _ in range(2)
+    ]  # fmt: skip
+    codes = [sweep.wait(timeout=120) for sweep in sweeps]
+    errors = [sweep.stderr.read().decode() for sweep in sweeps]
+    assert sorted(codes) == [0, 2]
+    assert f"--out {tmp_path / 'spec.csv'} exists" in errors[codes.index(2)]
+    assert len(pd.read_csv(tmp_path / "spec.csv")) == 4
+
+
 @pytest.mark.parametrize("workers", ["0", "-1", "two"])
 def test_workers_must_be_at_least_one(tmp_path, capsys, workers):
     with pytest.raises(SystemExit) as e:
@@ -520,3 +536,213 @@ def test_sweep_t_end_zero_is_a_value_not_unset():
         summary = run_sweep(sweep, scheduler="serial").summary
     assert summary.loc[0, "status"] == "ERROR"
     assert "`t_end` must be a finite time after t0 = 0.0 s" in summary.loc[0, "error"]
+
+
+# -- numbers and types checked where they enter (issue 42) -------------------------
+
+
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+@pytest.mark.parametrize(
+    "keyword, value",
+    [
+        ("step_size", 0),
+        ("step_size", -1e-3),
+        ("step_size", math.nan),
+        ("relative_tolerance", -1),
+        ("relative_tolerance", 0),
+        ("relative_tolerance", math.nan),
+    ],
+)
+def test_a_zero_negative_or_nan_step_or_tolerance_is_refused(
+    fmu_dir, fmi_type, keyword, value
+):
+    """`step_size=0` is not "no step" and a tolerance of -1 never reaches a
+    Co-Simulation FMU's solver: both are refused as a negative step is."""
+    with pytest.raises(FmibridgeError) as error:
+        path = fmu_dir / "BouncingBall.fmu"
+        simulate(path, stop_time=1.0, fmi_type=fmi_type, **{keyword: value})
+    assert (
+        str(error.value) == f"`{keyword}` must be a finite number > 0, got {value!r}."
+    )
+
+
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        ({"stop_time": 10**400}, "`stop_time` must be a finite time after t0"),
+        ({"start_time": -(10**400)}, "`start_time` must be a finite number, got -1"),
+        (
+            {"method_options": {"max_steps": 2**70}},
+            f"`max_steps` must be at most {C_LONG_MAX}, got {2**70}.",
+        ),
+        (
+            {"method_options": {"max_halvings": 2**70}},
+            f"`max_halvings` must be at most 2100, got {2**70}.",
+        ),
+        (
+            {"output_interval": 1e-12, "step_size": 1e-3},
+            "`output_interval` = 1e-12 s needs 1e+12 steps to reach t_end = 1.0 s, "
+            "more than max_steps = 10000000",
+        ),
+    ],
+)
+def test_numbers_past_what_a_run_can_hold_are_refused_before_it(keywords, message):
+    """Integers past the C range and a grid of 1e12 samples: an FmibridgeError
+    before anything is allocated, not an OverflowError or a MemoryError."""
+    with pytest.raises(FmibridgeError) as error:
+        simulate(bouncing_ball(), **{"stop_time": 1.0, **keywords})
+    assert message in str(error.value)
+
+
+def test_numpy_numbers_are_numbers():
+    """A step from np.linspace or a count from np.arange is a number, without a
+    RuntimeWarning (was: a float32 stop time overflowed in the range check)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = simulate(
+            bouncing_ball(),
+            stop_time=np.float32(1.0),
+            step_size=np.float64(1e-3),
+            method_options={"max_steps": np.int64(10**6)},
+        )
+    assert abs(result.event_times[0] - T_IMPACT) < EVENT_TOL
+
+
+@pytest.mark.parametrize("value", ["2.0", 2j, [2.0, 1.0], None])
+def test_a_start_value_that_is_not_a_number_is_refused(fmu_dir, value):
+    with pytest.raises(FmibridgeError) as error:
+        simulate(bouncing_ball(), stop_time=1.0, start_values={"h": value})
+    assert str(error.value) == (
+        f"HybridSystem `bouncing_ball`: the start value of state 'h' must be a "
+        f"number, got {value!r}."
+    )
+    path = fmu_dir / "BouncingBall.fmu"
+    with pytest.raises(FmibridgeError) as error:
+        simulate(path, stop_time=1.0, start_values={"h": value})
+    assert str(error.value).startswith(f"{path}: start value 'h' ")
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("1.5", "input 'lam' must be a number (for an array variable, numbers), "
+         "got '1.5' of type str."),
+        (1j, "input 'lam' must be a number (for an array variable, numbers), got "
+         "1j of type complex."),
+        (lambda t: "1.5", "the value u(t0) of input 'lam' must be a number"),
+        (np.array([(0.0, "0"), (1.0, "1")], dtype=[("time", float), ("lam", "U1")]),
+         "Input 'lam': the table's values must be numbers, got array(['0', '1']"),
+        (pd.DataFrame({"time": [0.0, 1.0], "lam": [1j, 2j]}), "Input 'lam': the "
+         "table's values must be numbers"),
+    ],
+)  # fmt: skip
+def test_an_input_that_is_not_a_number_is_refused_naming_it(fmu_dir, value, message):
+    tables = (pd.DataFrame, np.ndarray)
+    inputs = value if isinstance(value, tables) else {"lam": value}
+    with pytest.raises(FmibridgeError) as error:
+        simulate(fmu_dir / "BouncingBall.fmu", stop_time=1.0, input=inputs)
+    assert message in str(error.value)
+
+
+def test_an_array_start_value_on_the_command_line_is_one_error(capsys):
+    assert main(["run", "--start-values", "h=1,2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "fmibridge: error: HybridSystem `bouncing_ball`: the start value of state "
+        "'h' must be a number, got [1.0, 2.0].\n"
+    )
+
+
+# -- outputs as a unit (issue 42) ----------------------------------------------------
+
+
+def test_two_writers_of_one_pair_leave_one_writers_pair(tmp_path):
+    """A second writer that writes the same two files while the first is between
+    its files finishes first; the first's pair then replaces it whole. Was: the
+    first's samples renamed before the second ran, its events after, a mix."""
+    out, events = tmp_path / "ball.csv", tmp_path / "ball.events.csv"
+
+    def second(path: Path) -> None:
+        write_together({out: lambda p: p.write_text("2"), events: second_events})
+        path.write_text("1")
+
+    def second_events(path: Path) -> None:
+        path.write_text("2")
+
+    write_together({out: lambda p: p.write_text("1"), events: second})
+    assert (out.read_text(), events.read_text()) == ("1", "1")
+    assert leftovers(tmp_path) == []
+
+
+def test_forced_runs_at_once_leave_the_samples_and_events_of_one(tmp_path):
+    """Four `run --out x --force` at once, each from another height: the events
+    file holds the first impact of the height that the samples start from."""
+    out = tmp_path / "ball.csv"
+    heights = (1.0, 2.0, 3.0, 4.0)
+    runs = [
+        fmibridge("run", "--no-progress", "--stop-time", "1.5", "--out", str(out),
+                  "--force", "--parameters", f"h0={h0}")
+        for h0 in heights
+    ]  # fmt: skip
+    assert [run.wait(timeout=120) for run in runs] == [0] * 4
+    h0 = pd.read_csv(out)["h"].iloc[0]
+    first = pd.read_csv(tmp_path / "ball.events.csv")["time"].iloc[0]
+    assert h0 in heights
+    assert first == pytest.approx(bouncing_ball_impacts(1, h0=h0)[0], abs=EVENT_TOL)
+    assert leftovers(tmp_path) == []
+
+
+def test_a_claim_left_by_a_killed_run_is_taken_over(tmp_path, capsys):
+    """Was: `run --out x.csv` killed by SIGKILL left x.csv empty, and every later
+    run refused it ('exists; pass --force'). A live claim is still refused."""
+    out = tmp_path / "ball.csv"
+    code = (
+        "import os, signal, sys; from pathlib import Path\n"
+        "from fmibridge.core.outputs import claimed\n"
+        "with claimed(Path(sys.argv[1])): os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    killed = subprocess.run([sys.executable, "-c", code, str(out)])
+    assert killed.returncode == -signal.SIGKILL and out.read_bytes() == b""
+    assert main(["run", "--no-progress", "--out", str(out)]) == 0
+    assert len(pd.read_csv(tmp_path / "ball.events.csv")) == 6
+    live = tmp_path / "live.csv"
+    with claimed(live):
+        assert main(["run", "--no-progress", "--out", str(live)]) == 2
+    assert f"--out {live} exists; pass --force" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ball.csv", "ball.events.csv",
+    ]  # fmt: skip
+
+
+def test_validate_and_bench_refuse_to_overwrite_without_force(tmp_path, capsys):
+    (tmp_path / "validation.csv").write_text("keep me\n")
+    table = tmp_path / "bench.csv"
+    table.write_text("keep me\n")
+    assert main(["validate", "--tiny", "--out", str(tmp_path), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"fmibridge: error: --out {tmp_path} is a folder with files in it; pass "
+        f"--force to write over them.\n"
+    )
+    assert main(["bench", "--quick", "--out", str(table)]) == 2
+    assert capsys.readouterr().err == (
+        f"fmibridge: error: --out {table} exists; pass --force to replace it.\n"
+    )
+    assert table.read_text() == (tmp_path / "validation.csv").read_text() == "keep me\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_standard_output_is_one_line_after_the_files(tmp_path):
+    """Was: a traceback (OSError: No space left on device)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "fmibridge.cli", "run", "--out", "ball.csv"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "fmibridge: error: cannot write to standard output: No space left on device.\n",
+    )
+    assert len(pd.read_csv(tmp_path / "ball.events.csv")) == 6

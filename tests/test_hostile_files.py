@@ -11,20 +11,24 @@ write killed half-way leaves no temporary file for good.
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
-from test_fmu_extraction import declare_size
+from test_fmu_extraction import declare_size, rebuild
 
-from fmibridge import AdapterError, FmibridgeError
+from fmibridge import AdapterError, FmibridgeError, simulate
 from fmibridge.cli import main
-from fmibridge.core import limits
+from fmibridge.core import limits, scratch, supervision
 from fmibridge.core.outputs import write_atomically
+from fmibridge.flows.fmu import open_fmu
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.formats.ssp import SspError, read_ssp
 from fmibridge.sweep import Run, Sweep, load_sweep
@@ -202,6 +206,34 @@ def test_deeply_nested_toml_is_one_error(tmp_path, capsys, kind):
     assert f"{path}: a value nests tables or arrays more than 32 levels deep" in error
 
 
+def nested(depth: int) -> str:
+    """The SSD of the ball inside `depth` systems nested in the root system."""
+    inner = BALL.format(name="ball", bindings="")
+    for k in range(depth):
+        inner = (
+            f'<ssd:System name="s{k}"><ssd:Elements>{inner}</ssd:Elements></ssd:System>'
+        )
+    return SSD.format(components=inner, doctype="")
+
+
+@pytest.mark.parametrize("command", [["run", "--no-progress"], ["info"]])
+def test_deeply_nested_ssp_is_one_error(tmp_path, fmu_dir, capsys, command):
+    """Was: RecursionError (a traceback) for an SSP nested 3000 deep."""
+    path = ssp_file(tmp_path, fmu_dir, nested(3000))
+    error = one_error([command[0], str(path), *command[1:]], capsys)
+    assert error == (
+        f"fmibridge: error: {path}!SystemStructure.ssd: elements nest more than 200 "
+        f"levels deep (at Elements ''); flatten the nested systems.\n"
+    )
+
+
+def test_an_ssp_nested_within_the_bound_runs(tmp_path, fmu_dir):
+    result = simulate(ssp_file(tmp_path, fmu_dir, nested(90)), stop_time=0.5)
+    name = "_".join(f"s{k}" for k in reversed(range(90))) + "_ball"
+    assert result.state_names == (f"{name}.h", f"{name}.v")
+    assert result["time"][-1] == 0.5
+
+
 def sweep_spec(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "spec.toml"
     path.write_text('model = "bouncing_ball"\nt_end = 0.5\n' + text)
@@ -241,6 +273,43 @@ def test_a_large_sweep_runs_when_confirmed(tmp_path):
     with pytest.raises(FmibridgeError, match="10001 runs, more than max_runs = 10000"):
         Sweep(Run("bouncing_ball"), grid)
     assert Sweep(Run("bouncing_ball"), grid, max_runs=10_001).n_runs == 10_001
+
+
+def test_a_sweep_of_a_billion_runs_is_counted_and_checked_without_listing(tmp_path):
+    """Was: a 13-line spec of 10^9 runs (max_runs raised) listed every run in
+    memory (4 GB) before the first. Its points are made when read, and its
+    methods checked once per distinct setting: the bad one is the 1000th."""
+    spec = sweep_spec(
+        tmp_path,
+        "max_runs = 1_000_000_000\n[grid]\nparameters.e = [0.5, 0.6, 0.7, 0.8]\n"
+        f"parameters.h0 = {list(range(1, 251))}\nstart.v = {[0.0] * 1000}\n"
+        f"method.h = {[1e-3] * 999 + [0.0]}\n",
+    )
+    with pytest.raises(FmibridgeError) as error:
+        load_sweep(spec, tmp_path)
+    assert str(error.value) == (
+        f"{spec}: run 999 ({{'method.h': 0.0}}): [method] `h` must be a finite "
+        f"number > 0, got 0.0."
+    )
+    grid = {"parameters.e": [0.5, 0.6, 0.7, 0.8], "parameters.h0": range(1, 251)}
+    grid |= {"start.v": [0.0] * 1000, "method.h": [1e-3] * 1000}
+    sweep = Sweep(Run("bouncing_ball"), grid, max_runs=10**9)
+    assert sweep.n_runs == len(sweep.points()) == 10**9
+    assert sweep.points()[-1] == {
+        "parameters.e": 0.8, "parameters.h0": 250, "start.v": 0.0, "method.h": 1e-3,
+    }  # fmt: skip
+
+
+def test_sweep_points_are_the_runs_crossed_with_the_grid_in_order():
+    grid = {"start.h": [1.0, 2.0, 3.0], "parameters.e": [0.5, 0.9]}
+    runs = [{"parameters.g": 9.81}, {"parameters.g": 3.7}]
+    listed = [
+        {**run, **dict(zip(grid, values, strict=True))}
+        for run in runs
+        for values in itertools.product(*grid.values())
+    ]
+    points = Sweep(Run("bouncing_ball"), grid, runs).points()
+    assert list(points) == listed and points[-3:] == listed[-3:]
 
 
 # -- outputs -----------------------------------------------------------------------
@@ -295,3 +364,154 @@ def test_a_killed_writer_leaves_no_temporary_file_for_good(tmp_path):
     write_atomically(out, lambda p: p.write_text("whole\n"))
     assert out.read_text() == "whole\n"
     assert not stale.exists() and live.exists()  # another writer may still run
+
+
+# -- numbers read from an FMU (issue 42) ---------------------------------------------
+
+REFERENCE = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
+needs_reference = pytest.mark.skipif(
+    not REFERENCE.is_dir(),
+    reason="FMIBRIDGE_REFERENCE_FMUS is unset or not a folder (the Reference FMUs)",
+)
+
+
+def vanderpol_with(tmp_path: Path, attributes: str, name="VanDerPol.fmu") -> Path:
+    """The Reference VanDerPol (FMI 2.0) with its DefaultExperiment's stepSize
+    replaced by `attributes`."""
+    source = REFERENCE / "fmi2" / "VanDerPol.fmu"
+    with zipfile.ZipFile(source) as archive:
+        xml = archive.read("modelDescription.xml").decode()
+    assert 'stepSize="1e-2"' in xml
+    xml = xml.replace('stepSize="1e-2"', attributes)
+    return rebuild(source, tmp_path / name, {"modelDescription.xml": xml})
+
+
+@needs_reference
+@pytest.mark.parametrize(
+    "attribute, value", [("tolerance", "-1"), ("tolerance", "0"), ("stepSize", "0")]
+)
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+def test_a_bad_default_experiment_number_is_refused_naming_it(
+    tmp_path, attribute, value, fmi_type
+):
+    """Was: tolerance="-1" let dopri5 accept every step (x0 = 936 at 20 s, not
+    -2.0, and REACHED_END) and reached a Co-Simulation FMU's solver as is."""
+    path = vanderpol_with(tmp_path, f'{attribute}="{value}"')
+    with pytest.raises(FmibridgeError) as error:
+        simulate(path, fmi_type=fmi_type, solver="CVode" if fmi_type == "me" else None)
+    assert str(error.value) == (
+        f'{path}: <DefaultExperiment {attribute}="{value}"> in modelDescription.xml '
+        f"must be a finite number > 0; the FMU is malformed (export it again with "
+        f"a valid {attribute}, or without it)."
+    )
+
+
+@needs_reference
+def test_a_default_experiment_tolerance_is_the_runs_tolerance(tmp_path):
+    """A valid tolerance is read: the run equals one given it as a keyword."""
+    path = vanderpol_with(tmp_path, 'tolerance="1e-7"')
+    keywords = {"stop_time": 2.0, "output_interval": "steps"}
+    keywords["method_options"] = {"integrator": "dopri5"}  # the issue's run
+    read = simulate(path, **keywords)
+    given = simulate(path, relative_tolerance=1e-7, **keywords)
+    default = simulate(vanderpol_with(tmp_path, "", "Default.fmu"), **keywords)
+    assert np.array_equal(read.x, given.x)
+    assert not np.array_equal(read.x, default.x)
+
+
+DERIVATIVES = {  # our ball's derivatives (der(h), der(v)) as each version lists them
+    "BouncingBall.fmu": ('<Unknown index="9" />', '<Unknown index="10" />'),
+    "BouncingBall_fmi3.fmu": (
+        '<ContinuousStateDerivative valueReference="8" />',
+        '<ContinuousStateDerivative valueReference="9" />',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_derivatives_listed_out_of_state_order_are_refused(tmp_path, fmu_dir, name):
+    """Was: with <Derivatives> in the other order the run ended with exit 0 and
+    the column h holding v (off by 4.1 at 3 s), guards on h reading v."""
+    first, second = DERIVATIVES[name]
+    with zipfile.ZipFile(fmu_dir / name) as archive:
+        xml = archive.read("modelDescription.xml").decode()
+    block = xml[xml.index(first) : xml.index(second) + len(second)]
+    swapped = block.replace(first, "@").replace(second, first).replace("@", second)
+    path = rebuild(
+        fmu_dir / name,
+        tmp_path / name,
+        {"modelDescription.xml": xml.replace(block, swapped)},
+    )
+    with pytest.raises(FmibridgeError) as error:
+        simulate(path, stop_time=1.0)
+    assert str(error.value) == (
+        f"{path}: after initialisation the state vector (GetContinuousStates) is "
+        f"[1.0, 0.0], but the states ['v', 'h'] hold [0.0, 1.0]: the model "
+        f"description lists its Derivatives ['der(v)', 'der(h)'] in another order "
+        f"than its state vector; the FMU is malformed (export it again)."
+    )
+
+
+def with_zeros(source: Path, target: Path, size: int) -> Path:
+    """A copy of the FMU `source` with a member of `size` zero bytes, deflated."""
+    with zipfile.ZipFile(source) as src:
+        members = {m.filename: src.read(m) for m in src.infolist()}
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in {**members, "resources/zeros.bin": bytes(size)}.items():
+            archive.writestr(name, data)
+    return target
+
+
+def test_a_zip_bomb_is_refused_by_its_ratio_before_anything_is_written(
+    tmp_path, fmu_dir, monkeypatch
+):
+    """Was: a 612 kB SSP whose FMU held a 600 MB member (1000:1) wrote it all to
+    the temporary folder before the XML parser refused it."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    bomb = with_zeros(fmu_dir / "BouncingBall.fmu", tmp_path / "Bomb.fmu", 8 * 2**20)
+    with zipfile.ZipFile(bomb) as archive:
+        packed = archive.getinfo("resources/zeros.bin").compress_size
+    assert 8 * 2**20 > 100 * packed  # deflate packs zeros about 1000:1
+    with pytest.raises(FmibridgeError) as error:
+        simulate(bomb, stop_time=1.0)
+    assert str(error.value) == (
+        f"{bomb}!resources/zeros.bin: unpacks to {8 * 2**20} bytes from {packed}, "
+        f"more than 100 times its compressed size (a zip bomb?); set "
+        f"FMIBRIDGE_MAX_COMPRESSION_RATIO to allow it."
+    )
+    ssp = ssp_file(
+        tmp_path,
+        fmu_dir,
+        balls("ball"),
+        {"resources/BouncingBall.fmu": bomb.read_bytes()},
+    )
+    with pytest.raises(FmibridgeError) as error:
+        simulate(ssp, stop_time=1.0)
+    inner = f"{ssp}!resources/BouncingBall.fmu!resources/zeros.bin"
+    assert f"{inner}: unpacks to {8 * 2**20} bytes from {packed}," in str(error.value)
+    assert list(temp.iterdir()) == []
+
+
+def test_the_folders_of_a_killed_process_are_removed_by_the_next(
+    tmp_path, fmu_dir, monkeypatch
+):
+    """Was: a process killed outright (SIGKILL) left its unpacked FMUs and its
+    supervised child's folder in the temporary folder for good."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(scratch, "_SWEPT", set())
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    pid = dead.stdout.strip()
+    names = [f"fmibridge_{pid}_a", f"fmibridge_{os.getpid()}_b",
+             f"fmibridge_worker_{pid}_c", f"other_{pid}_d"]  # fmt: skip
+    for name in names:
+        (temp / name / "resources").mkdir(parents=True)
+    open_fmu(fmu_dir / "BouncingBall.fmu", "me").close()
+    assert sorted(p.name for p in temp.iterdir()) == sorted(names[1:])
+    with supervision.Supervisor() as supervisor:
+        assert supervisor.call(pow, {"base": 2, "exp": 10}) == 1024
+    assert sorted(p.name for p in temp.iterdir()) == sorted([names[1], names[3]])

@@ -35,6 +35,7 @@ from fmibridge.core.journal import Journal, replay
 from fmibridge.core.recorder import recording
 from fmibridge.core.result import Status
 from fmibridge.core.time_limit import time_limit
+from fmibridge.flows.fmu import fmu_system
 from fmibridge.models import bouncing_ball
 
 REPO = Path(__file__).resolve().parents[1]
@@ -283,6 +284,39 @@ def test_simulate_stops_at_its_timeout_with_its_samples():
     assert result.status is Status.TIME_LIMIT
     assert "time limit of 0.5 s of wall time ended at t = " in result.detail
     assert 0 < result.t[-1] < 1.0
+
+
+def test_simulate_ends_a_hanging_fmu_at_its_timeout_with_its_samples(faulty):
+    """Was: `simulate(..., timeout=3)` on an FMU that loops in C never returned;
+    a model file now runs supervised, as on the command line."""
+    with pytest.warns(FmibridgeWarning, match="Run stopped at t = 0.5"):
+        result = simulate(
+            faulty, fmi_type="cs", parameters={"fault": 4}, step_size=H, timeout=1.0
+        )
+    assert result.status is Status.TIME_LIMIT
+    assert "did not stop at its time limit of 1 s and was killed" in result.detail
+    kept_to_the_fault(result.to_pandas().reset_index())
+
+
+def test_simulate_survives_a_crashing_fmu_given_a_timeout(faulty):
+    with pytest.raises(supervision.ProcessDied, match="killed by signal SIGSEGV"):
+        simulate(
+            faulty, fmi_type="cs", parameters={"fault": 1}, step_size=H, timeout=10.0
+        )
+
+
+def test_simulate_says_when_its_timeout_cannot_stop_an_fmu(faulty):
+    """A HybridSystem (of an FMU) or a lambda as guard stays in this process."""
+    system = fmu_system(faulty, "cs", parameters={"fault": 0})
+    try:
+        with pytest.warns(FmibridgeWarning, match="`timeout`: a HybridSystem runs"):
+            result = simulate(system, stop_time=0.1, step_size=H, timeout=10.0)
+    finally:
+        system.close()
+    assert result.status is Status.REACHED_END
+    with pytest.warns(FmibridgeWarning, match="`timeout`: a keyword's value cannot"):
+        guard = (lambda t, x: x[0], lambda t, x: x)  # a floor, never reached
+        simulate(faulty, stop_time=0.1, guards=[guard], timeout=10.0)
 
 
 def test_an_inner_time_limit_does_not_extend_an_outer_one():

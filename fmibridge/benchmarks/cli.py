@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..core.outputs import check_output, write_atomically
 from .suite import SECTIONS, BenchOptions, run_bench
 
 
@@ -15,6 +16,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..core.errors import FmibridgeError
 
         raise FmibridgeError(f"`--repeats` must be >= 1, got {args.repeats}.")
+    if args.out is not None:  # before the run, as `run` and `sweep` check theirs
+        check_output(args.out, force=args.force, what="--out")
     options = (
         BenchOptions.quick_options(args.repeats)
         if args.quick
@@ -28,7 +31,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     print(format_table(frame))
     if args.out is not None:
-        frame.to_csv(args.out, index=False)
+        write_atomically(args.out, lambda p: frame.to_csv(p, index=False))
         print(f"wrote {args.out}")
     return 0
 
@@ -68,4 +71,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "--only", nargs="+", choices=sorted(SECTIONS), help="run only these sections"
     )
     bench.add_argument("--out", type=Path, help="write the table to this CSV")
+    bench.add_argument(
+        "--force", action="store_true", help="replace an existing --out file"
+    )
     bench.set_defaults(func=cmd_bench)

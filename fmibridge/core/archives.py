@@ -1,7 +1,8 @@
 """Zip archives (FMUs, SSPs) opened within bounds, before anything is unpacked.
 
 `checked_members` refuses an archive whose declared content is beyond the
-limits (`core.limits`) or has a member that would land outside its folder;
+limits (`core.limits`: in total, and per member a compression ratio that only
+a zip bomb has) or has a member that would land outside its folder;
 `read_member` and `extract_member` then read one member within a limit, and
 `unpack` writes them all, counting the bytes actually written (a zip's
 declared sizes may lie; Python's zipfile also stops at them). Errors name the
@@ -62,7 +63,21 @@ def checked_members(path: Path, kind: str) -> list[zipfile.ZipInfo]:
         )
     for member in members:
         member_path(path, member.filename, kind)
+        if member.file_size > member_limit(member):
+            raise FmibridgeError(
+                f"{path}!{member.filename}: unpacks to {member.file_size} bytes "
+                f"from {member.compress_size}, more than "
+                f"{limits.MAX_COMPRESSION_RATIO} times its compressed size (a zip "
+                f"bomb?); set FMIBRIDGE_MAX_COMPRESSION_RATIO to allow it."
+            )
     return members
+
+
+def member_limit(member: zipfile.ZipInfo) -> int:
+    """Return the bytes `member` may unpack to: MAX_COMPRESSION_RATIO times its
+    compressed size, or RATIO_FLOOR_BYTES if more."""
+    ratio_bound = limits.MAX_COMPRESSION_RATIO * member.compress_size
+    return max(limits.RATIO_FLOOR_BYTES, ratio_bound)
 
 
 def member_path(path: Path, name: str, kind: str = "FMU") -> PurePosixPath:
@@ -103,9 +118,10 @@ def extract_member(
 ) -> Path:
     """Copy member `name` to the file `target`, within MAX_UNPACKED_BYTES."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    budget = min(limits.MAX_UNPACKED_BYTES, member_limit(archive.getinfo(name)))
     try:
         with archive.open(name) as source, open(target, "wb") as sink:
-            _copy(source, sink, limits.MAX_UNPACKED_BYTES, f"{where}!{name}")
+            _copy(source, sink, budget, f"{where}!{name}")
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise FmibridgeError(f"{where}!{name}: corrupt archive member: {exc}") from None
     return target
@@ -131,8 +147,9 @@ def unpack(
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
+                limit = min(budget, member_limit(member))
                 with archive.open(member) as source, open(target, "wb") as sink:
-                    budget -= _copy(source, sink, budget, f"{path}!{member.filename}")
+                    budget -= _copy(source, sink, limit, f"{path}!{member.filename}")
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise FmibridgeError(f"{path}: corrupt {kind} archive: {exc}") from None
 
@@ -144,8 +161,10 @@ def _copy(source, sink, budget: int, where: str) -> int:
         copied += len(chunk)
         if copied > budget:
             raise FmibridgeError(
-                f"{where}: unpacks to more than the limit of "
-                f"{limits.MAX_UNPACKED_BYTES} bytes; set FMIBRIDGE_MAX_FMU_BYTES to "
+                f"{where}: unpacks to more than {budget} bytes, its share of the "
+                f"limit of {limits.MAX_UNPACKED_BYTES} bytes or "
+                f"{limits.MAX_COMPRESSION_RATIO} times its compressed size; set "
+                f"FMIBRIDGE_MAX_FMU_BYTES or FMIBRIDGE_MAX_COMPRESSION_RATIO to "
                 f"allow more."
             )
         sink.write(chunk)

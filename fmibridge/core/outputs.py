@@ -3,8 +3,10 @@
 A front door checks where its outputs go before it runs anything, so a bad path
 costs no simulation: the folder must exist and take a file, the path must not
 be a directory, and an existing file is replaced only when asked (`force`).
-`claimed` then creates the file (empty) at once, so that a second run on the
-same path fails before simulating instead of replacing the first one's output.
+`claimed` then creates the file (empty, and locked while the run lasts) at
+once, so that a second run on the same path fails before simulating instead of
+replacing the first one's output; an empty claim that no process locks was
+left by a run that was killed, and the next run takes it over.
 A file is written beside its destination under a temporary name and renamed
 over it, so a reader never sees half a file, and a failure (a full disk,
 Ctrl-C) leaves any old file as it was. The temporary name carries the writer's
@@ -16,11 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .errors import FmibridgeError
+from .scratch import is_running
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 
 def check_output(
@@ -51,7 +60,7 @@ def check_output(
     if path.exists() or path.is_symlink():
         if not path.is_file():
             raise FmibridgeError(f"{what} {path} exists and is not a regular file.")
-        if not force:
+        if not (force or _is_stale_claim(path)):
             raise FmibridgeError(f"{what} {path} exists; pass --force to replace it.")
     check_folder_writable(path.parent, what)
     return path
@@ -98,6 +107,10 @@ def claimed(
     """Create `path` empty for the block (unless `force` or None); remove it after
     unless the block wrote it (`write_atomically` replaced it).
 
+    The claim is locked (flock) while the block runs, so an empty file that no
+    process locks is a claim left by a run that was killed (SIGKILL): it is
+    taken over, not refused (`_is_stale_claim`).
+
     Raises
     ------
     FmibridgeError
@@ -107,7 +120,7 @@ def claimed(
         yield path
         return
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        fd = _claim(path)
     except FileExistsError:
         raise FmibridgeError(
             f"{what} {path} exists (another run may be writing it); pass --force to "
@@ -115,13 +128,69 @@ def claimed(
         ) from None
     except OSError as exc:
         raise FmibridgeError(f"{what}: cannot write {path}: {exc.strerror}.") from None
-    claim = os.stat(path).st_ino
+    claim = os.fstat(fd).st_ino
     try:
         yield path
     finally:
         with contextlib.suppress(OSError):
             if os.stat(path).st_ino == claim:  # still the empty claim: not written
                 os.unlink(path)
+        os.close(fd)  # and its lock
+
+
+def _claim(path: Path) -> int:
+    """Create `path` empty and locked, atomically: a file made and locked under
+    a temporary name, then linked to `path` (FileExistsError if it exists and
+    is not a stale claim, which is removed first); return its descriptor."""
+    _is_stale_claim(path, remove=True)
+    temporary = _temporary(path)
+    fd = _locked_new(temporary)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        os.close(fd)
+        raise
+    except OSError:  # a filesystem without hard links: made, then locked
+        os.close(fd)
+        fd = _locked_new(path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return fd
+
+
+def _locked_new(path: Path) -> int:
+    """Create the file `path` (FileExistsError if it exists), locked (flock,
+    where the platform and filesystem have it); return its descriptor."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    if fcntl is not None:
+        with contextlib.suppress(OSError):  # a filesystem without locks
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _is_stale_claim(path: Path, *, remove: bool = False) -> bool:
+    """True for an empty regular file that no process holds locked: the claim of
+    a run that was killed before it wrote (without flock: never). With
+    `remove`, remove it while holding its lock, so that a claim another run
+    makes meanwhile is never the one removed."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_size:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a run holds it
+        if remove and os.stat(path).st_ino == found.st_ino:
+            os.unlink(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # and the lock just taken
 
 
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -133,22 +202,61 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
         If writing fails (a full disk, a read-only folder); `path` is unchanged
         and no temporary file is left.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FmibridgeError(
-            f"Cannot write {path}: folder {path.parent} does not exist."
-        )
-    _remove_stale(path)
-    temporary = _temporary(path)
+    return write_together({Path(path): write})[0]
+
+
+def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path]:
+    """Write several files as a unit: each `write(temporary)` beside its path,
+    then every temporary renamed to its path, under a lock on their folder.
+
+    A failure before the renames leaves every old file as it was; two writers
+    of the same files (two runs with the same ``--out --force``) rename their
+    files one writer after the other, so the files always come from one of
+    them, never a mix.
+
+    Raises
+    ------
+    FmibridgeError
+        If a folder is missing or writing fails (a full disk, a read-only
+        folder); no temporary file is left.
+    """
+    paths = [Path(p) for p in writes]
+    for path in paths:
+        if not path.parent.is_dir():
+            raise FmibridgeError(
+                f"Cannot write {path}: folder {path.parent} does not exist."
+            )
+        _remove_stale(path)
+    temporaries = [_temporary(p) for p in paths]
+    current = paths[0]  # the file being written, for the message
     try:
-        temporary.open("x").close()  # exclusive: never another's file; umask mode
-        write(temporary)
-        os.replace(temporary, path)
+        for current, temporary in zip(paths, temporaries, strict=True):
+            temporary.open("x").close()  # exclusive: never another's; umask mode
+            writes[current](temporary)
+        with _locked({p.parent for p in paths}):
+            for current, temporary in zip(paths, temporaries, strict=True):
+                os.replace(temporary, current)
     except OSError as exc:
-        raise FmibridgeError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+        raise FmibridgeError(
+            f"Cannot write {current}: {exc.strerror or exc}."
+        ) from None
     finally:
-        temporary.unlink(missing_ok=True)
-    return path
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
+    return paths
+
+
+@contextlib.contextmanager
+def _locked(folders: set[Path]) -> Iterator[None]:
+    """Hold an exclusive lock (flock) on each folder, in a fixed order, for the
+    block; where the platform has no flock, no lock."""
+    with contextlib.ExitStack() as stack:
+        if fcntl is not None:  # else (Windows) two writers' renames may interleave
+            for folder in sorted(folders):
+                fd = os.open(folder, os.O_RDONLY)
+                stack.callback(os.close, fd)
+                fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+        yield
 
 
 def _temporary(path: Path) -> Path:
@@ -163,15 +271,5 @@ def _remove_stale(path: Path) -> None:
         name = temporary.name
         if name.startswith(prefix) and name.endswith(".tmp"):
             pid = name[len(prefix) :].split(".")[0]
-            if pid.isdigit() and not _is_running(int(pid)):
+            if pid.isdigit() and not is_running(int(pid)):
                 temporary.unlink(missing_ok=True)
-
-
-def _is_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True

@@ -43,11 +43,14 @@ class Recording:
         self.recorder: Recorder | None = None
         self.journal = journal
 
-    def result(self, status: Status, provenance: Mapping[str, str]) -> Result | None:
-        """The Result of the samples so far, with `status`; None if there are none."""
+    def result(
+        self, status: Status, provenance: Mapping[str, str], detail: str = ""
+    ) -> Result | None:
+        """The Result of the samples so far, with `status` (and the `detail` that
+        says where and why it stopped); None if there are none."""
         if self.recorder is None or self.recorder.n_samples == 0:
             return None
-        return self.recorder.result(status, provenance)
+        return self.recorder.result(status, provenance, detail)
 
 
 @contextlib.contextmanager

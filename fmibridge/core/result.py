@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .errors import FmibridgeError
-from .outputs import write_atomically
+from .outputs import write_atomically, write_together
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made, not with fmibridge
     import pandas as pd
@@ -335,18 +335,27 @@ class Result:
         columns += ["simultaneous", "t_tol"]
         return pd.DataFrame(rows, columns=columns)
 
-    def to_csv(self, path: str | Path) -> Path:
+    def to_csv(self, path: str | Path, events: str | Path | None = None) -> Path:
         """Write the samples as CSV (a `time` column, one per state, `mode`).
 
         `pandas.read_csv(path, index_col="time")` reads it back identically. The
-        file is written whole or not at all (`write_atomically`).
+        file is written whole or not at all (`write_atomically`). With `events`,
+        the event log (`events_to_csv`) is written there as a unit with the
+        samples (`write_together`): the two files always come from one run,
+        even when several runs write them at once.
         """
-        return write_atomically(path, self.to_pandas().to_csv)
+        writes = {Path(path): self.to_pandas().to_csv}
+        if events is not None:
+            writes[Path(events)] = self._events_writer()
+        return write_together(writes)[0]
 
     def events_to_csv(self, path: str | Path) -> Path:
         """Write the event log (`events_frame`) as CSV, whole or not at all."""
+        return write_atomically(path, self._events_writer())
+
+    def _events_writer(self) -> Callable[[Path], object]:
         frame = self.events_frame()
-        return write_atomically(path, lambda p: frame.to_csv(p, index=False))
+        return lambda p: frame.to_csv(p, index=False)
 
     def raise_for_status(self) -> Result:
         """Raise FmibridgeError if the run stopped before its end; else return

@@ -10,8 +10,10 @@ line, adapter files, sweeps) refuse these with a message naming the setting.
 from __future__ import annotations
 
 import math
+import reprlib
 
 from .errors import FmibridgeError
+from .numbers import as_float, is_number
 
 
 def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
@@ -22,13 +24,14 @@ def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
     >>> check_span(0.0, 3)
     3.0
     """
-    if isinstance(t_end, bool) or not isinstance(t_end, int | float):
+    if not is_number(t_end):
         raise FmibridgeError(f"`{name}` must be a number, got {t_end!r}.")
-    if not (math.isfinite(t_end) and t_end > t0):
+    if not (t0 < as_float(t_end) < math.inf):
         raise FmibridgeError(
-            f"`{name}` must be a finite time after t0 = {t0!r} s, got {t_end!r}."
+            f"`{name}` must be a finite time after t0 = {t0!r} s, got "
+            f"{reprlib.repr(t_end)}."
         )
-    return float(t_end)
+    return as_float(t_end)
 
 
 def check_step(
@@ -59,10 +62,27 @@ def check_step(
             f"`{name}` = {h!r} s is lost in round-off at t = {t_far!r} s "
             f"(t + h == t); choose h well above {math.ulp(t_far):.3g} s."
         )
+    return check_count(h, t0, t_end, max_steps, name)
+
+
+def check_count(
+    h: float, t0: float, t_end: float, max_steps: int, name: str = "h"
+) -> float:
+    """Return `h` if the span holds at most `max_steps` steps of h; else raise.
+
+    A step ends on every output time too, so an output interval is checked
+    the same way, before its grid is allocated.
+
+    Examples
+    --------
+    >>> check_count(0.5, 0.0, 3.0, 10)
+    0.5
+    """
+    span = t_end - t0
     if span / h > max_steps:
         raise FmibridgeError(
             f"`{name}` = {h!r} s needs {span / h:.3g} steps to reach t_end = "
-            f"{t_end!r} s, more than max_steps = {max_steps}; raise h (or "
+            f"{t_end!r} s, more than max_steps = {max_steps}; raise {name} (or "
             f"max_steps)."
         )
     return h

@@ -23,11 +23,12 @@ Whatever the ending, the run's samples are kept: the child records inside
 ``recording(journal)`` (`core.journal`), and every call that ends without a
 value replays the journal into the caller's `recording()`, so the caller
 writes the partial Result as for a run cut short in its own process. Each
-child gets a temporary folder of its own (``fmibridge_worker_*``, its
+child gets a temporary folder of its own (``fmibridge_worker_<pid>_*``, its
 `tempfile.tempdir`: FMUs are unpacked there), removed when it ends, however
-it ends. On Linux the child also dies with its parent (PR_SET_PDEATHSIG).
-Warnings the child gives are given again in the parent, where its filters
-apply.
+it ends, and by the next supervisor if this process was killed
+(`core.scratch`). On Linux the child also dies with its parent
+(PR_SET_PDEATHSIG). Warnings the child gives are given again in the parent,
+where its filters apply.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
 from .recorder import recording
 from .result import Status
+from .scratch import new_folder
 
 SIZE = struct.Struct("<Q")  # bytes of the pickled message that follows
 CHUNK = 2**20  # bytes read from the child at once
@@ -63,6 +65,7 @@ WAKE_S = 0.25  # s: how often a waiting parent wakes (signals wake it sooner)
 CLOSE_S = 2.0  # s a child may take to exit once told to (then it is killed)
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
 SERVE = "from fmibridge.core.supervision import serve; serve()"
+_IS_CHILD = False  # set in the child (`serve`)
 
 
 class ProcessDied(FmibridgeError):
@@ -179,7 +182,7 @@ class Supervisor:
             return process, folder
         self._end_child(kill=True)
         self._remove_folder()
-        self._folder = folder = Path(tempfile.mkdtemp(prefix="fmibridge_worker_"))
+        self._folder = folder = new_folder("fmibridge_worker_")
         replies, child_end = os.pipe()
         try:
             self._process = process = subprocess.Popen(
@@ -424,6 +427,8 @@ def serve() -> None:
     Runs each call read from stdin inside ``recording(journal)`` and sends
     back its warnings, then its value or exception, until stdin ends.
     """
+    global _IS_CHILD
+    _IS_CHILD = True
     replies, parent, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -441,6 +446,11 @@ def serve() -> None:
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             error = FmibridgeError(f"the call's value does not pickle: {exc}")
             _send(replies, ("error", error))
+
+
+def is_child() -> bool:
+    """True in a supervised child process (whose parent enforces the limits)."""
+    return _IS_CHILD
 
 
 def _die_with_parent(parent: int) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import FmibridgeError
+from .numbers import is_real
 
 if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from ..flows.base import Flow
@@ -553,9 +554,15 @@ class HybridSystem:
                     f"HybridSystem `{self.name}`: `x0` has unknown state(s) {unknown} "
                     f"and lacks {missing}; the states are {list(names)}."
                 )
+            for n in names:
+                if np.ndim(x0[n]) or not is_real(x0[n]):
+                    raise FmibridgeError(
+                        f"HybridSystem `{self.name}`: the start value of state "
+                        f"{n!r} must be a number, got {x0[n]!r}."
+                    )
             x0 = [x0[n] for n in names]
-        x = np.array(x0, dtype=float).reshape(-1)
-        if x.shape != (len(names),) or not np.all(np.isfinite(x)):
+        x = np.array(x0, dtype=float).reshape(-1) if is_real(x0) else None
+        if x is None or x.shape != (len(names),) or not np.all(np.isfinite(x)):
             raise FmibridgeError(
                 f"HybridSystem `{self.name}`: `x0` must be {len(names)} finite "
                 f"values for states {list(names)}, got {x0!r}."

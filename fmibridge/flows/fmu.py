@@ -33,6 +33,7 @@ import numpy as np
 from ..core._functions import Function
 from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefused
 from ..core.integrators import Scheme
+from ..core.numbers import finite, is_real, positive
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
@@ -56,6 +57,9 @@ MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 M
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
 SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
+# a state read by value reference and its entry in the state vector are one value;
+# this leaves a tool that keeps its states scaled (by a nominal) its round-off
+STATE_RTOL = 1e-12
 REAL_TYPES = ("Real", "Float64", "Float32")
 C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and write
 FMI1_UNDEFINED_VR = 0xFFFFFFFF  # fmiUndefinedValueReference: no variable (FMI 1.0)
@@ -148,9 +152,11 @@ class _FmuFlow:
             self.archive.check_interface(self.interface)
             experiment = self.archive.experiment
             t_start = 0.0 if experiment.start is None else experiment.start
-            self.t0 = float(t_start if t0 is None else t0)
+            self.t0 = float(t_start) if t0 is None else finite("t0", t0)
             if tolerance is None:
                 tolerance = experiment.tolerance
+            else:  # never a NaN or negative one to the FMU's solver
+                tolerance = positive("tolerance", tolerance)
             self._tolerance = tolerance
             self._instance = self.archive.instantiate(self.interface)
             self._bind_readers()
@@ -275,6 +281,11 @@ class _FmuFlow:
                 f"{where} has type {variable.type}; fmibridge sets numbers (the "
                 f"Real, Float, Integer, Boolean and Enumeration types)."
             )
+        if not is_real(value):
+            raise FmibridgeError(
+                f"{where} must be a number (for an array variable, numbers), got "
+                f"{value!r} of type {type(value).__name__}."
+            )
         values = np.ravel(np.asarray(value, dtype=float))
         if values.size != variable.size:
             raise FmibridgeError(
@@ -365,11 +376,11 @@ class _FmuFlow:
         """Every input at t, set in Initialization Mode (discrete ones only there,
         or at their tables' jumps)."""
         self._passed = (t, t)  # a jump at the start time has happened
-        return {
-            **self._input_values(t),
-            **self._discrete_inputs,
-            **self._table_values(t),
-        }
+        values = self._input_values(t)
+        for vr, (variable, u) in self._inputs.items():  # functions u(t), once
+            if callable(u):
+                self._number(variable, values[vr][1], "the value u(t0) of input")
+        return {**values, **self._discrete_inputs, **self._table_values(t)}
 
     def _next_jump(self) -> float:
         """Return the next jump of an input table (inf: none)."""
@@ -466,6 +477,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
         self._check_state_order()
         self.x0 = self.instance.get_states()
+        self._check_state_values(self.x0)
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._python_inputs = self._attach_inputs()
         calls = self.instance.calls
@@ -534,6 +546,32 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         raise FmibridgeError(
             f"{self.path}: the FMU's state vector is {names}, not "
             f"{list(self.state_names)}; name the states in that order (`states`)."
+        )
+
+    def _check_state_values(self, x: np.ndarray) -> None:
+        """Refuse a state vector whose values are not those of the states read by
+        value reference: the model description lists its derivatives in another
+        order than the state vector's, so a column and a guard named `h` would
+        hold another state (FMI 2.0: ModelStructure/Derivatives, FMI 3.0:
+        ModelStructure/ContinuousStateDerivative; their order is the state
+        vector's)."""
+        by_reference = self._states_reader.read()
+        if by_reference.shape == x.shape and np.allclose(
+            x, by_reference, rtol=STATE_RTOL, atol=0.0, equal_nan=True
+        ):
+            return
+        start = (
+            f"{self.path}: after initialisation the state vector "
+            f"(GetContinuousStates) is {x.tolist()}, but the states "
+            f"{list(self.state_names)} hold {by_reference.tolist()}"
+        )
+        if self.state_names != self.archive.state_names:  # named by the caller
+            raise FmibridgeError(f"{start}; name them in the state vector's order.")
+        listed = [d.variable.name for d in self.archive.description.derivatives]
+        raise FmibridgeError(
+            f"{start}: the model description lists its Derivatives {listed} in "
+            f"another order than its state vector; the FMU is malformed (export "
+            f"it again)."
         )
 
     def _absorb(self, info) -> None:

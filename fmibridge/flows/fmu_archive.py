@@ -16,10 +16,10 @@ import io
 import re
 import shutil
 import signal
-import tempfile
 import threading
 import warnings
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +27,8 @@ from pathlib import Path
 from ..core import limits
 from ..core.archives import checked_members, read_member, unpack
 from ..core.errors import FmibridgeError, FmibridgeWarning
+from ..core.numbers import finite, positive
+from ..core.scratch import new_folder
 from ..core.system import Experiment
 from ..core.units import BASE_UNITS, UnitDefinition
 
@@ -39,6 +41,13 @@ PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI ask
 FMI_VERSION = re.compile(r"1\.0|2\.0(?:\.[0-9]+)?|3\.[0-9]+(?:\.[0-9]+)?")
 STANDARDS = {"1": "1.0", "2": "2.0", "3": "3.0"}  # major -> the classes that run it
 DESCRIPTION = "modelDescription.xml"
+# the DefaultExperiment's attributes, in the order of `Experiment`'s fields
+EXPERIMENT = {
+    "startTime": finite,
+    "stopTime": finite,
+    "stepSize": positive,
+    "tolerance": positive,
+}
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # The folders of an FMU that a run never reads (the model's C sources, its
 # documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
@@ -192,19 +201,34 @@ class FmuArchive:
 
     @property
     def experiment(self) -> Experiment:
-        """The DefaultExperiment; each value None where the FMU does not give it."""
+        """The DefaultExperiment; each value None where the FMU does not give it.
+
+        Its numbers are checked as given ones are (`core.numbers`): times
+        finite, stepSize and tolerance finite and > 0, or an FmibridgeError
+        names the attribute. A tolerance of -1 would otherwise let an adaptive
+        run accept every step, and reach a Co-Simulation FMU's own solver.
+        """
         d = self.description.defaultExperiment
-
-        def number(name: str) -> float | None:
-            value = getattr(d, name, None) if d is not None else None
-            return None if value is None else float(value)
-
         return Experiment(
-            number("startTime"),
-            number("stopTime"),
-            number("stepSize"),
-            number("tolerance"),
+            *(self._number(d, name, check) for name, check in EXPERIMENT.items())
         )
+
+    def _number(
+        self, d: object, name: str, check: Callable[[str, object], float]
+    ) -> float | None:
+        """The DefaultExperiment's attribute `name` as a float checked by `check`."""
+        text = getattr(d, name, None) if d is not None else None
+        if text is None:
+            return None
+        try:
+            return check(name, float(text))
+        except (ValueError, OverflowError):  # FmibridgeError is a ValueError
+            rule = "a finite number > 0" if check is positive else "a finite number"
+            raise FmibridgeError(
+                f'{self.path}: <DefaultExperiment {name}="{text}"> in '
+                f"modelDescription.xml must be {rule}; the FMU is malformed "
+                f"(export it again with a valid {name}, or without it)."
+            ) from None
 
     def check_interface(self, interface: str) -> None:
         """Raise FmibridgeError unless fmibridge can run `interface` of this FMU
@@ -439,7 +463,7 @@ class _Folders:
 
     def new(self) -> Path:
         self._arm()
-        folder = Path(tempfile.mkdtemp(prefix="fmibridge_"))
+        folder = new_folder("fmibridge_")  # a killed process's: removed here
         self._live.add(folder)
         return folder
 

@@ -11,12 +11,14 @@ after the last row the last.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from ..core.numbers import is_real
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +48,12 @@ class InputTable:
     name: str = "input"
 
     def __post_init__(self) -> None:
+        for column, values in (("times", self.t), ("values", self.u)):
+            if not is_real(values):
+                raise FmibridgeError(
+                    f"Input {self.name!r}: the table's {column} must be numbers, "
+                    f"got {reprlib.repr(values)}."
+                )
         t = np.asarray(self.t, dtype=float)
         u = np.asarray(self.u, dtype=float)
         if t.ndim != 1 or u.shape != t.shape or not len(t):

@@ -191,12 +191,15 @@ Node = tuple[str, tuple[str, ...], str]  # ("component", (name,), connector) or
 # ("system", path of system names, connector)
 
 
-class _NoDoctype(ET.TreeBuilder):
-    """An ElementTree builder that refuses a DTD before its entities expand."""
+class _BoundedBuilder(ET.TreeBuilder):
+    """An ElementTree builder that refuses a DTD before its entities expand, and
+    elements nested deeper than MAX_XML_DEPTH before the tree is walked (by
+    recursion: nested systems, ElementTree's own serialiser)."""
 
     def __init__(self, where: str) -> None:
         super().__init__()
         self.where = where
+        self._depth = 0
 
     def doctype(self, name: str, pubid: str | None, system: str | None) -> None:
         raise SspError(
@@ -204,11 +207,25 @@ class _NoDoctype(ET.TreeBuilder):
             f"XML without one (its entities could expand without bound)."
         )
 
+    def start(self, tag, attrs) -> ET.Element:
+        self._depth += 1
+        if self._depth > limits.MAX_XML_DEPTH:
+            raise SspError(
+                f"{self.where}: elements nest more than {limits.MAX_XML_DEPTH} "
+                f"levels deep (at {tag.rpartition('}')[2]} "
+                f"{attrs.get('name', '')!r}); flatten the nested systems."
+            )
+        return super().start(tag, attrs)
+
+    def end(self, tag) -> ET.Element:
+        self._depth -= 1
+        return super().end(tag)
+
 
 def parse_xml(text: str | bytes, where: str) -> ET.Element:
     """Parse an SSD or .ssv file: one SspError for XML that is malformed or has
     a DTD."""
-    parser = ET.XMLParser(target=_NoDoctype(where))
+    parser = ET.XMLParser(target=_BoundedBuilder(where))
     try:
         parser.feed(text)
         return parser.close()

@@ -20,6 +20,7 @@ from ..core import time_limit
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
 from ..core.errors import FmibridgeError, FmibridgeWarning, ReplayRefused
 from ..core.integrators import Scheme
+from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
 from ..core.result import Event, Result, Status
@@ -42,6 +43,10 @@ ERROR_WARNING = 1e-4
 # The relative tolerance of an adaptive run that gives none where the model has
 # no DefaultExperiment tolerance either: FMPy's default for CVode.
 DEFAULT_RTOL = 1e-5
+# A step halved more often than float64 has binary exponents (2**1023 down to
+# 2**-1074) is zero: no count of halvings past this changes a run, and the
+# compiled loops count up to twice it in a C long (`max_halvings`)
+MAX_HALVINGS = 2100
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
@@ -98,22 +103,6 @@ def reach_tol(t_end: float, h: float) -> float:
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
     return TIME_RTOL * h
-
-
-def positive(name: str, value: float) -> float:
-    """Return `value` if it is a finite number > 0, else raise naming `name`."""
-    if isinstance(value, bool) or not (
-        isinstance(value, int | float) and 0 < value <= sys.float_info.max
-    ):
-        raise FmibridgeError(f"`{name}` must be a finite number > 0, got {value!r}.")
-    return float(value)
-
-
-def at_least_one(name: str, value: int) -> int:
-    """Return `value` if it is an integer >= 1, else raise naming `name`."""
-    if isinstance(value, bool) or not (isinstance(value, int) and value >= 1):
-        raise FmibridgeError(f"`{name}` must be an integer >= 1, got {value!r}.")
-    return value
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from ..core.system import HybridSystem
 from ..flows.base import VectorField
 from ._halving import attempt as compiled_attempt
 from ._mode import compiled_mode
-from .base import Method, State, Step, at_least_one, positive
+from .base import MAX_HALVINGS, Method, State, Step, at_least_one, positive
 
 LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a crossing
 
@@ -120,7 +120,7 @@ class Halving(Method):
         super().__post_init__()
         self._check_tolerance()
         positive("t_tol", self.t_tol)
-        at_least_one("max_halvings", self.max_halvings)
+        at_least_one("max_halvings", self.max_halvings, MAX_HALVINGS)
         if self.locate not in LOCATE:
             raise FmibridgeError(
                 f"Halving: `locate` must be one of {list(LOCATE)}, got {self.locate!r}."

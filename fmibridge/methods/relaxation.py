@@ -12,7 +12,7 @@ from ..core.system import HybridSystem
 from ..flows.stiff import Stiff
 from ._mode import compiled_mode
 from ._relaxation import attempt as compiled_attempt
-from .base import Method, State, Step, at_least_one, positive
+from .base import MAX_HALVINGS, Method, State, Step, at_least_one, positive
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Relaxation(Method):
         super().__post_init__()
         self._check_tolerance()
         positive("eps", self.eps)
-        at_least_one("max_halvings", self.max_halvings)
+        at_least_one("max_halvings", self.max_halvings, MAX_HALVINGS)
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder

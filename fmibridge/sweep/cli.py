@@ -1,7 +1,9 @@
 """`fmibridge sweep SPEC.toml`: the command line of sweeps.
 
 Every output is checked before the first run: the summary CSV and the
-trajectory folder must be writable and new (or `--force`). The spec's own
+trajectory folder must be writable and new (or `--force`), and the summary is
+claimed (created empty) for the sweep, so that a second sweep on it fails at
+once instead of replacing the first one's. The spec's own
 output paths stay inside `--output-dir`, and its metrics are registry names;
 a plugin metric is named here, with `--metric package.module:function`. Each
 run runs in a supervised process: a crashing or hanging FMU ends its run
@@ -18,7 +20,12 @@ import pandas as pd
 
 from ..core.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from ..core.limits import MAX_SWEEP_RUNS
-from ..core.outputs import check_output, check_output_folder, write_atomically
+from ..core.outputs import (
+    check_output,
+    check_output_folder,
+    claimed,
+    write_atomically,
+)
 from ..core.result import Status
 from ..core.time_limit import check_timeout
 from .batch import ERROR, FORMATS, NOT_RUN, run_sweep
@@ -44,19 +51,20 @@ def cmd_sweep(args) -> int:
     trajectories = args.trajectories or spec.trajectories
     if trajectories:
         check_output_folder(trajectories, force=args.force, what="--trajectories")
-    n_runs = len(sweep.points())
+    n_runs = sweep.n_runs
     print(f"{args.spec}: {n_runs} runs on scheduler {args.scheduler!r}")
-    result = run_sweep(
-        sweep,
-        scheduler=args.scheduler,
-        workers=args.workers,
-        trajectories=trajectories or False,
-        file_format=args.format or spec.file_format,
-        progress=not args.no_progress,
-        timeout=timeout,
-    )
-    summary = result.summary
-    write_atomically(out, summary.to_csv)
+    with claimed(out, force=args.force, what="--out"):  # a second sweep fails now
+        result = run_sweep(
+            sweep,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            trajectories=trajectories or False,
+            file_format=args.format or spec.file_format,
+            progress=not args.no_progress,
+            timeout=timeout,
+        )
+        summary = result.summary
+        write_atomically(out, summary.to_csv)
     _print(summary, out, trajectories, result.is_interrupted)
     if result.is_interrupted:
         return EXIT_TERMINATED if result.is_terminated else EXIT_INTERRUPTED

@@ -43,12 +43,11 @@ t_end, and a method that builds for every run.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..core.errors import FmibridgeError
 from ..core.limits import MAX_SWEEP_RUNS
@@ -114,31 +113,74 @@ class Sweep:
         if not problems:
             problems = _size_problems(self.n_runs, self.max_runs)
         if not problems:
-            problems = _run_problems(self.base, self.points())
+            problems = _run_problems(self.base, self.grid, self.runs)
         if problems:
             raise FmibridgeError("Sweep: " + "; ".join(problems) + ".")
 
     @property
     def n_runs(self) -> int:
         """The number of runs, counted without listing them."""
-        return math.prod(len(v) for v in self.grid.values()) * max(len(self.runs), 1)
+        return len(self.points())
 
-    def points(self) -> list[dict[str, Any]]:
-        """Return each run's varied settings, ``{"group.name": value}``."""
-        names = list(self.grid)
-        product = [
-            dict(zip(names, values, strict=True))
-            for values in itertools.product(*self.grid.values())
-        ]
-        return [
-            {**dict(listed), **point}
-            for listed in (self.runs or [{}])
-            for point in product
-        ]
+    def points(self) -> Points:
+        """Return each run's varied settings, ``{"group.name": value}``, as a
+        sequence that makes each point when it is read."""
+        return Points(self.grid, self.runs)
 
-    def expand(self) -> list[Run]:
-        """Return one `Run` per point: the base with the point's settings applied."""
-        return [_apply(self.base, point) for point in self.points()]
+    def expand(self) -> Iterator[Run]:
+        """Yield one `Run` per point: the base with the point's settings applied."""
+        return (_apply(self.base, point) for point in self.points())
+
+
+class Points(Sequence[dict[str, Any]]):
+    """The points of a sweep: each of `runs` (or one empty run) crossed with the
+    grid's cartesian product (`itertools.product`'s order, the last key
+    fastest), each made from its index when read, so that a sweep of 10^9 runs
+    is counted and checked without being listed.
+
+    Examples
+    --------
+    >>> points = Points({"a": [1, 2], "b": [3, 4, 5]}, [{"c": 0}, {"c": 1}])
+    >>> len(points), points[4], points[-1]
+    (12, {'c': 0, 'a': 2, 'b': 4}, {'c': 1, 'a': 2, 'b': 5})
+    """
+
+    def __init__(
+        self, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
+    ) -> None:
+        self._axes = [(name, list(values)) for name, values in grid.items()]
+        self._runs = list(runs) or [{}]
+        self.per_run = math.prod(len(values) for _, values in self._axes)
+
+    def __len__(self) -> int:
+        return self.per_run * len(self._runs)
+
+    def first_with(self, listed: int, values: Mapping[str, Any]) -> int:
+        """Return the index of the first point of run `listed` whose axes named
+        in `values` take those values (the others their first)."""
+        k = 0
+        for name, axis in self._axes:
+            k = k * len(axis) + (axis.index(values[name]) if name in values else 0)
+        return listed * self.per_run + k
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        k = i + len(self) if i < 0 else i
+        if not 0 <= k < len(self):
+            raise IndexError(f"point {i} of {len(self)}")
+        listed, k = divmod(k, self.per_run)
+        chosen = []
+        for name, values in reversed(self._axes):
+            k, j = divmod(k, len(values))
+            chosen.append((name, values[j]))
+        return {**dict(self._runs[listed]), **dict(reversed(chosen))}
 
 
 def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
@@ -197,8 +239,16 @@ def _size_problems(n_runs: int, max_runs: object) -> list[str]:
     return []
 
 
-def _run_problems(base: Run, points: list[dict[str, Any]]) -> list[str]:
-    """The first run whose method does not build (a bad `h`, an unknown option)."""
+def _run_problems(
+    base: Run, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """The first run whose method does not build (a bad `h`, an unknown option),
+    found among the method settings the sweep varies, not its every run."""
+    method = [k for k in grid if k.startswith("method.")]
+    points = Points(
+        {k: grid[k] for k in method},
+        [{k: v for k, v in r.items() if k.startswith("method.")} for r in runs],
+    )
     tried = set()
     for i, point in enumerate(points):
         settings = _apply(base, point).method
@@ -208,8 +258,9 @@ def _run_problems(base: Run, points: list[dict[str, Any]]) -> list[str]:
         try:
             build_method(settings)
         except FmibridgeError as exc:
-            varied = {k: v for k, v in point.items() if k.startswith("method.")}
-            where = f"run {i} ({varied})" if varied else "every run"
+            listed = i // max(points.per_run, 1)
+            first = Points(grid, runs).first_with(listed, point)
+            where = f"run {first} ({point})" if point else "every run"
             return [f"{where}: [method] {exc}".rstrip(".")]
     return []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.errors import FmibridgeError
+from ..core.outputs import check_output_folder, write_atomically
 from .study import GRIDS, plot_study, run_study
 
 DEFAULT_OUT = Path("validation_out")
@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"folder for the CSV and plots (default {DEFAULT_OUT})",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into an --out folder that has files in it",
+    )
+    parser.add_argument(
         "--scheduler",
         help="run the cases on Dask: 'local' (one process per core; "
         "the default for --full), 'serial', or a "
@@ -61,10 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run the study grid, print the table, write validation.csv and PNG plots."""
-    out: Path = args.out
-    if out.exists() and not out.is_dir():
-        raise FmibridgeError(f"--out {out} is a file; give a folder.")
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_folder(args.out, force=args.force, what="--out")
+    out.mkdir(exist_ok=True)
     if args.cosim:
         return _cosim_orders(args.grid, out)
     scheduler = args.scheduler or ("local" if args.grid == "full" else None)
@@ -72,8 +75,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         GRIDS[args.grid].cases(), progress=not args.no_progress, scheduler=scheduler
     )
     print(frame.to_string(index=False, float_format="{:.3g}".format))
-    csv = out / "validation.csv"
-    frame.to_csv(csv, index=False)
+    csv = write_atomically(
+        out / "validation.csv", lambda p: frame.to_csv(p, index=False)
+    )
     plots = plot_study(frame, out)
     print(f"wrote {csv} and {', '.join(str(p) for p in plots)}")
     return 0
@@ -86,7 +90,9 @@ def _cosim_orders(grid: str, out: Path) -> int:
     errors, orders = communication_orders(STEPS[grid])
     print(errors.to_string(index=False, float_format="{:.3g}".format))
     print(orders.to_string(index=False, float_format="{:.3g}".format))
-    csv = out / "cosim_orders.csv"
-    errors.merge(orders, on=["scheme", "inputs"]).to_csv(csv, index=False)
+    table = errors.merge(orders, on=["scheme", "inputs"])
+    csv = write_atomically(
+        out / "cosim_orders.csv", lambda p: table.to_csv(p, index=False)
+    )
     print(f"wrote {csv}")
     return 0
