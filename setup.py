@@ -21,13 +21,30 @@ them from these (a source checkout uses the repository's folders instead).
 
 import os
 import shutil
+import sysconfig
 from pathlib import Path
 
-import numpy
-from Cython.Build import cythonize
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-from setuptools.command.build_py import build_py
+
+def _check_compiler() -> None:
+    """Stop with a message that says what is missing where no C compiler is
+    found (setuptools' own error names neither the compiler nor the remedy)."""
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    if shutil.which(compiler[0]) is None:
+        raise SystemExit(
+            f"fmibridge: building its compiled core needs a C compiler, and "
+            f"{compiler[0]!r} (the CC of this Python, or $CC) is not on PATH. "
+            f"Install gcc or clang (Debian/Ubuntu: apt-get install gcc; macOS: "
+            f"xcode-select --install), or set CC to one, and install again."
+        )
+
+
+_check_compiler()  # first: before the build's own imports can fail otherwise
+
+import numpy  # noqa: E402
+from Cython.Build import cythonize  # noqa: E402
+from setuptools import Extension, setup  # noqa: E402
+from setuptools.command.build_ext import build_ext  # noqa: E402
+from setuptools.command.build_py import build_py  # noqa: E402
 
 DIRECTIVES = {
     "language_level": 3,
