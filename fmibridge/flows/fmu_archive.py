@@ -349,12 +349,7 @@ def _source(path: Path, declared: str) -> str | io.BytesIO:
         return str(path)
     from lxml import etree
 
-    with zipfile.ZipFile(path) as archive:
-        xml = read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
-    try:
-        root = etree.fromstring(xml)
-    except etree.XMLSyntaxError as exc:
-        raise _unreadable(path, exc) from None
+    root = _description_root(path)
     root.set("fmiVersion", "2.0")
     memory = io.BytesIO()
     with zipfile.ZipFile(memory, "w") as fmu:
@@ -403,18 +398,23 @@ def _fmpy_description(path: Path, source: str | io.BytesIO, *, validate: bool):
         raise _unreadable(path, exc) from None
 
 
-def _direct_dependencies(path: Path) -> dict[str, Feedthrough]:
-    """FMI 1.0: each output's `DirectDependency` (the inputs its `Name`
-    elements list); an output without the element depends on every input, as
-    the FMI 1.0 schema of ScalarVariable defines it."""
+def _description_root(path: Path):
+    """The FMU's model description as an lxml tree, read within its size limit."""
     from lxml import etree
 
     with zipfile.ZipFile(path) as archive:
         xml = read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
     try:
-        root = etree.fromstring(xml)
+        return etree.fromstring(xml)
     except etree.XMLSyntaxError as exc:
         raise _unreadable(path, exc) from None
+
+
+def _direct_dependencies(path: Path) -> dict[str, Feedthrough]:
+    """FMI 1.0: each output's `DirectDependency` (the inputs its `Name`
+    elements list); an output without the element depends on every input, as
+    the FMI 1.0 schema of ScalarVariable defines it."""
+    root = _description_root(path)
     found: dict[str, Feedthrough] = {}
     for variable in root.iter("ScalarVariable"):
         if variable.get("causality") == "output":
