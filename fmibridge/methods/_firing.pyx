@@ -9,15 +9,19 @@ model's discrete state (`Edge.discrete_change`: an FMU's clutch that locks). A
 reset that returns
 the wrong number of values or non-finite ones, or that leaves a self-loop's state
 beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
-An impact edge (`Edge.approach`) fires only on an approaching contact; a crossing
-without is a graze, logged (`Recorder.graze`) and not a transition.
+An impact fires only on an approaching contact (Or and Ames eq. 4 applies where
+dh qdot < 0): its `Edge.approach` where given, else by default, on an edge with a
+reset that is not the model's own event (`is_impact`), its guard's own rate at the
+crossing (for the methods whose `resets_on_approach` says so: not Relaxation). A crossing without an approach (a body that already recedes, left beyond
+the surface by the location's round-off) is a graze, logged (`Recorder.graze`) and
+not a transition.
 
 A self-loop whose reset is the identity or compiled fires without Python
 (`fire_in_place`), so a loop can go on after a silent one (Relaxation's strip
 waits at rest chain thousands of them).
 """
 
-from libc.math cimport isfinite
+from libc.math cimport NAN, isfinite
 
 import numpy as np
 
@@ -40,7 +44,8 @@ def fire_edge(method, CompiledMode cm, log, double t, x, Py_ssize_t i, tuple oth
 
 
 cdef object fire(object method, CompiledMode cm, object log, double t, object x,
-                 Py_ssize_t i, tuple others, bint in_walk=False):
+                 Py_ssize_t i, tuple others, bint in_walk=False,
+                 double step_rate=NAN):
     """Apply edge i's reset at (t, x), log the event, and return the State after
     (the same State for a silent event). `in_walk`: the caller is a walk that
     hands the mode's block of samples to the Recorder when it returns
@@ -48,15 +53,18 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     then join that block where the Recorder takes an event's rows in blocks and
     observes nothing at a sample (an FMU's outputs are read when the sample is
     taken, so its samples go one by one), and the reset runs no Python (one
-    that simulates the same system would hand this block to its own run)."""
+    that simulates the same system would hand this block to its own run). `step_rate`: the
+    guard's rate over the step that located the crossing, the approach of an
+    impact on a flow without dx/dt (`is_impact`; NAN: unknown, no precondition)."""
     State = _state_class()
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
-    if edge.approach is not None:
-        approach = float(edge.approach(t, x))
+    if edge.approach is not None or (
+            method.resets_on_approach and is_impact(cm, i, step_rate)):
+        approach = _approach(cm, i, t, x, step_rate)
         if not approach < 0.0:  # not approaching: a graze, no impact
-            log.graze(t, edge.name, approach)
+            log.graze(t, edge.name, approach, edge.approach is not None)
             return State(t, x, cm.name)
     reset = cm.resets[i]
     cdef bint in_block = (
@@ -86,6 +94,33 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     return State(t, x_after, edge.target)
 
 
+cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
+    """True if edge i is an impact whose precondition comes from its guard's own
+    rate: a reset that is not the identity, on a guard with an inside (falling
+    or rising), and not an event of the model itself (`Edge.discrete_change`:
+    FMI fires an FMU's indicators both ways); the rate from dx/dt, or on a flow
+    without it from the step that located the crossing (`step_rate`)."""
+    edge = cm.mode.edges[i]
+    return (edge.approach is None and cm.resets[i] is not None and cm.n > 0
+            and (cm.has_rhs or isfinite(step_rate))
+            and cm.sides[i] != 0.0 and edge.discrete_change is None)
+
+
+cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
+                      double step_rate) except? -1.0:
+    """Edge i's normal velocity v_n at (t, x), < 0 approaching: its `approach`,
+    else its guard's rate signed inward (`CompiledMode.impact_rate`, or the
+    step's rate on a flow without dx/dt)."""
+    edge = cm.mode.edges[i]
+    if edge.approach is not None:
+        return float(edge.approach(t, x))
+    cdef double[::1] xs = x
+    cdef double rate = step_rate
+    if cm.has_rhs:
+        cm.impact_rate(i, t, &xs[0], &rate)
+    return cm.sides[i] * rate
+
+
 cdef object _State = None
 
 
@@ -100,7 +135,8 @@ cdef object _state_class():
 
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
     """True if edge i fires without Python: a self-loop with the identity or a
-    compiled reset."""
+    compiled reset, without an `approach`. For Relaxation, its only caller, whose
+    strips reset whatever the guard's rate (`Method.resets_on_approach`)."""
     reset = cm.resets[i]
     if cm.mode.edges[i].approach is not None:  # an impact's precondition: in Python
         return False

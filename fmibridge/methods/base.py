@@ -144,6 +144,9 @@ class Method(abc.ABC):
     completes_zeno: ClassVar[bool] = False
     # its executions pass Zeno points by construction (Relaxation's strips)
     passes_zeno: ClassVar[bool] = False
+    # an impact (`_firing.is_impact`) resets only where its guard's own rate says
+    # the contact approaches (Or and Ames eq. 4 needs dh qdot < 0)
+    resets_on_approach: ClassVar[bool] = True
     # its compiled walk ends a step on each output time of `t_eval` and goes on
     # (`_walk.next_stop`); else each attempt ends there
     walks_grid: ClassVar[bool] = False
