@@ -222,7 +222,7 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
     (deeper than the event found it), or on its surface moving out: either way
     the guard would fire again at once, forever. An 'either' guard (an FMU's
     indicator) has no inside to keep."""
-    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after
+    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after, rate_before
     cdef double[::1] g = cm.work_g, r = cm.work_r, slope = cm.work_slope
     if side == 0.0:
         return 0
@@ -240,10 +240,13 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
     cm.rates(t, x_after, &g[0], &slope[0], &r[0])
     if side * r[i] * cm.h >= -_ON_SURFACE:
         return 0
-    rate_after = r[i]
-    cm.evaluate(t, x_before, &g[0])
-    cm.rates(t, x_before, &g[0], &slope[0], &r[0])
-    if side * r[i] < 0.0:  # moving out before the reset, and still after it
+    # the difference along the flow is blind below a state's last place over
+    # its step: only the gradient's rate (`impact_rate`) may refuse the reset
+    cm.impact_rate(i, t, x_after, &rate_after)
+    if side * rate_after * cm.h >= -_ON_SURFACE:
+        return 0
+    cm.impact_rate(i, t, x_before, &rate_before)
+    if side * rate_before < 0.0:  # moving out before the reset, and still after it
         raise _refused(cm, i, t, x_after, "moving out", g_before, g_after, rate_after)
     return 0
 

@@ -53,6 +53,12 @@ NEAR_GUARD = 1e-8
 # of t: the fewest that leave the secant inside the bracket room to place the event.
 RESOLUTION_ULPS = 4.0
 
+# A crossing bracketed by a trial of 2 hs whose two halves do not cross it, from
+# a state on the guard's surface, with hs at most ROUND_OFF_BRACKET t_tol: the
+# guard's values over such steps are its round-off (`_on_surface`); three more
+# halvings would only chase it.
+ROUND_OFF_BRACKET = 8.0
+
 _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
 # Communication points whose guard values extrapolate a forward-only flow's guards
 # (a quadratic in time); a step stops short of the extrapolated crossing by twice
@@ -227,6 +233,11 @@ cdef object _step(_Walk w):
             stuck = _stuck(was_crossed, &w.g0[0], &w.g1[0])
             if stuck is not None:  # crossed at once from the surface: fire here
                 return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
+            if after_half_step and hs <= ROUND_OFF_BRACKET * w.t_tol:
+                near = _on_surface(was_crossed, &w.g0[0])
+                if near is not None:  # bracketed in [t - hs, t + hs]: fire here
+                    cm.flush(w.log)
+                    return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [near]))
             _accept(w, t, hs, has_r1)
             t = w.t
             if n_halvings == 0:
@@ -280,6 +291,19 @@ cdef object _stuck(set was_crossed, const double* g0, const double* g1):
     resolution of the state (a body resting on a stop), so it crosses at once."""
     for i in sorted(was_crossed):
         if g1[i] == g0[i] and abs(g0[i]) <= ON_SURFACE:
+            return i
+    return None
+
+
+cdef object _on_surface(set was_crossed, const double* g0):
+    """A guard that a trial of 2 hs crossed from a point hs before this one,
+    this point on its surface, where the next trial of hs does not cross it:
+    the state creeps towards it slower than its round-off moves it (an impact
+    at 2e-6 m/s at x = 9.3 m, which steps of 1e-10 s move by less than the
+    rounding of x), so such steps would crawl on without end. The crossing
+    lies within hs of here."""
+    for i in sorted(was_crossed):
+        if abs(g0[i]) <= ON_SURFACE:
             return i
     return None
 

@@ -253,15 +253,18 @@ cdef class CompiledMode:
         return names
 
     def guard_rates(self, double t, x):
-        """The guards' rates dg/dt at (t, x) as a list (`rates`), from Python;
-        None for a flow without dx/dt."""
+        """The guards' rates dg/dt at (t, x) as a list (`impact_rate`: resolved
+        however slowly the state moves, where the watchdog divides a guard's
+        value by its rate), from Python; None for a flow without dx/dt."""
         if not self.has_rhs:
             return None
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
-        cdef double[::1] g = np.empty(max(self.m, 1)), r = np.empty(max(self.m, 1))
-        cdef double[::1] slope = np.empty(max(self.n, 1))
-        self.evaluate(t, &xs[0], &g[0])
-        self.rates(t, &xs[0], &g[0], &slope[0], &r[0])
+        cdef double[::1] r = np.empty(max(self.m, 1))
+        cdef Py_ssize_t i
+        if self.n == 0:
+            return [0.0] * self.m
+        for i in range(self.m):
+            self.impact_rate(i, t, &xs[0], &r[i])
         return list(r[:self.m])
 
 

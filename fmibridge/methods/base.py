@@ -468,8 +468,11 @@ class Method(abc.ABC):
     def time_resolution(self, gap: float, rate: float) -> float:
         """Return how far from the crossing, in time, this method may place a
         transition whose state has guard value `gap` and rate `rate`: the gap
-        over the rate (it fires where it found the guard)."""
-        return abs(gap) / abs(rate) if rate else math.inf
+        over the rate (it fires where it found the guard); 0 on the surface,
+        inf (not known) off it at rate 0."""
+        if not rate:
+            return 0.0 if gap == 0.0 else math.inf
+        return abs(gap) / abs(rate)
 
     def advance(
         self,
