@@ -137,3 +137,29 @@ def test_a_body_at_rest_on_the_wall_grazes_and_stops_as_zeno():
     assert len(result.events) == 0 and result.stats["n_grazes"] > 0
     assert "v_n = 0;" in result.detail
     assert "wrong sign" not in result.provenance.get("warnings", "")
+
+
+def test_an_adapter_edge_on_the_fmus_own_event_says_which_ran(tmp_path, fmu_dir):
+    """BouncingBallEvents bounces itself (v -> -0.8 v in its event mode); an
+    adapter edge on the same guard (v -> -0.5 v) crosses with it: the FMU's
+    event, declared first, runs, at the analytic impact time, and one warning
+    says so (once, not at each of the three impacts)."""
+    path = tmp_path / "both.toml"
+    path.write_text(
+        f'fmu = "{fmu_dir}/BouncingBallEvents.fmu"\ninterface = "me"\nt_end = 2.0\n'
+        "[parameters]\ne = 0.8\n"
+        '[[edges]]\nname = "floor"\nguard = "h"\nreset = { v = "-0.5 * v" }\n'
+        '[method]\nname = "halving"\nh = 1e-3\n'
+    )
+    with pytest.warns(Warning, match="crossed together") as caught:
+        with load_adapter(path) as adapter:
+            result = adapter.run()
+    said = [w for w in caught if "crossed together" in str(w.message)]
+    assert len(said) == 1
+    assert "'fmu_event_0' ran" in str(said[0].message)
+    assert "'floor' did not apply" in str(said[0].message)
+    assert len(result.events) == 3  # at 0.45, 1.17, 1.75 s
+    assert all(e.simultaneous == ("floor",) for e in result.events)
+    first = result.events[0]
+    assert first.t == pytest.approx(np.sqrt(2 / 9.81), abs=1e-9)
+    assert first.x_after[1] == pytest.approx(-0.8 * first.x_before[1], rel=1e-12)

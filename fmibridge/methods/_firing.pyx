@@ -91,7 +91,37 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
         log.sample(t, x_after, edge.target)
     log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
                     method.location_tolerance))
+    if others:
+        _say_which_ran(cm, log, t, edge, others)
     return State(t, x_after, edge.target)
+
+
+cdef object _say_which_ran(CompiledMode cm, object log, double t, object ran,
+                           tuple others):
+    """Warn once per pair where a model's own event (`Edge.discrete_change`: an
+    FMU's indicator) and an edge of the adapter crossed together: one ran, the
+    other's reset did not apply there, and a [constraint] completed on the
+    adapter's edge is not used while the FMU's own impact runs."""
+    edges = {e.name: e for e in cm.mode.edges}
+    is_own = ran.discrete_change is not None
+    for name in others:
+        other = edges.get(name)
+        if other is None or (other.discrete_change is not None) == is_own:
+            continue
+        own, added = (ran, other) if is_own else (other, ran)
+        log.warn_once(
+            ("which ran", own.name, added.name),
+            f"At t = {t:.9g} s the model's own event {own.name!r} and the edge "
+            f"{added.name!r} (guard {added.guard.name!r}) crossed together: "
+            f"{ran.name!r} ran, declared first in mode {cm.name!r} (of crossings "
+            f"within t_tol the first declared fires), and {name!r} did not apply "
+            f"there. "
+            + ("The FMU's own reset ran, not the edge's, nor a completion of its "
+               "contact; to use them, export the model without its own impact."
+               if is_own else
+               "The edge's reset ran, not the FMU's own; its event follows only "
+               "if its indicator still crosses after the reset.")
+        )
 
 
 cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
