@@ -12,8 +12,9 @@ beyond its own guard or on it moving out (`_check_reset`), is an error naming it
 An impact fires only on an approaching contact (Or and Ames eq. 4 applies where
 dh qdot < 0): its `Edge.approach` where given, else by default, on an edge with a
 reset that is not the model's own event (`is_impact`), its guard's own rate at the
-crossing (for the methods whose `resets_on_approach` says so: not Relaxation). A crossing without an approach (a body that already recedes, left beyond
-the surface by the location's round-off) is a graze, logged (`Recorder.graze`) and
+crossing (under the methods whose `resets_on_approach` says so: not Relaxation).
+A crossing without an approach (a body that already recedes, left beyond the
+surface by the location's round-off) is a graze, logged (`Recorder.graze`) and
 not a transition.
 
 A self-loop whose reset is the identity or compiled fires without Python
@@ -53,9 +54,10 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     then join that block where the Recorder takes an event's rows in blocks and
     observes nothing at a sample (an FMU's outputs are read when the sample is
     taken, so its samples go one by one), and the reset runs no Python (one
-    that simulates the same system would hand this block to its own run). `step_rate`: the
-    guard's rate over the step that located the crossing, the approach of an
-    impact on a flow without dx/dt (`is_impact`; NAN: unknown, no precondition)."""
+    that simulates the same system would hand this block to its own run).
+    `step_rate`: the guard's rate over the step that located the crossing, the
+    approach of an impact on a flow without dx/dt (`is_impact`; NAN: unknown,
+    no precondition)."""
     State = _state_class()
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
