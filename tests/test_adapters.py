@@ -280,8 +280,10 @@ def test_cs_adapter_never_resets_a_receding_body(fmu_dir):
     impact and the accumulation agree with the ME coupling to the coupling
     error, first order in h (measured: 3.5e-3 s, 3.5e-4 s; 1.1e-2 s, 1.0e-3 s)."""
     me, t_me = pressed("me", 1e-3)
-    assert len(me.events) == 26 and me.stats.get("n_grazes", 0) == 0
     iv = me.state_names.index("plant.v")
+    # ME resolves the series to impacts of 5e-8 m/s (36; 26 when steps of
+    # 1e-10 s crawled on the surface, `_halving._on_surface`), each approaching
+    assert len(me.events) == 36 and all(e.x_before[iv] > 0.0 for e in me.events)
     errors = []
     for h, n_events in ((1e-2, 34), (1e-3, 33)):
         cs, t_cs = pressed("cs", h)

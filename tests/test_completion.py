@@ -187,9 +187,10 @@ def test_truncation_threshold_is_monotone_in_the_bounds():
 
 
 def _true_zeno_point(model, contact, x_minus, t_k):
-    """Continue bouncing from the truncated impact until |hdot| < 1e-6.
+    """Continue bouncing from the truncated impact until |hdot| < 1e-5 (Halving
+    stops as Zeno below about 2e-6, where a reset would meet a receding body).
 
-    The tail after that adds < 1e-6 to each error (2 e |hdot| / (a (1 - e)) in time).
+    The tail after that adds < 1e-4 to each error (2 e |hdot| / (a (1 - e)) in time).
     """
     n = len(contact.q_index)
     x = contact.project(t_k, x_minus)
@@ -199,7 +200,7 @@ def _true_zeno_point(model, contact, x_minus, t_k):
     run = Halving(h=1e-3, max_events=30).run
     with pytest.warns(Warning):
         events = run(system, t_k + 1.0).events
-    last = next(e for e in events if abs(contact.rate(e.t, e.x_before)) < 1e-6)
+    last = next(e for e in events if abs(contact.rate(e.t, e.x_before)) < 1e-5)
     star = contact.project(last.t, last.x_before)
     return last.t, star[:n], star[n:]
 

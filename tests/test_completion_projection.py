@@ -234,3 +234,80 @@ def test_the_projection_contact_steps_the_free_flow_and_projects():
     assert result["lam"][-1] == pytest.approx(2 * 9.81, rel=1e-12)
     with pytest.raises(FmibridgeError, match="effective `mass` must be a positive"):
         dataclasses.replace(contact, mass=0.0)
+
+
+def test_a_coupled_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
+    """Without `coordinate` the gap `plant.x_stop - plant.x` moves plant.x alone
+    (its gradient in the states at the start): the same run as with it,
+    bit for bit (was: "[constraint.gap] must name a variable of the system")."""
+    declared = adapter_file(
+        fmu_dir, tmp_path, "adapters/controlled_stop.toml", **COUPLED_PROJECTION
+    )
+    inferred = adapter_file(
+        fmu_dir,
+        tmp_path,
+        "adapters/controlled_stop.toml",
+        **{
+            **COUPLED_PROJECTION,
+            'velocity = "plant.v"': 'velocity = "-plant.v"\nmass = "plant.m"',
+        },
+    )
+    (result, contact), (given, _) = run(inferred, 1e-3), run(declared, 1e-3)
+    assert isinstance(contact, ProjectedContact) and result.status is Status.REACHED_END
+    assert result.state_names[contact.q_index[0]] == "plant.x"
+    zeno = [e.t for e in result.events if e.edge == "zeno"]
+    np.testing.assert_allclose(zeno, [1.271672, 6.857264], atol=1e-6)
+    assert [e.t for e in result.events] == [e.t for e in given.events]
+    np.testing.assert_array_equal(result.x[-1], given.x[-1])
+
+
+@pytest.mark.parametrize(
+    ("velocity", "message"),
+    [
+        (  # no mass: only the mass is asked for, the coordinate is inferred
+            'velocity = "-plant.v"',
+            "otherwise the gap moves the state 'plant.x' alone; add `mass = <the "
+            "effective mass along it",
+        ),
+        (  # a gap that moves two states: name the coordinate
+            'velocity = "-plant.v"\nmass = "plant.m"',
+            "otherwise the gap 'plant.x_stop - plant.x + 0.001 * controller.z' moves "
+            "with the states ['plant.x', 'controller.z'] at the start, so name the "
+            'coordinate: add `coordinate = "<the state the gap is measured along>"`',
+        ),
+    ],
+    ids=["no-mass", "two-states"],
+)
+def test_a_coupled_gap_expression_says_what_to_declare(
+    fmu_dir, tmp_path, velocity, message
+):
+    replace = {**COUPLED_PROJECTION, 'velocity = "plant.v"': velocity}
+    if "mass" in velocity:
+        replace['gap = "plant.gap"'] = (
+            'gap = "plant.x_stop - plant.x + 0.001 * controller.z"'
+        )
+    path = adapter_file(fmu_dir, tmp_path, "adapters/controlled_stop.toml", **replace)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    assert "[constraint.gap] " in str(error.value) and message in str(error.value)
+    assert "must name a variable of the system" not in str(error.value)
+
+
+def test_a_single_fmu_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
+    """drive_stop.toml with the gap as an expression and no `coordinate`: the
+    state x it moves is the coordinate, and the run is the declared one's."""
+    path = adapter_file(
+        fmu_dir,
+        tmp_path,
+        PROJECTION,
+        **{
+            'gap = "gap"': 'gap = "x_stop - x"',
+            'velocity = "gap_velocity"': 'velocity = "-v"',
+            'coordinate = "x"': "",
+        },
+    )
+    result, contact = run(path, 1e-3)
+    assert isinstance(contact, ProjectedContact) and result.status is Status.REACHED_END
+    assert result.state_names[contact.q_index[0]] == "x"
+    assert events(result)["zeno"].t == pytest.approx(0.385027915, abs=1e-8)
+    assert events(result)["lift-off"].t == pytest.approx(1.0495947, abs=3e-5)

@@ -124,11 +124,15 @@ def test_resets_that_change_nothing_count_against_the_event_budget(locate):
     """Pushed into a wall, v = -c v keeps v = 0: the guard fires again at once.
 
     Each such silent event makes no progress; without the budget the run would
-    spin until max_steps.
-    """
+    spin until max_steps. The reset is declared to apply at rest (an `approach`
+    that always approaches): by default a body at rest is no impact, a graze
+    (test_impact_approach)."""
     flow = NativeFlow(lambda t, x, u: np.array([x[1], 1.0]), ["x", "v"])
     wall = Edge(
-        Guard(lambda t, x: -x[0], name="wall"), "m", lambda t, x: x * [1.0, -0.5]
+        Guard(lambda t, x: -x[0], name="wall"),
+        "m",
+        lambda t, x: x * [1.0, -0.5],
+        approach=lambda t, x: -1.0,
     )
     system = HybridSystem([Mode("m", flow, (wall,))], "m", [0.0, 0.0])
     with pytest.warns(FmibridgeWarning, match="max_events"):

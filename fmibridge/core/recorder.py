@@ -121,6 +121,7 @@ class Recorder:
         self.n_rejected = 0
         self.n_silent_events = 0
         self.grazes: list[tuple[float, str, float]] = []  # (t, edge, v_n) (`Edge`)
+        self._rate_grazes: set[str] = set()  # edges whose v_n was the guard's rate
         self.units: dict[str, str] = {}  # of the columns, for the Result
         self.stride = 1  # keep the samples whose number is a multiple of this
         self._x_end = 1 + len(state_names)  # columns: t, x, outputs
@@ -241,10 +242,15 @@ class Recorder:
         if self._journal is not None:
             self._journal.event(event)
 
-    def graze(self, t: float, edge: str, approach: float) -> None:
+    def graze(
+        self, t: float, edge: str, approach: float, is_given: bool = True
+    ) -> None:
         """Log a crossing whose impact reset did not apply: the contact was not
-        approaching (`Edge.approach` >= 0)."""
+        approaching (`Edge.approach` >= 0, `is_given`; else the guard's own
+        rate, which no sign of the user's can get wrong)."""
         self.grazes.append((t, edge, approach))
+        if not is_given:
+            self._rate_grazes.add(edge)
 
     def warn(self, message: str) -> None:
         """Warn now (FmibridgeWarning) and keep the message in the provenance."""
@@ -335,7 +341,7 @@ class Recorder:
         """Warn of an edge whose crossings were all grazes (`Edge.approach` >= 0)
         and never an impact: an `approach` of the wrong sign makes every impact
         a graze, which nothing else would show."""
-        fired = {event.edge for event in self.events}
+        fired = {event.edge for event in self.events} | self._rate_grazes
         counts: dict[str, int] = {}
         for _, edge, _ in self.grazes:
             if edge not in fired:

@@ -304,7 +304,10 @@ class Edge:
         A crossing with v_n >= 0 (a receding body, beyond the guard by the
         coupling error of a Co-Simulation master) is a graze: the state is
         kept, the mode too, and the graze logged (`Result.stats['n_grazes']`,
-        `Result.provenance['grazes']`), not an event.
+        `Result.provenance['grazes']`), not an event. Without it, an edge
+        with a reset (not the identity, not the model's own event) takes v_n
+        from its guard's own rate at the crossing (`_firing.is_impact`), under
+        every method whose `resets_on_approach` is set (not Relaxation).
     discrete_change : callable, optional
         For an event of the model itself (an FMU's event indicator): whether
         the reset just applied changed the model's discrete state (a clutch

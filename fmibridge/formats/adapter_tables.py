@@ -430,17 +430,30 @@ def constraint_fields(
     return table.get("gap"), table.get("velocity"), float(restitution)
 
 
-def projection_mass(table, gap: str, lacking: str, parameters, problems):
+def projection_mass(
+    table, gap: str, lacking: str, parameters, problems, coordinate=None, why=""
+):
     """Return the effective mass of the projection route (a [constraint]
-    without force input), or None after recording a problem: a missing
-    `coordinate` or `mass` is named with the line to add, after `lacking` (the
-    force input missing, and where to name it)."""
-    missing = [k for k in ("coordinate", "mass") if k not in table]
+    without force input), or None after recording a problem: a missing `mass`,
+    or a `coordinate` neither given nor inferred (`why`: what the gap moves), is
+    named with the line to add, after `lacking` (the force input missing, and
+    where to name it)."""
+    missing = [
+        k
+        for k, v in (("coordinate", coordinate), ("mass", table.get("mass")))
+        if v is None
+    ]
     if missing:
+        found = ""
+        if why:  # not inferred: what the gap moves
+            found = f"{why}, so name the coordinate: "
+        elif coordinate is not None and "coordinate" not in table:  # inferred
+            found = f"the gap moves the state {coordinate!r} alone; "
         problems.add(
             "constraint.gap",
             f"the gap expression {gap!r} needs a contact force, and {lacking}; "
-            f"otherwise add {' and '.join(MISSING_LINES[k] for k in missing)} for "
+            f"otherwise {found}add "
+            f"{' and '.join(MISSING_LINES[k] for k in missing)} for "
             f"completion by projection (Or and Ames' R* after every step; first "
             f"order in h).",
         )
@@ -455,11 +468,10 @@ def projection_mass(table, gap: str, lacking: str, parameters, problems):
             f"(the effective mass along the coordinate), got {table['mass']!r}.",
         )
         return None
-    if not isinstance(table["coordinate"], str):
+    if not isinstance(coordinate, str):
         problems.add(
             "constraint.coordinate",
-            f"must name the state the gap is measured along, got "
-            f"{table['coordinate']!r}.",
+            f"must name the state the gap is measured along, got {coordinate!r}.",
         )
         return None
     return float(mass)

@@ -53,7 +53,8 @@ completes it::
 A body without a free force input (a connection drives it) is completed by
 projection (`methods.projection`) instead: the [constraint] names the state its
 gap is measured along and the effective mass, ``coordinate = "plant.x"`` and
-``mass = "plant.m"``, in place of `forces`.
+``mass = "plant.m"``, in place of `forces`; a gap expression that moves one
+state alone (``gap = "plant.x_stop - plant.x"``) names its coordinate itself.
 
 The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
 one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
@@ -335,13 +336,15 @@ def _flattened(edge: object) -> object:
 
 def _constraint(path, table, flow, known, parameters, problems):
     """The [constraint]: on named variables, or with `forces` a Contact between
-    bodies, its gap and velocity expressions (`coupled_contact`)."""
+    bodies, its gap and velocity expressions (`coupled_contact`); without
+    `forces`, a gap expression or `coordinate` or `mass` takes the projection
+    route (`_projected`)."""
     if table is None:
         return None
     if (
         isinstance(table, Mapping)
         and "forces" not in table
-        and PROJECTION_KEYS & set(table)
+        and (PROJECTION_KEYS & set(table) or _is_expression(table.get("gap"), known))
     ):
         return _projected(path, table, flow, known, parameters, problems)
     if not isinstance(table, Mapping) or "forces" not in table:
@@ -371,9 +374,10 @@ def _constraint(path, table, flow, known, parameters, problems):
 
 
 def _projected(path, table, flow, known, parameters, problems):
-    """A [constraint] without `forces`, with `coordinate` and `mass`: completion
-    by projection along that state (`methods.projection`), for bodies whose
-    force inputs connections drive."""
+    """A [constraint] without `forces`, with `coordinate` (else the state its
+    gap moves, `inferred_coordinate`) and `mass`: completion by projection
+    along that state (`methods.projection`), for bodies whose force inputs
+    connections drive."""
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
     gap, velocity = (
         problems.check(f"constraint.{key}", Expression.parse, table.get(key), known, "")
@@ -388,6 +392,11 @@ def _projected(path, table, flow, known, parameters, problems):
     return projected_constraint(
         flow, gap, velocity, fields[2], table, lacking, parameters, problems, str(path)
     )
+
+
+def _is_expression(gap, known) -> bool:
+    """A gap given as an expression, not the name of a variable."""
+    return isinstance(gap, str) and gap not in known
 
 
 def _is_forces(forces) -> bool:

@@ -262,9 +262,17 @@ def projected_constraint(
     where: str,
 ) -> Contact | None:
     """The [constraint] `table` completed by projection (`projected_gap_contact`)
-    along its `coordinate` with its `mass` (`projection_mass`, which names what
-    is `lacking`); None after recording a problem."""
-    mass = projection_mass(table, gap.source, lacking, parameters, problems)
+    along its `coordinate`, or without one the state the gap moves
+    (`inferred_coordinate`), with its `mass` (`projection_mass`, which names
+    what is `lacking`); None after recording a problem."""
+    coordinate, why = table.get("coordinate"), ""
+    if coordinate is None:
+        coordinate, why = problems.check(
+            "constraint.gap", inferred_coordinate, flow, gap, parameters, where
+        ) or (None, "")
+    mass = projection_mass(
+        table, gap.source, lacking, parameters, problems, coordinate, why
+    )
     if mass is None:
         return None
     return problems.check(
@@ -274,12 +282,32 @@ def projected_constraint(
             gap,
             velocity,
             restitution=restitution,
-            coordinate=table["coordinate"],
+            coordinate=coordinate,
             mass=mass,
             parameters=parameters,
             where=where,
         ),
     )
+
+
+def inferred_coordinate(
+    flow, gap: Expression, parameters: Mapping[str, float], where: str
+) -> tuple[str | None, str]:
+    """The state the gap is measured along, read off its gradient in the states
+    at the start (central differences, `_central_gradient`): (its name, "")
+    where the gap moves exactly one state, else (None, why not)."""
+    h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
+    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
+    row = np.abs(_central_gradient(h, range(len(x0)), t0, x0))
+    top = float(row.max(initial=0.0))
+    moved = [
+        n for n, d in zip(flow.state_names, row, strict=True) if d > VELOCITY_RTOL * top
+    ]
+    if top > VELOCITY_RTOL and len(moved) == 1:
+        return moved[0], ""
+    if not top > VELOCITY_RTOL:
+        return None, f"the gap {gap.source!r} moves with no state at the start"
+    return None, f"the gap {gap.source!r} moves with the states {moved} at the start"
 
 
 def projected_gap_contact(

@@ -521,9 +521,11 @@ cdef class Series:
     def placed(self, inner):
         """How precisely the inner method placed the series' impacts in time,
         added up (`Method.time_resolution` of each, the newest first)."""
-        cdef double late = 0.0
+        cdef double late = 0.0, one
         for t, x_before, rate, gap in reversed(self.impacts):
-            late += inner.time_resolution(gap, rate)
+            one = inner.time_resolution(gap, rate)
+            if isfinite(one):  # not known at rate 0 off the surface: not added
+                late += one
         return late
 
     def switch(self, ProjectedStepper stepper, bint limit, double t_end):

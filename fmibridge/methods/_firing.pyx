@@ -9,15 +9,20 @@ model's discrete state (`Edge.discrete_change`: an FMU's clutch that locks). A
 reset that returns
 the wrong number of values or non-finite ones, or that leaves a self-loop's state
 beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
-An impact edge (`Edge.approach`) fires only on an approaching contact; a crossing
-without is a graze, logged (`Recorder.graze`) and not a transition.
+An impact fires only on an approaching contact (Or and Ames eq. 4 applies where
+dh qdot < 0): its `Edge.approach` where given, else by default, on an edge with a
+reset that is not the model's own event (`is_impact`), its guard's own rate at the
+crossing (under the methods whose `resets_on_approach` says so: not Relaxation).
+A crossing without an approach (a body that already recedes, left beyond the
+surface by the location's round-off) is a graze, logged (`Recorder.graze`) and
+not a transition.
 
 A self-loop whose reset is the identity or compiled fires without Python
 (`fire_in_place`), so a loop can go on after a silent one (Relaxation's strip
 waits at rest chain thousands of them).
 """
 
-from libc.math cimport isfinite
+from libc.math cimport NAN, isfinite
 
 import numpy as np
 
@@ -40,7 +45,8 @@ def fire_edge(method, CompiledMode cm, log, double t, x, Py_ssize_t i, tuple oth
 
 
 cdef object fire(object method, CompiledMode cm, object log, double t, object x,
-                 Py_ssize_t i, tuple others, bint in_walk=False):
+                 Py_ssize_t i, tuple others, bint in_walk=False,
+                 double step_rate=NAN):
     """Apply edge i's reset at (t, x), log the event, and return the State after
     (the same State for a silent event). `in_walk`: the caller is a walk that
     hands the mode's block of samples to the Recorder when it returns
@@ -48,15 +54,19 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     then join that block where the Recorder takes an event's rows in blocks and
     observes nothing at a sample (an FMU's outputs are read when the sample is
     taken, so its samples go one by one), and the reset runs no Python (one
-    that simulates the same system would hand this block to its own run)."""
+    that simulates the same system would hand this block to its own run).
+    `step_rate`: the guard's rate over the step that located the crossing, the
+    approach of an impact on a flow without dx/dt (`is_impact`; NAN: unknown,
+    no precondition)."""
     State = _state_class()
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
-    if edge.approach is not None:
-        approach = float(edge.approach(t, x))
+    if edge.approach is not None or (
+            method.resets_on_approach and is_impact(cm, i, step_rate)):
+        approach = _approach(cm, i, t, x, step_rate)
         if not approach < 0.0:  # not approaching: a graze, no impact
-            log.graze(t, edge.name, approach)
+            log.graze(t, edge.name, approach, edge.approach is not None)
             return State(t, x, cm.name)
     reset = cm.resets[i]
     cdef bint in_block = (
@@ -83,7 +93,64 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
         log.sample(t, x_after, edge.target)
     log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
                     method.location_tolerance))
+    if others:
+        _say_which_ran(cm, log, t, edge, others)
     return State(t, x_after, edge.target)
+
+
+cdef object _say_which_ran(CompiledMode cm, object log, double t, object ran,
+                           tuple others):
+    """Warn once per pair where a model's own event (`Edge.discrete_change`: an
+    FMU's indicator) and an edge of the adapter crossed together: one ran, the
+    other's reset did not apply there, and a [constraint] completed on the
+    adapter's edge is not used while the FMU's own impact runs."""
+    edges = {e.name: e for e in cm.mode.edges}
+    is_own = ran.discrete_change is not None
+    for name in others:
+        other = edges.get(name)
+        if other is None or (other.discrete_change is not None) == is_own:
+            continue
+        own, added = (ran, other) if is_own else (other, ran)
+        log.warn_once(
+            ("which ran", own.name, added.name),
+            f"At t = {t:.9g} s the model's own event {own.name!r} and the edge "
+            f"{added.name!r} (guard {added.guard.name!r}) crossed together: "
+            f"{ran.name!r} ran, declared first in mode {cm.name!r} (of crossings "
+            f"within t_tol the first declared fires), and {name!r} did not apply "
+            f"there. "
+            + ("The FMU's own reset ran, not the edge's, nor a completion of its "
+               "contact; to use them, export the model without its own impact."
+               if is_own else
+               "The edge's reset ran, not the FMU's own; its event follows only "
+               "if its indicator still crosses after the reset.")
+        )
+
+
+cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
+    """True if edge i is an impact whose precondition comes from its guard's own
+    rate: a reset that is not the identity, on a guard with an inside (falling
+    or rising), and not an event of the model itself (`Edge.discrete_change`:
+    FMI fires an FMU's indicators both ways); the rate from dx/dt, or on a flow
+    without it from the step that located the crossing (`step_rate`)."""
+    edge = cm.mode.edges[i]
+    return (edge.approach is None and cm.resets[i] is not None and cm.n > 0
+            and (cm.has_rhs or isfinite(step_rate))
+            and cm.sides[i] != 0.0 and edge.discrete_change is None)
+
+
+cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
+                      double step_rate) except? -1.0:
+    """Edge i's normal velocity v_n at (t, x), < 0 approaching: its `approach`,
+    else its guard's rate signed inward (`CompiledMode.impact_rate`, or the
+    step's rate on a flow without dx/dt)."""
+    edge = cm.mode.edges[i]
+    if edge.approach is not None:
+        return float(edge.approach(t, x))
+    cdef double[::1] xs = x
+    cdef double rate = step_rate
+    if cm.has_rhs:
+        cm.impact_rate(i, t, &xs[0], &rate)
+    return cm.sides[i] * rate
 
 
 cdef object _State = None
@@ -100,7 +167,8 @@ cdef object _state_class():
 
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
     """True if edge i fires without Python: a self-loop with the identity or a
-    compiled reset."""
+    compiled reset, without an `approach`. For Relaxation, its only caller, whose
+    strips reset whatever the guard's rate (`Method.resets_on_approach`)."""
     reset = cm.resets[i]
     if cm.mode.edges[i].approach is not None:  # an impact's precondition: in Python
         return False
@@ -186,7 +254,7 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
     (deeper than the event found it), or on its surface moving out: either way
     the guard would fire again at once, forever. An 'either' guard (an FMU's
     indicator) has no inside to keep."""
-    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after
+    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after, rate_before
     cdef double[::1] g = cm.work_g, r = cm.work_r, slope = cm.work_slope
     if side == 0.0:
         return 0
@@ -204,10 +272,13 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
     cm.rates(t, x_after, &g[0], &slope[0], &r[0])
     if side * r[i] * cm.h >= -_ON_SURFACE:
         return 0
-    rate_after = r[i]
-    cm.evaluate(t, x_before, &g[0])
-    cm.rates(t, x_before, &g[0], &slope[0], &r[0])
-    if side * r[i] < 0.0:  # moving out before the reset, and still after it
+    # the difference along the flow is blind below a state's last place over
+    # its step: only the gradient's rate (`impact_rate`) may refuse the reset
+    cm.impact_rate(i, t, x_after, &rate_after)
+    if side * rate_after * cm.h >= -_ON_SURFACE:
+        return 0
+    cm.impact_rate(i, t, x_before, &rate_before)
+    if side * rate_before < 0.0:  # moving out before the reset, and still after it
         raise _refused(cm, i, t, x_after, "moving out", g_before, g_after, rate_after)
     return 0
 

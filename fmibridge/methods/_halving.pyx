@@ -53,6 +53,12 @@ NEAR_GUARD = 1e-8
 # of t: the fewest that leave the secant inside the bracket room to place the event.
 RESOLUTION_ULPS = 4.0
 
+# A crossing bracketed by a trial of 2 hs whose two halves do not cross it, from
+# a state on the guard's surface, with hs at most ROUND_OFF_BRACKET t_tol: the
+# guard's values over such steps are its round-off (`_on_surface`); three more
+# halvings would only chase it.
+ROUND_OFF_BRACKET = 8.0
+
 _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
 # Communication points whose guard values extrapolate a forward-only flow's guards
 # (a quadratic in time); a step stops short of the extrapolated crossing by twice
@@ -226,7 +232,12 @@ cdef object _step(_Walk w):
         if not crossed:
             stuck = _stuck(was_crossed, &w.g0[0], &w.g1[0])
             if stuck is not None:  # crossed at once from the surface: fire here
-                return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck]))
+                return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
+            if after_half_step and hs <= ROUND_OFF_BRACKET * w.t_tol:
+                near = _on_surface(was_crossed, &w.g0[0])
+                if near is not None:  # bracketed in [t - hs, t + hs]: fire here
+                    cm.flush(w.log)
+                    return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [near]))
             _accept(w, t, hs, has_r1)
             t = w.t
             if n_halvings == 0:
@@ -284,6 +295,19 @@ cdef object _stuck(set was_crossed, const double* g0, const double* g1):
     return None
 
 
+cdef object _on_surface(set was_crossed, const double* g0):
+    """A guard that a trial of 2 hs crossed from a point hs before this one,
+    this point on its surface, where the next trial of hs does not cross it:
+    the state creeps towards it slower than its round-off moves it (an impact
+    at 2e-6 m/s at x = 9.3 m, which steps of 1e-10 s move by less than the
+    rounding of x), so such steps would crawl on without end. The crossing
+    lies within hs of here."""
+    for i in sorted(was_crossed):
+        if abs(g0[i]) <= ON_SURFACE:
+            return i
+    return None
+
+
 cdef object _nearest_guard(const double* g0, Py_ssize_t m):
     """The guard within NEAR_GUARD of its surface, the closest, if any."""
     cdef Py_ssize_t i
@@ -296,10 +320,13 @@ cdef dict _named(CompiledMode cm, g):
 
 
 cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g0,
-                  const double* g1, list crossed):
+                  const double* g1, list crossed, double still=NAN):
     """Place the crossing by the secant of g in [t, t + hs] from (t, x) and fire
     its edge: the earliest crossing, and of those within t_tol of it the edge
-    declared first (the others are listed as simultaneous)."""
+    declared first (the others are listed as simultaneous). The step's rate of
+    the guard, (g1 - g0) / hs, is the impact's approach where the flow has no
+    dx/dt (`_firing.fire`); for hs = 0 it is `still`: 0 where a step left the
+    state on the surface (`_stuck`), NAN where nothing is known."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, winner = -1
     cdef double first = INFINITY, t_i, t_event = t
@@ -319,7 +346,9 @@ cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g
     if edges[winner].guard.reset_at == "beyond":
         t_event = _step_end(w, t, hs) if hs > 0.0 else t
     x_event = new_array(x, cm.n) if t_event == t else _advanced(cm, t, x, t_event - t)
-    return fire(w.method, cm, w.log, t_event, x_event, winner, tuple(others), True)
+    step_rate = (g1[winner] - g0[winner]) / hs if hs > 0.0 else still
+    return fire(w.method, cm, w.log, t_event, x_event, winner, tuple(others), True,
+                step_rate)
 
 
 cdef object _advanced(CompiledMode cm, double t, const double* x, double h):
@@ -356,7 +385,8 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
         f"{g1[i]:.3g}."
     )
     others = tuple(cm.mode.edges[k].name for k in crossed if k != i)
-    return fire(w.method, cm, w.log, t + hs, y, i, others)
+    return fire(w.method, cm, w.log, t + hs, y, i, others, False,
+                (g1[i] - g0[i]) / hs)
 
 
 cdef object _illinois(_Walk w, double t, double hs):
@@ -426,7 +456,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
     if hi - lo > w.t_tol:
         stuck = _stuck(set(range(m)), &w.g0[0], g_lo)
         if stuck is not None and lo > 0.0:  # the state rests on that guard
-            return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck]))
+            return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
         return Step(
             State(t, new_array(&w.x[0], cm.n), cm.name),
             Status.NO_PROGRESS,
@@ -598,7 +628,8 @@ cdef object _forward_step(_Walk w, double hs):
             winner = crossed[times.index(min(times))]
             others = tuple(cm.mode.edges[i].name for i in crossed if i != winner)
             return Step(fire(w.method, cm, w.log, t + trial, np.array(w.y[:n]),
-                             winner, others))
+                             winner, others, False,
+                             (w.g1[winner] - w.g0[winner]) / trial))
         w.log.n_rejected += 1
         w.beyond_t = t + trial
         w.beyond_g[:m] = w.g1[:m]

@@ -133,6 +133,9 @@ class Method(abc.ABC):
     completes_zeno: ClassVar[bool] = False
     # its executions pass Zeno points by construction (Relaxation's strips)
     passes_zeno: ClassVar[bool] = False
+    # an impact (`_firing.is_impact`) resets only where its guard's own rate says
+    # the contact approaches (Or and Ames eq. 4 needs dh qdot < 0)
+    resets_on_approach: ClassVar[bool] = True
     # its compiled walk ends a step on each output time of `t_eval` and goes on
     # (`_walk.next_stop`); else each attempt ends there
     walks_grid: ClassVar[bool] = False
@@ -455,8 +458,11 @@ class Method(abc.ABC):
     def time_resolution(self, gap: float, rate: float) -> float:
         """Return how far from the crossing, in time, this method may place a
         transition whose state has guard value `gap` and rate `rate`: the gap
-        over the rate (it fires where it found the guard)."""
-        return abs(gap) / abs(rate) if rate else math.inf
+        over the rate (it fires where it found the guard); 0 on the surface,
+        inf (not known) off it at rate 0."""
+        if not rate:
+            return 0.0 if gap == 0.0 else math.inf
+        return abs(gap) / abs(rate)
 
     def advance(
         self,

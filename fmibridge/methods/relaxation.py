@@ -111,6 +111,8 @@ class Relaxation(Method):
 
     name: ClassVar[str] = "relaxation"
     passes_zeno: ClassVar[bool] = True  # each transition waits on its strip
+    # a state on a strip is reset after its wait, whatever its rate (Burden et al.)
+    resets_on_approach: ClassVar[bool] = False
     default_integrator: ClassVar[str] = "midpoint"
     walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True

@@ -303,14 +303,17 @@ class Watchdog:
 
     def _placed(self, event: Event) -> float | None:
         """`Method.time_resolution` of the event's guard value and rate (None for
-        a flow without dx/dt, or an event of the flow's own, which has no edge)."""
+        a flow without dx/dt, an event of the flow's own, which has no edge, or
+        a state off the surface at rate 0, whose placement nothing bounds)."""
         edge = self._edge(event.edge, event.source)
         if edge is None:
             return None
         g = edge.guard(event.t, event.x_before)
         rates = self._rates(event.source, event.t, event.x_before)
-        index = self._index(event.source, edge)
-        return None if rates is None else self.method.time_resolution(g, rates[index])
+        if rates is None:
+            return None
+        placed = self.method.time_resolution(g, rates[self._index(event.source, edge)])
+        return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
         """Stop if the state lies beyond the guard of the series it is in: deeper
