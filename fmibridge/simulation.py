@@ -51,7 +51,7 @@ Keywords = Mapping[str, Any]
 
 Model = str | Path | HybridSystem
 GuardSpec = Edge | tuple[Guard | Callable, Callable]
-RATE_STEP = 2.0**-26  # forward differences of `is_stiff`: about sqrt(eps)
+JACOBIAN_STEP = 2.0**-26  # forward differences of `is_stiff`: about sqrt(eps)
 GRID_RTOL = (
     1e-9  # an output time this near (relative to the interval) to stop_time is it
 )
@@ -713,7 +713,7 @@ def is_stiff(system: HybridSystem, span: float) -> bool:
     jacobian = np.empty((n, n))
     for i in range(n):
         dx = np.zeros(n)
-        dx[i] = RATE_STEP * max(1.0, abs(x[i]))
+        dx[i] = JACOBIAN_STEP * max(1.0, abs(x[i]))
         jacobian[:, i] = (flow.rhs(system.t0, x + dx) - f0) / dx[i]
     if not np.all(np.isfinite(jacobian)):
         return False

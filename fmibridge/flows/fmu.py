@@ -958,10 +958,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         with the new values first: Dymola's Co-Simulation FMUs (FMI 1.0 and
         2.0) take a read (fmi2GetReal) after the set as that evaluation and
         meet a step of their input milliseconds late; a read before the set
-        does no harm. The recorded outputs
-        after the jump are those before it unless one of them depends
-        directly on a table's input (`FmuArchive.feedthrough`): then the
-        inputs are set now and the outputs read with them."""
+        does no harm. The recorded outputs after the jump are those before it
+        unless one of them depends directly on a table's input
+        (`FmuArchive.feedthrough`): then the inputs are set now and the outputs
+        read with them."""
         self._pass_jump(t)
         if self.reports_events:  # FMI 3 Event Mode: the jump is an event there
             return self._input_event(t, x)

@@ -3,10 +3,9 @@
 The one implementation every method fires with (`Method.fire` is its Python
 face). The state before is sampled before the reset runs, so an FMU's outputs in
 that sample are those before its event. A self-loop whose reset changes nothing
-(a strip wait at rest, an identity reset on a surface) is no
-transition: it is counted in `n_silent_events`, not logged, unless it changed the
-model's discrete state (`Edge.discrete_change`: an FMU's clutch that locks). A
-reset that returns
+(a strip wait at rest, an identity reset on a surface) is no transition: it is
+counted in `n_silent_events`, not logged, unless it changed the model's discrete
+state (`Edge.discrete_change`: an FMU's clutch that locks). A reset that returns
 the wrong number of values or non-finite ones, or that leaves a self-loop's state
 beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
 An impact fires only on an approaching contact (Or and Ames eq. 4 applies where

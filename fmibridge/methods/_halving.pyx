@@ -55,7 +55,7 @@ RESOLUTION_ULPS = 4.0
 
 # A crossing bracketed by a trial of 2 hs whose two halves do not cross it, from
 # a state on the guard's surface, with hs at most ROUND_OFF_BRACKET t_tol: the
-# guard's values over such steps are its round-off (`_on_surface`); three more
+# guard's values over such steps are its round-off (`_step`); three more
 # halvings would only chase it.
 ROUND_OFF_BRACKET = 8.0
 
@@ -234,7 +234,13 @@ cdef object _step(_Walk w):
             if stuck is not None:  # crossed at once from the surface: fire here
                 return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
             if after_half_step and hs <= ROUND_OFF_BRACKET * w.t_tol:
-                near = _on_surface(was_crossed, &w.g0[0])
+                # a trial of 2 hs crossed from a point hs before this one, this
+                # point on the guard's surface, and the trial of hs from it does
+                # not cross: the state creeps towards the guard slower than its
+                # round-off moves it (an impact at 2e-6 m/s at x = 9.3 m, which
+                # steps of 1e-10 s move by less than the rounding of x), so such
+                # steps would crawl on without end
+                near = _stuck(was_crossed, &w.g0[0], &w.g0[0])  # on the surface
                 if near is not None:  # bracketed in [t - hs, t + hs]: fire here
                     cm.flush(w.log)
                     return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [near]))
@@ -291,19 +297,6 @@ cdef object _stuck(set was_crossed, const double* g0, const double* g1):
     resolution of the state (a body resting on a stop), so it crosses at once."""
     for i in sorted(was_crossed):
         if g1[i] == g0[i] and abs(g0[i]) <= ON_SURFACE:
-            return i
-    return None
-
-
-cdef object _on_surface(set was_crossed, const double* g0):
-    """A guard that a trial of 2 hs crossed from a point hs before this one,
-    this point on its surface, where the next trial of hs does not cross it:
-    the state creeps towards it slower than its round-off moves it (an impact
-    at 2e-6 m/s at x = 9.3 m, which steps of 1e-10 s move by less than the
-    rounding of x), so such steps would crawl on without end. The crossing
-    lies within hs of here."""
-    for i in sorted(was_crossed):
-        if abs(g0[i]) <= ON_SURFACE:
             return i
     return None
 
