@@ -18,6 +18,7 @@ class CommunicationStep:
     last_time: float
     finite: bool
     do_step_cost: np.ndarray
+    n_done: int
     def __init__(
         self,
         fmus: Sequence[Any],

@@ -34,37 +34,12 @@ class Op(enum.IntEnum):  # the machine's instructions (values: the .pyx)
     INT = ...
     HYPOT = ...
 
-CONST: int
-VAR: int
-NEG: int
-NOT: int
-ADD: int
-SUB: int
-MUL: int
-DIV: int
-MOD: int
-FLOORDIV: int
-POW: int
-EQ: int
-NE: int
-LT: int
-LE: int
-GT: int
-GE: int
-CALL1: int
-CALL2: int
-MIN: int
-MAX: int
-AND: int
-OR: int
-IF_FALSE: int
-JUMP: int
-INT: int
-HYPOT: int
-ZERO_DIVISION: int
-DOMAIN: int
-OVERFLOW: int
-NAN_INTEGER: int
+class Failure(enum.IntEnum):  # why an operation failed (values: the .pyx)
+    ZERO_DIVISION = ...
+    DOMAIN = ...
+    OVERFLOW = ...
+    NAN_INTEGER = ...
+
 REASONS: Any
 ONE_ARGUMENT: Any
 TWO_ARGUMENTS: tuple[Any, ...]

@@ -51,6 +51,7 @@ class Series:
     impacts: list[Any]
     floor: bool
     excess: float
+    ratio: float
     def __init__(
         self,
         contact: ContactFunctions,

@@ -6,9 +6,10 @@ from fmibridge.methods._mode import CompiledMode
 from fmibridge.methods._walk import Walk
 
 NEAR_GUARD: float
-ON_SURFACE: float
-TIME_RTOL: float
 RESOLUTION_ULPS: float
+ROUND_OFF_BRACKET: float
+LONGEST_SHORTFALL: float
+PROBE: float
 
 class _Walk(Walk): ...
 

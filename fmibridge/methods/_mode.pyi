@@ -6,6 +6,7 @@ from fmibridge.core._functions import Function
 from fmibridge.flows._stepper import Stepper
 
 RATE_STEP: float
+RATE_DELTA: float
 BLOCK: int
 COARSE_RTOL: float
 TIME_RTOL: float
