@@ -18,10 +18,9 @@ from fmibridge.models import bouncing_ball_impacts
 ADAPTERS = sorted((Path(__file__).parent.parent / "adapters").glob("*.toml"))
 # Its impacts accumulate at 1.458 s (a Zeno stop, exit code 1): run it to before.
 STOP_TIMES = {"controlled_stop_pressed": 1.4}
-# Events of each adapter over its own t_end, measured before and after impact
-# edges got the approach precondition (`Edge.approach`): the same, event times
-# bit for bit, but for controlled_stop_pressed (56 without, 11 resets of a
-# receding mass among them; 33 with).
+# Events of each adapter over its own t_end: the count a run without the approach
+# precondition (`Edge.approach`) gives too, event times bit for bit, but for
+# controlled_stop_pressed, where the precondition keeps a receding mass from resets.
 EVENTS = {
     "ball_on_sine_surface": 2,
     "ball_on_spring_table": 20,
@@ -275,10 +274,10 @@ def pressed(interface: str, h: float, locate: str = "halving"):
 
 def test_cs_adapter_never_resets_a_receding_body(fmu_dir):
     """The stop's `approach = "-plant.v"` (d(gap)/dt): in CS the crossings of
-    a receding mass are grazes, logged (without it 9 and 11 of 52 and 56 resets
-    pushed a receding mass back into the stop at h = 1e-2, 1e-3); the first
-    impact and the accumulation agree with the ME coupling to the coupling
-    error, first order in h (measured: 3.5e-3 s, 3.5e-4 s; 1.1e-2 s, 1.0e-3 s)."""
+    a receding mass are grazes, logged, not resets that push it back into the
+    stop; the first impact and the accumulation agree with the ME coupling to
+    the coupling error, first order in h: h ten times smaller, the error ten
+    times smaller (measured: 3.5e-3 s, 3.5e-4 s; 1.1e-2 s, 1.0e-3 s)."""
     me, t_me = pressed("me", 1e-3)
     iv = me.state_names.index("plant.v")
     # ME resolves the series to impacts of 5e-8 m/s (36; 26 when steps of
@@ -299,10 +298,9 @@ def test_cs_adapter_never_resets_a_receding_body(fmu_dir):
 def test_cs_adapter_approached_sticks_where_halving_stops(fmu_dir):
     """Approached (`locate="approach"`: no step undone), the pressed mass's
     impacts accumulate as halving's do; then it sits on the stop and the
-    steps crawl at its surface: a Zeno stop that names the guard (it was a
-    bare "time does not advance"), at halving's stop time to 1e-5 s
-    (measured: 28 impacts against 33, each on an approaching mass, stopped
-    at 1.4578724 s against 1.4578754 s)."""
+    steps crawl at its surface: a Zeno stop that names the guard, not a bare
+    "time does not advance", at halving's stop time to 1e-5 s (measured: 28
+    impacts against 33, each on an approaching mass, stopped 3e-6 s apart)."""
     halved, _ = pressed("cs", 1e-3)
     approached, _ = pressed("cs", 1e-3, "approach")
     iv = approached.state_names.index("plant.v")

@@ -2,11 +2,10 @@
 with a stop at three parameter sets whose impacts accumulate into sticking
 phases, against its exact solution (Burden et al., eq. 28 with sticking).
 
-Was: around Unilateral (tol 1e-6 to 1e-10) every one of them stopped with
-ZENO_NOT_TRUNCATED. Unilateral fires within its event band, 1.4 to 2.8 tol / (19/270)
-before the surface, so the impact rates of a series' tail jitter where the band
-moves; completion now compares each rate with the one before at that one's level
-(energy), and the watchdog no longer calls a still-resolved series chatter.
+Unilateral (tol 1e-6 to 1e-10) fires within its event band, 1.4 to 2.8 tol /
+(19/270) before the surface, so the impact rates of a series' tail jitter where the
+band moves: completion compares each rate with the one before at that one's level
+(energy), and the watchdog does not call a still-resolved series chatter.
 """
 
 from __future__ import annotations
@@ -102,7 +101,7 @@ def test_completion_around_every_inner_method_matches_the_exact_solution(
     zenos = [e.t for e in result.events if e.edge == "zeno"]
     assert len(zenos) == len(exact[name].zeno_times)
     for t, t_exact in zip(zenos, exact[name].zeno_times, strict=True):
-        assert abs(t - t_exact) < 1e-3  # measured <= 2.5e-4 (Relaxation)
+        assert abs(t - t_exact) < 1e-3  # eps_t = 1e-3; measured <= 2.5e-4
 
 
 def test_a_coarse_unilateral_names_the_eps_that_completes_it(exact):
@@ -171,4 +170,4 @@ def test_completion_through_the_oscillator_fmu(tmp_path, fmu_dir, inner, exact):
     # measured 2.3e-7 (Halving), 9.3e-6 (Relaxation), 6.5e-8 (Unilateral)
     assert rho_hat(result.t, result["x"], exact["c092"]) <= 1e-4
     (zeno,) = [e.t for e in result.events if e.edge == "zeno"]
-    assert abs(zeno - exact["c092"].zeno_times[0]) < 1e-3
+    assert abs(zeno - exact["c092"].zeno_times[0]) < 1e-3  # eps_t = 1e-3

@@ -749,7 +749,8 @@ def test_a_component_closed_behind_the_compiled_step_is_an_error(fmu_dir):
 def test_plain_communication_steps_call_back_only_for_the_guards(fmu_dir):
     """The steps the stop's forecast says may be undone, and those after a
     return, go through `advance` in Python; every other step runs in C
-    (`_cosim.MasterStepper`): 100 of 378 trials measured to 3 s."""
+    (`_cosim.MasterStepper`): the forecast flags only the steps near the two
+    impacts, so most of the run's trials never call back."""
     flow = plant_and_controller(fmu_dir, "cs")
     calls, advance = [0], flow.advance
 

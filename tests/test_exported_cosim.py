@@ -6,11 +6,10 @@ engages the last clutch, and J4_w starts to turn at once (10 rad/s per second).
 The jump is a time event: the communication step ends on it and the next one
 starts with the input after it. Such an FMU runs an input's discontinuity as
 an event at the start of doStep only where nothing evaluated the FMU with the
-new value first; one fmi2GetReal in between (fmibridge read the recorded
-outputs for the sample after the jump) made it meet the step milliseconds
-late. The outputs after the jump equal those before it where none depends
-directly on the input (ModelStructure, FMI 1.0 DirectDependency), so nothing
-is read there now.
+new value first; one fmi2GetReal in between (reading the recorded outputs for
+the sample after the jump) makes it meet the step late. The outputs after the
+jump equal those before it where none depends directly on the input
+(ModelStructure, FMI 1.0 DirectDependency), so nothing is read there.
 
 The Reference Feedthrough FMU and our MassSpringStop check the other side:
 outputs that depend directly on an input show the value after the jump in the

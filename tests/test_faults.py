@@ -73,7 +73,8 @@ IDS = ["halving", "illinois", "relaxation", "unilateral"]
 
 
 def test_fmu_ball_past_its_zeno_time_stops_there_instead_of_falling(fmu_dir, tmp_path):
-    """Was: "Reached t_end", exit 0, the ball at h = -3300 m at t = 30 s."""
+    """Past its Zeno time the ball would fall through the floor with "Reached
+    t_end": the run stops there and says how to complete it."""
     out = tmp_path / "x.csv"
     fmu = str(fmu_dir / "BouncingBallEvents.fmu")
     with pytest.warns(FmibridgeWarning, match="--zeno complete"):
@@ -94,8 +95,8 @@ def test_fmu_ball_zeno_status_names_time_events_and_indicator(fmu_dir):
         system.close()
     assert result.status is Status.ZENO
     assert "[constraint]" in result.message and "--zeno complete" in result.message
-    # was: stopped after 32 impacts, at 4.06014 s; the watchdog now lets the run
-    # go on while its impacts are resolved (issue 28, test_watchdog.py)
+    # the watchdog lets the run go on while its impacts are resolved
+    # (test_watchdog.py)
     assert "Edge 'fmu_event_0' (guard 'event_indicator_0')" in result.detail
     assert len(result.events) > 32 and result.t[-1] < ZENO
     t_inf = float(result.detail.split("accumulate at t = ")[1].split(" s")[0])
@@ -165,7 +166,8 @@ def test_relaxation_passes_the_zeno_point_and_names_it_at_max_events():
 
 
 def test_illinois_past_the_zeno_time_stops_instead_of_crashing(capsys):
-    """Was: ValueError: min() arg is an empty sequence, in halving.py."""
+    """Illinois past the Zeno time finds no crossing to place: a Zeno stop, not a
+    ValueError from inside."""
     with pytest.warns(FmibridgeWarning, match="Zeno point"):
         assert (
             main(["run", "--locate", "illinois", "--t-end", "5", "--no-progress"]) == 1
@@ -184,8 +186,8 @@ def example1():
 @pytest.mark.parametrize("locate", ["halving", "illinois", "relaxation"])
 @pytest.mark.parametrize("h", [0.1, 0.2, 0.3, 0.4])
 def test_example1_finds_every_impact_at_every_step(h, locate, example1):
-    """Was: 25 of 49 at h = 0.3 and 0.4, with REACHED_END (Relaxation: 34 of 49 at
-    h = 0.2). Each exact impact has an event within 0.05 s (RK4's error grows as
+    """Coarse steps must not skip impacts and still report REACHED_END. Each
+    exact impact has an event within 0.05 s (RK4's error grows as
     h^4: 1.4e-4 s at h = 0.1, 0.044 s at h = 0.4; impacts are 2.5 s apart). An
     event beyond the 49 is the near-graze at t = 10.18 s, where the exact
     solution misses the stop by 0.04 m, less than RK4's error at these steps."""
@@ -252,8 +254,9 @@ def test_a_step_too_coarse_for_the_interpolant_warns_with_a_step_that_works():
 @pytest.mark.parametrize("method", METHODS[:2] + METHODS[3:], ids=IDS[:2] + IDS[3:])
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
 def test_example2_without_completion_stops_where_it_sticks(method, compiled):
-    """Was: Halving resolved the chatter bounce by bounce for > 10 minutes. The
-    mass at rest on the stop is no impact (v_n = 0): its crossings are grazes."""
+    """Without completion, a chatter would be resolved bounce by bounce without
+    end: the run stops where the mass sticks. The mass at rest on the stop is no
+    impact (v_n = 0): its crossings are grazes."""
     result, messages = quietly(
         method, forced_oscillator(EXAMPLE_2, compiled=compiled), EXAMPLE_2.t_max
     )
@@ -298,8 +301,8 @@ INNER = [
 @pytest.mark.parametrize("inner", INNER, ids=IDS[:1] + IDS[2:])
 @pytest.mark.parametrize("model", ["ball", "example2", "sine"])
 def test_completion_truncates_at_the_exact_zeno_times(inner, model, sine_zeno):
-    """Was: Relaxation never truncated the ball (10,000 events); Unilateral ran
-    32 s on Example 2 and stopped at max_events."""
+    """Completion truncates each Zeno execution around every inner method, at
+    its exact Zeno time (Or and Ames), instead of running to max_events."""
     system, t_end, exact = {
         "ball": (bouncing_ball(), 6.0, [ZENO]),
         "example2": (
@@ -340,7 +343,7 @@ def test_completion_that_cannot_truncate_stops_fast_and_says_why():
 
 
 def test_wrong_length_from_f_is_an_error_naming_f():
-    """Was: REACHED_END with numbers broadcast from the wrong shape."""
+    """One error naming f, not a run on numbers broadcast from the wrong shape."""
     flow = NativeFlow(lambda t, x, u: np.array([x[1]]), ["h", "v"], name="ball")
     system = HybridSystem([Mode("m", flow)], "m", [1.0, 0.0])
     with pytest.raises(
@@ -353,7 +356,7 @@ def test_wrong_length_from_f_is_an_error_naming_f():
 
 
 def test_f_of_t_and_x_works_like_solve_ivp():
-    """Was: a raw TypeError mid-run."""
+    """f(t, x) and f(t, x, u) give the same run, not a TypeError mid-run."""
     two = Halving(h=1e-2).run(ball(f=lambda t, x: np.array([x[1], -9.81])), 1.0)
     three = Halving(h=1e-2).run(ball(f=lambda t, x, u: np.array([x[1], -9.81])), 1.0)
     np.testing.assert_array_equal(two.x, three.x)
@@ -415,15 +418,16 @@ def test_compiled_f_of_the_wrong_length_is_refused_when_built():
     ids=["length", "beyond", "identity", "nan"],
 )
 def test_bad_resets_are_errors_at_the_first_impact(method, reset, message):
-    """Was: a reset beyond the guard ran 22 minutes before max_events."""
+    """A reset of the wrong length or NaN, or one that leaves the state beyond or
+    on its guard (it would fire again at once, up to max_events), is an error."""
     with pytest.raises(FmibridgeError, match=message):
         method.run(ball(reset=reset), 2.0)
 
 
 @pytest.mark.parametrize("method", METHODS, ids=IDS)
 def test_nan_guard_is_an_error_naming_the_guard_and_time(method):
-    """Was: a hang (Relaxation), h = -43 m and REACHED_END (Unilateral), 'the flow'
-    (Halving)."""
+    """Every method names the guard and the time, not the flow, and none hangs
+    or runs on."""
     guard = lambda t, x: x[0] if t < 0.1 else math.nan  # noqa: E731
     with pytest.raises(
         FmibridgeError, match=r"Guard 'floor' .*returned nan at t = 0\.1"
@@ -433,7 +437,7 @@ def test_nan_guard_is_an_error_naming_the_guard_and_time(method):
 
 @pytest.mark.parametrize("method", METHODS, ids=IDS)
 def test_nan_right_hand_side_is_an_error_naming_the_flow_and_time(method):
-    """Was: REACHED_END with NaN rows (Unilateral)."""
+    """Every method stops with an error naming the flow, none with NaN rows."""
     f = lambda t, x: np.array([x[1], -9.81 if t < 0.1 else math.nan])  # noqa: E731
     with pytest.raises(FmibridgeError, match=r"Mode 'flight': the flow .* at t = 0\.1"):
         method.run(ball(f=f), 2.0)
@@ -443,7 +447,7 @@ def test_nan_right_hand_side_is_an_error_naming_the_flow_and_time(method):
 
 
 def test_step_below_the_resolution_of_time_is_refused():
-    """Was: 145 s and 2.7 GB before max_steps."""
+    """A step below t's last place never advances t: refused before the run."""
     with pytest.raises(
         FmibridgeError, match=r"`h` = 1e-300 s is below the resolution of time"
     ):
@@ -458,7 +462,7 @@ def test_more_steps_than_max_steps_is_refused_before_the_run():
 
 
 def test_step_longer_than_the_run_warns_and_still_finds_the_impacts():
-    """Was: "Reached t_end" at t = 0 for h = 1e10."""
+    """A step longer than the run is cut to its end, with a warning."""
     with pytest.warns(
         FmibridgeWarning, match=r"longer than the run .* choose h <= 3\.0"
     ):

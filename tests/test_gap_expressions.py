@@ -1,6 +1,6 @@
 """Gap expressions in single-FMU adapters: [constraint] gap = "x_max - x".
 
-A gap given as an expression (issue 28; before: "must name a variable") runs
+A gap given as an expression (issue 28), not only a variable of the FMU, runs
 Completion (`--zeno complete`) to the same result as the same model with the
 gap as a variable of the FMU. Its gradient is exact where the expression is
 affine in the states (read off the syntax tree) and central differences

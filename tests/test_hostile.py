@@ -500,7 +500,7 @@ def test_sweep_outputs_are_checked_before_any_run(tmp_path, capsys):
 
 
 def test_two_sweeps_on_one_summary_leave_one_and_an_error(tmp_path):
-    """Was: both reported success, and one summary silently replaced the other."""
+    """The second sweep fails on the claimed summary, not silently replacing it."""
     path = spec_file(tmp_path, "")
     sweeps = [
         fmibridge("sweep", str(path), "--output-dir", str(tmp_path), "--scheduler",
@@ -596,7 +596,7 @@ def test_numbers_past_what_a_run_can_hold_are_refused_before_it(keywords, messag
 
 def test_numpy_numbers_are_numbers():
     """A step from np.linspace or a count from np.arange is a number, without a
-    RuntimeWarning (was: a float32 stop time overflowed in the range check)."""
+    RuntimeWarning (a float32 stop time must not overflow in the range check)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = simulate(
@@ -658,8 +658,8 @@ def test_an_array_start_value_on_the_command_line_is_one_error(capsys):
 
 def test_two_writers_of_one_pair_leave_one_writers_pair(tmp_path):
     """A second writer that writes the same two files while the first is between
-    its files finishes first; the first's pair then replaces it whole. Was: the
-    first's samples renamed before the second ran, its events after, a mix."""
+    its files finishes first; the first's pair then replaces it whole, never a
+    mix of one's samples and the other's events."""
     out, events = tmp_path / "ball.csv", tmp_path / "ball.events.csv"
 
     def second(path: Path) -> None:
@@ -693,8 +693,8 @@ def test_forced_runs_at_once_leave_the_samples_and_events_of_one(tmp_path):
 
 
 def test_a_claim_left_by_a_killed_run_is_taken_over(tmp_path, capsys):
-    """Was: `run --out x.csv` killed by SIGKILL left x.csv empty, and every later
-    run refused it ('exists; pass --force'). A live claim is still refused."""
+    """A run killed by SIGKILL cannot release its claim on x.csv: a later run
+    takes it over once its owner is gone. A live claim is still refused."""
     out = tmp_path / "ball.csv"
     code = (
         "import os, signal, sys; from pathlib import Path\n"
@@ -732,7 +732,8 @@ def test_validate_and_bench_refuse_to_overwrite_without_force(tmp_path, capsys):
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
 def test_a_full_standard_output_is_one_line_after_the_files(tmp_path):
-    """Was: a traceback (OSError: No space left on device)."""
+    """A full standard output (OSError: No space left on device) is one line on
+    standard error, not a traceback."""
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [sys.executable, "-m", "fmibridge.cli", "run", "--out", "ball.csv"],

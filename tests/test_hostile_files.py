@@ -110,8 +110,8 @@ def one_error(argv: list[str], capsys) -> str:
     ids=["not-xml", "dtd", "no-components", "same-name"],
 )
 def test_a_bad_ssd_is_one_error_naming_it(tmp_path, fmu_dir, capsys, ssd, message):
-    """Was: ParseError tracebacks (from _inline_ssv), `zip() argument 2 is
-    shorter`, and for two components named alike a run of the last, exit 0."""
+    """One error naming the file, not a ParseError traceback or `zip() argument
+    2 is shorter`; two components named alike are refused, not run as one."""
     path = ssp_file(tmp_path, fmu_dir, ssd)
     assert f"{path}{message}" in one_error(["run", str(path), "--no-progress"], capsys)
 
@@ -127,7 +127,7 @@ def test_an_ssv_with_a_dtd_or_not_xml_is_one_error(tmp_path, fmu_dir, capsys):
 def test_an_fmu_in_an_ssp_is_named_as_its_member_not_a_temporary_copy(
     tmp_path, fmu_dir, capsys
 ):
-    """Was: the error named /tmp/fmibridge_ssp_*/resources/BouncingBall.fmu."""
+    """The user knows the .ssp and its member, not our temporary copy."""
     garbage = {"resources/BouncingBall.fmu": b"not a zip archive" * 10}
     path = ssp_file(tmp_path, fmu_dir, balls("ball"), garbage)
     error = one_error(["run", str(path), "--no-progress"], capsys)
@@ -136,7 +136,7 @@ def test_an_fmu_in_an_ssp_is_named_as_its_member_not_a_temporary_copy(
 
 
 def test_an_fmu_member_declared_huge_is_refused_before_extraction(tmp_path, fmu_dir):
-    """Was: a 1.5 MB .ssp wrote 1.49 GB to /tmp before failing."""
+    """The sizes the archive declares are checked before anything is written."""
     path = ssp_file(tmp_path, fmu_dir, balls("ball"), {"resources/big.fmu": b"0" * 64})
     declare_size(path, "resources/big.fmu", 1_600_000_000)
     with pytest.raises(SspError) as error:
@@ -151,7 +151,7 @@ def test_an_fmu_member_declared_huge_is_refused_before_extraction(tmp_path, fmu_
 def test_an_ssv_beyond_the_xml_limit_is_refused_before_reading(
     tmp_path, fmu_dir, monkeypatch
 ):
-    """Was: a 500 MB .ssv was inlined (1.65 GB of memory)."""
+    """An .ssv's size is checked against MAX_XML_BYTES before it is read."""
     ssv = (SSV + "<!--" + " " * 4096 + "-->").encode()  # longer than the SSD
     ssd = balls("ball", bindings=BINDING)
     path = ssp_file(tmp_path, fmu_dir, ssd, {"resources/ball.ssv": ssv})
@@ -178,7 +178,7 @@ def adapter(tmp_path: Path, fmu_dir: Path, name: str, old="", new="") -> Path:
 
 
 def test_a_coupled_adapter_without_components_is_one_error(tmp_path, fmu_dir, capsys):
-    """Was: ValueError: zip() argument 2 is shorter than argument 1."""
+    """One error naming [components], not a ValueError from inside."""
     path = adapter(tmp_path, fmu_dir, "controlled_stop.toml")
     text = path.read_text()
     start, end = text.index("[[components]]"), text.index("[[connections]]")
@@ -188,7 +188,7 @@ def test_a_coupled_adapter_without_components_is_one_error(tmp_path, fmu_dir, ca
 
 
 def test_h_true_is_refused_naming_the_key(tmp_path, fmu_dir, capsys):
-    """Was: `[method] h = true` ran with h = 1 s."""
+    """TOML's true is not the number 1 (Python's bool is an int)."""
     path = adapter(tmp_path, fmu_dir, "bouncing_ball.toml", "h = 1e-3", "h = true")
     error = one_error(["run", str(path), "--no-progress"], capsys)
     assert f"{path}: 1 problem(s):" in error
@@ -199,7 +199,7 @@ def test_h_true_is_refused_naming_the_key(tmp_path, fmu_dir, capsys):
 
 @pytest.mark.parametrize("kind", ["run", "sweep"])
 def test_deeply_nested_toml_is_one_error(tmp_path, capsys, kind):
-    """Was: RecursionError."""
+    """One error naming the depth, not a RecursionError."""
     path = tmp_path / "deep.toml"
     path.write_text('model = "bouncing_ball"\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
     error = one_error([kind, str(path), "--no-progress"], capsys)
@@ -218,7 +218,7 @@ def nested(depth: int) -> str:
 
 @pytest.mark.parametrize("command", [["run", "--no-progress"], ["info"]])
 def test_deeply_nested_ssp_is_one_error(tmp_path, fmu_dir, capsys, command):
-    """Was: RecursionError (a traceback) for an SSP nested 3000 deep."""
+    """An SSP nested 3000 deep: one error naming the depth, not a RecursionError."""
     path = ssp_file(tmp_path, fmu_dir, nested(3000))
     error = one_error([command[0], str(path), *command[1:]], capsys)
     assert error == (
@@ -257,8 +257,8 @@ def sweep_spec(tmp_path: Path, text: str) -> Path:
     ],
 )  # fmt: skip
 def test_a_bad_sweep_grid_is_one_error_before_any_run(tmp_path, capsys, text, message):
-    """Was: a TypeError naming no key in the run's row; h = 1 s; a 10^6-run grid
-    accepted silently."""
+    """Each bad grid is one error naming its key, before any run: a wrong type,
+    TOML's true as a number, a grid beyond max_runs."""
     path = sweep_spec(tmp_path, text)
     argv = ["sweep", str(path), "--scheduler", "serial", "--no-progress"]
     error = one_error([*argv, "--output-dir", str(tmp_path)], capsys)
@@ -276,9 +276,9 @@ def test_a_large_sweep_runs_when_confirmed(tmp_path):
 
 
 def test_a_sweep_of_a_billion_runs_is_counted_and_checked_without_listing(tmp_path):
-    """Was: a 13-line spec of 10^9 runs (max_runs raised) listed every run in
-    memory (4 GB) before the first. Its points are made when read, and its
-    methods checked once per distinct setting: the bad one is the 1000th."""
+    """A 13-line spec of 10^9 runs (max_runs raised) is not listed in memory:
+    its points are made when read, and its methods checked once per distinct
+    setting: the bad one is the 1000th."""
     spec = sweep_spec(
         tmp_path,
         "max_runs = 1_000_000_000\n[grid]\nparameters.e = [0.5, 0.6, 0.7, 0.8]\n"
@@ -316,7 +316,7 @@ def test_sweep_points_are_the_runs_crossed_with_the_grid_in_order():
 
 
 def test_a_partial_file_has_the_columns_of_a_complete_one(tmp_path, fmu_dir, capsys):
-    """Was: forced_oscillator.toml's partial file had no `gap` column."""
+    """A run cut short writes the columns a complete one would (`gap` here)."""
     name = "forced_oscillator.toml"
     whole = adapter(tmp_path, fmu_dir, name)
     argv = ["run", "--stop-time", "5", "--no-progress", "--out"]
@@ -353,7 +353,8 @@ def test_the_first_row_is_kept_with_an_output_interval_beyond_the_run(
 
 
 def test_a_killed_writer_leaves_no_temporary_file_for_good(tmp_path):
-    """Was: `.X.csv.<hex>.tmp` of a write killed by SIGKILL stayed for good."""
+    """A write killed by SIGKILL cannot clean up: the next write removes its
+    `.X.csv.<pid>.<hex>.tmp` once its process is gone."""
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     out = tmp_path / "ball.csv"
@@ -394,8 +395,8 @@ def vanderpol_with(tmp_path: Path, attributes: str, name="VanDerPol.fmu") -> Pat
 def test_a_bad_default_experiment_number_is_refused_naming_it(
     tmp_path, attribute, value, fmi_type
 ):
-    """Was: tolerance="-1" let dopri5 accept every step (x0 = 936 at 20 s, not
-    -2.0, and REACHED_END) and reached a Co-Simulation FMU's solver as is."""
+    """A tolerance <= 0 would let an adaptive integrator accept every step, and
+    either number would reach a Co-Simulation FMU's solver as is: refused."""
     path = vanderpol_with(tmp_path, f'{attribute}="{value}"')
     with pytest.raises(FmibridgeError) as error:
         simulate(path, fmi_type=fmi_type, solver="CVode" if fmi_type == "me" else None)
@@ -430,8 +431,8 @@ DERIVATIVES = {  # our ball's derivatives (der(h), der(v)) as each version lists
 
 @pytest.mark.parametrize("name", sorted(DERIVATIVES))
 def test_derivatives_listed_out_of_state_order_are_refused(tmp_path, fmu_dir, name):
-    """Was: with <Derivatives> in the other order the run ended with exit 0 and
-    the column h holding v (off by 4.1 at 3 s), guards on h reading v."""
+    """States are matched to derivatives by position (FMI 2.0, sec. 2.2.8): in
+    another order every column and guard would read the wrong state, silently."""
     first, second = DERIVATIVES[name]
     with zipfile.ZipFile(fmu_dir / name) as archive:
         xml = archive.read("modelDescription.xml").decode()
@@ -465,8 +466,8 @@ def with_zeros(source: Path, target: Path, size: int) -> Path:
 def test_a_zip_bomb_is_refused_by_its_ratio_before_anything_is_written(
     tmp_path, fmu_dir, monkeypatch
 ):
-    """Was: a 612 kB SSP whose FMU held a 600 MB member (1000:1) wrote it all to
-    the temporary folder before the XML parser refused it."""
+    """An FMU in an SSP compressed 1000:1 is refused by its declared ratio,
+    before its members are unpacked to the temporary folder."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
@@ -497,8 +498,8 @@ def test_a_zip_bomb_is_refused_by_its_ratio_before_anything_is_written(
 def test_the_folders_of_a_killed_process_are_removed_by_the_next(
     tmp_path, fmu_dir, monkeypatch
 ):
-    """Was: a process killed outright (SIGKILL) left its unpacked FMUs and its
-    supervised child's folder in the temporary folder for good."""
+    """A process killed outright (SIGKILL) cannot remove its unpacked FMUs and its
+    supervised child's folder: the next process does, once their owner is gone."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))

@@ -82,11 +82,11 @@ def drive_adapter(tmp_path, fmu_dir, interface: str):
 def test_a_stop_with_a_formula_reset_never_resets_a_receding_slider(
     tmp_path, fmu_dir, interface
 ):
-    """Measured before: 52 resets, 17 (ME) and 13 (CS) of a receding slider, all
-    at one instant before the Zeno stop. Now 19 (ME) and 24 (CS) impacts, each
-    approaching (v > 0: the gap x_stop - x closes), the first ones at the
-    reference's times to 1e-9 s, and a Zeno stop 5e-7 s (ME) and 1e-8 s (CS)
-    before the reference's accumulation at 0.3850278689 s."""
+    """Every impact approaches (v > 0: the gap x_stop - x closes): a slider that
+    recedes is never reset back into the stop (its crossings are grazes). The
+    first impacts at the reference's times to 1e-9 s (Halving's bracket), the
+    Zeno stop before the reference's accumulation at 0.3850278689 s (measured
+    5e-7 s (ME) and 1e-8 s before it (CS))."""
     times, accumulation = reference()
     with pytest.warns(Warning, match="Zeno"):
         with load_adapter(drive_adapter(tmp_path, fmu_dir, interface)) as adapter:
@@ -175,11 +175,10 @@ def test_a_coupled_stop_without_approach_key_resets_no_receding_mass(
     tmp_path, fmu_dir, interface, h
 ):
     """adapters/controlled_stop_pressed.toml (two FMUs, the mass pressed into its
-    stop by its controller) without its `approach` key: no reset of a receding
-    mass (before: 9 and 11 of 52 and 56 in CS at h = 1e-2, 1e-3), and the Zeno
-    stop where the run with the key stops (measured: ME the same run; CS
-    5.4e-7 s and 9.2e-7 s apart; CS is 1e-3 s from ME at h = 1e-3, its
-    coupling error)."""
+    stop by its controller) without its `approach` key: the default precondition
+    still resets no receding mass, and the Zeno stop is where the run with the key
+    stops, well within CS's coupling error (1e-3 s from ME at h = 1e-3; measured:
+    ME the same run, CS 5.4e-7 s and 9.2e-7 s apart)."""
     text = (ADAPTERS / "controlled_stop_pressed.toml").read_text()
     text = text.replace('"../fmus/build/', f'"{fmu_dir}/')
     runs = []

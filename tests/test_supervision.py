@@ -98,7 +98,8 @@ def test_a_healthy_run_has_the_columns_a_partial_one_keeps(faulty, tmp_path):
 def test_a_crashing_fmu_ends_its_run_with_a_message_and_its_samples(
     faulty, tmp_path, capsys, monkeypatch, fault
 ):
-    """Was: exit 139 / 134 / 0, no message, no file, the unpacked folder left."""
+    """A segfault, abort or exit() in FMU code ends the supervised run, not the
+    caller: a message, the partial file, the unpacked folder removed."""
     said, code = FAULTS[fault]
     temp = tmp_path / "tmp"  # where the next supervised process puts its folder
     temp.mkdir()
@@ -141,7 +142,8 @@ def test_a_run_past_its_time_limit_stops_itself_with_its_samples(tmp_path, capsy
 
 def test_sigterm_ends_a_hanging_run_within_a_second(faulty, tmp_path):
     """`timeout -s TERM 10 fmibridge run <hanging FMU>` ends within 12 s, with its
-    partial file and no temporary folder (was: ran until SIGKILL)."""
+    partial file and no temporary folder: the signal is honoured while FMU code
+    runs."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     out = tmp_path / "ball.csv"
@@ -162,8 +164,8 @@ def test_sigterm_ends_a_hanging_run_within_a_second(faulty, tmp_path):
 
 
 def test_a_second_run_on_the_same_out_fails_before_simulating(faulty, tmp_path, capsys):
-    """Was: both printed "wrote", one silently replaced the other. The first
-    then ends on Ctrl-C at once (was: only SIGKILL stopped a hanging FMU)."""
+    """The second run refuses the claimed file instead of silently replacing
+    the first's. The first then ends on Ctrl-C at once, its FMU hanging."""
     out = tmp_path / "ball.csv"
     first = cli(*run_args(faulty, 4, out, "--timeout", str(TIMEOUT)))
     deadline = time.monotonic() + 60
@@ -235,7 +237,7 @@ def test_a_model_exchange_sweep_keeps_its_samples_to_the_crash(
 def test_a_serial_sweep_goes_on_past_crashing_and_hanging_runs(
     faulty, tmp_path, capsys
 ):
-    """Was: a segfault ended the whole sweep (exit 139, no summary)."""
+    """A crashing or hanging run ends alone: the sweep goes on and sums up."""
     faults = [0, 2, 3, 0, 4, 0]
     spec = sweep_spec(tmp_path, faulty, faults)
     argv = ["sweep", str(spec), "--scheduler", "serial", "--no-progress"]
@@ -245,8 +247,8 @@ def test_a_serial_sweep_goes_on_past_crashing_and_hanging_runs(
 
 @pytest.mark.slow  # 12-30 s; test_sweep's cluster test runs supervised FMUs too
 def test_a_local_cluster_sweep_keeps_healthy_runs_ok(faulty, tmp_path):
-    """Was: healthy runs marked ERROR (KilledWorker) in 3 of 10 tries, a hung run
-    blocked its worker forever."""
+    """Supervision keeps a crash out of the Dask worker (else its healthy runs
+    become KilledWorker errors) and a hung run from holding the worker."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     faults = [0, 1, 4, 0, 0, 0]
@@ -266,8 +268,8 @@ def test_a_local_cluster_sweep_keeps_healthy_runs_ok(faulty, tmp_path):
 def test_a_compiled_loop_keeps_its_samples_to_the_crash(
     faulty, tmp_path, capsys, method
 ):
-    """Was: Model Exchange's compiled loops handed their samples over in blocks
-    of up to 4096 steps, and a crash inside one lost them (t = 0 was kept)."""
+    """Model Exchange's compiled loops hand their samples over in blocks: a
+    crash inside a block must not lose the block's samples."""
     out = tmp_path / "ball.csv"
     flags = ("--output-interval", "steps", "--method", method)  # every step kept
     argv = [a if a != "cs" else "me" for a in run_args(faulty, 1, out, *flags)]
@@ -287,8 +289,8 @@ def test_simulate_stops_at_its_timeout_with_its_samples():
 
 
 def test_simulate_ends_a_hanging_fmu_at_its_timeout_with_its_samples(faulty):
-    """Was: `simulate(..., timeout=3)` on an FMU that loops in C never returned;
-    a model file now runs supervised, as on the command line."""
+    """A Python timeout cannot interrupt an FMU that loops in C: a model file
+    runs supervised, as on the command line."""
     with pytest.warns(FmibridgeWarning, match="Run stopped at t = 0.5"):
         result = simulate(
             faulty, fmi_type="cs", parameters={"fault": 4}, step_size=H, timeout=1.0

@@ -52,7 +52,7 @@ def test_restitution_sweep_matches_exact_impacts_and_zeno_time():
 
     Halving does not pass a Zeno point: each run stops there (Status.ZENO),
     before max_events, once its impacts come closer than the t_tol it places
-    them to (issue 28; it stopped at 1e-3 of the series before). The Zeno time
+    them to (issue 28). The Zeno time
     is checked twice: the last logged impact lies within
     the exact remaining time 2 v1 e^N / (g (1 - e)) of it, and the `zeno_time`
     metric (accumulation of the last three impact times) matches it.

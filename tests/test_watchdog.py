@@ -37,8 +37,9 @@ from fmibridge.models import (
 ZENO = bouncing_ball_zeno_time()  # 4.0637 s: h0 = 1 m, g = 9.81, e = 0.8
 FMPY_RTOL = 1e-10  # CVode's tolerance for the Model Exchange reference
 # |rest time - fmpy's| in Model Exchange: CVode at FMPY_RTOL places each impact to
-# about its absolute tolerance over the speed; measured 7e-9 s on the Reference
-# BouncingBall (11 impacts), 1.3e-6 s on ours (24 impacts, the last at 1e-3 m/s).
+# about its absolute tolerance over the impact speed, so the error grows as the
+# impacts slow: the Reference BouncingBall rests after 11 impacts (measured 7e-9
+# s), ours after 24, the last at 1e-3 m/s (measured 1.3e-6 s).
 REST_TOL_REFERENCE = 1e-7
 REST_TOL_OURS = 1e-5
 # Our rest time against the exact 24th impact: Halving places each to t_tol =
@@ -105,9 +106,9 @@ def predicted(message: str) -> float:
 
 @pytest.mark.parametrize("h, t_tol", [(1e-2, 1e-4), (1e-3, 1e-8), (1e-3, 1e-10)])
 def test_halving_warns_and_stops_at_the_accumulation_within_its_resolution(h, t_tol):
-    """Was: stopped at t = 4.06014 s, 3.6 ms early, whatever t_tol. Now the run
-    goes on until the impacts come closer than the t_tol Halving brackets them
-    to: its tail r/(1 - r) = 4 such intervals before the exact Zeno time."""
+    """The run goes on until the impacts come closer than the t_tol Halving
+    brackets them to, whatever h: its tail r/(1 - r) = 4 such intervals before
+    the exact Zeno time."""
     result, messages = quietly(
         lambda: Halving(h=h, t_tol=t_tol).run(bouncing_ball(), 10)
     )
@@ -159,10 +160,9 @@ def test_a_state_beyond_the_guard_of_a_series_stops_the_run_as_tunnelling():
 
 @pytest.mark.parametrize("e", [0.5, 0.8])
 def test_fmu_ball_without_a_rest_rule_stops_before_it_tunnels(fmu_dir, e):
-    """BouncingBallEvents (no rest rule), Model Exchange: was stopped 3.6 ms
-    before its Zeno time (e = 0.8: at its 32nd impact, 4.06014 s); now it goes on
-    while its impacts are resolved and stops within 1e-7 s of it, the floor never
-    passed. At e = 0.5 the last impact leaves it a hair below its indicator h,
+    """BouncingBallEvents (no rest rule), Model Exchange: the run goes on while
+    its impacts are resolved and stops within 1e-7 s of its Zeno time, the floor
+    never passed. At e = 0.5 the last impact leaves it a hair below its indicator h,
     falling: no `when h <= 0` fires again, and without the stop it would fall
     through (h = -2.04 m at t = 2 s)."""
     zeno = bouncing_ball_zeno_time(e=e)
@@ -195,7 +195,8 @@ REST_ZENO = bouncing_ball_zeno_time(e=REST_E)  # 2.5586340 s, never reached
 def test_our_rest_rule_fmu_runs_to_stop_time_and_rests_where_fmpy_does(
     fmu_dir, version, interface
 ):
-    """Was: stopped with exit 1 at its 21st impact, as the FMU SDK's ball."""
+    """A model that rests itself (v = 0 below v_min) is no Zeno point: the
+    watchdog lets it run to stop time."""
     path = fmu_dir / (
         "BouncingBallRest.fmu" if version == 2 else "BouncingBallRest_fmi3.fmu"
     )
@@ -262,10 +263,9 @@ t_tol = 1e-12
 def test_an_adapter_floor_over_the_fmus_own_rest_rule_runs_to_stop_time(
     version, tmp_path
 ):
-    """Was: stopped with exit 1 at 1.354 s, the accumulation of the adapter's
-    floor, whose reset ran before the FMU's own event and so kept the FMU's rest
-    rule from acting. The FMU's own event runs first; the adapter's edge fires
-    only where its guard is still crossed after it."""
+    """The FMU's own event runs first, so its rest rule acts; the adapter's edge
+    fires only where its guard is still crossed after it (run first, its reset
+    would keep the rest rule from acting, and the impacts would accumulate)."""
     path, adapter = reference(version, "BouncingBall"), tmp_path / "ball.toml"
     adapter.write_text(ADAPTER.format(fmu=path))
     out = tmp_path / "ball.csv"

@@ -549,10 +549,9 @@ cdef int _get_count(void* mem, int which, long* value) noexcept:
 SAME_TIME_ULPS = 2.0
 # CVODE's steps that leave time where it was (within SAME_TIME_ULPS) this many times
 # in a row end the run: its step has shrunk below the resolution of t (a right-hand
-# side that is not finite or not smooth just ahead), where it would go on forever
-# (measured: 10 million steps from t = 0.4999 s to 0.49999999999999994 s on a
-# right-hand side that is NaN from 0.5 s). A step cut to a stop time just ahead is
-# legitimate once, not ten times running.
+# side that is not finite or not smooth just ahead), where its steps would never
+# reach that point. A step cut to a stop time just ahead is legitimate once, not
+# ten times running.
 MAX_STALLED_STEPS = 10
 
 

@@ -98,9 +98,9 @@ INPUTS = ("hold", "extrapolate")
 MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 # Under the compiled step, an FMU whose save costs at most this many plain
 # steps saves before every step that may be undone: Halving returns to about
-# every other such step and replays 1-11 steps there (the slow-save pair: 56
-# returns in 100 such steps), so such a save costs less than the replays it
-# spares; the margin also covers a first save's one-time costs (14 us, then 4).
+# every other such step and replays the steps since the last save there, so such
+# a save costs less than the replays it spares; the margin covers a first save's
+# one-time cost (fmi2GetFMUstate allocates on the first save: FMI 2.0, sec. 2.1.8).
 CHEAP_SAVE = 4.0
 
 
@@ -351,19 +351,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return self._saving[c].can_return(t, x[self._saving_slices[c]], True)
 
     def _save_after_replay(self, c: int, spent: float, h: float) -> bool:
-        """Whether to save component c where a replay of `spent` seconds just
-        returned it, before a step of h. A return means a crossing is being
-        located, and each later return of that search replays the same steps
-        again unless c is saved here (checkpoint placement, as in Griewank's
-        binomial checkpointing): save where the replays since c's last save
-        (`_rent`, as in rent or buy) and the expected ones cost a save. A
-        search that halves h down to the shortest step taken so far (`_h_min`:
-        the last located bracket) returns about log2(h / h_min) times more
-        (Halving from h = 0.01 to t_tol = 1e-10: 26); before a first search,
-        once more (a return halves a step, and each halving returns). The
-        replays are timed in wall seconds, the save in CPU seconds
-        (`CoSimulationFlow.save_cost`): a load on the machine makes a save pay
-        sooner."""
+        """Whether to save component c, just returned by a replay of `spent`
+        s, before a step of h. Each later return of the search replays these
+        steps again unless c is saved here, so save once the replays since its
+        last save (`_rent`) and those still expected cost a save (rent or buy;
+        checkpointing for reversal, Griewank 1992): a search halving h down to
+        the last bracket (`_h_min`) returns log2(h / h_min) more times; before
+        a first search, once."""
         self._rent[c] += spent
         expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
         return self._rent[c] + spent * expected >= self._saving[c].save_cost

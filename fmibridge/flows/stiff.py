@@ -9,12 +9,9 @@ the flow's own events,
 completion and the watchdog act on the states the method returns as for any
 integrator; after an event CVODE restarts from the new state.
 
-Why CVODE (measured on the Reference FMU Roberts to its stopTime 1e8 s and on
-the same equations in Python, docs/guide/stiff.md): CVODE through fmpy's SUNDIALS
-took 8 ms at rtol 1e-6 with a Python right-hand side (869 steps, y1 off by
-1.3e-5), scipy's BDF 177 ms (622 steps, 1.2e-5) and Radau 224 ms (356 steps,
-2.9e-8): scipy's solvers are Python loops around the right-hand side, CVODE is a
-C loop that calls it. fmpy, already a dependency, ships the SUNDIALS libraries, so
+Why CVODE: scipy's BDF and Radau are Python loops around the right-hand side,
+CVODE is a C loop that calls it (docs/guide/stiff.md compares them on Robertson's
+problem). fmpy, already a dependency, ships the SUNDIALS libraries, so
 CVODE costs no new dependency; it is the integrator FMPy, PyFMI and OMSimulator
 run Model Exchange FMUs with.
 

@@ -33,12 +33,10 @@ from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
 # A fixed step whose local error estimate exceeds this fraction of its state's
-# scale makes the run warn (`Method.error_warning`). Measured on Example 1
-# (Burden et al., Table I; `fmibridge.validation`, 49 impacts): Relaxation's
-# midpoint steps give 49 impacts up to an estimate of 2.9e-4 (h = 0.05) and 47
-# from 3.3e-4 (h = 0.052); Halving's RK4 steps 49 up to 1.2e-3 (h = 0.22) and 50
-# from 1.7e-3. With 1e-3, midpoint steps of 0.06 s would find 33 impacts of 49
-# without a word; 1e-4 leaves a margin of three.
+# scale makes the run warn (`Method.error_warning`). On Example 1 (Burden et al.,
+# Table I) impacts start to be missed from an estimate of about 3e-4 (midpoint
+# steps; 1.7e-3 for RK4): 1e-4 leaves a margin of three (docs/benchmarks.md,
+# design measurements).
 ERROR_WARNING = 1e-4
 # The relative tolerance of an adaptive run that gives none where the model has
 # no DefaultExperiment tolerance either: FMPy's default for CVode.

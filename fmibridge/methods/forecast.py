@@ -2,7 +2,8 @@
 
 A method undoes a step only to locate a guard's crossing (Halving halves it,
 Unilateral rejects it). A flow that must save its state to undo a step (a
-Co-Simulation FMU: get FMU state, 0.43 ms a save on a Dymola FMU) asks
+Co-Simulation FMU, whose fmi2GetFMUstate copies its whole internal state: FMI 2.0,
+sec. 2.1.8) asks
 `CrossingForecast` before each step whether to save: yes where a guard's values
 at the last communication points, extrapolated over the step, may reach zero.
 The guard is approached from the domain side (Esposito and Kumar's idea, applied

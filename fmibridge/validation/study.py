@@ -27,7 +27,7 @@ from .paoli_schatzman import paoli_schatzman
 __all__ = ["GRIDS", "Case", "Grid", "fit_slope", "plot_study", "run_case", "run_study"]
 
 EXAMPLES: dict[str, OscillatorParams] = {"example_1": EXAMPLE_1, "example_2": EXAMPLE_2}
-# Example 2 at h = 1e-2, eps = 2e-7 takes ~11,000 transitions (measured); smaller
+# Example 2 at h = 1e-2, eps = 2e-7 takes ~11,000 transitions; smaller
 # eps or h take more. One million bounds a run without ever stopping a grid point.
 MAX_EVENTS = 1_000_000
 # A PS step counts as an impact when its projection is active: z_{k+1} + c z_{k-1}
