@@ -38,8 +38,16 @@ def test_every_compiled_module_has_a_stub():
 
 def test_the_stubs_match_the_compiled_modules(tmp_path):
     pytest.importorskip("mypy", reason="install the test tools: pip install '.[test]'")
-    config = tmp_path / "mypy.ini"  # its cache in tmp_path, not the repository
-    config.write_text(f"[mypy]\ncache_dir = {tmp_path / 'cache'}\n")
+    # pyproject's [tool.mypy] (its overrides for untyped libraries), with the
+    # cache in tmp_path, not the repository
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        (ROOT / "pyproject.toml")
+        .read_text()
+        .replace(
+            "[tool.mypy]\n", f"[tool.mypy]\ncache_dir = {str(tmp_path / 'cache')!r}\n"
+        )
+    )
     done = subprocess.run(
         [
             sys.executable,
