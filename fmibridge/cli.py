@@ -48,14 +48,18 @@ METHOD_OPTIONS = ("eps", "integrator", "locate", "tol", "atol", "error_warning")
 DEFAULT_T_END = 3.0  # s: the built-in ball makes six bounces, well before its Zeno time
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output went away
 # commands whose modules load only when they run (validate imports scipy.optimize,
-# sweep pandas and dask, bench every peer): name -> (help, module of `add_arguments`)
+# sweep pandas and dask): name -> (help, module of `add_arguments`)
 LAZY_COMMANDS = {
     "validate": (
         "relaxation vs PS on Table I of Burden et al.: rho-hat table and plots",
         ".validation.cli",
     ),
     "sweep": ("run a parameter sweep (grid or list) on Dask", ".sweep.cli"),
-    "bench": ("time fmibridge against its peers in one run", ".benchmarks.cli"),
+}
+# commands that left the package: name -> where they are now
+MOVED_COMMANDS = {
+    "bench": "the benchmark suite is a development tool beside the package: run "
+    "`python -m benchmarks` in a clone of the repository",
 }
 KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "start_time": "--start-time",
@@ -759,6 +763,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `fmibridge` command; errors are one line, exit code 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), "")
+    if command in MOVED_COMMANDS:
+        print(f"fmibridge: error: {MOVED_COMMANDS[command]}.", file=sys.stderr)
+        return 2
     parser = _parser(command)
     args, extras = parser.parse_known_args(argv)
     if extras:

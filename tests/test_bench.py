@@ -1,12 +1,12 @@
-"""`fmibridge bench`: the table is produced and finite (no timing is asserted)."""
+"""`python -m benchmarks`: the table is produced and finite (no timing is asserted)."""
 
 import math
 
 import numpy as np
 import pandas as pd
 
-from fmibridge.benchmarks.suite import BenchOptions, ivp_with_restarts, paired_times
-from fmibridge.cli import main
+from benchmarks.__main__ import main
+from benchmarks.suite import BenchOptions, ivp_with_restarts, paired_times
 from fmibridge.validation import EXAMPLE_1, exact_solution, rho_hat
 
 
@@ -36,8 +36,8 @@ def test_paired_times_alternate_the_two_runs():
 
 
 def test_a_run_stopped_by_a_bound_scores_inf_not_its_partial_error():
+    from benchmarks.suite import rho_hat_scorer, run_to_t_max
     from fmibridge import Halving
-    from fmibridge.benchmarks.suite import rho_hat_scorer, run_to_t_max
 
     stopped = run_to_t_max(Halving(h=0.1, max_events=3), EXAMPLE_1)
     assert stopped is None
@@ -45,9 +45,9 @@ def test_a_run_stopped_by_a_bound_scores_inf_not_its_partial_error():
 
 
 def quick_sections(tmp_path, *sections: str) -> pd.DataFrame:
-    """Run `fmibridge bench --quick` on these sections; return its table."""
+    """Run `python -m benchmarks --quick` on these sections; return its table."""
     out = tmp_path / "bench.csv"
-    code = main(["bench", "--quick", "--repeats", "1", "--only", *sections,
+    code = main(["--quick", "--repeats", "1", "--only", *sections,
                  "--out", str(out)])  # fmt: skip
     assert code == 0
     return pd.read_csv(out)

@@ -63,15 +63,20 @@ def test_t_end_zero_is_a_value_not_unset(capsys):
 
 
 def test_run_builds_its_parser_without_importing_the_other_commands():
-    """`validate`, `sweep` and `bench` load scipy.optimize, dask and every peer
-    (about 1 s); `fmibridge run` parses its flags without them."""
+    """`validate` and `sweep` load scipy.optimize and dask; `fmibridge run`
+    parses its flags without them."""
     code = (
         "import sys; from fmibridge.cli import _parser; "
         "_parser('run').parse_args(['run', '--stop-time', '1']); "
         "print(sorted(m for m in ('fmibridge.validation', 'fmibridge.sweep', "
-        "'fmibridge.benchmarks', 'scipy.optimize') if m in sys.modules))"
+        "'scipy.optimize') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_bench_says_where_the_benchmarks_are(capsys):
+    assert main(["bench", "--quick"]) == 2
+    assert "run `python -m benchmarks` in a clone" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The cross-check of exported FMUs (`fmibridge.benchmarks.crosscheck`): every
+"""The cross-check of exported FMUs (`benchmarks.crosscheck`): every
 FMU of the real exporters' folder, each interface, fmibridge against fmpy, the
 exporter's reference and (Model Exchange) the converged run, fmpy's CVode at
 rtol 1e-9. The folder is third-party test data (``FMIBRIDGE_REAL_FMUS``, set by
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fmibridge.benchmarks.crosscheck import (
+from benchmarks.crosscheck import (
     MATCH_RTOL,
     cases,
     crosscheck,

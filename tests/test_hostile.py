@@ -27,6 +27,7 @@ import pytest
 
 import fmibridge.core.recorder as recorder_module
 import fmibridge.sweep.execution as execution
+from benchmarks.__main__ import main as bench_main
 from fmibridge import AdapterError, FmibridgeError, simulate
 from fmibridge.cli import main
 from fmibridge.core.errors import (
@@ -723,9 +724,10 @@ def test_validate_and_bench_refuse_to_overwrite_without_force(tmp_path, capsys):
         f"fmibridge: error: --out {tmp_path} is a folder with files in it; pass "
         f"--force to write over them.\n"
     )
-    assert main(["bench", "--quick", "--out", str(table)]) == 2
+    assert bench_main(["--quick", "--out", str(table)]) == 2
     assert capsys.readouterr().err == (
-        f"fmibridge: error: --out {table} exists; pass --force to replace it.\n"
+        f"python -m benchmarks: error: --out {table} exists; pass --force to "
+        f"replace it.\n"
     )
     assert table.read_text() == (tmp_path / "validation.csv").read_text() == "keep me\n"
 

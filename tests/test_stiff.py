@@ -247,7 +247,7 @@ def test_a_failing_step_names_the_time_and_the_reason():
 def test_bench_stiff_rows_are_measured(fmu_dir):
     """`fmibridge bench --only stiff --quick`: every row has a finite fmibridge
     error within what its rtol promises (timings are reported, not asserted)."""
-    from fmibridge.benchmarks.suite import BenchOptions, run_bench
+    from benchmarks.suite import BenchOptions, run_bench
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FmibridgeWarning)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fmibridge.benchmarks.sweep_speedup import sweep_speedup
+from benchmarks.sweep_speedup import sweep_speedup
 from fmibridge.cli import main
 from fmibridge.core.errors import FmibridgeError
 from fmibridge.models import bouncing_ball_impacts, bouncing_ball_zeno_time

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from fmibridge.benchmarks.corridor import NOMINAL, corridor, corridor_first_collision
+from benchmarks.corridor import NOMINAL, corridor, corridor_first_collision
 from fmibridge.core.errors import FmibridgeError
 from fmibridge.core.result import Status
 from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
@@ -201,7 +201,7 @@ def test_bilateral_either_guard_is_crossed_once():
 
 @pytest.mark.slow
 def test_bumper_cars_overhead():
-    from fmibridge.benchmarks.bumper_cars import bumper_cars_overhead
+    from benchmarks.bumper_cars import bumper_cars_overhead
 
     numbers = bumper_cars_overhead(repeats=3)
     print(numbers)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from test_unilateral_compiled import assert_same_run
 
+from benchmarks import bumper_cars as cars
 from fmibridge import (
     Edge,
     FmibridgeError,
@@ -20,7 +21,6 @@ from fmibridge import (
     UnilateralConstraint,
     VectorGuard,
 )
-from fmibridge.benchmarks import bumper_cars as cars
 from fmibridge.flows.compiled import CompiledFlow
 from fmibridge.methods import Completion, Halving, Relaxation, Unilateral
 from fmibridge.methods._mode import gathered

@@ -19,9 +19,9 @@ import warnings
 import numba
 import numpy as np
 
-from ..core.system import Edge, Guard, HybridSystem, Mode, VectorGuard
-from ..flows.compiled import CompiledFlow
-from ..flows.native import NativeFlow
+from fmibridge.core.system import Edge, Guard, HybridSystem, Mode, VectorGuard
+from fmibridge.flows.compiled import CompiledFlow
+from fmibridge.flows.native import NativeFlow
 
 N_CARS, RADIUS, BOX, RESTITUTION = 20, 0.1, 10.0, 0.9  # Example 3
 FORCE, DRAG = 0.5, 0.1  # [decision] m/s^2 and 1/s: cars cross the box in ~10 s
@@ -184,7 +184,7 @@ def bumper_cars_overhead(
         wall_extrapolation, wall_endpoint (s), ratio, and the step and event
         counts of the extrapolation runs.
     """
-    from ..methods.unilateral import EndpointAdams, Unilateral
+    from fmibridge.methods.unilateral import EndpointAdams, Unilateral
 
     methods = {
         "extrapolation": Unilateral(h=1.0, tol=tol),

@@ -36,16 +36,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..build import repository_folder
-from ..formats.adapters import load_adapter
-from ..methods.completion import Completion
-from ..methods.halving import Halving
-from ..methods.relaxation import Relaxation
-from ..methods.unilateral import Unilateral
-from ..models.lagrangian import to_hybrid
-from ..models.or_ames import knee_pendulum, sine_ball
-from ..models.oscillator import forced_oscillator
-from ..validation import EXAMPLE_1, EXAMPLE_2, exact_solution
+from fmibridge.build import repository_folder
+from fmibridge.formats.adapters import load_adapter
+from fmibridge.methods.completion import Completion
+from fmibridge.methods.halving import Halving
+from fmibridge.methods.relaxation import Relaxation
+from fmibridge.methods.unilateral import Unilateral
+from fmibridge.models.lagrangian import to_hybrid
+from fmibridge.models.or_ames import knee_pendulum, sine_ball
+from fmibridge.models.oscillator import forced_oscillator
+from fmibridge.validation import EXAMPLE_1, EXAMPLE_2, exact_solution
+
 from .suite import (
     BenchOptions,
     Row,

@@ -1,4 +1,4 @@
-"""`fmibridge bench` rows of stiff Model Exchange: CVODE between events.
+"""`python -m benchmarks` rows of stiff Model Exchange: CVODE between events.
 
 - Roberts (the Reference FMU, FMI 3.0; found through FMIBRIDGE_REFERENCE_FMUS)
   from 1e-5 s to its stopTime 1e8 s: wall time and the largest relative error of
@@ -32,9 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import FmibridgeError, FmibridgeWarning
-from ..flows.stiff import Stiff
-from ..methods.halving import Halving
+from fmibridge.core.errors import FmibridgeError, FmibridgeWarning
+from fmibridge.flows.stiff import Stiff
+from fmibridge.methods.halving import Halving
+
 from .suite import BenchOptions, Found, Row, _row, _skipped, median_time
 
 # scipy.integrate.solve_ivp(Radau, rtol=1e-12, atol=(1e-22, 1e-26), exact Jacobian)
@@ -92,7 +93,7 @@ def roberts_error(y: np.ndarray) -> float:
 
 def fmibridge_roberts(path: Path, rtol: float) -> float:
     """Run Roberts to its stopTime with CVODE (FMPy's atol); return the error."""
-    from ..flows.fmu import fmu_system
+    from fmibridge.flows.fmu import fmu_system
 
     system = fmu_system(path, "me")
     try:
@@ -166,7 +167,7 @@ def impact_error(times) -> float:
 
 def fmibridge_drive(method) -> float:
     """Run the drive with its stop (the adapter) to 1 s; return the impact error."""
-    from ..formats.adapters import load_adapter
+    from fmibridge.formats.adapters import load_adapter
 
     system = load_adapter(DRIVE_ADAPTER).system
     try:
@@ -182,7 +183,7 @@ def fmpy_drive(rtol: float) -> float:
     v falling (an event leaving the stop changes nothing)."""
     import fmpy
 
-    from ..build import build_fmus
+    from fmibridge.build import build_fmus
 
     out = fmpy.simulate_fmu(
         str(build_fmus(models=["DcMotorStopEvents"])["DcMotorStopEvents"]),
@@ -197,7 +198,7 @@ def fmpy_drive(rtol: float) -> float:
 
 def drive_rows(options: BenchOptions) -> list[Row]:
     """The drive's impacts: CVODE against fmpy (same rtol), and against RK4."""
-    from ..build import build_fmus
+    from fmibridge.build import build_fmus
 
     build_fmus(models=["DcMotorStop", "DcMotorStopEvents"])
     case, metric = "DcMotorStop, 12 impacts in 1 s", "max |impact time error|, s"

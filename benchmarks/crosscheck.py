@@ -115,7 +115,7 @@ def _companion(fmu: Path, suffix: str) -> Path | None:
 def check(case: Case, repeats: int = 1) -> Outcome:
     """Run `case` with fmpy and fmibridge and compare them (see the module)."""
 
-    from ..simulation import simulate
+    from fmibridge.simulation import simulate
 
     table = None if case.inputs is None else _read(case.inputs)
     keywords: dict[str, Any] = {"fmi_type": case.interface, "input": table}

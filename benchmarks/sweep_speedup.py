@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ..sweep import Run, Sweep, local_client, run_sweep
+from fmibridge.sweep import Run, Sweep, local_client, run_sweep
 
 # s: just before the Zeno time of the lowest e (0.5: 1.354 s), so no run piles up
 # impacts; 6500 steps of SPEEDUP_H = 2e-4 s make ~0.3 s of work per run.

@@ -1,4 +1,4 @@
-"""`fmibridge bench`: run the benchmark suite, print the table, write it as CSV."""
+"""`python -m benchmarks`: run the benchmark suite, print the table, write it as CSV."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.outputs import check_output, write_atomically
+from fmibridge.core.outputs import check_output, write_atomically
+
 from .suite import SECTIONS, BenchOptions, run_bench
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the benchmark suite against its peers and print median times and ratios."""
     if args.repeats < 1:
-        from ..core.errors import FmibridgeError
+        from fmibridge.core.errors import FmibridgeError
 
         raise FmibridgeError(f"`--repeats` must be >= 1, got {args.repeats}.")
     if args.out is not None:  # before the run, as `run` and `sweep` check theirs
@@ -55,7 +56,7 @@ def format_table(frame) -> str:
 
 
 def add_arguments(bench: argparse.ArgumentParser) -> None:
-    """The arguments of `fmibridge bench`."""
+    """The arguments of `python -m benchmarks`."""
     bench.add_argument(
         "--repeats",
         type=int,

@@ -1,4 +1,4 @@
-"""`fmibridge bench`: wall time and accuracy against peers measured in the same run.
+"""`python -m benchmarks`: wall time and accuracy against peers, in the same run.
 
 Every case times fmibridge and its peers in this process, each at its best
 settings found by a short search (halving a step or a tolerance until the
@@ -43,17 +43,17 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from ..core.errors import FmibridgeWarning
-from ..methods.base import Method
-from ..methods.completion import Completion
-from ..methods.halving import Halving
-from ..methods.relaxation import Relaxation
-from ..models.ball import bouncing_ball_impacts
-from ..models.oscillator import forced_oscillator
-from ..models.oscillator import rhs as oscillator_rhs
-from ..validation import EXAMPLE_1, EXAMPLE_2, OscillatorParams, exact_solution
-from ..validation import rho_hat as rho_hat_of
-from ..validation.paoli_schatzman import paoli_schatzman
+from fmibridge.core.errors import FmibridgeWarning
+from fmibridge.methods.base import Method
+from fmibridge.methods.completion import Completion
+from fmibridge.methods.halving import Halving
+from fmibridge.methods.relaxation import Relaxation
+from fmibridge.models.ball import bouncing_ball_impacts
+from fmibridge.models.oscillator import forced_oscillator
+from fmibridge.models.oscillator import rhs as oscillator_rhs
+from fmibridge.validation import EXAMPLE_1, EXAMPLE_2, OscillatorParams, exact_solution
+from fmibridge.validation import rho_hat as rho_hat_of
+from fmibridge.validation.paoli_schatzman import paoli_schatzman
 
 # Strip widths tried, as fractions of the rho-hat target: relaxation's error is
 # O(eps) once h is fine enough (Cor. 28), about 1.3 eps on Example 2 and 100-170
@@ -636,7 +636,7 @@ def adaptive_rows(options: BenchOptions) -> list[Row]:
 
 def ball_fmu_path() -> Path:
     """Return BouncingBallEvents.fmu, building the FMUs if needed."""
-    from ..build import build_fmus
+    from fmibridge.build import build_fmus
 
     return Path(build_fmus()["BouncingBallEvents"])
 
@@ -656,7 +656,7 @@ def _ball_t_end() -> float:
 def fmibridge_ball(path: Path, interval: float, t_tol: float = 1e-10) -> float:
     """Open the FMU (ME), run Halving (Illinois location) at h = interval; return
     the impact-time error."""
-    from ..flows.fmu import fmu_system
+    from fmibridge.flows.fmu import fmu_system
 
     system = fmu_system(path, "me")
     try:
@@ -725,7 +725,7 @@ def raw_fmu_step_cost(path: Path, n_steps: int, n_stages: int = 4) -> float:
     """
     import ctypes
 
-    from ..flows.fmi import FmuArchive
+    from fmibridge.flows.fmi import FmuArchive
 
     archive = FmuArchive(path)
     instance = archive.instantiate("ModelExchange")
@@ -754,7 +754,7 @@ def raw_fmu_step_cost(path: Path, n_steps: int, n_stages: int = 4) -> float:
 
 def overhead_row(options: BenchOptions) -> Row:
     """fmibridge's time per RK4 step over an FMU, against the raw FMU call cost."""
-    from ..flows.fmu import fmu_system
+    from fmibridge.flows.fmu import fmu_system
 
     path, n = ball_fmu_path(), options.overhead_steps
     t_first = float(bouncing_ball_impacts(1, g=BALL_G, e=BALL_E)[0])
@@ -809,16 +809,16 @@ COMMUNICATION_STEP = 1e-2  # s, the co-simulation rows' step (200 steps to 2 s)
 def coupled_paths(plant: str = "MassSpringStop") -> tuple[Path, Path]:
     """Return the plant's FMU (MassSpringStop, or MassSpringStopSlowSave whose state
     costs 0.5 ms to save) and PositionController.fmu (FMI 2), built if needed."""
-    from ..build import build_fmus
+    from fmibridge.build import build_fmus
 
     built = build_fmus(models=[plant, "PositionController"])
     return Path(built[plant]), Path(built["PositionController"])
 
 
 def _coupled_flow(interface: str, plant: str = "MassSpringStop"):
-    from ..flows.cosim_master import Communication
-    from ..flows.coupled import couple
-    from ..flows.fmu import open_fmu
+    from fmibridge.flows.cosim_master import Communication
+    from fmibridge.flows.coupled import couple
+    from fmibridge.flows.fmu import open_fmu
 
     plant_path, controller = coupled_paths(plant)
     parts = {
@@ -830,7 +830,7 @@ def _coupled_flow(interface: str, plant: str = "MassSpringStop"):
 
 def _stop_system(flow):
     """The coupled flow with the plant's stop as the guard (x_stop - x, 1 m)."""
-    from ..core.system import Edge, Guard, HybridSystem, Mode
+    from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
 
     def gap(t, x):
         return 1.0 - x[0]
@@ -975,7 +975,7 @@ class FmpyJacobi:
 def cosim_master_row(options: BenchOptions) -> Row:
     """fmibridge's co-simulation master (Jacobi, held inputs) against
     `FmpyJacobi`: same FMUs, same step, no guard, so no state saved."""
-    from ..core.system import HybridSystem, Mode
+    from fmibridge.core.system import HybridSystem, Mode
 
     h, t_end = COMMUNICATION_STEP, 0.5 if options.quick else 2.0
     flow = _coupled_flow("cs")

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ..core.system import Edge, Guard, HybridSystem, Mode
-from ..flows.native import NativeFlow
+from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
+from fmibridge.flows.native import NativeFlow
 
 SWITCH_X, TURN_RATE = 1.75, 0.2  # eq. 22
 TOP, RIGHT, BLOCK_X, BLOCK_Y = 0.5, 3.5, 2.8, -0.4  # eq. 23
