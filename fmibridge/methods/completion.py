@@ -287,6 +287,8 @@ class Completion(Method):
         super().__post_init__()
         for key in ("eps", "eps_t", "eps_q", "eps_v", "tol", "t_tol"):
             positive(key, getattr(self, key))
+        # each impact of a series shifts every later one: place them to t_tol
+        object.__setattr__(self, "inner", self.inner.placing(self.t_tol))
         if self.switch not in ("limit", "truncation"):
             raise FmibridgeError(
                 f"Completion: `switch` must be 'limit' or 'truncation', got "
