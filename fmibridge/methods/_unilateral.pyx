@@ -403,7 +403,9 @@ cdef inline Level level_of(double gamma, double t_tol, double c, double rate,
     abs(rate) t_tol / 2) and the guard move a step may make (`fine`) from its
     oriented value c, rate dc/dt and gradient norm at the newest node."""
     cdef Level out
-    out.beta = min(norm / _BAND_C, 0.5 * t_tol * fabs(rate))
+    out.beta = norm / _BAND_C
+    if 0.5 * t_tol * fabs(rate) < out.beta:  # false for t_tol = inf (and nan)
+        out.beta = 0.5 * t_tol * fabs(rate)
     out.fine = max(out.beta, fabs(c))
     out.final = -out.beta if is_unilateral else 0.0
     out.level = out.final if isnan(gamma) else min(gamma * c, out.final)

@@ -342,8 +342,9 @@ class Unilateral(Method):
     guard, so where both the capped band and the guard's distance to its
     surface are below the paper's band, each step also keeps that move within
     max(beta, abs(c)): the landing is controlled to the capped band, and a
-    flight lower than tol is integrated relative to its height. `Completion` sets t_tol
-    (`placing`); without it the band is the paper's and the steps are too.
+    flight lower than tol is integrated relative to its height. `Completion`
+    sets t_tol (`placing`); without it the band is the paper's and the steps
+    are too.
 
     Re-arming: an edge is due only while approaching, so a state that starts
     inside the band moving away (just reset) neither re-fires nor limits the
