@@ -103,9 +103,8 @@ def test_projection_agrees_with_the_force_input_route_to_first_order(fmu_dir, tm
             "[constraint]",
             'Add `force_input = "<its input>"` if it has one under another name; '
             'otherwise add `coordinate = "<the state the gap is measured along>"` '
-            "and `mass = <the effective mass",
+            "(optionally with `mass = <the effective mass",
         ),
-        ({'mass = "m"': ""}, "[constraint.gap]", "otherwise add `mass = <the eff"),
         ({'mass = "m"': "mass = -1"}, "[constraint.mass]", "must be a positive"),
         (
             {'coordinate = "x"': 'coordinate = "i"'},
@@ -131,6 +130,30 @@ def test_an_adapter_without_what_completion_needs_is_told_what_to_add(
     with pytest.raises(AdapterError) as error:
         load_adapter(path)
     assert f"{key} " in str(error.value) and message in str(error.value)
+
+
+def test_without_a_mass_projection_runs_the_same_with_lam_per_unit_mass(
+    fmu_dir, tmp_path
+):
+    """With one coordinate the mass scales lam only (dh M^-1 dh^T = dh^2 / m): the
+    impact law, R*, the truncation test and the lift-off do not read it. Without
+    `mass` (was: "[constraint.gap] ... add `mass = ...`") the run is the one with
+    a mass, its lam divided by that mass (lift-off where lam changes sign)."""
+    massless = adapter_file(fmu_dir, tmp_path, PROJECTION, **{'mass = "m"': ""})
+    heavy = adapter_file(fmu_dir, tmp_path, PROJECTION, **{'mass = "m"': "mass = 2.5"})
+    (result, contact), (given, _) = run(massless, 1e-3), run(heavy, 1e-3)
+    assert isinstance(contact, ProjectedContact) and contact.mass == 1.0
+    assert result.status is Status.REACHED_END and "lift-off" in events(result)
+    assert [(e.edge, e.t) for e in result.events] == [
+        (e.edge, e.t) for e in given.events
+    ]
+    # the impact law's M^-1 dh^T / (dh M^-1 dh^T) rounds differently with m
+    np.testing.assert_allclose(result.x, given.x, rtol=1e-13, atol=1e-15)
+    on = np.array(result.mode) == "constrained"
+    assert on.sum() > 100
+    np.testing.assert_allclose(
+        2.5 * result["lam"][on], given["lam"][on], rtol=1e-14, atol=0
+    )
 
 
 def test_an_effective_mass_beside_a_force_input_is_refused(fmu_dir, tmp_path):
@@ -265,11 +288,6 @@ def test_a_coupled_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
 @pytest.mark.parametrize(
     ("velocity", "message"),
     [
-        (  # no mass: only the mass is asked for, the coordinate is inferred
-            'velocity = "-plant.v"',
-            "otherwise the gap moves the state 'plant.x' alone; add `mass = <the "
-            "effective mass along it",
-        ),
         (  # a gap that moves two states: name the coordinate
             'velocity = "-plant.v"\nmass = "plant.m"',
             "otherwise the gap 'plant.x_stop - plant.x + 0.001 * controller.z' moves "
@@ -277,7 +295,7 @@ def test_a_coupled_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
             'coordinate: add `coordinate = "<the state the gap is measured along>"`',
         ),
     ],
-    ids=["no-mass", "two-states"],
+    ids=["two-states"],
 )
 def test_a_coupled_gap_expression_says_what_to_declare(
     fmu_dir, tmp_path, velocity, message

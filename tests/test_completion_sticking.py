@@ -105,10 +105,12 @@ def test_completion_around_every_inner_method_matches_the_exact_solution(
 
 
 def test_a_coarse_unilateral_names_the_eps_that_completes_it(exact):
-    """tol = 1e-8: the band (1.4e-7 to 2.8e-7) sets the impact rates before the
-    tails are within eps = 1e-3. The warning says so and by how much to loosen eps
-    (the impacts up to there do not depend on eps); loosened so, it completes."""
-    params, inner = STICKING["c071"], Unilateral(h=1e-2, tol=1e-8)
+    """tol = 1e-8 and t_tol = 1 s (kept: completion asks for its own t_tol only
+    where none is given), so the paper's band (1.4e-7 to 2.8e-7) sets the impact
+    rates before the tails are within eps = 1e-3. The warning says so and by how
+    much to loosen eps (the impacts up to there do not depend on eps); loosened
+    so, it completes."""
+    params, inner = STICKING["c071"], Unilateral(h=1e-2, tol=1e-8, t_tol=1.0)
     stopped, messages = run(params, inner)
     assert stopped.status is Status.ZENO_NOT_TRUNCATED
     (floor,) = [m for m in messages if "tell nothing more" in m]
@@ -171,3 +173,19 @@ def test_completion_through_the_oscillator_fmu(tmp_path, fmu_dir, inner, exact):
     assert rho_hat(result.t, result["x"], exact["c092"]) <= 1e-4
     (zeno,) = [e.t for e in result.events if e.edge == "zeno"]
     assert abs(zeno - exact["c092"].zeno_times[0]) < 1e-3  # eps_t = 1e-3
+
+
+@pytest.mark.parametrize("name", STICKING, ids=list(STICKING))
+def test_completion_places_unilateral_impacts_to_its_t_tol(name, exact):
+    """Unilateral at its default tol (its band 1.4e-5 to 2.8e-5 before the surface)
+    under completion's eps = 1e-5: completion asks it to place each impact within
+    t_tol of its crossing (`Method.placing`), so the band shrinks with the approach
+    rate and a Zeno series' tail is integrated relative to its flights: rho-hat
+    is then the integration error at tol, not the band's placement error."""
+    result, _ = run(STICKING[name], Unilateral(h=1e-2), eps=1e-5)
+    assert result.status is Status.REACHED_END
+    assert rho_hat(result.t, result["x"], exact[name]) <= 1e-6
+    zenos = [e.t for e in result.events if e.edge == "zeno"]
+    assert len(zenos) == len(exact[name].zeno_times)
+    for t, t_exact in zip(zenos, exact[name].zeno_times, strict=True):
+        assert abs(t - t_exact) < 1e-4

@@ -157,7 +157,6 @@ def test_affine_gaps_have_exact_gradients_and_others_none():
         ("BouncingBall", "sin(h)", "v", "[constraint] The velocity 'v' must be"),
         ("BouncingBall", "h - v", "v", "reads the velocities ['v']; it must be"),
         ("BouncingBall", "h - hh", "v", "[constraint.gap] unknown name(s) ['hh']"),
-        ("BouncingBallEvents", "2 * h", "2 * v", "[constraint.gap] the gap expr"),
     ],
 )
 def test_a_gap_expression_that_cannot_work_is_refused_naming_it(

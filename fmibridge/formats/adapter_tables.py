@@ -39,6 +39,8 @@ MISSING_LINES = {
     "coordinate": '`coordinate = "<the state the gap is measured along>"`',
     "mass": "`mass = <the effective mass along it: a number or a parameter name>`",
 }
+# What `mass` is for: with one coordinate it scales lam only (`methods.projection`).
+MASS_NOTE = "optionally with " + MISSING_LINES["mass"] + " for lam in units of force"
 
 
 @dataclass(frozen=True)
@@ -434,31 +436,22 @@ def projection_mass(
     table, gap: str, lacking: str, parameters, problems, coordinate=None, why=""
 ):
     """Return the effective mass of the projection route (a [constraint]
-    without force input), or None after recording a problem: a missing `mass`,
-    or a `coordinate` neither given nor inferred (`why`: what the gap moves), is
-    named with the line to add, after `lacking` (the force input missing, and
-    where to name it)."""
-    missing = [
-        k
-        for k, v in (("coordinate", coordinate), ("mass", table.get("mass")))
-        if v is None
-    ]
-    if missing:
-        found = ""
-        if why:  # not inferred: what the gap moves
-            found = f"{why}, so name the coordinate: "
-        elif coordinate is not None and "coordinate" not in table:  # inferred
-            found = f"the gap moves the state {coordinate!r} alone; "
+    without force input): its `mass`, 1 without one (lam is then a force per
+    unit mass: the mass scales lam only, `methods.projection`), or None after
+    recording a problem: a `coordinate` neither given nor inferred (`why`: what
+    the gap moves) is named with the line to add, after `lacking` (the force
+    input missing, and where to name it)."""
+    if coordinate is None:
+        found = f"{why}, so name the coordinate: " if why else ""
         problems.add(
             "constraint.gap",
             f"the gap expression {gap!r} needs a contact force, and {lacking}; "
-            f"otherwise {found}add "
-            f"{' and '.join(MISSING_LINES[k] for k in missing)} for "
+            f"otherwise {found}add {MISSING_LINES['coordinate']} ({MASS_NOTE}) for "
             f"completion by projection (Or and Ames' R* after every step; first "
             f"order in h).",
         )
         return None
-    mass = table["mass"]
+    mass = table.get("mass", 1.0)
     if isinstance(mass, str):
         mass = parameters.get(mass, mass)
     if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:

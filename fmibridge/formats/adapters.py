@@ -66,6 +66,7 @@ from ..flows.fmu_archive import FmuArchive
 from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
+    MASS_NOTE,
     MISSING_LINES,
     PROJECTION_KEYS,
     Adapter,
@@ -429,7 +430,7 @@ def _check_completable(constraint, flow, table, problems) -> None:
         f"constraint-force input {force_input!r}, and the gap "
         f"{constraint.gap!r} is not one of its states. Add `force_input = "
         f'"<its input>"` if it has one under another name; otherwise add '
-        f"{MISSING_LINES['coordinate']} and {MISSING_LINES['mass']} for completion "
+        f"{MISSING_LINES['coordinate']} ({MASS_NOTE}) for completion "
         f"by projection (Or and Ames' R* after every step; first order in h).",
     )
 

@@ -52,8 +52,9 @@ completes it::
 
 A body without a free force input (a connection drives it) is completed by
 projection (`methods.projection`) instead: the [constraint] names the state its
-gap is measured along and the effective mass, ``coordinate = "plant.x"`` and
-``mass = "plant.m"``, in place of `forces`; a gap expression that moves one
+gap is measured along and (optionally: it scales lam only) the effective mass,
+``coordinate = "plant.x"`` and ``mass = "plant.m"``, in place of `forces`; a
+gap expression that moves one
 state alone (``gap = "plant.x_stop - plant.x"``) names its coordinate itself.
 
 The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
@@ -375,7 +376,7 @@ def _constraint(path, table, flow, known, parameters, problems):
 
 def _projected(path, table, flow, known, parameters, problems):
     """A [constraint] without `forces`, with `coordinate` (else the state its
-    gap moves, `inferred_coordinate`) and `mass`: completion by projection
+    gap moves, `inferred_coordinate`) and optionally `mass`: completion by projection
     along that state (`methods.projection`), for bodies whose force inputs
     connections drive."""
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)

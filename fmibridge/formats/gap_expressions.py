@@ -317,7 +317,7 @@ def projected_gap_contact(
     *,
     restitution: float,
     coordinate: str,
-    mass: float,
+    mass: float = 1.0,
     parameters: Mapping[str, float],
     where: str,
 ) -> Contact:
@@ -334,8 +334,8 @@ def projected_gap_contact(
         Newton's coefficient e in [0, 1].
     coordinate : str
         The state q the gap is measured along; every other state rides along.
-    mass : float
-        The effective mass along q.
+    mass : float, optional
+        The effective mass along q; it scales lam only (`projected_contact`).
     parameters : mapping
         The FMU's parameter values: constants of the expressions.
     where : str

@@ -63,6 +63,7 @@ class Settings:
         rtol: float,
         gamma: float,
         h: float,
+        t_tol: float,
         max_rejections: int,
         max_order: int,
         endpoint: bool,

@@ -42,6 +42,10 @@ from .polyroots cimport MAX_WIDTH, first_reach_in, first_reach_scratch
 # corrector (eq. 19, read with the dual norm of the guard's gradient).
 cdef double _BAND_C = 19.0 / 270.0
 BAND_C = _BAND_C
+# An event declared in [-2 beta, 0] (eq. 21) fires up to 2 beta / |dc/dt| before
+# its crossing (a landing short by the band, covered at the approach rate): the
+# band is capped at |dc/dt| t_tol / 2 (`level_of`), so that the event lies within
+# t_tol of the crossing in time however slowly the guard approaches.
 # step-controller safety factor (Hairer, Norsett and Wanner, Sec. II.4)
 cdef double SAFETY = 0.9
 # bound on h_{k+1}/h_k (and on h_err growth): Adams ratio stability
@@ -72,7 +76,8 @@ Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
 cdef struct Level:
     double final  # the atom's final level: -beta (unilateral) or 0 (bilateral)
     double level  # the level L this step aims at
-    double beta   # the event band (eq. 19)
+    double beta   # the event band (eq. 19, capped by the approach rate)
+    double fine   # how far a step may move the guard from x^p to x^c (`set_levels`)
 
 
 # -- gradients as Functions ----------------------------------------------------
@@ -304,13 +309,14 @@ cdef class Bank:
 cdef class Settings:
     """A method's parameters as the loop reads them (gamma nan for None)."""
 
-    cdef double tol, rtol, gamma, h
+    cdef double tol, rtol, gamma, h, t_tol
     cdef long max_rejections, max_order
     cdef bint endpoint
 
-    def __init__(self, double tol, double rtol, double gamma, double h,
+    def __init__(self, double tol, double rtol, double gamma, double h, double t_tol,
                  long max_rejections, long max_order, bint endpoint):
         self.tol, self.rtol, self.gamma, self.h = tol, rtol, gamma, h
+        self.t_tol = t_tol
         self.max_rejections, self.max_order = max_rejections, max_order
         self.endpoint = endpoint
 
@@ -318,9 +324,11 @@ cdef class Settings:
 cdef class History:
     """The last MAX_ORDER nodes of a run, newest first (see the module
     docstring); `held` is 0 for a history to start afresh. At the newest node,
-    each atom's oriented value c and its levels (`set_levels`)."""
+    each atom's oriented value c and its levels (`set_levels`), and whether the
+    next step must test how far it moves the guards (`has_fine`)."""
 
-    cdef double[::1] ts, sign, c, final, level, beta
+    cdef double[::1] ts, sign, c, final, level, beta, fine
+    cdef bint has_fine
     cdef double[:, ::1] xs, fs, gs, lies, norms
     cdef readonly long held
     cdef double h_err
@@ -329,7 +337,7 @@ cdef class History:
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
         cdef double[:, ::1] states = np.zeros((2 * MAX_ORDER, n))
-        cdef double[:, ::1] guards = np.zeros((3 * MAX_ORDER + 5, a))
+        cdef double[:, ::1] guards = np.zeros((3 * MAX_ORDER + 6, a))
         self.n = bank.n
         self.ts = np.zeros(MAX_ORDER)
         self.xs, self.fs = states[:MAX_ORDER], states[MAX_ORDER:]
@@ -338,8 +346,8 @@ cdef class History:
         self.norms = guards[2 * MAX_ORDER:3 * MAX_ORDER]
         self.sign, self.c = guards[3 * MAX_ORDER], guards[3 * MAX_ORDER + 1]
         self.final, self.level = guards[3 * MAX_ORDER + 2], guards[3 * MAX_ORDER + 3]
-        self.beta = guards[3 * MAX_ORDER + 4]
-        self.held, self.h_err = 0, 0.0
+        self.beta, self.fine = guards[3 * MAX_ORDER + 4], guards[3 * MAX_ORDER + 5]
+        self.held, self.h_err, self.has_fine = 0, 0.0, False
 
     @property
     def t(self):
@@ -389,12 +397,16 @@ cdef class _Work:
 # -- levels, due edges and the guards' sides -----------------------------------
 
 
-cdef inline Level level_of(double gamma, double c, double norm, bint is_unilateral,
-                           bint is_single) noexcept nogil:
-    """An atom's final level, step level L and band beta (eqs. 19-21) from its
-    oriented value c and gradient norm at the newest node."""
+cdef inline Level level_of(double gamma, double t_tol, double c, double rate,
+                           double norm, bint is_unilateral, bint is_single) noexcept nogil:
+    """An atom's final level, step level L, band beta (eqs. 19-21, capped at
+    abs(rate) t_tol / 2) and the guard move a step may make (`fine`) from its
+    oriented value c, rate dc/dt and gradient norm at the newest node."""
     cdef Level out
     out.beta = norm / _BAND_C
+    if 0.5 * t_tol * fabs(rate) < out.beta:  # false for t_tol = inf (and nan)
+        out.beta = 0.5 * t_tol * fabs(rate)
+    out.fine = max(out.beta, fabs(c))
     out.final = -out.beta if is_unilateral else 0.0
     out.level = out.final if isnan(gamma) else min(gamma * c, out.final)
     if is_single and c >= out.level:  # inside the band moving away: no deeper
@@ -404,16 +416,29 @@ cdef inline Level level_of(double gamma, double c, double norm, bint is_unilater
 
 cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
     """Each atom's oriented value c = sign g and its levels (`level_of`) at the
-    newest node, once per node."""
+    newest node, once per node.
+
+    The predictor-to-corrector move of an affine guard is at most the paper's
+    band (eps/C)||dg/dx|| (eq. 19), which the error test enforces; one-sided
+    convergence needs it below the distance the step aims to cover (eq. 20).
+    Where the band is capped by a slow approach and the guard is closer to its
+    surface than the paper's band, the error test implies neither: the next
+    step then also tests each guard's move against max(beta, abs(c)) (`fine`,
+    `guard_error`), so a landing is controlled to its capped band, and a flight
+    lower than the tolerance (the tail of a Zeno series) is integrated relative
+    to its height, not to tol.
+    """
     cdef Py_ssize_t a
     cdef double c
     cdef Level at
+    memory.has_fine = False
     for a in range(bank.n_atoms):
         c = memory.sign[a] * memory.gs[0, a]
-        at = level_of(s.gamma, c, memory.norms[0, a], bank.unilateral[a],
-                      bank.single[a])
+        at = level_of(s.gamma, s.t_tol, c, memory.sign[a] * memory.lies[0, a],
+                      memory.norms[0, a], bank.unilateral[a], bank.single[a])
         memory.c[a], memory.final[a] = c, at.final
-        memory.level[a], memory.beta[a] = at.level, at.beta
+        memory.level[a], memory.beta[a], memory.fine[a] = at.level, at.beta, at.fine
+        memory.has_fine = memory.has_fine or at.fine < memory.norms[0, a] / _BAND_C
 
 
 cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
@@ -474,6 +499,20 @@ cdef bint beyond(Bank bank, History memory, const double* g) noexcept:
         if after and not before:
             return True
     return False
+
+
+cdef double guard_error(Bank bank, History memory, _Work w, double t) except? -1.0:
+    """The largest move of a guard from x^p to x^c (guards at x^c in w.g) over
+    the move allowed (`fine`, `set_levels`); 0 where no guard needs the test."""
+    cdef Py_ssize_t a
+    cdef double worst = 0.0
+    if not memory.has_fine:
+        return 0.0
+    bank.guards.call(t, &w.xp[0], &w.values[0])
+    for a in range(bank.n_atoms):
+        if w.g[a] != w.values[a]:  # fine may be 0 (on the surface at rest)
+            worst = max(worst, fabs(w.g[a] - w.values[a]) / memory.fine[a])
+    return worst
 
 
 cdef inline double spacing(double t) noexcept nogil:
@@ -694,7 +733,7 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
     STUCK or NON_FINITE (then w.t_stop and the state there in w.xc)."""
     cdef Py_ssize_t n = bank.n, order = min(memory.held, s.max_order), i
     cdef double t0 = memory.ts[0], upper, scale, h_star, h_err, h, t, ratio, r, eps
-    cdef double error, factor, grow
+    cdef double error, factor, grow, moved
     cdef const double* x0 = &memory.xs[0, 0]  # until push
     cdef long k
     upper = min(memory.h_err, s.h, t_end - t0)
@@ -733,6 +772,13 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
             continue
         if bank.n_atoms:
             bank.guards.call(t, &w.xc[0], &w.g[0])
+        moved = 0.0 if s.endpoint else guard_error(bank, memory, w, t)
+        if moved > 1.0:
+            w.rejected += 1  # a guard moved more than its band or distance allows
+            h_err = h * max(MIN_SHRINK, SAFETY * pow(moved, -1.0 / (order + 1)))
+            h = min(h_star, h_err)
+            continue
+        error = max(error, moved)
         if not s.endpoint and beyond(bank, memory, &w.g[0]):
             w.rejected += 1  # a curved guard outran the band: halve
             h /= 2

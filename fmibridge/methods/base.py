@@ -453,6 +453,12 @@ class Method(abc.ABC):
                 f"give `rtol` too (or `integrator` {self.adaptive_integrator!r})."
             )
 
+    def placing(self, t_tol: float) -> Method:
+        """Return this method with its transitions placed within t_tol of their
+        crossings in time, where a parameter of it sets how closely (it stays as
+        it is where none does, or where the caller set one)."""
+        return self
+
     def time_resolution(self, gap: float, rate: float) -> float:
         """Return how far from the crossing, in time, this method may place a
         transition whose state has guard value `gap` and rate `rate`: the gap

@@ -35,6 +35,11 @@ Decisions where the paper leaves a choice:
   else warns by what factor eps or the placement must change; no later
   impact of that series is tested. Both tests also need condition (i),
   lam(R*x) > 0.
+- Placing the impacts: each impact of a series shifts every later one, and the
+  truncation test reads their rates, so Completion asks its inner method to
+  place transitions within its `t_tol` (`Method.placing`: Unilateral then caps
+  its event band by the approach rate; a method without such a parameter, or
+  given one, stays as it is).
 - R* is applied to the pre-impact state, Euclidean, as Theorem 3 assumes. e = 0:
   switch at once when lam > 0, the impact already lands on Z. e = 1: never truncate.
 - Switch time: `switch="truncation"` starts the constrained motion at the
@@ -232,7 +237,8 @@ class Completion(Method):
     tol : float
         Local error (step doubling) below which a constrained step may double.
     t_tol : float
-        Bracket that locates a lift-off, s.
+        Bracket that locates a lift-off, s; also the time within which the
+        inner method is asked to place impacts (`Method.placing`).
     impact_edge : str, optional
         Name of the impact edge; by default the edges whose guard equals the gap
         h at the initial state.
@@ -287,6 +293,8 @@ class Completion(Method):
         super().__post_init__()
         for key in ("eps", "eps_t", "eps_q", "eps_v", "tol", "t_tol"):
             positive(key, getattr(self, key))
+        # each impact of a series shifts every later one: place them to t_tol
+        object.__setattr__(self, "inner", self.inner.placing(self.t_tol))
         if self.switch not in ("limit", "truncation"):
             raise FmibridgeError(
                 f"Completion: `switch` must be 'limit' or 'truncation', got "

@@ -55,6 +55,7 @@ class ProjectedContact(Contact):
     mass : float
         The effective mass along the coordinate q (kg, or the unit of a
         generalized force per acceleration of q): lam = -mass hddot / dh^2.
+        It sets lam's scale only (`projected_contact`); 1: lam per unit mass.
     Other parameters
         Those of `Contact`; `rhs_with_force` is built by `projected_contact`.
 
@@ -83,7 +84,7 @@ def projected_contact(
     restitution: float,
     *,
     coordinate: str,
-    mass: float,
+    mass: float = 1.0,
     gap_fn: Callable[[float, np.ndarray], float],
     gradient_fn: Callable[[float, np.ndarray], np.ndarray],
     hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None,
@@ -101,8 +102,14 @@ def projected_contact(
     coordinate : str
         The state the gap is measured along (q); its velocity is found
         (`state_coordinate`).
-    mass : float
-        The effective mass along q.
+    mass : float, optional
+        The effective mass m along q. It scales lam only: with one coordinate
+        dh M^-1 dh^T = dh^2 / m, so the impact law (eq. 4) is qdot -> -e qdot,
+        R* does not read M, hddot (eq. 8) comes from the free flow, the
+        truncation bounds' eta = |M^-1 dh^T| / (dh M^-1 dh^T) = 1 / |dh|, and
+        the constrained step is the free one then R*; lam = -m hddot / dh^2
+        (eq. 6) changes only in scale, and lift-off is where it changes sign.
+        Without it (1) lam is a force per unit mass.
     gap_fn, gradient_fn, hessian_fn : callable
         h(t, x), dh/dq(t, x) (one value: q is the coordinate) and its Hessian
         (None: central differences of dh).

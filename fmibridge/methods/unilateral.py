@@ -25,6 +25,7 @@ band), Remark 2.7 (event classes).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import weakref
@@ -332,6 +333,19 @@ class Unilateral(Method):
     still due. A corrected point beyond a unilateral guard is rejected before
     f is evaluated there, whatever the guard's smoothness.
 
+    Placing in time (`t_tol`): a landing short by the band fires up to
+    2 beta / abs(dc/dt) before the crossing. That time grows without bound as
+    the approach slows, while the flights of a Zeno series shrink, and each
+    early reset shifts every later impact. With `t_tol` the band is capped at
+    abs(dc/dt) t_tol / 2, so an event lies within t_tol of its crossing at any
+    approach rate. Eq. 19 ties the band to how far the corrector moves the
+    guard, so where both the capped band and the guard's distance to its
+    surface are below the paper's band, each step also keeps that move within
+    max(beta, abs(c)): the landing is controlled to the capped band, and a
+    flight lower than tol is integrated relative to its height. `Completion`
+    sets t_tol (`placing`); without it the band is the paper's and the steps
+    are too.
+
     Re-arming: an edge is due only while approaching, so a state that starts
     inside the band moving away (just reset) neither re-fires nor limits the
     step below its current value: its level is max(c_k, 0) until it leaves
@@ -352,6 +366,9 @@ class Unilateral(Method):
     gamma : float or None
         Fixed gain in [0, 1) (the paper's Example 1 uses 0.5); None uses the
         smallest gain allowed for each class (eq. 20, Remark 2.7).
+    t_tol : float or None
+        Largest time, s, by which an event may precede its crossing (the band
+        capped by the approach rate, above); None: the paper's band only.
     max_order : int
         Highest Adams order (1-4); every start and reset ramps up from 1.
     max_rejections : int
@@ -387,12 +404,15 @@ class Unilateral(Method):
     tol: float = 1e-6
     rtol: float = 0.0
     gamma: float | None = None
+    t_tol: float | None = None
     max_order: int = MAX_ORDER
     max_rejections: int = 50
 
     def __post_init__(self) -> None:
         super().__post_init__()
         positive("tol", self.tol)
+        if self.t_tol is not None:
+            positive("t_tol", self.t_tol)
         if not (np.isfinite(self.rtol) and self.rtol >= 0):
             raise FmibridgeError(
                 f"`rtol` must be a finite number >= 0, got {self.rtol!r}."
@@ -481,10 +501,17 @@ class Unilateral(Method):
             self.rtol,
             math.nan if self.gamma is None else self.gamma,
             self.h,
+            math.inf if self.t_tol is None else self.t_tol,
             self.max_rejections,
             self.max_order,
             self.endpoint,
         )
+
+    def placing(self, t_tol: float) -> Unilateral:
+        """Return this method with `t_tol` set (kept where given already)."""
+        if self.t_tol is not None:
+            return self
+        return dataclasses.replace(self, t_tol=t_tol)
 
     def _fire_due(
         self, mode: Mode, state: State, due: list[int], log: Recorder

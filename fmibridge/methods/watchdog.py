@@ -295,7 +295,7 @@ class Watchdog:
         (`t_tol`, where it has one), how far from the crossing the state it fired
         at lies in time (`Method.time_resolution`), and the round-off of t."""
         resolution = max(
-            float(getattr(self.method, "t_tol", 0.0)),
+            float(getattr(self.method, "t_tol", None) or 0.0),
             TIME_ULPS * math.ulp(event.t),
         )
         placed = self._placed(event)
