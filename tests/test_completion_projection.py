@@ -137,8 +137,8 @@ def test_without_a_mass_projection_runs_the_same_with_lam_per_unit_mass(
 ):
     """With one coordinate the mass scales lam only (dh M^-1 dh^T = dh^2 / m): the
     impact law, R*, the truncation test and the lift-off do not read it. Without
-    `mass` (was: "[constraint.gap] ... add `mass = ...`") the run is the one with
-    a mass, its lam divided by that mass (lift-off where lam changes sign)."""
+    `mass` the run is the one with a mass, its lam divided by that mass (lift-off
+    where lam changes sign)."""
     massless = adapter_file(fmu_dir, tmp_path, PROJECTION, **{'mass = "m"': ""})
     heavy = adapter_file(fmu_dir, tmp_path, PROJECTION, **{'mass = "m"': "mass = 2.5"})
     (result, contact), (given, _) = run(massless, 1e-3), run(heavy, 1e-3)
