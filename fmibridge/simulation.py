@@ -325,7 +325,7 @@ def _run_supervised(path: Path, keywords: Keywords) -> Result:
 def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Result:
     """Run an opened system with the keywords given: its span, grid and method."""
     experiment = system.experiment
-    stop = given.get("stop_time", experiment.stop)
+    stop = given["stop_time"] if "stop_time" in given else experiment.stop
     if stop is None:
         raise FmibridgeError(
             f"`stop_time` is needed: {system.name} gives no default stop time."
@@ -497,8 +497,10 @@ def _open(path: Path, given: Keywords) -> HybridSystem:
             outputs=None if outputs is None else list(outputs),
         )
     else:
+        archive = FmuArchive(path, validate=given.get("validate", True))
+        _warn_overridden(archive.experiment.invalid, given)
         system = fmu_system(
-            FmuArchive(path, validate=given.get("validate", True)),
+            archive,
             given.get("fmi_type"),
             parameters=given.get("parameters"),
             start=given.get("start_values"),
@@ -512,6 +514,28 @@ def _open(path: Path, given: Keywords) -> HybridSystem:
     except BaseException:
         system.close()
         raise
+
+
+# the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
+EXPERIMENT_KEYWORDS = {
+    "start": "start_time",
+    "stop": "stop_time",
+    "step": "step_size",
+    "tolerance": "relative_tolerance",
+}
+
+
+def _warn_overridden(invalid: Mapping[str, str], given: Keywords) -> None:
+    """Warn once for each bad DefaultExperiment value (`Experiment.invalid`) that
+    a keyword given replaces: the run goes, and says what it ignored."""
+    for name, problem in invalid.items():
+        keyword = EXPERIMENT_KEYWORDS[name]
+        if given.get(keyword) is not None:
+            warnings.warn(
+                f"{problem} It is ignored: `{keyword}` = {given[keyword]!r} is used.",
+                FmibridgeWarning,
+                stacklevel=4,
+            )
 
 
 def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSystem:

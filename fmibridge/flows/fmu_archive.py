@@ -48,6 +48,8 @@ EXPERIMENT = {
     "stepSize": positive,
     "tolerance": positive,
 }
+# the Experiment's value of each attribute, in EXPERIMENT's order
+EXPERIMENT_FIELDS = ("start", "stop", "step", "tolerance")
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # The folders of an FMU that a run never reads (the model's C sources, its
 # documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
@@ -204,31 +206,40 @@ class FmuArchive:
         """The DefaultExperiment; each value None where the FMU does not give it.
 
         Its numbers are checked as given ones are (`core.numbers`): times
-        finite, stepSize and tolerance finite and > 0, or an FmibridgeError
-        names the attribute. A tolerance of -1 would otherwise let an adaptive
-        run accept every step, and reach a Co-Simulation FMU's own solver.
+        finite, stepSize and tolerance finite and > 0. A bad one becomes an
+        FmibridgeError naming the attribute, raised where a run reads it
+        (`Experiment.invalid`): a tolerance of -1 would otherwise let an
+        adaptive run accept every step, and reach a Co-Simulation FMU's own
+        solver; a run given the value as a keyword does not read it.
         """
         d = self.description.defaultExperiment
-        return Experiment(
-            *(self._number(d, name, check) for name, check in EXPERIMENT.items())
-        )
+        values, invalid = [], {}
+        for field, (name, check) in zip(
+            EXPERIMENT_FIELDS, EXPERIMENT.items(), strict=True
+        ):
+            value, problem = self._number(d, name, check)
+            values.append(value)
+            if problem is not None:
+                invalid[field] = problem
+        return Experiment(*values, invalid=invalid)
 
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]
-    ) -> float | None:
-        """The DefaultExperiment's attribute `name` as a float checked by `check`."""
+    ) -> tuple[float | None, str | None]:
+        """The DefaultExperiment's attribute `name` as a float checked by `check`,
+        or None and the error that names it."""
         text = getattr(d, name, None) if d is not None else None
         if text is None:
-            return None
+            return None, None
         try:
-            return check(name, float(text))
+            return check(name, float(text)), None
         except (ValueError, OverflowError):  # FmibridgeError is a ValueError
             rule = "a finite number > 0" if check is positive else "a finite number"
-            raise FmibridgeError(
+            return None, (
                 f'{self.path}: <DefaultExperiment {name}="{text}"> in '
                 f"modelDescription.xml must be {rule}; the FMU is malformed "
                 f"(export it again with a valid {name}, or without it)."
-            ) from None
+            )
 
     def check_interface(self, interface: str) -> None:
         """Raise FmibridgeError unless fmibridge can run `interface` of this FMU
