@@ -213,15 +213,17 @@ class FmuArchive:
         solver; a run given the value as a keyword does not read it.
         """
         d = self.description.defaultExperiment
-        values, invalid = [], {}
-        for field, (name, check) in zip(
-            EXPERIMENT_FIELDS, EXPERIMENT.items(), strict=True
-        ):
-            value, problem = self._number(d, name, check)
-            values.append(value)
-            if problem is not None:
-                invalid[field] = problem
-        return Experiment(*values, invalid=invalid)
+        start, stop, step, tolerance = (
+            self._number(d, name, check) for name, check in EXPERIMENT.items()
+        )
+        invalid = {
+            field: problem
+            for field, (_, problem) in zip(
+                EXPERIMENT_FIELDS, (start, stop, step, tolerance), strict=True
+            )
+            if problem is not None
+        }
+        return Experiment(start[0], stop[0], step[0], tolerance[0], invalid=invalid)
 
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]
