@@ -29,6 +29,7 @@ import numpy as np
 
 from .core import supervision
 from .core.errors import FmibridgeError, FmibridgeWarning
+from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
 from .core.numbers import finite, positive
 from .core.recorder import recording
@@ -338,6 +339,8 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
         experiment.step, explicit, t_end - system.t0
     )
     runner = _checked(_method(given, h), system, given, kind)
+    if kind == "ssp" and "step_size" not in given:
+        runner = _with_stable_step(runner, system)
     grid = _grid(system.t0, t_end, runner, given)
     if not runner.is_adaptive:  # adaptive steps: h is the first, not their size
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
@@ -725,14 +728,21 @@ MAX_JACOBIAN_STATES = 200  # larger models are not probed (n + 1 FMU calls)
 
 def is_stiff(system: HybridSystem, span: float) -> bool:
     """True if the initial mode's flow is stiff over `span` s at the start: the
-    largest absolute real part of its Jacobian's eigenvalues (forward
-    differences of dx/dt at t0) times the span exceeds STIFF_SPAN (Roberts'
-    chemistry over 1e8 s: 3e8; a DC motor's 1e5/s pole over 1 s: 1e5, left to
-    Dormand-Prince)."""
+    largest absolute real part of its Jacobian's eigenvalues (`poles`) times
+    the span exceeds STIFF_SPAN (Roberts' chemistry over 1e8 s: 3e8; a DC
+    motor's 1e5/s pole over 1 s: 1e5, left to Dormand-Prince)."""
+    found = poles(system)
+    return found is not None and float(np.max(np.abs(found.real))) * span > STIFF_SPAN
+
+
+def poles(system: HybridSystem) -> np.ndarray | None:
+    """Return the eigenvalues of the initial mode's Jacobian at t0 (forward
+    differences of dx/dt), or None for a flow without dx/dt, more than
+    MAX_JACOBIAN_STATES states, or a Jacobian that is not finite."""
     flow = system.modes[system.initial_mode].flow
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
-        return False
+        return None
     f0 = flow.rhs(system.t0, x)
     jacobian = np.empty((n, n))
     for i in range(n):
@@ -740,9 +750,28 @@ def is_stiff(system: HybridSystem, span: float) -> bool:
         dx[i] = JACOBIAN_STEP * max(1.0, abs(x[i]))
         jacobian[:, i] = (flow.rhs(system.t0, x + dx) - f0) / dx[i]
     if not np.all(np.isfinite(jacobian)):
-        return False
-    rate = float(np.max(np.abs(np.linalg.eigvals(jacobian).real)))
-    return rate * span > STIFF_SPAN
+        return None
+    return np.linalg.eigvals(jacobian)
+
+
+def _with_stable_step(method: Method, system: HybridSystem) -> Method:
+    """`method` with a step that is stable on the model's fastest pole at the
+    start (`poles`; |lam| against the scheme's real stability boundary,
+    `Scheme.stable_step`) where its default step, the output interval, is not:
+    an SSP gives no step, and its components' poles can be fast."""
+    completion = _completion(method)
+    inner = completion.inner if completion is not None else method
+    scheme = getattr(inner, "integrator", None)
+    if not isinstance(scheme, Scheme) or inner.is_adaptive:
+        return method
+    found = poles(system)
+    rate = 0.0 if found is None else float(np.max(np.abs(found)))
+    if inner.h * rate <= scheme.stability_boundary:
+        return method
+    inner = dataclasses.replace(inner, h=scheme.stable_step(rate))  # type: ignore[call-arg]
+    if completion is None:
+        return inner
+    return dataclasses.replace(completion, inner=inner, h=inner.h)
 
 
 def fmpy_step(span: float) -> float:

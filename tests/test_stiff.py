@@ -11,6 +11,8 @@
 - Jacobians: the FMU's directional derivatives where they are right, CVODE's
   difference quotients (with a warning) where the FMU's are wrong (Roberts).
 - A failing integrator says where and why.
+- An SSP of the drive without a step (issue 38): its default step is stable
+  on the drive's pole, not the output interval, and agrees with fmpy's CVode.
 - Dormand-Prince chosen by the user on a stiff model over a long span (Roberts
   to 1e8 s, the drive to 100 s) stops after its stiffness detection, naming
   CVODE and the fastest time scale (against the Jacobian's eigenvalue); over a
@@ -19,9 +21,11 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import warnings
+import zipfile
 from pathlib import Path
 
 import fmpy
@@ -345,3 +349,49 @@ def test_dopri5_on_the_drive_stops_over_a_long_span_only(fmu_dir):
     assert short.status.name == "REACHED_END"
     times = [e.t for e in short.events]
     np.testing.assert_allclose(times, [0.0344763, 0.1212484], atol=1e-6)
+
+
+DRIVE_SSD = """<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    version="2.0" name="Drive">
+  <ssd:System name="Drive"><ssd:Elements>
+    <ssd:Component name="motor" type="application/x-fmu-sharedlibrary"
+        source="resources/DcMotorStop.fmu"/>
+  </ssd:Elements></ssd:System>
+  <ssd:DefaultExperiment startTime="0" stopTime="0.1"/>
+</ssd:SystemStructureDescription>"""
+
+
+def test_an_ssp_without_a_step_takes_a_stable_default(tmp_path, fmu_dir):
+    """The SSD gives no step and the output interval (0.01 s) is 400 times RK4's
+    stable step on the drive's -R/L = -1e5 1/s pole (the run stopped, unstable):
+    the default step comes from the Jacobian's poles at the start, below the
+    stability bound 2.785 / 1e5 s, and the run agrees with fmpy's CVode (rtol
+    1e-10) on the grid to 1e-5 of each state's range."""
+    from fmibridge.core.integrators import RK4
+
+    path = tmp_path / "drive.ssp"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("SystemStructure.ssd", DRIVE_SSD)
+        archive.write(fmu_dir / "DcMotorStop.fmu", "resources/DcMotorStop.fmu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FmibridgeWarning)  # its first step's error
+        ours = simulate(path, output_interval=0.01)
+    h = ast.literal_eval(ours.provenance["parameters"])["h"]
+    assert h < RK4.stability_boundary / 1e5
+    assert ours.status.name == "REACHED_END"
+    ref = fmpy.simulate_fmu(
+        fmu_dir / "DcMotorStop.fmu",
+        fmi_type="ModelExchange",
+        relative_tolerance=1e-10,
+        stop_time=0.1,
+        output_interval=0.01,
+    )
+    frame = ours.to_pandas()
+    np.testing.assert_allclose(frame.index.to_numpy(), ref["time"], atol=1e-12)
+    for name in ("x", "v", "i"):
+        scale = np.abs(ref[name]).max()
+        np.testing.assert_allclose(
+            frame[f"motor.{name}"].to_numpy(), ref[name], atol=1e-5 * scale
+        )

@@ -178,19 +178,19 @@ class Scheme:
         """The length of the stability interval on the negative real axis:
         |R(-rho)| <= 1 for 0 <= rho <= this (2 for Euler, 2.785 for RK4, 3.307
         for DOPRI5; Hairer and Wanner, Solving ODEs II, Sec. IV.2)."""
-        return self._real_reach(1.0)[0]
+        return float(self._real_reach(1.0)[0])
 
     def pole_rate(self, h: float, growth: float) -> float:
         """Return |lam| of a real pole lam that steps of h amplify by `growth` > 1
         each, beyond the stability boundary: rho / h, rho the first point past
         it where |R(-rho)| = growth."""
         rho = next(r for r in self._real_reach(growth) if r >= self.stability_boundary)
-        return rho / h
+        return float(rho / h)
 
     def stable_step(self, rate: float) -> float:
         """Return a step that is stable on a real pole of |lam| = `rate`: the
         stability boundary over |lam|, times STABLE_SAFETY."""
-        return STABLE_SAFETY * self.stability_boundary / rate
+        return float(STABLE_SAFETY * self.stability_boundary / rate)
 
     def __repr__(self) -> str:
         return f"Scheme({self.name!r}, order={self.order})"
