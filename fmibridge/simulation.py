@@ -756,7 +756,7 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
     """`method` with a step that is stable on the model's fastest pole at the
-    start (`poles`; |lam| against the scheme's real stability boundary,
+    start (`poles`; abs(lam) against the scheme's real stability boundary,
     `Scheme.stable_step`) where its default step, the output interval, is not:
     an SSP gives no step, and its components' poles can be fast."""
     completion = _completion(method)

@@ -159,7 +159,7 @@ class Scheme:
         return np.array(coefficients)
 
     def _real_reach(self, level: float) -> list[float]:
-        """The rho > 0 where |R(-rho)| = level, increasing."""
+        """The rho > 0 where abs(R(-rho)) = level, increasing."""
         p = self.stability_polynomial
         found = []
         for side in (level, -level):
@@ -176,20 +176,20 @@ class Scheme:
     @cached_property
     def stability_boundary(self) -> float:
         """The length of the stability interval on the negative real axis:
-        |R(-rho)| <= 1 for 0 <= rho <= this (2 for Euler, 2.785 for RK4, 3.307
+        abs(R(-rho)) <= 1 for 0 <= rho <= this (2 for Euler, 2.785 for RK4, 3.307
         for DOPRI5; Hairer and Wanner, Solving ODEs II, Sec. IV.2)."""
         return float(self._real_reach(1.0)[0])
 
     def pole_rate(self, h: float, growth: float) -> float:
-        """Return |lam| of a real pole lam that steps of h amplify by `growth` > 1
+        """Return abs(lam) of a real pole lam that steps of h amplify by `growth` > 1
         each, beyond the stability boundary: rho / h, rho the first point past
-        it where |R(-rho)| = growth."""
+        it where abs(R(-rho)) = growth."""
         rho = next(r for r in self._real_reach(growth) if r >= self.stability_boundary)
         return float(rho / h)
 
     def stable_step(self, rate: float) -> float:
-        """Return a step that is stable on a real pole of |lam| = `rate`: the
-        stability boundary over |lam|, times STABLE_SAFETY."""
+        """Return a step that is stable on a real pole of abs(lam) = `rate`: the
+        stability boundary over abs(lam), times STABLE_SAFETY."""
         return float(STABLE_SAFETY * self.stability_boundary / rate)
 
     def __repr__(self) -> str:
