@@ -334,6 +334,22 @@ def test_dopri5_on_roberts_stops_naming_cvode():
     assert result["y1"][-1] == pytest.approx(REFERENCE_END[0], rel=1e-3)
 
 
+@needs_roberts
+def test_the_command_line_stops_dopri5_on_roberts(tmp_path, capsys):
+    """The issue's command: one error naming `--integrator cvode`, exit 2, and
+    the samples so far kept beside the output."""
+    from fmibridge.cli import main
+
+    out = tmp_path / "r.csv"
+    argv = ["run", str(ROBERTS), "--stop-time", "1e8", "--rtol", "1e-6"]
+    code = main([*argv, "--integrator", "dopri5", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is stiff at t = " in err, err
+    assert "(--integrator cvode)" in err and "Traceback" not in err
+    partial = out.with_name("r.partial.csv")
+    assert partial.is_file() and not out.exists()
+
+
 def test_dopri5_on_the_drive_stops_over_a_long_span_only(fmu_dir):
     """The drive's electrical pole is -R/L = -1e5 1/s: over 100 s Dormand-Prince
     stops, naming it; to its second impact (0.13 s, 4e3 steps) it finishes,

@@ -85,11 +85,12 @@ cdef class LocalErrors:
                      double relative) noexcept:
         """Count the estimate of norm `size` (its largest part `relative` to its
         state's scale) in the growth (module docstring); True where unstable."""
-        if self.last > 0.0 and size > self.last and relative > self.threshold:
+        cdef double growth = size / self.last if self.last > 0.0 else 0.0
+        if 1.0 < growth < INFINITY and relative > self.threshold:
             if self.n_growing == 0:
                 self.grown_from = self.last
             self.n_growing += 1
-            self.growth = size / self.last
+            self.growth = growth
         else:
             self.n_growing = 0
         self.last, self.last_t, self.last_h = size, t1, h
