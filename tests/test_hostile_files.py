@@ -427,6 +427,22 @@ def test_a_bad_default_experiment_value_yields_to_its_keyword(tmp_path, case, fm
 
 
 @needs_reference
+@pytest.mark.parametrize("case", ["startTime=NaN", "stopTime=INF"])
+def test_fmpys_front_door_reads_a_time_only_where_not_given(tmp_path, case):
+    """fmibridge.simulate_fmu (FMPy's signature) takes start_time and stop_time
+    before the DefaultExperiment's: a bad one given so is ignored (warned)."""
+    from fmibridge import simulate_fmu
+
+    bad_value, old, _, _ = BAD_EXPERIMENT[case]
+    bad = vanderpol_with(tmp_path, bad_value, old=old)
+    good = vanderpol_with(tmp_path, old, "Good.fmu", old=old)
+    keywords = {"start_time": 0.0, "stop_time": 2.0}
+    with pytest.warns(FmibridgeWarning, match=f"<DefaultExperiment {bad_value}>"):
+        ours = simulate_fmu(bad, **keywords)
+    assert np.array_equal(ours.x, simulate_fmu(good, **keywords).x)
+
+
+@needs_reference
 @pytest.mark.parametrize(
     "attribute, value", [("tolerance", "-1"), ("tolerance", "0"), ("stepSize", "0")]
 )
