@@ -405,7 +405,7 @@ class Experiment:
     invalid: Mapping[str, str] = field(default_factory=dict)
 
     def __getattribute__(self, name: str) -> object:
-        if name in _EXPERIMENT_VALUES:
+        if name in EXPERIMENT_VALUES:
             problem = object.__getattribute__(self, "invalid").get(name)
             if problem is not None:
                 raise FmibridgeError(problem)
@@ -414,12 +414,13 @@ class Experiment:
     def __repr__(self) -> str:
         values = (
             f"{name}={object.__getattribute__(self, name)!r}"
-            for name in _EXPERIMENT_VALUES
+            for name in EXPERIMENT_VALUES
         )
         return f"Experiment({', '.join(values)}, invalid={sorted(self.invalid)})"
 
 
-_EXPERIMENT_VALUES = ("start", "stop", "step", "tolerance")
+# the values of an Experiment, in the order of its fields
+EXPERIMENT_VALUES = ("start", "stop", "step", "tolerance")
 
 
 @dataclass(frozen=True)

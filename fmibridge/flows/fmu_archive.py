@@ -29,7 +29,7 @@ from ..core.archives import checked_members, read_member, unpack
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.numbers import finite, positive
 from ..core.scratch import new_folder
-from ..core.system import Experiment
+from ..core.system import EXPERIMENT_VALUES, Experiment
 from ..core.units import BASE_UNITS, UnitDefinition
 
 Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
@@ -42,14 +42,13 @@ FMI_VERSION = re.compile(r"1\.0|2\.0(?:\.[0-9]+)?|3\.[0-9]+(?:\.[0-9]+)?")
 STANDARDS = {"1": "1.0", "2": "2.0", "3": "3.0"}  # major -> the classes that run it
 DESCRIPTION = "modelDescription.xml"
 # the DefaultExperiment's attributes, in the order of `Experiment`'s fields
+# (EXPERIMENT_VALUES)
 EXPERIMENT = {
     "startTime": finite,
     "stopTime": finite,
     "stepSize": positive,
     "tolerance": positive,
 }
-# the Experiment's value of each attribute, in EXPERIMENT's order
-EXPERIMENT_FIELDS = ("start", "stop", "step", "tolerance")
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # The folders of an FMU that a run never reads (the model's C sources, its
 # documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
@@ -219,7 +218,7 @@ class FmuArchive:
         invalid = {
             field: problem
             for field, (_, problem) in zip(
-                EXPERIMENT_FIELDS, (start, stop, step, tolerance), strict=True
+                EXPERIMENT_VALUES, (start, stop, step, tolerance), strict=True
             )
             if problem is not None
         }
