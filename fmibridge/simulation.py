@@ -721,7 +721,8 @@ def _with_model_defaults(
 # A model is stiff for an explicit integrator where its fastest decay rate
 # times the span exceeds this: Dormand-Prince's stability bound, |h lam| <= 3.3,
 # then holds it to 3e5 steps or more whatever the accuracy asked for
-# (Hairer and Wanner, Solving ODEs II, Sec. IV.2).
+# (Hairer and Wanner, Solving ODEs II, Sec. IV.2); Dormand-Prince's own
+# stiffness detection stops a run only beyond that (`_stepper.STIFF_STEPS_LEFT`).
 STIFF_SPAN = 1e6
 MAX_JACOBIAN_STATES = 200  # larger models are not probed (n + 1 FMU calls)
 
