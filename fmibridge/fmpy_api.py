@@ -145,8 +145,11 @@ def simulate_fmu(
     numbers = {name: _number(name, given[name]) for name in NUMBERS}
     archive = FmuArchive(path)
     is_cs = _is_cs(archive, fmi_type)
-    t0 = _first(numbers["start_time"], archive.experiment.start, 0.0)
-    t_end = _first(numbers["stop_time"], archive.experiment.stop, t0 + 1.0)
+    t0, t_end = numbers["start_time"], numbers["stop_time"]
+    if t0 is None:  # a DefaultExperiment value is read only where not given
+        t0 = _first(archive.experiment.start, 0.0)
+    if t_end is None:
+        t_end = _first(archive.experiment.stop, t0 + 1.0)
     step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and _span(t0, t_end):
         step = fmpy_step(t_end - t0)

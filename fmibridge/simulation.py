@@ -29,6 +29,7 @@ import numpy as np
 
 from .core import supervision
 from .core.errors import FmibridgeError, FmibridgeWarning
+from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
 from .core.numbers import finite, positive
 from .core.recorder import recording
@@ -325,7 +326,7 @@ def _run_supervised(path: Path, keywords: Keywords) -> Result:
 def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Result:
     """Run an opened system with the keywords given: its span, grid and method."""
     experiment = system.experiment
-    stop = given.get("stop_time", experiment.stop)
+    stop = given["stop_time"] if "stop_time" in given else experiment.stop
     if stop is None:
         raise FmibridgeError(
             f"`stop_time` is needed: {system.name} gives no default stop time."
@@ -338,6 +339,8 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
         experiment.step, explicit, t_end - system.t0
     )
     runner = _checked(_method(given, h), system, given, kind)
+    if kind == "ssp" and "step_size" not in given:
+        runner = _with_stable_step(runner, system)
     grid = _grid(system.t0, t_end, runner, given)
     if not runner.is_adaptive:  # adaptive steps: h is the first, not their size
         check_step(runner.h, system.t0, t_end, runner.max_steps, "step_size")
@@ -497,8 +500,10 @@ def _open(path: Path, given: Keywords) -> HybridSystem:
             outputs=None if outputs is None else list(outputs),
         )
     else:
+        archive = FmuArchive(path, validate=given.get("validate", True))
+        _warn_overridden(archive.experiment.invalid, given)
         system = fmu_system(
-            FmuArchive(path, validate=given.get("validate", True)),
+            archive,
             given.get("fmi_type"),
             parameters=given.get("parameters"),
             start=given.get("start_values"),
@@ -512,6 +517,28 @@ def _open(path: Path, given: Keywords) -> HybridSystem:
     except BaseException:
         system.close()
         raise
+
+
+# the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
+EXPERIMENT_KEYWORDS = {
+    "start": "start_time",
+    "stop": "stop_time",
+    "step": "step_size",
+    "tolerance": "relative_tolerance",
+}
+
+
+def _warn_overridden(invalid: Mapping[str, str], given: Keywords) -> None:
+    """Warn once for each bad DefaultExperiment value (`Experiment.invalid`) that
+    a keyword given replaces: the run goes, and says what it ignored."""
+    for name, problem in invalid.items():
+        keyword = EXPERIMENT_KEYWORDS[name]
+        if given.get(keyword) is not None:
+            warnings.warn(
+                f"{problem} It is ignored: `{keyword}` = {given[keyword]!r} is used.",
+                FmibridgeWarning,
+                stacklevel=4,
+            )
 
 
 def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSystem:
@@ -694,21 +721,29 @@ def _with_model_defaults(
 # A model is stiff for an explicit integrator where its fastest decay rate
 # times the span exceeds this: Dormand-Prince's stability bound, |h lam| <= 3.3,
 # then holds it to 3e5 steps or more whatever the accuracy asked for
-# (Hairer and Wanner, Solving ODEs II, Sec. IV.2).
+# (Hairer and Wanner, Solving ODEs II, Sec. IV.2); Dormand-Prince's own
+# stiffness detection stops a run only beyond that (`_stepper.STIFF_STEPS_LEFT`).
 STIFF_SPAN = 1e6
 MAX_JACOBIAN_STATES = 200  # larger models are not probed (n + 1 FMU calls)
 
 
 def is_stiff(system: HybridSystem, span: float) -> bool:
     """True if the initial mode's flow is stiff over `span` s at the start: the
-    largest absolute real part of its Jacobian's eigenvalues (forward
-    differences of dx/dt at t0) times the span exceeds STIFF_SPAN (Roberts'
-    chemistry over 1e8 s: 3e8; a DC motor's 1e5/s pole over 1 s: 1e5, left to
-    Dormand-Prince)."""
+    largest absolute real part of its Jacobian's eigenvalues (`poles`) times
+    the span exceeds STIFF_SPAN (Roberts' chemistry over 1e8 s: 3e8; a DC
+    motor's 1e5/s pole over 1 s: 1e5, left to Dormand-Prince)."""
+    found = poles(system)
+    return found is not None and float(np.max(np.abs(found.real))) * span > STIFF_SPAN
+
+
+def poles(system: HybridSystem) -> np.ndarray | None:
+    """Return the eigenvalues of the initial mode's Jacobian at t0 (forward
+    differences of dx/dt), or None for a flow without dx/dt, more than
+    MAX_JACOBIAN_STATES states, or a Jacobian that is not finite."""
     flow = system.modes[system.initial_mode].flow
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
-        return False
+        return None
     f0 = flow.rhs(system.t0, x)
     jacobian = np.empty((n, n))
     for i in range(n):
@@ -716,9 +751,28 @@ def is_stiff(system: HybridSystem, span: float) -> bool:
         dx[i] = JACOBIAN_STEP * max(1.0, abs(x[i]))
         jacobian[:, i] = (flow.rhs(system.t0, x + dx) - f0) / dx[i]
     if not np.all(np.isfinite(jacobian)):
-        return False
-    rate = float(np.max(np.abs(np.linalg.eigvals(jacobian).real)))
-    return rate * span > STIFF_SPAN
+        return None
+    return np.linalg.eigvals(jacobian)
+
+
+def _with_stable_step(method: Method, system: HybridSystem) -> Method:
+    """`method` with a step that is stable on the model's fastest pole at the
+    start (`poles`; abs(lam) against the scheme's real stability boundary,
+    `Scheme.stable_step`) where its default step, the output interval, is not:
+    an SSP gives no step, and its components' poles can be fast."""
+    completion = _completion(method)
+    inner = completion.inner if completion is not None else method
+    scheme = getattr(inner, "integrator", None)
+    if not isinstance(scheme, Scheme) or inner.is_adaptive:
+        return method
+    found = poles(system)
+    rate = 0.0 if found is None else float(np.max(np.abs(found)))
+    if inner.h * rate <= scheme.stability_boundary:
+        return method
+    inner = dataclasses.replace(inner, h=scheme.stable_step(rate))  # type: ignore[call-arg]
+    if completion is None:
+        return inner
+    return dataclasses.replace(completion, inner=inner, h=inner.h)
 
 
 def fmpy_step(span: float) -> float:

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 from test_fmu_extraction import declare_size, rebuild
 
-from fmibridge import AdapterError, FmibridgeError, simulate
+from fmibridge import AdapterError, FmibridgeError, FmibridgeWarning, simulate
 from fmibridge.cli import main
 from fmibridge.core import limits, scratch, supervision
 from fmibridge.core.outputs import write_atomically
@@ -376,15 +376,71 @@ needs_reference = pytest.mark.skipif(
 )
 
 
-def vanderpol_with(tmp_path: Path, attributes: str, name="VanDerPol.fmu") -> Path:
-    """The Reference VanDerPol (FMI 2.0) with its DefaultExperiment's stepSize
-    replaced by `attributes`."""
+def vanderpol_with(
+    tmp_path: Path, attributes: str, name="VanDerPol.fmu", old='stepSize="1e-2"'
+) -> Path:
+    """The Reference VanDerPol (FMI 2.0) with the attribute `old` of its
+    DefaultExperiment (startTime="0" stopTime="20" stepSize="1e-2") replaced by
+    `attributes`."""
     source = REFERENCE / "fmi2" / "VanDerPol.fmu"
     with zipfile.ZipFile(source) as archive:
         xml = archive.read("modelDescription.xml").decode()
-    assert 'stepSize="1e-2"' in xml
-    xml = xml.replace('stepSize="1e-2"', attributes)
+    assert old in xml
+    xml = xml.replace(old, attributes)
     return rebuild(source, tmp_path / name, {"modelDescription.xml": xml})
+
+
+# a bad DefaultExperiment value, the VanDerPol attribute it replaces (or joins),
+# the keyword that gives it explicitly and a value for that keyword
+BAD_EXPERIMENT = {
+    "tolerance=-1": ('tolerance="-1"', 'stepSize="1e-2"', "relative_tolerance", 1e-6),
+    "stepSize=0": ('stepSize="0"', 'stepSize="1e-2"', "step_size", 1e-2),
+    "startTime=NaN": ('startTime="NaN"', 'startTime="0"', "start_time", 0.0),
+    "stopTime=INF": ('stopTime="INF"', 'stopTime="20"', "stop_time", 2.0),
+}
+
+
+@needs_reference
+@pytest.mark.parametrize("case", list(BAD_EXPERIMENT))
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+def test_a_bad_default_experiment_value_yields_to_its_keyword(tmp_path, case, fmi_type):
+    """Was: any bad attribute refused the FMU, even with the keyword that replaces
+    it given. Now the run goes, warns once naming the attribute, and equals the
+    run of the valid FMU given the same keywords; without the keyword it is
+    refused naming the attribute."""
+    bad_value, old, keyword, value = BAD_EXPERIMENT[case]
+    joined = bad_value if bad_value.split("=")[0] in old else f"{old} {bad_value}"
+    bad = vanderpol_with(tmp_path, joined, old=old)
+    good = vanderpol_with(tmp_path, old, "Good.fmu", old=old)
+    keywords = {"fmi_type": fmi_type, "stop_time": 2.0, keyword: value}
+    with pytest.warns(FmibridgeWarning) as caught:
+        ours = simulate(bad, **keywords)
+    named = [w for w in caught if f"<DefaultExperiment {bad_value}>" in str(w.message)]
+    assert len(named) == 1 and f"`{keyword}` = {value!r} is used" in str(
+        named[0].message
+    )
+    reference = simulate(good, **keywords)
+    assert ours.status.name == "REACHED_END" and ours.t[-1] == 2.0
+    assert np.array_equal(ours.x, reference.x)
+    del keywords[keyword]
+    with pytest.raises(FmibridgeError, match=f"<DefaultExperiment {bad_value}>"):
+        simulate(bad, **keywords)
+
+
+@needs_reference
+@pytest.mark.parametrize("case", ["startTime=NaN", "stopTime=INF"])
+def test_fmpys_front_door_reads_a_time_only_where_not_given(tmp_path, case):
+    """fmibridge.simulate_fmu (FMPy's signature) takes start_time and stop_time
+    before the DefaultExperiment's: a bad one given so is ignored (warned)."""
+    from fmibridge import simulate_fmu
+
+    bad_value, old, _, _ = BAD_EXPERIMENT[case]
+    bad = vanderpol_with(tmp_path, bad_value, old=old)
+    good = vanderpol_with(tmp_path, old, "Good.fmu", old=old)
+    keywords = {"start_time": 0.0, "stop_time": 2.0}
+    with pytest.warns(FmibridgeWarning, match=f"<DefaultExperiment {bad_value}>"):
+        ours = simulate_fmu(bad, **keywords)
+    assert np.array_equal(ours.x, simulate_fmu(good, **keywords).x)
 
 
 @needs_reference

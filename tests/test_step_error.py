@@ -5,21 +5,35 @@ The coarse cases are issue 29's, on Example 1 of Burden et al. (Table I, 49
 impacts, `exact_solution`): Relaxation (midpoint) on the adapter's FMU at h = 0.1
 and 0.4, Halving (RK4, Illinois) at h = 0.4, 0.2 and 1.0, and a strip wider than
 the step (eps = 1, h = 0.01).
+
+A step beyond the stability interval (RK4 at h = 0.01 on a DC motor's -490 1/s
+electrical pole) stops within a few steps, naming the pole and a stable step, and
+that step answers right against the linear model's exact solution; a growing
+solution that the steps resolve (x' = x) is no blow-up.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fmibridge import Halving, Relaxation, simulate
+from fmibridge import (
+    FmibridgeError,
+    Halving,
+    HybridSystem,
+    Mode,
+    NativeFlow,
+    Relaxation,
+    simulate,
+)
 from fmibridge.core._functions import PythonVector
-from fmibridge.core._local_errors import SCALE_FLOOR, LocalErrors
+from fmibridge.core._local_errors import SCALE_FLOOR, UNSTABLE_STEPS, LocalErrors
 from fmibridge.core.errors import FmibridgeWarning
 from fmibridge.core.integrators import DOPRI5, EULER, MIDPOINT, RK4
 from fmibridge.methods.base import ERROR_WARNING
@@ -207,3 +221,71 @@ def test_an_adaptive_run_states_its_tolerance_not_an_estimate():
     }
     assert "step_error" not in result.provenance
     assert math.isclose(result.events[0].t, 0.451523641, abs_tol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "scheme, boundary",
+    [(EULER, 2.0), (MIDPOINT, 2.0), (RK4, 2.785293563), (DOPRI5, 3.306567893)],
+    ids=lambda s: getattr(s, "name", ""),
+)
+def test_stability_boundaries_and_poles_from_the_growth(scheme, boundary):
+    """The real stability intervals (Hairer and Wanner II, Sec. IV.2), and the
+    pole whose growth per step is |R(h lam)| found back from that growth."""
+    assert scheme.stability_boundary == pytest.approx(boundary, rel=1e-9)
+    h, rate = 0.01, 490.0
+    growth = abs(
+        np.polynomial.polynomial.polyval(-h * rate, scheme.stability_polynomial)
+    )
+    assert scheme.pole_rate(h, growth) == pytest.approx(rate, rel=1e-9)
+    assert scheme.stable_step(rate) * rate < boundary
+
+
+# A DC motor: armature current i and speed w, i' = (V - R i - k w) / L, w' = (k i
+# - b w) / J; its electrical pole is -489.5 1/s, its mechanical one -0.61 1/s
+MOTOR = np.array([[-4.9 / 0.01, -0.05 / 0.01], [0.05 / 1e-3, -1e-4 / 1e-3]])
+MOTOR_DRIVE = np.array([12.0 / 0.01, 0.0])  # V = 12 V
+MOTOR_SPAN = 2.0  # s
+
+
+def motor():
+    flow = NativeFlow(lambda t, x: MOTOR @ x + MOTOR_DRIVE, ["i", "w"], name="motor")
+    return HybridSystem([Mode("run", flow)], "run", np.zeros(2))
+
+
+def motor_exact(t):
+    """x(t) from rest: A^-1 (e^(A t) - I) b."""
+    from scipy.linalg import expm
+
+    return np.linalg.solve(MOTOR, (expm(MOTOR * t) - np.eye(2)) @ MOTOR_DRIVE)
+
+
+def test_an_unstable_step_stops_early_and_names_a_stable_one():
+    """RK4 at h = 0.01 (h lam = -4.9, beyond -2.785): the error estimates grow by
+    |R(-4.9)| = 12.5 a step, so the run stops within a few steps (it reached
+    1e219 by t = 2 s) naming the pole and a step below 2.785 / 489.5; at that
+    step the run ends on the exact solution."""
+    with pytest.raises(FmibridgeError, match="unstable") as caught:
+        Halving(h=0.01, integrator="rk4").run(motor(), MOTOR_SPAN)
+    text = str(caught.value)
+    t_stop = float(re.search(r"to t = (\S+) s", text).group(1))
+    pole = float(re.search(r"a pole of (\S+) 1/s", text).group(1))
+    h_stable = float(re.search(r"Steps of h <= (\S+) s are stable", text).group(1))
+    fastest = np.linalg.eigvals(MOTOR).real.min()
+    assert t_stop <= 0.01 * (2 * UNSTABLE_STEPS)  # bounded by steps
+    assert pole == pytest.approx(fastest, rel=1e-3)
+    assert h_stable < RK4.stability_boundary / abs(fastest)
+    result, _ = run_recorded(
+        lambda: Halving(h=h_stable, integrator="rk4").run(motor(), MOTOR_SPAN)
+    )
+    assert result.status.name == "REACHED_END"
+    np.testing.assert_allclose(result.x[-1], motor_exact(result.t[-1]), rtol=1e-6)
+
+
+def test_a_growing_solution_is_no_blow_up():
+    """x' = x over 10 s at h = 0.01: the estimates grow by e^0.01 a step, as the
+    solution does, far below the threshold of its scale: the run ends on e^10."""
+    flow = NativeFlow(lambda t, x: x, ["x"], name="growth")
+    system = HybridSystem([Mode("run", flow)], "run", np.ones(1))
+    result = Halving(h=0.01, integrator="rk4").run(system, 10.0)
+    assert result.status.name == "REACHED_END"
+    assert result.x[-1, 0] == pytest.approx(math.exp(10.0), rel=1e-8)

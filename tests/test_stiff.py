@@ -11,12 +11,21 @@
 - Jacobians: the FMU's directional derivatives where they are right, CVODE's
   difference quotients (with a warning) where the FMU's are wrong (Roberts).
 - A failing integrator says where and why.
+- An SSP of the drive without a step (issue 38): its default step is stable
+  on the drive's pole, not the output interval, and agrees with fmpy's CVode.
+- Dormand-Prince chosen by the user on a stiff model over a long span (Roberts
+  to 1e8 s, the drive to 100 s) stops after its stiffness detection, naming
+  CVODE and the fastest time scale (against the Jacobian's eigenvalue); over a
+  short span (the drive to its second impact) it finishes.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import warnings
+import zipfile
 from pathlib import Path
 
 import fmpy
@@ -33,6 +42,7 @@ from fmibridge import (
     HybridSystem,
     Mode,
     NativeFlow,
+    simulate,
 )
 from fmibridge.flows.fmu import fmu_event_edges, open_fmu
 from fmibridge.flows.stiff import Stiff
@@ -259,3 +269,145 @@ def test_bench_stiff_rows_are_measured(fmu_dir):
     if ROBERTS.is_file():
         assert list(roberts["fmibridge_error"] < [1e-2, 1e-4]) == [True, True]
         assert np.all(np.isfinite(roberts["fmibridge_s"]))
+
+
+def stiff_stop(run) -> tuple[float, float]:
+    """Run `run()`, which must raise the stiffness stop; return the time it
+    names and the |lambda| it estimates (from its fastest time scale)."""
+    with pytest.raises(FmibridgeError, match=r"integrator='cvode'") as caught:
+        run()
+    text = str(caught.value)
+    t = float(re.search(r"is stiff at t = (\S+) s", text).group(1))
+    scale = float(re.search(r"1/\|lambda\| = (\S+) s", text).group(1))
+    return t, 1.0 / scale
+
+
+def roberts_rhs(t, y):
+    y1, y2 = y
+    return [
+        -0.04 * y1 + 1e4 * y2 * (1 - y1 - y2),
+        0.04 * y1 - 1e4 * y2 * (1 - y1 - y2) - 3e7 * y2**2,
+    ]
+
+
+def roberts_jacobian(y1, y2):
+    """d(y1', y2')/d(y1, y2) with y3 = 1 - y1 - y2 (the FMU's two states)."""
+    y3 = 1.0 - y1 - y2
+    return np.array(
+        [
+            [-0.04 - 1e4 * y2, 1e4 * (y3 - y2)],
+            [0.04 + 1e4 * y2, -1e4 * (y3 - y2) - 6e7 * y2],
+        ]
+    )
+
+
+# Hairer and Wanner's estimate of h |lambda| (Solving ODEs II, Sec. IV.2) is a
+# difference quotient along one direction: rough, but near the fastest eigenvalue
+# once that mode dominates the last stage's difference
+RATE_RTOL = 0.25
+
+
+@needs_roberts
+def test_dopri5_on_roberts_stops_naming_cvode():
+    """Roberts to 1e8 s with the user's Dormand-Prince: the stop names CVODE and
+    a fastest rate near the Jacobian's (from scipy's Radau at the stop time);
+    without the explicit choice the default (CVODE) reaches the end."""
+    from scipy.integrate import solve_ivp
+
+    t, rate = stiff_stop(
+        lambda: simulate(
+            ROBERTS,
+            stop_time=1e8,
+            relative_tolerance=1e-6,
+            method_options={"integrator": "dopri5"},
+        )
+    )
+    y = solve_ivp(
+        roberts_rhs, (1e-5, t), [1.0, 0.0], method="Radau", rtol=1e-10, atol=1e-14
+    ).y[:, -1]
+    fastest = np.abs(np.linalg.eigvals(roberts_jacobian(*y))).max()
+    assert rate == pytest.approx(fastest, rel=RATE_RTOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FmibridgeWarning)  # its Jacobian, above
+        result = simulate(ROBERTS, stop_time=1e8, relative_tolerance=1e-6)
+    assert result.status.name == "REACHED_END"
+    assert result["y1"][-1] == pytest.approx(REFERENCE_END[0], rel=1e-3)
+
+
+@needs_roberts
+def test_the_command_line_stops_dopri5_on_roberts(tmp_path, capsys):
+    """The issue's command: one error naming `--integrator cvode`, exit 2, and
+    the samples so far kept beside the output."""
+    from fmibridge.cli import main
+
+    out = tmp_path / "r.csv"
+    argv = ["run", str(ROBERTS), "--stop-time", "1e8", "--rtol", "1e-6"]
+    code = main([*argv, "--integrator", "dopri5", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is stiff at t = " in err, err
+    assert "(--integrator cvode)" in err and "Traceback" not in err
+    partial = out.with_name("r.partial.csv")
+    assert partial.is_file() and not out.exists()
+
+
+def test_dopri5_on_the_drive_stops_over_a_long_span_only(fmu_dir):
+    """The drive's electrical pole is -R/L = -1e5 1/s: over 100 s Dormand-Prince
+    stops, naming it; to its second impact (0.13 s, 4e3 steps) it finishes,
+    with the impacts of the fixed-step reference."""
+    system = drive(fmu_dir)
+    method = Halving(integrator="dopri5", rtol=1e-6, atol=1e-8)
+    try:
+        _, rate = stiff_stop(lambda: method.run(system, 100.0))
+        short = method.run(system, DRIVE_SPAN)
+    finally:
+        system.close()
+    assert rate == pytest.approx(1e5, rel=RATE_RTOL)
+    assert short.status.name == "REACHED_END"
+    times = [e.t for e in short.events]
+    np.testing.assert_allclose(times, [0.0344763, 0.1212484], atol=1e-6)
+
+
+DRIVE_SSD = """<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    version="2.0" name="Drive">
+  <ssd:System name="Drive"><ssd:Elements>
+    <ssd:Component name="motor" type="application/x-fmu-sharedlibrary"
+        source="resources/DcMotorStop.fmu"/>
+  </ssd:Elements></ssd:System>
+  <ssd:DefaultExperiment startTime="0" stopTime="0.1"/>
+</ssd:SystemStructureDescription>"""
+
+
+def test_an_ssp_without_a_step_takes_a_stable_default(tmp_path, fmu_dir):
+    """The SSD gives no step and the output interval (0.01 s) is 400 times RK4's
+    stable step on the drive's -R/L = -1e5 1/s pole (the run stopped, unstable):
+    the default step comes from the Jacobian's poles at the start, below the
+    stability bound 2.785 / 1e5 s, and the run agrees with fmpy's CVode (rtol
+    1e-10) on the grid to 1e-5 of each state's range."""
+    from fmibridge.core.integrators import RK4
+
+    path = tmp_path / "drive.ssp"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("SystemStructure.ssd", DRIVE_SSD)
+        archive.write(fmu_dir / "DcMotorStop.fmu", "resources/DcMotorStop.fmu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FmibridgeWarning)  # its first step's error
+        ours = simulate(path, output_interval=0.01)
+    h = ast.literal_eval(ours.provenance["parameters"])["h"]
+    assert h < RK4.stability_boundary / 1e5
+    assert ours.status.name == "REACHED_END"
+    ref = fmpy.simulate_fmu(
+        fmu_dir / "DcMotorStop.fmu",
+        fmi_type="ModelExchange",
+        relative_tolerance=1e-10,
+        stop_time=0.1,
+        output_interval=0.01,
+    )
+    frame = ours.to_pandas()
+    np.testing.assert_allclose(frame.index.to_numpy(), ref["time"], atol=1e-12)
+    for name in ("x", "v", "i"):
+        scale = np.abs(ref[name]).max()
+        np.testing.assert_allclose(
+            frame[f"motor.{name}"].to_numpy(), ref[name], atol=1e-5 * scale
+        )

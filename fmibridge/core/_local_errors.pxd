@@ -9,6 +9,18 @@ cdef class LocalErrors:
     cdef double[::1] strip
     cdef double[::1] strip_t
     cdef double strip_eps
-    cdef void add(self, double t1, double h, const double* x1,
+    # the growth of the estimates (`add`): the relative size above which a step
+    # counts, the last estimate's norm and its step, where the growth began, the
+    # last step's growth and the steps in a row that grew
+    cdef double threshold
+    cdef double last
+    cdef double last_t
+    cdef double last_h
+    cdef double grown_from
+    cdef double growth
+    cdef long n_growing
+    cdef bint add(self, double t1, double h, const double* x1,
                   const double* err) noexcept
+    cdef bint _grows(self, double t1, double h, double size,
+                     double relative) noexcept
     cdef void add_strip(self, double t, double eps, const double* rate) noexcept

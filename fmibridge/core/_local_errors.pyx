@@ -9,6 +9,15 @@ threshold (`Method.error_warning`) the step that would meet it is
 h (SAFETY tau / r)^(1 / q), q the order of the estimate (O(h^q)), from the
 step where r was largest.
 
+A step that is unstable on the model shows in the estimates as they are added
+(`add`): a pole lam with h lam beyond the scheme's stability interval grows by
+|R(h lam)| > 1 each step, and so does its part of every estimate, which soon
+dominates (Hairer and Wanner, Solving ODEs II, Sec. IV.2). `add` returns True
+once UNSTABLE_STEPS or more estimates in a row have each grown, together by
+UNSTABLE_GROWTH or more, each above `threshold` of its state's scale (a step
+that resolves a growing solution errs far below it); `instability` gives the
+last step's growth, from which `Scheme.stable_step` finds a stable step.
+
 Relaxation's strips cost a state error of their own (`add_strip`): a transition
 waits up to eps on its strip while time runs on, so the state after it is
 displaced by up to eps |dx/dt| (Burden et al., Thm. 27: the O(eps) term), judged
@@ -20,7 +29,7 @@ Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (eqs. 4.11-4.13: the
 scaled error and the step that meets a tolerance). Burden et al., Thm. 27.
 """
 
-from libc.math cimport isnan
+from libc.math cimport INFINITY, isnan, sqrt
 
 import numpy as np
 
@@ -31,13 +40,22 @@ cdef double _SCALE_FLOOR = SCALE_FLOOR
 # The suggested step aims at this fraction of the threshold (as a step size
 # controller's safety factor, Hairer, Norsett and Wanner, eq. 4.13).
 SAFETY = 0.9
+# Estimates that grew in this many steps in a row, by this factor together, show
+# an unstable step: a few steps of geometric growth (one step of a stable but
+# coarse run's transient can grow too), and growth beyond what a forced or
+# slowly growing solution gives in so few steps.
+UNSTABLE_STEPS = 5
+UNSTABLE_GROWTH = 1e3
 
 
 cdef class LocalErrors:
     """The largest local error estimate per state, and the states' scales."""
 
-    def __init__(self, x0, int error_order):
+    def __init__(self, x0, int error_order, double threshold=INFINITY):
         x0 = np.abs(np.asarray(x0, dtype=float))
+        self.threshold = threshold
+        self.last, self.grown_from, self.growth = 0.0, 0.0, 0.0
+        self.n_growing, self.last_t, self.last_h = 0, 0.0, 0.0
         self.n = x0.shape[0]
         self.error_order = error_order
         self.n_estimated = 0
@@ -46,11 +64,12 @@ cdef class LocalErrors:
         self.strip, self.strip_t = np.zeros(self.n), np.zeros(self.n)
         self.strip_eps = 0.0
 
-    cdef void add(self, double t1, double h, const double* x1,
+    cdef bint add(self, double t1, double h, const double* x1,
                   const double* err) noexcept:
-        """Keep the estimate err of an accepted step of h that ended at (t1, x1)."""
+        """Keep the estimate err of an accepted step of h that ended at (t1, x1);
+        return True where the estimates grow as an unstable step's do."""
         cdef Py_ssize_t i
-        cdef double e
+        cdef double e, size = 0.0, relative = 0.0
         self.n_estimated += 1
         for i in range(self.n):
             if abs(x1[i]) > self.scale[i]:
@@ -58,6 +77,32 @@ cdef class LocalErrors:
             e = abs(err[i])
             if e > self.worst[i]:
                 self.worst[i], self.worst_t[i], self.worst_h[i] = e, t1, h
+            size = size + e * e
+            relative = max(relative, e / max(self.scale[i], _SCALE_FLOOR))
+        return self._grows(t1, h, sqrt(size), relative)
+
+    cdef bint _grows(self, double t1, double h, double size,
+                     double relative) noexcept:
+        """Count the estimate of norm `size` (its largest part `relative` to its
+        state's scale) in the growth (module docstring); True where unstable."""
+        cdef double growth = size / self.last if self.last > 0.0 else 0.0
+        if 1.0 < growth < INFINITY and relative > self.threshold:
+            if self.n_growing == 0:
+                self.grown_from = self.last
+            self.n_growing += 1
+            self.growth = growth
+        else:
+            self.n_growing = 0
+        self.last, self.last_t, self.last_h = size, t1, h
+        return (self.n_growing >= UNSTABLE_STEPS
+                and size >= UNSTABLE_GROWTH * self.grown_from)
+
+    def instability(self):
+        """The growth of the estimates as `add` last judged it: a dict with `t`
+        (the last step's end), `h` (its length), `growth` (its estimate over
+        the one before) and `n_steps` (the steps in a row that grew)."""
+        return {"t": self.last_t, "h": self.last_h, "growth": self.growth,
+                "n_steps": self.n_growing}
 
     cdef void add_strip(self, double t, double eps, const double* rate) noexcept:
         """Keep the displacement eps |dx/dt| of a transition that waited on a
@@ -75,7 +120,8 @@ cdef class LocalErrors:
         cdef double[::1] x = np.ascontiguousarray(x1, dtype=float)
         cdef double[::1] e = np.ascontiguousarray(err, dtype=float)
         if self.n and x.shape[0] == self.n and e.shape[0] == self.n:
-            self.add(t1, h, &x[0], &e[0])
+            return self.add(t1, h, &x[0], &e[0])
+        return False
 
     def report(self, double threshold):
         """The run's largest relative step error and where: a dict with

@@ -15,10 +15,14 @@ cdef class Tableau:
     # degree 0)
     cdef double[:, ::1] p
     cdef readonly Py_ssize_t degree
+    # |R(-rho)| <= 1 for 0 <= rho <= stability_boundary (0: not given)
+    cdef readonly double stability_boundary
     cdef int step(self, Function f, double t, const double* x, double h,
                   const double* k1, double* out, double* work) except -1
     cdef void estimate(self, Py_ssize_t n, double h, const double* slopes,
                        const double* f1, double* err) noexcept
+    cdef double stiffness(self, Py_ssize_t n, double h, const double* slopes,
+                          const double* f1) noexcept
     cdef void interpolate(self, Py_ssize_t n, double h, double theta,
                           const double* x, const double* slopes,
                           double* out) noexcept

@@ -8,8 +8,16 @@ class Tableau:
     stages: int
     error_order: int
     degree: int
+    stability_boundary: float
     def __init__(
-        self, a: Any, b: Any, c: Any, e: Any = ..., error_order: int = ..., p: Any = ...
+        self,
+        a: Any,
+        b: Any,
+        c: Any,
+        e: Any = ...,
+        error_order: int = ...,
+        p: Any = ...,
+        stability_boundary: float = ...,
     ) -> None: ...
     def work_size(self, n: int) -> Any: ...
     def advance(

@@ -17,6 +17,8 @@ Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (embedded formulas) and
 II.6 (continuous Runge-Kutta methods).
 """
 
+from libc.math cimport sqrt
+
 import numpy as np
 
 from ._functions cimport Function
@@ -27,9 +29,11 @@ from .errors import FmibridgeError
 cdef class Tableau:
     """A Butcher tableau (a, b, c) of an explicit scheme, as the loops read it,
     with its error weights e (stages + 1: the last for f(t + h, x1)), the order
-    q of the estimate, and its continuous extension p (or None)."""
+    q of the estimate, its continuous extension p (or None), and the length of
+    its stability interval on the negative real axis (`Scheme.stability_boundary`)."""
 
-    def __init__(self, a, b, c, e=(), int error_order=0, p=None):
+    def __init__(self, a, b, c, e=(), int error_order=0, p=None,
+                 double stability_boundary=0.0):
         self.b = np.ascontiguousarray(b, dtype=float)
         self.c = np.ascontiguousarray(c, dtype=float)
         self.stages = self.b.shape[0]
@@ -43,6 +47,7 @@ cdef class Tableau:
             p = np.zeros((self.stages + 1, 0))
         self.p = np.ascontiguousarray(p, dtype=float)
         self.degree = self.p.shape[1]
+        self.stability_boundary = stability_boundary
 
     def work_size(self, Py_ssize_t n):
         """Scratch doubles a step of n states needs."""
@@ -98,6 +103,27 @@ cdef class Tableau:
                 i = self.e_stages[j]
                 total = total + self.e[i] * slopes[i * n + k]
             err[k] = h * total
+
+    cdef double stiffness(self, Py_ssize_t n, double h, const double* slopes,
+                          const double* f1) noexcept:
+        """Estimate h |lam| on the step whose slopes are slopes[:s n] (as `step`
+        leaves them) and f1 = f(t + h, x1): h ||f1 - k_s|| / ||x1 - X_s||, X_s
+        the last stage's state, x1 - X_s = h sum_j (b_j - a_sj) k_j; both ends
+        lie at t + h where c_s = 1 (DOPRI5), so the ratio is the Jacobian's
+        norm along x1 - X_s, its largest eigenvalue where that dominates
+        (Hairer and Wanner, Solving ODEs II, Sec. IV.2, stiffness detection). 0 where
+        x1 = X_s."""
+        cdef Py_ssize_t s = self.stages, j, k
+        cdef double num = 0.0, den = 0.0, gap, change
+        for k in range(n):
+            gap = 0.0
+            for j in range(s):
+                gap = gap + (self.b[j] - self.a[s - 1, j]) * slopes[j * n + k]
+            gap = h * gap
+            change = f1[k] - slopes[(s - 1) * n + k]
+            num = num + change * change
+            den = den + gap * gap
+        return h * sqrt(num / den) if den > 0.0 else 0.0
 
     cdef void interpolate(self, Py_ssize_t n, double h, double theta,
                           const double* x, const double* slopes,

@@ -56,6 +56,15 @@ from ._rk import Tableau
 
 Rhs = Callable[[float, np.ndarray], np.ndarray]
 
+# A root of a stability polynomial counts as real where its imaginary part is below
+# this fraction of its size (the roots are found as a companion matrix's
+# eigenvalues, accurate to about 1e-12 relative for these low degrees).
+ROOT_IMAG = 1e-9
+# A stable step keeps h |lam| at this fraction of the stability boundary: a
+# margin for the estimate of lam (as a step size controller's safety factor,
+# Hairer, Norsett and Wanner, Solving ODEs I, eq. 4.13).
+STABLE_SAFETY = 0.9
+
 
 @dataclass(frozen=True)
 class Scheme:
@@ -133,7 +142,55 @@ class Scheme:
     def tableau(self) -> Tableau:
         """The tableau as the compiled loops step with it."""
         dense = None if self.dense is None else np.array(self.dense, dtype=float)
-        return Tableau(*self.arrays, self.error, self.error_order, dense)
+        return Tableau(
+            *self.arrays, self.error, self.error_order, dense, self.stability_boundary
+        )
+
+    @cached_property
+    def stability_polynomial(self) -> np.ndarray:
+        """Coefficients of R(z), lowest power first: a step on x' = lam x gives
+        x1 = R(h lam) x, R(z) = 1 + sum_j z^j b^T A^(j-1) 1 for an explicit
+        scheme (Hairer and Wanner, Solving ODEs II, Sec. IV.2)."""
+        a, b, _ = self.arrays
+        coefficients, power = [1.0], np.ones(len(b))
+        for _ in b:
+            coefficients.append(float(b @ power))
+            power = a @ power
+        return np.array(coefficients)
+
+    def _real_reach(self, level: float) -> list[float]:
+        """The rho > 0 where abs(R(-rho)) = level, increasing."""
+        p = self.stability_polynomial
+        found = []
+        for side in (level, -level):
+            shifted = p * (-1.0) ** np.arange(p.size)  # R(-rho) in powers of rho
+            shifted[0] -= side
+            shifted = np.trim_zeros(shifted, "b")
+            found += [
+                z.real
+                for z in np.polynomial.polynomial.polyroots(shifted)
+                if abs(z.imag) <= ROOT_IMAG * abs(z) and z.real > ROOT_IMAG
+            ]
+        return sorted(found)
+
+    @cached_property
+    def stability_boundary(self) -> float:
+        """The length of the stability interval on the negative real axis:
+        abs(R(-rho)) <= 1 for 0 <= rho <= this (2 for Euler, 2.785 for RK4, 3.307
+        for DOPRI5; Hairer and Wanner, Solving ODEs II, Sec. IV.2)."""
+        return float(self._real_reach(1.0)[0])
+
+    def pole_rate(self, h: float, growth: float) -> float:
+        """Return abs(lam) of a real pole lam that steps of h amplify by `growth` > 1
+        each, beyond the stability boundary: rho / h, rho the first point past
+        it where abs(R(-rho)) = growth."""
+        rho = next(r for r in self._real_reach(growth) if r >= self.stability_boundary)
+        return float(rho / h)
+
+    def stable_step(self, rate: float) -> float:
+        """Return a step that is stable on a real pole of abs(lam) = `rate`: the
+        stability boundary over abs(lam), times STABLE_SAFETY."""
+        return float(STABLE_SAFETY * self.stability_boundary / rate)
 
     def __repr__(self) -> str:
         return f"Scheme({self.name!r}, order={self.order})"

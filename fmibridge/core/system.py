@@ -387,18 +387,40 @@ class UnilateralConstraint:
             )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Experiment:
     """A model's default experiment (an FMU's DefaultExperiment).
 
     Each value is None where the model does not give it; the front doors use
-    them as defaults, and an explicit value always wins.
+    them as defaults, and an explicit value always wins. A value the model
+    gives but that fails its check is held in `invalid` (value name -> the
+    error naming it) and raises that FmibridgeError where it is read: only a
+    run that would use it fails, and one given the value explicitly goes.
     """
 
     start: float | None = None
     stop: float | None = None
     step: float | None = None
     tolerance: float | None = None
+    invalid: Mapping[str, str] = field(default_factory=dict)
+
+    def __getattribute__(self, name: str) -> object:
+        if name in EXPERIMENT_VALUES:
+            problem = object.__getattribute__(self, "invalid").get(name)
+            if problem is not None:
+                raise FmibridgeError(problem)
+        return object.__getattribute__(self, name)
+
+    def __repr__(self) -> str:
+        values = (
+            f"{name}={object.__getattribute__(self, name)!r}"
+            for name in EXPERIMENT_VALUES
+        )
+        return f"Experiment({', '.join(values)}, invalid={sorted(self.invalid)})"
+
+
+# the values of an Experiment, in the order of its fields
+EXPERIMENT_VALUES = ("start", "stop", "step", "tolerance")
 
 
 @dataclass(frozen=True)

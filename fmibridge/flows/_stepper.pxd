@@ -28,6 +28,8 @@ cdef class AdaptiveStepper(Stepper):
     cdef readonly double atol
     cdef public double h_next
     cdef public long n_rejected
+    # the end of the span the steps go to (`propose`; -inf: not known)
+    cdef readonly double t_end
     # the last accepted step: from (t0, x0) over h_step to x1; valid if has_step
     cdef readonly double t0
     cdef readonly double h_step
@@ -47,7 +49,11 @@ cdef class EmbeddedStepper(AdaptiveStepper):
     cdef double[::1] work
     cdef double[::1] err
     cdef double[::1] first
+    # accepted steps held by stability, and others in a row (`_watch_stiffness`)
+    cdef long n_stiff
+    cdef long n_nonstiff
     cdef double _norm(self, const double* x, const double* x1) noexcept
+    cdef int _watch_stiffness(self, double t, double h) except -1
 
 
 cdef class PythonAdaptiveStepper(AdaptiveStepper):

@@ -75,6 +75,20 @@ MAX_STEPS_OFF_CURVE = 100_000
 # A trial ending this fraction of its step beyond the step's end still reads
 # the dense output (the round-off of t + h summed from the step's start).
 END_RTOL = 1e-9
+# Stiffness detection (Hairer and Wanner, Solving ODEs II, Sec. IV.2, their
+# DOPRI5's values): an accepted step is held by stability where its estimate of
+# h |lam| exceeds STIFF_FRACTION of the scheme's stability boundary (3.25 of
+# DOPRI5's 3.31); STIFF_STEPS such steps, with fewer than NONSTIFF_STEPS others
+# in a row among them, make the flow stiff.
+STIFF_FRACTION = 0.98
+STIFF_STEPS = 15
+NONSTIFF_STEPS = 6
+# A stiff flow stops the run where the span left would take more than this many
+# steps at the step stability allows: above the 1e6 / 3.3 = 3e5 steps of a model
+# that the front door's stiffness probe leaves to Dormand-Prince (its fastest
+# rate times the span at most `simulation.STIFF_SPAN` = 1e6), so only a model
+# that stiffens on the way, or one whose integrator the user chose, stops.
+STIFF_STEPS_LEFT = 400_000
 
 
 cdef class Stepper:
@@ -143,6 +157,7 @@ cdef class AdaptiveStepper(Stepper):
     def __init__(self, Function rhs, Py_ssize_t n, double rtol, double atol):
         self.n, self.rhs, self.rtol, self.atol = n, rhs, rtol, atol
         self.h_next, self.n_rejected, self.has_step = INFINITY, 0, False
+        self.t_end = -INFINITY
         self.x0, self.x1 = np.empty(max(n, 1)), np.empty(max(n, 1))
         self.probe, self.point = np.empty(max(n, 1)), np.empty(max(n, 1))
 
@@ -204,10 +219,11 @@ cdef class AdaptiveStepper(Stepper):
     cdef int slope(self, double t, const double* x, double* out) except -1:
         return self.rhs.call(t, x, out)
 
-    def propose(self, double h):
+    def propose(self, double h, double t_end=-INFINITY):
         """Set the next step's proposal (a method's initial step, or the proposal
-        its state kept)."""
-        self.h_next = h
+        its state kept) and the end of the span the steps go to (-inf: not
+        known)."""
+        self.h_next, self.t_end = h, t_end
 
     def take_rejected(self):
         """Return the rejected trials counted so far, and start again from 0."""
@@ -243,6 +259,11 @@ cdef class EmbeddedStepper(AdaptiveStepper):
     longer after a rejection. A step cut short to land on h_max keeps the
     proposal it was cut from. The slopes of the accepted step (the last one
     f(t + h, x1)) give its dense output (`Tableau.interpolate`).
+
+    Each accepted step estimates h |lam| (`Tableau.stiffness`); where stability,
+    not the tolerance, has held the steps (`_watch_stiffness`) and the span
+    left to `t_end` (`propose`) would take more than STIFF_STEPS_LEFT steps,
+    the step raises FmibridgeError naming an implicit integrator (CVODE).
     """
 
     def __init__(self, Function rhs, Tableau tableau, double rtol, double atol):
@@ -251,6 +272,38 @@ cdef class EmbeddedStepper(AdaptiveStepper):
         self.work = np.empty(max(tableau.work_size(rhs.n_in), 1))
         self.err, self.first = np.empty(max(rhs.n_in, 1)), np.empty(max(rhs.n_in, 1))
 
+
+    def propose(self, double h, double t_end=-INFINITY):
+        """`AdaptiveStepper.propose`; each attempt counts stiff steps anew."""
+        AdaptiveStepper.propose(self, h, t_end)
+        self.n_stiff, self.n_nonstiff = 0, 0
+
+    cdef int _watch_stiffness(self, double t, double h) except -1:
+        """Count the accepted step from t of h as held by stability or not (the
+        module's STIFF_ constants); raise where the flow is stiff and the span
+        left needs more than STIFF_STEPS_LEFT steps of h."""
+        cdef Tableau tab = self.tableau
+        cdef Py_ssize_t s = tab.stages, n = self.n
+        cdef double bound = STIFF_FRACTION * tab.stability_boundary
+        cdef double h_lam = tab.stiffness(n, h, &self.work[0], &self.work[s * n])
+        cdef double left = self.t_end - t - h
+        if bound <= 0.0 or h_lam <= bound:
+            self.n_nonstiff += 1
+            if self.n_nonstiff >= NONSTIFF_STEPS:
+                self.n_stiff = 0
+            return 0
+        self.n_stiff, self.n_nonstiff = self.n_stiff + 1, 0
+        if self.n_stiff < STIFF_STEPS or left <= STIFF_STEPS_LEFT * h:
+            return 0
+        raise FmibridgeError(
+            f"{self.rhs.what} is stiff at t = {t + h:.6g} s: {self.n_stiff} of "
+            f"the last steps were held by the explicit integrator's stability, "
+            f"not by rtol = {self.rtol:g} (h |lambda| = {h_lam:.3g}, its bound "
+            f"{tab.stability_boundary:.3g}; the fastest time scale 1/|lambda| = "
+            f"{h / h_lam:.3g} s), and the {left:.6g} s left would "
+            f"take about {left / h:.3g} more steps of {h:.3g} s. Use an implicit "
+            f"integrator: integrator='cvode' (--integrator cvode)."
+        )
 
     cdef double _norm(self, const double* x, const double* x1) noexcept:
         """The scaled RMS of the estimate in err (inf if not finite)."""
@@ -300,6 +353,8 @@ cdef class EmbeddedStepper(AdaptiveStepper):
                 f"s, has {err:.3g} times the error allowed): dx/dt is not smooth "
                 f"there, or the tolerance is below round-off; loosen it or give h."
             )
+        if err <= 1.0:
+            self._watch_stiffness(t, h)
         fac = FAC_MAX if err == 0.0 else min(FAC_MAX, max(FAC_MIN, SAFETY * err**exponent))
         if rejected:
             fac = min(fac, 1.0)

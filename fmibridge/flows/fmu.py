@@ -150,9 +150,10 @@ class _FmuFlow:
         try:
             self._set_up(parameters, start, inputs, states, outputs)
             self.archive.check_interface(self.interface)
-            experiment = self.archive.experiment
-            t_start = 0.0 if experiment.start is None else experiment.start
-            self.t0 = float(t_start) if t0 is None else finite("t0", t0)
+            experiment = self.archive.experiment  # read only where not given
+            if t0 is None:
+                t0 = 0.0 if experiment.start is None else experiment.start
+            self.t0 = finite("t0", t0)
             if tolerance is None:
                 tolerance = experiment.tolerance
             else:  # never a NaN or negative one to the FMU's solver

@@ -29,7 +29,7 @@ from ..core.archives import checked_members, read_member, unpack
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.numbers import finite, positive
 from ..core.scratch import new_folder
-from ..core.system import Experiment
+from ..core.system import EXPERIMENT_VALUES, Experiment
 from ..core.units import BASE_UNITS, UnitDefinition
 
 Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
@@ -42,6 +42,7 @@ FMI_VERSION = re.compile(r"1\.0|2\.0(?:\.[0-9]+)?|3\.[0-9]+(?:\.[0-9]+)?")
 STANDARDS = {"1": "1.0", "2": "2.0", "3": "3.0"}  # major -> the classes that run it
 DESCRIPTION = "modelDescription.xml"
 # the DefaultExperiment's attributes, in the order of `Experiment`'s fields
+# (EXPERIMENT_VALUES)
 EXPERIMENT = {
     "startTime": finite,
     "stopTime": finite,
@@ -204,31 +205,42 @@ class FmuArchive:
         """The DefaultExperiment; each value None where the FMU does not give it.
 
         Its numbers are checked as given ones are (`core.numbers`): times
-        finite, stepSize and tolerance finite and > 0, or an FmibridgeError
-        names the attribute. A tolerance of -1 would otherwise let an adaptive
-        run accept every step, and reach a Co-Simulation FMU's own solver.
+        finite, stepSize and tolerance finite and > 0. A bad one becomes an
+        FmibridgeError naming the attribute, raised where a run reads it
+        (`Experiment.invalid`): a tolerance of -1 would otherwise let an
+        adaptive run accept every step, and reach a Co-Simulation FMU's own
+        solver; a run given the value as a keyword does not read it.
         """
         d = self.description.defaultExperiment
-        return Experiment(
-            *(self._number(d, name, check) for name, check in EXPERIMENT.items())
+        start, stop, step, tolerance = (
+            self._number(d, name, check) for name, check in EXPERIMENT.items()
         )
+        invalid = {
+            field: problem
+            for field, (_, problem) in zip(
+                EXPERIMENT_VALUES, (start, stop, step, tolerance), strict=True
+            )
+            if problem is not None
+        }
+        return Experiment(start[0], stop[0], step[0], tolerance[0], invalid=invalid)
 
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]
-    ) -> float | None:
-        """The DefaultExperiment's attribute `name` as a float checked by `check`."""
+    ) -> tuple[float | None, str | None]:
+        """The DefaultExperiment's attribute `name` as a float checked by `check`,
+        or None and the error that names it."""
         text = getattr(d, name, None) if d is not None else None
         if text is None:
-            return None
+            return None, None
         try:
-            return check(name, float(text))
+            return check(name, float(text)), None
         except (ValueError, OverflowError):  # FmibridgeError is a ValueError
             rule = "a finite number > 0" if check is positive else "a finite number"
-            raise FmibridgeError(
+            return None, (
                 f'{self.path}: <DefaultExperiment {name}="{text}"> in '
                 f"modelDescription.xml must be {rule}; the FMU is malformed "
                 f"(export it again with a valid {name}, or without it)."
-            ) from None
+            )
 
     def check_interface(self, interface: str) -> None:
         """Raise FmibridgeError unless fmibridge can run `interface` of this FMU

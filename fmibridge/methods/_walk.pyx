@@ -26,7 +26,7 @@ from ..core.events cimport all_finite
 from ..flows._stepper cimport AdaptiveStepper
 from ._mode cimport BLOCK_SIZE, reached
 
-from .base import Rated, State, Step, non_finite
+from .base import Rated, State, Step, non_finite, unstable
 
 
 cdef class Walk:
@@ -73,7 +73,8 @@ cdef class Walk:
             self.slope[:n] = given
         if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
             h_next = getattr(state, "h_next", None)
-            (<AdaptiveStepper>cm.stepper).propose(method.h if h_next is None else h_next)
+            (<AdaptiveStepper>cm.stepper).propose(
+                method.h if h_next is None else h_next, t_end)
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
@@ -123,8 +124,8 @@ cdef class Walk:
             swap = self.slope; self.slope = self.s1; self.s1 = swap
         self.has_slope = has_r1
         self.t = t1
-        if has_r1 and self.has_err:
-            self.errors.add(t1, hs, &self.x[0], &self.err[0])
+        if has_r1 and self.has_err and self.errors.add(t1, hs, &self.x[0], &self.err[0]):
+            raise unstable(self.method, self.cm.mode, self.errors.instability())
         self.has_err = False
         self.cm.keep(t1, &self.x[0], self.log)
         return 0

@@ -226,7 +226,9 @@ class Method(abc.ABC):
         state = State(system.t0, system.x0.copy(), system.initial_mode)
         log.sample(state.t, state.x, state.mode)
         if not self.is_adaptive:  # each fixed step's local error is estimated
-            log.local_errors = LocalErrors(system.x0, self.scheme.error_order)
+            log.local_errors = LocalErrors(
+                system.x0, self.scheme.error_order, self.error_warning
+            )
         watch = Watchdog(self, system, t_end)
         _plan_undo(system)
         with _Progress(system.t0, t_end, enabled=progress) as bar:
@@ -581,6 +583,25 @@ def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> Fmibridge
         f"Guard {guard.name!r} (`{_name_of(guard.fn)}`) of mode {mode.name!r} "
         f"returned {g[bad]!r} at t = {t!r}, x = {names}; a guard must be finite "
         f"wherever the flow is defined."
+    )
+
+
+def unstable(method: Method, mode: Mode, growth: dict) -> FmibridgeError:
+    """Return the error for fixed steps whose local error estimates grow
+    geometrically (`LocalErrors.add`): it names the step that is stable on the
+    pole the growth implies (`Scheme.stable_step`)."""
+    scheme, h = method.scheme, growth["h"]
+    rate = scheme.pole_rate(h, growth["growth"])
+    h_stable = scheme.stable_step(rate)
+    return FmibridgeError(
+        f"Mode {mode.name!r}: {method.name}'s {scheme.name} steps of h = {h:.3g} s "
+        f"are unstable on this flow ({_describe(mode.flow)}): the local error "
+        f"estimate grew {growth['n_steps']} steps in a row, {growth['growth']:.3g} "
+        f"times in the step to t = {growth['t']:.6g} s, as a pole of "
+        f"{-rate:.4g} 1/s grows beyond {scheme.name}'s stability bound |h lambda| "
+        f"<= {scheme.stability_boundary:.4g}. Steps of h <= {h_stable:.3g} s are "
+        f"stable; or give a tolerance (rtol) with integrator='cvode' for a stiff "
+        f"flow."
     )
 
 

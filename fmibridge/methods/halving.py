@@ -72,7 +72,12 @@ class Halving(Method):
 
     Every fixed step's local error is estimated (`core.integrators`); the run
     warns if one exceeds `error_warning` of its state's scale, naming the step
-    that would meet it (`Result.provenance['step_error']`).
+    that would meet it (`Result.provenance['step_error']`). Estimates above it
+    that grow geometrically step over step mean the step is unstable on the
+    model: the run stops with an FmibridgeError that names a stable step
+    (`core._local_errors`). Dormand-Prince's steps held by stability on a
+    stiff model over a long span stop it likewise, naming CVODE
+    (`flows._stepper.EmbeddedStepper`).
 
     Parameters
     ----------
