@@ -404,10 +404,10 @@ BAD_EXPERIMENT = {
 @pytest.mark.parametrize("case", list(BAD_EXPERIMENT))
 @pytest.mark.parametrize("fmi_type", ["me", "cs"])
 def test_a_bad_default_experiment_value_yields_to_its_keyword(tmp_path, case, fmi_type):
-    """Was: any bad attribute refused the FMU, even with the keyword that replaces
-    it given. Now the run goes, warns once naming the attribute, and equals the
-    run of the valid FMU given the same keywords; without the keyword it is
-    refused naming the attribute."""
+    """A bad attribute is used only where no keyword replaces it: given the
+    keyword, the run goes, warns once naming the attribute, and equals the run
+    of the valid FMU given the same keywords; without it, it is refused naming
+    the attribute."""
     bad_value, old, keyword, value = BAD_EXPERIMENT[case]
     joined = bad_value if bad_value.split("=")[0] in old else f"{old} {bad_value}"
     bad = vanderpol_with(tmp_path, joined, old=old)

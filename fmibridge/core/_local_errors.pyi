@@ -4,6 +4,8 @@ from typing import Any
 
 SCALE_FLOOR: float
 SAFETY: float
+UNSTABLE_STEPS: int
+UNSTABLE_GROWTH: float
 
 class LocalErrors:
     n: int

@@ -11,6 +11,10 @@ FAC_MIN: float
 MAX_REJECTIONS: int
 MAX_STEPS_OFF_CURVE: Any
 END_RTOL: float
+STIFF_FRACTION: float
+STIFF_STEPS: int
+NONSTIFF_STEPS: int
+STIFF_STEPS_LEFT: int
 
 class Stepper:
     n: int
@@ -30,6 +34,7 @@ class AdaptiveStepper(Stepper):
     t0: float
     h_step: float
     has_step: bool
+    t_end: float
     def __init__(self, rhs: Function, n: int, rtol: float, atol: float) -> None: ...
     def propose(self, h: float, t_end: float = ...) -> Any: ...
     def take_rejected(self) -> Any: ...
