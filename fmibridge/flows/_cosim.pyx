@@ -123,10 +123,11 @@ cdef class CommunicationStep:
     cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
-    # the last doStep that did not complete: its status, FMI 3.0 terminate flag
-    # and last successful time
+    # the last doStep that did not complete: its status, FMI 3.0 flags
+    # (terminateSimulation, eventHandlingNeeded, earlyReturn) and last
+    # successful time
     cdef readonly int failed_status
-    cdef readonly bint terminated
+    cdef readonly bint terminated, event, early
     cdef readonly double last_time
     # the states after the last step are all finite
     cdef readonly bint finite
@@ -200,6 +201,7 @@ cdef class CommunicationStep:
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
+        self.event = self.early = False
         self.finite = True
         self.n_done = 0
         self.given = np.zeros(
@@ -256,6 +258,7 @@ cdef class CommunicationStep:
                 return True
             last = t
         self.failed_status, self.terminated, self.last_time = status, terminate, last
+        self.event, self.early = event, early
         return False
 
     cpdef int evaluate(self, double t, object x) except -1:
@@ -518,3 +521,166 @@ cdef class MasterStepper(Stepper):
         if self.n:
             memcpy(out, &ys[0], self.n * sizeof(double))
         return 0
+
+
+cdef class FmuStepper(Stepper):
+    """A Co-Simulation FMU's own steps (`fmu.CoSimulationFlow`) as the compiled
+    loops take them. A plain step (the FMU where this stepper's last step left
+    it, in a run that undoes no step: the flow has no guards) sets the inputs
+    from their tables, calls doStep directly (`CommunicationStep`, one
+    component without connections) and reads the states and the recorded
+    outputs by value reference, without Python; every other step is the
+    flow's `advance`. A doStep that does not complete, or states that are not
+    finite, go to the flow (`CoSimulationFlow.finish_step`), which ends the
+    step as its `advance` would: the FMU's termination, an early return, the
+    FMUError.
+
+    After every step `recorded` holds the recorded outputs (`recorded_names`)
+    where the FMU is, read right after doStep as the flow's own steps read
+    them; a mode without guards keeps them with each step's sample
+    (`_mode.CompiledMode.keep`), so the Recorder need not ask the flow.
+
+    Parameters
+    ----------
+    flow : CoSimulationFlow
+    calls : tuple
+        The FMU's direct calls (`CoSimulationFlow.direct_calls`): addresses of
+        doStep, get and set of reals, handle, is FMI 3.0, error, names, state
+        value references.
+    scheme : Scheme
+        Passed on to the flow's `advance` (which ignores it).
+    recorded : sequence of int
+        The value references of the recorded outputs (scalar reals).
+    inputs : sequence of (int, array, array, bool)
+        Per input: its value reference, its table's times and values, and
+        whether it is held (`InputTable.value`); a number is a table of one
+        row.
+    """
+
+    cdef object flow, scheme
+    cdef CommunicationStep step
+    cdef FmuReals reals
+    cdef Py_ssize_t n_out, n_in
+    cdef unsigned int[::1] out_vrs, in_vrs
+    cdef double[::1] out  # the recorded outputs (and one spare)
+    cdef double[::1] in_values, table_t, table_u
+    cdef Py_ssize_t[::1] table_at
+    cdef unsigned char[::1] held
+    cdef readonly object recorded
+    cdef readonly tuple recorded_names
+    cdef object at  # the flow's point (`_at`) after this stepper's last step
+    cdef double snap  # times within this of that point's are the same time
+    cdef double snap_rtol
+
+    def __init__(self, flow, calls, scheme, recorded, inputs, double snap_rtol):
+        addresses, component, fmi3, error, names, states = calls
+        self.n, self.rhs = len(states), None
+        self.flow, self.scheme, self.snap_rtol = flow, scheme, snap_rtol
+        self.step = CommunicationStep(
+            [(addresses, component, fmi3, error)], [names], [states], [([], [])],
+            [([], [])], [], [0])
+        self.reals = self.step.reals[0]
+        self.n_out = len(recorded)
+        self.out_vrs = np.array(list(recorded) + [0], dtype=np.uintc)
+        self.out = np.zeros(self.n_out + 1)
+        self.recorded = np.asarray(self.out)[:self.n_out]  # a view of out
+        self.recorded_names = tuple(flow.recorded_names)
+        self.n_in = len(inputs)
+        self.in_vrs = np.array([u[0] for u in inputs] + [0], dtype=np.uintc)
+        self.in_values = np.zeros(self.n_in + 1)
+        self.held = np.array([bool(u[3]) for u in inputs] + [0], dtype=np.uint8)
+        at = np.cumsum([0] + [len(u[1]) for u in inputs])
+        self.table_at = np.asarray(at, dtype=np.intp)
+        self.table_t = np.concatenate([np.asarray(u[1], dtype=float) for u in inputs]
+                                      + [np.zeros(1)])
+        self.table_u = np.concatenate([np.asarray(u[2], dtype=float) for u in inputs]
+                                      + [np.zeros(1)])
+        self.at, self.snap = None, 0.0
+
+    cdef bint _plain(self, double t, const double* x) except -1:
+        """True if the step from (t, x) needs no Python: see the class."""
+        cdef object flow = self.flow
+        cdef object at = self.at
+        cdef bytes x_at
+        if at is None or flow._at is not at or flow._instance is None:
+            return False
+        if not flow._undoes_none:
+            return False
+        x_at = at[1]
+        return (fabs(t - <double> at[0]) <= self.snap
+                and len(x_at) == self.n * sizeof(double)
+                and (self.n == 0 or memcmp(x, <const char*> x_at,
+                                           self.n * sizeof(double)) == 0))
+
+    cdef int _set_inputs(self, double t) except -1:
+        """Set the inputs for the step from t (`InputTable.value`; at the time
+        an input jump was run, the values after it: `_FmuFlow._value_at`)."""
+        cdef Py_ssize_t k
+        cdef double t_state, t_jump
+        cdef bint after
+        if self.n_in == 0:
+            return 0
+        t_state, t_jump = self.flow._passed
+        after = t == t_state
+        for k in range(self.n_in):
+            self.in_values[k] = _table_value(
+                &self.table_t[self.table_at[k]], &self.table_u[self.table_at[k]],
+                self.table_at[k + 1] - self.table_at[k], t_jump if after else t,
+                self.held[k], after)
+        return self.reals.set_reals(&self.in_vrs[0], self.n_in, &self.in_values[0])
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        cdef object flow = self.flow
+        cdef CommunicationStep step = self.step
+        cdef double[::1] ys
+        cdef int failed = 0
+        if self._plain(t, x):
+            self._set_inputs(t)
+            failed = step.run(t, h, False, 0, t, None, None, None, None, out)
+            if failed < 0 and step.finite:
+                flow.stepped(t + h, new_array(out, self.n), h)
+                return self._arrived(h)
+            ended = (step.failed_status, step.event, step.terminated, step.early,
+                     step.last_time) if failed >= 0 else None
+            ys = np.ascontiguousarray(flow.finish_step(
+                t, h, ended, new_array(out, self.n)), dtype=float)
+        else:
+            ys = np.ascontiguousarray(
+                flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float)
+        if self.n:
+            memcpy(out, &ys[0], self.n * sizeof(double))
+        return self._arrived(h)
+
+    cdef int _arrived(self, double h) except -1:
+        """Read the recorded outputs where the step left the FMU, and note
+        that point as this stepper's."""
+        self.reals.get_reals(&self.out_vrs[0], self.n_out, &self.out[0])
+        self.at, self.snap = self.flow._at, self.snap_rtol * h
+        return 0
+
+    def callbacks(self):
+        """The Python functions the steps call back: none where they are plain
+        (a run that undoes no step), else the flow's `advance`."""
+        if self.flow._undoes_none:
+            return []
+        return [f"{type(self.flow).__name__}.advance"]
+
+
+cdef double _table_value(const double* ts, const double* us, Py_ssize_t n,
+                         double t, bint held, bint after) noexcept:
+    """An input table's value at t (`InputTable.value`, the same arithmetic):
+    interpolated, or held from the row before; at a jump the value before it,
+    or with `after` the value after."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    cdef double w
+    while lo < hi:  # the first row beyond t (at or beyond t: not `after`)
+        mid = (lo + hi) // 2
+        if ts[mid] > t or (ts[mid] == t and not after):
+            hi = mid
+        else:
+            lo = mid + 1
+    if held or lo == 0 or lo == n:
+        return us[lo - 1 if lo > 0 else 0]
+    w = (t - ts[lo - 1]) / (ts[lo] - ts[lo - 1])
+    return (1.0 - w) * us[lo - 1] + w * us[lo]

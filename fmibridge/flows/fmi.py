@@ -845,6 +845,22 @@ class CoSimulationInstance(FmiInstance):
         """The end of a doStep called in C (`_cosim`) that did not complete."""
         raise NotImplementedError
 
+    def step_end(
+        self,
+        t: float,
+        h: float,
+        status: int,
+        event: bool,
+        terminate: bool,
+        early: bool,
+        last: float,
+    ) -> StepEnd:
+        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
+        that did not complete, as `do_step` gives it: status, FMI 3.0's flags
+        (eventHandlingNeeded, terminateSimulation, earlyReturn) and the last
+        successful time."""
+        return self.failed_step(status, terminate, last)
+
 
 class Fmi2Slave(_Fmi2, CoSimulationInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
@@ -916,6 +932,15 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
         return StepEnd(t + h)
 
 
+def _step_end(
+    t: float, h: float, needed: bool, terminate: bool, early: bool, last: float
+) -> StepEnd:
+    """Where an FMI 3.0 doStep from t by h that returned at most a warning
+    stopped: at `last` where it returned early, else at t + h."""
+    reached = last if early and last < t + h else t + h
+    return StepEnd(reached, bool(needed), bool(terminate))
+
+
 class Fmi3Slave(_Fmi3, CoSimulationInstance):
     """An FMI 3.0 Co-Simulation instance.
 
@@ -969,8 +994,21 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; with early return, stop at the FMU's first event."""
         needed, terminate, early, last = self._fmu.doStep(t, h, False)
-        reached = last if early and last < t + h else t + h
-        return StepEnd(reached, bool(needed), bool(terminate))
+        return _step_end(t, h, needed, terminate, early, last)
+
+    def step_end(
+        self,
+        t: float,
+        h: float,
+        status: int,
+        event: bool,
+        terminate: bool,
+        early: bool,
+        last: float,
+    ) -> StepEnd:
+        if status > FMI_WARNING:
+            raise _status_error(self, "fmi3DoStep", status)
+        return _step_end(t, h, event, terminate, early, last)
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
         """The end of a doStep that did not complete (`_cosim`): with

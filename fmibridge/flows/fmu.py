@@ -26,7 +26,7 @@ import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, cast
+from typing import ClassVar, NoReturn, cast
 
 import numpy as np
 
@@ -35,13 +35,16 @@ from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefu
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.system import Edge, Guard, HybridSystem, Mode
+from ._cosim import FmuStepper
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
+from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan, VectorField
 from .fmi import (
     CoSimulationInstance,
     FmiInstance,
     ModelExchangeInstance,
+    StepEnd,
     _status_error,
 )
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
@@ -862,6 +865,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
     """
 
     interface = "CoSimulation"
+    # the compiled loops take plain steps without Python where they can
+    # (`stepper`); False: every step is `advance` (the path they replace)
+    compiled_steps: ClassVar[bool] = True
 
     @property
     def instance(self) -> CoSimulationInstance:
@@ -902,12 +908,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
+        self._undoes_none = False  # the run's plan undoes no step (no guards)
+        self._steps = "python (no compiled loop took them)"  # `describe`
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
         """Save the FMU state before a step only where may_undo(t, x, h). A run
         plans once, at its start: the states an earlier run saved are freed, so
         each run saves what it returns to (and costs what a first run does)."""
         self._may_undo, self.n_state_saves = may_undo, 0
+        self._undoes_none = not getattr(may_undo, "guards", True)
         self._left.clear()
         self._free_snapshots()
         self._anchors.clear()
@@ -929,6 +938,67 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def n_replays(self) -> int:
         """How many times the FMU was reset and replayed to return to a point."""
         return self._journal.n_replays if self._journal is not None else 0
+
+    def stepper(self, scheme: Scheme) -> Stepper:
+        """Return the FMU's steps for the compiled loops: in a run that undoes
+        no step, each without Python (`_cosim.FmuStepper`: doStep, the states,
+        inputs and recorded outputs called directly) where the FMU allows it
+        (`_refusal`), else `advance` called back."""
+        refused = self._refusal()
+        if refused is not None:
+            self._steps = f"python ({refused})"
+            return super().stepper(scheme)
+        self._steps = "compiled"
+        recorded = [v.vr for v in self._recorded_variables]
+        return FmuStepper(
+            self, self.direct_calls(), scheme, recorded, self._sources(), SNAP_RTOL
+        )
+
+    def _refusal(self) -> str | None:
+        """Why the compiled steps cannot take this FMU's steps, or None."""
+        values = [*self._inputs.values(), *self._discrete_tables.values()]
+        if not self.compiled_steps:
+            return "compiled steps off"
+        if self.archive.fmi_version not in ("2.0", "3.0"):
+            return f"FMI {self.archive.fmi_version}"
+        if self._journal is not None:
+            return "no state saving: its calls are journaled for replay"
+        if self.reports_events:
+            return "FMI 3 Event Mode"
+        variables = [*self._state_variables, *self._recorded_variables]
+        if any(v.type not in C_REALS or v.shape for v in variables):
+            return "states or recorded outputs other than scalar reals"
+        numbers = InputTable | int | float
+        if any(
+            v.type not in C_REALS or v.shape or not isinstance(u, numbers)
+            for v, u in values
+        ):
+            return "inputs other than tables and numbers of scalar reals"
+        return None
+
+    def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
+        """The inputs as `FmuStepper` sets them: (vr, times, values, held), a
+        number as a table of one row, in the order `_set_inputs` sets them."""
+        sources = []
+        for held, inputs in ((False, self._inputs), (True, self._discrete_tables)):
+            for vr, (_, u) in inputs.items():
+                if isinstance(u, InputTable):
+                    sources.append((vr, u.t, u.u, held))
+                else:
+                    sources.append((vr, np.zeros(1), np.array([u], dtype=float), held))
+        return sources
+
+    @property
+    def steps_in_blocks(self) -> bool:
+        """True where the compiled loops may take many steps per call: the
+        steps are compiled (`stepper`) and the run undoes none (no guards)."""
+        return self._undoes_none and self._steps == "compiled"
+
+    def describe(self) -> dict[str, str]:
+        steps = self._steps
+        if steps == "compiled" and not self._undoes_none:
+            steps = "python (the run may undo steps: guards)"
+        return {**super().describe(), "steps": steps}
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first,
@@ -993,12 +1063,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
             for v in self._recorded_variables
         )
 
-    def _step(self, t: float, h: float) -> np.ndarray:
-        """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""
+    def _step(self, t: float, h: float, first: StepEnd | None = None) -> np.ndarray:
+        """doStep from the FMU's (t, x) to t + h, running the FMU's own events
+        (`first`: where a doStep from t called in C ended)."""
         t_now, t_end = t, t + h
         events: list[tuple] = []  # `_fmu_event`'s
         for _ in range(MAX_EVENTS_PER_STEP):
-            end = self.instance.do_step(t_now, t_end - t_now)
+            end = first or self.instance.do_step(t_now, t_end - t_now)
+            first = None
             if end.event_needed:
                 events.extend(self._fmu_event(end.t))
             if end.terminate or self.is_terminated:
@@ -1018,6 +1090,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
             f"more than {MAX_EVENTS_PER_STEP} FMU events between t = {t!r} and "
             f"{t_end!r} (Zeno?)",
         )
+
+    def finish_step(
+        self, t: float, h: float, ended: tuple | None, y: np.ndarray
+    ) -> np.ndarray:
+        """Finish the step from t of h whose doStep `_cosim.FmuStepper` called:
+        one that did not complete (`ended`: status, eventHandlingNeeded,
+        terminateSimulation, earlyReturn, last successful time) goes on as
+        `_step` goes on from such an end; one that did (None) left the states
+        y, not all finite: the FMUError."""
+        if ended is None:
+            self.stepped(t + h, y, h)
+            return self._check_finite(y, "doStep", t + h)
+        return self._step(t, h, self.instance.step_end(t, h, *ended))
 
     def _terminate(self, t: float, events: tuple = ()) -> NoReturn:
         """The FMU ended the simulation inside a step, at t: raise FlowTerminated
@@ -1053,6 +1138,12 @@ class CoSimulationFlow(_FmuFlow, Flow):
             or any(v.type not in C_REALS or v.shape for v in self._state_variables)
         ):
             return None
+        return self.direct_calls()
+
+    def direct_calls(self) -> tuple:
+        """The FMU's doStep, get and set of reals, called directly: ((addresses),
+        handle, is FMI 3.0, error, (names), state value references)."""
+        version = self.archive.fmi_version
         instance = self.instance
         names = (
             "fmi2DoStep" if version == "2.0" else "fmi3DoStep",
