@@ -1,0 +1,118 @@
+"""A plain Co-Simulation run steps its FMU in one compiled loop.
+
+Without guards a run undoes no step, so `_cosim.FmuStepper` takes every
+communication step after the first without Python: the inputs from their
+tables, doStep through its C pointer, the states and the recorded outputs read
+by value reference. It makes the same FMU calls as `CoSimulationFlow.advance`
+(the path it replaces, kept for runs with guards and for the FMUs it cannot
+take), so the samples are the same bit for bit; the Result's provenance says
+which path ran (`steps=` in its flows).
+
+The Reference FMUs are third-party test data beside the repository
+(``FMIBRIDGE_REFERENCE_FMUS``); those tests skip, saying so, where it is unset.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import fmpy
+import numpy as np
+import pandas as pd
+import pytest
+
+import fmibridge
+from fmibridge.core.result import Result
+from fmibridge.flows.fmu import CoSimulationFlow
+
+REFERENCE = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
+needs_reference = pytest.mark.skipif(
+    not REFERENCE.is_dir(),
+    reason="FMIBRIDGE_REFERENCE_FMUS is unset or not a folder (the Reference FMUs)",
+)
+# F: a ramp, then a jump at 0.5 s (a time event) that the output `a` feeds through
+TABLE = pd.DataFrame(
+    {"time": [0.0, 0.25, 0.5, 0.5, 1.0], "F": [1.0, 0.0, 1.5, 3.0, 2.0]}
+)
+
+
+def both_paths(monkeypatch, run) -> tuple[Result, Result]:
+    """Return run() on the compiled steps and on `advance` (compiled_steps off)."""
+    results = []
+    for compiled in (True, False):
+        monkeypatch.setattr(CoSimulationFlow, "compiled_steps", compiled)
+        results.append(run())
+    return results[0], results[1]
+
+
+def assert_same(compiled: Result, python: Result) -> None:
+    """The same samples, columns, events and status, bit for bit."""
+    np.testing.assert_array_equal(compiled.t, python.t)
+    pd.testing.assert_frame_equal(compiled.to_pandas(), python.to_pandas())
+    assert [e.t for e in compiled.events] == [e.t for e in python.events]
+    assert compiled.status == python.status
+    assert "steps=compiled" in compiled.provenance["flows"]
+    assert compiled.provenance["python_callbacks"] == "none"
+    assert "steps=python (compiled steps off)" in python.provenance["flows"]
+
+
+@needs_reference
+@pytest.mark.parametrize(
+    ("version", "name"),
+    [(2, "BouncingBall"), (2, "Dahlquist"), (2, "VanDerPol"), (3, "VanDerPol")],
+)
+def test_reference_fmus_give_fmpys_samples_on_both_paths(monkeypatch, version, name):
+    """fmpy's simulate_fmu makes the same doSteps: its rows equal ours exactly."""
+    path = REFERENCE / f"fmi{version}" / f"{name}.fmu"
+    compiled, python = both_paths(
+        monkeypatch, lambda: fmibridge.simulate(path, fmi_type="CoSimulation")
+    )
+    assert_same(compiled, python)
+    ref = fmpy.simulate_fmu(path, fmi_type="CoSimulation")
+    ours = compiled.to_structured()
+    assert ours.dtype.names == ref.dtype.names
+    for column in ref.dtype.names:
+        np.testing.assert_array_equal(ours[column], ref[column])
+
+
+@pytest.mark.parametrize("build", ["MassSpringStop.fmu", "MassSpringStop_fmi3.fmu"])
+@pytest.mark.parametrize("table", [None, TABLE])
+def test_our_fmus_with_and_without_an_input_table(monkeypatch, fmu_dir, build, table):
+    """MassSpringStop (FMI 2.0 and 3.0) with its force F from a table that ramps
+    and jumps, on a grid coarser than the step: the same rows on both paths,
+    and a = (F - k x - d v) / m (m = 1 kg) jumps with F at 0.5 s: from F(0.49)
+    = 1.44 N, held over the step that ends there, to 3 N, set at once."""
+    keywords = dict(
+        fmi_type="CoSimulation", step_size=0.01, output_interval=0.05, stop_time=1.0
+    )
+    if table is not None:
+        keywords.update(input=table, output=["a", "gap"])
+    compiled, python = both_paths(
+        monkeypatch, lambda: fmibridge.simulate(fmu_dir / build, **keywords)
+    )
+    assert_same(compiled, python)
+    assert len(compiled.t) == 21 + (table is not None)  # the jump's second row
+    if table is not None:
+        before, after = compiled.to_pandas().loc[0.5, "a"]
+        assert after - before == pytest.approx(3.0 - 1.5 * 0.24 / 0.25, abs=1e-12)
+
+
+def test_a_run_that_may_undo_steps_says_it_steps_in_python(fmu_dir):
+    """Guards may undo steps: `advance` takes them, and the provenance says why;
+    so it does for an FMI 1.0 FMU, whose doStep the compiled step cannot call."""
+    never = (lambda t, x: 1.0 + t, lambda t, x: x)  # a guard that stays positive
+    guarded = fmibridge.simulate(
+        fmu_dir / "BouncingBall.fmu",
+        fmi_type="CoSimulation",
+        stop_time=0.5,
+        guards=[never],
+    )
+    assert (
+        "steps=python (the run may undo steps: guards)" in guarded.provenance["flows"]
+    )
+    fmi1 = fmibridge.simulate(
+        fmu_dir / "MassSpringStop_fmi1cs.fmu", fmi_type="CoSimulation", stop_time=0.1
+    )
+    assert "steps=python (FMI 1.0)" in fmi1.provenance["flows"]
+    assert fmi1.provenance["python_callbacks"] == "model: CoSimulationFlow.advance"
