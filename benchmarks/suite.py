@@ -728,8 +728,8 @@ def plain_cs_rows(options: BenchOptions) -> list[Row]:
     same doSteps, so their rows agree exactly. Target: PLAIN_CS_TARGET."""
     import fmpy
 
-    from ..build import build_fmus
-    from ..fmpy_api import simulate_fmu
+    from fmibridge.build import build_fmus
+    from fmibridge.fmpy_api import simulate_fmu
 
     path, h = str(build_fmus()["MassSpringStop"]), PLAIN_CS_STEP
     t_end = 2.0 if options.quick else 10.0

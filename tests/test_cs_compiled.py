@@ -6,7 +6,8 @@ tables, doStep through its C pointer, the states and the recorded outputs read
 by value reference. It makes the same FMU calls as `CoSimulationFlow.advance`
 (the path it replaces, kept for runs with guards and for the FMUs it cannot
 take), so the samples are the same bit for bit; the Result's provenance says
-which path ran (`steps=` in its flows).
+which path ran (`steps=` in its flows). A coupling's master reads its recorded
+variables in C after each plain step (`_cosim.MasterStepper`) likewise.
 
 The Reference FMUs are third-party test data beside the repository
 (``FMIBRIDGE_REFERENCE_FMUS``); those tests skip, saying so, where it is unset.
@@ -23,8 +24,11 @@ import pandas as pd
 import pytest
 
 import fmibridge
+from fmibridge import Halving
 from fmibridge.core.result import Result
-from fmibridge.flows.fmu import CoSimulationFlow
+from fmibridge.core.system import Edge, HybridSystem, Mode
+from fmibridge.flows.coupled import couple
+from fmibridge.flows.fmu import CoSimulationFlow, open_fmu
 
 REFERENCE = Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "/nonexistent"))
 needs_reference = pytest.mark.skipif(
@@ -116,3 +120,34 @@ def test_a_run_that_may_undo_steps_says_it_steps_in_python(fmu_dir):
     )
     assert "steps=python (FMI 1.0)" in fmi1.provenance["flows"]
     assert fmi1.provenance["python_callbacks"] == "model: CoSimulationFlow.advance"
+
+
+def test_a_couplings_recorded_variables_are_those_its_python_steps_read(fmu_dir):
+    """MassSpringStop and PositionController (FMI 2.0 and 3.0) coupled in
+    Co-Simulation, recording an output of each: without guards the master reads
+    them in C after each step, with a guard that never fires it steps in Python
+    and the Recorder asks the master; the rows are the same bit for bit."""
+    frames = []
+    for guarded in (False, True):
+        parts = {
+            "plant": open_fmu(fmu_dir / "MassSpringStop.fmu", "cs"),
+            "controller": open_fmu(fmu_dir / "PositionController_fmi3.fmu", "cs"),
+        }
+        loop = [
+            ("plant.x", "controller.x_meas"),
+            ("plant.v", "controller.v_meas"),
+            ("controller.F", "plant.F"),
+        ]
+        flow = couple(parts, loop)
+        flow.record(["plant.a", "plant.gap", "controller.F"])
+        never = [Edge(lambda t, x: 10.0 + t, "run", name="never")] if guarded else []
+        system = HybridSystem([Mode("run", flow, never)], "run", flow.x0)
+        try:
+            result = Halving(h=1e-2).run(system, 1.0)
+        finally:
+            system.close()
+        assert flow.steps_in_blocks is not guarded  # no Python per step unguarded
+        frames.append(result.to_pandas())
+    assert len(frames[0]) == 101
+    assert np.isfinite(frames[0]["controller.F"]).all()
+    pd.testing.assert_frame_equal(frames[0], frames[1])

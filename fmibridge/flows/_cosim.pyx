@@ -214,6 +214,10 @@ cdef class CommunicationStep:
                   double* out) except -1:
         return (<FmuReals> self.reals[c]).get_reals(&self.vrs[at], end - at, out)
 
+    cdef int _get_vr(self, Py_ssize_t c, const unsigned int* vr,
+                     double* out) except -1:
+        return (<FmuReals> self.reals[c]).get_reals(vr, 1, out)
+
     cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* values) except -1:
         return (<FmuReals> self.reals[c]).set_reals(&self.vrs[at], end - at, values)
@@ -474,20 +478,41 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
 cdef class MasterStepper(Stepper):
     """A co-simulation master's steps as the compiled loops take them
     (`flows._stepper`): a plain step (every FMU where the master's last step
-    left it, nothing recorded, and the master's forecast says
-    the step will not be undone: nothing to save) is the compiled step and
-    its bookkeeping (`arrived`, `step_done`), without a call back to Python;
-    every other step is the master's `advance`."""
+    left it, nothing recorded or everything recorded read here in a run
+    that undoes no step, and the master's forecast says the step will not be
+    undone: nothing to save) is the compiled step and its bookkeeping
+    (`arrived`, `step_done`), without a call back to Python; every other
+    step is the master's `advance`.
+
+    `recorded` (given: each recorded variable as (component, value
+    reference)) holds the recorded variables after every step, read with the
+    connections propagated there, as `coupling.CoupledParts` reads them; a
+    mode without guards keeps them with each step's sample
+    (`_mode.CompiledMode.keep`)."""
 
     cdef object master, scheme
     cdef CommunicationStep step
     cdef double snap_rtol
+    cdef Py_ssize_t n_rec
+    cdef Py_ssize_t[::1] rec_c
+    cdef unsigned int[::1] rec_vrs
+    cdef double[::1] rec_values
+    cdef readonly object recorded
+    cdef readonly tuple recorded_names
 
     def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
-                 double snap_rtol):
+                 double snap_rtol, recorded=()):
         self.n, self.rhs = n, None
         self.master, self.step, self.scheme = master, step, scheme
         self.snap_rtol = snap_rtol
+        self.n_rec = len(recorded)
+        self.rec_c = np.array([c for c, _ in recorded] + [0], dtype=np.intp)
+        self.rec_vrs = np.array([vr for _, vr in recorded] + [0], dtype=np.uintc)
+        self.rec_values = np.zeros(self.n_rec + 1)
+        self.recorded = np.asarray(self.rec_values)[:self.n_rec]
+        self.recorded_names = tuple(master.recorded_names) if self.n_rec else ()
+        if not self.n_rec:
+            self.recorded = None  # the Recorder asks the master (`observe`)
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
@@ -495,7 +520,9 @@ cdef class MasterStepper(Stepper):
         cdef double t_end, h_end
         cdef bytes y_end
         if (self.n == 0 or master._compiled is not self.step
-                or master.recorded_names or master._may_undo is None):
+                or master._may_undo is None
+                or (master.recorded_names
+                    and not (self.n_rec and master._undoes_none))):
             return False
         t_end, h_end, y_end = master._end
         if not (fabs(t - t_end) <= self.snap_rtol * h_end
@@ -517,9 +544,21 @@ cdef class MasterStepper(Stepper):
             arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:
-            ys = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
+            y = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
+            ys = y
         if self.n:
             memcpy(out, &ys[0], self.n * sizeof(double))
+        if self.n_rec:
+            self._read_recorded(t + h, y)
+        return 0
+
+    cdef int _read_recorded(self, double t, object y) except -1:
+        """Read the recorded variables at (t, y), where the step left the
+        components, with the connections propagated there."""
+        cdef Py_ssize_t i
+        self.step.evaluate(t, y)
+        for i in range(self.n_rec):
+            self.step._get_vr(self.rec_c[i], &self.rec_vrs[i], &self.rec_values[i])
         return 0
 
 
