@@ -22,10 +22,12 @@ import fmpy
 import numpy as np
 import pandas as pd
 import pytest
+from test_cs_guards import T_TOL, impact_times, stateless
+from test_fmu_flows import ball_on
 
 import fmibridge
 from fmibridge import Halving
-from fmibridge.core.result import Result
+from fmibridge.core.result import Result, Status
 from fmibridge.core.system import Edge, HybridSystem, Mode
 from fmibridge.flows.coupled import couple
 from fmibridge.flows.fmu import CoSimulationFlow, open_fmu
@@ -151,3 +153,25 @@ def test_a_couplings_recorded_variables_are_those_its_python_steps_read(fmu_dir)
     assert len(frames[0]) == 101
     assert np.isfinite(frames[0]["controller.F"]).all()
     pd.testing.assert_frame_equal(frames[0], frames[1])
+
+
+def test_an_fmu_without_state_saving_steps_compiled_and_replays_later(
+    monkeypatch, fmu_dir, tmp_path
+):
+    """A run without guards never returns to a point it left, so the compiled
+    steps take an FMU that cannot save its state (its replay journal dropped
+    meanwhile): the same rows as `advance`. A later run with the floor as guard
+    starts from its initialisation again, and replays its step beyond the
+    floor (`test_cs_guards.test_a_step_beyond_the_guard_is_replayed`)."""
+    path = stateless(fmu_dir, "BouncingBall.fmu", tmp_path / "NoState.fmu")
+    runs = []
+    for compiled in (True, False):
+        monkeypatch.setattr(CoSimulationFlow, "compiled_steps", compiled)
+        with open_fmu(path, "cs", start={"h": 0.01}) as flow:
+            system = HybridSystem([Mode("model", flow)], "model", flow.x0)
+            runs.append(Halving(h=0.01).run(system, t_end=0.1))
+            guarded = Halving(h=0.1, t_tol=T_TOL).run(ball_on(flow), t_end=0.1)
+            assert flow.n_replays == 1
+        assert guarded.status is Status.REACHED_END
+        assert abs(guarded.events[0].t - impact_times(0.01, 1)[0]) <= T_TOL
+    assert_same(*runs)

@@ -751,8 +751,9 @@ class _Journal:
     initialisation, kept to return it to a point it left without saving its
     state: fmiReset, then the same calls again (inputs, doSteps, events), each
     with the same arguments, so a deterministic FMU takes the same steps. At
-    most MAX_JOURNAL calls are kept: past them (a long run without events) the
-    journal is dropped until the next initialisation, and a return says so."""
+    most MAX_JOURNAL calls are kept: past them (a long run without events), or
+    once a doStep was called in C (`CoSimulationFlow.stepped`), the journal is
+    dropped until the next initialisation, and a return says so."""
 
     CALLS = (
         "initialize",
@@ -808,7 +809,7 @@ class _Journal:
                 f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
                 f"it cannot save its state, and its calls since the last "
                 f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
-                f"replay",
+                f"replay (nor past a doStep called in C, in a run without guards)",
             )
         try:
             instance.reset()
@@ -961,8 +962,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
             return "compiled steps off"
         if self.archive.fmi_version not in ("2.0", "3.0"):
             return f"FMI {self.archive.fmi_version}"
-        if self._journal is not None:
-            return "no state saving: its calls are journaled for replay"
         if self.reports_events:
             return "FMI 3 Event Mode"
         variables = [*self._state_variables, *self._recorded_variables]
@@ -1115,9 +1114,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def stepped(self, t_end: float, y: np.ndarray, h: float) -> None:
         """Note that the co-simulation master's compiled step (`_cosim`) took the
         FMU from where it was by h to (t_end, y), unsaved as a step of `advance`
-        under the master's plan."""
+        under the master's plan (or `_cosim.FmuStepper`, in a run that undoes
+        no step: a doStep called in C is not journaled, so no replay returns
+        past it)."""
         if self._may_undo is not None:
             self._left.append(self._at)
+        if self._journal is not None:
+            self._journal.calls = None
         self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
 
     def compiled_calls(self) -> tuple | None:
