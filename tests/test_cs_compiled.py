@@ -27,6 +27,7 @@ from test_fmu_flows import ball_on
 
 import fmibridge
 from fmibridge import Halving
+from fmibridge.core.errors import FMUError
 from fmibridge.core.result import Result, Status
 from fmibridge.core.system import Edge, HybridSystem, Mode
 from fmibridge.flows.coupled import couple
@@ -80,6 +81,23 @@ def test_reference_fmus_give_fmpys_samples_on_both_paths(monkeypatch, version, n
     assert ours.dtype.names == ref.dtype.names
     for column in ref.dtype.names:
         np.testing.assert_array_equal(ours[column], ref[column])
+
+
+@needs_reference
+def test_a_step_that_fails_in_c_raises_as_advance_raises(monkeypatch):
+    """With mu = 1e200 the Reference VanDerPol's states overflow in the fourth
+    doStep (the third called in C): both paths raise the FMUError of a
+    non-finite doStep at t = 0.04 s, with the same values."""
+    path = REFERENCE / "fmi2" / "VanDerPol.fmu"
+    messages = []
+    for compiled in (True, False):
+        monkeypatch.setattr(CoSimulationFlow, "compiled_steps", compiled)
+        with pytest.raises(FMUError, match="non-finite values. at t = 0.04") as error:
+            fmibridge.simulate(
+                path, fmi_type="CoSimulation", start_values={"mu": 1e200}
+            )
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
 
 
 @pytest.mark.parametrize("build", ["MassSpringStop.fmu", "MassSpringStop_fmi3.fmu"])

@@ -850,6 +850,12 @@ class CoSimulationFlow(_FmuFlow, Flow):
     iteration) where the FMU stopped and logged as `fmu_event` once the step
     is accepted (`observe`).
 
+    In a run that undoes no step (no guards), the compiled loops step the
+    FMU without Python where its calls can be made directly
+    (`_cosim.FmuStepper`: FMI 2.0 and 3.0 without Event Mode, scalar real
+    states, outputs and inputs, the inputs numbers or tables); `describe`
+    says which path ran (`steps`), and why not the compiled one.
+
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
     every FMI 1.0 FMU) runs without: a run without guards on it never returns
     to a point it left, and methods step it forward only (`forward_only`:
@@ -994,6 +1000,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._undoes_none and self._steps == "compiled"
 
     def describe(self) -> dict[str, str]:
+        """Say what the flow is (`_FmuFlow.describe`) and which path took its
+        steps: compiled, or Python and why."""
         steps = self._steps
         if steps == "compiled" and not self._undoes_none:
             steps = "python (the run may undo steps: guards)"
