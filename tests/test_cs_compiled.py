@@ -84,6 +84,24 @@ def test_reference_fmus_give_fmpys_samples_on_both_paths(monkeypatch, version, n
 
 
 @needs_reference
+def test_fmi3_event_mode_steps_log_the_fmus_events_on_both_paths(monkeypatch):
+    """The Reference BouncingBall (FMI 3.0, Event Mode, early return) bounces
+    inside communication steps: each such step is finished in Python, its
+    sample handed to the observer at once (which logs the FMU's event), the
+    other steps run compiled; the same rows and events as `advance`, on an
+    output grid coarser than the step."""
+    path = REFERENCE / "fmi3" / "BouncingBall.fmu"
+    keywords = dict(step_size=0.01, output_interval=0.05, stop_time=3.0)
+    compiled, python = both_paths(
+        monkeypatch,
+        lambda: fmibridge.simulate(path, fmi_type="CoSimulation", **keywords),
+    )
+    assert_same(compiled, python)
+    assert len(compiled.events) >= 5
+    assert all(e.edge.endswith("fmu_event") for e in compiled.events)
+
+
+@needs_reference
 def test_a_step_that_fails_in_c_raises_as_advance_raises(monkeypatch):
     """With mu = 1e200 the Reference VanDerPol's states overflow in the fourth
     doStep (the third called in C): both paths raise the FMUError of a

@@ -67,6 +67,7 @@ class MasterStepper(Stepper):
 class FmuStepper(Stepper):
     recorded: np.ndarray
     recorded_names: tuple[str, ...]
+    observe_row: np.ndarray
     def __init__(
         self,
         flow: Any,

@@ -577,7 +577,11 @@ cdef class FmuStepper(Stepper):
     After every step `recorded` holds the recorded outputs (`recorded_names`)
     where the FMU is, read right after doStep as the flow's own steps read
     them; a mode without guards keeps them with each step's sample
-    (`_mode.CompiledMode.keep`), so the Recorder need not ask the flow.
+    (`_mode.CompiledMode.keep`), so the Recorder need not ask the flow. A
+    step that the flow finished in Python on an FMU that reports its own
+    events (FMI 3 Event Mode: an early return, an event asked for) sets
+    `observe_row[0]`: its sample goes to the Recorder's observer at once,
+    which logs those events.
 
     Parameters
     ----------
@@ -607,6 +611,8 @@ cdef class FmuStepper(Stepper):
     cdef unsigned char[::1] held
     cdef readonly object recorded
     cdef readonly tuple recorded_names
+    cdef readonly object observe_row
+    cdef bint reports_events
     cdef object at  # the flow's point (`_at`) after this stepper's last step
     cdef double snap  # times within this of that point's are the same time
     cdef double snap_rtol
@@ -635,6 +641,8 @@ cdef class FmuStepper(Stepper):
         self.table_u = np.concatenate([np.asarray(u[2], dtype=float) for u in inputs]
                                       + [np.zeros(1)])
         self.at, self.snap = None, 0.0
+        self.observe_row = np.zeros(1, dtype=np.uint8)
+        self.reports_events = flow.reports_events
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
@@ -689,6 +697,8 @@ cdef class FmuStepper(Stepper):
                 flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float)
         if self.n:
             memcpy(out, &ys[0], self.n * sizeof(double))
+        if self.reports_events:
+            self.observe_row[0] = 1
         return self._arrived(h)
 
     cdef int _arrived(self, double h) except -1:

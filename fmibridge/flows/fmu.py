@@ -852,9 +852,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     In a run that undoes no step (no guards), the compiled loops step the
     FMU without Python where its calls can be made directly
-    (`_cosim.FmuStepper`: FMI 2.0 and 3.0 without Event Mode, scalar real
-    states, outputs and inputs, the inputs numbers or tables); `describe`
-    says which path ran (`steps`), and why not the compiled one.
+    (`_cosim.FmuStepper`: FMI 2.0 and 3.0, scalar real states, outputs and
+    inputs, the inputs numbers or tables; a step with the FMU's own events is
+    finished in Python); `describe` says which path ran (`steps`), and why
+    not the compiled one.
 
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
     every FMI 1.0 FMU) runs without: a run without guards on it never returns
@@ -968,8 +969,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
             return "compiled steps off"
         if self.archive.fmi_version not in ("2.0", "3.0"):
             return f"FMI {self.archive.fmi_version}"
-        if self.reports_events:
-            return "FMI 3 Event Mode"
         variables = [*self._state_variables, *self._recorded_variables]
         if any(v.type not in C_REALS or v.shape for v in variables):
             return "states or recorded outputs other than scalar reals"

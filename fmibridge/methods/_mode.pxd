@@ -47,6 +47,10 @@ cdef class CompiledMode:
     cdef double[::1] out_now
     cdef double[:, ::1] os
     cdef object os_array
+    # where the mode has no guards: the stepper's flag that the last step's
+    # sample asks the observer at once (the FMU's own events in the step)
+    cdef bint has_flag
+    cdef unsigned char[::1] observe_now
     # the block's Recorder streams to a journal: each sample is handed over at once
     cdef bint write_through
     # what a method's loop keeps for this mode between its calls (its scratch)

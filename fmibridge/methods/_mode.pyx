@@ -95,8 +95,15 @@ cdef class CompiledMode:
     def _read_outputs(self):
         """Keep the stepper's recorded outputs with each sample where every
         step's end is one (no guards: no trial is undone) and the stepper
-        reads them (`recorded`, `recorded_names`)."""
+        reads them (`recorded`, `recorded_names`); hand a sample to the
+        Recorder's observer at once where the stepper flags it
+        (`observe_row`: the FMU ran its own events in that step, which the
+        observer logs while the FMU is still there)."""
         recorded = getattr(self.stepper, "recorded", None) if self.m == 0 else None
+        flag = getattr(self.stepper, "observe_row", None) if self.m == 0 else None
+        self.has_flag = flag is not None
+        if self.has_flag:
+            self.observe_now = flag
         self.n_out = 0 if recorded is None else len(recorded)
         if self.n_out:
             self.out_now, self.out_names = recorded, self.stepper.recorded_names
@@ -168,6 +175,11 @@ cdef class CompiledMode:
         blocks, or at once where the Recorder streams to a journal, so that a
         crash of the process (an FMU's C code) loses none (`core.journal`)."""
         cdef Py_ssize_t i
+        if self.has_flag and self.observe_now[0]:  # the flow's events in the step
+            self.observe_now[0] = 0
+            self.flush(log)
+            log.samples(np.array([t]), new_array(x, self.n).reshape(1, -1), self.name)
+            return 0
         if self.n_block == BLOCK:
             self.flush(log)
         if self.n_block == 0:  # once per block: the run's Recorder may change
