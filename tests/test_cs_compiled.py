@@ -185,6 +185,8 @@ def test_a_couplings_recorded_variables_are_those_its_python_steps_read(fmu_dir)
         finally:
             system.close()
         assert flow.steps_in_blocks is not guarded  # no Python per step unguarded
+        steps = "steps=python (recorded variables" if guarded else "steps=compiled"
+        assert steps in result.provenance["flows"]
         frames.append(result.to_pandas())
     assert len(frames[0]) == 101
     assert np.isfinite(frames[0]["controller.F"]).all()

@@ -696,12 +696,28 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             self._history.popitem(last=False)
 
     def describe(self) -> dict[str, str]:
-        """Return the provenance entries, with the communication scheme."""
+        """Return the provenance entries, with the communication scheme and
+        which path took the steps (`_steps`)."""
         return {
             **super().describe(),
             "communication": f"{self.communication.scheme}, inputs "
             f"{self.communication.inputs}",
+            "steps": self._steps(),
         }
+
+    def _steps(self) -> str:
+        """Which path took the communication steps, and why not the compiled
+        one (`_cosim.MasterStepper`)."""
+        if not self._compiled.direct:
+            return "python (a component called back, or an algebraic loop)"
+        if self.recorded_names and not (self._undoes_none and self._record_calls()):
+            return (
+                "python (recorded variables read in Python: guards, or variables "
+                "other than scalar reals of the FMUs called directly)"
+            )
+        if not self._undoes_none:
+            return "compiled where no state is saved (guards)"
+        return "compiled"
 
 
 def _compiled_step(
