@@ -67,7 +67,13 @@ def assert_same(compiled: Result, python: Result) -> None:
 @needs_reference
 @pytest.mark.parametrize(
     ("version", "name"),
-    [(2, "BouncingBall"), (2, "Dahlquist"), (2, "VanDerPol"), (3, "VanDerPol")],
+    [
+        (2, "BouncingBall"),
+        (2, "Dahlquist"),
+        (2, "VanDerPol"),
+        (2, "Stair"),
+        (3, "VanDerPol"),
+    ],  # fmt: skip
 )
 def test_reference_fmus_give_fmpys_samples_on_both_paths(monkeypatch, version, name):
     """fmpy's simulate_fmu makes the same doSteps: its rows equal ours exactly."""
@@ -81,6 +87,38 @@ def test_reference_fmus_give_fmpys_samples_on_both_paths(monkeypatch, version, n
     assert ours.dtype.names == ref.dtype.names
     for column in ref.dtype.names:
         np.testing.assert_array_equal(ours[column], ref[column])
+
+
+@needs_reference
+def test_outputs_of_every_numeric_type_are_read_in_c(monkeypatch):
+    """The Reference Feedthrough (FMI 3.0) outputs its inputs, here set as
+    start values of every numeric type: each output is read by its own type's
+    C get and converted as Python converts it (UInt64 2**63 + 1 rounds to
+    the double 2**63), the same rows on both paths."""
+    start = {
+        "Float32_continuous_input": 1.5,
+        "Int8_input": -7,
+        "UInt8_input": 200,
+        "Int16_input": -300,
+        "UInt16_input": 60000,
+        "Int32_input": -70000,
+        "UInt32_input": 4_000_000_000,
+        "Int64_input": -(2**40),
+        "UInt64_input": 2**63 + 1,
+        "Boolean_input": True,
+        "Enumeration_input": 2,
+    }
+    path = REFERENCE / "fmi3" / "Feedthrough.fmu"
+    compiled, python = both_paths(
+        monkeypatch,
+        lambda: fmibridge.simulate(
+            path, fmi_type="CoSimulation", start_values=start, stop_time=0.2
+        ),
+    )
+    assert_same(compiled, python)
+    last = compiled.to_pandas().iloc[-1]
+    for name, value in start.items():
+        assert last[name.replace("_input", "_output")] == float(value)
 
 
 @needs_reference

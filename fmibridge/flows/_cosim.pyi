@@ -9,6 +9,7 @@ from fmibridge.flows._stepper import Stepper
 
 FMI_WARNING: int
 MAX_HISTORY: int
+ELEMENTS: tuple[str, ...]
 
 class CommunicationStep:
     direct: bool
@@ -73,7 +74,8 @@ class FmuStepper(Stepper):
         flow: Any,
         calls: tuple[Any, ...],
         scheme: Any,
-        recorded: Sequence[int],
+        getters: Sequence[tuple[int, str, str, Sequence[int]]],
+        take: Sequence[int],
         inputs: Sequence[tuple[int, np.ndarray, np.ndarray, bool]],
         snap_rtol: float,
     ) -> None: ...

@@ -52,6 +52,10 @@ from .base import FlowTerminated
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 
 ctypedef int (*do_step2_f)(void*, double, double, int) noexcept nogil
+# any FMI 2.0 / 3.0 get of values (fmi2GetInteger, fmi3GetInt8, ...): the values
+# go to a buffer of the getter's C type (`_Getter`)
+ctypedef int (*get2_f)(void*, const unsigned int*, size_t, void*) noexcept nogil
+ctypedef int (*get3_f)(void*, const unsigned int*, size_t, void*, size_t) noexcept nogil
 ctypedef int (*do_step3_f)(void*, double, double, unsigned char, unsigned char*,
                            unsigned char*, unsigned char*, double*) noexcept nogil
 
@@ -592,8 +596,11 @@ cdef class FmuStepper(Stepper):
         value references.
     scheme : Scheme
         Passed on to the flow's `advance` (which ignores it).
-    recorded : sequence of int
-        The value references of the recorded outputs (scalar reals).
+    getters : sequence of (int, str, str, sequence of int)
+        The recorded outputs (scalars), one get per FMI type: its address,
+        name, C type (numpy's code) and value references (`_Reader`'s calls).
+    take : sequence of int
+        Where each recorded output is among the values the getters read.
     inputs : sequence of (int, array, array, bool)
         Per input: its value reference, its table's times and values, and
         whether it is held (`InputTable.value`); a number is a table of one
@@ -604,7 +611,10 @@ cdef class FmuStepper(Stepper):
     cdef CommunicationStep step
     cdef FmuReals reals
     cdef Py_ssize_t n_out, n_in
-    cdef unsigned int[::1] out_vrs, in_vrs
+    cdef tuple getters  # `_Getter`s
+    cdef Py_ssize_t[::1] take
+    cdef double[::1] read  # the values the getters read, one after another
+    cdef unsigned int[::1] in_vrs
     cdef double[::1] out  # the recorded outputs (and one spare)
     cdef double[::1] in_values, table_t, table_u
     cdef Py_ssize_t[::1] table_at
@@ -617,7 +627,7 @@ cdef class FmuStepper(Stepper):
     cdef double snap  # times within this of that point's are the same time
     cdef double snap_rtol
 
-    def __init__(self, flow, calls, scheme, recorded, inputs, double snap_rtol):
+    def __init__(self, flow, calls, scheme, getters, take, inputs, double snap_rtol):
         addresses, component, fmi3, error, names, states = calls
         self.n, self.rhs = len(states), None
         self.flow, self.scheme, self.snap_rtol = flow, scheme, snap_rtol
@@ -625,8 +635,10 @@ cdef class FmuStepper(Stepper):
             [(addresses, component, fmi3, error)], [names], [states], [([], [])],
             [([], [])], [], [0])
         self.reals = self.step.reals[0]
-        self.n_out = len(recorded)
-        self.out_vrs = np.array(list(recorded) + [0], dtype=np.uintc)
+        self.n_out = len(take)
+        self.getters = tuple(_Getter(component, fmi3, error, *g) for g in getters)
+        self.take = np.array(list(take) + [0], dtype=np.intp)
+        self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
         self.out = np.zeros(self.n_out + 1)
         self.recorded = np.asarray(self.out)[:self.n_out]  # a view of out
         self.recorded_names = tuple(flow.recorded_names)
@@ -704,7 +716,13 @@ cdef class FmuStepper(Stepper):
     cdef int _arrived(self, double h) except -1:
         """Read the recorded outputs where the step left the FMU, and note
         that point as this stepper's."""
-        self.reals.get_reals(&self.out_vrs[0], self.n_out, &self.out[0])
+        cdef Py_ssize_t i, k = 0
+        cdef _Getter getter
+        for getter in self.getters:
+            getter.get(&self.read[k])
+            k += getter.n
+        for i in range(self.n_out):
+            self.out[i] = self.read[self.take[i]]
         self.at, self.snap = self.flow._at, self.snap_rtol * h
         return 0
 
@@ -714,6 +732,77 @@ cdef class FmuStepper(Stepper):
         if self.flow._undoes_none:
             return []
         return [f"{type(self.flow).__name__}.advance"]
+
+
+cdef class _Getter:
+    """One FMI get of scalar values (any numeric type) into doubles: the C
+    call into a buffer of its type, then each value converted as Python's
+    float() converts it."""
+
+    cdef void* fn
+    cdef void* component
+    cdef bint fmi3
+    cdef object error
+    cdef str name
+    cdef int kind  # the C type: its index in ELEMENTS
+    cdef readonly Py_ssize_t n
+    cdef unsigned int[::1] vrs
+    cdef object buffer  # of the getter's C type
+    cdef char* data
+
+    def __init__(self, size_t component, bint fmi3, error, size_t address, str name,
+                 str element, vrs):
+        self.fn, self.component, self.fmi3 = <void*> address, <void*> component, fmi3
+        self.error, self.name, self.kind = error, name, ELEMENTS.index(element)
+        self.n = len(vrs)
+        self.vrs = np.array(list(vrs) + [0], dtype=np.uintc)
+        self.buffer = np.zeros(self.n + 1, dtype=element)
+        self.data = <char*> (<size_t> self.buffer.ctypes.data)
+
+    cdef int get(self, double* out) except -1:
+        """Write the values to out[0 .. n - 1]."""
+        cdef int status
+        cdef Py_ssize_t i
+        if self.n == 0:
+            return 0
+        if self.fmi3:
+            status = (<get3_f> self.fn)(self.component, &self.vrs[0], self.n,
+                                        self.data, self.n)
+        else:
+            status = (<get2_f> self.fn)(self.component, &self.vrs[0], self.n,
+                                        self.data)
+        if status > FMI_WARNING:
+            raise self.error(self.name, status)
+        for i in range(self.n):
+            out[i] = _as_double(self.data, self.kind, i)
+        return 0
+
+
+# the C types a get may return (numpy's codes); `_as_double` reads them by index
+ELEMENTS = ("f8", "f4", "i4", "u1", "i1", "i2", "u2", "u4", "i8", "u8")
+
+
+cdef double _as_double(const char* data, int kind, Py_ssize_t i) noexcept:
+    """The i-th value of a buffer of the C type ELEMENTS[kind], as a double."""
+    if kind == 0:
+        return (<const double*> data)[i]
+    if kind == 1:
+        return (<const float*> data)[i]
+    if kind == 2:
+        return (<const int*> data)[i]
+    if kind == 3:
+        return (<const unsigned char*> data)[i]
+    if kind == 4:
+        return (<const signed char*> data)[i]
+    if kind == 5:
+        return (<const short*> data)[i]
+    if kind == 6:
+        return (<const unsigned short*> data)[i]
+    if kind == 7:
+        return (<const unsigned int*> data)[i]
+    if kind == 8:
+        return <double> (<const long long*> data)[i]
+    return <double> (<const unsigned long long*> data)[i]
 
 
 cdef double _table_value(const double* ts, const double* us, Py_ssize_t n,

@@ -64,6 +64,20 @@ def _fmi_call(method: F) -> F:
     return cast(F, call)
 
 
+# the C type of the values of each get (by its name's suffix), as numpy codes
+C_ELEMENTS = {
+    "Real": "f8",
+    "Float64": "f8",
+    "Float32": "f4",
+    "Integer": "i4",
+    **{
+        f"{s}Int{n}": f"{s[:1].lower() or 'i'}{n // 8}"
+        for s in ("", "U")
+        for n in (8, 16, 32, 64)
+    },
+}
+
+
 def _address(instance: FmiInstance, pointer: Any, function: str) -> int:
     """The address of a C function fmpy bound (a NULL one is missing)."""
     address = ctypes.cast(pointer, ctypes.c_void_p).value
@@ -262,6 +276,15 @@ class FmiInstance:
     def c_address(self, function: str) -> int:
         """Return the address of the FMU's C function `function` (compiled calls)."""
         return _address(self, self._fmu._functions[function], function)
+
+    def c_getter(self, fmi_type: str) -> tuple[int, str, str]:
+        """The C get of the variables of `fmi_type` (compiled reads): its
+        address, name and its values' C type (numpy's code: FMI 2.0's Boolean
+        is an int, FMI 3.0's a bool)."""
+        access = self._access[fmi_type]
+        name = f"{self.real_functions[0][:4]}Get{access}"
+        element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "u1")
+        return self.c_address(name), name, element
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""

@@ -852,9 +852,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     In a run that undoes no step (no guards), the compiled loops step the
     FMU without Python where its calls can be made directly
-    (`_cosim.FmuStepper`: FMI 2.0 and 3.0, scalar real states, outputs and
-    inputs, the inputs numbers or tables; a step with the FMU's own events is
-    finished in Python); `describe` says which path ran (`steps`), and why
+    (`_cosim.FmuStepper`: FMI 2.0 and 3.0, scalar real states and inputs, the
+    inputs numbers or tables, scalar recorded outputs; a step with the FMU's
+    own events is finished in Python); `describe` says which path ran (`steps`), and why
     not the compiled one.
 
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
@@ -957,9 +957,16 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
-        recorded = [v.vr for v in self._recorded_variables]
+        reader, instance = self._record_reader, self.instance
+        getters = [(*instance.c_getter(t), vrs) for t, vrs, _ in reader._calls]
         return FmuStepper(
-            self, self.direct_calls(), scheme, recorded, self._sources(), SNAP_RTOL
+            self,
+            self.direct_calls(),
+            scheme,
+            getters,
+            reader._take,
+            self._sources(),
+            SNAP_RTOL,
         )
 
     def _refusal(self) -> str | None:
@@ -969,9 +976,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
             return "compiled steps off"
         if self.archive.fmi_version not in ("2.0", "3.0"):
             return f"FMI {self.archive.fmi_version}"
-        variables = [*self._state_variables, *self._recorded_variables]
-        if any(v.type not in C_REALS or v.shape for v in variables):
-            return "states or recorded outputs other than scalar reals"
+        if any(v.type not in C_REALS or v.shape for v in self._state_variables):
+            return "states other than scalar reals"
+        if any(v.shape for v in self._recorded_variables):
+            return "recorded outputs that are arrays"
         numbers = InputTable | int | float
         if any(
             v.type not in C_REALS or v.shape or not isinstance(u, numbers)
