@@ -9,7 +9,8 @@ reached and the ratios. The two runs of a row are timed in alternating blocks
 * the Paoli-Schatzman scheme (eq. 29) on Table I, Examples 1 and 2;
 * scipy's `solve_ivp` (RK45, DOP853) with a terminal event and a restart at
   every impact, as a user writes it;
-* `fmpy.simulate_fmu` with CVode on the FMU BouncingBallEvents;
+* `fmpy.simulate_fmu` with CVode on the FMU BouncingBallEvents, and on a plain
+  Co-Simulation run of MassSpringStop (the same keywords, the same doSteps);
 * the raw cost of the FMU calls one master step needs (the master's overhead);
 * coupled systems: the coupled Model Exchange step against the raw FMU calls it
   makes, and the co-simulation master against a Jacobi loop written plainly on
@@ -716,6 +717,57 @@ def ball_rows(options: BenchOptions) -> list[Row]:
     return rows
 
 
+PLAIN_CS_TARGET = 1.0  # a plain Co-Simulation run: at most fmpy's time (issue 41)
+PLAIN_CS_STEP = 1e-3  # s: the communication step and output interval
+
+
+def plain_cs_rows(options: BenchOptions) -> list[Row]:
+    """`simulate_fmu` against `fmpy.simulate_fmu`, the same keywords, on a plain
+    Co-Simulation run of our MassSpringStop (no guards: fmibridge's compiled
+    steps), without and with an input table for its force F; both make the
+    same doSteps, so their rows agree exactly. Target: PLAIN_CS_TARGET."""
+    import fmpy
+
+    from fmibridge.build import build_fmus
+    from fmibridge.fmpy_api import simulate_fmu
+
+    path, h = str(build_fmus()["MassSpringStop"]), PLAIN_CS_STEP
+    t_end = 2.0 if options.quick else 10.0
+    table = np.array(
+        [(0.0, 1.0), (t_end / 2, 0.0), (t_end / 2, 2.0), (t_end, 3.0)],
+        dtype=[("time", float), ("F", float)],
+    )
+    rows = []
+    for case, given in (("", None), (" + input table", table)):
+        keywords = dict(
+            fmi_type="CoSimulation", stop_time=t_end, output_interval=h, input=given
+        )
+        ours_run = functools.partial(simulate_fmu, path, **keywords)
+        theirs_run = functools.partial(fmpy.simulate_fmu, path, **keywords)
+        ours_out, theirs_out = np.asarray(ours_run()), theirs_run()
+        off_jump = theirs_out["time"] != (t_end / 2 if case else math.inf)
+        difference = max(
+            float(np.max(np.abs(ours_out[n] - theirs_out[n])[off_jump]))
+            for n in theirs_out.dtype.names
+        )
+        ours, theirs = paired_times(ours_run, theirs_run, options)
+        steps = ours_run().provenance["flows"].split("steps=")[-1]
+        row = Row(
+            f"plain CS FMU (MassSpringStop{case})",
+            "s per run",
+            ours,
+            "fmpy.simulate_fmu",
+            theirs,
+            difference,
+            math.nan,
+            f"simulate_fmu CoSimulation h={h:g} to {t_end:g} s, steps {steps}",
+            f"simulate_fmu CoSimulation h={h:g}",
+            f"rows differ by {difference:.1e}" + (" (but at the jump)" if case else ""),
+        )
+        rows.append(_with_target(row, PLAIN_CS_TARGET))
+    return rows
+
+
 def raw_fmu_step_cost(path: Path, n_steps: int, n_stages: int = 4) -> float:
     """Return seconds per step of the bare fmpy calls an RK step with a guard needs.
 
@@ -1158,7 +1210,7 @@ def _crosscheck():
 
 SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
-    "fmu": ball_rows,
+    "fmu": lambda options: ball_rows(options) + plain_cs_rows(options),
     "overhead": lambda options: [overhead_row(options)],
     "coupled": coupled_rows,
     "extra": extra_rows,

@@ -12,10 +12,13 @@ from fmibridge.validation import EXAMPLE_1, exact_solution, rho_hat
 
 def test_bench_quick_writes_a_finite_table(tmp_path, capsys):
     frame = quick_sections(tmp_path, "fmu", "overhead")
-    assert len(frame) == 3
+    assert len(frame) == 5
     numbers = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
     assert np.all(np.isfinite(numbers)) and np.all(numbers > 0)
     assert "BouncingBallEvents" in capsys.readouterr().out
+    # a plain CS run makes fmpy's doSteps: the same rows (its "error" column)
+    plain = frame.set_index("case").loc["plain CS FMU (MassSpringStop)"]
+    assert plain["fmibridge_error"] == 0.0
 
 
 def test_solve_ivp_peer_restarts_at_each_impact_of_example_1():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import bisect
+from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -116,12 +117,13 @@ class GridRecorder(Recorder):
             self._fill(row, t, x, outputs)
             self._journal_latest(row, self._code(mode))
 
-    def samples(
-        self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray
+    def read_samples(
+        self, t: np.ndarray, x: np.ndarray, mode: str, outputs: Mapping[str, np.ndarray]
     ) -> None:
-        """Record a block of samples, keeping those on the grid."""
-        if self.observer is not None or not len(t):
-            super().samples(t, x, mode, **outputs)  # row by row, through _append
+        """Record a block of samples (`Recorder.read_samples`), keeping those on
+        the grid."""
+        if not len(t):
+            Recorder.read_samples(self, t, x, mode, outputs)
             return
         if len(self.events) != self._n_seen_events:
             self._keep_event_rows()
@@ -129,13 +131,8 @@ class GridRecorder(Recorder):
             rows, times = self.grid.rows_on(t[:-1], self.tol)
             if len(rows):
                 self._pending.clear()
-                Recorder.samples(
-                    self,
-                    times,
-                    x[rows],
-                    mode,
-                    **{n: v[rows] for n, v in outputs.items()},
-                )
+                parts = {n: v[rows] for n, v in outputs.items()}
+                Recorder.read_samples(self, times, x[rows], mode, parts)
         # the last row is kept too: it may be an event's (a time event)
         self._append(float(t[-1]), x[-1], mode, {n: v[-1] for n, v in outputs.items()})
 

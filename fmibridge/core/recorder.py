@@ -185,6 +185,15 @@ class Recorder:
             for k, (t_k, x_k) in enumerate(zip(t.tolist(), x, strict=True)):
                 self.sample(t_k, x_k, mode, **{n: v[k] for n, v in outputs.items()})
             return
+        self.read_samples(t, x, mode, outputs)
+
+    def read_samples(
+        self, t: np.ndarray, x: np.ndarray, mode: str, outputs: Mapping[str, np.ndarray]
+    ) -> None:
+        """Record a block of samples whose outputs were read where each was
+        taken (a compiled loop's: `_mode.CompiledMode`), without asking the
+        observer; outputs by name, arrays of the block's length (missing ones
+        nan)."""
         n = len(t)
         in_place = self.stride == 1 and self._n + n + 1 <= len(self._rows)
         block = (

@@ -9,12 +9,15 @@ from fmibridge.flows._stepper import Stepper
 
 FMI_WARNING: int
 MAX_HISTORY: int
+ELEMENTS: tuple[str, ...]
 
 class CommunicationStep:
     direct: bool
     y_t: np.ndarray
     failed_status: int
     terminated: bool
+    event: bool
+    early: bool
     last_time: float
     finite: bool
     do_step_cost: np.ndarray
@@ -50,6 +53,8 @@ def step_done(
 ) -> None: ...
 
 class MasterStepper(Stepper):
+    recorded: np.ndarray | None
+    recorded_names: tuple[str, ...]
     def __init__(
         self,
         master: Any,
@@ -57,4 +62,21 @@ class MasterStepper(Stepper):
         scheme: Any,
         n: int,
         snap_rtol: float,
+        recorded: Sequence[tuple[int, int]] = (),
     ) -> None: ...
+
+class FmuStepper(Stepper):
+    recorded: np.ndarray
+    recorded_names: tuple[str, ...]
+    observe_row: np.ndarray
+    def __init__(
+        self,
+        flow: Any,
+        calls: tuple[Any, ...],
+        scheme: Any,
+        getters: Sequence[tuple[int, str, str, Sequence[int]]],
+        take: Sequence[int],
+        inputs: Sequence[tuple[int, np.ndarray, np.ndarray, bool]],
+        snap_rtol: float,
+    ) -> None: ...
+    def callbacks(self) -> list[str]: ...

@@ -52,6 +52,10 @@ from .base import FlowTerminated
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 
 ctypedef int (*do_step2_f)(void*, double, double, int) noexcept nogil
+# any FMI 2.0 / 3.0 get of values (fmi2GetInteger, fmi3GetInt8, ...): the values
+# go to a buffer of the getter's C type (`_Getter`)
+ctypedef int (*get2_f)(void*, const unsigned int*, size_t, void*) noexcept nogil
+ctypedef int (*get3_f)(void*, const unsigned int*, size_t, void*, size_t) noexcept nogil
 ctypedef int (*do_step3_f)(void*, double, double, unsigned char, unsigned char*,
                            unsigned char*, unsigned char*, double*) noexcept nogil
 
@@ -123,10 +127,11 @@ cdef class CommunicationStep:
     cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
-    # the last doStep that did not complete: its status, FMI 3.0 terminate flag
-    # and last successful time
+    # the last doStep that did not complete: its status, FMI 3.0 flags
+    # (terminateSimulation, eventHandlingNeeded, earlyReturn) and last
+    # successful time
     cdef readonly int failed_status
-    cdef readonly bint terminated
+    cdef readonly bint terminated, event, early
     cdef readonly double last_time
     # the states after the last step are all finite
     cdef readonly bint finite
@@ -200,6 +205,7 @@ cdef class CommunicationStep:
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
         self.failed_status, self.terminated, self.last_time = 0, False, 0.0
+        self.event = self.early = False
         self.finite = True
         self.n_done = 0
         self.given = np.zeros(
@@ -211,6 +217,10 @@ cdef class CommunicationStep:
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
         return (<FmuReals> self.reals[c]).get_reals(&self.vrs[at], end - at, out)
+
+    cdef int _get_vr(self, Py_ssize_t c, const unsigned int* vr,
+                     double* out) except -1:
+        return (<FmuReals> self.reals[c]).get_reals(vr, 1, out)
 
     cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* values) except -1:
@@ -256,6 +266,7 @@ cdef class CommunicationStep:
                 return True
             last = t
         self.failed_status, self.terminated, self.last_time = status, terminate, last
+        self.event, self.early = event, early
         return False
 
     cpdef int evaluate(self, double t, object x) except -1:
@@ -471,20 +482,41 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
 cdef class MasterStepper(Stepper):
     """A co-simulation master's steps as the compiled loops take them
     (`flows._stepper`): a plain step (every FMU where the master's last step
-    left it, nothing recorded, and the master's forecast says
-    the step will not be undone: nothing to save) is the compiled step and
-    its bookkeeping (`arrived`, `step_done`), without a call back to Python;
-    every other step is the master's `advance`."""
+    left it, nothing recorded or everything recorded read here in a run
+    that undoes no step, and the master's forecast says the step will not be
+    undone: nothing to save) is the compiled step and its bookkeeping
+    (`arrived`, `step_done`), without a call back to Python; every other
+    step is the master's `advance`.
+
+    `recorded` (given: each recorded variable as (component, value
+    reference)) holds the recorded variables after every step, read with the
+    connections propagated there, as `coupling.CoupledParts` reads them; a
+    mode without guards keeps them with each step's sample
+    (`_mode.CompiledMode.keep`)."""
 
     cdef object master, scheme
     cdef CommunicationStep step
     cdef double snap_rtol
+    cdef Py_ssize_t n_rec
+    cdef Py_ssize_t[::1] rec_c
+    cdef unsigned int[::1] rec_vrs
+    cdef double[::1] rec_values
+    cdef readonly object recorded
+    cdef readonly tuple recorded_names
 
     def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
-                 double snap_rtol):
+                 double snap_rtol, recorded=()):
         self.n, self.rhs = n, None
         self.master, self.step, self.scheme = master, step, scheme
         self.snap_rtol = snap_rtol
+        self.n_rec = len(recorded)
+        self.rec_c = np.array([c for c, _ in recorded] + [0], dtype=np.intp)
+        self.rec_vrs = np.array([vr for _, vr in recorded] + [0], dtype=np.uintc)
+        self.rec_values = np.zeros(self.n_rec + 1)
+        self.recorded = np.asarray(self.rec_values)[:self.n_rec]
+        self.recorded_names = tuple(master.recorded_names) if self.n_rec else ()
+        if not self.n_rec:
+            self.recorded = None  # the Recorder asks the master (`observe`)
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
@@ -492,7 +524,9 @@ cdef class MasterStepper(Stepper):
         cdef double t_end, h_end
         cdef bytes y_end
         if (self.n == 0 or master._compiled is not self.step
-                or master.recorded_names or master._may_undo is None):
+                or master._may_undo is None
+                or (master.recorded_names
+                    and not (self.n_rec and master._undoes_none))):
             return False
         t_end, h_end, y_end = master._end
         if not (fabs(t - t_end) <= self.snap_rtol * h_end
@@ -514,7 +548,277 @@ cdef class MasterStepper(Stepper):
             arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:
-            ys = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
+            y = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
+            ys = y
         if self.n:
             memcpy(out, &ys[0], self.n * sizeof(double))
+        if self.n_rec:
+            self._read_recorded(t + h, y)
         return 0
+
+    cdef int _read_recorded(self, double t, object y) except -1:
+        """Read the recorded variables at (t, y), where the step left the
+        components, with the connections propagated there."""
+        cdef Py_ssize_t i
+        self.step.evaluate(t, y)
+        for i in range(self.n_rec):
+            self.step._get_vr(self.rec_c[i], &self.rec_vrs[i], &self.rec_values[i])
+        return 0
+
+
+cdef class FmuStepper(Stepper):
+    """A Co-Simulation FMU's own steps (`fmu.CoSimulationFlow`) as the compiled
+    loops take them. A plain step (the FMU where this stepper's last step left
+    it, in a run that undoes no step: the flow has no guards) sets the inputs
+    from their tables, calls doStep directly (`CommunicationStep`, one
+    component without connections) and reads the states and the recorded
+    outputs by value reference, without Python; every other step is the
+    flow's `advance`. A doStep that does not complete, or states that are not
+    finite, go to the flow (`CoSimulationFlow.finish_step`), which ends the
+    step as its `advance` would: the FMU's termination, an early return, the
+    FMUError.
+
+    After every step `recorded` holds the recorded outputs (`recorded_names`)
+    where the FMU is, read right after doStep as the flow's own steps read
+    them; a mode without guards keeps them with each step's sample
+    (`_mode.CompiledMode.keep`), so the Recorder need not ask the flow. A
+    step that the flow finished in Python on an FMU that reports its own
+    events (FMI 3 Event Mode: an early return, an event asked for) sets
+    `observe_row[0]`: its sample goes to the Recorder's observer at once,
+    which logs those events.
+
+    Parameters
+    ----------
+    flow : CoSimulationFlow
+    calls : tuple
+        The FMU's direct calls (`CoSimulationFlow.direct_calls`): addresses of
+        doStep, get and set of reals, handle, is FMI 3.0, error, names, state
+        value references.
+    scheme : Scheme
+        Passed on to the flow's `advance` (which ignores it).
+    getters : sequence of (int, str, str, sequence of int)
+        The recorded outputs (scalars), one get per FMI type: its address,
+        name, C type (numpy's code) and value references (`_Reader`'s calls).
+    take : sequence of int
+        Where each recorded output is among the values the getters read.
+    inputs : sequence of (int, array, array, bool)
+        Per input: its value reference, its table's times and values, and
+        whether it is held (`InputTable.value`); a number is a table of one
+        row.
+    """
+
+    cdef object flow, scheme
+    cdef CommunicationStep step
+    cdef FmuReals reals
+    cdef Py_ssize_t n_out, n_in
+    cdef tuple getters  # `_Getter`s
+    cdef Py_ssize_t[::1] take
+    cdef double[::1] read  # the values the getters read, one after another
+    cdef unsigned int[::1] in_vrs
+    cdef double[::1] out  # the recorded outputs (and one spare)
+    cdef double[::1] in_values, table_t, table_u
+    cdef Py_ssize_t[::1] table_at
+    cdef unsigned char[::1] held
+    cdef readonly object recorded
+    cdef readonly tuple recorded_names
+    cdef readonly object observe_row
+    cdef bint reports_events
+    cdef object at  # the flow's point (`_at`) after this stepper's last step
+    cdef double snap  # times within this of that point's are the same time
+    cdef double snap_rtol
+
+    def __init__(self, flow, calls, scheme, getters, take, inputs, double snap_rtol):
+        addresses, component, fmi3, error, names, states = calls
+        self.n, self.rhs = len(states), None
+        self.flow, self.scheme, self.snap_rtol = flow, scheme, snap_rtol
+        self.step = CommunicationStep(
+            [(addresses, component, fmi3, error)], [names], [states], [([], [])],
+            [([], [])], [], [0])
+        self.reals = self.step.reals[0]
+        self.n_out = len(take)
+        self.getters = tuple(_Getter(component, fmi3, error, *g) for g in getters)
+        self.take = np.array(list(take) + [0], dtype=np.intp)
+        self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
+        self.out = np.zeros(self.n_out + 1)
+        self.recorded = np.asarray(self.out)[:self.n_out]  # a view of out
+        self.recorded_names = tuple(flow.recorded_names)
+        self.n_in = len(inputs)
+        self.in_vrs = np.array([u[0] for u in inputs] + [0], dtype=np.uintc)
+        self.in_values = np.zeros(self.n_in + 1)
+        self.held = np.array([bool(u[3]) for u in inputs] + [0], dtype=np.uint8)
+        at = np.cumsum([0] + [len(u[1]) for u in inputs])
+        self.table_at = np.asarray(at, dtype=np.intp)
+        self.table_t = np.concatenate([np.asarray(u[1], dtype=float) for u in inputs]
+                                      + [np.zeros(1)])
+        self.table_u = np.concatenate([np.asarray(u[2], dtype=float) for u in inputs]
+                                      + [np.zeros(1)])
+        self.at, self.snap = None, 0.0
+        self.observe_row = np.zeros(1, dtype=np.uint8)
+        self.reports_events = flow.reports_events
+
+    cdef bint _plain(self, double t, const double* x) except -1:
+        """True if the step from (t, x) needs no Python: see the class."""
+        cdef object flow = self.flow
+        cdef object at = self.at
+        cdef bytes x_at
+        if at is None or flow._at is not at or flow._instance is None:
+            return False
+        if not flow._undoes_none:
+            return False
+        x_at = at[1]
+        return (fabs(t - <double> at[0]) <= self.snap
+                and len(x_at) == self.n * sizeof(double)
+                and (self.n == 0 or memcmp(x, <const char*> x_at,
+                                           self.n * sizeof(double)) == 0))
+
+    cdef int _set_inputs(self, double t) except -1:
+        """Set the inputs for the step from t (`InputTable.value`; at the time
+        an input jump was run, the values after it: `_FmuFlow._value_at`)."""
+        cdef Py_ssize_t k
+        cdef double t_state, t_jump
+        cdef bint after
+        if self.n_in == 0:
+            return 0
+        t_state, t_jump = self.flow._passed
+        after = t == t_state
+        for k in range(self.n_in):
+            self.in_values[k] = _table_value(
+                &self.table_t[self.table_at[k]], &self.table_u[self.table_at[k]],
+                self.table_at[k + 1] - self.table_at[k], t_jump if after else t,
+                self.held[k], after)
+        return self.reals.set_reals(&self.in_vrs[0], self.n_in, &self.in_values[0])
+
+    cdef int advance(self, double t, const double* x, double h, const double* k1,
+                     double* out) except -1:
+        cdef object flow = self.flow
+        cdef CommunicationStep step = self.step
+        cdef double[::1] ys
+        cdef int failed = 0
+        if self._plain(t, x):
+            self._set_inputs(t)
+            failed = step.run(t, h, False, 0, t, None, None, None, None, out)
+            if failed < 0 and step.finite:
+                flow.stepped(t + h, new_array(out, self.n), h)
+                return self._arrived(h)
+            ended = (step.failed_status, step.event, step.terminated, step.early,
+                     step.last_time) if failed >= 0 else None
+            ys = np.ascontiguousarray(flow.finish_step(
+                t, h, ended, new_array(out, self.n)), dtype=float)
+        else:
+            ys = np.ascontiguousarray(
+                flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float)
+        if self.n:
+            memcpy(out, &ys[0], self.n * sizeof(double))
+        if self.reports_events:
+            self.observe_row[0] = 1
+        return self._arrived(h)
+
+    cdef int _arrived(self, double h) except -1:
+        """Read the recorded outputs where the step left the FMU, and note
+        that point as this stepper's."""
+        cdef Py_ssize_t i, k = 0
+        cdef _Getter getter
+        for getter in self.getters:
+            getter.get(&self.read[k])
+            k += getter.n
+        for i in range(self.n_out):
+            self.out[i] = self.read[self.take[i]]
+        self.at, self.snap = self.flow._at, self.snap_rtol * h
+        return 0
+
+    def callbacks(self):
+        """The Python functions the steps call back: none where they are plain
+        (a run that undoes no step), else the flow's `advance`."""
+        if self.flow._undoes_none:
+            return []
+        return [f"{type(self.flow).__name__}.advance"]
+
+
+cdef class _Getter:
+    """One FMI get of scalar values (any numeric type) into doubles: the C
+    call into a buffer of its type, then each value converted as Python's
+    float() converts it."""
+
+    cdef void* fn
+    cdef void* component
+    cdef bint fmi3
+    cdef object error
+    cdef str name
+    cdef int kind  # the C type: its index in ELEMENTS
+    cdef readonly Py_ssize_t n
+    cdef unsigned int[::1] vrs
+    cdef object buffer  # of the getter's C type
+    cdef char* data
+
+    def __init__(self, size_t component, bint fmi3, error, size_t address, str name,
+                 str element, vrs):
+        self.fn, self.component, self.fmi3 = <void*> address, <void*> component, fmi3
+        self.error, self.name, self.kind = error, name, ELEMENTS.index(element)
+        self.n = len(vrs)
+        self.vrs = np.array(list(vrs) + [0], dtype=np.uintc)
+        self.buffer = np.zeros(self.n + 1, dtype=element)
+        self.data = <char*> (<size_t> self.buffer.ctypes.data)
+
+    cdef int get(self, double* out) except -1:
+        """Write the values to out[0 .. n - 1]."""
+        cdef int status
+        cdef Py_ssize_t i
+        if self.n == 0:
+            return 0
+        if self.fmi3:
+            status = (<get3_f> self.fn)(self.component, &self.vrs[0], self.n,
+                                        self.data, self.n)
+        else:
+            status = (<get2_f> self.fn)(self.component, &self.vrs[0], self.n,
+                                        self.data)
+        if status > FMI_WARNING:
+            raise self.error(self.name, status)
+        for i in range(self.n):
+            out[i] = _as_double(self.data, self.kind, i)
+        return 0
+
+
+# the C types a get may return (numpy's codes); `_as_double` reads them by index
+ELEMENTS = ("f8", "f4", "i4", "u1", "i1", "i2", "u2", "u4", "i8", "u8")
+
+
+cdef double _as_double(const char* data, int kind, Py_ssize_t i) noexcept:
+    """The i-th value of a buffer of the C type ELEMENTS[kind], as a double."""
+    if kind == 0:
+        return (<const double*> data)[i]
+    if kind == 1:
+        return (<const float*> data)[i]
+    if kind == 2:
+        return (<const int*> data)[i]
+    if kind == 3:
+        return (<const unsigned char*> data)[i]
+    if kind == 4:
+        return (<const signed char*> data)[i]
+    if kind == 5:
+        return (<const short*> data)[i]
+    if kind == 6:
+        return (<const unsigned short*> data)[i]
+    if kind == 7:
+        return (<const unsigned int*> data)[i]
+    if kind == 8:
+        return <double> (<const long long*> data)[i]
+    return <double> (<const unsigned long long*> data)[i]
+
+
+cdef double _table_value(const double* ts, const double* us, Py_ssize_t n,
+                         double t, bint held, bint after) noexcept:
+    """An input table's value at t (`InputTable.value`, the same arithmetic):
+    interpolated, or held from the row before; at a jump the value before it,
+    or with `after` the value after."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    cdef double w
+    while lo < hi:  # the first row beyond t (at or beyond t: not `after`)
+        mid = (lo + hi) // 2
+        if ts[mid] > t or (ts[mid] == t and not after):
+            hi = mid
+        else:
+            lo = mid + 1
+    if held or lo == 0 or lo == n:
+        return us[lo - 1 if lo > 0 else 0]
+    w = (t - ts[lo - 1]) / (ts[lo] - ts[lo - 1])
+    return (1.0 - w) * us[lo - 1] + w * us[lo]

@@ -2,8 +2,10 @@
 
 A flow the master integrates (a vector field) steps with a Runge-Kutta tableau on
 its right-hand side `rhs`, a compiled `Function` (`FieldStepper`); a flow that
-integrates itself (a Co-Simulation FMU) steps through its own `advance`, called
-back in Python (`FlowStepper`), and has no `rhs`.
+integrates itself (a Co-Simulation FMU, a co-simulation master) has no `rhs`
+and steps through its own `advance`, called back in Python (`FlowStepper`), or
+where its calls can be made directly, through a stepper of its own
+(`_cosim.FmuStepper`, `_cosim.MasterStepper`).
 
 The interface every method's loop uses (`Stepper`):
 

@@ -90,8 +90,8 @@ from ._cosim import (
 )
 from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan
-from .coupling import CoupledParts, Coupling
-from .fmu import MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
+from .coupling import CoupledParts, Coupling, split_name
+from .fmu import C_REALS, MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
@@ -168,6 +168,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._last_step: tuple = ()  # (t, x, t + h, y, h) of the last step
         self._end: tuple = (math.nan, 0.0, b"")  # its (t + h, h, y bytes)
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
+        self._undoes_none = False  # the run's plan undoes no step (no guards)
         saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
         self._saving = [  # CS FMUs
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
@@ -205,17 +206,38 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def stepper(self, scheme: Scheme) -> Stepper:
         """The master's steps for the compiled loops: its plain steps taken
         without Python (`_cosim.MasterStepper`) where every component is
-        called directly, else `advance`."""
+        called directly, the recorded variables read in C after each step
+        where they are scalar reals of those components (`_record_calls`),
+        else `advance`."""
         if not self._compiled.direct:
             return super().stepper(scheme)
         n = len(self.state_names)
-        return MasterStepper(self, self._compiled, scheme, n, SNAP_RTOL)
+        recorded = self._record_calls()
+        return MasterStepper(self, self._compiled, scheme, n, SNAP_RTOL, recorded)
+
+    def _record_calls(self) -> list[tuple[int, int]]:
+        """Each recorded variable as (component, value reference), where every
+        one is a scalar real of a component called directly; else none."""
+        calls = []
+        for name in self.recorded_names:
+            component, variable = split_name(name, f"output {name!r}")
+            k = [c.name for c in self.components].index(component)
+            found = self._called.get(k)
+            v = None if found is None else found[0].archive.variables.get(variable)
+            if v is None or v.type not in C_REALS or v.shape:
+                return []
+            calls.append((k, v.vr))
+        return calls
 
     @property
     def steps_in_blocks(self) -> bool:
         """True where the compiled loops may take many steps per call: every
-        component is called directly (`_cosim`), and no sample asks `observe`."""
-        return self._compiled.direct and not self.recorded_names
+        component is called directly (`_cosim`), and no sample asks `observe`
+        (nothing recorded, or read in C in a run that undoes no step)."""
+        return self._compiled.direct and (
+            not self.recorded_names
+            or (self._undoes_none and bool(self._record_calls()))
+        )
 
     @property
     def forward_only(self) -> bool:
@@ -562,6 +584,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Save the components' states before a step only where may_undo(t, x,
         h) (`_should_save`); the components never save on their own."""
         self._may_undo = may_undo
+        self._undoes_none = not getattr(may_undo, "guards", True)
         self._forget_saves()
         for flow in self._saving:  # each frees the states an earlier run saved
             flow.plan_undo(_never)
@@ -673,12 +696,28 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             self._history.popitem(last=False)
 
     def describe(self) -> dict[str, str]:
-        """Return the provenance entries, with the communication scheme."""
+        """Return the provenance entries, with the communication scheme and
+        which path took the steps (`_steps`)."""
         return {
             **super().describe(),
             "communication": f"{self.communication.scheme}, inputs "
             f"{self.communication.inputs}",
+            "steps": self._steps(),
         }
+
+    def _steps(self) -> str:
+        """Which path took the communication steps, and why not the compiled
+        one (`_cosim.MasterStepper`)."""
+        if not self._compiled.direct:
+            return "python (a component called back, or an algebraic loop)"
+        if self.recorded_names and not (self._undoes_none and self._record_calls()):
+            return (
+                "python (recorded variables read in Python: guards, or variables "
+                "other than scalar reals of the FMUs called directly)"
+            )
+        if not self._undoes_none:
+            return "compiled where no state is saved (guards)"
+        return "compiled"
 
 
 def _compiled_step(

@@ -64,6 +64,20 @@ def _fmi_call(method: F) -> F:
     return cast(F, call)
 
 
+# the C type of the values of each get (by its name's suffix), as numpy codes
+C_ELEMENTS = {
+    "Real": "f8",
+    "Float64": "f8",
+    "Float32": "f4",
+    "Integer": "i4",
+    **{
+        f"{s}Int{n}": f"{s[:1].lower() or 'i'}{n // 8}"
+        for s in ("", "U")
+        for n in (8, 16, 32, 64)
+    },
+}
+
+
 def _address(instance: FmiInstance, pointer: Any, function: str) -> int:
     """The address of a C function fmpy bound (a NULL one is missing)."""
     address = ctypes.cast(pointer, ctypes.c_void_p).value
@@ -262,6 +276,15 @@ class FmiInstance:
     def c_address(self, function: str) -> int:
         """Return the address of the FMU's C function `function` (compiled calls)."""
         return _address(self, self._fmu._functions[function], function)
+
+    def c_getter(self, fmi_type: str) -> tuple[int, str, str]:
+        """The C get of the variables of `fmi_type` (compiled reads): its
+        address, name and its values' C type (numpy's code: FMI 2.0's Boolean
+        is an int, FMI 3.0's a bool)."""
+        access = self._access[fmi_type]
+        name = f"{self.real_functions[0][:4]}Get{access}"
+        element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "u1")
+        return self.c_address(name), name, element
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
@@ -845,6 +868,22 @@ class CoSimulationInstance(FmiInstance):
         """The end of a doStep called in C (`_cosim`) that did not complete."""
         raise NotImplementedError
 
+    def step_end(
+        self,
+        t: float,
+        h: float,
+        status: int,
+        event: bool,
+        terminate: bool,
+        early: bool,
+        last: float,
+    ) -> StepEnd:
+        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
+        that did not complete, as `do_step` gives it: status, FMI 3.0's flags
+        (eventHandlingNeeded, terminateSimulation, earlyReturn) and the last
+        successful time."""
+        return self.failed_step(status, terminate, last)
+
 
 class Fmi2Slave(_Fmi2, CoSimulationInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
@@ -916,6 +955,15 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
         return StepEnd(t + h)
 
 
+def _step_end(
+    t: float, h: float, needed: bool, terminate: bool, early: bool, last: float
+) -> StepEnd:
+    """Where an FMI 3.0 doStep from t by h that returned at most a warning
+    stopped: at `last` where it returned early, else at t + h."""
+    reached = last if early and last < t + h else t + h
+    return StepEnd(reached, bool(needed), bool(terminate))
+
+
 class Fmi3Slave(_Fmi3, CoSimulationInstance):
     """An FMI 3.0 Co-Simulation instance.
 
@@ -969,8 +1017,21 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; with early return, stop at the FMU's first event."""
         needed, terminate, early, last = self._fmu.doStep(t, h, False)
-        reached = last if early and last < t + h else t + h
-        return StepEnd(reached, bool(needed), bool(terminate))
+        return _step_end(t, h, needed, terminate, early, last)
+
+    def step_end(
+        self,
+        t: float,
+        h: float,
+        status: int,
+        event: bool,
+        terminate: bool,
+        early: bool,
+        last: float,
+    ) -> StepEnd:
+        if status > FMI_WARNING:
+            raise _status_error(self, "fmi3DoStep", status)
+        return _step_end(t, h, event, terminate, early, last)
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
         """The end of a doStep that did not complete (`_cosim`): with

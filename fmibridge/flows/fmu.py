@@ -26,7 +26,7 @@ import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, cast
+from typing import ClassVar, NoReturn, cast
 
 import numpy as np
 
@@ -35,13 +35,16 @@ from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefu
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.system import Edge, Guard, HybridSystem, Mode
+from ._cosim import FmuStepper
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
+from ._stepper import Stepper
 from .base import Flow, FlowTerminated, UndoPlan, VectorField
 from .fmi import (
     CoSimulationInstance,
     FmiInstance,
     ModelExchangeInstance,
+    StepEnd,
     _status_error,
 )
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
@@ -749,8 +752,9 @@ class _Journal:
     initialisation, kept to return it to a point it left without saving its
     state: fmiReset, then the same calls again (inputs, doSteps, events), each
     with the same arguments, so a deterministic FMU takes the same steps. At
-    most MAX_JOURNAL calls are kept: past them (a long run without events) the
-    journal is dropped until the next initialisation, and a return says so."""
+    most MAX_JOURNAL calls are kept: past them (a long run without events), or
+    once a doStep was called in C (`CoSimulationFlow.stepped`), the journal is
+    dropped until the next initialisation, and a return says so."""
 
     CALLS = (
         "initialize",
@@ -806,7 +810,7 @@ class _Journal:
                 f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
                 f"it cannot save its state, and its calls since the last "
                 f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
-                f"replay",
+                f"replay (nor past a doStep called in C, in a run without guards)",
             )
         try:
             instance.reset()
@@ -847,6 +851,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
     iteration) where the FMU stopped and logged as `fmu_event` once the step
     is accepted (`observe`).
 
+    In a run that undoes no step (no guards), the compiled loops step the
+    FMU without Python where its calls can be made directly
+    (`_cosim.FmuStepper`: FMI 2.0 and 3.0, scalar real states and inputs, the
+    inputs numbers or tables, scalar recorded outputs; a step with the FMU's
+    own events is finished in Python); `describe` says which path ran (`steps`), and why
+    not the compiled one.
+
     An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
     every FMI 1.0 FMU) runs without: a run without guards on it never returns
     to a point it left, and methods step it forward only (`forward_only`:
@@ -863,6 +874,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
     """
 
     interface = "CoSimulation"
+    # the compiled loops take plain steps without Python where they can
+    # (`stepper`); False: every step is `advance` (the path they replace)
+    compiled_steps: ClassVar[bool] = True
 
     @property
     def instance(self) -> CoSimulationInstance:
@@ -903,12 +917,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
+        self._undoes_none = False  # the run's plan undoes no step (no guards)
+        self._steps = "python (no compiled loop took them)"  # `describe`
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
         """Save the FMU state before a step only where may_undo(t, x, h). A run
         plans once, at its start: the states an earlier run saved are freed, so
         each run saves what it returns to (and costs what a first run does)."""
         self._may_undo, self.n_state_saves = may_undo, 0
+        self._undoes_none = not getattr(may_undo, "guards", True)
         self._left.clear()
         self._free_snapshots()
         self._anchors.clear()
@@ -930,6 +947,73 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def n_replays(self) -> int:
         """How many times the FMU was reset and replayed to return to a point."""
         return self._journal.n_replays if self._journal is not None else 0
+
+    def stepper(self, scheme: Scheme) -> Stepper:
+        """Return the FMU's steps for the compiled loops: in a run that undoes
+        no step, each without Python (`_cosim.FmuStepper`: doStep, the states,
+        inputs and recorded outputs called directly) where the FMU allows it
+        (`_refusal`), else `advance` called back."""
+        refused = self._refusal()
+        if refused is not None:
+            self._steps = f"python ({refused})"
+            return super().stepper(scheme)
+        self._steps = "compiled"
+        reader, instance = self._record_reader, self.instance
+        getters = [(*instance.c_getter(t), vrs) for t, vrs, _ in reader._calls]
+        return FmuStepper(
+            self,
+            self.direct_calls(),
+            scheme,
+            getters,
+            reader._take,
+            self._sources(),
+            SNAP_RTOL,
+        )
+
+    def _refusal(self) -> str | None:
+        """Why the compiled steps cannot take this FMU's steps, or None."""
+        values = [*self._inputs.values(), *self._discrete_tables.values()]
+        if not self.compiled_steps:
+            return "compiled steps off"
+        if self.archive.fmi_version not in ("2.0", "3.0"):
+            return f"FMI {self.archive.fmi_version}"
+        if any(v.type not in C_REALS or v.shape for v in self._state_variables):
+            return "states other than scalar reals"
+        if any(v.shape for v in self._recorded_variables):
+            return "recorded outputs that are arrays"
+        numbers = InputTable | int | float
+        if any(
+            v.type not in C_REALS or v.shape or not isinstance(u, numbers)
+            for v, u in values
+        ):
+            return "inputs other than tables and numbers of scalar reals"
+        return None
+
+    def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
+        """The inputs as `FmuStepper` sets them: (vr, times, values, held), a
+        number as a table of one row, in the order `_set_inputs` sets them."""
+        sources = []
+        for held, inputs in ((False, self._inputs), (True, self._discrete_tables)):
+            for vr, (_, u) in inputs.items():
+                if isinstance(u, InputTable):
+                    sources.append((vr, u.t, u.u, held))
+                else:
+                    sources.append((vr, np.zeros(1), np.array([u], dtype=float), held))
+        return sources
+
+    @property
+    def steps_in_blocks(self) -> bool:
+        """True where the compiled loops may take many steps per call: the
+        steps are compiled (`stepper`) and the run undoes none (no guards)."""
+        return self._undoes_none and self._steps == "compiled"
+
+    def describe(self) -> dict[str, str]:
+        """Say what the flow is (`_FmuFlow.describe`) and which path took its
+        steps: compiled, or Python and why."""
+        steps = self._steps
+        if steps == "compiled" and not self._undoes_none:
+            steps = "python (the run may undo steps: guards)"
+        return {**super().describe(), "steps": steps}
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first,
@@ -994,12 +1078,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
             for v in self._recorded_variables
         )
 
-    def _step(self, t: float, h: float) -> np.ndarray:
-        """doStep from the FMU's (t, x) to t + h, running the FMU's own events."""
+    def _step(self, t: float, h: float, first: StepEnd | None = None) -> np.ndarray:
+        """doStep from the FMU's (t, x) to t + h, running the FMU's own events
+        (`first`: where a doStep from t called in C ended)."""
         t_now, t_end = t, t + h
         events: list[tuple] = []  # `_fmu_event`'s
         for _ in range(MAX_EVENTS_PER_STEP):
-            end = self.instance.do_step(t_now, t_end - t_now)
+            end = first or self.instance.do_step(t_now, t_end - t_now)
+            first = None
             if end.event_needed:
                 events.extend(self._fmu_event(end.t))
             if end.terminate or self.is_terminated:
@@ -1020,6 +1106,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
             f"{t_end!r} (Zeno?)",
         )
 
+    def finish_step(
+        self, t: float, h: float, ended: tuple | None, y: np.ndarray
+    ) -> np.ndarray:
+        """Finish the step from t of h whose doStep `_cosim.FmuStepper` called:
+        one that did not complete (`ended`: status, eventHandlingNeeded,
+        terminateSimulation, earlyReturn, last successful time) goes on as
+        `_step` goes on from such an end; one that did (None) left the states
+        y, not all finite: the FMUError."""
+        if ended is None:
+            self.stepped(t + h, y, h)
+            return self._check_finite(y, "doStep", t + h)
+        return self._step(t, h, self.instance.step_end(t, h, *ended))
+
     def _terminate(self, t: float, events: tuple = ()) -> NoReturn:
         """The FMU ended the simulation inside a step, at t: raise FlowTerminated
         with its states there."""
@@ -1031,9 +1130,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def stepped(self, t_end: float, y: np.ndarray, h: float) -> None:
         """Note that the co-simulation master's compiled step (`_cosim`) took the
         FMU from where it was by h to (t_end, y), unsaved as a step of `advance`
-        under the master's plan."""
+        under the master's plan (or `_cosim.FmuStepper`, in a run that undoes
+        no step: a doStep called in C is not journaled, so no replay returns
+        past it)."""
         if self._may_undo is not None:
             self._left.append(self._at)
+        if self._journal is not None:
+            self._journal.calls = None
         self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
 
     def compiled_calls(self) -> tuple | None:
@@ -1054,6 +1157,12 @@ class CoSimulationFlow(_FmuFlow, Flow):
             or any(v.type not in C_REALS or v.shape for v in self._state_variables)
         ):
             return None
+        return self.direct_calls()
+
+    def direct_calls(self) -> tuple:
+        """The FMU's doStep, get and set of reals, called directly: ((addresses),
+        handle, is FMI 3.0, error, (names), state value references)."""
+        version = self.archive.fmi_version
         instance = self.instance
         names = (
             "fmi2DoStep" if version == "2.0" else "fmi3DoStep",

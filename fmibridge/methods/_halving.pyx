@@ -4,8 +4,8 @@ by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
 `attempt` takes the steps of one `Halving._attempt`: plain steps of h while no
 guard is crossed (many per call where the flow is a vector field whose steps need
 no call back between them, or a flow whose steps may run in blocks:
-`steps_in_blocks`, the co-simulation master's compiled step; each output time on
-the way ends a step, not the call: `_walk.next_stop`), and the crossing step
+`steps_in_blocks`, a Co-Simulation FMU's or master's compiled steps; each output
+time on the way ends a step, not the call: `_walk.next_stop`), and the crossing step
 with its halvings, ending with the event fired by `Method.fire` or the step
 after the crossing's half steps.
 See `halving.Halving` for the algorithm.

@@ -38,6 +38,19 @@ cdef class CompiledMode:
     cdef double[:, ::1] xs
     cdef object ts_array, xs_array
     cdef Py_ssize_t n_block
+    # where the mode has no guards (each step's end a sample) and its stepper
+    # reads the flow's recorded outputs after each step (`_cosim.FmuStepper`):
+    # n_out of them (names out_names, the stepper's values out_now), kept with
+    # each sample in os; else 0, and the Recorder asks the flow (`observe`)
+    cdef Py_ssize_t n_out
+    cdef tuple out_names
+    cdef double[::1] out_now
+    cdef double[:, ::1] os
+    cdef object os_array
+    # where the mode has no guards: the stepper's flag that the last step's
+    # sample asks the observer at once (the FMU's own events in the step)
+    cdef bint has_flag
+    cdef unsigned char[::1] observe_now
     # the block's Recorder streams to a journal: each sample is handed over at once
     cdef bint write_through
     # what a method's loop keeps for this mode between its calls (its scratch)

@@ -90,6 +90,25 @@ cdef class CompiledMode:
         self.n_block = 0
         self.write_through = False
         self.work = {}
+        self._read_outputs()
+
+    def _read_outputs(self):
+        """Keep the stepper's recorded outputs with each sample where every
+        step's end is one (no guards: no trial is undone) and the stepper
+        reads them (`recorded`, `recorded_names`); hand a sample to the
+        Recorder's observer at once where the stepper flags it
+        (`observe_row`: the FMU ran its own events in that step, which the
+        observer logs while the FMU is still there)."""
+        recorded = getattr(self.stepper, "recorded", None) if self.m == 0 else None
+        flag = getattr(self.stepper, "observe_row", None) if self.m == 0 else None
+        self.has_flag = flag is not None
+        if self.has_flag:
+            self.observe_now = flag
+        self.n_out = 0 if recorded is None else len(recorded)
+        if self.n_out:
+            self.out_now, self.out_names = recorded, self.stepper.recorded_names
+            self.os_array = np.empty((BLOCK, self.n_out))
+            self.os = self.os_array
 
     cdef int evaluate(self, double t, const double* x, double* g) except -1:
         """Write the guards' values at (t, x) to g."""
@@ -156,6 +175,11 @@ cdef class CompiledMode:
         blocks, or at once where the Recorder streams to a journal, so that a
         crash of the process (an FMU's C code) loses none (`core.journal`)."""
         cdef Py_ssize_t i
+        if self.has_flag and self.observe_now[0]:  # the flow's events in the step
+            self.observe_now[0] = 0
+            self.flush(log)
+            log.samples(np.array([t]), new_array(x, self.n).reshape(1, -1), self.name)
+            return 0
         if self.n_block == BLOCK:
             self.flush(log)
         if self.n_block == 0:  # once per block: the run's Recorder may change
@@ -163,6 +187,8 @@ cdef class CompiledMode:
         self.ts[self.n_block] = t
         for i in range(self.n):
             self.xs[self.n_block, i] = x[i]
+        for i in range(self.n_out):
+            self.os[self.n_block, i] = self.out_now[i]
         self.n_block += 1
         if self.write_through:
             self.flush(log)
@@ -171,10 +197,16 @@ cdef class CompiledMode:
     cdef int flush(self, object log) except -1:
         """Hand the kept samples to the Recorder."""
         cdef Py_ssize_t k = self.n_block
-        if k:
-            self.n_block = 0
-            log.samples(self.ts_array[:k].copy(), self.xs_array[:k, :self.n].copy(),
-                        self.name)
+        if not k:
+            return 0
+        self.n_block = 0
+        ts, xs = self.ts_array[:k].copy(), self.xs_array[:k, :self.n].copy()
+        if self.n_out:  # read where each sample was taken: no `observe`
+            outputs = {name: self.os_array[:k, j].copy()
+                       for j, name in enumerate(self.out_names)}
+            log.read_samples(ts, xs, self.name, outputs)
+        else:
+            log.samples(ts, xs, self.name)
         return 0
 
     cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,
@@ -250,8 +282,10 @@ cdef class CompiledMode:
 
         names = []
         rhs = self.stepper.rhs
-        if rhs is None:
-            names.append(f"{type(self.mode.flow).__name__}.advance")
+        if rhs is None:  # a stepper that calls no Python on its steps says so
+            calls = getattr(self.stepper, "callbacks", None)
+            names.extend(calls() if calls is not None else
+                         [f"{type(self.mode.flow).__name__}.advance"])
         elif isinstance(rhs, PythonVector):
             names.append(rhs.what)
         for part in self.guards.parts:

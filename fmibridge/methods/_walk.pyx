@@ -12,8 +12,8 @@ that ends the call.
 
 `attempt_with` takes the steps of one `Method._attempt`: many per call where the
 flow is a vector field whose steps need no call back between them, or a flow
-whose steps may run in blocks (`steps_in_blocks`: the co-simulation master's
-compiled step), up to BLOCK_SIZE, t_end or max_steps; one otherwise; then hands the counts and the
+whose steps may run in blocks (`steps_in_blocks`: a Co-Simulation FMU's or the
+co-simulation master's compiled steps), up to BLOCK_SIZE, t_end or max_steps; one otherwise; then hands the counts and the
 kept samples to the run's Recorder.
 """
 
