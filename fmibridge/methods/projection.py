@@ -104,10 +104,10 @@ def projected_contact(
         (`state_coordinate`).
     mass : float, optional
         The effective mass m along q. It scales lam only: with one coordinate
-        dh M^-1 dh^T = dh^2 / m, so the impact law (eq. 4) is qdot -> -e qdot,
-        R* does not read M, hddot (eq. 8) comes from the free flow, the
-        truncation bounds' eta = |M^-1 dh^T| / (dh M^-1 dh^T) = 1 / |dh|, and
-        the constrained step is the free one then R*; lam = -m hddot / dh^2
+        ``dh M^-1 dh^T = dh^2 / m``, so the impact law (eq. 4) is
+        ``qdot -> -e qdot``, R* does not read M, hddot (eq. 8) comes from the
+        free flow, the truncation bounds' eta is ``1 / |dh|``, and the
+        constrained step is the free one then R*; ``lam = -m hddot / dh^2``
         (eq. 6) changes only in scale, and lift-off is where it changes sign.
         Without it (1) lam is a force per unit mass.
     gap_fn, gradient_fn, hessian_fn : callable
