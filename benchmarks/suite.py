@@ -39,7 +39,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -739,7 +739,7 @@ def plain_cs_rows(options: BenchOptions) -> list[Row]:
     )
     rows = []
     for case, given in (("", None), (" + input table", table)):
-        keywords = dict(
+        keywords: dict[str, Any] = dict(
             fmi_type="CoSimulation", stop_time=t_end, output_interval=h, input=given
         )
         ours_run = functools.partial(simulate_fmu, path, **keywords)

@@ -75,7 +75,7 @@ class FmuStepper(Stepper):
         calls: tuple[Any, ...],
         scheme: Any,
         getters: Sequence[tuple[int, str, str, Sequence[int]]],
-        take: Sequence[int],
+        take: Sequence[int] | np.ndarray,
         inputs: Sequence[tuple[int, np.ndarray, np.ndarray, bool]],
         snap_rtol: float,
     ) -> None: ...
