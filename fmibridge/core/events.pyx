@@ -294,8 +294,8 @@ def illinois(fun, lo, hi, *, double width, long max_iter):
     hi - lo <= width or max_iter trials; fun(sigma) returns an End. Returns the
     final (lo, hi)."""
     cdef Illinois s = illinois_start(lo.sigma, lo.f, hi.sigma, hi.f, width)
-    cdef long k
-    for k in range(max_iter):
+    cdef long _k
+    for _k in range(max_iter):
         if illinois_done(&s):
             break
         trial = fun(illinois_propose(&s))

@@ -200,7 +200,8 @@ cdef class CommunicationStep:
         size = max(len(vrs), 1)
         self.buffer, self.values = np.zeros(size), np.zeros(size)
         self.out_values = np.zeros(self.n_slots)
-        self.levels, self.slopes = np.zeros(self.n_slots + 1), np.zeros(self.n_slots + 1)
+        self.levels = np.zeros(self.n_slots + 1)
+        self.slopes = np.zeros(self.n_slots + 1)
         self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
@@ -462,8 +463,8 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
 cpdef object step_done(master, double t, x, double h, scheme, double spent):
     """Keep how the master's last step from (t, x) of h got where it is (for
     replays: with the inputs each component had in it, where every component
-    is called directly and replays alone), and its cost where it was a plain one (spent >= 0,
-    seconds)."""
+    is called directly and replays alone), and its cost where it was a plain
+    one (spent >= 0, seconds)."""
     cdef CommunicationStep step = master._compiled
     if spent >= 0.0:  # a running mean from the first plain step's cost, each
         if master._step_cost == 0.0:  # step counted as at most twice the mean

@@ -673,7 +673,9 @@ cdef class CvodeStepper(AdaptiveStepper):
         """Warn once if the flow's Jacobian was dropped (`Cvode.check_jacobian`)."""
         if self.cvode.jacobian_note and not self.has_warned:
             self.has_warned = True
-            warnings.warn(self.cvode.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
+            warnings.warn(
+                self.cvode.jacobian_note + ".", FmibridgeWarning, stacklevel=2
+            )
 
     cdef int dense(self, double t, double* out) except -1:
         return self.cvode.dense(t, out)

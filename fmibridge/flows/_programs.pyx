@@ -26,7 +26,7 @@ carries on is carried on.
 """
 
 from libc.math cimport (
-    INFINITY, acos, asin, atan, atan2, ceil, copysign, cos, cosh, exp, fabs, floor,
+    acos, asin, atan, atan2, ceil, copysign, cos, cosh, exp, fabs, floor,
     fmod, isfinite, isinf, isnan, log, log10, sin, sinh, sqrt, tan, tanh,
 )
 from libc.math cimport pow as c_pow
@@ -446,7 +446,9 @@ def program_function(program, state_names, constants, failure, str what):
     v = values_with_constants(program, places, constants)
     if v is None:
         return None
-    return ProgramFunction([program.bound(places)], [failure], len(state_names), v, what)
+    return ProgramFunction(
+        [program.bound(places)], [failure], len(state_names), v, what
+    )
 
 
 def values_with_constants(program, dict places, constants):

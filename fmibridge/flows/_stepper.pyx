@@ -274,7 +274,6 @@ cdef class EmbeddedStepper(AdaptiveStepper):
         self.work = np.empty(max(tableau.work_size(rhs.n_in), 1))
         self.err, self.first = np.empty(max(rhs.n_in, 1)), np.empty(max(rhs.n_in, 1))
 
-
     def propose(self, double h, double t_end=-INFINITY):
         """`AdaptiveStepper.propose`; each attempt counts stiff steps anew."""
         AdaptiveStepper.propose(self, h, t_end)
@@ -327,7 +326,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
         cdef double proposal = self.h_next, h = min(self.h_next, h_max), err = 0.0
         cdef double exponent = -1.0 / tab.error_order, fac
         cdef bint rejected = False
-        cdef long k
+        cdef long _k
         if n == 0:
             self.anchor(t, x, h, out)
             return h
@@ -335,7 +334,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
             self.rhs.call(t, x, &self.first[0])
         else:
             memcpy(&self.first[0], k1, n * sizeof(double))
-        for k in range(MAX_REJECTIONS):
+        for _k in range(MAX_REJECTIONS):
             tab.step(self.rhs, t, x, h, &self.first[0], out, slopes)
             self.rhs.call(t + h, out, f1)
             tab.estimate(n, h, slopes, f1, &self.err[0])
@@ -357,7 +356,8 @@ cdef class EmbeddedStepper(AdaptiveStepper):
             )
         if err <= 1.0:
             self._watch_stiffness(t, h)
-        fac = FAC_MAX if err == 0.0 else min(FAC_MAX, max(FAC_MIN, SAFETY * err**exponent))
+        fac = (FAC_MAX if err == 0.0
+               else min(FAC_MAX, max(FAC_MIN, SAFETY * err**exponent)))
         if rejected:
             fac = min(fac, 1.0)
         self.h_next = h * fac

@@ -73,7 +73,8 @@ cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
     return change < _LAM_CHANGE * min(lam0, lam_mid, lam1)
 
 
-cdef double _largest_difference(const double* u, const double* v, Py_ssize_t n) noexcept:
+cdef double _largest_difference(const double* u, const double* v,
+                                Py_ssize_t n) noexcept:
     """max_i |u_i - v_i|, nan if any difference is nan."""
     cdef double largest = 0.0, value
     cdef Py_ssize_t i
@@ -109,7 +110,8 @@ cdef class Phase:
         cdef Py_ssize_t n = contact.n
         self.contact = contact
         self.stepper = ProjectedStepper(contact, tableau)
-        self.ts, self.xs, self.lams = np.empty(BLOCK), np.empty((BLOCK, n)), np.empty(BLOCK)
+        self.ts, self.lams = np.empty(BLOCK), np.empty(BLOCK)
+        self.xs = np.empty((BLOCK, n))
         self.t_out, self.x_out, self.lam_out = self.ts, self.xs, self.lams
         self.x_now, self.slope = np.empty(n), np.empty(n)
         self.x_mid, self.slope_mid = np.empty(n), np.empty(n)
@@ -129,7 +131,7 @@ cdef class Phase:
         cdef ContactFunctions c = self.contact
         cdef ProjectedStepper stepper = self.stepper
         cdef Py_ssize_t n = c.n
-        cdef long n_samples = 0, rejected = 0, k
+        cdef long n_samples = 0, rejected = 0, _k
         cdef double lam0, lam_mid, lam1, hs, tc
         cdef bint crossing, stepped
         cdef double[::1] swap
@@ -141,11 +143,16 @@ cdef class Phase:
         while n_samples < max_steps and t < t_end - reach:
             hs = min(max(h, 2.0 * last_step if last_step > 0.0 else h), t_end - t)
             stepped = False
-            for k in range(MAX_HALVINGS):
-                stepper.advance(t, &self.x_now[0], hs / 2, &self.slope[0], &self.x_mid[0])
-                lam_mid = c.constrained_at(t + hs / 2, &self.x_mid[0], &self.slope_mid[0])
+            for _k in range(MAX_HALVINGS):
                 stepper.advance(
-                    t + hs / 2, &self.x_mid[0], hs / 2, &self.slope_mid[0], &self.x_two[0]
+                    t, &self.x_now[0], hs / 2, &self.slope[0], &self.x_mid[0]
+                )
+                lam_mid = c.constrained_at(
+                    t + hs / 2, &self.x_mid[0], &self.slope_mid[0]
+                )
+                stepper.advance(
+                    t + hs / 2, &self.x_mid[0], hs / 2, &self.slope_mid[0],
+                    &self.x_two[0]
                 )
                 lam1 = c.constrained_at(t + hs, &self.x_two[0], &self.slope_two[0])
                 crossing = lam_mid <= 0 or lam1 <= 0
@@ -193,24 +200,27 @@ cdef class Phase:
         self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.x_full[0])
         return _largest_difference(&self.x_full[0], &self.x_two[0], self.contact.n)
 
-    cdef double _lift_off(self, double t, double hs, double lam0, double t_tol) except? -1:
+    cdef double _lift_off(self, double t, double hs, double lam0,
+                          double t_tol) except? -1:
         """Return tc, where lam falls through zero in [t, t + hs]: Illinois on
         lam along the step from (t, x_now) to t_tol, then the secant of lam
         across the final bracket; the state there goes to z."""
         cdef ContactFunctions c = self.contact
         cdef double sigma, tc
-        cdef long k
+        cdef long _k
         cdef Illinois s
         self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.z[0])
         s = illinois_start(
             0.0, lam0, hs, c.constrained_at(t + hs, &self.z[0], &self.dz[0]), t_tol
         )
-        for k in range(MAX_HALVINGS):
+        for _k in range(MAX_HALVINGS):
             if illinois_done(&s):
                 break
             sigma = illinois_propose(&s)
             self.stepper.advance(t, &self.x_now[0], sigma, &self.slope[0], &self.z[0])
-            illinois_narrow(&s, sigma, c.constrained_at(t + sigma, &self.z[0], &self.dz[0]))
+            illinois_narrow(
+                &s, sigma, c.constrained_at(t + sigma, &self.z[0], &self.dz[0])
+            )
         tc = s.lo + (s.hi - s.lo) * secant_fraction(s.lo_f, s.hi_f)
         if tc > 0:
             self.stepper.advance(t, &self.x_now[0], tc, &self.slope[0], &self.z[0])
@@ -338,8 +348,9 @@ cdef class Series:
     exceeds its kinetic one, hdot^2: its rate then tells where the method fired
     (Unilateral fires within its event band, before the surface), not the
     flight. At the first unresolved impact of a series no later impact can
-    tell more (none of them is tested): the model-free test reads the N_SERIES impacts before it and,
-    if they decay geometrically (`floor`), truncates there if their predicted
+    tell more (none of them is tested): the model-free test reads the N_SERIES
+    impacts before it and, if they decay geometrically (`floor`), truncates
+    there if their predicted
     tails are within the budgets, without the safety factor the test demands
     while later impacts may still come (`excess`: the largest tail over half
     its budget; above FALLBACK_SAFETY Completion warns by how much).
@@ -370,7 +381,8 @@ cdef class Series:
     cdef double[:, ::1] xs, stars  # N_SERIES states from `first` on, and their R*
     cdef bint has_star[_N_SERIES]
     cdef double[::1] dx, newest
-    cdef readonly bint floor  # the last `truncates` met the series' first unresolved impact
+    # the last `truncates` met the series' first unresolved impact
+    cdef readonly bint floor
     cdef readonly double excess  # largest tail / budget of the last geometric test
     cdef readonly double ratio  # its largest ratio of gap rates
 
@@ -522,7 +534,7 @@ cdef class Series:
         """How precisely the inner method placed the series' impacts in time,
         added up (`Method.time_resolution` of each, the newest first)."""
         cdef double late = 0.0, one
-        for t, x_before, rate, gap in reversed(self.impacts):
+        for _t, _x_before, rate, gap in reversed(self.impacts):
             one = inner.time_resolution(gap, rate)
             if isfinite(one):  # not known at rate 0 off the surface: not added
                 late += one

@@ -77,7 +77,8 @@ cdef inline double _along(const double* dh, const double* f0, const double* f1,
     return total
 
 
-cdef double _largest_abs(const double* x, const Py_ssize_t* index, Py_ssize_t m) noexcept nogil:
+cdef double _largest_abs(const double* x, const Py_ssize_t* index,
+                         Py_ssize_t m) noexcept nogil:
     """max_k |x[index[k]]|, nan if any is nan."""
     cdef double largest = fabs(x[index[0]]), value
     cdef Py_ssize_t k
@@ -127,13 +128,15 @@ cdef class ContactFunctions:
         if hessian is not None:
             _expect(hessian, n, nq * nq, "hessian_fn", name)
         self.n, self.nq, self.restitution, self.name = n, nq, restitution, name
-        self.gap, self.gradient, self.force, self.hessian = gap, gradient, force, hessian
+        self.gap, self.gradient = gap, gradient
+        self.force, self.hessian = force, hessian
         self.iq = np.array(q_index, dtype=np.intp)
         self.iv = np.array(v_index, dtype=np.intp)
         self.z = np.empty(n + 1)
         self.f0, self.f1 = np.empty(n), np.empty(n)
         self.ahead, self.behind = np.empty(n), np.empty(n)
-        self.grad, self.dh_ahead, self.dh_behind = np.empty(nq), np.empty(nq), np.empty(nq)
+        self.grad = np.empty(nq)
+        self.dh_ahead, self.dh_behind = np.empty(nq), np.empty(nq)
         self.hess = np.empty(max(nq * nq, 1))
         self.one = np.empty(1)
         self.rhs_function = ConstrainedRhs(self)
@@ -180,7 +183,8 @@ cdef class ContactFunctions:
             total = total + (self.dh_ahead[i] - self.dh_behind[i]) * x[self.iv[i]]
         return total / (2.0 * step)
 
-    cdef int free_at(self, double t, const double* x, double lam, double* out) except -1:
+    cdef int free_at(self, double t, const double* x, double lam,
+                     double* out) except -1:
         """dx/dt with the contact force lam along dh^T (the force map) to out."""
         memcpy(&self.z[0], x, self.n * sizeof(double))
         self.z[self.n] = lam
@@ -216,12 +220,12 @@ cdef class ContactFunctions:
         """R* (Sec. V) to out: Newton on h(q) = 0 along dh^T, then qdot projected
         orthogonally (Euclidean, as in Theorem 3) onto dh(q) qdot = 0."""
         cdef Py_ssize_t k, nq = self.nq
-        cdef int iteration
+        cdef int _iteration
         cdef double g, scale
         cdef double* dh = &self.grad[0]
         if out != x:
             memcpy(out, x, self.n * sizeof(double))
-        for iteration in range(_PROJECTION_ITERATIONS):
+        for _iteration in range(_PROJECTION_ITERATIONS):
             g = self.gap_at(t, out)
             if g == 0.0:
                 break
@@ -247,9 +251,8 @@ cdef class ContactFunctions:
         self.free_at(t, x, 0.0, f0)
         self.free_at(t, x, 1.0, f1)
         self.gradient.call(t, x, dh)
-        scale = (1.0 + self.restitution) * _dot_at(dh, x, &self.iv[0], self.nq) / _along(
-            dh, f0, f1, &self.iv[0], self.nq
-        )
+        scale = ((1.0 + self.restitution) * _dot_at(dh, x, &self.iv[0], self.nq)
+                 / _along(dh, f0, f1, &self.iv[0], self.nq))
         if out != x:
             memcpy(out, x, self.n * sizeof(double))
         for k in range(self.nq):
@@ -337,7 +340,8 @@ cdef class ConstrainedRhs(Function):
 
     def __init__(self, ContactFunctions contact):
         super().__init__(
-            contact.n, contact.n, f"the constrained dynamics of contact `{contact.name}`"
+            contact.n, contact.n,
+            f"the constrained dynamics of contact `{contact.name}`",
         )
         self.contact = contact
 

@@ -183,7 +183,7 @@ cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
     cdef Py_ssize_t n = cm.n, k
     cdef Function reset = cm.resets[i]
     cdef double[::1] after = cm.work_after
-    cdef bint same = True
+    cdef bint unchanged = True
     cm.keep(t, x, log)
     if reset is None:
         for k in range(n):
@@ -195,8 +195,8 @@ cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
     _check_reset(cm, i, t, x, &after[0])
     for k in range(n):
         if after[k] != x[k]:
-            same = False
-    if same:
+            unchanged = False
+    if unchanged:
         log.n_silent_events += 1
         return SILENT
     before, x_after = new_array(x, n), new_array(&after[0], n)

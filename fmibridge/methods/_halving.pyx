@@ -100,12 +100,13 @@ cdef class _Walk(Walk):
         cdef CompiledMode cm = self.cm
         self.t_tol = method.t_tol
         Walk.start(self, method, log, t_end, t0, state)
-        if cm.is_adaptive or not cm.has_rhs:  # errors of a vector field's fixed steps only
-            self.errors = None
+        if cm.is_adaptive or not cm.has_rhs:
+            self.errors = None  # errors of a vector field's fixed steps only
         # communication points on t0 + k h for flows that compare them with their
         # own time (Co-Simulation FMUs); vector fields sum h
         self.grid = not cm.has_rhs
-        self.forward = not cm.has_rhs and (  # approach: refused on rhs (`Halving._check`)
+        # approach: refused on a flow with a right-hand side (`Halving._check`)
+        self.forward = not cm.has_rhs and (
             method.locate == "approach" or getattr(cm.mode.flow, "forward_only", False))
         if self.forward:
             _continue_past(self)
@@ -173,7 +174,7 @@ cdef object _step(_Walk w):
     step (the walk moved on), else the Step that ends the attempt."""
     cdef CompiledMode cm = w.cm
     cdef Stepper stepper = cm.stepper
-    cdef Py_ssize_t n = cm.n, m = cm.m, i
+    cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, hs = min(_grid_step(w, w.t), w.t_end - w.t)
     cdef long n_halvings = 0, k
     # the bracket: t_tol, or RESOLUTION_ULPS of t where t resolves no finer (an
@@ -181,7 +182,6 @@ cdef object _step(_Walk w):
     w.t_tol = max(w.method.t_tol,
                   RESOLUTION_ULPS * (nextafter(fabs(t), INFINITY) - fabs(t)))
     cdef bint after_half_step = False, has_r1
-    cdef double[::1] swap
     cdef object crossed, crossing = None
     cdef double dip_hs, t1
     cdef set was_crossed = set()
@@ -199,7 +199,8 @@ cdef object _step(_Walk w):
         # (a time-dependent indicator may change sign in that round-off)
         t1 = _step_end(w, t, hs)
         cm.evaluate(t1, &w.y[0], &w.g1[0])
-        if n_halvings == 0 and cm.has_rhs and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0:
+        if (n_halvings == 0 and cm.has_rhs
+                and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0):
             cm.rates(t1, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
             w.estimate(hs)
             if not cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]):
@@ -399,7 +400,7 @@ cdef object _illinois(_Walk w, double t, double hs):
     cdef double* y = &w.z[0]
     cdef double* g = &w.gz[0]
     cdef double sigma, f, f0, f1
-    cdef long n_trials = 0, k
+    cdef long n_trials = 0, _k
     cdef bint stalls = not cm.has_rhs and n > 0
     cdef Illinois s
     for i in range(m):
@@ -412,7 +413,7 @@ cdef object _illinois(_Walk w, double t, double hs):
     memcpy(&w.g_lo[0], &w.g0[0], m * sizeof(double))
     memcpy(&w.g_hi[0], &w.g1[0], m * sizeof(double))
     seen = {new_array(&w.x[0], n).tobytes(): 0.0} if stalls else None
-    for k in range(w.max_halvings):
+    for _k in range(w.max_halvings):
         if illinois_done(&s):
             break
         sigma = illinois_propose(&s)
@@ -478,7 +479,6 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
 cdef int _continue_past(_Walk w) except -1:
     """Keep the guards' past communication points where the walk goes on from
     the last one (same time and state), else start them anew from here."""
-    cdef Py_ssize_t m = w.cm.m
     x = new_array(&w.x[0], w.cm.n).tobytes()
     if not (w.n_past and w.past_t[w.n_past - 1] == w.t and w.past_x == x):
         w.n_past, w.beyond_t, w.past_x = 0, NAN, x
@@ -581,7 +581,9 @@ cdef double _shortfall_step(_Walk w, double hs):
         return hs if w.beyond_t != w.beyond_t else min(hs, 0.5 * (w.beyond_t - w.t))
     if ahead <= w.t_tol:
         return min(hs, w.t_tol)
-    return min(hs, ahead - min(max(2.0 * spread, 0.5 * w.t_tol), LONGEST_SHORTFALL * ahead))
+    return min(
+        hs, ahead - min(max(2.0 * spread, 0.5 * w.t_tol), LONGEST_SHORTFALL * ahead)
+    )
 
 
 cdef object _forward_step(_Walk w, double hs):
@@ -596,8 +598,8 @@ cdef object _forward_step(_Walk w, double hs):
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, trial
-    cdef long k
-    for k in range(w.max_halvings + 1):
+    cdef long _k
+    for _k in range(w.max_halvings + 1):
         trial = _shortfall_step(w, hs)
         try:
             cm.stepper.advance(t, &w.x[0], trial, NULL, &w.y[0])

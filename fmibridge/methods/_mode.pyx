@@ -4,8 +4,9 @@ for a guard that dips beyond its surface inside a step.
 
 `compiled_mode(mode, scheme, h, tolerance)` builds it once per mode, scheme, step
 and tolerance (kept while the mode lives); with a tolerance (rtol, atol) its
-stepper chooses its steps (`Flow.adaptive_stepper`) and h is the initial one. A guard's rate dg/dt is a forward difference along the
-flow over d = RATE_STEP h: (g(t + d, x + d f) - g) / d (exact for affine guards);
+stepper chooses its steps (`Flow.adaptive_stepper`) and h is the initial one.
+A guard's rate dg/dt is a forward difference along the flow over
+d = RATE_STEP h: (g(t + d, x + d f) - g) / d (exact for affine guards);
 a flow without dx/dt (Co-Simulation) has no rates.
 
 References
@@ -18,7 +19,6 @@ import numpy as np
 
 from ..core._functions cimport Function, new_array
 from ..core.events cimport dip_sign, dips, hermite_minimum
-from ..flows._stepper cimport Stepper
 
 from ..core.events import SIDES
 from ..core.system import COMPILED_FORMS
@@ -42,6 +42,7 @@ BLOCK = BLOCK_SIZE
 COARSE_RTOL = 0.1
 # times closer than TIME_RTOL * h count as equal (h-relative round-off)
 TIME_RTOL = 1e-9
+
 
 def compiled_mode(mode, scheme, double h, tolerance=None):
     """Return `mode` as the compiled loops take it, for this scheme and step, and
@@ -74,7 +75,9 @@ cdef class CompiledMode:
         self.has_rhs = self.stepper.rhs is not None
         self.guards = guard_function(mode, self.n)
         self.m = self.guards.n_out
-        self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges], dtype=float)
+        self.sides = np.array(
+            [SIDES[e.guard.direction] for e in mode.edges], dtype=float
+        )
         self.h, self.d = h, RATE_STEP * h
         self.resets = tuple(reset_function(e.reset, self.n) for e in mode.edges)
         self.self_loop = tuple(e.target == mode.name for e in mode.edges)

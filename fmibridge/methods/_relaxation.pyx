@@ -326,7 +326,7 @@ cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], sign, lo = 0.0, g_q = g_start, sigma, g
     cdef Illinois bracket
-    cdef long k
+    cdef long _k
     cdef Py_ssize_t j
     for j in range(n):
         w.q[j] = w.x[j]
@@ -339,7 +339,7 @@ cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
             return 0  # it leaves at once: enters the strip here, q = x
     sign = bracket_sign(side, g_start, g_strip)  # +1 falling, -1 rising, g_start's
     bracket = illinois_start(lo, sign * g_q, s, sign * g_strip, 0.0)  # no width
-    for k in range(PROJECT_MAX_ITER):
+    for _k in range(PROJECT_MAX_ITER):
         if illinois_close(&bracket, w.gtol):
             break
         sigma = illinois_secant(&bracket)
@@ -370,13 +370,13 @@ cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], probe = w.eps, value
-    cdef long k
+    cdef long _k
     cdef Py_ssize_t j
     if side != 0.0 and cm.has_rhs:
         cm.rates(t, &w.x[0], &w.g0[0], &w.s1[0], &w.r1[0])
         if not side * w.r1[i] > 0.0:
             return False
-    for k in range(w.max_halvings):
+    for _k in range(w.max_halvings):
         if probe >= s:
             break
         cm.stepper.advance(t, &w.x[0], probe, NULL, &w.z[0])

@@ -398,7 +398,8 @@ cdef class _Work:
 
 
 cdef inline Level level_of(double gamma, double t_tol, double c, double rate,
-                           double norm, bint is_unilateral, bint is_single) noexcept nogil:
+                           double norm, bint is_unilateral,
+                           bint is_single) noexcept nogil:
     """An atom's final level, step level L, band beta (eqs. 19-21, capped at
     abs(rate) t_tol / 2) and the guard move a step may make (`fine`) from its
     oriented value c, rate dc/dt and gradient norm at the newest node."""
@@ -617,7 +618,7 @@ cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
     cdef Py_ssize_t e, a
     cdef double lo, hi, mid
     cdef bint past
-    cdef long k
+    cdef long _k
     write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, h / scale,
                      &w.xq[0])
     bank.guards.call(memory.ts[0] + h, &w.xq[0], &w.values[0])
@@ -627,7 +628,7 @@ cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
             past = past and atom_past(bank, memory, a, w.values[a])
         if past:
             lo, hi = 0.0, h
-            for k in range(BISECTIONS):  # keep the safe end of the bracket
+            for _k in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
                 if edge_over(bank, s, memory, w, scale, mid, e):
                     hi = mid
@@ -735,7 +736,7 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
     cdef double t0 = memory.ts[0], upper, scale, h_star, h_err, h, t, ratio, r, eps
     cdef double error, factor, grow, moved
     cdef const double* x0 = &memory.xs[0, 0]  # until push
-    cdef long k
+    cdef long _k
     upper = min(memory.h_err, s.h, t_end - t0)
     scale = upper
     if order > 1:
@@ -747,7 +748,7 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
                     &w.predictor[0])
     h_star = INFINITY if s.endpoint else limit(bank, s, memory, w, order, scale, upper)
     h_err, h = memory.h_err, min(h_star, upper)
-    for k in range(s.max_rejections):
+    for _k in range(s.max_rejections):
         if h <= MIN_STEP_ULPS * spacing(max(fabs(t0), 1.0)):
             break  # the guard's level is reached within round-off but not due
         if not s.endpoint and bank.any_curved:

@@ -13,8 +13,9 @@ that ends the call.
 `attempt_with` takes the steps of one `Method._attempt`: many per call where the
 flow is a vector field whose steps need no call back between them, or a flow
 whose steps may run in blocks (`steps_in_blocks`: a Co-Simulation FMU's or the
-co-simulation master's compiled steps), up to BLOCK_SIZE, t_end or max_steps; one otherwise; then hands the counts and the
-kept samples to the run's Recorder.
+co-simulation master's compiled steps), up to BLOCK_SIZE, t_end or max_steps;
+one otherwise; then hands the counts and the kept samples to the run's
+Recorder.
 """
 
 from libc.math cimport INFINITY
@@ -63,7 +64,9 @@ cdef class Walk:
             self.x[:n] = given
         cm.evaluate(self.t, &self.x[0], &self.g0[0])
         if not all_finite(&self.g0[0], m):
-            raise non_finite(cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m]))
+            raise non_finite(
+                cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m])
+            )
         self.has_slope = isinstance(state, Rated) and state.slope is not None
         if self.has_slope:  # as `at_point` left them: a list and an array
             rates = state.rates
@@ -116,15 +119,15 @@ cdef class Walk:
     cdef int accept(self, double t1, double hs, bint has_r1) except -1:
         """Move the point to the trial's end at t1 (y, g1, and r1 and s1 if
         has_r1), keep its error estimate (made with s1) and its sample."""
-        cdef double[::1] swap
-        swap = self.x; self.x = self.y; self.y = swap
-        swap = self.g0; self.g0 = self.g1; self.g1 = swap
+        self.x, self.y = self.y, self.x
+        self.g0, self.g1 = self.g1, self.g0
         if has_r1:
-            swap = self.r0; self.r0 = self.r1; self.r1 = swap
-            swap = self.slope; self.slope = self.s1; self.s1 = swap
+            self.r0, self.r1 = self.r1, self.r0
+            self.slope, self.s1 = self.s1, self.slope
         self.has_slope = has_r1
         self.t = t1
-        if has_r1 and self.has_err and self.errors.add(t1, hs, &self.x[0], &self.err[0]):
+        if (has_r1 and self.has_err
+                and self.errors.add(t1, hs, &self.x[0], &self.err[0])):
             raise unstable(self.method, self.cm.mode, self.errors.instability())
         self.has_err = False
         self.cm.keep(t1, &self.x[0], self.log)

@@ -6,7 +6,7 @@ cpdef enum:
     MAX_ORDER = 4  # the paper's experiments use a fourth-order predictor-corrector
 
 cdef void write_basis(const double* nodes, Py_ssize_t m, double* basis,
-                         Py_ssize_t stride) noexcept nogil
+                      Py_ssize_t stride) noexcept nogil
 cdef void write_predictor(const double* basis, Py_ssize_t stride, Py_ssize_t m,
                           const double* forces, Py_ssize_t n, double scale,
                           double* predictor) noexcept nogil

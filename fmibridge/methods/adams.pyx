@@ -30,7 +30,7 @@ cdef double START_STEP = 1e-6
 
 
 cdef void write_basis(const double* nodes, Py_ssize_t m, double* basis,
-                         Py_ssize_t stride) noexcept nogil:
+                      Py_ssize_t stride) noexcept nogil:
     """Write B, B[j, k] the coefficient of u**k in int_0^u l_j(v) dv, to the
     m rows of `basis` (m + 1 entries each, rows `stride` apart).
 

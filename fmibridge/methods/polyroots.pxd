@@ -7,4 +7,4 @@ cpdef enum:
 
 cdef Py_ssize_t first_reach_scratch(Py_ssize_t k, Py_ssize_t width) noexcept nogil
 cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
-                        double upper, double* scratch) noexcept nogil
+                           double upper, double* scratch) noexcept nogil

@@ -60,8 +60,8 @@ cdef double bisect(const double* p, Py_ssize_t width, double a,
     """Return a root of p in [a, b], where p(a) and p(b) differ in sign (or one
     is zero), to ROOT_XTOL of b or the resolution of floats."""
     cdef double f_a = polyval(p, width, a), mid, f_mid
-    cdef long i
-    for i in range(MAX_BISECTIONS):
+    cdef long _i
+    for _i in range(MAX_BISECTIONS):
         if b - a <= _ROOT_XTOL * fabs(b):
             break
         mid = 0.5 * (a + b)
@@ -169,10 +169,10 @@ cdef double _crossing(const double* p, Py_ssize_t width, double a,
     """The first point of [a, b] with p >= 0, p monotone there with p(a) < 0 <= p(b),
     to ROOT_XTOL of b."""
     cdef double mid
-    cdef long i
+    cdef long _i
     if polyval(p, width, b) == 0.0:
         return b
-    for i in range(MAX_BISECTIONS):
+    for _i in range(MAX_BISECTIONS):
         if b - a <= _ROOT_XTOL * fabs(b):
             break
         mid = 0.5 * (a + b)
@@ -191,7 +191,7 @@ cdef Py_ssize_t first_reach_scratch(Py_ssize_t k, Py_ssize_t width) noexcept nog
 
 
 cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
-                        double upper, double* scratch) noexcept nogil:
+                           double upper, double* scratch) noexcept nogil:
     """Return the smallest u in (0, upper] with every p(u) >= 0, or inf.
 
     `polys` holds k polynomials of `width` power coefficients (increasing
