@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 
-from .core import supervision
 from .core.errors import FmibridgeError, FmibridgeWarning
 from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
@@ -253,7 +252,7 @@ def simulate(
             check(name, given[name])
     kind = _kind(model)
     _refuse(kind, given, [*fixed_problems(fmpy_keywords), *_read(model, given)])
-    if timeout is not None and not supervision.is_child():
+    if timeout is not None:
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
         if supervised is not None:
             return supervised
@@ -280,7 +279,12 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
     the child is killed past the limit and the samples it sent so far come back
     as a TIME_LIMIT Result (`core.supervision`). Return None, after a warning
     where an FMU may be involved, for a run that stays in this process: a
-    HybridSystem, or keywords holding Python objects that do not pickle."""
+    HybridSystem, keywords holding Python objects that do not pickle, or a run
+    in the child already. A run without `timeout` never imports supervision."""
+    from .core import supervision
+
+    if supervision.is_child():
+        return None
     if kind == "system":
         from .flows.compiled import CompiledFlow
 
@@ -319,6 +323,8 @@ def _model_file(model: Model, keywords: Keywords) -> tuple[Path, Keywords]:
 def _run_supervised(path: Path, keywords: Keywords) -> Result:
     """`simulate(path, **keywords)` in the supervised child, its samples kept
     when it is killed at its time limit."""
+    from .core import supervision
+
     with recording() as record:
         try:
             return supervision.shared().call(

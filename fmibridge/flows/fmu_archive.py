@@ -203,7 +203,7 @@ class FmuArchive:
         """Return the capability `flag` (canGetAndSetFMUstate, ...) of `interface`."""
         return bool(getattr(self.part(interface), flag, False))
 
-    @property
+    @cached_property
     def experiment(self) -> Experiment:
         """The DefaultExperiment; each value None where the FMU does not give it.
 
