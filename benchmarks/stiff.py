@@ -26,7 +26,6 @@ User Guide, SUNDIALS 7.
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from pathlib import Path
 
@@ -36,7 +35,15 @@ from fmibridge.core.errors import FmibridgeError, FmibridgeWarning
 from fmibridge.flows.stiff import Stiff
 from fmibridge.methods.halving import Halving
 
-from .suite import BenchOptions, Found, Row, _row, _skipped, median_time
+from .suite import (
+    BenchOptions,
+    Found,
+    Row,
+    _row,
+    _skipped,
+    median_time,
+    reference_fmu,
+)
 
 # scipy.integrate.solve_ivp(Radau, rtol=1e-12, atol=(1e-22, 1e-26), exact Jacobian)
 # on Roberts' two-state form; Radau at rtol 1e-13 agrees to 1.6e-13 (measured)
@@ -81,9 +88,7 @@ if not DRIVE_ADAPTER.exists():
 
 def roberts_path() -> Path | None:
     """The Reference FMU Roberts (FMI 3.0), or None where it is not available."""
-    folder = os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "")
-    path = Path(folder) / "fmi3" / "Roberts.fmu"
-    return path if folder and path.is_file() else None
+    return reference_fmu("fmi3/Roberts.fmu")
 
 
 def roberts_error(y: np.ndarray) -> float:

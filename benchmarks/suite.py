@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import shutil
 import statistics
 import tempfile
@@ -633,6 +634,14 @@ def adaptive_rows(options: BenchOptions) -> list[Row]:
 
 
 # -- FMU: fmpy's CVode, and the master's overhead --
+
+
+def reference_fmu(name: str) -> Path | None:
+    """The Reference FMU `name` ("fmi3/Roberts.fmu") in the folder that
+    FMIBRIDGE_REFERENCE_FMUS names, or None where it is not available."""
+    folder = os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "")
+    path = Path(folder, name)
+    return path if folder and path.is_file() else None
 
 
 def ball_fmu_path() -> Path:

@@ -7,7 +7,6 @@ under the old name and warns (DeprecationWarning) which path to use instead.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 import warnings
@@ -28,8 +27,13 @@ MOVED = {  # old module -> new module
 }
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds a moved module's old name and loads it as the new module."""
+class _MovedFinder:
+    """Finds a moved module's old name and loads it as the new module.
+
+    A finder and loader by its methods (PEP 451), not by importlib.abc's base
+    classes: importing importlib.abc loads importlib.resources (and tempfile,
+    shutil, random) into every ``import fmibridge``.
+    """
 
     def find_spec(self, fullname, path, target=None):
         if fullname not in MOVED:

@@ -109,7 +109,8 @@ def simulate_fmu(
     - `record_events` applies to Model Exchange only: a Co-Simulation result
       has the grid's rows (`Result.events` keeps the events either way).
 
-    Every other keyword goes to `fmibridge.simulate` as given: a value that
+    The FMU is read once, with `validate`, and `fmibridge.simulate` runs it
+    as read. Every other keyword goes to `simulate` as given: a value that
     fmibridge cannot honour (``fmu_instance``, ``use_event_mode=False``, ...)
     is refused with the reason, never ignored. The communication step of a
     Co-Simulation run is the output interval, as FMPy's.
@@ -143,7 +144,9 @@ def simulate_fmu(
             f"file with fmibridge.simulate."
         )
     numbers = {name: _number(name, given[name]) for name in NUMBERS}
-    archive = FmuArchive(path)
+    if not isinstance(validate, bool):
+        raise FmibridgeError(f"`validate` must be True or False, got {validate!r}.")
+    archive = FmuArchive(path, validate=validate)  # read once: simulate runs it
     is_cs = _is_cs(archive, fmi_type)
     t0, t_end = numbers["start_time"], numbers["stop_time"]
     if t0 is None:  # a DefaultExperiment value is read only where not given
@@ -172,7 +175,7 @@ def simulate_fmu(
         "solver": _solver(solver, is_cs, archive),
     }
     fixed = {name: value for name, value in given.items() if name in FIXED}
-    return simulate(path, **keywords, **fixed)
+    return simulate(archive, **keywords, **fixed)
 
 
 def _number(name: str, value: object) -> Any:

@@ -23,11 +23,10 @@ import pickle
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 
-from .core import supervision
 from .core.errors import FmibridgeError, FmibridgeWarning
 from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
@@ -45,12 +44,15 @@ from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
+    from .flows.fmu_archive import FmuArchive
     from .methods.completion import Completion
 
 # simulate's keywords as given, by name: each of its own type (`simulate`)
 Keywords = Mapping[str, Any]
 
-Model = str | Path | HybridSystem
+# a model file, an FMU already read (imported where one is given: a native
+# run does not load the FMU reader), or a HybridSystem
+Model: TypeAlias = "str | Path | FmuArchive | HybridSystem"
 GuardSpec = Edge | tuple[Guard | Callable, Callable]
 JACOBIAN_STEP = 2.0**-26  # forward differences of `is_stiff`: about sqrt(eps)
 GRID_RTOL = (
@@ -96,8 +98,11 @@ def simulate(
 
     Parameters
     ----------
-    model : path or HybridSystem
-        An FMU (.fmu), an SSP (.ssp), an adapter file (.toml) or a
+    model : path, FmuArchive or HybridSystem
+        An FMU (.fmu), an SSP (.ssp), an adapter file (.toml), an FMU
+        already read (`fmibridge.flows.fmu.FmuArchive`: run as read, not
+        read again, so its `validate` is the one it was read with; as
+        `simulate_fmu` runs the FMU it read for FMPy's defaults) or a
         HybridSystem.
     start_time, stop_time : float, optional
         The span, s; default: the FMU's DefaultExperiment (an adapter's
@@ -246,8 +251,8 @@ def simulate(
         if name in given:
             check(name, given[name])
     kind = _kind(model)
-    _refuse(kind, given, fixed_problems(fmpy_keywords))
-    if timeout is not None and not supervision.is_child():
+    _refuse(kind, given, [*fixed_problems(fmpy_keywords), *_read(model, given)])
+    if timeout is not None:
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
         if supervised is not None:
             return supervised
@@ -258,9 +263,9 @@ def simulate(
             start = cast(Mapping[str, float] | None, start_values)  # checked there
             system = model.with_initial(start, start_time)
         elif kind == "adapter":
-            return _run_adapter(Path(model), given, progress)
+            return _run_adapter(Path(cast(str | Path, model)), given, progress)
         else:
-            system = _open(Path(model), given)
+            system = _open(model, given)
         try:
             return _run(system, given, progress, kind)
         finally:
@@ -274,7 +279,12 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
     the child is killed past the limit and the samples it sent so far come back
     as a TIME_LIMIT Result (`core.supervision`). Return None, after a warning
     where an FMU may be involved, for a run that stays in this process: a
-    HybridSystem, or keywords holding Python objects that do not pickle."""
+    HybridSystem, keywords holding Python objects that do not pickle, or a run
+    in the child already. A run without `timeout` never imports supervision."""
+    from .core import supervision
+
+    if supervision.is_child():
+        return None
     if kind == "system":
         from .flows.compiled import CompiledFlow
 
@@ -288,7 +298,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
         except Exception as exc:  # noqa: BLE001 - any object that does not pickle
             why = f"a keyword's value cannot go to another process ({exc})"
         else:
-            return _run_supervised(Path(cast(str | Path, model)), keywords)
+            return _run_supervised(*_model_file(model, keywords))
     warnings.warn(
         f"`timeout`: {why}; the limit is looked at between steps and cannot stop "
         f"an FMU hung in its own code (give the model's file and plain values to "
@@ -299,9 +309,22 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
     return None
 
 
+def _model_file(model: Model, keywords: Keywords) -> tuple[Path, Keywords]:
+    """The file a supervised child reads the model from, and its keywords: an
+    FmuArchive's path, with the `validate` it was read with."""
+    if isinstance(model, str | Path):
+        return Path(model), keywords
+    archive = cast("FmuArchive", model)
+    if archive.is_validated:
+        return archive.path, keywords
+    return archive.path, {**keywords, "validate": False}
+
+
 def _run_supervised(path: Path, keywords: Keywords) -> Result:
     """`simulate(path, **keywords)` in the supervised child, its samples kept
     when it is killed at its time limit."""
+    from .core import supervision
+
     with recording() as record:
         try:
             return supervision.shared().call(
@@ -406,9 +429,13 @@ def _kind(model: Model) -> str:
     if isinstance(model, HybridSystem):
         return "system"
     if not isinstance(model, str | Path):
+        from .flows.fmu_archive import FmuArchive
+
+        if isinstance(model, FmuArchive):
+            return "fmu"
         raise FmibridgeError(
-            f"`model` must be an FMU or adapter file path or a HybridSystem, got "
-            f"{type(model).__name__}."
+            f"`model` must be an FMU or adapter file path, an FmuArchive or a "
+            f"HybridSystem, got {type(model).__name__}."
         )
     suffix = Path(model).suffix.lower()
     kinds = {".fmu": "fmu", ".ssp": "ssp", ".toml": "adapter"}
@@ -418,6 +445,14 @@ def _kind(model: Model) -> str:
             f"(.toml)."
         )
     return kinds[suffix]
+
+
+def _read(model: Model, given: Keywords) -> list[str]:
+    """`validate` beside an FmuArchive: it was validated (or not) as it was read."""
+    if "validate" in given and not isinstance(model, str | Path | HybridSystem):
+        return ["`validate`: an FmuArchive is validated as it is read; give "
+                "FmuArchive(path, validate=False)"]  # fmt: skip
+    return []
 
 
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
@@ -485,22 +520,24 @@ def _with_integrator(given: Keywords) -> dict[str, Any]:
     return given
 
 
-def _open(path: Path, given: Keywords) -> HybridSystem:
-    """Open an FMU (with its start values, inputs and outputs) or an SSP as a
-    one-mode system, with the extra guards."""
+def _open(model: str | Path | FmuArchive, given: Keywords) -> HybridSystem:
+    """Open an FMU (a file, or one read already; with its start values, inputs
+    and outputs) or an SSP as a one-mode system, with the extra guards."""
     from .flows.fmu import FmuArchive, fmu_system
 
-    if path.suffix.lower() == ".ssp":
+    if not isinstance(model, FmuArchive) and Path(model).suffix.lower() == ".ssp":
         from .formats.ssp import ssp_system
 
         outputs = given.get("output")
         system = ssp_system(
-            path,
+            Path(model),
             interface=given.get("fmi_type"),
             outputs=None if outputs is None else list(outputs),
         )
     else:
-        archive = FmuArchive(path, validate=given.get("validate", True))
+        archive = model
+        if not isinstance(archive, FmuArchive):
+            archive = FmuArchive(Path(archive), validate=given.get("validate", True))
         _warn_overridden(archive.experiment.invalid, given)
         system = fmu_system(
             archive,
@@ -866,7 +903,7 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
     if given.get("record_events", True) or grid is None or not len(result.t):
         return result
     t = result.t
-    keep = np.isin(t, grid) & np.append(np.diff(t) > 0, True)
+    keep = _on_grid(t, grid) & np.append(np.diff(t) > 0, True)
     keep[-1] = True
     return dataclasses.replace(
         result,
@@ -875,6 +912,17 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
         mode=result.mode[keep],
         outputs={name: values[keep] for name, values in result.outputs.items()},
     )
+
+
+def _on_grid(t: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """True where t is one of the grid's times: np.isin's answer, found by
+    bisection (np.isin calls np.unique, whose first call imports numpy.ma)."""
+    times = np.sort(grid)
+    k = np.searchsorted(times, t)
+    hit = np.zeros(len(t), dtype=bool)
+    inside = k < len(times)
+    hit[inside] = times[k[inside]] == t[inside]
+    return hit
 
 
 def output_times(

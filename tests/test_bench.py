@@ -90,16 +90,22 @@ def test_bench_coupled_rows_agree_with_their_peers(tmp_path):
 
 def test_bench_adapter_rows_compare_compiled_guards_with_python(tmp_path):
     frame = quick_sections(tmp_path, "adapters", "cold")
+    first_run = frame.loc[2, "case"]
     assert frame["case"].tolist() == [
         "adapter bouncing_ball.toml",
         "adapter ball_on_sine_surface.toml",
+        first_run,
         "cold start",
     ]
-    adapters = frame.iloc[:2]
+    adapters = frame.iloc[:3]
     times = adapters[["fmibridge_s", "peer_s"]].to_numpy(dtype=float)
     assert np.all(np.isfinite(times)) and np.all(times > 0)
-    assert np.all(adapters["fmibridge_error"] == 0.0)  # the same samples, bit for bit
-    assert "skipped in --quick" in frame.loc[2, "note"]
+    assert np.all(frame.iloc[:2]["fmibridge_error"] == 0.0)  # the same samples
+    assert "skipped in --quick" in frame.loc[3, "note"]
+    # the first run in a new process, against fmpy's, both with their bytecode
+    assert first_run.startswith("first run in a new process: import + simulate_fmu(")
+    assert frame.loc[2, "peer"] == "fmpy" and "target <= x1.3" in frame.loc[2, "note"]
+    assert "PYTHONDONTWRITEBYTECODE dropped" in frame.loc[2, "note"]
 
 
 def test_bench_method_rows_time_the_compiled_loops_against_their_peers(tmp_path):

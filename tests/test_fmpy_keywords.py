@@ -131,6 +131,77 @@ def test_validate_false_runs_what_fails_validation_and_says_what_failed(
     assert np.abs(result["h"] - (1.0 - 9.81 / 2 * t**2)).max() < 1e-12
 
 
+def test_simulate_fmu_passes_validate_to_the_one_reading_of_the_fmu(fmu_dir, tmp_path):
+    """`fmibridge.simulate_fmu(path, validate=False)` runs what fails validation,
+    as `fmpy.simulate_fmu` does (and `simulate`), warning once; its default
+    refuses it. In a supervised run (`timeout`) the child reads the FMU with
+    the same `validate`."""
+    valid = fmu_dir / "BouncingBall.fmu"
+    path = _with_undefined_unit(valid, tmp_path / "Furlong.fmu")
+    with pytest.raises(FmibridgeError, match="fails fmpy's validation"):
+        fmibridge.simulate_fmu(path, stop_time=0.4)
+    with pytest.warns(FmibridgeWarning, match="read regardless") as caught:
+        result = fmibridge.simulate_fmu(path, stop_time=0.4, validate=False)
+    assert len(caught) == 1
+    plain = fmibridge.simulate_fmu(valid, stop_time=0.4)
+    assert np.array_equal(np.asarray(result), np.asarray(plain))
+    supervised = fmibridge.simulate_fmu(path, stop_time=0.4, validate=False, timeout=60)
+    assert np.array_equal(np.asarray(supervised), np.asarray(plain))
+    with pytest.raises(FmibridgeError, match="`validate` must be True or False"):
+        fmibridge.simulate_fmu(valid, validate="no")
+
+
+def test_simulate_fmu_reads_the_fmu_once(fmu_dir, monkeypatch):
+    """One FmuArchive per call: the archive read for FMPy's defaults is the one
+    that runs (its description read and validated once, its binary unpacked
+    once), in Co-Simulation (the same samples as FMPy's) and in Model Exchange
+    (the impacts at FMPy's times, within its CVode's tolerance)."""
+    from fmibridge.flows.fmu_archive import FmuArchive
+
+    made = []
+    read = FmuArchive.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(args[0])
+        read(self, *args, **kwargs)
+
+    path = fmu_dir / "BouncingBallEvents.fmu"
+    theirs = fmpy.simulate_fmu(path, fmi_type="CoSimulation")
+    monkeypatch.setattr(FmuArchive, "__init__", counted)
+    ours = fmibridge.simulate_fmu(path, fmi_type="CoSimulation")
+    assert made == [path]
+    assert all(np.array_equal(ours[n], theirs[n]) for n in theirs.dtype.names)
+    made.clear()
+    ours = fmibridge.simulate_fmu(path, fmi_type="ModelExchange")
+    assert made == [path]
+    monkeypatch.undo()
+    t = fmpy.simulate_fmu(path, fmi_type="ModelExchange")["time"]
+    repeated = t[1:][np.diff(t) == 0]  # FMPy's rows at an event, a few per event
+    ours_t = np.array([e.t for e in ours.events])
+    assert len(ours_t) == 1 + np.sum(np.diff(repeated) > 1e-3) > 0
+    # within FMPy CVode's drift at its default relative tolerance, 1e-4
+    assert np.all(np.abs(ours_t[:, None] - repeated).min(axis=1) < 1e-4)
+
+
+def test_an_fmu_read_already_runs_as_read(fmu_dir):
+    """`simulate` takes an FmuArchive as its model and runs it as a path runs;
+    `validate` beside it is refused: the archive was validated (or not) as it
+    was read."""
+    from fmibridge.flows.fmu_archive import FmuArchive
+
+    path = fmu_dir / "BouncingBall.fmu"
+    ours = fmibridge.simulate(FmuArchive(path), stop_time=0.5)
+    assert np.array_equal(
+        np.asarray(ours), np.asarray(fmibridge.simulate(path, stop_time=0.5))
+    )
+    with pytest.raises(FmibridgeError, match="`validate`: an FmuArchive is validated"):
+        fmibridge.simulate(FmuArchive(path), stop_time=0.5, validate=False)
+    with pytest.raises(
+        FmibridgeError, match="an FmuArchive or a HybridSystem, got int"
+    ):
+        fmibridge.simulate(3, stop_time=0.5)
+
+
 def test_validate_must_be_a_flag_and_applies_to_fmus_only(fmu_dir):
     path = fmu_dir / "BouncingBall.fmu"
     with pytest.raises(FmibridgeError, match="`validate` must be True or False"):

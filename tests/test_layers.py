@@ -216,6 +216,25 @@ def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
     assert sorted(unused & set(modules)) == []
 
 
+def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
+    """`fmibridge.simulate_fmu` of an FMU with both interfaces runs
+    Co-Simulation and keeps FMPy's grid rows (no event rows) without loading
+    numpy.ma (np.isin's first call imports it), pandas or scipy."""
+    fmu = fmu_dir / "BouncingBallEvents.fmu"
+    code = (
+        "import sys, fmibridge\n"
+        f"result = fmibridge.simulate_fmu({str(fmu)!r})\n"
+        "print(len(result), ' '.join(sys.modules))"
+    )
+    rows, *modules = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    import fmpy
+
+    assert int(rows) == len(fmpy.simulate_fmu(fmu))  # FMPy's grid, no event rows
+    assert sorted({"numpy.ma", "pandas", "scipy"} & set(modules)) == []
+
+
 def test_moved_module_paths_still_import_with_a_warning():
     code = (
         "import warnings; warnings.simplefilter('error')\n"

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -261,6 +260,8 @@ def _locked(folders: set[Path]) -> Iterator[None]:
 
 def _temporary(path: Path) -> Path:
     """A fresh hidden name beside `path`, with this process's id."""
+    import uuid  # only a run that writes a file needs it
+
     return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
 
 

@@ -118,6 +118,8 @@ class FmuArchive:
     """An FMU file, checked and described at once, unpacked on first use.
 
     `declared_version` is the fmiVersion as the FMU declares it (``"3.0.1"``);
+    `is_validated` whether its model description had to pass fmpy's
+    validation (the `validate` it was read with);
     `fmi_version` the standard whose classes run it (``"1.0"``, ``"2.0"``,
     ``"3.0"``), chosen here once by the major version: the maintenance
     releases 2.0.x and FMI 3's minor versions and patches keep their
@@ -153,6 +155,7 @@ class FmuArchive:
                 f"3.x): export one of them."
             )
         self.fmi_version = STANDARDS[self.declared_version[0]]
+        self.is_validated = validate
         self.description = _read_description(
             self.path, _source(self.path, self.declared_version), validate
         )
@@ -200,7 +203,7 @@ class FmuArchive:
         """Return the capability `flag` (canGetAndSetFMUstate, ...) of `interface`."""
         return bool(getattr(self.part(interface), flag, False))
 
-    @property
+    @cached_property
     def experiment(self) -> Experiment:
         """The DefaultExperiment; each value None where the FMU does not give it.
 
