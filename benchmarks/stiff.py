@@ -79,11 +79,8 @@ DRIVE_IMPACTS = np.array(
 DRIVE_REFERENCE_AGREEMENT = 1.7e-12  # s
 DRIVE_RTOLS = (1e-6, 1e-8)
 DRIVE_RK4_STEP = 1e-5  # s; the explicit stability limit is 2.8 L/R = 2.8e-5 s
-# the drive's adapter: beside the package in a source checkout, else in the
-# working directory (the repository's root, as for fmus/ under `pip install .`)
-DRIVE_ADAPTER = Path(__file__).resolve().parents[2] / "adapters" / "dc_motor_stop.toml"
-if not DRIVE_ADAPTER.exists():
-    DRIVE_ADAPTER = Path("adapters", "dc_motor_stop.toml")
+# the drive's adapter, in the repository beside the benchmarks
+DRIVE_ADAPTER = Path(__file__).resolve().parents[1] / "adapters" / "dc_motor_stop.toml"
 
 
 def roberts_path() -> Path | None:
