@@ -48,7 +48,6 @@ from .fmi import (
     _status_error,
 )
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
-from .fmu_jacobian import fmu_jacobian, state_nominals
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -599,11 +598,15 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         """Return df/dx from the FMU's directional derivatives, where it provides
         them (`fmu_jacobian`), built once."""
         if "_jacobian" not in self.__dict__:
+            from .fmu_jacobian import fmu_jacobian  # where CVODE runs only
+
             self._jacobian = fmu_jacobian(self)
         return self._jacobian
 
     def state_nominals(self) -> np.ndarray:
         """Return each state's nominal value (1 where the FMU gives none)."""
+        from .fmu_jacobian import state_nominals  # where CVODE runs only
+
         return state_nominals(self)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
