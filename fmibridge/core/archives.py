@@ -142,16 +142,17 @@ def unpack(
     archive: zipfile.ZipFile,
     path: Path,
     folder: Path,
+    only: tuple[str, ...],
     kind: str = "FMU",
-    skip: tuple[str, ...] = (),
 ) -> None:
     """Unpack the open `archive` (the file `path`, from `open_checked`) into
-    `folder`, within MAX_UNPACKED_BYTES written, less the members under the
-    folders `skip` (an FMU's sources: a run needs none of them)."""
+    `folder`, within MAX_UNPACKED_BYTES written: `only` the members whose names
+    start with one of its prefixes (what a run of an FMU reads)."""
     budget = limits.MAX_UNPACKED_BYTES
     try:
         for member in archive.infolist():
-            if member.filename.startswith(skip):
+            name = member.filename.replace("\\", "/")  # as `member_path` reads it
+            if not name.startswith(only):
                 continue
             target = folder.joinpath(*member_path(path, member.filename).parts)
             if member.is_dir():

@@ -50,9 +50,13 @@ EXPERIMENT = {
     "tolerance": positive,
 }
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
-# The folders of an FMU that a run never reads (the model's C sources, its
-# documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
-RUN_NEEDS_NOT = ("sources/", "documentation/")
+# What of an FMU a run reads: its binaries, the resources its instance is given
+# (FMI 2.0 fmuResourceLocation, FMI 3.0 resourcePath; FMI 1.0 fmuLocation is the
+# folder holding them) and its model description (`fmu_jacobian` reads it); the
+# rest (C sources, documentation, extra/: FMI 3.0 Sec. 2.5, meta-data for tools)
+# stays packed: a Dymola FMU holds 200 source files beside its binary. FMPy
+# unpacks binaries/ and resources/ alone for simulate_fmu.
+RUN_NEEDS = ("binaries/", "resources/", DESCRIPTION)
 INTERFACE_TITLES = {
     "ModelExchange": "Model Exchange",
     "CoSimulation": "Co-Simulation",
@@ -299,7 +303,7 @@ class FmuArchive:
             self._unzip_dir = _FOLDERS.new()
             try:
                 with archive:
-                    unpack(archive, self.path, self._unzip_dir, skip=RUN_NEEDS_NOT)
+                    unpack(archive, self.path, self._unzip_dir, RUN_NEEDS)
             except BaseException:
                 self.cleanup()
                 raise
