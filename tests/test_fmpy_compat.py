@@ -110,6 +110,20 @@ def test_a_call_opens_the_fmu_once_beside_fmpys_reading(version, monkeypatch):
 
 
 @needs_reference
+@pytest.mark.parametrize("version", [2, 3])
+def test_outputs_of_every_type_are_fmpys_in_model_exchange(version):
+    """Feedthrough has no states and outputs of each numeric type (read at
+    every sample through their C gets): each column is FMPy's, value for value."""
+    fmu = Path(FOLDER) / f"fmi{version}" / "Feedthrough.fmu"
+    theirs = fmpy.simulate_fmu(fmu, fmi_type="ModelExchange")
+    ours = fmibridge.simulate_fmu(fmu, fmi_type="ModelExchange")
+    assert set(ours.dtype.names) == set(theirs.dtype.names)
+    assert {"f", "i", "b"} <= {theirs.dtype[n].kind for n in theirs.dtype.names}
+    for name in theirs.dtype.names:
+        assert np.array_equal(ours[name], theirs[name].astype(float)), name
+
+
+@needs_reference
 @pytest.mark.filterwarnings("ignore:halving. Edge 'fmu_event_0'")  # its Zeno point
 def test_model_exchange_keeps_fmpys_event_rows_and_grid():
     """The ball in Model Exchange: FMPy's grid (a step of 10^(round(log10 3) - 3)
