@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import limits
 from ..core.archives import open_checked, read_member, unpack
@@ -30,7 +31,9 @@ from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.numbers import finite, positive
 from ..core.scratch import new_folder
 from ..core.system import EXPERIMENT_VALUES, Experiment
-from ..core.units import BASE_UNITS, UnitDefinition
+
+if TYPE_CHECKING:
+    from ..core.units import UnitDefinition
 
 Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
 
@@ -331,7 +334,10 @@ class FmuArchive:
     @cached_property
     def unit_definitions(self) -> dict[str, UnitDefinition]:
         """The FMU's UnitDefinitions that give a BaseUnit, by name (FMI 1.0
-        gives none: its units have no base-unit exponents)."""
+        gives none: its units have no base-unit exponents). The unit module
+        loads here: a run that converts no units never needs it."""
+        from ..core.units import BASE_UNITS, UnitDefinition
+
         return {
             unit.name: UnitDefinition(
                 tuple(int(getattr(unit.baseUnit, b)) for b in BASE_UNITS),
