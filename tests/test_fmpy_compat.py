@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import zipfile
 from pathlib import Path
 
 import fmpy
@@ -82,6 +83,44 @@ def test_an_fmpy_script_gives_fmpys_columns_rows_and_values(version, model, keyw
             ), (name, row)
         assert np.abs(b[name] - a[name]).max() <= rtol * scale, name
     assert np.array_equal(ours["head"]["time"], theirs["head"]["time"])
+
+
+@needs_reference
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_call_opens_the_fmu_once_beside_fmpys_reading(version, monkeypatch):
+    """One open checks the archive, reads the fmiVersion and unpacks it; the
+    others are fmpy.read_model_description's (FMI 3: its build description
+    too). FMPy's own call opens it once more, to list its platforms."""
+    fmu = Path(FOLDER) / f"fmi{version}" / "BouncingBall.fmu"
+    opened: list[object] = []
+    open_zip = zipfile.ZipFile.__init__
+
+    def counted(self, file, *args, **kwargs):
+        opened.append(file)
+        open_zip(self, file, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "__init__", counted)
+    fmpy.read_model_description(fmu)
+    n_reading, opened[:] = len(opened), []
+    theirs = fmpy.simulate_fmu(fmu)
+    n_fmpy, opened[:] = len(opened), []
+    ours = fmibridge.simulate_fmu(fmu)
+    assert len(opened) == 1 + n_reading < n_fmpy
+    assert np.array_equal(np.asarray(ours), theirs)
+
+
+@needs_reference
+@pytest.mark.parametrize("version", [2, 3])
+def test_outputs_of_every_type_are_fmpys_in_model_exchange(version):
+    """Feedthrough has no states and outputs of each numeric type (read at
+    every sample through their C gets): each column is FMPy's, value for value."""
+    fmu = Path(FOLDER) / f"fmi{version}" / "Feedthrough.fmu"
+    theirs = fmpy.simulate_fmu(fmu, fmi_type="ModelExchange")
+    ours = fmibridge.simulate_fmu(fmu, fmi_type="ModelExchange")
+    assert set(ours.dtype.names) == set(theirs.dtype.names)
+    assert {"f", "i", "b"} <= {theirs.dtype[n].kind for n in theirs.dtype.names}
+    for name in theirs.dtype.names:
+        assert np.array_equal(ours[name], theirs[name].astype(float)), name
 
 
 @needs_reference

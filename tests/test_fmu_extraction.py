@@ -220,6 +220,35 @@ def test_a_closed_flow_leaves_no_folder(ball, temp):
     assert leftovers(temp) == []
 
 
+def test_a_run_unpacks_what_it_reads_only(ball, tmp_path, temp):
+    """The binaries, the resources and the model description are unpacked (a
+    resource byte for byte); sources, documentation and extra/ stay packed."""
+    data = bytes(range(256))
+    path = rebuild(
+        ball,
+        tmp_path / "Packed.fmu",
+        add={
+            "resources/table.bin": data,
+            "sources/model.c": b"int x;",
+            "documentation/index.html": b"<html/>",
+            "extra/org.example/meta.xml": b"<meta/>",
+        },
+    )
+    flow = open_fmu(path, "cs")
+    folder = flow.archive.unzipped()
+    unpacked = {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+    assert (folder / "resources" / "table.bin").read_bytes() == data
+    flow.close()
+    assert unpacked == {
+        "binaries",
+        "binaries/linux64",
+        "binaries/linux64/BouncingBall.so",
+        "modelDescription.xml",
+        "resources",
+        "resources/table.bin",
+    }
+
+
 SLEEPER = """
 import sys, time
 from fmibridge.flows.fmu import open_fmu

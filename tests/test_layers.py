@@ -212,6 +212,7 @@ def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
         "importlib.metadata",
         "pandas",
         "scipy",
+        *NOT_WITHOUT_CVODE,
     }
     assert sorted(unused & set(modules)) == []
 
@@ -219,7 +220,8 @@ def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
 def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     """`fmibridge.simulate_fmu` of an FMU with both interfaces runs
     Co-Simulation and keeps FMPy's grid rows (no event rows) without loading
-    numpy.ma (np.isin's first call imports it), pandas or scipy."""
+    numpy.ma (np.isin's first call imports it), pandas, scipy, the units (it
+    converts none) or CVODE's modules."""
     fmu = fmu_dir / "BouncingBallEvents.fmu"
     code = (
         "import sys, fmibridge\n"
@@ -232,7 +234,38 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     import fmpy
 
     assert int(rows) == len(fmpy.simulate_fmu(fmu))  # FMPy's grid, no event rows
-    assert sorted({"numpy.ma", "pandas", "scipy"} & set(modules)) == []
+    unused = {"numpy.ma", "pandas", "scipy", "fmibridge.core.units"}
+    assert sorted((unused | set(NOT_WITHOUT_CVODE)) & set(modules)) == []
+
+
+# what only CVODE needs: its compiled module, SUNDIALS' addresses, the FMU's
+# Jacobian; and what no run needs at import (the DOPRI5 tableau's rationals)
+NOT_WITHOUT_CVODE = (
+    "fmibridge.flows._cvode",
+    "fmibridge.flows.sundials",
+    "fmibridge.flows.stiff",
+    "fmibridge.flows.fmu_jacobian",
+    "fractions",
+)
+
+
+def test_cvode_loads_where_it_runs_only(fmu_dir):
+    """A Model Exchange run with FMPy's default solver ('CVode') loads CVODE's
+    modules, and its result is the one an in-process run gives."""
+    fmu = fmu_dir / "BouncingBallEvents.fmu"
+    code = (
+        "import sys, fmibridge\n"
+        f"result = fmibridge.simulate_fmu({str(fmu)!r}, fmi_type='ModelExchange')\n"
+        "print(repr(float(result['h'][-1])), ' '.join(sys.modules))"
+    )
+    h_end, *modules = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    import fmibridge
+
+    here = fmibridge.simulate_fmu(fmu, fmi_type="ModelExchange")
+    assert float(h_end) == float(here["h"][-1])
+    assert set(NOT_WITHOUT_CVODE[:-1]) <= set(modules)
 
 
 def test_moved_module_paths_still_import_with_a_warning():

@@ -1,6 +1,6 @@
 """Zip archives (FMUs, SSPs) opened within bounds, before anything is unpacked.
 
-`checked_members` refuses an archive whose declared content is beyond the
+`open_checked` refuses an archive whose declared content is beyond the
 limits (`core.limits`: in total, and per member a compression ratio that only
 a zip bomb has) or has a member that would land outside its folder;
 `read_member` and `extract_member` then read one member within a limit, and
@@ -21,8 +21,10 @@ from .errors import FmibridgeError
 CHUNK = 2**20  # bytes copied per read while unpacking
 
 
-def checked_members(path: Path, kind: str) -> list[zipfile.ZipInfo]:
-    """Return the members of the zip archive `path` (a `kind`: "FMU", "SSP").
+def open_checked(path: Path, kind: str) -> zipfile.ZipFile:
+    """Return the zip archive `path` (a `kind`: "FMU", "SSP") open, its members
+    checked; the caller closes it (``with``). One open serves the checks and
+    the reads that follow.
 
     Raises
     ------
@@ -38,15 +40,25 @@ def checked_members(path: Path, kind: str) -> list[zipfile.ZipInfo]:
         )
     if not path.is_file():
         raise FmibridgeError(f"{path}: no such {kind} file.")
-    if not zipfile.is_zipfile(path):
-        raise FmibridgeError(
-            f"{path}: not an {kind} (not a zip archive); rebuild or re-export it."
-        )
     try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
+        archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
+        if not zipfile.is_zipfile(path):  # asked only here: it reads the file again
+            raise FmibridgeError(
+                f"{path}: not an {kind} (not a zip archive); rebuild or re-export it."
+            ) from None
         raise FmibridgeError(f"{path}: corrupt {kind} archive: {exc}") from None
+    try:
+        _check_members(path, archive.infolist(), kind)
+    except BaseException:
+        archive.close()
+        raise
+    return archive
+
+
+def _check_members(path: Path, members: list[zipfile.ZipInfo], kind: str) -> None:
+    """Refuse too many members, too many bytes, a zip bomb or a member outside
+    the folder (`open_checked`)."""
     if len(members) > limits.MAX_MEMBERS:
         raise FmibridgeError(
             f"{path}: {len(members)} files in the archive, more than the limit "
@@ -70,7 +82,6 @@ def checked_members(path: Path, kind: str) -> list[zipfile.ZipInfo]:
                 f"{limits.MAX_COMPRESSION_RATIO} times its compressed size (a zip "
                 f"bomb?); set FMIBRIDGE_MAX_COMPRESSION_RATIO to allow it."
             )
-    return members
 
 
 def member_limit(member: zipfile.ZipInfo) -> int:
@@ -128,28 +139,29 @@ def extract_member(
 
 
 def unpack(
+    archive: zipfile.ZipFile,
     path: Path,
     folder: Path,
+    only: tuple[str, ...],
     kind: str = "FMU",
-    skip: tuple[str, ...] = (),
 ) -> None:
-    """Unpack the archive `path` into `folder`, within MAX_UNPACKED_BYTES written,
-    less the members under the folders `skip` (an FMU's sources: a run needs
-    none of them)."""
+    """Unpack the open `archive` (the file `path`, from `open_checked`) into
+    `folder`, within MAX_UNPACKED_BYTES written: `only` the members whose names
+    start with one of its prefixes (what a run of an FMU reads)."""
     budget = limits.MAX_UNPACKED_BYTES
     try:
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.infolist():
-                if member.filename.startswith(skip):
-                    continue
-                target = folder.joinpath(*member_path(path, member.filename).parts)
-                if member.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                limit = min(budget, member_limit(member))
-                with archive.open(member) as source, open(target, "wb") as sink:
-                    budget -= _copy(source, sink, limit, f"{path}!{member.filename}")
+        for member in archive.infolist():
+            name = member.filename.replace("\\", "/")  # as `member_path` reads it
+            if not name.startswith(only):
+                continue
+            target = folder.joinpath(*member_path(path, member.filename).parts)
+            if member.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            limit = min(budget, member_limit(member))
+            with archive.open(member) as source, open(target, "wb") as sink:
+                budget -= _copy(source, sink, limit, f"{path}!{member.filename}")
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise FmibridgeError(f"{path}: corrupt {kind} archive: {exc}") from None
 

@@ -44,9 +44,9 @@ Dormand and Prince, J. Comp. Appl. Math. 6 (1980), 19-26.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -225,42 +225,54 @@ def _dopri5() -> Scheme:
     DOPRI5: x(t + theta h) = x + theta (r2 + (1 - theta) (r3 + theta (r4 +
     (1 - theta) r5))), r2 = x1 - x, r3 = h k1 - r2, r4 = r2 - h k7 - r3, r5 =
     h sum_i d_i k_i, expanded here into powers of theta). The seventh stage is
-    f(t + h, x1), so the tableau steps with six."""
-    q = Fraction
-    a: tuple[tuple[Fraction, ...], ...] = (
+    f(t + h, x1), so the tableau steps with six. The coefficients are the
+    rationals (numerator, denominator), combined exactly (`_exact`)."""
+    a = (
         (),
-        (q(1, 5),),
-        (q(3, 40), q(9, 40)),
-        (q(44, 45), q(-56, 15), q(32, 9)),
-        (q(19372, 6561), q(-25360, 2187), q(64448, 6561), q(-212, 729)),
-        (q(9017, 3168), q(-355, 33), q(46732, 5247), q(49, 176), q(-5103, 18656)),
+        ((1, 5),),
+        ((3, 40), (9, 40)),
+        ((44, 45), (-56, 15), (32, 9)),
+        ((19372, 6561), (-25360, 2187), (64448, 6561), (-212, 729)),
+        ((9017, 3168), (-355, 33), (46732, 5247), (49, 176), (-5103, 18656)),
     )
-    b = (q(35, 384), q(0), q(500, 1113), q(125, 192), q(-2187, 6784), q(11, 84), q(0))
+    b = ((35, 384), (0, 1), (500, 1113), (125, 192), (-2187, 6784), (11, 84), (0, 1))
     b4 = (
-        q(5179, 57600), q(0), q(7571, 16695), q(393, 640), q(-92097, 339200),
-        q(187, 2100), q(1, 40),
+        (5179, 57600), (0, 1), (7571, 16695), (393, 640), (-92097, 339200),
+        (187, 2100), (1, 40),
     )  # fmt: skip
     d = (
-        q(-12715105075, 11282082432), q(0), q(87487479700, 32700410799),
-        q(-10690763975, 1880347072), q(701980252875, 199316789632),
-        q(-1453857185, 822651844), q(69997945, 29380423),
+        (-12715105075, 11282082432), (0, 1), (87487479700, 32700410799),
+        (-10690763975, 1880347072), (701980252875, 199316789632),
+        (-1453857185, 822651844), (69997945, 29380423),
     )  # fmt: skip
     first, last = (1, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 1)
     dense = tuple(
-        (q(e1), 3 * bi - 2 * e1 - e7 + di, -2 * bi + e1 + e7 - 2 * di, di)
+        (
+            float(e1),
+            _exact((3, bi), (-2 * e1 - e7, (1, 1)), (1, di)),
+            _exact((-2, bi), (e1 + e7, (1, 1)), (-2, di)),
+            _exact((1, di)),
+        )
         for bi, di, e1, e7 in zip(b, d, first, last, strict=True)
     )
     return Scheme(
         "dopri5",
         5,
-        a=tuple(tuple(map(float, row)) for row in a),
-        b=tuple(map(float, b[:6])),
+        a=tuple(tuple(_exact((1, x)) for x in row) for row in a),
+        b=tuple(_exact((1, x)) for x in b[:6]),
         c=(0.0, 0.2, 0.3, 0.8, 8 / 9, 1.0),
-        error=tuple(float(x - y) for x, y in zip(b, b4, strict=True)),
+        error=tuple(_exact((1, x), (-1, y)) for x, y in zip(b, b4, strict=True)),
         error_order=5,
-        dense=tuple(tuple(map(float, row)) for row in dense),
+        dense=dense,
         is_adaptive=True,
     )
+
+
+def _exact(*terms: tuple[int, tuple[int, int]]) -> float:
+    """The sum of k n/d over the `terms` (k, (n, d)), computed exactly in integers
+    and rounded once to the nearest float (Python's int / int rounds correctly)."""
+    den = math.prod(d for _, (_, d) in terms)
+    return sum(k * n * (den // d) for k, (n, d) in terms) / den
 
 
 DOPRI5 = _dopri5()

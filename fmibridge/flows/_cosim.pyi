@@ -80,3 +80,14 @@ class FmuStepper(Stepper):
         snap_rtol: float,
     ) -> None: ...
     def callbacks(self) -> list[str]: ...
+
+class Readings:
+    def __init__(
+        self,
+        component: int,
+        fmi3: bool,
+        error: Callable[[str, int], Exception],
+        getters: Sequence[tuple[int, str, str, Sequence[int]]],
+        take: Sequence[int] | np.ndarray,
+    ) -> None: ...
+    def values(self) -> np.ndarray: ...

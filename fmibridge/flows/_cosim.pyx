@@ -779,6 +779,46 @@ cdef class _Getter:
         return 0
 
 
+cdef class Readings:
+    """Scalar variables of any numeric types, each type read by its FMI get
+    called directly (`_Getter`), as doubles in the order `take` gives: what a
+    flow reads of its FMU at every sample (`flows.fmu._Reader`), without
+    fmpy's wrappers, which build their arrays on every call.
+
+    Parameters
+    ----------
+    component : int
+        The instance (fmi2Component, fmi3Instance).
+    fmi3 : bool
+        True where the gets take nValues (FMI 3.0).
+    error : callable
+        error(name, status) -> the exception of a failed call.
+    getters : sequence of (int, str, str, sequence of int)
+        Each get: its address, name, values' C type (numpy's code) and value
+        references.
+    take : sequence of int
+        Where each variable is among the values the getters read.
+    """
+
+    cdef tuple getters
+    cdef double[::1] read
+    cdef object take
+
+    def __init__(self, size_t component, bint fmi3, error, getters, take):
+        self.getters = tuple(_Getter(component, fmi3, error, *g) for g in getters)
+        self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
+        self.take = np.asarray(take, dtype=np.intp)
+
+    def values(self):
+        """Return the variables' current values (a new array)."""
+        cdef Py_ssize_t k = 0
+        cdef _Getter getter
+        for getter in self.getters:
+            getter.get(&self.read[k])
+            k += getter.n
+        return np.asarray(self.read)[self.take]
+
+
 # the C types a get may return (numpy's codes); `_as_double` reads them by index
 ELEMENTS = ("f8", "f4", "i4", "u1", "i1", "i2", "u2", "u4", "i8", "u8")
 

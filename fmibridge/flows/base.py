@@ -6,12 +6,13 @@ import abc
 import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
-from ..core.integrators import Scheme
+from ..core.integrators import SCHEMES, Scheme, scheme_named
 from ._programs import program_function
 from ._stepper import (
     AdaptiveStepper,
@@ -20,6 +21,28 @@ from ._stepper import (
     FlowStepper,
     Stepper,
 )
+
+if TYPE_CHECKING:
+    from .stiff import Stiff
+
+STIFF_NAMES = ("cvode", "bdf")  # what a user may call the stiff integrator (`Stiff`)
+
+
+def integrator_named(name) -> Scheme | Stiff:
+    """Return the integrator called `name`: the stiff one ('cvode', 'bdf'), or
+    what `core.integrators.scheme_named` takes (a Runge-Kutta scheme by name,
+    'euler', 'midpoint', 'rk4', 'dopri5', or an adaptive integrator object such
+    as a `Stiff`). The stiff integrator's module loads where it is named only."""
+    if isinstance(name, str) and name in STIFF_NAMES:
+        from .stiff import Stiff
+
+        return Stiff()
+    if isinstance(name, str) and name not in SCHEMES:
+        raise FmibridgeError(
+            f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got "
+            f"{name!r}."
+        )
+    return scheme_named(name)
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:

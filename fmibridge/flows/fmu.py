@@ -35,7 +35,7 @@ from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefu
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.system import Edge, Guard, HybridSystem, Mode
-from ._cosim import FmuStepper
+from ._cosim import FmuStepper, Readings
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
@@ -48,7 +48,6 @@ from .fmi import (
     _status_error,
 )
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
-from .fmu_jacobian import fmu_jacobian, state_nominals
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -94,9 +93,13 @@ def _is_discrete(variable: Variable) -> bool:
 class _Reader:
     """Reads the values of some variables, one FMU call per FMI type; scalar
     reals alone through the bound C get (`RealPorts`, a Co-Simulation flow's
-    states after every step)."""
+    states after every step), other scalars of FMI 2.0 and 3.0 through their C
+    gets (`_cosim.Readings`: a Model Exchange flow's outputs at every sample).
+    """
 
-    def __init__(self, instance: FmiInstance, variables: Sequence[Variable]) -> None:
+    def __init__(
+        self, instance: FmiInstance, variables: Sequence[Variable], direct: bool = False
+    ) -> None:
         self._instance = instance
         groups: dict[str, list[Variable]] = {}
         for variable in variables:
@@ -117,10 +120,31 @@ class _Reader:
         self._ports = (
             instance.real_ports(self._calls[0][1]) if reals and scalars else None
         )
+        direct = direct and scalars and self._ports is None and bool(self._calls)
+        self._readings = self._direct_readings() if direct else None
+
+    def _direct_readings(self) -> Readings:
+        instance = self._instance
+        component = instance._fmu.component
+        return Readings(
+            getattr(component, "value", component),
+            instance.counts_values,
+            functools.partial(_status_error, instance),
+            self.c_getters(),
+            self._take,
+        )
+
+    def c_getters(self) -> list[tuple[int, str, str, list[int]]]:
+        """Its calls as C gets: (address, name, C type of the values, vrs)."""
+        return [(*self._instance.c_getter(t), vrs) for t, vrs, _ in self._calls]
 
     def read(self) -> np.ndarray:
-        if self._ports is not None and self._instance._fmu is not None:  # not freed
-            return self._ports.get()
+        if self._instance._fmu is not None:  # not freed
+            if self._ports is not None:
+                return self._ports.get()
+            if self._readings is not None:
+                self._instance._touched()  # as a get through fmpy notes it
+                return self._readings.values()
         if not self._calls:
             return np.empty(0)
         values = []
@@ -337,9 +361,10 @@ class _FmuFlow:
             self._number(variable, value, "input")
 
     def _bind_readers(self) -> None:
-        self._states_reader = _Reader(self.instance, self._state_variables)
-        self._output_reader = _Reader(self.instance, self._readable_variables)
-        self._record_reader = _Reader(self.instance, self._recorded_variables)
+        direct = self.archive.fmi_version in ("2.0", "3.0")  # C gets named so
+        self._states_reader = _Reader(self.instance, self._state_variables, direct)
+        self._output_reader = _Reader(self.instance, self._readable_variables, direct)
+        self._record_reader = _Reader(self.instance, self._recorded_variables, direct)
 
     def _named(self, x: np.ndarray) -> dict[str, float]:
         """Return the states x and the outputs the FMU holds now, by name."""
@@ -599,11 +624,15 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         """Return df/dx from the FMU's directional derivatives, where it provides
         them (`fmu_jacobian`), built once."""
         if "_jacobian" not in self.__dict__:
+            from .fmu_jacobian import fmu_jacobian  # where CVODE runs only
+
             self._jacobian = fmu_jacobian(self)
         return self._jacobian
 
     def state_nominals(self) -> np.ndarray:
         """Return each state's nominal value (1 where the FMU gives none)."""
+        from .fmu_jacobian import state_nominals  # where CVODE runs only
+
         return state_nominals(self)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
@@ -958,13 +987,12 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
-        reader, instance = self._record_reader, self.instance
-        getters = [(*instance.c_getter(t), vrs) for t, vrs, _ in reader._calls]
+        reader = self._record_reader
         return FmuStepper(
             self,
             self.direct_calls(),
             scheme,
-            getters,
+            reader.c_getters(),
             reader._take,
             self._sources(),
             SNAP_RTOL,

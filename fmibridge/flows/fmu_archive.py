@@ -23,14 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import limits
-from ..core.archives import checked_members, read_member, unpack
+from ..core.archives import open_checked, read_member, unpack
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.numbers import finite, positive
 from ..core.scratch import new_folder
 from ..core.system import EXPERIMENT_VALUES, Experiment
-from ..core.units import BASE_UNITS, UnitDefinition
+
+if TYPE_CHECKING:
+    from ..core.units import UnitDefinition
 
 Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
 
@@ -50,9 +53,13 @@ EXPERIMENT = {
     "tolerance": positive,
 }
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
-# The folders of an FMU that a run never reads (the model's C sources, its
-# documentation), left packed: a Dymola FMU holds 200 source files beside its binary.
-RUN_NEEDS_NOT = ("sources/", "documentation/")
+# What of an FMU a run reads: its binaries, the resources its instance is given
+# (FMI 2.0 fmuResourceLocation, FMI 3.0 resourcePath; FMI 1.0 fmuLocation is the
+# folder holding them) and its model description (`fmu_jacobian` reads it); the
+# rest (C sources, documentation, extra/: FMI 3.0 Sec. 2.5, meta-data for tools)
+# stays packed: a Dymola FMU holds 200 source files beside its binary. FMPy
+# unpacks binaries/ and resources/ alone for simulate_fmu.
+RUN_NEEDS = ("binaries/", "resources/", DESCRIPTION)
 INTERFACE_TITLES = {
     "ModelExchange": "Model Exchange",
     "CoSimulation": "Co-Simulation",
@@ -146,8 +153,20 @@ class FmuArchive:
 
     def __init__(self, path: str | Path, *, validate: bool = True) -> None:
         self.path = Path(path)
-        checked_members(self.path, "FMU")
-        self.declared_version = _declared_version(self.path)
+        self._unzip_dir: Path | None = None
+        # one open checks the archive, reads its fmiVersion and, kept until
+        # then, unpacks it: what is unpacked is what was checked
+        self._zip: zipfile.ZipFile | None = open_checked(self.path, "FMU")
+        try:
+            self._describe(self._zip, validate)
+        except BaseException:
+            self._close_zip()
+            raise
+
+    def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
+        """Read the fmiVersion from `archive`, then fmpy's model description;
+        refuse a version or a modelIdentifier fmibridge cannot run."""
+        self.declared_version = _declared_version(self.path, archive)
         if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
                 f"{self.path}: FMI {self.declared_version!r} is not supported; "
@@ -167,7 +186,6 @@ class FmuArchive:
                     f"a plain name (letters, digits, '_'); the FMU is malformed."
                 )
         self.variables = {v.name: _variable(v) for v in self.description.modelVariables}
-        self._unzip_dir: Path | None = None
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -283,19 +301,29 @@ class FmuArchive:
     def unzipped(self) -> Path:
         """Return the folder the FMU is unpacked in (unpacking it on first call)."""
         if self._unzip_dir is None:
+            archive = self._zip or open_checked(self.path, "FMU")  # after cleanup()
+            self._zip = None
             self._unzip_dir = _FOLDERS.new()
             try:
-                unpack(self.path, self._unzip_dir, skip=RUN_NEEDS_NOT)
+                with archive:
+                    unpack(archive, self.path, self._unzip_dir, RUN_NEEDS)
             except BaseException:
                 self.cleanup()
                 raise
         return self._unzip_dir
 
     def cleanup(self) -> None:
-        """Remove the unpacked folder, if any; safe to call twice."""
+        """Remove the unpacked folder, if any, and close the archive; safe to
+        call twice."""
+        self._close_zip()
         folder, self._unzip_dir = self._unzip_dir, None
         if folder is not None:
             _FOLDERS.remove(folder)
+
+    def _close_zip(self) -> None:
+        archive, self._zip = self._zip, None
+        if archive is not None:
+            archive.close()
 
     def instantiate(self, interface: str):
         """Return a new instance of `interface` (see `fmi.instantiate`)."""
@@ -306,7 +334,10 @@ class FmuArchive:
     @cached_property
     def unit_definitions(self) -> dict[str, UnitDefinition]:
         """The FMU's UnitDefinitions that give a BaseUnit, by name (FMI 1.0
-        gives none: its units have no base-unit exponents)."""
+        gives none: its units have no base-unit exponents). The unit module
+        loads here: a run that converts no units never needs it."""
+        from ..core.units import BASE_UNITS, UnitDefinition
+
         return {
             unit.name: UnitDefinition(
                 tuple(int(getattr(unit.baseUnit, b)) for b in BASE_UNITS),
@@ -341,14 +372,14 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
     return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
 
 
-def _declared_version(path: Path) -> str:
-    """The fmiVersion the model description declares ("" if none), read from its
-    root element alone (before fmpy reads it: fmpy refuses some versions
-    fmibridge runs)."""
+def _declared_version(path: Path, archive: zipfile.ZipFile) -> str:
+    """The fmiVersion the model description in `archive` (the FMU `path`)
+    declares ("" if none), read from its root element alone (before fmpy reads
+    it: fmpy refuses some versions fmibridge runs)."""
     from lxml import etree
 
     try:
-        with zipfile.ZipFile(path) as archive, archive.open(DESCRIPTION) as xml:
+        with archive.open(DESCRIPTION) as xml:
             for _, root in etree.iterparse(xml, events=("start",)):
                 return root.get("fmiVersion") or ""
     except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, OSError) as exc:

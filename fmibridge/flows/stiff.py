@@ -30,12 +30,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..core.integrators import DOPRI5, RK4, SCHEMES, Scheme, scheme_named
-from ._cvode import Cvode, CvodeStepper
+from ..core.integrators import DOPRI5, RK4
 from ._stepper import AdaptiveStepper
 from .base import VectorField
 
-STIFF_NAMES = ("cvode", "bdf")  # what a user may call the stiff integrator
 JACOBIANS = ("auto", "difference")
 MAX_ORDER = 5  # BDF is not zero-stable beyond order 6; CVODE stops at 5
 # the fixed steps a method takes itself with the stiff integrator (`Stiff`)
@@ -142,6 +140,8 @@ class Stiff:
         n = len(flow.state_names)
         if n == 0:
             return flow.adaptive_stepper(DOPRI5, rtol, atol)
+        from ._cvode import Cvode, CvodeStepper  # loaded where CVODE runs only
+
         jacobian = flow.jacobian_function() if self.jacobian == "auto" else None
         cvode = Cvode(
             flow.rhs_function(),
@@ -189,18 +189,3 @@ def tolerances(flow, atol, n: int, nominal: bool = False) -> np.ndarray:
     if nominal and nominals is not None:
         values *= np.asarray(nominals(), dtype=float)
     return values
-
-
-def integrator_named(name) -> Scheme | Stiff:
-    """Return the integrator called `name`: the stiff one ('cvode', 'bdf'), or
-    what `core.integrators.scheme_named` takes (a Runge-Kutta scheme by name,
-    'euler', 'midpoint', 'rk4', 'dopri5', or an adaptive integrator object such
-    as a `Stiff`)."""
-    if isinstance(name, str) and name in STIFF_NAMES:
-        return Stiff()
-    if isinstance(name, str) and name not in SCHEMES:
-        raise FmibridgeError(
-            f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got "
-            f"{name!r}."
-        )
-    return scheme_named(name)

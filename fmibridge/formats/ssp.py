@@ -53,7 +53,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from ..core import limits
-from ..core.archives import checked_members, extract_member, read_member
+from ..core.archives import extract_member, open_checked, read_member
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import Experiment, HybridSystem, Mode
 from ..core.units import (
@@ -521,8 +521,7 @@ def read_ssp(path: str | Path) -> SystemStructure:
 
 def _archive(path: Path) -> zipfile.ZipFile:
     try:
-        checked_members(path, "SSP")
-        return zipfile.ZipFile(path)
+        return open_checked(path, "SSP")
     except FmibridgeError as exc:
         raise SspError(str(exc)) from None
 

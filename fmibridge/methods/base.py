@@ -11,7 +11,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -25,12 +25,14 @@ from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
 from ..core.result import Event, Result, Status
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Flow, FlowTerminated
-from ..flows.stiff import Stiff, integrator_named
+from ..flows.base import Flow, FlowTerminated, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, TIME_RTOL, compiled_mode
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
+
+if TYPE_CHECKING:
+    from ..flows.stiff import Stiff
 
 # A fixed step whose local error estimate exceeds this fraction of its state's
 # scale makes the run warn (`Method.error_warning`). On Example 1 (Burden et al.,
