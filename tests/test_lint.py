@@ -5,6 +5,7 @@ and names, shadowing, loop variables unused in their loop) and pycodestyle's,
 with pyproject.toml's [tool.cython-lint] (the line length of [tool.ruff]).
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,12 @@ def test_the_cython_sources_lint_clean():
         ]
         + CYTHON,
         cwd=ROOT,
+        # cython-lint runs pycodestyle from the environment it is installed in
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+            f"{os.environ.get('PATH', '')}",
+        },
         capture_output=True,
         text=True,
         timeout=300,
