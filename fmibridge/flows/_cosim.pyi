@@ -74,14 +74,14 @@ class FmuStepper(Stepper):
         flow: Any,
         calls: tuple[Any, ...],
         scheme: Any,
-        getters: Sequence[tuple[int, str, str, Sequence[int]]],
-        take: Sequence[int] | np.ndarray,
+        readings: Readings,
         inputs: Sequence[tuple[int, np.ndarray, np.ndarray, bool]],
         snap_rtol: float,
     ) -> None: ...
     def callbacks(self) -> list[str]: ...
 
 class Readings:
+    n: int
     def __init__(
         self,
         component: int,

@@ -597,11 +597,8 @@ cdef class FmuStepper(Stepper):
         value references.
     scheme : Scheme
         Passed on to the flow's `advance` (which ignores it).
-    getters : sequence of (int, str, str, sequence of int)
-        The recorded outputs (scalars), one get per FMI type: its address,
-        name, C type (numpy's code) and value references (`_Reader`'s calls).
-    take : sequence of int
-        Where each recorded output is among the values the getters read.
+    readings : Readings
+        The recorded outputs (scalars), read by their C gets (`_Reader`'s).
     inputs : sequence of (int, array, array, bool)
         Per input: its value reference, its table's times and values, and
         whether it is held (`InputTable.value`); a number is a table of one
@@ -611,10 +608,8 @@ cdef class FmuStepper(Stepper):
     cdef object flow, scheme
     cdef CommunicationStep step
     cdef FmuReals reals
-    cdef Py_ssize_t n_out, n_in
-    cdef tuple getters  # `_Getter`s
-    cdef Py_ssize_t[::1] take
-    cdef double[::1] read  # the values the getters read, one after another
+    cdef Py_ssize_t n_in
+    cdef Readings readings
     cdef unsigned int[::1] in_vrs
     cdef double[::1] out  # the recorded outputs (and one spare)
     cdef double[::1] in_values, table_t, table_u
@@ -628,7 +623,8 @@ cdef class FmuStepper(Stepper):
     cdef double snap  # times within this of that point's are the same time
     cdef double snap_rtol
 
-    def __init__(self, flow, calls, scheme, getters, take, inputs, double snap_rtol):
+    def __init__(self, flow, calls, scheme, Readings readings, inputs,
+                 double snap_rtol):
         addresses, component, fmi3, error, names, states = calls
         self.n, self.rhs = len(states), None
         self.flow, self.scheme, self.snap_rtol = flow, scheme, snap_rtol
@@ -636,12 +632,9 @@ cdef class FmuStepper(Stepper):
             [(addresses, component, fmi3, error)], [names], [states], [([], [])],
             [([], [])], [], [0])
         self.reals = self.step.reals[0]
-        self.n_out = len(take)
-        self.getters = tuple(_Getter(component, fmi3, error, *g) for g in getters)
-        self.take = np.array(list(take) + [0], dtype=np.intp)
-        self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
-        self.out = np.zeros(self.n_out + 1)
-        self.recorded = np.asarray(self.out)[:self.n_out]  # a view of out
+        self.readings = readings
+        self.out = np.zeros(readings.n + 1)
+        self.recorded = np.asarray(self.out)[:readings.n]  # a view of out
         self.recorded_names = tuple(flow.recorded_names)
         self.n_in = len(inputs)
         self.in_vrs = np.array([u[0] for u in inputs] + [0], dtype=np.uintc)
@@ -717,13 +710,7 @@ cdef class FmuStepper(Stepper):
     cdef int _arrived(self, double h) except -1:
         """Read the recorded outputs where the step left the FMU, and note
         that point as this stepper's."""
-        cdef Py_ssize_t i, k = 0
-        cdef _Getter getter
-        for getter in self.getters:
-            getter.get(&self.read[k])
-            k += getter.n
-        for i in range(self.n_out):
-            self.out[i] = self.read[self.take[i]]
+        self.readings.read_into(&self.out[0])
         self.at, self.snap = self.flow._at, self.snap_rtol * h
         return 0
 
@@ -801,22 +788,35 @@ cdef class Readings:
     """
 
     cdef tuple getters
-    cdef double[::1] read
-    cdef object take
+    cdef double[::1] read  # the values the getters read, one after another
+    cdef Py_ssize_t[::1] take
+    cdef readonly Py_ssize_t n  # variables
 
     def __init__(self, size_t component, bint fmi3, error, getters, take):
         self.getters = tuple(_Getter(component, fmi3, error, *g) for g in getters)
         self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
-        self.take = np.asarray(take, dtype=np.intp)
+        self.take = np.array(take, dtype=np.intp)
+        self.n = len(self.take)
 
-    def values(self):
-        """Return the variables' current values (a new array)."""
-        cdef Py_ssize_t k = 0
+    cdef int read_into(self, double* out) except -1:
+        """Write the variables' current values to out[0 .. n - 1]."""
+        cdef Py_ssize_t i, k = 0
         cdef _Getter getter
         for getter in self.getters:
             getter.get(&self.read[k])
             k += getter.n
-        return np.asarray(self.read)[self.take]
+        for i in range(self.n):
+            out[i] = self.read[self.take[i]]
+        return 0
+
+    def values(self):
+        """Return the variables' current values (a new array)."""
+        cdef double[::1] out
+        values = np.empty(self.n)
+        out = values
+        if self.n:
+            self.read_into(&out[0])
+        return values
 
 
 # the C types a get may return (numpy's codes); `_as_double` reads them by index

@@ -121,22 +121,19 @@ class _Reader:
             instance.real_ports(self._calls[0][1]) if reals and scalars else None
         )
         direct = direct and scalars and self._ports is None and bool(self._calls)
-        self._readings = self._direct_readings() if direct else None
+        self._readings = self.direct_readings() if direct else None
 
-    def _direct_readings(self) -> Readings:
+    def direct_readings(self) -> Readings:
+        """Its variables read by their C gets (scalars of FMI 2.0 and 3.0)."""
         instance = self._instance
         component = instance._fmu.component
         return Readings(
             getattr(component, "value", component),
             instance.counts_values,
             functools.partial(_status_error, instance),
-            self.c_getters(),
+            [(*instance.c_getter(t), vrs) for t, vrs, _ in self._calls],
             self._take,
         )
-
-    def c_getters(self) -> list[tuple[int, str, str, list[int]]]:
-        """Its calls as C gets: (address, name, C type of the values, vrs)."""
-        return [(*self._instance.c_getter(t), vrs) for t, vrs, _ in self._calls]
 
     def read(self) -> np.ndarray:
         if self._instance._fmu is not None:  # not freed
@@ -992,8 +989,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self,
             self.direct_calls(),
             scheme,
-            reader.c_getters(),
-            reader._take,
+            reader.direct_readings(),
             self._sources(),
             SNAP_RTOL,
         )
