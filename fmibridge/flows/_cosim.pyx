@@ -42,7 +42,7 @@ from libc.string cimport memcmp, memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ..core._functions cimport new_array
-from ._fmu cimport FmuReals
+from ._fmu cimport FmuReals, table_value
 from ._stepper cimport Stepper
 
 import numpy as np
@@ -676,7 +676,7 @@ cdef class FmuStepper(Stepper):
         t_state, t_jump = self.flow._passed
         after = t == t_state
         for k in range(self.n_in):
-            self.in_values[k] = _table_value(
+            self.in_values[k] = table_value(
                 &self.table_t[self.table_at[k]], &self.table_u[self.table_at[k]],
                 self.table_at[k + 1] - self.table_at[k], t_jump if after else t,
                 self.held[k], after)
@@ -844,22 +844,3 @@ cdef double _as_double(const char* data, int kind, Py_ssize_t i) noexcept:
     if kind == 8:
         return <double> (<const long long*> data)[i]
     return <double> (<const unsigned long long*> data)[i]
-
-
-cdef double _table_value(const double* ts, const double* us, Py_ssize_t n,
-                         double t, bint held, bint after) noexcept:
-    """An input table's value at t (`InputTable.value`, the same arithmetic):
-    interpolated, or held from the row before; at a jump the value before it,
-    or with `after` the value after."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    cdef double w
-    while lo < hi:  # the first row beyond t (at or beyond t: not `after`)
-        mid = (lo + hi) // 2
-        if ts[mid] > t or (ts[mid] == t and not after):
-            hi = mid
-        else:
-            lo = mid + 1
-    if held or lo == 0 or lo == n:
-        return us[lo - 1 if lo > 0 else 0]
-    w = (t - ts[lo - 1]) / (ts[lo] - ts[lo - 1])
-    return (1.0 - w) * us[lo - 1] + w * us[lo]

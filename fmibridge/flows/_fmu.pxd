@@ -74,3 +74,7 @@ cdef class FmuProgram(ProgramFunction):
     cdef FmuCalls calls
     cdef unsigned int[::1] out_vrs
     cdef Py_ssize_t first_output
+
+
+cdef double table_value(const double* ts, const double* us, Py_ssize_t n,
+                        double t, bint held, bint after) noexcept nogil

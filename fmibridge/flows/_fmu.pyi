@@ -2,6 +2,8 @@
 
 from typing import Any
 
+import numpy as np
+
 from fmibridge.core._functions import Function
 from fmibridge.flows._programs import ProgramFunction
 
@@ -47,6 +49,9 @@ class FmuInputs:
     def __init__(self, vrs: Any, sources: Any, others: Any = ...) -> None: ...
 
 def check_finite(values: Any, what: str, path: str, t: float) -> Any: ...
+def input_value(
+    ts: np.ndarray, us: np.ndarray, t: float, held: bool, after: bool = ...
+) -> float: ...
 
 class FmuRhs(Function):
     def __init__(self, calls: FmuCalls, path: str) -> None: ...

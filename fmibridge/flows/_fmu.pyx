@@ -355,3 +355,28 @@ cdef class FmuProgram(ProgramFunction):
         if n:
             self.calls.get_reals(&self.out_vrs[0], n, &self.v[self.first_output])
         return self.run_all(t, out)
+
+
+cdef double table_value(const double* ts, const double* us, Py_ssize_t n,
+                        double t, bint held, bint after) noexcept nogil:
+    """An input table's value at t (n rows of times ts, values us):
+    interpolated, or held from the row before; at a jump the value before it,
+    or with `after` the value after (`input_table.InputTable.value`)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    cdef double w
+    while lo < hi:  # the first row beyond t (at or beyond t: not `after`)
+        mid = (lo + hi) // 2
+        if ts[mid] > t or (ts[mid] == t and not after):
+            hi = mid
+        else:
+            lo = mid + 1
+    if held or lo == 0 or lo == n:
+        return us[lo - 1 if lo > 0 else 0]
+    w = (t - ts[lo - 1]) / (ts[lo] - ts[lo - 1])
+    return (1.0 - w) * us[lo - 1] + w * us[lo]
+
+
+def input_value(const double[::1] ts, const double[::1] us, double t, bint held,
+                bint after=False):
+    """`table_value` of a table of one or more rows, for Python."""
+    return table_value(&ts[0], &us[0], ts.shape[0], t, held, after)

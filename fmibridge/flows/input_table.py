@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.numbers import is_real
+from ._fmu import input_value
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,8 +55,8 @@ class InputTable:
                     f"Input {self.name!r}: the table's {column} must be numbers, "
                     f"got {reprlib.repr(values)}."
                 )
-        t = np.asarray(self.t, dtype=float)
-        u = np.asarray(self.u, dtype=float)
+        t = np.ascontiguousarray(self.t, dtype=float)  # `input_value` takes
+        u = np.ascontiguousarray(self.u, dtype=float)  # contiguous rows
         if t.ndim != 1 or u.shape != t.shape or not len(t):
             raise FmibridgeError(
                 f"Input {self.name!r}: the table needs as many values as times "
@@ -76,14 +77,10 @@ class InputTable:
     def value(self, t: float, *, held: bool, after: bool = False) -> float:
         """Return u(t): interpolated, or `held` from the row before t.
 
-        At a jump it is the value before it, or with `after` the value after.
+        At a jump it is the value before it, or with `after` the value after
+        (`_fmu.table_value`: one arithmetic for the compiled steps and here).
         """
-        i = int(np.searchsorted(self.t, t, side="right" if after else "left"))
-        if held or i == 0 or i == len(self.t):
-            return float(self.u[max(i - 1, 0)])
-        t0, t1 = self.t[i - 1], self.t[i]  # t0 < t1: side= skips repeated times
-        w = (t - t0) / (t1 - t0)
-        return float((1.0 - w) * self.u[i - 1] + w * self.u[i])
+        return input_value(self.t, self.u, t, held, after)
 
     def jumps(self, *, held: bool) -> np.ndarray:
         """Return the times where the input jumps, increasing."""
