@@ -1,7 +1,7 @@
 """The .pyi stubs beside the compiled modules agree with the modules.
 
 mypy reads a compiled module's names and signatures from its hand-written stub
-(tests/test_typing.py), so a stub that drifts from its .pyx misleads the type check
+(`.ci/run` runs mypy), so a stub that drifts from its .pyx misleads the type check
 silently. mypy's stubtest imports each module and compares: every name of the stub
 exists with the same kind, every public name the module defines is in the stub,
 and the signatures of Cython's functions (binding=True, Cython 3's default)
