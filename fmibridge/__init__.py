@@ -43,7 +43,8 @@ _PUBLIC = {  # name -> the module that defines it
         "core.errors",
     ),
     **dict.fromkeys(("EULER", "MIDPOINT", "RK4", "Scheme"), "core.integrators"),
-    **dict.fromkeys(("Event", "Result", "Status"), "core.result"),
+    **dict.fromkeys(("Event", "Status"), "core.records"),
+    "Result": "core.result",
     **dict.fromkeys(
         (
             "Edge",

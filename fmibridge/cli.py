@@ -37,7 +37,8 @@ from .core.errors import (
 from .core.limits import TIMEOUT_GRACE_S
 from .core.outputs import check_output, claimed
 from .core.recorder import recording
-from .core.result import Result, Status, events_path
+from .core.records import Status
+from .core.result import Result, events_path
 from .core.system import HybridSystem
 from .core.time_limit import check_timeout
 from .methods import METHODS

@@ -32,7 +32,8 @@ from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
 from .core.numbers import finite, positive
 from .core.recorder import recording
-from .core.result import Result, Status
+from .core.records import Status
+from .core.result import Result
 from .core.span import check_count, check_span, check_step
 from .core.system import Edge, Guard, HybridSystem, Mode
 from .core.time_limit import time_limit

@@ -124,10 +124,17 @@ def layer_of(module: str) -> int | None:
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
 CYTHON = sorted([*PACKAGE.rglob("*.pyx"), *PACKAGE.rglob("*.pxd")])
-# No compiled module imports upward. The kernels' imports of the Python method
-# layer (`_halving`, `_walk`, `_firing`, `_relaxation` of `methods.base`, some of
-# `methods.watchdog` and `core.result`) are same-layer or downward, which this rule
-# allows; issue 40's wall between Python and compiled code is a stricter rule.
+# The wall between Python and compiled code (issue 40; DESIGN.md, fourth round):
+# Python modules that drive the compiled ones, which no .pyx or .pxd imports, even
+# where the layers would allow it. The records the kernels build and return
+# (State, Step, Status, Event) live in core.records, below the wall.
+ABOVE_THE_WALL = (
+    "fmibridge.methods.base",
+    "fmibridge.methods.watchdog",
+    "fmibridge.core.recorder",
+    "fmibridge.core.result",
+    "fmibridge.core.system",
+)
 
 
 @pytest.mark.parametrize(
@@ -146,6 +153,25 @@ def test_imports_point_down(path):
     assert not upward, f"{module_name(path)} (layer {own}) imports {upward}"
 
 
+@pytest.mark.parametrize("path", CYTHON, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_compiled_modules_import_nothing_above_the_wall(path):
+    """A .pyx or .pxd imports compiled modules and the floor (core.errors,
+    core.records), never the method, recorder, result or system layers."""
+    above = sorted(
+        m
+        for m in cython_imports(path)
+        if any(m == w or m.startswith(f"{w}.") for w in ABOVE_THE_WALL)
+    )
+    assert not above, f"{module_name(path)} imports {above}"
+
+
+def test_the_records_below_the_wall_import_only_the_errors():
+    """core.records, which the compiled modules import, imports no other
+    module of fmibridge (its hints' imports never run)."""
+    records = runtime_imports(PACKAGE / "core" / "records.py")
+    assert records == {"fmibridge.core.errors", "fmibridge.core.errors.FmibridgeError"}
+
+
 def test_the_cython_reader_sees_every_import_form():
     """Relative, absolute, parenthesised over lines, `cimport`, `as`; and not the
     import a docstring's doctest shows."""
@@ -153,9 +179,9 @@ def test_the_cython_reader_sees_every_import_form():
     assert {
         "fmibridge.core.events.crossed",  # from ..core.events cimport (... over lines
         "fmibridge.methods._walk.Walk",  # from ._walk cimport Walk, attempt_with
-        "fmibridge.methods.base.State",  # from .base import State, Step, non_finite
-        "fmibridge.methods.watchdog",
-        "fmibridge.core.result.Status",
+        "fmibridge.methods._mode.TIME_RTOL",  # from ._mode import TIME_RTOL  # ...
+        "fmibridge.core.records",  # below a comment line
+        "fmibridge.core.records.Status",  # from ..core.records import ON_SURFACE, ...
     } <= halving
     completion = cython_imports(PACKAGE / "methods" / "_completion.pyx")
     assert "fmibridge.methods.contact" not in completion  # only in a doctest

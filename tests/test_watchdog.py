@@ -24,9 +24,9 @@ from test_reference_fmus import FOLDER, reference
 from fmibridge import FmibridgeWarning, Halving
 from fmibridge.cli import main
 from fmibridge.core.recorder import Recorder
+from fmibridge.core.records import State
 from fmibridge.core.result import Event, Status
 from fmibridge.flows.fmu import fmu_system
-from fmibridge.methods.base import State
 from fmibridge.methods.watchdog import Watchdog
 from fmibridge.models import (
     bouncing_ball,

@@ -2,6 +2,9 @@
 
 - `system`: HybridSystem, Mode, Edge, Guard (with a direction), UnilateralConstraint;
 - `result`: Result, Event, Status: what a run returns;
+- `records`: the plain records between a method's Python loop and its compiled
+  kernels (State, Step, Status, Event): the kernels import them from here, never
+  from the method, recorder or result layers;
 - `recorder`: the Recorder methods write samples to (within a memory budget;
   `recording()` keeps a cut-short run's samples), which builds the Result;
 - `integrators`: explicit Runge-Kutta schemes as Butcher tableaux;

@@ -17,7 +17,8 @@ from numpy.typing import ArrayLike
 
 from .errors import FmibridgeError
 from .recorder import Recorder
-from .result import Result, Status
+from .records import Status
+from .result import Result
 
 
 class OutputGrid:

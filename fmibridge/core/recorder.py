@@ -19,7 +19,8 @@ import numpy as np
 
 from .errors import FmibridgeWarning
 from .journal import Journal
-from .result import Event, Result, Status
+from .records import Event, Status
+from .result import Result
 
 if TYPE_CHECKING:
     from ._local_errors import LocalErrors

@@ -6,8 +6,6 @@ Result at the end of the run.
 
 from __future__ import annotations
 
-import enum
-import math
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,98 +17,12 @@ from numpy.typing import DTypeLike
 
 from .errors import FmibridgeError
 from .outputs import write_atomically, write_together
+from .records import Event, Status
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made, not with fmibridge
     import pandas as pd
 
 REPR_NAMES = 6  # state names a Result's repr lists before it counts them instead
-
-
-class Status(enum.Enum):
-    """Why a run stopped; each value is the message shown to the user.
-
-    A stopped run's `Result.detail` adds what the message cannot know: the time,
-    the guard or reset at fault, and the events counted.
-    """
-
-    REACHED_END = "Reached t_end."
-    MAX_STEPS = "Stopped after max_steps steps; raise max_steps or h."
-    MAX_EVENTS = (
-        "Stopped after max_events transitions; raise max_events, or continue a Zeno "
-        "execution with completion (--zeno complete)."
-    )
-    NO_PROGRESS = (
-        "Stopped: time does not advance. A guard or reset keeps the state where no "
-        "step can be taken (named below), or h is too large; fix that guard or "
-        "reset, or lower h."
-    )
-    ZENO = (
-        "Stopped at a Zeno point: impacts accumulate (or the state sticks to a "
-        "guard), which this method cannot pass. To continue, declare the contact "
-        "(`[constraint]` gap, velocity and restitution in the adapter file, or "
-        "HybridSystem(constraint=...)) and complete the execution (--zeno complete, "
-        "or Completion(method))."
-    )
-    ZENO_NOT_TRUNCATED = (
-        "Stopped at a Zeno point that completion did not truncate: the inner method "
-        "did not resolve the impacts finely enough for completion's eps before "
-        "where it placed them set their rates. Loosen completion's eps (a warning "
-        "before the stop names the factor where it can), or have the inner method "
-        "place the impacts closer to the surface (Unilateral's tol, Halving's "
-        "t_tol, Relaxation's eps)."
-    )
-    TERMINATED = "The FMU ended the simulation (terminateSimulation)."
-    OVERSTEPPED = (
-        "Stopped: a Co-Simulation step went beyond a guard, and the FMU can neither "
-        "save its state nor reset to replay its steps, so the crossing cannot be "
-        "located (the guard, the time and how far beyond are named below). Lower h, "
-        "or use an FMU with state saving, fmiReset or Model Exchange."
-    )
-    INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
-    TIME_LIMIT = (
-        "Stopped at its time limit (timeout); the samples up to here are kept. Raise "
-        "the limit, or make the run cheaper (a larger h, a shorter span)."
-    )
-    FAILED = "Stopped by an error (see its message); the samples up to here are kept."
-
-    @property
-    def is_success(self) -> bool:
-        """True where the run ended as the model asked: at t_end, or where the
-        FMU itself ended the simulation."""
-        return self in (Status.REACHED_END, Status.TERMINATED)
-
-
-@dataclass(frozen=True)
-class Event:
-    """One discrete transition.
-
-    Attributes
-    ----------
-    t : float
-        Time of the transition, s.
-    edge : str
-        Name of the edge that fired.
-    source, target : str
-        Modes before and after.
-    x_before, x_after : ndarray
-        State on the guard and after the reset.
-    simultaneous : tuple of str
-        Other edges whose guards were crossed within the time tolerance; they
-        fire next if their guard is still crossed in the target mode.
-    t_tol : float
-        How closely the method located t, s (`Method.location_tolerance`:
-        Halving's bracket t_tol, Relaxation's strip width eps); nan where not
-        stated.
-    """
-
-    t: float
-    edge: str
-    source: str
-    target: str
-    x_before: np.ndarray
-    x_after: np.ndarray
-    simultaneous: tuple[str, ...] = ()
-    t_tol: float = math.nan
 
 
 @dataclass(frozen=True, repr=False)

@@ -56,7 +56,7 @@ from typing import IO, Any, cast
 from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
 from .recorder import recording
-from .result import Status
+from .records import Status
 from .scratch import new_folder
 
 SIZE = struct.Struct("<Q")  # bytes of the pickled message that follows

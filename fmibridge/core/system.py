@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from .errors import FmibridgeError
 from .numbers import is_real
+from .records import COMPILED_FORMS
 
 if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from ..flows.base import Flow
@@ -29,9 +30,6 @@ Direction = Literal["falling", "rising", "either"]
 DIRECTIONS = ("falling", "rising", "either")
 Kind = Literal["unilateral", "bilateral"]
 KINDS = ("unilateral", "bilateral")
-# The key of the compiled forms a method keeps in a Mode's __dict__ (they go with
-# the mode, and are not pickled with it: `methods._mode.compiled_mode`).
-COMPILED_FORMS = "_compiled_forms"
 GuardFn = Callable[[float, np.ndarray], float]
 ResetFn = Callable[[float, np.ndarray], np.ndarray]
 
@@ -343,6 +341,12 @@ class Edge:
             raise FmibridgeError(f"Edge `{self.name}`: `approach` must be callable.")
         if not self.name:
             object.__setattr__(self, "name", self.guard.name)
+
+    @property
+    def has_reset(self) -> bool:
+        """False for the identity reset (an edge that only changes mode), which
+        the compiled loops skip (`methods._mode.CompiledMode`)."""
+        return self.reset is not _identity
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Master algorithms: each a small class with its parameters, run by one loop.
 
-- `base`: Method (the bounded run loop, firing, provenance), State, Step;
+- `base`: Method (the bounded run loop, firing, provenance); the State and Step
+  records it passes to its compiled loops are `core.records`' (re-exported here);
 - `halving`: fixed steps, halved (or Illinois-narrowed) until a crossing is bracketed;
 - `relaxation`: strip relaxation (Burden et al., Fig. 12);
 - `_walk`: the compiled walk these two share (the point, its trials, the steps
@@ -25,7 +26,8 @@ from importlib import import_module
 from typing import Any
 
 from ..core.errors import FmibridgeError
-from .base import Method, State, Step
+from ..core.records import State, Step
+from .base import Method
 
 # The methods load on first use (a run imports only its own): class -> module.
 _MODULES = {

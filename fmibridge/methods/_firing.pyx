@@ -30,8 +30,7 @@ from ..core.events cimport all_finite, same
 from ._mode cimport CompiledMode
 
 from ..core.errors import FmibridgeError
-from ..core.result import Event
-from .watchdog import ON_SURFACE
+from ..core.records import ON_SURFACE, Event, State
 
 # fire_in_place's answers: a transition was logged, or a silent self-loop counted
 FIRED, SILENT = 0, 1
@@ -57,7 +56,6 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     `step_rate`: the guard's rate over the step that located the crossing, the
     approach of an impact on a flow without dx/dt (`is_impact`; NAN: unknown,
     no precondition)."""
-    State = _state_class()
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
@@ -150,18 +148,6 @@ cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
     if cm.has_rhs:
         cm.impact_rate(i, t, &xs[0], &rate)
     return cm.sides[i] * rate
-
-
-cdef object _State = None
-
-
-cdef object _state_class():
-    """`base.State`, imported once (base imports this module)."""
-    global _State
-    if _State is None:
-        from .base import State
-        _State = State
-    return _State
 
 
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:

@@ -38,11 +38,10 @@ from ._firing cimport fire
 from ._mode cimport CompiledMode, reached
 from ._walk cimport Walk, attempt_with
 
-from ..core.result import Status
 from ..core.errors import ReplayRefused
+# ON_SURFACE: |g| below this is on the guard's surface
+from ..core.records import ON_SURFACE, State, Status, Step, non_finite
 from ._mode import TIME_RTOL  # times this near (relative to h) are equal
-from .base import State, Step, non_finite
-from .watchdog import ON_SURFACE  # |g| below this is on the guard's surface
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -78,6 +77,7 @@ cdef class _Walk(Walk):
 
     cdef double t_tol
     cdef bint grid
+    cdef bint illinois  # Halving's locate: Illinois' narrowing, else halvings only
     # a flow stepped forward only: its guards at the last communication points
     # (oldest first), and a point known beyond the crossing (NAN if none)
     cdef bint forward
@@ -98,7 +98,7 @@ cdef class _Walk(Walk):
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state` (`Walk.start`), with Halving's parameters."""
         cdef CompiledMode cm = self.cm
-        self.t_tol = method.t_tol
+        self.t_tol, self.illinois = method.t_tol, method.locate == "illinois"
         Walk.start(self, method, log, t_end, t0, state)
         if cm.is_adaptive or not cm.has_rhs:
             self.errors = None  # errors of a vector field's fixed steps only
@@ -259,7 +259,7 @@ cdef object _step(_Walk w):
             if hs <= w.t_tol:
                 cm.flush(w.log)
                 return Step(_fire(w, t, &w.x[0], hs, &w.g0[0], &w.g1[0], crossed))
-            if w.method.locate == "illinois":  # fires with the block kept (`fire`)
+            if w.illinois:  # fires with the block kept (`fire`)
                 located = _illinois(w, t, hs)
                 if located is not None:
                     return located

@@ -21,7 +21,7 @@ from ..core._functions cimport Function, new_array
 from ..core.events cimport dip_sign, dips, hermite_minimum
 
 from ..core.events import SIDES
-from ..core.system import COMPILED_FORMS
+from ..core.records import COMPILED_FORMS
 
 # A guard's rate comes from a forward difference along the flow over RATE_STEP h:
 # about the square root of the float64 epsilon, which balances the difference's
@@ -79,7 +79,8 @@ cdef class CompiledMode:
             [SIDES[e.guard.direction] for e in mode.edges], dtype=float
         )
         self.h, self.d = h, RATE_STEP * h
-        self.resets = tuple(reset_function(e.reset, self.n) for e in mode.edges)
+        self.resets = tuple(reset_function(e.reset, self.n) if e.has_reset else None
+                            for e in mode.edges)
         self.self_loop = tuple(e.target == mode.name for e in mode.edges)
         self.work_after = np.empty(max(self.n, 1))
         self.work_g = np.empty(max(self.m, 1))
@@ -322,13 +323,11 @@ cdef bint reached(double t, double t_end, double h) noexcept:
 
 
 def reset_function(reset, Py_ssize_t n):
-    """An edge's reset as the loops apply it: None for the identity, a Function
-    for a numba-compiled reset (its C address), else the Python callable."""
-    from ..core.system import _identity
+    """An edge's reset (not the identity: `Edge.has_reset`) as the loops apply
+    it: a Function for a numba-compiled reset (its C address), else the Python
+    callable."""
     from ..flows.compiled import c_function, is_compiled
 
-    if reset is _identity:
-        return None
     if is_compiled(reset):
         return c_function(reset, "reset", n)
     return reset

@@ -43,8 +43,7 @@ from ._walk cimport Walk, attempt_with, next_stop
 
 from ._firing import FIRED
 
-from ..core.result import Status
-from .base import State, Step, Waiting, non_finite
+from ..core.records import State, Status, Step, Waiting, non_finite
 
 # Projection onto the guard (Illinois regula falsi along the step's own curve)
 # stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of

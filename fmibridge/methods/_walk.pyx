@@ -27,7 +27,7 @@ from ..core.events cimport all_finite
 from ..flows._stepper cimport AdaptiveStepper
 from ._mode cimport BLOCK_SIZE, reached
 
-from .base import Rated, State, Step, non_finite, unstable
+from ..core.records import Rated, State, Step, non_finite, unstable
 
 
 cdef class Walk:
@@ -128,7 +128,8 @@ cdef class Walk:
         self.t = t1
         if (has_r1 and self.has_err
                 and self.errors.add(t1, hs, &self.x[0], &self.err[0])):
-            raise unstable(self.method, self.cm.mode, self.errors.instability())
+            raise unstable(self.method.name, self.method.scheme, self.cm.mode,
+                           self.errors.instability())
         self.has_err = False
         self.cm.keep(t1, &self.x[0], self.log)
         return 0

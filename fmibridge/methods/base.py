@@ -23,7 +23,8 @@ from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
-from ..core.result import Event, Result, Status
+from ..core.records import Event, State, Status, Step
+from ..core.result import Result
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, FlowTerminated, integrator_named
 from ._firing import fire_edge
@@ -48,48 +49,6 @@ DEFAULT_RTOL = 1e-5
 # compiled loops count up to twice it in a C long (`max_halvings`)
 MAX_HALVINGS = 2100
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
-
-
-@dataclass(frozen=True)
-class State:
-    """Where a run is: time, continuous state and mode name."""
-
-    t: float
-    x: np.ndarray
-    mode: str
-
-
-@dataclass(frozen=True)
-class Rated(State):
-    """A State that carries its guards' rates dg/dt and dx/dt, from which they
-    came (the next step's start: its first stage), and under a tolerance the
-    adaptive stepper's proposal for the next step."""
-
-    rates: list[float] | None = field(default=None, repr=False, compare=False)
-    slope: np.ndarray | None = field(default=None, repr=False, compare=False)
-    h_next: float | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass(frozen=True)
-class Waiting(State):
-    """A State on a relaxation strip whose wait outlasts the attempt (it ended
-    at an output time or a time event): `edge` (its index in the mode, with
-    the `others` on their strips too) fires at `t_reset`, the state held at x
-    meanwhile (Burden et al., Fig. 12, Steps 13-14)."""
-
-    t_reset: float = 0.0
-    edge: int = 0
-    others: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Step:
-    """What one attempt produced: the next state, or a reason to stop (and
-    the detail that names where and why)."""
-
-    state: State
-    stop: Status | None = None
-    detail: str = ""
 
 
 def reached(t: float, t_end: float, h: float) -> bool:
@@ -568,51 +527,6 @@ class Method(abc.ABC):
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
             "versions": _versions(),
         }
-
-
-def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:
-    """Return the error for a non-finite state or guard value at (t, x): it
-    names the guard when the state is finite, else the mode's flow."""
-    if not np.all(np.isfinite(x)):
-        return FmibridgeError(
-            f"Mode {mode.name!r}: the flow gives non-finite states {x.tolist()} at "
-            f"t = {t!r} ({_describe(mode.flow)}); check its right-hand side there."
-        )
-    names = dict(zip(mode.flow.state_names, x.tolist(), strict=True))
-    bad = next(i for i, g_i in enumerate(g) if not math.isfinite(g_i))
-    guard = mode.edges[bad].guard
-    return FmibridgeError(
-        f"Guard {guard.name!r} (`{_name_of(guard.fn)}`) of mode {mode.name!r} "
-        f"returned {g[bad]!r} at t = {t!r}, x = {names}; a guard must be finite "
-        f"wherever the flow is defined."
-    )
-
-
-def unstable(method: Method, mode: Mode, growth: dict) -> FmibridgeError:
-    """Return the error for fixed steps whose local error estimates grow
-    geometrically (`LocalErrors.add`): it names the step that is stable on the
-    pole the growth implies (`Scheme.stable_step`)."""
-    scheme, h = method.scheme, growth["h"]
-    rate = scheme.pole_rate(h, growth["growth"])
-    h_stable = scheme.stable_step(rate)
-    return FmibridgeError(
-        f"Mode {mode.name!r}: {method.name}'s {scheme.name} steps of h = {h:.3g} s "
-        f"are unstable on this flow ({_describe(mode.flow)}): the local error "
-        f"estimate grew {growth['n_steps']} steps in a row, {growth['growth']:.3g} "
-        f"times in the step to t = {growth['t']:.6g} s, as a pole of "
-        f"{-rate:.4g} 1/s grows beyond {scheme.name}'s stability bound |h lambda| "
-        f"<= {scheme.stability_boundary:.4g}. Steps of h <= {h_stable:.3g} s are "
-        f"stable; or give a tolerance (rtol) with integrator='cvode' for a stiff "
-        f"flow."
-    )
-
-
-def _describe(flow: Flow) -> str:
-    return ", ".join(f"{k}={v}" for k, v in flow.describe().items())
-
-
-def _name_of(fn: object) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
 
 
 def _last_edges(log: Recorder) -> str:

@@ -79,7 +79,8 @@ from ..core._functions import PythonScalars, PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.recorder import Recorder
-from ..core.result import Event, Result, Status
+from ..core.records import Event, State, Status, Step
+from ..core.result import Result
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ..flows.base import VectorField
 from ..flows.stiff import Stiff
@@ -93,7 +94,7 @@ from ._completion import (
 )
 from ._completion import LIFTED as PHASE_LIFTED
 from ._contact import ProjectedStepper
-from .base import Method, State, Step, positive, reach_tol, reached
+from .base import Method, positive, reach_tol, reached
 from .contact import Contact, contact_of
 
 __all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]

@@ -7,11 +7,12 @@ from typing import ClassVar
 
 from ..core.errors import FmibridgeError
 from ..core.recorder import Recorder
+from ..core.records import State, Step
 from ..core.system import HybridSystem
 from ..flows.base import VectorField
 from ._halving import attempt as compiled_attempt
 from ._mode import compiled_mode
-from .base import MAX_HALVINGS, Method, State, Step, at_least_one, positive
+from .base import MAX_HALVINGS, Method, at_least_one, positive
 
 LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a crossing
 

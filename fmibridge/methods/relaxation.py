@@ -8,11 +8,12 @@ from typing import ClassVar
 
 from ..core.integrators import Scheme
 from ..core.recorder import Recorder
+from ..core.records import State, Step
 from ..core.system import HybridSystem
 from ..flows.stiff import Stiff
 from ._mode import compiled_mode
 from ._relaxation import attempt as compiled_attempt
-from .base import MAX_HALVINGS, Method, State, Step, at_least_one, positive
+from .base import MAX_HALVINGS, Method, at_least_one, positive
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ import numpy as np
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.recorder import Recorder
-from ..core.result import Status
+from ..core.records import State, Status, Step
 from ..core.system import (
     Guard,
     GuardEntry,
@@ -66,7 +66,7 @@ from ._unilateral import (
     flight,
 )
 from .adams import MAX_ORDER
-from .base import Method, State, Step, at_least_one, positive, reach_tol
+from .base import Method, at_least_one, positive, reach_tol
 
 __all__ = ["BAND_C", "EndpointAdams", "Unilateral"]
 

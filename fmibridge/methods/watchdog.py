@@ -62,7 +62,7 @@ from itertools import pairwise
 import numpy as np
 
 from ..core.recorder import Recorder
-from ..core.result import Event, Status
+from ..core.records import ON_SURFACE, Event, Status
 from ..flows.base import VectorField
 from ._mode import compiled_mode
 
@@ -85,9 +85,6 @@ STALL_ATTEMPTS = 100
 # located crossing takes about 2 max_halvings attempts, far fewer.
 CRAWL_ATTEMPTS = 1000
 CRAWL_FRACTION = 1e-3
-# |g| below this (SI units) counts as on the guard's surface: far above the
-# round-off of a located crossing, far below any gap a model resolves.
-ON_SURFACE = 1e-8
 # A state within this fraction of h of the horizon has reached it (the base loop's
 # TIME_RTOL: a block of steps ends there up to round-off).
 HORIZON_RTOL = 1e-9

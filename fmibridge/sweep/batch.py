@@ -25,7 +25,8 @@ from ..core.errors import FmibridgeError, FmibridgeWarning, Terminated
 from ..core.limits import TIMEOUT_GRACE_S
 from ..core.outputs import check_output_folder, write_atomically
 from ..core.recorder import recording
-from ..core.result import Result, Status
+from ..core.records import Status
+from ..core.result import Result
 from ..core.time_limit import time_limit
 from .execution import Outcome, iter_runs
 from .metrics import metric_named

@@ -26,7 +26,7 @@ from ..core.outputs import (
     claimed,
     write_atomically,
 )
-from ..core.result import Status
+from ..core.records import Status
 from ..core.time_limit import check_timeout
 from .batch import ERROR, FORMATS, NOT_RUN, run_sweep
 from .metrics import metric_named

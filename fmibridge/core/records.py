@@ -1,0 +1,215 @@
+"""The plain records a run passes between its Python loop and its compiled
+kernels, and what the kernels share with the Python above them.
+
+- `Status`, `Event`: why a run stopped, and one transition of its event log
+  (a Result holds them; `core.result`);
+- `State`, `Rated`, `Waiting`, `Step`: where a run is, and what one attempt
+  produced (`Method._attempt` returns a Step);
+- `ON_SURFACE`: the guard value that counts as on a guard's surface (the
+  firing's checks, Halving's resting contacts, the watchdog); `COMPILED_FORMS`:
+  where a Mode keeps the forms the compiled loops take of it;
+- `non_finite`, `unstable`: the errors a kernel raises for a non-finite state or
+  guard, and for fixed steps that are unstable on the flow.
+
+The floor of the wall between Python and compiled code (DESIGN.md, fourth
+round): the compiled modules (`methods/_*.pyx`) build and return these records
+and import them from here, never from the method, recorder or result layers.
+It imports nothing of fmibridge but `core.errors`.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .errors import FmibridgeError
+
+if TYPE_CHECKING:
+    from .integrators import Scheme
+    from .system import Mode
+
+# |g| below this (SI units) counts as on the guard's surface: far above the
+# round-off of a located crossing, far below any gap a model resolves.
+ON_SURFACE = 1e-8
+# The key of the compiled forms a method keeps in a Mode's __dict__ (they go with
+# the mode, and are not pickled with it: `methods._mode.compiled_mode`,
+# `Mode.__getstate__`).
+COMPILED_FORMS = "_compiled_forms"
+
+
+class Status(enum.Enum):
+    """Why a run stopped; each value is the message shown to the user.
+
+    A stopped run's `Result.detail` adds what the message cannot know: the time,
+    the guard or reset at fault, and the events counted.
+    """
+
+    REACHED_END = "Reached t_end."
+    MAX_STEPS = "Stopped after max_steps steps; raise max_steps or h."
+    MAX_EVENTS = (
+        "Stopped after max_events transitions; raise max_events, or continue a Zeno "
+        "execution with completion (--zeno complete)."
+    )
+    NO_PROGRESS = (
+        "Stopped: time does not advance. A guard or reset keeps the state where no "
+        "step can be taken (named below), or h is too large; fix that guard or "
+        "reset, or lower h."
+    )
+    ZENO = (
+        "Stopped at a Zeno point: impacts accumulate (or the state sticks to a "
+        "guard), which this method cannot pass. To continue, declare the contact "
+        "(`[constraint]` gap, velocity and restitution in the adapter file, or "
+        "HybridSystem(constraint=...)) and complete the execution (--zeno complete, "
+        "or Completion(method))."
+    )
+    ZENO_NOT_TRUNCATED = (
+        "Stopped at a Zeno point that completion did not truncate: the inner method "
+        "did not resolve the impacts finely enough for completion's eps before "
+        "where it placed them set their rates. Loosen completion's eps (a warning "
+        "before the stop names the factor where it can), or have the inner method "
+        "place the impacts closer to the surface (Unilateral's tol, Halving's "
+        "t_tol, Relaxation's eps)."
+    )
+    TERMINATED = "The FMU ended the simulation (terminateSimulation)."
+    OVERSTEPPED = (
+        "Stopped: a Co-Simulation step went beyond a guard, and the FMU can neither "
+        "save its state nor reset to replay its steps, so the crossing cannot be "
+        "located (the guard, the time and how far beyond are named below). Lower h, "
+        "or use an FMU with state saving, fmiReset or Model Exchange."
+    )
+    INTERRUPTED = "Interrupted (Ctrl-C or SIGTERM); the samples up to here are kept."
+    TIME_LIMIT = (
+        "Stopped at its time limit (timeout); the samples up to here are kept. Raise "
+        "the limit, or make the run cheaper (a larger h, a shorter span)."
+    )
+    FAILED = "Stopped by an error (see its message); the samples up to here are kept."
+
+    @property
+    def is_success(self) -> bool:
+        """True where the run ended as the model asked: at t_end, or where the
+        FMU itself ended the simulation."""
+        return self in (Status.REACHED_END, Status.TERMINATED)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One discrete transition.
+
+    Attributes
+    ----------
+    t : float
+        Time of the transition, s.
+    edge : str
+        Name of the edge that fired.
+    source, target : str
+        Modes before and after.
+    x_before, x_after : ndarray
+        State on the guard and after the reset.
+    simultaneous : tuple of str
+        Other edges whose guards were crossed within the time tolerance; they
+        fire next if their guard is still crossed in the target mode.
+    t_tol : float
+        How closely the method located t, s (`Method.location_tolerance`:
+        Halving's bracket t_tol, Relaxation's strip width eps); nan where not
+        stated.
+    """
+
+    t: float
+    edge: str
+    source: str
+    target: str
+    x_before: np.ndarray
+    x_after: np.ndarray
+    simultaneous: tuple[str, ...] = ()
+    t_tol: float = math.nan
+
+
+@dataclass(frozen=True)
+class State:
+    """Where a run is: time, continuous state and mode name."""
+
+    t: float
+    x: np.ndarray
+    mode: str
+
+
+@dataclass(frozen=True)
+class Rated(State):
+    """A State that carries its guards' rates dg/dt and dx/dt, from which they
+    came (the next step's start: its first stage), and under a tolerance the
+    adaptive stepper's proposal for the next step."""
+
+    rates: list[float] | None = field(default=None, repr=False, compare=False)
+    slope: np.ndarray | None = field(default=None, repr=False, compare=False)
+    h_next: float | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Waiting(State):
+    """A State on a relaxation strip whose wait outlasts the attempt (it ended
+    at an output time or a time event): `edge` (its index in the mode, with
+    the `others` on their strips too) fires at `t_reset`, the state held at x
+    meanwhile (Burden et al., Fig. 12, Steps 13-14)."""
+
+    t_reset: float = 0.0
+    edge: int = 0
+    others: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one attempt produced: the next state, or a reason to stop (and
+    the detail that names where and why)."""
+
+    state: State
+    stop: Status | None = None
+    detail: str = ""
+
+
+def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:
+    """Return the error for a non-finite state or guard value at (t, x): it
+    names the guard when the state is finite, else the mode's flow."""
+    if not np.all(np.isfinite(x)):
+        return FmibridgeError(
+            f"Mode {mode.name!r}: the flow gives non-finite states {x.tolist()} at "
+            f"t = {t!r} ({_describe(mode)}); check its right-hand side there."
+        )
+    names = dict(zip(mode.flow.state_names, x.tolist(), strict=True))
+    bad = next(i for i, g_i in enumerate(g) if not math.isfinite(g_i))
+    guard = mode.edges[bad].guard
+    return FmibridgeError(
+        f"Guard {guard.name!r} (`{_name_of(guard.fn)}`) of mode {mode.name!r} "
+        f"returned {g[bad]!r} at t = {t!r}, x = {names}; a guard must be finite "
+        f"wherever the flow is defined."
+    )
+
+
+def unstable(name: str, scheme: Scheme, mode: Mode, growth: dict) -> FmibridgeError:
+    """Return the error for the fixed steps of method `name` whose local error
+    estimates grow geometrically (`LocalErrors.add`): it names the step that is
+    stable on the pole the growth implies (`Scheme.stable_step`)."""
+    h = growth["h"]
+    rate = scheme.pole_rate(h, growth["growth"])
+    h_stable = scheme.stable_step(rate)
+    return FmibridgeError(
+        f"Mode {mode.name!r}: {name}'s {scheme.name} steps of h = {h:.3g} s "
+        f"are unstable on this flow ({_describe(mode)}): the local error "
+        f"estimate grew {growth['n_steps']} steps in a row, {growth['growth']:.3g} "
+        f"times in the step to t = {growth['t']:.6g} s, as a pole of "
+        f"{-rate:.4g} 1/s grows beyond {scheme.name}'s stability bound |h lambda| "
+        f"<= {scheme.stability_boundary:.4g}. Steps of h <= {h_stable:.3g} s are "
+        f"stable; or give a tolerance (rtol) with integrator='cvode' for a stiff "
+        f"flow."
+    )
+
+
+def _describe(mode: Mode) -> str:
+    return ", ".join(f"{k}={v}" for k, v in mode.flow.describe().items())
+
+
+def _name_of(fn: object) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
