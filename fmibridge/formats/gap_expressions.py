@@ -43,8 +43,8 @@ from ..methods.contact import (
     StateFn,
     build_contact,
     central_gradient,
+    flow_start,
     fmu_force,
-    start_time,
     state_coordinate,
 )
 from ..methods.projection import by_projection
@@ -151,8 +151,7 @@ def gap_contact(
     """
     coordinates, force = fmu_force(flow, force_input)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
-    labels = (gap.source, velocity.source)
-    start = (float(flow.t0), np.array(flow.x0, dtype=float), flow.state_names)
+    labels, start = (gap.source, velocity.source), flow_start(flow)
     return build_contact(labels, restitution, geometry, coordinates, force, start=start)
 
 
@@ -258,7 +257,7 @@ def inferred_coordinate(
     at the start (central differences, `contact.central_gradient`): (its name, "")
     where the gap moves exactly one state, else (None, why not)."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
-    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
+    t0, x0, _ = flow_start(flow)
     row = np.abs(central_gradient(h, range(len(x0)), t0, x0))
     top = float(row.max(initial=0.0))
     moved = [
@@ -316,15 +315,15 @@ def projected_gap_contact(
     i, j = state_coordinate(flow, coordinate)
     coordinates = ((i,), (j,))
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
-    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
-    slope = float(geometry.gradient(t0, x0)[0])
+    start = flow_start(flow)
+    slope = float(geometry.gradient(start[0], start[1])[0])
     if not abs(slope) > SLOPE_RTOL:
         raise FmibridgeError(
             f"The gap {gap.source!r} does not move with the coordinate "
             f"{coordinate!r} at the start (dh/d{coordinate} = {slope!r}); name the "
             f"state the gap is measured along."
         )
-    labels, start = (gap.source, velocity.source), (t0, x0, flow.state_names)
+    labels = (gap.source, velocity.source)
     return by_projection(
         flow, labels, restitution, geometry, coordinates, mass=mass, start=start
     )

@@ -25,7 +25,7 @@ class ContactFunctions:
         gap: Function,
         gradient: Function,
         force: Function,
-        hessian: Function,
+        hessian: Function | None,
         q_index: Any,
         v_index: Any,
         restitution: float,

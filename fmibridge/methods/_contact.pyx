@@ -334,7 +334,6 @@ cdef class ContactFunctions:
         return out
 
 
-
 cdef class ProjectionFunctions(ContactFunctions):
     """`ContactFunctions` of a model without a force input, whose constrained
     vector field is its free one, f0 (the force map at lam = 0); lam is still

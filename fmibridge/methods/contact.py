@@ -19,6 +19,14 @@ force map's takes the n states followed by lam), a numba function
 (`flows.compiled.compiled` with kind "guard", "rhs", "force" and "hessian": called
 at its C address), or a Python function (called back).
 
+Every factory of a Contact here follows one recipe, `build_contact`: its
+source gives only what differs, a `Gap` (h, with dh given or read off the
+velocity dh qdot), where q and qdot sit in the state, and the force map. The
+sources: an FMU's variables and force input (`fmu_contact`, `fmu_force`), a
+constraint on states (`contact_of`), coupled components (`coupled_contact`), a
+model without force input (`projection`) and an adapter's gap expressions
+(`formats.gap_expressions`).
+
 References
 ----------
 Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
@@ -150,21 +158,9 @@ class Contact(UnilateralConstraint):
         """Return the contact's numerics on states of size n, compiled: its
         primitives as Functions (a `functions_kind`), built once per size."""
         built = self.__dict__.setdefault(_COMPILED, {})
-        found = built.get(n)
-        if found is None:
-            found = built[n] = _functions(
-                self.gap_fn,
-                self.gradient_fn,
-                self.rhs_with_force,
-                self.hessian_fn,
-                self.q_index,
-                self.v_index,
-                float(self.restitution),
-                self.gap,
-                n,
-                self.functions_kind,
-            )
-        return found
+        if n not in built:
+            built[n] = _functions(self, n)
+        return built[n]
 
     def check(self, t: float, x: np.ndarray) -> None:
         """Raise FmibridgeError naming the index or primitive that does not fit the
@@ -266,33 +262,21 @@ class Contact(UnilateralConstraint):
         return self.compiled(x.size).project(t, x)
 
 
-def _functions(
-    gap,
-    gradient,
-    force,
-    hessian,
-    q_index,
-    v_index,
-    e,
-    name,
-    n,
-    kind,
-):
-    """The compiled numerics of these primitives on n states (`Contact.compiled`),
-    as `kind` (`_contact.ProjectionFunctions` for `projection.ProjectedContact`)."""
-    nq = len(q_index)
-    return kind(
-        _gap_function(gap, n, name),
-        _function(gradient, "rhs", n, nq, f"`gradient_fn` of contact `{name}`"),
-        _force_function(force, n, name),
+def _functions(contact: Contact, n: int) -> _contact.ContactFunctions:
+    """The compiled numerics of the contact's primitives on n states
+    (`Contact.compiled`), as its `functions_kind`."""
+    name, nq, hessian = contact.gap, len(contact.q_index), contact.hessian_fn
+    what = f"of contact `{name}`"
+    return contact.functions_kind(
+        _gap_function(contact.gap_fn, n, name),
+        _function(contact.gradient_fn, "rhs", n, nq, f"`gradient_fn` {what}"),
+        _force_function(contact.rhs_with_force, n, name),
         None
         if hessian is None
-        else _function(
-            hessian, "hessian", n, nq * nq, f"`hessian_fn` of contact `{name}`"
-        ),
-        q_index,
-        v_index,
-        e,
+        else _function(hessian, "hessian", n, nq * nq, f"`hessian_fn` {what}"),
+        contact.q_index,
+        contact.v_index,
+        float(contact.restitution),
         name,
     )
 
@@ -369,15 +353,11 @@ def build_contact(
     start: tuple[float, np.ndarray, Sequence[str]] | None = None,
     kind: Callable[..., Contact] = Contact,
 ) -> Contact:
-    """Return a contact from what its source gives: the one recipe of every factory.
-
-    A source (an FMU's variables or its gap expressions, coupled components, a
-    model's states) gives what differs: the gap's names (`labels`), its
-    `geometry`, where q and qdot sit in the state (`coordinates`) and the force
-    map lam -> dx/dt (a force input's, or the free flow's plus lam along dh^T
-    for a `kind` of `projection.ProjectedContact`). At `start` (t0, x0 and the
-    state names) the primitives are checked (`Contact.check`) and the velocity
-    against the gap (`check_rate`).
+    """Return a contact from what its source gives (module docstring): the
+    names of h and dh qdot (`labels`), its `geometry`, where q and qdot sit in x
+    (`coordinates`) and the force map, with `kind` (`projection.ProjectedContact`
+    for the projection route). At `start` (t0, x0 and the state names) its
+    primitives are checked (`Contact.check`), and its velocity (`check_rate`).
 
     References
     ----------
@@ -400,7 +380,9 @@ def build_contact(
     return contact
 
 
-def rate_row(rate: StateFn, v_index: Sequence[int], t: float, x: np.ndarray):
+def rate_row(
+    rate: StateFn, v_index: Sequence[int], t: float, x: np.ndarray
+) -> np.ndarray:
     """dh(q): the rate dh(q) qdot at each unit velocity (the other states kept)."""
     unit, row = np.array(x, dtype=float), np.empty(len(v_index))
     unit[list(v_index)] = 0.0
@@ -411,7 +393,9 @@ def rate_row(rate: StateFn, v_index: Sequence[int], t: float, x: np.ndarray):
     return row
 
 
-def central_gradient(h: StateFn, index: Sequence[int], t: float, x: np.ndarray):
+def central_gradient(
+    h: StateFn, index: Sequence[int], t: float, x: np.ndarray
+) -> np.ndarray:
     """dh/dx at `index` by central differences of step FD_STEP (1 + abs(x_j))."""
     probe, row = np.array(x, dtype=float), np.empty(len(index))
     for k, j in enumerate(index):
@@ -610,10 +594,11 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     return e if 0.0 <= e <= 1.0 else None
 
 
-def start_time(flow) -> float:
-    """The flow's start time: an FMU's, or 0 for a coupled system (which starts
-    its components there)."""
-    return float(getattr(flow, "t0", 0.0))
+def flow_start(flow) -> tuple[float, np.ndarray, tuple[str, ...]]:
+    """Where a flow starts, as the start checks read it: its time (an FMU's, or 0
+    for a coupled system, which starts its components there), x0 and state names."""
+    x0 = np.array(flow.x0, dtype=float)
+    return float(getattr(flow, "t0", 0.0)), x0, tuple(flow.state_names)
 
 
 def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
@@ -639,8 +624,7 @@ def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
             f"FMU's derivatives (Model Exchange) to find its velocity; run it with "
             f'interface = "me".'
         )
-    x0 = getattr(flow, "x0", None)  # an FMU flow's states at its start
-    i, t, x = names.index(coordinate), start_time(flow), np.array(x0, dtype=float)
+    (t, x, _), i = flow_start(flow), names.index(coordinate)
     j = _copied_state(lambda y: rhs(t, y)[i], x)
     if j is None or j == i:
         raise FmibridgeError(

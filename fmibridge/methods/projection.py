@@ -42,6 +42,7 @@ from . import _contact
 from .contact import Contact, Gap, build_contact, state_coordinate
 
 if TYPE_CHECKING:
+    from ..flows.base import VectorField
     from ..flows.fmu import ModelExchangeFlow
 
 __all__ = ["ProjectedContact", "by_projection", "projected_contact"]
@@ -127,7 +128,7 @@ def projected_contact(
 
 
 def by_projection(
-    flow: ModelExchangeFlow,
+    flow: VectorField,
     labels: tuple[str, str],
     restitution: float,
     geometry: Gap,
