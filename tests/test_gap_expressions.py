@@ -154,7 +154,7 @@ def test_affine_gaps_have_exact_gradients_and_others_none():
 @pytest.mark.parametrize(
     ("fmu", "gap", "velocity", "message"),
     [
-        ("BouncingBall", "sin(h)", "v", "[constraint] The velocity 'v' must be"),
+        ("BouncingBall", "sin(h)", "v", "[constraint] The velocity 'v' is not the"),
         ("BouncingBall", "h - v", "v", "reads the velocities ['v']; it must be"),
         ("BouncingBall", "h - hh", "v", "[constraint.gap] unknown name(s) ['hh']"),
     ],

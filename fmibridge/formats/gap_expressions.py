@@ -4,21 +4,21 @@ A single-FMU adapter may give the gap of its [constraint] as an expression over
 the FMU's states, outputs, parameters and t (``gap = "x_max - x"``), as coupled
 adapters do (``gap = "ball.h - table.x"``), and its velocity as a variable or an
 expression. Completion needs the gap h(q) of the configuration q (the first
-half of the states, as `contact.fmu_contact` splits them), its gradient dh(q)
-and, for the velocity term of the acceleration of h (Or and Ames, eq. 8), its
-Hessian H(q):
+half of the states, as `contact.fmu_force` splits them, or the coordinate of
+the projection route), its gradient dh(q) and, for the velocity term of the
+acceleration of h (Or and Ames, eq. 8), its Hessian H(q) (`expression_gap`):
 
 - **affine in q** (numbers, parameters and the states of q combined by +, -,
   unary minus, and * or / by a part that reads no state): dh is read off the
   syntax tree, exactly (the coefficient of each state), and H = 0;
 - **otherwise** (a function call, a power, an output of the FMU, t): dh by
-  central differences of step FD_STEP (1 + abs(q_j)), H by second central
+  central differences (`contact.central_gradient`), H by second central
   differences of step HESSIAN_FD_STEP (1 + abs(q_j)).
 
-The contact force acts through the FMU's constraint-force input, whose force
-map `contact.fmu_contact` gives (its response along dh^T, Or and Ames eqs.
-5-7). The [constraint] velocity must be the gap's rate dh(q) qdot: it is
-checked at the start against dh at each unit velocity.
+The rest is the contact recipe (`contact.build_contact`): the force map of the
+FMU's constraint-force input (`contact.fmu_force`, Or and Ames eqs. 5-7) or of
+the projection route (`projection.by_projection`), and the check at the start
+that the [constraint] velocity is the gap's rate dh(q) qdot.
 
 References
 ----------
@@ -29,29 +29,31 @@ eqs. (4)-(8), Sec. V.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..methods.contact import Contact, fmu_contact, start_time, state_coordinate
-from ..methods.projection import projected_contact
+from ..methods.contact import (
+    SLOPE_RTOL,
+    Contact,
+    Gap,
+    StateFn,
+    build_contact,
+    central_gradient,
+    flow_start,
+    fmu_force,
+    state_coordinate,
+)
+from ..methods.projection import by_projection
 from .adapter_tables import projection_mass, state_function
 from .expressions import Expression
 
-# Central differences of a first derivative: the step that balances truncation
-# (~ step^2) and round-off (~ eps / step), eps^(1/3) (Nocedal and Wright, Sec. 8.1).
-FD_STEP = float(np.finfo(float).eps ** (1 / 3))
-# The same balance for a second derivative (~ step^2 against eps / step^2): eps^(1/4).
+# Second central differences: the step that balances truncation (~ step^2) and
+# round-off (~ eps / step^2), eps^(1/4) (Nocedal and Wright, Sec. 8.1).
 HESSIAN_FD_STEP = float(np.finfo(float).eps ** (1 / 4))
-# How far the velocity at a unit velocity may be from dh: far above the ~1e-10
-# error of central differences of order-one gaps, far below a wrong coefficient.
-VELOCITY_RTOL = 1e-6
-
-ScalarFn = Callable[[float, np.ndarray], float]
 
 
 def affine_coefficients(
@@ -140,73 +142,50 @@ def gap_contact(
     ------
     FmibridgeError
         A gap that reads a velocity, a velocity that is not dh qdot, and what
-        `contact.fmu_contact` refuses (no force input, states that are not
+        `contact.fmu_force` refuses (no force input, states that are not
         [q, qdot]).
 
     References
     ----------
     Or and Ames, eqs. (4)-(8).
     """
+    coordinates, force = fmu_force(flow, force_input)
+    geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
+    labels, start = (gap.source, velocity.source), flow_start(flow)
+    return build_contact(labels, restitution, geometry, coordinates, force, start=start)
+
+
+def expression_gap(
+    flow,
+    gap: Expression,
+    velocity: Expression,
+    parameters: Mapping[str, float],
+    where: str,
+    coordinates: tuple[Sequence[int], Sequence[int]],
+) -> Gap:
+    """The Gap of expressions over the flow's variables (module docstring): dh
+    and H exact where h is affine in q, else central differences; the velocity
+    as its rate, for the check at the start."""
     names = flow.state_names
-    # the FMU's force map and its [q, qdot], checked by fmu_contact; its gap and
-    # gradient (of two of the states, here) are replaced by the expression's
-    forced = fmu_contact(
-        flow, names[0], names[-1], restitution, force_input=force_input
-    )
-    q_names = [names[i] for i in forced.q_index]
-    read = sorted(gap.names & {names[i] for i in forced.v_index})
+    q_index, q_names = coordinates[0], [names[i] for i in coordinates[0]]
+    read = sorted(gap.names & {names[i] for i in coordinates[1]})
     if read:
         raise FmibridgeError(
             f"The gap {gap.source!r} reads the velocities {read}; it must be a "
             f"function of the configuration {q_names} (and t)."
         )
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
-    coefficients = affine_coefficients(gap, set(q_names), parameters)
-    gradient: Callable[[float, np.ndarray], np.ndarray]
-    hessian: Callable[[float, np.ndarray], np.ndarray]
-    if coefficients is None:
-        q_index = forced.q_index
-        gradient = functools.partial(_central_gradient, h, q_index)
-        hessian = functools.partial(_central_hessian, h, q_index)
-    else:
-        row = np.array([coefficients.get(name, 0.0) for name in q_names])
-        zero = np.zeros((row.size, row.size))
-
-        def gradient(t: float, x: np.ndarray) -> np.ndarray:
-            return row.copy()
-
-        def hessian(t: float, x: np.ndarray) -> np.ndarray:
-            return zero.copy()
-
-    contact = dataclasses.replace(
-        forced,
-        gap=gap.source,
-        velocity=velocity.source,
-        gap_fn=h,
-        gradient_fn=gradient,
-        hessian_fn=hessian,
-    )
-    t0, x0 = float(flow.t0), np.array(flow.x0, dtype=float)
-    contact.check(t0, x0)
     rate = state_function(velocity, flow, parameters, f"{where}: [constraint.velocity]")
-    _check_velocity(contact, rate, (t0, x0), q_names)
-    return contact
+    coefficients = affine_coefficients(gap, set(q_names), parameters)
+    if coefficients is None:
+        gradient = functools.partial(central_gradient, h, q_index)
+        return Gap(h, gradient, functools.partial(_central_hessian, h, q_index), rate)
+    row = np.array([coefficients.get(name, 0.0) for name in q_names])
+    zero = np.zeros((row.size, row.size))
+    return Gap(h, lambda t, x: row.copy(), lambda t, x: zero.copy(), rate)
 
 
-def _central_gradient(h: ScalarFn, q_index, t: float, x: np.ndarray) -> np.ndarray:
-    """dh/dq by central differences of step FD_STEP (1 + abs(q_j))."""
-    probe, row = np.array(x, dtype=float), np.empty(len(q_index))
-    for k, j in enumerate(q_index):
-        d = FD_STEP * (1.0 + abs(probe[j]))
-        probe[j] = x[j] + d
-        ahead = h(t, probe)
-        probe[j] = x[j] - d
-        row[k] = (ahead - h(t, probe)) / (2.0 * d)
-        probe[j] = x[j]
-    return row
-
-
-def _central_hessian(h: ScalarFn, q_index, t: float, x: np.ndarray) -> np.ndarray:
+def _central_hessian(h: StateFn, q_index, t: float, x: np.ndarray) -> np.ndarray:
     """d2h/dq2 by second central differences of step HESSIAN_FD_STEP (1 + abs(q_j))."""
     n = len(q_index)
     steps = [HESSIAN_FD_STEP * (1.0 + abs(x[j])) for j in q_index]
@@ -229,25 +208,6 @@ def _central_hessian(h: ScalarFn, q_index, t: float, x: np.ndarray) -> np.ndarra
             )
             out[a, b] = out[b, a] = corners / (4.0 * steps[a] * steps[b])
     return out
-
-
-def _check_velocity(contact: Contact, rate: ScalarFn, start, q_names) -> None:
-    """Raise unless the velocity at each unit velocity is that entry of dh at the
-    start (t0, x0): the velocity is dh qdot."""
-    t0, x0 = start
-    dh, unit = contact.dh(t0, x0), np.array(x0, dtype=float)
-    unit[list(contact.v_index)] = 0.0
-    for k, i in enumerate(contact.v_index):
-        unit[i] = 1.0
-        value = rate(t0, unit)
-        unit[i] = 0.0
-        if abs(value - dh[k]) > VELOCITY_RTOL * max(1.0, abs(dh[k])):
-            raise FmibridgeError(
-                f"The velocity {contact.velocity!r} must be the gap's rate "
-                f"dh qdot, dh = {dh.tolist()} over {q_names} for the gap "
-                f"{contact.gap!r} at the start; at a unit velocity along "
-                f"{q_names[k]!r} it gives {value!r}, not {float(dh[k])!r}."
-            )
 
 
 def projected_constraint(
@@ -294,18 +254,18 @@ def inferred_coordinate(
     flow, gap: Expression, parameters: Mapping[str, float], where: str
 ) -> tuple[str | None, str]:
     """The state the gap is measured along, read off its gradient in the states
-    at the start (central differences, `_central_gradient`): (its name, "")
+    at the start (central differences, `contact.central_gradient`): (its name, "")
     where the gap moves exactly one state, else (None, why not)."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
-    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
-    row = np.abs(_central_gradient(h, range(len(x0)), t0, x0))
+    t0, x0, _ = flow_start(flow)
+    row = np.abs(central_gradient(h, range(len(x0)), t0, x0))
     top = float(row.max(initial=0.0))
     moved = [
-        n for n, d in zip(flow.state_names, row, strict=True) if d > VELOCITY_RTOL * top
+        n for n, d in zip(flow.state_names, row, strict=True) if d > SLOPE_RTOL * top
     ]
-    if top > VELOCITY_RTOL and len(moved) == 1:
+    if top > SLOPE_RTOL and len(moved) == 1:
         return moved[0], ""
-    if not top > VELOCITY_RTOL:
+    if not top > SLOPE_RTOL:
         return None, f"the gap {gap.source!r} moves with no state at the start"
     return None, f"the gap {gap.source!r} moves with the states {moved} at the start"
 
@@ -352,49 +312,18 @@ def projected_gap_contact(
     ----------
     Or and Ames, eqs. (4)-(8), Sec. V.
     """
-    names = flow.state_names
     i, j = state_coordinate(flow, coordinate)
-    if names[j] in gap.names:
-        raise FmibridgeError(
-            f"The gap {gap.source!r} reads the velocity {names[j]!r}; it must be a "
-            f"function of the configuration (and t)."
-        )
-    h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
-    coefficients = affine_coefficients(gap, {coordinate}, parameters)
-    gradient: Callable[[float, np.ndarray], np.ndarray]
-    hessian: Callable[[float, np.ndarray], np.ndarray]
-    if coefficients is None:
-        gradient = functools.partial(_central_gradient, h, (i,))
-        hessian = functools.partial(_central_hessian, h, (i,))
-    else:
-        row = np.array([coefficients.get(coordinate, 0.0)])
-
-        def gradient(t: float, x: np.ndarray) -> np.ndarray:
-            return row.copy()
-
-        def hessian(t: float, x: np.ndarray) -> np.ndarray:
-            return np.zeros((1, 1))
-
-    t0, x0 = start_time(flow), np.array(flow.x0, dtype=float)
-    slope = float(gradient(t0, x0)[0])
-    if not abs(slope) > VELOCITY_RTOL:
+    coordinates = ((i,), (j,))
+    geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
+    start = flow_start(flow)
+    slope = float(geometry.gradient(start[0], start[1])[0])
+    if not abs(slope) > SLOPE_RTOL:
         raise FmibridgeError(
             f"The gap {gap.source!r} does not move with the coordinate "
             f"{coordinate!r} at the start (dh/d{coordinate} = {slope!r}); name the "
             f"state the gap is measured along."
         )
-    contact = projected_contact(
-        flow,
-        gap.source,
-        velocity.source,
-        restitution,
-        coordinate=coordinate,
-        mass=mass,
-        gap_fn=h,
-        gradient_fn=gradient,
-        hessian_fn=hessian,
+    labels = (gap.source, velocity.source)
+    return by_projection(
+        flow, labels, restitution, geometry, coordinates, mass=mass, start=start
     )
-    contact.check(t0, x0)
-    rate = state_function(velocity, flow, parameters, f"{where}: [constraint.velocity]")
-    _check_velocity(contact, rate, (t0, x0), [coordinate])
-    return contact

@@ -9,12 +9,12 @@
 - `unilateral`: extrapolated unilateral stepping (Esposito and Kumar), with `adams`
   (the PECE predictor-corrector) and `polyroots` (the smallest positive root);
 - `completion`: Zeno completion (Or and Ames) around any of the above, with
-  `contact` (one unilateral contact's impact law, force and projection),
-  `coupled_contact` (a contact between components of a coupled system, the
-  force on each through its force input), `projection` and `_projection` (the
-  constrained phase by projection, for a model without a force input),
-  `_contact` (the contact's numerics, compiled) and `_completion` (the
-  constrained phase, compiled).
+  `contact` (one unilateral contact's impact law, force and projection, and
+  the recipe every contact is built by), `coupled_contact` (a contact between
+  components of a coupled system, the force on each through its force input),
+  `projection` (the constrained phase by projection, for a model without a
+  force input), `_contact` (the contact's numerics, compiled) and `_completion`
+  (the constrained phase, compiled).
 
 May import core and flows; never models, formats or the front doors.
 """

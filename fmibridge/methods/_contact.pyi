@@ -25,7 +25,7 @@ class ContactFunctions:
         gap: Function,
         gradient: Function,
         force: Function,
-        hessian: Function,
+        hessian: Function | None,
         q_index: Any,
         v_index: Any,
         restitution: float,
@@ -40,6 +40,8 @@ class ContactFunctions:
     def constrained(self, t: float, x: Any) -> Any: ...
     def project(self, t: float, x: Any) -> Any: ...
     def impact(self, t: float, x: Any) -> Any: ...
+
+class ProjectionFunctions(ContactFunctions): ...
 
 class ConstrainedRhs(Function):
     def __init__(self, contact: ContactFunctions) -> None: ...

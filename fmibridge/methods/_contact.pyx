@@ -19,7 +19,8 @@ functions are called back, an FMU's through its flow's Functions):
 q and qdot sit at the indices q_index and v_index of x (other states may ride
 along). Sums run in index order (no fused multiply-add), so results do not
 depend on the machine. `ProjectedStepper` takes the constrained steps: one step
-of a tableau on eq. (7), then R*.
+of a tableau on eq. (7), then R*; `ProjectionFunctions` serves a model without
+a force input, whose constrained steps are free ones, then R*.
 
 References
 ----------
@@ -332,6 +333,21 @@ cdef class ContactFunctions:
         self.impact_at(t, &xs[0], &values[0])
         return out
 
+
+cdef class ProjectionFunctions(ContactFunctions):
+    """`ContactFunctions` of a model without a force input, whose constrained
+    vector field is its free one, f0 (the force map at lam = 0); lam is still
+    that of eq. (6), from the free normal acceleration and the direction b of
+    the force map (`projection.ProjectedContact`: b_v = dh^T / mass). A
+    constrained step (`ProjectedStepper`) is then a free step and R*, first
+    order in the step; lift-off comes where lam falls through zero (Or and
+    Ames, Sec. V: "h = hdot = 0 can be enforced at every step")."""
+
+    cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
+        """The free dx/dt f0 to dx; return lam of eq. (6) (> 0 iff hddot < 0)."""
+        cdef double lam = ContactFunctions.constrained_at(self, t, x, dx)
+        memcpy(dx, &self.f0[0], self.n * sizeof(double))
+        return lam
 
 cdef class ConstrainedRhs(Function):
     """dx/dt of the constrained dynamics, eq. (7), as a Function (n -> n)."""

@@ -19,6 +19,14 @@ force map's takes the n states followed by lam), a numba function
 (`flows.compiled.compiled` with kind "guard", "rhs", "force" and "hessian": called
 at its C address), or a Python function (called back).
 
+Every factory of a Contact here follows one recipe, `build_contact`: its
+source gives only what differs, a `Gap` (h, with dh given or read off the
+velocity dh qdot), where q and qdot sit in the state, and the force map. The
+sources: an FMU's variables and force input (`fmu_contact`, `fmu_force`), a
+constraint on states (`contact_of`), coupled components (`coupled_contact`), a
+model without force input (`projection`) and an adapter's gap expressions
+(`formats.gap_expressions`).
+
 References
 ----------
 Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
@@ -27,9 +35,10 @@ eqs. (4)-(8), Sec. V.
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -149,21 +158,9 @@ class Contact(UnilateralConstraint):
         """Return the contact's numerics on states of size n, compiled: its
         primitives as Functions (a `functions_kind`), built once per size."""
         built = self.__dict__.setdefault(_COMPILED, {})
-        found = built.get(n)
-        if found is None:
-            found = built[n] = _functions(
-                self.gap_fn,
-                self.gradient_fn,
-                self.rhs_with_force,
-                self.hessian_fn,
-                self.q_index,
-                self.v_index,
-                float(self.restitution),
-                self.gap,
-                n,
-                self.functions_kind,
-            )
-        return found
+        if n not in built:
+            built[n] = _functions(self, n)
+        return built[n]
 
     def check(self, t: float, x: np.ndarray) -> None:
         """Raise FmibridgeError naming the index or primitive that does not fit the
@@ -265,33 +262,21 @@ class Contact(UnilateralConstraint):
         return self.compiled(x.size).project(t, x)
 
 
-def _functions(
-    gap,
-    gradient,
-    force,
-    hessian,
-    q_index,
-    v_index,
-    e,
-    name,
-    n,
-    kind,
-):
-    """The compiled numerics of these primitives on n states (`Contact.compiled`),
-    as `kind` (`_projection.ProjectionFunctions` for `projection.ProjectedContact`)."""
-    nq = len(q_index)
-    return kind(
-        _gap_function(gap, n, name),
-        _function(gradient, "rhs", n, nq, f"`gradient_fn` of contact `{name}`"),
-        _force_function(force, n, name),
+def _functions(contact: Contact, n: int) -> _contact.ContactFunctions:
+    """The compiled numerics of the contact's primitives on n states
+    (`Contact.compiled`), as its `functions_kind`."""
+    name, nq, hessian = contact.gap, len(contact.q_index), contact.hessian_fn
+    what = f"of contact `{name}`"
+    return contact.functions_kind(
+        _gap_function(contact.gap_fn, n, name),
+        _function(contact.gradient_fn, "rhs", n, nq, f"`gradient_fn` {what}"),
+        _force_function(contact.rhs_with_force, n, name),
         None
         if hessian is None
-        else _function(
-            hessian, "hessian", n, nq * nq, f"`hessian_fn` of contact `{name}`"
-        ),
-        q_index,
-        v_index,
-        e,
+        else _function(hessian, "hessian", n, nq * nq, f"`hessian_fn` {what}"),
+        contact.q_index,
+        contact.v_index,
+        float(contact.restitution),
         name,
     )
 
@@ -327,6 +312,116 @@ def _force_function(fn, n: int, name: str) -> Function:
     if is_compiled(fn):
         return c_function(fn, "force", n)
     return python_force(fn, n, f"`rhs_with_force` of contact `{name}`")
+
+
+# -- the recipe every source follows -------------------------------------------------
+
+# Central differences of a first derivative: the step that balances truncation
+# (~ step^2) and round-off (~ eps / step), eps^(1/3) (Nocedal and Wright, Sec. 8.1).
+FD_STEP = float(np.finfo(float).eps ** (1 / 3))
+# What the start checks call zero, and how far a velocity read at a unit velocity
+# may be from the gap's slope: far above the ~1e-10 error of central differences
+# of order-one gaps, far below any wrong coefficient.
+SLOPE_RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Where a contact's gap comes from: h(t, x), its gradient dh(q) (n,) and
+    Hessian H(q) (None: central differences in `_contact`), and the velocity
+    dh(q) qdot as a function `rate` where the source has one (checked against
+    h at the start, `check_rate`)."""
+
+    fn: StateFn
+    gradient: VectorFn
+    hessian: VectorFn | None = None
+    rate: StateFn | None = None
+
+    @classmethod
+    def of_rate(cls, fn: StateFn, rate: StateFn, v_index: Sequence[int]) -> Gap:
+        """h with dh read off its rate (linear in qdot) at unit velocities."""
+        return cls(fn, functools.partial(rate_row, rate, tuple(v_index)), rate=rate)
+
+
+def build_contact(
+    labels: tuple[str, str],
+    restitution: float,
+    geometry: Gap,
+    coordinates: tuple[Sequence[int], Sequence[int]],
+    force: ForceFn | Function,
+    *,
+    start: tuple[float, np.ndarray, Sequence[str]] | None = None,
+    kind: Callable[..., Contact] = Contact,
+) -> Contact:
+    """Return a contact from what its source gives (module docstring): the
+    names of h and dh qdot (`labels`), its `geometry`, where q and qdot sit in x
+    (`coordinates`) and the force map, with `kind` (`projection.ProjectedContact`
+    for the projection route). At `start` (t0, x0 and the state names) its
+    primitives are checked (`Contact.check`), and its velocity (`check_rate`).
+
+    References
+    ----------
+    Or and Ames, eqs. (4)-(8).
+    """
+    contact = kind(
+        *labels,
+        restitution,
+        gap_fn=geometry.fn,
+        gradient_fn=geometry.gradient,
+        rhs_with_force=force,
+        q_index=tuple(coordinates[0]),
+        v_index=tuple(coordinates[1]),
+        hessian_fn=geometry.hessian,
+    )
+    if start is not None:
+        contact.check(start[0], start[1])
+        if geometry.rate is not None:
+            check_rate(contact, geometry.rate, *start)
+    return contact
+
+
+def rate_row(
+    rate: StateFn, v_index: Sequence[int], t: float, x: np.ndarray
+) -> np.ndarray:
+    """dh(q): the rate dh(q) qdot at each unit velocity (the other states kept)."""
+    unit, row = np.array(x, dtype=float), np.empty(len(v_index))
+    unit[list(v_index)] = 0.0
+    for k, i in enumerate(v_index):
+        unit[i] = 1.0
+        row[k] = rate(t, unit)
+        unit[i] = 0.0
+    return row
+
+
+def central_gradient(
+    h: StateFn, index: Sequence[int], t: float, x: np.ndarray
+) -> np.ndarray:
+    """dh/dx at `index` by central differences of step FD_STEP (1 + abs(x_j))."""
+    probe, row = np.array(x, dtype=float), np.empty(len(index))
+    for k, j in enumerate(index):
+        d = FD_STEP * (1.0 + abs(probe[j]))
+        probe[j] = x[j] + d
+        ahead = h(t, probe)
+        probe[j] = x[j] - d
+        row[k] = (ahead - h(t, probe)) / (2.0 * d)
+        probe[j] = x[j]
+    return row
+
+
+def check_rate(
+    contact: Contact, rate: StateFn, t: float, x: np.ndarray, names: Sequence[str]
+) -> None:
+    """Raise unless `rate` is the gap's rate dh(q) qdot at (t, x): at each unit
+    velocity it gives the gap's slope along that coordinate (central differences)."""
+    slope = central_gradient(contact.h, contact.q_index, t, x)
+    read = rate_row(rate, contact.v_index, t, x)
+    if np.any(np.abs(read - slope) > SLOPE_RTOL * np.maximum(1.0, np.abs(slope))):
+        raise FmibridgeError(
+            f"The velocity {contact.velocity!r} is not the rate of the gap "
+            f"{contact.gap!r} (dh qdot): at unit velocities it gives {read.tolist()}, "
+            f"the gap's slope over {[names[i] for i in contact.q_index]} is "
+            f"{slope.tolist()} at t = {t!r}."
+        )
 
 
 def contact_of(system: HybridSystem) -> Contact:
@@ -390,17 +485,11 @@ def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Con
 
         force = along_velocity
 
-    return Contact(
-        constraint.gap,
-        constraint.velocity,
-        constraint.restitution,
-        gap_fn=lambda t, x: x[i],
-        gradient_fn=lambda t, x: np.ones(1),
-        rhs_with_force=force,
-        q_index=(i,),
-        v_index=(j,),
-        hessian_fn=lambda t, x: np.zeros((1, 1)),
+    geometry = Gap(
+        lambda t, x: x[i], lambda t, x: np.ones(1), lambda t, x: np.zeros((1, 1))
     )
+    labels = (constraint.gap, constraint.velocity)
+    return build_contact(labels, constraint.restitution, geometry, ((i,), (j,)), force)
 
 
 # Relative shift of a state that `indicator_constraint` probes the FMU with, and
@@ -505,10 +594,11 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     return e if 0.0 <= e <= 1.0 else None
 
 
-def start_time(flow) -> float:
-    """The flow's start time: an FMU's, or 0 for a coupled system (which starts
-    its components there)."""
-    return float(getattr(flow, "t0", 0.0))
+def flow_start(flow) -> tuple[float, np.ndarray, tuple[str, ...]]:
+    """Where a flow starts, as the start checks read it: its time (an FMU's, or 0
+    for a coupled system, which starts its components there), x0 and state names."""
+    x0 = np.array(flow.x0, dtype=float)
+    return float(getattr(flow, "t0", 0.0)), x0, tuple(flow.state_names)
 
 
 def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
@@ -534,8 +624,7 @@ def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
             f"FMU's derivatives (Model Exchange) to find its velocity; run it with "
             f'interface = "me".'
         )
-    x0 = getattr(flow, "x0", None)  # an FMU flow's states at its start
-    i, t, x = names.index(coordinate), start_time(flow), np.array(x0, dtype=float)
+    (t, x, _), i = flow_start(flow), names.index(coordinate)
     j = _copied_state(lambda y: rhs(t, y)[i], x)
     if j is None or j == i:
         raise FmibridgeError(
@@ -561,17 +650,9 @@ def fmu_contact(
 ) -> Contact:
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
-    The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
-    them), or, with `coordinate`, q is that one state and qdot its derivative
-    (`state_coordinate`, Model Exchange), and the other states ride along.
-    h(q) is the output `gap`; dh(q) is read off the output `velocity` (dh qdot,
-    linear in qdot) at unit velocities; the force map is the FMU's
-    response to its generalized constraint-force input `force_input`, which acts
-    along dh^T: two evaluations give the affine map from lam to the
-    acceleration (Or and Ames, eqs. 5-7). Model Exchange evaluates the
-    derivatives; Co-Simulation, which has none, takes qddot from a probe step
-    of PROBE_STEP with the input held (exact for constant acceleration, O(step)
-    otherwise), while qdot' = qdot holds by the state layout.
+    h(q) is the output (or state) `gap`; dh(q) is read off the output
+    `velocity` (dh qdot, linear in qdot) at unit velocities (`Gap.of_rate`);
+    q, qdot and the force map are those of `fmu_force`.
 
     Raises
     ------
@@ -579,9 +660,6 @@ def fmu_contact(
         Naming the FMU and the variable when the FMU lacks one, or when its
         states cannot be split into q and qdot.
     """
-    from ..flows.fmu import ModelExchangeFlow  # noqa: F811 - the FMU layer, on first use
-
-    n_states = len(flow.state_names)
     known = set(flow.state_names) | set(flow.output_names)
     for role, name in (("gap", gap), ("velocity", velocity)):
         if name not in known:
@@ -589,6 +667,41 @@ def fmu_contact(
                 f"{flow.path}: constraint {role} {name!r} is not a state or output; "
                 f"the FMU has {sorted(known)}."
             )
+    coordinates, force = fmu_force(flow, force_input, coordinate)
+
+    def variable(name: str) -> StateFn:
+        return lambda t, x: flow.variables(t, x)[name]
+
+    geometry = Gap.of_rate(variable(gap), variable(velocity), coordinates[1])
+    return build_contact((gap, velocity), restitution, geometry, coordinates, force)
+
+
+def fmu_force(
+    flow: ModelExchangeFlow | CoSimulationFlow,
+    force_input: str = "lam",
+    coordinate: str | None = None,
+) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ForceFn]:
+    """Return ((q_index, v_index), force map) of a mechanical FMU's force input.
+
+    The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
+    them), or, with `coordinate`, q is that one state and qdot its derivative
+    (`state_coordinate`, Model Exchange), and the other states ride along.
+    The force map is the FMU's response to its generalized constraint-force
+    input `force_input`, which acts along dh^T: two evaluations give the affine
+    map from lam to the acceleration (Or and Ames, eqs. 5-7). Model Exchange
+    evaluates the derivatives; Co-Simulation, which has none, takes qddot from
+    a probe step of PROBE_STEP with the input held (exact for constant
+    acceleration, O(step) otherwise), while qdot' = qdot holds by the layout.
+
+    Raises
+    ------
+    FmibridgeError
+        Naming the FMU and the input when it has none, or when its states
+        cannot be split into q and qdot.
+    """
+    from ..flows.fmu import ModelExchangeFlow  # noqa: F811 - the FMU layer, on first use
+
+    n_states = len(flow.state_names)
     variable = flow.archive.variables.get(force_input)
     halves = coordinate is None and n_states % 2 == 0
     if variable is None or variable.causality != "input" or not (halves or coordinate):
@@ -598,25 +711,12 @@ def fmu_contact(
             f"the state the gap is measured along, `coordinate`)."
         )
     if coordinate is None:
-        q_index, v_index = (
-            tuple(range(n_states // 2)),
-            tuple(range(n_states // 2, n_states)),
-        )
+        q_index = tuple(range(n_states // 2))
+        v_index = tuple(range(n_states // 2, n_states))
     else:
         i, j = state_coordinate(flow, coordinate)
         q_index, v_index = (i,), (j,)
-
-    def gap_fn(t: float, x: np.ndarray) -> float:
-        return flow.variables(t, x)[gap]
-
-    def gradient_fn(t: float, x: np.ndarray) -> np.ndarray:
-        rows = []
-        for i in v_index:  # dh qdot at qdot = e_i is the i-th component of dh
-            unit = x.copy()
-            unit[list(v_index)] = 0.0
-            unit[i] = 1.0
-            rows.append(flow.variables(t, unit)[velocity])
-        return np.array(rows)
+    v = list(v_index)
 
     if isinstance(flow, ModelExchangeFlow):
 
@@ -626,16 +726,6 @@ def fmu_contact(
 
         def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
             probe = flow.advance_with(t, x, PROBE_STEP, force_input, lam)
-            qddot = (probe[list(v_index)] - x[list(v_index)]) / PROBE_STEP
-            return np.concatenate([x[list(v_index)], qddot])
+            return np.concatenate([x[v], (probe[v] - x[v]) / PROBE_STEP])
 
-    return Contact(
-        gap,
-        velocity,
-        restitution,
-        gap_fn=gap_fn,
-        gradient_fn=gradient_fn,
-        rhs_with_force=force_map,
-        q_index=q_index,
-        v_index=v_index,
-    )
+    return (q_index, v_index), force_map

@@ -32,16 +32,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..flows.coupled import CoupledModelExchange
-from .contact import Contact
-
-# Central difference over x_j of the gap in the checks: 1e-6 (1 + abs(x_j)) is
-# where truncation (~1e-12 for smooth gaps) and round-off (~1e-10) balance for
-# the first derivative of gaps of order one.
-GRADIENT_STEP = 1e-6
-# What the checks call zero, and how far the gap's difference quotient may be
-# from dh read off the velocity: 1e-6 relative, far above the ~1e-9 error of
-# the difference and far below any wrong coefficient.
-GRADIENT_RTOL = 1e-6
+from .contact import SLOPE_RTOL, Contact, Gap, build_contact, central_gradient
 
 ScalarFn = Callable[[float, np.ndarray], float]
 
@@ -109,32 +100,18 @@ def coupled_contact(
     t0, x0 = float(t0), np.array(flow.x0, dtype=float)
     free = flow.rhs(t0, x0)  # before any force input is written
     inputs, u = flow.with_inputs(list(scales)), np.array(list(scales.values()))
-    q_index, v_index = _coordinates(flow, scales)
+    coordinates = _coordinates(flow, scales)
     gap_fn, gap_name = _scalar(flow, gap, "gap", t0)
     rate_fn, rate_name = _scalar(flow, velocity, "gap_velocity", t0)
-
-    def gradient_fn(t: float, x: np.ndarray) -> np.ndarray:
-        unit = x.copy()
-        unit[list(v_index)] = 0.0
-        rows = []
-        for i in v_index:  # dh qdot at qdot = e_i is the i-th entry of dh
-            unit[i] = 1.0
-            rows.append(rate_fn(t, unit))
-            unit[i] = 0.0
-        return np.array(rows)
-
-    contact = Contact(
-        gap_name,
-        rate_name,
+    contact = build_contact(
+        (gap_name, rate_name),
         float(restitution),
-        gap_fn=gap_fn,
-        gradient_fn=gradient_fn,
-        rhs_with_force=lambda t, x, lam: inputs(t, x, u * lam),
-        q_index=q_index,
-        v_index=v_index,
+        Gap.of_rate(gap_fn, rate_fn, coordinates[1]),
+        coordinates,
+        lambda t, x, lam: inputs(t, x, u * lam),
+        start=(t0, x0, flow.state_names),
     )
-    contact.check(t0, x0)
-    _check_gradient(flow, contact, t0, x0)
+    _check_stray(flow, contact, t0, x0)
     _check_forces(flow, contact, scales, t0, x0, free)
     return contact
 
@@ -182,40 +159,24 @@ def _scalar(
     return (lambda t, x: float(flow.variables(t, x)[spec])), spec
 
 
-def _check_gradient(
+def _check_stray(
     flow: CoupledModelExchange, contact: Contact, t: float, x: np.ndarray
 ) -> None:
-    """Refuse a gap that moves with no body's q, or a velocity that is not its
-    rate: compare central differences of h over every state with dh."""
-    dh = contact.dh(t, x)
-    slope = np.empty(x.size)
-    for j in range(x.size):
-        step = GRADIENT_STEP * (1.0 + abs(x[j]))
-        ahead, behind = x.copy(), x.copy()
-        ahead[j] += step
-        behind[j] -= step
-        slope[j] = (contact.h(t, ahead) - contact.h(t, behind)) / (2.0 * step)
+    """Refuse a gap that moves with states that are no body's q (central
+    differences of h over every state)."""
+    slope = central_gradient(contact.h, range(x.size), t, x)
     scale = 1.0 + float(np.max(np.abs(slope)))
     names = flow.state_names
     stray = [
         names[j]
         for j in range(x.size)
-        if j not in contact.q_index and abs(slope[j]) > GRADIENT_RTOL * scale
+        if j not in contact.q_index and abs(slope[j]) > SLOPE_RTOL * scale
     ]
     if stray:
         raise FmibridgeError(
             f"coupled_contact: the gap {contact.gap!r} depends on {stray}, which "
             f"are no coordinates q of a body with a force input; the coordinates "
             f"are {[names[i] for i in contact.q_index]}."
-        )
-    off = np.abs(slope[list(contact.q_index)] - dh) > GRADIENT_RTOL * scale
-    if off.any():
-        raise FmibridgeError(
-            f"coupled_contact: the velocity {contact.velocity!r} is not the rate "
-            f"of the gap {contact.gap!r}: read at unit velocities it gives dh = "
-            f"{dh.tolist()}, the gap's slope over "
-            f"{[names[i] for i in contact.q_index]} is "
-            f"{slope[list(contact.q_index)].tolist()} at t = {t!r}."
         )
 
 

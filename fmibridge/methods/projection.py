@@ -19,7 +19,7 @@ eq. 7) is of the scheme's order.
 lam b, b_v = dh^T / mass at qdot (what a force input would do to a body of that
 mass): the impact law (eq. 4), the acceleration of h (eq. 8) and lam (eq. 6)
 follow as for any contact, while its compiled numerics
-(`_projection.ProjectionFunctions`) step the free dx/dt.
+(`_contact.ProjectionFunctions`) step the free dx/dt.
 
 References
 ----------
@@ -29,21 +29,23 @@ eqs. (4)-(8), Sec. V (R*, and "h = hdot = 0 can be enforced at every step").
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from . import _projection
-from .contact import Contact, state_coordinate
+from . import _contact
+from .contact import Contact, Gap, build_contact, state_coordinate
 
 if TYPE_CHECKING:
+    from ..flows.base import VectorField
     from ..flows.fmu import ModelExchangeFlow
 
-__all__ = ["ProjectedContact", "projected_contact"]
+__all__ = ["ProjectedContact", "by_projection", "projected_contact"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class ProjectedContact(Contact):
 
     mass: float = 1.0
     # its constrained dx/dt is the free one
-    functions_kind = _projection.ProjectionFunctions
+    functions_kind = _contact.ProjectionFunctions
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -119,22 +121,34 @@ def projected_contact(
     Or and Ames, eqs. (4)-(8), Sec. V.
     """
     i, j = state_coordinate(flow, coordinate)
-    rhs = flow.rhs
+    geometry = Gap(gap_fn, gradient_fn, hessian_fn)
+    return by_projection(
+        flow, (gap, velocity), restitution, geometry, ((i,), (j,)), mass=mass
+    )
+
+
+def by_projection(
+    flow: VectorField,
+    labels: tuple[str, str],
+    restitution: float,
+    geometry: Gap,
+    coordinates: tuple[Sequence[int], Sequence[int]],
+    *,
+    mass: float = 1.0,
+    start: tuple[float, np.ndarray, Sequence[str]] | None = None,
+) -> ProjectedContact:
+    """Return the ProjectedContact of one coordinate (q, qdot) = `coordinates`:
+    the contact recipe (`contact.build_contact`, which checks at `start`) with
+    the free dx/dt plus lam dh^T / mass at qdot as its force map."""
+    rhs, gradient, (j,) = flow.rhs, geometry.gradient, coordinates[1]
 
     def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
         dx = np.array(rhs(t, x), dtype=float)
-        dx[j] += lam * float(gradient_fn(t, x)[0]) / mass
+        dx[j] += lam * float(gradient(t, x)[0]) / mass
         return dx
 
-    return ProjectedContact(
-        gap,
-        velocity,
-        restitution,
-        gap_fn=gap_fn,
-        gradient_fn=gradient_fn,
-        rhs_with_force=force_map,
-        q_index=(i,),
-        v_index=(j,),
-        hessian_fn=hessian_fn,
-        mass=float(mass),
+    kind = functools.partial(ProjectedContact, mass=float(mass))
+    contact = build_contact(
+        labels, restitution, geometry, coordinates, force_map, start=start, kind=kind
     )
+    return cast(ProjectedContact, contact)
