@@ -107,34 +107,57 @@ def test_a_compiled_co_simulation_logs_each_do_step(fmu_dir, fmu, do_step, get):
             assert arguments["earlyReturn"] == "False"
 
 
-def test_a_model_exchange_run_logs_time_states_and_derivatives(fmu_dir):
+# per FMI version: the C names of setContinuousStates, getContinuousStates and
+# the derivatives, and the name of their array arguments (fmpy's)
+ME_CALLS = {
+    "BouncingBallEvents_fmi1me.fmu": (
+        ("fmi1SetContinuousStates", "x"),
+        ("fmi1GetContinuousStates", "states"),
+        ("fmi1GetDerivatives", "derivatives"),
+    ),
+    "BouncingBallEvents.fmu": (
+        ("fmi2SetContinuousStates", "x"),
+        ("fmi2GetContinuousStates", "x"),
+        ("fmi2GetDerivatives", "derivatives"),
+    ),
+    "BouncingBallEvents_fmi3.fmu": (
+        ("fmi3SetContinuousStates", "continuousStates"),
+        ("fmi3GetContinuousStates", "continuousStates"),
+        ("fmi3GetContinuousStateDerivatives", "derivatives"),
+    ),
+}
+
+
+@pytest.mark.parametrize("fmu", sorted(ME_CALLS))
+def test_a_model_exchange_run_logs_time_states_and_derivatives(fmu_dir, fmu):
     """The right-hand side and event indicator evaluated in C: each call
     follows the setContinuousStates of its point (or the states the FMU gave
     after an event) and returns the ball's equations there: der(h) = v,
     der(v) = -g, the indicator h."""
-    result, lines = logged_run(fmu_dir / "BouncingBallEvents.fmu", stop_time=1.5)
+    result, lines = logged_run(fmu_dir / fmu, stop_time=1.5)
     assert len(result.events) >= 2  # impacts, inside the FMU
     assert "C functions called directly" in result.provenance["flows"]
-    calls = parsed(lines)
-    names = {name for name, _, _ in calls}
-    assert {"fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives"} <= names
+    (set_name, x_name), (get_name, got_name), (derivatives, dx_name) = ME_CALLS[fmu]
+    prefix = set_name[:4]
     x = None
-    n_derivatives = n_indicators = 0
-    for name, arguments, status in calls:
-        if name in ("fmi2SetContinuousStates", "fmi2GetContinuousStates"):
-            x = numbers(arguments["x"])
-        elif name == "fmi2GetDerivatives":
-            assert numbers(arguments["derivatives"]) == [x[1], -G], arguments
-            n_derivatives += 1
-        elif name == "fmi2GetEventIndicators":
+    counts = dict.fromkeys(("derivatives", "indicators", "times"), 0)
+    for name, arguments, status in parsed(lines):
+        if name == set_name:
+            x = numbers(arguments[x_name])
+        elif name == get_name:
+            x = numbers(arguments[got_name])
+        elif name == derivatives:
+            assert numbers(arguments[dx_name]) == [x[1], -G], arguments
+            counts["derivatives"] += 1
+        elif name == prefix + "GetEventIndicators":
             assert numbers(arguments["eventIndicators"])[0] == x[0]
-            n_indicators += 1
-        if name.startswith("fmi2Set") or name.startswith("fmi2Get"):
-            assert status == "OK"
-    assert n_derivatives >= result.stats["n_steps"]
-    assert n_indicators > 0
-    times = [float(a["time"]) for name, a, _ in calls if name == "fmi2SetTime"]
-    assert len(set(times)) > 100 and times[0] == 0.0
+            counts["indicators"] += 1
+        elif name == prefix + "SetTime":
+            counts["times"] += 1
+        if name.startswith((prefix + "Set", prefix + "Get")):
+            assert status == "OK", name
+    assert counts["derivatives"] >= result.stats["n_steps"]
+    assert counts["indicators"] > 0 and counts["times"] > 100
 
 
 @pytest.mark.skipif(

@@ -48,6 +48,9 @@ MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mod
 Start = Mapping[int, tuple[str, Any]]  # value reference -> (FMI type, value)
 F = TypeVar("F", bound=Callable[..., Any])  # a method `_fmi_call` wraps
 FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
+# fmiTrue, fmiFalse: FMI 1.0's fmiBoolean is a char, passed as one byte (as fmpy's
+# call log reads it)
+FMI1_TRUE, FMI1_FALSE = b"\x01", b"\x00"
 
 
 def _fmi_call(method: F) -> F:
@@ -777,7 +780,9 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         self._fmu.setTime(t0)
         self._set_start({**start, **(inputs or {})})
         self._initial = self._event_info(
-            self._fmu.initialize(tolerance is not None, tolerance or 0.0)
+            self._fmu.initialize(
+                FMI1_FALSE if tolerance is None else FMI1_TRUE, tolerance or 0.0
+            )
         )
         self.calls.note_time(t0)  # fmpy's setTime above
 
@@ -821,7 +826,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
     def _iterate(self, max_iterations: int) -> EventInfo:
         """fmiEventUpdate until the iteration converged."""
         for _ in range(max_iterations):
-            info = self._event_info(self._fmu.eventUpdate(False))
+            info = self._event_info(self._fmu.eventUpdate(FMI1_FALSE))
             if info is not None:
                 return info
         raise FMUError(
@@ -975,7 +980,7 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
     @_fmi_call
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h (a new step: FMI 1.0 cannot repeat one)."""
-        self._fmu.doStep(t, h, newStep=True)
+        self._fmu.doStep(t, h, newStep=FMI1_TRUE)
         return StepEnd(t + h)
 
 
