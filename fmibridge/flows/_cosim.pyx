@@ -4,7 +4,8 @@
 `cosim_master.CoupledCoSimulation` (see its module docstring) in one call,
 each component in one of two ways: a Co-Simulation FMU of FMI 2.0 or 3.0 is
 called directly (fmi2DoStep, fmi2GetReal, fmi2SetReal; fmi3DoStep,
-fmi3GetFloat64, fmi3SetFloat64, by address and value reference); any other
+fmi3GetFloat64, fmi3SetFloat64, by value reference, through the table of its
+FMI version: `flows._fmi`); any other
 component (Model Exchange FMU or native block the master integrates with the
 scheme, an FMU the C calls cannot take) is stepped by one Python function,
 called back (`step_back`). The step:
