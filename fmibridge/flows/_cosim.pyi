@@ -8,7 +8,6 @@ import numpy as np
 from fmibridge.flows._fmi import FmiFunctions
 from fmibridge.flows._stepper import Stepper
 
-FMI_WARNING: int
 MAX_HISTORY: int
 ELEMENTS: tuple[str, ...]
 

@@ -44,7 +44,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ..core._functions cimport new_array
 from ._fmi cimport (B1, F4, F8, I1, I2, I4, I8, U1, U2, U4, Element, FmiFunctions,
-                    StepEnd)
+                    StepEnd, fmi2Warning)
 from ._fmu cimport table_value
 from ._stepper cimport Stepper
 
@@ -53,8 +53,6 @@ import numpy as np
 from .base import FlowTerminated
 
 from ._fmi import ELEMENTS
-
-FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 
 # the ops of the evaluation plan
 cdef enum:
@@ -235,7 +233,7 @@ cdef class CommunicationStep:
         reached (`failed_status`, `terminated`, `last_time`)."""
         cdef StepEnd end
         cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
-        if status <= FMI_WARNING and not (end.terminate or end.event or end.early):
+        if status <= fmi2Warning and not (end.terminate or end.event or end.early):
             return 1
         self.failed_status, self.terminated = status, end.terminate
         self.last_time, self.event, self.early = end.last, end.event, end.early
