@@ -46,6 +46,11 @@ from setuptools import Extension, setup  # noqa: E402
 from setuptools.command.build_ext import build_ext  # noqa: E402
 from setuptools.command.build_py import build_py  # noqa: E402
 
+HERE = Path(__file__).resolve().parent
+# The FMI standard's headers (`flows/_fmi.pxd` declares FMI from them): the one
+# copy our FMUs are built with (fmibridge/build.py), which the sdist carries
+# (MANIFEST.in: graft fmus)
+FMI_HEADERS = HERE / "fmus" / "include"
 DIRECTIVES = {
     "language_level": 3,
     "boundscheck": False,
@@ -55,11 +60,10 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 OPTIONS = {
-    "include_dirs": [numpy.get_include()],
+    "include_dirs": [numpy.get_include(), str(FMI_HEADERS)],
     "define_macros": [("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
     "extra_compile_args": ["-O2", "-ffp-contract=off"],
 }
-HERE = Path(__file__).resolve().parent
 
 
 def _module(pyx: Path) -> str:

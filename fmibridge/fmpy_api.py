@@ -172,6 +172,7 @@ def simulate_fmu(
         "output": output,
         "timeout": numbers["timeout"],
         "debug_logging": debug_logging,
+        "fmi_call_logger": fmi_call_logger,
         "solver": _solver(solver, is_cs, archive),
     }
     fixed = {name: value for name, value in given.items() if name in FIXED}

@@ -5,10 +5,10 @@ meaning or refused with a message that says what fmibridge does instead; none
 is ignored and none is a bare TypeError. `simulate` takes the ones that change
 a run as its own keywords (`start_time`, `stop_time`, `step_size`,
 `output_interval`, `fmi_type`, `start_values`, `input`, `output`, `timeout`,
-`solver`, `record_events`, `debug_logging`, `validate`, `relative_tolerance`
-where it can be honoured). The others below describe what fmibridge always
-does: FMPy's value that means the same is accepted, any other is refused with
-the reason.
+`solver`, `record_events`, `debug_logging`, `fmi_call_logger`, `validate`,
+`relative_tolerance` where it can be honoured). The others below describe what
+fmibridge always does: FMPy's value that means the same is accepted, any other
+is refused with the reason.
 """
 
 from __future__ import annotations
@@ -48,11 +48,6 @@ FIXED = {
         (None,),
         "`debug_logging=True` prints the FMU's log messages; without it fmibridge "
         "keeps the last ones for its error messages",
-    ),
-    "fmi_call_logger": Fixed(
-        (None,),
-        "fmibridge keeps no log of FMI calls; a call that fails is an FMUError "
-        "naming the function, its status and the FMU's last log messages",
     ),
     "step_finished": Fixed(
         (None,),

@@ -38,7 +38,7 @@ from .core.span import check_count, check_span, check_step
 from .core.system import Edge, Guard, HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
-from .flows.fmi import printed_log
+from .flows.fmi import logged_calls, printed_log
 from .flows.input_table import InputTable
 from .flows.native import NativeFlow
 from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
@@ -82,6 +82,7 @@ def simulate(
     solver: str | None = None,
     record_events: bool = True,
     debug_logging: bool = False,
+    fmi_call_logger: Callable[[str], None] | None = None,
     validate: bool = True,
     method: str | Method | None = None,
     method_options: Mapping[str, object] | None = None,
@@ -164,6 +165,15 @@ def simulate(
         Print the FMU's log messages as they come (FMPy's keyword); fmibridge
         always instantiates FMUs with logging on and keeps their last messages
         for its error messages.
+    fmi_call_logger : callable, optional
+        Called with each FMI call the run makes, as text in FMPy's format
+        (FMPy's keyword): the function, its arguments and its status, as in
+        ``fmi2DoStep(c=0x55d0c3a0, currentCommunicationPoint=0.0,
+        communicationStepSize=0.01, noSetFMUStatePriorToCurrentPoint=False)
+        -> OK``; the calls the compiled loops make directly are logged as
+        those made through fmpy. ``print`` prints them. Results are the same
+        with and without it. The run stays in this process (also with
+        `timeout`).
     validate : bool
         Refuse an FMU whose modelDescription.xml fails fmpy's validation (True,
         FMPy's default); False runs it regardless and warns once
@@ -200,10 +210,9 @@ def simulate(
     **fmpy_keywords
         FMPy's other keywords, each at the value that means what fmibridge
         always does: ``apply_default_start_values=False``,
-        ``visible=False``, ``logger=None``, ``fmi_call_logger=None``,
-        ``step_finished=None``, ``model_description=None``,
-        ``fmu_instance=None``, ``fmu_state=None``, ``initialize=True``,
-        ``terminate=True``, ``set_stop_time=False``,
+        ``visible=False``, ``logger=None``, ``step_finished=None``,
+        ``model_description=None``, ``fmu_instance=None``, ``fmu_state=None``,
+        ``initialize=True``, ``terminate=True``, ``set_stop_time=False``,
         ``set_input_derivatives=False``, ``remote_platform=None`` or
         ``'auto'``, ``use_event_mode=True``, ``early_return_allowed=True``.
         Another value is refused with the reason and what to use instead.
@@ -259,7 +268,7 @@ def simulate(
             return supervised
     given = _with_integrator(given)
     logged = printed_log() if debug_logging else contextlib.nullcontext()
-    with time_limit(timeout), logged:
+    with time_limit(timeout), logged, logged_calls(fmi_call_logger):
         if isinstance(model, HybridSystem):
             start = cast(Mapping[str, float] | None, start_values)  # checked there
             system = model.with_initial(start, start_time)
@@ -293,6 +302,8 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
         if all(isinstance(flow, NativeFlow | CompiledFlow) for flow in flows):
             return None  # Python and compiled code return between steps
         why = "a HybridSystem runs in this process"
+    elif keywords.get("fmi_call_logger") is not None:
+        why = "`fmi_call_logger` is called in this process"
     else:
         try:
             pickle.dumps(keywords)
@@ -375,7 +386,8 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
 KEYWORDS = (
     "start_time", "stop_time", "output_interval", "t_eval", "start_values",
     "parameters", "input", "output", "fmi_type", "relative_tolerance", "step_size",
-    "solver", "record_events", "debug_logging", "validate", "method",
+    "solver", "record_events", "debug_logging", "fmi_call_logger", "validate",
+    "method",
     "method_options", "zeno", "zeno_eps", "guards", "timeout", "progress",
 )  # fmt: skip
 # the numbers checked as they enter (`core.numbers`): a zero step is never "no
@@ -400,6 +412,8 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "output": "a HybridSystem records its states; outputs are an FMU's",
         "guards": "add the edges to the system's modes",
         "validate": "a HybridSystem has no model description to validate",
+        "fmi_call_logger": "a HybridSystem's FMUs were instantiated before this "
+        "call, without the logger; simulate the FMU's (or adapter's) file",
     },
     "ssp": {
         "start_time": "an SSP starts at its DefaultExperiment's startTime",
@@ -493,12 +507,17 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
 
 def _flag_problems(given: Keywords) -> list[str]:
     """What is wrong with FMPy's flags `record_events`, `debug_logging` and
-    `validate`."""
+    `validate`, and its `fmi_call_logger`."""
     problems = [
         f"`{name}` must be True or False, got {given[name]!r}"
         for name in ("record_events", "debug_logging", "validate")
         if name in given and not isinstance(given[name], bool)
     ]
+    if "fmi_call_logger" in given and not callable(given["fmi_call_logger"]):
+        problems.append(
+            f"`fmi_call_logger` must be a function of one str (print, a list's "
+            f"append), got {given['fmi_call_logger']!r}"
+        )
     if given.get("record_events") is False and given.get("output_interval") == (
         EVERY_STEP
     ):

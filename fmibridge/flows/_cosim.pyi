@@ -5,9 +5,9 @@ from typing import Any
 
 import numpy as np
 
+from fmibridge.flows._fmi import FmiFunctions
 from fmibridge.flows._stepper import Stepper
 
-FMI_WARNING: int
 MAX_HISTORY: int
 ELEMENTS: tuple[str, ...]
 
@@ -24,8 +24,7 @@ class CommunicationStep:
     n_done: int
     def __init__(
         self,
-        fmus: Sequence[Any],
-        names: Sequence[Any],
+        fmus: Sequence[FmiFunctions | None],
         states: Sequence[Any],
         inputs: Sequence[Any],
         sources: Sequence[Any],
@@ -84,9 +83,7 @@ class Readings:
     n: int
     def __init__(
         self,
-        component: int,
-        fmi3: bool,
-        error: Callable[[str, int], Exception],
+        fmi: FmiFunctions,
         getters: Sequence[tuple[int, str, str, Sequence[int]]],
         take: Sequence[int] | np.ndarray,
     ) -> None: ...

@@ -4,7 +4,8 @@
 `cosim_master.CoupledCoSimulation` (see its module docstring) in one call,
 each component in one of two ways: a Co-Simulation FMU of FMI 2.0 or 3.0 is
 called directly (fmi2DoStep, fmi2GetReal, fmi2SetReal; fmi3DoStep,
-fmi3GetFloat64, fmi3SetFloat64, by address and value reference); any other
+fmi3GetFloat64, fmi3SetFloat64, by value reference, through the table of its
+FMI version: `flows._fmi`); any other
 component (Model Exchange FMU or native block the master integrates with the
 scheme, an FMU the C calls cannot take) is stepped by one Python function,
 called back (`step_back`). The step:
@@ -42,22 +43,16 @@ from libc.string cimport memcmp, memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ..core._functions cimport new_array
-from ._fmu cimport FmuReals, table_value
+from ._fmi cimport (B1, F4, F8, I1, I2, I4, I8, U1, U2, U4, Element, FmiFunctions,
+                    StepEnd, fmi2Warning)
+from ._fmu cimport table_value
 from ._stepper cimport Stepper
 
 import numpy as np
 
 from .base import FlowTerminated
 
-FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
-
-ctypedef int (*do_step2_f)(void*, double, double, int) noexcept nogil
-# any FMI 2.0 / 3.0 get of values (fmi2GetInteger, fmi3GetInt8, ...): the values
-# go to a buffer of the getter's C type (`_Getter`)
-ctypedef int (*get2_f)(void*, const unsigned int*, size_t, void*) noexcept nogil
-ctypedef int (*get3_f)(void*, const unsigned int*, size_t, void*, size_t) noexcept nogil
-ctypedef int (*do_step3_f)(void*, double, double, unsigned char, unsigned char*,
-                           unsigned char*, unsigned char*, double*) noexcept nogil
+from ._fmi import ELEMENTS
 
 # the ops of the evaluation plan
 cdef enum:
@@ -76,13 +71,9 @@ cdef class CommunicationStep:
 
     Parameters
     ----------
-    fmus : sequence of (addresses, component, fmi3, error) or None
-        Per component: the addresses of (doStep, get reals, set reals), its
-        instance handle, True for FMI 3.0, and error(function, status) -> the
-        exception of a failed call; None for a component called back.
-    names : sequence of (str, str, str) or None
-        Per component called directly: the C names of its doStep, get and set
-        of reals.
+    fmus : sequence of FmiFunctions or None
+        Per component: its calls (doStep, get and set of reals: the table of
+        its FMI version, `flows._fmi`); None for a component called back.
     states : sequence of sequence of int
         Per component: the value references of its states (the part of x);
         for one called back, as many placeholders as it has states.
@@ -108,12 +99,10 @@ cdef class CommunicationStep:
     """
 
     cdef Py_ssize_t n_components, n_x, n_slots, n_plan
-    cdef size_t[::1] component, do_step
-    cdef unsigned char[::1] fmi3
     cdef unsigned char[::1] called_back
     # True where every component is called directly and the plan is in C
     cdef readonly bint direct
-    cdef tuple reals  # per component: its get and set of reals (`FmuReals`)
+    cdef tuple fmi  # per component: its calls (`FmiFunctions`) or None
     cdef object propagate, step_back
     cdef unsigned int[::1] vrs  # every value reference, the lists below index it
     cdef Py_ssize_t[::1] slots  # every slot, indexed as vrs
@@ -147,23 +136,14 @@ cdef class CommunicationStep:
     cdef double[::1] costs
     cdef double h_full  # the longest h taken
 
-    def __init__(self, fmus, names, states, inputs, sources, plan, order,
+    def __init__(self, fmus, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
         cdef Py_ssize_t c
         self.n_components = len(fmus)
-        self.component = np.array([0 if f is None else f[1] for f in fmus],
-                                  dtype=np.uintp)
-        self.do_step = np.array([0 if f is None else f[0][0] for f in fmus],
-                                dtype=np.uintp)
-        self.fmi3 = np.array([f is not None and bool(f[2]) for f in fmus],
-                             dtype=np.uint8)
+        self.fmi = tuple(fmus)
         self.called_back = np.array([f is None for f in fmus], dtype=np.uint8)
         self.direct = plan is not None and not any(f is None for f in fmus)
         self.propagate, self.step_back = propagate, step_back
-        self.reals = tuple(
-            None if f is None else FmuReals(f[1], f[0][1], f[0][2], f[2], n[1:], f[3])
-            for f, n in zip(fmus, names)
-        )
         vrs, slots = [], []
         starts = {name: np.zeros(self.n_components, dtype=np.intp) for name in
                   ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
@@ -217,15 +197,15 @@ cdef class CommunicationStep:
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
-        return (<FmuReals> self.reals[c]).get_reals(&self.vrs[at], end - at, out)
+        return (<FmiFunctions> self.fmi[c]).get_reals(&self.vrs[at], end - at, out)
 
     cdef int _get_vr(self, Py_ssize_t c, const unsigned int* vr,
                      double* out) except -1:
-        return (<FmuReals> self.reals[c]).get_reals(vr, 1, out)
+        return (<FmiFunctions> self.fmi[c]).get_reals(vr, 1, out)
 
     cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* values) except -1:
-        return (<FmuReals> self.reals[c]).set_reals(&self.vrs[at], end - at, values)
+        return (<FmiFunctions> self.fmi[c]).set_reals(&self.vrs[at], end - at, values)
 
     cdef int _read_outputs(self, Py_ssize_t c, double* into) except -1:
         """into[slot] = each connected output of c, read now."""
@@ -247,28 +227,17 @@ cdef class CommunicationStep:
                 self.values[i] = self.level[s]
         return self._set(c, at, end, &self.values[at])
 
-    cdef bint _do_step(self, Py_ssize_t c, double t, double h) noexcept:
-        """c's doStep from t by h, called directly: True where it completed,
-        else False with its status, whether it ended the simulation and the
-        time it reached (`failed_status`, `terminated`, `last_time`)."""
-        cdef int status
-        cdef unsigned char event = 0, terminate = 0, early = 0
-        cdef double last = t + h
-        if self.fmi3[c]:
-            status = (<do_step3_f> <void*> self.do_step[c])(
-                <void*> self.component[c], t, h, 0, &event, &terminate, &early,
-                &last)
-            if status <= FMI_WARNING and not (terminate or event or early):
-                return True
-        else:
-            status = (<do_step2_f> <void*> self.do_step[c])(
-                <void*> self.component[c], t, h, 0)
-            if status <= FMI_WARNING:
-                return True
-            last = t
-        self.failed_status, self.terminated, self.last_time = status, terminate, last
-        self.event, self.early = event, early
-        return False
+    cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
+        """c's doStep from t by h, called directly: 1 where it completed, else
+        0 with its status, whether it ended the simulation and the time it
+        reached (`failed_status`, `terminated`, `last_time`)."""
+        cdef StepEnd end
+        cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
+        if status <= fmi2Warning and not (end.terminate or end.event or end.early):
+            return 1
+        self.failed_status, self.terminated = status, end.terminate
+        self.last_time, self.event, self.early = end.last, end.event, end.early
+        return 0
 
     cpdef int evaluate(self, double t, object x) except -1:
         """Propagate the connections at (t, x), the components there: by the
@@ -592,9 +561,8 @@ cdef class FmuStepper(Stepper):
     ----------
     flow : CoSimulationFlow
     calls : tuple
-        The FMU's direct calls (`CoSimulationFlow.direct_calls`): addresses of
-        doStep, get and set of reals, handle, is FMI 3.0, error, names, state
-        value references.
+        The FMU's direct calls (`CoSimulationFlow.direct_calls`): its
+        FmiFunctions and its states' value references.
     scheme : Scheme
         Passed on to the flow's `advance` (which ignores it).
     readings : Readings
@@ -607,7 +575,7 @@ cdef class FmuStepper(Stepper):
 
     cdef object flow, scheme
     cdef CommunicationStep step
-    cdef FmuReals reals
+    cdef FmiFunctions fmi
     cdef Py_ssize_t n_in
     cdef Readings readings
     cdef unsigned int[::1] in_vrs
@@ -625,13 +593,12 @@ cdef class FmuStepper(Stepper):
 
     def __init__(self, flow, calls, scheme, Readings readings, inputs,
                  double snap_rtol):
-        addresses, component, fmi3, error, names, states = calls
+        fmi, states = calls
         self.n, self.rhs = len(states), None
         self.flow, self.scheme, self.snap_rtol = flow, scheme, snap_rtol
         self.step = CommunicationStep(
-            [(addresses, component, fmi3, error)], [names], [states], [([], [])],
-            [([], [])], [], [0])
-        self.reals = self.step.reals[0]
+            [fmi], [states], [([], [])], [([], [])], [], [0])
+        self.fmi = fmi
         self.readings = readings
         self.out = np.zeros(readings.n + 1)
         self.recorded = np.asarray(self.out)[:readings.n]  # a view of out
@@ -680,7 +647,7 @@ cdef class FmuStepper(Stepper):
                 &self.table_t[self.table_at[k]], &self.table_u[self.table_at[k]],
                 self.table_at[k + 1] - self.table_at[k], t_jump if after else t,
                 self.held[k], after)
-        return self.reals.set_reals(&self.in_vrs[0], self.n_in, &self.in_values[0])
+        return self.fmi.set_reals(&self.in_vrs[0], self.n_in, &self.in_values[0])
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
@@ -724,24 +691,22 @@ cdef class FmuStepper(Stepper):
 
 cdef class _Getter:
     """One FMI get of scalar values (any numeric type) into doubles: the C
-    call into a buffer of its type, then each value converted as Python's
-    float() converts it."""
+    call into a buffer of its type (`FmiFunctions.get_values`), then each
+    value converted as Python's float() converts it."""
 
+    cdef FmiFunctions fmi
     cdef void* fn
-    cdef void* component
-    cdef bint fmi3
-    cdef object error
     cdef str name
-    cdef int kind  # the C type: its index in ELEMENTS
+    cdef Element kind  # the C type: its index in ELEMENTS
     cdef readonly Py_ssize_t n
     cdef unsigned int[::1] vrs
     cdef object buffer  # of the getter's C type
     cdef char* data
 
-    def __init__(self, size_t component, bint fmi3, error, size_t address, str name,
-                 str element, vrs):
-        self.fn, self.component, self.fmi3 = <void*> address, <void*> component, fmi3
-        self.error, self.name, self.kind = error, name, ELEMENTS.index(element)
+    def __init__(self, FmiFunctions fmi, size_t address, str name, str element,
+                 vrs):
+        self.fmi, self.fn, self.name = fmi, <void*> address, name
+        self.kind = <Element> <int> ELEMENTS.index(element)
         self.n = len(vrs)
         self.vrs = np.array(list(vrs) + [0], dtype=np.uintc)
         self.buffer = np.zeros(self.n + 1, dtype=element)
@@ -749,18 +714,9 @@ cdef class _Getter:
 
     cdef int get(self, double* out) except -1:
         """Write the values to out[0 .. n - 1]."""
-        cdef int status
         cdef Py_ssize_t i
-        if self.n == 0:
-            return 0
-        if self.fmi3:
-            status = (<get3_f> self.fn)(self.component, &self.vrs[0], self.n,
-                                        self.data, self.n)
-        else:
-            status = (<get2_f> self.fn)(self.component, &self.vrs[0], self.n,
-                                        self.data)
-        if status > FMI_WARNING:
-            raise self.error(self.name, status)
+        self.fmi.get_values(self.kind, self.fn, self.name, &self.vrs[0], self.n,
+                            self.data)
         for i in range(self.n):
             out[i] = _as_double(self.data, self.kind, i)
         return 0
@@ -774,15 +730,11 @@ cdef class Readings:
 
     Parameters
     ----------
-    component : int
-        The instance (fmi2Component, fmi3Instance).
-    fmi3 : bool
-        True where the gets take nValues (FMI 3.0).
-    error : callable
-        error(name, status) -> the exception of a failed call.
+    fmi : FmiFunctions
+        The instance's calls (FMI 2.0 or 3.0).
     getters : sequence of (int, str, str, sequence of int)
-        Each get: its address, name, values' C type (numpy's code) and value
-        references.
+        Each get: its address, name, values' C type (numpy's code, ELEMENTS)
+        and value references.
     take : sequence of int
         Where each variable is among the values the getters read.
     """
@@ -792,8 +744,8 @@ cdef class Readings:
     cdef Py_ssize_t[::1] take
     cdef readonly Py_ssize_t n  # variables
 
-    def __init__(self, size_t component, bint fmi3, error, getters, take):
-        self.getters = tuple(_Getter(component, fmi3, error, *g) for g in getters)
+    def __init__(self, FmiFunctions fmi, getters, take):
+        self.getters = tuple(_Getter(fmi, *g) for g in getters)
         self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
         self.take = np.array(take, dtype=np.intp)
         self.n = len(self.take)
@@ -819,28 +771,24 @@ cdef class Readings:
         return values
 
 
-# the C types a get may return (numpy's codes); `_as_double` reads them by index
-ELEMENTS = ("f8", "f4", "i4", "u1", "i1", "i2", "u2", "u4", "i8", "u8")
-
-
-cdef double _as_double(const char* data, int kind, Py_ssize_t i) noexcept:
+cdef double _as_double(const char* data, Element kind, Py_ssize_t i) noexcept:
     """The i-th value of a buffer of the C type ELEMENTS[kind], as a double."""
-    if kind == 0:
+    if kind == F8:
         return (<const double*> data)[i]
-    if kind == 1:
+    if kind == F4:
         return (<const float*> data)[i]
-    if kind == 2:
+    if kind == I4:
         return (<const int*> data)[i]
-    if kind == 3:
+    if kind == U1 or kind == B1:  # C's bool is one byte, 0 or 1
         return (<const unsigned char*> data)[i]
-    if kind == 4:
+    if kind == I1:
         return (<const signed char*> data)[i]
-    if kind == 5:
+    if kind == I2:
         return (<const short*> data)[i]
-    if kind == 6:
+    if kind == U2:
         return (<const unsigned short*> data)[i]
-    if kind == 7:
+    if kind == U4:
         return (<const unsigned int*> data)[i]
-    if kind == 8:
+    if kind == I8:
         return <double> (<const long long*> data)[i]
     return <double> (<const unsigned long long*> data)[i]

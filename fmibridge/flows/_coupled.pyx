@@ -126,10 +126,10 @@ cdef class FmuPorts(Ports):
         self.vrs = np.array(list(vrs) or [0], dtype=np.uintc)
 
     cdef int get(self, double* values) except -1:
-        return self.calls.get_reals(&self.vrs[0], self.n, values)
+        return self.calls.fmi.get_reals(&self.vrs[0], self.n, values)
 
     cdef int put(self, const double* values) except -1:
-        return self.calls.set_reals(&self.vrs[0], self.n, values)
+        return self.calls.fmi.set_reals(&self.vrs[0], self.n, values)
 
 
 cdef class Step:

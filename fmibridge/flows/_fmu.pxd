@@ -1,36 +1,14 @@
 # A Model Exchange FMU's C functions, called directly by the compiled loops.
 
 from ..core._functions cimport Function
+from ._fmi cimport FmiFunctions
 from ._programs cimport ProgramFunction
 
-ctypedef int (*set_time_f)(void*, double) noexcept nogil
-ctypedef int (*set_states_f)(void*, const double*, size_t) noexcept nogil
-ctypedef int (*get_buffer_f)(void*, double*, size_t) noexcept nogil
-ctypedef int (*reals_f)(void*, const unsigned int*, size_t, double*) noexcept nogil
-ctypedef int (*counted_reals_f)(void*, const unsigned int*, size_t, double*,
-                                size_t) noexcept nogil
 
-
-cdef class FmuReals:
-    cdef void* get_reals_fn
-    cdef void* set_reals_fn
-    cdef void* component
-    cdef bint counts_values
-    cdef tuple names
-    cdef object error
-    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1
-    cdef int set_reals(self, const unsigned int* vrs, size_t n,
-                       const double* values) except -1
-
-
-cdef class FmuCalls(FmuReals):
-    cdef set_time_f set_time_fn
-    cdef set_states_f set_states_fn
-    cdef get_buffer_f derivatives_fn
-    cdef get_buffer_f indicators_fn
+cdef class FmuCalls:
+    cdef readonly FmiFunctions fmi
     cdef readonly Py_ssize_t nx
     cdef readonly Py_ssize_t nz
-    cdef tuple call_names  # of FUNCTIONS, for errors
     cdef str path
     cdef bint is_closed
     cdef FmuInputs inputs

@@ -5,36 +5,14 @@ from typing import Any
 import numpy as np
 
 from fmibridge.core._functions import Function
+from fmibridge.flows._fmi import FmiFunctions
 from fmibridge.flows._programs import ProgramFunction
 
-FMI_WARNING: Any
-FUNCTIONS: Any
-
-class FmuReals:
-    def __init__(
-        self,
-        component: int,
-        get_reals: int,
-        set_reals: int,
-        counts_values: bool,
-        names: Any,
-        error: Any,
-    ) -> None: ...
-
-class FmuCalls(FmuReals):
+class FmuCalls:
+    fmi: FmiFunctions
     nx: int
     nz: int
-    def __init__(
-        self,
-        addresses: Any,
-        component: int,
-        counts_values: bool,
-        nx: int,
-        nz: int,
-        names: Any,
-        error: Any,
-        path: str,
-    ) -> None: ...
+    def __init__(self, fmi: FmiFunctions, nx: int, nz: int, path: str) -> None: ...
     def attach(self, inputs: FmuInputs) -> Any: ...
     def touched(self) -> Any: ...
     def close(self) -> Any: ...

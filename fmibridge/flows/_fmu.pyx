@@ -1,13 +1,12 @@
 """A Model Exchange FMU's C functions, called directly: its derivatives, event
 indicators and outputs as Functions of (t, x) for the compiled loops.
 
-The lower FMI layer (`flows.fmi`) hands over the addresses of the FMU's
-setTime, setContinuousStates, getDerivatives, getEventIndicators and get and
-set of reals, and its component (`FmuCalls`). FMI 1.0, 2.0 and 3.0 declare the
-first four alike; FMI 3.0's get and set of reals take the number of values once
-more (`counts_values`). A status above fmiWarning raises the FMUError the lower
-layer raises for it (`error`), a non-finite derivative or indicator the
-FMUError of the flow; nothing falls back to another path.
+The lower FMI layer (`flows.fmi`) hands over the instance's calls: setTime,
+setContinuousStates, getDerivatives, getEventIndicators and get and set of
+reals, in the table of its FMI version (`flows._fmi.FmiFunctions`), which
+logs them where a call logger is set. A status above fmiWarning raises the
+FMUError the lower layer raises for it, a non-finite derivative or indicator
+the FMUError of the flow; nothing falls back to another path.
 
 Every evaluation at (t, x) sets the point first (`FmuCalls.set_point`): the
 flow's continuous inputs at t (`FmuInputs`: constants, adapter expressions of
@@ -24,103 +23,28 @@ from libc.string cimport memcmp, memcpy
 import numpy as np
 
 from ..core._functions cimport Function
+from ._fmi cimport FmiFunctions
 from ._programs cimport ProgramFunction
 
 from ..core.errors import FmibridgeError, FMUError
 
-FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
-# The functions in the order FmuCalls takes their addresses and names.
-FUNCTIONS = ("set_time", "set_states", "derivatives", "indicators", "get_reals",
-             "set_reals")  # fmt: skip
-cdef int _SET_TIME = 0, _SET_STATES = 1, _DERIVATIVES = 2, _INDICATORS = 3
-cdef int _GET_REALS = 4, _SET_REALS = 5
 
-
-cdef class FmuReals:
-    """Get and set of an instance's reals, called directly (Model Exchange or
-    Co-Simulation).
+cdef class FmuCalls:
+    """The C functions of one Model Exchange instance, called directly at the
+    flow's points.
 
     Parameters
     ----------
-    component : int
-        The instance (fmiComponent, fmi3Instance).
-    get_reals, set_reals : int
-        The addresses of its get and set of reals.
-    counts_values : bool
-        True where they take nValues (FMI 3.0).
-    names : (str, str)
-        Their names, for errors.
-    error : callable
-        error(name, status) -> the exception of a failed call.
-    """
-
-    def __init__(self, size_t component, size_t get_reals, size_t set_reals,
-                 bint counts_values, names, error):
-        self.component = <void*> component
-        self.get_reals_fn, self.set_reals_fn = <void*> get_reals, <void*> set_reals
-        self.counts_values, self.names, self.error = counts_values, tuple(names), error
-
-    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1:
-        cdef int status
-        cdef void* c = self.component
-        if n == 0:
-            return 0
-        if self.counts_values:
-            status = (<counted_reals_f> self.get_reals_fn)(c, vrs, n, out, n)
-        else:
-            status = (<reals_f> self.get_reals_fn)(c, vrs, n, out)
-        if status > FMI_WARNING:
-            raise self.error(self.names[0], status)
-        return 0
-
-    cdef int set_reals(self, const unsigned int* vrs, size_t n,
-                       const double* values) except -1:
-        cdef int status
-        cdef void* c = self.component
-        cdef double* data = <double*> values
-        if n == 0:
-            return 0
-        if self.counts_values:
-            status = (<counted_reals_f> self.set_reals_fn)(c, vrs, n, data, n)
-        else:
-            status = (<reals_f> self.set_reals_fn)(c, vrs, n, data)
-        if status > FMI_WARNING:
-            raise self.error(self.names[1], status)
-        return 0
-
-
-cdef class FmuCalls(FmuReals):
-    """The C functions of one Model Exchange instance, called directly.
-
-    Parameters
-    ----------
-    addresses : mapping
-        The address of each of FUNCTIONS.
-    component : int
-        The instance's component (fmiComponent, fmi3Instance).
-    counts_values : bool
-        True where get and set of reals take nValues (FMI 3.0).
+    fmi : FmiFunctions
+        The instance's calls (`flows._fmi`, its FMI version's table).
     nx, nz : int
         Continuous states and event indicators.
-    names : sequence of str
-        The FMU's name of each of FUNCTIONS, for errors.
-    error : callable
-        error(name, status) -> the exception of a failed call.
     path : str
         The FMU, for the error of a call after `close`.
     """
 
-    def __init__(self, addresses, size_t component, bint counts_values, Py_ssize_t nx,
-                 Py_ssize_t nz, names, error, str path):
-        self.set_time_fn = <set_time_f> <size_t> addresses["set_time"]
-        self.set_states_fn = <set_states_f> <size_t> addresses["set_states"]
-        self.derivatives_fn = <get_buffer_f> <size_t> addresses["derivatives"]
-        self.indicators_fn = <get_buffer_f> <size_t> addresses["indicators"]
-        FmuReals.__init__(
-            self, component, addresses["get_reals"], addresses["set_reals"],
-            counts_values, (names[_GET_REALS], names[_SET_REALS]), error)
-        self.nx, self.nz, self.path = nx, nz, path
-        self.call_names = tuple(names)
+    def __init__(self, FmiFunctions fmi, Py_ssize_t nx, Py_ssize_t nz, str path):
+        self.fmi, self.nx, self.nz, self.path = fmi, nx, nz, path
         self.is_closed = False
         self.inputs = None
         self.t_set = NAN
@@ -177,33 +101,21 @@ cdef class FmuCalls(FmuReals):
 
     cdef int set_time_and_states_c(self, double t, const double* x) except -1:
         """setTime (where t is not the FMU's time already) and setContinuousStates."""
-        cdef int status
         self.check_open()
         if t != self.t_set:  # RK stages and guards share times (c = 1/2, 1/2; t + h)
-            status = self.set_time_fn(self.component, t)
-            if status > FMI_WARNING:
-                raise self.error(self.call_names[_SET_TIME], status)
+            self.fmi.set_time(t)
             self.t_set = t
         if self.nx:
             memcpy(&self.x[0], x, self.nx * sizeof(double))
-        status = self.set_states_fn(self.component, &self.x[0], self.nx)
-        if status > FMI_WARNING:
-            raise self.error(self.call_names[_SET_STATES], status)
-        return 0
+        return self.fmi.set_states(&self.x[0], self.nx)
 
     # -- reads and writes at the point --------------------------------------------
 
     cdef int get_derivatives(self, double* out) except -1:
-        cdef int status = self.derivatives_fn(self.component, out, self.nx)
-        if status > FMI_WARNING:
-            raise self.error(self.call_names[_DERIVATIVES], status)
-        return 0
+        return self.fmi.get_derivatives(out, self.nx)
 
     cdef int get_indicators(self, double* out) except -1:
-        cdef int status = self.indicators_fn(self.component, out, self.nz)
-        if status > FMI_WARNING:
-            raise self.error(self.call_names[_INDICATORS], status)
-        return 0
+        return self.fmi.get_indicators(out, self.nz)
 
     # -- from Python: the lower layer's calls ---------------------------------------
 
@@ -273,7 +185,7 @@ cdef class FmuInputs:
             else:
                 self.values[k] = float(source(t))
         if n:
-            calls.set_reals(&self.vrs[0], n, &self.values[0])
+            calls.fmi.set_reals(&self.vrs[0], n, &self.values[0])
         if self.others is not None:
             self.others(t)
         return 0
@@ -353,7 +265,7 @@ cdef class FmuProgram(ProgramFunction):
         if self.n_in:
             memcpy(&self.v[1], x, self.n_in * sizeof(double))
         if n:
-            self.calls.get_reals(&self.out_vrs[0], n, &self.v[self.first_output])
+            self.calls.fmi.get_reals(&self.out_vrs[0], n, &self.v[self.first_output])
         return self.run_all(t, out)
 
 

@@ -738,7 +738,7 @@ def _compiled_step(
 
     fmus, inputs, sources = [], [], []
     for c, call in enumerate(calls):
-        fmus.append(None if call is None else call[:4])
+        fmus.append(None if call is None else call[0])
         ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
         inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
         outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
@@ -750,9 +750,8 @@ def _compiled_step(
     ] if direct else None  # fmt: skip
     return CommunicationStep(
         fmus,
-        [None if call is None else call[4] for call in calls],
         [
-            vrs(c, component.state_names) if call is None else call[5]
+            vrs(c, component.state_names) if call is None else call[1]
             for c, (component, call) in enumerate(
                 zip(master.components, calls, strict=True)
             )

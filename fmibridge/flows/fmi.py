@@ -28,7 +28,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from ..core.errors import FmibridgeError, FMUError
-from ._fmu import FUNCTIONS, FmuCalls
+from ._fmi import Fmi1Functions, Fmi2Functions, Fmi3Functions, FmiFunctions
+from ._fmu import FmuCalls
 from .fmu_archive import FmuArchive
 
 __all__ = [
@@ -47,6 +48,9 @@ MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mod
 Start = Mapping[int, tuple[str, Any]]  # value reference -> (FMI type, value)
 F = TypeVar("F", bound=Callable[..., Any])  # a method `_fmi_call` wraps
 FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
+# fmiTrue, fmiFalse: FMI 1.0's fmiBoolean is a char, passed as one byte (as fmpy's
+# call log reads it)
+FMI1_TRUE, FMI1_FALSE = b"\x01", b"\x00"
 
 
 def _fmi_call(method: F) -> F:
@@ -126,6 +130,24 @@ def printed_log(enabled: bool = True) -> Iterator[None]:
         _PRINTS_LOG.reset(token)
 
 
+CallLogger = Callable[[str], None]
+_CALL_LOGGER: contextvars.ContextVar[CallLogger | None] = contextvars.ContextVar(
+    "fmibridge_fmi_call_logger", default=None
+)
+
+
+@contextlib.contextmanager
+def logged_calls(logger: CallLogger | None) -> Iterator[None]:
+    """Give `logger` each FMI call of the FMUs instantiated inside the block, as
+    text in FMPy's format (`simulate(fmi_call_logger=...)`, FMPy's keyword):
+    fmpy logs the calls it makes, the direct calls (`FmiFunctions`) log theirs."""
+    token = _CALL_LOGGER.set(logger)
+    try:
+        yield
+    finally:
+        _CALL_LOGGER.reset(token)
+
+
 _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for FMI 2 log routing
 _FMI2_LOGGER = None
 
@@ -172,11 +194,12 @@ class FmiInstance:
 
     interface: str = ""  # "ModelExchange" or "CoSimulation"
     calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
+    functions: FmiFunctions  # the C functions the compiled loops call (`_functions`)
     _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
     # per version (`_Fmi1`, `_Fmi2`, `_Fmi3`): the C names of get and set Real, and
-    # whether they take the number of values
+    # the table of C calls of the version
     real_functions: tuple[str, str]
-    counts_values: bool
+    c_table: type[FmiFunctions]
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -198,6 +221,7 @@ class FmiInstance:
                 self.path,
                 self.log_tail() or str(exc),
             ) from None
+        self.functions = self._functions()
         self._bind()
 
     def _touched(self) -> None:
@@ -228,6 +252,24 @@ class FmiInstance:
         _INSTANCES.pop(self.name, None)
         if self.calls is not None:
             self.calls.close()
+
+    def _c_names(self) -> dict[str, str]:
+        """The C name of each call the compiled loops make, by its role
+        (`_fmi.ROLES`): get and set of reals; each interface adds its own."""
+        return dict(zip(("get_reals", "set_reals"), self.real_functions, strict=True))
+
+    def _functions(self) -> FmiFunctions:
+        """The instance's C calls in the table of its FMI version, logged to
+        the call logger of the block it was instantiated in (`logged_calls`)."""
+        names = self._c_names()
+        component = self._fmu.component
+        return self.c_table(
+            getattr(component, "value", component),  # c_void_p or int
+            {role: self.c_address(name) for role, name in names.items()},
+            names,
+            functools.partial(_status_error, self),
+            _CALL_LOGGER.get(),
+        )
 
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
@@ -280,10 +322,10 @@ class FmiInstance:
     def c_getter(self, fmi_type: str) -> tuple[int, str, str]:
         """The C get of the variables of `fmi_type` (compiled reads): its
         address, name and its values' C type (numpy's code: FMI 2.0's Boolean
-        is an int, FMI 3.0's a bool)."""
+        is an int, FMI 3.0's a C bool)."""
         access = self._access[fmi_type]
         name = f"{self.real_functions[0][:4]}Get{access}"
-        element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "u1")
+        element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "?")
         return self.c_address(name), name, element
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
@@ -309,6 +351,7 @@ class FmiInstance:
             unzipDirectory=str(unzip_dir),
             modelIdentifier=part.modelIdentifier,
             instanceName=self.name,
+            fmiCallLogger=_CALL_LOGGER.get(),
         )
 
     def _instantiate(self) -> None:
@@ -344,7 +387,7 @@ class _Fmi2(FmiInstance):
     """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
 
     real_functions = ("fmi2GetReal", "fmi2SetReal")
-    counts_values = False  # fmi2GetReal takes no nValues argument
+    c_table = Fmi2Functions
     _access = {
         "Real": "Real",
         "Integer": "Integer",
@@ -408,7 +451,7 @@ class _Fmi3(FmiInstance):
     """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
 
     real_functions = ("fmi3GetFloat64", "fmi3SetFloat64")
-    counts_values = True  # fmi3GetFloat64(..., values, nValues)
+    c_table = Fmi3Functions
     _access = {
         **{
             t: t
@@ -468,7 +511,7 @@ class _Fmi1(FmiInstance):
     """
 
     real_functions = ("fmi1GetReal", "fmi1SetReal")
-    counts_values = False  # fmiGetReal takes no nValues argument
+    c_table = Fmi1Functions
     _access = _Fmi2._access
     _real, _int = "Real", "Integer"
 
@@ -529,43 +572,28 @@ def _iterate(instance: FmiInstance, update: Callable, max_iterations: int) -> Ev
 
 
 class RealPorts:
-    """Get and set one fixed list of Real variables of an instance, fast.
-
-    The FMI get and set functions are bound to the component, the value
-    references and one buffer, as `ModelExchangeInstance._bind` binds the per-step
-    calls: fmpy's wrappers build their arrays on every call. A coupled system
+    """Get and set one fixed list of Real variables of an instance, fast: by
+    the C calls the compiled loops make (`FmiInstance.functions`), without
+    fmpy's wrappers, which build their arrays on every call. A coupled system
     reads and writes its connections through these at every stage.
     """
 
     def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
-        n = len(vrs)
-        self._instance, self._names = instance, instance.real_functions
-        self.values = np.zeros(n)
-        self._vrs = (ctypes.c_uint32 * max(n, 1))(*vrs)
-        pointer = self.values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-        count = (ctypes.c_size_t(n),) if instance.counts_values else ()
-        fmu = instance._fmu
-        get, set_ = (fmu._functions[name] for name in self._names)
-        bound = (fmu.component, self._vrs, ctypes.c_size_t(n), pointer, *count)
-        self._get = functools.partial(get, *bound) if n else None
-        self._set = functools.partial(set_, *bound) if n else None
+        self._instance, self._functions = instance, instance.functions
+        self.values = np.zeros(len(vrs))
+        self._vrs = np.array(vrs, dtype=np.uintc)
 
     def get(self) -> np.ndarray:
         """Return the variables' current values."""
-        if self._get is not None:
-            status = self._get()
-            if status > FMI_WARNING:
-                raise _status_error(self._instance, self._names[0], status)
+        self._functions.get_into(self._vrs, self.values)
         return self.values.copy()
 
     def set(self, values: np.ndarray) -> None:
         """Set the variables to `values`."""
-        if self._set is not None:
+        if len(self._vrs):
             self._instance._touched()
             self.values[...] = values
-            status = self._set()
-            if status > FMI_WARNING:
-                raise _status_error(self._instance, self._names[1], status)
+            self._functions.set_from(self._vrs, self.values)
 
 
 class ModelExchangeInstance(FmiInstance):
@@ -579,7 +607,7 @@ class ModelExchangeInstance(FmiInstance):
     """
 
     interface = "ModelExchange"
-    _c_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
+    _me_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
     calls: FmuCalls  # bound by `_bind` when instantiated
 
     def _buffers(self) -> None:
@@ -589,22 +617,14 @@ class ModelExchangeInstance(FmiInstance):
         self._x = np.zeros(self.nx + 1)
         self._px = self._x.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
 
+    def _c_names(self) -> dict[str, str]:
+        roles = ("set_time", "set_states", "derivatives", "indicators")
+        return {**super()._c_names(), **dict(zip(roles, self._me_names, strict=True))}
+
     def _bind(self) -> None:
-        """Bind the FMU's C functions and component for direct calls (`calls`)."""
-        names = (*self._c_names, *self.real_functions)
-        addresses = dict(zip(FUNCTIONS, map(self.c_address, names), strict=True))
-        component = self._fmu.component
-        handle = getattr(component, "value", component)  # c_void_p or int
-        self.calls = FmuCalls(
-            addresses,
-            handle,
-            self.counts_values,
-            self.nx,
-            self.nz,
-            names,
-            functools.partial(_status_error, self),
-            self.path,
-        )
+        """Bind the FMU's C functions for direct calls at the flow's points
+        (`calls`)."""
+        self.calls = FmuCalls(self.functions, self.nx, self.nz, self.path)
         self.needs_completed_step = bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
         )
@@ -679,7 +699,7 @@ class ModelExchangeInstance(FmiInstance):
 class Fmi2Model(_Fmi2, ModelExchangeInstance):
     """An FMI 2.0 Model Exchange instance."""
 
-    _c_names = (
+    _me_names = (
         "fmi2SetTime",
         "fmi2SetContinuousStates",
         "fmi2GetDerivatives",
@@ -697,7 +717,7 @@ class Fmi2Model(_Fmi2, ModelExchangeInstance):
 class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
-    _c_names = (
+    _me_names = (
         "fmi3SetTime",
         "fmi3SetContinuousStates",
         "fmi3GetContinuousStateDerivatives",
@@ -729,7 +749,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
     _references: list[int] | None = None  # the state vector last read
 
-    _c_names = (
+    _me_names = (
         "fmi1SetTime",
         "fmi1SetContinuousStates",
         "fmi1GetDerivatives",
@@ -760,7 +780,9 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         self._fmu.setTime(t0)
         self._set_start({**start, **(inputs or {})})
         self._initial = self._event_info(
-            self._fmu.initialize(tolerance is not None, tolerance or 0.0)
+            self._fmu.initialize(
+                FMI1_FALSE if tolerance is None else FMI1_TRUE, tolerance or 0.0
+            )
         )
         self.calls.note_time(t0)  # fmpy's setTime above
 
@@ -804,7 +826,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
     def _iterate(self, max_iterations: int) -> EventInfo:
         """fmiEventUpdate until the iteration converged."""
         for _ in range(max_iterations):
-            info = self._event_info(self._fmu.eventUpdate(False))
+            info = self._event_info(self._fmu.eventUpdate(FMI1_FALSE))
             if info is not None:
                 return info
         raise FMUError(
@@ -852,6 +874,11 @@ class CoSimulationInstance(FmiInstance):
 
     interface = "CoSimulation"
     uses_event_mode = False
+    c_do_step = ""  # the C name of doStep where the compiled loops call it
+
+    def _c_names(self) -> dict[str, str]:
+        names = super()._c_names()
+        return {**names, "do_step": self.c_do_step} if self.c_do_step else names
 
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h."""
@@ -887,6 +914,8 @@ class CoSimulationInstance(FmiInstance):
 
 class Fmi2Slave(_Fmi2, CoSimulationInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
+
+    c_do_step = "fmi2DoStep"
 
     def _create(self, description, unzip_dir):
         return self._fmpy("fmi2.FMU2Slave", description, unzip_dir)
@@ -951,7 +980,7 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
     @_fmi_call
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h (a new step: FMI 1.0 cannot repeat one)."""
-        self._fmu.doStep(t, h, newStep=True)
+        self._fmu.doStep(t, h, newStep=FMI1_TRUE)
         return StepEnd(t + h)
 
 
@@ -973,6 +1002,8 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
     doStep then stops at each of the FMU's events, and `handle_event` runs
     it. Step Mode is entered only from Event Mode, as FMI 3.0 asks.
     """
+
+    c_do_step = "fmi3DoStep"
 
     def _create(self, description, unzip_dir):
         part = description.coSimulation

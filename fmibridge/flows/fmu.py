@@ -45,7 +45,6 @@ from .fmi import (
     FmiInstance,
     ModelExchangeInstance,
     StepEnd,
-    _status_error,
 )
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 from .input_table import InputTable, jump_times
@@ -126,11 +125,8 @@ class _Reader:
     def direct_readings(self) -> Readings:
         """Its variables read by their C gets (scalars of FMI 2.0 and 3.0)."""
         instance = self._instance
-        component = instance._fmu.component
         return Readings(
-            getattr(component, "value", component),
-            instance.counts_values,
-            functools.partial(_status_error, instance),
+            instance.functions,
             [(*instance.c_getter(t), vrs) for t, vrs, _ in self._calls],
             self._take,
         )
@@ -1165,8 +1161,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def compiled_calls(self) -> tuple | None:
         """The FMU's doStep, get and set of reals for the master's compiled step
-        (`_cosim.CommunicationStep`): ((addresses), handle, is FMI 3.0, error,
-        (names), state value references), or None where that step cannot take
+        (`_cosim.CommunicationStep`): (its FmiFunctions, its states' value
+        references), or None where that step cannot take
         this FMU's steps (no state saving, FMI 1.0, Event Mode, inputs or outputs
         of its own, states that are no scalar reals)."""
         version = self.archive.fmi_version
@@ -1184,23 +1180,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self.direct_calls()
 
     def direct_calls(self) -> tuple:
-        """The FMU's doStep, get and set of reals, called directly: ((addresses),
-        handle, is FMI 3.0, error, (names), state value references)."""
-        version = self.archive.fmi_version
-        instance = self.instance
-        names = (
-            "fmi2DoStep" if version == "2.0" else "fmi3DoStep",
-            *instance.real_functions,
-        )
-        component = instance._fmu.component
-        return (
-            tuple(instance.c_address(name) for name in names),
-            getattr(component, "value", component),
-            version == "3.0",
-            functools.partial(_status_error, instance),
-            names,
-            [v.vr for v in self._state_variables],
-        )
+        """The FMU's doStep, get and set of reals, called directly: (its
+        FmiFunctions, its states' value references)."""
+        return self.instance.functions, [v.vr for v in self._state_variables]
 
     def _fmu_event(self, t: float) -> tuple[tuple, ...]:
         """Run the event doStep stopped for at t; return it as (t, name, x before,

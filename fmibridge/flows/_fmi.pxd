@@ -1,0 +1,191 @@
+# FMI as the standard declares it: the types and function types of the C calls
+# the compiled loops make, from the standard's headers (fmus/include, found by
+# setup.py): FMI 1.0's fmi1Functions.h, FMI 2.0's fmi2FunctionTypes.h, FMI
+# 3.0's fmi3FunctionTypes.h. One table of calls per version (`_fmi.pyx`).
+
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                          uint32_t, uint64_t)
+
+
+cdef extern from "fmi1Functions.h" nogil:
+    ctypedef void* fmi1Component
+    ctypedef unsigned int fmi1ValueReference
+    ctypedef double fmi1Real
+    ctypedef enum fmi1Status:
+        fmi1OK
+    ctypedef fmi1Status fmi1SetTimeTYPE(fmi1Component c, fmi1Real time)
+    ctypedef fmi1Status fmi1SetContinuousStatesTYPE(fmi1Component c, const fmi1Real* x,
+                                                    size_t nx)
+    ctypedef fmi1Status fmi1GetDerivativesTYPE(fmi1Component c, fmi1Real* derivatives,
+                                               size_t nx)
+    ctypedef fmi1Status fmi1GetEventIndicatorsTYPE(fmi1Component c,
+                                                   fmi1Real* eventIndicators,
+                                                   size_t ni)
+    ctypedef fmi1Status fmi1GetRealTYPE(fmi1Component c, const fmi1ValueReference* vr,
+                                        size_t nvr, fmi1Real* value)
+    ctypedef fmi1Status fmi1SetRealTYPE(fmi1Component c, const fmi1ValueReference* vr,
+                                        size_t nvr, const fmi1Real* value)
+
+
+cdef extern from "fmi2FunctionTypes.h" nogil:
+    ctypedef void* fmi2Component
+    ctypedef unsigned int fmi2ValueReference
+    ctypedef double fmi2Real
+    ctypedef int fmi2Integer
+    ctypedef int fmi2Boolean
+    ctypedef enum fmi2Status:
+        fmi2OK
+        fmi2Warning
+        fmi2Fatal
+    ctypedef fmi2Status fmi2SetTimeTYPE(fmi2Component c, fmi2Real time)
+    ctypedef fmi2Status fmi2SetContinuousStatesTYPE(fmi2Component c, const fmi2Real* x,
+                                                    size_t nx)
+    ctypedef fmi2Status fmi2GetDerivativesTYPE(fmi2Component c, fmi2Real* derivatives,
+                                               size_t nx)
+    ctypedef fmi2Status fmi2GetEventIndicatorsTYPE(fmi2Component c,
+                                                   fmi2Real* eventIndicators,
+                                                   size_t ni)
+    ctypedef fmi2Status fmi2GetRealTYPE(fmi2Component c, const fmi2ValueReference* vr,
+                                        size_t nvr, fmi2Real* value)
+    ctypedef fmi2Status fmi2GetIntegerTYPE(fmi2Component c,
+                                           const fmi2ValueReference* vr, size_t nvr,
+                                           fmi2Integer* value)
+    ctypedef fmi2Status fmi2SetRealTYPE(fmi2Component c, const fmi2ValueReference* vr,
+                                        size_t nvr, const fmi2Real* value)
+    ctypedef fmi2Status fmi2DoStepTYPE(
+        fmi2Component c, fmi2Real currentCommunicationPoint,
+        fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
+
+
+cdef extern from "fmi3FunctionTypes.h" nogil:
+    ctypedef void* fmi3Instance
+    ctypedef uint32_t fmi3ValueReference
+    ctypedef double fmi3Float64
+    ctypedef float fmi3Float32
+    ctypedef int8_t fmi3Int8
+    ctypedef uint8_t fmi3UInt8
+    ctypedef int16_t fmi3Int16
+    ctypedef uint16_t fmi3UInt16
+    ctypedef int32_t fmi3Int32
+    ctypedef uint32_t fmi3UInt32
+    ctypedef int64_t fmi3Int64
+    ctypedef uint64_t fmi3UInt64
+    ctypedef bint fmi3Boolean  # C's bool (stdbool.h), as the header says
+    ctypedef enum fmi3Status:
+        fmi3OK
+    ctypedef fmi3Status fmi3SetTimeTYPE(fmi3Instance instance, fmi3Float64 time)
+    ctypedef fmi3Status fmi3SetContinuousStatesTYPE(fmi3Instance instance,
+                                                    const fmi3Float64* continuousStates,
+                                                    size_t nContinuousStates)
+    ctypedef fmi3Status fmi3GetContinuousStateDerivativesTYPE(
+        fmi3Instance instance, fmi3Float64* derivatives, size_t nContinuousStates)
+    ctypedef fmi3Status fmi3GetEventIndicatorsTYPE(fmi3Instance instance,
+                                                   fmi3Float64* eventIndicators,
+                                                   size_t nEventIndicators)
+    ctypedef fmi3Status fmi3GetFloat64TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Float64* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetFloat32TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Float32* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt8TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int8* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt8TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt8* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt16TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int16* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt16TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt16* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt32TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int32* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt32TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt32* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt64TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int64* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt64TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt64* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetBooleanTYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Boolean* values, size_t nValues)
+    ctypedef fmi3Status fmi3SetFloat64TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, const fmi3Float64* values, size_t nValues)
+    ctypedef fmi3Status fmi3DoStepTYPE(
+        fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
+        fmi3Float64 communicationStepSize, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
+        fmi3Boolean* eventHandlingNeeded, fmi3Boolean* terminateSimulation,
+        fmi3Boolean* earlyReturn, fmi3Float64* lastSuccessfulTime)
+
+
+# the C type of a get's values: its index in ELEMENTS (numpy's codes)
+cdef enum Element:
+    F8 = 0
+    F4 = 1
+    I4 = 2
+    U1 = 3
+    I1 = 4
+    I2 = 5
+    U2 = 6
+    U4 = 7
+    I8 = 8
+    U8 = 9
+    B1 = 10  # C's bool (fmi3Boolean)
+
+# the calls of a table, in the order of ROLES
+cdef enum:
+    SET_TIME = 0
+    SET_STATES = 1
+    DERIVATIVES = 2
+    INDICATORS = 3
+    GET_REALS = 4
+    SET_REALS = 5
+    DO_STEP = 6
+    N_ROLES = 7
+
+
+cdef struct StepEnd:  # where a doStep ended: FMI 3.0's flags (FMI 2.0: none)
+    bint event
+    bint terminate
+    bint early
+    double last  # the last successful time
+
+
+cdef class FmiFunctions:
+    cdef void* component
+    cdef size_t handle
+    cdef void* address[N_ROLES]
+    cdef tuple names
+    cdef object error
+    cdef public object logger
+    cdef int set_time(self, double t) except -1
+    cdef int set_states(self, const double* x, size_t n) except -1
+    cdef int get_derivatives(self, double* out, size_t n) except -1
+    cdef int get_indicators(self, double* out, size_t n) except -1
+    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1
+    cdef int set_reals(self, const unsigned int* vrs, size_t n,
+                       const double* values) except -1
+    cdef int get_values(self, Element kind, void* fn, str name,
+                        const unsigned int* vrs, size_t n, void* out) except -1
+    cdef int do_step(self, double t, double h, StepEnd* end) except -1
+    cdef int check(self, str name, int status) except -1
+    cdef int log(self, str name, int role, tuple values, int status) except -1
+    # the C calls, one class per version
+    cdef int _set_time(self, double t) noexcept nogil
+    cdef int _set_states(self, const double* x, size_t n) noexcept nogil
+    cdef int _derivatives(self, double* out, size_t n) noexcept nogil
+    cdef int _indicators(self, double* out, size_t n) noexcept nogil
+    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
+                        ) noexcept nogil
+    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
+                        ) noexcept nogil
+    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
+                         size_t n, void* out) noexcept nogil
+    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil

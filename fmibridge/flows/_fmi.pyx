@@ -1,0 +1,365 @@
+"""An FMU instance's C functions as the compiled loops call them: one table per
+FMI version, chosen when the FMU is loaded.
+
+`Fmi1Functions`, `Fmi2Functions` and `Fmi3Functions` call setTime,
+setContinuousStates, the derivatives and event indicators, get and set of
+reals, the gets of other scalar types and doStep through the function types
+the standard's headers declare (`_fmi.pxd`: fmi2SetTimeTYPE, fmi3DoStepTYPE,
+...), at the addresses the lower layer (`flows.fmi`) takes from the FMU's
+library. FMI 3.0's gets and sets take the number of values once more and its
+doStep says why it stopped early; each class makes those differences once, so
+no call asks which version it drives (FMI 1.0 has no direct doStep or gets of
+other types here).
+
+A status above warning raises the error the lower layer gives for it
+(`error(name, status)`); doStep's status goes back to its caller, which knows
+a discard that ends a run from an error. Where `logger` is set (FMPy's
+`fmi_call_logger`: a callable taking one str), each call is logged after it
+returns, as FMPy logs the calls it makes: the function, its arguments by name
+with their values (arrays in full) and its status, as in
+``fmi2SetTime(c=0x55d0c3a0, time=0.5) -> OK``. Without a logger a call costs
+one test more.
+
+References
+----------
+FMI 2.0.4, sections 2.1.7 (get and set), 3.2.1 (Model Exchange), 4.2.2
+(fmi2DoStep); FMI 3.0, sections 2.2.6, 3.2 and 4.2 (fmi3DoStep).
+"""
+
+import numpy as np
+
+# the roles of the calls a table holds (`_fmi.pxd`), as the lower layer names them
+ROLES = ("set_time", "set_states", "derivatives", "indicators", "get_reals",
+         "set_reals", "do_step")  # fmt: skip
+STATUS_NAMES = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")  # as FMPy
+# the C type of each Element, as numpy's code
+ELEMENTS = ("f8", "f4", "i4", "u1", "i1", "i2", "u2", "u4", "i8", "u8", "?")
+cdef int _LACKS = 4  # fmiFatal: the status of a call this version's table lacks
+
+
+cdef list _listed(const double* values, size_t n):
+    return [values[i] for i in range(n)]
+
+
+cdef list _references(const unsigned int* vrs, size_t n):
+    return [vrs[i] for i in range(n)]
+
+
+cdef str _text(value):
+    """A value as FMPy's call log writes it (an array as a list)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+cdef class FmiFunctions:
+    """The C functions of one instance, called directly (module docstring).
+
+    Parameters
+    ----------
+    component : int
+        The instance (fmiComponent, fmi2Component, fmi3Instance).
+    addresses : mapping
+        The address of each call the instance's interface has, by its role in
+        ROLES.
+    names : mapping
+        The C name of each, by role, for errors and the log.
+    error : callable
+        error(name, status) -> the exception of a failed call.
+    logger : callable or None
+        logger(text) for each call (FMPy's `fmi_call_logger`).
+    """
+
+    # per Role: the names of the C function's arguments (FMPy's), the instance first
+    ARGUMENTS = ()
+
+    def __init__(self, size_t component, addresses, names, error, logger=None):
+        cdef int k
+        self.component, self.handle = <void*> component, component
+        for k in range(N_ROLES):
+            self.address[k] = <void*> <size_t> addresses.get(ROLES[k], 0)
+        self.names = tuple(names.get(role, "") for role in ROLES)
+        self.error, self.logger = error, logger
+
+    cdef int check(self, str name, int status) except -1:
+        if status > fmi2Warning:  # = fmi1Warning = fmi3Warning: above it, failures
+            raise self.error(name, status)
+        return 0
+
+    cdef int log(self, str name, int role, tuple values, int status) except -1:
+        """Give the logger the call of `name` with the arguments after the
+        instance (`values`; those the version's function lacks are left out)."""
+        given = zip(self.ARGUMENTS[role], (hex(self.handle), *values))
+        label = STATUS_NAMES[status] if 0 <= status < 6 else str(status)
+        self.logger(f"{name}({', '.join(f'{a}={_text(v)}' for a, v in given)}) "
+                    f"-> {label}")
+        return 0
+
+    cdef int set_time(self, double t) except -1:
+        cdef int status = self._set_time(t)
+        if self.logger is not None:
+            self.log(self.names[SET_TIME], SET_TIME, (t,), status)
+        return self.check(self.names[SET_TIME], status)
+
+    cdef int set_states(self, const double* x, size_t n) except -1:
+        cdef int status = self._set_states(x, n)
+        if self.logger is not None:
+            self.log(self.names[SET_STATES], SET_STATES, (_listed(x, n), n), status)
+        return self.check(self.names[SET_STATES], status)
+
+    cdef int get_derivatives(self, double* out, size_t n) except -1:
+        cdef int status = self._derivatives(out, n)
+        if self.logger is not None:
+            self.log(self.names[DERIVATIVES], DERIVATIVES, (_listed(out, n), n), status)
+        return self.check(self.names[DERIVATIVES], status)
+
+    cdef int get_indicators(self, double* out, size_t n) except -1:
+        cdef int status = self._indicators(out, n)
+        if self.logger is not None:
+            self.log(self.names[INDICATORS], INDICATORS, (_listed(out, n), n), status)
+        return self.check(self.names[INDICATORS], status)
+
+    cdef int get_reals(self, const unsigned int* vrs, size_t n, double* out) except -1:
+        cdef int status
+        if n == 0:
+            return 0
+        status = self._get_reals(vrs, n, out)
+        if self.logger is not None:
+            self.log(self.names[GET_REALS], GET_REALS,
+                     (_references(vrs, n), n, _listed(out, n), n), status)
+        return self.check(self.names[GET_REALS], status)
+
+    cdef int set_reals(self, const unsigned int* vrs, size_t n,
+                       const double* values) except -1:
+        cdef int status
+        if n == 0:
+            return 0
+        status = self._set_reals(vrs, n, values)
+        if self.logger is not None:
+            self.log(self.names[SET_REALS], SET_REALS,
+                     (_references(vrs, n), n, _listed(values, n), n), status)
+        return self.check(self.names[SET_REALS], status)
+
+    cdef int get_values(self, Element kind, void* fn, str name,
+                        const unsigned int* vrs, size_t n, void* out) except -1:
+        """The get `fn` (named `name`) of n values of the C type `kind` into out."""
+        cdef int status
+        if n == 0:
+            return 0
+        status = self._get_values(kind, fn, vrs, n, out)
+        if self.logger is not None:
+            element = np.dtype(ELEMENTS[kind])
+            values = np.frombuffer(<char[:n * element.itemsize]> <char*> out,
+                                   dtype=element).tolist()
+            self.log(name, GET_REALS, (_references(vrs, n), n, values, n), status)
+        return self.check(name, status)
+
+    def get_into(self, const unsigned int[::1] vrs, double[::1] out):
+        """Get the reals `vrs` into out, for Python (`fmi.RealPorts`)."""
+        if vrs.shape[0]:
+            self.get_reals(&vrs[0], vrs.shape[0], &out[0])
+
+    def set_from(self, const unsigned int[::1] vrs, const double[::1] values):
+        """Set the reals `vrs` to values, for Python (`fmi.RealPorts`)."""
+        if vrs.shape[0]:
+            self.set_reals(&vrs[0], vrs.shape[0], &values[0])
+
+    cdef int do_step(self, double t, double h, StepEnd* end) except -1:
+        """doStep from t by h: return its status (unchecked), and where it
+        ended in `end` (its last successful time: t + h where it completed,
+        FMI 3.0's lastSuccessfulTime, else t)."""
+        cdef int status
+        end.event = end.terminate = end.early = False
+        end.last = t + h
+        status = self._do_step(t, h, end)
+        if self.logger is not None:
+            self.log(self.names[DO_STEP], DO_STEP, (t, h, False, end.event,
+                     end.terminate, end.early, end.last), status)
+        return status
+
+    # the C calls: each version's class has those of its interfaces
+    cdef int _set_time(self, double t) noexcept nogil:
+        return _LACKS
+
+    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
+        return _LACKS
+
+    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
+        return _LACKS
+
+    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
+        return _LACKS
+
+    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
+                        ) noexcept nogil:
+        return _LACKS
+
+    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
+                        ) noexcept nogil:
+        return _LACKS
+
+    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
+                         size_t n, void* out) noexcept nogil:
+        return _LACKS
+
+    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
+        return _LACKS
+
+
+cdef class Fmi1Functions(FmiFunctions):
+    """FMI 1.0 Model Exchange's calls (fmi1Functions.h), and get and set of reals."""
+
+    ARGUMENTS = (
+        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
+        ("c", "eventIndicators", "ni"), ("component", "vr", "nvr", "value"),
+        ("component", "vr", "nvr", "value"),
+    )  # fmt: skip
+
+    cdef int _set_time(self, double t) noexcept nogil:
+        return (<fmi1SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
+
+    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
+        return (<fmi1SetContinuousStatesTYPE*> self.address[SET_STATES])(
+            self.component, x, n)
+
+    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
+        return (<fmi1GetDerivativesTYPE*> self.address[DERIVATIVES])(
+            self.component, out, n)
+
+    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
+        return (<fmi1GetEventIndicatorsTYPE*> self.address[INDICATORS])(
+            self.component, out, n)
+
+    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
+                        ) noexcept nogil:
+        return (<fmi1GetRealTYPE*> self.address[GET_REALS])(self.component, vrs, n, out)
+
+    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
+                        ) noexcept nogil:
+        return (<fmi1SetRealTYPE*> self.address[SET_REALS])(
+            self.component, vrs, n, values)
+
+
+cdef class Fmi2Functions(FmiFunctions):
+    """FMI 2.0's calls (fmi2FunctionTypes.h)."""
+
+    ARGUMENTS = (
+        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
+        ("c", "eventIndicators", "ni"), ("c", "vr", "nvr", "value"),
+        ("c", "vr", "nvr", "value"),
+        ("c", "currentCommunicationPoint", "communicationStepSize",
+         "noSetFMUStatePriorToCurrentPoint"),
+    )  # fmt: skip
+
+    cdef int _set_time(self, double t) noexcept nogil:
+        return (<fmi2SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
+
+    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
+        return (<fmi2SetContinuousStatesTYPE*> self.address[SET_STATES])(
+            self.component, x, n)
+
+    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
+        return (<fmi2GetDerivativesTYPE*> self.address[DERIVATIVES])(
+            self.component, out, n)
+
+    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
+        return (<fmi2GetEventIndicatorsTYPE*> self.address[INDICATORS])(
+            self.component, out, n)
+
+    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
+                        ) noexcept nogil:
+        return (<fmi2GetRealTYPE*> self.address[GET_REALS])(self.component, vrs, n, out)
+
+    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
+                        ) noexcept nogil:
+        return (<fmi2SetRealTYPE*> self.address[SET_REALS])(
+            self.component, vrs, n, values)
+
+    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
+                         size_t n, void* out) noexcept nogil:
+        if kind == F8:
+            return (<fmi2GetRealTYPE*> fn)(self.component, vrs, n, <fmi2Real*> out)
+        if kind == I4:  # fmi2GetInteger, and fmi2GetBoolean (fmi2Boolean is an int)
+            return (<fmi2GetIntegerTYPE*> fn)(
+                self.component, vrs, n, <fmi2Integer*> out)
+        return _LACKS
+
+    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
+        cdef int status = (<fmi2DoStepTYPE*> self.address[DO_STEP])(
+            self.component, t, h, 0)
+        if status > fmi2Warning:
+            end.last = t
+        return status
+
+
+cdef class Fmi3Functions(FmiFunctions):
+    """FMI 3.0's calls (fmi3FunctionTypes.h): gets and sets count the values,
+    doStep says why it stopped."""
+
+    ARGUMENTS = (
+        ("instance", "time"), ("instance", "continuousStates", "nContinuousStates"),
+        ("instance", "derivatives", "nContinuousStates"),
+        ("instance", "eventIndicators", "nEventIndicators"),
+        ("instance", "valueReferences", "nValueReferences", "values", "nValues"),
+        ("instance", "valueReferences", "nValueReferences", "values", "nValues"),
+        ("instance", "currentCommunicationPoint", "communicationStepSize",
+         "noSetFMUStatePriorToCurrentPoint", "eventHandlingNeeded",
+         "terminateSimulation", "earlyReturn", "lastSuccessfulTime"),
+    )  # fmt: skip
+
+    cdef int _set_time(self, double t) noexcept nogil:
+        return (<fmi3SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
+
+    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
+        return (<fmi3SetContinuousStatesTYPE*> self.address[SET_STATES])(
+            self.component, x, n)
+
+    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
+        return (<fmi3GetContinuousStateDerivativesTYPE*> self.address[DERIVATIVES])(
+            self.component, out, n)
+
+    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
+        return (<fmi3GetEventIndicatorsTYPE*> self.address[INDICATORS])(
+            self.component, out, n)
+
+    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
+                        ) noexcept nogil:
+        return (<fmi3GetFloat64TYPE*> self.address[GET_REALS])(
+            self.component, vrs, n, out, n)
+
+    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
+                        ) noexcept nogil:
+        return (<fmi3SetFloat64TYPE*> self.address[SET_REALS])(
+            self.component, vrs, n, values, n)
+
+    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
+                         size_t n, void* out) noexcept nogil:
+        cdef void* c = self.component
+        if kind == F8:
+            return (<fmi3GetFloat64TYPE*> fn)(c, vrs, n, <fmi3Float64*> out, n)
+        if kind == F4:
+            return (<fmi3GetFloat32TYPE*> fn)(c, vrs, n, <fmi3Float32*> out, n)
+        if kind == I1:
+            return (<fmi3GetInt8TYPE*> fn)(c, vrs, n, <fmi3Int8*> out, n)
+        if kind == U1:
+            return (<fmi3GetUInt8TYPE*> fn)(c, vrs, n, <fmi3UInt8*> out, n)
+        if kind == I2:
+            return (<fmi3GetInt16TYPE*> fn)(c, vrs, n, <fmi3Int16*> out, n)
+        if kind == U2:
+            return (<fmi3GetUInt16TYPE*> fn)(c, vrs, n, <fmi3UInt16*> out, n)
+        if kind == I4:
+            return (<fmi3GetInt32TYPE*> fn)(c, vrs, n, <fmi3Int32*> out, n)
+        if kind == U4:
+            return (<fmi3GetUInt32TYPE*> fn)(c, vrs, n, <fmi3UInt32*> out, n)
+        if kind == I8:
+            return (<fmi3GetInt64TYPE*> fn)(c, vrs, n, <fmi3Int64*> out, n)
+        if kind == U8:
+            return (<fmi3GetUInt64TYPE*> fn)(c, vrs, n, <fmi3UInt64*> out, n)
+        return (<fmi3GetBooleanTYPE*> fn)(c, vrs, n, <fmi3Boolean*> out, n)
+
+    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
+        cdef fmi3Boolean event = False, terminate = False, early = False
+        cdef int status = (<fmi3DoStepTYPE*> self.address[DO_STEP])(
+            self.component, t, h, False, &event, &terminate, &early, &end.last)
+        end.event, end.terminate, end.early = event, terminate, early
+        return status
