@@ -33,6 +33,7 @@ guards from the domain side by their extrapolation).
 
 from __future__ import annotations
 
-from ._forecast import POINTS, REACH, CrossingForecast
+from ._forecast import REACH, CrossingForecast
+from ._guard_history import POINTS
 
 __all__ = ["POINTS", "REACH", "CrossingForecast"]
