@@ -120,13 +120,15 @@ cdef class GuardHistory:
         spread is that zero itself.
         """
         cdef Quadratic q = self.fit(i, sign)
-        cdef double top = q.s2 if self.beyond_t == self.beyond_t else INFINITY
-        cdef double line = _first_root(0.0, q.slope, q.c, top), quad = line
-        cdef bint has_third = self.n >= (2 if top != INFINITY else 3)
-        if has_third:
-            quad = _first_root(q.curv, q.slope - q.curv * q.s2, q.c, top)
-        if not has_third or (quad == INFINITY and line != INFINITY):
+        cdef bint has_beyond = self.beyond_t == self.beyond_t
+        cdef double top = q.s2 if has_beyond else INFINITY
+        cdef double line = _first_root(0.0, q.slope, q.c, top), quad
+        if self.n < (2 if has_beyond else 3):  # two points: the line alone
             spread[0] = line
+            return line
+        quad = _first_root(q.curv, q.slope - q.curv * q.s2, q.c, top)
+        if quad == INFINITY and line != INFINITY:
+            spread[0] = line  # curving away, but the line says otherwise: trust neither
             return line
         spread[0] = fabs(quad - line) if line != INFINITY else quad
         return quad
@@ -138,7 +140,12 @@ cdef double quadratic_at(Quadratic q, double u) noexcept nogil:
 
 
 cdef double _first_root(double a, double b, double c, double s_max) noexcept nogil:
-    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none."""
+    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none.
+
+    In closed form, the quadratic formula in the form that does not cancel:
+    `polyroots.first_reach` would find the same root by bisection only to its
+    ROOT_XTOL, and move the steps short of it (and so the events) by round-off.
+    """
     cdef double d, q, r1, r2, best = INFINITY
     if a == 0.0:
         if b != 0.0 and 0.0 < -c / b <= s_max:
