@@ -3,6 +3,9 @@
 - `base`: Method (the bounded run loop, firing, provenance); the State and Step
   records it passes to its compiled loops are `core.records`' (re-exported here);
 - `halving`: fixed steps, halved (or Illinois-narrowed) until a crossing is bracketed;
+- `_guard_history`: the guards' values at a flow's last points and the crossing
+  they predict (Halving's walk of a flow stepped forward only, and `forecast`:
+  which steps a Co-Simulation FMU saves its state before);
 - `relaxation`: strip relaxation (Burden et al., Fig. 12);
 - `_walk`: the compiled walk these two share (the point, its trials, the steps
   of one call up to the next output time);

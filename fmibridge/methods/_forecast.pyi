@@ -7,7 +7,6 @@ import numpy as np
 from fmibridge.core.system import Guard
 
 REACH: float
-POINTS: int
 
 class CrossingForecast:
     guards: tuple[Guard, ...]

@@ -35,6 +35,7 @@ from ..core.events cimport (
 )
 from ..flows._stepper cimport Stepper
 from ._firing cimport fire
+from ._guard_history cimport GuardHistory
 from ._mode cimport CompiledMode, reached
 from ._walk cimport Walk, attempt_with
 
@@ -59,12 +60,11 @@ RESOLUTION_ULPS = 4.0
 ROUND_OFF_BRACKET = 8.0
 
 _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
-# Communication points whose guard values extrapolate a forward-only flow's guards
-# (a quadratic in time); a step stops short of the extrapolated crossing by twice
-# the gap between the quadratic's and the line's crossing times (an embedded
-# estimate of the extrapolation's error), by at least half of t_tol and at most
-# LONGEST_SHORTFALL of the way (so each step closes in by at least a quarter).
-DEF PAST = 3
+# A forward-only flow's step stops short of its guards' predicted crossing
+# (`_guard_history`) by twice the gap between the quadratic's and the line's
+# crossing times (an embedded estimate of the prediction's error), by at least
+# half of t_tol and at most LONGEST_SHORTFALL of the way (so each step closes in
+# by at least a quarter).
 LONGEST_SHORTFALL = 0.75
 # The first step from a point without a past (the start, an event) is this part of
 # h: it gives the line its second point before a guard can be near.
@@ -79,11 +79,9 @@ cdef class _Walk(Walk):
     cdef bint grid
     cdef bint illinois  # Halving's locate: Illinois' narrowing, else halvings only
     # a flow stepped forward only: its guards at the last communication points
-    # (oldest first), and a point known beyond the crossing (NAN if none)
+    # and a point known beyond the crossing, and the state at the newest point
     cdef bint forward
-    cdef long n_past
-    cdef double[::1] past_t, past_g, beyond_g
-    cdef double beyond_t
+    cdef GuardHistory past
     cdef object past_x
     cdef double[::1] x_lo, g_lo, g_hi, signs
 
@@ -92,8 +90,7 @@ cdef class _Walk(Walk):
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.x_lo = np.empty(n)
         self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(3))
-        self.past_t, self.past_g = np.empty(PAST), np.empty(PAST * m)
-        self.beyond_g, self.n_past, self.past_x = np.empty(m), 0, None
+        self.past, self.past_x = GuardHistory(cm.m), None
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state` (`Walk.start`), with Halving's parameters."""
@@ -479,106 +476,48 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
 cdef int _continue_past(_Walk w) except -1:
     """Keep the guards' past communication points where the walk goes on from
     the last one (same time and state), else start them anew from here."""
+    cdef GuardHistory past = w.past
     x = new_array(&w.x[0], w.cm.n).tobytes()
-    if not (w.n_past and w.past_t[w.n_past - 1] == w.t and w.past_x == x):
-        w.n_past, w.beyond_t, w.past_x = 0, NAN, x
-        _remember(w, w.t, w.g0)
+    if not (past.n and past.ts[past.n - 1] == w.t and w.past_x == x):
+        past.clear()
+        past.push(w.t, &w.g0[0])
+        w.past_x = x
     return 0
-
-
-cdef int _remember(_Walk w, double t, double[::1] g) except -1:
-    """Add the communication point (t, g) to the past (the oldest drops out)."""
-    cdef Py_ssize_t m = w.cm.m, i, k
-    if w.n_past == PAST:
-        for k in range(PAST - 1):
-            w.past_t[k] = w.past_t[k + 1]
-            for i in range(m):
-                w.past_g[k * m + i] = w.past_g[(k + 1) * m + i]
-        w.n_past -= 1
-    w.past_t[w.n_past] = t
-    for i in range(m):
-        w.past_g[w.n_past * m + i] = g[i]
-    w.n_past += 1
-    return 0
-
-
-cdef double _first_root(double a, double b, double c, double s_max) noexcept:
-    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none."""
-    cdef double d, q, r1, r2, best = INFINITY
-    if a == 0.0:
-        if b != 0.0 and 0.0 < -c / b <= s_max:
-            return -c / b
-        return INFINITY
-    d = b * b - 4.0 * a * c
-    if d < 0.0:
-        return INFINITY
-    q = -0.5 * (b + (d ** 0.5 if b >= 0.0 else -(d ** 0.5)))
-    r1 = q / a
-    r2 = c / q if q != 0.0 else INFINITY
-    if 0.0 < r1 <= s_max:
-        best = r1
-    if 0.0 < r2 <= s_max and r2 < best:
-        best = r2
-    return best
 
 
 cdef double _shortfall_step(_Walk w, double hs):
     """The step from the walk's point: hs, shortened to stop short of the
-    earliest crossing the guards' extrapolation predicts (Esposito and Kumar,
+    earliest crossing the guards' history predicts (Esposito and Kumar,
     TOMACS 17 (2007), eq. 12, with the guard values at past communication points
-    in place of the predictor's), or t_tol where that crossing is nearer.
+    in place of the predictor's: `GuardHistory.first_crossing`), or t_tol where
+    that crossing is nearer.
 
-    Each guard, signed positive inside, is fitted by the quadratic through the
-    last three points (with a point known beyond the crossing, through the last
-    two and that one) and by the line through the last and nearest other. A
-    guard on or beyond its surface and not known to move inside (a reset left
+    A guard on or beyond its surface and not known to move inside (a reset left
     it there, or the state rests on it) may be crossed at once: the step is
     t_tol."""
-    cdef Py_ssize_t m = w.cm.m, i, k, n = w.n_past
-    cdef double ahead = INFINITY, spread = 0.0, sign, c, s1, s2, g1, g2
-    cdef double d1, d2, a, b, quad, line, top
+    cdef GuardHistory past = w.past
+    cdef Py_ssize_t m = w.cm.m, i, n = past.n
+    cdef double ahead = INFINITY, spread = 0.0, sign, c, quad, gap
+    cdef bint has_beyond = past.beyond_t == past.beyond_t
     if m == 0:
         return hs
     for i in range(m):
         sign = bracket_sign(w.cm.sides[i], w.g0[i], w.g0[i])
         c = sign * w.g0[i]
         if w.cm.sides[i] != 0.0 and c <= 0.0 and (
-                n < 2 or sign * w.past_g[(n - 2) * m + i] >= c):
+                n < 2 or sign * past.gs[n - 2, i] >= c):
             return min(hs, w.t_tol)
-    if n < 2 and w.beyond_t != w.beyond_t:  # one point: a probe gives the second
+    if n < 2 and not has_beyond:  # one point: a probe gives the second
         return min(hs, max(PROBE * hs, w.t_tol))
     for i in range(m):
         sign = bracket_sign(w.cm.sides[i], w.g0[i], w.g0[i])
-        c = sign * w.g0[i]
-        if c <= 0.0:
+        if sign * w.g0[i] <= 0.0:
             continue
-        # the two other points, relative to the walk's point: s2 nearer
-        if w.beyond_t == w.beyond_t:
-            s2, g2 = w.beyond_t - w.t, sign * w.beyond_g[i]
-            k = n - 2
-            top = s2
-        else:
-            s2, g2 = w.past_t[n - 2] - w.t, sign * w.past_g[(n - 2) * m + i]
-            k = n - 3
-            top = INFINITY
-        line = _first_root(0.0, (g2 - c) / s2, c, top)
-        quad = line
-        if k < 0:  # two points: the line alone, its error unknown
-            line = 0.0
-        if k >= 0:
-            s1, g1 = w.past_t[k] - w.t, sign * w.past_g[k * m + i]
-            d1, d2 = (g1 - c) / s1, (g2 - c) / s2
-            a = (d1 - d2) / (s1 - s2)
-            b = d2 - a * s2
-            quad = _first_root(a, b, c, top)
-            if quad == INFINITY and line != INFINITY:
-                quad = line  # curving away, but the line says otherwise: trust neither
-                line = 0.0
+        quad = past.first_crossing(i, sign, &gap)
         if quad < ahead:
-            ahead = quad
-            spread = fabs(quad - line) if line != INFINITY else quad
+            ahead, spread = quad, gap
     if ahead == INFINITY:
-        return hs if w.beyond_t != w.beyond_t else min(hs, 0.5 * (w.beyond_t - w.t))
+        return hs if not has_beyond else min(hs, 0.5 * (past.beyond_t - w.t))
     if ahead <= w.t_tol:
         return min(hs, w.t_tol)
     return min(
@@ -612,10 +551,8 @@ cdef object _forward_step(_Walk w, double hs):
             raise non_finite(cm.mode, t + trial, np.array(w.y[:n]), list(w.g1[:m]))
         if not crossed:
             _accept(w, t, trial, False)
-            _remember(w, w.t, w.g0)
+            w.past.push(w.t, &w.g0[0])  # forgets a point beyond that it passed
             w.past_x = new_array(&w.x[0], n).tobytes()
-            if w.beyond_t == w.beyond_t and w.beyond_t <= w.t:
-                w.beyond_t = NAN
             return None
         if trial <= w.t_tol:  # bracketed to t_tol: the event at its far end
             cm.flush(w.log)
@@ -626,8 +563,7 @@ cdef object _forward_step(_Walk w, double hs):
                              winner, others, False,
                              (w.g1[winner] - w.g0[winner]) / trial))
         w.log.n_rejected += 1
-        w.beyond_t = t + trial
-        w.beyond_g[:m] = w.g1[:m]
+        w.past.set_beyond(t + trial, &w.g1[0])
         w.past_x = new_array(&w.x[0], n).tobytes()
     cm.flush(w.log)
     return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
@@ -640,15 +576,17 @@ cdef object _overstepped(_Walk w, double t, exc):
     """Stop where a step went beyond a guard that the FMU cannot return from."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i
-    beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], w.beyond_g[i])]
+    cdef double[::1] g = w.past.beyond_g
+    cdef double t_beyond = w.past.beyond_t
+    beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], g[i])]
     i = beyond[0] if beyond else 0
-    h = w.beyond_t - t
-    located = t + h * secant_fraction(w.g0[i], w.beyond_g[i])
+    h = t_beyond - t
+    located = t + h * secant_fraction(w.g0[i], g[i])
     return Step(
         State(t, np.array(w.x[:cm.n]), cm.name),
         Status.OVERSTEPPED,
-        f"{exc} The step from t = {t!r} to {w.beyond_t!r} crossed guard "
-        f"{cm.mode.edges[i].name!r} (g = {w.g0[i]:.6g} -> {w.beyond_g[i]:.6g}; by "
-        f"its secant at t = {located:.9g} s, {w.beyond_t - located:.3g} s before "
+        f"{exc} The step from t = {t!r} to {t_beyond!r} crossed guard "
+        f"{cm.mode.edges[i].name!r} (g = {w.g0[i]:.6g} -> {g[i]:.6g}; by "
+        f"its secant at t = {located:.9g} s, {t_beyond - located:.3g} s before "
         f"the step's end), but t_tol = {w.t_tol:.3g} s.",
     )

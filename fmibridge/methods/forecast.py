@@ -7,11 +7,11 @@ sec. 2.1.8) asks
 `CrossingForecast` before each step whether to save: yes where a guard's values
 at the last communication points, extrapolated over the step, may reach zero.
 The guard is approached from the domain side (Esposito and Kumar's idea, applied
-to the communication step): its slope s and curvature a are estimated from its
-values at the last three points t2 < t1 < t, and its value at t + h is
-extrapolated by the quadratic through them,
-g(t) + s h + a h (h + t - t1) / 2. Over the step it moves by about
-m = abs(s) h + abs(a) (t - t1 + h) h / 2. The step is saved where abs(g(t)) <= m
+to the communication step): its values at the last three points t2 < t1 < t
+give its slope s = (g(t) - g(t1)) / (t - t1) and its second divided difference
+a, and its value at t + h is extrapolated by the quadratic through them,
+g(t) + s h + a h (h + t - t1). Over the step it moves by about
+m = abs(s) h + abs(a) (t - t1 + h) h. The step is saved where abs(g(t)) <= m
 (a guard this near may turn), or where the extrapolated value is on g(t)'s side
 by at most m (it crosses, or is one more step's motion from it): a guard
 approached at speed v is saved within two steps of its crossing, one that
@@ -20,6 +20,8 @@ points (the run's first steps, after a mode change or a long gap) every step
 is saved.
 
 It runs compiled (`_forecast`): it is asked before every communication step.
+The points and the quadratic are the guard history's (`_guard_history`), which
+Halving's walk of a flow stepped forward only reads too.
 
 A crossing the forecast missed is still located: the flow then enters the
 point it must return to without a saved state, and says so (`FmibridgeWarning`).
@@ -33,6 +35,7 @@ guards from the domain side by their extrapolation).
 
 from __future__ import annotations
 
-from ._forecast import POINTS, REACH, CrossingForecast
+from ._forecast import REACH, CrossingForecast
+from ._guard_history import POINTS
 
 __all__ = ["POINTS", "REACH", "CrossingForecast"]

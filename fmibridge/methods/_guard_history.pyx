@@ -1,0 +1,164 @@
+"""A flow's guard values at its last points, and the first crossing they predict.
+
+A flow that steps itself and cannot step back cheaply (a Co-Simulation FMU) is
+approached from the domain side by extrapolating its guards in time from their
+values at the last communication points, in place of the predictor's
+extrapolation (Esposito and Kumar's control law, eq. 12, applied to the
+communication step): each guard is fitted by the quadratic through the last
+three points, and by the line through the last two. `GuardHistory` keeps the
+last POINTS points (t, g[0..m)), oldest first, and a point known beyond a
+crossing (a step that crossed and was undone). `GuardHistory.fit` gives a
+guard's quadratic about the newest point, in Newton's form with the divided
+differences taken from the newest point; `GuardHistory.first_crossing` its first
+zero after the newest time, with the gap to the line's zero as an estimate of
+its error.
+
+Its users: Halving's walk of a flow stepped forward only (`_halving`,
+``locate="approach"``), which steps short of the predicted crossing, and the
+crossing forecast (`_forecast`), which saves an FMU's state before a step the
+quadratic says a guard may cross.
+
+References
+----------
+Esposito and Kumar (2007), ACM TOMACS 17(1), eq. 12 (the step from the guard's
+extrapolation); Esposito and Kumar, ACM TOMACS 14(4), 2004 (guards approached
+from the domain side by their extrapolation).
+"""
+
+from libc.math cimport INFINITY, NAN, fabs
+
+import numpy as np
+
+
+cdef class GuardHistory:
+    """The guards' values at a flow's last POINTS points (oldest first), and a
+    point after the newest known beyond a crossing.
+
+    Parameters
+    ----------
+    m : int
+        How many guards.
+    """
+
+    def __init__(self, Py_ssize_t m):
+        self.m, self.n, self.beyond_t = m, 0, NAN
+        self.ts = np.zeros(POINTS)
+        self.gs = np.zeros((POINTS, max(m, 1)))
+        self.beyond_g = np.zeros(max(m, 1))
+
+    cdef int clear(self) except -1:
+        """Forget every point, and the point beyond."""
+        self.n, self.beyond_t = 0, NAN
+        return 0
+
+    cdef int forget_from(self, double t) except -1:
+        """Forget the points at or after t (left by an undone step or a reset)."""
+        while self.n and self.ts[self.n - 1] >= t:
+            self.n -= 1
+        return 0
+
+    cdef int push(self, double t, const double* g) except -1:
+        """Add the point (t, g) as the newest (the oldest drops out of a full
+        history); a point beyond that is no longer after it is forgotten."""
+        cdef Py_ssize_t i, k
+        if self.n == POINTS:
+            for k in range(POINTS - 1):
+                self.ts[k] = self.ts[k + 1]
+                for i in range(self.m):
+                    self.gs[k, i] = self.gs[k + 1, i]
+            self.n -= 1
+        self.ts[self.n] = t
+        for i in range(self.m):
+            self.gs[self.n, i] = g[i]
+        self.n += 1
+        if self.beyond_t <= t:
+            self.beyond_t = NAN
+        return 0
+
+    cdef int set_beyond(self, double t, const double* g) except -1:
+        """Keep (t, g), after the newest point, as the point beyond a crossing."""
+        cdef Py_ssize_t i
+        self.beyond_t = t
+        for i in range(self.m):
+            self.beyond_g[i] = g[i]
+        return 0
+
+    cdef Quadratic fit(self, Py_ssize_t i, double sign) noexcept:
+        """Guard i times sign (+-1) about the newest point: the quadratic through
+        it and the two before (with a point beyond: the one before and that
+        one), the line where only one other point is known (curv 0), a constant
+        where none is."""
+        cdef Quadratic q
+        cdef Py_ssize_t n = self.n, k
+        cdef double t, s1, g2
+        q.c = q.slope = q.curv = q.s2 = 0.0
+        if n == 0:
+            return q
+        t, q.c = self.ts[n - 1], sign * self.gs[n - 1, i]
+        if self.beyond_t == self.beyond_t:
+            q.s2, g2, k = self.beyond_t - t, sign * self.beyond_g[i], n - 2
+        elif n >= 2:
+            q.s2, g2, k = self.ts[n - 2] - t, sign * self.gs[n - 2, i], n - 3
+        else:
+            return q
+        q.slope = (g2 - q.c) / q.s2
+        if k >= 0:
+            s1 = self.ts[k] - t
+            q.curv = ((sign * self.gs[k, i] - q.c) / s1 - q.slope) / (s1 - q.s2)
+        return q
+
+    cdef double first_crossing(self, Py_ssize_t i, double sign,
+                               double* spread) noexcept:
+        """The first time after the newest point (relative to it) at which guard
+        i times sign, positive there, reaches zero by its quadratic (`fit`),
+        before the point beyond where one is; INFINITY if never.
+
+        Writes to `spread` the gap to the line's zero (through the newest and
+        nearer point): an embedded estimate of the quadratic's error. Where
+        only the line is known, or the quadratic curves away while the line
+        reaches zero, the line's zero is taken and its error is unknown: the
+        spread is that zero itself.
+        """
+        cdef Quadratic q = self.fit(i, sign)
+        cdef bint has_beyond = self.beyond_t == self.beyond_t
+        cdef double top = q.s2 if has_beyond else INFINITY
+        cdef double line = _first_root(0.0, q.slope, q.c, top), quad
+        if self.n < (2 if has_beyond else 3):  # two points: the line alone
+            spread[0] = line
+            return line
+        quad = _first_root(q.curv, q.slope - q.curv * q.s2, q.c, top)
+        if quad == INFINITY and line != INFINITY:
+            spread[0] = line  # curving away, but the line says otherwise: trust neither
+            return line
+        spread[0] = fabs(quad - line) if line != INFINITY else quad
+        return quad
+
+
+cdef double quadratic_at(Quadratic q, double u) noexcept nogil:
+    """The quadratic's value at u (time since the newest point)."""
+    return q.c + q.slope * u + q.curv * u * (u - q.s2)
+
+
+cdef double _first_root(double a, double b, double c, double s_max) noexcept nogil:
+    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none.
+
+    In closed form, the quadratic formula in the form that does not cancel:
+    `polyroots.first_reach` would find the same root by bisection only to its
+    ROOT_XTOL, and move the steps short of it (and so the events) by round-off.
+    """
+    cdef double d, q, r1, r2, best = INFINITY
+    if a == 0.0:
+        if b != 0.0 and 0.0 < -c / b <= s_max:
+            return -c / b
+        return INFINITY
+    d = b * b - 4.0 * a * c
+    if d < 0.0:
+        return INFINITY
+    q = -0.5 * (b + (d ** 0.5 if b >= 0.0 else -(d ** 0.5)))
+    r1 = q / a
+    r2 = c / q if q != 0.0 else INFINITY
+    if 0.0 < r1 <= s_max:
+        best = r1
+    if 0.0 < r2 <= s_max and r2 < best:
+        best = r2
+    return best
