@@ -57,7 +57,7 @@ SAVES_TIMED = 8  # an FMU's first saves timed, for their cost (`save_cost`)
 MAX_RECORDED = 64  # step ends whose recorded outputs are kept for the samples
 MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 MB)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
-SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
+SNAP_RTOL = 1e-9  # core.records.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 # a state read by value reference and its entry in the state vector are one value;
 # this leaves a tool that keeps its states scaled (by a nominal) its round-off
