@@ -47,7 +47,7 @@ from ._stepper cimport Stepper
 
 import numpy as np
 
-from .base import FlowTerminated
+from ..core.errors import FlowTerminated
 
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 

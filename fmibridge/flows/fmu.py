@@ -31,7 +31,13 @@ from typing import ClassVar, NoReturn, cast
 import numpy as np
 
 from ..core._functions import Function
-from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefused
+from ..core.errors import (
+    FlowTerminated,
+    FmibridgeError,
+    FmibridgeWarning,
+    FMUError,
+    ReplayRefused,
+)
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.system import Edge, Guard, HybridSystem, Mode
@@ -39,7 +45,7 @@ from ._cosim import FmuStepper, Readings
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
-from .base import Flow, FlowTerminated, UndoPlan, VectorField
+from .base import Flow, UndoPlan, VectorField
 from .fmi import (
     CoSimulationInstance,
     FmiInstance,

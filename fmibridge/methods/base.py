@@ -18,7 +18,12 @@ from numpy.typing import ArrayLike
 
 from ..core import time_limit
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
-from ..core.errors import FmibridgeError, FmibridgeWarning, ReplayRefused
+from ..core.errors import (
+    FlowTerminated,
+    FmibridgeError,
+    FmibridgeWarning,
+    ReplayRefused,
+)
 from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
@@ -26,7 +31,7 @@ from ..core.recorder import Recorder
 from ..core.records import TIME_RTOL, Event, State, Status, Step
 from ..core.result import Result
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Flow, FlowTerminated, integrator_named
+from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode
 from .forecast import CrossingForecast
