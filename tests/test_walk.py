@@ -91,3 +91,37 @@ def test_output_times_end_steps_inside_one_call(method, monkeypatch):
     np.testing.assert_allclose(
         on_grid.x[: len(before)], every_step.x[nearest], rtol=0, atol=1e-12
     )
+
+
+@pytest.mark.parametrize(
+    "method", [Halving(h=1e-3), Relaxation(h=1e-3, eps=1e-6)], ids=lambda m: m.name
+)
+def test_a_walk_calls_no_python_per_output_time_and_reads_its_method_once(
+    method, monkeypatch
+):
+    """The walk finds each next output time in C (`Walk.next_stop`) and reads its
+    method's parameters once per run (`Walk.read_settings`): over 3001 output
+    times and six impacts, `OutputGrid.next_after` is never called and the
+    method's `location_tolerance` once, and every impact is logged with it at
+    its analytic time (to 1e-5 s: each of Relaxation's strips delays the impacts
+    after it by up to eps)."""
+    from fmibridge.core.output_grid import OutputGrid
+
+    calls: list[str] = []
+    next_after, tolerance = OutputGrid.next_after, type(method).location_tolerance
+    monkeypatch.setattr(
+        OutputGrid,
+        "next_after",
+        lambda self, *args: calls.append("next_after") or next_after(self, *args),
+    )
+    monkeypatch.setattr(
+        type(method),
+        "location_tolerance",
+        property(lambda self: calls.append("tolerance") or tolerance.fget(self)),
+    )
+    result = method.run(ball()[0], 3.0, t_eval=np.linspace(0.0, 3.0, 3001))
+    assert calls == ["tolerance"]
+    assert [e.t_tol for e in result.events] == [tolerance.fget(method)] * 6
+    np.testing.assert_allclose(
+        result.event_times, bouncing_ball_impacts(6), rtol=0, atol=1e-5
+    )

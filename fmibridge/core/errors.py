@@ -6,6 +6,10 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: the shell's code for a run stopped by Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -89,3 +93,14 @@ def sigterm_raises() -> Iterator[None]:
 class ReplayRefused(FMUError):
     """A Co-Simulation FMU without state saving refused fmiReset, so it cannot
     be returned to a point it left by replaying its calls."""
+
+
+class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
+    """Raised by a flow whose FMU ended the simulation inside a step, at (t, x).
+
+    Here, below the wall between Python and compiled code, so that the compiled
+    co-simulation steps raise it without importing the flows layer."""
+
+    def __init__(self, t: float, x: np.ndarray) -> None:
+        super().__init__(f"the FMU ended the simulation at t = {t!r}")
+        self.t, self.x = t, x

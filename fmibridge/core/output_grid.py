@@ -44,7 +44,8 @@ class OutputGrid:
     """
 
     def __init__(self, times: ArrayLike, t0: float, t_end: float) -> None:
-        t = np.asarray(times, dtype=float).reshape(-1)
+        # contiguous: the compiled walks read them as an array (`Walk.next_stop`)
+        t = np.ascontiguousarray(times, dtype=float).reshape(-1)
         if not len(t) or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
             raise FmibridgeError(
                 "`t_eval` must be finite, strictly increasing times, got "
@@ -61,7 +62,9 @@ class OutputGrid:
         self._times = array.array("d", t.tolist())
 
     def next_after(self, t: float, tol: float) -> float:
-        """Return the first output time beyond t + tol (inf if none)."""
+        """Return the first output time beyond t + tol (inf if none), for the
+        Python run loop; the compiled walks search `times` so in C
+        (`methods._walk.Walk.next_stop`)."""
         k = bisect.bisect_right(self._times, t + tol)
         return self._times[k] if k < len(self._times) else np.inf
 

@@ -138,6 +138,10 @@ class Recorder:
         if record is not None:
             record.recorder = self
         self._journal = None if record is None else record.journal
+        # the samples stream to a journal: a loop that gathers them in blocks
+        # hands each over at once, for the journal to outlive a crash (a plain
+        # attribute: the compiled loops read it at each block without a call)
+        self.is_journaled = self._journal is not None
         if self._journal is not None:
             self._journal.begin(state_names, output_names)
 
@@ -272,12 +276,6 @@ class Recorder:
         if key not in self._warned:
             self._warned.add(key)
             self.warn(message)
-
-    @property
-    def is_journaled(self) -> bool:
-        """True if the samples stream to a journal: a loop that gathers them in
-        blocks hands each over at once, for the journal to outlive a crash."""
-        return self._journal is not None
 
     @property
     def n_samples(self) -> int:

@@ -6,8 +6,9 @@ kernels, and what the kernels share with the Python above them.
 - `State`, `Rated`, `Waiting`, `Step`: where a run is, and what one attempt
   produced (`Method._attempt` returns a Step);
 - `ON_SURFACE`: the guard value that counts as on a guard's surface (the
-  firing's checks, Halving's resting contacts, the watchdog); `COMPILED_FORMS`:
-  where a Mode keeps the forms the compiled loops take of it;
+  firing's checks, Halving's resting contacts, the watchdog); `TIME_RTOL`: times
+  that count as equal (the run loop's end, the walks' grid of steps);
+  `COMPILED_FORMS`: where a Mode keeps the forms the compiled loops take of it;
 - `non_finite`, `unstable`: the errors a kernel raises for a non-finite state or
   guard, and for fixed steps that are unstable on the flow.
 
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 # |g| below this (SI units) counts as on the guard's surface: far above the
 # round-off of a located crossing, far below any gap a model resolves.
 ON_SURFACE = 1e-8
+# times closer than TIME_RTOL * h count as equal (h-relative round-off)
+TIME_RTOL = 1e-9
 # The key of the compiled forms a method keeps in a Mode's __dict__ (they go with
 # the mode, and are not pickled with it: `methods._mode.compiled_mode`,
 # `Mode.__getstate__`).

@@ -50,7 +50,7 @@ from ._stepper cimport Stepper
 
 import numpy as np
 
-from .base import FlowTerminated
+from ..core.errors import FlowTerminated
 
 from ._fmi import ELEMENTS
 

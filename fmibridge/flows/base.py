@@ -85,14 +85,6 @@ def _is_numeric(value: object) -> bool:
     return True
 
 
-class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
-    """Raised by a flow whose FMU ended the simulation inside a step, at (t, x)."""
-
-    def __init__(self, t: float, x: np.ndarray) -> None:
-        super().__init__(f"the FMU ended the simulation at t = {t!r}")
-        self.t, self.x = t, x
-
-
 UndoPlan = Callable[[float, np.ndarray, float], bool]  # Flow.plan_undo's argument
 
 
@@ -111,7 +103,7 @@ class Flow(abc.ABC):
        which also returns its own events where `reports_events`),
        schedules time events (`next_event_time`, run by `discrete_event`),
        asks for an event after a step (`step_completed`), and ends the run by
-       setting `is_terminated` or raising `FlowTerminated`.
+       setting `is_terminated` or raising `core.errors.FlowTerminated`.
     """
 
     state_names: tuple[str, ...]

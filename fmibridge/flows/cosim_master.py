@@ -78,7 +78,7 @@ from typing import NoReturn, cast
 
 import numpy as np
 
-from ..core.errors import FmibridgeError
+from ..core.errors import FlowTerminated, FmibridgeError
 from ..core.integrators import Scheme
 from ._cosim import (
     MAX_HISTORY,
@@ -89,7 +89,7 @@ from ._cosim import (
     take_step,
 )
 from ._stepper import Stepper
-from .base import Flow, FlowTerminated, UndoPlan
+from .base import Flow, UndoPlan
 from .coupling import CoupledParts, Coupling, split_name
 from .fmu import C_REALS, MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
 

@@ -31,7 +31,13 @@ from typing import ClassVar, NoReturn, cast
 import numpy as np
 
 from ..core._functions import Function
-from ..core.errors import FmibridgeError, FmibridgeWarning, FMUError, ReplayRefused
+from ..core.errors import (
+    FlowTerminated,
+    FmibridgeError,
+    FmibridgeWarning,
+    FMUError,
+    ReplayRefused,
+)
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.system import Edge, Guard, HybridSystem, Mode
@@ -39,7 +45,7 @@ from ._cosim import FmuStepper, Readings
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
-from .base import Flow, FlowTerminated, UndoPlan, VectorField
+from .base import Flow, UndoPlan, VectorField
 from .fmi import (
     CoSimulationInstance,
     FmiInstance,
@@ -56,7 +62,7 @@ SAVES_TIMED = 8  # an FMU's first saves timed, for their cost (`save_cost`)
 MAX_RECORDED = 64  # step ends whose recorded outputs are kept for the samples
 MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 MB)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
-SNAP_RTOL = 1e-9  # methods.base.TIME_RTOL: a method sets t = t_end this near to it
+SNAP_RTOL = 1e-9  # core.records.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 # a state read by value reference and its entry in the state vector are one value;
 # this leaves a tool that keeps its states scaled (by a nominal) its round-off

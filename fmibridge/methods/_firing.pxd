@@ -1,8 +1,17 @@
 from ._mode cimport CompiledMode
 
 
-cdef object fire(object method, CompiledMode cm, object log, double t, object x,
+# What a firing takes of its method, read once (a walk keeps it between calls):
+# whether an impact resets only on an approach (`Method.resets_on_approach`), and
+# how closely the method locates an event's time (`Method.location_tolerance`,
+# each Event's t_tol).
+ctypedef struct Firing:
+    bint on_approach
+    double t_tol
+
+
+cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
                  Py_ssize_t i, tuple others, bint in_walk=*, double step_rate=*)
-cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
+cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
                        double* x, Py_ssize_t i) except -1
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept

@@ -8,7 +8,8 @@ FIRED: int
 SILENT: int
 
 def fire_edge(
-    method: Any,
+    on_approach: bool,
+    t_tol: float,
     cm: CompiledMode,
     log: Any,
     t: float,

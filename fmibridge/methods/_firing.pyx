@@ -37,16 +37,22 @@ FIRED, SILENT = 0, 1
 cdef double _ON_SURFACE = ON_SURFACE
 
 
-def fire_edge(method, CompiledMode cm, log, double t, x, Py_ssize_t i, tuple others):
-    """`fire` from Python: apply edge i of the mode at (t, x); return the State."""
-    return fire(method, cm, log, t, x, i, others)
+def fire_edge(bint on_approach, double t_tol, CompiledMode cm, log, double t, x,
+              Py_ssize_t i, tuple others):
+    """`fire` from Python: apply edge i of the mode at (t, x); return the State.
+    `on_approach` and `t_tol`: the method's `resets_on_approach` and
+    `location_tolerance` (`Firing`)."""
+    cdef Firing how
+    how.on_approach, how.t_tol = on_approach, t_tol
+    return fire(how, cm, log, t, x, i, others)
 
 
-cdef object fire(object method, CompiledMode cm, object log, double t, object x,
+cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
                  Py_ssize_t i, tuple others, bint in_walk=False,
                  double step_rate=NAN):
     """Apply edge i's reset at (t, x), log the event, and return the State after
-    (the same State for a silent event). `in_walk`: the caller is a walk that
+    (the same State for a silent event). `how`: what the firing takes of the
+    method (`Firing`). `in_walk`: the caller is a walk that
     hands the mode's block of samples to the Recorder when it returns
     (`_walk.attempt_with`); the sample before, and a self-loop's sample after,
     then join that block where the Recorder takes an event's rows in blocks and
@@ -60,7 +66,7 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
     if edge.approach is not None or (
-            method.resets_on_approach and is_impact(cm, i, step_rate)):
+            how.on_approach and is_impact(cm, i, step_rate)):
         approach = _approach(cm, i, t, x, step_rate)
         if not approach < 0.0:  # not approaching: a graze, no impact
             log.graze(t, edge.name, approach, edge.approach is not None)
@@ -89,7 +95,7 @@ cdef object fire(object method, CompiledMode cm, object log, double t, object x,
         cm.flush(log)
         log.sample(t, x_after, edge.target)
     log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
-                    method.location_tolerance))
+                    how.t_tol))
     if others:
         _say_which_ran(cm, log, t, edge, others)
     return State(t, x_after, edge.target)
@@ -160,7 +166,7 @@ cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
     return cm.self_loop[i] and (reset is None or isinstance(reset, Function))
 
 
-cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
+cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
                        double* x, Py_ssize_t i) except -1:
     """Fire edge i at (t, x) as `fire` does, the state after written over x (edge i
     must fire in place: `fires_in_place`). Returns SILENT for a silent self-loop
@@ -193,7 +199,7 @@ cdef int fire_in_place(object method, CompiledMode cm, object log, double t,
         log.sample(t, x_after, cm.name)
     edge = cm.mode.edges[i]
     log.event(Event(t, edge.name, cm.name, cm.name, before, x_after, (),
-                    method.location_tolerance))
+                    how.t_tol))
     for k in range(n):
         x[k] = after[k]
     return FIRED

@@ -5,9 +5,9 @@ by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
 guard is crossed (many per call where the flow is a vector field whose steps need
 no call back between them, or a flow whose steps may run in blocks:
 `steps_in_blocks`, a Co-Simulation FMU's or master's compiled steps; each output
-time on the way ends a step, not the call: `_walk.next_stop`), and the crossing step
-with its halvings, ending with the event fired by `Method.fire` or the step
-after the crossing's half steps.
+time on the way ends a step, not the call: `_walk.Walk.next_stop`), and the
+crossing step with its halvings, ending with the event fired by `Method.fire` or
+the step after the crossing's half steps.
 See `halving.Halving` for the algorithm.
 
 Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each step is the
@@ -39,10 +39,12 @@ from ._guard_history cimport GuardHistory
 from ._mode cimport CompiledMode, reached
 from ._walk cimport Walk, attempt_with
 
-from ..core.errors import ReplayRefused
-# ON_SURFACE: |g| below this is on the guard's surface
-from ..core.records import ON_SURFACE, State, Status, Step, non_finite
-from ._mode import TIME_RTOL  # times this near (relative to h) are equal
+from ..core.errors import ReplayRefused  # a forward-only FMU that cannot replay
+# ON_SURFACE: |g| below this is on the guard's surface; TIME_RTOL: times this
+# near (relative to h) are equal
+from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finite
+
+cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL  # as C doubles
 
 # A trial of length <= t_tol that gives non-finite states while a guard is within
 # NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
@@ -75,9 +77,11 @@ cdef class _Walk(Walk):
     """Halving's walk (`_walk.Walk`), with Illinois' ends (x_lo, g_lo, g_hi) and
     the guards' signs, the resolution t_tol and a forward-only flow's past."""
 
-    cdef double t_tol
+    cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
     cdef bint grid
-    cdef bint illinois  # Halving's locate: Illinois' narrowing, else halvings only
+    # Halving's locate: Illinois' narrowing, or the approach of a forward-only
+    # flow, else halvings only
+    cdef bint illinois, approach
     # a flow stepped forward only: its guards at the last communication points
     # and a point known beyond the crossing, and the state at the newest point
     cdef bint forward
@@ -92,11 +96,19 @@ cdef class _Walk(Walk):
         self.g_lo, self.g_hi, self.signs = (np.empty(m) for _ in range(3))
         self.past, self.past_x = GuardHistory(cm.m), None
 
+    cdef int read_settings(self, method) except -1:
+        """Read the method's parameters (`Walk.read_settings`), with Halving's."""
+        Walk.read_settings(self, method)
+        self.t_tol_asked = method.t_tol
+        self.illinois = method.locate == "illinois"
+        self.approach = method.locate == "approach"
+        return 0
+
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state` (`Walk.start`), with Halving's parameters."""
+        """Start a call from `state` (`Walk.start`)."""
         cdef CompiledMode cm = self.cm
-        self.t_tol, self.illinois = method.t_tol, method.locate == "illinois"
         Walk.start(self, method, log, t_end, t0, state)
+        self.t_tol = self.t_tol_asked
         if cm.is_adaptive or not cm.has_rhs:
             self.errors = None  # errors of a vector field's fixed steps only
         # communication points on t0 + k h for flows that compare them with their
@@ -104,7 +116,7 @@ cdef class _Walk(Walk):
         self.grid = not cm.has_rhs
         # approach: refused on a flow with a right-hand side (`Halving._check`)
         self.forward = not cm.has_rhs and (
-            method.locate == "approach" or getattr(cm.mode.flow, "forward_only", False))
+            self.approach or getattr(cm.mode.flow, "forward_only", False))
         if self.forward:
             _continue_past(self)
         return 0
@@ -126,7 +138,7 @@ cdef double _grid_step(_Walk w, double t):
     if not w.grid:
         return w.span
     k = round((t - w.t0) / w.h)
-    if abs(w.t0 + k * w.h - t) > TIME_RTOL * w.h:
+    if abs(w.t0 + k * w.h - t) > _TIME_RTOL * w.h:
         return w.h
     return w.t0 + (k + 1) * w.h - t
 
@@ -140,7 +152,7 @@ cdef double _step_end(_Walk w, double t, double hs):
     if not w.grid:
         return t1
     grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
-    return grid if abs(grid - t1) <= TIME_RTOL * w.h else t1
+    return grid if abs(grid - t1) <= _TIME_RTOL * w.h else t1
 
 
 cdef object _crossed(_Walk w, const double* g0, const double* g1, const double* y):
@@ -176,7 +188,7 @@ cdef object _step(_Walk w):
     cdef long n_halvings = 0, k
     # the bracket: t_tol, or RESOLUTION_ULPS of t where t resolves no finer (an
     # adaptive run's t = 2e7 s resolves to 3.7e-9 s: halving to 1e-10 stalls)
-    w.t_tol = max(w.method.t_tol,
+    w.t_tol = max(w.t_tol_asked,
                   RESOLUTION_ULPS * (nextafter(fabs(t), INFINITY) - fabs(t)))
     cdef bint after_half_step = False, has_r1
     cdef object crossed, crossing = None
@@ -294,7 +306,7 @@ cdef object _stuck(set was_crossed, const double* g0, const double* g1):
     its surface: the state sits on it and the flow pushes it beyond below the
     resolution of the state (a body resting on a stop), so it crosses at once."""
     for i in sorted(was_crossed):
-        if g1[i] == g0[i] and abs(g0[i]) <= ON_SURFACE:
+        if g1[i] == g0[i] and abs(g0[i]) <= _ON_SURFACE:
             return i
     return None
 
@@ -334,11 +346,11 @@ cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g
                 winner, t_event = i, t_i
             else:
                 others.append(edges[i].name)
-    if edges[winner].guard.reset_at == "beyond":
+    if w.beyond[winner]:
         t_event = _step_end(w, t, hs) if hs > 0.0 else t
     x_event = new_array(x, cm.n) if t_event == t else _advanced(cm, t, x, t_event - t)
     step_rate = (g1[winner] - g0[winner]) / hs if hs > 0.0 else still
-    return fire(w.method, cm, w.log, t_event, x_event, winner, tuple(others), True,
+    return fire(w.firing, cm, w.log, t_event, x_event, winner, tuple(others), True,
                 step_rate)
 
 
@@ -376,7 +388,7 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
         f"{g1[i]:.3g}."
     )
     others = tuple(cm.mode.edges[k].name for k in crossed if k != i)
-    return fire(w.method, cm, w.log, t + hs, y, i, others, False,
+    return fire(w.firing, cm, w.log, t + hs, y, i, others, False,
                 (g1[i] - g0[i]) / hs)
 
 
@@ -559,7 +571,7 @@ cdef object _forward_step(_Walk w, double hs):
             times = [secant_fraction(w.g0[i], w.g1[i]) for i in crossed]
             winner = crossed[times.index(min(times))]
             others = tuple(cm.mode.edges[i].name for i in crossed if i != winner)
-            return Step(fire(w.method, cm, w.log, t + trial, np.array(w.y[:n]),
+            return Step(fire(w.firing, cm, w.log, t + trial, np.array(w.y[:n]),
                              winner, others, False,
                              (w.g1[winner] - w.g0[winner]) / trial))
         w.log.n_rejected += 1

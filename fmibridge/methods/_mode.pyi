@@ -9,7 +9,6 @@ RATE_STEP: float
 RATE_DELTA: float
 BLOCK: int
 COARSE_RTOL: float
-TIME_RTOL: float
 
 def compiled_mode(mode: Any, scheme: Any, h: float, tolerance: Any = ...) -> Any: ...
 

@@ -21,7 +21,7 @@ from ..core._functions cimport Function, new_array
 from ..core.events cimport dip_sign, dips, hermite_minimum
 
 from ..core.events import SIDES
-from ..core.records import COMPILED_FORMS
+from ..core.records import COMPILED_FORMS, TIME_RTOL
 
 # A guard's rate comes from a forward difference along the flow over RATE_STEP h:
 # about the square root of the float64 epsilon, which balances the difference's
@@ -40,8 +40,7 @@ BLOCK = BLOCK_SIZE
 # than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
 # be sure it saw every dip: a tenth, where a dip deeper than that would show.
 COARSE_RTOL = 0.1
-# times closer than TIME_RTOL * h count as equal (h-relative round-off)
-TIME_RTOL = 1e-9
+cdef double _TIME_RTOL = TIME_RTOL  # `reached`'s copy, a C double
 
 
 def compiled_mode(mode, scheme, double h, tolerance=None):
@@ -319,7 +318,7 @@ cdef bint reached(double t, double t_end, double h) noexcept:
     for a step longer than that)."""
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
-    return t >= t_end - TIME_RTOL * h
+    return t >= t_end - _TIME_RTOL * h
 
 
 def reset_function(reset, Py_ssize_t n):

@@ -5,7 +5,7 @@
 end lies in the domain D_j (many per call where the flow is a vector field whose
 steps need no call back between them, or a flow whose steps may run in blocks:
 `steps_in_blocks`; each output time on the way ends a step, not the call:
-`_walk.next_stop`), or one attempt whose trials of h, h/2,
+`_walk.Walk.next_stop`), or one attempt whose trials of h, h/2,
 ... (Steps 4-5) end in the domain, or on a strip: there the point is projected
 onto the guard along the step's own curve (`_guard_point`), waits eps - tau
 (Steps 13-14) and its edge fires (`Method.fire`, Step 15; in place, without
@@ -37,9 +37,9 @@ from ..core.events cimport (
     illinois_narrow, illinois_secant, illinois_start,
 )
 from ..core._functions cimport new_array
-from ._firing cimport fire, fire_in_place, fires_in_place
+from ._firing cimport Firing, fire, fire_in_place, fires_in_place
 from ._mode cimport CompiledMode, reached
-from ._walk cimport Walk, attempt_with, next_stop
+from ._walk cimport Walk, attempt_with
 
 from ._firing import FIRED
 
@@ -62,9 +62,9 @@ cdef enum:
 cdef class _Walk(Walk):
     """Relaxation's walk (`_walk.Walk`), with the strip width eps, the guard
     point q, the edges whose strips a trial point lies on, deepest first
-    (order[:n_beyond], their depths taus), and per edge whether it is reset
-    beyond its surface (`beyond`) and fires without Python (`in_place`,
-    `_firing.fires_in_place`), read once from the mode."""
+    (order[:n_beyond], their depths taus), and per edge whether it fires
+    without Python (`in_place`, `_firing.fires_in_place`), read once from the
+    mode."""
 
     cdef double eps, gtol
     cdef long max_events
@@ -72,32 +72,36 @@ cdef class _Walk(Walk):
     cdef Py_ssize_t n_beyond
     cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
-    cdef unsigned char[::1] beyond, in_place
+    cdef unsigned char[::1] in_place
 
     def __init__(self, CompiledMode cm):
         Walk.__init__(self, cm)
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.q, self.taus = np.empty(n), np.empty(m)
         self.order = np.empty(m, dtype=np.intp)
-        edges = cm.mode.edges
-        self.beyond = np.array(
-            [getattr(e.guard, "reset_at", "surface") == "beyond" for e in edges]
-            + [False], dtype=np.uint8)
         self.in_place = np.array(
-            [fires_in_place(cm, i) for i in range(len(edges))] + [False],
+            [fires_in_place(cm, i) for i in range(len(cm.mode.edges))] + [False],
             dtype=np.uint8)
 
-    cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state` (`Walk.start`), with the strips' width."""
+    cdef int read_settings(self, method) except -1:
+        """Read the method's parameters (`Walk.read_settings`), with the strips'
+        width."""
+        Walk.read_settings(self, method)
         self.eps, self.gtol = method.eps, PROJECT_GTOL * method.eps
         self.max_events = method.max_events
+        return 0
+
+    cdef int start(self, method, log, double t_end, double t0, state) except -1:
+        """Start a call from `state` (`Walk.start`)."""
         self.each_transition = log.each_transition
         return Walk.start(self, method, log, t_end, t0, state)
 
     cdef object walk(self, method, log, double t_end, double t0, state):
         """Go on with a strip's wait (`_wait`), else take attempts (`Walk.walk`)."""
         if isinstance(state, Waiting):
-            return _wait(method, self.cm, state, next_stop(log, state.t, t_end), log)
+            self.begin(method, log)
+            return _wait(self.firing, self.cm, state,
+                         self.next_stop(state.t, t_end), log)
         return Walk.walk(self, method, log, t_end, t0, state)
 
     cdef object step(self):
@@ -253,7 +257,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
             w.log.sample(w.t_end, q, cm.name)
         return Step(Waiting(w.t_end, q, cm.name, t_reset, i, others))
     if others or not w.in_place[i]:
-        return Step(fire(w.method, cm, w.log, t_reset, new_array(&w.q[0], n), i,
+        return Step(fire(w.firing, cm, w.log, t_reset, new_array(&w.q[0], n), i,
                          others))
     # a self-loop fired without Python: a silent one (a strip wait at rest), or
     # a logged one where the run's method does not read each transition as it
@@ -261,7 +265,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     # (t_reset, q), from where it goes on
     for j in range(n):
         w.x[j] = w.q[j]
-    code = fire_in_place(w.method, cm, w.log, t_reset, &w.x[0], i)
+    code = fire_in_place(w.firing, cm, w.log, t_reset, &w.x[0], i)
     if (code == FIRED and w.each_transition) or _bound_hit(w):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
     w.t = t_reset
@@ -270,14 +274,14 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     return None
 
 
-def _wait(method, CompiledMode cm, state, double t_end, log):
+cdef object _wait(Firing how, CompiledMode cm, state, double t_end, log):
     """Go on with a strip's wait from `state`: held at its point until t_end,
     or its edge fires at t_reset (Fig. 12, Steps 13-15)."""
     if state.t_reset > t_end:
         log.sample(t_end, state.x, cm.name)
         return Step(Waiting(t_end, state.x, cm.name, state.t_reset, state.edge,
                             state.others))
-    return Step(fire(method, cm, log, state.t_reset, state.x, state.edge, state.others))
+    return Step(fire(how, cm, log, state.t_reset, state.x, state.edge, state.others))
 
 
 cdef bint _bound_hit(_Walk w) except -1:

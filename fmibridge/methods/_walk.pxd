@@ -1,4 +1,5 @@
 from ..core._local_errors cimport LocalErrors
+from ._firing cimport Firing
 from ._mode cimport CompiledMode
 
 
@@ -7,19 +8,33 @@ from ._mode cimport CompiledMode
 cdef class Walk:
     cdef CompiledMode cm
     cdef object method, log  # the call's method and Recorder (None between calls)
+    # the method whose parameters the walk holds (`read_settings`), and what its
+    # firings take of it
+    cdef object settings_of
+    cdef Firing firing
     # span: the longest step (inf under a tolerance); t_end: the next output time
     # before the call's end (`next_stop`), else that end
     cdef double h, span, t_end, t0
     cdef public double t
     # steps accepted and trials rejected in this call, handed to the log at its
     # end (Halving adds its rejections to the log at once), and the bounds
-    cdef long max_halvings, n_steps, n_rejected, max_steps
+    cdef long max_halvings, n_steps, n_rejected, max_steps, max_steps_asked
     cdef bint has_slope, busy, has_err
     # the point x (guards g0, rates r0, dx/dt slope), a trial's end y (g1, r1, s1),
     # another point on the step's curve z (gz), the last trial's error estimate
     cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, err
     cdef LocalErrors errors  # the run's, where they fit this mode; else None
+    # per edge: its guard resets beyond its surface (`Guard.reset_at`)
+    cdef unsigned char[::1] beyond
+    # the run's output times (`OutputGrid.times`, if it has them) and the
+    # tolerance within which a time is one of them
+    cdef const double[::1] grid
+    cdef bint has_grid
+    cdef double grid_tol
 
+    cdef int read_settings(self, object method) except -1
+    cdef int begin(self, object method, object log) except -1
+    cdef double next_stop(self, double t, double t_limit) noexcept
     cdef int start(self, object method, object log, double t_end, double t0,
                    object state) except -1
     cdef object walk(self, object method, object log, double t_end, double t0,
@@ -30,6 +45,5 @@ cdef class Walk:
     cdef object at_point(self)
 
 
-cdef double next_stop(object log, double t, double t_limit) except? -1.0
 cdef object attempt_with(type kind, object method, CompiledMode cm, object state,
                          double t_end, double t0, object log)

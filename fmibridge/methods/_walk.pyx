@@ -10,6 +10,10 @@ method's walk extends it with its own parameters and scratch and defines `step`:
 one step (or attempt) from the point, None after a plain step, else the Step
 that ends the call.
 
+A walk reads its method's parameters once (`read_settings`: again only for
+another method), and the run's output times as an array (`begin`), so that its
+steps call back no Python but the model's functions and the Recorder's blocks.
+
 `attempt_with` takes the steps of one `Method._attempt`: many per call where the
 flow is a vector field whose steps need no call back between them, or a flow
 whose steps may run in blocks (`steps_in_blocks`: a Co-Simulation FMU's or the
@@ -40,25 +44,69 @@ cdef class Walk:
         self.z, self.err = np.empty(n), np.empty(n)
         self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
         self.gz = np.empty(m)
+        self.beyond = np.array(
+            [e.guard.reset_at == "beyond" for e in cm.mode.edges] + [False],
+            dtype=np.uint8)
+
+    cdef int read_settings(self, method) except -1:
+        """Read the method's parameters (each method's walk adds its own): a
+        method is frozen, so they hold for every call it makes."""
+        self.settings_of = method
+        self.h = method.h
+        # the longest step: h, or up to t_end under a tolerance
+        self.span = INFINITY if self.cm.is_adaptive else method.h
+        self.max_halvings = method.max_halvings
+        self.max_steps_asked = method.max_steps
+        self.firing.on_approach = method.resets_on_approach
+        self.firing.t_tol = method.location_tolerance
+        return 0
+
+    cdef int begin(self, method, log) except -1:
+        """Begin a call of `method` on the run of `log`: the method's parameters
+        (`read_settings`, where another method made the last call) and the
+        run's output times (a GridRecorder's grid, with its tolerance)."""
+        if method is not self.settings_of:
+            self.read_settings(method)
+        grid = getattr(log, "grid", None)
+        self.has_grid = grid is not None
+        if self.has_grid:
+            self.grid, self.grid_tol = grid.times, log.tol
+        return 0
+
+    cdef double next_stop(self, double t, double t_limit) noexcept:
+        """The first output time beyond t + grid_tol (`OutputGrid.next_after`,
+        by bisection), if before t_limit; else t_limit. A step ends on each."""
+        cdef double after = t + self.grid_tol
+        cdef Py_ssize_t lo = 0, hi, mid
+        if not self.has_grid:
+            return t_limit
+        hi = self.grid.shape[0]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if after < self.grid[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < self.grid.shape[0] and self.grid[lo] < t_limit:
+            return self.grid[lo]
+        return t_limit
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state`: the method's parameters and the point."""
+        """Start a call from `state` (`begin`): the point."""
         cdef CompiledMode cm = self.cm
         cdef Py_ssize_t n = cm.n, m = cm.m, i
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
+        self.begin(method, log)
         self.method, self.log = method, log
-        self.h, self.t0 = method.h, t0
-        self.t_end = next_stop(log, state.t, t_end)
-        # the longest step: h, or up to t_end under a tolerance
-        self.span = INFINITY if cm.is_adaptive else method.h
+        self.t0 = t0
+        self.t_end = self.next_stop(state.t, t_end)
         # the run's LocalErrors (`core._local_errors`) where they fit this mode
         self.errors = getattr(log, "local_errors", None)
         if self.errors is not None and self.errors.n != cm.n:
             self.errors = None
         self.has_err = False
-        self.max_halvings = method.max_halvings
         self.n_steps, self.n_rejected = 0, 0
-        self.max_steps = method.max_steps - log.n_steps
+        self.max_steps = self.max_steps_asked - log.n_steps
         self.t = state.t
         if n:
             self.x[:n] = given
@@ -77,7 +125,7 @@ cdef class Walk:
         if cm.is_adaptive:  # the proposal the state kept, else h (after an event)
             h_next = getattr(state, "h_next", None)
             (<AdaptiveStepper>cm.stepper).propose(
-                method.h if h_next is None else h_next, t_end)
+                self.h if h_next is None else h_next, t_end)
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
@@ -97,7 +145,7 @@ cdef class Walk:
             if reached(self.t, self.t_end, self.h):
                 if reached(self.t, t_end, self.h):
                     break
-                self.t_end = next_stop(log, self.t, t_end)  # on, past an output time
+                self.t_end = self.next_stop(self.t, t_end)  # on, past an output time
             if self.n_steps >= min(self.max_steps, BLOCK_SIZE):
                 break
         if step is None:
@@ -150,15 +198,6 @@ cdef class Walk:
         return Step(Rated(self.t, x, cm.name, rates, slope))
 
 
-cdef double next_stop(log, double t, double t_limit) except? -1.0:
-    """The first output time after t of the run's grid (a GridRecorder's, with its
-    tolerance), if before t_limit; else t_limit. A step ends on each."""
-    grid = getattr(log, "grid", None)
-    if grid is None:
-        return t_limit
-    return min(t_limit, grid.next_after(t, log.tol))
-
-
 cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,
                          double t0, log):
     """Take a method's steps from `state` with its walk (`kind`, a Walk kept with
@@ -176,7 +215,7 @@ cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end
         if cm.is_adaptive:
             log.n_rejected += (<AdaptiveStepper>cm.stepper).take_rejected()
         w.n_steps, w.n_rejected = 0, 0
-        w.method = w.log = w.errors = None
+        w.method = w.log = w.errors = w.grid = None
         w.busy = False
         cm.flush(log)
     return step

@@ -18,17 +18,22 @@ from numpy.typing import ArrayLike
 
 from ..core import time_limit
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
-from ..core.errors import FmibridgeError, FmibridgeWarning, ReplayRefused
+from ..core.errors import (
+    FlowTerminated,
+    FmibridgeError,
+    FmibridgeWarning,
+    ReplayRefused,
+)
 from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
-from ..core.records import Event, State, Status, Step
+from ..core.records import TIME_RTOL, Event, State, Status, Step
 from ..core.result import Result
 from ..core.system import Edge, HybridSystem, Mode
-from ..flows.base import Flow, FlowTerminated, integrator_named
+from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
-from ._mode import COARSE_RTOL, TIME_RTOL, compiled_mode
+from ._mode import COARSE_RTOL, compiled_mode
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
@@ -96,7 +101,7 @@ class Method(abc.ABC):
     # the contact approaches (Or and Ames eq. 4 needs dh qdot < 0)
     resets_on_approach: ClassVar[bool] = True
     # its compiled walk ends a step on each output time of `t_eval` and goes on
-    # (`_walk.next_stop`); else each attempt ends there
+    # (`_walk.Walk.next_stop`); else each attempt ends there
     walks_grid: ClassVar[bool] = False
 
     # the integrator when none is given: of fixed steps, and under a tolerance
@@ -480,7 +485,16 @@ class Method(abc.ABC):
     ) -> State:
         """`fire` the edge mode.edges[index] (a method that knows the index)."""
         compiled = compiled_mode(mode, self.scheme, self.h)
-        return fire_edge(self, compiled, log, state.t, state.x, index, simultaneous)
+        return fire_edge(
+            self.resets_on_approach,
+            self.location_tolerance,
+            compiled,
+            log,
+            state.t,
+            state.x,
+            index,
+            simultaneous,
+        )
 
     def _callbacks(self, system: HybridSystem) -> str:
         """Name the Python functions the compiled loops called back, mode by mode
