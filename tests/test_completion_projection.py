@@ -312,6 +312,48 @@ def test_a_coupled_gap_expression_says_what_to_declare(
     assert "must name a variable of the system" not in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("source", "replace", "message"),
+    [
+        (  # one FMU: the motor current i rides along (L i' = V - R i - k_m v)
+            PROJECTION,
+            {
+                'gap = "gap"': 'gap = "x_stop - x + 0.001 * i"',
+                'velocity = "gap_velocity"': 'velocity = "-v"',
+            },
+            "[constraint] The gap 'x_stop - x + 0.001 * i' moves with ['i'] "
+            "(dh/di = 0.001 at t = 0.0), which are not coordinates q of the "
+            "contact (q: ['x'])",
+        ),
+        (  # two FMUs: the controller's integral z rides along (z' = r - x)
+            "adapters/controlled_stop.toml",
+            {
+                **COUPLED_PROJECTION,
+                'gap = "plant.gap"': (
+                    'gap = "plant.x_stop - plant.x + 0.001 * controller.z"'
+                ),
+            },
+            "[constraint] The gap 'plant.x_stop - plant.x + 0.001 * controller.z' "
+            "moves with ['controller.z'] (dh/dcontroller.z = 0.001 at t = 0.0), "
+            "which are not coordinates q of the contact (q: ['plant.x'])",
+        ),
+    ],
+    ids=["single", "coupled"],
+)
+def test_a_gap_that_moves_with_a_riding_state_is_refused(
+    fmu_dir, tmp_path, source, replace, message
+):
+    """Projection holds h = 0 through the coordinate alone and takes the gap's
+    rate as dh qdot over it, so a gap that also moves with a riding state
+    would complete wrongly without an error: it is refused, naming the state."""
+    path = adapter_file(fmu_dir, tmp_path, source, **replace)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}: ") and message in text
+    assert "Write the gap over the coordinates alone" in text
+
+
 def test_a_single_fmu_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
     """drive_stop.toml with the gap as an expression and no `coordinate`: the
     state x it moves is the coordinate, and the run is the declared one's."""

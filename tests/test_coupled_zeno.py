@@ -251,8 +251,9 @@ def test_adapter_declares_the_contact_between_components(fmu_dir):
         ('forces = ["ball.lam", "table.lamda"]', "has no variable 'lamda'"),
         (
             'forces = ["ball.lam"]',
-            r"the gap 'ball.h - table.x' depends on \['table.x'\], which are no "
-            r"coordinates",
+            r"The gap 'ball.h - table.x' moves with \['table.x'\] \(dh/dtable.x = -1 "
+            r"at t = 0.0\), which are not coordinates q of the contact \(q: "
+            r"\['ball.h'\]\)",
         ),
     ],
 )

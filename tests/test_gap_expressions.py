@@ -10,10 +10,14 @@ Burden et al.'s Table I (exact Zeno times).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
+from spring_table_exact import BallOnTable
 
+from fmibridge import Completion, Halving
 from fmibridge.cli import main
 from fmibridge.core.errors import AdapterError
 from fmibridge.formats.adapters import load_adapter
@@ -157,6 +161,13 @@ def test_affine_gaps_have_exact_gradients_and_others_none():
         ("BouncingBall", "sin(h)", "v", "[constraint] The velocity 'v' is not the"),
         ("BouncingBall", "h - v", "v", "reads the velocities ['v']; it must be"),
         ("BouncingBall", "h - hh", "v", "[constraint.gap] unknown name(s) ['hh']"),
+        (  # the FMU's own variables (`fmu_contact`), checked at its start too
+            "BouncingBall",
+            "v",
+            "v",
+            "[constraint] The gap 'v' moves with ['v'] (dh/dv = 1 at t = 0.0), "
+            "which are not coordinates q of the contact (q: ['h'])",
+        ),
     ],
 )
 def test_a_gap_expression_that_cannot_work_is_refused_naming_it(
@@ -169,3 +180,67 @@ def test_a_gap_expression_that_cannot_work_is_refused_naming_it(
         load_adapter(adapter)
     text = str(error.value)
     assert text.startswith(f"{adapter}: ") and message in text
+
+
+@pytest.mark.parametrize("interface", ["me", "cs"])
+def test_the_fmus_own_velocity_is_checked_against_its_gap(fmu_dir, tmp_path, interface):
+    """gap = "gap" (x_max - x) with velocity = "v", not its rate -v: the FMU's
+    variables and force input (`fmu_contact`) are checked at its start."""
+    fmu = fmu_dir / "ForcedOscillatorWithStop.fmu"
+    common = {"fmu": fmu, "interface": interface, "t_end": 1.0}
+    adapter = write(tmp_path, "sign", STOP, gap="gap", velocity="v", **common)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(adapter)
+    found = re.search(
+        r"\[constraint\] The velocity 'v' is not the rate of the gap 'gap' \(dh "
+        r"qdot\): at unit velocities it gives \[1.0\], the gap's slope over "
+        r"\['x'\] is \[(\S+)\]",
+        str(error.value),
+    )
+    assert found and float(found[1]) == pytest.approx(-1.0, abs=1e-9)
+
+
+TABLE = """
+fmu = "{fmu}"
+interface = "me"
+
+[[edges]]
+name = "impact"
+guard = "{gap}"
+reset = "impact"
+
+[constraint]
+gap = "{gap}"
+velocity = "{velocity}"
+restitution = "e"
+"""
+
+
+def test_a_gap_that_moves_with_two_coordinates_runs(fmu_dir, tmp_path):
+    """BallOnSpringTable (states h, x, v, w; lam along dh^T = (1, -1)): the gap
+    h - x moves with the table's x as well as the ball's h, both coordinates q
+    the contact force acts on, so it passes the check for states outside q. It
+    completes as the FMU's gap output does (1e-12 s), the first series
+    accumulates at its exact Zeno time (1e-9 s) and the ball lifts off where
+    the exact sliding motion from there says (within eps)."""
+    fmu, exact, eps = fmu_dir / "BallOnSpringTable.fmu", BallOnTable(), 1e-6
+    runs = {}
+    for name, gap, velocity in (
+        ("variable", "gap", "gap_velocity"),
+        ("expression", "h - x", "v - w"),
+    ):
+        adapter = write(tmp_path, name, TABLE, fmu=fmu, gap=gap, velocity=velocity)
+        with load_adapter(adapter) as loaded:
+            method = Completion(Halving(h=1e-3, t_tol=1e-12), eps=eps)
+            runs[name] = method.run(loaded.system, 1.0), loaded.system.constraint
+    (result, contact), (variable, _) = runs["expression"], runs["variable"]
+    assert [result.state_names[i] for i in contact.q_index] == ["h", "x"]
+    assert [e.edge for e in result.events] == [e.edge for e in variable.events]
+    np.testing.assert_allclose(
+        result.event_times, variable.event_times, rtol=0, atol=1e-12
+    )
+    _, t_zeno, (x, u) = exact.bounces(0.0, np.array([0.0, 0.0, -0.12, 0.0]))
+    zeno = next(e for e in result.events if e.edge == "zeno")
+    lift = next(e for e in result.events if e.edge == "lift-off")
+    assert abs(zeno.t - t_zeno) <= 1e-9
+    assert abs(lift.t - t_zeno - exact.lift_off(x, u)) <= eps

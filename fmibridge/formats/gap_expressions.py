@@ -17,8 +17,9 @@ acceleration of h (Or and Ames, eq. 8), its Hessian H(q) (`expression_gap`):
 
 The rest is the contact recipe (`contact.build_contact`): the force map of the
 FMU's constraint-force input (`contact.fmu_force`, Or and Ames eqs. 5-7) or of
-the projection route (`projection.by_projection`), and the check at the start
-that the [constraint] velocity is the gap's rate dh(q) qdot.
+the projection route (`projection.by_projection`), and the checks at the start
+that the gap moves with q alone and that the [constraint] velocity is its rate
+dh(q) qdot.
 
 References
 ----------
@@ -141,7 +142,8 @@ def gap_contact(
     Raises
     ------
     FmibridgeError
-        A gap that reads a velocity, a velocity that is not dh qdot, and what
+        A gap that reads a velocity or moves with a state other than q, a
+        velocity that is not dh qdot, and what
         `contact.fmu_force` refuses (no force input, states that are not
         [q, qdot]).
 
@@ -305,8 +307,8 @@ def projected_gap_contact(
     ------
     FmibridgeError
         A coordinate that is not a state or has no velocity state, a gap that
-        does not move with it or reads its velocity, a velocity that is not
-        dh qdot.
+        does not move with it, reads its velocity or moves with another state,
+        a velocity that is not dh qdot.
 
     References
     ----------

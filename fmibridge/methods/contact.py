@@ -357,7 +357,8 @@ def build_contact(
     names of h and dh qdot (`labels`), its `geometry`, where q and qdot sit in x
     (`coordinates`) and the force map, with `kind` (`projection.ProjectedContact`
     for the projection route). At `start` (t0, x0 and the state names) its
-    primitives are checked (`Contact.check`), and its velocity (`check_rate`).
+    primitives are checked (`Contact.check`), that its gap moves with q alone
+    (`check_stray`), and its velocity (`check_rate`).
 
     References
     ----------
@@ -375,6 +376,7 @@ def build_contact(
     )
     if start is not None:
         contact.check(start[0], start[1])
+        check_stray(contact, *start)
         if geometry.rate is not None:
             check_rate(contact, geometry.rate, *start)
     return contact
@@ -406,6 +408,39 @@ def central_gradient(
         row[k] = (ahead - h(t, probe)) / (2.0 * d)
         probe[j] = x[j]
     return row
+
+
+def check_stray(
+    contact: Contact, t: float, x: np.ndarray, names: Sequence[str]
+) -> None:
+    """Raise unless the gap moves with its coordinates q alone at (t, x) (central
+    differences of h over every state).
+
+    The contact law takes the gap as h(q) (Or and Ames, Def. 2): its rate
+    dh(q) qdot, its acceleration (eq. 8), the contact force (eq. 6) and the
+    impact law (eq. 4) see only how h moves with q. A gap that also moves with
+    another state (one that rides along, or a velocity) would give a wrong
+    constrained motion without any error.
+    """
+    slope = central_gradient(contact.h, range(x.size), t, x)
+    scale = 1.0 + float(np.max(np.abs(slope)))
+    stray = [
+        j
+        for j in range(x.size)
+        if j not in contact.q_index and abs(slope[j]) > SLOPE_RTOL * scale
+    ]
+    if stray:
+        slopes = ", ".join(f"dh/d{names[j]} = {slope[j]:.6g}" for j in stray)
+        raise FmibridgeError(
+            f"The gap {contact.gap!r} moves with {[names[j] for j in stray]} "
+            f"({slopes} at t = {t!r}), which are not coordinates q of the contact "
+            f"(q: {[names[i] for i in contact.q_index]}): the contact law (Or and "
+            f"Ames, eqs. 4-8) takes the gap as h(q), so its rate, impact law and "
+            f"contact force would miss that motion. Write the gap over the "
+            f"coordinates alone (a state that never moves can be a parameter), or "
+            f"make those states coordinates (the configuration of a body the "
+            f"contact force acts on: a coupled adapter's `forces`)."
+        )
 
 
 def check_rate(
@@ -658,7 +693,9 @@ def fmu_contact(
     ------
     FmibridgeError
         Naming the FMU and the variable when the FMU lacks one, or when its
-        states cannot be split into q and qdot.
+        states cannot be split into q and qdot; naming the gap when it moves
+        with a state other than q, or the velocity is not its rate (checked at
+        the FMU's start, `build_contact`).
     """
     known = set(flow.state_names) | set(flow.output_names)
     for role, name in (("gap", gap), ("velocity", velocity)):
@@ -673,7 +710,14 @@ def fmu_contact(
         return lambda t, x: flow.variables(t, x)[name]
 
     geometry = Gap.of_rate(variable(gap), variable(velocity), coordinates[1])
-    return build_contact((gap, velocity), restitution, geometry, coordinates, force)
+    return build_contact(
+        (gap, velocity),
+        restitution,
+        geometry,
+        coordinates,
+        force,
+        start=flow_start(flow),
+    )
 
 
 def fmu_force(

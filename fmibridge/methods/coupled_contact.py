@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..flows.coupled import CoupledModelExchange
-from .contact import SLOPE_RTOL, Contact, Gap, build_contact, central_gradient
+from .contact import Contact, Gap, build_contact
 
 ScalarFn = Callable[[float, np.ndarray], float]
 
@@ -111,7 +111,6 @@ def coupled_contact(
         lambda t, x, lam: inputs(t, x, u * lam),
         start=(t0, x0, flow.state_names),
     )
-    _check_stray(flow, contact, t0, x0)
     _check_forces(flow, contact, scales, t0, x0, free)
     return contact
 
@@ -157,27 +156,6 @@ def _scalar(
             f"system; it has {sorted(known)}."
         )
     return (lambda t, x: float(flow.variables(t, x)[spec])), spec
-
-
-def _check_stray(
-    flow: CoupledModelExchange, contact: Contact, t: float, x: np.ndarray
-) -> None:
-    """Refuse a gap that moves with states that are no body's q (central
-    differences of h over every state)."""
-    slope = central_gradient(contact.h, range(x.size), t, x)
-    scale = 1.0 + float(np.max(np.abs(slope)))
-    names = flow.state_names
-    stray = [
-        names[j]
-        for j in range(x.size)
-        if j not in contact.q_index and abs(slope[j]) > SLOPE_RTOL * scale
-    ]
-    if stray:
-        raise FmibridgeError(
-            f"coupled_contact: the gap {contact.gap!r} depends on {stray}, which "
-            f"are no coordinates q of a body with a force input; the coordinates "
-            f"are {[names[i] for i in contact.q_index]}."
-        )
 
 
 def _check_forces(

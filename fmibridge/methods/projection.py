@@ -39,7 +39,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from . import _contact
-from .contact import Contact, Gap, build_contact, state_coordinate
+from .contact import Contact, Gap, build_contact, flow_start, state_coordinate
 
 if TYPE_CHECKING:
     from ..flows.base import VectorField
@@ -116,6 +116,12 @@ def projected_contact(
         h(t, x), dh/dq(t, x) (one value: q is the coordinate) and its Hessian
         (None: central differences of dh).
 
+    Raises
+    ------
+    FmibridgeError
+        A coordinate that is not a state or has no velocity state, and a gap
+        that moves with another state at the FMU's start (`build_contact`).
+
     References
     ----------
     Or and Ames, eqs. (4)-(8), Sec. V.
@@ -123,7 +129,13 @@ def projected_contact(
     i, j = state_coordinate(flow, coordinate)
     geometry = Gap(gap_fn, gradient_fn, hessian_fn)
     return by_projection(
-        flow, (gap, velocity), restitution, geometry, ((i,), (j,)), mass=mass
+        flow,
+        (gap, velocity),
+        restitution,
+        geometry,
+        ((i,), (j,)),
+        mass=mass,
+        start=flow_start(flow),
     )
 
 
