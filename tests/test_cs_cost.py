@@ -17,7 +17,7 @@ from fmibridge.build import BuildError, read_table
 from fmibridge.core.errors import FmibridgeError, FmibridgeWarning, FMUError
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows import cosim_master
-from fmibridge.flows.cosim_master import Communication
+from fmibridge.flows.cosim_master import CHEAP_SAVE, Communication, MeasuredCosts
 from fmibridge.flows.coupled import couple
 from fmibridge.flows.fmu import CoSimulationFlow, open_fmu
 from fmibridge.formats.adapters import load_adapter
@@ -60,6 +60,82 @@ def resets(monkeypatch):
     monkeypatch.setattr(CoSimulationFlow, "_reinitialize", counted)
     monkeypatch.setattr(CoSimulationFlow, "_reenter", counted_again)
     return count
+
+
+@pytest.fixture
+def timeline(monkeypatch):
+    """Each state save the master asks of a Co-Simulation FMU, as ("keep", FMU,
+    t), in order with the replays the cost models below add ("replay", name,
+    cost): a save resets the replays' rent (`_save_after_replay`)."""
+    events: list[tuple] = []
+    keep = CoSimulationFlow.keep
+
+    def kept(self):
+        events.append(("keep", self, self._at[0]))
+        return keep(self)
+
+    monkeypatch.setattr(CoSimulationFlow, "keep", kept)
+    return events
+
+
+class StepUnits:
+    """Fixed costs (`cosim_master.Costs`) in plain steps: a step and a doStep
+    cost 1, a replay of n steps n, a save of component `name` saves[name]. The
+    decisions then follow from the rule alone, the same on every machine."""
+
+    def __init__(self, saves: dict[str, float], timeline: list[tuple]) -> None:
+        self.saves, self.timeline = saves, timeline
+
+    def save(self, name: str) -> float:
+        return self.saves[name]
+
+    def step(self) -> float:
+        return 1.0
+
+    def do_step(self, name: str) -> float:
+        return 1.0
+
+    def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        self.timeline.append(("replay", name, float(n_steps)))
+        return float(n_steps)
+
+
+class TimedCosts(MeasuredCosts):
+    """The costs the run measures (the default), each replay's added to the
+    timeline and the largest save cost the decisions read kept."""
+
+    def __init__(self, master, timeline: list[tuple]) -> None:
+        super().__init__(master)
+        self.timeline, self.largest_save = timeline, {}
+
+    def save(self, name: str) -> float:
+        cost = super().save(name)
+        self.largest_save[name] = max(cost, self.largest_save.get(name, 0.0))
+        return cost
+
+    def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        self.timeline.append(("replay", name, seconds))
+        return seconds
+
+
+def rents(timeline: list[tuple], name: str, fmu) -> list[list[float]]:
+    """The costs of component `name`'s replays (its FMU: fmu) between two of
+    its saves, one list per stretch that has any."""
+    stretches: list[list[float]] = [[]]
+    for kind, who, value in timeline:
+        if kind == "keep" and who is fmu:
+            stretches.append([])
+        elif kind == "replay" and who == name:
+            stretches[-1].append(value)
+    return [stretch for stretch in stretches if stretch]
+
+
+def assert_rent_or_buy(timeline, name, fmu, save_cost) -> None:
+    """Rent or buy (`_save_after_replay`): a replay after which the FMU is not
+    saved leaves the rent plus at least one more such replay below a save's
+    cost, so between two saves the replays but the last cost less than a save."""
+    for stretch in rents(timeline, name, fmu):
+        assert sum(stretch) - stretch[-1] < save_cost, (name, stretch, save_cost)
 
 
 def pair(fmu_dir, plant="MassSpringStop", build=""):
@@ -155,6 +231,82 @@ def test_a_slow_save_is_replayed_alone_and_saved_where_the_search_returns(
     assert 300 <= slow_replayed["plant"] <= 550
     assert len(saved_at) == slow_saves["plant"]
     assert not {0.0, *PAIR_IMPACTS} & set(saved_at)  # entered again instead
+
+
+def run_pair(fmu_dir, plant, build, costs, timeline):
+    """Halving over the guarded pair to 3 s, the decisions reading the costs
+    model costs(master, timeline); return the result, the coupled flow, each
+    component's FMU, and the run's saves and replays in order (`timeline`)."""
+    flow = pair(fmu_dir, plant, build)
+    flow.costs, start = costs(flow, timeline), len(timeline)
+    system = with_stop(flow)
+    try:
+        result = Halving(h=0.01).run(system, 3.0)
+    finally:
+        system.close()
+    fmus = {c.name: c.flow for c in flow.components}
+    return result, flow, fmus, timeline[start:]
+
+
+def saved(events: list[tuple], fmu) -> list[float]:
+    """The times at which the FMU was saved, in a run's `timeline`."""
+    return [t for kind, who, t in events if kind == "keep" and who is fmu]
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+@pytest.mark.parametrize("build", ["", "_fmi3"])
+@pytest.mark.parametrize("save", [CHEAP_SAVE, 6.0, 40.0])
+def test_fixed_costs_give_the_saves_and_replays_the_rule_gives(
+    fmu_dir, timeline, build, save
+):
+    """With the costs fixed in plain steps (`StepUnits`: the controller's save
+    costs 1, the plant's `save`), the saves and replays follow from the rule
+    alone. The reference saves both FMUs before every step that may be undone
+    (saves of 1 step). The controller, whose save costs 1 <= CHEAP_SAVE steps,
+    does so in every run, replays nothing, and so saves as often as in the
+    reference (the same steps: the results are the same, bit for bit). The
+    plant, where its save costs at most CHEAP_SAVE steps, does the same; where
+    it costs more, it is saved only where it cannot replay (no point it can
+    return to within `_replay_limit` steps) and where its replays' rent
+    reaches the save (`assert_rent_or_buy`): never at the start or right after
+    an impact, which it enters again by the calls that entered it first, and
+    it replays (a halving's return to the middle of its bracket, one step from
+    the bracket's start). The plant without a slow save, given the same costs,
+    saves and replays the same: the decisions depend on the costs alone."""
+    unit = {"plant": 1.0, "controller": 1.0}
+    reference, _, ref_fmus, ref_events = run_pair(
+        fmu_dir, "MassSpringStop", build, lambda _, t: StepUnits(unit, t), timeline
+    )
+    costs = {"plant": save, "controller": 1.0}
+    runs = [
+        run_pair(fmu_dir, plant, build, lambda _, t: StepUnits(costs, t), timeline)
+        for plant in ("MassSpringStopSlowSave", "MassSpringStop")
+    ]
+    result, flow, fmus, events = runs[0]
+    replayed = flow.n_steps_replayed
+    ref_saves = {name: fmu.n_state_saves for name, fmu in ref_fmus.items()}
+    saves = {name: fmu.n_state_saves for name, fmu in fmus.items()}
+    assert result.event_times.tolist() == reference.event_times.tolist()
+    assert result.event_times.tolist() == PAIR_IMPACTS
+    assert np.array_equal(result.t, reference.t)
+    assert np.array_equal(result.x, reference.x)
+    assert saves["controller"] == ref_saves["controller"] == ref_saves["plant"]
+    assert replayed["controller"] == 0
+    if save <= CHEAP_SAVE:
+        assert saves["plant"] == ref_saves["plant"] and replayed["plant"] == 0
+    else:
+        assert replayed["plant"] > 0
+        rent = rents(events, "plant", fmus["plant"])
+        assert replayed["plant"] == sum(sum(stretch) for stretch in rent)
+        assert_rent_or_buy(events, "plant", fmus["plant"], save)
+        plant_saved_at = saved(events, fmus["plant"])  # each keep a save
+        assert len(plant_saved_at) == saves["plant"]
+        assert not {0.0, *PAIR_IMPACTS} & set(plant_saved_at)
+    # the plain plant given the slow one's costs: the same decisions
+    _, same, same_fmus, same_events = runs[1]
+    assert same.n_steps_replayed == replayed
+    assert {name: fmu.n_state_saves for name, fmu in same_fmus.items()} == saves
+    assert [event[::2] for event in same_events] == [event[::2] for event in events]
 
 
 @pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
