@@ -225,15 +225,15 @@ def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
 def test_a_slow_save_is_replayed_alone_and_saved_where_the_search_returns(
     fmu_dir, timeline, build
 ):
-    """The plant whose save costs 0.5 ms of CPU returns to the points Halving
-    undoes by replaying its own steps with the inputs it had, and is saved
-    where a search returns: the same run, bit for bit, as the pair with cheap
-    saves, in FMI 2.0 and 3.0, with the costs this machine measures. How many
-    saves and replays that takes depends on the machine's speed (the fixed
-    costs below count them); what holds on any machine is rent or buy with
-    the costs the run measured: for each FMU, between two of its saves its
-    replays but the last cost less than the largest save cost the decisions
-    read."""
+    """The plant whose save spends 0.5 ms of CPU (its model.toml's
+    state_save_cost) returns to the points Halving undoes by replaying its own
+    steps with the inputs it had, and is saved where a search returns: the
+    same run, bit for bit, as the pair with cheap saves, in FMI 2.0 and 3.0,
+    with the costs this machine measures. How many saves and replays that
+    takes depends on the machine's speed (the fixed costs below count them);
+    what holds on any machine is rent or buy with the costs the run measured:
+    for each FMU, between two of its saves its replays but the last cost less
+    than the largest save cost the decisions read."""
     runs = {}
     for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
         runs[plant] = run_pair(fmu_dir, plant, build, TimedCosts, timeline)
