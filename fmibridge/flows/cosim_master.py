@@ -24,7 +24,8 @@
    (where one differs, the FMU enters the point by a reset, with a warning),
    and is saved where a replay returned it once the replays there are
    expected to cost more than the save (a return means a crossing is being
-   located: checkpoint placement);
+   located: checkpoint placement). The costs compared are the run's timings,
+   or fixed ones in their place (`CoupledCoSimulation.costs`);
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
