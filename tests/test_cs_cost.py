@@ -3,6 +3,10 @@ crossed, none for a plain run, and no reset or re-initialisation for recording.
 
 The expected event times and states are those of a run that saves every FMU's
 state at every communication step: saving less must not change them, bit for bit.
+How many states are saved and steps replayed depends on the costs the master
+compares; the tests fix them (`StepUnits`, through `CoupledCoSimulation.costs`)
+where they count, and check rent or buy with the costs measured where they run
+as users do, so that no count depends on the machine's speed.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from fmibridge.build import BuildError, read_table
 from fmibridge.core.errors import FmibridgeError, FmibridgeWarning, FMUError
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows import cosim_master
-from fmibridge.flows.cosim_master import Communication
+from fmibridge.flows.cosim_master import CHEAP_SAVE, Communication, MeasuredCosts
 from fmibridge.flows.coupled import couple
 from fmibridge.flows.fmu import CoSimulationFlow, open_fmu
 from fmibridge.formats.adapters import load_adapter
@@ -62,6 +66,85 @@ def resets(monkeypatch):
     return count
 
 
+@pytest.fixture
+def timeline(monkeypatch):
+    """Each state save the master asks of a Co-Simulation FMU, as ("keep", FMU,
+    t), in order with the replays the cost models below add ("replay", name,
+    cost): a save resets the replays' rent (`_save_after_replay`)."""
+    events: list[tuple] = []
+    keep = CoSimulationFlow.keep
+
+    def kept(self):
+        events.append(("keep", self, self._at[0]))
+        return keep(self)
+
+    monkeypatch.setattr(CoSimulationFlow, "keep", kept)
+    return events
+
+
+class StepUnits:
+    """Fixed costs (`cosim_master.Costs`) in plain steps: a step and a doStep
+    cost 1, a replay of n steps n, a save of component `name` saves[name]. The
+    decisions then follow from the rule alone, the same on every machine."""
+
+    def __init__(self, saves: dict[str, float], timeline: list[tuple]) -> None:
+        self.saves, self.timeline = saves, timeline
+
+    def save(self, name: str) -> float:
+        return self.saves[name]
+
+    def step(self) -> float:
+        return 1.0
+
+    def do_step(self, name: str) -> float:
+        return 1.0
+
+    def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        self.timeline.append(("replay", name, float(n_steps)))
+        return float(n_steps)
+
+
+class TimedCosts(MeasuredCosts):
+    """The costs the run measures (the default), each replay's added to the
+    timeline and the largest save cost the decisions read kept."""
+
+    def __init__(self, master, timeline: list[tuple]) -> None:
+        super().__init__(master)
+        self.timeline, self.largest_save = timeline, {}
+
+    def save(self, name: str) -> float:
+        cost = super().save(name)
+        self.largest_save[name] = max(cost, self.largest_save.get(name, 0.0))
+        return cost
+
+    def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        self.timeline.append(("replay", name, seconds))
+        return seconds
+
+
+def rents(timeline: list[tuple], name: str, fmu) -> list[list[float]]:
+    """The costs of component `name`'s replays (its FMU: fmu) between two of
+    its saves, one list per stretch that has any."""
+    stretches: list[list[float]] = [[]]
+    for kind, who, value in timeline:
+        if kind == "keep" and who is fmu:
+            stretches.append([])
+        elif kind == "replay" and who == name:
+            stretches[-1].append(value)
+    return [stretch for stretch in stretches if stretch]
+
+
+def assert_rent_or_buy(timeline, name, fmu, save_cost) -> None:
+    """Rent or buy (`_save_after_replay`): a replay after which the FMU is not
+    saved leaves the rent plus at least one more such replay below a save's
+    cost, so between two saves the replays but the last cost less than a save."""
+    for stretch in rents(timeline, name, fmu):
+        assert sum(stretch) - stretch[-1] < save_cost, (name, stretch, save_cost)
+
+
+SAVES = {"MassSpringStop": 1.0, "MassSpringStopSlowSave": 40.0}  # in steps
+
+
 def pair(fmu_dir, plant="MassSpringStop", build=""):
     """MassSpringStop (or its slow-save twin) driven by PositionController, in CS
     (build: "" for FMI 2.0, "_fmi3" for FMI 3.0)."""
@@ -80,11 +163,40 @@ def with_stop(flow):
     return HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
 
 
+def run_pair(fmu_dir, plant, build, costs, timeline):
+    """Halving over the guarded pair to 3 s, the decisions reading the costs
+    model costs(master, timeline); return the result, the coupled flow, each
+    component's FMU, and the run's saves and replays in order (`timeline`)."""
+    flow = pair(fmu_dir, plant, build)
+    flow.costs, start = costs(flow, timeline), len(timeline)
+    system = with_stop(flow)
+    try:
+        result = Halving(h=0.01).run(system, 3.0)
+    finally:
+        system.close()
+    fmus = {c.name: c.flow for c in flow.components}
+    return result, flow, fmus, timeline[start:]
+
+
+def saved(events: list[tuple], fmu) -> list[float]:
+    """The times at which the FMU was saved, in a run's `timeline`."""
+    return [t for kind, who, t in events if kind == "keep" and who is fmu]
+
+
 @pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
 @pytest.mark.parametrize("plant", ["MassSpringStop", "MassSpringStopSlowSave"])
 def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
     """The same impacts and states, bit for bit, whether the points a halving
-    returns to were saved or (the slow save) replayed from a saved one."""
+    returns to were saved or (the slow save) replayed from a saved one. An FMU
+    is saved only before a step that may be undone, at a point the run does
+    not return to otherwise, so, whatever the costs measured, no more often
+    than where both FMUs are saved before every such step (fixed costs of one
+    step each, `StepUnits`), itself far below a save per step."""
+    units = {"plant": 1.0, "controller": 1.0}
+    _, _, fmus, _ = run_pair(
+        fmu_dir, "MassSpringStop", "", lambda _, t: StepUnits(units, t), []
+    )
+    most_saves = sum(fmu.n_state_saves for fmu in fmus.values())
     flow = pair(fmu_dir, plant)
     flow.record(["plant.x", "controller.F"])
     system = with_stop(flow)
@@ -98,9 +210,8 @@ def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
         assert result.event_times.tolist() == PAIR_IMPACTS
         assert result.x[-1].tolist() == PAIR_END
         assert result.outputs["controller.F"][-1] == PAIR_F_END
-        # a save per step would be 648 (324 steps of 2 FMUs); saves before the
-        # steps near the 2 impacts only stay far below
-        assert int(result.provenance["fmu_state_saves"]) <= 100
+        assert int(result.provenance["fmu_state_saves"]) <= most_saves
+        assert most_saves < result.stats["n_steps"]  # 2 FMUs: a save per step
     # at most the run's start (t0 in each FMU) and each impact's reset of the
     # plant's velocity (it refuses setting a state in step mode), fewer where a
     # state the first run saved there is still kept; none for the 219 samples
@@ -112,49 +223,83 @@ def test_a_guarded_pair_saves_only_near_its_impacts(fmu_dir, resets, plant):
 @pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
 @pytest.mark.parametrize("build", ["", "_fmi3"])
 def test_a_slow_save_is_replayed_alone_and_saved_where_the_search_returns(
-    fmu_dir, build
+    fmu_dir, timeline, build
 ):
-    """The plant whose save costs 0.5 ms returns to the points Halving undoes by
-    replaying its own steps with the inputs it had (the controller, whose
-    save is cheap, restores its states and replays nothing), and is saved
-    where a search returns: the same run, bit for bit, as the pair with
-    cheap saves, in FMI 2.0 and 3.0. The plant saves no state where it can
-    enter the point again by the calls that entered it first: the run's
-    start (its initialisation) and the point after each impact (a reset
-    and initialisation with the new velocity). The plant saves at the start
-    of the first bracket, where the forecast first sees the second crossing
-    coming, and where a bracket's returns cost more than a save. Where the
-    replays' time overtakes the save's (rent or buy) depends on how fast the
-    machine replays against the save's fixed 0.5 ms of CPU, so the saves and
-    replayed steps are bounded loosely, not counted."""
-    runs, saved_at = {}, []
+    """The plant whose save spends 0.5 ms of CPU (its model.toml's
+    state_save_cost) returns to the points Halving undoes by replaying its own
+    steps with the inputs it had, and is saved where a search returns: the
+    same run, bit for bit, as the pair with cheap saves, in FMI 2.0 and 3.0,
+    with the costs this machine measures. How many saves and replays that
+    takes depends on the machine's speed (the fixed costs below count them);
+    what holds on any machine is rent or buy with the costs the run measured:
+    for each FMU, between two of its saves its replays but the last cost less
+    than the largest save cost the decisions read."""
+    runs = {}
     for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
-        flow = pair(fmu_dir, plant, build)
-        system = with_stop(flow)
-        try:
-            result = Halving(h=0.01).run(system, 3.0)
-        finally:
-            system.close()
-        saves = {c.name: c.flow.n_state_saves for c in flow.components}
-        runs[plant] = result, saves, flow.n_steps_replayed
-        saved_at = [t for t, _ in flow._saved_at[0]]  # the plant's (the last 8)
-    (cheap, cheap_saves, cheap_replayed) = runs["MassSpringStop"]
-    (slow, slow_saves, slow_replayed) = runs["MassSpringStopSlowSave"]
+        runs[plant] = run_pair(fmu_dir, plant, build, TimedCosts, timeline)
+    (cheap, *_), (slow, *_) = runs.values()
     assert slow.event_times.tolist() == cheap.event_times.tolist() == PAIR_IMPACTS
     assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
-    # cheap saves (`cosim_master.CHEAP_SAVE`): each FMU saved before each step
-    # that may be undone, so nothing is replayed, except where a first save,
-    # timed with its one-time cost, makes it replay until a later save is timed
-    assert min(cheap_saves.values()) >= 30
-    assert sum(cheap_replayed.values()) < 30
-    # the slow save: the controller as before, the plant replays alone and
-    # saves where returns make it pay, far less often than at every step
-    assert slow_saves["controller"] >= 30
-    assert slow_replayed["controller"] < slow_replayed["plant"] / 10
-    assert 2 <= slow_saves["plant"] <= 4
-    assert 300 <= slow_replayed["plant"] <= 550
-    assert len(saved_at) == slow_saves["plant"]
-    assert not {0.0, *PAIR_IMPACTS} & set(saved_at)  # entered again instead
+    for _, flow, fmus, events in runs.values():
+        for name, fmu in fmus.items():
+            largest = flow.costs.largest_save.get(name, 0.0)
+            assert_rent_or_buy(events, name, fmu, largest)
+
+
+@pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
+@pytest.mark.parametrize("build", ["", "_fmi3"])
+@pytest.mark.parametrize("save", [CHEAP_SAVE, 6.0, 40.0])
+def test_fixed_costs_give_the_saves_and_replays_the_rule_gives(
+    fmu_dir, timeline, build, save
+):
+    """With the costs fixed in plain steps (`StepUnits`: the controller's save
+    costs 1, the plant's `save`), the saves and replays follow from the rule
+    alone. The reference saves both FMUs before every step that may be undone
+    (saves of 1 step). The controller, whose save costs 1 <= CHEAP_SAVE steps,
+    does so in every run, replays nothing, and so saves as often as in the
+    reference (the same steps: the results are the same, bit for bit). The
+    plant, where its save costs at most CHEAP_SAVE steps, does the same; where
+    it costs more, it is saved only where it cannot replay (no point it can
+    return to within `_replay_limit` steps) and where its replays' rent
+    reaches the save (`assert_rent_or_buy`): never at the start or right after
+    an impact, which it enters again by the calls that entered it first, and
+    it replays (a halving's return to the middle of its bracket, one step from
+    the bracket's start). The plant without a slow save, given the same costs,
+    saves and replays the same: the decisions depend on the costs alone."""
+    unit = {"plant": 1.0, "controller": 1.0}
+    reference, _, ref_fmus, ref_events = run_pair(
+        fmu_dir, "MassSpringStop", build, lambda _, t: StepUnits(unit, t), timeline
+    )
+    costs = {"plant": save, "controller": 1.0}
+    runs = [
+        run_pair(fmu_dir, plant, build, lambda _, t: StepUnits(costs, t), timeline)
+        for plant in ("MassSpringStopSlowSave", "MassSpringStop")
+    ]
+    result, flow, fmus, events = runs[0]
+    replayed = flow.n_steps_replayed
+    ref_saves = {name: fmu.n_state_saves for name, fmu in ref_fmus.items()}
+    saves = {name: fmu.n_state_saves for name, fmu in fmus.items()}
+    assert result.event_times.tolist() == reference.event_times.tolist()
+    assert result.event_times.tolist() == PAIR_IMPACTS
+    assert np.array_equal(result.t, reference.t)
+    assert np.array_equal(result.x, reference.x)
+    assert saves["controller"] == ref_saves["controller"] == ref_saves["plant"]
+    assert replayed["controller"] == 0
+    if save <= CHEAP_SAVE:
+        assert saves["plant"] == ref_saves["plant"] and replayed["plant"] == 0
+    else:
+        assert replayed["plant"] > 0
+        rent = rents(events, "plant", fmus["plant"])
+        assert replayed["plant"] == sum(sum(stretch) for stretch in rent)
+        assert_rent_or_buy(events, "plant", fmus["plant"], save)
+        plant_saved_at = saved(events, fmus["plant"])  # each keep a save
+        assert len(plant_saved_at) == saves["plant"]
+        assert not {0.0, *PAIR_IMPACTS} & set(plant_saved_at)
+    # the plain plant given the slow one's costs: the same decisions
+    _, same, same_fmus, same_events = runs[1]
+    assert same.n_steps_replayed == replayed
+    assert {name: fmu.n_state_saves for name, fmu in same_fmus.items()} == saves
+    assert [event[::2] for event in same_events] == [event[::2] for event in events]
 
 
 @pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
@@ -169,8 +314,11 @@ def test_a_slow_save_second_in_the_coupling_replays_its_own_part(
     replay reads its own inputs and states, which are not the first in the
     step's vectors (`CommunicationStep.replay`'s offsets; the tests above have
     the plant first). Every replayed step checked bit for bit (a miss would
-    warn, an error here), the run the cheap pair's bit for bit; the plant
-    replays, the controller (cheap saves) replays none."""
+    warn, an error here), the run the cheap pair's bit for bit. With the costs
+    fixed (`StepUnits`: a plant's save 40 steps, the controller's 1) the plant
+    replays (it is saved only where it cannot replay or its rent reaches a
+    save), the controller (a save of at most CHEAP_SAVE steps, saved before
+    each step that may be undone) replays none."""
 
     def bounce(t, x):  # states: controller.z, plant.x, plant.v
         return np.array([x[0], x[1], -0.6 * x[2]])
@@ -182,6 +330,7 @@ def test_a_slow_save_second_in_the_coupling_replays_its_own_part(
             "plant": open_fmu(fmu_dir / f"{plant}{build}.fmu", "cs"),
         }
         flow = couple(parts, CONNECTIONS, communication=Communication(scheme, inputs))
+        flow.costs = StepUnits({"plant": 40.0, "controller": 1.0}, [])
         assert flow.state_names == ("controller.z", "plant.x", "plant.v")
         stop = Edge(Guard(lambda t, x: 1.0 - x[1], "falling"), "run", bounce, "stop")
         system = HybridSystem([Mode("run", flow, [stop])], "run", flow.x0)
@@ -195,7 +344,7 @@ def test_a_slow_save_second_in_the_coupling_replays_its_own_part(
     if scheme == "jacobi":  # Jacobi steps both from the values at t: any order
         assert slow.event_times.tolist() == PAIR_IMPACTS
     assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
-    assert slow_replayed["plant"] > 100 and slow_replayed["controller"] == 0
+    assert slow_replayed["plant"] > 0 and slow_replayed["controller"] == 0
 
 
 @pytest.mark.filterwarnings("error::fmibridge.core.errors.FmibridgeWarning")
@@ -205,17 +354,22 @@ def test_a_slow_save_beside_a_component_called_back_replays_whole_steps(fmu_dir)
     direct, so the plant's returns replay the master's whole steps from a
     point both saved (`_return_to`), checked against the point's states (a
     miss would enter by a reset, with a warning: an error here): the same
-    impacts, t and x bit for bit as with the cheap plant, which replays none.
-    How many steps the slow plant replays and saves depends on a whole step's
-    time against the save's, so those are bounded loosely."""
+    impacts, t and x bit for bit as with the cheap plant. With the costs fixed
+    (`StepUnits`), the cheap plant's save costs one step: it is saved before
+    every step that may be undone (no chain of steps is cheaper) and replays
+    none. The slow plant's costs 40 steps: it replays chains of at most
+    MAX_REPLAY (32) steps from a saved point, cheaper than its save, and is
+    saved only where none is that near: before the first bracket (56 steps
+    after the start), and at no point the cheap plant was not saved at."""
     runs = {}
-    for plant in ("MassSpringStop", "MassSpringStopSlowSave"):
+    for plant, save in (("MassSpringStop", 1.0), ("MassSpringStopSlowSave", 40.0)):
         parts = {
             "plant": open_fmu(fmu_dir / f"{plant}.fmu", "cs"),
             "controller": open_fmu(fmu_dir / "PositionController.fmu", "me"),
         }
         flow = couple(parts, CONNECTIONS, communication=Communication("jacobi"))
         assert not flow._compiled.direct  # the controller is called back
+        flow.costs = StepUnits({"plant": save}, [])
         system = with_stop(flow)
         try:
             result = Halving(h=0.01).run(system, 3.0)
@@ -227,8 +381,8 @@ def test_a_slow_save_beside_a_component_called_back_replays_whole_steps(fmu_dir)
     assert slow.event_times.tolist() == cheap.event_times.tolist()
     assert np.max(np.abs(slow.event_times - PAIR_IMPACTS)) < 1e-9  # CS vs ME
     assert np.array_equal(slow.t, cheap.t) and np.array_equal(slow.x, cheap.x)
-    assert cheap_replayed == 0 and replayed > 50
-    assert 0 < saves <= 8
+    assert cheap_replayed == 0 and replayed > 0
+    assert 0 < saves <= cheap_saves
 
 
 def test_a_replay_that_differs_is_said_and_entered_by_a_reset(fmu_dir, monkeypatch):
@@ -278,20 +432,30 @@ def test_a_plain_run_saves_nothing(fmu_dir, resets):
 def test_the_cs_adapter_keeps_its_impacts_without_a_reset_per_sample(
     tmp_path, fmu_dir, resets, plant
 ):
-    """Gauss-Seidel, extrapolated inputs, the guard an output (plant.gap)."""
+    """Gauss-Seidel, extrapolated inputs, the guard an output (plant.gap). The
+    costs fixed (`StepUnits`: the plain plant's save one step, the slow one's
+    40), so the saves follow from the rule: the plain plant is saved before
+    every step that may be undone, so it returns to no point by a reset; the
+    slow one may return to the point after an impact by the reset that
+    entered it first, at most once per step undone."""
     text = (ROOT / "adapters" / "controlled_stop_cs.toml").read_text()
     path = tmp_path / "controlled_stop_cs.toml"
     text = text.replace("MassSpringStop.fmu", f"{plant}.fmu")
     path.write_text(text.replace("../fmus/build", str(fmu_dir)))
     with load_adapter(path) as adapter:
+        flow = adapter.system.mode(adapter.system.initial_mode).flow
+        flow.costs = StepUnits({"plant": SAVES[plant], "controller": 1.0}, [])
         result = adapter.run()
     assert result.event_times.tolist() == ADAPTER_IMPACTS
     # the plant's, at each impact; the slow save's returns to the point after
     # an impact enter it again by the same reset instead of saving
     assert resets["n"] - resets["again"] == len(ADAPTER_IMPACTS)
-    assert resets["again"] <= (0 if plant == "MassSpringStop" else 10)
-    # saves only near the 7 impacts, not at each of the run's steps
-    assert int(result.provenance["fmu_state_saves"]) <= 400
+    if plant == "MassSpringStop":
+        assert resets["again"] == 0
+    assert resets["again"] <= result.stats["n_rejected"]
+    # saves only before the steps near the 7 impacts the forecast flags: for
+    # 2 FMUs, fewer than one per step of the run
+    assert int(result.provenance["fmu_state_saves"]) < result.stats["n_steps"]
     assert np.all(np.isfinite(result.outputs["controller.r"]))
 
 
@@ -305,8 +469,9 @@ def test_an_approached_guard_needs_no_undo_and_converges_as_halving(
 ):
     """Halving(locate="approach") steps the slow-save pair short of the stop
     and crosses it by a step of t_tol: no step undone, so the plant replays
-    nothing and is saved only where the forecast sees a crossing coming with
-    no point to replay from near. Its impacts converge to the same coupling in
+    nothing and (its save fixed at 40 steps, `StepUnits`) is saved only where
+    the forecast sees a crossing coming with no point to replay from within
+    40 steps: once before each impact. Its impacts converge to the same coupling in
     Model Exchange at the coupling's order (Jacobi with held inputs: first;
     Gauss-Seidel with extrapolated inputs: second), as halving's do, and differ
     from halving's by less than halving's own coupling error: both run the same
@@ -332,6 +497,7 @@ def test_an_approached_guard_needs_no_undo_and_converges_as_halving(
             "controller": open_fmu(fmu_dir / f"PositionController{build}.fmu", "cs"),
         }
         flow = couple(parts, CONNECTIONS, communication=communication)
+        flow.costs = StepUnits({"plant": 40.0, "controller": 1.0}, [])
         system = with_stop(flow)
         try:
             result = Halving(h=h, locate=locate).run(system, 3.0)

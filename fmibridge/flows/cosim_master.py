@@ -24,7 +24,8 @@
    (where one differs, the FMU enters the point by a reset, with a warning),
    and is saved where a replay returned it once the replays there are
    expected to cost more than the save (a return means a crossing is being
-   located: checkpoint placement);
+   located: checkpoint placement). The costs compared are the run's timings,
+   or fixed ones in their place (`CoupledCoSimulation.costs`);
 2. the connections are propagated at t, algebraic loops solved;
 3. each component steps to t + h. Jacobi: all from the values at t.
    Gauss-Seidel: in order, each using the new outputs of those before it.
@@ -74,7 +75,7 @@ import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import NoReturn, cast
+from typing import NoReturn, Protocol, cast
 
 import numpy as np
 
@@ -102,6 +103,58 @@ MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 # a save costs less than the replays it spares; the margin covers a first save's
 # one-time cost (fmi2GetFMUstate allocates on the first save: FMI 2.0, sec. 2.1.8).
 CHEAP_SAVE = 4.0
+
+
+class Costs(Protocol):
+    """The costs the master's save-or-replay decisions compare, in one unit;
+    0 where not known yet. `MeasuredCosts` (the default) times them in the run;
+    a model with fixed costs (`CoupledCoSimulation.costs`) makes the decisions,
+    and so the saves and replays, the same on every machine."""
+
+    def save(self, name: str) -> float:
+        """A state save of the Co-Simulation FMU `name`."""
+        ...
+
+    def step(self) -> float:
+        """A plain communication step of the whole coupling."""
+        ...
+
+    def do_step(self, name: str) -> float:
+        """One doStep of the Co-Simulation FMU `name` in the compiled step."""
+        ...
+
+    def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        """A replay of n_steps by the FMU `name` that took `seconds` (wall)."""
+        ...
+
+
+class MeasuredCosts:
+    """The costs as the run times them: a save's CPU seconds
+    (`CoSimulationFlow.save_cost`), the running mean of a plain step's wall
+    seconds (`_cosim.step_done`), the compiled step's running mean of each
+    FMU's doStep (`CommunicationStep.do_step_cost`), a replay's wall seconds."""
+
+    def __init__(self, master: CoupledCoSimulation) -> None:
+        self._master = master
+        names = [c.name for c in master.components]
+        self._flows = {names[k]: master.components[k].flow for k in range(len(names))}
+        self._index = {name: k for k, name in enumerate(names)}
+
+    def save(self, name: str) -> float:
+        """The FMU's save cost: the least CPU seconds of its first timed saves."""
+        return cast(CoSimulationFlow, self._flows[name]).save_cost
+
+    def step(self) -> float:
+        """The running mean of a plain communication step's wall seconds."""
+        return self._master._step_cost
+
+    def do_step(self, name: str) -> float:
+        """The running mean of the FMU's doStep in wall seconds."""
+        return float(self._master._compiled.do_step_cost[self._index[name]])
+
+    def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        """The replay's wall seconds, as timed."""
+        return seconds
 
 
 @dataclass(frozen=True)
@@ -139,7 +192,15 @@ class Communication:
 
 
 class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_terminated: read from the components
-    """Components coupled by communication steps; see the module docstring."""
+    """Components coupled by communication steps; see the module docstring.
+
+    Attributes
+    ----------
+    costs : Costs
+        The costs the save-or-replay decisions compare (`MeasuredCosts`: timed
+        in the run). Where a run starts with fixed costs in its place, its
+        saves and replays do not depend on the machine's speed.
+    """
 
     # a run's saves and replays, per saving component (`_forget_saves`)
     _saved_at: list[OrderedDict[tuple, None]]  # the last points it was saved at
@@ -174,7 +235,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
         self._saving_slices = [self._slices[k] for k in saving]
-        self._saving_index = saving  # each one's index among the components
+        self._saving_names = [self.components[k].name for k in saving]  # `costs`
         self._forget_saves()
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
@@ -199,6 +260,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             if call is not None
         }
         self._compiled = _compiled_step(self, calls)
+        self.costs: Costs = MeasuredCosts(self)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
         self._here = False  # the step starts where the last one ended
@@ -328,7 +390,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             flow.goto(chain[0][0], chain[0][1][where])
             start = time.perf_counter()  # the replay's own cost: what a save spares
             done = step.replay(c, chain, np.ascontiguousarray(x))
-            spent = time.perf_counter() - start
+            seconds = time.perf_counter() - start
             self._compiled_at = []
             self._steps_replayed[c] += done + (done < len(chain))
             if done < len(chain):
@@ -341,6 +403,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                     if key in self._history:
                         self._history.move_to_end(key)
             self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
+            spent = self.costs.replay(self._saving_names[c], done, seconds)
             if self._save_after_replay(c, spent, h):
                 self._keep(t, x, [c])
         return replayed
@@ -373,16 +436,19 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return self._saving[c].can_return(t, x[self._saving_slices[c]], True)
 
     def _save_after_replay(self, c: int, spent: float, h: float) -> bool:
-        """Whether to save component c, just returned by a replay of `spent`
-        s, before a step of h. Each later return of the search replays these
-        steps again unless c is saved here, so save once the replays since its
-        last save (`_rent`) and those still expected cost a save (rent or buy;
-        checkpointing for reversal, Griewank 1992): a search halving h down to
-        the last bracket (`_h_min`) returns log2(h / h_min) more times; before
-        a first search, once."""
+        """Whether to save component c, just returned by a replay that cost
+        `spent` (`costs`), before a step of h. Each later return of the search
+        replays these steps again unless c is saved here, so save once the
+        replays since its last save (`_rent`) and those still expected cost a
+        save (rent or buy; checkpointing for reversal, Griewank 1992): a search
+        halving h down to the last bracket (`_h_min`) returns log2(h / h_min)
+        more times; before a first search, once. Where it saves none, the rent
+        stays below the save's cost less this replay's, so between two saves
+        the replays cost less than a save and one replay."""
         self._rent[c] += spent
         expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
-        return self._rent[c] + spent * expected >= self._saving[c].save_cost
+        save_cost = self.costs.save(self._saving_names[c])
+        return self._rent[c] + spent * expected >= save_cost
 
     def _chain(
         self,
@@ -503,9 +569,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             flow = self._saving[c]
             flow.keep()
             self._rent[c] = 0.0
-            alone = (
-                self._compiled.direct and flow.save_cost > CHEAP_SAVE * self._step_cost
-            )
+            alone = self._compiled.direct and not self._cheap(c)
             self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
             saved_at = self._saved_at[c]
             saved_at[key] = None
@@ -527,15 +591,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return everyone
         if self._compiled.direct:
             return [
-                c
-                for c, flow in enumerate(self._saving)
-                if flow.save_cost <= CHEAP_SAVE * self._step_cost
-                or not self._can_replay(c, t, x)
+                c for c in everyone if self._cheap(c) or not self._can_replay(c, t, x)
             ]
-        save_cost = sum(flow.save_cost for flow in self._saving)
+        save_cost = sum(self.costs.save(name) for name in self._saving_names)
+        step_cost = self.costs.step()
         limit = MAX_REPLAY  # a chain this long costs a save: no need to walk on
-        if self._step_cost > 0.0:
-            limit = min(limit, math.ceil(save_cost / self._step_cost))
+        if step_cost > 0.0:
+            limit = min(limit, math.ceil(save_cost / step_cost))
         if limit <= 1:
             return everyone
         if all(
@@ -544,7 +606,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         ):  # each saved here, or entered it by a reset it repeats
             return []
         chain = len(self._chain(t, x, saved=True, limit=limit))
-        return everyone if chain == 0 or chain * self._step_cost >= save_cost else []
+        return everyone if chain == 0 or chain * step_cost >= save_cost else []
+
+    def _cheap(self, c: int) -> bool:
+        """True if component c's save costs at most CHEAP_SAVE plain steps
+        (`costs`; so too a save not yet timed)."""
+        name = self._saving_names[c]
+        return self.costs.save(name) <= CHEAP_SAVE * self.costs.step()
 
     def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
         """True if component c can come back to (t, x): it saved its state
@@ -568,10 +636,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         as its save costs at its own doStep's cost (`CommunicationStep.
         do_step_cost`), at least MAX_REPLAY and fewer than the steps the master
         remembers (MAX_HISTORY)."""
-        cost = self._compiled.do_step_cost[self._saving_index[c]]
+        name = self._saving_names[c]
+        cost = self.costs.do_step(name)
         if cost <= 0.0:
             return MAX_REPLAY
-        steps = self._saving[c].save_cost / cost
+        steps = self.costs.save(name) / cost
         return int(min(MAX_HISTORY - 1, max(MAX_REPLAY, steps)))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
