@@ -444,7 +444,9 @@ def check_stray(
             f"contact force would miss that motion. Write the gap over the "
             f"coordinates alone (a state that never moves can be a parameter), or "
             f"make those states coordinates (the configuration of a body the "
-            f"contact force acts on: a coupled adapter's `forces`)."
+            f"contact force acts on: an adapter's `force_input`, whose coordinates "
+            f"are the first half of the FMU's states, or a coupled adapter's "
+            f"`forces`, the first half of each body's; projection moves one)."
         )
 
 
