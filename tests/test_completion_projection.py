@@ -4,6 +4,7 @@ drive (no constraint-force input), against DriveStopForced, the same model with
 one (adapters/drive_stop.toml, adapters/drive_stop_forced.toml)."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from fmibridge.core.errors import AdapterError, FmibridgeError
 from fmibridge.core.result import Status
 from fmibridge.core.system import HybridSystem
 from fmibridge.formats.adapters import load_adapter
+from fmibridge.methods.contact import Contact
 from fmibridge.methods.projection import ProjectedContact
 from fmibridge.models import bouncing_ball
 
@@ -285,27 +287,53 @@ def test_a_coupled_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
     np.testing.assert_array_equal(result.x[-1], given.x[-1])
 
 
+SEVERAL = (  # what a gap that moves several states is told
+    "at the start, and completion by projection moves one coordinate (it refuses "
+    "a gap that also moves with another state; only the force-input route, the "
+    "input named above, acts on several coordinates), so write the gap over one "
+    'of them and name it: add `coordinate = "<the state the gap is measured along>"`'
+)
+
+
 @pytest.mark.parametrize(
-    ("velocity", "message"),
+    ("source", "replace", "message"),
     [
-        (  # a gap that moves two states: name the coordinate
-            'velocity = "-plant.v"\nmass = "plant.m"',
+        (  # two FMUs: the plant's x and the controller's integral z
+            "adapters/controlled_stop.toml",
+            {
+                **COUPLED_PROJECTION,
+                'velocity = "plant.v"': 'velocity = "-plant.v"\nmass = "plant.m"',
+                'gap = "plant.gap"': (
+                    'gap = "plant.x_stop - plant.x + 0.001 * controller.z"'
+                ),
+            },
+            'Add `forces = ["<body>.<its input>", ...]` if the bodies have them; '
             "otherwise the gap 'plant.x_stop - plant.x + 0.001 * controller.z' moves "
-            "with the states ['plant.x', 'controller.z'] at the start, so name the "
-            'coordinate: add `coordinate = "<the state the gap is measured along>"`',
+            f"with the states ['plant.x', 'controller.z'] {SEVERAL}",
+        ),
+        (  # one FMU: the slider's x and the motor current i
+            PROJECTION,
+            {
+                'gap = "gap"': 'gap = "x_stop - x + 0.001 * i"',
+                'velocity = "gap_velocity"': 'velocity = "-v"',
+                'coordinate = "x"': "",
+            },
+            'Add `force_input = "<its input>"` if it has one under another name; '
+            "otherwise the gap 'x_stop - x + 0.001 * i' moves with the states "
+            f"['x', 'i'] {SEVERAL}",
         ),
     ],
-    ids=["two-states"],
+    ids=["coupled", "single"],
 )
-def test_a_coupled_gap_expression_says_what_to_declare(
-    fmu_dir, tmp_path, velocity, message
+def test_a_gap_that_moves_several_states_is_told_what_works(
+    fmu_dir, tmp_path, source, replace, message
 ):
-    replace = {**COUPLED_PROJECTION, 'velocity = "plant.v"': velocity}
-    if "mass" in velocity:
-        replace['gap = "plant.gap"'] = (
-            'gap = "plant.x_stop - plant.x + 0.001 * controller.z"'
-        )
-    path = adapter_file(fmu_dir, tmp_path, "adapters/controlled_stop.toml", **replace)
+    """Without `coordinate` a gap that moves several states is told that
+    projection moves one and refuses the others (so naming one of them, as the
+    advice once said, only met the refusal of a riding state), and which route
+    acts on several coordinates (the refusal of a riding state:
+    `test_a_gap_that_moves_with_a_riding_state_is_refused`)."""
+    path = adapter_file(fmu_dir, tmp_path, source, **replace)
     with pytest.raises(AdapterError) as error:
         load_adapter(path)
     assert "[constraint.gap] " in str(error.value) and message in str(error.value)
@@ -372,3 +400,115 @@ def test_a_single_fmu_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
     assert result.state_names[contact.q_index[0]] == "x"
     assert events(result)["zeno"].t == pytest.approx(0.385027915, abs=1e-8)
     assert events(result)["lift-off"].t == pytest.approx(1.0495947, abs=3e-5)
+
+
+# -- a gap that moves with time (a moving wall) --
+
+WALL = (  # what a gap that moves with time is told to do
+    "Write the gap over the coordinates and parameters alone; a wall that moves "
+    "can be a body of the model"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "replace", "gap"),
+    [
+        (  # a wall moving at 1 cm/s, on the projection route
+            PROJECTION,
+            {'gap = "gap"': 'gap = "x_stop + 0.01 * t - x"'},
+            "x_stop + 0.01 * t - x",
+        ),
+        (  # a wall that jumps at t = 1: dh/dt = 0 at the start, so read as written
+            PROJECTION,
+            {'gap = "gap"': 'gap = "x_stop - x - (0.005 if t > 1 else 0)"'},
+            "x_stop - x - (0.005 if t > 1 else 0)",
+        ),
+        (  # two FMUs: a wall that oscillates
+            "adapters/controlled_stop.toml",
+            {
+                **COUPLED_PROJECTION,
+                'gap = "plant.gap"': 'gap = "plant.x_stop - plant.x + 0.01 * sin(t)"',
+            },
+            "plant.x_stop - plant.x + 0.01 * sin(t)",
+        ),
+    ],
+    ids=["ramp", "jump", "coupled"],
+)
+def test_a_gap_expression_that_reads_t_is_refused(
+    fmu_dir, tmp_path, source, replace, gap
+):
+    """The contact law takes the gap as h(q) (Or and Ames, Def. 2): a gap that
+    reads t would complete without its own motion dh/dt, so it is refused as
+    the file is read, naming the file, the key and the gap."""
+    path = adapter_file(fmu_dir, tmp_path, source, **replace)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}: ")
+    assert f"[constraint.gap] The gap {gap!r} reads the time t" in text
+    assert WALL in text
+
+
+@pytest.mark.parametrize(
+    ("source", "replace", "gap", "slope"),
+    [
+        (  # DriveStop's output V = V0 sin(2 pi f t): V0 = 6 V, f = 0.5 Hz
+            PROJECTION,
+            {'gap = "gap"': 'gap = "x_stop - x + 0.001 * V"'},
+            "x_stop - x + 0.001 * V",
+            0.001 * 6.0 * 2.0 * np.pi * 0.5,
+        ),
+        (  # the FMU's own variable V stands for a gap output that moves with time
+            FORCED,
+            {'gap = "gap"': 'gap = "V"'},
+            "V",
+            6.0 * 2.0 * np.pi * 0.5,
+        ),
+        (  # the controller's reference r = r0 + R sin(Omega t): R = 0.5, Omega = 1
+            "adapters/controlled_stop.toml",
+            {
+                **COUPLED_PROJECTION,
+                'gap = "plant.gap"': (
+                    'gap = "plant.x_stop - plant.x + 0.001 * controller.r"'
+                ),
+            },
+            "plant.x_stop - plant.x + 0.001 * controller.r",
+            0.001 * 0.5 * 1.0,
+        ),
+    ],
+    ids=["output", "variable", "coupled"],
+)
+def test_a_gap_that_moves_with_time_through_the_model_is_refused(
+    fmu_dir, tmp_path, source, replace, gap, slope
+):
+    """A gap that reads an output depending on time does not name t: the start
+    check differentiates h in t at the start's states and finds dh/dt."""
+    path = adapter_file(fmu_dir, tmp_path, source, **replace)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    text = str(error.value)
+    found = re.search(
+        rf"\[constraint\] The gap {re.escape(repr(gap))} moves with time at fixed "
+        rf"states \(dh/dt = (\S+) at t = 0.0;",
+        text,
+    )
+    assert text.startswith(f"{path}: ") and found and WALL in text
+    assert float(found[1]) == pytest.approx(slope, rel=1e-5)
+
+
+def test_a_gap_whose_input_varies_in_time_is_accepted(fmu_dir, tmp_path):
+    """ForcedOscillatorWithStop forced through its input u = U sin(Omega t): the
+    dynamics move with t, its gap x_max - x does not, and it is a contact."""
+    path = adapter_file(
+        fmu_dir,
+        tmp_path,
+        "adapters/forced_oscillator.toml",
+        **{"use_input = 0": 'use_input = 1\n\n[inputs]\nu = "U * sin(Omega * t)"'},
+    )
+    with load_adapter(path) as adapter:
+        contact, x0 = adapter.system.constraint, adapter.system.x0
+        flow = adapter.system.mode(adapter.system.initial_mode).flow
+        assert isinstance(contact, Contact)
+        assert contact.h(0.0, x0) == contact.h(1.0, x0) == 14.0 - 11.36263
+        forcing = flow.rhs(1.0, x0)[1] - flow.rhs(0.0, x0)[1]
+        assert forcing == pytest.approx(20.0 * np.sin(2.5), rel=1e-12)

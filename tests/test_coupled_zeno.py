@@ -9,6 +9,7 @@ round-off) and against the exact motion (`spring_table_exact`).
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -287,6 +288,39 @@ def test_bad_contacts_are_refused_naming_the_variable(
             coupled_contact(flow, gap, velocity, EXACT.e, forces=forces)
     finally:
         flow.close()
+
+
+def test_a_gap_that_moves_with_time_is_refused(fmu_dir, tmp_path):
+    """A table top that sinks at 1 cm/s: given as a function of t to
+    `coupled_contact`, the start check finds dh/dt = 0.01 (its difference in t
+    is exact on a ramp, to round-off); written in the adapter file, the gap is
+    refused as it is read."""
+    flow = coupled_flow(fmu_dir)
+    try:
+        with pytest.raises(FmibridgeError) as error:
+            coupled_contact(
+                flow,
+                lambda t, x: x[0] - x[2] + 0.01 * t,
+                gap_velocity,
+                EXACT.e,
+                forces=["ball.lam", "table.lam"],
+            )
+    finally:
+        flow.close()
+    found = re.search(r"moves with time at fixed states \(dh/dt = (\S+) ", str(error))
+    assert found and float(found[1]) == pytest.approx(0.01, rel=1e-6)
+    text = ADAPTER.read_text().replace(
+        'gap = "ball.h - table.x"', 'gap = "ball.h - table.x + 0.01 * t"'
+    )
+    path = tmp_path / "sinking.toml"
+    path.write_text(text.replace("../fmus/build", str(fmu_dir)))
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    assert str(error.value).startswith(f"{path}: ")
+    assert (
+        "[constraint.gap] The gap 'ball.h - table.x + 0.01 * t' reads the time t"
+        in str(error.value)
+    )
 
 
 def test_a_force_input_that_is_not_zero_is_refused(fmu_dir):

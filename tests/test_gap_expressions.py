@@ -161,6 +161,14 @@ def test_affine_gaps_have_exact_gradients_and_others_none():
         ("BouncingBall", "sin(h)", "v", "[constraint] The velocity 'v' is not the"),
         ("BouncingBall", "h - v", "v", "reads the velocities ['v']; it must be"),
         ("BouncingBall", "h - hh", "v", "[constraint.gap] unknown name(s) ['hh']"),
+        (  # a floor that rises at 1 cm/s: its motion dh/dt the contact law misses
+            "BouncingBall",
+            "h - 0.01 * t",
+            "v",
+            "[constraint.gap] The gap 'h - 0.01 * t' reads the time t (a wall that "
+            "moves); the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap "
+            "as h(q)",
+        ),
         (  # the FMU's own variables (`fmu_contact`), checked at its start too
             "BouncingBall",
             "v",

@@ -439,10 +439,10 @@ def projection_mass(
     without force input): its `mass`, 1 without one (lam is then a force per
     unit mass: the mass scales lam only, `methods.projection`), or None after
     recording a problem: a `coordinate` neither given nor inferred (`why`: what
-    the gap moves) is named with the line to add, after `lacking` (the force
-    input missing, and where to name it)."""
+    the gap moves, and what to do) is named with the line to add, after
+    `lacking` (the force input missing, and where to name it)."""
     if coordinate is None:
-        found = f"{why}, so name the coordinate: " if why else ""
+        found = f"{why}: " if why else ""
         problems.add(
             "constraint.gap",
             f"the gap expression {gap!r} needs a contact force, and {lacking}; "

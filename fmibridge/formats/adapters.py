@@ -81,7 +81,7 @@ from .adapter_tables import (
 )
 from .coupled import is_coupled, load_coupled
 from .expressions import Expression
-from .gap_expressions import gap_contact, projected_constraint
+from .gap_expressions import gap_contact, parse_gap, projected_constraint
 from .toml_file import read_toml
 
 TOP_KEYS = {
@@ -350,7 +350,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     """The [constraint]: a Contact (impact law, completion) where the FMU allows it.
 
     Its gap and velocity name variables of the FMU, or are expressions over its
-    variables, parameters and t (`gap_expressions`). The contact force acts
+    variables and parameters (`gap_expressions`; the velocity may read t, the
+    gap may not: `parse_gap`). The contact force acts
     through the FMU's constraint-force input; without one, `coordinate` (the
     state the gap is measured along) and `mass` (the effective mass along it)
     give the projection route (`methods.projection`).
@@ -444,7 +445,8 @@ def _expression(source, key: str, variables: set[str], problems) -> Expression |
             f"{sorted(variables)}, got {source!r}.",
         )
         return None
-    return problems.check(f"constraint.{key}", Expression.parse, source, variables, "")
+    parse = parse_gap if key == "gap" else Expression.parse
+    return problems.check(f"constraint.{key}", parse, source, variables)
 
 
 def _outputs(table, flow, problems) -> tuple[str, ...]:

@@ -88,7 +88,7 @@ from .adapter_tables import (
     state_function,
 )
 from .expressions import Expression
-from .gap_expressions import projected_constraint
+from .gap_expressions import parse_gap, projected_constraint
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -381,8 +381,8 @@ def _projected(path, table, flow, known, parameters, problems):
     connections drive."""
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
     gap, velocity = (
-        problems.check(f"constraint.{key}", Expression.parse, table.get(key), known, "")
-        for key in ("gap", "velocity")
+        problems.check(f"constraint.{key}", parse, table.get(key), known)
+        for key, parse in (("gap", parse_gap), ("velocity", Expression.parse))
     )
     if fields is None or gap is None or velocity is None:
         return None
@@ -410,8 +410,10 @@ def _is_forces(forces) -> bool:
 
 
 def _expression(path, source, flow, known, parameters, problems, key):
-    """A gap or velocity expression of a coupled [constraint] as f(t, x)."""
-    expr = problems.check(f"constraint.{key}", Expression.parse, source, known, "")
+    """A gap or velocity expression of a coupled [constraint] as f(t, x) (a gap
+    that reads t is refused: `parse_gap`)."""
+    parse = parse_gap if key == "gap" else Expression.parse
+    expr = problems.check(f"constraint.{key}", parse, source, known)
     if expr is None:
         return None
     where = f"{path}: [constraint.{key}]"

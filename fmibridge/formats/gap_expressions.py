@@ -1,25 +1,28 @@
 """A one-FMU [constraint] whose gap is an expression: h(q), dh(q) and H(q).
 
 A single-FMU adapter may give the gap of its [constraint] as an expression over
-the FMU's states, outputs, parameters and t (``gap = "x_max - x"``), as coupled
+the FMU's states, outputs and parameters (``gap = "x_max - x"``), as coupled
 adapters do (``gap = "ball.h - table.x"``), and its velocity as a variable or an
-expression. Completion needs the gap h(q) of the configuration q (the first
-half of the states, as `contact.fmu_force` splits them, or the coordinate of
-the projection route), its gradient dh(q) and, for the velocity term of the
+expression. A gap that reads the time t (a moving wall) is refused when the
+file is read (`parse_gap`): the contact law takes the gap as h(q).
+
+Completion needs the gap h(q) of the configuration q (the first half of the
+states, as `contact.fmu_force` splits them, or the coordinate of the
+projection route), its gradient dh(q) and, for the velocity term of the
 acceleration of h (Or and Ames, eq. 8), its Hessian H(q) (`expression_gap`):
 
 - **affine in q** (numbers, parameters and the states of q combined by +, -,
   unary minus, and * or / by a part that reads no state): dh is read off the
   syntax tree, exactly (the coefficient of each state), and H = 0;
-- **otherwise** (a function call, a power, an output of the FMU, t): dh by
+- **otherwise** (a function call, a power, an output of the FMU): dh by
   central differences (`contact.central_gradient`), H by second central
   differences of step HESSIAN_FD_STEP (1 + abs(q_j)).
 
 The rest is the contact recipe (`contact.build_contact`): the force map of the
 FMU's constraint-force input (`contact.fmu_force`, Or and Ames eqs. 5-7) or of
 the projection route (`projection.by_projection`), and the checks at the start
-that the gap moves with q alone and that the [constraint] velocity is its rate
-dh(q) qdot.
+that the gap moves with q alone, and not with time through an output it reads
+(Model Exchange), and that the [constraint] velocity is its rate dh(q) qdot.
 
 References
 ----------
@@ -37,7 +40,9 @@ from typing import cast
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from ..flows.base import VectorField
 from ..methods.contact import (
+    MOVING_WALL,
     SLOPE_RTOL,
     Contact,
     Gap,
@@ -110,6 +115,26 @@ def _scaled(part: tuple[dict, float], factor: float) -> tuple[dict, float]:
     return {k: factor * c for k, c in part[0].items()}, factor * part[1]
 
 
+def parse_gap(source: object, known: set[str]) -> Expression:
+    """Return the [constraint] gap `source` as an Expression over `known`.
+
+    Raises
+    ------
+    FmibridgeError
+        What `Expression.parse` refuses, and a gap that reads the time t: a
+        moving wall, whose own motion dh/dt the contact law (Or and Ames,
+        Def. 2, eqs. 4-8: h(q)) would miss. Refused as read, since a start
+        check (`contact.check_time`) cannot see a wall that starts moving later.
+    """
+    gap = Expression.parse(source, known)
+    if "t" in gap.names:
+        raise FmibridgeError(
+            f"The gap {gap.source!r} reads the time t (a wall that moves); "
+            f"{MOVING_WALL}."
+        )
+    return gap
+
+
 def gap_contact(
     flow,
     gap: Expression,
@@ -127,8 +152,8 @@ def gap_contact(
     flow : ModelExchangeFlow or CoSimulationFlow
         The FMU, with states [q, qdot] and a constraint-force input.
     gap, velocity : Expression
-        h(q), and its rate dh(q) qdot, over the FMU's variables, its
-        `parameters` and t.
+        h(q) over the FMU's variables and its `parameters` (`parse_gap`), and
+        its rate dh(q) qdot.
     restitution : float
         Newton's coefficient e in [0, 1].
     force_input : str
@@ -142,8 +167,8 @@ def gap_contact(
     Raises
     ------
     FmibridgeError
-        A gap that reads a velocity or moves with a state other than q, a
-        velocity that is not dh qdot, and what
+        A gap that reads a velocity or moves with a state other than q or
+        (Model Exchange) with time, a velocity that is not dh qdot, and what
         `contact.fmu_force` refuses (no force input, states that are not
         [q, qdot]).
 
@@ -154,7 +179,15 @@ def gap_contact(
     coordinates, force = fmu_force(flow, force_input)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
     labels, start = (gap.source, velocity.source), flow_start(flow)
-    return build_contact(labels, restitution, geometry, coordinates, force, start=start)
+    return build_contact(
+        labels,
+        restitution,
+        geometry,
+        coordinates,
+        force,
+        start=start,
+        probe_time=isinstance(flow, VectorField),
+    )
 
 
 def expression_gap(
@@ -174,7 +207,7 @@ def expression_gap(
     if read:
         raise FmibridgeError(
             f"The gap {gap.source!r} reads the velocities {read}; it must be a "
-            f"function of the configuration {q_names} (and t)."
+            f"function of the configuration {q_names}."
         )
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     rate = state_function(velocity, flow, parameters, f"{where}: [constraint.velocity]")
@@ -257,7 +290,11 @@ def inferred_coordinate(
 ) -> tuple[str | None, str]:
     """The state the gap is measured along, read off its gradient in the states
     at the start (central differences, `contact.central_gradient`): (its name, "")
-    where the gap moves exactly one state, else (None, why not)."""
+    where the gap moves exactly one state, else (None, why not and what to do).
+
+    A gap that moves several states cannot take the projection route with any
+    one of them named (`contact.check_stray` refuses the others), so the advice
+    says so: only a contact force acts on several coordinates."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     t0, x0, _ = flow_start(flow)
     row = np.abs(central_gradient(h, range(len(x0)), t0, x0))
@@ -268,8 +305,17 @@ def inferred_coordinate(
     if top > SLOPE_RTOL and len(moved) == 1:
         return moved[0], ""
     if not top > SLOPE_RTOL:
-        return None, f"the gap {gap.source!r} moves with no state at the start"
-    return None, f"the gap {gap.source!r} moves with the states {moved} at the start"
+        return None, (
+            f"the gap {gap.source!r} moves with no state at the start, so name "
+            f"the coordinate"
+        )
+    return None, (
+        f"the gap {gap.source!r} moves with the states {moved} at the start, "
+        f"and completion by projection moves one coordinate (it refuses a gap "
+        f"that also moves with another state; only the force-input route, the "
+        f"input named above, acts on several coordinates), so write the gap over "
+        f"one of them and name it"
+    )
 
 
 def projected_gap_contact(
@@ -291,7 +337,7 @@ def projected_gap_contact(
     flow : ModelExchangeFlow or CoupledModelExchange
         The FMU, or FMUs coupled in Model Exchange.
     gap, velocity : Expression
-        h, a function of the coordinate (and t), and its rate dh qdot.
+        h, a function of the coordinate (`parse_gap`), and its rate dh qdot.
     restitution : float
         Newton's coefficient e in [0, 1].
     coordinate : str
@@ -307,8 +353,8 @@ def projected_gap_contact(
     ------
     FmibridgeError
         A coordinate that is not a state or has no velocity state, a gap that
-        does not move with it, reads its velocity or moves with another state,
-        a velocity that is not dh qdot.
+        does not move with it, reads its velocity or moves with another state
+        or with time, a velocity that is not dh qdot.
 
     References
     ----------

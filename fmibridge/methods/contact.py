@@ -352,13 +352,16 @@ def build_contact(
     *,
     start: tuple[float, np.ndarray, Sequence[str]] | None = None,
     kind: Callable[..., Contact] = Contact,
+    probe_time: bool = True,
 ) -> Contact:
     """Return a contact from what its source gives (module docstring): the
     names of h and dh qdot (`labels`), its `geometry`, where q and qdot sit in x
     (`coordinates`) and the force map, with `kind` (`projection.ProjectedContact`
     for the projection route). At `start` (t0, x0 and the state names) its
     primitives are checked (`Contact.check`), that its gap moves with q alone
-    (`check_stray`), and its velocity (`check_rate`).
+    (`check_stray`) and, with `probe_time`, not with t (`check_time`; False
+    where h cannot be read at another time without stepping: a Co-Simulation
+    FMU's outputs), and its velocity (`check_rate`).
 
     References
     ----------
@@ -377,6 +380,8 @@ def build_contact(
     if start is not None:
         contact.check(start[0], start[1])
         check_stray(contact, *start)
+        if probe_time:
+            check_time(contact, *start)
         if geometry.rate is not None:
             check_rate(contact, geometry.rate, *start)
     return contact
@@ -439,7 +444,47 @@ def check_stray(
             f"contact force would miss that motion. Write the gap over the "
             f"coordinates alone (a state that never moves can be a parameter), or "
             f"make those states coordinates (the configuration of a body the "
-            f"contact force acts on: a coupled adapter's `forces`)."
+            f"contact force acts on: an adapter's `force_input`, whose coordinates "
+            f"are the first half of the FMU's states, or a coupled adapter's "
+            f"`forces`, the first half of each body's; projection moves one)."
+        )
+
+
+# What to do about a gap that moves with time: the refusal of `check_time` and
+# of a gap expression that reads t (`formats.gap_expressions.parse_gap`).
+MOVING_WALL = (
+    "the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap as h(q), a "
+    "function of the coordinates alone, so its rate dh(q) qdot, impact law and "
+    "contact force would miss the wall's own motion dh/dt and complete wrongly. "
+    "Write the gap over the coordinates and parameters alone; a wall that moves "
+    "can be a body of the model (its position a state the model moves), or, "
+    "without [constraint] and completion, an edge's guard and reset formula of "
+    "your own (expressions that may read t)"
+)
+
+
+def check_time(contact: Contact, t: float, x: np.ndarray, names: Sequence[str]) -> None:
+    """Raise unless the gap stands still in time at the states x: its slope in t
+    at fixed x, by a second-order one-sided difference forward from t (a model
+    may refuse a time before its start), must be zero.
+
+    The contact law takes the gap as h(q) (Or and Ames, Def. 2), a fixed
+    constraint: a gap that moves with t (a moving wall: an FMU output that
+    depends on time, or on an input that varies in time) has the rate
+    dh(q) qdot + dh/dt, which `check_rate` cannot see at fixed t. A gap whose
+    inputs vary while it does not is accepted. The check is local: a gap that
+    starts moving later (at a time event, a table's later jump) is not seen.
+    """
+    d = FD_STEP * (1.0 + abs(t))
+    h = [contact.h(t + k * d, x) for k in (0.0, 1.0, 2.0)]
+    slope = (-3.0 * h[0] + 4.0 * h[1] - h[2]) / (2.0 * d)
+    along_q = central_gradient(contact.h, contact.q_index, t, x)
+    if abs(slope) > SLOPE_RTOL * (1.0 + float(np.max(np.abs(along_q)))):
+        raise FmibridgeError(
+            f"The gap {contact.gap!r} moves with time at fixed states (dh/dt = "
+            f"{slope:.6g} at t = {t!r}; q: {[names[i] for i in contact.q_index]}): "
+            f"it reads the time (t, or an output that depends on time or on an "
+            f"input that varies in time); {MOVING_WALL}."
         )
 
 
@@ -694,8 +739,8 @@ def fmu_contact(
     FmibridgeError
         Naming the FMU and the variable when the FMU lacks one, or when its
         states cannot be split into q and qdot; naming the gap when it moves
-        with a state other than q, or the velocity is not its rate (checked at
-        the FMU's start, `build_contact`).
+        with a state other than q or (Model Exchange) with time, or the
+        velocity is not its rate (checked at the FMU's start, `build_contact`).
     """
     known = set(flow.state_names) | set(flow.output_names)
     for role, name in (("gap", gap), ("velocity", velocity)):
@@ -717,6 +762,7 @@ def fmu_contact(
         coordinates,
         force,
         start=flow_start(flow),
+        probe_time=isinstance(flow, VectorField),
     )
 
 

@@ -76,9 +76,9 @@ def coupled_contact(
     FmibridgeError
         Naming the variable: an unknown or connected force input, a body
         whose states cannot be split into q and qdot, a gap that depends on
-        states of no body, a velocity that is not the gap's rate, a force
-        input that pulls its body into the contact, or one that is not 0
-        before the contact acts.
+        states of no body or on time, a velocity that is not the gap's rate,
+        a force input that pulls its body into the contact, or one that is
+        not 0 before the contact acts.
 
     References
     ----------

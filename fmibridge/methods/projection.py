@@ -120,7 +120,8 @@ def projected_contact(
     ------
     FmibridgeError
         A coordinate that is not a state or has no velocity state, and a gap
-        that moves with another state at the FMU's start (`build_contact`).
+        that moves with another state or with time at the FMU's start
+        (`build_contact`).
 
     References
     ----------
