@@ -365,8 +365,18 @@ def test_a_gap_that_moves_several_states_is_told_what_works(
             "moves with ['controller.z'] (dh/dcontroller.z = 0.001 at t = 0.0), "
             "which are not coordinates q of the contact (q: ['plant.x'])",
         ),
+        (  # the force-input route along the coordinate x: i rides along too
+            FORCED,
+            {
+                'gap = "gap"': 'gap = "x_stop - x + 0.001 * i"',
+                'velocity = "gap_velocity"': 'velocity = "-v"',
+            },
+            "[constraint] The gap 'x_stop - x + 0.001 * i' moves with ['i'] "
+            "(dh/di = 0.001 at t = 0.0), which are not coordinates q of the "
+            "contact (q: ['x'])",
+        ),
     ],
-    ids=["single", "coupled"],
+    ids=["single", "coupled", "force-input"],
 )
 def test_a_gap_that_moves_with_a_riding_state_is_refused(
     fmu_dir, tmp_path, source, replace, message
@@ -400,6 +410,38 @@ def test_a_single_fmu_gap_expression_infers_its_coordinate(fmu_dir, tmp_path):
     assert result.state_names[contact.q_index[0]] == "x"
     assert events(result)["zeno"].t == pytest.approx(0.385027915, abs=1e-8)
     assert events(result)["lift-off"].t == pytest.approx(1.0495947, abs=3e-5)
+
+
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_a_gap_expression_with_a_coordinate_completes_as_the_gap_variable(
+    fmu_dir, tmp_path, version
+):
+    """drive_stop_forced.toml (force input lam, states x, v and the riding
+    current i) with the gap as an expression over its `coordinate` x: the same
+    contact recipe as the FMU's gap output, so the same run, bit for bit (the
+    expression's dh = -1 is exact, the output's is read off gap_velocity at
+    v = 1), and the impacts accumulate at the projection route's Zeno time."""
+    expression = {
+        'gap = "gap"': 'gap = "x_stop - x"',
+        'velocity = "gap_velocity"': 'velocity = "-v"',
+    }
+    (result, contact), (variable, _) = (
+        run(adapter_file(fmu_dir, tmp_path, FORCED, version, **replace), 1e-3)
+        for replace in (expression, {})
+    )
+    assert type(contact) is Contact and contact.gap == "x_stop - x"
+    assert [result.state_names[i] for i in (*contact.q_index, *contact.v_index)] == [
+        "x",
+        "v",
+    ]
+    assert result.status is Status.REACHED_END
+    assert sum(e.edge == "stop" for e in result.events) == 10
+    assert events(result)["zeno"].t == pytest.approx(0.385027915, abs=1e-8)
+    assert [(e.edge, e.t) for e in result.events] == [
+        (e.edge, e.t) for e in variable.events
+    ]
+    np.testing.assert_array_equal(result.x, variable.x)
+    np.testing.assert_array_equal(result["lam"], variable["lam"])
 
 
 # -- a gap that moves with time (a moving wall) --
@@ -447,6 +489,75 @@ def test_a_gap_expression_that_reads_t_is_refused(
     assert text.startswith(f"{path}: ")
     assert f"[constraint.gap] The gap {gap!r} reads the time t" in text
     assert WALL in text
+
+
+@pytest.mark.parametrize(
+    ("source", "replace", "velocity"),
+    [
+        (  # the force-input route: -1 at v = 1 and t = 0, where the check looks
+            FORCED,
+            {'velocity = "gap_velocity"': 'velocity = "-v + 0.01 * t"'},
+            "-v + 0.01 * t",
+        ),
+        (  # the projection route
+            PROJECTION,
+            {'velocity = "gap_velocity"': 'velocity = "-v * (1 + 0.1 * sin(t))"'},
+            "-v * (1 + 0.1 * sin(t))",
+        ),
+        (  # two FMUs, each with its force input: dh is read off the velocity
+            "adapters/ball_on_spring_table.toml",
+            {'velocity = "ball.v - table.v"': 'velocity = "ball.v - table.v + t"'},
+            "ball.v - table.v + t",
+        ),
+        (  # two FMUs on the projection route
+            "adapters/controlled_stop.toml",
+            {
+                **COUPLED_PROJECTION,
+                'velocity = "plant.v"': (
+                    'velocity = "-plant.v + 0.01 * t"\ncoordinate = "plant.x"'
+                ),
+            },
+            "-plant.v + 0.01 * t",
+        ),
+    ],
+    ids=["force-input", "projection", "coupled", "coupled-projection"],
+)
+def test_a_velocity_expression_that_reads_t_is_refused(
+    fmu_dir, tmp_path, source, replace, velocity
+):
+    """The velocity is the rate dh(q) qdot of a gap that stands still in time,
+    so no term in t: refused as the file is read, naming the file, the key and
+    the velocity (the check at the start compares it with the gap's slope at
+    unit velocities there, where these terms vanish or are small)."""
+    path = adapter_file(fmu_dir, tmp_path, source, **replace)
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}: ")
+    assert (
+        f"[constraint.velocity] The velocity {velocity!r} reads the time t, but it "
+        f"is the gap's rate dh(q) qdot" in text
+    )
+    assert "Write the velocity without t, as dh(q) qdot over the states" in text
+
+
+def test_the_time_is_no_velocity_of_a_coupled_constraint(fmu_dir, tmp_path):
+    """A coupled [constraint] on named variables takes no expression, and the
+    time t is no variable of the system."""
+    path = adapter_file(
+        fmu_dir,
+        tmp_path,
+        "adapters/controlled_stop.toml",
+        **{'velocity = "plant.v"': 'velocity = "t"'},
+    )
+    with pytest.raises(AdapterError) as error:
+        load_adapter(path)
+    found = re.search(
+        r"\[constraint.velocity\] must name a variable of the system \((\[.*?\])\), "
+        r"got 't'.",
+        str(error.value),
+    )
+    assert found and "'t'" not in found[1] and "'plant.v'" in found[1]
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,12 @@ from .adapter_tables import (
 )
 from .coupled import is_coupled, load_coupled
 from .expressions import Expression
-from .gap_expressions import gap_contact, parse_gap, projected_constraint
+from .gap_expressions import (
+    gap_contact,
+    parse_gap,
+    parse_velocity,
+    projected_constraint,
+)
 from .toml_file import read_toml
 
 TOP_KEYS = {
@@ -350,8 +355,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     """The [constraint]: a Contact (impact law, completion) where the FMU allows it.
 
     Its gap and velocity name variables of the FMU, or are expressions over its
-    variables and parameters (`gap_expressions`; the velocity may read t, the
-    gap may not: `parse_gap`). The contact force acts
+    variables and parameters (`gap_expressions`; neither may read t:
+    `parse_gap`, `parse_velocity`). The contact force acts
     through the FMU's constraint-force input; without one, `coordinate` (the
     state the gap is measured along) and `mass` (the effective mass along it)
     give the projection route (`methods.projection`).
@@ -411,6 +416,7 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
             force_input=force_input,
             parameters=parameters,
             where=where,
+            coordinate=coordinate,
         ),
     )
 
@@ -445,7 +451,7 @@ def _expression(source, key: str, variables: set[str], problems) -> Expression |
             f"{sorted(variables)}, got {source!r}.",
         )
         return None
-    parse = parse_gap if key == "gap" else Expression.parse
+    parse = parse_gap if key == "gap" else parse_velocity
     return problems.check(f"constraint.{key}", parse, source, variables)
 
 

@@ -87,8 +87,7 @@ from .adapter_tables import (
     read_outputs,
     state_function,
 )
-from .expressions import Expression
-from .gap_expressions import parse_gap, projected_constraint
+from .gap_expressions import parse_gap, parse_velocity, projected_constraint
 from .ssp import open_ssp
 
 TOP_KEYS = {
@@ -349,7 +348,8 @@ def _constraint(path, table, flow, known, parameters, problems):
     ):
         return _projected(path, table, flow, known, parameters, problems)
     if not isinstance(table, Mapping) or "forces" not in table:
-        fields = constraint_fields(table, parameters, problems, known=known)
+        names = known - {"t"}  # the time is no gap, nor a gap's rate
+        fields = constraint_fields(table, parameters, problems, known=names)
         if fields is None:
             return None
         return problems.check("constraint", UnilateralConstraint, *fields)
@@ -382,7 +382,7 @@ def _projected(path, table, flow, known, parameters, problems):
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
     gap, velocity = (
         problems.check(f"constraint.{key}", parse, table.get(key), known)
-        for key, parse in (("gap", parse_gap), ("velocity", Expression.parse))
+        for key, parse in (("gap", parse_gap), ("velocity", parse_velocity))
     )
     if fields is None or gap is None or velocity is None:
         return None
@@ -410,9 +410,9 @@ def _is_forces(forces) -> bool:
 
 
 def _expression(path, source, flow, known, parameters, problems, key):
-    """A gap or velocity expression of a coupled [constraint] as f(t, x) (a gap
-    that reads t is refused: `parse_gap`)."""
-    parse = parse_gap if key == "gap" else Expression.parse
+    """A gap or velocity expression of a coupled [constraint] as f(t, x) (one
+    that reads t is refused: `parse_gap`, `parse_velocity`)."""
+    parse = parse_gap if key == "gap" else parse_velocity
     expr = problems.check(f"constraint.{key}", parse, source, known)
     if expr is None:
         return None

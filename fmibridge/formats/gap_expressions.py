@@ -4,12 +4,14 @@ A single-FMU adapter may give the gap of its [constraint] as an expression over
 the FMU's states, outputs and parameters (``gap = "x_max - x"``), as coupled
 adapters do (``gap = "ball.h - table.x"``), and its velocity as a variable or an
 expression. A gap that reads the time t (a moving wall) is refused when the
-file is read (`parse_gap`): the contact law takes the gap as h(q).
+file is read (`parse_gap`): the contact law takes the gap as h(q); so is a
+velocity that reads t (`parse_velocity`): it is the rate dh(q) qdot.
 
 Completion needs the gap h(q) of the configuration q (the first half of the
-states, as `contact.fmu_force` splits them, or the coordinate of the
-projection route), its gradient dh(q) and, for the velocity term of the
-acceleration of h (Or and Ames, eq. 8), its Hessian H(q) (`expression_gap`):
+states, as `contact.fmu_force` splits them, or the state named `coordinate`,
+on the force-input route as on the projection route), its gradient dh(q)
+and, for the velocity term of the acceleration of h (Or and Ames, eq. 8), its
+Hessian H(q) (`expression_gap`):
 
 - **affine in q** (numbers, parameters and the states of q combined by +, -,
   unary minus, and * or / by a part that reads no state): dh is read off the
@@ -135,6 +137,35 @@ def parse_gap(source: object, known: set[str]) -> Expression:
     return gap
 
 
+def parse_velocity(source: object, known: set[str]) -> Expression:
+    """Return the [constraint] velocity `source` as an Expression over `known`.
+
+    Raises
+    ------
+    FmibridgeError
+        What `Expression.parse` refuses, and a velocity that reads the time t:
+        it is the rate dh(q) qdot of a gap h(q) that stands still in time
+        (`parse_gap`; Or and Ames, Def. 2, eqs. 4-8), which t cannot enter.
+        Where dh is read off the velocity (`contact.Gap.of_rate`) a term in t
+        would move dh with time, and the check at the start (`check_rate`)
+        cannot see one that vanishes there, so it is refused as read.
+    """
+    velocity = Expression.parse(source, known)
+    if "t" in velocity.names:
+        raise FmibridgeError(
+            f"The velocity {velocity.source!r} reads the time t, but it is the "
+            f"gap's rate dh(q) qdot: the contact law (Or and Ames, Def. 2, eqs. "
+            f"4-8) takes the gap as h(q), which stands still in time, so its rate "
+            f"is a function of the states alone; a term in t would enter dh where "
+            f"dh is read off the velocity, or pass the check at the start unseen "
+            f"where it vanishes there. Write the velocity without t, as dh(q) "
+            f'qdot over the states and parameters (for the gap "x_stop - x": '
+            f'"-v"); a wall that moves can be a body of the model (its position a '
+            f"state the model moves)."
+        )
+    return velocity
+
+
 def gap_contact(
     flow,
     gap: Expression,
@@ -144,13 +175,15 @@ def gap_contact(
     force_input: str,
     parameters: Mapping[str, float],
     where: str,
+    coordinate: str | None = None,
 ) -> Contact:
     """Return the Contact of an FMU whose gap (and velocity) are expressions.
 
     Parameters
     ----------
     flow : ModelExchangeFlow or CoSimulationFlow
-        The FMU, with states [q, qdot] and a constraint-force input.
+        The FMU, with states [q, qdot] (or the state `coordinate`) and a
+        constraint-force input.
     gap, velocity : Expression
         h(q) over the FMU's variables and its `parameters` (`parse_gap`), and
         its rate dh(q) qdot.
@@ -163,6 +196,10 @@ def gap_contact(
     where : str
         The adapter file, named (with the key) by an expression that fails at
         run time.
+    coordinate : str, optional
+        The state q the gap is measured along, whose derivative is its velocity
+        qdot; the other states ride along. Without it q is the first half of
+        the states (`contact.fmu_force`, as for an FMU's gap variable).
 
     Raises
     ------
@@ -170,13 +207,13 @@ def gap_contact(
         A gap that reads a velocity or moves with a state other than q or
         (Model Exchange) with time, a velocity that is not dh qdot, and what
         `contact.fmu_force` refuses (no force input, states that are not
-        [q, qdot]).
+        [q, qdot], a coordinate that is not a state with a velocity state).
 
     References
     ----------
     Or and Ames, eqs. (4)-(8).
     """
-    coordinates, force = fmu_force(flow, force_input)
+    coordinates, force = fmu_force(flow, force_input, coordinate)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
     labels, start = (gap.source, velocity.source), flow_start(flow)
     return build_contact(
