@@ -277,7 +277,10 @@ class Method(abc.ABC):
         )
 
     def _is_due(self, flow: Flow, t: float) -> bool:
-        """True if the flow's next time event is at t (up to round-off)."""
+        """True if the flow's next time event is at t (up to round-off) and the
+        flow runs on (an FMU that ended the simulation runs no event)."""
+        if flow.is_terminated:
+            return False
         t_event = flow.next_event_time()
         return t_event < math.inf and reached(t, t_event, self.h)
 
