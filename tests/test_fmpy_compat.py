@@ -141,9 +141,11 @@ def test_model_exchange_keeps_fmpys_event_rows_and_grid():
     np.testing.assert_allclose(ours[-1].tolist(), theirs[-1].tolist(), atol=1e-9)
 
 
-# Runs of one step or one output interval (issue 41): FMPy's steps end at the
-# stop time, so an output interval, stepSize or step_size as long as the run or
-# longer is one step over it. (model, fmi_type, keywords, rtol of the values)
+# Runs of one output interval or one step (issue 41): an output interval, stepSize
+# or step_size as long as the run or longer, which FMPy runs (its steps end at the
+# stop time) and fmibridge refused. The Reference FMUs step internally at their
+# fixedInternalStepSize, so Co-Simulation values agree exactly whatever the
+# communication steps. (model, fmi_type, keywords, rtol of the values)
 EULER = {"solver": "Euler", "step_size": 3.0}
 ONE_STEP = [
     # Co-Simulation: the stepSize (0.1 s) and the output interval beyond the run
