@@ -81,7 +81,9 @@ KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "timeout": "--timeout",
 }
 INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
-CUT_SHORT = (Status.TIME_LIMIT, Status.INTERRUPTED, Status.FAILED)  # to X.partial.csv
+# to X.partial.csv: the runs cut short by the clock, a signal, an error, or an
+# explicit integrator on a stiff model (the run to its end needs another one)
+CUT_SHORT = (Status.TIME_LIMIT, Status.INTERRUPTED, Status.FAILED, Status.STIFF)
 
 
 def _print_summary(result: Result, max_rows: int = 10) -> None:

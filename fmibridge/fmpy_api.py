@@ -106,6 +106,8 @@ def simulate_fmu(
     - `solver` 'CVode' (the default) applies to a Model Exchange FMU with
       continuous states only; 'Euler' steps `step_size`, and is refused in
       Co-Simulation (FMPy ignores it there);
+    - `step_size` longer than the run is one step over it (FMPy's steps end
+      at the stop time);
     - `record_events` applies to Model Exchange only: a Co-Simulation result
       has the grid's rows (`Result.events` keeps the events either way).
 
@@ -153,10 +155,11 @@ def simulate_fmu(
         t0 = _first(archive.experiment.start, 0.0)
     if t_end is None:
         t_end = _first(archive.experiment.stop, t0 + 1.0)
-    step = numbers["step_size"]
-    if not is_cs and step is None and solver == "Euler" and _span(t0, t_end):
-        step = fmpy_step(t_end - t0)
-    interval, span = numbers["output_interval"], _span(t0, t_end)
+    step, span = numbers["step_size"], _span(t0, t_end)
+    if not is_cs and step is None and solver == "Euler" and span:
+        step = fmpy_step(span)
+    step = _within(step, span)
+    interval = numbers["output_interval"]
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
     keywords: dict[str, Any] = {
@@ -188,6 +191,15 @@ def _number(name: str, value: object) -> Any:
         return float(value)
     except ValueError:
         raise FmibridgeError(f"`{name}` must be a number, got {value!r}.") from None
+
+
+def _within(step: Any, span: float | None) -> Any:
+    """`step`, or the span where it is longer: FMPy's steps end at the stop
+    time, so a `step_size` longer than the run is one step over it."""
+    number = isinstance(step, int | float) and not isinstance(step, bool)
+    if span is not None and number and step > span:
+        return span
+    return step
 
 
 def _first(*values: object) -> float:

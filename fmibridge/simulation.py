@@ -757,7 +757,8 @@ def _with_model_defaults(
       located to t_tol, on FMPy's output grid (`fmpy_step` doubled until at
       most 1000 intervals);
     - Co-Simulation: FMPy's communication step, the output interval
-      (`fmpy_communication_step`).
+      (`fmpy_communication_step`), at most the span (FMPy's step ends at the
+      stop time: one step where the stepSize is longer than the run).
     """
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
@@ -772,7 +773,7 @@ def _with_model_defaults(
     if isinstance(interval, int | float) and interval < span:  # FMPy's step
         return {**given, "step_size": float(interval)}
     step = fmpy_communication_step(system.experiment.step, span)
-    return {**given, "step_size": step}
+    return {**given, "step_size": min(step, span)}
 
 
 # A model is stiff for an explicit integrator where its fastest decay rate

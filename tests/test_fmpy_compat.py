@@ -141,6 +141,90 @@ def test_model_exchange_keeps_fmpys_event_rows_and_grid():
     np.testing.assert_allclose(ours[-1].tolist(), theirs[-1].tolist(), atol=1e-9)
 
 
+# Runs of one output interval or one step (issue 41): an output interval, stepSize
+# or step_size as long as the run or longer, which FMPy runs (its steps end at the
+# stop time) and fmibridge refused. The Reference FMUs step internally at their
+# fixedInternalStepSize, so Co-Simulation values agree exactly whatever the
+# communication steps. (model, fmi_type, keywords, rtol of the values)
+EULER = {"solver": "Euler", "step_size": 3.0}
+ONE_STEP = [
+    # Co-Simulation: the stepSize (0.1 s) and the output interval beyond the run
+    ("Dahlquist", "CoSimulation", {"stop_time": 0.05}, CS_RTOL),
+    ("Dahlquist", "CoSimulation", {"stop_time": 0.05, "output_interval": 0.05}, 0),
+    ("VanDerPol", "CoSimulation", {"stop_time": 1.0, "output_interval": 1.0}, 0),
+    ("VanDerPol", "CoSimulation", {"stop_time": 1.0, "step_size": 3.0}, 0),
+    # Model Exchange: CVode, and one forward Euler step of the span
+    ("VanDerPol", "ModelExchange", {"stop_time": 1.0, "output_interval": 3.0}, 1e-3),
+    ("VanDerPol", "ModelExchange", {"stop_time": 1.0, "step_size": 3.0}, 1e-3),
+    ("VanDerPol", "ModelExchange", {"stop_time": 1.0, **EULER}, CS_RTOL),
+    # a time event at the stop time: its two rows, as in Co-Simulation
+    ("Stair", "ModelExchange", {"stop_time": 1.0, "output_interval": 1.0}, 0),
+    ("Stair", "ModelExchange", {"stop_time": 2.0, **EULER}, 0),
+]
+
+
+@needs_reference
+@pytest.mark.filterwarnings("ignore:halving. a step's local error")  # Euler's 1 s
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize(("model", "fmi_type", "keywords", "rtol"), ONE_STEP)
+def test_a_step_as_long_as_the_run_gives_fmpys_rows(
+    version, model, fmi_type, keywords, rtol
+):
+    fmu = Path(FOLDER) / f"fmi{version}" / f"{model}.fmu"
+    theirs = fmpy.simulate_fmu(fmu, fmi_type=fmi_type, **keywords)
+    ours = np.asarray(fmibridge.simulate_fmu(fmu, fmi_type=fmi_type, **keywords))
+    assert np.array_equal(ours["time"], theirs["time"])  # exactly FMPy's rows
+    assert theirs["time"][-1] == keywords["stop_time"]
+    for name in theirs.dtype.names[1:]:
+        scale = max(1.0, float(np.abs(theirs[name]).max()))
+        assert np.abs(ours[name] - theirs[name]).max() <= rtol * scale, name
+
+
+@needs_reference
+def test_roberts_in_co_simulation_steps_as_fmpy_and_its_timeout_ends_it(
+    monkeypatch,
+):
+    """Roberts (FMI 3) in Co-Simulation: its fixedInternalStepSize of 1 ms gives
+    FMPy's and fmibridge's communication step (the same rows, the same values
+    over 1 s); over its DefaultExperiment's 1e8 s that step is doubled to
+    134217.728 s, which the FMU's own fixed steps take 1.3e8 steps for inside
+    one fmi3DoStep, in FMPy as here. `timeout` ends that run: the supervised
+    child is killed past the limit and the samples so far come back."""
+    from fmibridge import simulation
+
+    fmu = Path(FOLDER) / "fmi3" / "Roberts.fmu"
+    theirs = fmpy.simulate_fmu(fmu, fmi_type="CoSimulation", stop_time=1.0)
+    ours = fmibridge.simulate_fmu(fmu, fmi_type="CoSimulation", stop_time=1.0)
+    assert np.array_equal(np.asarray(ours), theirs)
+    monkeypatch.setattr(simulation, "TIMEOUT_GRACE_S", 0.5)  # the kill comes sooner
+    with pytest.warns(fmibridge.FmibridgeWarning, match="time limit"):
+        stopped = fmibridge.simulate_fmu(fmu, fmi_type="CoSimulation", timeout=0.5)
+    assert stopped.status.name == "TIME_LIMIT"
+    assert stopped["time"][0] == 1e-5 and stopped["time"][-1] < 1e8
+
+
+@needs_reference
+@pytest.mark.parametrize("model", ["BouncingBall", "Stair"])
+def test_co_simulation_events_are_fmpys_event_mode_entries(model):
+    """FMI 3 in Co-Simulation, where fmibridge always uses Event Mode: each of
+    FMPy's Event Mode entries (use_event_mode=True) is an event of the Result
+    where it changed the states or outputs, at the time of FMPy's two rows,
+    else a silent one (the ball asks again as it leaves the floor)."""
+    fmu = Path(FOLDER) / "fmi3" / f"{model}.fmu"
+    calls: list[str] = []
+    theirs = fmpy.simulate_fmu(
+        fmu,
+        use_event_mode=True,
+        early_return_allowed=True,
+        fmi_call_logger=calls.append,
+    )
+    ours = fmibridge.simulate_fmu(fmu)
+    entries = sum(call.startswith("fmi3EnterEventMode(") for call in calls)
+    assert len(ours.events) + ours.stats["n_silent_events"] == entries > 5
+    repeated = theirs["time"][1:][np.diff(theirs["time"]) == 0]
+    assert set(ours.event_times) <= set(repeated)
+
+
 def test_signature_is_fmpys_but_the_declared_defaults():
     theirs = inspect.signature(fmpy.simulate_fmu).parameters
     ours = inspect.signature(fmibridge.simulate_fmu).parameters

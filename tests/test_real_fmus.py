@@ -98,6 +98,37 @@ def test_dymolas_fmi_3_0_1_runs_as_fmi_3_and_as_its_fmi_2_build():
         assert relative_error(ours[name], ref[name]) < CLUTCH_RTOL, name
 
 
+@needs_real_fmus
+def test_dymolas_co_simulation_events_are_fmpys_event_mode_entries():
+    """Dymola's FMI 3.0.1 drive train in Co-Simulation with its input table:
+    fmibridge handles the FMU's events in Event Mode, as FMPy does with
+    use_event_mode=True (its default is no Event Mode, and no event at all).
+    Each Event Mode entry of FMPy's is one of fmibridge's: an event in
+    `Result.events` where the states or the outputs changed (the input's step
+    at 0.9 s), else a silent one (a clutch that locks or breaks loose changes
+    only a discrete state, which a Co-Simulation FMU does not show); on the
+    same grid of samples."""
+    path = real("Dymola2025xR1_CoupledClutches_fmi3_Cvode.fmu")
+    u = fmpy.read_csv(real("Dymola2025xR1_CoupledClutches_fmi2_Cvode_in.csv"))
+    calls: list[str] = []
+    theirs = fmpy.simulate_fmu(
+        path,
+        input=u,
+        use_event_mode=True,
+        early_return_allowed=True,
+        fmi_call_logger=calls.append,
+    )
+    ours = fmibridge.simulate_fmu(path, input=u)
+    entries = sum(call.startswith("fmi3EnterEventMode(") for call in calls)
+    assert entries > 10
+    assert len(ours.events) + ours.stats["n_silent_events"] == entries
+    assert [event.t for event in ours.events] == [0.9]
+    repeated = theirs["time"][1:][np.diff(theirs["time"]) == 0]
+    assert 0.9 in repeated  # FMPy's two rows of that event
+    plain = fmpy.simulate_fmu(path, input=u)  # FMPy's grid, without Event Mode
+    assert np.array_equal(ours["time"], plain["time"])
+
+
 def test_an_fmi_2_0_x_version_runs_as_fmi_2(fmu_dir, tmp_path):
     """FMI 2.0.x are maintenance releases of FMI 2.0 (fmpy cannot read them)."""
     ball = fmu_dir / "BouncingBall.fmu"

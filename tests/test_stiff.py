@@ -42,6 +42,7 @@ from fmibridge import (
     HybridSystem,
     Mode,
     NativeFlow,
+    Result,
     simulate,
 )
 from fmibridge.flows.fmu import fmu_event_edges, open_fmu
@@ -271,15 +272,19 @@ def test_bench_stiff_rows_are_measured(fmu_dir):
         assert np.all(np.isfinite(roberts["fmibridge_s"]))
 
 
-def stiff_stop(run) -> tuple[float, float]:
-    """Run `run()`, which must raise the stiffness stop; return the time it
-    names and the |lambda| it estimates (from its fastest time scale)."""
-    with pytest.raises(FmibridgeError, match=r"integrator='cvode'") as caught:
-        run()
-    text = str(caught.value)
+def stiff_stop(run) -> tuple[float, float, Result]:
+    """Run `run()`, which must stop at the stiffness detection with its Result
+    (Status.STIFF, one warning naming CVODE, its samples up to the stop); return
+    the time it names, the |lambda| it estimates (from its fastest time
+    scale) and the Result."""
+    with pytest.warns(FmibridgeWarning, match=r"integrator='cvode'"):
+        result = run()
+    assert result.status.name == "STIFF" and not result.status.is_success
+    text = result.detail
     t = float(re.search(r"is stiff at t = (\S+) s", text).group(1))
     scale = float(re.search(r"1/\|lambda\| = (\S+) s", text).group(1))
-    return t, 1.0 / scale
+    assert len(result.t) >= 2 and result.t[0] < result.t[-1] <= t
+    return t, 1.0 / scale, result
 
 
 def roberts_rhs(t, y):
@@ -309,12 +314,14 @@ RATE_RTOL = 0.25
 
 @needs_roberts
 def test_dopri5_on_roberts_stops_naming_cvode():
-    """Roberts to 1e8 s with the user's Dormand-Prince: the stop names CVODE and
-    a fastest rate near the Jacobian's (from scipy's Radau at the stop time);
-    without the explicit choice the default (CVODE) reaches the end."""
+    """Roberts to 1e8 s with the user's Dormand-Prince: `simulate` returns the
+    samples up to the stop (the last one on scipy's Radau to Dormand-Prince's
+    tolerance, rtol = atol = 1e-6), the stop names CVODE and a fastest rate
+    near the Jacobian's (from Radau at the stop time); without the explicit
+    choice the default (CVODE) reaches the end."""
     from scipy.integrate import solve_ivp
 
-    t, rate = stiff_stop(
+    t, rate, stopped = stiff_stop(
         lambda: simulate(
             ROBERTS,
             stop_time=1e8,
@@ -327,6 +334,15 @@ def test_dopri5_on_roberts_stops_naming_cvode():
     ).y[:, -1]
     fastest = np.abs(np.linalg.eigvals(roberts_jacobian(*y))).max()
     assert rate == pytest.approx(fastest, rel=RATE_RTOL)
+    last = solve_ivp(
+        roberts_rhs,
+        (1e-5, stopped.t[-1]),
+        [1.0, 0.0],
+        method="Radau",
+        rtol=1e-10,
+        atol=1e-14,
+    ).y[:, -1]
+    np.testing.assert_allclose(stopped.x[-1], last, rtol=1e-4, atol=1e-6)  # its atol
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FmibridgeWarning)  # its Jacobian, above
         result = simulate(ROBERTS, stop_time=1e8, relative_tolerance=1e-6)
@@ -336,18 +352,22 @@ def test_dopri5_on_roberts_stops_naming_cvode():
 
 @needs_roberts
 def test_the_command_line_stops_dopri5_on_roberts(tmp_path, capsys):
-    """The issue's command: one error naming `--integrator cvode`, exit 2, and
-    the samples so far kept beside the output."""
+    """The issue's command: a run stopped early (exit 1) whose warning names
+    `--integrator cvode`, its samples so far kept beside the output."""
     from fmibridge.cli import main
 
     out = tmp_path / "r.csv"
     argv = ["run", str(ROBERTS), "--stop-time", "1e8", "--rtol", "1e-6"]
-    code = main([*argv, "--integrator", "dopri5", "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and "is stiff at t = " in err, err
-    assert "(--integrator cvode)" in err and "Traceback" not in err
+    stop = r"is stiff at t = .* \(--integrator cvode\)"
+    with pytest.warns(FmibridgeWarning, match=stop):
+        code = main([*argv, "--integrator", "dopri5", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 1 and "(--integrator cvode)" in captured.out
+    assert "Traceback" not in captured.err
     partial = out.with_name("r.partial.csv")
     assert partial.is_file() and not out.exists()
+    times = np.loadtxt(partial, delimiter=",", skiprows=1, usecols=0)
+    assert times[0] == 1e-5 and times[0] < times[-1] < 1.0
 
 
 def test_dopri5_on_the_drive_stops_over_a_long_span_only(fmu_dir):
@@ -357,7 +377,7 @@ def test_dopri5_on_the_drive_stops_over_a_long_span_only(fmu_dir):
     system = drive(fmu_dir)
     method = Halving(integrator="dopri5", rtol=1e-6, atol=1e-8)
     try:
-        _, rate = stiff_stop(lambda: method.run(system, 100.0))
+        _, rate, _ = stiff_stop(lambda: method.run(system, 100.0))
         short = method.run(system, DRIVE_SPAN)
     finally:
         system.close()

@@ -95,6 +95,17 @@ class ReplayRefused(FMUError):
     be returned to a point it left by replaying its calls."""
 
 
+class StiffnessStop(FmibridgeError):
+    """Raised by an explicit adaptive integrator on a stiff flow: its steps are
+    held by stability, not by the tolerance, and the span left would take too
+    many of them (Hairer and Wanner, Solving ODEs II, Sec. IV.2).
+
+    The message names the time, the fastest time scale and the implicit
+    integrator to use; a method's loop ends the run there with
+    `Status.STIFF` and the samples so far. Here, below the wall between Python
+    and compiled code, so that the compiled steppers raise it."""
+
+
 class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
     """Raised by a flow whose FMU ended the simulation inside a step, at (t, x).
 

@@ -78,7 +78,8 @@ def recording(journal: Journal | None = None) -> Iterator[Recording]:
 
 
 # (t, x, mode) -> (extra column values, events as (t, name, x_before, x_after) and
-# optionally the extra columns before and after)
+# optionally the extra columns before and after; name None: a silent event, one
+# that changed neither, counted in `n_silent_events`)
 Observer = Callable[[float, np.ndarray, str], tuple[Mapping[str, float], tuple]]
 
 
@@ -150,6 +151,9 @@ class Recorder:
         if self.observer is not None:
             observed, events = self.observer(t, x, mode)
             for t_event, name, x_before, x_after, *outputs_around in events:
+                if name is None:  # an FMU event that changed nothing read here
+                    self.n_silent_events += 1
+                    continue
                 before, after = outputs_around or ({}, {})
                 self._append(t_event, x_before, mode, before)
                 self._append(t_event, x_after, mode, after)

@@ -78,6 +78,11 @@ class Status(enum.Enum):
         "t_tol, Relaxation's eps)."
     )
     TERMINATED = "The FMU ended the simulation (terminateSimulation)."
+    STIFF = (
+        "Stopped: the model is stiff for the explicit integrator (its steps are "
+        "held by stability, not by the tolerance, and the span left would take "
+        "too many); use an implicit one: integrator='cvode' (--integrator cvode)."
+    )
     OVERSTEPPED = (
         "Stopped: a Co-Simulation step went beyond a guard, and the FMU can neither "
         "save its state nor reset to replay its steps, so the crossing cannot be "

@@ -44,7 +44,8 @@ class Result:
     status : Status
     stats : mapping
         n_steps (accepted), n_rejected, n_events, n_silent_events (FMU events
-        that changed nothing).
+        that changed nothing the run reads: no state, no recorded output and,
+        in Model Exchange, no event indicator's value).
     provenance : mapping
         Method and its parameters, system, library versions, wall time.
     outputs : mapping

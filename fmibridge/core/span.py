@@ -4,7 +4,9 @@ Every method steps from t0 to t_end by at most h. A span that is empty, a step
 longer than the span (the run "reaches" t_end at t0), a step lost in round-off
 (t + h == t) or one too short to reach t_end within max_steps gives a run that
 looks finished and is not, or never finishes. The front doors (the command
-line, adapter files, sweeps) refuse these with a message naming the setting.
+line, adapter files, sweeps) refuse these with a message naming the setting; a
+step as long as the span is one step, from t0 to t_end (FMPy's run of one
+output interval).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def check_step(
     Raises
     ------
     FmibridgeError
-        If h is not shorter than t_end - t0, t + h == t somewhere in the span,
+        If h is longer than t_end - t0, t + h == t somewhere in the span,
         or the span needs more than `max_steps` steps of h.
 
     Examples
@@ -51,9 +53,9 @@ def check_step(
     0.001
     """
     span = t_end - t0
-    if not h < span:
+    if not h <= span:
         raise FmibridgeError(
-            f"`{name}` = {h!r} s must be shorter than the run, t_end - t0 = "
+            f"`{name}` = {h!r} s must not be longer than the run, t_end - t0 = "
             f"{span!r} s; choose h of at most a hundredth of it."
         )
     t_far = max(abs(t0), abs(t_end))

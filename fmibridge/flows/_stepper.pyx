@@ -62,7 +62,7 @@ from ..core._functions cimport Function, new_array
 from ..core._rk cimport Tableau
 from ..core.events cimport all_finite
 
-from ..core.errors import FmibridgeError
+from ..core.errors import FmibridgeError, StiffnessStop
 
 # Step size control (Hairer, Norsett and Wanner, eq. 4.13): a new step is the
 # old times SAFETY err^(-1/q), at most FAC_MAX and at least FAC_MIN times it
@@ -265,7 +265,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
     Each accepted step estimates h |lam| (`Tableau.stiffness`); where stability,
     not the tolerance, has held the steps (`_watch_stiffness`) and the span
     left to `t_end` (`propose`) would take more than STIFF_STEPS_LEFT steps,
-    the step raises FmibridgeError naming an implicit integrator (CVODE).
+    the step raises StiffnessStop naming an implicit integrator (CVODE).
     """
 
     def __init__(self, Function rhs, Tableau tableau, double rtol, double atol):
@@ -296,7 +296,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
         self.n_stiff, self.n_nonstiff = self.n_stiff + 1, 0
         if self.n_stiff < STIFF_STEPS or left <= STIFF_STEPS_LEFT * h:
             return 0
-        raise FmibridgeError(
+        raise StiffnessStop(
             f"{self.rhs.what} is stiff at t = {t + h:.6g} s: {self.n_stiff} of "
             f"the last steps were held by the explicit integrator's stability, "
             f"not by rtol = {self.rtol:g} (h |lambda| = {h_lam:.3g}, its bound "

@@ -754,7 +754,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 around = x_start + w * (y - x_start)
                 x_before, x_after = around.copy(), around.copy()
                 x_before[where], x_after[where] = before, after
-                events.append((t_event, f"{component.name}.{name}", x_before, x_after))
+                named = None if name is None else f"{component.name}.{name}"  # silent
+                events.append((t_event, named, x_before, x_after))
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
 
     def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:

@@ -1192,15 +1192,18 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _fmu_event(self, t: float) -> tuple[tuple, ...]:
         """Run the event doStep stopped for at t; return it as (t, name, x before,
-        x after, outputs before, after), or nothing where it changed neither
-        (an FMU may ask for an event that its own conditions then ignore)."""
+        x after, outputs before, after), its name None where it changed neither
+        (an FMU may ask for an event that its own conditions then ignore, or
+        change only a discrete state it does not show): the Recorder counts
+        such an event as silent (`n_silent_events`), so the events and the
+        silent ones together are the FMU's Event Mode entries."""
         before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
         after = self._states_reader.read(), self._recorded_values()
-        if np.array_equal(before[0], after[0]) and before[1] == after[1]:
-            return ()
-        return ((t, "fmu_event", before[0], after[0], before[1], after[1]),)
+        changed = not (np.array_equal(before[0], after[0]) and before[1] == after[1])
+        name = "fmu_event" if changed else None
+        return ((t, name, before[0], after[0], before[1], after[1]),)
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the recorded outputs at (t, x), and the FMU's own events in the

@@ -23,6 +23,7 @@ from ..core.errors import (
     FmibridgeError,
     FmibridgeWarning,
     ReplayRefused,
+    StiffnessStop,
 )
 from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
@@ -221,12 +222,14 @@ class Method(abc.ABC):
         Each attempt ends by t_end, the flow's next time event and a series'
         horizon (`Watchdog.step_limit`), whichever comes first; and, for a
         method whose compiled walk does not end steps on the output `grid`
-        itself (`walks_grid`), by the grid's next time.
+        itself (`walks_grid`), by the grid's next time. A time event at t_end
+        is run before the run ends there (as FMPy does, and as a Co-Simulation
+        FMU does inside its last step), so the last row is the state after it.
         """
         deadline = time_limit.current()  # simulate(timeout=...): wall time
         modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
-            if state.t >= end:
+            if state.t >= end and not self._is_due(modes[state.mode].flow, state.t):
                 return Status.REACHED_END, ""
             if deadline is not None and deadline.is_over():
                 return Status.TIME_LIMIT, deadline.detail(state.t)
@@ -238,10 +241,10 @@ class Method(abc.ABC):
             flow = modes[state.mode].flow
             if flow.is_terminated:
                 return Status.TERMINATED, ""
-            t_event = flow.next_event_time()
-            if t_event < math.inf and reached(state.t, t_event, self.h):  # now
+            if self._is_due(flow, state.t):
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
+            t_event = flow.next_event_time()
             if grid is not None and not self.walks_grid:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
             t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
@@ -250,6 +253,8 @@ class Method(abc.ABC):
             except FlowTerminated as end:  # inside a step: its end is the run's
                 log.sample(end.t, end.x, state.mode)
                 return Status.TERMINATED, ""
+            except StiffnessStop as exc:  # the samples so far are the log's
+                return Status.STIFF, str(exc)
             except ReplayRefused as exc:  # Halving stops so itself, steps short
                 return Status.OVERSTEPPED, (
                     f"{exc} {type(self).__name__} returns to points it left to "
@@ -270,6 +275,14 @@ class Method(abc.ABC):
             Status.MAX_STEPS,
             f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
         )
+
+    def _is_due(self, flow: Flow, t: float) -> bool:
+        """True if the flow's next time event is at t (up to round-off) and the
+        flow runs on (an FMU that ended the simulation runs no event)."""
+        if flow.is_terminated:
+            return False
+        t_event = flow.next_event_time()
+        return t_event < math.inf and reached(t, t_event, self.h)
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
         """Return the provenance entries of the run's error: the largest local
