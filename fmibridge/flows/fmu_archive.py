@@ -20,10 +20,9 @@ import threading
 import warnings
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core import limits
 from ..core.archives import open_checked, read_member, unpack
@@ -86,8 +85,7 @@ NUMERIC_TYPES = {  # FMI type -> True if integer-valued
 }
 
 
-@dataclass(frozen=True)
-class Variable:
+class Variable(NamedTuple):
     """One FMU variable as the model description declares it.
 
     `start` is the numeric start of a scalar (None for arrays, strings and
