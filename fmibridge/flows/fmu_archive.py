@@ -174,7 +174,8 @@ class FmuArchive:
     def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
         """Read the fmiVersion from `archive`, then fmpy's model description;
         refuse a version or a modelIdentifier fmibridge cannot run."""
-        self.declared_version = _declared_version(self.path, archive)
+        root = _parsed_description(self.path, archive)
+        self.declared_version = root.get("fmiVersion") or ""
         if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
                 f"{self.path}: FMI {self.declared_version!r} is not supported; "
@@ -183,9 +184,7 @@ class FmuArchive:
             )
         self.fmi_version = STANDARDS[self.declared_version[0]]
         self.is_validated = validate
-        self.description = _read_description(
-            self.path, archive, self.declared_version, validate
-        )
+        self.description = _read_description(self.path, archive, root, validate)
         for interface in self.interfaces:
             identifier = self.part(interface).modelIdentifier or ""
             if not PLAIN_NAME.fullmatch(identifier):
@@ -380,38 +379,30 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
     return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
 
 
-def _declared_version(path: Path, archive: zipfile.ZipFile) -> str:
-    """The fmiVersion the model description in `archive` (the FMU `path`)
-    declares ("" if none), read from its root element alone (before fmpy reads
-    it: fmpy refuses some versions fmibridge runs)."""
+def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
+    """The root element of the model description in `archive` (the FMU
+    `path`), parsed once: its fmiVersion is read from it before fmpy reads the
+    description (fmpy refuses some versions fmibridge runs), and fmpy's
+    schema checks it (`_problems`)."""
     from lxml import etree
 
     try:
         with archive.open(DESCRIPTION) as xml:
-            for _, root in etree.iterparse(xml, events=("start",)):
-                return root.get("fmiVersion") or ""
+            return etree.parse(xml).getroot()
     except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, OSError) as exc:
         raise _unreadable(path, exc) from None
-    return ""
 
 
-def _source(
-    path: Path, archive: zipfile.ZipFile, declared: str
-) -> tuple[str | io.BytesIO, Any]:
+def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
     """What fmpy reads the model description from, and its root element as fmpy
-    parses it: the FMU's path (the description read from the open `archive`),
-    or for an FMI 2.0 maintenance release (fmiVersion 2.0.x, which fmpy does
-    not read) an FMU in memory holding the description alone, its fmiVersion
-    2.0."""
+    parses it: the FMU's path and `root`, or for an FMI 2.0 maintenance release
+    (fmiVersion 2.0.x, which fmpy does not read) an FMU in memory holding the
+    description alone, its fmiVersion 2.0."""
+    declared = root.get("fmiVersion") or ""
+    if declared == "2.0" or not declared.startswith("2.0"):
+        return str(path), root
     from lxml import etree
 
-    if declared == "2.0" or not declared.startswith("2.0"):
-        try:
-            with archive.open(DESCRIPTION) as xml:
-                return str(path), etree.parse(xml).getroot()
-        except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, OSError) as exc:
-            raise _unreadable(path, exc) from None
-    root = _description_root(path)
     root.set("fmiVersion", "2.0")
     text = etree.tostring(root, encoding="UTF-8")
     memory = io.BytesIO()
@@ -422,13 +413,13 @@ def _source(
 
 
 def _read_description(
-    path: Path, archive: zipfile.ZipFile, declared: str, validate: bool
+    path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
 ) -> Any:
     """fmpy's model description of the FMU at `path` (open as `archive`, its
-    fmiVersion `declared`), checked as fmpy's validation checks it
+    description parsed as `root`), checked as fmpy's validation checks it
     (`_problems`); one that fails is refused, or with `validate` False read
     regardless with one FmibridgeWarning naming what failed."""
-    source, root = _source(path, archive, declared)
+    source, root = _source(path, root)
     description, problems = _problems(path, archive, source, root)
     if not problems:
         return description
