@@ -777,6 +777,77 @@ def plain_cs_rows(options: BenchOptions) -> list[Row]:
     return rows
 
 
+# The Reference FMUs of FMI 2.0 and 3.0 a plain Co-Simulation call is timed on,
+# but these: Clocks offers no Co-Simulation, and Roberts' Co-Simulation run (the
+# FMU's own fixed-step solver on a stiff model) takes minutes on either side
+REFERENCE_CS_SKIPPED = ("Clocks", "Roberts")
+
+
+def reference_cs_rows(options: BenchOptions) -> list[Row]:
+    """`simulate_fmu` against `fmpy.simulate_fmu` with the same keywords
+    (fmi_type='CoSimulation', the FMU's defaults otherwise) on each Reference
+    FMU, one row each, and their geometric mean against PLAIN_CS_TARGET
+    (issue 41): short runs (2-1001 rows), where a call's fixed cost (reading
+    and checking the FMU, unpacking, instantiating, building the Result)
+    weighs most."""
+    folder = os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "")
+    paths = [
+        path
+        for path in sorted(Path(folder).glob("fmi[23]/*.fmu"))
+        if path.stem not in REFERENCE_CS_SKIPPED
+    ]
+    if not folder or not paths:
+        why = "skipped: FMIBRIDGE_REFERENCE_FMUS names no Reference FMUs"
+        return [_skipped("plain CS, Reference FMUs", why)]
+    rows = [_reference_cs_row(path, options) for path in paths]
+    ours, theirs = (
+        math.exp(statistics.fmean(math.log(getattr(row, side)) for row in rows))
+        for side in ("fmibridge_s", "peer_s")
+    )
+    summary = Row(
+        f"plain CS, {len(rows)} Reference FMUs: geometric mean",
+        "s per run",
+        ours,
+        "fmpy.simulate_fmu",
+        theirs,
+        max(row.fmibridge_error for row in rows),
+        math.nan,
+        "simulate_fmu(path, fmi_type='CoSimulation')",
+        "fmpy.simulate_fmu(path, fmi_type='CoSimulation')",
+        "ratios: " + ", ".join(f"{row.case.split()[-1]} {row.time_ratio:.2f}"
+                               for row in rows),
+    )  # fmt: skip
+    return [*rows, _with_target(summary, PLAIN_CS_TARGET)]
+
+
+def _reference_cs_row(path: Path, options: BenchOptions) -> Row:
+    """One Reference FMU's plain Co-Simulation call, both sides timed in pairs;
+    the error is the largest difference of the columns both record."""
+    import fmpy
+
+    from fmibridge.fmpy_api import simulate_fmu
+
+    ours_run = functools.partial(simulate_fmu, path, fmi_type="CoSimulation")
+    theirs_run = functools.partial(fmpy.simulate_fmu, path, fmi_type="CoSimulation")
+    ours_out, theirs_out = np.asarray(ours_run()), theirs_run()
+    shared = [n for n in theirs_out.dtype.names if n in (ours_out.dtype.names or ())]
+    difference = max(float(np.max(np.abs(ours_out[n] - theirs_out[n]))) for n in shared)
+    ours, theirs = paired_times(ours_run, theirs_run, options)
+    name = f"{path.parent.name}/{path.stem}"
+    return Row(
+        f"plain CS Reference FMU {name}",
+        "s per run",
+        ours,
+        "fmpy.simulate_fmu",
+        theirs,
+        difference,
+        math.nan,
+        f"simulate_fmu CoSimulation, {len(ours_out)} rows",
+        "the same keywords",
+        f"{len(shared)} columns differ by {difference:.1e}",
+    )
+
+
 def raw_fmu_step_cost(path: Path, n_steps: int, n_stages: int = 4) -> float:
     """Return seconds per step of the bare fmpy calls an RK step with a guard needs.
 
@@ -1219,7 +1290,9 @@ def _crosscheck():
 
 SECTIONS: dict[str, Callable[[BenchOptions], list[Row]]] = {
     "table1": table_one_rows,
-    "fmu": lambda options: ball_rows(options) + plain_cs_rows(options),
+    "fmu": lambda options: (
+        ball_rows(options) + plain_cs_rows(options) + reference_cs_rows(options)
+    ),
     "overhead": lambda options: [overhead_row(options)],
     "coupled": coupled_rows,
     "extra": extra_rows,

@@ -14,15 +14,14 @@ is refused with the reason.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .core.errors import FmibridgeError
 
 SOLVERS = {"Euler": "euler", "CVode": "cvode"}  # FMPy's `solver` -> our integrator
 
 
-@dataclass(frozen=True)
-class Fixed:
+class Fixed(NamedTuple):
     """An FMPy keyword whose `accepted` values mean what fmibridge always does;
     any other value is refused with `instead`."""
 

@@ -1,24 +1,52 @@
 """`python -m benchmarks`: the table is produced and finite (no timing is asserted)."""
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from benchmarks.__main__ import main
-from benchmarks.suite import BenchOptions, ivp_with_restarts, paired_times
+from benchmarks.suite import (
+    BenchOptions,
+    ivp_with_restarts,
+    paired_times,
+    reference_cs_rows,
+)
 from fmibridge.validation import EXAMPLE_1, exact_solution, rho_hat
 
 
-def test_bench_quick_writes_a_finite_table(tmp_path, capsys):
+def test_bench_quick_writes_a_finite_table(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("FMIBRIDGE_REFERENCE_FMUS", raising=False)
     frame = quick_sections(tmp_path, "fmu", "overhead")
-    assert len(frame) == 5
-    numbers = frame[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
+    assert len(frame) == 6
+    skipped = frame["case"] == "plain CS, Reference FMUs"  # without the folder
+    assert skipped.sum() == 1
+    timed = frame[~skipped]
+    numbers = timed[["fmibridge_s", "peer_s", "time_ratio"]].to_numpy(dtype=float)
     assert np.all(np.isfinite(numbers)) and np.all(numbers > 0)
     assert "BouncingBallEvents" in capsys.readouterr().out
     # a plain CS run makes fmpy's doSteps: the same rows (its "error" column)
     plain = frame.set_index("case").loc["plain CS FMU (MassSpringStop)"]
     assert plain["fmibridge_error"] == 0.0
+
+
+@pytest.mark.skipif(
+    not Path(os.environ.get("FMIBRIDGE_REFERENCE_FMUS", "")).is_dir()
+    or not os.environ.get("FMIBRIDGE_REFERENCE_FMUS"),
+    reason="FMIBRIDGE_REFERENCE_FMUS is unset or not a folder (the Reference FMUs)",
+)
+def test_bench_reference_cs_rows_equal_fmpys_rows_and_summarise_them():
+    """A plain Co-Simulation call makes fmpy's doSteps: every Reference FMU's
+    columns equal fmpy's (the row's error 0), and the last row is the
+    geometric mean of the others' times."""
+    rows = reference_cs_rows(BenchOptions.quick_options())
+    *each, summary = rows
+    assert len(each) == 13 and all(row.fmibridge_error == 0.0 for row in each)
+    mean = math.exp(np.mean([math.log(row.time_ratio) for row in each]))
+    assert summary.time_ratio == pytest.approx(mean, rel=1e-12)
 
 
 def test_solve_ivp_peer_restarts_at_each_impact_of_example_1():

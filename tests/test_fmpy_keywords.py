@@ -90,15 +90,74 @@ def test_validate_true_refuses_unknown_start_values_as_fmpy_does(fmu_dir):
 def _with_undefined_unit(fmu: Path, target: Path) -> Path:
     """A copy of `fmu` whose h has a unit its UnitDefinitions lack: a model
     description fmpy's validation refuses, with the same binary."""
+    old = b'<Real unit="m" start="1.0" />'
+    new = b'<Real unit="furlong" start="1.0" />'
+    return _with_replaced(fmu, target, "modelDescription.xml", old, new)
+
+
+def _with_replaced(
+    fmu: Path, target: Path, member: str, old: bytes, new: bytes
+) -> Path:
+    """A copy of `fmu` whose `member` has `old` (found once) replaced by `new`."""
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w") as copy:
         for item in source.infolist():
             data = source.read(item.filename)
-            if item.filename == "modelDescription.xml":
-                old = b'<Real unit="m" start="1.0" />'
+            if item.filename == member:
                 assert data.count(old) == 1
-                data = data.replace(old, b'<Real unit="furlong" start="1.0" />')
+                data = data.replace(old, new)
             copy.writestr(item, data)
     return target
+
+
+def test_a_description_its_schema_refuses_is_refused_in_fmpys_words(fmu_dir, tmp_path):
+    """An attribute FMI 2.0's XML schema does not allow: fmpy's validation
+    refuses it before reading further; fmibridge names the same problems (its
+    schema is built once, fmpy's at every read), and with validate=False runs
+    it as the valid FMU runs."""
+    valid = fmu_dir / "BouncingBall.fmu"
+    old = b'<Real unit="m" start="1.0" />'
+    path = _with_replaced(
+        valid, tmp_path / "Odd.fmu", "modelDescription.xml", old,
+        b'<Real unit="m" start="1.0" odd="1" />',
+    )  # fmt: skip
+    with pytest.raises(ValidationError) as theirs:
+        fmpy.read_model_description(str(path))
+    failed = "; ".join(theirs.value.problems)
+    assert "'odd'" in failed and failed.startswith("ERROR (line 20, column")
+    for _ in range(2):  # the schema built for the first FMU checks the next
+        with pytest.raises(FmibridgeError) as error:
+            fmibridge.simulate_fmu(path, stop_time=0.4)
+        assert f"fails fmpy's validation: {failed}. Fix the FMU" in str(error.value)
+    with pytest.warns(FmibridgeWarning, match=re.escape(failed)):
+        result = fmibridge.simulate_fmu(path, stop_time=0.4, validate=False)
+    plain = fmibridge.simulate_fmu(valid, stop_time=0.4)
+    assert np.array_equal(np.asarray(result), np.asarray(plain))
+
+
+@needs_reference
+def test_an_fmi3_build_description_its_schema_refuses_is_named(tmp_path):
+    """FMI 3.0: fmpy's validation also checks sources/buildDescription.xml
+    against its schema (fmpy then raises a bare Exception); fmibridge refuses
+    it with the same problem and the member's name, and runs it with
+    validate=False as fmpy does, equal to fmpy's run."""
+    valid = reference(3, "Dahlquist")
+    path = _with_replaced(
+        valid, tmp_path / "Build.fmu", "sources/buildDescription.xml",
+        b'<SourceFileSet language="C99">', b'<SourceFileSet language="C99" odd="1">',
+    )  # fmt: skip
+    with pytest.raises(Exception, match="Failed to validate buildDescription") as exc:
+        fmpy.read_model_description(str(path))
+    failed = str(exc.value).splitlines()[1]
+    assert "'odd'" in failed and failed.startswith("ERROR (line 5, column")
+    with pytest.raises(FmibridgeError) as error:
+        fmibridge.simulate_fmu(path)
+    named = f"fails fmpy's validation: sources/buildDescription.xml: {failed}. "
+    assert named in str(error.value)
+    with pytest.warns(FmibridgeWarning, match="read regardless"):
+        ours = fmibridge.simulate_fmu(path, validate=False)
+    theirs = fmpy.simulate_fmu(path, validate=False)
+    assert np.array_equal(np.asarray(ours)["x"], theirs["x"])
+    assert np.array_equal(np.asarray(ours)["time"], theirs["time"])
 
 
 def test_validate_false_runs_what_fails_validation_and_says_what_failed(

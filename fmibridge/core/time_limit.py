@@ -15,13 +15,12 @@ import contextvars
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import FmibridgeError
 
 
-@dataclass(frozen=True)
-class Deadline:
+class Deadline(NamedTuple):
     """When the run must stop (time.monotonic() seconds), and the limit it came from."""
 
     at: float

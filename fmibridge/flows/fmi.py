@@ -21,9 +21,8 @@ import math
 import os
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -95,8 +94,7 @@ def _status_error(instance: FmiInstance, function: str, status: int) -> FMUError
     return FMUError(function, label, instance.path, instance.log_tail())
 
 
-@dataclass(frozen=True)
-class EventInfo:
+class EventInfo(NamedTuple):
     """What an event iteration ended with."""
 
     values_changed: bool = False
@@ -104,8 +102,7 @@ class EventInfo:
     next_time: float = math.inf  # the next time event (inf: none scheduled)
 
 
-@dataclass(frozen=True)
-class StepEnd:
+class StepEnd(NamedTuple):
     """Where a Co-Simulation doStep stopped, and why."""
 
     t: float

@@ -20,10 +20,9 @@ import threading
 import warnings
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core import limits
 from ..core.archives import open_checked, read_member, unpack
@@ -52,6 +51,16 @@ EXPERIMENT = {
     "stepSize": positive,
     "tolerance": positive,
 }
+# fmpy's XML schemas (under fmpy/schema), as fmpy chooses them: by the FMI major
+# version, and FMI 3.0's build description in sources/
+SCHEMAS = {
+    "1": "fmi1/fmiModelDescription.xsd",
+    "2": "fmi2/fmi2ModelDescription.xsd",
+    "3": "fmi3/fmi3ModelDescription.xsd",
+}
+BUILD_DESCRIPTION = "sources/buildDescription.xml"
+BUILD_SCHEMA = "fmi3/fmi3BuildDescription.xsd"
+_SCHEMA_LOCK = threading.Lock()
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # What of an FMU a run reads: its binaries, the resources its instance is given
 # (FMI 2.0 fmuResourceLocation, FMI 3.0 resourcePath; FMI 1.0 fmuLocation is the
@@ -76,8 +85,7 @@ NUMERIC_TYPES = {  # FMI type -> True if integer-valued
 }
 
 
-@dataclass(frozen=True)
-class Variable:
+class Variable(NamedTuple):
     """One FMU variable as the model description declares it.
 
     `start` is the numeric start of a scalar (None for arrays, strings and
@@ -166,7 +174,8 @@ class FmuArchive:
     def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
         """Read the fmiVersion from `archive`, then fmpy's model description;
         refuse a version or a modelIdentifier fmibridge cannot run."""
-        self.declared_version = _declared_version(self.path, archive)
+        root = _parsed_description(self.path, archive)
+        self.declared_version = root.get("fmiVersion") or ""
         if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
                 f"{self.path}: FMI {self.declared_version!r} is not supported; "
@@ -175,9 +184,7 @@ class FmuArchive:
             )
         self.fmi_version = STANDARDS[self.declared_version[0]]
         self.is_validated = validate
-        self.description = _read_description(
-            self.path, _source(self.path, self.declared_version), validate
-        )
+        self.description = _read_description(self.path, archive, root, validate)
         for interface in self.interfaces:
             identifier = self.part(interface).modelIdentifier or ""
             if not PLAIN_NAME.fullmatch(identifier):
@@ -372,75 +379,133 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
     return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
 
 
-def _declared_version(path: Path, archive: zipfile.ZipFile) -> str:
-    """The fmiVersion the model description in `archive` (the FMU `path`)
-    declares ("" if none), read from its root element alone (before fmpy reads
-    it: fmpy refuses some versions fmibridge runs)."""
+def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
+    """The root element of the model description in `archive` (the FMU
+    `path`), parsed once: its fmiVersion is read from it before fmpy reads the
+    description (fmpy refuses some versions fmibridge runs), and fmpy's
+    schema checks it (`_problems`)."""
     from lxml import etree
 
     try:
         with archive.open(DESCRIPTION) as xml:
-            for _, root in etree.iterparse(xml, events=("start",)):
-                return root.get("fmiVersion") or ""
+            return etree.parse(xml).getroot()
     except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, OSError) as exc:
         raise _unreadable(path, exc) from None
-    return ""
 
 
-def _source(path: Path, declared: str) -> str | io.BytesIO:
-    """What fmpy reads the model description from: the FMU's path, or for an
-    FMI 2.0 maintenance release (fmiVersion 2.0.x, which fmpy does not read) an
-    FMU in memory holding the description alone, its fmiVersion 2.0."""
+def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
+    """What fmpy reads the model description from, and its root element as fmpy
+    parses it: the FMU's path and `root`, or for an FMI 2.0 maintenance release
+    (fmiVersion 2.0.x, which fmpy does not read) an FMU in memory holding the
+    description alone, its fmiVersion 2.0."""
+    declared = root.get("fmiVersion") or ""
     if declared == "2.0" or not declared.startswith("2.0"):
-        return str(path)
+        return str(path), root
     from lxml import etree
 
-    root = _description_root(path)
     root.set("fmiVersion", "2.0")
+    text = etree.tostring(root, encoding="UTF-8")
     memory = io.BytesIO()
     with zipfile.ZipFile(memory, "w") as fmu:
-        fmu.writestr(DESCRIPTION, etree.tostring(root, encoding="UTF-8"))
+        fmu.writestr(DESCRIPTION, text)
     memory.seek(0)
-    return memory
+    return memory, etree.fromstring(text)
 
 
-def _read_description(path: Path, source: str | io.BytesIO, validate: bool):
-    """fmpy's model description of the FMU at `path` read from `source`; one
-    that fails fmpy's validation is refused, or with `validate` False read
+def _read_description(
+    path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
+) -> Any:
+    """fmpy's model description of the FMU at `path` (open as `archive`, its
+    description parsed as `root`), checked as fmpy's validation checks it
+    (`_problems`); one that fails is refused, or with `validate` False read
     regardless with one FmibridgeWarning naming what failed."""
-    from fmpy.model_description import ValidationError
-
-    try:
-        return _fmpy_description(path, source, validate=True)
-    except ValidationError as exc:
-        problems = "; ".join(exc.problems)
+    source, root = _source(path, root)
+    description, problems = _problems(path, archive, source, root)
+    if not problems:
+        return description
+    joined = "; ".join(problems)
     if validate:
         raise FmibridgeError(
-            f"{path}: {DESCRIPTION} fails fmpy's validation: {problems}. Fix the "
+            f"{path}: {DESCRIPTION} fails fmpy's validation: {joined}. Fix the "
             f"FMU, or run it regardless with validate=False (FMPy's keyword)."
         )
     warnings.warn(
-        f"{path}: {DESCRIPTION} fails fmpy's validation ({problems}); read "
+        f"{path}: {DESCRIPTION} fails fmpy's validation ({joined}); read "
         f"regardless, as validate=False asks.",
         FmibridgeWarning,
         stacklevel=3,
     )
-    if isinstance(source, io.BytesIO):
-        source.seek(0)
-    return _fmpy_description(path, source, validate=False)
+    if description is None:
+        if isinstance(source, io.BytesIO):
+            source.seek(0)
+        description = _fmpy_description(path, source)
+    return description
 
 
-def _fmpy_description(path: Path, source: str | io.BytesIO, *, validate: bool):
-    """fmpy's reading of the description; its errors as FmibridgeError naming
-    the file (fmpy's ValidationError passed on where it validates)."""
+def _problems(
+    path: Path, archive: zipfile.ZipFile, source: str | io.BytesIO, root: Any
+) -> tuple[Any, list[str]]:
+    """fmpy's reading of the description (None where it fails its XML schema)
+    and what fmpy's validation finds wrong, in fmpy's order and words: the
+    schema of its FMI version, then (FMI 3.0) the schema of the build
+    description it reads beside it, then fmpy's checks of the variables and
+    structure (`fmpy.validation.validate_model_description`). The schemas are
+    built once per process (`_schema`), where fmpy builds them at every read."""
+    from fmpy.validation import validate_model_description
+
+    version = root.get("fmiVersion") or ""
+    problems = _schema_problems(SCHEMAS[version[:1]], root)
+    if problems:
+        return None, problems
+    description = _fmpy_description(path, source)
+    if version.startswith("3.") and BUILD_DESCRIPTION in archive.namelist():
+        problems = _build_problems(path, archive)
+        if problems:
+            return description, problems
+    return description, validate_model_description(description)
+
+
+def _build_problems(path: Path, archive: zipfile.ZipFile) -> list[str]:
+    """What fmpy's schema of an FMI 3.0 build description finds wrong in the
+    FMU's (fmpy has read it, so it parses)."""
+    from lxml import etree
+
+    with archive.open(BUILD_DESCRIPTION) as xml:
+        root = etree.parse(xml).getroot()
+    found = _schema_problems(BUILD_SCHEMA, root)
+    return [f"{BUILD_DESCRIPTION}: {problem}" for problem in found]
+
+
+def _schema_problems(name: str, root: Any) -> list[str]:
+    """What fmpy's XML schema `name` finds wrong in `root`, as fmpy words it."""
+    schema = _schema(name)
+    with _SCHEMA_LOCK:  # a schema keeps the log of its last validation
+        if schema.validate(root):
+            return []
+        return [
+            f"{e.level_name} (line {e.line}, column {e.column}): {e.message}"
+            for e in schema.error_log
+        ]
+
+
+@cache
+def _schema(name: str) -> Any:
+    """fmpy's XML schema `name` (a path under fmpy's schema folder), built once:
+    building one takes longer than reading a small FMU's description."""
     import fmpy
-    from fmpy.model_description import ValidationError
+    from lxml import etree
+
+    return etree.XMLSchema(file=str(Path(fmpy.__file__).parent / "schema" / name))
+
+
+def _fmpy_description(path: Path, source: str | io.BytesIO) -> Any:
+    """fmpy's reading of the description, unvalidated (`_problems` checks it);
+    its errors as FmibridgeError naming the file."""
+    import fmpy
 
     try:
-        return fmpy.read_model_description(source, validate=validate)
+        return fmpy.read_model_description(source, validate=False)
     except Exception as exc:  # noqa: BLE001 - fmpy raises bare exceptions on bad XML
-        if validate and isinstance(exc, ValidationError):
-            raise
         raise _unreadable(path, exc) from None
 
 

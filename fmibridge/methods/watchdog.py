@@ -56,8 +56,8 @@ Or and Ames, Sec. III (Zeno executions, Def. 3) and Sec. V (truncation).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from itertools import pairwise
+from typing import NamedTuple
 
 import numpy as np
 
@@ -90,16 +90,14 @@ CRAWL_FRACTION = 1e-3
 HORIZON_RTOL = 1e-9
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(NamedTuple):
     """Why the run stops: the Status and the detail naming what is at fault."""
 
     status: Status
     detail: str
 
 
-@dataclass(frozen=True)
-class Accumulation:
+class Accumulation(NamedTuple):
     """A geometric series of transitions of one edge and its predicted limit."""
 
     edge: str
