@@ -870,8 +870,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         built = build_fmus(models=args.models or None, force=args.force)
-    except BuildError as error:
-        print(f"build.py: error: {error}", file=sys.stderr)
+    except FmibridgeError as error:  # a BuildError, or an SSD the packer refuses
+        print(f"fmus/build.py: error: {error}", file=sys.stderr)
         return 2
     systems = sorted(HERE.joinpath("build").glob("*.ssp")) if not args.models else []
     for name, path in [*sorted(built.items()), *((p.stem, p) for p in systems)]:
