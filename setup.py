@@ -14,9 +14,10 @@ isolated environment pip builds in (Cython's own .pxd files, new in each, are
 not taken as changes); a contributor who edits one .pyx waits for that one.
 
 The build also copies the example adapter files (adapters/*.toml) and the
-sources of the FMUs (fmus/, without its build/) into the package as
-fmibridge/_examples: a wheel holds no FMUs, and `fmibridge examples DIR` builds
-them from these (a source checkout uses the repository's folders instead).
+sources of the FMUs (fmus/, without its build/, with their builder fmus/build.py)
+into the package as fmibridge/_examples: a wheel holds no FMUs, and `fmibridge
+examples DIR` builds them from these (a source checkout uses the repository's
+folders instead).
 """
 
 import os
@@ -48,7 +49,7 @@ from setuptools.command.build_py import build_py  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 # The FMI standard's headers (`flows/_fmi.pxd` declares FMI from them): the one
-# copy our FMUs are built with (fmibridge/build.py), which the sdist carries
+# copy our FMUs are built with (fmus/build.py), which the sdist carries
 # (MANIFEST.in: graft fmus)
 FMI_HEADERS = HERE / "fmus" / "include"
 DIRECTIVES = {

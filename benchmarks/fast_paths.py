@@ -40,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-from fmibridge.build import repository_folder
 from fmibridge.formats.adapters import load_adapter
 from fmibridge.methods.completion import Completion
 from fmibridge.methods.halving import Halving
@@ -52,6 +51,7 @@ from fmibridge.models.oscillator import forced_oscillator
 from fmibridge.validation import EXAMPLE_1, EXAMPLE_2, exact_solution
 
 from .suite import (
+    ROOT,
     BenchOptions,
     Row,
     _skipped,
@@ -208,10 +208,7 @@ def adapter_rows(options: BenchOptions) -> list[Row]:
     ball_fmu_path()  # builds the FMUs the adapters name
     rows = []
     for name in ("bouncing_ball", "ball_on_sine_surface"):
-        path = repository_folder("adapters") / f"{name}.toml"
-        if not path.exists():
-            why = f"{path} not found; run the bench from the repository's root"
-            return [_skipped("adapter runs", f"skipped: {why}")]
+        path = ROOT / "adapters" / f"{name}.toml"
         with load_adapter(path) as fast, load_adapter(path) as slow:
             for edge in slow.system.mode(slow.system.initial_mode).edges:
                 vars(edge.guard.fn).pop("engine_entry", None)  # called back

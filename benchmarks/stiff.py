@@ -41,6 +41,7 @@ from .suite import (
     Row,
     _row,
     _skipped,
+    build_fmus,
     median_time,
     reference_fmu,
 )
@@ -185,8 +186,6 @@ def fmpy_drive(rtol: float) -> float:
     v falling (an event leaving the stop changes nothing)."""
     import fmpy
 
-    from fmibridge.build import build_fmus
-
     out = fmpy.simulate_fmu(
         str(build_fmus(models=["DcMotorStopEvents"])["DcMotorStopEvents"]),
         fmi_type="ModelExchange",
@@ -200,8 +199,6 @@ def fmpy_drive(rtol: float) -> float:
 
 def drive_rows(options: BenchOptions) -> list[Row]:
     """The drive's impacts: CVODE against fmpy (same rtol), and against RK4."""
-    from fmibridge.build import build_fmus
-
     build_fmus(models=["DcMotorStop", "DcMotorStopEvents"])
     case, metric = "DcMotorStop, 12 impacts in 1 s", "max |impact time error|, s"
     rows = []

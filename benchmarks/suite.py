@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from fmibridge.core.errors import FmibridgeWarning
+from fmibridge.examples import load_builder
 from fmibridge.methods.base import Method
 from fmibridge.methods.completion import Completion
 from fmibridge.methods.halving import Halving
@@ -57,6 +58,7 @@ from fmibridge.validation import EXAMPLE_1, EXAMPLE_2, OscillatorParams, exact_s
 from fmibridge.validation import rho_hat as rho_hat_of
 from fmibridge.validation.paoli_schatzman import paoli_schatzman
 
+ROOT = Path(__file__).resolve().parents[1]  # the repository: fmus/, adapters/
 # Strip widths tried, as fractions of the rho-hat target: relaxation's error is
 # O(eps) once h is fine enough (Cor. 28), about 1.3 eps on Example 2 and 100-170
 # eps on Example 1 (resonant: each delay shifts all later impacts), measured.
@@ -644,10 +646,14 @@ def reference_fmu(name: str) -> Path | None:
     return path if folder and path.is_file() else None
 
 
+def build_fmus(models: list[str] | None = None) -> dict[str, Path]:
+    """Build the repository's FMUs (`models`, else all and the SSPs) where
+    needed; return each FMU's stem to its path."""
+    return load_builder(ROOT / "fmus").build_fmus(models=models)
+
+
 def ball_fmu_path() -> Path:
     """Return BouncingBallEvents.fmu, building the FMUs if needed."""
-    from fmibridge.build import build_fmus
-
     return Path(build_fmus()["BouncingBallEvents"])
 
 
@@ -737,7 +743,6 @@ def plain_cs_rows(options: BenchOptions) -> list[Row]:
     same doSteps, so their rows agree exactly. Target: PLAIN_CS_TARGET."""
     import fmpy
 
-    from fmibridge.build import build_fmus
     from fmibridge.fmpy_api import simulate_fmu
 
     path, h = str(build_fmus()["MassSpringStop"]), PLAIN_CS_STEP
@@ -941,8 +946,6 @@ COMMUNICATION_STEP = 1e-2  # s, the co-simulation rows' step (200 steps to 2 s)
 def coupled_paths(plant: str = "MassSpringStop") -> tuple[Path, Path]:
     """Return the plant's FMU (MassSpringStop, or MassSpringStopSlowSave whose state
     costs 0.5 ms to save) and PositionController.fmu (FMI 2), built if needed."""
-    from fmibridge.build import build_fmus
-
     built = build_fmus(models=[plant, "PositionController"])
     return Path(built[plant]), Path(built["PositionController"])
 

@@ -12,12 +12,12 @@ second order with inputs extrapolated.
 import numpy as np
 
 from fmibridge import Edge, Guard, Halving, HybridSystem, Mode
-from fmibridge.build import build_fmus
+from fmibridge.examples import load_builder
 from fmibridge.flows.cosim_master import Communication
 from fmibridge.flows.coupled import couple
 from fmibridge.flows.fmu import open_fmu
 
-fmus = build_fmus(
+fmus = load_builder().build_fmus(
     models=["MassSpringStop", "PositionController", "ControlledMassSpringStop"]
 )
 CONNECTIONS = [

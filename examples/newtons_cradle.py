@@ -12,12 +12,12 @@ the middle one at once: simultaneous impacts, resolved by strip relaxation.
 import numpy as np
 
 from fmibridge import Halving, Relaxation
-from fmibridge.build import build_fmus
+from fmibridge.examples import load_builder
 from fmibridge.models.cradle import newtons_cradle, swing
 
 THETA0, G, L = 0.3, 9.81, 1.0
 quarter, omega0 = swing(THETA0, L, G)  # time to the bottom, speed there
-fmu = build_fmus(models=["CradleBall"])["CradleBall"]
+fmu = load_builder().build_fmus(models=["CradleBall"])["CradleBall"]
 
 
 def momentum(x):

@@ -12,7 +12,8 @@ only from its own layer and those below (``tests/test_layers.py`` keeps it so):
 - front doors: `simulation` (`fmibridge.simulate`, one call with FMPy's
   keywords), `fmpy_api` (FMPy's `simulate_fmu`, `read_model_description`,
   `dump` and `plot_result`, so ``import fmibridge as fmpy`` runs FMPy
-  scripts), `sweep`, `validation`, `build` and `cli`.
+  scripts), `sweep`, `validation`, `examples` (the example files, and the
+  loader of their FMU builder, fmus/build.py) and `cli`.
 
 The public names below load on first use, so ``import fmibridge`` is quick and
 imports neither pandas, scipy, numba, Dask nor matplotlib.

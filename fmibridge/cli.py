@@ -1,4 +1,4 @@
-"""The `fmibridge` command: run | info | build-fmus | validate | ...
+"""The `fmibridge` command: run | info | examples | validate | sweep.
 
 `run` maps its flags to the keywords of `fmibridge.simulate` and calls it in a
 supervised child process (`core.supervision`): an FMU that segfaults, aborts,
@@ -61,6 +61,9 @@ LAZY_COMMANDS = {
 MOVED_COMMANDS = {
     "bench": "the benchmark suite is a development tool beside the package: run "
     "`python -m benchmarks` in a clone of the repository",
+    "build-fmus": "the FMU builder is part of the example FMUs' sources: run "
+    "`python fmus/build.py` in a clone of the repository, or "
+    "`fmibridge examples DIR` to build the FMUs into DIR",
 }
 KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
     "start_time": "--start-time",
@@ -371,7 +374,7 @@ def _info_adapter(path: Path) -> int:
     if "ssp" in spec and ssp.is_file():
         _info_ssp(ssp)
     elif "ssp" in spec:
-        print(f"  {ssp}: missing; `fmibridge build-fmus` (in a clone) or "
+        print(f"  {ssp}: missing; `python fmus/build.py` (in a clone) or "
               f"`fmibridge examples DIR` builds the project's SSPs")  # fmt: skip
     return 0
 
@@ -398,7 +401,7 @@ def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
         return
     found = (adapter.parent / fmu).resolve()
     if not found.is_file():
-        print(f"{indent}{found}: missing; `fmibridge build-fmus` (in a clone) or "
+        print(f"{indent}{found}: missing; `python fmus/build.py` (in a clone) or "
               f"`fmibridge examples DIR` builds the project's FMUs")  # fmt: skip
         return
     archive = FmuArchive(found)
@@ -428,17 +431,6 @@ def _start(text: str | None) -> str:
     return (
         text if len(text) <= INFO_START_WIDTH else text[: INFO_START_WIDTH - 3] + "..."
     )
-
-
-def cmd_build_fmus(args: argparse.Namespace) -> int:
-    """Compile the models in fmus/ into FMUs."""
-    from .build import build_fmus, build_systems
-
-    built = build_fmus(args.source, force=args.force)
-    built.update(build_systems(args.source, next(iter(built.values())).parent))
-    for name, path in sorted(built.items()):
-        print(f"{name}: {path}")
-    return 0
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
@@ -735,13 +727,6 @@ def _parser(command: str | None = None) -> _Parser:
         "fmu", type=Path, help="the FMU (.fmu), SSP (.ssp) or adapter file (.toml)"
     )
     info.set_defaults(func=cmd_info)
-
-    build = parser.add_command(
-        sub, "build-fmus", help="compile the models in fmus/ with gcc"
-    )
-    build.add_argument("--source", type=Path, default=Path("fmus"), help="fmus/ folder")
-    build.add_argument("--force", action="store_true", help="rebuild everything")
-    build.set_defaults(func=cmd_build_fmus)
 
     examples = parser.add_command(
         sub,

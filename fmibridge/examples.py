@@ -6,23 +6,83 @@ copied in by setup.py's build); in a source checkout they are the repository's
 own ``adapters/`` and ``fmus/``. `write_examples` lays them out in a folder as
 the repository does (``adapters/*.toml``, ``fmus/<Model>/`` and
 ``fmus/build/*.fmu``, ``*.ssp``), so the README's commands run from there.
+
+The FMU builder is one of those sources (``fmus/build.py``), not a module of the
+package: `load_builder` loads it from its file, wherever the sources are.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import shutil
+import sys
 from pathlib import Path
+from types import ModuleType
 
-from .build import build_fmus, repository_folder
+from .core.errors import FmibridgeError
 from .core.outputs import check_output_folder
 
 PACKAGED = Path(__file__).resolve().parent / "_examples"  # a wheel's copy
+# the repository's root in a source checkout (editable installs)
+SOURCE_TREE = Path(__file__).resolve().parent.parent
+
+
+def repository_folder(name: str) -> Path:
+    """Return the repository's folder `name` (``"fmus"``, ``"adapters"``): the
+    one beside the package in a source checkout (an editable install), else the
+    working directory's (``pip install .`` run from the clone, or a folder
+    `write_examples` wrote)."""
+    beside = SOURCE_TREE / name
+    return beside if beside.is_dir() else Path.cwd() / name
+
+
+def load_builder(fmus: str | Path | None = None) -> ModuleType:
+    """Return the FMU builder ``build.py`` of the sources in `fmus`, as a module.
+
+    Parameters
+    ----------
+    fmus : path, optional
+        A ``fmus/`` folder (default: the repository's, `repository_folder`).
+        Its builder builds that folder by default
+        (``load_builder().build_fmus()``).
+
+    Returns
+    -------
+    module
+        ``fmus/build.py``, loaded once per file: `build_fmus`, `read_table`,
+        `BuildError`, ...
+
+    Raises
+    ------
+    FmibridgeError
+        If `fmus` holds no ``build.py``.
+    """
+    path = Path(fmus or repository_folder("fmus")).resolve() / "build.py"
+    if not path.is_file():
+        raise FmibridgeError(
+            f"{path}: no FMU builder here; run from a clone of the repository or "
+            f"from a folder `fmibridge examples DIR` wrote."
+        )
+    # one name per file, so that each builder's classes (BuildError) stay one
+    name = "_fmus_build_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None  # a .py file
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before it runs: its dataclasses look it up
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
 
 
 def example_sources() -> Path:
     """Return the folder that holds ``adapters/`` and ``fmus/``: the package's
-    copy, else the source checkout (or the working directory) as `build` finds
-    it."""
+    copy, else the source checkout (or the working directory) as
+    `repository_folder` finds it."""
     if (PACKAGED / "fmus").is_dir():
         return PACKAGED
     return repository_folder("fmus").parent
@@ -49,7 +109,7 @@ def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path
     FmibridgeError
         If `folder` cannot take them, or the sources are not found.
     BuildError
-        If gcc fails (with gcc's message).
+        The builder's (``fmus/build.py``), if gcc fails (with gcc's message).
     """
     folder = check_output_folder(folder, force=force, what="examples DIR")
     folder.mkdir(exist_ok=True)
@@ -65,5 +125,6 @@ def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path
     for adapter in sorted((sources / "adapters").glob("*.toml")):
         written[adapter.stem] = Path(shutil.copy2(adapter, folder / "adapters"))
     out = folder / "fmus" / "build"
-    built = build_fmus(folder / "fmus", out)  # the SSPs too, from fmus/systems
+    # the copied builder builds its own folder: the SSPs too, from fmus/systems
+    built = load_builder(folder / "fmus").build_fmus()
     return {**written, **built, **{p.stem: p for p in sorted(out.glob("*.ssp"))}}

@@ -7,11 +7,17 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def fmu_dir():
-    """Build the FMUs in fmus/ (incrementally) and return the build directory."""
-    from fmibridge.build import build_fmus
+def builder():
+    """The FMU builder of the repository's fmus/ (fmus/build.py), as a module."""
+    from fmibridge.examples import load_builder
 
-    paths = build_fmus(Path(__file__).resolve().parent.parent / "fmus")
+    return load_builder(Path(__file__).resolve().parent.parent / "fmus")
+
+
+@pytest.fixture(scope="session")
+def fmu_dir(builder):
+    """Build the FMUs in fmus/ (incrementally) and return the build directory."""
+    paths = builder.build_fmus()
     return next(iter(paths.values())).parent
 
 

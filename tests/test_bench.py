@@ -146,21 +146,3 @@ def test_bench_method_rows_time_the_compiled_loops_against_their_peers(tmp_path)
     # Example 1's impacts before 10 s, both methods within 1e-4 s of the exact times
     assert frame.loc[0, "fmibridge_error"] < 1e-4 and frame.loc[0, "peer_error"] < 1e-4
     assert frame.loc[1, "fmibridge_error"] == 0.0  # the same samples, bit for bit
-
-
-def test_the_repository_folders_are_beside_the_package_else_in_the_working_dir(
-    tmp_path, monkeypatch
-):
-    """An editable install finds adapters/ beside the package; `pip install .`
-    run from the clone finds it in the working directory (the bench's adapter
-    rows were skipped there)."""
-    from fmibridge import build
-
-    assert build.repository_folder("adapters") == build.SOURCE_TREE_FMUS.parent / (
-        "adapters"
-    )
-    installed = tmp_path / "site-packages" / "fmus"  # what a wheel has beside it
-    monkeypatch.setattr(build, "SOURCE_TREE_FMUS", installed)
-    monkeypatch.chdir(tmp_path)
-    assert build.repository_folder("adapters") == tmp_path / "adapters"
-    assert build.default_source_dir() == tmp_path / "fmus"

@@ -80,3 +80,10 @@ def test_run_builds_its_parser_without_importing_the_other_commands():
 def test_bench_says_where_the_benchmarks_are(capsys):
     assert main(["bench", "--quick"]) == 2
     assert "run `python -m benchmarks` in a clone" in capsys.readouterr().err
+
+
+def test_build_fmus_says_where_the_fmu_builder_is(capsys):
+    assert main(["build-fmus", "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "run `python fmus/build.py` in a clone" in err
+    assert "`fmibridge examples DIR`" in err

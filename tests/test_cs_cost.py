@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from fmibridge import Halving, HybridSystem, Mode
-from fmibridge.build import BuildError, read_table
 from fmibridge.core.errors import FmibridgeError, FmibridgeWarning, FMUError
 from fmibridge.core.system import Edge, Guard
 from fmibridge.flows import cosim_master
@@ -551,15 +550,15 @@ def test_the_forecast_saves_where_the_guard_may_be_reached():
     assert saved == [True, True] + [False] * 7 + [True, True]
 
 
-def test_state_save_cost_is_read_from_the_table(tmp_path):
-    table = read_table(ROOT / "fmus" / "MassSpringStopSlowSave" / "model.toml")
+def test_state_save_cost_is_read_from_the_table(builder, tmp_path):
+    table = builder.read_table(ROOT / "fmus" / "MassSpringStopSlowSave" / "model.toml")
     assert table.state_save_cost == 5e-4
-    plain = read_table(ROOT / "fmus" / "MassSpringStop" / "model.toml")
+    plain = builder.read_table(ROOT / "fmus" / "MassSpringStop" / "model.toml")
     assert plain.state_save_cost == 0.0
     bad = tmp_path / "model.toml"
     bad.write_text('name = "Bad"\nstate_save_cost = "slow"\n')
-    with pytest.raises(BuildError, match="state_save_cost"):
-        read_table(bad)
+    with pytest.raises(builder.BuildError, match="state_save_cost"):
+        builder.read_table(bad)
 
 
 def test_a_crossing_the_forecast_missed_is_located_and_said(fmu_dir):

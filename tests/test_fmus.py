@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import fmpy
 import numpy as np
@@ -14,8 +17,7 @@ from fmpy.fmi2 import FMU2Model, FMU2Slave
 from fmpy.fmi3 import FMU3Model, FMU3Slave
 from models_reference import REFERENCES
 
-from fmibridge.build import BuildError, build_fmus, read_table
-
+ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted(REFERENCES)
 VERSIONS = {2: "", 3: "_fmi3"}  # FMI version -> FMU file suffix
 N_RANDOM_STATES = 20
@@ -324,30 +326,49 @@ def test_bouncing_ball_events_cs_locates_impacts_inside_do_step(
 # ---- the builder ----
 
 
-def test_build_is_incremental_and_deterministic(fmu_dir, tmp_path):
-    again = build_fmus(out_dir=tmp_path, models=["BouncingBall"])
+def test_build_is_incremental_and_deterministic(builder, fmu_dir, tmp_path):
+    again = builder.build_fmus(out_dir=tmp_path, models=["BouncingBall"])
     first = {k: p.read_bytes() for k, p in again.items()}
     mtimes = {k: p.stat().st_mtime_ns for k, p in again.items()}
-    rebuilt = build_fmus(out_dir=tmp_path, models=["BouncingBall"])
+    rebuilt = builder.build_fmus(out_dir=tmp_path, models=["BouncingBall"])
     assert {k: p.stat().st_mtime_ns for k, p in rebuilt.items()} == mtimes
-    forced = build_fmus(out_dir=tmp_path, models=["BouncingBall"], force=True)
+    forced = builder.build_fmus(out_dir=tmp_path, models=["BouncingBall"], force=True)
     assert {k: p.read_bytes() for k, p in forced.items()} == first
     assert first["BouncingBall"] == (fmu_dir / "BouncingBall.fmu").read_bytes()
 
 
-def test_build_error_names_the_model_and_gcc_message(fmu_dir, tmp_path):
+def test_the_development_entry_point_builds_the_models_named(fmu_dir):
+    """`python fmus/build.py MODEL` builds into fmus/build/ and lists each FMU;
+    an unknown model ends it with exit code 2 and the known ones."""
+    script = [sys.executable, str(ROOT / "fmus" / "build.py")]
+    done = subprocess.run(
+        [*script, "BouncingBall"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    suffixes = ("", "_cs_bare", "_fmi1cs", "_fmi1me", "_fmi3", "_fmi3_cs_bare")
+    assert done.stdout.splitlines() == [
+        f"BouncingBall{s}: {fmu_dir / f'BouncingBall{s}.fmu'}" for s in suffixes
+    ]
+    done = subprocess.run(
+        [*script, "Nope"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 2
+    assert "unknown model(s) ['Nope']; known: [" in done.stderr
+
+
+def test_build_error_names_the_model_and_gcc_message(builder, fmu_dir, tmp_path):
     source = fmu_dir.parent
     for name in ("common", "include", "BouncingBall"):
         shutil.copytree(source / name, tmp_path / name)
     c_file = tmp_path / "BouncingBall" / "BouncingBall.c"
     c_file.write_text(c_file.read_text().replace("x[X_v];", "x[X_v]"))
     with pytest.raises(
-        BuildError, match=r"(?s)Model `BouncingBall`: gcc failed.*error"
+        builder.BuildError, match=r"(?s)Model `BouncingBall`: gcc failed.*error"
     ):
-        build_fmus(tmp_path)
+        builder.build_fmus(tmp_path)
 
 
-def test_model_structure_declares_direct_feedthrough(fmu_dir, tmp_path):
+def test_model_structure_declares_direct_feedthrough(builder, fmu_dir, tmp_path):
     """`depends_on` becomes the outputs' `dependencies`; a state depends on itself."""
     for version in VERSIONS:
         md = fmpy.read_model_description(
@@ -359,8 +380,10 @@ def test_model_structure_declares_direct_feedthrough(fmu_dir, tmp_path):
     shutil.copytree(fmu_dir.parent / "MassSpringStop", tmp_path / "MassSpringStop")
     table = tmp_path / "MassSpringStop" / "model.toml"
     table.write_text(table.read_text().replace('["x"]', '["x", "k"]'))
-    with pytest.raises(BuildError, match="`depends_on` of `gap` must .* \\['k'\\]"):
-        read_table(table)
+    with pytest.raises(
+        builder.BuildError, match="`depends_on` of `gap` must .* \\['k'\\]"
+    ):
+        builder.read_table(table)
 
 
 # ---- the Modelica sources agree with the C (rumoca) ----

@@ -1,7 +1,7 @@
 """The package's layers, read from its imports: lower layers never import higher ones.
 
 Bottom to top: core -> flows -> methods -> models -> formats -> front doors
-(sweep, validation, build) -> cli. Every import counts, also those
+(sweep, validation, examples) -> cli. Every import counts, also those
 inside functions; only imports under ``if TYPE_CHECKING:`` are exempt (they never
 run). The compiled modules obey the same rule: their `import` and `cimport`
 lines (.pyx, .pxd) are read too.
@@ -24,7 +24,6 @@ LAYERS = {  # top-level part of fmibridge -> layer, bottom = 0
     "formats": 4,
     "sweep": 5,
     "validation": 5,
-    "build": 5,
     "simulation": 5,
     "fmpy_keywords": 5,
     "fmpy_api": 5,

@@ -28,7 +28,6 @@ import pandas as pd
 import pytest
 
 from fmibridge import FmibridgeWarning, Halving, simulate
-from fmibridge.build import build_fmus
 from fmibridge.cli import main
 from fmibridge.core import supervision
 from fmibridge.core.journal import Journal, replay
@@ -51,8 +50,8 @@ TIMEOUT = 3.0  # s: a run's time limit (healthy runs take well under 1 s)
 
 
 @pytest.fixture(scope="module")
-def faulty(fmu_dir) -> Path:
-    built = build_fmus(
+def faulty(builder, fmu_dir) -> Path:
+    built = builder.build_fmus(
         REPO / "fmus", fmu_dir, ["FaultyBall"], models_dir=REPO / "tests" / "fmus"
     )
     return built["FaultyBall"]

@@ -2,8 +2,9 @@
 
 Each page is read top to bottom in one scratch folder that sees the repository's
 fmus/ and adapters/: a ```sh block (or the README's plain ``` blocks) runs its
-`fmibridge ...` commands with this tree's CLI (other lines, such as mkdir and cp,
-run in bash; pip and pytest lines are CI's), a ```toml block whose first line is
+`fmibridge ...` commands with this tree's CLI and its `python ...` commands with
+this tree's Python (other lines, such as mkdir and cp, run in bash; pip and
+pytest lines are CI's), a ```toml block whose first line is
 `# PATH` or `# append to PATH` is written to that file, a ```python block runs
 in one namespace per page, and a ```text block must appear, line by line, in the
 output of the block before it (wall times aside). A command exits 0 unless its
@@ -28,7 +29,8 @@ import pytest
 from fmibridge.models import bouncing_ball_impacts, bouncing_ball_zeno_time
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = f"{shlex.quote(sys.executable)} -m fmibridge.cli"
+PYTHON = shlex.quote(sys.executable)
+CLI = f"{PYTHON} -m fmibridge.cli"
 
 
 def unclocked(text: str) -> str:
@@ -53,7 +55,9 @@ def run_shell(block: str, cwd: Path, readme: bool) -> str:
                 continue
         expected = re.search(r"# exit code (\d+)", line)
         done = subprocess.run(
-            re.sub(r"^fmibridge ", CLI + " ", command),
+            re.sub(
+                r"^python ", PYTHON + " ", re.sub(r"^fmibridge ", CLI + " ", command)
+            ),
             shell=True,
             cwd=cwd,
             capture_output=True,

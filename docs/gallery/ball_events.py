@@ -15,11 +15,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import fmibridge  # noqa: E402
-from fmibridge.build import build_fmus  # noqa: E402
+from fmibridge.examples import load_builder  # noqa: E402
 from fmibridge.models import bouncing_ball_impacts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-fmu = build_fmus(ROOT / "fmus", models=["BouncingBallEvents"])["BouncingBallEvents"]
+builder = load_builder(ROOT / "fmus")  # fmus/build.py
+fmu = builder.build_fmus(models=["BouncingBallEvents"])["BouncingBallEvents"]
 result = fmibridge.simulate(fmu, stop_time=3.0, output_interval=0.01)
 times = result.event_times
 error = np.abs(times - bouncing_ball_impacts(len(times)))

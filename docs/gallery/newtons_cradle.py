@@ -16,11 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fmibridge import Halving  # noqa: E402
-from fmibridge.build import build_fmus  # noqa: E402
+from fmibridge.examples import load_builder  # noqa: E402
 from fmibridge.models.cradle import newtons_cradle, swing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-fmu = build_fmus(ROOT / "fmus", models=["CradleBall"])["CradleBall"]
+fmu = load_builder(ROOT / "fmus").build_fmus(models=["CradleBall"])["CradleBall"]
 THETA0 = 0.3
 quarter, _ = swing(THETA0)  # time to the bottom, exact
 cradle = newtons_cradle(fmu, [-THETA0, -THETA0, 0.0, 0.0, 0.0])

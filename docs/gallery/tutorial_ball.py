@@ -17,10 +17,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import fmibridge  # noqa: E402
-from fmibridge.build import build_fmus  # noqa: E402
+from fmibridge.examples import load_builder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-fmu = build_fmus(ROOT / "fmus", models=["BouncingBall"])["BouncingBall"]
+fmu = load_builder(ROOT / "fmus").build_fmus(models=["BouncingBall"])["BouncingBall"]
 page = (ROOT / "docs" / "tutorial.md").read_text()
 with tempfile.TemporaryDirectory() as scratch:
     folder = Path(scratch) / "tutorial"

@@ -15,10 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import fmibridge  # noqa: E402
-from fmibridge.build import build_fmus  # noqa: E402
+from fmibridge.examples import load_builder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-build_fmus(ROOT / "fmus", models=["BouncingBall"])  # incremental: once per checkout
+# incremental: once per checkout
+load_builder(ROOT / "fmus").build_fmus(models=["BouncingBall"])
 result = fmibridge.simulate(
     ROOT / "adapters" / "bouncing_ball.toml", stop_time=5.0, zeno="complete"
 )

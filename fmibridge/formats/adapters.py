@@ -201,7 +201,9 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.exists():
         problems.add(
-            "fmu", f"{fmu} does not exist; build the FMUs with `fmibridge build-fmus`."
+            "fmu",
+            f"{fmu} does not exist; build the FMUs with `python fmus/build.py` "
+            f"(in a clone) or `fmibridge examples DIR`.",
         )
         problems.raise_if_any()
     archive = problems.check("fmu", FmuArchive, fmu)

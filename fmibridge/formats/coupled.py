@@ -250,8 +250,8 @@ def _components(path, spec, interface, problems) -> dict:
             if not fmu.is_file():
                 problems.add(
                     f"{where}.fmu",
-                    f"{fmu} does not exist; build the FMUs with `fmibridge "
-                    f"build-fmus`.",
+                    f"{fmu} does not exist; build the FMUs with `python "
+                    f"fmus/build.py` (in a clone) or `fmibridge examples DIR`.",
                 )
                 continue
             chosen = interface or item.get("interface", spec.get("interface", "me"))

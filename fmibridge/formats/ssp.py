@@ -780,7 +780,7 @@ def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
         if not fmu.is_file():
             raise SspError(
                 f"{ssd}: component {name!r} needs {fmu}; build the FMUs "
-                f"(`fmibridge build-fmus`)."
+                f"(`python fmus/build.py` in a clone)."
             )
         entries[entry] = fmu.read_bytes()
     packed = io.BytesIO()

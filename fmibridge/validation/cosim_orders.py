@@ -75,9 +75,9 @@ def communication_orders(steps=STEPS["tiny"], fmu_dir: Path | None = None):
     orders: scheme, inputs and the fitted slope of log error on log h.
     """
     if fmu_dir is None:
-        from ..build import build_fmus
+        from ..examples import load_builder
 
-        fmu_dir = Path(build_fmus()["MassSpringStop"]).parent
+        fmu_dir = Path(load_builder().build_fmus()["MassSpringStop"]).parent
     single = open_fmu(fmu_dir / "ControlledMassSpringStop.fmu", "me")
     exact_x, exact_t = _final(with_stop(single, "x", "v"), REFERENCE_H)
     rows = []
