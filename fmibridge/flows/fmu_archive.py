@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import threading
 import warnings
 import zipfile
@@ -575,8 +576,8 @@ class _Folders:
     and remove their folders; the handler is installed only where none is (a
     front door that handles SIGTERM itself keeps its own). Python runs that
     handler only once the main thread is back in the interpreter, never while
-    an FMU call hangs, so a watcher thread ends the process if the handler has
-    not run within `SIGTERM_GRACE_S` (`_watch`).
+    an FMU call hangs, so a watcher thread ends the process where the main
+    thread stays inside one C call for `SIGTERM_GRACE_S` (`_watch`).
     """
 
     def __init__(self) -> None:
@@ -640,11 +641,16 @@ class _Folders:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def _watcher(self, read: int) -> None:
-        """On SIGTERM, wait for the handler; where it has not run within the
-        grace and is still this one, remove the folders and end the process."""
+        """On SIGTERM, give the main thread the grace; where it has not run
+        our handler, nor one bytecode (it would have run whichever handler was
+        installed), and ours is installed, remove the folders and end the
+        process."""
         while True:
             woken = os.read(read, 64)  # one byte per signal, its number
-            if signal.SIGTERM not in woken or self._handled.wait(SIGTERM_GRACE_S):
+            if signal.SIGTERM not in woken:
+                continue
+            where = _main_thread_at()
+            if self._handled.wait(SIGTERM_GRACE_S) or _main_thread_at() != where:
                 continue
             if signal.getsignal(signal.SIGTERM) == self._exit_on_sigterm:
                 self.remove_all()
@@ -655,6 +661,13 @@ class _Folders:
         child's signals) and watch with a thread of its own."""
         if self._wakeup != -1 and signal.set_wakeup_fd(-1) == self._wakeup:
             self._watch()
+
+
+def _main_thread_at() -> tuple[object, int]:
+    """The main thread's innermost Python frame and its last instruction: the
+    same twice while it stays inside one C call."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    return frame, -1 if frame is None else frame.f_lasti
 
 
 _FOLDERS = _Folders()
