@@ -320,6 +320,67 @@ def test_simulate_says_when_its_timeout_cannot_stop_an_fmu(faulty):
         simulate(faulty, stop_time=0.1, guards=[guard], timeout=10.0)
 
 
+# prints each doStep call of a run without timeout, in this process, as it
+# returns, and "atexit" where the interpreter exits normally
+IN_PROCESS = """
+import atexit
+import sys
+import fmibridge
+atexit.register(print, "atexit", flush=True)
+fmibridge.simulate(
+    sys.argv[1], fmi_type="cs", parameters={"fault": 4}, step_size=float(sys.argv[2]),
+    fmi_call_logger=lambda text: "DoStep(" in text and print(text, flush=True),
+)
+"""
+HANG_CPU_S = 0.5  # s: CPU time a child spends past its last doStep: in the loop
+
+
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time of process `pid` (proc(5): fields 14, 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_inside_the_hang(process: subprocess.Popen, fmu: Path) -> None:
+    """Return once `process` has returned from the doStep to T_FAULT and then
+    spent HANG_CPU_S of CPU time: it loops inside the next doStep."""
+    for line in process.stdout:
+        if f"currentCommunicationPoint={T_FAULT - H}," in line:
+            break
+    else:
+        pytest.fail(f"{fmu}: the run ended before its fault")
+    start = cpu_seconds(process.pid)
+    while cpu_seconds(process.pid) < start + HANG_CPU_S and process.poll() is None:
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("variant", ["", "_fmi1cs", "_fmi3"])
+def test_sigterm_ends_an_in_process_run_inside_a_hanging_do_step(
+    faulty, tmp_path, variant
+):
+    """SIGTERM ends `simulate` without timeout while the FMU's doStep loops in C,
+    where Python cannot run its handler: code 143 and no unpacked folder left
+    (`fmu_archive._Folders._watch`), whether doStep is called from `_fmi` (FMI
+    2.0) or through fmpy's ctypes (FMI 1.0); the interpreter's exit is skipped."""
+    fmu = faulty.with_name(f"FaultyBall{variant}.fmu")
+    process = subprocess.Popen(
+        [sys.executable, "-c", IN_PROCESS, str(fmu), str(H)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    try:
+        wait_inside_the_hang(process, fmu)
+        assert [p.name[:10] for p in tmp_path.iterdir()] == ["fmibridge_"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        process.kill()  # where it failed: a no-op once it ended
+    assert "atexit" not in process.stdout.read()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_inner_time_limit_does_not_extend_an_outer_one():
     with time_limit(0.01), time_limit(100.0), pytest.warns(FmibridgeWarning):
         time.sleep(0.02)

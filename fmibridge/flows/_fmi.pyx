@@ -167,11 +167,15 @@ cdef class FmiFunctions:
     cdef int do_step(self, double t, double h, StepEnd* end) except -1:
         """doStep from t by h: return its status (unchecked), and where it
         ended in `end` (its last successful time: t + h where it completed,
-        FMI 3.0's lastSuccessfulTime, else t)."""
+        FMI 3.0's lastSuccessfulTime, else t). The GIL is released during the
+        call, which may run long, so that other threads run meanwhile (the
+        SIGTERM watcher of `fmu_archive._Folders`); the FMU's logger callbacks
+        are ctypes', which take the GIL back."""
         cdef int status
         end.event = end.terminate = end.early = False
         end.last = t + h
-        status = self._do_step(t, h, end)
+        with nogil:
+            status = self._do_step(t, h, end)
         if self.logger is not None:
             self.log(self.names[DO_STEP], DO_STEP, (t, h, False, end.event,
                      end.terminate, end.early, end.last), status)

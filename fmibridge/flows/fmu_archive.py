@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import atexit
 import io
+import os
 import re
 import shutil
 import signal
+import sys
 import threading
 import warnings
 import zipfile
@@ -62,6 +64,13 @@ BUILD_DESCRIPTION = "sources/buildDescription.xml"
 BUILD_SCHEMA = "fmi3/fmi3BuildDescription.xsd"
 _SCHEMA_LOCK = threading.Lock()
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
+# s: how long after SIGTERM the main thread has to run its handler before the
+# watcher ends the process; Python runs a handler at the next bytecode, within
+# milliseconds unless the main thread is inside a C call
+SIGTERM_GRACE_S = 1.5
+# the signals the watcher thread blocks, so that they reach the main thread (and
+# stay held where it holds them: `supervision._signals_held`)
+WATCHER_BLOCKS = {signal.SIGINT, signal.SIGTERM}
 # What of an FMU a run reads: its binaries, the resources its instance is given
 # (FMI 2.0 fmuResourceLocation, FMI 3.0 resourcePath; FMI 1.0 fmuLocation is the
 # folder holding them) and its model description (`fmu_jacobian` reads it); the
@@ -565,12 +574,17 @@ class _Folders:
 
     SIGTERM becomes SystemExit(143), so `finally` blocks free the FMU instances
     and remove their folders; the handler is installed only where none is (a
-    front door that handles SIGTERM itself keeps its own).
+    front door that handles SIGTERM itself keeps its own). Python runs that
+    handler only once the main thread is back in the interpreter, never while
+    an FMU call hangs, so a watcher thread ends the process where the main
+    thread stays inside one C call for `SIGTERM_GRACE_S` (`_watch`).
     """
 
     def __init__(self) -> None:
         self._live: set[Path] = set()
         self._armed = False
+        self._handled = threading.Event()  # the SIGTERM handler has run
+        self._wakeup = -1  # the write end of the watcher's pipe, if it watches
 
     def new(self) -> Path:
         self._arm()
@@ -593,11 +607,67 @@ class _Folders:
         atexit.register(self.remove_all)
         if threading.current_thread() is threading.main_thread():
             if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-                signal.signal(signal.SIGTERM, _exit_on_sigterm)
+                signal.signal(signal.SIGTERM, self._exit_on_sigterm)
+                self._watch()
+                os.register_at_fork(after_in_child=self._rewatch)
+
+    def _exit_on_sigterm(self, signum: int, frame: object) -> None:
+        self._handled.set()
+        raise SystemExit(128 + signum)
+
+    def _watch(self) -> None:
+        """Start the watcher, woken through `signal.set_wakeup_fd` (where no
+        other wakeup fd is set: an asyncio loop's stays). The main thread wakes
+        it from C on each signal, even inside an FMU call; the watcher runs
+        where that call released the GIL (ctypes' calls, `_fmi`'s doStep)."""
+        if not hasattr(signal, "pthread_sigmask"):  # Windows: no SIGTERM to send
+            return
+        read, write = os.pipe()
+        os.set_blocking(write, False)  # as set_wakeup_fd asks
+        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        if previous != -1:
+            signal.set_wakeup_fd(previous)
+            os.close(read)
+            os.close(write)
+            return
+        self._wakeup = write
+        watcher = threading.Thread(
+            target=self._watcher, args=(read,), name="fmibridge-sigterm", daemon=True
+        )
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHER_BLOCKS)
+        try:  # started with them blocked: the main thread's mask decides
+            watcher.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def _watcher(self, read: int) -> None:
+        """On SIGTERM, give the main thread the grace; where it has not run
+        our handler, nor one bytecode (it would have run whichever handler was
+        installed), and ours is installed, remove the folders and end the
+        process."""
+        while True:
+            woken = os.read(read, 64)  # one byte per signal, its number
+            if signal.SIGTERM not in woken:
+                continue
+            where = _main_thread_at()
+            if self._handled.wait(SIGTERM_GRACE_S) or _main_thread_at() != where:
+                continue
+            if signal.getsignal(signal.SIGTERM) == self._exit_on_sigterm:
+                self.remove_all()
+                os._exit(128 + signal.SIGTERM)
+
+    def _rewatch(self) -> None:
+        """In a forked child: leave the parent's pipe (the parent would read the
+        child's signals) and watch with a thread of its own."""
+        if self._wakeup != -1 and signal.set_wakeup_fd(-1) == self._wakeup:
+            self._watch()
 
 
-def _exit_on_sigterm(signum, frame) -> None:
-    raise SystemExit(128 + signum)
+def _main_thread_at() -> tuple[object, int]:
+    """The main thread's innermost Python frame and its last instruction: the
+    same twice while it stays inside one C call."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    return frame, -1 if frame is None else frame.f_lasti
 
 
 _FOLDERS = _Folders()
