@@ -772,8 +772,23 @@ def _with_model_defaults(
     interval = given.get("output_interval")
     if isinstance(interval, int | float) and interval < span:  # FMPy's step
         return {**given, "step_size": float(interval)}
-    step = fmpy_communication_step(system.experiment.step, span)
+    step = fmpy_communication_step(_own_step(system), span)
     return {**given, "step_size": min(step, span)}
+
+
+def _own_step(system: HybridSystem) -> float | None:
+    """The FMU's own step: its DefaultExperiment stepSize, else the
+    fixedInternalStepSize its Co-Simulation part declares (FMI 3.0), which FMPy's
+    default grid reads too (`fmpy_api.fmpy_interval`)."""
+    if system.experiment.step is not None:
+        return system.experiment.step
+    for flow in system.flows():
+        archive = getattr(flow, "archive", None)
+        part = None if archive is None else archive.part("CoSimulation")
+        fixed = getattr(part, "fixedInternalStepSize", None)
+        if fixed is not None:
+            return float(fixed)
+    return None
 
 
 # A model is stiff for an explicit integrator where its fastest decay rate

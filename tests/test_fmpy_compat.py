@@ -252,6 +252,31 @@ def test_co_simulation_grid_is_fmpys_fixed_internal_step_doubled():
 
 
 @needs_reference
+@pytest.mark.parametrize(
+    ("model", "steps"), [("Resource", 1), ("StateSpace", 10), ("Feedthrough", 20)]
+)
+def test_without_a_step_size_co_simulation_steps_at_the_fixed_internal_step(
+    model, steps
+):
+    """FMI 3 FMUs whose DefaultExperiment has no stepSize: `simulate_fmu` steps
+    at their fixedInternalStepSize (Resource's 1 s is its whole run: one doStep,
+    as FMPy's), not at FMPy's auto_interval of 500 steps or more; the rows are
+    FMPy's."""
+    fmu = Path(FOLDER) / "fmi3" / f"{model}.fmu"
+    ours = fmibridge.simulate_fmu(fmu, fmi_type="CoSimulation")
+    theirs = fmpy.simulate_fmu(fmu, fmi_type="CoSimulation")
+    assert ours.stats["n_steps"] == steps == len(theirs) - 1
+    assert np.array_equal(ours["time"], theirs["time"])
+    for name in theirs.dtype.names[1:]:  # an array output: a column per element
+        values = theirs[name].reshape(len(theirs), -1)
+        columns = [name] if values.shape[1] == 1 else [
+            f"{name}[{k + 1}]" for k in range(values.shape[1])
+        ]  # fmt: skip
+        for k, column in enumerate(columns):
+            assert np.array_equal(ours[column], values[:, k]), column
+
+
+@needs_reference
 def test_numbers_as_text_and_refused_values_as_fmpy_scripts_give_them():
     fmu = Path(FOLDER) / "fmi2" / "Dahlquist.fmu"
     as_text = fmibridge.simulate_fmu(fmu, stop_time="2", output_interval="0.5")
