@@ -78,7 +78,9 @@ cdef class _Walk(Walk):
     the guards' signs, the resolution t_tol and a forward-only flow's past."""
 
     cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
-    cdef bint grid
+    # steps end on t0 + k h (a flow that compares times with its own: `start`);
+    # not the run's output times, which are `Walk.grid`
+    cdef bint has_step_grid
     # Halving's locate: Illinois' narrowing, or the approach of a forward-only
     # flow, else halvings only
     cdef bint illinois, approach
@@ -113,7 +115,7 @@ cdef class _Walk(Walk):
             self.errors = None  # errors of a vector field's fixed steps only
         # communication points on t0 + k h for flows that compare them with their
         # own time (Co-Simulation FMUs); vector fields sum h
-        self.grid = not cm.has_rhs
+        self.has_step_grid = not cm.has_rhs
         # approach: refused on a flow with a right-hand side (`Halving._check`)
         self.forward = not cm.has_rhs and (
             self.approach or getattr(cm.mode.flow, "forward_only", False))
@@ -135,7 +137,7 @@ cdef double _grid_step(_Walk w, double t):
     """The step of h from t: to the grid time t0 + (k + 1) h exactly where t is
     a grid time (up to round-off) on a grid of communication points, else h."""
     cdef double k
-    if not w.grid:
+    if not w.has_step_grid:
         return w.span
     k = round((t - w.t0) / w.h)
     if abs(w.t0 + k * w.h - t) > _TIME_RTOL * w.h:
@@ -149,7 +151,7 @@ cdef double _step_end(_Walk w, double t, double hs):
     cdef double t1 = t + hs, grid
     if reached(t1, w.t_end, w.h):
         return w.t_end
-    if not w.grid:
+    if not w.has_step_grid:
         return t1
     grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
     return grid if abs(grid - t1) <= _TIME_RTOL * w.h else t1
