@@ -46,11 +46,9 @@ from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finit
 
 cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL  # as C doubles
 
-# A trial of length <= t_tol that gives non-finite states while a guard is within
-# NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
-# it (sqrt of a negative gap). 1e-8 (SI units) is far above the round-off of a
-# 1e-10 s bracket and far below any physical gap a model resolves.
-NEAR_GUARD = 1e-8
+# A trial of length <= t_tol that gives non-finite states while a guard is on its
+# surface (within ON_SURFACE of zero) is that guard's event: the right-hand side
+# is undefined beyond it (sqrt of a negative gap).
 # A crossing's bracket is no narrower than RESOLUTION_ULPS units in the last place
 # of t: the fewest that leave the secant inside the bracket room to place the event.
 RESOLUTION_ULPS = 4.0
@@ -314,9 +312,9 @@ cdef object _stuck(set was_crossed, const double* g0, const double* g1):
 
 
 cdef object _nearest_guard(const double* g0, Py_ssize_t m):
-    """The guard within NEAR_GUARD of its surface, the closest, if any."""
+    """The guard within ON_SURFACE of its surface, the closest, if any."""
     cdef Py_ssize_t i
-    near = [(abs(g0[i]), i) for i in range(m) if abs(g0[i]) <= NEAR_GUARD]
+    near = [(abs(g0[i]), i) for i in range(m) if abs(g0[i]) <= _ON_SURFACE]
     return min(near)[1] if near else None
 
 
@@ -450,7 +448,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
 
     Stops with NO_PROGRESS if the bracket is still wider than t_tol. A
     non-finite far end means the flow is undefined just beyond: the guard
-    within NEAR_GUARD of its surface at the near end fires there.
+    within ON_SURFACE of its surface at the near end fires there.
     """
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i, lowest_i = 0
