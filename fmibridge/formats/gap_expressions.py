@@ -42,7 +42,7 @@ from typing import cast
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..flows.base import VectorField
+from ..flows.base import Flow, VectorField
 from ..methods.contact import (
     MOVING_WALL,
     SLOPE_RTOL,
@@ -230,7 +230,7 @@ def gap_contact(
 
 
 def expression_gap(
-    flow,
+    flow: Flow,
     gap: Expression,
     velocity: Expression,
     parameters: Mapping[str, float],
