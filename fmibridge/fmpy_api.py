@@ -158,7 +158,7 @@ def simulate_fmu(
     step, span = numbers["step_size"], _span(t0, t_end)
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
-    step = _within(step, span)
+    step = _at_most_span(step, span)
     interval = numbers["output_interval"]
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
@@ -193,7 +193,7 @@ def _number(name: str, value: object) -> Any:
         raise FmibridgeError(f"`{name}` must be a number, got {value!r}.") from None
 
 
-def _within(step: Any, span: float | None) -> Any:
+def _at_most_span(step: Any, span: float | None) -> Any:
     """`step`, or the span where it is longer: FMPy's steps end at the stop
     time, so a `step_size` longer than the run is one step over it."""
     number = isinstance(step, int | float) and not isinstance(step, bool)

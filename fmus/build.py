@@ -35,7 +35,7 @@ import tempfile
 import tomllib
 import warnings
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -711,7 +711,9 @@ def _fmi2_structure(root: ET.Element, table: ModelTable) -> None:
         ET.SubElement(initial, "Unknown", index=str(_fmi2_index(table, var)))
 
 
-def _dependencies(table: ModelTable, var: Variable, number) -> dict[str, str]:
+def _dependencies(
+    table: ModelTable, var: Variable, number: Callable[[Variable], int]
+) -> dict[str, str]:
     """Return the `dependencies` attribute of an output (none if undeclared):
     the knowns it depends on directly, numbered by `number` in ascending order."""
     if var.depends_on is None:
@@ -841,7 +843,9 @@ def _fmi1_description(table: ModelTable, interface: str) -> ET.Element:
     return root
 
 
-def _fmi1_direct_dependency(element: ET.Element, table: ModelTable, var) -> None:
+def _fmi1_direct_dependency(
+    element: ET.Element, table: ModelTable, var: Variable
+) -> None:
     """An output's DirectDependency: the inputs it depends on directly (none
     for a state, an output in FMI 1.0; an output without `depends_on` gets no
     element, which FMI 1.0 reads as every input)."""

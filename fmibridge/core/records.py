@@ -6,8 +6,9 @@ kernels, and what the kernels share with the Python above them.
 - `State`, `Rated`, `Waiting`, `Step`: where a run is, and what one attempt
   produced (`Method._attempt` returns a Step);
 - `ON_SURFACE`: the guard value that counts as on a guard's surface (the
-  firing's checks, Halving's resting contacts, the watchdog); `TIME_RTOL`: times
-  that count as equal (the run loop's end, the walks' grid of steps);
+  firing's checks, Halving's resting contacts and trials undefined beyond a
+  guard, the watchdog); `TIME_RTOL`: times that count as equal (the run loop's
+  end, the walks' grid of steps);
   `COMPILED_FORMS`: where a Mode keeps the forms the compiled loops take of it;
 - `non_finite`, `unstable`: the errors a kernel raises for a non-finite state or
   guard, and for fixed steps that are unstable on the flow.

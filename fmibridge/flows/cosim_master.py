@@ -81,6 +81,7 @@ import numpy as np
 
 from ..core.errors import FlowTerminated, FmibridgeError
 from ..core.integrators import Scheme
+from ..core.records import TIME_RTOL
 from ._cosim import (
     MAX_HISTORY,
     CommunicationStep,
@@ -92,7 +93,7 @@ from ._cosim import (
 from ._stepper import Stepper
 from .base import Flow, UndoPlan
 from .coupling import CoupledParts, Coupling, split_name
-from .fmu import C_REALS, MAX_SNAPSHOTS, SNAP_RTOL, CoSimulationFlow
+from .fmu import C_REALS, MAX_SNAPSHOTS, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
@@ -275,7 +276,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return super().stepper(scheme)
         n = len(self.state_names)
         recorded = self._record_calls()
-        return MasterStepper(self, self._compiled, scheme, n, SNAP_RTOL, recorded)
+        return MasterStepper(self, self._compiled, scheme, n, TIME_RTOL, recorded)
 
     def _record_calls(self) -> list[tuple[int, int]]:
         """Each recorded variable as (component, value reference), where every
@@ -312,7 +313,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         start, self._saved = time.perf_counter(), False
         t_end, h_end, y_end = self._end  # where every component is
         xb = x.tobytes()
-        here = abs(t - t_end) <= SNAP_RTOL * h_end and xb == y_end
+        here = abs(t - t_end) <= TIME_RTOL * h_end and xb == y_end
         # back first: the forecast's guards may read the components' outputs
         replayed = 0
         if self._saving and self._replays and not here:
@@ -324,7 +325,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._here = False
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)
-            self._recorded_at[y.tobytes()] = (t + h, SNAP_RTOL * h, recorded)
+            self._recorded_at[y.tobytes()] = (t + h, TIME_RTOL * h, recorded)
             while len(self._recorded_at) > MAX_HISTORY:
                 self._recorded_at.popitem(last=False)
         plain = not replayed and not self._saved
@@ -480,7 +481,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 or (
                     not saved
                     and key[1] == y_end
-                    and abs(t - t_end) <= SNAP_RTOL * h_end
+                    and abs(t - t_end) <= TIME_RTOL * h_end
                 )
             ) and all(
                 self._saving[c].can_return(t, x[self._saving_slices[c]], saved)
@@ -741,7 +742,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if not self.reports_events or not self._last_step:
             return recorded, ()
         t_start, x_start, t_end, y, _ = self._last_step
-        if abs(t - t_end) > SNAP_RTOL * (t_end - t_start) or not np.array_equal(x, y):
+        if abs(t - t_end) > TIME_RTOL * (t_end - t_start) or not np.array_equal(x, y):
             return recorded, ()
         events = []
         for component, part, where in zip(

@@ -27,7 +27,13 @@ from typing import Any, NamedTuple, TypeVar, cast
 import numpy as np
 
 from ..core.errors import FmibridgeError, FMUError
-from ._fmi import Fmi1Functions, Fmi2Functions, Fmi3Functions, FmiFunctions
+from ._fmi import (
+    STATUS_NAMES,
+    Fmi1Functions,
+    Fmi2Functions,
+    Fmi3Functions,
+    FmiFunctions,
+)
 from ._fmu import FmuCalls
 from .fmu_archive import FmuArchive
 
@@ -39,7 +45,8 @@ __all__ = [
     "instantiate",
 ]
 
-STATUS_LABELS = ("ok", "warning", "discard", "error", "fatal", "pending")
+# an FMI status as errors name it (the compiled calls' log: upper case)
+STATUS_LABELS = tuple(name.lower() for name in STATUS_NAMES)
 FMI_WARNING = 1  # fmi2Warning = fmi3Warning: statuses above it are failures
 FMI2_TERMINATED, FMI2_LAST_SUCCESSFUL_TIME = 3, 2  # fmi2StatusKind values
 MAX_INITIAL_ITERATIONS = 100  # event iterations after initialization (Event Mode),

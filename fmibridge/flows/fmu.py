@@ -40,6 +40,7 @@ from ..core.errors import (
 )
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
+from ..core.records import TIME_RTOL
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._cosim import FmuStepper, Readings
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
@@ -62,7 +63,6 @@ SAVES_TIMED = 8  # an FMU's first saves timed, for their cost (`save_cost`)
 MAX_RECORDED = 64  # step ends whose recorded outputs are kept for the samples
 MAX_JOURNAL = 100_000  # calls kept to replay an FMU without state saving (~30 MB)
 MAX_EVENTS_PER_STEP = 10_000  # FMU events inside one Co-Simulation step (Zeno?)
-SNAP_RTOL = 1e-9  # core.records.TIME_RTOL: a method sets t = t_end this near to it
 JUMP_RTOL = 1e-12  # an input jump this near (relative) to an event's time is its own
 # a state read by value reference and its entry in the state vector are one value;
 # this leaves a tool that keeps its states scaled (by a nominal) its round-off
@@ -993,7 +993,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             scheme,
             reader.direct_readings(),
             self._sources(),
-            SNAP_RTOL,
+            TIME_RTOL,
         )
 
     def _refusal(self) -> str | None:
@@ -1118,7 +1118,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._terminate(end.t, tuple(events))
             if end.t >= t_end:
                 y = self._states_reader.read()
-                self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
+                self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
                 self._events = (self._at, tuple(events))
                 if self.recorded_names:
                     self._remember_recorded()
@@ -1163,7 +1163,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._left.append(self._at)
         if self._journal is not None:
             self._journal.calls = None
-        self._at, self._snap = (t_end, y.tobytes()), SNAP_RTOL * h
+        self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
     def compiled_calls(self) -> tuple | None:
         """The FMU's doStep, get and set of reals for the master's compiled step
@@ -1259,7 +1259,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Put the FMU at (t, x): restore a saved state, or enter a reset state.
 
         A time within round-off of where the FMU is (a method lands on t_end
-        by setting t = t_end, SNAP_RTOL of the step away) counts as the same.
+        by setting t = t_end, TIME_RTOL of the step away) counts as the same.
         """
         key = (t, x.tobytes())
         if self._is_at(key):

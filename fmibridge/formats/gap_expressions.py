@@ -42,7 +42,7 @@ from typing import cast
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..flows.base import VectorField
+from ..flows.base import Flow, VectorField
 from ..methods.contact import (
     MOVING_WALL,
     SLOPE_RTOL,
@@ -83,7 +83,9 @@ def affine_coefficients(
     return None if found is None else found[0]
 
 
-def _affine(node: ast.AST, variables, constants) -> tuple[dict, float] | None:
+def _affine(
+    node: ast.AST, variables: set[str], constants: Mapping[str, float]
+) -> tuple[dict, float] | None:
     """(coefficients, constant term) of an affine node, or None."""
     if isinstance(node, ast.Constant):
         return {}, float(cast(float, node.value))  # `expressions` checked it
@@ -228,7 +230,7 @@ def gap_contact(
 
 
 def expression_gap(
-    flow,
+    flow: Flow,
     gap: Expression,
     velocity: Expression,
     parameters: Mapping[str, float],
@@ -257,7 +259,9 @@ def expression_gap(
     return Gap(h, lambda t, x: row.copy(), lambda t, x: zero.copy(), rate)
 
 
-def _central_hessian(h: StateFn, q_index, t: float, x: np.ndarray) -> np.ndarray:
+def _central_hessian(
+    h: StateFn, q_index: Sequence[int], t: float, x: np.ndarray
+) -> np.ndarray:
     """d2h/dq2 by second central differences of step HESSIAN_FD_STEP (1 + abs(q_j))."""
     n = len(q_index)
     steps = [HESSIAN_FD_STEP * (1.0 + abs(x[j])) for j in q_index]

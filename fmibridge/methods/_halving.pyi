@@ -5,7 +5,6 @@ from typing import Any
 from fmibridge.methods._mode import CompiledMode
 from fmibridge.methods._walk import Walk
 
-NEAR_GUARD: float
 RESOLUTION_ULPS: float
 ROUND_OFF_BRACKET: float
 LONGEST_SHORTFALL: float

@@ -46,11 +46,9 @@ from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finit
 
 cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL  # as C doubles
 
-# A trial of length <= t_tol that gives non-finite states while a guard is within
-# NEAR_GUARD of zero is that guard's event: the right-hand side is undefined beyond
-# it (sqrt of a negative gap). 1e-8 (SI units) is far above the round-off of a
-# 1e-10 s bracket and far below any physical gap a model resolves.
-NEAR_GUARD = 1e-8
+# A trial of length <= t_tol that gives non-finite states while a guard is on its
+# surface (within ON_SURFACE of zero) is that guard's event: the right-hand side
+# is undefined beyond it (sqrt of a negative gap).
 # A crossing's bracket is no narrower than RESOLUTION_ULPS units in the last place
 # of t: the fewest that leave the secant inside the bracket room to place the event.
 RESOLUTION_ULPS = 4.0
@@ -78,7 +76,9 @@ cdef class _Walk(Walk):
     the guards' signs, the resolution t_tol and a forward-only flow's past."""
 
     cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
-    cdef bint grid
+    # steps end on t0 + k h (a flow that compares times with its own: `start`);
+    # not the run's output times, which are `Walk.grid`
+    cdef bint has_step_grid
     # Halving's locate: Illinois' narrowing, or the approach of a forward-only
     # flow, else halvings only
     cdef bint illinois, approach
@@ -113,7 +113,7 @@ cdef class _Walk(Walk):
             self.errors = None  # errors of a vector field's fixed steps only
         # communication points on t0 + k h for flows that compare them with their
         # own time (Co-Simulation FMUs); vector fields sum h
-        self.grid = not cm.has_rhs
+        self.has_step_grid = not cm.has_rhs
         # approach: refused on a flow with a right-hand side (`Halving._check`)
         self.forward = not cm.has_rhs and (
             self.approach or getattr(cm.mode.flow, "forward_only", False))
@@ -135,7 +135,7 @@ cdef double _grid_step(_Walk w, double t):
     """The step of h from t: to the grid time t0 + (k + 1) h exactly where t is
     a grid time (up to round-off) on a grid of communication points, else h."""
     cdef double k
-    if not w.grid:
+    if not w.has_step_grid:
         return w.span
     k = round((t - w.t0) / w.h)
     if abs(w.t0 + k * w.h - t) > _TIME_RTOL * w.h:
@@ -149,7 +149,7 @@ cdef double _step_end(_Walk w, double t, double hs):
     cdef double t1 = t + hs, grid
     if reached(t1, w.t_end, w.h):
         return w.t_end
-    if not w.grid:
+    if not w.has_step_grid:
         return t1
     grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
     return grid if abs(grid - t1) <= _TIME_RTOL * w.h else t1
@@ -312,9 +312,9 @@ cdef object _stuck(set was_crossed, const double* g0, const double* g1):
 
 
 cdef object _nearest_guard(const double* g0, Py_ssize_t m):
-    """The guard within NEAR_GUARD of its surface, the closest, if any."""
+    """The guard within ON_SURFACE of its surface, the closest, if any."""
     cdef Py_ssize_t i
-    near = [(abs(g0[i]), i) for i in range(m) if abs(g0[i]) <= NEAR_GUARD]
+    near = [(abs(g0[i]), i) for i in range(m) if abs(g0[i]) <= _ON_SURFACE]
     return min(near)[1] if near else None
 
 
@@ -448,7 +448,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
 
     Stops with NO_PROGRESS if the bracket is still wider than t_tol. A
     non-finite far end means the flow is undefined just beyond: the guard
-    within NEAR_GUARD of its surface at the near end fires there.
+    within ON_SURFACE of its surface at the near end fires there.
     """
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i, lowest_i = 0

@@ -72,4 +72,5 @@ cdef class CompiledMode:
                   object method, object log) except -1
 
 
-cdef bint reached(double t, double t_end, double h) noexcept
+cpdef double reach_tol(double t_end, double h) noexcept
+cpdef bint reached(double t, double t_end, double h) noexcept

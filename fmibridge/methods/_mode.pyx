@@ -40,7 +40,7 @@ BLOCK = BLOCK_SIZE
 # than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
 # be sure it saw every dip: a tenth, where a dip deeper than that would show.
 COARSE_RTOL = 0.1
-cdef double _TIME_RTOL = TIME_RTOL  # `reached`'s copy, a C double
+cdef double _TIME_RTOL = TIME_RTOL  # `reach_tol`'s copy, a C double
 
 
 def compiled_mode(mode, scheme, double h, tolerance=None):
@@ -313,12 +313,19 @@ cdef class CompiledMode:
         return list(r[:self.m])
 
 
-cdef bint reached(double t, double t_end, double h) noexcept:
-    """True if t is t_end up to round-off relative to the step h (or to t_end,
-    for a step longer than that)."""
+cpdef double reach_tol(double t_end, double h) noexcept:
+    """How close to t_end a time counts as t_end (`reached`): TIME_RTOL of the
+    step h, or of |t_end| (at least 1) for a step longer than that."""
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
-    return t >= t_end - _TIME_RTOL * h
+    return _TIME_RTOL * h
+
+
+cpdef bint reached(double t, double t_end, double h) noexcept:
+    """True if t is t_end up to round-off relative to the step h (or to t_end,
+    for a step longer than that): the compiled walks' test, and the Python run
+    loop's (`methods.base`)."""
+    return t >= t_end - reach_tol(t_end, h)
 
 
 def reset_function(reset, Py_ssize_t n):

@@ -34,7 +34,7 @@ from ..core.result import Result
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
-from ._mode import COARSE_RTOL, compiled_mode
+from ._mode import COARSE_RTOL, compiled_mode, reach_tol, reached
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
@@ -55,19 +55,6 @@ DEFAULT_RTOL = 1e-5
 # compiled loops count up to twice it in a C long (`max_halvings`)
 MAX_HALVINGS = 2100
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
-
-
-def reached(t: float, t_end: float, h: float) -> bool:
-    """Return True if t is t_end up to round-off relative to the step h (or to
-    t_end, for a step longer than that)."""
-    return t >= t_end - reach_tol(t_end, h)
-
-
-def reach_tol(t_end: float, h: float) -> float:
-    """Return how close to t_end a time counts as t_end (`reached`)."""
-    if h > 1.0 and h > abs(t_end):
-        h = max(abs(t_end), 1.0)
-    return TIME_RTOL * h
 
 
 @dataclass(frozen=True)

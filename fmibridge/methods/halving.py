@@ -31,7 +31,7 @@ class Halving(Method):
     with reset_at='beyond'), the reset is applied and stepping resumes with h.
     A trial that gives non-finite states is halved like a crossing; if it
     stays non-finite down to `t_tol` next to a guard's surface (within
-    NEAR_GUARD), that guard fires there.
+    core.records.ON_SURFACE), that guard fires there.
 
     With a tolerance (`rtol`, and `atol`) the steps between events are
     chosen by Dormand-Prince 5(4) (`integrator` 'dopri5'): each accepted step's

@@ -3,7 +3,7 @@
  * A model file includes this header and defines the equations only; the
  * framework (instance.c, fmi2.c, fmi3.c) implements FMI around them.
  * Sizes and index names (X_h, P_g, U_lam, I_contact, Y_gap, ...) come from
- * model_table.h, which fmibridge/build.py generates from the model's
+ * model_table.h, which fmus/build.py generates from the model's
  * model.toml, the single source of truth for variables and value references.
  */
 #ifndef FMIBRIDGE_MODEL_H
