@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._grid import next_after
 from .errors import FmibridgeError
 from .recorder import Recorder
 from .records import Status
@@ -63,10 +64,9 @@ class OutputGrid:
 
     def next_after(self, t: float, tol: float) -> float:
         """Return the first output time beyond t + tol (inf if none), for the
-        Python run loop; the compiled walks search `times` so in C
-        (`methods._walk.Walk.next_stop`)."""
-        k = bisect.bisect_right(self._times, t + tol)
-        return self._times[k] if k < len(self._times) else np.inf
+        Python run loop: the search the compiled walks make
+        (`core._grid.next_after`)."""
+        return next_after(self._times, t, tol)
 
     def has(self, t: float, tol: float) -> float | None:
         """Return the output time within tol of t, or None."""

@@ -27,6 +27,7 @@ from libc.math cimport INFINITY
 import numpy as np
 
 from ..core._functions cimport new_array
+from ..core._grid cimport next_after
 from ..core.events cimport all_finite
 from ..flows._stepper cimport AdaptiveStepper
 from ._mode cimport BLOCK_SIZE, reached
@@ -74,22 +75,13 @@ cdef class Walk:
         return 0
 
     cdef double next_stop(self, double t, double t_limit) noexcept:
-        """The first output time beyond t + grid_tol (`OutputGrid.next_after`,
-        by bisection), if before t_limit; else t_limit. A step ends on each."""
-        cdef double after = t + self.grid_tol
-        cdef Py_ssize_t lo = 0, hi, mid
+        """The next output time after t (`core._grid.next_after`), if before
+        t_limit; else t_limit. A step ends on each."""
+        cdef double stop
         if not self.has_grid:
             return t_limit
-        hi = self.grid.shape[0]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if after < self.grid[mid]:
-                hi = mid
-            else:
-                lo = mid + 1
-        if lo < self.grid.shape[0] and self.grid[lo] < t_limit:
-            return self.grid[lo]
-        return t_limit
+        stop = next_after(self.grid, t, self.grid_tol)
+        return stop if stop < t_limit else t_limit
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         """Start a call from `state` (`begin`): the point."""
