@@ -22,8 +22,6 @@ Wanner, Solving ODEs I, Sec. II.6 (dense output, cubic Hermite interpolation).
 
 from libc.math cimport NAN, fabs, isfinite, isnan, sqrt
 
-from dataclasses import dataclass
-
 # A start value below this fraction of |f| at the far end counts as zero: the
 # start lies on the surface to round-off (1e-16 after a reset, against 1e-3).
 cdef double _SURFACE_RTOL = 1e-10
@@ -279,14 +277,29 @@ cdef double hermite_minimum(double s, double g0, double r0, double g1, double r1
 # -- from Python --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class End:
+cdef class End:
     """One end of a bracket: the abscissa, the function's value, and what else the
-    evaluation produced (a state, guard values) for the caller."""
+    evaluation produced (a state, guard values) for the caller. Frozen (its
+    fields read-only), compared by its fields."""
 
-    sigma: float
-    f: float
-    data: object = None
+    cdef readonly double sigma
+    cdef readonly double f
+    cdef readonly object data
+
+    def __init__(self, double sigma, double f, object data=None):
+        self.sigma = sigma
+        self.f = f
+        self.data = data
+
+    def __repr__(self):
+        return f"End(sigma={self.sigma!r}, f={self.f!r}, data={self.data!r})"
+
+    def __eq__(self, other):
+        if type(other) is not End:
+            return NotImplemented
+        return (self.sigma, self.f, self.data) == (other.sigma, other.f, other.data)
+
+    __hash__ = None  # as a frozen dataclass's hash of its fields: data may be an array
 
 
 def illinois(fun, lo, hi, *, double width, long max_iter):
