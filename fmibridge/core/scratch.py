@@ -34,9 +34,11 @@ def remove_stale(parent: Path, prefix: str) -> list[Path]:
     longer runs; return them."""
     removed = []
     with os.scandir(parent) as entries:
-        for entry in entries:
+        for entry in entries:  # a shared temporary folder holds many others'
+            if not entry.name.startswith(prefix):
+                continue
             pid = entry.name[len(prefix) :].partition("_")[0]
-            if not (entry.name.startswith(prefix) and pid.isdigit()):
+            if not pid.isdigit():
                 continue
             if entry.is_dir(follow_symlinks=False) and not is_running(int(pid)):
                 shutil.rmtree(entry.path, ignore_errors=True)
