@@ -282,14 +282,29 @@ cdef class End:
     evaluation produced (a state, guard values) for the caller. Frozen (its
     fields read-only), compared by its fields."""
 
-    cdef readonly double sigma
-    cdef readonly double f
-    cdef readonly object data
+    cdef double _sigma
+    cdef double _f
+    cdef object _data
 
     def __init__(self, double sigma, double f, object data=None):
-        self.sigma = sigma
-        self.f = f
-        self.data = data
+        self._sigma = sigma
+        self._f = f
+        self._data = data
+
+    @property
+    def sigma(self):
+        """The abscissa."""
+        return self._sigma
+
+    @property
+    def f(self):
+        """The function's value at `sigma`."""
+        return self._f
+
+    @property
+    def data(self):
+        """What else the evaluation produced, for the caller (or None)."""
+        return self._data
 
     def __repr__(self):
         return f"End(sigma={self.sigma!r}, f={self.f!r}, data={self.data!r})"
