@@ -246,9 +246,8 @@ def fmpy_interval(
     """
     if not is_cs:
         return default_output_interval(span, step or fmpy_step(span))
-    part = archive.part("CoSimulation")
-    fixed = getattr(part, "fixedInternalStepSize", None)
-    base = float(fixed) if fixed is not None else archive.experiment.step
+    fixed = archive.fixed_internal_step
+    base = fixed if fixed is not None else archive.experiment.step
     return fmpy_communication_step(base, span)
 
 

@@ -784,10 +784,8 @@ def _own_step(system: HybridSystem) -> float | None:
         return system.experiment.step
     for flow in system.flows():
         archive = getattr(flow, "archive", None)
-        part = None if archive is None else archive.part("CoSimulation")
-        fixed = getattr(part, "fixedInternalStepSize", None)
-        if fixed is not None:
-            return float(fixed)
+        if archive is not None and archive.fixed_internal_step is not None:
+            return archive.fixed_internal_step
     return None
 
 

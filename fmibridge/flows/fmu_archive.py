@@ -233,6 +233,13 @@ class FmuArchive:
         attribute = interface[0].lower() + interface[1:]
         return getattr(self.description, attribute, None)
 
+    @property
+    def fixed_internal_step(self) -> float | None:
+        """The fixedInternalStepSize its Co-Simulation part declares (FMI 3.0),
+        which FMPy's default Co-Simulation grid reads; None where absent."""
+        fixed = getattr(self.part("CoSimulation"), "fixedInternalStepSize", None)
+        return None if fixed is None else float(fixed)
+
     def capability(self, interface: str, flag: str) -> bool:
         """Return the capability `flag` (canGetAndSetFMUstate, ...) of `interface`."""
         return bool(getattr(self.part(interface), flag, False))
