@@ -209,12 +209,19 @@ def test_every_package_says_what_it_holds_and_may_import():
         )
 
 
+def words_printed(code: str) -> list[str]:
+    """Run `code` in a new Python process (a clean sys.modules); return the
+    words it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return done.stdout.split()
+
+
 def test_import_fmibridge_loads_nothing_heavy():
     """`import fmibridge` defers pandas, scipy, numba, Dask, matplotlib and fmpy."""
     code = "import sys, fmibridge; print(' '.join(sys.modules))"
-    modules = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
+    modules = words_printed(code)
     assert sorted({m.split(".")[0] for m in modules} & set(LAZY)) == []
 
 
@@ -227,9 +234,7 @@ def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
         f"result = fmibridge.simulate({str(fmu)!r}, stop_time=1.0)\n"
         "print(result.status.name, len(result.events), ' '.join(sys.modules))"
     )
-    status, n_events, *modules = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
+    status, n_events, *modules = words_printed(code)
     assert status == "REACHED_END" and int(n_events) > 0
     assert "fmpy" in modules and "fmibridge.methods.halving" in modules
     unused = {
@@ -256,9 +261,7 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
         f"result = fmibridge.simulate_fmu({str(fmu)!r})\n"
         "print(len(result), ' '.join(sys.modules))"
     )
-    rows, *modules = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
+    rows, *modules = words_printed(code)
     import fmpy
 
     assert int(rows) == len(fmpy.simulate_fmu(fmu))  # FMPy's grid, no event rows
@@ -286,9 +289,7 @@ def test_cvode_loads_where_it_runs_only(fmu_dir):
         f"result = fmibridge.simulate_fmu({str(fmu)!r}, fmi_type='ModelExchange')\n"
         "print(repr(float(result['h'][-1])), ' '.join(sys.modules))"
     )
-    h_end, *modules = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
+    h_end, *modules = words_printed(code)
     import fmibridge
 
     here = fmibridge.simulate_fmu(fmu, fmi_type="ModelExchange")
