@@ -75,13 +75,8 @@ _BANKS: dict[int, tuple[Bank, _Atoms]] = {}
 class _Atoms:
     """The guards of one mode, split into atoms: the `components` g_i of an AND
     guard (g = max_i g_i > 0 inside, fired when all reach their surface), else
-    the guard itself. Per atom: its function, its `gradient` (None: central
-    differences), its edge (`owner`), the edge's direction (`base`: -1
-    falling, +1 rising, 0 either), whether the edge is unilateral and has a
-    curved (not `affine`) unilateral atom. Where every atom is an entry of one
-    `VectorGuard` (`vector`, atom a its entry picks[a]), g and its gradient are
-    evaluated once per point for all.
-    """
+    the guard itself; `vector` where all are entries picks[a] of one VectorGuard
+    (`_unilateral.Bank` reads the per-atom arrays)."""
 
     fns: tuple[Callable, ...]
     gradients: tuple[Gradient | None, ...]
