@@ -128,7 +128,7 @@ def parse_gap(source: object, known: set[str]) -> Expression:
         What `Expression.parse` refuses, and a gap that reads the time t: a
         moving wall, whose own motion dh/dt the contact law (Or and Ames,
         Def. 2, eqs. 4-8: h(q)) would miss. Refused as read, since a start
-        check (`contact.check_time`) cannot see a wall that starts moving later.
+        check (`contact.check_start`) cannot see a wall that starts moving later.
     """
     gap = Expression.parse(source, known)
     if "t" in gap.names:
@@ -334,7 +334,7 @@ def inferred_coordinate(
     where the gap moves exactly one state, else (None, why not and what to do).
 
     A gap that moves several states cannot take the projection route with any
-    one of them named (`contact.check_stray` refuses the others), so the advice
+    one of them named (`contact.check_start` refuses the others), so the advice
     says so: only a contact force acts on several coordinates."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     t0, x0, _ = flow_start(flow)

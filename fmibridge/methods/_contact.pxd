@@ -24,7 +24,6 @@ cdef class ContactFunctions:
     cdef double[::1] z, f0, f1, grad, hess, ahead, behind, dh_ahead, dh_behind, one
 
     cdef double gap_at(self, double t, const double* x) except? -1
-    cdef int gradient_at(self, double t, const double* x, double* out) except -1
     cdef double rate_at(self, double t, const double* x) except? -1
     cdef double curvature_at(self, double t, const double* x) except? -1
     cdef int free_at(self, double t, const double* x, double lam,

@@ -6,9 +6,6 @@ from fmibridge.core._functions import Function
 from fmibridge.core._rk import Tableau
 from fmibridge.flows._stepper import Stepper
 
-HESSIAN_STEP: Any
-PROJECTION_ITERATIONS: Any
-
 class ContactFunctions:
     n: int
     nq: int

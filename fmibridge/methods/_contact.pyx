@@ -1,26 +1,11 @@
-"""A frictionless unilateral contact's numerics, compiled, on its primitives as
-Functions: the gap rate, the acceleration of h along the free flow (eq. 8), the
-contact force lam (eq. 6), the constrained vector field (eq. 7), the impact law
-(eq. 4) and the projection R* (Sec. V).
+"""A frictionless unilateral contact's numerics on its primitives as Functions
+of the state x (n values): the gap rate, the acceleration of h along the free
+flow (eq. 8), the contact force lam (eq. 6), the constrained vector field
+(eq. 7), the impact law (eq. 4) and the projection R* (Sec. V).
 
-`ContactFunctions` takes the contact's four primitives as `Function`s of the
-state x of n values (numba functions reach it at their C addresses, Python
-functions are called back, an FMU's through its flow's Functions):
-
-- gap h(q): n values in, 1 out;
-- gradient dh(q): n in, nq out (nq = the size of q);
-- force map: the n states followed by lam in, dx/dt with the force lam along
-  dh^T out (n + 1 in, n out); affine in lam, so its values at lam = 0 and 1
-  give the free dx/dt f0 and the direction b = f1 - f0 (b_v = M^-1 dh^T), and
-  neither M nor C nor N is needed;
-- Hessian H(q): n in, nq * nq out (row by row), or None for central
-  differences of the gradient along qdot.
-
-q and qdot sit at the indices q_index and v_index of x (other states may ride
-along). Sums run in index order (no fused multiply-add), so results do not
-depend on the machine. `ProjectedStepper` takes the constrained steps: one step
-of a tableau on eq. (7), then R*; `ProjectionFunctions` serves a model without
-a force input, whose constrained steps are free ones, then R*.
+The force map is affine in lam, so its values at lam = 0 and 1 give the free
+dx/dt f0 and the direction b = f1 - f0 (b_v = M^-1 dh^T): neither M nor C nor
+N is needed. Sums run in index order, so results do not depend on the machine.
 
 References
 ----------
@@ -41,12 +26,10 @@ from ..core.errors import FmibridgeError
 
 # Central-difference step for the Hessian when the model gives none: sqrt of the
 # float64 epsilon, the usual balance of truncation and round-off (scaled by |q|).
-cdef double _HESSIAN_STEP = 1.5e-8
-HESSIAN_STEP = _HESSIAN_STEP
+cdef double HESSIAN_STEP = 1.5e-8
 # Newton iterations that put q back on h(q) = 0; one suffices when h is linear in
 # q, and each further one squares the error of a smooth h (errors here ~1e-12).
-cdef int _PROJECTION_ITERATIONS = 3
-PROJECTION_ITERATIONS = _PROJECTION_ITERATIONS
+cdef int PROJECTION_ITERATIONS = 3
 
 
 cdef inline double _dot(const double* u, const double* v, Py_ssize_t m) noexcept nogil:
@@ -102,22 +85,12 @@ def _expect(Function fn, Py_ssize_t n_in, Py_ssize_t n_out, str role, str name):
 
 cdef class ContactFunctions:
     """A contact's primitives as Functions and the numerics that follow from
-    them (module docstring): each a compiled method on a state pointer
-    (`gap_at`, `rate_at`, `hddot_at`, `constrained_at`, `project_at`,
-    `impact_at`...) and a Python one on an array (`h`, `rate`, `lam`...).
+    them, each compiled on a state pointer (`rate_at`, `constrained_at`...) and
+    from Python on an array (`rate`, `constrained`...).
 
-    Parameters
-    ----------
-    gap, gradient, force : Function
-        h (n -> 1), dh (n -> nq) and the force map (n + 1 -> n).
-    hessian : Function or None
-        H (n -> nq * nq), or None: central differences of dh.
-    q_index, v_index : sequence of int
-        Where q and qdot sit in x.
-    restitution : float
-        Newton's coefficient e of the impact law.
-    name : str
-        The contact's name (its gap), for messages.
+    gap, gradient and force map n -> 1, n -> nq and n + 1 -> n (the states then
+    lam); hessian n -> nq * nq (row by row), or None for central differences
+    of the gradient along qdot. q and qdot sit at q_index and v_index of x.
     """
 
     def __init__(self, Function gap, Function gradient, Function force,
@@ -150,10 +123,6 @@ cdef class ContactFunctions:
         self.gap.call(t, x, &self.one[0])
         return self.one[0]
 
-    cdef int gradient_at(self, double t, const double* x, double* out) except -1:
-        """dh(q) to out (nq values)."""
-        return self.gradient.call(t, x, out)
-
     cdef double rate_at(self, double t, const double* x) except? -1:
         """hdot = dh(q) qdot."""
         self.gradient.call(t, x, &self.grad[0])
@@ -172,7 +141,7 @@ cdef class ContactFunctions:
                     row = row + self.hess[i * nq + j] * x[self.iv[j]]
                 total = total + row * x[self.iv[i]]
             return total
-        step = _HESSIAN_STEP * (1.0 + _largest_abs(x, &self.iq[0], nq))
+        step = HESSIAN_STEP * (1.0 + _largest_abs(x, &self.iq[0], nq))
         memcpy(&self.ahead[0], x, n * sizeof(double))
         memcpy(&self.behind[0], x, n * sizeof(double))
         for i in range(nq):
@@ -226,7 +195,7 @@ cdef class ContactFunctions:
         cdef double* dh = &self.grad[0]
         if out != x:
             memcpy(out, x, self.n * sizeof(double))
-        for _iteration in range(_PROJECTION_ITERATIONS):
+        for _iteration in range(PROJECTION_ITERATIONS):
             g = self.gap_at(t, out)
             if g == 0.0:
                 break
@@ -261,7 +230,7 @@ cdef class ContactFunctions:
             out[i] = out[i] - scale * (f1[i] - f0[i])
         return 0
 
-    # -- from Python ---------------------------------------------------------------
+    # -- from Python (`contact.Contact` documents each) --------------------------
 
     cdef double[::1] _state(self, x):
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float).reshape(-1)
@@ -273,12 +242,10 @@ cdef class ContactFunctions:
         return xs
 
     def h(self, double t, x):
-        """Return the gap h(q)."""
         cdef double[::1] xs = self._state(x)
         return self.gap_at(t, &xs[0])
 
     def dh(self, double t, x):
-        """Return the gradient row dh(q), shape (nq,)."""
         cdef double[::1] xs = self._state(x)
         out = np.empty(self.nq)
         cdef double[::1] values = out
@@ -286,22 +253,18 @@ cdef class ContactFunctions:
         return out
 
     def rate(self, double t, x):
-        """Return the gap rate hdot = dh(q) qdot."""
         cdef double[::1] xs = self._state(x)
         return self.rate_at(t, &xs[0])
 
     def curvature(self, double t, x):
-        """Return qdot^T H(q) qdot, the velocity term of eq. (8)."""
         cdef double[::1] xs = self._state(x)
         return self.curvature_at(t, &xs[0])
 
     def hddot(self, double t, x):
-        """Return the acceleration of h along the free flow, eq. (8)."""
         cdef double[::1] xs = self._state(x)
         return self.hddot_at(t, &xs[0])
 
     def affine(self, double t, x):
-        """Return (f0, b): dx/dt = f0 + lam b, from two evaluations of the force map."""
         cdef double[::1] xs = self._state(x)
         f0, f1 = np.empty(self.n), np.empty(self.n)
         cdef double[::1] v0 = f0, v1 = f1
@@ -310,7 +273,6 @@ cdef class ContactFunctions:
         return f0, f1 - f0
 
     def constrained(self, double t, x):
-        """Return (dx/dt, lam) of eqs. (7) and (6)."""
         cdef double[::1] xs = self._state(x)
         out = np.empty(self.n)
         cdef double[::1] dx = out
@@ -318,7 +280,6 @@ cdef class ContactFunctions:
         return out, lam
 
     def project(self, double t, x):
-        """Return R* x (Sec. V): h(q) = 0 and dh(q) qdot = 0."""
         cdef double[::1] xs = self._state(x)
         out = np.empty(self.n)
         cdef double[::1] values = out
@@ -326,7 +287,6 @@ cdef class ContactFunctions:
         return out
 
     def impact(self, double t, x):
-        """Return the state after the impact law, eq. (4)."""
         cdef double[::1] xs = self._state(x)
         out = np.empty(self.n)
         cdef double[::1] values = out
@@ -335,19 +295,16 @@ cdef class ContactFunctions:
 
 
 cdef class ProjectionFunctions(ContactFunctions):
-    """`ContactFunctions` of a model without a force input, whose constrained
-    vector field is its free one, f0 (the force map at lam = 0); lam is still
-    that of eq. (6), from the free normal acceleration and the direction b of
-    the force map (`projection.ProjectedContact`: b_v = dh^T / mass). A
-    constrained step (`ProjectedStepper`) is then a free step and R*, first
-    order in the step; lift-off comes where lam falls through zero (Or and
-    Ames, Sec. V: "h = hdot = 0 can be enforced at every step")."""
+    """`ContactFunctions` whose constrained dx/dt is the free one, f0, with lam
+    still that of eq. (6) (`projection.ProjectedContact`): a constrained step
+    is a free step and R* (Or and Ames, Sec. V)."""
 
     cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
         """The free dx/dt f0 to dx; return lam of eq. (6) (> 0 iff hddot < 0)."""
         cdef double lam = ContactFunctions.constrained_at(self, t, x, dx)
         memcpy(dx, &self.f0[0], self.n * sizeof(double))
         return lam
+
 
 cdef class ConstrainedRhs(Function):
     """dx/dt of the constrained dynamics, eq. (7), as a Function (n -> n)."""
@@ -399,9 +356,8 @@ cdef class ProjectedStepper(Stepper):
         return self.contact.project_at(t + h, &self.y[0], out)
 
     def constrained_step(self, double t, x, double h, slope=None):
-        """Return the state after a constrained step of h from (t, x) (from
-        Python); `slope`, dx/dt at (t, x) if known, stands in for the first stage.
-        (Not `step`: that is every Stepper's compiled next step.)"""
+        """Return the state after a constrained step of h from (t, x); `slope`,
+        dx/dt at (t, x) if known, stands in for the first stage."""
         cdef double[::1] xs = self.contact._state(x)
         cdef double[::1] k1
         out = np.empty(self.n)

@@ -12,14 +12,8 @@ REACH = 4.0  # points older than REACH steps back are not used (a gap, a mode ch
 
 
 cdef class CrossingForecast:
-    """`forecast(t, x, h)`: may a guard cross the step of h from (t, x)?
-
-    Parameters
-    ----------
-    guards : sequence of Guard
-        The guards of the modes whose flow asks (all of them: a flow shared by
-        modes saves where any of their guards may be crossed).
-    """
+    """`forecast(t, x, h)`: may one of `guards` cross the step of h from (t, x)?
+    (The guards of every mode whose flow asks.)"""
 
     cdef tuple _guards
     cdef tuple fns
@@ -36,7 +30,7 @@ cdef class CrossingForecast:
 
     @property
     def guards(self):
-        """The guards asked about, as given."""
+        """The guards asked about."""
         return self._guards
 
     def __call__(self, double t, x, double h):

@@ -54,7 +54,6 @@ class Bank:
         curved: Any,
         n_edges: int,
     ) -> None: ...
-    def values(self, t: float, x: Any) -> Any: ...
 
 class Settings:
     def __init__(

@@ -1,21 +1,11 @@
 """Unilateral's steps, compiled: Adams PECE steps limited by the guards.
 
 `flight` takes the steps of Esposito and Kumar's Fig. 5 until an edge is due,
-t_end, a bound, or a step that cannot be taken, in one loop with no Python
-object per step; `Unilateral` fires the due edge in Python (`due_edges`). The
-right-hand side, the guards and their gradients are `Function`s of (t, x): a
-compiled model's C code is called directly, a Python function is called back
-(with its own copy of x). See `unilateral.Unilateral` for the algorithm.
-
-The guards are the atoms of a `Bank` (the components of AND guards), edge e's
-atoms starts[e] to starts[e + 1]; each atom has its edge's direction `base` (-1
-falling, +1 rising, 0 either) and flags: its edge is unilateral, has this one
-atom, has a curved (not affine) unilateral atom. The `History` holds times,
-states, x', raw guard values, Lie derivatives and gradient norms at up to
-MAX_ORDER nodes, newest first, the orientation of each atom, the nodes held and
-the error-controlled step. `Rates` gives the Lie derivatives dg/dx f + dg/dt
-(eq. 2) from the atoms' gradients (`Rows`: entries read where a gradient may be
-non-zero), with `CentralDifferences` where a guard has no gradient.
+t_end, a bound, or a step that cannot be taken; `Unilateral` fires the due edge
+(`due_edges`). The guards are the atoms of a `Bank` (the components of AND
+guards; edge e's atoms are starts[e] to starts[e + 1]). `Rates` gives their Lie
+derivatives dg/dx f + dg/dt (eq. 2) from their gradients (`Rows`: the entries
+where a gradient may be non-zero), central differences where a guard has none.
 
 References
 ----------
@@ -38,29 +28,24 @@ from .polyroots cimport MAX_WIDTH, first_reach_in, first_reach_scratch
 
 # Smallest constant-step Milne constant of orders 1-4 (ABM4, 19/270; eq. 16).
 # An accepted step has |x^p - x^c| <= eps / BAND_C componentwise, so an affine
-# guard moves by at most beta = sum |dg/dx_i| eps_i / BAND_C from predictor to
-# corrector (eq. 19, read with the dual norm of the guard's gradient).
+# guard moves by at most beta = sum |dg/dx_i| eps_i / BAND_C (eq. 19).
 cdef double _BAND_C = 19.0 / 270.0
 BAND_C = _BAND_C
-# An event declared in [-2 beta, 0] (eq. 21) fires up to 2 beta / |dc/dt| before
-# its crossing (a landing short by the band, covered at the approach rate): the
-# band is capped at |dc/dt| t_tol / 2 (`level_of`), so that the event lies within
-# t_tol of the crossing in time however slowly the guard approaches.
 # step-controller safety factor (Hairer, Norsett and Wanner, Sec. II.4)
 cdef double SAFETY = 0.9
 # bound on h_{k+1}/h_k (and on h_err growth): Adams ratio stability
 cdef double MAX_GROWTH = 5.0
 cdef double MIN_SHRINK = 0.2  # bound on the shrink factor after a rejection
-# central differences of step FD_STEP max(1, |x_i|) (Nocedal and Wright, 8.1)
-FD_STEP = float(np.finfo(float).eps ** (1.0 / 3.0))  # numpy's power, as before
+# central differences: eps^(1/3) balances truncation and round-off
+FD_STEP = float(np.finfo(float).eps ** (1.0 / 3.0))
 cdef double _FD_STEP = FD_STEP
 # halvings of [0, h] that reach the round-off of h (2**-52 < 2**-60)
 cdef long BISECTIONS = 60
 # a step below 16 ulps of t makes no progress in t (round-off)
 cdef double MIN_STEP_ULPS = 16.0
 
-# how `flight` ended: the block is full, t_end, an edge is due, no step (after
-# max_rejections), non-finite values at an accepted point
+# how `flight` ended: the block is full, t_end, an edge is due, no step after
+# max_rejections, non-finite values at an accepted point
 cpdef enum:
     FULL = 0
     REACHED = 1
@@ -68,16 +53,7 @@ cpdef enum:
     STUCK = 3
     NON_FINITE = 4
 
-# What `flight` returns: the steps taken, how it ended (`code`), the rejected
-# trials, and for NON_FINITE the accepted point with non-finite values.
 Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
-
-
-cdef struct Level:
-    double final  # the atom's final level: -beta (unilateral) or 0 (bilateral)
-    double level  # the level L this step aims at
-    double beta   # the event band (eq. 19, capped by the approach rate)
-    double fine   # how far a step may move the guard from x^p to x^c (`set_levels`)
 
 
 # -- gradients as Functions ----------------------------------------------------
@@ -85,9 +61,9 @@ cdef struct Level:
 
 cdef class Rows:
     """Where a gradient's values go, for m rows (guards) of n states: dg/dx of
-    row r at columns[starts[r]:starts[r + 1]] (out[starts[r]:starts[r + 1]]),
-    then dg/dt of each row (out[nnz + r]). With a declared sparsity (`mask`, m
-    by n) a non-zero elsewhere is refused: `refuse(gx, t, x)` raises."""
+    row r at columns[starts[r]:starts[r + 1]], then dg/dt of each row (at
+    nnz + r). With a sparsity (`mask`, m by n) a non-zero elsewhere is refused:
+    `refuse(gx, t, x)` raises."""
 
     cdef readonly Py_ssize_t m, n, nnz
     cdef Py_ssize_t[::1] starts, columns
@@ -136,9 +112,8 @@ cdef class Rows:
 
 
 cdef class CentralDifferences(Function):
-    """dg/dx and dg/dt of the guards g (a Function, m values) by central
-    differences of step FD_STEP max(1, |x_i|) (and FD_STEP max(1, |t|)),
-    written in the layout of `rows`."""
+    """dg/dx and dg/dt of the guards g by central differences of step FD_STEP
+    max(1, |x_i|) (Nocedal and Wright, Sec. 8.1), in the layout of `rows`."""
 
     cdef Function g
     cdef Rows rows
@@ -174,10 +149,8 @@ cdef class CentralDifferences(Function):
 
 
 cdef class PythonGradient(Function):
-    """A Python gradient, called back: fn(t, x) -> (dg/dx, m rows of n; dg/dt,
-    m values) as float64 arrays of those shapes, written in the layout of
-    `rows`; `sparse`: dg/dx already as the values at the rows' entries, in
-    their order (nnz values)."""
+    """A Python gradient fn(t, x) -> (dg/dx, m by n; dg/dt, m) as float64
+    arrays, in the layout of `rows`; `sparse`: dg/dx as the nnz values."""
 
     cdef object fn
     cdef Rows rows
@@ -207,9 +180,8 @@ cdef class PythonGradient(Function):
 
 cdef class Rates:
     """Each atom's Lie derivative dg/dx f + dg/dt (eq. 2) and gradient norm
-    sum_i abs(dg/dx_i) eps_i, from gradient Functions (`parts`, each with its
-    `Rows`), each called once per point; atom a reads row row_of[a] of part
-    part_of[a], only at that row's columns."""
+    sum_i abs(dg/dx_i) eps_i, from gradient Functions (`parts`, with their
+    `Rows`): atom a reads row row_of[a] of part part_of[a]."""
 
     cdef tuple parts
     cdef Py_ssize_t[::1] offsets, columns, col_lo, col_hi, val_lo, time_at
@@ -241,9 +213,8 @@ cdef class Rates:
 
     cdef int write(self, double t, const double* x, const double* f, double tol,
                    double rtol, double* lies, double* norms) except -1:
-        """Write each atom's Lie derivative to lies and norm to norms at (t, x),
-        f = dx/dt there. A zero entry of dg/dx adds +-0 to sums that are never
-        -0, so it is skipped: dense and sparse rows give the same bits."""
+        """Write each atom's Lie derivative and norm at (t, x), f = dx/dt there.
+        A zero entry of dg/dx is skipped: dense and sparse rows give the same bits."""
         cdef Py_ssize_t p, a, k, i
         cdef double total, size, d
         for p in range(len(self.parts)):
@@ -269,9 +240,10 @@ cdef class _Work
 
 cdef class Bank:
     """A mode's right-hand side and guards as the loop takes them: the atoms
-    (see the module docstring) as one Function `guards`, each alone
-    (`singles`), their `rates` (None until a method needs them), and the
-    arrays of the last flight (`spare`, for the next one)."""
+    as one Function `guards`, each alone (`singles`), their `rates` (None until
+    a method needs them), and the arrays of the last flight (`spare`). Per
+    atom: its edge's direction `base` (-1 falling, +1 rising, 0 either), and
+    whether its edge is unilateral, has this one atom, has a curved atom."""
 
     cdef readonly str name
     cdef readonly Py_ssize_t n, n_atoms, n_edges
@@ -301,10 +273,6 @@ cdef class Bank:
         self.any_curved = bool(np.any(curved))
         self.rates, self.spare = None, None
 
-    def values(self, double t, x):
-        """The raw value of every atom at (t, x) (g > 0 inside), from Python."""
-        return self.guards(t, x)
-
 
 cdef class Settings:
     """A method's parameters as the loop reads them (gamma nan for None)."""
@@ -322,10 +290,11 @@ cdef class Settings:
 
 
 cdef class History:
-    """The last MAX_ORDER nodes of a run, newest first (see the module
-    docstring); `held` is 0 for a history to start afresh. At the newest node,
-    each atom's oriented value c and its levels (`set_levels`), and whether the
-    next step must test how far it moves the guards (`has_fine`)."""
+    """The last MAX_ORDER nodes of a run, newest first: times, states, x', raw
+    guard values, Lie derivatives and gradient norms; `held` is 0 to start
+    afresh. At the newest node, each atom's orientation, oriented value c and
+    levels (`set_levels`), and whether the next step must test how far it
+    moves the guards (`has_fine`)."""
 
     cdef double[::1] ts, sign, c, final, level, beta, fine
     cdef bint has_fine
@@ -361,11 +330,9 @@ cdef class History:
 
 
 cdef class _Work:
-    """The arrays a flight writes instead of allocating its own: the predictor
-    (rows of n), the polynomials (rows of width), x^p, f(x^p), x^c, f(x^c) and
-    g(x^c), a predicted state and its guards for the checks along the
-    predictor, `first_reach_in`'s scratch, and the Adams coefficients of the
-    last nodes and step (`basis_of`, `corrector_of`)."""
+    """The arrays a flight writes: the predictor, the polynomials, x^p, f(x^p),
+    x^c, f(x^c), g(x^c), a predicted state and its guards, `first_reach_in`'s
+    scratch, and the Adams coefficients of the last nodes and step."""
 
     cdef double[::1] predictor, poly, xp, fp, xc, f, g, xq, values, scratch
     cdef double[::1] key, basis, weights
@@ -397,58 +364,37 @@ cdef class _Work:
 # -- levels, due edges and the guards' sides -----------------------------------
 
 
-cdef inline Level level_of(double gamma, double t_tol, double c, double rate,
-                           double norm, bint is_unilateral,
-                           bint is_single) noexcept nogil:
-    """An atom's final level, step level L, band beta (eqs. 19-21, capped at
-    abs(rate) t_tol / 2) and the guard move a step may make (`fine`) from its
-    oriented value c, rate dc/dt and gradient norm at the newest node."""
-    cdef Level out
-    out.beta = norm / _BAND_C
-    if 0.5 * t_tol * fabs(rate) < out.beta:  # false for t_tol = inf (and nan)
-        out.beta = 0.5 * t_tol * fabs(rate)
-    out.fine = max(out.beta, fabs(c))
-    out.final = -out.beta if is_unilateral else 0.0
-    out.level = out.final if isnan(gamma) else min(gamma * c, out.final)
-    if is_single and c >= out.level:  # inside the band moving away: no deeper
-        out.level = max(c, 0.0)
-    return out
-
-
 cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
-    """Each atom's oriented value c = sign g and its levels (`level_of`) at the
-    newest node, once per node.
+    """Each atom's oriented value c = sign g, final level, step level L and band
+    beta (eqs. 19-21, capped at |dc/dt| t_tol / 2) at the newest node.
 
-    The predictor-to-corrector move of an affine guard is at most the paper's
-    band (eps/C)||dg/dx|| (eq. 19), which the error test enforces; one-sided
-    convergence needs it below the distance the step aims to cover (eq. 20).
-    Where the band is capped by a slow approach and the guard is closer to its
-    surface than the paper's band, the error test implies neither: the next
-    step then also tests each guard's move against max(beta, abs(c)) (`fine`,
-    `guard_error`), so a landing is controlled to its capped band, and a flight
-    lower than the tolerance (the tail of a Zeno series) is integrated relative
-    to its height, not to tol.
+    Where the band is capped below the paper's and the guard is closer than
+    that band, the error test no longer bounds the guard's move (eq. 20): the
+    next step then tests it against max(beta, |c|) (`fine`, `guard_error`).
     """
     cdef Py_ssize_t a
-    cdef double c
-    cdef Level at
+    cdef double c, rate, beta, final, level
     memory.has_fine = False
     for a in range(bank.n_atoms):
-        c = memory.sign[a] * memory.gs[0, a]
-        at = level_of(s.gamma, s.t_tol, c, memory.sign[a] * memory.lies[0, a],
-                      memory.norms[0, a], bank.unilateral[a], bank.single[a])
-        memory.c[a], memory.final[a] = c, at.final
-        memory.level[a], memory.beta[a], memory.fine[a] = at.level, at.beta, at.fine
-        memory.has_fine = memory.has_fine or at.fine < memory.norms[0, a] / _BAND_C
+        c, rate = memory.sign[a] * memory.gs[0, a], memory.sign[a] * memory.lies[0, a]
+        beta = memory.norms[0, a] / _BAND_C
+        if 0.5 * s.t_tol * fabs(rate) < beta:  # false for t_tol = inf (and nan)
+            beta = 0.5 * s.t_tol * fabs(rate)
+        final = -beta if bank.unilateral[a] else 0.0
+        level = final if isnan(s.gamma) else min(s.gamma * c, final)
+        if bank.single[a] and c >= level:  # inside the band moving away: no deeper
+            level = max(c, 0.0)
+        memory.c[a], memory.final[a], memory.level[a] = c, final, level
+        memory.beta[a], memory.fine[a] = beta, max(beta, fabs(c))
+        if memory.fine[a] < memory.norms[0, a] / _BAND_C:
+            memory.has_fine = True
 
 
 cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
                          Py_ssize_t first) noexcept:
-    """The first edge from `first` on that is due at the newest node, or -1.
-
-    Extrapolation: all its atoms in their band, the closest approaching. Endpoint
-    checks (`EndpointAdams`): crossed between the last two nodes (`events.crossed`
-    on the max over the atoms).
+    """The first edge from `first` on that is due at the newest node, or -1:
+    all its atoms in their band, the closest approaching; for endpoint checks,
+    crossed between the last two nodes (`events.crossed` on the max of atoms).
     """
     cdef Py_ssize_t e, a, closest
     cdef double g0, g1, gap
@@ -459,10 +405,7 @@ cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
         if s.endpoint:
             g0, g1 = memory.gs[1, bank.starts[e]], memory.gs[0, bank.starts[e]]
             for a in range(bank.starts[e] + 1, bank.starts[e + 1]):
-                if memory.gs[1, a] > g0:
-                    g0 = memory.gs[1, a]
-                if memory.gs[0, a] > g1:
-                    g1 = memory.gs[0, a]
+                g0, g1 = max(g0, memory.gs[1, a]), max(g1, memory.gs[0, a])
             if guard_crossed(-bank.base[bank.starts[e]], g0, g1):
                 return e
             continue
@@ -538,9 +481,8 @@ cdef void shift(double[:, ::1] rows, long keep) noexcept:
 cdef int push(Bank bank, Settings s, History memory, double t, const double* x,
               const double* f, const double* g) except -1:
     """Make (t, x) the newest node (dropping the oldest beyond max_order), with
-    its Lie derivatives dg/dx f + dg/dt (eq. 2) and norms sum_i abs(dg/dx_i)
-    eps_i (zeros for endpoint checks, which need neither); return 0 if dx/dt,
-    the state or a guard is not finite there, else 1."""
+    its Lie derivatives and norms (zeros for endpoint checks); return 0 if
+    dx/dt, the state or a guard is not finite there, else 1."""
     cdef Py_ssize_t n = bank.n, m = bank.n_atoms, i
     cdef long j, keep
     if not (all_finite(x, n) and all_finite(f, n) and all_finite(g, m)):
@@ -596,9 +538,7 @@ cdef bint atom_past(Bank bank, History memory, Py_ssize_t a, double value) noexc
 
 cdef int edge_over(Bank bank, Settings s, History memory, _Work w, double scale,
                    double sigma, Py_ssize_t e) except -1:
-    """Is every atom of edge e curved and past its level at x^p(sigma)? Only its
-    atoms are evaluated (a bisection of `predictor_check` follows one edge).
-    Returns 1 or 0."""
+    """1 if every atom of edge e is curved and past its level at x^p(sigma)."""
     cdef Py_ssize_t a
     cdef double value
     write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, sigma / scale,
@@ -640,20 +580,17 @@ cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
 
 cdef double limit(Bank bank, Settings s, History memory, _Work w, Py_ssize_t order,
                   double scale, double upper) noexcept:
-    """First root of the extrapolation polynomials in (0, upper], eq. 15.
-
-    P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}, with scale B the integral
-    basis of the stencil (`basis_of`); edges whose P stays below zero on [0,
-    upper] by the bound of the positive coefficients are skipped.
+    """First root of the extrapolation polynomials in (0, upper], eq. 15:
+    P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}, B the integral basis
+    (`basis_of`); an edge whose P is bounded below zero on [0, upper] is skipped.
     """
     cdef Py_ssize_t e, a, k, j, width = order + 1, m = memory.lies.shape[1]
     cdef double u_max = upper / scale, u_star = INFINITY, rate, bound, power = 1.0
     cdef double weights[MAX_ORDER * MAX_WIDTH]  # scale B, zero beyond the order
     cdef double powers[MAX_WIDTH]  # u_max ** k as the bound multiplies it up
-    cdef double p0, p1, p2, p3, p4  # one atom's P, coefficient by coefficient
+    cdef double p[MAX_WIDTH]  # one atom's P, coefficient by coefficient
     cdef const double* lies = &memory.lies[0, 0]
     cdef const double* row
-    cdef double* poly
     cdef bint reach
     for j in range(order):
         for k in range(MAX_WIDTH):
@@ -666,35 +603,19 @@ cdef double limit(Bank bank, Settings s, History memory, _Work w, Py_ssize_t ord
     for e in range(bank.n_edges):
         reach = True  # else P < 0 on [0, upper] for an atom: no root there
         for a in range(bank.starts[e], bank.starts[e + 1]):
-            p0 = p1 = p2 = p3 = p4 = 0.0
+            for k in range(MAX_WIDTH):
+                p[k] = 0.0
             for j in range(order):  # each coefficient sums over j in order
                 rate, row = memory.sign[a] * lies[j * m + a], &weights[j * MAX_WIDTH]
-                p0 += row[0] * rate
-                p1 += row[1] * rate
-                p2 += row[2] * rate
-                p3 += row[3] * rate
-                p4 += row[4] * rate
-            p0 += memory.c[a] - memory.level[a]
-            bound = p0
-            if order >= 1:
-                bound += max(p1, 0.0) * powers[1]
-            if order >= 2:
-                bound += max(p2, 0.0) * powers[2]
-            if order >= 3:
-                bound += max(p3, 0.0) * powers[3]
-            if order >= 4:
-                bound += max(p4, 0.0) * powers[4]
+                for k in range(MAX_WIDTH):
+                    p[k] += row[k] * rate
+            p[0] += memory.c[a] - memory.level[a]
+            bound = p[0]
+            for k in range(1, order + 1):
+                bound += max(p[k], 0.0) * powers[k]
             reach = reach and bound >= 0.0
-            poly = &w.poly[a * width]
-            poly[0] = p0
-            if order >= 1:
-                poly[1] = p1
-            if order >= 2:
-                poly[2] = p2
-            if order >= 3:
-                poly[3] = p3
-            if order >= 4:
-                poly[4] = p4
+            for k in range(width):
+                w.poly[a * width + k] = p[k]
         if reach:
             u_star = min(u_star, first_reach_in(
                 &w.poly[bank.starts[e] * width], bank.starts[e + 1] - bank.starts[e],
@@ -809,8 +730,6 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
     cdef _Work w = bank.spare
     cdef long k = 0, code = FULL
     cdef Py_ssize_t i
-    if not s.endpoint and bank.n_atoms and bank.rates is None:
-        raise ValueError(f"Bank of mode {bank.name!r}: no rates for extrapolation.")
     point = np.zeros(max(bank.n, 1))
     point[:bank.n] = x
     cdef double[::1] start_x = point

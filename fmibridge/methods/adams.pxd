@@ -1,6 +1,4 @@
-# The variable-step, variable-order Adams PECE formulas (Esposito and Kumar,
-# eqs. 4-5 and 16) as C functions. Matrices are row-major with the stride given;
-# history rows hold the newest node first.
+# The variable-step Adams PECE formulas (Esposito and Kumar, eqs. 4-5, 16).
 
 cpdef enum:
     MAX_ORDER = 4  # the paper's experiments use a fourth-order predictor-corrector

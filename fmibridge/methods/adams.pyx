@@ -1,21 +1,15 @@
 """Variable-step, variable-order Adams predictor-corrector (PECE, orders 1-4).
 
-Weights are integrals of Lagrange basis polynomials over the past nodes, so
-the predictor is a polynomial in the step h: x^p(h) = x_k + sum_j B_j(h)
-f_{k-j+1}. That polynomial is what the extrapolation method of Esposito and
-Kumar differentiates along a guard (their eq. 15). Times are scaled by a
-reference step `scale` (u = h / scale), so the formulas stay well conditioned
-at any h.
-
-The formulas are C functions (`adams.pxd`) that `Unilateral`'s loop calls
-(`methods._unilateral`); `integral_basis`, `predictor_of`, `predict` and `milne`
-serve Python callers. History arrays hold the newest node first.
+Weights are integrals of Lagrange basis polynomials over the past nodes, so the
+predictor is a polynomial in the step, x^p(u) = x_k + sum_j B_j(u) f_{k-j+1},
+which the extrapolation method differentiates along a guard (Esposito and
+Kumar, eq. 15). Times are scaled by a reference step (u = h / scale). History
+arrays hold the newest node first.
 
 References
 ----------
-Esposito and Kumar (2007), Sec. 2.1, eqs. 4-5 (predictor, corrector) and
-eq. 16 (Milne's error estimate), Secs. 2.3-2.4.
-Ascher and Petzold (1998), Sec. 5.4 (variable-step Adams, Milne's device).
+Esposito and Kumar (2007), Sec. 2.1, eqs. 4-5 (predictor, corrector), eq. 16
+(Milne's error estimate). Ascher and Petzold (1998), Sec. 5.4.
 """
 
 from libc.math cimport fabs
@@ -31,12 +25,9 @@ cdef double START_STEP = 1e-6
 
 cdef void write_basis(const double* nodes, Py_ssize_t m, double* basis,
                       Py_ssize_t stride) noexcept nogil:
-    """Write B, B[j, k] the coefficient of u**k in int_0^u l_j(v) dv, to the
-    m rows of `basis` (m + 1 entries each, rows `stride` apart).
-
-    l_j is the Lagrange basis polynomial of `nodes` that is 1 at nodes[j],
-    multiplied out factor by factor.
-    """
+    """Write B, B[j, k] the coefficient of u**k in int_0^u l_j(v) dv (l_j the
+    Lagrange basis polynomial of `nodes`, 1 at nodes[j]), to the m rows of
+    `basis` (m + 1 entries each, rows `stride` apart)."""
     cdef double coef[MAX_ORDER + 1]
     cdef double scale
     cdef Py_ssize_t j, k, i, degree
@@ -61,12 +52,9 @@ cdef void write_basis(const double* nodes, Py_ssize_t m, double* basis,
 cdef void write_predictor(const double* basis, Py_ssize_t stride, Py_ssize_t m,
                           const double* forces, Py_ssize_t n, double scale,
                           double* predictor) noexcept nogil:
-    """Write P, x^p(u) - x_k = sum_k P[k] u**k, to rows 1 to m of `predictor`
-    (n columns; row 0 is not read): scale B^T f (eq. 4).
-
-    `basis` is `write_basis` of the m nodes and `forces` holds f there (at
-    least m rows of n, newest first).
-    """
+    """Write P = scale B^T f, x^p(u) - x_k = sum_k P[k] u**k (eq. 4), to rows
+    1 to m of `predictor` (n columns), from `write_basis` of the m nodes and f
+    there (`forces`, rows of n)."""
     cdef Py_ssize_t k, i, j
     cdef double total
     for k in range(1, m + 1):
@@ -79,8 +67,8 @@ cdef void write_predictor(const double* basis, Py_ssize_t stride, Py_ssize_t m,
 
 cdef void write_prediction(const double* x, Py_ssize_t n, const double* predictor,
                            Py_ssize_t rows, double u, double* out) noexcept nogil:
-    """Write x^p = x_k + sum_k P[k] u**k, the predicted state at u (eq. 4), to
-    out; `predictor` has `rows` rows (row 0 not read)."""
+    """Write x^p = x_k + sum_k P[k] u**k (eq. 4) to out; `predictor` has `rows`
+    rows (row 0 not read)."""
     cdef Py_ssize_t i, k
     cdef double total, power
     for i in range(n):
@@ -115,9 +103,8 @@ cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
 cdef void correct(const double* x, Py_ssize_t n, const double* weights, Py_ssize_t m,
                   const double* forces, double scale, const double* f_predicted,
                   double* out) noexcept nogil:
-    """Write the corrected x_{k+1} to out, from f at the predicted point (eq. 5),
-    the m `corrector_weights` of the step and the history's forces (newest
-    first, rows of n)."""
+    """Write the corrected x_{k+1} (eq. 5) to out, from f at the predicted point,
+    the m `corrector_weights` and the history's forces (rows of n)."""
     cdef Py_ssize_t i, j
     cdef double total
     for i in range(n):
@@ -148,14 +135,10 @@ cdef double integral_of_product(const double* roots, Py_ssize_t m,
 
 
 cdef double milne_constant(const double* nodes, Py_ssize_t m, double u) noexcept nogil:
-    """Return C with corrector error ~ C abs(x^p - x^c) for a step to u (eq. 16).
-
-    Leading error terms of the order-m Adams-Bashforth predictor on `nodes`
-    and of the order-m Adams-Moulton corrector on (u, nodes[:-1]) are
-    E_p = int_0^u prod(v - nodes) dv and E_c = int_0^u (v - u) prod(v -
-    nodes[:-1]) dv times the same derivative; C = abs(E_c / (E_p - E_c)). At
-    constant steps this gives 1/2, 1/6, 1/10, 19/270 (Milne's constants).
-    """
+    """Return C with corrector error ~ C abs(x^p - x^c) for a step to u (eq. 16):
+    abs(E_c / (E_p - E_c)) of the leading error terms E_p = int_0^u prod(v -
+    nodes) dv and E_c = int_0^u (v - u) prod(v - nodes[:-1]) dv; 1/2, 1/6,
+    1/10, 19/270 at constant steps (Milne's constants)."""
     cdef double implicit[MAX_ORDER]
     cdef Py_ssize_t j
     implicit[0] = u
@@ -181,9 +164,6 @@ cdef double starting_step(const double* x, const double* f, Py_ssize_t n, double
     return min(h_max, START_FRACTION * d0 / d1)
 
 
-# -- from Python --------------------------------------------------------------
-
-
 def _order_of(nodes):
     cdef double[::1] values = np.ascontiguousarray(nodes, dtype=float)
     if not 1 <= values.shape[0] <= MAX_ORDER:
@@ -192,8 +172,7 @@ def _order_of(nodes):
 
 
 def integral_basis(nodes):
-    """Return B with B[j, k] the coefficient of u**k in int_0^u l_j(v) dv (shape
-    (m, m + 1)) for the m `nodes` (`write_basis`)."""
+    """Return B, shape (m, m + 1), of the m `nodes` (`write_basis`)."""
     cdef double[::1] values = _order_of(nodes)
     cdef Py_ssize_t m = values.shape[0]
     basis = np.empty((m, m + 1))
@@ -203,11 +182,8 @@ def integral_basis(nodes):
 
 
 def predictor_of(basis, forces, double scale):
-    """Return P with x^p(u) - x_k = sum_k P[k] u**k: scale B^T f (eq. 4).
-
-    `basis` is `integral_basis` of the m nodes and `forces` holds f there (at
-    least m rows, newest first).
-    """
+    """Return P = scale B^T f (eq. 4, `write_predictor`) from `integral_basis`
+    of m nodes and f there (`forces`, at least m rows)."""
     cdef double[:, ::1] b = np.ascontiguousarray(basis, dtype=float)
     cdef double[:, ::1] f = np.ascontiguousarray(forces, dtype=float)
     cdef Py_ssize_t m = b.shape[0], n = f.shape[1]
@@ -235,7 +211,6 @@ def predict(x, predictor, double u):
 
 
 def milne(nodes, double u):
-    """Return Milne's constant C of a step to u from the nodes
-    (`milne_constant`)."""
+    """Return Milne's constant C of a step to u from the nodes."""
     cdef double[::1] values = _order_of(nodes)
     return milne_constant(&values[0], values.shape[0], u)

@@ -1,31 +1,12 @@
-"""One frictionless unilateral contact: the model data that Zeno completion needs.
+"""One frictionless unilateral contact h(q) >= 0: the model data Zeno completion needs.
 
-A `Contact` describes h(q) >= 0 on a state x that holds the configuration q
-and its velocity qdot at known indices (other states may ride along). It needs
-four primitives, all functions of (t, x):
-
-- `gap_fn` h(q), `gradient_fn` dh(q) (shape (n,)), optionally `hessian_fn` H(q);
-- `rhs_with_force(t, x, lam)`: dx/dt with a contact force lam along dh^T, affine
-  in lam. Two evaluations give the free acceleration a0 and the direction
-  b = M^-1 dh^T, so neither M nor C nor N is needed (an FMU gives them through a
-  `lam` input, see `flows.base.ForcedVectorField`).
-
-Everything completion does follows: the gap rate dh qdot, the acceleration of h
-along the free flow (eq. 8), the contact force lambda (eq. 6), the constrained
-vector field (eq. 7), the impact law (eq. 4) and the projection R* (Sec. V).
-They are computed once, compiled (`_contact.ContactFunctions`), on the
-primitives as `Function`s: a primitive may be a `Function` already (the
-force map's takes the n states followed by lam), a numba function
-(`flows.compiled.compiled` with kind "guard", "rhs", "force" and "hessian": called
-at its C address), or a Python function (called back).
-
-Every factory of a Contact here follows one recipe, `build_contact`: its
-source gives only what differs, a `Gap` (h, with dh given or read off the
-velocity dh qdot), where q and qdot sit in the state, and the force map. The
-sources: an FMU's variables and force input (`fmu_contact`, `fmu_force`), a
-constraint on states (`contact_of`), coupled components (`coupled_contact`), a
-model without force input (`projection`) and an adapter's gap expressions
-(`formats.gap_expressions`).
+A `Contact` needs four primitives of (t, x): the gap h(q), its gradient dh(q),
+optionally its Hessian H(q), and the force map dx/dt(t, x, lam) with a contact
+force lam along dh^T (affine in lam, so neither M nor C nor N is needed). The
+numerics that follow from them run compiled (`_contact.ContactFunctions`).
+Each source of a contact (an FMU's force input, a constraint on states,
+coupled components, projection, an adapter's gap expressions) gives only what
+differs and follows one recipe, `build_contact`.
 
 References
 ----------
@@ -50,6 +31,7 @@ from ..core.system import HybridSystem, UnilateralConstraint
 from ..flows.base import Flow, ForcedVectorField, VectorField, python_force
 from ..flows.compiled import c_function, engine_entry, is_compiled
 from . import _contact
+from ._unilateral import FD_STEP
 
 if TYPE_CHECKING:
     from ..flows.fmu import CoSimulationFlow, ModelExchangeFlow
@@ -57,12 +39,10 @@ if TYPE_CHECKING:
 StateFn = Callable[[float, np.ndarray], float]
 VectorFn = Callable[[float, np.ndarray], np.ndarray]
 ForceFn = Callable[[float, np.ndarray, float], np.ndarray]  # (t, x, lam) -> dx/dt
-# The compiled numerics kept per state size (a Contact does not know the number
-# of states that ride along until it sees a state).
+# The compiled numerics kept per state size, in a Contact's __dict__.
 _COMPILED = "_compiled"
 # The Contact built from each UnilateralConstraint (`contact_of`), with the flow
-# and state names it was built for; kept while the constraint lives, so repeated
-# runs share its compiled numerics (`Contact.compiled`).
+# and state names it was built for, kept while the constraint lives.
 _BUILT: dict[int, tuple[Flow, tuple[str, ...], Contact]] = {}
 
 
@@ -90,12 +70,20 @@ class ZenoBounds:
 BoundsFn = Callable[[float, np.ndarray, float, float], ZenoBounds]
 
 
+def _numeric(name: str, doc: str) -> Callable[..., Any]:
+    """A Contact method that calls its compiled numerics' `name` on (t, x)."""
+
+    def method(self: Contact, t: float, x: np.ndarray) -> Any:
+        return getattr(self.compiled(x.size), name)(t, x)
+
+    method.__name__, method.__qualname__, method.__doc__ = name, f"Contact.{name}", doc
+    return method
+
+
 @dataclass(frozen=True)
 class Contact(UnilateralConstraint):
-    """A frictionless unilateral contact h(q) >= 0 with its model data.
-
-    It is a `UnilateralConstraint` (the `gap`/`velocity` names label the
-    columns), so it can stand as `HybridSystem.constraint`.
+    """A frictionless unilateral contact h(q) >= 0 with its model data; it can
+    stand as `HybridSystem.constraint`.
 
     Parameters
     ----------
@@ -106,17 +94,17 @@ class Contact(UnilateralConstraint):
     gap_fn : callable or Function
         h(t, x) -> float.
     gradient_fn : callable or Function
-        dh(t, x) -> array (n,), the row dh/dq at the configuration in x.
+        dh(t, x) -> array (n,), the row dh/dq.
     rhs_with_force : callable or Function
-        (t, x, lam) -> dx/dt with the force lam along dh^T; affine in lam. As a
-        Function it takes the states followed by lam.
+        (t, x, lam) -> dx/dt with the force lam along dh^T, affine in lam (a
+        Function takes the states followed by lam).
     q_index, v_index : tuple of int
         Where q and qdot sit in x (same order).
     hessian_fn : callable or Function, optional
-        H(t, x) -> array (n, n); central differences of `gradient_fn` if None.
+        H(t, x) -> array (n, n); None: central differences of `gradient_fn`.
     bounds : callable, optional
-        (t, x_star, eps_q', eps_v') -> ZenoBounds for Definition 7; without it
-        completion uses its model-free truncation test.
+        (t, x_star, eps_q', eps_v') -> ZenoBounds (Definition 7); None: the
+        model-free truncation test.
 
     References
     ----------
@@ -130,7 +118,6 @@ class Contact(UnilateralConstraint):
     v_index: tuple[int, ...] = ()
     hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None
     bounds: BoundsFn | None = None
-    # the compiled numerics `compiled` builds: the constrained phase's flow
     functions_kind: ClassVar[type[_contact.ContactFunctions]] = (
         _contact.ContactFunctions
     )
@@ -155,8 +142,7 @@ class Contact(UnilateralConstraint):
         return {k: v for k, v in self.__dict__.items() if k != _COMPILED}
 
     def compiled(self, n: int) -> _contact.ContactFunctions:
-        """Return the contact's numerics on states of size n, compiled: its
-        primitives as Functions (a `functions_kind`), built once per size."""
+        """Return the contact's compiled numerics on n states (built once)."""
         built = self.__dict__.setdefault(_COMPILED, {})
         if n not in built:
             built[n] = _functions(self, n)
@@ -164,11 +150,7 @@ class Contact(UnilateralConstraint):
 
     def check(self, t: float, x: np.ndarray) -> None:
         """Raise FmibridgeError naming the index or primitive that does not fit the
-        state x: an index outside it, or a value of the wrong size or not finite.
-
-        The compiled numerics read the primitives' values without bounds checks,
-        so a wrong size there would give a wrong answer, not an error.
-        """
+        state x (the compiled numerics read their values without bounds checks)."""
         n, nq = x.size, len(self.q_index)
         outside = [i for i in (*self.q_index, *self.v_index) if not 0 <= i < n]
         if outside:
@@ -182,16 +164,11 @@ class Contact(UnilateralConstraint):
             "rhs_with_force": (self.rhs_with_force, (0.0,), n),
             "hessian_fn": (self.hessian_fn, (), nq * nq),
         }
+        self.compiled(n)  # refuses a Function of the wrong sizes
         for name, (fn, extra, size) in expected.items():
             if fn is None:
                 continue
             if isinstance(fn, Function):
-                if fn.n_in != n + len(extra) or fn.n_out != size:
-                    raise FmibridgeError(
-                        f"Contact `{self.gap}`: `{name}` ({fn.what}) maps {fn.n_in} "
-                        f"to {fn.n_out} values; expected {n + len(extra)} to {size} "
-                        f"(q has {nq} entries, the state {n})."
-                    )
                 value = fn(t, np.append(x, extra))
             else:
                 value = np.asarray(fn(t, x, *extra), dtype=float)
@@ -202,78 +179,35 @@ class Contact(UnilateralConstraint):
                     f"(q has {nq} entries, the state {n})."
                 )
 
-    # -- geometry ------------------------------------------------------------------
-
-    def h(self, t: float, x: np.ndarray) -> float:
-        """Return the gap h(q)."""
-        return self.compiled(x.size).h(t, x)
-
-    def dh(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the gradient row dh(q), shape (n,)."""
-        return self.compiled(x.size).dh(t, x)
-
-    def rate(self, t: float, x: np.ndarray) -> float:
-        """Return the gap rate hdot = dh(q) qdot."""
-        return self.compiled(x.size).rate(t, x)
-
-    def curvature(self, t: float, x: np.ndarray) -> float:
-        """Return qdot^T H(q) qdot, the velocity term of eq. (8)."""
-        return self.compiled(x.size).curvature(t, x)
-
-    # -- forces ----------------------------------------------------------------------
-
-    def affine(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return (f0, b): dx/dt = f0 + lam b, from two evaluations of the force map."""
-        return self.compiled(x.size).affine(t, x)
-
-    def hddot(self, t: float, x: np.ndarray) -> float:
-        """Return the acceleration of h along the free flow, eq. (8)."""
-        return self.compiled(x.size).hddot(t, x)
+    h = _numeric("h", "Return the gap h(q).")
+    dh = _numeric("dh", "Return the gradient row dh(q), shape (n,).")
+    rate = _numeric("rate", "Return the gap rate hdot = dh(q) qdot.")
+    curvature = _numeric("curvature", "Return qdot^T H(q) qdot, eq. (8).")
+    affine = _numeric("affine", "Return (f0, b) with dx/dt = f0 + lam b.")
+    hddot = _numeric("hddot", "Return hddot along the free flow, eq. (8).")
+    constrained = _numeric("constrained", "Return (dx/dt, lam) of eqs. (7) and (6).")
+    impact = _numeric("impact", "Return the state after the impact law, eq. (4).")
+    project = _numeric("project", "Return R* x: h(q) = 0, dh qdot = 0 (Sec. V).")
 
     def lam(self, t: float, x: np.ndarray) -> float:
-        """Return the contact force that keeps hddot = 0, eq. (6); > 0 iff hddot < 0."""
-        return self.compiled(x.size).constrained(t, x)[1]
+        """Return the contact force of eq. (6); > 0 iff hddot < 0."""
+        return self.constrained(t, x)[1]
 
     def constrained_rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt of the constrained dynamics, eq. (7)."""
-        return self.compiled(x.size).constrained(t, x)[0]
-
-    def constrained(self, t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
-        """Return (dx/dt, lam) of eqs. (7) and (6), from one pair of force map
-        evaluations."""
-        return self.compiled(x.size).constrained(t, x)
-
-    # -- maps --------------------------------------------------------------------------
-
-    def impact(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the state after the frictionless impact law, eq. (4).
-
-        qdot+ = qdot - (1 + e) (dh qdot) / (dh M^-1 dh^T) M^-1 dh^T, with M^-1 dh^T
-        the direction b of `affine`; gives dh qdot+ = -e dh qdot.
-        """
-        return self.compiled(x.size).impact(t, x)
-
-    def project(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return x with h(q) = 0 (Newton along dh^T) and dh qdot = 0: R* of Sec. V.
-
-        The velocity is projected orthogonally (Euclidean, as in Theorem 3) onto
-        dh(q) qdot = 0 at the projected configuration.
-        """
-        return self.compiled(x.size).project(t, x)
+        return self.constrained(t, x)[0]
 
 
 def _functions(contact: Contact, n: int) -> _contact.ContactFunctions:
-    """The compiled numerics of the contact's primitives on n states
-    (`Contact.compiled`), as its `functions_kind`."""
+    """The compiled numerics of the contact's primitives on n states."""
     name, nq, hessian = contact.gap, len(contact.q_index), contact.hessian_fn
-    what = f"of contact `{name}`"
     return contact.functions_kind(
-        _gap_function(contact.gap_fn, n, name),
-        _function(contact.gradient_fn, "rhs", n, nq, f"`gradient_fn` {what}"),
-        _force_function(contact.rhs_with_force, n, name),
+        _function(contact.gap_fn, "gap", n, 1, name, "gap_fn"),
+        _function(contact.gradient_fn, "rhs", n, nq, name, "gradient_fn"),
+        _function(contact.rhs_with_force, "force", n, n, name, "rhs_with_force"),
         None
         if hessian is None
-        else _function(hessian, "hessian", n, nq * nq, f"`hessian_fn` {what}"),
+        else _function(hessian, "hessian", n, nq * nq, name, "hessian_fn"),
         contact.q_index,
         contact.v_index,
         float(contact.restitution),
@@ -281,44 +215,27 @@ def _functions(contact: Contact, n: int) -> _contact.ContactFunctions:
     )
 
 
-def _function(fn, kind: str, n: int, n_out: int, what: str) -> Function:
-    """A primitive as a Function: as it is, at a numba function's C address, or
-    a Python function called back."""
+def _function(fn, kind: str, n: int, n_out: int, name: str, role: str) -> Function:
+    """A primitive as a Function: as it is, compiled (a gap's `engine_entry`: an
+    expression, an FMU's indicator, a numba guard; a numba function's C
+    address), or a Python function called back."""
+    what = f"`{role}` of contact `{name}`"
     if isinstance(fn, Function):
         return fn
-    if is_compiled(fn):
+    if kind == "gap":
+        entry = engine_entry(fn, n)
+        if entry is not None:
+            function, index = entry
+            if index == 0 and function.n_out == 1:
+                return function
+            return Gathered([function], [0], [index], n, what)
+    elif is_compiled(fn):
         return c_function(fn, kind, n, n_out)
+    if kind == "force":
+        return python_force(fn, n, what)
     return PythonVector(fn, n, n_out, what)
 
 
-def _gap_function(fn, n: int, name: str) -> Function:
-    """The gap as a Function of one value: its compiled form (`engine_entry`: an
-    expression, an FMU's indicator, a numba guard) where it has one."""
-    if isinstance(fn, Function):
-        return fn
-    entry = engine_entry(fn, n)
-    if entry is None:
-        return PythonVector(fn, n, 1, f"`gap_fn` of contact `{name}`")
-    function, index = entry
-    if index == 0 and function.n_out == 1:
-        return function
-    return Gathered([function], [0], [index], n, f"`gap_fn` of contact `{name}`")
-
-
-def _force_function(fn, n: int, name: str) -> Function:
-    """The force map as a Function of the n states followed by lam."""
-    if isinstance(fn, Function):
-        return fn
-    if is_compiled(fn):
-        return c_function(fn, "force", n)
-    return python_force(fn, n, f"`rhs_with_force` of contact `{name}`")
-
-
-# -- the recipe every source follows -------------------------------------------------
-
-# Central differences of a first derivative: the step that balances truncation
-# (~ step^2) and round-off (~ eps / step), eps^(1/3) (Nocedal and Wright, Sec. 8.1).
-FD_STEP = float(np.finfo(float).eps ** (1 / 3))
 # What the start checks call zero, and how far a velocity read at a unit velocity
 # may be from the gap's slope: far above the ~1e-10 error of central differences
 # of order-one gaps, far below any wrong coefficient.
@@ -327,10 +244,8 @@ SLOPE_RTOL = 1e-6
 
 @dataclass(frozen=True)
 class Gap:
-    """Where a contact's gap comes from: h(t, x), its gradient dh(q) (n,) and
-    Hessian H(q) (None: central differences in `_contact`), and the velocity
-    dh(q) qdot as a function `rate` where the source has one (checked against
-    h at the start, `check_rate`)."""
+    """A contact's gap h(t, x), its gradient dh(q), Hessian H(q) (None: central
+    differences) and, where the source has one, its rate dh(q) qdot."""
 
     fn: StateFn
     gradient: VectorFn
@@ -354,14 +269,10 @@ def build_contact(
     kind: Callable[..., Contact] = Contact,
     probe_time: bool = True,
 ) -> Contact:
-    """Return a contact from what its source gives (module docstring): the
-    names of h and dh qdot (`labels`), its `geometry`, where q and qdot sit in x
-    (`coordinates`) and the force map, with `kind` (`projection.ProjectedContact`
-    for the projection route). At `start` (t0, x0 and the state names) its
-    primitives are checked (`Contact.check`), that its gap moves with q alone
-    (`check_stray`) and, with `probe_time`, not with t (`check_time`; False
-    where h cannot be read at another time without stepping: a Co-Simulation
-    FMU's outputs), and its velocity (`check_rate`).
+    """Return a `kind` of Contact from what its source gives: the names of h
+    and dh qdot (`labels`), the `geometry`, where q and qdot sit in x
+    (`coordinates`) and the force map, checked at `start` (t0, x0, state
+    names; `check_start`).
 
     References
     ----------
@@ -379,11 +290,7 @@ def build_contact(
     )
     if start is not None:
         contact.check(start[0], start[1])
-        check_stray(contact, *start)
-        if probe_time:
-            check_time(contact, *start)
-        if geometry.rate is not None:
-            check_rate(contact, geometry.rate, *start)
+        check_start(contact, geometry.rate, *start, probe_time=probe_time)
     return contact
 
 
@@ -415,43 +322,7 @@ def central_gradient(
     return row
 
 
-def check_stray(
-    contact: Contact, t: float, x: np.ndarray, names: Sequence[str]
-) -> None:
-    """Raise unless the gap moves with its coordinates q alone at (t, x) (central
-    differences of h over every state).
-
-    The contact law takes the gap as h(q) (Or and Ames, Def. 2): its rate
-    dh(q) qdot, its acceleration (eq. 8), the contact force (eq. 6) and the
-    impact law (eq. 4) see only how h moves with q. A gap that also moves with
-    another state (one that rides along, or a velocity) would give a wrong
-    constrained motion without any error.
-    """
-    slope = central_gradient(contact.h, range(x.size), t, x)
-    scale = 1.0 + float(np.max(np.abs(slope)))
-    stray = [
-        j
-        for j in range(x.size)
-        if j not in contact.q_index and abs(slope[j]) > SLOPE_RTOL * scale
-    ]
-    if stray:
-        slopes = ", ".join(f"dh/d{names[j]} = {slope[j]:.6g}" for j in stray)
-        raise FmibridgeError(
-            f"The gap {contact.gap!r} moves with {[names[j] for j in stray]} "
-            f"({slopes} at t = {t!r}), which are not coordinates q of the contact "
-            f"(q: {[names[i] for i in contact.q_index]}): the contact law (Or and "
-            f"Ames, eqs. 4-8) takes the gap as h(q), so its rate, impact law and "
-            f"contact force would miss that motion. Write the gap over the "
-            f"coordinates alone (a state that never moves can be a parameter), or "
-            f"make those states coordinates (the configuration of a body the "
-            f"contact force acts on: an adapter's `force_input`, whose coordinates "
-            f"are the first half of the FMU's states, or a coupled adapter's "
-            f"`forces`, the first half of each body's; projection moves one)."
-        )
-
-
-# What to do about a gap that moves with time: the refusal of `check_time` and
-# of a gap expression that reads t (`formats.gap_expressions.parse_gap`).
+# Why a gap that moves with time is refused (`check_start`, `parse_gap`).
 MOVING_WALL = (
     "the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap as h(q), a "
     "function of the coordinates alone, so its rate dh(q) qdot, impact law and "
@@ -463,63 +334,78 @@ MOVING_WALL = (
 )
 
 
-def check_time(contact: Contact, t: float, x: np.ndarray, names: Sequence[str]) -> None:
-    """Raise unless the gap stands still in time at the states x: its slope in t
-    at fixed x, by a second-order one-sided difference forward from t (a model
-    may refuse a time before its start), must be zero.
-
-    The contact law takes the gap as h(q) (Or and Ames, Def. 2), a fixed
-    constraint: a gap that moves with t (a moving wall: an FMU output that
-    depends on time, or on an input that varies in time) has the rate
-    dh(q) qdot + dh/dt, which `check_rate` cannot see at fixed t. A gap whose
-    inputs vary while it does not is accepted. The check is local: a gap that
-    starts moving later (at a time event, a table's later jump) is not seen.
-    """
-    d = FD_STEP * (1.0 + abs(t))
-    h = [contact.h(t + k * d, x) for k in (0.0, 1.0, 2.0)]
-    slope = (-3.0 * h[0] + 4.0 * h[1] - h[2]) / (2.0 * d)
-    along_q = central_gradient(contact.h, contact.q_index, t, x)
-    if abs(slope) > SLOPE_RTOL * (1.0 + float(np.max(np.abs(along_q)))):
-        raise FmibridgeError(
-            f"The gap {contact.gap!r} moves with time at fixed states (dh/dt = "
-            f"{slope:.6g} at t = {t!r}; q: {[names[i] for i in contact.q_index]}): "
-            f"it reads the time (t, or an output that depends on time or on an "
-            f"input that varies in time); {MOVING_WALL}."
-        )
-
-
-def check_rate(
-    contact: Contact, rate: StateFn, t: float, x: np.ndarray, names: Sequence[str]
+def check_start(
+    contact: Contact,
+    rate: StateFn | None,
+    t: float,
+    x: np.ndarray,
+    names: Sequence[str],
+    *,
+    probe_time: bool = True,
 ) -> None:
-    """Raise unless `rate` is the gap's rate dh(q) qdot at (t, x): at each unit
-    velocity it gives the gap's slope along that coordinate (central differences)."""
-    slope = central_gradient(contact.h, contact.q_index, t, x)
+    """Raise unless at (t, x) the gap moves with q alone, not with t (Or and
+    Ames, Def. 2: h(q)), and `rate`, if given, is its rate dh(q) qdot.
+
+    dh/dt is a difference forward from t (a model may refuse an earlier time),
+    skipped without `probe_time` (a Co-Simulation FMU's outputs cannot be read
+    at another time without stepping).
+    """
+    slope = central_gradient(contact.h, range(x.size), t, x)
+    scale = 1.0 + float(np.max(np.abs(slope)))
+    stray = [
+        j
+        for j in range(x.size)
+        if j not in contact.q_index and abs(slope[j]) > SLOPE_RTOL * scale
+    ]
+    q_names, along_q = [names[i] for i in contact.q_index], slope[list(contact.q_index)]
+    if stray:
+        slopes = ", ".join(f"dh/d{names[j]} = {slope[j]:.6g}" for j in stray)
+        raise FmibridgeError(
+            f"The gap {contact.gap!r} moves with {[names[j] for j in stray]} "
+            f"({slopes} at t = {t!r}), which are not coordinates q of the contact "
+            f"(q: {q_names}): the contact law (Or and Ames, eqs. 4-8) takes the gap "
+            f"as h(q), so its rate, impact law and contact force would miss that "
+            f"motion. Write the gap over the coordinates alone (a state that never "
+            f"moves can be a parameter), or make those states coordinates (the "
+            f"configuration of a body the contact force acts on: an adapter's "
+            f"`force_input`, whose coordinates are the first half of the FMU's "
+            f"states, or a coupled adapter's `forces`, the first half of each "
+            f"body's; projection moves one)."
+        )
+    if probe_time:
+        d = FD_STEP * (1.0 + abs(t))
+        h = [contact.h(t + k * d, x) for k in (0.0, 1.0, 2.0)]
+        dh_dt = (-3.0 * h[0] + 4.0 * h[1] - h[2]) / (2.0 * d)
+        if abs(dh_dt) > SLOPE_RTOL * (1.0 + float(np.max(np.abs(along_q)))):
+            raise FmibridgeError(
+                f"The gap {contact.gap!r} moves with time at fixed states (dh/dt "
+                f"= {dh_dt:.6g} at t = {t!r}; q: {q_names}): it reads the time (t, "
+                f"or an output that depends on time or on an input that varies in "
+                f"time); {MOVING_WALL}."
+            )
+    if rate is None:
+        return
     read = rate_row(rate, contact.v_index, t, x)
-    if np.any(np.abs(read - slope) > SLOPE_RTOL * np.maximum(1.0, np.abs(slope))):
+    if np.any(np.abs(read - along_q) > SLOPE_RTOL * np.maximum(1.0, np.abs(along_q))):
         raise FmibridgeError(
             f"The velocity {contact.velocity!r} is not the rate of the gap "
             f"{contact.gap!r} (dh qdot): at unit velocities it gives {read.tolist()}, "
-            f"the gap's slope over {[names[i] for i in contact.q_index]} is "
-            f"{slope.tolist()} at t = {t!r}."
+            f"the gap's slope over {q_names} is {along_q.tolist()} at t = {t!r}."
         )
 
 
 def contact_of(system: HybridSystem) -> Contact:
     """Return the `Contact` of `system`, building it from a `UnilateralConstraint`.
 
-    A `UnilateralConstraint` whose gap and velocity are states of a vector field
-    describes a 1-DOF contact h = x[gap], hdot = x[velocity]. The force map is the
-    flow's (`ForcedVectorField.force_function`) if it has one; otherwise lam
-    enters as an acceleration (unit mass: `lam` is then a force per unit mass).
-
-    A system without a constraint whose impact is a Model Exchange FMU's own
-    event indicator gets the one `indicator_constraint` finds.
+    A constraint on states of a vector field is the 1-DOF contact h = x[gap];
+    lam acts through the flow's force map, else as an acceleration. Without a
+    constraint, an FMU's own event indicator may give one.
 
     Raises
     ------
     FmibridgeError
-        If the system has no constraint (and none is found), or its gap or
-        velocity is not a state of a vector field.
+        If no constraint is found, or its gap or velocity is not a state of a
+        vector field.
     """
     constraint = system.constraint
     if isinstance(constraint, Contact):
@@ -539,7 +425,6 @@ def contact_of(system: HybridSystem) -> Contact:
 
 
 def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Contact:
-    """Build the Contact of `constraint` in `system` (see `contact_of`)."""
     names = system.state_names
     flow = system.mode(system.initial_mode).flow
     missing = [n for n in (constraint.gap, constraint.velocity) if n not in names]
@@ -573,35 +458,35 @@ def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Con
 
 
 # Relative shift of a state that `indicator_constraint` probes the FMU with, and
-# the relative round-off within which the responses must be exact (the gap and
-# velocity are states: the indicator and der(gap) copy them).
+# the relative round-off within which the copy of a state must respond.
 STATE_PROBE = 1e-3
 EXACT_RTOL = 1e-9
 # The probe impact of `indicator_constraint`: just beyond the surface (m), moving
 # into it at unit speed, so the FMU's own `when` fires and reinit shows -e.
 BEYOND = -1e-9
-ADAPTER_LINES = (
-    '[constraint]\ngap = "<gap state>"\nvelocity = "<its velocity>"\n'
-    "restitution = <number or parameter name>"
-)
+
+
+def _adapter_lines(gap: str = "<gap state>", velocity: str = "<its velocity>") -> str:
+    """The lines of an adapter file that declare the constraint."""
+    return (
+        f'[constraint]\ngap = "{gap}"\nvelocity = "{velocity}"\n'
+        f"restitution = <number or parameter name>"
+    )
 
 
 def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
     """Return the constraint of a system whose impact is an FMU's own event indicator.
 
-    Found where the model allows it: the indicator must be a state of the FMU
-    (the gap: it moves one for one with that state and no other), whose
-    derivative is another state (the velocity), and the FMU must let its state
-    be saved, so that one impact can be probed in its event mode: the ratio
-    -v+ / v- of its own reset is the restitution (Newton's law, Or and Ames eq. 4).
+    The indicator must copy a state (the gap) whose derivative is a state (the
+    velocity), and the FMU must save its state, so that a probe impact gives
+    the restitution -v+ / v- of its own reset (Or and Ames, eq. 4).
 
     Raises
     ------
     FmibridgeError
-        Naming the FMU and the adapter lines that declare the constraint, where
-        it cannot be found.
+        Naming the FMU and the adapter lines that declare the constraint.
     """
-    found = [  # attributes of an FMU's indicator (`ModelExchangeFlow.event_indicator`)
+    found = [  # an FMU's indicator (`ModelExchangeFlow.event_indicator`)
         (edge.guard.fn.fmu_flow, edge.guard.fn.indicator_index)  # type: ignore[attr-defined]
         for mode in system.modes.values()
         for edge in mode.edges
@@ -611,7 +496,7 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
         raise FmibridgeError(
             f"HybridSystem `{system.name}` has no `constraint`; completion needs one "
             f"(a UnilateralConstraint on states, or a Contact; in an adapter file:\n"
-            f"{ADAPTER_LINES})."
+            f"{_adapter_lines()})."
         )
     flow, index = found[0]
     t, x = system.t0, system.x0
@@ -623,7 +508,7 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
             f"{flow.path}: completion needs the contact, and event indicator {index} "
             f"is not a state {'' if gap is None else 'whose derivative is a state '}"
             f"of the FMU (states {list(names)}); declare it in an adapter file:\n"
-            f"{ADAPTER_LINES}"
+            f"{_adapter_lines()}"
         )
     e = _restitution(flow, t, x, gap, velocity)
     if e is None:
@@ -631,8 +516,7 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
             f"{flow.path}: event indicator {index} is the gap {names[gap]!r} with "
             f"velocity {names[velocity]!r}, but the FMU cannot save its state, so "
             f"its restitution cannot be measured; declare it in an adapter file:\n"
-            f'[constraint]\ngap = "{names[gap]}"\nvelocity = "{names[velocity]}"\n'
-            f"restitution = <number or parameter name>"
+            f"{_adapter_lines(names[gap], names[velocity])}"
         )
     return UnilateralConstraint(names[gap], names[velocity], e)
 
@@ -657,8 +541,7 @@ def _copied_state(value: Callable[[np.ndarray], float], x: np.ndarray) -> int | 
 def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     """Return -v+ / v- of the FMU's own reset at a probe impact, or None if the FMU
     cannot save and restore its state around it."""
-    archive = flow.archive
-    if not archive.capability("ModelExchange", "canGetAndSetFMUstate"):
+    if not flow.archive.capability("ModelExchange", "canGetAndSetFMUstate"):
         return None
     instance = flow.instance
     saved = instance.get_state()
@@ -675,21 +558,20 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
 
 
 def flow_start(flow) -> tuple[float, np.ndarray, tuple[str, ...]]:
-    """Where a flow starts, as the start checks read it: its time (an FMU's, or 0
-    for a coupled system, which starts its components there), x0 and state names."""
+    """(t0, x0, state names) of a flow; t0 is 0 for a coupled system."""
     x0 = np.array(flow.x0, dtype=float)
     return float(getattr(flow, "t0", 0.0)), x0, tuple(flow.state_names)
 
 
 def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
-    """Return the indices (q, qdot) of the state `coordinate` and of the state
-    that is its derivative (der(q) = qdot, found on the FMU's derivatives).
+    """Return the indices (q, qdot) of the state `coordinate` and of its
+    derivative, found on the FMU's derivatives.
 
     Raises
     ------
     FmibridgeError
-        Naming the FMU and the coordinate when it is not a state, the flow has
-        no derivatives (Co-Simulation), or no state is its derivative.
+        Naming the FMU and the coordinate: not a state, no derivatives
+        (Co-Simulation), or no state is its derivative.
     """
     names, where = list(flow.state_names), getattr(flow, "path", "The system")
     if coordinate not in names:
@@ -715,8 +597,9 @@ def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
     return i, j
 
 
-PROBE_STEP = 1e-6  # s; a Co-Simulation probe step: O(PROBE_STEP) truncation against
-# round-off ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity
+# A Co-Simulation probe step, s: O(PROBE_STEP) truncation against round-off
+# ~1e-16 |qdot| / PROBE_STEP in the difference quotient of the velocity.
+PROBE_STEP = 1e-6
 
 
 def fmu_contact(
@@ -730,17 +613,14 @@ def fmu_contact(
 ) -> Contact:
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
-    h(q) is the output (or state) `gap`; dh(q) is read off the output
-    `velocity` (dh qdot, linear in qdot) at unit velocities (`Gap.of_rate`);
-    q, qdot and the force map are those of `fmu_force`.
+    h(q) is the variable `gap`; dh(q) is read off `velocity` (dh qdot) at unit
+    velocities; q, qdot and the force map are those of `fmu_force`.
 
     Raises
     ------
     FmibridgeError
-        Naming the FMU and the variable when the FMU lacks one, or when its
-        states cannot be split into q and qdot; naming the gap when it moves
-        with a state other than q or (Model Exchange) with time, or the
-        velocity is not its rate (checked at the FMU's start, `build_contact`).
+        Naming the FMU and the variable it lacks, or the gap or velocity that
+        fails the checks at the FMU's start (`build_contact`).
     """
     known = set(flow.state_names) | set(flow.output_names)
     for role, name in (("gap", gap), ("velocity", velocity)):
@@ -773,21 +653,16 @@ def fmu_force(
 ) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ForceFn]:
     """Return ((q_index, v_index), force map) of a mechanical FMU's force input.
 
-    The FMU's states are [q, qdot] (two halves, as `der(q) = qdot` exports
-    them), or, with `coordinate`, q is that one state and qdot its derivative
-    (`state_coordinate`, Model Exchange), and the other states ride along.
-    The force map is the FMU's response to its generalized constraint-force
-    input `force_input`, which acts along dh^T: two evaluations give the affine
-    map from lam to the acceleration (Or and Ames, eqs. 5-7). Model Exchange
-    evaluates the derivatives; Co-Simulation, which has none, takes qddot from
-    a probe step of PROBE_STEP with the input held (exact for constant
-    acceleration, O(step) otherwise), while qdot' = qdot holds by the layout.
+    The states are [q, qdot] (two halves), or q is the state `coordinate` and
+    qdot its derivative. The force map is the FMU's response to its
+    generalized constraint-force input along dh^T (Or and Ames, eqs. 5-7):
+    its derivatives (Model Exchange), or qddot from a probe step of PROBE_STEP
+    with the input held (Co-Simulation).
 
     Raises
     ------
     FmibridgeError
-        Naming the FMU and the input when it has none, or when its states
-        cannot be split into q and qdot.
+        Naming the FMU and the input it lacks, or states not [q, qdot].
     """
     from ..flows.fmu import ModelExchangeFlow  # noqa: F811 - the FMU layer, on first use
 

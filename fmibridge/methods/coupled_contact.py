@@ -1,22 +1,11 @@
 """A unilateral contact between components of a coupled Model Exchange system.
 
-The gap h(q) >= 0 may be any function of several components' variables (a
-ball on a table that is a mass on a spring in another FMU: h = ball.h -
-table.x). Its configuration q is the first half of the states of every
-component the contact force acts on, qdot the second half (`der(q) = qdot`,
-as mechanical FMUs export them); the other components' states ride along.
-
-The contact force lam reaches each body through its generalized force input,
-as the single-FMU `lam` input does (`contact.fmu_contact`): the input takes
-scale * lam, so that the generalized force on the body is its share
-dh_k(q)^T lam of Or and Ames eq. (5). For a ball (lam along dh_ball = [1])
-resting on the table (lam along dh_table = [-1]) both scales are 1, and the
-forces are equal and opposite. The coupled flow evaluates the connections at
-every call, so the force map lam -> dx/dt is that of the whole system, and
-the impact law (4), the contact force (6) and the constrained dynamics (7)
-act on every component at once (`Contact`): a reset sets states in both
-FMUs, and `Completion` truncates a Zeno series between them, slides and
-lifts off.
+The gap h(q) >= 0 may be any function of several components' variables (a ball
+on a table that is a mass on a spring in another FMU: h = ball.h - table.x).
+The contact force reaches each body through its generalized force input, which
+takes scale * lam: the body's share dh_k(q)^T lam of Or and Ames eq. (5). The
+force map lam -> dx/dt is the whole coupled system's, so the impact law, the
+contact force and the constrained dynamics act on every component at once.
 
 References
 ----------
@@ -60,9 +49,9 @@ def coupled_contact(
     restitution : float
         Newton's coefficient e in [0, 1].
     forces : mapping or sequence
-        The force inputs, `component.input`, each with the value it takes
-        per unit lam (a sequence: 1 each). Each component named is a body
-        of the contact: its states are [q, qdot].
+        The force inputs, `component.input`, each with the value it takes per
+        unit lam (a sequence: 1 each); each component named is a body, with
+        states [q, qdot].
     t0 : float
         Where the contact is checked against the flow (with its x0).
 
@@ -74,11 +63,10 @@ def coupled_contact(
     Raises
     ------
     FmibridgeError
-        Naming the variable: an unknown or connected force input, a body
-        whose states cannot be split into q and qdot, a gap that depends on
-        states of no body or on time, a velocity that is not the gap's rate,
-        a force input that pulls its body into the contact, or one that is
-        not 0 before the contact acts.
+        Naming the variable: an unknown or connected force input, a body whose
+        states are not [q, qdot], a gap that moves with states of no body or
+        with time, a velocity that is not its rate, a force input that pulls
+        its body into the contact or is not 0 before the contact acts.
 
     References
     ----------
@@ -166,8 +154,8 @@ def _check_forces(
     x: np.ndarray,
     free: np.ndarray,
 ) -> None:
-    """Refuse force inputs that push a body the wrong way (dh_k M_k^-1 dh_k^T
-    must be > 0 for each body the gap moves with), or that were not 0."""
+    """Refuse force inputs that were not 0, or push a body the wrong way
+    (dh_k M_k^-1 dh_k^T <= 0 for a body the gap moves with)."""
     f0, b = contact.affine(t, x)
     if not np.allclose(f0, free, rtol=1e-12, atol=0.0):
         raise FmibridgeError(

@@ -1,6 +1,5 @@
-# The first time at which a set of polynomials are all non-negative (Esposito and
-# Kumar, Sec. 2.4), as a C function. A polynomial is `width` power coefficients,
-# lowest degree first (width at most MAX_WIDTH); a set of k is k such rows.
+# The first time at which k polynomials (rows of `width` power coefficients,
+# lowest degree first) are all non-negative (Esposito and Kumar, Sec. 2.4).
 
 cpdef enum:
     MAX_WIDTH = 5  # coefficients of a polynomial of degree 4 (Adams order 4)

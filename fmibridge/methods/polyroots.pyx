@@ -1,24 +1,14 @@
 """First time at which a set of polynomials are all non-negative.
 
-The extrapolation method needs the smallest positive u at which a guard's
-extrapolation polynomial P(u) reaches zero (for a conjunction of guards: at
-which every component's P has reached zero). Filtering the real roots of P is
-fragile: at a grazing contact P has a double root, which a companion-matrix
-solver may return as a complex pair with a tiny imaginary part, and the event
-is lost. Here the real roots of P and of P' in (0, upper) are found from the
-chain of derivatives (the roots of each derivative split the interval into
-pieces on which the one above is monotone, so each piece holds at most one of
-its roots, found by bisection): a double root is a root of P', so it is a
-breakpoint. Between breakpoints each P is monotone, so checking signs at the
-breakpoints and at the midpoints between them (a root evaluates to +-round-off,
-so an interval where several P are >= 0 may be seen only inside) cannot step
-over a touching maximum or a short common interval; each crossing is then
-bracketed and narrowed by bisection to ROOT_XTOL.
-
-`first_reach_in` is a C function (`polyroots.pxd`) that `Unilateral`'s loop
-calls (`methods._unilateral`); `first_reach` serves Python callers. A polynomial is
-an array of power coefficients, lowest degree first; a set of them is the rows
-of a 2-D array.
+At a grazing contact an extrapolation polynomial has a double root, which a
+companion-matrix solver may return as a complex pair, losing the event. Here
+the real roots of each P and P' in (0, upper) come from the chain of
+derivatives (each piece between the roots of one derivative holds at most one
+root of the one above, found by bisection), so a double root is a breakpoint.
+Signs are checked at the breakpoints and at the midpoints between them, and
+each crossing is narrowed by bisection to ROOT_XTOL. A polynomial is an array
+of power coefficients, lowest degree first; a set of them is the rows of a
+2-D array.
 
 References
 ----------
@@ -80,8 +70,7 @@ cdef double bisect(const double* p, Py_ssize_t width, double a,
 cdef Py_ssize_t real_roots(const double* p, Py_ssize_t width, double lo, double hi,
                            double* roots) noexcept nogil:
     """Write the real roots of p in (lo, hi), sorted, to roots (at most width - 1)
-    and return how many; a touching (double) root is a root of p' where p
-    vanishes, and is kept."""
+    and return how many; a touching (double) root is kept."""
     cdef Py_ssize_t d = degree(p, width), j, k, count = 0, n_found
     cdef double chain[MAX_WIDTH * MAX_WIDTH]  # row j: the j-th derivative of p
     cdef double found[MAX_WIDTH]
@@ -192,13 +181,9 @@ cdef Py_ssize_t first_reach_scratch(Py_ssize_t k, Py_ssize_t width) noexcept nog
 
 cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
                            double upper, double* scratch) noexcept nogil:
-    """Return the smallest u in (0, upper] with every p(u) >= 0, or inf.
-
-    `polys` holds k polynomials of `width` power coefficients (increasing
-    degree), one per row; upper > 0 ends the search interval. Returns 0.0 if
-    all are already >= 0 just after u = 0. `scratch` holds
-    `first_reach_scratch(k, width)` doubles.
-    """
+    """Return the smallest u in (0, upper] with each of the k rows of `polys`
+    >= 0 (0.0 if all are just after 0), or inf; `scratch` holds
+    `first_reach_scratch(k, width)` doubles."""
     cdef double* at_a = scratch
     cdef double* at_b = scratch + k
     cdef double* ends = scratch + 2 * k
@@ -236,12 +221,8 @@ cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
     return INFINITY
 
 
-# -- from Python --------------------------------------------------------------
-
-
 def first_reach(polys, double upper):
-    """Return the smallest u in (0, upper] with every polynomial (rows of `polys`,
-    power coefficients of increasing degree) >= 0, or inf (`first_reach_in`)."""
+    """Return the smallest u in (0, upper] with every row of `polys` >= 0, or inf."""
     cdef double[:, ::1] p = np.ascontiguousarray(np.atleast_2d(polys), dtype=float)
     cdef Py_ssize_t k = p.shape[0], width = p.shape[1]
     if not (k >= 1 and 1 <= width <= MAX_WIDTH):

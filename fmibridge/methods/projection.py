@@ -1,25 +1,13 @@
 """Completion without a force input: the constrained phase by projection.
 
-An exported model rarely has an input through which a master could apply the
-contact force of its stop. Completion (Or and Ames) can still slide on the
-constraint if the model's gap is measured along one of its states, the
-coordinate q (its velocity qdot is the state der(q) equals): after each step of
-the model's own, free dynamics, R* sets h = 0 (Newton on q along dh) and
-dh qdot = 0 through the states, and leaves every other state as the step left it
-(the tangential motion, the states that ride along). The contact force is
-estimated from the free normal acceleration and the effective mass along q,
-lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 / mass), and the body
-lifts off where that acceleration points away from the constraint (lam falls
-through zero). Within a step the constraint force is missing and only the
-projection at its end restores the constraint, so the constrained motion is
-first order in the step; the force-input route (`contact.fmu_contact`,
-eq. 7) is of the scheme's order.
-
-`ProjectedContact` is a `Contact` whose force map is the flow's free dx/dt plus
-lam b, b_v = dh^T / mass at qdot (what a force input would do to a body of that
-mass): the impact law (eq. 4), the acceleration of h (eq. 8) and lam (eq. 6)
-follow as for any contact, while its compiled numerics
-(`_contact.ProjectionFunctions`) step the free dx/dt.
+Where a model has no input for the contact force but its gap is measured along
+a state q (with velocity state qdot), completion slides on the constraint by
+projection: after each free step, R* sets h = 0 and dh qdot = 0 through q and
+qdot and leaves the other states as the step left them. The force is estimated
+as lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 / mass) and the
+body lifts off where it falls through zero. The constrained motion is first
+order in the step; the force-input route (`contact.fmu_contact`) is of the
+scheme's order.
 
 References
 ----------
@@ -50,16 +38,16 @@ __all__ = ["ProjectedContact", "by_projection", "projected_contact"]
 
 @dataclass(frozen=True)
 class ProjectedContact(Contact):
-    """A contact whose constrained phase runs by projection (module docstring).
+    """A contact whose constrained phase runs by projection: its force map is
+    the free dx/dt plus lam dh^T / mass at qdot, its constrained dx/dt the free
+    one (`_contact.ProjectionFunctions`).
 
     Parameters
     ----------
     mass : float
-        The effective mass along the coordinate q (kg, or the unit of a
-        generalized force per acceleration of q): lam = -mass hddot / dh^2.
-        It sets lam's scale only (`projected_contact`); 1: lam per unit mass.
+        The effective mass along q: lam = -mass hddot / dh^2 (scale only).
     Other parameters
-        Those of `Contact`; `rhs_with_force` is built by `projected_contact`.
+        Those of `Contact`.
 
     References
     ----------
@@ -67,7 +55,6 @@ class ProjectedContact(Contact):
     """
 
     mass: float = 1.0
-    # its constrained dx/dt is the free one
     functions_kind = _contact.ProjectionFunctions
 
     def __post_init__(self) -> None:
@@ -102,16 +89,10 @@ def projected_contact(
     restitution : float
         Newton's coefficient e in [0, 1].
     coordinate : str
-        The state the gap is measured along (q); its velocity is found
-        (`state_coordinate`).
+        The state the gap is measured along (q); its velocity is found.
     mass : float, optional
-        The effective mass m along q. It scales lam only: with one coordinate
-        ``dh M^-1 dh^T = dh^2 / m``, so the impact law (eq. 4) is
-        ``qdot -> -e qdot``, R* does not read M, hddot (eq. 8) comes from the
-        free flow, the truncation bounds' eta is ``1 / |dh|``, and the
-        constrained step is the free one then R*; ``lam = -m hddot / dh^2``
-        (eq. 6) changes only in scale, and lift-off is where it changes sign.
-        Without it (1) lam is a force per unit mass.
+        The effective mass m along q; it scales lam = -m hddot / dh^2 only
+        (the impact law, R* and lift-off do not read it). 1: lam per unit mass.
     gap_fn, gradient_fn, hessian_fn : callable
         h(t, x), dh/dq(t, x) (one value: q is the coordinate) and its Hessian
         (None: central differences of dh).
@@ -119,9 +100,8 @@ def projected_contact(
     Raises
     ------
     FmibridgeError
-        A coordinate that is not a state or has no velocity state, and a gap
-        that moves with another state or with time at the FMU's start
-        (`build_contact`).
+        A coordinate that is not a state or has no velocity state, or a gap
+        that moves with another state or with time (`build_contact`).
 
     References
     ----------
@@ -150,9 +130,8 @@ def by_projection(
     mass: float = 1.0,
     start: tuple[float, np.ndarray, Sequence[str]] | None = None,
 ) -> ProjectedContact:
-    """Return the ProjectedContact of one coordinate (q, qdot) = `coordinates`:
-    the contact recipe (`contact.build_contact`, which checks at `start`) with
-    the free dx/dt plus lam dh^T / mass at qdot as its force map."""
+    """Return the ProjectedContact of one coordinate (q, qdot) = `coordinates`
+    (`contact.build_contact`, checked at `start`)."""
     rhs, gradient, (j,) = flow.rhs, geometry.gradient, coordinates[1]
 
     def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:

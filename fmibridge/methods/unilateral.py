@@ -1,19 +1,9 @@
 """Extrapolated unilateral stepping: guards approached from one side.
 
-The step h is the smaller of the error-controlled step and the first root of
-each guard's extrapolation polynomial P(h) = c^p(h) - L: the guard, oriented
-so that c <= 0 inside (paper orientation, c = -g for a falling guard), along
-the Adams predictor, minus a target level L below the surface. The right-hand
-side is then evaluated only at the predicted point (where c <= L) and, after
-the error test, at the corrected point (within L + beta of it, below zero),
-so it is never evaluated beyond a unilateral guard.
-
-The steps run in one compiled loop (`methods._unilateral`) between events. It
-calls the flow, the guards and their gradients as `Function`s: a compiled model
-(numba-compiled functions, an FMU's C functions) directly, Python functions
-called back. Guards given as the entries of one `VectorGuard` are evaluated
-once per point for all, and so is its gradient, read only where its `sparsity`
-allows non-zeros.
+Adams PECE steps whose size is at most the first root of each guard's
+extrapolation polynomial, so the right-hand side is never evaluated beyond a
+unilateral guard (docs/guide/unilateral.md). The steps run in one compiled
+loop between events (`methods._unilateral`).
 
 References
 ----------
@@ -48,7 +38,13 @@ from ..core.system import (
     VectorGuard,
 )
 from ..flows.base import VectorField
-from ..flows.compiled import c_function, c_gradient_rows, is_compiled, vector_function
+from ..flows.compiled import (
+    _name_of,
+    c_function,
+    c_gradient_rows,
+    is_compiled,
+    vector_function,
+)
 from ._mode import BLOCK, gathered
 from ._unilateral import (
     BAND_C,
@@ -77,18 +73,10 @@ _BANKS: dict[int, tuple[Bank, _Atoms]] = {}
 
 @dataclass(frozen=True)
 class _Atoms:
-    """The guards of one mode, split into atoms (components of AND guards).
-
-    An edge whose guard function has a `components` attribute (callables
-    g_i, with g = max_i g_i > 0 inside) fires only when every component has
-    reached its surface: a corridor corner. Every other edge is one atom.
-    An atom's `gradient` attribute (else its guard's) gives (dg/dx, dg/dt);
-    without one, central differences do. Where every atom is an entry of one
-    `VectorGuard` (`vector`; atom a is its entry picks[a]), g and its gradient
-    are evaluated once per point for all atoms. Per atom: its edge (`owner`),
-    the edge's direction (`base`: -1 falling, +1 rising, 0 either), whether
-    the edge is unilateral and has a curved (not `affine`) unilateral atom.
-    """
+    """The guards of one mode, split into atoms: the `components` g_i of an AND
+    guard (g = max_i g_i > 0 inside, fired when all reach their surface), else
+    the guard itself; `vector` where all are entries picks[a] of one VectorGuard
+    (`_unilateral.Bank` reads the per-atom arrays)."""
 
     fns: tuple[Callable, ...]
     gradients: tuple[Gradient | None, ...]
@@ -101,11 +89,7 @@ class _Atoms:
 
     @classmethod
     def of(cls, mode: Mode) -> _Atoms:
-        fns, grads = [], []
-        owners: list[int] = []
-        bases: list[float] = []
-        unis: list[bool] = []
-        affines: list[bool] = []
+        atoms = []  # fn, gradient, edge, direction, unilateral, affine
         for i, edge in enumerate(mode.edges):
             guard = edge.guard
             parts = getattr(guard.fn, "components", None)
@@ -115,21 +99,21 @@ class _Atoms:
                     f"max(g_i) > 0 inside) needs direction 'falling', got "
                     f"{guard.direction!r}."
                 )
+            direction = {"falling": -1, "rising": 1, "either": 0}[guard.direction]
+            unilateral = guard.kind == "unilateral"
+            shared = getattr(guard, "gradient", None)
             for fn in parts or (guard.fn,):
-                fns.append(fn)
-                grads.append(
-                    getattr(fn, "gradient", None) or getattr(guard, "gradient", None)
-                )
-                owners.append(i)
-                bases.append({"falling": -1, "rising": 1, "either": 0}[guard.direction])
-                unis.append(guard.kind == "unilateral")
-                affines.append(bool(getattr(fn, "affine", False)))
+                gradient = getattr(fn, "gradient", None) or shared
+                is_affine = bool(getattr(fn, "affine", False))
+                atoms.append((fn, gradient, i, direction, unilateral, is_affine))
+        columns = zip(*atoms, strict=True) if atoms else [()] * 6
+        fns, grads, owners, bases, unis, affines = columns
         owner = np.array(owners, dtype=np.int64)
-        vector, picks = _one_vector(fns)
+        vector, picks = _one_vector(list(fns))
         uni, affine = np.array(unis, dtype=bool), np.array(affines, dtype=bool)
         curved = np.isin(owner, owner[~affine & uni])
         base = np.array(bases, dtype=float)
-        return cls(tuple(fns), tuple(grads), owner, base, uni, curved, vector, picks)
+        return cls(fns, grads, owner, base, uni, curved, vector, picks)
 
     def bank(self, mode: Mode) -> Bank:
         """The atoms as the compiled loop takes them (without rates)."""
@@ -164,9 +148,8 @@ class _Atoms:
 
 
 def _atom_gradient(fn: Callable, gradient: Gradient | None, n: int) -> Function:
-    """One atom's (dg/dx, dg/dt) as a Function of n + 1 values: its compiled
-    gradient at its C address (its size probed once at x = 0), a Python one
-    called back, else central differences of fn."""
+    """One atom's (dg/dx, dg/dt) as a Function: its compiled gradient (size
+    probed once at x = 0), a Python one called back, else central differences."""
     name = _name_of(fn)
     if gradient is None:
         guard = gathered([fn], n, f"guard `{name}`")
@@ -196,11 +179,10 @@ def _dense_row(gradient: Gradient, what: str, n: int, t: float, x: np.ndarray):
 
 
 def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
-    """A VectorGuard's (dg/dx, dg/dt) as a Function that writes only the entries
-    of its `sparsity` (every entry without one), with their layout: its compiled
-    gradient at its C address (sizes and sparsity probed once), a Python one
-    called back, else central differences of g. A non-zero outside the sparsity
-    is refused wherever it is seen; a `sparse_gradient` has none to refuse."""
+    """A VectorGuard's (dg/dx, dg/dt) as a Function that writes the entries of
+    its `sparsity` (all without one), with their layout: compiled (sizes and
+    sparsity probed once), a Python one called back, else central differences.
+    A non-zero outside the sparsity is refused wherever it is seen."""
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
@@ -210,7 +192,7 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
         return CentralDifferences(vector_function(vector, n), rows, what), rows
     what = f"the gradient of VectorGuard `{vector.name}`"
     sparse = vector.sparse_gradient
-    checked = functools.partial(_sparse_rows if sparse else _dense_rows, vector, n)
+    checked = functools.partial(_checked_rows, vector, n, sparse)
     if not is_compiled(gradient):
         return PythonGradient(
             functools.partial(checked, gradient), rows, what, sparse
@@ -224,48 +206,38 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
     return c_gradient_rows(gradient, n, starts, columns, what, sparse), rows
 
 
-def _dense_rows(
-    vector: VectorGuard, n: int, gradient: VectorGradientFn, t: float, x: np.ndarray
+def _checked_rows(
+    vector: VectorGuard,
+    n: int,
+    sparse: bool,
+    gradient: VectorGradientFn,
+    t: float,
+    x: np.ndarray,
 ) -> tuple:
-    """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape."""
-    rows, times = gradient(t, x)
-    gx = np.ascontiguousarray(rows, dtype=float)
-    gt = np.ascontiguousarray(times, dtype=float)
-    m = vector.size
-    if gx.shape != (m, n) or gt.shape != (m,):
-        raise FmibridgeError(
-            f"The gradient of VectorGuard `{vector.name}` returned arrays of "
-            f"shapes {gx.shape} and {gt.shape}; expected ({m}, {n}) and ({m},)."
-        )
-    return gx, gt
-
-
-def _sparse_rows(
-    vector: VectorGuard, n: int, gradient: VectorGradientFn, t: float, x: np.ndarray
-) -> tuple:
-    """A `sparse_gradient` at (t, x): dg/dx at the sparsity's entries and dg/dt,
-    as float64 arrays, checked for shape."""
+    """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape:
+    dg/dx (m, n), or its values at the `sparsity` (nnz,) if `sparse`; dg/dt (m,)."""
     values, times = gradient(t, x)
     gx = np.ascontiguousarray(values, dtype=float)
     gt = np.ascontiguousarray(times, dtype=float)
-    pattern = vector.sparsity
-    assert pattern is not None  # a VectorGuard with `sparse_gradient` has one
-    m, nnz = vector.size, int(np.count_nonzero(pattern))
-    if gx.shape != (nnz,) or gt.shape != (m,):
+    m, pattern = vector.size, vector.sparsity
+    shape: tuple[int, ...] = (m, n)
+    expected = f"{shape}"
+    if sparse:
+        assert pattern is not None  # a VectorGuard with `sparse_gradient` has one
+        shape = (int(np.count_nonzero(pattern)),)
+        expected = f"{shape}, one value per True entry of `sparsity`,"
+    if gx.shape != shape or gt.shape != (m,):
         raise FmibridgeError(
-            f"The sparse gradient of VectorGuard `{vector.name}` returned arrays of "
-            f"shapes {gx.shape} and {gt.shape}; expected ({nnz},), one value per "
-            f"True entry of `sparsity`, and ({m},)."
+            f"The {'sparse ' if sparse else ''}gradient of VectorGuard "
+            f"`{vector.name}` returned arrays of shapes {gx.shape} and {gt.shape}; "
+            f"expected {expected} and ({m},)."
         )
     return gx, gt
 
 
 def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
-    """Raise the error for a dg/dx with a non-zero outside the declared
-    sparsity (the loop reads only the entries inside it)."""
-    declared = vector.sparsity
-    inside = np.ones(gx.shape, dtype=bool) if declared is None else declared
-    outside = np.argwhere((gx != 0.0) & ~inside)
+    """Raise for a dg/dx with a non-zero outside the declared sparsity."""
+    outside = np.argwhere((gx != 0.0) & ~np.asarray(vector.sparsity, dtype=bool))
     row, column = outside[0]
     raise FmibridgeError(
         f"The gradient of VectorGuard `{vector.name}` has dg[{row}]/dx[{column}] = "
@@ -283,13 +255,9 @@ def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
     return fns[0].vector, np.array([fn.index for fn in fns], dtype=np.int64)
 
 
-def _name_of(fn: object) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
-
-
 def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, _Atoms]:
     """The mode's Bank and atoms, built once per mode (kept while it lives), with
-    the atoms' rates once a method that extrapolates needs them."""
+    the rates once a method that extrapolates needs them."""
     found = _BANKS.get(id(mode))
     if found is None:
         atoms = _Atoms.of(mode)
@@ -312,48 +280,10 @@ class _Stepping(State):
 class Unilateral(Method):
     """Adams PECE stepping whose step never carries a guard past its surface.
 
-    Each attempt builds, for every guard (atom) c = sign * g with c <= 0
-    inside, the extrapolation polynomial P(h) = (c_k - L) + sum_j B_j(h)
-    dc/dt_{k-j+1} (eq. 15 in value-and-derivative form: B_j are the Adams-
-    Bashforth weight integrals, dc/dt the Lie derivatives at the history
-    nodes), finds its first root h* robustly (`first_reach`), and takes the
-    step min(h*, h_err, h, t_end - t) with Milne's error estimate. For an
-    affine guard c^p(h) - L = P(h) exactly, so c^p = gamma c_k at h = h*
-    (Theorem 2.1, L = gamma c_k); nonlinear guards are checked along the exact
-    predictor curve and the step bisected to stay at or below L.
-
-    Levels and event band (beta = sum_i abs(dg/dx_i) eps_i / BAND_C, eq. 19):
-    a unilateral guard aims at L = -beta (gamma = gamma_min, eq. 21), so the
-    corrected point lands in [-2 beta, 0]; a bilateral guard aims at L = 0
-    (gamma = 0, Remark 2.7) and lands in [-beta, beta]. A fixed `gamma` gives
-    L = min(gamma c_k, final level) (eq. 20 still holds). An edge is due when
-    all its atoms lie within beta below their final level and the closest
-    one is approaching (dc/dt >= 0); the first due edge fires (`self.fire`),
-    the others are listed as simultaneous and fire at the next attempt if
-    still due. A corrected point beyond a unilateral guard is rejected before
-    f is evaluated there, whatever the guard's smoothness.
-
-    Placing in time (`t_tol`): a landing short by the band fires up to
-    2 beta / abs(dc/dt) before the crossing. That time grows without bound as
-    the approach slows, while the flights of a Zeno series shrink, and each
-    early reset shifts every later impact. With `t_tol` the band is capped at
-    abs(dc/dt) t_tol / 2, so an event lies within t_tol of its crossing at any
-    approach rate. Eq. 19 ties the band to how far the corrector moves the
-    guard, so where both the capped band and the guard's distance to its
-    surface are below the paper's band, each step also keeps that move within
-    max(beta, abs(c)): the landing is controlled to the capped band, and a
-    flight lower than tol is integrated relative to its height. `Completion`
-    sets t_tol (`placing`); without it the band is the paper's and the steps
-    are too.
-
-    Re-arming: an edge is due only while approaching, so a state that starts
-    inside the band moving away (just reset) neither re-fires nor limits the
-    step below its current value: its level is max(c_k, 0) until it leaves
-    the band. A reset that leaves the state in the band approaching (an
-    accumulation of impacts) fires again at once; impacts then pile up
-    until the watchdog or `max_events` stops the run (hand over to
-    `Completion`). One attempt takes the steps up to the next due edge (at
-    most BLOCK; one where the run is journaled), then fires it.
+    Each step is at most the first root of every guard's extrapolation
+    polynomial (eq. 15) aimed at a level within the event band (eqs. 19-21),
+    so the state approaches a unilateral guard from inside; an edge fires when
+    its guard lies in the band, approaching (docs/guide/unilateral.md).
 
     Parameters
     ----------
@@ -368,7 +298,7 @@ class Unilateral(Method):
         smallest gain allowed for each class (eq. 20, Remark 2.7).
     t_tol : float or None
         Largest time, s, by which an event may precede its crossing (the band
-        capped by the approach rate, above); None: the paper's band only.
+        capped by the approach rate); None: the paper's band only.
     max_order : int
         Highest Adams order (1-4); every start and reset ramps up from 1.
     max_rejections : int
@@ -443,8 +373,7 @@ class Unilateral(Method):
                         f"{edge.name!r} of mode {mode.name!r} must be reset beyond its "
                         f"surface (an FMU's own event, whose `when` condition the FMU "
                         f"tests itself). Use --method halving or relaxation, or "
-                        f"declare "
-                        f"the impact as a guard and reset in an adapter file."
+                        f"declare the impact as a guard and reset in an adapter file."
                     )
         return super()._check(system, t_end)
 
@@ -488,14 +417,14 @@ class Unilateral(Method):
                 f"No step from t = {now.t!r} in mode {mode.name!r} after "
                 f"{self.max_rejections} rejected trials (max_rejections).",
             )
-        if out.code == DUE:
+        if out.code == DUE:  # fire the first due edge, list the others
             due = due_edges(bank, self._settings, memory)
-            return Step(self._fire_due(mode, now, due, log))
+            others = tuple(mode.edges[i].name for i in due[1:])
+            return Step(self.fire_at(mode, now, due[0], log, others))
         return Step(now)
 
     @functools.cached_property
     def _settings(self) -> Settings:
-        """The parameters as the compiled loop reads them."""
         return Settings(
             self.tol,
             self.rtol,
@@ -513,19 +442,11 @@ class Unilateral(Method):
             return self
         return dataclasses.replace(self, t_tol=t_tol)
 
-    def _fire_due(
-        self, mode: Mode, state: State, due: list[int], log: Recorder
-    ) -> State:
-        """Fire the first due edge (declaration order); list the others."""
-        others = tuple(mode.edges[i].name for i in due[1:])
-        return self.fire_at(mode, state, due[0], log, others)
-
 
 def _non_finite(
     mode: Mode, bank: Bank, atoms: _Atoms, t: float, x: np.ndarray
 ) -> FmibridgeError:
-    """Return the error for a non-finite state, dx/dt or guard value at an
-    accepted point (t, x), naming the flow or the guard."""
+    """The error for a non-finite state, dx/dt or guard value at (t, x)."""
     flow = cast(VectorField, mode.flow)  # `Unilateral._check`
     f = np.asarray(flow.rhs(t, x), dtype=float) if np.all(np.isfinite(x)) else x
     if not np.all(np.isfinite(f)):
@@ -533,7 +454,7 @@ def _non_finite(
             f"Mode {mode.name!r}: the flow gives non-finite dx/dt {f.tolist()} at t = "
             f"{t!r}, x = {x.tolist()}; check its right-hand side there."
         )
-    g = bank.values(t, x)
+    g = bank.guards(t, x)
     bad = int(np.flatnonzero(~np.isfinite(g))[0])
     guard: Guard = mode.edges[int(atoms.owner[bad])].guard
     return FmibridgeError(
@@ -547,12 +468,8 @@ def _non_finite(
 class EndpointAdams(Unilateral):
     """The same Adams PECE stepping, checking only the sign of g at step ends.
 
-    The comparator of Esposito and Kumar's Example 1 ("simple endpoint
-    checking", Table I) and the baseline of the overhead benchmark: no
-    extrapolation polynomial, no Lie derivatives, and an edge fires at the
-    end of the first step over which `core.events.crossed` holds (for an AND guard,
-    g = max of its components). Two crossings inside one step are missed, and
-    the right-hand side is evaluated beyond the guard.
+    The comparator of Esposito and Kumar's Example 1 (Table I): an edge fires
+    at the end of the first step over which `core.events.crossed` holds.
     """
 
     name: ClassVar[str] = "adams-endpoint"
