@@ -1,13 +1,11 @@
-"""The co-simulation master's order of convergence, measured on a plant with a stop.
+"""The co-simulation master's order of convergence, on a plant with a stop.
 
-MassSpringStop driven into its stop by PositionController, the two FMUs coupled
-in Co-Simulation, against the same model exported as one FMU
-(ControlledMassSpringStop, Model Exchange, RK4 at h = 1e-3: ~1e-12 from exact,
-far below what is measured). Each run brackets the seven impacts to 1e-10 s with
-Halving, undoing communication steps in both FMUs together. The error is the
-largest difference of the final state (t = 10 s, after all impacts); the order
-is the slope of log error against log h, for Jacobi and Gauss-Seidel, inputs
-held and extrapolated (`flows.cosim_master`).
+MassSpringStop driven into its stop by PositionController, coupled in
+Co-Simulation (Jacobi or Gauss-Seidel, inputs held or extrapolated:
+`flows.cosim_master`), against the same model exported as one Model Exchange
+FMU (ControlledMassSpringStop, RK4 at h = 1e-3). Halving brackets the impacts
+to 1e-10 s; the error is the largest difference of the final state, the order
+the slope of log error against log h.
 """
 
 from __future__ import annotations
@@ -60,6 +58,7 @@ def with_stop(flow, x: str, v: str) -> HybridSystem:
 
 
 def _final(system: HybridSystem, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """The final state and the impact times of a Halving run."""
     try:
         result = Halving(h=h).run(system, T_END)
     finally:
