@@ -30,14 +30,11 @@ list of runs over model parameters, start values, method settings and
     trajectories = "sweep_runs"  # optional folder there, one file per run
     format = "csv"               # or "parquet" (needs pyarrow)
 
-A spec file is as safe to run as an adapter file: its `metrics` are names from
-the registry (`METRICS`; a plugin "package.module:function" only from the
-command line or Python), its output paths must stay inside the output folder
-given on the command line (default: the working directory), and a sweep of
-more than MAX_SWEEP_RUNS runs is refused before any run is listed unless
-`max_runs` allows it. The values varied are checked before the first run:
-numbers (or Booleans, or lists of numbers) for parameters, start values and
-t_end, and a method that builds for every run.
+A spec is as safe to run as an adapter file: `metrics` name only the registry
+(`METRICS`; a plugin only from the command line or Python), output paths stay
+inside the output folder (``--output-dir``), and more than MAX_SWEEP_RUNS runs
+need `max_runs`. Before the first run, the varied values are checked (numbers,
+Booleans or lists of numbers; t_end a number) and the method built for each.
 """
 
 from __future__ import annotations
@@ -82,24 +79,14 @@ class Sweep:
     base : Run
         Settings shared by every run.
     grid : mapping
-        ``{"group.name": [values]}`` with group ``parameters``, ``start`` or
-        ``method``, or the key ``t_end``; the sweep takes their cartesian
-        product.
+        ``{"group.name": [values]}`` (group ``parameters``, ``start`` or
+        ``method``, or the key ``t_end``), crossed as a cartesian product.
     runs : sequence of mapping
-        Explicit settings (same keys, one value each); each is crossed with the
-        grid. Default: one run per grid point.
+        Explicit settings (same keys, one value each), each crossed with the grid.
     metrics : sequence of str
-        Metric columns: names in `METRICS` or ``"package.module:function"``
-        taking (result, run).
+        Names in `METRICS` or ``"package.module:function"`` taking (result, run).
     max_runs : int
-        The most runs the sweep may have (default MAX_SWEEP_RUNS): a larger
-        grid is refused before its runs are listed, unless this allows it.
-
-    Examples
-    --------
-    >>> sweep = Sweep(Run("bouncing_ball"), grid={"parameters.e": [0.5, 0.9]})
-    >>> [run.parameters for run in sweep.expand()]
-    [{'e': 0.5}, {'e': 0.9}]
+        The most runs allowed; a larger sweep is refused before it is listed.
     """
 
     base: Run
@@ -123,8 +110,7 @@ class Sweep:
         return len(self.points())
 
     def points(self) -> Points:
-        """Return each run's varied settings, ``{"group.name": value}``, as a
-        sequence that makes each point when it is read."""
+        """Return each run's varied settings, ``{"group.name": value}``."""
         return Points(self.grid, self.runs)
 
     def expand(self) -> Iterator[Run]:
@@ -134,16 +120,8 @@ class Sweep:
 
 class Points(Sequence[dict[str, Any]]):
     """The points of a sweep: each of `runs` (or one empty run) crossed with the
-    grid's cartesian product (`itertools.product`'s order, the last key
-    fastest), each made from its index when read, so that a sweep of 10^9 runs
-    is counted and checked without being listed.
-
-    Examples
-    --------
-    >>> points = Points({"a": [1, 2], "b": [3, 4, 5]}, [{"c": 0}, {"c": 1}])
-    >>> len(points), points[4], points[-1]
-    (12, {'c': 0, 'a': 2, 'b': 4}, {'c': 1, 'a': 2, 'b': 5})
-    """
+    grid's cartesian product (`itertools.product`'s order), each made from its
+    index when read, so that a huge sweep is counted without being listed."""
 
     def __init__(
         self, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
@@ -184,8 +162,7 @@ class Points(Sequence[dict[str, Any]]):
 
 
 def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
-    """The problems with a sweep's varied settings: grid lists, their keys and
-    the values of parameters, start values and t_end."""
+    """The problems with a sweep's grid lists, varied keys and values."""
     problems = [
         f"grid[{k!r}] must be a non-empty list"
         for k, v in grid.items()
@@ -214,8 +191,8 @@ def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
 
 
 def _is_value(value: object, is_time: bool) -> bool:
-    """A number (not a Boolean) for t_end; a number, Boolean or list of numbers
-    (an FMU's array) for a parameter or start value."""
+    """A number for t_end; a number, Boolean or list of numbers (an FMU's array)
+    for a parameter or start value."""
     if isinstance(value, bool):
         return not is_time
     if isinstance(value, int | float):
@@ -242,8 +219,8 @@ def _size_problems(n_runs: int, max_runs: object) -> list[str]:
 def _run_problems(
     base: Run, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """The first run whose method does not build (a bad `h`, an unknown option),
-    found among the method settings the sweep varies, not its every run."""
+    """The first run whose method does not build, trying each distinct method
+    setting once."""
     method = [k for k in grid if k.startswith("method.")]
     points = Points(
         {k: grid[k] for k in method},
@@ -302,9 +279,13 @@ def load_sweep(
 ) -> SweepSpec:
     """Read a sweep spec (TOML; see the module docstring).
 
-    A model path is relative to the spec file; output paths are relative to
-    `output_dir` and must stay inside it; `max_runs` (--max-runs) wins over
-    the spec's. Every problem is reported in one FmibridgeError.
+    A model path is relative to the spec file, output paths to `output_dir`;
+    `max_runs` (--max-runs) wins over the spec's.
+
+    Raises
+    ------
+    FmibridgeError
+        Listing every problem of the spec.
     """
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
@@ -336,7 +317,11 @@ def load_sweep(
         else []
     )
     problems += _varied_problems(grid, runs)
-    timeout = _checked(problems, check_timeout, spec.get("timeout"))
+    try:
+        timeout = check_timeout(spec.get("timeout"))
+    except FmibridgeError as exc:
+        problems.append(str(exc).rstrip("."))
+        timeout = None
     if problems:
         raise FmibridgeError(f"{path}: " + "; ".join(problems) + ".")
     model = str(spec["model"])
@@ -359,17 +344,8 @@ def load_sweep(
     return SweepSpec(sweep, summary, trajectories, file_format, timeout)
 
 
-def _checked(problems: list[str], check, *args):
-    """check(args...), or None with its error recorded in `problems`."""
-    try:
-        return check(*args)
-    except FmibridgeError as exc:
-        problems.append(str(exc).rstrip("."))
-        return None
-
-
 def _unknown_metrics(metrics: object) -> list[str]:
-    """Problems with a spec's `metrics`: only names from the registry."""
+    """Problems with a spec's `metrics`: names not in the registry."""
     if not isinstance(metrics, list):
         return [f"`metrics` must be a list of names from {sorted(METRICS)}"]
     return [
