@@ -238,18 +238,9 @@ def to_hybrid(
 ) -> HybridSystem:
     """Return the simple Lagrangian hybrid system H_L of `system` (Sec. II-B).
 
-    With `compiled`, numba compiles the model's functions (once per system and
-    process); the results equal the Python model's to round-off.
-
-    Parameters
-    ----------
-    system : LagrangianSystem
-    q0, v0 : sequence of float
-        Initial q and qdot.
-    t0 : float
-        Initial time.
-    compiled : bool
-        Compile the model's functions with numba.
+    State [q, qdot] from q0, v0 at t0. With `compiled`, numba compiles the
+    model's functions (once per system and process); the results equal the
+    Python model's to round-off.
 
     Raises
     ------

@@ -55,34 +55,25 @@ def _hip(p: PronkParams, leg: str, x: np.ndarray) -> tuple[float, float]:
     return x[0] + s * math.cos(x[2]), x[1] + s * math.sin(x[2])
 
 
-def _foot_height(p: PronkParams, leg: str):
-    s = _HIP[leg] * p.d
+def _leg(p: PronkParams, leg: str):
+    """Return the leg's touchdown guard (foot height), lift-off guard (l - L) and
+    touchdown reset (the foot pinned where it lands)."""
+    s, pin = _HIP[leg] * p.d, _PIN[leg]
 
     def foot_height(t: float, x: np.ndarray) -> float:
         return x[1] + s * math.sin(x[2]) - p.l * math.cos(x[2] + p.psi)
 
-    foot_height.__name__ = f"{leg}_touchdown"
-    return foot_height
-
-
-def _leg_slack(p: PronkParams, leg: str):
     def leg_slack(t: float, x: np.ndarray) -> float:
         hx, hz = _hip(p, leg, x)
-        return p.l - math.hypot(hx - x[_PIN[leg]], hz)
-
-    leg_slack.__name__ = f"{leg}_liftoff"
-    return leg_slack
-
-
-def _touchdown(p: PronkParams, leg: str):
-    s = _HIP[leg] * p.d
+        return p.l - math.hypot(hx - x[pin], hz)
 
     def pin_foot(t: float, x: np.ndarray) -> np.ndarray:
         x = x.copy()
-        x[_PIN[leg]] = x[0] + s * math.cos(x[2]) + p.l * math.sin(x[2] + p.psi)
+        x[pin] = x[0] + s * math.cos(x[2]) + p.l * math.sin(x[2] + p.psi)
         return x
 
-    return pin_foot
+    foot_height.__name__, leg_slack.__name__ = f"{leg}_touchdown", f"{leg}_liftoff"
+    return foot_height, leg_slack, pin_foot
 
 
 def _flow(p: PronkParams, stance: tuple[str, ...]) -> NativeFlow:
@@ -107,13 +98,13 @@ def _mode(p: PronkParams, phases: dict[str, str]) -> Mode:
     stance = tuple(leg for leg in LEGS if phases[leg] == "stance")
     edges = []
     for leg in LEGS:
+        foot_height, leg_slack, pin_foot = _leg(p, leg)
         if phases[leg] == "air":
             target = _name({**phases, leg: "stance"})
-            guard = Guard(_foot_height(p, leg), "falling")
-            edges.append(Edge(guard, target, _touchdown(p, leg)))
+            edges.append(Edge(Guard(foot_height, "falling"), target, pin_foot))
         elif phases[leg] == "stance":
             target = _name({**phases, leg: "lifted"})
-            edges.append(Edge(Guard(_leg_slack(p, leg), "falling"), target))
+            edges.append(Edge(Guard(leg_slack, "falling"), target))
     return Mode(_name(phases), _flow(p, stance), tuple(edges))
 
 

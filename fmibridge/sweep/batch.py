@@ -163,9 +163,8 @@ def run_sweep(
         with status NOT_RUN.
     """
     folder = _trajectory_folder(trajectories, file_format)
-    runs = sweep.expand()
     options = {"metrics": tuple(sweep.metrics), "trajectory": bool(trajectories)}
-    calls = [{"run": r, **options, "timeout": timeout} for r in runs]
+    calls = [{"run": r, **options, "timeout": timeout} for r in sweep.expand()]
     rows: dict[int, dict[str, Any]] = {}
     frames: dict[int, pd.DataFrame] = {}
     outcomes = iter_runs(
@@ -180,7 +179,7 @@ def run_sweep(
     try:
         with contextlib.closing(outcomes):
             for i, outcome in outcomes:
-                rows[i], frame = _row(outcome, sweep.metrics)
+                rows[i], frame = _row(outcome)
                 if frame is not None and folder is not None:
                     path = folder / f"run_{i:05d}.{file_format}"
                     write_atomically(path, getattr(frame, f"to_{file_format}"))
@@ -198,7 +197,7 @@ def run_sweep(
     )
 
 
-def _row(outcome: Outcome, metrics: Sequence[str]):
+def _row(outcome: Outcome):
     """Return (summary row, trajectory or None) of one Outcome."""
     if not outcome.is_ok:
         row: dict[str, object] = {"status": ERROR, "error": outcome.error}

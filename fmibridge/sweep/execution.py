@@ -106,9 +106,10 @@ def _on_client(client, fn, kwargs_list, bar) -> Generator[tuple[int, Outcome]]:
     """Submit every call to `client` and yield them as they complete."""
     from dask.distributed import as_completed
 
-    index = {}
-    for i, kwargs in enumerate(kwargs_list):
-        index[client.submit(_call, fn, kwargs, pure=False)] = i
+    index = {
+        client.submit(_call, fn, kwargs, pure=False): i
+        for i, kwargs in enumerate(kwargs_list)
+    }
     try:
         for future in as_completed(index):
             if future.status == "finished":

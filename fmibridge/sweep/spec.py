@@ -1,40 +1,7 @@
 """What a sweep is: a base run and the settings varied over it, and its TOML spec.
 
-A sweep is a base model (a built-in example by name, an FMU or an adapter
-file), settings shared by every run, and a grid (cartesian product) and/or a
-list of runs over model parameters, start values, method settings and
-`t_end`. A spec file (``fmibridge sweep SPEC.toml``)::
-
-    model = "bouncing_ball"      # built-in, FMU (.fmu) or adapter file (.toml)
-    t_end = 3.0
-    metrics = ["zeno_time"]
-    timeout = 60.0               # optional: s of wall time per run
-    max_runs = 20000             # optional: allow more runs than MAX_SWEEP_RUNS
-
-    [parameters]                 # shared by every run
-    h0 = 1.0
-
-    [method]
-    name = "halving"
-    h = 1e-3
-
-    [grid]                       # cartesian product of the lists
-    parameters.e = [0.5, 0.7, 0.9]
-    method.h = [1e-3, 1e-4]
-
-    [[runs]]                     # optional list; each is crossed with the grid
-    start.v = 0.0
-
-    [output]
-    summary = "sweep.csv"        # inside the output folder (--output-dir)
-    trajectories = "sweep_runs"  # optional folder there, one file per run
-    format = "csv"               # or "parquet" (needs pyarrow)
-
-A spec is as safe to run as an adapter file: `metrics` name only the registry
-(`METRICS`; a plugin only from the command line or Python), output paths stay
-inside the output folder (``--output-dir``), and more than MAX_SWEEP_RUNS runs
-need `max_runs`. Before the first run, the varied values are checked (numbers,
-Booleans or lists of numbers; t_end a number) and the method built for each.
+The spec file's keys and the checks made before the first run are on the docs'
+sweeps page (docs/sweeps.md, "The spec file").
 """
 
 from __future__ import annotations
@@ -277,7 +244,7 @@ class SweepSpec:
 def load_sweep(
     path: str | Path, output_dir: str | Path = ".", *, max_runs: int | None = None
 ) -> SweepSpec:
-    """Read a sweep spec (TOML; see the module docstring).
+    """Read a sweep spec (TOML; its keys: docs/sweeps.md).
 
     A model path is relative to the spec file, output paths to `output_dir`;
     `max_runs` (--max-runs) wins over the spec's.

@@ -90,11 +90,6 @@ class AnalyticTrajectory:
     impacts: tuple[Impact, ...]
     sticking: tuple[tuple[float, float], ...]
     zeno_times: tuple[float, ...]
-    _starts: np.ndarray = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        starts = np.array([p.t_start for p in self.phases])
-        object.__setattr__(self, "_starts", starts)
 
     @property
     def impact_times(self) -> np.ndarray:
@@ -114,7 +109,8 @@ class AnalyticTrajectory:
                 f"times must lie in [{self.t_start}, {self.t_end}], got "
                 f"[{tt.min()}, {tt.max()}]; extend `t_end` of exact_solution."
             )
-        return np.searchsorted(self._starts, tt, side="right") - 1
+        starts = np.array([p.t_start for p in self.phases])
+        return np.searchsorted(starts, tt, side="right") - 1
 
     def _evaluate(self, t, of_flight, at_rest: float) -> np.ndarray:
         """Return ``of_flight(flight, s)`` at the times ``t``, `at_rest` off flights."""

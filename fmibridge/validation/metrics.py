@@ -98,10 +98,9 @@ def _domain_distance(xp, vp, xq, vq, params: OscillatorParams, eps: float):
     # try it only where that lower bound beats the straight path.
     far = d > eps + (params.x_max - xp) + (params.x_max - xq)
     if far.any():
-        args = (params, eps)
         hop = np.minimum(
-            _hop(xp[far], vp[far], xq[far], vq[far], *args),
-            _hop(xq[far], vq[far], xp[far], vp[far], *args),
+            _hop(xp[far], vp[far], xq[far], vq[far], params, eps),
+            _hop(xq[far], vq[far], xp[far], vp[far], params, eps),
         )
         d[far] = np.minimum(d[far], hop)
     return d
