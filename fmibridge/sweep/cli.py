@@ -15,12 +15,7 @@ import pandas as pd
 
 from ..core.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from ..core.limits import MAX_SWEEP_RUNS
-from ..core.outputs import (
-    check_output,
-    check_output_folder,
-    claimed,
-    write_atomically,
-)
+from ..core.outputs import check_output, check_output_folder, claimed, write_atomically
 from ..core.records import Status
 from ..core.time_limit import check_timeout
 from .batch import ERROR, FORMATS, NOT_RUN, run_sweep
