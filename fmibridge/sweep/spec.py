@@ -22,18 +22,8 @@ from .metrics import METRICS
 from .runs import MODELS, Run, build_method
 
 GROUPS = ("parameters", "start", "method")  # what a varied key may set, besides t_end
-SPEC_KEYS = {
-    "model",
-    "interface",
-    "t_end",
-    "metrics",
-    "grid",
-    "runs",
-    "output",
-    "timeout",
-    "max_runs",
-    *GROUPS,
-}
+SWEEP_KEYS = {"metrics", "grid", "runs", "output", "timeout", "max_runs"}
+SPEC_KEYS = SWEEP_KEYS | {f.name for f in dataclasses.fields(Run)}  # the base Run's
 OUTPUT_KEYS = {"summary", "trajectories", "format"}
 
 
