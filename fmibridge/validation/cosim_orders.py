@@ -20,6 +20,7 @@ from ..flows.cosim_master import Communication
 from ..flows.coupled import couple
 from ..flows.fmu import open_fmu
 from ..methods.halving import Halving
+from .study import fit_slope
 
 CONNECTIONS = (
     ("plant.x", "controller.x_meas"),
@@ -89,27 +90,22 @@ def communication_orders(steps=STEPS["tiny"], fmu_dir: Path | None = None):
             flow = couple(parts, CONNECTIONS, communication=communication)
             x, t = _final(with_stop(flow, "plant.x", "plant.v"), h)
             same = len(t) == len(exact_t)
+            impact_error = float(np.max(np.abs(t - exact_t))) if same else np.inf
             rows.append(
                 {
                     "scheme": communication.scheme,
                     "inputs": communication.inputs,
                     "h": h,
                     "error": float(np.max(np.abs(x - exact_x))),
-                    "impact_error": float(np.max(np.abs(t - exact_t)))
-                    if same
-                    else np.inf,
+                    "impact_error": impact_error,
                     "impacts": len(t),
                 }
             )
     errors = pd.DataFrame(rows)
     orders = (
         errors.groupby(["scheme", "inputs"], sort=False)
-        .apply(_slope, include_groups=False)
+        .apply(lambda g: fit_slope(g["h"], g["error"]), include_groups=False)
         .rename("order")
         .reset_index()
     )
     return errors, orders
-
-
-def _slope(group: pd.DataFrame) -> float:
-    return float(np.polyfit(np.log(group["h"]), np.log(group["error"]), 1)[0])
