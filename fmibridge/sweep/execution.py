@@ -1,14 +1,9 @@
 """Execution on Dask: call a function for many keyword sets, as runs finish.
 
-Where runs execute (`scheduler`):
-
-* ``"local"`` (default): a `dask.distributed.LocalCluster` of worker processes
-  on 127.0.0.1, one per core, one thread each. Its nannies restart a lost
-  worker (a crash breaks a multiprocessing pool), and it streams results as
-  they finish, by the same code path as a cluster.
-* an address (``"tcp://host:8786"``) or a `distributed.Client`: an existing
-  cluster; its workers need fmibridge and the FMU files.
-* ``"serial"``: in this process, one run after another.
+`scheduler` is ``"local"`` (a `dask.distributed.LocalCluster` of one process
+per core on 127.0.0.1, whose nannies restart a lost worker), an address or a
+`distributed.Client` of an existing cluster (its workers need fmibridge and the
+FMU files), or ``"serial"`` (in this process, one run after another).
 """
 
 from __future__ import annotations
