@@ -1,20 +1,9 @@
 """The Euler-Lagrange vector field of a `LagrangianSystem`, with its contact force.
 
-For the state x = [q, qdot] of n coordinates,
-
-    dx/dt = (qdot, qddot),  M(q) qddot = dh(q)^T lam - bias(t, q, qdot),
-
-Or and Ames's eq. (3) (lam = 0) and eq. (5) (with the contact force lam).
-`EulerLagrange` evaluates it from the model's functions, each a `Function`:
-M(q) (n x n values, by rows), dh(q) (n values), both functions of q (the
-first n values of x), and bias(t, q, qdot) (of x). They are Python functions
-called back, or numba-compiled ones called at their C addresses
-(`flows.compiled.c_function`); the field is the same code for both. `OfState`
-makes a function of q (h, dh, H) a function of the state, as the contact and
-the guard take it.
-
-M qddot = rhs is solved by Gaussian elimination with partial pivoting
-(`eliminate`) up to SMALL coordinates, else by LAPACK (numpy.linalg.solve).
+For x = [q, qdot], dx/dt = (qdot, qddot) with M(q) qddot = dh(q)^T lam -
+bias(t, q, qdot): Or and Ames's eq. (3) (lam = 0) and eq. (5). The model's
+functions are `Function`s, Python called back or numba-compiled called at their
+C addresses; the field is the same code for both.
 
 References
 ----------
@@ -30,15 +19,12 @@ from ..core._functions cimport Function
 
 from ..core.errors import FmibridgeError
 
-# Mass matrices up to this size are solved by `eliminate`: for a few
-# coordinates it costs less than a call of LAPACK.
-SMALL = 4
+SMALL = 4  # mass matrices up to this size are solved by `eliminate`, not LAPACK
 
 
 cdef void eliminate(double* m, double* x, Py_ssize_t n) noexcept nogil:
-    """Overwrite x with the solution of m y = x (m, n x n by rows, is
-    overwritten): Gaussian elimination with partial pivoting. A singular m
-    gives inf or nan."""
+    """Overwrite x with the solution of m y = x (m by rows, overwritten) by
+    Gaussian elimination with partial pivoting; a singular m gives inf or nan."""
     cdef Py_ssize_t i, j, k, pivot
     cdef double factor, total, swap
     for k in range(n):
@@ -66,8 +52,7 @@ cdef void eliminate(double* m, double* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef int solve_into(double[::1] m, double[::1] x, Py_ssize_t n) except -1:
-    """Overwrite x[:n] with the solution of m y = x (m by rows, overwritten):
-    `eliminate` up to SMALL unknowns, else LAPACK."""
+    """Overwrite x[:n] with the solution of m y = x: `eliminate` or LAPACK."""
     if n <= SMALL:
         eliminate(&m[0], &x[0], n)
         return 0
@@ -79,8 +64,7 @@ cdef int solve_into(double[::1] m, double[::1] x, Py_ssize_t n) except -1:
 
 
 def solve(a, b):
-    """Return y with a y = b: Gaussian elimination with partial pivoting up to
-    SMALL unknowns (a singular a gives inf or nan), else LAPACK."""
+    """Return y with a y = b, as `solve_into` finds it."""
     y = np.array(b, dtype=float).reshape(-1)
     cdef Py_ssize_t n = y.shape[0]
     if n > SMALL:
@@ -93,10 +77,8 @@ def solve(a, b):
 
 
 cdef class EulerLagrange(Function):
-    """dx/dt = (qdot, M(q)^-1 (dh(q)^T lam - bias(t, q, qdot))) for x = [q, qdot].
-
-    Without `forced`, lam = 0 and x holds 2n values; with `forced`, x holds
-    [q, qdot, lam] (2n + 1 values), the force map of `ForcedVectorField`.
+    """dx/dt = (qdot, M(q)^-1 (dh(q)^T lam - bias(t, q, qdot))) for x = [q, qdot]
+    (lam = 0), or for x = [q, qdot, lam] with `forced`.
 
     Parameters
     ----------
@@ -141,9 +123,8 @@ cdef class EulerLagrange(Function):
 
 
 cdef class ForceMap(EulerLagrange):
-    """The forced `EulerLagrange` field: a Function of [x, lam], called from
-    Python as the contact's force map (t, x, lam) -> dx/dt, or with lam after
-    the states as any Function (t, [x, lam])."""
+    """The forced `EulerLagrange` field, from Python also called as the
+    contact's force map (t, x, lam) -> dx/dt."""
 
     cdef double[::1] point
 
@@ -152,8 +133,7 @@ cdef class ForceMap(EulerLagrange):
         self.point = np.empty(self.n_in)
 
     def __call__(self, double t, x, lam=None):
-        """Return dx/dt at (t, x) with the contact force lam (x followed by lam
-        where lam is None)."""
+        """Return dx/dt at (t, x) with the force lam (the last of x if None)."""
         if lam is None:
             return Function.__call__(self, t, x)
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
@@ -172,10 +152,8 @@ cdef class ForceMap(EulerLagrange):
 
 
 cdef class OfState(Function):
-    """A function of q (a Function of n values) as a function of the state
-    x = [q, qdot] (of n_state values, q first). From Python it returns the
-    model's shape: a scalar (numpy float64) for shape (), else an array of that
-    shape."""
+    """A Function of q as a function of the state x = [q, qdot]; from Python it
+    returns the model's `shape` (a scalar for ())."""
 
     cdef Function of_q
     cdef tuple shape
@@ -188,7 +166,7 @@ cdef class OfState(Function):
         return self.of_q.call(t, x, out)
 
     def __call__(self, double t, x):
-        """Return the value at (t, x), a scalar or an array of the model's shape."""
+        """Return the value at (t, x) in the model's shape."""
         values = Function.__call__(self, t, x)
         return values[0] if not self.shape else values.reshape(self.shape)
 

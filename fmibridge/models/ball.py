@@ -24,11 +24,6 @@ def bouncing_ball(
         Gravity, m/s^2 (> 0).
     e : float
         Coefficient of restitution in [0, 1].
-
-    Examples
-    --------
-    >>> bouncing_ball().state_names
-    ('h', 'v')
     """
     if not g > 0:
         raise FmibridgeError(f"bouncing_ball: `g` must be > 0, got {g!r}.")

@@ -1,14 +1,9 @@
 """Newton's cradle: one CradleBall FMU per ball, impacts between neighbours.
 
-Ball i is a pendulum of length L_i (`fmus/CradleBall`); the pivots hang so that
-neighbours touch at rest, and ball i meets ball i+1 when
-
-    g_i = L_{i+1} sin(theta_{i+1}) - L_i sin(theta_i)
-
-falls to zero. The impact is a horizontal impulse P between the two balls,
-with Newton's restitution e on their horizontal velocities vx = L cos(theta)
-omega; it sets the angular velocities of two FMUs at once. Each guard spans
-two FMUs, so locating it rolls both back, and a reset writes both.
+Ball i is a pendulum of length L (`fmus/CradleBall`), the pivots spaced so that
+neighbours touch at rest; ball i meets ball i+1 when
+``g_i = L sin(theta_{i+1}) - L sin(theta_i)`` falls to zero. The impact is a
+horizontal impulse with Newton's restitution e, which resets two FMUs at once.
 """
 
 from __future__ import annotations
@@ -106,10 +101,9 @@ def _gap(i: int, length: float):
 def _impact(i: int, length: float, m1: float, m2: float, e: float):
     """The impulse P between balls i and i+1 with restitution e on vx.
 
-    With c_k = cos(theta_k), vx_k = L c_k omega_k, the impulse changes
-    omega_k by -/+ P c_k / (m_k L), and vx_{i+1} - vx_i -> -e (vx_{i+1} - vx_i)
-    gives P = -(1 + e) (vx_{i+1} - vx_i) / (c_i^2 / m1 + c_{i+1}^2 / m2).
-    At theta = 0 it is the classical law, which conserves m1 v1 + m2 v2.
+    With c_k = cos(theta_k), vx_k = L c_k omega_k, P changes omega_k by
+    -/+ P c_k / (m_k L), and vx_{i+1} - vx_i -> -e (vx_{i+1} - vx_i) gives
+    P = -(1 + e) (vx_{i+1} - vx_i) / (c_i^2 / m1 + c_{i+1}^2 / m2).
     """
 
     def impact(t: float, x: np.ndarray) -> np.ndarray:
@@ -126,10 +120,8 @@ def _impact(i: int, length: float, m1: float, m2: float, e: float):
 
 def swing(theta0: float, length: float = 1.0, g: float = 9.81) -> tuple[float, float]:
     """Return (time to the bottom, angular speed there) of a pendulum released at
-    rest from theta0: sqrt(L/g) K(sin^2(theta0/2)) and 2 sqrt(g/L) sin(theta0/2).
-
-    K is the complete elliptic integral of the first kind (parameter m = k^2).
-    """
+    rest from theta0: sqrt(L/g) K(sin^2(theta0/2)) (K the complete elliptic
+    integral of the first kind) and 2 sqrt(g/L) sin(theta0/2)."""
     from scipy.special import ellipk
 
     k = math.sin(abs(theta0) / 2.0)

@@ -1,13 +1,10 @@
 """Simple hybrid Lagrangians (Q, L, h) described natively, and their hybrid systems.
 
-A `LagrangianSystem` holds M(q), the bias C(q, qdot) qdot + N(q) (minus any
-applied force, which may depend on t), the unilateral constraint h(q) with its
-gradient and Hessian, and the restitution e. `to_hybrid` turns it into a
-`HybridSystem` with state [q, qdot], one mode "free" whose edge "impact" applies
-the frictionless impact law (4), and a `Contact` that completion uses. The
-vector field is one compiled `Function` (`_lagrangian.EulerLagrange`) on the
-model's functions: called back in Python, or, with ``compiled=True``, compiled
-by numba and called at their C addresses.
+`to_hybrid` turns a `LagrangianSystem` into a `HybridSystem` with state
+[q, qdot], one mode "free" whose edge "impact" applies the impact law (4), and a
+`Contact` for completion. Its vector field is one compiled `Function`
+(`_lagrangian.EulerLagrange`) on the model's functions, called back in Python
+or, with ``compiled=True``, compiled by numba and called at their C addresses.
 
 References
 ----------
@@ -45,19 +42,9 @@ FREE = "free"
 
 
 class Primitives(NamedTuple):
-    """A LagrangianSystem's functions of the state x = [q, qdot], as Functions.
-
-    Attributes
-    ----------
-    rhs : Function
-        dx/dt of eq. (3) (`EulerLagrange`).
-    force : Function
-        dx/dt of eq. (5) with the contact force lam, of [q, qdot, lam]; from
-        Python called as force(t, x, lam) (`ForceMap`).
-    gap, gradient, hessian : Function
-        h, dh and H at the configuration in x (`OfState`); from Python they
-        return a scalar, an (n,) and an (n, n) array.
-    """
+    """A LagrangianSystem's functions of the state x = [q, qdot], as Functions:
+    dx/dt of eq. (3), of eq. (5) with the contact force lam (called as
+    force(t, x, lam)), and h, dh and H at the configuration in x."""
 
     rhs: Function
     force: ForceMap
@@ -75,7 +62,7 @@ class LagrangianSystem:
     coordinates : sequence of str
         Names of q; the velocities are named `<name>_dot`.
     mass_matrix : callable
-        M(q) -> (n, n) symmetric positive definite.
+        M(q) -> (n, n), symmetric positive definite.
     bias : callable
         bias(t, q, qdot) -> (n,): C(q, qdot) qdot + N(q) minus applied forces, so
         that M qddot + bias = dh^T lam (eq. 5).
@@ -84,8 +71,8 @@ class LagrangianSystem:
     restitution : float
         e in [0, 1].
     bounds : callable, optional
-        (t, x_star, eps_q', eps_v') -> ZenoBounds, conservative bounds over V for
-        the reliable truncation conditions (Def. 7).
+        (t, x_star, eps_q', eps_v') -> ZenoBounds over V for the reliable
+        truncation conditions (Def. 7).
     parameters : mapping, optional
         Recorded in provenance.
     name : str
@@ -157,27 +144,27 @@ class LagrangianSystem:
     @cached_property
     def python_primitives(self) -> Primitives:
         """The `Primitives` on the model's functions called back in Python."""
-        n = self.n
-        sizes = {  # values in, out
-            "mass_matrix": (n, n * n),
-            "bias": (2 * n, n),
-            "gap": (n, 1),
-            "gap_gradient": (n, n),
-            "gap_hessian": (n, n * n),
+        n, bias, name = self.n, self.bias, self.name
+        sizes = {
+            "mass_matrix": n * n,
+            "gap": 1,
+            "gap_gradient": n,
+            "gap_hessian": n * n,
         }
-        functions = {kind: _of_q(getattr(self, kind)) for kind in Q_KINDS}
-        functions["bias"] = _of_state(self.bias, n)
-        return self._primitives(
-            **{
-                kind: PythonVector(fn, *sizes[kind], f"`{kind}` of `{self.name}`")
-                for kind, fn in functions.items()
-            }
+        of_q = {
+            kind: PythonVector(
+                _of_q(getattr(self, kind)), n, n_out, f"`{kind}` of `{name}`"
+            )
+            for kind, n_out in sizes.items()
+        }
+        of_x = PythonVector(
+            lambda t, x: bias(t, x[:n], x[n:]), 2 * n, n, f"`bias` of `{name}`"
         )
+        return self._primitives(bias=of_x, **of_q)
 
     @cached_property
     def compiled_primitives(self) -> Primitives:
-        """The `Primitives` on the model's functions compiled by numba (called at
-        their C addresses), once per system.
+        """The `Primitives` on the model's functions compiled by numba, once.
 
         Raises
         ------
@@ -193,8 +180,7 @@ class LagrangianSystem:
         )
 
     def _primitives(self, **of_q: Function) -> Primitives:
-        """The `Primitives` on the model's functions (by `Q_KINDS` name), each
-        a Function of q (of the state, for the bias)."""
+        """The `Primitives` on the model's functions, by `Q_KINDS` name."""
         n, mass, bias = self.n, of_q["mass_matrix"], of_q["bias"]
         gradient = of_q["gap_gradient"]
         field = f"the Euler-Lagrange field of `{self.name}`"
@@ -212,18 +198,8 @@ def _of_q(fn: Callable) -> Callable[[float, Vector], object]:
     return lambda t, q: fn(q)
 
 
-def _of_state(fn: Callable, n: int) -> Callable[[float, Vector], object]:
-    """fn(t, q, qdot) as a function of (t, x), x = [q, qdot] with n coordinates."""
-    return lambda t, x: fn(t, x[:n], x[n:])
-
-
 class LagrangianFlow(ForcedVectorField):
-    """The Euler-Lagrange vector field (3), with the contact force of (5) as input.
-
-    Its right-hand side is `Primitives.rhs`, on the model's functions called
-    back in Python, or with `compiled` compiled by numba
-    (`LagrangianSystem.compiled_primitives`).
-    """
+    """The Euler-Lagrange vector field (3), with the contact force of (5) as input."""
 
     def __init__(self, system: LagrangianSystem, *, compiled: bool = False) -> None:
         self.system, self.compiled = system, compiled
@@ -247,8 +223,7 @@ class LagrangianFlow(ForcedVectorField):
         return values
 
     def describe(self) -> dict[str, str]:
-        """Return the provenance entry ``flow = lagrangian:NAME`` (and ``kernels =
-        compiled`` with the model's functions compiled)."""
+        """Return the provenance entries ``flow`` (and ``kernels``)."""
         kernels = {"kernels": "compiled"} if self.compiled else {}
         return {"flow": f"lagrangian:{self.system.name}", **kernels}
 
@@ -263,24 +238,14 @@ def to_hybrid(
 ) -> HybridSystem:
     """Return the simple Lagrangian hybrid system H_L of `system` (Sec. II-B).
 
-    State [q, qdot]; one mode "free" with the edge "impact": guard h(q) falling,
-    reset by the impact law (4). The constraint is a `Contact` carrying h, dh, H,
-    the force map and the bounds, for completion; each is a `Function` on the
-    model's functions (`Primitives`). With `compiled`, numba compiles the
-    model's functions (`LagrangianSystem.compiled_primitives`, once per system
-    and process), so the loops call them at their C addresses instead of back
-    in Python; the results equal the Python model's to round-off.
+    State [q, qdot] from q0, v0 at t0. With `compiled`, numba compiles the
+    model's functions (once per system and process); the results equal the
+    Python model's to round-off.
 
     Raises
     ------
     FmibridgeError
         With `compiled`, naming a function numba cannot compile.
-
-    Examples
-    --------
-    >>> from fmibridge.lagrangian_models import sine_ball
-    >>> to_hybrid(sine_ball(), [0.0, 2.0], [1.5, 0.0]).state_names
-    ('x', 'y', 'x_dot', 'y_dot')
     """
     n = system.n
     flow = LagrangianFlow(system, compiled=compiled)

@@ -1,11 +1,9 @@
 """Lagrangian models with one unilateral contact: the examples of Or and Ames.
 
-Each returns a `LagrangianSystem`; `to_hybrid(model, q0, v0)` makes it a
-`HybridSystem`. Where a closed form exists, the model supplies conservative
-bounds for the reliable truncation conditions (Def. 7); otherwise completion
-falls back on its model-free test. Their functions are numba-compilable
-(`to_hybrid(..., compiled=True)`), and each factory returns one system per
-parameter set, so a process compiles a model once.
+Each returns a `LagrangianSystem` (one per parameter set, so a process compiles
+it once; its functions are numba-compilable); `to_hybrid(model, q0, v0)` makes
+it a `HybridSystem`. Where a closed form exists, the model supplies bounds for
+the reliable truncation conditions (Def. 7).
 
 References
 ----------
@@ -30,33 +28,39 @@ def _positive(model: str, **values: float) -> None:
             raise FmibridgeError(f"{model}: `{name}` must be > 0, got {value!r}.")
 
 
-@functools.cache
-def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSystem:
-    """Return a point mass over flat ground: q = (x, y), h = y (Or and Ames, Sec. VI).
-
-    hddot = -g everywhere, so a_min = a_max = g, eta = 1 and zeta = g exactly.
-
-    Examples
-    --------
-    >>> flat_ball().state_names
-    ('x', 'y', 'x_dot', 'y_dot')
-    """
-    _positive("flat_ball", g=g, m=m)
-
-    def bounds(t, x_star, eps_q, eps_v) -> ZenoBounds:
-        return ZenoBounds(a_min=g, a_max=g, eta=1.0, zeta=g)
-
+def _ball(name: str, g: float, e: float, m: float, **ground) -> LagrangianSystem:
+    """A point mass m at q = (x, y) under gravity g over the ground `ground`."""
+    _positive(name, g=g, m=m)
     return LagrangianSystem(
         ("x", "y"),
         lambda q: m * np.eye(2),
         lambda t, q, v: np.array([0.0, m * g]),
+        restitution=e,
+        parameters={"g": g, "e": e, "m": m},
+        name=name,
+        **ground,
+    )
+
+
+@functools.cache
+def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSystem:
+    """Return a point mass over flat ground, h = y (Or and Ames, Sec. VI).
+
+    hddot = -g everywhere, so a_min = a_max = g, eta = 1 and zeta = g exactly.
+    """
+
+    def bounds(t, x_star, eps_q, eps_v) -> ZenoBounds:
+        return ZenoBounds(a_min=g, a_max=g, eta=1.0, zeta=g)
+
+    return _ball(
+        "flat_ball",
+        g,
+        e,
+        m,
         gap=lambda q: q[1],
         gap_gradient=lambda q: np.array([0.0, 1.0]),
         gap_hessian=lambda q: np.zeros((2, 2)),
-        restitution=e,
         bounds=bounds,
-        parameters={"g": g, "e": e, "m": m},
-        name="flat_ball",
     )
 
 
@@ -64,39 +68,34 @@ def flat_ball(g: float = 9.81, e: float = 0.8, m: float = 1.0) -> LagrangianSyst
 def sine_ball(g: float = 1.0, e: float = 0.5, m: float = 1.0) -> LagrangianSystem:
     """Return the ball on the sinusoidal surface h = y - sin x (Examples 1 and 3).
 
-    Defaults are the paper's parameters; start it at q = (0, 2), qdot = (1.5, 0).
-    Bounds over V: hddot = xdot^2 sin x - g with abs(xdot - xdot*) < eps_v and
-    sin x in [sin x* - eps_q, sin x* + eps_q] (abs(sin') <= 1); the extremes of the
-    product lie at the corners of these intervals. eta <= 1 (M = m I,
-    abs(dh) >= 1) and zeta = g.
+    Defaults are the paper's; start it at q = (0, 2), qdot = (1.5, 0). Over V,
+    hddot = xdot^2 sin x - g is extreme at the corners of the intervals of
+    xdot^2 and sin x; eta <= 1 (M = m I, abs(dh) >= 1) and zeta = g.
 
     References
     ----------
     Or and Ames, Example 1 and Fig. 4(a)-(d).
     """
-    _positive("sine_ball", g=g, m=m)
 
     def bounds(t, x_star, eps_q, eps_v) -> ZenoBounds:
         speed = abs(x_star[2])
         squares = (max(speed - eps_v, 0.0) ** 2, (speed + eps_v) ** 2)
         s = math.sin(x_star[0])
         sines = (max(s - eps_q, -1.0), min(s + eps_q, 1.0))
-        corners = [a * b for a in squares for b in sines]  # extremes of a product
+        corners = [a * b for a in squares for b in sines]
         return ZenoBounds(
             a_min=g - max(corners), a_max=g - min(corners), eta=1.0, zeta=g
         )
 
-    return LagrangianSystem(
-        ("x", "y"),
-        lambda q: m * np.eye(2),
-        lambda t, q, v: np.array([0.0, m * g]),
+    return _ball(
+        "sine_ball",
+        g,
+        e,
+        m,
         gap=lambda q: q[1] - math.sin(q[0]),
         gap_gradient=lambda q: np.array([-math.cos(q[0]), 1.0]),
         gap_hessian=lambda q: np.array([[math.sin(q[0]), 0.0], [0.0, 0.0]]),
-        restitution=e,
         bounds=bounds,
-        parameters={"g": g, "e": e, "m": m},
-        name="sine_ball",
     )
 
 
@@ -112,8 +111,7 @@ def knee_pendulum(
     """Return the double pendulum with a knee stop, h = theta2 (Examples 2 and 4).
 
     theta1 is link 1's angle from the downward vertical, theta2 the knee angle.
-    Defaults are the paper's; start it at q = (30 deg, 25 deg), qdot = 0. No
-    closed-form bounds: completion uses its model-free truncation test.
+    Defaults are the paper's; start it at q = (30 deg, 25 deg), qdot = 0.
 
     References
     ----------
@@ -151,10 +149,7 @@ def knee_pendulum(
 def stop_oscillator(params) -> LagrangianSystem:
     """Return the forced oscillator with a stop as a Lagrangian system, h = x_max - x.
 
-    m xddot + m (2 a xdot + omega^2 x) = u(t) with u = u_amp cos(u_freq t); the stop
-    reverses velocity with restitution c, as the reset of Burden et al. does.
-    `params` is a `validation.OscillatorParams` (for example EXAMPLE_2); start it at
-    q = (x0,), qdot = (v0,).
+    `params` is an `OscillatorParams`; start it at q = (x0,), qdot = (v0,).
 
     References
     ----------

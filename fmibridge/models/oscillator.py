@@ -1,9 +1,8 @@
-"""Forced linear oscillator with a stop: parameters, Table I examples, the system.
+"""Forced linear oscillator with a stop (Burden et al., Sec. V-B, Table I).
 
-The model of Burden et al., Sec. V-B (Sec. V-A of the arXiv version): one mode
-``D = {(x, v) | x <= x_max}``, one guard ``G = {x = x_max, v >= 0}``, the reset
-``R(x, v) = (x, -c v)`` and the flow ``x'' + 2 a x' + omega**2 x = u(t) / m`` with a
-harmonic control ``u(t) = u_amp * cos(u_freq * t)``.
+One mode ``D = {x <= x_max}``, guard ``G = {x = x_max, v >= 0}``, reset
+``R(x, v) = (x, -c v)``, flow ``x'' + 2 a x' + omega**2 x = u(t) / m`` with
+``u(t) = u_amp cos(u_freq t)``.
 
 References
 ----------
@@ -37,31 +36,26 @@ __all__ = [
 
 @dataclass(frozen=True)
 class OscillatorParams:
-    """Parameters of the forced linear oscillator with stop (Table I).
+    """Parameters of the forced linear oscillator with stop (Table I, eq. 28).
 
     Parameters
     ----------
     a : float
-        Damping rate in ``x'' + 2 a x' + omega**2 x = u / m`` (1/s); ``a = mu / (2 m)``.
+        Damping rate (1/s), ``0 <= a < omega`` (sub-critical, as eq. 28 needs).
     c : float
-        Coefficient of restitution in ``R(x, v) = (x, -c v)``, in ``[0, 1]``.
+        Coefficient of restitution, in ``[0, 1]``.
     omega : float
-        Natural frequency ``sqrt(k / m)`` (rad/s). Sub-critical damping
-        (``a < omega``) is required by eq. 28.
+        Natural frequency ``sqrt(k / m)`` (rad/s).
     x_max : float
-        Position of the stop (m); the domain is ``x <= x_max``.
+        Position of the stop (m).
     x0, v0 : float
-        Initial position and velocity at ``t = 0``.
+        State at ``t = 0``, with ``x0 <= x_max``.
     t_max : float
         Horizon of Table I (s).
     u_amp, u_freq : float
-        Control ``u(t) = u_amp * cos(u_freq * t)``.
+        Control ``u(t) = u_amp cos(u_freq t)``.
     m : float
-        Mass. Table I does not list it; eq. 29 uses ``u`` directly, so ``m = 1``.
-
-    References
-    ----------
-    Burden et al., Table I and eq. 28.
+        Mass; Table I omits it and eq. 29 uses ``u`` directly, so 1.
     """
 
     a: float
@@ -105,28 +99,22 @@ class OscillatorParams:
         return math.sqrt(self.omega**2 - self.a**2)
 
     def u(self, t):
-        """Return the control ``u(t) = u_amp cos(u_freq t)`` (Table I)."""
+        """Return the control ``u(t) = u_amp cos(u_freq t)``."""
         return self.u_amp * np.cos(self.u_freq * np.asarray(t, dtype=float))
 
     def contact_force(self, t):
-        """Return ``u(t)/m - omega**2 x_max``: the acceleration at rest on the stop.
-
-        The mass sticks while this is ``>= 0`` (it pushes into the stop) and is
-        released when it changes sign (Burden et al., text after eq. 28).
-        """
+        """Return ``u(t)/m - omega**2 x_max``, the acceleration at rest on the stop:
+        the mass sticks while it is ``>= 0`` (Burden et al., text after eq. 28)."""
         return self.u(t) / self.m - self.omega**2 * self.x_max
 
     def contact_force_rate(self, t):
         """Return the time derivative of `contact_force`."""
-        tt = np.asarray(t, dtype=float)
-        return -self.u_amp * self.u_freq * np.sin(self.u_freq * tt) / self.m
+        t = np.asarray(t, dtype=float)
+        return -self.u_amp * self.u_freq * np.sin(self.u_freq * t) / self.m
 
     def particular(self) -> tuple[float, float]:
-        """Return ``(P, Q)`` of the periodic solution ``P cos(W t) + Q sin(W t)``.
-
-        ``W = u_freq``; solves ``(omega**2 - W**2) P + 2 a W Q = u_amp / m`` and
-        ``(omega**2 - W**2) Q - 2 a W P = 0``.
-        """
+        """Return ``(P, Q)`` of the periodic solution ``P cos(W t) + Q sin(W t)``,
+        ``W = u_freq``."""
         k = self.omega**2 - self.u_freq**2
         d = 2.0 * self.a * self.u_freq
         f = self.u_amp / self.m
@@ -143,57 +131,29 @@ class OscillatorParams:
         )
 
 
+# Table I's columns: a, c, omega, x_max, x0, v0, t_max, u_amp, u_freq. Example 1's
+# x0, v0 are the digits of the arXiv version and the reference code (Table I
+# prints 11.36 and 31.4).
 EXAMPLE_1 = OscillatorParams(
-    a=0.05,
-    c=0.9,
-    omega=2.5,
-    x_max=14.0,
-    # Table I prints 11.36 and 31.4; the arXiv version (Table I) and the
-    # reference code give the digits used here.
-    x0=11.36263,
-    v0=31.40358,
-    t_max=40.0 * math.pi,
-    u_amp=20.0,
-    u_freq=2.5,
+    0.05, 0.9, 2.5, 14.0, 11.36263, 31.40358, 40.0 * math.pi, 20.0, 2.5
 )
 """Table I, Example 1: resonant forcing, 49 impacts on ``[0, 40 pi]``, no sticking."""
 
-EXAMPLE_2 = OscillatorParams(
-    a=0.95,
-    c=0.5,
-    omega=1.0,
-    x_max=-0.8,
-    x0=-0.8,
-    v0=0.0,
-    t_max=4.0 * math.pi,
-    u_amp=1.0,
-    u_freq=1.0,
-)
+EXAMPLE_2 = OscillatorParams(0.95, 0.5, 1.0, -0.8, -0.8, 0.0, 4.0 * math.pi, 1.0, 1.0)
 """Table I, Example 2: sticking, two Zeno accumulations, sticking and release."""
 
 
 def rhs(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
-    """Return the flight vector field ``f(t, x)`` for the state ``x = [x, v]``.
+    """Return the flow ``f(t, x) = [v, u(t)/m - 2 a v - omega**2 x]`` of D.
 
     Parameters
     ----------
     params : OscillatorParams
-        Oscillator parameters.
 
     Returns
     -------
     callable
-        ``f(t, x) = [v, u(t)/m - 2 a v - omega**2 x]``.
-
-    References
-    ----------
-    Burden et al., Sec. V-B, flow of the single mode D.
-
-    Examples
-    --------
-    >>> f = rhs(EXAMPLE_2)
-    >>> [float(z) for z in f(0.0, np.array([-0.8, 0.0]))]
-    [0.0, 1.8]
+        ``f(t, x)`` for the state ``x = [x, v]``.
     """
     a, w2, m = params.a, params.omega**2, params.m
     amp, freq = params.u_amp, params.u_freq
@@ -207,30 +167,16 @@ def rhs(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
 
 
 def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
-    """Return the guard function ``g(t, x) = x_max - x`` (``g > 0`` inside D).
+    """Return the guard ``g(t, x) = x_max - x``, falling into G.
 
-    The returned callable has ``direction = "falling"``: the guard
-    ``G = {x = x_max, v >= 0}`` is reached when ``g`` decreases through 0. It
-    is affine in x, so it says so (``affine = True``) and carries its exact
-    ``gradient`` (dg/dx, dg/dt) = ((-1, 0), 0): `Unilateral` then lands on
-    its level without checking the predictor curve, and takes no differences.
-
-    References
-    ----------
-    Burden et al., Sec. V-B, guard G.
-
-    Examples
-    --------
-    >>> g = gap(EXAMPLE_1)
-    >>> g(0.0, np.array([13.0, 1.0])), g.direction, g.affine
-    (1.0, 'falling', True)
+    It is affine, with the exact ``gradient`` ((-1, 0), 0): `Unilateral` lands on
+    its level without checking the predictor curve or taking differences.
     """
     x_max = params.x_max
 
     def gap_oscillator(t: float, x: np.ndarray) -> float:
         return float(x_max - x[0])
 
-    # what `Guard` reads from a guard function
     vars(gap_oscillator).update(
         direction="falling", affine=True, gradient=_gap_gradient
     )
@@ -238,22 +184,11 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
 
 
 def _gap_gradient(t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
-    """Return (dg/dx, dg/dt) = ((-1, 0), 0) of the guard ``x_max - x`` (`gap`)."""
     return np.array([-1.0, 0.0]), 0.0
 
 
 def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
-    """Return the impact reset ``R(t, x) = [x, -c v]`` (Newton's law).
-
-    References
-    ----------
-    Burden et al., Sec. V-B, reset map R.
-
-    Examples
-    --------
-    >>> [float(z) for z in reset(EXAMPLE_2)(0.0, np.array([-0.8, 2.0]))]
-    [-0.8, -1.0]
-    """
+    """Return the impact reset ``R(t, x) = [x, -c v]``."""
     c = params.c
 
     def reset_oscillator(t: float, x: np.ndarray) -> np.ndarray:
@@ -263,12 +198,9 @@ def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]
 
 
 def _primitives(params, f):
-    """Return (f, gap, gradient, force, hessian) of the oscillator and its stop
-    h = x_max - x, around the right-hand side f (Python or compiled).
+    """Return (f, gap, gradient, force, hessian) of the stop ``x_max - x`` around f.
 
-    The force map is f with -lam / m added to the acceleration, in f's own new
-    array (the constrained phases evaluate it twice per lam): the values of
-    ``f(t, x) - [0, lam / m]`` bit for bit, with one array built, not three.
+    The force map subtracts lam / m from the acceleration in f's own new array.
     """
     m = params.m
 
@@ -276,7 +208,7 @@ def _primitives(params, f):
         return np.array([-1.0])
 
     def force(t, x, lam):
-        dx = f(t, x)  # a new array (`rhs`)
+        dx = f(t, x)
         dx[1] -= lam / m
         return dx
 
@@ -288,13 +220,13 @@ def _primitives(params, f):
 
 @functools.cache
 def _compiled_oscillator(params):
-    """Return `_primitives` and the reset compiled by numba, once per parameter set."""
+    """Return `_primitives` and the reset compiled by numba, once per parameters."""
     from ..flows.compiled import compiled
 
     f = compiled(rhs(params), "the oscillator's f", kind="rhs")
     _, g, gradient, force, hessian = _primitives(params, f)
     guard = compiled(g, "the oscillator's guard")
-    guard.affine = g.affine  # the compiled guard keeps what the model says of it
+    guard.affine = g.affine
     guard.gradient = compiled(g.gradient, "the guard's gradient", kind="gradient")
     return (
         f,
@@ -307,28 +239,17 @@ def _compiled_oscillator(params):
 
 
 def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
-    """Return the forced oscillator with a stop of Burden et al., Sec. V-B.
+    """Return the forced oscillator with a stop as a HybridSystem.
 
-    One mode, state (x, v); guard x_max - x (falling); reset (x, -c v); flow
-    x'' + 2 a x' + omega**2 x = u(t) / m with u(t) = u_amp cos(u_freq t). Its
-    constraint is the `Contact` h = x_max - x >= 0 (dh = -1, force -lam / m on
-    v), so `Completion` can truncate Example 2's Zeno executions and slide on
-    the stop.
+    Its constraint is the `Contact` ``x_max - x >= 0``, so `Completion` can
+    truncate Example 2's Zeno executions and slide on the stop.
 
     Parameters
     ----------
-    params : fmibridge.validation.OscillatorParams
-        For example `EXAMPLE_1` or `EXAMPLE_2` (Table I).
+    params : OscillatorParams
+        For example `EXAMPLE_1` or `EXAMPLE_2`.
     compiled : bool
-        Compile the flow, the guard, the reset and the contact's primitives
-        with numba (`flows.compiled`), so the steps between impacts, the
-        impacts and the constrained phases of `Completion` run compiled.
-
-    Examples
-    --------
-    >>> from fmibridge.validation import EXAMPLE_1
-    >>> forced_oscillator(EXAMPLE_1).x0.tolist()
-    [11.36263, 31.40358]
+        Compile the flow, guard, reset and contact primitives with numba.
     """
     from ..methods.contact import Contact
 

@@ -1,30 +1,20 @@
 """The pronking body of Burden et al., Sec. V-C: two leg springs, pitch allowed.
 
-A rigid body (mass m, inertia I) in the sagittal plane, state (x, z, theta,
-xd, zd, thetad), carries two massless linear leg springs (stiffness k, rest
-length l) on frictionless pins at distance d/2 ahead of ('front') and behind
-('back') its centre of mass. In the air each leg keeps the angle psi to the
-body, so the foot of the leg at hip offset s = +-d/2 is at height
+A rigid body (mass m, inertia I), state (x, z, theta, xd, zd, thetad), carries
+two massless leg springs (stiffness k, rest length l) on pins d/2 ahead of
+('front') and behind ('back') its centre of mass. In the air a leg keeps the
+angle psi to the body, so the foot of the leg at hip offset s = +-d/2 is at
+height ``z + s sin(theta) - l cos(theta + psi)``. Touchdown pins the foot
+(states `p_front`, `p_back`); the leg pushes with k (l - L) along itself until
+it is back at rest length, then stays lifted for the rest of the stride.
 
-    z + s sin(theta) - l cos(theta + psi).
-
-Touchdown (foot height 0) pins the foot on the ground where it landed; the leg
-then pushes on its hip with k (l - L) along the leg (L = hip-foot distance);
-lift-off happens when the leg is back at rest length (l - L = 0), and a lifted
-leg stays lifted for the rest of the stride (as in the reference code), so one
-stride is simulated. The foot pins are two extra states `p_front`, `p_back`
-(zero dynamics) so that all modes share one state vector.
-
-Mode names are '<front>-<back>' with each leg 'air' (before touchdown),
-'stance' or 'lifted'. The paper's D_a, D_l, D_r, D_g are 'air-air',
-'front'/'back' single stance ('stance-air', 'air-stance') and 'stance-stance';
-the paper does not say which of l/r is front.
+Modes are '<front>-<back>', each leg 'air', 'stance' or 'lifted'; the paper's
+D_a, D_l, D_r, D_g are 'air-air', the single stances and 'stance-stance'.
 
 References
 ----------
-Burden et al., Sec. V-C, Figs. 15-17; parameters (m, I, k, l, d, g, psi) =
-(1, 1, 30, 1, 1, 9.81, pi/5), initial state (0, 1.1, 0, 3.4, 0, thetad0).
-Foot-height formula and lift-off rule derived here from the model of Sec. V-C.
+Burden et al., Sec. V-C, Figs. 15-17 (parameters and initial state). The foot
+height and the lift-off rule are derived here from the model of Sec. V-C.
 """
 
 from __future__ import annotations
@@ -65,34 +55,25 @@ def _hip(p: PronkParams, leg: str, x: np.ndarray) -> tuple[float, float]:
     return x[0] + s * math.cos(x[2]), x[1] + s * math.sin(x[2])
 
 
-def _foot_height(p: PronkParams, leg: str):
-    s = _HIP[leg] * p.d
+def _leg(p: PronkParams, leg: str):
+    """Return the leg's touchdown guard (foot height), lift-off guard (l - L) and
+    touchdown reset (the foot pinned where it lands)."""
+    s, pin = _HIP[leg] * p.d, _PIN[leg]
 
     def foot_height(t: float, x: np.ndarray) -> float:
         return x[1] + s * math.sin(x[2]) - p.l * math.cos(x[2] + p.psi)
 
-    foot_height.__name__ = f"{leg}_touchdown"
-    return foot_height
-
-
-def _leg_slack(p: PronkParams, leg: str):
     def leg_slack(t: float, x: np.ndarray) -> float:
         hx, hz = _hip(p, leg, x)
-        return p.l - math.hypot(hx - x[_PIN[leg]], hz)
-
-    leg_slack.__name__ = f"{leg}_liftoff"
-    return leg_slack
-
-
-def _touchdown(p: PronkParams, leg: str):
-    s = _HIP[leg] * p.d
+        return p.l - math.hypot(hx - x[pin], hz)
 
     def pin_foot(t: float, x: np.ndarray) -> np.ndarray:
         x = x.copy()
-        x[_PIN[leg]] = x[0] + s * math.cos(x[2]) + p.l * math.sin(x[2] + p.psi)
+        x[pin] = x[0] + s * math.cos(x[2]) + p.l * math.sin(x[2] + p.psi)
         return x
 
-    return pin_foot
+    foot_height.__name__, leg_slack.__name__ = f"{leg}_touchdown", f"{leg}_liftoff"
+    return foot_height, leg_slack, pin_foot
 
 
 def _flow(p: PronkParams, stance: tuple[str, ...]) -> NativeFlow:
@@ -117,13 +98,13 @@ def _mode(p: PronkParams, phases: dict[str, str]) -> Mode:
     stance = tuple(leg for leg in LEGS if phases[leg] == "stance")
     edges = []
     for leg in LEGS:
+        foot_height, leg_slack, pin_foot = _leg(p, leg)
         if phases[leg] == "air":
             target = _name({**phases, leg: "stance"})
-            guard = Guard(_foot_height(p, leg), "falling")
-            edges.append(Edge(guard, target, _touchdown(p, leg)))
+            edges.append(Edge(Guard(foot_height, "falling"), target, pin_foot))
         elif phases[leg] == "stance":
             target = _name({**phases, leg: "lifted"})
-            edges.append(Edge(Guard(_leg_slack(p, leg), "falling"), target))
+            edges.append(Edge(Guard(leg_slack, "falling"), target))
     return Mode(_name(phases), _flow(p, stance), tuple(edges))
 
 
@@ -138,7 +119,7 @@ def pronk(
     xd0: float = 3.4,
     params: PronkParams | None = None,
 ) -> HybridSystem:
-    """Return the pronking body of Burden et al., Sec. V-C, in the air.
+    """Return the pronking body in the air.
 
     Parameters
     ----------
@@ -148,12 +129,6 @@ def pronk(
         Initial height (m) and forward speed (m/s).
     params : PronkParams, optional
         Body and leg parameters; the paper's by default.
-
-    Examples
-    --------
-    >>> system = pronk()
-    >>> system.initial_mode, len(system.modes)
-    ('air-air', 9)
     """
     p = PronkParams() if params is None else params
     modes = [
@@ -167,10 +142,8 @@ def pronk(
 
 
 def contact_intervals(result) -> dict[str, list[tuple[float, float]]]:
-    """Return, per leg, the (touchdown, lift-off) times of its stance phases.
-
-    A stance still running at the end of the Result closes at its last time.
-    """
+    """Return, per leg, the (touchdown, lift-off) times of its stance phases
+    (a stance running at the end closes at the Result's last time)."""
     intervals: dict[str, list[tuple[float, float]]] = {leg: [] for leg in LEGS}
     for leg in LEGS:
         start = None

@@ -1,14 +1,9 @@
 """Parameter sweeps and batch runs, executed on Dask (a front door).
 
-- `runs`: one run as plain data (`Run`) and how a worker builds it;
-- `spec`: a sweep (`Sweep`: a base run, a grid, a list) and its TOML spec file;
-- `metrics`: the registry of summary metrics (`zeno_time`, `rho_hat`);
-- `execution`: `map_runs` and `iter_runs`, any function over many keyword sets on Dask;
-- `batch`: `run_sweep`, one summary row per run, trajectories on request;
-- `cli`: ``fmibridge sweep SPEC.toml``.
-
-May import every layer below the front doors (core, flows, methods, models,
-formats) and `validation`'s ground truth; never `cli`. Dask loads on first use.
+`runs` (one run as data), `spec` (a sweep and its TOML file), `metrics`,
+`execution` (any function over many keyword sets on Dask), `batch`
+(`run_sweep`) and `cli` (``fmibridge sweep``). May import every layer below the
+front doors and `validation`'s ground truth; never `cli`. Dask loads on first use.
 """
 
 from .batch import SweepResult, run_one, run_sweep

@@ -1,10 +1,8 @@
 """Running a sweep: every run on Dask, one summary row each, trajectories on request.
 
-Each run runs in a supervised process of the worker that takes it
-(`core.supervision`): an FMU that crashes, exits or hangs past the run's
-`timeout` ends that run only, whose row says what happened, with the samples
-it had reached (its t_final, events and trajectory); the worker and the other
-runs go on.
+Each run runs in a supervised process of its worker (`core.supervision`): an FMU
+that crashes, exits or hangs past the run's `timeout` ends that run only, whose
+row says what happened, with the samples it had reached.
 """
 
 from __future__ import annotations
@@ -57,11 +55,9 @@ def run_one(
     trajectory: bool = False,
     timeout: float | None = None,
 ) -> dict:
-    """Run one `Run` and return its summary row (and its samples if `trajectory`).
+    """Run one `Run`; return its summary row (and its samples if `trajectory`).
 
-    The run's FMU instances are freed before returning. An early stop (for
-    example max_events at a Zeno point, or `timeout` seconds of wall time) is
-    a status, not an error.
+    An early stop (max_events, `timeout` s of wall time) is a status, not an error.
     """
     system, method, t_end = build(run)
     try:
@@ -84,8 +80,7 @@ def run_supervised(
     timeout: float | None = None,
 ) -> dict:
     """`run_one` in this thread's supervised process; a run whose process died
-    (a crashing FMU) or hung past `timeout` gets a row saying so, with the
-    samples it had reached."""
+    or hung past `timeout` gets a row saying so, with the samples it reached."""
     call = {"run": run, "metrics": tuple(metrics), "trajectory": trajectory}
     call["timeout"] = timeout
     with recording() as record:
@@ -122,12 +117,10 @@ class SweepResult:
     """Per-run summaries, and the trajectories if they were asked for.
 
     `summary` has one row per run (index `run`, the position in
-    `Sweep.expand()`), the varied settings as columns, then `status`
-    (a `Status` name, ``"ERROR"``, or ``"NOT_RUN"`` for a run an interrupted
-    sweep did not finish), `n_events`, `first_event_time`,
-    `last_event_time`, `t_final`, `n_steps`, `n_rejected`, `wall_time_s`,
-    `error` and one column per metric. `trajectories` is a long DataFrame
-    (column `run`, then `time`, the states and `mode`) or None.
+    `Sweep.expand()`): the varied settings, then SUMMARY_COLUMNS (`status` a
+    `Status` name, ``"ERROR"``, or ``"NOT_RUN"`` for a run an interrupted sweep
+    did not finish) and one column per metric. `trajectories` is a long
+    DataFrame (column `run`, then `time`, the states and `mode`) or None.
     """
 
     summary: pd.DataFrame
@@ -146,10 +139,8 @@ def run_sweep(
     progress: bool = False,
     timeout: float | None = None,
 ) -> SweepResult:
-    """Run every point of `sweep` on Dask and gather the summaries.
-
-    Each run runs in a supervised process (`run_supervised`), also with
-    ``scheduler='serial'``.
+    """Run every point of `sweep` on Dask, each in a supervised process, and
+    gather the summaries.
 
     Parameters
     ----------
@@ -172,9 +163,8 @@ def run_sweep(
         with status NOT_RUN.
     """
     folder = _trajectory_folder(trajectories, file_format)
-    runs = sweep.expand()
     options = {"metrics": tuple(sweep.metrics), "trajectory": bool(trajectories)}
-    calls = [{"run": r, **options, "timeout": timeout} for r in runs]
+    calls = [{"run": r, **options, "timeout": timeout} for r in sweep.expand()]
     rows: dict[int, dict[str, Any]] = {}
     frames: dict[int, pd.DataFrame] = {}
     outcomes = iter_runs(
@@ -189,11 +179,10 @@ def run_sweep(
     try:
         with contextlib.closing(outcomes):
             for i, outcome in outcomes:
-                rows[i], frame = _row(outcome, sweep.metrics)
+                rows[i], frame = _row(outcome)
                 if frame is not None and folder is not None:
-                    _write_frame(
-                        frame, folder / f"run_{i:05d}.{file_format}", file_format
-                    )
+                    path = folder / f"run_{i:05d}.{file_format}"
+                    write_atomically(path, getattr(frame, f"to_{file_format}"))
                 elif frame is not None:
                     frames[i] = frame
     except KeyboardInterrupt as exc:
@@ -208,7 +197,7 @@ def run_sweep(
     )
 
 
-def _row(outcome: Outcome, metrics: Sequence[str]):
+def _row(outcome: Outcome):
     """Return (summary row, trajectory or None) of one Outcome."""
     if not outcome.is_ok:
         row: dict[str, object] = {"status": ERROR, "error": outcome.error}
@@ -260,12 +249,6 @@ def _trajectory_folder(trajectories, file_format: str) -> Path | None:
     folder = check_output_folder(trajectories, force=True, what="trajectories")
     folder.mkdir(exist_ok=True)
     return folder
-
-
-def _write_frame(frame: pd.DataFrame, path: Path, file_format: str) -> None:
-    write_atomically(
-        path, frame.to_parquet if file_format == "parquet" else frame.to_csv
-    )
 
 
 def _columns(points: list[dict[str, Any]]) -> dict[str, str]:

@@ -1,13 +1,8 @@
 """`fmibridge sweep SPEC.toml`: the command line of sweeps.
 
-Every output is checked before the first run: the summary CSV and the
-trajectory folder must be writable and new (or `--force`), and the summary is
-claimed (created empty) for the sweep, so that a second sweep on it fails at
-once instead of replacing the first one's. The spec's own
-output paths stay inside `--output-dir`, and its metrics are registry names;
-a plugin metric is named here, with `--metric package.module:function`. Each
-run runs in a supervised process: a crashing or hanging FMU ends its run
-(status ERROR, or TIME_LIMIT past `--timeout`), not the sweep.
+Every output is checked before the first run, and the summary is claimed
+(created empty), so that a second sweep on it fails at once. A plugin metric is
+named only here (`--metric package.module:function`), never in a spec.
 """
 
 from __future__ import annotations
@@ -20,12 +15,7 @@ import pandas as pd
 
 from ..core.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from ..core.limits import MAX_SWEEP_RUNS
-from ..core.outputs import (
-    check_output,
-    check_output_folder,
-    claimed,
-    write_atomically,
-)
+from ..core.outputs import check_output, check_output_folder, claimed, write_atomically
 from ..core.records import Status
 from ..core.time_limit import check_timeout
 from .batch import ERROR, FORMATS, NOT_RUN, run_sweep
@@ -38,7 +28,7 @@ def cmd_sweep(args) -> int:
 
     Exit code 0 if every run returned a Result, 1 if some raised, crashed or
     reached their time limit, 130 on Ctrl-C and 143 on SIGTERM (after writing
-    the summary, unfinished runs NOT_RUN).
+    the summary).
     """
     spec = load_sweep(args.spec, args.output_dir, max_runs=args.max_runs)
     timeout = check_timeout(args.timeout, "--timeout") or spec.timeout

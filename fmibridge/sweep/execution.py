@@ -1,20 +1,9 @@
 """Execution on Dask: call a function for many keyword sets, as runs finish.
 
-Where runs execute (`scheduler`):
-
-* ``"local"`` (default): a `dask.distributed.LocalCluster` of worker
-  processes on 127.0.0.1, one per core, one thread each. It costs about 2 s
-  to start (the dask multiprocessing scheduler starts in under 1 s), and is
-  chosen because it is robust: a worker lost for any reason is restarted by
-  its nanny, whereas a crash breaks the whole multiprocessing pool (a sweep's
-  runs also run in supervised processes of their own, so that a crashing FMU
-  does not take its worker down: `batch.run_supervised`). It also
-  streams results as they finish (progress, Ctrl-C keeps finished runs) and
-  is the same code path as a cluster.
-* an address (``"tcp://host:8786"``) or a `distributed.Client`: an existing
-  dask.distributed cluster; its workers need fmibridge and the FMU files.
-* ``"serial"``: in this process, one run after another (debugging, and the
-  baseline of the sweep speed-up benchmark).
+`scheduler` is ``"local"`` (a `dask.distributed.LocalCluster` of one process
+per core on 127.0.0.1, whose nannies restart a lost worker), an address or a
+`distributed.Client` of an existing cluster (its workers need fmibridge and the
+FMU files), or ``"serial"`` (in this process, one run after another).
 """
 
 from __future__ import annotations
@@ -33,16 +22,13 @@ from typing import Any
 from ..core import supervision
 from ..core.errors import FmibridgeError
 
-# The scheduler's HTTP routes (health, metrics; no dashboard) on a free loopback
-# port, instead of 8787, which a second cluster on the machine finds taken.
+# The scheduler's HTTP routes (no dashboard) on a free loopback port, not 8787,
+# which a second cluster on the machine finds taken.
 LOOPBACK_HTTP = {"dashboard_address": "127.0.0.1:0"}
-# A run that kills its worker (a crash in native FMU code) is retried once on a
-# fresh worker, then recorded as failed: FMU crashes are deterministic, and dask's
-# default of 3 retries costs a worker restart (~1 s) each.
+# A run that kills its worker is retried once on a fresh worker, then failed: FMU
+# crashes are deterministic, and each retry costs a worker restart.
 ALLOWED_CRASHES = 1
-# s: how long a scheduler address may take to answer; dask's own default is 30 s,
-# and a scheduler on a reachable host answers in well under a second.
-SCHEDULER_TIMEOUT_S = 10.0
+SCHEDULER_TIMEOUT_S = 10.0  # s a scheduler address may take to answer
 
 
 @dataclass(frozen=True)
@@ -97,8 +83,8 @@ def iter_runs(
 ) -> Generator[tuple[int, Outcome]]:
     """Yield (index, Outcome) of ``fn(**kwargs)`` for each kwargs, as runs finish.
 
-    Close the generator (or leave its loop) to cancel the runs not yet done;
-    `map_runs` collects it. Parameters as in `map_runs`.
+    Closing the generator cancels the runs not yet done. Parameters as in
+    `map_runs`.
     """
     with _bar(len(kwargs_list), progress, desc) as bar:
         if scheduler == "serial":
@@ -115,9 +101,10 @@ def _on_client(client, fn, kwargs_list, bar) -> Generator[tuple[int, Outcome]]:
     """Submit every call to `client` and yield them as they complete."""
     from dask.distributed import as_completed
 
-    index = {}
-    for i, kwargs in enumerate(kwargs_list):
-        index[client.submit(_call, fn, kwargs, pure=False)] = i
+    index = {
+        client.submit(_call, fn, kwargs, pure=False): i
+        for i, kwargs in enumerate(kwargs_list)
+    }
     try:
         for future in as_completed(index):
             if future.status == "finished":
@@ -163,9 +150,8 @@ def _client(scheduler: Any, workers: int | None):
 
 @contextlib.contextmanager
 def local_client(workers: int | None = None):
-    """Yield a Client of a LocalCluster: `workers` processes (default one per
-    core) of one thread each, listening on 127.0.0.1 only, no dashboard, with
-    fmibridge already imported in every worker."""
+    """Yield a Client of a LocalCluster of `workers` processes (default one per
+    core) of one thread each, on 127.0.0.1, with fmibridge imported in each."""
     import dask
     from dask.distributed import Client, LocalCluster
 
@@ -208,12 +194,11 @@ def map_runs(
     Parameters
     ----------
     fn : callable
-        A module-level function (it is pickled by reference to the workers);
-        its arguments and return value must be picklable plain data.
+        A module-level function; its arguments and value must be picklable.
     kwargs_list : sequence of mapping
         One mapping of keyword arguments per call.
     scheduler : {'local', 'serial'}, address or distributed.Client
-        Where to run (see the module docstring); default one process per core.
+        Where to run (see the module docstring).
     workers : int, optional
         Worker processes of the 'local' cluster; default `os.cpu_count()`.
     progress : bool
@@ -227,13 +212,7 @@ def map_runs(
     Raises
     ------
     SweepInterrupted
-        On Ctrl-C, after cancelling the pending calls; it carries the finished
-        Outcomes (None where a call did not finish).
-
-    Examples
-    --------
-    >>> [o.value for o in map_runs(pow, [{"base": 2, "exp": 3}], scheduler="serial")]
-    [8]
+        On Ctrl-C, after cancelling the pending calls, with the finished Outcomes.
     """
     outcomes: list[Outcome | None] = [None] * len(kwargs_list)
     runs = iter_runs(

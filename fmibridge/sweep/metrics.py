@@ -12,7 +12,7 @@ from ..core.errors import FmibridgeError
 from ..core.result import Result
 from .runs import Run, oscillator_params
 
-# s: impact spacings used by `zeno_time`; 1e4 times Halving's t_tol (1e-10), so
+# s: the shortest impact spacing `zeno_time` uses; 1e4 times Halving's t_tol, so
 # location errors perturb the ratio r by < 1e-4.
 ZENO_MIN_INTERVAL = 1e-6
 
@@ -20,12 +20,10 @@ ZENO_MIN_INTERVAL = 1e-6
 def zeno_time(result: Result, run: Run) -> float:
     """Estimate the Zeno time by Aitken's delta-squared on three impact times.
 
-    For impacts accumulating geometrically, t_n - t_(n-1) = r (t_(n-1) -
-    t_(n-2)), the limit is t_n + (t_n - t_(n-1)) r / (1 - r). The last three
-    events whose spacings exceed ZENO_MIN_INTERVAL are used, so that the
-    impact-location error does not swamp the ratio r. NaN with fewer than
-    three such events or a ratio outside (0, 1). A run with Zeno completion
-    reports it directly: the first time its mode is "constrained".
+    For geometric impacts the limit is t_n + (t_n - t_(n-1)) r / (1 - r); the last
+    three events spaced more than ZENO_MIN_INTERVAL apart give r. NaN with fewer
+    of them or r outside (0, 1). A run with Zeno completion reports the first
+    time its mode is "constrained".
 
     References
     ----------
@@ -68,11 +66,8 @@ METRICS: dict[str, Callable[[Result, Run], float]] = {
 
 
 def metric_named(name: str) -> Callable[[Result, Run], float]:
-    """Return the metric called `name`: built-in, or ``"package.module:function"``.
-
-    A plugin is imported here; only Python and the command line's `--metric`
-    name one, never a spec file (`load_sweep` refuses it).
-    """
+    """Return the metric called `name`: built-in, or ``"package.module:function"``
+    (imported here; only Python and `--metric` name one, never a spec file)."""
     if name in METRICS:
         return METRICS[name]
     module, _, function = name.partition(":")

@@ -1,8 +1,5 @@
-"""What one run of a sweep is: plain data (`Run`), rebuilt into a system where it runs.
-
-Every run is independent: it is shipped to a worker as a `Run` and builds its own
-system there (its own FMU instance), so nothing live crosses a process boundary.
-"""
+"""What one run of a sweep is: plain data (`Run`), rebuilt into a system where it
+runs, so that nothing live (an FMU instance) crosses a process boundary."""
 
 from __future__ import annotations
 
@@ -46,16 +43,6 @@ class Run:
     interface: str | None = None
 
 
-def _bouncing_ball(parameters: Mapping[str, Any]) -> HybridSystem:
-    """The built-in ball; parameters are the keyword arguments of `bouncing_ball`."""
-    return bouncing_ball(**parameters)
-
-
-def _forced_oscillator(parameters: Mapping[str, Any]) -> HybridSystem:
-    """Burden et al.'s oscillator: ``example`` (1 or 2, Table I) and field overrides."""
-    return forced_oscillator(oscillator_params(parameters))
-
-
 def oscillator_params(parameters: Mapping[str, Any]):
     """Return Table I's example ``parameters['example']``, other fields replaced."""
     options = dict(parameters)
@@ -69,21 +56,17 @@ def oscillator_params(parameters: Mapping[str, Any]):
 
 
 MODELS: dict[str, Callable[[Mapping[str, Any]], HybridSystem]] = {
-    "bouncing_ball": _bouncing_ball,
-    "forced_oscillator": _forced_oscillator,
+    "bouncing_ball": lambda parameters: bouncing_ball(**parameters),
+    "forced_oscillator": lambda parameters: forced_oscillator(
+        oscillator_params(parameters)
+    ),
 }
-DEFAULT_T_END = {
-    "bouncing_ball": 3.0
-}  # s; the oscillator's default is its Table I t_max
-
-
-def _with_start(system: HybridSystem, start: Mapping[str, float]) -> HybridSystem:
-    """Return `system` with the named initial state values replaced."""
-    return system.with_initial(start) if start else system
+# s; the oscillator's default is its Table I t_max
+DEFAULT_T_END = {"bouncing_ball": 3.0}
 
 
 def build_method(settings: Mapping[str, Any]):
-    """Build the method named in `settings` (default Halving), maybe with completion."""
+    """Build the method named in `settings` (default Halving), maybe with Completion."""
     options = dict(settings)
     name = options.pop("name", "halving")
     zeno = options.pop("zeno", None)
@@ -96,17 +79,16 @@ def build_method(settings: Mapping[str, Any]):
 
 
 def build(run: Run):
-    """Return (system, method, t_end) for `run`, loading its FMU here, in the worker.
-
-    The span is checked against the method's step before anything runs.
-    """
+    """Return (system, method, t_end) for `run`, its span checked against the
+    method's step; an FMU is loaded here, in the worker."""
     model = run.model
     if model.endswith(".toml"):
         return _build_adapter(run)
     method = build_method(run.method)
     t_end = run.t_end
     if model in MODELS:
-        system = _with_start(MODELS[model](run.parameters), run.start)
+        system = MODELS[model](run.parameters)
+        system = system.with_initial(run.start) if run.start else system
         if t_end is None:
             t_end = DEFAULT_T_END.get(model)
         if t_end is None:

@@ -1,43 +1,7 @@
 """What a sweep is: a base run and the settings varied over it, and its TOML spec.
 
-A sweep is a base model (a built-in example by name, an FMU or an adapter
-file), settings shared by every run, and a grid (cartesian product) and/or a
-list of runs over model parameters, start values, method settings and
-`t_end`. A spec file (``fmibridge sweep SPEC.toml``)::
-
-    model = "bouncing_ball"      # built-in, FMU (.fmu) or adapter file (.toml)
-    t_end = 3.0
-    metrics = ["zeno_time"]
-    timeout = 60.0               # optional: s of wall time per run
-    max_runs = 20000             # optional: allow more runs than MAX_SWEEP_RUNS
-
-    [parameters]                 # shared by every run
-    h0 = 1.0
-
-    [method]
-    name = "halving"
-    h = 1e-3
-
-    [grid]                       # cartesian product of the lists
-    parameters.e = [0.5, 0.7, 0.9]
-    method.h = [1e-3, 1e-4]
-
-    [[runs]]                     # optional list; each is crossed with the grid
-    start.v = 0.0
-
-    [output]
-    summary = "sweep.csv"        # inside the output folder (--output-dir)
-    trajectories = "sweep_runs"  # optional folder there, one file per run
-    format = "csv"               # or "parquet" (needs pyarrow)
-
-A spec file is as safe to run as an adapter file: its `metrics` are names from
-the registry (`METRICS`; a plugin "package.module:function" only from the
-command line or Python), its output paths must stay inside the output folder
-given on the command line (default: the working directory), and a sweep of
-more than MAX_SWEEP_RUNS runs is refused before any run is listed unless
-`max_runs` allows it. The values varied are checked before the first run:
-numbers (or Booleans, or lists of numbers) for parameters, start values and
-t_end, and a method that builds for every run.
+The spec file's keys and the checks made before the first run are on the docs'
+sweeps page (docs/sweeps.md, "The spec file").
 """
 
 from __future__ import annotations
@@ -58,18 +22,8 @@ from .metrics import METRICS
 from .runs import MODELS, Run, build_method
 
 GROUPS = ("parameters", "start", "method")  # what a varied key may set, besides t_end
-SPEC_KEYS = {
-    "model",
-    "interface",
-    "t_end",
-    "metrics",
-    "grid",
-    "runs",
-    "output",
-    "timeout",
-    "max_runs",
-    *GROUPS,
-}
+SWEEP_KEYS = {"metrics", "grid", "runs", "output", "timeout", "max_runs"}
+SPEC_KEYS = SWEEP_KEYS | {f.name for f in dataclasses.fields(Run)}  # the base Run's
 OUTPUT_KEYS = {"summary", "trajectories", "format"}
 
 
@@ -82,24 +36,14 @@ class Sweep:
     base : Run
         Settings shared by every run.
     grid : mapping
-        ``{"group.name": [values]}`` with group ``parameters``, ``start`` or
-        ``method``, or the key ``t_end``; the sweep takes their cartesian
-        product.
+        ``{"group.name": [values]}`` (group ``parameters``, ``start`` or
+        ``method``, or the key ``t_end``), crossed as a cartesian product.
     runs : sequence of mapping
-        Explicit settings (same keys, one value each); each is crossed with the
-        grid. Default: one run per grid point.
+        Explicit settings (same keys, one value each), each crossed with the grid.
     metrics : sequence of str
-        Metric columns: names in `METRICS` or ``"package.module:function"``
-        taking (result, run).
+        Names in `METRICS` or ``"package.module:function"`` taking (result, run).
     max_runs : int
-        The most runs the sweep may have (default MAX_SWEEP_RUNS): a larger
-        grid is refused before its runs are listed, unless this allows it.
-
-    Examples
-    --------
-    >>> sweep = Sweep(Run("bouncing_ball"), grid={"parameters.e": [0.5, 0.9]})
-    >>> [run.parameters for run in sweep.expand()]
-    [{'e': 0.5}, {'e': 0.9}]
+        The most runs allowed; a larger sweep is refused before it is listed.
     """
 
     base: Run
@@ -123,8 +67,7 @@ class Sweep:
         return len(self.points())
 
     def points(self) -> Points:
-        """Return each run's varied settings, ``{"group.name": value}``, as a
-        sequence that makes each point when it is read."""
+        """Return each run's varied settings, ``{"group.name": value}``."""
         return Points(self.grid, self.runs)
 
     def expand(self) -> Iterator[Run]:
@@ -134,16 +77,8 @@ class Sweep:
 
 class Points(Sequence[dict[str, Any]]):
     """The points of a sweep: each of `runs` (or one empty run) crossed with the
-    grid's cartesian product (`itertools.product`'s order, the last key
-    fastest), each made from its index when read, so that a sweep of 10^9 runs
-    is counted and checked without being listed.
-
-    Examples
-    --------
-    >>> points = Points({"a": [1, 2], "b": [3, 4, 5]}, [{"c": 0}, {"c": 1}])
-    >>> len(points), points[4], points[-1]
-    (12, {'c': 0, 'a': 2, 'b': 4}, {'c': 1, 'a': 2, 'b': 5})
-    """
+    grid's cartesian product (`itertools.product`'s order), each made from its
+    index when read, so that a huge sweep is counted without being listed."""
 
     def __init__(
         self, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
@@ -184,8 +119,7 @@ class Points(Sequence[dict[str, Any]]):
 
 
 def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
-    """The problems with a sweep's varied settings: grid lists, their keys and
-    the values of parameters, start values and t_end."""
+    """The problems with a sweep's grid lists, varied keys and values."""
     problems = [
         f"grid[{k!r}] must be a non-empty list"
         for k, v in grid.items()
@@ -214,8 +148,8 @@ def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
 
 
 def _is_value(value: object, is_time: bool) -> bool:
-    """A number (not a Boolean) for t_end; a number, Boolean or list of numbers
-    (an FMU's array) for a parameter or start value."""
+    """A number for t_end; a number, Boolean or list of numbers (an FMU's array)
+    for a parameter or start value."""
     if isinstance(value, bool):
         return not is_time
     if isinstance(value, int | float):
@@ -242,8 +176,8 @@ def _size_problems(n_runs: int, max_runs: object) -> list[str]:
 def _run_problems(
     base: Run, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """The first run whose method does not build (a bad `h`, an unknown option),
-    found among the method settings the sweep varies, not its every run."""
+    """The first run whose method does not build, trying each distinct method
+    setting once."""
     method = [k for k in grid if k.startswith("method.")]
     points = Points(
         {k: grid[k] for k in method},
@@ -300,11 +234,15 @@ class SweepSpec:
 def load_sweep(
     path: str | Path, output_dir: str | Path = ".", *, max_runs: int | None = None
 ) -> SweepSpec:
-    """Read a sweep spec (TOML; see the module docstring).
+    """Read a sweep spec (TOML; its keys: docs/sweeps.md).
 
-    A model path is relative to the spec file; output paths are relative to
-    `output_dir` and must stay inside it; `max_runs` (--max-runs) wins over
-    the spec's. Every problem is reported in one FmibridgeError.
+    A model path is relative to the spec file, output paths to `output_dir`;
+    `max_runs` (--max-runs) wins over the spec's.
+
+    Raises
+    ------
+    FmibridgeError
+        Listing every problem of the spec.
     """
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
@@ -336,7 +274,11 @@ def load_sweep(
         else []
     )
     problems += _varied_problems(grid, runs)
-    timeout = _checked(problems, check_timeout, spec.get("timeout"))
+    try:
+        timeout = check_timeout(spec.get("timeout"))
+    except FmibridgeError as exc:
+        problems.append(str(exc).rstrip("."))
+        timeout = None
     if problems:
         raise FmibridgeError(f"{path}: " + "; ".join(problems) + ".")
     model = str(spec["model"])
@@ -359,17 +301,8 @@ def load_sweep(
     return SweepSpec(sweep, summary, trajectories, file_format, timeout)
 
 
-def _checked(problems: list[str], check, *args):
-    """check(args...), or None with its error recorded in `problems`."""
-    try:
-        return check(*args)
-    except FmibridgeError as exc:
-        problems.append(str(exc).rstrip("."))
-        return None
-
-
 def _unknown_metrics(metrics: object) -> list[str]:
-    """Problems with a spec's `metrics`: only names from the registry."""
+    """Problems with a spec's `metrics`: names not in the registry."""
     if not isinstance(metrics, list):
         return [f"`metrics` must be a list of names from {sorted(METRICS)}"]
     return [

@@ -1,10 +1,9 @@
 """Validation: exact oscillator with stop, PS baseline, error metrics, the study.
 
-The ground truth (`exact`, `paoli_schatzman`, `metrics`) is written independently
-of the numerical methods it checks (numpy and scipy, and the oscillator's
-parameters from `models.oscillator`); `study` and `cli` run the methods against
-it (``fmibridge validate``). A front door: may import every layer below, and
-`sweep.execution` to run a study on Dask; never `cli` of the package root.
+The ground truth (`exact`, `paoli_schatzman`, `metrics`) uses numpy and scipy,
+not the methods it checks; `study` and `cli` run the methods against it
+(``fmibridge validate``). A front door: may import every layer below, and
+`sweep.execution` to run a study on Dask; never the package root's `cli`.
 
 References
 ----------

@@ -1,17 +1,13 @@
 """Closed-form free flight of the forced oscillator (eq. 28) from a start point.
 
-Eq. 28 writes the flight as ``e^{-a t}(A_n cos(wd t) + B_n sin(wd t))`` plus a
-convolution integral from 0. For harmonic forcing the integral equals a periodic
-particular solution ``p(t) = P cos(W t) + Q sin(W t)`` plus a homogeneous term, so
-on a flight that starts at ``(t_s, x_s, v_s)``::
+For harmonic forcing eq. 28's convolution is a periodic ``p(t) = P cos(W t) +
+Q sin(W t)`` plus a homogeneous term, so a flight from ``(t_s, x_s, v_s)`` is::
 
     x(t_s + s) = p(t_s + s) + e^{-a s} (e0 cos(wd s) + B sin(wd s)),
-    e0 = x_s - p(t_s),   B = (v_s - p'(t_s) + a e0) / wd.
+    e0 = x_s - p(t_s),   B = (v_s - p'(t_s) + a e0) / wd,
 
-This is eq. 28 with ``(A_n, B_n)`` re-expressed relative to ``t_s`` (no ``e^{a t_n}``
-growth). Position and velocity are evaluated as ``x_s + [x(t_s + s) - x_s]`` with
-the bracket formed from ``expm1`` and half-angle sines, so the gap ``x_max - x`` is
-accurate to relative rounding even for flights of 1e-9 s near a Zeno point.
+evaluated as ``x_s + [x(t_s + s) - x_s]`` with the bracket formed from ``expm1``
+and half-angle sines: the gap stays accurate for flights of 1e-9 s near Zeno.
 """
 
 from __future__ import annotations

@@ -9,32 +9,20 @@ from ..core.outputs import check_output_folder, write_atomically
 from .study import GRIDS, plot_study, run_study
 
 DEFAULT_OUT = Path("validation_out")
+SIZES = {  # the grids of `study.GRIDS`, as flags
+    "quick": "small grid, under a minute (the default)",
+    "full": "the paper's grid (long: many minutes)",
+    "tiny": "smoke test, a few seconds",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of `fmibridge validate`."""
     size = parser.add_mutually_exclusive_group()
-    size.add_argument(
-        "--quick",
-        dest="grid",
-        action="store_const",
-        const="quick",
-        help="small grid, under a minute (the default)",
-    )
-    size.add_argument(
-        "--full",
-        dest="grid",
-        action="store_const",
-        const="full",
-        help="the paper's grid (long: many minutes)",
-    )
-    size.add_argument(
-        "--tiny",
-        dest="grid",
-        action="store_const",
-        const="tiny",
-        help="smoke test, a few seconds",
-    )
+    for name, text in SIZES.items():
+        size.add_argument(
+            f"--{name}", dest="grid", action="store_const", const=name, help=text
+        )
     parser.add_argument(
         "--out",
         type=Path,

@@ -1,13 +1,11 @@
-"""The co-simulation master's order of convergence, measured on a plant with a stop.
+"""The co-simulation master's order of convergence, on a plant with a stop.
 
-MassSpringStop driven into its stop by PositionController, the two FMUs coupled
-in Co-Simulation, against the same model exported as one FMU
-(ControlledMassSpringStop, Model Exchange, RK4 at h = 1e-3: ~1e-12 from exact,
-far below what is measured). Each run brackets the seven impacts to 1e-10 s with
-Halving, undoing communication steps in both FMUs together. The error is the
-largest difference of the final state (t = 10 s, after all impacts); the order
-is the slope of log error against log h, for Jacobi and Gauss-Seidel, inputs
-held and extrapolated (`flows.cosim_master`).
+MassSpringStop driven into its stop by PositionController, coupled in
+Co-Simulation (Jacobi or Gauss-Seidel, inputs held or extrapolated:
+`flows.cosim_master`), against the same model exported as one Model Exchange
+FMU (ControlledMassSpringStop, RK4 at h = 1e-3). Halving brackets the impacts
+to 1e-10 s; the error is the largest difference of the final state, the order
+the slope of log error against log h.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from ..flows.cosim_master import Communication
 from ..flows.coupled import couple
 from ..flows.fmu import open_fmu
 from ..methods.halving import Halving
+from .study import fit_slope
 
 CONNECTIONS = (
     ("plant.x", "controller.x_meas"),
@@ -60,6 +59,7 @@ def with_stop(flow, x: str, v: str) -> HybridSystem:
 
 
 def _final(system: HybridSystem, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """The final state and the impact times of a Halving run."""
     try:
         result = Halving(h=h).run(system, T_END)
     finally:
@@ -90,27 +90,22 @@ def communication_orders(steps=STEPS["tiny"], fmu_dir: Path | None = None):
             flow = couple(parts, CONNECTIONS, communication=communication)
             x, t = _final(with_stop(flow, "plant.x", "plant.v"), h)
             same = len(t) == len(exact_t)
+            impact_error = float(np.max(np.abs(t - exact_t))) if same else np.inf
             rows.append(
                 {
                     "scheme": communication.scheme,
                     "inputs": communication.inputs,
                     "h": h,
                     "error": float(np.max(np.abs(x - exact_x))),
-                    "impact_error": float(np.max(np.abs(t - exact_t)))
-                    if same
-                    else np.inf,
+                    "impact_error": impact_error,
                     "impacts": len(t),
                 }
             )
     errors = pd.DataFrame(rows)
     orders = (
         errors.groupby(["scheme", "inputs"], sort=False)
-        .apply(_slope, include_groups=False)
+        .apply(lambda g: fit_slope(g["h"], g["error"]), include_groups=False)
         .rename("order")
         .reset_index()
     )
     return errors, orders
-
-
-def _slope(group: pd.DataFrame) -> float:
-    return float(np.polyfit(np.log(group["h"]), np.log(group["error"]), 1)[0])

@@ -1,22 +1,16 @@
 """Exact execution of the forced oscillator with stop: impacts, sticking, Zeno.
 
-The execution is a sequence of phases (Burden et al., Sec. V-B, text of eq. 28):
+An execution is a sequence of phases (Burden et al., Sec. V-B, text of eq. 28):
+``"flight"`` (closed-form eq. 28, `_flight.Flight`) until the gap ``x_max - x``
+reaches 0 with ``v >= 0``, then the reset ``v+ = -c v-``; ``"stick"`` at the stop
+while the net force pushes into it; ``"zeno"``, the geometric tail of an impact
+sequence from the first impact slower than ``ZENO_SPEED_REL`` (relative to
+`OscillatorParams.velocity_scale`) to its accumulation time.
 
-* ``"flight"``: closed-form eq. 28 (see `_flight.Flight`) until the gap
-  ``x_max - x`` reaches 0 with ``v >= 0`` (impact, reset ``v+ = -c v-``);
-* ``"stick"``: ``x = x_max, v = 0`` while ``u(t)/m - omega**2 x_max >= 0`` (the net
-  force pushes into the stop); release when it changes sign;
-* ``"zeno"``: the tail of a geometric impact sequence, from the last resolved
-  impact to the accumulation (Zeno) time, where ``x = x_max`` and ``v = 0`` up to
-  the threshold speed ``ZENO_SPEED_REL * params.velocity_scale()``.
-
-Impact detection never misses a grazing contact: the gap is sampled at
-``1 / SAMPLES_PER_PERIOD`` of the shortest period; an interval is passed over only
-if it is provably contact-free (``min(gap ends) > M2 L**2 / 8`` with ``M2`` a bound
-of ``|x''|`` over the flight), else it is refined; local maxima of ``x`` (sign
-change of ``v``) are located and tested; a bracketed crossing is refined by
-``brentq`` to relative machine precision once the root is provably unique
-(monotone or convex gap), else after further subdivision.
+No grazing contact is missed: a scan interval of length L is passed over only if
+``min(gap at its ends) > M2 L**2 / 8`` (``M2`` bounds ``|x''|`` on the flight),
+else it is subdivided; a crossing is refined by ``brentq`` once its root is
+provably unique (monotone or convex gap).
 """
 
 from __future__ import annotations
@@ -32,26 +26,21 @@ from ._flight import Flight
 
 __all__ = ["AnalyticTrajectory", "Impact", "Phase", "exact_solution"]
 
-# Scan spacing: 1/64 of the shortest period (free or forcing). The brief asks to
-# "sample finely relative to the period"; exactness rests on the M2 test, not on 64.
+# Scan spacing: 1/64 of the shortest period (free or forcing); exactness rests on
+# the M2 test, not on this number.
 SAMPLES_PER_PERIOD = 64
-# Samples evaluated per vectorised batch (cost only).
-SCAN_CHUNK = 256
-# Refinement of an interval that is not provably contact-free.
-SUBDIVISIONS = 16
-# 16**-12 ~ 4e-15 of a scan interval: below the rounding of t, deeper is pointless.
+SCAN_CHUNK = 256  # samples evaluated per vectorised batch (cost only)
+SUBDIVISIONS = 16  # refinement of an interval that is not provably contact-free
+# 16**-12 ~ 4e-15 of a scan interval: below the rounding of t.
 MAX_SCAN_DEPTH = 12
-# Impact speed (relative to `velocity_scale`) below which the rest of a Zeno
-# sequence is summed as a geometric series. Remainder R ~ 2 c w / (F (1 - c)); its
-# model error is O(R**2) ~ 1e-16 s at w = 1e-8 (the Zeno time to machine
-# precision); resolved flights of 1e-8 s stay exact (stable gap formula).
+# The Zeno tail's remainder R ~ 2 c w / (F (1 - c)) has a model error O(R**2),
+# ~1e-16 s at w = 1e-8: the Zeno time to machine precision.
 ZENO_SPEED_REL = 1e-8
 # A velocity, acceleration or jerk on the stop within this relative size of its
-# scale is zero: root-finding leaves O(eps) residues there (release, Zeno end).
+# scale is zero (root-finding leaves O(eps) residues at release and Zeno ends).
 CONTACT_TOL_REL = 1e-12
-# Bound on the number of phases (flights, sticks, Zeno tails) of one execution.
-MAX_PHASES = 100_000
-# brentq: smallest accepted rtol; xtol tiny so roots are relative-precision in s.
+MAX_PHASES = 100_000  # flights, sticks and Zeno tails of one execution
+# brentq: the smallest rtol it accepts; xtol tiny, so roots are relative in s.
 ROOT_RTOL = 4.0 * np.finfo(float).eps
 ROOT_XTOL = 1e-300
 ROOT_MAXITER = 200
@@ -85,18 +74,13 @@ class AnalyticTrajectory:
     params : OscillatorParams
     t_start, t_end : float
     phases : tuple of Phase
-        Consecutive phases; ``state`` is right-continuous (post-impact velocity at
-        an impact time).
+        Consecutive phases; the state is right-continuous at impacts.
     impacts : tuple of Impact
-        Every resolved impact (Zeno tails excluded), in time order.
+        The resolved impacts (not those of Zeno tails), in time order.
     sticking : tuple of (float, float)
-        Sticking intervals ``(t_start, t_release)``; the last may end at ``t_end``.
+        Sticking intervals ``(t_start, t_release)``.
     zeno_times : tuple of float
         Accumulation times of geometric impact sequences.
-
-    References
-    ----------
-    Burden et al., Sec. V-B, eq. 28 and the sticking condition after it.
     """
 
     params: OscillatorParams
@@ -106,11 +90,6 @@ class AnalyticTrajectory:
     impacts: tuple[Impact, ...]
     sticking: tuple[tuple[float, float], ...]
     zeno_times: tuple[float, ...]
-    _starts: np.ndarray = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        starts = np.array([p.t_start for p in self.phases])
-        object.__setattr__(self, "_starts", starts)
 
     @property
     def impact_times(self) -> np.ndarray:
@@ -130,46 +109,28 @@ class AnalyticTrajectory:
                 f"times must lie in [{self.t_start}, {self.t_end}], got "
                 f"[{tt.min()}, {tt.max()}]; extend `t_end` of exact_solution."
             )
-        return np.searchsorted(self._starts, tt, side="right") - 1
+        starts = np.array([p.t_start for p in self.phases])
+        return np.searchsorted(starts, tt, side="right") - 1
 
-    def _evaluate(self, t, what: str) -> np.ndarray:
+    def _evaluate(self, t, of_flight, at_rest: float) -> np.ndarray:
+        """Return ``of_flight(flight, s)`` at the times ``t``, `at_rest` off flights."""
         tt = np.atleast_1d(np.asarray(t, dtype=float))
         idx = self.phase_index(tt)
-        out = np.empty_like(tt)
-        order = np.argsort(idx, kind="stable")
-        sorted_idx = idx[order]
-        cuts = np.flatnonzero(np.diff(sorted_idx)) + 1
-        for sel in np.split(order, cuts):  # one group of sample indices per phase
-            if sel.size == 0:
-                continue
-            phase = self.phases[idx[sel[0]]]
-            if phase.flight is None:
-                out[sel] = self.params.x_max if what == "x" else 0.0
-                continue
-            s = tt[sel] - phase.t_start
-            if what == "x":
-                out[sel] = phase.flight.position(s)
-            elif what == "v":
-                out[sel] = phase.flight.velocity(s)
-            else:
-                out[sel] = phase.flight.derivative(s, 2)
+        out = np.full_like(tt, at_rest)
+        for i in np.unique(idx):
+            phase, sel = self.phases[i], idx == i
+            if phase.flight is not None:
+                out[sel] = of_flight(phase.flight, tt[sel] - phase.t_start)
         return out
 
     def state(self, t) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(x, v)`` at the times ``t`` (any shape, flattened to 1-D).
-
-        Examples
-        --------
-        >>> from fmibridge.validation import EXAMPLE_2, exact_solution
-        >>> x, v = exact_solution(EXAMPLE_2).state([0.0, 1.0])
-        >>> x.tolist(), v.tolist()
-        ([-0.8, -0.8], [0.0, 0.0])
-        """
-        return self._evaluate(t, "x"), self._evaluate(t, "v")
+        """Return ``(x, v)`` at the times ``t`` (any shape, flattened to 1-D)."""
+        x = self._evaluate(t, Flight.position, self.params.x_max)
+        return x, self._evaluate(t, Flight.velocity, 0.0)
 
     def acceleration(self, t) -> np.ndarray:
-        """Return ``x''`` from the closed form (0 while sticking or in a Zeno tail)."""
-        return self._evaluate(t, "a")
+        """Return ``x''`` at the times ``t`` (0 while sticking or in a Zeno tail)."""
+        return self._evaluate(t, lambda flight, s: flight.derivative(s, 2), 0.0)
 
     def mode(self, t) -> np.ndarray:
         """Return the phase kind (``"flight"``, ``"stick"``, ``"zeno"``) at ``t``."""
@@ -189,14 +150,6 @@ def _root(fn, lo: float, hi: float) -> float:
     )
 
 
-def _scan_spacing(params: OscillatorParams) -> float:
-    """Return the sampling step: the shortest period over SAMPLES_PER_PERIOD."""
-    period = 2.0 * math.pi / params.omega_d
-    if params.u_freq > 0.0:
-        period = min(period, 2.0 * math.pi / params.u_freq)
-    return period / SAMPLES_PER_PERIOD
-
-
 def _refine_crossing(fl: Flight, lo: float, hi: float, depth: int) -> float:
     """Return the first root of the gap in ``[lo, hi]`` (``gap(lo) > 0 >= gap(hi)``)."""
     length = hi - lo
@@ -210,10 +163,10 @@ def _refine_crossing(fl: Flight, lo: float, hi: float, depth: int) -> float:
 
 
 def _scan(fl: Flight, s: np.ndarray, depth: int) -> float | None:
-    """Return the first contact time in the sampled span ``s`` (gap(s[0]) > 0)."""
+    """Return the first contact time in the sampled span ``s`` (gap(s[0]) > 0):
+    at a crossing, at a peak of x (v changes sign) beyond the stop, or inside an
+    interval that is not provably contact-free."""
     g, v = fl.gap(s), fl.velocity(s)
-    if not g[0] > 0.0:
-        raise RuntimeError(f"internal: scan starts on a non-positive gap {g[0]!r}.")
     length = np.diff(s)
     is_crossing = g[1:] <= 0.0
     is_peak = (v[:-1] > 0.0) & (v[1:] <= 0.0)
@@ -257,7 +210,8 @@ def _first_contact(fl: Flight, s_end: float, scale: float) -> float | None:
     s_start = _escape_time(fl, scale) if fl.x_s == fl.params.x_max else 0.0
     if s_start >= s_end:
         return None
-    delta = _scan_spacing(fl.params)
+    p = fl.params  # the shortest period (free or forcing), sampled
+    delta = 2.0 * math.pi / max(p.omega_d, p.u_freq) / SAMPLES_PER_PERIOD
     n_total = math.ceil((s_end - s_start) / delta)
     for i0 in range(0, n_total, SCAN_CHUNK):  # bounded by n_total
         k = np.arange(i0, min(i0 + SCAN_CHUNK, n_total) + 1)
@@ -325,7 +279,7 @@ def exact_solution(
     Returns
     -------
     AnalyticTrajectory
-        Phases, impacts, sticking intervals, Zeno times and an evaluator.
+        Phases, impacts, sticking intervals, Zeno times and the state.
 
     Raises
     ------
@@ -334,14 +288,7 @@ def exact_solution(
 
     References
     ----------
-    Burden et al., Sec. V-B: eq. 28 (flight), reset ``R(x, v) = (x, -c v)``,
-    sticking while ``lambda >= m omega**2 x_max``; Table I.
-
-    Examples
-    --------
-    >>> from fmibridge.validation import EXAMPLE_1
-    >>> exact_solution(EXAMPLE_1).n_impacts
-    49
+    Burden et al., Sec. V-B: eq. 28, reset ``R(x, v) = (x, -c v)``, sticking.
     """
     t_end = params.t_max if t_end is None else float(t_end)
     scale = params.velocity_scale()

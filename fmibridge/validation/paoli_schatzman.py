@@ -1,8 +1,7 @@
 """Paoli-Schatzman scheme (the "PS method"), the paper's baseline (eq. 29).
 
-A two-step central-difference scheme for the oscillator with stop; the impact
-law is enforced by projecting ``z_{k+1} + c z_{k-1}`` onto ``(-inf, (1+c) x_max]``.
-It computes positions only.
+A two-step central-difference scheme for the oscillator with stop, positions
+only; the impact law projects ``z_{k+1} + c z_{k-1}`` onto ``(-inf, (1+c) x_max]``.
 """
 
 from __future__ import annotations
@@ -17,11 +16,10 @@ from ..models.oscillator import OscillatorParams
 
 __all__ = ["PSResult", "paoli_schatzman"]
 
-# Grid points t0 + k h within this fraction of h past t_end are still kept, so that
-# t_end = N h exactly is not lost to rounding (grid times are tied to h).
+# Grid points k h up to this fraction of h past t_end are kept, so that t_end = N h
+# is not lost to rounding.
 GRID_TOL = 1e-9
-# Bound on the number of steps of one run (every loop is bounded).
-MAX_STEPS = 50_000_000
+MAX_STEPS = 50_000_000  # bound on the steps of one run
 
 
 @dataclass(frozen=True)
@@ -52,20 +50,18 @@ def paoli_schatzman(
     Parameters
     ----------
     params : OscillatorParams
-        Oscillator parameters (``m = 1`` reproduces eq. 29 verbatim).
+        ``m = 1`` reproduces eq. 29 verbatim.
     h : float
         Step size, ``> 0``.
     t_end : float, optional
-        Horizon; defaults to ``params.t_max``. The grid is ``t_k = k h`` for all
-        ``t_k <= t_end`` (up to ``GRID_TOL h``).
+        Horizon; defaults to ``params.t_max``.
     compiled : bool
-        Run the recursion compiled by numba (the same function, on arrays);
-        the default runs it in Python on lists.
+        Run the recursion compiled by numba (else in Python, on lists).
 
     Returns
     -------
     PSResult
-        Times ``t`` and positions ``x`` (no velocities: the scheme has none).
+        Positions on the grid ``t_k = k h <= t_end``.
 
     Raises
     ------
@@ -74,15 +70,7 @@ def paoli_schatzman(
 
     References
     ----------
-    Burden et al., eq. 29 (eq. 28 of the arXiv version); Paoli and Schatzman,
-    SIAM J. Numer. Anal. 40(2), 2003.
-
-    Examples
-    --------
-    >>> from fmibridge.validation import EXAMPLE_2
-    >>> res = paoli_schatzman(EXAMPLE_2, 1e-2, t_end=1.0)
-    >>> len(res.t), float(res.x[0])
-    (101, -0.8)
+    Burden et al., eq. 29; Paoli and Schatzman, SIAM J. Numer. Anal. 40(2), 2003.
     """
     if not h > 0.0:
         raise ValueError(f"`h` must be > 0, got {h!r}.")
@@ -96,7 +84,7 @@ def paoli_schatzman(
     t = h * np.arange(n + 1)
     a, c, w2, m = params.a, params.c, params.omega**2, params.m
     x0, v0 = float(params.x0), float(params.v0)
-    # Coefficients of eq. 29 divided by (1 + a h), hoisted out of the loop.
+    # eq. 29's coefficients over (1 + a h)
     inv = 1.0 / (1.0 + a * h)
     c_u = h * h * inv / m
     c_now = (2.0 - h * h * w2) * inv

@@ -1,14 +1,13 @@
 """Convergence study of Burden et al., Sec. V-B: relaxation vs PS on Table I.
 
-Runs the relaxation method (midpoint and RK4) and the PS method (eq. 29) on
-both examples of Table I over a grid of h and eps, scores each run by rho-hat
-(eq. 30) against the exact execution (eq. 28, with sticking and Zeno phases),
-and draws the panels of Fig. 14d-f: rho-hat against h, and rho-hat against
-wall time.
+The relaxation method (midpoint, RK4) and the PS method (eq. 29) run on both
+examples over a grid of h and eps, scored by rho-hat (eq. 30) against the exact
+execution; `plot_study` draws Fig. 14d-f.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
@@ -27,9 +26,7 @@ from .paoli_schatzman import paoli_schatzman
 __all__ = ["GRIDS", "Case", "Grid", "fit_slope", "plot_study", "run_case", "run_study"]
 
 EXAMPLES: dict[str, OscillatorParams] = {"example_1": EXAMPLE_1, "example_2": EXAMPLE_2}
-# Example 2 at h = 1e-2, eps = 2e-7 takes ~11,000 transitions; smaller
-# eps or h take more. One million bounds a run without ever stopping a grid point.
-MAX_EVENTS = 1_000_000
+MAX_EVENTS = 1_000_000  # bounds a run; far above what any grid point needs
 # A PS step counts as an impact when its projection is active: z_{k+1} + c z_{k-1}
 # equals (1 + c) x_max up to this relative round-off.
 PS_ACTIVE_RTOL = 1e-12
@@ -60,12 +57,12 @@ class Grid:
         """Return every Case of the grid, examples outermost."""
         cases = []
         for example in self.examples:
-            for integrator in self.integrators:
-                for ratio in self.eps_ratios:
-                    cases += [
-                        Case(example, "relaxation", integrator, h, ratio * h)
-                        for h in self.hs
-                    ]
+            cases += [
+                Case(example, "relaxation", integrator, h, ratio * h)
+                for integrator, ratio, h in itertools.product(
+                    self.integrators, self.eps_ratios, self.hs
+                )
+            ]
             cases += [Case(example, "ps", "central", h) for h in self.ps_hs]
         return cases
 
@@ -114,14 +111,9 @@ def run_case(case: Case, exact: AnalyticTrajectory | None = None) -> dict[str, o
     Returns
     -------
     dict
-        The Case's fields plus `rho_hat` (eq. 30 on [0, t_max]), `wall_s`
-        (simulation only) and `events` (transitions, including those whose
-        reset left the state unchanged; for PS, steps with an active
-        projection).
-
-    References
-    ----------
-    Burden et al., Sec. V-B, eqs. 29-30, Fig. 14.
+        The Case's fields, `rho_hat` (eq. 30 on [0, t_max]), `wall_s`
+        (simulation only) and `events` (transitions, also those whose reset
+        left the state unchanged; for PS, steps with an active projection).
     """
     params = EXAMPLES[case.example]
     exact = exact_solution(params) if exact is None else exact
@@ -138,15 +130,8 @@ def run_study(
 ) -> pd.DataFrame:
     """Run every Case and return the table (one row per case).
 
-    With a `scheduler` ('local', 'serial', an address or a Client; see
-    `fmibridge.sweep.map_runs`) the cases run on Dask, each in its own
-    process; a case that raises gets rho_hat NaN and its message in `error`.
-
-    Examples
-    --------
-    >>> frame = run_study(GRIDS["tiny"].cases()[-1:])
-    >>> frame[["example", "method", "h"]].values.tolist()
-    [['example_2', 'ps', 0.02]]
+    With a `scheduler` (as in `fmibridge.sweep.map_runs`) the cases run on Dask;
+    a case that raises gets rho_hat NaN and its message in `error`.
     """
     cases = list(cases)
     if scheduler is not None:
@@ -180,13 +165,7 @@ def _run_on_dask(cases: list[Case], scheduler: object, progress: bool) -> pd.Dat
 
 
 def fit_slope(x: Iterable[float], y: Iterable[float]) -> float:
-    """Return the least-squares slope of log(y) against log(x).
-
-    Examples
-    --------
-    >>> round(fit_slope([1e-2, 1e-3], [3e-4, 3e-6]), 12)
-    2.0
-    """
+    """Return the least-squares slope of log(y) against log(x)."""
     return float(np.polyfit(np.log(list(x)), np.log(list(y)), 1)[0])
 
 
@@ -197,37 +176,30 @@ def _label(row: pd.Series) -> str:
 
 
 def plot_study(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Draw Fig. 14d-f per example: rho-hat vs h, and rho-hat vs wall time.
-
-    Returns the PNG paths, one per example.
-    """
+    """Draw Fig. 14d-f per example (rho-hat vs h and vs wall time); return the PNGs."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    panels = {  # x column: its label and the panel's title
+        "h": ("step size h / s", "error vs step size (Fig. 14d-e)"),
+        "wall_s": ("wall time / s", "error vs computation time (Fig. 14f)"),
+    }
     paths = []
     for example, rows in frame.groupby("example", sort=True):
-        fig, (ax_h, ax_w) = plt.subplots(1, 2, figsize=(11, 4.2))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         labels = rows.apply(_label, axis=1)
-        for label, group in rows.groupby(labels, sort=True):
-            group = group.sort_values("h")
-            style = "s--" if group["method"].iloc[0] == "ps" else "o-"
-            ax_h.loglog(group["h"], group["rho_hat"], style, label=label)
-            ax_w.loglog(group["wall_s"], group["rho_hat"], style, label=label)
-        ax_h.set(
-            xlabel="step size h / s",
-            ylabel="rho-hat (eq. 30)",
-            title=f"{example}: error vs step size (Fig. 14d-e)",
-        )
-        ax_w.set(
-            xlabel="wall time / s",
-            ylabel="rho-hat (eq. 30)",
-            title=f"{example}: error vs computation time (Fig. 14f)",
-        )
-        for ax in (ax_h, ax_w):
+        for ax, (column, (xlabel, title)) in zip(axes, panels.items(), strict=True):
+            for label, group in rows.groupby(labels, sort=True):
+                group = group.sort_values("h")
+                style = "s--" if group["method"].iloc[0] == "ps" else "o-"
+                ax.loglog(group[column], group["rho_hat"], style, label=label)
+            ax.set(
+                xlabel=xlabel, ylabel="rho-hat (eq. 30)", title=f"{example}: {title}"
+            )
             ax.grid(True, which="major", alpha=0.3)
-        ax_h.legend(fontsize=7)
+        axes[0].legend(fontsize=7)
         fig.tight_layout()
         path = out_dir / f"{example}.png"
         fig.savefig(path, dpi=120)
