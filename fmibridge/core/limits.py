@@ -1,10 +1,6 @@
-"""Bounds on what a file or a command may make fmibridge do, in one place.
-
-Each bound is far above what a real model needs and far below what exhausts a
-machine, and each is checked before the work it bounds starts: an archive's
-declared sizes before anything is unpacked, a file's size before it is read,
-a sweep's number of runs before they are listed. The error names the file,
-the archive member or the key, the size found and the bound.
+"""Bounds on what a file or a command may make fmibridge do, in one place: far
+above what a real model needs, far below what exhausts a machine, checked
+before the work starts; the error names the file, size and bound.
 """
 
 from __future__ import annotations
