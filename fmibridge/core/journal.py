@@ -116,7 +116,10 @@ def replay(path: str | Path):
         elif kind == b"M":
             modes.append(bytes(payload).decode())
         elif kind == b"K":
-            _replay_rows(recorder, payload, modes)
+            n, recorder.n_steps, recorder.n_rejected = ROWS.unpack_from(payload)
+            codes = np.frombuffer(payload[ROWS.size : ROWS.size + 4 * n], dtype="<i4")
+            rows = np.frombuffer(payload[ROWS.size + 4 * n :], dtype="<f8")
+            recorder.coded_rows(rows.reshape(n, -1), codes, modes)
             latest = None
         elif kind == b"L":
             latest = payload
@@ -125,21 +128,5 @@ def replay(path: str | Path):
     if recorder is not None and latest is not None:
         (code,) = MODE.unpack_from(latest)
         row = np.frombuffer(latest[MODE.size :], dtype="<f8")[np.newaxis]
-        _coded(recorder, row, np.array([code], dtype=np.int32), modes)
+        recorder.coded_rows(row, np.array([code]), modes)
     return recorder
-
-
-def _replay_rows(recorder, payload: memoryview, modes: list[str]) -> None:
-    """Record the rows of one K record."""
-    n, recorder.n_steps, recorder.n_rejected = ROWS.unpack_from(payload)
-    codes = np.frombuffer(payload[ROWS.size : ROWS.size + 4 * n], dtype="<i4")
-    rows = np.frombuffer(payload[ROWS.size + 4 * n :], dtype="<f8").reshape(n, -1)
-    _coded(recorder, rows, codes, modes)
-
-
-def _coded(recorder, rows: np.ndarray, codes: np.ndarray, modes: list[str]) -> None:
-    n_x = len(recorder.state_names)
-    outputs = {
-        name: rows[:, 1 + n_x + i] for i, name in enumerate(recorder.output_names)
-    }
-    recorder.coded_samples(rows[:, 0], rows[:, 1 : 1 + n_x], codes, modes, **outputs)

@@ -183,50 +183,27 @@ class Recorder:
         """Record a block of samples with their outputs (missing ones nan),
         without asking the observer (a compiled loop's)."""
         n = len(t)
-        if self._fits(n):
-            self._put(t, x.reshape(n, -1), self._code(mode), outputs)
-            return
-        block = np.empty((n, self._rows.shape[1]))
-        self._put(t, x.reshape(n, -1), 0, outputs, block)
-        self._extend(block, mode)
-
-    def coded_samples(
-        self,
-        t: np.ndarray,
-        x: np.ndarray,
-        codes: np.ndarray,
-        modes: Sequence[str],
-        **outputs: np.ndarray,
-    ) -> None:
-        """Record a block of samples in several modes: row k in modes[codes[k]]."""
-        n = len(t)
-        if self.observer is not None or not self._fits(n):
-            cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), n]
-            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-                parts = {name: v[a:b] for name, v in outputs.items()}
-                self.samples(t[a:b], x[a:b], modes[codes[a]], **parts)
-            return
-        lookup = np.array([self._code(m) for m in modes], dtype=np.int32)
-        self._put(t, x, lookup[codes], outputs)
-
-    def _fits(self, n: int) -> bool:
-        """True if n rows fit in place, with one left for the tail."""
-        return self.stride == 1 and self._n + n + 1 <= len(self._rows)
-
-    def _put(self, t, x, codes, outputs: Mapping, block=None) -> None:
-        """Write rows (t, x, outputs) to `block`, or keep them in place."""
-        n = len(t)
-        rows = self._rows[self._n : self._n + n] if block is None else block
-        rows[:, 0] = t
-        rows[:, 1 : self._x_end] = x
+        in_place = self.stride == 1 and self._n + n + 1 <= len(self._rows)
+        width = self._rows.shape[1]
+        block = self._rows[self._n : self._n + n] if in_place else np.empty((n, width))
+        block[:, 0] = t
+        block[:, 1 : self._x_end] = x.reshape(n, -1)
         for i, name in enumerate(self.output_names):
-            rows[:, self._x_end + i] = outputs.get(name, np.nan)
-        if block is None:
-            self._modes[self._n : self._n + n] = codes
-            self._n += n
-            self._n_seen += n
-            self._has_tail = False
-            self._journaled(self._n - n)
+            block[:, self._x_end + i] = outputs.get(name, np.nan)
+        if not in_place:
+            self._extend(block, mode)
+            return
+        self._modes[self._n : self._n + n] = self._code(mode)
+        self._n, self._n_seen, self._has_tail = self._n + n, self._n_seen + n, False
+        self._journaled(self._n - n)
+
+    def coded_rows(
+        self, rows: np.ndarray, codes: np.ndarray, modes: Sequence[str]
+    ) -> None:
+        """Record whole rows (t, x, outputs), row k in mode modes[codes[k]]."""
+        starts = np.flatnonzero(np.diff(codes, prepend=-1)).tolist()
+        for a, b in zip(starts, [*starts[1:], len(rows)], strict=True):
+            self._extend(rows[a:b], modes[codes[a]])
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
