@@ -298,8 +298,3 @@ def illinois(fun, lo, hi, *, double width, long max_iter):
 def bracketed(double lo_f, double hi_f):
     """True if ends with these values bracket a root as `illinois` needs."""
     return is_bracket(lo_f, hi_f)
-
-
-def fires(direction, double g0, double g1):
-    """True if a step from g0 to g1 fires a guard of this direction."""
-    return crossed(SIDES[direction], g0, g1)
