@@ -20,15 +20,8 @@ CHUNK = 2**20  # bytes copied per read while unpacking
 
 def open_checked(path: Path, kind: str) -> zipfile.ZipFile:
     """Return the zip archive `path` (a `kind`: "FMU", "SSP") open, its members
-    checked; the caller closes it.
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the file: a folder, missing, not a zip archive, corrupt, more
-        members than MAX_MEMBERS, a declared content beyond
-        MAX_UNPACKED_BYTES, or a member outside the archive's folder.
-    """
+    checked (`limits`); the caller closes it. Raise naming the file if it is
+    missing, a folder, not a zip, corrupt or beyond the limits."""
     if path.is_dir():
         raise FmibridgeError(
             f"{path}: is a folder, not an {kind} file; an {kind} is a zip archive "
@@ -99,13 +92,8 @@ def member_path(path: Path, name: str, kind: str = "FMU") -> PurePosixPath:
 def read_member(
     archive: zipfile.ZipFile, name: str, limit: int, where: Path | str
 ) -> bytes:
-    """Return member `name` of `archive` (the file `where`), at most `limit` bytes.
-
-    Raises
-    ------
-    FmibridgeError
-        If the member declares more than `limit` bytes, or is corrupt.
-    """
+    """Return member `name` of `archive` (the file `where`), at most `limit`
+    bytes; else, or if corrupt, raise."""
     size = archive.getinfo(name).file_size
     if size > limit:
         raise FmibridgeError(

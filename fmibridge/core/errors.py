@@ -34,8 +34,7 @@ class FMUError(FmibridgeError):
     Parameters
     ----------
     function : str
-        The FMI function or capability involved (``"fmi2DoStep"``,
-        ``"canGetAndSetFMUstate"``).
+        The FMI function or capability (``"fmi2DoStep"``).
     status : str
         What went wrong (``"error"``, ``"discard"``, ``"missing"``).
     fmu_path : str

@@ -57,12 +57,8 @@ class Scheme:
         Name used on the command line and in provenance.
     order : int
         Global order of accuracy.
-    a : tuple of tuple of float
-        Strictly lower-triangular stage coefficients, one row per stage.
-    b : tuple of float
-        Weights.
-    c : tuple of float
-        Stage times as fractions of the step.
+    a, b, c : tuples of float
+        Stage coefficients (lower-triangular rows), weights and stage times.
     error : tuple of float
         Error weights e, one per stage and a last one for f(t + h, x1).
     error_order : int

@@ -21,19 +21,7 @@ from .result import Result
 
 
 class OutputGrid:
-    """Sorted output times inside [t0, t_end].
-
-    Parameters
-    ----------
-    times : array_like
-        Finite, strictly increasing times, s.
-    t0, t_end : float
-        The run's span; every time must lie in it.
-
-    Raises
-    ------
-    FmibridgeError
-        If `times` is empty, not finite, not increasing or outside the span.
+    """Output times: finite, strictly increasing, inside [t0, t_end] (or raise).
 
     Examples
     --------

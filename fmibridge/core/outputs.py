@@ -29,23 +29,8 @@ except ImportError:  # Windows
 def check_output(
     path: str | Path, *, force: bool = False, what: str = "output"
 ) -> Path:
-    """Return `path` if a file can be written there now; else raise naming why.
-
-    Parameters
-    ----------
-    path : path
-        The file to write.
-    force : bool
-        Allow replacing an existing file.
-    what : str
-        How the message names the path (``"--out"``, ``"output.summary"``).
-
-    Raises
-    ------
-    FmibridgeError
-        If the path is empty or a directory, its folder is missing or read-only,
-        or the file exists and `force` is not set.
-    """
+    """Return `path` if a file can be written there now (an existing one only
+    with `force`); else raise, naming it as `what` (``"--out"``)."""
     if str(path) == "":
         raise FmibridgeError(f"{what} is empty; give a file name such as run.csv.")
     path = Path(path)
@@ -96,13 +81,7 @@ def claimed(
     path: Path | None, *, force: bool = False, what: str = "output"
 ) -> Iterator[Path | None]:
     """Create `path` empty and locked for the block (unless `force` or None);
-    remove it after unless the block wrote it.
-
-    Raises
-    ------
-    FmibridgeError
-        If the file exists: another run got there first.
-    """
+    remove it after unless the block wrote it. Raise if it exists."""
     if path is None or force:
         yield path
         return
@@ -177,27 +156,15 @@ def _is_stale_claim(path: Path, *, remove: bool = False) -> bool:
 
 
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """Call write(temporary) beside `path`, then rename it to `path`.
-
-    Raises
-    ------
-    FmibridgeError
-        If writing fails (a full disk, a read-only folder); `path` is unchanged
-        and no temporary file is left.
-    """
+    """Call write(temporary) beside `path`, then rename it to `path`; on
+    failure raise, `path` unchanged and no temporary file left."""
     return write_together({Path(path): write})[0]
 
 
 def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path]:
     """Write several files as a unit: each `write(temporary)` beside its path,
     then all renamed under a lock on their folders, so two writers' files
-    never mix and a failure leaves the old files.
-
-    Raises
-    ------
-    FmibridgeError
-        If a folder is missing or writing fails (a full disk, a read-only
-        folder); no temporary file is left.
+    never mix and a failure (raised) leaves the old files.
     """
     paths = [Path(p) for p in writes]
     for path in paths:

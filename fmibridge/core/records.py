@@ -93,25 +93,10 @@ class Status(enum.Enum):
 
 @dataclass(frozen=True)
 class Event:
-    """One discrete transition.
-
-    Attributes
-    ----------
-    t : float
-        Time of the transition, s.
-    edge : str
-        Name of the edge that fired.
-    source, target : str
-        Modes before and after.
-    x_before, x_after : ndarray
-        State on the guard and after the reset.
-    simultaneous : tuple of str
-        Other edges crossed within the time tolerance; they fire next if still
-        crossed in the target mode.
-    t_tol : float
-        How closely the method located t, s (`Method.location_tolerance`); nan
-        where not stated.
-    """
+    """One discrete transition at time t: edge `edge` from mode `source` to
+    `target`, state `x_before` on the guard and `x_after` the reset. Edges
+    crossed within the time tolerance are `simultaneous` (they fire next if
+    still crossed); `t_tol` is how closely t was located (nan: not stated)."""
 
     t: float
     edge: str

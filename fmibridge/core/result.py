@@ -29,22 +29,20 @@ class Result:
     Attributes
     ----------
     t : ndarray, shape (n_samples,)
-        Sample times; an event adds two samples at its time (before, after).
+        Sample times; an event adds two samples at its time.
     x : ndarray, shape (n_samples, n_states)
-        States; time runs down the rows.
     mode : ndarray of str, shape (n_samples,)
     state_names : tuple of str
     events : tuple of Event
     status : Status
     stats : mapping
-        n_steps (accepted), n_rejected, n_events, n_silent_events (FMU events
-        that changed nothing the run reads).
+        n_steps, n_rejected, n_events, n_silent_events.
     provenance : mapping
         Method and its parameters, system, library versions, wall time.
     outputs : mapping
-        Extra columns aligned with `t` (for example the contact force `lam`).
+        Extra columns aligned with `t` (the contact force `lam`, FMU outputs).
     units : mapping
-        The unit of each column that has one (an FMU's variables), for plots.
+        The unit of each column that has one.
     detail : str
         For a run that stopped early: where and why ("" at t_end).
 
@@ -164,13 +162,8 @@ class Result:
         return np.array([e.t for e in self.events])
 
     def to_structured(self, columns: Sequence[str] | None = None) -> np.ndarray:
-        """Return the samples as FMPy's result: a structured array with 'time' first.
-
-        Parameters
-        ----------
-        columns : sequence of str, optional
-            The columns after 'time' (default: every state, then every output).
-        """
+        """Return the samples as FMPy's result: a structured array with 'time'
+        first, then `columns` (default: every state, then every output)."""
         names = self.columns if columns is None else columns
         return self._structured(["time", *names], slice(None))
 
@@ -247,9 +240,9 @@ class Result:
         Parameters
         ----------
         columns : sequence of str, optional
-            The columns to draw (default: every state, then every output).
+            The columns to draw (default: all).
         axes : sequence of matplotlib Axes, optional
-            One per column; by default a new figure with one subplot each.
+            One per column (default: a new figure).
         events : bool
             Mark each event's time with a thin grey line.
         """

@@ -23,21 +23,16 @@ def new_folder(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}_"))
 
 
-def remove_stale(parent: Path, prefix: str) -> list[Path]:
+def remove_stale(parent: Path, prefix: str) -> None:
     """Remove the folders ``<prefix><pid>_...`` in `parent` whose process no
-    longer runs; return them."""
-    removed = []
+    longer runs."""
     with os.scandir(parent) as entries:
         for entry in entries:  # a shared temporary folder holds many others'
-            if not entry.name.startswith(prefix):
-                continue
             pid = entry.name[len(prefix) :].partition("_")[0]
-            if not pid.isdigit():
+            if not (entry.name.startswith(prefix) and pid.isdigit()):
                 continue
             if entry.is_dir(follow_symlinks=False) and not is_running(int(pid)):
                 shutil.rmtree(entry.path, ignore_errors=True)
-                removed.append(Path(entry.path))
-    return removed
 
 
 def is_running(pid: int) -> bool:

@@ -206,7 +206,10 @@ class Supervisor:
                 raise self._died(what, journal)
             kind, *rest = cast(tuple[Any, ...], message)  # ("kind", ...)
             if kind == "warning":
-                _warn_again(*rest)
+                category, text = rest
+                if not (isinstance(category, type) and issubclass(category, Warning)):
+                    category = UserWarning
+                warnings.warn(text, category, stacklevel=3)
             elif kind == "started":
                 deadline = None if limit is None else time.monotonic() + sum(limit)
             else:
@@ -239,10 +242,8 @@ class Supervisor:
             return None
         if kill:
             process.kill()
-        with contextlib.suppress(OSError):
-            cast(
-                IO[bytes], process.stdin
-            ).close()  # the child's loop ends at end of file
+        with contextlib.suppress(OSError):  # the child's loop ends at end of file
+            cast(IO[bytes], process.stdin).close()
         try:
             return process.wait(timeout=CLOSE_S)
         except subprocess.TimeoutExpired:
@@ -290,12 +291,6 @@ def _time_reached(journal: Path) -> float | None:
         replay(journal)
     partial = record.result(Status.FAILED, {})
     return None if partial is None else float(partial.t[-1])
-
-
-def _warn_again(category: type[Warning], message: str) -> None:
-    if not (isinstance(category, type) and issubclass(category, Warning)):
-        category = UserWarning
-    warnings.warn(message, category, stacklevel=4)
 
 
 _SHARED: dict[int, Supervisor] = {}
@@ -377,7 +372,10 @@ def serve() -> None:
     replies, parent, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _die_with_parent(parent)
+    if sys.platform.startswith("linux"):  # SIGKILL when the parent dies
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before that
+        os._exit(1)
     tempfile.tempdir = folder
     jobs = _Reader(sys.stdin.fileno())
     while True:
@@ -400,14 +398,6 @@ def is_child() -> bool:
     return _IS_CHILD
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux for SIGKILL when the parent dies (a hung FMU never reads stdin)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before that
-        os._exit(1)
-
-
 def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
     """Run one call as the parent would (its environment, folder and sys.path)."""
     os.environ.clear()
@@ -418,20 +408,17 @@ def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
     try:
         with warnings.catch_warnings(), recording(sink):
             warnings.simplefilter("always", FmibridgeWarning)  # the parent filters
-            warnings.showwarning = _forward(replies)
+
+            def show(message, category, *where, **line) -> None:
+                _send(replies, ("warning", category, str(message)))
+
+            warnings.showwarning = show
             try:
                 return ("value", fn(**kwargs))
             except BaseException as exc:  # every ending goes back to the parent
                 return ("error", _portable(exc))
     finally:
         sink.close()
-
-
-def _forward(replies: int):
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
-        _send(replies, ("warning", category, str(message)))
-
-    return show
 
 
 def _portable(exc: BaseException) -> BaseException:

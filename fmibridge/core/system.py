@@ -328,10 +328,8 @@ class UnilateralConstraint:
 
     Parameters
     ----------
-    gap : str
-        Name of the gap variable (a state or an FMU output), h(q).
-    velocity : str
-        Name of the gap velocity variable, dh/dq qdot.
+    gap, velocity : str
+        Names of the gap h(q) and its velocity dh/dq qdot (states or outputs).
     restitution : float
         Newton's coefficient e in [0, 1].
     """
@@ -406,12 +404,6 @@ class HybridSystem:
         Name recorded in provenance.
     experiment : Experiment, optional
         The model's defaults; `Method.run` takes `t_end` from its `stop`.
-
-    Raises
-    ------
-    FmibridgeError
-        On duplicate modes, unknown target modes, an unknown state name in
-        `x0`, mismatched state names or a wrong-sized `x0`.
     """
 
     modes: Mapping[str, Mode]  # given as a sequence, held by name

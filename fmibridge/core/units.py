@@ -58,7 +58,8 @@ def same_unit(
 
 
 def described(a: str, b: str, defines_a: Definitions, defines_b: Definitions) -> str:
-    """ " ('Nm' is kg.m2.s-2, 'N.m' is undefined)", for a message."""
+    """What the definitions say of a and b, for a message: " ('Nm' is
+    kg.m2.s-2, 'N.m' is undefined)"."""
     said = [
         f"{name!r} is {table[name]}" if name in table else f"{name!r} is undefined"
         for name, table in ((a, defines_a), (b, defines_b))
