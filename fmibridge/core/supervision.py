@@ -1,16 +1,18 @@
 """Calls run in a supervised child process: native code cannot take the caller down.
 
 An FMU's segfault, `abort()`, `exit()` or endless loop would take its process
-with it. A `Supervisor` runs each call in a child process (a fresh interpreter
-started by `subprocess`, kept between calls) and waits in `select`: a call
-returns its value or raises the child's exception; a child that dies raises
-`ProcessDied` (the signal or exit code, the time reached) and the next call
-starts a new one; past `timeout` the child is killed (`TimeLimitExceeded`);
-Ctrl-C or SIGTERM in the parent kills it at once. However a call ends, its
-samples are kept: the child records into a journal (`core.journal`), replayed
-into the caller's `recording()`. Each child has its own temporary folder,
-removed when it ends (`core.scratch`), dies with its parent on Linux
-(PR_SET_PDEATHSIG), and its warnings are given again in the parent.
+with it (Python runs a signal handler only between bytecodes). A `Supervisor`
+runs each call in a child process (a fresh interpreter started by `subprocess`,
+so daemonic Dask workers may start it too; kept between calls) and waits in
+`select`: a call returns its value or raises the child's exception; a child
+that dies raises `ProcessDied` (the signal or exit code, the time reached) and
+the next call starts a new one; past `timeout` the child is killed
+(`TimeLimitExceeded`); Ctrl-C or SIGTERM in the parent kills it at once. However
+a call ends, its samples are kept: the child records into a journal
+(`core.journal`), replayed into the caller's `recording()`. Each child has its
+own temporary folder, removed when it ends (`core.scratch`), dies with its
+parent on Linux (PR_SET_PDEATHSIG), and its warnings are given again in the
+parent, where its filters apply.
 """
 
 from __future__ import annotations
