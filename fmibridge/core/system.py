@@ -80,11 +80,7 @@ class Guard:
 
     def is_beyond(self, g: float) -> bool:
         """Return True if the value g lies outside the domain this guard bounds."""
-        if self.direction == "falling":
-            return g < 0.0
-        if self.direction == "rising":
-            return g > 0.0
-        return False
+        return {"falling": g < 0.0, "rising": g > 0.0}.get(self.direction, False)
 
 
 def as_guard(obj: Guard | GuardFn) -> Guard:
@@ -117,10 +113,9 @@ class VectorGuard:
         m, the number of guards.
     gradient : callable, optional
         (t, x) -> (dg/dx, (m, n); dg/dt, m values), for `Unilateral`'s Lie
-        derivatives (Esposito and Kumar, eq. 2); central differences without it.
+        derivatives (Esposito and Kumar, eq. 2); else central differences.
     affine : bool or sequence of bool
-        Which entries are affine in x (`Unilateral` checks only curved ones
-        along its predictor); one flag for all, or one per entry.
+        Which entries are affine in x (one flag for all, or one per entry).
     name : str, optional
         Name in messages; defaults to the function's name.
     sparsity : (m, n) array_like of bool, optional
