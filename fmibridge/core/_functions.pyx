@@ -1,22 +1,11 @@
 """Functions of (t, x) as compiled loops call them: one interface, several sources.
 
-A `Function` maps (t, x) with n_in values to n_out values. The compiled loops
-(the methods' steps, events and contact phases) call `call` and never ask where
-the values come from:
-
-- `PythonVector` calls a Python function fn(t, x) -> n_out values (a native
-  right-hand side, a reset, a vector of guards);
-- `PythonScalars` calls one Python function per value (a mode's guards);
-- `CAddress` calls a C function void f(double t, const double *x, double *out)
-  at an address (a numba ``cfunc``, a compiled model) with no Python in between;
-- `Gathered` picks entries of several functions, each called once per point
-  (guards of several sources, entries of one vector guard).
-
-Flows add their own (an FMU's derivatives and event indicators through its C
-functions). A Python function gets x as a new float64 array it may keep; what it
-returns is checked for size and copied, and an error names the function (`what`).
-Values are not checked for finiteness here: the loops decide what a non-finite
-value means (a trial beyond the domain, or an error naming the guard).
+`PythonVector` calls fn(t, x) -> n_out values, `PythonScalars` one Python
+function per value, `CAddress` a C function at an address (a numba cfunc, a
+compiled model), `Gathered` entries of several functions; flows add their own
+(an FMU's C functions). A Python function gets a new float64 x it may keep; its
+value is checked for size and copied, an error naming the function (`what`).
+Finiteness is for the loops to judge.
 """
 
 from libc.string cimport memcpy
@@ -40,11 +29,8 @@ cdef object new_array(const double* x, Py_ssize_t n):
 
 
 cdef class Function:
-    """A function of (t, x) that compiled loops call: n_in values in, n_out out.
-
-    Subclass contract: `call(t, x, out)` writes n_out values to out and returns
-    0, or raises (a Python exception, which the loop passes on).
-    """
+    """A function of (t, x) that compiled loops call: n_in values in, n_out
+    out; `call(t, x, out)` writes them and returns 0, or raises."""
 
     def __init__(self, Py_ssize_t n_in, Py_ssize_t n_out, str what):
         self.n_in, self.n_out, self.what = n_in, n_out, what
@@ -119,11 +105,8 @@ ctypedef void (*c_vector)(double, const double*, double*) noexcept nogil
 
 
 cdef class CAddress(Function):
-    """A C function void f(double t, const double *x, double *out) at `address`.
-
-    `keep` holds whatever owns the code (a numba cfunc object), for as long as
-    this Function lives.
-    """
+    """A C function void f(double t, const double *x, double *out) at
+    `address`; `keep` holds what owns the code (a numba cfunc)."""
 
     def __init__(self, size_t address, Py_ssize_t n_in, Py_ssize_t n_out, str what,
                  keep=None):
@@ -139,9 +122,8 @@ cdef class CAddress(Function):
 
 
 cdef class Gathered(Function):
-    """Entries of other functions' values, each function called once per point:
-    out[i] = parts[part_of[i]](t, x)[entry_of[i]] (a mode's guards from several
-    sources, or entries of one vector guard)."""
+    """out[i] = parts[part_of[i]](t, x)[entry_of[i]], each part called once
+    per point."""
 
     def __init__(self, parts, part_of, entry_of, Py_ssize_t n_in, str what):
         parts = tuple(parts)

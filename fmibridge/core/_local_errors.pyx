@@ -1,49 +1,31 @@
 """A run's local error estimates, kept as the steps are accepted, judged at its end.
 
-Each accepted fixed step hands its estimate (`_rk.Tableau.estimate`) and its end
-state to `LocalErrors.add`: per state x_i, the largest estimate |e_i| with the
-time and length of its step, and the state's scale s_i, the largest |x_i| seen
-in the run (the initial state included), at least SCALE_FLOOR. At the end
-(`report`) the run's relative error is max_i max_steps |e_i| / s_i; above the
-threshold (`Method.error_warning`) the step that would meet it is
-h (SAFETY tau / r)^(1 / q), q the order of the estimate (O(h^q)), from the
-step where r was largest.
-
-A step that is unstable on the model shows in the estimates as they are added
-(`add`): a pole lam with h lam beyond the scheme's stability interval grows by
-|R(h lam)| > 1 each step, and so does its part of every estimate, which soon
-dominates (Hairer and Wanner, Solving ODEs II, Sec. IV.2). `add` returns True
-once UNSTABLE_STEPS or more estimates in a row have each grown, together by
-UNSTABLE_GROWTH or more, each above `threshold` of its state's scale (a step
-that resolves a growing solution errs far below it); `instability` gives the
-last step's growth, from which `Scheme.stable_step` finds a stable step.
-
-Relaxation's strips cost a state error of their own (`add_strip`): a transition
-waits up to eps on its strip while time runs on, so the state after it is
-displaced by up to eps |dx/dt| (Burden et al., Thm. 27: the O(eps) term), judged
-on the same scale.
+`LocalErrors.add` keeps, per state, the largest estimate |e_i| (with its step)
+and the scale s_i, the largest |x_i| seen (at least SCALE_FLOOR). `report`
+gives the relative error max_i |e_i| / s_i and the step h (SAFETY tau /
+r)^(1 / q) that would meet a threshold tau. A step unstable on the model shows
+as estimates that grow by |R(h lam)| > 1 each step (Hairer and Wanner, Solving
+ODEs II, Sec. IV.2): `add` returns True after UNSTABLE_STEPS in a row grew by
+UNSTABLE_GROWTH together. `add_strip` keeps Relaxation's strip error, eps
+|dx/dt| (Burden et al., Thm. 27: the O(eps) term).
 
 References
 ----------
-Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (eqs. 4.11-4.13: the
-scaled error and the step that meets a tolerance). Burden et al., Thm. 27.
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (eqs. 4.11-4.13).
 """
 
 from libc.math cimport INFINITY, isnan, sqrt
 
 import numpy as np
 
-# A state's scale is at least this (in its own units): a state that stays
-# within 1e-6 of zero is judged against 1e-6, not against its round-off.
+# A state's scale is at least this (its units): not judged against round-off.
 SCALE_FLOOR = 1e-6
 cdef double _SCALE_FLOOR = SCALE_FLOOR
-# The suggested step aims at this fraction of the threshold (as a step size
-# controller's safety factor, Hairer, Norsett and Wanner, eq. 4.13).
+# The suggested step aims at this fraction of the threshold (a safety factor,
+# Hairer, Norsett and Wanner, eq. 4.13).
 SAFETY = 0.9
-# Estimates that grew in this many steps in a row, by this factor together, show
-# an unstable step: a few steps of geometric growth (one step of a stable but
-# coarse run's transient can grow too), and growth beyond what a forced or
-# slowly growing solution gives in so few steps.
+# Estimates that grew this many steps in a row, by this factor together, show
+# an unstable step (more than a coarse transient or a growing solution gives).
 UNSTABLE_STEPS = 5
 UNSTABLE_GROWTH = 1e3
 
@@ -83,8 +65,8 @@ cdef class LocalErrors:
 
     cdef bint _grows(self, double t1, double h, double size,
                      double relative) noexcept:
-        """Count the estimate of norm `size` (its largest part `relative` to its
-        state's scale) in the growth (module docstring); True where unstable."""
+        """Count the estimate of norm `size` (largest part `relative` to its
+        scale) in the growth; True where unstable."""
         cdef double growth = size / self.last if self.last > 0.0 else 0.0
         if 1.0 < growth < INFINITY and relative > self.threshold:
             if self.n_growing == 0:
@@ -98,15 +80,13 @@ cdef class LocalErrors:
                 and size >= UNSTABLE_GROWTH * self.grown_from)
 
     def instability(self):
-        """The growth of the estimates as `add` last judged it: a dict with `t`
-        (the last step's end), `h` (its length), `growth` (its estimate over
-        the one before) and `n_steps` (the steps in a row that grew)."""
+        """The growth as `add` last judged it: `t` and `h` of the last step,
+        `growth` (its estimate over the one before) and `n_steps` (in a row)."""
         return {"t": self.last_t, "h": self.last_h, "growth": self.growth,
                 "n_steps": self.n_growing}
 
     cdef void add_strip(self, double t, double eps, const double* rate) noexcept:
-        """Keep the displacement eps |dx/dt| of a transition that waited on a
-        strip of width eps at t (rate: dx/dt there)."""
+        """Keep the displacement eps |dx/dt| of a wait on a strip at t."""
         cdef Py_ssize_t i
         cdef double e
         self.strip_eps = eps
@@ -124,10 +104,9 @@ cdef class LocalErrors:
         return False
 
     def report(self, double threshold):
-        """The run's largest relative step error and where: a dict with
-        `relative` (max_i |e_i| / s_i), `state` (the index i), `t` (its step's
-        end), `h` (its step) and `h_meeting` (the step that meets `threshold`;
-        None if it is met). None if no step was estimated."""
+        """The largest relative step error, a dict: `relative`, `state` (i), `t`
+        and `h` of its step, `h_meeting` (the step that meets `threshold`; None
+        if met). None if no step was estimated."""
         cdef double r
         cdef Py_ssize_t i
         if not self.n_estimated or not self.n:
@@ -146,9 +125,9 @@ cdef class LocalErrors:
         }
 
     def strip_report(self, double threshold):
-        """The largest relative displacement of a strip's wait: a dict with
-        `relative`, `state`, `t`, `eps` and `eps_meeting` (the strip width that
-        meets `threshold`, linear in eps; None if met), or None without strips."""
+        """The largest relative displacement of a strip's wait, a dict:
+        `relative`, `state`, `t`, `eps`, `eps_meeting` (None if met); None
+        without strips."""
         cdef double r
         cdef Py_ssize_t i
         if self.strip_eps == 0.0 or not self.n:
@@ -168,8 +147,8 @@ cdef class LocalErrors:
 
 cdef Py_ssize_t _largest(const double* values, const double* scales, Py_ssize_t n,
                          double* largest) noexcept:
-    """The index i of max_i values_i / max(scales_i, SCALE_FLOOR), the first one or
-    the first nan (as numpy's argmax), with that ratio written to largest (n >= 1)."""
+    """The index of max_i values_i / max(scales_i, SCALE_FLOOR) (first one or
+    first nan, as numpy's argmax); the ratio is written to largest."""
     cdef Py_ssize_t i, best = 0
     cdef double scale, ratio
     for i in range(n):

@@ -4,16 +4,11 @@ from ._functions cimport Function
 cdef class Tableau:
     cdef readonly Py_ssize_t stages
     cdef double[:, ::1] a
-    cdef double[::1] b
-    cdef double[::1] c
-    # error weights: one per stage and the last for f(t + h, x1); the estimate
-    # is O(h^error_order)
-    cdef double[::1] e
+    cdef double[::1] b, c
+    cdef double[::1] e  # error weights, one per stage and one for f(t + h, x1)
     cdef Py_ssize_t[::1] e_stages  # the stages whose error weight is not 0
     cdef readonly int error_order
-    # continuous extension: (stages + 1) rows of coefficients of theta^1.. (none:
-    # degree 0)
-    cdef double[:, ::1] p
+    cdef double[:, ::1] p  # continuous extension: coefficients of theta^1..
     cdef readonly Py_ssize_t degree
     # |R(-rho)| <= 1 for 0 <= rho <= stability_boundary (0: not given)
     cdef readonly double stability_boundary

@@ -1,20 +1,10 @@
-"""One explicit Runge-Kutta step from a Butcher tableau, compiled.
-
-`Tableau.step` is the only implementation of a step in fmibridge: every method
-and every flow the master integrates takes its steps here. The right-hand side
-is called at the stage times t + c_i h (inputs are sampled where the scheme needs
-them). The operations follow the tableau entry by entry, skipping zero entries:
-stage i's state is x + sum_j (h a_ij) k_j, the step's end x + h sum_i b_i k_i.
-
-`Tableau.estimate` is the only estimate of a step's local error (the embedded
-formula of the scheme, `core.integrators`), and `Tableau.interpolate` the only
-dense output (a continuous extension), both over the step's slopes and the
-slope f(t + h, x1) at its end.
+"""One explicit Runge-Kutta step from a Butcher tableau, compiled: the only
+step, error estimate (`estimate`) and dense output (`interpolate`) in
+fmibridge. Stage i's state is x + sum_j (h a_ij) k_j, skipping zero entries.
 
 References
 ----------
-Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 (embedded formulas) and
-II.6 (continuous Runge-Kutta methods).
+Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4 and II.6.
 """
 
 from libc.math cimport sqrt
@@ -27,10 +17,9 @@ from .errors import FmibridgeError
 
 
 cdef class Tableau:
-    """A Butcher tableau (a, b, c) of an explicit scheme, as the loops read it,
-    with its error weights e (stages + 1: the last for f(t + h, x1)), the order
-    q of the estimate, its continuous extension p (or None), and the length of
-    its stability interval on the negative real axis (`Scheme.stability_boundary`)."""
+    """A Butcher tableau (a, b, c) with error weights e (the last for f(t + h,
+    x1)), the estimate's order q, continuous extension p (or None) and
+    stability boundary (`core.integrators.Scheme`)."""
 
     def __init__(self, a, b, c, e=(), int error_order=0, p=None,
                  double stability_boundary=0.0):
@@ -55,10 +44,8 @@ cdef class Tableau:
 
     cdef int step(self, Function f, double t, const double* x, double h,
                   const double* k1, double* out, double* work) except -1:
-        """Write x(t + h) to out; k1 = f(t, x) where known (else NULL).
-
-        work holds (stages + 1) n doubles: the slopes and one stage state.
-        """
+        """Write x(t + h) to out; k1 = f(t, x) where known (else NULL); work
+        holds (stages + 1) n doubles."""
         cdef Py_ssize_t n = f.n_in, s = self.stages, i, j, k, first_stage = 0
         cdef double* slopes = work
         cdef double* stage = work + s * n
@@ -92,9 +79,8 @@ cdef class Tableau:
 
     cdef void estimate(self, Py_ssize_t n, double h, const double* slopes,
                        const double* f1, double* err) noexcept:
-        """Write the local error estimate of the step whose slopes are slopes[:s n]
-        (as `step` leaves them in its work) and f1 = f(t + h, x1) to err:
-        h (sum_i e_i k_i + e_{s+1} f1)."""
+        """Write the step's error estimate h (sum_i e_i k_i + e_{s+1} f1) to err
+        (slopes as `step` leaves them, f1 = f(t + h, x1))."""
         cdef Py_ssize_t s = self.stages, i, j, k
         cdef double total
         for k in range(n):
@@ -106,13 +92,9 @@ cdef class Tableau:
 
     cdef double stiffness(self, Py_ssize_t n, double h, const double* slopes,
                           const double* f1) noexcept:
-        """Estimate h |lam| on the step whose slopes are slopes[:s n] (as `step`
-        leaves them) and f1 = f(t + h, x1): h ||f1 - k_s|| / ||x1 - X_s||, X_s
-        the last stage's state, x1 - X_s = h sum_j (b_j - a_sj) k_j; both ends
-        lie at t + h where c_s = 1 (DOPRI5), so the ratio is the Jacobian's
-        norm along x1 - X_s, its largest eigenvalue where that dominates
-        (Hairer and Wanner, Solving ODEs II, Sec. IV.2, stiffness detection). 0 where
-        x1 = X_s."""
+        """Estimate h |lam| as h ||f1 - k_s|| / ||x1 - X_s||, X_s the last
+        stage's state (at t + h where c_s = 1; Hairer and Wanner, Solving ODEs
+        II, Sec. IV.2, stiffness detection); 0 where x1 = X_s."""
         cdef Py_ssize_t s = self.stages, j, k
         cdef double num = 0.0, den = 0.0, gap, change
         for k in range(n):
@@ -128,10 +110,8 @@ cdef class Tableau:
     cdef void interpolate(self, Py_ssize_t n, double h, double theta,
                           const double* x, const double* slopes,
                           double* out) noexcept:
-        """Write the continuous extension at t + theta h to out: x + h sum_i
-        B_i(theta) k_i, B_i(theta) = sum_j p_ij theta^(j+1), over the step's
-        slopes[:(s + 1) n], the last being f(t + h, x1) (Hairer, Norsett and
-        Wanner, Sec. II.6)."""
+        """Write x + h sum_i B_i(theta) k_i to out, B_i(theta) = sum_j p_ij
+        theta^(j+1), the last slope f(t + h, x1)."""
         cdef Py_ssize_t s = self.stages, i, j, k
         cdef double weight, power
         for k in range(n):
@@ -148,8 +128,7 @@ cdef class Tableau:
             out[k] = x[k] + h * out[k]
 
     def advance(self, Function f, double t, x, double h, slope=None):
-        """Return x(t + h) after one step on f (from Python); `slope` is f(t, x)
-        where known."""
+        """Return x(t + h) after one step on f; `slope` is f(t, x) where known."""
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
         cdef Py_ssize_t n = xs.shape[0]
         if n != f.n_in or f.n_out != n:
@@ -170,8 +149,7 @@ cdef class Tableau:
         return out
 
     def estimated(self, Function f, double t, x, double h):
-        """Return (x(t + h), its local error estimate) after one step on f (from
-        Python)."""
+        """Return (x(t + h), its local error estimate) after one step on f."""
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
         cdef Py_ssize_t n = xs.shape[0]
         out, err = np.empty(n), np.empty(n)

@@ -1,13 +1,10 @@
 """Zip archives (FMUs, SSPs) opened within bounds, before anything is unpacked.
 
-`open_checked` refuses an archive whose declared content is beyond the
-limits (`core.limits`: in total, and per member a compression ratio that only
-a zip bomb has) or has a member that would land outside its folder;
-`read_member` and `extract_member` then read one member within a limit, and
-`unpack` writes them all, counting the bytes actually written (a zip's
-declared sizes may lie; Python's zipfile also stops at them). Errors name the
-archive and the member (``model.ssp!resources/plant.fmu``), never a
-temporary path.
+`open_checked` refuses an archive beyond the limits (`core.limits`: in total,
+per member a zip bomb's compression ratio) or with a member that would land
+outside its folder; `read_member`, `extract_member` and `unpack` count the
+bytes actually written (declared sizes may lie). Errors name the archive and
+member (``model.ssp!resources/plant.fmu``), never a temporary path.
 """
 
 from __future__ import annotations
@@ -23,16 +20,8 @@ CHUNK = 2**20  # bytes copied per read while unpacking
 
 def open_checked(path: Path, kind: str) -> zipfile.ZipFile:
     """Return the zip archive `path` (a `kind`: "FMU", "SSP") open, its members
-    checked; the caller closes it (``with``). One open serves the checks and
-    the reads that follow.
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the file: a folder, missing, not a zip archive, corrupt, more
-        members than MAX_MEMBERS, a declared content beyond
-        MAX_UNPACKED_BYTES, or a member outside the archive's folder.
-    """
+    checked (`limits`); the caller closes it. Raise naming the file if it is
+    missing, a folder, not a zip, corrupt or beyond the limits."""
     if path.is_dir():
         raise FmibridgeError(
             f"{path}: is a folder, not an {kind} file; an {kind} is a zip archive "
@@ -57,8 +46,7 @@ def open_checked(path: Path, kind: str) -> zipfile.ZipFile:
 
 
 def _check_members(path: Path, members: list[zipfile.ZipInfo], kind: str) -> None:
-    """Refuse too many members, too many bytes, a zip bomb or a member outside
-    the folder (`open_checked`)."""
+    """Refuse too many members or bytes, a zip bomb or a member outside the folder."""
     if len(members) > limits.MAX_MEMBERS:
         raise FmibridgeError(
             f"{path}: {len(members)} files in the archive, more than the limit "
@@ -85,8 +73,7 @@ def _check_members(path: Path, members: list[zipfile.ZipInfo], kind: str) -> Non
 
 
 def member_limit(member: zipfile.ZipInfo) -> int:
-    """Return the bytes `member` may unpack to: MAX_COMPRESSION_RATIO times its
-    compressed size, or RATIO_FLOOR_BYTES if more."""
+    """Return the bytes `member` may unpack to."""
     ratio_bound = limits.MAX_COMPRESSION_RATIO * member.compress_size
     return max(limits.RATIO_FLOOR_BYTES, ratio_bound)
 
@@ -105,13 +92,8 @@ def member_path(path: Path, name: str, kind: str = "FMU") -> PurePosixPath:
 def read_member(
     archive: zipfile.ZipFile, name: str, limit: int, where: Path | str
 ) -> bytes:
-    """Return member `name` of `archive` (the file `where`), at most `limit` bytes.
-
-    Raises
-    ------
-    FmibridgeError
-        If the member declares more than `limit` bytes, or is corrupt.
-    """
+    """Return member `name` of `archive` (the file `where`), at most `limit`
+    bytes; else, or if corrupt, raise."""
     size = archive.getinfo(name).file_size
     if size > limit:
         raise FmibridgeError(
@@ -145,9 +127,8 @@ def unpack(
     only: tuple[str, ...],
     kind: str = "FMU",
 ) -> None:
-    """Unpack the open `archive` (the file `path`, from `open_checked`) into
-    `folder`, within MAX_UNPACKED_BYTES written: `only` the members whose names
-    start with one of its prefixes (what a run of an FMU reads)."""
+    """Unpack the members of `archive` (the file `path`) whose names start with
+    one of the prefixes `only` into `folder`, within MAX_UNPACKED_BYTES."""
     budget = limits.MAX_UNPACKED_BYTES
     try:
         for member in archive.infolist():

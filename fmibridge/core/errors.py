@@ -24,9 +24,8 @@ class AdapterError(FmibridgeError):
 
 
 class ExpressionError(FmibridgeError):
-    """An adapter file's expression failed at run time (division by zero, a
-    domain error, an overflow); the message names the file, key, expression,
-    time and the values it read."""
+    """An adapter file's expression failed at run time; the message names the
+    file, key, expression, time and values."""
 
 
 class FMUError(FmibridgeError):
@@ -35,8 +34,7 @@ class FMUError(FmibridgeError):
     Parameters
     ----------
     function : str
-        The FMI function or capability involved (``"fmi2DoStep"``,
-        ``"canGetAndSetFMUstate"``).
+        The FMI function or capability (``"fmi2DoStep"``).
     status : str
         What went wrong (``"error"``, ``"discard"``, ``"missing"``).
     fmu_path : str
@@ -52,8 +50,7 @@ class FMUError(FmibridgeError):
 
 
 class FmibridgeWarning(UserWarning):
-    """A run's Result is not all that was asked for (it stopped before its end,
-    or its samples were thinned); the Result says why."""
+    """A run's Result is not all that was asked for; the Result says why."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -68,10 +65,7 @@ def exit_code(interrupt: BaseException) -> int:
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
     """Raise Terminated on the first SIGTERM inside the block (main thread
-    only); later ones find the run already ending and are ignored. `timeout`
-    sends SIGTERM to the command and again to its process group: a second
-    Terminated raised while the first is handled, before the handler holds
-    signals (`supervision._signals_held`), would skip keeping the samples."""
+    only); later ones are ignored, so the samples are still kept."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -91,26 +85,17 @@ def sigterm_raises() -> Iterator[None]:
 
 
 class ReplayRefused(FMUError):
-    """A Co-Simulation FMU without state saving refused fmiReset, so it cannot
-    be returned to a point it left by replaying its calls."""
+    """A Co-Simulation FMU without state saving refused fmiReset (no replay)."""
 
 
 class StiffnessStop(FmibridgeError):
-    """Raised by an explicit adaptive integrator on a stiff flow: its steps are
-    held by stability, not by the tolerance, and the span left would take too
-    many of them (Hairer and Wanner, Solving ODEs II, Sec. IV.2).
-
-    The message names the time, the fastest time scale and the implicit
-    integrator to use; a method's loop ends the run there with
-    `Status.STIFF` and the samples so far. Here, below the wall between Python
-    and compiled code, so that the compiled steppers raise it."""
+    """Raised by an explicit adaptive integrator whose steps are held by
+    stability, not the tolerance (Hairer and Wanner, Solving ODEs II, Sec.
+    IV.2); the run ends with `Status.STIFF`."""
 
 
 class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
-    """Raised by a flow whose FMU ended the simulation inside a step, at (t, x).
-
-    Here, below the wall between Python and compiled code, so that the compiled
-    co-simulation steps raise it without importing the flows layer."""
+    """Raised by a flow whose FMU ended the simulation inside a step, at (t, x)."""
 
     def __init__(self, t: float, x: np.ndarray) -> None:
         super().__init__(f"the FMU ended the simulation at t = {t!r}")

@@ -1,5 +1,4 @@
-# Event logic shared by every method: the crossing test, Illinois regula falsi,
-# the secant placement of a crossing, and dip detection inside a step.
+# Event logic shared by every method (`events.pyx`).
 
 cdef struct Illinois:
     double lo, lo_f, hi, hi_f      # the bracket's ends and their values

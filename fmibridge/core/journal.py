@@ -1,24 +1,13 @@
 """The samples of a run streamed to a file as they are recorded, to outlive a crash.
 
-A supervised run (`core.supervision`) records inside ``recording(journal)``: its
-Recorder appends every row it keeps, every event and the latest sample to the
-journal, a file mapped into memory (no system call per record) whose pages
-outlive the process: what was appended survives it being killed (a segfault in
-an FMU, SIGKILL at a time limit). The supervising process then replays the
-journal into a Recorder of its own (`replay`) and writes the partial Result,
-columns and all, as a run cut short in-process would.
-
-The file starts with the number of bytes of whole records (``<Q``), updated
-after each record, so a record cut off by a crash is never read. Each record
-is a kind byte and a payload length (``<cI``) then the payload:
-
-- ``B`` begin a run: the pickled (state names, output names);
-- ``M`` the next mode's name (UTF-8); modes are numbered in order;
-- ``K`` kept rows: their count and the run's steps and rejected steps
-  (``<IQQ``), one int32 mode number per row, the float64 rows (t, x, outputs);
-- ``L`` the latest sample when it is not (yet) a kept row: int32 mode number
-  and one float64 row;
-- ``E`` a pickled Event.
+A supervised run (`core.supervision`) records into a journal: a file mapped
+into memory whose pages outlive the process, replayed by the supervisor
+(`replay`). The file starts with the bytes of whole records (``<Q``), so a
+record cut off by a crash is never read. A record is a kind byte and payload
+length (``<cI``), then: ``B`` the pickled (state names, output names); ``M`` a
+mode's name (numbered in order); ``K`` kept rows (``<IQQ``: count, n_steps,
+n_rejected), int32 mode numbers, float64 rows; ``L`` the latest sample not
+(yet) kept, a mode number and a row; ``E`` a pickled Event.
 """
 
 from __future__ import annotations
@@ -100,11 +89,8 @@ class Journal:
 
 
 def replay(path: str | Path):
-    """Return a Recorder holding the latest run journaled in `path` (None if none).
-
-    The Recorder is made inside the caller's `recording()`, if any, which so
-    gets the partial run as if it had run in this process.
-    """
+    """Return a Recorder (made inside the caller's `recording()`, if any)
+    holding the latest run journaled in `path`; None if none."""
     from .recorder import Recorder  # the Recorder writes journals; not vice versa
 
     try:
@@ -130,7 +116,10 @@ def replay(path: str | Path):
         elif kind == b"M":
             modes.append(bytes(payload).decode())
         elif kind == b"K":
-            _replay_rows(recorder, payload, modes)
+            n, recorder.n_steps, recorder.n_rejected = ROWS.unpack_from(payload)
+            codes = np.frombuffer(payload[ROWS.size : ROWS.size + 4 * n], dtype="<i4")
+            rows = np.frombuffer(payload[ROWS.size + 4 * n :], dtype="<f8")
+            recorder.coded_rows(rows.reshape(n, -1), codes, modes)
             latest = None
         elif kind == b"L":
             latest = payload
@@ -139,21 +128,5 @@ def replay(path: str | Path):
     if recorder is not None and latest is not None:
         (code,) = MODE.unpack_from(latest)
         row = np.frombuffer(latest[MODE.size :], dtype="<f8")[np.newaxis]
-        _coded(recorder, row, np.array([code], dtype=np.int32), modes)
+        recorder.coded_rows(row, np.array([code]), modes)
     return recorder
-
-
-def _replay_rows(recorder, payload: memoryview, modes: list[str]) -> None:
-    """Record the rows of one K record."""
-    n, recorder.n_steps, recorder.n_rejected = ROWS.unpack_from(payload)
-    codes = np.frombuffer(payload[ROWS.size : ROWS.size + 4 * n], dtype="<i4")
-    rows = np.frombuffer(payload[ROWS.size + 4 * n :], dtype="<f8").reshape(n, -1)
-    _coded(recorder, rows, codes, modes)
-
-
-def _coded(recorder, rows: np.ndarray, codes: np.ndarray, modes: list[str]) -> None:
-    n_x = len(recorder.state_names)
-    outputs = {
-        name: rows[:, 1 + n_x + i] for i, name in enumerate(recorder.output_names)
-    }
-    recorder.coded_samples(rows[:, 0], rows[:, 1 : 1 + n_x], codes, modes, **outputs)

@@ -1,9 +1,7 @@
 """The output grid: the times at which a run keeps its samples.
 
-A Method given `t_eval` ends a step on each of these times (as FMPy ends each
-communication step on its output grid) and keeps only the samples there, the
-two rows of each event (before and after its reset, at the event's exact time)
-and the run's last sample; the steps in between are taken but not stored.
+A Method given `t_eval` ends a step on each of these times (as FMPy does) and
+keeps only the samples there, the two rows of each event and the last sample.
 """
 
 from __future__ import annotations
@@ -23,19 +21,7 @@ from .result import Result
 
 
 class OutputGrid:
-    """Sorted output times inside [t0, t_end].
-
-    Parameters
-    ----------
-    times : array_like
-        Finite, strictly increasing times, s.
-    t0, t_end : float
-        The run's span; every time must lie in it.
-
-    Raises
-    ------
-    FmibridgeError
-        If `times` is empty, not finite, not increasing or outside the span.
+    """Output times: finite, strictly increasing, inside [t0, t_end] (or raise).
 
     Examples
     --------
@@ -45,7 +31,6 @@ class OutputGrid:
     """
 
     def __init__(self, times: ArrayLike, t0: float, t_end: float) -> None:
-        # contiguous: the compiled walks read them as an array (`Walk.next_stop`)
         t = np.ascontiguousarray(times, dtype=float).reshape(-1)
         if not len(t) or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
             raise FmibridgeError(
@@ -58,14 +43,10 @@ class OutputGrid:
                 f"{t[0]!r} ... {t[-1]!r}."
             )
         self.times = t
-        # the times again, searched by `bisect` per sample: a tenth of the cost of
-        # numpy's searchsorted on one time, at the same 8 bytes per time
         self._times = array.array("d", t.tolist())
 
     def next_after(self, t: float, tol: float) -> float:
-        """Return the first output time beyond t + tol (inf if none), for the
-        Python run loop: the search the compiled walks make
-        (`core._grid.next_after`)."""
+        """Return the first output time beyond t + tol (inf if none)."""
         return next_after(self._times, t, tol)
 
     def has(self, t: float, tol: float) -> float | None:
@@ -76,8 +57,8 @@ class OutputGrid:
         return None
 
     def rows_on(self, t: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
-        """Return the indices of the increasing times `t` within tol of an output
-        time (the first such row for each), and those output times."""
+        """Return the first index of the increasing times `t` within tol of each
+        output time they meet, and those output times."""
         k = np.searchsorted(self.times, t - tol, side="left")
         hit = k < len(self.times)
         hit[hit] = self.times[k[hit]] <= t[hit] + tol
@@ -90,11 +71,9 @@ class OutputGrid:
 class GridRecorder(Recorder):
     """A Recorder that keeps only the samples of an OutputGrid and the events.
 
-    The rows a reset adds (before and after, at the event's time) are not on
-    the grid in general; the rows not kept wait in `_pending` until the next
-    row shows whether an event was logged at their time. A kept row within
-    `tol` of an output time is stored at that time exactly. An event's rows
-    come one by one (`sample`): a block keeps its grid rows and its last.
+    Rows off the grid wait in `_pending` until the next row shows whether an
+    event was logged at their time; a row within `tol` of an output time is
+    stored at that time exactly.
     """
 
     blocks_event_rows = False
@@ -124,8 +103,7 @@ class GridRecorder(Recorder):
     def read_samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, outputs: Mapping[str, np.ndarray]
     ) -> None:
-        """Record a block of samples (`Recorder.read_samples`), keeping those on
-        the grid."""
+        """Record a block of samples, keeping those on the grid."""
         if not len(t):
             Recorder.read_samples(self, t, x, mode, outputs)
             return

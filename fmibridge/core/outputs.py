@@ -1,17 +1,12 @@
 """Output files: checked before a run, written whole or not at all.
 
-A front door checks where its outputs go before it runs anything, so a bad path
-costs no simulation: the folder must exist and take a file, the path must not
-be a directory, and an existing file is replaced only when asked (`force`).
-`claimed` then creates the file (empty, and locked while the run lasts) at
-once, so that a second run on the same path fails before simulating instead of
-replacing the first one's output; an empty claim that no process locks was
-left by a run that was killed, and the next run takes it over.
-A file is written beside its destination under a temporary name and renamed
-over it, so a reader never sees half a file, and a failure (a full disk,
-Ctrl-C) leaves any old file as it was. The temporary name carries the writer's
-process id: one left by a writer that was killed (SIGKILL) is removed by the
-next write to that path.
+A front door checks its output paths before running anything, then `claimed`
+creates each file empty and locked (flock) for the run, so a second run on the
+same path fails before simulating; an unlocked empty claim was left by a run
+that was killed and is taken over. A file is written under a temporary name
+carrying the writer's process id and renamed over its destination: a reader
+never sees half a file, a failure leaves the old one, and a killed writer's
+temporary file is removed by the next write.
 """
 
 from __future__ import annotations
@@ -34,23 +29,8 @@ except ImportError:  # Windows
 def check_output(
     path: str | Path, *, force: bool = False, what: str = "output"
 ) -> Path:
-    """Return `path` if a file can be written there now; else raise naming why.
-
-    Parameters
-    ----------
-    path : path
-        The file to write.
-    force : bool
-        Allow replacing an existing file.
-    what : str
-        How the message names the path (``"--out"``, ``"output.summary"``).
-
-    Raises
-    ------
-    FmibridgeError
-        If the path is empty or a directory, its folder is missing or read-only,
-        or the file exists and `force` is not set.
-    """
+    """Return `path` if a file can be written there now (an existing one only
+    with `force`); else raise, naming it as `what` (``"--out"``)."""
     if str(path) == "":
         raise FmibridgeError(f"{what} is empty; give a file name such as run.csv.")
     path = Path(path)
@@ -68,11 +48,8 @@ def check_output(
 def check_output_folder(
     path: str | Path, *, force: bool = False, what: str = "output"
 ) -> Path:
-    """Return `path` if a folder of new files can be made there; else raise.
-
-    The folder may exist if it is empty (or `force` is set); its parent must
-    exist and take files.
-    """
+    """Return `path` if a folder of new files can be made there (an existing
+    one empty, or `force`); else raise."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise FmibridgeError(f"{what} {path} exists and is not a folder.")
@@ -103,18 +80,8 @@ def check_folder_writable(folder: Path, what: str = "output") -> None:
 def claimed(
     path: Path | None, *, force: bool = False, what: str = "output"
 ) -> Iterator[Path | None]:
-    """Create `path` empty for the block (unless `force` or None); remove it after
-    unless the block wrote it (`write_atomically` replaced it).
-
-    The claim is locked (flock) while the block runs, so an empty file that no
-    process locks is a claim left by a run that was killed (SIGKILL): it is
-    taken over, not refused (`_is_stale_claim`).
-
-    Raises
-    ------
-    FmibridgeError
-        If the file exists: another run got there first.
-    """
+    """Create `path` empty and locked for the block (unless `force` or None);
+    remove it after unless the block wrote it. Raise if it exists."""
     if path is None or force:
         yield path
         return
@@ -138,9 +105,8 @@ def claimed(
 
 
 def _claim(path: Path) -> int:
-    """Create `path` empty and locked, atomically: a file made and locked under
-    a temporary name, then linked to `path` (FileExistsError if it exists and
-    is not a stale claim, which is removed first); return its descriptor."""
+    """Create `path` empty and locked, atomically (made under a temporary name,
+    then linked; FileExistsError unless a stale claim); return its descriptor."""
     _is_stale_claim(path, remove=True)
     temporary = _temporary(path)
     fd = _locked_new(temporary)
@@ -158,8 +124,7 @@ def _claim(path: Path) -> int:
 
 
 def _locked_new(path: Path) -> int:
-    """Create the file `path` (FileExistsError if it exists), locked (flock,
-    where the platform and filesystem have it); return its descriptor."""
+    """Create the file `path`, locked where flock works; return its descriptor."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     if fcntl is not None:
         with contextlib.suppress(OSError):  # a filesystem without locks
@@ -168,10 +133,8 @@ def _locked_new(path: Path) -> int:
 
 
 def _is_stale_claim(path: Path, *, remove: bool = False) -> bool:
-    """True for an empty regular file that no process holds locked: the claim of
-    a run that was killed before it wrote (without flock: never). With
-    `remove`, remove it while holding its lock, so that a claim another run
-    makes meanwhile is never the one removed."""
+    """True for an empty regular file no process holds locked (without flock:
+    never); with `remove`, removed while holding its lock."""
     if fcntl is None:
         return False
     try:
@@ -193,31 +156,15 @@ def _is_stale_claim(path: Path, *, remove: bool = False) -> bool:
 
 
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """Call write(temporary) beside `path`, then rename it to `path`.
-
-    Raises
-    ------
-    FmibridgeError
-        If writing fails (a full disk, a read-only folder); `path` is unchanged
-        and no temporary file is left.
-    """
+    """Call write(temporary) beside `path`, then rename it to `path`; on
+    failure raise, `path` unchanged and no temporary file left."""
     return write_together({Path(path): write})[0]
 
 
 def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path]:
     """Write several files as a unit: each `write(temporary)` beside its path,
-    then every temporary renamed to its path, under a lock on their folder.
-
-    A failure before the renames leaves every old file as it was; two writers
-    of the same files (two runs with the same ``--out --force``) rename their
-    files one writer after the other, so the files always come from one of
-    them, never a mix.
-
-    Raises
-    ------
-    FmibridgeError
-        If a folder is missing or writing fails (a full disk, a read-only
-        folder); no temporary file is left.
+    then all renamed under a lock on their folders, so two writers' files
+    never mix and a failure (raised) leaves the old files.
     """
     paths = [Path(p) for p in writes]
     for path in paths:
@@ -247,8 +194,8 @@ def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path
 
 @contextlib.contextmanager
 def _locked(folders: set[Path]) -> Iterator[None]:
-    """Hold an exclusive lock (flock) on each folder, in a fixed order, for the
-    block; where the platform has no flock, no lock."""
+    """Hold an exclusive flock on each folder, in a fixed order (none without
+    flock)."""
     with contextlib.ExitStack() as stack:
         if fcntl is not None:  # else (Windows) two writers' renames may interleave
             for folder in sorted(folders):

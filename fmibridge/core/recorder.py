@@ -1,10 +1,5 @@
 """The Recorder a method writes its samples and events to, and that builds the
-Result.
-
-It keeps the samples in arrays within a memory budget (SAMPLE_BUDGET_BYTES): a
-run that would exceed it keeps every second sample, then every fourth, and so
-on, and warns. Inside `recording()` a caller can still build the Result of a
-run that an error or Ctrl-C cut short.
+Result; `recording()` keeps the samples of a run cut short.
 """
 
 from __future__ import annotations
@@ -12,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -37,8 +33,7 @@ _RECORDING: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
 
 
 class Recording:
-    """The samples of the latest run started inside `recording()`, and the
-    journal its Recorder streams them to (if any)."""
+    """The latest run started inside `recording()`, and its journal (if any)."""
 
     def __init__(self, journal: Journal | None = None) -> None:
         self.recorder: Recorder | None = None
@@ -47,8 +42,7 @@ class Recording:
     def result(
         self, status: Status, provenance: Mapping[str, str], detail: str = ""
     ) -> Result | None:
-        """The Result of the samples so far, with `status` (and the `detail` that
-        says where and why it stopped); None if there are none."""
+        """The Result of the samples so far; None if there are none."""
         if self.recorder is None or self.recorder.n_samples == 0:
             return None
         return self.recorder.result(status, provenance, detail)
@@ -56,10 +50,8 @@ class Recording:
 
 @contextlib.contextmanager
 def recording(journal: Journal | None = None) -> Iterator[Recording]:
-    """Keep hold of the samples of a run, to save them if it is cut short.
-
-    With a `journal`, the run's Recorder also appends them to it as they come,
-    for a supervising process to replay if this one dies (`core.journal`).
+    """Keep hold of the samples of a run, to save them if it is cut short
+    (with a `journal`, also streamed to it: `core.journal`).
 
     Examples
     --------
@@ -86,23 +78,16 @@ Observer = Callable[[float, np.ndarray, str], tuple[Mapping[str, float], tuple]]
 class Recorder:
     """Collects samples and events during a run and builds the Result.
 
-    An `observer(t, x, mode)` returns, for each sample, the values of extra
-    columns (an FMU's outputs, read where the sample is taken) and the events
-    the flow handled itself inside the step that ended there (an FMU's own
-    events in Co-Simulation), which are logged before the sample.
-
-    Samples are rows (t, x, outputs) of one float array and a mode code each,
-    grown by doubling up to SAMPLE_BUDGET_BYTES. When the budget is full, every
-    second row kept is dropped and from then on only every `stride`-th sample
-    is kept (stride 2, 4, ...); the latest sample is always kept, and events
-    are logged exactly.
+    An `observer(t, x, mode)` returns, per sample, extra columns (an FMU's
+    outputs) and the events the flow handled itself inside the step (logged
+    before the sample). Rows (t, x, outputs) grow by doubling up to
+    SAMPLE_BUDGET_BYTES; then every second row kept is dropped and only every
+    `stride`-th sample kept (2, 4, ...), the latest always, events exactly.
     """
 
-    # `samples` keeps its rows as `sample` keeps each: an event's rows may come
-    # in a block (a compiled loop's); not so where only some rows are kept
+    # an event's rows may come in a block (not where only some rows are kept)
     blocks_event_rows: bool = True
-    # the run's method reads each transition as it comes (Completion tests each
-    # impact): a compiled loop that fires transitions returns after each one
+    # a compiled loop that fires transitions returns after each one (Completion)
     each_transition: bool = False
 
     def __init__(
@@ -116,7 +101,6 @@ class Recorder:
         self.observer = observer
         self.warnings: list[str] = []
         self._warned: set = set()
-        # the run's step error estimates (Method.run)
         self.local_errors: LocalErrors | None = None
         self.events: list[Event] = []
         self.n_steps = 0
@@ -139,9 +123,7 @@ class Recorder:
         if record is not None:
             record.recorder = self
         self._journal = None if record is None else record.journal
-        # the samples stream to a journal: a loop that gathers them in blocks
-        # hands each over at once, for the journal to outlive a crash (a plain
-        # attribute: the compiled loops read it at each block without a call)
+        # a loop that gathers samples in blocks hands each over at once
         self.is_journaled = self._journal is not None
         if self._journal is not None:
             self._journal.begin(state_names, output_names)
@@ -188,8 +170,7 @@ class Recorder:
     def samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, **outputs: np.ndarray
     ) -> None:
-        """Record a block of samples in one mode (rows of x), with outputs as
-        arrays of the same length (missing ones nan)."""
+        """Record a block of samples in one mode (rows of x; outputs alike)."""
         if self.observer is not None:
             for k, (t_k, x_k) in enumerate(zip(t.tolist(), x, strict=True)):
                 self.sample(t_k, x_k, mode, **{n: v[k] for n, v in outputs.items()})
@@ -199,17 +180,12 @@ class Recorder:
     def read_samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, outputs: Mapping[str, np.ndarray]
     ) -> None:
-        """Record a block of samples whose outputs were read where each was
-        taken (a compiled loop's: `_mode.CompiledMode`), without asking the
-        observer; outputs by name, arrays of the block's length (missing ones
-        nan)."""
+        """Record a block of samples with their outputs (missing ones nan),
+        without asking the observer (a compiled loop's)."""
         n = len(t)
         in_place = self.stride == 1 and self._n + n + 1 <= len(self._rows)
-        block = (
-            self._rows[self._n : self._n + n]
-            if in_place
-            else np.empty((n, self._rows.shape[1]))
-        )
+        width = self._rows.shape[1]
+        block = self._rows[self._n : self._n + n] if in_place else np.empty((n, width))
         block[:, 0] = t
         block[:, 1 : self._x_end] = x.reshape(n, -1)
         for i, name in enumerate(self.output_names):
@@ -218,41 +194,16 @@ class Recorder:
             self._extend(block, mode)
             return
         self._modes[self._n : self._n + n] = self._code(mode)
-        self._n += n
-        self._n_seen += n
-        self._has_tail = False
+        self._n, self._n_seen, self._has_tail = self._n + n, self._n_seen + n, False
         self._journaled(self._n - n)
 
-    def coded_samples(
-        self,
-        t: np.ndarray,
-        x: np.ndarray,
-        codes: np.ndarray,
-        modes: Sequence[str],
-        **outputs: np.ndarray,
+    def coded_rows(
+        self, rows: np.ndarray, codes: np.ndarray, modes: Sequence[str]
     ) -> None:
-        """Record a block of samples in several modes: row k in modes[codes[k]]
-        (`samples`, once per run of one mode where the rows do not fit in place)."""
-        n = len(t)
-        if self.observer is not None or not (
-            self.stride == 1 and self._n + n + 1 <= len(self._rows)
-        ):
-            cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), n]
-            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-                parts = {name: v[a:b] for name, v in outputs.items()}
-                self.samples(t[a:b], x[a:b], modes[codes[a]], **parts)
-            return
-        lookup = np.array([self._code(m) for m in modes], dtype=np.int32)
-        block = self._rows[self._n : self._n + n]
-        block[:, 0] = t
-        block[:, 1 : self._x_end] = x
-        for i, name in enumerate(self.output_names):
-            block[:, self._x_end + i] = outputs.get(name, np.nan)
-        self._modes[self._n : self._n + n] = lookup[codes]
-        self._n += n
-        self._n_seen += n
-        self._has_tail = False
-        self._journaled(self._n - n)
+        """Record whole rows (t, x, outputs), row k in mode modes[codes[k]]."""
+        starts = np.flatnonzero(np.diff(codes, prepend=-1)).tolist()
+        for a, b in zip(starts, [*starts[1:], len(rows)], strict=True):
+            self._extend(rows[a:b], modes[codes[a]])
 
     def event(self, event: Event) -> None:
         """Record a transition and its before/after samples."""
@@ -263,9 +214,8 @@ class Recorder:
     def graze(
         self, t: float, edge: str, approach: float, is_given: bool = True
     ) -> None:
-        """Log a crossing whose impact reset did not apply: the contact was not
-        approaching (`Edge.approach` >= 0, `is_given`; else the guard's own
-        rate, which no sign of the user's can get wrong)."""
+        """Log a crossing whose impact reset did not apply (v_n >= 0, from
+        `Edge.approach` if `is_given`, else the guard's own rate)."""
         self.grazes.append((t, edge, approach))
         if not is_given:
             self._rate_grazes.add(edge)
@@ -350,14 +300,10 @@ class Recorder:
         return result
 
     def _warn_only_grazes(self) -> None:
-        """Warn of an edge whose crossings were all grazes (`Edge.approach` >= 0)
-        and never an impact: an `approach` of the wrong sign makes every impact
-        a graze, which nothing else would show."""
+        """Warn of an edge whose crossings were all grazes, never an impact (an
+        `approach` of the wrong sign)."""
         fired = {event.edge for event in self.events} | self._rate_grazes
-        counts: dict[str, int] = {}
-        for _, edge, _ in self.grazes:
-            if edge not in fired:
-                counts[edge] = counts.get(edge, 0) + 1
+        counts = Counter(edge for _, edge, _ in self.grazes if edge not in fired)
         for edge, n in counts.items():
             self.warn(
                 f"edge {edge!r}: all its {n} crossing(s) were grazes (its `approach`, "
@@ -395,7 +341,7 @@ class Recorder:
         return code
 
     def _journaled(self, start: int) -> None:
-        """Journal the rows kept from `start` on (the last ones), if journaling."""
+        """Journal the rows kept from `start` on, if journaling."""
         if self._journal is not None and start < self._n:
             self._journal.rows(
                 self._rows[start : self._n],

@@ -1,22 +1,8 @@
 """The plain records a run passes between its Python loop and its compiled
-kernels, and what the kernels share with the Python above them.
-
-- `Status`, `Event`: why a run stopped, and one transition of its event log
-  (a Result holds them; `core.result`);
-- `State`, `Rated`, `Waiting`, `Step`: where a run is, and what one attempt
-  produced (`Method._attempt` returns a Step);
-- `ON_SURFACE`: the guard value that counts as on a guard's surface (the
-  firing's checks, Halving's resting contacts and trials undefined beyond a
-  guard, the watchdog); `TIME_RTOL`: times that count as equal (the run loop's
-  end, the walks' grid of steps);
-  `COMPILED_FORMS`: where a Mode keeps the forms the compiled loops take of it;
-- `non_finite`, `unstable`: the errors a kernel raises for a non-finite state or
-  guard, and for fixed steps that are unstable on the flow.
-
-The floor of the wall between Python and compiled code (DESIGN.md, fourth
-round): the compiled modules (`methods/_*.pyx`) build and return these records
-and import them from here, never from the method, recorder or result layers.
-It imports nothing of fmibridge but `core.errors`.
+kernels: `Status`, `Event`, `State`, `Rated`, `Waiting`, `Step`, the
+tolerances `ON_SURFACE` and `TIME_RTOL`, and the errors `non_finite` and
+`unstable`. The floor of the wall between Python and compiled code (DESIGN.md,
+fourth round): it imports nothing of fmibridge but `core.errors`.
 """
 
 from __future__ import annotations
@@ -24,7 +10,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -32,25 +18,27 @@ from .errors import FmibridgeError
 
 if TYPE_CHECKING:
     from .integrators import Scheme
-    from .system import Mode
+
+
+class _Mode(Protocol):
+    """What the errors read of a `system.Mode` (which imports this module)."""
+
+    name: str
+    flow: Any
+    edges: Any
+
 
 # |g| below this (SI units) counts as on the guard's surface: far above the
 # round-off of a located crossing, far below any gap a model resolves.
 ON_SURFACE = 1e-8
-# times closer than TIME_RTOL * h count as equal (h-relative round-off)
-TIME_RTOL = 1e-9
-# The key of the compiled forms a method keeps in a Mode's __dict__ (they go with
-# the mode, and are not pickled with it: `methods._mode.compiled_mode`,
-# `Mode.__getstate__`).
+TIME_RTOL = 1e-9  # times closer than TIME_RTOL * h count as equal
+# the key of the compiled forms a method keeps in a Mode's __dict__ (not pickled)
 COMPILED_FORMS = "_compiled_forms"
 
 
 class Status(enum.Enum):
-    """Why a run stopped; each value is the message shown to the user.
-
-    A stopped run's `Result.detail` adds what the message cannot know: the time,
-    the guard or reset at fault, and the events counted.
-    """
+    """Why a run stopped; each value is the message shown to the user (a
+    stopped run's `Result.detail` adds the time and the guard or reset at fault)."""
 
     REACHED_END = "Reached t_end."
     MAX_STEPS = "Stopped after max_steps steps; raise max_steps or h."
@@ -99,33 +87,16 @@ class Status(enum.Enum):
 
     @property
     def is_success(self) -> bool:
-        """True where the run ended as the model asked: at t_end, or where the
-        FMU itself ended the simulation."""
+        """True at t_end, or where the FMU itself ended the simulation."""
         return self in (Status.REACHED_END, Status.TERMINATED)
 
 
 @dataclass(frozen=True)
 class Event:
-    """One discrete transition.
-
-    Attributes
-    ----------
-    t : float
-        Time of the transition, s.
-    edge : str
-        Name of the edge that fired.
-    source, target : str
-        Modes before and after.
-    x_before, x_after : ndarray
-        State on the guard and after the reset.
-    simultaneous : tuple of str
-        Other edges whose guards were crossed within the time tolerance; they
-        fire next if their guard is still crossed in the target mode.
-    t_tol : float
-        How closely the method located t, s (`Method.location_tolerance`:
-        Halving's bracket t_tol, Relaxation's strip width eps); nan where not
-        stated.
-    """
+    """One discrete transition at time t: edge `edge` from mode `source` to
+    `target`, state `x_before` on the guard and `x_after` the reset. Edges
+    crossed within the time tolerance are `simultaneous` (they fire next if
+    still crossed); `t_tol` is how closely t was located (nan: not stated)."""
 
     t: float
     edge: str
@@ -148,9 +119,8 @@ class State:
 
 @dataclass(frozen=True)
 class Rated(State):
-    """A State that carries its guards' rates dg/dt and dx/dt, from which they
-    came (the next step's start: its first stage), and under a tolerance the
-    adaptive stepper's proposal for the next step."""
+    """A State with its guards' rates dg/dt, dx/dt (the next step's first
+    stage) and, under a tolerance, the adaptive stepper's next step."""
 
     rates: list[float] | None = field(default=None, repr=False, compare=False)
     slope: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -159,10 +129,9 @@ class Rated(State):
 
 @dataclass(frozen=True)
 class Waiting(State):
-    """A State on a relaxation strip whose wait outlasts the attempt (it ended
-    at an output time or a time event): `edge` (its index in the mode, with
-    the `others` on their strips too) fires at `t_reset`, the state held at x
-    meanwhile (Burden et al., Fig. 12, Steps 13-14)."""
+    """A State on a relaxation strip whose wait outlasts the attempt: edge
+    number `edge` (and the `others`) fires at `t_reset`, x held meanwhile
+    (Burden et al., Fig. 12, Steps 13-14)."""
 
     t_reset: float = 0.0
     edge: int = 0
@@ -171,17 +140,16 @@ class Waiting(State):
 
 @dataclass(frozen=True)
 class Step:
-    """What one attempt produced: the next state, or a reason to stop (and
-    the detail that names where and why)."""
+    """What one attempt produced: the next state, or a reason to stop and its
+    detail."""
 
     state: State
     stop: Status | None = None
     detail: str = ""
 
 
-def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:
-    """Return the error for a non-finite state or guard value at (t, x): it
-    names the guard when the state is finite, else the mode's flow."""
+def non_finite(mode: _Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:
+    """The error for a non-finite state (naming the flow) or guard value at (t, x)."""
     if not np.all(np.isfinite(x)):
         return FmibridgeError(
             f"Mode {mode.name!r}: the flow gives non-finite states {x.tolist()} at "
@@ -191,16 +159,15 @@ def non_finite(mode: Mode, t: float, x: np.ndarray, g: list[float]) -> Fmibridge
     bad = next(i for i, g_i in enumerate(g) if not math.isfinite(g_i))
     guard = mode.edges[bad].guard
     return FmibridgeError(
-        f"Guard {guard.name!r} (`{_name_of(guard.fn)}`) of mode {mode.name!r} "
+        f"Guard {guard.name!r} (`{name_of(guard.fn)}`) of mode {mode.name!r} "
         f"returned {g[bad]!r} at t = {t!r}, x = {names}; a guard must be finite "
         f"wherever the flow is defined."
     )
 
 
-def unstable(name: str, scheme: Scheme, mode: Mode, growth: dict) -> FmibridgeError:
-    """Return the error for the fixed steps of method `name` whose local error
-    estimates grow geometrically (`LocalErrors.add`): it names the step that is
-    stable on the pole the growth implies (`Scheme.stable_step`)."""
+def unstable(name: str, scheme: Scheme, mode: _Mode, growth: dict) -> FmibridgeError:
+    """The error for fixed steps whose error estimates grow geometrically
+    (`LocalErrors.add`), naming a step stable on the implied pole."""
     h = growth["h"]
     rate = scheme.pole_rate(h, growth["growth"])
     h_stable = scheme.stable_step(rate)
@@ -216,9 +183,10 @@ def unstable(name: str, scheme: Scheme, mode: Mode, growth: dict) -> FmibridgeEr
     )
 
 
-def _describe(mode: Mode) -> str:
+def _describe(mode: _Mode) -> str:
     return ", ".join(f"{k}={v}" for k, v in mode.flow.describe().items())
 
 
-def _name_of(fn: object) -> str:
+def name_of(fn: object) -> str:
+    """The name of a function (or of its class) for messages."""
     return getattr(fn, "__name__", type(fn).__name__)

@@ -1,8 +1,5 @@
-"""Result of a run: samples, modes, event log, status and provenance.
-
-A method writes its samples to a `core.recorder.Recorder`, which builds the
-Result at the end of the run.
-"""
+"""Result of a run: samples, modes, event log, status and provenance (built by
+a `core.recorder.Recorder`)."""
 
 from __future__ import annotations
 
@@ -29,32 +26,25 @@ REPR_NAMES = 6  # state names a Result's repr lists before it counts them instea
 class Result:
     """The outcome of one run, pandas-first and self-describing.
 
-    Its repr is one line (status, span, states, samples, events, wall time);
-    the arrays are behind the attributes below.
-
     Attributes
     ----------
     t : ndarray, shape (n_samples,)
-        Sample times; an event adds two samples at its time (before, after).
+        Sample times; an event adds two samples at its time.
     x : ndarray, shape (n_samples, n_states)
-        States; time runs down the rows.
     mode : ndarray of str, shape (n_samples,)
     state_names : tuple of str
     events : tuple of Event
     status : Status
     stats : mapping
-        n_steps (accepted), n_rejected, n_events, n_silent_events (FMU events
-        that changed nothing the run reads: no state, no recorded output and,
-        in Model Exchange, no event indicator's value).
+        n_steps, n_rejected, n_events, n_silent_events.
     provenance : mapping
         Method and its parameters, system, library versions, wall time.
     outputs : mapping
-        Extra columns aligned with `t` (for example the contact force `lam`).
+        Extra columns aligned with `t` (the contact force `lam`, FMU outputs).
     units : mapping
-        The unit of each column that has one (an FMU's variables), for plots.
+        The unit of each column that has one.
     detail : str
-        For a run that stopped early: where and why, naming the guard, reset or
-        function at fault ("" when it reached t_end).
+        For a run that stopped early: where and why ("" at t_end).
 
     Examples
     --------
@@ -125,13 +115,9 @@ class Result:
     def __getitem__(self, key: slice | list[str] | np.ndarray) -> np.ndarray: ...
 
     def __getitem__(self, key: object) -> np.ndarray | np.void:
-        """Index the samples as FMPy's result (a structured array) is indexed.
-
-        A name ('time', a state or an output) gives that column; a list of
-        names, a structured array of those columns; an integer, one row (a
-        numpy record, 'time' first); a slice or an index array, those rows as a
-        structured array (`to_structured`).
-        """
+        """Index the samples as FMPy's structured result: a name gives a
+        column, a list of names those columns, an integer one row (a record),
+        a slice or index array those rows (`to_structured`)."""
         if isinstance(key, str):
             return self._column(key)
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
@@ -161,11 +147,7 @@ class Result:
     def __array__(
         self, dtype: DTypeLike | None = None, copy: bool | None = None
     ) -> np.ndarray:
-        """``np.asarray(result)``: the structured array of `to_structured`.
-
-        The array is new at each call (`copy` cannot share the Result's
-        memory), so writing to it leaves the Result as it was.
-        """
+        """``np.asarray(result)``: a new array of `to_structured`."""
         array = self.to_structured()
         return array if dtype is None else array.astype(dtype)
 
@@ -180,23 +162,13 @@ class Result:
         return np.array([e.t for e in self.events])
 
     def to_structured(self, columns: Sequence[str] | None = None) -> np.ndarray:
-        """Return the samples as FMPy's result: a structured array with 'time' first.
-
-        ``np.asarray(result)``, ``result.dtype``, ``len(result)`` and indexing
-        by row give the same array, so code written for `fmpy.simulate_fmu`'s
-        result (``fmpy.util.write_csv``, ``result[-1]``) takes a Result.
-
-        Parameters
-        ----------
-        columns : sequence of str, optional
-            The columns after 'time' (default: every state, then every output).
-        """
+        """Return the samples as FMPy's result: a structured array with 'time'
+        first, then `columns` (default: every state, then every output)."""
         names = self.columns if columns is None else columns
         return self._structured(["time", *names], slice(None))
 
     def _structured(self, names: Sequence[str], rows: Any) -> np.ndarray:
-        """The columns `names` at `rows` (an index, slice or index array) as a
-        structured array; a numpy record for a single row."""
+        """The columns `names` at `rows` as a structured array (one row: a record)."""
         t = self.t[rows]  # numpy's own IndexError for a row out of range
         array = np.empty(np.shape(t), dtype=_dtype(names))
         for name in names:
@@ -213,50 +185,31 @@ class Result:
         for name, values in self.outputs.items():
             frame[name] = values
         frame["mode"] = self.mode
-        frame.attrs = {
-            "status": self.status.name,
-            "detail": self.detail,
-            **self.provenance,
-        }
+        frame.attrs = {"status": self.status.name, "detail": self.detail}
+        frame.attrs.update(self.provenance)
         return frame
 
     def events_frame(self) -> pd.DataFrame:
         """Return the event log: one row per transition, states before and after."""
         import pandas as pd
 
+        sides = ("before", "after")
         rows = []
         for e in self.events:
             row = {"time": e.t, "edge": e.edge, "source": e.source, "target": e.target}
-            row.update(
-                {
-                    f"{n}_before": v
-                    for n, v in zip(self.state_names, e.x_before, strict=True)
-                }
-            )
-            row.update(
-                {
-                    f"{n}_after": v
-                    for n, v in zip(self.state_names, e.x_after, strict=True)
-                }
-            )
-            row["simultaneous"] = ";".join(e.simultaneous)
-            row["t_tol"] = e.t_tol
+            for side, x in zip(sides, (e.x_before, e.x_after), strict=True):
+                names = [f"{n}_{side}" for n in self.state_names]
+                row.update(zip(names, x, strict=True))
+            row.update(simultaneous=";".join(e.simultaneous), t_tol=e.t_tol)
             rows.append(row)
-        columns = ["time", "edge", "source", "target"]
-        columns += [f"{n}_before" for n in self.state_names]
-        columns += [f"{n}_after" for n in self.state_names]
-        columns += ["simultaneous", "t_tol"]
+        states = [f"{n}_{side}" for side in sides for n in self.state_names]
+        columns = ["time", "edge", "source", "target", *states, "simultaneous", "t_tol"]
         return pd.DataFrame(rows, columns=columns)
 
     def to_csv(self, path: str | Path, events: str | Path | None = None) -> Path:
-        """Write the samples as CSV (a `time` column, one per state, `mode`).
-
-        `pandas.read_csv(path, index_col="time")` reads it back identically. The
-        file is written whole or not at all (`write_atomically`). With `events`,
-        the event log (`events_to_csv`) is written there as a unit with the
-        samples (`write_together`): the two files always come from one run,
-        even when several runs write them at once.
-        """
+        """Write the samples as CSV (`time`, the columns, `mode`), whole or not
+        at all; with `events`, the event log too, as a unit (`write_together`).
+        `pandas.read_csv(path, index_col="time")` reads it back identically."""
         writes = {Path(path): self.to_pandas().to_csv}
         if events is not None:
             writes[Path(events)] = self._events_writer()
@@ -272,7 +225,7 @@ class Result:
 
     def raise_for_status(self) -> Result:
         """Raise FmibridgeError if the run stopped before its end; else return
-        this Result (so calls chain; the REPL shows its one-line repr)."""
+        this Result (so calls chain)."""
         if not self.status.is_success:
             where = f"t = {float(self.t[-1])!r}" if len(self.t) else "its start"
             raise FmibridgeError(f"Run stopped at {where}: {self.message}")
@@ -281,17 +234,15 @@ class Result:
     def plot(
         self, columns: Sequence[str] | None = None, *, axes=None, events: bool = True
     ):
-        """Plot each column in its own subplot against time; return the axes.
-
-        Each subplot's label carries the column's unit, and thin grey lines
-        mark the events (unless `events` is False).
+        """Plot each column (labelled with its unit) in its own subplot against
+        time; return the axes.
 
         Parameters
         ----------
         columns : sequence of str, optional
-            The columns to draw (default: every state, then every output).
+            The columns to draw (default: all).
         axes : sequence of matplotlib Axes, optional
-            One per column; by default a new figure with one subplot each.
+            One per column (default: a new figure).
         events : bool
             Mark each event's time with a thin grey line.
         """
@@ -299,14 +250,9 @@ class Result:
 
         names = list(self.columns if columns is None else columns)
         if axes is None:
-            _, axes = plt.subplots(
-                len(names),
-                1,
-                sharex=True,
-                squeeze=False,
-                figsize=(6, 1 + 1.6 * len(names)),
-            )
-            axes = axes[:, 0]
+            size = (6, 1 + 1.6 * len(names))
+            axes = plt.subplots(len(names), sharex=True, squeeze=False, figsize=size)
+            axes = axes[1][:, 0]
         for ax, name in zip(axes, names, strict=True):
             ax.plot(self.t, self[name])
             unit = self.units.get(name)

@@ -1,12 +1,6 @@
-"""Temporary folders named by the process that owns them, so that the folders of
-a process that was killed (SIGKILL, an out-of-memory kill) are removed by the
-next one.
-
-A process removes its folders itself when it ends or is told to (atexit,
-SIGTERM, `finally`), but a process killed outright cannot: its unpacked FMUs
-stayed in the temporary folder for good. Each folder's name carries its
-owner's process id (``fmibridge_<pid>_...``); the first folder a process makes
-with a prefix removes the folders of that prefix whose owner no longer runs.
+"""Temporary folders named by their process (``fmibridge_<pid>_...``), so the
+folders of a process killed outright (SIGKILL, out of memory) are removed by
+the next one to make a folder of that prefix.
 """
 
 from __future__ import annotations
@@ -20,8 +14,8 @@ _SWEPT: set[tuple[str, str]] = set()  # (temporary folder, prefix) swept already
 
 
 def new_folder(prefix: str) -> Path:
-    """Make a new temporary folder ``<prefix><pid>_...`` and return it, after
-    removing (once per process) those of `prefix` whose process has ended."""
+    """Make and return a temporary folder ``<prefix><pid>_...``, after removing
+    (once per process) those of `prefix` whose process has ended."""
     parent = tempfile.gettempdir()
     if (parent, prefix) not in _SWEPT:
         _SWEPT.add((parent, prefix))
@@ -29,26 +23,20 @@ def new_folder(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}_"))
 
 
-def remove_stale(parent: Path, prefix: str) -> list[Path]:
+def remove_stale(parent: Path, prefix: str) -> None:
     """Remove the folders ``<prefix><pid>_...`` in `parent` whose process no
-    longer runs; return them."""
-    removed = []
+    longer runs."""
     with os.scandir(parent) as entries:
         for entry in entries:  # a shared temporary folder holds many others'
-            if not entry.name.startswith(prefix):
-                continue
             pid = entry.name[len(prefix) :].partition("_")[0]
-            if not pid.isdigit():
+            if not (entry.name.startswith(prefix) and pid.isdigit()):
                 continue
             if entry.is_dir(follow_symlinks=False) and not is_running(int(pid)):
                 shutil.rmtree(entry.path, ignore_errors=True)
-                removed.append(Path(entry.path))
-    return removed
 
 
 def is_running(pid: int) -> bool:
-    """True if process `pid` exists (another user's included); on Windows,
-    where signal 0 would end the process, always True."""
+    """True if process `pid` exists (always on Windows: signal 0 would end it)."""
     if os.name == "nt":
         return True
     try:

@@ -1,12 +1,8 @@
 """A run's time span checked against its step, at the front doors.
 
-Every method steps from t0 to t_end by at most h. A span that is empty, a step
-longer than the span (the run "reaches" t_end at t0), a step lost in round-off
-(t + h == t) or one too short to reach t_end within max_steps gives a run that
-looks finished and is not, or never finishes. The front doors (the command
-line, adapter files, sweeps) refuse these with a message naming the setting; a
-step as long as the span is one step, from t0 to t_end (FMPy's run of one
-output interval).
+An empty span, a step longer than it, one lost in round-off (t + h == t) or
+too short to reach t_end within max_steps gives a run that looks finished and
+is not, or never ends; these are refused naming the setting.
 """
 
 from __future__ import annotations
@@ -19,13 +15,7 @@ from .numbers import as_float, is_number
 
 
 def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
-    """Return `t_end` as a float if it is a finite time after t0; else raise.
-
-    Examples
-    --------
-    >>> check_span(0.0, 3)
-    3.0
-    """
+    """Return `t_end` as a float if it is a finite time after t0; else raise."""
     if not is_number(t_end):
         raise FmibridgeError(f"`{name}` must be a number, got {t_end!r}.")
     if not (t0 < as_float(t_end) < math.inf):
@@ -39,19 +29,8 @@ def check_span(t0: float, t_end: object, name: str = "t_end") -> float:
 def check_step(
     h: float, t0: float, t_end: float, max_steps: int, name: str = "h"
 ) -> float:
-    """Return `h` if steps of h take a run from t0 to t_end; else raise naming why.
-
-    Raises
-    ------
-    FmibridgeError
-        If h is longer than t_end - t0, t + h == t somewhere in the span,
-        or the span needs more than `max_steps` steps of h.
-
-    Examples
-    --------
-    >>> check_step(1e-3, 0.0, 3.0, 10_000)
-    0.001
-    """
+    """Return `h` if steps of h take a run from t0 to t_end (h within the span,
+    not lost in round-off, at most `max_steps` of them); else raise."""
     span = t_end - t0
     if not h <= span:
         raise FmibridgeError(
@@ -70,16 +49,8 @@ def check_step(
 def check_count(
     h: float, t0: float, t_end: float, max_steps: int, name: str = "h"
 ) -> float:
-    """Return `h` if the span holds at most `max_steps` steps of h; else raise.
-
-    A step ends on every output time too, so an output interval is checked
-    the same way, before its grid is allocated.
-
-    Examples
-    --------
-    >>> check_count(0.5, 0.0, 3.0, 10)
-    0.5
-    """
+    """Return `h` if the span holds at most `max_steps` steps of h (or output
+    intervals); else raise."""
     span = t_end - t0
     if span / h > max_steps:
         raise FmibridgeError(

@@ -1,34 +1,18 @@
 """Calls run in a supervised child process: native code cannot take the caller down.
 
-An FMU is C code in the process that loads it: a segfault or `abort()` there
-kills the process, an `exit()` ends it, and an endless loop holds it (and its
-signals: Python runs a handler only between bytecodes). The command line and
-sweeps therefore run each simulation through a `Supervisor`: one child
-process (``python -c ...serve()``, a fresh interpreter, as the 'spawn' start
-method makes; a plain `subprocess`, so that daemonic Dask workers may start
-it too) that runs the calls sent to it one at a time and is kept between
-calls (imports and compiled kernels are loaded once). The parent waits in
-`select` and so stays responsive:
-
-- a call returns its value, or raises the exception the child raised;
-- if the child dies (a signal, or an exit), the call raises `ProcessDied`
-  naming the signal or exit code and the time the run had reached; the next
-  call starts a new child;
-- past its `timeout` the child is killed and the call raises
-  `TimeLimitExceeded`;
-- Ctrl-C or SIGTERM in the parent kills the child at once (it ignores both
-  itself) and is raised as usual.
-
-Whatever the ending, the run's samples are kept: the child records inside
-``recording(journal)`` (`core.journal`), and every call that ends without a
-value replays the journal into the caller's `recording()`, so the caller
-writes the partial Result as for a run cut short in its own process. Each
-child gets a temporary folder of its own (``fmibridge_worker_<pid>_*``, its
-`tempfile.tempdir`: FMUs are unpacked there), removed when it ends, however
-it ends, and by the next supervisor if this process was killed
-(`core.scratch`). On Linux the child also dies with its parent
-(PR_SET_PDEATHSIG). Warnings the child gives are given again in the parent,
-where its filters apply.
+An FMU's segfault, `abort()`, `exit()` or endless loop would take its process
+with it (Python runs a signal handler only between bytecodes). A `Supervisor`
+runs each call in a child process (a fresh interpreter started by `subprocess`,
+so daemonic Dask workers may start it too; kept between calls) and waits in
+`select`: a call returns its value or raises the child's exception; a child
+that dies raises `ProcessDied` (the signal or exit code, the time reached) and
+the next call starts a new one; past `timeout` the child is killed
+(`TimeLimitExceeded`); Ctrl-C or SIGTERM in the parent kills it at once. However
+a call ends, its samples are kept: the child records into a journal
+(`core.journal`), replayed into the caller's `recording()`. Each child has its
+own temporary folder, removed when it ends (`core.scratch`), dies with its
+parent on Linux (PR_SET_PDEATHSIG), and its warnings are given again in the
+parent, where its filters apply.
 """
 
 from __future__ import annotations
@@ -69,7 +53,7 @@ _IS_CHILD = False  # set in the child (`serve`)
 
 
 class ProcessDied(FmibridgeError):
-    """The child running a call died: killed by a signal, or it exited.
+    """The child running a call died (a signal, or an exit).
 
     Attributes
     ----------
@@ -131,12 +115,10 @@ class Supervisor:
         kwargs : mapping
             Its keyword arguments.
         timeout : float, optional
-            Seconds of wall time from the start of the call in the child (its
-            process started and `fn` unpickled) after which the child is
-            killed, `grace` seconds later (a call that stops itself at its own
-            time limit returns in the meantime).
+            Seconds of wall time from the call's start in the child after
+            which the child is killed (`grace` seconds later).
         grace : float
-            Seconds granted past `timeout`.
+            Seconds granted past `timeout` (for a run to stop itself).
         what : str
             How messages name the call (the model's file).
 
@@ -146,7 +128,7 @@ class Supervisor:
             The child died, or was killed at `timeout`.
         BaseException
             Whatever `fn` raised in the child; KeyboardInterrupt and Terminated
-            (SIGTERM) in this process after killing the child.
+            here, after killing the child.
         """
         process, folder = self._start()
         self._n_calls += 1
@@ -154,7 +136,7 @@ class Supervisor:
         job = (fn, dict(kwargs), journal, dict(os.environ), os.getcwd(), sys.path)
         self._is_busy = True
         try:
-            _send(_stdin(process).fileno(), job)
+            _send(cast(IO[bytes], process.stdin).fileno(), job)
             limit = None if timeout is None else (timeout, grace)
             return self._reply(limit, what, journal)
         except BaseException:
@@ -203,8 +185,8 @@ class Supervisor:
     def _reply(
         self, limit: tuple[float, float] | None, what: str, journal: Path
     ) -> Any:
-        """Wait for the child's answer, giving its warnings again meanwhile;
-        kill it at the end of `limit` (timeout, grace) from the call's start."""
+        """Wait for the child's answer, giving its warnings again; kill it at
+        the end of `limit` (timeout, grace)."""
         deadline = None
         reader = _Reader(self._replies)
         while True:
@@ -226,7 +208,10 @@ class Supervisor:
                 raise self._died(what, journal)
             kind, *rest = cast(tuple[Any, ...], message)  # ("kind", ...)
             if kind == "warning":
-                _warn_again(*rest)
+                category, text = rest
+                if not (isinstance(category, type) and issubclass(category, Warning)):
+                    category = UserWarning
+                warnings.warn(text, category, stacklevel=3)
             elif kind == "started":
                 deadline = None if limit is None else time.monotonic() + sum(limit)
             else:
@@ -259,8 +244,8 @@ class Supervisor:
             return None
         if kill:
             process.kill()
-        with contextlib.suppress(OSError):
-            _stdin(process).close()  # the child's loop ends at end of file
+        with contextlib.suppress(OSError):  # the child's loop ends at end of file
+            cast(IO[bytes], process.stdin).close()
         try:
             return process.wait(timeout=CLOSE_S)
         except subprocess.TimeoutExpired:
@@ -278,10 +263,8 @@ HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 @contextlib.contextmanager
 def _signals_held():
-    """Hold SIGINT and SIGTERM until the body ends, then deliver them: the
-    cleanup after a cut-short call (the child ended, its journal replayed) is
-    not itself cut short. `timeout` sends SIGTERM to the command and again to
-    its process group, so a second one often comes while the first is handled."""
+    """Hold SIGINT and SIGTERM until the body ends, so the cleanup after a
+    cut-short call is not itself cut short (`timeout` sends SIGTERM twice)."""
     if not hasattr(signal, "pthread_sigmask"):  # Windows: nothing to hold
         yield
         return
@@ -293,7 +276,7 @@ def _signals_held():
 
 
 def _signal_name(number: int) -> str:
-    """'SIGSEGV (Segmentation fault)', or the number of an unknown signal."""
+    """'SIGSEGV (Segmentation fault)', or the number."""
     try:
         return f"{signal.Signals(number).name} ({signal.strsignal(number)})"
     except ValueError:
@@ -311,14 +294,6 @@ def _time_reached(journal: Path) -> float | None:
     partial = record.result(Status.FAILED, {})
     return None if partial is None else float(partial.t[-1])
 
-
-def _warn_again(category: type[Warning], message: str) -> None:
-    if not (isinstance(category, type) and issubclass(category, Warning)):
-        category = UserWarning
-    warnings.warn(message, category, stacklevel=4)
-
-
-# -- one per thread ---------------------------------------------------------------
 
 _SHARED: dict[int, Supervisor] = {}
 _SHARED_LOCK = threading.Lock()
@@ -341,9 +316,6 @@ def close_all() -> None:
         supervisor.close()
 
 
-# -- the pipe -----------------------------------------------------------------------
-
-
 def _send(fd: int, message: object) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(SIZE.pack(len(data)) + data)
@@ -352,20 +324,12 @@ def _send(fd: int, message: object) -> None:
 
 
 def _same_package_env() -> dict[str, str]:
-    """The child's environment: this fmibridge first on its path. The child runs
-    with -P (its working directory not on the path), so a source tree there (a
-    clone, not built in place) cannot shadow the installed package."""
+    """The child's environment: this fmibridge first on its path (with -P, a
+    source tree in the working directory cannot shadow it)."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the folder of `fmibridge/`
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return env
-
-
-def _stdin(process: subprocess.Popen) -> IO[bytes]:
-    """The child's stdin (a pipe: it is started with stdin=PIPE)."""
-    if process.stdin is None:
-        raise RuntimeError("the simulation process has no stdin pipe")
-    return process.stdin
 
 
 class _Reader:
@@ -376,8 +340,9 @@ class _Reader:
     def __init__(self, fd: int) -> None:
         self.fd, self.buffer = fd, bytearray()
 
-    def next(self, wait: float) -> object:
-        """Return the next message, PENDING after `wait` s, or None at end of file."""
+    def next(self, wait: float | None) -> object:
+        """Return the next message, PENDING after `wait` s (None: no limit), or
+        None at end of file."""
         while True:
             message = self._parsed()
             if message is not _Reader.PENDING:
@@ -395,50 +360,32 @@ class _Reader:
         (size,) = SIZE.unpack_from(self.buffer)
         if len(self.buffer) < SIZE.size + size:
             return _Reader.PENDING
-        message = pickle.loads(self.buffer[SIZE.size : SIZE.size + size])
+        data = bytes(self.buffer[SIZE.size : SIZE.size + size])
         del self.buffer[: SIZE.size + size]
-        return message
-
-
-def _receive(fd: int) -> bytes | None:
-    """The next message (pickled) on a blocking pipe, or None at end of file."""
-    head = _read_exactly(fd, SIZE.size)
-    if head is None:
-        return None
-    return _read_exactly(fd, SIZE.unpack(head)[0])
-
-
-def _read_exactly(fd: int, n: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)
-
-
-# -- the child ------------------------------------------------------------------------
+        return pickle.loads(data)
 
 
 def serve() -> None:
-    """The child's loop (``python -c ... serve() REPLY_FD PARENT_PID FOLDER``).
-
-    Runs each call read from stdin inside ``recording(journal)`` and sends
-    back its warnings, then its value or exception, until stdin ends.
-    """
+    """The child's loop (``python -c ... serve() REPLY_FD PARENT_PID FOLDER``):
+    run each call read from stdin and send back its warnings, then its value
+    or exception, until stdin ends."""
     global _IS_CHILD
     _IS_CHILD = True
     replies, parent, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _die_with_parent(parent)
+    if sys.platform.startswith("linux"):  # SIGKILL when the parent dies
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before that
+        os._exit(1)
     tempfile.tempdir = folder
-    while (job := _receive(sys.stdin.fileno())) is not None:
+    jobs = _Reader(sys.stdin.fileno())
+    while True:
         try:
-            call = pickle.loads(job)
+            if (call := jobs.next(None)) is None:
+                break
             _send(replies, ("started",))
-            reply = _run(replies, *call)
+            reply = _run(replies, *cast(tuple, call))
         except Exception as exc:  # noqa: BLE001 - a call that does not unpickle here
             reply = ("error", _portable(exc))
         try:
@@ -453,14 +400,6 @@ def is_child() -> bool:
     return _IS_CHILD
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux for SIGKILL when the parent dies (a hung FMU never reads stdin)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before that
-        os._exit(1)
-
-
 def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
     """Run one call as the parent would (its environment, folder and sys.path)."""
     os.environ.clear()
@@ -471,7 +410,11 @@ def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
     try:
         with warnings.catch_warnings(), recording(sink):
             warnings.simplefilter("always", FmibridgeWarning)  # the parent filters
-            warnings.showwarning = _forward(replies)
+
+            def show(message, category, *where, **line) -> None:
+                _send(replies, ("warning", category, str(message)))
+
+            warnings.showwarning = show
             try:
                 return ("value", fn(**kwargs))
             except BaseException as exc:  # every ending goes back to the parent
@@ -480,16 +423,9 @@ def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
         sink.close()
 
 
-def _forward(replies: int):
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
-        _send(replies, ("warning", category, str(message)))
-
-    return show
-
-
 def _portable(exc: BaseException) -> BaseException:
-    """`exc` if it survives pickling, else an FmibridgeError saying what it was;
-    an unexpected one carries the child's traceback as a note."""
+    """`exc` if it pickles, else an FmibridgeError saying what it was; an
+    unexpected one carries the child's traceback as a note."""
     if not isinstance(exc, FmibridgeError | KeyboardInterrupt | SystemExit):
         exc.add_note(
             "Traceback in the simulation process:\n"

@@ -1,8 +1,7 @@
 """The hybrid system: modes with flows, edges with guards and resets.
 
-Guard sign convention: g(t, x) > 0 inside the domain; a "falling"
-guard fires when g reaches zero from above. FMI event indicators may cross
-either way, so a guard carries a direction.
+A guard g(t, x) is positive inside the domain; a "falling" guard fires when g
+reaches zero from above, a "rising" one from below (FMI event indicators).
 
 References
 ----------
@@ -21,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from .errors import FmibridgeError
 from .numbers import is_real
-from .records import COMPILED_FORMS
+from .records import COMPILED_FORMS, name_of
 
 if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from ..flows.base import Flow
@@ -32,10 +31,8 @@ Kind = Literal["unilateral", "bilateral"]
 KINDS = ("unilateral", "bilateral")
 GuardFn = Callable[[float, np.ndarray], float]
 ResetFn = Callable[[float, np.ndarray], np.ndarray]
-
-
-def _name_of(fn: object) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
+# a Guard's fields that take one of a few words, and those words
+_CHOICES = {"direction": DIRECTIONS, "reset_at": ("surface", "beyond"), "kind": KINDS}
 
 
 @dataclass(frozen=True)
@@ -47,19 +44,16 @@ class Guard:
     fn : callable
         g(t, x) -> float.
     direction : {'falling', 'rising', 'either'}
-        Which zero crossing fires: 'falling' (from g > 0 to g < 0, the
-        default), 'rising' (from g < 0 to g > 0) or 'either'.
+        Which zero crossing fires: from g > 0 to g < 0, the reverse, or both.
     name : str, optional
         Name in the event log; defaults to the function's name.
     reset_at : {'surface', 'beyond'}
-        Where the reset is applied: on the surface g = 0 (the default), or at
-        the first located point beyond it, for resets that test their own
-        condition (an FMU's event mode runs `when h <= 0` itself).
+        Apply the reset on g = 0, or at the first located point beyond it (for
+        resets that test their own condition, as an FMU's event mode does).
     kind : {'unilateral', 'bilateral'}
-        Event class (Esposito and Kumar, Sec. 2.3): a 'unilateral' guard must
-        never be crossed, since the flow may be undefined beyond it (the
-        default); a 'bilateral' guard may be crossed. Only methods that
-        approach guards from one side (`Unilateral`) read it.
+        A unilateral guard must never be crossed, the flow may be undefined
+        beyond it; a bilateral one may be (Esposito and Kumar, Sec. 2.3). Only
+        `Unilateral` reads it.
     """
 
     fn: GuardFn
@@ -71,34 +65,22 @@ class Guard:
     def __post_init__(self) -> None:
         if not callable(self.fn):
             raise FmibridgeError(f"Guard: `fn` must be callable, got {self.fn!r}.")
-        if self.direction not in DIRECTIONS:
-            raise FmibridgeError(
-                f"Guard `{self.name or _name_of(self.fn)}`: `direction` must be "
-                f"'falling', 'rising' or 'either', got {self.direction!r}."
-            )
-        if self.reset_at not in ("surface", "beyond"):
-            raise FmibridgeError(
-                f"Guard `{self.name or _name_of(self.fn)}`: `reset_at` must be "
-                f"'surface' or 'beyond', got {self.reset_at!r}."
-            )
-        if self.kind not in KINDS:
-            raise FmibridgeError(
-                f"Guard `{self.name or _name_of(self.fn)}`: `kind` must be "
-                f"'unilateral' or 'bilateral', got {self.kind!r}."
-            )
+        for key, words in _CHOICES.items():
+            if getattr(self, key) not in words:
+                allowed = ", ".join(map(repr, words[:-1])) + f" or {words[-1]!r}"
+                raise FmibridgeError(
+                    f"Guard `{self.name or name_of(self.fn)}`: `{key}` must be "
+                    f"{allowed}, got {getattr(self, key)!r}."
+                )
         if not self.name:
-            object.__setattr__(self, "name", _name_of(self.fn))
+            object.__setattr__(self, "name", name_of(self.fn))
 
     def __call__(self, t: float, x: np.ndarray) -> float:
         return float(self.fn(t, x))
 
     def is_beyond(self, g: float) -> bool:
         """Return True if the value g lies outside the domain this guard bounds."""
-        if self.direction == "falling":
-            return g < 0.0
-        if self.direction == "rising":
-            return g > 0.0
-        return False
+        return {"falling": g < 0.0, "rising": g > 0.0}.get(self.direction, False)
 
 
 def as_guard(obj: Guard | GuardFn) -> Guard:
@@ -120,13 +102,8 @@ VectorGradientFn = Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]]
 class VectorGuard:
     """Many guards of a mode as one function g(t, x) -> m values (g_i > 0 inside).
 
-    `guards[i]` is the guard function g_i(t, x) = g(t, x)[i] (a `GuardEntry`):
-    wrap it in a Guard with its own name, direction and kind, and its Edge
-    with its own reset, so every method runs the model. The methods' compiled
-    loops evaluate g once per point for all its entries (at its C address
-    where it is numba-compiled, `numba.njit`, else called back), and
-    `Unilateral` its gradient too; an entry called from Python evaluates g once
-    per point as well (the last point's values are kept).
+    `guards[i]` is entry i's guard function (a `GuardEntry`), for a Guard and
+    Edge of its own; g is evaluated once per point for all entries.
 
     Parameters
     ----------
@@ -135,26 +112,19 @@ class VectorGuard:
     size : int
         m, the number of guards.
     gradient : callable, optional
-        (t, x) -> (dg/dx, an (m, n) array; dg/dt, m values), for the Lie
-        derivatives of `Unilateral` (Esposito and Kumar, eq. 2); central
-        differences of fn without it.
+        (t, x) -> (dg/dx, (m, n); dg/dt, m values), for `Unilateral`'s Lie
+        derivatives (Esposito and Kumar, eq. 2); else central differences.
     affine : bool or sequence of bool
-        Which entries are affine in x (`Unilateral` checks only curved ones
-        along its predictor); one flag for all, or one per entry.
+        Which entries are affine in x (one flag for all, or one per entry).
     name : str, optional
         Name in messages; defaults to the function's name.
     sparsity : (m, n) array_like of bool, optional
-        Which entries of dg/dx may be non-zero (as `jac_sparsity` of
-        scipy.integrate.solve_ivp): `Unilateral` reads only those, so a guard
-        of two bodies among many costs what its own entries cost. A non-zero
-        outside it is an error where it is seen (at every point for a Python
-        gradient or central differences, at two probe points for a
-        numba-compiled gradient). Default: every entry.
+        Which entries of dg/dx may be non-zero (as solve_ivp's `jac_sparsity`);
+        `Unilateral` reads only those. A non-zero outside it is an error where
+        seen. Default: every entry.
     sparse_gradient : bool
-        `gradient` returns dg/dx as its values at the True entries of
-        `sparsity` only, row by row (the order of ``np.nonzero(sparsity)``),
-        instead of the dense (m, n) array: a guard of two bodies among many
-        costs its own entries, not m n. Needs `gradient` and `sparsity`.
+        `gradient` returns dg/dx only at the True entries of `sparsity`, in
+        the order of ``np.nonzero(sparsity)``. Needs `gradient` and `sparsity`.
 
     Examples
     --------
@@ -174,7 +144,7 @@ class VectorGuard:
     _last: list = field(default_factory=lambda: [None], init=False, repr=False)
 
     def __post_init__(self) -> None:
-        name = self.name or _name_of(self.fn)
+        name = self.name or name_of(self.fn)
         object.__setattr__(self, "name", name)
         if not callable(self.fn):
             raise FmibridgeError(f"VectorGuard `{name}`: `fn` must be callable.")
@@ -208,13 +178,7 @@ class VectorGuard:
 
     def pattern(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The columns of dg/dx each entry may have non-zero, by rows: (starts,
-        columns), entry r's columns[starts[r]:starts[r + 1]], ascending.
-
-        Raises
-        ------
-        FmibridgeError
-            If `sparsity` does not have n columns (the number of states).
-        """
+        columns), entry r's columns[starts[r]:starts[r + 1]] (n states)."""
         pattern = self.sparsity
         if pattern is None:
             pattern = np.ones((self.size, n), dtype=bool)
@@ -236,13 +200,7 @@ class VectorGuard:
         return GuardEntry(self, int(i))
 
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return g(t, x), computed once per point (the last point is kept).
-
-        Raises
-        ------
-        FmibridgeError
-            If fn does not return `size` values.
-        """
+        """Return g(t, x), computed once per point (`size` values, or raise)."""
         key = (t, x.dtype.str, x.tobytes())
         last = self._last[0]
         if last is not None and last[0] == key:
@@ -296,22 +254,17 @@ class Edge:
     name : str, optional
         Name in the event log; defaults to the guard's name.
     approach : callable, optional
-        For an impact: the contact's relative normal velocity v_n(t, x), the
-        rate of the gap. The reset is the impact law, whose precondition is an
-        approaching contact (Or and Ames eq. 4): it applies only where v_n < 0.
-        A crossing with v_n >= 0 (a receding body, beyond the guard by the
-        coupling error of a Co-Simulation master) is a graze: the state is
-        kept, the mode too, and the graze logged (`Result.stats['n_grazes']`,
-        `Result.provenance['grazes']`), not an event. Without it, an edge
-        with a reset (not the identity, not the model's own event) takes v_n
-        from its guard's own rate at the crossing (`_firing.is_impact`), under
-        every method whose `resets_on_approach` is set (not Relaxation).
+        An impact's relative normal velocity v_n(t, x). The impact law applies
+        only where v_n < 0 (Or and Ames eq. 4); a crossing with v_n >= 0 is a
+        graze: state and mode are kept and it is counted
+        (`Result.stats['n_grazes']`), not an event. Without it, an edge with a
+        reset takes v_n from its guard's rate at the crossing, under every
+        method whose `resets_on_approach` is set.
     discrete_change : callable, optional
-        For an event of the model itself (an FMU's event indicator): whether
-        the reset just applied changed the model's discrete state (a clutch
-        that locks). Such an event is logged even where the continuous state
-        is unchanged, as FMI counts it; a self-loop that changes nothing at all
-        is silent (counted in `n_silent_events`).
+        For the model's own event (an FMU's event indicator): whether the reset
+        changed the model's discrete state. Such an event is logged even where
+        the state is unchanged; one that changes nothing at all is counted in
+        `n_silent_events`.
     """
 
     guard: Guard  # given as a Guard or a bare function (`as_guard`)
@@ -344,8 +297,7 @@ class Edge:
 
     @property
     def has_reset(self) -> bool:
-        """False for the identity reset (an edge that only changes mode), which
-        the compiled loops skip (`methods._mode.CompiledMode`)."""
+        """False for the identity reset, which the compiled loops skip."""
         return self.reset is not _identity
 
 
@@ -371,10 +323,8 @@ class UnilateralConstraint:
 
     Parameters
     ----------
-    gap : str
-        Name of the gap variable (a state or an FMU output), h(q).
-    velocity : str
-        Name of the gap velocity variable, dh/dq qdot (a state for 1-DOF).
+    gap, velocity : str
+        Names of the gap h(q) and its velocity dh/dq qdot (states or outputs).
     restitution : float
         Newton's coefficient e in [0, 1].
     """
@@ -395,11 +345,9 @@ class UnilateralConstraint:
 class Experiment:
     """A model's default experiment (an FMU's DefaultExperiment).
 
-    Each value is None where the model does not give it; the front doors use
-    them as defaults, and an explicit value always wins. A value the model
-    gives but that fails its check is held in `invalid` (value name -> the
-    error naming it) and raises that FmibridgeError where it is read: only a
-    run that would use it fails, and one given the value explicitly goes.
+    A value is None where the model does not give it; an explicit value always
+    wins. One that fails its check is held in `invalid` (name -> error) and
+    raises that FmibridgeError only where it is read.
     """
 
     start: float | None = None
@@ -423,7 +371,6 @@ class Experiment:
         return f"Experiment({', '.join(values)}, invalid={sorted(self.invalid)})"
 
 
-# the values of an Experiment, in the order of its fields
 EXPERIMENT_VALUES = ("start", "stop", "step", "tolerance")
 
 
@@ -431,8 +378,8 @@ EXPERIMENT_VALUES = ("start", "stop", "step", "tolerance")
 class HybridSystem:
     """A hybrid system: modes, the initial mode and state, and parameters.
 
-    All modes share one state vector, named by `state_names` (taken from the
-    initial mode's flow), so results stay one table.
+    All modes share one state vector, named by `state_names` (those of the
+    initial mode's flow).
 
     Parameters
     ----------
@@ -451,14 +398,7 @@ class HybridSystem:
     name : str, optional
         Name recorded in provenance.
     experiment : Experiment, optional
-        The model's default stop time, step and tolerance: `Method.run` takes
-        its `t_end` from `experiment.stop` when none is given.
-
-    Raises
-    ------
-    FmibridgeError
-        On duplicate modes, unknown target modes, an unknown state name in
-        `x0`, mismatched state names or a wrong-sized `x0`.
+        The model's defaults; `Method.run` takes `t_end` from its `stop`.
     """
 
     modes: Mapping[str, Mode]  # given as a sequence, held by name
@@ -504,7 +444,7 @@ class HybridSystem:
 
     @property
     def state_names(self) -> tuple[str, ...]:
-        """The names of the shared state vector (those of the initial mode's flow)."""
+        """The names of the shared state vector."""
         return tuple(self.modes[self.initial_mode].flow.state_names)
 
     def mode(self, name: str) -> Mode:
@@ -515,11 +455,6 @@ class HybridSystem:
         self, start: Mapping[str, float] | None = None, t0: float | None = None
     ) -> HybridSystem:
         """Return this system starting from other values of some states, or at t0.
-
-        Raises
-        ------
-        FmibridgeError
-            If `start` names a variable that is not a state.
 
         Examples
         --------
@@ -547,10 +482,7 @@ class HybridSystem:
 
     def flows(self) -> Iterable[Flow]:
         """Yield each distinct flow once."""
-        seen: dict[int, Flow] = {}
-        for mode in self.modes.values():
-            seen.setdefault(id(mode.flow), mode.flow)
-        return seen.values()
+        return {id(mode.flow): mode.flow for mode in self.modes.values()}.values()
 
     def close(self) -> None:
         """Free every flow (FMU instances)."""

@@ -1,27 +1,21 @@
-"""A wall-clock time limit on a run: a deadline the run loop looks at between steps.
-
-`simulate(timeout=...)`, `fmibridge run --timeout` and a sweep's per-run
-`timeout` set it around a run; `Method` stops at the first step that ends
-after it, with `Status.TIME_LIMIT` and the samples so far. Code that never
-returns to the loop (an FMU's C code that hangs) is not stopped here: the
-command line and sweeps run each simulation in a supervised process
-(`core.supervision`) that ends it from outside.
+"""A wall-clock time limit on a run, checked by `Method` between steps: it stops
+with `Status.TIME_LIMIT` and the samples so far. Native code that hangs is
+ended from outside (`core.supervision`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 import time
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .errors import FmibridgeError
+from .numbers import positive
 
 
 class Deadline(NamedTuple):
-    """When the run must stop (time.monotonic() seconds), and the limit it came from."""
+    """When the run must stop (time.monotonic()), and the limit in seconds."""
 
     at: float
     seconds: float
@@ -42,20 +36,13 @@ _DEADLINE: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
 
 def check_timeout(seconds: object, name: str = "timeout") -> float | None:
     """Return `seconds` as a float (None stays None) if it is a finite number > 0."""
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise FmibridgeError(f"`{name}` must be a number of seconds, got {seconds!r}.")
-    if not (0 < seconds < math.inf):
-        raise FmibridgeError(f"`{name}` must be a finite number > 0, got {seconds!r}.")
-    return float(seconds)
+    return None if seconds is None else positive(name, seconds)
 
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
-    """Give the runs inside the block at most `seconds` of wall time (None: no limit).
-
-    An inner limit never extends an outer one.
+    """Give the runs inside the block at most `seconds` of wall time (None: no
+    limit); an inner limit never extends an outer one.
 
     Examples
     --------

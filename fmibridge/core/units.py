@@ -1,11 +1,8 @@
 """Units as SSP and FMI define them: exponents of base units, factor and offset.
 
-A unit's name is only a spelling ('Nm', 'N.m'); what it means is its
-definition, a value v in the unit being factor * v + offset in the SI units
-kg^a m^b s^c A^d K^e mol^f cd^g rad^h (SSP's ssc:Unit and ssc:BaseUnit;
-FMI's UnitDefinitions use the same attributes). Two spellings are one unit
-where their definitions agree; where either has none, only the same spelling
-is.
+A value v in a unit is factor * v + offset in kg^a m^b s^c A^d K^e mol^f cd^g
+rad^h (SSP's ssc:Unit, FMI's UnitDefinitions). Two spellings are one unit
+where their definitions agree; without definitions, only the same spelling is.
 """
 
 from __future__ import annotations
@@ -51,9 +48,8 @@ Definitions = Mapping[str, UnitDefinition]
 def same_unit(
     a: str, b: str, defines_a: Definitions, defines_b: Definitions | None = None
 ) -> bool:
-    """True if unit `a` (defined in `defines_a`) and `b` (in `defines_b`, by
-    default the same table) are one unit: the same spelling, or definitions
-    that agree."""
+    """True if units `a` and `b` (defined in `defines_b`, default `defines_a`)
+    are spelled alike or defined alike."""
     if a == b:
         return True
     first = defines_a.get(a)
@@ -62,8 +58,8 @@ def same_unit(
 
 
 def described(a: str, b: str, defines_a: Definitions, defines_b: Definitions) -> str:
-    """What the definitions say of units a and b, for a message:
-    " ('Nm' is kg.m2.s-2, 'N.m' is undefined)"."""
+    """What the definitions say of a and b, for a message: " ('Nm' is
+    kg.m2.s-2, 'N.m' is undefined)"."""
     said = [
         f"{name!r} is {table[name]}" if name in table else f"{name!r} is undefined"
         for name, table in ((a, defines_a), (b, defines_b))
