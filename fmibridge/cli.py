@@ -1,16 +1,9 @@
 """The `fmibridge` command: run | info | examples | validate | sweep.
 
-`run` maps its flags to the keywords of `fmibridge.simulate` and calls it in a
-supervised child process (`core.supervision`): an FMU that segfaults, aborts,
-calls exit() or hangs past `--timeout` ends that run, not this process, which
-says what happened and where. `run` checks its output paths and claims
-`--out` before it runs, writes its files before it prints (so `| head`
-cannot lose them), and keeps what was simulated when a crash, an error, the
-time limit, Ctrl-C or SIGTERM cuts the run short: the samples so far go to
-X.partial.csv (and X.partial.events.csv), never over a complete X.csv.
-Exit codes: 0 success, 1 a run that stopped early (its time limit included),
-2 an error (a crashed FMU included), 130 Ctrl-C, 143 SIGTERM, 141 a closed
-pipe.
+`run` calls `fmibridge.simulate` in a supervised child process, so a crashing
+or hanging FMU ends that run, not this process. A run cut short keeps its
+samples in X.partial.csv, never over a complete X.csv. Exit codes: 0 success,
+1 a run stopped early, 2 an error, 130 Ctrl-C, 143 SIGTERM, 141 a closed pipe.
 """
 
 from __future__ import annotations
@@ -65,24 +58,13 @@ MOVED_COMMANDS = {
     "`python fmus/build.py` in a clone of the repository, or "
     "`fmibridge examples DIR` to build the FMUs into DIR",
 }
-KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
-    "start_time": "--start-time",
-    "stop_time": "--stop-time",
-    "step_size": "--step-size",
-    "start_values": "--start-values",
-    "parameters": "--parameters",
-    "output_interval": "--output-interval",
-    "output": "--output",
-    "fmi_type": "--interface",
-    "method": "--method",
-    "integrator": "--integrator",
-    "relative_tolerance": "--rtol",
-    "atol": "--atol",
-    "error_warning": "--error-warning",
-    "zeno": "--zeno",
-    "zeno_eps": "--zeno-eps",
-    "timeout": "--timeout",
-}
+# simulate's keywords named by `run`'s flags in its messages: --start-time, ...
+SAME_NAMED: tuple[str, ...] = ("start_time", "stop_time", "step_size")
+SAME_NAMED += ("start_values", "parameters")
+SAME_NAMED += ("output_interval", "output", "method", "integrator", "atol")
+SAME_NAMED += ("error_warning", "zeno", "zeno_eps", "timeout")
+KEYWORD_FLAGS = {k: "--" + k.replace("_", "-") for k in SAME_NAMED}
+KEYWORD_FLAGS |= {"fmi_type": "--interface", "relative_tolerance": "--rtol"}
 INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
 # to X.partial.csv: the runs cut short by the clock, a signal, an error, or an
 # explicit integrator on a stiff model (the run to its end needs another one)
@@ -157,8 +139,9 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
-    """`simulate` the model (None: the built-in bouncing ball); `run` calls it in
-    its supervised process."""
+    """`simulate` the model (None: the built-in bouncing ball), in `run`'s
+    supervised process.
+    """
     from .simulation import simulate
 
     if model is None:
@@ -187,8 +170,7 @@ def _ball(parameters, keywords) -> HybridSystem:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a model (an adapter file, an SSP, an FMU, or the built-in bouncing
-    ball) through `simulate`, in the supervised process."""
+    """Run a model through `simulate` in the supervised process."""
     out = _check_outputs(args.out, args.force)
     check_timeout(args.timeout, "--timeout")
     what = str(args.model or "the built-in ball")
@@ -217,7 +199,7 @@ def _cut_short_status(exc: BaseException) -> Status:
 
 
 def _report_cut_short(exc: BaseException, partial: Result | None, out) -> int:
-    """Say why the run stopped, and write its samples so far to X.partial.csv."""
+    """Say why the run stopped; write its samples so far to X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
     if is_error:
@@ -246,29 +228,21 @@ def _interrupted(exc: BaseException) -> str:
     return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
 
 
-INFO_FLAGS = (  # capability flags `info` lists where an FMU sets them
-    "canGetAndSetFMUstate",
-    "canSerializeFMUstate",
-    "needsCompletedIntegratorStep",
-    "providesDirectionalDerivative",
-    "providesDirectionalDerivatives",
-    "providesAdjointDerivatives",
-    "canHandleVariableCommunicationStepSize",
-    "canInterpolateInputs",
-    "hasEventMode",
-    "mightReturnEarlyFromDoStep",
-    "canReturnEarlyAfterIntermediateUpdate",
-    "providesIntermediateUpdate",
-    "fixedInternalStepSize",
-    "maxOutputDerivativeOrder",
-)
+# capability flags `info` lists where an FMU sets them
+INFO_FLAGS: tuple[str, ...] = ("canGetAndSetFMUstate", "canSerializeFMUstate")
+INFO_FLAGS += ("needsCompletedIntegratorStep", "providesDirectionalDerivative")
+INFO_FLAGS += ("providesDirectionalDerivatives", "providesAdjointDerivatives")
+INFO_FLAGS += ("canHandleVariableCommunicationStepSize", "canInterpolateInputs")
+INFO_FLAGS += ("hasEventMode", "mightReturnEarlyFromDoStep")
+INFO_FLAGS += ("canReturnEarlyAfterIntermediateUpdate", "providesIntermediateUpdate")
+INFO_FLAGS += ("fixedInternalStepSize", "maxOutputDerivativeOrder")
 INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU (experiment, interfaces, capabilities and variables), an
-    SSP (systems, components and their FMUs' interfaces, connections) or an
-    adapter file (its FMUs or SSP, edges, constraint, method and outputs)."""
+    """Describe an FMU (experiment, interfaces, capabilities, variables), an SSP
+    or an adapter file.
+    """
     from .flows.fmi import FmuArchive
 
     if args.fmu.suffix.lower() == ".ssp":
@@ -320,8 +294,9 @@ def _print_interfaces(archive, indent: str) -> None:
 
 
 def _info_ssp(path: Path) -> int:
-    """Describe an SSP: its systems, each component with its FMU's interfaces
-    and capability flags, and the connections (nested systems flattened)."""
+    """Describe an SSP: systems, components with their FMUs' interfaces, and
+    connections.
+    """
     from .formats.ssp import ssp_fmus
 
     with ssp_fmus(path) as (structure, fmus):
@@ -348,10 +323,9 @@ def _info_ssp(path: Path) -> int:
 
 
 def _info_adapter(path: Path) -> int:
-    """Describe an adapter file as written, table by table, with each FMU it
-    wraps (its interfaces, states and own event indicators, which become
-    guards too) or its SSP's components and connections. Nothing is
-    instantiated: `fmibridge run` checks the whole file."""
+    """Describe an adapter file table by table, with the FMUs or SSP it names
+    (nothing is instantiated).
+    """
     from .core.errors import AdapterError
     from .formats.toml_file import read_toml
 
@@ -380,8 +354,7 @@ def _info_adapter(path: Path) -> int:
 
 
 def _inline(value: object, nested: bool = False) -> str:
-    """A TOML value on one line: tables as k = v (in braces where nested),
-    `from`/`to` pairs as an arrow, arrays in brackets, text unquoted."""
+    """A TOML value on one line (`from`/`to` pairs as an arrow)."""
     if isinstance(value, list):
         return "[" + ", ".join(_inline(v, True) for v in value) + "]"
     if not isinstance(value, dict):
@@ -393,8 +366,7 @@ def _inline(value: object, nested: bool = False) -> str:
 
 
 def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
-    """The FMU an adapter names, found beside it: interfaces, states, event
-    indicators; or that it is missing."""
+    """The FMU an adapter names: interfaces, states, event indicators."""
     from .flows.fmi import FmuArchive
 
     if not isinstance(fmu, str):
@@ -444,7 +416,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def _assignments(flag: str):
-    """argparse type of NAME=VALUE (VALUE a number, or numbers a,b,c for an array)."""
+    """argparse type of NAME=VALUE (a number, or a,b,c for an array)."""
 
     def parse(text: str) -> tuple[str, float | list[float]]:
         name, sep, value = text.partition("=")
@@ -463,7 +435,7 @@ def _assignments(flag: str):
 
 
 class _AsDict(argparse.Action):
-    """Collect NAME=VALUE pairs (from one or more uses of the flag) in a dict."""
+    """Collect NAME=VALUE pairs from one or more uses of the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         setattr(
@@ -662,9 +634,7 @@ def _add_output_flags(run) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that answers an unknown flag with the nearest known
-    ones (``--stop_time``: did you mean ``--stop-time``?), where argparse only
-    says "unrecognized arguments"."""
+    """An ArgumentParser that names the nearest known flags for an unknown one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.flags: list[str] = []  # its long flags, shown in its help
@@ -676,15 +646,15 @@ class _Parser(argparse.ArgumentParser):
         return super()._add_action(action)
 
     def add_command(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
-        """Add the command `name` to `sub` (this parser's subparsers); its
-        parser is remembered in the parsed arguments, for `unrecognized`."""
+        """Add the command `name` to `sub`; its parser is kept in the arguments."""
         command = sub.add_parser(name, **kwargs)
         command.set_defaults(parser=command)
         return command
 
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
-        """Exit with argparse's error (status 2) naming each argument not
-        understood, and for a flag the nearest known flags."""
+        """Exit with argparse's error naming each argument not understood, and
+        the nearest known flags.
+        """
         import difflib  # only for a misspelled flag
 
         named = []
@@ -699,8 +669,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(command: str | None = None) -> _Parser:
-    """The `fmibridge` parser; given the `command` run, the arguments of the
-    other LAZY_COMMANDS are left out (their modules are not imported)."""
+    """The `fmibridge` parser; only the `command` run's LAZY_COMMANDS module
+    is imported.
+    """
     parser = _Parser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",

@@ -1,11 +1,8 @@
 """The tables every adapter file shares, one-FMU (`adapters`) or coupled (`coupled`).
 
-An adapter becomes an `Adapter` (system, method, end time, output columns).
-Whatever runs it, its hybrid part reads the same way: [modes] (inputs held
-per mode), [[edges]] (guards and resets as expressions over variable and
-parameter names, or the reset "impact" of a `Contact`), the fields of
-[constraint], [method] and [output]. `Problems` collects every problem of a
-file, so that one AdapterError names them all with their keys.
+[modes], [[edges]], [constraint], [method] and [output] read the same way
+whatever the flow; `Problems` collects a file's problems for one AdapterError,
+and `Adapter` is the result (system, method, end time, output columns).
 """
 
 from __future__ import annotations
@@ -30,6 +27,9 @@ from ..methods.contact import Contact
 from .expressions import Expression
 
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset", "approach"}
+# the top-level keys of every adapter file, one-FMU or coupled
+SHARED_KEYS = {"name", "description", "t_end", "interface", "parameters", "edges"}
+SHARED_KEYS |= {"constraint", "method", "output"}
 CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
 DEFAULT_MODE = "model"
 # The [constraint] keys of the projection route (an FMU without a force input),
@@ -54,12 +54,9 @@ class Adapter:
     outputs: tuple[str, ...]
 
     def run(self, *, progress: bool = False, t_eval: ArrayLike | None = None) -> Result:
-        """Run the method on the system and add the requested output columns
-        that the flows did not record as they ran: those of no flow, and an
-        FMU's outputs in completion's constrained samples (the FMU is not
-        called there to record them).
-
-        `progress` and `t_eval` are those of `Method.run`.
+        """Run the method (`progress`, `t_eval` as `Method.run`) and fill in the
+        output columns the flows did not record: those of no flow, and an FMU's
+        outputs in completion's constrained samples.
         """
         result = self.method.run(
             self.system, self.t_end, progress=progress, t_eval=t_eval
@@ -184,14 +181,10 @@ def read_edges(
     table, flows, parameters, variables, constraint, problems: Problems
 ) -> list[tuple[str, Edge]]:
     """Return the [[edges]] as (source mode, Edge): guards and resets over the
-    `variables` and `parameters`; a reset "impact" is the `constraint`'s law.
-
-    An impact applies only to an approaching contact (Or and Ames eq. 4): an
-    edge's `approach`, an expression, is its contact's relative normal velocity
-    (the guard's rate, < 0 approaching); a reset "impact" without one takes the
-    gap's rate dh(q) qdot from the constraint's gradient (`Contact.rate`), not
-    the sign of its `velocity`. A crossing that does not approach is a graze
-    (`Edge.approach`)."""
+    `variables` and `parameters`; a reset "impact" is the `constraint`'s law,
+    applied only where the edge's `approach` (else the gap's rate
+    `Contact.rate`) is < 0 (Or and Ames eq. 4).
+    """
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -253,8 +246,9 @@ def read_edges(
 
 
 def _approach_of(item, flow, parameters, variables, constraint, problems, where):
-    """The edge's `approach` v_n(t, x) (< 0 approaching): its expression, else a
-    reset "impact"'s gap rate `Contact.rate`, else None; False if it is wrong."""
+    """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
+    else None; False if it is wrong.
+    """
     if "approach" in item:
         expr = problems.check(
             f"{where}.approach", Expression.parse, item["approach"], variables, ""
@@ -314,10 +308,8 @@ def _reset(table, flow, variables, problems, where):
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> every name an expression may use at that point.
-
-    The FMU is asked only when the expressions `used` name more than states,
-    parameters and t.
+    """Return (t, x) -> every name an expression may use; the FMU is asked only
+    for names other than states, parameters and t.
     """
     names = flow.state_names
     if used - set(names) - set(parameters) - {"t"}:
@@ -338,14 +330,12 @@ def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float
 
 
 def state_function(expr: Expression, flow, parameters, where: str):
-    """Return f(t, x): `expr` over the flow's variables and the parameters at
-    (t, x), named after its source; a failure names `where` and the time.
+    """Return f(t, x): `expr` over the flow's variables and the parameters,
+    named after its source; a failure names `where` and the time.
 
-    Where the flow reads its names itself (`Flow.expression_function`: the
-    states, t, the parameters, a Model Exchange FMU's outputs), f is that
-    Function, which the compiled loops call through `f.engine_entry(n)`;
-    otherwise f gathers the values from Python (`Flow.variables`). Either
-    way the stack machine evaluates `expr`.
+    Where the flow reads its names itself (`Flow.expression_function`), f is that
+    compiled Function (`f.engine_entry(n)`); otherwise f gathers the values from
+    `Flow.variables`.
     """
     function = flow.expression_function(
         expr.program, constants(parameters), failure(expr, where), where
@@ -372,9 +362,9 @@ def constants(parameters: Mapping[str, float]) -> dict[str, float]:
 
 
 def failure(expr: Expression, where: str) -> Callable:
-    """Return failure(t, values, code, value): the error of `expr` failing at t
-    with `values` inside a compiled call (`flows._programs.ProgramFunction`), as
-    `evaluate` names it."""
+    """Return failure(t, values, code, value): the error of `expr` failing
+    inside a compiled call, as `evaluate` names it.
+    """
 
     def failed(t: float, values: Mapping[str, float], code: int, value: float):
         reason = expr.failure(values, code, value)
@@ -404,9 +394,8 @@ def constraint_fields(
 ) -> tuple[Any, Any, float] | None:
     """Return (gap, velocity, restitution) of a [constraint] table, or None.
 
-    gap and velocity must be among `known` (None: the caller checks them),
-    the table may hold `extra_keys` too, and a restitution may name a
-    parameter.
+    gap and velocity must be among `known` (None: the caller checks them); the
+    table may hold `extra_keys`; restitution may name a parameter.
     """
     if not isinstance(table, Mapping):
         problems.add(
@@ -435,12 +424,10 @@ def constraint_fields(
 def projection_mass(
     table, gap: str, lacking: str, parameters, problems, coordinate=None, why=""
 ):
-    """Return the effective mass of the projection route (a [constraint]
-    without force input): its `mass`, 1 without one (lam is then a force per
-    unit mass: the mass scales lam only, `methods.projection`), or None after
-    recording a problem: a `coordinate` neither given nor inferred (`why`: what
-    the gap moves, and what to do) is named with the line to add, after
-    `lacking` (the force input missing, and where to name it)."""
+    """Return the effective mass of the projection route: `mass`, 1 without one
+    (it scales lam only), or None after recording a problem (no `coordinate`:
+    the message says what is `lacking` and `why`).
+    """
     if coordinate is None:
         found = f"{why}: " if why else ""
         problems.add(
@@ -471,8 +458,9 @@ def projection_mass(
 
 
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:
-    """The [method], with `h` (an FMU's DefaultExperiment step) if none is given;
-    `zeno = "complete"` wraps it in Completion."""
+    """The [method], with `h` if none is given; `zeno = "complete"` wraps it
+    in Completion.
+    """
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None

@@ -1,67 +1,23 @@
 """Coupled adapter files: several FMUs, their connections, and the hybrid part.
 
-An adapter with `[[components]]` and `[[connections]]` (or `ssp = "..."`, the
-structure of an SSP archive) describes a coupled system (`flows.coupled`); its
-guards, resets, constraint and outputs name `component.variable`::
-
-    t_end = 10.0
-    interface = "me"                 # default of every component: "me" or "cs"
+`[[components]]` and `[[connections]]` (or `ssp = "..."`) describe a coupled
+system (`flows.coupled`); guards, resets, [constraint] and outputs name
+`component.variable` (docs/coupled.md shows every key)::
 
     [[components]]
     name = "plant"
     fmu = "../fmus/build/MassSpringStop.fmu"
-    parameters = { k = 4.0 }         # and start = {...}, interface = "cs"
-
-    [[components]]
-    name = "controller"
-    fmu = "../fmus/build/PositionController.fmu"
-
     [[connections]]
     from = "plant.x"
     to = "controller.x_meas"
-
-    [coupling]                       # the master of Co-Simulation components
-    scheme = "gauss-seidel"          # or "jacobi"
-    inputs = "extrapolate"           # or "hold"
-
-    [parameters]                     # system parameters, for the expressions
-    e = 0.6
-
-    [[edges]]
-    name = "stop"
-    guard = "plant.gap"
-    reset = { "plant.v" = "-e * plant.v" }
-    approach = "-plant.v"            # d(gap)/dt: only an approaching mass bounces
-
-A contact between components (a ball on a table from another FMU) gives
-its gap and velocity as expressions and the force input of each body; the
-contact force lam then acts on every body (`methods.coupled_contact`), so
-`reset = "impact"` sets the states of all of them and `zeno = "complete"`
-completes it::
-
-    [[edges]]
-    name = "impact"
-    guard = "ball.h - table.x"
-    reset = "impact"
-
-    [constraint]
+    [constraint]                     # a contact between components
     gap = "ball.h - table.x"
     velocity = "ball.v - table.v"
     restitution = "ball.e"
-    forces = ["ball.lam", "table.lam"]  # or { "ball.lam" = 1.0, "table.F" = -1.0 }
+    forces = ["ball.lam", "table.lam"]  # else coordinate and mass: projection
 
-A body without a free force input (a connection drives it) is completed by
-projection (`methods.projection`) instead: the [constraint] names the state its
-gap is measured along and (optionally: it scales lam only) the effective mass,
-``coordinate = "plant.x"`` and ``mass = "plant.m"``, in place of `forces`; a
-gap expression that moves one
-state alone (``gap = "plant.x_stop - plant.x"``) names its coordinate itself.
-
-The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
-one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
-one AdapterError; a bad connection (unknown component or variable, an input
-connected twice, output to output, unit mismatch, an algebraic loop without
-solution) is one clear error naming the component and variable.
+The other tables read as in a one-FMU adapter (`adapter_tables`); every
+problem is reported in one AdapterError.
 """
 
 from __future__ import annotations
@@ -77,6 +33,7 @@ from ..flows.fmu import open_fmu
 from ..methods.coupled_contact import coupled_contact
 from .adapter_tables import (
     PROJECTION_KEYS,
+    SHARED_KEYS,
     Adapter,
     Problems,
     constraint_fields,
@@ -90,21 +47,7 @@ from .adapter_tables import (
 from .gap_expressions import parse_gap, parse_velocity, projected_constraint
 from .ssp import open_ssp
 
-TOP_KEYS = {
-    "name",
-    "description",
-    "t_end",
-    "interface",
-    "components",
-    "connections",
-    "ssp",
-    "coupling",
-    "parameters",
-    "edges",
-    "constraint",
-    "method",
-    "output",
-}
+TOP_KEYS = SHARED_KEYS | {"components", "connections", "ssp", "coupling"}
 COMPONENT_KEYS = {"name", "fmu", "interface", "parameters", "start"}
 COUPLING_KEYS = {"scheme", "inputs", "order"}
 
@@ -117,11 +60,9 @@ def is_coupled(spec: Mapping) -> bool:
 def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     """Read a coupled adapter's table (parsed from `path`) into an Adapter.
 
-    `overrides` are `adapters.load_adapter`'s keywords (method,
-    method_options, t_end, interface, zeno, parameters, start; None: the
-    file's) and win over the file; `interface` applies to every component, and
-    `parameters` and `start` name `component.variable` (a parameter without a
-    dot is a system parameter).
+    `overrides` are `adapters.load_adapter`'s keywords and win over the file;
+    `interface` applies to every component, `parameters` and `start` name
+    `component.variable` (a parameter without a dot is a system parameter).
 
     Raises
     ------
@@ -328,7 +269,7 @@ def _build(path, spec, flow, system_parameters, problems, name, options, t_end):
 
 
 def _flattened(edge: object) -> object:
-    """An edge whose reset's dotted keys TOML nested ({ball1 = {omega = ...}})."""
+    """An edge whose reset's dotted keys TOML nested, flattened."""
     if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
         return edge
     return {**edge, "reset": flatten(edge["reset"])}
@@ -336,9 +277,9 @@ def _flattened(edge: object) -> object:
 
 def _constraint(path, table, flow, known, parameters, problems):
     """The [constraint]: on named variables, or with `forces` a Contact between
-    bodies, its gap and velocity expressions (`coupled_contact`); without
-    `forces`, a gap expression or `coordinate` or `mass` takes the projection
-    route (`_projected`)."""
+    bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
+    without `forces` take the projection route (`_projected`).
+    """
     if table is None:
         return None
     if (
@@ -375,10 +316,9 @@ def _constraint(path, table, flow, known, parameters, problems):
 
 
 def _projected(path, table, flow, known, parameters, problems):
-    """A [constraint] without `forces`, with `coordinate` (else the state its
-    gap moves, `inferred_coordinate`) and optionally `mass`: completion by projection
-    along that state (`methods.projection`), for bodies whose force inputs
-    connections drive."""
+    """A [constraint] completed by projection along its `coordinate` (else the
+    state its gap moves), for bodies whose force inputs connections drive.
+    """
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
     gap, velocity = (
         problems.check(f"constraint.{key}", parse, table.get(key), known)
@@ -410,8 +350,7 @@ def _is_forces(forces) -> bool:
 
 
 def _expression(path, source, flow, known, parameters, problems, key):
-    """A gap or velocity expression of a coupled [constraint] as f(t, x) (one
-    that reads t is refused: `parse_gap`, `parse_velocity`)."""
+    """A gap or velocity expression of a coupled [constraint] as f(t, x)."""
     parse = parse_gap if key == "gap" else parse_velocity
     expr = problems.check(f"constraint.{key}", parse, source, known)
     if expr is None:

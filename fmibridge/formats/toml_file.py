@@ -1,8 +1,5 @@
-"""Reading a TOML file (an adapter file, a sweep spec) with one clear error.
-
-Each way a file can be unreadable (missing, a directory, not UTF-8 as TOML
-requires, not TOML, tables or arrays nested deeper than MAX_TOML_DEPTH)
-becomes one error naming the file, not a traceback.
+"""Reading a TOML file (an adapter file, a sweep spec) with one clear error
+naming the file: missing, a folder, not UTF-8, not TOML, or too deep.
 """
 
 from __future__ import annotations
