@@ -236,6 +236,7 @@ INFO_FLAGS += ("canHandleVariableCommunicationStepSize", "canInterpolateInputs")
 INFO_FLAGS += ("hasEventMode", "mightReturnEarlyFromDoStep")
 INFO_FLAGS += ("canReturnEarlyAfterIntermediateUpdate", "providesIntermediateUpdate")
 INFO_FLAGS += ("fixedInternalStepSize", "maxOutputDerivativeOrder")
+OFF = (None, False, 0)  # a flag's values that `info` leaves out
 INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
@@ -287,8 +288,8 @@ def _print_interfaces(archive, indent: str) -> None:
     """One line per interface of an FMU: its capability flags."""
     for interface in archive.interfaces:
         part = archive.part(interface)
-        flags = [_flag(f, getattr(part, f, None)) for f in INFO_FLAGS]
-        flags = [f for f in flags if f]
+        values = [(f, getattr(part, f, None)) for f in INFO_FLAGS]
+        flags = [f if v is True else f"{f}={v}" for f, v in values if v not in OFF]
         note = " (fmibridge cannot run it)" if interface == "ScheduledExecution" else ""
         print(f"{indent}{interface}: {', '.join(flags) or 'no state get/set'}{note}")
 
@@ -390,19 +391,10 @@ def _or_dash(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _flag(name: str, value: object) -> str:
-    if value is None or value is False or value == 0:
-        return ""
-    return name if value is True else f"{name}={value}"
-
-
 def _start(text: str | None) -> str:
-    if text is None:
-        return ""
-    text = " ".join(text.split())
-    return (
-        text if len(text) <= INFO_START_WIDTH else text[: INFO_START_WIDTH - 3] + "..."
-    )
+    text = " ".join((text or "").split())
+    short = len(text) <= INFO_START_WIDTH
+    return text if short else text[: INFO_START_WIDTH - 3] + "..."
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
@@ -516,9 +508,30 @@ def _add_run_parser(parser: _Parser, sub) -> None:
 
 def _add_method_flags(run) -> None:
     """The flags that choose the method and its parameters."""
-    run.add_argument(
-        "--method", type=str.lower, choices=sorted(METHODS), help="master algorithm"
-    )
+    for flag, choices, what in (
+        ("--method", sorted(METHODS), "master algorithm"),
+        (
+            "--integrator",
+            ["euler", "midpoint", "rk4", "dopri5", "cvode", "bdf"],
+            "integrator of the master (not for --method unilateral or a "
+            "Co-Simulation FMU): a Runge-Kutta scheme; dopri5 chooses its steps "
+            "under a tolerance (--rtol, else the FMU's DefaultExperiment tolerance, "
+            "else 1e-5), and so does cvode (or bdf: the same), CVODE's implicit BDF "
+            "for stiff models",
+        ),
+        (
+            "--locate",
+            list(LOCATE),
+            "how --method halving narrows a crossed step (default halving); "
+            "approach: no step crosses, each stops short of the guard (Co-Simulation)",
+        ),
+        (
+            "--zeno",
+            ["off", "complete"],
+            "complete Zeno executions (Or-Ames): truncate, slide, lift off",
+        ),
+    ):
+        run.add_argument(flag, type=str.lower, choices=choices, help=what)
     run.add_argument(
         "--step-size",
         dest="h",
@@ -529,54 +542,27 @@ def _add_method_flags(run) -> None:
         "--h", dest="h", type=float, action=_Deprecated, metavar="--step-size",
         help=argparse.SUPPRESS,
     )  # fmt: skip
-    run.add_argument(
-        "--integrator",
-        type=str.lower,
-        choices=["euler", "midpoint", "rk4", "dopri5", "cvode", "bdf"],
-        help="integrator of the master (not for --method unilateral or a "
-        "Co-Simulation FMU): a Runge-Kutta scheme; dopri5 chooses its steps under "
-        "a tolerance (--rtol, else the FMU's DefaultExperiment tolerance, else "
-        "1e-5), and so does cvode (or bdf: the same), CVODE's implicit BDF for "
-        "stiff models",
-    )
-    run.add_argument(
-        "--rtol",
-        type=float,
-        help="relative tolerance: adaptive steps (dopri5, cvode) between events for "
-        "--method halving or relaxation, --step-size the first; the rtol of "
-        "--method unilateral; a Co-Simulation FMU's own solver",
-    )
-    run.add_argument(
-        "--atol", type=float, help="absolute tolerance of --rtol's steps (default rtol)"
-    )
-    run.add_argument(
-        "--error-warning",
-        type=float,
-        help="warn when a fixed step's local error estimate exceeds this fraction "
-        "of its state's scale (default 1e-4)",
-    )
-    run.add_argument("--eps", type=float, help="strip width of --method relaxation")
-    run.add_argument(
-        "--locate",
-        type=str.lower,
-        choices=list(LOCATE),
-        help="how --method halving narrows a crossed step (default halving); "
-        "approach: no step crosses, each stops short of the guard (Co-Simulation)",
-    )
-    run.add_argument(
-        "--tol", type=float, help="error tolerance per state of --method unilateral"
-    )
-    run.add_argument(
-        "--zeno",
-        type=str.lower,
-        choices=["off", "complete"],
-        help="complete Zeno executions (Or-Ames): truncate, slide, lift off",
-    )
-    run.add_argument(
-        "--zeno-eps",
-        type=float,
-        help="truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
-    )
+    for flag, what in (
+        (
+            "--rtol",
+            "relative tolerance: adaptive steps (dopri5, cvode) between events for "
+            "--method halving or relaxation, --step-size the first; the rtol of "
+            "--method unilateral; a Co-Simulation FMU's own solver",
+        ),
+        ("--atol", "absolute tolerance of --rtol's steps (default rtol)"),
+        (
+            "--error-warning",
+            "warn when a fixed step's local error estimate exceeds this fraction "
+            "of its state's scale (default 1e-4)",
+        ),
+        ("--eps", "strip width of --method relaxation"),
+        ("--tol", "error tolerance per state of --method unilateral"),
+        (
+            "--zeno-eps",
+            "truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
+        ),
+    ):
+        run.add_argument(flag, type=float, help=what)
 
 
 def _interface(text: str) -> str:

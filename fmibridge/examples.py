@@ -69,15 +69,6 @@ def load_builder(fmus: str | Path | None = None) -> ModuleType:
     return sys.modules[name]
 
 
-def example_sources() -> Path:
-    """Return the folder holding ``adapters/`` and ``fmus/``: the package's copy,
-    else the checkout's.
-    """
-    if (PACKAGED / "fmus").is_dir():
-        return PACKAGED
-    return repository_folder("fmus").parent
-
-
 def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path]:
     """Write the example adapter files and build the FMUs they run into `folder`.
 
@@ -102,17 +93,19 @@ def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path
     """
     folder = check_output_folder(folder, force=force, what="examples DIR")
     folder.mkdir(exist_ok=True)
-    sources = example_sources()
+    packaged = (PACKAGED / "fmus").is_dir()  # else the checkout's
+    sources = PACKAGED if packaged else repository_folder("fmus").parent
     shutil.copytree(
         sources / "fmus",
         folder / "fmus",
         ignore=shutil.ignore_patterns("build", "__pycache__"),
         dirs_exist_ok=True,
     )
-    written = {}
     (folder / "adapters").mkdir(exist_ok=True)
-    for adapter in sorted((sources / "adapters").glob("*.toml")):
-        written[adapter.stem] = Path(shutil.copy2(adapter, folder / "adapters"))
+    written = {
+        adapter.stem: Path(shutil.copy2(adapter, folder / "adapters"))
+        for adapter in sorted((sources / "adapters").glob("*.toml"))
+    }
     out = folder / "fmus" / "build"
     # the copied builder builds its own folder: the SSPs too, from fmus/systems
     built = load_builder(folder / "fmus").build_fmus()

@@ -41,6 +41,8 @@ NUMBERS = (
     "start_time", "stop_time", "step_size", "relative_tolerance", "output_interval",
     "timeout",
 )  # fmt: skip
+# keywords passed to `simulate` as given
+PASSED = ("input", "output", "debug_logging", "fmi_call_logger", *FIXED)
 
 
 def simulate_fmu(
@@ -129,23 +131,17 @@ def simulate_fmu(
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
     keywords: dict[str, Any] = {
-        "start_time": numbers["start_time"],
+        **numbers,
         "stop_time": t_end,
         "step_size": step,
-        "relative_tolerance": numbers["relative_tolerance"],
         "output_interval": interval,
         "record_events": record_events and not is_cs,
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
-        "input": input,
-        "output": output,
-        "timeout": numbers["timeout"],
-        "debug_logging": debug_logging,
-        "fmi_call_logger": fmi_call_logger,
         "solver": _solver(solver, is_cs, archive),
     }
-    fixed = {name: value for name, value in given.items() if name in FIXED}
-    return simulate(archive, **keywords, **fixed)
+    passed = {name: value for name, value in given.items() if name in PASSED}
+    return simulate(archive, **keywords, **passed)
 
 
 def _number(name: str, value: object) -> Any:

@@ -85,22 +85,19 @@ def simulate(
     ----------
     model : path, FmuArchive or HybridSystem
         An FMU (.fmu), SSP (.ssp) or adapter file (.toml), an FMU already read
-        (`FmuArchive`, run as read, with its own `validate`), or a HybridSystem.
+        (run as read, with its own `validate`), or a HybridSystem.
     start_time, stop_time : float, optional
         The span, s; default: the FMU's DefaultExperiment (an adapter's `t_end`).
     output_interval : float or 'steps', optional
-        Samples on start_time + k * output_interval (and stop_time), with the two
-        rows of each event; default FMPy's: the step h doubled until at most 1000
-        intervals. ``'steps'`` keeps every accepted step.
+        Samples every output_interval s (and at stop_time) and each event's two
+        rows; default FMPy's grid; ``'steps'`` keeps every accepted step.
     t_eval : sequence of float, optional
         The output times, as in `scipy.integrate.solve_ivp`.
-    start_values : mapping, optional
-        Start values of FMU variables by name (a HybridSystem's: of its states).
-    parameters : mapping, optional
-        Parameters of the FMU, or of an adapter file's [parameters].
+    start_values, parameters : mapping, optional
+        Start values and parameters of the FMU (an adapter's [parameters]) by name;
+        a HybridSystem's start values are its states'.
     input : mapping, structured array or DataFrame, optional
-        FMU inputs by name: a number (held), a function u(t) or an `InputTable`;
-        FMPy's array (time first) or a DataFrame give tables (`input_values`).
+        FMU inputs by name: numbers, functions u(t) or tables (`input_values`).
     output : sequence of str, optional
         FMU variables to record besides the states (default: every output).
     fmi_type : {'ModelExchange', 'CoSimulation', 'me', 'cs'}, optional
@@ -109,21 +106,16 @@ def simulate(
         The FMU's `tolerance`, the unilateral method's rtol, and the tolerance of
         adaptive steps of 'halving' and 'relaxation' on a model with dx/dt.
     step_size : float, optional
-        The method's step h, s (the communication step in Co-Simulation);
-        default: the DefaultExperiment's stepSize or `output_interval`, the
-        smaller. A plain FMU takes FMPy's stepping (`_with_model_defaults`).
+        The method's step h, s (Co-Simulation: the communication step); default
+        the DefaultExperiment's or the output interval, or FMPy's stepping for a
+        plain FMU (`_with_model_defaults`).
     solver : {'Euler', 'CVode'}, optional
         FMPy's solver: the 'euler' or 'cvode' integrator.
-    record_events : bool
-        Keep the two rows at each event (True, FMPy's); False keeps grid rows.
-    debug_logging : bool
-        Print the FMU's log messages as they come.
+    record_events, debug_logging, validate : bool
+        Keep each event's two rows; print the FMU's log; refuse an FMU that fails
+        fmpy's validation (False: warn and run). FMPy's meanings.
     fmi_call_logger : callable, optional
-        Called with each FMI call as text in FMPy's format (``print``); the run
-        stays in this process.
-    validate : bool
-        Refuse an FMU whose modelDescription.xml fails fmpy's validation; False
-        runs it and warns.
+        Called with each FMI call as text in FMPy's format; the run stays here.
     method : str or Method, optional
         'halving' (default), 'relaxation', 'unilateral', or a Method instance.
     method_options : mapping, optional
@@ -133,12 +125,10 @@ def simulate(
     zeno_eps : float, optional
         The truncation budget of ``zeno='complete'`` (eps_t, eps_q, eps_v).
     guards : sequence, optional
-        Extra guards of an FMU: `Edge` objects of mode ``"model"``, or (guard,
-        reset) pairs over the states.
+        Extra guards of an FMU: Edges of mode ``"model"``, or (guard, reset) pairs.
     timeout : float, optional
-        Wall time, s, after which the run stops with `Status.TIME_LIMIT` and its
-        samples; a model file runs in a supervised child process, killed
-        `TIMEOUT_GRACE_S` past the limit.
+        Wall time, s, after which the run stops with `Status.TIME_LIMIT`; a model
+        file runs in a supervised process, killed `TIMEOUT_GRACE_S` later.
     progress : bool
         Show a progress bar on a terminal.
     **fmpy_keywords

@@ -63,12 +63,6 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     `overrides` are `adapters.load_adapter`'s keywords and win over the file;
     `interface` applies to every component, `parameters` and `start` name
     `component.variable` (a parameter without a dot is a system parameter).
-
-    Raises
-    ------
-    AdapterError
-        Listing every problem in the file, or naming the component and
-        variable of a bad connection.
     """
     method, options, t_end, interface, zeno = (
         overrides.get(k)

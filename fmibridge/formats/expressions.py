@@ -196,19 +196,15 @@ def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
 
 
 def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
+    """Refuse a node off the whitelist, a literal that is no finite number, and
+    a call of another function or with the wrong number of arguments."""
     if not isinstance(node, _ALLOWED_NODES):
         raise FmibridgeError(
             f"{prefix}{type(node).__name__} is not allowed in {shown}: adapter "
             f"expressions may use numbers, names, arithmetic, comparisons and the "
             f"functions {sorted(FUNCTIONS)}."
         )
-    if isinstance(node, ast.Constant):
-        _check_number(node.value, shown, prefix)
-    if isinstance(node, ast.Call):
-        _check_call(node, shown, prefix)
-
-
-def _check_number(value: object, shown: str, prefix: str) -> None:
+    value = node.value if isinstance(node, ast.Constant) else 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise FmibridgeError(
             f"{prefix}only numbers are allowed as literals in {shown}."
@@ -217,9 +213,8 @@ def _check_number(value: object, shown: str, prefix: str) -> None:
         raise FmibridgeError(
             f"{prefix}the number {str(value)[:20]} in {shown} is not a finite float."
         )
-
-
-def _check_call(node: ast.Call, shown: str, prefix: str) -> None:
+    if not isinstance(node, ast.Call):
+        return
     if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
         called = (
             node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)

@@ -155,17 +155,8 @@ def gap_contact(
     """Return the Contact of an FMU whose gap h(q) and velocity dh(q) qdot are
     expressions (`parse_gap`), through its constraint-force input `force_input`
     along the state `coordinate` (else the first half of the states are q); the
-    expressions read `parameters`, and a failure names `where`.
-
-    Raises
-    ------
-    FmibridgeError
-        A gap that reads a velocity or moves with another state or with time, a
-        velocity that is not dh qdot, and what `contact.fmu_force` refuses.
-
-    References
-    ----------
-    Or and Ames, eqs. (4)-(8).
+    expressions read `parameters`, a failure names `where` (Or and Ames,
+    eqs. 4-8).
     """
     coordinates, force = fmu_force(flow, force_input, coordinate)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)

@@ -92,20 +92,7 @@ class SystemStructure:
 
 
 def read_ssd(text: str | bytes, where: str) -> SystemStructure:
-    """Read the subset of an SSD described in the module docstring.
-
-    Parameters
-    ----------
-    text : str or bytes
-        The SSD's XML.
-    where : str
-        The file, for error messages.
-
-    Raises
-    ------
-    SspError
-        Naming the file, the element and what is wrong or unsupported.
-    """
+    """Read the subset of an SSD `text` (module docstring); errors name `where`."""
     root = parse_xml(text, where)
     if root.tag != f"{{{NS['ssd']}}}SystemStructureDescription":
         raise SspError(
@@ -538,20 +525,9 @@ def open_ssp(
 ):
     """Open the FMUs of an .ssp and couple them; return (flow, structure).
 
-    Parameters
-    ----------
-    path : path
-        The .ssp archive.
-    interface : {'me', 'cs'}, optional
-        For every component (default: Model Exchange where offered); refused where
-        the SSD asks for the other `implementation`.
-    communication : Communication, optional
-        The co-simulation master's options.
-
-    Raises
-    ------
-    SspError, FmibridgeError
-        Naming the component and connector or variable.
+    `interface` ('me' or 'cs', default Model Exchange where offered) applies to
+    every component, and is refused where the SSD asks for the other
+    `implementation`; `communication` configures the co-simulation master.
     """
     path = Path(path)
     structure = read_ssp(path)
