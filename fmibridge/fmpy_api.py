@@ -117,12 +117,17 @@ def simulate_fmu(
     if not isinstance(validate, bool):
         raise FmibridgeError(f"`validate` must be True or False, got {validate!r}.")
     archive = FmuArchive(path, validate=validate)  # read once: simulate runs it
-    is_cs = _is_cs(archive, fmi_type)
+    is_cs = (  # FMPy's choice: Co-Simulation where the FMU offers it
+        "CoSimulation" in archive.interfaces
+        if fmi_type is None
+        else str(fmi_type).lower() in ("cs", "cosimulation")
+    )
     t0, t_end = numbers["start_time"], numbers["stop_time"]
-    if t0 is None:  # a DefaultExperiment value is read only where not given
-        t0 = _first(archive.experiment.start, 0.0)
+    experiment = archive.experiment  # a value is read only where not given
+    if t0 is None:
+        t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
-        t_end = _first(archive.experiment.stop, t0 + 1.0)
+        t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
     step, span = numbers["step_size"], _span(t0, t_end)
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
@@ -162,11 +167,6 @@ def _at_most_span(step: Any, span: float | None) -> Any:
     return step
 
 
-def _first(*values: object) -> float:
-    """The first value that is not None."""
-    return next(v for v in values if v is not None)  # type: ignore[return-value]
-
-
 def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
     """FMPy's `solver` where it applies: 'CVode' only to a Model Exchange FMU
     with states.
@@ -182,13 +182,6 @@ def _span(t0: object, t_end: object) -> float | None:
     if isinstance(t0, real) and isinstance(t_end, real) and t_end > t0:
         return float(t_end) - float(t0)
     return None
-
-
-def _is_cs(archive: FmuArchive, fmi_type: str | None) -> bool:
-    """True for Co-Simulation: as `fmi_type` names it, else where offered."""
-    if fmi_type is None:
-        return "CoSimulation" in archive.interfaces
-    return str(fmi_type).lower() in ("cs", "cosimulation")
 
 
 def fmpy_interval(

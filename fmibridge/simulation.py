@@ -173,8 +173,11 @@ def simulate(
     for name, check in NUMBERS.items():
         if name in given:
             check(name, given[name])
-    kind = _kind(model)
-    _refuse(kind, given, [*fixed_problems(fmpy_keywords), *_read(model, given)])
+    kind, problems = _kind(model), fixed_problems(fmpy_keywords)
+    if "validate" in given and not isinstance(model, str | Path | HybridSystem):
+        problems.append("`validate`: an FmuArchive is validated as it is read; "
+                        "give FmuArchive(path, validate=False)")  # fmt: skip
+    _refuse(kind, given, problems)
     if timeout is not None:
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
         if supervised is not None:
@@ -188,7 +191,7 @@ def simulate(
         elif kind == "adapter":
             return _run_adapter(Path(cast(str | Path, model)), given, progress)
         else:
-            system = _open(model, given)
+            system = _open(model, given, kind)
         try:
             return _run(system, given, progress, kind)
         finally:
@@ -236,9 +239,8 @@ def _model_file(model: Model, keywords: Keywords) -> tuple[Path, Keywords]:
     if isinstance(model, str | Path):
         return Path(model), keywords
     archive = cast("FmuArchive", model)
-    if archive.is_validated:
-        return archive.path, keywords
-    return archive.path, {**keywords, "validate": False}
+    read_with = {} if archive.is_validated else {"validate": False}
+    return archive.path, {**keywords, **read_with}
 
 
 def _run_supervised(path: Path, keywords: Keywords) -> Result:
@@ -360,14 +362,6 @@ def _kind(model: Model) -> str:
     return kinds[suffix]
 
 
-def _read(model: Model, given: Keywords) -> list[str]:
-    """`validate` beside an FmuArchive: it was validated as it was read."""
-    if "validate" in given and not isinstance(model, str | Path | HybridSystem):
-        return ["`validate`: an FmuArchive is validated as it is read; give "
-                "FmuArchive(path, validate=False)"]  # fmt: skip
-    return []
-
-
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     """Refuse every keyword this model and method would ignore, and FMPy's
     values fmibridge cannot honour (`problems`), in one error.
@@ -416,9 +410,8 @@ def _flag_problems(given: Keywords) -> list[str]:
             f"`fmi_call_logger` must be a function of one str (print, a list's "
             f"append), got {given['fmi_call_logger']!r}"
         )
-    if given.get("record_events") is False and given.get("output_interval") == (
-        EVERY_STEP
-    ):
+    steps = given.get("output_interval") == EVERY_STEP
+    if given.get("record_events") is False and steps:
         problems.append(
             "`record_events=False`: every step (output_interval='steps') includes "
             "the steps that end at events; give an output grid to drop event rows"
@@ -438,19 +431,16 @@ def _with_integrator(given: Keywords) -> dict[str, Any]:
     return given
 
 
-def _open(model: str | Path | FmuArchive, given: Keywords) -> HybridSystem:
+def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridSystem:
     """Open an FMU or an SSP as a one-mode system, with the extra guards."""
     from .flows.fmu import FmuArchive, fmu_system
 
-    if not isinstance(model, FmuArchive) and Path(model).suffix.lower() == ".ssp":
+    outputs = None if given.get("output") is None else list(given["output"])
+    if kind == "ssp":
         from .formats.ssp import ssp_system
 
-        outputs = given.get("output")
-        system = ssp_system(
-            Path(model),
-            interface=given.get("fmi_type"),
-            outputs=None if outputs is None else list(outputs),
-        )
+        path = Path(cast(str | Path, model))
+        system = ssp_system(path, interface=given.get("fmi_type"), outputs=outputs)
     else:
         archive = model
         if not isinstance(archive, FmuArchive):
@@ -462,7 +452,7 @@ def _open(model: str | Path | FmuArchive, given: Keywords) -> HybridSystem:
             parameters=given.get("parameters"),
             start=given.get("start_values"),
             inputs=input_values(given.get("input")),
-            outputs=None if given.get("output") is None else list(given["output"]),
+            outputs=outputs,
             t0=given.get("start_time"),
             tolerance=given.get("relative_tolerance"),
         )

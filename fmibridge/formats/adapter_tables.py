@@ -32,6 +32,11 @@ SHARED_KEYS = {"name", "description", "t_end", "interface", "parameters", "edges
 SHARED_KEYS |= {"constraint", "method", "output"}
 CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
 DEFAULT_MODE = "model"
+# what a message about a missing FMU asks to do
+BUILD_HINT = (
+    "build the FMUs with `python fmus/build.py` (in a clone) or "
+    "`fmibridge examples DIR`."
+)
 # The [constraint] keys of the projection route (an FMU without a force input),
 # and the lines a message asks to add for each.
 PROJECTION_KEYS = {"coordinate", "mass"}
@@ -104,6 +109,13 @@ class Problems:
         """Record a problem under the file's `key`."""
         self.items.append(f"[{key}] {message}")
 
+    def unknown_keys(self, table: Mapping, allowed: Set[str], where: str = "") -> None:
+        """Record each key of `table` that is not `allowed`, under `where`."""
+        for key in sorted(set(table) - set(allowed)):
+            self.add(
+                f"{where}{key}", f"unknown key; allowed keys are {sorted(allowed)}."
+            )
+
     def check(self, key: str, fn: Callable, *args):
         """Return fn(args...); record an FmibridgeError under `key` and return None."""
         try:
@@ -166,10 +178,7 @@ def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, Flow]:
     flows = {}
     for mode in modes:
         spec_mode = table.get(mode, {})
-        for key in sorted(set(spec_mode) - {"inputs"}):
-            problems.add(
-                f"modes.{mode}.{key}", "unknown key; allowed keys are ['inputs']."
-            )
+        problems.unknown_keys(spec_mode, {"inputs"}, f"modes.{mode}.")
         fixed = problems.numbers(spec_mode.get("inputs", {}), f"modes.{mode}.inputs")
         flows[mode] = problems.check(
             f"modes.{mode}", mode_inputs, flow, fixed, held, mode
@@ -194,10 +203,7 @@ def read_edges(
         if not isinstance(item, Mapping):
             problems.add(where, "must be a table.")
             continue
-        for key in sorted(set(item) - EDGE_KEYS):
-            problems.add(
-                f"{where}.{key}", f"unknown key; allowed keys are {sorted(EDGE_KEYS)}."
-            )
+        problems.unknown_keys(item, EDGE_KEYS, f"{where}.")
         direction = item.get("direction", "falling")
         if direction not in DIRECTIONS:
             problems.add(
@@ -224,13 +230,7 @@ def read_edges(
             f"{where}.guard", Expression.parse, item["guard"], variables, ""
         )
         reset = _reset_of(
-            item.get("reset", {}),
-            flow,
-            parameters,
-            variables,
-            constraint,
-            problems,
-            where,
+            item, flow, parameters, variables, constraint, problems, where
         )
         approach = _approach_of(
             item, flow, parameters, variables, constraint, problems, where
@@ -262,8 +262,9 @@ def _approach_of(item, flow, parameters, variables, constraint, problems, where)
     return None
 
 
-def _reset_of(table, flow, parameters, variables, constraint, problems, where):
-    """A reset: assignments `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
+def _reset_of(item, flow, parameters, variables, constraint, problems, where):
+    """The edge's reset: `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
+    table = item.get("reset", {})
     if table == "impact":
         if not isinstance(constraint, Contact):
             problems.add(
@@ -275,17 +276,6 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
             )
             return None
         return constraint.impact
-    assignments = _reset(table, flow, variables, problems, where)
-    if assignments is None:
-        return None
-    keys = {
-        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
-        for i in assignments
-    }
-    return _reset_function(assignments, flow, parameters, keys)
-
-
-def _reset(table, flow, variables, problems, where):
     if not isinstance(table, Mapping):
         problems.add(f"{where}.reset", "must be a table of state = expression.")
         return None
@@ -295,8 +285,7 @@ def _reset(table, flow, variables, problems, where):
             problems.add(
                 f"{where}.reset.{name}",
                 f"the reset writes {name!r}, which is not a state of the FMU; it can "
-                f"set "
-                f"only {list(flow.state_names)}.",
+                f"set only {list(flow.state_names)}.",
             )
             continue
         expr = problems.check(
@@ -304,7 +293,13 @@ def _reset(table, flow, variables, problems, where):
         )
         if expr is not None:
             assignments[flow.state_names.index(name)] = expr
-    return assignments if len(assignments) == len(table) else None
+    if len(assignments) < len(table):
+        return None
+    keys = {
+        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
+        for i in assignments
+    }
+    return _reset_function(assignments, flow, parameters, keys)
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
@@ -402,9 +397,7 @@ def constraint_fields(
             "constraint", "must be a table with gap, velocity and restitution."
         )
         return None
-    allowed = sorted(CONSTRAINT_KEYS | set(extra_keys))
-    for key in sorted(set(table) - set(allowed)):
-        problems.add(f"constraint.{key}", f"unknown key; allowed keys are {allowed}.")
+    problems.unknown_keys(table, CONSTRAINT_KEYS | set(extra_keys), "constraint.")
     for key in ("gap", "velocity"):
         if known is not None and table.get(key) not in known:
             problems.add(

@@ -36,6 +36,7 @@ from ..flows.fmu_archive import FmuArchive
 from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
+    BUILD_HINT,
     MASS_NOTE,
     MISSING_LINES,
     PROJECTION_KEYS,
@@ -114,21 +115,17 @@ def load_adapter(
         )
         return load_coupled(path, spec, overrides)
     problems = Problems(path)
-    for key in sorted(set(spec) - TOP_KEYS):
-        problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    problems.unknown_keys(spec, TOP_KEYS)
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
         problems.raise_if_any()  # nothing more can be checked without the FMU
     spec = _overridden(spec, interface, zeno, parameters, start)
     flow = _open_flow(path, spec, problems)
     try:
-        adapter = _build(
-            path, spec, flow, problems, method, method_options or {}, t_end
-        )
+        return _build(path, spec, flow, problems, method, method_options or {}, t_end)
     except BaseException:
         flow.close()
         raise
-    return adapter
 
 
 def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
@@ -154,8 +151,7 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
     if not fmu.exists():
         problems.add(
             "fmu",
-            f"{fmu} does not exist; build the FMUs with `python fmus/build.py` "
-            f"(in a clone) or `fmibridge examples DIR`.",
+            f"{fmu} does not exist; {BUILD_HINT}",
         )
         problems.raise_if_any()
     archive = problems.check("fmu", FmuArchive, fmu)

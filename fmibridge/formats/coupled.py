@@ -32,6 +32,7 @@ from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
 from ..methods.coupled_contact import coupled_contact
 from .adapter_tables import (
+    BUILD_HINT,
     PROJECTION_KEYS,
     SHARED_KEYS,
     Adapter,
@@ -69,8 +70,7 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
         for k in ("method", "method_options", "t_end", "interface", "zeno")
     )
     problems = Problems(path)
-    for key in sorted(set(spec) - TOP_KEYS):
-        problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    problems.unknown_keys(spec, TOP_KEYS)
     parameters, start = overrides.get("parameters"), overrides.get("start")
     spec = _overridden(spec, parameters or {}, start or {}, problems)
     if ("ssp" in spec) == ("components" in spec):
@@ -129,10 +129,7 @@ def _communication(table: object, problems: Problems) -> Communication | None:
     if not isinstance(table, Mapping):
         problems.add("coupling", "must be a table with scheme, inputs and order.")
         return None
-    for key in sorted(set(table) - COUPLING_KEYS):
-        problems.add(
-            f"coupling.{key}", f"unknown key; allowed keys are {sorted(COUPLING_KEYS)}."
-        )
+    problems.unknown_keys(table, COUPLING_KEYS, "coupling.")
     return problems.check("coupling", lambda: Communication(**table))
 
 
@@ -172,11 +169,7 @@ def _components(path, spec, interface, problems) -> dict:
     try:
         for k, item in enumerate(table):
             where = f"components[{k}]"
-            for key in sorted(set(item) - COMPONENT_KEYS):
-                problems.add(
-                    f"{where}.{key}",
-                    f"unknown key; allowed keys are {sorted(COMPONENT_KEYS)}.",
-                )
+            problems.unknown_keys(item, COMPONENT_KEYS, f"{where}.")
             name, fmu = str(item.get("name", "")), item.get("fmu")
             if not name or not isinstance(fmu, str) or name in parts:
                 problems.add(where, "needs a unique `name` and an `fmu` path.")
@@ -185,8 +178,7 @@ def _components(path, spec, interface, problems) -> dict:
             if not fmu.is_file():
                 problems.add(
                     f"{where}.fmu",
-                    f"{fmu} does not exist; build the FMUs with `python "
-                    f"fmus/build.py` (in a clone) or `fmibridge examples DIR`.",
+                    f"{fmu} does not exist; {BUILD_HINT}",
                 )
                 continue
             chosen = interface or item.get("interface", spec.get("interface", "me"))

@@ -49,6 +49,7 @@ NS = {
     "ssv": SSP1 + "SystemStructureParameterValues",
 }
 SSD_ENTRY = "SystemStructure.ssd"
+TIMES = ("startTime", "stopTime")  # the DefaultExperiment's
 VERSIONS = ("1.0", "2.0")
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 IMPLEMENTATIONS = {"any": None, "ModelExchange": "me", "CoSimulation": "cs"}
@@ -111,7 +112,11 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
     if not flat.components:
         raise SspError(f"{where}: the system has no ssd:Component, no FMU to run.")
     experiment = root.find("ssd:DefaultExperiment", NS)
-    start, stop = (None, None) if experiment is None else _times(experiment, where)
+    times = [None if experiment is None else experiment.get(k) for k in TIMES]
+    try:
+        start, stop = (None if t is None else float(t) for t in times)
+    except ValueError:
+        raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None
     return SystemStructure(
         root.get("name", ""),
         version,
@@ -433,20 +438,6 @@ def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, float]:
                 f"{text!r}; fmibridge sets numbers and Booleans."
             ) from None
     return values
-
-
-def _times(experiment: ET.Element, where: str) -> tuple[float | None, float | None]:
-    start, stop = experiment.get("startTime"), experiment.get("stopTime")
-    try:
-        return (
-            None if start is None else float(start),
-            None if stop is None else float(stop),
-        )
-    except ValueError:
-        raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None
-
-
-# -- the archive -------------------------------------------------------------
 
 
 def read_ssp(path: str | Path) -> SystemStructure:
