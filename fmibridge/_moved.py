@@ -27,8 +27,7 @@ MOVED = {  # old module -> new module
 
 class _MovedFinder:
     """Loads a moved module's old name as the new module (PEP 451 by its
-    methods: importlib.abc would load importlib.resources into every import).
-    """
+    methods: importlib.abc would load importlib.resources into every import)."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname not in MOVED:

@@ -140,8 +140,7 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
     """`simulate` the model (None: the built-in bouncing ball), in `run`'s
-    supervised process.
-    """
+    supervised process."""
     from .simulation import simulate
 
     if model is None:
@@ -242,8 +241,7 @@ INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Describe an FMU (experiment, interfaces, capabilities, variables), an SSP
-    or an adapter file.
-    """
+    or an adapter file."""
     from .flows.fmi import FmuArchive
 
     if args.fmu.suffix.lower() == ".ssp":
@@ -296,8 +294,7 @@ def _print_interfaces(archive, indent: str) -> None:
 
 def _info_ssp(path: Path) -> int:
     """Describe an SSP: systems, components with their FMUs' interfaces, and
-    connections.
-    """
+    connections."""
     from .formats.ssp import ssp_fmus
 
     with ssp_fmus(path) as (structure, fmus):
@@ -325,8 +322,7 @@ def _info_ssp(path: Path) -> int:
 
 def _info_adapter(path: Path) -> int:
     """Describe an adapter file table by table, with the FMUs or SSP it names
-    (nothing is instantiated).
-    """
+    (nothing is instantiated)."""
     from .core.errors import AdapterError
     from .formats.toml_file import read_toml
 
@@ -639,8 +635,7 @@ class _Parser(argparse.ArgumentParser):
 
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """Exit with argparse's error naming each argument not understood, and
-        the nearest known flags.
-        """
+        the nearest known flags."""
         import difflib  # only for a misspelled flag
 
         named = []
@@ -656,8 +651,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser(command: str | None = None) -> _Parser:
     """The `fmibridge` parser; only the `command` run's LAZY_COMMANDS module
-    is imported.
-    """
+    is imported."""
     parser = _Parser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",

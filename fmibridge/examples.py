@@ -24,8 +24,7 @@ SOURCE_TREE = Path(__file__).resolve().parent.parent
 
 def repository_folder(name: str) -> Path:
     """Return the repository's folder `name`: beside the package in a checkout,
-    else in the working directory.
-    """
+    else in the working directory."""
     beside = SOURCE_TREE / name
     return beside if beside.is_dir() else Path.cwd() / name
 

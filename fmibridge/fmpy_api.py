@@ -169,8 +169,7 @@ def _at_most_span(step: Any, span: float | None) -> Any:
 
 def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
     """FMPy's `solver` where it applies: 'CVode' only to a Model Exchange FMU
-    with states.
-    """
+    with states."""
     if solver != "CVode" or (not is_cs and archive.state_names):
         return solver
     return None

@@ -103,8 +103,7 @@ def fixed_problems(given: Mapping[str, object]) -> list[str]:
 
 def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | None:
     """The TypeError for keywords neither simulate's nor FMPy's (with the
-    nearest names), or None.
-    """
+    nearest names), or None."""
     known = [*known, *FIXED]
     unknown = [name for name in given if name not in known]
     if not unknown:
@@ -122,13 +121,8 @@ def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | 
 
 
 def solver_integrator(solver: object) -> str | None:
-    """Return the integrator FMPy's `solver` names (None: not given).
-
-    Raises
-    ------
-    FmibridgeError
-        For a name FMPy does not have.
-    """
+    """Return the integrator FMPy's `solver` names (None: not given); refuse a
+    name FMPy does not have."""
     if solver is None:
         return None
     if solver in SOLVERS:

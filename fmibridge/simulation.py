@@ -202,8 +202,7 @@ def simulate(
 def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
     """Run a model file in the supervised child process, so that `timeout`
     stops an FMU hung in its own code (`core.supervision`); return None, after
-    a warning where an FMU may be involved, for a run that stays here.
-    """
+    a warning where an FMU may be involved, for a run that stays here."""
     from .core import supervision
 
     if supervision.is_child():
@@ -364,8 +363,7 @@ def _kind(model: Model) -> str:
 
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     """Refuse every keyword this model and method would ignore, and FMPy's
-    values fmibridge cannot honour (`problems`), in one error.
-    """
+    values fmibridge cannot honour (`problems`), in one error."""
     problems = [
         *problems,
         *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
@@ -562,8 +560,7 @@ def _checked(
     method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
     """Refuse an `integrator` this method or system would ignore; apply
-    `relative_tolerance` and `zeno_eps`.
-    """
+    `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
     completion = _completion(method)
@@ -604,8 +601,7 @@ def _completion(method: Method) -> Completion | None:
 
 def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
     """The method with `relative_tolerance` as rtol: Unilateral's, or that of
-    the adaptive steps of Halving and Relaxation on a system with dx/dt.
-    """
+    the adaptive steps of Halving and Relaxation on a system with dx/dt."""
     completion = _completion(method)
     inner = completion.inner if completion is not None else method
     rtol = given["relative_tolerance"]
@@ -635,8 +631,7 @@ def _with_model_defaults(
     """`given` with the stepping FMPy's users expect of a plain FMU (no
     guards, no stepping keyword): in Model Exchange adaptive steps
     (Dormand-Prince, CVODE where `is_stiff`) on FMPy's grid; in Co-Simulation
-    FMPy's communication step, at most the span.
-    """
+    FMPy's communication step, at most the span."""
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
     if all(isinstance(flow, VectorField) for flow in system.flows()):
@@ -675,16 +670,14 @@ MAX_JACOBIAN_STATES = 200  # larger models are not probed (n + 1 FMU calls)
 
 def is_stiff(system: HybridSystem, span: float) -> bool:
     """True if the largest abs(real part) of the initial Jacobian's eigenvalues
-    (`poles`) times `span` exceeds STIFF_SPAN.
-    """
+    (`poles`) times `span` exceeds STIFF_SPAN."""
     found = poles(system)
     return found is not None and float(np.max(np.abs(found.real))) * span > STIFF_SPAN
 
 
 def poles(system: HybridSystem) -> np.ndarray | None:
     """Return the eigenvalues of the initial mode's Jacobian at t0 (forward
-    differences), or None without dx/dt, for too many states or a non-finite one.
-    """
+    differences), or None without dx/dt, for too many states or a non-finite one."""
     flow = system.modes[system.initial_mode].flow
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
@@ -702,8 +695,7 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
     """`method` with a step stable on the model's fastest pole at the start
-    (`Scheme.stable_step`) where its default step is not (an SSP's).
-    """
+    (`Scheme.stable_step`) where its default step is not (an SSP's)."""
     completion = _completion(method)
     inner = completion.inner if completion is not None else method
     scheme = getattr(inner, "integrator", None)
@@ -782,8 +774,7 @@ def _grid(
     t0: float, t_end: float, runner: Method, given: Keywords
 ) -> np.ndarray | None:
     """The output times (None: every step); an interval needing more than
-    `runner.max_steps` steps is refused before the grid is allocated.
-    """
+    `runner.max_steps` steps is refused before the grid is allocated."""
     interval = given.get("output_interval")
     if interval == EVERY_STEP:
         return None

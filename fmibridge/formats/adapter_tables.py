@@ -61,8 +61,7 @@ class Adapter:
     def run(self, *, progress: bool = False, t_eval: ArrayLike | None = None) -> Result:
         """Run the method (`progress`, `t_eval` as `Method.run`) and fill in the
         output columns the flows did not record: those of no flow, and an FMU's
-        outputs in completion's constrained samples.
-        """
+        outputs in completion's constrained samples."""
         result = self.method.run(
             self.system, self.t_end, progress=progress, t_eval=t_eval
         )
@@ -192,8 +191,7 @@ def read_edges(
     """Return the [[edges]] as (source mode, Edge): guards and resets over the
     `variables` and `parameters`; a reset "impact" is the `constraint`'s law,
     applied only where the edge's `approach` (else the gap's rate
-    `Contact.rate`) is < 0 (Or and Ames eq. 4).
-    """
+    `Contact.rate`) is < 0 (Or and Ames eq. 4)."""
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -247,8 +245,7 @@ def read_edges(
 
 def _approach_of(item, flow, parameters, variables, constraint, problems, where):
     """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
-    else None; False if it is wrong.
-    """
+    else None; False if it is wrong."""
     if "approach" in item:
         expr = problems.check(
             f"{where}.approach", Expression.parse, item["approach"], variables, ""
@@ -304,8 +301,7 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
     """Return (t, x) -> every name an expression may use; the FMU is asked only
-    for names other than states, parameters and t.
-    """
+    for names other than states, parameters and t."""
     names = flow.state_names
     if used - set(names) - set(parameters) - {"t"}:
         return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
@@ -358,8 +354,7 @@ def constants(parameters: Mapping[str, float]) -> dict[str, float]:
 
 def failure(expr: Expression, where: str) -> Callable:
     """Return failure(t, values, code, value): the error of `expr` failing
-    inside a compiled call, as `evaluate` names it.
-    """
+    inside a compiled call, as `evaluate` names it."""
 
     def failed(t: float, values: Mapping[str, float], code: int, value: float):
         reason = expr.failure(values, code, value)
@@ -419,8 +414,7 @@ def projection_mass(
 ):
     """Return the effective mass of the projection route: `mass`, 1 without one
     (it scales lam only), or None after recording a problem (no `coordinate`:
-    the message says what is `lacking` and `why`).
-    """
+    the message says what is `lacking` and `why`)."""
     if coordinate is None:
         found = f"{why}: " if why else ""
         problems.add(
@@ -452,8 +446,7 @@ def projection_mass(
 
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:
     """The [method], with `h` if none is given; `zeno = "complete"` wraps it
-    in Completion.
-    """
+    in Completion."""
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None

@@ -149,10 +149,7 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
     """Open the FMU with the file's values, checked against its names."""
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.exists():
-        problems.add(
-            "fmu",
-            f"{fmu} does not exist; {BUILD_HINT}",
-        )
+        problems.add("fmu", f"{fmu} does not exist; {BUILD_HINT}")
         problems.raise_if_any()
     archive = problems.check("fmu", FmuArchive, fmu)
     if archive is None:
@@ -194,8 +191,7 @@ def _recorded(archive, table: object) -> list[str]:
 
 def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=False):
     """The values whose names the FMU declares (as inputs, for `inputs`);
-    a problem, with close names, for each other.
-    """
+    a problem, with close names, for each other."""
     kept = {}
     for name, value in values.items():
         variable = archive.variables.get(name)
@@ -301,8 +297,7 @@ def _input_function(expr: Expression, parameters: Mapping[str, float], where: st
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
     """The [constraint]: a Contact where the FMU allows it, through its force
-    input, else by projection (`coordinate`, `mass`).
-    """
+    input, else by projection (`coordinate`, `mass`)."""
     if table is None:
         return None
     fields = constraint_fields(

@@ -69,8 +69,7 @@ def _largest(*bounds: float | None) -> float | None:
 
 class _Emitter:
     """Emits the instructions of a checked tree; `emit` returns the largest
-    magnitude of the integer a node may give (None: a float).
-    """
+    magnitude of the integer a node may give (None: a float)."""
 
     def __init__(self) -> None:
         self.code: list[list[int]] = []

@@ -176,10 +176,7 @@ def _components(path, spec, interface, problems) -> dict:
                 continue
             fmu = (path.parent / fmu).resolve()
             if not fmu.is_file():
-                problems.add(
-                    f"{where}.fmu",
-                    f"{fmu} does not exist; {BUILD_HINT}",
-                )
+                problems.add(f"{where}.fmu", f"{fmu} does not exist; {BUILD_HINT}")
                 continue
             chosen = interface or item.get("interface", spec.get("interface", "me"))
             parts[name] = _open_component(item, fmu, chosen, where, problems)
@@ -264,8 +261,7 @@ def _flattened(edge: object) -> object:
 def _constraint(path, table, flow, known, parameters, problems):
     """The [constraint]: on named variables, or with `forces` a Contact between
     bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
-    without `forces` take the projection route (`_projected`).
-    """
+    without `forces` take the projection route (`_projected`)."""
     if table is None:
         return None
     if (
@@ -303,8 +299,7 @@ def _constraint(path, table, flow, known, parameters, problems):
 
 def _projected(path, table, flow, known, parameters, problems):
     """A [constraint] completed by projection along its `coordinate` (else the
-    state its gap moves), for bodies whose force inputs connections drive.
-    """
+    state its gap moves), for bodies whose force inputs connections drive."""
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
     gap, velocity = (
         problems.check(f"constraint.{key}", parse, table.get(key), known)

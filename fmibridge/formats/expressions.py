@@ -77,13 +77,8 @@ class Expression:
     def parse(
         cls, source: object, known: set[str] | frozenset[str], where: str = ""
     ) -> Expression:
-        """Check `source` and emit its program; names must be in `known`.
-
-        Raises
-        ------
-        FmibridgeError
-            Naming `where` (file and key), the expression and what is wrong.
-        """
+        """Check `source` and emit its program; names must be in `known`. An
+        FmibridgeError names `where` (file and key), the expression and the fault."""
         prefix = f"{where}: " if where else ""
         if isinstance(source, bool) or not isinstance(source, str | int | float):
             raise FmibridgeError(
@@ -135,8 +130,7 @@ class Expression:
         self, values: Mapping[str, float], failure: int, value: float
     ) -> ExpressionError:
         """Return the error of an evaluation with `values` that failed
-        (`flows._programs.REASONS`) or gave `value`, not finite.
-        """
+        (`flows._programs.REASONS`) or gave `value`, not finite."""
         reason = REASONS[failure] if failure else f"the result is {value}"
         inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(values.items()))
         failed = f"{_shown(self.source)} failed" + (f" with {inputs}" if inputs else "")
@@ -145,8 +139,7 @@ class Expression:
 
 def _fold_dotted_names(tree: ast.AST) -> None:
     """Read each `a.b.c` in `tree` as the one name "a.b.c", in place
-    (iteratively: a deep tree reaches the depth check).
-    """
+    (iteratively: a deep tree reaches the depth check)."""
     stack = [tree]
     while stack:
         node = stack.pop()

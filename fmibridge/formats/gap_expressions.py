@@ -99,14 +99,9 @@ def _scaled(part: tuple[dict, float], factor: float) -> tuple[dict, float]:
 
 
 def parse_gap(source: object, known: set[str]) -> Expression:
-    """Return the [constraint] gap `source` as an Expression over `known`.
-
-    Raises
-    ------
-    FmibridgeError
-        What `Expression.parse` refuses, and a gap that reads t: a moving wall,
-        whose motion the contact law h(q) would miss (Or and Ames, Def. 2).
-    """
+    """Return the [constraint] gap `source` as an Expression over `known`; refuse
+    one that reads t, a moving wall the contact law h(q) would miss (Or and Ames,
+    Def. 2)."""
     gap = Expression.parse(source, known)
     if "t" in gap.names:
         raise FmibridgeError(
@@ -117,14 +112,9 @@ def parse_gap(source: object, known: set[str]) -> Expression:
 
 
 def parse_velocity(source: object, known: set[str]) -> Expression:
-    """Return the [constraint] velocity `source` as an Expression over `known`.
-
-    Raises
-    ------
-    FmibridgeError
-        What `Expression.parse` refuses, and a velocity that reads t: it is the
-        rate dh(q) qdot, a function of the states alone (Or and Ames, Def. 2).
-    """
+    """Return the [constraint] velocity `source` as an Expression over `known`;
+    refuse one that reads t: the rate dh(q) qdot is a function of the states
+    alone (Or and Ames, Def. 2)."""
     velocity = Expression.parse(source, known)
     if "t" in velocity.names:
         raise FmibridgeError(
@@ -156,8 +146,7 @@ def gap_contact(
     expressions (`parse_gap`), through its constraint-force input `force_input`
     along the state `coordinate` (else the first half of the states are q); the
     expressions read `parameters`, a failure names `where` (Or and Ames,
-    eqs. 4-8).
-    """
+    eqs. 4-8)."""
     coordinates, force = fmu_force(flow, force_input, coordinate)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
     labels, start = (gap.source, velocity.source), flow_start(flow)
@@ -181,8 +170,7 @@ def expression_gap(
     coordinates: tuple[Sequence[int], Sequence[int]],
 ) -> Gap:
     """The Gap of expressions over the flow's variables: dh and H exact where
-    h is affine in q, else central differences.
-    """
+    h is affine in q, else central differences."""
     names = flow.state_names
     q_index, q_names = coordinates[0], [names[i] for i in coordinates[0]]
     read = sorted(gap.names & {names[i] for i in coordinates[1]})

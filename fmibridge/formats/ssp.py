@@ -29,13 +29,7 @@ from ..core import limits
 from ..core.archives import extract_member, open_checked, read_member
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import Experiment, HybridSystem, Mode
-from ..core.units import (
-    BASE_UNITS,
-    Definitions,
-    UnitDefinition,
-    described,
-    same_unit,
-)
+from ..core.units import BASE_UNITS, Definitions, UnitDefinition, described, same_unit
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
@@ -206,8 +200,7 @@ class _Flat:
 
     def add_system(self, system: ET.Element, path: tuple[str, ...]) -> None:
         """Add a system's elements (nested systems flattened), connectors,
-        connections and parameter bindings.
-        """
+        connections and parameter bindings."""
         where = f"{self.where}: system {'.'.join(path)!r}"
         _refuse_unsupported(system, where)
         elements: dict[str, object] = {}
@@ -268,8 +261,7 @@ class _Flat:
 
     def _bind(self, path: tuple[str, ...], name: str, value: float) -> None:
         """Set `name` (relative to the system at `path`) on its component;
-        other names are ignored (SSP 2.0, 5.3.3).
-        """
+        other names are ignored (SSP 2.0, 5.3.3)."""
         head, dot, rest = name.partition(".")
         target = self.elements[path].get(head) if dot else None
         if isinstance(target, SspComponent):
@@ -279,8 +271,7 @@ class _Flat:
 
     def signals(self) -> list[tuple[str, str]]:
         """The connections as `component.connector` pairs, those through system
-        connectors resolved to their source (an output) and each input it drives.
-        """
+        connectors resolved to their source (an output) and each input it drives."""
         direct = [(a, b) for a, b in self.links if a[0] == b[0] == "component"]
         signals = [(_name(a), _name(b)) for a, b in direct]
         for group in _groups([link for link in self.links if link not in direct]):
@@ -441,14 +432,8 @@ def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, float]:
 
 
 def read_ssp(path: str | Path) -> SystemStructure:
-    """Read an .ssp archive's SystemStructure.ssd, with its .ssv files inlined.
-
-    Raises
-    ------
-    SspError
-        For a file that is no zip archive or lacks the SSD or an FMU it names, or
-        an SSD that is malformed or unsupported.
-    """
+    """Read an .ssp archive's SystemStructure.ssd, with its .ssv files inlined;
+    an SspError names what is missing, malformed or unsupported."""
     path = Path(path)
     with _archive(path) as archive:
         names = set(archive.namelist())
@@ -567,8 +552,7 @@ def _check_interface(structure: SystemStructure, interface: str | None, path) ->
 @contextlib.contextmanager
 def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
     """Yield an .ssp's structure and {component: FmuArchive}, unpacked into a
-    temporary folder (for `fmibridge info`).
-    """
+    temporary folder (for `fmibridge info`)."""
     path = Path(path)
     structure = read_ssp(path)
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
@@ -666,8 +650,7 @@ def ssp_system(
 ) -> HybridSystem:
     """Return an .ssp as a one-mode HybridSystem; its edges are the Model
     Exchange FMUs' event indicators, its `outputs` (default: every connector that
-    is not a state) are recorded.
-    """
+    is not a state) are recorded."""
     if interface is not None and interface not in INTERFACE_NAMES:
         raise SspError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
     flow, structure = open_ssp(path, interface=interface, communication=communication)

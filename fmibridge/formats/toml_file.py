@@ -15,13 +15,8 @@ from ..core.limits import MAX_TOML_DEPTH
 def read_toml(
     path: Path, what: str, error: type[FmibridgeError] = FmibridgeError
 ) -> dict[str, Any]:
-    """Return the table of the TOML file `path`, a `what` ("adapter file").
-
-    Raises
-    ------
-    error
-        Naming the file and what is wrong with it.
-    """
+    """Return the table of the TOML file `path`, a `what` ("adapter file"); raise
+    `error` naming the file and what is wrong with it."""
     if path.is_dir():
         raise error(f"{path}: is a folder, not {what}.")
     if not path.is_file():
