@@ -81,12 +81,8 @@ def _print_summary(result: Result, max_rows: int = 10) -> None:
     )
     events = result.events_frame()
     if len(events):
-        with_names = events.drop(columns=["simultaneous"])
-        print(
-            with_names.head(max_rows).to_string(
-                index=False, float_format="{:.9g}".format
-            )
-        )
+        shown = events.drop(columns=["simultaneous"]).head(max_rows)
+        print(shown.to_string(index=False, float_format="{:.9g}".format))
         if len(events) > max_rows:
             print(f"... {len(events) - max_rows} more events")
 
@@ -426,11 +422,8 @@ class _AsDict(argparse.Action):
     """Collect NAME=VALUE pairs from one or more uses of the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        setattr(
-            namespace,
-            self.dest,
-            {**(getattr(namespace, self.dest) or {}), **dict(values)},
-        )
+        merged = {**(getattr(namespace, self.dest) or {}), **dict(values)}
+        setattr(namespace, self.dest, merged)
 
 
 class _Deprecated(argparse.Action):

@@ -422,10 +422,8 @@ def _with_integrator(given: Keywords) -> dict[str, Any]:
     given = dict(given)
     integrator = solver_integrator(given.get("solver"))
     if integrator is not None and not isinstance(given.get("method"), Method):
-        given["method_options"] = {
-            **given.get("method_options", {}),
-            "integrator": integrator,
-        }
+        options = given.get("method_options", {})
+        given["method_options"] = {**options, "integrator": integrator}
     return given
 
 

@@ -181,12 +181,8 @@ def _recorded(archive, table: object) -> list[str]:
     names = table.get("variables") if isinstance(table, Mapping) else None
     if not isinstance(names, list):
         return []
-    states = set(archive.state_names)
-    return [
-        n
-        for n in names
-        if isinstance(n, str) and n in archive.variables and n not in states
-    ]
+    known = set(archive.variables) - set(archive.state_names)
+    return [n for n in names if isinstance(n, str) and n in known]
 
 
 def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=False):
