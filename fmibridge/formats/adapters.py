@@ -2,20 +2,10 @@
 
 An adapter names the FMU (relative to the file), its interface, parameters,
 start values and inputs, guards and resets as expressions, the [constraint],
-the [method] and the [output] (docs/adapters.md shows every key)::
-
-    fmu = "../fmus/build/BouncingBall.fmu"
-    [[edges]]
-    guard = "h"                 # g > 0 inside the domain
-    reset = { v = "-e * v" }    # or "impact", from [constraint]
-    [constraint]
-    gap = "h"
-    velocity = "v"
-    restitution = "e"
-
-The whole file is checked first and every problem reported in one
-AdapterError naming the file and key. The FMU's own event indicators become
-guards too, first in each mode.
+the [method] and the [output] (docs/adapters.md lists every key). The whole
+file is checked first and every problem reported in one AdapterError naming
+the file and key. The FMU's own event indicators become guards too, first in
+each mode.
 """
 
 from __future__ import annotations

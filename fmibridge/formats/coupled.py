@@ -2,22 +2,10 @@
 
 `[[components]]` and `[[connections]]` (or `ssp = "..."`) describe a coupled
 system (`flows.coupled`); guards, resets, [constraint] and outputs name
-`component.variable` (docs/coupled.md shows every key)::
-
-    [[components]]
-    name = "plant"
-    fmu = "../fmus/build/MassSpringStop.fmu"
-    [[connections]]
-    from = "plant.x"
-    to = "controller.x_meas"
-    [constraint]                     # a contact between components
-    gap = "ball.h - table.x"
-    velocity = "ball.v - table.v"
-    restitution = "ball.e"
-    forces = ["ball.lam", "table.lam"]  # else coordinate and mass: projection
-
-The other tables read as in a one-FMU adapter (`adapter_tables`); every
-problem is reported in one AdapterError.
+`component.variable`, and a contact between components gives each body's
+force input (`forces`) or is completed by projection (docs/coupled.md lists
+every key). The other tables read as in a one-FMU adapter (`adapter_tables`);
+every problem is reported in one AdapterError.
 """
 
 from __future__ import annotations
