@@ -35,14 +35,8 @@ MAX_DEPTH = 64
 # The functions an expression may call: the machine's (`flows._programs`).
 FUNCTIONS = (*dict.fromkeys((*ONE_ARGUMENT, *TWO_ARGUMENTS)), "hypot", "min", "max")
 # (fewest, most) arguments of the functions that do not take exactly one
-ARITY = {
-    "atan2": (2, 2),
-    "copysign": (2, 2),
-    "log": (1, 2),
-    "hypot": (1, math.inf),
-    "min": (2, math.inf),
-    "max": (2, math.inf),
-}
+ARITY = {"atan2": (2, 2), "copysign": (2, 2), "log": (1, 2), "hypot": (1, math.inf)}
+ARITY |= dict.fromkeys(("min", "max"), (2, math.inf))
 CONSTANTS = {"pi": math.pi}
 # Calls are rewritten to names no expression can spell ("sin()"), so a variable
 # called `max` cannot hide the function; `a ** b` becomes "pow()"(a, b).
