@@ -1,22 +1,10 @@
 """fmibridge: an FMI co-simulation master for mechanical systems with impacts.
 
-The flow of data is one straight line: HybridSystem -> Method -> Result ->
-DataFrame / CSV / plot. The package is layered, bottom to top; a module imports
-only from its own layer and those below (``tests/test_layers.py`` keeps it so):
-
-- `core`: the hybrid system, the Result, integrators, bracketing, errors;
-- `flows`: where the continuous dynamics come from (native, compiled, FMUs);
-- `methods`: the master algorithms (halving, relaxation, unilateral, completion);
-- `models`: built-in and paper models;
-- `formats`: adapter files and their expressions;
-- front doors: `simulation` (`fmibridge.simulate`, one call with FMPy's
-  keywords), `fmpy_api` (FMPy's `simulate_fmu`, `read_model_description`,
-  `dump` and `plot_result`, so ``import fmibridge as fmpy`` runs FMPy
-  scripts), `sweep`, `validation`, `examples` (the example files, and the
-  loader of their FMU builder, fmus/build.py) and `cli`.
-
-The public names below load on first use, so ``import fmibridge`` is quick and
-imports neither pandas, scipy, numba, Dask nor matplotlib.
+HybridSystem -> Method -> Result -> DataFrame / CSV / plot. Layers, bottom to
+top (``tests/test_layers.py``): `core`, `flows`, `methods`, `models`,
+`formats`, then the front doors `simulation`, `fmpy_api` (``import fmibridge
+as fmpy``), `sweep`, `validation`, `examples` and `cli`. Public names load on
+first use, so ``import fmibridge`` imports no pandas, scipy or matplotlib.
 """
 
 from importlib import import_module

@@ -1,7 +1,5 @@
-"""Module paths that moved in 0.2 (the layered layout), kept importable for one release.
-
-``import fmibridge.system`` still works: it imports ``fmibridge.core.system``
-under the old name and warns (DeprecationWarning) which path to use instead.
+"""Module paths that moved in 0.2, importable under the old name with a
+DeprecationWarning for one release.
 """
 
 from __future__ import annotations
@@ -28,12 +26,8 @@ MOVED = {  # old module -> new module
 
 
 class _MovedFinder:
-    """Finds a moved module's old name and loads it as the new module.
-
-    A finder and loader by its methods (PEP 451), not by importlib.abc's base
-    classes: importing importlib.abc loads importlib.resources (and tempfile,
-    shutil, random) into every ``import fmibridge``.
-    """
+    """Loads a moved module's old name as the new module (PEP 451 by its
+    methods: importlib.abc would load importlib.resources into every import)."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname not in MOVED:

@@ -1,16 +1,9 @@
 """The `fmibridge` command: run | info | examples | validate | sweep.
 
-`run` maps its flags to the keywords of `fmibridge.simulate` and calls it in a
-supervised child process (`core.supervision`): an FMU that segfaults, aborts,
-calls exit() or hangs past `--timeout` ends that run, not this process, which
-says what happened and where. `run` checks its output paths and claims
-`--out` before it runs, writes its files before it prints (so `| head`
-cannot lose them), and keeps what was simulated when a crash, an error, the
-time limit, Ctrl-C or SIGTERM cuts the run short: the samples so far go to
-X.partial.csv (and X.partial.events.csv), never over a complete X.csv.
-Exit codes: 0 success, 1 a run that stopped early (its time limit included),
-2 an error (a crashed FMU included), 130 Ctrl-C, 143 SIGTERM, 141 a closed
-pipe.
+`run` calls `fmibridge.simulate` in a supervised child process, so a crashing
+or hanging FMU ends that run, not this process. A run cut short keeps its
+samples in X.partial.csv, never over a complete X.csv. Exit codes: 0 success,
+1 a run stopped early, 2 an error, 130 Ctrl-C, 143 SIGTERM, 141 a closed pipe.
 """
 
 from __future__ import annotations
@@ -65,24 +58,13 @@ MOVED_COMMANDS = {
     "`python fmus/build.py` in a clone of the repository, or "
     "`fmibridge examples DIR` to build the FMUs into DIR",
 }
-KEYWORD_FLAGS = {  # simulate's keyword -> the flag of `run` that sets it
-    "start_time": "--start-time",
-    "stop_time": "--stop-time",
-    "step_size": "--step-size",
-    "start_values": "--start-values",
-    "parameters": "--parameters",
-    "output_interval": "--output-interval",
-    "output": "--output",
-    "fmi_type": "--interface",
-    "method": "--method",
-    "integrator": "--integrator",
-    "relative_tolerance": "--rtol",
-    "atol": "--atol",
-    "error_warning": "--error-warning",
-    "zeno": "--zeno",
-    "zeno_eps": "--zeno-eps",
-    "timeout": "--timeout",
-}
+# simulate's keywords named by `run`'s flags in its messages: --start-time, ...
+SAME_NAMED: tuple[str, ...] = ("start_time", "stop_time", "step_size")
+SAME_NAMED += ("start_values", "parameters")
+SAME_NAMED += ("output_interval", "output", "method", "integrator", "atol")
+SAME_NAMED += ("error_warning", "zeno", "zeno_eps", "timeout")
+KEYWORD_FLAGS = {k: "--" + k.replace("_", "-") for k in SAME_NAMED}
+KEYWORD_FLAGS |= {"fmi_type": "--interface", "relative_tolerance": "--rtol"}
 INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
 # to X.partial.csv: the runs cut short by the clock, a signal, an error, or an
 # explicit integrator on a stiff model (the run to its end needs another one)
@@ -99,12 +81,8 @@ def _print_summary(result: Result, max_rows: int = 10) -> None:
     )
     events = result.events_frame()
     if len(events):
-        with_names = events.drop(columns=["simultaneous"])
-        print(
-            with_names.head(max_rows).to_string(
-                index=False, float_format="{:.9g}".format
-            )
-        )
+        shown = events.drop(columns=["simultaneous"]).head(max_rows)
+        print(shown.to_string(index=False, float_format="{:.9g}".format))
         if len(events) > max_rows:
             print(f"... {len(events) - max_rows} more events")
 
@@ -157,8 +135,8 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
-    """`simulate` the model (None: the built-in bouncing ball); `run` calls it in
-    its supervised process."""
+    """`simulate` the model (None: the built-in bouncing ball), in `run`'s
+    supervised process."""
     from .simulation import simulate
 
     if model is None:
@@ -187,8 +165,7 @@ def _ball(parameters, keywords) -> HybridSystem:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a model (an adapter file, an SSP, an FMU, or the built-in bouncing
-    ball) through `simulate`, in the supervised process."""
+    """Run a model through `simulate` in the supervised process."""
     out = _check_outputs(args.out, args.force)
     check_timeout(args.timeout, "--timeout")
     what = str(args.model or "the built-in ball")
@@ -217,7 +194,7 @@ def _cut_short_status(exc: BaseException) -> Status:
 
 
 def _report_cut_short(exc: BaseException, partial: Result | None, out) -> int:
-    """Say why the run stopped, and write its samples so far to X.partial.csv."""
+    """Say why the run stopped; write its samples so far to X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
     if is_error:
@@ -246,29 +223,21 @@ def _interrupted(exc: BaseException) -> str:
     return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
 
 
-INFO_FLAGS = (  # capability flags `info` lists where an FMU sets them
-    "canGetAndSetFMUstate",
-    "canSerializeFMUstate",
-    "needsCompletedIntegratorStep",
-    "providesDirectionalDerivative",
-    "providesDirectionalDerivatives",
-    "providesAdjointDerivatives",
-    "canHandleVariableCommunicationStepSize",
-    "canInterpolateInputs",
-    "hasEventMode",
-    "mightReturnEarlyFromDoStep",
-    "canReturnEarlyAfterIntermediateUpdate",
-    "providesIntermediateUpdate",
-    "fixedInternalStepSize",
-    "maxOutputDerivativeOrder",
-)
+# capability flags `info` lists where an FMU sets them
+INFO_FLAGS: tuple[str, ...] = ("canGetAndSetFMUstate", "canSerializeFMUstate")
+INFO_FLAGS += ("needsCompletedIntegratorStep", "providesDirectionalDerivative")
+INFO_FLAGS += ("providesDirectionalDerivatives", "providesAdjointDerivatives")
+INFO_FLAGS += ("canHandleVariableCommunicationStepSize", "canInterpolateInputs")
+INFO_FLAGS += ("hasEventMode", "mightReturnEarlyFromDoStep")
+INFO_FLAGS += ("canReturnEarlyAfterIntermediateUpdate", "providesIntermediateUpdate")
+INFO_FLAGS += ("fixedInternalStepSize", "maxOutputDerivativeOrder")
+OFF = (None, False, 0)  # a flag's values that `info` leaves out
 INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU (experiment, interfaces, capabilities and variables), an
-    SSP (systems, components and their FMUs' interfaces, connections) or an
-    adapter file (its FMUs or SSP, edges, constraint, method and outputs)."""
+    """Describe an FMU (experiment, interfaces, capabilities, variables), an SSP
+    or an adapter file."""
     from .flows.fmi import FmuArchive
 
     if args.fmu.suffix.lower() == ".ssp":
@@ -313,15 +282,15 @@ def _print_interfaces(archive, indent: str) -> None:
     """One line per interface of an FMU: its capability flags."""
     for interface in archive.interfaces:
         part = archive.part(interface)
-        flags = [_flag(f, getattr(part, f, None)) for f in INFO_FLAGS]
-        flags = [f for f in flags if f]
+        values = [(f, getattr(part, f, None)) for f in INFO_FLAGS]
+        flags = [f if v is True else f"{f}={v}" for f, v in values if v not in OFF]
         note = " (fmibridge cannot run it)" if interface == "ScheduledExecution" else ""
         print(f"{indent}{interface}: {', '.join(flags) or 'no state get/set'}{note}")
 
 
 def _info_ssp(path: Path) -> int:
-    """Describe an SSP: its systems, each component with its FMU's interfaces
-    and capability flags, and the connections (nested systems flattened)."""
+    """Describe an SSP: systems, components with their FMUs' interfaces, and
+    connections."""
     from .formats.ssp import ssp_fmus
 
     with ssp_fmus(path) as (structure, fmus):
@@ -348,10 +317,8 @@ def _info_ssp(path: Path) -> int:
 
 
 def _info_adapter(path: Path) -> int:
-    """Describe an adapter file as written, table by table, with each FMU it
-    wraps (its interfaces, states and own event indicators, which become
-    guards too) or its SSP's components and connections. Nothing is
-    instantiated: `fmibridge run` checks the whole file."""
+    """Describe an adapter file table by table, with the FMUs or SSP it names
+    (nothing is instantiated)."""
     from .core.errors import AdapterError
     from .formats.toml_file import read_toml
 
@@ -380,8 +347,7 @@ def _info_adapter(path: Path) -> int:
 
 
 def _inline(value: object, nested: bool = False) -> str:
-    """A TOML value on one line: tables as k = v (in braces where nested),
-    `from`/`to` pairs as an arrow, arrays in brackets, text unquoted."""
+    """A TOML value on one line (`from`/`to` pairs as an arrow)."""
     if isinstance(value, list):
         return "[" + ", ".join(_inline(v, True) for v in value) + "]"
     if not isinstance(value, dict):
@@ -393,8 +359,7 @@ def _inline(value: object, nested: bool = False) -> str:
 
 
 def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
-    """The FMU an adapter names, found beside it: interfaces, states, event
-    indicators; or that it is missing."""
+    """The FMU an adapter names: interfaces, states, event indicators."""
     from .flows.fmi import FmuArchive
 
     if not isinstance(fmu, str):
@@ -418,19 +383,10 @@ def _or_dash(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _flag(name: str, value: object) -> str:
-    if value is None or value is False or value == 0:
-        return ""
-    return name if value is True else f"{name}={value}"
-
-
 def _start(text: str | None) -> str:
-    if text is None:
-        return ""
-    text = " ".join(text.split())
-    return (
-        text if len(text) <= INFO_START_WIDTH else text[: INFO_START_WIDTH - 3] + "..."
-    )
+    text = " ".join((text or "").split())
+    short = len(text) <= INFO_START_WIDTH
+    return text if short else text[: INFO_START_WIDTH - 3] + "..."
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
@@ -444,7 +400,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def _assignments(flag: str):
-    """argparse type of NAME=VALUE (VALUE a number, or numbers a,b,c for an array)."""
+    """argparse type of NAME=VALUE (a number, or a,b,c for an array)."""
 
     def parse(text: str) -> tuple[str, float | list[float]]:
         name, sep, value = text.partition("=")
@@ -463,14 +419,11 @@ def _assignments(flag: str):
 
 
 class _AsDict(argparse.Action):
-    """Collect NAME=VALUE pairs (from one or more uses of the flag) in a dict."""
+    """Collect NAME=VALUE pairs from one or more uses of the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        setattr(
-            namespace,
-            self.dest,
-            {**(getattr(namespace, self.dest) or {}), **dict(values)},
-        )
+        merged = {**(getattr(namespace, self.dest) or {}), **dict(values)}
+        setattr(namespace, self.dest, merged)
 
 
 class _Deprecated(argparse.Action):
@@ -544,9 +497,30 @@ def _add_run_parser(parser: _Parser, sub) -> None:
 
 def _add_method_flags(run) -> None:
     """The flags that choose the method and its parameters."""
-    run.add_argument(
-        "--method", type=str.lower, choices=sorted(METHODS), help="master algorithm"
-    )
+    for flag, choices, what in (
+        ("--method", sorted(METHODS), "master algorithm"),
+        (
+            "--integrator",
+            ["euler", "midpoint", "rk4", "dopri5", "cvode", "bdf"],
+            "integrator of the master (not for --method unilateral or a "
+            "Co-Simulation FMU): a Runge-Kutta scheme; dopri5 chooses its steps "
+            "under a tolerance (--rtol, else the FMU's DefaultExperiment tolerance, "
+            "else 1e-5), and so does cvode (or bdf: the same), CVODE's implicit BDF "
+            "for stiff models",
+        ),
+        (
+            "--locate",
+            list(LOCATE),
+            "how --method halving narrows a crossed step (default halving); "
+            "approach: no step crosses, each stops short of the guard (Co-Simulation)",
+        ),
+        (
+            "--zeno",
+            ["off", "complete"],
+            "complete Zeno executions (Or-Ames): truncate, slide, lift off",
+        ),
+    ):
+        run.add_argument(flag, type=str.lower, choices=choices, help=what)
     run.add_argument(
         "--step-size",
         dest="h",
@@ -557,54 +531,27 @@ def _add_method_flags(run) -> None:
         "--h", dest="h", type=float, action=_Deprecated, metavar="--step-size",
         help=argparse.SUPPRESS,
     )  # fmt: skip
-    run.add_argument(
-        "--integrator",
-        type=str.lower,
-        choices=["euler", "midpoint", "rk4", "dopri5", "cvode", "bdf"],
-        help="integrator of the master (not for --method unilateral or a "
-        "Co-Simulation FMU): a Runge-Kutta scheme; dopri5 chooses its steps under "
-        "a tolerance (--rtol, else the FMU's DefaultExperiment tolerance, else "
-        "1e-5), and so does cvode (or bdf: the same), CVODE's implicit BDF for "
-        "stiff models",
-    )
-    run.add_argument(
-        "--rtol",
-        type=float,
-        help="relative tolerance: adaptive steps (dopri5, cvode) between events for "
-        "--method halving or relaxation, --step-size the first; the rtol of "
-        "--method unilateral; a Co-Simulation FMU's own solver",
-    )
-    run.add_argument(
-        "--atol", type=float, help="absolute tolerance of --rtol's steps (default rtol)"
-    )
-    run.add_argument(
-        "--error-warning",
-        type=float,
-        help="warn when a fixed step's local error estimate exceeds this fraction "
-        "of its state's scale (default 1e-4)",
-    )
-    run.add_argument("--eps", type=float, help="strip width of --method relaxation")
-    run.add_argument(
-        "--locate",
-        type=str.lower,
-        choices=list(LOCATE),
-        help="how --method halving narrows a crossed step (default halving); "
-        "approach: no step crosses, each stops short of the guard (Co-Simulation)",
-    )
-    run.add_argument(
-        "--tol", type=float, help="error tolerance per state of --method unilateral"
-    )
-    run.add_argument(
-        "--zeno",
-        type=str.lower,
-        choices=["off", "complete"],
-        help="complete Zeno executions (Or-Ames): truncate, slide, lift off",
-    )
-    run.add_argument(
-        "--zeno-eps",
-        type=float,
-        help="truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
-    )
+    for flag, what in (
+        (
+            "--rtol",
+            "relative tolerance: adaptive steps (dopri5, cvode) between events for "
+            "--method halving or relaxation, --step-size the first; the rtol of "
+            "--method unilateral; a Co-Simulation FMU's own solver",
+        ),
+        ("--atol", "absolute tolerance of --rtol's steps (default rtol)"),
+        (
+            "--error-warning",
+            "warn when a fixed step's local error estimate exceeds this fraction "
+            "of its state's scale (default 1e-4)",
+        ),
+        ("--eps", "strip width of --method relaxation"),
+        ("--tol", "error tolerance per state of --method unilateral"),
+        (
+            "--zeno-eps",
+            "truncation budget of --zeno complete (eps_t, eps_q, eps_v; 1e-3)",
+        ),
+    ):
+        run.add_argument(flag, type=float, help=what)
 
 
 def _interface(text: str) -> str:
@@ -662,9 +609,7 @@ def _add_output_flags(run) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that answers an unknown flag with the nearest known
-    ones (``--stop_time``: did you mean ``--stop-time``?), where argparse only
-    says "unrecognized arguments"."""
+    """An ArgumentParser that names the nearest known flags for an unknown one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.flags: list[str] = []  # its long flags, shown in its help
@@ -676,15 +621,14 @@ class _Parser(argparse.ArgumentParser):
         return super()._add_action(action)
 
     def add_command(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
-        """Add the command `name` to `sub` (this parser's subparsers); its
-        parser is remembered in the parsed arguments, for `unrecognized`."""
+        """Add the command `name` to `sub`; its parser is kept in the arguments."""
         command = sub.add_parser(name, **kwargs)
         command.set_defaults(parser=command)
         return command
 
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
-        """Exit with argparse's error (status 2) naming each argument not
-        understood, and for a flag the nearest known flags."""
+        """Exit with argparse's error naming each argument not understood, and
+        the nearest known flags."""
         import difflib  # only for a misspelled flag
 
         named = []
@@ -699,8 +643,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(command: str | None = None) -> _Parser:
-    """The `fmibridge` parser; given the `command` run, the arguments of the
-    other LAZY_COMMANDS are left out (their modules are not imported)."""
+    """The `fmibridge` parser; only the `command` run's LAZY_COMMANDS module
+    is imported."""
     parser = _Parser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",

@@ -1,14 +1,8 @@
 """The README's examples for an installed package: `fmibridge examples DIR`.
 
-A wheel holds no FMUs: they are compiled here, from C. The package carries the
-project's adapter files and the sources of its FMUs (``fmibridge/_examples``,
-copied in by setup.py's build); in a source checkout they are the repository's
-own ``adapters/`` and ``fmus/``. `write_examples` lays them out in a folder as
-the repository does (``adapters/*.toml``, ``fmus/<Model>/`` and
-``fmus/build/*.fmu``, ``*.ssp``), so the README's commands run from there.
-
-The FMU builder is one of those sources (``fmus/build.py``), not a module of the
-package: `load_builder` loads it from its file, wherever the sources are.
+A wheel holds the adapter files and the FMUs' C sources (``_examples``), a
+checkout its ``adapters/`` and ``fmus/``; `write_examples` lays them out as the
+repository does and builds the FMUs with ``fmus/build.py`` (`load_builder`).
 """
 
 from __future__ import annotations
@@ -29,10 +23,8 @@ SOURCE_TREE = Path(__file__).resolve().parent.parent
 
 
 def repository_folder(name: str) -> Path:
-    """Return the repository's folder `name` (``"fmus"``, ``"adapters"``): the
-    one beside the package in a source checkout (an editable install), else the
-    working directory's (``pip install .`` run from the clone, or a folder
-    `write_examples` wrote)."""
+    """Return the repository's folder `name`: beside the package in a checkout,
+    else in the working directory."""
     beside = SOURCE_TREE / name
     return beside if beside.is_dir() else Path.cwd() / name
 
@@ -44,14 +36,11 @@ def load_builder(fmus: str | Path | None = None) -> ModuleType:
     ----------
     fmus : path, optional
         A ``fmus/`` folder (default: the repository's, `repository_folder`).
-        Its builder builds that folder by default
-        (``load_builder().build_fmus()``).
 
     Returns
     -------
     module
-        ``fmus/build.py``, loaded once per file: `build_fmus`, `read_table`,
-        `BuildError`, ...
+        ``fmus/build.py``, loaded once per file (`build_fmus`, `BuildError`, ...).
 
     Raises
     ------
@@ -79,15 +68,6 @@ def load_builder(fmus: str | Path | None = None) -> ModuleType:
     return sys.modules[name]
 
 
-def example_sources() -> Path:
-    """Return the folder that holds ``adapters/`` and ``fmus/``: the package's
-    copy, else the source checkout (or the working directory) as
-    `repository_folder` finds it."""
-    if (PACKAGED / "fmus").is_dir():
-        return PACKAGED
-    return repository_folder("fmus").parent
-
-
 def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path]:
     """Write the example adapter files and build the FMUs they run into `folder`.
 
@@ -96,8 +76,7 @@ def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path
     folder : path
         A new or empty folder (its parent must exist).
     force : bool
-        Write into a folder that has files (those of the same name are
-        replaced).
+        Write into a folder that has files.
 
     Returns
     -------
@@ -109,21 +88,23 @@ def write_examples(folder: str | Path, *, force: bool = False) -> dict[str, Path
     FmibridgeError
         If `folder` cannot take them, or the sources are not found.
     BuildError
-        The builder's (``fmus/build.py``), if gcc fails (with gcc's message).
+        The builder's, if gcc fails.
     """
     folder = check_output_folder(folder, force=force, what="examples DIR")
     folder.mkdir(exist_ok=True)
-    sources = example_sources()
+    packaged = (PACKAGED / "fmus").is_dir()  # else the checkout's
+    sources = PACKAGED if packaged else repository_folder("fmus").parent
     shutil.copytree(
         sources / "fmus",
         folder / "fmus",
         ignore=shutil.ignore_patterns("build", "__pycache__"),
         dirs_exist_ok=True,
     )
-    written = {}
     (folder / "adapters").mkdir(exist_ok=True)
-    for adapter in sorted((sources / "adapters").glob("*.toml")):
-        written[adapter.stem] = Path(shutil.copy2(adapter, folder / "adapters"))
+    written = {
+        adapter.stem: Path(shutil.copy2(adapter, folder / "adapters"))
+        for adapter in sorted((sources / "adapters").glob("*.toml"))
+    }
     out = folder / "fmus" / "build"
     # the copied builder builds its own folder: the SSPs too, from fmus/systems
     built = load_builder(folder / "fmus").build_fmus()

@@ -1,18 +1,9 @@
 """FMPy's functions for scripts written for FMPy: change the import, keep the code.
 
-``import fmibridge as fmpy`` (or ``from fmibridge import simulate_fmu``) gives
-`simulate_fmu` with the parameters of `fmpy.simulate_fmu`, in its order, and its
-defaults, but for the few in `DIFFERENT_DEFAULTS`, each with its reason. It
-chooses what FMPy chooses where `fmibridge.simulate` chooses otherwise: the
-interface (Co-Simulation where the FMU offers it; `simulate` takes Model
-Exchange), the output grid, a stop time where the FMU gives none, and a
-Co-Simulation result without event rows; then it runs `simulate` and returns
-its Result, which is indexed, measured and converted as FMPy's structured
-array is (``len(result)``, ``result[-1]``, ``result[0:3]``,
-``np.asarray(result)``, ``result.dtype``, ``fmpy.util.write_csv``).
-
-`read_model_description` and `dump` are FMPy's own, re-exported; `plot_result`
-draws with `Result.plot` (matplotlib) where FMPy draws with plotly.
+``import fmibridge as fmpy`` gives `simulate_fmu` with `fmpy.simulate_fmu`'s
+parameters, order and defaults (but `DIFFERENT_DEFAULTS`), returning a Result
+that indexes as FMPy's structured array. `read_model_description` and `dump`
+are FMPy's own; `plot_result` draws with matplotlib.
 """
 
 from __future__ import annotations
@@ -50,6 +41,8 @@ NUMBERS = (
     "start_time", "stop_time", "step_size", "relative_tolerance", "output_interval",
     "timeout",
 )  # fmt: skip
+# keywords passed to `simulate` as given
+PASSED = ("input", "output", "debug_logging", "fmi_call_logger", *FIXED)
 
 
 def simulate_fmu(
@@ -86,57 +79,32 @@ def simulate_fmu(
 ) -> Result:
     """Simulate an FMU as `fmpy.simulate_fmu` does, with fmibridge; return the Result.
 
-    The parameters are FMPy's, in FMPy's order (positional calls carry over
-    too, hence more than three positional ones), with FMPy's meaning and
-    defaults, except `DIFFERENT_DEFAULTS`: `start_values` None (FMPy's ``{}``),
-    `early_return_allowed` and `use_event_mode` True (fmibridge always handles
-    an FMI 3 Co-Simulation FMU's events in Event Mode) and `set_stop_time`
-    False (fmibridge gives the FMU no stop time). FMPy's choices that
-    `fmibridge.simulate` makes otherwise are made here as FMPy makes them:
-
-    - `fmi_type` None: Co-Simulation where the FMU offers it, else Model
-      Exchange (`simulate` prefers Model Exchange);
-    - `stop_time` None: the DefaultExperiment's, else `start_time` + 1 s
-      (`simulate` asks for one);
-    - `output_interval` None: Model Exchange, `step_size` (default
-      10^(round(log10(span)) - 3) s) doubled until the run has at most 1000
-      intervals; Co-Simulation, the FMU's fixedInternalStepSize or the
-      DefaultExperiment's stepSize, doubled so, else `fmpy.util.auto_interval`
-      (`simulate` starts from the method's step);
-    - `solver` 'CVode' (the default) applies to a Model Exchange FMU with
-      continuous states only; 'Euler' steps `step_size`, and is refused in
-      Co-Simulation (FMPy ignores it there);
-    - `step_size` longer than the run is one step over it (FMPy's steps end
-      at the stop time);
-    - `record_events` applies to Model Exchange only: a Co-Simulation result
-      has the grid's rows (`Result.events` keeps the events either way).
-
-    The FMU is read once, with `validate`, and `fmibridge.simulate` runs it
-    as read. Every other keyword goes to `simulate` as given: a value that
-    fmibridge cannot honour (``fmu_instance``, ``use_event_mode=False``, ...)
-    is refused with the reason, never ignored. The communication step of a
-    Co-Simulation run is the output interval, as FMPy's.
+    FMPy's parameters in FMPy's order, meaning and defaults (but
+    `DIFFERENT_DEFAULTS`); where `fmibridge.simulate` chooses otherwise, this
+    chooses as FMPy: Co-Simulation where offered, a stop time of start + 1 s,
+    FMPy's output grid (`fmpy_interval`), 'CVode' only for a Model Exchange FMU
+    with states, a step at most the span, and no event rows in Co-Simulation. The
+    FMU is read once, with `validate`; a value fmibridge cannot honour is refused
+    with the reason.
 
     Parameters
     ----------
     filename : path
         The FMU (.fmu; for an SSP or an adapter file use `fmibridge.simulate`).
     validate, ..., set_stop_time :
-        `fmpy.simulate_fmu`'s, as above; numbers may be given as text, as
-        FMPy's.
+        `fmpy.simulate_fmu`'s; numbers may be given as text, as FMPy's.
 
     Returns
     -------
     Result
-        Indexed as FMPy's result: ``result['h']``, ``result[-1]`` (a row),
-        ``len(result)``, ``np.asarray(result)`` (the structured array,
-        'time' first, then the states and the outputs, all float64).
+        Indexed as FMPy's result: ``result['h']``, ``result[-1]``,
+        ``len(result)``, ``np.asarray(result)`` (the structured array).
 
     Raises
     ------
     FmibridgeError
         For a file that is not an FMU, a number that is not one, and every
-        keyword value `fmibridge.simulate` refuses (with the reason).
+        keyword value `fmibridge.simulate` refuses.
     """
     given = dict(locals())
     path = Path(filename)
@@ -149,12 +117,17 @@ def simulate_fmu(
     if not isinstance(validate, bool):
         raise FmibridgeError(f"`validate` must be True or False, got {validate!r}.")
     archive = FmuArchive(path, validate=validate)  # read once: simulate runs it
-    is_cs = _is_cs(archive, fmi_type)
+    is_cs = (  # FMPy's choice: Co-Simulation where the FMU offers it
+        "CoSimulation" in archive.interfaces
+        if fmi_type is None
+        else str(fmi_type).lower() in ("cs", "cosimulation")
+    )
     t0, t_end = numbers["start_time"], numbers["stop_time"]
-    if t0 is None:  # a DefaultExperiment value is read only where not given
-        t0 = _first(archive.experiment.start, 0.0)
+    experiment = archive.experiment  # a value is read only where not given
+    if t0 is None:
+        t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
-        t_end = _first(archive.experiment.stop, t0 + 1.0)
+        t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
     step, span = numbers["step_size"], _span(t0, t_end)
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
@@ -163,28 +136,21 @@ def simulate_fmu(
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
     keywords: dict[str, Any] = {
-        "start_time": numbers["start_time"],
+        **numbers,
         "stop_time": t_end,
         "step_size": step,
-        "relative_tolerance": numbers["relative_tolerance"],
         "output_interval": interval,
         "record_events": record_events and not is_cs,
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
-        "input": input,
-        "output": output,
-        "timeout": numbers["timeout"],
-        "debug_logging": debug_logging,
-        "fmi_call_logger": fmi_call_logger,
         "solver": _solver(solver, is_cs, archive),
     }
-    fixed = {name: value for name, value in given.items() if name in FIXED}
-    return simulate(archive, **keywords, **fixed)
+    passed = {name: value for name, value in given.items() if name in PASSED}
+    return simulate(archive, **keywords, **passed)
 
 
 def _number(name: str, value: object) -> Any:
-    """`value`, a number given as text converted (FMPy's command line passes
-    text); anything else is left to `simulate` to check."""
+    """`value`, with a number given as text converted."""
     if not isinstance(value, str):
         return value
     try:
@@ -194,44 +160,27 @@ def _number(name: str, value: object) -> Any:
 
 
 def _at_most_span(step: Any, span: float | None) -> Any:
-    """`step`, or the span where it is longer: FMPy's steps end at the stop
-    time, so a `step_size` longer than the run is one step over it."""
+    """`step`, or the span where it is longer (FMPy's steps end at the stop time)."""
     number = isinstance(step, int | float) and not isinstance(step, bool)
     if span is not None and number and step > span:
         return span
     return step
 
 
-def _first(*values: object) -> float:
-    """The first value that is not None."""
-    return next(v for v in values if v is not None)  # type: ignore[return-value]
-
-
 def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
-    """FMPy's `solver` where it applies: FMPy's default 'CVode' to a Model
-    Exchange FMU with continuous states (with none, nothing is integrated), any
-    other value as given (`simulate` refuses it for Co-Simulation, which FMPy
-    ignores)."""
+    """FMPy's `solver` where it applies: 'CVode' only to a Model Exchange FMU
+    with states."""
     if solver != "CVode" or (not is_cs and archive.state_names):
         return solver
     return None
 
 
 def _span(t0: object, t_end: object) -> float | None:
-    """t_end - t0 where both are numbers and t_end is later; else None (and
-    `simulate` says what is wrong with them)."""
+    """t_end - t0 where both are numbers and t_end is later; else None."""
     real = (int, float)
     if isinstance(t0, real) and isinstance(t_end, real) and t_end > t0:
         return float(t_end) - float(t0)
     return None
-
-
-def _is_cs(archive: FmuArchive, fmi_type: str | None) -> bool:
-    """True for Co-Simulation: as `fmi_type` names it, else FMPy's choice
-    (Co-Simulation where the FMU offers it)."""
-    if fmi_type is None:
-        return "CoSimulation" in archive.interfaces
-    return str(fmi_type).lower() in ("cs", "cosimulation")
 
 
 def fmpy_interval(
@@ -239,10 +188,9 @@ def fmpy_interval(
 ) -> float:
     """Return FMPy's default output interval (fmpy.simulate_fmu, FMPy 0.3).
 
-    Model Exchange: the step size (given, else `fmpy_step`), doubled until the
-    run has at most 1000 intervals. Co-Simulation: the FMU's
-    fixedInternalStepSize, else its DefaultExperiment stepSize, doubled so;
-    else FMPy's `auto_interval` (500 to 1000 intervals of a round length).
+    Model Exchange: the step (else `fmpy_step`) doubled until at most 1000
+    intervals; Co-Simulation: `fmpy_communication_step` of the
+    fixedInternalStepSize, else the DefaultExperiment's stepSize.
     """
     if not is_cs:
         return default_output_interval(span, step or fmpy_step(span))
@@ -263,13 +211,12 @@ def plot_result(
 ) -> None:
     """Plot a Result as `fmpy.util.plot_result` does, with `Result.plot`.
 
-    One subplot per column against time (matplotlib, where FMPy uses plotly).
-
     Parameters
     ----------
     result : Result
+        The run to draw, one subplot per column against time.
     reference : structured array or Result, optional
-        Drawn dashed under each column it has ('time' first, as FMPy's).
+        Drawn dashed under each column it has ('time' first).
     names : sequence of str, optional
         The columns to draw (default: every state, then every output).
     filename : path, optional

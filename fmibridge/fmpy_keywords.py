@@ -1,14 +1,8 @@
 """FMPy's `simulate_fmu` keywords as `fmibridge.simulate` takes them.
 
-Every keyword of `fmpy.simulate_fmu` (FMPy 0.3) is either taken with FMPy's
-meaning or refused with a message that says what fmibridge does instead; none
-is ignored and none is a bare TypeError. `simulate` takes the ones that change
-a run as its own keywords (`start_time`, `stop_time`, `step_size`,
-`output_interval`, `fmi_type`, `start_values`, `input`, `output`, `timeout`,
-`solver`, `record_events`, `debug_logging`, `fmi_call_logger`, `validate`,
-`relative_tolerance` where it can be honoured). The others below describe what
-fmibridge always does: FMPy's value that means the same is accepted, any other
-is refused with the reason.
+Each keyword of `fmpy.simulate_fmu` (FMPy 0.3) is taken with FMPy's meaning
+or, in `FIXED`, accepted at the value that means what fmibridge always does
+and refused otherwise with the reason; none is ignored.
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ class Fixed(NamedTuple):
     instead: str
 
     def accepts(self, value: object) -> bool:
-        """True if `value` is one of the accepted values (None, a bool, a name)."""
+        """True if `value` is one of the accepted values."""
         return any(
             value is a or (isinstance(value, bool | str) and value == a)
             for a in self.accepted
@@ -99,8 +93,7 @@ FIXED = {
 
 
 def fixed_problems(given: Mapping[str, object]) -> list[str]:
-    """The messages for FMPy keywords in `given` at values fmibridge cannot
-    honour (those of `FIXED`)."""
+    """The messages for FMPy keywords at values fmibridge cannot honour."""
     return [
         f"`{name}={value!r}`: {FIXED[name].instead}"
         for name, value in given.items()
@@ -109,8 +102,8 @@ def fixed_problems(given: Mapping[str, object]) -> list[str]:
 
 
 def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | None:
-    """The TypeError for keywords neither simulate's nor FMPy's, with the
-    nearest known names; None if there are none."""
+    """The TypeError for keywords neither simulate's nor FMPy's (with the
+    nearest names), or None."""
     known = [*known, *FIXED]
     unknown = [name for name in given if name not in known]
     if not unknown:
@@ -128,13 +121,8 @@ def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | 
 
 
 def solver_integrator(solver: object) -> str | None:
-    """Return the integrator FMPy's `solver` names (None: not given).
-
-    Raises
-    ------
-    FmibridgeError
-        For a name FMPy does not have.
-    """
+    """Return the integrator FMPy's `solver` names (None: not given); refuse a
+    name FMPy does not have."""
     if solver is None:
         return None
     if solver in SOLVERS:

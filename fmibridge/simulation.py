@@ -1,23 +1,15 @@
-"""One call for the common case: `simulate(model, ...)` returns the Result.
+"""`simulate(model, ...)`: one call for the common case, with FMPy's keywords.
 
-The keywords are FMPy's (`fmpy.simulate_fmu`) where the concept is the same:
-`start_time`, `stop_time`, `step_size`, `relative_tolerance`, `output_interval`,
-`record_events`, `fmi_type`, `start_values`, `input`, `output`, `solver`,
-`debug_logging`, `validate` and `timeout`; defaults come from the FMU's
-DefaultExperiment as there, and the output grid is FMPy's by default. FMPy's
-other keywords are taken at the value that means what fmibridge does and
-refused otherwise, with the reason (`fmpy_keywords`). `t_eval` is solve_ivp's.
-fmibridge's own are `parameters`, `method`, `method_options`, `zeno`,
-`zeno_eps`, `guards` and `progress`. Every keyword that does not apply to the
-model or the method is refused with a message, never ignored. The command line
-(`fmibridge run`) maps its flags to these keywords and calls `simulate`, in a
-supervised process.
+The keywords of `fmpy.simulate_fmu` keep FMPy's meaning and defaults (the FMU's
+DefaultExperiment, FMPy's output grid); `t_eval` is solve_ivp's. A keyword that
+does not apply to the model or method is refused, never ignored.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import math
 import pickle
 import warnings
@@ -48,20 +40,12 @@ if TYPE_CHECKING:
     from .flows.fmu_archive import FmuArchive
     from .methods.completion import Completion
 
-# simulate's keywords as given, by name: each of its own type (`simulate`)
-Keywords = Mapping[str, Any]
-
-# a model file, an FMU already read (imported where one is given: a native
-# run does not load the FMU reader), or a HybridSystem
+Keywords = Mapping[str, Any]  # simulate's keywords as given, by name
 Model: TypeAlias = "str | Path | FmuArchive | HybridSystem"
 GuardSpec = Edge | tuple[Guard | Callable, Callable]
 JACOBIAN_STEP = 2.0**-26  # forward differences of `is_stiff`: about sqrt(eps)
-GRID_RTOL = (
-    1e-9  # an output time this near (relative to the interval) to stop_time is it
-)
-# FMPy's default output interval is a step doubled until the run has at most this
-# many intervals (fmpy.simulation.simulateME and simulateCS, FMPy 0.3)
-MAX_OUTPUT_INTERVALS = 1000
+GRID_RTOL = 1e-9  # an output time this near (per interval) to stop_time is it
+MAX_OUTPUT_INTERVALS = 1000  # FMPy 0.3's simulateME/simulateCS default grid
 EVERY_STEP = "steps"  # output_interval that keeps every accepted step
 
 
@@ -95,142 +79,75 @@ def simulate(
 ) -> Result:
     """Simulate a model and return its Result.
 
-    The keywords mirror `fmpy.simulate_fmu` (hence more than the usual eight),
-    so an FMPy call carries over by renaming the function.
+    The keywords mirror `fmpy.simulate_fmu` (hence more than the usual eight).
 
     Parameters
     ----------
     model : path, FmuArchive or HybridSystem
-        An FMU (.fmu), an SSP (.ssp), an adapter file (.toml), an FMU
-        already read (`fmibridge.flows.fmu.FmuArchive`: run as read, not
-        read again, so its `validate` is the one it was read with; as
-        `simulate_fmu` runs the FMU it read for FMPy's defaults) or a
-        HybridSystem.
+        An FMU (.fmu), SSP (.ssp) or adapter file (.toml), an FMU already read
+        (run as read, with its own `validate`), or a HybridSystem.
     start_time, stop_time : float, optional
-        The span, s; default: the FMU's DefaultExperiment (an adapter's
-        `t_end`), else 0 and an error for a missing stop time.
+        The span, s; default: the FMU's DefaultExperiment (an adapter's `t_end`).
     output_interval : float or 'steps', optional
-        Keep the samples on the grid start_time + k * output_interval (and at
-        stop_time), with the two rows of every event at its exact time; each
-        step ends on the grid. Default, as FMPy's: the run's step h doubled
-        until the run has at most 1000 intervals (VanDerPol: h = 0.01 s over
-        20 s gives 0.02 s, 1001 rows). ``'steps'`` keeps every accepted step
-        instead (as `Method.run` does).
+        Samples every output_interval s (and at stop_time) and each event's two
+        rows; default FMPy's grid; ``'steps'`` keeps every accepted step.
     t_eval : sequence of float, optional
-        The output times, explicitly, as in `scipy.integrate.solve_ivp`.
-    start_values : mapping, optional
-        Start values of FMU variables by name, parameters included (FMPy's
-        meaning); for a HybridSystem, initial values of states.
-    parameters : mapping, optional
-        Parameters by name: of the FMU, or the values of an adapter file's
-        [parameters] table.
+        The output times, as in `scipy.integrate.solve_ivp`.
+    start_values, parameters : mapping, optional
+        Start values and parameters of the FMU (an adapter's [parameters]) by name;
+        a HybridSystem's start values are its states'.
     input : mapping, structured array or DataFrame, optional
-        FMU inputs by name. A mapping gives a number (held), a function u(t)
-        (continuous real inputs) or an `InputTable`; FMPy's structured array
-        (time first) and a DataFrame (a 'time' column or the index) give
-        tables: linear between rows for continuous real inputs, held for
-        discrete ones, a jump (a repeated time or a held value that changes)
-        a time event.
+        FMU inputs by name: numbers, functions u(t) or tables (`input_values`).
     output : sequence of str, optional
         FMU variables to record besides the states (default: every output).
     fmi_type : {'ModelExchange', 'CoSimulation', 'me', 'cs'}, optional
         The FMU interface (default: Model Exchange where offered).
     relative_tolerance : float, optional
-        Passed to the FMU (its internal solver, FMI's `tolerance`); the `rtol`
-        of the unilateral method; and for 'halving' and 'relaxation' on a model
-        with dx/dt (native, Model Exchange), the tolerance of adaptive steps
-        between events (Dormand-Prince 5(4), `step_size` the first step).
-        ``method_options={'integrator': 'dopri5'}`` without it takes the
-        FMU's DefaultExperiment tolerance, as FMPy's CVode.
+        The FMU's `tolerance`, the unilateral method's rtol, and the tolerance of
+        adaptive steps of 'halving' and 'relaxation' on a model with dx/dt.
     step_size : float, optional
-        The method's step h, s (the communication step in Co-Simulation);
-        default: the smaller of the DefaultExperiment's stepSize and
-        `output_interval` (if shorter than the run), else the method's
-        default. A plain FMU (no guards, none of `method`,
-        `method_options`, `solver`, `step_size`, `zeno`) takes the defaults
-        FMPy's users expect instead: in Model Exchange adaptive steps between
-        events (Dormand-Prince 5(4) at the DefaultExperiment's tolerance, the
-        events still located to t_tol), in Co-Simulation FMPy's communication
-        step (`fmpy_communication_step`, or `output_interval`).
+        The method's step h, s (Co-Simulation: the communication step); default
+        the DefaultExperiment's or the output interval, or FMPy's stepping for a
+        plain FMU (`_with_model_defaults`).
     solver : {'Euler', 'CVode'}, optional
-        FMPy's fixed-step 'Euler' is the forward Euler integrator
-        (``method_options={'integrator': 'euler'}``); 'CVode' is SUNDIALS'
-        CVODE (BDF) under `relative_tolerance`, else the DefaultExperiment's
-        tolerance (``method_options={'integrator': 'cvode'}``).
-    record_events : bool
-        Keep the two rows at each event (FMPy's default, True); False keeps the
-        grid rows only (at a grid time that is an event, the row after it).
-        The events stay in `Result.events` either way.
-    debug_logging : bool
-        Print the FMU's log messages as they come (FMPy's keyword); fmibridge
-        always instantiates FMUs with logging on and keeps their last messages
-        for its error messages.
+        FMPy's solver: the 'euler' or 'cvode' integrator.
+    record_events, debug_logging, validate : bool
+        Keep each event's two rows; print the FMU's log; refuse an FMU that fails
+        fmpy's validation (False: warn and run). FMPy's meanings.
     fmi_call_logger : callable, optional
-        Called with each FMI call the run makes, as text in FMPy's format
-        (FMPy's keyword): the function, its arguments and its status, as in
-        ``fmi2DoStep(c=0x55d0c3a0, currentCommunicationPoint=0.0,
-        communicationStepSize=0.01, noSetFMUStatePriorToCurrentPoint=False)
-        -> OK``; the calls the compiled loops make directly are logged as
-        those made through fmpy. ``print`` prints them. Results are the same
-        with and without it. The run stays in this process (also with
-        `timeout`).
-    validate : bool
-        Refuse an FMU whose modelDescription.xml fails fmpy's validation (True,
-        FMPy's default); False runs it regardless and warns once
-        (FmibridgeWarning), naming what failed, where FMPy is silent. Start
-        values and variable names are checked either way.
+        Called with each FMI call as text in FMPy's format; the run stays here.
     method : str or Method, optional
-        'halving' (default), 'relaxation', 'unilateral', or a Method instance
-        with its parameters.
+        'halving' (default), 'relaxation', 'unilateral', or a Method instance.
     method_options : mapping, optional
-        Options of the method named by `method` (``eps``, ``locate``, ``tol``,
-        ``integrator``, ...); its step is `step_size`.
+        Options of the method named by `method` (``eps``, ``integrator``, ...).
     zeno : {'off', 'complete'}, optional
         'complete' continues Zeno executions (`Completion`, Or and Ames).
     zeno_eps : float, optional
-        The truncation budget of ``zeno='complete'`` (its eps_t, eps_q and
-        eps_v; default 1e-3).
+        The truncation budget of ``zeno='complete'`` (eps_t, eps_q, eps_v).
     guards : sequence, optional
-        Extra guards of an FMU model: `Edge` objects of its mode ``"model"``, or
-        (guard, reset) pairs, each with g(t, x) and R(t, x) over the states.
+        Extra guards of an FMU: Edges of mode ``"model"``, or (guard, reset) pairs.
     timeout : float, optional
-        Seconds of wall time the run may take, FMPy's keyword: past them it
-        stops at its next step with `Status.TIME_LIMIT` and its samples so
-        far (and a warning). A model given as a file (FMU, SSP, adapter) then
-        runs in a supervised child process, as on the command line: an FMU
-        whose own code hangs is killed a grace period (`TIMEOUT_GRACE_S`)
-        past the limit, its samples kept, and one that crashes raises an
-        FmibridgeError instead of taking this process with it. A
-        HybridSystem, or keywords holding objects that do not pickle (a
-        lambda as input), run in this process, where the limit is looked at
-        between steps only; where an FMU may be involved, the call says so
-        with a warning.
+        Wall time, s, after which the run stops with `Status.TIME_LIMIT`; a model
+        file runs in a supervised process, killed `TIMEOUT_GRACE_S` later.
     progress : bool
         Show a progress bar on a terminal.
     **fmpy_keywords
-        FMPy's other keywords, each at the value that means what fmibridge
-        always does: ``apply_default_start_values=False``,
-        ``visible=False``, ``logger=None``, ``step_finished=None``,
-        ``model_description=None``, ``fmu_instance=None``, ``fmu_state=None``,
-        ``initialize=True``, ``terminate=True``, ``set_stop_time=False``,
-        ``set_input_derivatives=False``, ``remote_platform=None`` or
-        ``'auto'``, ``use_event_mode=True``, ``early_return_allowed=True``.
-        Another value is refused with the reason and what to use instead.
+        FMPy's other keywords, at the value that means what fmibridge does
+        (`fmpy_keywords.FIXED`); another value is refused with the reason.
 
     Returns
     -------
     Result
-        ``result['time']``, ``result['h']``, ``result.to_structured()``
-        (FMPy's array), ``result.to_pandas()``, ``result.plot()``.
+        ``result['time']``, ``result.to_structured()`` (FMPy's array),
+        ``result.to_pandas()``, ``result.plot()``.
 
     Raises
     ------
     FmibridgeError
-        For a keyword that does not apply or a value fmibridge cannot honour
-        (all of them in one message), an unknown variable, a bad span or grid.
+        For keywords that do not apply (all in one message), an unknown variable,
+        a bad span or grid.
     TypeError
-        For a keyword that is neither fmibridge's nor FMPy's (with the nearest
-        names).
+        For a keyword neither fmibridge's nor FMPy's (with the nearest names).
 
     Examples
     --------
@@ -241,10 +158,6 @@ def simulate(
     [0.0, 0.5, 0.638551, 0.638551, 1.0]
     >>> round(float(result["h"][1]), 12)  # 2 - g / 2 * 0.5**2
     0.77375
-
-    By default, FMPy's grid (h = 1e-3 s doubled twice: 751 times) and the
-    events' rows; ``output_interval='steps'`` keeps every step:
-
     >>> simulate(bouncing_ball(), stop_time=3.0)  # doctest: +ELLIPSIS
     <Result REACHED_END t = 0 .. 3 s, states h, v, 763 samples, 6 events, wall ...>
     >>> len(simulate(bouncing_ball(), stop_time=3.0, output_interval="steps").t)
@@ -260,8 +173,11 @@ def simulate(
     for name, check in NUMBERS.items():
         if name in given:
             check(name, given[name])
-    kind = _kind(model)
-    _refuse(kind, given, [*fixed_problems(fmpy_keywords), *_read(model, given)])
+    kind, problems = _kind(model), fixed_problems(fmpy_keywords)
+    if "validate" in given and not isinstance(model, str | Path | HybridSystem):
+        problems.append("`validate`: an FmuArchive is validated as it is read; "
+                        "give FmuArchive(path, validate=False)")  # fmt: skip
+    _refuse(kind, given, problems)
     if timeout is not None:
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
         if supervised is not None:
@@ -275,7 +191,7 @@ def simulate(
         elif kind == "adapter":
             return _run_adapter(Path(cast(str | Path, model)), given, progress)
         else:
-            system = _open(model, given)
+            system = _open(model, given, kind)
         try:
             return _run(system, given, progress, kind)
         finally:
@@ -284,13 +200,9 @@ def simulate(
 
 
 def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
-    """Run `simulate` on a model file in the supervised child process (as the
-    command line does), so that `timeout` stops an FMU hung in its own code too:
-    the child is killed past the limit and the samples it sent so far come back
-    as a TIME_LIMIT Result (`core.supervision`). Return None, after a warning
-    where an FMU may be involved, for a run that stays in this process: a
-    HybridSystem, keywords holding Python objects that do not pickle, or a run
-    in the child already. A run without `timeout` never imports supervision."""
+    """Run a model file in the supervised child process, so that `timeout`
+    stops an FMU hung in its own code (`core.supervision`); return None, after
+    a warning where an FMU may be involved, for a run that stays here."""
     from .core import supervision
 
     if supervision.is_child():
@@ -322,19 +234,16 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
 
 
 def _model_file(model: Model, keywords: Keywords) -> tuple[Path, Keywords]:
-    """The file a supervised child reads the model from, and its keywords: an
-    FmuArchive's path, with the `validate` it was read with."""
+    """The file and keywords a supervised child reads the model from."""
     if isinstance(model, str | Path):
         return Path(model), keywords
     archive = cast("FmuArchive", model)
-    if archive.is_validated:
-        return archive.path, keywords
-    return archive.path, {**keywords, "validate": False}
+    read_with = {} if archive.is_validated else {"validate": False}
+    return archive.path, {**keywords, **read_with}
 
 
 def _run_supervised(path: Path, keywords: Keywords) -> Result:
-    """`simulate(path, **keywords)` in the supervised child, its samples kept
-    when it is killed at its time limit."""
+    """`simulate(path, **keywords)` supervised, its samples kept at its time limit."""
     from .core import supervision
 
     with recording() as record:
@@ -359,7 +268,7 @@ def _run_supervised(path: Path, keywords: Keywords) -> Result:
 
 
 def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Result:
-    """Run an opened system with the keywords given: its span, grid and method."""
+    """Run an opened system with its span, grid and method."""
     experiment = system.experiment
     stop = given["stop_time"] if "stop_time" in given else experiment.stop
     if stop is None:
@@ -383,26 +292,16 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
     return _recorded(result, grid, given)
 
 
-KEYWORDS = (
-    "start_time", "stop_time", "output_interval", "t_eval", "start_values",
-    "parameters", "input", "output", "fmi_type", "relative_tolerance", "step_size",
-    "solver", "record_events", "debug_logging", "fmi_call_logger", "validate",
-    "method",
-    "method_options", "zeno", "zeno_eps", "guards", "timeout", "progress",
-)  # fmt: skip
-# the numbers checked as they enter (`core.numbers`): a zero step is never "no
-# step", a NaN tolerance never reaches an FMU's solver
+SIGNATURE = inspect.signature(simulate).parameters
+KEYWORDS = tuple(SIGNATURE)[1:-1]  # all but `model` and **fmpy_keywords
+# FMPy's flags: given where not at their default
+DEFAULTS = {k: p.default for k, p in SIGNATURE.items() if isinstance(p.default, bool)}
+# checked as they enter (`core.numbers`): a NaN tolerance never reaches an FMU
 NUMBERS = {
     "start_time": finite,
     "step_size": positive,
     "relative_tolerance": positive,
     "zeno_eps": positive,
-}
-DEFAULTS = {
-    "record_events": True,
-    "debug_logging": False,
-    "validate": True,
-    "progress": False,
 }
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {
@@ -433,7 +332,7 @@ REFUSED = {  # model kind -> keyword -> what to do instead
 
 
 def _is_given(name: str, value: object) -> bool:
-    """False for a keyword left at its default: None, no guards, FMPy's flag."""
+    """False for a keyword left at its default."""
     if name in DEFAULTS:
         return value is not DEFAULTS[name]
     return value is not None and not (isinstance(value, tuple) and value == ())
@@ -462,17 +361,9 @@ def _kind(model: Model) -> str:
     return kinds[suffix]
 
 
-def _read(model: Model, given: Keywords) -> list[str]:
-    """`validate` beside an FmuArchive: it was validated (or not) as it was read."""
-    if "validate" in given and not isinstance(model, str | Path | HybridSystem):
-        return ["`validate`: an FmuArchive is validated as it is read; give "
-                "FmuArchive(path, validate=False)"]  # fmt: skip
-    return []
-
-
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
-    """Refuse every keyword that would be ignored for this model and method, and
-    FMPy's values fmibridge cannot honour (`problems`), in one error."""
+    """Refuse every keyword this model and method would ignore, and FMPy's
+    values fmibridge cannot honour (`problems`), in one error."""
     problems = [
         *problems,
         *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
@@ -506,8 +397,7 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
 
 
 def _flag_problems(given: Keywords) -> list[str]:
-    """What is wrong with FMPy's flags `record_events`, `debug_logging` and
-    `validate`, and its `fmi_call_logger`."""
+    """What is wrong with FMPy's flags and `fmi_call_logger`."""
     problems = [
         f"`{name}` must be True or False, got {given[name]!r}"
         for name in ("record_events", "debug_logging", "validate")
@@ -518,9 +408,8 @@ def _flag_problems(given: Keywords) -> list[str]:
             f"`fmi_call_logger` must be a function of one str (print, a list's "
             f"append), got {given['fmi_call_logger']!r}"
         )
-    if given.get("record_events") is False and given.get("output_interval") == (
-        EVERY_STEP
-    ):
+    steps = given.get("output_interval") == EVERY_STEP
+    if given.get("record_events") is False and steps:
         problems.append(
             "`record_events=False`: every step (output_interval='steps') includes "
             "the steps that end at events; give an output grid to drop event rows"
@@ -533,27 +422,21 @@ def _with_integrator(given: Keywords) -> dict[str, Any]:
     given = dict(given)
     integrator = solver_integrator(given.get("solver"))
     if integrator is not None and not isinstance(given.get("method"), Method):
-        given["method_options"] = {
-            **given.get("method_options", {}),
-            "integrator": integrator,
-        }
+        options = given.get("method_options", {})
+        given["method_options"] = {**options, "integrator": integrator}
     return given
 
 
-def _open(model: str | Path | FmuArchive, given: Keywords) -> HybridSystem:
-    """Open an FMU (a file, or one read already; with its start values, inputs
-    and outputs) or an SSP as a one-mode system, with the extra guards."""
+def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridSystem:
+    """Open an FMU or an SSP as a one-mode system, with the extra guards."""
     from .flows.fmu import FmuArchive, fmu_system
 
-    if not isinstance(model, FmuArchive) and Path(model).suffix.lower() == ".ssp":
+    outputs = None if given.get("output") is None else list(given["output"])
+    if kind == "ssp":
         from .formats.ssp import ssp_system
 
-        outputs = given.get("output")
-        system = ssp_system(
-            Path(model),
-            interface=given.get("fmi_type"),
-            outputs=None if outputs is None else list(outputs),
-        )
+        path = Path(cast(str | Path, model))
+        system = ssp_system(path, interface=given.get("fmi_type"), outputs=outputs)
     else:
         archive = model
         if not isinstance(archive, FmuArchive):
@@ -565,7 +448,7 @@ def _open(model: str | Path | FmuArchive, given: Keywords) -> HybridSystem:
             parameters=given.get("parameters"),
             start=given.get("start_values"),
             inputs=input_values(given.get("input")),
-            outputs=None if given.get("output") is None else list(given["output"]),
+            outputs=outputs,
             t0=given.get("start_time"),
             tolerance=given.get("relative_tolerance"),
         )
@@ -586,8 +469,7 @@ EXPERIMENT_KEYWORDS = {
 
 
 def _warn_overridden(invalid: Mapping[str, str], given: Keywords) -> None:
-    """Warn once for each bad DefaultExperiment value (`Experiment.invalid`) that
-    a keyword given replaces: the run goes, and says what it ignored."""
+    """Warn for each bad DefaultExperiment value that a keyword replaces."""
     for name, problem in invalid.items():
         keyword = EXPERIMENT_KEYWORDS[name]
         if given.get(keyword) is not None:
@@ -599,7 +481,7 @@ def _warn_overridden(invalid: Mapping[str, str], given: Keywords) -> None:
 
 
 def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSystem:
-    """Return `system` (one mode) with extra edges, declared before its own."""
+    """`system` (one mode) with extra edges, declared before its own."""
     if not guards:
         return system
     (mode,) = system.modes.values()
@@ -625,7 +507,7 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
 
 
 def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
-    """Load and run an adapter file with the keywords that override its values."""
+    """Load and run an adapter file with the keywords that override it."""
     from .formats.adapters import load_adapter
 
     method = given.get("method")
@@ -653,8 +535,7 @@ def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
 
 
 def _method(given: Keywords, h: float | None) -> Method:
-    """The Method: an instance as given, or one by name with h, its options (and
-    the relative tolerance, as the unilateral method's rtol)."""
+    """The Method: an instance as given, or one by name with h and options."""
     method, zeno = given.get("method"), given.get("zeno")
     if zeno not in (None, "off", "complete"):
         raise FmibridgeError(f"`zeno` must be 'off' or 'complete', got {zeno!r}.")
@@ -676,8 +557,8 @@ def _method(given: Keywords, h: float | None) -> Method:
 def _checked(
     method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
-    """Refuse an `integrator` (or `solver`) this method or system would ignore;
-    apply the `relative_tolerance` and `zeno_eps`."""
+    """Refuse an `integrator` this method or system would ignore; apply
+    `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
     completion = _completion(method)
@@ -712,15 +593,13 @@ def _checked(
 
 
 def _completion(method: Method) -> Completion | None:
-    """`method` if it is a Completion (known by its name: importing the class
-    would load Completion's modules into every run)."""
+    """`method` if it is a Completion (by name: no import of its modules)."""
     return cast("Completion", method) if is_a(method, "Completion") else None
 
 
 def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
-    """The method with `relative_tolerance` as its rtol: Unilateral's, or that of
-    the adaptive steps of Halving and Relaxation (inside Completion too) where
-    the system has dx/dt; a Co-Simulation FMU takes it for its own solver only."""
+    """The method with `relative_tolerance` as rtol: Unilateral's, or that of
+    the adaptive steps of Halving and Relaxation on a system with dx/dt."""
     completion = _completion(method)
     inner = completion.inner if completion is not None else method
     rtol = given["relative_tolerance"]
@@ -747,19 +626,10 @@ STEPPING = ("method", "method_options", "solver", "step_size", "guards", "zeno")
 def _with_model_defaults(
     system: HybridSystem, given: Keywords, kind: str, span: float
 ) -> Keywords:
-    """`given` with the stepping a plain FMU takes by default, as FMPy's users
-    expect it (an FMU with guards, or any stepping keyword, keeps the papers'
-    fixed steps, `_default_step`):
-
-    - Model Exchange: adaptive steps between events (Dormand-Prince 5(4) at
-      the DefaultExperiment's tolerance, else `relative_tolerance`, else
-      1e-4; CVODE's BDF for a stiff model, `is_stiff`), the events still
-      located to t_tol, on FMPy's output grid (`fmpy_step` doubled until at
-      most 1000 intervals);
-    - Co-Simulation: FMPy's communication step, the output interval
-      (`fmpy_communication_step`), at most the span (FMPy's step ends at the
-      stop time: one step where the stepSize is longer than the run).
-    """
+    """`given` with the stepping FMPy's users expect of a plain FMU (no
+    guards, no stepping keyword): in Model Exchange adaptive steps
+    (Dormand-Prince, CVODE where `is_stiff`) on FMPy's grid; in Co-Simulation
+    FMPy's communication step, at most the span."""
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
     if all(isinstance(flow, VectorField) for flow in system.flows()):
@@ -777,9 +647,7 @@ def _with_model_defaults(
 
 
 def _own_step(system: HybridSystem) -> float | None:
-    """The FMU's own step: its DefaultExperiment stepSize, else the
-    fixedInternalStepSize its Co-Simulation part declares (FMI 3.0), which FMPy's
-    default grid reads too (`fmpy_api.fmpy_interval`)."""
+    """The FMU's DefaultExperiment stepSize, else its fixedInternalStepSize."""
     if system.experiment.step is not None:
         return system.experiment.step
     for flow in system.flows():
@@ -799,18 +667,15 @@ MAX_JACOBIAN_STATES = 200  # larger models are not probed (n + 1 FMU calls)
 
 
 def is_stiff(system: HybridSystem, span: float) -> bool:
-    """True if the initial mode's flow is stiff over `span` s at the start: the
-    largest absolute real part of its Jacobian's eigenvalues (`poles`) times
-    the span exceeds STIFF_SPAN (Roberts' chemistry over 1e8 s: 3e8; a DC
-    motor's 1e5/s pole over 1 s: 1e5, left to Dormand-Prince)."""
+    """True if the largest abs(real part) of the initial Jacobian's eigenvalues
+    (`poles`) times `span` exceeds STIFF_SPAN."""
     found = poles(system)
     return found is not None and float(np.max(np.abs(found.real))) * span > STIFF_SPAN
 
 
 def poles(system: HybridSystem) -> np.ndarray | None:
     """Return the eigenvalues of the initial mode's Jacobian at t0 (forward
-    differences of dx/dt), or None for a flow without dx/dt, more than
-    MAX_JACOBIAN_STATES states, or a Jacobian that is not finite."""
+    differences), or None without dx/dt, for too many states or a non-finite one."""
     flow = system.modes[system.initial_mode].flow
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
@@ -827,10 +692,8 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 
 
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
-    """`method` with a step that is stable on the model's fastest pole at the
-    start (`poles`; abs(lam) against the scheme's real stability boundary,
-    `Scheme.stable_step`) where its default step, the output interval, is not:
-    an SSP gives no step, and its components' poles can be fast."""
+    """`method` with a step stable on the model's fastest pole at the start
+    (`Scheme.stable_step`) where its default step is not (an SSP's)."""
     completion = _completion(method)
     inner = completion.inner if completion is not None else method
     scheme = getattr(inner, "integrator", None)
@@ -847,9 +710,8 @@ def _with_stable_step(method: Method, system: HybridSystem) -> Method:
 
 
 def fmpy_step(span: float) -> float:
-    """Return FMPy's default step size of a run of `span` s (its Model Exchange
-    output interval before doubling): the power of ten nearest to a thousandth
-    of the span.
+    """Return FMPy's default step of a run of `span` s: the power of ten
+    nearest to a thousandth of the span.
 
     Examples
     --------
@@ -860,11 +722,9 @@ def fmpy_step(span: float) -> float:
 
 
 def fmpy_communication_step(step: float | None, span: float) -> float:
-    """Return FMPy's default communication step (and output interval) of a
-    Co-Simulation run of `span` s: the FMU's step (its DefaultExperiment
-    stepSize) doubled until the run has at most MAX_OUTPUT_INTERVALS steps,
-    else FMPy's `auto_interval`, a round step that divides the span into 500
-    to 1000 (fmpy.simulate_fmu, FMPy 0.3).
+    """Return FMPy's default communication step of a Co-Simulation run of
+    `span` s: `step` doubled until at most MAX_OUTPUT_INTERVALS steps, else
+    `fmpy.util.auto_interval`.
 
     Examples
     --------
@@ -883,21 +743,15 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
 def _default_step(
     step: float | None, output_interval: float | None, span: float
 ) -> float | None:
-    """The smaller of the DefaultExperiment's step and the output interval (if
-    shorter than the run: a longer one keeps t0 and t_end only)."""
+    """The smaller of `step` and an output interval shorter than the run."""
     interval = output_interval if output_interval and output_interval < span else None
     given = [s for s in (step, interval) if s is not None]
     return min(given) if given else None
 
 
 def default_output_interval(span: float, h: float) -> float:
-    """Return FMPy's default output interval for a run of `span` s in steps of h:
-    h, doubled until the run has at most MAX_OUTPUT_INTERVALS intervals.
-
-    FMPy starts from the step size it integrates with (Model Exchange) or the
-    FMU's DefaultExperiment stepSize (Co-Simulation); the step h of an
-    fmibridge run is that step (`step_size`, else the stepSize), so the grid
-    is FMPy's, and on the run's own steps until an event shifts them.
+    """Return FMPy's default output interval of a run of `span` s in steps
+    of h: h doubled until at most MAX_OUTPUT_INTERVALS intervals.
 
     Examples
     --------
@@ -917,10 +771,8 @@ def default_output_interval(span: float, h: float) -> float:
 def _grid(
     t0: float, t_end: float, runner: Method, given: Keywords
 ) -> np.ndarray | None:
-    """The run's output times: `t_eval`, the `output_interval`'s grid, FMPy's
-    default grid, or None for every step (``output_interval='steps'``); an
-    interval whose grid needs more steps than `runner` may take is refused
-    before the grid is allocated."""
+    """The output times (None: every step); an interval needing more than
+    `runner.max_steps` steps is refused before the grid is allocated."""
     interval = given.get("output_interval")
     if interval == EVERY_STEP:
         return None
@@ -932,8 +784,7 @@ def _grid(
 
 
 def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Result:
-    """The Result with the rows `record_events` asks for: with False, only the
-    grid's (at a grid time with an event, the row after it) and the last."""
+    """The Result without event rows off the grid where `record_events` is False."""
     if given.get("record_events", True) or grid is None or not len(result.t):
         return result
     t = result.t
@@ -949,8 +800,7 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
 
 
 def _on_grid(t: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """True where t is one of the grid's times: np.isin's answer, found by
-    bisection (np.isin calls np.unique, whose first call imports numpy.ma)."""
+    """np.isin(t, grid) by bisection (np.isin imports numpy.ma)."""
     times = np.sort(grid)
     k = np.searchsorted(times, t)
     hit = np.zeros(len(t), dtype=bool)
@@ -965,8 +815,7 @@ def output_times(
     interval: float | None,
     t_eval: Sequence[float] | None = None,
 ) -> np.ndarray | None:
-    """Return the output times: t0 + k * interval up to t_end (and t_end), or
-    t_eval; None where neither is given (every step is kept).
+    """Return t0 + k * interval up to t_end (and t_end), or t_eval, or None.
 
     Examples
     --------
@@ -1002,7 +851,7 @@ def _check_interval(interval: object) -> None:
 
 def input_values(data: object) -> dict[str, object]:
     """Return FMU inputs by name from a mapping, FMPy's structured array or a
-    DataFrame (a 'time' column, else the index, and one column per input).
+    DataFrame (a 'time' column, else the index).
 
     Examples
     --------

@@ -1,11 +1,8 @@
 """The tables every adapter file shares, one-FMU (`adapters`) or coupled (`coupled`).
 
-An adapter becomes an `Adapter` (system, method, end time, output columns).
-Whatever runs it, its hybrid part reads the same way: [modes] (inputs held
-per mode), [[edges]] (guards and resets as expressions over variable and
-parameter names, or the reset "impact" of a `Contact`), the fields of
-[constraint], [method] and [output]. `Problems` collects every problem of a
-file, so that one AdapterError names them all with their keys.
+[modes], [[edges]], [constraint], [method] and [output] read the same way
+whatever the flow; `Problems` collects a file's problems for one AdapterError,
+and `Adapter` is the result (system, method, end time, output columns).
 """
 
 from __future__ import annotations
@@ -30,8 +27,16 @@ from ..methods.contact import Contact
 from .expressions import Expression
 
 EDGE_KEYS = {"name", "mode", "target", "guard", "direction", "reset", "approach"}
+# the top-level keys of every adapter file, one-FMU or coupled
+SHARED_KEYS = {"name", "description", "t_end", "interface", "parameters", "edges"}
+SHARED_KEYS |= {"constraint", "method", "output"}
 CONSTRAINT_KEYS = {"gap", "velocity", "restitution"}
 DEFAULT_MODE = "model"
+# what a message about a missing FMU asks to do
+BUILD_HINT = (
+    "build the FMUs with `python fmus/build.py` (in a clone) or "
+    "`fmibridge examples DIR`."
+)
 # The [constraint] keys of the projection route (an FMU without a force input),
 # and the lines a message asks to add for each.
 PROJECTION_KEYS = {"coordinate", "mass"}
@@ -54,13 +59,9 @@ class Adapter:
     outputs: tuple[str, ...]
 
     def run(self, *, progress: bool = False, t_eval: ArrayLike | None = None) -> Result:
-        """Run the method on the system and add the requested output columns
-        that the flows did not record as they ran: those of no flow, and an
-        FMU's outputs in completion's constrained samples (the FMU is not
-        called there to record them).
-
-        `progress` and `t_eval` are those of `Method.run`.
-        """
+        """Run the method (`progress`, `t_eval` as `Method.run`) and fill in the
+        output columns the flows did not record: those of no flow, and an FMU's
+        outputs in completion's constrained samples."""
         result = self.method.run(
             self.system, self.t_end, progress=progress, t_eval=t_eval
         )
@@ -106,6 +107,13 @@ class Problems:
     def add(self, key: str, message: str) -> None:
         """Record a problem under the file's `key`."""
         self.items.append(f"[{key}] {message}")
+
+    def unknown_keys(self, table: Mapping, allowed: Set[str], where: str = "") -> None:
+        """Record each key of `table` that is not `allowed`, under `where`."""
+        for key in sorted(set(table) - set(allowed)):
+            self.add(
+                f"{where}{key}", f"unknown key; allowed keys are {sorted(allowed)}."
+            )
 
     def check(self, key: str, fn: Callable, *args):
         """Return fn(args...); record an FmibridgeError under `key` and return None."""
@@ -169,10 +177,7 @@ def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, Flow]:
     flows = {}
     for mode in modes:
         spec_mode = table.get(mode, {})
-        for key in sorted(set(spec_mode) - {"inputs"}):
-            problems.add(
-                f"modes.{mode}.{key}", "unknown key; allowed keys are ['inputs']."
-            )
+        problems.unknown_keys(spec_mode, {"inputs"}, f"modes.{mode}.")
         fixed = problems.numbers(spec_mode.get("inputs", {}), f"modes.{mode}.inputs")
         flows[mode] = problems.check(
             f"modes.{mode}", mode_inputs, flow, fixed, held, mode
@@ -184,14 +189,9 @@ def read_edges(
     table, flows, parameters, variables, constraint, problems: Problems
 ) -> list[tuple[str, Edge]]:
     """Return the [[edges]] as (source mode, Edge): guards and resets over the
-    `variables` and `parameters`; a reset "impact" is the `constraint`'s law.
-
-    An impact applies only to an approaching contact (Or and Ames eq. 4): an
-    edge's `approach`, an expression, is its contact's relative normal velocity
-    (the guard's rate, < 0 approaching); a reset "impact" without one takes the
-    gap's rate dh(q) qdot from the constraint's gradient (`Contact.rate`), not
-    the sign of its `velocity`. A crossing that does not approach is a graze
-    (`Edge.approach`)."""
+    `variables` and `parameters`; a reset "impact" is the `constraint`'s law,
+    applied only where the edge's `approach` (else the gap's rate
+    `Contact.rate`) is < 0 (Or and Ames eq. 4)."""
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
@@ -201,10 +201,7 @@ def read_edges(
         if not isinstance(item, Mapping):
             problems.add(where, "must be a table.")
             continue
-        for key in sorted(set(item) - EDGE_KEYS):
-            problems.add(
-                f"{where}.{key}", f"unknown key; allowed keys are {sorted(EDGE_KEYS)}."
-            )
+        problems.unknown_keys(item, EDGE_KEYS, f"{where}.")
         direction = item.get("direction", "falling")
         if direction not in DIRECTIONS:
             problems.add(
@@ -231,13 +228,7 @@ def read_edges(
             f"{where}.guard", Expression.parse, item["guard"], variables, ""
         )
         reset = _reset_of(
-            item.get("reset", {}),
-            flow,
-            parameters,
-            variables,
-            constraint,
-            problems,
-            where,
+            item, flow, parameters, variables, constraint, problems, where
         )
         approach = _approach_of(
             item, flow, parameters, variables, constraint, problems, where
@@ -253,8 +244,8 @@ def read_edges(
 
 
 def _approach_of(item, flow, parameters, variables, constraint, problems, where):
-    """The edge's `approach` v_n(t, x) (< 0 approaching): its expression, else a
-    reset "impact"'s gap rate `Contact.rate`, else None; False if it is wrong."""
+    """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
+    else None; False if it is wrong."""
     if "approach" in item:
         expr = problems.check(
             f"{where}.approach", Expression.parse, item["approach"], variables, ""
@@ -268,8 +259,9 @@ def _approach_of(item, flow, parameters, variables, constraint, problems, where)
     return None
 
 
-def _reset_of(table, flow, parameters, variables, constraint, problems, where):
-    """A reset: assignments `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
+def _reset_of(item, flow, parameters, variables, constraint, problems, where):
+    """The edge's reset: `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
+    table = item.get("reset", {})
     if table == "impact":
         if not isinstance(constraint, Contact):
             problems.add(
@@ -281,17 +273,6 @@ def _reset_of(table, flow, parameters, variables, constraint, problems, where):
             )
             return None
         return constraint.impact
-    assignments = _reset(table, flow, variables, problems, where)
-    if assignments is None:
-        return None
-    keys = {
-        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
-        for i in assignments
-    }
-    return _reset_function(assignments, flow, parameters, keys)
-
-
-def _reset(table, flow, variables, problems, where):
     if not isinstance(table, Mapping):
         problems.add(f"{where}.reset", "must be a table of state = expression.")
         return None
@@ -301,8 +282,7 @@ def _reset(table, flow, variables, problems, where):
             problems.add(
                 f"{where}.reset.{name}",
                 f"the reset writes {name!r}, which is not a state of the FMU; it can "
-                f"set "
-                f"only {list(flow.state_names)}.",
+                f"set only {list(flow.state_names)}.",
             )
             continue
         expr = problems.check(
@@ -310,15 +290,18 @@ def _reset(table, flow, variables, problems, where):
         )
         if expr is not None:
             assignments[flow.state_names.index(name)] = expr
-    return assignments if len(assignments) == len(table) else None
+    if len(assignments) < len(table):
+        return None
+    keys = {
+        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
+        for i in assignments
+    }
+    return _reset_function(assignments, flow, parameters, keys)
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> every name an expression may use at that point.
-
-    The FMU is asked only when the expressions `used` name more than states,
-    parameters and t.
-    """
+    """Return (t, x) -> every name an expression may use; the FMU is asked only
+    for names other than states, parameters and t."""
     names = flow.state_names
     if used - set(names) - set(parameters) - {"t"}:
         return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
@@ -338,14 +321,12 @@ def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float
 
 
 def state_function(expr: Expression, flow, parameters, where: str):
-    """Return f(t, x): `expr` over the flow's variables and the parameters at
-    (t, x), named after its source; a failure names `where` and the time.
+    """Return f(t, x): `expr` over the flow's variables and the parameters,
+    named after its source; a failure names `where` and the time.
 
-    Where the flow reads its names itself (`Flow.expression_function`: the
-    states, t, the parameters, a Model Exchange FMU's outputs), f is that
-    Function, which the compiled loops call through `f.engine_entry(n)`;
-    otherwise f gathers the values from Python (`Flow.variables`). Either
-    way the stack machine evaluates `expr`.
+    Where the flow reads its names itself (`Flow.expression_function`), f is that
+    compiled Function (`f.engine_entry(n)`); otherwise f gathers the values from
+    `Flow.variables`.
     """
     function = flow.expression_function(
         expr.program, constants(parameters), failure(expr, where), where
@@ -372,9 +353,8 @@ def constants(parameters: Mapping[str, float]) -> dict[str, float]:
 
 
 def failure(expr: Expression, where: str) -> Callable:
-    """Return failure(t, values, code, value): the error of `expr` failing at t
-    with `values` inside a compiled call (`flows._programs.ProgramFunction`), as
-    `evaluate` names it."""
+    """Return failure(t, values, code, value): the error of `expr` failing
+    inside a compiled call, as `evaluate` names it."""
 
     def failed(t: float, values: Mapping[str, float], code: int, value: float):
         reason = expr.failure(values, code, value)
@@ -404,18 +384,15 @@ def constraint_fields(
 ) -> tuple[Any, Any, float] | None:
     """Return (gap, velocity, restitution) of a [constraint] table, or None.
 
-    gap and velocity must be among `known` (None: the caller checks them),
-    the table may hold `extra_keys` too, and a restitution may name a
-    parameter.
+    gap and velocity must be among `known` (None: the caller checks them); the
+    table may hold `extra_keys`; restitution may name a parameter.
     """
     if not isinstance(table, Mapping):
         problems.add(
             "constraint", "must be a table with gap, velocity and restitution."
         )
         return None
-    allowed = sorted(CONSTRAINT_KEYS | set(extra_keys))
-    for key in sorted(set(table) - set(allowed)):
-        problems.add(f"constraint.{key}", f"unknown key; allowed keys are {allowed}.")
+    problems.unknown_keys(table, CONSTRAINT_KEYS | set(extra_keys), "constraint.")
     for key in ("gap", "velocity"):
         if known is not None and table.get(key) not in known:
             problems.add(
@@ -435,12 +412,9 @@ def constraint_fields(
 def projection_mass(
     table, gap: str, lacking: str, parameters, problems, coordinate=None, why=""
 ):
-    """Return the effective mass of the projection route (a [constraint]
-    without force input): its `mass`, 1 without one (lam is then a force per
-    unit mass: the mass scales lam only, `methods.projection`), or None after
-    recording a problem: a `coordinate` neither given nor inferred (`why`: what
-    the gap moves, and what to do) is named with the line to add, after
-    `lacking` (the force input missing, and where to name it)."""
+    """Return the effective mass of the projection route: `mass`, 1 without one
+    (it scales lam only), or None after recording a problem (no `coordinate`:
+    the message says what is `lacking` and `why`)."""
     if coordinate is None:
         found = f"{why}: " if why else ""
         problems.add(
@@ -471,8 +445,8 @@ def projection_mass(
 
 
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:
-    """The [method], with `h` (an FMU's DefaultExperiment step) if none is given;
-    `zeno = "complete"` wraps it in Completion."""
+    """The [method], with `h` if none is given; `zeno = "complete"` wraps it
+    in Completion."""
     if not isinstance(table, Mapping):
         problems.add("method", "must be a table.")
         return None

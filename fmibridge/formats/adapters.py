@@ -1,51 +1,11 @@
 """Adapter files: one TOML file per model, read into a HybridSystem and a Method.
 
-An adapter names the FMU (path relative to the file), its interface type,
-parameter overrides, start values and inputs, the guards and resets as
-expressions over FMU variable and parameter names, the unilateral constraint,
-the method with its parameters and the output columns::
-
-    fmu = "../fmus/build/BouncingBall.fmu"
-    interface = "me"            # or "cs"
-    t_end = 3.0
-
-    [parameters]
-    e = 0.8
-
-    [[edges]]
-    name = "floor"
-    guard = "h"                 # g > 0 inside the domain
-    direction = "falling"
-    reset = { v = "-e * v" }    # right-hand sides use the values before the reset
-                                # (or reset = "impact": Or and Ames eq. 4 from the
-                                # [constraint] and the FMU's force input)
-    approach = "v"              # optional: the guard's rate; the reset applies
-                                # only where it is < 0, else a graze (a reset
-                                # "impact" takes dh qdot from [constraint])
-
-    [constraint]
-    gap = "h"                   # a state or output, or an expression ("1.5 - x")
-    velocity = "v"              # dh qdot (a variable or an expression)
-    restitution = "e"           # a number or a parameter name
-    force_input = "lam"         # optional: the FMU's constraint-force input
-    # coordinate = "h"          # without a force input: the state the gap is
-    # mass = "m"                # measured along and the effective mass along it
-    #                           # (completion by projection, first order in h)
-
-    [method]
-    name = "halving"
-    h = 1e-3
-    zeno = "complete"           # optional: continue Zeno executions (Or and Ames)
-
-The whole file is checked before anything runs, and every problem found is
-reported in one AdapterError that names the file and the key. Every `target`
-must be a declared mode: a [modes.NAME] table or the `mode` of an edge. FMU
-event indicators (an exported model's own `when` clauses) always become guards
-too, first in each mode: where one is crossed at the same instant as an
-adapter's guard, the FMU's own event (its reset, its rest rule) runs first, and
-the adapter's edge fires after it only if its guard is still crossed. An
-expression that fails at run time (`v / 0`) raises one ExpressionError
-naming the file, the key, the expression and the time.
+An adapter names the FMU (relative to the file), its interface, parameters,
+start values and inputs, guards and resets as expressions, the [constraint],
+the [method] and the [output] (docs/adapters.md lists every key). The whole
+file is checked first and every problem reported in one AdapterError naming
+the file and key. The FMU's own event indicators become guards too, first in
+each mode.
 """
 
 from __future__ import annotations
@@ -66,9 +26,11 @@ from ..flows.fmu_archive import FmuArchive
 from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
+    BUILD_HINT,
     MASS_NOTE,
     MISSING_LINES,
     PROJECTION_KEYS,
+    SHARED_KEYS,
     Adapter,
     Problems,
     constants,
@@ -89,23 +51,7 @@ from .gap_expressions import (
 )
 from .toml_file import read_toml
 
-TOP_KEYS = {
-    "name",
-    "description",
-    "fmu",
-    "interface",
-    "t_end",
-    "parameters",
-    "start",
-    "inputs",
-    "held",
-    "modes",
-    "initial_mode",
-    "edges",
-    "constraint",
-    "method",
-    "output",
-}
+TOP_KEYS = SHARED_KEYS | {"fmu", "start", "inputs", "held", "modes", "initial_mode"}
 
 
 def load_adapter(
@@ -131,16 +77,15 @@ def load_adapter(
     zeno : {'off', 'complete'}, optional
         Override [method] `zeno`: 'complete' wraps the method in Completion.
     parameters, start : mapping, optional
-        Update the [parameters] and [start] tables (sweeps use these); a start
-        value of a name in [parameters] updates that parameter.
+        Update the [parameters] and [start] tables; a start value of a name in
+        [parameters] updates that parameter.
     outputs : sequence of str, optional
         Override [output] `variables`.
 
     Raises
     ------
     AdapterError
-        Listing every problem in the file (unknown keys, unknown variables,
-        malformed or unsafe expressions, bad method options).
+        Listing every problem in the file.
     FmibridgeError, FMUError
         If the FMU itself cannot be opened.
     """
@@ -160,26 +105,21 @@ def load_adapter(
         )
         return load_coupled(path, spec, overrides)
     problems = Problems(path)
-    for key in sorted(set(spec) - TOP_KEYS):
-        problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    problems.unknown_keys(spec, TOP_KEYS)
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
         problems.raise_if_any()  # nothing more can be checked without the FMU
     spec = _overridden(spec, interface, zeno, parameters, start)
     flow = _open_flow(path, spec, problems)
     try:
-        adapter = _build(
-            path, spec, flow, problems, method, method_options or {}, t_end
-        )
+        return _build(path, spec, flow, problems, method, method_options or {}, t_end)
     except BaseException:
         flow.close()
         raise
-    return adapter
 
 
 def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
-    """The file's tables updated by load_adapter's keywords; a start value of a
-    name in [parameters] updates that parameter."""
+    """The file's tables updated by load_adapter's keywords."""
     spec = dict(spec)
     if interface is not None:
         spec["interface"] = interface
@@ -196,15 +136,10 @@ def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
 
 
 def _open_flow(path: Path, spec: Mapping, problems: Problems):
-    """Open the FMU with the file's values, after checking their names against
-    it; raise the problems found so far if it cannot be opened."""
+    """Open the FMU with the file's values, checked against its names."""
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.exists():
-        problems.add(
-            "fmu",
-            f"{fmu} does not exist; build the FMUs with `python fmus/build.py` "
-            f"(in a clone) or `fmibridge examples DIR`.",
-        )
+        problems.add("fmu", f"{fmu} does not exist; {BUILD_HINT}")
         problems.raise_if_any()
     archive = problems.check("fmu", FmuArchive, fmu)
     if archive is None:
@@ -232,22 +167,17 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
 
 
 def _recorded(archive, table: object) -> list[str]:
-    """The [output] variables the FMU records as it runs (its outputs, not its
-    states), so that a run cut short keeps these columns too."""
+    """The [output] variables the FMU records as it runs (not its states)."""
     names = table.get("variables") if isinstance(table, Mapping) else None
     if not isinstance(names, list):
         return []
-    states = set(archive.state_names)
-    return [
-        n
-        for n in names
-        if isinstance(n, str) and n in archive.variables and n not in states
-    ]
+    known = set(archive.variables) - set(archive.state_names)
+    return [n for n in names if isinstance(n, str) and n in known]
 
 
 def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=False):
-    """Keep the values whose names the FMU declares (as inputs, for `inputs`);
-    record a problem for each of the others, with the names that come close."""
+    """The values whose names the FMU declares (as inputs, for `inputs`);
+    a problem, with close names, for each other."""
     kept = {}
     for name, value in values.items():
         variable = archive.variables.get(name)
@@ -318,7 +248,7 @@ def _build(path, spec, flow, problems, method_name, method_options, t_end) -> Ad
 
 
 def _constant_inputs(table, parameters, problems) -> dict[str, object]:
-    """Inputs: numbers, or expressions of t and the parameters given in the file."""
+    """Inputs: numbers, or expressions of t and the parameters."""
     if not isinstance(table, Mapping):
         problems.add("inputs", f"must be a table of name = expression, got {table!r}.")
         return {}
@@ -336,9 +266,7 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
 
 
 def _input_function(expr: Expression, parameters: Mapping[str, float], where: str):
-    """A constant input's value, or the function u(t) of a time-varying one: a
-    Function of t (no states) that the FMU's calls run at every point
-    (`u.engine_entry(0)`, `flows._fmu.FmuInputs`)."""
+    """A constant input's value, or u(t), a compiled Function of t."""
     if not expr.names - set(parameters):
         return expr(parameters)
     function = program_function(
@@ -354,15 +282,8 @@ def _input_function(expr: Expression, parameters: Mapping[str, float], where: st
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
-    """The [constraint]: a Contact (impact law, completion) where the FMU allows it.
-
-    Its gap and velocity name variables of the FMU, or are expressions over its
-    variables and parameters (`gap_expressions`; neither may read t:
-    `parse_gap`, `parse_velocity`). The contact force acts
-    through the FMU's constraint-force input; without one, `coordinate` (the
-    state the gap is measured along) and `mass` (the effective mass along it)
-    give the projection route (`methods.projection`).
-    """
+    """The [constraint]: a Contact where the FMU allows it, through its force
+    input, else by projection (`coordinate`, `mass`)."""
     if table is None:
         return None
     fields = constraint_fields(
@@ -424,9 +345,7 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
 
 
 def _check_completable(constraint, flow, table, problems) -> None:
-    """Record a problem where completion cannot act on the [constraint]: a
-    plain one (no force input, no projection) whose gap or velocity is not a
-    state; the message names what to add."""
+    """Record a problem where completion cannot act on the [constraint]."""
     if constraint is None or isinstance(constraint, Contact):
         return
     names = set(flow.state_names)
@@ -445,7 +364,7 @@ def _check_completable(constraint, flow, table, problems) -> None:
 
 
 def _expression(source, key: str, variables: set[str], problems) -> Expression | None:
-    """The [constraint] `key`: a variable's name or an expression over `variables`."""
+    """The [constraint] `key`: a variable's name or an expression."""
     if not isinstance(source, str | int | float) or isinstance(source, bool):
         problems.add(
             f"constraint.{key}",

@@ -1,17 +1,9 @@
 """Checked expressions as programs (`flows._programs.Program`) for the stack machine.
 
-`emit` walks the tree that `Expression.parse` checked against its whitelist
-and rewrote to compute in floats, and emits one instruction per node, in
-Python's order of evaluation: nothing is generated from the text, and nothing
-is run. Every name the expression reads is a variable of the program; the
-caller places them (`Program.bound`).
-
-Python holds the result of a comparison or `not` as an integer (True, False),
-and arithmetic among integers stays exact however large it grows; the machine
-holds them as floats marked as integers, exact up to 2**53. `emit` bounds the
-integers each node can produce and refuses an expression whose integers could
-exceed 2**53 (a product of many comparisons), so that the machine's value is
-Python's for every expression it accepts.
+`emit` emits one instruction per node of a checked tree, in Python's order of
+evaluation. The machine holds integers (from comparisons) as floats, exact up
+to 2**53, so `emit` refuses an expression whose integers could exceed that:
+the machine's value is then Python's.
 """
 
 from __future__ import annotations
@@ -76,9 +68,8 @@ def _largest(*bounds: float | None) -> float | None:
 
 
 class _Emitter:
-    """Emits the instructions of a checked tree. `emit` returns the largest
-    magnitude of the integer the node may give (None where it is always a
-    float), checked against EXACT_INTEGERS at every node."""
+    """Emits the instructions of a checked tree; `emit` returns the largest
+    magnitude of the integer a node may give (None: a float)."""
 
     def __init__(self) -> None:
         self.code: list[list[int]] = []
@@ -148,8 +139,7 @@ class _Emitter:
         return None
 
     def emit_Compare(self, node: ast.Compare) -> float:
-        """a < b < c as (a < b) and (b < c): b is pure, so computing it twice
-        gives its one value."""
+        """a < b < c as (a < b) and (b < c) (b is pure)."""
         exits, left = [], node.left
         for k, (op, right) in enumerate(zip(node.ops, node.comparators, strict=True)):
             self.emit(left)

@@ -1,67 +1,11 @@
 """Coupled adapter files: several FMUs, their connections, and the hybrid part.
 
-An adapter with `[[components]]` and `[[connections]]` (or `ssp = "..."`, the
-structure of an SSP archive) describes a coupled system (`flows.coupled`); its
-guards, resets, constraint and outputs name `component.variable`::
-
-    t_end = 10.0
-    interface = "me"                 # default of every component: "me" or "cs"
-
-    [[components]]
-    name = "plant"
-    fmu = "../fmus/build/MassSpringStop.fmu"
-    parameters = { k = 4.0 }         # and start = {...}, interface = "cs"
-
-    [[components]]
-    name = "controller"
-    fmu = "../fmus/build/PositionController.fmu"
-
-    [[connections]]
-    from = "plant.x"
-    to = "controller.x_meas"
-
-    [coupling]                       # the master of Co-Simulation components
-    scheme = "gauss-seidel"          # or "jacobi"
-    inputs = "extrapolate"           # or "hold"
-
-    [parameters]                     # system parameters, for the expressions
-    e = 0.6
-
-    [[edges]]
-    name = "stop"
-    guard = "plant.gap"
-    reset = { "plant.v" = "-e * plant.v" }
-    approach = "-plant.v"            # d(gap)/dt: only an approaching mass bounces
-
-A contact between components (a ball on a table from another FMU) gives
-its gap and velocity as expressions and the force input of each body; the
-contact force lam then acts on every body (`methods.coupled_contact`), so
-`reset = "impact"` sets the states of all of them and `zeno = "complete"`
-completes it::
-
-    [[edges]]
-    name = "impact"
-    guard = "ball.h - table.x"
-    reset = "impact"
-
-    [constraint]
-    gap = "ball.h - table.x"
-    velocity = "ball.v - table.v"
-    restitution = "ball.e"
-    forces = ["ball.lam", "table.lam"]  # or { "ball.lam" = 1.0, "table.F" = -1.0 }
-
-A body without a free force input (a connection drives it) is completed by
-projection (`methods.projection`) instead: the [constraint] names the state its
-gap is measured along and (optionally: it scales lam only) the effective mass,
-``coordinate = "plant.x"`` and ``mass = "plant.m"``, in place of `forces`; a
-gap expression that moves one
-state alone (``gap = "plant.x_stop - plant.x"``) names its coordinate itself.
-
-The [[edges]], [constraint], [method] and [output] tables otherwise read as in a
-one-FMU adapter (`formats.adapter_tables`). Every problem in the file is reported in
-one AdapterError; a bad connection (unknown component or variable, an input
-connected twice, output to output, unit mismatch, an algebraic loop without
-solution) is one clear error naming the component and variable.
+`[[components]]` and `[[connections]]` (or `ssp = "..."`) describe a coupled
+system (`flows.coupled`); guards, resets, [constraint] and outputs name
+`component.variable`, and a contact between components gives each body's
+force input (`forces`) or is completed by projection (docs/coupled.md lists
+every key). The other tables read as in a one-FMU adapter (`adapter_tables`);
+every problem is reported in one AdapterError.
 """
 
 from __future__ import annotations
@@ -76,7 +20,9 @@ from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import open_fmu
 from ..methods.coupled_contact import coupled_contact
 from .adapter_tables import (
+    BUILD_HINT,
     PROJECTION_KEYS,
+    SHARED_KEYS,
     Adapter,
     Problems,
     constraint_fields,
@@ -90,21 +36,7 @@ from .adapter_tables import (
 from .gap_expressions import parse_gap, parse_velocity, projected_constraint
 from .ssp import open_ssp
 
-TOP_KEYS = {
-    "name",
-    "description",
-    "t_end",
-    "interface",
-    "components",
-    "connections",
-    "ssp",
-    "coupling",
-    "parameters",
-    "edges",
-    "constraint",
-    "method",
-    "output",
-}
+TOP_KEYS = SHARED_KEYS | {"components", "connections", "ssp", "coupling"}
 COMPONENT_KEYS = {"name", "fmu", "interface", "parameters", "start"}
 COUPLING_KEYS = {"scheme", "inputs", "order"}
 
@@ -117,25 +49,16 @@ def is_coupled(spec: Mapping) -> bool:
 def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     """Read a coupled adapter's table (parsed from `path`) into an Adapter.
 
-    `overrides` are `adapters.load_adapter`'s keywords (method,
-    method_options, t_end, interface, zeno, parameters, start; None: the
-    file's) and win over the file; `interface` applies to every component, and
-    `parameters` and `start` name `component.variable` (a parameter without a
-    dot is a system parameter).
-
-    Raises
-    ------
-    AdapterError
-        Listing every problem in the file, or naming the component and
-        variable of a bad connection.
+    `overrides` are `adapters.load_adapter`'s keywords and win over the file;
+    `interface` applies to every component, `parameters` and `start` name
+    `component.variable` (a parameter without a dot is a system parameter).
     """
     method, options, t_end, interface, zeno = (
         overrides.get(k)
         for k in ("method", "method_options", "t_end", "interface", "zeno")
     )
     problems = Problems(path)
-    for key in sorted(set(spec) - TOP_KEYS):
-        problems.add(key, f"unknown key; allowed keys are {sorted(TOP_KEYS)}.")
+    problems.unknown_keys(spec, TOP_KEYS)
     parameters, start = overrides.get("parameters"), overrides.get("start")
     spec = _overridden(spec, parameters or {}, start or {}, problems)
     if ("ssp" in spec) == ("components" in spec):
@@ -194,10 +117,7 @@ def _communication(table: object, problems: Problems) -> Communication | None:
     if not isinstance(table, Mapping):
         problems.add("coupling", "must be a table with scheme, inputs and order.")
         return None
-    for key in sorted(set(table) - COUPLING_KEYS):
-        problems.add(
-            f"coupling.{key}", f"unknown key; allowed keys are {sorted(COUPLING_KEYS)}."
-        )
+    problems.unknown_keys(table, COUPLING_KEYS, "coupling.")
     return problems.check("coupling", lambda: Communication(**table))
 
 
@@ -237,22 +157,14 @@ def _components(path, spec, interface, problems) -> dict:
     try:
         for k, item in enumerate(table):
             where = f"components[{k}]"
-            for key in sorted(set(item) - COMPONENT_KEYS):
-                problems.add(
-                    f"{where}.{key}",
-                    f"unknown key; allowed keys are {sorted(COMPONENT_KEYS)}.",
-                )
+            problems.unknown_keys(item, COMPONENT_KEYS, f"{where}.")
             name, fmu = str(item.get("name", "")), item.get("fmu")
             if not name or not isinstance(fmu, str) or name in parts:
                 problems.add(where, "needs a unique `name` and an `fmu` path.")
                 continue
             fmu = (path.parent / fmu).resolve()
             if not fmu.is_file():
-                problems.add(
-                    f"{where}.fmu",
-                    f"{fmu} does not exist; build the FMUs with `python "
-                    f"fmus/build.py` (in a clone) or `fmibridge examples DIR`.",
-                )
+                problems.add(f"{where}.fmu", f"{fmu} does not exist; {BUILD_HINT}")
                 continue
             chosen = interface or item.get("interface", spec.get("interface", "me"))
             parts[name] = _open_component(item, fmu, chosen, where, problems)
@@ -328,7 +240,7 @@ def _build(path, spec, flow, system_parameters, problems, name, options, t_end):
 
 
 def _flattened(edge: object) -> object:
-    """An edge whose reset's dotted keys TOML nested ({ball1 = {omega = ...}})."""
+    """An edge whose reset's dotted keys TOML nested, flattened."""
     if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
         return edge
     return {**edge, "reset": flatten(edge["reset"])}
@@ -336,9 +248,8 @@ def _flattened(edge: object) -> object:
 
 def _constraint(path, table, flow, known, parameters, problems):
     """The [constraint]: on named variables, or with `forces` a Contact between
-    bodies, its gap and velocity expressions (`coupled_contact`); without
-    `forces`, a gap expression or `coordinate` or `mass` takes the projection
-    route (`_projected`)."""
+    bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
+    without `forces` take the projection route (`_projected`)."""
     if table is None:
         return None
     if (
@@ -375,10 +286,8 @@ def _constraint(path, table, flow, known, parameters, problems):
 
 
 def _projected(path, table, flow, known, parameters, problems):
-    """A [constraint] without `forces`, with `coordinate` (else the state its
-    gap moves, `inferred_coordinate`) and optionally `mass`: completion by projection
-    along that state (`methods.projection`), for bodies whose force inputs
-    connections drive."""
+    """A [constraint] completed by projection along its `coordinate` (else the
+    state its gap moves), for bodies whose force inputs connections drive."""
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
     gap, velocity = (
         problems.check(f"constraint.{key}", parse, table.get(key), known)
@@ -410,8 +319,7 @@ def _is_forces(forces) -> bool:
 
 
 def _expression(path, source, flow, known, parameters, problems, key):
-    """A gap or velocity expression of a coupled [constraint] as f(t, x) (one
-    that reads t is refused: `parse_gap`, `parse_velocity`)."""
+    """A gap or velocity expression of a coupled [constraint] as f(t, x)."""
     parse = parse_gap if key == "gap" else parse_velocity
     expr = problems.check(f"constraint.{key}", parse, source, known)
     if expr is None:

@@ -1,29 +1,13 @@
 """A small safe evaluator, of bounded cost, for the expressions in adapter files.
 
 An expression is checked node by node against a whitelist (numbers, names,
-arithmetic, comparisons, `and`/`or`/`not`, `a if c else b`, and calls of the
-math functions below by name, with their numbers of arguments), then compiled
-once and evaluated with no builtins. Attribute access, subscripts, lambdas,
-comprehensions, keyword arguments, strings and calls of anything else are
-rejected, so an adapter file from elsewhere cannot run code. A dotted name
-(`ball1.omega`, a variable of a coupled system) is read as one name, never as
-attribute access, and must be known like any other.
-
-Its cost is bounded too. The text has at most MAX_LENGTH characters and nests
-at most MAX_DEPTH operations deep, and it is checked in one pass. It computes in
-floats: every number is a float, `**` is `math.pow`, `floor` and `ceil` return
-floats, so no operation costs more than one float operation, and a huge power
-(`9**9**9`) overflows at once instead of building a huge integer. The parts
-without variables are computed once, at check time, so `9**9**9` or `1/0` is
-refused there.
-
-A checked expression becomes a program (`compiled_expressions.emit`) that the
-stack machine `flows._programs` runs, with Python's float semantics operation
-by operation: the machine is its only evaluator, from Python (`Expression`
-called with values), inside the compiled loops, and for the constant parts at
-check time. At run time a failure (division by zero, a domain error, an
-overflow, a result that is not finite) raises one ExpressionError naming the
-expression and the values it read.
+arithmetic, comparisons, `and`/`or`/`not`, `a if c else b`, calls of
+FUNCTIONS by name), so a file from elsewhere cannot run code; `a.b` is one
+name (`component.variable`). Its cost is bounded: at most MAX_LENGTH
+characters and MAX_DEPTH nested operations, and it computes in floats (`**` is
+`math.pow`), with its constant parts computed at check time. The stack machine
+of `flows._programs` is its only evaluator; a failure at run time raises one
+ExpressionError naming the expression and the values it read.
 """
 
 from __future__ import annotations
@@ -37,8 +21,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..core.errors import ExpressionError, FmibridgeError
-from ..flows._programs import REASONS, Program
-from .compiled_expressions import IntegersTooLarge, emit
+from ..flows._programs import ONE_ARGUMENT, REASONS, TWO_ARGUMENTS, Program
+from .compiled_expressions import BINARY, COMPARE, IntegersTooLarge, emit
 
 # characters: the longest expression in adapters/ has 13; 1000 parse and check
 # in about a millisecond.
@@ -48,83 +32,27 @@ MAX_LENGTH = 1000
 MAX_DEPTH = 64
 
 
-# The functions an expression may call (the math module's, as the machine
-# computes them: `flows._programs`).
-FUNCTIONS = (
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sinh",
-    "cosh",
-    "tanh",
-    "exp",
-    "log",
-    "log10",
-    "sqrt",
-    "hypot",
-    "copysign",
-    "abs",
-    "floor",
-    "ceil",
-    "min",
-    "max",
-)
+# The functions an expression may call: the machine's (`flows._programs`).
+FUNCTIONS = (*dict.fromkeys((*ONE_ARGUMENT, *TWO_ARGUMENTS)), "hypot", "min", "max")
 # (fewest, most) arguments of the functions that do not take exactly one
-ARITY = {
-    "atan2": (2, 2),
-    "copysign": (2, 2),
-    "log": (1, 2),
-    "hypot": (1, math.inf),
-    "min": (2, math.inf),
-    "max": (2, math.inf),
-}
+ARITY = {"atan2": (2, 2), "copysign": (2, 2), "log": (1, 2), "hypot": (1, math.inf)}
+ARITY |= dict.fromkeys(("min", "max"), (2, math.inf))
 CONSTANTS = {"pi": math.pi}
 # Calls are rewritten to names no expression can spell ("sin()"), so a variable
 # called `max` cannot hide the function; `a ** b` becomes "pow()"(a, b).
-
-_ALLOWED_NODES = (
-    ast.Expression,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.BoolOp,
-    ast.Compare,
-    ast.IfExp,
-    ast.Call,
-    ast.Name,
-    ast.Load,
-    ast.Constant,
-    ast.Add,
-    ast.Sub,
-    ast.Mult,
-    ast.Div,
-    ast.Pow,
-    ast.Mod,
-    ast.FloorDiv,
-    ast.USub,
-    ast.UAdd,
-    ast.Not,
-    ast.And,
-    ast.Or,
-    ast.Eq,
-    ast.NotEq,
-    ast.Lt,
-    ast.LtE,
-    ast.Gt,
-    ast.GtE,
-)
+# The nodes allowed: the operators the machine has instructions for, and these.
+_ALLOWED_NODES: tuple[type[ast.AST], ...] = (*BINARY, *COMPARE, ast.Pow, ast.Not)
+_ALLOWED_NODES += (ast.USub, ast.UAdd, ast.And, ast.Or, ast.Expression, ast.BinOp)
+_ALLOWED_NODES += (ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call)
+_ALLOWED_NODES += (ast.Name, ast.Load, ast.Constant)
 
 
 @dataclass(frozen=True)
 class Expression:
     """A checked expression over named variables, as a program for the machine.
 
-    `tree` is the checked syntax tree, rewritten to compute in floats (its
-    constant parts computed), from which `program` was emitted; the program
-    reads `names` in the order of `program.names`.
+    `tree` is the checked syntax tree, rewritten to compute in floats, from which
+    `program` was emitted.
 
     Examples
     --------
@@ -143,13 +71,8 @@ class Expression:
     def parse(
         cls, source: object, known: set[str] | frozenset[str], where: str = ""
     ) -> Expression:
-        """Check `source` and emit its program; names must be in `known`.
-
-        Raises
-        ------
-        FmibridgeError
-            Naming `where` (file and key), the expression and what is wrong.
-        """
+        """Check `source` and emit its program; names must be in `known`. An
+        FmibridgeError names `where` (file and key), the expression and the fault."""
         prefix = f"{where}: " if where else ""
         if isinstance(source, bool) or not isinstance(source, str | int | float):
             raise FmibridgeError(
@@ -200,8 +123,8 @@ class Expression:
     def failure(
         self, values: Mapping[str, float], failure: int, value: float
     ) -> ExpressionError:
-        """Return the error of an evaluation with `values` (each name it read) that
-        failed (`flows._programs.REASONS`), or (failure 0) gave `value`, not finite."""
+        """Return the error of an evaluation with `values` that failed
+        (`flows._programs.REASONS`) or gave `value`, not finite."""
         reason = REASONS[failure] if failure else f"the result is {value}"
         inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(values.items()))
         failed = f"{_shown(self.source)} failed" + (f" with {inputs}" if inputs else "")
@@ -209,9 +132,8 @@ class Expression:
 
 
 def _fold_dotted_names(tree: ast.AST) -> None:
-    """Read each `a.b.c` in `tree` as the one name "a.b.c" (a
-    `component.variable`), in place; iterative, so a deep tree reaches the
-    depth check instead of Python's recursion limit."""
+    """Read each `a.b.c` in `tree` as the one name "a.b.c", in place
+    (iteratively: a deep tree reaches the depth check)."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -261,19 +183,15 @@ def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
 
 
 def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
+    """Refuse a node off the whitelist, a literal that is no finite number, and
+    a call of another function or with the wrong number of arguments."""
     if not isinstance(node, _ALLOWED_NODES):
         raise FmibridgeError(
             f"{prefix}{type(node).__name__} is not allowed in {shown}: adapter "
             f"expressions may use numbers, names, arithmetic, comparisons and the "
             f"functions {sorted(FUNCTIONS)}."
         )
-    if isinstance(node, ast.Constant):
-        _check_number(node.value, shown, prefix)
-    if isinstance(node, ast.Call):
-        _check_call(node, shown, prefix)
-
-
-def _check_number(value: object, shown: str, prefix: str) -> None:
+    value = node.value if isinstance(node, ast.Constant) else 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise FmibridgeError(
             f"{prefix}only numbers are allowed as literals in {shown}."
@@ -282,9 +200,8 @@ def _check_number(value: object, shown: str, prefix: str) -> None:
         raise FmibridgeError(
             f"{prefix}the number {str(value)[:20]} in {shown} is not a finite float."
         )
-
-
-def _check_call(node: ast.Call, shown: str, prefix: str) -> None:
+    if not isinstance(node, ast.Call):
+        return
     if not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
         called = (
             node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
@@ -313,11 +230,9 @@ def _check_call(node: ast.Call, shown: str, prefix: str) -> None:
 class _Compiler(ast.NodeTransformer):
     """Rewrite a checked tree to compute in floats, its constant parts computed.
 
-    Literals become floats, the constant names their values, `f(x)` a call of
-    "f()" and `a ** b` a call of math.pow. A node whose operands are all
-    constants is run by the machine here, so its failure is reported at check
-    time; its value replaces it (True or False for a comparison or `not`, an
-    integer where Python's value is one).
+    Literals become floats, `f(x)` a call of "f()", `a ** b` a call of "pow()";
+    a node of constants only is run by the machine here (its failure reported at
+    check time) and replaced by its value.
     """
 
     def __init__(self, constants: Mapping[str, float], shown: str, prefix: str):

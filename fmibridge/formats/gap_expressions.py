@@ -1,30 +1,10 @@
 """A one-FMU [constraint] whose gap is an expression: h(q), dh(q) and H(q).
 
-A single-FMU adapter may give the gap of its [constraint] as an expression over
-the FMU's states, outputs and parameters (``gap = "x_max - x"``), as coupled
-adapters do (``gap = "ball.h - table.x"``), and its velocity as a variable or an
-expression. A gap that reads the time t (a moving wall) is refused when the
-file is read (`parse_gap`): the contact law takes the gap as h(q); so is a
-velocity that reads t (`parse_velocity`): it is the rate dh(q) qdot.
-
-Completion needs the gap h(q) of the configuration q (the first half of the
-states, as `contact.fmu_force` splits them, or the state named `coordinate`,
-on the force-input route as on the projection route), its gradient dh(q)
-and, for the velocity term of the acceleration of h (Or and Ames, eq. 8), its
-Hessian H(q) (`expression_gap`):
-
-- **affine in q** (numbers, parameters and the states of q combined by +, -,
-  unary minus, and * or / by a part that reads no state): dh is read off the
-  syntax tree, exactly (the coefficient of each state), and H = 0;
-- **otherwise** (a function call, a power, an output of the FMU): dh by
-  central differences (`contact.central_gradient`), H by second central
-  differences of step HESSIAN_FD_STEP (1 + abs(q_j)).
-
-The rest is the contact recipe (`contact.build_contact`): the force map of the
-FMU's constraint-force input (`contact.fmu_force`, Or and Ames eqs. 5-7) or of
-the projection route (`projection.by_projection`), and the checks at the start
-that the gap moves with q alone, and not with time through an output it reads
-(Model Exchange), and that the [constraint] velocity is its rate dh(q) qdot.
+The gap (and its velocity, dh(q) qdot) may be expressions over the FMU's
+states, outputs and parameters, never the time t. Where h is affine in q, dh
+is read off the syntax tree and H = 0; otherwise both come from central
+differences. The contact is then built by `contact.build_contact`, through the
+FMU's force input or by projection.
 
 References
 ----------
@@ -69,9 +49,8 @@ def affine_coefficients(
 ) -> dict[str, float] | None:
     """Return {variable: coefficient} if `expr` is affine in `variables`, else None.
 
-    The constants are numbers and the names in `constants` (an FMU's
-    parameters); an expression that reads any other name, or calls a function,
-    is not affine here.
+    Numbers and the names in `constants` are constants; a call or another name is
+    not affine.
 
     Examples
     --------
@@ -120,16 +99,9 @@ def _scaled(part: tuple[dict, float], factor: float) -> tuple[dict, float]:
 
 
 def parse_gap(source: object, known: set[str]) -> Expression:
-    """Return the [constraint] gap `source` as an Expression over `known`.
-
-    Raises
-    ------
-    FmibridgeError
-        What `Expression.parse` refuses, and a gap that reads the time t: a
-        moving wall, whose own motion dh/dt the contact law (Or and Ames,
-        Def. 2, eqs. 4-8: h(q)) would miss. Refused as read, since a start
-        check (`contact.check_start`) cannot see a wall that starts moving later.
-    """
+    """Return the [constraint] gap `source` as an Expression over `known`; refuse
+    one that reads t, a moving wall the contact law h(q) would miss (Or and Ames,
+    Def. 2)."""
     gap = Expression.parse(source, known)
     if "t" in gap.names:
         raise FmibridgeError(
@@ -140,18 +112,9 @@ def parse_gap(source: object, known: set[str]) -> Expression:
 
 
 def parse_velocity(source: object, known: set[str]) -> Expression:
-    """Return the [constraint] velocity `source` as an Expression over `known`.
-
-    Raises
-    ------
-    FmibridgeError
-        What `Expression.parse` refuses, and a velocity that reads the time t:
-        it is the rate dh(q) qdot of a gap h(q) that stands still in time
-        (`parse_gap`; Or and Ames, Def. 2, eqs. 4-8), which t cannot enter.
-        Where dh is read off the velocity (`contact.Gap.of_rate`) a term in t
-        would move dh with time, and the check at the start (`check_rate`)
-        cannot see one that vanishes there, so it is refused as read.
-    """
+    """Return the [constraint] velocity `source` as an Expression over `known`;
+    refuse one that reads t: the rate dh(q) qdot is a function of the states
+    alone (Or and Ames, Def. 2)."""
     velocity = Expression.parse(source, known)
     if "t" in velocity.names:
         raise FmibridgeError(
@@ -179,42 +142,11 @@ def gap_contact(
     where: str,
     coordinate: str | None = None,
 ) -> Contact:
-    """Return the Contact of an FMU whose gap (and velocity) are expressions.
-
-    Parameters
-    ----------
-    flow : ModelExchangeFlow or CoSimulationFlow
-        The FMU, with states [q, qdot] (or the state `coordinate`) and a
-        constraint-force input.
-    gap, velocity : Expression
-        h(q) over the FMU's variables and its `parameters` (`parse_gap`), and
-        its rate dh(q) qdot.
-    restitution : float
-        Newton's coefficient e in [0, 1].
-    force_input : str
-        The FMU's generalized constraint-force input (along dh^T).
-    parameters : mapping
-        The FMU's parameter values: constants of the expressions.
-    where : str
-        The adapter file, named (with the key) by an expression that fails at
-        run time.
-    coordinate : str, optional
-        The state q the gap is measured along, whose derivative is its velocity
-        qdot; the other states ride along. Without it q is the first half of
-        the states (`contact.fmu_force`, as for an FMU's gap variable).
-
-    Raises
-    ------
-    FmibridgeError
-        A gap that reads a velocity or moves with a state other than q or
-        (Model Exchange) with time, a velocity that is not dh qdot, and what
-        `contact.fmu_force` refuses (no force input, states that are not
-        [q, qdot], a coordinate that is not a state with a velocity state).
-
-    References
-    ----------
-    Or and Ames, eqs. (4)-(8).
-    """
+    """Return the Contact of an FMU whose gap h(q) and velocity dh(q) qdot are
+    expressions (`parse_gap`), through its constraint-force input `force_input`
+    along the state `coordinate` (else the first half of the states are q); the
+    expressions read `parameters`, a failure names `where` (Or and Ames,
+    eqs. 4-8)."""
     coordinates, force = fmu_force(flow, force_input, coordinate)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
     labels, start = (gap.source, velocity.source), flow_start(flow)
@@ -237,9 +169,8 @@ def expression_gap(
     where: str,
     coordinates: tuple[Sequence[int], Sequence[int]],
 ) -> Gap:
-    """The Gap of expressions over the flow's variables (module docstring): dh
-    and H exact where h is affine in q, else central differences; the velocity
-    as its rate, for the check at the start."""
+    """The Gap of expressions over the flow's variables: dh and H exact where
+    h is affine in q, else central differences."""
     names = flow.state_names
     q_index, q_names = coordinates[0], [names[i] for i in coordinates[0]]
     read = sorted(gap.names & {names[i] for i in coordinates[1]})
@@ -297,45 +228,27 @@ def projected_constraint(
     problems,
     where: str,
 ) -> Contact | None:
-    """The [constraint] `table` completed by projection (`projected_gap_contact`)
-    along its `coordinate`, or without one the state the gap moves
-    (`inferred_coordinate`), with its `mass` (`projection_mass`, which names
-    what is `lacking`); None after recording a problem."""
+    """The [constraint] `table` completed by projection along its `coordinate`
+    (else the state the gap moves) with its `mass`; None after recording a problem."""
     coordinate, why = table.get("coordinate"), ""
     if coordinate is None:
         coordinate, why = problems.check(
-            "constraint.gap", inferred_coordinate, flow, gap, parameters, where
+            "constraint.gap", _inferred_coordinate, flow, gap, parameters, where
         ) or (None, "")
     mass = projection_mass(
         table, gap.source, lacking, parameters, problems, coordinate, why
     )
     if mass is None:
         return None
-    return problems.check(
-        "constraint",
-        lambda: projected_gap_contact(
-            flow,
-            gap,
-            velocity,
-            restitution=restitution,
-            coordinate=coordinate,
-            mass=mass,
-            parameters=parameters,
-            where=where,
-        ),
-    )
+    args = (flow, gap, velocity, restitution, coordinate, mass, parameters, where)
+    return problems.check("constraint", _projected_gap_contact, *args)
 
 
-def inferred_coordinate(
+def _inferred_coordinate(
     flow, gap: Expression, parameters: Mapping[str, float], where: str
 ) -> tuple[str | None, str]:
-    """The state the gap is measured along, read off its gradient in the states
-    at the start (central differences, `contact.central_gradient`): (its name, "")
-    where the gap moves exactly one state, else (None, why not and what to do).
-
-    A gap that moves several states cannot take the projection route with any
-    one of them named (`contact.check_start` refuses the others), so the advice
-    says so: only a contact force acts on several coordinates."""
+    """The state the gap moves at the start (central differences): (its name,
+    ""), else (None, why not and what to do)."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     t0, x0, _ = flow_start(flow)
     row = np.abs(central_gradient(h, range(len(x0)), t0, x0))
@@ -359,48 +272,11 @@ def inferred_coordinate(
     )
 
 
-def projected_gap_contact(
-    flow,
-    gap: Expression,
-    velocity: Expression,
-    *,
-    restitution: float,
-    coordinate: str,
-    mass: float = 1.0,
-    parameters: Mapping[str, float],
-    where: str,
+def _projected_gap_contact(
+    flow, gap, velocity, restitution, coordinate, mass, parameters, where
 ) -> Contact:
-    """Return the contact of an FMU without a force input: completion by
-    projection (`methods.projection`) along the state `coordinate`.
-
-    Parameters
-    ----------
-    flow : ModelExchangeFlow or CoupledModelExchange
-        The FMU, or FMUs coupled in Model Exchange.
-    gap, velocity : Expression
-        h, a function of the coordinate (`parse_gap`), and its rate dh qdot.
-    restitution : float
-        Newton's coefficient e in [0, 1].
-    coordinate : str
-        The state q the gap is measured along; every other state rides along.
-    mass : float, optional
-        The effective mass along q; it scales lam only (`projected_contact`).
-    parameters : mapping
-        The FMU's parameter values: constants of the expressions.
-    where : str
-        The adapter file, for expressions that fail at run time.
-
-    Raises
-    ------
-    FmibridgeError
-        A coordinate that is not a state or has no velocity state, a gap that
-        does not move with it, reads its velocity or moves with another state
-        or with time, a velocity that is not dh qdot.
-
-    References
-    ----------
-    Or and Ames, eqs. (4)-(8), Sec. V.
-    """
+    """The contact of an FMU without a force input: completion by projection
+    (`methods.projection`) along the state `coordinate` (Or and Ames, Sec. V)."""
     i, j = state_coordinate(flow, coordinate)
     coordinates = ((i,), (j,))
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)

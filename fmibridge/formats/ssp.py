@@ -1,42 +1,15 @@
-"""SSP archives: the structure of a coupled system, read into `flows.coupled.couple`.
+"""SSP archives (1.0, 2.0): an SSD and its FMUs, read into a coupled flow.
 
-An SSP (System Structure and Parameterization, 1.0 or 2.0) is a zip archive
-with a SystemStructure.ssd and, under resources/, the FMUs it references.
-fmibridge reads this subset of it:
-
-* the Elements of the root System and of the Systems nested in it, flattened:
-  Components of type application/x-fmu-sharedlibrary whose source is a
-  relative URI inside the archive, with an optional `implementation` (any,
-  ModelExchange, CoSimulation); a component `plant` of a system `stage` inside
-  a system `drive` becomes `drive_stage_plant` (names must stay unique);
-* each component's Connectors (name, kind, Real/Float64 type and unit), checked
-  against the FMU's variables, and each system's Connectors;
-* Connections between connectors of elements or of the system itself,
-  resolved through system connectors to one source (an output) and the inputs
-  it drives, whichever end the SSD names first; the units along a signal must
-  be one unit: the same spelling, or spellings that the SSD's Units define
-  alike (base-unit exponents, factor and offset: 'Nm' and 'N.m'), as must a
-  connector's unit and its FMU variable's (defined by the FMU's
-  UnitDefinitions);
-* ParameterBindings with inline ParameterValues or an .ssv file in the
-  archive (Real, Float64, Float32, integer and Boolean values, optional prefix),
-  on components and on every system (names relative to that system,
-  `component.variable` or `subsystem.component.variable`); a binding of an
-  outer system wins over an inner one, a system's over a component's;
-* the DefaultExperiment's startTime and stopTime.
-
-Anything else that changes the system's meaning (signal dictionaries,
-parameter mappings, connection transformations) is refused with an error
-that names it, never ignored, as are a system without components, two
-components of one name, XML with a DTD, and archive members beyond the
-limits of `core.limits` (checked before anything is read or unpacked; errors
-name ``file.ssp!member``).
+Nested systems are flattened (component `plant` of system `stage` in `drive`
+becomes `drive_stage_plant`); connections through system connectors resolve to
+one source and its inputs, with one unit along each signal; ParameterBindings
+(inline or .ssv, an outer system's winning) set parameters. Whatever else would
+change the system's meaning is refused with an error naming it (docs/coupled.md
+lists the subset).
 
 References
 ----------
-Modelica Association, System Structure and Parameterization 2.0, Sec. 3
-(packaging), 5 (SSD: Component, Connector, Connection, ParameterBindings),
-6 (SSV).
+Modelica Association, System Structure and Parameterization 2.0, Sec. 3, 5, 6.
 """
 
 from __future__ import annotations
@@ -56,13 +29,7 @@ from ..core import limits
 from ..core.archives import extract_member, open_checked, read_member
 from ..core.errors import AdapterError, FmibridgeError
 from ..core.system import Experiment, HybridSystem, Mode
-from ..core.units import (
-    BASE_UNITS,
-    Definitions,
-    UnitDefinition,
-    described,
-    same_unit,
-)
+from ..core.units import BASE_UNITS, Definitions, UnitDefinition, described, same_unit
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
@@ -76,6 +43,7 @@ NS = {
     "ssv": SSP1 + "SystemStructureParameterValues",
 }
 SSD_ENTRY = "SystemStructure.ssd"
+TIMES = ("startTime", "stopTime")  # the DefaultExperiment's
 VERSIONS = ("1.0", "2.0")
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 IMPLEMENTATIONS = {"any": None, "ModelExchange": "me", "CoSimulation": "cs"}
@@ -119,20 +87,7 @@ class SystemStructure:
 
 
 def read_ssd(text: str | bytes, where: str) -> SystemStructure:
-    """Read the subset of an SSD described in the module docstring.
-
-    Parameters
-    ----------
-    text : str or bytes
-        The SSD's XML.
-    where : str
-        The file, for error messages.
-
-    Raises
-    ------
-    SspError
-        Naming the file, the element and what is wrong or unsupported.
-    """
+    """Read the subset of an SSD `text` (module docstring); errors name `where`."""
     root = parse_xml(text, where)
     if root.tag != f"{{{NS['ssd']}}}SystemStructureDescription":
         raise SspError(
@@ -151,7 +106,11 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
     if not flat.components:
         raise SspError(f"{where}: the system has no ssd:Component, no FMU to run.")
     experiment = root.find("ssd:DefaultExperiment", NS)
-    start, stop = (None, None) if experiment is None else _times(experiment, where)
+    times = [None if experiment is None else experiment.get(k) for k in TIMES]
+    try:
+        start, stop = (None if t is None else float(t) for t in times)
+    except ValueError:
+        raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None
     return SystemStructure(
         root.get("name", ""),
         version,
@@ -165,8 +124,7 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
 
 
 def _units(root: ET.Element, where: str) -> dict[str, UnitDefinition]:
-    """The SSD's unit definitions (ssd:Units), by name; a unit without
-    ssc:BaseUnit is left undefined."""
+    """The SSD's ssd:Units by name (one without ssc:BaseUnit stays undefined)."""
     units = {}
     for unit in root.findall("ssd:Units/ssc:Unit", NS):
         name, base = unit.get("name", ""), unit.find("ssc:BaseUnit", NS)
@@ -192,9 +150,7 @@ Node = tuple[str, tuple[str, ...], str]  # ("component", (name,), connector) or
 
 
 class _BoundedBuilder(ET.TreeBuilder):
-    """An ElementTree builder that refuses a DTD before its entities expand, and
-    elements nested deeper than MAX_XML_DEPTH before the tree is walked (by
-    recursion: nested systems, ElementTree's own serialiser)."""
+    """A TreeBuilder that refuses a DTD and elements deeper than MAX_XML_DEPTH."""
 
     def __init__(self, where: str) -> None:
         super().__init__()
@@ -223,8 +179,7 @@ class _BoundedBuilder(ET.TreeBuilder):
 
 
 def parse_xml(text: str | bytes, where: str) -> ET.Element:
-    """Parse an SSD or .ssv file: one SspError for XML that is malformed or has
-    a DTD."""
+    """Parse an SSD or .ssv file: one SspError for malformed XML or a DTD."""
     parser = ET.XMLParser(target=_BoundedBuilder(where))
     try:
         parser.feed(text)
@@ -244,8 +199,8 @@ class _Flat:
         self.links: list[tuple[Node, Node]] = []
 
     def add_system(self, system: ET.Element, path: tuple[str, ...]) -> None:
-        """Add a system's elements (systems first flattened in place), its
-        connectors and connections, then its parameter bindings."""
+        """Add a system's elements (nested systems flattened), connectors,
+        connections and parameter bindings."""
         where = f"{self.where}: system {'.'.join(path)!r}"
         _refuse_unsupported(system, where)
         elements: dict[str, object] = {}
@@ -306,7 +261,7 @@ class _Flat:
 
     def _bind(self, path: tuple[str, ...], name: str, value: float) -> None:
         """Set `name` (relative to the system at `path`) on its component;
-        names of other variables are ignored (SSP 2.0, 5.3.3)."""
+        other names are ignored (SSP 2.0, 5.3.3)."""
         head, dot, rest = name.partition(".")
         target = self.elements[path].get(head) if dot else None
         if isinstance(target, SspComponent):
@@ -315,9 +270,8 @@ class _Flat:
             self._bind(target, rest, value)
 
     def signals(self) -> list[tuple[str, str]]:
-        """The connections as pairs of `component.connector`: a direct one as
-        the SSD gives it, those through system connectors resolved to their
-        signal's source (an output) and each input it drives."""
+        """The connections as `component.connector` pairs, those through system
+        connectors resolved to their source (an output) and each input it drives."""
         direct = [(a, b) for a, b in self.links if a[0] == b[0] == "component"]
         signals = [(_name(a), _name(b)) for a, b in direct]
         for group in _groups([link for link in self.links if link not in direct]):
@@ -338,8 +292,7 @@ class _Flat:
         return signals
 
     def _check_units(self, group: list[Node]) -> None:
-        """The units declared along one signal must be one unit (`same_unit`
-        by the SSD's definitions)."""
+        """The units declared along one signal must be one unit (`same_unit`)."""
         declared = [(n, u) for n in group if (u := self.kinds.get(n, ("", None))[1])]
         for node, unit in declared[1:]:
             first, first_unit = declared[0]
@@ -440,8 +393,7 @@ def _unit(connector: ET.Element) -> str | None:
 
 
 def _binding(binding: ET.Element, where: str) -> dict[str, float]:
-    """The values of one ParameterBinding (inline; .ssv files are inlined by
-    `read_ssp` before this runs), with its prefix."""
+    """The values of one inline ParameterBinding, with its prefix."""
     if binding.find("ssd:ParameterMapping", NS) is not None:
         raise SspError(f"{where}: parameter mappings are not supported.")
     if binding.get("source") is not None:
@@ -479,29 +431,9 @@ def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, float]:
     return values
 
 
-def _times(experiment: ET.Element, where: str) -> tuple[float | None, float | None]:
-    start, stop = experiment.get("startTime"), experiment.get("stopTime")
-    try:
-        return (
-            None if start is None else float(start),
-            None if stop is None else float(stop),
-        )
-    except ValueError:
-        raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None
-
-
-# -- the archive -------------------------------------------------------------
-
-
 def read_ssp(path: str | Path) -> SystemStructure:
-    """Read an .ssp archive's SystemStructure.ssd, with its .ssv files inlined.
-
-    Raises
-    ------
-    SspError
-        If the file is no zip archive, has no SystemStructure.ssd, or its SSD
-        is malformed or unsupported, or names an FMU the archive lacks.
-    """
+    """Read an .ssp archive's SystemStructure.ssd, with its .ssv files inlined;
+    an SspError names what is missing, malformed or unsupported."""
     path = Path(path)
     with _archive(path) as archive:
         names = set(archive.namelist())
@@ -569,19 +501,9 @@ def open_ssp(
 ):
     """Open the FMUs of an .ssp and couple them; return (flow, structure).
 
-    Parameters
-    ----------
-    interface : {'me', 'cs'}, optional
-        For every component (default: Model Exchange where the FMU offers
-        it); refused where the SSD asks a component for the other
-        `implementation`.
-    communication : Communication, optional
-        The co-simulation master's options (Co-Simulation components).
-
-    Raises
-    ------
-    SspError, FmibridgeError
-        Naming the component and connector or variable.
+    `interface` ('me' or 'cs', default Model Exchange where offered) applies to
+    every component, and is refused where the SSD asks for the other
+    `implementation`; `communication` configures the co-simulation master.
     """
     path = Path(path)
     structure = read_ssp(path)
@@ -629,9 +551,8 @@ def _check_interface(structure: SystemStructure, interface: str | None, path) ->
 
 @contextlib.contextmanager
 def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
-    """Yield an .ssp's structure and {component: FmuArchive} of its FMUs,
-    unpacked into a temporary folder removed afterwards (for `fmibridge info`).
-    """
+    """Yield an .ssp's structure and {component: FmuArchive}, unpacked into a
+    temporary folder (for `fmibridge info`)."""
     path = Path(path)
     structure = read_ssp(path)
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
@@ -644,7 +565,7 @@ def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
 
 
 def _extracted(archive: zipfile.ZipFile, component: SspComponent, tmp, path) -> Path:
-    """A component's FMU copied out of the archive (within the limits) into tmp."""
+    """A component's FMU copied out of the archive into tmp."""
     entry = _entry(component.source, path, component.name)
     try:
         return extract_member(archive, entry, Path(tmp, entry), path)
@@ -659,9 +580,7 @@ def _open(
     path: Path,
     units: Definitions,
 ):
-    """Open a component's FMU and check its connectors against its variables
-    (a connector's unit by the SSD's `units`, the variable's by the FMU's
-    UnitDefinitions, else the SSD's)."""
+    """Open a component's FMU and check its connectors against its variables."""
     chosen = component.implementation or interface
     try:
         known = FmuArchive(fmu).variables  # SSP 5.3.3: other names are ignored
@@ -729,15 +648,9 @@ def ssp_system(
     communication: Communication | None = None,
     outputs: Sequence[str] | None = None,
 ) -> HybridSystem:
-    """Return an .ssp as a one-mode HybridSystem (its `experiment` from the
-    SSD's DefaultExperiment).
-
-    The Model Exchange FMUs' own event indicators are its edges (their own
-    `when` clauses); there are no other guards, since SSP has no hybrid part
-    (an adapter file adds it: `ssp = "..."`). The Result records `outputs`
-    (`component.variable`, any real variable of its FMU), by default every
-    connector of every component that is not a state.
-    """
+    """Return an .ssp as a one-mode HybridSystem; its edges are the Model
+    Exchange FMUs' event indicators, its `outputs` (default: every connector that
+    is not a state) are recorded."""
     if interface is not None and interface not in INTERFACE_NAMES:
         raise SspError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
     flow, structure = open_ssp(path, interface=interface, communication=communication)
@@ -763,12 +676,10 @@ def ssp_system(
 
 
 def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
-    """Write an .ssp: the SSD as SystemStructure.ssd and the FMUs it references.
+    """Write an .ssp of the SSD and the FMUs (`fmu_dir`/NAME.fmu) it references.
 
-    Each component source resources/NAME.fmu is taken from `fmu_dir`/NAME.fmu.
-    Entries are sorted and dated 1980-01-01, so packing twice gives the same
-    bytes; an archive already holding them is left alone, and a new one
-    replaces the old atomically (concurrent builds never see half of one).
+    Entries are sorted and dated 1980-01-01, so packing is reproducible; an
+    identical archive is left alone, a new one replaces it atomically.
     """
     ssd, fmu_dir, out = Path(ssd), Path(fmu_dir), Path(out)
     root = parse_xml(ssd.read_bytes(), str(ssd))

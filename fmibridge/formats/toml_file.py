@@ -1,8 +1,5 @@
-"""Reading a TOML file (an adapter file, a sweep spec) with one clear error.
-
-Each way a file can be unreadable (missing, a directory, not UTF-8 as TOML
-requires, not TOML, tables or arrays nested deeper than MAX_TOML_DEPTH)
-becomes one error naming the file, not a traceback.
+"""Reading a TOML file (an adapter file, a sweep spec) with one clear error
+naming the file: missing, a folder, not UTF-8, not TOML, or too deep.
 """
 
 from __future__ import annotations
@@ -18,13 +15,8 @@ from ..core.limits import MAX_TOML_DEPTH
 def read_toml(
     path: Path, what: str, error: type[FmibridgeError] = FmibridgeError
 ) -> dict[str, Any]:
-    """Return the table of the TOML file `path`, a `what` ("adapter file").
-
-    Raises
-    ------
-    error
-        Naming the file and what is wrong with it.
-    """
+    """Return the table of the TOML file `path`, a `what` ("adapter file"); raise
+    `error` naming the file and what is wrong with it."""
     if path.is_dir():
         raise error(f"{path}: is a folder, not {what}.")
     if not path.is_file():
