@@ -59,10 +59,10 @@ MOVED_COMMANDS = {
     "`fmibridge examples DIR` to build the FMUs into DIR",
 }
 # simulate's keywords named by `run`'s flags in its messages: --start-time, ...
-SAME_NAMED: tuple[str, ...] = ("start_time", "stop_time", "step_size")
-SAME_NAMED += ("start_values", "parameters")
-SAME_NAMED += ("output_interval", "output", "method", "integrator", "atol")
-SAME_NAMED += ("error_warning", "zeno", "zeno_eps", "timeout")
+SAME_NAMED = tuple(
+    "start_time stop_time step_size start_values parameters output_interval output "
+    "method integrator atol error_warning zeno zeno_eps timeout".split()
+)
 KEYWORD_FLAGS = {k: "--" + k.replace("_", "-") for k in SAME_NAMED}
 KEYWORD_FLAGS |= {"fmi_type": "--interface", "relative_tolerance": "--rtol"}
 INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
@@ -224,13 +224,14 @@ def _interrupted(exc: BaseException) -> str:
 
 
 # capability flags `info` lists where an FMU sets them
-INFO_FLAGS: tuple[str, ...] = ("canGetAndSetFMUstate", "canSerializeFMUstate")
-INFO_FLAGS += ("needsCompletedIntegratorStep", "providesDirectionalDerivative")
-INFO_FLAGS += ("providesDirectionalDerivatives", "providesAdjointDerivatives")
-INFO_FLAGS += ("canHandleVariableCommunicationStepSize", "canInterpolateInputs")
-INFO_FLAGS += ("hasEventMode", "mightReturnEarlyFromDoStep")
-INFO_FLAGS += ("canReturnEarlyAfterIntermediateUpdate", "providesIntermediateUpdate")
-INFO_FLAGS += ("fixedInternalStepSize", "maxOutputDerivativeOrder")
+INFO_FLAGS = tuple(
+    "canGetAndSetFMUstate canSerializeFMUstate needsCompletedIntegratorStep "
+    "providesDirectionalDerivative providesDirectionalDerivatives "
+    "providesAdjointDerivatives canHandleVariableCommunicationStepSize "
+    "canInterpolateInputs hasEventMode mightReturnEarlyFromDoStep "
+    "canReturnEarlyAfterIntermediateUpdate providesIntermediateUpdate "
+    "fixedInternalStepSize maxOutputDerivativeOrder".split()
+)
 OFF = (None, False, 0)  # a flag's values that `info` leaves out
 INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 

@@ -41,10 +41,11 @@ CONSTANTS = {"pi": math.pi}
 # Calls are rewritten to names no expression can spell ("sin()"), so a variable
 # called `max` cannot hide the function; `a ** b` becomes "pow()"(a, b).
 # The nodes allowed: the operators the machine has instructions for, and these.
-_ALLOWED_NODES: tuple[type[ast.AST], ...] = (*BINARY, *COMPARE, ast.Pow, ast.Not)
-_ALLOWED_NODES += (ast.USub, ast.UAdd, ast.And, ast.Or, ast.Expression, ast.BinOp)
-_ALLOWED_NODES += (ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call)
-_ALLOWED_NODES += (ast.Name, ast.Load, ast.Constant)
+_ALLOWED_NODES: tuple[type[ast.AST], ...] = (*BINARY, *COMPARE) + tuple(
+    getattr(ast, name)
+    for name in "Pow Not USub UAdd And Or Expression BinOp UnaryOp BoolOp Compare "
+    "IfExp Call Name Load Constant".split()
+)
 
 
 @dataclass(frozen=True)
