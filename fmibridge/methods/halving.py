@@ -21,64 +21,29 @@ LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a cross
 class Halving(Method):
     """Fixed steps of h; a step that crosses a guard is undone and halved.
 
-    Each attempt tries a step of h (the last step is shortened to land on
-    t_end). If a guard is crossed, the step is undone (the flow is repeatable
-    from the saved point: a native state, or a saved FMU state) and retried
-    with h/2, h/4, ...; a half step that crosses nothing is accepted and the
-    search goes on from its end. Once the crossing lies in a bracket shorter
-    than `t_tol`, the crossing time is placed by the secant of g across the
-    bracket, the state is advanced there (to the bracket's far end for a guard
-    with reset_at='beyond'), the reset is applied and stepping resumes with h.
-    A trial that gives non-finite states is halved like a crossing; if it
-    stays non-finite down to `t_tol` next to a guard's surface (within
-    core.records.ON_SURFACE), that guard fires there.
+    A crossed step is undone (a native state, or a saved FMU state) and retried
+    with h/2, h/4, ... (or narrowed by Illinois regula falsi on sigma -> min_i
+    s_i g_i(A^sigma(t, x)), ``locate="illinois"``), a half step that crosses
+    nothing accepted, until the crossing lies in a bracket shorter than
+    `t_tol`; the event is placed by the secant of g across it (at its far end
+    for reset_at='beyond') and the reset applied. A trial that stays
+    non-finite down to `t_tol` next to a guard's surface fires that guard.
+    Guards whose secant times lie within `t_tol` of the earliest are
+    simultaneous: the edge declared first fires, the others are listed in the
+    event and fire next if their guard is still crossed.
 
-    With a tolerance (`rtol`, and `atol`) the steps between events are
-    chosen by Dormand-Prince 5(4) (`integrator` 'dopri5'): each accepted step's
-    error meets the tolerance, h is only the first step (again after every
-    event), and the halvings or Illinois trials that locate a crossing read
-    the accepted step's dense output (its continuous extension of order 4), so
-    they cost no evaluation of dx/dt; t_tol keeps its meaning.
+    A flow that steps forward only (a Co-Simulation FMU without state saving;
+    every flow that steps itself with ``locate="approach"``) is not halved:
+    each step stops short of the crossing extrapolated from the guards' last
+    three communication points (Esposito and Kumar's control law), and the
+    crossing is taken by a step of `t_tol`; where a step still lands beyond
+    and the FMU cannot replay, the run stops with Status.OVERSTEPPED.
 
-    With ``locate="illinois"`` the first crossed step is not halved: the
-    crossing is found inside it by Illinois regula falsi on sigma ->
-    min_i g_i(A^sigma(t, x)) (each guard signed positive inside), until the
-    bracket is below `t_tol`; then the same secant placement and reset apply.
-    It needs about ten trial steps per event where halving needs two per
-    halving (about 50 from h = 1e-2 to t_tol = 1e-10), and it records no
-    samples inside the located step. A trial with non-finite states
-    bisects the bracket instead. A CompiledFlow with compiled guards
-    locates the crossing inside its compiled loop, with the same trials.
-
-    Simultaneous transitions: guards crossed in the final bracket whose secant
-    times lie within `t_tol` of the earliest are simultaneous. The edge
-    declared first in the mode fires; the others are recorded in the event's
-    `simultaneous` field and fire at the same instant on the next attempt if
-    their guard, in the new mode, is still crossed (see `core.events.crossed`).
-    This order is deterministic and needs no model-specific code.
-
-    A flow that steps forward only (a Co-Simulation FMU without state saving,
-    `forward_only`) is not halved: each communication step stops short of the
-    crossing extrapolated from the guards' values at the last three
-    communication points (Esposito and Kumar's control law on the step), the
-    crossing is taken by a step of t_tol and the event placed at its end (where
-    the FMU is); a step that still lands beyond is undone by the flow's replay,
-    or the run stops with Status.OVERSTEPPED (`_halving._forward_step`). With
-    ``locate="approach"`` every flow that steps itself (Co-Simulation FMUs and
-    couplings) is stepped so: no step is undone to locate a crossing, so an
-    FMU whose state save is costly is rarely saved (a step that still lands
-    beyond is undone as any other: restored, or replayed). Its impacts differ
-    from halving's by less than the coupling error, and converge at the
-    coupling's order as halving's do.
-
-    Every fixed step's local error is estimated (`core.integrators`); the run
-    warns if one exceeds `error_warning` of its state's scale, naming the step
-    that would meet it (`Result.provenance['step_error']`). Estimates above it
-    that grow geometrically step over step mean the step is unstable on the
-    model: the run stops with an FmibridgeError that names a stable step
-    (`core._local_errors`). Dormand-Prince's steps held by stability on a
-    stiff model over a long span stop it likewise, naming CVODE
-    (`flows._stepper.EmbeddedStepper`).
+    With `rtol` the steps between events are Dormand-Prince 5(4)'s, h the
+    first, and the crossing is located on the step's dense output. A fixed
+    step's local error is estimated; the run warns above `error_warning`
+    (`Result.provenance['step_error']`) and stops where the estimates grow
+    geometrically (an unstable step).
 
     Parameters
     ----------
