@@ -50,20 +50,6 @@ cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
     return change < _LAM_CHANGE * min(lam0, lam_mid, lam1)
 
 
-cdef double _largest_difference(const double* u, const double* v,
-                                Py_ssize_t n) noexcept:
-    """max_i |u_i - v_i|, nan if any difference is nan."""
-    cdef double largest = 0.0, value
-    cdef Py_ssize_t i
-    for i in range(n):
-        value = fabs(u[i] - v[i])
-        if isnan(value):
-            return value
-        if value > largest:
-            largest = value
-    return largest
-
-
 cdef class Phase:
     """The constrained phases of one contact and scheme.
 
@@ -170,14 +156,22 @@ cdef class Phase:
         return n_samples
 
     cdef double _doubling_error(self, double t, double hs) except? -1:
-        """max |x(t + hs) in one step - in two half steps| (x_two)."""
+        """max_i |x(t + hs) in one step - in two half steps (x_two)|, nan if any
+        is nan."""
+        cdef double largest = 0.0, value
+        cdef Py_ssize_t i
         self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.x_full[0])
-        return _largest_difference(&self.x_full[0], &self.x_two[0], self.contact.n)
+        for i in range(self.contact.n):
+            value = fabs(self.x_full[i] - self.x_two[i])
+            if isnan(value):
+                return value
+            if value > largest:
+                largest = value
+        return largest
 
     cdef double _lift_off(self, double t, double hs, double lam0,
                           double t_tol) except? -1:
-        """Return tc where lam falls through zero in [t, t + hs] (Illinois to
-        t_tol, then the secant); the state there goes to z."""
+        """Return tc where lam falls through zero in [t, t + hs]; its state to z."""
         cdef ContactFunctions c = self.contact
         cdef double sigma, tc
         cdef long _k
@@ -243,18 +237,10 @@ def truncation_threshold(double e, bounds, eps, *, double speed, double dh_norm)
     >>> round(truncation_threshold(0.5, b, eps, speed=0.3, dh_norm=1.0), 10)
     8.33333e-05
     """
+    cdef double eps_t, eps_q, eps_v, e1, e2, scale, c1, c2, c3
+    cdef double a_min = bounds.a_min, a_max = bounds.a_max
+    cdef double eta = bounds.eta, zeta = bounds.zeta
     eps_t, eps_q, eps_v = eps
-    return _threshold(
-        e, bounds.a_min, bounds.a_max, bounds.eta, bounds.zeta, eps_t, eps_q, eps_v,
-        speed, dh_norm,
-    )
-
-
-cdef double _threshold(double e, double a_min, double a_max, double eta, double zeta,
-                       double eps_t, double eps_q, double eps_v, double speed,
-                       double dh_norm) noexcept:
-    """min(c1, c2, c3) of eq. (15) (`truncation_threshold`)."""
-    cdef double e1, e2, scale, c1, c2, c3
     if not (a_min > 0 and a_max >= a_min):
         return 0.0
     e1 = e * a_max / a_min
@@ -288,29 +274,14 @@ cdef double _level_rate(double rate, double rise, double a) noexcept:
 
 
 cdef class Series:
-    """The impacts of the current Zeno series, and the truncation test on them.
-
-    `catch_up(events)` follows the log: an impact edge of the free mode joins
-    the series, any other event ends it. `truncates` applies Def. 7 with the
-    contact's bounds, else the model-free test, both with condition (i),
-    lam(R* x) > 0 (`completion`). Each gap rate is compared with the one
-    before carried to that one's level by energy (`_level_rate`), so the
-    jitter of where a method places impacts does not hide their decay. An
-    impact is *unresolved* where 2 a abs(h) > hdot^2 (a = -hddot): its rate
-    tells where the method fired, not the flight; at the first one the test
-    reads the N_SERIES impacts before it without the safety factor (`floor`;
-    `excess`: the largest tail over its budget).
-
-    Parameters
-    ----------
-    contact : ContactFunctions
-        The contact's compiled numerics.
-    free : str
-        The free mode.
-    impact_edges : tuple of str
-        Its impact edges.
-    bounds : callable or None
-        The contact's (t, x_star, eps_q', eps_v') -> ZenoBounds (Def. 7).
+    """The impacts of the current Zeno series and the truncation test on them
+    (`completion`): `catch_up` follows the log (an impact edge of the free mode
+    joins the series, any other event ends it), `truncates` tests the last one.
+    Each gap rate is compared with the one before carried to its level by
+    energy (`_level_rate`), so where a method places impacts does not hide
+    their decay. An impact is *unresolved* where 2 a abs(h) > hdot^2 (a =
+    -hddot, its rate tells where the method fired): at the first one the test
+    reads the impacts before it without the safety factor (`floor`, `excess`).
     """
 
     cdef ContactFunctions contact
@@ -386,11 +357,10 @@ cdef class Series:
         star = np.array(self.stars[m - 1])
         bounds = self.bounds(t, star, _V_RATIO * eps_q, _V_RATIO * eps_v)
         dh = c.dh(t, star)
-        threshold = _threshold(
-            e, bounds.a_min, bounds.a_max, bounds.eta, bounds.zeta, eps_t,
-            _V_RATIO * eps_q, _V_RATIO * eps_v,
-            _norm(&self.stars[m - 1, 0], NULL, &c.iv[0], c.nq),
-            _norm(&dh[0], NULL, NULL, c.nq),
+        threshold = truncation_threshold(
+            e, bounds, (eps_t, _V_RATIO * eps_q, _V_RATIO * eps_v),
+            speed=_norm(&self.stars[m - 1, 0], NULL, &c.iv[0], c.nq),
+            dh_norm=_norm(&dh[0], NULL, NULL, c.nq),
         )
         return fabs(rate) < threshold
 
@@ -431,8 +401,7 @@ cdef class Series:
 
     cdef bint _decays(self, Py_ssize_t m, double eps_t, double eps_q,
                       double eps_v) except -1:
-        """Model-free test: the N_SERIES gap rates in xs decay geometrically;
-        sets `excess` and `ratio`."""
+        """Model-free test: the gap rates in xs decay geometrically."""
         cdef ContactFunctions c = self.contact
         cdef Py_ssize_t k, j = self.first
         cdef double ts[_N_SERIES]

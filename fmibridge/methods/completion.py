@@ -98,7 +98,6 @@ class ConstrainedFlow(VectorField):
     def start(self) -> None:
         """Forget the last run: its last constrained step and series of impacts."""
         self.last_step: float | None = None
-        self.last_step = None
         self.series = Series(
             self.functions, self.free, self.impact_edges, self.contact.bounds
         )
@@ -113,18 +112,16 @@ class ConstrainedFlow(VectorField):
 
     def stepper(self, scheme: Scheme) -> ProjectedStepper:
         """Return the constrained steps of `scheme`: a step on eq. (7), then R*."""
-        found = self._steppers.get(scheme.name)
-        if found is None:
-            found = ProjectedStepper(self.functions, scheme.tableau)
-            self._steppers[scheme.name] = found
-        return found
+        if scheme.name not in self._steppers:
+            stepper = ProjectedStepper(self.functions, scheme.tableau)
+            self._steppers[scheme.name] = stepper
+        return self._steppers[scheme.name]
 
     def phase(self, scheme: Scheme) -> Phase:
         """Return the constrained phases of `scheme` (`_completion.Phase`)."""
-        found = self._phases.get(scheme.name)
-        if found is None:
-            found = self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
-        return found
+        if scheme.name not in self._phases:
+            self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
+        return self._phases[scheme.name]
 
     def advance(
         self,
@@ -137,12 +134,6 @@ class ConstrainedFlow(VectorField):
         """Step and project onto Z; `slope`, dx/dt at (t, x) if known, spares the
         first stage."""
         return self.stepper(scheme).constrained_step(t, x, h, slope)
-
-    def advance_from(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
-    ) -> np.ndarray:
-        """Return `advance` from the known dx/dt `slope` at (t, x)."""
-        return self.advance(t, x, h, scheme, slope)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the contact force lam at (t, x)."""
