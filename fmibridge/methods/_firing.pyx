@@ -82,8 +82,7 @@ cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
 
 cdef object _say_which_ran(CompiledMode cm, object log, double t, object ran,
                            tuple others):
-    """Warn once per pair where a model's own event (`Edge.discrete_change`) and
-    an adapter's edge crossed together: only one reset ran."""
+    """Warn where a model's own event and an adapter's edge crossed together."""
     edges = {e.name: e for e in cm.mode.edges}
     is_own = ran.discrete_change is not None
     for name in others:
@@ -118,8 +117,7 @@ cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
 
 cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
                       double step_rate) except? -1.0:
-    """Edge i's normal velocity v_n at (t, x), < 0 approaching: its `approach`,
-    else its guard's rate signed inward."""
+    """Edge i's normal velocity v_n at (t, x), < 0 approaching."""
     edge = cm.mode.edges[i]
     if edge.approach is not None:
         return float(edge.approach(t, x))
@@ -131,8 +129,7 @@ cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
 
 
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
-    """True if edge i fires without Python: a self-loop with the identity or a
-    compiled reset, without an `approach` (Relaxation resets whatever the rate)."""
+    """True for a self-loop with a compiled or identity reset, no `approach`."""
     reset = cm.resets[i]
     if cm.mode.edges[i].approach is not None:
         return False
@@ -141,8 +138,7 @@ cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
 
 cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
                        double* x, Py_ssize_t i) except -1:
-    """`fire` edge i (`fires_in_place`) at (t, x), the state after written over
-    x; SILENT or FIRED."""
+    """`fire` edge i at (t, x) without Python, over x; SILENT or FIRED."""
     cdef Py_ssize_t n = cm.n, k
     cdef Function reset = cm.resets[i]
     cdef double[::1] after = cm.work_after
@@ -211,8 +207,7 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
 
 cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,
                       const double* x_after) except -1:
-    """Refuse a self-loop's reset that leaves the state beyond its own guard
-    (deeper than before), or on it moving out: it would fire again at once."""
+    """Refuse a self-loop's reset that would fire again at once."""
     cdef double side = cm.sides[i], g_before, g_after, reach, rate_after, rate_before
     cdef double[::1] g = cm.work_g, r = cm.work_r, slope = cm.work_slope
     if side == 0.0:

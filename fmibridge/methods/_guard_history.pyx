@@ -19,14 +19,8 @@ import numpy as np
 
 
 cdef class GuardHistory:
-    """The guards' values at a flow's last POINTS points (oldest first), and a
-    point after the newest known beyond a crossing (a step undone).
-
-    Parameters
-    ----------
-    m : int
-        How many guards.
-    """
+    """The `m` guards' values at a flow's last POINTS points (oldest first),
+    and a point after the newest known beyond a crossing (a step undone)."""
 
     def __init__(self, Py_ssize_t m):
         self.m, self.n, self.beyond_t = m, 0, NAN

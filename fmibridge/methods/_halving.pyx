@@ -54,8 +54,7 @@ PROBE = 1.0 / 16.0
 
 
 cdef class _Walk(Walk):
-    """Halving's walk, with Illinois' ends (x_lo, g_lo, g_hi), the guards'
-    signs, the bracket t_tol and a forward-only flow's past."""
+    """Halving's walk: Illinois' ends, the bracket and a forward flow's past."""
 
     cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
     cdef bint has_step_grid  # steps end on t0 + k h (communication points)
@@ -103,8 +102,7 @@ def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
 
 
 cdef double _grid_step(_Walk w, double t):
-    """The step from t: to t0 + (k + 1) h exactly where t is the grid time
-    t0 + k h (up to round-off) of communication points, else h."""
+    """The step from t: to the next communication point t0 + (k + 1) h, or h."""
     cdef double k
     if not w.has_step_grid:
         return w.span
@@ -115,8 +113,7 @@ cdef double _grid_step(_Walk w, double t):
 
 
 cdef double _step_end(_Walk w, double t, double hs):
-    """Where a step of hs from t ends: t_end, or a communication point within
-    round-off of t + hs, else t + hs."""
+    """Where a step of hs from t ends: t_end, a communication point, or t + hs."""
     cdef double t1 = t + hs, grid
     if reached(t1, w.t_end, w.h):
         return w.t_end
@@ -147,8 +144,7 @@ cdef Py_ssize_t _n_crossed(_Walk w, const double* g0, const double* g1,
 
 
 cdef object _step(_Walk w):
-    """One step of h from the walk's point, halved into a crossing if one lies in
-    it; None after a plain step, else the Step that ends the attempt."""
+    """One step of h, halved into a crossing; None, or the Step ending the call."""
     cdef CompiledMode cm = w.cm
     cdef Stepper stepper = cm.stepper
     cdef Py_ssize_t n = cm.n, m = cm.m
@@ -263,8 +259,7 @@ cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
 
 
 cdef object _stuck(set was_crossed, const double* g0, const double* g1):
-    """A guard a longer trial crossed that this trial leaves unchanged on its
-    surface: the state rests on it (a body on a stop) and crosses at once."""
+    """A crossed guard this trial leaves unchanged on its surface: at rest on it."""
     for i in sorted(was_crossed):
         if g1[i] == g0[i] and abs(g0[i]) <= _ON_SURFACE:
             return i
@@ -322,9 +317,7 @@ cdef object _advanced(CompiledMode cm, double t, const double* x, double h):
 
 
 cdef object _fire_unresolved(_Walk w, double t, crossing):
-    """Fire at t + hs, with a warning, a crossing the flow cannot narrow: it
-    did not advance on a step of hs / 2 (a Co-Simulation FMU with fixed
-    internal steps)."""
+    """Fire at t + hs, with a warning, a crossing the flow cannot narrow."""
     cdef CompiledMode cm = w.cm
     hs, g1, crossed = crossing
     g0 = w.g0
@@ -390,9 +383,8 @@ cdef object _illinois(_Walk w, double t, double hs):
 
 
 cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials):
-    """Fire the crossing located in [t + lo, t + hi] (x_lo and g_lo at lo,
-    g_hi at hi); NO_PROGRESS if wider than t_tol. Where the far end is not
-    finite the guard on its surface at the near end fires there."""
+    """Fire the crossing located in [t + lo, t + hi]; NO_PROGRESS if wider than
+    t_tol (a non-finite far end: the guard on its surface at lo fires)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i, lowest_i = 0
     cdef double* g_lo = &w.g_lo[0]
@@ -428,8 +420,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
 
 
 cdef int _continue_past(_Walk w) except -1:
-    """Keep the guards' past where the walk goes on from its newest point (same
-    time and state), else start it anew here."""
+    """Keep the guards' past where the walk goes on from its newest point."""
     cdef GuardHistory past = w.past
     x = new_array(&w.x[0], w.cm.n).tobytes()
     if not (past.n and past.ts[past.n - 1] == w.t and w.past_x == x):

@@ -33,8 +33,7 @@ cdef double _TIME_RTOL = TIME_RTOL
 
 
 def compiled_mode(mode, scheme, double h, tolerance=None):
-    """Return `mode` as the compiled loops take it, for this scheme, step and
-    tolerance (rtol, atol; None: fixed steps), kept in the mode itself."""
+    """Return `mode` as the compiled loops take it (kept in the mode itself)."""
     forms = mode.__dict__.get(COMPILED_FORMS)
     if forms is None:
         forms = mode.__dict__[COMPILED_FORMS] = {}
@@ -79,10 +78,8 @@ cdef class CompiledMode:
         self._read_outputs()
 
     def _read_outputs(self):
-        """Keep the stepper's recorded outputs with each sample where the mode
-        has no guards (no trial is undone); where the stepper flags a step
-        (`observe_row`: the FMU's own events), its sample goes to the observer
-        at once."""
+        """Keep the stepper's recorded outputs and its flag `observe_row` (the
+        FMU's own events) where the mode has no guards."""
         recorded = getattr(self.stepper, "recorded", None) if self.m == 0 else None
         flag = getattr(self.stepper, "observe_row", None) if self.m == 0 else None
         self.has_flag = flag is not None
@@ -102,8 +99,7 @@ cdef class CompiledMode:
 
     cdef int rates(self, double t, const double* x, const double* g, double* slope,
                    double* out) except -1:
-        """Write dx/dt at (t, x) to slope and the guards' rates to out (g their
-        values)."""
+        """Write dx/dt to slope and the guards' rates to out (g: their values)."""
         cdef Py_ssize_t i
         self.stepper.slope(t, x, slope)
         for i in range(self.n):
@@ -154,8 +150,7 @@ cdef class CompiledMode:
         return 0
 
     cdef int keep(self, double t, const double* x, object log) except -1:
-        """Keep an accepted sample for the Recorder (`flush`): in blocks, or at
-        once where it streams to a journal (a crash loses none)."""
+        """Keep a sample for the Recorder: in blocks, or at once to a journal."""
         cdef Py_ssize_t i
         if self.has_flag and self.observe_now[0]:  # the flow's events in the step
             self.observe_now[0] = 0
@@ -193,9 +188,7 @@ cdef class CompiledMode:
 
     cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,
                       const double* g1, const double* r1) noexcept:
-        """True if `dip` must look inside a step from guard values g0 to g1 (r0,
-        r1 their rates, r0 known if has_slope): a guard recedes at the end and
-        approached at the start, or its start is not known."""
+        """False where `dip` would find nothing in the step from g0 to g1."""
         cdef Py_ssize_t i
         cdef double s
         for i in range(self.m):
@@ -282,8 +275,7 @@ cdef class CompiledMode:
 
 
 cpdef double reach_tol(double t_end, double h) noexcept:
-    """How close to t_end a time counts as t_end: TIME_RTOL of h, or of |t_end|
-    (at least 1) for a step longer than that."""
+    """How close to t_end a time counts as t_end: TIME_RTOL of h (or |t_end|)."""
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
     return _TIME_RTOL * h
@@ -295,8 +287,7 @@ cpdef bint reached(double t, double t_end, double h) noexcept:
 
 
 def reset_function(reset, Py_ssize_t n):
-    """An edge's reset as the loops apply it: a Function for a compiled reset,
-    else the Python callable."""
+    """An edge's reset: a Function where compiled, else the Python callable."""
     from ..flows.compiled import c_function, is_compiled
 
     if is_compiled(reset):

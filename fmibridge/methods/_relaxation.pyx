@@ -43,9 +43,8 @@ cdef enum:
 
 
 cdef class _Walk(Walk):
-    """Relaxation's walk, with the strip width eps, the guard point q, the
-    strips a trial point lies on, deepest first (order[:n_beyond], depths
-    taus), and per edge whether it fires in place (`in_place`)."""
+    """Relaxation's walk: eps, the guard point q, the strips a trial point lies
+    on, deepest first (order[:n_beyond], depths taus), the edges `in_place`."""
 
     cdef double eps, gtol
     cdef long max_events
@@ -92,8 +91,8 @@ def attempt(method, CompiledMode cm, state, double t_end, log):
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:
-    """How far g lies beyond the guard's surface, -1 inside (for 'either', side
-    0: on the other side of zero than g_start, the step's start)."""
+    """How far g lies beyond the guard's surface (for 'either': from g_start's
+    side), -1 inside."""
     if side > 0.0:
         return -g if g < 0.0 else -1.0
     if side < 0.0:
@@ -103,8 +102,7 @@ cdef inline double _depth(double side, double g_start, double g) noexcept:
 
 cdef int _classify(_Walk w, const double* g) noexcept:
     """Where a trial point with guards g lies: DOMAIN, OUTSIDE, or on the
-    strip of the edge returned, the deepest (ties: declared first); the strips
-    it lies on go to order[:n_beyond], deepest first."""
+    strip of the edge returned, the deepest (ties: declared first)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, k
     cdef double tau
@@ -126,19 +124,10 @@ cdef int _classify(_Walk w, const double* g) noexcept:
     return DOMAIN if w.n_beyond == 0 else <int>w.order[0]
 
 
-cdef int _trial_end(_Walk w, double t1, const double* y, double* g) except? -3:
-    """`_classify` the trial point y at t1 (guards to g); OUTSIDE if not finite."""
-    if not all_finite(y, w.cm.n):
-        return OUTSIDE
-    w.cm.evaluate(t1, y, g)
-    return _classify(w, g)
-
-
 cdef object _attempt(_Walk w):
-    """One attempt (Fig. 12, Steps 4-15): None after a plain step of h into
-    the domain, else the Step that ends it. A trial in the domain whose guard
-    dipped beyond inside the step (`CompiledMode.dip`) is replaced by the trial
-    to the dip's bottom."""
+    """One attempt (Fig. 12, Steps 4-15): None after a plain step into the
+    domain, else the Step that ends it; a guard's dip inside a trial in the
+    domain (`CompiledMode.dip`) replaces it by the trial to the dip."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, hs = min(w.span, w.t_end - t), sigma = 0.0, t1
@@ -152,7 +141,10 @@ cdef object _attempt(_Walk w):
         else:
             cm.stepper.advance(t, &w.x[0], hs,
                                &w.slope[0] if w.has_slope else NULL, &w.y[0])
-        where = _trial_end(w, t + hs, &w.y[0], &w.g1[0])
+        where = OUTSIDE
+        if all_finite(&w.y[0], n):
+            cm.evaluate(t + hs, &w.y[0], &w.g1[0])
+            where = _classify(w, &w.g1[0])
         has_r1 = False
         if where == DOMAIN and cm.has_rhs:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
@@ -226,7 +218,9 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     for j in range(n):
         w.x[j] = w.q[j]
     code = fire_in_place(w.firing, cm, w.log, t_reset, &w.x[0], i)
-    if (code == FIRED and w.each_transition) or _bound_hit(w):
+    log = w.log  # at max_events, silent ones too, the Python loop stops
+    if (code == FIRED and w.each_transition) or (
+            len(log.events) + log.n_silent_events >= w.max_events):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
     w.t = t_reset
     cm.evaluate(w.t, &w.x[0], &w.g0[0])
@@ -243,15 +237,8 @@ cdef object _wait(Firing how, CompiledMode cm, state, double t_end, log):
     return Step(fire(how, cm, log, state.t_reset, state.x, state.edge, state.others))
 
 
-cdef bint _bound_hit(_Walk w) except -1:
-    """True once the run's transitions, silent ones too, reach max_events."""
-    log = w.log
-    return len(log.events) + log.n_silent_events >= w.max_events
-
-
 cdef object _no_step(_Walk w, double hs):
-    """Stop after Step 5's n' = inf: an error naming the guard or flow if the
-    last trial, of hs, was not finite, else Status.NO_PROGRESS."""
+    """Stop after Step 5's n' = inf: NO_PROGRESS, or an error if not finite."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cm.stepper.advance(w.t, &w.x[0], hs, NULL, &w.y[0])
@@ -308,9 +295,8 @@ cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
 
 cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma,
                         double* g) except -1:
-    """Find a point on the step's curve inside guard i beyond the projection's
-    tolerance (sigma, g, the state to q), probing sigma = eps, 2 eps, ... below
-    s; False if none, or if the state moves out at the start."""
+    """Probe sigma = eps, 2 eps, ... below s for a point inside guard i (sigma,
+    g, the state to q); False if none, or if the state moves out at once."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], probe = w.eps, value

@@ -45,8 +45,7 @@ cdef class Walk:
         return 0
 
     cdef int begin(self, method, log) except -1:
-        """Begin a call of `method` on the run of `log`: its parameters and the
-        run's output times."""
+        """Read `method`'s parameters (if new) and the run's output times."""
         if method is not self.settings_of:
             self.read_settings(method)
         grid = getattr(log, "grid", None)
@@ -123,8 +122,7 @@ cdef class Walk:
         return step
 
     cdef object step(self):
-        """One step from the point: None after a plain step, else the Step that
-        ends the call."""
+        """One step: None after a plain step, else the Step that ends the call."""
         raise NotImplementedError
 
     cdef int estimate(self, double hs) except -1:
@@ -134,8 +132,7 @@ cdef class Walk:
         return 0
 
     cdef int accept(self, double t1, double hs, bint has_r1) except -1:
-        """Move the point to the trial's end at t1 (y, g1, and r1 and s1 if
-        has_r1); keep its error estimate and its sample."""
+        """Move the point to the trial's end at t1; keep its error and sample."""
         self.x, self.y = self.y, self.x
         self.g0, self.g1 = self.g1, self.g0
         if has_r1:

@@ -21,29 +21,17 @@ LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a cross
 class Halving(Method):
     """Fixed steps of h; a step that crosses a guard is undone and halved.
 
-    A crossed step is undone (a native state, or a saved FMU state) and retried
-    with h/2, h/4, ... (or narrowed by Illinois regula falsi on sigma -> min_i
-    s_i g_i(A^sigma(t, x)), ``locate="illinois"``), a half step that crosses
-    nothing accepted, until the crossing lies in a bracket shorter than
-    `t_tol`; the event is placed by the secant of g across it (at its far end
-    for reset_at='beyond') and the reset applied. A trial that stays
-    non-finite down to `t_tol` next to a guard's surface fires that guard.
-    Guards whose secant times lie within `t_tol` of the earliest are
-    simultaneous: the edge declared first fires, the others are listed in the
-    event and fire next if their guard is still crossed.
-
-    A flow that steps forward only (a Co-Simulation FMU without state saving;
-    every flow that steps itself with ``locate="approach"``) is not halved:
-    each step stops short of the crossing extrapolated from the guards' last
-    three communication points (Esposito and Kumar's control law), and the
-    crossing is taken by a step of `t_tol`; where a step still lands beyond
-    and the FMU cannot replay, the run stops with Status.OVERSTEPPED.
-
-    With `rtol` the steps between events are Dormand-Prince 5(4)'s, h the
-    first, and the crossing is located on the step's dense output. A fixed
-    step's local error is estimated; the run warns above `error_warning`
-    (`Result.provenance['step_error']`) and stops where the estimates grow
-    geometrically (an unstable step).
+    A crossed step is undone (a native state, or a saved FMU state) and halved
+    (or narrowed by Illinois regula falsi, ``locate="illinois"``) until the
+    crossing lies in a bracket shorter than `t_tol`; the event is placed by the
+    secant of g across it, and of guards crossed within `t_tol` of the earliest
+    the edge declared first fires (the others are listed as simultaneous). A
+    trial that stays non-finite down to `t_tol` at a guard's surface fires it.
+    A flow that steps forward only (a Co-Simulation FMU without state saving,
+    or with ``locate="approach"``) steps short of the crossing extrapolated
+    from its last communication points (Esposito and Kumar), or stops with
+    Status.OVERSTEPPED. With `rtol` the steps are Dormand-Prince 5(4)'s. The
+    run warns where a fixed step's local error exceeds `error_warning`.
 
     Parameters
     ----------
@@ -62,8 +50,8 @@ class Halving(Method):
     t_tol : float
         Width of the bracket that locates a crossing, s.
     max_halvings : int
-        Bound on halvings (or Illinois iterations) in one attempt; hitting it
-        stops the run with Status.NO_PROGRESS.
+        Bound on halvings (or Illinois trials) in one attempt (then
+        Status.NO_PROGRESS).
     locate : {'halving', 'illinois', 'approach'}
         How a crossed step is narrowed to `t_tol`; 'approach': no step
         crosses, a flow that steps itself approaches each guard (above).

@@ -20,22 +20,14 @@ from .base import MAX_HALVINGS, Method, at_least_one, positive
 class Relaxation(Method):
     """Relax every guard into a strip of width eps and wait on it (Fig. 12).
 
-    Each attempt tries a step of h, then h/2, h/4, ... (restarting at h, as n'
-    restarts at 0 in Step 4), and accepts the first trial point in the relaxed
-    domain D_j^eps: in D_j, an ordinary step; on a strip, beyond guards by
-    depths tau <= eps (the guard value beyond its surface, Def. 17), it waits
-    eps - tau there (Steps 13-14) and the deepest strip's reset acts on the
-    point q where the step's own curve first met the guard (Step 15), found by
-    regula falsi on the domain side (q = x where x already lies beyond; the
-    trial point itself for reset_at='beyond'). The other strips' edges are
-    listed as simultaneous and fire on the next step if still beyond (Sec.
-    VI). No trial in D_j^eps after `max_halvings` halvings (Step 5) stops the
-    run with Status.NO_PROGRESS.
-
-    With `rtol` the trials start from Dormand-Prince 5(4)'s step. Each fixed
-    step's local error, and each wait's displacement eps abs(dx/dt) (the
-    O(eps) term of Thm. 27), is judged against `error_warning`
-    (`Result.provenance['step_error']`, `['strip_error']`).
+    Each attempt tries h, h/2, h/4, ... (Steps 4-5) until the trial point lies
+    in the relaxed domain D_j^eps: in D_j, or on strips, beyond guards by
+    depths tau <= eps (Def. 17). On a strip it waits eps - tau (Steps 13-14)
+    and the deepest strip's reset acts on the point q where the step's curve
+    first met the guard (Step 15); the other strips' edges are listed as
+    simultaneous (Sec. VI). With `rtol` the trials start from Dormand-Prince
+    5(4)'s step. The run warns where a fixed step's local error, or a wait's
+    displacement eps abs(dx/dt) (Thm. 27), exceeds `error_warning`.
 
     Parameters
     ----------
