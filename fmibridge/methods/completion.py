@@ -1,28 +1,11 @@
 """Zeno completion (Or and Ames): truncate accumulating impacts, slide, lift off.
 
 `Completion(inner)` runs the free mode with `inner`; once the last impact meets
-the truncation test it applies R* (h = 0, dh qdot = 0) and integrates the mode
-"constrained" itself, with the contact force lam of eq. (6) as the column `lam`.
-Where lam falls through zero it lifts off into "<free>:lifted", the free mode
-with its impact edges disarmed until the gap rate falls through zero (edge
-"rearm"). Choices the paper leaves open:
-
-- Truncation: Def. 7 with the contact's bounds (eq. 10 with dh M^-1 dh^T);
-  without bounds, the gap rates of the last N_SERIES impacts decay
-  geometrically (ratios r < 1 within RATIO_SPREAD), their intervals shrink,
-  and the predicted tails times FALLBACK_SAFETY are below eps_t, eps_q, eps_v:
-  in time 2 r abs(hdot) / ((1 - r) a), a = -hddot at R*x (c1 of eq. 15 on
-  flat ground), in position and velocity the last increment r / (1 - r)
-  (`_completion.Series`). Both need lam(R*x) > 0. The inner method places
-  impacts within `t_tol` (`Method.placing`).
-- R* acts on the pre-impact state, Euclidean (Theorem 3). e = 0 switches at
-  once, e = 1 never.
-- `switch="limit"` carries R*x along the constrained flow for the remaining
-  Zeno time 2 e abs(hdot-) / ((1 - e) abs(hddot)) (exact on flat ground);
-  "truncation" starts at the truncating impact, as the paper does.
-- Each constrained step is projected onto Z (`_contact.ProjectedStepper`); the
-  steps double from h (`_completion.Phase`). A lam that touches zero between
-  samples without crossing is not detected (A17).
+the truncation test (`_completion.Series`) it applies R* and integrates the
+mode "constrained" itself (`_completion.Phase`), with the contact force lam of
+eq. (6) as the column `lam`; where lam falls through zero it lifts off into
+"<free>:lifted", whose impact edges wait for the gap rate's apex ("rearm").
+docs/guide/completion.md lists the choices the paper leaves open.
 
 References
 ----------

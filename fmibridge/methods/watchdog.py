@@ -1,25 +1,12 @@
 """The run's watchdog: Zeno accumulations, chatter and stalls, for every method.
 
-`Method.run` asks a `Watchdog` after each attempt whether the run goes on,
-from what every method leaves behind (the event log, the time reached):
-
-- **Zeno**: the last ZENO_SERIES transitions of one edge with geometrically
-  shrinking intervals (ratios r <= MAX_RATIO within RATIO_SPREAD) predict
-  t_inf = t_last + dt_last r / (1 - r), the model-free test of `completion`.
-  The run is warned once per series (`finish`: not where the model comes to
-  rest) and stops (Status.ZENO) only where the last interval is within the
-  method's resolution of a transition (`unresolved`), or the state lies beyond
-  the series' guard after its transitions (`tunnelling`). A series whose
-  horizon passes with the state inside has ended.
-- **Chatter**: CHATTER_EVENTS transitions of one edge, more than one per step h,
-  not geometric (Status.ZENO).
-- **Stalls**: STALL_ATTEMPTS attempts that do not advance time, or
-  CRAWL_ATTEMPTS that advance it by less than CRAWL_FRACTION h: Status.ZENO
-  for a state sticking to a guard, else NO_PROGRESS naming the edge or guard.
-
-A method that completes Zeno executions is not warned and stops with
-Status.ZENO_NOT_TRUNCATED; one that passes Zeno points (Relaxation's strips;
-Burden et al., Sec. IV) is watched for stalls only. See docs/guide/completion.md.
+`Method.run` asks a `Watchdog` after each attempt whether the run goes on, from
+the event log and the time reached. ZENO_SERIES transitions of one edge whose
+intervals shrink geometrically predict t_inf = t_last + dt_last r / (1 - r):
+a warning, and a stop (Status.ZENO, or ZENO_NOT_TRUNCATED under Completion)
+only where the run cannot go on (unresolved, tunnelling, chatter, stalls; the
+rules are in docs/guide/completion.md). Relaxation, whose executions pass Zeno
+points (Burden et al., Sec. IV), is watched for stalls only.
 
 References
 ----------
