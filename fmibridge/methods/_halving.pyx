@@ -217,7 +217,6 @@ cdef object _step(_Walk w):
             if n_halvings == 0:
                 return None
             if after_half_step or t == w.t_end:
-                cm.flush(w.log)
                 return w.at_point()
             after_half_step = True  # the crossing lies in the next hs: close in
             continue
@@ -242,7 +241,6 @@ cdef object _step(_Walk w):
         n_halvings, after_half_step = n_halvings + 1, False
         w.log.n_rejected += 1
         hs /= 2
-    cm.flush(w.log)
     return Step(
         State(t, np.array(w.x[:n]), cm.name),
         Status.NO_PROGRESS,
@@ -478,7 +476,6 @@ cdef object _forward_step(_Walk w, double hs):
         try:
             cm.stepper.advance(t, &w.x[0], trial, NULL, &w.y[0])
         except ReplayRefused as exc:
-            cm.flush(w.log)
             return _overstepped(w, t, exc)
         cm.evaluate(t + trial, &w.y[0], &w.g1[0])
         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
@@ -500,7 +497,6 @@ cdef object _forward_step(_Walk w, double hs):
         w.log.n_rejected += 1
         w.past.set_beyond(t + trial, &w.g1[0])
         w.past_x = new_array(&w.x[0], n).tobytes()
-    cm.flush(w.log)
     return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
                 f"No step from t = {t!r} in mode {cm.name!r} reached the crossing "
                 f"after {w.max_halvings} replays (max_halvings); guards "

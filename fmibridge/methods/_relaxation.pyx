@@ -48,7 +48,6 @@ cdef class _Walk(Walk):
 
     cdef double eps, gtol
     cdef long max_events
-    cdef bint each_transition
     cdef Py_ssize_t n_beyond
     cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
@@ -68,10 +67,6 @@ cdef class _Walk(Walk):
         self.eps, self.gtol = method.eps, PROJECT_GTOL * method.eps
         self.max_events = method.max_events
         return 0
-
-    cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        self.each_transition = log.each_transition
-        return Walk.start(self, method, log, t_end, t0, state)
 
     cdef object walk(self, method, log, double t_end, double t0, state):
         """Go on with a strip's wait (`_wait`), else take attempts (`Walk.walk`)."""
@@ -219,7 +214,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
         w.x[j] = w.q[j]
     code = fire_in_place(w.firing, cm, w.log, t_reset, &w.x[0], i)
     log = w.log  # at max_events, silent ones too, the Python loop stops
-    if (code == FIRED and w.each_transition) or (
+    if (code == FIRED and log.each_transition) or (
             len(log.events) + log.n_silent_events >= w.max_events):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
     w.t = t_reset

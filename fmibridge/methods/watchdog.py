@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..core.events import SIDES
 from ..core.recorder import Recorder
 from ..core.records import ON_SURFACE, Event, Status
 from ..flows.base import VectorField
@@ -297,18 +298,15 @@ class Watchdog:
 
     def _rates(self, mode: str, t: float, x) -> list[float] | None:
         """The mode's guards' rates dg/dt at (t, x); None without dx/dt."""
-        method = self.method
-        tolerance = method.tolerance(self.system)
-        compiled = compiled_mode(
-            self.system.mode(mode), method.scheme, method.h, tolerance
-        )
+        m, flow_mode = self.method, self.system.mode(mode)
+        compiled = compiled_mode(flow_mode, m.scheme, m.h, m.tolerance(self.system))
         return compiled.guard_rates(t, x)
 
     def _side(self, edge) -> float:
         """+1 if the edge's guard is positive inside, -1 if negative (an 'either'
         guard: its sign at the start)."""
-        side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
-        if side is None:
+        side = SIDES[edge.guard.direction]
+        if not side:
             side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
         return side
 
@@ -360,11 +358,8 @@ class Watchdog:
         return Stop(status, detail)
 
     def _guard(self, edge: str) -> str:
-        for mode in self.system.modes.values():
-            for e in mode.edges:
-                if e.name == edge:
-                    return e.guard.name
-        return edge
+        edges = (e for mode in self.system.modes.values() for e in mode.edges)
+        return next((e.guard.name for e in edges if e.name == edge), edge)
 
     def _stall(self, state, log: Recorder) -> Stop | None:
         if state.t != self._t:
@@ -410,8 +405,8 @@ class Watchdog:
                 f"where a guard fires at once. Fix the reset of {fired[0]!r}.",
             )
         for i, edge in enumerate(mode.edges):
-            side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
-            if side is None or abs(g[i]) > ON_SURFACE:
+            side = SIDES[edge.guard.direction]
+            if not side or abs(g[i]) > ON_SURFACE:
                 continue
             if rates is not None and side * rates[i] <= 0.0:
                 return self._zeno(
