@@ -12,24 +12,15 @@ cdef class CompiledMode:
     cdef readonly str name
     cdef readonly Stepper stepper
     cdef readonly Function guards
-    cdef readonly Py_ssize_t n
-    cdef readonly Py_ssize_t m
-    cdef readonly bint has_rhs
-    cdef readonly bint is_adaptive  # steps under a tolerance, not of h
+    cdef readonly Py_ssize_t n, m
+    cdef readonly bint has_rhs, is_adaptive  # is_adaptive: steps under a tolerance
     cdef double[::1] sides
     cdef readonly double h
     cdef double d
     # per edge: the reset (None: the identity; a Function: compiled; else the
     # Python callable) and whether it returns to this mode
-    cdef readonly tuple resets
-    cdef readonly tuple self_loop
-    # scratch (`_firing`, `rates`)
-    cdef double[::1] work_after
-    cdef double[::1] work_g
-    cdef double[::1] work_r
-    cdef double[::1] work_slope
-    cdef double[::1] z
-    cdef double[::1] g_ahead
+    cdef readonly tuple resets, self_loop
+    cdef double[::1] work_after, work_g, work_r, work_slope, z, g_ahead  # scratch
     # block of samples not yet handed to the Recorder, and the arrays under it
     cdef double[::1] ts
     cdef double[:, ::1] xs

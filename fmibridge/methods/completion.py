@@ -304,19 +304,15 @@ class Completion(Method):
         """Return the free mode and the names of its impact edges."""
         t0, x0 = system.t0, system.x0
         gap = contact.h(t0, x0)
+
+        def is_impact(e: Edge) -> bool:
+            if self.impact_edge is not None:
+                return e.name == self.impact_edge
+            return math.isclose(e.guard(t0, x0), gap, rel_tol=1e-12, abs_tol=1e-15)
+
         found = {}
         for mode in system.modes.values():
-            names = tuple(
-                e.name
-                for e in mode.edges
-                if (
-                    e.name == self.impact_edge
-                    if self.impact_edge is not None
-                    else math.isclose(
-                        e.guard(t0, x0), gap, rel_tol=1e-12, abs_tol=1e-15
-                    )
-                )
-            )
+            names = tuple(e.name for e in mode.edges if is_impact(e))
             if names:
                 found[mode.name] = (mode, names)
         if len(found) != 1:
