@@ -283,15 +283,12 @@ cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g
     NAN unknown), is the approach on a flow without dx/dt (`_firing.fire`)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, winner = -1
-    cdef double first = INFINITY, t_i, t_event = t
+    cdef double first, t_i, t_event = t
     edges = cm.mode.edges
-    for i in crossed:  # the earliest (min's: the first of equal ones)
-        t_i = t + hs * secant_fraction(g0[i], g1[i])
-        if t_i < first:
-            first = t_i
+    times = [t + hs * secant_fraction(g0[i], g1[i]) for i in crossed]
+    first = min(times)
     others = []
-    for i in crossed:
-        t_i = t + hs * secant_fraction(g0[i], g1[i])
+    for i, t_i in zip(crossed, times):
         if t_i - first <= w.t_tol:
             if winner < 0:
                 winner, t_event = i, t_i

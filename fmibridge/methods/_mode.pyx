@@ -34,9 +34,7 @@ cdef double _TIME_RTOL = TIME_RTOL
 
 def compiled_mode(mode, scheme, double h, tolerance=None):
     """Return `mode` as the compiled loops take it (kept in the mode itself)."""
-    forms = mode.__dict__.get(COMPILED_FORMS)
-    if forms is None:
-        forms = mode.__dict__[COMPILED_FORMS] = {}
+    forms = mode.__dict__.setdefault(COMPILED_FORMS, {})
     key = (scheme.name, h, tolerance)
     found = forms.get(key)
     if found is None:
@@ -51,17 +49,14 @@ cdef class CompiledMode:
         flow = mode.flow
         self.mode, self.name = mode, mode.name
         self.is_adaptive = tolerance is not None
-        if self.is_adaptive:
-            self.stepper = flow.adaptive_stepper(scheme, *tolerance)
-        else:
-            self.stepper = flow.stepper(scheme)
+        self.stepper = (flow.adaptive_stepper(scheme, *tolerance) if self.is_adaptive
+                        else flow.stepper(scheme))
         self.n = self.stepper.n
         self.has_rhs = self.stepper.rhs is not None
         self.guards = guard_function(mode, self.n)
         self.m = self.guards.n_out
-        self.sides = np.array(
-            [SIDES[e.guard.direction] for e in mode.edges], dtype=float
-        )
+        self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges],
+                              dtype=float)
         self.h, self.d = h, RATE_STEP * h
         self.resets = tuple(reset_function(e.reset, self.n) if e.has_reset else None
                             for e in mode.edges)
@@ -72,8 +67,6 @@ cdef class CompiledMode:
         self.ts_array = np.empty(BLOCK)
         self.xs_array = np.empty((BLOCK, n))
         self.ts, self.xs = self.ts_array, self.xs_array
-        self.n_block = 0
-        self.write_through = False
         self.work = {}
         self._read_outputs()
 

@@ -25,18 +25,16 @@ cdef class Walk:
     def __init__(self, CompiledMode cm):
         self.cm, self.busy = cm, False
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.z, self.err = np.empty(n), np.empty(n)
-        self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
-        self.gz = np.empty(m)
+        self.x, self.y, self.slope, self.s1, self.z, self.err = (
+            np.empty(n) for _ in range(6))
+        self.g0, self.g1, self.r0, self.r1, self.gz = (np.empty(m) for _ in range(5))
         self.beyond = np.array(
             [e.guard.reset_at == "beyond" for e in cm.mode.edges] + [False],
             dtype=np.uint8)
 
     cdef int read_settings(self, method) except -1:
         """Read the method's parameters (frozen: they hold for all its calls)."""
-        self.settings_of = method
-        self.h = method.h
+        self.settings_of, self.h = method, method.h
         self.span = INFINITY if self.cm.is_adaptive else method.h
         self.max_halvings = method.max_halvings
         self.max_steps_asked = method.max_steps
@@ -68,8 +66,7 @@ cdef class Walk:
         cdef Py_ssize_t n = cm.n, m = cm.m, i
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.begin(method, log)
-        self.method, self.log = method, log
-        self.t0 = t0
+        self.method, self.log, self.t0 = method, log, t0
         self.t_end = self.next_stop(state.t, t_end)
         self.errors = getattr(log, "local_errors", None)
         if self.errors is not None and self.errors.n != cm.n:
