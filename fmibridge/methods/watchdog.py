@@ -234,12 +234,11 @@ class Watchdog:
     def _resolution(self, event: Event) -> float:
         """The time within which the method places `event`: the largest of its
         `t_tol`, `_placed` and the round-off of t."""
-        resolution = max(
+        return max(
             float(getattr(self.method, "t_tol", None) or 0.0),
             TIME_ULPS * math.ulp(event.t),
+            self._placed(event) or 0.0,
         )
-        placed = self._placed(event)
-        return resolution if placed is None else max(resolution, placed)
 
     def _placed(self, event: Event) -> float | None:
         """`Method.time_resolution` of the event's guard value and rate; None
