@@ -51,15 +51,11 @@ cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
 
 
 cdef class Phase:
-    """The constrained phases of one contact and scheme.
-
-    A step grows by doubling from h while step doubling agrees within `tol` and
-    lam changes by less than LAM_CHANGE over each half; it is halved otherwise,
-    never below h. Each step is the scheme on eq. (7), then R*. A step of h in
-    which lam falls through zero is narrowed by Illinois to t_tol, the lift-off
-    placed by the secant. After `run`: its samples `ts`, `xs`, `lams`, its
-    `status`, the state `t`, `x` it stopped at, the `last_step` the next one
-    grows from and the steps it halved, `n_rejected`.
+    """The constrained phases of one contact and scheme: steps of eq. (7), then
+    R*, doubling from h while step doubling agrees within `tol` and lam changes
+    by less than LAM_CHANGE over each half; a lift-off located by Illinois to
+    t_tol. After `run`: samples `ts`, `xs`, `lams`, `status`, the state `t`,
+    `x` it stopped at, `last_step` and `n_rejected`.
     """
 
     cdef ContactFunctions contact

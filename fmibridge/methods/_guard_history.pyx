@@ -1,11 +1,9 @@
 """A flow's guard values at its last points, and the first crossing they predict.
 
-A flow that steps itself and cannot step back cheaply (a Co-Simulation FMU) is
-approached from the domain side by extrapolating its guards from their values
-at the last POINTS communication points (Esposito and Kumar's control law,
-eq. 12, on the communication step): the quadratic through the last three, and
-the line through the last two, whose zeros' gap estimates the quadratic's
-error. Used by `_halving` (a flow stepped forward only) and `_forecast`.
+A flow that cannot step back cheaply (a Co-Simulation FMU) is approached from
+the domain side by the quadratic through its guards' last three communication
+points (Esposito and Kumar's control law, eq. 12); the gap to the line's zero
+estimates its error. Used by `_halving` and `_forecast`.
 
 References
 ----------

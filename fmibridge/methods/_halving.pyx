@@ -1,8 +1,6 @@
-"""Halving's steps, compiled (`halving.Halving` describes the algorithm): plain
-steps of h while no guard is crossed, many per call (`_walk.Walk.walk`), and
-the crossed step halved or narrowed by Illinois until the crossing is bracketed
-to t_tol, then fired. Under a tolerance the first trial of each step is the
-stepper's adaptive step, the others read its dense output.
+"""Halving's steps, compiled (`halving.Halving` describes them). Under a
+tolerance the first trial of a step is the stepper's adaptive step, the
+halvings and Illinois trials read its dense output.
 
 References
 ----------

@@ -1,9 +1,6 @@
-"""Relaxation's steps, compiled (`relaxation.Relaxation` describes the
-algorithm): plain steps into the domain, many per call (`_walk.Walk.walk`), or
-an attempt whose trials of h, h/2, ... end on a strip (Steps 4-5), where the
-point is projected onto the guard along the step's curve (`_guard_point`),
-waits eps - tau (Steps 13-14) and fires (Step 15), in place for a self-loop
-with a compiled or identity reset (`_firing.fire_in_place`).
+"""Relaxation's steps, compiled (`relaxation.Relaxation` describes them): a
+trial on a strip is projected onto the guard along the step's curve
+(`_guard_point`), waits and fires, in place where it can (`fire_in_place`).
 
 References
 ----------
