@@ -1,24 +1,8 @@
 """Master algorithms: each a small class with its parameters, run by one loop.
 
-- `base`: Method (the bounded run loop, firing, provenance); the State and Step
-  records it passes to its compiled loops are `core.records`' (re-exported here);
-- `halving`: fixed steps, halved (or Illinois-narrowed) until a crossing is bracketed;
-- `_guard_history`: the guards' values at a flow's last points and the crossing
-  they predict (Halving's walk of a flow stepped forward only, and `forecast`:
-  which steps a Co-Simulation FMU saves its state before);
-- `relaxation`: strip relaxation (Burden et al., Fig. 12);
-- `_walk`: the compiled walk these two share (the point, its trials, the steps
-  of one call up to the next output time);
-- `unilateral`: extrapolated unilateral stepping (Esposito and Kumar), with `adams`
-  (the PECE predictor-corrector) and `polyroots` (the smallest positive root);
-- `completion`: Zeno completion (Or and Ames) around any of the above, with
-  `contact` (one unilateral contact's impact law, force and projection, and
-  the recipe every contact is built by), `coupled_contact` (a contact between
-  components of a coupled system, the force on each through its force input),
-  `projection` (the constrained phase by projection, for a model without a
-  force input), `_contact` (the contact's numerics, compiled) and `_completion`
-  (the constrained phase, compiled).
-
+`base` (Method: the bounded run loop), `halving`, `relaxation` (Burden et al.,
+Fig. 12), `unilateral` (Esposito and Kumar) and `completion` (Or and Ames) with
+its contacts; the compiled walks and kernels beside them (docs/guide/engine.md).
 May import core and flows; never models, formats or the front doors.
 """
 

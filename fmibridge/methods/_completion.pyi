@@ -7,16 +7,12 @@ import numpy as np
 from fmibridge.core._rk import Tableau
 from fmibridge.methods._contact import ContactFunctions, ProjectedStepper
 
-LAM_CHANGE: Any
 MAX_HALVINGS: int
 BLOCK: int
 STEPPED: int
 LIFTED: int
 STUCK: int
 NON_FINITE: int
-V_RATIO: Any
-N_SERIES: Any
-RATIO_SPREAD: Any
 FALLBACK_SAFETY: Any
 
 class Phase:

@@ -1,21 +1,6 @@
-"""Completion's constrained phase, compiled: the steps on h = 0 and the lift-off.
-
-`Phase.run` takes the constrained steps of `Completion` from a state on Z until
-lam falls through zero (the lift-off, Or and Ames Def. 4), t_end, or a bound:
-
-- a step grows by doubling from h (twice the last accepted one) while step
-  doubling agrees within `tol` and lam changes over each half step by less than
-  LAM_CHANGE of its smallest value; it is halved otherwise, never below h (only
-  to land on t_end). A body at rest reaches t_end in O(log(t_end / h)) steps.
-- each step is one step of the scheme on eq. (7), then R* (`ProjectedStepper`).
-- a step of h in which lam reaches zero is narrowed by the Illinois regula falsi
-  of `core.events` on lam along the step, to t_tol, and the lift-off placed by
-  the secant of lam across the final bracket (`events.secant_fraction`).
-
-`Series` follows the impacts of the current Zeno series and decides at each
-whether it truncates (Def. 7, or the model-free test of `completion`), and
-`Series.switch` gives the state the constrained motion starts from (R*, carried
-to the predicted tau_inf for switch='limit').
+"""Completion's constrained phase, compiled (`Phase`: the steps on h = 0 and the
+lift-off), and the truncation test on a series of impacts (`Series`); the
+choices are those of `completion`.
 
 References
 ----------
@@ -35,33 +20,25 @@ from ..core.events cimport (
 )
 from ._contact cimport ContactFunctions, ProjectedStepper
 
-# A constrained step longer than h is accepted only if lam changes over each half
-# by less than this fraction of its smallest sample: lam cannot then dip to zero
-# and back between samples unless it varies on a scale far below the step.
+# A step longer than h needs lam to change over each half by less than this part
+# of its smallest sample: lam cannot then dip to zero and back between samples.
 cdef double _LAM_CHANGE = 0.5
-LAM_CHANGE = _LAM_CHANGE
-# Bound on halvings of one constrained step, and on the Illinois trials of a
-# lift-off: 2^64 covers any ratio of float steps.
+# Bound on halvings of one step and on a lift-off's Illinois trials: 2^64 covers
+# any ratio of float steps.
 MAX_HALVINGS = 64
-# Samples one `Phase.run` keeps at most (then it returns; the next call goes on).
-BLOCK = 4096
-# Outcomes of `Phase.run`, in `Phase.status`: steps taken (t_end or the step
-# bound reached), a lift-off (the last sample), no step accepted after
+BLOCK = 4096  # samples one `Phase.run` keeps at most
+# `Phase.status`: steps taken, a lift-off (the last sample), no step after
 # MAX_HALVINGS halvings, non-finite values in a step of h.
 STEPPED, LIFTED, STUCK, NON_FINITE = 0, 1, 2, 3
-# eps' = V_RATIO * eps: the neighbourhood V of Lemma 1 inside U (Or and Ames
-# leave the ratio free; 0.5 keeps V well inside U).
+# eps' = V_RATIO eps: the neighbourhood V of Lemma 1 inside U (left free by Or and
+# Ames; 0.5 keeps V well inside U).
 cdef double _V_RATIO = 0.5
-V_RATIO = _V_RATIO
-# Impacts in the series the model-free test reads: 3 gap-rate ratios, enough to see
-# geometric decay.
+# Impacts the model-free test reads: 3 gap-rate ratios show geometric decay.
 cdef enum:
     _N_SERIES = 4
-N_SERIES = _N_SERIES
-# Largest spread of those ratios still called geometric; the flat ground has 0,
+# Largest spread of those ratios still called geometric: the flat ground has 0,
 # the paper's examples ~0.02 near their Zeno points.
 cdef double _RATIO_SPREAD = 0.1
-RATIO_SPREAD = _RATIO_SPREAD
 # The model-free tails are estimates, not bounds: demand they be half the budget.
 cdef double _FALLBACK_SAFETY = 2.0
 FALLBACK_SAFETY = _FALLBACK_SAFETY
@@ -73,27 +50,12 @@ cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
     return change < _LAM_CHANGE * min(lam0, lam_mid, lam1)
 
 
-cdef double _largest_difference(const double* u, const double* v,
-                                Py_ssize_t n) noexcept:
-    """max_i |u_i - v_i|, nan if any difference is nan."""
-    cdef double largest = 0.0, value
-    cdef Py_ssize_t i
-    for i in range(n):
-        value = fabs(u[i] - v[i])
-        if isnan(value):
-            return value
-        if value > largest:
-            largest = value
-    return largest
-
-
 cdef class Phase:
-    """The constrained phases of one contact and scheme (module docstring).
-
-    After `run`, `ts`, `xs` and `lams` hold its samples (the lift-off last),
-    `status` its outcome, `t` and `x` the state it stopped at (the start of the
-    failing step for STUCK and NON_FINITE), `last_step` the step the next phase
-    step grows from, and `n_rejected` the steps it halved.
+    """The constrained phases of one contact and scheme: steps of eq. (7), then
+    R*, doubling from h while step doubling agrees within `tol` and lam changes
+    by less than LAM_CHANGE over each half; a lift-off located by Illinois to
+    t_tol. After `run`: samples `ts`, `xs`, `lams`, `status`, the state `t`,
+    `x` it stopped at, `last_step` and `n_rejected`.
     """
 
     cdef ContactFunctions contact
@@ -120,21 +82,19 @@ cdef class Phase:
 
     @property
     def x(self):
-        """The state the last run stopped at."""
         return np.array(self.x_now)
 
     def run(self, double t, x, double last_step, double h, double t_end, double tol,
             double t_tol, double reach, long max_steps):
-        """Take constrained steps from (t, x) on Z (last_step: the last accepted
-        one, 0 for none) until a lift-off, t_end (within `reach`), max_steps or
-        BLOCK samples; return the number of samples."""
+        """Step from (t, x) on Z (after a step of last_step, 0 for none) until a
+        lift-off, t_end (within `reach`), max_steps or BLOCK samples; return the
+        number of samples."""
         cdef ContactFunctions c = self.contact
         cdef ProjectedStepper stepper = self.stepper
         cdef Py_ssize_t n = c.n
         cdef long n_samples = 0, rejected = 0, _k
         cdef double lam0, lam_mid, lam1, hs, tc
         cdef bint crossing, stepped
-        cdef double[::1] swap
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
         memcpy(&self.x_now[0], &xs[0], n * sizeof(double))
         max_steps = min(max_steps, BLOCK)
@@ -178,12 +138,8 @@ cdef class Phase:
                 else:
                     last_step = hs
                     t = t_end if t + hs >= t_end - reach else t + hs
-                    swap = self.x_now
-                    self.x_now = self.x_two
-                    self.x_two = swap
-                    swap = self.slope
-                    self.slope = self.slope_two
-                    self.slope_two = swap
+                    self.x_now, self.x_two = self.x_two, self.x_now
+                    self.slope, self.slope_two = self.slope_two, self.slope
                     lam0 = lam1
                     self._keep(n_samples, t, &self.x_now[0], lam1)
                     n_samples += 1
@@ -196,15 +152,22 @@ cdef class Phase:
         return n_samples
 
     cdef double _doubling_error(self, double t, double hs) except? -1:
-        """max |x(t + hs) in one step - in two half steps| (x_two)."""
+        """max_i |x(t + hs) in one step - in two half steps (x_two)|, nan if any
+        is nan."""
+        cdef double largest = 0.0, value
+        cdef Py_ssize_t i
         self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.x_full[0])
-        return _largest_difference(&self.x_full[0], &self.x_two[0], self.contact.n)
+        for i in range(self.contact.n):
+            value = fabs(self.x_full[i] - self.x_two[i])
+            if isnan(value):
+                return value
+            if value > largest:
+                largest = value
+        return largest
 
     cdef double _lift_off(self, double t, double hs, double lam0,
                           double t_tol) except? -1:
-        """Return tc, where lam falls through zero in [t, t + hs]: Illinois on
-        lam along the step from (t, x_now) to t_tol, then the secant of lam
-        across the final bracket; the state there goes to z."""
+        """Return tc where lam falls through zero in [t, t + hs]; its state to z."""
         cdef ContactFunctions c = self.contact
         cdef double sigma, tc
         cdef long _k
@@ -270,18 +233,10 @@ def truncation_threshold(double e, bounds, eps, *, double speed, double dh_norm)
     >>> round(truncation_threshold(0.5, b, eps, speed=0.3, dh_norm=1.0), 10)
     8.33333e-05
     """
+    cdef double eps_t, eps_q, eps_v, e1, e2, scale, c1, c2, c3
+    cdef double a_min = bounds.a_min, a_max = bounds.a_max
+    cdef double eta = bounds.eta, zeta = bounds.zeta
     eps_t, eps_q, eps_v = eps
-    return _threshold(
-        e, bounds.a_min, bounds.a_max, bounds.eta, bounds.zeta, eps_t, eps_q, eps_v,
-        speed, dh_norm,
-    )
-
-
-cdef double _threshold(double e, double a_min, double a_max, double eta, double zeta,
-                       double eps_t, double eps_q, double eps_v, double speed,
-                       double dh_norm) noexcept:
-    """min(c1, c2, c3) of eq. (15) (`truncation_threshold`)."""
-    cdef double e1, e2, scale, c1, c2, c3
     if not (a_min > 0 and a_max >= a_min):
         return 0.0
     e1 = e * a_max / a_min
@@ -295,82 +250,34 @@ cdef double _threshold(double e, double a_min, double a_max, double eta, double 
     return min(c1, c2, c3)
 
 
-cdef double _norm(const double* u, Py_ssize_t m) noexcept:
-    """||u[:m]||, the root of the sum of squares in order."""
-    cdef double total = 0.0
-    cdef Py_ssize_t k
-    for k in range(m):
-        total = total + u[k] * u[k]
-    return sqrt(total)
-
-
-cdef double _norm_at(const double* u, const Py_ssize_t* index, Py_ssize_t m) noexcept:
-    """||u[index]||, the root of the sum of squares in index order."""
-    cdef double total = 0.0
-    cdef Py_ssize_t k
-    for k in range(m):
-        total = total + u[index[k]] * u[index[k]]
-    return sqrt(total)
-
-
-cdef double _norm_of_difference(const double* u, const double* v,
-                                const Py_ssize_t* index, Py_ssize_t m) noexcept:
-    """||u[index] - v[index]||, the root of the sum of squares in index order."""
+cdef double _norm(const double* u, const double* v, const Py_ssize_t* index,
+                  Py_ssize_t m) noexcept:
+    """||u[index] - v[index]|| in index order (v NULL: 0; index NULL: 0..m-1)."""
     cdef double total = 0.0, d
-    cdef Py_ssize_t k
+    cdef Py_ssize_t k, j
     for k in range(m):
-        d = u[index[k]] - v[index[k]]
+        j = k if index == NULL else index[k]
+        d = u[j] if v == NULL else u[j] - v[j]
         total = total + d * d
     return sqrt(total)
 
 
 cdef double _level_rate(double rate, double rise, double a) noexcept:
-    """The gap rate at an impact placed `rise` above the one before, carried to
-    that one's level along a flight of gap acceleration -a: sqrt(hdot^2 + 2 a
-    rise) (energy; 0 where the flight cannot reach it)."""
+    """The gap rate of an impact `rise` above the one before, carried there by
+    energy: sqrt(hdot^2 + 2 a rise), 0 where the flight cannot reach it."""
     cdef double square = rate * rate + 2.0 * a * rise
     return sqrt(square) if square > 0.0 else 0.0
 
 
 cdef class Series:
-    """The impacts of the current Zeno series, and the truncation test on them.
-
-    `catch_up(events)` reads the events logged since its last call: an impact
-    (an impact edge of the free mode) joins the series, anything else ends it.
-    `truncates(...)` tells whether the last impact meets the truncation test
-    (Def. 7 with the contact's bounds, else the model-free test, both with
-    condition (i), lam(R* x) > 0; see `completion`), `placed(inner)` how
-    precisely the inner method placed the series' impacts in time, and
-    `switch(...)` the state the constrained motion starts from.
-
-    An impact is *unresolved* when the inner method placed it so far from the
-    surface that the gap's potential energy there, 2 a abs(h) (a = -hddot),
-    exceeds its kinetic one, hdot^2: its rate then tells where the method fired
-    (Unilateral fires within its event band, before the surface), not the
-    flight. At the first unresolved impact of a series no later impact can
-    tell more (none of them is tested): the model-free test reads the N_SERIES
-    impacts before it and, if they decay geometrically (`floor`), truncates
-    there if their predicted
-    tails are within the budgets, without the safety factor the test demands
-    while later impacts may still come (`excess`: the largest tail over half
-    its budget; above FALLBACK_SAFETY Completion warns by how much).
-
-    The ratios of the gap rates are taken at a common level: the rate of each
-    impact is carried by energy to the level of the one before (`_level_rate`),
-    so a method that places impacts at gaps that differ (Unilateral within its
-    event band, Relaxation within its strip) shows the decay of the flights,
-    not the jitter of its placement.
-
-    Parameters
-    ----------
-    contact : ContactFunctions
-        The contact's compiled numerics.
-    free : str
-        The free mode.
-    impact_edges : tuple of str
-        Its impact edges.
-    bounds : callable or None
-        The contact's (t, x_star, eps_q', eps_v') -> ZenoBounds (Def. 7).
+    """The impacts of the current Zeno series and the truncation test on them
+    (`completion`): `catch_up` follows the log (an impact edge of the free mode
+    joins the series, any other event ends it), `truncates` tests the last one.
+    Each gap rate is compared with the one before carried to its level by
+    energy (`_level_rate`), so where a method places impacts does not hide
+    their decay. An impact is *unresolved* where 2 a abs(h) > hdot^2 (a =
+    -hddot, its rate tells where the method fired): at the first one the test
+    reads the impacts before it without the safety factor (`floor`, `excess`).
     """
 
     cdef ContactFunctions contact
@@ -381,10 +288,8 @@ cdef class Series:
     cdef double[:, ::1] xs, stars  # N_SERIES states from `first` on, and their R*
     cdef bint has_star[_N_SERIES]
     cdef double[::1] dx, newest
-    # the last `truncates` met the series' first unresolved impact
-    cdef readonly bint floor
-    cdef readonly double excess  # largest tail / budget of the last geometric test
-    cdef readonly double ratio  # its largest ratio of gap rates
+    cdef readonly bint floor  # the last `truncates` met the first unresolved one
+    cdef readonly double excess, ratio  # of the last geometric test
 
     def __init__(self, ContactFunctions contact, str free, tuple impact_edges, bounds):
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
@@ -395,7 +300,7 @@ cdef class Series:
         self.floor, self.excess, self.ratio, self.floored = False, 0.0, 0.0, False
 
     def catch_up(self, list events):
-        """Follow the events logged since the last call (`Recorder.events`)."""
+        """Follow the events logged since the last call."""
         cdef Py_ssize_t k
         cdef double[::1] x
         for k in range(self.n_seen, len(events)):
@@ -411,7 +316,7 @@ cdef class Series:
         self.n_seen = len(events)
 
     def truncates(self, double eps_t, double eps_q, double eps_v):
-        """True if the last impact meets the truncation test (`completion`)."""
+        """True if the last impact meets the truncation test."""
         cdef ContactFunctions c = self.contact
         cdef Py_ssize_t size = len(self.impacts)
         cdef Py_ssize_t m = min(size, _N_SERIES)
@@ -448,15 +353,15 @@ cdef class Series:
         star = np.array(self.stars[m - 1])
         bounds = self.bounds(t, star, _V_RATIO * eps_q, _V_RATIO * eps_v)
         dh = c.dh(t, star)
-        threshold = _threshold(
-            e, bounds.a_min, bounds.a_max, bounds.eta, bounds.zeta, eps_t,
-            _V_RATIO * eps_q, _V_RATIO * eps_v,
-            _norm_at(&self.stars[m - 1, 0], &c.iv[0], c.nq), _norm(&dh[0], c.nq),
+        threshold = truncation_threshold(
+            e, bounds, (eps_t, _V_RATIO * eps_q, _V_RATIO * eps_v),
+            speed=_norm(&self.stars[m - 1, 0], NULL, &c.iv[0], c.nq),
+            dh_norm=_norm(&dh[0], NULL, NULL, c.nq),
         )
         return fabs(rate) < threshold
 
     cdef bint _unresolved(self, Py_ssize_t k) except -1:
-        """2 a abs(h) > hdot^2 at impact k (the class docstring), a = -hddot."""
+        """2 a abs(h) > hdot^2 at impact k, a = -hddot."""
         cdef double t, rate, gap, a
         cdef double[::1] x
         t, x_before, rate, gap = self.impacts[k]
@@ -492,9 +397,7 @@ cdef class Series:
 
     cdef bint _decays(self, Py_ssize_t m, double eps_t, double eps_q,
                       double eps_v) except -1:
-        """Model-free test: the N_SERIES gap rates in xs decay geometrically;
-        `excess` gets the largest of their predicted tails over half its budget
-        (`completion`), `ratio` their largest ratio."""
+        """Model-free test: the gap rates in xs decay geometrically."""
         cdef ContactFunctions c = self.contact
         cdef Py_ssize_t k, j = self.first
         cdef double ts[_N_SERIES]
@@ -523,16 +426,15 @@ cdef class Series:
         if r >= 1.0 or r - lo_ratio > _RATIO_SPREAD:
             return False
         s = _FALLBACK_SAFETY * r / (1.0 - r)
-        dq = _norm_of_difference(&self.xs[m - 1, 0], &self.xs[m - 2, 0], &c.iq[0], c.nq)
-        dv = _norm_of_difference(self._star(m - 1), self._star(m - 2), &c.iv[0], c.nq)
+        dq = _norm(&self.xs[m - 1, 0], &self.xs[m - 2, 0], &c.iq[0], c.nq)
+        dv = _norm(self._star(m - 1), self._star(m - 2), &c.iv[0], c.nq)
         self.ratio = r
         self.excess = max(2.0 * rates[m - 1] / a * s / eps_t, dq * s / eps_q,
                           dv * s / eps_v)
         return True
 
     def placed(self, inner):
-        """How precisely the inner method placed the series' impacts in time,
-        added up (`Method.time_resolution` of each, the newest first)."""
+        """The sum of `Method.time_resolution` over the series' impacts."""
         cdef double late = 0.0, one
         for _t, _x_before, rate, gap in reversed(self.impacts):
             one = inner.time_resolution(gap, rate)
@@ -542,11 +444,9 @@ cdef class Series:
 
     def switch(self, ProjectedStepper stepper, bint limit, double t_end):
         """Return (t, x, lam) where the constrained motion starts: R* of the last
-        impact's state, carried along the constrained flow for the predicted
-        remaining Zeno time 2 e |hdot-| / ((1 - e) |hddot|) (exact on flat
-        ground) if `limit`. After a `floor` truncation that time is predicted
-        from the last resolved impact, tau_k + 2 e |hdot-_k| / ((1 - e) |hddot|),
-        less the time since it."""
+        impact's state, carried for `limit` along the constrained flow for the
+        remaining Zeno time 2 e |hdot-| / ((1 - e) |hddot|) (from the last
+        resolved impact after a `floor` truncation)."""
         cdef ContactFunctions c = self.contact
         cdef Py_ssize_t size = len(self.impacts), m = min(size, _N_SERIES)
         cdef double t, rate, rest, e = c.restitution, lam, t_ref, rate_ref

@@ -1,10 +1,8 @@
 from ._mode cimport CompiledMode
 
 
-# What a firing takes of its method, read once (a walk keeps it between calls):
-# whether an impact resets only on an approach (`Method.resets_on_approach`), and
-# how closely the method locates an event's time (`Method.location_tolerance`,
-# each Event's t_tol).
+# What a firing takes of its method: `Method.resets_on_approach` and
+# `location_tolerance` (each Event's t_tol).
 ctypedef struct Firing:
     bint on_approach
     double t_tol

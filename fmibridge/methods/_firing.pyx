@@ -1,24 +1,12 @@
-"""Firing an edge: its reset applied at the event's state, checked, and logged.
+"""Firing an edge, for every method: its reset applied, checked and logged.
 
-The one implementation every method fires with (`Method.fire` is its Python
-face). The state before is sampled before the reset runs, so an FMU's outputs in
-that sample are those before its event. A self-loop whose reset changes nothing
-(a strip wait at rest, an identity reset on a surface) is no transition: it is
-counted in `n_silent_events`, not logged, unless it changed the model's discrete
-state (`Edge.discrete_change`: an FMU's clutch that locks). A reset that returns
-the wrong number of values or non-finite ones, or that leaves a self-loop's state
-beyond its own guard or on it moving out (`_check_reset`), is an error naming it.
-An impact fires only on an approaching contact (Or and Ames eq. 4 applies where
-dh qdot < 0): its `Edge.approach` where given, else by default, on an edge with a
-reset that is not the model's own event (`is_impact`), its guard's own rate at the
-crossing (under the methods whose `resets_on_approach` says so: not Relaxation).
-A crossing without an approach (a body that already recedes, left beyond the
-surface by the location's round-off) is a graze, logged (`Recorder.graze`) and
-not a transition.
-
-A self-loop whose reset is the identity or compiled fires without Python
-(`fire_in_place`), so a loop can go on after a silent one (Relaxation's strip
-waits at rest chain thousands of them).
+The state before is sampled before the reset runs (an FMU's outputs before its
+event). A self-loop whose reset changes nothing is no transition: it is counted
+in `n_silent_events`, unless it changed the model's discrete state
+(`Edge.discrete_change`). A reset that returns wrong or non-finite values, or
+leaves a self-loop's state beyond its own guard or on it moving out, is an
+error naming it. An impact fires only on an approach (Or and Ames eq. 4 needs
+dh qdot < 0): a crossing without one is a graze (`Recorder.graze`).
 """
 
 from libc.math cimport NAN, isfinite
@@ -32,16 +20,13 @@ from ._mode cimport CompiledMode
 from ..core.errors import FmibridgeError
 from ..core.records import ON_SURFACE, Event, State
 
-# fire_in_place's answers: a transition was logged, or a silent self-loop counted
-FIRED, SILENT = 0, 1
+FIRED, SILENT = 0, 1  # `fire_in_place`: a transition logged, or a silent one
 cdef double _ON_SURFACE = ON_SURFACE
 
 
 def fire_edge(bint on_approach, double t_tol, CompiledMode cm, log, double t, x,
               Py_ssize_t i, tuple others):
-    """`fire` from Python: apply edge i of the mode at (t, x); return the State.
-    `on_approach` and `t_tol`: the method's `resets_on_approach` and
-    `location_tolerance` (`Firing`)."""
+    """`fire` from Python (`Method.fire_at`)."""
     cdef Firing how
     how.on_approach, how.t_tol = on_approach, t_tol
     return fire(how, cm, log, t, x, i, others)
@@ -51,17 +36,11 @@ cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
                  Py_ssize_t i, tuple others, bint in_walk=False,
                  double step_rate=NAN):
     """Apply edge i's reset at (t, x), log the event, and return the State after
-    (the same State for a silent event). `how`: what the firing takes of the
-    method (`Firing`). `in_walk`: the caller is a walk that
-    hands the mode's block of samples to the Recorder when it returns
-    (`_walk.attempt_with`); the sample before, and a self-loop's sample after,
-    then join that block where the Recorder takes an event's rows in blocks and
-    observes nothing at a sample (an FMU's outputs are read when the sample is
-    taken, so its samples go one by one), and the reset runs no Python (one
-    that simulates the same system would hand this block to its own run).
-    `step_rate`: the guard's rate over the step that located the crossing, the
-    approach of an impact on a flow without dx/dt (`is_impact`; NAN: unknown,
-    no precondition)."""
+    (the same State for a silent event). `in_walk`: the caller, a walk, hands
+    the mode's block of samples to the Recorder when it returns, so the event's
+    rows may join it (where the Recorder observes nothing and the reset runs no
+    Python). `step_rate`: the guard's rate over the locating step, the approach
+    on a flow without dx/dt (NAN: unknown)."""
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
@@ -103,10 +82,7 @@ cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
 
 cdef object _say_which_ran(CompiledMode cm, object log, double t, object ran,
                            tuple others):
-    """Warn once per pair where a model's own event (`Edge.discrete_change`: an
-    FMU's indicator) and an edge of the adapter crossed together: one ran, the
-    other's reset did not apply there, and a [constraint] completed on the
-    adapter's edge is not used while the FMU's own impact runs."""
+    """Warn where a model's own event and an adapter's edge crossed together."""
     edges = {e.name: e for e in cm.mode.edges}
     is_own = ran.discrete_change is not None
     for name in others:
@@ -130,11 +106,9 @@ cdef object _say_which_ran(CompiledMode cm, object log, double t, object ran,
 
 
 cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
-    """True if edge i is an impact whose precondition comes from its guard's own
-    rate: a reset that is not the identity, on a guard with an inside (falling
-    or rising), and not an event of the model itself (`Edge.discrete_change`:
-    FMI fires an FMU's indicators both ways); the rate from dx/dt, or on a flow
-    without it from the step that located the crossing (`step_rate`)."""
+    """True if edge i is an impact whose approach is its guard's own rate: not
+    the identity, on a falling or rising guard, not the model's own event, with
+    dx/dt or a `step_rate`."""
     edge = cm.mode.edges[i]
     return (edge.approach is None and cm.resets[i] is not None and cm.n > 0
             and (cm.has_rhs or isfinite(step_rate))
@@ -143,9 +117,7 @@ cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
 
 cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
                       double step_rate) except? -1.0:
-    """Edge i's normal velocity v_n at (t, x), < 0 approaching: its `approach`,
-    else its guard's rate signed inward (`CompiledMode.impact_rate`, or the
-    step's rate on a flow without dx/dt)."""
+    """Edge i's normal velocity v_n at (t, x), < 0 approaching."""
     edge = cm.mode.edges[i]
     if edge.approach is not None:
         return float(edge.approach(t, x))
@@ -157,21 +129,16 @@ cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
 
 
 cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
-    """True if edge i fires without Python: a self-loop with the identity or a
-    compiled reset, without an `approach`. For Relaxation, its only caller, whose
-    strips reset whatever the guard's rate (`Method.resets_on_approach`)."""
+    """True for a self-loop with a compiled or identity reset, no `approach`."""
     reset = cm.resets[i]
-    if cm.mode.edges[i].approach is not None:  # an impact's precondition: in Python
+    if cm.mode.edges[i].approach is not None:
         return False
     return cm.self_loop[i] and (reset is None or isinstance(reset, Function))
 
 
 cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
                        double* x, Py_ssize_t i) except -1:
-    """Fire edge i at (t, x) as `fire` does, the state after written over x (edge i
-    must fire in place: `fires_in_place`). Returns SILENT for a silent self-loop
-    (the sample before kept in the mode's block) and FIRED for a transition,
-    logged with its Event."""
+    """`fire` edge i at (t, x) without Python, over x; SILENT or FIRED."""
     cdef Py_ssize_t n = cm.n, k
     cdef Function reset = cm.resets[i]
     cdef double[::1] after = cm.work_after
@@ -206,8 +173,7 @@ cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
 
 
 cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
-    """Edge i's reset at (t, x): a float array of n finite values, else an error
-    naming the reset."""
+    """Edge i's reset at (t, x): n finite values, else an error naming it."""
     reset = cm.resets[i]
     if reset is None:
         return x.copy()
@@ -241,10 +207,7 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
 
 cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,
                       const double* x_after) except -1:
-    """Refuse a self-loop's reset that leaves the state beyond its own guard
-    (deeper than the event found it), or on its surface moving out: either way
-    the guard would fire again at once, forever. An 'either' guard (an FMU's
-    indicator) has no inside to keep."""
+    """Refuse a self-loop's reset that would fire again at once."""
     cdef double side = cm.sides[i], g_before, g_after, reach, rate_after, rate_before
     cdef double[::1] g = cm.work_g, r = cm.work_r, slope = cm.work_slope
     if side == 0.0:
@@ -263,8 +226,8 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
     cm.rates(t, x_after, &g[0], &slope[0], &r[0])
     if side * r[i] * cm.h >= -_ON_SURFACE:
         return 0
-    # the difference along the flow is blind below a state's last place over
-    # its step: only the gradient's rate (`impact_rate`) may refuse the reset
+    # the difference along the flow is blind below x's last place: only the
+    # gradient's rate may refuse the reset
     cm.impact_rate(i, t, x_after, &rate_after)
     if side * rate_after * cm.h >= -_ON_SURFACE:
         return 0

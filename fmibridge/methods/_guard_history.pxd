@@ -5,14 +5,13 @@ cpdef enum:
     POINTS = 3  # the points kept: the quadratic's three
 
 
-# Guard i near the newest point, u the time since it: the quadratic
-# c + slope u + curv u (u - s2) through (0, c), the nearer other point (s2, .),
-# and the third point (curv = 0 where there is none: the line).
+# Guard i near the newest point, u the time since it: c + slope u + curv u (u - s2)
+# through (0, c), the nearer other point at s2 and the third (curv = 0: none).
 cdef struct Quadratic:
-    double c  # the value at the newest point
-    double slope  # the secant slope from the newest point to the nearer one
-    double curv  # the second divided difference: the coefficient of u^2
-    double s2  # the nearer other point (after the newest: a point beyond)
+    double c
+    double slope
+    double curv
+    double s2
 
 
 cdef class GuardHistory:

@@ -1,28 +1,14 @@
 """A flow's guard values at its last points, and the first crossing they predict.
 
-A flow that steps itself and cannot step back cheaply (a Co-Simulation FMU) is
-approached from the domain side by extrapolating its guards in time from their
-values at the last communication points, in place of the predictor's
-extrapolation (Esposito and Kumar's control law, eq. 12, applied to the
-communication step): each guard is fitted by the quadratic through the last
-three points, and by the line through the last two. `GuardHistory` keeps the
-last POINTS points (t, g[0..m)), oldest first, and a point known beyond a
-crossing (a step that crossed and was undone). `GuardHistory.fit` gives a
-guard's quadratic about the newest point, in Newton's form with the divided
-differences taken from the newest point; `GuardHistory.first_crossing` its first
-zero after the newest time, with the gap to the line's zero as an estimate of
-its error.
-
-Its users: Halving's walk of a flow stepped forward only (`_halving`,
-``locate="approach"``), which steps short of the predicted crossing, and the
-crossing forecast (`_forecast`), which saves an FMU's state before a step the
-quadratic says a guard may cross.
+A flow that cannot step back cheaply (a Co-Simulation FMU) is approached from
+the domain side by the quadratic through its guards' last three communication
+points (Esposito and Kumar's control law, eq. 12); the gap to the line's zero
+estimates its error. Used by `_halving` and `_forecast`.
 
 References
 ----------
-Esposito and Kumar (2007), ACM TOMACS 17(1), eq. 12 (the step from the guard's
-extrapolation); Esposito and Kumar, ACM TOMACS 14(4), 2004 (guards approached
-from the domain side by their extrapolation).
+Esposito and Kumar (2007), ACM TOMACS 17(1), eq. 12; Esposito and Kumar, ACM
+TOMACS 14(4), 2004 (guards approached from the domain side).
 """
 
 from libc.math cimport INFINITY, NAN, fabs
@@ -31,14 +17,8 @@ import numpy as np
 
 
 cdef class GuardHistory:
-    """The guards' values at a flow's last POINTS points (oldest first), and a
-    point after the newest known beyond a crossing.
-
-    Parameters
-    ----------
-    m : int
-        How many guards.
-    """
+    """The `m` guards' values at a flow's last POINTS points (oldest first),
+    and a point after the newest known beyond a crossing (a step undone)."""
 
     def __init__(self, Py_ssize_t m):
         self.m, self.n, self.beyond_t = m, 0, NAN
@@ -59,7 +39,7 @@ cdef class GuardHistory:
 
     cdef int push(self, double t, const double* g) except -1:
         """Add the point (t, g) as the newest (the oldest drops out of a full
-        history); a point beyond that is no longer after it is forgotten."""
+        history, a point beyond no longer after it is forgotten)."""
         cdef Py_ssize_t i, k
         if self.n == POINTS:
             for k in range(POINTS - 1):
@@ -84,10 +64,9 @@ cdef class GuardHistory:
         return 0
 
     cdef Quadratic fit(self, Py_ssize_t i, double sign) noexcept:
-        """Guard i times sign (+-1) about the newest point: the quadratic through
-        it and the two before (with a point beyond: the one before and that
-        one), the line where only one other point is known (curv 0), a constant
-        where none is."""
+        """Guard i times sign about the newest point, in Newton's form: the
+        quadratic through it and the two before (or the one before and the
+        point beyond), the line through two points, else a constant."""
         cdef Quadratic q
         cdef Py_ssize_t n = self.n, k
         cdef double t, s1, g2
@@ -109,16 +88,11 @@ cdef class GuardHistory:
 
     cdef double first_crossing(self, Py_ssize_t i, double sign,
                                double* spread) noexcept:
-        """The first time after the newest point (relative to it) at which guard
-        i times sign, positive there, reaches zero by its quadratic (`fit`),
-        before the point beyond where one is; INFINITY if never.
-
-        Writes to `spread` the gap to the line's zero (through the newest and
-        nearer point): an embedded estimate of the quadratic's error. Where
-        only the line is known, or the quadratic curves away while the line
-        reaches zero, the line's zero is taken and its error is unknown: the
-        spread is that zero itself.
-        """
+        """The time after the newest point at which guard i times sign reaches
+        zero by `fit`, before the point beyond if any; INFINITY if never.
+        `spread` gets the gap to the line's zero (the quadratic's error); where
+        only the line is known, or it alone reaches zero, its zero is taken and
+        the spread is that zero itself."""
         cdef Quadratic q = self.fit(i, sign)
         cdef bint has_beyond = self.beyond_t == self.beyond_t
         cdef double top = q.s2 if has_beyond else INFINITY
@@ -140,12 +114,8 @@ cdef double quadratic_at(Quadratic q, double u) noexcept nogil:
 
 
 cdef double _first_root(double a, double b, double c, double s_max) noexcept nogil:
-    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none.
-
-    In closed form, the quadratic formula in the form that does not cancel:
-    `polyroots.first_reach` would find the same root by bisection only to its
-    ROOT_XTOL, and move the steps short of it (and so the events) by round-off.
-    """
+    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none,
+    by the quadratic formula in its form that does not cancel."""
     cdef double d, q, r1, r2, best = INFINITY
     if a == 0.0:
         if b != 0.0 and 0.0 < -c / b <= s_max:

@@ -1,25 +1,12 @@
-"""Halving's steps, compiled: fixed steps of h, a crossed step halved (or narrowed
-by Illinois regula falsi) until the crossing is bracketed to t_tol, then fired.
-
-`attempt` takes the steps of one `Halving._attempt`: plain steps of h while no
-guard is crossed (many per call where the flow is a vector field whose steps need
-no call back between them, or a flow whose steps may run in blocks:
-`steps_in_blocks`, a Co-Simulation FMU's or master's compiled steps; each output
-time on the way ends a step, not the call: `_walk.Walk.next_stop`), and the
-crossing step with its halvings, ending with the event fired by `Method.fire` or
-the step after the crossing's half steps.
-See `halving.Halving` for the algorithm.
-
-Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each step is the
-stepper's adaptive step (`Stepper.step`), and the halvings, Illinois trials and
-the state at the event read that step's dense output (`Stepper.advance`). A
-fixed step's local error is estimated where its end's slope is evaluated for the
-guards' rates, and kept for the run when the step is accepted (`LocalErrors`).
+"""Halving's steps, compiled (`halving.Halving` describes them). Under a
+tolerance the first trial of a step is the stepper's adaptive step, the
+halvings and Illinois trials read its dense output.
 
 References
 ----------
 Burden et al., fixed and halved steps; Dowell and Jarratt, BIT 11 (1971), the
-Illinois method (`core.events`).
+Illinois method (`core.events`); Esposito and Kumar, TOMACS 17 (2007), eq. 12
+(`_shortfall_step`).
 """
 
 from libc.math cimport INFINITY, fabs, NAN, nextafter
@@ -39,51 +26,38 @@ from ._guard_history cimport GuardHistory
 from ._mode cimport CompiledMode, reached
 from ._walk cimport Walk, attempt_with
 
-from ..core.errors import ReplayRefused  # a forward-only FMU that cannot replay
-# ON_SURFACE: |g| below this is on the guard's surface; TIME_RTOL: times this
-# near (relative to h) are equal
+from ..core.errors import ReplayRefused
 from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finite
 
-cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL  # as C doubles
+cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL
 
-# A trial of length <= t_tol that gives non-finite states while a guard is on its
-# surface (within ON_SURFACE of zero) is that guard's event: the right-hand side
-# is undefined beyond it (sqrt of a negative gap).
 # A crossing's bracket is no narrower than RESOLUTION_ULPS units in the last place
 # of t: the fewest that leave the secant inside the bracket room to place the event.
 RESOLUTION_ULPS = 4.0
 
-# A crossing bracketed by a trial of 2 hs whose two halves do not cross it, from
-# a state on the guard's surface, with hs at most ROUND_OFF_BRACKET t_tol: the
-# guard's values over such steps are its round-off (`_step`); three more
-# halvings would only chase it.
+# A crossing bracketed by a trial of 2 hs from a state on the guard's surface,
+# whose halves do not cross it, with hs <= ROUND_OFF_BRACKET t_tol: the guard's
+# values there are its round-off; three more halvings would only chase it.
 ROUND_OFF_BRACKET = 8.0
 
 _NON_FINITE = -1  # `_crossed`: a trial with non-finite states or guards
-# A forward-only flow's step stops short of its guards' predicted crossing
-# (`_guard_history`) by twice the gap between the quadratic's and the line's
-# crossing times (an embedded estimate of the prediction's error), by at least
-# half of t_tol and at most LONGEST_SHORTFALL of the way (so each step closes in
-# by at least a quarter).
+# A forward-only flow's step stops short of the predicted crossing by twice the
+# gap between the quadratic's and the line's crossing times (an estimate of the
+# prediction's error), at least t_tol / 2 and at most LONGEST_SHORTFALL of the
+# way (each step closes in by a quarter at least).
 LONGEST_SHORTFALL = 0.75
-# The first step from a point without a past (the start, an event) is this part of
-# h: it gives the line its second point before a guard can be near.
+# The first step from a point without a past (the start, an event) is this part
+# of h: it gives the line its second point before a guard can be near.
 PROBE = 1.0 / 16.0
 
 
 cdef class _Walk(Walk):
-    """Halving's walk (`_walk.Walk`), with Illinois' ends (x_lo, g_lo, g_hi) and
-    the guards' signs, the resolution t_tol and a forward-only flow's past."""
+    """Halving's walk: Illinois' ends, the bracket and a forward flow's past."""
 
     cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
-    # steps end on t0 + k h (a flow that compares times with its own: `start`);
-    # not the run's output times, which are `Walk.grid`
-    cdef bint has_step_grid
-    # Halving's locate: Illinois' narrowing, or the approach of a forward-only
-    # flow, else halvings only
-    cdef bint illinois, approach
-    # a flow stepped forward only: its guards at the last communication points
-    # and a point known beyond the crossing, and the state at the newest point
+    cdef bint has_step_grid  # steps end on t0 + k h (communication points)
+    cdef bint illinois, approach  # `Halving.locate`
+    # a flow stepped forward only: its guards' past, and the state at the newest
     cdef bint forward
     cdef GuardHistory past
     cdef object past_x
@@ -97,7 +71,6 @@ cdef class _Walk(Walk):
         self.past, self.past_x = GuardHistory(cm.m), None
 
     cdef int read_settings(self, method) except -1:
-        """Read the method's parameters (`Walk.read_settings`), with Halving's."""
         Walk.read_settings(self, method)
         self.t_tol_asked = method.t_tol
         self.illinois = method.locate == "illinois"
@@ -105,16 +78,12 @@ cdef class _Walk(Walk):
         return 0
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state` (`Walk.start`)."""
         cdef CompiledMode cm = self.cm
         Walk.start(self, method, log, t_end, t0, state)
         self.t_tol = self.t_tol_asked
         if cm.is_adaptive or not cm.has_rhs:
             self.errors = None  # errors of a vector field's fixed steps only
-        # communication points on t0 + k h for flows that compare them with their
-        # own time (Co-Simulation FMUs); vector fields sum h
-        self.has_step_grid = not cm.has_rhs
-        # approach: refused on a flow with a right-hand side (`Halving._check`)
+        self.has_step_grid = not cm.has_rhs  # vector fields sum h
         self.forward = not cm.has_rhs and (
             self.approach or getattr(cm.mode.flow, "forward_only", False))
         if self.forward:
@@ -122,18 +91,16 @@ cdef class _Walk(Walk):
         return 0
 
     cdef object step(self):
-        """One step of h, halved into a crossing if one lies in it (`_step`)."""
         return _step(self)
 
 
 def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
-    """Take Halving's steps from `state` (see the module docstring); return the Step."""
+    """Take Halving's steps from `state`; return the Step."""
     return attempt_with(_Walk, method, cm, state, t_end, t0, log)
 
 
 cdef double _grid_step(_Walk w, double t):
-    """The step of h from t: to the grid time t0 + (k + 1) h exactly where t is
-    a grid time (up to round-off) on a grid of communication points, else h."""
+    """The step from t: to the next communication point t0 + (k + 1) h, or h."""
     cdef double k
     if not w.has_step_grid:
         return w.span
@@ -144,8 +111,7 @@ cdef double _grid_step(_Walk w, double t):
 
 
 cdef double _step_end(_Walk w, double t, double hs):
-    """Where a step of hs from t ends: t_end, or the grid time within round-off of
-    it (on a grid of communication points), else t + hs."""
+    """Where a step of hs from t ends: t_end, a communication point, or t + hs."""
     cdef double t1 = t + hs, grid
     if reached(t1, w.t_end, w.h):
         return w.t_end
@@ -157,11 +123,9 @@ cdef double _step_end(_Walk w, double t, double hs):
 
 cdef object _crossed(_Walk w, const double* g0, const double* g1, const double* y):
     """The indices of the guards a trial crossed, or _NON_FINITE."""
-    cdef Py_ssize_t i
-    if _n_crossed(w, g0, g1, y) == 0:
-        return []
-    if not (all_finite(y, w.cm.n) and all_finite(g1, w.cm.m)):
-        return _NON_FINITE
+    cdef Py_ssize_t i, count = _n_crossed(w, g0, g1, y)
+    if count <= 0:
+        return [] if count == 0 else _NON_FINITE
     return [i for i in range(w.cm.m) if guard_crossed(w.cm.sides[i], g0[i], g1[i])]
 
 
@@ -178,16 +142,13 @@ cdef Py_ssize_t _n_crossed(_Walk w, const double* g0, const double* g1,
 
 
 cdef object _step(_Walk w):
-    """One step of h from the walk's point, halved into a crossing if one lies in
-    it (one accepted half step after each halving). Returns None after a plain
-    step (the walk moved on), else the Step that ends the attempt."""
+    """One step of h, halved into a crossing; None, or the Step ending the call."""
     cdef CompiledMode cm = w.cm
     cdef Stepper stepper = cm.stepper
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, hs = min(_grid_step(w, w.t), w.t_end - w.t)
     cdef long n_halvings = 0, k
-    # the bracket: t_tol, or RESOLUTION_ULPS of t where t resolves no finer (an
-    # adaptive run's t = 2e7 s resolves to 3.7e-9 s: halving to 1e-10 stalls)
+    # the bracket: t_tol, or RESOLUTION_ULPS of t where t resolves no finer
     w.t_tol = max(w.t_tol_asked,
                   RESOLUTION_ULPS * (nextafter(fabs(t), INFINITY) - fabs(t)))
     cdef bint after_half_step = False, has_r1
@@ -203,9 +164,8 @@ cdef object _step(_Walk w):
         else:
             stepper.advance(t, &w.x[0], hs, &w.slope[0] if w.has_slope else NULL,
                             &w.y[0])
-        # the guards where the step is accepted: at t_end or a grid time where it
-        # ends within round-off of one, so the next step starts from these values
-        # (a time-dependent indicator may change sign in that round-off)
+        # the guards where the step is accepted (`_step_end`): a time-dependent
+        # indicator may change sign in the round-off
         t1 = _step_end(w, t, hs)
         cm.evaluate(t1, &w.y[0], &w.g1[0])
         if (n_halvings == 0 and cm.has_rhs
@@ -218,8 +178,7 @@ cdef object _step(_Walk w):
         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
         if not crossed and n_halvings and not after_half_step:
             if not cm.has_rhs and n > 0 and same(&w.x[0], &w.y[0], n):
-                # the half of a crossed step left x as it was: the flow does not
-                # advance on steps that short
+                # the flow does not advance on steps that short
                 return Step(_fire_unresolved(w, t, crossing))
         if crossed and crossed is not _NON_FINITE:
             crossing = (hs, np.array(w.g1[:m]), crossed)
@@ -244,12 +203,9 @@ cdef object _step(_Walk w):
             if stuck is not None:  # crossed at once from the surface: fire here
                 return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
             if after_half_step and hs <= ROUND_OFF_BRACKET * w.t_tol:
-                # a trial of 2 hs crossed from a point hs before this one, this
-                # point on the guard's surface, and the trial of hs from it does
-                # not cross: the state creeps towards the guard slower than its
-                # round-off moves it (an impact at 2e-6 m/s at x = 9.3 m, which
-                # steps of 1e-10 s move by less than the rounding of x), so such
-                # steps would crawl on without end
+                # a trial of 2 hs crossed, this point hs on lies on the surface
+                # and a trial of hs from it does not cross: the state creeps
+                # towards the guard slower than its round-off moves it
                 near = _stuck(was_crossed, &w.g0[0], &w.g0[0])  # on the surface
                 if near is not None:  # bracketed in [t - hs, t + hs]: fire here
                     cm.flush(w.log)
@@ -259,7 +215,6 @@ cdef object _step(_Walk w):
             if n_halvings == 0:
                 return None
             if after_half_step or t == w.t_end:
-                cm.flush(w.log)
                 return w.at_point()
             after_half_step = True  # the crossing lies in the next hs: close in
             continue
@@ -284,7 +239,6 @@ cdef object _step(_Walk w):
         n_halvings, after_half_step = n_halvings + 1, False
         w.log.n_rejected += 1
         hs /= 2
-    cm.flush(w.log)
     return Step(
         State(t, np.array(w.x[:n]), cm.name),
         Status.NO_PROGRESS,
@@ -294,17 +248,14 @@ cdef object _step(_Walk w):
 
 
 cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
-    """Count the step and move the walk to the trial's end (`Walk.accept`), on
-    the grid where its end lies within round-off of a grid time."""
+    """Count the step and move the walk to the trial's end (`_step_end`)."""
     w.n_steps += 1
     w.accept(_step_end(w, t, hs), hs, has_r1)
     return 0
 
 
 cdef object _stuck(set was_crossed, const double* g0, const double* g1):
-    """A guard that a longer trial crossed but that this trial leaves unchanged on
-    its surface: the state sits on it and the flow pushes it beyond below the
-    resolution of the state (a body resting on a stop), so it crosses at once."""
+    """A crossed guard this trial leaves unchanged on its surface: at rest on it."""
     for i in sorted(was_crossed):
         if g1[i] == g0[i] and abs(g0[i]) <= _ON_SURFACE:
             return i
@@ -324,23 +275,18 @@ cdef dict _named(CompiledMode cm, g):
 
 cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g0,
                   const double* g1, list crossed, double still=NAN):
-    """Place the crossing by the secant of g in [t, t + hs] from (t, x) and fire
-    its edge: the earliest crossing, and of those within t_tol of it the edge
-    declared first (the others are listed as simultaneous). The step's rate of
-    the guard, (g1 - g0) / hs, is the impact's approach where the flow has no
-    dx/dt (`_firing.fire`); for hs = 0 it is `still`: 0 where a step left the
-    state on the surface (`_stuck`), NAN where nothing is known."""
+    """Place the earliest crossing by the secant of g in [t, t + hs] and fire
+    it: of those within t_tol of it the edge declared first, the others
+    simultaneous. (g1 - g0) / hs, for hs = 0 `still` (0 at rest on the surface,
+    NAN unknown), is the approach on a flow without dx/dt (`_firing.fire`)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, winner = -1
-    cdef double first = INFINITY, t_i, t_event = t
+    cdef double first, t_i, t_event = t
     edges = cm.mode.edges
-    for i in crossed:  # the earliest (min's: the first of equal ones)
-        t_i = t + hs * secant_fraction(g0[i], g1[i])
-        if t_i < first:
-            first = t_i
+    times = [t + hs * secant_fraction(g0[i], g1[i]) for i in crossed]
+    first = min(times)
     others = []
-    for i in crossed:
-        t_i = t + hs * secant_fraction(g0[i], g1[i])
+    for i, t_i in zip(crossed, times):
         if t_i - first <= w.t_tol:
             if winner < 0:
                 winner, t_event = i, t_i
@@ -364,14 +310,7 @@ cdef object _advanced(CompiledMode cm, double t, const double* x, double h):
 
 
 cdef object _fire_unresolved(_Walk w, double t, crossing):
-    """Fire a crossing the flow cannot narrow below hs, and say so.
-
-    The flow did not advance on a step of hs / 2 from (t, x) (a Co-Simulation
-    FMU with fixed internal steps ignores shorter communication steps), so no
-    state inside [t, t + hs] exists: the event fires at t + hs, the first state
-    the flow gives beyond the guard, with a warning that names the flow, the
-    guard and the resolution reached.
-    """
+    """Fire at t + hs, with a warning, a crossing the flow cannot narrow."""
     cdef CompiledMode cm = w.cm
     hs, g1, crossed = crossing
     g0 = w.g0
@@ -393,16 +332,10 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
 
 
 cdef object _illinois(_Walk w, double t, double hs):
-    """Narrow the crossed step [t, t + hs] by Illinois regula falsi, then fire.
-
-    Works on G(sigma) = min_i s_i g_i(A^sigma(t, x)) (s_i = +1 falling, -1
-    rising; for 'either', the sign of g_i(t), or against g_i(t + hs) from
-    zero), so G >= 0 until the first guard is reached. Returns None (halve
-    instead) when G does not change sign over the step: a guard starts beyond
-    its surface by more than round-off (`events.is_bracket`; a reset leaves it
-    one ulp beyond), or a trial left the state where another one did (a flow
-    that does not advance on short steps).
-    """
+    """Narrow the crossed step [t, t + hs] by Illinois regula falsi on
+    G(sigma) = min_i s_i g_i(A^sigma(t, x)) (`events.bracket_sign`), then fire.
+    None (halve instead) where G does not change sign over the step, or a flow
+    that does not advance on short steps gives one state for two trials."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m, i
     cdef double* signs = &w.signs[0]
@@ -443,13 +376,8 @@ cdef object _illinois(_Walk w, double t, double hs):
 
 
 cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials):
-    """Fire the crossing located in [t + lo, t + hi] from the walk's point
-    (x_lo and g_lo at lo, g_hi at hi: the walk's buffers).
-
-    Stops with NO_PROGRESS if the bracket is still wider than t_tol. A
-    non-finite far end means the flow is undefined just beyond: the guard
-    within ON_SURFACE of its surface at the near end fires there.
-    """
+    """Fire the crossing located in [t + lo, t + hi]; NO_PROGRESS if wider than
+    t_tol (a non-finite far end: the guard on its surface at lo fires)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i, lowest_i = 0
     cdef double* g_lo = &w.g_lo[0]
@@ -473,8 +401,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
             y = _advanced(cm, t, &w.x[0], hi)
             raise non_finite(cm.mode, t + hi, y, list(cm.values(t + hi, y)))
         return Step(_fire(w, t + lo, &w.x_lo[0], 0.0, g_lo, g_lo, [near]))
-    # the guard beyond at the far end, also where it was already beyond by
-    # round-off at the near end (a reset leaves it there): no sign change
+    # no sign change: the guard beyond at the far end (and by round-off at lo)
     crossed = [i for i in range(m) if guard_crossed(cm.sides[i], g_lo[i], g_hi[i])]
     if not crossed:
         for i in range(m):
@@ -486,8 +413,7 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
 
 
 cdef int _continue_past(_Walk w) except -1:
-    """Keep the guards' past communication points where the walk goes on from
-    the last one (same time and state), else start them anew from here."""
+    """Keep the guards' past where the walk goes on from its newest point."""
     cdef GuardHistory past = w.past
     x = new_array(&w.x[0], w.cm.n).tobytes()
     if not (past.n and past.ts[past.n - 1] == w.t and w.past_x == x):
@@ -498,15 +424,9 @@ cdef int _continue_past(_Walk w) except -1:
 
 
 cdef double _shortfall_step(_Walk w, double hs):
-    """The step from the walk's point: hs, shortened to stop short of the
-    earliest crossing the guards' history predicts (Esposito and Kumar,
-    TOMACS 17 (2007), eq. 12, with the guard values at past communication points
-    in place of the predictor's: `GuardHistory.first_crossing`), or t_tol where
-    that crossing is nearer.
-
-    A guard on or beyond its surface and not known to move inside (a reset left
-    it there, or the state rests on it) may be crossed at once: the step is
-    t_tol."""
+    """The step from the walk's point: hs, short of the earliest crossing the
+    guards' past predicts (`GuardHistory.first_crossing`, eq. 12), or t_tol
+    where that is nearer or a guard on its surface is not known to move in."""
     cdef GuardHistory past = w.past
     cdef Py_ssize_t m = w.cm.m, i, n = past.n
     cdef double ahead = INFINITY, spread = 0.0, sign, c, quad, gap
@@ -538,14 +458,10 @@ cdef double _shortfall_step(_Walk w, double hs):
 
 
 cdef object _forward_step(_Walk w, double hs):
-    """One communication step of a flow that steps forward only (a
-    Co-Simulation FMU without state saving): of hs, or short of the guards'
-    extrapolated crossing (`_shortfall_step`), so that a guard is approached
-    from inside and crossed only by a step of t_tol, whose far end (where the
-    FMU is) is the event. A longer step that still crosses is undone by the
-    flow's replay (fmiReset and its calls again) and the crossing it bracketed
-    taken into the extrapolation; where the FMU cannot replay, the run stops
-    (Status.OVERSTEPPED) naming the guard, the time and how far beyond."""
+    """One step of a flow that steps forward only (`_shortfall_step`): a guard
+    is crossed only by a step of t_tol, whose far end is the event. A longer
+    step that crosses is replayed and its far end kept as the point beyond;
+    where the FMU cannot replay, the run stops (`_overstepped`)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, trial
@@ -555,7 +471,6 @@ cdef object _forward_step(_Walk w, double hs):
         try:
             cm.stepper.advance(t, &w.x[0], trial, NULL, &w.y[0])
         except ReplayRefused as exc:
-            cm.flush(w.log)
             return _overstepped(w, t, exc)
         cm.evaluate(t + trial, &w.y[0], &w.g1[0])
         crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
@@ -577,7 +492,6 @@ cdef object _forward_step(_Walk w, double hs):
         w.log.n_rejected += 1
         w.past.set_beyond(t + trial, &w.g1[0])
         w.past_x = new_array(&w.x[0], n).tobytes()
-    cm.flush(w.log)
     return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
                 f"No step from t = {t!r} in mode {cm.name!r} reached the crossing "
                 f"after {w.max_halvings} replays (max_halvings); guards "

@@ -1,9 +1,8 @@
 from ..core._functions cimport Function
 from ..flows._stepper cimport Stepper
 
-# Accepted samples a mode keeps before it hands them to the Recorder, and the
-# plain steps a loop takes in one call before it returns to the run's Python
-# loop (which checks time limits and signals between calls).
+# Samples a mode keeps before it hands them to the Recorder, and plain steps a
+# loop takes in one call before the Python loop checks time limits and signals.
 cdef enum:
     BLOCK_SIZE = 4096
 
@@ -13,48 +12,32 @@ cdef class CompiledMode:
     cdef readonly str name
     cdef readonly Stepper stepper
     cdef readonly Function guards
-    cdef readonly Py_ssize_t n
-    cdef readonly Py_ssize_t m
-    cdef readonly bint has_rhs
-    # steps under a tolerance (`flows._stepper.AdaptiveStepper`), not of h
-    cdef readonly bint is_adaptive
+    cdef readonly Py_ssize_t n, m
+    cdef readonly bint has_rhs, is_adaptive  # is_adaptive: steps under a tolerance
     cdef double[::1] sides
     cdef readonly double h
     cdef double d
     # per edge: the reset (None: the identity; a Function: compiled; else the
     # Python callable) and whether it returns to this mode
-    cdef readonly tuple resets
-    cdef readonly tuple self_loop
-    # scratch of the firing (`_firing`): the state after, guards, rates, slope
-    cdef double[::1] work_after
-    cdef double[::1] work_g
-    cdef double[::1] work_r
-    cdef double[::1] work_slope
-    cdef double[::1] z
-    cdef double[::1] g_ahead
-    # block of accepted samples not yet handed to the Recorder (and the arrays
-    # under ts and xs, for `flush` to copy as arrays)
+    cdef readonly tuple resets, self_loop
+    cdef double[::1] work_after, work_g, work_r, work_slope, z, g_ahead  # scratch
+    # block of samples not yet handed to the Recorder, and the arrays under it
     cdef double[::1] ts
     cdef double[:, ::1] xs
     cdef object ts_array, xs_array
     cdef Py_ssize_t n_block
-    # where the mode has no guards (each step's end a sample) and its stepper
-    # reads the flow's recorded outputs after each step (`_cosim.FmuStepper`):
-    # n_out of them (names out_names, the stepper's values out_now), kept with
-    # each sample in os; else 0, and the Recorder asks the flow (`observe`)
+    # n_out recorded outputs of the stepper (names out_names, values out_now),
+    # kept with each sample in os, where the mode has no guards; else 0
     cdef Py_ssize_t n_out
     cdef tuple out_names
     cdef double[::1] out_now
     cdef double[:, ::1] os
     cdef object os_array
-    # where the mode has no guards: the stepper's flag that the last step's
-    # sample asks the observer at once (the FMU's own events in the step)
+    # the stepper's flag that the last sample goes to the observer at once
     cdef bint has_flag
     cdef unsigned char[::1] observe_now
-    # the block's Recorder streams to a journal: each sample is handed over at once
-    cdef bint write_through
-    # what a method's loop keeps for this mode between its calls (its scratch)
-    cdef readonly dict work
+    cdef bint write_through  # the Recorder streams to a journal
+    cdef readonly dict work  # each method's walk kept for this mode
 
     cdef int evaluate(self, double t, const double* x, double* g) except -1
     cdef int rates(self, double t, const double* x, const double* g, double* slope,

@@ -1,13 +1,7 @@
-"""A mode as the compiled loops take it: its flow's stepper, its guards as one
-`Function`, their directions, the guards' rates along the flow, and the search
-for a guard that dips beyond its surface inside a step.
-
-`compiled_mode(mode, scheme, h, tolerance)` builds it once per mode, scheme, step
-and tolerance (kept while the mode lives); with a tolerance (rtol, atol) its
-stepper chooses its steps (`Flow.adaptive_stepper`) and h is the initial one.
-A guard's rate dg/dt is a forward difference along the flow over
-d = RATE_STEP h: (g(t + d, x + d f) - g) / d (exact for affine guards);
-a flow without dx/dt (Co-Simulation) has no rates.
+"""A mode as the compiled loops take it (`compiled_mode`): its flow's stepper
+(adaptive under a tolerance), its guards as one `Function` with their
+directions, their rates along the flow, the block of samples for the Recorder,
+and the search for a guard that dips beyond its surface inside a step.
 
 References
 ----------
@@ -23,35 +17,24 @@ from ..core.events cimport dip_sign, dips, hermite_minimum
 from ..core.events import SIDES
 from ..core.records import COMPILED_FORMS, TIME_RTOL
 
-# A guard's rate comes from a forward difference along the flow over RATE_STEP h:
-# about the square root of the float64 epsilon, which balances the difference's
-# truncation against round-off (exact for affine guards).
+# A guard's rate along the flow is a forward difference over RATE_STEP h: about
+# the square root of float64's epsilon (truncation against round-off).
 RATE_STEP = 2.0**-26
-# A guard's rate at an impact (`impact_rates`) comes from its gradient by central
-# differences over RATE_DELTA max(|x_k|, 1) in each state, about the cube root of
-# the float64 epsilon (which balances a central difference's truncation against
-# round-off), dotted with dx/dt: a difference along the flow cannot see a body that
-# creeps at 1e-9 m/s at a coordinate of 1e-2 m (its step is below x's last place).
+# At an impact (`impact_rates`) it is the gradient by central differences over
+# RATE_DELTA max(|x_k|, 1), about the cube root of the epsilon, dotted with
+# dx/dt: a difference along the flow cannot see a body creeping below x's last
+# place.
 RATE_DELTA = 2.0**-17
-# Accepted samples gathered before they are handed to the Recorder in one block
-# (`_mode.pxd`).
 BLOCK = BLOCK_SIZE
-# A step whose guard interpolant misses the guard's value at its minimum by more
-# than COARSE_RTOL of the guard's scale over the step is too coarse for `dip` to
-# be sure it saw every dip: a tenth, where a dip deeper than that would show.
+# A step whose guard interpolant misses the guard at its minimum by more than
+# COARSE_RTOL of its scale is too coarse for `dip` to trust what it does not see.
 COARSE_RTOL = 0.1
-cdef double _TIME_RTOL = TIME_RTOL  # `reach_tol`'s copy, a C double
+cdef double _TIME_RTOL = TIME_RTOL
 
 
 def compiled_mode(mode, scheme, double h, tolerance=None):
-    """Return `mode` as the compiled loops take it, for this scheme and step, and
-    the tolerance (rtol, atol) of an adaptive run (None: fixed steps).
-
-    Kept in the mode itself (`COMPILED_FORMS`), so it goes with the mode: a
-    module-level table would keep every mode alive (a CompiledMode refers to it)."""
-    forms = mode.__dict__.get(COMPILED_FORMS)
-    if forms is None:
-        forms = mode.__dict__[COMPILED_FORMS] = {}
+    """Return `mode` as the compiled loops take it (kept in the mode itself)."""
+    forms = mode.__dict__.setdefault(COMPILED_FORMS, {})
     key = (scheme.name, h, tolerance)
     found = forms.get(key)
     if found is None:
@@ -60,48 +43,36 @@ def compiled_mode(mode, scheme, double h, tolerance=None):
 
 
 cdef class CompiledMode:
-    """The mode's stepper and guards (see the module docstring)."""
+    """The mode's stepper and guards (`compiled_mode`)."""
 
     def __init__(self, mode, scheme, double h, tolerance=None):
         flow = mode.flow
         self.mode, self.name = mode, mode.name
         self.is_adaptive = tolerance is not None
-        if self.is_adaptive:
-            self.stepper = flow.adaptive_stepper(scheme, *tolerance)
-        else:
-            self.stepper = flow.stepper(scheme)
+        self.stepper = (flow.adaptive_stepper(scheme, *tolerance) if self.is_adaptive
+                        else flow.stepper(scheme))
         self.n = self.stepper.n
         self.has_rhs = self.stepper.rhs is not None
         self.guards = guard_function(mode, self.n)
         self.m = self.guards.n_out
-        self.sides = np.array(
-            [SIDES[e.guard.direction] for e in mode.edges], dtype=float
-        )
+        self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges],
+                              dtype=float)
         self.h, self.d = h, RATE_STEP * h
         self.resets = tuple(reset_function(e.reset, self.n) if e.has_reset else None
                             for e in mode.edges)
         self.self_loop = tuple(e.target == mode.name for e in mode.edges)
-        self.work_after = np.empty(max(self.n, 1))
-        self.work_g = np.empty(max(self.m, 1))
-        self.work_r = np.empty(max(self.m, 1))
-        self.work_slope = np.empty(max(self.n, 1))
-        self.z = np.empty(max(self.n, 1))
-        self.g_ahead = np.empty(max(self.m, 1))
+        n, m = max(self.n, 1), max(self.m, 1)
+        self.work_after, self.work_slope, self.z = (np.empty(n) for _ in range(3))
+        self.work_g, self.work_r, self.g_ahead = (np.empty(m) for _ in range(3))
         self.ts_array = np.empty(BLOCK)
-        self.xs_array = np.empty((BLOCK, max(self.n, 1)))
+        self.xs_array = np.empty((BLOCK, n))
         self.ts, self.xs = self.ts_array, self.xs_array
-        self.n_block = 0
-        self.write_through = False
         self.work = {}
         self._read_outputs()
 
     def _read_outputs(self):
-        """Keep the stepper's recorded outputs with each sample where every
-        step's end is one (no guards: no trial is undone) and the stepper
-        reads them (`recorded`, `recorded_names`); hand a sample to the
-        Recorder's observer at once where the stepper flags it
-        (`observe_row`: the FMU ran its own events in that step, which the
-        observer logs while the FMU is still there)."""
+        """Keep the stepper's recorded outputs and its flag `observe_row` (the
+        FMU's own events) where the mode has no guards."""
         recorded = getattr(self.stepper, "recorded", None) if self.m == 0 else None
         flag = getattr(self.stepper, "observe_row", None) if self.m == 0 else None
         self.has_flag = flag is not None
@@ -121,8 +92,7 @@ cdef class CompiledMode:
 
     cdef int rates(self, double t, const double* x, const double* g, double* slope,
                    double* out) except -1:
-        """Write dx/dt at (t, x) to slope and the guards' rates there to out (g
-        their values); the flow must have dx/dt."""
+        """Write dx/dt to slope and the guards' rates to out (g: their values)."""
         cdef Py_ssize_t i
         self.stepper.slope(t, x, slope)
         for i in range(self.n):
@@ -134,10 +104,9 @@ cdef class CompiledMode:
         return 0
 
     cdef int impact_rates(self, double t, const double* x, double* out) except -1:
-        """Write the guards' rates dg/dt at (t, x) to out: their gradients in x by
-        central differences (RATE_DELTA) dotted with dx/dt, and their change in t
-        along the forward difference of `rates`; the flow must have dx/dt. Exact
-        for guards affine in x, however slowly the state moves."""
+        """Write the guards' rates dg/dt at (t, x) to out: their gradients by
+        central differences dotted with dx/dt, plus their change in t. Exact for
+        affine guards, however slowly the state moves."""
         cdef Py_ssize_t k, i
         cdef double delta
         cdef Py_ssize_t n = max(self.n, 1), m = max(self.m, 1)
@@ -174,9 +143,7 @@ cdef class CompiledMode:
         return 0
 
     cdef int keep(self, double t, const double* x, object log) except -1:
-        """Keep an accepted sample for the Recorder (handed over by `flush`): in
-        blocks, or at once where the Recorder streams to a journal, so that a
-        crash of the process (an FMU's C code) loses none (`core.journal`)."""
+        """Keep a sample for the Recorder: in blocks, or at once to a journal."""
         cdef Py_ssize_t i
         if self.has_flag and self.observe_now[0]:  # the flow's events in the step
             self.observe_now[0] = 0
@@ -214,10 +181,7 @@ cdef class CompiledMode:
 
     cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,
                       const double* g1, const double* r1) noexcept:
-        """True if `dip` must look inside a step from guard values g0 to g1 (r0,
-        r1 their rates; r0 known if has_slope): a guard approaches at the start
-        and recedes at the end, or recedes at the end with the start's rates
-        not known. False means `dip` would find nothing."""
+        """False where `dip` would find nothing in the step from g0 to g1."""
         cdef Py_ssize_t i
         cdef double s
         for i in range(self.m):
@@ -231,20 +195,14 @@ cdef class CompiledMode:
                   double* slope, bint* has_slope, double hs, const double* g1,
                   const double* r1, double* sigma, double* z, double* g_z,
                   object method, object log) except -1:
-        """Look inside a step from (t, x) of hs that ends inside every guard for
-        a guard that dips beyond its surface and comes back (a grazing impact,
-        a short hop); the flow must have dx/dt.
+        """Look inside a step of hs from (t, x), ending inside every guard, for a
+        guard that dips beyond its surface and comes back (a grazing impact).
 
-        g0, r0 are the guards' values and rates at the start, slope dx/dt there
-        (both written here first if has_slope is false); g1, r1 at the end. A
-        guard approaching at the start and receding at the end (`events.dips`)
-        has a minimum inside; the trial step goes to the minimum of the step's
-        cubic Hermite interpolant of the guard that dips lowest. Returns True
-        with sigma, the state z there and its guards g_z written, for the
-        method to test like any trial end; False if there is none. Warns once
-        per run (`Method._coarse`) when the interpolant misses the guard there
-        by more than COARSE_RTOL: the step is then too coarse to trust what it
-        does not see.
+        g0, r0, slope at the start (written first unless has_slope), g1, r1 at
+        the end. Returns True with sigma, z and g_z at the minimum of the cubic
+        Hermite interpolant of the guard that dips lowest (`events.dips`), else
+        False; warns (`Method._coarse`) where the interpolant misses the guard
+        there by more than COARSE_RTOL.
         """
         cdef Py_ssize_t i, best = -1
         cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale, miss
@@ -275,12 +233,10 @@ cdef class CompiledMode:
         return True
 
     def values(self, double t, x):
-        """The guards' values at (t, x), from Python."""
         return self.guards(t, x)
 
     def callbacks(self):
-        """Name the Python functions among the mode's flow, guards and resets,
-        which the loops call back (the rest they call as machine code)."""
+        """Name the Python functions of the mode's flow, guards and resets."""
         from ..core._functions import PythonScalars, PythonVector
 
         names = []
@@ -300,9 +256,7 @@ cdef class CompiledMode:
         return names
 
     def guard_rates(self, double t, x):
-        """The guards' rates dg/dt at (t, x) as a list (`impact_rates`: resolved
-        however slowly the state moves, where the watchdog divides a guard's
-        value by its rate), from Python; None for a flow without dx/dt."""
+        """The guards' rates at (t, x) (`impact_rates`); None without dx/dt."""
         if not self.has_rhs:
             return None
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
@@ -314,24 +268,19 @@ cdef class CompiledMode:
 
 
 cpdef double reach_tol(double t_end, double h) noexcept:
-    """How close to t_end a time counts as t_end (`reached`): TIME_RTOL of the
-    step h, or of |t_end| (at least 1) for a step longer than that."""
+    """How close to t_end a time counts as t_end: TIME_RTOL of h (or |t_end|)."""
     if h > 1.0 and h > abs(t_end):
         h = max(abs(t_end), 1.0)
     return _TIME_RTOL * h
 
 
 cpdef bint reached(double t, double t_end, double h) noexcept:
-    """True if t is t_end up to round-off relative to the step h (or to t_end,
-    for a step longer than that): the compiled walks' test, and the Python run
-    loop's (`methods.base`)."""
+    """True if t is t_end up to round-off (`reach_tol`)."""
     return t >= t_end - reach_tol(t_end, h)
 
 
 def reset_function(reset, Py_ssize_t n):
-    """An edge's reset (not the identity: `Edge.has_reset`) as the loops apply
-    it: a Function for a numba-compiled reset (its C address), else the Python
-    callable."""
+    """An edge's reset: a Function where compiled, else the Python callable."""
     from ..flows.compiled import c_function, is_compiled
 
     if is_compiled(reset):
@@ -346,12 +295,9 @@ def guard_function(mode, Py_ssize_t n):
 
 
 def gathered(fns, Py_ssize_t n, str what):
-    """Guard functions as one Function of (t, x): each source evaluated once per
-    point (`Gathered`). A guard function may have a compiled form
-    (`flows.compiled.engine_entry`: a numba function, an adapter's expression,
-    an FMU's indicator, a VectorGuard's entry), the entry `index` of a
-    Function's values (a vector guard's entries share one Function); the others
-    are called in Python, one call per guard."""
+    """Guard functions as one Function of (t, x) (`Gathered`): a compiled form
+    (`flows.compiled.engine_entry`) is an entry of a Function's values, shared
+    where several are; the others are called in Python, one call each."""
     from ..core._functions import Gathered, PythonScalars
     from ..flows.compiled import engine_entry
 

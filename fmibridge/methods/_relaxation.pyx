@@ -1,24 +1,6 @@
-"""Relaxation's steps, compiled: guards relaxed into strips of width eps
-(Burden et al., Fig. 12).
-
-`attempt` takes the attempts of one `Relaxation._attempt`: plain steps of h whose
-end lies in the domain D_j (many per call where the flow is a vector field whose
-steps need no call back between them, or a flow whose steps may run in blocks:
-`steps_in_blocks`; each output time on the way ends a step, not the call:
-`_walk.Walk.next_stop`), or one attempt whose trials of h, h/2,
-... (Steps 4-5) end in the domain, or on a strip: there the point is projected
-onto the guard along the step's own curve (`_guard_point`), waits eps - tau
-(Steps 13-14) and its edge fires (`Method.fire`, Step 15; in place, without
-Python, for a self-loop with a compiled or identity reset, after which the walk
-goes on unless the run reads each transition: `Recorder.each_transition`). See
-`relaxation.Relaxation` for the algorithm.
-
-Under a tolerance (`CompiledMode.is_adaptive`) the first trial of each attempt is
-the stepper's adaptive step (`Stepper.step`); the halved trials and the guard
-point read that step's dense output (`Stepper.advance`). A fixed step's local
-error is estimated with its end's slope and kept for the run when the step is
-accepted, and each strip's wait with the displacement eps |dx/dt| it costs
-(`LocalErrors`).
+"""Relaxation's steps, compiled (`relaxation.Relaxation` describes them): a
+trial on a strip is projected onto the guard along the step's curve
+(`_guard_point`), waits and fires, in place where it can (`fire_in_place`).
 
 References
 ----------
@@ -45,12 +27,10 @@ from ._firing import FIRED
 
 from ..core.records import State, Status, Step, Waiting, non_finite
 
-# Projection onto the guard (Illinois regula falsi along the step's own curve)
-# stops once the guard point's |g| is below PROJECT_GTOL * eps: one millionth of
-# the O(eps) error the strip costs anyway (Burden et al., Thm. 27).
+# The projection onto the guard stops at |g| < PROJECT_GTOL eps: a millionth of
+# the O(eps) error the strip costs anyway (Thm. 27).
 PROJECT_GTOL = 1e-6
-# Bound on projection iterations; Illinois converges superlinearly, about ten
-# iterations reach PROJECT_GTOL from a bracket of one step.
+# Bound on projection iterations: Illinois takes about ten from one step.
 PROJECT_MAX_ITER = 100
 
 # where a trial point lies (`_classify`), besides on the strip of an edge (>= 0)
@@ -60,15 +40,11 @@ cdef enum:
 
 
 cdef class _Walk(Walk):
-    """Relaxation's walk (`_walk.Walk`), with the strip width eps, the guard
-    point q, the edges whose strips a trial point lies on, deepest first
-    (order[:n_beyond], their depths taus), and per edge whether it fires
-    without Python (`in_place`, `_firing.fires_in_place`), read once from the
-    mode."""
+    """Relaxation's walk: eps, the guard point q, the strips a trial point lies
+    on, deepest first (order[:n_beyond], depths taus), the edges `in_place`."""
 
     cdef double eps, gtol
     cdef long max_events
-    cdef bint each_transition
     cdef Py_ssize_t n_beyond
     cdef double[::1] q, taus
     cdef Py_ssize_t[::1] order
@@ -84,17 +60,10 @@ cdef class _Walk(Walk):
             dtype=np.uint8)
 
     cdef int read_settings(self, method) except -1:
-        """Read the method's parameters (`Walk.read_settings`), with the strips'
-        width."""
         Walk.read_settings(self, method)
         self.eps, self.gtol = method.eps, PROJECT_GTOL * method.eps
         self.max_events = method.max_events
         return 0
-
-    cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state` (`Walk.start`)."""
-        self.each_transition = log.each_transition
-        return Walk.start(self, method, log, t_end, t0, state)
 
     cdef object walk(self, method, log, double t_end, double t0, state):
         """Go on with a strip's wait (`_wait`), else take attempts (`Walk.walk`)."""
@@ -105,21 +74,17 @@ cdef class _Walk(Walk):
         return Walk.walk(self, method, log, t_end, t0, state)
 
     cdef object step(self):
-        """One attempt (Fig. 12, Steps 4-15; `_attempt`)."""
         return _attempt(self)
 
 
 def attempt(method, CompiledMode cm, state, double t_end, log):
-    """Take Relaxation's attempts from `state` (see the module docstring); return
-    the Step."""
+    """Take Relaxation's attempts from `state`; return the Step."""
     return attempt_with(_Walk, method, cm, state, t_end, 0.0, log)
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:
-    """How far g lies beyond the guard's surface, or -1 inside (a depth is never
-    negative): below zero for a falling guard (side +1), above for a rising one
-    (-1); for 'either' (0, an FMU's event indicator), on the other side of zero
-    than g_start, the value at the step's start."""
+    """How far g lies beyond the guard's surface (for 'either': from g_start's
+    side), -1 inside."""
     if side > 0.0:
         return -g if g < 0.0 else -1.0
     if side < 0.0:
@@ -128,9 +93,8 @@ cdef inline double _depth(double side, double g_start, double g) noexcept:
 
 
 cdef int _classify(_Walk w, const double* g) noexcept:
-    """Where a finite trial point with guard values g lies: DOMAIN, OUTSIDE, or
-    on the strip of the edge returned, the deepest (ties: the edge declared
-    first); the edges it lies beyond go to order[:n_beyond], deepest first."""
+    """Where a trial point with guards g lies: DOMAIN, OUTSIDE, or on the
+    strip of the edge returned, the deepest (ties: declared first)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, k
     cdef double tau
@@ -152,27 +116,10 @@ cdef int _classify(_Walk w, const double* g) noexcept:
     return DOMAIN if w.n_beyond == 0 else <int>w.order[0]
 
 
-cdef int _trial_end(_Walk w, double t1, const double* y, double* g) except? -3:
-    """Where the trial point y at t1 lies (`_classify`), its guards written to g;
-    OUTSIDE, with g not evaluated, if y is not finite."""
-    if not all_finite(y, w.cm.n):
-        return OUTSIDE
-    w.cm.evaluate(t1, y, g)
-    return _classify(w, g)
-
-
 cdef object _attempt(_Walk w):
-    """One attempt from the walk's point (Fig. 12, Steps 4-15): returns None
-    after a plain step of h into the domain (the walk moved on), else the Step
-    that ends it.
-
-    Trials of h (the last one shortened to land on t_end), h/2, h/4, ... until
-    the trial point lies in D_j^eps (the trial restarts at h every attempt, as
-    n' restarts at 0 in Step 4). A trial in the domain whose guard may have
-    dipped beyond its surface and come back inside the step
-    (`CompiledMode.dip`) is replaced by the trial to the dip's bottom,
-    classified like any other.
-    """
+    """One attempt (Fig. 12, Steps 4-15): None after a plain step into the
+    domain, else the Step that ends it; a guard's dip inside a trial in the
+    domain (`CompiledMode.dip`) replaces it by the trial to the dip."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, hs = min(w.span, w.t_end - t), sigma = 0.0, t1
@@ -186,7 +133,10 @@ cdef object _attempt(_Walk w):
         else:
             cm.stepper.advance(t, &w.x[0], hs,
                                &w.slope[0] if w.has_slope else NULL, &w.y[0])
-        where = _trial_end(w, t + hs, &w.y[0], &w.g1[0])
+        where = OUTSIDE
+        if all_finite(&w.y[0], n):
+            cm.evaluate(t + hs, &w.y[0], &w.g1[0])
+            where = _classify(w, &w.g1[0])
         has_r1 = False
         if where == DOMAIN and cm.has_rhs:
             cm.rates(t + hs, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
@@ -219,13 +169,9 @@ cdef object _attempt(_Walk w):
 
 
 cdef object _strip(_Walk w, int i, double t, double hs, double t1):
-    """The trial of hs from (t, x) ended at (t1, y) on the strip of edge i
-    (order[:n_beyond], the deepest first): the point is recorded at t1, waits
-    eps - tau on the strip (Steps 13-14), and at t1 + eps - tau the edge's reset
-    acts on q, where the step entered the guard (Step 15, R^eps(q, eps) = R(q)),
-    or on y itself for a guard with reset_at='beyond' (an FMU's event mode
-    tests its own condition). A self-loop that fires without Python
-    (`fires_in_place`) and alone allocates no Python object."""
+    """The trial of hs from (t, x) ended at (t1, y) on the strip of edge i: y
+    is recorded at t1, waits eps - tau (Steps 13-14), and the reset acts on q
+    (Step 15, R^eps(q, eps) = R(q)), or on y for reset_at='beyond'."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, j
     cdef double t_reset
@@ -259,14 +205,14 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     if others or not w.in_place[i]:
         return Step(fire(w.firing, cm, w.log, t_reset, new_array(&w.q[0], n), i,
                          others))
-    # a self-loop fired without Python: a silent one (a strip wait at rest), or
-    # a logged one where the run's method does not read each transition as it
-    # comes (`Recorder.each_transition`: Completion does), leaves the walk at
-    # (t_reset, q), from where it goes on
+    # a self-loop fired in place: the walk goes on from (t_reset, q) unless the
+    # run reads each transition (`Recorder.each_transition`: Completion)
     for j in range(n):
         w.x[j] = w.q[j]
     code = fire_in_place(w.firing, cm, w.log, t_reset, &w.x[0], i)
-    if (code == FIRED and w.each_transition) or _bound_hit(w):
+    log = w.log  # at max_events, silent ones too, the Python loop stops
+    if (code == FIRED and log.each_transition) or (
+            len(log.events) + log.n_silent_events >= w.max_events):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))
     w.t = t_reset
     cm.evaluate(w.t, &w.x[0], &w.g0[0])
@@ -275,8 +221,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
 
 
 cdef object _wait(Firing how, CompiledMode cm, state, double t_end, log):
-    """Go on with a strip's wait from `state`: held at its point until t_end,
-    or its edge fires at t_reset (Fig. 12, Steps 13-15)."""
+    """Go on with a strip's wait: held until t_end, or fired at t_reset."""
     if state.t_reset > t_end:
         log.sample(t_end, state.x, cm.name)
         return Step(Waiting(t_end, state.x, cm.name, state.t_reset, state.edge,
@@ -284,17 +229,8 @@ cdef object _wait(Firing how, CompiledMode cm, state, double t_end, log):
     return Step(fire(how, cm, log, state.t_reset, state.x, state.edge, state.others))
 
 
-cdef bint _bound_hit(_Walk w) except -1:
-    """True once the run's transitions, silent ones included, reach max_events
-    (the Python loop then stops with MAX_EVENTS)."""
-    log = w.log
-    return len(log.events) + log.n_silent_events >= w.max_events
-
-
 cdef object _no_step(_Walk w, double hs):
-    """Stop after Step 5's n' = inf (or once halving stops advancing time): an
-    error naming the guard or the flow if the last trial, of hs, was not finite,
-    else Status.NO_PROGRESS."""
+    """Stop after Step 5's n' = inf: NO_PROGRESS, or an error if not finite."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cm.stepper.advance(w.t, &w.x[0], hs, NULL, &w.y[0])
@@ -311,20 +247,11 @@ cdef object _no_step(_Walk w, double hs):
 
 cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
                       double g_strip, double s) except -1:
-    """Write to w.q the point q where the step's curve A^sigma(t, x), sigma in
-    [0, s], first meets guard i (g_start its value at t, g_strip at the strip
-    point).
-
-    Illinois regula falsi on the guard signed positive inside
-    (`core.events`), keeping the domain-side end (so a reset never leaves the
-    state beyond the guard it just left), until that end's |g| is below
-    PROJECT_GTOL eps (`illinois_close`) or the secant falls outside the bracket
-    (round-off width). A trial where the flow or the guard is not finite
-    counts as beyond, with lo's value mirrored (`illinois_mirror`). If x itself
-    lies beyond the guard (a reset put it there: a simultaneous transition),
-    the strip was entered at x and q = x; from its surface, the curve may rise
-    inside first (`_inside_point`).
-    """
+    """Write to w.q where the step's curve A^sigma(t, x), sigma in [0, s],
+    first meets guard i (g_start at t, g_strip at s): Illinois on the signed
+    guard, keeping the domain-side end, until |g| < PROJECT_GTOL eps or the
+    bracket is at round-off; a non-finite trial counts as beyond. q = x where x
+    already lies beyond (a simultaneous transition)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], sign, lo = 0.0, g_q = g_start, sigma, g
@@ -336,8 +263,7 @@ cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
     if _depth(side, g_start, g_start) >= 0.0:
         return 0  # a reset left the state beyond this guard: q = x
     if fabs(g_start) <= w.gtol:
-        # on the surface (a reset left it there): the curve may rise inside
-        # first and come back (a hop shorter than the step)
+        # on the surface: the curve may rise inside first (a short hop)
         if not _inside_point(w, t, i, s, &lo, &g_q):
             return 0  # it leaves at once: enters the strip here, q = x
     sign = bracket_sign(side, g_start, g_strip)  # +1 falling, -1 rising, g_start's
@@ -361,15 +287,8 @@ cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
 
 cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma,
                         double* g) except -1:
-    """Find a point on the step's curve inside guard i by more than the
-    projection's tolerance: write its sigma and g, and the state to q; False if
-    none.
-
-    False at once where the state moves out of the domain at the start (the
-    guard's rate, `CompiledMode.rates`); else probes sigma = eps, 2 eps, 4 eps,
-    ... below s, so a short hop costs a few probes: a dip inside the domain
-    shorter than the strip time eps moves q by O(eps) only (Thm. 27).
-    """
+    """Probe sigma = eps, 2 eps, ... below s for a point inside guard i (sigma,
+    g, the state to q); False if none, or if the state moves out at once."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], probe = w.eps, value

@@ -3,32 +3,24 @@ from ._firing cimport Firing
 from ._mode cimport CompiledMode
 
 
-# One call's point, trial buffers and counts, kept with its mode between calls;
-# each method's walk extends it and defines `step` (see _walk.pyx).
 cdef class Walk:
     cdef CompiledMode cm
     cdef object method, log  # the call's method and Recorder (None between calls)
-    # the method whose parameters the walk holds (`read_settings`), and what its
-    # firings take of it
-    cdef object settings_of
+    cdef object settings_of  # the method whose parameters it holds
     cdef Firing firing
     # span: the longest step (inf under a tolerance); t_end: the next output time
-    # before the call's end (`next_stop`), else that end
+    # before the call's end, else that end
     cdef double h, span, t_end, t0
     cdef public double t
-    # steps accepted and trials rejected in this call, handed to the log at its
-    # end (Halving adds its rejections to the log at once), and the bounds
+    # steps accepted and trials rejected in this call, and the bounds
     cdef long max_halvings, n_steps, n_rejected, max_steps, max_steps_asked
     cdef bint has_slope, busy, has_err
     # the point x (guards g0, rates r0, dx/dt slope), a trial's end y (g1, r1, s1),
     # another point on the step's curve z (gz), the last trial's error estimate
     cdef double[::1] x, g0, r0, slope, y, g1, r1, s1, z, gz, err
     cdef LocalErrors errors  # the run's, where they fit this mode; else None
-    # per edge: its guard resets beyond its surface (`Guard.reset_at`)
-    cdef unsigned char[::1] beyond
-    # the run's output times (`OutputGrid.times`, if it has them) and the
-    # tolerance within which a time is one of them
-    cdef const double[::1] grid
+    cdef unsigned char[::1] beyond  # per edge: `Guard.reset_at` is 'beyond'
+    cdef const double[::1] grid  # the run's output times, if any
     cdef bint has_grid
     cdef double grid_tol
 

@@ -1,25 +1,9 @@
-"""The walk that Halving and Relaxation share, compiled: one call's point, its
-trial buffers and the loop that takes a method's steps from it.
-
-A `Walk` holds the point (t, x) with its guards g0 and, where known, their rates
-r0 and dx/dt there (slope); a trial's end y with its guards g1 (and r1, s1 where
-its slope is taken); another point on the step's curve z with its guards gz (a
-dip's bottom, a trial inside the step); and the local error estimate err of the
-last trial. It is kept with its mode between calls (`CompiledMode.work`). A
-method's walk extends it with its own parameters and scratch and defines `step`:
-one step (or attempt) from the point, None after a plain step, else the Step
-that ends the call.
-
-A walk reads its method's parameters once (`read_settings`: again only for
-another method), and the run's output times as an array (`begin`), so that its
-steps call back no Python but the model's functions and the Recorder's blocks.
-
-`attempt_with` takes the steps of one `Method._attempt`: many per call where the
-flow is a vector field whose steps need no call back between them, or a flow
-whose steps may run in blocks (`steps_in_blocks`: a Co-Simulation FMU's or the
-co-simulation master's compiled steps), up to BLOCK_SIZE, t_end or max_steps;
-one otherwise; then hands the counts and the kept samples to the run's
-Recorder.
+"""The walk Halving and Relaxation share, compiled: one call's point, its trial
+buffers and the loop that takes a method's steps from it (`_walk.pxd` names the
+fields). A method's walk extends `Walk` and defines `step`. It reads its
+method's parameters once (`read_settings`) and the run's output times as an
+array (`begin`), so its steps call back no Python but the model's functions and
+the Recorder's blocks.
 """
 
 from libc.math cimport INFINITY
@@ -36,25 +20,21 @@ from ..core.records import Rated, State, Step, non_finite, unstable
 
 
 cdef class Walk:
-    """One call's state and scratch (see the module docstring)."""
+    """One call's state and scratch, kept with its mode between calls."""
 
     def __init__(self, CompiledMode cm):
         self.cm, self.busy = cm, False
         n, m = max(cm.n, 1), max(cm.m, 1)
-        self.x, self.y, self.slope, self.s1 = (np.empty(n) for _ in range(4))
-        self.z, self.err = np.empty(n), np.empty(n)
-        self.g0, self.g1, self.r0, self.r1 = (np.empty(m) for _ in range(4))
-        self.gz = np.empty(m)
+        self.x, self.y, self.slope, self.s1, self.z, self.err = (
+            np.empty(n) for _ in range(6))
+        self.g0, self.g1, self.r0, self.r1, self.gz = (np.empty(m) for _ in range(5))
         self.beyond = np.array(
             [e.guard.reset_at == "beyond" for e in cm.mode.edges] + [False],
             dtype=np.uint8)
 
     cdef int read_settings(self, method) except -1:
-        """Read the method's parameters (each method's walk adds its own): a
-        method is frozen, so they hold for every call it makes."""
-        self.settings_of = method
-        self.h = method.h
-        # the longest step: h, or up to t_end under a tolerance
+        """Read the method's parameters (frozen: they hold for all its calls)."""
+        self.settings_of, self.h = method, method.h
         self.span = INFINITY if self.cm.is_adaptive else method.h
         self.max_halvings = method.max_halvings
         self.max_steps_asked = method.max_steps
@@ -63,9 +43,7 @@ cdef class Walk:
         return 0
 
     cdef int begin(self, method, log) except -1:
-        """Begin a call of `method` on the run of `log`: the method's parameters
-        (`read_settings`, where another method made the last call) and the
-        run's output times (a GridRecorder's grid, with its tolerance)."""
+        """Read `method`'s parameters (if new) and the run's output times."""
         if method is not self.settings_of:
             self.read_settings(method)
         grid = getattr(log, "grid", None)
@@ -75,8 +53,7 @@ cdef class Walk:
         return 0
 
     cdef double next_stop(self, double t, double t_limit) noexcept:
-        """The next output time after t (`core._grid.next_after`), if before
-        t_limit; else t_limit. A step ends on each."""
+        """The next output time after t if before t_limit, else t_limit."""
         cdef double stop
         if not self.has_grid:
             return t_limit
@@ -84,15 +61,13 @@ cdef class Walk:
         return stop if stop < t_limit else t_limit
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
-        """Start a call from `state` (`begin`): the point."""
+        """Start a call from `state`: the point, its guards and slope."""
         cdef CompiledMode cm = self.cm
         cdef Py_ssize_t n = cm.n, m = cm.m, i
         cdef double[::1] given = np.ascontiguousarray(state.x, dtype=float)
         self.begin(method, log)
-        self.method, self.log = method, log
-        self.t0 = t0
+        self.method, self.log, self.t0 = method, log, t0
         self.t_end = self.next_stop(state.t, t_end)
-        # the run's LocalErrors (`core._local_errors`) where they fit this mode
         self.errors = getattr(log, "local_errors", None)
         if self.errors is not None and self.errors.n != cm.n:
             self.errors = None
@@ -108,7 +83,7 @@ cdef class Walk:
                 cm.mode, self.t, new_array(&self.x[0], n), list(self.g0[:m])
             )
         self.has_slope = isinstance(state, Rated) and state.slope is not None
-        if self.has_slope:  # as `at_point` left them: a list and an array
+        if self.has_slope:  # as `at_point` left them
             rates = state.rates
             for i in range(m):
                 self.r0[i] = rates[i]
@@ -121,10 +96,9 @@ cdef class Walk:
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
-        """Start from `state` and take steps (`step`) until one ends the call,
-        t_end, max_steps or BLOCK_SIZE steps, or after one step where the flow
-        calls back each step; return the Step. Each output time on the way
-        (`next_stop`) ends a step, without ending the call."""
+        """Take steps from `state` until one ends the call, t_end, max_steps or
+        BLOCK_SIZE steps (one step where the flow calls back each step); each
+        output time on the way ends a step, not the call. Return the Step."""
         cdef CompiledMode cm = self.cm
         self.start(method, log, t_end, t0, state)
         flow = cm.mode.flow
@@ -145,20 +119,17 @@ cdef class Walk:
         return step
 
     cdef object step(self):
-        """One step from the point: None after a plain step, else the Step that
-        ends the call (each method's walk defines it)."""
+        """One step: None after a plain step, else the Step that ends the call."""
         raise NotImplementedError
 
     cdef int estimate(self, double hs) except -1:
-        """Estimate the local error of the trial of hs just taken, its end's
-        slope in s1 (where the run keeps estimates)."""
+        """Estimate the local error of the trial of hs (its end's slope in s1)."""
         if self.errors is not None:
             self.has_err = self.cm.stepper.estimate(hs, &self.s1[0], &self.err[0])
         return 0
 
     cdef int accept(self, double t1, double hs, bint has_r1) except -1:
-        """Move the point to the trial's end at t1 (y, g1, and r1 and s1 if
-        has_r1), keep its error estimate (made with s1) and its sample."""
+        """Move the point to the trial's end at t1; keep its error and sample."""
         self.x, self.y = self.y, self.x
         self.g0, self.g1 = self.g1, self.g0
         if has_r1:
@@ -175,8 +146,7 @@ cdef class Walk:
         return 0
 
     cdef object at_point(self):
-        """The Step to the point, with its rates and slope for the next step
-        (and the adaptive stepper's proposal)."""
+        """The Step to the point, with its rates, slope and proposed step."""
         cdef CompiledMode cm = self.cm
         cdef Py_ssize_t n = cm.n, m = cm.m, i
         x = new_array(&self.x[0], n)
@@ -192,10 +162,10 @@ cdef class Walk:
 
 cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,
                          double t0, log):
-    """Take a method's steps from `state` with its walk (`kind`, a Walk kept with
-    the mode, or a fresh one where that one is busy); return the Step."""
+    """Take a method's steps from `state` with its walk `kind` (a fresh one where
+    the mode's is busy: a reset that runs another simulation)."""
     cdef Walk w = cm.work.get(kind)
-    if w is None or w.busy:  # busy: a reset that runs another simulation
+    if w is None or w.busy:
         w = kind(cm)
         cm.work.setdefault(kind, w)
     w.busy = True

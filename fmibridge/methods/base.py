@@ -10,6 +10,7 @@ import platform
 import sys
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -41,18 +42,14 @@ from .watchdog import Watchdog
 if TYPE_CHECKING:
     from ..flows.stiff import Stiff
 
-# A fixed step whose local error estimate exceeds this fraction of its state's
-# scale makes the run warn (`Method.error_warning`). On Example 1 (Burden et al.,
-# Table I) impacts start to be missed from an estimate of about 3e-4 (midpoint
-# steps; 1.7e-3 for RK4): 1e-4 leaves a margin of three (docs/benchmarks.md,
-# design measurements).
+# A fixed step's local error estimate above this fraction of its state's scale
+# warns: on Example 1 (Burden et al., Table I) impacts are missed from about 3e-4
+# (docs/benchmarks.md), so a margin of three.
 ERROR_WARNING = 1e-4
-# The relative tolerance of an adaptive run that gives none where the model has
-# no DefaultExperiment tolerance either: FMPy's default for CVode.
+# rtol of an adaptive run where neither it nor the model gives one: FMPy's for CVode.
 DEFAULT_RTOL = 1e-5
-# A step halved more often than float64 has binary exponents (2**1023 down to
-# 2**-1074) is zero: no count of halvings past this changes a run, and the
-# compiled loops count up to twice it in a C long (`max_halvings`)
+# A step halved more often than float64 has binary exponents is zero: no count of
+# halvings past this changes a run (the compiled loops count to twice it).
 MAX_HALVINGS = 2100
 PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
@@ -76,22 +73,14 @@ class Method(abc.ABC):
     """
 
     name: ClassVar[str] = "method"
-    # the flows the method runs (tested with isinstance; Flow itself is abstract)
     requires: ClassVar[type[Flow]] = Flow  # type: ignore[type-abstract]
-    # h is the step every step takes (not only an upper bound): checked against
-    # the run's interval and max_steps before the run
-    fixed_step: ClassVar[bool] = True
-    # the method continues Zeno executions itself (Completion)
-    completes_zeno: ClassVar[bool] = False
-    # its executions pass Zeno points by construction (Relaxation's strips)
-    passes_zeno: ClassVar[bool] = False
-    # an impact (`_firing.is_impact`) resets only where its guard's own rate says
-    # the contact approaches (Or and Ames eq. 4 needs dh qdot < 0)
+    fixed_step: ClassVar[bool] = True  # h is every step's, not only a bound
+    completes_zeno: ClassVar[bool] = False  # continues Zeno executions (Completion)
+    passes_zeno: ClassVar[bool] = False  # by construction (Relaxation's strips)
+    # an impact resets only on an approach (Or and Ames eq. 4: dh qdot < 0)
     resets_on_approach: ClassVar[bool] = True
-    # its compiled walk ends a step on each output time of `t_eval` and goes on
-    # (`_walk.Walk.next_stop`); else each attempt ends there
-    walks_grid: ClassVar[bool] = False
-
+    walks_grid: ClassVar[bool] = False  # its walk ends steps on output times
+    tolerates: ClassVar[bool] = False  # its steps may be chosen under rtol, atol
     # the integrator when none is given: of fixed steps, and under a tolerance
     default_integrator: ClassVar[str] = "rk4"
     adaptive_integrator: ClassVar[str] = "dopri5"
@@ -115,9 +104,6 @@ class Method(abc.ABC):
         at_least_one("max_events", self.max_events)
         positive("error_warning", self.error_warning)
 
-    # methods whose steps may be chosen under a tolerance (rtol, atol)
-    tolerates: ClassVar[bool] = False
-
     @property
     def scheme(self) -> Scheme:
         """The integrator as a Scheme (a Butcher tableau)."""
@@ -125,15 +111,13 @@ class Method(abc.ABC):
 
     @property
     def is_adaptive(self) -> bool:
-        """True if the steps are chosen under a tolerance (an adaptive
-        integrator, `Scheme.is_adaptive`), h being only the first."""
+        """True if the steps are chosen under a tolerance, h only the first."""
         return bool(getattr(self.integrator, "is_adaptive", False))
 
     def tolerance(self, system: HybridSystem) -> tuple[float, float] | None:
         """Return (rtol, atol) of an adaptive run on `system`, None for fixed
         steps: rtol as given, else the model's DefaultExperiment tolerance, else
-        DEFAULT_RTOL; atol as given, else rtol (FMPy's CVode: rtol times the
-        states' nominal values, 1 here)."""
+        DEFAULT_RTOL; atol as given, else rtol (as FMPy's CVode, nominal 1)."""
         if not self.is_adaptive:
             return None
         rtol = getattr(self, "rtol", None)
@@ -203,16 +187,10 @@ class Method(abc.ABC):
         return TIME_RTOL * self.h
 
     def _loop(self, system, state: State, t_end: float, log, bar, grid, watch):
-        """Attempt steps (and the flows' own events) until a stop; return why, and
-        the detail that names what is at fault (`watch`, the run's Watchdog).
-
-        Each attempt ends by t_end, the flow's next time event and a series'
-        horizon (`Watchdog.step_limit`), whichever comes first; and, for a
-        method whose compiled walk does not end steps on the output `grid`
-        itself (`walks_grid`), by the grid's next time. A time event at t_end
-        is run before the run ends there (as FMPy does, and as a Co-Simulation
-        FMU does inside its last step), so the last row is the state after it.
-        """
+        """Attempt steps (and the flows' own events) until a stop; return why and
+        the detail. Each attempt ends by t_end, the next time event, a series'
+        horizon and, unless the method `walks_grid`, the next output time. A time
+        event at t_end runs before the end (as in FMPy)."""
         deadline = time_limit.current()  # simulate(timeout=...): wall time
         modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
@@ -264,34 +242,33 @@ class Method(abc.ABC):
         )
 
     def _is_due(self, flow: Flow, t: float) -> bool:
-        """True if the flow's next time event is at t (up to round-off) and the
-        flow runs on (an FMU that ended the simulation runs no event)."""
+        """True if the flow's next time event is at t and the flow runs on."""
         if flow.is_terminated:
             return False
         t_event = flow.next_event_time()
         return t_event < math.inf and reached(t, t_event, self.h)
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
-        """Return the provenance entries of the run's error: the largest local
-        error estimate of a fixed step (`step_error`), the largest displacement
-        of a strip's wait (`strip_error`), or the tolerance of an adaptive run;
-        warn where one exceeds `error_warning` (`LocalErrors`)."""
+        """Return the provenance entries of the run's error (`step_error`,
+        `strip_error`, or an adaptive run's tolerance); warn where one exceeds
+        `error_warning`."""
         tolerance = self.tolerance(system)
         if tolerance is not None:
             rtol, atol = tolerance
             return {"tolerance": repr({"rtol": rtol, "atol": atol})}
         errors, entries = log.local_errors, dict[str, str]()
-        names = system.state_names
-        step = None if errors is None else errors.report(self.error_warning)
-        if step is not None:
-            entries["step_error"] = repr({**step, "state": names[step["state"]]})
-            if step["relative"] > self.error_warning:
-                log.warn(self._step_warning(step, names[step["state"]]))
-        strip = None if errors is None else errors.strip_report(self.error_warning)
-        if strip is not None:
-            entries["strip_error"] = repr({**strip, "state": names[strip["state"]]})
-            if strip["relative"] > self.error_warning:
-                log.warn(self._strip_warning(strip, names[strip["state"]]))
+        if errors is None:
+            return entries
+        for key, report, warning in (
+            ("step_error", errors.report, self._step_warning),
+            ("strip_error", errors.strip_report, self._strip_warning),
+        ):
+            found = report(self.error_warning)
+            if found is not None:
+                name = system.state_names[found["state"]]
+                entries[key] = repr({**found, "state": name})
+                if found["relative"] > self.error_warning:
+                    log.warn(warning(found, name))
         return entries
 
     def _step_warning(self, step: dict, name: str) -> str:
@@ -330,8 +307,6 @@ class Method(abc.ABC):
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
         """Take one step: accept it, or reject and halve, or fire a reset."""
-
-    # -- shared helpers -------------------------------------------------------
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
         if not isinstance(system, HybridSystem):
@@ -372,9 +347,8 @@ class Method(abc.ABC):
         return float(t_end)
 
     def _check_step(self, t0: float, t_end: float) -> None:
-        """Refuse an h that the run cannot take (below the resolution of time, or
-        more fixed steps than max_steps); warn if a fixed step is longer than
-        the run."""
+        """Refuse an h below the resolution of time or needing more than
+        max_steps; warn if a fixed step is longer than the run."""
         if t_end + self.h == t_end or t0 + self.h == t0:
             raise FmibridgeError(
                 f"`h` = {self.h!r} s is below the resolution of time in this run "
@@ -399,13 +373,11 @@ class Method(abc.ABC):
 
     @property
     def location_tolerance(self) -> float:
-        """How closely this method locates an event's time, s (each Event's
-        t_tol); nan where it states none."""
+        """How closely this method locates an event's time, s (nan: not stated)."""
         return math.nan
 
     def _check_tolerance(self) -> None:
-        """Validate rtol and atol (None, or finite and > 0) and their integrator:
-        a tolerance needs an adaptive one (`Scheme.is_adaptive`)."""
+        """Validate rtol and atol and that their integrator is adaptive."""
         for key in ("rtol", "atol"):
             if getattr(self, key) is not None:
                 positive(key, getattr(self, key))
@@ -422,33 +394,16 @@ class Method(abc.ABC):
             )
 
     def placing(self, t_tol: float) -> Method:
-        """Return this method with its transitions placed within t_tol of their
-        crossings in time, where a parameter of it sets how closely (it stays as
-        it is where none does, or where the caller set one)."""
+        """Return this method placing transitions within t_tol of their crossings
+        where a parameter sets how closely (unless the caller set it)."""
         return self
 
     def time_resolution(self, gap: float, rate: float) -> float:
-        """Return how far from the crossing, in time, this method may place a
-        transition whose state has guard value `gap` and rate `rate`: the gap
-        over the rate (it fires where it found the guard); 0 on the surface,
-        inf (not known) off it at rate 0."""
+        """Return how far in time from the crossing this method may place a
+        transition at guard value `gap` and rate `rate` (inf: not known)."""
         if not rate:
             return 0.0 if gap == 0.0 else math.inf
         return abs(gap) / abs(rate)
-
-    def advance(
-        self,
-        mode: Mode,
-        t: float,
-        x: np.ndarray,
-        h: float,
-        slope: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Advance the mode's flow by h with this method's scheme; `slope`, dx/dt
-        at (t, x) if known, spares the first stage (`Flow.advance_from`)."""
-        if slope is None:
-            return mode.flow.advance(t, x, h, self.scheme)
-        return mode.flow.advance_from(t, x, h, self.scheme, slope)
 
     def _coarse(self, edge: Edge, t: float, miss: float, log: Recorder) -> None:
         """Warn once per run that steps of h may not see a dip of edge's guard."""
@@ -461,20 +416,6 @@ class Method(abc.ABC):
             f"{miss:.2g} of its size); steps of h <= {h:.2g} s resolve it.",
         )
 
-    def fire(
-        self,
-        mode: Mode,
-        state: State,
-        edge: Edge,
-        log: Recorder,
-        simultaneous: tuple[str, ...] = (),
-    ) -> State:
-        """Apply `edge`'s reset at `state` (in `mode`), log the event and return
-        the new state (`_firing.fire`: a silent self-loop returns the same
-        state; a bad reset is an error naming it)."""
-        index = next(k for k, e in enumerate(mode.edges) if e is edge)
-        return self.fire_at(mode, state, index, log, simultaneous)
-
     def fire_at(
         self,
         mode: Mode,
@@ -483,7 +424,8 @@ class Method(abc.ABC):
         log: Recorder,
         simultaneous: tuple[str, ...] = (),
     ) -> State:
-        """`fire` the edge mode.edges[index] (a method that knows the index)."""
+        """Apply the reset of mode.edges[index] at `state`, log the event and
+        return the new state (`_firing.fire`)."""
         compiled = compiled_mode(mode, self.scheme, self.h)
         return fire_edge(
             self.resets_on_approach,
@@ -497,8 +439,7 @@ class Method(abc.ABC):
         )
 
     def _callbacks(self, system: HybridSystem) -> str:
-        """Name the Python functions the compiled loops called back, mode by mode
-        (each costs a Python call per evaluation), or 'none'."""
+        """Name the Python functions the compiled loops call, mode by mode."""
         named, tolerance = [], self.tolerance(system)
         for mode in system.modes.values():
             names = self._mode_callbacks(mode, tolerance)
@@ -520,8 +461,7 @@ class Method(abc.ABC):
 
     @functools.cached_property
     def _parameters_text(self) -> str:
-        """repr(self.parameters()), once per method (its fields are frozen)."""
-        return repr(self.parameters())
+        return repr(self.parameters())  # once: the fields are frozen
 
     def _provenance(
         self, system: HybridSystem, t_end: float, wall: float
@@ -546,9 +486,7 @@ class Method(abc.ABC):
 def _last_edges(log: Recorder) -> str:
     """Name the edges behind the last transitions (the detail of MAX_EVENTS)."""
     last = log.events[-100:]
-    counts: dict[str, int] = {}
-    for event in last:
-        counts[event.edge] = counts.get(event.edge, 0) + 1
+    counts = Counter(event.edge for event in last)
     named = ", ".join(f"{edge!r} {n}x" for edge, n in counts.items())
     return (
         f"{len(log.events)} transitions and {log.n_silent_events} silent events; "
@@ -569,7 +507,7 @@ def _units(system: HybridSystem) -> dict[str, str]:
 
 def _plan_undo(system: HybridSystem) -> None:
     """Tell each flow which steps the run may undo: those its modes' guards may
-    cross (`CrossingForecast`); a flow without guards undoes none."""
+    cross (`CrossingForecast`)."""
     guards: dict[int, tuple[Flow, list]] = {}
     for mode in system.modes.values():
         entry = guards.setdefault(id(mode.flow), (mode.flow, []))
@@ -581,8 +519,8 @@ def _plan_undo(system: HybridSystem) -> None:
 
 
 def _observer(system: HybridSystem):
-    """Return the Recorder's observer: each sample asks its mode's flow, or None
-    where no flow records columns or reports events of its own."""
+    """Return the Recorder's observer (each sample asks its mode's flow), or
+    None where no flow records columns or reports its own events."""
     if not any(f.recorded_names or f.reports_events for f in system.flows()):
         return None
     return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
@@ -592,16 +530,14 @@ VERSIONED = ("numpy", "scipy", "pandas", "fmpy")  # dependencies named in proven
 
 
 def _versions() -> str:
-    """The versions of fmibridge, of the dependencies this process has loaded
-    (numpy, scipy, pandas, fmpy: one not loaded did not take part in the run)
-    and of Python, for provenance."""
+    """The versions of fmibridge, of the dependencies loaded (one not loaded did
+    not take part in the run) and of Python."""
     return _versions_of(tuple(name in sys.modules for name in VERSIONED))
 
 
 @functools.cache
 def _versions_of(loaded: tuple[bool, ...]) -> str:
-    """`_versions` where each of VERSIONED is loaded or not (`loaded`): a loaded
-    module's version does not change, so the text is built once per case."""
+    """`_versions`, built once per set of VERSIONED `loaded`."""
     from .. import __version__
 
     packages = ", ".join(
@@ -614,12 +550,8 @@ def _versions_of(loaded: tuple[bool, ...]) -> str:
 
 
 class _Progress:
-    """A tqdm bar over simulated time, on a terminal only.
-
-    The bar starts after the first step, so the time numba spends compiling
-    the first step's code is not taken for simulation time (an ETA of minutes
-    for a run of seconds), and shows only for runs longer than a second.
-    """
+    """A tqdm bar over simulated time, on a terminal only, shown for runs
+    longer than a second from the first step on."""
 
     def __init__(self, t0: float, t_end: float, *, enabled: bool) -> None:
         self._bar = None

@@ -1,63 +1,11 @@
 """Zeno completion (Or and Ames): truncate accumulating impacts, slide, lift off.
 
-`Completion(inner)` wraps any method. In the free mode it delegates each step to
-`inner._attempt` and watches the event log; when the last impact satisfies the
-truncation test it applies R* (project onto h = 0, dh qdot = 0) and switches to
-the mode "constrained", which it integrates itself with the contact force lam of
-eq. (6), recorded as the output column `lam`. When lam falls through zero it
-locates the instant (Illinois, then secant, like a guard on lam) and lifts off
-into "<free>:lifted", a copy of the free mode whose impact edge is disarmed until
-the gap rate falls through zero (the apex), so the impact that ended a
-constrained phase is not re-detected at once; the edge "rearm" then
-returns to the free mode.
-
-Decisions where the paper leaves a choice:
-
-- Truncation test: Definition 7 with the model's conservative bounds
-  (`Contact.bounds`) when it has them (eq. 10 with dh M^-1 dh^T in the
-  denominator, as the impact law requires); otherwise a model-free
-  test: the gap rates of the last N_SERIES impacts must decay geometrically
-  (ratios r < 1 within RATIO_SPREAD) while their intervals shrink, and the
-  predicted tails, times FALLBACK_SAFETY, must be below eps_t, eps_q, eps_v
-  (the constants of `_completion`, where the tests run compiled):
-  in time the flights still to come, 2 r abs(hdot) / ((1 - r) a), a = -hddot
-  at R*x (the flight-time sum behind c1 of eq. 15, exact on flat ground), in
-  position and velocity the last increment * r / (1 - r). The rates, not the
-  impact times, carry the decay: a method that delays each transition by a
-  step fraction (Relaxation's strip wait) keeps the rates right. Each rate is
-  compared with the one before at that one's gap (carried there by energy,
-  hdot^2 + 2 a dh): Unilateral fires anywhere in its event band, before the
-  surface, and the jitter of that placement would otherwise read as a series
-  that does not decay. An impact placed where 2 a abs(h) exceeds hdot^2 is
-  unresolved (its rate tells where the method fired, not the flight): at the
-  first one of a series the test reads the impacts before it and truncates
-  if their predicted tails (without FALLBACK_SAFETY) are within the budgets,
-  else warns by what factor eps or the placement must change; no later
-  impact of that series is tested. Both tests also need condition (i),
-  lam(R*x) > 0.
-- Placing the impacts: each impact of a series shifts every later one, and the
-  truncation test reads their rates, so Completion asks its inner method to
-  place transitions within its `t_tol` (`Method.placing`: Unilateral then caps
-  its event band by the approach rate; a method without such a parameter, or
-  given one, stays as it is).
-- R* is applied to the pre-impact state, Euclidean, as Theorem 3 assumes. e = 0:
-  switch at once when lam > 0, the impact already lands on Z. e = 1: never truncate.
-- Switch time: `switch="truncation"` starts the constrained motion at the
-  truncating impact tau_k, as the paper does. `switch="limit"` (default) carries
-  R*x along the constrained flow for the predicted remaining Zeno time
-  2 e abs(hdot-) / ((1 - e) abs(hddot)) (exact on flat ground) and switches there, so
-  the reported switching time estimates tau_inf.
-- Constraint drift: projection after every constrained step (Newton on h,
-  Euclidean on dh qdot), so h and dh qdot are zero to round-off (exactly zero
-  when h is a state).
-- Constrained steps grow by doubling from h while step doubling agrees within
-  `tol` and lam changes over each half step by less than LAM_CHANGE of its
-  value; a body at rest reaches t_end in O(log(t_end / h)) steps. Steps
-  never drop below h except to land on t_end or to locate a lift-off. They
-  run compiled (`_completion.Phase`), on the contact's compiled numerics
-  (`_contact.ContactFunctions`).
-- Lift-off (A17): lam <= 0 at a sample ends the step; a lam that touches zero
-  without crossing between samples is not detected.
+`Completion(inner)` runs the free mode with `inner`; once the last impact meets
+the truncation test (`_completion.Series`) it applies R* and integrates the
+mode "constrained" itself (`_completion.Phase`), with the contact force lam of
+eq. (6) as the column `lam`; where lam falls through zero it lifts off into
+"<free>:lifted", whose impact edges wait for the gap rate's apex ("rearm").
+docs/guide/completion.md lists the choices the paper leaves open.
 
 References
 ----------
@@ -69,6 +17,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -101,15 +50,10 @@ __all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
-# The modes added to each free mode (`_added`) with the contact, impact edges and
-# state names they were built for, kept while the free mode lives: the same Mode
-# objects each run, so their compiled forms (`compiled_mode`, keyed by the mode)
-# are built once, not per run.
-_ADDED: dict[int, tuple[Contact, tuple, tuple[str, ...], Mode, Mode]] = {}
-# The completed system of each system (`Completion._completed`), with the impact
-# edge asked for, t0 and x0 it was built for, kept while the system lives: a
-# system run again (a sweep, a benchmark's repeats) is not completed and
-# checked again each run.
+# What completion adds, kept while its owner lives (`_kept`): the modes added to
+# each free mode, so their compiled forms are built once; the completed system
+# of each system, so a system run again is not completed and checked again.
+_ADDED: dict[int, tuple[tuple, tuple[Mode, Mode]]] = {}
 _COMPLETED: dict[int, tuple[tuple, HybridSystem]] = {}
 # |h| and |dh qdot| below this at t0 count as on Z (step 2 of the procedure, A10).
 ON_SURFACE = 1e-12
@@ -129,24 +73,20 @@ class ConstrainedFlow(VectorField):
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.state_names = state_names
         self.functions = contact.compiled(len(state_names))
-        # memory of a run (`start`): the last constrained step, and the current
-        # series of impacts; `busy` while a run uses them
-        self.last_step: float | None = None
-        self.series = Series(self.functions, free, impact_edges, contact.bounds)
-        self.busy = False
+        self.busy = False  # while a run uses its memory (`start`)
         self._steppers: dict[str, ProjectedStepper] = {}
         self._phases: dict[str, Phase] = {}
+        self.start()
 
     def start(self) -> None:
-        """Forget the previous run's memory: a run starts with no series."""
-        self.last_step = None
+        """Forget the last run: its last constrained step and series of impacts."""
+        self.last_step: float | None = None
         self.series = Series(
             self.functions, self.free, self.impact_edges, self.contact.bounds
         )
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the constrained dynamics dx/dt with the contact force lam (Or and
-        Ames, eq. 6)."""
+        """Return dx/dt of eq. (7), with the contact force lam of eq. (6)."""
         return self.functions.constrained(t, x)[0]
 
     def rhs_function(self):
@@ -155,18 +95,16 @@ class ConstrainedFlow(VectorField):
 
     def stepper(self, scheme: Scheme) -> ProjectedStepper:
         """Return the constrained steps of `scheme`: a step on eq. (7), then R*."""
-        found = self._steppers.get(scheme.name)
-        if found is None:
-            found = ProjectedStepper(self.functions, scheme.tableau)
-            self._steppers[scheme.name] = found
-        return found
+        if scheme.name not in self._steppers:
+            stepper = ProjectedStepper(self.functions, scheme.tableau)
+            self._steppers[scheme.name] = stepper
+        return self._steppers[scheme.name]
 
     def phase(self, scheme: Scheme) -> Phase:
         """Return the constrained phases of `scheme` (`_completion.Phase`)."""
-        found = self._phases.get(scheme.name)
-        if found is None:
-            found = self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
-        return found
+        if scheme.name not in self._phases:
+            self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
+        return self._phases[scheme.name]
 
     def advance(
         self,
@@ -176,23 +114,16 @@ class ConstrainedFlow(VectorField):
         scheme: Scheme,
         slope: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Step and project onto Z. A known `slope` (dx/dt at (t, x)) replaces the
-        first stage's evaluation, which an explicit scheme makes at (t, x) itself."""
+        """Step and project onto Z; `slope`, dx/dt at (t, x) if known, spares the
+        first stage."""
         return self.stepper(scheme).constrained_step(t, x, h, slope)
-
-    def advance_from(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
-    ) -> np.ndarray:
-        """Return `advance` from the known dx/dt `slope` at (t, x)."""
-        return self.advance(t, x, h, scheme, slope)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the contact force lam at (t, x)."""
         return {**super().variables(t, x), "lam": self.contact.lam(t, x)}
 
     def callbacks(self) -> list[str]:
-        """Name the contact's primitives that the constrained phases call back
-        in Python (`_completion.Phase` calls the others as machine code)."""
+        """Name the contact's primitives the constrained phases call in Python."""
         f = self.functions
         parts = (f.gap, f.gradient, f.force, f.hessian)
         return [p.what for p in parts if isinstance(p, (PythonScalars, PythonVector))]
@@ -203,8 +134,7 @@ class ConstrainedFlow(VectorField):
 
 
 class GapRate:
-    """The gap rate dh qdot as a guard (the lifted mode's "rearm"): called from
-    Python, and compiled for the loops (`engine_entry`)."""
+    """The gap rate dh qdot as a guard (the lifted mode's "rearm")."""
 
     __name__ = "gap_rate"
 
@@ -215,7 +145,7 @@ class GapRate:
         return self.contact.rate(t, x)
 
     def engine_entry(self, n: int):
-        """The contact's compiled gap rate, entry 0 (`flows.compiled.engine_entry`)."""
+        """The contact's compiled gap rate, entry 0 (`flows.compiled`)."""
         return self.contact.compiled(n).rate_function, 0
 
 
@@ -263,8 +193,7 @@ class Completion(Method):
     name: ClassVar[str] = "completion"
     completes_zeno: ClassVar[bool] = True
 
-    # Given as None, filled in __post_init__ (inner required; the eps_* from eps,
-    # h, integrator and the bounds from inner): typed as held, the ignores say so.
+    # None: filled in __post_init__ from eps and inner (typed as held)
     inner: Method = None  # type: ignore[assignment]
     eps: float = 1e-3
     eps_t: float = None  # type: ignore[assignment]
@@ -302,8 +231,6 @@ class Completion(Method):
                 f"{self.switch!r}."
             )
 
-    # -- run: the completed system ----------------------------------------------------
-
     def run(
         self,
         system: HybridSystem,
@@ -312,10 +239,7 @@ class Completion(Method):
         progress: bool = False,
         t_eval: ArrayLike | None = None,
     ) -> Result:
-        """Simulate the completed system of `system` (Def. 4) from t0 to `t_end`.
-
-        `progress` and `t_eval` are those of `Method.run`.
-        """
+        """Simulate the completed system of `system` (Def. 4); see `Method.run`."""
         completed = self._completed(system)
         flow: ConstrainedFlow = completed.mode(CONSTRAINED).flow  # type: ignore[assignment]
         flow.start()
@@ -340,15 +264,7 @@ class Completion(Method):
                 f"`system` must be a HybridSystem, got {type(system)}."
             )
         key = (self.impact_edge, system.t0, system.x0.tobytes())
-        found = _COMPLETED.get(id(system))
-        if found is not None and found[0] == key and not _busy(found[1]):
-            return found[1]
-        completed = self._complete(system)
-        if found is None:
-            weakref.finalize(system, _COMPLETED.pop, id(system), None)
-        if found is None or not _busy(found[1]):
-            _COMPLETED[id(system)] = (key, completed)
-        return completed
+        return _kept(_COMPLETED, system, key, lambda: self._complete(system), _busy)
 
     def _complete(self, system: HybridSystem) -> HybridSystem:
         """Build the completed system of `system` (`_completed`)."""
@@ -363,8 +279,7 @@ class Completion(Method):
                     f"completion adds; rename it."
                 )
         lifted, constrained = _added(free, contact, impacts, system.state_names)
-        mode, x0 = system.initial_mode, system.x0
-        t0 = system.t0
+        mode, x0, t0 = system.initial_mode, system.x0, system.t0
         if (
             mode == free.name
             and abs(contact.h(t0, x0)) <= ON_SURFACE
@@ -389,19 +304,15 @@ class Completion(Method):
         """Return the free mode and the names of its impact edges."""
         t0, x0 = system.t0, system.x0
         gap = contact.h(t0, x0)
+
+        def is_impact(e: Edge) -> bool:
+            if self.impact_edge is not None:
+                return e.name == self.impact_edge
+            return math.isclose(e.guard(t0, x0), gap, rel_tol=1e-12, abs_tol=1e-15)
+
         found = {}
         for mode in system.modes.values():
-            names = tuple(
-                e.name
-                for e in mode.edges
-                if (
-                    e.name == self.impact_edge
-                    if self.impact_edge is not None
-                    else math.isclose(
-                        e.guard(t0, x0), gap, rel_tol=1e-12, abs_tol=1e-15
-                    )
-                )
-            )
+            names = tuple(e.name for e in mode.edges if is_impact(e))
             if names:
                 found[mode.name] = (mode, names)
         if len(found) != 1:
@@ -415,13 +326,11 @@ class Completion(Method):
     def _mode_callbacks(
         self, mode: Mode, tolerance: tuple[float, float] | None
     ) -> list[str]:
-        """The constrained mode's phases run on the contact's numerics
-        (`ConstrainedFlow.callbacks`); the other modes are the inner method's."""
+        """The constrained mode's callbacks are its contact's; the others the
+        inner method's."""
         if mode.name == CONSTRAINED:
             return mode.flow.callbacks()  # type: ignore[attr-defined]
         return super()._mode_callbacks(mode, tolerance)
-
-    # -- one attempt ------------------------------------------------------------
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
@@ -454,9 +363,8 @@ class Completion(Method):
         return Step(self._switch(flow, last, t_end, log))
 
     def _check_resolution(self, flow: ConstrainedFlow, log: Recorder) -> None:
-        """Warn if the inner method places the impacts of this Zeno series, added
-        up, less precisely in time than half of eps_t: each shifts all after it,
-        and Theorem 3 bounds the truncation only, not the inner method's error."""
+        """Warn if the inner method places the series' impacts, added up, less
+        precisely than eps_t / 2 (Theorem 3 bounds the truncation only)."""
         late = flow.series.placed(self.inner)
         if late > 0.5 * self.eps_t:
             log.warn_once(
@@ -470,8 +378,7 @@ class Completion(Method):
 
     def _warn_floor(self, flow: ConstrainedFlow, log: Recorder) -> None:
         """Warn that a geometric series reached the inner method's resolution
-        (`Series`) with its predicted tails above the budgets: it will not be
-        truncated; say by how much to tighten the placement or loosen eps."""
+        (`Series.floor`) with its tails above the budgets: it is not truncated."""
         t, _, rate, gap = flow.series.impacts[-1]
         over = flow.series.excess / FALLBACK_SAFETY
         log.warn_once(
@@ -490,12 +397,9 @@ class Completion(Method):
         )
 
     def _leave(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
-        """Take the first step after a lift-off here, so no guard starts at zero.
-
-        At lift-off h = dh qdot = 0 exactly; methods that extrapolate guards
-        (Unilateral) would see the rearm guard on its surface. One plain step of h
-        (no apex can occur that soon unless the hop is below h) moves both off zero.
-        """
+        """Take the first step of h after a lift-off here: h = dh qdot = 0 there,
+        and a method that extrapolates guards (Unilateral) would see the rearm
+        guard on its surface."""
         hs = min(self.h, t_end - state.t)
         x = mode.flow.advance(state.t, state.x, hs, self.scheme)
         t = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
@@ -506,21 +410,16 @@ class Completion(Method):
     def _switch(
         self, flow: ConstrainedFlow, event: Event, t_end: float, log: Recorder
     ) -> State:
-        """Apply R* to the truncating impact's state (and, for switch='limit',
-        carry it along the constrained flow to the predicted tau_inf), log the
-        switch "zeno" and return the state in "constrained"."""
+        """Log the switch "zeno" (`Series.switch`); return the state after it."""
         stepper = flow.stepper(self.scheme)
         t, x, lam = flow.series.switch(stepper, self.switch == "limit", t_end)
         log.event(Event(t, "zeno", event.source, CONSTRAINED, event.x_before, x))
         log.sample(t, x, CONSTRAINED, lam=lam)
         return State(t, x, CONSTRAINED)
 
-    # -- the constrained phase --------------------------------------------------
-
     def _phase(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
-        """Take constrained steps up to a lift-off, t_end or BLOCK samples in one
-        compiled call (`_completion.Phase`), and log them; one step per call
-        where the Recorder streams to a journal, so that a crash loses none."""
+        """Take constrained steps in one compiled call (`_completion.Phase`), one
+        where the Recorder streams to a journal (a crash loses none)."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
         phase = flow.phase(self.scheme)
         max_steps = self.max_steps - log.n_steps
@@ -551,41 +450,46 @@ def _added(
     free: Mode, contact: Contact, impacts: tuple, state_names: tuple[str, ...]
 ) -> tuple[Mode, Mode]:
     """Return the modes "<free>:lifted" and "constrained" that completion adds to
-    the free mode with these impact edges: those of an earlier run (`_ADDED`)
-    unless that run is still going (a reset that runs another simulation)."""
-    found = _ADDED.get(id(free))
-    if (
-        found is not None
-        and found[0] is contact
-        and found[1:3] == (impacts, state_names)
-        and not found[4].flow.busy  # type: ignore[attr-defined]
-    ):
-        return found[3], found[4]
-    lifted_name = LIFTED.format(free.name)
-    rearm = Edge(
-        Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
-    )
-    kept = tuple(e for e in free.edges if e.name not in impacts)
-    lifted = Mode(lifted_name, free.flow, (*kept, rearm))
-    flow = ConstrainedFlow(contact, state_names, free.name, impacts)
-    lift_off = Edge(Guard(contact.lam, "falling", name="lift-off"), lifted_name)
-    constrained = Mode(CONSTRAINED, flow, (lift_off,))
+    the free mode with these impact edges."""
+
+    def build() -> tuple[Mode, Mode]:
+        lifted_name = LIFTED.format(free.name)
+        rearm = Edge(
+            Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
+        )
+        kept = tuple(e for e in free.edges if e.name not in impacts)
+        lifted = Mode(lifted_name, free.flow, (*kept, rearm))
+        flow = ConstrainedFlow(contact, state_names, free.name, impacts)
+        lift_off = Edge(Guard(contact.lam, "falling", name="lift-off"), lifted_name)
+        return lifted, Mode(CONSTRAINED, flow, (lift_off,))
+
+    # the constrained flow holds the contact: its id is not reused while kept
+    key = (id(contact), impacts, state_names)
+    return _kept(_ADDED, free, key, build, lambda modes: modes[1].flow.busy)
+
+
+def _kept(table: dict, owner: object, key: tuple, build: Callable, busy: Callable):
+    """Return build(), kept in `table` while `owner` lives and reused for the same
+    key, unless a run still uses it (`busy`: a reset that runs another
+    simulation of the same system gets its own)."""
+    found = table.get(id(owner))
+    if found is not None and found[0] == key and not busy(found[1]):
+        return found[1]
+    value = build()
     if found is None:
-        weakref.finalize(free, _ADDED.pop, id(free), None)
-    if found is None or not found[4].flow.busy:  # type: ignore[attr-defined]
-        _ADDED[id(free)] = (contact, impacts, state_names, lifted, constrained)
-    return lifted, constrained
+        weakref.finalize(owner, table.pop, id(owner), None)
+    if found is None or not busy(found[1]):
+        table[id(owner)] = (key, value)
+    return value
 
 
 def _busy(completed: HybridSystem) -> bool:
-    """True while a run uses this completed system (a reset that runs another
-    simulation of the same system gets its own)."""
+    """True while a run uses this completed system."""
     return completed.mode(CONSTRAINED).flow.busy  # type: ignore[attr-defined]
 
 
 def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:
-    """Log the lift-off at (t, x), sampled already in "constrained", and return
-    the state in the lifted mode."""
+    """Log the lift-off at (t, x); return the state in the lifted mode."""
     edge = mode.edges[0]
     log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
     log.sample(t, x, edge.target)

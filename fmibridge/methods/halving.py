@@ -21,64 +21,17 @@ LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a cross
 class Halving(Method):
     """Fixed steps of h; a step that crosses a guard is undone and halved.
 
-    Each attempt tries a step of h (the last step is shortened to land on
-    t_end). If a guard is crossed, the step is undone (the flow is repeatable
-    from the saved point: a native state, or a saved FMU state) and retried
-    with h/2, h/4, ...; a half step that crosses nothing is accepted and the
-    search goes on from its end. Once the crossing lies in a bracket shorter
-    than `t_tol`, the crossing time is placed by the secant of g across the
-    bracket, the state is advanced there (to the bracket's far end for a guard
-    with reset_at='beyond'), the reset is applied and stepping resumes with h.
-    A trial that gives non-finite states is halved like a crossing; if it
-    stays non-finite down to `t_tol` next to a guard's surface (within
-    core.records.ON_SURFACE), that guard fires there.
-
-    With a tolerance (`rtol`, and `atol`) the steps between events are
-    chosen by Dormand-Prince 5(4) (`integrator` 'dopri5'): each accepted step's
-    error meets the tolerance, h is only the first step (again after every
-    event), and the halvings or Illinois trials that locate a crossing read
-    the accepted step's dense output (its continuous extension of order 4), so
-    they cost no evaluation of dx/dt; t_tol keeps its meaning.
-
-    With ``locate="illinois"`` the first crossed step is not halved: the
-    crossing is found inside it by Illinois regula falsi on sigma ->
-    min_i g_i(A^sigma(t, x)) (each guard signed positive inside), until the
-    bracket is below `t_tol`; then the same secant placement and reset apply.
-    It needs about ten trial steps per event where halving needs two per
-    halving (about 50 from h = 1e-2 to t_tol = 1e-10), and it records no
-    samples inside the located step. A trial with non-finite states
-    bisects the bracket instead. A CompiledFlow with compiled guards
-    locates the crossing inside its compiled loop, with the same trials.
-
-    Simultaneous transitions: guards crossed in the final bracket whose secant
-    times lie within `t_tol` of the earliest are simultaneous. The edge
-    declared first in the mode fires; the others are recorded in the event's
-    `simultaneous` field and fire at the same instant on the next attempt if
-    their guard, in the new mode, is still crossed (see `core.events.crossed`).
-    This order is deterministic and needs no model-specific code.
-
+    A crossed step is undone (a native state, or a saved FMU state) and halved
+    (or narrowed by Illinois regula falsi, ``locate="illinois"``) until the
+    crossing lies in a bracket shorter than `t_tol`; the event is placed by the
+    secant of g across it, and of guards crossed within `t_tol` of the earliest
+    the edge declared first fires (the others are listed as simultaneous). A
+    trial that stays non-finite down to `t_tol` at a guard's surface fires it.
     A flow that steps forward only (a Co-Simulation FMU without state saving,
-    `forward_only`) is not halved: each communication step stops short of the
-    crossing extrapolated from the guards' values at the last three
-    communication points (Esposito and Kumar's control law on the step), the
-    crossing is taken by a step of t_tol and the event placed at its end (where
-    the FMU is); a step that still lands beyond is undone by the flow's replay,
-    or the run stops with Status.OVERSTEPPED (`_halving._forward_step`). With
-    ``locate="approach"`` every flow that steps itself (Co-Simulation FMUs and
-    couplings) is stepped so: no step is undone to locate a crossing, so an
-    FMU whose state save is costly is rarely saved (a step that still lands
-    beyond is undone as any other: restored, or replayed). Its impacts differ
-    from halving's by less than the coupling error, and converge at the
-    coupling's order as halving's do.
-
-    Every fixed step's local error is estimated (`core.integrators`); the run
-    warns if one exceeds `error_warning` of its state's scale, naming the step
-    that would meet it (`Result.provenance['step_error']`). Estimates above it
-    that grow geometrically step over step mean the step is unstable on the
-    model: the run stops with an FmibridgeError that names a stable step
-    (`core._local_errors`). Dormand-Prince's steps held by stability on a
-    stiff model over a long span stop it likewise, naming CVODE
-    (`flows._stepper.EmbeddedStepper`).
+    or with ``locate="approach"``) steps short of the crossing extrapolated
+    from its last communication points (Esposito and Kumar), or stops with
+    Status.OVERSTEPPED. With `rtol` the steps are Dormand-Prince 5(4)'s. The
+    run warns where a fixed step's local error exceeds `error_warning`.
 
     Parameters
     ----------
@@ -97,8 +50,8 @@ class Halving(Method):
     t_tol : float
         Width of the bracket that locates a crossing, s.
     max_halvings : int
-        Bound on halvings (or Illinois iterations) in one attempt; hitting it
-        stops the run with Status.NO_PROGRESS.
+        Bound on halvings (or Illinois trials) in one attempt (then
+        Status.NO_PROGRESS).
     locate : {'halving', 'illinois', 'approach'}
         How a crossed step is narrowed to `t_tol`; 'approach': no step
         crosses, a flow that steps itself approaches each guard (above).

@@ -20,60 +20,14 @@ from .base import MAX_HALVINGS, Method, at_least_one, positive
 class Relaxation(Method):
     """Relax every guard into a strip of width eps and wait on it (Fig. 12).
 
-    Each attempt tries a step of h from the current point (the last step is
-    shortened to land on t_end), then h/2, h/4, ... -- the trial restarts at h
-    every attempt, as n' restarts at 0 in Fig. 12, Step 4 -- and accepts the
-    first trial point that lies in the relaxed domain D_j^eps:
-
-    * in D_j (no guard beyond its surface): an ordinary step;
-    * on a strip: beyond one or more guards, each by a depth tau <= eps,
-      where tau is the guard value beyond the surface (-g for a falling
-      guard): the transverse distance to the guard surface (Burden et al.,
-      Def. 17), exact when g is a signed distance. The point is recorded at t_{k+1};
-      it waits eps - tau on the strip (Steps 13-14), and at
-      t_{k+1} + eps - tau the reset of the strip's edge acts on the point q
-      where the step entered the guard (Step 15, R^eps(q, eps) = R(q)). The
-      Event carries that reset time and x_before = q.
-
-    No trial in D_j^eps after `max_halvings` halvings (Step 5, n' = inf)
-    stops the run with Status.NO_PROGRESS.
-
-    Strip coordinates (q, tau) of a trial point y = A^s(t, x): q is the point
-    where the step's own curve sigma -> A^sigma(t, x), sigma in [0, s], first
-    meets the guard, found by regula falsi on g with the method's integrator
-    and kept on the domain side (g >= 0 for a falling guard, so a reset never
-    leaves the state beyond the guard it just left). This projects along the
-    flow and needs only `advance`, so it serves any Flow. If x itself already
-    lies beyond the guard (a reset put it there: a simultaneous transition),
-    the strip was entered at x and q = x. A guard with reset_at='beyond'
-    (an FMU whose event mode tests its own condition) is reset at y itself,
-    as the reference code does for every guard.
-
-    Overlapping guards need no special code (Burden et al., Sec. VI): a point
-    in several strips takes the deepest one, whose relaxed guard the strip
-    flow reaches first (ties: the edge declared first); the other edges are
-    recorded in the Event's `simultaneous` field, and if the reset leaves the
-    state beyond one of them in the new mode, the next step finds it on that
-    strip, so a simultaneous transition costs about two strip waits (2 eps).
-
-    The steps, trials and projections run compiled (`_relaxation`), the
-    plain steps many per call; a transition fires through `Method.fire`, or
-    in the compiled loop where its edge is a self-loop with a compiled (or
-    identity) reset, which then goes on unless the run's method reads each
-    transition as it comes (`Completion`).
-
-    With a tolerance (`rtol`, and `atol`) the trials start from the step
-    Dormand-Prince 5(4) chooses (`integrator` 'dopri5'), h being the first
-    one (again after every event); the halved trials and the guard point read
-    the accepted step's dense output. eps keeps its meaning.
-
-    Every fixed step's local error is estimated, and each strip's wait by the
-    displacement eps abs(dx/dt) it costs; the run warns if either exceeds
-    `error_warning` of a state's scale, naming the h or eps that would meet
-    it (`Result.provenance['step_error']`, `['strip_error']`). The strip is
-    judged by the state it displaces rather than against h: a wait of eps
-    shifts every later state by eps abs(dx/dt) whatever the step, the O(eps)
-    term of Thm. 27.
+    Each attempt tries h, h/2, h/4, ... (Steps 4-5) until the trial point lies
+    in the relaxed domain D_j^eps: in D_j, or on strips, beyond guards by
+    depths tau <= eps (Def. 17). On a strip it waits eps - tau (Steps 13-14)
+    and the deepest strip's reset acts on the point q where the step's curve
+    first met the guard (Step 15); the other strips' edges are listed as
+    simultaneous (Sec. VI). With `rtol` the trials start from Dormand-Prince
+    5(4)'s step. The run warns where a fixed step's local error, or a wait's
+    displacement eps abs(dx/dt) (Thm. 27), exceeds `error_warning`.
 
     Parameters
     ----------

@@ -1,52 +1,12 @@
 """The run's watchdog: Zeno accumulations, chatter and stalls, for every method.
 
-`Method.run` asks a `Watchdog` after every attempt whether the run can go on.
-It watches three things, from what every method leaves behind (the event log,
-the time reached), so it serves every method and every flow (Python guards,
-an FMU's own event indicators):
-
-- **Zeno accumulation: predicted, not pre-empted.** The last ZENO_SERIES
-  transitions of one edge whose intervals shrink geometrically (ratios
-  r <= MAX_RATIO within RATIO_SPREAD) predict the accumulation time
-  t_inf = t_last + dt_last r / (1 - r), the model-free Zeno test of Or and
-  Ames's completion (see `completion`). For a method that does not complete
-  Zeno executions the run goes on while it advances: a model that comes to
-  rest by itself (an FMU whose reset sets v = 0 below a small impact speed)
-  finishes, quiet, and its provenance says it came to rest (`finish`); any
-  other series is warned of once, naming the guard and t_inf. The run stops
-  (Status.ZENO) only where it cannot go on:
-
-  * **unresolved:** the last interval of the series is within the time the
-    method resolves a transition to at that event (its bracket `t_tol`, or
-    `Method.time_resolution` of the event's guard value and rate): it stops
-    at the accumulation point, within that resolution;
-  * **tunnelling:** after a transition of the series the state lies beyond
-    the series' guard by more than ON_SURFACE on the wrong side (on the far
-    side of a falling or rising guard; for an 'either' guard, an FMU's
-    indicator, on the side opposite to the start): the constraint is
-    violated, and the state would fall through it;
-  * the chatter and stall rules below.
-
-  A series whose accumulation time plus its tail (`horizon`) passes with the
-  state inside has ended (the model came to rest): it is no longer watched.
-- **Chatter.** CHATTER_EVENTS transitions of one edge, more than one per step
-  h, not geometric: none of them ends a geometric series, or the last
-  interval is within the method's resolution (a series whose transitions a
-  method places with some jitter, Unilateral within its event band, is
-  geometric only now and then): the state chatters on a guard (a Zeno point
-  the method resolves into noise); Status.ZENO.
-- **Stalls.** STALL_ATTEMPTS attempts in a row that do not advance time, or
-  CRAWL_ATTEMPTS that together advance it by less than CRAWL_FRACTION of h.
-  A guard on its surface that the flow pushes beyond is a state sticking to
-  it (Status.ZENO); anything else is Status.NO_PROGRESS, naming the edges that
-  fired or the guard nearest its surface.
-
-A method that completes Zeno executions (`Completion`) truncates a series
-itself: it is not warned, and the same rules stop it with
-Status.ZENO_NOT_TRUNCATED. A method whose executions pass Zeno points by
-construction (`Relaxation`: each transition waits on its strip, so relaxed
-executions are not Zeno; Burden et al., Sec. IV) is watched for stalls only.
-Every stop during a series names its guard and predicted accumulation time.
+`Method.run` asks a `Watchdog` after each attempt whether the run goes on, from
+the event log and the time reached. ZENO_SERIES transitions of one edge whose
+intervals shrink geometrically predict t_inf = t_last + dt_last r / (1 - r):
+a warning, and a stop (Status.ZENO, or ZENO_NOT_TRUNCATED under Completion)
+only where the run cannot go on (unresolved, tunnelling, chatter, stalls; the
+rules are in docs/guide/completion.md). Relaxation, whose executions pass Zeno
+points (Burden et al., Sec. IV), is watched for stalls only.
 
 References
 ----------
@@ -61,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..core.events import SIDES
 from ..core.recorder import Recorder
 from ..core.records import ON_SURFACE, Event, Status
 from ..flows.base import VectorField
@@ -71,7 +32,7 @@ ZENO_SERIES = 6
 # Largest spread of the interval ratios still called geometric (as completion's).
 RATIO_SPREAD = 0.1
 # Largest ratio called an accumulation: closer to 1, ZENO_SERIES intervals cannot
-# tell a Zeno series (restitution above 0.95) from a steady chatter.
+# tell a Zeno series from a steady chatter.
 MAX_RATIO = 0.95
 # Units in the last place of t below which no two transitions can be told apart:
 # the round-off of the sums of times that place them (t + sigma, t + hs).
@@ -123,10 +84,7 @@ def accumulation(
     events: list[Event], n_run: int, end: int | None = None
 ) -> Accumulation | None:
     """Return the geometric series that the events before `end` (default: all)
-    end, if they form one.
-
-    `n_run` counts the transitions of the last one's edge in a row.
-    """
+    end, if any; `n_run` counts the last one's edge's transitions in a row."""
     if n_run < ZENO_SERIES:
         return None
     end = len(events) if end is None else end
@@ -157,25 +115,20 @@ class Watchdog:
         self._window = (system.t0, 0)
         self._n_attempts = 0
         self._in_blocks: dict[int, bool] = {}  # per flow (`step_limit`)
-        # the warnings of series not yet known to end in a Zeno point: said at
-        # the end of the run (`finish`), dropped for a model that comes to rest
-        self._pending: dict[tuple, str] = {}
+        self._pending: dict[tuple, str] = {}  # warnings said by `finish`
         self.rested: list[Accumulation] = []  # series whose model came to rest
 
     @property
     def horizon(self) -> float:
-        """The time after which a series that left the state inside has ended:
-        the predicted accumulation time plus its tail again."""
+        """When a series that left the state inside has ended: t_inf + tail."""
         if self.series is None:
             return self.t_end
         return min(self.t_end, self.series.t_inf + self.series.tail)
 
     def step_limit(self, flow) -> float:
-        """Where `Method._loop` ends a block of steps: at the horizon, so that a
-        state that falls through the guard without a transition is seen by then,
-        for a vector field or a flow whose steps run in blocks
-        (`steps_in_blocks`) under a method that does not complete Zeno
-        executions (Completion's steps are its own); else t_end."""
+        """Where `Method._loop` ends a block of steps: at the horizon (a state
+        that falls through the guard is seen by then) for a flow whose steps run
+        in blocks under a method that does not complete Zeno; else t_end."""
         in_blocks = self._in_blocks.get(id(flow))
         if in_blocks is None:  # once per flow: a flow keeps its class
             in_blocks = self._in_blocks[id(flow)] = isinstance(
@@ -203,12 +156,9 @@ class Watchdog:
                 self.series = None
         return self._stall(state, log)
 
-    # -- Zeno and chatter ---------------------------------------------------------
-
     def _transitions(self, log: Recorder) -> Stop | None:
-        """Follow the new transitions; a method whose executions pass Zeno points
-        sees each series event by event (its compiled loop fires many in one
-        attempt), for the note of a run a bound stops."""
+        """Follow the new transitions (event by event for a method that passes
+        Zeno points, whose loop fires many per attempt: for `note`)."""
         events = log.events
         passes = self.method.passes_zeno and not self.method.completes_zeno
         found = None
@@ -235,10 +185,8 @@ class Watchdog:
         return self._unresolved(found, events)
 
     def finish(self, log: Recorder) -> dict[str, str]:
-        """Warn of each series that accumulated and that the run did not see
-        come to rest (a model that rests by itself before its Zeno point, such
-        as the Reference FMUs' BouncingBall, ends quiet); return the
-        provenance entry that names the series that came to rest."""
+        """Warn of each series the run did not see come to rest; return the
+        provenance entry naming those that did."""
         for key, message in self._pending.items():
             log.warn_once(key, message)
         self._pending.clear()
@@ -253,12 +201,11 @@ class Watchdog:
 
     @staticmethod
     def _key(found: Accumulation) -> tuple:
-        """A series, as its warning is kept: its edge and first transition."""
+        """A series' warning key: its edge and first transition."""
         return ("zeno", found.edge, found.t_first)
 
     def _warn(self, found: Accumulation) -> None:
-        """Keep, once per series (an edge's run of transitions), the warning that
-        it accumulates, for `finish`."""
+        """Keep the warning that a series accumulates, once, for `finish`."""
         guard = self._guard(found.edge)
         self._pending.setdefault(
             self._key(found),
@@ -271,8 +218,7 @@ class Watchdog:
         )
 
     def _unresolved(self, found: Accumulation, events: list[Event]) -> Stop | None:
-        """Stop at the accumulation point once the series' last interval is within
-        the time the method resolves its last transition to (`_resolution`)."""
+        """Stop once the series' last interval is within `_resolution`."""
         last, before = events[-1], events[-2]
         resolution = self._resolution(last)
         if last.t - before.t > resolution:
@@ -286,20 +232,17 @@ class Watchdog:
         )
 
     def _resolution(self, event: Event) -> float:
-        """The time within which the method places `event`: its bracket width
-        (`t_tol`, where it has one), how far from the crossing the state it fired
-        at lies in time (`Method.time_resolution`), and the round-off of t."""
-        resolution = max(
+        """The time within which the method places `event`: the largest of its
+        `t_tol`, `_placed` and the round-off of t."""
+        return max(
             float(getattr(self.method, "t_tol", None) or 0.0),
             TIME_ULPS * math.ulp(event.t),
+            self._placed(event) or 0.0,
         )
-        placed = self._placed(event)
-        return resolution if placed is None else max(resolution, placed)
 
     def _placed(self, event: Event) -> float | None:
-        """`Method.time_resolution` of the event's guard value and rate (None for
-        a flow without dx/dt, an event of the flow's own, which has no edge, or
-        a state off the surface at rate 0, whose placement nothing bounds)."""
+        """`Method.time_resolution` of the event's guard value and rate; None
+        where not known (no dx/dt, no edge, rate 0 off the surface)."""
         edge = self._edge(event.edge, event.source)
         if edge is None:
             return None
@@ -311,11 +254,9 @@ class Watchdog:
         return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
-        """Stop if the state lies beyond the guard of the series it is in: deeper
-        than ON_SURFACE and than twice the depth its last transition left it at (a
-        method that places transitions coarsely leaves each a little beyond), or
-        beyond at all and moving further out, which no transition of an 'either'
-        guard (an FMU's indicator) turns back: it would fall through."""
+        """Stop if the state lies beyond the series' guard: deeper than
+        ON_SURFACE and twice the depth its last transition left, or beyond at
+        all and moving further out (no 'either' guard's transition turns it)."""
         edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
@@ -355,27 +296,22 @@ class Watchdog:
         return next(k for k, e in enumerate(self.system.mode(mode).edges) if e is edge)
 
     def _rates(self, mode: str, t: float, x) -> list[float] | None:
-        """The mode's guards' rates dg/dt at (t, x), as the method's loops take
-        them; None for a flow without dx/dt."""
-        method = self.method
-        tolerance = method.tolerance(self.system)
-        compiled = compiled_mode(
-            self.system.mode(mode), method.scheme, method.h, tolerance
-        )
+        """The mode's guards' rates dg/dt at (t, x); None without dx/dt."""
+        m, flow_mode = self.method, self.system.mode(mode)
+        compiled = compiled_mode(flow_mode, m.scheme, m.h, m.tolerance(self.system))
         return compiled.guard_rates(t, x)
 
     def _side(self, edge) -> float:
-        """+1 if the edge's guard is positive inside, -1 if negative: by its
-        direction, or for an 'either' guard (an FMU's indicator) by its sign at
-        the start."""
-        side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
-        if side is None:
+        """+1 if the edge's guard is positive inside, -1 if negative (an 'either'
+        guard: its sign at the start)."""
+        side = SIDES[edge.guard.direction]
+        if not side:
             side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
         return side
 
     def _accumulated(self, found: Accumulation, events: list[Event]) -> str:
-        """Describe the accumulation, with how precisely the method placed its
-        transitions (`Method.time_resolution`, summed) where that exceeds the tail."""
+        """Describe the accumulation, and its transitions' summed placement
+        error where that exceeds the tail."""
         detail = found.describe(self._guard(found.edge))
         placed = sum(filter(None, map(self._placed, events[-found.n_events :])))
         if placed > found.tail:
@@ -410,8 +346,8 @@ class Watchdog:
         return " " + self.seen.describe(self._guard(self.seen.edge))
 
     def _zeno(self, detail: str, *, names_series: bool = False) -> Stop:
-        """A Zeno stop; a detail that does not name the series the run is in
-        (`names_series`) gets its predicted accumulation appended."""
+        """A Zeno stop; the series the run is in is appended to the detail
+        unless it `names_series`."""
         status = (
             Status.ZENO_NOT_TRUNCATED if self.method.completes_zeno else Status.ZENO
         )
@@ -421,13 +357,8 @@ class Watchdog:
         return Stop(status, detail)
 
     def _guard(self, edge: str) -> str:
-        for mode in self.system.modes.values():
-            for e in mode.edges:
-                if e.name == edge:
-                    return e.guard.name
-        return edge
-
-    # -- stalls ---------------------------------------------------------------------
+        edges = (e for mode in self.system.modes.values() for e in mode.edges)
+        return next((e.guard.name for e in edges if e.name == edge), edge)
 
     def _stall(self, state, log: Recorder) -> Stop | None:
         if state.t != self._t:
@@ -473,8 +404,8 @@ class Watchdog:
                 f"where a guard fires at once. Fix the reset of {fired[0]!r}.",
             )
         for i, edge in enumerate(mode.edges):
-            side = {"falling": 1.0, "rising": -1.0}.get(edge.guard.direction)
-            if side is None or abs(g[i]) > ON_SURFACE:
+            side = SIDES[edge.guard.direction]
+            if not side or abs(g[i]) > ON_SURFACE:
                 continue
             if rates is not None and side * rates[i] <= 0.0:
                 return self._zeno(
