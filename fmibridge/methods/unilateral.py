@@ -20,7 +20,7 @@ import functools
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, cast
 
 import numpy as np
@@ -269,11 +269,12 @@ def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, _Atoms]:
     return found
 
 
-@dataclass(frozen=True)
 class _Stepping(State):
     """A State that carries its integration history (dropped by any reset)."""
 
-    memory: History | None = field(default=None, repr=False, compare=False)
+    def __init__(self, t: float, x: np.ndarray, mode: str, memory: History) -> None:
+        super().__init__(t, x, mode)
+        self.memory = memory
 
 
 @dataclass(frozen=True)

@@ -5,28 +5,13 @@ tolerances `ON_SURFACE` and `TIME_RTOL`, and the errors `non_finite` and
 fourth round): it imports nothing of fmibridge but `core.errors`.
 """
 
-from __future__ import annotations
-
 import enum
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
 
+cimport cython
 import numpy as np
 
 from .errors import FmibridgeError
-
-if TYPE_CHECKING:
-    from .integrators import Scheme
-
-
-class _Mode(Protocol):
-    """What the errors read of a `system.Mode` (which imports this module)."""
-
-    name: str
-    flow: Any
-    edges: Any
-
 
 # |g| below this (SI units) counts as on the guard's surface: far above the
 # round-off of a located crossing, far below any gap a model resolves.
@@ -86,69 +71,69 @@ class Status(enum.Enum):
     FAILED = "Stopped by an error (see its message); the samples up to here are kept."
 
     @property
-    def is_success(self) -> bool:
+    def is_success(self):
         """True at t_end, or where the FMU itself ended the simulation."""
         return self in (Status.REACHED_END, Status.TERMINATED)
 
 
-@dataclass(frozen=True)
-class Event:
+@cython.dataclasses.dataclass(frozen=True)
+cdef class Event:
     """One discrete transition at time t: edge `edge` from mode `source` to
     `target`, state `x_before` on the guard and `x_after` the reset. Edges
     crossed within the time tolerance are `simultaneous` (they fire next if
     still crossed); `t_tol` is how closely t was located (nan: not stated)."""
 
-    t: float
-    edge: str
-    source: str
-    target: str
-    x_before: np.ndarray
-    x_after: np.ndarray
-    simultaneous: tuple[str, ...] = ()
-    t_tol: float = math.nan
+    t: object
+    edge: object
+    source: object
+    target: object
+    x_before: object
+    x_after: object
+    simultaneous: object = ()
+    t_tol: object = math.nan
 
 
-@dataclass(frozen=True)
-class State:
+@cython.dataclasses.dataclass(frozen=True)
+cdef class State:
     """Where a run is: time, continuous state and mode name."""
 
-    t: float
-    x: np.ndarray
-    mode: str
+    t: object
+    x: object
+    mode: object
 
 
-@dataclass(frozen=True)
-class Rated(State):
+@cython.dataclasses.dataclass(frozen=True)
+cdef class Rated(State):
     """A State with its guards' rates dg/dt, dx/dt (the next step's first
     stage) and, under a tolerance, the adaptive stepper's next step."""
 
-    rates: list[float] | None = field(default=None, repr=False, compare=False)
-    slope: np.ndarray | None = field(default=None, repr=False, compare=False)
-    h_next: float | None = field(default=None, repr=False, compare=False)
+    rates: object = cython.dataclasses.field(default=None, repr=False, compare=False)
+    slope: object = cython.dataclasses.field(default=None, repr=False, compare=False)
+    h_next: object = cython.dataclasses.field(default=None, repr=False, compare=False)
 
 
-@dataclass(frozen=True)
-class Waiting(State):
+@cython.dataclasses.dataclass(frozen=True)
+cdef class Waiting(State):
     """A State on a relaxation strip whose wait outlasts the attempt: edge
     number `edge` (and the `others`) fires at `t_reset`, x held meanwhile
     (Burden et al., Fig. 12, Steps 13-14)."""
 
-    t_reset: float = 0.0
-    edge: int = 0
-    others: tuple[str, ...] = ()
+    t_reset: object = 0.0
+    edge: object = 0
+    others: object = ()
 
 
-@dataclass(frozen=True)
-class Step:
+@cython.dataclasses.dataclass(frozen=True)
+cdef class Step:
     """What one attempt produced: the next state, or a reason to stop and its
     detail."""
 
-    state: State
-    stop: Status | None = None
-    detail: str = ""
+    state: object
+    stop: object = None
+    detail: object = ""
 
 
-def non_finite(mode: _Mode, t: float, x: np.ndarray, g: list[float]) -> FmibridgeError:
+def non_finite(mode, t, x, g):
     """The error for a non-finite state (naming the flow) or guard value at (t, x)."""
     if not np.all(np.isfinite(x)):
         return FmibridgeError(
@@ -165,7 +150,7 @@ def non_finite(mode: _Mode, t: float, x: np.ndarray, g: list[float]) -> Fmibridg
     )
 
 
-def unstable(name: str, scheme: Scheme, mode: _Mode, growth: dict) -> FmibridgeError:
+def unstable(name, scheme, mode, growth):
     """The error for fixed steps whose error estimates grow geometrically
     (`LocalErrors.add`), naming a step stable on the implied pole."""
     h = growth["h"]
@@ -183,10 +168,10 @@ def unstable(name: str, scheme: Scheme, mode: _Mode, growth: dict) -> FmibridgeE
     )
 
 
-def _describe(mode: _Mode) -> str:
+def _describe(mode):
     return ", ".join(f"{k}={v}" for k, v in mode.flow.describe().items())
 
 
-def name_of(fn: object) -> str:
+def name_of(fn):
     """The name of a function (or of its class) for messages."""
     return getattr(fn, "__name__", type(fn).__name__)
