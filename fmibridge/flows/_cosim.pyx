@@ -1,41 +1,18 @@
 """The co-simulation master's communication step, one for every coupling.
 
-`CommunicationStep` takes the communication step of
-`cosim_master.CoupledCoSimulation` (see its module docstring) in one call,
-each component in one of two ways: a Co-Simulation FMU of FMI 2.0 or 3.0 is
-called directly (fmi2DoStep, fmi2GetReal, fmi2SetReal; fmi3DoStep,
-fmi3GetFloat64, fmi3SetFloat64, by value reference, through the table of its
-FMI version: `flows._fmi`); any other
-component (Model Exchange FMU or native block the master integrates with the
-scheme, an FMU the C calls cannot take) is stepped by one Python function,
-called back (`step_back`). The step:
-
-1. the connections propagated at t: in C by the coupling's evaluation plan
-   (each output read after the inputs it depends on directly), by slot, where
-   every component is called directly and the coupling has no algebraic loop;
-   else by the Python `coupling.evaluate` (which solves the loops), called
-   back (`propagate`);
-2. each component, in the scheme's order, steps from t to t + h with its
-   connected inputs on the line level + slope (tau - t): held (slope 0, the
-   values at t) or extrapolated from the outputs at the last communication
-   point. A Co-Simulation FMU holds its inputs over a doStep, so it gets the
-   line at the middle of the step; a component the master integrates gets it
-   at each stage. Gauss-Seidel reads the connected outputs of each component
-   at t + h for those after it (held, or the line between the values at t and
-   t + h).
-
-The caller puts the components at t first (restores saved states) and saves
-them where the step may be undone, between 1 and 2 (`take_step`). A status
-above warning from get or set raises the FMUError of the lower layer (`error`);
-a doStep called directly that does not complete (a status above warning, or
-FMI 3.0's terminateSimulation) is handed back to the caller (`run` returns the
-component), which knows a discard that ends the simulation from an error.
+`CommunicationStep` takes the step of `cosim_master.CoupledCoSimulation` in
+one call: a Co-Simulation FMU of FMI 2.0 or 3.0 is called directly (doStep,
+get and set of reals by value reference, `flows._fmi`); any other component is
+stepped by one Python function, called back (`step_back`). The connections
+are propagated at t by the coupling's evaluation plan, in C, where every
+component is called directly and there is no algebraic loop, else by
+`coupling.evaluate`, called back (`propagate`). A doStep that does not
+complete is handed back to the caller (`run` returns the component).
 
 References
 ----------
-Kübler and Schiehlen, "Two methods of simulator coupling", 2000 (Jacobi and
-Gauss-Seidel schemes, extrapolated inputs). Gomes et al., "Co-simulation: a
-survey", ACM Comput. Surv. 51(3), 2018.
+Kübler and Schiehlen, "Two methods of simulator coupling", 2000. Gomes et al.,
+"Co-simulation: a survey", ACM Comput. Surv. 51(3), 2018.
 """
 
 from libc.math cimport fabs, isfinite
@@ -66,42 +43,41 @@ cdef double _now() noexcept:
     return now.tv_sec + 1e-9 * now.tv_nsec
 
 
+cdef double _mean(double mean, double spent) noexcept:
+    """A running mean of costs from the first (0: none yet), each counted as
+    at most twice the mean (one the system preempted adds little)."""
+    if mean == 0.0:
+        mean = spent
+    return mean + 0.1 * (min(spent, 2.0 * mean) - mean)
+
+
 cdef class CommunicationStep:
     """A coupling's communication step (module docstring).
 
     Parameters
     ----------
     fmus : sequence of FmiFunctions or None
-        Per component: its calls (doStep, get and set of reals: the table of
-        its FMI version, `flows._fmi`); None for a component called back.
+        Per component: its calls (`flows._fmi`); None for one called back.
     states : sequence of sequence of int
-        Per component: the value references of its states (the part of x);
-        for one called back, as many placeholders as it has states.
-    inputs : sequence of (vrs, slots)
-        Per component: its connected inputs and the source slot of each (the
-        vrs placeholders for one called back: it writes its own).
-    sources : sequence of (vrs, slots)
-        Per component: its connected outputs and their slots (the vrs
-        placeholders for one called back: it reads its own).
+        Per component: its states' value references (placeholders if called back).
+    inputs, sources : sequence of (vrs, slots)
+        Per component: its connected inputs (outputs) and their slots.
     plan : sequence of (kind, component, vrs, slots) or None
         The evaluation plan: kind 0 reads outputs into the slots, 1 writes
         inputs from them; None: `propagate` is called back instead.
     order : sequence of int
         The components in the order they step.
     propagate : callable or None
-        propagate(t, x) -> the connected outputs by slot, the connections
-        propagated at (t, x) (`coupling.evaluate`), where plan is None.
+        propagate(t, x) -> the connected outputs by slot, where plan is None.
     step_back : callable or None
         step_back(c, t, x, h, scheme, level, slope, read, y): component c
-        stepped from (t, x) with its inputs on the line level + slope (tau - t)
-        (arrays by slot), its states at t + h written to its part of y; where
-        `read`, its connected outputs at t + h read into level after.
+        stepped with inputs level + slope (tau - t), its states at t + h in y;
+        where `read`, its outputs at t + h read into level.
     """
 
     cdef Py_ssize_t n_components, n_x, n_slots, n_plan
     cdef unsigned char[::1] called_back
-    # True where every component is called directly and the plan is in C
-    cdef readonly bint direct
+    cdef readonly bint direct  # every component called directly, the plan in C
     cdef tuple fmi  # per component: its calls (`FmiFunctions`) or None
     cdef object propagate, step_back
     cdef unsigned int[::1] vrs  # every value reference, the lists below index it
@@ -116,22 +92,16 @@ cdef class CommunicationStep:
     cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
-    # the last doStep that did not complete: its status, FMI 3.0 flags
-    # (terminateSimulation, eventHandlingNeeded, earlyReturn) and last
-    # successful time
+    # the last doStep that did not complete: its status, FMI 3.0 flags and
+    # last successful time
     cdef readonly int failed_status
     cdef readonly bint terminated, event, early
     cdef readonly double last_time
-    # the states after the last step are all finite
-    cdef readonly bint finite
-    # the components (in order) that completed the last step, its states in out
-    cdef readonly Py_ssize_t n_done
-    # each component's connected inputs, one after another (`inputs`, `replay`)
-    cdef double[::1] given
-    # per component called directly: the wall seconds of its doStep in `run`
-    # over a full step (at least half the longest h taken: not a search's
-    # short trials), a running mean that counts each at most twice the mean (0
-    # before the first)
+    cdef readonly bint finite  # the states after the last step are all finite
+    cdef readonly Py_ssize_t n_done  # the components that completed the last step
+    cdef double[::1] given  # each component's connected inputs (`replay`)
+    # per component called directly: its doStep's wall seconds over a full
+    # step (h at least half the longest: not a search's trials), `_mean`
     cdef readonly object do_step_cost
     cdef double[::1] costs
     cdef double h_full  # the longest h taken
@@ -228,9 +198,8 @@ cdef class CommunicationStep:
         return self._set(c, at, end, &self.values[at])
 
     cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
-        """c's doStep from t by h, called directly: 1 where it completed, else
-        0 with its status, whether it ended the simulation and the time it
-        reached (`failed_status`, `terminated`, `last_time`)."""
+        """c's doStep from t by h: 1 where it completed, else 0 with
+        `failed_status`, `terminated`, `last_time` set."""
         cdef StepEnd end
         cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
         if status <= fmi2Warning and not (end.terminate or end.event or end.early):
@@ -240,8 +209,8 @@ cdef class CommunicationStep:
         return 0
 
     cpdef int evaluate(self, double t, object x) except -1:
-        """Propagate the connections at (t, x), the components there: by the
-        plan, or `propagate` called back. `y_t` holds the outputs after."""
+        """Propagate the connections at (t, x), the components there; `y_t`
+        holds the outputs after."""
         cdef Py_ssize_t k, i, c, at, end
         cdef double[::1] outputs
         if self.propagate is not None:
@@ -265,21 +234,15 @@ cdef class CommunicationStep:
     cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
                  double t_previous, object y_previous, object x, object scheme,
                  object y, double* out) except -2:
-        """The communication step of h from (t, x) (the components there, the
-        connections propagated: `evaluate`): write the states at t + h to y,
-        whose data is out (`finite` says if they are) and return -1, or return
-        the component
-        called directly whose doStep did not complete (`failed_status`,
-        `terminated`, `last_time`).
-
-        inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
-        outputs at the last communication point, 2 extrapolated without a past
-        (held). scheme: the integrator of the components called back that
-        the master integrates."""
+        """The step of h from (t, x) (after `evaluate`): write the states at
+        t + h to out and return -1, or return the component whose doStep did not
+        complete. inputs: 0 held, 1 extrapolated from (t_previous, y_previous), 2
+        extrapolated without a past (held). Gauss-Seidel reads each component's
+        outputs at t + h for those after it."""
         cdef Py_ssize_t k, i, c, s, at, end
         cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
-        cdef double start, spent
+        cdef double start
         cdef bint full = h >= 0.5 * self.h_full
         self.n_done = 0
         self.h_full = max(self.h_full, h)
@@ -301,11 +264,7 @@ cdef class CommunicationStep:
                 if not self._do_step(c, t, h):
                     return c
                 if full:
-                    spent = _now() - start
-                    if self.costs[c] == 0.0:
-                        self.costs[c] = spent
-                    self.costs[c] += 0.1 * (min(spent, 2.0 * self.costs[c])
-                                            - self.costs[c])
+                    self.costs[c] = _mean(self.costs[c], _now() - start)
                 at, end = self.x_at[c], self.x_end[c]
                 self._get(c, at, end, out + self.offsets[c])
             self.n_done = k + 1
@@ -326,8 +285,8 @@ cdef class CommunicationStep:
         return -1
 
     cpdef bytes inputs(self):
-        """The connected inputs the last step gave each component, one
-        component after another, as bytes of doubles (for `replay`)."""
+        """The connected inputs the last step gave each component, as bytes
+        of doubles (for `replay`)."""
         cdef Py_ssize_t c, i, k = 0
         for c in range(self.n_components):
             for i in range(self.in_at[c], self.in_end[c]):
@@ -336,13 +295,10 @@ cdef class CommunicationStep:
         return (<char*> &self.given[0])[:k * sizeof(double)]
 
     def replay(self, Py_ssize_t c, list chain, const double[::1] x):
-        """Step component c alone, from where it is, through the master's
-        steps `chain` (first first; each (t, x, h, scheme, the bytes of
-        `inputs` after it)), each with the connected inputs it had in it, and
-        check that its states after each are its part of the next step's x
-        (of x after the last), bit for bit. Return the number of steps that
-        reached them: a doStep that does not complete, or other states, stop
-        the replay."""
+        """Step component c alone through the master's steps `chain` (first
+        first; each (t, x, h, scheme, `inputs` bytes)) with the inputs it had in
+        each, checking its states bit for bit against the next step's x (x after the
+        last). Return the steps that matched."""
         cdef Py_ssize_t k, n = len(chain), first = 0
         cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
         cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part
@@ -374,9 +330,8 @@ MAX_HISTORY = 64
 
 
 cpdef object arrived(master, double t, x, double h, y):
-    """Tell the master (`CoupledCoSimulation`) where its step from (t, x) of h
-    left the components (y; x a copy the master keeps), and the FMUs the step
-    called directly (`CoSimulationFlow.stepped`)."""
+    """Tell the master and the FMUs called directly that the step from
+    (t, x) of h left them at y (x: a copy the master keeps)."""
     cdef double t_end = t + h
     for flow, where in master._called.values():
         flow.stepped(t_end, y[where], h)
@@ -388,14 +343,10 @@ cpdef object arrived(master, double t, x, double h, y):
 
 cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
                        bint may_undo=False):
-    """The master's communication step of h from (t, x) (xb: x's bytes), the
-    components there: the connections propagated at t, the components' states
-    saved where the step may be undone (`_should_save`), then the step with
-    inputs held, or extrapolated from the outputs at the last point (the
-    master's history). A step that did not complete raises (`_step_failed`;
-    a component that ended the simulation in it: FlowTerminated at t, where the
-    others cannot follow it), as does a component closed. Returns the state at
-    t + h."""
+    """The master's communication step of h from (t, x) (xb: x's bytes):
+    propagate, save where the step may be undone (`_should_save`), step with
+    held or extrapolated inputs. A step that did not complete raises
+    (`_step_failed`). Returns the state at t + h."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
     cdef double t_previous = t
@@ -430,16 +381,11 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
 
 
 cpdef object step_done(master, double t, x, double h, scheme, double spent):
-    """Keep how the master's last step from (t, x) of h got where it is (for
-    replays: with the inputs each component had in it, where every component
-    is called directly and replays alone), and its cost where it was a plain
-    one (spent >= 0, seconds)."""
+    """Keep how the master's last step got where it is (for replays) and,
+    where it was plain (spent >= 0), its cost."""
     cdef CommunicationStep step = master._compiled
-    if spent >= 0.0:  # a running mean from the first plain step's cost, each
-        if master._step_cost == 0.0:  # step counted as at most twice the mean
-            master._step_cost = spent  # (one the system preempted adds little)
-        master._step_cost += 0.1 * (min(spent, 2.0 * master._step_cost)
-                                    - master._step_cost)
+    if spent >= 0.0:
+        master._step_cost = _mean(master._step_cost, spent)
     if master._replays:
         came_from = master._came_from
         came_from[(t + h, master._end[2])] = (
@@ -449,20 +395,18 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
             came_from.popitem(last=False)
 
 
-cdef class MasterStepper(Stepper):
-    """A co-simulation master's steps as the compiled loops take them
-    (`flows._stepper`): a plain step (every FMU where the master's last step
-    left it, nothing recorded or everything recorded read here in a run
-    that undoes no step, and the master's forecast says the step will not be
-    undone: nothing to save) is the compiled step and its bookkeeping
-    (`arrived`, `step_done`), without a call back to Python; every other
-    step is the master's `advance`.
+cdef bint _at(double t, const double* x, Py_ssize_t n, double t_at, double snap,
+              bytes x_at) except -1:
+    """True if (t, x) is the point (t_at, x_at bytes), its time within snap."""
+    return (fabs(t - t_at) <= snap and len(x_at) == n * sizeof(double)
+            and (n == 0 or memcmp(x, <const char*> x_at, n * sizeof(double)) == 0))
 
-    `recorded` (given: each recorded variable as (component, value
-    reference)) holds the recorded variables after every step, read with the
-    connections propagated there, as `coupling.CoupledParts` reads them; a
-    mode without guards keeps them with each step's sample
-    (`_mode.CompiledMode.keep`)."""
+
+cdef class MasterStepper(Stepper):
+    """A co-simulation master's steps for the compiled loops: a plain step
+    (every FMU where the last step left it, nothing to save, the recorded
+    variables read here or none) without Python; every other step the master's
+    `advance`. `recorded` holds the recorded variables after every step."""
 
     cdef object master, scheme
     cdef CommunicationStep step
@@ -492,16 +436,13 @@ cdef class MasterStepper(Stepper):
         """True if the step from (t, x) needs no Python: see the class."""
         cdef object master = self.master
         cdef double t_end, h_end
-        cdef bytes y_end
         if (self.n == 0 or master._compiled is not self.step
                 or master._may_undo is None
                 or (master.recorded_names
                     and not (self.n_rec and master._undoes_none))):
             return False
         t_end, h_end, y_end = master._end
-        if not (fabs(t - t_end) <= self.snap_rtol * h_end
-                and len(y_end) == self.n * sizeof(double)
-                and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
+        if not _at(t, x, self.n, t_end, self.snap_rtol * h_end, y_end):
             return False
         where = [flow._at for flow, _ in master._called.values()]
         return where == master._compiled_at
@@ -527,8 +468,7 @@ cdef class MasterStepper(Stepper):
         return 0
 
     cdef int _read_recorded(self, double t, object y) except -1:
-        """Read the recorded variables at (t, y), where the step left the
-        components, with the connections propagated there."""
+        """Read the recorded variables at (t, y), connections propagated."""
         cdef Py_ssize_t i
         self.step.evaluate(t, y)
         for i in range(self.n_rec):
@@ -537,41 +477,25 @@ cdef class MasterStepper(Stepper):
 
 
 cdef class FmuStepper(Stepper):
-    """A Co-Simulation FMU's own steps (`fmu.CoSimulationFlow`) as the compiled
-    loops take them. A plain step (the FMU where this stepper's last step left
-    it, in a run that undoes no step: the flow has no guards) sets the inputs
-    from their tables, calls doStep directly (`CommunicationStep`, one
-    component without connections) and reads the states and the recorded
-    outputs by value reference, without Python; every other step is the
-    flow's `advance`. A doStep that does not complete, or states that are not
-    finite, go to the flow (`CoSimulationFlow.finish_step`), which ends the
-    step as its `advance` would: the FMU's termination, an early return, the
-    FMUError.
-
-    After every step `recorded` holds the recorded outputs (`recorded_names`)
-    where the FMU is, read right after doStep as the flow's own steps read
-    them; a mode without guards keeps them with each step's sample
-    (`_mode.CompiledMode.keep`), so the Recorder need not ask the flow. A
-    step that the flow finished in Python on an FMU that reports its own
-    events (FMI 3 Event Mode: an early return, an event asked for) sets
-    `observe_row[0]`: its sample goes to the Recorder's observer at once,
-    which logs those events.
+    """A Co-Simulation FMU's own steps for the compiled loops: a plain step
+    (the FMU where this stepper left it, no guards) sets the inputs from their
+    tables, calls doStep directly and reads the states and recorded outputs
+    without Python; every other step is the flow's `advance`. A step that does
+    not complete goes to `CoSimulationFlow.finish_step`. `observe_row[0]` marks
+    a step whose events the Recorder must log.
 
     Parameters
     ----------
     flow : CoSimulationFlow
     calls : tuple
-        The FMU's direct calls (`CoSimulationFlow.direct_calls`): its
-        FmiFunctions and its states' value references.
+        The FMU's FmiFunctions and its states' value references.
     scheme : Scheme
-        Passed on to the flow's `advance` (which ignores it).
+        Passed on to the flow's `advance`.
     readings : Readings
-        The recorded outputs (scalars), read by their C gets (`_Reader`'s).
+        The recorded outputs (scalars).
     inputs : sequence of (int, array, array, bool)
         Per input: its value reference, its table's times and values, and
-        whether it is held (`InputTable.value`); a number is a table of one
-        row.
-    """
+        whether it is held (`InputTable.value`)."""
 
     cdef object flow, scheme
     cdef CommunicationStep step
@@ -620,21 +544,13 @@ cdef class FmuStepper(Stepper):
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
         cdef object flow = self.flow
-        cdef object at = self.at
-        cdef bytes x_at
-        if at is None or flow._at is not at or flow._instance is None:
+        if self.at is None or flow._at is not self.at or flow._instance is None:
             return False
-        if not flow._undoes_none:
-            return False
-        x_at = at[1]
-        return (fabs(t - <double> at[0]) <= self.snap
-                and len(x_at) == self.n * sizeof(double)
-                and (self.n == 0 or memcmp(x, <const char*> x_at,
-                                           self.n * sizeof(double)) == 0))
+        return flow._undoes_none and _at(t, x, self.n, self.at[0], self.snap,
+                                         self.at[1])
 
     cdef int _set_inputs(self, double t) except -1:
-        """Set the inputs for the step from t (`InputTable.value`; at the time
-        an input jump was run, the values after it: `_FmuFlow._value_at`)."""
+        """Set the inputs for the step from t (`InputTable.value`)."""
         cdef Py_ssize_t k
         cdef double t_state, t_jump
         cdef bint after
@@ -675,24 +591,21 @@ cdef class FmuStepper(Stepper):
         return self._arrived(h)
 
     cdef int _arrived(self, double h) except -1:
-        """Read the recorded outputs where the step left the FMU, and note
-        that point as this stepper's."""
+        """Read the recorded outputs and note the FMU's point as this stepper's."""
         self.readings.read_into(&self.out[0])
         self.at, self.snap = self.flow._at, self.snap_rtol * h
         return 0
 
     def callbacks(self):
-        """The Python functions the steps call back: none where they are plain
-        (a run that undoes no step), else the flow's `advance`."""
+        """The Python functions the steps call back."""
         if self.flow._undoes_none:
             return []
         return [f"{type(self.flow).__name__}.advance"]
 
 
 cdef class _Getter:
-    """One FMI get of scalar values (any numeric type) into doubles: the C
-    call into a buffer of its type (`FmiFunctions.get_values`), then each
-    value converted as Python's float() converts it."""
+    """One FMI get of scalar values of any numeric type into doubles, each
+    converted as Python's float() converts it."""
 
     cdef FmiFunctions fmi
     cdef void* fn
@@ -723,21 +636,16 @@ cdef class _Getter:
 
 
 cdef class Readings:
-    """Scalar variables of any numeric types, each type read by its FMI get
-    called directly (`_Getter`), as doubles in the order `take` gives: what a
-    flow reads of its FMU at every sample (`flows.fmu._Reader`), without
-    fmpy's wrappers, which build their arrays on every call.
+    """Scalar variables of any numeric types, read by their FMI gets called
+    directly, as doubles in the order `take` gives (`flows.fmu._Reader`).
 
     Parameters
     ----------
     fmi : FmiFunctions
-        The instance's calls (FMI 2.0 or 3.0).
     getters : sequence of (int, str, str, sequence of int)
-        Each get: its address, name, values' C type (numpy's code, ELEMENTS)
-        and value references.
+        Each get: its address, name, C type (numpy's code) and value references.
     take : sequence of int
-        Where each variable is among the values the getters read.
-    """
+        Where each variable is among the values the getters read."""
 
     cdef tuple getters
     cdef double[::1] read  # the values the getters read, one after another
