@@ -1,12 +1,9 @@
 """One FMU seen from one mode: inputs fixed in the mode, and inputs the master holds.
 
-A legged model's FMU takes its contact configuration as a discrete input that
-the master sets per mode, and the ground position of a pinned foot as a real
-input that the master sets at touchdown and holds until lift-off (Burden et
-al., Sec. V-C). `ModeInputs` wraps the FMU flow for one mode: it applies the
-mode's fixed inputs and the held inputs before every evaluation. Held inputs
-are appended to the state with zero derivative, so resets assign them like
-states and they appear in the Result; all modes of a system share them.
+`ModeInputs` sets a mode's fixed inputs (a legged model's contact
+configuration) and the held inputs (a pinned foot's ground position, set at
+touchdown; Burden et al., Sec. V-C) before every evaluation. Held inputs are
+appended to the state with zero derivative, so resets assign them.
 """
 
 from __future__ import annotations
