@@ -142,9 +142,8 @@ cdef class CommunicationStep:
         self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
         self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
         self.order = np.array(order, dtype=np.intp)
-        self.offsets = np.zeros(self.n_components + 1, dtype=np.intp)
-        for c in range(self.n_components):
-            self.offsets[c + 1] = self.offsets[c] + self.x_end[c] - self.x_at[c]
+        sizes = starts["x_end"] - starts["x_at"]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
         self.n_x = self.offsets[self.n_components]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
         size = max(len(vrs), 1)
@@ -155,15 +154,11 @@ cdef class CommunicationStep:
         self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
-        self.failed_status, self.terminated, self.last_time = 0, False, 0.0
-        self.event = self.early = False
         self.finite = True
-        self.n_done = 0
         self.given = np.zeros(
             1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_components)))
         self.do_step_cost = np.zeros(self.n_components)
         self.costs = self.do_step_cost
-        self.h_full = 0.0
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
@@ -177,24 +172,27 @@ cdef class CommunicationStep:
                   double* values) except -1:
         return (<FmiFunctions> self.fmi[c]).set_reals(&self.vrs[at], end - at, values)
 
-    cdef int _read_outputs(self, Py_ssize_t c, double* into) except -1:
-        """into[slot] = each connected output of c, read now."""
-        cdef Py_ssize_t i, at = self.out_at[c], end = self.out_end[c]
+    cdef int _read(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
+                   double* into) except -1:
+        """into[slot] = each of c's variables vrs[at:end], read now."""
+        cdef Py_ssize_t i
         self._get(c, at, end, &self.buffer[at])
         for i in range(at, end):
             into[self.slots[i]] = self.buffer[i]
         return 0
 
-    cdef int _write_inputs(self, Py_ssize_t c, double t_offset, bint extrapolates
-                           ) except -1:
-        """Set c's connected inputs: level + slope * t_offset (level if held)."""
-        cdef Py_ssize_t i, at = self.in_at[c], end = self.in_end[c], s
+    cdef int _write(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
+                    const double* level, const double* slope, double t_offset
+                    ) except -1:
+        """Set c's variables vrs[at:end] to level + slope * t_offset by slot
+        (level where slope is NULL)."""
+        cdef Py_ssize_t i, s
         for i in range(at, end):
             s = self.slots[i]
-            if extrapolates:
-                self.values[i] = self.level[s] + self.slope[s] * t_offset
+            if slope != NULL:
+                self.values[i] = level[s] + slope[s] * t_offset
             else:
-                self.values[i] = self.level[s]
+                self.values[i] = level[s]
         return self._set(c, at, end, &self.values[at])
 
     cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
@@ -220,13 +218,9 @@ cdef class CommunicationStep:
         for k in range(self.n_plan):
             c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
             if self.plan_kind[k] == _READ:
-                self._get(c, at, end, &self.buffer[at])
-                for i in range(at, end):
-                    self.out_values[self.slots[i]] = self.buffer[i]
+                self._read(c, at, end, &self.out_values[0])
             else:
-                for i in range(at, end):
-                    self.values[i] = self.out_values[self.slots[i]]
-                self._set(c, at, end, &self.values[at])
+                self._write(c, at, end, &self.out_values[0], NULL, 0.0)
         for i in range(self.n_slots):
             self.yt[i] = self.out_values[i]
         return 0
@@ -239,7 +233,7 @@ cdef class CommunicationStep:
         complete. inputs: 0 held, 1 extrapolated from (t_previous, y_previous), 2
         extrapolated without a past (held). Gauss-Seidel reads each component's
         outputs at t + h for those after it."""
-        cdef Py_ssize_t k, i, c, s, at, end
+        cdef Py_ssize_t k, i, c, s
         cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
         cdef double start
@@ -259,17 +253,17 @@ cdef class CommunicationStep:
             if self.called_back[c]:
                 self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
-                self._write_inputs(c, h / 2, extrapolates)
+                self._write(c, self.in_at[c], self.in_end[c], &self.level[0],
+                            &self.slope[0] if extrapolates else NULL, h / 2)
                 start = _now()
                 if not self._do_step(c, t, h):
                     return c
                 if full:
                     self.costs[c] = _mean(self.costs[c], _now() - start)
-                at, end = self.x_at[c], self.x_end[c]
-                self._get(c, at, end, out + self.offsets[c])
+                self._get(c, self.x_at[c], self.x_end[c], out + self.offsets[c])
             self.n_done = k + 1
             if read and not self.called_back[c]:
-                self._read_outputs(c, &self.level[0])
+                self._read(c, self.out_at[c], self.out_end[c], &self.level[0])
             if read:
                 for i in range(self.out_at[c], self.out_end[c]):
                     s = self.slots[i]

@@ -47,11 +47,10 @@ from .fmu import C_REALS, MAX_SNAPSHOTS, CoSimulationFlow
 SCHEMES = ("jacobi", "gauss-seidel")
 INPUTS = ("hold", "extrapolate")
 MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
-# Under the compiled step, an FMU whose save costs at most this many plain
-# steps saves before every step that may be undone: Halving returns to about
-# every other such step and replays the steps since the last save there, so such
-# a save costs less than the replays it spares; the margin covers a first save's
-# one-time cost (fmi2GetFMUstate allocates on the first save: FMI 2.0, sec. 2.1.8).
+# An FMU whose save costs at most this many plain steps saves before every step
+# that may be undone: Halving returns to about every other one, so the save
+# costs less than the replays it spares; the margin covers the first save's
+# allocation (fmi2GetFMUstate: FMI 2.0, sec. 2.1.8).
 CHEAP_SAVE = 4.0
 
 
@@ -61,19 +60,15 @@ class Costs(Protocol):
 
     def save(self, name: str) -> float:
         """A state save of the Co-Simulation FMU `name`."""
-        ...
 
     def step(self) -> float:
         """A plain communication step of the whole coupling."""
-        ...
 
     def do_step(self, name: str) -> float:
         """One doStep of the FMU `name` in the compiled step."""
-        ...
 
     def replay(self, name: str, n_steps: int, seconds: float) -> float:
         """A replay of n_steps by the FMU `name` that took `seconds` (wall)."""
-        ...
 
 
 class MeasuredCosts:
@@ -118,16 +113,12 @@ class Communication:
     order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.scheme not in SCHEMES:
-            raise FmibridgeError(
-                f"Communication: `scheme` must be one of {list(SCHEMES)}, got "
-                f"{self.scheme!r}."
-            )
-        if self.inputs not in INPUTS:
-            raise FmibridgeError(
-                f"Communication: `inputs` must be one of {list(INPUTS)}, got "
-                f"{self.inputs!r}."
-            )
+        for field, allowed in (("scheme", SCHEMES), ("inputs", INPUTS)):
+            if getattr(self, field) not in allowed:
+                raise FmibridgeError(
+                    f"Communication: `{field}` must be one of {list(allowed)}, "
+                    f"got {getattr(self, field)!r}."
+                )
         object.__setattr__(self, "order", tuple(self.order))
 
 
@@ -303,7 +294,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         for c, (flow, where) in enumerate(
             zip(self._saving, self._saving_slices, strict=True)
         ):
-            if flow.can_return(t, x[where]):
+            if self._returns(c, t, x, False):
                 continue
             chain, starts = self._path_to(c, t, x, xb)
             if not chain:  # none within MAX_REPLAY: `goto` enters by a reset
@@ -335,7 +326,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """The steps and their starts that lead component c to (t, x): on its
         path, else found by `_steps_back`."""
         path = self._paths[c]
-        if path is not None and (t, xb) in path[1] and self._kept(c, path[3]):
+        if path is not None and (t, xb) in path[1] and self._returns(c, *path[3]):
             j = path[1].index((t, xb))
             return path[0][:j], path[1][:j]
         return self._steps_back(c, t, x, saved=False)
@@ -348,10 +339,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         chain = self._chain(t, x, saved, self._replay_limit(c), only=c)[::-1]
         return chain, [(step[0], step[1].tobytes()) for step in chain]
 
-    def _kept(self, c: int, point: tuple) -> bool:
-        """True if component c still keeps its state saved at point (t, x)."""
-        t, x = point
-        return self._saving[c].can_return(t, x[self._saving_slices[c]], True)
+    def _returns(self, c: int, t: float, x: np.ndarray, saved: bool = True) -> bool:
+        """True if component c can return to (t, x) (`saved`: not only is there)."""
+        return self._saving[c].can_return(t, x[self._saving_slices[c]], saved)
 
     def _save_after_replay(self, c: int, spent: float, h: float) -> bool:
         """Whether to save component c after a replay that cost `spent`: once
@@ -377,24 +367,24 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
         which = range(len(self._saving)) if only is None else (only,)
-        saved_at = [
-            (self._saved_at[c], self._saving[c], self._saving_slices[c]) for c in which
-        ]
         came_from = self._came_from
         for k in range(limit + 1):
             key = (t, x.tobytes())
             if (  # tried at (t, x), and where the master saved, each component
                 k == 0  # entered by a reset it repeats, or the last step ended
-                or _in_each(key, x, saved_at)
+                or all(
+                    key in self._saved_at[c]
+                    or self._saving[c].anchored(
+                        (t, x[self._saving_slices[c]].tobytes())
+                    )
+                    for c in which
+                )
                 or (
                     not saved
                     and key[1] == y_end
                     and abs(t - t_end) <= TIME_RTOL * h_end
                 )
-            ) and all(
-                self._saving[c].can_return(t, x[self._saving_slices[c]], saved)
-                for c in which
-            ):
+            ) and all(self._returns(c, t, x, saved) for c in which):
                 return chain
             step = came_from.get(key)
             if step is None or k == limit:
@@ -488,10 +478,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             limit = min(limit, math.ceil(save_cost / step_cost))
         if limit <= 1:
             return everyone
-        if all(
-            flow.can_return(t, x[where], True)
-            for flow, where in zip(self._saving, self._saving_slices, strict=True)
-        ):  # each saved here, or entered it by a reset it repeats
+        if all(self._returns(c, t, x) for c in everyone):  # saved or anchored here
             return []
         chain = len(self._chain(t, x, saved=True, limit=limit))
         return everyone if chain == 0 or chain * step_cost >= save_cost else []
@@ -504,10 +491,10 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
         """True if component c can come back to (t, x): saved or anchored there,
         or replayable from such a point (its path is then kept)."""
-        if self._saving[c].can_return(t, x[self._saving_slices[c]], True):
+        if self._returns(c, t, x):
             return True
         path, xb = self._paths[c], x.tobytes()
-        if path is not None and path[2] == (t, xb) and self._kept(c, path[3]):
+        if path is not None and path[2] == (t, xb) and self._returns(c, *path[3]):
             return True
         chain, starts = self._steps_back(c, t, x, saved=True)
         if not chain:
@@ -697,19 +684,6 @@ def _compiled_step(
         None if direct else master._propagate,
         master._component_step,
     )
-
-
-def _in_each(
-    key: tuple,
-    x: np.ndarray,
-    saved_at: list[tuple[OrderedDict[tuple, None], CoSimulationFlow, slice]],
-) -> bool:
-    """True if each (points, flow, part) of saved_at was saved at key
-    (t, x bytes) or entered it by a reset it repeats."""
-    for points, flow, where in saved_at:
-        if key not in points and not flow.anchored((key[0], x[where].tobytes())):
-            return False
-    return True
 
 
 def _never(t: float, x: np.ndarray, h: float) -> bool:
