@@ -54,25 +54,14 @@ cdef double _mean(double mean, double spent) noexcept:
 cdef class CommunicationStep:
     """A coupling's communication step (module docstring).
 
-    Parameters
-    ----------
-    fmus : sequence of FmiFunctions or None
-        Per component: its calls (`flows._fmi`); None for one called back.
-    states : sequence of sequence of int
-        Per component: its states' value references (placeholders if called back).
-    inputs, sources : sequence of (vrs, slots)
-        Per component: its connected inputs (outputs) and their slots.
-    plan : sequence of (kind, component, vrs, slots) or None
-        The evaluation plan: kind 0 reads outputs into the slots, 1 writes
-        inputs from them; None: `propagate` is called back instead.
-    order : sequence of int
-        The components in the order they step.
-    propagate : callable or None
-        propagate(t, x) -> the connected outputs by slot, where plan is None.
-    step_back : callable or None
-        step_back(c, t, x, h, scheme, level, slope, read, y): component c
-        stepped with inputs level + slope (tau - t), its states at t + h in y;
-        where `read`, its outputs at t + h read into level.
+    Per component: `fmus` its calls (`flows._fmi`; None: called back), `states`
+    its states' value references, `inputs` and `sources` its connected inputs
+    and outputs as (vrs, slots); placeholders where called back. `plan` rows
+    (kind 0 read | 1 write, component, vrs, slots), or None: `propagate(t, x)`
+    returns the outputs by slot. `order`: the components in stepping order.
+    `step_back(c, t, x, h, scheme, level, slope, read, y)` steps component c
+    with inputs level + slope (tau - t), its states at t + h into y, and where
+    `read` its outputs at t + h into level.
     """
 
     cdef Py_ssize_t n_components, n_x, n_slots, n_plan
@@ -114,27 +103,22 @@ cdef class CommunicationStep:
         self.called_back = np.array([f is None for f in fmus], dtype=np.uint8)
         self.direct = plan is not None and not any(f is None for f in fmus)
         self.propagate, self.step_back = propagate, step_back
-        vrs, slots = [], []
-        starts = {name: np.zeros(self.n_components, dtype=np.intp) for name in
-                  ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
+        vrs, slots, bounds = [], [], []
         for c in range(self.n_components):
-            for kind, (refs, where) in (
-                ("x", (states[c], [-1] * len(states[c]))),
-                ("in", inputs[c]),
-                ("out", sources[c]),
-            ):
-                starts[f"{kind}_at"][c] = len(vrs)
+            for refs, where in ((states[c], [-1] * len(states[c])), inputs[c],
+                                sources[c]):
+                bounds.append(len(vrs))
                 vrs.extend(refs)
                 slots.extend(where)
-                starts[f"{kind}_end"][c] = len(vrs)
+                bounds.append(len(vrs))
+        bounds = np.array(bounds, dtype=np.intp).reshape(self.n_components, 6)
+        (self.x_at, self.x_end, self.in_at, self.in_end, self.out_at,
+         self.out_end) = [bounds[:, k].copy() for k in range(6)]
         plan_rows = []
         for kind, c, refs, where in plan or ():
             plan_rows.append((kind, c, len(vrs), len(vrs) + len(refs)))
             vrs.extend(refs)
             slots.extend(where)
-        self.x_at, self.x_end = starts["x_at"], starts["x_end"]
-        self.in_at, self.in_end = starts["in_at"], starts["in_end"]
-        self.out_at, self.out_end = starts["out_at"], starts["out_end"]
         self.vrs = np.array(vrs + [0], dtype=np.uintc)
         self.slots = np.array(slots + [0], dtype=np.intp)
         self.n_plan = len(plan_rows)
@@ -142,7 +126,7 @@ cdef class CommunicationStep:
         self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
         self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
         self.order = np.array(order, dtype=np.intp)
-        sizes = starts["x_end"] - starts["x_at"]
+        sizes = bounds[:, 1] - bounds[:, 0]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
         self.n_x = self.offsets[self.n_components]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
@@ -163,10 +147,6 @@ cdef class CommunicationStep:
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
         return (<FmiFunctions> self.fmi[c]).get_reals(&self.vrs[at], end - at, out)
-
-    cdef int _get_vr(self, Py_ssize_t c, const unsigned int* vr,
-                     double* out) except -1:
-        return (<FmiFunctions> self.fmi[c]).get_reals(vr, 1, out)
 
     cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* values) except -1:
@@ -421,10 +401,9 @@ cdef class MasterStepper(Stepper):
         self.rec_c = np.array([c for c, _ in recorded] + [0], dtype=np.intp)
         self.rec_vrs = np.array([vr for _, vr in recorded] + [0], dtype=np.uintc)
         self.rec_values = np.zeros(self.n_rec + 1)
-        self.recorded = np.asarray(self.rec_values)[:self.n_rec]
+        # None: the Recorder asks the master (`observe`)
+        self.recorded = np.asarray(self.rec_values)[:self.n_rec] if self.n_rec else None
         self.recorded_names = tuple(master.recorded_names) if self.n_rec else ()
-        if not self.n_rec:
-            self.recorded = None  # the Recorder asks the master (`observe`)
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
@@ -446,6 +425,7 @@ cdef class MasterStepper(Stepper):
         cdef object master = self.master
         cdef double start = _now()
         cdef double[::1] ys
+        cdef Py_ssize_t i
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
             y = take_step(master, t, xs, master._end[2], h)
@@ -457,39 +437,22 @@ cdef class MasterStepper(Stepper):
             ys = y
         if self.n:
             memcpy(out, &ys[0], self.n * sizeof(double))
-        if self.n_rec:
-            self._read_recorded(t + h, y)
-        return 0
-
-    cdef int _read_recorded(self, double t, object y) except -1:
-        """Read the recorded variables at (t, y), connections propagated."""
-        cdef Py_ssize_t i
-        self.step.evaluate(t, y)
-        for i in range(self.n_rec):
-            self.step._get_vr(self.rec_c[i], &self.rec_vrs[i], &self.rec_values[i])
+        if self.n_rec:  # where the step left them, connections propagated
+            self.step.evaluate(t + h, y)
+            for i in range(self.n_rec):
+                (<FmiFunctions> self.step.fmi[self.rec_c[i]]).get_reals(
+                    &self.rec_vrs[i], 1, &self.rec_values[i])
         return 0
 
 
 cdef class FmuStepper(Stepper):
     """A Co-Simulation FMU's own steps for the compiled loops: a plain step
     (the FMU where this stepper left it, no guards) sets the inputs from their
-    tables, calls doStep directly and reads the states and recorded outputs
-    without Python; every other step is the flow's `advance`. A step that does
-    not complete goes to `CoSimulationFlow.finish_step`. `observe_row[0]` marks
-    a step whose events the Recorder must log.
-
-    Parameters
-    ----------
-    flow : CoSimulationFlow
-    calls : tuple
-        The FMU's FmiFunctions and its states' value references.
-    scheme : Scheme
-        Passed on to the flow's `advance`.
-    readings : Readings
-        The recorded outputs (scalars).
-    inputs : sequence of (int, array, array, bool)
-        Per input: its value reference, its table's times and values, and
-        whether it is held (`InputTable.value`)."""
+    tables (`inputs`: per input its vr, times, values and whether held), calls
+    doStep directly and reads the states and `readings` without Python; every
+    other step is the flow's `advance`. A step that does not complete goes to
+    `CoSimulationFlow.finish_step`. `observe_row[0]` marks a step whose events
+    the Recorder must log."""
 
     cdef object flow, scheme
     cdef CommunicationStep step
@@ -631,15 +594,8 @@ cdef class _Getter:
 
 cdef class Readings:
     """Scalar variables of any numeric types, read by their FMI gets called
-    directly, as doubles in the order `take` gives (`flows.fmu._Reader`).
-
-    Parameters
-    ----------
-    fmi : FmiFunctions
-    getters : sequence of (int, str, str, sequence of int)
-        Each get: its address, name, C type (numpy's code) and value references.
-    take : sequence of int
-        Where each variable is among the values the getters read."""
+    directly (`getters`: address, name, numpy type code, vrs), as doubles in the
+    order `take` gives (`flows.fmu._Reader`)."""
 
     cdef tuple getters
     cdef double[::1] read  # the values the getters read, one after another

@@ -165,19 +165,9 @@ cdef class Solve(Step):
 
 
 cdef class CoupledRhs(Function):
-    """dx/dt of the coupled system (see the module docstring).
-
-    Parameters
-    ----------
-    parts : sequence of Part
-        The components, in the order of their states in x.
-    steps : sequence of Step
-        The coupling's plan.
-    outputs : ndarray
-        The coupling's output values (`Coupling.outputs`), shared with Python.
-    what : str
-        The flow, as errors name it.
-    """
+    """dx/dt of the coupled system (module docstring): the `parts` in the
+    order of their states, the plan's `steps`, and the coupling's `outputs`
+    (shared with Python); `what` names it in errors."""
 
     cdef tuple parts
     cdef tuple steps

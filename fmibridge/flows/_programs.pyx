@@ -303,21 +303,9 @@ cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
 
 
 cdef class Program:
-    """An expression as instructions over V and constants.
-
-    Attributes
-    ----------
-    code : numpy.ndarray
-        int64, shape (n, 2): each row (op, argument).
-    consts : numpy.ndarray
-        float64, the constants that CONST and INT push.
-    names : tuple of str
-        The variables the expression reads.
-    slots : tuple of int
-        Where VAR finds each of `names` in V.
-    source : str
-        The expression's text, for messages.
-    """
+    """An expression as instructions over V and constants: `code` (n, 2)
+    int64 rows (op, argument), `consts` (pushed by CONST and INT), the `names` it
+    reads, their `slots` in V, and its `source` text for messages."""
 
     def __init__(self, code, consts, names, str source, slots=None):
         self.code = np.ascontiguousarray(code, dtype=np.int64).reshape(-1, 2)
