@@ -124,6 +124,8 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
         evaluate = numba.njit(lambda t, x: fn(t, x[:n], x[n]))
     elif kind == "hessian":
         evaluate = numba.njit(lambda t, x: fn(t, x).ravel())
+    elif kind in ("mass_matrix", "gap_hessian"):
+        evaluate, size = numba.njit(lambda t, x: fn(x).ravel()), n * n
     elif kind in Q_KINDS:
         evaluate = numba.njit(lambda t, x: fn(x))
     else:
@@ -143,15 +145,6 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
             out[n] = value
 
         wrapper, size = numba.cfunc(signature)(gradient), n + 1
-    elif kind in ("mass_matrix", "gap_hessian"):
-
-        def square(t, x_at, out):
-            values = evaluate(t, numba.carray(x_at, n_in))
-            for i in range(n):
-                for j in range(n):
-                    out[i * n + j] = values[i, j]
-
-        wrapper, size = numba.cfunc(signature)(square), n * n
     else:
 
         def vector(t, x_at, out):
