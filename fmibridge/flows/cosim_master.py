@@ -79,16 +79,20 @@ class MeasuredCosts:
         self._index = {c.name: k for k, c in enumerate(master.components)}
 
     def save(self, name: str) -> float:
+        """The CPU seconds of the FMU's save (`CoSimulationFlow.save_cost`)."""
         flow = self._master.components[self._index[name]].flow
         return cast(CoSimulationFlow, flow).save_cost
 
     def step(self) -> float:
+        """The running mean of a plain step's wall seconds."""
         return self._master._step_cost
 
     def do_step(self, name: str) -> float:
+        """The running mean of the FMU's doStep wall seconds."""
         return float(self._master._compiled.do_step_cost[self._index[name]])
 
     def replay(self, name: str, n_steps: int, seconds: float) -> float:
+        """The replay's wall seconds."""
         return seconds
 
 
