@@ -44,8 +44,7 @@ cdef double _now() noexcept:
 
 
 cdef double _mean(double mean, double spent) noexcept:
-    """A running mean of costs from the first (0: none yet), each counted as
-    at most twice the mean (one the system preempted adds little)."""
+    """A running mean from the first cost, each counted at most twice the mean."""
     if mean == 0.0:
         mean = spent
     return mean + 0.1 * (min(spent, 2.0 * mean) - mean)
@@ -164,8 +163,7 @@ cdef class CommunicationStep:
     cdef int _write(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                     const double* level, const double* slope, double t_offset
                     ) except -1:
-        """Set c's variables vrs[at:end] to level + slope * t_offset by slot
-        (level where slope is NULL)."""
+        """Set c's vrs[at:end] to level + slope * t_offset (level: slope NULL)."""
         cdef Py_ssize_t i, s
         for i in range(at, end):
             s = self.slots[i]
@@ -176,8 +174,7 @@ cdef class CommunicationStep:
         return self._set(c, at, end, &self.values[at])
 
     cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
-        """c's doStep from t by h: 1 where it completed, else 0 with
-        `failed_status`, `terminated`, `last_time` set."""
+        """c's doStep from t by h: 1 where it completed, else 0 (`failed_status`)."""
         cdef StepEnd end
         cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
         if status <= fmi2Warning and not (end.terminate or end.event or end.early):
@@ -187,8 +184,7 @@ cdef class CommunicationStep:
         return 0
 
     cpdef int evaluate(self, double t, object x) except -1:
-        """Propagate the connections at (t, x), the components there; `y_t`
-        holds the outputs after."""
+        """Propagate the connections at (t, x); `y_t` holds the outputs."""
         cdef Py_ssize_t k, i, c, at, end
         cdef double[::1] outputs
         if self.propagate is not None:
@@ -259,8 +255,7 @@ cdef class CommunicationStep:
         return -1
 
     cpdef bytes inputs(self):
-        """The connected inputs the last step gave each component, as bytes
-        of doubles (for `replay`)."""
+        """The connected inputs of the last step, as bytes of doubles."""
         cdef Py_ssize_t c, i, k = 0
         for c in range(self.n_components):
             for i in range(self.in_at[c], self.in_end[c]):
@@ -304,8 +299,7 @@ MAX_HISTORY = 64
 
 
 cpdef object arrived(master, double t, x, double h, y):
-    """Tell the master and the FMUs called directly that the step from
-    (t, x) of h left them at y (x: a copy the master keeps)."""
+    """Tell the master and the FMUs called directly that the step left them at y."""
     cdef double t_end = t + h
     for flow, where in master._called.values():
         flow.stepped(t_end, y[where], h)
@@ -355,8 +349,7 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
 
 
 cpdef object step_done(master, double t, x, double h, scheme, double spent):
-    """Keep how the master's last step got where it is (for replays) and,
-    where it was plain (spent >= 0), its cost."""
+    """Keep how the master's last step got where it is, and its cost if plain."""
     cdef CommunicationStep step = master._compiled
     if spent >= 0.0:
         master._step_cost = _mean(master._step_cost, spent)
@@ -561,8 +554,7 @@ cdef class FmuStepper(Stepper):
 
 
 cdef class _Getter:
-    """One FMI get of scalar values of any numeric type into doubles, each
-    converted as Python's float() converts it."""
+    """One FMI get of scalars of any numeric type, converted as float() does."""
 
     cdef FmiFunctions fmi
     cdef void* fn

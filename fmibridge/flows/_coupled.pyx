@@ -15,8 +15,7 @@ import numpy as np
 
 
 cdef class Part:
-    """One component as the coupled right-hand side drives it: states
-    x[start:start + n], dx/dt `derivatives`, `at(t, x)` puts it at its point."""
+    """One component as the coupled rhs drives it: states x[start:start + n]."""
 
     cdef readonly Py_ssize_t start, n
     cdef readonly Function derivatives
@@ -48,8 +47,7 @@ cdef class PythonPart(Part):
 
 
 cdef class FmuPart(Part):
-    """A Model Exchange FMU, put at (t, x) through its calls where its ports
-    are read (`placed`)."""
+    """A Model Exchange FMU put at (t, x) through its calls where read."""
 
     cdef FmuCalls calls
     cdef bint placed
@@ -165,9 +163,7 @@ cdef class Solve(Step):
 
 
 cdef class CoupledRhs(Function):
-    """dx/dt of the coupled system (module docstring): the `parts` in the
-    order of their states, the plan's `steps`, and the coupling's `outputs`
-    (shared with Python); `what` names it in errors."""
+    """dx/dt of the coupled system (module docstring)."""
 
     cdef tuple parts
     cdef tuple steps

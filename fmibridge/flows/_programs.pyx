@@ -90,8 +90,7 @@ _hypot = math.hypot
 
 
 cdef inline int _checked(double x, double r, bint can_overflow) noexcept nogil:
-    """The math module's check of r = f(x): NaN from non-NaN x a domain error,
-    an infinity from finite x an overflow (where f can overflow) or a pole."""
+    """The math module's check of r = f(x): a domain error or an overflow."""
     if isnan(r) and not isnan(x):
         return DOMAIN
     if isinf(r) and isfinite(x):
@@ -124,8 +123,7 @@ cdef inline double _floordiv(double a, double b) noexcept nogil:
 
 
 cdef inline int _pow(double a, double b, double* r) noexcept nogil:
-    """math.pow(a, b): a domain error for NaN from finite arguments or 0 to a
-    negative power, an overflow for an infinity from finite ones."""
+    """math.pow(a, b) with its domain and overflow errors."""
     r[0] = c_pow(a, b)
     if isfinite(a) and isfinite(b) and not isfinite(r[0]):
         if isnan(r[0]) or a == 0.0:
@@ -237,8 +235,7 @@ cdef int _hypot_of(double* stack, Py_ssize_t first, Py_ssize_t top) except -1:
 cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
                  const double* v, double* stack, unsigned char* ints, double* value,
                  bint* is_int) except -1:
-    """Run the n instructions `code` over V = v; write the value and whether
-    Python holds it as an integer. Return 0, or the Failure."""
+    """Run the n instructions over V = v: 0, or the Failure."""
     cdef Py_ssize_t i = 0, top = 0
     cdef int64_t op, arg
     cdef double r = 0.0
@@ -341,9 +338,7 @@ cdef class Program:
 
 
 cdef class ProgramFunction(Function):
-    """Programs over V = [t, x, v[1 + n_in:]] as a Function: out[k] =
-    programs[k]. A failure or a non-finite value raises `failures[k](t, values,
-    failure, value)`."""
+    """Programs over V = [t, x, ...] as a Function: out[k] = programs[k]."""
 
     def __init__(self, programs, failures, Py_ssize_t n_in, v, str what):
         super().__init__(n_in, len(programs), what)
@@ -387,8 +382,7 @@ def program_function(program, state_names, constants, failure, str what):
 
 
 def values_with_constants(program, dict places, constants):
-    """Return V for `program`'s names: zeros at `places`, then each constant it
-    reads (placed in `places`); None for a name neither placed nor constant."""
+    """Return V: zeros at `places`, then the constants it reads; None if missing."""
     v = [0.0] * len(places)
     for name in program.names:
         if name not in places:

@@ -160,8 +160,7 @@ cdef class AdaptiveStepper(Stepper):
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
-        """x(t + h): the dense output on the last step's curve, else steps under
-        the tolerance."""
+        """x(t + h): the dense output on the last step's curve, else new steps."""
         cdef double t_end = t + h, t_step = t, taken
         cdef double end = self.t0 + self.h_step
         cdef long k
@@ -188,8 +187,7 @@ cdef class AdaptiveStepper(Stepper):
         )
 
     def propose(self, double h, double t_end=-INFINITY):
-        """Set the next step's proposal and the end of the span the steps go to
-        (-inf: not known)."""
+        """Set the next step's proposal and the end of the span (-inf: unknown)."""
         self.h_next, self.t_end = h, t_end
 
     def take_rejected(self):
@@ -238,8 +236,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
         self.n_stiff, self.n_nonstiff = 0, 0
 
     cdef int _watch_stiffness(self, double t, double h) except -1:
-        """Count the accepted step as held by stability or not; raise where the
-        flow is stiff and the span left needs more than STIFF_STEPS_LEFT steps."""
+        """Count the step as held by stability or not; raise where stiff."""
         cdef Tableau tab = self.tableau
         cdef Py_ssize_t s = tab.stages, n = self.n
         cdef double bound = STIFF_FRACTION * tab.stability_boundary

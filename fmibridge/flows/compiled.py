@@ -198,8 +198,7 @@ def c_gradient_rows(
 
 
 def vector_function(vector: VectorGuard, n: int) -> Function:
-    """Return the VectorGuard's g of n states as the loops call it: at its C
-    address where numba-compiled (its size checked once), else in Python."""
+    """Return the VectorGuard's g of n states as the loops call it."""
     key = (id(vector), n)
     found = _VECTORS.get(key)
     if found is None:
@@ -216,8 +215,7 @@ def vector_function(vector: VectorGuard, n: int) -> Function:
 
 
 def engine_entry(fn: object, n: int) -> tuple[Function, int] | None:
-    """Return a guard function's compiled form (Function, entry), or None
-    for a Python function."""
+    """Return a guard's compiled form (Function, entry), or None for Python."""
     entry = getattr(fn, "engine_entry", None)
     if entry is not None:
         return entry(n)
@@ -269,8 +267,7 @@ class CompiledFlow(VectorField):
         return c_function(self._f, "rhs", len(self.state_names))
 
     def _check_size(self) -> None:
-        """Refuse an f that returns the wrong number of values (probed at t = 0,
-        x = 0): the compiled loops read them unchecked."""
+        """Refuse an f that returns the wrong number of values."""
         x = np.zeros(len(self.state_names))
         with np.errstate(all="ignore"):
             dx = self._f(0.0, x)

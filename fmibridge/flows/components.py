@@ -84,8 +84,7 @@ class Component(abc.ABC):
         raise NotImplementedError
 
     def part(self, start: int, read: bool) -> Part:
-        """Return this component for the coupled right-hand side, its states at
-        x[start:]; `read`: it is put at each point."""
+        """Return this component for the coupled rhs, its states at x[start:]."""
         n = len(self.state_names)
         what = f"the derivatives of component {self.name!r}"
         derivatives = PythonVector(self.derivatives, n, n, what)
@@ -110,8 +109,7 @@ class Component(abc.ABC):
 
 
 class _FmuComponent(Component):
-    """Ports of an FMU: causality and units from its model description,
-    direct feedthrough from its ModelStructure."""
+    """Ports of an FMU, from its model description."""
 
     flow: ModelExchangeFlow | CoSimulationFlow
 
@@ -208,8 +206,7 @@ class CoSimulationComponent(_FmuComponent):
         return self.flow.advance(t, x, h, _NO_SCHEME)
 
     def writer(self, inputs: Sequence[str]) -> Writer:
-        """Set these inputs; journalled on an FMU without state saving, so
-        that a replay sets them again."""
+        """Set these inputs, journalled on an FMU without state saving."""
         if not self.flow.forward_only:
             return super().writer(inputs)
         vrs, instance = self._vrs(inputs), self.flow.instance

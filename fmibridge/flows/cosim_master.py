@@ -55,8 +55,7 @@ CHEAP_SAVE = 4.0
 
 
 class Costs(Protocol):
-    """The costs the save-or-replay decisions compare, in one unit (0: not
-    known yet); fixed costs make the saves and replays machine-independent."""
+    """The costs the save-or-replay decisions compare, in one unit (0: unknown)."""
 
     def save(self, name: str) -> float:
         """A state save of the Co-Simulation FMU `name`."""
@@ -196,8 +195,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._here = False  # the step starts where the last one ended
 
     def stepper(self, scheme: Scheme) -> Stepper:
-        """The compiled loops' steps: `_cosim.MasterStepper` where every
-        component is called directly, else `advance`."""
+        """The compiled loops' steps: a `MasterStepper` where all are direct."""
         if not self._compiled.direct:
             return super().stepper(scheme)
         n = len(self.state_names)
@@ -205,8 +203,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return MasterStepper(self, self._compiled, scheme, n, TIME_RTOL, recorded)
 
     def _record_calls(self) -> list[tuple[int, int]]:
-        """Each recorded variable as (component, vr) where all are scalar
-        reals of components called directly; else none."""
+        """Each recorded variable as (component, vr) if all are C reals; else none."""
         calls = []
         for name in self.recorded_names:
             component, variable = split_name(name, f"output {name!r}")
@@ -220,8 +217,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 
     @property
     def steps_in_blocks(self) -> bool:
-        """True where the compiled loops may take many steps per call (no
-        sample asks `observe`)."""
+        """True where the compiled loops may take many steps per call."""
         return self._compiled.direct and (
             not self.recorded_names
             or (self._undoes_none and bool(self._record_calls()))
@@ -260,8 +256,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return y
 
     def _follow(self, start: tuple, end: tuple) -> None:
-        """Extend each component's path by the step from start to end; drop
-        one it does not continue or that outgrew `_replay_limit`."""
+        """Extend each component's path by the step from start to end, or drop it."""
         step = self._came_from.get(end)
         for c, path in enumerate(self._paths):
             if path is None:
@@ -327,8 +322,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def _path_to(
         self, c: int, t: float, x: np.ndarray, xb: bytes
     ) -> tuple[list[tuple], list[tuple]]:
-        """The steps and their starts that lead component c to (t, x): on its
-        path, else found by `_steps_back`."""
+        """The steps and their starts that lead component c to (t, x)."""
         path = self._paths[c]
         if path is not None and (t, xb) in path[1] and self._returns(c, *path[3]):
             j = path[1].index((t, xb))
@@ -338,8 +332,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def _steps_back(
         self, c: int, t: float, x: np.ndarray, saved: bool
     ) -> tuple[list[tuple], list[tuple]]:
-        """The steps and their starts (t, x bytes) that lead component c to
-        (t, x) from the nearest point it can return to; none beyond `_replay_limit`."""
+        """The steps and starts to (t, x) from c's nearest point to return to."""
         chain = self._chain(t, x, saved, self._replay_limit(c), only=c)[::-1]
         return chain, [(step[0], step[1].tobytes()) for step in chain]
 
@@ -400,8 +393,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def _advance(
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
     ) -> np.ndarray:
-        """The communication step of h from (t, x) (`_cosim.take_step`), the
-        components put at (t, x) first."""
+        """The step of h from (t, x), the components put there first."""
         if self._compiled.direct:
             where = [flow._at for flow, _ in self._called.values()]
             if not (self._here and where == self._compiled_at):
@@ -435,8 +427,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             raise FlowTerminated(t, x) from None
 
     def _stepped(self, t: float, h: float, y: np.ndarray, n: int) -> None:
-        """Tell the FMUs called directly among the first n in the order that
-        a step cut short after them took them to y."""
+        """Tell the first n FMUs called directly that a cut step took them to y."""
         self._compiled_at = []
         for c in self._order[:n]:
             if c in self._called:
@@ -493,8 +484,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return self.costs.save(name) <= CHEAP_SAVE * self.costs.step()
 
     def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
-        """True if component c can come back to (t, x): saved or anchored there,
-        or replayable from such a point (its path is then kept)."""
+        """True if component c can come back to (t, x), saved or by a replay."""
         if self._returns(c, t, x):
             return True
         path, xb = self._paths[c], x.tobytes()
@@ -507,8 +497,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return True
 
     def _replay_limit(self, c: int) -> int:
-        """The most steps component c replays: its save's cost in doSteps,
-        within [MAX_REPLAY, MAX_HISTORY)."""
+        """The most steps component c replays: its save's cost in doSteps."""
         name = self._saving_names[c]
         cost = self.costs.do_step(name)
         if cost <= 0.0:
@@ -651,8 +640,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
 def _compiled_step(
     master: CoupledCoSimulation, calls: list[tuple | None]
 ) -> CommunicationStep:
-    """The master's `_cosim.CommunicationStep`: components with C calls
-    called directly, the others called back; the plan in C where possible."""
+    """The master's `_cosim.CommunicationStep`."""
     coupling = master.coupling
 
     def vrs(c: int, names) -> list[int]:

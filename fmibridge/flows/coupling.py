@@ -161,8 +161,7 @@ class Coupling:
             )
 
     def _schedule(self) -> list[tuple]:
-        """The steps of `evaluate` in dependency order: ("read" | "write", c,
-        names, slots) over `outputs[slots]`, or ("loop", _Loop, None, None)."""
+        """The steps of `evaluate` in dependency order: (kind, c, names, slots)."""
         graph = self._graph()
         steps: list = []
         for members in strongly_connected(graph):
@@ -265,8 +264,7 @@ def _depends(component: Component, output: str, input_: str) -> bool:
 
 
 class _Loop:
-    """One algebraic loop: its inputs u (the unknowns) and the map G(u) = u,
-    the values their connections carry back; each solve starts from the last."""
+    """One algebraic loop: its inputs u and the map G(u) = u."""
 
     def __init__(self, coupling: Coupling, members: list[_Node], graph) -> None:
         self._coupling, comps = coupling, coupling.components
@@ -337,8 +335,7 @@ def _cycle(members: list[_Node], graph) -> list[_Node]:
 
 
 class CoupledParts:
-    """The states of a coupled system: each component's, concatenated, named
-    `component.state`."""
+    """The states of a coupled system: each component's, concatenated."""
 
     def __init__(self, coupling: Coupling) -> None:
         self.coupling = coupling
@@ -436,8 +433,7 @@ class CoupledParts:
         return bool(self._asked)
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the events the FMUs asked for after a step, else their time events
-        due now, connections propagated at (t, x)."""
+        """Run the events the FMUs asked for, else their time events due now."""
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
         first = self.next_event_time()
