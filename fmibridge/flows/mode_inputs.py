@@ -8,7 +8,7 @@ appended to the state with zero derivative, so resets assign them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -22,7 +22,7 @@ class _ModeInputs:
     """Shared body of both wrappers (see `mode_inputs`)."""
 
     def __init__(
-        self, flow, fixed: Mapping[str, float], held: Sequence[str], mode: str
+        self, flow, fixed: Mapping[str, float], held: Mapping[str, float], mode: str
     ):
         self.flow, self.mode = flow, mode
         self._n = len(flow.state_names)
@@ -45,8 +45,7 @@ class _ModeInputs:
                 self._fixed_ints[vr] = round(value)
             else:
                 self._fixed_reals[vr] = float(value)
-        self.x0: np.ndarray | None = None  # set by the caller, who knows the held
-        # start values
+        self.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
 
     def _input_vr(self, name: str, role: str, *, integer: bool) -> int:
         variable = self.flow.archive.variables.get(name)
@@ -175,6 +174,4 @@ def mode_inputs(
     cls = (
         ModeInputsVectorField if isinstance(flow, ModelExchangeFlow) else ModeInputsFlow
     )
-    wrapped = cls(flow, fixed, list(held), mode)
-    wrapped.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
-    return wrapped
+    return cls(flow, fixed, held, mode)
