@@ -23,7 +23,7 @@ from ..core._functions cimport new_array
 from ._fmi cimport (B1, F4, F8, I1, I2, I4, I8, U1, U2, U4, Element, FmiFunctions,
                     StepEnd, fmi2Warning)
 from ._fmu cimport table_value
-from ._stepper cimport Stepper
+from ._stepper cimport Stepper, copy_out
 
 import numpy as np
 
@@ -417,19 +417,15 @@ cdef class MasterStepper(Stepper):
                      double* out) except -1:
         cdef object master = self.master
         cdef double start = _now()
-        cdef double[::1] ys
         cdef Py_ssize_t i
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
             y = take_step(master, t, xs, master._end[2], h)
-            ys = y
             arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:
-            y = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
-            ys = y
-        if self.n:
-            memcpy(out, &ys[0], self.n * sizeof(double))
+            y = master.advance(t, xs, h, self.scheme)
+        copy_out(y, out, self.n)
         if self.n_rec:  # where the step left them, connections propagated
             self.step.evaluate(t + h, y)
             for i in range(self.n_rec):
@@ -519,7 +515,6 @@ cdef class FmuStepper(Stepper):
                      double* out) except -1:
         cdef object flow = self.flow
         cdef CommunicationStep step = self.step
-        cdef double[::1] ys
         cdef int failed = 0
         if self._plain(t, x):
             self._set_inputs(t)
@@ -529,13 +524,10 @@ cdef class FmuStepper(Stepper):
                 return self._arrived(h)
             ended = (step.failed_status, step.event, step.terminated, step.early,
                      step.last_time) if failed >= 0 else None
-            ys = np.ascontiguousarray(flow.finish_step(
-                t, h, ended, new_array(out, self.n)), dtype=float)
+            y = flow.finish_step(t, h, ended, new_array(out, self.n))
         else:
-            ys = np.ascontiguousarray(
-                flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float)
-        if self.n:
-            memcpy(out, &ys[0], self.n * sizeof(double))
+            y = flow.advance(t, new_array(x, self.n), h, self.scheme)
+        copy_out(y, out, self.n)
         if self.reports_events:
             self.observe_row[0] = 1
         return self._arrived(h)

@@ -65,6 +65,14 @@ NONSTIFF_STEPS = 6
 STIFF_STEPS_LEFT = 400_000
 
 
+cdef int copy_out(object values, double* out, Py_ssize_t n) except -1:
+    """Write the n floats of `values` (array_like) to out."""
+    cdef double[::1] y = np.ascontiguousarray(values, dtype=float)
+    if n:
+        memcpy(out, &y[0], n * sizeof(double))
+    return 0
+
+
 cdef class Stepper:
     """Advance a flow's state (see the module docstring); `rhs` is dx/dt or None."""
 
@@ -114,12 +122,8 @@ cdef class FlowStepper(Stepper):
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
-        cdef double[::1] y = np.ascontiguousarray(
-            self.flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float
-        )
-        if self.n:
-            memcpy(out, &y[0], self.n * sizeof(double))
-        return 0
+        return copy_out(
+            self.flow.advance(t, new_array(x, self.n), h, self.scheme), out, self.n)
 
 
 cdef class AdaptiveStepper(Stepper):
@@ -346,12 +350,9 @@ cdef class PythonAdaptiveStepper(AdaptiveStepper):
 
     cdef double step(self, double t, const double* x, double h_max,
                      const double* k1, double* out) except? -1.0:
-        cdef double[::1] y
         self.integrator.h_next = self.h_next
         h, x1 = self.integrator.step(t, new_array(x, self.n), h_max)
-        y = np.ascontiguousarray(x1, dtype=float)
-        if self.n:
-            memcpy(out, &y[0], self.n * sizeof(double))
+        copy_out(x1, out, self.n)
         self.n_rejected += self.integrator.n_rejected
         self.integrator.n_rejected = 0
         self.h_next = self.integrator.h_next
@@ -359,7 +360,4 @@ cdef class PythonAdaptiveStepper(AdaptiveStepper):
         return h
 
     cdef int dense(self, double t, double* out) except -1:
-        cdef double[::1] y = np.ascontiguousarray(self.integrator.dense(t), dtype=float)
-        if self.n:
-            memcpy(out, &y[0], self.n * sizeof(double))
-        return 0
+        return copy_out(self.integrator.dense(t), out, self.n)
