@@ -279,19 +279,18 @@ class NativeBlock(Component):
 
     def port(self, variable: str) -> Port:
         """Return `variable` as a Port: an input, an output or a state."""
-        if variable in self.inputs:
-            causality = "input"
-        elif variable in self.outputs:
-            causality = "output"
-        elif variable in self.state_names:
-            causality = "state"
-        else:
-            raise FmibridgeError(
-                f"component {self.name!r} has no variable {variable!r}; its inputs "
-                f"are {list(self.inputs)}, outputs {list(self.outputs)} and states "
-                f"{list(self.state_names)}."
-            )
-        return Port(causality, self._units.get(variable))
+        for causality, names in (
+            ("input", self.inputs),
+            ("output", self.outputs),
+            ("state", self.state_names),
+        ):
+            if variable in names:
+                return Port(causality, self._units.get(variable))
+        raise FmibridgeError(
+            f"component {self.name!r} has no variable {variable!r}; its inputs "
+            f"are {list(self.inputs)}, outputs {list(self.outputs)} and states "
+            f"{list(self.state_names)}."
+        )
 
     def feedthrough(self, output: str) -> frozenset[str] | None:
         """Return the inputs `output` depends on directly (None: maybe all)."""
