@@ -58,7 +58,10 @@ def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
 def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, names):
     """Return dx as a float array if it holds one finite value per state,
     else raise naming `flow`, f, the length expected and what came back."""
-    values = np.asarray(dx, dtype=float) if _is_numeric(dx) else None
+    try:
+        values: np.ndarray | None = np.asarray(dx, dtype=float)
+    except (TypeError, ValueError):
+        values = None
     if values is None or values.shape != x.shape or not np.all(np.isfinite(values)):
         got = (
             repr(dx) if values is None else f"{values.size} value(s) {values.tolist()}"
@@ -69,14 +72,6 @@ def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, nam
             f"finite values, one per state {list(names)}."
         )
     return values
-
-
-def _is_numeric(value: object) -> bool:
-    try:
-        np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 UndoPlan = Callable[[float, np.ndarray, float], bool]  # Flow.plan_undo's argument
