@@ -1,41 +1,18 @@
 """The co-simulation master's communication step, one for every coupling.
 
-`CommunicationStep` takes the communication step of
-`cosim_master.CoupledCoSimulation` (see its module docstring) in one call,
-each component in one of two ways: a Co-Simulation FMU of FMI 2.0 or 3.0 is
-called directly (fmi2DoStep, fmi2GetReal, fmi2SetReal; fmi3DoStep,
-fmi3GetFloat64, fmi3SetFloat64, by value reference, through the table of its
-FMI version: `flows._fmi`); any other
-component (Model Exchange FMU or native block the master integrates with the
-scheme, an FMU the C calls cannot take) is stepped by one Python function,
-called back (`step_back`). The step:
-
-1. the connections propagated at t: in C by the coupling's evaluation plan
-   (each output read after the inputs it depends on directly), by slot, where
-   every component is called directly and the coupling has no algebraic loop;
-   else by the Python `coupling.evaluate` (which solves the loops), called
-   back (`propagate`);
-2. each component, in the scheme's order, steps from t to t + h with its
-   connected inputs on the line level + slope (tau - t): held (slope 0, the
-   values at t) or extrapolated from the outputs at the last communication
-   point. A Co-Simulation FMU holds its inputs over a doStep, so it gets the
-   line at the middle of the step; a component the master integrates gets it
-   at each stage. Gauss-Seidel reads the connected outputs of each component
-   at t + h for those after it (held, or the line between the values at t and
-   t + h).
-
-The caller puts the components at t first (restores saved states) and saves
-them where the step may be undone, between 1 and 2 (`take_step`). A status
-above warning from get or set raises the FMUError of the lower layer (`error`);
-a doStep called directly that does not complete (a status above warning, or
-FMI 3.0's terminateSimulation) is handed back to the caller (`run` returns the
-component), which knows a discard that ends the simulation from an error.
+`CommunicationStep` takes the step of `cosim_master.CoupledCoSimulation` in
+one call: a Co-Simulation FMU of FMI 2.0 or 3.0 is called directly (doStep,
+get and set of reals by value reference, `flows._fmi`); any other component is
+stepped by one Python function, called back (`step_back`). The connections
+are propagated at t by the coupling's evaluation plan, in C, where every
+component is called directly and there is no algebraic loop, else by
+`coupling.evaluate`, called back (`propagate`). A doStep that does not
+complete is handed back to the caller (`run` returns the component).
 
 References
 ----------
-Kübler and Schiehlen, "Two methods of simulator coupling", 2000 (Jacobi and
-Gauss-Seidel schemes, extrapolated inputs). Gomes et al., "Co-simulation: a
-survey", ACM Comput. Surv. 51(3), 2018.
+Kübler and Schiehlen, "Two methods of simulator coupling", 2000. Gomes et al.,
+"Co-simulation: a survey", ACM Comput. Surv. 51(3), 2018.
 """
 
 from libc.math cimport fabs, isfinite
@@ -46,7 +23,7 @@ from ..core._functions cimport new_array
 from ._fmi cimport (B1, F4, F8, I1, I2, I4, I8, U1, U2, U4, Element, FmiFunctions,
                     StepEnd, fmi2Warning)
 from ._fmu cimport table_value
-from ._stepper cimport Stepper
+from ._stepper cimport Stepper, copy_out
 
 import numpy as np
 
@@ -66,42 +43,29 @@ cdef double _now() noexcept:
     return now.tv_sec + 1e-9 * now.tv_nsec
 
 
+cdef double _mean(double mean, double spent) noexcept:
+    """A running mean from the first cost, each counted at most twice the mean."""
+    if mean == 0.0:
+        mean = spent
+    return mean + 0.1 * (min(spent, 2.0 * mean) - mean)
+
+
 cdef class CommunicationStep:
     """A coupling's communication step (module docstring).
 
-    Parameters
-    ----------
-    fmus : sequence of FmiFunctions or None
-        Per component: its calls (doStep, get and set of reals: the table of
-        its FMI version, `flows._fmi`); None for a component called back.
-    states : sequence of sequence of int
-        Per component: the value references of its states (the part of x);
-        for one called back, as many placeholders as it has states.
-    inputs : sequence of (vrs, slots)
-        Per component: its connected inputs and the source slot of each (the
-        vrs placeholders for one called back: it writes its own).
-    sources : sequence of (vrs, slots)
-        Per component: its connected outputs and their slots (the vrs
-        placeholders for one called back: it reads its own).
-    plan : sequence of (kind, component, vrs, slots) or None
-        The evaluation plan: kind 0 reads outputs into the slots, 1 writes
-        inputs from them; None: `propagate` is called back instead.
-    order : sequence of int
-        The components in the order they step.
-    propagate : callable or None
-        propagate(t, x) -> the connected outputs by slot, the connections
-        propagated at (t, x) (`coupling.evaluate`), where plan is None.
-    step_back : callable or None
-        step_back(c, t, x, h, scheme, level, slope, read, y): component c
-        stepped from (t, x) with its inputs on the line level + slope (tau - t)
-        (arrays by slot), its states at t + h written to its part of y; where
-        `read`, its connected outputs at t + h read into level after.
+    Per component: `fmus` its calls (`flows._fmi`; None: called back), `states`
+    its states' value references, `inputs` and `sources` its connected inputs
+    and outputs as (vrs, slots); placeholders where called back. `plan` rows
+    (kind 0 read | 1 write, component, vrs, slots), or None: `propagate(t, x)`
+    returns the outputs by slot. `order`: the components in stepping order.
+    `step_back(c, t, x, h, scheme, level, slope, read, y)` steps component c
+    with inputs level + slope (tau - t), its states at t + h into y, and where
+    `read` its outputs at t + h into level.
     """
 
     cdef Py_ssize_t n_components, n_x, n_slots, n_plan
     cdef unsigned char[::1] called_back
-    # True where every component is called directly and the plan is in C
-    cdef readonly bint direct
+    cdef readonly bint direct  # every component called directly, the plan in C
     cdef tuple fmi  # per component: its calls (`FmiFunctions`) or None
     cdef object propagate, step_back
     cdef unsigned int[::1] vrs  # every value reference, the lists below index it
@@ -116,22 +80,16 @@ cdef class CommunicationStep:
     cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
-    # the last doStep that did not complete: its status, FMI 3.0 flags
-    # (terminateSimulation, eventHandlingNeeded, earlyReturn) and last
-    # successful time
+    # the last doStep that did not complete: its status, FMI 3.0 flags and
+    # last successful time
     cdef readonly int failed_status
     cdef readonly bint terminated, event, early
     cdef readonly double last_time
-    # the states after the last step are all finite
-    cdef readonly bint finite
-    # the components (in order) that completed the last step, its states in out
-    cdef readonly Py_ssize_t n_done
-    # each component's connected inputs, one after another (`inputs`, `replay`)
-    cdef double[::1] given
-    # per component called directly: the wall seconds of its doStep in `run`
-    # over a full step (at least half the longest h taken: not a search's
-    # short trials), a running mean that counts each at most twice the mean (0
-    # before the first)
+    cdef readonly bint finite  # the states after the last step are all finite
+    cdef readonly Py_ssize_t n_done  # the components that completed the last step
+    cdef double[::1] given  # each component's connected inputs (`replay`)
+    # per component called directly: its doStep's wall seconds over a full
+    # step (h at least half the longest: not a search's trials), `_mean`
     cdef readonly object do_step_cost
     cdef double[::1] costs
     cdef double h_full  # the longest h taken
@@ -144,27 +102,22 @@ cdef class CommunicationStep:
         self.called_back = np.array([f is None for f in fmus], dtype=np.uint8)
         self.direct = plan is not None and not any(f is None for f in fmus)
         self.propagate, self.step_back = propagate, step_back
-        vrs, slots = [], []
-        starts = {name: np.zeros(self.n_components, dtype=np.intp) for name in
-                  ("x_at", "x_end", "in_at", "in_end", "out_at", "out_end")}
+        vrs, slots, bounds = [], [], []
         for c in range(self.n_components):
-            for kind, (refs, where) in (
-                ("x", (states[c], [-1] * len(states[c]))),
-                ("in", inputs[c]),
-                ("out", sources[c]),
-            ):
-                starts[f"{kind}_at"][c] = len(vrs)
+            for refs, where in ((states[c], [-1] * len(states[c])), inputs[c],
+                                sources[c]):
+                bounds.append(len(vrs))
                 vrs.extend(refs)
                 slots.extend(where)
-                starts[f"{kind}_end"][c] = len(vrs)
+                bounds.append(len(vrs))
+        bounds = np.array(bounds, dtype=np.intp).reshape(self.n_components, 6)
+        (self.x_at, self.x_end, self.in_at, self.in_end, self.out_at,
+         self.out_end) = [bounds[:, k].copy() for k in range(6)]
         plan_rows = []
         for kind, c, refs, where in plan or ():
             plan_rows.append((kind, c, len(vrs), len(vrs) + len(refs)))
             vrs.extend(refs)
             slots.extend(where)
-        self.x_at, self.x_end = starts["x_at"], starts["x_end"]
-        self.in_at, self.in_end = starts["in_at"], starts["in_end"]
-        self.out_at, self.out_end = starts["out_at"], starts["out_end"]
         self.vrs = np.array(vrs + [0], dtype=np.uintc)
         self.slots = np.array(slots + [0], dtype=np.intp)
         self.n_plan = len(plan_rows)
@@ -172,9 +125,8 @@ cdef class CommunicationStep:
         self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
         self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
         self.order = np.array(order, dtype=np.intp)
-        self.offsets = np.zeros(self.n_components + 1, dtype=np.intp)
-        for c in range(self.n_components):
-            self.offsets[c + 1] = self.offsets[c] + self.x_end[c] - self.x_at[c]
+        sizes = bounds[:, 1] - bounds[:, 0]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
         self.n_x = self.offsets[self.n_components]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
         size = max(len(vrs), 1)
@@ -185,52 +137,44 @@ cdef class CommunicationStep:
         self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
-        self.failed_status, self.terminated, self.last_time = 0, False, 0.0
-        self.event = self.early = False
         self.finite = True
-        self.n_done = 0
         self.given = np.zeros(
             1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_components)))
         self.do_step_cost = np.zeros(self.n_components)
         self.costs = self.do_step_cost
-        self.h_full = 0.0
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* out) except -1:
         return (<FmiFunctions> self.fmi[c]).get_reals(&self.vrs[at], end - at, out)
 
-    cdef int _get_vr(self, Py_ssize_t c, const unsigned int* vr,
-                     double* out) except -1:
-        return (<FmiFunctions> self.fmi[c]).get_reals(vr, 1, out)
-
     cdef int _set(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
                   double* values) except -1:
         return (<FmiFunctions> self.fmi[c]).set_reals(&self.vrs[at], end - at, values)
 
-    cdef int _read_outputs(self, Py_ssize_t c, double* into) except -1:
-        """into[slot] = each connected output of c, read now."""
-        cdef Py_ssize_t i, at = self.out_at[c], end = self.out_end[c]
+    cdef int _read(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
+                   double* into) except -1:
+        """into[slot] = each of c's variables vrs[at:end], read now."""
+        cdef Py_ssize_t i
         self._get(c, at, end, &self.buffer[at])
         for i in range(at, end):
             into[self.slots[i]] = self.buffer[i]
         return 0
 
-    cdef int _write_inputs(self, Py_ssize_t c, double t_offset, bint extrapolates
-                           ) except -1:
-        """Set c's connected inputs: level + slope * t_offset (level if held)."""
-        cdef Py_ssize_t i, at = self.in_at[c], end = self.in_end[c], s
+    cdef int _write(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
+                    const double* level, const double* slope, double t_offset
+                    ) except -1:
+        """Set c's vrs[at:end] to level + slope * t_offset (level: slope NULL)."""
+        cdef Py_ssize_t i, s
         for i in range(at, end):
             s = self.slots[i]
-            if extrapolates:
-                self.values[i] = self.level[s] + self.slope[s] * t_offset
+            if slope != NULL:
+                self.values[i] = level[s] + slope[s] * t_offset
             else:
-                self.values[i] = self.level[s]
+                self.values[i] = level[s]
         return self._set(c, at, end, &self.values[at])
 
     cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
-        """c's doStep from t by h, called directly: 1 where it completed, else
-        0 with its status, whether it ended the simulation and the time it
-        reached (`failed_status`, `terminated`, `last_time`)."""
+        """c's doStep from t by h: 1 where it completed, else 0 (`failed_status`)."""
         cdef StepEnd end
         cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
         if status <= fmi2Warning and not (end.terminate or end.event or end.early):
@@ -240,8 +184,7 @@ cdef class CommunicationStep:
         return 0
 
     cpdef int evaluate(self, double t, object x) except -1:
-        """Propagate the connections at (t, x), the components there: by the
-        plan, or `propagate` called back. `y_t` holds the outputs after."""
+        """Propagate the connections at (t, x); `y_t` holds the outputs."""
         cdef Py_ssize_t k, i, c, at, end
         cdef double[::1] outputs
         if self.propagate is not None:
@@ -251,13 +194,9 @@ cdef class CommunicationStep:
         for k in range(self.n_plan):
             c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
             if self.plan_kind[k] == _READ:
-                self._get(c, at, end, &self.buffer[at])
-                for i in range(at, end):
-                    self.out_values[self.slots[i]] = self.buffer[i]
+                self._read(c, at, end, &self.out_values[0])
             else:
-                for i in range(at, end):
-                    self.values[i] = self.out_values[self.slots[i]]
-                self._set(c, at, end, &self.values[at])
+                self._write(c, at, end, &self.out_values[0], NULL, 0.0)
         for i in range(self.n_slots):
             self.yt[i] = self.out_values[i]
         return 0
@@ -265,21 +204,15 @@ cdef class CommunicationStep:
     cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
                  double t_previous, object y_previous, object x, object scheme,
                  object y, double* out) except -2:
-        """The communication step of h from (t, x) (the components there, the
-        connections propagated: `evaluate`): write the states at t + h to y,
-        whose data is out (`finite` says if they are) and return -1, or return
-        the component
-        called directly whose doStep did not complete (`failed_status`,
-        `terminated`, `last_time`).
-
-        inputs: 0 held, 1 extrapolated from (t_previous, y_previous), the
-        outputs at the last communication point, 2 extrapolated without a past
-        (held). scheme: the integrator of the components called back that
-        the master integrates."""
-        cdef Py_ssize_t k, i, c, s, at, end
+        """The step of h from (t, x) (after `evaluate`): write the states at
+        t + h to out and return -1, or return the component whose doStep did not
+        complete. inputs: 0 held, 1 extrapolated from (t_previous, y_previous), 2
+        extrapolated without a past (held). Gauss-Seidel reads each component's
+        outputs at t + h for those after it."""
+        cdef Py_ssize_t k, i, c, s
         cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
-        cdef double start, spent
+        cdef double start
         cdef bint full = h >= 0.5 * self.h_full
         self.n_done = 0
         self.h_full = max(self.h_full, h)
@@ -296,21 +229,17 @@ cdef class CommunicationStep:
             if self.called_back[c]:
                 self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
-                self._write_inputs(c, h / 2, extrapolates)
+                self._write(c, self.in_at[c], self.in_end[c], &self.level[0],
+                            &self.slope[0] if extrapolates else NULL, h / 2)
                 start = _now()
                 if not self._do_step(c, t, h):
                     return c
                 if full:
-                    spent = _now() - start
-                    if self.costs[c] == 0.0:
-                        self.costs[c] = spent
-                    self.costs[c] += 0.1 * (min(spent, 2.0 * self.costs[c])
-                                            - self.costs[c])
-                at, end = self.x_at[c], self.x_end[c]
-                self._get(c, at, end, out + self.offsets[c])
+                    self.costs[c] = _mean(self.costs[c], _now() - start)
+                self._get(c, self.x_at[c], self.x_end[c], out + self.offsets[c])
             self.n_done = k + 1
             if read and not self.called_back[c]:
-                self._read_outputs(c, &self.level[0])
+                self._read(c, self.out_at[c], self.out_end[c], &self.level[0])
             if read:
                 for i in range(self.out_at[c], self.out_end[c]):
                     s = self.slots[i]
@@ -326,8 +255,7 @@ cdef class CommunicationStep:
         return -1
 
     cpdef bytes inputs(self):
-        """The connected inputs the last step gave each component, one
-        component after another, as bytes of doubles (for `replay`)."""
+        """The connected inputs of the last step, as bytes of doubles."""
         cdef Py_ssize_t c, i, k = 0
         for c in range(self.n_components):
             for i in range(self.in_at[c], self.in_end[c]):
@@ -336,13 +264,10 @@ cdef class CommunicationStep:
         return (<char*> &self.given[0])[:k * sizeof(double)]
 
     def replay(self, Py_ssize_t c, list chain, const double[::1] x):
-        """Step component c alone, from where it is, through the master's
-        steps `chain` (first first; each (t, x, h, scheme, the bytes of
-        `inputs` after it)), each with the connected inputs it had in it, and
-        check that its states after each are its part of the next step's x
-        (of x after the last), bit for bit. Return the number of steps that
-        reached them: a doStep that does not complete, or other states, stop
-        the replay."""
+        """Step component c alone through the master's steps `chain` (first
+        first; each (t, x, h, scheme, `inputs` bytes)) with the inputs it had in
+        each, checking its states bit for bit against the next step's x (x after the
+        last). Return the steps that matched."""
         cdef Py_ssize_t k, n = len(chain), first = 0
         cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
         cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part
@@ -374,9 +299,7 @@ MAX_HISTORY = 64
 
 
 cpdef object arrived(master, double t, x, double h, y):
-    """Tell the master (`CoupledCoSimulation`) where its step from (t, x) of h
-    left the components (y; x a copy the master keeps), and the FMUs the step
-    called directly (`CoSimulationFlow.stepped`)."""
+    """Tell the master and the FMUs called directly that the step left them at y."""
     cdef double t_end = t + h
     for flow, where in master._called.values():
         flow.stepped(t_end, y[where], h)
@@ -388,14 +311,10 @@ cpdef object arrived(master, double t, x, double h, y):
 
 cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
                        bint may_undo=False):
-    """The master's communication step of h from (t, x) (xb: x's bytes), the
-    components there: the connections propagated at t, the components' states
-    saved where the step may be undone (`_should_save`), then the step with
-    inputs held, or extrapolated from the outputs at the last point (the
-    master's history). A step that did not complete raises (`_step_failed`;
-    a component that ended the simulation in it: FlowTerminated at t, where the
-    others cannot follow it), as does a component closed. Returns the state at
-    t + h."""
+    """The master's communication step of h from (t, x) (xb: x's bytes):
+    propagate, save where the step may be undone (`_should_save`), step with
+    held or extrapolated inputs. A step that did not complete raises
+    (`_step_failed`). Returns the state at t + h."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
     cdef double t_previous = t
@@ -430,16 +349,10 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
 
 
 cpdef object step_done(master, double t, x, double h, scheme, double spent):
-    """Keep how the master's last step from (t, x) of h got where it is (for
-    replays: with the inputs each component had in it, where every component
-    is called directly and replays alone), and its cost where it was a plain
-    one (spent >= 0, seconds)."""
+    """Keep how the master's last step got where it is, and its cost if plain."""
     cdef CommunicationStep step = master._compiled
-    if spent >= 0.0:  # a running mean from the first plain step's cost, each
-        if master._step_cost == 0.0:  # step counted as at most twice the mean
-            master._step_cost = spent  # (one the system preempted adds little)
-        master._step_cost += 0.1 * (min(spent, 2.0 * master._step_cost)
-                                    - master._step_cost)
+    if spent >= 0.0:
+        master._step_cost = _mean(master._step_cost, spent)
     if master._replays:
         came_from = master._came_from
         came_from[(t + h, master._end[2])] = (
@@ -449,20 +362,18 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
             came_from.popitem(last=False)
 
 
-cdef class MasterStepper(Stepper):
-    """A co-simulation master's steps as the compiled loops take them
-    (`flows._stepper`): a plain step (every FMU where the master's last step
-    left it, nothing recorded or everything recorded read here in a run
-    that undoes no step, and the master's forecast says the step will not be
-    undone: nothing to save) is the compiled step and its bookkeeping
-    (`arrived`, `step_done`), without a call back to Python; every other
-    step is the master's `advance`.
+cdef bint _at(double t, const double* x, Py_ssize_t n, double t_at, double snap,
+              bytes x_at) except -1:
+    """True if (t, x) is the point (t_at, x_at bytes), its time within snap."""
+    return (fabs(t - t_at) <= snap and len(x_at) == n * sizeof(double)
+            and (n == 0 or memcmp(x, <const char*> x_at, n * sizeof(double)) == 0))
 
-    `recorded` (given: each recorded variable as (component, value
-    reference)) holds the recorded variables after every step, read with the
-    connections propagated there, as `coupling.CoupledParts` reads them; a
-    mode without guards keeps them with each step's sample
-    (`_mode.CompiledMode.keep`)."""
+
+cdef class MasterStepper(Stepper):
+    """A co-simulation master's steps for the compiled loops: a plain step
+    (every FMU where the last step left it, nothing to save, the recorded
+    variables read here or none) without Python; every other step the master's
+    `advance`. `recorded` holds the recorded variables after every step."""
 
     cdef object master, scheme
     cdef CommunicationStep step
@@ -483,25 +394,21 @@ cdef class MasterStepper(Stepper):
         self.rec_c = np.array([c for c, _ in recorded] + [0], dtype=np.intp)
         self.rec_vrs = np.array([vr for _, vr in recorded] + [0], dtype=np.uintc)
         self.rec_values = np.zeros(self.n_rec + 1)
-        self.recorded = np.asarray(self.rec_values)[:self.n_rec]
+        # None: the Recorder asks the master (`observe`)
+        self.recorded = np.asarray(self.rec_values)[:self.n_rec] if self.n_rec else None
         self.recorded_names = tuple(master.recorded_names) if self.n_rec else ()
-        if not self.n_rec:
-            self.recorded = None  # the Recorder asks the master (`observe`)
 
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
         cdef object master = self.master
         cdef double t_end, h_end
-        cdef bytes y_end
         if (self.n == 0 or master._compiled is not self.step
                 or master._may_undo is None
                 or (master.recorded_names
                     and not (self.n_rec and master._undoes_none))):
             return False
         t_end, h_end, y_end = master._end
-        if not (fabs(t - t_end) <= self.snap_rtol * h_end
-                and len(y_end) == self.n * sizeof(double)
-                and memcmp(x, <const char*> y_end, self.n * sizeof(double)) == 0):
+        if not _at(t, x, self.n, t_end, self.snap_rtol * h_end, y_end):
             return False
         where = [flow._at for flow, _ in master._called.values()]
         return where == master._compiled_at
@@ -510,68 +417,31 @@ cdef class MasterStepper(Stepper):
                      double* out) except -1:
         cdef object master = self.master
         cdef double start = _now()
-        cdef double[::1] ys
+        cdef Py_ssize_t i
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
             y = take_step(master, t, xs, master._end[2], h)
-            ys = y
             arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:
-            y = np.ascontiguousarray(master.advance(t, xs, h, self.scheme), dtype=float)
-            ys = y
-        if self.n:
-            memcpy(out, &ys[0], self.n * sizeof(double))
-        if self.n_rec:
-            self._read_recorded(t + h, y)
-        return 0
-
-    cdef int _read_recorded(self, double t, object y) except -1:
-        """Read the recorded variables at (t, y), where the step left the
-        components, with the connections propagated there."""
-        cdef Py_ssize_t i
-        self.step.evaluate(t, y)
-        for i in range(self.n_rec):
-            self.step._get_vr(self.rec_c[i], &self.rec_vrs[i], &self.rec_values[i])
+            y = master.advance(t, xs, h, self.scheme)
+        copy_out(y, out, self.n)
+        if self.n_rec:  # where the step left them, connections propagated
+            self.step.evaluate(t + h, y)
+            for i in range(self.n_rec):
+                (<FmiFunctions> self.step.fmi[self.rec_c[i]]).get_reals(
+                    &self.rec_vrs[i], 1, &self.rec_values[i])
         return 0
 
 
 cdef class FmuStepper(Stepper):
-    """A Co-Simulation FMU's own steps (`fmu.CoSimulationFlow`) as the compiled
-    loops take them. A plain step (the FMU where this stepper's last step left
-    it, in a run that undoes no step: the flow has no guards) sets the inputs
-    from their tables, calls doStep directly (`CommunicationStep`, one
-    component without connections) and reads the states and the recorded
-    outputs by value reference, without Python; every other step is the
-    flow's `advance`. A doStep that does not complete, or states that are not
-    finite, go to the flow (`CoSimulationFlow.finish_step`), which ends the
-    step as its `advance` would: the FMU's termination, an early return, the
-    FMUError.
-
-    After every step `recorded` holds the recorded outputs (`recorded_names`)
-    where the FMU is, read right after doStep as the flow's own steps read
-    them; a mode without guards keeps them with each step's sample
-    (`_mode.CompiledMode.keep`), so the Recorder need not ask the flow. A
-    step that the flow finished in Python on an FMU that reports its own
-    events (FMI 3 Event Mode: an early return, an event asked for) sets
-    `observe_row[0]`: its sample goes to the Recorder's observer at once,
-    which logs those events.
-
-    Parameters
-    ----------
-    flow : CoSimulationFlow
-    calls : tuple
-        The FMU's direct calls (`CoSimulationFlow.direct_calls`): its
-        FmiFunctions and its states' value references.
-    scheme : Scheme
-        Passed on to the flow's `advance` (which ignores it).
-    readings : Readings
-        The recorded outputs (scalars), read by their C gets (`_Reader`'s).
-    inputs : sequence of (int, array, array, bool)
-        Per input: its value reference, its table's times and values, and
-        whether it is held (`InputTable.value`); a number is a table of one
-        row.
-    """
+    """A Co-Simulation FMU's own steps for the compiled loops: a plain step
+    (the FMU where this stepper left it, no guards) sets the inputs from their
+    tables (`inputs`: per input its vr, times, values and whether held), calls
+    doStep directly and reads the states and `readings` without Python; every
+    other step is the flow's `advance`. A step that does not complete goes to
+    `CoSimulationFlow.finish_step`. `observe_row[0]` marks a step whose events
+    the Recorder must log."""
 
     cdef object flow, scheme
     cdef CommunicationStep step
@@ -620,21 +490,13 @@ cdef class FmuStepper(Stepper):
     cdef bint _plain(self, double t, const double* x) except -1:
         """True if the step from (t, x) needs no Python: see the class."""
         cdef object flow = self.flow
-        cdef object at = self.at
-        cdef bytes x_at
-        if at is None or flow._at is not at or flow._instance is None:
+        if self.at is None or flow._at is not self.at or flow._instance is None:
             return False
-        if not flow._undoes_none:
-            return False
-        x_at = at[1]
-        return (fabs(t - <double> at[0]) <= self.snap
-                and len(x_at) == self.n * sizeof(double)
-                and (self.n == 0 or memcmp(x, <const char*> x_at,
-                                           self.n * sizeof(double)) == 0))
+        return flow._undoes_none and _at(t, x, self.n, self.at[0], self.snap,
+                                         self.at[1])
 
     cdef int _set_inputs(self, double t) except -1:
-        """Set the inputs for the step from t (`InputTable.value`; at the time
-        an input jump was run, the values after it: `_FmuFlow._value_at`)."""
+        """Set the inputs for the step from t (`InputTable.value`)."""
         cdef Py_ssize_t k
         cdef double t_state, t_jump
         cdef bint after
@@ -653,7 +515,6 @@ cdef class FmuStepper(Stepper):
                      double* out) except -1:
         cdef object flow = self.flow
         cdef CommunicationStep step = self.step
-        cdef double[::1] ys
         cdef int failed = 0
         if self._plain(t, x):
             self._set_inputs(t)
@@ -663,36 +524,29 @@ cdef class FmuStepper(Stepper):
                 return self._arrived(h)
             ended = (step.failed_status, step.event, step.terminated, step.early,
                      step.last_time) if failed >= 0 else None
-            ys = np.ascontiguousarray(flow.finish_step(
-                t, h, ended, new_array(out, self.n)), dtype=float)
+            y = flow.finish_step(t, h, ended, new_array(out, self.n))
         else:
-            ys = np.ascontiguousarray(
-                flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float)
-        if self.n:
-            memcpy(out, &ys[0], self.n * sizeof(double))
+            y = flow.advance(t, new_array(x, self.n), h, self.scheme)
+        copy_out(y, out, self.n)
         if self.reports_events:
             self.observe_row[0] = 1
         return self._arrived(h)
 
     cdef int _arrived(self, double h) except -1:
-        """Read the recorded outputs where the step left the FMU, and note
-        that point as this stepper's."""
+        """Read the recorded outputs and note the FMU's point as this stepper's."""
         self.readings.read_into(&self.out[0])
         self.at, self.snap = self.flow._at, self.snap_rtol * h
         return 0
 
     def callbacks(self):
-        """The Python functions the steps call back: none where they are plain
-        (a run that undoes no step), else the flow's `advance`."""
+        """The Python functions the steps call back."""
         if self.flow._undoes_none:
             return []
         return [f"{type(self.flow).__name__}.advance"]
 
 
 cdef class _Getter:
-    """One FMI get of scalar values (any numeric type) into doubles: the C
-    call into a buffer of its type (`FmiFunctions.get_values`), then each
-    value converted as Python's float() converts it."""
+    """One FMI get of scalars of any numeric type, converted as float() does."""
 
     cdef FmiFunctions fmi
     cdef void* fn
@@ -723,21 +577,9 @@ cdef class _Getter:
 
 
 cdef class Readings:
-    """Scalar variables of any numeric types, each type read by its FMI get
-    called directly (`_Getter`), as doubles in the order `take` gives: what a
-    flow reads of its FMU at every sample (`flows.fmu._Reader`), without
-    fmpy's wrappers, which build their arrays on every call.
-
-    Parameters
-    ----------
-    fmi : FmiFunctions
-        The instance's calls (FMI 2.0 or 3.0).
-    getters : sequence of (int, str, str, sequence of int)
-        Each get: its address, name, values' C type (numpy's code, ELEMENTS)
-        and value references.
-    take : sequence of int
-        Where each variable is among the values the getters read.
-    """
+    """Scalar variables of any numeric types, read by their FMI gets called
+    directly (`getters`: address, name, numpy type code, vrs), as doubles in the
+    order `take` gives (`flows.fmu._Reader`)."""
 
     cdef tuple getters
     cdef double[::1] read  # the values the getters read, one after another

@@ -1,24 +1,11 @@
 """The right-hand side of a coupled Model Exchange system, as one `Function`.
 
-dx/dt at (t, x) of components joined by connections (`coupled.CoupledModelExchange`):
-
-1. every component whose ports are read is put at (t, its part of x)
-   (`Part.at`: an FMU's setTime and setContinuousStates, a native block's
-   point);
-2. the connections are propagated in the order `coupling.Coupling` computed: a
-   `Read` copies outputs of a component into the coupling's output values, a
-   `Write` sets inputs from them, a `Solve` solves an algebraic loop
-   (`loops.solve_loop`, in Python);
-3. each component's derivatives, with its inputs as set, come from its own
-   `Function` (an FMU's is its flow's `rhs_function`, a compiled flow's is
-   called at its C address, a native block's called back in Python), written
-   to its part of dx/dt.
-
-Every RK stage of every method evaluates this (`Tableau.step`), so the
-connections are propagated at each stage: one vector field, no co-simulation
-error. An FMU is put at its point and its ports are read and written through its
-C functions (`flows._fmu.FmuCalls`); a failed call raises the FMUError that
-names the function.
+dx/dt at (t, x) (`coupled.CoupledModelExchange`): every component whose ports
+are read is put at (t, its part of x); the connections are propagated in the
+order `coupling.Coupling` computed (`Read`, `Write`, `Solve` of an algebraic
+loop in Python); each component's derivatives come from its own `Function`.
+Every RK stage evaluates this, so there is no co-simulation error. FMUs are
+called through their C functions (`flows._fmu.FmuCalls`).
 """
 
 from ..core._functions cimport Function, new_array
@@ -28,9 +15,7 @@ import numpy as np
 
 
 cdef class Part:
-    """One component as the coupled right-hand side drives it: its states are
-    x[start:start + n], its dx/dt the Function `derivatives` (with the inputs
-    as set), and `at(t, x)` puts it at its part of the state."""
+    """One component as the coupled rhs drives it: states x[start:start + n]."""
 
     cdef readonly Py_ssize_t start, n
     cdef readonly Function derivatives
@@ -47,8 +32,7 @@ cdef class Part:
 
 
 cdef class PythonPart(Part):
-    """A component put at (t, x) in Python (`Component.at`), where its outputs
-    are read; a component whose outputs nothing reads is not called."""
+    """A component put at (t, x) in Python where its outputs are read."""
 
     cdef object put_at
 
@@ -63,10 +47,7 @@ cdef class PythonPart(Part):
 
 
 cdef class FmuPart(Part):
-    """A Model Exchange FMU, put at (t, x) through its calls (`FmuCalls.set_point`:
-    its own inputs at t, the time, the states) where its ports are read
-    (`placed`); its derivatives Function puts it there itself, and a point set
-    once is not set again."""
+    """A Model Exchange FMU put at (t, x) through its calls where read."""
 
     cdef FmuCalls calls
     cdef bint placed
@@ -95,8 +76,7 @@ cdef class Ports:
 
 
 cdef class PythonPorts(Ports):
-    """Ports through a component's Python reader or writer (`Component.reader`,
-    `Component.writer`)."""
+    """Ports through a component's Python reader or writer."""
 
     cdef object reader, writer
 
@@ -159,17 +139,8 @@ cdef class Read(Step):
         return 0
 
 
-cdef class Write(Step):
+cdef class Write(Read):
     """The ports set to outputs[slots]."""
-
-    cdef Ports ports
-    cdef Py_ssize_t[::1] slots
-    cdef double[::1] values
-
-    def __init__(self, Ports ports, slots):
-        self.ports = ports
-        self.slots = np.asarray(slots, dtype=np.intp)
-        self.values = np.zeros(max(ports.n, 1))
 
     cdef int run(self, double t, double* outputs) except -1:
         cdef Py_ssize_t i
@@ -179,8 +150,7 @@ cdef class Write(Step):
 
 
 cdef class Solve(Step):
-    """An algebraic loop, solved in Python (`coupling._Loop.solve`): it reads
-    and writes the same output values."""
+    """An algebraic loop, solved in Python (`coupling._Loop.solve`)."""
 
     cdef object loop
 
@@ -193,19 +163,7 @@ cdef class Solve(Step):
 
 
 cdef class CoupledRhs(Function):
-    """dx/dt of the coupled system (see the module docstring).
-
-    Parameters
-    ----------
-    parts : sequence of Part
-        The components, in the order of their states in x.
-    steps : sequence of Step
-        The coupling's plan.
-    outputs : ndarray
-        The coupling's output values (`Coupling.outputs`), shared with Python.
-    what : str
-        The flow, as errors name it.
-    """
+    """dx/dt of the coupled system (module docstring)."""
 
     cdef tuple parts
     cdef tuple steps

@@ -1,28 +1,18 @@
 """Adapter expressions as programs, and the one stack machine that evaluates them.
 
-An adapter's guards, resets and inputs are expressions (`formats.expressions`),
-checked and turned into a `Program`: instructions (op, argument) over a stack,
-that read variables from a vector V and constants. This machine is the only
-evaluator of them: from Python (`Program.evaluate`, which `Expression`
-calls), and from the compiled loops as a `ProgramFunction` of (t, x) (a guard
-over a model's states, an input of t) or over an FMU's values
-(`flows._fmu.FmuProgram`). No code is generated per expression and none from
-the user's text.
+An expression (`formats.expressions`) is checked and turned into a `Program`:
+(op, argument) instructions over a stack, reading variables from a vector V
+and constants. This machine is its only evaluator, from Python
+(`Program.evaluate`) and from the compiled loops (`ProgramFunction`); no code
+is generated from the user's text.
 
-Each instruction is the float operation Python performs for it, with Python's
-result and Python's failure: `%` and `//` as Python's floats compute them,
-`**` as math.pow, the functions as the math module computes them (the C
-library's function with the math module's checks: "math domain error" where
-it raises ValueError, an overflow where it raises OverflowError), `hypot` by
-Python's own math.hypot (called back: its algorithm is not the C library's),
-`floor` and `ceil` as float(math.floor(x)) (so -0.0 becomes 0.0). Values that
-Python holds as integers (True and False from a comparison or `not`, and
-arithmetic among them) are marked as such: their zero has no sign and
-arithmetic among them is exact (`formats.compiled_expressions` refuses at check
-time an expression whose integers could exceed 2**53, where a float no longer
-holds them). An operation that raises in Python returns its failure code here
-(`REASONS`), where Python would have raised; a non-finite value that Python
-carries on is carried on.
+Each instruction is the float operation Python performs, with Python's
+result and failure: `%` and `//` as Python's floats, `**` as math.pow, the
+functions as the math module (its domain and overflow checks; `hypot` called
+back), `floor` and `ceil` as float(math.floor(x)). Values Python holds as
+integers (comparisons, `not`, arithmetic among them) are marked: their zero
+has no sign. An operation that raises in Python returns its failure code
+(`REASONS`); a non-finite value Python carries on is carried on.
 """
 
 from libc.math cimport (
@@ -100,9 +90,7 @@ _hypot = math.hypot
 
 
 cdef inline int _checked(double x, double r, bint can_overflow) noexcept nogil:
-    """The math module's check of r = f(x): NaN from a non-NaN x is a domain
-    error, an infinity from a finite x an overflow (where f can overflow) or a
-    domain error (a pole)."""
+    """The math module's check of r = f(x): a domain error or an overflow."""
     if isnan(r) and not isnan(x):
         return DOMAIN
     if isinf(r) and isfinite(x):
@@ -111,8 +99,7 @@ cdef inline int _checked(double x, double r, bint can_overflow) noexcept nogil:
 
 
 cdef inline double _mod(double a, double b) noexcept nogil:
-    """a % b as Python's floats compute it (b != 0): the sign of b, and a zero
-    result signed as b."""
+    """a % b as Python's floats compute it (b != 0): the sign of b."""
     cdef double m = fmod(a, b)
     if m != 0.0:
         if (b < 0.0) != (m < 0.0):
@@ -123,8 +110,7 @@ cdef inline double _mod(double a, double b) noexcept nogil:
 
 
 cdef inline double _floordiv(double a, double b) noexcept nogil:
-    """a // b as Python's floats compute it (b != 0): from the remainder, so that
-    a == (a // b) * b + a % b as nearly as floats allow."""
+    """a // b as Python's floats compute it (b != 0), from the remainder."""
     cdef double m = fmod(a, b), q = (a - m) / b, f
     if m != 0.0 and (b < 0.0) != (m < 0.0):
         q -= 1.0
@@ -137,9 +123,7 @@ cdef inline double _floordiv(double a, double b) noexcept nogil:
 
 
 cdef inline int _pow(double a, double b, double* r) noexcept nogil:
-    """math.pow(a, b): the C library's, a domain error for a NaN from finite
-    arguments or for 0 to a negative power, an overflow for an infinity from
-    finite ones."""
+    """math.pow(a, b) with its domain and overflow errors."""
     r[0] = c_pow(a, b)
     if isfinite(a) and isfinite(b) and not isfinite(r[0]):
         if isnan(r[0]) or a == 0.0:
@@ -148,42 +132,16 @@ cdef inline int _pow(double a, double b, double* r) noexcept nogil:
     return 0
 
 
-cdef double _unary(int64_t k, double x) noexcept nogil:
-    """The C library's function ONE_ARGUMENT[k] (k before floor) of x."""
-    if k == 0:
-        return sin(x)
-    if k == 1:
-        return cos(x)
-    if k == 2:
-        return tan(x)
-    if k == 3:
-        return asin(x)
-    if k == 4:
-        return acos(x)
-    if k == 5:
-        return atan(x)
-    if k == 6:
-        return sinh(x)
-    if k == 7:
-        return cosh(x)
-    if k == 8:
-        return tanh(x)
-    if k == 9:
-        return exp(x)
-    if k == 10:
-        return log(x)
-    if k == 11:
-        return log10(x)
-    if k == 12:
-        return sqrt(x)
-    return fabs(x)
+ctypedef double (*_Function)(double) noexcept nogil
+# The C library's functions of ONE_ARGUMENT before floor, in its order.
+cdef _Function[14] _UNARY = [sin, cos, tan, asin, acos, atan, sinh, cosh, tanh,
+                             exp, log, log10, sqrt, fabs]
 
 
 cdef int _call1(int64_t k, double x, double* r) noexcept nogil:
-    """ONE_ARGUMENT[k](x) as the math module computes it (floor and ceil as
-    float(math.floor(x)): a float that is an integer, 0.0 for zero)."""
+    """ONE_ARGUMENT[k](x) as the math module computes it."""
     if k < _FLOOR:
-        r[0] = _unary(k, x)
+        r[0] = _UNARY[k](x)
         return _checked(x, r[0], k == _SINH or k == _COSH or k == _EXP)
     if isnan(x):
         return NAN_INTEGER
@@ -196,8 +154,7 @@ cdef int _call1(int64_t k, double x, double* r) noexcept nogil:
 
 
 cdef int _call2(int64_t k, double a, double b, double* r) noexcept nogil:
-    """TWO_ARGUMENTS[k](a, b) as the math module computes it: log(a, base) is
-    log(a) / log(base), each checked, then divided (by zero: an error)."""
+    """TWO_ARGUMENTS[k](a, b) as the math module computes it (log(a) / log(base))."""
     cdef double base
     cdef int failure
     if k == 0:
@@ -221,8 +178,7 @@ cdef int _call2(int64_t k, double a, double b, double* r) noexcept nogil:
 
 
 cdef int _binary(int64_t op, double a, double b, double* r) noexcept nogil:
-    """a op b for the arithmetic and comparison instructions (the caller takes
-    the sign off an integer's zero)."""
+    """a op b for the arithmetic and comparison instructions."""
     if op == ADD:
         r[0] = a + b
     elif op == SUB:
@@ -251,8 +207,7 @@ cdef int _binary(int64_t op, double a, double b, double* r) noexcept nogil:
 
 
 cdef inline bint _gives_int(int64_t op, bint both_int) noexcept nogil:
-    """Whether Python's result of op is an integer: comparisons always,
-    arithmetic (but / and **) when both operands are."""
+    """Whether Python's result of op is an integer."""
     if EQ <= op <= GE:
         return True
     return both_int and op != DIV and op != POW
@@ -260,8 +215,7 @@ cdef inline bint _gives_int(int64_t op, bint both_int) noexcept nogil:
 
 cdef int _extreme(double* stack, unsigned char* ints, Py_ssize_t top, int64_t n,
                   bint is_min) noexcept nogil:
-    """Leave min (or max) of the top n values in stack[top - n], the first of
-    equals, as Python's min and max return it (value and type)."""
+    """Leave min (or max) of the top n values in stack[top - n], the first of equals."""
     cdef Py_ssize_t first = top - n, k
     cdef double best = stack[first]
     cdef unsigned char best_int = ints[first]
@@ -281,9 +235,7 @@ cdef int _hypot_of(double* stack, Py_ssize_t first, Py_ssize_t top) except -1:
 cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
                  const double* v, double* stack, unsigned char* ints, double* value,
                  bint* is_int) except -1:
-    """Run the n instructions `code` (op, argument pairs) over V = v; write the
-    value and whether Python would hold it as an integer. Returns 0, or the
-    failure (Failure) of the first operation that raises in Python."""
+    """Run the n instructions over V = v: 0, or the Failure."""
     cdef Py_ssize_t i = 0, top = 0
     cdef int64_t op, arg
     cdef double r = 0.0
@@ -348,21 +300,9 @@ cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
 
 
 cdef class Program:
-    """An expression as instructions over V and constants.
-
-    Attributes
-    ----------
-    code : numpy.ndarray
-        int64, shape (n, 2): each row (op, argument).
-    consts : numpy.ndarray
-        float64, the constants that CONST and INT push.
-    names : tuple of str
-        The variables the expression reads.
-    slots : tuple of int
-        Where VAR finds each of `names` in V (0, 1, ... before `bound`).
-    source : str
-        The expression's text, for messages.
-    """
+    """An expression as instructions over V and constants: `code` (n, 2)
+    int64 rows (op, argument), `consts` (pushed by CONST and INT), the `names` it
+    reads, their `slots` in V, and its `source` text for messages."""
 
     def __init__(self, code, consts, names, str source, slots=None):
         self.code = np.ascontiguousarray(code, dtype=np.int64).reshape(-1, 2)
@@ -389,8 +329,7 @@ cdef class Program:
                        &self._stack[0], &self._ints[0], value, is_int)
 
     def evaluate(self, v):
-        """Return (value, failure, is_int) over V = v (a sequence of floats):
-        failure 0, or the code of the operation that fails in Python."""
+        """Return (value, failure, is_int) over V = v (a sequence of floats)."""
         cdef double[::1] values = np.ascontiguousarray(v, dtype=float)
         cdef double value = 0.0
         cdef bint is_int = False
@@ -399,13 +338,7 @@ cdef class Program:
 
 
 cdef class ProgramFunction(Function):
-    """Programs over V = [t, x, ...] as a Function: out[k] = programs[k].
-
-    V's slots after t and the n_in states hold what `v` holds (parameters, or
-    values a subclass reads). A failure, or a value that is not finite,
-    raises `failures[k](t, values, failure, value)`, the error naming the
-    expression (values: each name the program reads, with its value).
-    """
+    """Programs over V = [t, x, ...] as a Function: out[k] = programs[k]."""
 
     def __init__(self, programs, failures, Py_ssize_t n_in, v, str what):
         super().__init__(n_in, len(programs), what)
@@ -436,12 +369,9 @@ cdef class ProgramFunction(Function):
 
 
 def program_function(program, state_names, constants, failure, str what):
-    """Return `program` over V = [t, x, constants] as a ProgramFunction of (t, x),
-    or None if it reads a name that is none of t, the states and `constants`.
-
-    A name is t first, then a state, then a constant (as an adapter's values
-    are looked up).
-    """
+    """Return `program` over V = [t, x, constants] as a ProgramFunction of
+    (t, x), or None if it reads another name. A name is t, else a state, else a
+    constant."""
     places = {"t": 0, **{name: 1 + i for i, name in enumerate(state_names)}}
     v = values_with_constants(program, places, constants)
     if v is None:
@@ -452,9 +382,7 @@ def program_function(program, state_names, constants, failure, str what):
 
 
 def values_with_constants(program, dict places, constants):
-    """Return the value array V of `program`'s names: zeros at `places`, then the
-    constants it reads, each placed (in `places`) after them; None if it reads a
-    name that is neither placed nor a constant."""
+    """Return V: zeros at `places`, then the constants it reads; None if missing."""
     v = [0.0] * len(places)
     for name in program.names:
         if name not in places:

@@ -2,6 +2,9 @@ from ..core._functions cimport Function
 from ..core._rk cimport Tableau
 
 
+cdef int copy_out(object values, double* out, Py_ssize_t n) except -1
+
+
 cdef class Stepper:
     cdef readonly Py_ssize_t n
     cdef readonly Function rhs

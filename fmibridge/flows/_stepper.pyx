@@ -1,50 +1,24 @@
 """A flow's steps as compiled loops take them: fixed steps, or adaptive ones.
 
-A flow the master integrates (a vector field) steps with a Runge-Kutta tableau on
-its right-hand side `rhs`, a compiled `Function` (`FieldStepper`); a flow that
-integrates itself (a Co-Simulation FMU, a co-simulation master) has no `rhs`
-and steps through its own `advance`, called back in Python (`FlowStepper`), or
-where its calls can be made directly, through a stepper of its own
-(`_cosim.FmuStepper`, `_cosim.MasterStepper`).
+A vector field steps with a Runge-Kutta tableau on its compiled `rhs`
+(`FieldStepper`); a flow that integrates itself steps through its `advance`,
+called back (`FlowStepper`), or a stepper of its own (`_cosim.FmuStepper`,
+`_cosim.MasterStepper`). Every loop uses `Stepper`:
 
-The interface every method's loop uses (`Stepper`):
-
-- `step(t, x, h, k1, out) -> length`: the next step from (t, x), h at most;
-  writes its end to out and returns its length. A fixed stepper takes h.
-- `advance(t, x, h, k1, out)`: x(t + h), for trials inside a step (halvings,
-  Illinois, a guard's projection, the state at an event).
-- `estimate(h, f1, err) -> bool`: the local error of the last `advance` of a
-  fixed step, given f1 = f(t + h, x1), which the loops evaluate at every step's
-  end for the guards' rates (`_rk.Tableau.estimate`); False where there is none
-  (a flow that integrates itself, an adaptive stepper: its error is controlled).
+- `step(t, x, h, k1, out) -> length`: the next step from (t, x), h at most.
+- `advance(t, x, h, k1, out)`: x(t + h), for trials inside a step.
+- `estimate(h, f1, err) -> bool`: the local error of the last fixed `advance`
+  given f1 = f(t + h, x1); False where there is none.
 - `slope(t, x, out)`: dx/dt at (t, x).
 
-Adaptive steps (`AdaptiveStepper`; rtol, atol) -- the interface an integrator
-under a tolerance implements, explicit (`EmbeddedStepper`: Dormand-Prince 5(4))
-or implicit (a stiff integrator, compiled or in Python through
-`PythonAdaptiveStepper`):
-
-1. `step(t, x, h_max, k1, out) -> h` takes one accepted step from (t, x), no
-   longer than h_max, starting from the proposal `h_next`; it counts its rejected
-   trials in `n_rejected` (the loops move them to the Result's stats), sets
-   `h_next` for the next step, and records the step with `anchor(t, x, h, x1)`.
-   k1 is f(t, x) where the loop knows it (else NULL). A step that cannot meet
-   the tolerance above the resolution of time raises FmibridgeError naming the
-   flow; one whose values are not finite down to that resolution returns that
-   trial, and the loop judges it (a guard beyond which the flow is undefined).
-2. `dense(t, out)` writes the accepted step's continuous extension at t in
-   [t0, t0 + h_step].
-3. `advance(t, x, h, k1, out)` (given here, for every adaptive stepper) reads
-   the dense output where (t, x) lies on the last step's curve (its start, or
-   the dense value at t) and t + h inside the step; any other call integrates
-   from (t, x) to t + h under the tolerance, step by step. So a method's event
-   location, written for trials of `advance` inside a step, locates guards on
-   the accepted step's dense output unchanged.
-4. `slope(t, x, out)` is dx/dt; at the last step's end an explicit pair's
-   last stage (first same as last) spares an evaluation.
-
-A method starts each attempt with `h_next` from the state it resumes (or its h:
-the initial step, again after every event) and keeps the proposal in the state
+An `AdaptiveStepper` (rtol, atol; `EmbeddedStepper`: Dormand-Prince 5(4), or
+an implicit one) takes in `step` one accepted step no longer than h_max from
+the proposal `h_next`, counts rejected trials in `n_rejected`, and records it
+(`anchor`); a step that cannot meet the tolerance above the resolution of
+time raises FmibridgeError. `dense(t, out)` is its continuous extension;
+`advance` reads it where (t, x) lies on the last step's curve, else
+integrates under the tolerance, so event location on trials of `advance`
+locates on the dense output unchanged. A method keeps `h_next` in the state
 it returns, so a run does not depend on the stepper's history.
 
 References
@@ -85,17 +59,22 @@ END_RTOL = 1e-9
 STIFF_FRACTION = 0.98
 STIFF_STEPS = 15
 NONSTIFF_STEPS = 6
-# A stiff flow stops the run where the span left would take more than this many
-# steps at the step stability allows: above the 1e6 / 3.3 = 3e5 steps of a model
-# that the front door's stiffness probe leaves to Dormand-Prince (its fastest
-# rate times the span at most `simulation.STIFF_SPAN` = 1e6), so only a model
-# that stiffens on the way, or one whose integrator the user chose, stops.
+# A stiff flow stops where the span left needs more steps than this: above the
+# 1e6 / 3.3 = 3e5 of a model the front door's probe leaves to Dormand-Prince
+# (`simulation.STIFF_SPAN`), so only one that stiffens on the way stops.
 STIFF_STEPS_LEFT = 400_000
 
 
+cdef int copy_out(object values, double* out, Py_ssize_t n) except -1:
+    """Write the n floats of `values` (array_like) to out."""
+    cdef double[::1] y = np.ascontiguousarray(values, dtype=float)
+    if n:
+        memcpy(out, &y[0], n * sizeof(double))
+    return 0
+
+
 cdef class Stepper:
-    """Advance a flow's state (see the module docstring). `rhs` is dx/dt, or
-    None for a flow without it."""
+    """Advance a flow's state (see the module docstring); `rhs` is dx/dt or None."""
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
@@ -128,8 +107,7 @@ cdef class FieldStepper(Stepper):
         return self.tableau.step(self.rhs, t, x, h, k1, out, &self.work[0])
 
     cdef bint estimate(self, double h, const double* f1, double* err) except -1:
-        """The embedded estimate of the last `advance` (its slopes are still in
-        the work array), f1 = f(t + h, x1)."""
+        """The embedded estimate of the last `advance`, f1 = f(t + h, x1)."""
         if self.tableau.error_order == 0 or self.n == 0:
             return False
         self.tableau.estimate(self.n, h, &self.work[0], f1, err)
@@ -144,17 +122,12 @@ cdef class FlowStepper(Stepper):
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
-        cdef double[::1] y = np.ascontiguousarray(
-            self.flow.advance(t, new_array(x, self.n), h, self.scheme), dtype=float
-        )
-        if self.n:
-            memcpy(out, &y[0], self.n * sizeof(double))
-        return 0
+        return copy_out(
+            self.flow.advance(t, new_array(x, self.n), h, self.scheme), out, self.n)
 
 
 cdef class AdaptiveStepper(Stepper):
-    """Steps chosen under a tolerance, with dense output (the module docstring's
-    contract). Subclasses implement `step` and `dense`."""
+    """Steps chosen under a tolerance, with dense output (module docstring)."""
 
     def __init__(self, Function rhs, Py_ssize_t n, double rtol, double atol):
         self.n, self.rhs, self.rtol, self.atol = n, rhs, rtol, atol
@@ -191,8 +164,7 @@ cdef class AdaptiveStepper(Stepper):
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
-        """x(t + h): the dense output on the last step's curve, else steps under
-        the tolerance from (t, x) to t + h."""
+        """x(t + h): the dense output on the last step's curve, else new steps."""
         cdef double t_end = t + h, t_step = t, taken
         cdef double end = self.t0 + self.h_step
         cdef long k
@@ -218,13 +190,8 @@ cdef class AdaptiveStepper(Stepper):
             f"{self.rtol:g} did not reach t = {t_end!r} from t = {t!r}."
         )
 
-    cdef int slope(self, double t, const double* x, double* out) except -1:
-        return self.rhs.call(t, x, out)
-
     def propose(self, double h, double t_end=-INFINITY):
-        """Set the next step's proposal (a method's initial step, or the proposal
-        its state kept) and the end of the span the steps go to (-inf: not
-        known)."""
+        """Set the next step's proposal and the end of the span (-inf: unknown)."""
         self.h_next, self.t_end = h, t_end
 
     def take_rejected(self):
@@ -253,19 +220,12 @@ cdef class AdaptiveStepper(Stepper):
 cdef class EmbeddedStepper(AdaptiveStepper):
     """An explicit embedded pair under rtol and atol (Dormand-Prince 5(4)).
 
-    The error of a trial of h is the scaled root mean square (Hairer, Norsett
-    and Wanner, eq. 4.11) of the pair's estimate (`Tableau.estimate`),
-    sc_i = atol + rtol max(|x_i|, |x1_i|); a trial with err <= 1 is accepted.
-    Either way the next trial is h min(FAC_MAX, max(FAC_MIN, SAFETY
-    err^(-1/q))) (eq. 4.13; q = 5 for DOPRI5, the order of the estimate), not
-    longer after a rejection. A step cut short to land on h_max keeps the
-    proposal it was cut from. The slopes of the accepted step (the last one
-    f(t + h, x1)) give its dense output (`Tableau.interpolate`).
-
-    Each accepted step estimates h |lam| (`Tableau.stiffness`); where stability,
-    not the tolerance, has held the steps (`_watch_stiffness`) and the span
-    left to `t_end` (`propose`) would take more than STIFF_STEPS_LEFT steps,
-    the step raises StiffnessStop naming an implicit integrator (CVODE).
+    A trial with scaled RMS error err <= 1 (eq. 4.11; sc_i = atol + rtol
+    max(|x_i|, |x1_i|)) is accepted; the next is h min(FAC_MAX, max(FAC_MIN,
+    SAFETY err^(-1/q))) (eq. 4.13), not longer after a rejection. A step cut to
+    land on h_max keeps its proposal. Where stability, not the tolerance, holds
+    the steps and the span left would take more than STIFF_STEPS_LEFT of them,
+    the step raises StiffnessStop naming an implicit integrator.
     """
 
     def __init__(self, Function rhs, Tableau tableau, double rtol, double atol):
@@ -280,9 +240,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
         self.n_stiff, self.n_nonstiff = 0, 0
 
     cdef int _watch_stiffness(self, double t, double h) except -1:
-        """Count the accepted step from t of h as held by stability or not (the
-        module's STIFF_ constants); raise where the flow is stiff and the span
-        left needs more than STIFF_STEPS_LEFT steps of h."""
+        """Count the step as held by stability or not; raise where stiff."""
         cdef Tableau tab = self.tableau
         cdef Py_ssize_t s = tab.stages, n = self.n
         cdef double bound = STIFF_FRACTION * tab.stability_boundary
@@ -383,11 +341,8 @@ cdef class EmbeddedStepper(AdaptiveStepper):
 
 
 cdef class PythonAdaptiveStepper(AdaptiveStepper):
-    """An adaptive integrator written in Python (a stiff one, for instance): an
-    object with `step(t, x, h_max) -> (h, x1)` (one accepted step, as
-    `AdaptiveStepper.step`), `dense(t) -> x` inside it, and the attributes
-    `n_rejected` (rejected trials since it was last read; set back to 0 here)
-    and `h_next` (its proposal; the loops set it before each attempt)."""
+    """An adaptive integrator in Python: `step(t, x, h_max) -> (h, x1)`,
+    `dense(t) -> x`, and the attributes `n_rejected` (reset here) and `h_next`."""
 
     def __init__(self, integrator, Function rhs, double rtol, double atol):
         AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)
@@ -395,12 +350,9 @@ cdef class PythonAdaptiveStepper(AdaptiveStepper):
 
     cdef double step(self, double t, const double* x, double h_max,
                      const double* k1, double* out) except? -1.0:
-        cdef double[::1] y
         self.integrator.h_next = self.h_next
         h, x1 = self.integrator.step(t, new_array(x, self.n), h_max)
-        y = np.ascontiguousarray(x1, dtype=float)
-        if self.n:
-            memcpy(out, &y[0], self.n * sizeof(double))
+        copy_out(x1, out, self.n)
         self.n_rejected += self.integrator.n_rejected
         self.integrator.n_rejected = 0
         self.h_next = self.integrator.h_next
@@ -408,7 +360,4 @@ cdef class PythonAdaptiveStepper(AdaptiveStepper):
         return h
 
     cdef int dense(self, double t, double* out) except -1:
-        cdef double[::1] y = np.ascontiguousarray(self.integrator.dense(t), dtype=float)
-        if self.n:
-            memcpy(out, &y[0], self.n * sizeof(double))
-        return 0
+        return copy_out(self.integrator.dense(t), out, self.n)

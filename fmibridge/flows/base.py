@@ -29,10 +29,8 @@ STIFF_NAMES = ("cvode", "bdf")  # what a user may call the stiff integrator (`St
 
 
 def integrator_named(name) -> Scheme | Stiff:
-    """Return the integrator called `name`: the stiff one ('cvode', 'bdf'), or
-    what `core.integrators.scheme_named` takes (a Runge-Kutta scheme by name,
-    'euler', 'midpoint', 'rk4', 'dopri5', or an adaptive integrator object such
-    as a `Stiff`). The stiff integrator's module loads where it is named only."""
+    """Return the integrator called `name`: the stiff one ('cvode', 'bdf',
+    loaded only then), or what `core.integrators.scheme_named` takes."""
     if isinstance(name, str) and name in STIFF_NAMES:
         from .stiff import Stiff
 
@@ -46,10 +44,7 @@ def integrator_named(name) -> Scheme | Stiff:
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
-    """Check a flow's f is callable and its state names unique and non-empty.
-
-    `flow` names the flow in the error ("NativeFlow `ball`").
-    """
+    """Check a flow's f is callable and its state names unique and non-empty."""
     if not callable(f):
         raise FmibridgeError(f"{flow}: `f` must be callable.")
     names = tuple(state_names)
@@ -61,10 +56,12 @@ def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
 
 
 def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, names):
-    """Return dx as a float array if it holds one finite value per state (names),
-    else raise naming `flow`, the function f, the expected length and what came
-    back (a flow checks its f's first value so)."""
-    values = np.asarray(dx, dtype=float) if _is_numeric(dx) else None
+    """Return dx as a float array if it holds one finite value per state,
+    else raise naming `flow`, f, the length expected and what came back."""
+    try:
+        values: np.ndarray | None = np.asarray(dx, dtype=float)
+    except (TypeError, ValueError):
+        values = None
     if values is None or values.shape != x.shape or not np.all(np.isfinite(values)):
         got = (
             repr(dx) if values is None else f"{values.size} value(s) {values.tolist()}"
@@ -77,14 +74,6 @@ def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, nam
     return values
 
 
-def _is_numeric(value: object) -> bool:
-    try:
-        np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
 UndoPlan = Callable[[float, np.ndarray, float], bool]  # Flow.plan_undo's argument
 
 
@@ -94,16 +83,14 @@ class Flow(abc.ABC):
     Subclass contract:
 
     1. Set `state_names` (tuple of str) in the constructor.
-    2. `advance(t, x, h, scheme)` returns x(t + h) from x(t), and is
-       repeatable: the same (t, x, h) gives the same result, whatever was
-       advanced before (FMU flows restore saved states to honour this).
+    2. `advance(t, x, h, scheme)` returns x(t + h) from x(t), and is repeatable:
+       the same (t, x, h) gives the same result, whatever was advanced before.
     3. `close()` frees any external resource; it may be called twice.
-    4. Optionally, a flow with discrete behaviour of its own (an FMU) names
-       the extra columns it records (`recorded_names`, read by `observe`,
-       which also returns its own events where `reports_events`),
-       schedules time events (`next_event_time`, run by `discrete_event`),
-       asks for an event after a step (`step_completed`), and ends the run by
-       setting `is_terminated` or raising `core.errors.FlowTerminated`.
+    4. Optionally, a flow with discrete behaviour of its own (an FMU) records
+       columns (`recorded_names`, `observe`, its events where `reports_events`),
+       schedules time events (`next_event_time`, `discrete_event`), asks for an
+       event after a step (`step_completed`), and ends the run
+       (`is_terminated`, or `core.errors.FlowTerminated`).
     """
 
     state_names: tuple[str, ...]
@@ -119,22 +106,17 @@ class Flow(abc.ABC):
     def advance_from(
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
     ) -> np.ndarray:
-        """Return `advance(t, x, h, scheme)`, given dx/dt at (t, x) as `slope`.
-
-        A flow whose step starts with dx/dt at (t, x) (one step of an explicit
-        scheme on its rhs) uses `slope` for that first stage; the others ignore it.
-        """
+        """Return `advance(t, x, h, scheme)`; `slope` is dx/dt at (t, x), if used."""
         return self.advance(t, x, h, scheme)
 
     def stepper(self, scheme: Scheme) -> Stepper:
-        """Return this flow's steps as the compiled loops take them: its own
-        `advance`, called back in Python."""
+        """Return this flow's steps for the compiled loops: `advance`, called back."""
         return FlowStepper(self, scheme, len(self.state_names))
 
     def adaptive_stepper(
         self, integrator: Scheme, rtol: float, atol: float
     ) -> AdaptiveStepper:
-        """Return steps chosen under a tolerance: only a flow with dx/dt has them."""
+        """Refuse: only a flow with dx/dt has steps under a tolerance."""
         raise FmibridgeError(
             f"{_label(self)} integrates itself (it has no dx/dt), so a method "
             f"cannot choose its steps under a tolerance (rtol = {rtol:g}): give "
@@ -142,14 +124,8 @@ class Flow(abc.ABC):
         )
 
     def expression_function(self, program, constants, failure, what: str):
-        """Return an adapter expression's `program` as a Function of (t, x) for
-        the compiled loops, or None where its names are not all the flow's to
-        read there (`Flow.variables` then serves them from Python).
-
-        A name is t, else a state, else one of `constants` (parameters); an
-        evaluation that fails raises failure(t, values, code, value)
-        (`flows._programs.ProgramFunction`).
-        """
+        """Return an adapter expression's `program` as a Function of (t, x), or
+        None where it reads names other than t, the states and `constants`."""
         return program_function(program, self.state_names, constants, failure, what)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
@@ -161,15 +137,12 @@ class Flow(abc.ABC):
         return {"flow": type(self).__name__}
 
     def plan_undo(self, may_undo: UndoPlan) -> None:  # noqa: B027 - optional hook
-        """Be told which steps the run may undo: may_undo(t, x, h) is True where
-        the step of h from (t, x) may be undone (`methods.forecast`). A flow that
-        saves its state to undo a step (a Co-Simulation FMU) saves it only there,
-        and until told at every step; the others need not know."""
+        """Be told which steps the run may undo (`methods.forecast`): a flow that
+        saves its state to undo a step saves it only there."""
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
-        """Return the `recorded_names` values at the sample (t, x) just taken, and
-        the events the flow handled inside the step ending there, each as
-        (t, name, x_before, x_after[, recorded before, recorded after])."""
+        """Return the `recorded_names` values at the sample (t, x), and the events
+        handled in the step ending there: (t, name, x_before, x_after[, recorded])."""
         return {}, ()
 
     def next_event_time(self) -> float:
@@ -177,8 +150,7 @@ class Flow(abc.ABC):
         return math.inf
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the flow's own event at (t, x) (a time event, or one `step_completed`
-        asked for) and return the state after it."""
+        """Run the flow's own event at (t, x) and return the state after it."""
         return x
 
     def step_completed(self, t: float, x: np.ndarray) -> bool:
@@ -198,10 +170,8 @@ class Flow(abc.ABC):
 class VectorField(Flow):
     """A flow that exposes dx/dt, so the master integrates it (native, ME).
 
-    Its right-hand side is a compiled `Function` (`rhs_function`); `rhs` and
-    `advance` call it from Python. A subclass implements either `rhs` in Python
-    (wrapped once into a Function) or `rhs_function` itself (a compiled model,
-    an FMU's C calls).
+    A subclass implements `rhs` in Python (wrapped once into a Function) or
+    `rhs_function` itself (compiled).
     """
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -223,8 +193,7 @@ class VectorField(Flow):
 
     def jacobian_function(self) -> Function | None:
         """Return df/dx as a Function of n*n values (entry j*n + i is df_i/dx_j),
-        or None where the flow has none (an implicit integrator then takes
-        difference quotients)."""
+        or None (an implicit integrator then takes difference quotients)."""
         return None
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
@@ -244,18 +213,16 @@ class VectorField(Flow):
     def adaptive_stepper(
         self, integrator: Scheme, rtol: float, atol: float
     ) -> AdaptiveStepper:
-        """Return steps under the tolerance (rtol, atol) on the right-hand side:
-        an embedded pair (a Scheme with `is_adaptive`, Dormand-Prince 5(4)) runs
-        compiled; another integrator (an implicit one for stiff flows) builds
-        its own stepper: `integrator.adaptive_stepper(flow, rtol, atol)`."""
+        """Return steps under (rtol, atol): compiled for an embedded pair, else
+        `integrator.adaptive_stepper(flow, rtol, atol)`."""
         if isinstance(integrator, Scheme):
             return EmbeddedStepper(self.rhs_function(), integrator.tableau, rtol, atol)
         return integrator.adaptive_stepper(self, rtol, atol)
 
 
 def python_force(fn, n: int, what: str) -> Function:
-    """Return a Python force map fn(t, x, lam) -> dx/dt of n states as a Function
-    of (t, [x, lam]) (n + 1 values in, n out), called back in Python."""
+    """Return a Python force map fn(t, x, lam) as a Function of (t, [x, lam]),
+    called back."""
 
     def force(t: float, z: np.ndarray) -> np.ndarray:
         return fn(t, z[:n], float(z[n]))
@@ -272,11 +239,8 @@ def _label(flow: Flow) -> str:
 class ForcedVectorField(VectorField):
     """Capability: dx/dt also with a generalized contact force `lam` (completion).
 
-    `rhs_with_force(t, x, lam)` is dx/dt with the scalar contact force `lam`
-    applied along the constraint gradient, the term dh(q)^T lam of Or and Ames
-    eq. (5). It is affine in `lam`, so two evaluations (lam = 0 and lam = 1) give
-    the map lam -> acceleration that completion needs. A Model Exchange FMU
-    implements it by setting its `lam` input before reading the derivatives.
+    `rhs_with_force(t, x, lam)` applies the term dh(q)^T lam; it is affine in
+    `lam`, so lam = 0 and lam = 1 give the map completion needs.
 
     References
     ----------
@@ -288,10 +252,8 @@ class ForcedVectorField(VectorField):
         """Return dx/dt at (t, x) with the contact force `lam` applied."""
 
     def force_function(self) -> Function:
-        """Return the force map as the compiled loops call it: a Function of the
-        n states followed by lam (n + 1 values in, dx/dt out). By default
-        `rhs_with_force`, called back in Python (built once); a flow with a
-        compiled form (an FMU's C calls) returns that instead."""
+        """Return the force map for the compiled loops: a Function of [x, lam]
+        (default `rhs_with_force`, called back; built once)."""
         function = self.__dict__.get("_force_function")
         if function is None:
             function = python_force(

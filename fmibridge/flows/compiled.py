@@ -1,11 +1,7 @@
 """Native flows compiled with numba: the right-hand side and guards as machine code.
 
-A `CompiledFlow` holds dx/dt = f(t, x) compiled by numba; `compiled` compiles a
-guard (or another of a model's functions) the same way. The compiled loops call
-them through C addresses (numba ``cfunc`` wrappers, built once per function and
-process in about 0.05 s), with no Python in between; from Python they are called
-as numba functions. numba is imported on first use: a run that compiles nothing
-never loads it.
+The compiled loops call them at C addresses (numba ``cfunc`` wrappers, built
+once per function), with no Python in between. numba is imported on first use.
 """
 
 from __future__ import annotations
@@ -21,18 +17,14 @@ from ..core.errors import FmibridgeError
 from ..core.system import GuardEntry, VectorGuard
 from .base import VectorField, checked_names
 
-# What `compiled` compiles: a guard g(t, x) -> float, a right-hand side (or a
-# contact's gradient) (t, x) -> array, a contact's force map (t, x, lam) -> array,
-# its Hessian (t, x) -> 2-D array, a guard's gradient (t, x) -> (dg/dx, dg/dt), a
-# reset (t, x) -> array, a VectorGuard's gradient (t, x) -> (dg/dx rows, dg/dt),
-# and a Lagrangian model's functions of its coordinates q (`Q_KINDS`).
+# What `compiled` compiles (signatures: `signatures`); `Q_KINDS` are a Lagrangian
+# model's functions of its coordinates q.
 Q_KINDS = ("mass_matrix", "bias", "gap", "gap_gradient", "gap_hessian")
 KINDS = (
     "guard", "rhs", "force", "hessian", "gradient", "reset", "vector_gradient",
     *Q_KINDS,
 )  # fmt: skip
-# Each VectorGuard's g as the loops call it, by (id, number of states), dropped
-# when the VectorGuard is collected (`vector_function`).
+# Each VectorGuard's g by (id, n states), dropped when it is collected.
 _VECTORS: dict[tuple[int, int], Function] = {}
 
 
@@ -60,37 +52,29 @@ def signatures() -> dict:
 
 
 def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Callable:
-    """Return fn compiled by numba as a guard g(t, x) -> float, or as another of
-    the KINDS: "rhs" f(t, x) -> float64 array, "force" (t, x, lam) -> array and
-    "hessian" (t, x) -> 2-D array (a `Contact`'s primitives), "gradient" (t, x)
-    -> (dg/dx array, dg/dt float) (a guard's `gradient` for `Unilateral`),
-    "reset" R(t, x) -> array (an edge's reset) and "vector_gradient" (t, x) ->
-    (dg/dx 2-D array, dg/dt array) (a `VectorGuard`'s gradient).
+    """Return fn compiled by numba as one of the KINDS (default: a guard
+    g(t, x) -> float); t is a float, x a contiguous float64 array.
 
-    The methods' loops call a compiled guard, reset or right-hand side as machine
-    code. t is a float, x a contiguous float64 array. Division by zero gives inf
-    or nan as in numpy (the methods then see a non-finite trial). A function
-    compiled once can be handed to many flows.
+    Division by zero gives inf or nan as in numpy. A function compiled once can
+    be handed to many flows.
 
     Raises
     ------
     FmibridgeError
-        If numba cannot compile `fn` for that signature, naming `what`.
-    """
+        If numba cannot compile `fn` for that signature, naming `what`."""
     if kind not in KINDS:
         raise FmibridgeError(f"`kind` must be one of {KINDS}, got {kind!r}.")
     return compiled_as(fn, signatures()[kind], what)
 
 
 def compiled_as(fn: Callable, signature, what: str) -> Callable:
-    """Return fn compiled by numba for `signature` (a numba signature), or fn
-    itself if it is compiled already (then also for that signature).
+    """Return fn compiled by numba for `signature`, or fn itself if it is
+    compiled already (then also for that signature).
 
     Raises
     ------
     FmibridgeError
-        If numba cannot compile `fn` so, naming `what` and numba's reason.
-    """
+        If numba cannot compile `fn` so, naming `what` and numba's reason."""
     import numba
 
     try:
@@ -118,21 +102,14 @@ def is_compiled(fn: object) -> bool:
 
 @functools.cache
 def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Function:
-    """Return the numba function fn as a Function the compiled loops call at its
-    C address: a numba ``cfunc`` that writes its value(s) to the loop's buffer.
-    Built once per function, kind and sizes (about 0.05 s).
+    """Return the numba function fn as a Function the compiled loops call at
+    its C address (a ``cfunc`` writing to the loop's buffer), built once.
 
-    kind is one of the KINDS. For a function of n states: a "guard" gives one
-    value; "rhs" and "reset" give n_out (default n), as does a contact's
-    gradient (kind "rhs", n_out the size of q) and a VectorGuard's g (kind
-    "rhs", n_out its size); a "force" map (t, x, lam) takes n + 1 values, x then
-    lam, and gives n_out (default n); a "hessian" gives its matrix's n_out
-    entries row by row; a guard's "gradient" gives n + 1 values, dg/dx then
-    dg/dt. For a Lagrangian model's function of its n coordinates q, the first
-    n values of x = [q, qdot] (`Q_KINDS`): "gap" gives one value,
-    "gap_gradient" n, "mass_matrix" and "gap_hessian" n x n (by rows), and
-    "bias" (t, q, qdot) takes 2n values and gives n.
-    """
+    For n states: "guard" and "gap" give one value; "rhs", "reset" and "force"
+    (x then lam in: n + 1 values) give n_out (default n); "hessian" its n_out
+    entries by rows; "gradient" n + 1 (dg/dx, dg/dt). The `Q_KINDS` read q =
+    x[:n] ("bias" (t, q, qdot): 2n values); "mass_matrix" and "gap_hessian" give
+    n x n by rows."""
     import numba
     from numba import types
 
@@ -143,6 +120,12 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
     size = n if n_out is None else n_out
     if kind == "bias":
         evaluate = numba.njit(lambda t, x: fn(t, x[:n], x[n:]))
+    elif kind == "force":
+        evaluate = numba.njit(lambda t, x: fn(t, x[:n], x[n]))
+    elif kind == "hessian":
+        evaluate = numba.njit(lambda t, x: fn(t, x).ravel())
+    elif kind in ("mass_matrix", "gap_hessian"):
+        evaluate, size = numba.njit(lambda t, x: fn(x).ravel()), n * n
     elif kind in Q_KINDS:
         evaluate = numba.njit(lambda t, x: fn(x))
     else:
@@ -162,31 +145,6 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
             out[n] = value
 
         wrapper, size = numba.cfunc(signature)(gradient), n + 1
-    elif kind == "force":
-
-        def force(t, x_at, out):
-            values = fn(t, numba.carray(x_at, n), x_at[n])
-            for i in range(size):
-                out[i] = values[i]
-
-        wrapper = numba.cfunc(signature)(force)
-    elif kind == "hessian":
-
-        def matrix(t, x_at, out):
-            values = fn(t, numba.carray(x_at, n)).ravel()
-            for i in range(size):
-                out[i] = values[i]
-
-        wrapper = numba.cfunc(signature)(matrix)
-    elif kind in ("mass_matrix", "gap_hessian"):
-
-        def square(t, x_at, out):
-            values = evaluate(t, numba.carray(x_at, n_in))
-            for i in range(n):
-                for j in range(n):
-                    out[i * n + j] = values[i, j]
-
-        wrapper, size = numba.cfunc(signature)(square), n * n
     else:
 
         def vector(t, x_at, out):
@@ -207,13 +165,10 @@ def c_gradient_rows(
     what: str,
     sparse: bool = False,
 ) -> Function:
-    """Return a VectorGuard's numba-compiled gradient as a Function the compiled
-    loops call: a ``cfunc`` that writes dg/dx only at `columns`, row by row (row
-    r's at columns[starts[r]:starts[r + 1]]), then dg/dt (one per row). A
-    `sparse` gradient returns those values already in that order.
-
-    The sizes are not checked here: probe the gradient from Python first.
-    """
+    """Return a VectorGuard's numba gradient as a Function writing dg/dx at
+    `columns` row by row (row r's at columns[starts[r]:starts[r + 1]]), then
+    dg/dt per row; a `sparse` gradient returns those values in that order.
+    Sizes are not checked here."""
     import numba
     from numba import types
 
@@ -243,9 +198,7 @@ def c_gradient_rows(
 
 
 def vector_function(vector: VectorGuard, n: int) -> Function:
-    """Return the VectorGuard's g of n states as the loops call it (one Function
-    per VectorGuard and n): at its C address where g is numba-compiled (its
-    size checked once, at x = 0), else called back in Python."""
+    """Return the VectorGuard's g of n states as the loops call it."""
     key = (id(vector), n)
     found = _VECTORS.get(key)
     if found is None:
@@ -262,11 +215,7 @@ def vector_function(vector: VectorGuard, n: int) -> Function:
 
 
 def engine_entry(fn: object, n: int) -> tuple[Function, int] | None:
-    """Return a guard function's compiled form for the loops, (Function, entry),
-    or None for a Python function: its own `engine_entry(n)` where it offers one
-    (an adapter's expression, an FMU's event indicator), a VectorGuard's g for
-    its entry (evaluated once per point for all entries), else a numba
-    function's C address."""
+    """Return a guard's compiled form (Function, entry), or None for Python."""
     entry = getattr(fn, "engine_entry", None)
     if entry is not None:
         return entry(n)
@@ -318,9 +267,7 @@ class CompiledFlow(VectorField):
         return c_function(self._f, "rhs", len(self.state_names))
 
     def _check_size(self) -> None:
-        """Refuse an f that returns the wrong number of values: the compiled loops
-        read them unchecked. Probed at x = 0, t = 0 (where it may be undefined:
-        only the size is checked)."""
+        """Refuse an f that returns the wrong number of values."""
         x = np.zeros(len(self.state_names))
         with np.errstate(all="ignore"):
             dx = self._f(0.0, x)

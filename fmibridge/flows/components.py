@@ -1,11 +1,8 @@
 """Components of a coupled system: states, ports (inputs and outputs) and evaluation.
 
-A component is one part of a coupled system (`flows.coupled`): an FMU in Model
-Exchange or Co-Simulation, a native block with inputs and outputs, or any
-vector field without ports. Each one tells the coupling what its variables are
-(causality, unit, direct feedthrough) and gives it fast readers and writers of
-the ports it connects. The coupling never asks which kind it drives, except
-whether the master integrates it (`integrates`) or it steps itself.
+A component (an FMU, a native block with ports, a vector field) tells the
+coupling its variables (causality, unit, direct feedthrough) and gives fast
+readers and writers of its connected ports.
 """
 
 from __future__ import annotations
@@ -31,8 +28,7 @@ Writer = Callable[[np.ndarray], None]
 
 @dataclass(frozen=True)
 class Port:
-    """What a coupling needs to know of one variable: causality and unit (with
-    its definition, where the component gives one)."""
+    """What a coupling needs to know of one variable: causality and unit."""
 
     causality: str  # "input", "output", "state", "parameter", "local", ...
     unit: str | None = None
@@ -44,16 +40,13 @@ class Component(abc.ABC):
 
     Subclass contract:
 
-    1. Set `name`, `state_names` (local names), `x0` and `integrates` (True
-       if the master integrates dx/dt, False if the component steps itself).
+    1. Set `name`, `state_names`, `x0` and `integrates` (True if the master
+       integrates dx/dt, False if the component steps itself).
     2. `port(variable)` describes a variable, or raises naming it.
-    3. `reader(outputs)` and `writer(inputs)` return fast callables for a fixed
-       list of ports; a reader reads at the point of the last `at(t, x)`.
-    4. Integrating components implement `derivatives`; the others `step`.
-    5. Integrating components give their compiled form to the coupled
-       right-hand side (`part`, and `ports` for their connected ports); by
-       default their Python `at`, `derivatives`, `reader` and `writer`,
-       called back.
+    3. `reader(outputs)` and `writer(inputs)` return fast callables for fixed
+       ports; a reader reads at the point of the last `at(t, x)`.
+    4. Integrating components implement `derivatives` (and may give a compiled
+       `part` and `ports`); the others `step`.
     """
 
     name: str
@@ -91,17 +84,14 @@ class Component(abc.ABC):
         raise NotImplementedError
 
     def part(self, start: int, read: bool) -> Part:
-        """Return this component as the coupled right-hand side drives it, its
-        states at x[start:] (integrating kinds); `read`: some of its ports are
-        read, so it is put at each point (`at`)."""
+        """Return this component for the coupled rhs, its states at x[start:]."""
         n = len(self.state_names)
         what = f"the derivatives of component {self.name!r}"
         derivatives = PythonVector(self.derivatives, n, n, what)
         return PythonPart(start, derivatives, self.at if read else None)
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
-        """Return reads (`output`) or writes of these ports for the coupled
-        right-hand side."""
+        """Return reads (`output`) or writes of these ports for the coupled rhs."""
         if output:
             return PythonPorts(len(names), reader=self.reader(names))
         return PythonPorts(len(names), writer=self.writer(names))
@@ -119,8 +109,7 @@ class Component(abc.ABC):
 
 
 class _FmuComponent(Component):
-    """Ports of an FMU: causality and units from its model description,
-    direct feedthrough from its ModelStructure (FMI 1.0: DirectDependency)."""
+    """Ports of an FMU, from its model description."""
 
     flow: ModelExchangeFlow | CoSimulationFlow
 
@@ -189,12 +178,11 @@ class ModelExchangeComponent(_FmuComponent):
         self._t, self._x = t, x
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the FMU's dx/dt at (t, x), with the inputs set last."""
+        """Return the FMU's dx/dt at (t, x)."""
         return self.flow.rhs(t, x)
 
     def part(self, start: int, read: bool) -> Part:
-        """Return the FMU put at (t, x) by its C functions where read, its
-        derivatives the flow's own Function (`ModelExchangeFlow.rhs_function`)."""
+        """Return the FMU driven by its C functions."""
         return FmuPart(start, self.flow.rhs_function(), self.flow.instance.calls, read)
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
@@ -218,8 +206,7 @@ class CoSimulationComponent(_FmuComponent):
         return self.flow.advance(t, x, h, _NO_SCHEME)
 
     def writer(self, inputs: Sequence[str]) -> Writer:
-        """Set these inputs; through the instance's journalled call on an FMU
-        without state saving, so that a replay sets them again."""
+        """Set these inputs, journalled on an FMU without state saving."""
         if not self.flow.forward_only:
             return super().writer(inputs)
         vrs, instance = self._vrs(inputs), self.flow.instance
@@ -244,8 +231,8 @@ class NativeBlock(Component):
     g : callable, optional
         g(t, x, u) -> y; needed if there are outputs.
     feedthrough : mapping, optional
-        {output: inputs it depends on directly}; by default every output
-        depends on every input (the conservative assumption of FMI).
+        {output: inputs it depends on directly}; default: every input (FMI's
+        conservative assumption).
     units : mapping, optional
         {variable: unit}, checked against the connected ports.
     name : str
@@ -292,19 +279,18 @@ class NativeBlock(Component):
 
     def port(self, variable: str) -> Port:
         """Return `variable` as a Port: an input, an output or a state."""
-        if variable in self.inputs:
-            causality = "input"
-        elif variable in self.outputs:
-            causality = "output"
-        elif variable in self.state_names:
-            causality = "state"
-        else:
-            raise FmibridgeError(
-                f"component {self.name!r} has no variable {variable!r}; its inputs "
-                f"are {list(self.inputs)}, outputs {list(self.outputs)} and states "
-                f"{list(self.state_names)}."
-            )
-        return Port(causality, self._units.get(variable))
+        for causality, names in (
+            ("input", self.inputs),
+            ("output", self.outputs),
+            ("state", self.state_names),
+        ):
+            if variable in names:
+                return Port(causality, self._units.get(variable))
+        raise FmibridgeError(
+            f"component {self.name!r} has no variable {variable!r}; its inputs "
+            f"are {list(self.inputs)}, outputs {list(self.outputs)} and states "
+            f"{list(self.state_names)}."
+        )
 
     def feedthrough(self, output: str) -> frozenset[str] | None:
         """Return the inputs `output` depends on directly (None: maybe all)."""
@@ -346,7 +332,7 @@ class NativeBlock(Component):
         self._t, self._x = t, np.asarray(x, dtype=float)
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return f(t, x, u) with the inputs written last."""
+        """Return f(t, x, u)."""
         return np.asarray(self._f(t, x, self._u.copy()), dtype=float)
 
     def variables(self) -> dict[str, float]:
@@ -379,8 +365,7 @@ class FlowComponent(NativeBlock):
         self.flow = flow
 
     def part(self, start: int, read: bool) -> Part:
-        """Return the flow's own right-hand side Function (a compiled flow's at
-        its C address), the component put at its points only where read."""
+        """Return the flow's own right-hand side Function."""
         return PythonPart(start, self.flow.rhs_function(), self.at if read else None)
 
     def describe(self) -> str:

@@ -1,20 +1,9 @@
 """Coupled systems: several components joined by connections are one flow.
 
-Components (FMUs in Model Exchange or Co-Simulation, FMI 2 or 3, native blocks,
-vector fields) are joined by connections from outputs to inputs
-(`coupling.Coupling` checks and propagates them). To the methods the whole is
-one `Flow` whose states are the components' states, concatenated and named
-`component.variable`, so guards, resets and constraints may name any
-component's variables:
-
-* if the master integrates every component (Model Exchange FMUs, native
-  parts), `couple` returns a `CoupledModelExchange` vector field: its
-  right-hand side puts every component at (t, x), propagates the connections
-  and concatenates the derivatives, so one RK step runs across all of them
-  with the connections evaluated at every stage (no co-simulation error);
-* otherwise a `cosim_master.CoupledCoSimulation`, which advances by
-  communication steps (Jacobi or Gauss-Seidel) and saves and restores every
-  component together.
+The whole is one `Flow` whose states are the components' states, named
+`component.variable`: a `CoupledModelExchange` vector field where the master
+integrates every component (the connections evaluated at every RK stage),
+else a `cosim_master.CoupledCoSimulation` (communication steps).
 
 Examples
 --------
@@ -41,17 +30,14 @@ from ._coupled import CoupledRhs, Read, Solve, Step, Write
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
-from .coupling import Connection, CoupledParts, Coupling, split_name
+from .coupling import Connection, CoupledParts, Coupling, index_of, split_name
 
 
 class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]  # is_terminated: read from the components
     """Components the master integrates together: one vector field.
 
     dx/dt at (t, x) is each component's dx/dt after every connection was
-    propagated at (t, x), so the methods' integrators see one system. It is one
-    compiled `Function` (`_coupled.CoupledRhs`): FMUs are called through their
-    C functions, native parts called back in Python; every step is
-    `Tableau.step` on it, like any vector field's.
+    propagated at (t, x): one compiled `Function` (`_coupled.CoupledRhs`).
     """
 
     def __init__(self, coupling: Coupling) -> None:
@@ -65,8 +51,7 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
 
     @property
     def calls_each_step(self) -> bool:
-        """True where an FMU needs completedIntegratorStep: the methods return
-        after each step (`step_completed`)."""
+        """True where an FMU needs completedIntegratorStep."""
         return bool(self._completing)
 
     def with_inputs(
@@ -74,16 +59,14 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
     ) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
         """Return rhs(t, x, u): dx/dt with the free inputs `names` at u.
 
-        The inputs (`component.variable`, connected to nothing) take the
-        values u for that evaluation only and are 0 before and after it, as a
-        contact force is applied through each body's force input (Or and
-        Ames, eq. 5; `methods.coupled_contact`).
+        The inputs (`component.variable`, connected to nothing) take the values u
+        for that evaluation only and are 0 otherwise, as a contact force is applied
+        through each body's force input (Or and Ames, eq. 5).
 
         Raises
         ------
         FmibridgeError
-            Naming the variable: an unknown component or variable, one that is
-            no input, or an input a connection drives.
+            Naming the variable: unknown, no input, or driven by a connection.
         """
         writers = [self._free_input(name) for name in names]
         zero = np.zeros(1)
@@ -103,13 +86,9 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
         """The writer of the unconnected input `name` (`component.variable`)."""
         where = f"input {name!r}"
         component, variable = split_name(name, where)
-        index = {c.name: k for k, c in enumerate(self.components)}
-        if component not in index:
-            raise FmibridgeError(
-                f"{where}: no component {component!r}; the components are "
-                f"{sorted(index)}."
-            )
-        k = index[component]
+        k = index_of(
+            {c.name: k for k, c in enumerate(self.components)}, component, where
+        )
         causality = self.components[k].port(variable).causality
         if causality != "input":
             raise FmibridgeError(
@@ -126,21 +105,16 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
         return self.components[k].writer([variable])
 
     def put_at(self, t: float, x: np.ndarray) -> None:
-        """Put every component at (t, x), connections propagated: one evaluation
-        of the right-hand side leaves them there."""
+        """Put every component at (t, x), connections propagated."""
         self.rhs(t, x)
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
-        """Return the recorded variables at the sample (t, x) (`record`)."""
+        """Return the recorded variables at the sample (t, x)."""
         return self._recorded(t, x), ()
 
     def event_edges(self, mode: str) -> tuple[Edge, ...]:
-        """Return the Model Exchange FMUs' own event indicators as self-loops.
-
-        As `fmu.fmu_event_edges` for one FMU: 'either' guards whose reset runs
-        that FMU's event mode, applied just beyond the surface; the
-        connections are propagated first, so the indicators see the inputs.
-        """
+        """Return the Model Exchange FMUs' own event indicators as self-loops
+        ('either' guards, as `fmu.fmu_event_edges`), connections propagated first."""
         edges = []
         for k, component in enumerate(self.components):
             if isinstance(component, ModelExchangeComponent):
@@ -175,8 +149,7 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
 
 
 def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:
-    """The coupled right-hand side: each component's part (`Component.part`),
-    and the coupling's plan as steps over the components' ports."""
+    """The coupled right-hand side: each component's part and the coupling's plan."""
     read = {c for c, _ in coupling.sources}  # components whose outputs are read
     parts, start = [], 0
     for k, component in enumerate(coupling.components):
@@ -210,14 +183,12 @@ def couple(
     connections : iterable
         `Connection`s or (source, target) pairs of `component.variable`.
     communication : Communication, optional
-        The co-simulation master's options, used when some component steps
-        itself (a Co-Simulation FMU); Jacobi with held inputs by default.
+        The co-simulation master's options, where a component steps itself;
+        Jacobi with held inputs by default.
     t0 : float
         Start time, where an algebraic loop is first solved.
     units : mapping, optional
-        {unit: UnitDefinition} for units the components leave undefined (an
-        SSD's Units): connected ports are one unit where their spellings agree
-        or their definitions do.
+        {unit: UnitDefinition} for units the components leave undefined.
 
     Returns
     -------
@@ -227,9 +198,8 @@ def couple(
     Raises
     ------
     FmibridgeError
-        Naming the component and variable, for every bad input that
-        `Coupling` checks, and `loops.AlgebraicLoopError` for a loop with no
-        solution at (t0, x0). The components are closed then.
+        Naming the component and variable, for every bad input `Coupling` checks,
+        and `loops.AlgebraicLoopError` for a loop with no solution at (t0, x0).
     """
     built: list[Component] = []
     links_in = list(connections)

@@ -30,8 +30,7 @@ SOURCE_CAUSALITIES = ("output", "state", "local")  # what may drive an input
 class Connection:
     """An output (or state) of one component drives an input of another.
 
-    Names are `component.variable`; the component is the part before the
-    first dot, so variable names may contain dots.
+    Names are `component.variable`, split at the first dot.
     """
 
     source: str
@@ -39,6 +38,15 @@ class Connection:
 
     def __str__(self) -> str:
         return f"{self.source} -> {self.target}"
+
+
+def index_of(index: Mapping[str, int], component: str, where: str) -> int:
+    """Return the number of `component` in index (by name), or raise naming it."""
+    if component not in index:
+        raise FmibridgeError(
+            f"{where}: no component {component!r}; the components are {sorted(index)}."
+        )
+    return index[component]
 
 
 def split_name(name: str, where: str) -> tuple[str, str]:
@@ -61,17 +69,15 @@ class _Node:
 class Coupling:
     """Components and their connections, checked, with an evaluation plan.
 
-    `evaluate(t, parts)` puts every component at (t, its part of x) and makes
-    every connected input equal to its source, in an order that reads each
-    output after the inputs it depends on directly; algebraic loops are solved
-    (`loops.solve_loop`). `outputs` then holds the connected outputs' values.
+    `evaluate(t, parts)` propagates every connection at (t, x), each output read
+    after the inputs it depends on directly, algebraic loops solved; `outputs`
+    then holds the connected outputs' values.
 
     Raises
     ------
     FmibridgeError
-        Naming the component and variable: an unknown component or variable,
-        a connection from an input or into an output, a unit mismatch, or an
-        input connected twice.
+        Naming the component and variable: an unknown one, a connection from an
+        input or into an output, a unit mismatch, an input connected twice.
     """
 
     def __init__(
@@ -109,23 +115,16 @@ class Coupling:
         self.schedule = self._schedule()
         self._plan = [self._bind(step) for step in self.schedule]
 
-    # -- checks ---------------------------------------------------------------
-
     def _check(self, connection: Connection, seen: dict) -> tuple[int, str, int, str]:
         where = f"connection {connection}"
         (src, src_var), (dst, dst_var) = (
             split_name(connection.source, where),
             split_name(connection.target, where),
         )
-        for name in (src, dst):
-            if name not in self._index:
-                raise FmibridgeError(
-                    f"{where}: no component {name!r}; the components are "
-                    f"{sorted(self._index)}."
-                )
-        source = self.components[self._index[src]].port(src_var)
-        target = self.components[self._index[dst]].port(dst_var)
-        key = (self._index[dst], dst_var)
+        s, d = index_of(self._index, src, where), index_of(self._index, dst, where)
+        source = self.components[s].port(src_var)
+        target = self.components[d].port(dst_var)
+        key = (d, dst_var)
         if key in seen:
             raise FmibridgeError(
                 f"input {connection.target} is connected twice, from {seen[key]} "
@@ -144,13 +143,12 @@ class Coupling:
             )
         if source.unit and target.unit:
             self._check_units(where, connection, source, target)
-        return self._index[src], src_var, self._index[dst], dst_var
+        return s, src_var, d, dst_var
 
     def _check_units(
         self, where: str, connection: Connection, source: Port, target: Port
     ) -> None:
-        """Refuse two units that are not one: different spellings whose
-        definitions (the component's own, else `units`) differ or are missing."""
+        """Refuse two units that are not one (spellings and definitions differ)."""
         a, b = source.unit or "", target.unit or ""
         defines_a, defines_b = (
             {**self.units, **({p.unit: p.definition} if p.definition else {})}
@@ -162,13 +160,8 @@ class Coupling:
                 f"{connection.target} in {b!r}{described(a, b, defines_a, defines_b)}."
             )
 
-    # -- the evaluation plan -------------------------------------------------
-
     def _schedule(self) -> list[tuple]:
-        """Return the steps of `evaluate` in dependency order: ("read", c,
-        names, slots) reads outputs of component c into `outputs[slots]`,
-        ("write", c, names, slots) sets its inputs from `outputs[slots]`, and
-        ("loop", _Loop, None, None) solves an algebraic loop."""
+        """The steps of `evaluate` in dependency order: (kind, c, names, slots)."""
         graph = self._graph()
         steps: list = []
         for members in strongly_connected(graph):
@@ -215,8 +208,6 @@ class Coupling:
         )
         return kind, port(names), np.array(slots, dtype=np.intp)
 
-    # -- evaluation -------------------------------------------------------------
-
     def evaluate(self, t: float, parts: Sequence[np.ndarray]) -> None:
         """Put each component at (t, part) and propagate every connection."""
         for component, x in zip(self.components, parts, strict=True):
@@ -242,8 +233,7 @@ class Coupling:
             outputs[positions] = self._readers[c]()
 
     def variables(self) -> dict[str, float]:
-        """Every component's states and outputs at the last evaluation, named
-        `component.variable`."""
+        """Every component's states and outputs at the last evaluation."""
         return {
             f"{c.name}.{name}": value
             for c in self.components
@@ -274,12 +264,7 @@ def _depends(component: Component, output: str, input_: str) -> bool:
 
 
 class _Loop:
-    """One algebraic loop: its inputs u (the unknowns) and the map G(u) = u.
-
-    G sets the loop's inputs to u, reads the loop's outputs and returns the
-    values their connections carry back to the inputs. Each solve starts
-    from the last solution.
-    """
+    """One algebraic loop: its inputs u and the map G(u) = u."""
 
     def __init__(self, coupling: Coupling, members: list[_Node], graph) -> None:
         self._coupling, comps = coupling, coupling.components
@@ -350,11 +335,7 @@ def _cycle(members: list[_Node], graph) -> list[_Node]:
 
 
 class CoupledParts:
-    """The states of a coupled system: each component's, concatenated.
-
-    Names are `component.state`; `parts(x)` splits a state vector into the
-    components' parts.
-    """
+    """The states of a coupled system: each component's, concatenated."""
 
     def __init__(self, coupling: Coupling) -> None:
         self.coupling = coupling
@@ -385,14 +366,12 @@ class CoupledParts:
         return [x[s] for s in self._slices]
 
     def record(self, names: Sequence[str]) -> None:
-        """Record the real variables `names` (`component.variable`) at every
-        sample (`observe`), read with the connections propagated.
+        """Record the real variables `names` (`component.variable`) at every sample.
 
         Raises
         ------
         FmibridgeError
-            Naming the variable: an unknown component, or a variable that
-            is no scalar real of that component.
+            Naming the variable: an unknown component or variable.
         """
         index = {c.name: k for k, c in enumerate(self.components)}
         by_component: dict[int, list[tuple[int, str]]] = {}
@@ -400,13 +379,9 @@ class CoupledParts:
         for position, name in enumerate(names):
             where = f"output {name!r}"
             component, variable = split_name(name, where)
-            if component not in index:
-                raise FmibridgeError(
-                    f"{where}: no component {component!r}; the components are "
-                    f"{sorted(index)}."
-                )
-            port = self.components[index[component]].port(variable)
-            by_component.setdefault(index[component], []).append((position, variable))
+            k = index_of(index, component, where)
+            port = self.components[k].port(variable)
+            by_component.setdefault(k, []).append((position, variable))
             if port.unit:
                 units[name] = port.unit
         self._recorders = [
@@ -433,15 +408,13 @@ class CoupledParts:
         self.coupling.evaluate(t, self.parts(x))
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
-        """Every component's states and outputs at (t, x), connections propagated."""
+        """Every component's states and outputs at (t, x)."""
         self.coupling.evaluate(t, self.parts(x))
         return self.coupling.variables()
 
-    # -- the components' own discrete behaviour (FMUs: `Flow`'s optional hooks) --
-
     @property
     def is_terminated(self) -> bool:
-        """True once an FMU component ended the simulation (terminateSimulation)."""
+        """True once an FMU component ended the simulation."""
         return any(f.is_terminated for f in self._fmu_flows())
 
     def next_event_time(self) -> float:
@@ -449,8 +422,7 @@ class CoupledParts:
         return min((f.next_event_time() for f in self._fmu_flows()), default=math.inf)
 
     def step_completed(self, t: float, x: np.ndarray) -> bool:
-        """Tell the FMUs that need it that a step ended at (t, x); True if one
-        asks for an event there (run by `discrete_event`)."""
+        """Tell the FMUs that need it a step ended; True if one asks for an event."""
         if not self._completing:
             return False
         parts = self.parts(x)
@@ -461,8 +433,7 @@ class CoupledParts:
         return bool(self._asked)
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the events the FMUs asked for after a step, or else their time
-        events due now, with the connections propagated at (t, x)."""
+        """Run the events the FMUs asked for, else their time events due now."""
         parts = self.parts(x)
         self.coupling.evaluate(t, parts)
         first = self.next_event_time()
@@ -477,7 +448,7 @@ class CoupledParts:
         return np.concatenate(parts)
 
     def _flow(self, k: int) -> Flow:
-        """The flow of component k, one with events of its own (an FMU's)."""
+        """The flow of component k, one with events of its own."""
         flow = self.components[k].flow
         if flow is None:
             raise FmibridgeError(f"component {self.components[k].name!r} has no flow")
@@ -508,6 +479,6 @@ class CoupledParts:
         }
 
     def close(self) -> None:
-        """Free every component (their FMU instances)."""
+        """Free every component."""
         for component in self.components:
             component.close()

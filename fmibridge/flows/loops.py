@@ -1,13 +1,10 @@
 """Algebraic loops of a coupled system: found from direct feedthrough, solved each time.
 
-The ports of a coupled system form a directed graph: a connection leads from an
-output to an input, and direct feedthrough (the FMU's ModelStructure, or a
-native block's declaration) from an input to an output of the same component.
-Its strongly connected components (Tarjan) in topological order are the order in
-which outputs are read and inputs set; a component of more than one port is an
-algebraic loop, solved at every evaluation: fixed-point iteration from the last
-solution, and Newton's method (finite-difference Jacobian) where that does not
-converge. A loop with no solution raises `AlgebraicLoopError` naming its ports.
+Connections (output to input) and direct feedthrough (input to output of one
+component) make the ports a directed graph; its strongly connected components
+(Tarjan) in topological order are the evaluation order, and one of more than
+one port is an algebraic loop, solved at every evaluation by fixed-point
+iteration from the last solution, then Newton's method.
 """
 
 from __future__ import annotations
@@ -46,8 +43,7 @@ class AlgebraicLoopError(FmibridgeError):
 def strongly_connected(graph: Mapping[N, Sequence[N]]) -> list[list[N]]:
     """Return the strongly connected components of `graph`, sources first.
 
-    Tarjan's algorithm, iterative (no recursion limit); the graph maps each
-    node to its successors, and every node must be a key.
+    Tarjan's algorithm, iterative; every node must be a key.
     """
     index: dict = {}
     low: dict = {}
@@ -134,11 +130,8 @@ def solve_loop(
 def check_loop(
     g: Callable[[np.ndarray], np.ndarray], u: np.ndarray, name: str, t: float
 ) -> None:
-    """Raise AlgebraicLoopError if the loop's Jacobian at its solution u is singular.
-
-    A singular loop may still be solved at one point (any u solves 0 = 0), but
-    has no unique solution: it is refused before a run, not where it fails.
-    """
+    """Raise AlgebraicLoopError if the loop's Jacobian at its solution u is
+    singular: no unique solution, refused before a run."""
     _nonsingular(_jacobian(g, u, g(u) - u), name, t, u)
     g(u)  # leave the components at the solution
 

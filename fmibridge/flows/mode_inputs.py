@@ -1,17 +1,14 @@
 """One FMU seen from one mode: inputs fixed in the mode, and inputs the master holds.
 
-A legged model's FMU takes its contact configuration as a discrete input that
-the master sets per mode, and the ground position of a pinned foot as a real
-input that the master sets at touchdown and holds until lift-off (Burden et
-al., Sec. V-C). `ModeInputs` wraps the FMU flow for one mode: it applies the
-mode's fixed inputs and the held inputs before every evaluation. Held inputs
-are appended to the state with zero derivative, so resets assign them like
-states and they appear in the Result; all modes of a system share them.
+`ModeInputs` sets a mode's fixed inputs (a legged model's contact
+configuration) and the held inputs (a pinned foot's ground position, set at
+touchdown; Burden et al., Sec. V-C) before every evaluation. Held inputs are
+appended to the state with zero derivative, so resets assign them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -25,7 +22,7 @@ class _ModeInputs:
     """Shared body of both wrappers (see `mode_inputs`)."""
 
     def __init__(
-        self, flow, fixed: Mapping[str, float], held: Sequence[str], mode: str
+        self, flow, fixed: Mapping[str, float], held: Mapping[str, float], mode: str
     ):
         self.flow, self.mode = flow, mode
         self._n = len(flow.state_names)
@@ -48,8 +45,7 @@ class _ModeInputs:
                 self._fixed_ints[vr] = round(value)
             else:
                 self._fixed_reals[vr] = float(value)
-        self.x0: np.ndarray | None = None  # set by the caller, who knows the held
-        # start values
+        self.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
 
     def _input_vr(self, name: str, role: str, *, integer: bool) -> int:
         variable = self.flow.archive.variables.get(name)
@@ -178,6 +174,4 @@ def mode_inputs(
     cls = (
         ModeInputsVectorField if isinstance(flow, ModelExchangeFlow) else ModeInputsFlow
     )
-    wrapped = cls(flow, fixed, list(held), mode)
-    wrapped.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
-    return wrapped
+    return cls(flow, fixed, held, mode)
