@@ -1,30 +1,10 @@
-# FMI as the standard declares it: the types and function types of the C calls
-# the compiled loops make, from the standard's headers (fmus/include, found by
-# setup.py): FMI 1.0's fmi1Functions.h, FMI 2.0's fmi2FunctionTypes.h, FMI
-# 3.0's fmi3FunctionTypes.h. One table of calls per version (`_fmi.pyx`).
+# The types and function types of the C calls the compiled loops make, from the
+# standard's headers (fmus/include, found by setup.py): FMI 2.0's
+# fmi2FunctionTypes.h (FMI 1.0's calls have the same C shapes) and FMI 3.0's
+# fmi3FunctionTypes.h. One table of calls per version (`_fmi.pyx`).
 
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
-
-
-cdef extern from "fmi1Functions.h" nogil:
-    ctypedef void* fmi1Component
-    ctypedef unsigned int fmi1ValueReference
-    ctypedef double fmi1Real
-    ctypedef enum fmi1Status:
-        fmi1OK
-    ctypedef fmi1Status fmi1SetTimeTYPE(fmi1Component c, fmi1Real time)
-    ctypedef fmi1Status fmi1SetContinuousStatesTYPE(fmi1Component c, const fmi1Real* x,
-                                                    size_t nx)
-    ctypedef fmi1Status fmi1GetDerivativesTYPE(fmi1Component c, fmi1Real* derivatives,
-                                               size_t nx)
-    ctypedef fmi1Status fmi1GetEventIndicatorsTYPE(fmi1Component c,
-                                                   fmi1Real* eventIndicators,
-                                                   size_t ni)
-    ctypedef fmi1Status fmi1GetRealTYPE(fmi1Component c, const fmi1ValueReference* vr,
-                                        size_t nvr, fmi1Real* value)
-    ctypedef fmi1Status fmi1SetRealTYPE(fmi1Component c, const fmi1ValueReference* vr,
-                                        size_t nvr, const fmi1Real* value)
 
 
 cdef extern from "fmi2FunctionTypes.h" nogil:
