@@ -17,7 +17,6 @@ import functools
 import inspect
 import math
 import os
-import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -974,23 +973,6 @@ INSTANCE_CLASSES = {
 }
 
 
-def binary_folder(fmi_version: str) -> str:
-    """Return this platform's binaries/ folder name for the FMI version."""
-    machine = (
-        "x86_64" if platform.machine() in ("x86_64", "AMD64") else platform.machine()
-    )
-    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}.get(
-        platform.system()
-    )
-    if fmi_version.startswith(("1", "2")):
-        bits = "64" if machine in ("x86_64", "aarch64") else "32"
-        return f"{system}{bits}"
-    return f"{machine}-{system}"
-
-
-LIBRARY_SUFFIX = {"Linux": ".so", "Darwin": ".dylib", "Windows": ".dll"}
-
-
 def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     """Return a new instance of `interface` from the unpacked `archive`.
 
@@ -1006,8 +988,11 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     """
     archive.check_interface(interface)
     identifier = archive.part(interface).modelIdentifier
-    folder = archive.unzipped() / "binaries" / binary_folder(archive.fmi_version)
-    library = folder / f"{identifier}{LIBRARY_SUFFIX.get(platform.system(), '')}"
+    import fmpy  # its platform names: the folder fmpy loads the binary from
+
+    platform = fmpy.platform_tuple if archive.fmi_version == "3.0" else fmpy.platform
+    folder = archive.unzipped() / "binaries" / platform
+    library = folder / f"{identifier}{fmpy.sharedLibraryExtension}"
     if not library.is_file():
         binaries = folder.parent
         offered = (

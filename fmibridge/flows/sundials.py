@@ -1,12 +1,8 @@
-"""Where fmibridge finds SUNDIALS: the CVODE that fmpy ships and runs itself.
+"""Where fmibridge finds SUNDIALS: the CVODE libraries fmpy ships (`fmpy.sundials`).
 
-fmpy (a dependency already, for every FMU) carries SUNDIALS' shared libraries
-for its own Model Exchange solver (`fmpy.sundials`). The compiled integrator
-(`flows._cvode`) calls them through the addresses of their C functions, taken
-here once, so fmibridge needs no second copy of SUNDIALS and no compiler
-settings for it. The functions are declared in `_cvode.pyx` from the SUNDIALS 7
-headers (SUNContext, SUNComm, SUNErrCode); an fmpy that ships another major
-version is refused with an error naming it.
+The compiled integrator (`flows._cvode`) calls them through the addresses of
+their C functions, taken here once; it is written against SUNDIALS 7, and an
+fmpy that ships another major version is refused naming it.
 
 References
 ----------
