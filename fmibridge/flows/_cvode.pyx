@@ -49,7 +49,7 @@ ctypedef int (*into_long)(void*, long*) noexcept
 ctypedef int (*into_double)(void*, double*) noexcept
 ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
 
-cdef struct Api:
+cdef struct Api:  # in the order of sundials.FUNCTIONS (`_load`)
     int (*context_create)(int, SUNContext*) noexcept
     int (*context_free)(SUNContext*) noexcept
     int (*clear_err_handlers)(SUNContext) noexcept
@@ -131,58 +131,18 @@ REASONS = {
 
 
 cdef int _load() except -1:
-    """Fill `api` with the SUNDIALS functions' addresses (once)."""
+    """Fill `api` with the SUNDIALS functions' addresses (once): its fields are
+    function pointers in the order of `sundials.FUNCTIONS`, as `addresses`
+    gives them."""
     global api_loaded
+    cdef void** slots = <void**> &api
     if api_loaded:
         return 0
-    a = addresses()
-    api.context_create = <int (*)(int, SUNContext*) noexcept> <size_t> a[
-        "SUNContext_Create"]
-    api.context_free = <int (*)(SUNContext*) noexcept> <size_t> a["SUNContext_Free"]
-    api.clear_err_handlers = <int (*)(SUNContext) noexcept> <size_t> a[
-        "SUNContext_ClearErrHandlers"]
-    api.push_err_handler = <int (*)(SUNContext, err_fn, void*) noexcept> <size_t> a[
-        "SUNContext_PushErrHandler"]
-    api.array = <double* (*)(N_Vector) noexcept> <size_t> a["N_VGetArrayPointer"]
-    api.destroy_vector = <void (*)(N_Vector) noexcept> <size_t> a["N_VDestroy"]
-    api.destroy_matrix = <void (*)(SUNMatrix) noexcept> <size_t> a["SUNMatDestroy"]
-    api.free_solver = <int (*)(SUNLinearSolver) noexcept> <size_t> a["SUNLinSolFree"]
-    api.new_vector = <N_Vector (*)(int64_t, SUNContext) noexcept> <size_t> a[
-        "N_VNew_Serial"]
-    api.dense_matrix = <SUNMatrix (*)(int64_t, int64_t, SUNContext) noexcept> (
-        <size_t> a["SUNDenseMatrix"])
-    api.matrix_data = <double* (*)(SUNMatrix) noexcept> <size_t> a[
-        "SUNDenseMatrix_Data"]
-    api.dense_solver = <SUNLinearSolver (*)(N_Vector, SUNMatrix, SUNContext) noexcept> (
-        <size_t> a["SUNLinSol_Dense"])
-    api.create = <void* (*)(int, SUNContext) noexcept> <size_t> a["CVodeCreate"]
-    api.init = <int (*)(void*, rhs_fn, double, N_Vector) noexcept> <size_t> a[
-        "CVodeInit"]
-    api.reinit = <of_mem_time_vector> <size_t> a["CVodeReInit"]
-    api.sv_tolerances = <of_mem_time_vector> <size_t> a["CVodeSVtolerances"]
-    api.set_linear_solver = <int (*)(void*, SUNLinearSolver, SUNMatrix) noexcept> (
-        <size_t> a["CVodeSetLinearSolver"])
-    api.set_jac_fn = <int (*)(void*, jac_fn) noexcept> <size_t> a["CVodeSetJacFn"]
-    api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a[
-        "CVodeSetUserData"]
-    api.set_max_step = <of_mem_double> <size_t> a["CVodeSetMaxStep"]
-    api.set_stop_time = <of_mem_double> <size_t> a["CVodeSetStopTime"]
-    api.clear_stop_time = <of_mem> <size_t> a["CVodeClearStopTime"]
-    api.set_max_num_steps = <of_mem_long> <size_t> a["CVodeSetMaxNumSteps"]
-    api.set_max_hnil_warns = <of_mem_int> <size_t> a["CVodeSetMaxHnilWarns"]
-    api.set_max_ord = <of_mem_int> <size_t> a["CVodeSetMaxOrd"]
-    api.cvode = <int (*)(void*, double, N_Vector, double*, int) noexcept> <size_t> a[
-        "CVode"]
-    api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a[
-        "CVodeGetDky"]
-    api.get_current_step = <into_double> <size_t> a["CVodeGetCurrentStep"]
-    api.get_num_steps = <into_long> <size_t> a["CVodeGetNumSteps"]
-    api.get_num_rhs_evals = <into_long> <size_t> a["CVodeGetNumRhsEvals"]
-    api.get_num_lin_rhs_evals = <into_long> <size_t> a["CVodeGetNumLinRhsEvals"]
-    api.get_num_jac_evals = <into_long> <size_t> a["CVodeGetNumJacEvals"]
-    api.get_num_err_test_fails = <into_long> <size_t> a["CVodeGetNumErrTestFails"]
-    api.get_num_conv_fails = <into_long> <size_t> a["CVodeGetNumNonlinSolvConvFails"]
-    api.free = <void (*)(void**) noexcept> <size_t> a["CVodeFree"]
+    found = list(addresses().values())
+    if len(found) * sizeof(void*) != sizeof(Api):
+        raise FmibridgeError("sundials.FUNCTIONS does not match _cvode's Api.")
+    for k, address in enumerate(found):
+        slots[k] = <void*> <size_t> address
     api_loaded = True
     return 0
 

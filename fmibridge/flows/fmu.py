@@ -1258,7 +1258,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             if self._set_state_variables(x):
                 return
         elif (t, x.tobytes()) == self._origin:
-            self._restart()
+            self._reenter(t, x)
             return
         elif not self._can_save:
             self._enter_unsaved(t, x)
@@ -1272,35 +1272,25 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Enter (t, x) again by the calls that entered it first (`anchored`),
         checked on its states."""
         if (t, x.tobytes()) == self._origin:
-            self._restart()
-            return
-        self._reinitialize(t, x)
-        if self._states_reader.read().tobytes() != x.tobytes():
-            raise FMUError(
-                "fmiReset",
-                "not reproducible",
-                self.path,
+            t = self._origin[0]  # the very float of the first initialisation
+            self.instance.reset()
+            self.instance.initialize(
+                t, self._start, self._tolerance, self._initial_inputs(t)
+            )
+            failed = (
+                f"initialised again after a reset, this Co-Simulation FMU did not "
+                f"take the states it took at t = {t!r} the first time, so a new "
+                f"run cannot start where the first one did; open it again"
+            )
+        else:
+            self._reinitialize(t, x)
+            failed = (
                 f"initialised again at t = {t!r} with the same start values, this "
                 f"Co-Simulation FMU did not take the states it took there the "
-                f"first time, so the run cannot return there",
+                f"first time, so the run cannot return there"
             )
-
-    def _restart(self) -> None:
-        """Reset and initialise again as first (checked on its states)."""
-        t0, x0 = self._origin
-        self.instance.reset()
-        self.instance.initialize(
-            t0, self._start, self._tolerance, self._initial_inputs(t0)
-        )
-        if self._states_reader.read().tobytes() != x0:
-            raise FMUError(
-                "fmiReset",
-                "not reproducible",
-                self.path,
-                f"initialised again after a reset, this Co-Simulation FMU did not "
-                f"take the states it took at t = {t0!r} the first time, so a new "
-                f"run cannot start where the first one did; open it again",
-            )
+        if self._states_reader.read().tobytes() != x.tobytes():
+            raise FMUError("fmiReset", "not reproducible", self.path, failed)
 
     def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) at the FMU's own time without saved states."""

@@ -20,7 +20,8 @@ from ..core.errors import FmibridgeError
 
 SUNDIALS_MAJOR = 7  # the headers `_cvode.pyx` declares the functions from
 
-# the functions `_cvode` calls, by library (fmpy.sundials.libraries' names)
+# the functions `_cvode` calls, by library (fmpy.sundials.libraries' names), in
+# the order of the fields of `_cvode`'s Api
 FUNCTIONS = {
     "sundials_core": (
         "SUNContext_Create",
