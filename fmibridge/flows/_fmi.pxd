@@ -1,7 +1,7 @@
 # The types and function types of the C calls the compiled loops make, from the
 # standard's headers (fmus/include, found by setup.py): FMI 2.0's
-# fmi2FunctionTypes.h (FMI 1.0's calls have the same C shapes) and FMI 3.0's
-# fmi3FunctionTypes.h. One table of calls per version (`_fmi.pyx`).
+# fmi2FunctionTypes.h (FMI 1.0's calls, and FMI 3.0's Model Exchange calls, have
+# the same C shapes) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`).
 
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
@@ -53,15 +53,6 @@ cdef extern from "fmi3FunctionTypes.h" nogil:
     ctypedef bint fmi3Boolean  # C's bool (stdbool.h), as the header says
     ctypedef enum fmi3Status:
         fmi3OK
-    ctypedef fmi3Status fmi3SetTimeTYPE(fmi3Instance instance, fmi3Float64 time)
-    ctypedef fmi3Status fmi3SetContinuousStatesTYPE(fmi3Instance instance,
-                                                    const fmi3Float64* continuousStates,
-                                                    size_t nContinuousStates)
-    ctypedef fmi3Status fmi3GetContinuousStateDerivativesTYPE(
-        fmi3Instance instance, fmi3Float64* derivatives, size_t nContinuousStates)
-    ctypedef fmi3Status fmi3GetEventIndicatorsTYPE(fmi3Instance instance,
-                                                   fmi3Float64* eventIndicators,
-                                                   size_t nEventIndicators)
     ctypedef fmi3Status fmi3GetFloat64TYPE(
         fmi3Instance instance, const fmi3ValueReference* valueReferences,
         size_t nValueReferences, fmi3Float64* values, size_t nValues)

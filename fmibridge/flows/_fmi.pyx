@@ -267,9 +267,10 @@ cdef class Fmi1Functions(Fmi2Functions):
         return _LACKS
 
 
-cdef class Fmi3Functions(FmiFunctions):
-    """FMI 3.0's calls (fmi3FunctionTypes.h): gets and sets count the values,
-    doStep says why it stopped."""
+cdef class Fmi3Functions(Fmi2Functions):
+    """FMI 3.0's calls (fmi3FunctionTypes.h): setTime, setContinuousStates, the
+    derivatives and indicators have FMI 2.0's C shapes; gets and sets count the
+    values, doStep says why it stopped."""
 
     ARGUMENTS = (
         ("instance", "time"), ("instance", "continuousStates", "nContinuousStates"),
@@ -281,21 +282,6 @@ cdef class Fmi3Functions(FmiFunctions):
          "noSetFMUStatePriorToCurrentPoint", "eventHandlingNeeded",
          "terminateSimulation", "earlyReturn", "lastSuccessfulTime"),
     )  # fmt: skip
-
-    cdef int _set_time(self, double t) noexcept nogil:
-        return (<fmi3SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
-
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
-        return (<fmi3SetContinuousStatesTYPE*> self.address[SET_STATES])(
-            self.component, x, n)
-
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
-        return (<fmi3GetContinuousStateDerivativesTYPE*> self.address[DERIVATIVES])(
-            self.component, out, n)
-
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
-        return (<fmi3GetEventIndicatorsTYPE*> self.address[INDICATORS])(
-            self.component, out, n)
 
     cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
                         ) noexcept nogil:

@@ -80,6 +80,16 @@ def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
     return next((v for v in archive.variables.values() if v.vr == vr), None)
 
 
+def _trim(entries: OrderedDict, limit: int) -> None:
+    """Drop the oldest entries beyond `limit`."""
+    while len(entries) > limit:
+        entries.popitem(last=False)
+
+
+def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
+    return tuple(n for v in variables for n in v.element_names)
+
+
 def _is_discrete(variable: Variable) -> bool:
     """True for an input that changes only at events (not a continuous real)."""
     return variable.variability == "discrete" or variable.type not in REAL_TYPES
@@ -107,7 +117,7 @@ class _Reader:
         self._take = np.array(
             [i for v in variables for i in positions[v.name]], dtype=np.intp
         )
-        self.names = tuple(n for v in variables for n in v.element_names)
+        self.names = _element_names(variables)
         reals = len(self._calls) == 1 and self._calls[0][0] in C_REALS
         scalars = all(not v.shape for v in variables)
         self._ports = (
@@ -214,18 +224,14 @@ class _FmuFlow:
     def _take_states(self, variables: list[Variable]) -> None:
         """Take `variables` as the states; outputs are the other variables."""
         self._state_variables = variables
-        self.state_names = tuple(n for v in variables for n in v.element_names)
+        self.state_names = _element_names(variables)
         readable = self._readable(("output", "local"), REAL_TYPES)
         self._readable_variables = [
             v for v in readable if not v.name.startswith("der(")
         ]
-        self.output_names = tuple(
-            n for v in self._readable_variables for n in v.element_names
-        )
+        self.output_names = _element_names(self._readable_variables)
         self._recorded_variables = self._recorded(self._outputs)
-        self.recorded_names = tuple(
-            n for v in self._recorded_variables for n in v.element_names
-        )
+        self.recorded_names = _element_names(self._recorded_variables)
 
     def _variable(self, name: str, role: str) -> Variable:
         variable = self.archive.variables.get(name)
@@ -962,17 +968,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return {**self._input_values(t), **self._table_values(t)}
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run an input table's jump at t: the inputs after it reach the FMU
-        with the doStep from t (`advance` sets them right before it), and no
-        call reads the FMU in between. An FMU runs the discontinuity as an
-        event at the start of that doStep only where nothing evaluated it
-        with the new values first: Dymola's Co-Simulation FMUs (FMI 1.0 and
-        2.0) take a read (fmi2GetReal) after the set as that evaluation and
-        meet a step of their input milliseconds late; a read before the set
-        does no harm. The recorded outputs after the jump are those before it
-        unless one of them depends directly on a table's input
-        (`FmuArchive.feedthrough`): then the inputs are set now and the outputs
-        read with them."""
+        """Run an input table's jump at t: the inputs after it are set right
+        before the doStep from t, with no read in between (Dymola's FMUs take a
+        read after the set as the event and meet the jump late), unless a
+        recorded output feeds through from a table (`FmuArchive.feedthrough`)."""
         self._pass_jump(t)
         if self.reports_events:  # FMI 3 Event Mode: the jump is an event there
             return self._input_event(t, x)
@@ -1107,8 +1106,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         (t, x), recorded = self._at, self._recorded_values()
         self._recorded_at[x] = (t, self._snap, recorded)
         self._recorded_at.move_to_end(x)
-        while len(self._recorded_at) > MAX_RECORDED:
-            self._recorded_at.popitem(last=False)
+        _trim(self._recorded_at, MAX_RECORDED)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -1185,8 +1183,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             )
             journal, calls = self._journal, self._journal.calls
             self._marks[key] = (journal.generation, len(calls), outputs)
-            while len(self._marks) > MAX_SNAPSHOTS:
-                self._marks.popitem(last=False)
+            _trim(self._marks, MAX_SNAPSHOTS)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
         """Return to `key` by replay; check that the FMU is back at x."""
@@ -1265,8 +1262,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             return
         self._reinitialize(t, x)
         self._anchors[(t, x.tobytes())] = None
-        while len(self._anchors) > MAX_SNAPSHOTS:
-            self._anchors.popitem(last=False)
+        _trim(self._anchors, MAX_SNAPSHOTS)
 
     def _reenter(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) again by the calls that entered it first (`anchored`),
@@ -1366,17 +1362,14 @@ INTERFACE_NAMES = {
 def open_fmu(
     fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> ModelExchangeFlow | CoSimulationFlow:
-    """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
-
-    `options` are those of the flow (`parameters`, `start`, `inputs`,
-    `outputs`, `t0`, `tolerance`); `t0` and `tolerance` default to the FMU's
-    DefaultExperiment.
+    """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs', with
+    the flow's `options` (`parameters`, `start`, `inputs`, `outputs`, `t0`,
+    `tolerance`).
 
     Raises
     ------
     FmibridgeError
-        For an unknown `interface`, or one the FMU does not offer (an FMU
-        with Scheduled Execution only is refused saying so).
+        For an unknown `interface`, or one the FMU does not offer.
 
     Examples
     --------
@@ -1413,13 +1406,9 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
 def fmu_system(
     fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> HybridSystem:
-    """Return an exported FMU with its own events as a one-mode HybridSystem.
-
-    Its events are those of `fmu_event_edges`; its Result records every
-    output of the FMU (unless `outputs` says otherwise), and its
-    `experiment` is the FMU's DefaultExperiment, so `method.run(system)`
-    stops at its stopTime.
-    """
+    """Return an exported FMU with its own events (`fmu_event_edges`) as a
+    one-mode HybridSystem recording every output (unless `outputs` says
+    otherwise), its `experiment` the FMU's DefaultExperiment."""
     flow = open_fmu(fmu, interface, **{"outputs": None, **options})
     try:
         return HybridSystem(
