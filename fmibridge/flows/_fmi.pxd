@@ -148,7 +148,7 @@ cdef class FmiFunctions:
     cdef int do_step(self, double t, double h, StepEnd* end) except -1
     cdef int check(self, str name, int status) except -1
     cdef int log(self, str name, int role, tuple values, int status) except -1
-    # the C calls, one class per version
+    # the C calls (FMI 2.0's; the FMI 1.0 and 3.0 tables override what differs)
     cdef int _set_time(self, double t) noexcept nogil
     cdef int _set_states(self, const double* x, size_t n) noexcept nogil
     cdef int _derivatives(self, double* out, size_t n) noexcept nogil

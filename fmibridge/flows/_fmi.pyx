@@ -40,7 +40,8 @@ cdef str _text(value):
 
 
 cdef class FmiFunctions:
-    """The C functions of one instance, called directly (module docstring).
+    """The C functions of one instance, called directly, in FMI 2.0's C shapes;
+    the FMI 1.0 and 3.0 tables override what differs (module docstring).
 
     Parameters
     ----------
@@ -58,7 +59,13 @@ cdef class FmiFunctions:
     """
 
     # per Role: the names of the C function's arguments (FMPy's), the instance first
-    ARGUMENTS = ()
+    ARGUMENTS = (
+        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
+        ("c", "eventIndicators", "ni"), ("c", "vr", "nvr", "value"),
+        ("c", "vr", "nvr", "value"),
+        ("c", "currentCommunicationPoint", "communicationStepSize",
+         "noSetFMUStatePriorToCurrentPoint"),
+    )  # fmt: skip
 
     def __init__(self, size_t component, addresses, names, error, logger=None):
         cdef int k
@@ -168,46 +175,7 @@ cdef class FmiFunctions:
                      end.terminate, end.early, end.last), status)
         return status
 
-    # the C calls: each version's class has those of its interfaces
-    cdef int _set_time(self, double t) noexcept nogil:
-        return _LACKS
-
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
-        return _LACKS
-
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
-        return _LACKS
-
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
-        return _LACKS
-
-    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
-                        ) noexcept nogil:
-        return _LACKS
-
-    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
-                        ) noexcept nogil:
-        return _LACKS
-
-    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
-                         size_t n, void* out) noexcept nogil:
-        return _LACKS
-
-    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
-        return _LACKS
-
-
-cdef class Fmi2Functions(FmiFunctions):
-    """FMI 2.0's calls (fmi2FunctionTypes.h)."""
-
-    ARGUMENTS = (
-        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
-        ("c", "eventIndicators", "ni"), ("c", "vr", "nvr", "value"),
-        ("c", "vr", "nvr", "value"),
-        ("c", "currentCommunicationPoint", "communicationStepSize",
-         "noSetFMUStatePriorToCurrentPoint"),
-    )  # fmt: skip
-
+    # the C calls, in FMI 2.0's C shapes (fmi2FunctionTypes.h)
     cdef int _set_time(self, double t) noexcept nogil:
         return (<fmi2SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
 
@@ -249,9 +217,13 @@ cdef class Fmi2Functions(FmiFunctions):
         return status
 
 
+cdef class Fmi2Functions(FmiFunctions):
+    """FMI 2.0's calls (fmi2FunctionTypes.h)."""
+
+
 cdef class Fmi1Functions(Fmi2Functions):
-    """FMI 1.0 Model Exchange's calls and get and set of reals (fmi1Functions.h):
-    FMI 2.0's C shapes; no doStep or gets of other types."""
+    """FMI 1.0 Model Exchange's calls and get and set of reals (fmi1Functions.h);
+    no doStep or gets of other types."""
 
     ARGUMENTS = (
         ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
@@ -268,9 +240,8 @@ cdef class Fmi1Functions(Fmi2Functions):
 
 
 cdef class Fmi3Functions(Fmi2Functions):
-    """FMI 3.0's calls (fmi3FunctionTypes.h): setTime, setContinuousStates, the
-    derivatives and indicators have FMI 2.0's C shapes; gets and sets count the
-    values, doStep says why it stopped."""
+    """FMI 3.0's calls (fmi3FunctionTypes.h): gets and sets count the values,
+    doStep says why it stopped."""
 
     ARGUMENTS = (
         ("instance", "time"), ("instance", "continuousStates", "nContinuousStates"),

@@ -225,8 +225,7 @@ class FmiInstance:
         self._bind()
 
     def _touched(self) -> None:
-        """Note that something may change the FMU: the compiled calls set their
-        point again (`calls`, Model Exchange)."""
+        """Something may change the FMU: the compiled calls set their point again."""
         if self.calls is not None:
             self.calls.touched()
 
@@ -254,14 +253,12 @@ class FmiInstance:
             self.calls.close()
 
     def _c_names(self) -> dict[str, str]:
-        """The C name of each call the compiled loops make, by its role
-        (`_fmi.ROLES`): get and set of reals; each interface adds its own."""
+        """The C name of each call the compiled loops make, by `_fmi.ROLES`."""
         v, real = self.version, self._real
         return {"get_reals": f"fmi{v}Get{real}", "set_reals": f"fmi{v}Set{real}"}
 
     def _functions(self) -> FmiFunctions:
-        """The instance's C calls in its version's table, logged to the call
-        logger of the block it was instantiated in (`logged_calls`)."""
+        """The instance's C calls, logged to the block's `logged_calls`."""
         names = self._c_names()
         component = self._fmu.component
         return self.c_table(
@@ -494,11 +491,8 @@ class _Fmi1(FmiInstance):
 
 
 class RealPorts:
-    """Get and set one fixed list of Real variables of an instance, fast: by
-    the C calls the compiled loops make (`FmiInstance.functions`), without
-    fmpy's wrappers, which build their arrays on every call. A coupled system
-    reads and writes its connections through these at every stage.
-    """
+    """Get and set one fixed list of Real variables of an instance by the C
+    calls the compiled loops make (`FmiInstance.functions`), not fmpy's."""
 
     def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
         self._instance, self._functions = instance, instance.functions
@@ -628,14 +622,9 @@ class Fmi3Model(_Fmi3, ModelExchangeInstance):
 
 
 class Fmi1Model(_Fmi1, ModelExchangeInstance):
-    """An FMI 1.0 Model Exchange instance.
-
-    fmiInitialize and fmiEventUpdate run the event iteration (no modes to
-    enter), and fmiCompletedIntegratorStep is due after every step. The state
-    vector is the one fmiGetStateValueReferences names; an event with
-    stateValueReferencesChanged that changes it is refused (FMI 1.0 for Model
-    Exchange: fmiEventInfo).
-    """
+    """An FMI 1.0 Model Exchange instance: fmiInitialize and fmiEventUpdate run
+    the event iteration, fmiCompletedIntegratorStep is due after every step,
+    and a changed state vector (stateValueReferencesChanged) is refused."""
 
     _references: list[int] | None = None  # the state vector last read
 
@@ -769,20 +758,11 @@ class CoSimulationInstance(FmiInstance):
         """The end of a doStep called in C (`_cosim`) that did not complete."""
         raise NotImplementedError
 
-    def step_end(
-        self,
-        t: float,
-        h: float,
-        status: int,
-        event: bool,
-        terminate: bool,
-        early: bool,
-        last: float,
-    ) -> StepEnd:
+    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
         """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
-        that did not complete, as `do_step` gives it: status, FMI 3.0's flags
-        (eventHandlingNeeded, terminateSimulation, earlyReturn) and the last
-        successful time."""
+        that did not complete, as `do_step` gives it; `ended` is (status,
+        eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
+        status, _, terminate, _, last = ended
         return self.failed_step(status, terminate, last)
 
 
@@ -864,14 +844,9 @@ def _step_end(
 
 
 class Fmi3Slave(_Fmi3, CoSimulationInstance):
-    """An FMI 3.0 Co-Simulation instance.
-
-    Where the FMU declares `hasEventMode`, it is instantiated with Event Mode
-    used, and early return allowed where it may return early
-    (`mightReturnEarlyFromDoStep`, `canReturnEarlyAfterIntermediateUpdate`):
-    doStep then stops at each of its events, which `handle_event` runs. Step
-    Mode is entered only from Event Mode, as FMI 3.0 asks.
-    """
+    """An FMI 3.0 Co-Simulation instance: with `hasEventMode`, Event Mode is
+    used and early return allowed where the FMU may return early; doStep then
+    stops at each of its events, which `handle_event` runs."""
 
     c_do_step = "fmi3DoStep"
 
@@ -920,16 +895,8 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         needed, terminate, early, last = self._fmu.doStep(t, h, False)
         return _step_end(t, h, needed, terminate, early, last)
 
-    def step_end(
-        self,
-        t: float,
-        h: float,
-        status: int,
-        event: bool,
-        terminate: bool,
-        early: bool,
-        last: float,
-    ) -> StepEnd:
+    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
+        status, event, terminate, early, last = ended
         if status > FMI_WARNING:
             raise _status_error(self, "fmi3DoStep", status)
         return _step_end(t, h, event, terminate, early, last)
@@ -964,12 +931,8 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
 
 
 INSTANCE_CLASSES = {
-    ("1.0", "ModelExchange"): Fmi1Model,
-    ("1.0", "CoSimulation"): Fmi1Slave,
-    ("2.0", "ModelExchange"): Fmi2Model,
-    ("2.0", "CoSimulation"): Fmi2Slave,
-    ("3.0", "ModelExchange"): Fmi3Model,
-    ("3.0", "CoSimulation"): Fmi3Slave,
+    (f"{c.version}.0", c.interface): c
+    for c in (Fmi1Model, Fmi1Slave, Fmi2Model, Fmi2Slave, Fmi3Model, Fmi3Slave)
 }
 
 
@@ -979,12 +942,10 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     Raises
     ------
     FmibridgeError
-        If the FMU does not offer `interface` (or offers only Scheduled
-        Execution).
+        If the FMU does not offer `interface`, or its binary does not load.
     FMUError
         Naming the FMU: no binary for this platform, or an instantiation the
-        FMU refused (with its log); FmibridgeError for a binary that does not
-        load.
+        FMU refused (with its log).
     """
     archive.check_interface(interface)
     identifier = archive.part(interface).modelIdentifier
@@ -1023,10 +984,8 @@ MISSING_DEPENDENCY = ("cannot open shared object file", "Library not loaded")
 
 
 def _load_error(path: Path, library: Path, exc: Exception) -> FmibridgeError:
-    """The error of a binary that does not load, with the loader's own words
-    (the OSError fmpy's message wraps) naming what failed: a library it needs
-    that is missing (the loader names another file than the binary), or a
-    binary that is damaged or for another platform."""
+    """The error of a binary that does not load, in the loader's words: a
+    library it needs is missing, or the binary is damaged or foreign."""
     if isinstance(exc.__context__, OSError):
         text = str(exc.__context__)
     else:  # fmpy's own message: its last part, without the unpacked folder

@@ -1038,7 +1038,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         if ended is None:
             self.stepped(t + h, y, h)
             return check_finite(y, "doStep", self.path, t + h)
-        return self._step(t, h, self.instance.step_end(t, h, *ended))
+        return self._step(t, h, self.instance.step_end(t, h, ended))
 
     def _terminate(self, t: float, events: tuple = ()) -> NoReturn:
         """Raise FlowTerminated at t, where the FMU ended the simulation."""
