@@ -198,24 +198,10 @@ cdef void _error(int line, const char* function, const char* file, const char* m
 
 
 cdef class Cvode:
-    """CVODE's BDF integrator on the right-hand side `rhs`.
-
-    Parameters
-    ----------
-    rhs : Function
-        dx/dt, n values in and out.
-    rtol : float
-        Relative tolerance of each step's local error.
-    atol : float or array of n floats
-        Absolute tolerance, per state.
-    jacobian : Function, optional
-        df/dx with n*n values out, column-major (entry j*n + i is df_i/dx_j);
-        default: CVODE's difference quotients.
-    max_step : float
-        The longest step, s (inf: no bound).
-    max_order : int
-        The highest BDF order, 1 to 5.
-    """
+    """CVODE's BDF integrator on the right-hand side `rhs` (n values in and
+    out) under rtol and atol (per state), with the Jacobian (n*n values,
+    entry j*n + i df_i/dx_j; None: difference quotients), `max_step` (s, inf:
+    none) and `max_order` (1 to 5)."""
 
     def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
                  double max_step=np.inf, int max_order=5):
@@ -477,11 +463,6 @@ cdef class CvodeStepper(AdaptiveStepper):
     is CVODE's next step, reported. A step CVODE cannot take, or
     MAX_STALLED_STEPS in a row below the resolution of t, raise FmibridgeError;
     a dropped Jacobian (`Cvode.check_jacobian`) warns once.
-
-    Parameters
-    ----------
-    cvode : Cvode
-        The integrator, with its tolerances and Jacobian.
     """
 
     def __init__(self, Cvode cvode):

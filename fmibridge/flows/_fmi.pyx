@@ -40,23 +40,10 @@ cdef str _text(value):
 
 
 cdef class FmiFunctions:
-    """The C functions of one instance, called directly, in FMI 2.0's C shapes;
-    the FMI 1.0 and 3.0 tables override what differs (module docstring).
-
-    Parameters
-    ----------
-    component : int
-        The instance (fmiComponent, fmi2Component, fmi3Instance).
-    addresses : mapping
-        The address of each call the instance's interface has, by its role in
-        ROLES.
-    names : mapping
-        The C name of each, by role, for errors and the log.
-    error : callable
-        error(name, status) -> the exception of a failed call.
-    logger : callable or None
-        logger(text) for each call (FMPy's `fmi_call_logger`).
-    """
+    """The C functions of one instance `component`, called directly, in FMI
+    2.0's C shapes (the FMI 1.0 and 3.0 tables override what differs): their
+    `addresses` and C `names` by role in ROLES, error(name, status) the
+    exception of a failed call, logger(text) FMPy's `fmi_call_logger`."""
 
     # per Role: the names of the C function's arguments (FMPy's), the instance first
     ARGUMENTS = (

@@ -21,17 +21,8 @@ from ..core.errors import FmibridgeError, FMUError
 
 
 cdef class FmuCalls:
-    """The C functions of one Model Exchange instance, called at the flow's points.
-
-    Parameters
-    ----------
-    fmi : FmiFunctions
-        The instance's calls (`flows._fmi`, its FMI version's table).
-    nx, nz : int
-        Continuous states and event indicators.
-    path : str
-        The FMU, for the error of a call after `close`.
-    """
+    """The C functions `fmi` of one Model Exchange instance (nx states, nz
+    event indicators, the FMU `path`), called at the flow's points."""
 
     def __init__(self, FmiFunctions fmi, Py_ssize_t nx, Py_ssize_t nz, str path):
         self.fmi, self.nx, self.nz, self.path = fmi, nx, nz, path
@@ -136,19 +127,9 @@ cdef class FmuCalls:
 
 
 cdef class FmuInputs:
-    """A flow's continuous real inputs, set at every point.
-
-    Parameters
-    ----------
-    vrs : sequence of int
-        The scalar real inputs set through the C function (Real, Float64).
-    sources : sequence
-        Each one's value: a number, a `Function` of t (0 states, 1 value: an
-        adapter's expression, run by the stack machine), or a Python u(t)
-        called back.
-    others : callable or None
-        others(t) sets the inputs of other types (Float32, arrays), in Python.
-    """
+    """A flow's continuous real inputs, set at every point: the scalar reals
+    `vrs` through the C set, each from its source (a number, a `Function` of t,
+    or a Python u(t)), and others(t) setting the rest in Python."""
 
     def __init__(self, vrs, sources, others=None):
         self.vrs = np.array(vrs, dtype=np.uint32).reshape(-1)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import atexit
 import io
+import itertools
+import math
 import os
 import re
 import shutil
@@ -104,10 +106,7 @@ class Variable(NamedTuple):
     @property
     def size(self) -> int:
         """Number of scalar values (1 for a scalar)."""
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def element_names(self) -> tuple[str, ...]:
@@ -115,12 +114,8 @@ class Variable(NamedTuple):
         `A[1,2]` for a matrix)."""
         if not self.shape:
             return (self.name,)
-        names = [""]
-        for d in self.shape:
-            names = [
-                f"{n},{k}" if n else str(k) for n in names for k in range(1, d + 1)
-            ]
-        return tuple(f"{self.name}[{n}]" for n in names)
+        indices = itertools.product(*(range(1, d + 1) for d in self.shape))
+        return tuple(f"{self.name}[{','.join(map(str, k))}]" for k in indices)
 
 
 class FmuArchive:
