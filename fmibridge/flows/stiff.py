@@ -42,24 +42,15 @@ class Stiff:
     Parameters
     ----------
     max_order : int
-        The highest BDF order, 1 to 5 (orders 1 and 2 are A-stable: lower it
-        for oscillatory stiff modes).
+        The highest BDF order, 1 to 5 (1 and 2 are A-stable; Hairer and
+        Wanner, Solving ODEs II, Sec. V.2).
     max_step : float
         The longest step, s (inf: no bound).
     jacobian : {'auto', 'difference'}
-        'auto': the flow's Jacobian where it has one (an FMU's directional
-        derivatives, checked against forward differences at its first
-        evaluations), else CVODE's difference quotients; 'difference': the
-        difference quotients always.
+        The flow's Jacobian where it has one (checked against forward
+        differences), else CVODE's difference quotients; or these always.
     nominal_atol : bool
-        Scale the absolute tolerance by each state's nominal value (an FMU's
-        `nominal`, else 1): atol_i = atol nominal_i, as FMPy sets CVode's.
-
-    References
-    ----------
-    CVODE User Guide, SUNDIALS 7: CVodeSetMaxOrd, CVodeSetMaxStep,
-    CVodeSetJacFn; Hairer and Wanner, Solving ODEs II, Sec. V.2 (stability of
-    BDF).
+        atol_i = atol nominal_i (an FMU's `nominal`, else 1), as FMPy sets it.
 
     Examples
     --------
