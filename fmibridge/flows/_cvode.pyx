@@ -331,14 +331,10 @@ cdef class Cvode:
 
     cdef int dense(self, double t, double* out) except -1:
         """Write the state at t inside the last step (CVODE's interpolant) to out."""
-        return self._dky(t, 0, out)
-
-    cdef int _dky(self, double t, int k, double* out) except -1:
-        """Write the k-th derivative of the last step's interpolant at t to out."""
-        cdef int flag = api.get_dky(self.mem, t, k, self.scratch)
+        cdef int flag = api.get_dky(self.mem, t, 0, self.scratch)
         if flag < 0:
             raise FmibridgeError(
-                f"CVodeGetDky (k = {k}) at t = {t!r} outside the last step "
+                f"CVodeGetDky (k = 0) at t = {t!r} outside the last step "
                 f"[{self.t_start!r}, {self.t!r}]: {self.message}"
             )
         memcpy(out, self.scratch_data, self.n * sizeof(double))

@@ -565,10 +565,6 @@ class ModelExchangeInstance(FmiInstance):
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x[: self.nx].copy()
 
-    def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return dx/dt at (t, x), the inputs as the FMU holds them."""
-        return self.calls.derivatives(t, x)
-
     def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the event indicators at (t, x), the inputs as the FMU holds them."""
         return self.calls.event_indicators(t, x)

@@ -647,7 +647,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._set_inputs(t)
         self.instance.set_reals([vr], [value])
         try:
-            derivatives = self.instance.derivatives(t, x)
+            derivatives = self.instance.calls.derivatives(t, x)
             return check_finite(derivatives, "get derivatives", self.path, t)
         finally:
             self.instance.set_reals([vr], [held(t)])
