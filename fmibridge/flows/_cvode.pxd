@@ -26,7 +26,6 @@ cdef class Cvode:
     cdef object error
     cdef dict totals
     cdef readonly long n_restarts
-    cdef public object state
     cdef readonly long n_checks
     cdef readonly str jacobian_note
     cdef bint drop_jacobian
@@ -37,8 +36,6 @@ cdef class Cvode:
     cdef int restart(self, double t, const double* x) except -1
     cdef int step(self, double t_stop, double* x) except -100
     cdef int dense(self, double t, double* out) except -1
-    cdef int slope(self, double t, double* out) except -1
-    cdef int _dky(self, double t, int k, double* out) except -1
     cdef int take_counts(self) except -1
     cdef long failures(self) noexcept
     cdef int check_jacobian(self, double t, const double* x, const double* f,

@@ -21,7 +21,6 @@ class Cvode:
     message: str
     t_not_finite: float
     n_restarts: int
-    state: object
     n_checks: int
     jacobian_note: str
     def __init__(

@@ -1,23 +1,12 @@
 """CVODE's variable-order BDF on a `Function`: the stiff integrator between events.
 
-`Cvode` integrates x' = f(t, x) with SUNDIALS CVODE (backward differentiation
-formulas of orders 1 to 5, Newton iterations on a dense linear solver, the step
-and order chosen from local error estimates against rtol and atol), one internal
-step per call (CV_ONE_STEP), never beyond a stop time, and interpolates inside
-the last step (CVodeGetDky, the Nordsieck history's polynomial) so a method
-locates guard crossings without stepping again. The right-hand side is the
-flow's `Function` (an FMU's C calls, a compiled model, or a Python function
-called back) and CVODE calls it through a C callback here, with no Python in
-between for compiled sources. The Jacobian is a `Function` with n*n values,
-column j the directional derivative along x_j (an FMU's
-fmi2/fmi3GetDirectionalDerivative), or, where none is given, CVODE's own
-difference quotients (one right-hand side per column).
-
-After an event the state jumps: `restart` begins a new integration from it
-(CVodeReInit, order 1), as the discontinuity requires.
-
-The SUNDIALS functions are those fmpy ships (`flows.sundials`), called through
-their addresses; they are declared below from the SUNDIALS 7 headers.
+`Cvode` integrates x' = f(t, x) with SUNDIALS CVODE (BDF orders 1 to 5, Newton
+on a dense linear solver) one internal step per call (CV_ONE_STEP), never
+beyond a stop time, and interpolates inside the last step (CVodeGetDky). The
+right-hand side and the optional Jacobian (n*n values, column-major; else
+CVODE's difference quotients) are Functions called from a C callback. After an
+event `restart` begins anew (CVodeReInit, order 1). The SUNDIALS functions are
+fmpy's (`flows.sundials`), declared below from the SUNDIALS 7 headers.
 
 References
 ----------
@@ -60,7 +49,7 @@ ctypedef int (*into_long)(void*, long*) noexcept
 ctypedef int (*into_double)(void*, double*) noexcept
 ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
 
-cdef struct Api:
+cdef struct Api:  # in the order of sundials.FUNCTIONS (`_load`)
     int (*context_create)(int, SUNContext*) noexcept
     int (*context_free)(SUNContext*) noexcept
     int (*clear_err_handlers)(SUNContext) noexcept
@@ -104,23 +93,18 @@ cdef bint api_loaded = False
 cdef int CV_BDF = 2
 cdef int CV_ONE_STEP = 2
 cdef int CV_TSTOP_RETURN = 1
-# A callback's answer: 0 done, > 0 recoverable (CVODE retries with a shorter
-# step), < 0 unrecoverable (CVODE returns at once); CVODE User Guide, CVRhsFn.
+# A callback's answer beside 0: recoverable (CVODE retries with a shorter step)
+# or not (CVODE returns at once); CVODE User Guide, CVRhsFn.
 cdef int RECOVERABLE = 1, UNRECOVERABLE = -1
-# CVODE's own bound on internal steps per CVode call does not apply to one step
-# per call; it is raised so that it never stops a run (the methods count steps).
+# CVODE's bound on internal steps per call, raised: the methods count steps
 cdef long MAX_STEPS_PER_CALL = 1_000_000_000
 
-# A Jacobian given by the flow (an FMU's directional derivatives) is compared with
-# forward differences at its first JACOBIAN_CHECKS evaluations: a model's own
-# Jacobian can be wrong (the Reference FMU Roberts holds y3 = 1 - y1 - y2 fixed in
-# its directional derivatives: df1/dy1 = -0.04 where it is -0.04 - 1e4 y2). Three
-# points see the state move off its start, where such an error may vanish.
+# A flow's Jacobian is compared with forward differences at its first
+# JACOBIAN_CHECKS evaluations (the Reference FMU Roberts' is wrong: df1/dy1 =
+# -0.04 where it is -0.04 - 1e4 y2); three see the state move off its start.
 JACOBIAN_CHECKS = 3
-# A column agrees if it is within JACOBIAN_RTOL of the larger column's size, plus
-# JACOBIAN_FLOOR of the whole matrix's: far above a forward difference's error
-# (about the square root of the float64 epsilon, 1.5e-8) and far below a wrong
-# entry's.
+# A column agrees within JACOBIAN_RTOL of its size plus JACOBIAN_FLOOR of the
+# matrix's: far above a forward difference's error (~1.5e-8), below a wrong one.
 JACOBIAN_RTOL = 1e-3
 JACOBIAN_FLOOR = 1e-6
 # the forward difference's step: sqrt(eps) times the state's size or scale
@@ -147,66 +131,25 @@ REASONS = {
 
 
 cdef int _load() except -1:
-    """Fill `api` with the SUNDIALS functions' addresses (once)."""
+    """Fill `api` with the SUNDIALS functions' addresses (once): its fields are
+    function pointers in the order of `sundials.FUNCTIONS`, as `addresses`
+    gives them."""
     global api_loaded
+    cdef void** slots = <void**> &api
     if api_loaded:
         return 0
-    a = addresses()
-    api.context_create = <int (*)(int, SUNContext*) noexcept> <size_t> a[
-        "SUNContext_Create"]
-    api.context_free = <int (*)(SUNContext*) noexcept> <size_t> a["SUNContext_Free"]
-    api.clear_err_handlers = <int (*)(SUNContext) noexcept> <size_t> a[
-        "SUNContext_ClearErrHandlers"]
-    api.push_err_handler = <int (*)(SUNContext, err_fn, void*) noexcept> <size_t> a[
-        "SUNContext_PushErrHandler"]
-    api.array = <double* (*)(N_Vector) noexcept> <size_t> a["N_VGetArrayPointer"]
-    api.destroy_vector = <void (*)(N_Vector) noexcept> <size_t> a["N_VDestroy"]
-    api.destroy_matrix = <void (*)(SUNMatrix) noexcept> <size_t> a["SUNMatDestroy"]
-    api.free_solver = <int (*)(SUNLinearSolver) noexcept> <size_t> a["SUNLinSolFree"]
-    api.new_vector = <N_Vector (*)(int64_t, SUNContext) noexcept> <size_t> a[
-        "N_VNew_Serial"]
-    api.dense_matrix = <SUNMatrix (*)(int64_t, int64_t, SUNContext) noexcept> (
-        <size_t> a["SUNDenseMatrix"])
-    api.matrix_data = <double* (*)(SUNMatrix) noexcept> <size_t> a[
-        "SUNDenseMatrix_Data"]
-    api.dense_solver = <SUNLinearSolver (*)(N_Vector, SUNMatrix, SUNContext) noexcept> (
-        <size_t> a["SUNLinSol_Dense"])
-    api.create = <void* (*)(int, SUNContext) noexcept> <size_t> a["CVodeCreate"]
-    api.init = <int (*)(void*, rhs_fn, double, N_Vector) noexcept> <size_t> a[
-        "CVodeInit"]
-    api.reinit = <of_mem_time_vector> <size_t> a["CVodeReInit"]
-    api.sv_tolerances = <of_mem_time_vector> <size_t> a["CVodeSVtolerances"]
-    api.set_linear_solver = <int (*)(void*, SUNLinearSolver, SUNMatrix) noexcept> (
-        <size_t> a["CVodeSetLinearSolver"])
-    api.set_jac_fn = <int (*)(void*, jac_fn) noexcept> <size_t> a["CVodeSetJacFn"]
-    api.set_user_data = <int (*)(void*, void*) noexcept> <size_t> a[
-        "CVodeSetUserData"]
-    api.set_max_step = <of_mem_double> <size_t> a["CVodeSetMaxStep"]
-    api.set_stop_time = <of_mem_double> <size_t> a["CVodeSetStopTime"]
-    api.clear_stop_time = <of_mem> <size_t> a["CVodeClearStopTime"]
-    api.set_max_num_steps = <of_mem_long> <size_t> a["CVodeSetMaxNumSteps"]
-    api.set_max_hnil_warns = <of_mem_int> <size_t> a["CVodeSetMaxHnilWarns"]
-    api.set_max_ord = <of_mem_int> <size_t> a["CVodeSetMaxOrd"]
-    api.cvode = <int (*)(void*, double, N_Vector, double*, int) noexcept> <size_t> a[
-        "CVode"]
-    api.get_dky = <int (*)(void*, double, int, N_Vector) noexcept> <size_t> a[
-        "CVodeGetDky"]
-    api.get_current_step = <into_double> <size_t> a["CVodeGetCurrentStep"]
-    api.get_num_steps = <into_long> <size_t> a["CVodeGetNumSteps"]
-    api.get_num_rhs_evals = <into_long> <size_t> a["CVodeGetNumRhsEvals"]
-    api.get_num_lin_rhs_evals = <into_long> <size_t> a["CVodeGetNumLinRhsEvals"]
-    api.get_num_jac_evals = <into_long> <size_t> a["CVodeGetNumJacEvals"]
-    api.get_num_err_test_fails = <into_long> <size_t> a["CVodeGetNumErrTestFails"]
-    api.get_num_conv_fails = <into_long> <size_t> a["CVodeGetNumNonlinSolvConvFails"]
-    api.free = <void (*)(void**) noexcept> <size_t> a["CVodeFree"]
+    found = list(addresses().values())
+    if len(found) * sizeof(void*) != sizeof(Api):
+        raise FmibridgeError("sundials.FUNCTIONS does not match _cvode's Api.")
+    for k, address in enumerate(found):
+        slots[k] = <void*> <size_t> address
     api_loaded = True
     return 0
 
 
 cdef int _rhs(double t, N_Vector y, N_Vector ydot, void* data) noexcept:
-    """CVODE's right-hand side: the Function at (t, y); a non-finite value is a
-    recoverable failure (CVODE cuts the step), an exception an unrecoverable one
-    (kept, and raised when CVode returns)."""
+    """CVODE's right-hand side: a non-finite value is a recoverable failure, an
+    exception an unrecoverable one (raised when CVode returns)."""
     cdef Cvode self = <Cvode> data
     cdef double* out = api.array(ydot)
     cdef Py_ssize_t i
@@ -244,8 +187,7 @@ cdef int _jacobian(double t, N_Vector y, N_Vector fy, SUNMatrix matrix, void* da
 
 cdef void _error(int line, const char* function, const char* file, const char* message,
                  int code, void* data, SUNContext context) noexcept:
-    """SUNDIALS' error handler: keep the message for the failure's report (instead
-    of printing it)."""
+    """SUNDIALS' error handler: keep the message for the failure's report."""
     cdef Cvode self = <Cvode> data
     if message == NULL:
         return
@@ -256,25 +198,10 @@ cdef void _error(int line, const char* function, const char* file, const char* m
 
 
 cdef class Cvode:
-    """CVODE's BDF integrator on the right-hand side `rhs` (see the module
-    docstring).
-
-    Parameters
-    ----------
-    rhs : Function
-        dx/dt, n values in and out.
-    rtol : float
-        Relative tolerance of each step's local error.
-    atol : float or array of n floats
-        Absolute tolerance, per state.
-    jacobian : Function, optional
-        df/dx with n*n values out, column-major (entry j*n + i is df_i/dx_j);
-        default: CVODE's difference quotients.
-    max_step : float
-        The longest step, s (inf: no bound).
-    max_order : int
-        The highest BDF order, 1 to 5.
-    """
+    """CVODE's BDF integrator on the right-hand side `rhs` (n values in and
+    out) under rtol and atol (per state), with the Jacobian (n*n values,
+    entry j*n + i df_i/dx_j; None: difference quotients), `max_step` (s, inf:
+    none) and `max_order` (1 to 5)."""
 
     def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
                  double max_step=np.inf, int max_order=5):
@@ -300,11 +227,9 @@ cdef class Cvode:
         self.check_x, self.check_f = np.empty(n), np.empty(n)
         self.check_j = np.empty(n * n)
         self.t = self.t_start = np.nan
-        self.state = None
         self._create(max_order)
 
     def _create(self, int max_order):
-        """Allocate CVODE's memory, vectors, matrix and linear solver."""
         cdef SUNContext context = NULL
         cdef Py_ssize_t i
         if api.context_create(0, &context) != 0:
@@ -343,7 +268,6 @@ cdef class Cvode:
             self._check(api.set_max_step(self.mem, self.max_step), "CVodeSetMaxStep")
 
     def _check(self, int flag, str function):
-        """Raise naming the CVODE setup function that refused its input."""
         if flag < 0:
             raise FmibridgeError(
                 f"{function} returned {flag} ({REASONS.get(flag, 'see cvode.h')}): "
@@ -371,8 +295,7 @@ cdef class Cvode:
             api.context_free(&context)
 
     cdef int restart(self, double t, const double* x) except -1:
-        """Begin a new integration at (t, x) (after an event: order 1, a new first
-        step)."""
+        """Begin a new integration at (t, x) (order 1, a new first step)."""
         if self.is_started:
             self.take_counts()
             self.n_restarts += 1
@@ -380,17 +303,11 @@ cdef class Cvode:
         self._check(api.reinit(self.mem, t, self.y), "CVodeReInit")
         self.is_started = True
         self.t = self.t_start = t
-        self.state = None
         return 0
 
     cdef int step(self, double t_stop, double* x) except -100:
-        """Take one step, never beyond t_stop (inf: no bound); write the state at
-        its end to x.
-
-        Returns 0, with `t_start` and `t` the step's ends, or CVODE's failure
-        flag (< 0; `failure` says what it means). An exception raised by the
-        right-hand side or the Jacobian is raised here.
-        """
+        """Take one step, never beyond t_stop (inf: no bound), its end to x;
+        return 0 or CVODE's failure flag (< 0, `failure`)."""
         cdef double t_reached = self.t, t_out = t_stop
         cdef int flag
         self.error, self.message = None, ""
@@ -414,19 +331,10 @@ cdef class Cvode:
 
     cdef int dense(self, double t, double* out) except -1:
         """Write the state at t inside the last step (CVODE's interpolant) to out."""
-        return self._dky(t, 0, out)
-
-    cdef int slope(self, double t, double* out) except -1:
-        """Write dx/dt at t inside the last step (the interpolant's derivative) to
-        out."""
-        return self._dky(t, 1, out)
-
-    cdef int _dky(self, double t, int k, double* out) except -1:
-        """Write the k-th derivative of the last step's interpolant at t to out."""
-        cdef int flag = api.get_dky(self.mem, t, k, self.scratch)
+        cdef int flag = api.get_dky(self.mem, t, 0, self.scratch)
         if flag < 0:
             raise FmibridgeError(
-                f"CVodeGetDky (k = {k}) at t = {t!r} outside the last step "
+                f"CVodeGetDky (k = 0) at t = {t!r} outside the last step "
                 f"[{self.t_start!r}, {self.t!r}]: {self.message}"
             )
         memcpy(out, self.scratch_data, self.n * sizeof(double))
@@ -434,10 +342,9 @@ cdef class Cvode:
 
     cdef int check_jacobian(self, double t, const double* x, const double* f,
                             double* out) except -1:
-        """Compare the Jacobian in out (at (t, x), with f = dx/dt there) with
-        forward differences; where a column disagrees, write the differences to
-        out, keep a note that says where, and drop the Jacobian for CVODE's
-        difference quotients from the next step on."""
+        """Compare the Jacobian in out with forward differences at (t, x), f =
+        dx/dt; where a column disagrees, write the differences to out, note
+        where, and drop the Jacobian from the next step on."""
         cdef Py_ssize_t n = self.n, i, j
         cdef double step, worst = 0.0, size, scale = 0.0, miss
         cdef Py_ssize_t bad = -1
@@ -473,15 +380,13 @@ cdef class Cvode:
         return 0
 
     cdef int take_counts(self) except -1:
-        """Add the counts since the last (re)start to the totals (CVodeReInit
-        zeroes CVODE's own)."""
+        """Add the counts since the last (re)start to the totals."""
         for name, value in self._counts().items():
             self.totals[name] += value
         return 0
 
     cdef long failures(self) noexcept:
-        """The error-test and Newton failures (rejected trials) since the last
-        (re)start."""
+        """The error-test and Newton failures since the last (re)start."""
         cdef long errors = 0, newton = 0
         if self.is_started:
             api.get_num_err_test_fails(self.mem, &errors)
@@ -490,21 +395,19 @@ cdef class Cvode:
 
     def _counts(self):
         cdef long value
+        cdef into_long[6] getters = [  # in the order of _COUNTS
+            api.get_num_steps, api.get_num_rhs_evals, api.get_num_lin_rhs_evals,
+            api.get_num_jac_evals, api.get_num_err_test_fails, api.get_num_conv_fails]
         counts = {}
-        for name, getter in (
-            ("n_steps", 0), ("n_rhs", 1), ("n_jacobian_rhs", 2), ("n_jacobians", 3),
-            ("n_error_test_failures", 4), ("n_convergence_failures", 5),
-        ):
+        for k in range(6):
             value = 0
             if self.is_started:
-                _get_count(self.mem, getter, &value)
-            counts[name] = value
+                getters[k](self.mem, &value)
+            counts[_COUNTS[k]] = value
         return counts
 
     def stats(self):
-        """Return the counts over every (re)start: steps, right-hand sides (those
-        of the difference-quotient Jacobian apart), Jacobians, error-test and
-        Newton failures, restarts."""
+        """Return CVODE's counts over every (re)start, and the restarts."""
         counts = self._counts()
         stats = {name: self.totals[name] + counts[name] for name in _COUNTS}
         stats["n_restarts"] = self.n_restarts
@@ -530,34 +433,16 @@ _COUNTS = ("n_steps", "n_rhs", "n_jacobian_rhs", "n_jacobians",
            "n_error_test_failures", "n_convergence_failures")
 
 
-cdef int _get_count(void* mem, int which, long* value) noexcept:
-    if which == 0:
-        return api.get_num_steps(mem, value)
-    if which == 1:
-        return api.get_num_rhs_evals(mem, value)
-    if which == 2:
-        return api.get_num_lin_rhs_evals(mem, value)
-    if which == 3:
-        return api.get_num_jac_evals(mem, value)
-    if which == 4:
-        return api.get_num_err_test_fails(mem, value)
-    return api.get_num_conv_fails(mem, value)
-
-
-# A time within this many units in the last place of CVODE's own is that time: the
-# method sums t + h where CVODE returned its t directly.
+# A time within this many units in the last place of CVODE's is that time (the
+# method sums t + h where CVODE returned its t directly).
 SAME_TIME_ULPS = 2.0
-# CVODE's steps that leave time where it was (within SAME_TIME_ULPS) this many times
-# in a row end the run: its step has shrunk below the resolution of t (a right-hand
-# side that is not finite or not smooth just ahead), where its steps would never
-# reach that point. A step cut to a stop time just ahead is legitimate once, not
-# ten times running.
+# CVODE's steps that leave time in place this many times in a row end the run
+# (its step below the resolution of t); a cut to a stop time is legitimate once.
 MAX_STALLED_STEPS = 10
 
 
 def _capital(str text):
-    """The text with its first letter upper case (a Function's `what` begins a
-    sentence)."""
+    """The text with its first letter upper case."""
     return text[:1].upper() + text[1:]
 
 
@@ -567,31 +452,13 @@ cdef double _spacing(double t) noexcept:
 
 
 cdef class CvodeStepper(AdaptiveStepper):
-    """CVODE's accepted steps as an adaptive stepper (`flows._stepper`'s
-    contract), so every method takes them as it takes Dormand-Prince's.
+    """CVODE's accepted steps as an adaptive stepper (`flows._stepper`).
 
-    1. `step(t, x, h_max, k1, out) -> h` takes CVODE's next step from (t, x),
-       never beyond t + h_max (CVODE's stop time). Where (t, x) is CVODE's own
-       point (the end of its last step, or a point on that step's dense output:
-       a method that accepted part of a step) CVODE goes on with its history
-       (the step's rest is the next step); anywhere else (after an event) it
-       restarts at order 1 (`Cvode.restart`) and chooses its first step itself:
-       the proposal `h_next` is CVODE's next step, reported, not imposed. Its
-       rejected trials (error-test and Newton failures) are added to
-       `n_rejected`. A step CVODE cannot take, or MAX_STALLED_STEPS steps in a
-       row below the resolution of t, raise FmibridgeError naming the
-       right-hand side, the time and the reason.
-    2. `dense(t, out)` is CVODE's interpolant (CVodeGetDky) in the last step;
-       `advance` (the base class's) reads it on the last step's curve.
-    3. `slope(t, x, out)` is the right-hand side.
-
-    A flow's Jacobian that disagrees with forward differences (`Cvode`) is
-    dropped with one FmibridgeWarning that says where.
-
-    Parameters
-    ----------
-    cvode : Cvode
-        The integrator, with its tolerances and Jacobian.
+    `step` goes on with CVODE's history from its own point (the end of its last
+    step, or a point on that step's dense output), else restarts it; `h_next`
+    is CVODE's next step, reported. A step CVODE cannot take, or
+    MAX_STALLED_STEPS in a row below the resolution of t, raise FmibridgeError;
+    a dropped Jacobian (`Cvode.check_jacobian`) warns once.
     """
 
     def __init__(self, Cvode cvode):
@@ -617,7 +484,7 @@ cdef class CvodeStepper(AdaptiveStepper):
 
     cdef double step(self, double t, const double* x, double h_max, const double* k1,
                      double* out) except? -1.0:
-        """One accepted step from (t, x), at most h_max long (see the class)."""
+        """One accepted step from (t, x), at most h_max long."""
         cdef Cvode cv = self.cvode
         cdef double t1, h
         cdef long before
@@ -650,7 +517,6 @@ cdef class CvodeStepper(AdaptiveStepper):
         return h
 
     def _watch_progress(self, double t_start):
-        """Raise after MAX_STALLED_STEPS steps in a row that left t in place."""
         cdef Cvode cv = self.cvode
         if cv.t - t_start > SAME_TIME_ULPS * _spacing(cv.t):
             self.n_stalled = 0
@@ -670,7 +536,6 @@ cdef class CvodeStepper(AdaptiveStepper):
         )
 
     def _tell_jacobian(self):
-        """Warn once if the flow's Jacobian was dropped (`Cvode.check_jacobian`)."""
         if self.cvode.jacobian_note and not self.has_warned:
             self.has_warned = True
             warnings.warn(

@@ -1,30 +1,10 @@
-# FMI as the standard declares it: the types and function types of the C calls
-# the compiled loops make, from the standard's headers (fmus/include, found by
-# setup.py): FMI 1.0's fmi1Functions.h, FMI 2.0's fmi2FunctionTypes.h, FMI
-# 3.0's fmi3FunctionTypes.h. One table of calls per version (`_fmi.pyx`).
+# The types and function types of the C calls the compiled loops make, from the
+# standard's headers (fmus/include, found by setup.py): FMI 2.0's
+# fmi2FunctionTypes.h (FMI 1.0's calls, and FMI 3.0's Model Exchange calls, have
+# the same C shapes) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`).
 
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
-
-
-cdef extern from "fmi1Functions.h" nogil:
-    ctypedef void* fmi1Component
-    ctypedef unsigned int fmi1ValueReference
-    ctypedef double fmi1Real
-    ctypedef enum fmi1Status:
-        fmi1OK
-    ctypedef fmi1Status fmi1SetTimeTYPE(fmi1Component c, fmi1Real time)
-    ctypedef fmi1Status fmi1SetContinuousStatesTYPE(fmi1Component c, const fmi1Real* x,
-                                                    size_t nx)
-    ctypedef fmi1Status fmi1GetDerivativesTYPE(fmi1Component c, fmi1Real* derivatives,
-                                               size_t nx)
-    ctypedef fmi1Status fmi1GetEventIndicatorsTYPE(fmi1Component c,
-                                                   fmi1Real* eventIndicators,
-                                                   size_t ni)
-    ctypedef fmi1Status fmi1GetRealTYPE(fmi1Component c, const fmi1ValueReference* vr,
-                                        size_t nvr, fmi1Real* value)
-    ctypedef fmi1Status fmi1SetRealTYPE(fmi1Component c, const fmi1ValueReference* vr,
-                                        size_t nvr, const fmi1Real* value)
 
 
 cdef extern from "fmi2FunctionTypes.h" nogil:
@@ -73,15 +53,6 @@ cdef extern from "fmi3FunctionTypes.h" nogil:
     ctypedef bint fmi3Boolean  # C's bool (stdbool.h), as the header says
     ctypedef enum fmi3Status:
         fmi3OK
-    ctypedef fmi3Status fmi3SetTimeTYPE(fmi3Instance instance, fmi3Float64 time)
-    ctypedef fmi3Status fmi3SetContinuousStatesTYPE(fmi3Instance instance,
-                                                    const fmi3Float64* continuousStates,
-                                                    size_t nContinuousStates)
-    ctypedef fmi3Status fmi3GetContinuousStateDerivativesTYPE(
-        fmi3Instance instance, fmi3Float64* derivatives, size_t nContinuousStates)
-    ctypedef fmi3Status fmi3GetEventIndicatorsTYPE(fmi3Instance instance,
-                                                   fmi3Float64* eventIndicators,
-                                                   size_t nEventIndicators)
     ctypedef fmi3Status fmi3GetFloat64TYPE(
         fmi3Instance instance, const fmi3ValueReference* valueReferences,
         size_t nValueReferences, fmi3Float64* values, size_t nValues)
@@ -177,7 +148,7 @@ cdef class FmiFunctions:
     cdef int do_step(self, double t, double h, StepEnd* end) except -1
     cdef int check(self, str name, int status) except -1
     cdef int log(self, str name, int role, tuple values, int status) except -1
-    # the C calls, one class per version
+    # the C calls (FMI 2.0's; the FMI 1.0 and 3.0 tables override what differs)
     cdef int _set_time(self, double t) noexcept nogil
     cdef int _set_states(self, const double* x, size_t n) noexcept nogil
     cdef int _derivatives(self, double* out, size_t n) noexcept nogil

@@ -1,24 +1,11 @@
 """An FMU instance's C functions as the compiled loops call them: one table per
-FMI version, chosen when the FMU is loaded.
+FMI version (`Fmi1Functions`, `Fmi2Functions`, `Fmi3Functions`), calling
+through the function types of the standard's headers (`_fmi.pxd`) at the
+addresses the lower layer (`flows.fmi`) takes from the FMU's library.
 
-`Fmi1Functions`, `Fmi2Functions` and `Fmi3Functions` call setTime,
-setContinuousStates, the derivatives and event indicators, get and set of
-reals, the gets of other scalar types and doStep through the function types
-the standard's headers declare (`_fmi.pxd`: fmi2SetTimeTYPE, fmi3DoStepTYPE,
-...), at the addresses the lower layer (`flows.fmi`) takes from the FMU's
-library. FMI 3.0's gets and sets take the number of values once more and its
-doStep says why it stopped early; each class makes those differences once, so
-no call asks which version it drives (FMI 1.0 has no direct doStep or gets of
-other types here).
-
-A status above warning raises the error the lower layer gives for it
-(`error(name, status)`); doStep's status goes back to its caller, which knows
-a discard that ends a run from an error. Where `logger` is set (FMPy's
-`fmi_call_logger`: a callable taking one str), each call is logged after it
-returns, as FMPy logs the calls it makes: the function, its arguments by name
-with their values (arrays in full) and its status, as in
-``fmi2SetTime(c=0x55d0c3a0, time=0.5) -> OK``. Without a logger a call costs
-one test more.
+A status above warning raises `error(name, status)`; doStep's status goes back
+to its caller. Where `logger` is set (FMPy's `fmi_call_logger`), each call is
+logged as FMPy logs its own: ``fmi2SetTime(c=0x55d0c3a0, time=0.5) -> OK``.
 
 References
 ----------
@@ -53,25 +40,19 @@ cdef str _text(value):
 
 
 cdef class FmiFunctions:
-    """The C functions of one instance, called directly (module docstring).
-
-    Parameters
-    ----------
-    component : int
-        The instance (fmiComponent, fmi2Component, fmi3Instance).
-    addresses : mapping
-        The address of each call the instance's interface has, by its role in
-        ROLES.
-    names : mapping
-        The C name of each, by role, for errors and the log.
-    error : callable
-        error(name, status) -> the exception of a failed call.
-    logger : callable or None
-        logger(text) for each call (FMPy's `fmi_call_logger`).
-    """
+    """The C functions of one instance `component`, called directly, in FMI
+    2.0's C shapes (the FMI 1.0 and 3.0 tables override what differs): their
+    `addresses` and C `names` by role in ROLES, error(name, status) the
+    exception of a failed call, logger(text) FMPy's `fmi_call_logger`."""
 
     # per Role: the names of the C function's arguments (FMPy's), the instance first
-    ARGUMENTS = ()
+    ARGUMENTS = (
+        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
+        ("c", "eventIndicators", "ni"), ("c", "vr", "nvr", "value"),
+        ("c", "vr", "nvr", "value"),
+        ("c", "currentCommunicationPoint", "communicationStepSize",
+         "noSetFMUStatePriorToCurrentPoint"),
+    )  # fmt: skip
 
     def __init__(self, size_t component, addresses, names, error, logger=None):
         cdef int k
@@ -181,80 +162,7 @@ cdef class FmiFunctions:
                      end.terminate, end.early, end.last), status)
         return status
 
-    # the C calls: each version's class has those of its interfaces
-    cdef int _set_time(self, double t) noexcept nogil:
-        return _LACKS
-
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
-        return _LACKS
-
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
-        return _LACKS
-
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
-        return _LACKS
-
-    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
-                        ) noexcept nogil:
-        return _LACKS
-
-    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
-                        ) noexcept nogil:
-        return _LACKS
-
-    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
-                         size_t n, void* out) noexcept nogil:
-        return _LACKS
-
-    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
-        return _LACKS
-
-
-cdef class Fmi1Functions(FmiFunctions):
-    """FMI 1.0 Model Exchange's calls (fmi1Functions.h), and get and set of reals."""
-
-    ARGUMENTS = (
-        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
-        ("c", "eventIndicators", "ni"), ("component", "vr", "nvr", "value"),
-        ("component", "vr", "nvr", "value"),
-    )  # fmt: skip
-
-    cdef int _set_time(self, double t) noexcept nogil:
-        return (<fmi1SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
-
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
-        return (<fmi1SetContinuousStatesTYPE*> self.address[SET_STATES])(
-            self.component, x, n)
-
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
-        return (<fmi1GetDerivativesTYPE*> self.address[DERIVATIVES])(
-            self.component, out, n)
-
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
-        return (<fmi1GetEventIndicatorsTYPE*> self.address[INDICATORS])(
-            self.component, out, n)
-
-    cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
-                        ) noexcept nogil:
-        return (<fmi1GetRealTYPE*> self.address[GET_REALS])(self.component, vrs, n, out)
-
-    cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values
-                        ) noexcept nogil:
-        return (<fmi1SetRealTYPE*> self.address[SET_REALS])(
-            self.component, vrs, n, values)
-
-
-cdef class Fmi2Functions(FmiFunctions):
-    """FMI 2.0's calls (fmi2FunctionTypes.h)."""
-
-    ARGUMENTS = (
-        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
-        ("c", "eventIndicators", "ni"), ("c", "vr", "nvr", "value"),
-        ("c", "vr", "nvr", "value"),
-        ("c", "currentCommunicationPoint", "communicationStepSize",
-         "noSetFMUStatePriorToCurrentPoint"),
-    )  # fmt: skip
-
+    # the C calls, in FMI 2.0's C shapes (fmi2FunctionTypes.h)
     cdef int _set_time(self, double t) noexcept nogil:
         return (<fmi2SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
 
@@ -296,7 +204,29 @@ cdef class Fmi2Functions(FmiFunctions):
         return status
 
 
-cdef class Fmi3Functions(FmiFunctions):
+cdef class Fmi2Functions(FmiFunctions):
+    """FMI 2.0's calls (fmi2FunctionTypes.h)."""
+
+
+cdef class Fmi1Functions(Fmi2Functions):
+    """FMI 1.0 Model Exchange's calls and get and set of reals (fmi1Functions.h);
+    no doStep or gets of other types."""
+
+    ARGUMENTS = (
+        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
+        ("c", "eventIndicators", "ni"), ("component", "vr", "nvr", "value"),
+        ("component", "vr", "nvr", "value"),
+    )  # fmt: skip
+
+    cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
+                         size_t n, void* out) noexcept nogil:
+        return _LACKS
+
+    cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
+        return _LACKS
+
+
+cdef class Fmi3Functions(Fmi2Functions):
     """FMI 3.0's calls (fmi3FunctionTypes.h): gets and sets count the values,
     doStep says why it stopped."""
 
@@ -310,21 +240,6 @@ cdef class Fmi3Functions(FmiFunctions):
          "noSetFMUStatePriorToCurrentPoint", "eventHandlingNeeded",
          "terminateSimulation", "earlyReturn", "lastSuccessfulTime"),
     )  # fmt: skip
-
-    cdef int _set_time(self, double t) noexcept nogil:
-        return (<fmi3SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
-
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
-        return (<fmi3SetContinuousStatesTYPE*> self.address[SET_STATES])(
-            self.component, x, n)
-
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
-        return (<fmi3GetContinuousStateDerivativesTYPE*> self.address[DERIVATIVES])(
-            self.component, out, n)
-
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
-        return (<fmi3GetEventIndicatorsTYPE*> self.address[INDICATORS])(
-            self.component, out, n)
 
     cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
                         ) noexcept nogil:

@@ -1,20 +1,11 @@
-"""A Model Exchange FMU's C functions, called directly: its derivatives, event
-indicators and outputs as Functions of (t, x) for the compiled loops.
-
-The lower FMI layer (`flows.fmi`) hands over the instance's calls: setTime,
-setContinuousStates, getDerivatives, getEventIndicators and get and set of
-reals, in the table of its FMI version (`flows._fmi.FmiFunctions`), which
-logs them where a call logger is set. A status above fmiWarning raises the
-FMUError the lower layer raises for it, a non-finite derivative or indicator
-the FMUError of the flow; nothing falls back to another path.
+"""A Model Exchange FMU's C functions (`flows._fmi.FmiFunctions`), called
+directly: its derivatives, event indicators and outputs as Functions of (t, x)
+for the compiled loops; a non-finite value raises the flow's FMUError.
 
 Every evaluation at (t, x) sets the point first (`FmuCalls.set_point`): the
-flow's continuous inputs at t (`FmuInputs`: constants, adapter expressions of
-t run by the stack machine, Python functions u(t) called back), the time
-(skipped where the FMU has it already) and the states. The point is kept while
-nothing else touches the FMU (the lower layer's `touched`, on each of its
-calls), so the guards of one FMU, its indicators and its outputs, cost one set
-of FMU calls per point; the indicators are read once per point.
+continuous inputs at t (`FmuInputs`), the time and the states. The point is
+kept while nothing else touches the FMU (`touched`), so the guards, indicators
+and outputs of one FMU cost one set of calls per point.
 """
 
 from libc.math cimport NAN, isfinite
@@ -30,18 +21,8 @@ from ..core.errors import FmibridgeError, FMUError
 
 
 cdef class FmuCalls:
-    """The C functions of one Model Exchange instance, called directly at the
-    flow's points.
-
-    Parameters
-    ----------
-    fmi : FmiFunctions
-        The instance's calls (`flows._fmi`, its FMI version's table).
-    nx, nz : int
-        Continuous states and event indicators.
-    path : str
-        The FMU, for the error of a call after `close`.
-    """
+    """The C functions `fmi` of one Model Exchange instance (nx states, nz
+    event indicators, the FMU `path`), called at the flow's points."""
 
     def __init__(self, FmiFunctions fmi, Py_ssize_t nx, Py_ssize_t nz, str path):
         self.fmi, self.nx, self.nz, self.path = fmi, nx, nz, path
@@ -50,8 +31,6 @@ cdef class FmuCalls:
         self.t_set = NAN
         self.x, self.x_at = np.zeros(max(nx, 1)), np.zeros(max(nx, 1))
         self.at_point, self.point_id = False, 0
-
-    # -- the point --------------------------------------------------------------
 
     def attach(self, FmuInputs inputs):
         """Set the flow's continuous inputs at every point (None: none)."""
@@ -109,15 +88,11 @@ cdef class FmuCalls:
             memcpy(&self.x[0], x, self.nx * sizeof(double))
         return self.fmi.set_states(&self.x[0], self.nx)
 
-    # -- reads and writes at the point --------------------------------------------
-
     cdef int get_derivatives(self, double* out) except -1:
         return self.fmi.get_derivatives(out, self.nx)
 
     cdef int get_indicators(self, double* out) except -1:
         return self.fmi.get_indicators(out, self.nz)
-
-    # -- from Python: the lower layer's calls ---------------------------------------
 
     def set_time_and_states(self, double t, x):
         """Set the time (unless the FMU has it) and the states x (no inputs)."""
@@ -152,19 +127,9 @@ cdef class FmuCalls:
 
 
 cdef class FmuInputs:
-    """A flow's continuous real inputs, set at every point.
-
-    Parameters
-    ----------
-    vrs : sequence of int
-        The scalar real inputs set through the C function (Real, Float64).
-    sources : sequence
-        Each one's value: a number, a `Function` of t (0 states, 1 value: an
-        adapter's expression, run by the stack machine), or a Python u(t)
-        called back.
-    others : callable or None
-        others(t) sets the inputs of other types (Float32, arrays), in Python.
-    """
+    """A flow's continuous real inputs, set at every point: the scalar reals
+    `vrs` through the C set, each from its source (a number, a `Function` of t,
+    or a Python u(t)), and others(t) setting the rest in Python."""
 
     def __init__(self, vrs, sources, others=None):
         self.vrs = np.array(vrs, dtype=np.uint32).reshape(-1)
@@ -192,8 +157,8 @@ cdef class FmuInputs:
 
 
 def check_finite(values, str what, str path, double t):
-    """Return `values` (what the FMU returned from `what` at t), or raise the
-    FMUError that names the first non-finite one's call, time and values."""
+    """Return `values` (from the FMU's `what` at t), or raise the FMUError
+    naming a non-finite one's call, time and values."""
     cdef double[::1] v = np.ascontiguousarray(values, dtype=float).reshape(-1)
     _check_finite(&v[0] if v.shape[0] else NULL, v.shape[0], what, path, t)
     return values
@@ -201,7 +166,6 @@ def check_finite(values, str what, str path, double t):
 
 cdef int _check_finite(const double* values, Py_ssize_t n, str what, str path,
                        double t) except -1:
-    """Raise the flow's FMUError if a value the FMU returned is not finite."""
     cdef Py_ssize_t i
     for i in range(n):
         if not isfinite(values[i]):
@@ -271,9 +235,7 @@ cdef class FmuProgram(ProgramFunction):
 
 cdef double table_value(const double* ts, const double* us, Py_ssize_t n,
                         double t, bint held, bint after) noexcept nogil:
-    """An input table's value at t (n rows of times ts, values us):
-    interpolated, or held from the row before; at a jump the value before it,
-    or with `after` the value after (`input_table.InputTable.value`)."""
+    """An input table's value at t (`input_table.InputTable.value`)."""
     cdef Py_ssize_t lo = 0, hi = n, mid
     cdef double w
     while lo < hi:  # the first row beyond t (at or beyond t: not `after`)

@@ -1,13 +1,11 @@
 """The lower FMI layer: one FMU instance, fmpy calls, statuses as FMUError.
 
-The FMI version and interface type are chosen once, by class:
-`Fmi1Model`, `Fmi2Model`, `Fmi3Model` (Model Exchange) and `Fmi1Slave`,
-`Fmi2Slave`, `Fmi3Slave` (Co-Simulation) share one vocabulary (`set_reals`,
-`get_values`, `event_iteration`, `do_step`, ...), so the upper layer
-(`fmu.py`) never asks which version it drives. Each follows its standard's
-state machine: an FMI 3 Co-Simulation instance uses Event Mode (and early
-return) exactly where the FMU declares it (`hasEventMode`), and enters Step
-Mode only from there; FMI 1.0 has neither modes nor FMU state.
+The FMI version and interface are chosen once, by class (`Fmi1Model`,
+`Fmi2Model`, `Fmi3Model`, `Fmi1Slave`, `Fmi2Slave`, `Fmi3Slave`); a version's
+names are class attributes, so the upper layer (`fmu.py`) never asks which
+version it drives. Each follows its standard's state machine: an FMI 3
+Co-Simulation instance uses Event Mode (and early return) where the FMU
+declares `hasEventMode`; FMI 1.0 has neither modes nor FMU state.
 """
 
 from __future__ import annotations
@@ -19,8 +17,8 @@ import functools
 import inspect
 import math
 import os
-import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -57,6 +55,15 @@ FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
 # fmiTrue, fmiFalse: FMI 1.0's fmiBoolean is a char, passed as one byte (as fmpy's
 # call log reads it)
 FMI1_TRUE, FMI1_FALSE = b"\x01", b"\x00"
+# FMI type -> the fmpy get/set suffix (FMI 1.0 and 2.0; FMI 3.0 in `_Fmi3`)
+FMI2_ACCESS = {
+    "Real": "Real",
+    "Integer": "Integer",
+    "Enumeration": "Integer",
+    "Boolean": "Boolean",
+    "String": "String",
+}
+INTS = tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))  # FMI 3.0's
 
 
 def _fmi_call(method: F) -> F:
@@ -152,12 +159,12 @@ def logged_calls(logger: CallLogger | None) -> Iterator[None]:
         _CALL_LOGGER.reset(token)
 
 
-_INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for FMI 2 log routing
-_FMI2_LOGGER = None
+_INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for log routing
 
 
-def _route_fmi2_message(env, instance_name, status, category, message) -> None:
-    """Give an FMI 2 log message to its instance; print those of other FMUs."""
+def _route_message(env, instance_name, status, category, message) -> None:
+    """Give an FMI 1.0 / 2.0 log message to its instance; print those of other
+    FMUs (FMI 1.0 passes the instance where FMI 2.0 passes an environment)."""
     text = message.decode("utf-8", "replace") if message else ""
     instance = _INSTANCES.get(
         instance_name.decode("utf-8", "replace") if instance_name else ""
@@ -169,28 +176,12 @@ def _route_fmi2_message(env, instance_name, status, category, message) -> None:
         print(f"[{label.upper()}] {text}")
 
 
-def _fmi2_logger():
-    """Return the one permanent FMI 2 logger callback (created on first use)."""
-    global _FMI2_LOGGER
-    if _FMI2_LOGGER is None:
-        from fmpy.fmi2 import fmi2CallbackLoggerTYPE
-
-        _FMI2_LOGGER = fmi2CallbackLoggerTYPE(_route_fmi2_message)
-    return _FMI2_LOGGER
-
-
-_FMI1_LOGGER = None
-
-
-def _fmi1_logger():
-    """Return the one permanent FMI 1.0 logger callback (created on first use):
-    as FMI 2's, but its first argument is the instance, not an environment."""
-    global _FMI1_LOGGER
-    if _FMI1_LOGGER is None:
-        from fmpy.fmi1 import fmi1CallbackLoggerTYPE
-
-        _FMI1_LOGGER = fmi1CallbackLoggerTYPE(_route_fmi2_message)
-    return _FMI1_LOGGER
+@functools.cache
+def _c_logger(version: str) -> Any:
+    """The one permanent logger callback of FMI 1.0 or 2.0 (created on first
+    use): fmpy's native proxy keeps ONE process-wide logger."""
+    module = import_module(f"fmpy.fmi{version}")
+    return getattr(module, f"fmi{version}CallbackLoggerTYPE")(_route_message)
 
 
 class FmiInstance:
@@ -199,11 +190,16 @@ class FmiInstance:
     interface: str = ""  # "ModelExchange" or "CoSimulation"
     calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
     functions: FmiFunctions  # the C functions the compiled loops call (`_functions`)
-    _access: dict[str, str] = {}  # FMI type -> the fmpy get/set suffix
-    # per version (`_Fmi1`, `_Fmi2`, `_Fmi3`): the C names of get and set Real, and
-    # the table of C calls of the version
-    real_functions: tuple[str, str]
+    # per version (`_Fmi1`, `_Fmi2`, `_Fmi3`): fmpy's module and C prefix, FMI
+    # type -> fmpy's get/set suffix, the table of C calls, the reals' and
+    # integers' types, the FMU state's name in fmpy's calls, the event iteration
+    version = ""
+    _access: dict[str, str] = FMI2_ACCESS
     c_table: type[FmiFunctions]
+    _real, _int = "Real", "Integer"
+    _fmu_state = "FMUstate"
+    _update = "newDiscreteStates"
+    _callbacks_keyword = "callbacks"  # instantiate's
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -229,8 +225,7 @@ class FmiInstance:
         self._bind()
 
     def _touched(self) -> None:
-        """Note that something may change the FMU: the compiled calls set their
-        point again (`calls`, Model Exchange)."""
+        """Something may change the FMU: the compiled calls set their point again."""
         if self.calls is not None:
             self.calls.touched()
 
@@ -258,13 +253,12 @@ class FmiInstance:
             self.calls.close()
 
     def _c_names(self) -> dict[str, str]:
-        """The C name of each call the compiled loops make, by its role
-        (`_fmi.ROLES`): get and set of reals; each interface adds its own."""
-        return dict(zip(("get_reals", "set_reals"), self.real_functions, strict=True))
+        """The C name of each call the compiled loops make, by `_fmi.ROLES`."""
+        v, real = self.version, self._real
+        return {"get_reals": f"fmi{v}Get{real}", "set_reals": f"fmi{v}Set{real}"}
 
     def _functions(self) -> FmiFunctions:
-        """The instance's C calls in the table of its FMI version, logged to
-        the call logger of the block it was instantiated in (`logged_calls`)."""
+        """The instance's C calls, logged to the block's `logged_calls`."""
         names = self._c_names()
         component = self._fmu.component
         return self.c_table(
@@ -277,6 +271,43 @@ class FmiInstance:
 
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
+
+    def _create(self, description, unzip_dir: Path) -> Any:
+        """fmpy's FMU{version}Model (Model Exchange) or FMU{version}Slave."""
+        is_model = self.interface == "ModelExchange"
+        part = description.modelExchange if is_model else description.coSimulation
+        kind = "Model" if is_model else "Slave"
+        return getattr(
+            import_module(f"fmpy.fmi{self.version}"), f"FMU{self.version}{kind}"
+        )(
+            guid=description.guid,
+            unzipDirectory=str(unzip_dir),
+            modelIdentifier=part.modelIdentifier,
+            instanceName=self.name,
+            fmiCallLogger=_CALL_LOGGER.get(),
+        )
+
+    def _logger(self) -> Any:
+        """The callbacks of FMI 1.0 / 2.0, their logger `_c_logger`."""
+        from fmpy.logging import addLoggerProxy
+
+        module = import_module(f"fmpy.fmi{self.version}")
+        callbacks = getattr(module, f"fmi{self.version}CallbackFunctions")()
+        callbacks.logger = _c_logger(self.version)
+        callbacks.allocateMemory = module.defaultCallbacks.allocateMemory
+        callbacks.freeMemory = module.defaultCallbacks.freeMemory
+        addLoggerProxy(ctypes.byref(callbacks))  # formats printf-style arguments
+        self._callbacks = callbacks  # alive while the instance lives
+        return callbacks
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(
+            loggingOn=True, **{self._callbacks_keyword: self._logger()}
+        )
+
+    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
+        return getattr(self._fmu, "get" + suffix)(vrs)
 
     @_fmi_call
     def get_values(self, fmi_type: str, vrs: Sequence[int], n_values: int) -> list:
@@ -328,7 +359,7 @@ class FmiInstance:
         address, name and its values' C type (numpy's code: FMI 2.0's Boolean
         is an int, FMI 3.0's a C bool)."""
         access = self._access[fmi_type]
-        name = f"{self.real_functions[0][:4]}Get{access}"
+        name = f"fmi{self.version}Get{access}"
         element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "?")
         return self.c_address(name), name, element
 
@@ -336,93 +367,6 @@ class FmiInstance:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
         return RealPorts(self, vrs)
 
-    # -- implemented per version ------------------------------------------------
-    _real = _int = ""
-
-    def _create(self, description, unzip_dir: Path) -> Any:
-        raise NotImplementedError
-
-    def _fmpy(self, name: str, description, unzip_dir: Path) -> Any:
-        """Return fmpy's class `name` ('fmi2.FMU2Model', 'fmi3.FMU3Slave', ...)
-        instantiated for this FMU: a Model for Model Exchange, a Slave for
-        Co-Simulation."""
-        from importlib import import_module
-
-        module, cls = name.split(".")
-        part = description.modelExchange if "Model" in cls else description.coSimulation
-        return getattr(import_module(f"fmpy.{module}"), cls)(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=part.modelIdentifier,
-            instanceName=self.name,
-            fmiCallLogger=_CALL_LOGGER.get(),
-        )
-
-    def _instantiate(self) -> None:
-        raise NotImplementedError
-
-    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
-        raise NotImplementedError
-
-    def initialize(
-        self,
-        t0: float,
-        start: Start,
-        tolerance: float | None = None,
-        inputs: Start | None = None,
-    ) -> None:
-        """Set start values and inputs, and initialize the FMU at t0."""
-        raise NotImplementedError
-
-    def get_state(self) -> Any:
-        """Save the FMU's state (fmiGetFMUstate)."""
-        raise NotImplementedError
-
-    def set_state(self, state: Any) -> None:
-        """Restore a saved state (fmiSetFMUstate)."""
-        raise NotImplementedError
-
-    def free_state(self, state: Any) -> None:
-        """Free a saved state (fmiFreeFMUstate)."""
-        raise NotImplementedError
-
-
-class _Fmi2(FmiInstance):
-    """FMI 2.0 calls shared by Model Exchange and Co-Simulation."""
-
-    real_functions = ("fmi2GetReal", "fmi2SetReal")
-    c_table = Fmi2Functions
-    _access = {
-        "Real": "Real",
-        "Integer": "Integer",
-        "Enumeration": "Integer",
-        "Boolean": "Boolean",
-        "String": "String",
-    }
-    _real, _int = "Real", "Integer"
-
-    def _logger(self):
-        from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions
-        from fmpy.logging import addLoggerProxy
-
-        callbacks = fmi2CallbackFunctions()
-        callbacks.logger = _fmi2_logger()
-        callbacks.allocateMemory = defaultCallbacks.allocateMemory
-        callbacks.freeMemory = defaultCallbacks.freeMemory
-        # fmpy's native proxy formats the printf-style arguments; it keeps ONE
-        # process-wide logger, so ours is a permanent module-level function that
-        # routes each message to its instance by name (see _route_fmi2_message).
-        addLoggerProxy(ctypes.byref(callbacks))
-        self._callbacks = callbacks  # keep alive while the instance lives
-        return callbacks
-
-    @_fmi_call
-    def _instantiate(self) -> None:
-        self._fmu.instantiate(callbacks=self._logger(), loggingOn=True)
-
-    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
-        return getattr(self._fmu, "get" + suffix)(vrs)
-
     @_fmi_call
     def initialize(
         self,
@@ -431,7 +375,7 @@ class _Fmi2(FmiInstance):
         tolerance: float | None = None,
         inputs: Start | None = None,
     ) -> None:
-        """Initialize at t0: `start` values before, `inputs` in Initialization Mode."""
+        """Set `start` values, initialize at t0, `inputs` in Initialization Mode."""
         self._fmu.setupExperiment(tolerance=tolerance, startTime=t0)
         self._set_start(start)
         self._fmu.enterInitializationMode()
@@ -439,38 +383,63 @@ class _Fmi2(FmiInstance):
         self._fmu.exitInitializationMode()
 
     @_fmi_call
-    def get_state(self):
-        return self._fmu.getFMUstate()
+    def get_state(self) -> Any:
+        """Save the FMU's state (fmiGetFMUstate)."""
+        return getattr(self._fmu, f"get{self._fmu_state}")()
 
     @_fmi_call
-    def set_state(self, state) -> None:
-        self._fmu.setFMUstate(state)
+    def set_state(self, state: Any) -> None:
+        """Restore a saved state (fmiSetFMUstate)."""
+        getattr(self._fmu, f"set{self._fmu_state}")(state)
 
-    def free_state(self, state) -> None:
+    def free_state(self, state: Any) -> None:
+        """Free a saved state (fmiFreeFMUstate)."""
         if self._fmu is not None:
-            self._fmu.freeFMUstate(state)
+            getattr(self._fmu, f"free{self._fmu_state}")(state)
+
+    def _iterate(self, max_iterations: int) -> EventInfo:
+        """Update the discrete states until the FMU needs no more."""
+        changed, update = False, getattr(self._fmu, self._update)
+        for _ in range(max_iterations):
+            needed, terminate, _, values_changed, defined, next_time = update()
+            changed |= bool(values_changed)
+            if terminate or not needed:
+                return EventInfo(
+                    changed, bool(terminate), next_time if defined else math.inf
+                )
+        raise FMUError(
+            self._update,
+            "no fixed point",
+            self.path,
+            f"discrete states still changing after {max_iterations} event iterations",
+        )
+
+
+class _Fmi2(FmiInstance):
+    version = "2"
+    c_table = Fmi2Functions
 
 
 class _Fmi3(FmiInstance):
-    """FMI 3.0 calls shared by Model Exchange and Co-Simulation."""
-
-    real_functions = ("fmi3GetFloat64", "fmi3SetFloat64")
+    version = "3"
     c_table = Fmi3Functions
     _access = {
-        **{
-            t: t
-            for t in ("Float32", "Float64", "Boolean", "String")
-            + tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))
-        },
+        **{t: t for t in ("Float32", "Float64", "Boolean", "String", *INTS)},
         "Enumeration": "Int64",
     }
     _real, _int = "Float64", "Int32"
+    _fmu_state = "FMUState"
+    _update = "updateDiscreteStates"
 
     def _logger(self):
         def log(env, status, category, message):
             self._log(message.decode("utf-8", "replace"))
 
         return log
+
+    @_fmi_call
+    def _instantiate(self) -> None:
+        self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
     def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
         return getattr(self._fmu, "get" + suffix)(vrs, n_values)
@@ -483,56 +452,20 @@ class _Fmi3(FmiInstance):
         tolerance: float | None = None,
         inputs: Start | None = None,
     ) -> None:
-        """Initialize at t0: `start` values before, `inputs` in Initialization Mode."""
         self._set_start(start)
         self._fmu.enterInitializationMode(tolerance=tolerance, startTime=t0)
         self._set_start(inputs or {})
         self._fmu.exitInitializationMode()
 
-    @_fmi_call
-    def get_state(self):
-        return self._fmu.getFMUState()
-
-    @_fmi_call
-    def set_state(self, state) -> None:
-        self._fmu.setFMUState(state)
-
-    def free_state(self, state) -> None:
-        if self._fmu is not None:
-            self._fmu.freeFMUState(state)
-
-    def _iterate(self, max_iterations: int) -> EventInfo:
-        """Update discrete states until the FMU needs no more (FMI 3 names)."""
-        return _iterate(self, self._fmu.updateDiscreteStates, max_iterations)
-
 
 class _Fmi1(FmiInstance):
-    """FMI 1.0 calls shared by Model Exchange and Co-Simulation.
+    """FMI 1.0: C functions `<modelIdentifier>_fmiXxx` (fmpy binds them as
+    `fmi1Xxx`), no Initialization Mode (start values and inputs are set before
+    fmiInitialize / fmiInitializeSlave), no FMU state."""
 
-    FMI 1.0 names each C function `<modelIdentifier>_fmiXxx`; fmpy binds them
-    as `fmi1Xxx`. It has no Initialization Mode (start values and inputs are
-    set before fmiInitialize / fmiInitializeSlave) and no FMU state.
-    """
-
-    real_functions = ("fmi1GetReal", "fmi1SetReal")
+    version = "1"
     c_table = Fmi1Functions
-    _access = _Fmi2._access
-    _real, _int = "Real", "Integer"
-
-    def _logger(self):
-        from fmpy.fmi1 import defaultCallbacks, fmi1CallbackFunctions
-        from fmpy.logging import addLoggerProxy
-
-        callbacks = fmi1CallbackFunctions()
-        callbacks.logger = _fmi1_logger()
-        callbacks.allocateMemory = defaultCallbacks.allocateMemory
-        callbacks.freeMemory = defaultCallbacks.freeMemory
-        addLoggerProxy(ctypes.byref(callbacks))  # as `_Fmi2._logger`
-        self._callbacks = callbacks  # keep alive while the instance lives
-        return callbacks
-
-    def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
-        return getattr(self._fmu, "get" + suffix)(vrs)
+    _callbacks_keyword = "functions"
 
     def c_address(self, function: str) -> int:
         """Return the address of `<modelIdentifier>_fmiXxx` for `fmiXxx` (or
@@ -557,30 +490,9 @@ class _Fmi1(FmiInstance):
         )
 
 
-def _iterate(instance: FmiInstance, update: Callable, max_iterations: int) -> EventInfo:
-    """Call `update` (newDiscreteStates / updateDiscreteStates) to a fixed point."""
-    changed = False
-    for _ in range(max_iterations):
-        needed, terminate, _, values_changed, defined, next_time = update()
-        changed |= bool(values_changed)
-        if terminate or not needed:
-            return EventInfo(
-                changed, bool(terminate), next_time if defined else math.inf
-            )
-    raise FMUError(
-        update.__name__,
-        "no fixed point",
-        instance.path,
-        f"discrete states still changing after {max_iterations} event iterations",
-    )
-
-
 class RealPorts:
-    """Get and set one fixed list of Real variables of an instance, fast: by
-    the C calls the compiled loops make (`FmiInstance.functions`), without
-    fmpy's wrappers, which build their arrays on every call. A coupled system
-    reads and writes its connections through these at every stage.
-    """
+    """Get and set one fixed list of Real variables of an instance by the C
+    calls the compiled loops make (`FmiInstance.functions`), not fmpy's."""
 
     def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
         self._instance, self._functions = instance, instance.functions
@@ -601,33 +513,34 @@ class RealPorts:
 
 
 class ModelExchangeInstance(FmiInstance):
-    """Model Exchange calls: the per-step ones straight to the FMU's C functions.
-
-    Setting time and states and getting derivatives, event indicators and
-    reals go through `calls` (`flows._fmu.FmuCalls`), with the component
-    bound and the status checked there; the compiled loops call the same.
-    fmpy's Python wrappers around them cost more than the calls (fmibridge
-    bench, master overhead).
-    """
+    """Model Exchange calls: setting time and states and getting derivatives,
+    event indicators and reals go straight to the FMU's C functions through
+    `calls` (`flows._fmu.FmuCalls`), as the compiled loops call them."""
 
     interface = "ModelExchange"
-    _me_names: tuple[str, str, str, str]  # setTime, setContinuousStates, derivatives, z
+    # the C names of setTime, setContinuousStates, derivatives, event indicators
+    _me_names = (
+        "SetTime",
+        "SetContinuousStates",
+        "GetDerivatives",
+        "GetEventIndicators",
+    )
     calls: FmuCalls  # bound by `_bind` when instantiated
 
-    def _buffers(self) -> None:
+    def _create(self, description, unzip_dir: Path) -> Any:
         self.nx = self.description.numberOfContinuousStates
         self.nz = self.description.numberOfEventIndicators
         # one spare element: a zero-length buffer would pass NULL to the FMU
         self._x = np.zeros(self.nx + 1)
         self._px = self._x.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        return super()._create(description, unzip_dir)
 
     def _c_names(self) -> dict[str, str]:
         roles = ("set_time", "set_states", "derivatives", "indicators")
-        return {**super()._c_names(), **dict(zip(roles, self._me_names, strict=True))}
+        names = (f"fmi{self.version}{name}" for name in self._me_names)
+        return {**super()._c_names(), **dict(zip(roles, names, strict=True))}
 
     def _bind(self) -> None:
-        """Bind the FMU's C functions for direct calls at the flow's points
-        (`calls`)."""
         self.calls = FmuCalls(self.functions, self.nx, self.nz, self.path)
         self.needs_completed_step = bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
@@ -652,10 +565,6 @@ class ModelExchangeInstance(FmiInstance):
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x[: self.nx].copy()
 
-    def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return dx/dt at (t, x), the inputs as the FMU holds them."""
-        return self.calls.derivatives(t, x)
-
     def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return the event indicators at (t, x), the inputs as the FMU holds them."""
         return self.calls.event_indicators(t, x)
@@ -669,10 +578,7 @@ class ModelExchangeInstance(FmiInstance):
         self._fmu.enterEventMode()
         if ints:
             self._set_start(ints)
-        info = self._iterate(max_iterations)
-        if not info.terminate:
-            self._fmu.enterContinuousTimeMode()
-        return info
+        return self.finish_initialization(max_iterations)
 
     @_fmi_call
     def finish_initialization(self, max_iterations: int) -> EventInfo:
@@ -681,10 +587,6 @@ class ModelExchangeInstance(FmiInstance):
         if not info.terminate:
             self._fmu.enterContinuousTimeMode()
         return info
-
-    def _iterate(self, max_iterations: int) -> EventInfo:
-        """Iterate the discrete states to a fixed point (per FMI version)."""
-        raise NotImplementedError
 
     @_fmi_call
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
@@ -703,70 +605,24 @@ class ModelExchangeInstance(FmiInstance):
 class Fmi2Model(_Fmi2, ModelExchangeInstance):
     """An FMI 2.0 Model Exchange instance."""
 
-    _me_names = (
-        "fmi2SetTime",
-        "fmi2SetContinuousStates",
-        "fmi2GetDerivatives",
-        "fmi2GetEventIndicators",
-    )
-
-    def _create(self, description, unzip_dir):
-        self._buffers()
-        return self._fmpy("fmi2.FMU2Model", description, unzip_dir)
-
-    def _iterate(self, max_iterations: int) -> EventInfo:
-        return _iterate(self, self._fmu.newDiscreteStates, max_iterations)
-
 
 class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
     _me_names = (
-        "fmi3SetTime",
-        "fmi3SetContinuousStates",
-        "fmi3GetContinuousStateDerivatives",
-        "fmi3GetEventIndicators",
+        "SetTime",
+        "SetContinuousStates",
+        "GetContinuousStateDerivatives",
+        "GetEventIndicators",
     )
-
-    def _create(self, description, unzip_dir):
-        self._buffers()
-        return self._fmpy("fmi3.FMU3Model", description, unzip_dir)
-
-    @_fmi_call
-    def _instantiate(self) -> None:
-        self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
 
 class Fmi1Model(_Fmi1, ModelExchangeInstance):
-    """An FMI 1.0 Model Exchange instance.
-
-    FMI 1.0 has no event or continuous-time modes to enter: fmiInitialize and
-    fmiEventUpdate run the event iteration, and fmiCompletedIntegratorStep is
-    due after every accepted step. Its description need not say which
-    variables are the states: fmiGetStateValueReferences does, and an event
-    with stateValueReferencesChanged asks the importer to call it again (FMI
-    1.0 for Model Exchange: fmiEventInfo). At fmiInitialize that is
-    free (no state is used yet: the flow reads the references and the states
-    after it); at a later event the references are read again, and a state
-    vector that changed is refused (the flow integrates the one it was given).
-    """
+    """An FMI 1.0 Model Exchange instance: fmiInitialize and fmiEventUpdate run
+    the event iteration, fmiCompletedIntegratorStep is due after every step,
+    and a changed state vector (stateValueReferencesChanged) is refused."""
 
     _references: list[int] | None = None  # the state vector last read
-
-    _me_names = (
-        "fmi1SetTime",
-        "fmi1SetContinuousStates",
-        "fmi1GetDerivatives",
-        "fmi1GetEventIndicators",
-    )
-
-    def _create(self, description, unzip_dir):
-        self._buffers()
-        return self._fmpy("fmi1.FMU1Model", description, unzip_dir)
-
-    @_fmi_call
-    def _instantiate(self) -> None:
-        self._fmu.instantiate(functions=self._logger(), loggingOn=True)
 
     def _bind(self) -> None:
         super()._bind()
@@ -814,6 +670,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         return bool(self._fmu.completedIntegratorStep()), False
 
     def reset(self) -> None:
+        """FMI 1.0 Model Exchange has no reset: an FMUError."""
         raise FMUError(
             "fmiReset", "missing", self.path, "FMI 1.0 Model Exchange has no reset"
         )
@@ -828,7 +685,6 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         return self._references
 
     def _iterate(self, max_iterations: int) -> EventInfo:
-        """fmiEventUpdate until the iteration converged."""
         for _ in range(max_iterations):
             info = self._event_info(self._fmu.eventUpdate(FMI1_FALSE))
             if info is not None:
@@ -854,7 +710,6 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         )
 
     def _check_references(self) -> None:
-        """Read the state value references again; refuse a new state vector."""
         before = self._references
         after = self.state_references()
         if after != before:
@@ -891,28 +746,19 @@ class CoSimulationInstance(FmiInstance):
     def handle_event(
         self, max_iterations: int, inputs: Start | None = None
     ) -> EventInfo:
-        """Run an event in Event Mode (only there): the one a step asked for, or
-        a jump of `inputs`."""
+        """Run an event in Event Mode (FMI 3.0 only): the one a step asked
+        for, or a jump of `inputs`."""
         raise NotImplementedError
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
         """The end of a doStep called in C (`_cosim`) that did not complete."""
         raise NotImplementedError
 
-    def step_end(
-        self,
-        t: float,
-        h: float,
-        status: int,
-        event: bool,
-        terminate: bool,
-        early: bool,
-        last: float,
-    ) -> StepEnd:
+    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
         """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
-        that did not complete, as `do_step` gives it: status, FMI 3.0's flags
-        (eventHandlingNeeded, terminateSimulation, earlyReturn) and the last
-        successful time."""
+        that did not complete, as `do_step` gives it; `ended` is (status,
+        eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
+        status, _, terminate, _, last = ended
         return self.failed_step(status, terminate, last)
 
 
@@ -920,9 +766,6 @@ class Fmi2Slave(_Fmi2, CoSimulationInstance):
     """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
     c_do_step = "fmi2DoStep"
-
-    def _create(self, description, unzip_dir):
-        return self._fmpy("fmi2.FMU2Slave", description, unzip_dir)
 
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; a discard with terminateSimulation ends early."""
@@ -935,9 +778,8 @@ class Fmi2Slave(_Fmi2, CoSimulationInstance):
         return StepEnd(t + h)
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """The end of a doStep that returned `status` above warning: a discard
-        with terminateSimulation ends at the last successful time; else the
-        FMUError of fmi2DoStep."""
+        """A discard with terminateSimulation ends at the last successful time;
+        else the FMUError of fmi2DoStep."""
         if status == 2 and self._terminated():
             return StepEnd(self._last_time(), terminate=True)
         raise _status_error(self, "fmi2DoStep", status)
@@ -955,7 +797,7 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
     """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
 
     def _create(self, description, unzip_dir):
-        fmu = self._fmpy("fmi1.FMU1Slave", description, unzip_dir)
+        fmu = super()._create(description, unzip_dir)
         for name in FMI1_STATUS_FUNCTIONS:  # fmpy 0.3 declares them to return a
             fmu._functions[name].restype = ctypes.c_int  # string: an error crashed
         return fmu
@@ -998,14 +840,9 @@ def _step_end(
 
 
 class Fmi3Slave(_Fmi3, CoSimulationInstance):
-    """An FMI 3.0 Co-Simulation instance.
-
-    Where the FMU declares `hasEventMode`, the instance is created with Event
-    Mode used, and with early return allowed where it also may return early
-    (`mightReturnEarlyFromDoStep` or `canReturnEarlyAfterIntermediateUpdate`):
-    doStep then stops at each of the FMU's events, and `handle_event` runs
-    it. Step Mode is entered only from Event Mode, as FMI 3.0 asks.
-    """
+    """An FMI 3.0 Co-Simulation instance: with `hasEventMode`, Event Mode is
+    used and early return allowed where the FMU may return early; doStep then
+    stops at each of its events, which `handle_event` runs."""
 
     c_do_step = "fmi3DoStep"
 
@@ -1016,7 +853,7 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
             part.mightReturnEarlyFromDoStep
             or part.canReturnEarlyAfterIntermediateUpdate
         )
-        return self._fmpy("fmi3.FMU3Slave", description, unzip_dir)
+        return super()._create(description, unzip_dir)
 
     @_fmi_call
     def _instantiate(self) -> None:
@@ -1054,16 +891,8 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         needed, terminate, early, last = self._fmu.doStep(t, h, False)
         return _step_end(t, h, needed, terminate, early, last)
 
-    def step_end(
-        self,
-        t: float,
-        h: float,
-        status: int,
-        event: bool,
-        terminate: bool,
-        early: bool,
-        last: float,
-    ) -> StepEnd:
+    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
+        status, event, terminate, early, last = ended
         if status > FMI_WARNING:
             raise _status_error(self, "fmi3DoStep", status)
         return _step_end(t, h, event, terminate, early, last)
@@ -1088,8 +917,7 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         self, max_iterations: int, inputs: Start | None = None
     ) -> EventInfo:
         """Run the event doStep asked for, or a jump of `inputs` (set in Event
-        Mode, where FMI 3.0 lets the discrete ones change once Event Mode is
-        used): Event Mode, iteration, Step Mode."""
+        Mode): Event Mode, iteration, Step Mode."""
         self._fmu.enterEventMode()
         self._set_start(inputs or {})
         info = self._iterate(max_iterations)
@@ -1099,30 +927,9 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
 
 
 INSTANCE_CLASSES = {
-    ("1.0", "ModelExchange"): Fmi1Model,
-    ("1.0", "CoSimulation"): Fmi1Slave,
-    ("2.0", "ModelExchange"): Fmi2Model,
-    ("2.0", "CoSimulation"): Fmi2Slave,
-    ("3.0", "ModelExchange"): Fmi3Model,
-    ("3.0", "CoSimulation"): Fmi3Slave,
+    (f"{c.version}.0", c.interface): c
+    for c in (Fmi1Model, Fmi1Slave, Fmi2Model, Fmi2Slave, Fmi3Model, Fmi3Slave)
 }
-
-
-def binary_folder(fmi_version: str) -> str:
-    """Return this platform's binaries/ folder name for the FMI version."""
-    machine = (
-        "x86_64" if platform.machine() in ("x86_64", "AMD64") else platform.machine()
-    )
-    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}.get(
-        platform.system()
-    )
-    if fmi_version.startswith(("1", "2")):
-        bits = "64" if machine in ("x86_64", "aarch64") else "32"
-        return f"{system}{bits}"
-    return f"{machine}-{system}"
-
-
-LIBRARY_SUFFIX = {"Linux": ".so", "Darwin": ".dylib", "Windows": ".dll"}
 
 
 def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
@@ -1131,17 +938,18 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     Raises
     ------
     FmibridgeError
-        If the FMU does not offer `interface` (or offers only Scheduled
-        Execution).
+        If the FMU does not offer `interface`, or its binary does not load.
     FMUError
         Naming the FMU: no binary for this platform, or an instantiation the
-        FMU refused (with its log); FmibridgeError for a binary that does not
-        load.
+        FMU refused (with its log).
     """
     archive.check_interface(interface)
     identifier = archive.part(interface).modelIdentifier
-    folder = archive.unzipped() / "binaries" / binary_folder(archive.fmi_version)
-    library = folder / f"{identifier}{LIBRARY_SUFFIX.get(platform.system(), '')}"
+    import fmpy  # its platform names: the folder fmpy loads the binary from
+
+    platform = fmpy.platform_tuple if archive.fmi_version == "3.0" else fmpy.platform
+    folder = archive.unzipped() / "binaries" / platform
+    library = folder / f"{identifier}{fmpy.sharedLibraryExtension}"
     if not library.is_file():
         binaries = folder.parent
         offered = (
@@ -1172,10 +980,8 @@ MISSING_DEPENDENCY = ("cannot open shared object file", "Library not loaded")
 
 
 def _load_error(path: Path, library: Path, exc: Exception) -> FmibridgeError:
-    """The error of a binary that does not load, with the loader's own words
-    (the OSError fmpy's message wraps) naming what failed: a library it needs
-    that is missing (the loader names another file than the binary), or a
-    binary that is damaged or for another platform."""
+    """The error of a binary that does not load, in the loader's words: a
+    library it needs is missing, or the binary is damaged or foreign."""
     if isinstance(exc.__context__, OSError):
         text = str(exc.__context__)
     else:  # fmpy's own message: its last part, without the unpacked folder

@@ -1,20 +1,12 @@
 """FMU flows: Model Exchange (the master integrates) and Co-Simulation (the FMU does).
 
-Both take parameters, start values and inputs by FMU variable name, check them
-against the model description at construction, and free the instance on
-`close()`. Resets reach the FMU by setting state:
-Model Exchange sets continuous states; Co-Simulation sets the state variables
-where the FMU accepts it and otherwise resets the instance and re-initialises
-it at the event time with the new state as start values. Saved FMU states
-serve rollback when a step is halved.
-
-Both are masters of the FMU's own discrete behaviour as FMI asks: Model
-Exchange runs time events exactly at `nextEventTime`, state events through
-the event indicators (`fmu_event_edges`), the events `completedIntegratorStep`
-asks for, each with event iteration to a fixed point; Co-Simulation (FMI 3
-with Event Mode) runs the events at which doStep returns early. Each flow
-records the FMU's outputs (`outputs`, arrays as `y[1]`, `y[2]`, ...) where
-the Result samples, and `terminateSimulation` ends the run (Status.TERMINATED).
+Both take parameters, start values and inputs by FMU variable name, checked at
+construction. Resets set the continuous states (Model Exchange), or the state
+variables where the FMU accepts it, else reset and re-initialise the FMU at the
+event time (Co-Simulation); saved FMU states serve rollback. Both run the FMU's
+own events as FMI asks: time events, event indicators (`fmu_event_edges`) and
+completedIntegratorStep with event iteration (Model Exchange), early return in
+FMI 3 Event Mode (Co-Simulation). `terminateSimulation` ends the run.
 """
 
 from __future__ import annotations
@@ -78,10 +70,8 @@ STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
 
 
 def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
-    """The variable of state k whose value reference the FMU reports as vr (the
-    first where aliases share it); a state without one (FMI 1.0's
-    fmiUndefinedValueReference) is named `state[k+1]` (underscores before it
-    where the FMU has that name); None for a value reference of no variable."""
+    """The variable of state k reported as vr (the first of aliases); FMI 1.0's
+    fmiUndefinedValueReference names it `state[k+1]`; None: no variable."""
     if vr == FMI1_UNDEFINED_VR:
         name = f"state[{k + 1}]"
         while name in archive.variables:
@@ -90,17 +80,25 @@ def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
     return next((v for v in archive.variables.values() if v.vr == vr), None)
 
 
+def _trim(entries: OrderedDict, limit: int) -> None:
+    """Drop the oldest entries beyond `limit`."""
+    while len(entries) > limit:
+        entries.popitem(last=False)
+
+
+def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
+    return tuple(n for v in variables for n in v.element_names)
+
+
 def _is_discrete(variable: Variable) -> bool:
     """True for an input that changes only at events (not a continuous real)."""
     return variable.variability == "discrete" or variable.type not in REAL_TYPES
 
 
 class _Reader:
-    """Reads the values of some variables, one FMU call per FMI type; scalar
-    reals alone through the bound C get (`RealPorts`, a Co-Simulation flow's
-    states after every step), other scalars of FMI 2.0 and 3.0 through their C
-    gets (`_cosim.Readings`: a Model Exchange flow's outputs at every sample).
-    """
+    """Reads some variables, one FMU call per FMI type: scalar reals through
+    the C get (`RealPorts`), other scalars of FMI 2.0 and 3.0 (`direct`)
+    through theirs (`_cosim.Readings`), the rest through fmpy."""
 
     def __init__(
         self, instance: FmiInstance, variables: Sequence[Variable], direct: bool = False
@@ -119,7 +117,7 @@ class _Reader:
         self._take = np.array(
             [i for v in variables for i in positions[v.name]], dtype=np.intp
         )
-        self.names = tuple(n for v in variables for n in v.element_names)
+        self.names = _element_names(variables)
         reals = len(self._calls) == 1 and self._calls[0][0] in C_REALS
         scalars = all(not v.shape for v in variables)
         self._ports = (
@@ -192,11 +190,10 @@ class _FmuFlow:
             self.close()
             raise
 
-    # -- names and checks ------------------------------------------------------
-
     def _set_up(self, parameters, start, inputs, states, outputs) -> None:
         self._states_given, self._outputs = states is not None, outputs
-        self._take_states(self._states_from_description(states))
+        names = self.archive.state_names if states is None else states
+        self._take_states([self._variable(n, "state") for n in names])
         checked = self._check_inputs(inputs or {})
         self._inputs = {  # continuous real inputs: set at every evaluation
             vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])
@@ -225,27 +222,16 @@ class _FmuFlow:
         }
 
     def _take_states(self, variables: list[Variable]) -> None:
-        """Take `variables` as the states; the outputs read and recorded are
-        the other variables."""
+        """Take `variables` as the states; outputs are the other variables."""
         self._state_variables = variables
-        self.state_names = tuple(n for v in variables for n in v.element_names)
+        self.state_names = _element_names(variables)
         readable = self._readable(("output", "local"), REAL_TYPES)
         self._readable_variables = [
             v for v in readable if not v.name.startswith("der(")
         ]
-        self.output_names = tuple(
-            n for v in self._readable_variables for n in v.element_names
-        )
+        self.output_names = _element_names(self._readable_variables)
         self._recorded_variables = self._recorded(self._outputs)
-        self.recorded_names = tuple(
-            n for v in self._recorded_variables for n in v.element_names
-        )
-
-    def _states_from_description(self, states) -> list[Variable]:
-        """The state variables: `states` by name, else those with a derivative."""
-        if states is not None:
-            return [self._variable(n, "state") for n in states]
-        return [self._variable(n, "state") for n in self.archive.state_names]
+        self.recorded_names = _element_names(self._recorded_variables)
 
     def _variable(self, name: str, role: str) -> Variable:
         variable = self.archive.variables.get(name)
@@ -255,9 +241,6 @@ class _FmuFlow:
                 f"the FMU has {sorted(self.archive.variables)}."
             )
         return variable
-
-    def _vr(self, name: str, role: str) -> int:
-        return self._variable(name, role).vr
 
     def _readable(self, causalities, types) -> list[Variable]:
         """Variables of these causalities and types that are not states."""
@@ -269,7 +252,7 @@ class _FmuFlow:
         ]
 
     def _recorded(self, outputs: Sequence[str] | None) -> list[Variable]:
-        """The variables the Result records: `outputs`, or (None) every output."""
+        """`outputs`, or (None) every output."""
         if outputs is None:
             return self._readable(("output",), NUMERIC_TYPES)
         variables = [self._variable(n, "output to record") for n in outputs]
@@ -301,7 +284,7 @@ class _FmuFlow:
         return checked
 
     def _number(self, variable: Variable, value: object, role: str):
-        """Check a value (a number, or for an array as many numbers) for `variable`."""
+        """Check a value (a number, or for an array as many) for `variable`."""
         where = f"{self.path}: {role} {variable.name!r}"
         if not variable.is_numeric:
             raise FmibridgeError(
@@ -350,7 +333,6 @@ class _FmuFlow:
         return checked
 
     def _check_table(self, variable: Variable, table: InputTable) -> None:
-        """Check that every value of an input table suits `variable`."""
         if variable.shape:
             raise FmibridgeError(
                 f"{self.path}: input {variable.name!r} is an array; a table drives "
@@ -378,14 +360,12 @@ class _FmuFlow:
         return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
     def _input_values(self, t: float) -> dict[int, tuple[str, object]]:
-        """The continuous inputs at t."""
         return {
             vr: (variable.type, self._value_at(u, t, held=False))
             for vr, (variable, u) in self._inputs.items()
         }
 
     def _table_values(self, t: float) -> dict[int, tuple[str, object]]:
-        """The discrete inputs given as tables, at t."""
         return {
             vr: (variable.type, self._value_at(table, t, held=True))
             for vr, (variable, table) in self._discrete_tables.items()
@@ -401,8 +381,7 @@ class _FmuFlow:
         return u(t) if callable(u) else u
 
     def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        """Every input at t, set in Initialization Mode (discrete ones only there,
-        or at their tables' jumps)."""
+        """Every input at t, for Initialization Mode."""
         self._passed = (t, t)  # a jump at the start time has happened
         values = self._input_values(t)
         for vr, (variable, u) in self._inputs.items():  # functions u(t), once
@@ -411,13 +390,13 @@ class _FmuFlow:
         return {**values, **self._discrete_inputs, **self._table_values(t)}
 
     def _next_jump(self) -> float:
-        """Return the next jump of an input table (inf: none)."""
+        """The next jump of an input table (inf: none)."""
         k = np.searchsorted(self._jumps, self._passed[1], side="right")
         return float(self._jumps[k]) if k < len(self._jumps) else math.inf
 
     def _pass_jump(self, t: float) -> None:
-        """If an input table jumps at t (up to round-off), mark that jump as run:
-        from now on, evaluations at t take the values after it."""
+        """Mark an input table's jump at t (up to round-off) as run: evaluations
+        at t take the values after it."""
         t_jump = self._next_jump()
         if abs(t_jump - t) <= JUMP_RTOL * max(1.0, abs(t)):
             self._passed = (t, t_jump)
@@ -427,7 +406,7 @@ class _FmuFlow:
 
     def _held_input(self, name: str) -> tuple[int, Callable[[float], float]]:
         """The value reference of a real input and its value u(t) as set now."""
-        vr = self._vr(name, "input")
+        vr = self._variable(name, "input").vr
         held = self._inputs.get(vr, (None, 0.0))[1]
         return vr, lambda t: cast(float, self._value_at(held, t, held=False))
 
@@ -454,7 +433,6 @@ class _FmuFlow:
         }
 
     def _initialize(self, t0: float) -> None:
-        """Initialize the instance at t0 (per interface)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -462,10 +440,6 @@ class _FmuFlow:
         if instance is not None:
             instance.free()
         self.archive.cleanup()
-
-    def _check_finite(self, values: np.ndarray, what: str, t: float) -> np.ndarray:
-        """Return values, or raise the FMUError of a non-finite one (`check_finite`)."""
-        return check_finite(values, what, self.path, t)
 
 
 class ModelExchangeFlow(_FmuFlow, VectorField):
@@ -494,9 +468,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     @property
     def instance(self) -> ModelExchangeInstance:
         """The FMU's instance (closed: an error)."""
-        return cast(
-            ModelExchangeInstance, super().instance
-        )  # instantiated for `interface`
+        return cast(ModelExchangeInstance, super().instance)
 
     def _initialize(self, t0: float) -> None:
         self.instance.initialize(
@@ -514,10 +486,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._changed_discrete = False  # by the last event iteration
 
     def _attach_inputs(self) -> list[str]:
-        """Hand the continuous inputs to the FMU's calls, set at every point
-        (`flows._fmu.FmuInputs`); return the names of those set from Python:
-        functions u(t) and tables, called back, and inputs of other types than
-        Real and Float64 or arrays, set through fmpy."""
+        """Hand the continuous inputs to the FMU's calls (`_fmu.FmuInputs`);
+        return the names of those set from Python (functions, tables, other
+        types than Real and Float64, arrays)."""
         if not self._inputs:
             return []
         vrs, sources, others, in_python = [], [], {}, []
@@ -544,8 +515,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return in_python
 
     def _input_source(self, u: InputValue) -> object:
-        """How an input's value at t is found: a number, a Function of t (an
-        adapter's expression, `engine_entry`), or a Python function of t."""
+        """A number, a Function of t (`engine_entry`), or a Python u(t)."""
         if isinstance(u, InputTable):
             return lambda t: self._value_at(u, t, held=False)
         if not callable(u):
@@ -557,9 +527,8 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return u
 
     def _check_state_order(self) -> None:
-        """Take the FMU's state vector where it says which its states are (FMI
-        1.0, whose description need not: fmiGetStateValueReferences after
-        fmiInitialize decides); refuse `states` named in another order."""
+        """Take the state vector fmiGetStateValueReferences names (FMI 1.0);
+        refuse `states` named in another order."""
         reported = self.instance.state_references()
         if reported is None or reported == [v.vr for v in self._state_variables]:
             return
@@ -577,14 +546,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         )
 
     def _check_state_values(self, x: np.ndarray) -> None:
-        """Refuse a state vector whose values are not those of the states read by
-        value reference: the model description lists its derivatives in another
-        order than the state vector's, so a column and a guard named `h` would
-        hold another state (FMI 2.0: ModelStructure/Derivatives, FMI 3.0:
-        ModelStructure/ContinuousStateDerivative; their order is the state
-        vector's). FMI 1.0 has no such list: its state vector is the one
-        fmiGetStateValueReferences names (`_check_state_order`), whose
-        references may be undefined (Sysplorer's)."""
+        """Refuse a state vector whose values are not those of the states read
+        by value reference (derivatives listed out of the state vector's order
+        in ModelStructure); FMI 1.0 has no such list (`_check_state_order`)."""
         if self.archive.fmi_version == "1.0":
             return
         by_reference = self._states_reader.read()
@@ -607,13 +571,12 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         )
 
     def _absorb(self, info) -> None:
-        """Keep what an event iteration ended with: next time event, termination."""
         self._next_time = info.next_time
         self.is_terminated = self.is_terminated or info.terminate
 
     def rhs_function(self) -> Function:
-        """Return the FMU's derivatives at (t, x), its inputs set at t, as the
-        compiled loops call them: its C functions (`flows._fmu.FmuRhs`)."""
+        """Return the FMU's derivatives at (t, x), its inputs set at t, by its C
+        functions (`flows._fmu.FmuRhs`)."""
         return self._rhs_function
 
     def _set_inputs(self, t: float) -> None:
@@ -684,19 +647,14 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._set_inputs(t)
         self.instance.set_reals([vr], [value])
         try:
-            return self._check_finite(
-                self.instance.derivatives(t, x), "get derivatives", t
-            )
+            derivatives = self.instance.calls.derivatives(t, x)
+            return check_finite(derivatives, "get derivatives", self.path, t)
         finally:
             self.instance.set_reals([vr], [held(t)])
 
     def event_indicator(self, i: int) -> Callable[[float, np.ndarray], float]:
-        """Return g(t, x) = the FMU's i-th event indicator.
-
-        Its `engine_entry(n)` is entry i of the FMU's indicators as one
-        Function (`flows._fmu.FmuIndicators`): the compiled loops read all of
-        them with one FMU call per point, and so does a call from Python.
-        """
+        """Return g(t, x) = the FMU's i-th event indicator; its `engine_entry(n)`
+        is entry i of all of them as one Function (`flows._fmu.FmuIndicators`)."""
         function = self._indicators
 
         def indicator(t: float, x: np.ndarray) -> float:
@@ -712,11 +670,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return indicator
 
     def expression_function(self, program, constants, failure, what: str):
-        """Return `program` over t, the states, the FMU's outputs and `constants`
-        as a Function of (t, x) (`Flow.expression_function`); the outputs are
-        read through the FMU's C get of reals at the point, its inputs at t
-        (`flows._fmu.FmuProgram`). None where it reads another name, or an
-        output that is no scalar Real (Float64)."""
+        """Return `program` over t, the states, the FMU's scalar real outputs and
+        `constants` as a Function of (t, x) (`flows._fmu.FmuProgram`); None
+        where it reads another name."""
         found = super().expression_function(program, constants, failure, what)
         if found is not None:
             return found
@@ -725,11 +681,8 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         outputs = [
             n for n in program.names if n not in places and n in self.output_names
         ]
-        found_variables = [self.archive.variables.get(n) for n in outputs]
-        variables = [v for v in found_variables if v is not None]
-        if len(variables) < len(outputs):
-            return None
-        if any(v.type not in C_REALS or v.shape for v in variables):
+        variables = [self.archive.variables.get(n) for n in outputs]
+        if any(v is None or v.type not in C_REALS or v.shape for v in variables):
             return None
         places.update({name: 1 + nx + k for k, name in enumerate(outputs)})
         v = values_with_constants(program, places, constants)
@@ -740,24 +693,21 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             [program.bound(places)],
             [failure],
             v,
-            [variable.vr for variable in variables],
+            [cast(Variable, variable).vr for variable in variables],
             1 + nx,
             what,
         )
 
     def describe(self) -> dict[str, str]:
-        """Return the provenance entries, with how the FMU's functions are called:
-        directly, and which inputs are set from Python (`_attach_inputs`)."""
+        """Return the provenance entries, with the inputs set from Python."""
         calls = "C functions called directly"
         if self._python_inputs:
             calls += f"; inputs set from Python: {', '.join(self._python_inputs)}"
         return {**super().describe(), "fmu_calls": calls}
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the FMU's event mode at (t, x) and return its continuous state after.
-
-        The discrete inputs given as tables are set in it to their values at t.
-        """
+        """Run the FMU's event mode at (t, x), the discrete input tables set to
+        their values at t; return its continuous state after."""
         self._set_inputs(t)
         before = self.instance.event_indicators(t, x)
         tables = self._table_values(t)
@@ -770,19 +720,15 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return x_after
 
     def event_changed_discrete(self) -> bool:
-        """True if the last event iteration changed the FMU's discrete state, as
-        its event indicators show (a relation that switched, its hysteresis)."""
+        """True if the last event iteration changed the event indicators."""
         return self._changed_discrete
 
 
 class _Journal:
-    """The calls that changed a Co-Simulation FMU since its last
-    initialisation, kept to return it to a point it left without saving its
-    state: fmiReset, then the same calls again (inputs, doSteps, events), each
-    with the same arguments, so a deterministic FMU takes the same steps. At
-    most MAX_JOURNAL calls are kept: past them (a long run without events), or
-    once a doStep was called in C (`CoSimulationFlow.stepped`), the journal is
-    dropped until the next initialisation, and a return says so."""
+    """The calls that changed a Co-Simulation FMU since its last initialisation,
+    replayed after fmiReset to return it to a point it left unsaved. Dropped
+    past MAX_JOURNAL calls or a doStep called in C, until the next
+    initialisation."""
 
     CALLS = (
         "initialize",
@@ -863,36 +809,16 @@ class _Journal:
 class CoSimulationFlow(_FmuFlow, Flow):
     """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
 
-    `advance` is repeatable: the FMU state at each point the master may return
-    to is saved (get/set FMU state), so a halved step restarts from it. Told
-    which steps a run may undo (`plan_undo`: those a guard may cross), it
-    saves only before those; until told, before every step. A point that was
-    never reached (a reset) is entered by setting the state variables, or
-    where the FMU refuses that, by fmiReset and re-initialisation at that time
-    with the new state as start values; so is a point left without a saved
-    state that a run returns to, with a warning (the forecast missed a
-    crossing). A point entered by a reset and initialisation (and the origin)
-    is entered again by the same calls, checked on its states (`anchored`):
-    a run returns there without a saved state. The recorded outputs are read
-    after each step, so a sample never moves the FMU. An FMI 3 FMU with Event
-    Mode returns early at its own events; each is run (Event Mode,
-    iteration) where the FMU stopped and logged as `fmu_event` once the step
-    is accepted (`observe`).
-
-    In a run that undoes no step (no guards), the compiled loops step the
-    FMU without Python where its calls can be made directly
-    (`_cosim.FmuStepper`: FMI 2.0 and 3.0, scalar real states and inputs, the
-    inputs numbers or tables, scalar recorded outputs; a step with the FMU's
-    own events is finished in Python); `describe` says which path ran (`steps`), and why
-    not the compiled one.
-
-    An FMU that cannot save its state (`canGetAndSetFMUstate` false, and
-    every FMI 1.0 FMU) runs without: a run without guards on it never returns
-    to a point it left, and methods step it forward only (`forward_only`:
-    Halving stops each communication step short of the guards' extrapolated
-    crossing). Where a step must still be undone, the flow returns to a point
-    it passed by replay: fmiReset and the same calls since the last
-    initialisation (`_Journal`; `n_replays` counts them).
+    `advance` is repeatable: the FMU state is saved before the steps a run may
+    undo (`plan_undo`). A point never reached (a reset) is entered by setting
+    the state variables, else by fmiReset and re-initialisation with the new
+    state as start values; the origin and such points are entered again by the
+    same calls (`anchored`). An FMI 3 FMU with Event Mode returns early at its
+    own events, each run where it stopped and logged as `fmu_event`. In a run
+    without guards, the compiled loops take the steps (`_cosim.FmuStepper`)
+    where they can; `describe` says which path ran. An FMU that cannot save
+    its state is stepped forward only (`forward_only`) and returns to a point
+    it passed by replay (`_Journal`, `n_replays`).
 
     Raises
     ------
@@ -902,20 +828,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
     """
 
     interface = "CoSimulation"
-    # the compiled loops take plain steps without Python where they can
-    # (`stepper`); False: every step is `advance` (the path they replace)
+    # False: every step is `advance`, never the compiled loops' (`stepper`)
     compiled_steps: ClassVar[bool] = True
 
     @property
     def instance(self) -> CoSimulationInstance:
         """The FMU's instance (closed: an error)."""
-        return cast(
-            CoSimulationInstance, super().instance
-        )  # instantiated for `interface`
+        return cast(CoSimulationInstance, super().instance)
 
     def _initialize(self, t0: float) -> None:
-        # Saved only where the FMU can: a plain run never returns to a point it
-        # left, so it needs none (`goto` says what is missing where one would).
         self._can_save = self.archive.capability("CoSimulation", "canGetAndSetFMUstate")
         self._journal = None if self._can_save else _Journal(self.instance)
         # point -> (journal generation, length, outputs) where the FMU was there
@@ -928,9 +849,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
         self._at: tuple = (t0, self.x0.tobytes())
         self._origin = self._at  # where the first initialisation put it
-        # the points a reset and initialisation entered (besides the origin):
-        # `goto` enters them again by the same calls (`_reenter`), so a run
-        # returns to them, and replays from them, without a saved state
+        # the points a reset and initialisation entered (`anchored`)
         self._anchors: OrderedDict[tuple, None] = OrderedDict()
         self._snap = 0.0  # times within this of self._at's are the same time
         self._can_set_states: bool | None = None
@@ -938,9 +857,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
         self.n_state_saves = 0  # FMU states saved since `plan_undo`
-        # the CPU seconds (this thread's: the load on the machine adds none) of a
-        # save, the least of the first SAVES_TIMED (one-time costs and noise
-        # only add), 0 before the first
+        # a save's thread CPU seconds, the least of the first SAVES_TIMED
         self.save_cost = 0.0
         self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
@@ -949,9 +866,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._steps = "python (no compiled loop took them)"  # `describe`
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
-        """Save the FMU state before a step only where may_undo(t, x, h). A run
-        plans once, at its start: the states an earlier run saved are freed, so
-        each run saves what it returns to (and costs what a first run does)."""
+        """Save the FMU state before a step only where may_undo(t, x, h); called
+        once at a run's start, it frees the states an earlier run saved."""
         self._may_undo, self.n_state_saves = may_undo, 0
         self._undoes_none = not getattr(may_undo, "guards", True)
         self._left.clear()
@@ -959,7 +875,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._anchors.clear()
 
     def _free_snapshots(self) -> None:
-        """Free every saved FMU state."""
         if self._instance is not None:
             for snapshot in getattr(self, "_snapshots", {}).values():
                 self._instance.free_state(snapshot)
@@ -967,8 +882,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     @property
     def forward_only(self) -> bool:
-        """True where a return to a point the FMU left costs a replay (no state
-        saving): methods then choose steps that need none."""
+        """True where a return to a point the FMU left costs a replay."""
         return not self._can_save
 
     @property
@@ -977,10 +891,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._journal.n_replays if self._journal is not None else 0
 
     def stepper(self, scheme: Scheme) -> Stepper:
-        """Return the FMU's steps for the compiled loops: in a run that undoes
-        no step, each without Python (`_cosim.FmuStepper`: doStep, the states,
-        inputs and recorded outputs called directly) where the FMU allows it
-        (`_refusal`), else `advance` called back."""
+        """Return the FMU's steps for the compiled loops: `_cosim.FmuStepper`
+        where the FMU allows it (`_refusal`), else `advance` called back."""
         refused = self._refusal()
         if refused is not None:
             self._steps = f"python ({refused})"
@@ -997,7 +909,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
         )
 
     def _refusal(self) -> str | None:
-        """Why the compiled steps cannot take this FMU's steps, or None."""
         values = [*self._inputs.values(), *self._discrete_tables.values()]
         if not self.compiled_steps:
             return "compiled steps off"
@@ -1016,8 +927,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return None
 
     def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
-        """The inputs as `FmuStepper` sets them: (vr, times, values, held), a
-        number as a table of one row, in the order `_set_inputs` sets them."""
+        """The inputs as (vr, times, values, held), a number as one row."""
         sources = []
         for held, inputs in ((False, self._inputs), (True, self._discrete_tables)):
             for vr, (_, u) in inputs.items():
@@ -1029,21 +939,18 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     @property
     def steps_in_blocks(self) -> bool:
-        """True where the compiled loops may take many steps per call: the
-        steps are compiled (`stepper`) and the run undoes none (no guards)."""
+        """True where the steps are compiled and the run undoes none."""
         return self._undoes_none and self._steps == "compiled"
 
     def describe(self) -> dict[str, str]:
-        """Say what the flow is (`_FmuFlow.describe`) and which path took its
-        steps: compiled, or Python and why."""
+        """Return the provenance entries, with the path that took the steps."""
         steps = self._steps
         if steps == "compiled" and not self._undoes_none:
             steps = "python (the run may undo steps: guards)"
         return {**super().describe(), "steps": steps}
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
-        """Return x(t + h): doStep from (t, x), where `goto` puts the FMU first,
-        its state saved there if the step may be undone (`plan_undo`)."""
+        """Return x(t + h): doStep from (t, x), saved first if it may be undone."""
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
         self.goto(t, x)
         if may_undo:
@@ -1054,25 +961,17 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._step(t, h)
 
     def _set_inputs(self, t: float) -> None:
-        """Set the inputs for the step from t: continuous ones and tables."""
-        if not (self._inputs or self._discrete_tables):
-            return
-        values = {**self._input_values(t), **self._table_values(t)}
-        if values:
-            self.instance._set_start(values)
+        if self._inputs or self._discrete_tables:
+            self.instance._set_start(self._step_inputs(t))
+
+    def _step_inputs(self, t: float) -> dict[int, tuple[str, object]]:
+        return {**self._input_values(t), **self._table_values(t)}
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run an input table's jump at t: the inputs after it reach the FMU
-        with the doStep from t (`advance` sets them right before it), and no
-        call reads the FMU in between. An FMU runs the discontinuity as an
-        event at the start of that doStep only where nothing evaluated it
-        with the new values first: Dymola's Co-Simulation FMUs (FMI 1.0 and
-        2.0) take a read (fmi2GetReal) after the set as that evaluation and
-        meet a step of their input milliseconds late; a read before the set
-        does no harm. The recorded outputs after the jump are those before it
-        unless one of them depends directly on a table's input
-        (`FmuArchive.feedthrough`): then the inputs are set now and the outputs
-        read with them."""
+        """Run an input table's jump at t: the inputs after it are set right
+        before the doStep from t, with no read in between (Dymola's FMUs take a
+        read after the set as the event and meet the jump late), unless a
+        recorded output feeds through from a table (`FmuArchive.feedthrough`)."""
         self._pass_jump(t)
         if self.reports_events:  # FMI 3 Event Mode: the jump is an event there
             return self._input_event(t, x)
@@ -1083,21 +982,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return x
 
     def _input_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run an input jump at t in Event Mode, as FMI 3.0 asks of an FMU
-        that uses it: the inputs after it set there, then event iteration."""
+        """Run an input jump at t in Event Mode (FMI 3.0): the inputs after it
+        set there, then event iteration."""
         self.goto(t, x)
-        values = {**self._input_values(t), **self._table_values(t)}
-        info = self.instance.handle_event(MAX_EVENT_ITERATIONS, values)
+        info = self.instance.handle_event(MAX_EVENT_ITERATIONS, self._step_inputs(t))
         self.is_terminated = self.is_terminated or info.terminate
         self._recorded_at.clear()
         y = self._states_reader.read()
         self._at = (t, y.tobytes())
-        return self._check_finite(y, "fmi3UpdateDiscreteStates", t)
+        return check_finite(y, "fmi3UpdateDiscreteStates", self.path, t)
 
     @functools.cached_property
     def _reads_jumps(self) -> bool:
-        """True if a recorded output may depend directly on an input table
-        (undeclared dependencies count as every input)."""
+        """True if a recorded output may depend directly on an input table."""
         tables = self._table_inputs
         return bool(tables) and any(
             (inputs := self.archive.feedthrough(v.name)) is None or inputs & tables
@@ -1106,7 +1003,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _step(self, t: float, h: float, first: StepEnd | None = None) -> np.ndarray:
         """doStep from the FMU's (t, x) to t + h, running the FMU's own events
-        (`first`: where a doStep from t called in C ended)."""
+        (`first`: where a doStep called in C ended)."""
         t_now, t_end = t, t + h
         events: list[tuple] = []  # `_fmu_event`'s
         for _ in range(MAX_EVENTS_PER_STEP):
@@ -1122,7 +1019,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._events = (self._at, tuple(events))
                 if self.recorded_names:
                     self._remember_recorded()
-                return self._check_finite(y, "doStep", t_end)
+                return check_finite(y, "doStep", self.path, t_end)
             t_now = end.t
         raise FMUError(
             "doStep",
@@ -1136,29 +1033,23 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self, t: float, h: float, ended: tuple | None, y: np.ndarray
     ) -> np.ndarray:
         """Finish the step from t of h whose doStep `_cosim.FmuStepper` called:
-        one that did not complete (`ended`: status, eventHandlingNeeded,
-        terminateSimulation, earlyReturn, last successful time) goes on as
-        `_step` goes on from such an end; one that did (None) left the states
-        y, not all finite: the FMUError."""
+        `ended` (status, eventHandlingNeeded, terminateSimulation, earlyReturn,
+        last successful time) goes on as `_step`; None: it completed at y."""
         if ended is None:
             self.stepped(t + h, y, h)
-            return self._check_finite(y, "doStep", t + h)
-        return self._step(t, h, self.instance.step_end(t, h, *ended))
+            return check_finite(y, "doStep", self.path, t + h)
+        return self._step(t, h, self.instance.step_end(t, h, ended))
 
     def _terminate(self, t: float, events: tuple = ()) -> NoReturn:
-        """The FMU ended the simulation inside a step, at t: raise FlowTerminated
-        with its states there."""
+        """Raise FlowTerminated at t, where the FMU ended the simulation."""
         x = self._states_reader.read()
         self._at, self._snap = (t, x.tobytes()), 0.0
         self._events = (self._at, events)
         raise FlowTerminated(t, x)
 
     def stepped(self, t_end: float, y: np.ndarray, h: float) -> None:
-        """Note that the co-simulation master's compiled step (`_cosim`) took the
-        FMU from where it was by h to (t_end, y), unsaved as a step of `advance`
-        under the master's plan (or `_cosim.FmuStepper`, in a run that undoes
-        no step: a doStep called in C is not journaled, so no replay returns
-        past it)."""
+        """Note that a compiled step (`_cosim`) took the FMU by h to (t_end, y),
+        unsaved and unjournaled."""
         if self._may_undo is not None:
             self._left.append(self._at)
         if self._journal is not None:
@@ -1166,16 +1057,11 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
     def compiled_calls(self) -> tuple | None:
-        """The FMU's doStep, get and set of reals for the master's compiled step
-        (`_cosim.CommunicationStep`): (its FmiFunctions, its states' value
-        references), or None where that step cannot take
-        this FMU's steps (no state saving, FMI 1.0, Event Mode, inputs or outputs
-        of its own, states that are no scalar reals)."""
-        version = self.archive.fmi_version
+        """`direct_calls` for the master's compiled step
+        (`_cosim.CommunicationStep`), or None where it cannot take the steps."""
         if (
-            version not in ("2.0", "3.0")
+            self.archive.fmi_version not in ("2.0", "3.0")
             or not self._can_save
-            or self._journal is not None
             or self.reports_events
             or self._inputs
             or self._discrete_tables
@@ -1186,17 +1072,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self.direct_calls()
 
     def direct_calls(self) -> tuple:
-        """The FMU's doStep, get and set of reals, called directly: (its
-        FmiFunctions, its states' value references)."""
+        """The FMU's C calls (FmiFunctions) and its states' value references."""
         return self.instance.functions, [v.vr for v in self._state_variables]
 
     def _fmu_event(self, t: float) -> tuple[tuple, ...]:
         """Run the event doStep stopped for at t; return it as (t, name, x before,
         x after, outputs before, after), its name None where it changed neither
-        (an FMU may ask for an event that its own conditions then ignore, or
-        change only a discrete state it does not show): the Recorder counts
-        such an event as silent (`n_silent_events`), so the events and the
-        silent ones together are the FMU's Event Mode entries."""
+        (a silent event, `n_silent_events`)."""
         before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
@@ -1207,7 +1089,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the recorded outputs at (t, x), and the FMU's own events in the
-        step that ended there (each once)."""
+        step that ended there (once)."""
         key, events = self._events
         events = events if key == self._at and self._is_at((t, x.tobytes())) else ()
         if events:
@@ -1221,12 +1103,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return recorded, events
 
     def _remember_recorded(self) -> None:
-        """Keep the recorded outputs at the step's end, where the FMU is."""
         (t, x), recorded = self._at, self._recorded_values()
         self._recorded_at[x] = (t, self._snap, recorded)
         self._recorded_at.move_to_end(x)
-        while len(self._recorded_at) > MAX_RECORDED:
-            self._recorded_at.popitem(last=False)
+        _trim(self._recorded_at, MAX_RECORDED)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -1256,11 +1136,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._recorded_at.clear()  # outputs that feed through now differ
 
     def goto(self, t: float, x: np.ndarray) -> None:
-        """Put the FMU at (t, x): restore a saved state, or enter a reset state.
-
-        A time within round-off of where the FMU is (a method lands on t_end
-        by setting t = t_end, TIME_RTOL of the step away) counts as the same.
-        """
+        """Put the FMU at (t, x): restore a saved state, or enter a reset state
+        (a time within TIME_RTOL of the step of where the FMU is is the same)."""
         key = (t, x.tobytes())
         if self._is_at(key):
             key = self._at
@@ -1284,15 +1161,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
+            start = time.thread_time()
+            self._snapshots[key] = self.instance.get_state()
             if self._saves_timed < SAVES_TIMED:
-                start = time.thread_time()
-                self._snapshots[key] = self.instance.get_state()
                 spent = time.thread_time() - start
                 timed = self._saves_timed
                 self.save_cost = min(self.save_cost, spent) if timed else spent
                 self._saves_timed += 1
-            else:
-                self._snapshots[key] = self.instance.get_state()
             self.n_state_saves += 1
             while len(self._snapshots) > MAX_SNAPSHOTS:
                 self.instance.free_state(self._snapshots.popitem(last=False)[1])
@@ -1308,12 +1183,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
             )
             journal, calls = self._journal, self._journal.calls
             self._marks[key] = (journal.generation, len(calls), outputs)
-            while len(self._marks) > MAX_SNAPSHOTS:
-                self._marks.popitem(last=False)
+            _trim(self._marks, MAX_SNAPSHOTS)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
-        """Return to the point `key` passed before: reset, replay the calls up
-        to it, and check that the FMU is back at x."""
+        """Return to `key` by replay; check that the FMU is back at x."""
         assert self._journal is not None
         _, n, outputs = self._marks[key]
         self._journal.replay(self.instance, n, self.path)
@@ -1331,9 +1204,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
             )
 
     def can_return(self, t: float, x: np.ndarray, saved: bool = False) -> bool:
-        """True if `goto(t, x)` needs no reset of a point left unsaved: the FMU
-        saved its state there, entered it by a reset it repeats (`anchored`),
-        or (unless `saved`) is there."""
+        """True if `goto(t, x)` needs no reset of a point left unsaved: a saved
+        state, an `anchored` point, or (unless `saved`) where the FMU is."""
         key = (t, x.tobytes())
         if self._is_at(key):
             key = self._at
@@ -1342,15 +1214,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return key in self._snapshots or self.anchored(key)
 
     def anchored(self, key: tuple) -> bool:
-        """True if the point key, (t, x bytes), is the origin or one a reset
-        and initialisation entered, which `goto` enters again by the same calls
-        (an FMU that saves its state; one that cannot replays its journal)."""
+        """True if the point key, (t, x bytes), is the origin (of an FMU that
+        saves its state) or one a reset and initialisation entered."""
         return key in self._anchors or (key == self._origin and self._can_save)
 
     def replay_missed(self, t_from: float, t: float, x: np.ndarray) -> None:
-        """Enter (t, x) by a reset, with a warning: the master replayed this
-        FMU's steps from t_from with the inputs it had in them, and they did
-        not reach x (`cosim_master.CoupledCoSimulation._replay_each`)."""
+        """Enter (t, x) by a reset, with a warning: replaying this FMU's steps
+        from t_from did not reach x (`cosim_master`)."""
         warnings.warn(
             f"{self.path}: replaying its steps from t = {t_from!r} with the inputs "
             f"it had in them did not reach the states it had at t = {t!r} (its "
@@ -1363,8 +1233,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._at = (t, x.tobytes())
 
     def _warn_unsaved(self, key: tuple) -> None:
-        """Warn of a return to the start of a step taken without saving the state
-        (the run's forecast missed a crossing; `plan_undo`): entered as a reset."""
         t = key[0]
         if key in self._left and self._can_save:
             warnings.warn(
@@ -1387,57 +1255,41 @@ class CoSimulationFlow(_FmuFlow, Flow):
             if self._set_state_variables(x):
                 return
         elif (t, x.tobytes()) == self._origin:
-            self._restart()
+            self._reenter(t, x)
             return
         elif not self._can_save:
             self._enter_unsaved(t, x)
             return
         self._reinitialize(t, x)
         self._anchors[(t, x.tobytes())] = None
-        while len(self._anchors) > MAX_SNAPSHOTS:
-            self._anchors.popitem(last=False)
+        _trim(self._anchors, MAX_SNAPSHOTS)
 
     def _reenter(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x) again by the calls that entered it first (`anchored`):
-        the first initialisation's (`_restart`), or a reset and initialisation
-        with x as start values, which a deterministic FMU takes to the same
-        FMU state, bit for bit (checked on its states)."""
+        """Enter (t, x) again by the calls that entered it first (`anchored`),
+        checked on its states."""
         if (t, x.tobytes()) == self._origin:
-            self._restart()
-            return
-        self._reinitialize(t, x)
-        if self._states_reader.read().tobytes() != x.tobytes():
-            raise FMUError(
-                "fmiReset",
-                "not reproducible",
-                self.path,
+            t = self._origin[0]  # the very float of the first initialisation
+            self.instance.reset()
+            self.instance.initialize(
+                t, self._start, self._tolerance, self._initial_inputs(t)
+            )
+            failed = (
+                f"initialised again after a reset, this Co-Simulation FMU did not "
+                f"take the states it took at t = {t!r} the first time, so a new "
+                f"run cannot start where the first one did; open it again"
+            )
+        else:
+            self._reinitialize(t, x)
+            failed = (
                 f"initialised again at t = {t!r} with the same start values, this "
                 f"Co-Simulation FMU did not take the states it took there the "
-                f"first time, so the run cannot return there",
+                f"first time, so the run cannot return there"
             )
-
-    def _restart(self) -> None:
-        """Return to where the first initialisation put the FMU (a new run
-        starts there): reset, and initialise again with the same values, which
-        a deterministic FMU takes to the same states, bit for bit (checked)."""
-        t0, x0 = self._origin
-        self.instance.reset()
-        self.instance.initialize(
-            t0, self._start, self._tolerance, self._initial_inputs(t0)
-        )
-        if self._states_reader.read().tobytes() != x0:
-            raise FMUError(
-                "fmiReset",
-                "not reproducible",
-                self.path,
-                f"initialised again after a reset, this Co-Simulation FMU did not "
-                f"take the states it took at t = {t0!r} the first time, so a new "
-                f"run cannot start where the first one did; open it again",
-            )
+        if self._states_reader.read().tobytes() != x.tobytes():
+            raise FMUError("fmiReset", "not reproducible", self.path, failed)
 
     def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x) without saved states: a reset at the FMU's own time sets
-        its state variables; a return to another time is refused."""
+        """Enter (t, x) at the FMU's own time without saved states."""
         t_at = self._at[0]
         if abs(t - t_at) <= self._snap or t == t_at:
             if not self._set_state_variables(x):
@@ -1453,7 +1305,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
         )
 
     def _set_state_variables(self, x: np.ndarray) -> bool:
-        """Set the state variables to x where the FMU accepts it; False if not."""
+        """Set the state variables to x; False where the FMU refuses."""
         if self._can_set_states is False:
             return False
         try:
@@ -1465,7 +1317,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return True
 
     def _state_values(self, x: np.ndarray) -> dict[int, tuple[str, object]]:
-        """The state variables at x, as {vr: (type, value)} (arrays as lists)."""
         values, k = {}, 0
         for v in self._state_variables:
             chunk = x[k : k + v.size].tolist()
@@ -1511,17 +1362,14 @@ INTERFACE_NAMES = {
 def open_fmu(
     fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> ModelExchangeFlow | CoSimulationFlow:
-    """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs'.
-
-    `options` are those of the flow (`parameters`, `start`, `inputs`,
-    `outputs`, `t0`, `tolerance`); `t0` and `tolerance` default to the FMU's
-    DefaultExperiment.
+    """Open an FMU as a flow: 'me' (Model Exchange, preferred) or 'cs', with
+    the flow's `options` (`parameters`, `start`, `inputs`, `outputs`, `t0`,
+    `tolerance`).
 
     Raises
     ------
     FmibridgeError
-        For an unknown `interface`, or one the FMU does not offer (an FMU
-        with Scheduled Execution only is refused saying so).
+        For an unknown `interface`, or one the FMU does not offer.
 
     Examples
     --------
@@ -1538,13 +1386,9 @@ def open_fmu(
 
 
 def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
-    """Return a Model Exchange FMU's event indicators as self-loops of `mode`.
-
-    Each is an 'either' guard (FMI indicators may cross both ways) whose reset
-    runs the FMU's event mode, applied just beyond the surface where the FMU's
-    own `when` conditions hold. Other flows have none: a Co-Simulation FMU
-    handles its events inside doStep.
-    """
+    """Return a Model Exchange FMU's event indicators as self-loops of `mode`:
+    'either' guards whose reset, just beyond the surface, runs the FMU's event
+    mode. Other flows have none (Co-Simulation handles them in doStep)."""
     if not isinstance(flow, ModelExchangeFlow):
         return ()
     return tuple(
@@ -1562,13 +1406,9 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
 def fmu_system(
     fmu: str | Path | FmuArchive, interface: str | None = None, **options
 ) -> HybridSystem:
-    """Return an exported FMU with its own events as a one-mode HybridSystem.
-
-    Its events are those of `fmu_event_edges`; its Result records every
-    output of the FMU (unless `outputs` says otherwise), and its
-    `experiment` is the FMU's DefaultExperiment, so `method.run(system)`
-    stops at its stopTime.
-    """
+    """Return an exported FMU with its own events (`fmu_event_edges`) as a
+    one-mode HybridSystem recording every output (unless `outputs` says
+    otherwise), its `experiment` the FMU's DefaultExperiment."""
     flow = open_fmu(fmu, interface, **{"outputs": None, **options})
     try:
         return HybridSystem(

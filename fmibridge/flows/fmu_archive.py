@@ -1,18 +1,17 @@
 """An FMU file: checked, described and unpacked within limits, and always removed.
 
 `FmuArchive` reads the model description without unpacking, refuses what it
-cannot run before any file is written (a folder or a non-zip given as FMU, an
-archive beyond the limits of `core.limits`, a member that would land outside
-the folder: `core.archives`; a `modelIdentifier` that is not a plain name),
-and unpacks into one temporary folder that `cleanup()` removes, as do
-interpreter exit and SIGTERM (`_Folders`). The instances themselves live in
-`fmi.py`.
+cannot run before any file is written (`core.archives`, `core.limits`), and
+unpacks into one temporary folder that `cleanup()`, interpreter exit and
+SIGTERM remove (`_Folders`).
 """
 
 from __future__ import annotations
 
 import atexit
 import io
+import itertools
+import math
 import os
 import re
 import shutil
@@ -39,22 +38,19 @@ if TYPE_CHECKING:
 Feedthrough = frozenset[str] | None  # the inputs an output depends on (None: all)
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI asks
-# The fmiVersion strings fmibridge runs: FMI 1.0; FMI 2.0 and its maintenance
-# releases 2.0.x; FMI 3 at any minor version and patch (3.0, 3.0.1: FMI 3.0, Sec.
-# 2.6, minor versions add only ignorable content, patches only explanatory text).
+# The fmiVersion strings fmibridge runs: 1.0, 2.0 and 2.0.x, 3.x and 3.x.y (FMI
+# 3.0, Sec. 2.6: minor versions add only ignorable content, patches only text).
 FMI_VERSION = re.compile(r"1\.0|2\.0(?:\.[0-9]+)?|3\.[0-9]+(?:\.[0-9]+)?")
 STANDARDS = {"1": "1.0", "2": "2.0", "3": "3.0"}  # major -> the classes that run it
 DESCRIPTION = "modelDescription.xml"
-# the DefaultExperiment's attributes, in the order of `Experiment`'s fields
-# (EXPERIMENT_VALUES)
+# the DefaultExperiment's attributes, in the order of EXPERIMENT_VALUES
 EXPERIMENT = {
     "startTime": finite,
     "stopTime": finite,
     "stepSize": positive,
     "tolerance": positive,
 }
-# fmpy's XML schemas (under fmpy/schema), as fmpy chooses them: by the FMI major
-# version, and FMI 3.0's build description in sources/
+# fmpy's XML schemas (under fmpy/schema) by FMI major version, as fmpy chooses
 SCHEMAS = {
     "1": "fmi1/fmiModelDescription.xsd",
     "2": "fmi2/fmi2ModelDescription.xsd",
@@ -65,18 +61,12 @@ BUILD_SCHEMA = "fmi3/fmi3BuildDescription.xsd"
 _SCHEMA_LOCK = threading.Lock()
 INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # s: how long after SIGTERM the main thread has to run its handler before the
-# watcher ends the process; Python runs a handler at the next bytecode, within
-# milliseconds unless the main thread is inside a C call
+# watcher ends the process (Python runs it at the next bytecode)
 SIGTERM_GRACE_S = 1.5
-# the signals the watcher thread blocks, so that they reach the main thread (and
-# stay held where it holds them: `supervision._signals_held`)
+# the signals the watcher thread blocks, so that they reach the main thread
 WATCHER_BLOCKS = {signal.SIGINT, signal.SIGTERM}
-# What of an FMU a run reads: its binaries, the resources its instance is given
-# (FMI 2.0 fmuResourceLocation, FMI 3.0 resourcePath; FMI 1.0 fmuLocation is the
-# folder holding them) and its model description (`fmu_jacobian` reads it); the
-# rest (C sources, documentation, extra/: FMI 3.0 Sec. 2.5, meta-data for tools)
-# stays packed: a Dymola FMU holds 200 source files beside its binary. FMPy
-# unpacks binaries/ and resources/ alone for simulate_fmu.
+# What of an FMU a run reads (binaries, resources, the model description); the
+# rest (sources, documentation, extra/) stays packed, as FMPy's simulate_fmu does
 RUN_NEEDS = ("binaries/", "resources/", DESCRIPTION)
 INTERFACE_TITLES = {
     "ModelExchange": "Model Exchange",
@@ -95,11 +85,8 @@ NUMERIC_TYPES = {  # FMI type -> True if integer-valued
 
 
 class Variable(NamedTuple):
-    """One FMU variable as the model description declares it.
-
-    `start` is the numeric start of a scalar (None for arrays, strings and
-    variables without one); `start_text` is the start as written.
-    """
+    """One FMU variable as the model description declares it (`start`: the
+    numeric start of a scalar, else None; `start_text`: as written)."""
 
     name: str
     vr: int
@@ -119,35 +106,24 @@ class Variable(NamedTuple):
     @property
     def size(self) -> int:
         """Number of scalar values (1 for a scalar)."""
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def element_names(self) -> tuple[str, ...]:
-        """Names of the scalar values: `y` for a scalar, `y[1]`, `y[2]`, ... for an
-        array (1-based, row-major, `A[1,2]` for a matrix)."""
+        """Names of the scalar values: `y`, or `y[1]`, ... (1-based, row-major,
+        `A[1,2]` for a matrix)."""
         if not self.shape:
             return (self.name,)
-        names = [""]
-        for d in self.shape:
-            names = [
-                f"{n},{k}" if n else str(k) for n in names for k in range(1, d + 1)
-            ]
-        return tuple(f"{self.name}[{n}]" for n in names)
+        indices = itertools.product(*(range(1, d + 1) for d in self.shape))
+        return tuple(f"{self.name}[{','.join(map(str, k))}]" for k in indices)
 
 
 class FmuArchive:
     """An FMU file, checked and described at once, unpacked on first use.
 
-    `declared_version` is the fmiVersion as the FMU declares it (``"3.0.1"``);
-    `is_validated` whether its model description had to pass fmpy's
-    validation (the `validate` it was read with);
+    `declared_version` is the fmiVersion as declared (``"3.0.1"``),
     `fmi_version` the standard whose classes run it (``"1.0"``, ``"2.0"``,
-    ``"3.0"``), chosen here once by the major version: the maintenance
-    releases 2.0.x and FMI 3's minor versions and patches keep their
-    standard's interface (FMI 3.0, Sec. 2.6).
+    ``"3.0"``), `is_validated` the `validate` it was read with.
 
     Parameters
     ----------
@@ -155,24 +131,20 @@ class FmuArchive:
         The .fmu file.
     validate : bool
         Refuse a model description that fails fmpy's validation (True, FMPy's
-        default); False reads it regardless and warns once, naming what failed
-        (FMPy's ``validate=False``).
+        default); False reads it regardless with one warning.
 
     Raises
     ------
     FmibridgeError
-        Naming the file: not a file, not a zip archive, beyond the size
-        limits, a member outside the archive's folder, an unreadable model
-        description (or, with `validate`, one that fails validation), an FMI
-        version other than 1.0, 2.0(.x) and 3.x(.y), or a `modelIdentifier`
-        that is not a plain name.
+        Naming the file: not a zip archive, beyond the limits, an unreadable
+        or (with `validate`) invalid model description, an FMI version it does
+        not run, a `modelIdentifier` that is not a plain name.
     """
 
     def __init__(self, path: str | Path, *, validate: bool = True) -> None:
         self.path = Path(path)
         self._unzip_dir: Path | None = None
-        # one open checks the archive, reads its fmiVersion and, kept until
-        # then, unpacks it: what is unpacked is what was checked
+        # kept open until unpacked: what is unpacked is what was checked
         self._zip: zipfile.ZipFile | None = open_checked(self.path, "FMU")
         try:
             self._describe(self._zip, validate)
@@ -181,8 +153,6 @@ class FmuArchive:
             raise
 
     def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
-        """Read the fmiVersion from `archive`, then fmpy's model description;
-        refuse a version or a modelIdentifier fmibridge cannot run."""
         root = _parsed_description(self.path, archive)
         self.declared_version = root.get("fmiVersion") or ""
         if not FMI_VERSION.fullmatch(self.declared_version):
@@ -205,13 +175,8 @@ class FmuArchive:
 
     @property
     def state_names(self) -> tuple[str, ...]:
-        """The continuous states, in the order of the FMU's state vector.
-
-        FMI 2.0 and 3.0 list their derivatives in ModelStructure; FMI 1.0 has
-        no such list, and its tools name each derivative `der(x)` after its
-        state x, in state order (the Model Exchange flow checks that order
-        against fmiGetStateValueReferences).
-        """
+        """The continuous states, in the order of the FMU's state vector: the
+        ModelStructure's derivatives, or (FMI 1.0) the `der(x)` variables."""
         if self.fmi_version != "1.0":
             return tuple(
                 d.variable.derivative.name for d in self.description.derivatives
@@ -235,8 +200,7 @@ class FmuArchive:
 
     @property
     def fixed_internal_step(self) -> float | None:
-        """The fixedInternalStepSize its Co-Simulation part declares (FMI 3.0),
-        which FMPy's default Co-Simulation grid reads; None where absent."""
+        """The Co-Simulation fixedInternalStepSize (FMI 3.0), or None."""
         fixed = getattr(self.part("CoSimulation"), "fixedInternalStepSize", None)
         return None if fixed is None else float(fixed)
 
@@ -246,15 +210,8 @@ class FmuArchive:
 
     @cached_property
     def experiment(self) -> Experiment:
-        """The DefaultExperiment; each value None where the FMU does not give it.
-
-        Its numbers are checked as given ones are (`core.numbers`): times
-        finite, stepSize and tolerance finite and > 0. A bad one becomes an
-        FmibridgeError naming the attribute, raised where a run reads it
-        (`Experiment.invalid`): a tolerance of -1 would otherwise let an
-        adaptive run accept every step, and reach a Co-Simulation FMU's own
-        solver; a run given the value as a keyword does not read it.
-        """
+        """The DefaultExperiment (None where not given); a bad value becomes an
+        error naming it, raised where a run reads it (`Experiment.invalid`)."""
         d = self.description.defaultExperiment
         start, stop, step, tolerance = (
             self._number(d, name, check) for name, check in EXPERIMENT.items()
@@ -271,8 +228,6 @@ class FmuArchive:
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]
     ) -> tuple[float | None, str | None]:
-        """The DefaultExperiment's attribute `name` as a float checked by `check`,
-        or None and the error that names it."""
         text = getattr(d, name, None) if d is not None else None
         if text is None:
             return None, None
@@ -287,8 +242,7 @@ class FmuArchive:
             )
 
     def check_interface(self, interface: str) -> None:
-        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU
-        (offered, not Scheduled Execution, no clocks: `_check_clocks`)."""
+        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""
         runnable = [i for i in self.interfaces if i != "ScheduledExecution"]
         if interface in runnable:
             self._check_clocks(interface)
@@ -308,10 +262,8 @@ class FmuArchive:
         )
 
     def _check_clocks(self, interface: str) -> None:
-        """Refuse an FMI 3 FMU with Clock variables: its clocked variables change
-        only when the importer activates their clocks in Event Mode
-        (fmi3SetClock, fmi3GetClock, fmi3UpdateDiscreteStates), which fmibridge
-        does not do, so its clocked outputs would stay at their start values."""
+        """Refuse an FMU with Clock variables: fmibridge does not activate
+        clocks, so its clocked outputs would stay at their start values."""
         clocks = [v.name for v in self.variables.values() if v.type == "Clock"]
         if clocks:
             raise FmibridgeError(
@@ -336,8 +288,7 @@ class FmuArchive:
         return self._unzip_dir
 
     def cleanup(self) -> None:
-        """Remove the unpacked folder, if any, and close the archive; safe to
-        call twice."""
+        """Remove the unpacked folder and close the archive; safe to call twice."""
         self._close_zip()
         folder, self._unzip_dir = self._unzip_dir, None
         if folder is not None:
@@ -356,9 +307,7 @@ class FmuArchive:
 
     @cached_property
     def unit_definitions(self) -> dict[str, UnitDefinition]:
-        """The FMU's UnitDefinitions that give a BaseUnit, by name (FMI 1.0
-        gives none: its units have no base-unit exponents). The unit module
-        loads here: a run that converts no units never needs it."""
+        """The FMU's UnitDefinitions that give a BaseUnit, by name."""
         from ..core.units import BASE_UNITS, UnitDefinition
 
         return {
@@ -372,11 +321,9 @@ class FmuArchive:
         }
 
     def feedthrough(self, output: str) -> Feedthrough:
-        """Return the inputs `output` depends on directly, as the model
-        description declares them: FMI 2.0 / 3.0 ModelStructure `dependencies`,
-        FMI 1.0 `DirectDependency`. None where it declares none (a variable
-        that is no output, or an output without them), which FMI reads as
-        every input."""
+        """Return the inputs `output` depends on directly (ModelStructure
+        `dependencies`, FMI 1.0 `DirectDependency`); None where none are
+        declared, which FMI reads as every input."""
         return self._feedthrough.get(output)
 
     @cached_property
@@ -396,10 +343,7 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
 
 
 def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
-    """The root element of the model description in `archive` (the FMU
-    `path`), parsed once: its fmiVersion is read from it before fmpy reads the
-    description (fmpy refuses some versions fmibridge runs), and fmpy's
-    schema checks it (`_problems`)."""
+    """The root element of the model description in `archive`, parsed once."""
     from lxml import etree
 
     try:
@@ -410,10 +354,8 @@ def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
 
 
 def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
-    """What fmpy reads the model description from, and its root element as fmpy
-    parses it: the FMU's path and `root`, or for an FMI 2.0 maintenance release
-    (fmiVersion 2.0.x, which fmpy does not read) an FMU in memory holding the
-    description alone, its fmiVersion 2.0."""
+    """What fmpy reads the model description from, and its root: the FMU, or
+    for fmiVersion 2.0.x (fmpy reads 2.0 only) an FMU in memory saying 2.0."""
     declared = root.get("fmiVersion") or ""
     if declared == "2.0" or not declared.startswith("2.0"):
         return str(path), root
@@ -431,10 +373,8 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
 def _read_description(
     path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
 ) -> Any:
-    """fmpy's model description of the FMU at `path` (open as `archive`, its
-    description parsed as `root`), checked as fmpy's validation checks it
-    (`_problems`); one that fails is refused, or with `validate` False read
-    regardless with one FmibridgeWarning naming what failed."""
+    """fmpy's model description, checked as fmpy's validation checks it
+    (`_problems`): refused if it fails, or (`validate` False) warned about."""
     source, root = _source(path, root)
     description, problems = _problems(path, archive, source, root)
     if not problems:
@@ -462,11 +402,8 @@ def _problems(
     path: Path, archive: zipfile.ZipFile, source: str | io.BytesIO, root: Any
 ) -> tuple[Any, list[str]]:
     """fmpy's reading of the description (None where it fails its XML schema)
-    and what fmpy's validation finds wrong, in fmpy's order and words: the
-    schema of its FMI version, then (FMI 3.0) the schema of the build
-    description it reads beside it, then fmpy's checks of the variables and
-    structure (`fmpy.validation.validate_model_description`). The schemas are
-    built once per process (`_schema`), where fmpy builds them at every read."""
+    and what fmpy's validation finds wrong, in fmpy's order and words (the
+    schemas built once per process, `_schema`)."""
     from fmpy.validation import validate_model_description
 
     version = root.get("fmiVersion") or ""
@@ -482,8 +419,7 @@ def _problems(
 
 
 def _build_problems(path: Path, archive: zipfile.ZipFile) -> list[str]:
-    """What fmpy's schema of an FMI 3.0 build description finds wrong in the
-    FMU's (fmpy has read it, so it parses)."""
+    """What fmpy's schema finds wrong in an FMI 3.0 build description."""
     from lxml import etree
 
     with archive.open(BUILD_DESCRIPTION) as xml:
@@ -493,7 +429,6 @@ def _build_problems(path: Path, archive: zipfile.ZipFile) -> list[str]:
 
 
 def _schema_problems(name: str, root: Any) -> list[str]:
-    """What fmpy's XML schema `name` finds wrong in `root`, as fmpy words it."""
     schema = _schema(name)
     with _SCHEMA_LOCK:  # a schema keeps the log of its last validation
         if schema.validate(root):
@@ -506,8 +441,7 @@ def _schema_problems(name: str, root: Any) -> list[str]:
 
 @cache
 def _schema(name: str) -> Any:
-    """fmpy's XML schema `name` (a path under fmpy's schema folder), built once:
-    building one takes longer than reading a small FMU's description."""
+    """fmpy's XML schema `name` (under fmpy's schema folder), built once."""
     import fmpy
     from lxml import etree
 
@@ -515,8 +449,6 @@ def _schema(name: str) -> Any:
 
 
 def _fmpy_description(path: Path, source: str | io.BytesIO) -> Any:
-    """fmpy's reading of the description, unvalidated (`_problems` checks it);
-    its errors as FmibridgeError naming the file."""
     import fmpy
 
     try:
@@ -538,9 +470,7 @@ def _description_root(path: Path):
 
 
 def _direct_dependencies(path: Path) -> dict[str, Feedthrough]:
-    """FMI 1.0: each output's `DirectDependency` (the inputs its `Name`
-    elements list); an output without the element depends on every input, as
-    the FMI 1.0 schema of ScalarVariable defines it."""
+    """FMI 1.0: each output's `DirectDependency` (None: every input)."""
     root = _description_root(path)
     found: dict[str, Feedthrough] = {}
     for variable in root.iter("ScalarVariable"):
@@ -579,12 +509,10 @@ def _variable(v) -> Variable:
 class _Folders:
     """The unpacked folders alive in this process; removed at exit and on SIGTERM.
 
-    SIGTERM becomes SystemExit(143), so `finally` blocks free the FMU instances
-    and remove their folders; the handler is installed only where none is (a
-    front door that handles SIGTERM itself keeps its own). Python runs that
-    handler only once the main thread is back in the interpreter, never while
-    an FMU call hangs, so a watcher thread ends the process where the main
-    thread stays inside one C call for `SIGTERM_GRACE_S` (`_watch`).
+    SIGTERM becomes SystemExit(143) where no handler is installed, so `finally`
+    blocks free the instances; a watcher thread ends the process where the
+    main thread stays inside one C call (an FMU that hangs) for
+    `SIGTERM_GRACE_S`.
     """
 
     def __init__(self) -> None:
@@ -624,9 +552,7 @@ class _Folders:
 
     def _watch(self) -> None:
         """Start the watcher, woken through `signal.set_wakeup_fd` (where no
-        other wakeup fd is set: an asyncio loop's stays). The main thread wakes
-        it from C on each signal, even inside an FMU call; the watcher runs
-        where that call released the GIL (ctypes' calls, `_fmi`'s doStep)."""
+        other wakeup fd is set) even while the main thread is in an FMU call."""
         if not hasattr(signal, "pthread_sigmask"):  # Windows: no SIGTERM to send
             return
         read, write = os.pipe()
@@ -648,10 +574,8 @@ class _Folders:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def _watcher(self, read: int) -> None:
-        """On SIGTERM, give the main thread the grace; where it has not run
-        our handler, nor one bytecode (it would have run whichever handler was
-        installed), and ours is installed, remove the folders and end the
-        process."""
+        """On SIGTERM, give the main thread the grace; where it ran neither our
+        handler nor one bytecode, remove the folders and end the process."""
         while True:
             woken = os.read(read, 64)  # one byte per signal, its number
             if signal.SIGTERM not in woken:
@@ -664,15 +588,13 @@ class _Folders:
                 os._exit(128 + signal.SIGTERM)
 
     def _rewatch(self) -> None:
-        """In a forked child: leave the parent's pipe (the parent would read the
-        child's signals) and watch with a thread of its own."""
+        """In a forked child: leave the parent's pipe, watch with its own."""
         if self._wakeup != -1 and signal.set_wakeup_fd(-1) == self._wakeup:
             self._watch()
 
 
 def _main_thread_at() -> tuple[object, int]:
-    """The main thread's innermost Python frame and its last instruction: the
-    same twice while it stays inside one C call."""
+    """The main thread's innermost frame and last instruction."""
     frame = sys._current_frames().get(threading.main_thread().ident or 0)
     return frame, -1 if frame is None else frame.f_lasti
 

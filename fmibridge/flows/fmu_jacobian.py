@@ -1,13 +1,7 @@
 """What an implicit integrator asks of a Model Exchange FMU: its Jacobian df/dx
-from the FMU's directional derivatives, and its states' nominal values.
-
-An FMU that declares `providesDirectionalDerivative` (FMI 2.0) or
-`providesDirectionalDerivatives` (FMI 3.0) on its ModelExchange element computes
-J v for a seed v over its continuous states (fmi2GetDirectionalDerivative,
-fmi3GetDirectionalDerivative with the states as knowns and their derivatives as
-unknowns); column j of J is the derivative along x_j. fmpy 0.3.32 reads the
-FMI 2.0 attribute only, so the flag is read here from the model description
-itself.
+from the FMU's directional derivatives (column j: the derivative along x_j),
+and its states' nominal values. The flag that the FMU provides them is read
+from the model description itself: fmpy reads FMI 2.0's spelling only.
 
 References
 ----------
@@ -23,6 +17,7 @@ import numpy as np
 
 from ..core._functions import Function, PythonVector
 from .fmi import _status_error
+from .fmu_archive import _description_root
 
 FLAGS = ("providesDirectionalDerivative", "providesDirectionalDerivatives")
 
@@ -30,15 +25,8 @@ FLAGS = ("providesDirectionalDerivative", "providesDirectionalDerivatives")
 def provides_directional_derivatives(flow) -> bool:
     """Return True if the flow's FMU declares directional derivatives for Model
     Exchange (either FMI version's spelling of the flag)."""
-    from lxml import etree
-
-    path = flow.archive.unzipped() / "modelDescription.xml"
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
-    root = etree.parse(str(path), parser).getroot()
-    element = root.find("ModelExchange")
-    if element is None:
-        return False
-    return any(element.get(flag) in ("true", "1") for flag in FLAGS)
+    element = _description_root(flow.archive.path).find("ModelExchange")
+    return element is not None and any(element.get(f) in ("true", "1") for f in FLAGS)
 
 
 def fmu_jacobian(flow) -> Function | None:
@@ -70,11 +58,7 @@ class _DirectionalJacobian:
         self.knowns = [variables[name].vr for name in names]
         self.unknowns = [derivative_of[name] for name in names]
         self.n = len(flow.state_names)
-        self.function = (
-            "fmi2GetDirectionalDerivative"
-            if flow.archive.fmi_version.startswith("2")
-            else "fmi3GetDirectionalDerivative"
-        )
+        self.function = f"fmi{flow.instance.version}GetDirectionalDerivative"
 
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
         from fmpy.fmi1 import FMICallException

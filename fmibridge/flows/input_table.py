@@ -1,12 +1,9 @@
 """Input tables: an FMU input given as samples in time, as FMPy takes it.
 
-A continuous input is interpolated linearly between its rows; a held one (an
-FMU input that is discrete, or not a real) keeps each row's value until the
-next row. Two rows at one time with different values are a jump, and so is a
-held value that changes. The jumps are time events: the master ends its step
-on them, the step that ends there sees the value before the jump, and the
-steps after it the value after. Before the first row the first value holds,
-after the last row the last.
+A continuous input is interpolated linearly; a held one (discrete, or not a
+real) keeps each row's value until the next. Two rows at one time, or a held
+value that changes, are a jump: a time event, the value before it up to the
+jump and after it beyond. Outside the rows the nearest value holds.
 """
 
 from __future__ import annotations
@@ -75,11 +72,8 @@ class InputTable:
         object.__setattr__(self, "u", u)
 
     def value(self, t: float, *, held: bool, after: bool = False) -> float:
-        """Return u(t): interpolated, or `held` from the row before t.
-
-        At a jump it is the value before it, or with `after` the value after
-        (`_fmu.table_value`: one arithmetic for the compiled steps and here).
-        """
+        """Return u(t): interpolated, or `held` from the row before t; at a
+        jump the value before it, or with `after` after (`_fmu.table_value`)."""
         return input_value(self.t, self.u, t, held, after)
 
     def jumps(self, *, held: bool) -> np.ndarray:

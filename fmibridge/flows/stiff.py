@@ -1,19 +1,10 @@
 """The stiff integrator between events: CVODE's BDF under tolerances.
 
 `Stiff` is the integrator a method names ``"cvode"`` (or ``"bdf"``): SUNDIALS
-CVODE's variable-order, variable-step backward differentiation formulas
-(`flows._cvode`), whose accepted steps a method takes as it takes any adaptive
-integrator's (`adaptive_stepper` builds them on a flow: a `_cvode.CvodeStepper`,
-an `_stepper.AdaptiveStepper`), and locates guards on their dense output. Resets,
-the flow's own events,
-completion and the watchdog act on the states the method returns as for any
-integrator; after an event CVODE restarts from the new state.
-
-Why CVODE: scipy's BDF and Radau are Python loops around the right-hand side,
-CVODE is a C loop that calls it (docs/guide/stiff.md compares them on Robertson's
-problem). fmpy, already a dependency, ships the SUNDIALS libraries, so
-CVODE costs no new dependency; it is the integrator FMPy, PyFMI and OMSimulator
-run Model Exchange FMUs with.
+CVODE's variable-order backward differentiation formulas (`flows._cvode`, the
+libraries fmpy ships), whose accepted steps a method takes as any adaptive
+integrator's; after an event CVODE restarts from the new state
+(docs/guide/stiff.md).
 
 References
 ----------
@@ -44,38 +35,22 @@ FIXED_STEPS = RK4
 class Stiff:
     """CVODE's BDF between events (its options; the tolerances are the method's).
 
-    A method takes it as its `integrator` (``"cvode"``, ``"bdf"``, or an
-    instance for other options) with `rtol` and `atol`; it is adaptive
-    (`is_adaptive`): the method's steps are CVODE's accepted steps
-    (`adaptive_stepper`), h only bounds nothing and CVODE chooses its first
-    step itself after every start and event.
-
-    Where a method takes fixed steps of h of its own (Completion's constrained
-    phase, `Method.advance`), it takes them with `FIXED_STEPS`, the explicit RK4
-    (`tableau`, `arrays`, `step`): stable there only where h is below the flow's
-    explicit limit (2.8 / abs(lambda) for its fastest mode).
+    A method's steps are CVODE's accepted steps (`adaptive_stepper`); where a
+    method takes fixed steps of its own (Completion's constrained phase), it
+    takes them with `FIXED_STEPS`, the explicit RK4.
 
     Parameters
     ----------
     max_order : int
-        The highest BDF order, 1 to 5 (orders 1 and 2 are A-stable: lower it
-        for oscillatory stiff modes).
+        The highest BDF order, 1 to 5 (1 and 2 are A-stable; Hairer and
+        Wanner, Solving ODEs II, Sec. V.2).
     max_step : float
         The longest step, s (inf: no bound).
     jacobian : {'auto', 'difference'}
-        'auto': the flow's Jacobian where it has one (an FMU's directional
-        derivatives, checked against forward differences at its first
-        evaluations), else CVODE's difference quotients; 'difference': the
-        difference quotients always.
+        The flow's Jacobian where it has one (checked against forward
+        differences), else CVODE's difference quotients; or these always.
     nominal_atol : bool
-        Scale the absolute tolerance by each state's nominal value (an FMU's
-        `nominal`, else 1): atol_i = atol nominal_i, as FMPy sets CVode's.
-
-    References
-    ----------
-    CVODE User Guide, SUNDIALS 7: CVodeSetMaxOrd, CVodeSetMaxStep,
-    CVodeSetJacFn; Hairer and Wanner, Solving ODEs II, Sec. V.2 (stability of
-    BDF).
+        atol_i = atol nominal_i (an FMU's `nominal`, else 1), as FMPy sets it.
 
     Examples
     --------
@@ -123,14 +98,9 @@ class Stiff:
         return f"cvode({', '.join(changed)})" if changed else "cvode"
 
     def adaptive_stepper(self, flow, rtol: float, atol) -> AdaptiveStepper:
-        """Return CVODE's steps on `flow` under (rtol, atol).
-
-        atol is one value or one per state (None: rtol), each times the state's
-        nominal value with `nominal_atol`. A flow without states (a Model
-        Exchange FMU with events only) has nothing to integrate, and CVODE
-        needs at least one equation: its steps then only carry time to the
-        flow's events, the error-free steps of `DOPRI5` on no states.
-        """
+        """Return CVODE's steps on `flow` under (rtol, atol: one value or one
+        per state, None: rtol); on a flow without states, DOPRI5's (CVODE needs
+        at least one equation)."""
         if not isinstance(flow, VectorField):
             raise FmibridgeError(
                 f"The stiff integrator (cvode) integrates dx/dt; the flow "
@@ -152,8 +122,6 @@ class Stiff:
             max_order=self.max_order,
         )
         return CvodeStepper(cvode)
-
-    # -- fixed steps of h, where a method takes them itself ------------------
 
     @property
     def tableau(self):

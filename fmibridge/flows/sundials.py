@@ -1,12 +1,8 @@
-"""Where fmibridge finds SUNDIALS: the CVODE that fmpy ships and runs itself.
+"""Where fmibridge finds SUNDIALS: the CVODE libraries fmpy ships (`fmpy.sundials`).
 
-fmpy (a dependency already, for every FMU) carries SUNDIALS' shared libraries
-for its own Model Exchange solver (`fmpy.sundials`). The compiled integrator
-(`flows._cvode`) calls them through the addresses of their C functions, taken
-here once, so fmibridge needs no second copy of SUNDIALS and no compiler
-settings for it. The functions are declared in `_cvode.pyx` from the SUNDIALS 7
-headers (SUNContext, SUNComm, SUNErrCode); an fmpy that ships another major
-version is refused with an error naming it.
+The compiled integrator (`flows._cvode`) calls them through the addresses of
+their C functions, taken here once; it is written against SUNDIALS 7, and an
+fmpy that ships another major version is refused naming it.
 
 References
 ----------
@@ -24,7 +20,8 @@ from ..core.errors import FmibridgeError
 
 SUNDIALS_MAJOR = 7  # the headers `_cvode.pyx` declares the functions from
 
-# the functions `_cvode` calls, by library (fmpy.sundials.libraries' names)
+# the functions `_cvode` calls, by library (fmpy.sundials.libraries' names), in
+# the order of the fields of `_cvode`'s Api
 FUNCTIONS = {
     "sundials_core": (
         "SUNContext_Create",
