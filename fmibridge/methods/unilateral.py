@@ -361,8 +361,6 @@ class Unilateral(Method):
                     )
         return super()._check(system, t_end)
 
-    # -- one attempt ----------------------------------------------------------
-
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
