@@ -1,10 +1,8 @@
 """Variable-step, variable-order Adams predictor-corrector (PECE, orders 1-4).
 
 Weights are integrals of Lagrange basis polynomials over the past nodes, so the
-predictor is a polynomial in the step, x^p(u) = x_k + sum_j B_j(u) f_{k-j+1},
-which the extrapolation method differentiates along a guard (Esposito and
-Kumar, eq. 15). Times are scaled by a reference step (u = h / scale). History
-arrays hold the newest node first.
+predictor is a polynomial in u = h / scale, x^p(u) = x_k + sum_j B_j(u)
+f_{k-j+1} (Esposito and Kumar, eq. 15). History arrays hold the newest first.
 
 References
 ----------
@@ -79,6 +77,15 @@ cdef void write_prediction(const double* x, Py_ssize_t n, const double* predicto
         out[i] = x[i] + total
 
 
+cdef inline void _implicit(const double* nodes, Py_ssize_t m, double u,
+                           double* out) noexcept nogil:
+    """The corrector's nodes (u, nodes[:m - 1]) to out."""
+    cdef Py_ssize_t j
+    out[0] = u
+    for j in range(1, m):
+        out[j] = nodes[j - 1]
+
+
 cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
                             double* weights) noexcept nogil:
     """Write w, x_{k+1} = x_k + scale sum_j w_j f_j, to weights: the
@@ -88,9 +95,7 @@ cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
     cdef double basis[MAX_ORDER * (MAX_ORDER + 1)]
     cdef double total, power
     cdef Py_ssize_t j, k
-    implicit[0] = u
-    for j in range(1, m):
-        implicit[j] = nodes[j - 1]
+    _implicit(nodes, m, u, implicit)
     write_basis(implicit, m, basis, m + 1)
     for j in range(m):
         total, power = 0.0, 1.0
@@ -140,10 +145,7 @@ cdef double milne_constant(const double* nodes, Py_ssize_t m, double u) noexcept
     nodes) dv and E_c = int_0^u (v - u) prod(v - nodes[:-1]) dv; 1/2, 1/6,
     1/10, 19/270 at constant steps (Milne's constants)."""
     cdef double implicit[MAX_ORDER]
-    cdef Py_ssize_t j
-    implicit[0] = u
-    for j in range(1, m):
-        implicit[j] = nodes[j - 1]
+    _implicit(nodes, m, u, implicit)
     cdef double e_p = integral_of_product(nodes, m, u)
     cdef double e_c = integral_of_product(implicit, m, u)
     return fabs(e_c / (e_p - e_c))
