@@ -77,15 +77,6 @@ cdef void write_prediction(const double* x, Py_ssize_t n, const double* predicto
         out[i] = x[i] + total
 
 
-cdef inline void _implicit(const double* nodes, Py_ssize_t m, double u,
-                           double* out) noexcept nogil:
-    """The corrector's nodes (u, nodes[:m - 1]) to out."""
-    cdef Py_ssize_t j
-    out[0] = u
-    for j in range(1, m):
-        out[j] = nodes[j - 1]
-
-
 cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
                             double* weights) noexcept nogil:
     """Write w, x_{k+1} = x_k + scale sum_j w_j f_j, to weights: the
@@ -95,7 +86,9 @@ cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
     cdef double basis[MAX_ORDER * (MAX_ORDER + 1)]
     cdef double total, power
     cdef Py_ssize_t j, k
-    _implicit(nodes, m, u, implicit)
+    implicit[0] = u
+    for j in range(1, m):
+        implicit[j] = nodes[j - 1]
     write_basis(implicit, m, basis, m + 1)
     for j in range(m):
         total, power = 0.0, 1.0
@@ -145,7 +138,10 @@ cdef double milne_constant(const double* nodes, Py_ssize_t m, double u) noexcept
     nodes) dv and E_c = int_0^u (v - u) prod(v - nodes[:-1]) dv; 1/2, 1/6,
     1/10, 19/270 at constant steps (Milne's constants)."""
     cdef double implicit[MAX_ORDER]
-    _implicit(nodes, m, u, implicit)
+    cdef Py_ssize_t j
+    implicit[0] = u
+    for j in range(1, m):
+        implicit[j] = nodes[j - 1]
     cdef double e_p = integral_of_product(nodes, m, u)
     cdef double e_c = integral_of_product(implicit, m, u)
     return fabs(e_c / (e_p - e_c))
