@@ -448,8 +448,11 @@ class Completion(Method):
                 f"and Hessian there."
             )
         last = State(phase.t, phase.x, CONSTRAINED) if n else state
-        if phase.status == PHASE_LIFTED:
-            return Step(_lifted(mode, last.t, last.x, log))
+        if phase.status == PHASE_LIFTED:  # log the lift-off into the lifted mode
+            t, x, edge = last.t, last.x, mode.edges[0]
+            log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
+            log.sample(t, x, edge.target)
+            return Step(State(t, x, edge.target))
         return Step(last, Status.NO_PROGRESS if phase.status == STUCK else None)
 
 
@@ -493,11 +496,3 @@ def _kept(table: dict, owner: object, key: tuple, build: Callable, busy: Callabl
 def _flow(completed: HybridSystem) -> ConstrainedFlow:
     """The constrained flow of a completed system."""
     return completed.mode(CONSTRAINED).flow  # type: ignore[return-value]
-
-
-def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:
-    """Log the lift-off at (t, x); return the state in the lifted mode."""
-    edge = mode.edges[0]
-    log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
-    log.sample(t, x, edge.target)
-    return State(t, x, edge.target)
