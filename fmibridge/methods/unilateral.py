@@ -208,6 +208,7 @@ def _checked_rows(
     shape: tuple[int, ...] = (m, n)
     expected = f"{shape}"
     if sparse:  # a VectorGuard with `sparse_gradient` has a sparsity
+        assert vector.sparsity is not None
         shape = (int(np.count_nonzero(vector.sparsity)),)
         expected = f"{shape}, one value per True entry of `sparsity`,"
     if gx.shape != shape or gt.shape != (m,):
