@@ -47,7 +47,6 @@ class Series:
     impacts: list[Any]
     floor: bool
     excess: float
-    ratio: float
     def __init__(
         self,
         contact: ContactFunctions,

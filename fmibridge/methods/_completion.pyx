@@ -1,6 +1,5 @@
-"""Completion's constrained phase, compiled (`Phase`: the steps on h = 0 and the
-lift-off), and the truncation test on a series of impacts (`Series`); the
-choices are those of `completion`.
+"""Completion's constrained phase (`Phase`: steps on h = 0, lift-off) and the
+truncation test on a series of impacts (`Series`), compiled.
 
 References
 ----------
@@ -289,7 +288,7 @@ cdef class Series:
     cdef bint has_star[_N_SERIES]
     cdef double[::1] dx, newest
     cdef readonly bint floor  # the last `truncates` met the first unresolved one
-    cdef readonly double excess, ratio  # of the last geometric test
+    cdef readonly double excess  # of the last geometric test
 
     def __init__(self, ContactFunctions contact, str free, tuple impact_edges, bounds):
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
@@ -297,7 +296,7 @@ cdef class Series:
         self.xs = np.empty((_N_SERIES, contact.n))
         self.stars = np.empty((_N_SERIES, contact.n))
         self.dx, self.newest = np.empty(contact.n), np.empty(contact.n)
-        self.floor, self.excess, self.ratio, self.floored = False, 0.0, 0.0, False
+        self.floor, self.excess, self.floored = False, 0.0, False
 
     def catch_up(self, list events):
         """Follow the events logged since the last call."""
@@ -428,7 +427,6 @@ cdef class Series:
         s = _FALLBACK_SAFETY * r / (1.0 - r)
         dq = _norm(&self.xs[m - 1, 0], &self.xs[m - 2, 0], &c.iq[0], c.nq)
         dv = _norm(self._star(m - 1), self._star(m - 2), &c.iv[0], c.nq)
-        self.ratio = r
         self.excess = max(2.0 * rates[m - 1] / a * s / eps_t, dq * s / eps_q,
                           dv * s / eps_v)
         return True

@@ -29,6 +29,7 @@ cdef class ContactFunctions:
     cdef int free_at(self, double t, const double* x, double lam,
                      double* out) except -1
     cdef double hddot_at(self, double t, const double* x) except? -1
+    cdef double along_at(self, double t, const double* x) except? -1
     cdef double constrained_at(self, double t, const double* x,
                                double* dx) except? -1
     cdef int project_at(self, double t, const double* x, double* out) except -1

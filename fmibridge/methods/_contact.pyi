@@ -40,11 +40,8 @@ class ContactFunctions:
 
 class ProjectionFunctions(ContactFunctions): ...
 
-class ConstrainedRhs(Function):
-    def __init__(self, contact: ContactFunctions) -> None: ...
-
-class GapRate(Function):
-    def __init__(self, contact: ContactFunctions) -> None: ...
+class ContactFunction(Function):
+    def __init__(self, contact: ContactFunctions, rate: bool) -> None: ...
 
 class ProjectedStepper(Stepper):
     contact: ContactFunctions

@@ -1,11 +1,8 @@
 """A frictionless unilateral contact's numerics on its primitives as Functions
-of the state x (n values): the gap rate, the acceleration of h along the free
-flow (eq. 8), the contact force lam (eq. 6), the constrained vector field
-(eq. 7), the impact law (eq. 4) and the projection R* (Sec. V).
-
-The force map is affine in lam, so its values at lam = 0 and 1 give the free
-dx/dt f0 and the direction b = f1 - f0 (b_v = M^-1 dh^T): neither M nor C nor
-N is needed. Sums run in index order, so results do not depend on the machine.
+of the state x: the gap rate, hddot (eq. 8), the contact force lam (eq. 6), the
+constrained dynamics (eq. 7), the impact law (eq. 4) and R* (Sec. V). The force
+map is affine in lam: its values at lam = 0 and 1 give the free dx/dt f0 and
+b = f1 - f0 (b_v = M^-1 dh^T). Sums run in index order.
 
 References
 ----------
@@ -113,10 +110,8 @@ cdef class ContactFunctions:
         self.dh_ahead, self.dh_behind = np.empty(nq), np.empty(nq)
         self.hess = np.empty(max(nq * nq, 1))
         self.one = np.empty(1)
-        self.rhs_function = ConstrainedRhs(self)
-        self.rate_function = GapRate(self)
-
-    # -- compiled --------------------------------------------------------------
+        self.rhs_function = ContactFunction(self, False)
+        self.rate_function = ContactFunction(self, True)
 
     cdef double gap_at(self, double t, const double* x) except? -1:
         """h(q)."""
@@ -168,17 +163,20 @@ cdef class ContactFunctions:
         self.gradient.call(t, x, &self.grad[0])
         return curvature + _dot_at(&self.grad[0], &self.f0[0], &self.iv[0], self.nq)
 
+    cdef double along_at(self, double t, const double* x) except? -1:
+        """dh b_v (`_along`), with f0, f1 and dh at (t, x) left in the scratch."""
+        self.free_at(t, x, 0.0, &self.f0[0])
+        self.free_at(t, x, 1.0, &self.f1[0])
+        self.gradient.call(t, x, &self.grad[0])
+        return _along(&self.grad[0], &self.f0[0], &self.f1[0], &self.iv[0], self.nq)
+
     cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
         """dx/dt of the constrained dynamics, eq. (7), to dx; return lam, eq. (6):
         lam = -(qdot^T H qdot + dh f0_v) / (dh b_v), dx/dt = f0 + lam b."""
         cdef double* f0 = &self.f0[0]
         cdef double* f1 = &self.f1[0]
-        cdef double along, lam
+        cdef double along = self.along_at(t, x), lam
         cdef Py_ssize_t i
-        self.free_at(t, x, 0.0, f0)
-        self.free_at(t, x, 1.0, f1)
-        self.gradient.call(t, x, &self.grad[0])
-        along = _along(&self.grad[0], f0, f1, &self.iv[0], self.nq)
         lam = -(
             self.curvature_at(t, x) + _dot_at(&self.grad[0], f0, &self.iv[0], self.nq)
         ) / along
@@ -213,24 +211,16 @@ cdef class ContactFunctions:
         """The state after the frictionless impact law, eq. (4), to out:
         qdot+ = qdot - (1 + e) (dh qdot) / (dh b_v) b_v, b_v = M^-1 dh^T; it gives
         dh qdot+ = -e dh qdot."""
-        cdef double* f0 = &self.f0[0]
-        cdef double* f1 = &self.f1[0]
-        cdef double* dh = &self.grad[0]
-        cdef double scale
+        cdef double along = self.along_at(t, x), scale
         cdef Py_ssize_t k, i
-        self.free_at(t, x, 0.0, f0)
-        self.free_at(t, x, 1.0, f1)
-        self.gradient.call(t, x, dh)
-        scale = ((1.0 + self.restitution) * _dot_at(dh, x, &self.iv[0], self.nq)
-                 / _along(dh, f0, f1, &self.iv[0], self.nq))
+        scale = (1.0 + self.restitution) * _dot_at(
+            &self.grad[0], x, &self.iv[0], self.nq) / along
         if out != x:
             memcpy(out, x, self.n * sizeof(double))
         for k in range(self.nq):
             i = self.iv[k]
-            out[i] = out[i] - scale * (f1[i] - f0[i])
+            out[i] = out[i] - scale * (self.f1[i] - self.f0[i])
         return 0
-
-    # -- from Python (`contact.Contact` documents each) --------------------------
 
     cdef double[::1] _state(self, x):
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float).reshape(-1)
@@ -306,36 +296,24 @@ cdef class ProjectionFunctions(ContactFunctions):
         return lam
 
 
-cdef class ConstrainedRhs(Function):
-    """dx/dt of the constrained dynamics, eq. (7), as a Function (n -> n)."""
+cdef class ContactFunction(Function):
+    """The constrained dynamics, eq. (7) (n -> n), or with `rate` the gap rate
+    dh(q) qdot (n -> 1, a guard for the loops), as a Function."""
 
     cdef ContactFunctions contact
+    cdef bint rate
 
-    def __init__(self, ContactFunctions contact):
-        super().__init__(
-            contact.n, contact.n,
-            f"the constrained dynamics of contact `{contact.name}`",
-        )
-        self.contact = contact
-
-    cdef int call(self, double t, const double* x, double* out) except -1:
-        self.contact.constrained_at(t, x, out)
-        return 0
-
-
-cdef class GapRate(Function):
-    """The gap rate dh(q) qdot as a Function (n -> 1): a guard for the loops."""
-
-    cdef ContactFunctions contact
-
-    def __init__(self, ContactFunctions contact):
-        super().__init__(
-            contact.n, 1, f"the gap rate of contact `{contact.name}`"
-        )
-        self.contact = contact
+    def __init__(self, ContactFunctions contact, bint rate):
+        what = "gap rate" if rate else "constrained dynamics"
+        super().__init__(contact.n, 1 if rate else contact.n,
+                         f"the {what} of contact `{contact.name}`")
+        self.contact, self.rate = contact, rate
 
     cdef int call(self, double t, const double* x, double* out) except -1:
-        out[0] = self.contact.rate_at(t, x)
+        if self.rate:
+            out[0] = self.contact.rate_at(t, x)
+        else:
+            self.contact.constrained_at(t, x, out)
         return 0
 
 

@@ -1,11 +1,9 @@
 """Unilateral's steps, compiled: Adams PECE steps limited by the guards.
 
-`flight` takes the steps of Esposito and Kumar's Fig. 5 until an edge is due,
-t_end, a bound, or a step that cannot be taken; `Unilateral` fires the due edge
-(`due_edges`). The guards are the atoms of a `Bank` (the components of AND
-guards; edge e's atoms are starts[e] to starts[e + 1]). `Rates` gives their Lie
-derivatives dg/dx f + dg/dt (eq. 2) from their gradients (`Rows`: the entries
-where a gradient may be non-zero), central differences where a guard has none.
+`flight` takes the steps of Esposito and Kumar's Fig. 5 until an edge is due
+(`due_edges`), t_end, a bound, or a step that cannot be taken. The guards are
+the atoms of a `Bank` (edge e's are starts[e] to starts[e + 1]); `Rates` gives
+their Lie derivatives dg/dx f + dg/dt (eq. 2) from their gradients (`Rows`).
 
 References
 ----------
@@ -54,9 +52,6 @@ cpdef enum:
     NON_FINITE = 4
 
 Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
-
-
-# -- gradients as Functions ----------------------------------------------------
 
 
 cdef class Rows:
@@ -232,18 +227,15 @@ cdef class Rates:
         return 0
 
 
-# -- the guards, the settings and the history ---------------------------------
-
-
 cdef class _Work
 
 
 cdef class Bank:
-    """A mode's right-hand side and guards as the loop takes them: the atoms
-    as one Function `guards`, each alone (`singles`), their `rates` (None until
-    a method needs them), and the arrays of the last flight (`spare`). Per
-    atom: its edge's direction `base` (-1 falling, +1 rising, 0 either), and
-    whether its edge is unilateral, has this one atom, has a curved atom."""
+    """A mode's right-hand side and guards (atoms) as one Function `guards`,
+    each alone (`singles`), their `rates` (None until needed) and the last
+    flight's arrays (`spare`). Per atom: its edge's direction `base` (-1
+    falling, +1 rising, 0 either), and whether that edge is unilateral, has
+    this one atom, has a curved atom."""
 
     cdef readonly str name
     cdef readonly Py_ssize_t n, n_atoms, n_edges
@@ -361,9 +353,6 @@ cdef class _Work:
         self.u_key, self.constant, self.rejected, self.t_stop = NAN, 0.0, 0, NAN
 
 
-# -- levels, due edges and the guards' sides -----------------------------------
-
-
 cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
     """Each atom's oriented value c = sign g, final level, step level L and band
     beta (eqs. 19-21, capped at |dc/dt| t_tol / 2) at the newest node.
@@ -464,9 +453,6 @@ cdef inline double spacing(double t) noexcept nogil:
     cdef int exponent
     frexp(fabs(t), &exponent)
     return ldexp(1.0, exponent - 53)
-
-
-# -- points, the start and the step --------------------------------------------
 
 
 cdef void shift(double[:, ::1] rows, long keep) noexcept:
@@ -719,13 +705,10 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
 
 def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
            double reach_tol, long max_steps, double[::1] ts, double[:, ::1] xs):
-    """Take steps from the newest node (from a fresh `start` at (t, x) when the
-    history is empty) until an edge is due, t_end, max_steps or a stop; write
-    their end times and states to ts[:k], xs[:k].
-
-    t_end counts as reached within reach_tol. Returns a `Flight`: k, how the
-    loop ended (FULL, REACHED, DUE, STUCK, NON_FINITE), the rejected trials
-    and, for NON_FINITE, the accepted point with non-finite values.
+    """Take steps from the newest node (a fresh `start` at (t, x) for an empty
+    history) until an edge is due, t_end (within reach_tol), max_steps or a
+    stop, writing them to ts[:k], xs[:k]. Returns a `Flight`: k, the end code,
+    the rejected trials and, for NON_FINITE, the point with non-finite values.
     """
     cdef _Work w = bank.spare
     cdef long k = 0, code = FULL

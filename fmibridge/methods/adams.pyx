@@ -1,10 +1,8 @@
 """Variable-step, variable-order Adams predictor-corrector (PECE, orders 1-4).
 
 Weights are integrals of Lagrange basis polynomials over the past nodes, so the
-predictor is a polynomial in the step, x^p(u) = x_k + sum_j B_j(u) f_{k-j+1},
-which the extrapolation method differentiates along a guard (Esposito and
-Kumar, eq. 15). Times are scaled by a reference step (u = h / scale). History
-arrays hold the newest node first.
+predictor is a polynomial in u = h / scale, x^p(u) = x_k + sum_j B_j(u)
+f_{k-j+1} (Esposito and Kumar, eq. 15). History arrays hold the newest first.
 
 References
 ----------

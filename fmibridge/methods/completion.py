@@ -1,11 +1,10 @@
 """Zeno completion (Or and Ames): truncate accumulating impacts, slide, lift off.
 
-`Completion(inner)` runs the free mode with `inner`; once the last impact meets
-the truncation test (`_completion.Series`) it applies R* and integrates the
-mode "constrained" itself (`_completion.Phase`), with the contact force lam of
-eq. (6) as the column `lam`; where lam falls through zero it lifts off into
-"<free>:lifted", whose impact edges wait for the gap rate's apex ("rearm").
-docs/guide/completion.md lists the choices the paper leaves open.
+`Completion(inner)` runs the free mode with `inner`; once an impact meets the
+truncation test (`_completion.Series`) it applies R* and integrates the mode
+"constrained" (`_completion.Phase`, column `lam`: eq. 6) until lam falls through
+zero, then lifts off into "<free>:lifted", whose impact edges wait for the gap
+rate's apex ("rearm"). docs/guide/completion.md lists the choices made.
 
 References
 ----------
@@ -15,6 +14,7 @@ and the procedure of Sec. V.
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Callable
@@ -95,16 +95,11 @@ class ConstrainedFlow(VectorField):
 
     def stepper(self, scheme: Scheme) -> ProjectedStepper:
         """Return the constrained steps of `scheme`: a step on eq. (7), then R*."""
-        if scheme.name not in self._steppers:
-            stepper = ProjectedStepper(self.functions, scheme.tableau)
-            self._steppers[scheme.name] = stepper
-        return self._steppers[scheme.name]
+        return _once(self._steppers, ProjectedStepper, self.functions, scheme)
 
     def phase(self, scheme: Scheme) -> Phase:
         """Return the constrained phases of `scheme` (`_completion.Phase`)."""
-        if scheme.name not in self._phases:
-            self._phases[scheme.name] = Phase(self.functions, scheme.tableau)
-        return self._phases[scheme.name]
+        return _once(self._phases, Phase, self.functions, scheme)
 
     def advance(
         self,
@@ -131,6 +126,13 @@ class ConstrainedFlow(VectorField):
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = constrained:GAP``."""
         return {"flow": f"constrained:{self.contact.gap}"}
+
+
+def _once(table: dict, kind: Callable, functions: object, scheme: Scheme):
+    """kind(functions, scheme's tableau), built once per scheme in `table`."""
+    if scheme.name not in table:
+        table[scheme.name] = kind(functions, scheme.tableau)
+    return table[scheme.name]
 
 
 class GapRate:
@@ -241,7 +243,7 @@ class Completion(Method):
     ) -> Result:
         """Simulate the completed system of `system` (Def. 4); see `Method.run`."""
         completed = self._completed(system)
-        flow: ConstrainedFlow = completed.mode(CONSTRAINED).flow  # type: ignore[assignment]
+        flow = _flow(completed)
         flow.start()
         flow.busy = True
         try:
@@ -264,7 +266,8 @@ class Completion(Method):
                 f"`system` must be a HybridSystem, got {type(system)}."
             )
         key = (self.impact_edge, system.t0, system.x0.tobytes())
-        return _kept(_COMPLETED, system, key, lambda: self._complete(system), _busy)
+        build = functools.partial(self._complete, system)
+        return _kept(_COMPLETED, system, key, build, lambda done: _flow(done).busy)
 
     def _complete(self, system: HybridSystem) -> HybridSystem:
         """Build the completed system of `system` (`_completed`)."""
@@ -335,10 +338,9 @@ class Completion(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        constrained = system.mode(CONSTRAINED)
-        flow: ConstrainedFlow = constrained.flow  # type: ignore[assignment]
+        flow = _flow(system)
         if state.mode == CONSTRAINED:
-            return self._phase(constrained, state, t_end, log)
+            return self._phase(system.mode(CONSTRAINED), state, t_end, log)
         last = log.events[-1] if log.events else None
         if last is not None and last.edge == "lift-off" and last.t == state.t:
             return self._leave(system.mode(state.mode), state, t_end, log)
@@ -439,10 +441,18 @@ class Completion(Method):
         flow.last_step = phase.last_step or None
         log.samples(phase.ts[:n], phase.xs[:n], CONSTRAINED, lam=phase.lams[:n])
         if phase.status == NON_FINITE:
-            raise _non_finite(flow.contact, phase.t, phase.x)
+            raise FmibridgeError(
+                f"Completion: the constrained dynamics of contact "
+                f"{flow.contact.gap!r} give non-finite values in the step from t = "
+                f"{phase.t!r}, x = {phase.x.tolist()}; check its force map, gradient "
+                f"and Hessian there."
+            )
         last = State(phase.t, phase.x, CONSTRAINED) if n else state
-        if phase.status == PHASE_LIFTED:
-            return Step(_lifted(mode, last.t, last.x, log))
+        if phase.status == PHASE_LIFTED:  # log the lift-off into the lifted mode
+            t, x, edge = last.t, last.x, mode.edges[0]
+            log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
+            log.sample(t, x, edge.target)
+            return Step(State(t, x, edge.target))
         return Step(last, Status.NO_PROGRESS if phase.status == STUCK else None)
 
 
@@ -483,22 +493,6 @@ def _kept(table: dict, owner: object, key: tuple, build: Callable, busy: Callabl
     return value
 
 
-def _busy(completed: HybridSystem) -> bool:
-    """True while a run uses this completed system."""
-    return completed.mode(CONSTRAINED).flow.busy  # type: ignore[attr-defined]
-
-
-def _lifted(mode: Mode, t: float, x: np.ndarray, log: Recorder) -> State:
-    """Log the lift-off at (t, x); return the state in the lifted mode."""
-    edge = mode.edges[0]
-    log.event(Event(t, edge.name, CONSTRAINED, edge.target, x, x))
-    log.sample(t, x, edge.target)
-    return State(t, x, edge.target)
-
-
-def _non_finite(contact: Contact, t: float, x: np.ndarray) -> FmibridgeError:
-    return FmibridgeError(
-        f"Completion: the constrained dynamics of contact {contact.gap!r} give "
-        f"non-finite values in the step from t = {t!r}, x = {x.tolist()}; check "
-        f"its force map, gradient and Hessian there."
-    )
+def _flow(completed: HybridSystem) -> ConstrainedFlow:
+    """The constrained flow of a completed system."""
+    return completed.mode(CONSTRAINED).flow  # type: ignore[return-value]

@@ -1,12 +1,9 @@
 """One frictionless unilateral contact h(q) >= 0: the model data Zeno completion needs.
 
-A `Contact` needs four primitives of (t, x): the gap h(q), its gradient dh(q),
-optionally its Hessian H(q), and the force map dx/dt(t, x, lam) with a contact
-force lam along dh^T (affine in lam, so neither M nor C nor N is needed). The
-numerics that follow from them run compiled (`_contact.ContactFunctions`).
-Each source of a contact (an FMU's force input, a constraint on states,
-coupled components, projection, an adapter's gap expressions) gives only what
-differs and follows one recipe, `build_contact`.
+The gap h(q), its gradient dh(q), optionally its Hessian H(q), and the force map
+dx/dt(t, x, lam), affine in the contact force lam along dh^T; the numerics run
+compiled (`_contact.ContactFunctions`). Every source of a contact follows
+`build_contact`.
 
 References
 ----------
@@ -145,7 +142,19 @@ class Contact(UnilateralConstraint):
         """Return the contact's compiled numerics on n states (built once)."""
         built = self.__dict__.setdefault(_COMPILED, {})
         if n not in built:
-            built[n] = _functions(self, n)
+            name, nq, hessian = self.gap, len(self.q_index), self.hessian_fn
+            built[n] = self.functions_kind(
+                _function(self.gap_fn, "gap", n, 1, name, "gap_fn"),
+                _function(self.gradient_fn, "rhs", n, nq, name, "gradient_fn"),
+                _function(self.rhs_with_force, "force", n, n, name, "rhs_with_force"),
+                None
+                if hessian is None
+                else _function(hessian, "hessian", n, nq * nq, name, "hessian_fn"),
+                self.q_index,
+                self.v_index,
+                float(self.restitution),
+                name,
+            )
         return built[n]
 
     def check(self, t: float, x: np.ndarray) -> None:
@@ -196,23 +205,6 @@ class Contact(UnilateralConstraint):
     def constrained_rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt of the constrained dynamics, eq. (7)."""
         return self.constrained(t, x)[0]
-
-
-def _functions(contact: Contact, n: int) -> _contact.ContactFunctions:
-    """The compiled numerics of the contact's primitives on n states."""
-    name, nq, hessian = contact.gap, len(contact.q_index), contact.hessian_fn
-    return contact.functions_kind(
-        _function(contact.gap_fn, "gap", n, 1, name, "gap_fn"),
-        _function(contact.gradient_fn, "rhs", n, nq, name, "gradient_fn"),
-        _function(contact.rhs_with_force, "force", n, n, name, "rhs_with_force"),
-        None
-        if hessian is None
-        else _function(hessian, "hessian", n, nq * nq, name, "hessian_fn"),
-        contact.q_index,
-        contact.v_index,
-        float(contact.restitution),
-        name,
-    )
 
 
 def _function(fn, kind: str, n: int, n_out: int, name: str, role: str) -> Function:
@@ -410,10 +402,9 @@ def contact_of(system: HybridSystem) -> Contact:
     constraint = system.constraint
     if isinstance(constraint, Contact):
         return constraint
-    names = system.state_names
-    flow = system.mode(system.initial_mode).flow
     if constraint is None:
         return _contact_from(indicator_constraint(system), system)
+    names, flow = system.state_names, system.mode(system.initial_mode).flow
     built = _BUILT.get(id(constraint))
     if built is not None and built[0] is flow and built[1] == names:
         return built[2]
@@ -523,17 +514,16 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
 
 def _copied_state(value: Callable[[np.ndarray], float], x: np.ndarray) -> int | None:
     """Return j if value(x) == x[j] and moves one for one with x[j] only."""
-    base = float(value(x))
+    base, moves = float(value(x)), []  # (value moved, x[k] moved) for each k
+    for k in range(x.size):
+        y = x.copy()
+        y[k] += STATE_PROBE * (1.0 + abs(x[k]))
+        moves.append((float(value(y)) - base, y[k] - x[k]))
     for j in range(x.size):
-        if not math.isclose(base, x[j], rel_tol=EXACT_RTOL, abs_tol=1e-12):
-            continue
-        exact = True
-        for k in range(x.size):
-            y = x.copy()
-            y[k] += STATE_PROBE * (1.0 + abs(x[k]))
-            moved = (float(value(y)) - base) - (y[k] - x[k]) * (k == j)
-            exact = exact and abs(moved) <= EXACT_RTOL * (1.0 + abs(x[k]))
-        if exact:
+        if math.isclose(base, x[j], rel_tol=EXACT_RTOL, abs_tol=1e-12) and all(
+            abs(dv - dx * (k == j)) <= EXACT_RTOL * (1.0 + abs(x[k]))
+            for k, (dv, dx) in enumerate(moves)
+        ):
             return j
     return None
 
@@ -676,8 +666,8 @@ def fmu_force(
             f"the state the gap is measured along, `coordinate`)."
         )
     if coordinate is None:
-        q_index = tuple(range(n_states // 2))
-        v_index = tuple(range(n_states // 2, n_states))
+        half = n_states // 2
+        q_index, v_index = tuple(range(half)), tuple(range(half, n_states))
     else:
         i, j = state_coordinate(flow, coordinate)
         q_index, v_index = (i,), (j,)

@@ -1,11 +1,9 @@
 """A unilateral contact between components of a coupled Model Exchange system.
 
-The gap h(q) >= 0 may be any function of several components' variables (a ball
-on a table that is a mass on a spring in another FMU: h = ball.h - table.x).
-The contact force reaches each body through its generalized force input, which
-takes scale * lam: the body's share dh_k(q)^T lam of Or and Ames eq. (5). The
-force map lam -> dx/dt is the whole coupled system's, so the impact law, the
-contact force and the constrained dynamics act on every component at once.
+The gap may be any function of several components' variables (h = ball.h -
+table.x). Each body's generalized force input takes scale * lam, its share
+dh_k(q)^T lam of Or and Ames eq. (5); the force map is the whole coupled
+system's, so impact, contact force and constrained dynamics act on all at once.
 
 References
 ----------

@@ -1,14 +1,12 @@
 """First time at which a set of polynomials are all non-negative.
 
-At a grazing contact an extrapolation polynomial has a double root, which a
-companion-matrix solver may return as a complex pair, losing the event. Here
-the real roots of each P and P' in (0, upper) come from the chain of
-derivatives (each piece between the roots of one derivative holds at most one
-root of the one above, found by bisection), so a double root is a breakpoint.
-Signs are checked at the breakpoints and at the midpoints between them, and
-each crossing is narrowed by bisection to ROOT_XTOL. A polynomial is an array
-of power coefficients, lowest degree first; a set of them is the rows of a
-2-D array.
+A grazing contact gives a double root, which a companion-matrix solver may
+return as a complex pair. Here the real roots of each P and P' in (0, upper)
+come from the chain of derivatives (between two roots of a derivative lies at
+most one root of the one above, found by bisection), so a double root is a
+breakpoint; signs are checked at the breakpoints and midpoints, and a crossing
+is narrowed by bisection to ROOT_XTOL. Polynomials are rows of power
+coefficients, lowest degree first.
 
 References
 ----------

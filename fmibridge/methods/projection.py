@@ -1,13 +1,10 @@
 """Completion without a force input: the constrained phase by projection.
 
-Where a model has no input for the contact force but its gap is measured along
-a state q (with velocity state qdot), completion slides on the constraint by
-projection: after each free step, R* sets h = 0 and dh qdot = 0 through q and
-qdot and leaves the other states as the step left them. The force is estimated
-as lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 / mass) and the
-body lifts off where it falls through zero. The constrained motion is first
-order in the step; the force-input route (`contact.fmu_contact`) is of the
-scheme's order.
+Where a model has no contact-force input but its gap is measured along a
+state q (velocity qdot), each free step is followed by R* (h = 0, dh qdot = 0
+through q and qdot); lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 /
+mass) decides the lift-off. First order in the step, unlike the force-input
+route (`contact.fmu_contact`).
 
 References
 ----------
@@ -38,9 +35,8 @@ __all__ = ["ProjectedContact", "by_projection", "projected_contact"]
 
 @dataclass(frozen=True)
 class ProjectedContact(Contact):
-    """A contact whose constrained phase runs by projection: its force map is
-    the free dx/dt plus lam dh^T / mass at qdot, its constrained dx/dt the free
-    one (`_contact.ProjectionFunctions`).
+    """A contact whose constrained phase runs by projection: force map the free
+    dx/dt plus lam dh^T / mass at qdot, constrained dx/dt the free one.
 
     Parameters
     ----------

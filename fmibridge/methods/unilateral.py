@@ -1,9 +1,8 @@
 """Extrapolated unilateral stepping: guards approached from one side.
 
-Adams PECE steps whose size is at most the first root of each guard's
-extrapolation polynomial, so the right-hand side is never evaluated beyond a
-unilateral guard (docs/guide/unilateral.md). The steps run in one compiled
-loop between events (`methods._unilateral`).
+Adams PECE steps at most the first root of each guard's extrapolation
+polynomial, in one compiled loop between events (`methods._unilateral`;
+docs/guide/unilateral.md).
 
 References
 ----------
@@ -75,20 +74,17 @@ _BANKS: dict[int, tuple[Bank, _Atoms]] = {}
 class _Atoms:
     """The guards of one mode, split into atoms: the `components` g_i of an AND
     guard (g = max_i g_i > 0 inside, fired when all reach their surface), else
-    the guard itself; `vector` where all are entries picks[a] of one VectorGuard
-    (`_unilateral.Bank` reads the per-atom arrays)."""
+    the guard itself; `vector` where all are entries picks[a] of one VectorGuard."""
 
     fns: tuple[Callable, ...]
     gradients: tuple[Gradient | None, ...]
     owner: np.ndarray
-    base: np.ndarray
-    unilateral: np.ndarray
-    curved: np.ndarray
     vector: VectorGuard | None
     picks: np.ndarray
 
     @classmethod
-    def of(cls, mode: Mode) -> _Atoms:
+    def of(cls, mode: Mode) -> tuple[Bank, _Atoms]:
+        """The mode's atoms, and the Bank the compiled loop takes (without rates)."""
         atoms = []  # fn, gradient, edge, direction, unilateral, affine
         for i, edge in enumerate(mode.edges):
             guard = edge.guard
@@ -109,29 +105,20 @@ class _Atoms:
         columns = zip(*atoms, strict=True) if atoms else [()] * 6
         fns, grads, owners, bases, unis, affines = columns
         owner = np.array(owners, dtype=np.int64)
-        vector, picks = _one_vector(list(fns))
         uni, affine = np.array(unis, dtype=bool), np.array(affines, dtype=bool)
-        curved = np.isin(owner, owner[~affine & uni])
-        base = np.array(bases, dtype=float)
-        return cls(fns, grads, owner, base, uni, curved, vector, picks)
-
-    def bank(self, mode: Mode) -> Bank:
-        """The atoms as the compiled loop takes them (without rates)."""
-        n = len(mode.flow.state_names)
-        what = f"the guards of mode {mode.name!r}"
-        singles = [gathered([fn], n, f"guard `{_name_of(fn)}`") for fn in self.fns]
-        flow = cast(VectorField, mode.flow)  # `Unilateral._check`
-        return Bank(
+        n, flow = len(mode.flow.state_names), cast(VectorField, mode.flow)
+        bank = Bank(
             mode.name,
-            flow.rhs_function(),
-            gathered(self.fns, n, what),
-            singles,
-            self.owner,
-            self.base,
-            self.unilateral,
-            self.curved,
+            flow.rhs_function(),  # a VectorField: `Unilateral._check`
+            gathered(fns, n, f"the guards of mode {mode.name!r}"),
+            [gathered([fn], n, f"guard `{_name_of(fn)}`") for fn in fns],
+            owner,
+            np.array(bases, dtype=float),
+            uni,
+            np.isin(owner, owner[~affine & uni]),
             len(mode.edges),
         )
+        return bank, cls(fns, grads, owner, *_one_vector(list(fns)))
 
     def rates(self, n: int) -> Rates:
         """The atoms' gradients as the loop's `Rates`: the VectorGuard's, read at
@@ -216,15 +203,13 @@ def _checked_rows(
 ) -> tuple:
     """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape:
     dg/dx (m, n), or its values at the `sparsity` (nnz,) if `sparse`; dg/dt (m,)."""
-    values, times = gradient(t, x)
-    gx = np.ascontiguousarray(values, dtype=float)
-    gt = np.ascontiguousarray(times, dtype=float)
-    m, pattern = vector.size, vector.sparsity
+    gx, gt = (np.ascontiguousarray(a, dtype=float) for a in gradient(t, x))
+    m = vector.size
     shape: tuple[int, ...] = (m, n)
     expected = f"{shape}"
-    if sparse:
-        assert pattern is not None  # a VectorGuard with `sparse_gradient` has one
-        shape = (int(np.count_nonzero(pattern)),)
+    if sparse:  # a VectorGuard with `sparse_gradient` has a sparsity
+        assert vector.sparsity is not None
+        shape = (int(np.count_nonzero(vector.sparsity)),)
         expected = f"{shape}, one value per True entry of `sparsity`,"
     if gx.shape != shape or gt.shape != (m,):
         raise FmibridgeError(
@@ -247,8 +232,8 @@ def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarr
 
 
 def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
-    """If every function of fns is an entry of one VectorGuard, return it and
-    the index of each one's entry; else None."""
+    """The VectorGuard of which every function of fns is an entry, and each one's
+    index; else None."""
     entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
     if not fns or len(entries) < len(fns) or len({id(fn.vector) for fn in fns}) > 1:
         return None, np.empty(0, dtype=np.int64)
@@ -256,12 +241,11 @@ def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
 
 
 def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, _Atoms]:
-    """The mode's Bank and atoms, built once per mode (kept while it lives), with
-    the rates once a method that extrapolates needs them."""
+    """The mode's Bank and atoms, built once per mode (kept while it lives),
+    with the rates a method that extrapolates needs."""
     found = _BANKS.get(id(mode))
     if found is None:
-        atoms = _Atoms.of(mode)
-        found = _BANKS[id(mode)] = (atoms.bank(mode), atoms)
+        found = _BANKS[id(mode)] = _Atoms.of(mode)
         weakref.finalize(mode, _BANKS.pop, id(mode), None)
     bank, atoms = found
     if extrapolates and bank.rates is None:
@@ -378,8 +362,6 @@ class Unilateral(Method):
                     )
         return super()._check(system, t_end)
 
-    # -- one attempt ----------------------------------------------------------
-
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
@@ -439,9 +421,9 @@ class Unilateral(Method):
 
     def placing(self, t_tol: float) -> Unilateral:
         """Return this method with `t_tol` set (kept where given already)."""
-        if self.t_tol is not None:
-            return self
-        return dataclasses.replace(self, t_tol=t_tol)
+        return (
+            self if self.t_tol is not None else dataclasses.replace(self, t_tol=t_tol)
+        )
 
 
 def _non_finite(
