@@ -53,11 +53,11 @@ class Sweep:
     max_runs: int = MAX_SWEEP_RUNS
 
     def __post_init__(self) -> None:
-        problems = _varied_problems(self.grid, self.runs)
-        if not problems:
-            problems = _size_problems(self.n_runs, self.max_runs)
-        if not problems:
-            problems = _run_problems(self.base, self.grid, self.runs)
+        problems = (
+            _varied_problems(self.grid, self.runs)
+            or _size_problems(self.n_runs, self.max_runs)
+            or _run_problems(self.base, self.grid, self.runs)
+        )
         if problems:
             raise FmibridgeError("Sweep: " + "; ".join(problems) + ".")
 
@@ -246,14 +246,14 @@ def load_sweep(
     """
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
-    problems = [
-        f"unknown key {k!r} (allowed: {sorted(SPEC_KEYS)})"
-        for k in sorted(set(spec) - SPEC_KEYS)
-    ]
     output = spec.get("output", {})
-    problems += [
-        f"unknown key output.{k} (allowed: {sorted(OUTPUT_KEYS)})"
-        for k in sorted(set(output) - OUTPUT_KEYS)
+    problems = [
+        f"unknown key {where + k!r} (allowed: {sorted(allowed)})"
+        for table, allowed, where in (
+            (spec, SPEC_KEYS, ""),
+            (output, OUTPUT_KEYS, "output."),
+        )
+        for k in sorted(set(table) - allowed)
     ]
     if "model" not in spec:
         problems.append("missing `model`: a built-in name, an FMU or an adapter file")
@@ -265,14 +265,11 @@ def load_sweep(
     grid, runs = spec.get("grid", {}), spec.get("runs", [])
     if not isinstance(grid, Mapping):
         problems.append("`grid` must be a table of lists")
+        grid = {}
     if not (isinstance(runs, list) and all(isinstance(r, Mapping) for r in runs)):
         problems.append("`runs` must be an array of tables ([[runs]])")
-    grid = flatten(grid) if isinstance(grid, Mapping) else {}
-    runs = (
-        [flatten(r) for r in runs if isinstance(r, Mapping)]
-        if isinstance(runs, list)
-        else []
-    )
+        runs = runs if isinstance(runs, list) else []
+    grid, runs = flatten(grid), [flatten(r) for r in runs if isinstance(r, Mapping)]
     problems += _varied_problems(grid, runs)
     try:
         timeout = check_timeout(spec.get("timeout"))
