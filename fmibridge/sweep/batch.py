@@ -202,9 +202,7 @@ def _summary(
         {**{names[k]: v for k, v in point.items()}, **rows.get(i, {"status": NOT_RUN})}
         for i, point in enumerate(points)
     ]
-    columns = (
-        list(dict.fromkeys(names.values())) + list(SUMMARY_COLUMNS) + list(metrics)
-    )
+    columns = [*dict.fromkeys(names.values()), *SUMMARY_COLUMNS, *metrics]
     frame = pd.DataFrame.from_records(
         records, columns=columns, index=pd.Index(range(len(points)), name="run")
     )
