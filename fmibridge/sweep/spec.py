@@ -281,14 +281,8 @@ def load_sweep(
     model = str(spec["model"])
     if model not in MODELS:
         model = str((path.parent / model).resolve())
-    base = Run(
-        model,
-        spec.get("t_end"),
-        spec.get("parameters", {}),
-        spec.get("start", {}),
-        spec.get("method", {}),
-        spec.get("interface"),
-    )
+    run = {k: v for k, v in spec.items() if k not in SWEEP_KEYS}  # the Run's fields
+    base = Run(**run | {"model": model})
     max_runs = spec.get("max_runs", MAX_SWEEP_RUNS) if max_runs is None else max_runs
     try:
         sweep = Sweep(base, grid, runs, spec.get("metrics", []), max_runs)
