@@ -150,15 +150,10 @@ def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
 def _is_value(value: object, is_time: bool) -> bool:
     """A number for t_end; a number, Boolean or list of numbers (an FMU's array)
     for a parameter or start value."""
-    if isinstance(value, bool):
-        return not is_time
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return True
-    return (
-        not is_time
-        and isinstance(value, list)
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    )
+    is_numbers = isinstance(value, list) and all(_is_value(v, True) for v in value)
+    return not is_time and (isinstance(value, bool) or is_numbers)
 
 
 def _size_problems(n_runs: int, max_runs: object) -> list[str]:
