@@ -242,7 +242,9 @@ def load_sweep(
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
     output = spec.get("output", {})
-    problems = [
+    problems = [] if isinstance(output, Mapping) else ["`output` must be a table"]
+    output = output if isinstance(output, Mapping) else {}
+    problems += [
         f"unknown key {where + k!r} (allowed: {sorted(allowed)})"
         for table, allowed, where in (
             (spec, SPEC_KEYS, ""),
