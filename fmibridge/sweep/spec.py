@@ -241,8 +241,12 @@ def load_sweep(
     """
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
+    problems = [
+        f"`{key}` must be a table"
+        for key in ("output", *GROUPS)
+        if not isinstance(spec.get(key, {}), Mapping)
+    ]
     output = spec.get("output", {})
-    problems = [] if isinstance(output, Mapping) else ["`output` must be a table"]
     output = output if isinstance(output, Mapping) else {}
     problems += [
         f"unknown key {where + k!r} (allowed: {sorted(allowed)})"
