@@ -245,3 +245,14 @@ def test_every_problem_of_a_spec_is_in_one_error(tmp_path):
     assert "unknown key 'colour'" in message and "metric 'nope'" in message
     assert "grid['parameters.e'] must be a non-empty list" in message
     assert "'speed' must be 't_end' or 'group.name'" in message
+
+
+@pytest.mark.parametrize("key", ["output", "parameters", "start", "method"])
+@pytest.mark.parametrize("value", ["3", '"out.csv"', "[1, 2]"])
+def test_a_section_that_is_no_table_is_a_problem_of_the_spec(tmp_path, key, value):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(f'model = "bouncing_ball"\ncolour = 1\n{key} = {value}\n')
+    with pytest.raises(FmibridgeError) as info:
+        load_sweep(spec, tmp_path)
+    message = str(info.value)
+    assert f"`{key}` must be a table" in message and "unknown key 'colour'" in message

@@ -35,16 +35,9 @@ FORMATS = ("csv", "parquet")
 INTEGER_COLUMNS = ("n_events", "n_steps", "n_rejected")  # NA, not NaN, for failed runs
 ERROR = "ERROR"  # `status` of a run that raised, or whose process died
 NOT_RUN = "NOT_RUN"  # `status` of a run that Ctrl-C or SIGTERM kept from finishing
-SUMMARY_COLUMNS = (
-    "status",
-    "n_events",
-    "first_event_time",
-    "last_event_time",
-    "t_final",
-    "n_steps",
-    "n_rejected",
-    "wall_time_s",
-    "error",
+SUMMARY_COLUMNS = tuple(
+    "status n_events first_event_time last_event_time t_final n_steps n_rejected "
+    "wall_time_s error".split()
 )
 
 
@@ -81,8 +74,7 @@ def run_supervised(
 ) -> dict:
     """`run_one` in this thread's supervised process; a run whose process died
     or hung past `timeout` gets a row saying so, with the samples it reached."""
-    call = {"run": run, "metrics": tuple(metrics), "trajectory": trajectory}
-    call["timeout"] = timeout
+    call = dict(run=run, metrics=tuple(metrics), trajectory=trajectory, timeout=timeout)
     with recording() as record:
         try:
             return supervision.shared().call(
@@ -168,12 +160,7 @@ def run_sweep(
     rows: dict[int, dict[str, Any]] = {}
     frames: dict[int, pd.DataFrame] = {}
     outcomes = iter_runs(
-        run_supervised,
-        calls,
-        scheduler=scheduler,
-        workers=workers,
-        progress=progress,
-        desc="sweep",
+        run_supervised, calls, scheduler=scheduler, workers=workers, progress=progress
     )
     interrupt = None
     try:
@@ -215,9 +202,7 @@ def _summary(
         {**{names[k]: v for k, v in point.items()}, **rows.get(i, {"status": NOT_RUN})}
         for i, point in enumerate(points)
     ]
-    columns = (
-        list(dict.fromkeys(names.values())) + list(SUMMARY_COLUMNS) + list(metrics)
-    )
+    columns = [*dict.fromkeys(names.values()), *SUMMARY_COLUMNS, *metrics]
     frame = pd.DataFrame.from_records(
         records, columns=columns, index=pd.Index(range(len(points)), name="run")
     )

@@ -41,8 +41,7 @@ def cmd_sweep(args) -> int:
     trajectories = args.trajectories or spec.trajectories
     if trajectories:
         check_output_folder(trajectories, force=args.force, what="--trajectories")
-    n_runs = sweep.n_runs
-    print(f"{args.spec}: {n_runs} runs on scheduler {args.scheduler!r}")
+    print(f"{args.spec}: {sweep.n_runs} runs on scheduler {args.scheduler!r}")
     with claimed(out, force=args.force, what="--out"):  # a second sweep fails now
         result = run_sweep(
             sweep,

@@ -57,12 +57,10 @@ def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
     """Call ``fn(**kwargs)`` in a worker; an exception becomes the Outcome's error."""
     wall = time.perf_counter()
     try:
-        value = fn(**kwargs)
+        value, error = fn(**kwargs), None
     except Exception as exc:  # a failed run is data; the sweep goes on
-        return Outcome(
-            error=f"{type(exc).__name__}: {exc}", wall_time_s=time.perf_counter() - wall
-        )
-    return Outcome(value, wall_time_s=time.perf_counter() - wall)
+        value, error = None, f"{type(exc).__name__}: {exc}"
+    return Outcome(value, error, time.perf_counter() - wall)
 
 
 def _bar(total: int, enabled: bool, desc: str):
@@ -133,9 +131,8 @@ def _client(scheduler: Any, workers: int | None):
         return
     if not isinstance(scheduler, str) or ":" not in scheduler:
         raise FmibridgeError(
-            f"`scheduler` must be 'local', 'serial', a scheduler "
-            f"address such as 'tcp://host:8786' or a Client, got "
-            f"{scheduler!r}."
+            f"`scheduler` must be 'local', 'serial', a scheduler address such as "
+            f"'tcp://host:8786' or a Client, got {scheduler!r}."
         )
     try:
         client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)

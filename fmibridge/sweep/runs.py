@@ -90,9 +90,7 @@ def build(run: Run):
         system = MODELS[model](run.parameters)
         system = system.with_initial(run.start) if run.start else system
         if t_end is None:
-            t_end = DEFAULT_T_END.get(model)
-        if t_end is None:
-            t_end = oscillator_params(run.parameters).t_max
+            t_end = DEFAULT_T_END.get(model) or oscillator_params(run.parameters).t_max
     elif model.endswith(".fmu"):
         from ..flows.fmu import fmu_system
 

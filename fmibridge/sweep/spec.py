@@ -53,11 +53,11 @@ class Sweep:
     max_runs: int = MAX_SWEEP_RUNS
 
     def __post_init__(self) -> None:
-        problems = _varied_problems(self.grid, self.runs)
-        if not problems:
-            problems = _size_problems(self.n_runs, self.max_runs)
-        if not problems:
-            problems = _run_problems(self.base, self.grid, self.runs)
+        problems = (
+            _varied_problems(self.grid, self.runs)
+            or _size_problems(self.n_runs, self.max_runs)
+            or _run_problems(self.base, self.grid, self.runs)
+        )
         if problems:
             raise FmibridgeError("Sweep: " + "; ".join(problems) + ".")
 
@@ -150,15 +150,10 @@ def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
 def _is_value(value: object, is_time: bool) -> bool:
     """A number for t_end; a number, Boolean or list of numbers (an FMU's array)
     for a parameter or start value."""
-    if isinstance(value, bool):
-        return not is_time
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return True
-    return (
-        not is_time
-        and isinstance(value, list)
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    )
+    is_numbers = isinstance(value, list) and all(_is_value(v, True) for v in value)
+    return not is_time and (isinstance(value, bool) or is_numbers)
 
 
 def _size_problems(n_runs: int, max_runs: object) -> list[str]:
@@ -247,13 +242,19 @@ def load_sweep(
     path = Path(path)
     spec = read_toml(path, "a sweep spec")
     problems = [
-        f"unknown key {k!r} (allowed: {sorted(SPEC_KEYS)})"
-        for k in sorted(set(spec) - SPEC_KEYS)
+        f"`{key}` must be a table"
+        for key in ("output", *GROUPS)
+        if not isinstance(spec.get(key, {}), Mapping)
     ]
     output = spec.get("output", {})
+    output = output if isinstance(output, Mapping) else {}
     problems += [
-        f"unknown key output.{k} (allowed: {sorted(OUTPUT_KEYS)})"
-        for k in sorted(set(output) - OUTPUT_KEYS)
+        f"unknown key {where + k!r} (allowed: {sorted(allowed)})"
+        for table, allowed, where in (
+            (spec, SPEC_KEYS, ""),
+            (output, OUTPUT_KEYS, "output."),
+        )
+        for k in sorted(set(table) - allowed)
     ]
     if "model" not in spec:
         problems.append("missing `model`: a built-in name, an FMU or an adapter file")
@@ -265,14 +266,11 @@ def load_sweep(
     grid, runs = spec.get("grid", {}), spec.get("runs", [])
     if not isinstance(grid, Mapping):
         problems.append("`grid` must be a table of lists")
+        grid = {}
     if not (isinstance(runs, list) and all(isinstance(r, Mapping) for r in runs)):
         problems.append("`runs` must be an array of tables ([[runs]])")
-    grid = flatten(grid) if isinstance(grid, Mapping) else {}
-    runs = (
-        [flatten(r) for r in runs if isinstance(r, Mapping)]
-        if isinstance(runs, list)
-        else []
-    )
+        runs = runs if isinstance(runs, list) else []
+    grid, runs = flatten(grid), [flatten(r) for r in runs if isinstance(r, Mapping)]
     problems += _varied_problems(grid, runs)
     try:
         timeout = check_timeout(spec.get("timeout"))
@@ -284,14 +282,8 @@ def load_sweep(
     model = str(spec["model"])
     if model not in MODELS:
         model = str((path.parent / model).resolve())
-    base = Run(
-        model,
-        spec.get("t_end"),
-        spec.get("parameters", {}),
-        spec.get("start", {}),
-        spec.get("method", {}),
-        spec.get("interface"),
-    )
+    run = {k: v for k, v in spec.items() if k not in SWEEP_KEYS}  # the Run's fields
+    base = Run(**run | {"model": model})
     max_runs = spec.get("max_runs", MAX_SWEEP_RUNS) if max_runs is None else max_runs
     try:
         sweep = Sweep(base, grid, runs, spec.get("metrics", []), max_runs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 from ..core.outputs import check_output_folder, write_atomically
@@ -63,9 +64,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         GRIDS[args.grid].cases(), progress=not args.no_progress, scheduler=scheduler
     )
     print(frame.to_string(index=False, float_format="{:.3g}".format))
-    csv = write_atomically(
-        out / "validation.csv", lambda p: frame.to_csv(p, index=False)
-    )
+    csv = write_atomically(out / "validation.csv", partial(frame.to_csv, index=False))
     plots = plot_study(frame, out)
     print(f"wrote {csv} and {', '.join(str(p) for p in plots)}")
     return 0
@@ -79,8 +78,6 @@ def _cosim_orders(grid: str, out: Path) -> int:
     print(errors.to_string(index=False, float_format="{:.3g}".format))
     print(orders.to_string(index=False, float_format="{:.3g}".format))
     table = errors.merge(orders, on=["scheme", "inputs"])
-    csv = write_atomically(
-        out / "cosim_orders.csv", lambda p: table.to_csv(p, index=False)
-    )
+    csv = write_atomically(out / "cosim_orders.csv", partial(table.to_csv, index=False))
     print(f"wrote {csv}")
     return 0

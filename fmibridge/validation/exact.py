@@ -41,9 +41,7 @@ ZENO_SPEED_REL = 1e-8
 CONTACT_TOL_REL = 1e-12
 MAX_PHASES = 100_000  # flights, sticks and Zeno tails of one execution
 # brentq: the smallest rtol it accepts; xtol tiny, so roots are relative in s.
-ROOT_RTOL = 4.0 * np.finfo(float).eps
-ROOT_XTOL = 1e-300
-ROOT_MAXITER = 200
+ROOT_OPTIONS = {"xtol": 1e-300, "rtol": 4.0 * np.finfo(float).eps, "maxiter": 200}
 
 
 @dataclass(frozen=True)
@@ -140,14 +138,7 @@ class AnalyticTrajectory:
 
 def _root(fn, lo: float, hi: float) -> float:
     """Return a root of ``fn`` bracketed by ``[lo, hi]`` to relative precision."""
-    return brentq(
-        lambda s: float(fn(s)),
-        lo,
-        hi,
-        xtol=ROOT_XTOL,
-        rtol=ROOT_RTOL,
-        maxiter=ROOT_MAXITER,
-    )
+    return brentq(lambda s: float(fn(s)), lo, hi, **ROOT_OPTIONS)
 
 
 def _refine_crossing(fl: Flight, lo: float, hi: float, depth: int) -> float:

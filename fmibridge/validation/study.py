@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -128,32 +127,20 @@ def run_case(case: Case, exact: AnalyticTrajectory | None = None) -> dict[str, o
 def run_study(
     cases: Iterable[Case], *, progress: bool = False, scheduler: object = None
 ) -> pd.DataFrame:
-    """Run every Case and return the table (one row per case).
-
-    With a `scheduler` (as in `fmibridge.sweep.map_runs`) the cases run on Dask;
-    a case that raises gets rho_hat NaN and its message in `error`.
+    """Run every Case through `fmibridge.sweep.map_runs` and return the table
+    (one row per case); a case that raises gets rho_hat NaN and its message in
+    `error`. `scheduler` as in `map_runs`; None runs the cases here, in turn.
     """
-    cases = list(cases)
-    if scheduler is not None:
-        return _run_on_dask(cases, scheduler, progress)
-    names = {case.example for case in cases}
-    exacts = {name: exact_solution(EXAMPLES[name]) for name in names}
-    if progress and sys.stderr.isatty():  # no bar frames in logs
-        from tqdm import tqdm
-
-        cases = tqdm(cases, unit="run", leave=False)
-    rows = [run_case(case, exacts[case.example]) for case in cases]
-    return pd.DataFrame(rows)
-
-
-def _run_on_dask(cases: list[Case], scheduler: object, progress: bool) -> pd.DataFrame:
-    """Run the cases through `fmibridge.sweep.map_runs`, errors as rows."""
     from ..sweep.execution import map_runs
 
+    cases = list(cases)
+    exacts = {
+        name: exact_solution(EXAMPLES[name]) for name in {c.example for c in cases}
+    }
     outcomes = map_runs(
         run_case,
-        [{"case": case} for case in cases],
-        scheduler=scheduler,
+        [{"case": case, "exact": exacts[case.example]} for case in cases],
+        scheduler="serial" if scheduler is None else scheduler,
         progress=progress,
         desc="validate",
     )
