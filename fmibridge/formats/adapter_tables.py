@@ -38,14 +38,14 @@ BUILD_HINT = (
     "`fmibridge examples DIR`."
 )
 # The [constraint] keys of the projection route (an FMU without a force input),
-# and the lines a message asks to add for each.
+# and what a message asks to add for it (`mass` scales lam only).
 PROJECTION_KEYS = {"coordinate", "mass"}
-MISSING_LINES = {
-    "coordinate": '`coordinate = "<the state the gap is measured along>"`',
-    "mass": "`mass = <the effective mass along it: a number or a parameter name>`",
-}
-# What `mass` is for: with one coordinate it scales lam only (`methods.projection`).
-MASS_NOTE = "optionally with " + MISSING_LINES["mass"] + " for lam in units of force"
+PROJECTION_HINT = (
+    'add `coordinate = "<the state the gap is measured along>"` (optionally with '
+    "`mass = <the effective mass along it: a number or a parameter name>` for lam "
+    "in units of force) for completion by projection (Or and Ames' R* after every "
+    "step; first order in h)."
+)
 
 
 @dataclass(frozen=True)
@@ -165,13 +165,12 @@ def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, Flow]:
             "modes", "must be tables [modes.NAME] with `inputs = {name = value}`."
         )
         return {}
-    names = set(table)  # declared: a [modes.NAME] table, or an edge's `mode`
-    for item in (
-        spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []
-    ):
-        if isinstance(item, Mapping):
-            names.add(str(item.get("mode", DEFAULT_MODE)))
-    modes = sorted(names) or [DEFAULT_MODE]
+    edges = spec.get("edges", [])  # a mode: a [modes.NAME] table or an edge's `mode`
+    edges = (
+        [e for e in edges if isinstance(e, Mapping)] if isinstance(edges, list) else []
+    )
+    modes = sorted(set(table) | {str(e.get("mode", DEFAULT_MODE)) for e in edges})
+    modes = modes or [DEFAULT_MODE]
     if not held and not table:
         return dict.fromkeys(modes, flow)
     flows = {}
@@ -420,9 +419,7 @@ def projection_mass(
         problems.add(
             "constraint.gap",
             f"the gap expression {gap!r} needs a contact force, and {lacking}; "
-            f"otherwise {found}add {MISSING_LINES['coordinate']} ({MASS_NOTE}) for "
-            f"completion by projection (Or and Ames' R* after every step; first "
-            f"order in h).",
+            f"otherwise {found}{PROJECTION_HINT}",
         )
         return None
     mass = table.get("mass", 1.0)

@@ -27,8 +27,7 @@ from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
     BUILD_HINT,
-    MASS_NOTE,
-    MISSING_LINES,
+    PROJECTION_HINT,
     PROJECTION_KEYS,
     SHARED_KEYS,
     Adapter,
@@ -329,19 +328,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
         return projected_constraint(
             flow, gap, velocity, fields[2], table, lacking, parameters, problems, where
         )
-    return problems.check(
-        "constraint",
-        lambda: gap_contact(
-            flow,
-            gap,
-            velocity,
-            restitution=fields[2],
-            force_input=force_input,
-            parameters=parameters,
-            where=where,
-            coordinate=coordinate,
-        ),
-    )
+    args = (flow, gap, velocity, fields[2], force_input, parameters, where, coordinate)
+    return problems.check("constraint", gap_contact, *args)
 
 
 def _check_completable(constraint, flow, table, problems) -> None:
@@ -357,9 +345,8 @@ def _check_completable(constraint, flow, table, problems) -> None:
         f'completion (zeno = "complete") needs the contact force: the FMU has no '
         f"constraint-force input {force_input!r}, and the gap "
         f"{constraint.gap!r} is not one of its states. Add `force_input = "
-        f'"<its input>"` if it has one under another name; otherwise add '
-        f"{MISSING_LINES['coordinate']} ({MASS_NOTE}) for completion "
-        f"by projection (Or and Ames' R* after every step; first order in h).",
+        f'"<its input>"` if it has one under another name; otherwise '
+        f"{PROJECTION_HINT}",
     )
 
 

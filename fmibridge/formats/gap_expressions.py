@@ -111,6 +111,15 @@ def parse_gap(source: object, known: set[str]) -> Expression:
     return gap
 
 
+def parse_constraint(table: Mapping, known: set[str], problems) -> list:
+    """The [constraint] gap and velocity (`parse_gap`, `parse_velocity`), each
+    None after recording a problem."""
+    return [
+        problems.check(f"constraint.{key}", parse, table.get(key), known)
+        for key, parse in (("gap", parse_gap), ("velocity", parse_velocity))
+    ]
+
+
 def parse_velocity(source: object, known: set[str]) -> Expression:
     """Return the [constraint] velocity `source` as an Expression over `known`;
     refuse one that reads t: the rate dh(q) qdot is a function of the states
@@ -135,12 +144,11 @@ def gap_contact(
     flow,
     gap: Expression,
     velocity: Expression,
-    *,
     restitution: float,
     force_input: str,
     parameters: Mapping[str, float],
     where: str,
-    coordinate: str | None = None,
+    coordinate: str | None,
 ) -> Contact:
     """Return the Contact of an FMU whose gap h(q) and velocity dh(q) qdot are
     expressions (`parse_gap`), through its constraint-force input `force_input`
