@@ -115,10 +115,11 @@ class Problems:
                 f"{where}{key}", f"unknown key; allowed keys are {sorted(allowed)}."
             )
 
-    def check(self, key: str, fn: Callable, *args):
-        """Return fn(args...); record an FmibridgeError under `key` and return None."""
+    def check(self, key: str, fn: Callable, *args, **kwargs):
+        """Return fn(*args, **kwargs); record an FmibridgeError under `key` and
+        return None."""
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except FmibridgeError as exc:
             self.add(key, str(exc))
             return None

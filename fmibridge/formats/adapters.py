@@ -304,12 +304,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     known = set(flow.state_names) | set(flow.output_names)
     if fields[0] in known and fields[1] in known:
         if has_force:
-            return problems.check(
-                "constraint",
-                lambda: fmu_contact(
-                    flow, *fields, force_input=force_input, coordinate=coordinate
-                ),
-            )
+            kwargs = {"force_input": force_input, "coordinate": coordinate}
+            return problems.check("constraint", fmu_contact, flow, *fields, **kwargs)
         if coordinate is None and "mass" not in table:
             return problems.check("constraint", UnilateralConstraint, *fields)
     variables = known | set(parameters) | {"t"}

@@ -167,22 +167,17 @@ def _components(path, spec, interface, problems) -> dict:
                 problems.add(f"{where}.fmu", f"{fmu} does not exist; {BUILD_HINT}")
                 continue
             chosen = interface or item.get("interface", spec.get("interface", "me"))
-            parts[name] = _open_component(item, fmu, chosen, where, problems)
+            values = {
+                key: problems.numbers(item.get(key, {}), f"{where}.{key}")
+                for key in ("parameters", "start")
+            }
+            key = f"{where} ({name})"
+            parts[name] = problems.check(key, open_fmu, fmu, chosen, **values)
     except BaseException:
         for part in parts.values():
             part.close()
         raise
     return {name: part for name, part in parts.items() if part is not None}
-
-
-def _open_component(item, fmu, interface, where, problems):
-    parameters = problems.numbers(item.get("parameters", {}), f"{where}.parameters")
-    start = problems.numbers(item.get("start", {}), f"{where}.start")
-    try:
-        return open_fmu(fmu, interface, parameters=parameters, start=start)
-    except FmibridgeError as exc:
-        problems.add(f"{where} ({item['name']})", str(exc))
-        return None
 
 
 def _connections(table, problems) -> list[tuple[str, str]]:
@@ -280,10 +275,8 @@ def _constraint(path, table, flow, known, parameters, problems):
         return None
     if fields is None or gap is None or velocity is None:
         return None
-    return problems.check(
-        "constraint",
-        lambda: coupled_contact(flow, gap, velocity, fields[2], forces=forces),
-    )
+    args = (flow, gap, velocity, fields[2])
+    return problems.check("constraint", coupled_contact, *args, forces=forces)
 
 
 def _projected(path, table, flow, known, parameters, problems):
