@@ -225,7 +225,7 @@ def read_edges(
             continue
         flow = flows[mode]
         guard = problems.check(
-            f"{where}.guard", Expression.parse, item["guard"], variables, ""
+            f"{where}.guard", Expression.parse, item["guard"], variables
         )
         reset = _reset_of(
             item, flow, parameters, variables, constraint, problems, where
@@ -247,13 +247,11 @@ def _approach_of(item, flow, parameters, variables, constraint, problems, where)
     """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
     else None; False if it is wrong."""
     if "approach" in item:
-        expr = problems.check(
-            f"{where}.approach", Expression.parse, item["approach"], variables, ""
-        )
+        key = f"{where}.approach"
+        expr = problems.check(key, Expression.parse, item["approach"], variables)
         if expr is None:
             return False
-        key = f"{problems.path}: [{where}.approach]"
-        return state_function(expr, flow, parameters, key)
+        return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
     if item.get("reset") == "impact" and isinstance(constraint, Contact):
         return constraint.rate
     return None
@@ -285,18 +283,14 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
                 f"set only {list(flow.state_names)}.",
             )
             continue
-        expr = problems.check(
-            f"{where}.reset.{name}", Expression.parse, source, variables, ""
-        )
+        key = f"{where}.reset.{name}"
+        expr = problems.check(key, Expression.parse, source, variables)
         if expr is not None:
-            assignments[flow.state_names.index(name)] = expr
+            i = flow.state_names.index(name)
+            assignments[i] = (expr, f"{problems.path}: [{key}]")
     if len(assignments) < len(table):
         return None
-    keys = {
-        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
-        for i in assignments
-    }
-    return _reset_function(assignments, flow, parameters, keys)
+    return _reset_function(assignments, flow, parameters)
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
@@ -322,12 +316,8 @@ def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float
 
 def state_function(expr: Expression, flow, parameters, where: str):
     """Return f(t, x): `expr` over the flow's variables and the parameters,
-    named after its source; a failure names `where` and the time.
-
-    Where the flow reads its names itself (`Flow.expression_function`), f is that
-    compiled Function (`f.engine_entry(n)`); otherwise f gathers the values from
-    `Flow.variables`.
-    """
+    compiled where the flow reads its names itself (`Flow.expression_function`,
+    `f.engine_entry(n)`); a failure names `where` and the time."""
     function = flow.expression_function(
         expr.program, constants(parameters), failure(expr, where), where
     )
@@ -363,17 +353,16 @@ def failure(expr: Expression, where: str) -> Callable:
     return failed
 
 
-def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):
-    """The reset of `assignments`; `keys` name each one's file and key."""
-    values = _values(
-        flow, parameters, set().union(*(e.names for e in assignments.values()))
-    )
+def _reset_function(assignments: dict[int, tuple[Expression, str]], flow, parameters):
+    """The reset x[i] = expression for {i: (expression, its file and key)}."""
+    used = set().union(*(e.names for e, _ in assignments.values()))
+    values = _values(flow, parameters, used)
 
     def reset(t: float, x: np.ndarray) -> np.ndarray:
         before = values(t, x)  # every right-hand side sees the values before the reset
         x_new = x.copy()
-        for i, expr in assignments.items():
-            x_new[i] = evaluate(expr, before, keys[i], t)
+        for i, (expr, key) in assignments.items():
+            x_new[i] = evaluate(expr, before, key, t)
         return x_new
 
     return reset

@@ -92,13 +92,14 @@ def load_adapter(
     spec = read_toml(path, "an adapter file", AdapterError)
     if outputs is not None:
         spec = {**spec, "output": {"variables": list(outputs)}}
+    if zeno is not None and isinstance(spec.get("method", {}), Mapping):
+        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     if is_coupled(spec):
         overrides = dict(
             method=method,
             method_options=method_options,
             t_end=t_end,
             interface=interface,
-            zeno=zeno,
             parameters=parameters,
             start=start,
         )
@@ -108,7 +109,7 @@ def load_adapter(
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
         problems.raise_if_any()  # nothing more can be checked without the FMU
-    spec = _overridden(spec, interface, zeno, parameters, start)
+    spec = _overridden(spec, interface, parameters, start)
     flow = _open_flow(path, spec, problems)
     try:
         return _build(path, spec, flow, problems, method, method_options or {}, t_end)
@@ -117,7 +118,7 @@ def load_adapter(
         raise
 
 
-def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
+def _overridden(spec: Mapping, interface, parameters, start) -> dict:
     """The file's tables updated by load_adapter's keywords."""
     spec = dict(spec)
     if interface is not None:
@@ -129,8 +130,6 @@ def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
     for key, values in (("parameters", parameters), ("start", start)):
         if values:
             spec[key] = {**spec.get(key, {}), **values}
-    if zeno is not None:
-        spec["method"] = {**spec.get("method", {}), "zeno": zeno}
     return spec
 
 

@@ -53,20 +53,15 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     `interface` applies to every component, `parameters` and `start` name
     `component.variable` (a parameter without a dot is a system parameter).
     """
-    method, options, t_end, interface, zeno = (
-        overrides.get(k)
-        for k in ("method", "method_options", "t_end", "interface", "zeno")
-    )
+    names = ("method", "method_options", "t_end", "interface", "parameters", "start")
+    method, options, t_end, interface, parameters, start = map(overrides.get, names)
     problems = Problems(path)
     problems.unknown_keys(spec, TOP_KEYS)
-    parameters, start = overrides.get("parameters"), overrides.get("start")
     spec = _overridden(spec, parameters or {}, start or {}, problems)
     if ("ssp" in spec) == ("components" in spec):
         problems.add("components", "give either [[components]] or `ssp`, not both.")
     communication = _communication(spec.get("coupling", {}), problems)
     system_parameters = problems.numbers(spec.get("parameters", {}), "parameters")
-    if zeno is not None:
-        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     problems.raise_if_any()
     flow, stop_time = _open(path, spec, interface, communication, problems)
     try:

@@ -157,16 +157,9 @@ def gap_contact(
     eqs. 4-8)."""
     coordinates, force = fmu_force(flow, force_input, coordinate)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
-    labels, start = (gap.source, velocity.source), flow_start(flow)
-    return build_contact(
-        labels,
-        restitution,
-        geometry,
-        coordinates,
-        force,
-        start=start,
-        probe_time=isinstance(flow, VectorField),
-    )
+    args = ((gap.source, velocity.source), restitution, geometry, coordinates, force)
+    probe_time = isinstance(flow, VectorField)
+    return build_contact(*args, start=flow_start(flow), probe_time=probe_time)
 
 
 def expression_gap(
@@ -297,6 +290,5 @@ def _projected_gap_contact(
             f"state the gap is measured along."
         )
     labels = (gap.source, velocity.source)
-    return by_projection(
-        flow, labels, restitution, geometry, coordinates, mass=mass, start=start
-    )
+    args = (flow, labels, restitution, geometry, coordinates)
+    return by_projection(*args, mass=mass, start=start)

@@ -105,9 +105,9 @@ def read_ssd(root: ET.Element, where: str) -> SystemStructure:
     if not flat.components:
         raise SspError(f"{where}: the system has no ssd:Component, no FMU to run.")
     experiment = root.find("ssd:DefaultExperiment", NS)
-    times = [None if experiment is None else experiment.get(k) for k in TIMES]
+    times = {} if experiment is None else experiment.attrib
     try:
-        start, stop = (None if t is None else float(t) for t in times)
+        start, stop = (float(times[k]) if k in times else None for k in TIMES)
     except ValueError:
         raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None
     return SystemStructure(
@@ -689,10 +689,8 @@ def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
         entries[entry] = fmu.read_bytes()
     packed = io.BytesIO()
     with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in sorted(entries):
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, entries[name])
+        for name in sorted(entries):  # a ZipInfo is dated 1980-01-01
+            archive.writestr(zipfile.ZipInfo(name), entries[name], zipfile.ZIP_DEFLATED)
     if not (out.is_file() and out.read_bytes() == packed.getvalue()):
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out.parent, delete=False) as tmp:
