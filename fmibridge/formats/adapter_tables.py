@@ -227,12 +227,8 @@ def read_edges(
         guard = problems.check(
             f"{where}.guard", Expression.parse, item["guard"], variables
         )
-        reset = _reset_of(
-            item, flow, parameters, variables, constraint, problems, where
-        )
-        approach = _approach_of(
-            item, flow, parameters, variables, constraint, problems, where
-        )
+        args = (item, flow, parameters, variables, constraint, problems, where)
+        reset, approach = _reset_of(*args), _approach_of(*args)
         if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))

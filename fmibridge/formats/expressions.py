@@ -210,13 +210,8 @@ def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
         raise FmibridgeError(f"{prefix}keyword arguments are not allowed in {shown}.")
     fewest, most = ARITY.get(node.func.id, (1, 1))
     if not fewest <= len(node.args) <= most:
-        expected = (
-            f"{fewest}"
-            if fewest == most
-            else f"at least {fewest}"
-            if most == math.inf
-            else f"{fewest} or {most}"
-        )
+        ranges = {fewest: f"{fewest}", math.inf: f"at least {fewest}"}
+        expected = ranges.get(most, f"{fewest} or {most}")
         raise FmibridgeError(
             f"{prefix}{node.func.id}() takes {expected} argument(s), got "
             f"{len(node.args)} in {shown}."

@@ -202,8 +202,7 @@ class _Flat:
         connections and parameter bindings."""
         where = f"{self.where}: system {'.'.join(path)!r}"
         _refuse_unsupported(system, where)
-        elements: dict[str, object] = {}
-        self.elements[path] = elements
+        elements = self.elements[path] = {}
         prefix = "".join(f"{name}_" for name in path[1:])
         for element in system.findall("ssd:Elements/*", NS):
             tag, name = element.tag.rpartition("}")[2], element.get("name", "")
@@ -310,10 +309,8 @@ def _groups(links: list[tuple[Node, Node]]) -> list[list[Node]]:
         group_a, group_b = group_of.setdefault(a, [a]), group_of.setdefault(b, [b])
         if group_a is not group_b:
             group_a.extend(group_b)
-            for node in group_b:
-                group_of[node] = group_a
-    unique = {id(group): group for group in group_of.values()}
-    return list(unique.values())
+            group_of.update(dict.fromkeys(group_b, group_a))
+    return list({id(group): group for group in group_of.values()}.values())
 
 
 def _name(node: Node) -> str:
@@ -329,10 +326,9 @@ def _refuse_unsupported(system: ET.Element, where: str) -> None:
                 f"{where}: {meaning} are not supported; connect the connectors "
                 f"directly."
             )
+    geometry = f"{{{NS['ssd']}}}ConnectionGeometry"
     for connection in system.findall(_CONNECTIONS, NS):
-        if len(connection.findall("*")) > len(
-            connection.findall("ssd:ConnectionGeometry", NS)
-        ):
+        if any(child.tag != geometry for child in connection):
             raise SspError(
                 f"{where}: the connection from {_end(connection, 'start')} to "
                 f"{_end(connection, 'end')} has a transformation, which is not "
