@@ -22,7 +22,7 @@ from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.base import Flow
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
-from ..methods.completion import CONSTRAINED
+from ..methods.completion import CONSTRAINED, Completion
 from ..methods.contact import Contact
 from .expressions import Expression
 
@@ -445,16 +445,14 @@ def read_method(table, name, overrides, problems: Problems, h=None) -> Method | 
         problems.add("method.zeno", f"must be 'off' or 'complete', got {zeno!r}.")
     if method is None or zeno != "complete":
         return method
-    from ..methods.completion import Completion
-
     return problems.check("method.zeno", Completion, method)
 
 
 def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
     """The [output] `variables` (by default `default`), each one of `known`."""
-    names = None
-    if isinstance(table, Mapping):
-        names = table.get("variables", list(default))
+    names = (
+        table.get("variables", list(default)) if isinstance(table, Mapping) else None
+    )
     if not isinstance(names, list):
         problems.add("output.variables", "must be a list of variable names.")
         return ()

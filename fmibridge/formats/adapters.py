@@ -142,10 +142,9 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
     archive = problems.check("fmu", FmuArchive, fmu)
     if archive is None:
         problems.raise_if_any()
-    parameters = problems.numbers(spec.get("parameters", {}), "parameters")
-    parameters = _declared(archive, parameters, "parameters", problems)
-    start = _declared(
-        archive, problems.numbers(spec.get("start", {}), "start"), "start", problems
+    parameters, start = (
+        _declared(archive, problems.numbers(spec.get(key, {}), key), key, problems)
+        for key in ("parameters", "start")
     )
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
     constants = _declared(archive, constants, "inputs", problems, inputs=True)
@@ -252,14 +251,11 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
         return {}
     inputs = {}
     for name, source in table.items():
-        expr = problems.check(
-            f"inputs.{name}", Expression.parse, source, set(parameters) | {"t"}, ""
-        )
+        key = f"inputs.{name}"
+        expr = problems.check(key, Expression.parse, source, set(parameters) | {"t"})
         if expr is not None:
-            where = f"{problems.path}: [inputs.{name}]"
-            inputs[name] = problems.check(
-                f"inputs.{name}", _input_function, expr, parameters, where
-            )
+            where = f"{problems.path}: [{key}]"
+            inputs[name] = problems.check(key, _input_function, expr, parameters, where)
     return inputs
 
 
