@@ -116,8 +116,8 @@ class Problems:
             )
 
     def check(self, key: str, fn: Callable, *args, **kwargs):
-        """Return fn(*args, **kwargs); record an FmibridgeError under `key` and
-        return None."""
+        """Return fn(args..., kwargs...); record an FmibridgeError under `key`
+        and return None."""
         try:
             return fn(*args, **kwargs)
         except FmibridgeError as exc:
