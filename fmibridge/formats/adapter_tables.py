@@ -22,7 +22,7 @@ from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.base import Flow
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named
-from ..methods.completion import CONSTRAINED
+from ..methods.completion import CONSTRAINED, Completion
 from ..methods.contact import Contact
 from .expressions import Expression
 
@@ -38,14 +38,14 @@ BUILD_HINT = (
     "`fmibridge examples DIR`."
 )
 # The [constraint] keys of the projection route (an FMU without a force input),
-# and the lines a message asks to add for each.
+# and what a message asks to add for it (`mass` scales lam only).
 PROJECTION_KEYS = {"coordinate", "mass"}
-MISSING_LINES = {
-    "coordinate": '`coordinate = "<the state the gap is measured along>"`',
-    "mass": "`mass = <the effective mass along it: a number or a parameter name>`",
-}
-# What `mass` is for: with one coordinate it scales lam only (`methods.projection`).
-MASS_NOTE = "optionally with " + MISSING_LINES["mass"] + " for lam in units of force"
+PROJECTION_HINT = (
+    'add `coordinate = "<the state the gap is measured along>"` (optionally with '
+    "`mass = <the effective mass along it: a number or a parameter name>` for lam "
+    "in units of force) for completion by projection (Or and Ames' R* after every "
+    "step; first order in h)."
+)
 
 
 @dataclass(frozen=True)
@@ -115,10 +115,11 @@ class Problems:
                 f"{where}{key}", f"unknown key; allowed keys are {sorted(allowed)}."
             )
 
-    def check(self, key: str, fn: Callable, *args):
-        """Return fn(args...); record an FmibridgeError under `key` and return None."""
+    def check(self, key: str, fn: Callable, *args, **kwargs):
+        """Return fn(args..., kwargs...); record an FmibridgeError under `key`
+        and return None."""
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except FmibridgeError as exc:
             self.add(key, str(exc))
             return None
@@ -165,13 +166,12 @@ def mode_flows(spec: Mapping, flow, problems: Problems) -> dict[str, Flow]:
             "modes", "must be tables [modes.NAME] with `inputs = {name = value}`."
         )
         return {}
-    names = set(table)  # declared: a [modes.NAME] table, or an edge's `mode`
-    for item in (
-        spec.get("edges", []) if isinstance(spec.get("edges", []), list) else []
-    ):
-        if isinstance(item, Mapping):
-            names.add(str(item.get("mode", DEFAULT_MODE)))
-    modes = sorted(names) or [DEFAULT_MODE]
+    edges = spec.get("edges", [])  # a mode: a [modes.NAME] table or an edge's `mode`
+    edges = (
+        [e for e in edges if isinstance(e, Mapping)] if isinstance(edges, list) else []
+    )
+    modes = sorted(set(table) | {str(e.get("mode", DEFAULT_MODE)) for e in edges})
+    modes = modes or [DEFAULT_MODE]
     if not held and not table:
         return dict.fromkeys(modes, flow)
     flows = {}
@@ -225,14 +225,10 @@ def read_edges(
             continue
         flow = flows[mode]
         guard = problems.check(
-            f"{where}.guard", Expression.parse, item["guard"], variables, ""
+            f"{where}.guard", Expression.parse, item["guard"], variables
         )
-        reset = _reset_of(
-            item, flow, parameters, variables, constraint, problems, where
-        )
-        approach = _approach_of(
-            item, flow, parameters, variables, constraint, problems, where
-        )
+        args = (item, flow, parameters, variables, constraint, problems, where)
+        reset, approach = _reset_of(*args), _approach_of(*args)
         if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))
@@ -247,13 +243,11 @@ def _approach_of(item, flow, parameters, variables, constraint, problems, where)
     """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
     else None; False if it is wrong."""
     if "approach" in item:
-        expr = problems.check(
-            f"{where}.approach", Expression.parse, item["approach"], variables, ""
-        )
+        key = f"{where}.approach"
+        expr = problems.check(key, Expression.parse, item["approach"], variables)
         if expr is None:
             return False
-        key = f"{problems.path}: [{where}.approach]"
-        return state_function(expr, flow, parameters, key)
+        return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
     if item.get("reset") == "impact" and isinstance(constraint, Contact):
         return constraint.rate
     return None
@@ -285,18 +279,14 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
                 f"set only {list(flow.state_names)}.",
             )
             continue
-        expr = problems.check(
-            f"{where}.reset.{name}", Expression.parse, source, variables, ""
-        )
+        key = f"{where}.reset.{name}"
+        expr = problems.check(key, Expression.parse, source, variables)
         if expr is not None:
-            assignments[flow.state_names.index(name)] = expr
+            i = flow.state_names.index(name)
+            assignments[i] = (expr, f"{problems.path}: [{key}]")
     if len(assignments) < len(table):
         return None
-    keys = {
-        i: f"{problems.path}: [{where}.reset.{flow.state_names[i]}]"
-        for i in assignments
-    }
-    return _reset_function(assignments, flow, parameters, keys)
+    return _reset_function(assignments, flow, parameters)
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
@@ -322,12 +312,8 @@ def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float
 
 def state_function(expr: Expression, flow, parameters, where: str):
     """Return f(t, x): `expr` over the flow's variables and the parameters,
-    named after its source; a failure names `where` and the time.
-
-    Where the flow reads its names itself (`Flow.expression_function`), f is that
-    compiled Function (`f.engine_entry(n)`); otherwise f gathers the values from
-    `Flow.variables`.
-    """
+    compiled where the flow reads its names itself (`Flow.expression_function`,
+    `f.engine_entry(n)`); a failure names `where` and the time."""
     function = flow.expression_function(
         expr.program, constants(parameters), failure(expr, where), where
     )
@@ -363,17 +349,16 @@ def failure(expr: Expression, where: str) -> Callable:
     return failed
 
 
-def _reset_function(assignments: dict[int, Expression], flow, parameters, keys):
-    """The reset of `assignments`; `keys` name each one's file and key."""
-    values = _values(
-        flow, parameters, set().union(*(e.names for e in assignments.values()))
-    )
+def _reset_function(assignments: dict[int, tuple[Expression, str]], flow, parameters):
+    """The reset x[i] = expression for {i: (expression, its file and key)}."""
+    used = set().union(*(e.names for e, _ in assignments.values()))
+    values = _values(flow, parameters, used)
 
     def reset(t: float, x: np.ndarray) -> np.ndarray:
         before = values(t, x)  # every right-hand side sees the values before the reset
         x_new = x.copy()
-        for i, expr in assignments.items():
-            x_new[i] = evaluate(expr, before, keys[i], t)
+        for i, (expr, key) in assignments.items():
+            x_new[i] = evaluate(expr, before, key, t)
         return x_new
 
     return reset
@@ -420,9 +405,7 @@ def projection_mass(
         problems.add(
             "constraint.gap",
             f"the gap expression {gap!r} needs a contact force, and {lacking}; "
-            f"otherwise {found}add {MISSING_LINES['coordinate']} ({MASS_NOTE}) for "
-            f"completion by projection (Or and Ames' R* after every step; first "
-            f"order in h).",
+            f"otherwise {found}{PROJECTION_HINT}",
         )
         return None
     mass = table.get("mass", 1.0)
@@ -462,16 +445,14 @@ def read_method(table, name, overrides, problems: Problems, h=None) -> Method | 
         problems.add("method.zeno", f"must be 'off' or 'complete', got {zeno!r}.")
     if method is None or zeno != "complete":
         return method
-    from ..methods.completion import Completion
-
     return problems.check("method.zeno", Completion, method)
 
 
 def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
     """The [output] `variables` (by default `default`), each one of `known`."""
-    names = None
-    if isinstance(table, Mapping):
-        names = table.get("variables", list(default))
+    names = (
+        table.get("variables", list(default)) if isinstance(table, Mapping) else None
+    )
     if not isinstance(names, list):
         problems.add("output.variables", "must be a list of variable names.")
         return ()

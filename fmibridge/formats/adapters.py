@@ -27,8 +27,7 @@ from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
 from .adapter_tables import (
     BUILD_HINT,
-    MASS_NOTE,
-    MISSING_LINES,
+    PROJECTION_HINT,
     PROJECTION_KEYS,
     SHARED_KEYS,
     Adapter,
@@ -93,13 +92,14 @@ def load_adapter(
     spec = read_toml(path, "an adapter file", AdapterError)
     if outputs is not None:
         spec = {**spec, "output": {"variables": list(outputs)}}
+    if zeno is not None and isinstance(spec.get("method", {}), Mapping):
+        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     if is_coupled(spec):
         overrides = dict(
             method=method,
             method_options=method_options,
             t_end=t_end,
             interface=interface,
-            zeno=zeno,
             parameters=parameters,
             start=start,
         )
@@ -109,7 +109,7 @@ def load_adapter(
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
         problems.raise_if_any()  # nothing more can be checked without the FMU
-    spec = _overridden(spec, interface, zeno, parameters, start)
+    spec = _overridden(spec, interface, parameters, start)
     flow = _open_flow(path, spec, problems)
     try:
         return _build(path, spec, flow, problems, method, method_options or {}, t_end)
@@ -118,7 +118,7 @@ def load_adapter(
         raise
 
 
-def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
+def _overridden(spec: Mapping, interface, parameters, start) -> dict:
     """The file's tables updated by load_adapter's keywords."""
     spec = dict(spec)
     if interface is not None:
@@ -130,8 +130,6 @@ def _overridden(spec: Mapping, interface, zeno, parameters, start) -> dict:
     for key, values in (("parameters", parameters), ("start", start)):
         if values:
             spec[key] = {**spec.get(key, {}), **values}
-    if zeno is not None:
-        spec["method"] = {**spec.get("method", {}), "zeno": zeno}
     return spec
 
 
@@ -144,10 +142,9 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
     archive = problems.check("fmu", FmuArchive, fmu)
     if archive is None:
         problems.raise_if_any()
-    parameters = problems.numbers(spec.get("parameters", {}), "parameters")
-    parameters = _declared(archive, parameters, "parameters", problems)
-    start = _declared(
-        archive, problems.numbers(spec.get("start", {}), "start"), "start", problems
+    parameters, start = (
+        _declared(archive, problems.numbers(spec.get(key, {}), key), key, problems)
+        for key in ("parameters", "start")
     )
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
     constants = _declared(archive, constants, "inputs", problems, inputs=True)
@@ -254,14 +251,11 @@ def _constant_inputs(table, parameters, problems) -> dict[str, object]:
         return {}
     inputs = {}
     for name, source in table.items():
-        expr = problems.check(
-            f"inputs.{name}", Expression.parse, source, set(parameters) | {"t"}, ""
-        )
+        key = f"inputs.{name}"
+        expr = problems.check(key, Expression.parse, source, set(parameters) | {"t"})
         if expr is not None:
-            where = f"{problems.path}: [inputs.{name}]"
-            inputs[name] = problems.check(
-                f"inputs.{name}", _input_function, expr, parameters, where
-            )
+            where = f"{problems.path}: [{key}]"
+            inputs[name] = problems.check(key, _input_function, expr, parameters, where)
     return inputs
 
 
@@ -305,12 +299,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
     known = set(flow.state_names) | set(flow.output_names)
     if fields[0] in known and fields[1] in known:
         if has_force:
-            return problems.check(
-                "constraint",
-                lambda: fmu_contact(
-                    flow, *fields, force_input=force_input, coordinate=coordinate
-                ),
-            )
+            kwargs = {"force_input": force_input, "coordinate": coordinate}
+            return problems.check("constraint", fmu_contact, flow, *fields, **kwargs)
         if coordinate is None and "mass" not in table:
             return problems.check("constraint", UnilateralConstraint, *fields)
     variables = known | set(parameters) | {"t"}
@@ -329,19 +319,8 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
         return projected_constraint(
             flow, gap, velocity, fields[2], table, lacking, parameters, problems, where
         )
-    return problems.check(
-        "constraint",
-        lambda: gap_contact(
-            flow,
-            gap,
-            velocity,
-            restitution=fields[2],
-            force_input=force_input,
-            parameters=parameters,
-            where=where,
-            coordinate=coordinate,
-        ),
-    )
+    args = (flow, gap, velocity, fields[2], force_input, parameters, where, coordinate)
+    return problems.check("constraint", gap_contact, *args)
 
 
 def _check_completable(constraint, flow, table, problems) -> None:
@@ -357,9 +336,8 @@ def _check_completable(constraint, flow, table, problems) -> None:
         f'completion (zeno = "complete") needs the contact force: the FMU has no '
         f"constraint-force input {force_input!r}, and the gap "
         f"{constraint.gap!r} is not one of its states. Add `force_input = "
-        f'"<its input>"` if it has one under another name; otherwise add '
-        f"{MISSING_LINES['coordinate']} ({MASS_NOTE}) for completion "
-        f"by projection (Or and Ames' R* after every step; first order in h).",
+        f'"<its input>"` if it has one under another name; otherwise '
+        f"{PROJECTION_HINT}",
     )
 
 

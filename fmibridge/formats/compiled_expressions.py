@@ -63,8 +63,7 @@ class IntegersTooLarge(Exception):  # noqa: N818 - `Expression.parse` reports it
 
 def _largest(*bounds: float | None) -> float | None:
     """The largest of the bounds that are not None (None if all are)."""
-    known = [b for b in bounds if b is not None]
-    return max(known) if known else None
+    return max((b for b in bounds if b is not None), default=None)
 
 
 class _Emitter:
@@ -81,10 +80,7 @@ class _Emitter:
         return self.code[-1]
 
     def emit(self, node: ast.expr) -> float | None:
-        method = getattr(self, f"emit_{type(node).__name__}", None)
-        if method is None:  # pragma: no cover - the checker allows no other node
-            raise TypeError(type(node).__name__)
-        bound = method(node)
+        bound = getattr(self, f"emit_{type(node).__name__}")(node)
         if bound is not None and bound > EXACT_INTEGERS:
             raise IntegersTooLarge
         return bound

@@ -33,7 +33,7 @@ from .adapter_tables import (
     read_outputs,
     state_function,
 )
-from .gap_expressions import parse_gap, parse_velocity, projected_constraint
+from .gap_expressions import parse_constraint, projected_constraint
 from .ssp import open_ssp
 
 TOP_KEYS = SHARED_KEYS | {"components", "connections", "ssp", "coupling"}
@@ -53,20 +53,15 @@ def load_coupled(path: Path, spec: Mapping, overrides: Mapping) -> Adapter:
     `interface` applies to every component, `parameters` and `start` name
     `component.variable` (a parameter without a dot is a system parameter).
     """
-    method, options, t_end, interface, zeno = (
-        overrides.get(k)
-        for k in ("method", "method_options", "t_end", "interface", "zeno")
-    )
+    names = ("method", "method_options", "t_end", "interface", "parameters", "start")
+    method, options, t_end, interface, parameters, start = map(overrides.get, names)
     problems = Problems(path)
     problems.unknown_keys(spec, TOP_KEYS)
-    parameters, start = overrides.get("parameters"), overrides.get("start")
     spec = _overridden(spec, parameters or {}, start or {}, problems)
     if ("ssp" in spec) == ("components" in spec):
         problems.add("components", "give either [[components]] or `ssp`, not both.")
     communication = _communication(spec.get("coupling", {}), problems)
     system_parameters = problems.numbers(spec.get("parameters", {}), "parameters")
-    if zeno is not None:
-        spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
     problems.raise_if_any()
     flow, stop_time = _open(path, spec, interface, communication, problems)
     try:
@@ -167,22 +162,17 @@ def _components(path, spec, interface, problems) -> dict:
                 problems.add(f"{where}.fmu", f"{fmu} does not exist; {BUILD_HINT}")
                 continue
             chosen = interface or item.get("interface", spec.get("interface", "me"))
-            parts[name] = _open_component(item, fmu, chosen, where, problems)
+            values = {
+                key: problems.numbers(item.get(key, {}), f"{where}.{key}")
+                for key in ("parameters", "start")
+            }
+            key = f"{where} ({name})"
+            parts[name] = problems.check(key, open_fmu, fmu, chosen, **values)
     except BaseException:
         for part in parts.values():
             part.close()
         raise
     return {name: part for name, part in parts.items() if part is not None}
-
-
-def _open_component(item, fmu, interface, where, problems):
-    parameters = problems.numbers(item.get("parameters", {}), f"{where}.parameters")
-    start = problems.numbers(item.get("start", {}), f"{where}.start")
-    try:
-        return open_fmu(fmu, interface, parameters=parameters, start=start)
-    except FmibridgeError as exc:
-        problems.add(f"{where} ({item['name']})", str(exc))
-        return None
 
 
 def _connections(table, problems) -> list[tuple[str, str]]:
@@ -252,22 +242,23 @@ def _constraint(path, table, flow, known, parameters, problems):
     without `forces` take the projection route (`_projected`)."""
     if table is None:
         return None
-    if (
-        isinstance(table, Mapping)
-        and "forces" not in table
-        and (PROJECTION_KEYS & set(table) or _is_expression(table.get("gap"), known))
-    ):
-        return _projected(path, table, flow, known, parameters, problems)
     if not isinstance(table, Mapping) or "forces" not in table:
+        spec = table if isinstance(table, Mapping) else {}
+        gap = spec.get("gap")
+        if PROJECTION_KEYS & set(spec) or (isinstance(gap, str) and gap not in known):
+            return _projected(path, table, flow, known, parameters, problems)
         names = known - {"t"}  # the time is no gap, nor a gap's rate
         fields = constraint_fields(table, parameters, problems, known=names)
         if fields is None:
             return None
         return problems.check("constraint", UnilateralConstraint, *fields)
     fields = constraint_fields(table, parameters, problems, extra_keys={"forces"})
+    parsed = zip(
+        ("gap", "velocity"), parse_constraint(table, known, problems), strict=True
+    )
     gap, velocity = (
-        _expression(path, table.get(key), flow, known, parameters, problems, key)
-        for key in ("gap", "velocity")
+        state_function(e, flow, parameters, f"{path}: [constraint.{key}]") if e else e
+        for key, e in parsed
     )
     forces = table["forces"]
     if not _is_forces(forces):
@@ -279,20 +270,15 @@ def _constraint(path, table, flow, known, parameters, problems):
         return None
     if fields is None or gap is None or velocity is None:
         return None
-    return problems.check(
-        "constraint",
-        lambda: coupled_contact(flow, gap, velocity, fields[2], forces=forces),
-    )
+    args = (flow, gap, velocity, fields[2])
+    return problems.check("constraint", coupled_contact, *args, forces=forces)
 
 
 def _projected(path, table, flow, known, parameters, problems):
     """A [constraint] completed by projection along its `coordinate` (else the
     state its gap moves), for bodies whose force inputs connections drive."""
     fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
-    gap, velocity = (
-        problems.check(f"constraint.{key}", parse, table.get(key), known)
-        for key, parse in (("gap", parse_gap), ("velocity", parse_velocity))
-    )
+    gap, velocity = parse_constraint(table, known, problems)
     if fields is None or gap is None or velocity is None:
         return None
     lacking = (
@@ -304,11 +290,6 @@ def _projected(path, table, flow, known, parameters, problems):
     )
 
 
-def _is_expression(gap, known) -> bool:
-    """A gap given as an expression, not the name of a variable."""
-    return isinstance(gap, str) and gap not in known
-
-
 def _is_forces(forces) -> bool:
     """A list of input names, or a table of name = number."""
     if isinstance(forces, list):
@@ -316,13 +297,3 @@ def _is_forces(forces) -> bool:
     return isinstance(forces, Mapping) and all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in forces.values()
     )
-
-
-def _expression(path, source, flow, known, parameters, problems, key):
-    """A gap or velocity expression of a coupled [constraint] as f(t, x)."""
-    parse = parse_gap if key == "gap" else parse_velocity
-    expr = problems.check(f"constraint.{key}", parse, source, known)
-    if expr is None:
-        return None
-    where = f"{path}: [constraint.{key}]"
-    return state_function(expr, flow, parameters, where)

@@ -92,7 +92,6 @@ class Expression:
             raise FmibridgeError(
                 f"{prefix}malformed expression {shown}: {exc.msg}."
             ) from None
-        _fold_dotted_names(tree)
         names = _checked_names(tree, shown, prefix)
         unknown = sorted(names - set(known) - set(CONSTANTS))
         if unknown:
@@ -132,19 +131,13 @@ class Expression:
         return ExpressionError(f"{failed}: {reason}.")
 
 
-def _fold_dotted_names(tree: ast.AST) -> None:
-    """Read each `a.b.c` in `tree` as the one name "a.b.c", in place
-    (iteratively: a deep tree reaches the depth check)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        for field, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                value[:] = [_dotted_name(item) for item in value]
-                stack.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                setattr(node, field, _dotted_name(value))
-                stack.append(getattr(node, field))
+def _fold_dotted_names(node: ast.AST) -> None:
+    """Read each `a.b.c` child of `node` as the one name "a.b.c", in place."""
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            value[:] = [_dotted_name(item) for item in value]
+        elif isinstance(value, ast.AST):
+            setattr(node, field, _dotted_name(value))
 
 
 def _dotted_name(node: ast.AST) -> ast.AST:
@@ -165,7 +158,8 @@ def _shown(text: str) -> str:
 
 
 def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
-    """Check every node of `tree` in one pass; return the names it reads."""
+    """Check every node of `tree` in one pass, dotted names folded
+    (iteratively: a deep tree reaches the depth check); return the names it reads."""
     names, called = set(), set()
     deepest: list[tuple[ast.AST, int]] = [(tree, 0)]
     while deepest:
@@ -175,6 +169,7 @@ def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
                 f"{prefix}expression {shown} nests deeper than {MAX_DEPTH} operations."
             )
         _check_node(node, shown, prefix)
+        _fold_dotted_names(node)
         if isinstance(node, ast.Call):
             called.add(id(node.func))
         elif isinstance(node, ast.Name) and id(node) not in called:
@@ -215,13 +210,8 @@ def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
         raise FmibridgeError(f"{prefix}keyword arguments are not allowed in {shown}.")
     fewest, most = ARITY.get(node.func.id, (1, 1))
     if not fewest <= len(node.args) <= most:
-        expected = (
-            f"{fewest}"
-            if fewest == most
-            else f"at least {fewest}"
-            if most == math.inf
-            else f"{fewest} or {most}"
-        )
+        ranges = {fewest: f"{fewest}", math.inf: f"at least {fewest}"}
+        expected = ranges.get(most, f"{fewest} or {most}")
         raise FmibridgeError(
             f"{prefix}{node.func.id}() takes {expected} argument(s), got "
             f"{len(node.args)} in {shown}."

@@ -111,6 +111,15 @@ def parse_gap(source: object, known: set[str]) -> Expression:
     return gap
 
 
+def parse_constraint(table: Mapping, known: set[str], problems) -> list:
+    """The [constraint] gap and velocity (`parse_gap`, `parse_velocity`), each
+    None after recording a problem."""
+    return [
+        problems.check(f"constraint.{key}", parse, table.get(key), known)
+        for key, parse in (("gap", parse_gap), ("velocity", parse_velocity))
+    ]
+
+
 def parse_velocity(source: object, known: set[str]) -> Expression:
     """Return the [constraint] velocity `source` as an Expression over `known`;
     refuse one that reads t: the rate dh(q) qdot is a function of the states
@@ -135,12 +144,11 @@ def gap_contact(
     flow,
     gap: Expression,
     velocity: Expression,
-    *,
     restitution: float,
     force_input: str,
     parameters: Mapping[str, float],
     where: str,
-    coordinate: str | None = None,
+    coordinate: str | None,
 ) -> Contact:
     """Return the Contact of an FMU whose gap h(q) and velocity dh(q) qdot are
     expressions (`parse_gap`), through its constraint-force input `force_input`
@@ -149,16 +157,9 @@ def gap_contact(
     eqs. 4-8)."""
     coordinates, force = fmu_force(flow, force_input, coordinate)
     geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
-    labels, start = (gap.source, velocity.source), flow_start(flow)
-    return build_contact(
-        labels,
-        restitution,
-        geometry,
-        coordinates,
-        force,
-        start=start,
-        probe_time=isinstance(flow, VectorField),
-    )
+    args = ((gap.source, velocity.source), restitution, geometry, coordinates, force)
+    probe_time = isinstance(flow, VectorField)
+    return build_contact(*args, start=flow_start(flow), probe_time=probe_time)
 
 
 def expression_gap(
@@ -289,6 +290,5 @@ def _projected_gap_contact(
             f"state the gap is measured along."
         )
     labels = (gap.source, velocity.source)
-    return by_projection(
-        flow, labels, restitution, geometry, coordinates, mass=mass, start=start
-    )
+    args = (flow, labels, restitution, geometry, coordinates)
+    return by_projection(*args, mass=mass, start=start)

@@ -86,9 +86,8 @@ class SystemStructure:
     units: Definitions = field(default_factory=dict)  # the SSD's Units, by name
 
 
-def read_ssd(text: str | bytes, where: str) -> SystemStructure:
-    """Read the subset of an SSD `text` (module docstring); errors name `where`."""
-    root = parse_xml(text, where)
+def read_ssd(root: ET.Element, where: str) -> SystemStructure:
+    """Read the subset of a parsed SSD (module docstring); errors name `where`."""
     if root.tag != f"{{{NS['ssd']}}}SystemStructureDescription":
         raise SspError(
             f"{where}: the root element must be ssd:SystemStructureDescription "
@@ -106,9 +105,9 @@ def read_ssd(text: str | bytes, where: str) -> SystemStructure:
     if not flat.components:
         raise SspError(f"{where}: the system has no ssd:Component, no FMU to run.")
     experiment = root.find("ssd:DefaultExperiment", NS)
-    times = [None if experiment is None else experiment.get(k) for k in TIMES]
+    times = {} if experiment is None else experiment.attrib
     try:
-        start, stop = (None if t is None else float(t) for t in times)
+        start, stop = (float(times[k]) if k in times else None for k in TIMES)
     except ValueError:
         raise SspError(f"{where}: DefaultExperiment times must be numbers.") from None
     return SystemStructure(
@@ -203,8 +202,7 @@ class _Flat:
         connections and parameter bindings."""
         where = f"{self.where}: system {'.'.join(path)!r}"
         _refuse_unsupported(system, where)
-        elements: dict[str, object] = {}
-        self.elements[path] = elements
+        elements = self.elements[path] = {}
         prefix = "".join(f"{name}_" for name in path[1:])
         for element in system.findall("ssd:Elements/*", NS):
             tag, name = element.tag.rpartition("}")[2], element.get("name", "")
@@ -311,10 +309,8 @@ def _groups(links: list[tuple[Node, Node]]) -> list[list[Node]]:
         group_a, group_b = group_of.setdefault(a, [a]), group_of.setdefault(b, [b])
         if group_a is not group_b:
             group_a.extend(group_b)
-            for node in group_b:
-                group_of[node] = group_a
-    unique = {id(group): group for group in group_of.values()}
-    return list(unique.values())
+            group_of.update(dict.fromkeys(group_b, group_a))
+    return list({id(group): group for group in group_of.values()}.values())
 
 
 def _name(node: Node) -> str:
@@ -330,10 +326,9 @@ def _refuse_unsupported(system: ET.Element, where: str) -> None:
                 f"{where}: {meaning} are not supported; connect the connectors "
                 f"directly."
             )
+    geometry = f"{{{NS['ssd']}}}ConnectionGeometry"
     for connection in system.findall(_CONNECTIONS, NS):
-        if len(connection.findall("*")) > len(
-            connection.findall("ssd:ConnectionGeometry", NS)
-        ):
+        if any(child.tag != geometry for child in connection):
             raise SspError(
                 f"{where}: the connection from {_end(connection, 'start')} to "
                 f"{_end(connection, 'end')} has a transformation, which is not "
@@ -348,7 +343,7 @@ def _end(connection: ET.Element, which: str) -> str:
 
 
 def _component(
-    element: ET.Element, where: str, prefix: str = "", system: str = ""
+    element: ET.Element, where: str, prefix: str, system: str
 ) -> SspComponent:
     """A component element, named `prefix` + its name (flattened)."""
     name = element.get("name", "")
@@ -385,11 +380,8 @@ def _component(
 
 
 def _unit(connector: ET.Element) -> str | None:
-    for tag in REAL_TAGS:
-        typed = connector.find(f"ssc:{tag}", NS)
-        if typed is not None:
-            return typed.get("unit")
-    return None
+    typed = (connector.find(f"ssc:{tag}", NS) for tag in REAL_TAGS)
+    return next((t.get("unit") for t in typed if t is not None), None)
 
 
 def _binding(binding: ET.Element, where: str) -> dict[str, float]:
@@ -439,8 +431,10 @@ def read_ssp(path: str | Path) -> SystemStructure:
         names = set(archive.namelist())
         if SSD_ENTRY not in names:
             raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
-        text = _inline_ssv(archive, _read(archive, SSD_ENTRY, path), path)
-        structure = read_ssd(text, f"{path}!{SSD_ENTRY}")
+        where = f"{path}!{SSD_ENTRY}"
+        root = parse_xml(_read(archive, SSD_ENTRY, path), where)
+        _inline_ssv(archive, root, path)
+        structure = read_ssd(root, where)
         for component in structure.components:
             entry = _entry(component.source, path, component.name)
             if entry not in names:
@@ -451,19 +445,24 @@ def read_ssp(path: str | Path) -> SystemStructure:
     return structure
 
 
-def _archive(path: Path) -> zipfile.ZipFile:
+@contextlib.contextmanager
+def _as_ssp_error() -> Iterator[None]:
+    """Re-raise an archive's FmibridgeError as an SspError."""
     try:
-        return open_checked(path, "SSP")
+        yield
     except FmibridgeError as exc:
         raise SspError(str(exc)) from None
+
+
+def _archive(path: Path) -> zipfile.ZipFile:
+    with _as_ssp_error():
+        return open_checked(path, "SSP")
 
 
 def _read(archive: zipfile.ZipFile, entry: str, path: Path) -> bytes:
     """An XML member of the archive, within MAX_XML_BYTES."""
-    try:
+    with _as_ssp_error():
         return read_member(archive, entry, limits.MAX_XML_BYTES, path)
-    except FmibridgeError as exc:
-        raise SspError(str(exc)) from None
 
 
 def _entry(source: str, path: Path, component: str) -> str:
@@ -477,9 +476,8 @@ def _entry(source: str, path: Path, component: str) -> str:
     return entry
 
 
-def _inline_ssv(archive: zipfile.ZipFile, text: bytes, path: Path) -> bytes:
+def _inline_ssv(archive: zipfile.ZipFile, root: ET.Element, path: Path) -> None:
     """Replace each ParameterBinding source (an .ssv in the archive) by its values."""
-    root = parse_xml(text, f"{path}!{SSD_ENTRY}")
     for binding in root.iter(f"{{{NS['ssd']}}}ParameterBinding"):
         source = binding.get("source")
         if source is None:
@@ -490,7 +488,6 @@ def _inline_ssv(archive: zipfile.ZipFile, text: bytes, path: Path) -> bytes:
         del binding.attrib["source"]
         values = ET.SubElement(binding, f"{{{NS['ssd']}}}ParameterValues")
         values.append(parse_xml(_read(archive, entry, path), f"{path}!{entry}"))
-    return ET.tostring(root)
 
 
 def open_ssp(
@@ -506,20 +503,16 @@ def open_ssp(
     `implementation`; `communication` configures the co-simulation master.
     """
     path = Path(path)
-    structure = read_ssp(path)
-    _check_interface(structure, interface, path)
-    with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
-        with _archive(path) as archive:
-            flows = {}
-            try:
-                for c in structure.components:
-                    fmu = _extracted(archive, c, tmp, path)
-                    flows[c.name] = _open(fmu, c, interface, path, structure.units)
-                connections = _directed(structure, flows, path)
-            except BaseException:
-                for flow in flows.values():
-                    flow.close()
-                raise
+    with _unpacked(path, interface) as (structure, fmus):
+        flows = {}
+        try:
+            for c in structure.components:
+                flows[c.name] = _open(fmus[c.name], c, interface, path, structure.units)
+            connections = _directed(structure, path)
+        except BaseException:
+            for flow in flows.values():
+                flow.close()
+            raise
         try:
             flow = couple(
                 flows,
@@ -535,42 +528,37 @@ def open_ssp(
     return flow, structure
 
 
-def _check_interface(structure: SystemStructure, interface: str | None, path) -> None:
-    """Refuse an interface that a component's `implementation` contradicts."""
-    if interface is None:
-        return
-    wanted = INTERFACE_NAMES[interface]
+@contextlib.contextmanager
+def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
+    """Yield an .ssp's structure and {component: FmuArchive}, unpacked into a
+    temporary folder (for `fmibridge info`)."""
+    with _unpacked(Path(path)) as (structure, fmus):
+        yield structure, {name: FmuArchive(fmu) for name, fmu in fmus.items()}
+
+
+@contextlib.contextmanager
+def _unpacked(
+    path: Path, interface: str | None = None
+) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
+    """Yield the structure, refusing an `interface` that a component's
+    `implementation` contradicts, and {component: its FMU copied into a
+    temporary folder}."""
+    structure = read_ssp(path)
+    wanted = INTERFACE_NAMES.get(interface or "")
     for c in structure.components:
-        if c.implementation is not None and INTERFACE_NAMES[c.implementation] != wanted:
+        if wanted and c.implementation and INTERFACE_NAMES[c.implementation] != wanted:
             raise SspError(
                 f"{path}: interface {interface!r} ({wanted}): component {c.name!r} "
                 f"has implementation {INTERFACE_NAMES[c.implementation]!r} in the "
                 f"SSD; drop the interface or change the SSD."
             )
-
-
-@contextlib.contextmanager
-def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
-    """Yield an .ssp's structure and {component: FmuArchive}, unpacked into a
-    temporary folder (for `fmibridge info`)."""
-    path = Path(path)
-    structure = read_ssp(path)
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
-        with _archive(path) as archive:
-            fmus = {
-                c.name: FmuArchive(_extracted(archive, c, tmp, path))
-                for c in structure.components
-            }
+        fmus = {}
+        with _archive(path) as archive, _as_ssp_error():
+            for c in structure.components:
+                entry = _entry(c.source, path, c.name)
+                fmus[c.name] = extract_member(archive, entry, Path(tmp, entry), path)
         yield structure, fmus
-
-
-def _extracted(archive: zipfile.ZipFile, component: SspComponent, tmp, path) -> Path:
-    """A component's FMU copied out of the archive into tmp."""
-    entry = _entry(component.source, path, component.name)
-    try:
-        return extract_member(archive, entry, Path(tmp, entry), path)
-    except FmibridgeError as exc:
-        raise SspError(str(exc)) from None
 
 
 def _open(
@@ -617,11 +605,12 @@ def _open(
     return flow
 
 
-def _directed(structure: SystemStructure, flows, path: Path) -> list[Connection]:
+def _directed(structure: SystemStructure, path: Path) -> list[Connection]:
     """Each connection from its output end to its input end."""
     declared = {c.name: c.connectors for c in structure.components}
     connections = []
     for start, end in structure.connections:
+        kinds = []
         for end_name in (start, end):
             component, _, connector = end_name.partition(".")
             if component not in declared:
@@ -634,9 +623,9 @@ def _directed(structure: SystemStructure, flows, path: Path) -> list[Connection]
                     f"{path}: the connection {start} - {end} uses connector "
                     f"{connector!r}, which component {component!r} does not declare."
                 )
-        start_kind = declared[start.partition(".")[0]][start.partition(".")[2]][0]
+            kinds.append(declared[component][connector][0])
         connections.append(
-            Connection(end, start) if start_kind == "input" else Connection(start, end)
+            Connection(end, start) if kinds[0] == "input" else Connection(start, end)
         )
     return connections
 
@@ -682,8 +671,8 @@ def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
     identical archive is left alone, a new one replaces it atomically.
     """
     ssd, fmu_dir, out = Path(ssd), Path(fmu_dir), Path(out)
-    root = parse_xml(ssd.read_bytes(), str(ssd))
     entries = {SSD_ENTRY: ssd.read_bytes()}
+    root = parse_xml(entries[SSD_ENTRY], str(ssd))
     for component in root.iter(f"{{{NS['ssd']}}}Component"):  # nested systems too
         name = component.get("name", "")
         entry = _entry(component.get("source", ""), ssd, name)
@@ -696,10 +685,8 @@ def pack_ssp(ssd: str | Path, fmu_dir: str | Path, out: str | Path) -> Path:
         entries[entry] = fmu.read_bytes()
     packed = io.BytesIO()
     with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in sorted(entries):
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, entries[name])
+        for name in sorted(entries):  # a ZipInfo is dated 1980-01-01
+            archive.writestr(zipfile.ZipInfo(name), entries[name], zipfile.ZIP_DEFLATED)
     if not (out.is_file() and out.read_bytes() == packed.getvalue()):
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out.parent, delete=False) as tmp:

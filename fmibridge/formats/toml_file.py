@@ -32,12 +32,12 @@ def read_toml(
         raise error(f"{path}: cannot read: {exc.strerror or exc}.") from None
     try:
         table = tomllib.loads(text)
+        key = _too_deep(table)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML: {exc}.") from None
     except RecursionError:  # Python's reader recurses into each nested value
-        table = None
-    key = _too_deep(table) if table is not None else "a value"
-    if key is not None or table is None:
+        key = "a value"
+    if key is not None:
         raise error(
             f"{path}: {key} nests tables or arrays more than {MAX_TOML_DEPTH} levels "
             f"deep; fmibridge's files need a few."
