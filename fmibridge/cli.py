@@ -110,26 +110,17 @@ def _write(result: Result, out: Path) -> str:
 
 
 def _keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The keywords of `simulate` that the flags given set."""
-    options = {k: getattr(args, k) for k in METHOD_OPTIONS}
+    """The keywords of `simulate` that the flags given set (a flag's dest is its
+    name: --stop-time, stop_time)."""
     keywords = {
-        "start_time": args.start_time,
-        "stop_time": args.t_end,
-        "start_values": args.start_values,
-        "parameters": args.parameters,
-        "output": args.output,
-        "fmi_type": args.interface,
-        "step_size": args.h,
-        "relative_tolerance": args.rtol,
-        "method": args.method,
-        "method_options": {k: v for k, v in options.items() if v is not None},
-        "zeno": args.zeno,
-        "zeno_eps": args.zeno_eps,
-        "output_interval": args.output_interval,
-        "timeout": args.timeout,
-        "progress": not args.no_progress,
+        k: getattr(args, flag[2:].replace("-", "_"))
+        for k, flag in KEYWORD_FLAGS.items()
+        if k not in METHOD_OPTIONS
     }
-    if args.model is None and args.t_end is None:
+    options = {k: getattr(args, k) for k in METHOD_OPTIONS}
+    keywords["method_options"] = {k: v for k, v in options.items() if v is not None}
+    keywords["progress"] = not args.no_progress
+    if args.model is None and args.stop_time is None:
         keywords["stop_time"] = DEFAULT_T_END
     return {k: v for k, v in keywords.items() if v is not None and v != {}}
 
@@ -438,10 +429,9 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_run_parser(parser: _Parser, sub) -> None:
+def _add_run_parser(sub) -> None:
     """Register `fmibridge run` (alias `simulate`) on the CLI's subparsers."""
-    run = parser.add_command(
-        sub,
+    run = sub.add_parser(
         "run",
         aliases=["simulate"],
         help="simulate a model and print its event table",
@@ -466,7 +456,6 @@ def _add_run_parser(parser: _Parser, sub) -> None:
     run.add_argument(
         "--stop-time",
         "--t-end",
-        dest="t_end",
         type=float,
         metavar="T",
         help=f"final time, s (default: the adapter's, else the FMU's "
@@ -524,12 +513,11 @@ def _add_method_flags(run) -> None:
         run.add_argument(flag, type=str.lower, choices=choices, help=what)
     run.add_argument(
         "--step-size",
-        dest="h",
         type=float,
         help="the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
     )
     run.add_argument(
-        "--h", dest="h", type=float, action=_Deprecated, metavar="--step-size",
+        "--h", dest="step_size", type=float, action=_Deprecated, metavar="--step-size",
         help=argparse.SUPPRESS,
     )  # fmt: skip
     for flag, what in (
@@ -621,12 +609,6 @@ class _Parser(argparse.ArgumentParser):
             self.flags += [f for f in action.option_strings if f.startswith("--")]
         return super()._add_action(action)
 
-    def add_command(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
-        """Add the command `name` to `sub`; its parser is kept in the arguments."""
-        command = sub.add_parser(name, **kwargs)
-        command.set_defaults(parser=command)
-        return command
-
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """Exit with argparse's error naming each argument not understood, and
         the nearest known flags."""
@@ -658,10 +640,9 @@ def _parser(command: str | None = None) -> _Parser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    _add_run_parser(parser, sub)
+    _add_run_parser(sub)
 
-    info = parser.add_command(
-        sub,
+    info = sub.add_parser(
         "info",
         help="list an FMU's default experiment, interfaces, capabilities and "
         "variables (type, start, unit, dimensions); an SSP's systems, "
@@ -673,8 +654,7 @@ def _parser(command: str | None = None) -> _Parser:
     )
     info.set_defaults(func=cmd_info)
 
-    examples = parser.add_command(
-        sub,
+    examples = sub.add_parser(
         "examples",
         help="write the README's adapter files into a folder and build the FMUs "
         "they run there (gcc), as the repository lays them out",
@@ -686,9 +666,11 @@ def _parser(command: str | None = None) -> _Parser:
     examples.set_defaults(func=cmd_examples)
 
     for name, (help_, module) in LAZY_COMMANDS.items():
-        parser_ = parser.add_command(sub, name, help=help_)
+        parser_ = sub.add_parser(name, help=help_)
         if command in (None, name):
             importlib.import_module(module, __package__).add_arguments(parser_)
+    for command_parser in sub.choices.values():  # named in its errors
+        command_parser.set_defaults(parser=command_parser)
     return parser
 
 
