@@ -33,7 +33,7 @@ from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
 from .flows.input_table import InputTable
 from .flows.native import NativeFlow
-from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
+from .fmpy_keywords import fixed_problems, refuse_unknown, solver_integrator
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
@@ -77,9 +77,7 @@ def simulate(
     progress: bool = False,
     **fmpy_keywords: object,
 ) -> Result:
-    """Simulate a model and return its Result.
-
-    The keywords mirror `fmpy.simulate_fmu` (hence more than the usual eight).
+    """Simulate a model and return its Result; the keywords mirror `fmpy.simulate_fmu`.
 
     Parameters
     ----------
@@ -107,13 +105,12 @@ def simulate(
         adaptive steps of 'halving' and 'relaxation' on a model with dx/dt.
     step_size : float, optional
         The method's step h, s (Co-Simulation: the communication step); default
-        the DefaultExperiment's or the output interval, or FMPy's stepping for a
-        plain FMU (`_with_model_defaults`).
+        the DefaultExperiment's, the output interval or `_with_model_defaults`.
     solver : {'Euler', 'CVode'}, optional
         FMPy's solver: the 'euler' or 'cvode' integrator.
     record_events, debug_logging, validate : bool
-        Keep each event's two rows; print the FMU's log; refuse an FMU that fails
-        fmpy's validation (False: warn and run). FMPy's meanings.
+        FMPy's: keep each event's two rows; print the FMU's log; refuse an FMU
+        that fails fmpy's validation (False: warn and run).
     fmi_call_logger : callable, optional
         Called with each FMI call as text in FMPy's format; the run stays here.
     method : str or Method, optional
@@ -138,14 +135,12 @@ def simulate(
     Returns
     -------
     Result
-        ``result['time']``, ``result.to_structured()`` (FMPy's array),
-        ``result.to_pandas()``, ``result.plot()``.
+        ``result['time']``, ``result.to_structured()`` (FMPy's array), ...
 
     Raises
     ------
     FmibridgeError
-        For keywords that do not apply (all in one message), an unknown variable,
-        a bad span or grid.
+        For keywords that do not apply (all in one message), a bad variable or span.
     TypeError
         For a keyword neither fmibridge's nor FMPy's (with the nearest names).
 
@@ -166,9 +161,7 @@ def simulate(
     if t_eval is not None and output_interval is not None:
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
     _check_interval(output_interval)
-    unknown = unknown_keywords(fmpy_keywords, KEYWORDS)
-    if unknown is not None:
-        raise unknown
+    refuse_unknown(fmpy_keywords, KEYWORDS)
     given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
     for name, check in NUMBERS.items():
         if name in given:
@@ -561,8 +554,7 @@ def _checked(
     `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
-    completion = _completion(method)
-    inner = completion.inner if completion is not None else method
+    completion, inner = _split(method)
     is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
     if "integrator" in given.get("method_options", {}):
         name = "solver" if "solver" in given else "integrator"
@@ -592,16 +584,16 @@ def _checked(
     return dataclasses.replace(completion, eps=eps, eps_t=eps, eps_q=eps, eps_v=eps)
 
 
-def _completion(method: Method) -> Completion | None:
-    """`method` if it is a Completion (by name: no import of its modules)."""
-    return cast("Completion", method) if is_a(method, "Completion") else None
+def _split(method: Method) -> tuple[Completion | None, Method]:
+    """The Completion `method` is, if it is one (`is_a`), and the method it steps."""
+    completion = cast("Completion", method) if is_a(method, "Completion") else None
+    return completion, method if completion is None else completion.inner
 
 
 def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
     """The method with `relative_tolerance` as rtol: Unilateral's, or that of
     the adaptive steps of Halving and Relaxation on a system with dx/dt."""
-    completion = _completion(method)
-    inner = completion.inner if completion is not None else method
+    completion, inner = _split(method)
     rtol = given["relative_tolerance"]
     if is_a(inner, "Unilateral"):
         inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
@@ -694,8 +686,7 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
     """`method` with a step stable on the model's fastest pole at the start
     (`Scheme.stable_step`) where its default step is not (an SSP's)."""
-    completion = _completion(method)
-    inner = completion.inner if completion is not None else method
+    completion, inner = _split(method)
     scheme = getattr(inner, "integrator", None)
     if not isinstance(scheme, Scheme) or inner.is_adaptive:
         return method
