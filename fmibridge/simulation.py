@@ -215,7 +215,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
         except Exception as exc:  # noqa: BLE001 - any object that does not pickle
             why = f"a keyword's value cannot go to another process ({exc})"
         else:
-            return _run_supervised(*_model_file(model, keywords))
+            return _run_supervised(model, keywords)
     warnings.warn(
         f"`timeout`: {why}; the limit is looked at between steps and cannot stop "
         f"an FMU hung in its own code (give the model's file and plain values to "
@@ -226,18 +226,17 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
     return None
 
 
-def _model_file(model: Model, keywords: Keywords) -> tuple[Path, Keywords]:
-    """The file and keywords a supervised child reads the model from."""
-    if isinstance(model, str | Path):
-        return Path(model), keywords
-    archive = cast("FmuArchive", model)
-    read_with = {} if archive.is_validated else {"validate": False}
-    return archive.path, {**keywords, **read_with}
-
-
-def _run_supervised(path: Path, keywords: Keywords) -> Result:
-    """`simulate(path, **keywords)` supervised, its samples kept at its time limit."""
+def _run_supervised(model: Model, keywords: Keywords) -> Result:
+    """`simulate` of the model's file supervised, its samples kept at its time
+    limit (an FmuArchive: its file, read as it was)."""
     from .core import supervision
+
+    if not isinstance(model, str | Path):
+        archive = cast("FmuArchive", model)
+        if not archive.is_validated:
+            keywords = {**keywords, "validate": False}
+        model = archive.path
+    path = Path(model)
 
     with recording() as record:
         try:
@@ -269,12 +268,14 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
             f"`stop_time` is needed: {system.name} gives no default stop time."
         )
     t_end = check_span(system.t0, stop, "stop_time")
-    given = _with_model_defaults(system, given, kind, t_end - system.t0)
-    interval = given.get("output_interval")
-    explicit = interval if isinstance(interval, int | float) else None
-    h = given.get("step_size") or _default_step(
-        experiment.step, explicit, t_end - system.t0
+    span = t_end - system.t0
+    given = _with_model_defaults(system, given, kind, span)
+    interval = given.get("output_interval")  # a step if shorter than the run
+    shorter = (
+        interval if isinstance(interval, int | float) and interval < span else None
     )
+    steps = [s for s in (experiment.step, shorter) if s is not None]
+    h = given.get("step_size") or (min(steps) if steps else None)
     runner = _checked(_method(given, h), system, given, kind)
     if kind == "ssp" and "step_size" not in given:
         runner = _with_stable_step(runner, system)
@@ -488,15 +489,8 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
             raise FmibridgeError(
                 f"`guards[{k}]` must be an Edge or a (guard, reset) pair, got {item!r}."
             )
-    return HybridSystem(
-        [Mode(mode.name, mode.flow, (*edges, *mode.edges))],
-        mode.name,
-        system.x0,
-        t0=system.t0,
-        parameters=system.parameters,
-        name=system.name,
-        experiment=system.experiment,
-    )
+    modes = [Mode(mode.name, mode.flow, (*edges, *mode.edges))]
+    return dataclasses.replace(system, modes=modes)
 
 
 def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
@@ -729,15 +723,6 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
     from fmpy.util import auto_interval
 
     return float(auto_interval(span))
-
-
-def _default_step(
-    step: float | None, output_interval: float | None, span: float
-) -> float | None:
-    """The smaller of `step` and an output interval shorter than the run."""
-    interval = output_interval if output_interval and output_interval < span else None
-    given = [s for s in (step, interval) if s is not None]
-    return min(given) if given else None
 
 
 def default_output_interval(span: float, h: float) -> float:
