@@ -391,30 +391,24 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return 0
 
 
-def _assignments(flag: str):
-    """argparse type of NAME=VALUE (a number, or a,b,c for an array)."""
-
-    def parse(text: str) -> tuple[str, float | list[float]]:
-        name, sep, value = text.partition("=")
-        try:
-            numbers = [float(v) for v in value.split(",")]
-        except ValueError:
-            numbers = []
-        if not (sep and name and numbers):
-            raise argparse.ArgumentTypeError(
-                f"{flag} takes NAME=VALUE (a number, or a,b,c for an array), got "
-                f"{text!r}"
-            )
-        return name, numbers[0] if len(numbers) == 1 else numbers
-
-    return parse
-
-
 class _AsDict(argparse.Action):
-    """Collect NAME=VALUE pairs from one or more uses of the flag."""
+    """Collect NAME=VALUE pairs (a number, or a,b,c for an array) from one or
+    more uses of the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        merged = {**(getattr(namespace, self.dest) or {}), **dict(values)}
+        merged = dict(getattr(namespace, self.dest) or {})
+        for text in values:
+            name, sep, value = text.partition("=")
+            try:
+                numbers = [float(v) for v in value.split(",")]
+            except ValueError:
+                numbers = []
+            if not (sep and name and numbers):
+                parser.error(
+                    f"argument {option_string}: {option_string} takes NAME=VALUE "
+                    f"(a number, or a,b,c for an array), got {text!r}"
+                )
+            merged[name] = numbers[0] if len(numbers) == 1 else numbers
         setattr(namespace, self.dest, merged)
 
 
@@ -468,7 +462,6 @@ def _add_run_parser(sub) -> None:
         run.add_argument(
             flag,
             nargs="+",
-            type=_assignments(flag),
             action=_AsDict,
             metavar="NAME=VALUE",
             help=what,
