@@ -131,7 +131,8 @@ def simulate_fmu(
     step, span = numbers["step_size"], _span(t0, t_end)
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
-    step = _at_most_span(step, span)
+    if span is not None and _is_number(step) and step > span:
+        step = span  # FMPy's steps end at the stop time
     interval = numbers["output_interval"]
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
@@ -159,12 +160,8 @@ def _number(name: str, value: object) -> Any:
         raise FmibridgeError(f"`{name}` must be a number, got {value!r}.") from None
 
 
-def _at_most_span(step: Any, span: float | None) -> Any:
-    """`step`, or the span where it is longer (FMPy's steps end at the stop time)."""
-    number = isinstance(step, int | float) and not isinstance(step, bool)
-    if span is not None and number and step > span:
-        return span
-    return step
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
@@ -177,8 +174,7 @@ def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
 
 def _span(t0: object, t_end: object) -> float | None:
     """t_end - t0 where both are numbers and t_end is later; else None."""
-    real = (int, float)
-    if isinstance(t0, real) and isinstance(t_end, real) and t_end > t0:
+    if isinstance(t0, int | float) and isinstance(t_end, int | float) and t_end > t0:
         return float(t_end) - float(t0)
     return None
 
@@ -219,14 +215,10 @@ def plot_result(
         Drawn dashed under each column it has ('time' first).
     names : sequence of str, optional
         The columns to draw (default: every state, then every output).
-    filename : path, optional
-        Save the figure there instead of showing it.
-    window_title : str, optional
-        The title of the figure's window.
-    events : bool
-        Mark the events with thin grey lines.
-    markers : bool
-        Mark each sample with a dot.
+    filename, window_title : str, optional
+        Save the figure there instead of showing it; the window's title.
+    events, markers : bool
+        Mark the events with thin grey lines; each sample with a dot.
     height : int, optional
         The figure's height in pixels.
     """
