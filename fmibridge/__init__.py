@@ -11,7 +11,7 @@ from importlib import import_module
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
-from . import _moved
+from . import _moved  # noqa: F401 - old module paths import with a warning
 
 _HERE = Path(__file__).parent
 if not any((_HERE / "core" / f"_functions{s}").exists() for s in EXTENSION_SUFFIXES):
@@ -55,6 +55,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_PUBLIC})
-
-
-_moved.install()

@@ -237,7 +237,6 @@ def _run_supervised(model: Model, keywords: Keywords) -> Result:
             keywords = {**keywords, "validate": False}
         model = archive.path
     path = Path(model)
-
     with recording() as record:
         try:
             return supervision.shared().call(
