@@ -32,7 +32,7 @@ from .core.outputs import check_output, claimed
 from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result, events_path
-from .core.system import HybridSystem
+from .core.system import EXPERIMENT_VALUES, HybridSystem
 from .core.time_limit import check_timeout
 from .methods import METHODS
 from .methods.halving import LOCATE
@@ -65,7 +65,7 @@ SAME_NAMED = tuple(
 )
 KEYWORD_FLAGS = {k: "--" + k.replace("_", "-") for k in SAME_NAMED}
 KEYWORD_FLAGS |= {"fmi_type": "--interface", "relative_tolerance": "--rtol"}
-INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
+INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # --interface, any case
 # to X.partial.csv: the runs cut short by the clock, a signal, an error, or an
 # explicit integrator on a stiff model (the run to its end needs another one)
 CUT_SHORT = (Status.TIME_LIMIT, Status.INTERRUPTED, Status.FAILED, Status.STIFF)
@@ -167,8 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 run_model, call, timeout=args.timeout, grace=TIMEOUT_GRACE_S, what=what
             )
         except (FmibridgeError, KeyboardInterrupt) as exc:
-            partial = record.result(_cut_short_status(exc), {"system": what})
-            return _report_cut_short(exc, partial, out)
+            return _report_cut_short(exc, record.result, what, out)
         cut_short = result.status in CUT_SHORT
         target = partial_path(out) if out is not None and cut_short else out
         written = _write(result, target) if target is not None else None
@@ -178,16 +177,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.status.is_success else 1
 
 
-def _cut_short_status(exc: BaseException) -> Status:
-    if isinstance(exc, supervision.TimeLimitExceeded):
-        return Status.TIME_LIMIT
-    return Status.FAILED if isinstance(exc, FmibridgeError) else Status.INTERRUPTED
-
-
-def _report_cut_short(exc: BaseException, partial: Result | None, out) -> int:
-    """Say why the run stopped; write its samples so far to X.partial.csv."""
+def _report_cut_short(
+    exc: BaseException, recorded: Callable, what: str, out: Path | None
+) -> int:
+    """Say why the run stopped; write its samples so far (`recorded`) to
+    X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
+    status = Status.FAILED if is_error else Status.INTERRUPTED
+    partial = recorded(Status.TIME_LIMIT if is_late else status, {"system": what})
     if is_error:
         label = "" if is_late else "error: "
         print(f"fmibridge: {label}{_in_flags(str(exc))}", file=sys.stderr)
@@ -241,10 +239,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"{args.fmu}: {d.modelName}, FMI {archive.declared_version}")
     if d.description:
         print(f"  {d.description}")
-    e = archive.experiment
-    values = [("start", e.start), ("stop", e.stop), ("step", e.step)]
-    values.append(("tolerance", e.tolerance))
-    print("  DefaultExperiment: " + ", ".join(f"{k} {_or_dash(v)}" for k, v in values))
+    _print_experiment({k: getattr(archive.experiment, k) for k in EXPERIMENT_VALUES})
     _print_interfaces(archive, "  ")
     print(
         f"  continuous states: {d.numberOfContinuousStates}, "
@@ -287,9 +282,7 @@ def _info_ssp(path: Path) -> int:
 
     with ssp_fmus(path) as (structure, fmus):
         print(f"{path}: SSP {structure.version}, system {structure.name or '-'}")
-        times = (structure.start_time, structure.stop_time)
-        print(f"  DefaultExperiment: start {_or_dash(times[0])}, stop "
-              f"{_or_dash(times[1])}")  # fmt: skip
+        _print_experiment({"start": structure.start_time, "stop": structure.stop_time})
         for system in structure.systems:
             members = [c for c in structure.components if c.system == system]
             print(f"  system {system}: {len(members)} component(s)")
@@ -371,8 +364,10 @@ def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
     )
 
 
-def _or_dash(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def _print_experiment(values: dict[str, float | None]) -> None:
+    """The DefaultExperiment line of `info` ('-': not given)."""
+    shown = (f"{k} {'-' if v is None else f'{v:g}'}" for k, v in values.items())
+    print("  DefaultExperiment: " + ", ".join(shown))
 
 
 def _start(text: str | None) -> str:
@@ -468,7 +463,7 @@ def _add_run_parser(sub) -> None:
         )
     run.add_argument(
         "--interface",
-        type=_interface,
+        type=lambda text: INTERFACE_NAMES.get(text.lower(), text.lower()),
         choices=["me", "cs"],
         help="FMU interface type, in any case; FMPy's ModelExchange and "
         "CoSimulation too (default: the adapter's, else Model Exchange)",
@@ -534,11 +529,6 @@ def _add_method_flags(run) -> None:
         ),
     ):
         run.add_argument(flag, type=float, help=what)
-
-
-def _interface(text: str) -> str:
-    """--interface: 'me' or 'cs' in any case, or FMPy's names for them."""
-    return INTERFACE_NAMES.get(text.lower(), text.lower())
 
 
 def _output_interval(text: str) -> float | str:
