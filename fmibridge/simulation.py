@@ -489,7 +489,7 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
                 f"`guards[{k}]` must be an Edge or a (guard, reset) pair, got {item!r}."
             )
     modes = [Mode(mode.name, mode.flow, (*edges, *mode.edges))]
-    return dataclasses.replace(system, modes=modes)
+    return dataclasses.replace(system, modes=modes)  # type: ignore[arg-type]
 
 
 def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
