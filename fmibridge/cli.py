@@ -455,11 +455,7 @@ def _add_run_parser(sub) -> None:
         ("--parameters", "parameters of the FMU or adapter (the ball's: h0, v0, g, e)"),
     ):
         run.add_argument(
-            flag,
-            nargs="+",
-            action=_AsDict,
-            metavar="NAME=VALUE",
-            help=what,
+            flag, nargs="+", action=_AsDict, metavar="NAME=VALUE", help=what
         )
     run.add_argument(
         "--interface",
