@@ -363,11 +363,15 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     ]
     method = given.get("method")
     if isinstance(method, Method):
+        name = type(method).__name__
         problems += [
-            f"`{key}`: give it to the Method ({type(method).__name__}(...))"
+            f"`{key}`: give it to the Method ({name}(...))"
             for key in ("step_size", "method_options", "solver")
             if key in given
         ]
+        if kind == "system" and "relative_tolerance" in given:
+            why = f"give it to the Method (its rtol, {name}(rtol=...))"
+            problems.append(f"`relative_tolerance`: {why}")
     options = given.get("method_options", {})
     if not isinstance(options, Mapping):
         problems.append("`method_options`: must be a mapping of option names")
@@ -376,12 +380,6 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     elif "solver" in given and "integrator" in options:
         problems.append("`solver`: give it or method_options `integrator`, not both")
     problems += _flag_problems(given)
-    tolerance = given.get("relative_tolerance")
-    if kind == "system" and tolerance is not None and isinstance(method, Method):
-        problems.append(
-            "`relative_tolerance`: give it to the Method (its rtol, "
-            f"{type(method).__name__}(rtol=...))"
-        )
     if problems:
         raise FmibridgeError(
             f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
