@@ -58,12 +58,12 @@ MOVED_COMMANDS = {
     "`python fmus/build.py` in a clone of the repository, or "
     "`fmibridge examples DIR` to build the FMUs into DIR",
 }
-# simulate's keywords named by `run`'s flags in its messages: --start-time, ...
-SAME_NAMED = tuple(
-    "start_time stop_time step_size start_values parameters output_interval output "
-    "method integrator atol error_warning zeno zeno_eps timeout".split()
-)
-KEYWORD_FLAGS = {k: "--" + k.replace("_", "-") for k in SAME_NAMED}
+# simulate's keywords -> `run`'s flags (dest: the flag's name), named in messages
+KEYWORD_FLAGS = {
+    k: "--" + k.replace("_", "-")
+    for k in "start_time stop_time step_size start_values parameters output_interval "
+    "output method integrator atol error_warning zeno zeno_eps timeout".split()
+}
 KEYWORD_FLAGS |= {"fmi_type": "--interface", "relative_tolerance": "--rtol"}
 INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # --interface, any case
 # to X.partial.csv: the runs cut short by the clock, a signal, an error, or an
