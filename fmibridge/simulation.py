@@ -273,8 +273,9 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
     shorter = (
         interval if isinstance(interval, int | float) and interval < span else None
     )
-    steps = [s for s in (experiment.step, shorter) if s is not None]
-    h = given.get("step_size") or (min(steps) if steps else None)
+    h = given.get("step_size") or min(
+        (s for s in (experiment.step, shorter) if s is not None), default=None
+    )
     runner = _checked(_method(given, h), system, given, kind)
     if kind == "ssp" and "step_size" not in given:
         runner = _with_stable_step(runner, system)
