@@ -128,7 +128,9 @@ def simulate_fmu(
         t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
         t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
-    step, span = numbers["step_size"], _span(t0, t_end)
+    real = isinstance(t0, int | float) and isinstance(t_end, int | float)
+    span = float(t_end) - float(t0) if real and t_end > t0 else None  # else refused
+    step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
     if span is not None and _is_number(step) and step > span:
@@ -136,6 +138,8 @@ def simulate_fmu(
     interval = numbers["output_interval"]
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
+    # FMPy's solver where it applies: 'CVode' only to a Model Exchange FMU with states
+    applies = solver != "CVode" or (not is_cs and archive.state_names)
     keywords: dict[str, Any] = {
         **numbers,
         "stop_time": t_end,
@@ -144,7 +148,7 @@ def simulate_fmu(
         "record_events": record_events and not is_cs,
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
-        "solver": _solver(solver, is_cs, archive),
+        "solver": solver if applies else None,
     }
     passed = {name: value for name, value in given.items() if name in PASSED}
     return simulate(archive, **keywords, **passed)
@@ -162,21 +166,6 @@ def _number(name: str, value: object) -> Any:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
-    """FMPy's `solver` where it applies: 'CVode' only to a Model Exchange FMU
-    with states."""
-    if solver != "CVode" or (not is_cs and archive.state_names):
-        return solver
-    return None
-
-
-def _span(t0: object, t_end: object) -> float | None:
-    """t_end - t0 where both are numbers and t_end is later; else None."""
-    if isinstance(t0, int | float) and isinstance(t_end, int | float) and t_end > t0:
-        return float(t_end) - float(t0)
-    return None
 
 
 def fmpy_interval(
