@@ -32,7 +32,7 @@ from .core.outputs import check_output, claimed
 from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result, events_path
-from .core.system import EXPERIMENT_VALUES, HybridSystem
+from .core.system import EXPERIMENT_VALUES
 from .core.time_limit import check_timeout
 from .methods import METHODS
 from .methods.halving import LOCATE
@@ -126,22 +126,18 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
-    """`simulate` the model (None: the built-in bouncing ball), in `run`'s
-    supervised process."""
+    """`simulate` the model (None: the built-in bouncing ball, its --parameters
+    h0, v0, g, e), in `run`'s supervised process."""
     from .simulation import simulate
 
-    if model is None:
-        keywords = dict(keywords)
-        return simulate(_ball(keywords.pop("parameters", None), keywords), **keywords)
-    return simulate(model, **keywords)
-
-
-def _ball(parameters, keywords) -> HybridSystem:
-    """The built-in bouncing ball with --parameters (h0, v0, g, e)."""
+    if model is not None:
+        return simulate(model, **keywords)
     from .models.ball import bouncing_ball
 
+    keywords = dict(keywords)
+    parameters = keywords.pop("parameters", {})
     known = list(inspect.signature(bouncing_ball).parameters)
-    unknown = sorted(set(parameters or {}) - set(known))
+    unknown = sorted(set(parameters) - set(known))
     if unknown:
         raise FmibridgeError(
             f"--parameters: the built-in ball has no parameter(s) {unknown}; its "
@@ -152,7 +148,7 @@ def _ball(parameters, keywords) -> HybridSystem:
             "--output: the built-in ball records its states h and v; outputs are "
             "an FMU's."
         )
-    return bouncing_ball(**(parameters or {}))
+    return simulate(bouncing_ball(**parameters), **keywords)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
