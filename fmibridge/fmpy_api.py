@@ -27,9 +27,8 @@ from .simulation import (
 
 __all__ = ["dump", "plot_result", "read_model_description", "simulate_fmu"]
 
-# fmpy.simulate_fmu's defaults that simulate_fmu's signature changes: name ->
-# (FMPy's default, ours, why). The others are FMPy's (tests/test_fmpy_compat.py
-# compares the two signatures).
+# fmpy.simulate_fmu's defaults that simulate_fmu changes: name -> (FMPy's, ours,
+# why); the others are FMPy's (tests/test_fmpy_compat.py compares the signatures)
 DIFFERENT_DEFAULTS = {
     "start_values": ({}, None, "no mutable default; None sets no start value"),
     "early_return_allowed": (False, True, FIXED["early_return_allowed"].instead),
