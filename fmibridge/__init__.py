@@ -11,7 +11,7 @@ from importlib import import_module
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
-from . import _moved
+from . import _moved  # noqa: F401 - old module paths import with a warning
 
 _HERE = Path(__file__).parent
 if not any((_HERE / "core" / f"_functions{s}").exists() for s in EXTENSION_SUFFIXES):
@@ -27,33 +27,19 @@ if not any((_HERE / "core" / f"_functions{s}").exists() for s in EXTENSION_SUFFI
 __version__ = "0.2.0"
 
 _PUBLIC = {  # name -> the module that defines it
-    **dict.fromkeys(
-        ("AdapterError", "FmibridgeError", "FmibridgeWarning", "FMUError"),
-        "core.errors",
-    ),
-    **dict.fromkeys(("EULER", "MIDPOINT", "RK4", "Scheme"), "core.integrators"),
-    **dict.fromkeys(("Event", "Status"), "core.records"),
-    "Result": "core.result",
-    **dict.fromkeys(
-        (
-            "Edge",
-            "Guard",
-            "HybridSystem",
-            "Mode",
-            "UnilateralConstraint",
-            "VectorGuard",
-        ),
-        "core.system",
-    ),
-    **dict.fromkeys(("Flow", "NativeFlow", "VectorField"), "flows"),
-    **dict.fromkeys(
-        ("METHODS", "Completion", "Halving", "Method", "Relaxation", "Unilateral"),
-        "methods",
-    ),
-    "simulate": "simulation",
-    **dict.fromkeys(
-        ("dump", "plot_result", "read_model_description", "simulate_fmu"), "fmpy_api"
-    ),
+    name: module
+    for module, names in {
+        "core.errors": "AdapterError FmibridgeError FmibridgeWarning FMUError",
+        "core.integrators": "EULER MIDPOINT RK4 Scheme",
+        "core.records": "Event Status",
+        "core.result": "Result",
+        "core.system": "Edge Guard HybridSystem Mode UnilateralConstraint VectorGuard",
+        "flows": "Flow NativeFlow VectorField",
+        "methods": "METHODS Completion Halving Method Relaxation Unilateral",
+        "simulation": "simulate",
+        "fmpy_api": "dump plot_result read_model_description simulate_fmu",
+    }.items()
+    for name in names.split()
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])
@@ -69,6 +55,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_PUBLIC})
-
-
-_moved.install()

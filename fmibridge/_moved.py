@@ -47,7 +47,4 @@ class _MovedFinder:
         sys.modules[module.__spec__.name] = module  # the new module, under its old name
 
 
-def install() -> None:
-    """Put the finder on sys.meta_path once."""
-    if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
-        sys.meta_path.append(_MovedFinder())
+sys.meta_path.append(_MovedFinder())  # on the package's import: a module runs once

@@ -32,7 +32,7 @@ from .core.outputs import check_output, claimed
 from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result, events_path
-from .core.system import HybridSystem
+from .core.system import EXPERIMENT_VALUES
 from .core.time_limit import check_timeout
 from .methods import METHODS
 from .methods.halving import LOCATE
@@ -58,14 +58,14 @@ MOVED_COMMANDS = {
     "`python fmus/build.py` in a clone of the repository, or "
     "`fmibridge examples DIR` to build the FMUs into DIR",
 }
-# simulate's keywords named by `run`'s flags in its messages: --start-time, ...
-SAME_NAMED = tuple(
-    "start_time stop_time step_size start_values parameters output_interval output "
-    "method integrator atol error_warning zeno zeno_eps timeout".split()
-)
-KEYWORD_FLAGS = {k: "--" + k.replace("_", "-") for k in SAME_NAMED}
+# simulate's keywords -> `run`'s flags (dest: the flag's name), named in messages
+KEYWORD_FLAGS = {
+    k: "--" + k.replace("_", "-")
+    for k in "start_time stop_time step_size start_values parameters output_interval "
+    "output method integrator atol error_warning zeno zeno_eps timeout".split()
+}
 KEYWORD_FLAGS |= {"fmi_type": "--interface", "relative_tolerance": "--rtol"}
-INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # FMPy's fmi_type
+INTERFACE_NAMES = {"modelexchange": "me", "cosimulation": "cs"}  # --interface, any case
 # to X.partial.csv: the runs cut short by the clock, a signal, an error, or an
 # explicit integrator on a stiff model (the run to its end needs another one)
 CUT_SHORT = (Status.TIME_LIMIT, Status.INTERRUPTED, Status.FAILED, Status.STIFF)
@@ -110,47 +110,34 @@ def _write(result: Result, out: Path) -> str:
 
 
 def _keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The keywords of `simulate` that the flags given set."""
-    options = {k: getattr(args, k) for k in METHOD_OPTIONS}
+    """The keywords of `simulate` that the flags given set (a flag's dest is its
+    name: --stop-time, stop_time)."""
     keywords = {
-        "start_time": args.start_time,
-        "stop_time": args.t_end,
-        "start_values": args.start_values,
-        "parameters": args.parameters,
-        "output": args.output,
-        "fmi_type": args.interface,
-        "step_size": args.h,
-        "relative_tolerance": args.rtol,
-        "method": args.method,
-        "method_options": {k: v for k, v in options.items() if v is not None},
-        "zeno": args.zeno,
-        "zeno_eps": args.zeno_eps,
-        "output_interval": args.output_interval,
-        "timeout": args.timeout,
-        "progress": not args.no_progress,
+        k: getattr(args, flag[2:].replace("-", "_"))
+        for k, flag in KEYWORD_FLAGS.items()
+        if k not in METHOD_OPTIONS
     }
-    if args.model is None and args.t_end is None:
+    options = {k: getattr(args, k) for k in METHOD_OPTIONS}
+    keywords["method_options"] = {k: v for k, v in options.items() if v is not None}
+    keywords["progress"] = not args.no_progress
+    if args.model is None and args.stop_time is None:
         keywords["stop_time"] = DEFAULT_T_END
     return {k: v for k, v in keywords.items() if v is not None and v != {}}
 
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
-    """`simulate` the model (None: the built-in bouncing ball), in `run`'s
-    supervised process."""
+    """`simulate` the model (None: the built-in bouncing ball, its --parameters
+    h0, v0, g, e), in `run`'s supervised process."""
     from .simulation import simulate
 
-    if model is None:
-        keywords = dict(keywords)
-        return simulate(_ball(keywords.pop("parameters", None), keywords), **keywords)
-    return simulate(model, **keywords)
-
-
-def _ball(parameters, keywords) -> HybridSystem:
-    """The built-in bouncing ball with --parameters (h0, v0, g, e)."""
+    if model is not None:
+        return simulate(model, **keywords)
     from .models.ball import bouncing_ball
 
+    keywords = dict(keywords)
+    parameters = keywords.pop("parameters", {})
     known = list(inspect.signature(bouncing_ball).parameters)
-    unknown = sorted(set(parameters or {}) - set(known))
+    unknown = sorted(set(parameters) - set(known))
     if unknown:
         raise FmibridgeError(
             f"--parameters: the built-in ball has no parameter(s) {unknown}; its "
@@ -161,7 +148,7 @@ def _ball(parameters, keywords) -> HybridSystem:
             "--output: the built-in ball records its states h and v; outputs are "
             "an FMU's."
         )
-    return bouncing_ball(**(parameters or {}))
+    return simulate(bouncing_ball(**parameters), **keywords)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -176,8 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 run_model, call, timeout=args.timeout, grace=TIMEOUT_GRACE_S, what=what
             )
         except (FmibridgeError, KeyboardInterrupt) as exc:
-            partial = record.result(_cut_short_status(exc), {"system": what})
-            return _report_cut_short(exc, partial, out)
+            return _report_cut_short(exc, record.result, what, out)
         cut_short = result.status in CUT_SHORT
         target = partial_path(out) if out is not None and cut_short else out
         written = _write(result, target) if target is not None else None
@@ -187,16 +173,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.status.is_success else 1
 
 
-def _cut_short_status(exc: BaseException) -> Status:
-    if isinstance(exc, supervision.TimeLimitExceeded):
-        return Status.TIME_LIMIT
-    return Status.FAILED if isinstance(exc, FmibridgeError) else Status.INTERRUPTED
-
-
-def _report_cut_short(exc: BaseException, partial: Result | None, out) -> int:
-    """Say why the run stopped; write its samples so far to X.partial.csv."""
+def _report_cut_short(
+    exc: BaseException, recorded: Callable, what: str, out: Path | None
+) -> int:
+    """Say why the run stopped; write its samples so far (`recorded`) to
+    X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
+    status = Status.FAILED if is_error else Status.INTERRUPTED
+    partial = recorded(Status.TIME_LIMIT if is_late else status, {"system": what})
     if is_error:
         label = "" if is_late else "error: "
         print(f"fmibridge: {label}{_in_flags(str(exc))}", file=sys.stderr)
@@ -250,10 +235,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"{args.fmu}: {d.modelName}, FMI {archive.declared_version}")
     if d.description:
         print(f"  {d.description}")
-    e = archive.experiment
-    values = [("start", e.start), ("stop", e.stop), ("step", e.step)]
-    values.append(("tolerance", e.tolerance))
-    print("  DefaultExperiment: " + ", ".join(f"{k} {_or_dash(v)}" for k, v in values))
+    _print_experiment({k: getattr(archive.experiment, k) for k in EXPERIMENT_VALUES})
     _print_interfaces(archive, "  ")
     print(
         f"  continuous states: {d.numberOfContinuousStates}, "
@@ -296,9 +278,7 @@ def _info_ssp(path: Path) -> int:
 
     with ssp_fmus(path) as (structure, fmus):
         print(f"{path}: SSP {structure.version}, system {structure.name or '-'}")
-        times = (structure.start_time, structure.stop_time)
-        print(f"  DefaultExperiment: start {_or_dash(times[0])}, stop "
-              f"{_or_dash(times[1])}")  # fmt: skip
+        _print_experiment({"start": structure.start_time, "stop": structure.stop_time})
         for system in structure.systems:
             members = [c for c in structure.components if c.system == system]
             print(f"  system {system}: {len(members)} component(s)")
@@ -380,8 +360,10 @@ def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
     )
 
 
-def _or_dash(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def _print_experiment(values: dict[str, float | None]) -> None:
+    """The DefaultExperiment line of `info` ('-': not given)."""
+    shown = (f"{k} {'-' if v is None else f'{v:g}'}" for k, v in values.items())
+    print("  DefaultExperiment: " + ", ".join(shown))
 
 
 def _start(text: str | None) -> str:
@@ -400,30 +382,24 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return 0
 
 
-def _assignments(flag: str):
-    """argparse type of NAME=VALUE (a number, or a,b,c for an array)."""
-
-    def parse(text: str) -> tuple[str, float | list[float]]:
-        name, sep, value = text.partition("=")
-        try:
-            numbers = [float(v) for v in value.split(",")]
-        except ValueError:
-            numbers = []
-        if not (sep and name and numbers):
-            raise argparse.ArgumentTypeError(
-                f"{flag} takes NAME=VALUE (a number, or a,b,c for an array), got "
-                f"{text!r}"
-            )
-        return name, numbers[0] if len(numbers) == 1 else numbers
-
-    return parse
-
-
 class _AsDict(argparse.Action):
-    """Collect NAME=VALUE pairs from one or more uses of the flag."""
+    """Collect NAME=VALUE pairs (a number, or a,b,c for an array) from one or
+    more uses of the flag."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        merged = {**(getattr(namespace, self.dest) or {}), **dict(values)}
+        merged = dict(getattr(namespace, self.dest) or {})
+        for text in values:
+            name, sep, value = text.partition("=")
+            try:
+                numbers = [float(v) for v in value.split(",")]
+            except ValueError:
+                numbers = []
+            if not (sep and name and numbers):
+                parser.error(
+                    f"argument {option_string}: {option_string} takes NAME=VALUE "
+                    f"(a number, or a,b,c for an array), got {text!r}"
+                )
+            merged[name] = numbers[0] if len(numbers) == 1 else numbers
         setattr(namespace, self.dest, merged)
 
 
@@ -438,10 +414,9 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_run_parser(parser: _Parser, sub) -> None:
+def _add_run_parser(sub) -> None:
     """Register `fmibridge run` (alias `simulate`) on the CLI's subparsers."""
-    run = parser.add_command(
-        sub,
+    run = sub.add_parser(
         "run",
         aliases=["simulate"],
         help="simulate a model and print its event table",
@@ -466,7 +441,6 @@ def _add_run_parser(parser: _Parser, sub) -> None:
     run.add_argument(
         "--stop-time",
         "--t-end",
-        dest="t_end",
         type=float,
         metavar="T",
         help=f"final time, s (default: the adapter's, else the FMU's "
@@ -477,16 +451,11 @@ def _add_run_parser(parser: _Parser, sub) -> None:
         ("--parameters", "parameters of the FMU or adapter (the ball's: h0, v0, g, e)"),
     ):
         run.add_argument(
-            flag,
-            nargs="+",
-            type=_assignments(flag),
-            action=_AsDict,
-            metavar="NAME=VALUE",
-            help=what,
+            flag, nargs="+", action=_AsDict, metavar="NAME=VALUE", help=what
         )
     run.add_argument(
         "--interface",
-        type=_interface,
+        type=lambda text: INTERFACE_NAMES.get(text.lower(), text.lower()),
         choices=["me", "cs"],
         help="FMU interface type, in any case; FMPy's ModelExchange and "
         "CoSimulation too (default: the adapter's, else Model Exchange)",
@@ -524,12 +493,11 @@ def _add_method_flags(run) -> None:
         run.add_argument(flag, type=str.lower, choices=choices, help=what)
     run.add_argument(
         "--step-size",
-        dest="h",
         type=float,
         help="the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
     )
     run.add_argument(
-        "--h", dest="h", type=float, action=_Deprecated, metavar="--step-size",
+        "--h", dest="step_size", type=float, action=_Deprecated, metavar="--step-size",
         help=argparse.SUPPRESS,
     )  # fmt: skip
     for flag, what in (
@@ -553,11 +521,6 @@ def _add_method_flags(run) -> None:
         ),
     ):
         run.add_argument(flag, type=float, help=what)
-
-
-def _interface(text: str) -> str:
-    """--interface: 'me' or 'cs' in any case, or FMPy's names for them."""
-    return INTERFACE_NAMES.get(text.lower(), text.lower())
 
 
 def _output_interval(text: str) -> float | str:
@@ -621,12 +584,6 @@ class _Parser(argparse.ArgumentParser):
             self.flags += [f for f in action.option_strings if f.startswith("--")]
         return super()._add_action(action)
 
-    def add_command(self, sub: Any, name: str, **kwargs: Any) -> _Parser:
-        """Add the command `name` to `sub`; its parser is kept in the arguments."""
-        command = sub.add_parser(name, **kwargs)
-        command.set_defaults(parser=command)
-        return command
-
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """Exit with argparse's error naming each argument not understood, and
         the nearest known flags."""
@@ -658,10 +615,9 @@ def _parser(command: str | None = None) -> _Parser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    _add_run_parser(parser, sub)
+    _add_run_parser(sub)
 
-    info = parser.add_command(
-        sub,
+    info = sub.add_parser(
         "info",
         help="list an FMU's default experiment, interfaces, capabilities and "
         "variables (type, start, unit, dimensions); an SSP's systems, "
@@ -673,8 +629,7 @@ def _parser(command: str | None = None) -> _Parser:
     )
     info.set_defaults(func=cmd_info)
 
-    examples = parser.add_command(
-        sub,
+    examples = sub.add_parser(
         "examples",
         help="write the README's adapter files into a folder and build the FMUs "
         "they run there (gcc), as the repository lays them out",
@@ -686,9 +641,11 @@ def _parser(command: str | None = None) -> _Parser:
     examples.set_defaults(func=cmd_examples)
 
     for name, (help_, module) in LAZY_COMMANDS.items():
-        parser_ = parser.add_command(sub, name, help=help_)
+        parser_ = sub.add_parser(name, help=help_)
         if command in (None, name):
             importlib.import_module(module, __package__).add_arguments(parser_)
+    for command_parser in sub.choices.values():  # named in its errors
+        command_parser.set_defaults(parser=command_parser)
     return parser
 
 

@@ -27,9 +27,8 @@ from .simulation import (
 
 __all__ = ["dump", "plot_result", "read_model_description", "simulate_fmu"]
 
-# fmpy.simulate_fmu's defaults that simulate_fmu's signature changes: name ->
-# (FMPy's default, ours, why). The others are FMPy's (tests/test_fmpy_compat.py
-# compares the two signatures).
+# fmpy.simulate_fmu's defaults that simulate_fmu changes: name -> (FMPy's, ours,
+# why); the others are FMPy's (tests/test_fmpy_compat.py compares the signatures)
 DIFFERENT_DEFAULTS = {
     "start_values": ({}, None, "no mutable default; None sets no start value"),
     "early_return_allowed": (False, True, FIXED["early_return_allowed"].instead),
@@ -128,13 +127,18 @@ def simulate_fmu(
         t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
         t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
-    step, span = numbers["step_size"], _span(t0, t_end)
+    real = isinstance(t0, int | float) and isinstance(t_end, int | float)
+    span = float(t_end) - float(t0) if real and t_end > t0 else None  # else refused
+    step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
-    step = _at_most_span(step, span)
+    if span is not None and _is_number(step) and step > span:
+        step = span  # FMPy's steps end at the stop time
     interval = numbers["output_interval"]
     if interval is None and span is not None:
         interval = fmpy_interval(archive, is_cs, span, step)
+    # FMPy's solver where it applies: 'CVode' only to a Model Exchange FMU with states
+    applies = solver != "CVode" or (not is_cs and archive.state_names)
     keywords: dict[str, Any] = {
         **numbers,
         "stop_time": t_end,
@@ -143,7 +147,7 @@ def simulate_fmu(
         "record_events": record_events and not is_cs,
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
-        "solver": _solver(solver, is_cs, archive),
+        "solver": solver if applies else None,
     }
     passed = {name: value for name, value in given.items() if name in PASSED}
     return simulate(archive, **keywords, **passed)
@@ -159,28 +163,8 @@ def _number(name: str, value: object) -> Any:
         raise FmibridgeError(f"`{name}` must be a number, got {value!r}.") from None
 
 
-def _at_most_span(step: Any, span: float | None) -> Any:
-    """`step`, or the span where it is longer (FMPy's steps end at the stop time)."""
-    number = isinstance(step, int | float) and not isinstance(step, bool)
-    if span is not None and number and step > span:
-        return span
-    return step
-
-
-def _solver(solver: str, is_cs: bool, archive: FmuArchive) -> str | None:
-    """FMPy's `solver` where it applies: 'CVode' only to a Model Exchange FMU
-    with states."""
-    if solver != "CVode" or (not is_cs and archive.state_names):
-        return solver
-    return None
-
-
-def _span(t0: object, t_end: object) -> float | None:
-    """t_end - t0 where both are numbers and t_end is later; else None."""
-    real = (int, float)
-    if isinstance(t0, real) and isinstance(t_end, real) and t_end > t0:
-        return float(t_end) - float(t0)
-    return None
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def fmpy_interval(
@@ -219,14 +203,10 @@ def plot_result(
         Drawn dashed under each column it has ('time' first).
     names : sequence of str, optional
         The columns to draw (default: every state, then every output).
-    filename : path, optional
-        Save the figure there instead of showing it.
-    window_title : str, optional
-        The title of the figure's window.
-    events : bool
-        Mark the events with thin grey lines.
-    markers : bool
-        Mark each sample with a dot.
+    filename, window_title : str, optional
+        Save the figure there instead of showing it; the window's title.
+    events, markers : bool
+        Mark the events with thin grey lines; each sample with a dot.
     height : int, optional
         The figure's height in pixels.
     """

@@ -101,13 +101,13 @@ def fixed_problems(given: Mapping[str, object]) -> list[str]:
     ]
 
 
-def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | None:
-    """The TypeError for keywords neither simulate's nor FMPy's (with the
-    nearest names), or None."""
+def refuse_unknown(given: Iterable[str], known: Iterable[str]) -> None:
+    """Raise TypeError for keywords neither simulate's nor FMPy's (with the
+    nearest names)."""
     known = [*known, *FIXED]
     unknown = [name for name in given if name not in known]
     if not unknown:
-        return None
+        return
     import difflib  # only for a refused keyword
 
     hints = []
@@ -115,7 +115,7 @@ def unknown_keywords(given: Iterable[str], known: Iterable[str]) -> TypeError | 
         close = difflib.get_close_matches(name, known, n=2)
         hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
         hints.append(f"{name!r}{hint}")
-    return TypeError(
+    raise TypeError(
         f"simulate() got unexpected keyword argument(s) {', '.join(hints)}."
     )
 

@@ -33,7 +33,7 @@ from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
 from .flows.input_table import InputTable
 from .flows.native import NativeFlow
-from .fmpy_keywords import fixed_problems, solver_integrator, unknown_keywords
+from .fmpy_keywords import fixed_problems, refuse_unknown, solver_integrator
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
@@ -77,9 +77,7 @@ def simulate(
     progress: bool = False,
     **fmpy_keywords: object,
 ) -> Result:
-    """Simulate a model and return its Result.
-
-    The keywords mirror `fmpy.simulate_fmu` (hence more than the usual eight).
+    """Simulate a model and return its Result; the keywords mirror `fmpy.simulate_fmu`.
 
     Parameters
     ----------
@@ -107,13 +105,12 @@ def simulate(
         adaptive steps of 'halving' and 'relaxation' on a model with dx/dt.
     step_size : float, optional
         The method's step h, s (Co-Simulation: the communication step); default
-        the DefaultExperiment's or the output interval, or FMPy's stepping for a
-        plain FMU (`_with_model_defaults`).
+        the DefaultExperiment's, the output interval or `_with_model_defaults`.
     solver : {'Euler', 'CVode'}, optional
         FMPy's solver: the 'euler' or 'cvode' integrator.
     record_events, debug_logging, validate : bool
-        Keep each event's two rows; print the FMU's log; refuse an FMU that fails
-        fmpy's validation (False: warn and run). FMPy's meanings.
+        FMPy's: keep each event's two rows; print the FMU's log; refuse an FMU
+        that fails fmpy's validation (False: warn and run).
     fmi_call_logger : callable, optional
         Called with each FMI call as text in FMPy's format; the run stays here.
     method : str or Method, optional
@@ -138,14 +135,12 @@ def simulate(
     Returns
     -------
     Result
-        ``result['time']``, ``result.to_structured()`` (FMPy's array),
-        ``result.to_pandas()``, ``result.plot()``.
+        ``result['time']``, ``result.to_structured()`` (FMPy's array), ...
 
     Raises
     ------
     FmibridgeError
-        For keywords that do not apply (all in one message), an unknown variable,
-        a bad span or grid.
+        For keywords that do not apply (all in one message), a bad variable or span.
     TypeError
         For a keyword neither fmibridge's nor FMPy's (with the nearest names).
 
@@ -166,9 +161,7 @@ def simulate(
     if t_eval is not None and output_interval is not None:
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
     _check_interval(output_interval)
-    unknown = unknown_keywords(fmpy_keywords, KEYWORDS)
-    if unknown is not None:
-        raise unknown
+    refuse_unknown(fmpy_keywords, KEYWORDS)
     given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
     for name, check in NUMBERS.items():
         if name in given:
@@ -222,7 +215,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
         except Exception as exc:  # noqa: BLE001 - any object that does not pickle
             why = f"a keyword's value cannot go to another process ({exc})"
         else:
-            return _run_supervised(*_model_file(model, keywords))
+            return _run_supervised(model, keywords)
     warnings.warn(
         f"`timeout`: {why}; the limit is looked at between steps and cannot stop "
         f"an FMU hung in its own code (give the model's file and plain values to "
@@ -233,19 +226,17 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
     return None
 
 
-def _model_file(model: Model, keywords: Keywords) -> tuple[Path, Keywords]:
-    """The file and keywords a supervised child reads the model from."""
-    if isinstance(model, str | Path):
-        return Path(model), keywords
-    archive = cast("FmuArchive", model)
-    read_with = {} if archive.is_validated else {"validate": False}
-    return archive.path, {**keywords, **read_with}
-
-
-def _run_supervised(path: Path, keywords: Keywords) -> Result:
-    """`simulate(path, **keywords)` supervised, its samples kept at its time limit."""
+def _run_supervised(model: Model, keywords: Keywords) -> Result:
+    """`simulate` of the model's file supervised, its samples kept at its time
+    limit (an FmuArchive: its file, read as it was)."""
     from .core import supervision
 
+    if not isinstance(model, str | Path):
+        archive = cast("FmuArchive", model)
+        if not archive.is_validated:
+            keywords = {**keywords, "validate": False}
+        model = archive.path
+    path = Path(model)
     with recording() as record:
         try:
             return supervision.shared().call(
@@ -276,11 +267,14 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
             f"`stop_time` is needed: {system.name} gives no default stop time."
         )
     t_end = check_span(system.t0, stop, "stop_time")
-    given = _with_model_defaults(system, given, kind, t_end - system.t0)
-    interval = given.get("output_interval")
-    explicit = interval if isinstance(interval, int | float) else None
-    h = given.get("step_size") or _default_step(
-        experiment.step, explicit, t_end - system.t0
+    span = t_end - system.t0
+    given = _with_model_defaults(system, given, kind, span)
+    interval = given.get("output_interval")  # a step if shorter than the run
+    shorter = (
+        interval if isinstance(interval, int | float) and interval < span else None
+    )
+    h = given.get("step_size") or min(
+        (s for s in (experiment.step, shorter) if s is not None), default=None
     )
     runner = _checked(_method(given, h), system, given, kind)
     if kind == "ssp" and "step_size" not in given:
@@ -370,11 +364,15 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     ]
     method = given.get("method")
     if isinstance(method, Method):
+        name = type(method).__name__
         problems += [
-            f"`{key}`: give it to the Method ({type(method).__name__}(...))"
+            f"`{key}`: give it to the Method ({name}(...))"
             for key in ("step_size", "method_options", "solver")
             if key in given
         ]
+        if kind == "system" and "relative_tolerance" in given:
+            why = f"give it to the Method (its rtol, {name}(rtol=...))"
+            problems.append(f"`relative_tolerance`: {why}")
     options = given.get("method_options", {})
     if not isinstance(options, Mapping):
         problems.append("`method_options`: must be a mapping of option names")
@@ -383,12 +381,6 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     elif "solver" in given and "integrator" in options:
         problems.append("`solver`: give it or method_options `integrator`, not both")
     problems += _flag_problems(given)
-    tolerance = given.get("relative_tolerance")
-    if kind == "system" and tolerance is not None and isinstance(method, Method):
-        problems.append(
-            "`relative_tolerance`: give it to the Method (its rtol, "
-            f"{type(method).__name__}(rtol=...))"
-        )
     if problems:
         raise FmibridgeError(
             f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
@@ -495,15 +487,8 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
             raise FmibridgeError(
                 f"`guards[{k}]` must be an Edge or a (guard, reset) pair, got {item!r}."
             )
-    return HybridSystem(
-        [Mode(mode.name, mode.flow, (*edges, *mode.edges))],
-        mode.name,
-        system.x0,
-        t0=system.t0,
-        parameters=system.parameters,
-        name=system.name,
-        experiment=system.experiment,
-    )
+    modes = [Mode(mode.name, mode.flow, (*edges, *mode.edges))]
+    return dataclasses.replace(system, modes=modes)  # type: ignore[arg-type]
 
 
 def _run_adapter(path: Path, given: Keywords, progress: bool) -> Result:
@@ -561,8 +546,7 @@ def _checked(
     `relative_tolerance` and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
-    completion = _completion(method)
-    inner = completion.inner if completion is not None else method
+    completion, inner = _split(method)
     is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
     if "integrator" in given.get("method_options", {}):
         name = "solver" if "solver" in given else "integrator"
@@ -592,16 +576,16 @@ def _checked(
     return dataclasses.replace(completion, eps=eps, eps_t=eps, eps_q=eps, eps_v=eps)
 
 
-def _completion(method: Method) -> Completion | None:
-    """`method` if it is a Completion (by name: no import of its modules)."""
-    return cast("Completion", method) if is_a(method, "Completion") else None
+def _split(method: Method) -> tuple[Completion | None, Method]:
+    """The Completion `method` is, if it is one (`is_a`), and the method it steps."""
+    completion = cast("Completion", method) if is_a(method, "Completion") else None
+    return completion, method if completion is None else completion.inner
 
 
 def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
     """The method with `relative_tolerance` as rtol: Unilateral's, or that of
     the adaptive steps of Halving and Relaxation on a system with dx/dt."""
-    completion = _completion(method)
-    inner = completion.inner if completion is not None else method
+    completion, inner = _split(method)
     rtol = given["relative_tolerance"]
     if is_a(inner, "Unilateral"):
         inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
@@ -694,8 +678,7 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
     """`method` with a step stable on the model's fastest pole at the start
     (`Scheme.stable_step`) where its default step is not (an SSP's)."""
-    completion = _completion(method)
-    inner = completion.inner if completion is not None else method
+    completion, inner = _split(method)
     scheme = getattr(inner, "integrator", None)
     if not isinstance(scheme, Scheme) or inner.is_adaptive:
         return method
@@ -738,15 +721,6 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
     from fmpy.util import auto_interval
 
     return float(auto_interval(span))
-
-
-def _default_step(
-    step: float | None, output_interval: float | None, span: float
-) -> float | None:
-    """The smaller of `step` and an output interval shorter than the run."""
-    interval = output_interval if output_interval and output_interval < span else None
-    given = [s for s in (step, interval) if s is not None]
-    return min(given) if given else None
 
 
 def default_output_interval(span: float, h: float) -> float:
