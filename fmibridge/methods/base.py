@@ -298,6 +298,11 @@ class Method(abc.ABC):
         log.event(Event(state.t, name, state.mode, state.mode, state.x, x_after))
         return State(state.t, x_after, state.mode)
 
+    def compiled(self, system: HybridSystem, mode: str):
+        """Mode `mode` of `system` as the compiled loops take it."""
+        tolerance = self.tolerance(system)
+        return compiled_mode(system.mode(mode), self.scheme, self.h, tolerance)
+
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
         """Extra columns this method records (none by default)."""
         return ()

@@ -11,7 +11,6 @@ from ..core.records import State, Step
 from ..core.system import HybridSystem
 from ..flows.base import VectorField
 from ._halving import attempt as compiled_attempt
-from ._mode import compiled_mode
 from .base import MAX_HALVINGS, Method, at_least_one, positive
 
 LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a crossing
@@ -102,9 +101,7 @@ class Halving(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        mode = compiled_mode(
-            system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
-        )
+        mode = self.compiled(system, state.mode)
         return compiled_attempt(self, mode, state, t_end, system.t0, log)
 
     @property

@@ -6,12 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..core.integrators import Scheme
 from ..core.recorder import Recorder
 from ..core.records import State, Step
 from ..core.system import HybridSystem
-from ..flows.stiff import Stiff
-from ._mode import compiled_mode
 from ._relaxation import attempt as compiled_attempt
 from .base import MAX_HALVINGS, Method, at_least_one, positive
 
@@ -71,7 +68,6 @@ class Relaxation(Method):
     default_integrator: ClassVar[str] = "midpoint"
     walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
-    integrator: str | Scheme | Stiff | None = None
     eps: float = 1e-6
     max_halvings: int = 64
     rtol: float | None = None
@@ -86,10 +82,9 @@ class Relaxation(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        mode = compiled_mode(
-            system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
+        return compiled_attempt(
+            self, self.compiled(system, state.mode), state, t_end, log
         )
-        return compiled_attempt(self, mode, state, t_end, log)
 
     @property
     def location_tolerance(self) -> float:

@@ -25,7 +25,6 @@ from ..core.events import SIDES
 from ..core.recorder import Recorder
 from ..core.records import ON_SURFACE, Event, Status
 from ..flows.base import VectorField
-from ._mode import compiled_mode
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
 ZENO_SERIES = 6
@@ -297,9 +296,7 @@ class Watchdog:
 
     def _rates(self, mode: str, t: float, x) -> list[float] | None:
         """The mode's guards' rates dg/dt at (t, x); None without dx/dt."""
-        m, flow_mode = self.method, self.system.mode(mode)
-        compiled = compiled_mode(flow_mode, m.scheme, m.h, m.tolerance(self.system))
-        return compiled.guard_rates(t, x)
+        return self.method.compiled(self.system, mode).guard_rates(t, x)
 
     def _side(self, edge) -> float:
         """+1 if the edge's guard is positive inside, -1 if negative (an 'either'
