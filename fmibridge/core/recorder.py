@@ -360,12 +360,8 @@ class Recorder:
         n = self._n + self._has_tail
         if len(self._rows) < self._max_rows:
             size = min(2 * len(self._rows), self._max_rows)
-            self._rows = np.concatenate(
-                [self._rows[:n], np.empty((size - n, self._rows.shape[1]))]
-            )
-            self._modes = np.concatenate(
-                [self._modes[:n], np.empty(size - n, np.int32)]
-            )
+            self._rows = np.resize(self._rows[:n], (size, self._rows.shape[1]))
+            self._modes = np.resize(self._modes[:n], size)
             return
         latest = self._n if self._has_tail else self._n - 1
         row, code = self._rows[latest].copy(), self._modes[latest]
