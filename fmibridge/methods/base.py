@@ -32,6 +32,7 @@ from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
 from ..core.records import TIME_RTOL, Event, State, Status, Step
 from ..core.result import Result
+from ..core.span import check_count
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
@@ -369,12 +370,7 @@ class Method(abc.ABC):
                 FmibridgeWarning,
                 stacklevel=4,
             )
-        if (t_end - t0) / self.h > self.max_steps:
-            raise FmibridgeError(
-                f"`h` = {self.h!r} s needs {(t_end - t0) / self.h:.3g} steps to reach "
-                f"t_end = {t_end!r}, more than max_steps = {self.max_steps}; raise h "
-                f"or max_steps."
-            )
+        check_count(self.h, t0, t_end, self.max_steps)
 
     @property
     def location_tolerance(self) -> float:
