@@ -53,7 +53,8 @@ cdef class CompiledMode:
                         else flow.stepper(scheme))
         self.n = self.stepper.n
         self.has_rhs = self.stepper.rhs is not None
-        self.guards = guard_function(mode, self.n)
+        self.guards = gathered([e.guard.fn for e in mode.edges], self.n,
+                               f"the guards of mode {mode.name!r}")
         self.m = self.guards.n_out
         self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges],
                               dtype=float)
@@ -286,12 +287,6 @@ def reset_function(reset, Py_ssize_t n):
     if is_compiled(reset):
         return c_function(reset, "reset", n)
     return reset
-
-
-def guard_function(mode, Py_ssize_t n):
-    """The mode's guards as one Function of (t, x) (`gathered`)."""
-    what = f"the guards of mode {mode.name!r}"
-    return gathered([edge.guard.fn for edge in mode.edges], n, what)
 
 
 def gathered(fns, Py_ssize_t n, str what):
