@@ -150,7 +150,7 @@ class Watchdog:
                 return stop
             if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
                 # it ended inside: the model came to rest, the run is right
-                self._pending.pop(self._key(self.series), None)
+                self._pending.pop(("zeno", self.series.edge, self.series.t_first), None)
                 self.rested.append(self.series)
                 self.series = None
         return self._stall(state, log)
@@ -198,16 +198,11 @@ class Watchdog:
         ]
         return {"came_to_rest": "; ".join(rests)}
 
-    @staticmethod
-    def _key(found: Accumulation) -> tuple:
-        """A series' warning key: its edge and first transition."""
-        return ("zeno", found.edge, found.t_first)
-
     def _warn(self, found: Accumulation) -> None:
         """Keep the warning that a series accumulates, once, for `finish`."""
         guard = self._guard(found.edge)
         self._pending.setdefault(
-            self._key(found),
+            ("zeno", found.edge, found.t_first),
             f"{self.method.name}: {found.describe(guard)} This method cannot pass "
             f"a Zeno point: the run goes on while it advances (a model that comes "
             f"to rest by itself finishes), and stops where it can no longer "
@@ -242,21 +237,21 @@ class Watchdog:
     def _placed(self, event: Event) -> float | None:
         """`Method.time_resolution` of the event's guard value and rate; None
         where not known (no dx/dt, no edge, rate 0 off the surface)."""
-        edge = self._edge(event.edge, event.source)
+        k, edge = self._edge(event.edge, event.source)
         if edge is None:
             return None
         g = edge.guard(event.t, event.x_before)
         rates = self._rates(event.source, event.t, event.x_before)
         if rates is None:
             return None
-        placed = self.method.time_resolution(g, rates[self._index(event.source, edge)])
+        placed = self.method.time_resolution(g, rates[k])
         return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
         """Stop if the state lies beyond the series' guard: deeper than
         ON_SURFACE and twice the depth its last transition left, or beyond at
         all and moving further out (no 'either' guard's transition turns it)."""
-        edge = self._edge(series.edge, state.mode)
+        k, edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
         g, side = edge.guard(state.t, state.x), self._side(edge)
@@ -267,10 +262,9 @@ class Watchdog:
             how = f"by {depth:.3g} (more than {tolerance:.3g})"
         else:
             rates = self._rates(state.mode, state.t, state.x)
-            if rates is None or side * rates[self._index(state.mode, edge)] >= 0.0:
+            if rates is None or side * rates[k] >= 0.0:
                 return None
-            rate = rates[self._index(state.mode, edge)]
-            how = f"by {depth:.3g}, moving further out (dg/dt = {rate:.3g}),"
+            how = f"by {depth:.3g}, moving further out (dg/dt = {rates[k]:.3g}),"
         guard = edge.guard.name
         return self._zeno(
             f"{series.describe(guard)} At t = {state.t!r} s the state lies "
@@ -281,18 +275,16 @@ class Watchdog:
 
     def _left_beyond(self, event: Event) -> float:
         """How far beyond its guard the event's reset left the state (0 inside)."""
-        edge = self._edge(event.edge, event.target)
+        edge = self._edge(event.edge, event.target)[1]
         if edge is None:
             return 0.0
         return max(0.0, -self._side(edge) * edge.guard(event.t, event.x_after))
 
-    def _edge(self, name: str, mode: str):
-        """The edge of that name in that mode, or None."""
-        return next((e for e in self.system.mode(mode).edges if e.name == name), None)
-
-    def _index(self, mode: str, edge) -> int:
-        """The position of that edge in its mode (its guard's in the rates)."""
-        return next(k for k, e in enumerate(self.system.mode(mode).edges) if e is edge)
+    def _edge(self, name: str, mode: str) -> tuple:
+        """The position (its guard's in the rates) and the edge of that name in
+        that mode, or (-1, None)."""
+        edges = enumerate(self.system.mode(mode).edges)
+        return next(((k, e) for k, e in edges if e.name == name), (-1, None))
 
     def _rates(self, mode: str, t: float, x) -> list[float] | None:
         """The mode's guards' rates dg/dt at (t, x); None without dx/dt."""
