@@ -83,17 +83,6 @@ class Guard:
         return {"falling": g < 0.0, "rising": g > 0.0}.get(self.direction, False)
 
 
-def as_guard(obj: Guard | GuardFn) -> Guard:
-    """Accept a Guard, or any callable with optional `.direction` and `.kind`."""
-    if isinstance(obj, Guard):
-        return obj
-    return Guard(
-        obj,
-        getattr(obj, "direction", "falling"),
-        kind=getattr(obj, "kind", "unilateral"),
-    )
-
-
 VectorFn = Callable[[float, np.ndarray], np.ndarray]
 VectorGradientFn = Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -267,7 +256,7 @@ class Edge:
         `n_silent_events`.
     """
 
-    guard: Guard  # given as a Guard or a bare function (`as_guard`)
+    guard: Guard  # given as a Guard or a callable (its `direction`, `kind` if set)
     target: str
     reset: ResetFn = _identity
     name: str = ""
@@ -287,7 +276,11 @@ class Edge:
         ) -> None: ...
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "guard", as_guard(self.guard))
+        fn = self.guard
+        if not isinstance(fn, Guard):
+            direction = getattr(fn, "direction", "falling")
+            guard = Guard(fn, direction, kind=getattr(fn, "kind", "unilateral"))
+            object.__setattr__(self, "guard", guard)
         if not callable(self.reset):
             raise FmibridgeError(f"Edge `{self.name}`: `reset` must be callable.")
         if self.approach is not None and not callable(self.approach):
