@@ -480,7 +480,7 @@ class Method(abc.ABC):
             "t0": repr(system.t0),
             "t_end": repr(t_end),
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
-            "versions": _versions(),
+            "versions": _versions(tuple(n in sys.modules for n in VERSIONED)),
         }
 
 
@@ -530,15 +530,10 @@ def _observer(system: HybridSystem):
 VERSIONED = ("numpy", "scipy", "pandas", "fmpy")  # dependencies named in provenance
 
 
-def _versions() -> str:
-    """The versions of fmibridge, of the dependencies loaded (one not loaded did
-    not take part in the run) and of Python."""
-    return _versions_of(tuple(name in sys.modules for name in VERSIONED))
-
-
 @functools.cache
-def _versions_of(loaded: tuple[bool, ...]) -> str:
-    """`_versions`, built once per set of VERSIONED `loaded`."""
+def _versions(loaded: tuple[bool, ...]) -> str:
+    """The versions of fmibridge, of the VERSIONED dependencies `loaded` (one
+    not loaded did not take part in the run) and of Python."""
     from .. import __version__
 
     packages = ", ".join(
