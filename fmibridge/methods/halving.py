@@ -40,20 +40,17 @@ class Halving(Method):
         Runge-Kutta scheme for native and Model Exchange flows: 'rk4' by
         default, 'dopri5' (adaptive) with `rtol`.
     rtol, atol : float, optional
-        Tolerance of adaptive steps (`integrator` 'dopri5'): the scaled error
-        of each step, atol + rtol abs(x_i), at most 1. atol defaults to rtol;
-        'dopri5' without rtol takes the model's DefaultExperiment tolerance,
-        else 1e-5.
+        Tolerance of adaptive steps: error <= atol + rtol abs(x_i). atol
+        defaults to rtol, rtol to the model's DefaultExperiment's, else 1e-5.
     error_warning : float
         Relative local error of a fixed step above which the run warns.
     t_tol : float
         Width of the bracket that locates a crossing, s.
     max_halvings : int
-        Bound on halvings (or Illinois trials) in one attempt (then
-        Status.NO_PROGRESS).
+        Bound on halvings (or Illinois trials) in one attempt.
     locate : {'halving', 'illinois', 'approach'}
-        How a crossed step is narrowed to `t_tol`; 'approach': no step
-        crosses, a flow that steps itself approaches each guard (above).
+        How a crossed step is narrowed to `t_tol`; 'approach': a flow that
+        steps itself approaches each guard, never crossing it (above).
     max_steps, max_events : int
         Bounds on accepted steps and on transitions.
 

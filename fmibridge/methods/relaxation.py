@@ -31,11 +31,9 @@ class Relaxation(Method):
     h : float
         Nominal step, s.
     eps : float
-        Strip width: transverse depth (in the guard's units) and time on the
-        strip (s); each transition is delayed by at most eps.
+        Strip width: depth (the guard's units) and wait on the strip (s).
     integrator : {'midpoint', 'euler', 'rk4', 'dopri5'}
-        Scheme A^h; midpoint (RK2) as in the paper's examples, 'dopri5'
-        (adaptive) with `rtol`.
+        Scheme A^h: 'midpoint' as in the paper, 'dopri5' with `rtol`.
     rtol, atol : float, optional
         Tolerance of adaptive steps, as `Halving`'s.
     error_warning : float
