@@ -59,18 +59,11 @@ PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 class Method(abc.ABC):
     """A master algorithm. Subclasses implement `_attempt`; the loop is here.
 
-    Subclass contract:
-
-    1. Declare parameters as dataclass fields with defaults and validate them
-       in `__post_init__` (call `super().__post_init__()`).
-    2. `_attempt(system, state, t_end, log)` takes one accepted step (after
-       any rejected trials, each counted in `log.n_rejected`), records the
-       samples it accepts with `log.sample`, fires at most the transitions of
-       one instant, and returns the next State, or a Step with a stop reason.
-    3. Never loop without a bound; a bound hit is a Status, not a hang.
-
-    Every run is watched (`watchdog.Watchdog`): a Zeno accumulation, a chatter
-    or a stall stops it with a Status that names the guard or reset at fault.
+    A subclass declares its parameters as dataclass fields, checked in
+    `__post_init__`. `_attempt(system, state, t_end, log)` takes one accepted
+    step (counting rejected trials in `log.n_rejected`), records its samples,
+    fires at most the transitions of one instant and returns a Step; every loop
+    is bounded, a bound hit is a Status. A `watchdog.Watchdog` watches each run.
     """
 
     name: ClassVar[str] = "method"
