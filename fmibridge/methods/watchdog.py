@@ -1,12 +1,9 @@
 """The run's watchdog: Zeno accumulations, chatter and stalls, for every method.
 
-`Method.run` asks a `Watchdog` after each attempt whether the run goes on, from
-the event log and the time reached. ZENO_SERIES transitions of one edge whose
-intervals shrink geometrically predict t_inf = t_last + dt_last r / (1 - r):
-a warning, and a stop (Status.ZENO, or ZENO_NOT_TRUNCATED under Completion)
-only where the run cannot go on (unresolved, tunnelling, chatter, stalls; the
-rules are in docs/guide/completion.md). Relaxation, whose executions pass Zeno
-points (Burden et al., Sec. IV), is watched for stalls only.
+ZENO_SERIES transitions of one edge whose intervals shrink geometrically
+predict t_inf = t_last + dt_last r / (1 - r): a warning, and a stop only where
+the run cannot go on (the rules: docs/guide/completion.md). Relaxation, whose
+executions pass Zeno points (Burden et al., Sec. IV), is watched for stalls only.
 
 References
 ----------
