@@ -79,10 +79,8 @@ class Recorder:
     """Collects samples and events during a run and builds the Result.
 
     An `observer(t, x, mode)` returns, per sample, extra columns (an FMU's
-    outputs) and the events the flow handled itself inside the step (logged
-    before the sample). Rows (t, x, outputs) grow by doubling up to
-    SAMPLE_BUDGET_BYTES; then every second row kept is dropped and only every
-    `stride`-th sample kept (2, 4, ...), the latest always, events exactly.
+    outputs) and the flow's own events in the step. Beyond SAMPLE_BUDGET_BYTES
+    only every `stride`-th sample is kept (2, 4, ...), the latest always.
     """
 
     # an event's rows may come in a block (not where only some rows are kept)
