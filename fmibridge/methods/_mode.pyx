@@ -1,7 +1,6 @@
-"""A mode as the compiled loops take it (`compiled_mode`): its flow's stepper
-(adaptive under a tolerance), its guards as one `Function` with their
-directions, their rates along the flow, the block of samples for the Recorder,
-and the search for a guard that dips beyond its surface inside a step.
+"""A mode as the compiled loops take it (`compiled_mode`): its flow's stepper,
+its guards as one `Function`, their rates, the block of samples for the
+Recorder, and the search for a guard that dips beyond its surface in a step.
 
 References
 ----------
