@@ -102,13 +102,11 @@ class Supervisor:
         Parameters
         ----------
         fn : callable
-            A module-level function (pickled by reference); its arguments and
-            value must pickle.
+            A module-level function; its arguments and value must pickle.
         kwargs : mapping
             Its keyword arguments.
         timeout : float, optional
-            Seconds of wall time from the call's start in the child after
-            which the child is killed (`grace` seconds later).
+            Seconds of wall time in the child before it is killed (plus `grace`).
         grace : float
             Seconds granted past `timeout` (for a run to stop itself).
         what : str
@@ -119,8 +117,7 @@ class Supervisor:
         ProcessDied, TimeLimitExceeded
             The child died, or was killed at `timeout`.
         BaseException
-            Whatever `fn` raised in the child; KeyboardInterrupt and Terminated
-            here, after killing the child.
+            Whatever `fn` raised in the child.
         """
         process, folder = self._start()
         self._n_calls += 1
