@@ -109,9 +109,8 @@ class Method(abc.ABC):
         return bool(getattr(self.integrator, "is_adaptive", False))
 
     def tolerance(self, system: HybridSystem) -> tuple[float, float] | None:
-        """Return (rtol, atol) of an adaptive run on `system`, None for fixed
-        steps: rtol as given, else the model's DefaultExperiment tolerance, else
-        DEFAULT_RTOL; atol as given, else rtol (as FMPy's CVode, nominal 1)."""
+        """Return (rtol, atol) of an adaptive run on `system` (None for fixed
+        steps): rtol defaults to the model's, else DEFAULT_RTOL; atol to rtol."""
         if not self.is_adaptive:
             return None
         rtol = getattr(self, "rtol", None)
@@ -134,14 +133,12 @@ class Method(abc.ABC):
         ----------
         system : HybridSystem
         t_end : float, optional
-            Final time, s; must be > system.t0. Default: the system's
-            `experiment.stop` (an FMU's DefaultExperiment).
+            Final time, s (> t0); default: `system.experiment.stop`.
         progress : bool
             Show a progress bar (only for runs longer than a second).
         t_eval : sequence of float, optional
-            Keep the samples at these times only (increasing, in [t0, t_end]),
-            with the two rows of each event and the last sample; a step ends on
-            each of them. Default: every accepted step.
+            Keep the samples at these times only (and each event's two rows and
+            the last sample). Default: every accepted step.
         """
         t_end = self._check(system, t_end)
         wall = time.perf_counter()
