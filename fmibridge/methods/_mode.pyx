@@ -196,14 +196,10 @@ cdef class CompiledMode:
                   const double* r1, double* sigma, double* z, double* g_z,
                   object method, object log) except -1:
         """Look inside a step of hs from (t, x), ending inside every guard, for a
-        guard that dips beyond its surface and comes back (a grazing impact).
-
-        g0, r0, slope at the start (written first unless has_slope), g1, r1 at
-        the end. Returns True with sigma, z and g_z at the minimum of the cubic
-        Hermite interpolant of the guard that dips lowest (`events.dips`), else
-        False; warns (`Method._coarse`) where the interpolant misses the guard
-        there by more than COARSE_RTOL.
-        """
+        guard that dips beyond its surface and back (a grazing impact): True with
+        sigma, z and g_z at the lowest minimum of the cubic Hermite interpolants
+        (`events.dips`); warns (`Method._coarse`) where it misses the guard
+        there by more than COARSE_RTOL."""
         cdef Py_ssize_t i, best = -1
         cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale, miss
         cdef bint receding = False
