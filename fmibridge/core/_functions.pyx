@@ -1,11 +1,7 @@
 """Functions of (t, x) as compiled loops call them: one interface, several sources.
 
-`PythonVector` calls fn(t, x) -> n_out values, `PythonScalars` one Python
-function per value, `CAddress` a C function at an address (a numba cfunc, a
-compiled model), `Gathered` entries of several functions; flows add their own
-(an FMU's C functions). A Python function gets a new float64 x it may keep; its
-value is checked for size and copied, an error naming the function (`what`).
-Finiteness is for the loops to judge.
+A Python function gets a new float64 x it may keep; its value is checked for
+size, an error naming the function (`what`). Finiteness is for the loops.
 """
 
 from libc.string cimport memcpy

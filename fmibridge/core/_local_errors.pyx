@@ -1,13 +1,10 @@
 """A run's local error estimates, kept as the steps are accepted, judged at its end.
 
-`LocalErrors.add` keeps, per state, the largest estimate |e_i| (with its step)
-and the scale s_i, the largest |x_i| seen (at least SCALE_FLOOR). `report`
-gives the relative error max_i |e_i| / s_i and the step h (SAFETY tau /
-r)^(1 / q) that would meet a threshold tau. A step unstable on the model shows
-as estimates that grow by |R(h lam)| > 1 each step (Hairer and Wanner, Solving
-ODEs II, Sec. IV.2): `add` returns True after UNSTABLE_STEPS in a row grew by
-UNSTABLE_GROWTH together. `add_strip` keeps Relaxation's strip error, eps
-|dx/dt| (Burden et al., Thm. 27: the O(eps) term).
+Per state: the largest estimate |e_i| with its step, and the scale s_i, the
+largest |x_i| seen (`report`). A step unstable on the model shows as estimates
+growing by |R(h lam)| > 1 each step (Hairer and Wanner, Solving ODEs II, Sec.
+IV.2). `add_strip` keeps Relaxation's strip error eps |dx/dt| (Burden et al.,
+Thm. 27).
 
 References
 ----------

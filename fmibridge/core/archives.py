@@ -1,10 +1,8 @@
 """Zip archives (FMUs, SSPs) opened within bounds, before anything is unpacked.
 
-`open_checked` refuses an archive beyond the limits (`core.limits`: in total,
-per member a zip bomb's compression ratio) or with a member that would land
-outside its folder; `read_member`, `extract_member` and `unpack` count the
-bytes actually written (declared sizes may lie). Errors name the archive and
-member (``model.ssp!resources/plant.fmu``), never a temporary path.
+`open_checked` refuses an archive beyond the limits (`core.limits`) or with a
+member outside its folder; the readers count the bytes actually written
+(declared sizes may lie). Errors name archive and member (``a.ssp!b.fmu``).
 """
 
 from __future__ import annotations

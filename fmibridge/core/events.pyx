@@ -1,11 +1,9 @@
 """Event logic, once for every method: crossings, Illinois, secants and dips.
 
-`crossed` and `stays_inside` test a step's guard values; `Illinois` narrows a
-bracketed sign change (regula falsi, driven by the caller; `illinois` from
-Python), or projects onto a surface to a value tolerance (`illinois_secant`,
-`illinois_close`, `illinois_mirror`); `secant_fraction` places a crossing;
-`dips` and `hermite_minimum` find a guard that dips beyond its surface and
-back inside one step. A guard's side is +1 falling, -1 rising, 0 either.
+`Illinois` narrows a bracketed sign change (regula falsi, driven by the
+caller) or projects onto a surface; `dips` and `hermite_minimum` find a guard
+that dips beyond its surface and back inside one step. A guard's side is +1
+falling, -1 rising, 0 either.
 
 References
 ----------

@@ -1,21 +1,11 @@
 """Explicit Runge-Kutta schemes, each a Butcher tableau with an error estimate.
 
 The right-hand side is called at the stage times t + c_i h, so an input u(t)
-is sampled where the scheme needs it; holding u over a step caps every scheme
-at order one (Burden et al., Sec. IV-C). The step is compiled (`_rk.Tableau`).
-
-The local error is estimated as h (sum_i e_i k_i + e_{s+1} f(t + h, x1)), with
-the slope at the step's end the methods need anyway; it is O(h^q):
-
-- euler: Euler minus Heun, h/2 (k1 - f(t + h, x1)); q = 2.
-- midpoint: minus the second-order formula with weights (1/3, 1/3, 1/3) on
-  (k1, k2, f(t + h, x1)), h/3 (2 k2 - k1 - f(t + h, x1)); q = 3 (no
-  third-order formula uses these stages).
-- rk4: minus the third-order formula (1/6, 1/3, 1/3, 0, 1/6), h/6 (k4 -
-  f(t + h, x1)); q = 4, an upper estimate (about 1/(h L) times RK4's own).
-- dopri5: Dormand and Prince's 5(4) pair, fifth order propagated; q = 5. It
-  has a continuous extension of order 4 (`dense`), and with a tolerance it
-  chooses its steps (`flows._stepper.EmbeddedStepper`).
+is sampled where the scheme needs it (Burden et al., Sec. IV-C). The step is
+compiled (`_rk.Tableau`). The local error is estimated as h (sum_i e_i k_i +
+e_{s+1} f(t + h, x1)), O(h^q); docs/guide/tolerances.md gives each scheme's.
+dopri5 has a continuous extension of order 4 (`dense`) and, under a tolerance,
+chooses its steps (`flows._stepper.EmbeddedStepper`).
 
 References
 ----------

@@ -1,13 +1,10 @@
 """The samples of a run streamed to a file as they are recorded, to outlive a crash.
 
-A supervised run (`core.supervision`) records into a journal: a file mapped
-into memory whose pages outlive the process, replayed by the supervisor
-(`replay`). The file starts with the bytes of whole records (``<Q``), so a
+A supervised run records into a file mapped into memory, whose pages outlive
+the process (`replay`). The file starts with the bytes of whole records, so a
 record cut off by a crash is never read. A record is a kind byte and payload
-length (``<cI``), then: ``B`` the pickled (state names, output names); ``M`` a
-mode's name (numbered in order); ``K`` kept rows (``<IQQ``: count, n_steps,
-n_rejected), int32 mode numbers, float64 rows; ``L`` the latest sample not
-(yet) kept, a mode number and a row; ``E`` a pickled Event.
+length: ``B`` (`Journal.begin`), ``M`` (`mode`), ``K`` (`rows`: int32 mode
+numbers, then float64 rows), ``L`` (`latest`), ``E`` (`event`).
 """
 
 from __future__ import annotations

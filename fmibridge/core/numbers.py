@@ -1,9 +1,5 @@
-"""Numbers checked where they enter: one rule for keywords, files and FMUs.
-
-A step, tolerance or width is a finite number > 0; a count an integer >= 1
-that fits a C `long`; a time a finite number. Each check raises an
-FmibridgeError naming the setting and the value.
-"""
+"""Numbers checked where they enter, one rule for keywords, files and FMUs: an
+FmibridgeError names the setting and the value."""
 
 from __future__ import annotations
 

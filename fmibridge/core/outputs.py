@@ -1,12 +1,9 @@
 """Output files: checked before a run, written whole or not at all.
 
-A front door checks its output paths before running anything, then `claimed`
-creates each file empty and locked (flock) for the run, so a second run on the
-same path fails before simulating; an unlocked empty claim was left by a run
-that was killed and is taken over. A file is written under a temporary name
-carrying the writer's process id and renamed over its destination: a reader
-never sees half a file, a failure leaves the old one, and a killed writer's
-temporary file is removed by the next write.
+`claimed` creates each file empty and locked (flock) for the run, so a second
+run on the same path fails before simulating (an unlocked empty claim, a killed
+run's, is taken over). A file is written under a temporary name with the
+writer's process id, then renamed: a reader never sees half a file.
 """
 
 from __future__ import annotations

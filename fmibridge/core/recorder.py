@@ -79,10 +79,8 @@ class Recorder:
     """Collects samples and events during a run and builds the Result.
 
     An `observer(t, x, mode)` returns, per sample, extra columns (an FMU's
-    outputs) and the events the flow handled itself inside the step (logged
-    before the sample). Rows (t, x, outputs) grow by doubling up to
-    SAMPLE_BUDGET_BYTES; then every second row kept is dropped and only every
-    `stride`-th sample kept (2, 4, ...), the latest always, events exactly.
+    outputs) and the flow's own events in the step. Beyond SAMPLE_BUDGET_BYTES
+    only every `stride`-th sample is kept (2, 4, ...), the latest always.
     """
 
     # an event's rows may come in a block (not where only some rows are kept)
@@ -360,12 +358,8 @@ class Recorder:
         n = self._n + self._has_tail
         if len(self._rows) < self._max_rows:
             size = min(2 * len(self._rows), self._max_rows)
-            self._rows = np.concatenate(
-                [self._rows[:n], np.empty((size - n, self._rows.shape[1]))]
-            )
-            self._modes = np.concatenate(
-                [self._modes[:n], np.empty(size - n, np.int32)]
-            )
+            self._rows = np.resize(self._rows[:n], (size, self._rows.shape[1]))
+            self._modes = np.resize(self._modes[:n], size)
             return
         latest = self._n if self._has_tail else self._n - 1
         row, code = self._rows[latest].copy(), self._modes[latest]

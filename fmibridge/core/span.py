@@ -1,9 +1,5 @@
-"""A run's time span checked against its step, at the front doors.
-
-An empty span, a step longer than it, one lost in round-off (t + h == t) or
-too short to reach t_end within max_steps gives a run that looks finished and
-is not, or never ends; these are refused naming the setting.
-"""
+"""A run's time span checked against its step, at the front doors: a span or
+step that would give a run that looks finished and is not, or never ends."""
 
 from __future__ import annotations
 

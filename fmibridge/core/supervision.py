@@ -1,18 +1,10 @@
 """Calls run in a supervised child process: native code cannot take the caller down.
 
 An FMU's segfault, `abort()`, `exit()` or endless loop would take its process
-with it (Python runs a signal handler only between bytecodes). A `Supervisor`
-runs each call in a child process (a fresh interpreter started by `subprocess`,
-so daemonic Dask workers may start it too; kept between calls) and waits in
-`select`: a call returns its value or raises the child's exception; a child
-that dies raises `ProcessDied` (the signal or exit code, the time reached) and
-the next call starts a new one; past `timeout` the child is killed
-(`TimeLimitExceeded`); Ctrl-C or SIGTERM in the parent kills it at once. However
-a call ends, its samples are kept: the child records into a journal
-(`core.journal`), replayed into the caller's `recording()`. Each child has its
-own temporary folder, removed when it ends (`core.scratch`), dies with its
-parent on Linux (PR_SET_PDEATHSIG), and its warnings are given again in the
-parent, where its filters apply.
+with it. A `Supervisor` runs each call in a child interpreter (kept between
+calls): a child that dies raises `ProcessDied`, one past `timeout` is killed
+(`TimeLimitExceeded`), Ctrl-C or SIGTERM kills it at once. Its samples are kept
+(`core.journal`) and its warnings given again in the parent.
 """
 
 from __future__ import annotations
@@ -110,13 +102,11 @@ class Supervisor:
         Parameters
         ----------
         fn : callable
-            A module-level function (pickled by reference); its arguments and
-            value must pickle.
+            A module-level function; its arguments and value must pickle.
         kwargs : mapping
             Its keyword arguments.
         timeout : float, optional
-            Seconds of wall time from the call's start in the child after
-            which the child is killed (`grace` seconds later).
+            Seconds of wall time in the child before it is killed (plus `grace`).
         grace : float
             Seconds granted past `timeout` (for a run to stop itself).
         what : str
@@ -127,8 +117,7 @@ class Supervisor:
         ProcessDied, TimeLimitExceeded
             The child died, or was killed at `timeout`.
         BaseException
-            Whatever `fn` raised in the child; KeyboardInterrupt and Terminated
-            here, after killing the child.
+            Whatever `fn` raised in the child.
         """
         process, folder = self._start()
         self._n_calls += 1
@@ -225,7 +214,11 @@ class Supervisor:
         code = self._end_child(kill=False)
         t = _time_reached(journal)
         if code is not None and code < 0:
-            how = f"was killed by signal {_signal_name(-code)}"
+            try:
+                name = f"{signal.Signals(-code).name} ({signal.strsignal(-code)})"
+            except ValueError:
+                name = str(-code)
+            how = f"was killed by signal {name}"
         else:
             how = f"exited with code {code} without finishing"
         return ProcessDied(
@@ -273,14 +266,6 @@ def _signals_held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _signal_name(number: int) -> str:
-    """'SIGSEGV (Segmentation fault)', or the number."""
-    try:
-        return f"{signal.Signals(number).name} ({signal.strsignal(number)})"
-    except ValueError:
-        return str(number)
 
 
 def _at(t: float | None) -> str:

@@ -48,12 +48,11 @@ class Guard:
     name : str, optional
         Name in the event log; defaults to the function's name.
     reset_at : {'surface', 'beyond'}
-        Apply the reset on g = 0, or at the first located point beyond it (for
-        resets that test their own condition, as an FMU's event mode does).
+        Reset on g = 0, or at the first point beyond (a reset that tests its
+        own condition, as an FMU's event mode).
     kind : {'unilateral', 'bilateral'}
-        A unilateral guard must never be crossed, the flow may be undefined
-        beyond it; a bilateral one may be (Esposito and Kumar, Sec. 2.3). Only
-        `Unilateral` reads it.
+        Whether the guard may be crossed (Esposito and Kumar, Sec. 2.3); read
+        by `Unilateral` only.
     """
 
     fn: GuardFn
@@ -83,17 +82,6 @@ class Guard:
         return {"falling": g < 0.0, "rising": g > 0.0}.get(self.direction, False)
 
 
-def as_guard(obj: Guard | GuardFn) -> Guard:
-    """Accept a Guard, or any callable with optional `.direction` and `.kind`."""
-    if isinstance(obj, Guard):
-        return obj
-    return Guard(
-        obj,
-        getattr(obj, "direction", "falling"),
-        kind=getattr(obj, "kind", "unilateral"),
-    )
-
-
 VectorFn = Callable[[float, np.ndarray], np.ndarray]
 VectorGradientFn = Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -102,8 +90,8 @@ VectorGradientFn = Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]]
 class VectorGuard:
     """Many guards of a mode as one function g(t, x) -> m values (g_i > 0 inside).
 
-    `guards[i]` is entry i's guard function (a `GuardEntry`), for a Guard and
-    Edge of its own; g is evaluated once per point for all entries.
+    `guards[i]` is entry i's guard function (a `GuardEntry`); g is evaluated
+    once per point for all entries.
 
     Parameters
     ----------
@@ -112,19 +100,17 @@ class VectorGuard:
     size : int
         m, the number of guards.
     gradient : callable, optional
-        (t, x) -> (dg/dx, (m, n); dg/dt, m values), for `Unilateral`'s Lie
-        derivatives (Esposito and Kumar, eq. 2); else central differences.
+        (t, x) -> (dg/dx (m, n), dg/dt (m,)) for `Unilateral`'s Lie derivatives
+        (Esposito and Kumar, eq. 2); else central differences.
     affine : bool or sequence of bool
         Which entries are affine in x (one flag for all, or one per entry).
     name : str, optional
         Name in messages; defaults to the function's name.
     sparsity : (m, n) array_like of bool, optional
-        Which entries of dg/dx may be non-zero (as solve_ivp's `jac_sparsity`);
-        `Unilateral` reads only those. A non-zero outside it is an error where
-        seen. Default: every entry.
+        Which entries of dg/dx may be non-zero (as solve_ivp's `jac_sparsity`).
     sparse_gradient : bool
-        `gradient` returns dg/dx only at the True entries of `sparsity`, in
-        the order of ``np.nonzero(sparsity)``. Needs `gradient` and `sparsity`.
+        `gradient` returns dg/dx at the True entries of `sparsity` only, in the
+        order of ``np.nonzero(sparsity)``.
 
     Examples
     --------
@@ -254,20 +240,14 @@ class Edge:
     name : str, optional
         Name in the event log; defaults to the guard's name.
     approach : callable, optional
-        An impact's relative normal velocity v_n(t, x). The impact law applies
-        only where v_n < 0 (Or and Ames eq. 4); a crossing with v_n >= 0 is a
-        graze: state and mode are kept and it is counted
-        (`Result.stats['n_grazes']`), not an event. Without it, an edge with a
-        reset takes v_n from its guard's rate at the crossing, under every
-        method whose `resets_on_approach` is set.
+        An impact's normal velocity v_n(t, x): it resets only where v_n < 0 (Or
+        and Ames eq. 4), else it is a graze (`n_grazes`). Default: the guard's rate.
     discrete_change : callable, optional
-        For the model's own event (an FMU's event indicator): whether the reset
-        changed the model's discrete state. Such an event is logged even where
-        the state is unchanged; one that changes nothing at all is counted in
-        `n_silent_events`.
+        Whether the model's own event changed its discrete state (then it is
+        logged even where x is unchanged).
     """
 
-    guard: Guard  # given as a Guard or a bare function (`as_guard`)
+    guard: Guard  # given as a Guard or a callable (its `direction`, `kind` if set)
     target: str
     reset: ResetFn = _identity
     name: str = ""
@@ -287,7 +267,11 @@ class Edge:
         ) -> None: ...
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "guard", as_guard(self.guard))
+        fn = self.guard
+        if not isinstance(fn, Guard):
+            direction = getattr(fn, "direction", "falling")
+            guard = Guard(fn, direction, kind=getattr(fn, "kind", "unilateral"))
+            object.__setattr__(self, "guard", guard)
         if not callable(self.reset):
             raise FmibridgeError(f"Edge `{self.name}`: `reset` must be callable.")
         if self.approach is not None and not callable(self.approach):
@@ -392,13 +376,13 @@ class HybridSystem:
     t0 : float, optional
         Initial time, s.
     parameters : mapping, optional
-        Model parameters, recorded in the Result's provenance.
+        Model parameters, recorded in provenance.
     constraint : UnilateralConstraint, optional
         The contact data that completion methods need.
     name : str, optional
         Name recorded in provenance.
     experiment : Experiment, optional
-        The model's defaults; `Method.run` takes `t_end` from its `stop`.
+        The model's defaults (`Method.run`'s t_end is its `stop`).
     """
 
     modes: Mapping[str, Mode]  # given as a sequence, held by name

@@ -1,12 +1,9 @@
 """Firing an edge, for every method: its reset applied, checked and logged.
 
-The state before is sampled before the reset runs (an FMU's outputs before its
-event). A self-loop whose reset changes nothing is no transition: it is counted
-in `n_silent_events`, unless it changed the model's discrete state
-(`Edge.discrete_change`). A reset that returns wrong or non-finite values, or
-leaves a self-loop's state beyond its own guard or on it moving out, is an
-error naming it. An impact fires only on an approach (Or and Ames eq. 4 needs
-dh qdot < 0): a crossing without one is a graze (`Recorder.graze`).
+A self-loop whose reset changes nothing is counted in `n_silent_events`
+(unless `Edge.discrete_change`); a reset that returns wrong or non-finite
+values, or leaves a self-loop's state beyond its own guard, is an error naming
+it. An impact fires only on an approach (Or and Ames eq. 4), else it is a graze.
 """
 
 from libc.math cimport NAN, isfinite

@@ -1,9 +1,8 @@
 """A flow's guard values at its last points, and the first crossing they predict.
 
-A flow that cannot step back cheaply (a Co-Simulation FMU) is approached from
-the domain side by the quadratic through its guards' last three communication
-points (Esposito and Kumar's control law, eq. 12); the gap to the line's zero
-estimates its error. Used by `_halving` and `_forecast`.
+A flow that cannot step back cheaply is approached by the quadratic through
+its guards' last three points (Esposito and Kumar, eq. 12); the gap to the
+line's zero estimates its error.
 
 References
 ----------

@@ -1,12 +1,6 @@
 """Halving's steps, compiled (`halving.Halving` describes them). Under a
 tolerance the first trial of a step is the stepper's adaptive step, the
-halvings and Illinois trials read its dense output.
-
-References
-----------
-Burden et al., fixed and halved steps; Dowell and Jarratt, BIT 11 (1971), the
-Illinois method (`core.events`); Esposito and Kumar, TOMACS 17 (2007), eq. 12
-(`_shortfall_step`).
+halvings and Illinois trials (`core.events`) read its dense output.
 """
 
 from libc.math cimport INFINITY, fabs, NAN, nextafter

@@ -1,7 +1,6 @@
-"""A mode as the compiled loops take it (`compiled_mode`): its flow's stepper
-(adaptive under a tolerance), its guards as one `Function` with their
-directions, their rates along the flow, the block of samples for the Recorder,
-and the search for a guard that dips beyond its surface inside a step.
+"""A mode as the compiled loops take it (`compiled_mode`): its flow's stepper,
+its guards as one `Function`, their rates, the block of samples for the
+Recorder, and the search for a guard that dips beyond its surface in a step.
 
 References
 ----------
@@ -53,7 +52,8 @@ cdef class CompiledMode:
                         else flow.stepper(scheme))
         self.n = self.stepper.n
         self.has_rhs = self.stepper.rhs is not None
-        self.guards = guard_function(mode, self.n)
+        self.guards = gathered([e.guard.fn for e in mode.edges], self.n,
+                               f"the guards of mode {mode.name!r}")
         self.m = self.guards.n_out
         self.sides = np.array([SIDES[e.guard.direction] for e in mode.edges],
                               dtype=float)
@@ -196,14 +196,10 @@ cdef class CompiledMode:
                   const double* r1, double* sigma, double* z, double* g_z,
                   object method, object log) except -1:
         """Look inside a step of hs from (t, x), ending inside every guard, for a
-        guard that dips beyond its surface and comes back (a grazing impact).
-
-        g0, r0, slope at the start (written first unless has_slope), g1, r1 at
-        the end. Returns True with sigma, z and g_z at the minimum of the cubic
-        Hermite interpolant of the guard that dips lowest (`events.dips`), else
-        False; warns (`Method._coarse`) where the interpolant misses the guard
-        there by more than COARSE_RTOL.
-        """
+        guard that dips beyond its surface and back (a grazing impact): True with
+        sigma, z and g_z at the lowest minimum of the cubic Hermite interpolants
+        (`events.dips`); warns (`Method._coarse`) where it misses the guard
+        there by more than COARSE_RTOL."""
         cdef Py_ssize_t i, best = -1
         cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale, miss
         cdef bint receding = False
@@ -286,12 +282,6 @@ def reset_function(reset, Py_ssize_t n):
     if is_compiled(reset):
         return c_function(reset, "reset", n)
     return reset
-
-
-def guard_function(mode, Py_ssize_t n):
-    """The mode's guards as one Function of (t, x) (`gathered`)."""
-    what = f"the guards of mode {mode.name!r}"
-    return gathered([edge.guard.fn for edge in mode.edges], n, what)
 
 
 def gathered(fns, Py_ssize_t n, str what):

@@ -1,13 +1,6 @@
-"""Relaxation's steps, compiled (`relaxation.Relaxation` describes them): a
-trial on a strip is projected onto the guard along the step's curve
-(`_guard_point`), waits and fires, in place where it can (`fire_in_place`).
-
-References
-----------
-Burden, Gonzalez, Vasudevan, Bajcsy, Sastry, "Metrization and simulation of
-controlled hybrid systems", Fig. 12; strips Def. 14, strip vector field Def. 17,
-relaxed guards and resets Def. 18. Dowell and Jarratt, BIT 11 (1971), the
-Illinois method (`core.events`).
+"""Relaxation's steps, compiled (`relaxation.Relaxation` describes them and
+cites Burden et al.): a trial on a strip is projected onto the guard along the
+step's curve (`_guard_point`), waits and fires, in place where it can.
 """
 
 from libc.math cimport fabs, isfinite

@@ -1,9 +1,7 @@
 """The walk Halving and Relaxation share, compiled: one call's point, its trial
-buffers and the loop that takes a method's steps from it (`_walk.pxd` names the
-fields). A method's walk extends `Walk` and defines `step`. It reads its
-method's parameters once (`read_settings`) and the run's output times as an
-array (`begin`), so its steps call back no Python but the model's functions and
-the Recorder's blocks.
+buffers and the loop that takes a method's steps from it. A method's walk
+extends `Walk` and defines `step`; its steps call back no Python but the
+model's functions and the Recorder's blocks.
 """
 
 from libc.math cimport INFINITY

@@ -32,6 +32,7 @@ from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
 from ..core.records import TIME_RTOL, Event, State, Status, Step
 from ..core.result import Result
+from ..core.span import check_count
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
@@ -58,18 +59,11 @@ PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 class Method(abc.ABC):
     """A master algorithm. Subclasses implement `_attempt`; the loop is here.
 
-    Subclass contract:
-
-    1. Declare parameters as dataclass fields with defaults and validate them
-       in `__post_init__` (call `super().__post_init__()`).
-    2. `_attempt(system, state, t_end, log)` takes one accepted step (after
-       any rejected trials, each counted in `log.n_rejected`), records the
-       samples it accepts with `log.sample`, fires at most the transitions of
-       one instant, and returns the next State, or a Step with a stop reason.
-    3. Never loop without a bound; a bound hit is a Status, not a hang.
-
-    Every run is watched (`watchdog.Watchdog`): a Zeno accumulation, a chatter
-    or a stall stops it with a Status that names the guard or reset at fault.
+    A subclass declares its parameters as dataclass fields, checked in
+    `__post_init__`. `_attempt(system, state, t_end, log)` takes one accepted
+    step (counting rejected trials in `log.n_rejected`), records its samples,
+    fires at most the transitions of one instant and returns a Step; every loop
+    is bounded, a bound hit is a Status. A `watchdog.Watchdog` watches each run.
     """
 
     name: ClassVar[str] = "method"
@@ -115,9 +109,8 @@ class Method(abc.ABC):
         return bool(getattr(self.integrator, "is_adaptive", False))
 
     def tolerance(self, system: HybridSystem) -> tuple[float, float] | None:
-        """Return (rtol, atol) of an adaptive run on `system`, None for fixed
-        steps: rtol as given, else the model's DefaultExperiment tolerance, else
-        DEFAULT_RTOL; atol as given, else rtol (as FMPy's CVode, nominal 1)."""
+        """Return (rtol, atol) of an adaptive run on `system` (None for fixed
+        steps): rtol defaults to the model's, else DEFAULT_RTOL; atol to rtol."""
         if not self.is_adaptive:
             return None
         rtol = getattr(self, "rtol", None)
@@ -140,14 +133,12 @@ class Method(abc.ABC):
         ----------
         system : HybridSystem
         t_end : float, optional
-            Final time, s; must be > system.t0. Default: the system's
-            `experiment.stop` (an FMU's DefaultExperiment).
+            Final time, s (> t0); default: `system.experiment.stop`.
         progress : bool
             Show a progress bar (only for runs longer than a second).
         t_eval : sequence of float, optional
-            Keep the samples at these times only (increasing, in [t0, t_end]),
-            with the two rows of each event and the last sample; a step ends on
-            each of them. Default: every accepted step.
+            Keep the samples at these times only (and each event's two rows and
+            the last sample). Default: every accepted step.
         """
         t_end = self._check(system, t_end)
         wall = time.perf_counter()
@@ -298,6 +289,11 @@ class Method(abc.ABC):
         log.event(Event(state.t, name, state.mode, state.mode, state.x, x_after))
         return State(state.t, x_after, state.mode)
 
+    def compiled(self, system: HybridSystem, mode: str):
+        """Mode `mode` of `system` as the compiled loops take it."""
+        tolerance = self.tolerance(system)
+        return compiled_mode(system.mode(mode), self.scheme, self.h, tolerance)
+
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
         """Extra columns this method records (none by default)."""
         return ()
@@ -364,12 +360,7 @@ class Method(abc.ABC):
                 FmibridgeWarning,
                 stacklevel=4,
             )
-        if (t_end - t0) / self.h > self.max_steps:
-            raise FmibridgeError(
-                f"`h` = {self.h!r} s needs {(t_end - t0) / self.h:.3g} steps to reach "
-                f"t_end = {t_end!r}, more than max_steps = {self.max_steps}; raise h "
-                f"or max_steps."
-            )
+        check_count(self.h, t0, t_end, self.max_steps)
 
     @property
     def location_tolerance(self) -> float:
@@ -479,7 +470,7 @@ class Method(abc.ABC):
             "t0": repr(system.t0),
             "t_end": repr(t_end),
             "wall_time_s": f"{time.perf_counter() - wall:.6f}",
-            "versions": _versions(),
+            "versions": _versions(tuple(n in sys.modules for n in VERSIONED)),
         }
 
 
@@ -529,15 +520,10 @@ def _observer(system: HybridSystem):
 VERSIONED = ("numpy", "scipy", "pandas", "fmpy")  # dependencies named in provenance
 
 
-def _versions() -> str:
-    """The versions of fmibridge, of the dependencies loaded (one not loaded did
-    not take part in the run) and of Python."""
-    return _versions_of(tuple(name in sys.modules for name in VERSIONED))
-
-
 @functools.cache
-def _versions_of(loaded: tuple[bool, ...]) -> str:
-    """`_versions`, built once per set of VERSIONED `loaded`."""
+def _versions(loaded: tuple[bool, ...]) -> str:
+    """The versions of fmibridge, of the VERSIONED dependencies `loaded` (one
+    not loaded did not take part in the run) and of Python."""
     from .. import __version__
 
     packages = ", ".join(

@@ -11,7 +11,6 @@ from ..core.records import State, Step
 from ..core.system import HybridSystem
 from ..flows.base import VectorField
 from ._halving import attempt as compiled_attempt
-from ._mode import compiled_mode
 from .base import MAX_HALVINGS, Method, at_least_one, positive
 
 LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a crossing
@@ -41,20 +40,17 @@ class Halving(Method):
         Runge-Kutta scheme for native and Model Exchange flows: 'rk4' by
         default, 'dopri5' (adaptive) with `rtol`.
     rtol, atol : float, optional
-        Tolerance of adaptive steps (`integrator` 'dopri5'): the scaled error
-        of each step, atol + rtol abs(x_i), at most 1. atol defaults to rtol;
-        'dopri5' without rtol takes the model's DefaultExperiment tolerance,
-        else 1e-5.
+        Tolerance of adaptive steps: error <= atol + rtol abs(x_i). atol
+        defaults to rtol, rtol to the model's DefaultExperiment's, else 1e-5.
     error_warning : float
         Relative local error of a fixed step above which the run warns.
     t_tol : float
         Width of the bracket that locates a crossing, s.
     max_halvings : int
-        Bound on halvings (or Illinois trials) in one attempt (then
-        Status.NO_PROGRESS).
+        Bound on halvings (or Illinois trials) in one attempt.
     locate : {'halving', 'illinois', 'approach'}
-        How a crossed step is narrowed to `t_tol`; 'approach': no step
-        crosses, a flow that steps itself approaches each guard (above).
+        How a crossed step is narrowed to `t_tol`; 'approach': a flow that
+        steps itself approaches each guard, never crossing it (above).
     max_steps, max_events : int
         Bounds on accepted steps and on transitions.
 
@@ -102,9 +98,7 @@ class Halving(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        mode = compiled_mode(
-            system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
-        )
+        mode = self.compiled(system, state.mode)
         return compiled_attempt(self, mode, state, t_end, system.t0, log)
 
     @property

@@ -6,12 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..core.integrators import Scheme
 from ..core.recorder import Recorder
 from ..core.records import State, Step
 from ..core.system import HybridSystem
-from ..flows.stiff import Stiff
-from ._mode import compiled_mode
 from ._relaxation import attempt as compiled_attempt
 from .base import MAX_HALVINGS, Method, at_least_one, positive
 
@@ -34,11 +31,9 @@ class Relaxation(Method):
     h : float
         Nominal step, s.
     eps : float
-        Strip width: transverse depth (in the guard's units) and time on the
-        strip (s); each transition is delayed by at most eps.
+        Strip width: depth (the guard's units) and wait on the strip (s).
     integrator : {'midpoint', 'euler', 'rk4', 'dopri5'}
-        Scheme A^h; midpoint (RK2) as in the paper's examples, 'dopri5'
-        (adaptive) with `rtol`.
+        Scheme A^h: 'midpoint' as in the paper, 'dopri5' with `rtol`.
     rtol, atol : float, optional
         Tolerance of adaptive steps, as `Halving`'s.
     error_warning : float
@@ -71,7 +66,6 @@ class Relaxation(Method):
     default_integrator: ClassVar[str] = "midpoint"
     walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
-    integrator: str | Scheme | Stiff | None = None
     eps: float = 1e-6
     max_halvings: int = 64
     rtol: float | None = None
@@ -86,10 +80,9 @@ class Relaxation(Method):
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        mode = compiled_mode(
-            system.mode(state.mode), self.scheme, self.h, self.tolerance(system)
+        return compiled_attempt(
+            self, self.compiled(system, state.mode), state, t_end, log
         )
-        return compiled_attempt(self, mode, state, t_end, log)
 
     @property
     def location_tolerance(self) -> float:

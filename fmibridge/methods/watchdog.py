@@ -1,12 +1,9 @@
 """The run's watchdog: Zeno accumulations, chatter and stalls, for every method.
 
-`Method.run` asks a `Watchdog` after each attempt whether the run goes on, from
-the event log and the time reached. ZENO_SERIES transitions of one edge whose
-intervals shrink geometrically predict t_inf = t_last + dt_last r / (1 - r):
-a warning, and a stop (Status.ZENO, or ZENO_NOT_TRUNCATED under Completion)
-only where the run cannot go on (unresolved, tunnelling, chatter, stalls; the
-rules are in docs/guide/completion.md). Relaxation, whose executions pass Zeno
-points (Burden et al., Sec. IV), is watched for stalls only.
+ZENO_SERIES transitions of one edge whose intervals shrink geometrically
+predict t_inf = t_last + dt_last r / (1 - r): a warning, and a stop only where
+the run cannot go on (the rules: docs/guide/completion.md). Relaxation, whose
+executions pass Zeno points (Burden et al., Sec. IV), is watched for stalls only.
 
 References
 ----------
@@ -25,7 +22,6 @@ from ..core.events import SIDES
 from ..core.recorder import Recorder
 from ..core.records import ON_SURFACE, Event, Status
 from ..flows.base import VectorField
-from ._mode import compiled_mode
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
 ZENO_SERIES = 6
@@ -151,7 +147,7 @@ class Watchdog:
                 return stop
             if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
                 # it ended inside: the model came to rest, the run is right
-                self._pending.pop(self._key(self.series), None)
+                self._pending.pop(("zeno", self.series.edge, self.series.t_first), None)
                 self.rested.append(self.series)
                 self.series = None
         return self._stall(state, log)
@@ -199,16 +195,11 @@ class Watchdog:
         ]
         return {"came_to_rest": "; ".join(rests)}
 
-    @staticmethod
-    def _key(found: Accumulation) -> tuple:
-        """A series' warning key: its edge and first transition."""
-        return ("zeno", found.edge, found.t_first)
-
     def _warn(self, found: Accumulation) -> None:
         """Keep the warning that a series accumulates, once, for `finish`."""
         guard = self._guard(found.edge)
         self._pending.setdefault(
-            self._key(found),
+            ("zeno", found.edge, found.t_first),
             f"{self.method.name}: {found.describe(guard)} This method cannot pass "
             f"a Zeno point: the run goes on while it advances (a model that comes "
             f"to rest by itself finishes), and stops where it can no longer "
@@ -243,21 +234,21 @@ class Watchdog:
     def _placed(self, event: Event) -> float | None:
         """`Method.time_resolution` of the event's guard value and rate; None
         where not known (no dx/dt, no edge, rate 0 off the surface)."""
-        edge = self._edge(event.edge, event.source)
+        k, edge = self._edge(event.edge, event.source)
         if edge is None:
             return None
         g = edge.guard(event.t, event.x_before)
         rates = self._rates(event.source, event.t, event.x_before)
         if rates is None:
             return None
-        placed = self.method.time_resolution(g, rates[self._index(event.source, edge)])
+        placed = self.method.time_resolution(g, rates[k])
         return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
         """Stop if the state lies beyond the series' guard: deeper than
         ON_SURFACE and twice the depth its last transition left, or beyond at
         all and moving further out (no 'either' guard's transition turns it)."""
-        edge = self._edge(series.edge, state.mode)
+        k, edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
         g, side = edge.guard(state.t, state.x), self._side(edge)
@@ -268,10 +259,9 @@ class Watchdog:
             how = f"by {depth:.3g} (more than {tolerance:.3g})"
         else:
             rates = self._rates(state.mode, state.t, state.x)
-            if rates is None or side * rates[self._index(state.mode, edge)] >= 0.0:
+            if rates is None or side * rates[k] >= 0.0:
                 return None
-            rate = rates[self._index(state.mode, edge)]
-            how = f"by {depth:.3g}, moving further out (dg/dt = {rate:.3g}),"
+            how = f"by {depth:.3g}, moving further out (dg/dt = {rates[k]:.3g}),"
         guard = edge.guard.name
         return self._zeno(
             f"{series.describe(guard)} At t = {state.t!r} s the state lies "
@@ -282,24 +272,20 @@ class Watchdog:
 
     def _left_beyond(self, event: Event) -> float:
         """How far beyond its guard the event's reset left the state (0 inside)."""
-        edge = self._edge(event.edge, event.target)
+        edge = self._edge(event.edge, event.target)[1]
         if edge is None:
             return 0.0
         return max(0.0, -self._side(edge) * edge.guard(event.t, event.x_after))
 
-    def _edge(self, name: str, mode: str):
-        """The edge of that name in that mode, or None."""
-        return next((e for e in self.system.mode(mode).edges if e.name == name), None)
-
-    def _index(self, mode: str, edge) -> int:
-        """The position of that edge in its mode (its guard's in the rates)."""
-        return next(k for k, e in enumerate(self.system.mode(mode).edges) if e is edge)
+    def _edge(self, name: str, mode: str) -> tuple:
+        """The position (its guard's in the rates) and the edge of that name in
+        that mode, or (-1, None)."""
+        edges = enumerate(self.system.mode(mode).edges)
+        return next(((k, e) for k, e in edges if e.name == name), (-1, None))
 
     def _rates(self, mode: str, t: float, x) -> list[float] | None:
         """The mode's guards' rates dg/dt at (t, x); None without dx/dt."""
-        m, flow_mode = self.method, self.system.mode(mode)
-        compiled = compiled_mode(flow_mode, m.scheme, m.h, m.tolerance(self.system))
-        return compiled.guard_rates(t, x)
+        return self.method.compiled(self.system, mode).guard_rates(t, x)
 
     def _side(self, edge) -> float:
         """+1 if the edge's guard is positive inside, -1 if negative (an 'either'
