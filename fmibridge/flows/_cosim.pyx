@@ -343,8 +343,9 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
         raise
     if failed >= 0 or not step.finite:
         master._step_failed(failed, t, x, h, y)
-    if master._extrapolates:
-        master._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
+    if master._extrapolates:  # the outputs at t, to extrapolate from t + h
+        keep_last(master._history, (t + h, y.tobytes()), (t, step.y_t.copy()),
+                  MAX_HISTORY)
     return y
 
 
@@ -354,12 +355,19 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
     if spent >= 0.0:
         master._step_cost = _mean(master._step_cost, spent)
     if master._replays:
-        came_from = master._came_from
-        came_from[(t + h, master._end[2])] = (
-            t, x, h, scheme, step.inputs() if step.direct else None
-        )
-        if len(came_from) > MAX_HISTORY:
-            came_from.popitem(last=False)
+        keep_last(master._came_from, (t + h, master._end[2]),
+                  (t, x, h, scheme, step.inputs() if step.direct else None),
+                  MAX_HISTORY, False)
+
+
+cpdef object keep_last(history, key, value, Py_ssize_t limit, bint move=True):
+    """history[key] = value (an OrderedDict), moved to the end where `move`; the
+    oldest entries beyond `limit` dropped."""
+    history[key] = value
+    if move:
+        history.move_to_end(key)
+    while len(history) > limit:
+        history.popitem(last=False)
 
 
 cdef bint _at(double t, const double* x, Py_ssize_t n, double t_at, double snap,

@@ -36,6 +36,7 @@ from ._cosim import (
     CommunicationStep,
     MasterStepper,
     arrived,
+    keep_last,
     step_done,
     take_step,
 )
@@ -245,9 +246,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._here = False
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)
-            self._recorded_at[y.tobytes()] = (t + h, TIME_RTOL * h, recorded)
-            while len(self._recorded_at) > MAX_HISTORY:
-                self._recorded_at.popitem(last=False)
+            value = (t + h, TIME_RTOL * h, recorded)
+            keep_last(self._recorded_at, y.tobytes(), value, MAX_HISTORY, False)
         plain = not replayed and not self._saved
         spent = time.perf_counter() - start if plain else -1.0
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
@@ -309,7 +309,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 continue
             flow.stepped(t, x[where], chain[-1][2])
             replayed += done
-            if self._extrapolates:  # kept as a replay of all would (`_remember`)
+            if self._extrapolates:  # kept as a replay of all would (`take_step`)
                 for key in [*starts[1:], (t, xb)]:
                     if key in self._history:
                         self._history.move_to_end(key)
@@ -449,11 +449,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             self._rent[c] = 0.0
             alone = self._compiled.direct and not self._cheap(c)
             self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
-            saved_at = self._saved_at[c]
-            saved_at[key] = None
-            saved_at.move_to_end(key)
-            if len(saved_at) > MAX_SNAPSHOTS:
-                saved_at.popitem(last=False)
+            keep_last(self._saved_at[c], key, None, MAX_SNAPSHOTS)
 
     def _should_save(self, t: float, x: np.ndarray) -> list[int]:
         """The components to save before a step that may be undone: where
@@ -606,13 +602,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 named = None if name is None else f"{component.name}.{name}"  # silent
                 events.append((t_event, named, x_before, x_after))
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
-
-    def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:
-        """Keep the outputs at the step's start for the extrapolation from its end."""
-        self._history[key] = value
-        self._history.move_to_end(key)
-        while len(self._history) > MAX_HISTORY:
-            self._history.popitem(last=False)
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entries, with the scheme and the steps' path."""
