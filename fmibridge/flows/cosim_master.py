@@ -76,7 +76,7 @@ class MeasuredCosts:
 
     def __init__(self, master: CoupledCoSimulation) -> None:
         self._master = master
-        self._index = {c.name: k for k, c in enumerate(master.components)}
+        self._index = master.coupling.index
 
     def save(self, name: str) -> float:
         """The CPU seconds of the FMU's save (`CoSimulationFlow.save_cost`)."""
@@ -179,14 +179,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         )
         self._replays = not self.reports_events  # its events are logged once
         calls = [
-            flow.compiled_calls() if isinstance(flow, CoSimulationFlow) else None
-            for flow in (c.flow for c in self.components)
+            c.flow.compiled_calls() if isinstance(c.flow, CoSimulationFlow) else None
+            for c in self.components
         ]
         self._called = {  # component -> (FMU, part): those the compiled step calls
-            k: (cast(CoSimulationFlow, c.flow), where)
-            for k, (c, where, call) in enumerate(
-                zip(self.components, self._slices, calls, strict=True)
-            )
+            k: (cast(CoSimulationFlow, self.components[k].flow), self._slices[k])
+            for k, call in enumerate(calls)
             if call is not None
         }
         self._compiled = _compiled_step(self, calls)
@@ -208,7 +206,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         calls = []
         for name in self.recorded_names:
             component, variable = split_name(name, f"output {name!r}")
-            k = [c.name for c in self.components].index(component)
+            k = self.coupling.index[component]
             found = self._called.get(k)
             v = None if found is None else found[0].archive.variables.get(variable)
             if v is None or v.type not in C_REALS or v.shape:
@@ -278,11 +276,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return 0
         for t_k, x_k, h_k, scheme, _ in reversed(chain):
             y = self._advance(t_k, x_k, h_k, scheme, False)
-        for c in range(len(self._saving)):
-            self._steps_replayed[c] += len(chain)
-        if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
-            return 0
-        return len(chain)
+        self._steps_replayed = [n + len(chain) for n in self._steps_replayed]
+        return len(chain) if np.array_equal(y, x) else 0  # 0: `goto` resets
 
     def _replay_each(self, t: float, x: np.ndarray, h: float) -> int:
         """Replay each component that saved no state at (t, x) alone from its
