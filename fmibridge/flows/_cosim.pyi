@@ -50,6 +50,9 @@ def take_step(
 def step_done(
     master: Any, t: float, x: np.ndarray, h: float, scheme: Any, spent: float
 ) -> None: ...
+def keep_last(
+    history: Any, key: Any, value: Any, limit: int, move: bool = True
+) -> None: ...
 
 class MasterStepper(Stepper):
     recorded: np.ndarray | None

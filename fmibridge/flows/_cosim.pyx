@@ -15,11 +15,12 @@ Kübler and Schiehlen, "Two methods of simulator coupling", 2000. Gomes et al.,
 "Co-simulation: a survey", ACM Comput. Surv. 51(3), 2018.
 """
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport fabs
 from libc.string cimport memcmp, memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ..core._functions cimport new_array
+from ..core.events cimport all_finite
 from ._fmi cimport (B1, F4, F8, I1, I2, I4, I8, U1, U2, U4, Element, FmiFunctions,
                     StepEnd, fmi2Warning)
 from ._fmu cimport table_value
@@ -122,8 +123,8 @@ cdef class CommunicationStep:
         self.slots = np.array(slots + [0], dtype=np.intp)
         self.n_plan = len(plan_rows)
         rows = np.array(plan_rows + [(0, 0, 0, 0)], dtype=np.intp)
-        self.plan_kind, self.plan_c = rows[:, 0].copy(), rows[:, 1].copy()
-        self.plan_at, self.plan_end = rows[:, 2].copy(), rows[:, 3].copy()
+        (self.plan_kind, self.plan_c, self.plan_at,
+         self.plan_end) = [rows[:, k].copy() for k in range(4)]
         self.order = np.array(order, dtype=np.intp)
         sizes = bounds[:, 1] - bounds[:, 0]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
@@ -132,8 +133,7 @@ cdef class CommunicationStep:
         size = max(len(vrs), 1)
         self.buffer, self.values = np.zeros(size), np.zeros(size)
         self.out_values = np.zeros(self.n_slots)
-        self.levels = np.zeros(self.n_slots + 1)
-        self.slopes = np.zeros(self.n_slots + 1)
+        self.levels, self.slopes = np.zeros((2, self.n_slots + 1))
         self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
@@ -248,10 +248,7 @@ cdef class CommunicationStep:
                         self.level[s] = self.yt[s]
                     else:
                         self.slope[s] = 0.0
-        self.finite = True
-        for i in range(self.n_x):
-            if not isfinite(out[i]):
-                self.finite = False
+        self.finite = all_finite(out, self.n_x)
         return -1
 
     cpdef bytes inputs(self):
@@ -343,8 +340,9 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
         raise
     if failed >= 0 or not step.finite:
         master._step_failed(failed, t, x, h, y)
-    if master._extrapolates:
-        master._remember((t + h, y.tobytes()), (t, step.y_t.copy()))
+    if master._extrapolates:  # the outputs at t, to extrapolate from t + h
+        keep_last(master._history, (t + h, y.tobytes()), (t, step.y_t.copy()),
+                  MAX_HISTORY)
     return y
 
 
@@ -354,12 +352,19 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
     if spent >= 0.0:
         master._step_cost = _mean(master._step_cost, spent)
     if master._replays:
-        came_from = master._came_from
-        came_from[(t + h, master._end[2])] = (
-            t, x, h, scheme, step.inputs() if step.direct else None
-        )
-        if len(came_from) > MAX_HISTORY:
-            came_from.popitem(last=False)
+        keep_last(master._came_from, (t + h, master._end[2]),
+                  (t, x, h, scheme, step.inputs() if step.direct else None),
+                  MAX_HISTORY, False)
+
+
+cpdef object keep_last(history, key, value, Py_ssize_t limit, bint move=True):
+    """history[key] = value (an OrderedDict), moved to the end where `move`; the
+    oldest entries beyond `limit` dropped."""
+    history[key] = value
+    if move:
+        history.move_to_end(key)
+    while len(history) > limit:
+        history.popitem(last=False)
 
 
 cdef bint _at(double t, const double* x, Py_ssize_t n, double t_at, double snap,

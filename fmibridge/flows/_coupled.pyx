@@ -26,10 +26,6 @@ cdef class Part:
     cdef int at(self, double t, const double* x) except -1:
         return 0
 
-    cdef int release(self) except -1:
-        """Called after each evaluation (an FMU drops its cached time)."""
-        return 0
-
 
 cdef class PythonPart(Part):
     """A component put at (t, x) in Python where its outputs are read."""
@@ -179,14 +175,10 @@ cdef class CoupledRhs(Function):
         cdef Part part
         cdef Step step
         cdef double* outputs = &self.outputs[0] if self.outputs.shape[0] else NULL
-        try:
-            for part in self.parts:
-                part.at(t, x + part.start)
-            for step in self.steps:
-                step.run(t, outputs)
-            for part in self.parts:
-                part.derivatives.call(t, x + part.start, out + part.start)
-        finally:
-            for part in self.parts:
-                part.release()
+        for part in self.parts:
+            part.at(t, x + part.start)
+        for step in self.steps:
+            step.run(t, outputs)
+        for part in self.parts:
+            part.derivatives.call(t, x + part.start, out + part.start)
         return 0

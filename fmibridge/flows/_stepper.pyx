@@ -3,13 +3,7 @@
 A vector field steps with a Runge-Kutta tableau on its compiled `rhs`
 (`FieldStepper`); a flow that integrates itself steps through its `advance`,
 called back (`FlowStepper`), or a stepper of its own (`_cosim.FmuStepper`,
-`_cosim.MasterStepper`). Every loop uses `Stepper`:
-
-- `step(t, x, h, k1, out) -> length`: the next step from (t, x), h at most.
-- `advance(t, x, h, k1, out)`: x(t + h), for trials inside a step.
-- `estimate(h, f1, err) -> bool`: the local error of the last fixed `advance`
-  given f1 = f(t + h, x1); False where there is none.
-- `slope(t, x, out)`: dx/dt at (t, x).
+`_cosim.MasterStepper`). Every loop uses `Stepper`.
 
 An `AdaptiveStepper` (rtol, atol; `EmbeddedStepper`: Dormand-Prince 5(4), or
 an implicit one) takes in `step` one accepted step no longer than h_max from
@@ -78,16 +72,18 @@ cdef class Stepper:
 
     cdef int advance(self, double t, const double* x, double h, const double* k1,
                      double* out) except -1:
+        """Write x(t + h) to out, for trials inside a step (k1: dx/dt at t, or NULL)."""
         raise NotImplementedError(type(self).__name__)
 
     cdef double step(self, double t, const double* x, double h, const double* k1,
                      double* out) except? -1.0:
-        """The next step: a fixed stepper takes h (`advance`)."""
+        """The next step from (t, x), h at most: a fixed stepper takes h."""
         self.advance(t, x, h, k1, out)
         return h
 
     cdef bint estimate(self, double h, const double* f1, double* err) except -1:
-        """Write the last step's local error estimate to err; False if none."""
+        """Write the local error of the last fixed `advance`, given f1 = f(t + h,
+        x1), to err; False if there is none."""
         return False
 
     cdef int slope(self, double t, const double* x, double* out) except -1:

@@ -103,12 +103,6 @@ class Flow(abc.ABC):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h) from x(t); `scheme` is ignored where the flow integrates."""
 
-    def advance_from(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
-    ) -> np.ndarray:
-        """Return `advance(t, x, h, scheme)`; `slope` is dx/dt at (t, x), if used."""
-        return self.advance(t, x, h, scheme)
-
     def stepper(self, scheme: Scheme) -> Stepper:
         """Return this flow's steps for the compiled loops: `advance`, called back."""
         return FlowStepper(self, scheme, len(self.state_names))
@@ -199,12 +193,6 @@ class VectorField(Flow):
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return x(t + h): one step of `scheme` on the right-hand side."""
         return scheme.tableau.advance(self.rhs_function(), t, x, h)
-
-    def advance_from(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, slope: np.ndarray
-    ) -> np.ndarray:
-        """Return x(t + h): one step of `scheme` whose first stage is `slope`."""
-        return scheme.tableau.advance(self.rhs_function(), t, x, h, slope)
 
     def stepper(self, scheme: Scheme) -> Stepper:
         """Return steps of `scheme` on the right-hand side, compiled."""

@@ -113,7 +113,8 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
     import numba
     from numba import types
 
-    fn = compiled(fn, f"{kind} `{_name_of(fn)}`", kind=kind)
+    what = f"{kind} `{_name_of(fn)}`"
+    fn = compiled(fn, what, kind=kind)
     pointer = types.CPointer(types.float64)
     signature = types.void(types.float64, pointer, pointer)
     n_in = {"force": n + 1, "bias": 2 * n}.get(kind, n)
@@ -153,7 +154,6 @@ def c_function(fn: Callable, kind: str, n: int, n_out: int | None = None) -> Fun
                 out[i] = values[i]
 
         wrapper = numba.cfunc(signature)(vector)
-    what = f"{kind} `{_name_of(fn)}`"
     return CAddress(wrapper.address, n_in, size, what, keep=wrapper)
 
 

@@ -36,6 +36,7 @@ from ._cosim import (
     CommunicationStep,
     MasterStepper,
     arrived,
+    keep_last,
     step_done,
     take_step,
 )
@@ -75,7 +76,7 @@ class MeasuredCosts:
 
     def __init__(self, master: CoupledCoSimulation) -> None:
         self._master = master
-        self._index = {c.name: k for k, c in enumerate(master.components)}
+        self._index = master.coupling.index
 
     def save(self, name: str) -> float:
         """The CPU seconds of the FMU's save (`CoSimulationFlow.save_cost`)."""
@@ -178,14 +179,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         )
         self._replays = not self.reports_events  # its events are logged once
         calls = [
-            flow.compiled_calls() if isinstance(flow, CoSimulationFlow) else None
-            for flow in (c.flow for c in self.components)
+            c.flow.compiled_calls() if isinstance(c.flow, CoSimulationFlow) else None
+            for c in self.components
         ]
         self._called = {  # component -> (FMU, part): those the compiled step calls
-            k: (cast(CoSimulationFlow, c.flow), where)
-            for k, (c, where, call) in enumerate(
-                zip(self.components, self._slices, calls, strict=True)
-            )
+            k: (cast(CoSimulationFlow, self.components[k].flow), self._slices[k])
+            for k, call in enumerate(calls)
             if call is not None
         }
         self._compiled = _compiled_step(self, calls)
@@ -207,7 +206,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         calls = []
         for name in self.recorded_names:
             component, variable = split_name(name, f"output {name!r}")
-            k = [c.name for c in self.components].index(component)
+            k = self.coupling.index[component]
             found = self._called.get(k)
             v = None if found is None else found[0].archive.variables.get(variable)
             if v is None or v.type not in C_REALS or v.shape:
@@ -245,9 +244,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._here = False
         if self.recorded_names:
             recorded = super()._recorded(t + h, y)
-            self._recorded_at[y.tobytes()] = (t + h, TIME_RTOL * h, recorded)
-            while len(self._recorded_at) > MAX_HISTORY:
-                self._recorded_at.popitem(last=False)
+            value = (t + h, TIME_RTOL * h, recorded)
+            keep_last(self._recorded_at, y.tobytes(), value, MAX_HISTORY, False)
         plain = not replayed and not self._saved
         spent = time.perf_counter() - start if plain else -1.0
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
@@ -278,11 +276,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             return 0
         for t_k, x_k, h_k, scheme, _ in reversed(chain):
             y = self._advance(t_k, x_k, h_k, scheme, False)
-        for c in range(len(self._saving)):
-            self._steps_replayed[c] += len(chain)
-        if not np.array_equal(y, x):  # then `goto` enters (t, x) by a reset
-            return 0
-        return len(chain)
+        self._steps_replayed = [n + len(chain) for n in self._steps_replayed]
+        return len(chain) if np.array_equal(y, x) else 0  # 0: `goto` resets
 
     def _replay_each(self, t: float, x: np.ndarray, h: float) -> int:
         """Replay each component that saved no state at (t, x) alone from its
@@ -309,7 +304,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 continue
             flow.stepped(t, x[where], chain[-1][2])
             replayed += done
-            if self._extrapolates:  # kept as a replay of all would (`_remember`)
+            if self._extrapolates:  # kept as a replay of all would (`take_step`)
                 for key in [*starts[1:], (t, xb)]:
                     if key in self._history:
                         self._history.move_to_end(key)
@@ -449,11 +444,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             self._rent[c] = 0.0
             alone = self._compiled.direct and not self._cheap(c)
             self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
-            saved_at = self._saved_at[c]
-            saved_at[key] = None
-            saved_at.move_to_end(key)
-            if len(saved_at) > MAX_SNAPSHOTS:
-                saved_at.popitem(last=False)
+            keep_last(self._saved_at[c], key, None, MAX_SNAPSHOTS)
 
     def _should_save(self, t: float, x: np.ndarray) -> list[int]:
         """The components to save before a step that may be undone: where
@@ -606,13 +597,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 named = None if name is None else f"{component.name}.{name}"  # silent
                 events.append((t_event, named, x_before, x_after))
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
-
-    def _remember(self, key: tuple, value: tuple[float, np.ndarray]) -> None:
-        """Keep the outputs at the step's start for the extrapolation from its end."""
-        self._history[key] = value
-        self._history.move_to_end(key)
-        while len(self._history) > MAX_HISTORY:
-            self._history.popitem(last=False)
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entries, with the scheme and the steps' path."""

@@ -30,7 +30,7 @@ from ._coupled import CoupledRhs, Read, Solve, Step, Write
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
-from .coupling import Connection, CoupledParts, Coupling, index_of, split_name
+from .coupling import Connection, CoupledParts, Coupling, split_name
 
 
 class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]  # is_terminated: read from the components
@@ -86,9 +86,7 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
         """The writer of the unconnected input `name` (`component.variable`)."""
         where = f"input {name!r}"
         component, variable = split_name(name, where)
-        k = index_of(
-            {c.name: k for k, c in enumerate(self.components)}, component, where
-        )
+        k = self.coupling.index_of(component, where)
         causality = self.components[k].port(variable).causality
         if causality != "input":
             raise FmibridgeError(

@@ -40,15 +40,6 @@ class Connection:
         return f"{self.source} -> {self.target}"
 
 
-def index_of(index: Mapping[str, int], component: str, where: str) -> int:
-    """Return the number of `component` in index (by name), or raise naming it."""
-    if component not in index:
-        raise FmibridgeError(
-            f"{where}: no component {component!r}; the components are {sorted(index)}."
-        )
-    return index[component]
-
-
 def split_name(name: str, where: str) -> tuple[str, str]:
     """Return (component, variable) of `component.variable`."""
     component, dot, variable = str(name).partition(".")
@@ -88,7 +79,7 @@ class Coupling:
     ) -> None:
         self.units = units or {}  # definitions of units the components leave open
         self.components = tuple(components)
-        self._index = {c.name: k for k, c in enumerate(self.components)}
+        self.index = {c.name: k for k, c in enumerate(self.components)}
         seen: dict[tuple[int, str], str] = {}  # input -> its source, once
         links = [self._check(c, seen) for c in connections]
         self.sources = list(dict.fromkeys((s, so) for s, so, _, _ in links))
@@ -115,13 +106,22 @@ class Coupling:
         self.schedule = self._schedule()
         self._plan = [self._bind(step) for step in self.schedule]
 
+    def index_of(self, component: str, where: str) -> int:
+        """Return the number of `component` (by name), or raise naming it."""
+        if component not in self.index:
+            raise FmibridgeError(
+                f"{where}: no component {component!r}; the components are "
+                f"{sorted(self.index)}."
+            )
+        return self.index[component]
+
     def _check(self, connection: Connection, seen: dict) -> tuple[int, str, int, str]:
         where = f"connection {connection}"
         (src, src_var), (dst, dst_var) = (
             split_name(connection.source, where),
             split_name(connection.target, where),
         )
-        s, d = index_of(self._index, src, where), index_of(self._index, dst, where)
+        s, d = self.index_of(src, where), self.index_of(dst, where)
         source = self.components[s].port(src_var)
         target = self.components[d].port(dst_var)
         key = (d, dst_var)
@@ -170,19 +170,14 @@ class Coupling:
                 continue
             (node,) = members
             kind = "read" if node.is_output else "write"
+            port = (node.component, node.variable)
+            slot = self.sources.index(port) if node.is_output else self.source_of[port]
             if steps and steps[-1][:2] == (kind, node.component):
                 steps[-1][2].append(node.variable)
+                steps[-1][3].append(slot)
             else:
-                steps.append((kind, node.component, [node.variable], None))
-        return [self._with_slots(step) for step in steps]
-
-    def _with_slots(self, step: tuple) -> tuple:
-        kind, c, names, _ = step
-        if kind == "read":
-            return kind, c, names, [self.sources.index((c, n)) for n in names]
-        if kind == "write":
-            return kind, c, names, [self.source_of[(c, n)] for n in names]
-        return step
+                steps.append((kind, node.component, [node.variable], [slot]))
+        return steps
 
     def _graph(self) -> dict[_Node, list[_Node]]:
         graph: dict[_Node, list[_Node]] = {}
@@ -373,13 +368,12 @@ class CoupledParts:
         FmibridgeError
             Naming the variable: an unknown component or variable.
         """
-        index = {c.name: k for k, c in enumerate(self.components)}
         by_component: dict[int, list[tuple[int, str]]] = {}
         units = dict(self.units)
         for position, name in enumerate(names):
             where = f"output {name!r}"
             component, variable = split_name(name, where)
-            k = index_of(index, component, where)
+            k = self.coupling.index_of(component, where)
             port = self.components[k].port(variable)
             by_component.setdefault(k, []).append((position, variable))
             if port.unit:

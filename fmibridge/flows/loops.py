@@ -49,41 +49,37 @@ def strongly_connected(graph: Mapping[N, Sequence[N]]) -> list[list[N]]:
     low: dict = {}
     on_stack: set = set()
     stack: list = []
+    work: list = []
     found: list[list] = []
+
+    def visit(node) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        work.append((node, iter(graph[node])))
+
     for root in graph:
         if root in index:
             continue
-        work = [(root, iter(graph[root]))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
+        visit(root)
         while work:
             node, successors = work[-1]
-            advanced = False
             for nxt in successors:
                 if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(graph[nxt])))
-                    advanced = True
+                    visit(nxt)
                     break
                 if nxt in on_stack:
                     low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                members = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    members.append(member)
-                    if member == node:
-                        break
-                found.append(members)
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    members = [stack.pop()]
+                    while members[-1] != node:
+                        members.append(stack.pop())
+                    on_stack.difference_update(members)
+                    found.append(members)
     return found[::-1]  # Tarjan finds sinks first
 
 

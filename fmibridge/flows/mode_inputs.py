@@ -18,6 +18,11 @@ from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
 
 
+def _inner(name: str, *default: object) -> property:
+    """The inner flow's attribute `name` (`default` where it has none)."""
+    return property(lambda self: getattr(self.flow, name, *default))
+
+
 class _ModeInputs:
     """Shared body of both wrappers (see `mode_inputs`)."""
 
@@ -82,25 +87,11 @@ class _ModeInputs:
 
     # -- the FMU's own discrete behaviour, seen from this mode -----------------
 
-    @property
-    def recorded_names(self) -> tuple[str, ...]:
-        return self.flow.recorded_names
-
-    @property
-    def units(self) -> Mapping[str, str]:
-        return self.flow.units
-
-    @property
-    def is_terminated(self) -> bool:
-        return self.flow.is_terminated
-
-    @property
-    def forward_only(self) -> bool:
-        return getattr(self.flow, "forward_only", False)
-
-    @property
-    def reports_events(self) -> bool:
-        return self.flow.reports_events
+    recorded_names = _inner("recorded_names")
+    units = _inner("units")
+    is_terminated = _inner("is_terminated")
+    forward_only = _inner("forward_only", False)
+    reports_events = _inner("reports_events")
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         self._apply(t, x)
