@@ -168,8 +168,10 @@ def simulate(
             check(name, given[name])
     kind, problems = _kind(model), fixed_problems(fmpy_keywords)
     if "validate" in given and not isinstance(model, str | Path | HybridSystem):
-        problems.append("`validate`: an FmuArchive is validated as it is read; "
-                        "give FmuArchive(path, validate=False)")  # fmt: skip
+        problems.append(
+            "`validate`: an FmuArchive is validated as it is read; "
+            "give FmuArchive(path, validate=False)"
+        )
     _refuse(kind, given, problems)
     if timeout is not None:
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
