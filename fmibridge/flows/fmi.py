@@ -33,7 +33,7 @@ from ._fmi import (
     FmiFunctions,
 )
 from ._fmu import FmuCalls
-from .fmu_archive import FmuArchive
+from .fmu_archive import INTS, FmuArchive
 
 __all__ = [
     "CoSimulationInstance",
@@ -63,7 +63,6 @@ FMI2_ACCESS = {
     "Boolean": "Boolean",
     "String": "String",
 }
-INTS = tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))  # FMI 3.0's
 
 
 def _fmi_call(method: F) -> F:
@@ -87,11 +86,7 @@ C_ELEMENTS = {
     "Float64": "f8",
     "Float32": "f4",
     "Integer": "i4",
-    **{
-        f"{s}Int{n}": f"{s[:1].lower() or 'i'}{n // 8}"
-        for s in ("", "U")
-        for n in (8, 16, 32, 64)
-    },
+    **{name: np.dtype(name.lower()).str[1:] for name in INTS},  # "u2": uint16
 }
 
 
@@ -518,13 +513,7 @@ class ModelExchangeInstance(FmiInstance):
     `calls` (`flows._fmu.FmuCalls`), as the compiled loops call them."""
 
     interface = "ModelExchange"
-    # the C names of setTime, setContinuousStates, derivatives, event indicators
-    _me_names = (
-        "SetTime",
-        "SetContinuousStates",
-        "GetDerivatives",
-        "GetEventIndicators",
-    )
+    _derivatives = "GetDerivatives"  # the C name's suffix of the derivatives' get
     calls: FmuCalls  # bound by `_bind` when instantiated
 
     def _create(self, description, unzip_dir: Path) -> Any:
@@ -536,9 +525,14 @@ class ModelExchangeInstance(FmiInstance):
         return super()._create(description, unzip_dir)
 
     def _c_names(self) -> dict[str, str]:
-        roles = ("set_time", "set_states", "derivatives", "indicators")
-        names = (f"fmi{self.version}{name}" for name in self._me_names)
-        return {**super()._c_names(), **dict(zip(roles, names, strict=True))}
+        v = self.version
+        return {
+            **super()._c_names(),
+            "set_time": f"fmi{v}SetTime",
+            "set_states": f"fmi{v}SetContinuousStates",
+            "derivatives": f"fmi{v}{self._derivatives}",
+            "indicators": f"fmi{v}GetEventIndicators",
+        }
 
     def _bind(self) -> None:
         self.calls = FmuCalls(self.functions, self.nx, self.nz, self.path)
@@ -609,12 +603,7 @@ class Fmi2Model(_Fmi2, ModelExchangeInstance):
 class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
-    _me_names = (
-        "SetTime",
-        "SetContinuousStates",
-        "GetContinuousStateDerivatives",
-        "GetEventIndicators",
-    )
+    _derivatives = "GetContinuousStateDerivatives"
 
 
 class Fmi1Model(_Fmi1, ModelExchangeInstance):

@@ -729,14 +729,7 @@ class _Journal:
     past MAX_JOURNAL calls or a doStep called in C, until the next
     initialisation."""
 
-    CALLS = (
-        "initialize",
-        "_set_start",
-        "set_reals",
-        "set_ints",
-        "do_step",
-        "handle_event",
-    )
+    CALLS = "initialize _set_start set_reals set_ints do_step handle_event".split()
 
     def __init__(self, instance: FmiInstance) -> None:
         self.calls: list[tuple[str, tuple]] | None = []  # None: past MAX_JOURNAL
@@ -897,15 +890,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
-        reader = self._record_reader
-        return FmuStepper(
-            self,
-            self.direct_calls(),
-            scheme,
-            reader.direct_readings(),
-            self._sources(),
-            TIME_RTOL,
-        )
+        calls = self.direct_calls()
+        readings = self._record_reader.direct_readings()
+        return FmuStepper(self, calls, scheme, readings, self._sources(), TIME_RTOL)
 
     def _refusal(self) -> str | None:
         values = [*self._inputs.values(), *self._discrete_tables.values()]
