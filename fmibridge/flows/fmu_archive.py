@@ -73,14 +73,10 @@ INTERFACE_TITLES = {
     "CoSimulation": "Co-Simulation",
     "ScheduledExecution": "Scheduled Execution",
 }
+INTS = tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))  # FMI 3.0's
 NUMERIC_TYPES = {  # FMI type -> True if integer-valued
-    "Real": False,
-    "Float64": False,
-    "Float32": False,
-    "Integer": True,
-    "Enumeration": True,
-    "Boolean": True,
-    **{f"{s}Int{n}": True for s in ("", "U") for n in (8, 16, 32, 64)},
+    **dict.fromkeys(("Real", "Float64", "Float32"), False),
+    **dict.fromkeys(("Integer", "Enumeration", "Boolean", *INTS), True),
 }
 
 
