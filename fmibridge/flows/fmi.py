@@ -14,7 +14,6 @@ import contextlib
 import contextvars
 import ctypes
 import functools
-import inspect
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -195,6 +194,7 @@ class FmiInstance:
     _fmu_state = "FMUstate"
     _update = "newDiscreteStates"
     _callbacks_keyword = "callbacks"  # instantiate's
+    uses_event_mode = False  # FMI 3.0 Co-Simulation's Event Mode (`Fmi3Slave`)
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -451,6 +451,9 @@ class _Fmi3(FmiInstance):
         self._fmu.enterInitializationMode(tolerance=tolerance, startTime=t0)
         self._set_start(inputs or {})
         self._fmu.exitInitializationMode()
+        if self.uses_event_mode:  # Co-Simulation: it left it in Event Mode
+            self._iterate(MAX_INITIAL_ITERATIONS)
+            self._fmu.enterStepMode()
 
 
 class _Fmi1(FmiInstance):
@@ -721,7 +724,6 @@ class CoSimulationInstance(FmiInstance):
     with Event Mode hands its events back (`handle_event`)."""
 
     interface = "CoSimulation"
-    uses_event_mode = False
     c_do_step = ""  # the C name of doStep where the compiled loops call it
 
     def _c_names(self) -> dict[str, str]:
@@ -860,19 +862,6 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
             # then their events stay inside doStep, as in FMI 2.
             self.uses_event_mode = self.returns_early = False
             self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
-
-    @_fmi_call
-    def initialize(
-        self,
-        t0: float,
-        start: Start,
-        tolerance: float | None = None,
-        inputs: Start | None = None,
-    ) -> None:
-        inspect.unwrap(_Fmi3.initialize)(self, t0, start, tolerance, inputs)
-        if self.uses_event_mode:  # exitInitializationMode left it in Event Mode
-            self._iterate(MAX_INITIAL_ITERATIONS)
-            self._fmu.enterStepMode()
 
     @_fmi_call
     def do_step(self, t: float, h: float) -> StepEnd:
