@@ -124,15 +124,20 @@ _PRINTS_LOG: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def printed_log(enabled: bool = True) -> Iterator[None]:
-    """Print each log message of the FMUs called inside the block as it comes
-    (`simulate(debug_logging=True)`, FMPy's keyword); they are kept for error
-    messages either way."""
-    token = _PRINTS_LOG.set(enabled)
+def _setting(variable: contextvars.ContextVar, value: Any) -> Iterator[None]:
+    """`variable` set to `value` inside the block."""
+    token = variable.set(value)
     try:
         yield
     finally:
-        _PRINTS_LOG.reset(token)
+        variable.reset(token)
+
+
+def printed_log(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Print each log message of the FMUs called inside the block as it comes
+    (`simulate(debug_logging=True)`, FMPy's keyword); they are kept for error
+    messages either way."""
+    return _setting(_PRINTS_LOG, enabled)
 
 
 CallLogger = Callable[[str], None]
@@ -141,16 +146,11 @@ _CALL_LOGGER: contextvars.ContextVar[CallLogger | None] = contextvars.ContextVar
 )
 
 
-@contextlib.contextmanager
-def logged_calls(logger: CallLogger | None) -> Iterator[None]:
+def logged_calls(logger: CallLogger | None) -> contextlib.AbstractContextManager[None]:
     """Give `logger` each FMI call of the FMUs instantiated inside the block, as
     text in FMPy's format (`simulate(fmi_call_logger=...)`, FMPy's keyword):
     fmpy logs the calls it makes, the direct calls (`FmiFunctions`) log theirs."""
-    token = _CALL_LOGGER.set(logger)
-    try:
-        yield
-    finally:
-        _CALL_LOGGER.reset(token)
+    return _setting(_CALL_LOGGER, logger)
 
 
 _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for log routing

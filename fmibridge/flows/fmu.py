@@ -147,9 +147,7 @@ class _Reader:
             if self._readings is not None:
                 self._instance._touched()  # as a get through fmpy notes it
                 return self._readings.values()
-        if not self._calls:
-            return np.empty(0)
-        values = []
+        values: list[float] = []
         for fmi_type, vrs, n in self._calls:
             values.extend(self._instance.get_values(fmi_type, vrs, n))
         return np.array(values, dtype=float)[self._take]
