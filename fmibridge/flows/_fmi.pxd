@@ -3,13 +3,15 @@
 # fmi2FunctionTypes.h (FMI 1.0's calls, and FMI 3.0's Model Exchange calls, have
 # the same C shapes) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`).
 
-from libc.stdint cimport uint32_t
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                          uint32_t, uint64_t)
 
 
 cdef extern from "fmi2FunctionTypes.h" nogil:
     ctypedef void* fmi2Component
     ctypedef unsigned int fmi2ValueReference
     ctypedef double fmi2Real
+    ctypedef int fmi2Integer
     ctypedef int fmi2Boolean
     ctypedef enum fmi2Status:
         fmi2OK
@@ -25,6 +27,9 @@ cdef extern from "fmi2FunctionTypes.h" nogil:
                                                    size_t ni)
     ctypedef fmi2Status fmi2GetRealTYPE(fmi2Component c, const fmi2ValueReference* vr,
                                         size_t nvr, fmi2Real* value)
+    ctypedef fmi2Status fmi2GetIntegerTYPE(fmi2Component c,
+                                           const fmi2ValueReference* vr, size_t nvr,
+                                           fmi2Integer* value)
     ctypedef fmi2Status fmi2SetRealTYPE(fmi2Component c, const fmi2ValueReference* vr,
                                         size_t nvr, const fmi2Real* value)
     ctypedef fmi2Status fmi2DoStepTYPE(
@@ -36,12 +41,51 @@ cdef extern from "fmi3FunctionTypes.h" nogil:
     ctypedef void* fmi3Instance
     ctypedef uint32_t fmi3ValueReference
     ctypedef double fmi3Float64
+    ctypedef float fmi3Float32
+    ctypedef int8_t fmi3Int8
+    ctypedef uint8_t fmi3UInt8
+    ctypedef int16_t fmi3Int16
+    ctypedef uint16_t fmi3UInt16
+    ctypedef int32_t fmi3Int32
+    ctypedef uint32_t fmi3UInt32
+    ctypedef int64_t fmi3Int64
+    ctypedef uint64_t fmi3UInt64
     ctypedef bint fmi3Boolean  # C's bool (stdbool.h), as the header says
     ctypedef enum fmi3Status:
         fmi3OK
     ctypedef fmi3Status fmi3GetFloat64TYPE(
         fmi3Instance instance, const fmi3ValueReference* valueReferences,
         size_t nValueReferences, fmi3Float64* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetFloat32TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Float32* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt8TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int8* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt8TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt8* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt16TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int16* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt16TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt16* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt32TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int32* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt32TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt32* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetInt64TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Int64* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetUInt64TYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3UInt64* values, size_t nValues)
+    ctypedef fmi3Status fmi3GetBooleanTYPE(
+        fmi3Instance instance, const fmi3ValueReference* valueReferences,
+        size_t nValueReferences, fmi3Boolean* values, size_t nValues)
     ctypedef fmi3Status fmi3SetFloat64TYPE(
         fmi3Instance instance, const fmi3ValueReference* valueReferences,
         size_t nValueReferences, const fmi3Float64* values, size_t nValues)
@@ -50,16 +94,6 @@ cdef extern from "fmi3FunctionTypes.h" nogil:
         fmi3Float64 communicationStepSize, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
         fmi3Boolean* eventHandlingNeeded, fmi3Boolean* terminateSimulation,
         fmi3Boolean* earlyReturn, fmi3Float64* lastSuccessfulTime)
-
-
-# a get of values of any type (`Element`): FMI 2.0's fmi2GetReal, fmi2GetInteger
-# and fmi2GetBoolean, FMI 3.0's fmi3GetFloat64 to fmi3GetBoolean differ only in
-# the type their values point to (with nValues after them in FMI 3.0)
-ctypedef int (*GetValues2)(void* c, const unsigned int* vr, size_t nvr,
-                           void* value) noexcept nogil
-ctypedef int (*GetValues3)(void* instance, const unsigned int* valueReferences,
-                           size_t nValueReferences, void* values,
-                           size_t nValues) noexcept nogil
 
 
 # the C type of a get's values: its index in ELEMENTS (numpy's codes)

@@ -189,9 +189,12 @@ cdef class FmiFunctions:
 
     cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
                          size_t n, void* out) noexcept nogil:
-        if kind != F8 and kind != I4:  # fmi2Boolean is an int
-            return _LACKS
-        return (<GetValues2> fn)(self.component, vrs, n, out)
+        if kind == F8:
+            return (<fmi2GetRealTYPE*> fn)(self.component, vrs, n, <fmi2Real*> out)
+        if kind == I4:  # fmi2GetInteger, and fmi2GetBoolean (fmi2Boolean is an int)
+            return (<fmi2GetIntegerTYPE*> fn)(
+                self.component, vrs, n, <fmi2Integer*> out)
+        return _LACKS
 
     cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
         cdef int status = (<fmi2DoStepTYPE*> self.address[DO_STEP])(
@@ -250,7 +253,28 @@ cdef class Fmi3Functions(Fmi2Functions):
 
     cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
                          size_t n, void* out) noexcept nogil:
-        return (<GetValues3> fn)(self.component, vrs, n, out, n)
+        cdef void* c = self.component
+        if kind == F8:
+            return (<fmi3GetFloat64TYPE*> fn)(c, vrs, n, <fmi3Float64*> out, n)
+        if kind == F4:
+            return (<fmi3GetFloat32TYPE*> fn)(c, vrs, n, <fmi3Float32*> out, n)
+        if kind == I1:
+            return (<fmi3GetInt8TYPE*> fn)(c, vrs, n, <fmi3Int8*> out, n)
+        if kind == U1:
+            return (<fmi3GetUInt8TYPE*> fn)(c, vrs, n, <fmi3UInt8*> out, n)
+        if kind == I2:
+            return (<fmi3GetInt16TYPE*> fn)(c, vrs, n, <fmi3Int16*> out, n)
+        if kind == U2:
+            return (<fmi3GetUInt16TYPE*> fn)(c, vrs, n, <fmi3UInt16*> out, n)
+        if kind == I4:
+            return (<fmi3GetInt32TYPE*> fn)(c, vrs, n, <fmi3Int32*> out, n)
+        if kind == U4:
+            return (<fmi3GetUInt32TYPE*> fn)(c, vrs, n, <fmi3UInt32*> out, n)
+        if kind == I8:
+            return (<fmi3GetInt64TYPE*> fn)(c, vrs, n, <fmi3Int64*> out, n)
+        if kind == U8:
+            return (<fmi3GetUInt64TYPE*> fn)(c, vrs, n, <fmi3UInt64*> out, n)
+        return (<fmi3GetBooleanTYPE*> fn)(c, vrs, n, <fmi3Boolean*> out, n)
 
     cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
         cdef fmi3Boolean event = False, terminate = False, early = False
