@@ -159,3 +159,15 @@ def test_a_second_run_on_an_fmu_without_state_saving_repeats_the_first(fmu_dir):
     exact = bouncing_ball_impacts(3, h0=1.0, e=E)
     assert len(first.event_times) == 3
     assert np.max(np.abs(first.event_times - exact)) < 1e-9
+
+
+def test_a_replay_that_differs_names_fmi1s_reset(fmu_dir):
+    """An FMI 1.0 Co-Simulation FMU is reset by fmiResetSlave: a replay that
+    misses the states names that function (it said fmi3Reset)."""
+    with open_fmu(fmi1(fmu_dir, "BouncingBall", "CoSimulation")) as flow:
+        x1 = flow.advance(0.0, flow.x0, 0.1, None)
+        flow.advance(0.1, x1, 0.1, None)
+        generation, n, outputs = flow._marks[(0.1, x1.tobytes())]
+        flow._marks[(0.1, x1.tobytes())] = (generation, n - 1, outputs)  # no doStep
+        with pytest.raises(FMUError, match=r"fmiResetSlave returned replay differs"):
+            flow.goto(0.1, x1)

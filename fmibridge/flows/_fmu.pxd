@@ -22,8 +22,6 @@ cdef class FmuCalls:
     cdef int check_open(self) except -1
     cdef int set_time_and_states_c(self, double t, const double* x) except -1
     cdef int set_point(self, double t, const double* x) except -1
-    cdef int get_derivatives(self, double* out) except -1
-    cdef int get_indicators(self, double* out) except -1
 
 
 cdef class FmuInputs:

@@ -88,12 +88,6 @@ cdef class FmuCalls:
             memcpy(&self.x[0], x, self.nx * sizeof(double))
         return self.fmi.set_states(&self.x[0], self.nx)
 
-    cdef int get_derivatives(self, double* out) except -1:
-        return self.fmi.get_derivatives(out, self.nx)
-
-    cdef int get_indicators(self, double* out) except -1:
-        return self.fmi.get_indicators(out, self.nz)
-
     def set_time_and_states(self, double t, x):
         """Set the time (unless the FMU has it) and the states x (no inputs)."""
         cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
@@ -107,7 +101,7 @@ cdef class FmuCalls:
         out = np.empty(max(self.nx, 1))
         cdef double[::1] values = out
         self.set_time_and_states(t, x)
-        self.get_derivatives(&values[0])
+        self.fmi.get_derivatives(&values[0], self.nx)
         return out[: self.nx]
 
     def event_indicators(self, double t, x):
@@ -115,7 +109,7 @@ cdef class FmuCalls:
         out = np.empty(max(self.nz, 1))
         cdef double[::1] values = out
         self.set_time_and_states(t, x)
-        self.get_indicators(&values[0])
+        self.fmi.get_indicators(&values[0], self.nz)
         return out[: self.nz]
 
     def set_inputs(self, double t):
@@ -185,7 +179,7 @@ cdef class FmuRhs(Function):
     cdef int call(self, double t, const double* x, double* out) except -1:
         cdef double* dx = out if out != NULL else &self.dx[0]
         self.calls.set_point(t, x if x != NULL else &self.calls.x[0])
-        self.calls.get_derivatives(dx)
+        self.calls.fmi.get_derivatives(dx, self.n_out)
         return _check_finite(dx, self.n_out, "get derivatives", self.path, t)
 
 
@@ -203,7 +197,7 @@ cdef class FmuIndicators(Function):
         calls.set_point(t, x if x != NULL else &calls.x[0])
         if not (self.has_z and self.z_point == calls.point_id):
             self.has_z = False
-            calls.get_indicators(&self.z[0])
+            calls.fmi.get_indicators(&self.z[0], self.n_out)
             _check_finite(&self.z[0], self.n_out, "get event indicators", self.path, t)
             self.has_z, self.z_point = True, calls.point_id
         if self.n_out:

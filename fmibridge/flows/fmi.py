@@ -14,7 +14,6 @@ import contextlib
 import contextvars
 import ctypes
 import functools
-import inspect
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,7 +32,7 @@ from ._fmi import (
     FmiFunctions,
 )
 from ._fmu import FmuCalls
-from .fmu_archive import FmuArchive
+from .fmu_archive import INTS, FmuArchive
 
 __all__ = [
     "CoSimulationInstance",
@@ -63,7 +62,6 @@ FMI2_ACCESS = {
     "Boolean": "Boolean",
     "String": "String",
 }
-INTS = tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))  # FMI 3.0's
 
 
 def _fmi_call(method: F) -> F:
@@ -87,11 +85,7 @@ C_ELEMENTS = {
     "Float64": "f8",
     "Float32": "f4",
     "Integer": "i4",
-    **{
-        f"{s}Int{n}": f"{s[:1].lower() or 'i'}{n // 8}"
-        for s in ("", "U")
-        for n in (8, 16, 32, 64)
-    },
+    **{name: np.dtype(name.lower()).str[1:] for name in INTS},  # "u2": uint16
 }
 
 
@@ -130,15 +124,20 @@ _PRINTS_LOG: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def printed_log(enabled: bool = True) -> Iterator[None]:
-    """Print each log message of the FMUs called inside the block as it comes
-    (`simulate(debug_logging=True)`, FMPy's keyword); they are kept for error
-    messages either way."""
-    token = _PRINTS_LOG.set(enabled)
+def _setting(variable: contextvars.ContextVar, value: Any) -> Iterator[None]:
+    """`variable` set to `value` inside the block."""
+    token = variable.set(value)
     try:
         yield
     finally:
-        _PRINTS_LOG.reset(token)
+        variable.reset(token)
+
+
+def printed_log(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Print each log message of the FMUs called inside the block as it comes
+    (`simulate(debug_logging=True)`, FMPy's keyword); they are kept for error
+    messages either way."""
+    return _setting(_PRINTS_LOG, enabled)
 
 
 CallLogger = Callable[[str], None]
@@ -147,16 +146,11 @@ _CALL_LOGGER: contextvars.ContextVar[CallLogger | None] = contextvars.ContextVar
 )
 
 
-@contextlib.contextmanager
-def logged_calls(logger: CallLogger | None) -> Iterator[None]:
+def logged_calls(logger: CallLogger | None) -> contextlib.AbstractContextManager[None]:
     """Give `logger` each FMI call of the FMUs instantiated inside the block, as
     text in FMPy's format (`simulate(fmi_call_logger=...)`, FMPy's keyword):
     fmpy logs the calls it makes, the direct calls (`FmiFunctions`) log theirs."""
-    token = _CALL_LOGGER.set(logger)
-    try:
-        yield
-    finally:
-        _CALL_LOGGER.reset(token)
+    return _setting(_CALL_LOGGER, logger)
 
 
 _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for log routing
@@ -200,6 +194,7 @@ class FmiInstance:
     _fmu_state = "FMUstate"
     _update = "newDiscreteStates"
     _callbacks_keyword = "callbacks"  # instantiate's
+    uses_event_mode = False  # FMI 3.0 Co-Simulation's Event Mode (`Fmi3Slave`)
 
     def __init__(self, path: Path, description, unzip_dir: Path) -> None:
         self.path = str(path)
@@ -456,6 +451,9 @@ class _Fmi3(FmiInstance):
         self._fmu.enterInitializationMode(tolerance=tolerance, startTime=t0)
         self._set_start(inputs or {})
         self._fmu.exitInitializationMode()
+        if self.uses_event_mode:  # Co-Simulation: it left it in Event Mode
+            self._iterate(MAX_INITIAL_ITERATIONS)
+            self._fmu.enterStepMode()
 
 
 class _Fmi1(FmiInstance):
@@ -518,13 +516,7 @@ class ModelExchangeInstance(FmiInstance):
     `calls` (`flows._fmu.FmuCalls`), as the compiled loops call them."""
 
     interface = "ModelExchange"
-    # the C names of setTime, setContinuousStates, derivatives, event indicators
-    _me_names = (
-        "SetTime",
-        "SetContinuousStates",
-        "GetDerivatives",
-        "GetEventIndicators",
-    )
+    _derivatives = "GetDerivatives"  # the C name's suffix of the derivatives' get
     calls: FmuCalls  # bound by `_bind` when instantiated
 
     def _create(self, description, unzip_dir: Path) -> Any:
@@ -536,9 +528,14 @@ class ModelExchangeInstance(FmiInstance):
         return super()._create(description, unzip_dir)
 
     def _c_names(self) -> dict[str, str]:
-        roles = ("set_time", "set_states", "derivatives", "indicators")
-        names = (f"fmi{self.version}{name}" for name in self._me_names)
-        return {**super()._c_names(), **dict(zip(roles, names, strict=True))}
+        v = self.version
+        return {
+            **super()._c_names(),
+            "set_time": f"fmi{v}SetTime",
+            "set_states": f"fmi{v}SetContinuousStates",
+            "derivatives": f"fmi{v}{self._derivatives}",
+            "indicators": f"fmi{v}GetEventIndicators",
+        }
 
     def _bind(self) -> None:
         self.calls = FmuCalls(self.functions, self.nx, self.nz, self.path)
@@ -609,12 +606,7 @@ class Fmi2Model(_Fmi2, ModelExchangeInstance):
 class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
-    _me_names = (
-        "SetTime",
-        "SetContinuousStates",
-        "GetContinuousStateDerivatives",
-        "GetEventIndicators",
-    )
+    _derivatives = "GetContinuousStateDerivatives"
 
 
 class Fmi1Model(_Fmi1, ModelExchangeInstance):
@@ -732,7 +724,6 @@ class CoSimulationInstance(FmiInstance):
     with Event Mode hands its events back (`handle_event`)."""
 
     interface = "CoSimulation"
-    uses_event_mode = False
     c_do_step = ""  # the C name of doStep where the compiled loops call it
 
     def _c_names(self) -> dict[str, str]:
@@ -871,19 +862,6 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
             # then their events stay inside doStep, as in FMI 2.
             self.uses_event_mode = self.returns_early = False
             self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
-
-    @_fmi_call
-    def initialize(
-        self,
-        t0: float,
-        start: Start,
-        tolerance: float | None = None,
-        inputs: Start | None = None,
-    ) -> None:
-        inspect.unwrap(_Fmi3.initialize)(self, t0, start, tolerance, inputs)
-        if self.uses_event_mode:  # exitInitializationMode left it in Event Mode
-            self._iterate(MAX_INITIAL_ITERATIONS)
-            self._fmu.enterStepMode()
 
     @_fmi_call
     def do_step(self, t: float, h: float) -> StepEnd:

@@ -67,6 +67,7 @@ STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
     "2.0": ("canGetAndSetFMUstate", "false"),
     "3.0": ("canGetAndSetFMUState", "false"),
 }
+RESET = {"1.0": "fmiResetSlave", "2.0": "fmi2Reset", "3.0": "fmi3Reset"}  # Co-Sim.
 
 
 def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
@@ -80,10 +81,14 @@ def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
     return next((v for v in archive.variables.values() if v.vr == vr), None)
 
 
-def _trim(entries: OrderedDict, limit: int) -> None:
-    """Drop the oldest entries beyond `limit`."""
+def _put(entries: OrderedDict, key, value, limit: int, drop=None) -> None:
+    """Put key: value, then drop the oldest entries beyond `limit` (`drop`: their
+    values' clean-up)."""
+    entries[key] = value
     while len(entries) > limit:
-        entries.popitem(last=False)
+        dropped = entries.popitem(last=False)[1]
+        if drop is not None:
+            drop(dropped)
 
 
 def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
@@ -142,9 +147,7 @@ class _Reader:
             if self._readings is not None:
                 self._instance._touched()  # as a get through fmpy notes it
                 return self._readings.values()
-        if not self._calls:
-            return np.empty(0)
-        values = []
+        values: list[float] = []
         for fmi_type, vrs, n in self._calls:
             values.extend(self._instance.get_values(fmi_type, vrs, n))
         return np.array(values, dtype=float)[self._take]
@@ -359,16 +362,11 @@ class _FmuFlow:
         values = self._record_reader.read()
         return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
-    def _input_values(self, t: float) -> dict[int, tuple[str, object]]:
+    def _values(self, inputs: Mapping, t: float, held: bool = False) -> dict:
+        """{vr: (type, value at t)} of `inputs`, {vr: (variable, u)}."""
         return {
-            vr: (variable.type, self._value_at(u, t, held=False))
-            for vr, (variable, u) in self._inputs.items()
-        }
-
-    def _table_values(self, t: float) -> dict[int, tuple[str, object]]:
-        return {
-            vr: (variable.type, self._value_at(table, t, held=True))
-            for vr, (variable, table) in self._discrete_tables.items()
+            vr: (v.type, self._value_at(u, t, held=held))
+            for vr, (v, u) in inputs.items()
         }
 
     def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
@@ -383,11 +381,15 @@ class _FmuFlow:
     def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
         """Every input at t, for Initialization Mode."""
         self._passed = (t, t)  # a jump at the start time has happened
-        values = self._input_values(t)
+        values = self._values(self._inputs, t)
         for vr, (variable, u) in self._inputs.items():  # functions u(t), once
             if callable(u):
                 self._number(variable, values[vr][1], "the value u(t0) of input")
-        return {**values, **self._discrete_inputs, **self._table_values(t)}
+        return {
+            **values,
+            **self._discrete_inputs,
+            **self._values(self._discrete_tables, t, True),
+        }
 
     def _next_jump(self) -> float:
         """The next jump of an input table (inf: none)."""
@@ -503,12 +505,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
                 in_python.append(variable.name)
 
         def set_others(t: float) -> None:
-            self.instance._set_start(
-                {
-                    vr: (variable.type, self._value_at(u, t, held=False))
-                    for vr, (variable, u) in others.items()
-                }
-            )
+            self.instance._set_start(self._values(others, t))
 
         inputs = FmuInputs(vrs, sources, set_others if others else None)
         self.instance.calls.attach(inputs)
@@ -710,7 +707,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         their values at t; return its continuous state after."""
         self._set_inputs(t)
         before = self.instance.event_indicators(t, x)
-        tables = self._table_values(t)
+        tables = self._values(self._discrete_tables, t, True)
         self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
         x_after = self.instance.get_states()
         # an FMU that ended the run stays in Event Mode: nothing to read there
@@ -730,14 +727,7 @@ class _Journal:
     past MAX_JOURNAL calls or a doStep called in C, until the next
     initialisation."""
 
-    CALLS = (
-        "initialize",
-        "_set_start",
-        "set_reals",
-        "set_ints",
-        "do_step",
-        "handle_event",
-    )
+    CALLS = "initialize _set_start set_reals set_ints do_step handle_event".split()
 
     def __init__(self, instance: FmiInstance) -> None:
         self.calls: list[tuple[str, tuple]] | None = []  # None: past MAX_JOURNAL
@@ -898,15 +888,9 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
-        reader = self._record_reader
-        return FmuStepper(
-            self,
-            self.direct_calls(),
-            scheme,
-            reader.direct_readings(),
-            self._sources(),
-            TIME_RTOL,
-        )
+        calls = self.direct_calls()
+        readings = self._record_reader.direct_readings()
+        return FmuStepper(self, calls, scheme, readings, self._sources(), TIME_RTOL)
 
     def _refusal(self) -> str | None:
         values = [*self._inputs.values(), *self._discrete_tables.values()]
@@ -965,7 +949,10 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.instance._set_start(self._step_inputs(t))
 
     def _step_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        return {**self._input_values(t), **self._table_values(t)}
+        return {
+            **self._values(self._inputs, t),
+            **self._values(self._discrete_tables, t, True),
+        }
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run an input table's jump at t: the inputs after it are set right
@@ -1104,9 +1091,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _remember_recorded(self) -> None:
         (t, x), recorded = self._at, self._recorded_values()
-        self._recorded_at[x] = (t, self._snap, recorded)
-        self._recorded_at.move_to_end(x)
-        _trim(self._recorded_at, MAX_RECORDED)
+        self._recorded_at.pop(x, None)  # put last: the newest
+        _put(self._recorded_at, x, (t, self._snap, recorded), MAX_RECORDED)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -1162,15 +1148,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
         key = self._at
         if self._can_save and key not in self._snapshots:
             start = time.thread_time()
-            self._snapshots[key] = self.instance.get_state()
+            state = self.instance.get_state()
             if self._saves_timed < SAVES_TIMED:
                 spent = time.thread_time() - start
                 timed = self._saves_timed
                 self.save_cost = min(self.save_cost, spent) if timed else spent
                 self._saves_timed += 1
             self.n_state_saves += 1
-            while len(self._snapshots) > MAX_SNAPSHOTS:
-                self.instance.free_state(self._snapshots.popitem(last=False)[1])
+            _put(self._snapshots, key, state, MAX_SNAPSHOTS, self.instance.free_state)
         elif self._journal is not None and self._journal.calls is not None:
             # any length of the journal at which the FMU was at key
             mark = self._marks.get(key)
@@ -1181,9 +1166,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 if self._state_variables
                 else self._output_reader.read().tobytes()
             )
-            journal, calls = self._journal, self._journal.calls
-            self._marks[key] = (journal.generation, len(calls), outputs)
-            _trim(self._marks, MAX_SNAPSHOTS)
+            mark = (self._journal.generation, len(self._journal.calls), outputs)
+            _put(self._marks, key, mark, MAX_SNAPSHOTS)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
         """Return to `key` by replay; check that the FMU is back at x."""
@@ -1195,7 +1179,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             and (outputs == b"" or self._output_reader.read().tobytes() == outputs)
         ):
             raise FMUError(
-                "fmi2Reset" if self.archive.fmi_version == "2.0" else "fmi3Reset",
+                RESET[self.archive.fmi_version],
                 "replay differs",
                 self.path,
                 f"replaying this FMU's calls up to t = {key[0]!r} did not give the "
@@ -1261,8 +1245,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._enter_unsaved(t, x)
             return
         self._reinitialize(t, x)
-        self._anchors[(t, x.tobytes())] = None
-        _trim(self._anchors, MAX_SNAPSHOTS)
+        _put(self._anchors, (t, x.tobytes()), None, MAX_SNAPSHOTS)
 
     def _reenter(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) again by the calls that entered it first (`anchored`),
@@ -1351,11 +1334,8 @@ FLOW_CLASSES: dict[str, type[ModelExchangeFlow] | type[CoSimulationFlow]] = {
     "ModelExchange": ModelExchangeFlow,
     "CoSimulation": CoSimulationFlow,
 }
-INTERFACE_NAMES = {
-    "me": "ModelExchange",
-    "cs": "CoSimulation",
-    "ModelExchange": "ModelExchange",
-    "CoSimulation": "CoSimulation",
+INTERFACE_NAMES = {"me": "ModelExchange", "cs": "CoSimulation"} | {
+    name: name for name in FLOW_CLASSES
 }
 
 

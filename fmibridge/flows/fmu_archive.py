@@ -73,14 +73,10 @@ INTERFACE_TITLES = {
     "CoSimulation": "Co-Simulation",
     "ScheduledExecution": "Scheduled Execution",
 }
+INTS = tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))  # FMI 3.0's
 NUMERIC_TYPES = {  # FMI type -> True if integer-valued
-    "Real": False,
-    "Float64": False,
-    "Float32": False,
-    "Integer": True,
-    "Enumeration": True,
-    "Boolean": True,
-    **{f"{s}Int{n}": True for s in ("", "U") for n in (8, 16, 32, 64)},
+    **dict.fromkeys(("Real", "Float64", "Float32"), False),
+    **dict.fromkeys(("Integer", "Enumeration", "Boolean", *INTS), True),
 }
 
 
@@ -213,17 +209,10 @@ class FmuArchive:
         """The DefaultExperiment (None where not given); a bad value becomes an
         error naming it, raised where a run reads it (`Experiment.invalid`)."""
         d = self.description.defaultExperiment
-        start, stop, step, tolerance = (
-            self._number(d, name, check) for name, check in EXPERIMENT.items()
-        )
-        invalid = {
-            field: problem
-            for field, (_, problem) in zip(
-                EXPERIMENT_VALUES, (start, stop, step, tolerance), strict=True
-            )
-            if problem is not None
-        }
-        return Experiment(start[0], stop[0], step[0], tolerance[0], invalid=invalid)
+        read = [self._number(d, name, check) for name, check in EXPERIMENT.items()]
+        invalid = {f: p for f, (_, p) in zip(EXPERIMENT_VALUES, read, strict=True) if p}
+        (start, _), (stop, _), (step, _), (tolerance, _) = read
+        return Experiment(start, stop, step, tolerance, invalid=invalid)
 
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]

@@ -33,9 +33,7 @@ def fmu_jacobian(flow) -> Function | None:
     """Return df/dx of a Model Exchange FMU flow as a Function of n*n values
     (column-major), or None where the FMU provides no directional derivatives
     (FMI 1.0 never does)."""
-    if flow.archive.fmi_version.startswith("1") or not provides_directional_derivatives(
-        flow
-    ):
+    if flow.archive.fmi_version == "1.0" or not provides_directional_derivatives(flow):
         return None
     n = len(flow.state_names)
     return PythonVector(

@@ -123,24 +123,11 @@ class Stiff:
         )
         return CvodeStepper(cvode)
 
-    @property
-    def tableau(self):
-        """FIXED_STEPS' tableau."""
-        return FIXED_STEPS.tableau
-
-    @property
-    def arrays(self):
-        """FIXED_STEPS' (a, b, c)."""
-        return FIXED_STEPS.arrays
-
-    @property
-    def error_order(self) -> int:
-        """FIXED_STEPS' error order."""
-        return FIXED_STEPS.error_order
-
-    def step(self, f, t, x, h, slope=None):
-        """One step of FIXED_STEPS (`Scheme.step`)."""
-        return FIXED_STEPS.step(f, t, x, h, slope)
+    # a method's own fixed steps: FIXED_STEPS' (`Scheme`)
+    tableau: ClassVar = FIXED_STEPS.tableau
+    arrays: ClassVar = FIXED_STEPS.arrays
+    error_order: ClassVar[int] = FIXED_STEPS.error_order
+    step: ClassVar = FIXED_STEPS.step
 
 
 def tolerances(flow, atol, n: int, nominal: bool = False) -> np.ndarray:

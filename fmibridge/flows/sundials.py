@@ -95,9 +95,7 @@ def addresses() -> dict[str, int]:
         handle = getattr(libraries, library)
         for name in names:
             pointer = getattr(handle, name, None)
-            address = None
-            if pointer is not None:
-                address = ctypes.cast(pointer, ctypes.c_void_p).value
+            address = ctypes.cast(pointer, ctypes.c_void_p).value if pointer else None
             if address is None:
                 raise FmibridgeError(
                     f"fmpy's SUNDIALS library {library} has no function {name}, "
@@ -120,5 +118,4 @@ def version(core: Any = None) -> tuple[int, int, int]:
     label = ctypes.create_string_buffer(32)
     if get(*map(ctypes.byref, parts), label, len(label)) != 0:
         return (0, 0, 0)
-    major, minor, patch = (p.value for p in parts)
-    return major, minor, patch
+    return parts[0].value, parts[1].value, parts[2].value
