@@ -768,7 +768,7 @@ class _Journal:
         """Reset `instance` and make its first n journalled calls again."""
         if self.calls is None:
             raise ReplayRefused(
-                "fmiReset",
+                RESET[f"{instance.version}.0"],
                 "journal dropped",
                 path,
                 f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
@@ -1269,7 +1269,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 f"first time, so the run cannot return there"
             )
         if self._states_reader.read().tobytes() != x.tobytes():
-            raise FMUError("fmiReset", "not reproducible", self.path, failed)
+            reset = RESET[self.archive.fmi_version]
+            raise FMUError(reset, "not reproducible", self.path, failed)
 
     def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) at the FMU's own time without saved states."""
