@@ -36,8 +36,14 @@ def temp(tmp_path, monkeypatch) -> Path:
     return folder
 
 
+def own(temp: Path) -> Path:
+    """fmibridge's own folder in the temporary directory `temp` (`core.scratch`)."""
+    return temp / f"fmibridge-{os.getuid()}"
+
+
 def leftovers(temp: Path) -> list[str]:
-    return sorted(p.name for p in temp.iterdir() if p.name.startswith("fmibridge_"))
+    """The folders left in fmibridge's own folder of `temp`."""
+    return sorted(p.name for p in own(temp).iterdir()) if own(temp).is_dir() else []
 
 
 def rebuild(source: Path, target: Path, replace=None, add=None) -> Path:
@@ -267,7 +273,7 @@ def test_sigterm_removes_the_unpacked_folder(ball, temp):
         env=env,
     )
     folder = Path(process.stdout.readline().strip())
-    assert folder.is_dir() and folder.parent == temp
+    assert folder.is_dir() and folder.parent == own(temp)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
     assert not folder.exists() and leftovers(temp) == []

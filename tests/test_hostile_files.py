@@ -565,10 +565,35 @@ def test_the_folders_of_a_killed_process_are_removed_by_the_next(
     pid = dead.stdout.strip()
     names = [f"fmibridge_{pid}_a", f"fmibridge_{os.getpid()}_b",
              f"fmibridge_worker_{pid}_c", f"other_{pid}_d"]  # fmt: skip
+    own = temp / f"fmibridge-{os.getuid()}"  # fmibridge's folder (`core.scratch`)
     for name in names:
-        (temp / name / "resources").mkdir(parents=True)
+        (own / name / "resources").mkdir(parents=True)
     open_fmu(fmu_dir / "BouncingBall.fmu", "me").close()
-    assert sorted(p.name for p in temp.iterdir()) == sorted(names[1:])
+    assert sorted(p.name for p in own.iterdir()) == sorted(names[1:])
     with supervision.Supervisor() as supervisor:
         assert supervisor.call(pow, {"base": 2, "exp": 10}) == 1024
-    assert sorted(p.name for p in temp.iterdir()) == sorted([names[1], names[3]])
+    assert sorted(p.name for p in own.iterdir()) == sorted([names[1], names[3]])
+
+
+def test_a_link_planted_as_fmibridges_own_folder_is_refused(
+    tmp_path, fmu_dir, monkeypatch
+):
+    """fmibridge's folder in a shared temporary directory is made mode 0o700;
+    a link planted in its place (another user's folder behind it) is refused,
+    naming it, and nothing is unpacked behind it."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    open_fmu(fmu_dir / "BouncingBall.fmu", "me").close()
+    own = temp / f"fmibridge-{os.getuid()}"
+    assert own.stat().st_mode & 0o777 == 0o700
+    own.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    own.symlink_to(elsewhere)
+    with pytest.raises(FmibridgeError) as error:
+        open_fmu(fmu_dir / "BouncingBall.fmu", "me")
+    assert str(error.value).startswith(
+        f"{own}: fmibridge's temporary folder is not a folder of this user's"
+    )
+    assert list(elsewhere.iterdir()) == []

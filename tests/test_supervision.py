@@ -49,6 +49,11 @@ COLUMNS = ["time", "h", "v", "gap", "mode"]  # of a complete run: gap is an outp
 TIMEOUT = 3.0  # s: a run's time limit (healthy runs take well under 1 s)
 
 
+def own(temp: Path) -> Path:
+    """fmibridge's own folder in the temporary directory `temp` (`core.scratch`)."""
+    return temp / f"fmibridge-{os.getuid()}"
+
+
 @pytest.fixture(scope="module")
 def faulty(builder, fmu_dir) -> Path:
     built = builder.build_fmus(
@@ -116,7 +121,7 @@ def test_a_crashing_fmu_ends_its_run_with_a_message_and_its_samples(
     assert sorted(p.name for p in out.parent.iterdir()) == [
         "ball.partial.csv", "ball.partial.events.csv",
     ]  # fmt: skip
-    assert list(temp.iterdir()) == []  # the crashed process's folder, FMU and all
+    assert list(own(temp).iterdir()) == []  # the crashed process's folder, FMU and all
 
 
 def test_a_hanging_fmu_is_ended_at_its_time_limit(faulty, tmp_path, capsys):
@@ -159,7 +164,7 @@ def test_sigterm_ends_a_hanging_run_within_a_second(faulty, tmp_path):
     assert done.returncode == 124  # timeout's code: the command ended on SIGTERM
     assert "fmibridge: terminated (SIGTERM) at t = 0.5" in done.stderr
     kept_to_the_fault(pd.read_csv(tmp_path / "ball.partial.csv"))
-    assert list(temp.iterdir()) == []
+    assert list(own(temp).iterdir()) == []
 
 
 def test_a_second_run_on_the_same_out_fails_before_simulating(faulty, tmp_path, capsys):
@@ -257,7 +262,7 @@ def test_a_local_cluster_sweep_keeps_healthy_runs_ok(faulty, tmp_path):
                   env={"TMPDIR": str(temp)})  # fmt: skip
     out, _ = process.communicate(timeout=300)
     check_sweep(tmp_path, faults, process.returncode, out)
-    assert not [p for p in temp.iterdir() if p.name.startswith("fmibridge_")]
+    assert list(own(temp).iterdir()) == []
 
 
 # -- the parts ---------------------------------------------------------------------
@@ -372,13 +377,13 @@ def test_sigterm_ends_an_in_process_run_inside_a_hanging_do_step(
     )
     try:
         wait_inside_the_hang(process, fmu)
-        assert [p.name[:10] for p in tmp_path.iterdir()] == ["fmibridge_"]
+        assert [p.name[:10] for p in own(tmp_path).iterdir()] == ["fmibridge_"]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 128 + signal.SIGTERM
     finally:
         process.kill()  # where it failed: a no-op once it ended
     assert "atexit" not in process.stdout.read()
-    assert list(tmp_path.iterdir()) == []
+    assert list(own(tmp_path).iterdir()) == []
 
 
 def test_an_inner_time_limit_does_not_extend_an_outer_one():

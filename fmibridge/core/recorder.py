@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import FmibridgeWarning
-from .journal import Journal
 from .records import Event, Status
 from .result import Result
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a journal is made by `core.supervision`, not with a run
     from ._local_errors import LocalErrors
+    from .journal import Journal
 
 # bytes of samples one run keeps, about 9.6 million samples of a two-state model
 # (8 bytes per time and state, 4 per mode): beyond it the Recorder thins them.

@@ -289,6 +289,9 @@ def gathered(fns, Py_ssize_t n, str what):
     (`flows.compiled.engine_entry`) is an entry of a Function's values, shared
     where several are; the others are called in Python, one call each."""
     from ..core._functions import Gathered, PythonScalars
+
+    if not fns:  # a mode without guards: none to look up among compiled forms
+        return Gathered([], [], [], n, what)
     from ..flows.compiled import engine_entry
 
     parts, part_of, entry_of, python = [], [], [], []
