@@ -1,12 +1,14 @@
 """The convergence claims of Burden et al., Sec. V-B, on Table I (rho-hat, eq. 30)."""
 
+import dataclasses
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from fmibridge.cli import main
-from fmibridge.validation.study import Case, fit_slope, run_study
+from fmibridge.validation.study import GRIDS, Case, fit_slope, run_study
 
 SLOPE_TOL = 0.3
 
@@ -90,3 +92,22 @@ def test_validate_quick_finishes_within_a_minute(tmp_path):
     assert main(["validate", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
     assert time.perf_counter() - wall < 60.0
     assert len(pd.read_csv(tmp_path / "validation.csv")) == 30
+
+
+def test_validate_names_a_failed_case_and_exits_1(tmp_path, capsys, monkeypatch):
+    """A case that raises keeps its row (rho_hat NaN, its message in `error`), the
+    other cases run as in a study without it, and the command names it and exits
+    1: a study with a failed case is not a result."""
+    tiny = GRIDS["tiny"]
+    grid = dataclasses.replace(tiny, integrators=("midpoint", "no-such-scheme"))
+    monkeypatch.setitem(GRIDS, "tiny", grid)
+    assert main(["validate", "--tiny", "--out", str(tmp_path), "--no-progress"]) == 1
+    frame = pd.read_csv(tmp_path / "validation.csv")
+    failed = frame[frame["error"].notna()]
+    assert set(failed["integrator"]) == {"no-such-scheme"}
+    assert failed["rho_hat"].isna().all()
+    alone = run_study(tiny.cases())
+    ok = frame[frame["error"].isna()]
+    np.testing.assert_allclose(ok["rho_hat"], alone["rho_hat"], rtol=1e-12)
+    err = capsys.readouterr().err
+    assert err.count("failed:") == len(failed) and "no-such-scheme" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -67,7 +68,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     csv = write_atomically(out / "validation.csv", partial(frame.to_csv, index=False))
     plots = plot_study(frame, out)
     print(f"wrote {csv} and {', '.join(str(p) for p in plots)}")
-    return 0
+    failed = frame[frame["error"].notna()] if "error" in frame else frame.iloc[:0]
+    for row in failed.itertuples():  # a study with a failed case is not a result
+        print(
+            f"fmibridge validate: {row.example} {row.method} {row.integrator} "
+            f"h={row.h:g} eps={row.eps:g} failed: {row.error}",
+            file=sys.stderr,
+        )
+    return 1 if len(failed) else 0
 
 
 def _cosim_orders(grid: str, out: Path) -> int:
