@@ -51,7 +51,12 @@ def step_done(
     master: Any, t: float, x: np.ndarray, h: float, scheme: Any, spent: float
 ) -> None: ...
 def keep_last(
-    history: Any, key: Any, value: Any, limit: int, move: bool = True
+    history: Any,
+    key: Any,
+    value: Any,
+    limit: int,
+    move: bool = True,
+    drop: Callable[[Any], object] | None = None,
 ) -> None: ...
 
 class MasterStepper(Stepper):

@@ -357,14 +357,17 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
                   MAX_HISTORY, False)
 
 
-cpdef object keep_last(history, key, value, Py_ssize_t limit, bint move=True):
+cpdef object keep_last(history, key, value, Py_ssize_t limit, bint move=True,
+                       drop=None):
     """history[key] = value (an OrderedDict), moved to the end where `move`; the
-    oldest entries beyond `limit` dropped."""
+    oldest entries beyond `limit` dropped (`drop`: their values' clean-up)."""
     history[key] = value
     if move:
         history.move_to_end(key)
     while len(history) > limit:
-        history.popitem(last=False)
+        dropped = history.popitem(last=False)[1]
+        if drop is not None:
+            drop(dropped)
 
 
 cdef bint _at(double t, const double* x, Py_ssize_t n, double t_at, double snap,

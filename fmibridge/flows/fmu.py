@@ -34,7 +34,7 @@ from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.records import TIME_RTOL
 from ..core.system import Edge, Guard, HybridSystem, Mode
-from ._cosim import FmuStepper, Readings
+from ._cosim import FmuStepper, Readings, keep_last
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
@@ -79,16 +79,6 @@ def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
             name = "_" + name
         return Variable(name, vr, "Real", "local", "continuous", None)
     return next((v for v in archive.variables.values() if v.vr == vr), None)
-
-
-def _put(entries: OrderedDict, key, value, limit: int, drop=None) -> None:
-    """Put key: value, then drop the oldest entries beyond `limit` (`drop`: their
-    values' clean-up)."""
-    entries[key] = value
-    while len(entries) > limit:
-        dropped = entries.popitem(last=False)[1]
-        if drop is not None:
-            drop(dropped)
 
 
 def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
@@ -1091,8 +1081,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
     def _remember_recorded(self) -> None:
         (t, x), recorded = self._at, self._recorded_values()
-        self._recorded_at.pop(x, None)  # put last: the newest
-        _put(self._recorded_at, x, (t, self._snap, recorded), MAX_RECORDED)
+        keep_last(self._recorded_at, x, (t, self._snap, recorded), MAX_RECORDED)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -1155,7 +1144,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self.save_cost = min(self.save_cost, spent) if timed else spent
                 self._saves_timed += 1
             self.n_state_saves += 1
-            _put(self._snapshots, key, state, MAX_SNAPSHOTS, self.instance.free_state)
+            free = self.instance.free_state
+            keep_last(self._snapshots, key, state, MAX_SNAPSHOTS, False, free)
         elif self._journal is not None and self._journal.calls is not None:
             # any length of the journal at which the FMU was at key
             mark = self._marks.get(key)
@@ -1167,7 +1157,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 else self._output_reader.read().tobytes()
             )
             mark = (self._journal.generation, len(self._journal.calls), outputs)
-            _put(self._marks, key, mark, MAX_SNAPSHOTS)
+            keep_last(self._marks, key, mark, MAX_SNAPSHOTS, False)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
         """Return to `key` by replay; check that the FMU is back at x."""
@@ -1245,7 +1235,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self._enter_unsaved(t, x)
             return
         self._reinitialize(t, x)
-        _put(self._anchors, (t, x.tobytes()), None, MAX_SNAPSHOTS)
+        keep_last(self._anchors, (t, x.tobytes()), None, MAX_SNAPSHOTS, False)
 
     def _reenter(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) again by the calls that entered it first (`anchored`),
