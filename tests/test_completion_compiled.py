@@ -10,6 +10,7 @@ import pytest
 
 from fmibridge import FmibridgeError, FmibridgeWarning, Halving, HybridSystem, Status
 from fmibridge.core import _functions
+from fmibridge.flows.compiled import c_function
 from fmibridge.flows.compiled import compiled as compiled_as
 from fmibridge.methods import Completion
 from fmibridge.models import forced_oscillator
@@ -116,3 +117,20 @@ def test_a_contact_primitive_of_the_wrong_size_is_named():
         method.run(wide, 1.0)
     with pytest.raises(FmibridgeError, match=r"indices \[2\] lie outside"):
         method.run(with_contact(system, q_index=(2,)), 1.0)
+
+
+def test_a_compiled_contact_primitive_of_the_wrong_shape_is_named():
+    """A compiled primitive is checked on its declared sizes before it is called
+    (the compiled numerics read its values without bounds checks): the message
+    names the primitive, what it maps and what the contact needs."""
+    system = forced_oscillator(EXAMPLE_2, compiled=True)
+    # the contact's force map (x, lam) -> dx/dt, 3 values to 2, given as its gradient
+    force = c_function(system.constraint.rhs_with_force, "force", 2)
+    assert isinstance(force, _functions.Function)
+    method = Completion(Halving(h=0.2), eps=1e-4)
+    with pytest.raises(
+        FmibridgeError,
+        match=r"`gradient_fn` \(.*\) maps 3 to 2 values; expected 2 to 1 "
+        r"\(q has 1 entries, the state 2\)",
+    ):
+        method.run(with_contact(system, gradient_fn=force), 1.0)

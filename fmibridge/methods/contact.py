@@ -173,11 +173,16 @@ class Contact(UnilateralConstraint):
             "rhs_with_force": (self.rhs_with_force, (0.0,), n),
             "hessian_fn": (self.hessian_fn, (), nq * nq),
         }
-        self.compiled(n)  # refuses a Function of the wrong sizes
         for name, (fn, extra, size) in expected.items():
             if fn is None:
                 continue
             if isinstance(fn, Function):
+                if fn.n_in != n + len(extra) or fn.n_out != size:
+                    raise FmibridgeError(
+                        f"Contact `{self.gap}`: `{name}` ({fn.what}) maps {fn.n_in} "
+                        f"to {fn.n_out} values; expected {n + len(extra)} to {size} "
+                        f"(q has {nq} entries, the state {n})."
+                    )
                 value = fn(t, np.append(x, extra))
             else:
                 value = np.asarray(fn(t, x, *extra), dtype=float)
