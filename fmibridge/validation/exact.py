@@ -158,6 +158,8 @@ def _scan(fl: Flight, s: np.ndarray, depth: int) -> float | None:
     at a crossing, at a peak of x (v changes sign) beyond the stop, or inside an
     interval that is not provably contact-free."""
     g, v = fl.gap(s), fl.velocity(s)
+    if not g[0] > 0.0:
+        raise RuntimeError(f"internal: scan starts on a non-positive gap {g[0]!r}.")
     length = np.diff(s)
     is_crossing = g[1:] <= 0.0
     is_peak = (v[:-1] > 0.0) & (v[1:] <= 0.0)
