@@ -15,6 +15,7 @@ from typing import Any
 from fmpy import dump, read_model_description  # FMPy's own, re-exported
 
 from .core.errors import FmibridgeError
+from .core.numbers import is_number
 from .core.result import Result
 from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
@@ -132,7 +133,7 @@ def simulate_fmu(
     step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
-    if span is not None and _is_number(step) and step > span:
+    if span is not None and is_number(step) and step > span:
         step = span  # FMPy's steps end at the stop time
     interval = numbers["output_interval"]
     if interval is None and span is not None:
@@ -161,10 +162,6 @@ def _number(name: str, value: object) -> Any:
         return float(value)
     except ValueError:
         raise FmibridgeError(f"`{name}` must be a number, got {value!r}.") from None
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def fmpy_interval(
