@@ -29,7 +29,7 @@ BLOCK = 4096  # samples one `Phase.run` keeps at most
 # `Phase.status`: steps taken, a lift-off (the last sample), no step after
 # MAX_HALVINGS halvings, non-finite values in a step of h.
 STEPPED, LIFTED, STUCK, NON_FINITE = 0, 1, 2, 3
-# eps' = V_RATIO eps: the neighbourhood V of Lemma 1 inside U (left free by Or and
+# eps' = _V_RATIO eps: the neighbourhood V of Lemma 1 inside U (left free by Or and
 # Ames; 0.5 keeps V well inside U).
 cdef double _V_RATIO = 0.5
 # Impacts the model-free test reads: 3 gap-rate ratios show geometric decay.
@@ -44,7 +44,7 @@ FALLBACK_SAFETY = _FALLBACK_SAFETY
 
 
 cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
-    """True if lam changes over each half step by < LAM_CHANGE of its minimum."""
+    """True if lam changes over each half step by < _LAM_CHANGE of its minimum."""
     cdef double change = max(fabs(lam_mid - lam0), fabs(lam1 - lam_mid))
     return change < _LAM_CHANGE * min(lam0, lam_mid, lam1)
 
@@ -52,7 +52,7 @@ cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
 cdef class Phase:
     """The constrained phases of one contact and scheme: steps of eq. (7), then
     R*, doubling from h while step doubling agrees within `tol` and lam changes
-    by less than LAM_CHANGE over each half; a lift-off located by Illinois to
+    by less than _LAM_CHANGE over each half; a lift-off located by Illinois to
     t_tol. After `run`: samples `ts`, `xs`, `lams`, `status`, the state `t`,
     `x` it stopped at, `last_step` and `n_rejected`.
     """
