@@ -519,13 +519,21 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
 
 def _copied_state(value: Callable[[np.ndarray], float], x: np.ndarray) -> int | None:
     """Return j if value(x) == x[j] and moves one for one with x[j] only."""
-    base, moves = float(value(x)), []  # (value moved, x[k] moved) for each k
+    base = float(value(x))
+    equal = [
+        j
+        for j in range(x.size)
+        if math.isclose(base, x[j], rel_tol=EXACT_RTOL, abs_tol=1e-12)
+    ]
+    if not equal:  # no state to copy: spare the probes (each an FMU call)
+        return None
+    moves = []  # (value moved, x[k] moved) for each k
     for k in range(x.size):
         y = x.copy()
         y[k] += STATE_PROBE * (1.0 + abs(x[k]))
         moves.append((float(value(y)) - base, y[k] - x[k]))
-    for j in range(x.size):
-        if math.isclose(base, x[j], rel_tol=EXACT_RTOL, abs_tol=1e-12) and all(
+    for j in equal:
+        if all(
             abs(dv - dx * (k == j)) <= EXACT_RTOL * (1.0 + abs(x[k]))
             for k, (dv, dx) in enumerate(moves)
         ):
