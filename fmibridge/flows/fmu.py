@@ -67,7 +67,8 @@ STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
     "2.0": ("canGetAndSetFMUstate", "false"),
     "3.0": ("canGetAndSetFMUState", "false"),
 }
-RESET = {"1.0": "fmiResetSlave", "2.0": "fmi2Reset", "3.0": "fmi3Reset"}  # Co-Sim.
+# a Co-Simulation instance's reset, by its FMI version (`FmiInstance.version`)
+RESET = {"1": "fmiResetSlave", "2": "fmi2Reset", "3": "fmi3Reset"}
 
 
 def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
@@ -758,7 +759,7 @@ class _Journal:
         """Reset `instance` and make its first n journalled calls again."""
         if self.calls is None:
             raise ReplayRefused(
-                RESET[f"{instance.version}.0"],
+                RESET[instance.version],
                 "journal dropped",
                 path,
                 f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
@@ -1136,13 +1137,15 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
-            start = time.thread_time()
-            state = self.instance.get_state()
-            if self._saves_timed < SAVES_TIMED:
+            if self._saves_timed < SAVES_TIMED:  # the first saves are timed
+                start = time.thread_time()
+                state = self.instance.get_state()
                 spent = time.thread_time() - start
                 timed = self._saves_timed
                 self.save_cost = min(self.save_cost, spent) if timed else spent
                 self._saves_timed += 1
+            else:
+                state = self.instance.get_state()
             self.n_state_saves += 1
             free = self.instance.free_state
             keep_last(self._snapshots, key, state, MAX_SNAPSHOTS, False, free)
@@ -1169,7 +1172,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
             and (outputs == b"" or self._output_reader.read().tobytes() == outputs)
         ):
             raise FMUError(
-                RESET[self.archive.fmi_version],
+                RESET[self.instance.version],
                 "replay differs",
                 self.path,
                 f"replaying this FMU's calls up to t = {key[0]!r} did not give the "
@@ -1240,27 +1243,28 @@ class CoSimulationFlow(_FmuFlow, Flow):
     def _reenter(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) again by the calls that entered it first (`anchored`),
         checked on its states."""
-        if (t, x.tobytes()) == self._origin:
+        origin = (t, x.tobytes()) == self._origin
+        if origin:
             t = self._origin[0]  # the very float of the first initialisation
             self.instance.reset()
             self.instance.initialize(
                 t, self._start, self._tolerance, self._initial_inputs(t)
             )
-            failed = (
-                f"initialised again after a reset, this Co-Simulation FMU did not "
-                f"take the states it took at t = {t!r} the first time, so a new "
-                f"run cannot start where the first one did; open it again"
-            )
         else:
             self._reinitialize(t, x)
-            failed = (
-                f"initialised again at t = {t!r} with the same start values, this "
-                f"Co-Simulation FMU did not take the states it took there the "
-                f"first time, so the run cannot return there"
-            )
-        if self._states_reader.read().tobytes() != x.tobytes():
-            reset = RESET[self.archive.fmi_version]
-            raise FMUError(reset, "not reproducible", self.path, failed)
+        if self._states_reader.read().tobytes() == x.tobytes():
+            return
+        failed = (
+            f"initialised again after a reset, this Co-Simulation FMU did not "
+            f"take the states it took at t = {t!r} the first time, so a new "
+            f"run cannot start where the first one did; open it again"
+            if origin
+            else f"initialised again at t = {t!r} with the same start values, this "
+            f"Co-Simulation FMU did not take the states it took there the "
+            f"first time, so the run cannot return there"
+        )
+        reset = RESET[self.instance.version]
+        raise FMUError(reset, "not reproducible", self.path, failed)
 
     def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
         """Enter (t, x) at the FMU's own time without saved states."""
