@@ -197,10 +197,10 @@ class Method(abc.ABC):
             flow = modes[state.mode].flow
             if flow.is_terminated:
                 return Status.TERMINATED, ""
-            if self._is_due(flow, state.t):
+            t_event = flow.next_event_time()
+            if t_event < math.inf and reached(state.t, t_event, self.h):  # now
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
-            t_event = flow.next_event_time()
             if grid is not None and not self.walks_grid:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
             t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
