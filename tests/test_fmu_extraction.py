@@ -277,3 +277,35 @@ def test_sigterm_removes_the_unpacked_folder(ball, temp):
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
     assert not folder.exists() and leftovers(temp) == []
+
+
+FORKER = """
+import os, sys
+from fmibridge.flows.fmu import open_fmu
+flow = open_fmu(sys.argv[1], "me")
+folder = flow.archive.unzipped()
+pid = os.fork()
+if pid == 0:  # a forked child that exits normally runs the inherited atexit hooks
+    sys.exit(0)
+os.waitpid(pid, 0)
+print(folder, folder.is_dir(), flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_leaves_the_parents_folders(ball, temp):
+    """The unpacked folders are removed by the process that unpacked them: a
+    forked child that exits does not remove its parent's (the parent's FMU
+    still runs from there)."""
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [sys.executable, "-c", FORKER, str(ball)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    folder, alive = done.stdout.split()
+    assert Path(folder).parent == own(temp) and alive == "True"
+    assert leftovers(temp) == []  # removed by the parent at its exit

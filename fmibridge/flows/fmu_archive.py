@@ -500,8 +500,9 @@ class _Folders:
 
     SIGTERM becomes SystemExit(143) where no handler is installed, so `finally`
     blocks free the instances; a watcher thread ends the process where the
-    main thread stays inside one C call (an FMU that hangs) for
-    `SIGTERM_GRACE_S`.
+    main thread stays for `SIGTERM_GRACE_S` inside one C call that releases the
+    GIL (an FMU that hangs in fmpy's calls or in the compiled doStep; the
+    compiled Model Exchange calls keep the GIL, and the watcher waits with them).
     """
 
     def __init__(self) -> None:
@@ -529,11 +530,12 @@ class _Folders:
             return
         self._armed = True
         atexit.register(self.remove_all)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._rewatch)
         if threading.current_thread() is threading.main_thread():
             if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
                 signal.signal(signal.SIGTERM, self._exit_on_sigterm)
                 self._watch()
-                os.register_at_fork(after_in_child=self._rewatch)
 
     def _exit_on_sigterm(self, signum: int, frame: object) -> None:
         self._handled.set()
@@ -577,7 +579,9 @@ class _Folders:
                 os._exit(128 + signal.SIGTERM)
 
     def _rewatch(self) -> None:
-        """In a forked child: leave the parent's pipe, watch with its own."""
+        """In a forked child: the folders are the parent's to remove, not its
+        own; leave the parent's pipe, watch with its own."""
+        self._live = set()
         if self._wakeup != -1 and signal.set_wakeup_fd(-1) == self._wakeup:
             self._watch()
 
