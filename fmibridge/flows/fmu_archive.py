@@ -9,6 +9,7 @@ SIGTERM remove (`_Folders`).
 from __future__ import annotations
 
 import atexit
+import copy
 import io
 import itertools
 import math
@@ -119,7 +120,9 @@ class FmuArchive:
 
     `declared_version` is the fmiVersion as declared (``"3.0.1"``),
     `fmi_version` the standard whose classes run it (``"1.0"``, ``"2.0"``,
-    ``"3.0"``), `is_validated` the `validate` it was read with.
+    ``"3.0"``), `is_validated` the `validate` it was read with, `root` the model
+    description's root element (lxml) as declared, for what fmpy's reading leaves
+    out (FMI 1.0 DirectDependency, the Jacobian flags).
 
     Parameters
     ----------
@@ -149,7 +152,7 @@ class FmuArchive:
             raise
 
     def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
-        root = _parsed_description(self.path, archive)
+        self.root = root = _parsed_description(self.path, archive)
         self.declared_version = root.get("fmiVersion") or ""
         if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
@@ -318,7 +321,7 @@ class FmuArchive:
     @cached_property
     def _feedthrough(self) -> dict[str, Feedthrough]:
         if self.fmi_version == "1.0":  # fmpy does not read DirectDependency
-            return _direct_dependencies(self.path)
+            return _direct_dependencies(self.root)
         return {
             u.variable.name: None
             if u.dependencies is None
@@ -332,13 +335,15 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
 
 
 def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
-    """The root element of the model description in `archive`, parsed once."""
+    """The root element of the model description in `archive`, parsed once and
+    read within MAX_XML_BYTES."""
     from lxml import etree
 
     try:
-        with archive.open(DESCRIPTION) as xml:
-            return etree.parse(xml).getroot()
-    except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, OSError) as exc:
+        return etree.fromstring(
+            read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
+        )
+    except (KeyError, etree.XMLSyntaxError) as exc:
         raise _unreadable(path, exc) from None
 
 
@@ -350,6 +355,7 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
         return str(path), root
     from lxml import etree
 
+    root = copy.deepcopy(root)  # the archive keeps the root as declared
     root.set("fmiVersion", "2.0")
     text = etree.tostring(root, encoding="UTF-8")
     memory = io.BytesIO()
@@ -446,21 +452,8 @@ def _fmpy_description(path: Path, source: str | io.BytesIO) -> Any:
         raise _unreadable(path, exc) from None
 
 
-def _description_root(path: Path):
-    """The FMU's model description as an lxml tree, read within its size limit."""
-    from lxml import etree
-
-    with zipfile.ZipFile(path) as archive:
-        xml = read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
-    try:
-        return etree.fromstring(xml)
-    except etree.XMLSyntaxError as exc:
-        raise _unreadable(path, exc) from None
-
-
-def _direct_dependencies(path: Path) -> dict[str, Feedthrough]:
+def _direct_dependencies(root: Any) -> dict[str, Feedthrough]:
     """FMI 1.0: each output's `DirectDependency` (None: every input)."""
-    root = _description_root(path)
     found: dict[str, Feedthrough] = {}
     for variable in root.iter("ScalarVariable"):
         if variable.get("causality") == "output":

@@ -17,7 +17,6 @@ import numpy as np
 
 from ..core._functions import Function, PythonVector
 from .fmi import _status_error
-from .fmu_archive import _description_root
 
 FLAGS = ("providesDirectionalDerivative", "providesDirectionalDerivatives")
 
@@ -25,7 +24,7 @@ FLAGS = ("providesDirectionalDerivative", "providesDirectionalDerivatives")
 def provides_directional_derivatives(flow) -> bool:
     """Return True if the flow's FMU declares directional derivatives for Model
     Exchange (either FMI version's spelling of the flag)."""
-    element = _description_root(flow.archive.path).find("ModelExchange")
+    element = flow.archive.root.find("ModelExchange")
     return element is not None and any(element.get(f) in ("true", "1") for f in FLAGS)
 
 
