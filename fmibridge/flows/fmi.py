@@ -27,7 +27,6 @@ from ..core.errors import FmibridgeError, FMUError
 from ._fmi import (
     STATUS_NAMES,
     Fmi1Functions,
-    Fmi2Functions,
     Fmi3Functions,
     FmiFunctions,
 )
@@ -172,7 +171,7 @@ class FmiInstance:
         **{t: t for t in ("Real", "Integer", "Boolean", "String")},
         "Enumeration": "Integer",
     }
-    c_table: type[FmiFunctions] = Fmi2Functions
+    c_table: type[FmiFunctions] = FmiFunctions
     _real, _int = "Real", "Integer"
     _fmu_state = "FMUstate"
     _update = "newDiscreteStates"
