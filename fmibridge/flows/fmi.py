@@ -53,6 +53,7 @@ FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
 # fmiTrue, fmiFalse: FMI 1.0's fmiBoolean is a char, passed as one byte (as fmpy's
 # call log reads it)
 FMI1_TRUE, FMI1_FALSE = b"\x01", b"\x00"
+FMI1_NO_STATE = "FMI 1.0 cannot save an FMU's state"
 # the C type of the values of each get (by its name's suffix), as numpy codes
 C_ELEMENTS = {
     **{name: np.dtype(name.lower()).str[1:] for name in ("Float32", "Float64", *INTS)},
@@ -449,18 +450,13 @@ class _Fmi1(FmiInstance):
     _callbacks_keyword = "functions"
 
     def get_state(self):
-        raise self._no_state("fmiGetFMUstate")
+        raise FMUError("fmiGetFMUstate", "missing", self.path, FMI1_NO_STATE)
 
     def set_state(self, state) -> None:
-        raise self._no_state("fmiSetFMUstate")
+        raise FMUError("fmiSetFMUstate", "missing", self.path, FMI1_NO_STATE)
 
     def free_state(self, state) -> None:
         """FMI 1.0 has no FMU state: nothing was saved, nothing to free."""
-
-    def _no_state(self, function: str) -> FMUError:
-        return FMUError(
-            function, "missing", self.path, "FMI 1.0 cannot save an FMU's state"
-        )
 
 
 class RealPorts:
@@ -516,23 +512,11 @@ class ModelExchangeInstance(FmiInstance):
         apart from its model description (FMI 1.0); None: it does not."""
         return None
 
-    def forget_time(self) -> None:
-        """Drop the cached FMU time: call after anything else set it (`calls`)."""
-        self.calls.forget_time()
-
-    def set_time_and_states(self, t: float, x: np.ndarray) -> None:
-        """Set the time (unless the FMU has it already) and the states."""
-        self.calls.set_time_and_states(t, x)
-
     @_fmi_call
     def get_states(self) -> np.ndarray:
         """Return the FMU's continuous states (a copy)."""
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x[: self.nx].copy()
-
-    def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the event indicators at (t, x), the inputs as the FMU holds them."""
-        return self.calls.event_indicators(t, x)
 
     @_fmi_call
     def event_iteration(
@@ -557,14 +541,14 @@ class ModelExchangeInstance(FmiInstance):
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
         """Report an accepted step ending at (t, x); return (enter_event_mode,
         terminate). Called only where the FMU needs it."""
-        self.set_time_and_states(t, x)
+        self.calls.set_time_and_states(t, x)
         enter, terminate = self._fmu.completedIntegratorStep(False)
         return bool(enter), bool(terminate)
 
     def reset(self) -> None:
         """Reset the instance (fmiReset) and forget the time it was set to."""
         super().reset()
-        self.forget_time()
+        self.calls.forget_time()
 
 
 class Fmi2Model(ModelExchangeInstance):
@@ -618,7 +602,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
     @_fmi_call
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
-        self.set_time_and_states(t, x)
+        self.calls.set_time_and_states(t, x)
         return bool(self._fmu.completedIntegratorStep()), False
 
     def reset(self) -> None:
@@ -650,32 +634,29 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
     def _event_info(self, info: tuple) -> EventInfo | None:
         """An fmiEventInfo as EventInfo (None: not converged); a changed state
-        vector is refused (`_check_references`)."""
+        vector is refused."""
         converged, references_changed, values_changed, terminate, timed, t_next = info
-        if references_changed and self._references is not None:
-            self._check_references()
+        before = self._references
+        if references_changed and before is not None:
+            after = self.state_references()
+            if after != before:
+                variables = reversed(self.description.modelVariables)  # first wins
+                names = {v.valueReference: v.name for v in variables}
+                raise FMUError(
+                    "fmiGetStateValueReferences",
+                    "states changed",
+                    self.path,
+                    f"at an event the FMU changed its state vector from "
+                    f"{[names.get(vr, vr) for vr in before]} to "
+                    f"{[names.get(vr, vr) for vr in after or ()]} "
+                    f"(stateValueReferencesChanged); fmibridge integrates the "
+                    f"states chosen at initialisation, so it cannot go on",
+                )
         if not (converged or terminate):
             return None
         return EventInfo(
             bool(values_changed), bool(terminate), t_next if timed else math.inf
         )
-
-    def _check_references(self) -> None:
-        before = self._references
-        after = self.state_references()
-        if after != before:
-            variables = reversed(self.description.modelVariables)  # the first wins
-            names = {v.valueReference: v.name for v in variables}
-            raise FMUError(
-                "fmiGetStateValueReferences",
-                "states changed",
-                self.path,
-                f"at an event the FMU changed its state vector from "
-                f"{[names.get(vr, vr) for vr in before or ()]} to "
-                f"{[names.get(vr, vr) for vr in after or ()]} "
-                f"(stateValueReferencesChanged); fmibridge integrates the states "
-                f"chosen at initialisation, so it cannot go on",
-            )
 
 
 class CoSimulationInstance(FmiInstance):
