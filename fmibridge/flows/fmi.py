@@ -137,8 +137,7 @@ _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for log routi
 
 
 def _route_message(env, instance_name, status, category, message) -> None:
-    """Give an FMI 1.0 / 2.0 log message to its instance; print those of other
-    FMUs (FMI 1.0 passes the instance where FMI 2.0 passes an environment)."""
+    """Give an FMI 1.0 / 2.0 log message to its instance, else print it."""
     text = message.decode("utf-8", "replace") if message else ""
     instance = _INSTANCES.get(
         instance_name.decode("utf-8", "replace") if instance_name else ""
@@ -146,14 +145,12 @@ def _route_message(env, instance_name, status, category, message) -> None:
     if instance is not None:
         instance._log(text)
     else:
-        label = STATUS_LABELS[status] if status in range(6) else str(status)
-        print(f"[{label.upper()}] {text}")
+        print(f"[{STATUS_NAMES[status] if status in range(6) else status}] {text}")
 
 
 @functools.cache
 def _c_logger(version: str) -> Any:
-    """The one permanent logger callback of FMI 1.0 or 2.0 (created on first
-    use): fmpy's native proxy keeps ONE process-wide logger."""
+    """The logger callback of FMI 1.0 or 2.0: fmpy's proxy keeps one per process."""
     module = import_module(f"fmpy.fmi{version}")
     return getattr(module, f"fmi{version}CallbackLoggerTYPE")(_route_message)
 
@@ -182,12 +179,20 @@ class FmiInstance:
     _c_calls: dict[str, str] = {}
     uses_event_mode = False  # FMI 3.0 Co-Simulation's Event Mode (`Fmi3Slave`)
 
-    def __init__(self, path: Path, description, unzip_dir: Path) -> None:
-        self.path = str(path)
-        self.description = description
+    def __init__(self, archive: FmuArchive) -> None:
+        self.path = str(archive.path)
+        self.description = description = archive.description
         self.name = f"fmibridge-{id(self):x}"  # unique: routes this instance's log
         self._messages: list[str] = []
-        self._fmu = self._create(description, unzip_dir)
+        kind = "Model" if self.interface == "ModelExchange" else "Slave"
+        module = import_module(f"fmpy.fmi{self.version}")
+        self._fmu = getattr(module, f"FMU{self.version}{kind}")(
+            guid=description.guid,
+            unzipDirectory=str(archive.unzipped()),
+            modelIdentifier=archive.part(self.interface).modelIdentifier,
+            instanceName=self.name,
+            fmiCallLogger=_CALL_LOGGER.get(),
+        )
         _INSTANCES[self.name] = self
         try:
             self._instantiate()
@@ -196,7 +201,7 @@ class FmiInstance:
             if isinstance(exc, FMUError):
                 raise
             raise FMUError(
-                f"fmi{description.fmiVersion[0]}Instantiate",
+                f"fmi{self.version}Instantiate",
                 "no instance",
                 self.path,
                 self.log_tail() or str(exc),
@@ -248,21 +253,6 @@ class FmiInstance:
 
     def _bind(self) -> None:
         """Prepare fast per-step calls after instantiation (Model Exchange)."""
-
-    def _create(self, description, unzip_dir: Path) -> Any:
-        """fmpy's FMU{version}Model (Model Exchange) or FMU{version}Slave."""
-        is_model = self.interface == "ModelExchange"
-        part = description.modelExchange if is_model else description.coSimulation
-        kind = "Model" if is_model else "Slave"
-        return getattr(
-            import_module(f"fmpy.fmi{self.version}"), f"FMU{self.version}{kind}"
-        )(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=part.modelIdentifier,
-            instanceName=self.name,
-            fmiCallLogger=_CALL_LOGGER.get(),
-        )
 
     def _logger(self) -> Any:
         """The callbacks of FMI 1.0 / 2.0, their logger `_c_logger`."""
@@ -633,8 +623,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         )
 
     def _event_info(self, info: tuple) -> EventInfo | None:
-        """An fmiEventInfo as EventInfo (None: not converged); a changed state
-        vector is refused."""
+        """An fmiEventInfo as EventInfo (None: not converged)."""
         converged, references_changed, values_changed, terminate, timed, t_next = info
         before = self._references
         if references_changed and before is not None:
@@ -838,10 +827,7 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     folder = archive.unzipped() / "binaries" / platform
     library = folder / f"{identifier}{fmpy.sharedLibraryExtension}"
     if not library.is_file():
-        binaries = folder.parent
-        offered = (
-            sorted(p.name for p in binaries.glob("*")) if binaries.is_dir() else []
-        )
+        offered = sorted(p.name for p in folder.parent.glob("*"))  # [] if none
         raise FMUError(
             "binaries",
             "missing",
@@ -852,7 +838,7 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
         )
     cls, cwd = INSTANCE_CLASSES[(archive.fmi_version, interface)], os.getcwd()
     try:
-        return cls(archive.path, archive.description, archive.unzipped())
+        return cls(archive)
     except FMUError:
         raise
     except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to load shared library"
@@ -867,8 +853,7 @@ MISSING_DEPENDENCY = ("cannot open shared object file", "Library not loaded")
 
 
 def _load_error(path: Path, library: Path, exc: Exception) -> FmibridgeError:
-    """The error of a binary that does not load, in the loader's words: a
-    library it needs is missing, or the binary is damaged or foreign."""
+    """The error of a binary that does not load, in the loader's words."""
     if isinstance(exc.__context__, OSError):
         text = str(exc.__context__)
     else:  # fmpy's own message: its last part, without the unpacked folder

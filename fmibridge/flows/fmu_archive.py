@@ -333,8 +333,7 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
 
 
 def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
-    """The root element of the model description in `archive`, parsed once and
-    read within MAX_XML_BYTES."""
+    """The model description's root element, read within MAX_XML_BYTES."""
     from lxml import etree
 
     try:
