@@ -650,36 +650,11 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
 class CoSimulationInstance(FmiInstance):
     """Co-Simulation calls: the FMU steps itself (`do_step`); an FMI 3.0 FMU
-    with Event Mode hands its events back (`handle_event`)."""
+    with Event Mode hands its events back (`handle_event`). FMI 2.0's doStep
+    here; FMI 1.0 and 3.0 override what differs."""
 
     interface = "CoSimulation"
     _c_calls = {"do_step": "DoStep"}
-
-    def do_step(self, t: float, h: float) -> StepEnd:
-        """Step from t by h."""
-        raise NotImplementedError
-
-    def handle_event(
-        self, max_iterations: int, inputs: Start | None = None
-    ) -> EventInfo:
-        """Run an event in Event Mode (FMI 3.0 only): the one a step asked
-        for, or a jump of `inputs`."""
-        raise NotImplementedError
-
-    def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """The end of a doStep called in C (`_cosim`) that did not complete."""
-        raise NotImplementedError
-
-    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
-        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
-        that did not complete, as `do_step` gives it; `ended` is (status,
-        eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
-        status, _, terminate, _, last = ended
-        return self.failed_step(status, terminate, last)
-
-
-class Fmi2Slave(CoSimulationInstance):
-    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; a discard with terminateSimulation ends early."""
@@ -691,14 +666,33 @@ class Fmi2Slave(CoSimulationInstance):
             return self.failed_step(exc.status, False, t)
         return StepEnd(t + h)
 
+    def handle_event(
+        self, max_iterations: int, inputs: Start | None = None
+    ) -> EventInfo:
+        """Run an event in Event Mode (FMI 3.0 only): the one a step asked
+        for, or a jump of `inputs`."""
+        raise NotImplementedError
+
     @_fmi_call
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """A discard with terminateSimulation ends at the last successful time;
-        else the FMUError of fmi2DoStep."""
+        """The end of a doStep (called in C, `_cosim`) that did not complete: a
+        discard with terminateSimulation ends at the last successful time; else
+        the FMUError of fmi2DoStep."""
         if status == 2 and self._fmu.getBooleanStatus(FMI2_TERMINATED):
             last = self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
             return StepEnd(last, terminate=True)
         raise _status_error(self, "fmi2DoStep", status)
+
+    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
+        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
+        that did not complete, as `do_step` gives it; `ended` is (status,
+        eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
+        status, _, terminate, _, last = ended
+        return self.failed_step(status, terminate, last)
+
+
+class Fmi2Slave(CoSimulationInstance):
+    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
 
 class Fmi1Slave(_Fmi1, CoSimulationInstance):
