@@ -207,7 +207,6 @@ class FmiInstance:
                 self.log_tail() or str(exc),
             ) from None
         self.functions = self._functions()
-        self._bind()
 
     def _touched(self) -> None:
         """Something may change the FMU: the compiled calls set their point again."""
@@ -250,9 +249,6 @@ class FmiInstance:
             functools.partial(_status_error, self),
             _CALL_LOGGER.get(),
         )
-
-    def _bind(self) -> None:
-        """Prepare fast per-step calls after instantiation (Model Exchange)."""
 
     def _logger(self) -> Any:
         """The callbacks of FMI 1.0 / 2.0, their logger `_c_logger`."""
@@ -483,10 +479,11 @@ class ModelExchangeInstance(FmiInstance):
         "derivatives": "GetDerivatives",
         "indicators": "GetEventIndicators",
     }
-    calls: FmuCalls  # bound by `_bind` when instantiated
-    needs_completed_step = False  # unless the FMU asks for it (`_bind`)
+    calls: FmuCalls  # bound when instantiated
+    needs_completed_step = False  # unless the FMU asks for it
 
-    def _bind(self) -> None:
+    def __init__(self, archive: FmuArchive) -> None:
+        super().__init__(archive)
         self.nx = self.description.numberOfContinuousStates
         self.nz = self.description.numberOfEventIndicators
         # one spare element: a zero-length buffer would pass NULL to the FMU
