@@ -14,9 +14,7 @@ cdef extern from "fmi2FunctionTypes.h" nogil:
     ctypedef int fmi2Integer
     ctypedef int fmi2Boolean
     ctypedef enum fmi2Status:
-        fmi2OK
         fmi2Warning
-        fmi2Fatal
     ctypedef fmi2Status fmi2SetTimeTYPE(fmi2Component c, fmi2Real time)
     ctypedef fmi2Status fmi2SetContinuousStatesTYPE(fmi2Component c, const fmi2Real* x,
                                                     size_t nx)

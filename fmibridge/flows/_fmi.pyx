@@ -196,11 +196,8 @@ cdef class Fmi1Functions(FmiFunctions):
     """FMI 1.0 Model Exchange's calls and get and set of reals (fmi1Functions.h);
     no doStep or gets of other types."""
 
-    ARGUMENTS = (
-        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
-        ("c", "eventIndicators", "ni"), ("component", "vr", "nvr", "value"),
-        ("component", "vr", "nvr", "value"),
-    )  # fmt: skip
+    # FMI 2.0's names, but `component` for get and set of reals, and no doStep
+    ARGUMENTS = FmiFunctions.ARGUMENTS[:4] + (("component", "vr", "nvr", "value"),) * 2
 
     cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
                          size_t n, void* out) noexcept nogil:
