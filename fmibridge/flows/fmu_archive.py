@@ -9,6 +9,7 @@ SIGTERM remove (`_Folders`).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import io
 import itertools
@@ -218,7 +219,7 @@ class FmuArchive:
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]
     ) -> tuple[float | None, str | None]:
-        text = getattr(d, name, None) if d is not None else None
+        text = getattr(d, name, None)  # None: no DefaultExperiment, or not given
         if text is None:
             return None, None
         try:
@@ -450,10 +451,8 @@ def _variable(v) -> Variable:
     start = None
     if v.start is not None and v.type in NUMERIC_TYPES and not v.shape:
         text = str(v.start).strip().lower()
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # not a number: None
             start = float({"true": 1.0, "false": 0.0}.get(text, text))
-        except (TypeError, ValueError):
-            start = None
     unit = v.unit or getattr(v.declaredType, "unit", None)
     return Variable(
         v.name,
