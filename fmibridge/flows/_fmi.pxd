@@ -14,9 +14,7 @@ cdef extern from "fmi2FunctionTypes.h" nogil:
     ctypedef int fmi2Integer
     ctypedef int fmi2Boolean
     ctypedef enum fmi2Status:
-        fmi2OK
         fmi2Warning
-        fmi2Fatal
     ctypedef fmi2Status fmi2SetTimeTYPE(fmi2Component c, fmi2Real time)
     ctypedef fmi2Status fmi2SetContinuousStatesTYPE(fmi2Component c, const fmi2Real* x,
                                                     size_t nx)
@@ -148,11 +146,8 @@ cdef class FmiFunctions:
     cdef int do_step(self, double t, double h, StepEnd* end) except -1
     cdef int check(self, str name, int status) except -1
     cdef int log(self, str name, int role, tuple values, int status) except -1
-    # the C calls (FMI 2.0's; the FMI 1.0 and 3.0 tables override what differs)
-    cdef int _set_time(self, double t) noexcept nogil
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil
+    # the C calls that differ by version (FMI 2.0's; the FMI 1.0 and 3.0 tables
+    # override them)
     cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
                         ) noexcept nogil
     cdef int _set_reals(self, const unsigned int* vrs, size_t n, const double* values

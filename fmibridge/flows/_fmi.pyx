@@ -1,5 +1,5 @@
 """An FMU instance's C functions as the compiled loops call them: one table per
-FMI version (`Fmi1Functions`, `Fmi2Functions`, `Fmi3Functions`), calling
+FMI version (`Fmi1Functions`, FMI 2.0's `FmiFunctions`, `Fmi3Functions`), calling
 through the function types of the standard's headers (`_fmi.pxd`) at the
 addresses the lower layer (`flows.fmi`) takes from the FMU's library.
 
@@ -77,25 +77,28 @@ cdef class FmiFunctions:
         return 0
 
     cdef int set_time(self, double t) except -1:
-        cdef int status = self._set_time(t)
+        cdef int status = (<fmi2SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
         if self.logger is not None:
             self.log(self.names[SET_TIME], SET_TIME, (t,), status)
         return self.check(self.names[SET_TIME], status)
 
     cdef int set_states(self, const double* x, size_t n) except -1:
-        cdef int status = self._set_states(x, n)
+        cdef int status = (<fmi2SetContinuousStatesTYPE*> self.address[SET_STATES])(
+            self.component, x, n)
         if self.logger is not None:
             self.log(self.names[SET_STATES], SET_STATES, (_listed(x, n), n), status)
         return self.check(self.names[SET_STATES], status)
 
     cdef int get_derivatives(self, double* out, size_t n) except -1:
-        cdef int status = self._derivatives(out, n)
+        cdef int status = (<fmi2GetDerivativesTYPE*> self.address[DERIVATIVES])(
+            self.component, out, n)
         if self.logger is not None:
             self.log(self.names[DERIVATIVES], DERIVATIVES, (_listed(out, n), n), status)
         return self.check(self.names[DERIVATIVES], status)
 
     cdef int get_indicators(self, double* out, size_t n) except -1:
-        cdef int status = self._indicators(out, n)
+        cdef int status = (<fmi2GetEventIndicatorsTYPE*> self.address[INDICATORS])(
+            self.component, out, n)
         if self.logger is not None:
             self.log(self.names[INDICATORS], INDICATORS, (_listed(out, n), n), status)
         return self.check(self.names[INDICATORS], status)
@@ -162,22 +165,7 @@ cdef class FmiFunctions:
                      end.terminate, end.early, end.last), status)
         return status
 
-    # the C calls, in FMI 2.0's C shapes (fmi2FunctionTypes.h)
-    cdef int _set_time(self, double t) noexcept nogil:
-        return (<fmi2SetTimeTYPE*> self.address[SET_TIME])(self.component, t)
-
-    cdef int _set_states(self, const double* x, size_t n) noexcept nogil:
-        return (<fmi2SetContinuousStatesTYPE*> self.address[SET_STATES])(
-            self.component, x, n)
-
-    cdef int _derivatives(self, double* out, size_t n) noexcept nogil:
-        return (<fmi2GetDerivativesTYPE*> self.address[DERIVATIVES])(
-            self.component, out, n)
-
-    cdef int _indicators(self, double* out, size_t n) noexcept nogil:
-        return (<fmi2GetEventIndicatorsTYPE*> self.address[INDICATORS])(
-            self.component, out, n)
-
+    # the C calls that differ by version, in FMI 2.0's C shapes
     cdef int _get_reals(self, const unsigned int* vrs, size_t n, double* out
                         ) noexcept nogil:
         return (<fmi2GetRealTYPE*> self.address[GET_REALS])(self.component, vrs, n, out)
@@ -204,19 +192,12 @@ cdef class FmiFunctions:
         return status
 
 
-cdef class Fmi2Functions(FmiFunctions):
-    """FMI 2.0's calls (fmi2FunctionTypes.h)."""
-
-
-cdef class Fmi1Functions(Fmi2Functions):
+cdef class Fmi1Functions(FmiFunctions):
     """FMI 1.0 Model Exchange's calls and get and set of reals (fmi1Functions.h);
     no doStep or gets of other types."""
 
-    ARGUMENTS = (
-        ("c", "time"), ("c", "x", "nx"), ("c", "derivatives", "nx"),
-        ("c", "eventIndicators", "ni"), ("component", "vr", "nvr", "value"),
-        ("component", "vr", "nvr", "value"),
-    )  # fmt: skip
+    # FMI 2.0's names, but `component` for get and set of reals, and no doStep
+    ARGUMENTS = FmiFunctions.ARGUMENTS[:4] + (("component", "vr", "nvr", "value"),) * 2
 
     cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
                          size_t n, void* out) noexcept nogil:
@@ -226,7 +207,7 @@ cdef class Fmi1Functions(Fmi2Functions):
         return _LACKS
 
 
-cdef class Fmi3Functions(Fmi2Functions):
+cdef class Fmi3Functions(FmiFunctions):
     """FMI 3.0's calls (fmi3FunctionTypes.h): gets and sets count the values,
     doStep says why it stopped."""
 

@@ -174,7 +174,7 @@ class ModelExchangeComponent(_FmuComponent):
 
     def at(self, t: float, x: np.ndarray) -> None:
         """Put the FMU at (t, x): set its time and continuous states."""
-        self.flow.instance.set_time_and_states(t, x)
+        self.flow.instance.calls.set_time_and_states(t, x)
         self._t, self._x = t, x
 
     def derivatives(self, t: float, x: np.ndarray) -> np.ndarray:

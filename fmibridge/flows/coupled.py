@@ -127,7 +127,7 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
         def indicator(t: float, x: np.ndarray) -> float:
             parts = self.parts(x)
             self.coupling.evaluate(t, parts)
-            return float(component.flow.instance.event_indicators(t, parts[k])[i])
+            return float(component.flow.instance.calls.event_indicators(t, parts[k])[i])
 
         def update(t: float, x: np.ndarray) -> np.ndarray:
             parts = self.parts(x)

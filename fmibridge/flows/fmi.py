@@ -27,7 +27,6 @@ from ..core.errors import FmibridgeError, FMUError
 from ._fmi import (
     STATUS_NAMES,
     Fmi1Functions,
-    Fmi2Functions,
     Fmi3Functions,
     FmiFunctions,
 )
@@ -54,13 +53,12 @@ FMI1_STATUS_FUNCTIONS = ("fmi1InitializeSlave", "fmi1DoStep", "fmi1CancelStep")
 # fmiTrue, fmiFalse: FMI 1.0's fmiBoolean is a char, passed as one byte (as fmpy's
 # call log reads it)
 FMI1_TRUE, FMI1_FALSE = b"\x01", b"\x00"
-# FMI type -> the fmpy get/set suffix (FMI 1.0 and 2.0; FMI 3.0 in `_Fmi3`)
-FMI2_ACCESS = {
-    "Real": "Real",
-    "Integer": "Integer",
-    "Enumeration": "Integer",
-    "Boolean": "Boolean",
-    "String": "String",
+FMI1_NO_STATE = "FMI 1.0 cannot save an FMU's state"
+# the C type of the values of each get (by its name's suffix), as numpy codes
+C_ELEMENTS = {
+    **{name: np.dtype(name.lower()).str[1:] for name in ("Float32", "Float64", *INTS)},
+    "Real": "f8",
+    "Integer": "i4",
 }
 
 
@@ -77,24 +75,6 @@ def _fmi_call(method: F) -> F:
             raise _status_error(self, exc.function, exc.status) from None
 
     return cast(F, call)
-
-
-# the C type of the values of each get (by its name's suffix), as numpy codes
-C_ELEMENTS = {
-    "Real": "f8",
-    "Float64": "f8",
-    "Float32": "f4",
-    "Integer": "i4",
-    **{name: np.dtype(name.lower()).str[1:] for name in INTS},  # "u2": uint16
-}
-
-
-def _address(instance: FmiInstance, pointer: Any, function: str) -> int:
-    """The address of a C function fmpy bound (a NULL one is missing)."""
-    address = ctypes.cast(pointer, ctypes.c_void_p).value
-    if address is None:
-        raise FMUError(function, "missing", instance.path, "a NULL function pointer")
-    return address
 
 
 def _status_error(instance: FmiInstance, function: str, status: int) -> FMUError:
@@ -157,8 +137,7 @@ _INSTANCES: dict[str, FmiInstance] = {}  # live instances by name, for log routi
 
 
 def _route_message(env, instance_name, status, category, message) -> None:
-    """Give an FMI 1.0 / 2.0 log message to its instance; print those of other
-    FMUs (FMI 1.0 passes the instance where FMI 2.0 passes an environment)."""
+    """Give an FMI 1.0 / 2.0 log message to its instance, else print it."""
     text = message.decode("utf-8", "replace") if message else ""
     instance = _INSTANCES.get(
         instance_name.decode("utf-8", "replace") if instance_name else ""
@@ -166,14 +145,12 @@ def _route_message(env, instance_name, status, category, message) -> None:
     if instance is not None:
         instance._log(text)
     else:
-        label = STATUS_LABELS[status] if status in range(6) else str(status)
-        print(f"[{label.upper()}] {text}")
+        print(f"[{STATUS_NAMES[status] if status in range(6) else status}] {text}")
 
 
 @functools.cache
 def _c_logger(version: str) -> Any:
-    """The one permanent logger callback of FMI 1.0 or 2.0 (created on first
-    use): fmpy's native proxy keeps ONE process-wide logger."""
+    """The logger callback of FMI 1.0 or 2.0: fmpy's proxy keeps one per process."""
     module = import_module(f"fmpy.fmi{version}")
     return getattr(module, f"fmi{version}CallbackLoggerTYPE")(_route_message)
 
@@ -184,40 +161,52 @@ class FmiInstance:
     interface: str = ""  # "ModelExchange" or "CoSimulation"
     calls: FmuCalls | None = None  # the C functions called directly (Model Exchange)
     functions: FmiFunctions  # the C functions the compiled loops call (`_functions`)
-    # per version (`_Fmi1`, `_Fmi2`, `_Fmi3`): fmpy's module and C prefix, FMI
-    # type -> fmpy's get/set suffix, the table of C calls, the reals' and
+    # per version (`_Fmi1`, `_Fmi3`; FMI 2.0's here): fmpy's module and C prefix,
+    # FMI type -> fmpy's get/set suffix, the table of C calls, the reals' and
     # integers' types, the FMU state's name in fmpy's calls, the event iteration
-    version = ""
-    _access: dict[str, str] = FMI2_ACCESS
-    c_table: type[FmiFunctions]
+    version = "2"
+    _access = {
+        **{t: t for t in ("Real", "Integer", "Boolean", "String")},
+        "Enumeration": "Integer",
+    }
+    c_table: type[FmiFunctions] = FmiFunctions
     _real, _int = "Real", "Integer"
     _fmu_state = "FMUstate"
     _update = "newDiscreteStates"
     _callbacks_keyword = "callbacks"  # instantiate's
+    # the C calls the compiled loops make besides the reals' get and set, by
+    # `_fmi.ROLES`: the suffix of their C name fmi<version><suffix>
+    _c_calls: dict[str, str] = {}
     uses_event_mode = False  # FMI 3.0 Co-Simulation's Event Mode (`Fmi3Slave`)
 
-    def __init__(self, path: Path, description, unzip_dir: Path) -> None:
-        self.path = str(path)
-        self.description = description
+    def __init__(self, archive: FmuArchive) -> None:
+        self.path = str(archive.path)
+        self.description = description = archive.description
         self.name = f"fmibridge-{id(self):x}"  # unique: routes this instance's log
         self._messages: list[str] = []
-        self._fmu = self._create(description, unzip_dir)
+        kind = "Model" if self.interface == "ModelExchange" else "Slave"
+        module = import_module(f"fmpy.fmi{self.version}")
+        self._fmu = getattr(module, f"FMU{self.version}{kind}")(
+            guid=description.guid,
+            unzipDirectory=str(archive.unzipped()),
+            modelIdentifier=archive.part(self.interface).modelIdentifier,
+            instanceName=self.name,
+            fmiCallLogger=_CALL_LOGGER.get(),
+        )
         _INSTANCES[self.name] = self
         try:
             self._instantiate()
-        except FMUError:
-            _INSTANCES.pop(self.name, None)
-            raise
         except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to instantiate ..."
             _INSTANCES.pop(self.name, None)
+            if isinstance(exc, FMUError):
+                raise
             raise FMUError(
-                f"fmi{description.fmiVersion[0]}Instantiate",
+                f"fmi{self.version}Instantiate",
                 "no instance",
                 self.path,
                 self.log_tail() or str(exc),
             ) from None
         self.functions = self._functions()
-        self._bind()
 
     def _touched(self) -> None:
         """Something may change the FMU: the compiled calls set their point again."""
@@ -238,23 +227,20 @@ class FmiInstance:
         fmu, self._fmu = self._fmu, None
         if fmu is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # freeing goes on whatever it says
             fmu.terminate()
-        except Exception:  # noqa: BLE001 - freeing must go on whatever the FMU says
-            pass
         fmu.freeInstance()
         _INSTANCES.pop(self.name, None)
         if self.calls is not None:
             self.calls.close()
 
-    def _c_names(self) -> dict[str, str]:
-        """The C name of each call the compiled loops make, by `_fmi.ROLES`."""
-        v, real = self.version, self._real
-        return {"get_reals": f"fmi{v}Get{real}", "set_reals": f"fmi{v}Set{real}"}
-
     def _functions(self) -> FmiFunctions:
         """The instance's C calls, logged to the block's `logged_calls`."""
-        names = self._c_names()
+        real = {"get_reals": f"Get{self._real}", "set_reals": f"Set{self._real}"}
+        names = {
+            role: f"fmi{self.version}{suffix}"
+            for role, suffix in {**real, **self._c_calls}.items()
+        }
         component = self._fmu.component
         return self.c_table(
             getattr(component, "value", component),  # c_void_p or int
@@ -262,24 +248,6 @@ class FmiInstance:
             names,
             functools.partial(_status_error, self),
             _CALL_LOGGER.get(),
-        )
-
-    def _bind(self) -> None:
-        """Prepare fast per-step calls after instantiation (Model Exchange)."""
-
-    def _create(self, description, unzip_dir: Path) -> Any:
-        """fmpy's FMU{version}Model (Model Exchange) or FMU{version}Slave."""
-        is_model = self.interface == "ModelExchange"
-        part = description.modelExchange if is_model else description.coSimulation
-        kind = "Model" if is_model else "Slave"
-        return getattr(
-            import_module(f"fmpy.fmi{self.version}"), f"FMU{self.version}{kind}"
-        )(
-            guid=description.guid,
-            unzipDirectory=str(unzip_dir),
-            modelIdentifier=part.modelIdentifier,
-            instanceName=self.name,
-            fmiCallLogger=_CALL_LOGGER.get(),
         )
 
     def _logger(self) -> Any:
@@ -346,8 +314,14 @@ class FmiInstance:
         self._fmu.reset()
 
     def c_address(self, function: str) -> int:
-        """Return the address of the FMU's C function `function` (compiled calls)."""
-        return _address(self, self._fmu._functions[function], function)
+        """Return the address of the FMU's C function `function` (compiled
+        calls): fmi<version>Xxx, or fmiXxx (FMI 1.0's C names, fmpy's fmi1Xxx)."""
+        prefix = f"fmi{self.version}"
+        name = prefix + function.removeprefix(prefix).removeprefix("fmi")
+        address = ctypes.cast(self._fmu._functions[name], ctypes.c_void_p).value
+        if address is None:
+            raise FMUError(function, "missing", self.path, "a NULL function pointer")
+        return address
 
     def c_getter(self, fmi_type: str) -> tuple[int, str, str]:
         """The C get of the variables of `fmi_type` (compiled reads): its
@@ -370,11 +344,17 @@ class FmiInstance:
         tolerance: float | None = None,
         inputs: Start | None = None,
     ) -> None:
-        """Set `start` values, initialize at t0, `inputs` in Initialization Mode."""
+        """Initialize at t0: set `start` values, then `inputs` in Initialization
+        Mode (FMI 1.0: both before fmiInitialize or fmiInitializeSlave)."""
+        self._initialize(t0, start, tolerance, inputs or {})
+
+    def _initialize(
+        self, t0: float, start: Start, tolerance: float | None, inputs: Start
+    ) -> None:
         self._fmu.setupExperiment(tolerance=tolerance, startTime=t0)
         self._set_start(start)
         self._fmu.enterInitializationMode()
-        self._set_start(inputs or {})
+        self._set_start(inputs)
         self._fmu.exitInitializationMode()
 
     @_fmi_call
@@ -410,11 +390,6 @@ class FmiInstance:
         )
 
 
-class _Fmi2(FmiInstance):
-    version = "2"
-    c_table = Fmi2Functions
-
-
 class _Fmi3(FmiInstance):
     version = "3"
     c_table = Fmi3Functions
@@ -439,17 +414,12 @@ class _Fmi3(FmiInstance):
     def _get(self, suffix: str, vrs: list[int], n_values: int) -> list:
         return getattr(self._fmu, "get" + suffix)(vrs, n_values)
 
-    @_fmi_call
-    def initialize(
-        self,
-        t0: float,
-        start: Start,
-        tolerance: float | None = None,
-        inputs: Start | None = None,
+    def _initialize(
+        self, t0: float, start: Start, tolerance: float | None, inputs: Start
     ) -> None:
         self._set_start(start)
         self._fmu.enterInitializationMode(tolerance=tolerance, startTime=t0)
-        self._set_start(inputs or {})
+        self._set_start(inputs)
         self._fmu.exitInitializationMode()
         if self.uses_event_mode:  # Co-Simulation: it left it in Event Mode
             self._iterate(MAX_INITIAL_ITERATIONS)
@@ -458,34 +428,21 @@ class _Fmi3(FmiInstance):
 
 class _Fmi1(FmiInstance):
     """FMI 1.0: C functions `<modelIdentifier>_fmiXxx` (fmpy binds them as
-    `fmi1Xxx`), no Initialization Mode (start values and inputs are set before
-    fmiInitialize / fmiInitializeSlave), no FMU state."""
+    `fmi1Xxx`; those the compiled loops call have FMI 2.0's C shapes), no
+    Initialization Mode, no FMU state."""
 
     version = "1"
     c_table = Fmi1Functions
     _callbacks_keyword = "functions"
 
-    def c_address(self, function: str) -> int:
-        """Return the address of `<modelIdentifier>_fmiXxx` for `fmiXxx` (or
-        fmpy's name `fmi1Xxx`): FMI 1.0's fmiSetTime, fmiSetContinuousStates,
-        fmiGetDerivatives, fmiGetEventIndicators, fmiGetReal and fmiSetReal
-        have the C shapes of FMI 2.0's."""
-        name = "fmi1" + function.removeprefix("fmi1").removeprefix("fmi")
-        return _address(self, self._fmu._functions[name], function)
-
     def get_state(self):
-        raise self._no_state("fmiGetFMUstate")
+        raise FMUError("fmiGetFMUstate", "missing", self.path, FMI1_NO_STATE)
 
     def set_state(self, state) -> None:
-        raise self._no_state("fmiSetFMUstate")
+        raise FMUError("fmiSetFMUstate", "missing", self.path, FMI1_NO_STATE)
 
     def free_state(self, state) -> None:
         """FMI 1.0 has no FMU state: nothing was saved, nothing to free."""
-
-    def _no_state(self, function: str) -> FMUError:
-        return FMUError(
-            function, "missing", self.path, "FMI 1.0 cannot save an FMU's state"
-        )
 
 
 class RealPorts:
@@ -516,30 +473,24 @@ class ModelExchangeInstance(FmiInstance):
     `calls` (`flows._fmu.FmuCalls`), as the compiled loops call them."""
 
     interface = "ModelExchange"
-    _derivatives = "GetDerivatives"  # the C name's suffix of the derivatives' get
-    calls: FmuCalls  # bound by `_bind` when instantiated
+    _c_calls = {
+        "set_time": "SetTime",
+        "set_states": "SetContinuousStates",
+        "derivatives": "GetDerivatives",
+        "indicators": "GetEventIndicators",
+    }
+    calls: FmuCalls  # bound when instantiated
+    needs_completed_step = False  # unless the FMU asks for it
 
-    def _create(self, description, unzip_dir: Path) -> Any:
+    def __init__(self, archive: FmuArchive) -> None:
+        super().__init__(archive)
         self.nx = self.description.numberOfContinuousStates
         self.nz = self.description.numberOfEventIndicators
         # one spare element: a zero-length buffer would pass NULL to the FMU
         self._x = np.zeros(self.nx + 1)
         self._px = self._x.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-        return super()._create(description, unzip_dir)
-
-    def _c_names(self) -> dict[str, str]:
-        v = self.version
-        return {
-            **super()._c_names(),
-            "set_time": f"fmi{v}SetTime",
-            "set_states": f"fmi{v}SetContinuousStates",
-            "derivatives": f"fmi{v}{self._derivatives}",
-            "indicators": f"fmi{v}GetEventIndicators",
-        }
-
-    def _bind(self) -> None:
         self.calls = FmuCalls(self.functions, self.nx, self.nz, self.path)
-        self.needs_completed_step = bool(
+        self.needs_completed_step = self.needs_completed_step or bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
         )
 
@@ -548,23 +499,11 @@ class ModelExchangeInstance(FmiInstance):
         apart from its model description (FMI 1.0); None: it does not."""
         return None
 
-    def forget_time(self) -> None:
-        """Drop the cached FMU time: call after anything else set it (`calls`)."""
-        self.calls.forget_time()
-
-    def set_time_and_states(self, t: float, x: np.ndarray) -> None:
-        """Set the time (unless the FMU has it already) and the states."""
-        self.calls.set_time_and_states(t, x)
-
     @_fmi_call
     def get_states(self) -> np.ndarray:
         """Return the FMU's continuous states (a copy)."""
         self._fmu.getContinuousStates(self._px, self.nx)
         return self._x[: self.nx].copy()
-
-    def event_indicators(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return the event indicators at (t, x), the inputs as the FMU holds them."""
-        return self.calls.event_indicators(t, x)
 
     @_fmi_call
     def event_iteration(
@@ -589,24 +528,27 @@ class ModelExchangeInstance(FmiInstance):
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
         """Report an accepted step ending at (t, x); return (enter_event_mode,
         terminate). Called only where the FMU needs it."""
-        self.set_time_and_states(t, x)
+        self.calls.set_time_and_states(t, x)
         enter, terminate = self._fmu.completedIntegratorStep(False)
         return bool(enter), bool(terminate)
 
     def reset(self) -> None:
         """Reset the instance (fmiReset) and forget the time it was set to."""
         super().reset()
-        self.forget_time()
+        self.calls.forget_time()
 
 
-class Fmi2Model(_Fmi2, ModelExchangeInstance):
+class Fmi2Model(ModelExchangeInstance):
     """An FMI 2.0 Model Exchange instance."""
 
 
 class Fmi3Model(_Fmi3, ModelExchangeInstance):
     """An FMI 3.0 Model Exchange instance."""
 
-    _derivatives = "GetContinuousStateDerivatives"
+    _c_calls = {
+        **ModelExchangeInstance._c_calls,
+        "derivatives": "GetContinuousStateDerivatives",
+    }
 
 
 class Fmi1Model(_Fmi1, ModelExchangeInstance):
@@ -615,22 +557,13 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
     and a changed state vector (stateValueReferencesChanged) is refused."""
 
     _references: list[int] | None = None  # the state vector last read
+    needs_completed_step = True  # FMI 1.0 has no flag to waive it
 
-    def _bind(self) -> None:
-        super()._bind()
-        self.needs_completed_step = True  # FMI 1.0 has no flag to waive it
-
-    @_fmi_call
-    def initialize(
-        self,
-        t0: float,
-        start: Start,
-        tolerance: float | None = None,
-        inputs: Start | None = None,
+    def _initialize(
+        self, t0: float, start: Start, tolerance: float | None, inputs: Start
     ) -> None:
-        """Initialize at t0: start values and inputs first, then fmiInitialize."""
         self._fmu.setTime(t0)
-        self._set_start({**start, **(inputs or {})})
+        self._set_start({**start, **inputs})
         self._initial = self._event_info(
             self._fmu.initialize(
                 FMI1_FALSE if tolerance is None else FMI1_TRUE, tolerance or 0.0
@@ -656,9 +589,7 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
     @_fmi_call
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
-        """Report an accepted step ending at (t, x); return (call event update,
-        terminate)."""
-        self.set_time_and_states(t, x)
+        self.calls.set_time_and_states(t, x)
         return bool(self._fmu.completedIntegratorStep()), False
 
     def reset(self) -> None:
@@ -689,74 +620,38 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
         )
 
     def _event_info(self, info: tuple) -> EventInfo | None:
-        """An fmiEventInfo as EventInfo; None while the iteration has not
-        converged. stateValueReferencesChanged after the states were read:
-        read them again (`_check_references`)."""
+        """An fmiEventInfo as EventInfo (None: not converged)."""
         converged, references_changed, values_changed, terminate, timed, t_next = info
-        if references_changed and self._references is not None:
-            self._check_references()
+        before = self._references
+        if references_changed and before is not None:
+            after = self.state_references()
+            if after != before:
+                variables = reversed(self.description.modelVariables)  # first wins
+                names = {v.valueReference: v.name for v in variables}
+                raise FMUError(
+                    "fmiGetStateValueReferences",
+                    "states changed",
+                    self.path,
+                    f"at an event the FMU changed its state vector from "
+                    f"{[names.get(vr, vr) for vr in before]} to "
+                    f"{[names.get(vr, vr) for vr in after or ()]} "
+                    f"(stateValueReferencesChanged); fmibridge integrates the "
+                    f"states chosen at initialisation, so it cannot go on",
+                )
         if not (converged or terminate):
             return None
         return EventInfo(
             bool(values_changed), bool(terminate), t_next if timed else math.inf
         )
 
-    def _check_references(self) -> None:
-        before = self._references
-        after = self.state_references()
-        if after != before:
-            variables = reversed(self.description.modelVariables)  # the first wins
-            names = {v.valueReference: v.name for v in variables}
-            raise FMUError(
-                "fmiGetStateValueReferences",
-                "states changed",
-                self.path,
-                f"at an event the FMU changed its state vector from "
-                f"{[names.get(vr, vr) for vr in before or ()]} to "
-                f"{[names.get(vr, vr) for vr in after or ()]} "
-                f"(stateValueReferencesChanged); fmibridge integrates the states "
-                f"chosen at initialisation, so it cannot go on",
-            )
-
 
 class CoSimulationInstance(FmiInstance):
     """Co-Simulation calls: the FMU steps itself (`do_step`); an FMI 3.0 FMU
-    with Event Mode hands its events back (`handle_event`)."""
+    with Event Mode hands its events back (`handle_event`). FMI 2.0's doStep
+    here; FMI 1.0 and 3.0 override what differs."""
 
     interface = "CoSimulation"
-    c_do_step = ""  # the C name of doStep where the compiled loops call it
-
-    def _c_names(self) -> dict[str, str]:
-        names = super()._c_names()
-        return {**names, "do_step": self.c_do_step} if self.c_do_step else names
-
-    def do_step(self, t: float, h: float) -> StepEnd:
-        """Step from t by h."""
-        raise NotImplementedError
-
-    def handle_event(
-        self, max_iterations: int, inputs: Start | None = None
-    ) -> EventInfo:
-        """Run an event in Event Mode (FMI 3.0 only): the one a step asked
-        for, or a jump of `inputs`."""
-        raise NotImplementedError
-
-    def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """The end of a doStep called in C (`_cosim`) that did not complete."""
-        raise NotImplementedError
-
-    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
-        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
-        that did not complete, as `do_step` gives it; `ended` is (status,
-        eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
-        status, _, terminate, _, last = ended
-        return self.failed_step(status, terminate, last)
-
-
-class Fmi2Slave(_Fmi2, CoSimulationInstance):
-    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
-
-    c_do_step = "fmi2DoStep"
+    _c_calls = {"do_step": "DoStep"}
 
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; a discard with terminateSimulation ends early."""
@@ -768,51 +663,56 @@ class Fmi2Slave(_Fmi2, CoSimulationInstance):
             return self.failed_step(exc.status, False, t)
         return StepEnd(t + h)
 
+    def handle_event(
+        self, max_iterations: int, inputs: Start | None = None
+    ) -> EventInfo:
+        """Run an event in Event Mode (FMI 3.0 only): the one a step asked
+        for, or a jump of `inputs`."""
+        raise NotImplementedError
+
+    @_fmi_call
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """A discard with terminateSimulation ends at the last successful time;
-        else the FMUError of fmi2DoStep."""
-        if status == 2 and self._terminated():
-            return StepEnd(self._last_time(), terminate=True)
+        """The end of a doStep (called in C, `_cosim`) that did not complete: a
+        discard with terminateSimulation ends at the last successful time; else
+        the FMUError of fmi2DoStep."""
+        if status == 2 and self._fmu.getBooleanStatus(FMI2_TERMINATED):
+            last = self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
+            return StepEnd(last, terminate=True)
         raise _status_error(self, "fmi2DoStep", status)
 
-    @_fmi_call
-    def _terminated(self) -> bool:
-        return self._fmu.getBooleanStatus(FMI2_TERMINATED)
+    def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
+        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
+        that did not complete, as `do_step` gives it; `ended` is (status,
+        eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
+        status, _, terminate, _, last = ended
+        return self.failed_step(status, terminate, last)
 
-    @_fmi_call
-    def _last_time(self) -> float:
-        return self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
+
+class Fmi2Slave(CoSimulationInstance):
+    """An FMI 2.0 Co-Simulation instance; its events stay inside doStep."""
 
 
 class Fmi1Slave(_Fmi1, CoSimulationInstance):
-    """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
+    """An FMI 1.0 Co-Simulation instance; its events stay inside doStep, its
+    doStep is not called in C."""
 
-    def _create(self, description, unzip_dir):
-        fmu = super()._create(description, unzip_dir)
-        for name in FMI1_STATUS_FUNCTIONS:  # fmpy 0.3 declares them to return a
-            fmu._functions[name].restype = ctypes.c_int  # string: an error crashed
-        return fmu
+    _c_calls: dict[str, str] = {}
 
     @_fmi_call
     def _instantiate(self) -> None:
+        for name in FMI1_STATUS_FUNCTIONS:  # fmpy 0.3 declares them to return a
+            self._fmu._functions[name].restype = ctypes.c_int  # string: it crashed
         self._fmu.instantiate(functions=self._logger(), loggingOn=True)
         if not self._fmu.component:  # fmpy does not check it for slaves
             raise FMUError(
                 "fmiInstantiateSlave", "no instance", self.path, self.log_tail()
             )
 
-    @_fmi_call
-    def initialize(
-        self,
-        t0: float,
-        start: Start,
-        tolerance: float | None = None,
-        inputs: Start | None = None,
+    def _initialize(
+        self, t0: float, start: Start, tolerance: float | None, inputs: Start
     ) -> None:
-        """Initialize at t0: start values and inputs first, then
-        fmiInitializeSlave (FMI 1.0 Co-Simulation takes no tolerance)."""
-        self._set_start({**start, **(inputs or {})})
-        self._fmu.initialize(tStart=t0)
+        self._set_start({**start, **inputs})
+        self._fmu.initialize(tStart=t0)  # FMI 1.0 Co-Simulation takes no tolerance
 
     @_fmi_call
     def do_step(self, t: float, h: float) -> StepEnd:
@@ -821,33 +721,19 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
         return StepEnd(t + h)
 
 
-def _step_end(
-    t: float, h: float, needed: bool, terminate: bool, early: bool, last: float
-) -> StepEnd:
-    """Where an FMI 3.0 doStep from t by h that returned at most a warning
-    stopped: at `last` where it returned early, else at t + h."""
-    reached = last if early and last < t + h else t + h
-    return StepEnd(reached, bool(needed), bool(terminate))
-
-
 class Fmi3Slave(_Fmi3, CoSimulationInstance):
     """An FMI 3.0 Co-Simulation instance: with `hasEventMode`, Event Mode is
     used and early return allowed where the FMU may return early; doStep then
     stops at each of its events, which `handle_event` runs."""
 
-    c_do_step = "fmi3DoStep"
-
-    def _create(self, description, unzip_dir):
-        part = description.coSimulation
+    @_fmi_call
+    def _instantiate(self) -> None:
+        part = self.description.coSimulation
         self.uses_event_mode = bool(part.hasEventMode)
         self.returns_early = self.uses_event_mode and bool(
             part.mightReturnEarlyFromDoStep
             or part.canReturnEarlyAfterIntermediateUpdate
         )
-        return super()._create(description, unzip_dir)
-
-    @_fmi_call
-    def _instantiate(self) -> None:
         try:
             self._fmu.instantiate(
                 loggingOn=True,
@@ -867,13 +753,16 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
     def do_step(self, t: float, h: float) -> StepEnd:
         """Step from t by h; with early return, stop at the FMU's first event."""
         needed, terminate, early, last = self._fmu.doStep(t, h, False)
-        return _step_end(t, h, needed, terminate, early, last)
+        return self.step_end(t, h, (0, needed, terminate, early, last))  # 0: fmi3OK
 
     def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
+        """Where a doStep from t by h that returned at most a warning stopped:
+        at its last successful time where it returned early, else at t + h."""
         status, event, terminate, early, last = ended
         if status > FMI_WARNING:
             raise _status_error(self, "fmi3DoStep", status)
-        return _step_end(t, h, event, terminate, early, last)
+        reached = last if early and last < t + h else t + h
+        return StepEnd(reached, bool(event), bool(terminate))
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
         """The end of a doStep that did not complete (`_cosim`): with
@@ -929,10 +818,7 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     folder = archive.unzipped() / "binaries" / platform
     library = folder / f"{identifier}{fmpy.sharedLibraryExtension}"
     if not library.is_file():
-        binaries = folder.parent
-        offered = (
-            sorted(p.name for p in binaries.glob("*")) if binaries.is_dir() else []
-        )
+        offered = sorted(p.name for p in folder.parent.glob("*"))  # [] if none
         raise FMUError(
             "binaries",
             "missing",
@@ -943,7 +829,7 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
         )
     cls, cwd = INSTANCE_CLASSES[(archive.fmi_version, interface)], os.getcwd()
     try:
-        return cls(archive.path, archive.description, archive.unzipped())
+        return cls(archive)
     except FMUError:
         raise
     except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to load shared library"
@@ -958,8 +844,7 @@ MISSING_DEPENDENCY = ("cannot open shared object file", "Library not loaded")
 
 
 def _load_error(path: Path, library: Path, exc: Exception) -> FmibridgeError:
-    """The error of a binary that does not load, in the loader's words: a
-    library it needs is missing, or the binary is damaged or foreign."""
+    """The error of a binary that does not load, in the loader's words."""
     if isinstance(exc.__context__, OSError):
         text = str(exc.__context__)
     else:  # fmpy's own message: its last part, without the unpacked folder

@@ -588,7 +588,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
         self._set_inputs(t)
-        self.instance.set_time_and_states(t, x)
+        self.instance.calls.set_time_and_states(t, x)
         return self._named(x)
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
@@ -597,7 +597,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             return {}, ()
         if not self.is_terminated:  # after terminateSimulation it stays in Event Mode
             self._set_inputs(t)
-            self.instance.set_time_and_states(t, x)
+            self.instance.calls.set_time_and_states(t, x)
         return self._recorded_values(), ()
 
     def next_event_time(self) -> float:
@@ -624,7 +624,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         """Set discrete inputs through the FMU's event mode, where they changed."""
         changed = {vr: v for vr, v in ints.items() if self._discrete.get(vr) != v}
         if changed:
-            self.instance.set_time_and_states(t, x)
+            self.instance.calls.set_time_and_states(t, x)
             typed = {vr: (self.instance._int, v) for vr, v in changed.items()}
             self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, typed))
             self._discrete.update(changed)
@@ -697,13 +697,13 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         """Run the FMU's event mode at (t, x), the discrete input tables set to
         their values at t; return its continuous state after."""
         self._set_inputs(t)
-        before = self.instance.event_indicators(t, x)
+        before = self.instance.calls.event_indicators(t, x)
         tables = self._values(self._discrete_tables, t, True)
         self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
         x_after = self.instance.get_states()
         # an FMU that ended the run stays in Event Mode: nothing to read there
         self._changed_discrete = self.is_terminated or not np.array_equal(
-            before, self.instance.event_indicators(t, x_after)
+            before, self.instance.calls.event_indicators(t, x_after)
         )
         return x_after
 

@@ -9,6 +9,7 @@ SIGTERM remove (`_Folders`).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import io
 import itertools
@@ -42,7 +43,6 @@ PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C identifier, as FMI ask
 # The fmiVersion strings fmibridge runs: 1.0, 2.0 and 2.0.x, 3.x and 3.x.y (FMI
 # 3.0, Sec. 2.6: minor versions add only ignorable content, patches only text).
 FMI_VERSION = re.compile(r"1\.0|2\.0(?:\.[0-9]+)?|3\.[0-9]+(?:\.[0-9]+)?")
-STANDARDS = {"1": "1.0", "2": "2.0", "3": "3.0"}  # major -> the classes that run it
 DESCRIPTION = "modelDescription.xml"
 # the DefaultExperiment's attributes, in the order of EXPERIMENT_VALUES
 EXPERIMENT = {
@@ -60,7 +60,6 @@ SCHEMAS = {
 BUILD_DESCRIPTION = "sources/buildDescription.xml"
 BUILD_SCHEMA = "fmi3/fmi3BuildDescription.xsd"
 _SCHEMA_LOCK = threading.Lock()
-INTERFACES = ("ModelExchange", "CoSimulation", "ScheduledExecution")
 # s: how long after SIGTERM the main thread has to run its handler before the
 # watcher ends the process (Python runs it at the next bytecode)
 SIGTERM_GRACE_S = 1.5
@@ -69,7 +68,7 @@ WATCHER_BLOCKS = {signal.SIGINT, signal.SIGTERM}
 # What of an FMU a run reads (binaries, resources, the model description); the
 # rest (sources, documentation, extra/) stays packed, as FMPy's simulate_fmu does
 RUN_NEEDS = ("binaries/", "resources/", DESCRIPTION)
-INTERFACE_TITLES = {
+INTERFACE_TITLES = {  # every interface type, by its element's name
     "ModelExchange": "Model Exchange",
     "CoSimulation": "Co-Simulation",
     "ScheduledExecution": "Scheduled Execution",
@@ -160,7 +159,7 @@ class FmuArchive:
                 f"fmibridge runs FMI 1.0, 2.0 (and 2.0.x) and 3 (3.0, 3.0.x, "
                 f"3.x): export one of them."
             )
-        self.fmi_version = STANDARDS[self.declared_version[0]]
+        self.fmi_version = f"{self.declared_version[0]}.0"  # its classes' standard
         self.is_validated = validate
         self.description = _read_description(self.path, archive, root, validate)
         for interface in self.interfaces:
@@ -190,7 +189,7 @@ class FmuArchive:
     @property
     def interfaces(self) -> tuple[str, ...]:
         """Every interface type the FMU offers, Scheduled Execution included."""
-        return tuple(i for i in INTERFACES if self.part(i) is not None)
+        return tuple(i for i in INTERFACE_TITLES if self.part(i) is not None)
 
     def part(self, interface: str):
         """Return the model description's element of `interface` (None if absent)."""
@@ -220,7 +219,7 @@ class FmuArchive:
     def _number(
         self, d: object, name: str, check: Callable[[str, object], float]
     ) -> tuple[float | None, str | None]:
-        text = getattr(d, name, None) if d is not None else None
+        text = getattr(d, name, None)  # None: no DefaultExperiment, or not given
         if text is None:
             return None, None
         try:
@@ -335,8 +334,7 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
 
 
 def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
-    """The root element of the model description in `archive`, parsed once and
-    read within MAX_XML_BYTES."""
+    """The model description's root element, read within MAX_XML_BYTES."""
     from lxml import etree
 
     try:
@@ -368,10 +366,23 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
 def _read_description(
     path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
 ) -> Any:
-    """fmpy's model description, checked as fmpy's validation checks it
-    (`_problems`): refused if it fails, or (`validate` False) warned about."""
+    """fmpy's model description, checked as fmpy's validation checks it (in its
+    order and words; the schemas built once per process, `_schema`): refused if
+    it fails, or (`validate` False) warned about."""
+    from fmpy.validation import validate_model_description
+    from lxml import etree
+
     source, root = _source(path, root)
-    description, problems = _problems(path, archive, source, root)
+    version = root.get("fmiVersion") or ""
+    problems = _schema_problems(SCHEMAS[version[:1]], root)
+    description = None if problems else _fmpy_description(path, source)
+    if description is not None and version.startswith("3."):
+        if BUILD_DESCRIPTION in archive.namelist():
+            with archive.open(BUILD_DESCRIPTION) as xml:
+                found = _schema_problems(BUILD_SCHEMA, etree.parse(xml).getroot())
+            problems = [f"{BUILD_DESCRIPTION}: {problem}" for problem in found]
+    if description is not None and not problems:
+        problems = validate_model_description(description)
     if not problems:
         return description
     joined = "; ".join(problems)
@@ -391,36 +402,6 @@ def _read_description(
             source.seek(0)
         description = _fmpy_description(path, source)
     return description
-
-
-def _problems(
-    path: Path, archive: zipfile.ZipFile, source: str | io.BytesIO, root: Any
-) -> tuple[Any, list[str]]:
-    """fmpy's reading of the description (None where it fails its XML schema)
-    and what fmpy's validation finds wrong, in fmpy's order and words (the
-    schemas built once per process, `_schema`)."""
-    from fmpy.validation import validate_model_description
-
-    version = root.get("fmiVersion") or ""
-    problems = _schema_problems(SCHEMAS[version[:1]], root)
-    if problems:
-        return None, problems
-    description = _fmpy_description(path, source)
-    if version.startswith("3.") and BUILD_DESCRIPTION in archive.namelist():
-        problems = _build_problems(path, archive)
-        if problems:
-            return description, problems
-    return description, validate_model_description(description)
-
-
-def _build_problems(path: Path, archive: zipfile.ZipFile) -> list[str]:
-    """What fmpy's schema finds wrong in an FMI 3.0 build description."""
-    from lxml import etree
-
-    with archive.open(BUILD_DESCRIPTION) as xml:
-        root = etree.parse(xml).getroot()
-    found = _schema_problems(BUILD_SCHEMA, root)
-    return [f"{BUILD_DESCRIPTION}: {problem}" for problem in found]
 
 
 def _schema_problems(name: str, root: Any) -> list[str]:
@@ -470,10 +451,8 @@ def _variable(v) -> Variable:
     start = None
     if v.start is not None and v.type in NUMERIC_TYPES and not v.shape:
         text = str(v.start).strip().lower()
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # not a number: None
             start = float({"true": 1.0, "false": 0.0}.get(text, text))
-        except (TypeError, ValueError):
-            start = None
     unit = v.unit or getattr(v.declaredType, "unit", None)
     return Variable(
         v.name,

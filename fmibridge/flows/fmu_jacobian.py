@@ -12,6 +12,7 @@ FMI 3.0, Sec. 3.2.5 (fmi3GetDirectionalDerivative).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -36,46 +37,39 @@ def fmu_jacobian(flow) -> Function | None:
         return None
     n = len(flow.state_names)
     return PythonVector(
-        _DirectionalJacobian(flow), n, n * n, f"the Jacobian of {flow.path}"
+        _directional_jacobian(flow), n, n * n, f"the Jacobian of {flow.path}"
     )
 
 
-class _DirectionalJacobian:
+def _directional_jacobian(flow) -> Callable[[float, np.ndarray], np.ndarray]:
     """df/dx at (t, x): one directional derivative per state (column)."""
+    from fmpy.fmi1 import FMICallException
 
-    def __init__(self, flow) -> None:
-        self.flow = flow
-        description = flow.archive.description
-        derivative_of = {
-            d.variable.derivative.name: d.variable.valueReference
-            for d in description.derivatives
-        }
-        variables = flow.archive.variables
-        names = dict.fromkeys(_variable_of(flow, name) for name in flow.state_names)
-        self.knowns = [variables[name].vr for name in names]
-        self.unknowns = [derivative_of[name] for name in names]
-        self.n = len(flow.state_names)
-        self.function = f"fmi{flow.instance.version}GetDirectionalDerivative"
+    derivative_of = {
+        d.variable.derivative.name: d.variable.valueReference
+        for d in flow.archive.description.derivatives
+    }
+    names = dict.fromkeys(_variable_of(flow, name) for name in flow.state_names)
+    knowns = [flow.archive.variables[name].vr for name in names]
+    unknowns = [derivative_of[name] for name in names]
+    n = len(flow.state_names)
+    function = f"fmi{flow.instance.version}GetDirectionalDerivative"
 
-    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
-        from fmpy.fmi1 import FMICallException
-
-        self.flow.rhs(t, x)  # sets the inputs at t, the time and the states
-        fmu = self.flow.instance._fmu
-        columns = np.empty((self.n, self.n))
-        seed = np.zeros(self.n)
-        for j in range(self.n):
+    def jacobian(t: float, x: np.ndarray) -> np.ndarray:
+        flow.rhs(t, x)  # sets the inputs at t, the time and the states
+        columns, seed = np.empty((n, n)), np.zeros(n)
+        for j in range(n):
             seed[j] = 1.0
             try:
-                columns[j] = fmu.getDirectionalDerivative(
-                    self.unknowns, self.knowns, seed.tolist()
+                columns[j] = flow.instance._fmu.getDirectionalDerivative(
+                    unknowns, knowns, seed.tolist()
                 )
             except FMICallException as exc:
-                raise _status_error(
-                    self.flow.instance, self.function, exc.status
-                ) from None
+                raise _status_error(flow.instance, function, exc.status) from None
             seed[j] = 0.0
         return columns.reshape(-1)
+
+    return jacobian
 
 
 def _variable_of(flow, element: str) -> str:

@@ -555,7 +555,7 @@ def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
     finally:
         instance.set_state(saved)
         instance.free_state(saved)
-        instance.forget_time()
+        instance.calls.forget_time()
     e = float(after[velocity])  # -v+ / v- with v- = -1
     return e if 0.0 <= e <= 1.0 else None
 
