@@ -111,12 +111,8 @@ class _Reader:
 
     def direct_readings(self) -> Readings:
         """Its variables read by their C gets (scalars of FMI 2.0 and 3.0)."""
-        instance = self._instance
-        return Readings(
-            instance.functions,
-            [(*instance.c_getter(t), vrs) for t, vrs, _ in self._calls],
-            self._take,
-        )
+        getters = [(*self._instance.c_getter(t), vrs) for t, vrs, _ in self._calls]
+        return Readings(self._instance.functions, getters, self._take)
 
     def read(self) -> np.ndarray:
         if self._instance._fmu is not None:  # not freed
@@ -188,6 +184,7 @@ class _FmuFlow(Generic[InstanceT]):
         self._discrete_tables = {  # set at their jumps (time events)
             vr: vu for vr, vu in tables.items() if _is_discrete(vu[0])
         }
+        self._driven = {**self._inputs, **self._discrete_tables}  # set in a run
         self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables.values()])
         self._table_inputs = frozenset(v.name for v, _ in tables.values())
         self._start = {
@@ -275,21 +272,16 @@ class _FmuFlow(Generic[InstanceT]):
                 f"{value!r} of type {type(value).__name__}."
             )
         values = np.ravel(np.asarray(value, dtype=float))
-        problems = (  # (found, what the value must be)
-            (values.size != variable.size, f"takes {variable.size} value(s)"),
-            (not np.all(np.isfinite(values)), "must be finite"),
-            (
-                NUMERIC_TYPES[variable.type] and np.any(values != np.round(values)),
-                "is an integer",
-            ),
-            (
-                variable.type == "Boolean" and not set(values.tolist()) <= {0.0, 1.0},
-                "is a Boolean (0 or 1)",
-            ),
-        )
-        for found, problem in problems:
-            if found:
-                raise FmibridgeError(f"{where} {problem}, got {value!r}.")
+        if values.size != variable.size:
+            raise FmibridgeError(
+                f"{where} takes {variable.size} value(s), got {value!r}."
+            )
+        if not np.all(np.isfinite(values)):
+            raise FmibridgeError(f"{where} must be finite, got {value!r}.")
+        if NUMERIC_TYPES[variable.type] and np.any(values != np.round(values)):
+            raise FmibridgeError(f"{where} is an integer, got {value!r}.")
+        if variable.type == "Boolean" and not set(values.tolist()) <= {0.0, 1.0}:
+            raise FmibridgeError(f"{where} is a Boolean (0 or 1), got {value!r}.")
         return values.tolist() if variable.shape else values[0]
 
     def _check_inputs(self, inputs: Mapping[str, InputValue]) -> dict:
@@ -339,10 +331,11 @@ class _FmuFlow(Generic[InstanceT]):
         values = self._record_reader.read()
         return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
-    def _values(self, inputs: Mapping, t: float, held: bool = False) -> dict:
-        """{vr: (type, value at t)} of `inputs`, {vr: (variable, u)}."""
+    def _values(self, inputs: Mapping, t: float) -> dict:
+        """{vr: (type, value at t)} of `inputs`, {vr: (variable, u)}: a table
+        held for a discrete input."""
         return {
-            vr: (v.type, self._value_at(u, t, held=held))
+            vr: (v.type, self._value_at(u, t, held=_is_discrete(v)))
             for vr, (v, u) in inputs.items()
         }
 
@@ -365,7 +358,7 @@ class _FmuFlow(Generic[InstanceT]):
         return {
             **values,
             **self._discrete_inputs,
-            **self._values(self._discrete_tables, t, True),
+            **self._values(self._discrete_tables, t),
         }
 
     def _initialize_at(self, t: float, start: Mapping) -> None:
@@ -632,11 +625,11 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
 
         indicator.__name__ = f"event_indicator_{i}"
         # read with getattr (`flows.compiled.engine_entry`, completion's contact)
-        indicator.engine_entry = (  # type: ignore[attr-defined]
-            lambda n: (function, i) if n == function.n_in else None
+        vars(indicator).update(
+            engine_entry=lambda n: (function, i) if n == function.n_in else None,
+            fmu_flow=self,
+            indicator_index=i,
         )
-        indicator.fmu_flow = self  # type: ignore[attr-defined]
-        indicator.indicator_index = i  # type: ignore[attr-defined]
         return indicator
 
     def expression_function(self, program, constants, failure, what: str):
@@ -674,7 +667,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         their values at t; return its continuous state after."""
         self._set_inputs(t)
         before = self.instance.event_indicators(t, x)
-        tables = self._values(self._discrete_tables, t, True)
+        tables = self._values(self._discrete_tables, t)
         self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
         x_after = self.instance.get_states()
         # an FMU that ended the run stays in Event Mode: nothing to read there
@@ -715,13 +708,20 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     # False: every step is `advance`, never the compiled loops' (`stepper`)
     compiled_steps: ClassVar[bool] = True
     n_replays = 0  # resets and replays that returned the FMU to a point
+    n_state_saves = 0  # FMU states saved since `plan_undo`
+    save_cost = 0.0  # a save's thread CPU seconds, the least of the first SAVES_TIMED
+    _saves_timed = 0
+    _journal: list[tuple[Callable, tuple]] | None = None  # calls since initialisation
+    _generation = 0  # initialisations so far: a mark holds in its own
+    _busy = False  # in a journalled call, or a replay
+    _snap = 0.0  # times within this of self._at's are the same time
+    _can_set_states: bool | None = None
+    _may_undo: UndoPlan | None = None  # None: every step may be undone
+    _undoes_none = False  # the run's plan undoes no step (no guards)
+    _steps = "python (no compiled loop took them)"  # `describe`
 
     def _initialize(self, t0: float) -> None:
         self._can_save = self.archive.capability("CoSimulation", "canGetAndSetFMUstate")
-        # (call, arguments) since the last initialisation (None: dropped)
-        self._journal: list[tuple[Callable, tuple]] | None = None
-        self._generation = 0  # initialisations so far: a mark holds in its own
-        self._busy = False  # in a journalled call, or a replay
         if not self._can_save:
             for name in JOURNALLED:
                 call = getattr(self.instance, name)
@@ -736,19 +736,10 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._origin = self._at  # where the first initialisation put it
         # the points a reset and initialisation entered (`anchored`)
         self._anchors: OrderedDict[tuple, None] = OrderedDict()
-        self._snap = 0.0  # times within this of self._at's are the same time
-        self._can_set_states: bool | None = None
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
-        self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
-        self.n_state_saves = 0  # FMU states saved since `plan_undo`
-        # a save's thread CPU seconds, the least of the first SAVES_TIMED
-        self.save_cost = 0.0
-        self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
-        self._undoes_none = False  # the run's plan undoes no step (no guards)
-        self._steps = "python (no compiled loop took them)"  # `describe`
 
     def _journalled(self, name: str, call: Callable) -> Callable:
         """`call`, kept in the journal where it is not inside another one."""
@@ -800,13 +791,12 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
-        calls = self._direct_calls()
+        calls = (self.instance.functions, [v.vr for v in self._state_variables])
         readings = self._record_reader.direct_readings()
         return FmuStepper(self, calls, scheme, readings, self._sources(), TIME_RTOL)
 
     def _refusal(self) -> str | None:
         """Why the compiled loops cannot take the FMU's steps (None: they can)."""
-        values = [*self._inputs.values(), *self._discrete_tables.values()]
         if self.archive.fmi_version not in ("2.0", "3.0"):
             return f"FMI {self.archive.fmi_version}"
         if any(v.type not in C_REALS or v.shape for v in self._state_variables):
@@ -816,7 +806,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         numbers = InputTable | int | float
         if any(
             v.type not in C_REALS or v.shape or not isinstance(u, numbers)
-            for v, u in values
+            for v, u in self._driven.values()
         ):
             return "inputs other than tables and numbers of scalar reals"
         return None
@@ -824,11 +814,10 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
         """The inputs as (vr, times, values, held), a number as one row."""
         return [
-            (vr, u.t, u.u, held)
+            (vr, u.t, u.u, _is_discrete(v))
             if isinstance(u, InputTable)
-            else (vr, np.zeros(1), np.array([u], dtype=float), held)
-            for held, inputs in ((False, self._inputs), (True, self._discrete_tables))
-            for vr, (_, u) in inputs.items()
+            else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
+            for vr, (v, u) in self._driven.items()
         ]
 
     @property
@@ -855,14 +844,8 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return self._step(t, h)
 
     def _set_inputs(self, t: float) -> None:
-        if self._inputs or self._discrete_tables:
-            self.instance._set_start(self._step_inputs(t))
-
-    def _step_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        return {
-            **self._values(self._inputs, t),
-            **self._values(self._discrete_tables, t, True),
-        }
+        if self._driven:
+            self.instance._set_start(self._values(self._driven, t))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run an input table's jump at t: the inputs after it are set right
@@ -872,9 +855,8 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._pass_jump(t)
         if self.reports_events:  # FMI 3 Event Mode: the jump is an event there
             self.goto(t, x)
-            info = self.instance.handle_event(
-                MAX_EVENT_ITERATIONS, self._step_inputs(t)
-            )
+            inputs = self._values(self._driven, t)
+            info = self.instance.handle_event(MAX_EVENT_ITERATIONS, inputs)
             self.is_terminated = self.is_terminated or info.terminate
             self._recorded_at.clear()
             y = self._states_reader.read()
@@ -951,21 +933,17 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
     def compiled_calls(self) -> tuple | None:
-        """`_direct_calls` for the master's compiled step
-        (`_cosim.CommunicationStep`), or None where it cannot take the steps."""
+        """Return the FMU's C calls (FmiFunctions) and its states' value references
+        for the master's compiled step (`_cosim.CommunicationStep`), or None where
+        it cannot take the steps."""
         if (
             self._refusal() is not None
             or not self._can_save
             or self.reports_events
-            or self._inputs
-            or self._discrete_tables
+            or self._driven
             or self.recorded_names
         ):
             return None
-        return self._direct_calls()
-
-    def _direct_calls(self) -> tuple:
-        """The FMU's C calls (FmiFunctions) and its states' value references."""
         return self.instance.functions, [v.vr for v in self._state_variables]
 
     def _fmu_event(self, t: float) -> tuple:
