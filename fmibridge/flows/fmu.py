@@ -440,6 +440,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
     """
 
     interface = "ModelExchange"
+    _changed_discrete = False  # by the last event iteration
 
     def _initialize(self, t0: float) -> None:
         self._initialize_at(t0, self._start)
@@ -449,10 +450,8 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         self._check_state_values(self.x0)
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._python_inputs = self._attach_inputs()
-        calls = self.instance.calls
-        self._rhs_function = FmuRhs(calls, self.path)  # `VectorField.rhs_function`
-        self._indicators = FmuIndicators(calls, self.path)
-        self._changed_discrete = False  # by the last event iteration
+        self._rhs_function = FmuRhs(self.instance.calls, self.path)  # `rhs_function`
+        self._indicators = FmuIndicators(self.instance.calls, self.path)
 
     def _attach_inputs(self) -> list[str]:
         """Hand the continuous inputs to the FMU's calls (`_fmu.FmuInputs`);
@@ -685,17 +684,15 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
 
     `advance` is repeatable: the FMU state is saved before the steps a run may
-    undo (`plan_undo`). A point never reached (a reset) is entered by setting
-    the state variables, else by fmiReset and re-initialisation with the new
-    state as start values; the origin and such points are entered again by the
-    same calls (`anchored`). An FMI 3 FMU with Event Mode returns early at its
-    own events, each run where it stopped and logged as `fmu_event`. In a run
-    without guards, the compiled loops take the steps (`_cosim.FmuStepper`)
-    where they can; `describe` says which path ran. An FMU that cannot save
-    its state is stepped forward only (`forward_only`) and returns to a point
-    it passed by a reset and a replay of the calls it was made since its last
-    initialisation (`n_replays`; dropped past MAX_JOURNAL calls or a doStep
-    called in C, until the next initialisation).
+    undo (`plan_undo`); the origin and the points a reset entered are entered
+    again by the same calls (`anchored`). An FMI 3 FMU with Event Mode returns
+    early at its own events, each run where it stopped and logged as
+    `fmu_event`. In a run without guards, the compiled loops take the steps
+    (`_cosim.FmuStepper`) where they can; `describe` says which path ran. An
+    FMU that cannot save its state is stepped forward only (`forward_only`) and
+    returns to a point it passed by a reset and a replay of its calls since its
+    last initialisation (`n_replays`; dropped past MAX_JOURNAL calls or a
+    doStep called in C, until the next initialisation).
 
     Raises
     ------
@@ -1009,9 +1006,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
                 self.instance.set_state(self._snapshots[key])
             elif self.anchored(key):
                 self._reenter(t, x)
-            elif not self._can_save and (
-                self._marks.get(key, (0,))[0] == self._generation
-            ):
+            elif self._marks.get(key, (-1,))[0] == self._generation:  # a replay
                 self._replay(key, x)
             else:
                 if key in self._left and self._can_save:
@@ -1229,8 +1224,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
 
 
 FLOW_CLASSES: dict[str, type[ModelExchangeFlow] | type[CoSimulationFlow]] = {
-    "ModelExchange": ModelExchangeFlow,
-    "CoSimulation": CoSimulationFlow,
+    flow.interface: flow for flow in (ModelExchangeFlow, CoSimulationFlow)
 }
 INTERFACE_NAMES = {"me": "ModelExchange", "cs": "CoSimulation"} | {
     name: name for name in FLOW_CLASSES
