@@ -156,11 +156,9 @@ class _FmuFlow(Generic[InstanceT]):
             if t0 is None:
                 t0 = 0.0 if experiment.start is None else experiment.start
             self.t0 = finite("t0", t0)
-            self._tolerance = (  # never a NaN or negative one to the FMU's solver
-                experiment.tolerance
-                if tolerance is None
-                else positive("tolerance", tolerance)
-            )
+            if tolerance is not None:  # never a NaN or negative one to its solver
+                tolerance = positive("tolerance", tolerance)
+            self._tolerance = experiment.tolerance if tolerance is None else tolerance
             self._instance = self.archive.instantiate(self.interface)
             self._bind_readers()
             self._initialize(self.t0)
@@ -332,15 +330,15 @@ class _FmuFlow(Generic[InstanceT]):
         return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
     def _values(self, inputs: Mapping, t: float) -> dict:
-        """{vr: (type, value at t)} of `inputs`, {vr: (variable, u)}: a table
-        held for a discrete input."""
+        """{vr: (type, value at t)} of `inputs` {vr: (variable, u)} (`_value_at`)."""
         return {
             vr: (v.type, self._value_at(u, t, held=_is_discrete(v)))
             for vr, (v, u) in inputs.items()
         }
 
     def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
-        """An input's value at t: a table's after a jump once it was run there."""
+        """An input's value at t: a table's after a jump once it was run there,
+        held for a discrete input."""
         if isinstance(u, InputTable):
             t_state, t_jump = self._passed
             if t == t_state:
@@ -369,8 +367,7 @@ class _FmuFlow(Generic[InstanceT]):
         return float(self._jumps[k]) if k < len(self._jumps) else math.inf
 
     def _pass_jump(self, t: float) -> None:
-        """Mark an input table's jump at t (up to round-off) as run: evaluations
-        at t take the values after it."""
+        """Mark a table's jump at t (to round-off) as run: t's values are after it."""
         t_jump = self._next_jump()
         if abs(t_jump - t) <= JUMP_RTOL * max(1.0, abs(t)):
             self._passed = (t, t_jump)
@@ -454,8 +451,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         self._indicators = FmuIndicators(self.instance.calls, self.path)
 
     def _attach_inputs(self) -> list[str]:
-        """Hand the continuous inputs to the FMU's calls (`_fmu.FmuInputs`);
-        return the names of those set from Python."""
+        """Attach the continuous inputs (`_fmu.FmuInputs`); return those Python sets."""
         direct = {  # scalars of the types the C set takes: their sources
             vr: self._input_source(u)
             for vr, (v, u) in self._inputs.items()
@@ -489,8 +485,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         return u
 
     def _check_state_order(self) -> None:
-        """Take the state vector fmiGetStateValueReferences names (FMI 1.0);
-        refuse `states` named in another order."""
+        """Follow FMI 1.0's state order (fmiGetStateValueReferences); refuse others."""
         reported = self.instance.state_references()
         if reported is None or reported == [v.vr for v in self._state_variables]:
             return
@@ -506,8 +501,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         )
 
     def _state_variable(self, k: int, vr: int) -> Variable | None:
-        """The variable of state k reported as vr (the first of aliases); FMI
-        1.0's fmiUndefinedValueReference names it `state[k+1]`."""
+        """State k's variable (vr's first; fmiUndefinedValueReference: `state[k+1]`)."""
         variables = self.archive.variables
         if vr != FMI1_UNDEFINED_VR:
             return next((v for v in variables.values() if v.vr == vr), None)
@@ -549,8 +543,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         self.instance.calls.set_inputs(t)
 
     def jacobian_function(self) -> Function | None:
-        """Return df/dx from the FMU's directional derivatives, where it provides
-        them (`fmu_jacobian`), built once."""
+        """Return df/dx from the FMU's directional derivatives (`fmu_jacobian`)."""
         if "_jacobian" not in self.__dict__:
             from .fmu_jacobian import fmu_jacobian  # where CVODE runs only
 
@@ -875,8 +868,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         )
 
     def _step(self, t: float, h: float, first: StepEnd | None = None) -> np.ndarray:
-        """doStep from the FMU's (t, x) to t + h, running the FMU's own events
-        (`first`: where a doStep called in C ended)."""
+        """doStep to t + h with the FMU's own events (`first`: a C doStep's end)."""
         t_now, t_end = t, t + h
         events: list[tuple] = []  # `_fmu_event`'s
         for _ in range(MAX_EVENTS_PER_STEP):
@@ -922,8 +914,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         raise FlowTerminated(t, x)
 
     def stepped(self, t_end: float, y: np.ndarray, h: float) -> None:
-        """Note that a compiled step (`_cosim`) took the FMU by h to (t_end, y),
-        unsaved and unjournaled."""
+        """Note a compiled step (`_cosim`) to (t_end, y), unsaved and unjournaled."""
         if self._may_undo is not None:
             self._left.append(self._at)
         self._journal = None
@@ -1052,8 +1043,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             keep_last(self._marks, key, mark, MAX_SNAPSHOTS, False)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
-        """Return to `key` by a reset and a replay of the journal up to its mark;
-        check that the FMU is back at x."""
+        """Return to `key` (at x) by a reset and a replay of the journal to its mark."""
         reset, (_, n, outputs) = RESET[self.instance.version], self._marks[key]
         if self._journal is None:
             raise ReplayRefused(
@@ -1158,8 +1148,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         keep_last(self._anchors, (t, x.tobytes()), None, MAX_SNAPSHOTS, False)
 
     def _reenter(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x) again by the calls that entered it first (`anchored`),
-        checked on its states."""
+        """Enter (t, x) again by the calls that entered it first (`anchored`)."""
         origin = (t, x.tobytes()) == self._origin
         if origin:
             t = self._origin[0]  # the very float of the first initialisation
