@@ -189,21 +189,17 @@ class _FmuFlow(Generic[InstanceT]):
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
         }
+        variables = self.archive.variables.values()
         self.units: Mapping[str, str] = {
-            n: v.unit
-            for v in self.archive.variables.values()
-            if v.unit
-            for n in v.element_names
+            n: v.unit for v in variables if v.unit for n in v.element_names
         }
 
     def _take_states(self, variables: list[Variable]) -> None:
         """Take `variables` as the states; outputs are the other variables."""
         self._state_variables = variables
         self.state_names = _element_names(variables)
-        readable = self._readable(("output", "local"), REAL_TYPES)
-        self._readable_variables = [
-            v for v in readable if not v.name.startswith("der(")
-        ]
+        found = self._readable(("output", "local"), REAL_TYPES)
+        self._readable_variables = [v for v in found if not v.name.startswith("der(")]
         self.output_names = _element_names(self._readable_variables)
         if self._outputs is None:  # every output
             self._recorded_variables = self._readable(("output",), NUMERIC_TYPES)
@@ -924,13 +920,8 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         """Return the FMU's C calls (FmiFunctions) and its states' value references
         for the master's compiled step (`_cosim.CommunicationStep`), or None where
         it cannot take the steps."""
-        if (
-            self._refusal() is not None
-            or not self._can_save
-            or self.reports_events
-            or self._driven
-            or self.recorded_names
-        ):
+        in_python = self.reports_events or self._driven or self.recorded_names
+        if in_python or not self._can_save or self._refusal() is not None:
             return None
         return self.instance.functions, [v.vr for v in self._state_variables]
 
@@ -938,13 +929,12 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         """Run the event doStep stopped for at t; return it as (t, name, x before,
         x after, outputs before, after), its name None where it changed neither
         (a silent event, `n_silent_events`)."""
-        before = self._states_reader.read(), self._recorded_values()
+        x_before, before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
-        after = self._states_reader.read(), self._recorded_values()
-        changed = not (np.array_equal(before[0], after[0]) and before[1] == after[1])
-        name = "fmu_event" if changed else None
-        return (t, name, before[0], after[0], before[1], after[1])
+        x_after, after = self._states_reader.read(), self._recorded_values()
+        same = np.array_equal(x_before, x_after) and before == after
+        return (t, None if same else "fmu_event", x_before, x_after, before, after)
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the recorded outputs at (t, x), and the FMU's own events in the
