@@ -101,12 +101,10 @@ class _Reader:
         # the calls read the values type by type: each value's place among them
         kinds = [list(groups).index(v.type) for v in variables for _ in range(v.size)]
         self._take = np.argsort(np.argsort(kinds, kind="stable"), kind="stable")
-        reals = len(self._calls) == 1 and self._calls[0][0] in C_REALS
         scalars = all(not v.shape for v in variables)
-        self._ports = (
-            instance.real_ports(self._calls[0][1]) if reals and scalars else None
-        )
-        direct = direct and scalars and self._ports is None and bool(self._calls)
+        reals = scalars and len(self._calls) == 1 and self._calls[0][0] in C_REALS
+        self._ports = instance.real_ports(self._calls[0][1]) if reals else None
+        direct = direct and scalars and not reals and bool(self._calls)
         self._readings = self.direct_readings() if direct else None
 
     def direct_readings(self) -> Readings:
@@ -710,8 +708,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._can_save = self.archive.capability("CoSimulation", "canGetAndSetFMUstate")
         if not self._can_save:
             for name in JOURNALLED:
-                call = getattr(self.instance, name)
-                setattr(self.instance, name, self._journalled(name, call))
+                setattr(self.instance, name, self._journalled(name))
         # point -> (journal generation, length, outputs) where the FMU was there
         self._marks: OrderedDict[tuple, tuple[int, int, bytes]] = OrderedDict()
         self._initialize_at(t0, self._start)
@@ -727,8 +724,9 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
 
-    def _journalled(self, name: str, call: Callable) -> Callable:
-        """`call`, kept in the journal where it is not inside another one."""
+    def _journalled(self, name: str) -> Callable:
+        """The instance's call `name`, kept in the journal where not inside one."""
+        call = getattr(self.instance, name)
 
         def record(*args):
             if self._busy:
