@@ -18,7 +18,7 @@ import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, NoReturn, cast
+from typing import ClassVar, Generic, NoReturn, TypeVar, cast
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
+InstanceT = TypeVar("InstanceT", bound=FmiInstance)
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
 SAVES_TIMED = 8  # an FMU's first saves timed, for their cost (`save_cost`)
@@ -69,17 +70,8 @@ STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
 }
 # a Co-Simulation instance's reset, by its FMI version (`FmiInstance.version`)
 RESET = {"1": "fmiResetSlave", "2": "fmi2Reset", "3": "fmi3Reset"}
-
-
-def _state_variable(archive: FmuArchive, k: int, vr: int) -> Variable | None:
-    """The variable of state k reported as vr (the first of aliases); FMI 1.0's
-    fmiUndefinedValueReference names it `state[k+1]`; None: no variable."""
-    if vr == FMI1_UNDEFINED_VR:
-        name = f"state[{k + 1}]"
-        while name in archive.variables:
-            name = "_" + name
-        return Variable(name, vr, "Real", "local", "continuous", None)
-    return next((v for v in archive.variables.values() if v.vr == vr), None)
+# the Co-Simulation instance's calls that change the FMU, replayed after a reset
+JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".split()
 
 
 def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
@@ -106,30 +98,19 @@ class _Reader:
         self._calls = [
             (t, [v.vr for v in vs], sum(v.size for v in vs)) for t, vs in groups.items()
         ]
-        order = [v for vs in groups.values() for v in vs]  # the order the calls give
-        positions, k = {}, 0
-        for v in order:
-            positions[v.name], k = range(k, k + v.size), k + v.size
-        self._take = np.array(
-            [i for v in variables for i in positions[v.name]], dtype=np.intp
-        )
-        self.names = _element_names(variables)
-        reals = len(self._calls) == 1 and self._calls[0][0] in C_REALS
+        # the calls read the values type by type: each value's place among them
+        kinds = [list(groups).index(v.type) for v in variables for _ in range(v.size)]
+        self._take = np.argsort(np.argsort(kinds, kind="stable"), kind="stable")
         scalars = all(not v.shape for v in variables)
-        self._ports = (
-            instance.real_ports(self._calls[0][1]) if reals and scalars else None
-        )
-        direct = direct and scalars and self._ports is None and bool(self._calls)
+        reals = scalars and len(self._calls) == 1 and self._calls[0][0] in C_REALS
+        self._ports = instance.real_ports(self._calls[0][1]) if reals else None
+        direct = direct and scalars and not reals and bool(self._calls)
         self._readings = self.direct_readings() if direct else None
 
     def direct_readings(self) -> Readings:
         """Its variables read by their C gets (scalars of FMI 2.0 and 3.0)."""
-        instance = self._instance
-        return Readings(
-            instance.functions,
-            [(*instance.c_getter(t), vrs) for t, vrs, _ in self._calls],
-            self._take,
-        )
+        getters = [(*self._instance.c_getter(t), vrs) for t, vrs, _ in self._calls]
+        return Readings(self._instance.functions, getters, self._take)
 
     def read(self) -> np.ndarray:
         if self._instance._fmu is not None:  # not freed
@@ -144,10 +125,11 @@ class _Reader:
         return np.array(values, dtype=float)[self._take]
 
 
-class _FmuFlow:
+class _FmuFlow(Generic[InstanceT]):
     """Shared set-up of both FMU flows: names, parameters, inputs, lifetime."""
 
     interface = ""
+    _next_time = math.inf  # the FMU's next time event (Model Exchange)
 
     def __init__(
         self,
@@ -163,7 +145,7 @@ class _FmuFlow:
     ) -> None:
         self.archive = fmu if isinstance(fmu, FmuArchive) else FmuArchive(fmu)
         self.path = str(self.archive.path)
-        self._instance: FmiInstance | None = None
+        self._instance: InstanceT | None = None
         self._passed = (math.nan, math.nan)  # (state time, input jump run there)
         try:
             self._set_up(parameters, start, inputs, states, outputs)
@@ -172,11 +154,9 @@ class _FmuFlow:
             if t0 is None:
                 t0 = 0.0 if experiment.start is None else experiment.start
             self.t0 = finite("t0", t0)
-            if tolerance is None:
-                tolerance = experiment.tolerance
-            else:  # never a NaN or negative one to the FMU's solver
+            if tolerance is not None:  # never a NaN or negative one to its solver
                 tolerance = positive("tolerance", tolerance)
-            self._tolerance = tolerance
+            self._tolerance = experiment.tolerance if tolerance is None else tolerance
             self._instance = self.archive.instantiate(self.interface)
             self._bind_readers()
             self._initialize(self.t0)
@@ -189,42 +169,48 @@ class _FmuFlow:
         names = self.archive.state_names if states is None else states
         self._take_states([self._variable(n, "state") for n in names])
         checked = self._check_inputs(inputs or {})
-        self._inputs = {  # continuous real inputs: set at every evaluation
-            vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])
-        }
-        discrete = {vr: vu for vr, vu in checked.items() if _is_discrete(vu[0])}
+        tables = {vr: vu for vr, vu in checked.items() if isinstance(vu[1], InputTable)}
+        # continuous real inputs: set at every evaluation
+        self._inputs = {vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])}
         self._discrete_inputs = {  # held constant: set in Initialization Mode only
             vr: (v.type, u)
-            for vr, (v, u) in discrete.items()
-            if not isinstance(u, InputTable)
+            for vr, (v, u) in checked.items()
+            if _is_discrete(v) and vr not in tables
         }
         self._discrete_tables = {  # set at their jumps (time events)
-            vr: vu for vr, vu in discrete.items() if isinstance(vu[1], InputTable)
+            vr: vu for vr, vu in tables.items() if _is_discrete(vu[0])
         }
-        tables = [(v, u) for v, u in checked.values() if isinstance(u, InputTable)]
-        self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables])
-        self._table_inputs = frozenset(v.name for v, _ in tables)
+        self._driven = {**self._inputs, **self._discrete_tables}  # set in a run
+        self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables.values()])
+        self._table_inputs = frozenset(v.name for v, _ in tables.values())
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
         }
+        variables = self.archive.variables.values()
         self.units: Mapping[str, str] = {
-            n: v.unit
-            for v in self.archive.variables.values()
-            if v.unit
-            for n in v.element_names
+            n: v.unit for v in variables if v.unit for n in v.element_names
         }
 
     def _take_states(self, variables: list[Variable]) -> None:
         """Take `variables` as the states; outputs are the other variables."""
         self._state_variables = variables
         self.state_names = _element_names(variables)
-        readable = self._readable(("output", "local"), REAL_TYPES)
-        self._readable_variables = [
-            v for v in readable if not v.name.startswith("der(")
-        ]
+        found = self._readable(("output", "local"), REAL_TYPES)
+        self._readable_variables = [v for v in found if not v.name.startswith("der(")]
         self.output_names = _element_names(self._readable_variables)
-        self._recorded_variables = self._recorded(self._outputs)
+        if self._outputs is None:  # every output
+            self._recorded_variables = self._readable(("output",), NUMERIC_TYPES)
+        else:
+            self._recorded_variables = [
+                self._variable(n, "output to record") for n in self._outputs
+            ]
+        for v in self._recorded_variables:
+            if not v.is_numeric:
+                raise FmibridgeError(
+                    f"{self.path}: {v.name!r} has type {v.type}; a Result records "
+                    f"numbers only."
+                )
         self.recorded_names = _element_names(self._recorded_variables)
 
     def _variable(self, name: str, role: str) -> Variable:
@@ -244,19 +230,6 @@ class _FmuFlow:
             for v in self.archive.variables.values()
             if v.type in types and v.causality in causalities and v.name not in states
         ]
-
-    def _recorded(self, outputs: Sequence[str] | None) -> list[Variable]:
-        """`outputs`, or (None) every output."""
-        if outputs is None:
-            return self._readable(("output",), NUMERIC_TYPES)
-        variables = [self._variable(n, "output to record") for n in outputs]
-        for v in variables:
-            if not v.is_numeric:
-                raise FmibridgeError(
-                    f"{self.path}: {v.name!r} has type {v.type}; a Result records "
-                    f"numbers only."
-                )
-        return variables
 
     def _check_settable(
         self, values: Mapping[str, object], role: str
@@ -319,21 +292,18 @@ class _FmuFlow:
                     f"{variable.type}; a function of time drives continuous scalar "
                     f"real inputs only (give a number, or a table: it is held)."
                 )
+            if isinstance(value, InputTable) and variable.shape:
+                raise FmibridgeError(
+                    f"{self.path}: input {name!r} is an array; a table drives "
+                    f"scalar inputs only."
+                )
             if isinstance(value, InputTable):
-                self._check_table(variable, value)
+                for u in np.unique(value.u).tolist():
+                    self._number(variable, u, "input")
             elif not callable(value):
                 value = self._number(variable, value, "input")
             checked[variable.vr] = (variable, value)
         return checked
-
-    def _check_table(self, variable: Variable, table: InputTable) -> None:
-        if variable.shape:
-            raise FmibridgeError(
-                f"{self.path}: input {variable.name!r} is an array; a table drives "
-                f"scalar inputs only."
-            )
-        for value in np.unique(table.u).tolist():
-            self._number(variable, value, "input")
 
     def _bind_readers(self) -> None:
         direct = self.archive.fmi_version in ("2.0", "3.0")  # C gets named so
@@ -353,15 +323,16 @@ class _FmuFlow:
         values = self._record_reader.read()
         return dict(zip(self.recorded_names, values.tolist(), strict=True))
 
-    def _values(self, inputs: Mapping, t: float, held: bool = False) -> dict:
-        """{vr: (type, value at t)} of `inputs`, {vr: (variable, u)}."""
+    def _values(self, inputs: Mapping, t: float) -> dict:
+        """{vr: (type, value at t)} of `inputs` {vr: (variable, u)} (`_value_at`)."""
         return {
-            vr: (v.type, self._value_at(u, t, held=held))
+            vr: (v.type, self._value_at(u, t, held=_is_discrete(v)))
             for vr, (v, u) in inputs.items()
         }
 
     def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
-        """An input's value at t: a table's after a jump once it was run there."""
+        """An input's value at t: a table's after a jump once it was run there,
+        held for a discrete input."""
         if isinstance(u, InputTable):
             t_state, t_jump = self._passed
             if t == t_state:
@@ -379,23 +350,25 @@ class _FmuFlow:
         return {
             **values,
             **self._discrete_inputs,
-            **self._values(self._discrete_tables, t, True),
+            **self._values(self._discrete_tables, t),
         }
 
+    def _initialize_at(self, t: float, start: Mapping) -> None:
+        self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
+
     def _next_jump(self) -> float:
-        """The next jump of an input table (inf: none)."""
         k = np.searchsorted(self._jumps, self._passed[1], side="right")
         return float(self._jumps[k]) if k < len(self._jumps) else math.inf
 
     def _pass_jump(self, t: float) -> None:
-        """Mark an input table's jump at t (up to round-off) as run: evaluations
-        at t take the values after it."""
+        """Mark a table's jump at t (to round-off) as run: t's values are after it."""
         t_jump = self._next_jump()
         if abs(t_jump - t) <= JUMP_RTOL * max(1.0, abs(t)):
             self._passed = (t, t_jump)
 
     def next_event_time(self) -> float:
-        return self._next_jump()
+        """Return the FMU's next time event or an input table's next jump."""
+        return min(self._next_time, self._next_jump())
 
     def _held_input(self, name: str) -> tuple[int, Callable[[float], float]]:
         """The value reference of a real input and its value u(t) as set now."""
@@ -404,7 +377,8 @@ class _FmuFlow:
         return vr, lambda t: cast(float, self._value_at(held, t, held=False))
 
     @property
-    def instance(self) -> FmiInstance:
+    def instance(self) -> InstanceT:
+        """The FMU's instance (closed: an error)."""
         if self._instance is None:
             raise FmibridgeError(f"{self.path}: the FMU instance was closed.")
         return self._instance
@@ -435,7 +409,7 @@ class _FmuFlow:
         self.archive.cleanup()
 
 
-class ModelExchangeFlow(_FmuFlow, VectorField):
+class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
     """An FMI 2.0 / 3.0 Model Exchange FMU; the master integrates it.
 
     Parameters
@@ -457,50 +431,40 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
     """
 
     interface = "ModelExchange"
-
-    @property
-    def instance(self) -> ModelExchangeInstance:
-        """The FMU's instance (closed: an error)."""
-        return cast(ModelExchangeInstance, super().instance)
+    _changed_discrete = False  # by the last event iteration
 
     def _initialize(self, t0: float) -> None:
-        self.instance.initialize(
-            t0, self._start, self._tolerance, self._initial_inputs(t0)
-        )
+        self._initialize_at(t0, self._start)
         self._absorb(self.instance.finish_initialization(MAX_EVENT_ITERATIONS))
         self._check_state_order()
         self.x0 = self.instance.get_states()
         self._check_state_values(self.x0)
         self._discrete: dict[int, object] = {}  # discrete inputs as last set
         self._python_inputs = self._attach_inputs()
-        calls = self.instance.calls
-        self._rhs_function = FmuRhs(calls, self.path)
-        self._indicators = FmuIndicators(calls, self.path)
-        self._changed_discrete = False  # by the last event iteration
+        self._rhs_function = FmuRhs(self.instance.calls, self.path)  # `rhs_function`
+        self._indicators = FmuIndicators(self.instance.calls, self.path)
 
     def _attach_inputs(self) -> list[str]:
-        """Hand the continuous inputs to the FMU's calls (`_fmu.FmuInputs`);
-        return the names of those set from Python (functions, tables, other
-        types than Real and Float64, arrays)."""
-        if not self._inputs:
-            return []
-        vrs, sources, others, in_python = [], [], {}, []
-        for vr, (variable, u) in self._inputs.items():
-            if variable.type not in C_REALS or variable.shape:
-                others[vr] = (variable, u)
-                in_python.append(variable.name)
-                continue
-            vrs.append(vr)
-            sources.append(self._input_source(u))
-            if not isinstance(sources[-1], float | Function):
-                in_python.append(variable.name)
+        """Attach the continuous inputs (`_fmu.FmuInputs`); return those Python sets."""
+        direct = {  # scalars of the types the C set takes: their sources
+            vr: self._input_source(u)
+            for vr, (v, u) in self._inputs.items()
+            if v.type in C_REALS and not v.shape
+        }
+        others = {vr: vu for vr, vu in self._inputs.items() if vr not in direct}
 
         def set_others(t: float) -> None:
             self.instance._set_start(self._values(others, t))
 
-        inputs = FmuInputs(vrs, sources, set_others if others else None)
-        self.instance.calls.attach(inputs)
-        return in_python
+        if self._inputs:
+            sources = list(direct.values())
+            inputs = FmuInputs(list(direct), sources, set_others if others else None)
+            self.instance.calls.attach(inputs)
+        return [
+            v.name
+            for vr, (v, _) in self._inputs.items()
+            if vr in others or not isinstance(direct[vr], float | Function)
+        ]
 
     def _input_source(self, u: InputValue) -> object:
         """A number, a Function of t (`engine_entry`), or a Python u(t)."""
@@ -515,14 +479,11 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return u
 
     def _check_state_order(self) -> None:
-        """Take the state vector fmiGetStateValueReferences names (FMI 1.0);
-        refuse `states` named in another order."""
+        """Follow FMI 1.0's state order (fmiGetStateValueReferences); refuse others."""
         reported = self.instance.state_references()
         if reported is None or reported == [v.vr for v in self._state_variables]:
             return
-        variables = [
-            _state_variable(self.archive, k, vr) for k, vr in enumerate(reported)
-        ]
+        variables = [self._state_variable(k, vr) for k, vr in enumerate(reported)]
         if not self._states_given and None not in variables:
             self._take_states(cast(list[Variable], variables))
             self._bind_readers()
@@ -533,10 +494,20 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             f"{list(self.state_names)}; name the states in that order (`states`)."
         )
 
+    def _state_variable(self, k: int, vr: int) -> Variable | None:
+        """State k's variable (vr's first; fmiUndefinedValueReference: `state[k+1]`)."""
+        variables = self.archive.variables
+        if vr != FMI1_UNDEFINED_VR:
+            return next((v for v in variables.values() if v.vr == vr), None)
+        name = f"state[{k + 1}]"
+        while name in variables:
+            name = "_" + name
+        return Variable(name, vr, "Real", "local", "continuous", None)
+
     def _check_state_values(self, x: np.ndarray) -> None:
         """Refuse a state vector whose values are not those of the states read
-        by value reference (derivatives listed out of the state vector's order
-        in ModelStructure); FMI 1.0 has no such list (`_check_state_order`)."""
+        by value reference (FMI 2.0 and 3.0: derivatives listed out of the state
+        vector's order in ModelStructure)."""
         if self.archive.fmi_version == "1.0":
             return
         by_reference = self._states_reader.read()
@@ -562,17 +533,11 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         self._next_time = info.next_time
         self.is_terminated = self.is_terminated or info.terminate
 
-    def rhs_function(self) -> Function:
-        """Return the FMU's derivatives at (t, x), its inputs set at t, by its C
-        functions (`flows._fmu.FmuRhs`)."""
-        return self._rhs_function
-
     def _set_inputs(self, t: float) -> None:
         self.instance.calls.set_inputs(t)
 
     def jacobian_function(self) -> Function | None:
-        """Return df/dx from the FMU's directional derivatives, where it provides
-        them (`fmu_jacobian`), built once."""
+        """Return df/dx from the FMU's directional derivatives (`fmu_jacobian`)."""
         if "_jacobian" not in self.__dict__:
             from .fmu_jacobian import fmu_jacobian  # where CVODE runs only
 
@@ -599,10 +564,6 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
             self._set_inputs(t)
             self.instance.calls.set_time_and_states(t, x)
         return self._recorded_values(), ()
-
-    def next_event_time(self) -> float:
-        """Return the FMU's next time event or an input table's next jump."""
-        return min(self._next_time, self._next_jump())
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run a time event: the FMU's own, an input table's jump, or both."""
@@ -650,11 +611,11 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
 
         indicator.__name__ = f"event_indicator_{i}"
         # read with getattr (`flows.compiled.engine_entry`, completion's contact)
-        indicator.engine_entry = (  # type: ignore[attr-defined]
-            lambda n: (function, i) if n == function.n_in else None
+        vars(indicator).update(
+            engine_entry=lambda n: (function, i) if n == function.n_in else None,
+            fmu_flow=self,
+            indicator_index=i,
         )
-        indicator.fmu_flow = self  # type: ignore[attr-defined]
-        indicator.indicator_index = i  # type: ignore[attr-defined]
         return indicator
 
     def expression_function(self, program, constants, failure, what: str):
@@ -676,15 +637,9 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         v = values_with_constants(program, places, constants)
         if v is None:
             return None
-        return FmuProgram(
-            self.instance.calls,
-            [program.bound(places)],
-            [failure],
-            v,
-            [cast(Variable, variable).vr for variable in variables],
-            1 + nx,
-            what,
-        )
+        vrs = [cast(Variable, variable).vr for variable in variables]
+        programs, calls = [program.bound(places)], self.instance.calls
+        return FmuProgram(calls, programs, [failure], v, vrs, 1 + nx, what)
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entries, with the inputs set from Python."""
@@ -698,7 +653,7 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         their values at t; return its continuous state after."""
         self._set_inputs(t)
         before = self.instance.calls.event_indicators(t, x)
-        tables = self._values(self._discrete_tables, t, True)
+        tables = self._values(self._discrete_tables, t)
         self._absorb(self.instance.event_iteration(MAX_EVENT_ITERATIONS, tables))
         x_after = self.instance.get_states()
         # an FMU that ended the run stays in Event Mode: nothing to read there
@@ -712,94 +667,19 @@ class ModelExchangeFlow(_FmuFlow, VectorField):
         return self._changed_discrete
 
 
-class _Journal:
-    """The calls that changed a Co-Simulation FMU since its last initialisation,
-    replayed after fmiReset to return it to a point it left unsaved. Dropped
-    past MAX_JOURNAL calls or a doStep called in C, until the next
-    initialisation."""
-
-    CALLS = "initialize _set_start set_reals set_ints do_step handle_event".split()
-
-    def __init__(self, instance: FmiInstance) -> None:
-        self.calls: list[tuple[str, tuple]] | None = []  # None: past MAX_JOURNAL
-        self.n_replays = 0
-        self.generation = 0  # initialisations so far: a mark holds in its own
-        self._busy = False
-        self._raw = {
-            name: getattr(instance, name)
-            for name in self.CALLS
-            if hasattr(instance, name)
-        }
-        for name in self._raw:
-            setattr(instance, name, self._recorder(name))
-
-    def _recorder(self, name: str) -> Callable:
-        call = self._raw[name]
-
-        def record(*args):
-            if self._busy:  # a call inside a journalled call, or a replay
-                return call(*args)
-            self._busy = True
-            try:
-                result = call(*args)  # a call the FMU refused changed nothing
-            finally:
-                self._busy = False
-            if name == "initialize":  # a re-initialisation starts the journal anew
-                self.calls = []
-                self.generation += 1
-            if self.calls is not None:
-                self.calls.append((name, args))
-                if len(self.calls) > MAX_JOURNAL:
-                    self.calls = None
-            return result
-
-        return record
-
-    def replay(self, instance: FmiInstance, n: int, path: str) -> None:
-        """Reset `instance` and make its first n journalled calls again."""
-        if self.calls is None:
-            raise ReplayRefused(
-                RESET[instance.version],
-                "journal dropped",
-                path,
-                f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
-                f"it cannot save its state, and its calls since the last "
-                f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
-                f"replay (nor past a doStep called in C, in a run without guards)",
-            )
-        try:
-            instance.reset()
-        except FMUError as exc:
-            raise ReplayRefused(
-                exc.function,
-                exc.status,
-                path,
-                "fmibridge cannot return this Co-Simulation FMU to a point it left: "
-                "it can neither save its state nor reset to replay its steps",
-            ) from None
-        self.calls = self.calls[:n]
-        self._busy = True
-        try:
-            for name, args in self.calls:
-                self._raw[name](*args)
-        finally:
-            self._busy = False
-        self.n_replays += 1
-
-
-class CoSimulationFlow(_FmuFlow, Flow):
+class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
 
     `advance` is repeatable: the FMU state is saved before the steps a run may
-    undo (`plan_undo`). A point never reached (a reset) is entered by setting
-    the state variables, else by fmiReset and re-initialisation with the new
-    state as start values; the origin and such points are entered again by the
-    same calls (`anchored`). An FMI 3 FMU with Event Mode returns early at its
-    own events, each run where it stopped and logged as `fmu_event`. In a run
-    without guards, the compiled loops take the steps (`_cosim.FmuStepper`)
-    where they can; `describe` says which path ran. An FMU that cannot save
-    its state is stepped forward only (`forward_only`) and returns to a point
-    it passed by replay (`_Journal`, `n_replays`).
+    undo (`plan_undo`); the origin and the points a reset entered are entered
+    again by the same calls (`anchored`). An FMI 3 FMU with Event Mode returns
+    early at its own events, each run where it stopped and logged as
+    `fmu_event`. In a run without guards, the compiled loops take the steps
+    (`_cosim.FmuStepper`) where they can; `describe` says which path ran. An
+    FMU that cannot save its state is stepped forward only (`forward_only`) and
+    returns to a point it passed by a reset and a replay of its calls since its
+    last initialisation (`n_replays`; dropped past MAX_JOURNAL calls or a
+    doStep called in C, until the next initialisation).
 
     Raises
     ------
@@ -811,20 +691,27 @@ class CoSimulationFlow(_FmuFlow, Flow):
     interface = "CoSimulation"
     # False: every step is `advance`, never the compiled loops' (`stepper`)
     compiled_steps: ClassVar[bool] = True
-
-    @property
-    def instance(self) -> CoSimulationInstance:
-        """The FMU's instance (closed: an error)."""
-        return cast(CoSimulationInstance, super().instance)
+    n_replays = 0  # resets and replays that returned the FMU to a point
+    n_state_saves = 0  # FMU states saved since `plan_undo`
+    save_cost = 0.0  # a save's thread CPU seconds, the least of the first SAVES_TIMED
+    _saves_timed = 0
+    _journal: list[tuple[Callable, tuple]] | None = None  # calls since initialisation
+    _generation = 0  # initialisations so far: a mark holds in its own
+    _busy = False  # in a journalled call, or a replay
+    _snap = 0.0  # times within this of self._at's are the same time
+    _can_set_states: bool | None = None
+    _may_undo: UndoPlan | None = None  # None: every step may be undone
+    _undoes_none = False  # the run's plan undoes no step (no guards)
+    _steps = "python (no compiled loop took them)"  # `describe`
 
     def _initialize(self, t0: float) -> None:
         self._can_save = self.archive.capability("CoSimulation", "canGetAndSetFMUstate")
-        self._journal = None if self._can_save else _Journal(self.instance)
+        if not self._can_save:
+            for name in JOURNALLED:
+                setattr(self.instance, name, self._journalled(name))
         # point -> (journal generation, length, outputs) where the FMU was there
         self._marks: OrderedDict[tuple, tuple[int, int, bytes]] = OrderedDict()
-        self.instance.initialize(
-            t0, self._start, self._tolerance, self._initial_inputs(t0)
-        )
+        self._initialize_at(t0, self._start)
         self.x0 = self._states_reader.read()
         self.reports_events = self.instance.uses_event_mode  # FMI 3 Event Mode
         self._snapshots: OrderedDict[tuple, object] = OrderedDict()
@@ -832,19 +719,33 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._origin = self._at  # where the first initialisation put it
         # the points a reset and initialisation entered (`anchored`)
         self._anchors: OrderedDict[tuple, None] = OrderedDict()
-        self._snap = 0.0  # times within this of self._at's are the same time
-        self._can_set_states: bool | None = None
         self._events: tuple[tuple, tuple] = (self._at, ())  # of the last step
-        self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._left: deque[tuple] = deque(maxlen=MAX_SNAPSHOTS)  # unsaved step starts
-        self.n_state_saves = 0  # FMU states saved since `plan_undo`
-        # a save's thread CPU seconds, the least of the first SAVES_TIMED
-        self.save_cost = 0.0
-        self._saves_timed = 0
         # x bytes -> (t, snap, recorded outputs) at the ends of the last steps
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
-        self._undoes_none = False  # the run's plan undoes no step (no guards)
-        self._steps = "python (no compiled loop took them)"  # `describe`
+
+    def _journalled(self, name: str) -> Callable:
+        """The instance's call `name`, kept in the journal where not inside one."""
+        call = getattr(self.instance, name)
+
+        def record(*args):
+            if self._busy:
+                return call(*args)
+            self._busy = True
+            try:
+                result = call(*args)  # a call the FMU refused changed nothing
+            finally:
+                self._busy = False
+            if name == "initialize":  # a re-initialisation starts the journal anew
+                self._journal = []
+                self._generation += 1
+            if self._journal is not None:
+                self._journal.append((call, args))
+                if len(self._journal) > MAX_JOURNAL:
+                    self._journal = None
+            return result
+
+        return record
 
     def plan_undo(self, may_undo: UndoPlan) -> None:
         """Save the FMU state before a step only where may_undo(t, x, h); called
@@ -866,27 +767,20 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """True where a return to a point the FMU left costs a replay."""
         return not self._can_save
 
-    @property
-    def n_replays(self) -> int:
-        """How many times the FMU was reset and replayed to return to a point."""
-        return self._journal.n_replays if self._journal is not None else 0
-
     def stepper(self, scheme: Scheme) -> Stepper:
         """Return the FMU's steps for the compiled loops: `_cosim.FmuStepper`
-        where the FMU allows it (`_refusal`), else `advance` called back."""
-        refused = self._refusal()
+        where the FMU allows it, else `advance` called back."""
+        refused = "compiled steps off" if not self.compiled_steps else self._refusal()
         if refused is not None:
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
-        calls = self.direct_calls()
+        calls = (self.instance.functions, [v.vr for v in self._state_variables])
         readings = self._record_reader.direct_readings()
         return FmuStepper(self, calls, scheme, readings, self._sources(), TIME_RTOL)
 
     def _refusal(self) -> str | None:
-        values = [*self._inputs.values(), *self._discrete_tables.values()]
-        if not self.compiled_steps:
-            return "compiled steps off"
+        """Why the compiled loops cannot take the FMU's steps (None: they can)."""
         if self.archive.fmi_version not in ("2.0", "3.0"):
             return f"FMI {self.archive.fmi_version}"
         if any(v.type not in C_REALS or v.shape for v in self._state_variables):
@@ -896,21 +790,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
         numbers = InputTable | int | float
         if any(
             v.type not in C_REALS or v.shape or not isinstance(u, numbers)
-            for v, u in values
+            for v, u in self._driven.values()
         ):
             return "inputs other than tables and numbers of scalar reals"
         return None
 
     def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
         """The inputs as (vr, times, values, held), a number as one row."""
-        sources = []
-        for held, inputs in ((False, self._inputs), (True, self._discrete_tables)):
-            for vr, (_, u) in inputs.items():
-                if isinstance(u, InputTable):
-                    sources.append((vr, u.t, u.u, held))
-                else:
-                    sources.append((vr, np.zeros(1), np.array([u], dtype=float), held))
-        return sources
+        return [
+            (vr, u.t, u.u, _is_discrete(v))
+            if isinstance(u, InputTable)
+            else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
+            for vr, (v, u) in self._driven.items()
+        ]
 
     @property
     def steps_in_blocks(self) -> bool:
@@ -936,14 +828,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
         return self._step(t, h)
 
     def _set_inputs(self, t: float) -> None:
-        if self._inputs or self._discrete_tables:
-            self.instance._set_start(self._step_inputs(t))
-
-    def _step_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        return {
-            **self._values(self._inputs, t),
-            **self._values(self._discrete_tables, t, True),
-        }
+        if self._driven:
+            self.instance._set_start(self._values(self._driven, t))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
         """Run an input table's jump at t: the inputs after it are set right
@@ -952,23 +838,19 @@ class CoSimulationFlow(_FmuFlow, Flow):
         recorded output feeds through from a table (`FmuArchive.feedthrough`)."""
         self._pass_jump(t)
         if self.reports_events:  # FMI 3 Event Mode: the jump is an event there
-            return self._input_event(t, x)
+            self.goto(t, x)
+            inputs = self._values(self._driven, t)
+            info = self.instance.handle_event(MAX_EVENT_ITERATIONS, inputs)
+            self.is_terminated = self.is_terminated or info.terminate
+            self._recorded_at.clear()
+            y = self._states_reader.read()
+            self._at = (t, y.tobytes())
+            return check_finite(y, "fmi3UpdateDiscreteStates", self.path, t)
         if self._reads_jumps:
             self.goto(t, x)
             self._set_inputs(t)
             self._recorded_at.clear()  # outputs that feed through now differ
         return x
-
-    def _input_event(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run an input jump at t in Event Mode (FMI 3.0): the inputs after it
-        set there, then event iteration."""
-        self.goto(t, x)
-        info = self.instance.handle_event(MAX_EVENT_ITERATIONS, self._step_inputs(t))
-        self.is_terminated = self.is_terminated or info.terminate
-        self._recorded_at.clear()
-        y = self._states_reader.read()
-        self._at = (t, y.tobytes())
-        return check_finite(y, "fmi3UpdateDiscreteStates", self.path, t)
 
     @functools.cached_property
     def _reads_jumps(self) -> bool:
@@ -980,15 +862,14 @@ class CoSimulationFlow(_FmuFlow, Flow):
         )
 
     def _step(self, t: float, h: float, first: StepEnd | None = None) -> np.ndarray:
-        """doStep from the FMU's (t, x) to t + h, running the FMU's own events
-        (`first`: where a doStep called in C ended)."""
+        """doStep to t + h with the FMU's own events (`first`: a C doStep's end)."""
         t_now, t_end = t, t + h
         events: list[tuple] = []  # `_fmu_event`'s
         for _ in range(MAX_EVENTS_PER_STEP):
             end = first or self.instance.do_step(t_now, t_end - t_now)
             first = None
             if end.event_needed:
-                events.extend(self._fmu_event(end.t))
+                events.append(self._fmu_event(end.t))
             if end.terminate or self.is_terminated:
                 self._terminate(end.t, tuple(events))
             if end.t >= t_end:
@@ -996,7 +877,8 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
                 self._events = (self._at, tuple(events))
                 if self.recorded_names:
-                    self._remember_recorded()
+                    point = (t_end, self._snap, self._recorded_values())
+                    keep_last(self._recorded_at, self._at[1], point, MAX_RECORDED)
                 return check_finite(y, "doStep", self.path, t_end)
             t_now = end.t
         raise FMUError(
@@ -1026,44 +908,31 @@ class CoSimulationFlow(_FmuFlow, Flow):
         raise FlowTerminated(t, x)
 
     def stepped(self, t_end: float, y: np.ndarray, h: float) -> None:
-        """Note that a compiled step (`_cosim`) took the FMU by h to (t_end, y),
-        unsaved and unjournaled."""
+        """Note a compiled step (`_cosim`) to (t_end, y), unsaved and unjournaled."""
         if self._may_undo is not None:
             self._left.append(self._at)
-        if self._journal is not None:
-            self._journal.calls = None
+        self._journal = None
         self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
     def compiled_calls(self) -> tuple | None:
-        """`direct_calls` for the master's compiled step
-        (`_cosim.CommunicationStep`), or None where it cannot take the steps."""
-        if (
-            self.archive.fmi_version not in ("2.0", "3.0")
-            or not self._can_save
-            or self.reports_events
-            or self._inputs
-            or self._discrete_tables
-            or self.recorded_names
-            or any(v.type not in C_REALS or v.shape for v in self._state_variables)
-        ):
+        """Return the FMU's C calls (FmiFunctions) and its states' value references
+        for the master's compiled step (`_cosim.CommunicationStep`), or None where
+        it cannot take the steps."""
+        in_python = self.reports_events or self._driven or self.recorded_names
+        if in_python or not self._can_save or self._refusal() is not None:
             return None
-        return self.direct_calls()
-
-    def direct_calls(self) -> tuple:
-        """The FMU's C calls (FmiFunctions) and its states' value references."""
         return self.instance.functions, [v.vr for v in self._state_variables]
 
-    def _fmu_event(self, t: float) -> tuple[tuple, ...]:
+    def _fmu_event(self, t: float) -> tuple:
         """Run the event doStep stopped for at t; return it as (t, name, x before,
         x after, outputs before, after), its name None where it changed neither
         (a silent event, `n_silent_events`)."""
-        before = self._states_reader.read(), self._recorded_values()
+        x_before, before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
-        after = self._states_reader.read(), self._recorded_values()
-        changed = not (np.array_equal(before[0], after[0]) and before[1] == after[1])
-        name = "fmu_event" if changed else None
-        return ((t, name, before[0], after[0], before[1], after[1]),)
+        x_after, after = self._states_reader.read(), self._recorded_values()
+        same = np.array_equal(x_before, x_after) and before == after
+        return (t, None if same else "fmu_event", x_before, x_after, before, after)
 
     def observe(self, t: float, x: np.ndarray) -> tuple[dict[str, float], tuple]:
         """Return the recorded outputs at (t, x), and the FMU's own events in the
@@ -1079,10 +948,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.goto(t, x)
             recorded = self._recorded_values()
         return recorded, events
-
-    def _remember_recorded(self) -> None:
-        (t, x), recorded = self._at, self._recorded_values()
-        keep_last(self._recorded_at, x, (t, self._snap, recorded), MAX_RECORDED)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the FMU's outputs at (t, x), by name."""
@@ -1115,19 +980,23 @@ class CoSimulationFlow(_FmuFlow, Flow):
         """Put the FMU at (t, x): restore a saved state, or enter a reset state
         (a time within TIME_RTOL of the step of where the FMU is is the same)."""
         key = (t, x.tobytes())
-        if self._is_at(key):
-            key = self._at
-        if key != self._at:
+        if not self._is_at(key):
             if key in self._snapshots:
                 self.instance.set_state(self._snapshots[key])
             elif self.anchored(key):
                 self._reenter(t, x)
-            elif self._journal is not None and self._marks.get(key, (0,))[0] == (
-                self._journal.generation
-            ):
+            elif self._marks.get(key, (-1,))[0] == self._generation:  # a replay
                 self._replay(key, x)
             else:
-                self._warn_unsaved(key)
+                if key in self._left and self._can_save:
+                    warnings.warn(
+                        f"{self.path}: a step from t = {t!r} was undone that no "
+                        f"saved FMU state covers (its guard's crossing was not "
+                        f"foreseen); the FMU re-enters t = {t!r} by a reset, exact "
+                        f"only where its state variables are its whole state.",
+                        FmibridgeWarning,
+                        stacklevel=1,
+                    )
                 self._enter(t, x)
             self._at = key
         if self._may_undo is None:
@@ -1149,30 +1018,55 @@ class CoSimulationFlow(_FmuFlow, Flow):
             self.n_state_saves += 1
             free = self.instance.free_state
             keep_last(self._snapshots, key, state, MAX_SNAPSHOTS, False, free)
-        elif self._journal is not None and self._journal.calls is not None:
-            # any length of the journal at which the FMU was at key
+        elif self._journal is not None:  # a length at which the FMU was at key
             mark = self._marks.get(key)
             outputs = (  # a fingerprint of an FMU without states: its outputs
                 mark[2]
-                if mark and mark[0] == self._journal.generation
+                if mark and mark[0] == self._generation
                 else b""
                 if self._state_variables
                 else self._output_reader.read().tobytes()
             )
-            mark = (self._journal.generation, len(self._journal.calls), outputs)
+            mark = (self._generation, len(self._journal), outputs)
             keep_last(self._marks, key, mark, MAX_SNAPSHOTS, False)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
-        """Return to `key` by replay; check that the FMU is back at x."""
-        assert self._journal is not None
-        _, n, outputs = self._marks[key]
-        self._journal.replay(self.instance, n, self.path)
+        """Return to `key` (at x) by a reset and a replay of the journal to its mark."""
+        reset, (_, n, outputs) = RESET[self.instance.version], self._marks[key]
+        if self._journal is None:
+            raise ReplayRefused(
+                reset,
+                "journal dropped",
+                self.path,
+                f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
+                f"it cannot save its state, and its calls since the last "
+                f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
+                f"replay (nor past a doStep called in C, in a run without guards)",
+            )
+        try:
+            self.instance.reset()
+        except FMUError as exc:
+            raise ReplayRefused(
+                exc.function,
+                exc.status,
+                self.path,
+                "fmibridge cannot return this Co-Simulation FMU to a point it left: "
+                "it can neither save its state nor reset to replay its steps",
+            ) from None
+        self._journal = self._journal[:n]
+        self._busy = True
+        try:
+            for call, args in self._journal:
+                call(*args)
+        finally:
+            self._busy = False
+        self.n_replays += 1
         if not (
             np.array_equal(self._states_reader.read(), x)
             and (outputs == b"" or self._output_reader.read().tobytes() == outputs)
         ):
             raise FMUError(
-                RESET[self.instance.version],
+                reset,
                 "replay differs",
                 self.path,
                 f"replaying this FMU's calls up to t = {key[0]!r} did not give the "
@@ -1209,23 +1103,13 @@ class CoSimulationFlow(_FmuFlow, Flow):
         self._enter(t, x)
         self._at = (t, x.tobytes())
 
-    def _warn_unsaved(self, key: tuple) -> None:
-        t = key[0]
-        if key in self._left and self._can_save:
-            warnings.warn(
-                f"{self.path}: a step from t = {t!r} was undone that no saved FMU "
-                f"state covers (its guard's crossing was not foreseen); the FMU "
-                f"re-enters t = {t!r} by a reset, exact only where its state "
-                f"variables are its whole state.",
-                FmibridgeWarning,
-                stacklevel=2,
-            )
-
     def _is_at(self, key: tuple) -> bool:
         t_at, x_at = self._at
         return key[1] == x_at and abs(key[0] - t_at) <= self._snap
 
     def _enter(self, t: float, x: np.ndarray) -> None:
+        """Enter (t, x), a point not saved: from a saved state at t with the
+        state variables set, else where the FMU is, else by a re-initialisation."""
         same_time = [k for k in self._snapshots if k[0] == t]
         if same_time and self._can_set_states is not False:
             self.instance.set_state(self._snapshots[same_time[-1]])
@@ -1234,22 +1118,30 @@ class CoSimulationFlow(_FmuFlow, Flow):
         elif (t, x.tobytes()) == self._origin:
             self._reenter(t, x)
             return
-        elif not self._can_save:
-            self._enter_unsaved(t, x)
+        elif not self._can_save:  # only at the FMU's own time
+            t_at = self._at[0]
+            if not (abs(t - t_at) <= self._snap or t == t_at):
+                raise FMUError(
+                    *STATE_SAVING[self.archive.fmi_version],
+                    self.path,
+                    f"fmibridge needs it to return this Co-Simulation FMU from "
+                    f"t = {t_at!r} to t = {t!r}, a point it did not pass recently "
+                    f"(only the last {MAX_SNAPSHOTS} are replayed); use the Model "
+                    f"Exchange interface or re-export the FMU with state saving",
+                )
+            if not self._set_state_variables(x):
+                self._reinitialize(t, x)
             return
         self._reinitialize(t, x)
         keep_last(self._anchors, (t, x.tobytes()), None, MAX_SNAPSHOTS, False)
 
     def _reenter(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x) again by the calls that entered it first (`anchored`),
-        checked on its states."""
+        """Enter (t, x) again by the calls that entered it first (`anchored`)."""
         origin = (t, x.tobytes()) == self._origin
         if origin:
             t = self._origin[0]  # the very float of the first initialisation
             self.instance.reset()
-            self.instance.initialize(
-                t, self._start, self._tolerance, self._initial_inputs(t)
-            )
+            self._initialize_at(t, self._start)
         else:
             self._reinitialize(t, x)
         if self._states_reader.read().tobytes() == x.tobytes():
@@ -1265,22 +1157,6 @@ class CoSimulationFlow(_FmuFlow, Flow):
         )
         reset = RESET[self.instance.version]
         raise FMUError(reset, "not reproducible", self.path, failed)
-
-    def _enter_unsaved(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x) at the FMU's own time without saved states."""
-        t_at = self._at[0]
-        if abs(t - t_at) <= self._snap or t == t_at:
-            if not self._set_state_variables(x):
-                self._reinitialize(t, x)
-            return
-        raise FMUError(
-            *STATE_SAVING[self.archive.fmi_version],
-            self.path,
-            f"fmibridge needs it to return this Co-Simulation FMU from t = {t_at!r} "
-            f"to t = {t!r}, a point it did not pass recently (only the last "
-            f"{MAX_SNAPSHOTS} are replayed); use the Model Exchange interface or "
-            f"re-export the FMU with state saving",
-        )
 
     def _set_state_variables(self, x: np.ndarray) -> bool:
         """Set the state variables to x; False where the FMU refuses."""
@@ -1316,8 +1192,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
                 f"restore a saved state); a reset that sets only inputs or tunable "
                 f"parameters needs none of this",
             ) from None
-        start = {**self._start, **self._state_values(x)}
-        self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
+        self._initialize_at(t, {**self._start, **self._state_values(x)})
 
     def close(self) -> None:
         """Free the saved FMU states, the instance and the unpacked folder."""
@@ -1326,8 +1201,7 @@ class CoSimulationFlow(_FmuFlow, Flow):
 
 
 FLOW_CLASSES: dict[str, type[ModelExchangeFlow] | type[CoSimulationFlow]] = {
-    "ModelExchange": ModelExchangeFlow,
-    "CoSimulation": CoSimulationFlow,
+    flow.interface: flow for flow in (ModelExchangeFlow, CoSimulationFlow)
 }
 INTERFACE_NAMES = {"me": "ModelExchange", "cs": "CoSimulation"} | {
     name: name for name in FLOW_CLASSES
