@@ -2,7 +2,8 @@
 
 A flow that cannot step back cheaply is approached by the quadratic through
 its guards' last three points (Esposito and Kumar, eq. 12); the gap to the
-line's zero estimates its error.
+line's zero estimates its error. `CrossingForecast` asks the same quadratic
+whether a guard may cross a step (`methods.forecast`).
 
 References
 ----------
@@ -10,9 +11,11 @@ Esposito and Kumar (2007), ACM TOMACS 17(1), eq. 12; Esposito and Kumar, ACM
 TOMACS 14(4), 2004 (guards approached from the domain side).
 """
 
-from libc.math cimport INFINITY, NAN, fabs
+from libc.math cimport INFINITY, NAN, fabs, isfinite
 
 import numpy as np
+
+REACH = 4.0  # points older than REACH steps back are not used (a gap, a mode change)
 
 
 cdef class GuardHistory:
@@ -107,11 +110,6 @@ cdef class GuardHistory:
         return quad
 
 
-cdef double quadratic_at(Quadratic q, double u) noexcept nogil:
-    """The quadratic's value at u (time since the newest point)."""
-    return q.c + q.slope * u + q.curv * u * (u - q.s2)
-
-
 cdef double _first_root(double a, double b, double c, double s_max) noexcept nogil:
     """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none,
     by the quadratic formula in its form that does not cancel."""
@@ -131,3 +129,52 @@ cdef double _first_root(double a, double b, double c, double s_max) noexcept nog
     if 0.0 < r2 <= s_max and r2 < best:
         best = r2
     return best
+
+
+cdef class CrossingForecast:
+    """`forecast(t, x, h)`: may one of `guards` cross the step of h from (t, x)?
+    (The guards of every mode whose flow asks.)"""
+
+    cdef tuple _guards
+    cdef tuple fns
+    cdef Py_ssize_t m
+    cdef GuardHistory past  # the guards at the points asked about
+    cdef double[::1] g  # the guards at the point asked about
+
+    def __init__(self, guards):
+        self._guards = tuple(guards)
+        self.fns = tuple(guard.fn for guard in self._guards)
+        self.m = len(self._guards)
+        self.past = GuardHistory(self.m)
+        self.g = np.zeros(max(self.m, 1))
+
+    @property
+    def guards(self):
+        """The guards asked about."""
+        return self._guards
+
+    def __call__(self, double t, x, double h):
+        """True if a guard may cross the step of h from (t, x)."""
+        cdef Py_ssize_t i
+        cdef double moves, end
+        cdef Quadratic q
+        cdef bint finite = True
+        if self.m == 0:
+            return False
+        # a point at or after t was left by an undone step or a reset: forget it
+        self.past.forget_from(t)
+        for i in range(self.m):
+            self.g[i] = float(self.fns[i](t, x))
+            finite = finite and isfinite(self.g[i])
+        self.past.push(t, &self.g[0])
+        if self.past.n < POINTS or not finite:
+            return True
+        if t - self.past.ts[0] > REACH * fabs(h):
+            return True
+        for i in range(self.m):
+            q = self.past.fit(i, 1.0)  # through the three points
+            moves = fabs(q.slope) * h + fabs(q.curv) * (h - q.s2) * h
+            end = q.c + q.slope * h + q.curv * h * (h - q.s2)
+            if fabs(q.c) <= moves or (end if q.c >= 0.0 else -end) <= moves:
+                return True
+        return False
