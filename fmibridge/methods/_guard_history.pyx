@@ -29,7 +29,6 @@ cdef class GuardHistory:
         self.beyond_g = np.zeros(max(m, 1))
 
     cdef int clear(self) except -1:
-        """Forget every point, and the point beyond."""
         self.n, self.beyond_t = 0, NAN
         return 0
 
@@ -40,8 +39,7 @@ cdef class GuardHistory:
         return 0
 
     cdef int push(self, double t, const double* g) except -1:
-        """Add the point (t, g) as the newest (the oldest drops out of a full
-        history, a point beyond no longer after it is forgotten)."""
+        """Add the point (t, g) as the newest (the oldest drops out of a full one)."""
         cdef Py_ssize_t i, k
         if self.n == POINTS:
             for k in range(POINTS - 1):
@@ -53,7 +51,7 @@ cdef class GuardHistory:
         for i in range(self.m):
             self.gs[self.n, i] = g[i]
         self.n += 1
-        if self.beyond_t <= t:
+        if self.beyond_t <= t:  # passed
             self.beyond_t = NAN
         return 0
 
@@ -66,9 +64,8 @@ cdef class GuardHistory:
         return 0
 
     cdef Quadratic fit(self, Py_ssize_t i, double sign) noexcept:
-        """Guard i times sign about the newest point, in Newton's form: the
-        quadratic through it and the two before (or the one before and the
-        point beyond), the line through two points, else a constant."""
+        """Guard i times sign about the newest point in Newton's form, through
+        the points before it or the point beyond (fewer: a line or a constant)."""
         cdef Quadratic q
         cdef Py_ssize_t n = self.n, k
         cdef double t, s1, g2
@@ -90,11 +87,9 @@ cdef class GuardHistory:
 
     cdef double first_crossing(self, Py_ssize_t i, double sign,
                                double* spread) noexcept:
-        """The time after the newest point at which guard i times sign reaches
-        zero by `fit`, before the point beyond if any; INFINITY if never.
-        `spread` gets the gap to the line's zero (the quadratic's error); where
-        only the line is known, or it alone reaches zero, its zero is taken and
-        the spread is that zero itself."""
+        """The time after the newest point, before the point beyond, at which
+        guard i times sign reaches zero by `fit` (INFINITY: never); `spread`:
+        the gap to the line's zero (the line alone: that zero)."""
         cdef Quadratic q = self.fit(i, sign)
         cdef bint has_beyond = self.beyond_t == self.beyond_t
         cdef double top = q.s2 if has_beyond else INFINITY
@@ -111,8 +106,7 @@ cdef class GuardHistory:
 
 
 cdef double _first_root(double a, double b, double c, double s_max) noexcept nogil:
-    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none,
-    by the quadratic formula in its form that does not cancel."""
+    """The smallest root of a s^2 + b s + c in (0, s_max] (no cancellation)."""
     cdef double d, q, r1, r2, best = INFINITY
     if a == 0.0:
         if b != 0.0 and 0.0 < -c / b <= s_max:
