@@ -109,8 +109,11 @@ cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
     edge = cm.mode.edges[i]
     if edge.approach is not None:
         return float(edge.approach(t, x))
-    cdef double[::1] xs = x
-    return cm.sides[i] * (cm.impact_rate(i, t, &xs[0]) if cm.has_rhs else step_rate)
+    cdef double[::1] xs = x, r = cm.work_r
+    if not cm.has_rhs:
+        return cm.sides[i] * step_rate
+    cm.impact_rates(t, &xs[0], &r[0])
+    return cm.sides[i] * r[i]
 
 
 cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
@@ -119,7 +122,6 @@ cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
     cdef Py_ssize_t n = cm.n, k
     cdef Function reset = cm.resets[i]
     cdef double[::1] after = cm.work_after
-    cdef bint unchanged = True
     cm.keep(t, x, log)
     if reset is None:
         for k in range(n):
@@ -129,10 +131,7 @@ cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
         if not all_finite(&after[0], n):
             _reset(cm, i, t, new_array(x, n))  # raises, naming the reset
     _check_reset(cm, i, t, x, &after[0])
-    for k in range(n):
-        if after[k] != x[k]:
-            unchanged = False
-    if unchanged:
+    if same(x, &after[0], n):
         log.n_silent_events += 1
         return SILENT
     before, x_after = new_array(x, n), new_array(&after[0], n)
@@ -205,11 +204,12 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
         return 0
     # the difference along the flow is blind below x's last place: only the
     # gradient's rate may refuse the reset
-    rate_after = cm.impact_rate(i, t, x_after)
+    cm.impact_rates(t, x_after, &r[0])
+    rate_after = r[i]
     if side * rate_after * cm.h >= -_ON_SURFACE:
         return 0
-    # moving out before the reset, and still after it
-    if side * cm.impact_rate(i, t, x_before) < 0.0:
+    cm.impact_rates(t, x_before, &r[0])
+    if side * r[i] < 0.0:  # moving out before the reset, and still after it
         raise _refused(cm, i, t, x_after, "moving out", g_before, g_after, rate_after)
     return 0
 

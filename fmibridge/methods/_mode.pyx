@@ -130,13 +130,6 @@ cdef class CompiledMode:
             out[i] += (ahead[i] - back[i]) / self.d
         return 0
 
-    cdef double impact_rate(self, Py_ssize_t i, double t,
-                            const double* x) except? -1.0:
-        """Guard i's rate at (t, x) (`impact_rates`)."""
-        cdef double[::1] rates = np.empty(max(self.m, 1))
-        self.impact_rates(t, x, &rates[0])
-        return rates[i]
-
     cdef int keep(self, double t, const double* x, object log) except -1:
         """Keep a sample for the Recorder: in blocks, or at once to a journal."""
         cdef Py_ssize_t i
@@ -283,22 +276,18 @@ def gathered(fns, Py_ssize_t n, str what):
         return Gathered([], [], [], n, what)
     from ..flows.compiled import engine_entry
 
-    parts, part_of, entry_of, python = [], [], [], []
-    where = {}
+    part_of, entry_of, python = [], [], []
+    found = {}  # id of a compiled Function: (its part, the Function)
     for fn in fns:
         entry = engine_entry(fn, n)
         if entry is None:
             python.append(fn)
             part_of.append(-1)
             entry_of.append(len(python) - 1)
-            continue
-        function, index = entry
-        k = where.get(id(function))
-        if k is None:
-            k = where[id(function)] = len(parts)
-            parts.append(function)
-        part_of.append(k)
-        entry_of.append(index)
+        else:
+            part_of.append(found.setdefault(id(entry[0]), (len(found), entry[0]))[0])
+            entry_of.append(entry[1])
+    parts = [function for _, function in found.values()]
     if python:
         k = len(parts)
         parts.append(PythonScalars(python, n, what))
