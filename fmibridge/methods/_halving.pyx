@@ -191,9 +191,7 @@ cdef object _step(_Walk w):
             if stuck is not None:  # crossed at once from the surface: fire here
                 return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
             if after_half_step and hs <= ROUND_OFF_BRACKET * w.t_tol:
-                # a trial of 2 hs crossed, this point hs on lies on the surface
-                # and a trial of hs from it does not cross: the state creeps
-                # towards the guard slower than its round-off moves it
+                # the state creeps towards the guard slower than its round-off
                 near = _stuck(was_crossed, &w.g0[0], &w.g0[0])  # on the surface
                 if near is not None:  # bracketed in [t - hs, t + hs]: fire here
                     cm.flush(w.log)

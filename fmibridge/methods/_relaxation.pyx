@@ -187,11 +187,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     else:
         _guard_point(w, t, i, w.g0[i], w.g1[i], hs)
     t_reset = t1 + w.eps - w.taus[0]  # Fig. 12, Step 13
-    if w.n_beyond > 1:
-        edges = cm.mode.edges
-        others = tuple([edges[w.order[j]].name for j in range(1, w.n_beyond)])
-    else:
-        others = ()
+    others = tuple([cm.mode.edges[w.order[j]].name for j in range(1, w.n_beyond)])
     if t_reset > w.t_end:  # the wait goes on past this attempt (Step 14)
         q = new_array(&w.q[0], n)
         cm.flush(w.log)
