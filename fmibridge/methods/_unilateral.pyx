@@ -184,18 +184,14 @@ cdef class Rates:
     def __init__(self, parts, layouts, part_of, row_of):
         cdef Rows rows
         self.parts = tuple(parts)
-        offsets, column_starts, columns, size = [], [], [], 0
-        for part, rows in zip(self.parts, layouts):
-            offsets.append(size)
-            column_starts.append(sum(len(c) for c in columns))
-            columns.append(np.asarray(rows.columns))
-            size += (<Function> part).n_out
-        self.offsets = np.array(offsets, dtype=np.intp)
-        self.values = np.empty(max(size, 1))
+        columns = [np.asarray((<Rows> rows).columns) for rows in layouts]
+        column_starts = np.cumsum([0] + [len(c) for c in columns])
+        offsets = np.cumsum([0] + [(<Function> part).n_out for part in self.parts])
+        self.offsets = offsets[:-1].astype(np.intp)
+        self.values = np.empty(max(offsets[-1], 1))
         self.columns = np.concatenate(columns or [np.empty(0)]).astype(np.intp)
-        n_atoms = len(part_of)
-        col_lo, col_hi = np.empty(n_atoms, np.intp), np.empty(n_atoms, np.intp)
-        val_lo, time_at = np.empty(n_atoms, np.intp), np.empty(n_atoms, np.intp)
+        col_lo, col_hi, val_lo, time_at = (
+            np.empty(len(part_of), np.intp) for _ in range(4))
         for a, (p, r) in enumerate(zip(part_of, row_of)):
             rows = layouts[p]
             col_lo[a] = column_starts[p] + rows.starts[r]
@@ -434,13 +430,6 @@ cdef double guard_error(Bank bank, History memory, _Work w, double t) except? -1
     return worst
 
 
-cdef inline double spacing(double t) noexcept nogil:
-    """numpy's spacing of abs(t) >= 1."""
-    cdef int exponent
-    frexp(fabs(t), &exponent)
-    return ldexp(1.0, exponent - 53)
-
-
 cdef void shift(double[:, ::1] rows, long keep) noexcept:
     """Move rows[:keep] to rows[1:keep + 1]."""
     cdef long j
@@ -500,27 +489,11 @@ cdef int start(Bank bank, Settings s, History memory, _Work w, double t,
     return 1
 
 
-cdef int edge_over(Bank bank, Settings s, History memory, _Work w, double scale,
-                   double sigma, Py_ssize_t e) except -1:
-    """1 if every atom of edge e is curved and past its level at x^p(sigma)."""
-    cdef Py_ssize_t a
-    cdef double value
-    write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, sigma / scale,
-                     &w.xq[0])
-    for a in range(bank.starts[e], bank.starts[e + 1]):
-        if not bank.curved[a]:
-            return 0
-        (<Function> bank.singles[a]).call(memory.ts[0] + sigma, &w.xq[0], &value)
-        if not memory.sign[a] * value > memory.level[a]:
-            return 0
-    return 1
-
-
 cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
                             double scale, double h) except? -1.0:
     """Shorten h until no curved unilateral guard is past its level at x^p."""
     cdef Py_ssize_t e, a
-    cdef double lo, hi, mid
+    cdef double lo, hi, mid, value
     cdef bint past
     cdef long _k
     write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, h / scale,
@@ -535,10 +508,16 @@ cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
             lo, hi = 0.0, h
             for _k in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
-                if edge_over(bank, s, memory, w, scale, mid, e):
-                    hi = mid
+                write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows,
+                                 mid / scale, &w.xq[0])
+                for a in range(bank.starts[e], bank.starts[e + 1]):
+                    (<Function> bank.singles[a]).call(memory.ts[0] + mid, &w.xq[0],
+                                                      &value)
+                    if not memory.sign[a] * value > memory.level[a]:
+                        lo = mid
+                        break
                 else:
-                    lo = mid
+                    hi = mid  # every atom of e past its level at x^p(mid)
             h = min(h, lo)
     return h
 
@@ -610,6 +589,7 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
     cdef double error, factor, grow, moved
     cdef const double* x0 = &memory.xs[0, 0]  # until push
     cdef long _k
+    cdef int exponent
     upper = min(memory.h_err, s.h, t_end - t0)
     scale = upper
     if order > 1:
@@ -621,8 +601,9 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
                     &w.predictor[0])
     h_star = INFINITY if s.endpoint else limit(bank, s, memory, w, order, scale, upper)
     h_err, h = memory.h_err, min(h_star, upper)
+    frexp(max(fabs(t0), 1.0), &exponent)  # ldexp(1, exponent - 53): t0's spacing
     for _k in range(s.max_rejections):
-        if h <= MIN_STEP_ULPS * spacing(max(fabs(t0), 1.0)):
+        if h <= MIN_STEP_ULPS * ldexp(1.0, exponent - 53):
             break  # the guard's level is reached within round-off but not due
         if not s.endpoint and bank.any_curved:
             h = predictor_check(bank, s, memory, w, scale, h)

@@ -130,15 +130,6 @@ cdef Py_ssize_t breakpoints(const double* polys, Py_ssize_t k, Py_ssize_t width,
     return m
 
 
-cdef bint _negative_after_zero(const double* p, Py_ssize_t width) noexcept nogil:
-    """True if p(u) < 0 for small u > 0."""
-    cdef Py_ssize_t k
-    for k in range(width):
-        if p[k] != 0.0:
-            return p[k] < 0.0
-    return False
-
-
 cdef double _crossing(const double* p, Py_ssize_t width, double a,
                       double b) noexcept nogil:
     """The first point of [a, b] with p >= 0 (p monotone, p(a) < 0 <= p(b))."""
@@ -176,8 +167,11 @@ cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
     cdef double previous = 0.0, a = 0.0, b, reach
     cdef bint all_at
     all_at = True
-    for i in range(k):
-        at_a[i] = not _negative_after_zero(polys + i * width, width)
+    for i in range(k):  # p >= 0 just after 0: its first non-zero coefficient
+        j = i * width
+        while j < (i + 1) * width - 1 and polys[j] == 0.0:
+            j += 1
+        at_a[i] = not polys[j] < 0.0
         all_at = all_at and at_a[i] != 0.0
     if all_at:
         return 0.0
