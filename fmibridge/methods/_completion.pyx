@@ -96,16 +96,12 @@ cdef class Phase:
             hs = min(max(h, 2.0 * last_step if last_step > 0.0 else h), t_end - t)
             stepped = False
             for _k in range(MAX_HALVINGS):
-                stepper.advance(
-                    t, &self.x_now[0], hs / 2, &self.slope[0], &self.x_mid[0]
-                )
-                lam_mid = c.constrained_at(
-                    t + hs / 2, &self.x_mid[0], &self.slope_mid[0]
-                )
-                stepper.advance(
-                    t + hs / 2, &self.x_mid[0], hs / 2, &self.slope_mid[0],
-                    &self.x_two[0]
-                )
+                stepper.advance(t, &self.x_now[0], hs / 2, &self.slope[0],
+                                &self.x_mid[0])
+                lam_mid = c.constrained_at(t + hs / 2, &self.x_mid[0],
+                                           &self.slope_mid[0])
+                stepper.advance(t + hs / 2, &self.x_mid[0], hs / 2,
+                                &self.slope_mid[0], &self.x_two[0])
                 lam1 = c.constrained_at(t + hs, &self.x_two[0], &self.slope_two[0])
                 crossing = lam_mid <= 0 or lam1 <= 0
                 if hs > h and (
@@ -319,9 +315,8 @@ cdef class Series:
             for k in range(_N_SERIES):
                 if self._unresolved(self.first + k):
                     return False
-            self.floor = self._decays(_N_SERIES, eps_t, eps_q, eps_v) and self._pressed(
-                _N_SERIES
-            )
+            self.floor = (self._decays(_N_SERIES, eps_t, eps_q, eps_v)
+                          and self._pressed(_N_SERIES))
             return self.floor and self.excess < _FALLBACK_SAFETY
         self._states(m, size)
         if e == 0.0:

@@ -39,20 +39,6 @@ cdef inline double _dot_at(const double* u, const double* v, const Py_ssize_t* i
     return total
 
 
-cdef double _largest_abs(const double* x, const Py_ssize_t* index,
-                         Py_ssize_t m) noexcept nogil:
-    """max_k |x[index[k]]|, nan if any is nan."""
-    cdef double largest = fabs(x[index[0]]), value
-    cdef Py_ssize_t k
-    for k in range(1, m):
-        value = fabs(x[index[k]])
-        if isnan(value) or value > largest:
-            largest = value
-        if isnan(largest):
-            break
-    return largest
-
-
 def _expect(Function fn, Py_ssize_t n_in, Py_ssize_t n_out, str role, str name):
     if fn.n_in != n_in or fn.n_out != n_out:
         raise FmibridgeError(
@@ -104,7 +90,7 @@ cdef class ContactFunctions:
         """qdot^T H(q) qdot, the velocity term of eq. (8) (without H: by central
         differences of dh along qdot)."""
         cdef Py_ssize_t i, j, nq = self.nq, n = self.n
-        cdef double total = 0.0, row, step
+        cdef double total = 0.0, row, step, largest
         if self.hessian is not None:
             self.hessian.call(t, x, &self.hess[0])
             for i in range(nq):
@@ -113,7 +99,11 @@ cdef class ContactFunctions:
                     row = row + self.hess[i * nq + j] * x[self.iv[j]]
                 total = total + row * x[self.iv[i]]
             return total
-        step = HESSIAN_STEP * (1.0 + _largest_abs(x, &self.iq[0], nq))
+        largest = fabs(x[self.iq[0]])  # max |q|, nan if one is nan
+        for i in range(1, nq):
+            if not isnan(largest) and not fabs(x[self.iq[i]]) <= largest:
+                largest = fabs(x[self.iq[i]])
+        step = HESSIAN_STEP * (1.0 + largest)
         memcpy(&self.ahead[0], x, n * sizeof(double))
         memcpy(&self.behind[0], x, n * sizeof(double))
         for i in range(nq):
@@ -252,17 +242,15 @@ cdef class ContactFunctions:
         return out, lam
 
     def project(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.n)
+        out = np.array(self._state(x))
         cdef double[::1] values = out
-        self.project_at(t, &xs[0], &values[0])
+        self.project_at(t, &values[0], &values[0])
         return out
 
     def impact(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.n)
+        out = np.array(self._state(x))
         cdef double[::1] values = out
-        self.impact_at(t, &xs[0], &values[0])
+        self.impact_at(t, &values[0], &values[0])
         return out
 
 
