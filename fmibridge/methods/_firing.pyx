@@ -24,9 +24,7 @@ cdef double _ON_SURFACE = ON_SURFACE
 def fire_edge(bint on_approach, double t_tol, CompiledMode cm, log, double t, x,
               Py_ssize_t i, tuple others):
     """`fire` from Python (`Method.fire_at`)."""
-    cdef Firing how
-    how.on_approach, how.t_tol = on_approach, t_tol
-    return fire(how, cm, log, t, x, i, others)
+    return fire(Firing(on_approach, t_tol), cm, log, t, x, i, others)
 
 
 cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,

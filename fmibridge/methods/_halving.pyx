@@ -472,8 +472,7 @@ cdef object _overstepped(_Walk w, double t, exc):
     cdef double t_beyond = w.past.beyond_t
     beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], g[i])]
     i = beyond[0] if beyond else 0
-    h = t_beyond - t
-    located = t + h * secant_fraction(w.g0[i], g[i])
+    located = t + (t_beyond - t) * secant_fraction(w.g0[i], g[i])
     return Step(
         State(t, np.array(w.x[:cm.n]), cm.name),
         Status.OVERSTEPPED,
