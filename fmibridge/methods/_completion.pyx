@@ -43,19 +43,12 @@ cdef double _FALLBACK_SAFETY = 2.0
 FALLBACK_SAFETY = _FALLBACK_SAFETY
 
 
-cdef bint _steady(double lam0, double lam_mid, double lam1) noexcept:
-    """True if lam changes over each half step by < _LAM_CHANGE of its minimum."""
-    cdef double change = max(fabs(lam_mid - lam0), fabs(lam1 - lam_mid))
-    return change < _LAM_CHANGE * min(lam0, lam_mid, lam1)
-
-
 cdef class Phase:
     """The constrained phases of one contact and scheme: steps of eq. (7), then
     R*, doubling from h while step doubling agrees within `tol` and lam changes
     by less than _LAM_CHANGE over each half; a lift-off located by Illinois to
     t_tol. After `run`: samples `ts`, `xs`, `lams`, `status`, the state `t`,
-    `x` it stopped at, `last_step` and `n_rejected`.
-    """
+    `x` it stopped at, `last_step` and `n_rejected`."""
 
     cdef ContactFunctions contact
     cdef ProjectedStepper stepper
@@ -103,21 +96,18 @@ cdef class Phase:
             hs = min(max(h, 2.0 * last_step if last_step > 0.0 else h), t_end - t)
             stepped = False
             for _k in range(MAX_HALVINGS):
-                stepper.advance(
-                    t, &self.x_now[0], hs / 2, &self.slope[0], &self.x_mid[0]
-                )
-                lam_mid = c.constrained_at(
-                    t + hs / 2, &self.x_mid[0], &self.slope_mid[0]
-                )
-                stepper.advance(
-                    t + hs / 2, &self.x_mid[0], hs / 2, &self.slope_mid[0],
-                    &self.x_two[0]
-                )
+                stepper.advance(t, &self.x_now[0], hs / 2, &self.slope[0],
+                                &self.x_mid[0])
+                lam_mid = c.constrained_at(t + hs / 2, &self.x_mid[0],
+                                           &self.slope_mid[0])
+                stepper.advance(t + hs / 2, &self.x_mid[0], hs / 2,
+                                &self.slope_mid[0], &self.x_two[0])
                 lam1 = c.constrained_at(t + hs, &self.x_two[0], &self.slope_two[0])
                 crossing = lam_mid <= 0 or lam1 <= 0
                 if hs > h and (
                     crossing
-                    or not _steady(lam0, lam_mid, lam1)
+                    or not max(fabs(lam_mid - lam0), fabs(lam1 - lam_mid))
+                    < _LAM_CHANGE * min(lam0, lam_mid, lam1)
                     or self._doubling_error(t, hs) > tol
                 ):
                     rejected += 1
@@ -151,8 +141,7 @@ cdef class Phase:
         return n_samples
 
     cdef double _doubling_error(self, double t, double hs) except? -1:
-        """max_i |x(t + hs) in one step - in two half steps (x_two)|, nan if any
-        is nan."""
+        """max_i |x(t + hs) in one step - in two half steps (x_two)|, or nan."""
         cdef double largest = 0.0, value
         cdef Py_ssize_t i
         self.stepper.advance(t, &self.x_now[0], hs, &self.slope[0], &self.x_full[0])
@@ -261,23 +250,15 @@ cdef double _norm(const double* u, const double* v, const Py_ssize_t* index,
     return sqrt(total)
 
 
-cdef double _level_rate(double rate, double rise, double a) noexcept:
-    """The gap rate of an impact `rise` above the one before, carried there by
-    energy: sqrt(hdot^2 + 2 a rise), 0 where the flight cannot reach it."""
-    cdef double square = rate * rate + 2.0 * a * rise
-    return sqrt(square) if square > 0.0 else 0.0
-
-
 cdef class Series:
     """The impacts of the current Zeno series and the truncation test on them
     (`completion`): `catch_up` follows the log (an impact edge of the free mode
     joins the series, any other event ends it), `truncates` tests the last one.
     Each gap rate is compared with the one before carried to its level by
-    energy (`_level_rate`), so where a method places impacts does not hide
-    their decay. An impact is *unresolved* where 2 a abs(h) > hdot^2 (a =
-    -hddot, its rate tells where the method fired): at the first one the test
-    reads the impacts before it without the safety factor (`floor`, `excess`).
-    """
+    energy, so where a method places impacts does not hide their decay. An
+    impact is *unresolved* where 2 a abs(h) > hdot^2 (a = -hddot, its rate tells
+    where the method fired): at the first one the test reads the impacts before
+    it without the safety factor (`floor`, `excess`)."""
 
     cdef ContactFunctions contact
     cdef object free, impact_edges, bounds
@@ -334,9 +315,8 @@ cdef class Series:
             for k in range(_N_SERIES):
                 if self._unresolved(self.first + k):
                     return False
-            self.floor = self._decays(_N_SERIES, eps_t, eps_q, eps_v) and self._pressed(
-                _N_SERIES
-            )
+            self.floor = (self._decays(_N_SERIES, eps_t, eps_q, eps_v)
+                          and self._pressed(_N_SERIES))
             return self.floor and self.excess < _FALLBACK_SAFETY
         self._states(m, size)
         if e == 0.0:
@@ -402,7 +382,7 @@ cdef class Series:
         cdef double ts[_N_SERIES]
         cdef double rates[_N_SERIES]
         cdef double gaps[_N_SERIES]
-        cdef double lo_interval, lo_rate, ratio, r, lo_ratio, a, s, dq, dv
+        cdef double lo_interval, lo_rate, ratio, r, lo_ratio, a, s, dq, dv, square
         if m < _N_SERIES:
             return False
         for k in range(m):
@@ -419,8 +399,9 @@ cdef class Series:
         if not a > 0.0:
             return False
         r, lo_ratio = 0.0, INFINITY
-        for k in range(1, m):
-            ratio = _level_rate(rates[k], gaps[k] - gaps[k - 1], a) / rates[k - 1]
+        for k in range(1, m):  # rate k carried by energy to the level of k - 1
+            square = rates[k] * rates[k] + 2.0 * a * (gaps[k] - gaps[k - 1])
+            ratio = (sqrt(square) if square > 0.0 else 0.0) / rates[k - 1]
             r, lo_ratio = max(r, ratio), min(lo_ratio, ratio)
         if r >= 1.0 or r - lo_ratio > _RATIO_SPREAD:
             return False

@@ -7,18 +7,11 @@ from ..flows._stepper cimport Stepper
 
 
 cdef class ContactFunctions:
-    cdef readonly Py_ssize_t n
-    cdef readonly Py_ssize_t nq
+    cdef readonly Py_ssize_t n, nq
     cdef readonly double restitution
     cdef readonly str name
-    cdef readonly Function gap
-    cdef readonly Function gradient
-    cdef readonly Function force
-    cdef readonly Function hessian
-    cdef readonly Function rhs_function
-    cdef readonly Function rate_function
-    cdef Py_ssize_t[::1] iq
-    cdef Py_ssize_t[::1] iv
+    cdef readonly Function gap, gradient, force, hessian, rhs_function, rate_function
+    cdef Py_ssize_t[::1] iq, iv
     # scratch: the force map's input [x, lam] and values at lam = 0 and 1, dh,
     # H, and the states and gradients of the Hessian's central differences
     cdef double[::1] z, f0, f1, grad, hess, ahead, behind, dh_ahead, dh_behind, one
@@ -40,5 +33,4 @@ cdef class ContactFunctions:
 cdef class ProjectedStepper(Stepper):
     cdef readonly ContactFunctions contact
     cdef Tableau tableau
-    cdef double[::1] work
-    cdef double[::1] y
+    cdef double[::1] work, y

@@ -29,47 +29,14 @@ cdef double HESSIAN_STEP = 1.5e-8
 cdef int PROJECTION_ITERATIONS = 3
 
 
-cdef inline double _dot(const double* u, const double* v, Py_ssize_t m) noexcept nogil:
-    """sum_k u[k] v[k]."""
-    cdef double total = 0.0
-    cdef Py_ssize_t k
-    for k in range(m):
-        total = total + u[k] * v[k]
-    return total
-
-
 cdef inline double _dot_at(const double* u, const double* v, const Py_ssize_t* index,
                            Py_ssize_t m) noexcept nogil:
-    """sum_k u[k] v[index[k]]: dh times the entries of v at q or qdot."""
+    """sum_k u[k] v[index[k]] (index NULL: v[k])."""
     cdef double total = 0.0
     cdef Py_ssize_t k
     for k in range(m):
-        total = total + u[k] * v[index[k]]
+        total = total + u[k] * v[k if index == NULL else index[k]]
     return total
-
-
-cdef inline double _along(const double* dh, const double* f0, const double* f1,
-                          const Py_ssize_t* iv, Py_ssize_t m) noexcept nogil:
-    """dh b_v with b = f1 - f0: dh M^-1 dh^T, the denominator of eqs. (4), (6)."""
-    cdef double total = 0.0
-    cdef Py_ssize_t k
-    for k in range(m):
-        total = total + dh[k] * (f1[iv[k]] - f0[iv[k]])
-    return total
-
-
-cdef double _largest_abs(const double* x, const Py_ssize_t* index,
-                         Py_ssize_t m) noexcept nogil:
-    """max_k |x[index[k]]|, nan if any is nan."""
-    cdef double largest = fabs(x[index[0]]), value
-    cdef Py_ssize_t k
-    for k in range(1, m):
-        value = fabs(x[index[k]])
-        if isnan(value) or value > largest:
-            largest = value
-        if isnan(largest):
-            break
-    return largest
 
 
 def _expect(Function fn, Py_ssize_t n_in, Py_ssize_t n_out, str role, str name):
@@ -81,14 +48,10 @@ def _expect(Function fn, Py_ssize_t n_in, Py_ssize_t n_out, str role, str name):
 
 
 cdef class ContactFunctions:
-    """A contact's primitives as Functions and the numerics that follow from
-    them, each compiled on a state pointer (`rate_at`, `constrained_at`...) and
-    from Python on an array (`rate`, `constrained`...).
-
-    gap, gradient and force map n -> 1, n -> nq and n + 1 -> n (the states then
-    lam); hessian n -> nq * nq (row by row), or None for central differences
-    of the gradient along qdot. q and qdot sit at q_index and v_index of x.
-    """
+    """A contact's primitives and their numerics, on a state pointer (`rate_at`)
+    and from Python on an array (`rate`). gap, gradient and force map n -> 1,
+    n -> nq and n + 1 -> n (the states, lam); hessian n -> nq * nq (row by row)
+    or None. q and qdot sit at q_index and v_index of x."""
 
     def __init__(self, Function gap, Function gradient, Function force,
                  Function hessian, q_index, v_index, double restitution, str name):
@@ -124,10 +87,10 @@ cdef class ContactFunctions:
         return _dot_at(&self.grad[0], x, &self.iv[0], self.nq)
 
     cdef double curvature_at(self, double t, const double* x) except? -1:
-        """qdot^T H(q) qdot, the velocity term of eq. (8); without H, the central
-        difference of dh along qdot over HESSIAN_STEP (1 + max |q|)."""
+        """qdot^T H(q) qdot, the velocity term of eq. (8) (without H: by central
+        differences of dh along qdot)."""
         cdef Py_ssize_t i, j, nq = self.nq, n = self.n
-        cdef double total = 0.0, row, step
+        cdef double total = 0.0, row, step, largest
         if self.hessian is not None:
             self.hessian.call(t, x, &self.hess[0])
             for i in range(nq):
@@ -136,7 +99,11 @@ cdef class ContactFunctions:
                     row = row + self.hess[i * nq + j] * x[self.iv[j]]
                 total = total + row * x[self.iv[i]]
             return total
-        step = HESSIAN_STEP * (1.0 + _largest_abs(x, &self.iq[0], nq))
+        largest = fabs(x[self.iq[0]])  # max |q|, nan if one is nan
+        for i in range(1, nq):
+            if not isnan(largest) and not fabs(x[self.iq[i]]) <= largest:
+                largest = fabs(x[self.iq[i]])
+        step = HESSIAN_STEP * (1.0 + largest)
         memcpy(&self.ahead[0], x, n * sizeof(double))
         memcpy(&self.behind[0], x, n * sizeof(double))
         for i in range(nq):
@@ -164,11 +131,16 @@ cdef class ContactFunctions:
         return curvature + _dot_at(&self.grad[0], &self.f0[0], &self.iv[0], self.nq)
 
     cdef double along_at(self, double t, const double* x) except? -1:
-        """dh b_v (`_along`), with f0, f1 and dh at (t, x) left in the scratch."""
+        """dh b_v, b = f1 - f0: dh M^-1 dh^T, the denominator of eqs. (4), (6),
+        with f0, f1 and dh at (t, x) left in the scratch."""
+        cdef double total = 0.0
+        cdef Py_ssize_t k
         self.free_at(t, x, 0.0, &self.f0[0])
         self.free_at(t, x, 1.0, &self.f1[0])
         self.gradient.call(t, x, &self.grad[0])
-        return _along(&self.grad[0], &self.f0[0], &self.f1[0], &self.iv[0], self.nq)
+        for k in range(self.nq):
+            total = total + self.grad[k] * (self.f1[self.iv[k]] - self.f0[self.iv[k]])
+        return total
 
     cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
         """dx/dt of the constrained dynamics, eq. (7), to dx; return lam, eq. (6):
@@ -198,11 +170,11 @@ cdef class ContactFunctions:
             if g == 0.0:
                 break
             self.gradient.call(t, out, dh)
-            scale = g / _dot(dh, dh, nq)
+            scale = g / _dot_at(dh, dh, NULL, nq)
             for k in range(nq):
                 out[self.iq[k]] = out[self.iq[k]] - scale * dh[k]
         self.gradient.call(t, out, dh)
-        scale = _dot_at(dh, out, &self.iv[0], nq) / _dot(dh, dh, nq)
+        scale = _dot_at(dh, out, &self.iv[0], nq) / _dot_at(dh, dh, NULL, nq)
         for k in range(nq):
             out[self.iv[k]] = out[self.iv[k]] - scale * dh[k]
         return 0
@@ -270,17 +242,15 @@ cdef class ContactFunctions:
         return out, lam
 
     def project(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.n)
+        out = np.array(self._state(x))
         cdef double[::1] values = out
-        self.project_at(t, &xs[0], &values[0])
+        self.project_at(t, &values[0], &values[0])
         return out
 
     def impact(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.n)
+        out = np.array(self._state(x))
         cdef double[::1] values = out
-        self.impact_at(t, &xs[0], &values[0])
+        self.impact_at(t, &values[0], &values[0])
         return out
 
 
@@ -340,9 +310,7 @@ cdef class ProjectedStepper(Stepper):
         cdef double[::1] k1
         out = np.empty(self.n)
         cdef double[::1] y = out
-        if slope is None:
-            self.advance(t, &xs[0], h, NULL, &y[0])
-        else:
+        if slope is not None:
             k1 = self.contact._state(slope)
-            self.advance(t, &xs[0], h, &k1[0], &y[0])
+        self.advance(t, &xs[0], h, NULL if slope is None else &k1[0], &y[0])
         return out

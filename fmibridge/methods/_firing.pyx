@@ -24,25 +24,24 @@ cdef double _ON_SURFACE = ON_SURFACE
 def fire_edge(bint on_approach, double t_tol, CompiledMode cm, log, double t, x,
               Py_ssize_t i, tuple others):
     """`fire` from Python (`Method.fire_at`)."""
-    cdef Firing how
-    how.on_approach, how.t_tol = on_approach, t_tol
-    return fire(how, cm, log, t, x, i, others)
+    return fire(Firing(on_approach, t_tol), cm, log, t, x, i, others)
 
 
 cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
                  Py_ssize_t i, tuple others, bint in_walk=False,
                  double step_rate=NAN):
-    """Apply edge i's reset at (t, x), log the event, and return the State after
-    (the same State for a silent event). `in_walk`: the caller, a walk, hands
-    the mode's block of samples to the Recorder when it returns, so the event's
-    rows may join it (where the Recorder observes nothing and the reset runs no
-    Python). `step_rate`: the guard's rate over the locating step, the approach
-    on a flow without dx/dt (NAN: unknown)."""
+    """Apply edge i's reset at (t, x), log the event, return the State after.
+    `in_walk`: the event's rows may join the walk's block; `step_rate`: the
+    guard's rate over the locating step (the approach without dx/dt)."""
     cdef double[::1] xb, xa
     x = np.array(x, dtype=float)
     edge = cm.mode.edges[i]
+    # an impact: a reset, a falling or rising guard, not the model's own event,
+    # dx/dt or a `step_rate`
     if edge.approach is not None or (
-            how.on_approach and is_impact(cm, i, step_rate)):
+            how.on_approach and cm.resets[i] is not None and cm.n > 0
+            and (cm.has_rhs or isfinite(step_rate)) and cm.sides[i] != 0.0
+            and edge.discrete_change is None):
         approach = _approach(cm, i, t, x, step_rate)
         if not approach < 0.0:  # not approaching: a graze, no impact
             log.graze(t, edge.name, approach, edge.approach is not None)
@@ -102,35 +101,17 @@ cdef object _say_which_ran(CompiledMode cm, object log, double t, object ran,
         )
 
 
-cdef bint is_impact(CompiledMode cm, Py_ssize_t i, double step_rate=NAN):
-    """True if edge i is an impact whose approach is its guard's own rate: not
-    the identity, on a falling or rising guard, not the model's own event, with
-    dx/dt or a `step_rate`."""
-    edge = cm.mode.edges[i]
-    return (edge.approach is None and cm.resets[i] is not None and cm.n > 0
-            and (cm.has_rhs or isfinite(step_rate))
-            and cm.sides[i] != 0.0 and edge.discrete_change is None)
-
-
 cdef double _approach(CompiledMode cm, Py_ssize_t i, double t, object x,
                       double step_rate) except? -1.0:
     """Edge i's normal velocity v_n at (t, x), < 0 approaching."""
     edge = cm.mode.edges[i]
     if edge.approach is not None:
         return float(edge.approach(t, x))
-    cdef double[::1] xs = x
-    cdef double rate = step_rate
-    if cm.has_rhs:
-        cm.impact_rate(i, t, &xs[0], &rate)
-    return cm.sides[i] * rate
-
-
-cdef bint fires_in_place(CompiledMode cm, Py_ssize_t i) noexcept:
-    """True for a self-loop with a compiled or identity reset, no `approach`."""
-    reset = cm.resets[i]
-    if cm.mode.edges[i].approach is not None:
-        return False
-    return cm.self_loop[i] and (reset is None or isinstance(reset, Function))
+    cdef double[::1] xs = x, r = cm.work_r
+    if not cm.has_rhs:
+        return cm.sides[i] * step_rate
+    cm.impact_rates(t, &xs[0], &r[0])
+    return cm.sides[i] * r[i]
 
 
 cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
@@ -139,7 +120,6 @@ cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
     cdef Py_ssize_t n = cm.n, k
     cdef Function reset = cm.resets[i]
     cdef double[::1] after = cm.work_after
-    cdef bint unchanged = True
     cm.keep(t, x, log)
     if reset is None:
         for k in range(n):
@@ -149,10 +129,7 @@ cdef int fire_in_place(Firing how, CompiledMode cm, object log, double t,
         if not all_finite(&after[0], n):
             _reset(cm, i, t, new_array(x, n))  # raises, naming the reset
     _check_reset(cm, i, t, x, &after[0])
-    for k in range(n):
-        if after[k] != x[k]:
-            unchanged = False
-    if unchanged:
+    if same(x, &after[0], n):
         log.n_silent_events += 1
         return SILENT
     before, x_after = new_array(x, n), new_array(&after[0], n)
@@ -205,7 +182,7 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
 cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,
                       const double* x_after) except -1:
     """Refuse a self-loop's reset that would fire again at once."""
-    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after, rate_before
+    cdef double side = cm.sides[i], g_before, g_after, reach, rate_after
     cdef double[::1] g = cm.work_g, r = cm.work_r, slope = cm.work_slope
     if side == 0.0:
         return 0
@@ -225,11 +202,12 @@ cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_b
         return 0
     # the difference along the flow is blind below x's last place: only the
     # gradient's rate may refuse the reset
-    cm.impact_rate(i, t, x_after, &rate_after)
+    cm.impact_rates(t, x_after, &r[0])
+    rate_after = r[i]
     if side * rate_after * cm.h >= -_ON_SURFACE:
         return 0
-    cm.impact_rate(i, t, x_before, &rate_before)
-    if side * rate_before < 0.0:  # moving out before the reset, and still after it
+    cm.impact_rates(t, x_before, &r[0])
+    if side * r[i] < 0.0:  # moving out before the reset, and still after it
         raise _refused(cm, i, t, x_after, "moving out", g_before, g_after, rate_after)
     return 0
 

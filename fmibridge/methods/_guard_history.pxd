@@ -29,6 +29,3 @@ cdef class GuardHistory:
     cdef Quadratic fit(self, Py_ssize_t i, double sign) noexcept
     cdef double first_crossing(self, Py_ssize_t i, double sign,
                                double* spread) noexcept
-
-
-cdef double quadratic_at(Quadratic q, double u) noexcept nogil

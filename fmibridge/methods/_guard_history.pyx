@@ -2,7 +2,8 @@
 
 A flow that cannot step back cheaply is approached by the quadratic through
 its guards' last three points (Esposito and Kumar, eq. 12); the gap to the
-line's zero estimates its error.
+line's zero estimates its error. `CrossingForecast` asks the same quadratic
+whether a guard may cross a step (`methods.forecast`).
 
 References
 ----------
@@ -10,9 +11,11 @@ Esposito and Kumar (2007), ACM TOMACS 17(1), eq. 12; Esposito and Kumar, ACM
 TOMACS 14(4), 2004 (guards approached from the domain side).
 """
 
-from libc.math cimport INFINITY, NAN, fabs
+from libc.math cimport INFINITY, NAN, fabs, isfinite
 
 import numpy as np
+
+REACH = 4.0  # points older than REACH steps back are not used (a gap, a mode change)
 
 
 cdef class GuardHistory:
@@ -26,7 +29,6 @@ cdef class GuardHistory:
         self.beyond_g = np.zeros(max(m, 1))
 
     cdef int clear(self) except -1:
-        """Forget every point, and the point beyond."""
         self.n, self.beyond_t = 0, NAN
         return 0
 
@@ -37,8 +39,7 @@ cdef class GuardHistory:
         return 0
 
     cdef int push(self, double t, const double* g) except -1:
-        """Add the point (t, g) as the newest (the oldest drops out of a full
-        history, a point beyond no longer after it is forgotten)."""
+        """Add the point (t, g) as the newest (the oldest drops out of a full one)."""
         cdef Py_ssize_t i, k
         if self.n == POINTS:
             for k in range(POINTS - 1):
@@ -50,7 +51,7 @@ cdef class GuardHistory:
         for i in range(self.m):
             self.gs[self.n, i] = g[i]
         self.n += 1
-        if self.beyond_t <= t:
+        if self.beyond_t <= t:  # passed
             self.beyond_t = NAN
         return 0
 
@@ -63,9 +64,8 @@ cdef class GuardHistory:
         return 0
 
     cdef Quadratic fit(self, Py_ssize_t i, double sign) noexcept:
-        """Guard i times sign about the newest point, in Newton's form: the
-        quadratic through it and the two before (or the one before and the
-        point beyond), the line through two points, else a constant."""
+        """Guard i times sign about the newest point in Newton's form, through
+        the points before it or the point beyond (fewer: a line or a constant)."""
         cdef Quadratic q
         cdef Py_ssize_t n = self.n, k
         cdef double t, s1, g2
@@ -87,11 +87,9 @@ cdef class GuardHistory:
 
     cdef double first_crossing(self, Py_ssize_t i, double sign,
                                double* spread) noexcept:
-        """The time after the newest point at which guard i times sign reaches
-        zero by `fit`, before the point beyond if any; INFINITY if never.
-        `spread` gets the gap to the line's zero (the quadratic's error); where
-        only the line is known, or it alone reaches zero, its zero is taken and
-        the spread is that zero itself."""
+        """The time after the newest point, before the point beyond, at which
+        guard i times sign reaches zero by `fit` (INFINITY: never); `spread`:
+        the gap to the line's zero (the line alone: that zero)."""
         cdef Quadratic q = self.fit(i, sign)
         cdef bint has_beyond = self.beyond_t == self.beyond_t
         cdef double top = q.s2 if has_beyond else INFINITY
@@ -107,14 +105,8 @@ cdef class GuardHistory:
         return quad
 
 
-cdef double quadratic_at(Quadratic q, double u) noexcept nogil:
-    """The quadratic's value at u (time since the newest point)."""
-    return q.c + q.slope * u + q.curv * u * (u - q.s2)
-
-
 cdef double _first_root(double a, double b, double c, double s_max) noexcept nogil:
-    """The smallest root of a s^2 + b s + c in (0, s_max], INFINITY if none,
-    by the quadratic formula in its form that does not cancel."""
+    """The smallest root of a s^2 + b s + c in (0, s_max] (no cancellation)."""
     cdef double d, q, r1, r2, best = INFINITY
     if a == 0.0:
         if b != 0.0 and 0.0 < -c / b <= s_max:
@@ -131,3 +123,52 @@ cdef double _first_root(double a, double b, double c, double s_max) noexcept nog
     if 0.0 < r2 <= s_max and r2 < best:
         best = r2
     return best
+
+
+cdef class CrossingForecast:
+    """`forecast(t, x, h)`: may one of `guards` cross the step of h from (t, x)?
+    (The guards of every mode whose flow asks.)"""
+
+    cdef tuple _guards
+    cdef tuple fns
+    cdef Py_ssize_t m
+    cdef GuardHistory past  # the guards at the points asked about
+    cdef double[::1] g  # the guards at the point asked about
+
+    def __init__(self, guards):
+        self._guards = tuple(guards)
+        self.fns = tuple(guard.fn for guard in self._guards)
+        self.m = len(self._guards)
+        self.past = GuardHistory(self.m)
+        self.g = np.zeros(max(self.m, 1))
+
+    @property
+    def guards(self):
+        """The guards asked about."""
+        return self._guards
+
+    def __call__(self, double t, x, double h):
+        """True if a guard may cross the step of h from (t, x)."""
+        cdef Py_ssize_t i
+        cdef double moves, end
+        cdef Quadratic q
+        cdef bint finite = True
+        if self.m == 0:
+            return False
+        # a point at or after t was left by an undone step or a reset: forget it
+        self.past.forget_from(t)
+        for i in range(self.m):
+            self.g[i] = float(self.fns[i](t, x))
+            finite = finite and isfinite(self.g[i])
+        self.past.push(t, &self.g[0])
+        if self.past.n < POINTS or not finite:
+            return True
+        if t - self.past.ts[0] > REACH * fabs(h):
+            return True
+        for i in range(self.m):
+            q = self.past.fit(i, 1.0)  # through the three points
+            moves = fabs(q.slope) * h + fabs(q.curv) * (h - q.s2) * h
+            end = q.c + q.slope * h + q.curv * h * (h - q.s2)
+            if fabs(q.c) <= moves or (end if q.c >= 0.0 else -end) <= moves:
+                return True
+        return False

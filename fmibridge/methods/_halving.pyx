@@ -73,6 +73,7 @@ cdef class _Walk(Walk):
 
     cdef int start(self, method, log, double t_end, double t0, state) except -1:
         cdef CompiledMode cm = self.cm
+        cdef GuardHistory past = self.past
         Walk.start(self, method, log, t_end, t0, state)
         self.t_tol = self.t_tol_asked
         if cm.is_adaptive or not cm.has_rhs:
@@ -80,8 +81,14 @@ cdef class _Walk(Walk):
         self.has_step_grid = not cm.has_rhs  # vector fields sum h
         self.forward = not cm.has_rhs and (
             self.approach or getattr(cm.mode.flow, "forward_only", False))
-        if self.forward:
-            _continue_past(self)
+        if not self.forward:
+            return 0
+        x = new_array(&self.x[0], cm.n).tobytes()
+        # the past is kept where the walk goes on from its newest point
+        if not (past.n and past.ts[past.n - 1] == self.t and self.past_x == x):
+            past.clear()
+            past.push(self.t, &self.g0[0])
+            self.past_x = x
         return 0
 
     cdef object step(self):
@@ -117,22 +124,10 @@ cdef double _step_end(_Walk w, double t, double hs):
 
 cdef object _crossed(_Walk w, const double* g0, const double* g1, const double* y):
     """The indices of the guards a trial crossed, or _NON_FINITE."""
-    cdef Py_ssize_t i, count = _n_crossed(w, g0, g1, y)
-    if count <= 0:
-        return [] if count == 0 else _NON_FINITE
-    return [i for i in range(w.cm.m) if guard_crossed(w.cm.sides[i], g0[i], g1[i])]
-
-
-cdef Py_ssize_t _n_crossed(_Walk w, const double* g0, const double* g1,
-                           const double* y) noexcept:
-    """How many guards a trial crossed; -1 for a trial with non-finite values."""
-    cdef Py_ssize_t i, count = 0
+    cdef Py_ssize_t i
     if not (all_finite(y, w.cm.n) and all_finite(g1, w.cm.m)):
-        return -1
-    for i in range(w.cm.m):
-        if guard_crossed(w.cm.sides[i], g0[i], g1[i]):
-            count += 1
-    return count
+        return _NON_FINITE
+    return [i for i in range(w.cm.m) if guard_crossed(w.cm.sides[i], g0[i], g1[i])]
 
 
 cdef object _step(_Walk w):
@@ -162,14 +157,13 @@ cdef object _step(_Walk w):
         # indicator may change sign in the round-off
         t1 = _step_end(w, t, hs)
         cm.evaluate(t1, &w.y[0], &w.g1[0])
-        if (n_halvings == 0 and cm.has_rhs
-                and _n_crossed(w, &w.g0[0], &w.g1[0], &w.y[0]) == 0):
+        crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
+        if n_halvings == 0 and cm.has_rhs and not crossed:
             cm.rates(t1, &w.y[0], &w.g1[0], &w.s1[0], &w.r1[0])
             w.estimate(hs)
             if not cm.may_dip(&w.g0[0], &w.r0[0], w.has_slope, &w.g1[0], &w.r1[0]):
                 _accept(w, t, hs, True)
                 return None
-        crossed = _crossed(w, &w.g0[0], &w.g1[0], &w.y[0])
         if not crossed and n_halvings and not after_half_step:
             if not cm.has_rhs and n > 0 and same(&w.x[0], &w.y[0], n):
                 # the flow does not advance on steps that short
@@ -197,9 +191,7 @@ cdef object _step(_Walk w):
             if stuck is not None:  # crossed at once from the surface: fire here
                 return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
             if after_half_step and hs <= ROUND_OFF_BRACKET * w.t_tol:
-                # a trial of 2 hs crossed, this point hs on lies on the surface
-                # and a trial of hs from it does not cross: the state creeps
-                # towards the guard slower than its round-off moves it
+                # the state creeps towards the guard slower than its round-off
                 near = _stuck(was_crossed, &w.g0[0], &w.g0[0])  # on the surface
                 if near is not None:  # bracketed in [t - hs, t + hs]: fire here
                     cm.flush(w.log)
@@ -269,10 +261,8 @@ cdef dict _named(CompiledMode cm, g):
 
 cdef object _fire(_Walk w, double t, const double* x, double hs, const double* g0,
                   const double* g1, list crossed, double still=NAN):
-    """Place the earliest crossing by the secant of g in [t, t + hs] and fire
-    it: of those within t_tol of it the edge declared first, the others
-    simultaneous. (g1 - g0) / hs, for hs = 0 `still` (0 at rest on the surface,
-    NAN unknown), is the approach on a flow without dx/dt (`_firing.fire`)."""
+    """Fire the first declared of the crossings within t_tol of the earliest by
+    the secant in [t, t + hs]; `still`: the approach for hs = 0 (NAN unknown)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, winner = -1
     cdef double first, t_i, t_event = t
@@ -326,10 +316,8 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
 
 
 cdef object _illinois(_Walk w, double t, double hs):
-    """Narrow the crossed step [t, t + hs] by Illinois regula falsi on
-    G(sigma) = min_i s_i g_i(A^sigma(t, x)) (`events.bracket_sign`), then fire.
-    None (halve instead) where G does not change sign over the step, or a flow
-    that does not advance on short steps gives one state for two trials."""
+    """Narrow [t, t + hs] by Illinois on min_i s_i g_i(A^sigma(t, x)) and fire;
+    None (halve) without a sign change or where two trials give one state."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m, i
     cdef double* signs = &w.signs[0]
@@ -370,8 +358,7 @@ cdef object _illinois(_Walk w, double t, double hs):
 
 
 cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials):
-    """Fire the crossing located in [t + lo, t + hi]; NO_PROGRESS if wider than
-    t_tol (a non-finite far end: the guard on its surface at lo fires)."""
+    """Fire the crossing in [t + lo, t + hi]; NO_PROGRESS if wider than t_tol."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t m = cm.m, i, lowest_i = 0
     cdef double* g_lo = &w.g_lo[0]
@@ -389,11 +376,11 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
             f"bracketed to {hi - lo:.3g} s after {n_trials} trials "
             f"(max_halvings); guards {_named(cm, new_array(g_lo, m))}.",
         )
-    if not all_finite(g_hi, m):
+    if not all_finite(g_hi, m):  # the guard on its surface at lo fires
         near = _nearest_guard(g_lo, m)
         if near is None:
             y = _advanced(cm, t, &w.x[0], hi)
-            raise non_finite(cm.mode, t + hi, y, list(cm.values(t + hi, y)))
+            raise non_finite(cm.mode, t + hi, y, list(cm.guards(t + hi, y)))
         return Step(_fire(w, t + lo, &w.x_lo[0], 0.0, g_lo, g_lo, [near]))
     # no sign change: the guard beyond at the far end (and by round-off at lo)
     crossed = [i for i in range(m) if guard_crossed(cm.sides[i], g_lo[i], g_hi[i])]
@@ -406,21 +393,8 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
     return Step(_fire(w, t + lo, &w.x_lo[0], hi - lo, g_lo, g_hi, crossed))
 
 
-cdef int _continue_past(_Walk w) except -1:
-    """Keep the guards' past where the walk goes on from its newest point."""
-    cdef GuardHistory past = w.past
-    x = new_array(&w.x[0], w.cm.n).tobytes()
-    if not (past.n and past.ts[past.n - 1] == w.t and w.past_x == x):
-        past.clear()
-        past.push(w.t, &w.g0[0])
-        w.past_x = x
-    return 0
-
-
 cdef double _shortfall_step(_Walk w, double hs):
-    """The step from the walk's point: hs, short of the earliest crossing the
-    guards' past predicts (`GuardHistory.first_crossing`, eq. 12), or t_tol
-    where that is nearer or a guard on its surface is not known to move in."""
+    """hs, short of the earliest crossing the guards' past predicts (eq. 12)."""
     cdef GuardHistory past = w.past
     cdef Py_ssize_t m = w.cm.m, i, n = past.n
     cdef double ahead = INFINITY, spread = 0.0, sign, c, quad, gap
@@ -452,10 +426,8 @@ cdef double _shortfall_step(_Walk w, double hs):
 
 
 cdef object _forward_step(_Walk w, double hs):
-    """One step of a flow that steps forward only (`_shortfall_step`): a guard
-    is crossed only by a step of t_tol, whose far end is the event. A longer
-    step that crosses is replayed and its far end kept as the point beyond;
-    where the FMU cannot replay, the run stops (`_overstepped`)."""
+    """One step of a forward-only flow: a crossing longer than t_tol is replayed
+    and its far end kept as the point beyond; the event is the far end of t_tol."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, trial
@@ -500,8 +472,7 @@ cdef object _overstepped(_Walk w, double t, exc):
     cdef double t_beyond = w.past.beyond_t
     beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], g[i])]
     i = beyond[0] if beyond else 0
-    h = t_beyond - t
-    located = t + h * secant_fraction(w.g0[i], g[i])
+    located = t + (t_beyond - t) * secant_fraction(w.g0[i], g[i])
     return Step(
         State(t, np.array(w.x[:cm.n]), cm.name),
         Status.OVERSTEPPED,

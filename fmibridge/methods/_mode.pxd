@@ -43,8 +43,6 @@ cdef class CompiledMode:
     cdef int rates(self, double t, const double* x, const double* g, double* slope,
                    double* out) except -1
     cdef int impact_rates(self, double t, const double* x, double* out) except -1
-    cdef int impact_rate(self, Py_ssize_t i, double t, const double* x,
-                         double* out) except -1
     cdef int keep(self, double t, const double* x, object log) except -1
     cdef int flush(self, object log) except -1
     cdef bint may_dip(self, const double* g0, const double* r0, bint has_slope,

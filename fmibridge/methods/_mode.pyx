@@ -68,11 +68,8 @@ cdef class CompiledMode:
         self.xs_array = np.empty((BLOCK, n))
         self.ts, self.xs = self.ts_array, self.xs_array
         self.work = {}
-        self._read_outputs()
-
-    def _read_outputs(self):
-        """Keep the stepper's recorded outputs and its flag `observe_row` (the
-        FMU's own events) where the mode has no guards."""
+        # where the mode has no guards: the stepper's recorded outputs, and its
+        # flag `observe_row` (the FMU's own events)
         recorded = getattr(self.stepper, "recorded", None) if self.m == 0 else None
         flag = getattr(self.stepper, "observe_row", None) if self.m == 0 else None
         self.has_flag = flag is not None
@@ -104,9 +101,8 @@ cdef class CompiledMode:
         return 0
 
     cdef int impact_rates(self, double t, const double* x, double* out) except -1:
-        """Write the guards' rates dg/dt at (t, x) to out: their gradients by
-        central differences dotted with dx/dt, plus their change in t. Exact for
-        affine guards, however slowly the state moves."""
+        """Write the guards' rates at (t, x) to out: central gradients dotted with
+        dx/dt (exact for affine guards, however slowly the state moves)."""
         cdef Py_ssize_t k, i
         cdef double delta
         cdef Py_ssize_t n = max(self.n, 1), m = max(self.m, 1)
@@ -132,14 +128,6 @@ cdef class CompiledMode:
         self.evaluate(t, x, &back[0])
         for i in range(self.m):
             out[i] += (ahead[i] - back[i]) / self.d
-        return 0
-
-    cdef int impact_rate(self, Py_ssize_t i, double t, const double* x,
-                         double* out) except -1:
-        """Write guard i's rate at (t, x) to out (`impact_rates`)."""
-        cdef double[::1] rates = np.empty(max(self.m, 1))
-        self.impact_rates(t, x, &rates[0])
-        out[0] = rates[i]
         return 0
 
     cdef int keep(self, double t, const double* x, object log) except -1:
@@ -195,11 +183,8 @@ cdef class CompiledMode:
                   double* slope, bint* has_slope, double hs, const double* g1,
                   const double* r1, double* sigma, double* z, double* g_z,
                   object method, object log) except -1:
-        """Look inside a step of hs from (t, x), ending inside every guard, for a
-        guard that dips beyond its surface and back (a grazing impact): True with
-        sigma, z and g_z at the lowest minimum of the cubic Hermite interpolants
-        (`events.dips`); warns (`Method._coarse`) where it misses the guard
-        there by more than COARSE_RTOL."""
+        """True for a guard that dips beyond its surface and back in the step of hs
+        (a grazing impact), with sigma, z and g_z at the Hermite minimum."""
         cdef Py_ssize_t i, best = -1
         cdef double s, u, p, best_u = 0.0, best_p = 0.0, best_s = 0.0, scale, miss
         cdef bint receding = False
@@ -224,12 +209,9 @@ cdef class CompiledMode:
         self.evaluate(t + sigma[0], z, g_z)
         scale = max(abs(g0[best]), abs(g1[best]), abs(g_z[best]))
         miss = abs(best_p - best_s * g_z[best])
-        if miss > COARSE_RTOL * scale:
+        if miss > COARSE_RTOL * scale:  # the interpolant misses the guard there
             method._coarse(self.mode.edges[best], t, miss / scale, log)
         return True
-
-    def values(self, double t, x):
-        return self.guards(t, x)
 
     def callbacks(self):
         """Name the Python functions of the mode's flow, guards and resets."""
@@ -294,22 +276,18 @@ def gathered(fns, Py_ssize_t n, str what):
         return Gathered([], [], [], n, what)
     from ..flows.compiled import engine_entry
 
-    parts, part_of, entry_of, python = [], [], [], []
-    where = {}
+    part_of, entry_of, python = [], [], []
+    found = {}  # id of a compiled Function: (its part, the Function)
     for fn in fns:
         entry = engine_entry(fn, n)
         if entry is None:
             python.append(fn)
             part_of.append(-1)
             entry_of.append(len(python) - 1)
-            continue
-        function, index = entry
-        k = where.get(id(function))
-        if k is None:
-            k = where[id(function)] = len(parts)
-            parts.append(function)
-        part_of.append(k)
-        entry_of.append(index)
+        else:
+            part_of.append(found.setdefault(id(entry[0]), (len(found), entry[0]))[0])
+            entry_of.append(entry[1])
+    parts = [function for _, function in found.values()]
     if python:
         k = len(parts)
         parts.append(PythonScalars(python, n, what))

@@ -11,8 +11,8 @@ from ..core.events cimport (
     Illinois, all_finite, bracket_sign, illinois_close, illinois_mirror,
     illinois_narrow, illinois_secant, illinois_start,
 )
-from ..core._functions cimport new_array
-from ._firing cimport Firing, fire, fire_in_place, fires_in_place
+from ..core._functions cimport Function, new_array
+from ._firing cimport fire, fire_in_place
 from ._mode cimport CompiledMode, reached
 from ._walk cimport Walk, attempt_with
 
@@ -48,8 +48,10 @@ cdef class _Walk(Walk):
         n, m = max(cm.n, 1), max(cm.m, 1)
         self.q, self.taus = np.empty(n), np.empty(m)
         self.order = np.empty(m, dtype=np.intp)
-        self.in_place = np.array(
-            [fires_in_place(cm, i) for i in range(len(cm.mode.edges))] + [False],
+        self.in_place = np.array(  # self-loops, compiled or identity, no approach
+            [<bint>loop and e.approach is None
+             and (r is None or isinstance(r, Function))
+             for e, r, loop in zip(cm.mode.edges, cm.resets, cm.self_loop)] + [False],
             dtype=np.uint8)
 
     cdef int read_settings(self, method) except -1:
@@ -59,12 +61,18 @@ cdef class _Walk(Walk):
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
-        """Go on with a strip's wait (`_wait`), else take attempts (`Walk.walk`)."""
-        if isinstance(state, Waiting):
-            self.begin(method, log)
-            return _wait(self.firing, self.cm, state,
-                         self.next_stop(state.t, t_end), log)
-        return Walk.walk(self, method, log, t_end, t0, state)
+        """Go on with a strip's wait (held until t_end, or fired at t_reset), else
+        take attempts (`Walk.walk`)."""
+        if not isinstance(state, Waiting):
+            return Walk.walk(self, method, log, t_end, t0, state)
+        self.begin(method, log)
+        t_end = self.next_stop(state.t, t_end)
+        if state.t_reset > t_end:
+            log.sample(t_end, state.x, self.cm.name)
+            return Step(Waiting(t_end, state.x, self.cm.name, state.t_reset,
+                                state.edge, state.others))
+        return Step(fire(self.firing, self.cm, log, state.t_reset, state.x,
+                         state.edge, state.others))
 
     cdef object step(self):
         return _attempt(self)
@@ -76,8 +84,7 @@ def attempt(method, CompiledMode cm, state, double t_end, log):
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:
-    """How far g lies beyond the guard's surface (for 'either': from g_start's
-    side), -1 inside."""
+    """How far g lies beyond the guard's surface (from g_start's side), -1 inside."""
     if side > 0.0:
         return -g if g < 0.0 else -1.0
     if side < 0.0:
@@ -86,8 +93,7 @@ cdef inline double _depth(double side, double g_start, double g) noexcept:
 
 
 cdef int _classify(_Walk w, const double* g) noexcept:
-    """Where a trial point with guards g lies: DOMAIN, OUTSIDE, or on the
-    strip of the edge returned, the deepest (ties: declared first)."""
+    """DOMAIN, OUTSIDE, or the edge of the deepest strip a trial point lies on."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t i, k
     cdef double tau
@@ -110,9 +116,7 @@ cdef int _classify(_Walk w, const double* g) noexcept:
 
 
 cdef object _attempt(_Walk w):
-    """One attempt (Fig. 12, Steps 4-15): None after a plain step into the
-    domain, else the Step that ends it; a guard's dip inside a trial in the
-    domain (`CompiledMode.dip`) replaces it by the trial to the dip."""
+    """One attempt (Fig. 12, Steps 4-15): None after a plain step, else the Step."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, m = cm.m
     cdef double t = w.t, hs = min(w.span, w.t_end - t), sigma = 0.0, t1
@@ -162,9 +166,8 @@ cdef object _attempt(_Walk w):
 
 
 cdef object _strip(_Walk w, int i, double t, double hs, double t1):
-    """The trial of hs from (t, x) ended at (t1, y) on the strip of edge i: y
-    is recorded at t1, waits eps - tau (Steps 13-14), and the reset acts on q
-    (Step 15, R^eps(q, eps) = R(q)), or on y for reset_at='beyond'."""
+    """Record y on the strip of edge i at t1, wait eps - tau (Steps 13-14) and
+    reset q (Step 15, R^eps(q, eps) = R(q)), or y for reset_at='beyond'."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n, j
     cdef double t_reset
@@ -184,11 +187,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     else:
         _guard_point(w, t, i, w.g0[i], w.g1[i], hs)
     t_reset = t1 + w.eps - w.taus[0]  # Fig. 12, Step 13
-    if w.n_beyond > 1:
-        edges = cm.mode.edges
-        others = tuple([edges[w.order[j]].name for j in range(1, w.n_beyond)])
-    else:
-        others = ()
+    others = tuple([cm.mode.edges[w.order[j]].name for j in range(1, w.n_beyond)])
     if t_reset > w.t_end:  # the wait goes on past this attempt (Step 14)
         q = new_array(&w.q[0], n)
         cm.flush(w.log)
@@ -213,15 +212,6 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     return None
 
 
-cdef object _wait(Firing how, CompiledMode cm, state, double t_end, log):
-    """Go on with a strip's wait: held until t_end, or fired at t_reset."""
-    if state.t_reset > t_end:
-        log.sample(t_end, state.x, cm.name)
-        return Step(Waiting(t_end, state.x, cm.name, state.t_reset, state.edge,
-                            state.others))
-    return Step(fire(how, cm, log, state.t_reset, state.x, state.edge, state.others))
-
-
 cdef object _no_step(_Walk w, double hs):
     """Stop after Step 5's n' = inf: NO_PROGRESS, or an error if not finite."""
     cdef CompiledMode cm = w.cm
@@ -240,11 +230,8 @@ cdef object _no_step(_Walk w, double hs):
 
 cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
                       double g_strip, double s) except -1:
-    """Write to w.q where the step's curve A^sigma(t, x), sigma in [0, s],
-    first meets guard i (g_start at t, g_strip at s): Illinois on the signed
-    guard, keeping the domain-side end, until |g| < PROJECT_GTOL eps or the
-    bracket is at round-off; a non-finite trial counts as beyond. q = x where x
-    already lies beyond (a simultaneous transition)."""
+    """Write to w.q where A^sigma(t, x), sigma in [0, s], first meets guard i,
+    by Illinois keeping the domain side (a non-finite trial counts as beyond)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], sign, lo = 0.0, g_q = g_start, sigma, g
@@ -280,8 +267,7 @@ cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,
 
 cdef bint _inside_point(_Walk w, double t, Py_ssize_t i, double s, double* sigma,
                         double* g) except -1:
-    """Probe sigma = eps, 2 eps, ... below s for a point inside guard i (sigma,
-    g, the state to q); False if none, or if the state moves out at once."""
+    """Probe sigma = eps, 2 eps, ... below s for a point inside guard i (to q)."""
     cdef CompiledMode cm = w.cm
     cdef Py_ssize_t n = cm.n
     cdef double side = cm.sides[i], probe = w.eps, value

@@ -19,8 +19,8 @@ import numpy as np
 from ..core._functions cimport Function, new_array
 from ..core.events cimport all_finite, crossed as guard_crossed
 from .adams cimport (
-    MAX_ORDER, correct, corrector_weights, milne_constant, starting_step,
-    write_basis, write_prediction, write_predictor,
+    MAX_ORDER, correct, corrector, starting_step, write_basis, write_prediction,
+    write_predictor,
 )
 from .polyroots cimport MAX_WIDTH, first_reach_in, first_reach_scratch
 
@@ -82,8 +82,7 @@ cdef class Rows:
 
     cdef int write(self, const double* gx, const double* gt, double t, const double* x,
                    double* out) except -1:
-        """Check dense dg/dx (gx, m rows of n) against the sparsity and write it
-        with dg/dt (gt) to out in this layout."""
+        """Check dense dg/dx (m rows of n) and write it with dg/dt to out."""
         cdef Py_ssize_t r, i, k, n = self.n
         if self.has_mask:
             for r in range(self.m):
@@ -185,18 +184,14 @@ cdef class Rates:
     def __init__(self, parts, layouts, part_of, row_of):
         cdef Rows rows
         self.parts = tuple(parts)
-        offsets, column_starts, columns, size = [], [], [], 0
-        for part, rows in zip(self.parts, layouts):
-            offsets.append(size)
-            column_starts.append(sum(len(c) for c in columns))
-            columns.append(np.asarray(rows.columns))
-            size += (<Function> part).n_out
-        self.offsets = np.array(offsets, dtype=np.intp)
-        self.values = np.empty(max(size, 1))
+        columns = [np.asarray((<Rows> rows).columns) for rows in layouts]
+        column_starts = np.cumsum([0] + [len(c) for c in columns])
+        offsets = np.cumsum([0] + [(<Function> part).n_out for part in self.parts])
+        self.offsets = offsets[:-1].astype(np.intp)
+        self.values = np.empty(max(offsets[-1], 1))
         self.columns = np.concatenate(columns or [np.empty(0)]).astype(np.intp)
-        n_atoms = len(part_of)
-        col_lo, col_hi = np.empty(n_atoms, np.intp), np.empty(n_atoms, np.intp)
-        val_lo, time_at = np.empty(n_atoms, np.intp), np.empty(n_atoms, np.intp)
+        col_lo, col_hi, val_lo, time_at = (
+            np.empty(len(part_of), np.intp) for _ in range(4))
         for a, (p, r) in enumerate(zip(part_of, row_of)):
             rows = layouts[p]
             col_lo[a] = column_starts[p] + rows.starts[r]
@@ -208,8 +203,7 @@ cdef class Rates:
 
     cdef int write(self, double t, const double* x, const double* f, double tol,
                    double rtol, double* lies, double* norms) except -1:
-        """Write each atom's Lie derivative and norm at (t, x), f = dx/dt there.
-        A zero entry of dg/dx is skipped: dense and sparse rows give the same bits."""
+        """Write each atom's Lie derivative and norm at (t, x), f = dx/dt there."""
         cdef Py_ssize_t p, a, k, i
         cdef double total, size, d
         for p in range(len(self.parts)):
@@ -218,7 +212,7 @@ cdef class Rates:
             total, size = 0.0, 0.0
             for k in range(self.col_hi[a] - self.col_lo[a]):
                 d = self.values[self.val_lo[a] + k]
-                if d == 0.0:
+                if d == 0.0:  # dense and sparse rows give the same bits
                     continue
                 i = self.columns[self.col_lo[a] + k]
                 total = total + d * f[i]
@@ -231,11 +225,10 @@ cdef class _Work
 
 
 cdef class Bank:
-    """A mode's right-hand side and guards (atoms) as one Function `guards`,
-    each alone (`singles`), their `rates` (None until needed) and the last
-    flight's arrays (`spare`). Per atom: its edge's direction `base` (-1
-    falling, +1 rising, 0 either), and whether that edge is unilateral, has
-    this one atom, has a curved atom."""
+    """A mode's right-hand side, its guards' atoms as one Function and each alone,
+    their `rates` (None until needed) and the last flight's arrays. Per atom: its
+    edge's `base` direction (-1, +1, 0 either), is its edge unilateral, its only
+    atom, curved."""
 
     cdef readonly str name
     cdef readonly Py_ssize_t n, n_atoms, n_edges
@@ -282,11 +275,9 @@ cdef class Settings:
 
 
 cdef class History:
-    """The last MAX_ORDER nodes of a run, newest first: times, states, x', raw
-    guard values, Lie derivatives and gradient norms; `held` is 0 to start
-    afresh. At the newest node, each atom's orientation, oriented value c and
-    levels (`set_levels`), and whether the next step must test how far it
-    moves the guards (`has_fine`)."""
+    """The last MAX_ORDER nodes of a run, newest first (t, x, x', guards, Lie
+    derivatives, gradient norms; `held` 0: start afresh), and at the newest each
+    atom's orientation, c and levels (`set_levels`)."""
 
     cdef double[::1] ts, sign, c, final, level, beta, fine
     cdef bint has_fine
@@ -348,19 +339,14 @@ cdef class _Work:
         self.restart()
 
     cdef void restart(self) noexcept:
-        """Forget the last flight's coefficients and counts."""
         self.key[0] = NAN
         self.u_key, self.constant, self.rejected, self.t_stop = NAN, 0.0, 0, NAN
 
 
 cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
-    """Each atom's oriented value c = sign g, final level, step level L and band
-    beta (eqs. 19-21, capped at |dc/dt| t_tol / 2) at the newest node.
-
-    Where the band is capped below the paper's and the guard is closer than
-    that band, the error test no longer bounds the guard's move (eq. 20): the
-    next step then tests it against max(beta, |c|) (`fine`, `guard_error`).
-    """
+    """Each atom's c = sign g, final level, step level L and band beta (eqs.
+    19-21, beta capped at |dc/dt| t_tol / 2, where eq. 20 no longer bounds the
+    guard's move: the next step tests it against `fine`) at the newest node."""
     cdef Py_ssize_t a
     cdef double c, rate, beta, final, level
     memory.has_fine = False
@@ -381,24 +367,21 @@ cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
 
 cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
                          Py_ssize_t first) noexcept:
-    """The first edge from `first` on that is due at the newest node, or -1:
-    all its atoms in their band, the closest approaching; for endpoint checks,
-    crossed between the last two nodes (`events.crossed` on the max of atoms).
-    """
+    """The first edge from `first` on that is due at the newest node, or -1."""
     cdef Py_ssize_t e, a, closest
     cdef double g0, g1, gap
     cdef bint inside
     if s.endpoint and memory.held < 2:
         return -1
     for e in range(first, bank.n_edges):
-        if s.endpoint:
+        if s.endpoint:  # crossed between the last two nodes (max of the atoms)
             g0, g1 = memory.gs[1, bank.starts[e]], memory.gs[0, bank.starts[e]]
             for a in range(bank.starts[e] + 1, bank.starts[e + 1]):
                 g0, g1 = max(g0, memory.gs[1, a]), max(g1, memory.gs[0, a])
             if guard_crossed(-bank.base[bank.starts[e]], g0, g1):
                 return e
             continue
-        closest, gap, inside = bank.starts[e], INFINITY, True
+        closest, gap, inside = bank.starts[e], INFINITY, True  # all in their band
         for a in range(bank.starts[e], bank.starts[e + 1]):
             inside = inside and memory.c[a] >= memory.final[a] - memory.beta[a]
             if memory.c[a] - memory.final[a] < gap:
@@ -435,8 +418,7 @@ cdef bint beyond(Bank bank, History memory, const double* g) noexcept:
 
 
 cdef double guard_error(Bank bank, History memory, _Work w, double t) except? -1.0:
-    """The largest move of a guard from x^p to x^c (guards at x^c in w.g) over
-    the move allowed (`fine`, `set_levels`); 0 where no guard needs the test."""
+    """The largest move of a guard from x^p to x^c (w.g) over `fine`."""
     cdef Py_ssize_t a
     cdef double worst = 0.0
     if not memory.has_fine:
@@ -448,15 +430,8 @@ cdef double guard_error(Bank bank, History memory, _Work w, double t) except? -1
     return worst
 
 
-cdef inline double spacing(double t) noexcept nogil:
-    """The distance from abs(t) >= 1 to the next float (numpy's spacing)."""
-    cdef int exponent
-    frexp(fabs(t), &exponent)
-    return ldexp(1.0, exponent - 53)
-
-
 cdef void shift(double[:, ::1] rows, long keep) noexcept:
-    """Move rows[:keep] to rows[1:keep + 1] (the history ages by one node)."""
+    """Move rows[:keep] to rows[1:keep + 1]."""
     cdef long j
     cdef Py_ssize_t i
     for j in range(keep, 0, -1):
@@ -466,9 +441,7 @@ cdef void shift(double[:, ::1] rows, long keep) noexcept:
 
 cdef int push(Bank bank, Settings s, History memory, double t, const double* x,
               const double* f, const double* g) except -1:
-    """Make (t, x) the newest node (dropping the oldest beyond max_order), with
-    its Lie derivatives and norms (zeros for endpoint checks); return 0 if
-    dx/dt, the state or a guard is not finite there, else 1."""
+    """Make (t, x) the newest node; 0 if a value there is not finite, else 1."""
     cdef Py_ssize_t n = bank.n, m = bank.n_atoms, i
     cdef long j, keep
     if not (all_finite(x, n) and all_finite(f, n) and all_finite(g, m)):
@@ -494,8 +467,7 @@ cdef int push(Bank bank, Settings s, History memory, double t, const double* x,
 
 cdef int start(Bank bank, Settings s, History memory, _Work w, double t,
                const double* x) except -1:
-    """Fresh history at (t, x): order 1, orientation of 'either' guards; return
-    0 if dx/dt or a guard is not finite there, else 1."""
+    """Fresh history at (t, x); 0 if a value there is not finite, else 1."""
     cdef Py_ssize_t a
     cdef double band, lie, g, moving, resting, either
     memory.held = 0
@@ -517,32 +489,11 @@ cdef int start(Bank bank, Settings s, History memory, _Work w, double t,
     return 1
 
 
-cdef bint atom_past(Bank bank, History memory, Py_ssize_t a, double value) noexcept:
-    """Is atom a curved and past its level at the raw guard value `value`?"""
-    return bank.curved[a] and memory.sign[a] * value > memory.level[a]
-
-
-cdef int edge_over(Bank bank, Settings s, History memory, _Work w, double scale,
-                   double sigma, Py_ssize_t e) except -1:
-    """1 if every atom of edge e is curved and past its level at x^p(sigma)."""
-    cdef Py_ssize_t a
-    cdef double value
-    write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, sigma / scale,
-                     &w.xq[0])
-    for a in range(bank.starts[e], bank.starts[e + 1]):
-        if not bank.curved[a]:
-            return 0
-        (<Function> bank.singles[a]).call(memory.ts[0] + sigma, &w.xq[0], &value)
-        if not atom_past(bank, memory, a, value):
-            return 0
-    return 1
-
-
 cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
                             double scale, double h) except? -1.0:
     """Shorten h until no curved unilateral guard is past its level at x^p."""
     cdef Py_ssize_t e, a
-    cdef double lo, hi, mid
+    cdef double lo, hi, mid, value
     cdef bint past
     cdef long _k
     write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows, h / scale,
@@ -551,25 +502,30 @@ cdef double predictor_check(Bank bank, Settings s, History memory, _Work w,
     for e in range(bank.n_edges):
         past = True  # every atom of e past its level at the first h
         for a in range(bank.starts[e], bank.starts[e + 1]):
-            past = past and atom_past(bank, memory, a, w.values[a])
+            past = past and bank.curved[a] and (
+                memory.sign[a] * w.values[a] > memory.level[a])
         if past:
             lo, hi = 0.0, h
             for _k in range(BISECTIONS):  # keep the safe end of the bracket
                 mid = 0.5 * (lo + hi)
-                if edge_over(bank, s, memory, w, scale, mid, e):
-                    hi = mid
+                write_prediction(&memory.xs[0, 0], bank.n, &w.predictor[0], w.rows,
+                                 mid / scale, &w.xq[0])
+                for a in range(bank.starts[e], bank.starts[e + 1]):
+                    (<Function> bank.singles[a]).call(memory.ts[0] + mid, &w.xq[0],
+                                                      &value)
+                    if not memory.sign[a] * value > memory.level[a]:
+                        lo = mid
+                        break
                 else:
-                    lo = mid
+                    hi = mid  # every atom of e past its level at x^p(mid)
             h = min(h, lo)
     return h
 
 
 cdef double limit(Bank bank, Settings s, History memory, _Work w, Py_ssize_t order,
                   double scale, double upper) noexcept:
-    """First root of the extrapolation polynomials in (0, upper], eq. 15:
-    P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}, B the integral basis
-    (`basis_of`); an edge whose P is bounded below zero on [0, upper] is skipped.
-    """
+    """First root in (0, upper] of P(u) = (c_k - L) + sum_j B_j(u) dc/dt_{k-j+1}
+    (eq. 15) over the edges."""
     cdef Py_ssize_t e, a, k, j, width = order + 1, m = memory.lies.shape[1]
     cdef double u_max = upper / scale, u_star = INFINITY, rate, bound, power = 1.0
     cdef double weights[MAX_ORDER * MAX_WIDTH]  # scale B, zero beyond the order
@@ -611,9 +567,7 @@ cdef double limit(Bank bank, Settings s, History memory, _Work w, Py_ssize_t ord
 
 
 cdef void basis_of(_Work w, History memory, Py_ssize_t m, double scale) noexcept:
-    """The first m history times relative to the newest over `scale` (the
-    nodes, w.key[1:]) and their integral basis, recomputed only when the nodes
-    differ from the cached ones (at a constant step they repeat bit for bit)."""
+    """The first m nodes (w.key[1:]) and their integral basis, if they changed."""
     cdef bint same = w.key[0] == m
     cdef Py_ssize_t j
     cdef double node
@@ -627,23 +581,15 @@ cdef void basis_of(_Work w, History memory, Py_ssize_t m, double scale) noexcept
         write_basis(&w.key[1], m, &w.basis[0], MAX_WIDTH)
 
 
-cdef void corrector_of(_Work w, Py_ssize_t m, double u) noexcept:
-    """The corrector's weights and Milne's constant of a step to u from the
-    nodes of the last `basis_of`, recomputed only when u or the nodes changed."""
-    if w.u_key != u:
-        w.u_key = u
-        corrector_weights(&w.key[1], m, u, &w.weights[0])
-        w.constant = milne_constant(&w.key[1], m, u)
-
-
 cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) except -1:
-    """One accepted PECE step limited by the guards (Fig. 5); returns FULL (taken),
-    STUCK or NON_FINITE (then w.t_stop and the state there in w.xc)."""
+    """One accepted PECE step limited by the guards (Fig. 5): FULL, STUCK or
+    NON_FINITE (w.t_stop, the state in w.xc)."""
     cdef Py_ssize_t n = bank.n, order = min(memory.held, s.max_order), i
     cdef double t0 = memory.ts[0], upper, scale, h_star, h_err, h, t, ratio, r, eps
     cdef double error, factor, grow, moved
     cdef const double* x0 = &memory.xs[0, 0]  # until push
     cdef long _k
+    cdef int exponent
     upper = min(memory.h_err, s.h, t_end - t0)
     scale = upper
     if order > 1:
@@ -655,14 +601,17 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
                     &w.predictor[0])
     h_star = INFINITY if s.endpoint else limit(bank, s, memory, w, order, scale, upper)
     h_err, h = memory.h_err, min(h_star, upper)
+    frexp(max(fabs(t0), 1.0), &exponent)  # ldexp(1, exponent - 53): t0's spacing
     for _k in range(s.max_rejections):
-        if h <= MIN_STEP_ULPS * spacing(max(fabs(t0), 1.0)):
+        if h <= MIN_STEP_ULPS * ldexp(1.0, exponent - 53):
             break  # the guard's level is reached within round-off but not due
         if not s.endpoint and bank.any_curved:
             h = predictor_check(bank, s, memory, w, scale, h)
         t = t_end if h >= t_end - t0 else t0 + h
         write_prediction(x0, n, &w.predictor[0], w.rows, h / scale, &w.xp[0])
-        corrector_of(w, order, h / scale)
+        if w.u_key != h / scale:  # the corrector's weights and Milne's constant
+            w.u_key = h / scale
+            w.constant = corrector(&w.key[1], order, w.u_key, &w.weights[0])
         bank.rhs.call(t, &w.xp[0], &w.fp[0])
         correct(x0, n, &w.weights[0], order, &memory.fs[0, 0], scale, &w.fp[0],
                 &w.xc[0])

@@ -150,12 +150,9 @@ cdef class Walk:
         x = new_array(&self.x[0], n)
         if not self.has_slope:
             return Step(State(self.t, x, cm.name))
-        slope = new_array(&self.slope[0], n)
-        rates = [self.r0[i] for i in range(m)]
-        if cm.is_adaptive:
-            h_next = (<AdaptiveStepper>cm.stepper).h_next
-            return Step(Rated(self.t, x, cm.name, rates, slope, h_next))
-        return Step(Rated(self.t, x, cm.name, rates, slope))
+        h_next = (<AdaptiveStepper>cm.stepper).h_next if cm.is_adaptive else None
+        return Step(Rated(self.t, x, cm.name, [self.r0[i] for i in range(m)],
+                          new_array(&self.slope[0], n), h_next))
 
 
 cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,

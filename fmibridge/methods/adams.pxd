@@ -10,11 +10,10 @@ cdef void write_predictor(const double* basis, Py_ssize_t stride, Py_ssize_t m,
                           double* predictor) noexcept nogil
 cdef void write_prediction(const double* x, Py_ssize_t n, const double* predictor,
                            Py_ssize_t rows, double u, double* out) noexcept nogil
-cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
-                            double* weights) noexcept nogil
+cdef double corrector(const double* nodes, Py_ssize_t m, double u,
+                      double* weights) noexcept nogil
 cdef void correct(const double* x, Py_ssize_t n, const double* weights, Py_ssize_t m,
                   const double* forces, double scale, const double* f_predicted,
                   double* out) noexcept nogil
-cdef double milne_constant(const double* nodes, Py_ssize_t m, double u) noexcept nogil
 cdef double starting_step(const double* x, const double* f, Py_ssize_t n, double tol,
                           double rtol, double h_max) noexcept nogil

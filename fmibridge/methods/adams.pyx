@@ -77,11 +77,14 @@ cdef void write_prediction(const double* x, Py_ssize_t n, const double* predicto
         out[i] = x[i] + total
 
 
-cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
-                            double* weights) noexcept nogil:
+cdef double corrector(const double* nodes, Py_ssize_t m, double u,
+                      double* weights) noexcept nogil:
     """Write w, x_{k+1} = x_k + scale sum_j w_j f_j, to weights: the
     Adams-Moulton formula of order m on the nodes (u, nodes[:-1]) (eq. 5), f_0
-    at u."""
+    at u. Return Milne's constant C, corrector error ~ C abs(x^p - x^c) (eq.
+    16): abs(E_c / (E_p - E_c)) of the leading error terms E_p = int_0^u
+    prod(v - nodes) dv and E_c = int_0^u (v - u) prod(v - nodes[:-1]) dv; 1/2,
+    1/6, 1/10, 19/270 at constant steps (Milne's constants)."""
     cdef double implicit[MAX_ORDER]
     cdef double basis[MAX_ORDER * (MAX_ORDER + 1)]
     cdef double total, power
@@ -96,6 +99,9 @@ cdef void corrector_weights(const double* nodes, Py_ssize_t m, double u,
             power *= u
             total += basis[j * (m + 1) + k] * power
         weights[j] = total
+    cdef double e_p = _integral_of_product(nodes, m, u)
+    cdef double e_c = _integral_of_product(implicit, m, u)
+    return fabs(e_c / (e_p - e_c))
 
 
 cdef void correct(const double* x, Py_ssize_t n, const double* weights, Py_ssize_t m,
@@ -112,9 +118,9 @@ cdef void correct(const double* x, Py_ssize_t n, const double* weights, Py_ssize
         out[i] = x[i] + scale * total
 
 
-cdef double integral_of_product(const double* roots, Py_ssize_t m,
-                                double u) noexcept nogil:
-    """Return int_0^u prod_r (v - r) dv over the m roots."""
+cdef double _integral_of_product(const double* roots, Py_ssize_t m,
+                                 double u) noexcept nogil:
+    """int_0^u prod_r (v - r) dv over the m roots."""
     cdef double coef[MAX_ORDER + 1]
     cdef double r, total = 0.0, power = 1.0
     cdef Py_ssize_t degree, i, k
@@ -130,21 +136,6 @@ cdef double integral_of_product(const double* roots, Py_ssize_t m,
         power *= u
         total += coef[k] * power / (k + 1)
     return total
-
-
-cdef double milne_constant(const double* nodes, Py_ssize_t m, double u) noexcept nogil:
-    """Return C with corrector error ~ C abs(x^p - x^c) for a step to u (eq. 16):
-    abs(E_c / (E_p - E_c)) of the leading error terms E_p = int_0^u prod(v -
-    nodes) dv and E_c = int_0^u (v - u) prod(v - nodes[:-1]) dv; 1/2, 1/6,
-    1/10, 19/270 at constant steps (Milne's constants)."""
-    cdef double implicit[MAX_ORDER]
-    cdef Py_ssize_t j
-    implicit[0] = u
-    for j in range(1, m):
-        implicit[j] = nodes[j - 1]
-    cdef double e_p = integral_of_product(nodes, m, u)
-    cdef double e_c = integral_of_product(implicit, m, u)
-    return fabs(e_c / (e_p - e_c))
 
 
 cdef double starting_step(const double* x, const double* f, Py_ssize_t n, double tol,
@@ -211,4 +202,5 @@ def predict(x, predictor, double u):
 def milne(nodes, double u):
     """Return Milne's constant C of a step to u from the nodes."""
     cdef double[::1] values = _order_of(nodes)
-    return milne_constant(&values[0], values.shape[0], u)
+    cdef double weights[MAX_ORDER]
+    return corrector(&values[0], values.shape[0], u, weights)

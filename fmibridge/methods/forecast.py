@@ -15,7 +15,6 @@ guards from the domain side by their extrapolation).
 
 from __future__ import annotations
 
-from ._forecast import REACH, CrossingForecast
-from ._guard_history import POINTS
+from ._guard_history import POINTS, REACH, CrossingForecast
 
 __all__ = ["POINTS", "REACH", "CrossingForecast"]

@@ -34,19 +34,9 @@ cdef double polyval(const double* p, Py_ssize_t width, double u) noexcept nogil:
     return value
 
 
-cdef Py_ssize_t degree(const double* p, Py_ssize_t width) noexcept nogil:
-    """Return the index of the highest non-zero coefficient (-1 for zero)."""
-    cdef Py_ssize_t k
-    for k in range(width - 1, -1, -1):
-        if p[k] != 0.0:
-            return k
-    return -1
-
-
 cdef double bisect(const double* p, Py_ssize_t width, double a,
                    double b) noexcept nogil:
-    """Return a root of p in [a, b], where p(a) and p(b) differ in sign (or one
-    is zero), to ROOT_XTOL of b or the resolution of floats."""
+    """A root of p in [a, b], p(a) and p(b) of opposite signs, to ROOT_XTOL of b."""
     cdef double f_a = polyval(p, width, a), mid, f_mid
     cdef long _i
     for _i in range(MAX_BISECTIONS):
@@ -67,13 +57,15 @@ cdef double bisect(const double* p, Py_ssize_t width, double a,
 
 cdef Py_ssize_t real_roots(const double* p, Py_ssize_t width, double lo, double hi,
                            double* roots) noexcept nogil:
-    """Write the real roots of p in (lo, hi), sorted, to roots (at most width - 1)
-    and return how many; a touching (double) root is kept."""
-    cdef Py_ssize_t d = degree(p, width), j, k, count = 0, n_found
+    """Write the real roots of p in (lo, hi), sorted, double ones kept, to roots
+    and return how many."""
+    cdef Py_ssize_t d = width - 1, j, k, count = 0, n_found
     cdef double chain[MAX_WIDTH * MAX_WIDTH]  # row j: the j-th derivative of p
     cdef double found[MAX_WIDTH]
     cdef double root, a, f_a, b, f_b
     cdef const double* q
+    while d >= 0 and p[d] == 0.0:  # the degree
+        d -= 1
     if d <= 0:
         return 0
     for k in range(d * (d + 1)):
@@ -107,15 +99,10 @@ cdef Py_ssize_t real_roots(const double* p, Py_ssize_t width, double lo, double 
     return count
 
 
-cdef inline bint _before(double a, double b) noexcept nogil:
-    """numpy's sort order: a before b, nan last."""
-    return a < b or (b != b and a == a)
-
-
 cdef Py_ssize_t breakpoints(const double* polys, Py_ssize_t k, Py_ssize_t width,
                             double upper, double* found) noexcept nogil:
     """Write the real roots of each p and p' in (0, upper), and upper, sorted,
-    once each, to found (at most 2 k width + 1); return how many."""
+    once each, to found; return how many."""
     cdef double slope[MAX_WIDTH]
     cdef const double* p
     cdef Py_ssize_t row, i, j, n = 1, m = 0
@@ -129,9 +116,10 @@ cdef Py_ssize_t breakpoints(const double* polys, Py_ssize_t k, Py_ssize_t width,
             slope[i] = (i + 1) * p[i + 1]
         n += real_roots(p, width, 0.0, upper, found + n)
         n += real_roots(slope, width, 0.0, upper, found + n)
-    for i in range(1, n):  # insertion sort: a few values
+    for i in range(1, n):  # insertion sort in numpy's order (nan last): a few values
         value, j = found[i], i
-        while j > 0 and _before(value, found[j - 1]):
+        while j > 0 and (value < found[j - 1] or (
+                found[j - 1] != found[j - 1] and value == value)):
             found[j] = found[j - 1]
             j -= 1
         found[j] = value
@@ -142,19 +130,9 @@ cdef Py_ssize_t breakpoints(const double* polys, Py_ssize_t k, Py_ssize_t width,
     return m
 
 
-cdef bint _negative_after_zero(const double* p, Py_ssize_t width) noexcept nogil:
-    """True if p(u) < 0 for small u > 0 (sign of the first non-zero coefficient)."""
-    cdef Py_ssize_t k
-    for k in range(width):
-        if p[k] != 0.0:
-            return p[k] < 0.0
-    return False
-
-
 cdef double _crossing(const double* p, Py_ssize_t width, double a,
                       double b) noexcept nogil:
-    """The first point of [a, b] with p >= 0, p monotone there with p(a) < 0 <= p(b),
-    to ROOT_XTOL of b."""
+    """The first point of [a, b] with p >= 0 (p monotone, p(a) < 0 <= p(b))."""
     cdef double mid
     cdef long _i
     if polyval(p, width, b) == 0.0:
@@ -173,15 +151,14 @@ cdef double _crossing(const double* p, Py_ssize_t width, double a,
 
 
 cdef Py_ssize_t first_reach_scratch(Py_ssize_t k, Py_ssize_t width) noexcept nogil:
-    """The scratch doubles `first_reach_in` needs for k polynomials of `width`."""
+    """The scratch doubles `first_reach_in` needs."""
     return 2 * k + 3 * (2 * k * width + 1)
 
 
 cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
                            double upper, double* scratch) noexcept nogil:
-    """Return the smallest u in (0, upper] with each of the k rows of `polys`
-    >= 0 (0.0 if all are just after 0), or inf; `scratch` holds
-    `first_reach_scratch(k, width)` doubles."""
+    """The smallest u in (0, upper] with each of the k rows of `polys` >= 0 (0.0
+    if all are just after 0), or inf."""
     cdef double* at_a = scratch
     cdef double* at_b = scratch + k
     cdef double* ends = scratch + 2 * k
@@ -190,8 +167,11 @@ cdef double first_reach_in(const double* polys, Py_ssize_t k, Py_ssize_t width,
     cdef double previous = 0.0, a = 0.0, b, reach
     cdef bint all_at
     all_at = True
-    for i in range(k):
-        at_a[i] = not _negative_after_zero(polys + i * width, width)
+    for i in range(k):  # p >= 0 just after 0: its first non-zero coefficient
+        j = i * width
+        while j < (i + 1) * width - 1 and polys[j] == 0.0:
+            j += 1
+        at_a[i] = not polys[j] < 0.0
         all_at = all_at and at_a[i] != 0.0
     if all_at:
         return 0.0
