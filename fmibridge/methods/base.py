@@ -70,7 +70,6 @@ class Method(abc.ABC):
     """
 
     name: ClassVar[str] = "method"
-    fixed_step: ClassVar[bool] = True  # h is every step's, not only a bound
     completes_zeno: ClassVar[bool] = False  # continues Zeno executions (Completion)
     passes_zeno: ClassVar[bool] = False  # by construction (Relaxation's strips)
     # an impact resets only on an approach (Or and Ames eq. 4: dh qdot < 0)
@@ -341,7 +340,7 @@ class Method(abc.ABC):
                 f"`h` = {self.h!r} s is below the resolution of time in this run "
                 f"(t + h == t near t = {max(abs(t0), abs(t_end))!r}); raise h."
             )
-        if not self.fixed_step or self.is_adaptive:
+        if self.is_adaptive:
             return
         if self.h > t_end - t0:
             warnings.warn(

@@ -3,12 +3,8 @@
 The gap may be any function of several components' variables (h = ball.h -
 table.x). Each body's generalized force input takes scale * lam, its share
 dh_k(q)^T lam of Or and Ames eq. (5); the force map is the whole coupled
-system's, so impact, contact force and constrained dynamics act on all at once.
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V.
+system's, so impact, contact force and constrained dynamics (eqs. 4-8) act on
+all at once.
 """
 
 from __future__ import annotations

@@ -3,13 +3,9 @@
 Where a model has no contact-force input but its gap is measured along a
 state q (velocity qdot), each free step is followed by R* (h = 0, dh qdot = 0
 through q and qdot); lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 /
-mass) decides the lift-off. First order in the step, unlike the force-input
+mass) decides the lift-off (Or and Ames, Sec. V: "h = hdot = 0 can be
+enforced at every step"). First order in the step, unlike the force-input
 route (`contact.fmu_contact`).
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V (R*, and "h = hdot = 0 can be enforced at every step").
 """
 
 from __future__ import annotations
