@@ -420,19 +420,19 @@ class Method(abc.ABC):
         )
 
     def _callbacks(self, system: HybridSystem) -> str:
-        """Name the Python functions the compiled loops call, mode by mode."""
+        """Name the Python functions the compiled loops call, mode by mode (a
+        flow that names its own, completion's constrained one, is asked)."""
         named, tolerance = [], self.tolerance(system)
         for mode in system.modes.values():
-            names = self._mode_callbacks(mode, tolerance)
+            own = getattr(mode.flow, "callbacks", None)
+            names = (
+                own()
+                if own is not None
+                else compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
+            )
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"
-
-    def _mode_callbacks(
-        self, mode: Mode, tolerance: tuple[float, float] | None
-    ) -> list[str]:
-        """Name the Python functions the compiled loops call back in `mode`."""
-        return compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""

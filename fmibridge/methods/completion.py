@@ -321,14 +321,6 @@ class Completion(Method):
             )
         return next(iter(found.values()))
 
-    def _mode_callbacks(
-        self, mode: Mode, tolerance: tuple[float, float] | None
-    ) -> list[str]:
-        """The constrained mode's callbacks are its contact's."""
-        if mode.name == CONSTRAINED:
-            return mode.flow.callbacks()  # type: ignore[attr-defined]
-        return super()._mode_callbacks(mode, tolerance)
-
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
