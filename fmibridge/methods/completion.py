@@ -84,12 +84,8 @@ class ConstrainedFlow(VectorField):
             self.functions, self.free, self.impact_edges, self.contact.bounds
         )
 
-    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return dx/dt of eq. (7), with the contact force lam of eq. (6)."""
-        return self.functions.constrained(t, x)[0]
-
     def rhs_function(self):
-        """Return eq. (7) as the compiled loops call it."""
+        """Return dx/dt of eq. (7), with the contact force lam of eq. (6)."""
         return self.functions.rhs_function
 
     def stepper(self, scheme: Scheme) -> ProjectedStepper:
