@@ -39,7 +39,7 @@ ForceFn = Callable[[float, np.ndarray, float], np.ndarray]  # (t, x, lam) -> dx/
 # The compiled numerics kept per state size, in a Contact's __dict__.
 _COMPILED = "_compiled"
 # Each UnilateralConstraint's Contact, with its flow and state names (`contact_of`).
-_BUILT: dict[int, tuple[tuple[Flow, tuple[str, ...]], Contact]] = {}
+_BUILT: dict[int, tuple[tuple[int, tuple[str, ...]], tuple[Flow, Contact]]] = {}
 
 
 @dataclass(frozen=True)
@@ -393,8 +393,11 @@ def contact_of(system: HybridSystem) -> Contact:
         return constraint
     if constraint is None:
         return _contact_from(indicator_constraint(system), system)
-    key = (system.mode(system.initial_mode).flow, system.state_names)
-    return kept(_BUILT, constraint, key, lambda: _contact_from(constraint, system))
+    flow = system.mode(system.initial_mode).flow
+    key = (id(flow), system.state_names)  # the entry holds the flow: its id is its own
+    return kept(
+        _BUILT, constraint, key, lambda: (flow, _contact_from(constraint, system))
+    )[1]
 
 
 def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Contact:
