@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import functools
 import math
@@ -10,9 +11,11 @@ import platform
 import sys
 import time
 import warnings
+import weakref
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -67,8 +70,6 @@ class Method(abc.ABC):
     """
 
     name: ClassVar[str] = "method"
-    requires: ClassVar[type[Flow]] = Flow  # type: ignore[type-abstract]
-    fixed_step: ClassVar[bool] = True  # h is every step's, not only a bound
     completes_zeno: ClassVar[bool] = False  # continues Zeno executions (Completion)
     passes_zeno: ClassVar[bool] = False  # by construction (Relaxation's strips)
     # an impact resets only on an approach (Or and Ames eq. 4: dh qdot < 0)
@@ -160,8 +161,8 @@ class Method(abc.ABC):
             )
         watch = Watchdog(self, system, t_end)
         _plan_undo(system)
-        with _Progress(system.t0, t_end, enabled=progress) as bar:
-            status, detail = self._loop(system, state, t_end, log, bar, grid, watch)
+        with _progress(system.t0, t_end, enabled=progress) as update:
+            status, detail = self._loop(system, state, t_end, log, update, grid, watch)
         rested = watch.finish(log)
         provenance = {**self._provenance(system, t_end, wall), **rested}
         provenance["python_callbacks"] = self._callbacks(system)
@@ -177,11 +178,9 @@ class Method(abc.ABC):
         """Times closer than this count as equal."""
         return TIME_RTOL * self.h
 
-    def _loop(self, system, state: State, t_end: float, log, bar, grid, watch):
-        """Attempt steps (and the flows' own events) until a stop; return why and
-        the detail. Each attempt ends by t_end, the next time event, a series'
-        horizon and, unless the method `walks_grid`, the next output time. A time
-        event at t_end runs before the end (as in FMPy)."""
+    def _loop(self, system, state: State, t_end: float, log, update, grid, watch):
+        """Attempt steps and the flows' own events until a stop; return (status,
+        detail). A time event at t_end runs before the end (as in FMPy)."""
         deadline = time_limit.current()  # simulate(timeout=...): wall time
         modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
@@ -218,7 +217,7 @@ class Method(abc.ABC):
                     f"each step short of the guard's extrapolated crossing."
                 )
             state = step.state
-            bar.update(state.t)
+            update(state.t)
             if step.stop is not None:
                 return step.stop, step.detail
             flow = modes[state.mode].flow
@@ -240,8 +239,7 @@ class Method(abc.ABC):
         return t_event < math.inf and reached(t, t_event, self.h)
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
-        """Return the provenance entries of the run's error (`step_error`,
-        `strip_error`, or an adaptive run's tolerance); warn where one exceeds
+        """Return the provenance entries of the run's error; warn above
         `error_warning`."""
         tolerance = self.tolerance(system)
         if tolerance is not None:
@@ -323,13 +321,6 @@ class Method(abc.ABC):
                 f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
             )
         self._check_step(system.t0, float(t_end))
-        for mode in system.modes.values():
-            if not isinstance(mode.flow, self.requires):
-                raise FmibridgeError(
-                    f"Method `{self.name}` needs a {self.requires.__name__} flow (it "
-                    f"integrates dx/dt itself); mode {mode.name!r} has a "
-                    f"{type(mode.flow).__name__}."
-                )
         mode = system.mode(system.initial_mode)
         for edge in mode.edges:
             g = edge.guard(system.t0, system.x0)
@@ -343,14 +334,13 @@ class Method(abc.ABC):
         return float(t_end)
 
     def _check_step(self, t0: float, t_end: float) -> None:
-        """Refuse an h below the resolution of time or needing more than
-        max_steps; warn if a fixed step is longer than the run."""
+        """Refuse an h below time's resolution or beyond max_steps; warn if > run."""
         if t_end + self.h == t_end or t0 + self.h == t0:
             raise FmibridgeError(
                 f"`h` = {self.h!r} s is below the resolution of time in this run "
                 f"(t + h == t near t = {max(abs(t0), abs(t_end))!r}); raise h."
             )
-        if not self.fixed_step or self.is_adaptive:
+        if self.is_adaptive:
             return
         if self.h > t_end - t0:
             warnings.warn(
@@ -430,19 +420,19 @@ class Method(abc.ABC):
         )
 
     def _callbacks(self, system: HybridSystem) -> str:
-        """Name the Python functions the compiled loops call, mode by mode."""
+        """Name the Python functions the compiled loops call, mode by mode (a
+        flow that names its own, completion's constrained one, is asked)."""
         named, tolerance = [], self.tolerance(system)
         for mode in system.modes.values():
-            names = self._mode_callbacks(mode, tolerance)
+            own = getattr(mode.flow, "callbacks", None)
+            names = (
+                own()
+                if own is not None
+                else compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
+            )
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"
-
-    def _mode_callbacks(
-        self, mode: Mode, tolerance: tuple[float, float] | None
-    ) -> list[str]:
-        """Name the Python functions the compiled loops call back in `mode`."""
-        return compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
 
     def parameters(self) -> dict[str, object]:
         """Return this method's parameters, for provenance and the CLI."""
@@ -474,6 +464,26 @@ class Method(abc.ABC):
         }
 
 
+def kept(
+    table: dict,
+    owner: object,
+    key: object,
+    build: Callable,
+    busy: Callable[[Any], bool] = lambda value: False,
+) -> Any:
+    """Return build(), kept in `table` while `owner` lives and reused for the same
+    key, unless a run still uses it (`busy`)."""
+    found = table.get(id(owner))
+    if found is not None and found[0] == key and not busy(found[1]):
+        return found[1]
+    value = build()
+    if found is None:
+        weakref.finalize(owner, table.pop, id(owner), None)
+    if found is None or not busy(found[1]):
+        table[id(owner)] = (key, value)
+    return value
+
+
 def _last_edges(log: Recorder) -> str:
     """Name the edges behind the last transitions (the detail of MAX_EVENTS)."""
     last = log.events[-100:]
@@ -497,8 +507,7 @@ def _units(system: HybridSystem) -> dict[str, str]:
 
 
 def _plan_undo(system: HybridSystem) -> None:
-    """Tell each flow which steps the run may undo: those its modes' guards may
-    cross (`CrossingForecast`)."""
+    """Tell each flow which steps its guards may cross (`CrossingForecast`)."""
     guards: dict[int, tuple[Flow, list]] = {}
     for mode in system.modes.values():
         entry = guards.setdefault(id(mode.flow), (mode.flow, []))
@@ -510,8 +519,7 @@ def _plan_undo(system: HybridSystem) -> None:
 
 
 def _observer(system: HybridSystem):
-    """Return the Recorder's observer (each sample asks its mode's flow), or
-    None where no flow records columns or reports its own events."""
+    """The Recorder's observer (each sample asks its mode's flow), or None."""
     if not any(f.recorded_names or f.reports_events for f in system.flows()):
         return None
     return lambda t, x, mode: system.mode(mode).flow.observe(t, x)
@@ -522,8 +530,7 @@ VERSIONED = ("numpy", "scipy", "pandas", "fmpy")  # dependencies named in proven
 
 @functools.cache
 def _versions(loaded: tuple[bool, ...]) -> str:
-    """The versions of fmibridge, of the VERSIONED dependencies `loaded` (one
-    not loaded did not take part in the run) and of Python."""
+    """The versions of fmibridge, of the VERSIONED dependencies `loaded` and Python."""
     from .. import __version__
 
     packages = ", ".join(
@@ -535,35 +542,17 @@ def _versions(loaded: tuple[bool, ...]) -> str:
     return f"fmibridge {__version__}, {packages}, python {platform.python_version()}"
 
 
-class _Progress:
-    """A tqdm bar over simulated time, on a terminal only, shown for runs
-    longer than a second from the first step on."""
+@contextlib.contextmanager
+def _progress(t0: float, t_end: float, *, enabled: bool) -> Iterator[Callable]:
+    """Yield update(t) of a tqdm bar over simulated time, on a terminal only,
+    shown for runs longer than a second."""
+    if not (enabled and sys.stderr.isatty()):
+        yield lambda t: None
+        return
+    from tqdm import tqdm
 
-    def __init__(self, t0: float, t_end: float, *, enabled: bool) -> None:
-        self._bar = None
-        self._t0, self._t_end = t0, t_end
-        self._enabled = enabled and sys.stderr.isatty()
-
-    def update(self, t: float) -> None:
-        if not self._enabled:
-            return
-        if self._bar is None:
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                total=self._t_end - self._t0,
-                initial=t - self._t0,
-                unit="s(sim)",
-                delay=1.0,
-                leave=False,
-                bar_format=PROGRESS_FORMAT,
-            )
-            return
-        self._bar.update(t - self._t0 - self._bar.n)
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
+    total = t_end - t0
+    with tqdm(
+        total=total, unit="s(sim)", delay=1.0, leave=False, bar_format=PROGRESS_FORMAT
+    ) as bar:
+        yield lambda t: bar.update(t - t0 - bar.n)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -43,14 +42,14 @@ from ._completion import (
 )
 from ._completion import LIFTED as PHASE_LIFTED
 from ._contact import ProjectedStepper
-from .base import Method, positive, reach_tol, reached
+from .base import Method, kept, positive, reach_tol, reached
 from .contact import Contact, contact_of
 
 __all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]
 
 CONSTRAINED = "constrained"
 LIFTED = "{}:lifted"
-# What completion adds, kept while its owner lives (`_kept`): the modes added to
+# What completion adds, kept while its owner lives (`kept`): the modes added to
 # each free mode, so their compiled forms are built once; the completed system
 # of each system, so a system run again is not completed and checked again.
 _ADDED: dict[int, tuple[tuple, tuple[Mode, Mode]]] = {}
@@ -85,12 +84,8 @@ class ConstrainedFlow(VectorField):
             self.functions, self.free, self.impact_edges, self.contact.bounds
         )
 
-    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return dx/dt of eq. (7), with the contact force lam of eq. (6)."""
-        return self.functions.constrained(t, x)[0]
-
     def rhs_function(self):
-        """Return eq. (7) as the compiled loops call it."""
+        """Return dx/dt of eq. (7), with the contact force lam of eq. (6)."""
         return self.functions.rhs_function
 
     def stepper(self, scheme: Scheme) -> ProjectedStepper:
@@ -179,10 +174,6 @@ class Completion(Method):
         Keyword-only; by default those of `inner`. h is also the smallest
         constrained step.
 
-    References
-    ----------
-    Or and Ames, Sec. V (procedure, Def. 7, Theorem 3).
-
     Examples
     --------
     >>> from fmibridge.methods import Halving
@@ -267,7 +258,7 @@ class Completion(Method):
             )
         key = (self.impact_edge, system.t0, system.x0.tobytes())
         build = functools.partial(self._complete, system)
-        return _kept(_COMPLETED, system, key, build, lambda done: _flow(done).busy)
+        return kept(_COMPLETED, system, key, build, lambda done: _flow(done).busy)
 
     def _complete(self, system: HybridSystem) -> HybridSystem:
         """Build the completed system of `system` (`_completed`)."""
@@ -326,15 +317,6 @@ class Completion(Method):
             )
         return next(iter(found.values()))
 
-    def _mode_callbacks(
-        self, mode: Mode, tolerance: tuple[float, float] | None
-    ) -> list[str]:
-        """The constrained mode's callbacks are its contact's; the others the
-        inner method's."""
-        if mode.name == CONSTRAINED:
-            return mode.flow.callbacks()  # type: ignore[attr-defined]
-        return super()._mode_callbacks(mode, tolerance)
-
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
@@ -365,8 +347,7 @@ class Completion(Method):
         return Step(self._switch(flow, last, t_end, log))
 
     def _check_resolution(self, flow: ConstrainedFlow, log: Recorder) -> None:
-        """Warn if the inner method places the series' impacts, added up, less
-        precisely than eps_t / 2 (Theorem 3 bounds the truncation only)."""
+        """Warn if the series' impacts are placed to worse than eps_t / 2 in all."""
         late = flow.series.placed(self.inner)
         if late > 0.5 * self.eps_t:
             log.warn_once(
@@ -379,8 +360,7 @@ class Completion(Method):
             )
 
     def _warn_floor(self, flow: ConstrainedFlow, log: Recorder) -> None:
-        """Warn that a geometric series reached the inner method's resolution
-        (`Series.floor`) with its tails above the budgets: it is not truncated."""
+        """Warn that a series at the inner method's resolution is not truncated."""
         t, _, rate, gap = flow.series.impacts[-1]
         over = flow.series.excess / FALLBACK_SAFETY
         log.warn_once(
@@ -399,9 +379,8 @@ class Completion(Method):
         )
 
     def _leave(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
-        """Take the first step of h after a lift-off here: h = dh qdot = 0 there,
-        and a method that extrapolates guards (Unilateral) would see the rearm
-        guard on its surface."""
+        """Take the first step of h after a lift-off here, where h = dh qdot = 0
+        would hold a method that extrapolates the rearm guard (Unilateral)."""
         hs = min(self.h, t_end - state.t)
         x = mode.flow.advance(state.t, state.x, hs, self.scheme)
         t = t_end if reached(state.t + hs, t_end, self.h) else state.t + hs
@@ -420,8 +399,7 @@ class Completion(Method):
         return State(t, x, CONSTRAINED)
 
     def _phase(self, mode: Mode, state: State, t_end: float, log: Recorder) -> Step:
-        """Take constrained steps in one compiled call (`_completion.Phase`), one
-        where the Recorder streams to a journal (a crash loses none)."""
+        """Take constrained steps in one compiled call (one if journaled)."""
         flow: ConstrainedFlow = mode.flow  # type: ignore[assignment]
         phase = flow.phase(self.scheme)
         max_steps = self.max_steps - log.n_steps
@@ -459,38 +437,22 @@ class Completion(Method):
 def _added(
     free: Mode, contact: Contact, impacts: tuple, state_names: tuple[str, ...]
 ) -> tuple[Mode, Mode]:
-    """Return the modes "<free>:lifted" and "constrained" that completion adds to
-    the free mode with these impact edges."""
+    """Return the modes "<free>:lifted" and "constrained" added to `free`."""
 
     def build() -> tuple[Mode, Mode]:
         lifted_name = LIFTED.format(free.name)
         rearm = Edge(
             Guard(GapRate(contact), "falling", name="rearm"), free.name, name="rearm"
         )
-        kept = tuple(e for e in free.edges if e.name not in impacts)
-        lifted = Mode(lifted_name, free.flow, (*kept, rearm))
+        others = tuple(e for e in free.edges if e.name not in impacts)
+        lifted = Mode(lifted_name, free.flow, (*others, rearm))
         flow = ConstrainedFlow(contact, state_names, free.name, impacts)
         lift_off = Edge(Guard(contact.lam, "falling", name="lift-off"), lifted_name)
         return lifted, Mode(CONSTRAINED, flow, (lift_off,))
 
     # the constrained flow holds the contact: its id is not reused while kept
     key = (id(contact), impacts, state_names)
-    return _kept(_ADDED, free, key, build, lambda modes: modes[1].flow.busy)
-
-
-def _kept(table: dict, owner: object, key: tuple, build: Callable, busy: Callable):
-    """Return build(), kept in `table` while `owner` lives and reused for the same
-    key, unless a run still uses it (`busy`: a reset that runs another
-    simulation of the same system gets its own)."""
-    found = table.get(id(owner))
-    if found is not None and found[0] == key and not busy(found[1]):
-        return found[1]
-    value = build()
-    if found is None:
-        weakref.finalize(owner, table.pop, id(owner), None)
-    if found is None or not busy(found[1]):
-        table[id(owner)] = (key, value)
-    return value
+    return kept(_ADDED, free, key, build, lambda modes: modes[1].flow.busy)
 
 
 def _flow(completed: HybridSystem) -> ConstrainedFlow:

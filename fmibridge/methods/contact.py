@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,6 +28,7 @@ from ..flows.base import Flow, ForcedVectorField, VectorField, python_force
 from ..flows.compiled import c_function, engine_entry, is_compiled
 from . import _contact
 from ._unilateral import FD_STEP
+from .base import kept
 
 if TYPE_CHECKING:
     from ..flows.fmu import CoSimulationFlow, ModelExchangeFlow
@@ -38,9 +38,8 @@ VectorFn = Callable[[float, np.ndarray], np.ndarray]
 ForceFn = Callable[[float, np.ndarray, float], np.ndarray]  # (t, x, lam) -> dx/dt
 # The compiled numerics kept per state size, in a Contact's __dict__.
 _COMPILED = "_compiled"
-# The Contact built from each UnilateralConstraint (`contact_of`), with the flow
-# and state names it was built for, kept while the constraint lives.
-_BUILT: dict[int, tuple[Flow, tuple[str, ...], Contact]] = {}
+# Each UnilateralConstraint's Contact, with its flow and state names (`contact_of`).
+_BUILT: dict[int, tuple[tuple[int, tuple[str, ...]], tuple[Flow, Contact]]] = {}
 
 
 @dataclass(frozen=True)
@@ -79,8 +78,8 @@ def _numeric(name: str, doc: str) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class Contact(UnilateralConstraint):
-    """A frictionless unilateral contact h(q) >= 0 with its model data; it can
-    stand as `HybridSystem.constraint`.
+    """A frictionless unilateral contact h(q) >= 0 with its model data (Or and
+    Ames, Def. 2); it can stand as `HybridSystem.constraint`.
 
     Parameters
     ----------
@@ -102,10 +101,6 @@ class Contact(UnilateralConstraint):
     bounds : callable, optional
         (t, x_star, eps_q', eps_v') -> ZenoBounds (Definition 7); None: the
         model-free truncation test.
-
-    References
-    ----------
-    Or and Ames, Def. 2, eqs. (4)-(8).
     """
 
     gap_fn: StateFn = None  # type: ignore[assignment]
@@ -213,9 +208,7 @@ class Contact(UnilateralConstraint):
 
 
 def _function(fn, kind: str, n: int, n_out: int, name: str, role: str) -> Function:
-    """A primitive as a Function: as it is, compiled (a gap's `engine_entry`: an
-    expression, an FMU's indicator, a numba guard; a numba function's C
-    address), or a Python function called back."""
+    """A primitive as a Function: as it is, compiled, or called back in Python."""
     what = f"`{role}` of contact `{name}`"
     if isinstance(fn, Function):
         return fn
@@ -263,18 +256,14 @@ def build_contact(
     force: ForceFn | Function,
     *,
     start: tuple[float, np.ndarray, Sequence[str]] | None = None,
-    kind: Callable[..., Contact] = Contact,
+    kind: type[Contact] = Contact,
     probe_time: bool = True,
+    **fields: Any,
 ) -> Contact:
-    """Return a `kind` of Contact from what its source gives: the names of h
-    and dh qdot (`labels`), the `geometry`, where q and qdot sit in x
-    (`coordinates`) and the force map, checked at `start` (t0, x0, state
-    names; `check_start`).
-
-    References
-    ----------
-    Or and Ames, eqs. (4)-(8).
-    """
+    """Return the Contact (a `kind` with `fields`) of what every source gives: the
+    names of h and dh qdot (`labels`), the `geometry`, where q and qdot sit in x
+    (`coordinates`) and the force map; checked at `start` (t0, x0, state names;
+    `check_start`). Or and Ames, eqs. (4)-(8)."""
     contact = kind(
         *labels,
         restitution,
@@ -284,6 +273,7 @@ def build_contact(
         q_index=tuple(coordinates[0]),
         v_index=tuple(coordinates[1]),
         hessian_fn=geometry.hessian,
+        **fields,
     )
     if start is not None:
         contact.check(start[0], start[1])
@@ -396,28 +386,18 @@ def contact_of(system: HybridSystem) -> Contact:
 
     A constraint on states of a vector field is the 1-DOF contact h = x[gap];
     lam acts through the flow's force map, else as an acceleration. Without a
-    constraint, an FMU's own event indicator may give one.
-
-    Raises
-    ------
-    FmibridgeError
-        If no constraint is found, or its gap or velocity is not a state of a
-        vector field.
+    constraint, an FMU's own event indicator may give one; else FmibridgeError.
     """
     constraint = system.constraint
     if isinstance(constraint, Contact):
         return constraint
     if constraint is None:
         return _contact_from(indicator_constraint(system), system)
-    names, flow = system.state_names, system.mode(system.initial_mode).flow
-    built = _BUILT.get(id(constraint))
-    if built is not None and built[0] is flow and built[1] == names:
-        return built[2]
-    contact = _contact_from(constraint, system)
-    if built is None:
-        weakref.finalize(constraint, _BUILT.pop, id(constraint), None)
-    _BUILT[id(constraint)] = (flow, names, contact)
-    return contact
+    flow = system.mode(system.initial_mode).flow
+    key = (id(flow), system.state_names)  # the entry holds the flow: its id is its own
+    return kept(
+        _BUILT, constraint, key, lambda: (flow, _contact_from(constraint, system))
+    )[1]
 
 
 def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Contact:
@@ -475,12 +455,8 @@ def indicator_constraint(system: HybridSystem) -> UnilateralConstraint:
 
     The indicator must copy a state (the gap) whose derivative is a state (the
     velocity), and the FMU must save its state, so that a probe impact gives
-    the restitution -v+ / v- of its own reset (Or and Ames, eq. 4).
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the FMU and the adapter lines that declare the constraint.
+    the restitution -v+ / v- of its own reset (Or and Ames, eq. 4); else an
+    FmibridgeError names the adapter lines that declare the constraint.
     """
     found = [  # an FMU's indicator (`ModelExchangeFlow.event_indicator`)
         (edge.guard.fn.fmu_flow, edge.guard.fn.indicator_index)  # type: ignore[attr-defined]
@@ -542,8 +518,7 @@ def _copied_state(value: Callable[[np.ndarray], float], x: np.ndarray) -> int | 
 
 
 def _restitution(flow, t: float, x: np.ndarray, gap: int, velocity: int):
-    """Return -v+ / v- of the FMU's own reset at a probe impact, or None if the FMU
-    cannot save and restore its state around it."""
+    """-v+ / v- of the FMU's own reset at a probe impact (None: no state saving)."""
     if not flow.archive.capability("ModelExchange", "canGetAndSetFMUstate"):
         return None
     instance = flow.instance
@@ -568,14 +543,7 @@ def flow_start(flow) -> tuple[float, np.ndarray, tuple[str, ...]]:
 
 def state_coordinate(flow: Flow, coordinate: str) -> tuple[int, int]:
     """Return the indices (q, qdot) of the state `coordinate` and of its
-    derivative, found on the FMU's derivatives.
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the FMU and the coordinate: not a state, no derivatives
-        (Co-Simulation), or no state is its derivative.
-    """
+    derivative, found on the FMU's derivatives (Model Exchange)."""
     names, where = list(flow.state_names), getattr(flow, "path", "The system")
     if coordinate not in names:
         raise FmibridgeError(
@@ -617,13 +585,8 @@ def fmu_contact(
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
     h(q) is the variable `gap`; dh(q) is read off `velocity` (dh qdot) at unit
-    velocities; q, qdot and the force map are those of `fmu_force`.
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the FMU and the variable it lacks, or the gap or velocity that
-        fails the checks at the FMU's start (`build_contact`).
+    velocities; q, qdot and the force map are those of `fmu_force`; checked at
+    the FMU's start (`build_contact`).
     """
     known = set(flow.state_names) | set(flow.output_names)
     for role, name in (("gap", gap), ("velocity", velocity)):
@@ -661,11 +624,6 @@ def fmu_force(
     generalized constraint-force input along dh^T (Or and Ames, eqs. 5-7):
     its derivatives (Model Exchange), or qddot from a probe step of PROBE_STEP
     with the input held (Co-Simulation).
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the FMU and the input it lacks, or states not [q, qdot].
     """
     from ..flows.fmu import ModelExchangeFlow  # noqa: F811 - the FMU layer, on first use
 

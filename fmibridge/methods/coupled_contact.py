@@ -3,12 +3,8 @@
 The gap may be any function of several components' variables (h = ball.h -
 table.x). Each body's generalized force input takes scale * lam, its share
 dh_k(q)^T lam of Or and Ames eq. (5); the force map is the whole coupled
-system's, so impact, contact force and constrained dynamics act on all at once.
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V.
+system's, so impact, contact force and constrained dynamics (eqs. 4-8) act on
+all at once.
 """
 
 from __future__ import annotations
@@ -56,19 +52,9 @@ def coupled_contact(
     Returns
     -------
     Contact
-        q, qdot and the force map of the whole coupled system.
-
-    Raises
-    ------
-    FmibridgeError
-        Naming the variable: an unknown or connected force input, a body whose
-        states are not [q, qdot], a gap that moves with states of no body or
-        with time, a velocity that is not its rate, a force input that pulls
-        its body into the contact or is not 0 before the contact acts.
-
-    References
-    ----------
-    Or and Ames, eqs. (4)-(8).
+        q, qdot and the force map of the whole coupled system, checked at t0
+        (`contact.build_contact`) and for force inputs that are not 0 before
+        the contact acts or pull a body into it.
     """
     if not isinstance(flow, CoupledModelExchange):
         raise FmibridgeError(
@@ -152,8 +138,7 @@ def _check_forces(
     x: np.ndarray,
     free: np.ndarray,
 ) -> None:
-    """Refuse force inputs that were not 0, or push a body the wrong way
-    (dh_k M_k^-1 dh_k^T <= 0 for a body the gap moves with)."""
+    """Refuse force inputs not 0 before, or pushing a body in (dh_k M^-1 dh_k^T<=0)."""
     f0, b = contact.affine(t, x)
     if not np.allclose(f0, free, rtol=1e-12, atol=0.0):
         raise FmibridgeError(

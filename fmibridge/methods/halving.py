@@ -20,17 +20,10 @@ LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a cross
 class Halving(Method):
     """Fixed steps of h; a step that crosses a guard is undone and halved.
 
-    A crossed step is undone (a native state, or a saved FMU state) and halved
-    (or narrowed by Illinois regula falsi, ``locate="illinois"``) until the
-    crossing lies in a bracket shorter than `t_tol`; the event is placed by the
-    secant of g across it, and of guards crossed within `t_tol` of the earliest
-    the edge declared first fires (the others are listed as simultaneous). A
-    trial that stays non-finite down to `t_tol` at a guard's surface fires it.
-    A flow that steps forward only (a Co-Simulation FMU without state saving,
-    or with ``locate="approach"``) steps short of the crossing extrapolated
-    from its last communication points (Esposito and Kumar), or stops with
-    Status.OVERSTEPPED. With `rtol` the steps are Dormand-Prince 5(4)'s. The
-    run warns where a fixed step's local error exceeds `error_warning`.
+    The crossing is narrowed (halved, or by Illinois regula falsi) to a bracket
+    shorter than `t_tol` and the event placed by the secant of g across it; a
+    flow that steps forward only steps short of the crossing extrapolated from
+    its last points (Esposito and Kumar). docs/guide/halving.md has the rules.
 
     Parameters
     ----------

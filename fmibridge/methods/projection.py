@@ -3,18 +3,13 @@
 Where a model has no contact-force input but its gap is measured along a
 state q (velocity qdot), each free step is followed by R* (h = 0, dh qdot = 0
 through q and qdot); lam = -mass hddot / dh^2 (eq. 6 with dh M^-1 dh^T = dh^2 /
-mass) decides the lift-off. First order in the step, unlike the force-input
+mass) decides the lift-off (Or and Ames, Sec. V: "h = hdot = 0 can be
+enforced at every step"). First order in the step, unlike the force-input
 route (`contact.fmu_contact`).
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V (R*, and "h = hdot = 0 can be enforced at every step").
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,8 +30,9 @@ __all__ = ["ProjectedContact", "by_projection", "projected_contact"]
 
 @dataclass(frozen=True)
 class ProjectedContact(Contact):
-    """A contact whose constrained phase runs by projection: force map the free
-    dx/dt plus lam dh^T / mass at qdot, constrained dx/dt the free one.
+    """A contact whose constrained phase runs by projection (Or and Ames, eqs. 6,
+    8, Sec. V): force map the free dx/dt plus lam dh^T / mass at qdot,
+    constrained dx/dt the free one.
 
     Parameters
     ----------
@@ -44,10 +40,6 @@ class ProjectedContact(Contact):
         The effective mass along q: lam = -mass hddot / dh^2 (scale only).
     Other parameters
         Those of `Contact`.
-
-    References
-    ----------
-    Or and Ames, eqs. (6), (8), Sec. V.
     """
 
     mass: float = 1.0
@@ -87,27 +79,22 @@ def projected_contact(
     coordinate : str
         The state the gap is measured along (q); its velocity is found.
     mass : float, optional
-        The effective mass m along q; it scales lam = -m hddot / dh^2 only
-        (the impact law, R* and lift-off do not read it). 1: lam per unit mass.
+        The effective mass m along q; it scales lam = -m hddot / dh^2 only.
     gap_fn, gradient_fn, hessian_fn : callable
-        h(t, x), dh/dq(t, x) (one value: q is the coordinate) and its Hessian
-        (None: central differences of dh).
+        h(t, x), dh/dq(t, x) (one value) and its Hessian (None: central
+        differences of dh).
 
-    Raises
-    ------
-    FmibridgeError
-        A coordinate that is not a state or has no velocity state, or a gap
-        that moves with another state or with time (`build_contact`).
-
-    References
-    ----------
-    Or and Ames, eqs. (4)-(8), Sec. V.
+    Returns
+    -------
+    ProjectedContact
+        Checked at the FMU's start (`contact.build_contact`).
     """
     i, j = state_coordinate(flow, coordinate)
     geometry = Gap(gap_fn, gradient_fn, hessian_fn)
+    labels = (gap, velocity)
     return by_projection(
         flow,
-        (gap, velocity),
+        labels,
         restitution,
         geometry,
         ((i,), (j,)),
@@ -135,8 +122,6 @@ def by_projection(
         dx[j] += lam * float(gradient(t, x)[0]) / mass
         return dx
 
-    kind = functools.partial(ProjectedContact, mass=float(mass))
-    contact = build_contact(
-        labels, restitution, geometry, coordinates, force_map, start=start, kind=kind
-    )
+    args = (labels, restitution, geometry, coordinates, force_map)
+    contact = build_contact(*args, start=start, kind=ProjectedContact, mass=float(mass))
     return cast(ProjectedContact, contact)

@@ -17,14 +17,10 @@ from .base import MAX_HALVINGS, Method, at_least_one, positive
 class Relaxation(Method):
     """Relax every guard into a strip of width eps and wait on it (Fig. 12).
 
-    Each attempt tries h, h/2, h/4, ... (Steps 4-5) until the trial point lies
-    in the relaxed domain D_j^eps: in D_j, or on strips, beyond guards by
-    depths tau <= eps (Def. 17). On a strip it waits eps - tau (Steps 13-14)
-    and the deepest strip's reset acts on the point q where the step's curve
-    first met the guard (Step 15); the other strips' edges are listed as
-    simultaneous (Sec. VI). With `rtol` the trials start from Dormand-Prince
-    5(4)'s step. The run warns where a fixed step's local error, or a wait's
-    displacement eps abs(dx/dt) (Thm. 27), exceeds `error_warning`.
+    Each attempt tries h, h/2, ... (Steps 4-5) until the trial lies in the
+    relaxed domain D_j^eps (Def. 17); on a strip of depth tau it waits eps - tau
+    (Steps 13-14), and the deepest strip's reset acts where the step met its
+    guard (Step 15), the others listed as simultaneous (docs/guide/relaxation.md).
 
     Parameters
     ----------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, cast
@@ -61,82 +60,76 @@ from ._unilateral import (
     flight,
 )
 from .adams import MAX_ORDER
-from .base import Method, at_least_one, positive, reach_tol
+from .base import Method, at_least_one, kept, positive, reach_tol
 
 __all__ = ["BAND_C", "EndpointAdams", "Unilateral"]
 
 Gradient = Callable[[float, np.ndarray], tuple[np.ndarray, float]]
-# Each mode's Bank and _Atoms, by id(mode), dropped when the mode is collected.
-_BANKS: dict[int, tuple[Bank, _Atoms]] = {}
+# Each mode's Bank, its atoms' edges and the maker of their Rates, by id(mode),
+# dropped when the mode is collected (`_bank`).
+_BANKS: dict[int, tuple[None, tuple[Bank, np.ndarray, Callable]]] = {}
 
 
-@dataclass(frozen=True)
-class _Atoms:
-    """The guards of one mode, split into atoms: the `components` g_i of an AND
+def _atoms(mode: Mode) -> tuple[Bank, np.ndarray, Callable[[int], Rates]]:
+    """The Bank the compiled loop takes (without rates), each atom's edge and
+    the maker of their Rates. The atoms are the `components` g_i of an AND
     guard (g = max_i g_i > 0 inside, fired when all reach their surface), else
-    the guard itself; `vector` where all are entries picks[a] of one VectorGuard."""
+    the guard itself."""
+    atoms = []  # fn, gradient, edge, direction, unilateral, affine
+    for i, edge in enumerate(mode.edges):
+        guard = edge.guard
+        parts = getattr(guard.fn, "components", None)
+        if parts is not None and guard.direction != "falling":
+            raise FmibridgeError(
+                f"Guard {edge.name!r}: `components` (an AND of surfaces, g = "
+                f"max(g_i) > 0 inside) needs direction 'falling', got "
+                f"{guard.direction!r}."
+            )
+        direction = {"falling": -1, "rising": 1, "either": 0}[guard.direction]
+        unilateral = guard.kind == "unilateral"
+        shared = getattr(guard, "gradient", None)
+        for fn in parts or (guard.fn,):
+            gradient = getattr(fn, "gradient", None) or shared
+            is_affine = bool(getattr(fn, "affine", False))
+            atoms.append((fn, gradient, i, direction, unilateral, is_affine))
+    columns = zip(*atoms, strict=True) if atoms else [()] * 6
+    fns, grads, owners, bases, unis, affines = columns
+    owner = np.array(owners, dtype=np.int64)
+    uni, affine = np.array(unis, dtype=bool), np.array(affines, dtype=bool)
+    n, flow = len(mode.flow.state_names), cast(VectorField, mode.flow)
+    bank = Bank(
+        mode.name,
+        flow.rhs_function(),  # a VectorField: `Unilateral._check`
+        gathered(fns, n, f"the guards of mode {mode.name!r}"),
+        [gathered([fn], n, f"guard `{_name_of(fn)}`") for fn in fns],
+        owner,
+        np.array(bases, dtype=float),
+        uni,
+        np.isin(owner, owner[~affine & uni]),
+        len(mode.edges),
+    )
+    return bank, owner, functools.partial(_rates, fns, grads)
 
-    fns: tuple[Callable, ...]
-    gradients: tuple[Gradient | None, ...]
-    owner: np.ndarray
-    vector: VectorGuard | None
-    picks: np.ndarray
 
-    @classmethod
-    def of(cls, mode: Mode) -> tuple[Bank, _Atoms]:
-        """The mode's atoms, and the Bank the compiled loop takes (without rates)."""
-        atoms = []  # fn, gradient, edge, direction, unilateral, affine
-        for i, edge in enumerate(mode.edges):
-            guard = edge.guard
-            parts = getattr(guard.fn, "components", None)
-            if parts is not None and guard.direction != "falling":
-                raise FmibridgeError(
-                    f"Guard {edge.name!r}: `components` (an AND of surfaces, g = "
-                    f"max(g_i) > 0 inside) needs direction 'falling', got "
-                    f"{guard.direction!r}."
-                )
-            direction = {"falling": -1, "rising": 1, "either": 0}[guard.direction]
-            unilateral = guard.kind == "unilateral"
-            shared = getattr(guard, "gradient", None)
-            for fn in parts or (guard.fn,):
-                gradient = getattr(fn, "gradient", None) or shared
-                is_affine = bool(getattr(fn, "affine", False))
-                atoms.append((fn, gradient, i, direction, unilateral, is_affine))
-        columns = zip(*atoms, strict=True) if atoms else [()] * 6
-        fns, grads, owners, bases, unis, affines = columns
-        owner = np.array(owners, dtype=np.int64)
-        uni, affine = np.array(unis, dtype=bool), np.array(affines, dtype=bool)
-        n, flow = len(mode.flow.state_names), cast(VectorField, mode.flow)
-        bank = Bank(
-            mode.name,
-            flow.rhs_function(),  # a VectorField: `Unilateral._check`
-            gathered(fns, n, f"the guards of mode {mode.name!r}"),
-            [gathered([fn], n, f"guard `{_name_of(fn)}`") for fn in fns],
-            owner,
-            np.array(bases, dtype=float),
-            uni,
-            np.isin(owner, owner[~affine & uni]),
-            len(mode.edges),
-        )
-        return bank, cls(fns, grads, owner, *_one_vector(list(fns)))
-
-    def rates(self, n: int) -> Rates:
-        """The atoms' gradients as the loop's `Rates`: the VectorGuard's, read at
-        its declared entries, or one per atom (central differences without one)."""
-        if self.vector is not None:
-            gradient, rows = _vector_gradient(self.vector, n)
-            return Rates([gradient], [rows], [0] * len(self.fns), self.picks)
-        parts = [
-            _atom_gradient(fn, gradient, n)
-            for fn, gradient in zip(self.fns, self.gradients, strict=True)
-        ]
-        rows = Rows.dense(1, n)
-        return Rates(parts, [rows] * len(parts), range(len(parts)), [0] * len(parts))
+def _rates(fns: tuple, gradients: tuple, n: int) -> Rates:
+    """The atoms' gradients as the loop's `Rates`: those of the VectorGuard all
+    are entries of, read at its declared entries, or one per atom (central
+    differences without one)."""
+    vector, picks = _one_vector(list(fns))
+    if vector is not None:
+        gradient, rows = _vector_gradient(vector, n)
+        return Rates([gradient], [rows], [0] * len(fns), picks)
+    parts = [
+        _atom_gradient(fn, gradient, n)
+        for fn, gradient in zip(fns, gradients, strict=True)
+    ]
+    rows = Rows.dense(1, n)
+    return Rates(parts, [rows] * len(parts), range(len(parts)), [0] * len(parts))
 
 
 def _atom_gradient(fn: Callable, gradient: Gradient | None, n: int) -> Function:
-    """One atom's (dg/dx, dg/dt) as a Function: its compiled gradient (size
-    probed once at x = 0), a Python one called back, else central differences."""
+    """One atom's (dg/dx, dg/dt) as a Function: compiled, Python, or central
+    differences."""
     name = _name_of(fn)
     if gradient is None:
         guard = gathered([fn], n, f"guard `{name}`")
@@ -166,10 +159,8 @@ def _dense_row(gradient: Gradient, what: str, n: int, t: float, x: np.ndarray):
 
 
 def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
-    """A VectorGuard's (dg/dx, dg/dt) as a Function that writes the entries of
-    its `sparsity` (all without one), with their layout: compiled (sizes and
-    sparsity probed once), a Python one called back, else central differences.
-    A non-zero outside the sparsity is refused wherever it is seen."""
+    """A VectorGuard's (dg/dx, dg/dt) at its `sparsity` (all without one) as a
+    Function, with their layout: compiled, Python, or central differences."""
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
@@ -201,8 +192,7 @@ def _checked_rows(
     t: float,
     x: np.ndarray,
 ) -> tuple:
-    """The VectorGuard's gradient at (t, x) as float64 arrays, checked for shape:
-    dg/dx (m, n), or its values at the `sparsity` (nnz,) if `sparse`; dg/dt (m,)."""
+    """The VectorGuard's gradient at (t, x), checked for shape (`sparse`: nnz)."""
     gx, gt = (np.ascontiguousarray(a, dtype=float) for a in gradient(t, x))
     m = vector.size
     shape: tuple[int, ...] = (m, n)
@@ -232,25 +222,20 @@ def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarr
 
 
 def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
-    """The VectorGuard of which every function of fns is an entry, and each one's
-    index; else None."""
+    """The VectorGuard all of fns are entries of, and their indices; else None."""
     entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
     if not fns or len(entries) < len(fns) or len({id(fn.vector) for fn in fns}) > 1:
         return None, np.empty(0, dtype=np.int64)
     return fns[0].vector, np.array([fn.index for fn in fns], dtype=np.int64)
 
 
-def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, _Atoms]:
-    """The mode's Bank and atoms, built once per mode (kept while it lives),
-    with the rates a method that extrapolates needs."""
-    found = _BANKS.get(id(mode))
-    if found is None:
-        found = _BANKS[id(mode)] = _Atoms.of(mode)
-        weakref.finalize(mode, _BANKS.pop, id(mode), None)
-    bank, atoms = found
+def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, np.ndarray]:
+    """The mode's Bank (with the rates a method that extrapolates needs) and its
+    atoms' edges, built once per mode."""
+    bank, owner, rates = kept(_BANKS, mode, None, functools.partial(_atoms, mode))
     if extrapolates and bank.rates is None:
-        bank.rates = atoms.rates(bank.n)
-    return found
+        bank.rates = rates(bank.n)
+    return bank, owner
 
 
 class _Stepping(State):
@@ -268,7 +253,9 @@ class Unilateral(Method):
     Each step is at most the first root of every guard's extrapolation
     polynomial (eq. 15) aimed at a level within the event band (eqs. 19-21),
     so the state approaches a unilateral guard from inside; an edge fires when
-    its guard lies in the band, approaching (docs/guide/unilateral.md).
+    its guard lies in the band, approaching (docs/guide/unilateral.md). A flow
+    without dx/dt (Co-Simulation) is refused: one-sidedness cannot be
+    guaranteed when the FMU integrates.
 
     Parameters
     ----------
@@ -293,16 +280,6 @@ class Unilateral(Method):
     max_steps, max_events : int
         Bounds on accepted steps and on transitions.
 
-    Raises
-    ------
-    FmibridgeError
-        For a flow without dx/dt (Co-Simulation): one-sidedness cannot be
-        guaranteed when the FMU integrates.
-
-    References
-    ----------
-    Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
-
     Examples
     --------
     >>> from fmibridge.models import bouncing_ball
@@ -312,7 +289,6 @@ class Unilateral(Method):
     """
 
     name: ClassVar[str] = "unilateral"
-    requires: ClassVar[type] = VectorField
     endpoint: ClassVar[bool] = False  # EndpointAdams: the sign at step ends only
 
     h: float = 0.1
@@ -343,6 +319,7 @@ class Unilateral(Method):
         at_least_one("max_rejections", self.max_rejections)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
+        t_end = super()._check(system, t_end)
         for mode in system.modes.values():
             if not isinstance(mode.flow, VectorField):
                 raise FmibridgeError(
@@ -360,15 +337,14 @@ class Unilateral(Method):
                         f"tests itself). Use --method halving or relaxation, or "
                         f"declare the impact as a guard and reset in an adapter file."
                     )
-        return super()._check(system, t_end)
+        return t_end
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        """Take the steps until an edge is due (then fire it), t_end or a bound,
-        in one call of the compiled loop."""
+        """Step until an edge is due (then fire it), t_end or a bound, compiled."""
         mode = system.mode(state.mode)
-        bank, atoms = _bank(mode, not self.endpoint)
+        bank, owner = _bank(mode, not self.endpoint)
         memory = getattr(state, "memory", None) or History(bank)
         # a journal keeps each step as it comes, to outlive a crash (`core.journal`)
         block = 1 if log.is_journaled else BLOCK
@@ -391,7 +367,7 @@ class Unilateral(Method):
         if n:
             log.samples(ts[:n].copy(), xs[:n, : bank.n].copy(), mode.name)
         if out.code == NON_FINITE:
-            raise _non_finite(mode, bank, atoms, out.t_stop, out.x_stop)
+            raise _non_finite(mode, bank, owner, out.t_stop, out.x_stop)
         now = _Stepping(memory.t, memory.x, mode.name, memory)
         if out.code == STUCK:
             return Step(
@@ -427,7 +403,7 @@ class Unilateral(Method):
 
 
 def _non_finite(
-    mode: Mode, bank: Bank, atoms: _Atoms, t: float, x: np.ndarray
+    mode: Mode, bank: Bank, owner: np.ndarray, t: float, x: np.ndarray
 ) -> FmibridgeError:
     """The error for a non-finite state, dx/dt or guard value at (t, x)."""
     flow = cast(VectorField, mode.flow)  # `Unilateral._check`
@@ -439,7 +415,7 @@ def _non_finite(
         )
     g = bank.guards(t, x)
     bad = int(np.flatnonzero(~np.isfinite(g))[0])
-    guard: Guard = mode.edges[int(atoms.owner[bad])].guard
+    guard: Guard = mode.edges[int(owner[bad])].guard
     return FmibridgeError(
         f"Guard {guard.name!r} of mode {mode.name!r} returned {float(g[bad])!r} at t = "
         f"{t!r}, x = {x.tolist()}; a guard must be finite wherever the flow is "

@@ -110,7 +110,6 @@ class Watchdog:
         self._t, self._still = system.t0, 0
         self._window = (system.t0, 0)
         self._n_attempts = 0
-        self._in_blocks: dict[int, bool] = {}  # per flow (`step_limit`)
         self._pending: dict[tuple, str] = {}  # warnings said by `finish`
         self.rested: list[Accumulation] = []  # series whose model came to rest
 
@@ -125,14 +124,11 @@ class Watchdog:
         """Where `Method._loop` ends a block of steps: at the horizon (a state
         that falls through the guard is seen by then) for a flow whose steps run
         in blocks under a method that does not complete Zeno; else t_end."""
-        in_blocks = self._in_blocks.get(id(flow))
-        if in_blocks is None:  # once per flow: a flow keeps its class
-            in_blocks = self._in_blocks[id(flow)] = isinstance(
-                flow, VectorField
-            ) or bool(getattr(flow, "steps_in_blocks", False))
-        if self.method.completes_zeno or not in_blocks:
+        if self.series is None or self.method.completes_zeno:
             return self.t_end
-        return self.horizon
+        if isinstance(flow, VectorField) or getattr(flow, "steps_in_blocks", False):
+            return self.horizon
+        return self.t_end
 
     def check(self, state, log: Recorder) -> Stop | None:
         """Return why the run must stop after the attempt that reached `state`."""
@@ -153,8 +149,7 @@ class Watchdog:
         return self._stall(state, log)
 
     def _transitions(self, log: Recorder) -> Stop | None:
-        """Follow the new transitions (event by event for a method that passes
-        Zeno points, whose loop fires many per attempt: for `note`)."""
+        """Follow the new transitions (each for a method that passes Zeno points)."""
         events = log.events
         passes = self.method.passes_zeno and not self.method.completes_zeno
         found = None
@@ -223,8 +218,7 @@ class Watchdog:
         )
 
     def _resolution(self, event: Event) -> float:
-        """The time within which the method places `event`: the largest of its
-        `t_tol`, `_placed` and the round-off of t."""
+        """The time within which the method places `event` (t_tol, `_placed`, ulps)."""
         return max(
             float(getattr(self.method, "t_tol", None) or 0.0),
             TIME_ULPS * math.ulp(event.t),
@@ -232,8 +226,7 @@ class Watchdog:
         )
 
     def _placed(self, event: Event) -> float | None:
-        """`Method.time_resolution` of the event's guard value and rate; None
-        where not known (no dx/dt, no edge, rate 0 off the surface)."""
+        """`Method.time_resolution` of the event's guard value and rate, or None."""
         k, edge = self._edge(event.edge, event.source)
         if edge is None:
             return None
@@ -245,9 +238,8 @@ class Watchdog:
         return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
-        """Stop if the state lies beyond the series' guard: deeper than
-        ON_SURFACE and twice the depth its last transition left, or beyond at
-        all and moving further out (no 'either' guard's transition turns it)."""
+        """Stop if the state lies beyond the series' guard, deeper than allowed or
+        moving further out."""
         k, edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
@@ -278,8 +270,7 @@ class Watchdog:
         return max(0.0, -self._side(edge) * edge.guard(event.t, event.x_after))
 
     def _edge(self, name: str, mode: str) -> tuple:
-        """The position (its guard's in the rates) and the edge of that name in
-        that mode, or (-1, None)."""
+        """(position, edge) of the edge `name` in `mode`, or (-1, None)."""
         edges = enumerate(self.system.mode(mode).edges)
         return next(((k, e) for k, e in edges if e.name == name), (-1, None))
 
@@ -288,16 +279,14 @@ class Watchdog:
         return self.method.compiled(self.system, mode).guard_rates(t, x)
 
     def _side(self, edge) -> float:
-        """+1 if the edge's guard is positive inside, -1 if negative (an 'either'
-        guard: its sign at the start)."""
+        """The sign of the edge's guard inside (an 'either' guard's at the start)."""
         side = SIDES[edge.guard.direction]
         if not side:
             side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
         return side
 
     def _accumulated(self, found: Accumulation, events: list[Event]) -> str:
-        """Describe the accumulation, and its transitions' summed placement
-        error where that exceeds the tail."""
+        """Describe the accumulation and, beyond its tail, its placement error."""
         detail = found.describe(self._guard(found.edge))
         placed = sum(filter(None, map(self._placed, events[-found.n_events :])))
         if placed > found.tail:
@@ -332,8 +321,7 @@ class Watchdog:
         return " " + self.seen.describe(self._guard(self.seen.edge))
 
     def _zeno(self, detail: str, *, names_series: bool = False) -> Stop:
-        """A Zeno stop; the series the run is in is appended to the detail
-        unless it `names_series`."""
+        """A Zeno stop, naming the series the run is in unless the detail does."""
         status = (
             Status.ZENO_NOT_TRUNCATED if self.method.completes_zeno else Status.ZENO
         )
