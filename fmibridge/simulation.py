@@ -82,13 +82,13 @@ def simulate(
     Parameters
     ----------
     model : path, FmuArchive or HybridSystem
-        An FMU (.fmu), SSP (.ssp) or adapter file (.toml), an FMU already read
-        (run as read, with its own `validate`), or a HybridSystem.
+        An FMU (.fmu), SSP (.ssp) or adapter file (.toml), an FmuArchive, or a
+        HybridSystem.
     start_time, stop_time : float, optional
         The span, s; default: the FMU's DefaultExperiment (an adapter's `t_end`).
     output_interval : float or 'steps', optional
-        Samples every output_interval s (and at stop_time) and each event's two
-        rows; default FMPy's grid; ``'steps'`` keeps every accepted step.
+        Sample spacing, s (default FMPy's grid), plus each event's two rows;
+        ``'steps'`` keeps every accepted step.
     t_eval : sequence of float, optional
         The output times, as in `scipy.integrate.solve_ivp`.
     start_values, parameters : mapping, optional
@@ -101,16 +101,13 @@ def simulate(
     fmi_type : {'ModelExchange', 'CoSimulation', 'me', 'cs'}, optional
         The FMU interface (default: Model Exchange where offered).
     relative_tolerance : float, optional
-        The FMU's `tolerance`, the unilateral method's rtol, and the tolerance of
-        adaptive steps of 'halving' and 'relaxation' on a model with dx/dt.
+        The FMU's `tolerance`, and the rtol of the method's adaptive steps.
     step_size : float, optional
-        The method's step h, s (Co-Simulation: the communication step); default
-        the DefaultExperiment's, the output interval or `_with_model_defaults`.
+        The method's step h, s (Co-Simulation: the communication step).
     solver : {'Euler', 'CVode'}, optional
         FMPy's solver: the 'euler' or 'cvode' integrator.
     record_events, debug_logging, validate : bool
-        FMPy's: keep each event's two rows; print the FMU's log; refuse an FMU
-        that fails fmpy's validation (False: warn and run).
+        FMPy's: keep event rows; print the FMU's log; refuse an invalid FMU.
     fmi_call_logger : callable, optional
         Called with each FMI call as text in FMPy's format; the run stays here.
     method : str or Method, optional
@@ -124,13 +121,11 @@ def simulate(
     guards : sequence, optional
         Extra guards of an FMU: Edges of mode ``"model"``, or (guard, reset) pairs.
     timeout : float, optional
-        Wall time, s, after which the run stops with `Status.TIME_LIMIT`; a model
-        file runs in a supervised process, killed `TIMEOUT_GRACE_S` later.
+        Wall time, s, after which the run stops with `Status.TIME_LIMIT`.
     progress : bool
         Show a progress bar on a terminal.
     **fmpy_keywords
-        FMPy's other keywords, at the value that means what fmibridge does
-        (`fmpy_keywords.FIXED`); another value is refused with the reason.
+        FMPy's other keywords, at the values of `fmpy_keywords.FIXED`.
 
     Returns
     -------
@@ -358,8 +353,8 @@ def _kind(model: Model) -> str:
 
 
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
-    """Refuse every keyword this model and method would ignore, and FMPy's
-    values fmibridge cannot honour (`problems`), in one error."""
+    """Refuse every keyword this model and method would ignore, FMPy's values
+    fmibridge cannot honour (`problems`) and flags of the wrong type, in one error."""
     problems = [
         *problems,
         *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
@@ -382,17 +377,7 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
         problems.append("`method_options`: the step h is `step_size`")
     elif "solver" in given and "integrator" in options:
         problems.append("`solver`: give it or method_options `integrator`, not both")
-    problems += _flag_problems(given)
-    if problems:
-        raise FmibridgeError(
-            f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
-            + "\n  ".join(problems)
-        )
-
-
-def _flag_problems(given: Keywords) -> list[str]:
-    """What is wrong with FMPy's flags and `fmi_call_logger`."""
-    problems = [
+    problems += [
         f"`{name}` must be True or False, got {given[name]!r}"
         for name in ("record_events", "debug_logging", "validate")
         if name in given and not isinstance(given[name], bool)
@@ -408,7 +393,11 @@ def _flag_problems(given: Keywords) -> list[str]:
             "`record_events=False`: every step (output_interval='steps') includes "
             "the steps that end at events; give an output grid to drop event rows"
         )
-    return problems
+    if problems:
+        raise FmibridgeError(
+            f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
+            + "\n  ".join(problems)
+        )
 
 
 def _with_integrator(given: Keywords) -> dict[str, Any]:

@@ -52,8 +52,6 @@ from .expressions import Expression
 from .gap_expressions import (
     gap_contact,
     parse_constraint,
-    parse_gap,
-    parse_velocity,
     projected_constraint,
 )
 from .ssp import open_ssp
@@ -312,10 +310,7 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
         if coordinate is None and "mass" not in table:
             return problems.check("constraint", UnilateralConstraint, *fields)
     variables = known | set(parameters) | {"t"}
-    gap, velocity = (
-        _expression(source, key, variables, problems)
-        for key, source in (("gap", fields[0]), ("velocity", fields[1]))
-    )
+    gap, velocity = parse_constraint(table, variables, problems)
     if gap is None or velocity is None:
         return None
     where = str(problems.path)
@@ -347,19 +342,6 @@ def _check_completable(constraint, flow, table, problems) -> None:
         f'"<its input>"` if it has one under another name; otherwise '
         f"{PROJECTION_HINT}",
     )
-
-
-def _expression(source, key: str, variables: set[str], problems) -> Expression | None:
-    """The [constraint] `key`: a variable's name or an expression."""
-    if not isinstance(source, str | int | float) or isinstance(source, bool):
-        problems.add(
-            f"constraint.{key}",
-            f"must name a variable of the system or be an expression over "
-            f"{sorted(variables)}, got {source!r}.",
-        )
-        return None
-    parse = parse_gap if key == "gap" else parse_velocity
-    return problems.check(f"constraint.{key}", parse, source, variables)
 
 
 def _outputs(table, flow, problems) -> tuple[str, ...]:
