@@ -394,39 +394,6 @@ def constraint_fields(
     return table.get("gap"), table.get("velocity"), float(restitution)
 
 
-def projection_mass(
-    table, gap: str, lacking: str, parameters, problems, coordinate=None, why=""
-):
-    """Return the effective mass of the projection route: `mass`, 1 without one
-    (it scales lam only), or None after recording a problem (no `coordinate`:
-    the message says what is `lacking` and `why`)."""
-    if coordinate is None:
-        found = f"{why}: " if why else ""
-        problems.add(
-            "constraint.gap",
-            f"the gap expression {gap!r} needs a contact force, and {lacking}; "
-            f"otherwise {found}{PROJECTION_HINT}",
-        )
-        return None
-    mass = table.get("mass", 1.0)
-    if isinstance(mass, str):
-        mass = parameters.get(mass, mass)
-    if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:
-        problems.add(
-            "constraint.mass",
-            f"must be a positive number or the name of a parameter of the FMU "
-            f"(the effective mass along the coordinate), got {table['mass']!r}.",
-        )
-        return None
-    if not isinstance(coordinate, str):
-        problems.add(
-            "constraint.coordinate",
-            f"must name the state the gap is measured along, got {coordinate!r}.",
-        )
-        return None
-    return float(mass)
-
-
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:
     """The [method], with `h` if none is given; `zeno = "complete"` wraps it
     in Completion."""
