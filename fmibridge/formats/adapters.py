@@ -481,7 +481,7 @@ def _connections(table, problems) -> list[tuple[str, str]]:
     return connections
 
 
-def _build_coupled(path, spec, flow, problems, name, options, t_end) -> Adapter:
+def _build_coupled(path, spec, flow, problems, name, options, t_end):
     parameters = {**flow.parameter_values, **spec["parameters"]}
     known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
     edges_table = [_flattened(e) for e in spec.get("edges", [])]
@@ -528,26 +528,35 @@ def _flattened(edge: object) -> object:
 def _coupled_constraint(path, table, flow, known, parameters, problems):
     """The [constraint]: on named variables, or with `forces` a Contact between
     bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
-    without `forces` take the projection route (`_projected`)."""
+    without `forces` take the projection route (`projected_constraint`)."""
     if table is None:
         return None
-    if not isinstance(table, Mapping) or "forces" not in table:
-        spec = table if isinstance(table, Mapping) else {}
-        gap = spec.get("gap")
-        if PROJECTION_KEYS & set(spec) or (isinstance(gap, str) and gap not in known):
-            return _projected(path, table, flow, known, parameters, problems)
+    spec = table if isinstance(table, Mapping) else {}
+    gap = spec.get("gap")
+    projected = PROJECTION_KEYS & set(spec) or (
+        isinstance(gap, str) and gap not in known
+    )
+    if "forces" not in spec and not projected:
         names = known - {"t"}  # the time is no gap, nor a gap's rate
         fields = constraint_fields(table, parameters, problems, known=names)
         if fields is None:
             return None
         return problems.check("constraint", UnilateralConstraint, *fields)
-    fields = constraint_fields(table, parameters, problems, extra_keys={"forces"})
-    parsed = zip(
-        ("gap", "velocity"), parse_constraint(table, known, problems), strict=True
-    )
+    extra = {"forces"} if "forces" in spec else PROJECTION_KEYS
+    fields = constraint_fields(table, parameters, problems, extra_keys=extra)
+    gap, velocity = parse_constraint(table, known, problems)
+    if "forces" not in spec:
+        if fields is None or gap is None or velocity is None:
+            return None
+        lacking = (
+            "no `forces` are given (each body's free force input). Add "
+            '`forces = ["<body>.<its input>", ...]` if the bodies have them'
+        )
+        args = (flow, gap, velocity, fields[2], table, lacking, parameters, problems)
+        return projected_constraint(*args, str(path))
     gap, velocity = (
         state_function(e, flow, parameters, f"{path}: [constraint.{key}]") if e else e
-        for key, e in parsed
+        for key, e in (("gap", gap), ("velocity", velocity))
     )
     forces = table["forces"]
     if not _is_forces(forces):
@@ -561,22 +570,6 @@ def _coupled_constraint(path, table, flow, known, parameters, problems):
         return None
     args = (flow, gap, velocity, fields[2])
     return problems.check("constraint", coupled_contact, *args, forces=forces)
-
-
-def _projected(path, table, flow, known, parameters, problems):
-    """A [constraint] completed by projection along its `coordinate` (else the
-    state its gap moves), for bodies whose force inputs connections drive."""
-    fields = constraint_fields(table, parameters, problems, extra_keys=PROJECTION_KEYS)
-    gap, velocity = parse_constraint(table, known, problems)
-    if fields is None or gap is None or velocity is None:
-        return None
-    lacking = (
-        "no `forces` are given (each body's free force input). Add "
-        '`forces = ["<body>.<its input>", ...]` if the bodies have them'
-    )
-    return projected_constraint(
-        flow, gap, velocity, fields[2], table, lacking, parameters, problems, str(path)
-    )
 
 
 def _is_forces(forces) -> bool:
