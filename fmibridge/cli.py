@@ -317,13 +317,7 @@ def _info_adapter(path: Path) -> int:
                 _print_fmu(path, item.get("fmu"), "      ")
         else:
             print(f"  {key}: {_inline(value)}")
-            _print_fmu(path, value if key == "fmu" else None, "    ")
-    ssp = (path.parent / str(spec.get("ssp", ""))).resolve()
-    if "ssp" in spec and ssp.is_file():
-        _info_ssp(ssp)
-    elif "ssp" in spec:
-        print(f"  {ssp}: missing; `python fmus/build.py` (in a clone) or "
-              f"`fmibridge examples DIR` builds the project's SSPs")  # fmt: skip
+            _print_fmu(path, value if key in ("fmu", "ssp") else None, "    ")
     return 0
 
 
@@ -340,15 +334,19 @@ def _inline(value: object, nested: bool = False) -> str:
 
 
 def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
-    """The FMU an adapter names: interfaces, states, event indicators."""
+    """The FMU an adapter names (interfaces, states, event indicators), or its SSP."""
     from .flows.fmi import FmuArchive
 
     if not isinstance(fmu, str):
         return
     found = (adapter.parent / fmu).resolve()
+    kind = "SSP" if found.suffix.lower() == ".ssp" else "FMU"
     if not found.is_file():
         print(f"{indent}{found}: missing; `python fmus/build.py` (in a clone) or "
-              f"`fmibridge examples DIR` builds the project's FMUs")  # fmt: skip
+              f"`fmibridge examples DIR` builds the project's {kind}s")  # fmt: skip
+        return
+    if kind == "SSP":
+        _info_ssp(found)
         return
     archive = FmuArchive(found)
     d = archive.description
