@@ -110,8 +110,7 @@ def _write(result: Result, out: Path) -> str:
 
 
 def _keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The keywords of `simulate` that the flags given set (a flag's dest is its
-    name: --stop-time, stop_time)."""
+    """The keywords of `simulate` that the flags given set (--stop-time: stop_time)."""
     keywords = {
         k: getattr(args, flag[2:].replace("-", "_"))
         for k, flag in KEYWORD_FLAGS.items()
@@ -176,8 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _report_cut_short(
     exc: BaseException, recorded: Callable, what: str, out: Path | None
 ) -> int:
-    """Say why the run stopped; write its samples so far (`recorded`) to
-    X.partial.csv."""
+    """Say why the run stopped; write its samples so far to X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
     status = Status.FAILED if is_error else Status.INTERRUPTED
@@ -272,8 +270,7 @@ def _print_interfaces(archive, indent: str) -> None:
 
 
 def _info_ssp(path: Path) -> int:
-    """Describe an SSP: systems, components with their FMUs' interfaces, and
-    connections."""
+    """Describe an SSP: systems, components, their FMUs' interfaces, connections."""
     from .formats.ssp import ssp_fmus
 
     with ssp_fmus(path) as (structure, fmus):
@@ -298,8 +295,7 @@ def _info_ssp(path: Path) -> int:
 
 
 def _info_adapter(path: Path) -> int:
-    """Describe an adapter file table by table, with the FMUs or SSP it names
-    (nothing is instantiated)."""
+    """Describe an adapter file table by table, with the FMUs or SSP it names."""
     from .core.errors import AdapterError
     from .formats.toml_file import read_toml
 
@@ -381,8 +377,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 class _AsDict(argparse.Action):
-    """Collect NAME=VALUE pairs (a number, or a,b,c for an array) from one or
-    more uses of the flag."""
+    """Collect NAME=VALUE pairs (a number, or a,b,c for an array) from each use."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         merged = dict(getattr(namespace, self.dest) or {})
@@ -599,8 +594,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(command: str | None = None) -> _Parser:
-    """The `fmibridge` parser; only the `command` run's LAZY_COMMANDS module
-    is imported."""
+    """The `fmibridge` parser; of LAZY_COMMANDS only `command`'s module loads."""
     parser = _Parser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",

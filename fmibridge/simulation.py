@@ -224,8 +224,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
 
 
 def _run_supervised(model: Model, keywords: Keywords) -> Result:
-    """`simulate` of the model's file supervised, its samples kept at its time
-    limit (an FmuArchive: its file, read as it was)."""
+    """`simulate` of the model's file supervised; its samples kept at its limit."""
     from .core import supervision
 
     if not isinstance(model, str | Path):
@@ -533,8 +532,7 @@ def _method(given: Keywords, h: float | None) -> Method:
 def _checked(
     method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
-    """Refuse an `integrator` this method or system would ignore; apply
-    `relative_tolerance` and `zeno_eps`."""
+    """Refuse an `integrator` the method ignores; apply rtol and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
     completion, inner = _split(method)
@@ -574,8 +572,7 @@ def _split(method: Method) -> tuple[Completion | None, Method]:
 
 
 def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
-    """The method with `relative_tolerance` as rtol: Unilateral's, or that of
-    the adaptive steps of Halving and Relaxation on a system with dx/dt."""
+    """The method with `relative_tolerance` as the rtol of its steps, if it has one."""
     completion, inner = _split(method)
     rtol = given["relative_tolerance"]
     if is_a(inner, "Unilateral"):
@@ -667,8 +664,7 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 
 
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
-    """`method` with a step stable on the model's fastest pole at the start
-    (`Scheme.stable_step`) where its default step is not (an SSP's)."""
+    """`method` with a step stable on the model's fastest pole at t0, if its is not."""
     completion, inner = _split(method)
     scheme = getattr(inner, "integrator", None)
     if not isinstance(scheme, Scheme) or inner.is_adaptive:
@@ -736,8 +732,7 @@ def default_output_interval(span: float, h: float) -> float:
 def _grid(
     t0: float, t_end: float, runner: Method, given: Keywords
 ) -> np.ndarray | None:
-    """The output times (None: every step); an interval needing more than
-    `runner.max_steps` steps is refused before the grid is allocated."""
+    """The output times (None: every step), refused beyond `runner.max_steps`."""
     interval = given.get("output_interval")
     if interval == EVERY_STEP:
         return None

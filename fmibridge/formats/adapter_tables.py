@@ -290,8 +290,7 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> every name an expression may use; the FMU is asked only
-    for names other than states, parameters and t."""
+    """Return (t, x) -> the values of the names; the FMU is asked only if needed."""
     names = flow.state_names
     if used - set(names) - set(parameters) - {"t"}:
         return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}

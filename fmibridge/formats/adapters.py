@@ -133,8 +133,7 @@ def _overridden(spec: Mapping, interface, parameters, start) -> dict:
 
 
 def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
-    """Open a one-FMU adapter's FMU with the file's values, checked against its
-    names; return (flow, the table overridden, None)."""
+    """Open a one-FMU adapter's FMU; return (flow, the table overridden, None)."""
     problems.unknown_keys(spec, TOP_KEYS)
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
@@ -179,8 +178,7 @@ def _recorded(archive, table: object) -> list[str]:
 
 
 def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=False):
-    """The values whose names the FMU declares (as inputs, for `inputs`);
-    a problem, with close names, for each other."""
+    """The values the FMU declares (as inputs); a problem for each other."""
     kept = {}
     for name, value in values.items():
         variable = archive.variables.get(name)
@@ -282,8 +280,7 @@ def _input_function(expr: Expression, parameters: Mapping[str, float], where: st
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
-    """The [constraint]: a Contact where the FMU allows it, through its force
-    input, else by projection (`coordinate`, `mass`)."""
+    """The [constraint]: a Contact through the FMU's force input, else by projection."""
     if table is None:
         return None
     fields = constraint_fields(
@@ -397,8 +394,7 @@ def _communication(table: object, problems: Problems) -> Communication | None:
 
 
 def _open_coupled(path, spec, interface, parameters, start, problems):
-    """Open and couple the components; return (flow, the table overridden, SSP
-    stop time or None)."""
+    """Open and couple the components; return (flow, table, SSP stop time)."""
     problems.unknown_keys(spec, COUPLED_KEYS)
     spec = _coupled_overrides(spec, parameters, start, problems)
     if ("ssp" in spec) == ("components" in spec):

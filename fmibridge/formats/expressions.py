@@ -64,8 +64,7 @@ def _largest(*bounds: float | None) -> float | None:
 
 
 class _Emitter:
-    """Emits the instructions of a checked tree; `emit` returns the largest
-    magnitude of the integer a node may give (None: a float)."""
+    """Emits a checked tree; `emit` bounds a node's integer (None: a float)."""
 
     def __init__(self) -> None:
         self.code: list[list[int]] = []
@@ -301,8 +300,7 @@ def _shown(text: str) -> str:
 
 
 def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
-    """Check every node of `tree` in one pass, dotted names folded
-    (iteratively: a deep tree reaches the depth check); return the names it reads."""
+    """Check every node of `tree` iteratively, dotted names folded; return its names."""
     names, called = set(), set()
     deepest: list[tuple[ast.AST, int]] = [(tree, 0)]
     while deepest:
@@ -322,8 +320,7 @@ def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
 
 
 def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
-    """Refuse a node off the whitelist, a literal that is no finite number, and
-    a call of another function or with the wrong number of arguments."""
+    """Refuse a node off the whitelist, a non-finite literal and a wrong call."""
     if not isinstance(node, _ALLOWED_NODES):
         raise FmibridgeError(
             f"{prefix}{type(node).__name__} is not allowed in {shown}: adapter "

@@ -257,8 +257,7 @@ def projected_constraint(
 def _inferred_coordinate(
     flow, gap: Expression, parameters: Mapping[str, float], where: str
 ) -> tuple[str | None, str]:
-    """The state the gap moves at the start (central differences): (its name,
-    ""), else (None, why not and what to do)."""
+    """(the state the gap moves at the start, ""), else (None, why not)."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     t0, x0, _ = flow_start(flow)
     row = np.abs(central_gradient(h, range(len(x0)), t0, x0))

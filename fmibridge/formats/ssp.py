@@ -534,9 +534,7 @@ def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
 def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
-    """Yield the structure, refusing an `interface` that a component's
-    `implementation` contradicts, and {component: its FMU copied into a
-    temporary folder}."""
+    """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
     structure = read_ssp(path)
     wanted = INTERFACE_NAMES.get(interface or "")
     for c in structure.components:
