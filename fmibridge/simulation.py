@@ -519,9 +519,7 @@ def _method(given: Keywords, h: float | None) -> Method:
         options = dict(given.get("method_options", {}))
         if h is not None:
             options["h"] = h
-        if "relative_tolerance" in given and name == "unilateral":
-            options["rtol"] = given["relative_tolerance"]
-        method = method_named(name, options)
+        method = method_named(name, options)  # `_checked` gives it rtol
     if zeno == "complete" and not is_a(method, "Completion"):
         from .methods.completion import Completion
 

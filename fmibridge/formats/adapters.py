@@ -454,7 +454,7 @@ def _components(path, spec, interface, problems) -> dict:
             key = f"{where} ({name})"
             parts[name] = problems.check(key, open_fmu, fmu, chosen, **values)
     except BaseException:
-        for part in parts.values():
+        for part in filter(None, parts.values()):  # None: failed to open
             part.close()
         raise
     return {name: part for name, part in parts.items() if part is not None}

@@ -563,9 +563,10 @@ def _open(
     """Open a component's FMU and check its connectors against its variables."""
     chosen = component.implementation or interface
     try:
-        known = FmuArchive(fmu).variables  # SSP 5.3.3: other names are ignored
-        parameters = {k: v for k, v in component.parameters.items() if k in known}
-        flow = open_fmu(fmu, chosen, parameters=parameters)
+        archive = FmuArchive(fmu)  # SSP 5.3.3: names it does not declare are ignored
+        bound = component.parameters.items()
+        parameters = {k: v for k, v in bound if k in archive.variables}
+        flow = open_fmu(archive, chosen, parameters=parameters)
     except FmibridgeError as exc:  # named as the archive's member, not the copy
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
         raise SspError(f"{path}: component {component.name!r}: {message}") from None
