@@ -21,23 +21,24 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..core.errors import ExpressionError, FmibridgeError
-from ..flows._programs import ONE_ARGUMENT, REASONS, TWO_ARGUMENTS, Op, Program
+from ..flows._programs import ONE_ARGUMENT, REASONS, TWO_ARGUMENTS, Program
+from ..flows._programs import Op as _Op  # the machine's instructions
 
 BINARY = {
-    ast.Add: Op.ADD,
-    ast.Sub: Op.SUB,
-    ast.Mult: Op.MUL,
-    ast.Div: Op.DIV,
-    ast.Mod: Op.MOD,
-    ast.FloorDiv: Op.FLOORDIV,
+    ast.Add: _Op.ADD,
+    ast.Sub: _Op.SUB,
+    ast.Mult: _Op.MUL,
+    ast.Div: _Op.DIV,
+    ast.Mod: _Op.MOD,
+    ast.FloorDiv: _Op.FLOORDIV,
 }
 COMPARE = {
-    ast.Eq: Op.EQ,
-    ast.NotEq: Op.NE,
-    ast.Lt: Op.LT,
-    ast.LtE: Op.LE,
-    ast.Gt: Op.GT,
-    ast.GtE: Op.GE,
+    ast.Eq: _Op.EQ,
+    ast.NotEq: _Op.NE,
+    ast.Lt: _Op.LT,
+    ast.LtE: _Op.LE,
+    ast.Gt: _Op.GT,
+    ast.GtE: _Op.GE,
 }
 # The largest integer a float holds exactly: beyond it Python's integers and the
 # machine's floats differ.
@@ -81,49 +82,49 @@ class _Emitter:
         value = cast(float, node.value)  # a number: `_check_node` checked it
         self.consts.append(float(value))
         is_float = isinstance(value, float)
-        self.add(Op.CONST if is_float else Op.INT, len(self.consts) - 1)
+        self.add(_Op.CONST if is_float else _Op.INT, len(self.consts) - 1)
         return None if is_float else abs(float(value))  # a folded comparison
 
     def emit_Name(self, node: ast.Name) -> None:
         if node.id not in self.names:
             self.names.append(node.id)
-        self.add(Op.VAR, self.names.index(node.id))
+        self.add(_Op.VAR, self.names.index(node.id))
 
     def emit_UnaryOp(self, node: ast.UnaryOp) -> float | None:
         bound = self.emit(node.operand)
         if isinstance(node.op, ast.Not):
-            self.add(Op.NOT)
+            self.add(_Op.NOT)
             return 1.0
         if isinstance(node.op, ast.USub):
-            self.add(Op.NEG)
+            self.add(_Op.NEG)
         return bound  # +x is x
 
     def emit_BinOp(self, node: ast.BinOp) -> float | None:
         a, b = self.emit(node.left), self.emit(node.right)
         op = BINARY[type(node.op)]
         self.add(op)
-        if a is None or b is None or op == Op.DIV:
+        if a is None or b is None or op == _Op.DIV:
             return None
-        if op in (Op.ADD, Op.SUB):
+        if op in (_Op.ADD, _Op.SUB):
             return a + b
-        if op == Op.MUL:
+        if op == _Op.MUL:
             return a * b
-        return b if op == Op.MOD else a  # |a // b| <= |a| for integers b != 0
+        return b if op == _Op.MOD else a  # |a // b| <= |a| for integers b != 0
 
     def emit_Call(self, node: ast.Call) -> float | None:
         name, args = cast(ast.Name, node.func).id[:-2], node.args  # "sin()" -> "sin"
         bounds = [self.emit(arg) for arg in args]
         if name == "pow":
-            self.add(Op.POW)
+            self.add(_Op.POW)
         elif name in ("min", "max"):
-            self.add(Op.MIN if name == "min" else Op.MAX, len(args))
+            self.add(_Op.MIN if name == "min" else _Op.MAX, len(args))
             return _largest(*bounds)  # one of the arguments, as it is
         elif name == "hypot":
-            self.add(Op.HYPOT, len(args))
+            self.add(_Op.HYPOT, len(args))
         elif len(args) == 2 and name in TWO_ARGUMENTS:
-            self.add(Op.CALL2, TWO_ARGUMENTS.index(name))
+            self.add(_Op.CALL2, TWO_ARGUMENTS.index(name))
         else:
-            self.add(Op.CALL1, ONE_ARGUMENT.index(name))
+            self.add(_Op.CALL1, ONE_ARGUMENT.index(name))
         return None
 
     def emit_Compare(self, node: ast.Compare) -> float:
@@ -134,14 +135,14 @@ class _Emitter:
             self.emit(right)
             self.add(COMPARE[type(op)])
             if k < len(node.ops) - 1:
-                exits.append(self.add(Op.AND))
+                exits.append(self.add(_Op.AND))
             left = right
         for jump in exits:
             jump[1] = len(self.code)
         return 1.0
 
     def emit_BoolOp(self, node: ast.BoolOp) -> float | None:
-        op = Op.AND if isinstance(node.op, ast.And) else Op.OR
+        op = _Op.AND if isinstance(node.op, ast.And) else _Op.OR
         exits, bounds = [], []
         for k, value in enumerate(node.values):
             bounds.append(self.emit(value))
@@ -153,9 +154,9 @@ class _Emitter:
 
     def emit_IfExp(self, node: ast.IfExp) -> float | None:
         self.emit(node.test)
-        to_else = self.add(Op.IF_FALSE)
+        to_else = self.add(_Op.IF_FALSE)
         body = self.emit(node.body)
-        to_end = self.add(Op.JUMP)
+        to_end = self.add(_Op.JUMP)
         to_else[1] = len(self.code)
         orelse = self.emit(node.orelse)
         to_end[1] = len(self.code)
