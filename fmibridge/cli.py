@@ -568,26 +568,24 @@ def _add_output_flags(run) -> None:
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that names the nearest known flags for an unknown one."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.flags: list[str] = []  # its long flags, shown in its help
-        super().__init__(*args, **kwargs)
-
-    def _add_action(self, action: Any) -> Any:
-        if action.help is not argparse.SUPPRESS:
-            self.flags += [f for f in action.option_strings if f.startswith("--")]
-        return super()._add_action(action)
-
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """Exit with argparse's error naming each argument not understood, and
-        the nearest known flags."""
+        the nearest long flags its help shows."""
         import difflib  # only for a misspelled flag
 
+        flags = [
+            f
+            for action in self._actions
+            if action.help is not argparse.SUPPRESS
+            for f in action.option_strings
+            if f.startswith("--")
+        ]
         named = []
         for extra in extras:
             flag = extra.partition("=")[0]
             spelled = flag.replace("_", "-").lower()
-            close = [spelled] if spelled in self.flags else []
-            close = close or difflib.get_close_matches(flag, self.flags, n=2)
+            close = [spelled] if spelled in flags else []
+            close = close or difflib.get_close_matches(flag, flags, n=2)
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             named.append(f"{extra}{hint}" if flag.startswith("-") else extra)
         self.error(f"unrecognized arguments: {', '.join(named)}")
