@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.errors import AdapterError, ExpressionError, FmibridgeError
+from ..core.numbers import is_number
 from ..core.result import Result
 from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.base import Flow
@@ -131,7 +132,7 @@ class Problems:
             return {}
         out = {}
         for name, value in table.items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if not is_number(value):
                 self.add(f"{key}.{name}", f"must be a number, got {value!r}.")
             else:
                 out[name] = float(value)
@@ -387,7 +388,7 @@ def constraint_fields(
     restitution = table.get("restitution")
     if isinstance(restitution, str):
         restitution = parameters.get(restitution)
-    if isinstance(restitution, bool) or not isinstance(restitution, int | float):
+    if not is_number(restitution):
         problems.add("constraint.restitution", "must be a number or a parameter name.")
         return None
     return table.get("gap"), table.get("velocity"), float(restitution)

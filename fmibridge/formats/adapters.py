@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import AdapterError, FmibridgeError
+from ..core.numbers import is_number
 from ..core.span import check_span, check_step
 from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows._programs import program_function
@@ -495,7 +496,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         # sample after the run (a reset and re-initialisation each)
         flow.record([n for n in outputs if n not in flow.state_names])
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
-    if not isinstance(end, int | float) or isinstance(end, bool) or not end > 0:
+    if not is_number(end) or not end > 0:
         problems.add("t_end", f"must be a number > 0, got {end!r}.")
     problems.raise_if_any()
     own = flow.event_edges if isinstance(flow, CoupledModelExchange) else lambda m: ()
@@ -572,6 +573,4 @@ def _is_forces(forces) -> bool:
     """A list of input names, or a table of name = number."""
     if isinstance(forces, list):
         return all(isinstance(f, str) for f in forces)
-    return isinstance(forces, Mapping) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in forces.values()
-    )
+    return isinstance(forces, Mapping) and all(map(is_number, forces.values()))

@@ -22,6 +22,7 @@ from typing import cast
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from ..core.numbers import is_number
 from ..flows.base import Flow, VectorField
 from ..methods.contact import (
     MOVING_WALL,
@@ -235,7 +236,7 @@ def projected_constraint(
     mass = table.get("mass", 1.0)  # 1 without one: it scales lam only
     if isinstance(mass, str):
         mass = parameters.get(mass, mass)
-    if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:
+    if not is_number(mass) or not mass > 0:
         problems.add(
             "constraint.mass",
             f"must be a positive number or the name of a parameter of the FMU "
