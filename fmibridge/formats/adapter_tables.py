@@ -1,4 +1,4 @@
-"""The tables every adapter file shares, one-FMU (`adapters`) or coupled (`coupled`).
+"""The tables every adapter file shares, one-FMU or coupled (`adapters`).
 
 [modes], [[edges]], [constraint], [method] and [output] read the same way
 whatever the flow; `Problems` collects a file's problems for one AdapterError,
