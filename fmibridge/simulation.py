@@ -121,7 +121,8 @@ def simulate(
     guards : sequence, optional
         Extra guards of an FMU: Edges of mode ``"model"``, or (guard, reset) pairs.
     timeout : float, optional
-        Wall time, s, after which the run stops with `Status.TIME_LIMIT`.
+        Wall time, s, after which the run stops with `Status.TIME_LIMIT`; a model
+        file then runs in a supervised process, killed `TIMEOUT_GRACE_S` later.
     progress : bool
         Show a progress bar on a terminal.
     **fmpy_keywords
