@@ -110,8 +110,7 @@ def _write(result: Result, out: Path) -> str:
 
 
 def _keywords(args: argparse.Namespace) -> dict[str, Any]:
-    """The keywords of `simulate` that the flags given set (a flag's dest is its
-    name: --stop-time, stop_time)."""
+    """The keywords of `simulate` that the flags given set (--stop-time: stop_time)."""
     keywords = {
         k: getattr(args, flag[2:].replace("-", "_"))
         for k, flag in KEYWORD_FLAGS.items()
@@ -176,8 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _report_cut_short(
     exc: BaseException, recorded: Callable, what: str, out: Path | None
 ) -> int:
-    """Say why the run stopped; write its samples so far (`recorded`) to
-    X.partial.csv."""
+    """Say why the run stopped; write its samples so far to X.partial.csv."""
     is_error = isinstance(exc, FmibridgeError)
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
     status = Status.FAILED if is_error else Status.INTERRUPTED
@@ -272,8 +270,7 @@ def _print_interfaces(archive, indent: str) -> None:
 
 
 def _info_ssp(path: Path) -> int:
-    """Describe an SSP: systems, components with their FMUs' interfaces, and
-    connections."""
+    """Describe an SSP: systems, components, their FMUs' interfaces, connections."""
     from .formats.ssp import ssp_fmus
 
     with ssp_fmus(path) as (structure, fmus):
@@ -298,8 +295,7 @@ def _info_ssp(path: Path) -> int:
 
 
 def _info_adapter(path: Path) -> int:
-    """Describe an adapter file table by table, with the FMUs or SSP it names
-    (nothing is instantiated)."""
+    """Describe an adapter file table by table, with the FMUs or SSP it names."""
     from .core.errors import AdapterError
     from .formats.toml_file import read_toml
 
@@ -317,13 +313,7 @@ def _info_adapter(path: Path) -> int:
                 _print_fmu(path, item.get("fmu"), "      ")
         else:
             print(f"  {key}: {_inline(value)}")
-            _print_fmu(path, value if key == "fmu" else None, "    ")
-    ssp = (path.parent / str(spec.get("ssp", ""))).resolve()
-    if "ssp" in spec and ssp.is_file():
-        _info_ssp(ssp)
-    elif "ssp" in spec:
-        print(f"  {ssp}: missing; `python fmus/build.py` (in a clone) or "
-              f"`fmibridge examples DIR` builds the project's SSPs")  # fmt: skip
+            _print_fmu(path, value if key in ("fmu", "ssp") else None, "    ")
     return 0
 
 
@@ -340,15 +330,19 @@ def _inline(value: object, nested: bool = False) -> str:
 
 
 def _print_fmu(adapter: Path, fmu: object, indent: str) -> None:
-    """The FMU an adapter names: interfaces, states, event indicators."""
+    """The FMU an adapter names (interfaces, states, event indicators), or its SSP."""
     from .flows.fmi import FmuArchive
 
     if not isinstance(fmu, str):
         return
     found = (adapter.parent / fmu).resolve()
+    kind = "SSP" if found.suffix.lower() == ".ssp" else "FMU"
     if not found.is_file():
         print(f"{indent}{found}: missing; `python fmus/build.py` (in a clone) or "
-              f"`fmibridge examples DIR` builds the project's FMUs")  # fmt: skip
+              f"`fmibridge examples DIR` builds the project's {kind}s")  # fmt: skip
+        return
+    if kind == "SSP":
+        _info_ssp(found)
         return
     archive = FmuArchive(found)
     d = archive.description
@@ -383,8 +377,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 class _AsDict(argparse.Action):
-    """Collect NAME=VALUE pairs (a number, or a,b,c for an array) from one or
-    more uses of the flag."""
+    """Collect NAME=VALUE pairs (a number, or a,b,c for an array) from each use."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         merged = dict(getattr(namespace, self.dest) or {})
@@ -575,34 +568,31 @@ def _add_output_flags(run) -> None:
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that names the nearest known flags for an unknown one."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.flags: list[str] = []  # its long flags, shown in its help
-        super().__init__(*args, **kwargs)
-
-    def _add_action(self, action: Any) -> Any:
-        if action.help is not argparse.SUPPRESS:
-            self.flags += [f for f in action.option_strings if f.startswith("--")]
-        return super()._add_action(action)
-
     def unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """Exit with argparse's error naming each argument not understood, and
-        the nearest known flags."""
+        the nearest long flags its help shows."""
         import difflib  # only for a misspelled flag
 
+        flags = [
+            f
+            for action in self._actions
+            if action.help is not argparse.SUPPRESS
+            for f in action.option_strings
+            if f.startswith("--")
+        ]
         named = []
         for extra in extras:
             flag = extra.partition("=")[0]
             spelled = flag.replace("_", "-").lower()
-            close = [spelled] if spelled in self.flags else []
-            close = close or difflib.get_close_matches(flag, self.flags, n=2)
+            close = [spelled] if spelled in flags else []
+            close = close or difflib.get_close_matches(flag, flags, n=2)
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             named.append(f"{extra}{hint}" if flag.startswith("-") else extra)
         self.error(f"unrecognized arguments: {', '.join(named)}")
 
 
 def _parser(command: str | None = None) -> _Parser:
-    """The `fmibridge` parser; only the `command` run's LAZY_COMMANDS module
-    is imported."""
+    """The `fmibridge` parser; of LAZY_COMMANDS only `command`'s module loads."""
     parser = _Parser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",

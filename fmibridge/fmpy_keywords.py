@@ -22,13 +22,6 @@ class Fixed(NamedTuple):
     accepted: tuple[object, ...]
     instead: str
 
-    def accepts(self, value: object) -> bool:
-        """True if `value` is one of the accepted values."""
-        return any(
-            value is a or (isinstance(value, bool | str) and value == a)
-            for a in self.accepted
-        )
-
 
 FIXED = {
     "apply_default_start_values": Fixed(
@@ -97,7 +90,10 @@ def fixed_problems(given: Mapping[str, object]) -> list[str]:
     return [
         f"`{name}={value!r}`: {FIXED[name].instead}"
         for name, value in given.items()
-        if not FIXED[name].accepts(value)
+        if not any(
+            value is a or (isinstance(value, bool | str) and value == a)
+            for a in FIXED[name].accepted
+        )
     ]
 
 

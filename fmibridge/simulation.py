@@ -82,13 +82,13 @@ def simulate(
     Parameters
     ----------
     model : path, FmuArchive or HybridSystem
-        An FMU (.fmu), SSP (.ssp) or adapter file (.toml), an FMU already read
-        (run as read, with its own `validate`), or a HybridSystem.
+        An FMU (.fmu), SSP (.ssp) or adapter file (.toml), an FmuArchive, or a
+        HybridSystem.
     start_time, stop_time : float, optional
         The span, s; default: the FMU's DefaultExperiment (an adapter's `t_end`).
     output_interval : float or 'steps', optional
-        Samples every output_interval s (and at stop_time) and each event's two
-        rows; default FMPy's grid; ``'steps'`` keeps every accepted step.
+        Sample spacing, s (default FMPy's grid), plus each event's two rows;
+        ``'steps'`` keeps every accepted step.
     t_eval : sequence of float, optional
         The output times, as in `scipy.integrate.solve_ivp`.
     start_values, parameters : mapping, optional
@@ -101,16 +101,13 @@ def simulate(
     fmi_type : {'ModelExchange', 'CoSimulation', 'me', 'cs'}, optional
         The FMU interface (default: Model Exchange where offered).
     relative_tolerance : float, optional
-        The FMU's `tolerance`, the unilateral method's rtol, and the tolerance of
-        adaptive steps of 'halving' and 'relaxation' on a model with dx/dt.
+        The FMU's `tolerance`, and the rtol of the method's adaptive steps.
     step_size : float, optional
-        The method's step h, s (Co-Simulation: the communication step); default
-        the DefaultExperiment's, the output interval or `_with_model_defaults`.
+        The method's step h, s (Co-Simulation: the communication step).
     solver : {'Euler', 'CVode'}, optional
         FMPy's solver: the 'euler' or 'cvode' integrator.
     record_events, debug_logging, validate : bool
-        FMPy's: keep each event's two rows; print the FMU's log; refuse an FMU
-        that fails fmpy's validation (False: warn and run).
+        FMPy's: keep event rows; print the FMU's log; refuse an invalid FMU.
     fmi_call_logger : callable, optional
         Called with each FMI call as text in FMPy's format; the run stays here.
     method : str or Method, optional
@@ -125,12 +122,11 @@ def simulate(
         Extra guards of an FMU: Edges of mode ``"model"``, or (guard, reset) pairs.
     timeout : float, optional
         Wall time, s, after which the run stops with `Status.TIME_LIMIT`; a model
-        file runs in a supervised process, killed `TIMEOUT_GRACE_S` later.
+        file then runs in a supervised process, killed `TIMEOUT_GRACE_S` later.
     progress : bool
         Show a progress bar on a terminal.
     **fmpy_keywords
-        FMPy's other keywords, at the value that means what fmibridge does
-        (`fmpy_keywords.FIXED`); another value is refused with the reason.
+        FMPy's other keywords, at the values of `fmpy_keywords.FIXED`.
 
     Returns
     -------
@@ -229,8 +225,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
 
 
 def _run_supervised(model: Model, keywords: Keywords) -> Result:
-    """`simulate` of the model's file supervised, its samples kept at its time
-    limit (an FmuArchive: its file, read as it was)."""
+    """`simulate` of the model's file supervised; its samples kept at its limit."""
     from .core import supervision
 
     if not isinstance(model, str | Path):
@@ -358,8 +353,8 @@ def _kind(model: Model) -> str:
 
 
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
-    """Refuse every keyword this model and method would ignore, and FMPy's
-    values fmibridge cannot honour (`problems`), in one error."""
+    """Refuse every keyword this model and method would ignore, FMPy's values
+    fmibridge cannot honour (`problems`) and flags of the wrong type, in one error."""
     problems = [
         *problems,
         *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
@@ -382,17 +377,7 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
         problems.append("`method_options`: the step h is `step_size`")
     elif "solver" in given and "integrator" in options:
         problems.append("`solver`: give it or method_options `integrator`, not both")
-    problems += _flag_problems(given)
-    if problems:
-        raise FmibridgeError(
-            f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
-            + "\n  ".join(problems)
-        )
-
-
-def _flag_problems(given: Keywords) -> list[str]:
-    """What is wrong with FMPy's flags and `fmi_call_logger`."""
-    problems = [
+    problems += [
         f"`{name}` must be True or False, got {given[name]!r}"
         for name in ("record_events", "debug_logging", "validate")
         if name in given and not isinstance(given[name], bool)
@@ -408,7 +393,11 @@ def _flag_problems(given: Keywords) -> list[str]:
             "`record_events=False`: every step (output_interval='steps') includes "
             "the steps that end at events; give an output grid to drop event rows"
         )
-    return problems
+    if problems:
+        raise FmibridgeError(
+            f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
+            + "\n  ".join(problems)
+        )
 
 
 def _with_integrator(given: Keywords) -> dict[str, Any]:
@@ -531,9 +520,7 @@ def _method(given: Keywords, h: float | None) -> Method:
         options = dict(given.get("method_options", {}))
         if h is not None:
             options["h"] = h
-        if "relative_tolerance" in given and name == "unilateral":
-            options["rtol"] = given["relative_tolerance"]
-        method = method_named(name, options)
+        method = method_named(name, options)  # `_checked` gives it rtol
     if zeno == "complete" and not is_a(method, "Completion"):
         from .methods.completion import Completion
 
@@ -544,8 +531,7 @@ def _method(given: Keywords, h: float | None) -> Method:
 def _checked(
     method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
-    """Refuse an `integrator` this method or system would ignore; apply
-    `relative_tolerance` and `zeno_eps`."""
+    """Refuse an `integrator` the method ignores; apply rtol and `zeno_eps`."""
     if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
         method = _with_tolerance(method, system, given)
     completion, inner = _split(method)
@@ -585,8 +571,7 @@ def _split(method: Method) -> tuple[Completion | None, Method]:
 
 
 def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
-    """The method with `relative_tolerance` as rtol: Unilateral's, or that of
-    the adaptive steps of Halving and Relaxation on a system with dx/dt."""
+    """The method with `relative_tolerance` as the rtol of its steps, if it has one."""
     completion, inner = _split(method)
     rtol = given["relative_tolerance"]
     if is_a(inner, "Unilateral"):
@@ -678,8 +663,7 @@ def poles(system: HybridSystem) -> np.ndarray | None:
 
 
 def _with_stable_step(method: Method, system: HybridSystem) -> Method:
-    """`method` with a step stable on the model's fastest pole at the start
-    (`Scheme.stable_step`) where its default step is not (an SSP's)."""
+    """`method` with a step stable on the model's fastest pole at t0, if its is not."""
     completion, inner = _split(method)
     scheme = getattr(inner, "integrator", None)
     if not isinstance(scheme, Scheme) or inner.is_adaptive:
@@ -747,8 +731,7 @@ def default_output_interval(span: float, h: float) -> float:
 def _grid(
     t0: float, t_end: float, runner: Method, given: Keywords
 ) -> np.ndarray | None:
-    """The output times (None: every step); an interval needing more than
-    `runner.max_steps` steps is refused before the grid is allocated."""
+    """The output times (None: every step), refused beyond `runner.max_steps`."""
     interval = given.get("output_interval")
     if interval == EVERY_STEP:
         return None

@@ -1,5 +1,5 @@
-"""File formats that describe a run: adapter files (`adapters`, `coupled`,
-`adapter_tables`), their safe expressions (`expressions`,
-`compiled_expressions`, `gap_expressions`), SSP archives (`ssp`) and TOML
-reading (`toml_file`). May import core, flows, methods and models.
+"""File formats that describe a run: adapter files, one-FMU or coupled
+(`adapters`, `adapter_tables`), their safe expressions (`expressions`,
+`gap_expressions`), SSP archives (`ssp`) and TOML reading (`toml_file`). May
+import core, flows, methods and models.
 """

@@ -1,4 +1,4 @@
-"""The tables every adapter file shares, one-FMU (`adapters`) or coupled (`coupled`).
+"""The tables every adapter file shares, one-FMU or coupled (`adapters`).
 
 [modes], [[edges]], [constraint], [method] and [output] read the same way
 whatever the flow; `Problems` collects a file's problems for one AdapterError,
@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core.errors import AdapterError, ExpressionError, FmibridgeError
+from ..core.numbers import is_number
 from ..core.result import Result
 from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
 from ..flows.base import Flow
@@ -131,7 +132,7 @@ class Problems:
             return {}
         out = {}
         for name, value in table.items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if not is_number(value):
                 self.add(f"{key}.{name}", f"must be a number, got {value!r}.")
             else:
                 out[name] = float(value)
@@ -290,8 +291,7 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
 
 
 def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> every name an expression may use; the FMU is asked only
-    for names other than states, parameters and t."""
+    """Return (t, x) -> the values of the names; the FMU is asked only if needed."""
     names = flow.state_names
     if used - set(names) - set(parameters) - {"t"}:
         return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
@@ -388,43 +388,10 @@ def constraint_fields(
     restitution = table.get("restitution")
     if isinstance(restitution, str):
         restitution = parameters.get(restitution)
-    if isinstance(restitution, bool) or not isinstance(restitution, int | float):
+    if not is_number(restitution):
         problems.add("constraint.restitution", "must be a number or a parameter name.")
         return None
     return table.get("gap"), table.get("velocity"), float(restitution)
-
-
-def projection_mass(
-    table, gap: str, lacking: str, parameters, problems, coordinate=None, why=""
-):
-    """Return the effective mass of the projection route: `mass`, 1 without one
-    (it scales lam only), or None after recording a problem (no `coordinate`:
-    the message says what is `lacking` and `why`)."""
-    if coordinate is None:
-        found = f"{why}: " if why else ""
-        problems.add(
-            "constraint.gap",
-            f"the gap expression {gap!r} needs a contact force, and {lacking}; "
-            f"otherwise {found}{PROJECTION_HINT}",
-        )
-        return None
-    mass = table.get("mass", 1.0)
-    if isinstance(mass, str):
-        mass = parameters.get(mass, mass)
-    if isinstance(mass, bool) or not isinstance(mass, int | float) or not mass > 0:
-        problems.add(
-            "constraint.mass",
-            f"must be a positive number or the name of a parameter of the FMU "
-            f"(the effective mass along the coordinate), got {table['mass']!r}.",
-        )
-        return None
-    if not isinstance(coordinate, str):
-        problems.add(
-            "constraint.coordinate",
-            f"must name the state the gap is measured along, got {coordinate!r}.",
-        )
-        return None
-    return float(mass)
 
 
 def read_method(table, name, overrides, problems: Problems, h=None) -> Method | None:

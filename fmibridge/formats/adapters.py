@@ -2,10 +2,13 @@
 
 An adapter names the FMU (relative to the file), its interface, parameters,
 start values and inputs, guards and resets as expressions, the [constraint],
-the [method] and the [output] (docs/adapters.md lists every key). The whole
-file is checked first and every problem reported in one AdapterError naming
-the file and key. The FMU's own event indicators become guards too, first in
-each mode.
+the [method] and the [output] (docs/adapters.md lists every key). A coupled
+adapter names several FMUs instead: `[[components]]` and `[[connections]]` (or
+`ssp = "..."`), its names `component.variable`, and a contact between
+components gives each body's force input (`forces`) or is completed by
+projection (docs/coupled.md). The whole file is checked first and every
+problem reported in one AdapterError naming the file and key. The FMUs' own
+event indicators become guards too.
 """
 
 from __future__ import annotations
@@ -18,13 +21,17 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import AdapterError, FmibridgeError
+from ..core.numbers import is_number
 from ..core.span import check_span, check_step
 from ..core.system import HybridSystem, Mode, UnilateralConstraint
 from ..flows._programs import program_function
+from ..flows.cosim_master import Communication, CoupledCoSimulation
+from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.fmu import ModelExchangeFlow, fmu_event_edges, open_fmu
 from ..flows.fmu_archive import FmuArchive
 from ..methods.completion import Completion
 from ..methods.contact import Contact, fmu_contact
+from ..methods.coupled_contact import coupled_contact
 from .adapter_tables import (
     BUILD_HINT,
     PROJECTION_HINT,
@@ -35,22 +42,26 @@ from .adapter_tables import (
     constants,
     constraint_fields,
     failure,
+    flatten,
     mode_flows,
     read_edges,
     read_method,
     read_outputs,
+    state_function,
 )
-from .coupled import is_coupled, load_coupled
 from .expressions import Expression
 from .gap_expressions import (
     gap_contact,
-    parse_gap,
-    parse_velocity,
+    parse_constraint,
     projected_constraint,
 )
+from .ssp import open_ssp
 from .toml_file import read_toml
 
 TOP_KEYS = SHARED_KEYS | {"fmu", "start", "inputs", "held", "modes", "initial_mode"}
+COUPLED_KEYS = SHARED_KEYS | {"components", "connections", "ssp", "coupling"}
+COMPONENT_KEYS = {"name", "fmu", "interface", "parameters", "start"}
+COUPLING_KEYS = {"scheme", "inputs", "order"}
 
 
 def load_adapter(
@@ -94,25 +105,14 @@ def load_adapter(
         spec = {**spec, "output": {"variables": list(outputs)}}
     if zeno is not None and isinstance(spec.get("method", {}), Mapping):
         spec = {**spec, "method": {**spec.get("method", {}), "zeno": zeno}}
-    if is_coupled(spec):
-        overrides = dict(
-            method=method,
-            method_options=method_options,
-            t_end=t_end,
-            interface=interface,
-            parameters=parameters,
-            start=start,
-        )
-        return load_coupled(path, spec, overrides)
     problems = Problems(path)
-    problems.unknown_keys(spec, TOP_KEYS)
-    if "fmu" not in spec:
-        problems.add("fmu", "missing: the path of the FMU, relative to this file.")
-        problems.raise_if_any()  # nothing more can be checked without the FMU
-    spec = _overridden(spec, interface, parameters, start)
-    flow = _open_flow(path, spec, problems)
+    coupled = "components" in spec or "ssp" in spec
+    args = (interface, parameters or {}, start or {}, problems)
+    flow, spec, end = (_open_coupled if coupled else _open)(path, spec, *args)
+    end = end if t_end is None else t_end
     try:
-        return _build(path, spec, flow, problems, method, method_options or {}, t_end)
+        build = _build_coupled if coupled else _build
+        return build(path, spec, flow, problems, method, method_options or {}, end)
     except BaseException:
         flow.close()
         raise
@@ -125,7 +125,7 @@ def _overridden(spec: Mapping, interface, parameters, start) -> dict:
         spec["interface"] = interface
     if start and isinstance(spec.get("parameters"), Mapping):
         named = {k: v for k, v in start.items() if k in spec["parameters"]}
-        parameters = {**(parameters or {}), **named}
+        parameters = {**parameters, **named}
         start = {k: v for k, v in start.items() if k not in named}
     for key, values in (("parameters", parameters), ("start", start)):
         if values:
@@ -133,8 +133,13 @@ def _overridden(spec: Mapping, interface, parameters, start) -> dict:
     return spec
 
 
-def _open_flow(path: Path, spec: Mapping, problems: Problems):
-    """Open the FMU with the file's values, checked against its names."""
+def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
+    """Open a one-FMU adapter's FMU; return (flow, the table overridden, None)."""
+    problems.unknown_keys(spec, TOP_KEYS)
+    if "fmu" not in spec:
+        problems.add("fmu", "missing: the path of the FMU, relative to this file.")
+        problems.raise_if_any()  # nothing more can be checked without the FMU
+    spec = _overridden(spec, interface, parameters, start)
     fmu = (path.parent / str(spec["fmu"])).resolve()
     if not fmu.exists():
         problems.add("fmu", f"{fmu} does not exist; {BUILD_HINT}")
@@ -149,7 +154,7 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
     constants = _declared(archive, constants, "inputs", problems, inputs=True)
     try:
-        return open_fmu(
+        flow = open_fmu(
             archive,
             spec.get("interface"),
             parameters=parameters,
@@ -157,6 +162,7 @@ def _open_flow(path: Path, spec: Mapping, problems: Problems):
             inputs=constants,
             outputs=_recorded(archive, spec.get("output")),
         )
+        return flow, spec, None
     except FmibridgeError as exc:
         problems.add("fmu", str(exc))
         problems.raise_if_any()
@@ -173,8 +179,7 @@ def _recorded(archive, table: object) -> list[str]:
 
 
 def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=False):
-    """The values whose names the FMU declares (as inputs, for `inputs`);
-    a problem, with close names, for each other."""
+    """The values the FMU declares (as inputs); a problem for each other."""
     kept = {}
     for name, value in values.items():
         variable = archive.variables.get(name)
@@ -276,8 +281,7 @@ def _input_function(expr: Expression, parameters: Mapping[str, float], where: st
 
 
 def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | None:
-    """The [constraint]: a Contact where the FMU allows it, through its force
-    input, else by projection (`coordinate`, `mass`)."""
+    """The [constraint]: a Contact through the FMU's force input, else by projection."""
     if table is None:
         return None
     fields = constraint_fields(
@@ -304,10 +308,7 @@ def _constraint(table, flow, parameters, problems) -> UnilateralConstraint | Non
         if coordinate is None and "mass" not in table:
             return problems.check("constraint", UnilateralConstraint, *fields)
     variables = known | set(parameters) | {"t"}
-    gap, velocity = (
-        _expression(source, key, variables, problems)
-        for key, source in (("gap", fields[0]), ("velocity", fields[1]))
-    )
+    gap, velocity = parse_constraint(table, variables, problems)
     if gap is None or velocity is None:
         return None
     where = str(problems.path)
@@ -341,19 +342,6 @@ def _check_completable(constraint, flow, table, problems) -> None:
     )
 
 
-def _expression(source, key: str, variables: set[str], problems) -> Expression | None:
-    """The [constraint] `key`: a variable's name or an expression."""
-    if not isinstance(source, str | int | float) or isinstance(source, bool):
-        problems.add(
-            f"constraint.{key}",
-            f"must name a variable of the system or be an expression over "
-            f"{sorted(variables)}, got {source!r}.",
-        )
-        return None
-    parse = parse_gap if key == "gap" else parse_velocity
-    return problems.check(f"constraint.{key}", parse, source, variables)
-
-
 def _outputs(table, flow, problems) -> tuple[str, ...]:
     known = set(flow.state_names) | set(flow.output_names)
     names = read_outputs(table, flow.state_names, known, problems)
@@ -362,3 +350,227 @@ def _outputs(table, flow, problems) -> tuple[str, ...]:
             "output.variables", "a Co-Simulation run can output its states only."
         )
     return names
+
+
+def _coupled_overrides(spec, parameters, start, problems) -> Mapping:
+    """The table with `component.variable` overrides put into its components."""
+    system = {k: v for k, v in parameters.items() if "." not in k}
+    spec = {**spec, "parameters": {**spec.get("parameters", {}), **system}}
+    by_component: dict[str, dict[str, dict]] = {}
+    for key, values in (("parameters", parameters), ("start", start)):
+        for name, value in values.items():
+            component, dot, variable = name.partition(".")
+            if dot:
+                by_component.setdefault(component, {}).setdefault(key, {})
+                by_component[component][key][variable] = value
+            elif key == "start":
+                problems.add("start", f"override {name!r} must be `component.state`.")
+    if not by_component:
+        return spec
+    items = spec.get("components")
+    if not isinstance(items, list):
+        problems.add("components", "overrides of component values need [[components]].")
+        return spec
+    names = {item.get("name") for item in items if isinstance(item, Mapping)}
+    for component in sorted(set(by_component) - names):
+        problems.add(
+            "components", f"an override names unknown component {component!r}."
+        )
+    return {**spec, "components": [_merged(i, by_component) for i in items]}
+
+
+def _merged(item, by_component):
+    if not isinstance(item, Mapping) or item.get("name") not in by_component:
+        return item
+    extra = by_component[item["name"]]
+    return {**item, **{k: {**item.get(k, {}), **v} for k, v in extra.items()}}
+
+
+def _communication(table: object, problems: Problems) -> Communication | None:
+    if not isinstance(table, Mapping):
+        problems.add("coupling", "must be a table with scheme, inputs and order.")
+        return None
+    problems.unknown_keys(table, COUPLING_KEYS, "coupling.")
+    return problems.check("coupling", lambda: Communication(**table))
+
+
+def _open_coupled(path, spec, interface, parameters, start, problems):
+    """Open and couple the components; return (flow, table, SSP stop time)."""
+    problems.unknown_keys(spec, COUPLED_KEYS)
+    spec = _coupled_overrides(spec, parameters, start, problems)
+    if ("ssp" in spec) == ("components" in spec):
+        problems.add("components", "give either [[components]] or `ssp`, not both.")
+    communication = _communication(spec.get("coupling", {}), problems)
+    system_parameters = problems.numbers(spec.get("parameters", {}), "parameters")
+    problems.raise_if_any()
+    spec = {**spec, "parameters": system_parameters}
+    try:
+        if "ssp" in spec:
+            ssp = (path.parent / str(spec["ssp"])).resolve()
+            flow, structure = open_ssp(
+                ssp,
+                interface=interface or spec.get("interface"),
+                communication=communication,
+            )
+            return flow, spec, structure.stop_time
+        parts = _components(path, spec, interface, problems)
+        connections = _connections(spec.get("connections", []), problems)
+        if problems.items:
+            for part in parts.values():
+                part.close()
+            problems.raise_if_any()
+        return couple(parts, connections, communication=communication), spec, None
+    except AdapterError:
+        raise
+    except FmibridgeError as exc:
+        raise AdapterError(f"{path}: {exc}") from None
+
+
+def _components(path, spec, interface, problems) -> dict:
+    table = spec.get("components")
+    if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
+        problems.add("components", "must be an array of tables ([[components]]).")
+        return {}
+    if not table:
+        problems.add("components", "lists no component; give at least one FMU.")
+        return {}
+    parts: dict = {}
+    try:
+        for k, item in enumerate(table):
+            where = f"components[{k}]"
+            problems.unknown_keys(item, COMPONENT_KEYS, f"{where}.")
+            name, fmu = str(item.get("name", "")), item.get("fmu")
+            if not name or not isinstance(fmu, str) or name in parts:
+                problems.add(where, "needs a unique `name` and an `fmu` path.")
+                continue
+            fmu = (path.parent / fmu).resolve()
+            if not fmu.is_file():
+                problems.add(f"{where}.fmu", f"{fmu} does not exist; {BUILD_HINT}")
+                continue
+            chosen = interface or item.get("interface", spec.get("interface", "me"))
+            values = {
+                key: problems.numbers(item.get(key, {}), f"{where}.{key}")
+                for key in ("parameters", "start")
+            }
+            key = f"{where} ({name})"
+            parts[name] = problems.check(key, open_fmu, fmu, chosen, **values)
+    except BaseException:
+        for part in filter(None, parts.values()):  # None: failed to open
+            part.close()
+        raise
+    return {name: part for name, part in parts.items() if part is not None}
+
+
+def _connections(table, problems) -> list[tuple[str, str]]:
+    if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
+        problems.add("connections", "must be an array of tables ([[connections]]).")
+        return []
+    connections = []
+    for k, item in enumerate(table):
+        if set(item) != {"from", "to"}:
+            problems.add(
+                f"connections[{k}]",
+                f"needs exactly `from` and `to` (`component.variable`), got "
+                f"{sorted(item)}.",
+            )
+            continue
+        connections.append((str(item["from"]), str(item["to"])))
+    return connections
+
+
+def _build_coupled(path, spec, flow, problems, name, options, t_end):
+    parameters = {**flow.parameter_values, **spec["parameters"]}
+    known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
+    edges_table = [_flattened(e) for e in spec.get("edges", [])]
+    flows = mode_flows({"edges": edges_table}, flow, problems)
+    constraint = _coupled_constraint(
+        path, spec.get("constraint"), flow, known, parameters, problems
+    )
+    edges = read_edges(edges_table, flows, parameters, known, constraint, problems)
+    method = read_method(spec.get("method", {}), name, options, problems)
+    outputs = read_outputs(
+        spec.get("output", {}), flow.state_names, known - set(parameters), problems
+    )
+    if isinstance(flow, CoupledCoSimulation) and not flow.recorded_names:
+        # read after each step: FMUs that step themselves are not put back at a
+        # sample after the run (a reset and re-initialisation each)
+        flow.record([n for n in outputs if n not in flow.state_names])
+    end = t_end if t_end is not None else spec.get("t_end", 1.0)
+    if not is_number(end) or not end > 0:
+        problems.add("t_end", f"must be a number > 0, got {end!r}.")
+    problems.raise_if_any()
+    own = flow.event_edges if isinstance(flow, CoupledModelExchange) else lambda m: ()
+    modes = [
+        Mode(m, f, tuple(e for src, e in edges if src == m) + own(m))
+        for m, f in flows.items()
+    ]
+    system = HybridSystem(
+        modes,
+        edges[0][0] if edges else next(iter(flows)),
+        flow.x0,
+        parameters=parameters,
+        constraint=constraint,
+        name=str(spec.get("name", path.stem)),
+    )
+    return Adapter(path, system, method, float(end), outputs)
+
+
+def _flattened(edge: object) -> object:
+    """An edge whose reset's dotted keys TOML nested, flattened."""
+    if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
+        return edge
+    return {**edge, "reset": flatten(edge["reset"])}
+
+
+def _coupled_constraint(path, table, flow, known, parameters, problems):
+    """The [constraint]: on named variables, or with `forces` a Contact between
+    bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
+    without `forces` take the projection route (`projected_constraint`)."""
+    if table is None:
+        return None
+    spec = table if isinstance(table, Mapping) else {}
+    gap = spec.get("gap")
+    projected = PROJECTION_KEYS & set(spec) or (
+        isinstance(gap, str) and gap not in known
+    )
+    if "forces" not in spec and not projected:
+        names = known - {"t"}  # the time is no gap, nor a gap's rate
+        fields = constraint_fields(table, parameters, problems, known=names)
+        if fields is None:
+            return None
+        return problems.check("constraint", UnilateralConstraint, *fields)
+    extra = {"forces"} if "forces" in spec else PROJECTION_KEYS
+    fields = constraint_fields(table, parameters, problems, extra_keys=extra)
+    gap, velocity = parse_constraint(table, known, problems)
+    if "forces" not in spec:
+        if fields is None or gap is None or velocity is None:
+            return None
+        lacking = (
+            "no `forces` are given (each body's free force input). Add "
+            '`forces = ["<body>.<its input>", ...]` if the bodies have them'
+        )
+        args = (flow, gap, velocity, fields[2], table, lacking, parameters, problems)
+        return projected_constraint(*args, str(path))
+    gap, velocity = (
+        state_function(e, flow, parameters, f"{path}: [constraint.{key}]") if e else e
+        for key, e in (("gap", gap), ("velocity", velocity))
+    )
+    forces = table["forces"]
+    if not _is_forces(forces):
+        problems.add(
+            "constraint.forces",
+            'must list the bodies\' force inputs, ["ball.lam", "table.lam"], or '
+            'give each its scale, { "ball.lam" = 1.0, "table.F" = -1.0 }.',
+        )
+        return None
+    if fields is None or gap is None or velocity is None:
+        return None
+    args = (flow, gap, velocity, fields[2])
+    return problems.check("constraint", coupled_contact, *args, forces=forces)
+
+
+def _is_forces(forces) -> bool:
+    """A list of input names, or a table of name = number."""
+    if isinstance(forces, list):
+        return all(isinstance(f, str) for f in forces)
+    return isinstance(forces, Mapping) and all(map(is_number, forces.values()))

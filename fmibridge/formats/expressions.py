@@ -22,7 +22,146 @@ from typing import cast
 
 from ..core.errors import ExpressionError, FmibridgeError
 from ..flows._programs import ONE_ARGUMENT, REASONS, TWO_ARGUMENTS, Program
-from .compiled_expressions import BINARY, COMPARE, IntegersTooLarge, emit
+from ..flows._programs import Op as _Op  # the machine's instructions
+
+BINARY = {
+    ast.Add: _Op.ADD,
+    ast.Sub: _Op.SUB,
+    ast.Mult: _Op.MUL,
+    ast.Div: _Op.DIV,
+    ast.Mod: _Op.MOD,
+    ast.FloorDiv: _Op.FLOORDIV,
+}
+COMPARE = {
+    ast.Eq: _Op.EQ,
+    ast.NotEq: _Op.NE,
+    ast.Lt: _Op.LT,
+    ast.LtE: _Op.LE,
+    ast.Gt: _Op.GT,
+    ast.GtE: _Op.GE,
+}
+# The largest integer a float holds exactly: beyond it Python's integers and the
+# machine's floats differ.
+EXACT_INTEGERS = 2.0**53
+
+
+def _largest(*bounds: float | None) -> float | None:
+    """The largest of the bounds that are not None (None if all are)."""
+    return max((b for b in bounds if b is not None), default=None)
+
+
+class _Emitter:
+    """Emits a checked tree; `emit` bounds a node's integer (None: a float)."""
+
+    def __init__(self, shown: str, where: str) -> None:
+        self.shown, self.where = shown, where  # the expression and its key, named
+        self.code: list[list[int]] = []
+        self.consts: list[float] = []
+        self.names: list[str] = []
+
+    def program(self, node: ast.expr, source: str) -> Program:
+        """The program of the checked (sub)tree `node` of the expression `source`."""
+        self.emit(node)
+        return Program(self.code, self.consts, self.names, source)
+
+    def add(self, op: int, arg: int = 0) -> list[int]:
+        self.code.append([int(op), arg])
+        return self.code[-1]
+
+    def emit(self, node: ast.expr) -> float | None:
+        bound = getattr(self, f"emit_{type(node).__name__}")(node)
+        if bound is not None and bound > EXACT_INTEGERS:
+            raise FmibridgeError(
+                f"{self.where}{self.shown} computes integers from comparisons (True "
+                f"and False count as 1 and 0) that may exceed 2**53, beyond exact "
+                f"floats; write such terms as floats, e.g. (1.0 if a < b else 0.0)."
+            )
+        return bound
+
+    def emit_Constant(self, node: ast.Constant) -> float | None:
+        value = cast(float, node.value)  # a number: `_check_node` checked it
+        self.consts.append(float(value))
+        is_float = isinstance(value, float)
+        self.add(_Op.CONST if is_float else _Op.INT, len(self.consts) - 1)
+        return None if is_float else abs(float(value))  # a folded comparison
+
+    def emit_Name(self, node: ast.Name) -> None:
+        if node.id not in self.names:
+            self.names.append(node.id)
+        self.add(_Op.VAR, self.names.index(node.id))
+
+    def emit_UnaryOp(self, node: ast.UnaryOp) -> float | None:
+        bound = self.emit(node.operand)
+        if isinstance(node.op, ast.Not):
+            self.add(_Op.NOT)
+            return 1.0
+        if isinstance(node.op, ast.USub):
+            self.add(_Op.NEG)
+        return bound  # +x is x
+
+    def emit_BinOp(self, node: ast.BinOp) -> float | None:
+        a, b = self.emit(node.left), self.emit(node.right)
+        op = BINARY[type(node.op)]
+        self.add(op)
+        if a is None or b is None or op == _Op.DIV:
+            return None
+        if op in (_Op.ADD, _Op.SUB):
+            return a + b
+        if op == _Op.MUL:
+            return a * b
+        return b if op == _Op.MOD else a  # |a // b| <= |a| for integers b != 0
+
+    def emit_Call(self, node: ast.Call) -> float | None:
+        name, args = cast(ast.Name, node.func).id[:-2], node.args  # "sin()" -> "sin"
+        bounds = [self.emit(arg) for arg in args]
+        if name == "pow":
+            self.add(_Op.POW)
+        elif name in ("min", "max"):
+            self.add(_Op.MIN if name == "min" else _Op.MAX, len(args))
+            return _largest(*bounds)  # one of the arguments, as it is
+        elif name == "hypot":
+            self.add(_Op.HYPOT, len(args))
+        elif len(args) == 2 and name in TWO_ARGUMENTS:
+            self.add(_Op.CALL2, TWO_ARGUMENTS.index(name))
+        else:
+            self.add(_Op.CALL1, ONE_ARGUMENT.index(name))
+        return None
+
+    def emit_Compare(self, node: ast.Compare) -> float:
+        """a < b < c as (a < b) and (b < c) (b is pure)."""
+        exits, left = [], node.left
+        for k, (op, right) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            self.emit(left)
+            self.emit(right)
+            self.add(COMPARE[type(op)])
+            if k < len(node.ops) - 1:
+                exits.append(self.add(_Op.AND))
+            left = right
+        for jump in exits:
+            jump[1] = len(self.code)
+        return 1.0
+
+    def emit_BoolOp(self, node: ast.BoolOp) -> float | None:
+        op = _Op.AND if isinstance(node.op, ast.And) else _Op.OR
+        exits, bounds = [], []
+        for k, value in enumerate(node.values):
+            bounds.append(self.emit(value))
+            if k < len(node.values) - 1:
+                exits.append(self.add(op))
+        for jump in exits:
+            jump[1] = len(self.code)
+        return _largest(*bounds)
+
+    def emit_IfExp(self, node: ast.IfExp) -> float | None:
+        self.emit(node.test)
+        to_else = self.add(_Op.IF_FALSE)
+        body = self.emit(node.body)
+        to_end = self.add(_Op.JUMP)
+        to_else[1] = len(self.code)
+        orelse = self.emit(node.orelse)
+        to_end[1] = len(self.code)
+        return _largest(body, orelse)
+
 
 # characters: the longest expression in adapters/ has 13; 1000 parse and check
 # in about a millisecond.
@@ -100,15 +239,8 @@ class Expression:
                 f"{sorted(known)}."
             )
         constants = {k: v for k, v in CONSTANTS.items() if k not in known}
-        try:
-            tree = _Compiler(constants, shown, prefix).visit(tree)
-            program = emit(tree.body, text)
-        except IntegersTooLarge:
-            raise FmibridgeError(
-                f"{prefix}{shown} computes integers from comparisons (True and "
-                f"False count as 1 and 0) that may exceed 2**53, beyond exact "
-                f"floats; write such terms as floats, e.g. (1.0 if a < b else 0.0)."
-            ) from None
+        tree = _Compiler(constants, shown, prefix).visit(tree)
+        program = _Emitter(shown, prefix).program(tree.body, text)
         return cls(text, frozenset(names - set(constants)), program, tree)
 
     def __call__(self, values: Mapping[str, float]) -> float:
@@ -158,8 +290,7 @@ def _shown(text: str) -> str:
 
 
 def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
-    """Check every node of `tree` in one pass, dotted names folded
-    (iteratively: a deep tree reaches the depth check); return the names it reads."""
+    """Check every node of `tree` iteratively, dotted names folded; return its names."""
     names, called = set(), set()
     deepest: list[tuple[ast.AST, int]] = [(tree, 0)]
     while deepest:
@@ -179,8 +310,7 @@ def _checked_names(tree: ast.Expression, shown: str, prefix: str) -> set[str]:
 
 
 def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
-    """Refuse a node off the whitelist, a literal that is no finite number, and
-    a call of another function or with the wrong number of arguments."""
+    """Refuse a node off the whitelist, a non-finite literal and a wrong call."""
     if not isinstance(node, _ALLOWED_NODES):
         raise FmibridgeError(
             f"{prefix}{type(node).__name__} is not allowed in {shown}: adapter "
@@ -263,7 +393,8 @@ class _Compiler(ast.NodeTransformer):
         """Return `node` computed into a constant if its operands are constants."""
         if not all(isinstance(x, ast.Constant) for x in operands):
             return node
-        value, failure, is_int = emit(node, self.shown).evaluate(())
+        emitter = _Emitter(self.shown, self.prefix)
+        value, failure, is_int = emitter.program(node, self.shown).evaluate(())
         if not failure and math.isfinite(value):
             if is_int:
                 is_bool = isinstance(node, ast.Compare) or isinstance(

@@ -22,6 +22,7 @@ from typing import cast
 import numpy as np
 
 from ..core.errors import FmibridgeError
+from ..core.numbers import is_number
 from ..flows.base import Flow, VectorField
 from ..methods.contact import (
     MOVING_WALL,
@@ -36,7 +37,7 @@ from ..methods.contact import (
     state_coordinate,
 )
 from ..methods.projection import by_projection
-from .adapter_tables import projection_mass, state_function
+from .adapter_tables import PROJECTION_HINT, state_function
 from .expressions import Expression
 
 # Second central differences: the step that balances truncation (~ step^2) and
@@ -98,46 +99,34 @@ def _scaled(part: tuple[dict, float], factor: float) -> tuple[dict, float]:
     return {k: factor * c for k, c in part[0].items()}, factor * part[1]
 
 
-def parse_gap(source: object, known: set[str]) -> Expression:
-    """Return the [constraint] gap `source` as an Expression over `known`; refuse
-    one that reads t, a moving wall the contact law h(q) would miss (Or and Ames,
-    Def. 2)."""
-    gap = Expression.parse(source, known)
-    if "t" in gap.names:
-        raise FmibridgeError(
-            f"The gap {gap.source!r} reads the time t (a wall that moves); "
-            f"{MOVING_WALL}."
-        )
-    return gap
+# why the gap h(q) or its rate dh(q) qdot may not read t (Or and Ames, Def. 2)
+READS_TIME = {
+    "gap": "The gap {!r} reads the time t (a wall that moves); " + MOVING_WALL + ".",
+    "velocity": "The velocity {!r} reads the time t, but it is the gap's rate dh(q) "
+    "qdot: the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap as h(q), "
+    "which stands still in time, so its rate is a function of the states alone; a "
+    "term in t would enter dh where dh is read off the velocity, or pass the check "
+    "at the start unseen where it vanishes there. Write the velocity without t, as "
+    'dh(q) qdot over the states and parameters (for the gap "x_stop - x": "-v"); a '
+    "wall that moves can be a body of the model (its position a state the model "
+    "moves).",
+}
 
 
 def parse_constraint(table: Mapping, known: set[str], problems) -> list:
-    """The [constraint] gap and velocity (`parse_gap`, `parse_velocity`), each
-    None after recording a problem."""
+    """Return the [constraint] gap and velocity as Expressions over `known`, each
+    None after recording a problem (`READS_TIME`)."""
     return [
-        problems.check(f"constraint.{key}", parse, table.get(key), known)
-        for key, parse in (("gap", parse_gap), ("velocity", parse_velocity))
+        problems.check(f"constraint.{key}", _parsed, key, table.get(key), known)
+        for key in ("gap", "velocity")
     ]
 
 
-def parse_velocity(source: object, known: set[str]) -> Expression:
-    """Return the [constraint] velocity `source` as an Expression over `known`;
-    refuse one that reads t: the rate dh(q) qdot is a function of the states
-    alone (Or and Ames, Def. 2)."""
-    velocity = Expression.parse(source, known)
-    if "t" in velocity.names:
-        raise FmibridgeError(
-            f"The velocity {velocity.source!r} reads the time t, but it is the "
-            f"gap's rate dh(q) qdot: the contact law (Or and Ames, Def. 2, eqs. "
-            f"4-8) takes the gap as h(q), which stands still in time, so its rate "
-            f"is a function of the states alone; a term in t would enter dh where "
-            f"dh is read off the velocity, or pass the check at the start unseen "
-            f"where it vanishes there. Write the velocity without t, as dh(q) "
-            f'qdot over the states and parameters (for the gap "x_stop - x": '
-            f'"-v"); a wall that moves can be a body of the model (its position a '
-            f"state the model moves)."
-        )
-    return velocity
+def _parsed(key: str, source: object, known: set[str]) -> Expression:
+    expr = Expression.parse(source, known)
+    if "t" in expr.names:
+        raise FmibridgeError(READS_TIME[key].format(expr.source))
+    return expr
 
 
 def gap_contact(
@@ -151,7 +140,7 @@ def gap_contact(
     coordinate: str | None,
 ) -> Contact:
     """Return the Contact of an FMU whose gap h(q) and velocity dh(q) qdot are
-    expressions (`parse_gap`), through its constraint-force input `force_input`
+    expressions (`parse_constraint`), through its constraint-force input `force_input`
     along the state `coordinate` (else the first half of the states are q); the
     expressions read `parameters`, a failure names `where` (Or and Ames,
     eqs. 4-8)."""
@@ -236,20 +225,40 @@ def projected_constraint(
         coordinate, why = problems.check(
             "constraint.gap", _inferred_coordinate, flow, gap, parameters, where
         ) or (None, "")
-    mass = projection_mass(
-        table, gap.source, lacking, parameters, problems, coordinate, why
-    )
-    if mass is None:
+    if coordinate is None:
+        found = f"{why}: " if why else ""
+        problems.add(
+            "constraint.gap",
+            f"the gap expression {gap.source!r} needs a contact force, and {lacking}; "
+            f"otherwise {found}{PROJECTION_HINT}",
+        )
         return None
-    args = (flow, gap, velocity, restitution, coordinate, mass, parameters, where)
-    return problems.check("constraint", _projected_gap_contact, *args)
+    mass = table.get("mass", 1.0)  # 1 without one: it scales lam only
+    if isinstance(mass, str):
+        mass = parameters.get(mass, mass)
+    if not is_number(mass) or not mass > 0:
+        problems.add(
+            "constraint.mass",
+            f"must be a positive number or the name of a parameter of the FMU "
+            f"(the effective mass along the coordinate), got {table['mass']!r}.",
+        )
+        return None
+    if not isinstance(coordinate, str):
+        problems.add(
+            "constraint.coordinate",
+            f"must name the state the gap is measured along, got {coordinate!r}.",
+        )
+        return None
+    args = (flow, gap, velocity, restitution, coordinate, float(mass))
+    return problems.check(
+        "constraint", _projected_gap_contact, *args, parameters, where
+    )
 
 
 def _inferred_coordinate(
     flow, gap: Expression, parameters: Mapping[str, float], where: str
 ) -> tuple[str | None, str]:
-    """The state the gap moves at the start (central differences): (its name,
-    ""), else (None, why not and what to do)."""
+    """(the state the gap moves at the start, ""), else (None, why not)."""
     h = state_function(gap, flow, parameters, f"{where}: [constraint.gap]")
     t0, x0, _ = flow_start(flow)
     row = np.abs(central_gradient(h, range(len(x0)), t0, x0))

@@ -432,7 +432,8 @@ def read_ssp(path: str | Path) -> SystemStructure:
         if SSD_ENTRY not in names:
             raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
         where = f"{path}!{SSD_ENTRY}"
-        root = parse_xml(_read(archive, SSD_ENTRY, path), where)
+        ssd = read_member(archive, SSD_ENTRY, limits.MAX_XML_BYTES, path)
+        root = parse_xml(ssd, where)
         _inline_ssv(archive, root, path)
         structure = read_ssd(root, where)
         for component in structure.components:
@@ -446,23 +447,15 @@ def read_ssp(path: str | Path) -> SystemStructure:
 
 
 @contextlib.contextmanager
-def _as_ssp_error() -> Iterator[None]:
-    """Re-raise an archive's FmibridgeError as an SspError."""
+def _archive(path: Path) -> Iterator[zipfile.ZipFile]:
+    """The archive, open; an FmibridgeError of reading it becomes an SspError."""
     try:
-        yield
+        with open_checked(path, "SSP") as archive:
+            yield archive
+    except SspError:
+        raise
     except FmibridgeError as exc:
         raise SspError(str(exc)) from None
-
-
-def _archive(path: Path) -> zipfile.ZipFile:
-    with _as_ssp_error():
-        return open_checked(path, "SSP")
-
-
-def _read(archive: zipfile.ZipFile, entry: str, path: Path) -> bytes:
-    """An XML member of the archive, within MAX_XML_BYTES."""
-    with _as_ssp_error():
-        return read_member(archive, entry, limits.MAX_XML_BYTES, path)
 
 
 def _entry(source: str, path: Path, component: str) -> str:
@@ -487,7 +480,8 @@ def _inline_ssv(archive: zipfile.ZipFile, root: ET.Element, path: Path) -> None:
             raise SspError(f"{path}: parameter binding source {source!r} is missing.")
         del binding.attrib["source"]
         values = ET.SubElement(binding, f"{{{NS['ssd']}}}ParameterValues")
-        values.append(parse_xml(_read(archive, entry, path), f"{path}!{entry}"))
+        text = read_member(archive, entry, limits.MAX_XML_BYTES, path)
+        values.append(parse_xml(text, f"{path}!{entry}"))
 
 
 def open_ssp(
@@ -540,9 +534,7 @@ def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
 def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
-    """Yield the structure, refusing an `interface` that a component's
-    `implementation` contradicts, and {component: its FMU copied into a
-    temporary folder}."""
+    """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
     structure = read_ssp(path)
     wanted = INTERFACE_NAMES.get(interface or "")
     for c in structure.components:
@@ -554,7 +546,7 @@ def _unpacked(
             )
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
         fmus = {}
-        with _archive(path) as archive, _as_ssp_error():
+        with _archive(path) as archive:
             for c in structure.components:
                 entry = _entry(c.source, path, c.name)
                 fmus[c.name] = extract_member(archive, entry, Path(tmp, entry), path)
@@ -571,9 +563,10 @@ def _open(
     """Open a component's FMU and check its connectors against its variables."""
     chosen = component.implementation or interface
     try:
-        known = FmuArchive(fmu).variables  # SSP 5.3.3: other names are ignored
-        parameters = {k: v for k, v in component.parameters.items() if k in known}
-        flow = open_fmu(fmu, chosen, parameters=parameters)
+        archive = FmuArchive(fmu)  # SSP 5.3.3: names it does not declare are ignored
+        bound = component.parameters.items()
+        parameters = {k: v for k, v in bound if k in archive.variables}
+        flow = open_fmu(archive, chosen, parameters=parameters)
     except FmibridgeError as exc:  # named as the archive's member, not the copy
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
         raise SspError(f"{path}: component {component.name!r}: {message}") from None

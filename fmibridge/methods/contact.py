@@ -309,7 +309,7 @@ def central_gradient(
     return row
 
 
-# Why a gap that moves with time is refused (`check_start`, `parse_gap`).
+# Why a gap that moves with time is refused (`check_start`, `parse_constraint`).
 MOVING_WALL = (
     "the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap as h(q), a "
     "function of the coordinates alone, so its rate dh(q) qdot, impact law and "
