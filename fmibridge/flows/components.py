@@ -17,7 +17,7 @@ from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.units import UnitDefinition
-from ._coupled import FmuPart, FmuPorts, Part, Ports, PythonPart, PythonPorts
+from ._coupled import FmuPart, FmuPorts, Part, Ports
 from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
 
@@ -88,13 +88,13 @@ class Component(abc.ABC):
         n = len(self.state_names)
         what = f"the derivatives of component {self.name!r}"
         derivatives = PythonVector(self.derivatives, n, n, what)
-        return PythonPart(start, derivatives, self.at if read else None)
+        return Part(start, derivatives, self.at if read else None)
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
         """Return reads (`output`) or writes of these ports for the coupled rhs."""
         if output:
-            return PythonPorts(len(names), reader=self.reader(names))
-        return PythonPorts(len(names), writer=self.writer(names))
+            return Ports(len(names), reader=self.reader(names))
+        return Ports(len(names), writer=self.writer(names))
 
     @abc.abstractmethod
     def variables(self) -> dict[str, float]:
@@ -366,7 +366,7 @@ class FlowComponent(NativeBlock):
 
     def part(self, start: int, read: bool) -> Part:
         """Return the flow's own right-hand side Function."""
-        return PythonPart(start, self.flow.rhs_function(), self.at if read else None)
+        return Part(start, self.flow.rhs_function(), self.at if read else None)
 
     def describe(self) -> str:
         """Return the wrapped flow's class name, for provenance."""

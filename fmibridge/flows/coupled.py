@@ -26,7 +26,7 @@ from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard
 from ..core.units import UnitDefinition
-from ._coupled import CoupledRhs, Read, Solve, Step, Write
+from ._coupled import CoupledRhs, Step
 from .base import Flow, VectorField
 from .components import Component, ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
@@ -153,13 +153,14 @@ def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:
     for k, component in enumerate(coupling.components):
         parts.append(component.part(start, k in read))
         start += len(component.state_names)
-    steps: list[Step] = []
-    for kind, c, names, slots in coupling.schedule:
-        if kind == "loop":
-            steps.append(Solve(c))
-            continue
-        ports = coupling.components[c].ports(names, output=kind == "read")
-        steps.append((Read if kind == "read" else Write)(ports, slots))
+    steps = [
+        Step(kind, c)
+        if kind == "loop"
+        else Step(
+            kind, coupling.components[c].ports(names, output=kind == "read"), slots
+        )
+        for kind, c, names, slots in coupling.schedule
+    ]
     return CoupledRhs(parts, steps, coupling.outputs, what)
 
 
