@@ -69,12 +69,14 @@ cdef class CommunicationStep:
     cdef readonly bint direct  # every component called directly, the plan in C
     cdef tuple fmi  # per component: its calls (`FmiFunctions`) or None
     cdef object propagate, step_back
-    cdef unsigned int[::1] vrs  # every value reference, the lists below index it
-    cdef Py_ssize_t[::1] slots  # every slot, indexed as vrs
-    # per component: [start, end) in vrs of its states, inputs and outputs
-    cdef Py_ssize_t[::1] x_at, x_end, in_at, in_end, out_at, out_end, offsets
-    # the plan: kind, component, [start, end) in vrs
-    cdef Py_ssize_t[::1] plan_kind, plan_c, plan_at, plan_end
+    # every value reference: the components' states (x, in order), then their
+    # inputs, then their outputs, then the plan's rows; its slots likewise
+    cdef unsigned int[::1] vrs
+    cdef Py_ssize_t[::1] slots
+    # where each of those groups starts in vrs, one more than there are: c's
+    # states are vrs[x_at[c]:x_at[c + 1]], at x[x_at[c]:x_at[c + 1]]
+    cdef Py_ssize_t[::1] x_at, in_at, out_at, plan_at
+    cdef Py_ssize_t[::1] plan_kind, plan_c  # the plan: kind, component
     cdef Py_ssize_t[::1] order
     cdef double[::1] buffer, values
     cdef double[::1] out_values, level, slope  # the outputs, by slot
@@ -88,7 +90,6 @@ cdef class CommunicationStep:
     cdef readonly double last_time
     cdef readonly bint finite  # the states after the last step are all finite
     cdef readonly Py_ssize_t n_done  # the components that completed the last step
-    cdef double[::1] given  # each component's connected inputs (`replay`)
     # per component called directly: its doStep's wall seconds over a full
     # step (h at least half the longest: not a search's trials), `_mean`
     cdef readonly object do_step_cost
@@ -97,50 +98,37 @@ cdef class CommunicationStep:
 
     def __init__(self, fmus, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
-        cdef Py_ssize_t c
-        self.n_components = len(fmus)
+        n = self.n_components = len(fmus)
         self.fmi = tuple(fmus)
         self.called_back = np.array([f is None for f in fmus], dtype=np.uint8)
         self.direct = plan is not None and not any(f is None for f in fmus)
         self.propagate, self.step_back = propagate, step_back
-        vrs, slots, bounds = [], [], []
-        for c in range(self.n_components):
-            for refs, where in ((states[c], [-1] * len(states[c])), inputs[c],
-                                sources[c]):
-                bounds.append(len(vrs))
-                vrs.extend(refs)
-                slots.extend(where)
-                bounds.append(len(vrs))
-        bounds = np.array(bounds, dtype=np.intp).reshape(self.n_components, 6)
-        (self.x_at, self.x_end, self.in_at, self.in_end, self.out_at,
-         self.out_end) = [bounds[:, k].copy() for k in range(6)]
-        plan_rows = []
-        for kind, c, refs, where in plan or ():
-            plan_rows.append((kind, c, len(vrs), len(vrs) + len(refs)))
+        vrs, slots, starts = [], [], []
+        rows = [(refs, where) for _, _, refs, where in plan or ()]
+        for refs, where in [(x, [-1] * len(x)) for x in states] + [
+                *inputs, *sources, *rows]:
+            starts.append(len(vrs))
             vrs.extend(refs)
             slots.extend(where)
+        at = np.array(starts + [len(vrs)], dtype=np.intp)
+        self.x_at, self.in_at, self.out_at = at[:n + 1], at[n:2 * n + 1], at[2 * n:]
+        self.plan_at = at[3 * n:]
         self.vrs = np.array(vrs + [0], dtype=np.uintc)
         self.slots = np.array(slots + [0], dtype=np.intp)
-        self.n_plan = len(plan_rows)
-        rows = np.array(plan_rows + [(0, 0, 0, 0)], dtype=np.intp)
-        (self.plan_kind, self.plan_c, self.plan_at,
-         self.plan_end) = [rows[:, k].copy() for k in range(4)]
+        self.n_plan = len(rows)
+        self.plan_kind = np.array([r[0] for r in plan or ()] + [0], dtype=np.intp)
+        self.plan_c = np.array([r[1] for r in plan or ()] + [0], dtype=np.intp)
         self.order = np.array(order, dtype=np.intp)
-        sizes = bounds[:, 1] - bounds[:, 0]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        self.n_x = self.offsets[self.n_components]
+        self.n_x = self.x_at[n]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
-        size = max(len(vrs), 1)
-        self.buffer, self.values = np.zeros(size), np.zeros(size)
+        self.buffer, self.values = np.zeros(len(vrs) + 1), np.zeros(len(vrs) + 1)
         self.out_values = np.zeros(self.n_slots)
         self.levels, self.slopes = np.zeros((2, self.n_slots + 1))
         self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
         self.finite = True
-        self.given = np.zeros(
-            1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_components)))
-        self.do_step_cost = np.zeros(self.n_components)
+        self.do_step_cost = np.zeros(n)
         self.costs = self.do_step_cost
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
@@ -192,7 +180,7 @@ cdef class CommunicationStep:
             for i in range(self.n_slots):
                 self.out_values[i] = outputs[i]
         for k in range(self.n_plan):
-            c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
+            c, at, end = self.plan_c[k], self.plan_at[k], self.plan_at[k + 1]
             if self.plan_kind[k] == _READ:
                 self._read(c, at, end, &self.out_values[0])
             else:
@@ -225,23 +213,23 @@ cdef class CommunicationStep:
                 self.slope[i] = (self.yt[i] - previous[i]) / (t - t_previous)
         for k in range(self.n_components):
             c = self.order[k]
-            read = gauss_seidel and self.out_end[c] > self.out_at[c]
+            read = gauss_seidel and self.out_at[c + 1] > self.out_at[c]
             if self.called_back[c]:
                 self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
-                self._write(c, self.in_at[c], self.in_end[c], &self.level[0],
+                self._write(c, self.in_at[c], self.in_at[c + 1], &self.level[0],
                             &self.slope[0] if extrapolates else NULL, h / 2)
                 start = _now()
                 if not self._do_step(c, t, h):
                     return c
                 if full:
                     self.costs[c] = _mean(self.costs[c], _now() - start)
-                self._get(c, self.x_at[c], self.x_end[c], out + self.offsets[c])
+                self._get(c, self.x_at[c], self.x_at[c + 1], out + self.x_at[c])
             self.n_done = k + 1
             if read and not self.called_back[c]:
-                self._read(c, self.out_at[c], self.out_end[c], &self.level[0])
+                self._read(c, self.out_at[c], self.out_at[c + 1], &self.level[0])
             if read:
-                for i in range(self.out_at[c], self.out_end[c]):
+                for i in range(self.out_at[c], self.out_at[c + 1]):
                     s = self.slots[i]
                     if extrapolates:
                         self.slope[s] = (self.level[s] - self.yt[s]) / h
@@ -253,27 +241,21 @@ cdef class CommunicationStep:
 
     cpdef bytes inputs(self):
         """The connected inputs of the last step, as bytes of doubles."""
-        cdef Py_ssize_t c, i, k = 0
-        for c in range(self.n_components):
-            for i in range(self.in_at[c], self.in_end[c]):
-                self.given[k] = self.values[i]
-                k += 1
-        return (<char*> &self.given[0])[:k * sizeof(double)]
+        cdef Py_ssize_t at = self.in_at[0], n = self.in_at[self.n_components] - at
+        return (<char*> &self.values[at])[:n * sizeof(double)]
 
     def replay(self, Py_ssize_t c, list chain, const double[::1] x):
         """Step component c alone through the master's steps `chain` (first
         first; each (t, x, h, scheme, `inputs` bytes)) with the inputs it had in
         each, checking its states bit for bit against the next step's x (x after the
         last). Return the steps that matched."""
-        cdef Py_ssize_t k, n = len(chain), first = 0
-        cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
-        cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part
+        cdef Py_ssize_t k, n = len(chain), first = self.in_at[c] - self.in_at[0]
+        cdef Py_ssize_t at = self.in_at[c], end = self.in_at[c + 1]
+        cdef Py_ssize_t part = self.x_at[c], m = self.x_at[c + 1] - part
         cdef double[::1] states = np.zeros(m + 1)
         cdef const double[::1] after
         cdef const char* given
         cdef double t, h
-        for k in range(c):
-            first += self.in_end[k] - self.in_at[k]
         for k in range(n):
             step = chain[k]
             t, h, given = step[0], step[2], step[4]
@@ -282,7 +264,7 @@ cdef class CommunicationStep:
             self._set(c, at, end, &self.values[at])
             if not self._do_step(c, t, h):
                 return k
-            self._get(c, self.x_at[c], self.x_end[c], &states[0])
+            self._get(c, self.x_at[c], self.x_at[c + 1], &states[0])
             after = chain[k + 1][1] if k + 1 < n else x
             if m and memcmp(&states[0], &after[part], m * sizeof(double)) != 0:
                 return k
@@ -295,26 +277,16 @@ cdef class CommunicationStep:
 MAX_HISTORY = 64
 
 
-cpdef object arrived(master, double t, x, double h, y):
-    """Tell the master and the FMUs called directly that the step left them at y."""
-    cdef double t_end = t + h
-    for flow, where in master._called.values():
-        flow.stepped(t_end, y[where], h)
-    if (<CommunicationStep> master._compiled).direct:
-        master._compiled_at = [flow._at for flow, _ in master._called.values()]
-    master._last_step = (t, x, t_end, y, h)
-    master._end = (t_end, h, y.tobytes())
-
-
 cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
                        bint may_undo=False):
     """The master's communication step of h from (t, x) (xb: x's bytes):
     propagate, save where the step may be undone (`_should_save`), step with
     held or extrapolated inputs. A step that did not complete raises
-    (`_step_failed`). Returns the state at t + h."""
+    (`_step_failed`). Tell the master and the FMUs called directly that the
+    step left them at y, the state at t + h, and return y."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
-    cdef double t_previous = t
+    cdef double t_previous = t, t_end = t + h
     cdef double[::1] ys
     for flow, _ in master._called.values():  # a component closed behind the
         if flow._instance is None:  # master: its error, not a call into a freed
@@ -340,9 +312,15 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
         raise
     if failed >= 0 or not step.finite:
         master._step_failed(failed, t, x, h, y)
+    yb = y.tobytes()
     if master._extrapolates:  # the outputs at t, to extrapolate from t + h
-        keep_last(master._history, (t + h, y.tobytes()), (t, step.y_t.copy()),
-                  MAX_HISTORY)
+        keep_last(master._history, (t_end, yb), (t, step.y_t.copy()), MAX_HISTORY)
+    for flow, where in master._called.values():
+        flow.stepped(t_end, y[where], h)
+    if step.direct:
+        master._compiled_at = [flow._at for flow, _ in master._called.values()]
+    master._last_step = (t, x.copy(), t_end, y, h)
+    master._end = (t_end, h, yb)
     return y
 
 
@@ -429,7 +407,6 @@ cdef class MasterStepper(Stepper):
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
             y = take_step(master, t, xs, master._end[2], h)
-            arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:
             y = master.advance(t, xs, h, self.scheme)
