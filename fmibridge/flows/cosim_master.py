@@ -630,28 +630,24 @@ def _compiled_step(
         variables = cast(CoSimulationFlow, master.components[c].flow).archive.variables
         return [variables[name].vr for name in names]
 
-    fmus, inputs, sources = [], [], []
-    for c, call in enumerate(calls):
-        fmus.append(None if call is None else call[0])
-        ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
-        inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
-        outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
-        sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
     direct = all(call is not None for call in calls) and not coupling.loops()
     plan = [
         (0 if kind == "read" else 1, c, vrs(c, names), list(slots))
         for kind, c, names, slots in coupling.schedule
     ] if direct else None  # fmt: skip
     return CommunicationStep(
-        fmus,
+        [None if call is None else call[0] for call in calls],
         [
             vrs(c, component.state_names) if call is None else call[1]
             for c, (component, call) in enumerate(
                 zip(master.components, calls, strict=True)
             )
         ],
-        inputs,
-        sources,
+        [(vrs(c, names), slots) for c, (names, slots) in enumerate(coupling.inputs_of)],
+        [
+            (vrs(c, names), slots)
+            for c, (names, slots) in enumerate(coupling.outputs_of)
+        ],
         plan,
         master._order,
         None if direct else master._propagate,

@@ -88,20 +88,15 @@ class Coupling:
         }
         self.outputs = np.zeros(len(self.sources))
         self.connections = tuple(connections)
-        self._inputs = [
-            [(di, k) for (d, di), k in self.source_of.items() if d == c]
-            for c in range(len(self.components))
-        ]
-        self._input_slots = [
-            np.array([k for _, k in ports], dtype=np.intp) for ports in self._inputs
-        ]
-        self._writers = [
-            self.components[c].writer([di for di, _ in ports])
-            for c, ports in enumerate(self._inputs)
-        ]
-        self._readers = [
-            self.components[c].reader([so for s, so in self.sources if s == c])
-            for c in range(len(self.components))
+        outputs = {port: k for k, port in enumerate(self.sources)}
+        # per component: its connected inputs and outputs, as (names, slots)
+        self.inputs_of = [_ports(self.source_of, c) for c in self.index.values()]
+        self.outputs_of = [_ports(outputs, c) for c in self.index.values()]
+        self._io = [  # per component: its writer, input slots, reader, output slots
+            (c.writer(ins), np.array(at, dtype=np.intp), c.reader(outs), out_at)
+            for c, (ins, at), (outs, out_at) in zip(
+                self.components, self.inputs_of, self.outputs_of, strict=True
+            )
         ]
         self.schedule = self._schedule()
         self._plan = [self._bind(step) for step in self.schedule]
@@ -218,14 +213,15 @@ class Coupling:
 
     def write_inputs(self, c: int, outputs: np.ndarray) -> None:
         """Set component c's connected inputs from source values `outputs`."""
-        if self._inputs[c]:
-            self._writers[c](outputs[self._input_slots[c]])
+        write, slots, _, _ = self._io[c]
+        if len(slots):
+            write(outputs[slots])
 
     def read_outputs(self, c: int, outputs: np.ndarray) -> None:
         """Write component c's connected outputs, read now, into `outputs`."""
-        positions = [k for k, (s, _) in enumerate(self.sources) if s == c]
-        if positions:
-            outputs[positions] = self._readers[c]()
+        _, _, read, slots = self._io[c]
+        if slots:
+            outputs[slots] = read()
 
     def variables(self) -> dict[str, float]:
         """Every component's states and outputs at the last evaluation."""
@@ -251,6 +247,12 @@ class Coupling:
         for kind, loop, _ in self._plan:
             if kind == "loop":
                 loop.check(t)
+
+
+def _ports(slots: dict[tuple[int, str], int], c: int) -> tuple[list[str], list[int]]:
+    """The names and slots of component c's ports among {(component, name): slot}."""
+    names = [name for k, name in slots if k == c]
+    return names, [slots[c, name] for name in names]
 
 
 def _depends(component: Component, output: str, input_: str) -> bool:
