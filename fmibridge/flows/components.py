@@ -374,13 +374,21 @@ class FlowComponent(NativeBlock):
 
 
 def as_component(name: str, part: object, x0=None) -> Component:
-    """Return `part` (an FMU flow, a NativeBlock or a VectorField) as a component.
+    """Return `part` (an FMU flow, a NativeBlock, a VectorField or a pair (vector
+    field, x0)) as the component `name`.
 
     Raises
     ------
     FmibridgeError
-        If `part` is none of these, or a vector field comes without `x0`.
+        If `name` is empty or has a dot, `part` is none of these, or a vector field
+        comes without `x0`.
     """
+    if not isinstance(name, str) or not name or "." in name:
+        raise FmibridgeError(
+            f"component name {name!r} must be a non-empty string without dots."
+        )
+    if isinstance(part, tuple) and len(part) == 2:
+        part, x0 = part
     if isinstance(part, ModelExchangeFlow):
         return ModelExchangeComponent(name, part)
     if isinstance(part, CoSimulationFlow):

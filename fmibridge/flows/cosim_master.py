@@ -161,7 +161,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._end: tuple = (math.nan, 0.0, b"")  # its (t + h, h, y bytes)
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._undoes_none = False  # the run's plan undoes no step (no guards)
-        saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
+        saving = [k for k, flow in self._flows.items() if hasattr(flow, "keep")]
         self._saving = [  # CS FMUs
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
@@ -173,9 +173,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
         self._came_from: OrderedDict[tuple, tuple] = OrderedDict()
         self._step_cost = 0.0  # wall seconds of a plain step, a running mean
-        self.reports_events = any(
-            c.flow is not None and c.flow.reports_events for c in self.components
-        )
+        self.reports_events = any(f.reports_events for f in self._flows.values())
         self._replays = not self.reports_events  # its events are logged once
         calls = [
             c.flow.compiled_calls() if isinstance(c.flow, CoSimulationFlow) else None
@@ -216,15 +214,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     @property
     def steps_in_blocks(self) -> bool:
         """True where the compiled loops may take many steps per call."""
-        return self._compiled.direct and (
-            not self.recorded_names
-            or (self._undoes_none and bool(self._record_calls()))
-        )
+        return not self._steps().startswith("python")
 
     @property
     def forward_only(self) -> bool:
         """True where a component cannot save its state."""
-        return any(getattr(c.flow, "forward_only", False) for c in self.components)
+        return any(getattr(f, "forward_only", False) for f in self._flows.values())
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h."""

@@ -204,7 +204,7 @@ def couple(
     links_in = list(connections)
     try:
         for name, part in components.items():
-            built.append(_component(name, part))
+            built.append(as_component(name, part))
         links = [c if isinstance(c, Connection) else Connection(*c) for c in links_in]
         coupling = Coupling(built, links, units)
         flow: CoupledModelExchange | CoupledCoSimulation
@@ -221,13 +221,3 @@ def couple(
                 part.close()
         raise
     return flow
-
-
-def _component(name: str, part: object) -> Component:
-    if not isinstance(name, str) or not name or "." in name:
-        raise FmibridgeError(
-            f"component name {name!r} must be a non-empty string without dots."
-        )
-    if isinstance(part, tuple) and len(part) == 2:
-        return as_component(name, *part)
-    return as_component(name, part)

@@ -343,10 +343,13 @@ class CoupledParts:
         ends = np.cumsum([len(c.state_names) for c in self.components])
         self._slices = [slice(a, b) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
         self.x0 = np.concatenate([c.x0 for c in self.components])
+        self._flows: dict[int, Flow] = {  # the components' flows, by component
+            k: c.flow for k, c in enumerate(self.components) if c.flow is not None
+        }
         self._completing = [  # FMUs that need completedIntegratorStep
             k
-            for k, c in enumerate(self.components)
-            if getattr(getattr(c.flow, "instance", None), "needs_completed_step", False)
+            for k, flow in self._flows.items()
+            if getattr(getattr(flow, "instance", None), "needs_completed_step", False)
         ]
         self._asked: set[int] = set()  # FMUs that asked for an event after a step
         self.units: Mapping[str, str] = {  # of the states, where declared
@@ -411,11 +414,12 @@ class CoupledParts:
     @property
     def is_terminated(self) -> bool:
         """True once an FMU component ended the simulation."""
-        return any(f.is_terminated for f in self._fmu_flows())
+        return any(f.is_terminated for f in self._flows.values())
 
     def next_event_time(self) -> float:
         """The earliest time event an FMU component has scheduled (inf: none)."""
-        return min((f.next_event_time() for f in self._fmu_flows()), default=math.inf)
+        times = (f.next_event_time() for f in self._flows.values())
+        return min(times, default=math.inf)
 
     def step_completed(self, t: float, x: np.ndarray) -> bool:
         """Tell the FMUs that need it a step ended; True if one asks for an event."""
@@ -424,7 +428,7 @@ class CoupledParts:
         parts = self.parts(x)
         self.put_at(t, x)
         self._asked = {
-            k for k in self._completing if self._flow(k).step_completed(t, parts[k])
+            k for k in self._completing if self._flows[k].step_completed(t, parts[k])
         }
         return bool(self._asked)
 
@@ -434,34 +438,20 @@ class CoupledParts:
         self.coupling.evaluate(t, parts)
         first = self.next_event_time()
         due = self._asked or {
-            k
-            for k, c in enumerate(self.components)
-            if c.flow is not None and c.flow.next_event_time() <= first
+            k for k, f in self._flows.items() if f.next_event_time() <= first
         }
         self._asked = set()
         for k in sorted(due):
-            parts[k] = self._flow(k).discrete_event(t, parts[k])
+            parts[k] = self._flows[k].discrete_event(t, parts[k])
         return np.concatenate(parts)
-
-    def _flow(self, k: int) -> Flow:
-        """The flow of component k, one with events of its own."""
-        flow = self.components[k].flow
-        if flow is None:
-            raise FmibridgeError(f"component {self.components[k].name!r} has no flow")
-        return flow
-
-    def _fmu_flows(self) -> list:
-        return [c.flow for c in self.components if c.flow is not None]
 
     @property
     def parameter_values(self) -> dict[str, float]:
         """Every FMU component's real parameters, named `component.parameter`."""
         return {
-            f"{c.name}.{name}": value
-            for c in self.components
-            for name, value in getattr(
-                getattr(c, "flow", None), "parameter_values", {}
-            ).items()
+            f"{self.components[k].name}.{name}": value
+            for k, flow in self._flows.items()
+            for name, value in getattr(flow, "parameter_values", {}).items()
         }
 
     def describe(self) -> dict[str, str]:
