@@ -126,16 +126,15 @@ class Coupling:
                 f"and from {connection.source}: an input has one source."
             )
         seen[key] = connection.source
-        if source.causality not in SOURCE_CAUSALITIES:
-            raise FmibridgeError(
-                f"{where}: {connection.source} is an {source.causality}, not an "
-                f"output; a connection leads from an output to an input."
-            )
-        if target.causality != "input":
-            raise FmibridgeError(
-                f"{where}: {connection.target} is an {target.causality}, not an "
-                f"input; a connection leads from an output to an input."
-            )
+        for port, name, allowed, role in (
+            (source, connection.source, SOURCE_CAUSALITIES, "output"),
+            (target, connection.target, ("input",), "input"),
+        ):
+            if port.causality not in allowed:
+                raise FmibridgeError(
+                    f"{where}: {name} is an {port.causality}, not an {role}; a "
+                    f"connection leads from an output to an input."
+                )
         if source.unit and target.unit:
             self._check_units(where, connection, source, target)
         return s, src_var, d, dst_var
@@ -162,17 +161,21 @@ class Coupling:
         for members in strongly_connected(graph):
             if is_loop(members, graph):
                 steps.append(("loop", _Loop(self, members, graph), None, None))
-                continue
-            (node,) = members
-            kind = "read" if node.is_output else "write"
-            port = (node.component, node.variable)
-            slot = self.sources.index(port) if node.is_output else self.source_of[port]
-            if steps and steps[-1][:2] == (kind, node.component):
-                steps[-1][2].append(node.variable)
-                steps[-1][3].append(slot)
             else:
-                steps.append((kind, node.component, [node.variable], [slot]))
+                self._add(steps, members[0])
         return steps
+
+    def _add(self, steps: list[tuple], node: _Node) -> None:
+        """Add the read or write of node to steps, in the last one where it is of
+        the same kind and component."""
+        kind = "read" if node.is_output else "write"
+        port = (node.component, node.variable)
+        slot = self.sources.index(port) if node.is_output else self.source_of[port]
+        if steps and steps[-1][:2] == (kind, node.component):
+            steps[-1][2].append(node.variable)
+            steps[-1][3].append(slot)
+        else:
+            steps.append((kind, node.component, [node.variable], [slot]))
 
     def _graph(self) -> dict[_Node, list[_Node]]:
         graph: dict[_Node, list[_Node]] = {}
@@ -265,32 +268,27 @@ class _Loop:
 
     def __init__(self, coupling: Coupling, members: list[_Node], graph) -> None:
         self._coupling, comps = coupling, coupling.components
-        inputs = _groups(n for n in members if not n.is_output)
-        outputs = _groups(n for n in members if n.is_output)
         self.name = " -> ".join(
             f"{comps[n.component].name}.{n.variable}" for n in _cycle(members, graph)
         )
-        self._writes = [comps[c].writer([n.variable for n in g]) for c, g in inputs]
-        self._reads = [
-            (
-                comps[c].reader([n.variable for n in g]),
-                [coupling.sources.index((c, n.variable)) for n in g],
-            )
-            for c, g in outputs
-        ]
-        unknowns = [n for _, g in inputs for n in g]
-        self._sources = [
-            coupling.source_of[(n.component, n.variable)] for n in unknowns
-        ]
-        self._split = np.cumsum([len(g) for _, g in inputs])[:-1]
-        self._u = np.zeros(len(unknowns))
+        writes: list[tuple] = []  # by component, then variable
+        reads: list[tuple] = []
+        for node in sorted(members, key=lambda n: (n.component, n.variable)):
+            coupling._add(reads if node.is_output else writes, node)
+        self._writes = [coupling._bind(step) for step in writes]
+        self._reads = [coupling._bind(step) for step in reads]
+        self._sources = [slot for step in writes for slot in step[3]]
+        self._split = np.cumsum([len(step[3]) for step in writes])[:-1]
+        self._u = np.zeros(len(self._sources))
 
     def _map(self, u: np.ndarray) -> np.ndarray:
         outputs = self._coupling.outputs
-        for write, values in zip(self._writes, np.split(u, self._split), strict=True):
+        for (_, write, _), values in zip(
+            self._writes, np.split(u, self._split), strict=True
+        ):
             write(values)
-        for read, positions in self._reads:
-            outputs[positions] = read()
+        for _, read, slots in self._reads:
+            outputs[slots] = read()
         return outputs[self._sources]
 
     def solve(self, t: float) -> None:
@@ -307,14 +305,6 @@ def _unit(component: Component, variable: str) -> str | None:
         return component.port(variable).unit
     except FmibridgeError:
         return None
-
-
-def _groups(nodes) -> list[tuple[int, list[_Node]]]:
-    """The nodes grouped by component, in order of first appearance."""
-    groups: dict[int, list[_Node]] = {}
-    for node in sorted(nodes, key=lambda n: (n.component, n.variable)):
-        groups.setdefault(node.component, []).append(node)
-    return list(groups.items())
 
 
 def _cycle(members: list[_Node], graph) -> list[_Node]:
