@@ -113,12 +113,12 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
     def event_edges(self, mode: str) -> tuple[Edge, ...]:
         """Return the Model Exchange FMUs' own event indicators as self-loops
         ('either' guards, as `fmu.fmu_event_edges`), connections propagated first."""
-        edges = []
-        for k, component in enumerate(self.components):
-            if isinstance(component, ModelExchangeComponent):
-                for i in range(component.flow.instance.nz):
-                    edges.append(self._event_edge(k, component, i, mode))
-        return tuple(edges)
+        return tuple(
+            self._event_edge(k, component, i, mode)
+            for k, component in enumerate(self.components)
+            if isinstance(component, ModelExchangeComponent)
+            for i in range(component.flow.instance.nz)
+        )
 
     def _event_edge(
         self, k: int, component: ModelExchangeComponent, i: int, mode: str
