@@ -530,60 +530,46 @@ cdef class FmuStepper(Stepper):
         return [f"{type(self.flow).__name__}.advance"]
 
 
-cdef class _Getter:
-    """One FMI get of scalars of any numeric type, converted as float() does."""
-
-    cdef FmiFunctions fmi
-    cdef void* fn
-    cdef str name
-    cdef Element kind  # the C type: its index in ELEMENTS
-    cdef readonly Py_ssize_t n
-    cdef unsigned int[::1] vrs
-    cdef object buffer  # of the getter's C type
-    cdef char* data
-
-    def __init__(self, FmiFunctions fmi, size_t address, str name, str element,
-                 vrs):
-        self.fmi, self.fn, self.name = fmi, <void*> address, name
-        self.kind = <Element> <int> ELEMENTS.index(element)
-        self.n = len(vrs)
-        self.vrs = np.array(list(vrs) + [0], dtype=np.uintc)
-        self.buffer = np.zeros(self.n + 1, dtype=element)
-        self.data = <char*> (<size_t> self.buffer.ctypes.data)
-
-    cdef int get(self, double* out) except -1:
-        """Write the values to out[0 .. n - 1]."""
-        cdef Py_ssize_t i
-        self.fmi.get_values(self.kind, self.fn, self.name, &self.vrs[0], self.n,
-                            self.data)
-        for i in range(self.n):
-            out[i] = _as_double(self.data, self.kind, i)
-        return 0
-
-
 cdef class Readings:
     """Scalar variables of any numeric types, read by their FMI gets called
     directly (`getters`: address, name, numpy type code, vrs), as doubles in the
     order `take` gives (`flows.fmu._Reader`)."""
 
-    cdef tuple getters
-    cdef double[::1] read  # the values the getters read, one after another
+    cdef FmiFunctions fmi
+    cdef tuple names  # per get: its C name, for messages
+    cdef size_t[::1] fns  # per get: its address
+    cdef Py_ssize_t[::1] kinds  # per get: its C type, an `Element`
+    cdef Py_ssize_t[::1] starts  # get g's vrs: vrs[starts[g]:starts[g + 1]]
+    cdef unsigned int[::1] vrs
+    cdef unsigned long long[::1] got  # get g's values, of its C type, at starts[g]
+    cdef double[::1] read  # the values the gets read, as doubles, as vrs
     cdef Py_ssize_t[::1] take
     cdef readonly Py_ssize_t n  # variables
 
     def __init__(self, FmiFunctions fmi, getters, take):
-        self.getters = tuple(_Getter(fmi, *g) for g in getters)
-        self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
+        self.fmi, self.names = fmi, tuple(g[1] for g in getters)
+        self.fns = np.array([g[0] for g in getters] + [0], dtype=np.uintp)
+        self.kinds = np.array([ELEMENTS.index(g[2]) for g in getters] + [0],
+                              dtype=np.intp)
+        self.starts = np.cumsum([0] + [len(g[3]) for g in getters], dtype=np.intp)
+        self.vrs = np.array([vr for g in getters for vr in g[3]] + [0], dtype=np.uintc)
+        self.got = np.zeros(len(self.vrs), dtype=np.ulonglong)
+        self.read = np.zeros(len(self.vrs))
         self.take = np.array(take, dtype=np.intp)
         self.n = len(self.take)
 
     cdef int read_into(self, double* out) except -1:
         """Write the variables' current values to out[0 .. n - 1]."""
-        cdef Py_ssize_t i, k = 0
-        cdef _Getter getter
-        for getter in self.getters:
-            getter.get(&self.read[k])
-            k += getter.n
+        cdef Py_ssize_t g, i, at
+        cdef Element kind
+        cdef char* data
+        for g in range(len(self.names)):
+            at, kind = self.starts[g], <Element> self.kinds[g]
+            data = <char*> &self.got[at]
+            self.fmi.get_values(kind, <void*> self.fns[g], self.names[g],
+                                &self.vrs[at], self.starts[g + 1] - at, data)
+            for i in range(self.starts[g + 1] - at):
+                self.read[at + i] = _as_double(data, kind, i)
         for i in range(self.n):
             out[i] = self.read[self.take[i]]
         return 0
