@@ -83,11 +83,9 @@ cdef class CommunicationStep:
     cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
-    # the last doStep that did not complete: its status, FMI 3.0 flags and
-    # last successful time
-    cdef readonly int failed_status
-    cdef readonly bint terminated, event, early
-    cdef readonly double last_time
+    # the last doStep that did not complete: (its status, FMI 3.0 flags event,
+    # terminate and early return, last successful time)
+    cdef readonly tuple ended
     cdef readonly bint finite  # the states after the last step are all finite
     cdef readonly Py_ssize_t n_done  # the components that completed the last step
     # per component called directly: its doStep's wall seconds over a full
@@ -162,13 +160,12 @@ cdef class CommunicationStep:
         return self._set(c, at, end, &self.values[at])
 
     cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
-        """c's doStep from t by h: 1 where it completed, else 0 (`failed_status`)."""
+        """c's doStep from t by h: 1 where it completed, else 0 (`ended`)."""
         cdef StepEnd end
         cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
         if status <= fmi2Warning and not (end.terminate or end.event or end.early):
             return 1
-        self.failed_status, self.terminated = status, end.terminate
-        self.last_time, self.event, self.early = end.last, end.event, end.early
+        self.ended = (status, end.event, end.terminate, end.early, end.last)
         return 0
 
     cpdef int evaluate(self, double t, object x) except -1:
@@ -371,10 +368,9 @@ cdef class MasterStepper(Stepper):
     cdef readonly object recorded
     cdef readonly tuple recorded_names
 
-    def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
-                 double snap_rtol, recorded=()):
-        self.n, self.rhs = n, None
-        self.master, self.step, self.scheme = master, step, scheme
+    def __init__(self, master, scheme, double snap_rtol, recorded=()):
+        self.n, self.rhs = len(master.state_names), None
+        self.master, self.step, self.scheme = master, master._compiled, scheme
         self.snap_rtol = snap_rtol
         self.n_rec = len(recorded)
         self.rec_c = np.array([c for c, _ in recorded] + [0], dtype=np.intp)
@@ -507,8 +503,7 @@ cdef class FmuStepper(Stepper):
             if failed < 0 and step.finite:
                 flow.stepped(t + h, new_array(out, self.n), h)
                 return self._arrived(h)
-            ended = (step.failed_status, step.event, step.terminated, step.early,
-                     step.last_time) if failed >= 0 else None
+            ended = step.ended if failed >= 0 else None
             y = flow.finish_step(t, h, ended, new_array(out, self.n))
         else:
             y = flow.advance(t, new_array(x, self.n), h, self.scheme)

@@ -194,9 +194,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """The compiled loops' steps: a `MasterStepper` where all are direct."""
         if not self._compiled.direct:
             return super().stepper(scheme)
-        n = len(self.state_names)
-        recorded = self._record_calls()
-        return MasterStepper(self, self._compiled, scheme, n, TIME_RTOL, recorded)
+        return MasterStepper(self, scheme, TIME_RTOL, self._record_calls())
 
     def _record_calls(self) -> list[tuple[int, int]]:
         """Each recorded variable as (component, vr) if all are C reals; else none."""
@@ -397,7 +395,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Raise for a step that did not complete: FlowTerminated at t where
         component `failed` ended the simulation, else its FMUError; FmibridgeError
         for non-finite states y (failed < 0)."""
-        step = self._compiled
         if failed < 0:
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
@@ -405,9 +402,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             )
         self._stepped(t, h, y, self._order.index(failed))
         flow = self._called[failed][0]
-        end = flow.instance.failed_step(
-            step.failed_status, step.terminated, step.last_time
-        )
+        status, _, terminated, _, last = self._compiled.ended
+        end = flow.instance.failed_step(status, terminated, last)
         try:
             flow._terminate(end.t)
         except FlowTerminated:
