@@ -24,7 +24,7 @@ import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import NoReturn, Protocol, cast
+from typing import NoReturn, cast
 
 import numpy as np
 
@@ -54,45 +54,35 @@ MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 CHEAP_SAVE = 4.0
 
 
-class Costs(Protocol):
-    """The costs the save-or-replay decisions compare, in one unit (0: unknown)."""
-
-    def save(self, name: str) -> float:
-        """A state save of the Co-Simulation FMU `name`."""
-
-    def step(self) -> float:
-        """A plain communication step of the whole coupling."""
-
-    def do_step(self, name: str) -> float:
-        """One doStep of the FMU `name` in the compiled step."""
-
-    def replay(self, name: str, n_steps: int, seconds: float) -> float:
-        """A replay of n_steps by the FMU `name` that took `seconds` (wall)."""
-
-
 class MeasuredCosts:
-    """The costs as the run times them (running means, `_cosim`)."""
+    """The costs the save-or-replay decisions compare, in one unit (0: unknown),
+    as the run times them (running means, `_cosim`). Any object with these four
+    methods may take its place (`CoupledCoSimulation.costs`)."""
 
     def __init__(self, master: CoupledCoSimulation) -> None:
         self._master = master
         self._index = master.coupling.index
 
     def save(self, name: str) -> float:
-        """The CPU seconds of the FMU's save (`CoSimulationFlow.save_cost`)."""
+        """A state save of the Co-Simulation FMU `name`: its CPU seconds
+        (`CoSimulationFlow.save_cost`)."""
         flow = self._master.components[self._index[name]].flow
         return cast(CoSimulationFlow, flow).save_cost
 
     def step(self) -> float:
-        """The running mean of a plain step's wall seconds."""
+        """A plain communication step of the whole coupling: its wall seconds."""
         return self._master._step_cost
 
     def do_step(self, name: str) -> float:
-        """The running mean of the FMU's doStep wall seconds."""
+        """One doStep of the FMU `name` in the compiled step: its wall seconds."""
         return float(self._master._compiled.do_step_cost[self._index[name]])
 
     def replay(self, name: str, n_steps: int, seconds: float) -> float:
-        """The replay's wall seconds."""
+        """A replay of n_steps by the FMU `name` that took `seconds` (wall)."""
         return seconds
+
+
+Costs = MeasuredCosts  # the interface the decisions read (`MeasuredCosts`)
 
 
 @dataclass(frozen=True)
