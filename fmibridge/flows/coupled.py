@@ -28,7 +28,7 @@ from ..core.system import Edge, Guard
 from ..core.units import UnitDefinition
 from ._coupled import CoupledRhs, Step
 from .base import Flow, VectorField
-from .components import Component, ModelExchangeComponent, as_component
+from .components import ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
 from .coupling import Connection, CoupledParts, Coupling, split_name
 
@@ -200,12 +200,11 @@ def couple(
         Naming the component and variable, for every bad input `Coupling` checks,
         and `loops.AlgebraicLoopError` for a loop with no solution at (t0, x0).
     """
-    built: list[Component] = []
-    links_in = list(connections)
-    try:
-        for name, part in components.items():
-            built.append(as_component(name, part))
-        links = [c if isinstance(c, Connection) else Connection(*c) for c in links_in]
+    try:  # on an error, the FMU parts are closed here
+        built = [as_component(name, part) for name, part in components.items()]
+        links = [
+            c if isinstance(c, Connection) else Connection(*c) for c in connections
+        ]
         coupling = Coupling(built, links, units)
         flow: CoupledModelExchange | CoupledCoSimulation
         if all(c.integrates for c in built):
@@ -214,8 +213,6 @@ def couple(
             flow = CoupledCoSimulation(coupling, communication or Communication())
         coupling.check_loops(t0, flow.parts(flow.x0))
     except BaseException:
-        for component in built:
-            component.close()
         for part in components.values():
             if isinstance(part, Flow):
                 part.close()
