@@ -458,8 +458,7 @@ cdef class FmuStepper(Stepper):
         self.in_vrs = np.array([u[0] for u in inputs] + [0], dtype=np.uintc)
         self.in_values = np.zeros(self.n_in + 1)
         self.held = np.array([bool(u[3]) for u in inputs] + [0], dtype=np.uint8)
-        at = np.cumsum([0] + [len(u[1]) for u in inputs])
-        self.table_at = np.asarray(at, dtype=np.intp)
+        self.table_at = np.cumsum([0] + [len(u[1]) for u in inputs], dtype=np.intp)
         self.table_t = np.concatenate([np.asarray(u[1], dtype=float) for u in inputs]
                                       + [np.zeros(1)])
         self.table_u = np.concatenate([np.asarray(u[2], dtype=float) for u in inputs]

@@ -265,8 +265,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Replay each component that saved no state at (t, x) alone from its
         last saved point, each step with its own inputs, checked bit for bit
         (`CommunicationStep.replay`); save it there where that pays."""
-        step = cast(CommunicationStep, self._compiled)
-        replayed, xb = 0, x.tobytes()
+        step, replayed, xb = self._compiled, 0, x.tobytes()
         for c, (flow, where) in enumerate(
             zip(self._saving, self._saving_slices, strict=True)
         ):
@@ -562,18 +561,16 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if abs(t - t_end) > TIME_RTOL * (t_end - t_start) or not np.array_equal(x, y):
             return recorded, ()
         events = []
-        for component, part, where in zip(
-            self.components, self.parts(x), self._slices, strict=True
-        ):
-            if component.flow is None or not component.flow.reports_events:
-                continue
-            for t_event, name, before, after, *_ in component.flow.observe(t, part)[1]:
+        for k, flow in self._flows.items():
+            where = self._slices[k]
+            own = flow.observe(t, x[where])[1] if flow.reports_events else ()
+            for t_event, name, before, after, *_ in own:
                 w = (t_event - t_start) / (t_end - t_start)
                 around = x_start + w * (y - x_start)
                 x_before, x_after = around.copy(), around.copy()
                 x_before[where], x_after[where] = before, after
-                named = None if name is None else f"{component.name}.{name}"  # silent
-                events.append((t_event, named, x_before, x_after))
+                named = None if name is None else f"{self.components[k].name}.{name}"
+                events.append((t_event, named, x_before, x_after))  # named None: silent
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
 
     def describe(self) -> dict[str, str]:
