@@ -384,10 +384,8 @@ cdef class MasterStepper(Stepper):
         """True if the step from (t, x) needs no Python: see the class."""
         cdef object master = self.master
         cdef double t_end, h_end
-        if (self.n == 0 or master._compiled is not self.step
-                or master._may_undo is None
-                or (master.recorded_names
-                    and not (self.n_rec and master._undoes_none))):
+        if (self.n == 0 or master._may_undo is None or (
+                master.recorded_names and not (self.n_rec and master._undoes_none))):
             return False
         t_end, h_end, y_end = master._end
         if not _at(t, x, self.n, t_end, self.snap_rtol * h_end, y_end):

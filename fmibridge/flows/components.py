@@ -36,18 +36,10 @@ class Port:
 
 
 class Component(abc.ABC):
-    """One part of a coupled system. Subclasses bind one kind of model.
-
-    Subclass contract:
-
-    1. Set `name`, `state_names`, `x0` and `integrates` (True if the master
-       integrates dx/dt, False if the component steps itself).
-    2. `port(variable)` describes a variable, or raises naming it.
-    3. `reader(outputs)` and `writer(inputs)` return fast callables for fixed
-       ports; a reader reads at the point of the last `at(t, x)`.
-    4. Integrating components implement `derivatives` (and may give a compiled
-       `part` and `ports`); the others `step`.
-    """
+    """One part of a coupled system. A subclass binds one kind of model: it sets
+    `name`, `state_names`, `x0` and `integrates` (True: the master integrates its
+    `derivatives`; False: it takes its own `step`) and implements the abstract
+    methods; an integrating one may give a compiled `part` and `ports`."""
 
     name: str
     state_names: tuple[str, ...]
@@ -65,7 +57,7 @@ class Component(abc.ABC):
 
     @abc.abstractmethod
     def reader(self, outputs: Sequence[str]) -> Reader:
-        """Return a callable that reads `outputs` at the current point."""
+        """Return a callable that reads `outputs` at the point of the last `at`."""
 
     @abc.abstractmethod
     def writer(self, inputs: Sequence[str]) -> Writer:

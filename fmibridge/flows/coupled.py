@@ -34,11 +34,8 @@ from .coupling import Connection, CoupledParts, Coupling, split_name
 
 
 class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]  # is_terminated: read from the components
-    """Components the master integrates together: one vector field.
-
-    dx/dt at (t, x) is each component's dx/dt after every connection was
-    propagated at (t, x): one compiled `Function` (`_coupled.CoupledRhs`).
-    """
+    """Components the master integrates together: one vector field, its dx/dt
+    one compiled `Function` (`_coupled.CoupledRhs`)."""
 
     def __init__(self, coupling: Coupling) -> None:
         super().__init__(coupling)

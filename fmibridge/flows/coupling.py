@@ -58,11 +58,8 @@ class _Node:
 
 
 class Coupling:
-    """Components and their connections, checked, with an evaluation plan.
-
-    `evaluate(t, parts)` propagates every connection at (t, x), each output read
-    after the inputs it depends on directly, algebraic loops solved; `outputs`
-    then holds the connected outputs' values.
+    """Components and their connections, checked, with an evaluation plan
+    (module docstring); `outputs` holds the connected outputs' values.
 
     Raises
     ------
