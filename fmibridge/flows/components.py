@@ -19,9 +19,8 @@ from ..core.integrators import Scheme
 from ..core.units import UnitDefinition
 from ._coupled import FmuPart, FmuPorts, Part, Ports
 from .base import Flow, VectorField
-from .fmu import CoSimulationFlow, ModelExchangeFlow
+from .fmu import C_REALS, CoSimulationFlow, ModelExchangeFlow
 
-REAL_TYPES = ("Real", "Float64")
 Reader = Callable[[], np.ndarray]
 Writer = Callable[[np.ndarray], None]
 
@@ -119,7 +118,7 @@ class _FmuComponent(Component):
                 f"{variable!r}; its inputs are {self._named('input')} and its "
                 f"outputs {self._named('output')}."
             )
-        if found.type not in REAL_TYPES or found.shape:
+        if found.type not in C_REALS or found.shape:  # read and set as C reals
             raise FmibridgeError(
                 f"{self.name}.{variable} has type {found.type}"
                 f"{' (an array)' if found.shape else ''}; connections join scalar "
