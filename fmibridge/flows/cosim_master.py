@@ -41,7 +41,7 @@ from ._cosim import (
 )
 from ._stepper import Stepper
 from .base import Flow, UndoPlan
-from .coupling import CoupledParts, Coupling, split_name
+from .coupling import CoupledParts, Coupling
 from .fmu import C_REALS, MAX_SNAPSHOTS, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
@@ -190,7 +190,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Each recorded variable as (component, vr) if all are C reals; else none."""
         calls = []
         for name in self.recorded_names:
-            component, variable = split_name(name, f"output {name!r}")
+            component, _, variable = name.partition(".")  # checked by `record`
             k = self.coupling.index[component]
             found = self._called.get(k)
             v = None if found is None else found[0].archive.variables.get(variable)

@@ -30,7 +30,7 @@ from ._coupled import CoupledRhs, Step
 from .base import Flow, VectorField
 from .components import ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
-from .coupling import Connection, CoupledParts, Coupling, split_name
+from .coupling import Connection, CoupledParts, Coupling
 
 
 class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]  # is_terminated: read from the components
@@ -82,13 +82,11 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
     def _free_input(self, name: str):
         """The writer of the unconnected input `name` (`component.variable`)."""
         where = f"input {name!r}"
-        component, variable = split_name(name, where)
-        k = self.coupling.index_of(component, where)
-        causality = self.components[k].port(variable).causality
-        if causality != "input":
+        k, variable, port = self.coupling.port_of(name, where)
+        if port.causality != "input":
             raise FmibridgeError(
-                f"{where}: {name} has causality {causality!r}; a force input must "
-                f"be an input."
+                f"{where}: {name} has causality {port.causality!r}; a force input "
+                f"must be an input."
             )
         if (k, variable) in self.coupling.source_of:
             raise FmibridgeError(

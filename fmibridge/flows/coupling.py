@@ -98,24 +98,23 @@ class Coupling:
         self.schedule = self._schedule()
         self._plan = [self._bind(step) for step in self.schedule]
 
-    def index_of(self, component: str, where: str) -> int:
-        """Return the number of `component` (by name), or raise naming it."""
+    def port_of(self, name: str, where: str) -> tuple[int, str, Port]:
+        """Return the component number, variable and port of `component.variable`,
+        or raise naming it (`where`: what names it, for the message)."""
+        component, variable = split_name(name, where)
         if component not in self.index:
             raise FmibridgeError(
                 f"{where}: no component {component!r}; the components are "
                 f"{sorted(self.index)}."
             )
-        return self.index[component]
+        k = self.index[component]
+        return k, variable, self.components[k].port(variable)
 
     def _check(self, connection: Connection, seen: dict) -> tuple[int, str, int, str]:
         where = f"connection {connection}"
-        (src, src_var), (dst, dst_var) = (
-            split_name(connection.source, where),
-            split_name(connection.target, where),
+        (s, src_var, source), (d, dst_var, target) = (
+            self.port_of(name, where) for name in (connection.source, connection.target)
         )
-        s, d = self.index_of(src, where), self.index_of(dst, where)
-        source = self.components[s].port(src_var)
-        target = self.components[d].port(dst_var)
         key = (d, dst_var)
         if key in seen:
             raise FmibridgeError(
@@ -363,10 +362,7 @@ class CoupledParts:
         by_component: dict[int, list[tuple[int, str]]] = {}
         units = dict(self.units)
         for position, name in enumerate(names):
-            where = f"output {name!r}"
-            component, variable = split_name(name, where)
-            k = self.coupling.index_of(component, where)
-            port = self.components[k].port(variable)
+            k, variable, port = self.coupling.port_of(name, f"output {name!r}")
             by_component.setdefault(k, []).append((position, variable))
             if port.unit:
                 units[name] = port.unit
