@@ -86,9 +86,10 @@ class Coupling:
         self.outputs = np.zeros(len(self.sources))
         self.connections = tuple(connections)
         outputs = {port: k for k, port in enumerate(self.sources)}
+        every = range(len(self.components))
         # per component: its connected inputs and outputs, as (names, slots)
-        self.inputs_of = [_ports(self.source_of, c) for c in self.index.values()]
-        self.outputs_of = [_ports(outputs, c) for c in self.index.values()]
+        self.inputs_of = [_ports(self.source_of, c) for c in every]
+        self.outputs_of = [_ports(outputs, c) for c in every]
         self._io = [  # per component: its writer, input slots, reader, output slots
             (c.writer(ins), np.array(at, dtype=np.intp), c.reader(outs), out_at)
             for c, (ins, at), (outs, out_at) in zip(
