@@ -1,13 +1,10 @@
 """The co-simulation master's communication step, one for every coupling.
 
 `CommunicationStep` takes the step of `cosim_master.CoupledCoSimulation` in
-one call: a Co-Simulation FMU of FMI 2.0 or 3.0 is called directly (doStep,
-get and set of reals by value reference, `flows._fmi`); any other component is
-stepped by one Python function, called back (`step_back`). The connections
-are propagated at t by the coupling's evaluation plan, in C, where every
-component is called directly and there is no algebraic loop, else by
-`coupling.evaluate`, called back (`propagate`). A doStep that does not
-complete is handed back to the caller (`run` returns the component).
+one call (docs/coupled.md): a Co-Simulation FMU of FMI 2.0 or 3.0 is called
+directly (`flows._fmi`), any other component and a propagation with an
+algebraic loop back in Python. Beside it: the compiled loops' steppers of a
+master and of one FMU, and the direct reads of an FMU's variables.
 
 References
 ----------

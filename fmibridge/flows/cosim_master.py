@@ -1,14 +1,10 @@
 """The co-simulation master: a coupled system with components that step themselves.
 
-`CoupledCoSimulation.advance(t, x, h)` is one communication step of length h
-(docs/coupled.md): every component is put at (t, its part of x), restoring
-saved FMU states or replaying steps from the last saved point (bit for bit,
-checked), so a step undone to bracket a crossing is undone in every FMU; the
-connections are propagated at t; each component steps to t + h, Jacobi or
-Gauss-Seidel, inputs held or extrapolated linearly (a Co-Simulation FMU gets
-the line's value at the middle of its doStep). Whether to save or to replay
-compares the costs (`Costs`). Propagation and steps are one compiled step
-(`_cosim.CommunicationStep`).
+`CoupledCoSimulation.advance(t, x, h)` is one communication step of length h:
+every component put back at (t, its part of x) by a saved state or a replay
+(checked bit for bit), whichever `Costs` says is cheaper, then propagated and
+stepped in one compiled step (`_cosim.CommunicationStep`). docs/coupled.md
+explains the schemes and inputs.
 
 References
 ----------
