@@ -39,8 +39,23 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
 
     def __init__(self, coupling: Coupling) -> None:
         super().__init__(coupling)
+        parts = [  # each component, put at its point where its outputs are read
+            component.part(where.start, bool(outputs))
+            for component, where, (outputs, _) in zip(
+                self.components, self._slices, coupling.outputs_of, strict=True
+            )
+        ]
+        steps = [
+            Step(kind, c)
+            if kind == "loop"
+            else Step(
+                kind, self.components[c].ports(names, output=kind == "read"), slots
+            )
+            for kind, c, names, slots in coupling.schedule
+        ]
         names = ", ".join(c.name for c in self.components)
-        self._rhs = _coupled_rhs(coupling, f"the coupled system of {names}")
+        what = f"the coupled system of {names}"
+        self._rhs = CoupledRhs(parts, steps, coupling.outputs, what)
 
     def rhs_function(self) -> Function:
         """Return dx/dt of every component, its inputs propagated first."""
@@ -139,24 +154,6 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
             name,
             discrete_change=component.flow.event_changed_discrete,
         )
-
-
-def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:
-    """The coupled right-hand side: each component's part and the coupling's plan."""
-    read = {c for c, _ in coupling.sources}  # components whose outputs are read
-    parts, start = [], 0
-    for k, component in enumerate(coupling.components):
-        parts.append(component.part(start, k in read))
-        start += len(component.state_names)
-    steps = [
-        Step(kind, c)
-        if kind == "loop"
-        else Step(
-            kind, coupling.components[c].ports(names, output=kind == "read"), slots
-        )
-        for kind, c, names, slots in coupling.schedule
-    ]
-    return CoupledRhs(parts, steps, coupling.outputs, what)
 
 
 def couple(
