@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -245,7 +246,9 @@ class NativeBlock(Component):
         units: Mapping[str, str] | None = None,
         name: str = "block",
     ) -> None:
-        self.name, self._f, self._g = name, f, g or _no_outputs
+        self.name, self._f = name, f
+        # g is None only without outputs, where it is never called
+        self._g = cast(Callable[[float, np.ndarray, np.ndarray], np.ndarray], g)
         self.state_names = tuple(state_names)
         self.x0 = np.array(x0, dtype=float).reshape(-1)
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
@@ -337,11 +340,6 @@ class NativeBlock(Component):
     def describe(self) -> str:
         """Return "native block", for provenance."""
         return "native block"
-
-
-def _no_outputs(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """g of a block without outputs."""
-    return np.empty(0)
 
 
 class FlowComponent(NativeBlock):

@@ -479,8 +479,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._may_undo = may_undo
         self._undoes_none = not getattr(may_undo, "guards", True)
         self._forget_saves()
-        for flow in self._saving:  # each frees the states an earlier run saved
-            flow.plan_undo(_never)
+        for flow in self._saving:  # the master saves their states; each frees
+            flow.plan_undo(lambda t, x, h: False)  # those an earlier run saved
 
     def _forget_saves(self) -> None:
         """Start a run's saves and replays afresh."""
@@ -627,8 +627,3 @@ def _compiled_step(
         None if direct else master._propagate,
         master._component_step,
     )
-
-
-def _never(t: float, x: np.ndarray, h: float) -> bool:
-    """The components' plan: the master saves their states."""
-    return False
