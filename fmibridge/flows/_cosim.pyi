@@ -14,11 +14,7 @@ ELEMENTS: tuple[str, ...]
 class CommunicationStep:
     direct: bool
     y_t: np.ndarray
-    failed_status: int
-    terminated: bool
-    event: bool
-    early: bool
-    last_time: float
+    ended: tuple[int, bool, bool, bool, float]
     finite: bool
     do_step_cost: np.ndarray
     n_done: int
@@ -37,7 +33,6 @@ class CommunicationStep:
     def inputs(self) -> bytes: ...
     def replay(self, c: int, chain: list[tuple], x: np.ndarray) -> int: ...
 
-def arrived(master: Any, t: float, x: np.ndarray, h: float, y: np.ndarray) -> None: ...
 def take_step(
     master: Any,
     t: float,
@@ -65,9 +60,7 @@ class MasterStepper(Stepper):
     def __init__(
         self,
         master: Any,
-        step: CommunicationStep,
         scheme: Any,
-        n: int,
         snap_rtol: float,
         recorded: Sequence[tuple[int, int]] = (),
     ) -> None: ...

@@ -1,13 +1,10 @@
 """The co-simulation master's communication step, one for every coupling.
 
 `CommunicationStep` takes the step of `cosim_master.CoupledCoSimulation` in
-one call: a Co-Simulation FMU of FMI 2.0 or 3.0 is called directly (doStep,
-get and set of reals by value reference, `flows._fmi`); any other component is
-stepped by one Python function, called back (`step_back`). The connections
-are propagated at t by the coupling's evaluation plan, in C, where every
-component is called directly and there is no algebraic loop, else by
-`coupling.evaluate`, called back (`propagate`). A doStep that does not
-complete is handed back to the caller (`run` returns the component).
+one call (docs/coupled.md): a Co-Simulation FMU of FMI 2.0 or 3.0 is called
+directly (`flows._fmi`), any other component and a propagation with an
+algebraic loop back in Python. Beside it: the compiled loops' steppers of a
+master and of one FMU, and the direct reads of an FMU's variables.
 
 References
 ----------
@@ -69,26 +66,25 @@ cdef class CommunicationStep:
     cdef readonly bint direct  # every component called directly, the plan in C
     cdef tuple fmi  # per component: its calls (`FmiFunctions`) or None
     cdef object propagate, step_back
-    cdef unsigned int[::1] vrs  # every value reference, the lists below index it
-    cdef Py_ssize_t[::1] slots  # every slot, indexed as vrs
-    # per component: [start, end) in vrs of its states, inputs and outputs
-    cdef Py_ssize_t[::1] x_at, x_end, in_at, in_end, out_at, out_end, offsets
-    # the plan: kind, component, [start, end) in vrs
-    cdef Py_ssize_t[::1] plan_kind, plan_c, plan_at, plan_end
+    # every value reference: the components' states (x, in order), then their
+    # inputs, then their outputs, then the plan's rows; its slots likewise
+    cdef unsigned int[::1] vrs
+    cdef Py_ssize_t[::1] slots
+    # where each of those groups starts in vrs, one more than there are: c's
+    # states are vrs[x_at[c]:x_at[c + 1]], at x[x_at[c]:x_at[c + 1]]
+    cdef Py_ssize_t[::1] x_at, in_at, out_at, plan_at
+    cdef Py_ssize_t[::1] plan_kind, plan_c  # the plan: kind, component
     cdef Py_ssize_t[::1] order
     cdef double[::1] buffer, values
     cdef double[::1] out_values, level, slope  # the outputs, by slot
     cdef object levels, slopes  # level and slope as arrays, for step_back
     cdef readonly object y_t
     cdef double[::1] yt
-    # the last doStep that did not complete: its status, FMI 3.0 flags and
-    # last successful time
-    cdef readonly int failed_status
-    cdef readonly bint terminated, event, early
-    cdef readonly double last_time
+    # the last doStep that did not complete: (its status, FMI 3.0 flags event,
+    # terminate and early return, last successful time)
+    cdef readonly tuple ended
     cdef readonly bint finite  # the states after the last step are all finite
     cdef readonly Py_ssize_t n_done  # the components that completed the last step
-    cdef double[::1] given  # each component's connected inputs (`replay`)
     # per component called directly: its doStep's wall seconds over a full
     # step (h at least half the longest: not a search's trials), `_mean`
     cdef readonly object do_step_cost
@@ -97,50 +93,37 @@ cdef class CommunicationStep:
 
     def __init__(self, fmus, states, inputs, sources, plan, order,
                  propagate=None, step_back=None):
-        cdef Py_ssize_t c
-        self.n_components = len(fmus)
+        n = self.n_components = len(fmus)
         self.fmi = tuple(fmus)
         self.called_back = np.array([f is None for f in fmus], dtype=np.uint8)
         self.direct = plan is not None and not any(f is None for f in fmus)
         self.propagate, self.step_back = propagate, step_back
-        vrs, slots, bounds = [], [], []
-        for c in range(self.n_components):
-            for refs, where in ((states[c], [-1] * len(states[c])), inputs[c],
-                                sources[c]):
-                bounds.append(len(vrs))
-                vrs.extend(refs)
-                slots.extend(where)
-                bounds.append(len(vrs))
-        bounds = np.array(bounds, dtype=np.intp).reshape(self.n_components, 6)
-        (self.x_at, self.x_end, self.in_at, self.in_end, self.out_at,
-         self.out_end) = [bounds[:, k].copy() for k in range(6)]
-        plan_rows = []
-        for kind, c, refs, where in plan or ():
-            plan_rows.append((kind, c, len(vrs), len(vrs) + len(refs)))
+        vrs, slots, starts = [], [], []
+        rows = [(refs, where) for _, _, refs, where in plan or ()]
+        for refs, where in [(x, [-1] * len(x)) for x in states] + [
+                *inputs, *sources, *rows]:
+            starts.append(len(vrs))
             vrs.extend(refs)
             slots.extend(where)
+        at = np.array(starts + [len(vrs)], dtype=np.intp)
+        self.x_at, self.in_at, self.out_at = at[:n + 1], at[n:2 * n + 1], at[2 * n:]
+        self.plan_at = at[3 * n:]
         self.vrs = np.array(vrs + [0], dtype=np.uintc)
         self.slots = np.array(slots + [0], dtype=np.intp)
-        self.n_plan = len(plan_rows)
-        rows = np.array(plan_rows + [(0, 0, 0, 0)], dtype=np.intp)
-        (self.plan_kind, self.plan_c, self.plan_at,
-         self.plan_end) = [rows[:, k].copy() for k in range(4)]
+        self.n_plan = len(rows)
+        self.plan_kind = np.array([r[0] for r in plan or ()] + [0], dtype=np.intp)
+        self.plan_c = np.array([r[1] for r in plan or ()] + [0], dtype=np.intp)
         self.order = np.array(order, dtype=np.intp)
-        sizes = bounds[:, 1] - bounds[:, 0]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        self.n_x = self.offsets[self.n_components]
+        self.n_x = self.x_at[n]
         self.n_slots = 1 + max([s for s in slots if s >= 0], default=-1)
-        size = max(len(vrs), 1)
-        self.buffer, self.values = np.zeros(size), np.zeros(size)
+        self.buffer, self.values = np.zeros(len(vrs) + 1), np.zeros(len(vrs) + 1)
         self.out_values = np.zeros(self.n_slots)
         self.levels, self.slopes = np.zeros((2, self.n_slots + 1))
         self.level, self.slope = self.levels, self.slopes
         self.y_t = np.zeros(self.n_slots)
         self.yt = self.y_t
         self.finite = True
-        self.given = np.zeros(
-            1 + sum(self.in_end[c] - self.in_at[c] for c in range(self.n_components)))
-        self.do_step_cost = np.zeros(self.n_components)
+        self.do_step_cost = np.zeros(n)
         self.costs = self.do_step_cost
 
     cdef int _get(self, Py_ssize_t c, Py_ssize_t at, Py_ssize_t end,
@@ -174,13 +157,12 @@ cdef class CommunicationStep:
         return self._set(c, at, end, &self.values[at])
 
     cdef int _do_step(self, Py_ssize_t c, double t, double h) except -1:
-        """c's doStep from t by h: 1 where it completed, else 0 (`failed_status`)."""
+        """c's doStep from t by h: 1 where it completed, else 0 (`ended`)."""
         cdef StepEnd end
         cdef int status = (<FmiFunctions> self.fmi[c]).do_step(t, h, &end)
         if status <= fmi2Warning and not (end.terminate or end.event or end.early):
             return 1
-        self.failed_status, self.terminated = status, end.terminate
-        self.last_time, self.event, self.early = end.last, end.event, end.early
+        self.ended = (status, end.event, end.terminate, end.early, end.last)
         return 0
 
     cpdef int evaluate(self, double t, object x) except -1:
@@ -192,7 +174,7 @@ cdef class CommunicationStep:
             for i in range(self.n_slots):
                 self.out_values[i] = outputs[i]
         for k in range(self.n_plan):
-            c, at, end = self.plan_c[k], self.plan_at[k], self.plan_end[k]
+            c, at, end = self.plan_c[k], self.plan_at[k], self.plan_at[k + 1]
             if self.plan_kind[k] == _READ:
                 self._read(c, at, end, &self.out_values[0])
             else:
@@ -225,23 +207,23 @@ cdef class CommunicationStep:
                 self.slope[i] = (self.yt[i] - previous[i]) / (t - t_previous)
         for k in range(self.n_components):
             c = self.order[k]
-            read = gauss_seidel and self.out_end[c] > self.out_at[c]
+            read = gauss_seidel and self.out_at[c + 1] > self.out_at[c]
             if self.called_back[c]:
                 self.step_back(c, t, x, h, scheme, self.levels, self.slopes, read, y)
             else:
-                self._write(c, self.in_at[c], self.in_end[c], &self.level[0],
+                self._write(c, self.in_at[c], self.in_at[c + 1], &self.level[0],
                             &self.slope[0] if extrapolates else NULL, h / 2)
                 start = _now()
                 if not self._do_step(c, t, h):
                     return c
                 if full:
                     self.costs[c] = _mean(self.costs[c], _now() - start)
-                self._get(c, self.x_at[c], self.x_end[c], out + self.offsets[c])
+                self._get(c, self.x_at[c], self.x_at[c + 1], out + self.x_at[c])
             self.n_done = k + 1
             if read and not self.called_back[c]:
-                self._read(c, self.out_at[c], self.out_end[c], &self.level[0])
+                self._read(c, self.out_at[c], self.out_at[c + 1], &self.level[0])
             if read:
-                for i in range(self.out_at[c], self.out_end[c]):
+                for i in range(self.out_at[c], self.out_at[c + 1]):
                     s = self.slots[i]
                     if extrapolates:
                         self.slope[s] = (self.level[s] - self.yt[s]) / h
@@ -253,27 +235,21 @@ cdef class CommunicationStep:
 
     cpdef bytes inputs(self):
         """The connected inputs of the last step, as bytes of doubles."""
-        cdef Py_ssize_t c, i, k = 0
-        for c in range(self.n_components):
-            for i in range(self.in_at[c], self.in_end[c]):
-                self.given[k] = self.values[i]
-                k += 1
-        return (<char*> &self.given[0])[:k * sizeof(double)]
+        cdef Py_ssize_t at = self.in_at[0], n = self.in_at[self.n_components] - at
+        return (<char*> &self.values[at])[:n * sizeof(double)]
 
     def replay(self, Py_ssize_t c, list chain, const double[::1] x):
         """Step component c alone through the master's steps `chain` (first
         first; each (t, x, h, scheme, `inputs` bytes)) with the inputs it had in
         each, checking its states bit for bit against the next step's x (x after the
         last). Return the steps that matched."""
-        cdef Py_ssize_t k, n = len(chain), first = 0
-        cdef Py_ssize_t at = self.in_at[c], end = self.in_end[c]
-        cdef Py_ssize_t part = self.offsets[c], m = self.offsets[c + 1] - part
+        cdef Py_ssize_t k, n = len(chain), first = self.in_at[c] - self.in_at[0]
+        cdef Py_ssize_t at = self.in_at[c], end = self.in_at[c + 1]
+        cdef Py_ssize_t part = self.x_at[c], m = self.x_at[c + 1] - part
         cdef double[::1] states = np.zeros(m + 1)
         cdef const double[::1] after
         cdef const char* given
         cdef double t, h
-        for k in range(c):
-            first += self.in_end[k] - self.in_at[k]
         for k in range(n):
             step = chain[k]
             t, h, given = step[0], step[2], step[4]
@@ -282,7 +258,7 @@ cdef class CommunicationStep:
             self._set(c, at, end, &self.values[at])
             if not self._do_step(c, t, h):
                 return k
-            self._get(c, self.x_at[c], self.x_end[c], &states[0])
+            self._get(c, self.x_at[c], self.x_at[c + 1], &states[0])
             after = chain[k + 1][1] if k + 1 < n else x
             if m and memcmp(&states[0], &after[part], m * sizeof(double)) != 0:
                 return k
@@ -295,26 +271,16 @@ cdef class CommunicationStep:
 MAX_HISTORY = 64
 
 
-cpdef object arrived(master, double t, x, double h, y):
-    """Tell the master and the FMUs called directly that the step left them at y."""
-    cdef double t_end = t + h
-    for flow, where in master._called.values():
-        flow.stepped(t_end, y[where], h)
-    if (<CommunicationStep> master._compiled).direct:
-        master._compiled_at = [flow._at for flow, _ in master._called.values()]
-    master._last_step = (t, x, t_end, y, h)
-    master._end = (t_end, h, y.tobytes())
-
-
 cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
                        bint may_undo=False):
     """The master's communication step of h from (t, x) (xb: x's bytes):
     propagate, save where the step may be undone (`_should_save`), step with
     held or extrapolated inputs. A step that did not complete raises
-    (`_step_failed`). Returns the state at t + h."""
+    (`_step_failed`). Tell the master and the FMUs called directly that the
+    step left them at y, the state at t + h, and return y."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
-    cdef double t_previous = t
+    cdef double t_previous = t, t_end = t + h
     cdef double[::1] ys
     for flow, _ in master._called.values():  # a component closed behind the
         if flow._instance is None:  # master: its error, not a call into a freed
@@ -340,9 +306,15 @@ cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
         raise
     if failed >= 0 or not step.finite:
         master._step_failed(failed, t, x, h, y)
+    yb = y.tobytes()
     if master._extrapolates:  # the outputs at t, to extrapolate from t + h
-        keep_last(master._history, (t + h, y.tobytes()), (t, step.y_t.copy()),
-                  MAX_HISTORY)
+        keep_last(master._history, (t_end, yb), (t, step.y_t.copy()), MAX_HISTORY)
+    for flow, where in master._called.values():
+        flow.stepped(t_end, y[where], h)
+    if step.direct:
+        master._compiled_at = [flow._at for flow, _ in master._called.values()]
+    master._last_step = (t, x.copy(), t_end, y, h)
+    master._end = (t_end, h, yb)
     return y
 
 
@@ -393,10 +365,9 @@ cdef class MasterStepper(Stepper):
     cdef readonly object recorded
     cdef readonly tuple recorded_names
 
-    def __init__(self, master, CommunicationStep step, scheme, Py_ssize_t n,
-                 double snap_rtol, recorded=()):
-        self.n, self.rhs = n, None
-        self.master, self.step, self.scheme = master, step, scheme
+    def __init__(self, master, scheme, double snap_rtol, recorded=()):
+        self.n, self.rhs = len(master.state_names), None
+        self.master, self.step, self.scheme = master, master._compiled, scheme
         self.snap_rtol = snap_rtol
         self.n_rec = len(recorded)
         self.rec_c = np.array([c for c, _ in recorded] + [0], dtype=np.intp)
@@ -410,10 +381,8 @@ cdef class MasterStepper(Stepper):
         """True if the step from (t, x) needs no Python: see the class."""
         cdef object master = self.master
         cdef double t_end, h_end
-        if (self.n == 0 or master._compiled is not self.step
-                or master._may_undo is None
-                or (master.recorded_names
-                    and not (self.n_rec and master._undoes_none))):
+        if (self.n == 0 or master._may_undo is None or (
+                master.recorded_names and not (self.n_rec and master._undoes_none))):
             return False
         t_end, h_end, y_end = master._end
         if not _at(t, x, self.n, t_end, self.snap_rtol * h_end, y_end):
@@ -429,7 +398,6 @@ cdef class MasterStepper(Stepper):
         xs = new_array(x, self.n)
         if self._plain(t, x) and not master._may_undo(t, xs, h):
             y = take_step(master, t, xs, master._end[2], h)
-            arrived(master, t, xs, h, y)
             step_done(master, t, xs, h, self.scheme, _now() - start)
         else:
             y = master.advance(t, xs, h, self.scheme)
@@ -485,8 +453,7 @@ cdef class FmuStepper(Stepper):
         self.in_vrs = np.array([u[0] for u in inputs] + [0], dtype=np.uintc)
         self.in_values = np.zeros(self.n_in + 1)
         self.held = np.array([bool(u[3]) for u in inputs] + [0], dtype=np.uint8)
-        at = np.cumsum([0] + [len(u[1]) for u in inputs])
-        self.table_at = np.asarray(at, dtype=np.intp)
+        self.table_at = np.cumsum([0] + [len(u[1]) for u in inputs], dtype=np.intp)
         self.table_t = np.concatenate([np.asarray(u[1], dtype=float) for u in inputs]
                                       + [np.zeros(1)])
         self.table_u = np.concatenate([np.asarray(u[2], dtype=float) for u in inputs]
@@ -530,8 +497,7 @@ cdef class FmuStepper(Stepper):
             if failed < 0 and step.finite:
                 flow.stepped(t + h, new_array(out, self.n), h)
                 return self._arrived(h)
-            ended = (step.failed_status, step.event, step.terminated, step.early,
-                     step.last_time) if failed >= 0 else None
+            ended = step.ended if failed >= 0 else None
             y = flow.finish_step(t, h, ended, new_array(out, self.n))
         else:
             y = flow.advance(t, new_array(x, self.n), h, self.scheme)
@@ -553,60 +519,46 @@ cdef class FmuStepper(Stepper):
         return [f"{type(self.flow).__name__}.advance"]
 
 
-cdef class _Getter:
-    """One FMI get of scalars of any numeric type, converted as float() does."""
-
-    cdef FmiFunctions fmi
-    cdef void* fn
-    cdef str name
-    cdef Element kind  # the C type: its index in ELEMENTS
-    cdef readonly Py_ssize_t n
-    cdef unsigned int[::1] vrs
-    cdef object buffer  # of the getter's C type
-    cdef char* data
-
-    def __init__(self, FmiFunctions fmi, size_t address, str name, str element,
-                 vrs):
-        self.fmi, self.fn, self.name = fmi, <void*> address, name
-        self.kind = <Element> <int> ELEMENTS.index(element)
-        self.n = len(vrs)
-        self.vrs = np.array(list(vrs) + [0], dtype=np.uintc)
-        self.buffer = np.zeros(self.n + 1, dtype=element)
-        self.data = <char*> (<size_t> self.buffer.ctypes.data)
-
-    cdef int get(self, double* out) except -1:
-        """Write the values to out[0 .. n - 1]."""
-        cdef Py_ssize_t i
-        self.fmi.get_values(self.kind, self.fn, self.name, &self.vrs[0], self.n,
-                            self.data)
-        for i in range(self.n):
-            out[i] = _as_double(self.data, self.kind, i)
-        return 0
-
-
 cdef class Readings:
     """Scalar variables of any numeric types, read by their FMI gets called
     directly (`getters`: address, name, numpy type code, vrs), as doubles in the
     order `take` gives (`flows.fmu._Reader`)."""
 
-    cdef tuple getters
-    cdef double[::1] read  # the values the getters read, one after another
+    cdef FmiFunctions fmi
+    cdef tuple names  # per get: its C name, for messages
+    cdef size_t[::1] fns  # per get: its address
+    cdef Py_ssize_t[::1] kinds  # per get: its C type, an `Element`
+    cdef Py_ssize_t[::1] starts  # get g's vrs: vrs[starts[g]:starts[g + 1]]
+    cdef unsigned int[::1] vrs
+    cdef unsigned long long[::1] got  # get g's values, of its C type, at starts[g]
+    cdef double[::1] read  # the values the gets read, as doubles, as vrs
     cdef Py_ssize_t[::1] take
     cdef readonly Py_ssize_t n  # variables
 
     def __init__(self, FmiFunctions fmi, getters, take):
-        self.getters = tuple(_Getter(fmi, *g) for g in getters)
-        self.read = np.zeros(sum(len(g[3]) for g in getters) + 1)
+        self.fmi, self.names = fmi, tuple(g[1] for g in getters)
+        self.fns = np.array([g[0] for g in getters] + [0], dtype=np.uintp)
+        self.kinds = np.array([ELEMENTS.index(g[2]) for g in getters] + [0],
+                              dtype=np.intp)
+        self.starts = np.cumsum([0] + [len(g[3]) for g in getters], dtype=np.intp)
+        self.vrs = np.array([vr for g in getters for vr in g[3]] + [0], dtype=np.uintc)
+        self.got = np.zeros(len(self.vrs), dtype=np.ulonglong)
+        self.read = np.zeros(len(self.vrs))
         self.take = np.array(take, dtype=np.intp)
         self.n = len(self.take)
 
     cdef int read_into(self, double* out) except -1:
         """Write the variables' current values to out[0 .. n - 1]."""
-        cdef Py_ssize_t i, k = 0
-        cdef _Getter getter
-        for getter in self.getters:
-            getter.get(&self.read[k])
-            k += getter.n
+        cdef Py_ssize_t g, i, at
+        cdef Element kind
+        cdef char* data
+        for g in range(len(self.names)):
+            at, kind = self.starts[g], <Element> self.kinds[g]
+            data = <char*> &self.got[at]
+            self.fmi.get_values(kind, <void*> self.fns[g], self.names[g],
+                                &self.vrs[at], self.starts[g + 1] - at, data)
+            for i in range(self.starts[g + 1] - at):
+                self.read[at + i] = _as_double(data, kind, i)
         for i in range(self.n):
             out[i] = self.read[self.take[i]]
         return 0

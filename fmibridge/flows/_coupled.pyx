@@ -2,8 +2,8 @@
 
 dx/dt at (t, x) (`coupled.CoupledModelExchange`): every component whose ports
 are read is put at (t, its part of x); the connections are propagated in the
-order `coupling.Coupling` computed (`Read`, `Write`, `Solve` of an algebraic
-loop in Python); each component's derivatives come from its own `Function`.
+order `coupling.Coupling` computed (`Step`s: reads, writes and algebraic loops
+solved in Python); each component's derivatives come from its own `Function`.
 Every RK stage evaluates this, so there is no co-simulation error. FMUs are
 called through their C functions (`flows._fmu.FmuCalls`).
 """
@@ -15,25 +15,15 @@ import numpy as np
 
 
 cdef class Part:
-    """One component as the coupled rhs drives it: states x[start:start + n]."""
+    """One component as the coupled rhs drives it: states x[start:start + n],
+    put at (t, x) by `put_at` in Python (None: not put, its outputs unread)."""
 
     cdef readonly Py_ssize_t start, n
     cdef readonly Function derivatives
-
-    def __init__(self, Py_ssize_t start, Function derivatives):
-        self.start, self.n, self.derivatives = start, derivatives.n_in, derivatives
-
-    cdef int at(self, double t, const double* x) except -1:
-        return 0
-
-
-cdef class PythonPart(Part):
-    """A component put at (t, x) in Python where its outputs are read."""
-
     cdef object put_at
 
-    def __init__(self, Py_ssize_t start, Function derivatives, put_at):
-        super().__init__(start, derivatives)
+    def __init__(self, Py_ssize_t start, Function derivatives, put_at=None):
+        self.start, self.n, self.derivatives = start, derivatives.n_in, derivatives
         self.put_at = put_at
 
     cdef int at(self, double t, const double* x) except -1:
@@ -60,20 +50,10 @@ cdef class FmuPart(Part):
 
 
 cdef class Ports:
-    """A fixed list of one component's ports, read (`get`) or set (`put`)."""
+    """A fixed list of one component's ports, read (`get`) through a Python
+    `reader` or set (`put`) through a `writer`."""
 
     cdef readonly Py_ssize_t n
-
-    cdef int get(self, double* values) except -1:
-        raise NotImplementedError(type(self).__name__)
-
-    cdef int put(self, const double* values) except -1:
-        raise NotImplementedError(type(self).__name__)
-
-
-cdef class PythonPorts(Ports):
-    """Ports through a component's Python reader or writer."""
-
     cdef object reader, writer
 
     def __init__(self, Py_ssize_t n, reader=None, writer=None):
@@ -108,53 +88,44 @@ cdef class FmuPorts(Ports):
         return self.calls.fmi.set_reals(&self.vrs[0], self.n, values)
 
 
+cdef enum:
+    _READ = 0
+    _WRITE = 1
+    _SOLVE = 2
+
+
 cdef class Step:
-    """One step of the coupling's plan at a point (see the module docstring)."""
+    """One step of the coupling's plan at a point: outputs[slots] = the ports'
+    values ("read"), the ports set to outputs[slots] ("write"), or an algebraic
+    loop solved in Python ("loop", `coupling._Loop.solve`)."""
 
-    cdef int run(self, double t, double* outputs) except -1:
-        raise NotImplementedError(type(self).__name__)
-
-
-cdef class Read(Step):
-    """outputs[slots] = the ports' values."""
-
+    cdef int kind
     cdef Ports ports
+    cdef object loop
     cdef Py_ssize_t[::1] slots
     cdef double[::1] values
 
-    def __init__(self, Ports ports, slots):
-        self.ports = ports
+    def __init__(self, str kind, target, slots=()):
+        self.kind = ("read", "write", "loop").index(kind)
+        if self.kind == _SOLVE:
+            self.loop = target
+        else:
+            self.ports = target
         self.slots = np.asarray(slots, dtype=np.intp)
-        self.values = np.zeros(max(ports.n, 1))
+        self.values = np.zeros(max(len(self.slots), 1))
 
     cdef int run(self, double t, double* outputs) except -1:
         cdef Py_ssize_t i
-        self.ports.get(&self.values[0])
-        for i in range(self.ports.n):
-            outputs[self.slots[i]] = self.values[i]
-        return 0
-
-
-cdef class Write(Read):
-    """The ports set to outputs[slots]."""
-
-    cdef int run(self, double t, double* outputs) except -1:
-        cdef Py_ssize_t i
-        for i in range(self.ports.n):
-            self.values[i] = outputs[self.slots[i]]
-        return self.ports.put(&self.values[0])
-
-
-cdef class Solve(Step):
-    """An algebraic loop, solved in Python (`coupling._Loop.solve`)."""
-
-    cdef object loop
-
-    def __init__(self, loop):
-        self.loop = loop
-
-    cdef int run(self, double t, double* outputs) except -1:
-        self.loop.solve(t)
+        if self.kind == _SOLVE:
+            self.loop.solve(t)
+        elif self.kind == _READ:
+            self.ports.get(&self.values[0])
+            for i in range(self.ports.n):
+                outputs[self.slots[i]] = self.values[i]
+        else:
+            for i in range(self.ports.n):
+                self.values[i] = outputs[self.slots[i]]
+            self.ports.put(&self.values[0])
         return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -17,11 +18,10 @@ from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.units import UnitDefinition
-from ._coupled import FmuPart, FmuPorts, Part, Ports, PythonPart, PythonPorts
+from ._coupled import FmuPart, FmuPorts, Part, Ports
 from .base import Flow, VectorField
-from .fmu import CoSimulationFlow, ModelExchangeFlow
+from .fmu import C_REALS, CoSimulationFlow, ModelExchangeFlow
 
-REAL_TYPES = ("Real", "Float64")
 Reader = Callable[[], np.ndarray]
 Writer = Callable[[np.ndarray], None]
 
@@ -36,18 +36,10 @@ class Port:
 
 
 class Component(abc.ABC):
-    """One part of a coupled system. Subclasses bind one kind of model.
-
-    Subclass contract:
-
-    1. Set `name`, `state_names`, `x0` and `integrates` (True if the master
-       integrates dx/dt, False if the component steps itself).
-    2. `port(variable)` describes a variable, or raises naming it.
-    3. `reader(outputs)` and `writer(inputs)` return fast callables for fixed
-       ports; a reader reads at the point of the last `at(t, x)`.
-    4. Integrating components implement `derivatives` (and may give a compiled
-       `part` and `ports`); the others `step`.
-    """
+    """One part of a coupled system. A subclass binds one kind of model: it sets
+    `name`, `state_names`, `x0` and `integrates` (True: the master integrates its
+    `derivatives`; False: it takes its own `step`) and implements the abstract
+    methods; an integrating one may give a compiled `part` and `ports`."""
 
     name: str
     state_names: tuple[str, ...]
@@ -65,7 +57,7 @@ class Component(abc.ABC):
 
     @abc.abstractmethod
     def reader(self, outputs: Sequence[str]) -> Reader:
-        """Return a callable that reads `outputs` at the current point."""
+        """Return a callable that reads `outputs` at the point of the last `at`."""
 
     @abc.abstractmethod
     def writer(self, inputs: Sequence[str]) -> Writer:
@@ -88,13 +80,13 @@ class Component(abc.ABC):
         n = len(self.state_names)
         what = f"the derivatives of component {self.name!r}"
         derivatives = PythonVector(self.derivatives, n, n, what)
-        return PythonPart(start, derivatives, self.at if read else None)
+        return Part(start, derivatives, self.at if read else None)
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
         """Return reads (`output`) or writes of these ports for the coupled rhs."""
         if output:
-            return PythonPorts(len(names), reader=self.reader(names))
-        return PythonPorts(len(names), writer=self.writer(names))
+            return Ports(len(names), reader=self.reader(names))
+        return Ports(len(names), writer=self.writer(names))
 
     @abc.abstractmethod
     def variables(self) -> dict[str, float]:
@@ -127,7 +119,7 @@ class _FmuComponent(Component):
                 f"{variable!r}; its inputs are {self._named('input')} and its "
                 f"outputs {self._named('output')}."
             )
-        if found.type not in REAL_TYPES or found.shape:
+        if found.type not in C_REALS or found.shape:  # read and set as C reals
             raise FmibridgeError(
                 f"{self.name}.{variable} has type {found.type}"
                 f"{' (an array)' if found.shape else ''}; connections join scalar "
@@ -254,7 +246,9 @@ class NativeBlock(Component):
         units: Mapping[str, str] | None = None,
         name: str = "block",
     ) -> None:
-        self.name, self._f, self._g = name, f, g or _no_outputs
+        self.name, self._f = name, f
+        # g is None only without outputs, where it is never called
+        self._g = cast(Callable[[float, np.ndarray, np.ndarray], np.ndarray], g)
         self.state_names = tuple(state_names)
         self.x0 = np.array(x0, dtype=float).reshape(-1)
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
@@ -348,11 +342,6 @@ class NativeBlock(Component):
         return "native block"
 
 
-def _no_outputs(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """g of a block without outputs."""
-    return np.empty(0)
-
-
 class FlowComponent(NativeBlock):
     """A vector field without ports (a NativeFlow or CompiledFlow) as a component."""
 
@@ -366,7 +355,7 @@ class FlowComponent(NativeBlock):
 
     def part(self, start: int, read: bool) -> Part:
         """Return the flow's own right-hand side Function."""
-        return PythonPart(start, self.flow.rhs_function(), self.at if read else None)
+        return Part(start, self.flow.rhs_function(), self.at if read else None)
 
     def describe(self) -> str:
         """Return the wrapped flow's class name, for provenance."""
@@ -374,13 +363,21 @@ class FlowComponent(NativeBlock):
 
 
 def as_component(name: str, part: object, x0=None) -> Component:
-    """Return `part` (an FMU flow, a NativeBlock or a VectorField) as a component.
+    """Return `part` (an FMU flow, a NativeBlock, a VectorField or a pair (vector
+    field, x0)) as the component `name`.
 
     Raises
     ------
     FmibridgeError
-        If `part` is none of these, or a vector field comes without `x0`.
+        If `name` is empty or has a dot, `part` is none of these, or a vector field
+        comes without `x0`.
     """
+    if not isinstance(name, str) or not name or "." in name:
+        raise FmibridgeError(
+            f"component name {name!r} must be a non-empty string without dots."
+        )
+    if isinstance(part, tuple) and len(part) == 2:
+        part, x0 = part
     if isinstance(part, ModelExchangeFlow):
         return ModelExchangeComponent(name, part)
     if isinstance(part, CoSimulationFlow):

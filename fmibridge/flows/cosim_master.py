@@ -1,14 +1,10 @@
 """The co-simulation master: a coupled system with components that step themselves.
 
-`CoupledCoSimulation.advance(t, x, h)` is one communication step of length h
-(docs/coupled.md): every component is put at (t, its part of x), restoring
-saved FMU states or replaying steps from the last saved point (bit for bit,
-checked), so a step undone to bracket a crossing is undone in every FMU; the
-connections are propagated at t; each component steps to t + h, Jacobi or
-Gauss-Seidel, inputs held or extrapolated linearly (a Co-Simulation FMU gets
-the line's value at the middle of its doStep). Whether to save or to replay
-compares the costs (`Costs`). Propagation and steps are one compiled step
-(`_cosim.CommunicationStep`).
+`CoupledCoSimulation.advance(t, x, h)` is one communication step of length h:
+every component put back at (t, its part of x) by a saved state or a replay
+(checked bit for bit), whichever `Costs` says is cheaper, then propagated and
+stepped in one compiled step (`_cosim.CommunicationStep`). docs/coupled.md
+explains the schemes and inputs.
 
 References
 ----------
@@ -24,7 +20,7 @@ import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import NoReturn, Protocol, cast
+from typing import NoReturn, cast
 
 import numpy as np
 
@@ -35,14 +31,13 @@ from ._cosim import (
     MAX_HISTORY,
     CommunicationStep,
     MasterStepper,
-    arrived,
     keep_last,
     step_done,
     take_step,
 )
 from ._stepper import Stepper
 from .base import Flow, UndoPlan
-from .coupling import CoupledParts, Coupling, split_name
+from .coupling import CoupledParts, Coupling
 from .fmu import C_REALS, MAX_SNAPSHOTS, CoSimulationFlow
 
 SCHEMES = ("jacobi", "gauss-seidel")
@@ -55,45 +50,35 @@ MAX_REPLAY = 32  # steps replayed at most to return to a point left unsaved
 CHEAP_SAVE = 4.0
 
 
-class Costs(Protocol):
-    """The costs the save-or-replay decisions compare, in one unit (0: unknown)."""
-
-    def save(self, name: str) -> float:
-        """A state save of the Co-Simulation FMU `name`."""
-
-    def step(self) -> float:
-        """A plain communication step of the whole coupling."""
-
-    def do_step(self, name: str) -> float:
-        """One doStep of the FMU `name` in the compiled step."""
-
-    def replay(self, name: str, n_steps: int, seconds: float) -> float:
-        """A replay of n_steps by the FMU `name` that took `seconds` (wall)."""
-
-
 class MeasuredCosts:
-    """The costs as the run times them (running means, `_cosim`)."""
+    """The costs the save-or-replay decisions compare, in one unit (0: unknown),
+    as the run times them (running means, `_cosim`). Any object with these four
+    methods may take its place (`CoupledCoSimulation.costs`)."""
 
     def __init__(self, master: CoupledCoSimulation) -> None:
         self._master = master
         self._index = master.coupling.index
 
     def save(self, name: str) -> float:
-        """The CPU seconds of the FMU's save (`CoSimulationFlow.save_cost`)."""
+        """A state save of the Co-Simulation FMU `name`: its CPU seconds
+        (`CoSimulationFlow.save_cost`)."""
         flow = self._master.components[self._index[name]].flow
         return cast(CoSimulationFlow, flow).save_cost
 
     def step(self) -> float:
-        """The running mean of a plain step's wall seconds."""
+        """A plain communication step of the whole coupling: its wall seconds."""
         return self._master._step_cost
 
     def do_step(self, name: str) -> float:
-        """The running mean of the FMU's doStep wall seconds."""
+        """One doStep of the FMU `name` in the compiled step: its wall seconds."""
         return float(self._master._compiled.do_step_cost[self._index[name]])
 
     def replay(self, name: str, n_steps: int, seconds: float) -> float:
-        """The replay's wall seconds."""
+        """A replay of n_steps by the FMU `name` that took `seconds` (wall)."""
         return seconds
+
+
+Costs = MeasuredCosts  # the interface the decisions read (`MeasuredCosts`)
 
 
 @dataclass(frozen=True)
@@ -162,7 +147,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._end: tuple = (math.nan, 0.0, b"")  # its (t + h, h, y bytes)
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._undoes_none = False  # the run's plan undoes no step (no guards)
-        saving = [k for k, c in enumerate(self.components) if hasattr(c.flow, "keep")]
+        saving = [k for k, flow in self._flows.items() if hasattr(flow, "keep")]
         self._saving = [  # CS FMUs
             cast(CoSimulationFlow, self.components[k].flow) for k in saving
         ]
@@ -174,9 +159,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
         self._came_from: OrderedDict[tuple, tuple] = OrderedDict()
         self._step_cost = 0.0  # wall seconds of a plain step, a running mean
-        self.reports_events = any(
-            c.flow is not None and c.flow.reports_events for c in self.components
-        )
+        self.reports_events = any(f.reports_events for f in self._flows.values())
         self._replays = not self.reports_events  # its events are logged once
         calls = [
             c.flow.compiled_calls() if isinstance(c.flow, CoSimulationFlow) else None
@@ -197,15 +180,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """The compiled loops' steps: a `MasterStepper` where all are direct."""
         if not self._compiled.direct:
             return super().stepper(scheme)
-        n = len(self.state_names)
-        recorded = self._record_calls()
-        return MasterStepper(self, self._compiled, scheme, n, TIME_RTOL, recorded)
+        return MasterStepper(self, scheme, TIME_RTOL, self._record_calls())
 
     def _record_calls(self) -> list[tuple[int, int]]:
         """Each recorded variable as (component, vr) if all are C reals; else none."""
         calls = []
         for name in self.recorded_names:
-            component, variable = split_name(name, f"output {name!r}")
+            component, _, variable = name.partition(".")  # checked by `record`
             k = self.coupling.index[component]
             found = self._called.get(k)
             v = None if found is None else found[0].archive.variables.get(variable)
@@ -217,15 +198,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     @property
     def steps_in_blocks(self) -> bool:
         """True where the compiled loops may take many steps per call."""
-        return self._compiled.direct and (
-            not self.recorded_names
-            or (self._undoes_none and bool(self._record_calls()))
-        )
+        return not self._steps().startswith("python")
 
     @property
     def forward_only(self) -> bool:
         """True where a component cannot save its state."""
-        return any(getattr(c.flow, "forward_only", False) for c in self.components)
+        return any(getattr(f, "forward_only", False) for f in self._flows.values())
 
     def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
         """Return the state after one communication step of h."""
@@ -283,8 +261,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Replay each component that saved no state at (t, x) alone from its
         last saved point, each step with its own inputs, checked bit for bit
         (`CommunicationStep.replay`); save it there where that pays."""
-        step = cast(CommunicationStep, self._compiled)
-        replayed, xb = 0, x.tobytes()
+        step, replayed, xb = self._compiled, 0, x.tobytes()
         for c, (flow, where) in enumerate(
             zip(self._saving, self._saving_slices, strict=True)
         ):
@@ -395,9 +372,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 for flow, part in self._called.values():
                     flow.goto(t, x[part])
             self._compiled_at = []
-        y = take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
-        arrived(self, t, x.copy(), h, y)
-        return y
+        return take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
 
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
@@ -405,7 +380,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Raise for a step that did not complete: FlowTerminated at t where
         component `failed` ended the simulation, else its FMUError; FmibridgeError
         for non-finite states y (failed < 0)."""
-        step = self._compiled
         if failed < 0:
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
@@ -413,9 +387,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             )
         self._stepped(t, h, y, self._order.index(failed))
         flow = self._called[failed][0]
-        end = flow.instance.failed_step(
-            step.failed_status, step.terminated, step.last_time
-        )
+        status, _, terminated, _, last = self._compiled.ended
+        end = flow.instance.failed_step(status, terminated, last)
         try:
             flow._terminate(end.t)
         except FlowTerminated:
@@ -506,8 +479,8 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._may_undo = may_undo
         self._undoes_none = not getattr(may_undo, "guards", True)
         self._forget_saves()
-        for flow in self._saving:  # each frees the states an earlier run saved
-            flow.plan_undo(_never)
+        for flow in self._saving:  # the master saves their states; each frees
+            flow.plan_undo(lambda t, x, h: False)  # those an earlier run saved
 
     def _forget_saves(self) -> None:
         """Start a run's saves and replays afresh."""
@@ -584,18 +557,16 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if abs(t - t_end) > TIME_RTOL * (t_end - t_start) or not np.array_equal(x, y):
             return recorded, ()
         events = []
-        for component, part, where in zip(
-            self.components, self.parts(x), self._slices, strict=True
-        ):
-            if component.flow is None or not component.flow.reports_events:
-                continue
-            for t_event, name, before, after, *_ in component.flow.observe(t, part)[1]:
+        for k, flow in self._flows.items():
+            where = self._slices[k]
+            own = flow.observe(t, x[where])[1] if flow.reports_events else ()
+            for t_event, name, before, after, *_ in own:
                 w = (t_event - t_start) / (t_end - t_start)
                 around = x_start + w * (y - x_start)
                 x_before, x_after = around.copy(), around.copy()
                 x_before[where], x_after[where] = before, after
-                named = None if name is None else f"{component.name}.{name}"  # silent
-                events.append((t_event, named, x_before, x_after))
+                named = None if name is None else f"{self.components[k].name}.{name}"
+                events.append((t_event, named, x_before, x_after))  # named None: silent
         return recorded, tuple(sorted(events, key=lambda event: event[0]))
 
     def describe(self) -> dict[str, str]:
@@ -633,35 +604,26 @@ def _compiled_step(
         variables = cast(CoSimulationFlow, master.components[c].flow).archive.variables
         return [variables[name].vr for name in names]
 
-    fmus, inputs, sources = [], [], []
-    for c, call in enumerate(calls):
-        fmus.append(None if call is None else call[0])
-        ports = [(di, k) for (d, di), k in coupling.source_of.items() if d == c]
-        inputs.append((vrs(c, [di for di, _ in ports]), [k for _, k in ports]))
-        outs = [(k, so) for k, (s, so) in enumerate(coupling.sources) if s == c]
-        sources.append((vrs(c, [so for _, so in outs]), [k for k, _ in outs]))
     direct = all(call is not None for call in calls) and not coupling.loops()
     plan = [
         (0 if kind == "read" else 1, c, vrs(c, names), list(slots))
         for kind, c, names, slots in coupling.schedule
     ] if direct else None  # fmt: skip
     return CommunicationStep(
-        fmus,
+        [None if call is None else call[0] for call in calls],
         [
             vrs(c, component.state_names) if call is None else call[1]
             for c, (component, call) in enumerate(
                 zip(master.components, calls, strict=True)
             )
         ],
-        inputs,
-        sources,
+        [(vrs(c, names), slots) for c, (names, slots) in enumerate(coupling.inputs_of)],
+        [
+            (vrs(c, names), slots)
+            for c, (names, slots) in enumerate(coupling.outputs_of)
+        ],
         plan,
         master._order,
         None if direct else master._propagate,
         master._component_step,
     )
-
-
-def _never(t: float, x: np.ndarray, h: float) -> bool:
-    """The components' plan: the master saves their states."""
-    return False

@@ -26,24 +26,36 @@ from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard
 from ..core.units import UnitDefinition
-from ._coupled import CoupledRhs, Read, Solve, Step, Write
+from ._coupled import CoupledRhs, Step
 from .base import Flow, VectorField
-from .components import Component, ModelExchangeComponent, as_component
+from .components import ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
-from .coupling import Connection, CoupledParts, Coupling, split_name
+from .coupling import Connection, CoupledParts, Coupling
 
 
 class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]  # is_terminated: read from the components
-    """Components the master integrates together: one vector field.
-
-    dx/dt at (t, x) is each component's dx/dt after every connection was
-    propagated at (t, x): one compiled `Function` (`_coupled.CoupledRhs`).
-    """
+    """Components the master integrates together: one vector field, its dx/dt
+    one compiled `Function` (`_coupled.CoupledRhs`)."""
 
     def __init__(self, coupling: Coupling) -> None:
         super().__init__(coupling)
+        parts = [  # each component, put at its point where its outputs are read
+            component.part(where.start, bool(outputs))
+            for component, where, (outputs, _) in zip(
+                self.components, self._slices, coupling.outputs_of, strict=True
+            )
+        ]
+        steps = [
+            Step(kind, c)
+            if kind == "loop"
+            else Step(
+                kind, self.components[c].ports(names, output=kind == "read"), slots
+            )
+            for kind, c, names, slots in coupling.schedule
+        ]
         names = ", ".join(c.name for c in self.components)
-        self._rhs = _coupled_rhs(coupling, f"the coupled system of {names}")
+        what = f"the coupled system of {names}"
+        self._rhs = CoupledRhs(parts, steps, coupling.outputs, what)
 
     def rhs_function(self) -> Function:
         """Return dx/dt of every component, its inputs propagated first."""
@@ -85,13 +97,11 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
     def _free_input(self, name: str):
         """The writer of the unconnected input `name` (`component.variable`)."""
         where = f"input {name!r}"
-        component, variable = split_name(name, where)
-        k = self.coupling.index_of(component, where)
-        causality = self.components[k].port(variable).causality
-        if causality != "input":
+        k, variable, port = self.coupling.port_of(name, where)
+        if port.causality != "input":
             raise FmibridgeError(
-                f"{where}: {name} has causality {causality!r}; a force input must "
-                f"be an input."
+                f"{where}: {name} has causality {port.causality!r}; a force input "
+                f"must be an input."
             )
         if (k, variable) in self.coupling.source_of:
             raise FmibridgeError(
@@ -113,12 +123,12 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
     def event_edges(self, mode: str) -> tuple[Edge, ...]:
         """Return the Model Exchange FMUs' own event indicators as self-loops
         ('either' guards, as `fmu.fmu_event_edges`), connections propagated first."""
-        edges = []
-        for k, component in enumerate(self.components):
-            if isinstance(component, ModelExchangeComponent):
-                for i in range(component.flow.instance.nz):
-                    edges.append(self._event_edge(k, component, i, mode))
-        return tuple(edges)
+        return tuple(
+            self._event_edge(k, component, i, mode)
+            for k, component in enumerate(self.components)
+            if isinstance(component, ModelExchangeComponent)
+            for i in range(component.flow.instance.nz)
+        )
 
     def _event_edge(
         self, k: int, component: ModelExchangeComponent, i: int, mode: str
@@ -144,23 +154,6 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
             name,
             discrete_change=component.flow.event_changed_discrete,
         )
-
-
-def _coupled_rhs(coupling: Coupling, what: str) -> CoupledRhs:
-    """The coupled right-hand side: each component's part and the coupling's plan."""
-    read = {c for c, _ in coupling.sources}  # components whose outputs are read
-    parts, start = [], 0
-    for k, component in enumerate(coupling.components):
-        parts.append(component.part(start, k in read))
-        start += len(component.state_names)
-    steps: list[Step] = []
-    for kind, c, names, slots in coupling.schedule:
-        if kind == "loop":
-            steps.append(Solve(c))
-            continue
-        ports = coupling.components[c].ports(names, output=kind == "read")
-        steps.append((Read if kind == "read" else Write)(ports, slots))
-    return CoupledRhs(parts, steps, coupling.outputs, what)
 
 
 def couple(
@@ -199,12 +192,11 @@ def couple(
         Naming the component and variable, for every bad input `Coupling` checks,
         and `loops.AlgebraicLoopError` for a loop with no solution at (t0, x0).
     """
-    built: list[Component] = []
-    links_in = list(connections)
-    try:
-        for name, part in components.items():
-            built.append(_component(name, part))
-        links = [c if isinstance(c, Connection) else Connection(*c) for c in links_in]
+    try:  # on an error, the FMU parts are closed here
+        built = [as_component(name, part) for name, part in components.items()]
+        links = [
+            c if isinstance(c, Connection) else Connection(*c) for c in connections
+        ]
         coupling = Coupling(built, links, units)
         flow: CoupledModelExchange | CoupledCoSimulation
         if all(c.integrates for c in built):
@@ -213,20 +205,8 @@ def couple(
             flow = CoupledCoSimulation(coupling, communication or Communication())
         coupling.check_loops(t0, flow.parts(flow.x0))
     except BaseException:
-        for component in built:
-            component.close()
         for part in components.values():
             if isinstance(part, Flow):
                 part.close()
         raise
     return flow
-
-
-def _component(name: str, part: object) -> Component:
-    if not isinstance(name, str) or not name or "." in name:
-        raise FmibridgeError(
-            f"component name {name!r} must be a non-empty string without dots."
-        )
-    if isinstance(part, tuple) and len(part) == 2:
-        return as_component(name, *part)
-    return as_component(name, part)

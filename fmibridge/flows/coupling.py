@@ -58,11 +58,8 @@ class _Node:
 
 
 class Coupling:
-    """Components and their connections, checked, with an evaluation plan.
-
-    `evaluate(t, parts)` propagates every connection at (t, x), each output read
-    after the inputs it depends on directly, algebraic loops solved; `outputs`
-    then holds the connected outputs' values.
+    """Components and their connections, checked, with an evaluation plan
+    (module docstring); `outputs` holds the connected outputs' values.
 
     Raises
     ------
@@ -88,42 +85,37 @@ class Coupling:
         }
         self.outputs = np.zeros(len(self.sources))
         self.connections = tuple(connections)
-        self._inputs = [
-            [(di, k) for (d, di), k in self.source_of.items() if d == c]
-            for c in range(len(self.components))
-        ]
-        self._input_slots = [
-            np.array([k for _, k in ports], dtype=np.intp) for ports in self._inputs
-        ]
-        self._writers = [
-            self.components[c].writer([di for di, _ in ports])
-            for c, ports in enumerate(self._inputs)
-        ]
-        self._readers = [
-            self.components[c].reader([so for s, so in self.sources if s == c])
-            for c in range(len(self.components))
+        outputs = {port: k for k, port in enumerate(self.sources)}
+        every = range(len(self.components))
+        # per component: its connected inputs and outputs, as (names, slots)
+        self.inputs_of = [_ports(self.source_of, c) for c in every]
+        self.outputs_of = [_ports(outputs, c) for c in every]
+        self._io = [  # per component: its writer, input slots, reader, output slots
+            (c.writer(ins), np.array(at, dtype=np.intp), c.reader(outs), out_at)
+            for c, (ins, at), (outs, out_at) in zip(
+                self.components, self.inputs_of, self.outputs_of, strict=True
+            )
         ]
         self.schedule = self._schedule()
         self._plan = [self._bind(step) for step in self.schedule]
 
-    def index_of(self, component: str, where: str) -> int:
-        """Return the number of `component` (by name), or raise naming it."""
+    def port_of(self, name: str, where: str) -> tuple[int, str, Port]:
+        """Return the component number, variable and port of `component.variable`,
+        or raise naming it (`where`: what names it, for the message)."""
+        component, variable = split_name(name, where)
         if component not in self.index:
             raise FmibridgeError(
                 f"{where}: no component {component!r}; the components are "
                 f"{sorted(self.index)}."
             )
-        return self.index[component]
+        k = self.index[component]
+        return k, variable, self.components[k].port(variable)
 
     def _check(self, connection: Connection, seen: dict) -> tuple[int, str, int, str]:
         where = f"connection {connection}"
-        (src, src_var), (dst, dst_var) = (
-            split_name(connection.source, where),
-            split_name(connection.target, where),
+        (s, src_var, source), (d, dst_var, target) = (
+            self.port_of(name, where) for name in (connection.source, connection.target)
         )
-        s, d = self.index_of(src, where), self.index_of(dst, where)
-        source = self.components[s].port(src_var)
-        target = self.components[d].port(dst_var)
         key = (d, dst_var)
         if key in seen:
             raise FmibridgeError(
@@ -131,16 +123,15 @@ class Coupling:
                 f"and from {connection.source}: an input has one source."
             )
         seen[key] = connection.source
-        if source.causality not in SOURCE_CAUSALITIES:
-            raise FmibridgeError(
-                f"{where}: {connection.source} is an {source.causality}, not an "
-                f"output; a connection leads from an output to an input."
-            )
-        if target.causality != "input":
-            raise FmibridgeError(
-                f"{where}: {connection.target} is an {target.causality}, not an "
-                f"input; a connection leads from an output to an input."
-            )
+        for port, name, allowed, role in (
+            (source, connection.source, SOURCE_CAUSALITIES, "output"),
+            (target, connection.target, ("input",), "input"),
+        ):
+            if port.causality not in allowed:
+                raise FmibridgeError(
+                    f"{where}: {name} is an {port.causality}, not an {role}; a "
+                    f"connection leads from an output to an input."
+                )
         if source.unit and target.unit:
             self._check_units(where, connection, source, target)
         return s, src_var, d, dst_var
@@ -167,17 +158,21 @@ class Coupling:
         for members in strongly_connected(graph):
             if is_loop(members, graph):
                 steps.append(("loop", _Loop(self, members, graph), None, None))
-                continue
-            (node,) = members
-            kind = "read" if node.is_output else "write"
-            port = (node.component, node.variable)
-            slot = self.sources.index(port) if node.is_output else self.source_of[port]
-            if steps and steps[-1][:2] == (kind, node.component):
-                steps[-1][2].append(node.variable)
-                steps[-1][3].append(slot)
             else:
-                steps.append((kind, node.component, [node.variable], [slot]))
+                self._add(steps, members[0])
         return steps
+
+    def _add(self, steps: list[tuple], node: _Node) -> None:
+        """Add the read or write of node to steps, in the last one where it is of
+        the same kind and component."""
+        kind = "read" if node.is_output else "write"
+        port = (node.component, node.variable)
+        slot = self.sources.index(port) if node.is_output else self.source_of[port]
+        if steps and steps[-1][:2] == (kind, node.component):
+            steps[-1][2].append(node.variable)
+            steps[-1][3].append(slot)
+        else:
+            steps.append((kind, node.component, [node.variable], [slot]))
 
     def _graph(self) -> dict[_Node, list[_Node]]:
         graph: dict[_Node, list[_Node]] = {}
@@ -218,14 +213,15 @@ class Coupling:
 
     def write_inputs(self, c: int, outputs: np.ndarray) -> None:
         """Set component c's connected inputs from source values `outputs`."""
-        if self._inputs[c]:
-            self._writers[c](outputs[self._input_slots[c]])
+        write, slots, _, _ = self._io[c]
+        if len(slots):
+            write(outputs[slots])
 
     def read_outputs(self, c: int, outputs: np.ndarray) -> None:
         """Write component c's connected outputs, read now, into `outputs`."""
-        positions = [k for k, (s, _) in enumerate(self.sources) if s == c]
-        if positions:
-            outputs[positions] = self._readers[c]()
+        _, _, read, slots = self._io[c]
+        if slots:
+            outputs[slots] = read()
 
     def variables(self) -> dict[str, float]:
         """Every component's states and outputs at the last evaluation."""
@@ -253,6 +249,12 @@ class Coupling:
                 loop.check(t)
 
 
+def _ports(slots: dict[tuple[int, str], int], c: int) -> tuple[list[str], list[int]]:
+    """The names and slots of component c's ports among {(component, name): slot}."""
+    names = [name for k, name in slots if k == c]
+    return names, [slots[c, name] for name in names]
+
+
 def _depends(component: Component, output: str, input_: str) -> bool:
     inputs = component.feedthrough(output)
     return inputs is None or input_ in inputs
@@ -263,32 +265,27 @@ class _Loop:
 
     def __init__(self, coupling: Coupling, members: list[_Node], graph) -> None:
         self._coupling, comps = coupling, coupling.components
-        inputs = _groups(n for n in members if not n.is_output)
-        outputs = _groups(n for n in members if n.is_output)
         self.name = " -> ".join(
             f"{comps[n.component].name}.{n.variable}" for n in _cycle(members, graph)
         )
-        self._writes = [comps[c].writer([n.variable for n in g]) for c, g in inputs]
-        self._reads = [
-            (
-                comps[c].reader([n.variable for n in g]),
-                [coupling.sources.index((c, n.variable)) for n in g],
-            )
-            for c, g in outputs
-        ]
-        unknowns = [n for _, g in inputs for n in g]
-        self._sources = [
-            coupling.source_of[(n.component, n.variable)] for n in unknowns
-        ]
-        self._split = np.cumsum([len(g) for _, g in inputs])[:-1]
-        self._u = np.zeros(len(unknowns))
+        writes: list[tuple] = []  # by component, then variable
+        reads: list[tuple] = []
+        for node in sorted(members, key=lambda n: (n.component, n.variable)):
+            coupling._add(reads if node.is_output else writes, node)
+        self._writes = [coupling._bind(step) for step in writes]
+        self._reads = [coupling._bind(step) for step in reads]
+        self._sources = [slot for step in writes for slot in step[3]]
+        self._split = np.cumsum([len(step[3]) for step in writes])[:-1]
+        self._u = np.zeros(len(self._sources))
 
     def _map(self, u: np.ndarray) -> np.ndarray:
         outputs = self._coupling.outputs
-        for write, values in zip(self._writes, np.split(u, self._split), strict=True):
+        for (_, write, _), values in zip(
+            self._writes, np.split(u, self._split), strict=True
+        ):
             write(values)
-        for read, positions in self._reads:
-            outputs[positions] = read()
+        for _, read, slots in self._reads:
+            outputs[slots] = read()
         return outputs[self._sources]
 
     def solve(self, t: float) -> None:
@@ -305,14 +302,6 @@ def _unit(component: Component, variable: str) -> str | None:
         return component.port(variable).unit
     except FmibridgeError:
         return None
-
-
-def _groups(nodes) -> list[tuple[int, list[_Node]]]:
-    """The nodes grouped by component, in order of first appearance."""
-    groups: dict[int, list[_Node]] = {}
-    for node in sorted(nodes, key=lambda n: (n.component, n.variable)):
-        groups.setdefault(node.component, []).append(node)
-    return list(groups.items())
 
 
 def _cycle(members: list[_Node], graph) -> list[_Node]:
@@ -341,10 +330,13 @@ class CoupledParts:
         ends = np.cumsum([len(c.state_names) for c in self.components])
         self._slices = [slice(a, b) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
         self.x0 = np.concatenate([c.x0 for c in self.components])
+        self._flows: dict[int, Flow] = {  # the components' flows, by component
+            k: c.flow for k, c in enumerate(self.components) if c.flow is not None
+        }
         self._completing = [  # FMUs that need completedIntegratorStep
             k
-            for k, c in enumerate(self.components)
-            if getattr(getattr(c.flow, "instance", None), "needs_completed_step", False)
+            for k, flow in self._flows.items()
+            if getattr(getattr(flow, "instance", None), "needs_completed_step", False)
         ]
         self._asked: set[int] = set()  # FMUs that asked for an event after a step
         self.units: Mapping[str, str] = {  # of the states, where declared
@@ -371,10 +363,7 @@ class CoupledParts:
         by_component: dict[int, list[tuple[int, str]]] = {}
         units = dict(self.units)
         for position, name in enumerate(names):
-            where = f"output {name!r}"
-            component, variable = split_name(name, where)
-            k = self.coupling.index_of(component, where)
-            port = self.components[k].port(variable)
+            k, variable, port = self.coupling.port_of(name, f"output {name!r}")
             by_component.setdefault(k, []).append((position, variable))
             if port.unit:
                 units[name] = port.unit
@@ -409,11 +398,12 @@ class CoupledParts:
     @property
     def is_terminated(self) -> bool:
         """True once an FMU component ended the simulation."""
-        return any(f.is_terminated for f in self._fmu_flows())
+        return any(f.is_terminated for f in self._flows.values())
 
     def next_event_time(self) -> float:
         """The earliest time event an FMU component has scheduled (inf: none)."""
-        return min((f.next_event_time() for f in self._fmu_flows()), default=math.inf)
+        times = (f.next_event_time() for f in self._flows.values())
+        return min(times, default=math.inf)
 
     def step_completed(self, t: float, x: np.ndarray) -> bool:
         """Tell the FMUs that need it a step ended; True if one asks for an event."""
@@ -422,7 +412,7 @@ class CoupledParts:
         parts = self.parts(x)
         self.put_at(t, x)
         self._asked = {
-            k for k in self._completing if self._flow(k).step_completed(t, parts[k])
+            k for k in self._completing if self._flows[k].step_completed(t, parts[k])
         }
         return bool(self._asked)
 
@@ -432,34 +422,20 @@ class CoupledParts:
         self.coupling.evaluate(t, parts)
         first = self.next_event_time()
         due = self._asked or {
-            k
-            for k, c in enumerate(self.components)
-            if c.flow is not None and c.flow.next_event_time() <= first
+            k for k, f in self._flows.items() if f.next_event_time() <= first
         }
         self._asked = set()
         for k in sorted(due):
-            parts[k] = self._flow(k).discrete_event(t, parts[k])
+            parts[k] = self._flows[k].discrete_event(t, parts[k])
         return np.concatenate(parts)
-
-    def _flow(self, k: int) -> Flow:
-        """The flow of component k, one with events of its own."""
-        flow = self.components[k].flow
-        if flow is None:
-            raise FmibridgeError(f"component {self.components[k].name!r} has no flow")
-        return flow
-
-    def _fmu_flows(self) -> list:
-        return [c.flow for c in self.components if c.flow is not None]
 
     @property
     def parameter_values(self) -> dict[str, float]:
         """Every FMU component's real parameters, named `component.parameter`."""
         return {
-            f"{c.name}.{name}": value
-            for c in self.components
-            for name, value in getattr(
-                getattr(c, "flow", None), "parameter_values", {}
-            ).items()
+            f"{self.components[k].name}.{name}": value
+            for k, flow in self._flows.items()
+            for name, value in getattr(flow, "parameter_values", {}).items()
         }
 
     def describe(self) -> dict[str, str]:

@@ -17,6 +17,8 @@ from ..core.integrators import Scheme
 from .base import Flow, VectorField
 from .fmu import CoSimulationFlow, ModelExchangeFlow
 
+INTEGERS = ("Integer", "Int32")  # the types of the discrete inputs a mode fixes
+
 
 def _inner(name: str, *default: object) -> property:
     """The inner flow's attribute `name` (`default` where it has none)."""
@@ -32,33 +34,30 @@ class _ModeInputs:
         self.flow, self.mode = flow, mode
         self._n = len(flow.state_names)
         self.state_names = tuple(flow.state_names) + tuple(held)
-        self._held_vrs = [
-            self._input_vr(name, "held input", integer=False) for name in held
-        ]
+        self._held_vrs = [self._input(name, "held input", real=True) for name in held]
         self._fixed_reals: dict[int, float] = {}
         self._fixed_ints: dict[int, int] = {}
         for name, value in fixed.items():
-            variable = flow.archive.variables.get(name)
-            is_int = variable is not None and variable.type in ("Integer", "Int32")
-            vr = self._input_vr(name, f"input of mode {mode!r}", integer=is_int)
-            if is_int:
-                if float(value) != round(value):
-                    raise FmibridgeError(
-                        f"{flow.path}: input {name!r} of mode {mode!r} is an integer, "
-                        f"got {value!r}."
-                    )
-                self._fixed_ints[vr] = round(value)
-            else:
+            vr = self._input(name, f"input of mode {mode!r}")
+            if flow.archive.variables[name].type not in INTEGERS:
                 self._fixed_reals[vr] = float(value)
+            elif float(value) != round(value):
+                raise FmibridgeError(
+                    f"{flow.path}: input {name!r} of mode {mode!r} is an integer, "
+                    f"got {value!r}."
+                )
+            else:
+                self._fixed_ints[vr] = round(value)
         self.x0 = np.concatenate([flow.x0, np.array(list(held.values()), dtype=float)])
 
-    def _input_vr(self, name: str, role: str, *, integer: bool) -> int:
+    def _input(self, name: str, role: str, real: bool = False) -> int:
+        """The value reference of the input `name` (`real`: not an integer)."""
         variable = self.flow.archive.variables.get(name)
         if variable is None or variable.causality != "input":
             raise FmibridgeError(
                 f"{self.flow.path}: {role} {name!r} is not an input of the FMU."
             )
-        if integer != (variable.type in ("Integer", "Int32")):
+        if real and variable.type in INTEGERS:
             raise FmibridgeError(
                 f"{self.flow.path}: {role} {name!r} has type {variable.type}."
             )
