@@ -327,7 +327,8 @@ class Recorder:
             self._has_tail = (self._n_seen - 1) % self.stride != 0
             if self._has_tail:
                 self._rows[self._n], self._modes[self._n] = chunk[-1], code
-                self._journal_latest(chunk[-1], code)
+                if self._journal is not None:
+                    self._journal.latest(chunk[-1], code)
 
     def _code(self, mode: str) -> int:
         """The number of `mode` in this run (a new one is journaled)."""
@@ -347,11 +348,6 @@ class Recorder:
                 self.n_steps,
                 self.n_rejected,
             )
-
-    def _journal_latest(self, row: np.ndarray, code: int) -> None:
-        """Journal the latest sample, not kept (yet), if journaling."""
-        if self._journal is not None:
-            self._journal.latest(row, code)
 
     def _make_room(self) -> None:
         """Double the arrays, or, at the budget, drop every second row kept."""

@@ -82,16 +82,13 @@ class Result:
         names = list(self.state_names[:REPR_NAMES])
         if len(self.state_names) > REPR_NAMES:
             names.append(f"... ({len(self.state_names)} in all)")
-        n_events = len(self.events)
         parts = [
             f"<Result {self.status.name} {span}",
             f"states {', '.join(names)}" if names else "no states",
-            f"{len(self.t)} sample{'s' * (len(self.t) != 1)}",
-            f"{n_events} event{'s' * (n_events != 1)}",
+            *([_counted(len(self.outputs), "output column")] if self.outputs else []),
+            _counted(len(self.t), "sample"),
+            _counted(len(self.events), "event"),
         ]
-        if self.outputs:
-            n_out = len(self.outputs)
-            parts.insert(2, f"{n_out} output column{'s' * (n_out != 1)}")
         wall = self.provenance.get("wall_time_s")
         if wall is not None:
             parts.append(f"wall {float(wall):.3g} s")
@@ -193,17 +190,15 @@ class Result:
         """Return the event log: one row per transition, states before and after."""
         import pandas as pd
 
-        sides = ("before", "after")
-        rows = []
-        for e in self.events:
-            row = {"time": e.t, "edge": e.edge, "source": e.source, "target": e.target}
-            for side, x in zip(sides, (e.x_before, e.x_after), strict=True):
-                names = [f"{n}_{side}" for n in self.state_names]
-                row.update(zip(names, x, strict=True))
-            row.update(simultaneous=";".join(e.simultaneous), t_tol=e.t_tol)
-            rows.append(row)
-        states = [f"{n}_{side}" for side in sides for n in self.state_names]
+        states = [
+            f"{n}_{side}" for side in ("before", "after") for n in self.state_names
+        ]
         columns = ["time", "edge", "source", "target", *states, "simultaneous", "t_tol"]
+        rows = [
+            (e.t, e.edge, e.source, e.target, *e.x_before, *e.x_after)
+            + (";".join(e.simultaneous), e.t_tol)
+            for e in self.events
+        ]
         return pd.DataFrame(rows, columns=columns)
 
     def to_csv(self, path: str | Path, events: str | Path | None = None) -> Path:
@@ -261,6 +256,10 @@ class Result:
                 ax.axvline(e.t, color="0.85", lw=0.5, zorder=0)
         axes[-1].set_xlabel("time / s")
         return axes
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _dtype(names: Sequence[str]) -> np.dtype:

@@ -196,11 +196,8 @@ class Supervisor:
             if message is None:  # the pipe closed: the child is gone
                 raise self._died(what, journal)
             kind, *rest = cast(tuple[Any, ...], message)  # ("kind", ...)
-            if kind == "warning":
-                category, text = rest
-                if not (isinstance(category, type) and issubclass(category, Warning)):
-                    category = UserWarning
-                warnings.warn(text, category, stacklevel=3)
+            if kind == "warning":  # ("warning", category, text)
+                warnings.warn(rest[1], rest[0], stacklevel=3)
             elif kind == "started":
                 deadline = None if limit is None else time.monotonic() + sum(limit)
             else:
