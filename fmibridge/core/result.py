@@ -111,15 +111,15 @@ class Result:
     @overload
     def __getitem__(self, key: slice | list[str] | np.ndarray) -> np.ndarray: ...
 
-    def __getitem__(self, key: object) -> np.ndarray | np.void:
+    def __getitem__(self, key: Any) -> np.ndarray | np.void:
         """Index the samples as FMPy's structured result: a name gives a
         column, a list of names those columns, an integer one row (a record),
         a slice or index array those rows (`to_structured`)."""
         if isinstance(key, str):
             return self._column(key)
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
-            return self._structured(key, slice(None))
-        return self._structured(["time", *self.columns], key)
+            return self._structured(key)
+        return self.to_structured()[key]  # numpy's own IndexError for a row
 
     def _column(self, name: str) -> np.ndarray:
         """One column by name: 'time', a state or an output."""
@@ -162,15 +162,14 @@ class Result:
         """Return the samples as FMPy's result: a structured array with 'time'
         first, then `columns` (default: every state, then every output)."""
         names = self.columns if columns is None else columns
-        return self._structured(["time", *names], slice(None))
+        return self._structured(["time", *names])
 
-    def _structured(self, names: Sequence[str], rows: Any) -> np.ndarray:
-        """The columns `names` at `rows` as a structured array (one row: a record)."""
-        t = self.t[rows]  # numpy's own IndexError for a row out of range
-        array = np.empty(np.shape(t), dtype=_dtype(names))
+    def _structured(self, names: Sequence[str]) -> np.ndarray:
+        """The columns `names` as a structured array."""
+        array = np.empty(len(self.t), dtype=_dtype(names))
         for name in names:
-            array[name] = self._column(name)[rows]
-        return array[()]  # a 0-d array (one row) as its record
+            array[name] = self._column(name)
+        return array
 
     def to_pandas(self) -> pd.DataFrame:
         """Return the samples as a DataFrame indexed by time."""
