@@ -105,7 +105,6 @@ class GridRecorder(Recorder):
     ) -> None:
         """Record a block of samples, keeping those on the grid."""
         if not len(t):
-            Recorder.read_samples(self, t, x, mode, outputs)
             return
         if len(self.events) != self._n_seen_events:
             self._keep_event_rows()

@@ -151,8 +151,7 @@ class Supervisor:
         process, folder = self._process, self._folder
         if process is not None and folder is not None and process.poll() is None:
             return process, folder
-        self._end_child(kill=True)
-        self._remove_folder()
+        self.close()  # a child that died, and its folder
         self._folder = folder = new_folder("fmibridge_worker_")
         replies, child_end = os.pipe()
         try:
