@@ -188,12 +188,7 @@ class Recorder:
         block[:, 1 : self._x_end] = x.reshape(n, -1)
         for i, name in enumerate(self.output_names):
             block[:, self._x_end + i] = outputs.get(name, np.nan)
-        if not in_place:
-            self._extend(block, mode)
-            return
-        self._modes[self._n : self._n + n] = self._code(mode)
-        self._n, self._n_seen, self._has_tail = self._n + n, self._n_seen + n, False
-        self._journaled(self._n - n)
+        self._extend(block, mode)  # in place: the rows are where they go
 
     def coded_rows(
         self, rows: np.ndarray, codes: np.ndarray, modes: Sequence[str]
