@@ -221,8 +221,8 @@ cdef double hermite_minimum(double s, double g0, double r0, double g1, double r1
 
 @cython.dataclasses.dataclass(frozen=True)
 cdef class End:
-    """One end of a bracket: the abscissa, the function's value there, and what
-    else the evaluation produced (for the caller)."""
+    """One end of a bracket: the abscissa `sigma`, the function's value `f`
+    there, and `data`, what else the evaluation produced (for the caller)."""
 
     sigma: float
     f: float
