@@ -49,12 +49,14 @@ numpydoc_xref_param_type = False
 # Every documented public name needs a docstring: GL08 ("The object does not
 # have a docstring") is a warning, and the build runs with -W.
 numpydoc_validation_checks = {"GL08"}
-# The fields of the compiled records are said in each class's docstring, as a Python
-# dataclass's are (Cython gives their descriptors no docstring of their own).
+# The fields of the compiled records (and of events.End) are said in each class's
+# docstring, as a Python dataclass's are (Cython gives their descriptors no
+# docstring of their own).
 numpydoc_validation_exclude = {
     r"\.__\w+__$",
     r"\._\w+$",
     r"^fmibridge\.core\.records\.(Event|State|Rated|Waiting|Step)\.\w+$",
+    r"^fmibridge\.core\.events\.End\.\w+$",
 }
 
 html_theme = "alabaster"

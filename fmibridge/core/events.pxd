@@ -10,8 +10,6 @@ cdef struct Illinois:
     double width
 
 cdef bint crossed(double side, double g0, double g1) noexcept nogil
-cdef bint stays_inside(const double* sides, const double* g0, const double* g1,
-                       Py_ssize_t m) noexcept nogil
 cdef double bracket_sign(double side, double g_start, double g_end) noexcept nogil
 cdef double lowest(const double* signs, const double* g, Py_ssize_t m) noexcept nogil
 cdef bint is_bracket(double lo_f, double hi_f) noexcept nogil

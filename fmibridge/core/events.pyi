@@ -1,20 +1,15 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
+from dataclasses import dataclass
 from typing import Any
 
-SURFACE_RTOL: Any
 SIDES: Any
 
+@dataclass(frozen=True)
 class End:
-    @property
-    def sigma(self) -> float: ...
-    @property
-    def f(self) -> float: ...
-    @property
-    def data(self) -> object: ...
-    def __init__(self, sigma: float, f: float, data: object = None) -> None: ...
-    def __eq__(self, other: object, /) -> bool: ...
-    __hash__: None  # type: ignore[assignment]
+    sigma: float
+    f: float
+    data: object = None
 
 def illinois(fun: Any, lo: Any, hi: Any, *, width: float, max_iter: int) -> Any: ...
 def bracketed(lo_f: float, hi_f: float) -> Any: ...

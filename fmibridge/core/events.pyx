@@ -11,12 +11,12 @@ Dowell and Jarratt, BIT 11 (1971), the Illinois method. Hairer, Norsett and
 Wanner, Solving ODEs I, Sec. II.6 (dense output, cubic Hermite interpolation).
 """
 
+cimport cython
 from libc.math cimport NAN, fabs, isfinite, isnan, sqrt
 
 # A start value below this fraction of |f| at the far end lies on the surface
 # to round-off (1e-16 after a reset, against 1e-3).
-cdef double _SURFACE_RTOL = 1e-10
-SURFACE_RTOL = _SURFACE_RTOL
+cdef double SURFACE_RTOL = 1e-10
 # A guard's direction as the loops read it.
 SIDES = {"falling": 1.0, "rising": -1.0, "either": 0.0}
 
@@ -52,25 +52,6 @@ cdef bint crossed(double side, double g0, double g1) noexcept nogil:
     return (g0 >= 0.0 and falling) or (g0 <= 0.0 and rising)
 
 
-cdef bint stays_inside(const double* sides, const double* g0, const double* g1,
-                       Py_ssize_t m) noexcept nogil:
-    """True if every guard ends strictly inside, having started inside or on
-    its surface; an 'either' guard keeps its sign strictly."""
-    cdef Py_ssize_t i
-    for i in range(m):
-        if not isfinite(g1[i]):
-            return False
-        if sides[i] > 0.0:
-            if not (g0[i] >= 0.0 and g1[i] > 0.0):
-                return False
-        elif sides[i] < 0.0:
-            if not (g0[i] <= 0.0 and g1[i] < 0.0):
-                return False
-        elif not g0[i] * g1[i] > 0.0:
-            return False
-    return True
-
-
 cdef double bracket_sign(double side, double g_start, double g_end) noexcept nogil:
     """The sign that makes a guard positive inside over a bracket: for 'either',
     that of g at the start, or from zero against the end."""
@@ -93,14 +74,14 @@ cdef double lowest(const double* signs, const double* g, Py_ssize_t m) noexcept 
 
 cdef bint is_bracket(double lo_f, double hi_f) noexcept nogil:
     """True if hi_f < 0 <= lo_f, lo_f allowed SURFACE_RTOL abs(hi_f) below zero."""
-    return hi_f < 0.0 and lo_f >= -_SURFACE_RTOL * abs(hi_f)
+    return hi_f < 0.0 and lo_f >= -SURFACE_RTOL * abs(hi_f)
 
 
 cdef Illinois illinois_start(double lo, double lo_f, double hi, double hi_f,
                              double width) noexcept nogil:
     """The state of a bracket [lo, hi] to narrow to `width`."""
     cdef Illinois s
-    cdef bint on_surface = lo_f <= _SURFACE_RTOL * abs(hi_f)
+    cdef bint on_surface = lo_f <= SURFACE_RTOL * abs(hi_f)
     s.lo, s.lo_f, s.hi, s.hi_f = lo, lo_f, hi, hi_f
     s.f_lo, s.f_hi, s.side = lo_f, hi_f, 0.0
     s.before, s.before_f = NAN, NAN
@@ -238,43 +219,14 @@ cdef double hermite_minimum(double s, double g0, double r0, double g1, double r1
     return u
 
 
+@cython.dataclasses.dataclass(frozen=True)
 cdef class End:
-    """One end of a bracket: the abscissa, the value, and what else the
-    evaluation produced; read-only, compared by its fields."""
+    """One end of a bracket: the abscissa `sigma`, the function's value `f`
+    there, and `data`, what else the evaluation produced (for the caller)."""
 
-    cdef double _sigma
-    cdef double _f
-    cdef object _data
-
-    def __init__(self, double sigma, double f, object data=None):
-        self._sigma = sigma
-        self._f = f
-        self._data = data
-
-    @property
-    def sigma(self):
-        """The abscissa."""
-        return self._sigma
-
-    @property
-    def f(self):
-        """The function's value at `sigma`."""
-        return self._f
-
-    @property
-    def data(self):
-        """What else the evaluation produced, for the caller (or None)."""
-        return self._data
-
-    def __repr__(self):
-        return f"End(sigma={self.sigma!r}, f={self.f!r}, data={self.data!r})"
-
-    def __eq__(self, other):
-        if type(other) is not End:
-            return NotImplemented
-        return (self.sigma, self.f, self.data) == (other.sigma, other.f, other.data)
-
-    __hash__ = None  # data may be an array
+    sigma: float
+    f: float
+    data: object = None
 
 
 def illinois(fun, lo, hi, *, double width, long max_iter):

@@ -43,18 +43,15 @@ def is_real(values: object) -> bool:
 
 def positive(name: str, value: object) -> float:
     """Return `value` as a float if it is a finite number > 0, else raise."""
-    if not (is_number(value) and 0 < as_float(value) < math.inf):
-        raise FmibridgeError(
-            f"`{name}` must be a finite number > 0, got {reprlib.repr(value)}."
-        )
-    return float(value)
+    return finite(name, value, above=0.0)
 
 
-def finite(name: str, value: object) -> float:
-    """Return `value` as a float if it is a finite number, else raise."""
-    if not (is_number(value) and math.isfinite(as_float(value))):
+def finite(name: str, value: object, *, above: float = -math.inf) -> float:
+    """Return `value` as a float if it is a finite number (> `above`), else raise."""
+    if not (is_number(value) and above < as_float(value) < math.inf):
+        bound = "" if above == -math.inf else f" > {above:g}"
         raise FmibridgeError(
-            f"`{name}` must be a finite number, got {reprlib.repr(value)}."
+            f"`{name}` must be a finite number{bound}, got {reprlib.repr(value)}."
         )
     return float(value)
 

@@ -98,14 +98,13 @@ class GridRecorder(Recorder):
         if self._journal is not None:  # where the run has got to, off the grid
             row = np.empty(self._rows.shape[1])
             self._fill(row, t, x, outputs)
-            self._journal_latest(row, self._code(mode))
+            self._journal.latest(row, self._code(mode))
 
     def read_samples(
         self, t: np.ndarray, x: np.ndarray, mode: str, outputs: Mapping[str, np.ndarray]
     ) -> None:
         """Record a block of samples, keeping those on the grid."""
         if not len(t):
-            Recorder.read_samples(self, t, x, mode, outputs)
             return
         if len(self.events) != self._n_seen_events:
             self._keep_event_rows()

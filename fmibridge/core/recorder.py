@@ -188,12 +188,7 @@ class Recorder:
         block[:, 1 : self._x_end] = x.reshape(n, -1)
         for i, name in enumerate(self.output_names):
             block[:, self._x_end + i] = outputs.get(name, np.nan)
-        if not in_place:
-            self._extend(block, mode)
-            return
-        self._modes[self._n : self._n + n] = self._code(mode)
-        self._n, self._n_seen, self._has_tail = self._n + n, self._n_seen + n, False
-        self._journaled(self._n - n)
+        self._extend(block, mode)  # in place: the rows are where they go
 
     def coded_rows(
         self, rows: np.ndarray, codes: np.ndarray, modes: Sequence[str]
@@ -327,7 +322,8 @@ class Recorder:
             self._has_tail = (self._n_seen - 1) % self.stride != 0
             if self._has_tail:
                 self._rows[self._n], self._modes[self._n] = chunk[-1], code
-                self._journal_latest(chunk[-1], code)
+                if self._journal is not None:
+                    self._journal.latest(chunk[-1], code)
 
     def _code(self, mode: str) -> int:
         """The number of `mode` in this run (a new one is journaled)."""
@@ -347,11 +343,6 @@ class Recorder:
                 self.n_steps,
                 self.n_rejected,
             )
-
-    def _journal_latest(self, row: np.ndarray, code: int) -> None:
-        """Journal the latest sample, not kept (yet), if journaling."""
-        if self._journal is not None:
-            self._journal.latest(row, code)
 
     def _make_room(self) -> None:
         """Double the arrays, or, at the budget, drop every second row kept."""

@@ -82,16 +82,13 @@ class Result:
         names = list(self.state_names[:REPR_NAMES])
         if len(self.state_names) > REPR_NAMES:
             names.append(f"... ({len(self.state_names)} in all)")
-        n_events = len(self.events)
         parts = [
             f"<Result {self.status.name} {span}",
             f"states {', '.join(names)}" if names else "no states",
-            f"{len(self.t)} sample{'s' * (len(self.t) != 1)}",
-            f"{n_events} event{'s' * (n_events != 1)}",
+            *([_counted(len(self.outputs), "output column")] if self.outputs else []),
+            _counted(len(self.t), "sample"),
+            _counted(len(self.events), "event"),
         ]
-        if self.outputs:
-            n_out = len(self.outputs)
-            parts.insert(2, f"{n_out} output column{'s' * (n_out != 1)}")
         wall = self.provenance.get("wall_time_s")
         if wall is not None:
             parts.append(f"wall {float(wall):.3g} s")
@@ -114,15 +111,15 @@ class Result:
     @overload
     def __getitem__(self, key: slice | list[str] | np.ndarray) -> np.ndarray: ...
 
-    def __getitem__(self, key: object) -> np.ndarray | np.void:
+    def __getitem__(self, key: Any) -> np.ndarray | np.void:
         """Index the samples as FMPy's structured result: a name gives a
         column, a list of names those columns, an integer one row (a record),
         a slice or index array those rows (`to_structured`)."""
         if isinstance(key, str):
             return self._column(key)
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
-            return self._structured(key, slice(None))
-        return self._structured(["time", *self.columns], key)
+            return self._structured(key)
+        return self.to_structured()[key]  # numpy's own IndexError for a row
 
     def _column(self, name: str) -> np.ndarray:
         """One column by name: 'time', a state or an output."""
@@ -165,15 +162,14 @@ class Result:
         """Return the samples as FMPy's result: a structured array with 'time'
         first, then `columns` (default: every state, then every output)."""
         names = self.columns if columns is None else columns
-        return self._structured(["time", *names], slice(None))
+        return self._structured(["time", *names])
 
-    def _structured(self, names: Sequence[str], rows: Any) -> np.ndarray:
-        """The columns `names` at `rows` as a structured array (one row: a record)."""
-        t = self.t[rows]  # numpy's own IndexError for a row out of range
-        array = np.empty(np.shape(t), dtype=_dtype(names))
+    def _structured(self, names: Sequence[str]) -> np.ndarray:
+        """The columns `names` as a structured array."""
+        array = np.empty(len(self.t), dtype=_dtype(names))
         for name in names:
-            array[name] = self._column(name)[rows]
-        return array[()]  # a 0-d array (one row) as its record
+            array[name] = self._column(name)
+        return array
 
     def to_pandas(self) -> pd.DataFrame:
         """Return the samples as a DataFrame indexed by time."""
@@ -193,17 +189,15 @@ class Result:
         """Return the event log: one row per transition, states before and after."""
         import pandas as pd
 
-        sides = ("before", "after")
-        rows = []
-        for e in self.events:
-            row = {"time": e.t, "edge": e.edge, "source": e.source, "target": e.target}
-            for side, x in zip(sides, (e.x_before, e.x_after), strict=True):
-                names = [f"{n}_{side}" for n in self.state_names]
-                row.update(zip(names, x, strict=True))
-            row.update(simultaneous=";".join(e.simultaneous), t_tol=e.t_tol)
-            rows.append(row)
-        states = [f"{n}_{side}" for side in sides for n in self.state_names]
+        states = [
+            f"{n}_{side}" for side in ("before", "after") for n in self.state_names
+        ]
         columns = ["time", "edge", "source", "target", *states, "simultaneous", "t_tol"]
+        rows = [
+            (e.t, e.edge, e.source, e.target, *e.x_before, *e.x_after)
+            + (";".join(e.simultaneous), e.t_tol)
+            for e in self.events
+        ]
         return pd.DataFrame(rows, columns=columns)
 
     def to_csv(self, path: str | Path, events: str | Path | None = None) -> Path:
@@ -261,6 +255,10 @@ class Result:
                 ax.axvline(e.t, color="0.85", lw=0.5, zorder=0)
         axes[-1].set_xlabel("time / s")
         return axes
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _dtype(names: Sequence[str]) -> np.dtype:

@@ -14,10 +14,8 @@ import contextlib
 import ctypes
 import os
 import pickle
-import select
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -27,7 +25,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
@@ -35,8 +33,9 @@ from .recorder import recording
 from .records import Status
 from .scratch import new_folder
 
-SIZE = struct.Struct("<Q")  # bytes of the pickled message that follows
-CHUNK = 2**20  # bytes read from the child at once
+if TYPE_CHECKING:  # imported where a child is started or serves
+    from multiprocessing.connection import Connection
+
 WAKE_S = 0.25  # s: how often a waiting parent wakes (signals wake it sooner)
 CLOSE_S = 2.0  # s a child may take to exit once told to (then it is killed)
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
@@ -77,7 +76,7 @@ class Supervisor:
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
-        self._replies = -1  # our end of the pipe the child replies on
+        self._pipes: tuple[Connection, Connection] | None = None  # jobs, replies
         self._folder: Path | None = None
         self._is_busy = False
         self._n_calls = 0
@@ -119,15 +118,15 @@ class Supervisor:
         BaseException
             Whatever `fn` raised in the child.
         """
-        process, folder = self._start()
+        jobs, replies, folder = self._start()
         self._n_calls += 1
         journal = folder / f"journal_{self._n_calls}.bin"
         job = (fn, dict(kwargs), journal, dict(os.environ), os.getcwd(), sys.path)
         self._is_busy = True
         try:
-            _send(cast(IO[bytes], process.stdin).fileno(), job)
+            jobs.send(job)
             limit = None if timeout is None else (timeout, grace)
-            return self._reply(limit, what, journal)
+            return self._reply(replies, limit, what, journal)
         except BaseException:
             with _signals_held():  # a second SIGTERM or Ctrl-C waits for the samples
                 if self._is_busy:  # no reply: it died, timed out, Ctrl-C or SIGTERM
@@ -146,38 +145,47 @@ class Supervisor:
         self._end_child(kill=self._is_busy)
         self._remove_folder()
 
-    def _start(self) -> tuple[subprocess.Popen, Path]:
-        """The child and its folder: the running one, or a new one."""
-        process, folder = self._process, self._folder
-        if process is not None and folder is not None and process.poll() is None:
-            return process, folder
-        self._end_child(kill=True)
-        self._remove_folder()
+    def _start(self) -> tuple[Connection, Connection, Path]:
+        """The pipes to and from the child, and its folder: the running one's,
+        or a new one's."""
+        from multiprocessing.connection import Connection
+
+        process, pipes, folder = self._process, self._pipes, self._folder
+        if process is not None and pipes and folder and process.poll() is None:
+            return (*pipes, folder)
+        self.close()  # a child that died, and its folder
         self._folder = folder = new_folder("fmibridge_worker_")
-        replies, child_end = os.pipe()
+        (jobs_in, jobs), (replies, replies_out) = os.pipe(), os.pipe()
+        child_ends = (jobs_in, replies_out)
         try:
-            self._process = process = subprocess.Popen(
-                [sys.executable, "-P", "-c", SERVE, str(child_end), str(os.getpid())]
-                + [str(folder)],
-                stdin=subprocess.PIPE,
-                pass_fds=(child_end,),
+            self._process = subprocess.Popen(
+                [sys.executable, "-P", "-c", SERVE, *map(str, child_ends)]
+                + [str(os.getpid()), str(folder)],
+                stdin=subprocess.DEVNULL,
+                pass_fds=child_ends,
                 env=_same_package_env(),
             )
         except BaseException:
+            os.close(jobs)
             os.close(replies)
             raise
         finally:
-            os.close(child_end)
-        self._replies = replies
-        return process, folder
+            for fd in child_ends:
+                os.close(fd)
+        pipes = Connection(jobs, readable=False), Connection(replies, writable=False)
+        self._pipes = pipes
+        return (*pipes, folder)
 
     def _reply(
-        self, limit: tuple[float, float] | None, what: str, journal: Path
+        self,
+        replies: Connection,
+        limit: tuple[float, float] | None,
+        what: str,
+        journal: Path,
     ) -> Any:
         """Wait for the child's answer, giving its warnings again; kill it at
         the end of `limit` (timeout, grace)."""
         deadline = None
-        reader = _Reader(self._replies)
         while True:
             wait = WAKE_S if deadline is None else deadline - time.monotonic()
             if wait <= 0 and limit is not None:  # a deadline comes with a limit
@@ -190,17 +198,14 @@ class Supervisor:
                     f"takes longer than that.",
                     t,
                 )
-            message = reader.next(min(wait, WAKE_S))
-            if message is _Reader.PENDING:
+            if not replies.poll(min(wait, WAKE_S)):
                 continue
-            if message is None:  # the pipe closed: the child is gone
-                raise self._died(what, journal)
-            kind, *rest = cast(tuple[Any, ...], message)  # ("kind", ...)
-            if kind == "warning":
-                category, text = rest
-                if not (isinstance(category, type) and issubclass(category, Warning)):
-                    category = UserWarning
-                warnings.warn(text, category, stacklevel=3)
+            try:
+                kind, *rest = cast(tuple[Any, ...], replies.recv())  # ("kind", ...)
+            except EOFError:  # the pipe closed: the child is gone
+                raise self._died(what, journal) from None
+            if kind == "warning":  # ("warning", category, text)
+                warnings.warn(rest[1], rest[0], stacklevel=3)
             elif kind == "started":
                 deadline = None if limit is None else time.monotonic() + sum(limit)
             else:
@@ -230,15 +235,13 @@ class Supervisor:
     def _end_child(self, kill: bool) -> int | None:
         """End the child (at once if `kill`), reap it; return its exit code."""
         process, self._process = self._process, None
-        if self._replies >= 0:
-            os.close(self._replies)
-            self._replies = -1
+        pipes, self._pipes = self._pipes, None
+        for pipe in pipes or ():  # the child's loop ends at the end of its jobs
+            pipe.close()
         if process is None:
             return None
         if kill:
             process.kill()
-        with contextlib.suppress(OSError):  # the child's loop ends at end of file
-            cast(IO[bytes], process.stdin).close()
         try:
             return process.wait(timeout=CLOSE_S)
         except subprocess.TimeoutExpired:
@@ -301,13 +304,6 @@ def close_all() -> None:
         supervisor.close()
 
 
-def _send(fd: int, message: object) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(SIZE.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def _same_package_env() -> dict[str, str]:
     """The child's environment: this fmibridge first on its path (with -P, a
     source tree in the working directory cannot shadow it)."""
@@ -317,46 +313,17 @@ def _same_package_env() -> dict[str, str]:
     return env
 
 
-class _Reader:
-    """Messages from a pipe, as they arrive."""
-
-    PENDING = object()  # no whole message yet
-
-    def __init__(self, fd: int) -> None:
-        self.fd, self.buffer = fd, bytearray()
-
-    def next(self, wait: float | None) -> object:
-        """Return the next message, PENDING after `wait` s (None: no limit), or
-        None at end of file."""
-        while True:
-            message = self._parsed()
-            if message is not _Reader.PENDING:
-                return message
-            if not select.select([self.fd], [], [], wait)[0]:
-                return _Reader.PENDING
-            chunk = os.read(self.fd, CHUNK)
-            if not chunk:
-                return None
-            self.buffer += chunk
-
-    def _parsed(self) -> object:
-        if len(self.buffer) < SIZE.size:
-            return _Reader.PENDING
-        (size,) = SIZE.unpack_from(self.buffer)
-        if len(self.buffer) < SIZE.size + size:
-            return _Reader.PENDING
-        data = bytes(self.buffer[SIZE.size : SIZE.size + size])
-        del self.buffer[: SIZE.size + size]
-        return pickle.loads(data)
-
-
 def serve() -> None:
-    """The child's loop (``python -c ... serve() REPLY_FD PARENT_PID FOLDER``):
-    run each call read from stdin and send back its warnings, then its value
-    or exception, until stdin ends."""
+    """The child's loop (``python -c ... serve() JOBS REPLIES PARENT_PID FOLDER``):
+    run each call read from the pipe JOBS and send back on REPLIES its
+    warnings, then its value or exception, until JOBS ends."""
+    from multiprocessing.connection import Connection
+
     global _IS_CHILD
     _IS_CHILD = True
-    replies, parent, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    jobs = Connection(int(sys.argv[1]), writable=False)
+    replies = Connection(int(sys.argv[2]), readable=False)
+    parent, folder = int(sys.argv[3]), sys.argv[4]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if sys.platform.startswith("linux"):  # SIGKILL when the parent dies
@@ -364,20 +331,20 @@ def serve() -> None:
     if os.getppid() != parent:  # it died before that
         os._exit(1)
     tempfile.tempdir = folder
-    jobs = _Reader(sys.stdin.fileno())
     while True:
         try:
-            if (call := jobs.next(None)) is None:
-                break
-            _send(replies, ("started",))
-            reply = _run(replies, *cast(tuple, call))
+            call = jobs.recv()
+            replies.send(("started",))
+            reply = _run(replies, *call)
+        except EOFError:  # the parent closed its end: no more calls
+            break
         except Exception as exc:  # noqa: BLE001 - a call that does not unpickle here
             reply = ("error", _portable(exc))
         try:
-            _send(replies, reply)
+            replies.send(reply)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             error = FmibridgeError(f"the call's value does not pickle: {exc}")
-            _send(replies, ("error", error))
+            replies.send(("error", error))
 
 
 def is_child() -> bool:
@@ -385,7 +352,7 @@ def is_child() -> bool:
     return _IS_CHILD
 
 
-def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
+def _run(replies: Connection, fn, kwargs, journal, environ, cwd, path) -> tuple:
     """Run one call as the parent would (its environment, folder and sys.path)."""
     os.environ.clear()
     os.environ.update(environ)
@@ -397,7 +364,7 @@ def _run(replies: int, fn, kwargs, journal, environ, cwd, path) -> tuple:
             warnings.simplefilter("always", FmibridgeWarning)  # the parent filters
 
             def show(message, category, *where, **line) -> None:
-                _send(replies, ("warning", category, str(message)))
+                replies.send(("warning", category, str(message)))
 
             warnings.showwarning = show
             try:

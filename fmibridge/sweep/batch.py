@@ -26,7 +26,7 @@ from ..core.recorder import recording
 from ..core.records import Status
 from ..core.result import Result
 from ..core.time_limit import time_limit
-from .execution import Outcome, iter_runs
+from .execution import iter_runs
 from .metrics import metric_named
 from .runs import Run, build
 from .spec import Sweep
@@ -166,7 +166,10 @@ def run_sweep(
     try:
         with contextlib.closing(outcomes):
             for i, outcome in outcomes:
-                rows[i], frame = _row(outcome)
+                value = outcome.value if outcome.is_ok else {"row": {"status": ERROR}}
+                row = {"error": outcome.error or "", **value["row"]}
+                rows[i] = row | {"wall_time_s": outcome.wall_time_s}
+                frame = value.get("trajectory")
                 if frame is not None and folder is not None:
                     path = folder / f"run_{i:05d}.{file_format}"
                     write_atomically(path, getattr(frame, f"to_{file_format}"))
@@ -174,23 +177,12 @@ def run_sweep(
                     frames[i] = frame
     except KeyboardInterrupt as exc:
         interrupt = exc
-    summary = _summary(sweep.points(), rows, sweep.metrics)
-    summary.attrs["is_interrupted"] = interrupt is not None
     return SweepResult(
-        summary,
+        _summary(sweep.points(), rows, sweep.metrics),
         _long(frames) if frames else None,
         interrupt is not None,
         isinstance(interrupt, Terminated),
     )
-
-
-def _row(outcome: Outcome):
-    """Return (summary row, trajectory or None) of one Outcome."""
-    if not outcome.is_ok:
-        row: dict[str, object] = {"status": ERROR, "error": outcome.error}
-        return {**row, "wall_time_s": outcome.wall_time_s}, None
-    row = {"error": "", **outcome.value["row"], "wall_time_s": outcome.wall_time_s}
-    return row, outcome.value["trajectory"]
 
 
 def _summary(

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core import supervision
 from ..core.errors import FmibridgeError
+from ..core.numbers import at_least_one
 
 # The scheduler's HTTP routes (no dashboard) on a free loopback port, not 8787,
 # which a second cluster on the machine finds taken.
@@ -152,10 +153,8 @@ def local_client(workers: int | None = None):
     import dask
     from dask.distributed import Client, LocalCluster
 
-    if workers is None:
-        workers = os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise FmibridgeError(f"`workers` must be an integer >= 1, got {workers!r}.")
+    count = (os.cpu_count() or 1) if workers is None else workers
+    workers = at_least_one("workers", count)
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_CRASHES}),
         LocalCluster(

@@ -258,7 +258,16 @@ def load_sweep(
     ]
     if "model" not in spec:
         problems.append("missing `model`: a built-in name, an FMU or an adapter file")
-    problems += _unknown_metrics(spec.get("metrics", []))
+    metrics = spec.get("metrics", [])
+    if not isinstance(metrics, list):
+        problems.append(f"`metrics` must be a list of names from {sorted(METRICS)}")
+        metrics = []
+    problems += [
+        f"metric {name!r} is not one of {sorted(METRICS)}; a spec file cannot "
+        f"import code (pass a plugin as --metric package.module:function)"
+        for name in metrics
+        if name not in METRICS
+    ]
     summary, trajectories = (
         _inside(output_dir, output.get(key, default), f"output.{key}", problems)
         for key, default in (("summary", f"{path.stem}.csv"), ("trajectories", None))
@@ -286,23 +295,11 @@ def load_sweep(
     base = Run(**run | {"model": model})
     max_runs = spec.get("max_runs", MAX_SWEEP_RUNS) if max_runs is None else max_runs
     try:
-        sweep = Sweep(base, grid, runs, spec.get("metrics", []), max_runs)
+        sweep = Sweep(base, grid, runs, metrics, max_runs)
     except FmibridgeError as exc:
         raise FmibridgeError(f"{path}: {str(exc).removeprefix('Sweep: ')}") from None
     file_format = output.get("format", "csv")
     return SweepSpec(sweep, summary, trajectories, file_format, timeout)
-
-
-def _unknown_metrics(metrics: object) -> list[str]:
-    """Problems with a spec's `metrics`: names not in the registry."""
-    if not isinstance(metrics, list):
-        return [f"`metrics` must be a list of names from {sorted(METRICS)}"]
-    return [
-        f"metric {name!r} is not one of {sorted(METRICS)}; a spec file cannot "
-        f"import code (pass a plugin as --metric package.module:function)"
-        for name in metrics
-        if name not in METRICS
-    ]
 
 
 def _inside(folder: str | Path, name: object, key: str, problems: list[str]):

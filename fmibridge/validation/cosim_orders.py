@@ -91,17 +91,11 @@ def communication_orders(steps=STEPS["tiny"], fmu_dir: Path | None = None):
             x, t = _final(with_stop(flow, "plant.x", "plant.v"), h)
             same = len(t) == len(exact_t)
             impact_error = float(np.max(np.abs(t - exact_t))) if same else np.inf
-            rows.append(
-                {
-                    "scheme": communication.scheme,
-                    "inputs": communication.inputs,
-                    "h": h,
-                    "error": float(np.max(np.abs(x - exact_x))),
-                    "impact_error": impact_error,
-                    "impacts": len(t),
-                }
-            )
-    errors = pd.DataFrame(rows)
+            error = float(np.max(np.abs(x - exact_x)))
+            variant = (communication.scheme, communication.inputs, h)
+            rows.append((*variant, error, impact_error, len(t)))
+    columns = ["scheme", "inputs", "h", "error", "impact_error", "impacts"]
+    errors = pd.DataFrame(rows, columns=columns)
     orders = (
         errors.groupby(["scheme", "inputs"], sort=False)
         .apply(lambda g: fit_slope(g["h"], g["error"]), include_groups=False)
