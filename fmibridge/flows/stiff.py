@@ -110,18 +110,16 @@ class Stiff:
         n = len(flow.state_names)
         if n == 0:
             return flow.adaptive_stepper(DOPRI5, rtol, atol)
-        from ._cvode import Cvode, CvodeStepper  # loaded where CVODE runs only
+        from ._cvode import CvodeStepper  # loaded where CVODE runs only
 
-        jacobian = flow.jacobian_function() if self.jacobian == "auto" else None
-        cvode = Cvode(
+        return CvodeStepper(
             flow.rhs_function(),
             rtol,
             tolerances(flow, rtol if atol is None else atol, n, self.nominal_atol),
-            jacobian,
+            flow.jacobian_function() if self.jacobian == "auto" else None,
             max_step=self.max_step,
             max_order=self.max_order,
         )
-        return CvodeStepper(cvode)
 
     # a method's own fixed steps: FIXED_STEPS' (`Scheme`)
     tableau: ClassVar = FIXED_STEPS.tableau
