@@ -48,7 +48,7 @@ cdef class LocalErrors:
         """Keep the estimate err of an accepted step of h that ended at (t1, x1);
         return True where the estimates grow as an unstable step's do."""
         cdef Py_ssize_t i
-        cdef double e, size = 0.0, relative = 0.0
+        cdef double e, size = 0.0, relative = 0.0, growth
         self.n_estimated += 1
         for i in range(self.n):
             if abs(x1[i]) > self.scale[i]:
@@ -58,13 +58,8 @@ cdef class LocalErrors:
                 self.worst[i], self.worst_t[i], self.worst_h[i] = e, t1, h
             size = size + e * e
             relative = max(relative, e / max(self.scale[i], _SCALE_FLOOR))
-        return self._grows(t1, h, sqrt(size), relative)
-
-    cdef bint _grows(self, double t1, double h, double size,
-                     double relative) noexcept:
-        """Count the estimate of norm `size` (largest part `relative` to its
-        scale) in the growth; True where unstable."""
-        cdef double growth = size / self.last if self.last > 0.0 else 0.0
+        size = sqrt(size)
+        growth = size / self.last if self.last > 0.0 else 0.0
         if 1.0 < growth < INFINITY and relative > self.threshold:
             if self.n_growing == 0:
                 self.grown_from = self.last
@@ -104,42 +99,32 @@ cdef class LocalErrors:
         """The largest relative step error, a dict: `relative`, `state` (i), `t`
         and `h` of its step, `h_meeting` (the step that meets `threshold`; None
         if met). None if no step was estimated."""
-        cdef double r
         cdef Py_ssize_t i
         if not self.n_estimated or not self.n:
             return None
-        i = _largest(&self.worst[0], &self.scale[0], self.n, &r)
+        i, r, found = self._largest_of(self.worst, self.worst_t)
         h = self.worst_h[i]
         meeting = None
         if r > threshold and self.error_order > 0:
             meeting = h * (SAFETY * threshold / r) ** (1.0 / self.error_order)
-        return {
-            "relative": r,
-            "state": i,
-            "t": self.worst_t[i],
-            "h": h,
-            "h_meeting": meeting,
-        }
+        return {**found, "h": h, "h_meeting": meeting}
 
     def strip_report(self, double threshold):
         """The largest relative displacement of a strip's wait, a dict:
         `relative`, `state`, `t`, `eps`, `eps_meeting` (None if met); None
         without strips."""
-        cdef double r
-        cdef Py_ssize_t i
         if self.strip_eps == 0.0 or not self.n:
             return None
-        i = _largest(&self.strip[0], &self.scale[0], self.n, &r)
+        _, r, found = self._largest_of(self.strip, self.strip_t)
         meeting = None
         if r > threshold:
             meeting = self.strip_eps * SAFETY * threshold / r
-        return {
-            "relative": r,
-            "state": i,
-            "t": self.strip_t[i],
-            "eps": self.strip_eps,
-            "eps_meeting": meeting,
-        }
+        return {**found, "eps": self.strip_eps, "eps_meeting": meeting}
+
+    def _largest_of(self, double[::1] values, double[::1] times):
+        cdef double r = 0.0
+        cdef Py_ssize_t i = _largest(&values[0], &self.scale[0], self.n, &r)
+        return i, r, {"relative": r, "state": i, "t": times[i]}
 
 
 cdef Py_ssize_t _largest(const double* values, const double* scales, Py_ssize_t n,
