@@ -70,6 +70,7 @@ cdef int _copy_out(object value, double* out, Py_ssize_t n, str what,
 
 cdef class PythonVector(Function):
     """fn(t, x) -> n_out values, a Python function."""
+    cdef object fn
 
     def __init__(self, fn, Py_ssize_t n_in, Py_ssize_t n_out, str what):
         super().__init__(n_in, n_out, what)
@@ -82,6 +83,7 @@ cdef class PythonVector(Function):
 
 cdef class PythonScalars(Function):
     """out[i] = fns[i](t, x), one Python function per value (a mode's guards)."""
+    cdef tuple fns
 
     def __init__(self, fns, Py_ssize_t n_in, str what):
         super().__init__(n_in, len(fns), what)
@@ -103,6 +105,8 @@ ctypedef void (*c_vector)(double, const double*, double*) noexcept nogil
 cdef class CAddress(Function):
     """A C function void f(double t, const double *x, double *out) at
     `address`; `keep` holds what owns the code (a numba cfunc)."""
+    cdef c_vector fn
+    cdef object keep
 
     def __init__(self, size_t address, Py_ssize_t n_in, Py_ssize_t n_out, str what,
                  keep=None):
@@ -120,6 +124,9 @@ cdef class CAddress(Function):
 cdef class Gathered(Function):
     """out[i] = parts[part_of[i]](t, x)[entry_of[i]], each part called once
     per point."""
+    cdef readonly tuple parts
+    cdef Py_ssize_t[::1] part_of, entry_of, starts
+    cdef double[::1] values
 
     def __init__(self, parts, part_of, entry_of, Py_ssize_t n_in, str what):
         parts = tuple(parts)

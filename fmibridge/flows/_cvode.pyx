@@ -231,6 +231,23 @@ cdef class CvodeStepper(AdaptiveStepper):
     MAX_STALLED_STEPS in a row below the resolution of t, raise FmibridgeError;
     a dropped Jacobian (`check_jacobian`) warns once.
     """
+    cdef Function jacobian
+    cdef double t, t_start, t_not_finite
+    cdef str message, jacobian_note
+    cdef double[::1] atols, check_x, check_f, check_j, end
+    cdef void* mem
+    cdef void* context
+    cdef void* y
+    cdef void* scratch
+    cdef void* tolerances
+    cdef void* matrix
+    cdef void* solver
+    cdef double* y_data
+    cdef double* scratch_data
+    cdef object error
+    cdef dict totals
+    cdef long n_restarts, n_checks, n_stalled
+    cdef bint is_started, drop_jacobian, has_warned
 
     def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
                  double max_step=np.inf, int max_order=5):

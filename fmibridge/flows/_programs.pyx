@@ -303,6 +303,13 @@ cdef class Program:
     """An expression as instructions over V and constants: `code` (n, 2)
     int64 rows (op, argument), `consts` (pushed by CONST and INT), the `names` it
     reads, their `slots` in V, and its `source` text for messages."""
+    cdef readonly object code, consts
+    cdef readonly tuple names, slots
+    cdef readonly str source
+    cdef const int64_t[:, ::1] _code
+    cdef const double[::1] _consts
+    cdef double[::1] _stack
+    cdef unsigned char[::1] _ints
 
     def __init__(self, code, consts, names, str source, slots=None):
         self.code = np.ascontiguousarray(code, dtype=np.int64).reshape(-1, 2)

@@ -1,5 +1,4 @@
 from ..core._functions cimport Function
-from ..core._rk cimport Tableau
 
 
 cdef int copy_out(object values, double* out, Py_ssize_t n) except -1
@@ -14,16 +13,6 @@ cdef class Stepper:
                      double* out) except? -1.0
     cdef bint estimate(self, double h, const double* f1, double* err) except -1
     cdef int slope(self, double t, const double* x, double* out) except -1
-
-
-cdef class FieldStepper(Stepper):
-    cdef Tableau tableau
-    cdef double[::1] work
-
-
-cdef class FlowStepper(Stepper):
-    cdef object flow
-    cdef object scheme
 
 
 cdef class AdaptiveStepper(Stepper):
@@ -45,19 +34,3 @@ cdef class AdaptiveStepper(Stepper):
     cdef int anchor(self, double t, const double* x, double h,
                     const double* x1) except -1
     cdef bint on_curve(self, double t, const double* x) except -1
-
-
-cdef class EmbeddedStepper(AdaptiveStepper):
-    cdef Tableau tableau
-    cdef double[::1] work
-    cdef double[::1] err
-    cdef double[::1] first
-    # accepted steps held by stability, and others in a row (`_watch_stiffness`)
-    cdef long n_stiff
-    cdef long n_nonstiff
-    cdef double _norm(self, const double* x, const double* x1) noexcept
-    cdef int _watch_stiffness(self, double t, double h) except -1
-
-
-cdef class PythonAdaptiveStepper(AdaptiveStepper):
-    cdef object integrator

@@ -93,6 +93,8 @@ cdef class Stepper:
 
 cdef class FieldStepper(Stepper):
     """One step of a Runge-Kutta tableau on the flow's right-hand side."""
+    cdef Tableau tableau
+    cdef double[::1] work
 
     def __init__(self, Function rhs, Tableau tableau):
         self.n, self.rhs, self.tableau = rhs.n_in, rhs, tableau
@@ -112,6 +114,7 @@ cdef class FieldStepper(Stepper):
 
 cdef class FlowStepper(Stepper):
     """The flow's own `advance(t, x, h, scheme)`, called in Python."""
+    cdef object flow, scheme
 
     def __init__(self, flow, scheme, Py_ssize_t n):
         self.n, self.rhs, self.flow, self.scheme = n, None, flow, scheme
@@ -223,6 +226,10 @@ cdef class EmbeddedStepper(AdaptiveStepper):
     the steps and the span left would take more than STIFF_STEPS_LEFT of them,
     the step raises StiffnessStop naming an implicit integrator.
     """
+    cdef Tableau tableau
+    cdef double[::1] work, err, first
+    # accepted steps held by stability, and others in a row (`_watch_stiffness`)
+    cdef long n_stiff, n_nonstiff
 
     def __init__(self, Function rhs, Tableau tableau, double rtol, double atol):
         AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)
@@ -339,6 +346,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
 cdef class PythonAdaptiveStepper(AdaptiveStepper):
     """An adaptive integrator in Python: `step(t, x, h_max) -> (h, x1)`,
     `dense(t) -> x`, and the attributes `n_rejected` (reset here) and `h_next`."""
+    cdef object integrator
 
     def __init__(self, integrator, Function rhs, double rtol, double atol):
         AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)
