@@ -40,14 +40,7 @@ ctypedef int (*jac_fn)(double, N_Vector, N_Vector, SUNMatrix, void*, N_Vector,
 ctypedef void (*err_fn)(int, const char*, const char*, const char*, int, void*,
                         SUNContext) noexcept
 
-# the shapes of the CVODE functions called (cvode.h, SUNDIALS 7)
-ctypedef int (*of_mem)(void*) noexcept
-ctypedef int (*of_mem_int)(void*, int) noexcept
-ctypedef int (*of_mem_long)(void*, long) noexcept
-ctypedef int (*of_mem_double)(void*, double) noexcept
-ctypedef int (*into_long)(void*, long*) noexcept
-ctypedef int (*into_double)(void*, double*) noexcept
-ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
+ctypedef int (*into_long)(void*, long*) noexcept  # CVODE's counters (cvode.h)
 
 cdef struct Api:  # in the order of sundials.FUNCTIONS (`_load`)
     int (*context_create)(int, SUNContext*) noexcept
@@ -64,20 +57,20 @@ cdef struct Api:  # in the order of sundials.FUNCTIONS (`_load`)
     SUNLinearSolver (*dense_solver)(N_Vector, SUNMatrix, SUNContext) noexcept
     void* (*create)(int, SUNContext) noexcept
     int (*init)(void*, rhs_fn, double, N_Vector) noexcept
-    of_mem_time_vector reinit
-    of_mem_time_vector sv_tolerances
+    int (*reinit)(void*, double, N_Vector) noexcept
+    int (*sv_tolerances)(void*, double, N_Vector) noexcept
     int (*set_linear_solver)(void*, SUNLinearSolver, SUNMatrix) noexcept
     int (*set_jac_fn)(void*, jac_fn) noexcept
     int (*set_user_data)(void*, void*) noexcept
-    of_mem_double set_max_step
-    of_mem_double set_stop_time
-    of_mem clear_stop_time
-    of_mem_long set_max_num_steps
-    of_mem_int set_max_hnil_warns
-    of_mem_int set_max_ord
+    int (*set_max_step)(void*, double) noexcept
+    int (*set_stop_time)(void*, double) noexcept
+    int (*clear_stop_time)(void*) noexcept
+    int (*set_max_num_steps)(void*, long) noexcept
+    int (*set_max_hnil_warns)(void*, int) noexcept
+    int (*set_max_ord)(void*, int) noexcept
     int (*cvode)(void*, double, N_Vector, double*, int) noexcept
     int (*get_dky)(void*, double, int, N_Vector) noexcept
-    into_double get_current_step
+    int (*get_current_step)(void*, double*) noexcept
     into_long get_num_steps
     into_long get_num_rhs_evals
     into_long get_num_lin_rhs_evals

@@ -4,7 +4,6 @@ from ..core._functions cimport Function
 
 
 cdef class ProgramFunction(Function):
-    cdef tuple programs
-    cdef tuple failures
+    cdef tuple programs, failures
     cdef double[::1] v
     cdef int run_all(self, double t, double* out) except -1

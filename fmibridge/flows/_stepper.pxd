@@ -16,20 +16,15 @@ cdef class Stepper:
 
 
 cdef class AdaptiveStepper(Stepper):
-    cdef readonly double rtol
-    cdef readonly double atol
+    cdef readonly double rtol, atol
     cdef public double h_next
     cdef public long n_rejected
     # the end of the span the steps go to (`propose`; -inf: not known)
     cdef readonly double t_end
     # the last accepted step: from (t0, x0) over h_step to x1; valid if has_step
-    cdef readonly double t0
-    cdef readonly double h_step
+    cdef readonly double t0, h_step
     cdef readonly bint has_step
-    cdef double[::1] x0
-    cdef double[::1] x1
-    cdef double[::1] probe
-    cdef double[::1] point
+    cdef double[::1] x0, x1, probe, point
     cdef int dense(self, double t, double* out) except -1
     cdef int anchor(self, double t, const double* x, double h,
                     const double* x1) except -1
