@@ -235,8 +235,9 @@ DOPRI5 = _dopri5()
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (EULER, MIDPOINT, RK4, DOPRI5)}
 
 
-def scheme_named(name: str | Scheme) -> Scheme:
-    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5').
+def scheme_named(name: str | Scheme, others: tuple[str, ...] = ()) -> Scheme:
+    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5');
+    the error also lists the `others` a caller takes.
 
     An adaptive integrator that is no tableau (one with `is_adaptive = True`
     and `adaptive_stepper(flow, rtol, atol)`) is taken as given.
@@ -245,6 +246,6 @@ def scheme_named(name: str | Scheme) -> Scheme:
         return name  # type: ignore[return-value]
     if name not in SCHEMES:
         raise FmibridgeError(
-            f"`integrator` must be one of {sorted(SCHEMES)}, got {name!r}."
+            f"`integrator` must be one of {sorted([*SCHEMES, *others])}, got {name!r}."
         )
     return SCHEMES[name]

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
-from ..core.integrators import SCHEMES, Scheme, scheme_named
+from ..core.integrators import Scheme, scheme_named
 from ._programs import program_function
 from ._stepper import (
     AdaptiveStepper,
@@ -35,12 +35,7 @@ def integrator_named(name) -> Scheme | Stiff:
         from .stiff import Stiff
 
         return Stiff()
-    if isinstance(name, str) and name not in SCHEMES:
-        raise FmibridgeError(
-            f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got "
-            f"{name!r}."
-        )
-    return scheme_named(name)
+    return scheme_named(name, STIFF_NAMES)
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:

@@ -251,32 +251,23 @@ class CompiledFlow(VectorField):
         self, f: Callable, state_names: Sequence[str], *, name: str = "compiled"
     ) -> None:
         names = checked_names(f"CompiledFlow `{name}`", f, state_names)
-        self._f = compiled(
+        self.f = compiled(
             f, f"the right-hand side f of CompiledFlow `{name}`", kind="rhs"
         )
         self.name, self.state_names = name, names
-        self._check_size()
-
-    @property
-    def f(self) -> Callable:
-        """The compiled right-hand side f(t, x)."""
-        return self._f
+        x = np.zeros(len(names))
+        with np.errstate(all="ignore"):
+            dx = self.f(0.0, x)
+        if dx.shape != x.shape:
+            raise FmibridgeError(
+                f"CompiledFlow `{name}`: f (`{_name_of(self.f)}`) returned "
+                f"{dx.size} value(s) {dx.tolist()} at t = 0, x = {x.tolist()}; "
+                f"expected {x.size}, one per state {list(names)}."
+            )
 
     def rhs_function(self) -> Function:
         """Return f as the loops call it: at its C address."""
-        return c_function(self._f, "rhs", len(self.state_names))
-
-    def _check_size(self) -> None:
-        """Refuse an f that returns the wrong number of values."""
-        x = np.zeros(len(self.state_names))
-        with np.errstate(all="ignore"):
-            dx = self._f(0.0, x)
-        if dx.shape != x.shape:
-            raise FmibridgeError(
-                f"CompiledFlow `{self.name}`: f (`{_name_of(self._f)}`) returned "
-                f"{dx.size} value(s) {dx.tolist()} at t = 0, x = {x.tolist()}; "
-                f"expected {x.size}, one per state {list(self.state_names)}."
-            )
+        return c_function(self.f, "rhs", len(self.state_names))
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = compiled:NAME``."""

@@ -123,7 +123,6 @@ class Stiff:
 
     # a method's own fixed steps: FIXED_STEPS' (`Scheme`)
     tableau: ClassVar = FIXED_STEPS.tableau
-    arrays: ClassVar = FIXED_STEPS.arrays
     error_order: ClassVar[int] = FIXED_STEPS.error_order
     step: ClassVar = FIXED_STEPS.step
 
