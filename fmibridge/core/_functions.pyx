@@ -47,27 +47,6 @@ cdef class Function:
         return out
 
 
-cdef int _copy_out(object value, double* out, Py_ssize_t n, str what,
-                   double t, const double* x, Py_ssize_t n_in) except -1:
-    """Copy a Python function's result (n float values) to out, else raise."""
-    cdef double[::1] values
-    try:
-        values = np.ascontiguousarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        values = None
-    if values is None or values.shape[0] != n:
-        got = repr(value) if values is None else (
-            f"{values.shape[0]} value(s) {np.asarray(values).tolist()}"
-        )
-        raise FmibridgeError(
-            f"{what} returned {got} at t = {t!r}, x = {new_array(x, n_in).tolist()}; "
-            f"expected {n} value(s)."
-        )
-    if n:
-        memcpy(out, &values[0], n * sizeof(double))
-    return 0
-
-
 cdef class PythonVector(Function):
     """fn(t, x) -> n_out values, a Python function."""
     cdef object fn
@@ -77,8 +56,23 @@ cdef class PythonVector(Function):
         self.fn = fn
 
     cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef double[::1] values
         value = self.fn(t, new_array(x, self.n_in))
-        return _copy_out(value, out, self.n_out, self.what, t, x, self.n_in)
+        try:
+            values = np.ascontiguousarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape[0] != self.n_out:
+            got = repr(value) if values is None else (
+                f"{values.shape[0]} value(s) {np.asarray(values).tolist()}"
+            )
+            raise FmibridgeError(
+                f"{self.what} returned {got} at t = {t!r}, x = "
+                f"{new_array(x, self.n_in).tolist()}; expected {self.n_out} value(s)."
+            )
+        if self.n_out:
+            memcpy(out, &values[0], self.n_out * sizeof(double))
+        return 0
 
 
 cdef class PythonScalars(Function):
