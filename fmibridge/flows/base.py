@@ -50,25 +50,6 @@ def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
     return names
 
 
-def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, names):
-    """Return dx as a float array if it holds one finite value per state,
-    else raise naming `flow`, f, the length expected and what came back."""
-    try:
-        values: np.ndarray | None = np.asarray(dx, dtype=float)
-    except (TypeError, ValueError):
-        values = None
-    if values is None or values.shape != x.shape or not np.all(np.isfinite(values)):
-        got = (
-            repr(dx) if values is None else f"{values.size} value(s) {values.tolist()}"
-        )
-        raise FmibridgeError(
-            f"{flow}: f (`{getattr(f, '__name__', type(f).__name__)}`) returned "
-            f"{got} at t = {t!r}, x = {np.asarray(x).tolist()}; expected {x.size} "
-            f"finite values, one per state {list(names)}."
-        )
-    return values
-
-
 UndoPlan = Callable[[float, np.ndarray, float], bool]  # Flow.plan_undo's argument
 
 

@@ -100,15 +100,9 @@ class Stiff:
     def adaptive_stepper(self, flow, rtol: float, atol) -> AdaptiveStepper:
         """Return CVODE's steps on `flow` under (rtol, atol: one value or one
         per state, None: rtol); on a flow without states, DOPRI5's (CVODE needs
-        at least one equation)."""
-        if not isinstance(flow, VectorField):
-            raise FmibridgeError(
-                f"The stiff integrator (cvode) integrates dx/dt; the flow "
-                f"{type(flow).__name__} integrates itself: use its Model Exchange "
-                f"interface, or give a step h."
-            )
+        at least one equation), and a flow without dx/dt refuses as it does."""
         n = len(flow.state_names)
-        if n == 0:
+        if n == 0 or not isinstance(flow, VectorField):
             return flow.adaptive_stepper(DOPRI5, rtol, atol)
         from ._cvode import CvodeStepper  # loaded where CVODE runs only
 
