@@ -32,16 +32,11 @@ cdef class LocalErrors:
 
     def __init__(self, x0, int error_order, double threshold=INFINITY):
         x0 = np.abs(np.asarray(x0, dtype=float))
-        self.threshold = threshold
-        self.last, self.grown_from, self.growth = 0.0, 0.0, 0.0
-        self.n_growing, self.last_t, self.last_h = 0, 0.0, 0.0
+        self.threshold, self.error_order = threshold, error_order
         self.n = x0.shape[0]
-        self.error_order = error_order
-        self.n_estimated = 0
         self.scale = x0.copy()
         self.worst, self.worst_t, self.worst_h = (np.zeros(self.n) for _ in range(3))
         self.strip, self.strip_t = np.zeros(self.n), np.zeros(self.n)
-        self.strip_eps = 0.0
 
     cdef bint add(self, double t1, double h, const double* x1,
                   const double* err) noexcept:

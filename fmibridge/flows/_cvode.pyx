@@ -259,15 +259,12 @@ cdef class CvodeStepper(AdaptiveStepper):
         atols = np.broadcast_to(np.asarray(atol, dtype=float), (n,)).copy()
         AdaptiveStepper.__init__(self, rhs, n, rtol, float(np.min(atols)))
         self.jacobian, self.atols = jacobian, atols
-        self.message, self.error, self.t_not_finite = "", None, np.nan
+        self.message, self.jacobian_note, self.t_not_finite = "", "", np.nan
         self.totals = dict.fromkeys(_COUNTS, 0)
-        self.n_restarts = 0
-        self.n_checks, self.jacobian_note, self.drop_jacobian = 0, "", False
         self.check_x, self.check_f = np.empty(n), np.empty(n)
         self.check_j = np.empty(n * n)
         self.t = self.t_start = np.nan
         self.end = np.empty(n)
-        self.n_stalled, self.has_warned = 0, False
         self._create(max_step, max_order)
 
     def _create(self, double max_step, int max_order):
@@ -424,9 +421,8 @@ cdef class CvodeStepper(AdaptiveStepper):
     cdef long failures(self) noexcept:
         """The error-test and Newton failures since the last (re)start."""
         cdef long errors = 0, newton = 0
-        if self.is_started:
-            api.get_num_err_test_fails(self.mem, &errors)
-            api.get_num_conv_fails(self.mem, &newton)
+        api.get_num_err_test_fails(self.mem, &errors)
+        api.get_num_conv_fails(self.mem, &newton)
         return errors + newton
 
     def _counts(self):
@@ -496,7 +492,9 @@ cdef class CvodeStepper(AdaptiveStepper):
             memcpy(&self.end[0], out, self.n * sizeof(double))
             h = self.t - t
             self._watch_progress()
-            self._tell_jacobian()
+            if self.jacobian_note and not self.has_warned:
+                self.has_warned = True
+                warnings.warn(self.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
         api.get_current_step(self.mem, &h_next)  # the step CVODE will try next
         self.h_next = h_next
         self.anchor(t, x, h, out)
@@ -519,8 +517,3 @@ cdef class CvodeStepper(AdaptiveStepper):
             f"(rtol = {self.rtol:g}): {MAX_STALLED_STEPS} steps in a row shorter "
             f"than the resolution of time; {reason}."
         )
-
-    def _tell_jacobian(self):
-        if self.jacobian_note and not self.has_warned:
-            self.has_warned = True
-            warnings.warn(self.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
