@@ -173,27 +173,22 @@ def c_gradient_rows(
     from numba import types
 
     fn = compiled(fn, what, kind="vector_gradient")
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
     m, nnz = len(starts) - 1, len(columns)
+    # each value's place in dg/dx flattened (row by row), or in the sparse values
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(starts))
+    at = np.arange(nnz) if sparse else rows * n + np.asarray(columns, dtype=np.int64)
     pointer = types.CPointer(types.float64)
 
-    def rows(t, x_at, out):
+    def gradient(t, x_at, out):
         gx, gt = fn(t, numba.carray(x_at, n))
-        for r in range(m):
-            for k in range(starts[r], starts[r + 1]):
-                out[k] = gx[r, columns[k]]
-            out[nnz + r] = gt[r]
-
-    def values(t, x_at, out):
-        gx, gt = fn(t, numba.carray(x_at, n))
+        flat = gx.ravel()
         for k in range(nnz):
-            out[k] = gx[k]
+            out[k] = flat[at[k]]
         for r in range(m):
             out[nnz + r] = gt[r]
 
-    signature = types.void(types.float64, pointer, pointer)
-    wrapper = numba.cfunc(signature)(values if sparse else rows)
+    wrapper = numba.cfunc(types.void(types.float64, pointer, pointer))(gradient)
     return CAddress(wrapper.address, n, nnz + m, what, keep=wrapper)
 
 
