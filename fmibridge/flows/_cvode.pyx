@@ -124,9 +124,7 @@ REASONS = {
 
 
 cdef int _load() except -1:
-    """Fill `api` with the SUNDIALS functions' addresses (once): its fields are
-    function pointers in the order of `sundials.FUNCTIONS`, as `addresses`
-    gives them."""
+    """Fill `api` (once) with `sundials.addresses`, in its fields' order."""
     global api_loaded
     cdef void** slots = <void**> &api
     if api_loaded:

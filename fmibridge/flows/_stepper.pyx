@@ -1,9 +1,4 @@
-"""A flow's steps as compiled loops take them: fixed steps, or adaptive ones.
-
-A vector field steps with a Runge-Kutta tableau on its compiled `rhs`
-(`FieldStepper`); a flow that integrates itself steps through its `advance`,
-called back (`FlowStepper`), or a stepper of its own (`_cosim.FmuStepper`,
-`_cosim.MasterStepper`). Every loop uses `Stepper`.
+"""A flow's steps as every compiled loop takes them (`Stepper`): fixed, or adaptive.
 
 An `AdaptiveStepper` (rtol, atol; `EmbeddedStepper`: Dormand-Prince 5(4), or
 an implicit one) takes in `step` one accepted step no longer than h_max from
