@@ -104,12 +104,23 @@ class Stiff:
         n = len(flow.state_names)
         if n == 0 or not isinstance(flow, VectorField):
             return flow.adaptive_stepper(DOPRI5, rtol, atol)
+        atol = rtol if atol is None else atol
+        atols = np.atleast_1d(np.asarray(atol, dtype=float))
+        if atols.size not in (1, n) or not np.all((atols > 0) & np.isfinite(atols)):
+            raise FmibridgeError(
+                f"`atol` must be a number > 0 or one per state ({n}: "
+                f"{list(flow.state_names)}), got {atol!r}."
+            )
+        atols = np.broadcast_to(atols, (n,)).copy()
+        nominals = getattr(flow, "state_nominals", None)
+        if self.nominal_atol and nominals is not None:  # atol_i = atol nominal_i
+            atols *= np.asarray(nominals(), dtype=float)
         from ._cvode import CvodeStepper  # loaded where CVODE runs only
 
         return CvodeStepper(
             flow.rhs_function(),
             rtol,
-            tolerances(flow, rtol if atol is None else atol, n, self.nominal_atol),
+            atols,
             flow.jacobian_function() if self.jacobian == "auto" else None,
             max_step=self.max_step,
             max_order=self.max_order,
@@ -119,19 +130,3 @@ class Stiff:
     tableau: ClassVar = FIXED_STEPS.tableau
     error_order: ClassVar[int] = FIXED_STEPS.error_order
     step: ClassVar = FIXED_STEPS.step
-
-
-def tolerances(flow, atol, n: int, nominal: bool = False) -> np.ndarray:
-    """Return the absolute tolerance of each of the n states: atol (one value or
-    one per state), times each state's nominal value if `nominal`."""
-    values = np.atleast_1d(np.asarray(atol, dtype=float))
-    if values.size not in (1, n) or not np.all((values > 0) & np.isfinite(values)):
-        raise FmibridgeError(
-            f"`atol` must be a number > 0 or one per state ({n}: "
-            f"{list(flow.state_names)}), got {atol!r}."
-        )
-    values = np.broadcast_to(values, (n,)).copy()
-    nominals = getattr(flow, "state_nominals", None)
-    if nominal and nominals is not None:
-        values *= np.asarray(nominals(), dtype=float)
-    return values
