@@ -117,25 +117,18 @@ cdef class LocalErrors:
         return {**found, "eps": self.strip_eps, "eps_meeting": meeting}
 
     def _largest_of(self, double[::1] values, double[::1] times):
-        cdef double r = 0.0
-        cdef Py_ssize_t i = _largest(&values[0], &self.scale[0], self.n, &r)
-        return i, r, {"relative": r, "state": i, "t": times[i]}
-
-
-cdef Py_ssize_t _largest(const double* values, const double* scales, Py_ssize_t n,
-                         double* largest) noexcept:
-    """The index of max_i values_i / max(scales_i, SCALE_FLOOR) (first one or
-    first nan, as numpy's argmax); the ratio is written to largest."""
-    cdef Py_ssize_t i, best = 0
-    cdef double scale, ratio
-    for i in range(n):
-        scale = scales[i]
-        if not (scale > _SCALE_FLOOR or isnan(scale)):  # np.maximum's: nan stays
-            scale = _SCALE_FLOOR
-        ratio = values[i] / scale
-        if isnan(ratio):
-            largest[0] = ratio
-            return i
-        if i == 0 or ratio > largest[0]:
-            best, largest[0] = i, ratio
-    return best
+        """(i, ratio, entries) of max_i values_i / max(scale_i, SCALE_FLOOR): the
+        first one or first nan, as numpy's argmax."""
+        cdef Py_ssize_t i, best = 0
+        cdef double scale, ratio, largest = 0.0
+        for i in range(self.n):
+            scale = self.scale[i]
+            if not (scale > _SCALE_FLOOR or isnan(scale)):  # np.maximum's: nan stays
+                scale = _SCALE_FLOOR
+            ratio = values[i] / scale
+            if isnan(ratio):
+                best, largest = i, ratio
+                break
+            if i == 0 or ratio > largest:
+                best, largest = i, ratio
+        return best, largest, {"relative": largest, "state": best, "t": times[best]}
