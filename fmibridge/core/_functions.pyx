@@ -123,12 +123,11 @@ cdef class Gathered(Function):
     cdef double[::1] values
 
     def __init__(self, parts, part_of, entry_of, Py_ssize_t n_in, str what):
-        parts = tuple(parts)
         super().__init__(n_in, len(part_of), what)
-        self.parts = parts
+        self.parts = tuple(parts)
         self.part_of = np.asarray(part_of, dtype=np.intp)
         self.entry_of = np.asarray(entry_of, dtype=np.intp)
-        sizes = [(<Function> p).n_out for p in parts]
+        sizes = [(<Function> p).n_out for p in self.parts]
         self.starts = np.cumsum([0] + sizes).astype(np.intp)
         self.values = np.empty(max(sum(sizes), 1))
 

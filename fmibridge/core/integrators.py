@@ -27,8 +27,6 @@ from ._functions import PythonVector
 from ._rk import Tableau
 from .errors import FmibridgeError
 
-Rhs = Callable[[float, np.ndarray], np.ndarray]
-
 # A stability polynomial's root counts as real where |imag| is below this
 # fraction of |z| (companion-matrix roots are accurate to about 1e-12).
 ROOT_IMAG = 1e-9
@@ -78,7 +76,7 @@ class Scheme:
 
     def step(
         self,
-        f: Rhs,
+        f: Callable[[float, np.ndarray], np.ndarray],
         t: float,
         x: np.ndarray,
         h: float,

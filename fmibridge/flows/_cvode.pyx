@@ -85,7 +85,6 @@ cdef bint api_loaded = False
 # CVODE's constants (cvode.h, SUNDIALS 7)
 cdef int CV_BDF = 2
 cdef int CV_ONE_STEP = 2
-cdef int CV_TSTOP_RETURN = 1
 # A callback's answer beside 0: recoverable (CVODE retries with a shorter step)
 # or not (CVODE returns at once); CVODE User Guide, CVRhsFn.
 cdef int RECOVERABLE = 1, UNRECOVERABLE = -1
@@ -139,8 +138,7 @@ cdef int _load() except -1:
 
 
 cdef int _rhs(double t, N_Vector y, N_Vector ydot, void* data) noexcept:
-    """CVODE's right-hand side: a non-finite value is a recoverable failure, an
-    exception an unrecoverable one (raised when CVode returns)."""
+    """CVODE's right-hand side: non-finite values recoverable, exceptions not."""
     cdef CvodeStepper self = <CvodeStepper> data
     cdef double* out = api.array(ydot)
     cdef Py_ssize_t i
@@ -211,16 +209,14 @@ cdef double _spacing(double t) noexcept:
 
 
 cdef class CvodeStepper(AdaptiveStepper):
-    """CVODE's BDF integrator's accepted steps as an adaptive stepper
-    (`flows._stepper`) on `rhs` (n values in and out) under rtol and atol (per
-    state), with the Jacobian (n*n values, entry j*n + i df_i/dx_j; None:
-    difference quotients), `max_step` (s, inf: none) and `max_order` (1 to 5).
+    """CVODE's accepted steps on `rhs` under rtol and atol (per state) as an
+    adaptive stepper (`flows._stepper`), with `jacobian` (entry j*n + i
+    df_i/dx_j), `max_step` (s, inf: none) and `max_order` (1 to 5).
 
     `step` goes on with CVODE's history from its own point (the end of its last
-    step, or a point on that step's dense output), else restarts it; `h_next`
-    is CVODE's next step, reported. A step CVODE cannot take, or
-    MAX_STALLED_STEPS in a row below the resolution of t, raise FmibridgeError;
-    a dropped Jacobian (`check_jacobian`) warns once.
+    step, or a point on that step's dense output), else restarts it. A step
+    CVODE cannot take, or MAX_STALLED_STEPS in a row below the resolution of t,
+    raise FmibridgeError; a dropped Jacobian (`check_jacobian`) warns once.
     """
     cdef Function jacobian
     cdef double t, t_start, t_not_finite
@@ -259,10 +255,9 @@ cdef class CvodeStepper(AdaptiveStepper):
         self.jacobian, self.atols = jacobian, atols
         self.message, self.jacobian_note, self.t_not_finite = "", "", np.nan
         self.totals = dict.fromkeys(_COUNTS, 0)
-        self.check_x, self.check_f = np.empty(n), np.empty(n)
+        self.check_x, self.check_f, self.end = (np.empty(n) for _ in range(3))
         self.check_j = np.empty(n * n)
         self.t = self.t_start = np.nan
-        self.end = np.empty(n)
         self._create(max_step, max_order)
 
     def _create(self, double max_step, int max_order):
@@ -343,8 +338,8 @@ cdef class CvodeStepper(AdaptiveStepper):
         return 0
 
     cdef int one_step(self, double t_stop, double* x) except -100:
-        """Take one CVODE step, never beyond t_stop (inf: no bound), its end to
-        x; return 0 or CVODE's failure flag (< 0, `failure`)."""
+        """One CVODE step, at most to t_stop (inf: no bound), its end to x: 0, or
+        CVODE's failure flag (< 0)."""
         cdef double t_reached = self.t, t_out = t_stop
         cdef int flag
         self.error, self.message = None, ""
@@ -379,9 +374,8 @@ cdef class CvodeStepper(AdaptiveStepper):
 
     cdef int check_jacobian(self, double t, const double* x, const double* f,
                             double* out) except -1:
-        """Compare the Jacobian in out with forward differences at (t, x), f =
-        dx/dt; where a column disagrees, write the differences to out, note
-        where, and drop the Jacobian from the next step on."""
+        """Compare the Jacobian in out with forward differences at (t, x) (f: dx/dt);
+        where a column disagrees, use the differences from here on, and say so."""
         cdef Py_ssize_t n = self.n, i, j
         cdef double step, worst = 0.0, size, scale = 0.0, miss
         cdef Py_ssize_t bad = -1
@@ -465,7 +459,7 @@ cdef class CvodeStepper(AdaptiveStepper):
     cdef double step(self, double t, const double* x, double h_max, const double* k1,
                      double* out) except? -1.0:
         """One accepted step from (t, x), at most h_max long."""
-        cdef double t1, h, h_next = 0.0
+        cdef double t1, h
         cdef long before
         cdef int flag
         if not self.continues(t, x):
@@ -493,8 +487,7 @@ cdef class CvodeStepper(AdaptiveStepper):
             if self.jacobian_note and not self.has_warned:
                 self.has_warned = True
                 warnings.warn(self.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
-        api.get_current_step(self.mem, &h_next)  # the step CVODE will try next
-        self.h_next = h_next
+        api.get_current_step(self.mem, &self.h_next)  # the step CVODE tries next
         self.anchor(t, x, h, out)
         return h
 

@@ -125,8 +125,7 @@ cdef class AdaptiveStepper(Stepper):
 
     def __init__(self, Function rhs, Py_ssize_t n, double rtol, double atol):
         self.n, self.rhs, self.rtol, self.atol = n, rhs, rtol, atol
-        self.h_next, self.n_rejected, self.has_step = INFINITY, 0, False
-        self.t_end = -INFINITY
+        self.h_next, self.t_end = INFINITY, -INFINITY
         self.x0, self.x1 = np.empty(max(n, 1)), np.empty(max(n, 1))
         self.probe, self.point = np.empty(max(n, 1)), np.empty(max(n, 1))
 

@@ -185,8 +185,7 @@ class VectorField(Flow):
 
 
 def python_force(fn, n: int, what: str) -> Function:
-    """Return a Python force map fn(t, x, lam) as a Function of (t, [x, lam]),
-    called back."""
+    """Return a Python force map fn(t, x, lam) as a Function of (t, [x, lam])."""
 
     def force(t: float, z: np.ndarray) -> np.ndarray:
         return fn(t, z[:n], float(z[n]))

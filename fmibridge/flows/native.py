@@ -10,8 +10,6 @@ import numpy as np
 from ..core.errors import FmibridgeError
 from .base import VectorField, checked_names
 
-InputFn = Callable[[float], np.ndarray | float]
-
 
 class NativeFlow(VectorField):
     """Continuous dynamics x' = f(t, x, u(t)) defined in Python.
@@ -51,7 +49,7 @@ class NativeFlow(VectorField):
         f: Callable[..., np.ndarray],  # f(t, x, u) or f(t, x)
         state_names: Sequence[str],
         *,
-        inputs: InputFn | None = None,
+        inputs: Callable[[float], np.ndarray | float] | None = None,
         name: str = "native",
     ) -> None:
         names = checked_names(f"NativeFlow `{name}`", f, state_names)
