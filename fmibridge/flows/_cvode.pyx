@@ -337,9 +337,8 @@ cdef class CvodeStepper(AdaptiveStepper):
         self.t = self.t_start = t
         return 0
 
-    cdef int one_step(self, double t_stop, double* x) except -100:
-        """One CVODE step, at most to t_stop (inf: no bound), its end to x: 0, or
-        CVODE's failure flag (< 0)."""
+    cdef int one_step(self, double t_stop, double* x) except -1:
+        """One CVODE step, at most to t_stop (inf: no bound), its end to x."""
         cdef double t_reached = self.t, t_out = t_stop
         cdef int flag
         self.error, self.message = None, ""
@@ -356,7 +355,10 @@ cdef class CvodeStepper(AdaptiveStepper):
             error, self.error = self.error, None
             raise error
         if flag < 0:
-            return flag
+            raise FmibridgeError(
+                f"{_capital(self.rhs.what)}: CVODE could not step from t = "
+                f"{self.t!r} (rtol = {self.rtol:g}): {self._failure(flag)}."
+            )
         self.t_start, self.t = self.t, t_reached
         memcpy(x, self.y_data, self.n * sizeof(double))
         return 0
@@ -461,7 +463,6 @@ cdef class CvodeStepper(AdaptiveStepper):
         """One accepted step from (t, x), at most h_max long."""
         cdef double t1, h
         cdef long before
-        cdef int flag
         if not self.continues(t, x):
             self.restart(t, x)
             memcpy(&self.end[0], x, self.n * sizeof(double))
@@ -474,12 +475,7 @@ cdef class CvodeStepper(AdaptiveStepper):
             h = t1 - t
         else:
             before = self.failures()
-            flag = self.one_step(t + h_max, out)
-            if flag < 0:
-                raise FmibridgeError(
-                    f"{_capital(self.rhs.what)}: CVODE could not step from t = "
-                    f"{self.t!r} (rtol = {self.rtol:g}): {self._failure(flag)}."
-                )
+            self.one_step(t + h_max, out)
             self.n_rejected += self.failures() - before
             memcpy(&self.end[0], out, self.n * sizeof(double))
             h = self.t - t
