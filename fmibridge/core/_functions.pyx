@@ -47,41 +47,37 @@ cdef class Function:
         return out
 
 
-cdef int _copy_out(object value, double* out, Py_ssize_t n, str what,
-                   double t, const double* x, Py_ssize_t n_in) except -1:
-    """Copy a Python function's result (n float values) to out, else raise."""
-    cdef double[::1] values
-    try:
-        values = np.ascontiguousarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        values = None
-    if values is None or values.shape[0] != n:
-        got = repr(value) if values is None else (
-            f"{values.shape[0]} value(s) {np.asarray(values).tolist()}"
-        )
-        raise FmibridgeError(
-            f"{what} returned {got} at t = {t!r}, x = {new_array(x, n_in).tolist()}; "
-            f"expected {n} value(s)."
-        )
-    if n:
-        memcpy(out, &values[0], n * sizeof(double))
-    return 0
-
-
 cdef class PythonVector(Function):
     """fn(t, x) -> n_out values, a Python function."""
+    cdef object fn
 
     def __init__(self, fn, Py_ssize_t n_in, Py_ssize_t n_out, str what):
         super().__init__(n_in, n_out, what)
         self.fn = fn
 
     cdef int call(self, double t, const double* x, double* out) except -1:
+        cdef double[::1] values
         value = self.fn(t, new_array(x, self.n_in))
-        return _copy_out(value, out, self.n_out, self.what, t, x, self.n_in)
+        try:
+            values = np.ascontiguousarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape[0] != self.n_out:
+            got = repr(value) if values is None else (
+                f"{values.shape[0]} value(s) {np.asarray(values).tolist()}"
+            )
+            raise FmibridgeError(
+                f"{self.what} returned {got} at t = {t!r}, x = "
+                f"{new_array(x, self.n_in).tolist()}; expected {self.n_out} value(s)."
+            )
+        if self.n_out:
+            memcpy(out, &values[0], self.n_out * sizeof(double))
+        return 0
 
 
 cdef class PythonScalars(Function):
     """out[i] = fns[i](t, x), one Python function per value (a mode's guards)."""
+    cdef tuple fns
 
     def __init__(self, fns, Py_ssize_t n_in, str what):
         super().__init__(n_in, len(fns), what)
@@ -103,6 +99,8 @@ ctypedef void (*c_vector)(double, const double*, double*) noexcept nogil
 cdef class CAddress(Function):
     """A C function void f(double t, const double *x, double *out) at
     `address`; `keep` holds what owns the code (a numba cfunc)."""
+    cdef c_vector fn
+    cdef object keep
 
     def __init__(self, size_t address, Py_ssize_t n_in, Py_ssize_t n_out, str what,
                  keep=None):
@@ -120,14 +118,16 @@ cdef class CAddress(Function):
 cdef class Gathered(Function):
     """out[i] = parts[part_of[i]](t, x)[entry_of[i]], each part called once
     per point."""
+    cdef readonly tuple parts
+    cdef Py_ssize_t[::1] part_of, entry_of, starts
+    cdef double[::1] values
 
     def __init__(self, parts, part_of, entry_of, Py_ssize_t n_in, str what):
-        parts = tuple(parts)
         super().__init__(n_in, len(part_of), what)
-        self.parts = parts
+        self.parts = tuple(parts)
         self.part_of = np.asarray(part_of, dtype=np.intp)
         self.entry_of = np.asarray(entry_of, dtype=np.intp)
-        sizes = [(<Function> p).n_out for p in parts]
+        sizes = [(<Function> p).n_out for p in self.parts]
         self.starts = np.cumsum([0] + sizes).astype(np.intp)
         self.values = np.empty(max(sum(sizes), 1))
 

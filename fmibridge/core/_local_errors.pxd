@@ -10,6 +10,4 @@ cdef class LocalErrors:
     cdef long n_growing  # steps in a row that grew
     cdef bint add(self, double t1, double h, const double* x1,
                   const double* err) noexcept
-    cdef bint _grows(self, double t1, double h, double size,
-                     double relative) noexcept
     cdef void add_strip(self, double t, double eps, const double* rate) noexcept

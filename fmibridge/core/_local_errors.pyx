@@ -32,23 +32,18 @@ cdef class LocalErrors:
 
     def __init__(self, x0, int error_order, double threshold=INFINITY):
         x0 = np.abs(np.asarray(x0, dtype=float))
-        self.threshold = threshold
-        self.last, self.grown_from, self.growth = 0.0, 0.0, 0.0
-        self.n_growing, self.last_t, self.last_h = 0, 0.0, 0.0
+        self.threshold, self.error_order = threshold, error_order
         self.n = x0.shape[0]
-        self.error_order = error_order
-        self.n_estimated = 0
         self.scale = x0.copy()
         self.worst, self.worst_t, self.worst_h = (np.zeros(self.n) for _ in range(3))
         self.strip, self.strip_t = np.zeros(self.n), np.zeros(self.n)
-        self.strip_eps = 0.0
 
     cdef bint add(self, double t1, double h, const double* x1,
                   const double* err) noexcept:
         """Keep the estimate err of an accepted step of h that ended at (t1, x1);
         return True where the estimates grow as an unstable step's do."""
         cdef Py_ssize_t i
-        cdef double e, size = 0.0, relative = 0.0
+        cdef double e, size = 0.0, relative = 0.0, growth
         self.n_estimated += 1
         for i in range(self.n):
             if abs(x1[i]) > self.scale[i]:
@@ -58,13 +53,8 @@ cdef class LocalErrors:
                 self.worst[i], self.worst_t[i], self.worst_h[i] = e, t1, h
             size = size + e * e
             relative = max(relative, e / max(self.scale[i], _SCALE_FLOOR))
-        return self._grows(t1, h, sqrt(size), relative)
-
-    cdef bint _grows(self, double t1, double h, double size,
-                     double relative) noexcept:
-        """Count the estimate of norm `size` (largest part `relative` to its
-        scale) in the growth; True where unstable."""
-        cdef double growth = size / self.last if self.last > 0.0 else 0.0
+        size = sqrt(size)
+        growth = size / self.last if self.last > 0.0 else 0.0
         if 1.0 < growth < INFINITY and relative > self.threshold:
             if self.n_growing == 0:
                 self.grown_from = self.last
@@ -104,58 +94,41 @@ cdef class LocalErrors:
         """The largest relative step error, a dict: `relative`, `state` (i), `t`
         and `h` of its step, `h_meeting` (the step that meets `threshold`; None
         if met). None if no step was estimated."""
-        cdef double r
         cdef Py_ssize_t i
         if not self.n_estimated or not self.n:
             return None
-        i = _largest(&self.worst[0], &self.scale[0], self.n, &r)
+        i, r, found = self._largest_of(self.worst, self.worst_t)
         h = self.worst_h[i]
         meeting = None
         if r > threshold and self.error_order > 0:
             meeting = h * (SAFETY * threshold / r) ** (1.0 / self.error_order)
-        return {
-            "relative": r,
-            "state": i,
-            "t": self.worst_t[i],
-            "h": h,
-            "h_meeting": meeting,
-        }
+        return {**found, "h": h, "h_meeting": meeting}
 
     def strip_report(self, double threshold):
         """The largest relative displacement of a strip's wait, a dict:
         `relative`, `state`, `t`, `eps`, `eps_meeting` (None if met); None
         without strips."""
-        cdef double r
-        cdef Py_ssize_t i
         if self.strip_eps == 0.0 or not self.n:
             return None
-        i = _largest(&self.strip[0], &self.scale[0], self.n, &r)
+        _, r, found = self._largest_of(self.strip, self.strip_t)
         meeting = None
         if r > threshold:
             meeting = self.strip_eps * SAFETY * threshold / r
-        return {
-            "relative": r,
-            "state": i,
-            "t": self.strip_t[i],
-            "eps": self.strip_eps,
-            "eps_meeting": meeting,
-        }
+        return {**found, "eps": self.strip_eps, "eps_meeting": meeting}
 
-
-cdef Py_ssize_t _largest(const double* values, const double* scales, Py_ssize_t n,
-                         double* largest) noexcept:
-    """The index of max_i values_i / max(scales_i, SCALE_FLOOR) (first one or
-    first nan, as numpy's argmax); the ratio is written to largest."""
-    cdef Py_ssize_t i, best = 0
-    cdef double scale, ratio
-    for i in range(n):
-        scale = scales[i]
-        if not (scale > _SCALE_FLOOR or isnan(scale)):  # np.maximum's: nan stays
-            scale = _SCALE_FLOOR
-        ratio = values[i] / scale
-        if isnan(ratio):
-            largest[0] = ratio
-            return i
-        if i == 0 or ratio > largest[0]:
-            best, largest[0] = i, ratio
-    return best
+    def _largest_of(self, double[::1] values, double[::1] times):
+        """(i, ratio, entries) of max_i values_i / max(scale_i, SCALE_FLOOR): the
+        first one or first nan, as numpy's argmax."""
+        cdef Py_ssize_t i, best = 0
+        cdef double scale, ratio, largest = 0.0
+        for i in range(self.n):
+            scale = self.scale[i]
+            if not (scale > _SCALE_FLOOR or isnan(scale)):  # np.maximum's: nan stays
+                scale = _SCALE_FLOOR
+            ratio = values[i] / scale
+            if isnan(ratio):
+                best, largest = i, ratio
+                break
+            if i == 0 or ratio > largest:
+                best, largest = i, ratio
+        return best, largest, {"relative": largest, "state": best, "t": times[best]}

@@ -129,36 +129,28 @@ cdef class Tableau:
 
     def advance(self, Function f, double t, x, double h, slope=None):
         """Return x(t + h) after one step on f; `slope` is f(t, x) where known."""
-        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
+        return self._stepped(f, t, x, h, slope, False)[0]
+
+    def estimated(self, Function f, double t, x, double h):
+        """Return (x(t + h), its local error estimate) after one step on f."""
+        return self._stepped(f, t, x, h, None, True)
+
+    def _stepped(self, Function f, double t, x, double h, slope, bint estimate):
+        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float), k1
         cdef Py_ssize_t n = xs.shape[0]
         if n != f.n_in or f.n_out != n:
             raise FmibridgeError(
                 f"{f.what} maps {f.n_in} to {f.n_out} values; a step needs {n} to {n}."
             )
-        cdef double[::1] k1
-        out = np.empty(n)
-        cdef double[::1] y = out
-        cdef double[::1] work = np.empty(self.work_size(n) or 1)
-        if n == 0:
-            return out
-        if slope is None:
-            self.step(f, t, &xs[0], h, NULL, &y[0], &work[0])
-        else:
-            k1 = np.ascontiguousarray(slope, dtype=float)
-            self.step(f, t, &xs[0], h, &k1[0], &y[0], &work[0])
-        return out
-
-    def estimated(self, Function f, double t, x, double h):
-        """Return (x(t + h), its local error estimate) after one step on f."""
-        cdef double[::1] xs = np.ascontiguousarray(x, dtype=float)
-        cdef Py_ssize_t n = xs.shape[0]
         out, err = np.empty(n), np.empty(n)
-        cdef double[::1] y = out, e = err
+        cdef double[::1] y = out, e = err, f1 = np.empty(max(n, 1))
         cdef double[::1] work = np.empty(self.work_size(n) or 1)
-        cdef double[::1] f1 = np.empty(max(n, 1))
         if n == 0:
             return out, err
-        self.step(f, t, &xs[0], h, NULL, &y[0], &work[0])
-        f.call(t + h, &y[0], &f1[0])
-        self.estimate(n, h, &work[0], &f1[0], &e[0])
+        if slope is not None:
+            k1 = np.ascontiguousarray(slope, dtype=float)
+        self.step(f, t, &xs[0], h, NULL if slope is None else &k1[0], &y[0], &work[0])
+        if estimate:
+            f.call(t + h, &y[0], &f1[0])
+            self.estimate(n, h, &work[0], &f1[0], &e[0])
         return out, err

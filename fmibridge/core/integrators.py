@@ -27,8 +27,6 @@ from ._functions import PythonVector
 from ._rk import Tableau
 from .errors import FmibridgeError
 
-Rhs = Callable[[float, np.ndarray], np.ndarray]
-
 # A stability polynomial's root counts as real where |imag| is below this
 # fraction of |z| (companion-matrix roots are accurate to about 1e-12).
 ROOT_IMAG = 1e-9
@@ -78,7 +76,7 @@ class Scheme:
 
     def step(
         self,
-        f: Rhs,
+        f: Callable[[float, np.ndarray], np.ndarray],
         t: float,
         x: np.ndarray,
         h: float,
@@ -235,8 +233,9 @@ DOPRI5 = _dopri5()
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (EULER, MIDPOINT, RK4, DOPRI5)}
 
 
-def scheme_named(name: str | Scheme) -> Scheme:
-    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5').
+def scheme_named(name: str | Scheme, others: tuple[str, ...] = ()) -> Scheme:
+    """Return the scheme called `name` ('euler', 'midpoint', 'rk4', 'dopri5');
+    the error also lists the `others` a caller takes.
 
     An adaptive integrator that is no tableau (one with `is_adaptive = True`
     and `adaptive_stepper(flow, rtol, atol)`) is taken as given.
@@ -245,6 +244,6 @@ def scheme_named(name: str | Scheme) -> Scheme:
         return name  # type: ignore[return-value]
     if name not in SCHEMES:
         raise FmibridgeError(
-            f"`integrator` must be one of {sorted(SCHEMES)}, got {name!r}."
+            f"`integrator` must be one of {sorted([*SCHEMES, *others])}, got {name!r}."
         )
     return SCHEMES[name]

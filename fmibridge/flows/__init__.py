@@ -1,10 +1,5 @@
-"""Where the continuous dynamics come from: one Flow interface, several sources.
-
-`base` (Flow, VectorField, ForcedVectorField), `native` (Python callables),
-`compiled` (numba), `fmi` and `fmu` (FMUs), `_programs` (adapter
-expressions), `mode_inputs`, and coupled systems: `components`, `coupling`,
-`loops`, `coupled` and `cosim_master`. May import core only; flows never
-import methods.
+"""Where the continuous dynamics come from: one Flow interface (`base`), several
+sources (native, compiled, FMU, coupled). Flows import core only, never methods.
 """
 
 from .base import Flow, ForcedVectorField, VectorField

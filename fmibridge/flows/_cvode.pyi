@@ -10,19 +10,10 @@ JACOBIAN_RTOL: float
 JACOBIAN_FLOOR: float
 REASONS: Any
 
-class Cvode:
-    rhs: Function
-    jacobian: Function
-    n: int
-    rtol: float
-    max_step: float
-    t: float
-    t_start: float
-    message: str
-    t_not_finite: float
-    n_restarts: int
-    n_checks: int
-    jacobian_note: str
+SAME_TIME_ULPS: float
+MAX_STALLED_STEPS: int
+
+class CvodeStepper(AdaptiveStepper):
     def __init__(
         self,
         rhs: Function,
@@ -33,15 +24,4 @@ class Cvode:
         max_step: float = ...,
         max_order: int = ...,
     ) -> None: ...
-    def stats(self) -> Any: ...
-    def failure(self, flag: int) -> Any: ...
-    @property
-    def step_size(self) -> Any: ...
-
-SAME_TIME_ULPS: float
-MAX_STALLED_STEPS: int
-
-class CvodeStepper(AdaptiveStepper):
-    cvode: Cvode
-    def __init__(self, cvode: Cvode) -> None: ...
     def stats(self) -> Any: ...

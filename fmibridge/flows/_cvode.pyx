@@ -1,7 +1,7 @@
 """CVODE's variable-order BDF on a `Function`: the stiff integrator between events.
 
-`Cvode` integrates x' = f(t, x) with SUNDIALS CVODE (BDF orders 1 to 5, Newton
-on a dense linear solver) one internal step per call (CV_ONE_STEP), never
+`CvodeStepper` integrates x' = f(t, x) with SUNDIALS CVODE (BDF orders 1 to 5,
+Newton on a dense linear solver) one internal step per call (CV_ONE_STEP), never
 beyond a stop time, and interpolates inside the last step (CVodeGetDky). The
 right-hand side and the optional Jacobian (n*n values, column-major; else
 CVODE's difference quotients) are Functions called from a C callback. After an
@@ -40,14 +40,7 @@ ctypedef int (*jac_fn)(double, N_Vector, N_Vector, SUNMatrix, void*, N_Vector,
 ctypedef void (*err_fn)(int, const char*, const char*, const char*, int, void*,
                         SUNContext) noexcept
 
-# the shapes of the CVODE functions called (cvode.h, SUNDIALS 7)
-ctypedef int (*of_mem)(void*) noexcept
-ctypedef int (*of_mem_int)(void*, int) noexcept
-ctypedef int (*of_mem_long)(void*, long) noexcept
-ctypedef int (*of_mem_double)(void*, double) noexcept
-ctypedef int (*into_long)(void*, long*) noexcept
-ctypedef int (*into_double)(void*, double*) noexcept
-ctypedef int (*of_mem_time_vector)(void*, double, N_Vector) noexcept
+ctypedef int (*into_long)(void*, long*) noexcept  # CVODE's counters (cvode.h)
 
 cdef struct Api:  # in the order of sundials.FUNCTIONS (`_load`)
     int (*context_create)(int, SUNContext*) noexcept
@@ -64,20 +57,20 @@ cdef struct Api:  # in the order of sundials.FUNCTIONS (`_load`)
     SUNLinearSolver (*dense_solver)(N_Vector, SUNMatrix, SUNContext) noexcept
     void* (*create)(int, SUNContext) noexcept
     int (*init)(void*, rhs_fn, double, N_Vector) noexcept
-    of_mem_time_vector reinit
-    of_mem_time_vector sv_tolerances
+    int (*reinit)(void*, double, N_Vector) noexcept
+    int (*sv_tolerances)(void*, double, N_Vector) noexcept
     int (*set_linear_solver)(void*, SUNLinearSolver, SUNMatrix) noexcept
     int (*set_jac_fn)(void*, jac_fn) noexcept
     int (*set_user_data)(void*, void*) noexcept
-    of_mem_double set_max_step
-    of_mem_double set_stop_time
-    of_mem clear_stop_time
-    of_mem_long set_max_num_steps
-    of_mem_int set_max_hnil_warns
-    of_mem_int set_max_ord
+    int (*set_max_step)(void*, double) noexcept
+    int (*set_stop_time)(void*, double) noexcept
+    int (*clear_stop_time)(void*) noexcept
+    int (*set_max_num_steps)(void*, long) noexcept
+    int (*set_max_hnil_warns)(void*, int) noexcept
+    int (*set_max_ord)(void*, int) noexcept
     int (*cvode)(void*, double, N_Vector, double*, int) noexcept
     int (*get_dky)(void*, double, int, N_Vector) noexcept
-    into_double get_current_step
+    int (*get_current_step)(void*, double*) noexcept
     into_long get_num_steps
     into_long get_num_rhs_evals
     into_long get_num_lin_rhs_evals
@@ -92,7 +85,6 @@ cdef bint api_loaded = False
 # CVODE's constants (cvode.h, SUNDIALS 7)
 cdef int CV_BDF = 2
 cdef int CV_ONE_STEP = 2
-cdef int CV_TSTOP_RETURN = 1
 # A callback's answer beside 0: recoverable (CVODE retries with a shorter step)
 # or not (CVODE returns at once); CVODE User Guide, CVRhsFn.
 cdef int RECOVERABLE = 1, UNRECOVERABLE = -1
@@ -131,9 +123,7 @@ REASONS = {
 
 
 cdef int _load() except -1:
-    """Fill `api` with the SUNDIALS functions' addresses (once): its fields are
-    function pointers in the order of `sundials.FUNCTIONS`, as `addresses`
-    gives them."""
+    """Fill `api` (once) with `sundials.addresses`, in its fields' order."""
     global api_loaded
     cdef void** slots = <void**> &api
     if api_loaded:
@@ -148,9 +138,8 @@ cdef int _load() except -1:
 
 
 cdef int _rhs(double t, N_Vector y, N_Vector ydot, void* data) noexcept:
-    """CVODE's right-hand side: a non-finite value is a recoverable failure, an
-    exception an unrecoverable one (raised when CVode returns)."""
-    cdef Cvode self = <Cvode> data
+    """CVODE's right-hand side: non-finite values recoverable, exceptions not."""
+    cdef CvodeStepper self = <CvodeStepper> data
     cdef double* out = api.array(ydot)
     cdef Py_ssize_t i
     try:
@@ -168,7 +157,7 @@ cdef int _rhs(double t, N_Vector y, N_Vector ydot, void* data) noexcept:
 cdef int _jacobian(double t, N_Vector y, N_Vector fy, SUNMatrix matrix, void* data,
                    N_Vector tmp1, N_Vector tmp2, N_Vector tmp3) noexcept:
     """CVODE's Jacobian: the Jacobian Function's n*n values, column by column."""
-    cdef Cvode self = <Cvode> data
+    cdef CvodeStepper self = <CvodeStepper> data
     cdef double* out = api.matrix_data(matrix)
     cdef Py_ssize_t i
     try:
@@ -188,7 +177,7 @@ cdef int _jacobian(double t, N_Vector y, N_Vector fy, SUNMatrix matrix, void* da
 cdef void _error(int line, const char* function, const char* file, const char* message,
                  int code, void* data, SUNContext context) noexcept:
     """SUNDIALS' error handler: keep the message for the failure's report."""
-    cdef Cvode self = <Cvode> data
+    cdef CvodeStepper self = <CvodeStepper> data
     if message == NULL:
         return
     try:
@@ -197,11 +186,55 @@ cdef void _error(int line, const char* function, const char* file, const char* m
         pass
 
 
-cdef class Cvode:
-    """CVODE's BDF integrator on the right-hand side `rhs` (n values in and
-    out) under rtol and atol (per state), with the Jacobian (n*n values,
-    entry j*n + i df_i/dx_j; None: difference quotients), `max_step` (s, inf:
-    none) and `max_order` (1 to 5)."""
+_COUNTS = ("n_steps", "n_rhs", "n_jacobian_rhs", "n_jacobians",
+           "n_error_test_failures", "n_convergence_failures")
+
+
+# A time within this many units in the last place of CVODE's is that time (the
+# method sums t + h where CVODE returned its t directly).
+SAME_TIME_ULPS = 2.0
+# CVODE's steps that leave time in place this many times in a row end the run
+# (its step below the resolution of t); a cut to a stop time is legitimate once.
+MAX_STALLED_STEPS = 10
+
+
+def _capital(str text):
+    """The text with its first letter upper case."""
+    return text[:1].upper() + text[1:]
+
+
+cdef double _spacing(double t) noexcept:
+    """The distance from |t| to the next float64."""
+    return nextafter(fabs(t), INFINITY) - fabs(t)
+
+
+cdef class CvodeStepper(AdaptiveStepper):
+    """CVODE's accepted steps on `rhs` under rtol and atol (per state) as an
+    adaptive stepper (`flows._stepper`), with `jacobian` (entry j*n + i
+    df_i/dx_j), `max_step` (s, inf: none) and `max_order` (1 to 5).
+
+    `step` goes on with CVODE's history from its own point (the end of its last
+    step, or a point on that step's dense output), else restarts it. A step
+    CVODE cannot take, or MAX_STALLED_STEPS in a row below the resolution of t,
+    raise FmibridgeError; a dropped Jacobian (`check_jacobian`) warns once.
+    """
+    cdef Function jacobian
+    cdef double t, t_start, t_not_finite
+    cdef str message, jacobian_note
+    cdef double[::1] atols, check_x, check_f, check_j, end
+    cdef void* mem
+    cdef void* context
+    cdef void* y
+    cdef void* scratch
+    cdef void* tolerances
+    cdef void* matrix
+    cdef void* solver
+    cdef double* y_data
+    cdef double* scratch_data
+    cdef object error
+    cdef dict totals
+    cdef long n_restarts, n_checks, n_stalled
+    cdef bint is_started, drop_jacobian, has_warned
 
     def __init__(self, Function rhs, double rtol, atol, Function jacobian=None, *,
                  double max_step=np.inf, int max_order=5):
@@ -217,19 +250,17 @@ cdef class Cvode:
                 f"CVODE needs a Jacobian of {n} x {n} values; {jacobian.what} maps "
                 f"{jacobian.n_in} to {jacobian.n_out}."
             )
-        self.rhs, self.jacobian, self.n = rhs, jacobian, n
-        self.rtol, self.max_step = rtol, max_step
-        self.atol = np.broadcast_to(np.asarray(atol, dtype=float), (n,)).copy()
-        self.message, self.error, self.t_not_finite = "", None, np.nan
+        atols = np.broadcast_to(np.asarray(atol, dtype=float), (n,)).copy()
+        AdaptiveStepper.__init__(self, rhs, n, rtol, float(np.min(atols)))
+        self.jacobian, self.atols = jacobian, atols
+        self.message, self.jacobian_note, self.t_not_finite = "", "", np.nan
         self.totals = dict.fromkeys(_COUNTS, 0)
-        self.n_restarts = 0
-        self.n_checks, self.jacobian_note, self.drop_jacobian = 0, "", False
-        self.check_x, self.check_f = np.empty(n), np.empty(n)
+        self.check_x, self.check_f, self.end = (np.empty(n) for _ in range(3))
         self.check_j = np.empty(n * n)
         self.t = self.t_start = np.nan
-        self._create(max_order)
+        self._create(max_step, max_order)
 
-    def _create(self, int max_order):
+    def _create(self, double max_step, int max_order):
         cdef SUNContext context = NULL
         cdef Py_ssize_t i
         if api.context_create(0, &context) != 0:
@@ -249,7 +280,7 @@ cdef class Cvode:
         self.y_data, self.scratch_data = api.array(self.y), api.array(self.scratch)
         cdef double* tolerances = api.array(self.tolerances)
         for i in range(self.n):
-            tolerances[i] = self.atol[i]
+            tolerances[i] = self.atols[i]
             self.y_data[i] = 0.0
         self._check(api.init(self.mem, _rhs, 0.0, self.y), "CVodeInit")
         self._check(api.sv_tolerances(self.mem, self.rtol, self.tolerances),
@@ -262,10 +293,10 @@ cdef class Cvode:
         self._check(api.set_max_num_steps(self.mem, MAX_STEPS_PER_CALL),
                     "CVodeSetMaxNumSteps")
         self._check(api.set_max_ord(self.mem, max_order), "CVodeSetMaxOrd")
-        # CVODE's warnings that t + h = t go to stderr; CvodeStepper stops instead
+        # CVODE's warnings that t + h = t go to stderr; `_watch_progress` stops instead
         self._check(api.set_max_hnil_warns(self.mem, -1), "CVodeSetMaxHnilWarns")
-        if self.max_step < np.inf:
-            self._check(api.set_max_step(self.mem, self.max_step), "CVodeSetMaxStep")
+        if max_step < np.inf:
+            self._check(api.set_max_step(self.mem, max_step), "CVodeSetMaxStep")
 
     def _check(self, int flag, str function):
         if flag < 0:
@@ -297,7 +328,8 @@ cdef class Cvode:
     cdef int restart(self, double t, const double* x) except -1:
         """Begin a new integration at (t, x) (order 1, a new first step)."""
         if self.is_started:
-            self.take_counts()
+            for name, value in self._counts().items():
+                self.totals[name] += value
             self.n_restarts += 1
         memcpy(self.y_data, x, self.n * sizeof(double))
         self._check(api.reinit(self.mem, t, self.y), "CVodeReInit")
@@ -305,9 +337,8 @@ cdef class Cvode:
         self.t = self.t_start = t
         return 0
 
-    cdef int step(self, double t_stop, double* x) except -100:
-        """Take one step, never beyond t_stop (inf: no bound), its end to x;
-        return 0 or CVODE's failure flag (< 0, `failure`)."""
+    cdef int one_step(self, double t_stop, double* x) except -1:
+        """One CVODE step, at most to t_stop (inf: no bound), its end to x."""
         cdef double t_reached = self.t, t_out = t_stop
         cdef int flag
         self.error, self.message = None, ""
@@ -324,7 +355,10 @@ cdef class Cvode:
             error, self.error = self.error, None
             raise error
         if flag < 0:
-            return flag
+            raise FmibridgeError(
+                f"{_capital(self.rhs.what)}: CVODE could not step from t = "
+                f"{self.t!r} (rtol = {self.rtol:g}): {self._failure(flag)}."
+            )
         self.t_start, self.t = self.t, t_reached
         memcpy(x, self.y_data, self.n * sizeof(double))
         return 0
@@ -342,9 +376,8 @@ cdef class Cvode:
 
     cdef int check_jacobian(self, double t, const double* x, const double* f,
                             double* out) except -1:
-        """Compare the Jacobian in out with forward differences at (t, x), f =
-        dx/dt; where a column disagrees, write the differences to out, note
-        where, and drop the Jacobian from the next step on."""
+        """Compare the Jacobian in out with forward differences at (t, x) (f: dx/dt);
+        where a column disagrees, use the differences from here on, and say so."""
         cdef Py_ssize_t n = self.n, i, j
         cdef double step, worst = 0.0, size, scale = 0.0, miss
         cdef Py_ssize_t bad = -1
@@ -352,7 +385,7 @@ cdef class Cvode:
         for i in range(n):
             self.check_x[i] = x[i]
         for j in range(n):
-            step = DIFFERENCE_STEP * max(abs(x[j]), self.atol[j] / self.rtol)
+            step = DIFFERENCE_STEP * max(abs(x[j]), self.atols[j] / self.rtol)
             self.check_x[j] = x[j] + step
             self.rhs.call(t, &self.check_x[0], &self.check_f[0])
             self.check_x[j] = x[j]
@@ -379,18 +412,11 @@ cdef class Cvode:
         self.drop_jacobian = True
         return 0
 
-    cdef int take_counts(self) except -1:
-        """Add the counts since the last (re)start to the totals."""
-        for name, value in self._counts().items():
-            self.totals[name] += value
-        return 0
-
     cdef long failures(self) noexcept:
         """The error-test and Newton failures since the last (re)start."""
         cdef long errors = 0, newton = 0
-        if self.is_started:
-            api.get_num_err_test_fails(self.mem, &errors)
-            api.get_num_conv_fails(self.mem, &newton)
+        api.get_num_err_test_fails(self.mem, &errors)
+        api.get_num_conv_fails(self.mem, &newton)
         return errors + newton
 
     def _counts(self):
@@ -413,112 +439,56 @@ cdef class Cvode:
         stats["n_restarts"] = self.n_restarts
         return stats
 
-    def failure(self, int flag):
+    def _failure(self, int flag):
         """Say what CVode's failure flag means, with SUNDIALS' own message."""
         reason = REASONS.get(flag, f"CVODE returned {flag}")
         if flag in (-9, -10, -11) and isfinite(self.t_not_finite):
             reason += f" (last at t = {self.t_not_finite!r})"
         return f"{reason}; {self.message.rstrip('. ')}" if self.message else reason
 
-    @property
-    def step_size(self):
-        """The step CVODE will try next, s."""
-        cdef double h = 0.0
-        if self.is_started:
-            api.get_current_step(self.mem, &h)
-        return h
-
-
-_COUNTS = ("n_steps", "n_rhs", "n_jacobian_rhs", "n_jacobians",
-           "n_error_test_failures", "n_convergence_failures")
-
-
-# A time within this many units in the last place of CVODE's is that time (the
-# method sums t + h where CVODE returned its t directly).
-SAME_TIME_ULPS = 2.0
-# CVODE's steps that leave time in place this many times in a row end the run
-# (its step below the resolution of t); a cut to a stop time is legitimate once.
-MAX_STALLED_STEPS = 10
-
-
-def _capital(str text):
-    """The text with its first letter upper case."""
-    return text[:1].upper() + text[1:]
-
-
-cdef double _spacing(double t) noexcept:
-    """The distance from |t| to the next float64."""
-    return nextafter(fabs(t), INFINITY) - fabs(t)
-
-
-cdef class CvodeStepper(AdaptiveStepper):
-    """CVODE's accepted steps as an adaptive stepper (`flows._stepper`).
-
-    `step` goes on with CVODE's history from its own point (the end of its last
-    step, or a point on that step's dense output), else restarts it; `h_next`
-    is CVODE's next step, reported. A step CVODE cannot take, or
-    MAX_STALLED_STEPS in a row below the resolution of t, raise FmibridgeError;
-    a dropped Jacobian (`Cvode.check_jacobian`) warns once.
-    """
-
-    def __init__(self, Cvode cvode):
-        AdaptiveStepper.__init__(
-            self, cvode.rhs, cvode.n, cvode.rtol, float(np.min(cvode.atol))
-        )
-        self.cvode = cvode
-        self.end = np.empty(cvode.n)
-        self.n_stalled, self.has_warned = 0, False
-
     cdef bint continues(self, double t, const double* x) except -1:
         """True if (t, x) is CVODE's point or on its last step's dense output."""
-        cdef Cvode cv = self.cvode
         cdef size_t size = self.n * sizeof(double)
-        if not cv.is_started:
+        if not self.is_started:
             return False
-        if fabs(t - cv.t) <= SAME_TIME_ULPS * _spacing(cv.t):
+        if fabs(t - self.t) <= SAME_TIME_ULPS * _spacing(self.t):
             return memcmp(x, &self.end[0], size) == 0
-        if not cv.t_start <= t < cv.t:
+        if not self.t_start <= t < self.t:
             return False
-        cv.dense(t, &self.probe[0])
+        self.dense(t, &self.probe[0])
         return memcmp(x, &self.probe[0], size) == 0
 
     cdef double step(self, double t, const double* x, double h_max, const double* k1,
                      double* out) except? -1.0:
         """One accepted step from (t, x), at most h_max long."""
-        cdef Cvode cv = self.cvode
         cdef double t1, h
         cdef long before
-        cdef int flag
         if not self.continues(t, x):
-            cv.restart(t, x)
+            self.restart(t, x)
             memcpy(&self.end[0], x, self.n * sizeof(double))
-        if t < cv.t - SAME_TIME_ULPS * _spacing(cv.t):  # the rest of CVODE's step
-            t1 = min(cv.t, t + h_max)
-            if t1 == cv.t:
+        if t < self.t - SAME_TIME_ULPS * _spacing(self.t):  # the rest of CVODE's step
+            t1 = min(self.t, t + h_max)
+            if t1 == self.t:
                 memcpy(out, &self.end[0], self.n * sizeof(double))
             else:
-                cv.dense(t1, out)
+                self.dense(t1, out)
             h = t1 - t
         else:
-            before = cv.failures()
-            flag = cv.step(t + h_max, out)
-            if flag < 0:
-                raise FmibridgeError(
-                    f"{_capital(self.rhs.what)}: CVODE could not step from t = "
-                    f"{cv.t!r} (rtol = {self.rtol:g}): {cv.failure(flag)}."
-                )
-            self.n_rejected += cv.failures() - before
+            before = self.failures()
+            self.one_step(t + h_max, out)
+            self.n_rejected += self.failures() - before
             memcpy(&self.end[0], out, self.n * sizeof(double))
-            h = cv.t - t
-            self._watch_progress(cv.t_start)
-            self._tell_jacobian()
-        self.h_next = cv.step_size
+            h = self.t - t
+            self._watch_progress()
+            if self.jacobian_note and not self.has_warned:
+                self.has_warned = True
+                warnings.warn(self.jacobian_note + ".", FmibridgeWarning, stacklevel=2)
+        api.get_current_step(self.mem, &self.h_next)  # the step CVODE tries next
         self.anchor(t, x, h, out)
         return h
 
-    def _watch_progress(self, double t_start):
-        cdef Cvode cv = self.cvode
-        if cv.t - t_start > SAME_TIME_ULPS * _spacing(cv.t):
+    def _watch_progress(self):
+        if self.t - self.t_start > SAME_TIME_ULPS * _spacing(self.t):
             self.n_stalled = 0
             return
         self.n_stalled += 1
@@ -526,28 +496,11 @@ cdef class CvodeStepper(AdaptiveStepper):
             return
         self.n_stalled = 0
         reason = "the right-hand side or its Jacobian changes abruptly just ahead"
-        if isfinite(cv.t_not_finite):
+        if isfinite(self.t_not_finite):
             reason = (f"the right-hand side is not finite just ahead (last at t = "
-                      f"{cv.t_not_finite!r})")
+                      f"{self.t_not_finite!r})")
         raise FmibridgeError(
-            f"{_capital(self.rhs.what)}: CVODE could not step from t = {cv.t!r} "
+            f"{_capital(self.rhs.what)}: CVODE could not step from t = {self.t!r} "
             f"(rtol = {self.rtol:g}): {MAX_STALLED_STEPS} steps in a row shorter "
             f"than the resolution of time; {reason}."
         )
-
-    def _tell_jacobian(self):
-        if self.cvode.jacobian_note and not self.has_warned:
-            self.has_warned = True
-            warnings.warn(
-                self.cvode.jacobian_note + ".", FmibridgeWarning, stacklevel=2
-            )
-
-    cdef int dense(self, double t, double* out) except -1:
-        return self.cvode.dense(t, out)
-
-    cdef int slope(self, double t, const double* x, double* out) except -1:
-        return self.rhs.call(t, x, out)
-
-    def stats(self):
-        """CVODE's counts over the run (`Cvode.stats`)."""
-        return self.cvode.stats()

@@ -86,7 +86,6 @@ cdef int64_t _FLOOR = ONE_ARGUMENT.index("floor")
 # Python (math range error); for the other functions it is a domain error.
 cdef int64_t _SINH = ONE_ARGUMENT.index("sinh"), _COSH = ONE_ARGUMENT.index("cosh")
 cdef int64_t _EXP = ONE_ARGUMENT.index("exp")
-_hypot = math.hypot
 
 
 cdef inline int _checked(double x, double r, bint can_overflow) noexcept nogil:
@@ -206,13 +205,6 @@ cdef int _binary(int64_t op, double a, double b, double* r) noexcept nogil:
     return 0
 
 
-cdef inline bint _gives_int(int64_t op, bint both_int) noexcept nogil:
-    """Whether Python's result of op is an integer."""
-    if EQ <= op <= GE:
-        return True
-    return both_int and op != DIV and op != POW
-
-
 cdef int _extreme(double* stack, unsigned char* ints, Py_ssize_t top, int64_t n,
                   bint is_min) noexcept nogil:
     """Leave min (or max) of the top n values in stack[top - n], the first of equals."""
@@ -223,12 +215,6 @@ cdef int _extreme(double* stack, unsigned char* ints, Py_ssize_t top, int64_t n,
         if (stack[k] < best) if is_min else (stack[k] > best):
             best, best_int = stack[k], ints[k]
     stack[first], ints[first] = best, best_int
-    return 0
-
-
-cdef int _hypot_of(double* stack, Py_ssize_t first, Py_ssize_t top) except -1:
-    """Python's math.hypot of stack[first:top], into stack[first]."""
-    stack[first] = _hypot(*[stack[k] for k in range(first, top)])
     return 0
 
 
@@ -267,8 +253,8 @@ cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
             _extreme(stack, ints, top, arg, op == MIN)
             top -= arg - 1
             continue
-        if op == HYPOT:
-            _hypot_of(stack, top - arg, top)
+        if op == HYPOT:  # Python's math.hypot of the top arg values
+            stack[top - arg] = math.hypot(*[stack[k] for k in range(top - arg, top)])
             top -= arg - 1
             ints[top - 1] = False
             continue
@@ -291,7 +277,9 @@ cdef int execute(const int64_t* code, Py_ssize_t n, const double* consts,
                 failure = _binary(op, stack[top - 1], stack[top], &r)
             if failure:
                 return failure
-            ints[top - 1] = op != CALL2 and _gives_int(op, both_int)
+            # Python's result is an integer: a comparison, or int op int but / and **
+            ints[top - 1] = op != CALL2 and (
+                EQ <= op <= GE or both_int and op != DIV and op != POW)
         if ints[top - 1] and r == 0.0:
             r = 0.0  # an integer's zero has no sign
         stack[top - 1] = r
@@ -303,6 +291,13 @@ cdef class Program:
     """An expression as instructions over V and constants: `code` (n, 2)
     int64 rows (op, argument), `consts` (pushed by CONST and INT), the `names` it
     reads, their `slots` in V, and its `source` text for messages."""
+    cdef readonly object code, consts
+    cdef readonly tuple names, slots
+    cdef readonly str source
+    cdef const int64_t[:, ::1] _code
+    cdef const double[::1] _consts
+    cdef double[::1] _stack
+    cdef unsigned char[::1] _ints
 
     def __init__(self, code, consts, names, str source, slots=None):
         self.code = np.ascontiguousarray(code, dtype=np.int64).reshape(-1, 2)

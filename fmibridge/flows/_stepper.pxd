@@ -1,5 +1,4 @@
 from ..core._functions cimport Function
-from ..core._rk cimport Tableau
 
 
 cdef int copy_out(object values, double* out, Py_ssize_t n) except -1
@@ -16,48 +15,17 @@ cdef class Stepper:
     cdef int slope(self, double t, const double* x, double* out) except -1
 
 
-cdef class FieldStepper(Stepper):
-    cdef Tableau tableau
-    cdef double[::1] work
-
-
-cdef class FlowStepper(Stepper):
-    cdef object flow
-    cdef object scheme
-
-
 cdef class AdaptiveStepper(Stepper):
-    cdef readonly double rtol
-    cdef readonly double atol
+    cdef readonly double rtol, atol
     cdef public double h_next
     cdef public long n_rejected
     # the end of the span the steps go to (`propose`; -inf: not known)
     cdef readonly double t_end
     # the last accepted step: from (t0, x0) over h_step to x1; valid if has_step
-    cdef readonly double t0
-    cdef readonly double h_step
+    cdef readonly double t0, h_step
     cdef readonly bint has_step
-    cdef double[::1] x0
-    cdef double[::1] x1
-    cdef double[::1] probe
-    cdef double[::1] point
+    cdef double[::1] x0, x1, probe, point
     cdef int dense(self, double t, double* out) except -1
     cdef int anchor(self, double t, const double* x, double h,
                     const double* x1) except -1
     cdef bint on_curve(self, double t, const double* x) except -1
-
-
-cdef class EmbeddedStepper(AdaptiveStepper):
-    cdef Tableau tableau
-    cdef double[::1] work
-    cdef double[::1] err
-    cdef double[::1] first
-    # accepted steps held by stability, and others in a row (`_watch_stiffness`)
-    cdef long n_stiff
-    cdef long n_nonstiff
-    cdef double _norm(self, const double* x, const double* x1) noexcept
-    cdef int _watch_stiffness(self, double t, double h) except -1
-
-
-cdef class PythonAdaptiveStepper(AdaptiveStepper):
-    cdef object integrator

@@ -1,9 +1,4 @@
-"""A flow's steps as compiled loops take them: fixed steps, or adaptive ones.
-
-A vector field steps with a Runge-Kutta tableau on its compiled `rhs`
-(`FieldStepper`); a flow that integrates itself steps through its `advance`,
-called back (`FlowStepper`), or a stepper of its own (`_cosim.FmuStepper`,
-`_cosim.MasterStepper`). Every loop uses `Stepper`.
+"""A flow's steps as every compiled loop takes them (`Stepper`): fixed, or adaptive.
 
 An `AdaptiveStepper` (rtol, atol; `EmbeddedStepper`: Dormand-Prince 5(4), or
 an implicit one) takes in `step` one accepted step no longer than h_max from
@@ -93,6 +88,8 @@ cdef class Stepper:
 
 cdef class FieldStepper(Stepper):
     """One step of a Runge-Kutta tableau on the flow's right-hand side."""
+    cdef Tableau tableau
+    cdef double[::1] work
 
     def __init__(self, Function rhs, Tableau tableau):
         self.n, self.rhs, self.tableau = rhs.n_in, rhs, tableau
@@ -112,6 +109,7 @@ cdef class FieldStepper(Stepper):
 
 cdef class FlowStepper(Stepper):
     """The flow's own `advance(t, x, h, scheme)`, called in Python."""
+    cdef object flow, scheme
 
     def __init__(self, flow, scheme, Py_ssize_t n):
         self.n, self.rhs, self.flow, self.scheme = n, None, flow, scheme
@@ -127,8 +125,7 @@ cdef class AdaptiveStepper(Stepper):
 
     def __init__(self, Function rhs, Py_ssize_t n, double rtol, double atol):
         self.n, self.rhs, self.rtol, self.atol = n, rhs, rtol, atol
-        self.h_next, self.n_rejected, self.has_step = INFINITY, 0, False
-        self.t_end = -INFINITY
+        self.h_next, self.t_end = INFINITY, -INFINITY
         self.x0, self.x1 = np.empty(max(n, 1)), np.empty(max(n, 1))
         self.probe, self.point = np.empty(max(n, 1)), np.empty(max(n, 1))
 
@@ -223,6 +220,10 @@ cdef class EmbeddedStepper(AdaptiveStepper):
     the steps and the span left would take more than STIFF_STEPS_LEFT of them,
     the step raises StiffnessStop naming an implicit integrator.
     """
+    cdef Tableau tableau
+    cdef double[::1] work, err, first
+    # accepted steps held by stability, and others in a row (`_watch_stiffness`)
+    cdef long n_stiff, n_nonstiff
 
     def __init__(self, Function rhs, Tableau tableau, double rtol, double atol):
         AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)
@@ -339,6 +340,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
 cdef class PythonAdaptiveStepper(AdaptiveStepper):
     """An adaptive integrator in Python: `step(t, x, h_max) -> (h, x1)`,
     `dense(t) -> x`, and the attributes `n_rejected` (reset here) and `h_next`."""
+    cdef object integrator
 
     def __init__(self, integrator, Function rhs, double rtol, double atol):
         AdaptiveStepper.__init__(self, rhs, rhs.n_in, rtol, atol)

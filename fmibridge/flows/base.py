@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core._functions import Function, PythonVector
 from ..core.errors import FmibridgeError
-from ..core.integrators import SCHEMES, Scheme, scheme_named
+from ..core.integrators import Scheme, scheme_named
 from ._programs import program_function
 from ._stepper import (
     AdaptiveStepper,
@@ -35,12 +35,7 @@ def integrator_named(name) -> Scheme | Stiff:
         from .stiff import Stiff
 
         return Stiff()
-    if isinstance(name, str) and name not in SCHEMES:
-        raise FmibridgeError(
-            f"`integrator` must be one of {sorted([*SCHEMES, *STIFF_NAMES])}, got "
-            f"{name!r}."
-        )
-    return scheme_named(name)
+    return scheme_named(name, STIFF_NAMES)
 
 
 def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
@@ -53,25 +48,6 @@ def checked_names(flow: str, f: object, state_names) -> tuple[str, ...]:
             f"{flow}: `state_names` must be unique and non-empty, got {list(names)}."
         )
     return names
-
-
-def checked_rates(flow: str, f: object, dx: object, t: float, x: np.ndarray, names):
-    """Return dx as a float array if it holds one finite value per state,
-    else raise naming `flow`, f, the length expected and what came back."""
-    try:
-        values: np.ndarray | None = np.asarray(dx, dtype=float)
-    except (TypeError, ValueError):
-        values = None
-    if values is None or values.shape != x.shape or not np.all(np.isfinite(values)):
-        got = (
-            repr(dx) if values is None else f"{values.size} value(s) {values.tolist()}"
-        )
-        raise FmibridgeError(
-            f"{flow}: f (`{getattr(f, '__name__', type(f).__name__)}`) returned "
-            f"{got} at t = {t!r}, x = {np.asarray(x).tolist()}; expected {x.size} "
-            f"finite values, one per state {list(names)}."
-        )
-    return values
 
 
 UndoPlan = Callable[[float, np.ndarray, float], bool]  # Flow.plan_undo's argument
@@ -209,8 +185,7 @@ class VectorField(Flow):
 
 
 def python_force(fn, n: int, what: str) -> Function:
-    """Return a Python force map fn(t, x, lam) as a Function of (t, [x, lam]),
-    called back."""
+    """Return a Python force map fn(t, x, lam) as a Function of (t, [x, lam])."""
 
     def force(t: float, z: np.ndarray) -> np.ndarray:
         return fn(t, z[:n], float(z[n]))

@@ -173,27 +173,22 @@ def c_gradient_rows(
     from numba import types
 
     fn = compiled(fn, what, kind="vector_gradient")
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
     m, nnz = len(starts) - 1, len(columns)
+    # each value's place in dg/dx flattened (row by row), or in the sparse values
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(starts))
+    at = np.arange(nnz) if sparse else rows * n + np.asarray(columns, dtype=np.int64)
     pointer = types.CPointer(types.float64)
 
-    def rows(t, x_at, out):
+    def gradient(t, x_at, out):
         gx, gt = fn(t, numba.carray(x_at, n))
-        for r in range(m):
-            for k in range(starts[r], starts[r + 1]):
-                out[k] = gx[r, columns[k]]
-            out[nnz + r] = gt[r]
-
-    def values(t, x_at, out):
-        gx, gt = fn(t, numba.carray(x_at, n))
+        flat = gx.ravel()
         for k in range(nnz):
-            out[k] = gx[k]
+            out[k] = flat[at[k]]
         for r in range(m):
             out[nnz + r] = gt[r]
 
-    signature = types.void(types.float64, pointer, pointer)
-    wrapper = numba.cfunc(signature)(values if sparse else rows)
+    wrapper = numba.cfunc(types.void(types.float64, pointer, pointer))(gradient)
     return CAddress(wrapper.address, n, nnz + m, what, keep=wrapper)
 
 
@@ -251,32 +246,23 @@ class CompiledFlow(VectorField):
         self, f: Callable, state_names: Sequence[str], *, name: str = "compiled"
     ) -> None:
         names = checked_names(f"CompiledFlow `{name}`", f, state_names)
-        self._f = compiled(
+        self.f = compiled(
             f, f"the right-hand side f of CompiledFlow `{name}`", kind="rhs"
         )
         self.name, self.state_names = name, names
-        self._check_size()
-
-    @property
-    def f(self) -> Callable:
-        """The compiled right-hand side f(t, x)."""
-        return self._f
+        x = np.zeros(len(names))
+        with np.errstate(all="ignore"):
+            dx = self.f(0.0, x)
+        if dx.shape != x.shape:
+            raise FmibridgeError(
+                f"CompiledFlow `{name}`: f (`{_name_of(self.f)}`) returned "
+                f"{dx.size} value(s) {dx.tolist()} at t = 0, x = {x.tolist()}; "
+                f"expected {x.size}, one per state {list(names)}."
+            )
 
     def rhs_function(self) -> Function:
         """Return f as the loops call it: at its C address."""
-        return c_function(self._f, "rhs", len(self.state_names))
-
-    def _check_size(self) -> None:
-        """Refuse an f that returns the wrong number of values."""
-        x = np.zeros(len(self.state_names))
-        with np.errstate(all="ignore"):
-            dx = self._f(0.0, x)
-        if dx.shape != x.shape:
-            raise FmibridgeError(
-                f"CompiledFlow `{self.name}`: f (`{_name_of(self._f)}`) returned "
-                f"{dx.size} value(s) {dx.tolist()} at t = 0, x = {x.tolist()}; "
-                f"expected {x.size}, one per state {list(self.state_names)}."
-            )
+        return c_function(self.f, "rhs", len(self.state_names))
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = compiled:NAME``."""

@@ -8,9 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from .base import VectorField, checked_names, checked_rates
-
-InputFn = Callable[[float], np.ndarray | float]
+from .base import VectorField, checked_names
 
 
 class NativeFlow(VectorField):
@@ -51,7 +49,7 @@ class NativeFlow(VectorField):
         f: Callable[..., np.ndarray],  # f(t, x, u) or f(t, x)
         state_names: Sequence[str],
         *,
-        inputs: InputFn | None = None,
+        inputs: Callable[[float], np.ndarray | float] | None = None,
         name: str = "native",
     ) -> None:
         names = checked_names(f"NativeFlow `{name}`", f, state_names)
@@ -70,17 +68,32 @@ class NativeFlow(VectorField):
         self._is_checked = False
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Return f(t, x, u(t)) (or f(t, x)), checked at the first call."""
+        """Return f(t, x, u(t)) (or f(t, x)); at the first call, checked to be
+        one finite value per state."""
         if self._takes_u:
-            u = None if self._inputs is None else self._inputs(t)
-            dx = self._f(t, x, u)
+            dx = self._f(t, x, None if self._inputs is None else self._inputs(t))
         else:
             dx = self._f(t, x)
-        if not self._is_checked:
-            flow = f"NativeFlow `{self.name}`"
-            dx = checked_rates(flow, self._f, dx, t, x, self.state_names)
-            self._is_checked = True
-        return dx
+        if self._is_checked:
+            return dx
+        try:
+            values: np.ndarray | None = np.asarray(dx, dtype=float)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape != x.shape or not np.all(np.isfinite(values)):
+            got = (
+                repr(dx)
+                if values is None
+                else f"{values.size} value(s) {values.tolist()}"
+            )
+            fn = getattr(self._f, "__name__", type(self._f).__name__)
+            raise FmibridgeError(
+                f"NativeFlow `{self.name}`: f (`{fn}`) returned {got} at t = {t!r}, "
+                f"x = {np.asarray(x).tolist()}; expected {x.size} finite values, one "
+                f"per state {list(self.state_names)}."
+            )
+        self._is_checked = True
+        return values
 
     def describe(self) -> dict[str, str]:
         """Return the provenance entry ``flow = native:NAME``."""

@@ -100,47 +100,33 @@ class Stiff:
     def adaptive_stepper(self, flow, rtol: float, atol) -> AdaptiveStepper:
         """Return CVODE's steps on `flow` under (rtol, atol: one value or one
         per state, None: rtol); on a flow without states, DOPRI5's (CVODE needs
-        at least one equation)."""
-        if not isinstance(flow, VectorField):
-            raise FmibridgeError(
-                f"The stiff integrator (cvode) integrates dx/dt; the flow "
-                f"{type(flow).__name__} integrates itself: use its Model Exchange "
-                f"interface, or give a step h."
-            )
+        at least one equation), and a flow without dx/dt refuses as it does."""
         n = len(flow.state_names)
-        if n == 0:
+        if n == 0 or not isinstance(flow, VectorField):
             return flow.adaptive_stepper(DOPRI5, rtol, atol)
-        from ._cvode import Cvode, CvodeStepper  # loaded where CVODE runs only
+        atol = rtol if atol is None else atol
+        atols = np.atleast_1d(np.asarray(atol, dtype=float))
+        if atols.size not in (1, n) or not np.all((atols > 0) & np.isfinite(atols)):
+            raise FmibridgeError(
+                f"`atol` must be a number > 0 or one per state ({n}: "
+                f"{list(flow.state_names)}), got {atol!r}."
+            )
+        atols = np.broadcast_to(atols, (n,)).copy()
+        nominals = getattr(flow, "state_nominals", None)
+        if self.nominal_atol and nominals is not None:  # atol_i = atol nominal_i
+            atols *= np.asarray(nominals(), dtype=float)
+        from ._cvode import CvodeStepper  # loaded where CVODE runs only
 
-        jacobian = flow.jacobian_function() if self.jacobian == "auto" else None
-        cvode = Cvode(
+        return CvodeStepper(
             flow.rhs_function(),
             rtol,
-            tolerances(flow, rtol if atol is None else atol, n, self.nominal_atol),
-            jacobian,
+            atols,
+            flow.jacobian_function() if self.jacobian == "auto" else None,
             max_step=self.max_step,
             max_order=self.max_order,
         )
-        return CvodeStepper(cvode)
 
     # a method's own fixed steps: FIXED_STEPS' (`Scheme`)
     tableau: ClassVar = FIXED_STEPS.tableau
-    arrays: ClassVar = FIXED_STEPS.arrays
     error_order: ClassVar[int] = FIXED_STEPS.error_order
     step: ClassVar = FIXED_STEPS.step
-
-
-def tolerances(flow, atol, n: int, nominal: bool = False) -> np.ndarray:
-    """Return the absolute tolerance of each of the n states: atol (one value or
-    one per state), times each state's nominal value if `nominal`."""
-    values = np.atleast_1d(np.asarray(atol, dtype=float))
-    if values.size not in (1, n) or not np.all((values > 0) & np.isfinite(values)):
-        raise FmibridgeError(
-            f"`atol` must be a number > 0 or one per state ({n}: "
-            f"{list(flow.state_names)}), got {atol!r}."
-        )
-    values = np.broadcast_to(values, (n,)).copy()
-    nominals = getattr(flow, "state_nominals", None)
-    if nominal and nominals is not None:
-        values *= np.asarray(nominals(), dtype=float)
-    return values

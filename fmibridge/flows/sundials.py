@@ -105,12 +105,9 @@ def addresses() -> dict[str, int]:
     return table
 
 
-def version(core: Any = None) -> tuple[int, int, int]:
-    """Return the (major, minor, patch) version of fmpy's SUNDIALS."""
-    if core is None:
-        from fmpy.sundials.libraries import sundials_core
-
-        core = sundials_core
+def version(core: Any) -> tuple[int, int, int]:
+    """Return the (major, minor, patch) version of fmpy's SUNDIALS (`core`: its
+    sundials_core library)."""
     get = core.SUNDIALSGetVersionNumber
     get.argtypes = [ctypes.POINTER(ctypes.c_int)] * 3 + [ctypes.c_char_p, ctypes.c_int]
     get.restype = ctypes.c_int
