@@ -31,6 +31,7 @@ from fmibridge import (
 )
 from fmibridge.cli import main
 from fmibridge.core.result import Status
+from fmibridge.flows.base import Flow
 from fmibridge.flows.compiled import CompiledFlow
 from fmibridge.methods import Completion
 from fmibridge.models import bouncing_ball, bouncing_ball_zeno_time, forced_oscillator
@@ -507,3 +508,20 @@ def test_adapter_expression_that_tries_to_run_code_is_refused(
     )
     assert main(["run", str(path), "--no-progress"]) == 2
     assert "model.toml: 1 problem" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("returned", [[0.5], [0.5, 1.0, 2.0]])
+def test_a_flow_step_of_the_wrong_size_is_refused_not_read_past(returned):
+    """A Python flow's `advance` that returns 1 or 3 values for 2 states: the
+    compiled copy used to read (or drop) past them and reach t_end."""
+
+    class Wrong(Flow):
+        state_names = ("x", "v")
+
+        def advance(self, t, x, h, scheme):
+            return np.array(returned)
+
+    system = HybridSystem([Mode("m", Wrong())], "m", [0.0, 1.0])
+    expected = f"A step returned {len(returned)} state value\\(s\\); the mode has 2."
+    with pytest.raises(FmibridgeError, match=expected):
+        Halving(h=0.1).run(system, 1.0)

@@ -55,8 +55,13 @@ STIFF_STEPS_LEFT = 400_000
 
 
 cdef int copy_out(object values, double* out, Py_ssize_t n) except -1:
-    """Write the n floats of `values` (array_like) to out."""
-    cdef double[::1] y = np.ascontiguousarray(values, dtype=float)
+    """Write the n floats of `values` (array_like) to out, or raise if it has
+    another number of them (a flow's step that returned the wrong state)."""
+    cdef double[::1] y = np.ascontiguousarray(values, dtype=float).reshape(-1)
+    if y.shape[0] != n:
+        raise FmibridgeError(
+            f"A step returned {y.shape[0]} state value(s); the mode has {n}."
+        )
     if n:
         memcpy(out, &y[0], n * sizeof(double))
     return 0
