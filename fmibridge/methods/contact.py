@@ -3,12 +3,8 @@
 The gap h(q), its gradient dh(q), optionally its Hessian H(q), and the force map
 dx/dt(t, x, lam), affine in the contact force lam along dh^T; the numerics run
 compiled (`_contact.ContactFunctions`). Every source of a contact follows
-`build_contact`.
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V.
+`build_contact` (Or and Ames, "Formal and practical completion of Lagrangian
+hybrid systems", eqs. (4)-(8), Sec. V).
 """
 
 from __future__ import annotations
@@ -418,18 +414,14 @@ def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Con
             f"`coordinate` and `mass`, for completion by projection)."
         )
     i, j = names.index(constraint.gap), names.index(constraint.velocity)
-    force: ForceFn | Function
+    unit = np.eye(len(names))[j]
+
+    def along_velocity(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        return np.asarray(flow.rhs(t, x), dtype=float) + lam * unit
+
+    force: ForceFn | Function = along_velocity
     if isinstance(flow, ForcedVectorField):
         force = flow.force_function()
-    else:
-        unit = np.zeros(len(names))
-        unit[j] = 1.0
-
-        def along_velocity(t: float, x: np.ndarray, lam: float) -> np.ndarray:
-            return np.asarray(flow.rhs(t, x), dtype=float) + lam * unit
-
-        force = along_velocity
-
     geometry = Gap(
         lambda t, x: x[i], lambda t, x: np.ones(1), lambda t, x: np.zeros((1, 1))
     )
