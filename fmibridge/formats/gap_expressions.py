@@ -3,13 +3,9 @@
 The gap (and its velocity, dh(q) qdot) may be expressions over the FMU's
 states, outputs and parameters, never the time t. Where h is affine in q, dh
 is read off the syntax tree and H = 0; otherwise both come from central
-differences. The contact is then built by `contact.build_contact`, through the
-FMU's force input or by projection.
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V.
+differences. The contact is then that of the FMU's force input
+(`contact.fmu_contact`) or of projection (`projection.projected_contact`), Or
+and Ames, eqs. (4)-(8), Sec. V.
 """
 
 from __future__ import annotations
@@ -102,13 +98,10 @@ def _scaled(part: tuple[dict, float], factor: float) -> tuple[dict, float]:
 READS_TIME = {
     "gap": "The gap {!r} reads the time t (a wall that moves); " + MOVING_WALL + ".",
     "velocity": "The velocity {!r} reads the time t, but it is the gap's rate dh(q) "
-    "qdot: the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap as h(q), "
-    "which stands still in time, so its rate is a function of the states alone; a "
-    "term in t would enter dh where dh is read off the velocity, or pass the check "
-    "at the start unseen where it vanishes there. Write the velocity without t, as "
-    'dh(q) qdot over the states and parameters (for the gap "x_stop - x": "-v"); a '
-    "wall that moves can be a body of the model (its position a state the model "
-    "moves).",
+    "qdot, a function of the states alone (the gap is h(q), eqs. 4-8; dh is read "
+    "off the velocity). Write the velocity without t, as dh(q) qdot over the "
+    'states and parameters (for the gap "x_stop - x": "-v"); a wall that moves can '
+    "be a body of the model.",
 }
 
 
@@ -272,13 +265,13 @@ def _inferred_coordinate(
     moved = [
         n for n, d in zip(flow.state_names, row, strict=True) if d > SLOPE_RTOL * top
     ]
-    if top > SLOPE_RTOL and len(moved) == 1:
-        return moved[0], ""
     if not top > SLOPE_RTOL:
         return None, (
             f"the gap {gap.source!r} moves with no state at the start, so name "
             f"the coordinate"
         )
+    if len(moved) == 1:
+        return moved[0], ""
     return None, (
         f"the gap {gap.source!r} moves with the states {moved} at the start, "
         f"and completion by projection moves one coordinate (it refuses a gap "
