@@ -3,13 +3,9 @@
 The gap (and its velocity, dh(q) qdot) may be expressions over the FMU's
 states, outputs and parameters, never the time t. Where h is affine in q, dh
 is read off the syntax tree and H = 0; otherwise both come from central
-differences. The contact is then built by `contact.build_contact`, through the
-FMU's force input or by projection.
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V.
+differences. The contact is then that of the FMU's force input
+(`contact.fmu_contact`) or of projection (`projection.projected_contact`), Or
+and Ames, eqs. (4)-(8), Sec. V.
 """
 
 from __future__ import annotations
@@ -23,20 +19,19 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.numbers import is_number
-from ..flows.base import Flow, VectorField
+from ..flows.base import Flow
 from ..methods.contact import (
     MOVING_WALL,
     SLOPE_RTOL,
     Contact,
+    Coordinates,
     Gap,
     StateFn,
-    build_contact,
     central_gradient,
     flow_start,
-    fmu_force,
-    state_coordinate,
+    fmu_contact,
 )
-from ..methods.projection import by_projection
+from ..methods.projection import projected_contact
 from .adapter_tables import PROJECTION_HINT, state_function
 from .expressions import Expression
 
@@ -103,13 +98,10 @@ def _scaled(part: tuple[dict, float], factor: float) -> tuple[dict, float]:
 READS_TIME = {
     "gap": "The gap {!r} reads the time t (a wall that moves); " + MOVING_WALL + ".",
     "velocity": "The velocity {!r} reads the time t, but it is the gap's rate dh(q) "
-    "qdot: the contact law (Or and Ames, Def. 2, eqs. 4-8) takes the gap as h(q), "
-    "which stands still in time, so its rate is a function of the states alone; a "
-    "term in t would enter dh where dh is read off the velocity, or pass the check "
-    "at the start unseen where it vanishes there. Write the velocity without t, as "
-    'dh(q) qdot over the states and parameters (for the gap "x_stop - x": "-v"); a '
-    "wall that moves can be a body of the model (its position a state the model "
-    "moves).",
+    "qdot, a function of the states alone (the gap is h(q), eqs. 4-8; dh is read "
+    "off the velocity). Write the velocity without t, as dh(q) qdot over the "
+    'states and parameters (for the gap "x_stop - x": "-v"); a wall that moves can '
+    "be a body of the model.",
 }
 
 
@@ -144,11 +136,16 @@ def gap_contact(
     along the state `coordinate` (else the first half of the states are q); the
     expressions read `parameters`, a failure names `where` (Or and Ames,
     eqs. 4-8)."""
-    coordinates, force = fmu_force(flow, force_input, coordinate)
-    geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
-    args = ((gap.source, velocity.source), restitution, geometry, coordinates, force)
-    probe_time = isinstance(flow, VectorField)
-    return build_contact(*args, start=flow_start(flow), probe_time=probe_time)
+    geometry = functools.partial(expression_gap, flow, gap, velocity, parameters, where)
+    labels = (gap.source, velocity.source)
+    return fmu_contact(
+        flow,
+        *labels,
+        restitution,
+        force_input=force_input,
+        coordinate=coordinate,
+        geometry=geometry,
+    )
 
 
 def expression_gap(
@@ -157,7 +154,7 @@ def expression_gap(
     velocity: Expression,
     parameters: Mapping[str, float],
     where: str,
-    coordinates: tuple[Sequence[int], Sequence[int]],
+    coordinates: Coordinates,
 ) -> Gap:
     """The Gap of expressions over the flow's variables: dh and H exact where
     h is affine in q, else central differences."""
@@ -249,9 +246,11 @@ def projected_constraint(
             f"must name the state the gap is measured along, got {coordinate!r}.",
         )
         return None
-    args = (flow, gap, velocity, restitution, coordinate, float(mass))
+    geometry = functools.partial(expression_gap, flow, gap, velocity, parameters, where)
+    kwargs = {"coordinate": coordinate, "geometry": geometry, "mass": float(mass)}
+    labels = (gap.source, velocity.source)
     return problems.check(
-        "constraint", _projected_gap_contact, *args, parameters, where
+        "constraint", projected_contact, flow, *labels, restitution, **kwargs
     )
 
 
@@ -266,13 +265,13 @@ def _inferred_coordinate(
     moved = [
         n for n, d in zip(flow.state_names, row, strict=True) if d > SLOPE_RTOL * top
     ]
-    if top > SLOPE_RTOL and len(moved) == 1:
-        return moved[0], ""
     if not top > SLOPE_RTOL:
         return None, (
             f"the gap {gap.source!r} moves with no state at the start, so name "
             f"the coordinate"
         )
+    if len(moved) == 1:
+        return moved[0], ""
     return None, (
         f"the gap {gap.source!r} moves with the states {moved} at the start, "
         f"and completion by projection moves one coordinate (it refuses a gap "
@@ -280,24 +279,3 @@ def _inferred_coordinate(
         f"input named above, acts on several coordinates), so write the gap over "
         f"one of them and name it"
     )
-
-
-def _projected_gap_contact(
-    flow, gap, velocity, restitution, coordinate, mass, parameters, where
-) -> Contact:
-    """The contact of an FMU without a force input: completion by projection
-    (`methods.projection`) along the state `coordinate` (Or and Ames, Sec. V)."""
-    i, j = state_coordinate(flow, coordinate)
-    coordinates = ((i,), (j,))
-    geometry = expression_gap(flow, gap, velocity, parameters, where, coordinates)
-    start = flow_start(flow)
-    slope = float(geometry.gradient(start[0], start[1])[0])
-    if not abs(slope) > SLOPE_RTOL:
-        raise FmibridgeError(
-            f"The gap {gap.source!r} does not move with the coordinate "
-            f"{coordinate!r} at the start (dh/d{coordinate} = {slope!r}); name the "
-            f"state the gap is measured along."
-        )
-    labels = (gap.source, velocity.source)
-    args = (flow, labels, restitution, geometry, coordinates)
-    return by_projection(*args, mass=mass, start=start)

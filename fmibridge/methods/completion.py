@@ -96,17 +96,9 @@ class ConstrainedFlow(VectorField):
         """Return the constrained phases of `scheme` (`_completion.Phase`)."""
         return _once(self._phases, Phase, self.functions, scheme)
 
-    def advance(
-        self,
-        t: float,
-        x: np.ndarray,
-        h: float,
-        scheme: Scheme,
-        slope: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Step and project onto Z; `slope`, dx/dt at (t, x) if known, spares the
-        first stage."""
-        return self.stepper(scheme).constrained_step(t, x, h, slope)
+    def advance(self, t: float, x: np.ndarray, h: float, scheme: Scheme) -> np.ndarray:
+        """Step on eq. (7) and project onto Z."""
+        return self.stepper(scheme).constrained_step(t, x, h)
 
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Return the states and the contact force lam at (t, x)."""

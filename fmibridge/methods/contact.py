@@ -3,12 +3,8 @@
 The gap h(q), its gradient dh(q), optionally its Hessian H(q), and the force map
 dx/dt(t, x, lam), affine in the contact force lam along dh^T; the numerics run
 compiled (`_contact.ContactFunctions`). Every source of a contact follows
-`build_contact`.
-
-References
-----------
-Or and Ames, "Formal and practical completion of Lagrangian hybrid systems",
-eqs. (4)-(8), Sec. V.
+`build_contact` (Or and Ames, "Formal and practical completion of Lagrangian
+hybrid systems", eqs. (4)-(8), Sec. V).
 """
 
 from __future__ import annotations
@@ -248,11 +244,15 @@ class Gap:
         return cls(fn, functools.partial(rate_row, rate, tuple(v_index)), rate=rate)
 
 
+Coordinates = tuple[Sequence[int], Sequence[int]]  # (q_index, v_index)
+GapOf = Callable[[Coordinates], Gap]  # a source's Gap on its coordinates
+
+
 def build_contact(
     labels: tuple[str, str],
     restitution: float,
     geometry: Gap,
-    coordinates: tuple[Sequence[int], Sequence[int]],
+    coordinates: Coordinates,
     force: ForceFn | Function,
     *,
     start: tuple[float, np.ndarray, Sequence[str]] | None = None,
@@ -414,18 +414,14 @@ def _contact_from(constraint: UnilateralConstraint, system: HybridSystem) -> Con
             f"`coordinate` and `mass`, for completion by projection)."
         )
     i, j = names.index(constraint.gap), names.index(constraint.velocity)
-    force: ForceFn | Function
+    unit = np.eye(len(names))[j]
+
+    def along_velocity(t: float, x: np.ndarray, lam: float) -> np.ndarray:
+        return np.asarray(flow.rhs(t, x), dtype=float) + lam * unit
+
+    force: ForceFn | Function = along_velocity
     if isinstance(flow, ForcedVectorField):
         force = flow.force_function()
-    else:
-        unit = np.zeros(len(names))
-        unit[j] = 1.0
-
-        def along_velocity(t: float, x: np.ndarray, lam: float) -> np.ndarray:
-            return np.asarray(flow.rhs(t, x), dtype=float) + lam * unit
-
-        force = along_velocity
-
     geometry = Gap(
         lambda t, x: x[i], lambda t, x: np.ones(1), lambda t, x: np.zeros((1, 1))
     )
@@ -581,16 +577,18 @@ def fmu_contact(
     *,
     force_input: str = "lam",
     coordinate: str | None = None,
+    geometry: GapOf | None = None,
 ) -> Contact:
     """Return the Contact of a mechanical FMU, from its outputs and force input.
 
     h(q) is the variable `gap`; dh(q) is read off `velocity` (dh qdot) at unit
-    velocities; q, qdot and the force map are those of `fmu_force`; checked at
-    the FMU's start (`build_contact`).
+    velocities, unless `geometry` gives the Gap on the coordinates (`gap` and
+    `velocity` then label it); q, qdot and the force map are those of
+    `fmu_force`; checked at the FMU's start (`build_contact`).
     """
     known = set(flow.state_names) | set(flow.output_names)
     for role, name in (("gap", gap), ("velocity", velocity)):
-        if name not in known:
+        if geometry is None and name not in known:
             raise FmibridgeError(
                 f"{flow.path}: constraint {role} {name!r} is not a state or output; "
                 f"the FMU has {sorted(known)}."
@@ -600,16 +598,14 @@ def fmu_contact(
     def variable(name: str) -> StateFn:
         return lambda t, x: flow.variables(t, x)[name]
 
-    geometry = Gap.of_rate(variable(gap), variable(velocity), coordinates[1])
-    return build_contact(
-        (gap, velocity),
-        restitution,
-        geometry,
-        coordinates,
-        force,
-        start=flow_start(flow),
-        probe_time=isinstance(flow, VectorField),
+    shape = (
+        Gap.of_rate(variable(gap), variable(velocity), coordinates[1])
+        if geometry is None
+        else geometry(coordinates)
     )
+    args = ((gap, velocity), restitution, shape, coordinates, force)
+    probe_time = isinstance(flow, VectorField)
+    return build_contact(*args, start=flow_start(flow), probe_time=probe_time)
 
 
 def fmu_force(
@@ -625,8 +621,6 @@ def fmu_force(
     its derivatives (Model Exchange), or qddot from a probe step of PROBE_STEP
     with the input held (Co-Simulation).
     """
-    from ..flows.fmu import ModelExchangeFlow  # noqa: F811 - the FMU layer, on first use
-
     n_states = len(flow.state_names)
     variable = flow.archive.variables.get(force_input)
     halves = coordinate is None and n_states % 2 == 0
@@ -644,7 +638,7 @@ def fmu_force(
         q_index, v_index = (i,), (j,)
     v = list(v_index)
 
-    if isinstance(flow, ModelExchangeFlow):
+    if isinstance(flow, VectorField):  # Model Exchange
 
         def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
             return flow.rhs_with(t, x, force_input, lam)

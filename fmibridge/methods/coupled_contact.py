@@ -94,9 +94,9 @@ def _coordinates(
     bodies = {name.partition(".")[0] for name in scales}
     q_index: list[int] = []
     v_index: list[int] = []
-    start = 0
-    for component in flow.components:
+    for component, part in zip(flow.components, flow._slices, strict=True):
         n = len(component.state_names)
+        half = part.start + n // 2
         if component.name in bodies:
             if n == 0 or n % 2:
                 raise FmibridgeError(
@@ -104,9 +104,8 @@ def _coordinates(
                     f"contact force, so its states must be [q, qdot]; it has "
                     f"{list(component.state_names)}."
                 )
-            q_index += range(start, start + n // 2)
-            v_index += range(start + n // 2, start + n)
-        start += n
+            q_index += range(part.start, half)
+            v_index += range(half, part.stop)
     return tuple(q_index), tuple(v_index)
 
 
@@ -147,10 +146,8 @@ def _check_forces(
             f"at 0."
         )
     dh = dict(zip(contact.v_index, contact.dh(t, x).tolist(), strict=True))
-    start = 0
-    for component in flow.components:
-        rows = [i for i in range(start, start + len(component.state_names)) if i in dh]
-        start += len(component.state_names)
+    for component, part in zip(flow.components, flow._slices, strict=True):
+        rows = [i for i in range(part.start, part.stop) if i in dh]
         if not any(dh[i] for i in rows):
             continue  # not a body, or the gap does not move with it here
         push = sum(dh[i] * b[i] for i in rows)  # dh_k M_k^-1 dh_k^T, eq. (6)

@@ -11,7 +11,6 @@ route (`contact.fmu_contact`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -19,13 +18,19 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from . import _contact
-from .contact import Contact, Gap, build_contact, flow_start, state_coordinate
+from .contact import (
+    SLOPE_RTOL,
+    Contact,
+    GapOf,
+    build_contact,
+    flow_start,
+    state_coordinate,
+)
 
 if TYPE_CHECKING:
     from ..flows.base import VectorField
-    from ..flows.fmu import ModelExchangeFlow
 
-__all__ = ["ProjectedContact", "by_projection", "projected_contact"]
+__all__ = ["ProjectedContact", "projected_contact"]
 
 
 @dataclass(frozen=True)
@@ -55,73 +60,54 @@ class ProjectedContact(Contact):
 
 
 def projected_contact(
-    flow: ModelExchangeFlow,
+    flow: VectorField,
     gap: str,
     velocity: str,
     restitution: float,
     *,
     coordinate: str,
+    geometry: GapOf,
     mass: float = 1.0,
-    gap_fn: Callable[[float, np.ndarray], float],
-    gradient_fn: Callable[[float, np.ndarray], np.ndarray],
-    hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None,
 ) -> ProjectedContact:
-    """Return the ProjectedContact of an FMU without a force input.
+    """Return the ProjectedContact of a model without a force input.
 
     Parameters
     ----------
-    flow : ModelExchangeFlow
-        The FMU; its derivatives give the free dx/dt.
+    flow : ModelExchangeFlow or VectorField
+        The model; its derivatives give the free dx/dt.
     gap, velocity : str
         Names of h and dh qdot (labels).
     restitution : float
         Newton's coefficient e in [0, 1].
     coordinate : str
         The state the gap is measured along (q); its velocity is found.
+    geometry : callable
+        ((i,), (j,)) -> `contact.Gap` of q = x[i], qdot = x[j]: h(t, x), dh/dq
+        (one value, not 0 at the start), its Hessian and, if given, the rate.
     mass : float, optional
         The effective mass m along q; it scales lam = -m hddot / dh^2 only.
-    gap_fn, gradient_fn, hessian_fn : callable
-        h(t, x), dh/dq(t, x) (one value) and its Hessian (None: central
-        differences of dh).
 
     Returns
     -------
     ProjectedContact
-        Checked at the FMU's start (`contact.build_contact`).
+        Checked at the start (`contact.build_contact`).
     """
     i, j = state_coordinate(flow, coordinate)
-    geometry = Gap(gap_fn, gradient_fn, hessian_fn)
-    labels = (gap, velocity)
-    return by_projection(
-        flow,
-        labels,
-        restitution,
-        geometry,
-        ((i,), (j,)),
-        mass=mass,
-        start=flow_start(flow),
-    )
-
-
-def by_projection(
-    flow: VectorField,
-    labels: tuple[str, str],
-    restitution: float,
-    geometry: Gap,
-    coordinates: tuple[Sequence[int], Sequence[int]],
-    *,
-    mass: float = 1.0,
-    start: tuple[float, np.ndarray, Sequence[str]] | None = None,
-) -> ProjectedContact:
-    """Return the ProjectedContact of one coordinate (q, qdot) = `coordinates`
-    (`contact.build_contact`, checked at `start`)."""
-    rhs, gradient, (j,) = flow.rhs, geometry.gradient, coordinates[1]
+    shape, start = geometry(((i,), (j,))), flow_start(flow)
+    slope = float(shape.gradient(start[0], start[1])[0])
+    if not abs(slope) > SLOPE_RTOL:
+        raise FmibridgeError(
+            f"The gap {gap!r} does not move with the coordinate {coordinate!r} at "
+            f"the start (dh/d{coordinate} = {slope!r}); name the state the gap is "
+            f"measured along."
+        )
+    rhs, gradient = flow.rhs, shape.gradient
 
     def force_map(t: float, x: np.ndarray, lam: float) -> np.ndarray:
         dx = np.array(rhs(t, x), dtype=float)
         dx[j] += lam * float(gradient(t, x)[0]) / mass
         return dx
 
-    args = (labels, restitution, geometry, coordinates, force_map)
+    args = ((gap, velocity), restitution, shape, ((i,), (j,)), force_map)
     contact = build_contact(*args, start=start, kind=ProjectedContact, mass=float(mass))
     return cast(ProjectedContact, contact)
