@@ -63,13 +63,6 @@ STATE_RTOL = 1e-12
 REAL_TYPES = ("Real", "Float64", "Float32")
 C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and write
 FMI1_UNDEFINED_VR = 0xFFFFFFFF  # fmiUndefinedValueReference: no variable (FMI 1.0)
-STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
-    "1.0": ("fmiGetFMUstate", "missing"),  # FMI 1.0 has no FMU state at all
-    "2.0": ("canGetAndSetFMUstate", "false"),
-    "3.0": ("canGetAndSetFMUState", "false"),
-}
-# a Co-Simulation instance's reset, by its FMI version (`FmiInstance.version`)
-RESET = {"1": "fmiResetSlave", "2": "fmi2Reset", "3": "fmi3Reset"}
 # the Co-Simulation instance's calls that change the FMU, replayed after a reset
 JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".split()
 
@@ -84,9 +77,7 @@ def _is_discrete(variable: Variable) -> bool:
 
 
 class _Reader:
-    """Reads some variables, one FMU call per FMI type: scalar reals through
-    the C get (`RealPorts`), other scalars of FMI 2.0 and 3.0 (`direct`)
-    through theirs (`_cosim.Readings`), the rest through fmpy."""
+    """Reads variables, one call per FMI type: C gets where it can, else fmpy's."""
 
     def __init__(
         self, instance: FmiInstance, variables: Sequence[Variable], direct: bool = False
@@ -149,7 +140,6 @@ class _FmuFlow(Generic[InstanceT]):
         self._passed = (math.nan, math.nan)  # (state time, input jump run there)
         try:
             self._set_up(parameters, start, inputs, states, outputs)
-            self.archive.check_interface(self.interface)
             experiment = self.archive.experiment  # read only where not given
             if t0 is None:
                 t0 = 0.0 if experiment.start is None else experiment.start
@@ -182,7 +172,6 @@ class _FmuFlow(Generic[InstanceT]):
         }
         self._driven = {**self._inputs, **self._discrete_tables}  # set in a run
         self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables.values()])
-        self._table_inputs = frozenset(v.name for v, _ in tables.values())
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
@@ -331,8 +320,7 @@ class _FmuFlow(Generic[InstanceT]):
         }
 
     def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
-        """An input's value at t: a table's after a jump once it was run there,
-        held for a discrete input."""
+        """An input's value at t (a table's after its jump where it ran at t)."""
         if isinstance(u, InputTable):
             t_state, t_jump = self._passed
             if t == t_state:
@@ -505,9 +493,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         return Variable(name, vr, "Real", "local", "continuous", None)
 
     def _check_state_values(self, x: np.ndarray) -> None:
-        """Refuse a state vector whose values are not those of the states read
-        by value reference (FMI 2.0 and 3.0: derivatives listed out of the state
-        vector's order in ModelStructure)."""
+        """Refuse x unless the states read by value reference hold it (FMI 2/3)."""
         if self.archive.fmi_version == "1.0":
             return
         by_reference = self._states_reader.read()
@@ -855,7 +841,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     @functools.cached_property
     def _reads_jumps(self) -> bool:
         """True if a recorded output may depend directly on an input table."""
-        tables = self._table_inputs
+        tables = {v.name for v, u in self._driven.values() if isinstance(u, InputTable)}
         return bool(tables) and any(
             (inputs := self.archive.feedthrough(v.name)) is None or inputs & tables
             for v in self._recorded_variables
@@ -924,9 +910,8 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return self.instance.functions, [v.vr for v in self._state_variables]
 
     def _fmu_event(self, t: float) -> tuple:
-        """Run the event doStep stopped for at t; return it as (t, name, x before,
-        x after, outputs before, after), its name None where it changed neither
-        (a silent event, `n_silent_events`)."""
+        """Run the event doStep stopped for at t: (t, name, x and outputs before,
+        after), the name None where it changed neither (`n_silent_events`)."""
         x_before, before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
@@ -1032,7 +1017,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
         """Return to `key` (at x) by a reset and a replay of the journal to its mark."""
-        reset, (_, n, outputs) = RESET[self.instance.version], self._marks[key]
+        reset, (_, n, outputs) = self.instance.reset_name, self._marks[key]
         if self._journal is None:
             raise ReplayRefused(
                 reset,
@@ -1108,8 +1093,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return key[1] == x_at and abs(key[0] - t_at) <= self._snap
 
     def _enter(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x), a point not saved: from a saved state at t with the
-        state variables set, else where the FMU is, else by a re-initialisation."""
+        """Enter unsaved (t, x): from a state saved at t, where the FMU is, or anew."""
         same_time = [k for k in self._snapshots if k[0] == t]
         if same_time and self._can_set_states is not False:
             self.instance.set_state(self._snapshots[same_time[-1]])
@@ -1122,7 +1106,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             t_at = self._at[0]
             if not (abs(t - t_at) <= self._snap or t == t_at):
                 raise FMUError(
-                    *STATE_SAVING[self.archive.fmi_version],
+                    *self.instance.no_state_saving,
                     self.path,
                     f"fmibridge needs it to return this Co-Simulation FMU from "
                     f"t = {t_at!r} to t = {t!r}, a point it did not pass recently "
@@ -1155,8 +1139,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             f"Co-Simulation FMU did not take the states it took there the "
             f"first time, so the run cannot return there"
         )
-        reset = RESET[self.instance.version]
-        raise FMUError(reset, "not reproducible", self.path, failed)
+        raise FMUError(self.instance.reset_name, "not reproducible", self.path, failed)
 
     def _set_state_variables(self, x: np.ndarray) -> bool:
         """Set the state variables to x; False where the FMU refuses."""
