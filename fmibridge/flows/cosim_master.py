@@ -35,6 +35,7 @@ from ._cosim import (
     step_done,
     take_step,
 )
+from ._fmi import FmiFunctions
 from ._stepper import Stepper
 from .base import Flow, UndoPlan
 from .coupling import CoupledParts, Coupling
@@ -173,7 +174,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._step_cost = 0.0  # wall seconds of a plain step, a running mean
         self.reports_events = any(f.reports_events for f in self._flows.values())
         self._replays = not self.reports_events  # its events are logged once
-        calls = [
+        calls = [  # their C calls where the compiled step calls them
             c.flow.compiled_calls() if isinstance(c.flow, CoSimulationFlow) else None
             for c in self.components
         ]
@@ -250,9 +251,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return y
 
     def _return_to(self, t: float, x: np.ndarray, h: float) -> int:
-        """Put the components back at (t, x), left unsaved, by replaying
-        steps (each alone where all are called directly, else together from a point
-        all saved). Return the steps replayed (0: `goto` resets instead)."""
+        """Replay the components back to (t, x); the steps replayed (0: none)."""
         if self._compiled.direct:
             return self._replay_each(t, x, h)
         chain = self._chain(t, x)
@@ -265,9 +264,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return len(chain) if np.array_equal(y, x) else 0  # 0: `goto` resets
 
     def _replay_each(self, t: float, x: np.ndarray, h: float) -> int:
-        """Replay each component that saved no state at (t, x) alone from its
-        last saved point, each step with its own inputs, checked bit for bit
-        (`CommunicationStep.replay`); save it there where that pays."""
+        """Replay each component alone to (t, x); save it there where that pays."""
         step, replayed, xb = self._compiled, 0, x.tobytes()
         for c, s in enumerate(self._saving):
             if s.returns(t, x, False):
@@ -318,18 +315,15 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         limit: int = MAX_REPLAY,
         only: _Saver | None = None,
     ) -> list[tuple]:
-        """The steps (t_k, x_k, h_k, scheme, inputs), last first, that lead to
-        (t, x) from the nearest point every component (`only`: that one) can return
-        to (`saved`: without replaying); [] where (t, x) is one or none is within
-        `limit`."""
+        """Steps (t, x, h, scheme, inputs), last first, to (t, x) from the nearest
+        point all (or `only`) return to (`saved`: unreplayed); []: at one, or none."""
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
         which = self._saving if only is None else [only]
-        came_from = self._came_from
-        for k in range(limit + 1):
+        while True:
             key = (t, x.tobytes())
             if (  # tried at (t, x), and where the master saved, each component
-                k == 0  # entered by a reset it repeats, or the last step ended
+                not chain  # entered by a reset it repeats, or the last step ended
                 or all(
                     key in s.saved_at or s.flow.anchored((t, x[s.where].tobytes()))
                     for s in which
@@ -341,12 +335,11 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 )
             ) and all(s.returns(t, x, saved) for s in which):
                 return chain
-            step = came_from.get(key)
-            if step is None or k == limit:
+            step = self._came_from.get(key)
+            if step is None or len(chain) == limit:
                 return []
             chain.append(step)
             t, x = step[0], step[1]
-        return []
 
     def _advance(
         self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
@@ -363,9 +356,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
     ) -> NoReturn:
-        """Raise for a step that did not complete: FlowTerminated at t where
-        component `failed` ended the simulation, else its FMUError; FmibridgeError
-        for non-finite states y (failed < 0)."""
+        """Raise for a step that did not complete (failed < 0: non-finite y)."""
         if failed < 0:
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
@@ -405,9 +396,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             keep_last(s.saved_at, key, None, MAX_SNAPSHOTS)
 
     def _should_save(self, t: float, x: np.ndarray) -> list[_Saver]:
-        """The components to save before a step that may be undone: where
-        components are called back, all unless replaying the chain costs less; where
-        all are called directly, the cheap ones and those that cannot replay."""
+        """The components to save before a step that may be undone."""
         everyone = self._saving
         if not self._replays:
             return everyone
@@ -574,15 +563,15 @@ def _starts(steps: list[tuple]) -> list[tuple]:
 
 
 def _compiled_step(
-    master: CoupledCoSimulation, calls: list[tuple | None]
+    master: CoupledCoSimulation, calls: list[FmiFunctions | None]
 ) -> CommunicationStep:
     """The master's `_cosim.CommunicationStep`."""
-    coupling = master.coupling
+    coupling, components = master.coupling, master.components
 
     def vrs(c: int, names) -> list[int]:
         if calls[c] is None:  # placeholders: the component reads and writes them
             return [0] * len(names)
-        variables = cast(CoSimulationFlow, master.components[c].flow).archive.variables
+        variables = cast(CoSimulationFlow, components[c].flow).archive.variables
         return [variables[name].vr for name in names]
 
     direct = all(call is not None for call in calls) and not coupling.loops()
@@ -591,13 +580,8 @@ def _compiled_step(
         for kind, c, names, slots in coupling.schedule
     ] if direct else None  # fmt: skip
     return CommunicationStep(
-        [None if call is None else call[0] for call in calls],
-        [
-            vrs(c, component.state_names) if call is None else call[1]
-            for c, (component, call) in enumerate(
-                zip(master.components, calls, strict=True)
-            )
-        ],
+        calls,
+        [vrs(c, component.state_names) for c, component in enumerate(components)],
         [(vrs(c, names), slots) for c, (names, slots) in enumerate(coupling.inputs_of)],
         [
             (vrs(c, names), slots)

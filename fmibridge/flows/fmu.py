@@ -35,6 +35,7 @@ from ..core.numbers import finite, is_real, positive
 from ..core.records import TIME_RTOL
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._cosim import FmuStepper, Readings, keep_last
+from ._fmi import FmiFunctions
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
@@ -900,14 +901,13 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._journal = None
         self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
-    def compiled_calls(self) -> tuple | None:
-        """Return the FMU's C calls (FmiFunctions) and its states' value references
-        for the master's compiled step (`_cosim.CommunicationStep`), or None where
-        it cannot take the steps."""
+    def compiled_calls(self) -> FmiFunctions | None:
+        """Return the FMU's C calls for the master's compiled step
+        (`_cosim.CommunicationStep`), or None where it cannot take the steps."""
         in_python = self.reports_events or self._driven or self.recorded_names
         if in_python or not self._can_save or self._refusal() is not None:
             return None
-        return self.instance.functions, [v.vr for v in self._state_variables]
+        return self.instance.functions
 
     def _fmu_event(self, t: float) -> tuple:
         """Run the event doStep stopped for at t: (t, name, x and outputs before,
@@ -1018,26 +1018,20 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     def _replay(self, key: tuple, x: np.ndarray) -> None:
         """Return to `key` (at x) by a reset and a replay of the journal to its mark."""
         reset, (_, n, outputs) = self.instance.reset_name, self._marks[key]
+        cannot = "fmibridge cannot return this Co-Simulation FMU to a point it left"
         if self._journal is None:
             raise ReplayRefused(
                 reset,
                 "journal dropped",
                 self.path,
-                f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
-                f"it cannot save its state, and its calls since the last "
+                f"{cannot}: it cannot save its state, and its calls since the last "
                 f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
                 f"replay (nor past a doStep called in C, in a run without guards)",
             )
-        try:
-            self.instance.reset()
-        except FMUError as exc:
-            raise ReplayRefused(
-                exc.function,
-                exc.status,
-                self.path,
-                "fmibridge cannot return this Co-Simulation FMU to a point it left: "
-                "it can neither save its state nor reset to replay its steps",
-            ) from None
+        self._reset(
+            f"{cannot}: it can neither save its state nor reset to replay its steps",
+            ReplayRefused,
+        )
         self._journal = self._journal[:n]
         self._busy = True
         try:
@@ -1161,21 +1155,22 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return values
 
     def _reinitialize(self, t: float, x: np.ndarray) -> None:
+        names = ", ".join(repr(v.name) for v in self._state_variables)
+        self._reset(
+            f"fmibridge cannot apply a reset that sets the state variables "
+            f"{names} at t = {t!r}: this Co-Simulation FMU refuses them in Step "
+            f"Mode and cannot be reset to take them as start values (nor "
+            f"restore a saved state); a reset that sets only inputs or tunable "
+            f"parameters needs none of this"
+        )
+        self._initialize_at(t, {**self._start, **self._state_values(x)})
+
+    def _reset(self, refused: str, error: type[FMUError] = FMUError) -> None:
+        """Reset the FMU; where it refuses, raise `error` saying `refused`."""
         try:
             self.instance.reset()
         except FMUError as exc:
-            names = ", ".join(repr(v.name) for v in self._state_variables)
-            raise FMUError(
-                exc.function,
-                exc.status,
-                self.path,
-                f"fmibridge cannot apply a reset that sets the state variables "
-                f"{names} at t = {t!r}: this Co-Simulation FMU refuses them in Step "
-                f"Mode and cannot be reset to take them as start values (nor "
-                f"restore a saved state); a reset that sets only inputs or tunable "
-                f"parameters needs none of this",
-            ) from None
-        self._initialize_at(t, {**self._start, **self._state_values(x)})
+            raise error(exc.function, exc.status, self.path, refused) from None
 
     def close(self) -> None:
         """Free the saved FMU states, the instance and the unpacked folder."""
