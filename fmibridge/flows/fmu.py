@@ -329,21 +329,15 @@ class _FmuFlow(Generic[InstanceT]):
             return u.value(t, held=held)
         return u(t) if callable(u) else u
 
-    def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        """Every input at t, for Initialization Mode."""
+    def _initialize_at(self, t: float, start: Mapping) -> None:
+        """Initialize the FMU at t with `start` and every input at t."""
         self._passed = (t, t)  # a jump at the start time has happened
         values = self._values(self._inputs, t)
         for vr, (variable, u) in self._inputs.items():  # functions u(t), once
             if callable(u):
                 self._number(variable, values[vr][1], "the value u(t0) of input")
-        return {
-            **values,
-            **self._discrete_inputs,
-            **self._values(self._discrete_tables, t),
-        }
-
-    def _initialize_at(self, t: float, start: Mapping) -> None:
-        self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
+        values |= {**self._discrete_inputs, **self._values(self._discrete_tables, t)}
+        self.instance.initialize(t, start, self._tolerance, values)
 
     def _next_jump(self) -> float:
         k = np.searchsorted(self._jumps, self._passed[1], side="right")
@@ -716,17 +710,15 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         call = getattr(self.instance, name)
 
         def record(*args):
-            if self._busy:
-                return call(*args)
-            self._busy = True
+            busy, self._busy = self._busy, True
             try:
                 result = call(*args)  # a call the FMU refused changed nothing
             finally:
-                self._busy = False
-            if name == "initialize":  # a re-initialisation starts the journal anew
+                self._busy = busy
+            if not busy and name == "initialize":  # the journal starts anew
                 self._journal = []
                 self._generation += 1
-            if self._journal is not None:
+            if not busy and self._journal is not None:
                 self._journal.append((call, args))
                 if len(self._journal) > MAX_JOURNAL:
                     self._journal = None
@@ -991,15 +983,14 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
-            if self._saves_timed < SAVES_TIMED:  # the first saves are timed
-                start = time.thread_time()
-                state = self.instance.get_state()
+            timed = self._saves_timed < SAVES_TIMED  # the first saves are timed
+            start = time.thread_time() if timed else 0.0
+            state = self.instance.get_state()
+            if timed:
                 spent = time.thread_time() - start
-                timed = self._saves_timed
-                self.save_cost = min(self.save_cost, spent) if timed else spent
+                first = self._saves_timed == 0
+                self.save_cost = spent if first else min(self.save_cost, spent)
                 self._saves_timed += 1
-            else:
-                state = self.instance.get_state()
             self.n_state_saves += 1
             free = self.instance.free_state
             keep_last(self._snapshots, key, state, MAX_SNAPSHOTS, False, free)
