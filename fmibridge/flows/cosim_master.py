@@ -160,11 +160,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._undoes_none = False  # the run's plan undoes no step (no guards)
         self._saving = [  # CS FMUs
-            _Saver(
-                cast(CoSimulationFlow, flow), self._slices[k], self.components[k].name
-            )
+            _Saver(flow, self._slices[k], self.components[k].name)
             for k, flow in self._flows.items()
-            if hasattr(flow, "keep")
+            if isinstance(flow, CoSimulationFlow)
         ]
         self._h_min = math.inf  # the shortest step taken: a located bracket
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
@@ -234,11 +232,9 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         y = self._advance(t, x, h, scheme, may_undo)
         self._here = False
         if self.recorded_names:
-            recorded = super()._recorded(t + h, y)
-            value = (t + h, TIME_RTOL * h, recorded)
+            value = (t + h, TIME_RTOL * h, super()._recorded(t + h, y))
             keep_last(self._recorded_at, y.tobytes(), value, MAX_HISTORY, False)
-        plain = not replayed and not self._saved
-        spent = time.perf_counter() - start if plain else -1.0
+        spent = -1.0 if replayed or self._saved else time.perf_counter() - start
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
         step = self._came_from.get((t + h, self._end[2]))
         for s in self._saving:  # extend its path by this step, or drop it
