@@ -185,7 +185,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self.costs: Costs = MeasuredCosts(self)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
-        self._here = False  # the step starts where the last one ended
 
     def stepper(self, scheme: Scheme) -> Stepper:
         """The compiled loops' steps: a `MasterStepper` where all are direct."""
@@ -228,9 +227,13 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             replayed = self._return_to(t, x, h)
         self._h_min = min(self._h_min, h)
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
-        self._here = here or replayed > 0
-        y = self._advance(t, x, h, scheme, may_undo)
-        self._here = False
+        if self._compiled.direct:  # put the components at (t, x) where they are not
+            where = [flow._at for flow, _ in self._called.values()]
+            if not ((here or replayed > 0) and where == self._compiled_at):
+                for flow, part in self._called.values():
+                    flow.goto(t, x[part])
+            self._compiled_at = []
+        y = take_step(self, t, x, xb, h, scheme, may_undo)
         if self.recorded_names:
             value = (t + h, TIME_RTOL * h, super()._recorded(t + h, y))
             keep_last(self._recorded_at, y.tobytes(), value, MAX_HISTORY, False)
@@ -254,7 +257,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if not chain:
             return 0
         for t_k, x_k, h_k, scheme, _ in reversed(chain):
-            y = self._advance(t_k, x_k, h_k, scheme, False)
+            y = take_step(self, t_k, x_k, x_k.tobytes(), h_k, scheme)
         for s in self._saving:
             s.replayed += len(chain)
         return len(chain) if np.array_equal(y, x) else 0  # 0: `goto` resets
@@ -336,18 +339,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                 return []
             chain.append(step)
             t, x = step[0], step[1]
-
-    def _advance(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
-    ) -> np.ndarray:
-        """The step of h from (t, x), the components put there first."""
-        if self._compiled.direct:
-            where = [flow._at for flow, _ in self._called.values()]
-            if not (self._here and where == self._compiled_at):
-                for flow, part in self._called.values():
-                    flow.goto(t, x[part])
-            self._compiled_at = []
-        return take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
 
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
