@@ -287,7 +287,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
                     if key in self._history:
                         self._history.move_to_end(key)
             s.path = (chain, (t, xb), chain[0][:2])
-            if self._save_after_replay(s, self.costs.replay(s.name, done, seconds), h):
+            # save it once the replays since its last save and the log2(h / h_min)
+            # returns still expected cost a save (rent or buy; Griewank 1992)
+            spent = self.costs.replay(s.name, done, seconds)
+            s.rent += spent
+            expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
+            if s.rent + spent * expected >= self.costs.save(s.name):
                 self._keep(t, x, [s])
         return replayed
 
@@ -297,14 +302,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         if (t, xb) in starts and s.returns(*s.path[2]):
             return s.path[0][: starts.index((t, xb))]
         return self._chain(t, x, False, self._replay_limit(s), only=s)[::-1]
-
-    def _save_after_replay(self, s: _Saver, spent: float, h: float) -> bool:
-        """Whether to save s after a replay that cost `spent`: once the replays
-        since its last save (`rent`) and the log2(h / h_min) returns still
-        expected cost a save (rent or buy; Griewank 1992)."""
-        s.rent += spent
-        expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
-        return s.rent + spent * expected >= self.costs.save(s.name)
 
     def _chain(
         self,

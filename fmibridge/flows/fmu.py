@@ -755,8 +755,14 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             return super().stepper(scheme)
         self._steps = "compiled"
         calls = (self.instance.functions, [v.vr for v in self._state_variables])
+        sources = [  # the inputs as (vr, times, values, held), a number as one row
+            (vr, u.t, u.u, _is_discrete(v))
+            if isinstance(u, InputTable)
+            else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
+            for vr, (v, u) in self._driven.items()
+        ]
         readings = self._record_reader.direct_readings()
-        return FmuStepper(self, calls, scheme, readings, self._sources(), TIME_RTOL)
+        return FmuStepper(self, calls, scheme, readings, sources, TIME_RTOL)
 
     def _refusal(self) -> str | None:
         """Why the compiled loops cannot take the FMU's steps (None: they can)."""
@@ -773,15 +779,6 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         ):
             return "inputs other than tables and numbers of scalar reals"
         return None
-
-    def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
-        """The inputs as (vr, times, values, held), a number as one row."""
-        return [
-            (vr, u.t, u.u, _is_discrete(v))
-            if isinstance(u, InputTable)
-            else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
-            for vr, (v, u) in self._driven.items()
-        ]
 
     @property
     def steps_in_blocks(self) -> bool:
