@@ -992,14 +992,9 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             free = self.instance.free_state
             keep_last(self._snapshots, key, state, MAX_SNAPSHOTS, False, free)
         elif self._journal is not None:  # a length at which the FMU was at key
-            mark = self._marks.get(key)
-            outputs = (  # a fingerprint of an FMU without states: its outputs
-                mark[2]
-                if mark and mark[0] == self._generation
-                else b""
-                if self._state_variables
-                else self._output_reader.read().tobytes()
-            )
+            generation, _, outputs = self._marks.get(key, (-1, 0, b""))
+            if generation != self._generation and not self._state_variables:
+                outputs = self._output_reader.read().tobytes()  # stateless: its mark
             mark = (self._generation, len(self._journal), outputs)
             keep_last(self._marks, key, mark, MAX_SNAPSHOTS, False)
 
