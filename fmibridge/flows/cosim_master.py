@@ -93,8 +93,7 @@ class _Saver:
     saved_at: OrderedDict[tuple, None] = field(default_factory=OrderedDict)
     rent: float = 0.0  # its replays' cost since its last save
     replayed: int = 0  # steps replayed
-    # its path from its last save to the master: (steps, first first, their end,
-    # the saved point); () where it has none
+    # from its last save to the master: (steps, first first, their end, the save)
     path: tuple = ()
 
     def returns(self, t: float, x: np.ndarray, saved: bool = True) -> bool:

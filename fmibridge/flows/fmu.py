@@ -630,8 +630,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         return {**super().describe(), "fmu_calls": calls}
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the FMU's event mode at (t, x), the discrete input tables set to
-        their values at t; return its continuous state after."""
+        """Run the FMU's event mode at (t, x) (input tables at t); return x after."""
         self._set_inputs(t)
         before = self.instance.calls.event_indicators(t, x)
         tables = self._values(self._discrete_tables, t)
@@ -747,8 +746,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return not self._can_save
 
     def stepper(self, scheme: Scheme) -> Stepper:
-        """Return the FMU's steps for the compiled loops: `_cosim.FmuStepper`
-        where the FMU allows it, else `advance` called back."""
+        """Return the FMU's steps for the compiled loops (`_cosim.FmuStepper`)."""
         refused = "compiled steps off" if not self.compiled_steps else self._refusal()
         if refused is not None:
             self._steps = f"python ({refused})"
@@ -891,8 +889,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
     def compiled_calls(self) -> FmiFunctions | None:
-        """Return the FMU's C calls for the master's compiled step
-        (`_cosim.CommunicationStep`), or None where it cannot take the steps."""
+        """Return the FMU's C calls for the master's compiled step (None: none)."""
         in_python = self.reports_events or self._driven or self.recorded_names
         if in_python or not self._can_save or self._refusal() is not None:
             return None
