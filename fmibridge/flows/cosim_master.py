@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn, cast
 
 import numpy as np
@@ -35,6 +35,7 @@ from ._cosim import (
     step_done,
     take_step,
 )
+from ._fmi import FmiFunctions
 from ._stepper import Stepper
 from .base import Flow, UndoPlan
 from .coupling import CoupledParts, Coupling
@@ -81,6 +82,25 @@ class MeasuredCosts:
 Costs = MeasuredCosts  # the interface the decisions read (`MeasuredCosts`)
 
 
+@dataclass
+class _Saver:
+    """A component that saves its state (a Co-Simulation FMU), with its saves
+    and replays since `plan_undo`."""
+
+    flow: CoSimulationFlow
+    where: slice  # its part of the master's state
+    name: str
+    saved_at: OrderedDict[tuple, None] = field(default_factory=OrderedDict)
+    rent: float = 0.0  # its replays' cost since its last save
+    replayed: int = 0  # steps replayed
+    # from its last save to the master: (steps, first first, their end, the save)
+    path: tuple = ()
+
+    def returns(self, t: float, x: np.ndarray, saved: bool = True) -> bool:
+        """True if it can return to (t, x) (`saved`: not only is there)."""
+        return self.flow.can_return(t, x[self.where], saved)
+
+
 @dataclass(frozen=True)
 class Communication:
     """How the co-simulation master exchanges values between components.
@@ -102,11 +122,11 @@ class Communication:
     order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for field, allowed in (("scheme", SCHEMES), ("inputs", INPUTS)):
-            if getattr(self, field) not in allowed:
+        for name, allowed in (("scheme", SCHEMES), ("inputs", INPUTS)):
+            if getattr(self, name) not in allowed:
                 raise FmibridgeError(
-                    f"Communication: `{field}` must be one of {list(allowed)}, "
-                    f"got {getattr(self, field)!r}."
+                    f"Communication: `{name}` must be one of {list(allowed)}, "
+                    f"got {getattr(self, name)!r}."
                 )
         object.__setattr__(self, "order", tuple(self.order))
 
@@ -119,15 +139,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
     costs : Costs
         The costs the save-or-replay decisions compare (default: timed in the run).
     """
-
-    # per saving component: the last points it was saved at, its replays'
-    # cost since, the steps replayed; its path (steps first first, their
-    # starts, their end and the saved point) from its last save to the master
-    _saved_at: list[OrderedDict[tuple, None]]
-    _rent: list[float]
-    _h_min: float  # the shortest step taken: a located bracket
-    _steps_replayed: list[int]
-    _paths: list[tuple | None]
 
     def __init__(self, coupling: Coupling, communication: Communication) -> None:
         super().__init__(coupling)
@@ -147,13 +158,12 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._end: tuple = (math.nan, 0.0, b"")  # its (t + h, h, y bytes)
         self._may_undo: UndoPlan | None = None  # None: every step may be undone
         self._undoes_none = False  # the run's plan undoes no step (no guards)
-        saving = [k for k, flow in self._flows.items() if hasattr(flow, "keep")]
         self._saving = [  # CS FMUs
-            cast(CoSimulationFlow, self.components[k].flow) for k in saving
+            _Saver(flow, self._slices[k], self.components[k].name)
+            for k, flow in self._flows.items()
+            if isinstance(flow, CoSimulationFlow)
         ]
-        self._saving_slices = [self._slices[k] for k in saving]
-        self._saving_names = [self.components[k].name for k in saving]  # `costs`
-        self._forget_saves()
+        self._h_min = math.inf  # the shortest step taken: a located bracket
         # y bytes -> (t + h, snap, the recorded variables) at the last steps' ends
         self._recorded_at: OrderedDict[bytes, tuple] = OrderedDict()
         # (t + h, y bytes) -> (t, x, h, scheme): how the last steps got there
@@ -161,7 +171,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._step_cost = 0.0  # wall seconds of a plain step, a running mean
         self.reports_events = any(f.reports_events for f in self._flows.values())
         self._replays = not self.reports_events  # its events are logged once
-        calls = [
+        calls = [  # their C calls where the compiled step calls them
             c.flow.compiled_calls() if isinstance(c.flow, CoSimulationFlow) else None
             for c in self.components
         ]
@@ -174,7 +184,6 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self.costs: Costs = MeasuredCosts(self)
         self._compiled_at: list[tuple] = []  # each FMU's point after the last one
         self._saved = False  # the step being taken saved the components' states
-        self._here = False  # the step starts where the last one ended
 
     def stepper(self, scheme: Scheme) -> Stepper:
         """The compiled loops' steps: a `MasterStepper` where all are direct."""
@@ -217,109 +226,81 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
             replayed = self._return_to(t, x, h)
         self._h_min = min(self._h_min, h)
         may_undo = self._may_undo is not None and self._may_undo(t, x, h)
-        self._here = here or replayed > 0
-        y = self._advance(t, x, h, scheme, may_undo)
-        self._here = False
+        if self._compiled.direct:  # put the components at (t, x) where they are not
+            where = [flow._at for flow, _ in self._called.values()]
+            if not ((here or replayed > 0) and where == self._compiled_at):
+                for flow, part in self._called.values():
+                    flow.goto(t, x[part])
+            self._compiled_at = []
+        y = take_step(self, t, x, xb, h, scheme, may_undo)
         if self.recorded_names:
-            recorded = super()._recorded(t + h, y)
-            value = (t + h, TIME_RTOL * h, recorded)
+            value = (t + h, TIME_RTOL * h, super()._recorded(t + h, y))
             keep_last(self._recorded_at, y.tobytes(), value, MAX_HISTORY, False)
-        plain = not replayed and not self._saved
-        spent = time.perf_counter() - start if plain else -1.0
+        spent = -1.0 if replayed or self._saved else time.perf_counter() - start
         step_done(self, t, self._last_step[1], h, scheme, spent)  # x as kept
-        if any(self._paths):
-            self._follow((t, xb), (t + h, self._end[2]))
+        step = self._came_from.get((t + h, self._end[2]))
+        for s in self._saving:  # extend its path by this step, or drop it
+            if s.path:
+                steps, at, saved = s.path
+                if at != (t, xb) or step is None or len(steps) >= self._replay_limit(s):
+                    s.path = ()
+                else:
+                    s.path = (steps + [step], (t + h, self._end[2]), saved)
         return y
 
-    def _follow(self, start: tuple, end: tuple) -> None:
-        """Extend each component's path by the step from start to end, or drop it."""
-        step = self._came_from.get(end)
-        for c, path in enumerate(self._paths):
-            if path is None:
-                continue
-            steps, starts, at, saved = path
-            if at != start or step is None or len(steps) >= self._replay_limit(c):
-                self._paths[c] = None
-            else:
-                self._paths[c] = (steps + [step], starts + [start], end, saved)
-
     def _return_to(self, t: float, x: np.ndarray, h: float) -> int:
-        """Put the components back at (t, x), left unsaved, by replaying
-        steps (each alone where all are called directly, else together from a point
-        all saved). Return the steps replayed (0: `goto` resets instead)."""
+        """Replay the components back to (t, x); the steps replayed (0: none)."""
         if self._compiled.direct:
             return self._replay_each(t, x, h)
         chain = self._chain(t, x)
         if not chain:
             return 0
         for t_k, x_k, h_k, scheme, _ in reversed(chain):
-            y = self._advance(t_k, x_k, h_k, scheme, False)
-        self._steps_replayed = [n + len(chain) for n in self._steps_replayed]
+            y = take_step(self, t_k, x_k, x_k.tobytes(), h_k, scheme)
+        for s in self._saving:
+            s.replayed += len(chain)
         return len(chain) if np.array_equal(y, x) else 0  # 0: `goto` resets
 
     def _replay_each(self, t: float, x: np.ndarray, h: float) -> int:
-        """Replay each component that saved no state at (t, x) alone from its
-        last saved point, each step with its own inputs, checked bit for bit
-        (`CommunicationStep.replay`); save it there where that pays."""
+        """Replay each component alone to (t, x); save it there where that pays."""
         step, replayed, xb = self._compiled, 0, x.tobytes()
-        for c, (flow, where) in enumerate(
-            zip(self._saving, self._saving_slices, strict=True)
-        ):
-            if self._returns(c, t, x, False):
+        for c, s in enumerate(self._saving):
+            if s.returns(t, x, False):
                 continue
-            chain, starts = self._path_to(c, t, x, xb)
+            chain = self._path_to(s, t, x, xb)
             if not chain:  # none within MAX_REPLAY: `goto` enters by a reset
                 continue
-            flow.goto(chain[0][0], chain[0][1][where])
+            s.flow.goto(chain[0][0], chain[0][1][s.where])
             start = time.perf_counter()  # the replay's own cost: what a save spares
             done = step.replay(c, chain, np.ascontiguousarray(x))
             seconds = time.perf_counter() - start
             self._compiled_at = []
-            self._steps_replayed[c] += done + (done < len(chain))
+            s.replayed += done + (done < len(chain))
             if done < len(chain):
-                flow.replay_missed(chain[0][0], t, x[where])
+                s.flow.replay_missed(chain[0][0], t, x[s.where])
                 continue
-            flow.stepped(t, x[where], chain[-1][2])
+            s.flow.stepped(t, x[s.where], chain[-1][2])
             replayed += done
             if self._extrapolates:  # kept as a replay of all would (`take_step`)
-                for key in [*starts[1:], (t, xb)]:
+                for key in [*_starts(chain[1:]), (t, xb)]:
                     if key in self._history:
                         self._history.move_to_end(key)
-            self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
-            spent = self.costs.replay(self._saving_names[c], done, seconds)
-            if self._save_after_replay(c, spent, h):
-                self._keep(t, x, [c])
+            s.path = (chain, (t, xb), chain[0][:2])
+            # save it once the replays since its last save and the log2(h / h_min)
+            # returns still expected cost a save (rent or buy; Griewank 1992)
+            spent = self.costs.replay(s.name, done, seconds)
+            s.rent += spent
+            expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
+            if s.rent + spent * expected >= self.costs.save(s.name):
+                self._keep(t, x, [s])
         return replayed
 
-    def _path_to(
-        self, c: int, t: float, x: np.ndarray, xb: bytes
-    ) -> tuple[list[tuple], list[tuple]]:
-        """The steps and their starts that lead component c to (t, x)."""
-        path = self._paths[c]
-        if path is not None and (t, xb) in path[1] and self._returns(c, *path[3]):
-            j = path[1].index((t, xb))
-            return path[0][:j], path[1][:j]
-        return self._steps_back(c, t, x, saved=False)
-
-    def _steps_back(
-        self, c: int, t: float, x: np.ndarray, saved: bool
-    ) -> tuple[list[tuple], list[tuple]]:
-        """The steps and starts to (t, x) from c's nearest point to return to."""
-        chain = self._chain(t, x, saved, self._replay_limit(c), only=c)[::-1]
-        return chain, [(step[0], step[1].tobytes()) for step in chain]
-
-    def _returns(self, c: int, t: float, x: np.ndarray, saved: bool = True) -> bool:
-        """True if component c can return to (t, x) (`saved`: not only is there)."""
-        return self._saving[c].can_return(t, x[self._saving_slices[c]], saved)
-
-    def _save_after_replay(self, c: int, spent: float, h: float) -> bool:
-        """Whether to save component c after a replay that cost `spent`: once
-        the replays since its last save (`_rent`) and the log2(h / h_min) returns
-        still expected cost a save (rent or buy; Griewank 1992)."""
-        self._rent[c] += spent
-        expected = math.log2(h / self._h_min) if h > 2.0 * self._h_min else 1.0
-        save_cost = self.costs.save(self._saving_names[c])
-        return self._rent[c] + spent * expected >= save_cost
+    def _path_to(self, s: _Saver, t: float, x: np.ndarray, xb: bytes) -> list[tuple]:
+        """The steps, first first, that lead component s to (t, x)."""
+        starts = _starts(s.path[0]) if s.path else []
+        if (t, xb) in starts and s.returns(*s.path[2]):
+            return s.path[0][: starts.index((t, xb))]
+        return self._chain(t, x, False, self._replay_limit(s), only=s)[::-1]
 
     def _chain(
         self,
@@ -327,59 +308,38 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         x: np.ndarray,
         saved: bool = False,
         limit: int = MAX_REPLAY,
-        only: int | None = None,
+        only: _Saver | None = None,
     ) -> list[tuple]:
-        """The steps (t_k, x_k, h_k, scheme, inputs), last first, that lead to
-        (t, x) from the nearest point every component (`only`: that one) can return
-        to (`saved`: without replaying); [] where (t, x) is one or none is within
-        `limit`."""
+        """Steps (t, x, h, scheme, inputs), last first, to (t, x) from the nearest
+        point all (or `only`) return to (`saved`: unreplayed); []: at one, or none."""
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
-        which = range(len(self._saving)) if only is None else (only,)
-        came_from = self._came_from
-        for k in range(limit + 1):
+        which = self._saving if only is None else [only]
+        while True:
             key = (t, x.tobytes())
             if (  # tried at (t, x), and where the master saved, each component
-                k == 0  # entered by a reset it repeats, or the last step ended
+                not chain  # entered by a reset it repeats, or the last step ended
                 or all(
-                    key in self._saved_at[c]
-                    or self._saving[c].anchored(
-                        (t, x[self._saving_slices[c]].tobytes())
-                    )
-                    for c in which
+                    key in s.saved_at or s.flow.anchored((t, x[s.where].tobytes()))
+                    for s in which
                 )
                 or (
                     not saved
                     and key[1] == y_end
                     and abs(t - t_end) <= TIME_RTOL * h_end
                 )
-            ) and all(self._returns(c, t, x, saved) for c in which):
+            ) and all(s.returns(t, x, saved) for s in which):
                 return chain
-            step = came_from.get(key)
-            if step is None or k == limit:
+            step = self._came_from.get(key)
+            if step is None or len(chain) == limit:
                 return []
             chain.append(step)
             t, x = step[0], step[1]
-        return []
-
-    def _advance(
-        self, t: float, x: np.ndarray, h: float, scheme: Scheme, may_undo: bool
-    ) -> np.ndarray:
-        """The step of h from (t, x), the components put there first."""
-        if self._compiled.direct:
-            where = [flow._at for flow, _ in self._called.values()]
-            if not (self._here and where == self._compiled_at):
-                for flow, part in self._called.values():
-                    flow.goto(t, x[part])
-            self._compiled_at = []
-        return take_step(self, t, x, x.tobytes(), h, scheme, may_undo)
 
     def _step_failed(
         self, failed: int, t: float, x: np.ndarray, h: float, y: np.ndarray
     ) -> NoReturn:
-        """Raise for a step that did not complete: FlowTerminated at t where
-        component `failed` ended the simulation, else its FMUError; FmibridgeError
-        for non-finite states y (failed < 0)."""
+        """Raise for a step that did not complete (failed < 0: non-finite y)."""
         if failed < 0:
             raise FmibridgeError(
                 f"coupled system: non-finite states after the communication step "
@@ -406,67 +366,61 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         self._compiled_at = []
         super().close()
 
-    def _keep(self, t: float, x: np.ndarray, which: list[int]) -> None:
+    def _keep(self, t: float, x: np.ndarray, which: list[_Saver]) -> None:
         """Save the state of each component in `which` at (t, x)."""
         if not which:
             return
         self._saved, key = True, (t, x.tobytes())
-        for c in which:
-            flow = self._saving[c]
-            flow.keep()
-            self._rent[c] = 0.0
-            alone = self._compiled.direct and not self._cheap(c)
-            self._paths[c] = ([], [], key, (t, x.copy())) if alone else None
-            keep_last(self._saved_at[c], key, None, MAX_SNAPSHOTS)
+        for s in which:
+            s.flow.keep()
+            s.rent = 0.0
+            alone = self._compiled.direct and not self._cheap(s)
+            s.path = ([], key, (t, x.copy())) if alone else ()
+            keep_last(s.saved_at, key, None, MAX_SNAPSHOTS)
 
-    def _should_save(self, t: float, x: np.ndarray) -> list[int]:
-        """The components to save before a step that may be undone: where
-        components are called back, all unless replaying the chain costs less; where
-        all are called directly, the cheap ones and those that cannot replay."""
-        everyone = list(range(len(self._saving)))
+    def _should_save(self, t: float, x: np.ndarray) -> list[_Saver]:
+        """The components to save before a step that may be undone."""
+        everyone = self._saving
         if not self._replays:
             return everyone
         if self._compiled.direct:
             return [
-                c for c in everyone if self._cheap(c) or not self._can_replay(c, t, x)
+                s for s in everyone if self._cheap(s) or not self._can_replay(s, t, x)
             ]
-        save_cost = sum(self.costs.save(name) for name in self._saving_names)
+        save_cost = sum(self.costs.save(s.name) for s in everyone)
         step_cost = self.costs.step()
         limit = MAX_REPLAY  # a chain this long costs a save: no need to walk on
         if step_cost > 0.0:
             limit = min(limit, math.ceil(save_cost / step_cost))
         if limit <= 1:
             return everyone
-        if all(self._returns(c, t, x) for c in everyone):  # saved or anchored here
+        if all(s.returns(t, x) for s in everyone):  # saved or anchored here
             return []
         chain = len(self._chain(t, x, saved=True, limit=limit))
         return everyone if chain == 0 or chain * step_cost >= save_cost else []
 
-    def _cheap(self, c: int) -> bool:
-        """True if component c's save costs at most CHEAP_SAVE plain steps."""
-        name = self._saving_names[c]
-        return self.costs.save(name) <= CHEAP_SAVE * self.costs.step()
+    def _cheap(self, s: _Saver) -> bool:
+        """True if s's save costs at most CHEAP_SAVE plain steps."""
+        return self.costs.save(s.name) <= CHEAP_SAVE * self.costs.step()
 
-    def _can_replay(self, c: int, t: float, x: np.ndarray) -> bool:
-        """True if component c can come back to (t, x), saved or by a replay."""
-        if self._returns(c, t, x):
+    def _can_replay(self, s: _Saver, t: float, x: np.ndarray) -> bool:
+        """True if s can come back to (t, x), saved or by a replay."""
+        if s.returns(t, x):
             return True
-        path, xb = self._paths[c], x.tobytes()
-        if path is not None and path[2] == (t, xb) and self._returns(c, *path[3]):
+        xb = x.tobytes()
+        if s.path and s.path[1] == (t, xb) and s.returns(*s.path[2]):
             return True
-        chain, starts = self._steps_back(c, t, x, saved=True)
-        if not chain:
-            return False
-        self._paths[c] = (chain, starts, (t, xb), chain[0][:2])
-        return True
+        chain = self._chain(t, x, True, self._replay_limit(s), only=s)[::-1]
+        if chain:
+            s.path = (chain, (t, xb), chain[0][:2])
+        return bool(chain)
 
-    def _replay_limit(self, c: int) -> int:
-        """The most steps component c replays: its save's cost in doSteps."""
-        name = self._saving_names[c]
-        cost = self.costs.do_step(name)
+    def _replay_limit(self, s: _Saver) -> int:
+        """The most steps s replays: its save's cost in doSteps."""
+        cost = self.costs.do_step(s.name)
         if cost <= 0.0:
             return MAX_REPLAY
-        steps = self.costs.save(name) / cost
+        steps = self.costs.save(s.name) / cost
         return int(min(MAX_HISTORY - 1, max(MAX_REPLAY, steps)))
 
     def discrete_event(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -478,26 +432,20 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         """Save the components' states only before steps may_undo(t, x, h) marks."""
         self._may_undo = may_undo
         self._undoes_none = not getattr(may_undo, "guards", True)
-        self._forget_saves()
-        for flow in self._saving:  # the master saves their states; each frees
-            flow.plan_undo(lambda t, x, h: False)  # those an earlier run saved
-
-    def _forget_saves(self) -> None:
-        """Start a run's saves and replays afresh."""
-        n = len(self._saving)
-        self._saved_at = [OrderedDict() for _ in range(n)]
-        self._rent, self._h_min = [0.0] * n, math.inf
-        self._steps_replayed, self._paths = [0] * n, [None] * n
+        self._saving = [_Saver(s.flow, s.where, s.name) for s in self._saving]
+        self._h_min = math.inf
+        for s in self._saving:  # the master saves their states; each frees
+            s.flow.plan_undo(lambda t, x, h: False)  # those an earlier run saved
 
     @property
     def n_state_saves(self) -> int:
         """The FMU states the components saved since `plan_undo`."""
-        return sum(flow.n_state_saves for flow in self._saving)
+        return sum(s.flow.n_state_saves for s in self._saving)
 
     @property
     def n_steps_replayed(self) -> dict[str, int]:
         """The steps each Co-Simulation FMU replayed since `plan_undo`, by name."""
-        return dict(zip(self._saving_names, self._steps_replayed, strict=True))
+        return {s.name: s.replayed for s in self._saving}
 
     def _recorded(self, t: float, x: np.ndarray) -> dict[str, float]:
         """The recorded variables at (t, x), read after the step that ended there."""
@@ -592,16 +540,21 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         return "compiled"
 
 
+def _starts(steps: list[tuple]) -> list[tuple]:
+    """The points, (t, x bytes), that steps (t, x, h, ...) start from."""
+    return [(step[0], step[1].tobytes()) for step in steps]
+
+
 def _compiled_step(
-    master: CoupledCoSimulation, calls: list[tuple | None]
+    master: CoupledCoSimulation, calls: list[FmiFunctions | None]
 ) -> CommunicationStep:
     """The master's `_cosim.CommunicationStep`."""
-    coupling = master.coupling
+    coupling, components = master.coupling, master.components
 
     def vrs(c: int, names) -> list[int]:
         if calls[c] is None:  # placeholders: the component reads and writes them
             return [0] * len(names)
-        variables = cast(CoSimulationFlow, master.components[c].flow).archive.variables
+        variables = cast(CoSimulationFlow, components[c].flow).archive.variables
         return [variables[name].vr for name in names]
 
     direct = all(call is not None for call in calls) and not coupling.loops()
@@ -610,13 +563,8 @@ def _compiled_step(
         for kind, c, names, slots in coupling.schedule
     ] if direct else None  # fmt: skip
     return CommunicationStep(
-        [None if call is None else call[0] for call in calls],
-        [
-            vrs(c, component.state_names) if call is None else call[1]
-            for c, (component, call) in enumerate(
-                zip(master.components, calls, strict=True)
-            )
-        ],
+        calls,
+        [vrs(c, component.state_names) for c, component in enumerate(components)],
         [(vrs(c, names), slots) for c, (names, slots) in enumerate(coupling.inputs_of)],
         [
             (vrs(c, names), slots)

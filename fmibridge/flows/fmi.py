@@ -174,6 +174,9 @@ class FmiInstance:
     _fmu_state = "FMUstate"
     _update = "newDiscreteStates"
     _callbacks_keyword = "callbacks"  # instantiate's
+    # the function and status an FMUError names where the FMU cannot save its state
+    no_state_saving = ("canGetAndSetFMUstate", "false")
+    reset_name = "fmi2Reset"  # the reset's C name, for errors
     # the C calls the compiled loops make besides the reals' get and set, by
     # `_fmi.ROLES`: the suffix of their C name fmi<version><suffix>
     _c_calls: dict[str, str] = {}
@@ -400,6 +403,8 @@ class _Fmi3(FmiInstance):
     _real, _int = "Float64", "Int32"
     _fmu_state = "FMUState"
     _update = "updateDiscreteStates"
+    no_state_saving = ("canGetAndSetFMUState", "false")
+    reset_name = "fmi3Reset"
 
     def _logger(self):
         def log(env, status, category, message):
@@ -434,6 +439,8 @@ class _Fmi1(FmiInstance):
     version = "1"
     c_table = Fmi1Functions
     _callbacks_keyword = "functions"
+    no_state_saving = ("fmiGetFMUstate", "missing")  # FMI 1.0 has no FMU state
+    reset_name = "fmiResetSlave"
 
     def get_state(self):
         raise FMUError("fmiGetFMUstate", "missing", self.path, FMI1_NO_STATE)

@@ -35,6 +35,7 @@ from ..core.numbers import finite, is_real, positive
 from ..core.records import TIME_RTOL
 from ..core.system import Edge, Guard, HybridSystem, Mode
 from ._cosim import FmuStepper, Readings, keep_last
+from ._fmi import FmiFunctions
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
@@ -63,13 +64,6 @@ STATE_RTOL = 1e-12
 REAL_TYPES = ("Real", "Float64", "Float32")
 C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and write
 FMI1_UNDEFINED_VR = 0xFFFFFFFF  # fmiUndefinedValueReference: no variable (FMI 1.0)
-STATE_SAVING = {  # FMI version -> what says an FMU cannot save its state
-    "1.0": ("fmiGetFMUstate", "missing"),  # FMI 1.0 has no FMU state at all
-    "2.0": ("canGetAndSetFMUstate", "false"),
-    "3.0": ("canGetAndSetFMUState", "false"),
-}
-# a Co-Simulation instance's reset, by its FMI version (`FmiInstance.version`)
-RESET = {"1": "fmiResetSlave", "2": "fmi2Reset", "3": "fmi3Reset"}
 # the Co-Simulation instance's calls that change the FMU, replayed after a reset
 JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".split()
 
@@ -84,9 +78,7 @@ def _is_discrete(variable: Variable) -> bool:
 
 
 class _Reader:
-    """Reads some variables, one FMU call per FMI type: scalar reals through
-    the C get (`RealPorts`), other scalars of FMI 2.0 and 3.0 (`direct`)
-    through theirs (`_cosim.Readings`), the rest through fmpy."""
+    """Reads variables, one call per FMI type: C gets where it can, else fmpy's."""
 
     def __init__(
         self, instance: FmiInstance, variables: Sequence[Variable], direct: bool = False
@@ -149,7 +141,6 @@ class _FmuFlow(Generic[InstanceT]):
         self._passed = (math.nan, math.nan)  # (state time, input jump run there)
         try:
             self._set_up(parameters, start, inputs, states, outputs)
-            self.archive.check_interface(self.interface)
             experiment = self.archive.experiment  # read only where not given
             if t0 is None:
                 t0 = 0.0 if experiment.start is None else experiment.start
@@ -182,7 +173,6 @@ class _FmuFlow(Generic[InstanceT]):
         }
         self._driven = {**self._inputs, **self._discrete_tables}  # set in a run
         self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables.values()])
-        self._table_inputs = frozenset(v.name for v, _ in tables.values())
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
@@ -331,8 +321,7 @@ class _FmuFlow(Generic[InstanceT]):
         }
 
     def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
-        """An input's value at t: a table's after a jump once it was run there,
-        held for a discrete input."""
+        """An input's value at t (a table's after its jump where it ran at t)."""
         if isinstance(u, InputTable):
             t_state, t_jump = self._passed
             if t == t_state:
@@ -340,21 +329,15 @@ class _FmuFlow(Generic[InstanceT]):
             return u.value(t, held=held)
         return u(t) if callable(u) else u
 
-    def _initial_inputs(self, t: float) -> dict[int, tuple[str, object]]:
-        """Every input at t, for Initialization Mode."""
+    def _initialize_at(self, t: float, start: Mapping) -> None:
+        """Initialize the FMU at t with `start` and every input at t."""
         self._passed = (t, t)  # a jump at the start time has happened
         values = self._values(self._inputs, t)
         for vr, (variable, u) in self._inputs.items():  # functions u(t), once
             if callable(u):
                 self._number(variable, values[vr][1], "the value u(t0) of input")
-        return {
-            **values,
-            **self._discrete_inputs,
-            **self._values(self._discrete_tables, t),
-        }
-
-    def _initialize_at(self, t: float, start: Mapping) -> None:
-        self.instance.initialize(t, start, self._tolerance, self._initial_inputs(t))
+        values |= {**self._discrete_inputs, **self._values(self._discrete_tables, t)}
+        self.instance.initialize(t, start, self._tolerance, values)
 
     def _next_jump(self) -> float:
         k = np.searchsorted(self._jumps, self._passed[1], side="right")
@@ -505,9 +488,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         return Variable(name, vr, "Real", "local", "continuous", None)
 
     def _check_state_values(self, x: np.ndarray) -> None:
-        """Refuse a state vector whose values are not those of the states read
-        by value reference (FMI 2.0 and 3.0: derivatives listed out of the state
-        vector's order in ModelStructure)."""
+        """Refuse x unless the states read by value reference hold it (FMI 2/3)."""
         if self.archive.fmi_version == "1.0":
             return
         by_reference = self._states_reader.read()
@@ -649,8 +630,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
         return {**super().describe(), "fmu_calls": calls}
 
     def event_update(self, t: float, x: np.ndarray) -> np.ndarray:
-        """Run the FMU's event mode at (t, x), the discrete input tables set to
-        their values at t; return its continuous state after."""
+        """Run the FMU's event mode at (t, x) (input tables at t); return x after."""
         self._set_inputs(t)
         before = self.instance.calls.event_indicators(t, x)
         tables = self._values(self._discrete_tables, t)
@@ -729,17 +709,15 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         call = getattr(self.instance, name)
 
         def record(*args):
-            if self._busy:
-                return call(*args)
-            self._busy = True
+            busy, self._busy = self._busy, True
             try:
                 result = call(*args)  # a call the FMU refused changed nothing
             finally:
-                self._busy = False
-            if name == "initialize":  # a re-initialisation starts the journal anew
+                self._busy = busy
+            if not busy and name == "initialize":  # the journal starts anew
                 self._journal = []
                 self._generation += 1
-            if self._journal is not None:
+            if not busy and self._journal is not None:
                 self._journal.append((call, args))
                 if len(self._journal) > MAX_JOURNAL:
                     self._journal = None
@@ -768,16 +746,21 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return not self._can_save
 
     def stepper(self, scheme: Scheme) -> Stepper:
-        """Return the FMU's steps for the compiled loops: `_cosim.FmuStepper`
-        where the FMU allows it, else `advance` called back."""
+        """Return the FMU's steps for the compiled loops (`_cosim.FmuStepper`)."""
         refused = "compiled steps off" if not self.compiled_steps else self._refusal()
         if refused is not None:
             self._steps = f"python ({refused})"
             return super().stepper(scheme)
         self._steps = "compiled"
         calls = (self.instance.functions, [v.vr for v in self._state_variables])
+        sources = [  # the inputs as (vr, times, values, held), a number as one row
+            (vr, u.t, u.u, _is_discrete(v))
+            if isinstance(u, InputTable)
+            else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
+            for vr, (v, u) in self._driven.items()
+        ]
         readings = self._record_reader.direct_readings()
-        return FmuStepper(self, calls, scheme, readings, self._sources(), TIME_RTOL)
+        return FmuStepper(self, calls, scheme, readings, sources, TIME_RTOL)
 
     def _refusal(self) -> str | None:
         """Why the compiled loops cannot take the FMU's steps (None: they can)."""
@@ -794,15 +777,6 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         ):
             return "inputs other than tables and numbers of scalar reals"
         return None
-
-    def _sources(self) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
-        """The inputs as (vr, times, values, held), a number as one row."""
-        return [
-            (vr, u.t, u.u, _is_discrete(v))
-            if isinstance(u, InputTable)
-            else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
-            for vr, (v, u) in self._driven.items()
-        ]
 
     @property
     def steps_in_blocks(self) -> bool:
@@ -855,7 +829,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     @functools.cached_property
     def _reads_jumps(self) -> bool:
         """True if a recorded output may depend directly on an input table."""
-        tables = self._table_inputs
+        tables = {v.name for v, u in self._driven.values() if isinstance(u, InputTable)}
         return bool(tables) and any(
             (inputs := self.archive.feedthrough(v.name)) is None or inputs & tables
             for v in self._recorded_variables
@@ -914,19 +888,16 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         self._journal = None
         self._at, self._snap = (t_end, y.tobytes()), TIME_RTOL * h
 
-    def compiled_calls(self) -> tuple | None:
-        """Return the FMU's C calls (FmiFunctions) and its states' value references
-        for the master's compiled step (`_cosim.CommunicationStep`), or None where
-        it cannot take the steps."""
+    def compiled_calls(self) -> FmiFunctions | None:
+        """Return the FMU's C calls for the master's compiled step (None: none)."""
         in_python = self.reports_events or self._driven or self.recorded_names
         if in_python or not self._can_save or self._refusal() is not None:
             return None
-        return self.instance.functions, [v.vr for v in self._state_variables]
+        return self.instance.functions
 
     def _fmu_event(self, t: float) -> tuple:
-        """Run the event doStep stopped for at t; return it as (t, name, x before,
-        x after, outputs before, after), its name None where it changed neither
-        (a silent event, `n_silent_events`)."""
+        """Run the event doStep stopped for at t: (t, name, x and outputs before,
+        after), the name None where it changed neither (`n_silent_events`)."""
         x_before, before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
@@ -1006,53 +977,41 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         """Save the FMU state where it is (where the FMU can), for `goto`."""
         key = self._at
         if self._can_save and key not in self._snapshots:
-            if self._saves_timed < SAVES_TIMED:  # the first saves are timed
-                start = time.thread_time()
-                state = self.instance.get_state()
+            timed = self._saves_timed < SAVES_TIMED  # the first saves are timed
+            start = time.thread_time() if timed else 0.0
+            state = self.instance.get_state()
+            if timed:
                 spent = time.thread_time() - start
-                timed = self._saves_timed
-                self.save_cost = min(self.save_cost, spent) if timed else spent
+                first = self._saves_timed == 0
+                self.save_cost = spent if first else min(self.save_cost, spent)
                 self._saves_timed += 1
-            else:
-                state = self.instance.get_state()
             self.n_state_saves += 1
             free = self.instance.free_state
             keep_last(self._snapshots, key, state, MAX_SNAPSHOTS, False, free)
         elif self._journal is not None:  # a length at which the FMU was at key
-            mark = self._marks.get(key)
-            outputs = (  # a fingerprint of an FMU without states: its outputs
-                mark[2]
-                if mark and mark[0] == self._generation
-                else b""
-                if self._state_variables
-                else self._output_reader.read().tobytes()
-            )
+            generation, _, outputs = self._marks.get(key, (-1, 0, b""))
+            if generation != self._generation and not self._state_variables:
+                outputs = self._output_reader.read().tobytes()  # stateless: its mark
             mark = (self._generation, len(self._journal), outputs)
             keep_last(self._marks, key, mark, MAX_SNAPSHOTS, False)
 
     def _replay(self, key: tuple, x: np.ndarray) -> None:
         """Return to `key` (at x) by a reset and a replay of the journal to its mark."""
-        reset, (_, n, outputs) = RESET[self.instance.version], self._marks[key]
+        reset, (_, n, outputs) = self.instance.reset_name, self._marks[key]
+        cannot = "fmibridge cannot return this Co-Simulation FMU to a point it left"
         if self._journal is None:
             raise ReplayRefused(
                 reset,
                 "journal dropped",
                 self.path,
-                f"fmibridge cannot return this Co-Simulation FMU to a point it left: "
-                f"it cannot save its state, and its calls since the last "
+                f"{cannot}: it cannot save its state, and its calls since the last "
                 f"initialisation (more than {MAX_JOURNAL}) are no longer kept to "
                 f"replay (nor past a doStep called in C, in a run without guards)",
             )
-        try:
-            self.instance.reset()
-        except FMUError as exc:
-            raise ReplayRefused(
-                exc.function,
-                exc.status,
-                self.path,
-                "fmibridge cannot return this Co-Simulation FMU to a point it left: "
-                "it can neither save its state nor reset to replay its steps",
-            ) from None
+        self._reset(
+            f"{cannot}: it can neither save its state nor reset to replay its steps",
+            ReplayRefused,
+        )
         self._journal = self._journal[:n]
         self._busy = True
         try:
@@ -1108,8 +1067,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return key[1] == x_at and abs(key[0] - t_at) <= self._snap
 
     def _enter(self, t: float, x: np.ndarray) -> None:
-        """Enter (t, x), a point not saved: from a saved state at t with the
-        state variables set, else where the FMU is, else by a re-initialisation."""
+        """Enter unsaved (t, x): from a state saved at t, where the FMU is, or anew."""
         same_time = [k for k in self._snapshots if k[0] == t]
         if same_time and self._can_set_states is not False:
             self.instance.set_state(self._snapshots[same_time[-1]])
@@ -1122,7 +1080,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             t_at = self._at[0]
             if not (abs(t - t_at) <= self._snap or t == t_at):
                 raise FMUError(
-                    *STATE_SAVING[self.archive.fmi_version],
+                    *self.instance.no_state_saving,
                     self.path,
                     f"fmibridge needs it to return this Co-Simulation FMU from "
                     f"t = {t_at!r} to t = {t!r}, a point it did not pass recently "
@@ -1155,8 +1113,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             f"Co-Simulation FMU did not take the states it took there the "
             f"first time, so the run cannot return there"
         )
-        reset = RESET[self.instance.version]
-        raise FMUError(reset, "not reproducible", self.path, failed)
+        raise FMUError(self.instance.reset_name, "not reproducible", self.path, failed)
 
     def _set_state_variables(self, x: np.ndarray) -> bool:
         """Set the state variables to x; False where the FMU refuses."""
@@ -1178,21 +1135,22 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return values
 
     def _reinitialize(self, t: float, x: np.ndarray) -> None:
+        names = ", ".join(repr(v.name) for v in self._state_variables)
+        self._reset(
+            f"fmibridge cannot apply a reset that sets the state variables "
+            f"{names} at t = {t!r}: this Co-Simulation FMU refuses them in Step "
+            f"Mode and cannot be reset to take them as start values (nor "
+            f"restore a saved state); a reset that sets only inputs or tunable "
+            f"parameters needs none of this"
+        )
+        self._initialize_at(t, {**self._start, **self._state_values(x)})
+
+    def _reset(self, refused: str, error: type[FMUError] = FMUError) -> None:
+        """Reset the FMU; where it refuses, raise `error` saying `refused`."""
         try:
             self.instance.reset()
         except FMUError as exc:
-            names = ", ".join(repr(v.name) for v in self._state_variables)
-            raise FMUError(
-                exc.function,
-                exc.status,
-                self.path,
-                f"fmibridge cannot apply a reset that sets the state variables "
-                f"{names} at t = {t!r}: this Co-Simulation FMU refuses them in Step "
-                f"Mode and cannot be reset to take them as start values (nor "
-                f"restore a saved state); a reset that sets only inputs or tunable "
-                f"parameters needs none of this",
-            ) from None
-        self._initialize_at(t, {**self._start, **self._state_values(x)})
+            raise error(exc.function, exc.status, self.path, refused) from None
 
     def close(self) -> None:
         """Free the saved FMU states, the instance and the unpacked folder."""
