@@ -138,16 +138,6 @@ cdef class FmiFunctions:
             self.log(name, GET_REALS, (_references(vrs, n), n, values, n), status)
         return self.check(name, status)
 
-    def get_into(self, const unsigned int[::1] vrs, double[::1] out):
-        """Get the reals `vrs` into out, for Python (`fmi.RealPorts`)."""
-        if vrs.shape[0]:
-            self.get_reals(&vrs[0], vrs.shape[0], &out[0])
-
-    def set_from(self, const unsigned int[::1] vrs, const double[::1] values):
-        """Set the reals `vrs` to values, for Python (`fmi.RealPorts`)."""
-        if vrs.shape[0]:
-            self.set_reals(&vrs[0], vrs.shape[0], &values[0])
-
     cdef int do_step(self, double t, double h, StepEnd* end) except -1:
         """doStep from t by h: return its status (unchecked), and where it
         ended in `end` (its last successful time: t + h where it completed,

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.units import Definitions, described, same_unit
+from ._coupled import Step, propagate
 from .base import Flow
 from .components import Component, Port
 from .loops import check_loop, is_loop, solve_loop, strongly_connected
@@ -97,7 +98,14 @@ class Coupling:
             )
         ]
         self.schedule = self._schedule()
-        self._plan = [self._bind(step) for step in self.schedule]
+        self.steps = [  # the schedule as `_coupled.propagate` runs it
+            Step(kind, c)
+            if kind == "loop"
+            else Step(
+                kind, self.components[c].ports(names, output=kind == "read"), slots
+            )
+            for kind, c, names, slots in self.schedule
+        ]
 
     def port_of(self, name: str, where: str) -> tuple[int, str, Port]:
         """Return the component number, variable and port of `component.variable`,
@@ -188,28 +196,11 @@ class Coupling:
             ]
         return graph
 
-    def _bind(self, step: tuple) -> tuple:
-        """A step with its reader or writer: (kind, callable, slots)."""
-        kind, c, names, slots = step
-        if kind == "loop":
-            return kind, c, None
-        port = (
-            self.components[c].reader if kind == "read" else self.components[c].writer
-        )
-        return kind, port(names), np.array(slots, dtype=np.intp)
-
     def evaluate(self, t: float, parts: Sequence[np.ndarray]) -> None:
         """Put each component at (t, part) and propagate every connection."""
         for component, x in zip(self.components, parts, strict=True):
             component.at(t, x)
-        outputs = self.outputs
-        for kind, call, where in self._plan:
-            if kind == "read":
-                outputs[where] = call()
-            elif kind == "write":
-                call(outputs[where])
-            else:
-                call.solve(t)
+        propagate(self.steps, t, self.outputs)
 
     def write_inputs(self, c: int, outputs: np.ndarray) -> None:
         """Set component c's connected inputs from source values `outputs`."""
@@ -223,17 +214,9 @@ class Coupling:
         if slots:
             outputs[slots] = read()
 
-    def variables(self) -> dict[str, float]:
-        """Every component's states and outputs at the last evaluation."""
-        return {
-            f"{c.name}.{name}": value
-            for c in self.components
-            for name, value in c.variables().items()
-        }
-
     def loops(self) -> list[str]:
         """The algebraic loops found, by name."""
-        return [step[1].name for step in self._plan if step[0] == "loop"]
+        return [loop.name for kind, loop, _, _ in self.schedule if kind == "loop"]
 
     def check_loops(self, t: float, parts: Sequence[np.ndarray]) -> None:
         """Solve every loop at (t, parts) and refuse one without unique solution.
@@ -244,7 +227,7 @@ class Coupling:
             Naming the loop's ports.
         """
         self.evaluate(t, parts)
-        for kind, loop, _ in self._plan:
+        for kind, loop, _, _ in self.schedule:
             if kind == "loop":
                 loop.check(t)
 
@@ -272,19 +255,20 @@ class _Loop:
         reads: list[tuple] = []
         for node in sorted(members, key=lambda n: (n.component, n.variable)):
             coupling._add(reads if node.is_output else writes, node)
-        self._writes = [coupling._bind(step) for step in writes]
-        self._reads = [coupling._bind(step) for step in reads]
+        self._writes = [comps[c].writer(names) for _, c, names, _ in writes]
+        self._reads = [
+            (comps[c].reader(names), np.array(slots, dtype=np.intp))
+            for _, c, names, slots in reads
+        ]
         self._sources = [slot for step in writes for slot in step[3]]
         self._split = np.cumsum([len(step[3]) for step in writes])[:-1]
         self._u = np.zeros(len(self._sources))
 
     def _map(self, u: np.ndarray) -> np.ndarray:
         outputs = self._coupling.outputs
-        for (_, write, _), values in zip(
-            self._writes, np.split(u, self._split), strict=True
-        ):
+        for write, values in zip(self._writes, np.split(u, self._split), strict=True):
             write(values)
-        for _, read, slots in self._reads:
+        for read, slots in self._reads:
             outputs[slots] = read()
         return outputs[self._sources]
 
@@ -393,7 +377,11 @@ class CoupledParts:
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Every component's states and outputs at (t, x)."""
         self.coupling.evaluate(t, self.parts(x))
-        return self.coupling.variables()
+        return {
+            f"{c.name}.{name}": value
+            for c in self.components
+            for name, value in c.variables().items()
+        }
 
     @property
     def is_terminated(self) -> bool:

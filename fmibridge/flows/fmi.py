@@ -24,12 +24,8 @@ from typing import Any, NamedTuple, TypeVar, cast
 import numpy as np
 
 from ..core.errors import FmibridgeError, FMUError
-from ._fmi import (
-    STATUS_NAMES,
-    Fmi1Functions,
-    Fmi3Functions,
-    FmiFunctions,
-)
+from ._coupled import RealPorts
+from ._fmi import STATUS_NAMES, Fmi1Functions, Fmi3Functions, FmiFunctions
 from ._fmu import FmuCalls
 from .fmu_archive import INTS, FmuArchive
 
@@ -334,7 +330,7 @@ class FmiInstance:
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
-        return RealPorts(self, vrs)
+        return RealPorts(self.functions, vrs, self._touched)
 
     @_fmi_call
     def initialize(
@@ -443,28 +439,6 @@ class _Fmi1(FmiInstance):
 
     def free_state(self, state) -> None:
         """FMI 1.0 has no FMU state: nothing was saved, nothing to free."""
-
-
-class RealPorts:
-    """Get and set one fixed list of Real variables of an instance by the C
-    calls the compiled loops make (`FmiInstance.functions`), not fmpy's."""
-
-    def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
-        self._instance, self._functions = instance, instance.functions
-        self.values = np.zeros(len(vrs))
-        self._vrs = np.array(vrs, dtype=np.uintc)
-
-    def get(self) -> np.ndarray:
-        """Return the variables' current values."""
-        self._functions.get_into(self._vrs, self.values)
-        return self.values.copy()
-
-    def set(self, values: np.ndarray) -> None:
-        """Set the variables to `values`."""
-        if len(self._vrs):
-            self._instance._touched()
-            self.values[...] = values
-            self._functions.set_from(self._vrs, self.values)
 
 
 class ModelExchangeInstance(FmiInstance):
