@@ -41,14 +41,6 @@ class Connection:
         return f"{self.source} -> {self.target}"
 
 
-def split_name(name: str, where: str) -> tuple[str, str]:
-    """Return (component, variable) of `component.variable`."""
-    component, dot, variable = str(name).partition(".")
-    if not (component and dot and variable):
-        raise FmibridgeError(f"{where}: {name!r} must be `component.variable`.")
-    return component, variable
-
-
 @dataclass(frozen=True)
 class _Node:
     """A port in the evaluation graph: an output read or an input set."""
@@ -110,7 +102,9 @@ class Coupling:
     def port_of(self, name: str, where: str) -> tuple[int, str, Port]:
         """Return the component number, variable and port of `component.variable`,
         or raise naming it (`where`: what names it, for the message)."""
-        component, variable = split_name(name, where)
+        component, dot, variable = str(name).partition(".")
+        if not (component and dot and variable):
+            raise FmibridgeError(f"{where}: {name!r} must be `component.variable`.")
         if component not in self.index:
             raise FmibridgeError(
                 f"{where}: no component {component!r}; the components are "
