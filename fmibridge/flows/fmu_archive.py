@@ -312,9 +312,8 @@ class FmuArchive:
         }
 
     def feedthrough(self, output: str) -> Feedthrough:
-        """Return the inputs `output` depends on directly (ModelStructure
-        `dependencies`, FMI 1.0 `DirectDependency`); None where none are
-        declared, which FMI reads as every input."""
+        """Return the inputs `output` depends on directly (ModelStructure, FMI 1.0
+        DirectDependency); None where none are declared: every input."""
         return self._feedthrough.get(output)
 
     @cached_property
@@ -367,8 +366,7 @@ def _read_description(
     path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
 ) -> Any:
     """fmpy's model description, checked as fmpy's validation checks it (in its
-    order and words; the schemas built once per process, `_schema`): refused if
-    it fails, or (`validate` False) warned about."""
+    order and words): refused if it fails, or (`validate` False) warned about."""
     from fmpy.validation import validate_model_description
     from lxml import etree
 
@@ -471,11 +469,9 @@ class _Folders:
     """The unpacked folders alive in this process; removed at exit and on SIGTERM.
 
     SIGTERM becomes SystemExit(143) where no handler is installed, so `finally`
-    blocks free the instances; a watcher thread ends the process where the
-    main thread stays for `SIGTERM_GRACE_S` inside one C call that releases the
-    GIL (an FMU that hangs in fmpy's calls or in the compiled doStep; the
-    compiled Model Exchange calls keep the GIL, and the watcher waits with them).
-    """
+    blocks free the instances; a watcher thread ends the process where the main
+    thread stays `SIGTERM_GRACE_S` in one C call that releases the GIL (fmpy's
+    calls, the compiled doStep; the compiled Model Exchange calls keep it)."""
 
     def __init__(self) -> None:
         self._live: set[Path] = set()
