@@ -1,11 +1,9 @@
 """The right-hand side of a coupled Model Exchange system, as one `Function`.
 
 dx/dt at (t, x) (`coupled.CoupledModelExchange`): every component whose ports
-are read is put at (t, its part of x); the connections are propagated in the
-order `coupling.Coupling` computed (`Step`s: reads, writes and algebraic loops
-solved in Python); each component's derivatives come from its own `Function`.
-Every RK stage evaluates this, so there is no co-simulation error. FMUs are
-called through their C functions (`flows._fmu.FmuCalls`).
+are read is put at (t, its part of x), the connections propagated in the order
+`coupling.Coupling` computed (`Step`s), each component's derivatives taken from
+its own `Function`. Every RK stage evaluates this: no co-simulation error.
 """
 
 from ..core._functions cimport Function, new_array
