@@ -151,7 +151,14 @@ class FmuArchive:
             raise
 
     def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
-        self.root = root = _parsed_description(self.path, archive)
+        from lxml import etree
+
+        try:  # within MAX_XML_BYTES
+            self.root = root = etree.fromstring(
+                read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, self.path)
+            )
+        except (KeyError, etree.XMLSyntaxError) as exc:
+            raise _unreadable(self.path, exc) from None
         self.declared_version = root.get("fmiVersion") or ""
         if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
@@ -330,18 +337,6 @@ class FmuArchive:
 
 def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
     return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
-
-
-def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
-    """The model description's root element, read within MAX_XML_BYTES."""
-    from lxml import etree
-
-    try:
-        return etree.fromstring(
-            read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
-        )
-    except (KeyError, etree.XMLSyntaxError) as exc:
-        raise _unreadable(path, exc) from None
 
 
 def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
