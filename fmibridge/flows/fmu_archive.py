@@ -240,10 +240,18 @@ class FmuArchive:
             )
 
     def check_interface(self, interface: str) -> None:
-        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""
+        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU
+        (not with clocks: fmibridge does not activate them)."""
         runnable = [i for i in self.interfaces if i != "ScheduledExecution"]
+        clocks = [v.name for v in self.variables.values() if v.type == "Clock"]
+        if interface in runnable and clocks:
+            raise FmibridgeError(
+                f"{self.path}: the FMU has clocks ({', '.join(clocks)}); fmibridge "
+                f"does not activate clocks, so its clocked variables would never "
+                f"change in {INTERFACE_TITLES[interface]}. Run it with an importer "
+                f"that supports FMI 3 clocks, or export it without them."
+            )
         if interface in runnable:
-            self._check_clocks(interface)
             return
         if not runnable:
             offered = " and ".join(INTERFACE_TITLES[i] for i in self.interfaces)
@@ -258,18 +266,6 @@ class FmuArchive:
             f"{INTERFACE_TITLES.get(interface, interface)}; choose "
             f"{'me' if runnable[0] == 'ModelExchange' else 'cs'} as interface."
         )
-
-    def _check_clocks(self, interface: str) -> None:
-        """Refuse an FMU with Clock variables: fmibridge does not activate
-        clocks, so its clocked outputs would stay at their start values."""
-        clocks = [v.name for v in self.variables.values() if v.type == "Clock"]
-        if clocks:
-            raise FmibridgeError(
-                f"{self.path}: the FMU has clocks ({', '.join(clocks)}); fmibridge "
-                f"does not activate clocks, so its clocked variables would never "
-                f"change in {INTERFACE_TITLES[interface]}. Run it with an importer "
-                f"that supports FMI 3 clocks, or export it without them."
-            )
 
     def unzipped(self) -> Path:
         """Return the folder the FMU is unpacked in (unpacking it on first call)."""
