@@ -148,7 +148,21 @@ class Coupling:
 
     def _schedule(self) -> list[tuple]:
         """The steps of `evaluate` in dependency order: (kind, c, names, slots)."""
-        graph = self._graph()
+        graph: dict[_Node, list[_Node]] = {}
+        for k, (c, so) in enumerate(self.sources):
+            graph[_Node(True, c, so)] = [
+                _Node(False, d, di) for (d, di), s in self.source_of.items() if s == k
+            ]
+        for d, di in self.source_of:  # an input leads to the outputs fed through by it
+            graph[_Node(False, d, di)] = [
+                _Node(True, c, so)
+                for c, so in self.sources
+                if c == d
+                and (
+                    (inputs := self.components[c].feedthrough(so)) is None
+                    or di in inputs
+                )
+            ]
         steps: list = []
         for members in strongly_connected(graph):
             if is_loop(members, graph):
@@ -168,20 +182,6 @@ class Coupling:
             steps[-1][3].append(slot)
         else:
             steps.append((kind, node.component, [node.variable], [slot]))
-
-    def _graph(self) -> dict[_Node, list[_Node]]:
-        graph: dict[_Node, list[_Node]] = {}
-        for k, (c, so) in enumerate(self.sources):
-            graph[_Node(True, c, so)] = [
-                _Node(False, d, di) for (d, di), s in self.source_of.items() if s == k
-            ]
-        for d, di in self.source_of:
-            graph[_Node(False, d, di)] = [
-                _Node(True, c, so)
-                for c, so in self.sources
-                if c == d and _depends(self.components[c], so, di)
-            ]
-        return graph
 
     def evaluate(self, t: float, parts: Sequence[np.ndarray]) -> None:
         """Put each component at (t, part) and propagate every connection."""
@@ -223,11 +223,6 @@ def _ports(slots: dict[tuple[int, str], int], c: int) -> tuple[list[str], list[i
     """The names and slots of component c's ports among {(component, name): slot}."""
     names = [name for k, name in slots if k == c]
     return names, [slots[c, name] for name in names]
-
-
-def _depends(component: Component, output: str, input_: str) -> bool:
-    inputs = component.feedthrough(output)
-    return inputs is None or input_ in inputs
 
 
 class _Loop:
