@@ -471,7 +471,15 @@ class _Folders:
         self._wakeup = -1  # the write end of the watcher's pipe, if it watches
 
     def new(self) -> Path:
-        self._arm()
+        if not self._armed:  # with the first folder: removed at exit and on SIGTERM
+            self._armed = True
+            atexit.register(self.remove_all)
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=self._rewatch)
+            is_main = threading.current_thread() is threading.main_thread()
+            if is_main and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, self._exit_on_sigterm)
+                self._watch()
         folder = new_folder("fmibridge_")  # a killed process's: removed here
         self._live.add(folder)
         return folder
@@ -483,18 +491,6 @@ class _Folders:
     def remove_all(self) -> None:
         for folder in list(self._live):
             self.remove(folder)
-
-    def _arm(self) -> None:
-        if self._armed:
-            return
-        self._armed = True
-        atexit.register(self.remove_all)
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self._rewatch)
-        if threading.current_thread() is threading.main_thread():
-            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-                signal.signal(signal.SIGTERM, self._exit_on_sigterm)
-                self._watch()
 
     def _exit_on_sigterm(self, signum: int, frame: object) -> None:
         self._handled.set()
