@@ -1,8 +1,12 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from fmibridge.core._functions import Function
+from fmibridge.flows._fmi import FmiFunctions
 from fmibridge.flows._fmu import FmuCalls
 
 class Part:
@@ -22,11 +26,17 @@ class Ports:
     n: int
     def __init__(self, n: int, reader: Any = ..., writer: Any = ...) -> None: ...
 
-class FmuPorts(Ports):
-    def __init__(self, calls: FmuCalls, vrs: Any) -> None: ...
+class RealPorts(Ports):
+    def __init__(
+        self, fmi: FmiFunctions, vrs: Any, touched: Callable[[], None] | None = ...
+    ) -> None: ...
+    def get(self) -> np.ndarray: ...
+    def set(self, values: Any) -> None: ...
 
 class Step:
     def __init__(self, kind: str, target: Any, slots: Any = ...) -> None: ...
+
+def propagate(steps: Any, t: float, outputs: np.ndarray) -> None: ...
 
 class CoupledRhs(Function):
     def __init__(self, parts: Any, steps: Any, outputs: Any, what: str) -> None: ...

@@ -1,14 +1,13 @@
 """The right-hand side of a coupled Model Exchange system, as one `Function`.
 
 dx/dt at (t, x) (`coupled.CoupledModelExchange`): every component whose ports
-are read is put at (t, its part of x); the connections are propagated in the
-order `coupling.Coupling` computed (`Step`s: reads, writes and algebraic loops
-solved in Python); each component's derivatives come from its own `Function`.
-Every RK stage evaluates this, so there is no co-simulation error. FMUs are
-called through their C functions (`flows._fmu.FmuCalls`).
+are read is put at (t, its part of x), the connections propagated in the order
+`coupling.Coupling` computed (`Step`s), each component's derivatives taken from
+its own `Function`. Every RK stage evaluates this: no co-simulation error.
 """
 
 from ..core._functions cimport Function, new_array
+from ._fmi cimport FmiFunctions
 from ._fmu cimport FmuCalls
 
 import numpy as np
@@ -50,8 +49,8 @@ cdef class FmuPart(Part):
 
 
 cdef class Ports:
-    """A fixed list of one component's ports, read (`get`) through a Python
-    `reader` or set (`put`) through a `writer`."""
+    """A fixed list of one component's ports, read (`read`) through a Python
+    `reader` or set (`write`) through a `writer`."""
 
     cdef readonly Py_ssize_t n
     cdef object reader, writer
@@ -59,33 +58,52 @@ cdef class Ports:
     def __init__(self, Py_ssize_t n, reader=None, writer=None):
         self.n, self.reader, self.writer = n, reader, writer
 
-    cdef int get(self, double* values) except -1:
+    cdef int read(self, double* values) except -1:
         cdef double[::1] read = np.ascontiguousarray(self.reader(), dtype=float)
         cdef Py_ssize_t i
         for i in range(self.n):
             values[i] = read[i]
         return 0
 
-    cdef int put(self, const double* values) except -1:
+    cdef int write(self, const double* values) except -1:
         self.writer(new_array(values, self.n))
         return 0
 
 
-cdef class FmuPorts(Ports):
-    """Real variables of an FMU, got and set through its calls (`FmuCalls`)."""
+cdef class RealPorts(Ports):
+    """Real variables `vrs` of an FMU instance, got and set through its C calls
+    `fmi`: by the coupled rhs, and from Python (`get`, `set`; `touched()` before
+    a set, where given: the instance's compiled calls set their point again)."""
 
-    cdef FmuCalls calls
+    cdef FmiFunctions fmi
     cdef unsigned int[::1] vrs
+    cdef double[::1] values
+    cdef object touched
 
-    def __init__(self, FmuCalls calls, vrs):
-        self.calls, self.n = calls, len(vrs)
+    def __init__(self, FmiFunctions fmi, vrs, touched=None):
+        self.fmi, self.n, self.touched = fmi, len(vrs), touched
         self.vrs = np.array(list(vrs) or [0], dtype=np.uintc)
+        self.values = np.zeros(max(self.n, 1))
 
-    cdef int get(self, double* values) except -1:
-        return self.calls.fmi.get_reals(&self.vrs[0], self.n, values)
+    cdef int read(self, double* values) except -1:
+        return self.fmi.get_reals(&self.vrs[0], self.n, values)
 
-    cdef int put(self, const double* values) except -1:
-        return self.calls.fmi.set_reals(&self.vrs[0], self.n, values)
+    cdef int write(self, const double* values) except -1:
+        return self.fmi.set_reals(&self.vrs[0], self.n, values)
+
+    def get(self):
+        """Return the variables' current values."""
+        self.read(&self.values[0])
+        return np.array(self.values[: self.n])
+
+    def set(self, values):
+        """Set the variables to `values`."""
+        cdef double[::1] given = np.ascontiguousarray(values, dtype=float)
+        if self.n:
+            if self.touched is not None:
+                self.touched()
+            self.values[: self.n] = given
+            self.write(&self.values[0])
 
 
 cdef enum:
@@ -119,14 +137,22 @@ cdef class Step:
         if self.kind == _SOLVE:
             self.loop.solve(t)
         elif self.kind == _READ:
-            self.ports.get(&self.values[0])
+            self.ports.read(&self.values[0])
             for i in range(self.ports.n):
                 outputs[self.slots[i]] = self.values[i]
         else:
             for i in range(self.ports.n):
                 self.values[i] = outputs[self.slots[i]]
-            self.ports.put(&self.values[0])
+            self.ports.write(&self.values[0])
         return 0
+
+
+def propagate(steps, double t, double[::1] outputs):
+    """Run the coupling's `steps` at t, the connected outputs' values in
+    `outputs` (`coupling.Coupling.evaluate`; `CoupledRhs` runs them itself)."""
+    cdef Step step
+    for step in steps:
+        step.run(t, &outputs[0] if outputs.shape[0] else NULL)
 
 
 cdef class CoupledRhs(Function):

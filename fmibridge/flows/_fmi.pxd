@@ -94,30 +94,15 @@ cdef extern from "fmi3FunctionTypes.h" nogil:
         fmi3Boolean* earlyReturn, fmi3Float64* lastSuccessfulTime)
 
 
-# the C type of a get's values: its index in ELEMENTS (numpy's codes)
+# the C type of a get's values, in the order of ELEMENTS (numpy's codes); B1 is
+# C's bool (fmi3Boolean)
 cdef enum Element:
-    F8 = 0
-    F4 = 1
-    I4 = 2
-    U1 = 3
-    I1 = 4
-    I2 = 5
-    U2 = 6
-    U4 = 7
-    I8 = 8
-    U8 = 9
-    B1 = 10  # C's bool (fmi3Boolean)
+    F8, F4, I4, U1, I1, I2, U2, U4, I8, U8, B1
 
 # the calls of a table, in the order of ROLES
 cdef enum:
-    SET_TIME = 0
-    SET_STATES = 1
-    DERIVATIVES = 2
-    INDICATORS = 3
-    GET_REALS = 4
-    SET_REALS = 5
-    DO_STEP = 6
-    N_ROLES = 7
+    SET_TIME, SET_STATES, DERIVATIVES, INDICATORS, GET_REALS, SET_REALS, DO_STEP,
+    N_ROLES
 
 
 cdef struct StepEnd:  # where a doStep ended: FMI 3.0's flags (FMI 2.0: none)

@@ -3,8 +3,6 @@
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
 ROLES: tuple[str, ...]
 STATUS_NAMES: tuple[str, ...]
 ELEMENTS: tuple[str, ...]
@@ -20,8 +18,6 @@ class FmiFunctions:
         error: Any,
         logger: Callable[[str], None] | None = ...,
     ) -> None: ...
-    def get_into(self, vrs: np.ndarray, out: np.ndarray) -> None: ...
-    def set_from(self, vrs: np.ndarray, values: np.ndarray) -> None: ...
 
 class Fmi1Functions(FmiFunctions): ...
 class Fmi3Functions(FmiFunctions): ...

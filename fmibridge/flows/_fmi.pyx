@@ -1,7 +1,5 @@
-"""An FMU instance's C functions as the compiled loops call them: one table per
-FMI version (`Fmi1Functions`, FMI 2.0's `FmiFunctions`, `Fmi3Functions`), calling
-through the function types of the standard's headers (`_fmi.pxd`) at the
-addresses the lower layer (`flows.fmi`) takes from the FMU's library.
+"""An FMU instance's C functions as the compiled loops call them, one table per
+FMI version, through the function types of the standard's headers (`_fmi.pxd`).
 
 A status above warning raises `error(name, status)`; doStep's status goes back
 to its caller. Where `logger` is set (FMPy's `fmi_call_logger`), each call is
@@ -40,10 +38,9 @@ cdef str _text(value):
 
 
 cdef class FmiFunctions:
-    """The C functions of one instance `component`, called directly, in FMI
-    2.0's C shapes (the FMI 1.0 and 3.0 tables override what differs): their
-    `addresses` and C `names` by role in ROLES, error(name, status) the
-    exception of a failed call, logger(text) FMPy's `fmi_call_logger`."""
+    """The C functions of one instance `component` in FMI 2.0's C shapes (FMI 1.0
+    and 3.0 override what differs): `addresses` and `names` by role in ROLES,
+    error(name, status) a failed call's exception, logger(text) FMPy's."""
 
     # per Role: the names of the C function's arguments (FMPy's), the instance first
     ARGUMENTS = (
@@ -138,23 +135,11 @@ cdef class FmiFunctions:
             self.log(name, GET_REALS, (_references(vrs, n), n, values, n), status)
         return self.check(name, status)
 
-    def get_into(self, const unsigned int[::1] vrs, double[::1] out):
-        """Get the reals `vrs` into out, for Python (`fmi.RealPorts`)."""
-        if vrs.shape[0]:
-            self.get_reals(&vrs[0], vrs.shape[0], &out[0])
-
-    def set_from(self, const unsigned int[::1] vrs, const double[::1] values):
-        """Set the reals `vrs` to values, for Python (`fmi.RealPorts`)."""
-        if vrs.shape[0]:
-            self.set_reals(&vrs[0], vrs.shape[0], &values[0])
-
     cdef int do_step(self, double t, double h, StepEnd* end) except -1:
-        """doStep from t by h: return its status (unchecked), and where it
-        ended in `end` (its last successful time: t + h where it completed,
-        FMI 3.0's lastSuccessfulTime, else t). The GIL is released during the
-        call, which may run long, so that other threads run meanwhile (the
-        SIGTERM watcher of `fmu_archive._Folders`); the FMU's logger callbacks
-        are ctypes', which take the GIL back."""
+        """doStep from t by h: its status (unchecked), and in `end` where it ended
+        (t + h where it completed, FMI 3.0's lastSuccessfulTime, else t). The
+        call runs without the GIL, so that the SIGTERM watcher of
+        `fmu_archive._Folders` runs (the logger callbacks, ctypes', take it back)."""
         cdef int status
         end.event = end.terminate = end.early = False
         end.last = t + h

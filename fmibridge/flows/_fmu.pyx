@@ -98,19 +98,17 @@ cdef class FmuCalls:
 
     def derivatives(self, double t, x):
         """Return dx/dt at (t, x) as the FMU holds its inputs now."""
-        out = np.empty(max(self.nx, 1))
-        cdef double[::1] values = out
+        cdef double[::1] out = np.empty(max(self.nx, 1))
         self.set_time_and_states(t, x)
-        self.fmi.get_derivatives(&values[0], self.nx)
-        return out[: self.nx]
+        self.fmi.get_derivatives(&out[0], self.nx)
+        return np.asarray(out)[: self.nx]
 
     def event_indicators(self, double t, x):
         """Return the event indicators at (t, x) as the FMU holds its inputs now."""
-        out = np.empty(max(self.nz, 1))
-        cdef double[::1] values = out
+        cdef double[::1] out = np.empty(max(self.nz, 1))
         self.set_time_and_states(t, x)
-        self.fmi.get_indicators(&values[0], self.nz)
-        return out[: self.nz]
+        self.fmi.get_indicators(&out[0], self.nz)
+        return np.asarray(out)[: self.nz]
 
     def set_inputs(self, double t):
         """Set the flow's continuous inputs at t."""

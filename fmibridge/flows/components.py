@@ -18,7 +18,7 @@ from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.units import UnitDefinition
-from ._coupled import FmuPart, FmuPorts, Part, Ports
+from ._coupled import FmuPart, Part, Ports, RealPorts
 from .base import Flow, VectorField
 from .fmu import C_REALS, CoSimulationFlow, ModelExchangeFlow
 
@@ -179,7 +179,7 @@ class ModelExchangeComponent(_FmuComponent):
 
     def ports(self, names: Sequence[str], *, output: bool) -> Ports:
         """Return these Real variables got or set by the FMU's C functions."""
-        return FmuPorts(self.flow.instance.calls, self._vrs(names))
+        return RealPorts(self.flow.instance.functions, self._vrs(names))
 
 
 class CoSimulationComponent(_FmuComponent):

@@ -26,7 +26,7 @@ from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.system import Edge, Guard
 from ..core.units import UnitDefinition
-from ._coupled import CoupledRhs, Step
+from ._coupled import CoupledRhs
 from .base import Flow, VectorField
 from .components import ModelExchangeComponent, as_component
 from .cosim_master import Communication, CoupledCoSimulation
@@ -45,17 +45,9 @@ class CoupledModelExchange(CoupledParts, VectorField):  # type: ignore[override]
                 self.components, self._slices, coupling.outputs_of, strict=True
             )
         ]
-        steps = [
-            Step(kind, c)
-            if kind == "loop"
-            else Step(
-                kind, self.components[c].ports(names, output=kind == "read"), slots
-            )
-            for kind, c, names, slots in coupling.schedule
-        ]
         names = ", ".join(c.name for c in self.components)
         what = f"the coupled system of {names}"
-        self._rhs = CoupledRhs(parts, steps, coupling.outputs, what)
+        self._rhs = CoupledRhs(parts, coupling.steps, coupling.outputs, what)
 
     def rhs_function(self) -> Function:
         """Return dx/dt of every component, its inputs propagated first."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.errors import FmibridgeError
 from ..core.units import Definitions, described, same_unit
+from ._coupled import Step, propagate
 from .base import Flow
 from .components import Component, Port
 from .loops import check_loop, is_loop, solve_loop, strongly_connected
@@ -38,14 +39,6 @@ class Connection:
 
     def __str__(self) -> str:
         return f"{self.source} -> {self.target}"
-
-
-def split_name(name: str, where: str) -> tuple[str, str]:
-    """Return (component, variable) of `component.variable`."""
-    component, dot, variable = str(name).partition(".")
-    if not (component and dot and variable):
-        raise FmibridgeError(f"{where}: {name!r} must be `component.variable`.")
-    return component, variable
 
 
 @dataclass(frozen=True)
@@ -97,12 +90,21 @@ class Coupling:
             )
         ]
         self.schedule = self._schedule()
-        self._plan = [self._bind(step) for step in self.schedule]
+        self.steps = [  # the schedule as `_coupled.propagate` runs it
+            Step(kind, c)
+            if kind == "loop"
+            else Step(
+                kind, self.components[c].ports(names, output=kind == "read"), slots
+            )
+            for kind, c, names, slots in self.schedule
+        ]
 
     def port_of(self, name: str, where: str) -> tuple[int, str, Port]:
         """Return the component number, variable and port of `component.variable`,
         or raise naming it (`where`: what names it, for the message)."""
-        component, variable = split_name(name, where)
+        component, dot, variable = str(name).partition(".")
+        if not (component and dot and variable):
+            raise FmibridgeError(f"{where}: {name!r} must be `component.variable`.")
         if component not in self.index:
             raise FmibridgeError(
                 f"{where}: no component {component!r}; the components are "
@@ -132,28 +134,35 @@ class Coupling:
                     f"{where}: {name} is an {port.causality}, not an {role}; a "
                     f"connection leads from an output to an input."
                 )
-        if source.unit and target.unit:
-            self._check_units(where, connection, source, target)
-        return s, src_var, d, dst_var
-
-    def _check_units(
-        self, where: str, connection: Connection, source: Port, target: Port
-    ) -> None:
-        """Refuse two units that are not one (spellings and definitions differ)."""
         a, b = source.unit or "", target.unit or ""
-        defines_a, defines_b = (
+        defines_a, defines_b = (  # spellings and definitions may differ
             {**self.units, **({p.unit: p.definition} if p.definition else {})}
             for p in (source, target)
         )
-        if not same_unit(a, b, defines_a, defines_b):
+        if a and b and not same_unit(a, b, defines_a, defines_b):
             raise FmibridgeError(
                 f"{where}: unit mismatch, {connection.source} is in {a!r} and "
                 f"{connection.target} in {b!r}{described(a, b, defines_a, defines_b)}."
             )
+        return s, src_var, d, dst_var
 
     def _schedule(self) -> list[tuple]:
         """The steps of `evaluate` in dependency order: (kind, c, names, slots)."""
-        graph = self._graph()
+        graph: dict[_Node, list[_Node]] = {}
+        for k, (c, so) in enumerate(self.sources):
+            graph[_Node(True, c, so)] = [
+                _Node(False, d, di) for (d, di), s in self.source_of.items() if s == k
+            ]
+        for d, di in self.source_of:  # an input leads to the outputs fed through by it
+            graph[_Node(False, d, di)] = [
+                _Node(True, c, so)
+                for c, so in self.sources
+                if c == d
+                and (
+                    (inputs := self.components[c].feedthrough(so)) is None
+                    or di in inputs
+                )
+            ]
         steps: list = []
         for members in strongly_connected(graph):
             if is_loop(members, graph):
@@ -174,42 +183,11 @@ class Coupling:
         else:
             steps.append((kind, node.component, [node.variable], [slot]))
 
-    def _graph(self) -> dict[_Node, list[_Node]]:
-        graph: dict[_Node, list[_Node]] = {}
-        for k, (c, so) in enumerate(self.sources):
-            graph[_Node(True, c, so)] = [
-                _Node(False, d, di) for (d, di), s in self.source_of.items() if s == k
-            ]
-        for d, di in self.source_of:
-            graph[_Node(False, d, di)] = [
-                _Node(True, c, so)
-                for c, so in self.sources
-                if c == d and _depends(self.components[c], so, di)
-            ]
-        return graph
-
-    def _bind(self, step: tuple) -> tuple:
-        """A step with its reader or writer: (kind, callable, slots)."""
-        kind, c, names, slots = step
-        if kind == "loop":
-            return kind, c, None
-        port = (
-            self.components[c].reader if kind == "read" else self.components[c].writer
-        )
-        return kind, port(names), np.array(slots, dtype=np.intp)
-
     def evaluate(self, t: float, parts: Sequence[np.ndarray]) -> None:
         """Put each component at (t, part) and propagate every connection."""
         for component, x in zip(self.components, parts, strict=True):
             component.at(t, x)
-        outputs = self.outputs
-        for kind, call, where in self._plan:
-            if kind == "read":
-                outputs[where] = call()
-            elif kind == "write":
-                call(outputs[where])
-            else:
-                call.solve(t)
+        propagate(self.steps, t, self.outputs)
 
     def write_inputs(self, c: int, outputs: np.ndarray) -> None:
         """Set component c's connected inputs from source values `outputs`."""
@@ -223,17 +201,9 @@ class Coupling:
         if slots:
             outputs[slots] = read()
 
-    def variables(self) -> dict[str, float]:
-        """Every component's states and outputs at the last evaluation."""
-        return {
-            f"{c.name}.{name}": value
-            for c in self.components
-            for name, value in c.variables().items()
-        }
-
     def loops(self) -> list[str]:
         """The algebraic loops found, by name."""
-        return [step[1].name for step in self._plan if step[0] == "loop"]
+        return [loop.name for kind, loop, _, _ in self.schedule if kind == "loop"]
 
     def check_loops(self, t: float, parts: Sequence[np.ndarray]) -> None:
         """Solve every loop at (t, parts) and refuse one without unique solution.
@@ -244,7 +214,7 @@ class Coupling:
             Naming the loop's ports.
         """
         self.evaluate(t, parts)
-        for kind, loop, _ in self._plan:
+        for kind, loop, _, _ in self.schedule:
             if kind == "loop":
                 loop.check(t)
 
@@ -253,11 +223,6 @@ def _ports(slots: dict[tuple[int, str], int], c: int) -> tuple[list[str], list[i
     """The names and slots of component c's ports among {(component, name): slot}."""
     names = [name for k, name in slots if k == c]
     return names, [slots[c, name] for name in names]
-
-
-def _depends(component: Component, output: str, input_: str) -> bool:
-    inputs = component.feedthrough(output)
-    return inputs is None or input_ in inputs
 
 
 class _Loop:
@@ -272,19 +237,20 @@ class _Loop:
         reads: list[tuple] = []
         for node in sorted(members, key=lambda n: (n.component, n.variable)):
             coupling._add(reads if node.is_output else writes, node)
-        self._writes = [coupling._bind(step) for step in writes]
-        self._reads = [coupling._bind(step) for step in reads]
+        self._writes = [comps[c].writer(names) for _, c, names, _ in writes]
+        self._reads = [
+            (comps[c].reader(names), np.array(slots, dtype=np.intp))
+            for _, c, names, slots in reads
+        ]
         self._sources = [slot for step in writes for slot in step[3]]
         self._split = np.cumsum([len(step[3]) for step in writes])[:-1]
         self._u = np.zeros(len(self._sources))
 
     def _map(self, u: np.ndarray) -> np.ndarray:
         outputs = self._coupling.outputs
-        for (_, write, _), values in zip(
-            self._writes, np.split(u, self._split), strict=True
-        ):
+        for write, values in zip(self._writes, np.split(u, self._split), strict=True):
             write(values)
-        for _, read, slots in self._reads:
+        for read, slots in self._reads:
             outputs[slots] = read()
         return outputs[self._sources]
 
@@ -393,7 +359,11 @@ class CoupledParts:
     def variables(self, t: float, x: np.ndarray) -> dict[str, float]:
         """Every component's states and outputs at (t, x)."""
         self.coupling.evaluate(t, self.parts(x))
-        return self.coupling.variables()
+        return {
+            f"{c.name}.{name}": value
+            for c in self.components
+            for name, value in c.variables().items()
+        }
 
     @property
     def is_terminated(self) -> bool:

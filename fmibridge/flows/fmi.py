@@ -24,12 +24,8 @@ from typing import Any, NamedTuple, TypeVar, cast
 import numpy as np
 
 from ..core.errors import FmibridgeError, FMUError
-from ._fmi import (
-    STATUS_NAMES,
-    Fmi1Functions,
-    Fmi3Functions,
-    FmiFunctions,
-)
+from ._coupled import RealPorts
+from ._fmi import STATUS_NAMES, Fmi1Functions, Fmi3Functions, FmiFunctions
 from ._fmu import FmuCalls
 from .fmu_archive import INTS, FmuArchive
 
@@ -114,9 +110,8 @@ def _setting(variable: contextvars.ContextVar, value: Any) -> Iterator[None]:
 
 
 def printed_log(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
-    """Print each log message of the FMUs called inside the block as it comes
-    (`simulate(debug_logging=True)`, FMPy's keyword); they are kept for error
-    messages either way."""
+    """Print the log messages of the FMUs called inside the block as they come
+    (`simulate(debug_logging=True)`); error messages quote them either way."""
     return _setting(_PRINTS_LOG, enabled)
 
 
@@ -127,9 +122,8 @@ _CALL_LOGGER: contextvars.ContextVar[CallLogger | None] = contextvars.ContextVar
 
 
 def logged_calls(logger: CallLogger | None) -> contextlib.AbstractContextManager[None]:
-    """Give `logger` each FMI call of the FMUs instantiated inside the block, as
-    text in FMPy's format (`simulate(fmi_call_logger=...)`, FMPy's keyword):
-    fmpy logs the calls it makes, the direct calls (`FmiFunctions`) log theirs."""
+    """Give `logger` each FMI call of the FMUs instantiated inside the block, in
+    FMPy's format (`simulate(fmi_call_logger=...)`)."""
     return _setting(_CALL_LOGGER, logger)
 
 
@@ -317,8 +311,7 @@ class FmiInstance:
         self._fmu.reset()
 
     def c_address(self, function: str) -> int:
-        """Return the address of the FMU's C function `function` (compiled
-        calls): fmi<version>Xxx, or fmiXxx (FMI 1.0's C names, fmpy's fmi1Xxx)."""
+        """Return the address of the FMU's C function fmi<version>Xxx or fmiXxx."""
         prefix = f"fmi{self.version}"
         name = prefix + function.removeprefix(prefix).removeprefix("fmi")
         address = ctypes.cast(self._fmu._functions[name], ctypes.c_void_p).value
@@ -327,9 +320,8 @@ class FmiInstance:
         return address
 
     def c_getter(self, fmi_type: str) -> tuple[int, str, str]:
-        """The C get of the variables of `fmi_type` (compiled reads): its
-        address, name and its values' C type (numpy's code: FMI 2.0's Boolean
-        is an int, FMI 3.0's a C bool)."""
+        """The C get of `fmi_type`: its address, name and values' C type (numpy's
+        code: FMI 2.0's Boolean is an int, FMI 3.0's a C bool)."""
         access = self._access[fmi_type]
         name = f"fmi{self.version}Get{access}"
         element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "?")
@@ -337,7 +329,7 @@ class FmiInstance:
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
         """Return fast get and set of the Real variables `vrs` (`RealPorts`)."""
-        return RealPorts(self, vrs)
+        return RealPorts(self.functions, vrs, self._touched)
 
     @_fmi_call
     def initialize(
@@ -432,8 +424,7 @@ class _Fmi3(FmiInstance):
 
 
 class _Fmi1(FmiInstance):
-    """FMI 1.0: C functions `<modelIdentifier>_fmiXxx` (fmpy binds them as
-    `fmi1Xxx`; those the compiled loops call have FMI 2.0's C shapes), no
+    """FMI 1.0: C functions `<modelIdentifier>_fmiXxx` (fmpy's `fmi1Xxx`), no
     Initialization Mode, no FMU state."""
 
     version = "1"
@@ -452,32 +443,9 @@ class _Fmi1(FmiInstance):
         """FMI 1.0 has no FMU state: nothing was saved, nothing to free."""
 
 
-class RealPorts:
-    """Get and set one fixed list of Real variables of an instance by the C
-    calls the compiled loops make (`FmiInstance.functions`), not fmpy's."""
-
-    def __init__(self, instance: FmiInstance, vrs: Sequence[int]) -> None:
-        self._instance, self._functions = instance, instance.functions
-        self.values = np.zeros(len(vrs))
-        self._vrs = np.array(vrs, dtype=np.uintc)
-
-    def get(self) -> np.ndarray:
-        """Return the variables' current values."""
-        self._functions.get_into(self._vrs, self.values)
-        return self.values.copy()
-
-    def set(self, values: np.ndarray) -> None:
-        """Set the variables to `values`."""
-        if len(self._vrs):
-            self._instance._touched()
-            self.values[...] = values
-            self._functions.set_from(self._vrs, self.values)
-
-
 class ModelExchangeInstance(FmiInstance):
-    """Model Exchange calls: setting time and states and getting derivatives,
-    event indicators and reals go straight to the FMU's C functions through
-    `calls` (`flows._fmu.FmuCalls`), as the compiled loops call them."""
+    """Model Exchange calls: time, states, derivatives, event indicators and
+    reals go straight to the FMU's C functions (`calls`, `flows._fmu.FmuCalls`)."""
 
     interface = "ModelExchange"
     _c_calls = {
@@ -516,8 +484,7 @@ class ModelExchangeInstance(FmiInstance):
     def event_iteration(
         self, max_iterations: int, ints: Start | None = None
     ) -> EventInfo:
-        """Enter Event Mode, set discrete inputs `ints`, iterate, return to
-        Continuous-Time Mode; return what the iteration ended with."""
+        """Run an event with discrete inputs `ints`, back to Continuous-Time Mode."""
         self._fmu.enterEventMode()
         if ints:
             self._set_start(ints)
@@ -533,8 +500,7 @@ class ModelExchangeInstance(FmiInstance):
 
     @_fmi_call
     def completed_step(self, t: float, x: np.ndarray) -> tuple[bool, bool]:
-        """Report an accepted step ending at (t, x); return (enter_event_mode,
-        terminate). Called only where the FMU needs it."""
+        """Report an accepted step ending at (t, x): (enter_event_mode, terminate)."""
         self.calls.set_time_and_states(t, x)
         enter, terminate = self._fmu.completedIntegratorStep(False)
         return bool(enter), bool(terminate)
@@ -559,9 +525,8 @@ class Fmi3Model(_Fmi3, ModelExchangeInstance):
 
 
 class Fmi1Model(_Fmi1, ModelExchangeInstance):
-    """An FMI 1.0 Model Exchange instance: fmiInitialize and fmiEventUpdate run
-    the event iteration, fmiCompletedIntegratorStep is due after every step,
-    and a changed state vector (stateValueReferencesChanged) is refused."""
+    """An FMI 1.0 Model Exchange instance: fmiInitialize and fmiEventUpdate iterate,
+    completedIntegratorStep after every step, a changed state vector refused."""
 
     _references: list[int] | None = None  # the state vector last read
     needs_completed_step = True  # FMI 1.0 has no flag to waive it
@@ -653,9 +618,8 @@ class Fmi1Model(_Fmi1, ModelExchangeInstance):
 
 
 class CoSimulationInstance(FmiInstance):
-    """Co-Simulation calls: the FMU steps itself (`do_step`); an FMI 3.0 FMU
-    with Event Mode hands its events back (`handle_event`). FMI 2.0's doStep
-    here; FMI 1.0 and 3.0 override what differs."""
+    """Co-Simulation calls (FMI 2.0's; FMI 1.0 and 3.0 override what differs):
+    the FMU steps itself; with FMI 3.0 Event Mode, `handle_event` runs events."""
 
     interface = "CoSimulation"
     _c_calls = {"do_step": "DoStep"}
@@ -673,23 +637,20 @@ class CoSimulationInstance(FmiInstance):
     def handle_event(
         self, max_iterations: int, inputs: Start | None = None
     ) -> EventInfo:
-        """Run an event in Event Mode (FMI 3.0 only): the one a step asked
-        for, or a jump of `inputs`."""
+        """Run an event a step asked for, or a jump of `inputs` (FMI 3.0 only)."""
         raise NotImplementedError
 
     @_fmi_call
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """The end of a doStep (called in C, `_cosim`) that did not complete: a
-        discard with terminateSimulation ends at the last successful time; else
-        the FMUError of fmi2DoStep."""
+        """The end of a doStep that did not complete: at the last successful time
+        for a discard with terminateSimulation, else the FMUError of fmi2DoStep."""
         if status == 2 and self._fmu.getBooleanStatus(FMI2_TERMINATED):
             last = self._fmu.getRealStatus(FMI2_LAST_SUCCESSFUL_TIME)
             return StepEnd(last, terminate=True)
         raise _status_error(self, "fmi2DoStep", status)
 
     def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
-        """The end of a doStep from t by h called in C (`_cosim.FmuStepper`)
-        that did not complete, as `do_step` gives it; `ended` is (status,
+        """The end of a doStep from t by h called in C; `ended` is (status,
         eventHandlingNeeded, terminateSimulation, earlyReturn, last time)."""
         status, _, terminate, _, last = ended
         return self.failed_step(status, terminate, last)
@@ -729,15 +690,14 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
 
 
 class Fmi3Slave(_Fmi3, CoSimulationInstance):
-    """An FMI 3.0 Co-Simulation instance: with `hasEventMode`, Event Mode is
-    used and early return allowed where the FMU may return early; doStep then
-    stops at each of its events, which `handle_event` runs."""
+    """An FMI 3.0 Co-Simulation instance: with `hasEventMode`, doStep stops at
+    each event (Event Mode, early return where declared) for `handle_event`."""
 
     @_fmi_call
     def _instantiate(self) -> None:
         part = self.description.coSimulation
         self.uses_event_mode = bool(part.hasEventMode)
-        self.returns_early = self.uses_event_mode and bool(
+        early = (
             part.mightReturnEarlyFromDoStep
             or part.canReturnEarlyAfterIntermediateUpdate
         )
@@ -746,14 +706,14 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
                 loggingOn=True,
                 logMessage=self._logger(),
                 eventModeUsed=self.uses_event_mode,
-                earlyReturnAllowed=self.returns_early,
+                earlyReturnAllowed=self.uses_event_mode and bool(early),
             )
         except Exception:  # noqa: BLE001 - fmpy: "Failed to instantiate FMU"
             if not self.uses_event_mode:
                 raise
             # Some FMUs declare hasEventMode but refuse it (the Reference Roberts):
             # then their events stay inside doStep, as in FMI 2.
-            self.uses_event_mode = self.returns_early = False
+            self.uses_event_mode = False
             self._fmu.instantiate(loggingOn=True, logMessage=self._logger())
 
     @_fmi_call
@@ -763,8 +723,8 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         return self.step_end(t, h, (0, needed, terminate, early, last))  # 0: fmi3OK
 
     def step_end(self, t: float, h: float, ended: tuple) -> StepEnd:
-        """Where a doStep from t by h that returned at most a warning stopped:
-        at its last successful time where it returned early, else at t + h."""
+        """Where a doStep from t by h stopped: its last successful time where it
+        returned early, else t + h."""
         status, event, terminate, early, last = ended
         if status > FMI_WARNING:
             raise _status_error(self, "fmi3DoStep", status)
@@ -772,9 +732,8 @@ class Fmi3Slave(_Fmi3, CoSimulationInstance):
         return StepEnd(reached, bool(event), bool(terminate))
 
     def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
-        """The end of a doStep that did not complete (`_cosim`): with
-        terminateSimulation, the step ends at `last`; else the FMUError of
-        fmi3DoStep (a status above warning, or an early return unasked)."""
+        """The end of a doStep that did not complete: at `last` with
+        terminateSimulation, else the FMUError of fmi3DoStep."""
         if terminate and status <= FMI_WARNING:
             return StepEnd(last, terminate=True)
         if status > FMI_WARNING:

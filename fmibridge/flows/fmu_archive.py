@@ -151,7 +151,14 @@ class FmuArchive:
             raise
 
     def _describe(self, archive: zipfile.ZipFile, validate: bool) -> None:
-        self.root = root = _parsed_description(self.path, archive)
+        from lxml import etree
+
+        try:  # within MAX_XML_BYTES
+            self.root = root = etree.fromstring(
+                read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, self.path)
+            )
+        except (KeyError, etree.XMLSyntaxError) as exc:
+            raise _unreadable(self.path, exc) from None
         self.declared_version = root.get("fmiVersion") or ""
         if not FMI_VERSION.fullmatch(self.declared_version):
             raise FmibridgeError(
@@ -233,10 +240,18 @@ class FmuArchive:
             )
 
     def check_interface(self, interface: str) -> None:
-        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU."""
+        """Raise FmibridgeError unless fmibridge can run `interface` of this FMU
+        (not with clocks: fmibridge does not activate them)."""
         runnable = [i for i in self.interfaces if i != "ScheduledExecution"]
+        clocks = [v.name for v in self.variables.values() if v.type == "Clock"]
+        if interface in runnable and clocks:
+            raise FmibridgeError(
+                f"{self.path}: the FMU has clocks ({', '.join(clocks)}); fmibridge "
+                f"does not activate clocks, so its clocked variables would never "
+                f"change in {INTERFACE_TITLES[interface]}. Run it with an importer "
+                f"that supports FMI 3 clocks, or export it without them."
+            )
         if interface in runnable:
-            self._check_clocks(interface)
             return
         if not runnable:
             offered = " and ".join(INTERFACE_TITLES[i] for i in self.interfaces)
@@ -251,18 +266,6 @@ class FmuArchive:
             f"{INTERFACE_TITLES.get(interface, interface)}; choose "
             f"{'me' if runnable[0] == 'ModelExchange' else 'cs'} as interface."
         )
-
-    def _check_clocks(self, interface: str) -> None:
-        """Refuse an FMU with Clock variables: fmibridge does not activate
-        clocks, so its clocked outputs would stay at their start values."""
-        clocks = [v.name for v in self.variables.values() if v.type == "Clock"]
-        if clocks:
-            raise FmibridgeError(
-                f"{self.path}: the FMU has clocks ({', '.join(clocks)}); fmibridge "
-                f"does not activate clocks, so its clocked variables would never "
-                f"change in {INTERFACE_TITLES[interface]}. Run it with an importer "
-                f"that supports FMI 3 clocks, or export it without them."
-            )
 
     def unzipped(self) -> Path:
         """Return the folder the FMU is unpacked in (unpacking it on first call)."""
@@ -312,9 +315,8 @@ class FmuArchive:
         }
 
     def feedthrough(self, output: str) -> Feedthrough:
-        """Return the inputs `output` depends on directly (ModelStructure
-        `dependencies`, FMI 1.0 `DirectDependency`); None where none are
-        declared, which FMI reads as every input."""
+        """Return the inputs `output` depends on directly (ModelStructure, FMI 1.0
+        DirectDependency); None where none are declared: every input."""
         return self._feedthrough.get(output)
 
     @cached_property
@@ -331,18 +333,6 @@ class FmuArchive:
 
 def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
     return FmibridgeError(f"{path}: unreadable {DESCRIPTION}: {exc}")
-
-
-def _parsed_description(path: Path, archive: zipfile.ZipFile) -> Any:
-    """The model description's root element, read within MAX_XML_BYTES."""
-    from lxml import etree
-
-    try:
-        return etree.fromstring(
-            read_member(archive, DESCRIPTION, limits.MAX_XML_BYTES, path)
-        )
-    except (KeyError, etree.XMLSyntaxError) as exc:
-        raise _unreadable(path, exc) from None
 
 
 def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
@@ -367,8 +357,7 @@ def _read_description(
     path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
 ) -> Any:
     """fmpy's model description, checked as fmpy's validation checks it (in its
-    order and words; the schemas built once per process, `_schema`): refused if
-    it fails, or (`validate` False) warned about."""
+    order and words): refused if it fails, or (`validate` False) warned about."""
     from fmpy.validation import validate_model_description
     from lxml import etree
 
@@ -471,11 +460,9 @@ class _Folders:
     """The unpacked folders alive in this process; removed at exit and on SIGTERM.
 
     SIGTERM becomes SystemExit(143) where no handler is installed, so `finally`
-    blocks free the instances; a watcher thread ends the process where the
-    main thread stays for `SIGTERM_GRACE_S` inside one C call that releases the
-    GIL (an FMU that hangs in fmpy's calls or in the compiled doStep; the
-    compiled Model Exchange calls keep the GIL, and the watcher waits with them).
-    """
+    blocks free the instances; a watcher thread ends the process where the main
+    thread stays `SIGTERM_GRACE_S` in one C call that releases the GIL (fmpy's
+    calls, the compiled doStep; the compiled Model Exchange calls keep it)."""
 
     def __init__(self) -> None:
         self._live: set[Path] = set()
@@ -484,7 +471,15 @@ class _Folders:
         self._wakeup = -1  # the write end of the watcher's pipe, if it watches
 
     def new(self) -> Path:
-        self._arm()
+        if not self._armed:  # with the first folder: removed at exit and on SIGTERM
+            self._armed = True
+            atexit.register(self.remove_all)
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=self._rewatch)
+            is_main = threading.current_thread() is threading.main_thread()
+            if is_main and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, self._exit_on_sigterm)
+                self._watch()
         folder = new_folder("fmibridge_")  # a killed process's: removed here
         self._live.add(folder)
         return folder
@@ -496,18 +491,6 @@ class _Folders:
     def remove_all(self) -> None:
         for folder in list(self._live):
             self.remove(folder)
-
-    def _arm(self) -> None:
-        if self._armed:
-            return
-        self._armed = True
-        atexit.register(self.remove_all)
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self._rewatch)
-        if threading.current_thread() is threading.main_thread():
-            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-                signal.signal(signal.SIGTERM, self._exit_on_sigterm)
-                self._watch()
 
     def _exit_on_sigterm(self, signum: int, frame: object) -> None:
         self._handled.set()
