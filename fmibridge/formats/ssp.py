@@ -193,7 +193,7 @@ class _Flat:
     def __init__(self, where: str, units: Definitions) -> None:
         self.where, self.units = where, units
         self.components: list[SspComponent] = []
-        self.elements: dict[tuple[str, ...], dict[str, object]] = {}  # by system
+        self.elements: dict[tuple[str, ...], dict[str, SspComponent | tuple]] = {}
         self.kinds: dict[Node, tuple[str, str | None]] = {}  # connector: kind, unit
         self.links: list[tuple[Node, Node]] = []
 
@@ -237,18 +237,18 @@ class _Flat:
         """The connector an end of a connection names, in the system at `path`."""
         element = connection.get(f"{which}Element")
         connector = connection.get(f"{which}Connector", "")
-        if element is None:
-            node: Node = ("system", path, connector)
-        elif isinstance(component := self.elements[path].get(element), SspComponent):
-            node = ("component", (component.name,), connector)
-        elif element in self.elements[path]:
-            node = ("system", (*path, element), connector)
-        else:
+        target = path if element is None else self.elements[path].get(element)
+        if target is None:
             raise SspError(
                 f"{self.where}: system {'.'.join(path)!r}: a connection names "
                 f"element {element!r}; its elements are "
                 f"{sorted(self.elements[path])}."
             )
+        node: Node = (
+            ("component", (target.name,), connector)
+            if isinstance(target, SspComponent)
+            else ("system", target, connector)
+        )
         if node[0] == "system" and node not in self.kinds:
             raise SspError(
                 f"{self.where}: a connection in system {'.'.join(path)!r} uses "
@@ -428,21 +428,24 @@ def read_ssp(path: str | Path) -> SystemStructure:
     an SspError names what is missing, malformed or unsupported."""
     path = Path(path)
     with _archive(path) as archive:
-        names = set(archive.namelist())
-        if SSD_ENTRY not in names:
-            raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
-        where = f"{path}!{SSD_ENTRY}"
-        ssd = read_member(archive, SSD_ENTRY, limits.MAX_XML_BYTES, path)
-        root = parse_xml(ssd, where)
-        _inline_ssv(archive, root, path)
-        structure = read_ssd(root, where)
-        for component in structure.components:
-            entry = _entry(component.source, path, component.name)
-            if entry not in names:
-                raise SspError(
-                    f"{path}: component {component.name!r} references "
-                    f"{component.source}, which is not in the archive."
-                )
+        return _structure(archive, path)
+
+
+def _structure(archive: zipfile.ZipFile, path: Path) -> SystemStructure:
+    """The structure of the open archive `path` (`read_ssp`)."""
+    names = set(archive.namelist())
+    if SSD_ENTRY not in names:
+        raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
+    where = f"{path}!{SSD_ENTRY}"
+    root = parse_xml(read_member(archive, SSD_ENTRY, limits.MAX_XML_BYTES, path), where)
+    _inline_ssv(archive, root, path)
+    structure = read_ssd(root, where)
+    for component in structure.components:
+        if _entry(component.source, path, component.name) not in names:
+            raise SspError(
+                f"{path}: component {component.name!r} references "
+                f"{component.source}, which is not in the archive."
+            )
     return structure
 
 
@@ -535,18 +538,19 @@ def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
     """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
-    structure = read_ssp(path)
     wanted = INTERFACE_NAMES.get(interface or "")
-    for c in structure.components:
-        if wanted and c.implementation and INTERFACE_NAMES[c.implementation] != wanted:
-            raise SspError(
-                f"{path}: interface {interface!r} ({wanted}): component {c.name!r} "
-                f"has implementation {INTERFACE_NAMES[c.implementation]!r} in the "
-                f"SSD; drop the interface or change the SSD."
-            )
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
-        fmus = {}
         with _archive(path) as archive:
+            structure = _structure(archive, path)
+            for c in structure.components:
+                chosen = INTERFACE_NAMES.get(c.implementation or "")
+                if wanted and chosen and chosen != wanted:
+                    raise SspError(
+                        f"{path}: interface {interface!r} ({wanted}): component "
+                        f"{c.name!r} has implementation {chosen!r} in the SSD; drop "
+                        f"the interface or change the SSD."
+                    )
+            fmus = {}
             for c in structure.components:
                 entry = _entry(c.source, path, c.name)
                 fmus[c.name] = extract_member(archive, entry, Path(tmp, entry), path)
@@ -600,27 +604,23 @@ def _open(
 
 def _directed(structure: SystemStructure, path: Path) -> list[Connection]:
     """Each connection from its output end to its input end."""
-    declared = {c.name: c.connectors for c in structure.components}
-    connections = []
+    kinds = {
+        f"{c.name}.{name}": kind
+        for c in structure.components
+        for name, (kind, _) in c.connectors.items()
+    }
     for start, end in structure.connections:
-        kinds = []
-        for end_name in (start, end):
-            component, _, connector = end_name.partition(".")
-            if component not in declared:
-                raise SspError(
-                    f"{path}: a connection names component {component!r}; the "
-                    f"components are {sorted(declared)}."
-                )
-            if connector not in declared[component]:
+        for name in (start, end):
+            if name not in kinds:
+                component, _, connector = name.partition(".")
                 raise SspError(
                     f"{path}: the connection {start} - {end} uses connector "
                     f"{connector!r}, which component {component!r} does not declare."
                 )
-            kinds.append(declared[component][connector][0])
-        connections.append(
-            Connection(end, start) if kinds[0] == "input" else Connection(start, end)
-        )
-    return connections
+    return [
+        Connection(b, a) if kinds[a] == "input" else Connection(a, b)
+        for a, b in structure.connections
+    ]
 
 
 def ssp_system(
