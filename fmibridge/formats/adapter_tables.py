@@ -283,31 +283,19 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
         key = f"{where}.reset.{name}"
         expr = problems.check(key, Expression.parse, source, variables)
         if expr is not None:
+            where = f"{problems.path}: [{key}]"
             i = flow.state_names.index(name)
-            assignments[i] = (expr, f"{problems.path}: [{key}]")
+            assignments[i] = state_function(expr, flow, parameters, where)
     if len(assignments) < len(table):
         return None
-    return _reset_function(assignments, flow, parameters)
 
+    def reset(t: float, x: np.ndarray) -> np.ndarray:
+        x_new = x.copy()  # every right-hand side reads x before the reset
+        for i, fn in assignments.items():
+            x_new[i] = fn(t, x)
+        return x_new
 
-def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> the values of the names; the FMU is asked only if needed."""
-    names = flow.state_names
-    if used - set(names) - set(parameters) - {"t"}:
-        return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
-    return lambda t, x: {
-        **parameters,
-        **dict(zip(names, x.tolist(), strict=True)),
-        "t": t,
-    }
-
-
-def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float):
-    """Evaluate `expr`; a failure names `where` (file and key) and the time."""
-    try:
-        return expr(values)
-    except ExpressionError as exc:
-        raise ExpressionError(f"{where} at t = {t!r} s: {exc}") from None
+    return reset
 
 
 def state_function(expr: Expression, flow, parameters, where: str):
@@ -317,11 +305,14 @@ def state_function(expr: Expression, flow, parameters, where: str):
     function = flow.expression_function(
         expr.program, constants(parameters), failure(expr, where), where
     )
-    if function is None:
-        values = _values(flow, parameters, expr.names)
+    if function is None:  # it reads a name only the flow can give
 
         def fn(t: float, x: np.ndarray) -> float:
-            return evaluate(expr, values(t, x), where, t)
+            scope = {**parameters, **flow.variables(t, x), "t": t}
+            try:
+                return expr(scope)
+            except ExpressionError as exc:
+                raise ExpressionError(f"{where} at t = {t!r} s: {exc}") from None
 
     else:
 
@@ -340,28 +331,13 @@ def constants(parameters: Mapping[str, float]) -> dict[str, float]:
 
 def failure(expr: Expression, where: str) -> Callable:
     """Return failure(t, values, code, value): the error of `expr` failing
-    inside a compiled call, as `evaluate` names it."""
+    inside a compiled call, as `state_function` names it."""
 
     def failed(t: float, values: Mapping[str, float], code: int, value: float):
         reason = expr.failure(values, code, value)
         return ExpressionError(f"{where} at t = {t!r} s: {reason}")
 
     return failed
-
-
-def _reset_function(assignments: dict[int, tuple[Expression, str]], flow, parameters):
-    """The reset x[i] = expression for {i: (expression, its file and key)}."""
-    used = set().union(*(e.names for e, _ in assignments.values()))
-    values = _values(flow, parameters, used)
-
-    def reset(t: float, x: np.ndarray) -> np.ndarray:
-        before = values(t, x)  # every right-hand side sees the values before the reset
-        x_new = x.copy()
-        for i, (expr, key) in assignments.items():
-            x_new[i] = evaluate(expr, before, key, t)
-        return x_new
-
-    return reset
 
 
 def constraint_fields(
