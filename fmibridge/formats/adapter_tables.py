@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -224,37 +225,40 @@ def read_edges(
                 f"(declare a mode with [modes.NAME] or as the `mode` of an edge).",
             )
             continue
-        flow = flows[mode]
-        guard = problems.check(
-            f"{where}.guard", Expression.parse, item["guard"], variables
-        )
-        args = (item, flow, parameters, variables, constraint, problems, where)
-        reset, approach = _reset_of(*args), _approach_of(*args)
+        states = flows[mode].state_names
+        function = partial(_function, flows[mode], parameters, variables, problems)
+        guard = function(f"{where}.guard", item["guard"])
+        reset = _reset_of(item, function, states, constraint, problems, where)
+        approach = _approach_of(item, function, constraint, where)
         if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))
-        key = f"{problems.path}: [{where}.guard]"
-        fn = state_function(guard, flow, parameters, key)
-        edge = Edge(Guard(fn, direction, name=name), target, reset, name, approach)
+        edge = Edge(Guard(guard, direction, name=name), target, reset, name, approach)
         edges.append((mode, edge))
     return edges
 
 
-def _approach_of(item, flow, parameters, variables, constraint, problems, where):
+def _function(flow, parameters, variables, problems, key: str, source: object):
+    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem);
+    `read_edges` binds all but `key` and `source`."""
+    expr = problems.check(key, Expression.parse, source, variables)
+    if expr is None:
+        return None
+    return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
+
+
+def _approach_of(item, function: Callable, constraint, where: str):
     """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
     else None; False if it is wrong."""
     if "approach" in item:
-        key = f"{where}.approach"
-        expr = problems.check(key, Expression.parse, item["approach"], variables)
-        if expr is None:
-            return False
-        return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
+        approach = function(f"{where}.approach", item["approach"])
+        return False if approach is None else approach
     if item.get("reset") == "impact" and isinstance(constraint, Contact):
         return constraint.rate
     return None
 
 
-def _reset_of(item, flow, parameters, variables, constraint, problems, where):
+def _reset_of(item, function: Callable, states, constraint, problems, where: str):
     """The edge's reset: `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
     table = item.get("reset", {})
     if table == "impact":
@@ -273,19 +277,14 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
         return None
     assignments = {}
     for name, source in table.items():
-        if name not in flow.state_names:
+        if name not in states:
             problems.add(
                 f"{where}.reset.{name}",
                 f"the reset writes {name!r}, which is not a state of the FMU; it can "
-                f"set only {list(flow.state_names)}.",
+                f"set only {list(states)}.",
             )
-            continue
-        key = f"{where}.reset.{name}"
-        expr = problems.check(key, Expression.parse, source, variables)
-        if expr is not None:
-            where = f"{problems.path}: [{key}]"
-            i = flow.state_names.index(name)
-            assignments[i] = state_function(expr, flow, parameters, where)
+        elif (fn := function(f"{where}.reset.{name}", source)) is not None:
+            assignments[states.index(name)] = fn
     if len(assignments) < len(table):
         return None
 
