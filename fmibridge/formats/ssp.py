@@ -48,8 +48,7 @@ VERSIONS = ("1.0", "2.0")
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 IMPLEMENTATIONS = {"any": None, "ModelExchange": "me", "CoSimulation": "cs"}
 REAL_TAGS = ("Real", "Float64", "Float32")
-INTEGER_TAGS: tuple[str, ...] = ("Integer", "Int8", "UInt8", "Int16", "UInt16")
-INTEGER_TAGS += ("Int32", "UInt32", "Int64", "UInt64")
+INTEGER_TAGS = ("Integer", *(f"{u}Int{n}" for n in (8, 16, 32, 64) for u in ("", "U")))
 UNSUPPORTED = {  # element under a System -> what it would have meant
     "ssd:Elements/ssd:SignalDictionaryReference": "signal dictionary references",
     "ssd:SignalDictionaries": "signal dictionaries",
@@ -198,8 +197,7 @@ class _Flat:
         self.links: list[tuple[Node, Node]] = []
 
     def add_system(self, system: ET.Element, path: tuple[str, ...]) -> None:
-        """Add a system's elements (nested systems flattened), connectors,
-        connections and parameter bindings."""
+        """Add a system's elements, connectors, connections and bindings."""
         where = f"{self.where}: system {'.'.join(path)!r}"
         _refuse_unsupported(system, where)
         elements = self.elements[path] = {}
@@ -258,8 +256,7 @@ class _Flat:
         return node
 
     def _bind(self, path: tuple[str, ...], name: str, value: float) -> None:
-        """Set `name` (relative to the system at `path`) on its component;
-        other names are ignored (SSP 2.0, 5.3.3)."""
+        """Set `name` on its component; others are ignored (SSP 2.0, 5.3.3)."""
         head, dot, rest = name.partition(".")
         target = self.elements[path].get(head) if dot else None
         if isinstance(target, SspComponent):
@@ -268,8 +265,7 @@ class _Flat:
             self._bind(target, rest, value)
 
     def signals(self) -> list[tuple[str, str]]:
-        """The connections as `component.connector` pairs, those through system
-        connectors resolved to their source (an output) and each input it drives."""
+        """The connections as `component.connector` pairs, from one source each."""
         direct = [(a, b) for a, b in self.links if a[0] == b[0] == "component"]
         signals = [(_name(a), _name(b)) for a, b in direct]
         for group in _groups([link for link in self.links if link not in direct]):
@@ -501,15 +497,13 @@ def open_ssp(
     """
     path = Path(path)
     with _unpacked(path, interface) as (structure, fmus):
-        flows = {}
-        try:
+        with contextlib.ExitStack() as opened:  # closes them on an error
+            flows = {}
             for c in structure.components:
-                flows[c.name] = _open(fmus[c.name], c, interface, path, structure.units)
+                flow = _open(fmus[c.name], c, interface, path, structure.units)
+                flows[c.name] = opened.enter_context(flow)
             connections = _directed(structure, path)
-        except BaseException:
-            for flow in flows.values():
-                flow.close()
-            raise
+            opened.pop_all()
         try:
             flow = couple(
                 flows,
@@ -527,8 +521,7 @@ def open_ssp(
 
 @contextlib.contextmanager
 def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
-    """Yield an .ssp's structure and {component: FmuArchive}, unpacked into a
-    temporary folder (for `fmibridge info`)."""
+    """Yield an .ssp's structure and {component: FmuArchive} (`fmibridge info`)."""
     with _unpacked(Path(path)) as (structure, fmus):
         yield structure, {name: FmuArchive(fmu) for name, fmu in fmus.items()}
 
