@@ -13,6 +13,7 @@ event indicators become guards too.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -153,20 +154,19 @@ def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
     )
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
     constants = _declared(archive, constants, "inputs", problems, inputs=True)
-    try:
-        flow = open_fmu(
-            archive,
-            spec.get("interface"),
-            parameters=parameters,
-            start=start,
-            inputs=constants,
-            outputs=_recorded(archive, spec.get("output")),
-        )
-        return flow, spec, None
-    except FmibridgeError as exc:
-        problems.add("fmu", str(exc))
+    flow = problems.check(
+        "fmu",
+        open_fmu,
+        archive,
+        spec.get("interface"),
+        parameters=parameters,
+        start=start,
+        inputs=constants,
+        outputs=_recorded(archive, spec.get("output")),
+    )
+    if flow is None:
         problems.raise_if_any()
-        raise
+    return flow, spec, None
 
 
 def _recorded(archive, table: object) -> list[str]:
@@ -435,7 +435,7 @@ def _components(path, spec, interface, problems) -> dict:
         problems.add("components", "lists no component; give at least one FMU.")
         return {}
     parts: dict = {}
-    try:
+    with contextlib.ExitStack() as opened:  # closes them on an interrupt
         for k, item in enumerate(table):
             where = f"components[{k}]"
             problems.unknown_keys(item, COMPONENT_KEYS, f"{where}.")
@@ -454,10 +454,9 @@ def _components(path, spec, interface, problems) -> dict:
             }
             key = f"{where} ({name})"
             parts[name] = problems.check(key, open_fmu, fmu, chosen, **values)
-    except BaseException:
-        for part in filter(None, parts.values()):  # None: failed to open
-            part.close()
-        raise
+            if parts[name] is not None:  # None: it failed to open
+                opened.enter_context(parts[name])
+        opened.pop_all()
     return {name: part for name, part in parts.items() if part is not None}
 
 
@@ -465,7 +464,6 @@ def _connections(table, problems) -> list[tuple[str, str]]:
     if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
         problems.add("connections", "must be an array of tables ([[connections]]).")
         return []
-    connections = []
     for k, item in enumerate(table):
         if set(item) != {"from", "to"}:
             problems.add(
@@ -473,9 +471,7 @@ def _connections(table, problems) -> list[tuple[str, str]]:
                 f"needs exactly `from` and `to` (`component.variable`), got "
                 f"{sorted(item)}.",
             )
-            continue
-        connections.append((str(item["from"]), str(item["to"])))
-    return connections
+    return [(str(c["from"]), str(c["to"])) for c in table if set(c) == {"from", "to"}]
 
 
 def _build_coupled(path, spec, flow, problems, name, options, t_end):
@@ -496,8 +492,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         # sample after the run (a reset and re-initialisation each)
         flow.record([n for n in outputs if n not in flow.state_names])
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
-    if not is_number(end) or not end > 0:
-        problems.add("t_end", f"must be a number > 0, got {end!r}.")
+    end = problems.check("t_end", check_span, 0.0, end)
     problems.raise_if_any()
     own = flow.event_edges if isinstance(flow, CoupledModelExchange) else lambda m: ()
     modes = [
@@ -512,7 +507,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         constraint=constraint,
         name=str(spec.get("name", path.stem)),
     )
-    return Adapter(path, system, method, float(end), outputs)
+    return Adapter(path, system, method, end, outputs)
 
 
 def _flattened(edge: object) -> object:
