@@ -281,6 +281,8 @@ def test_an_ssp_without_its_fmu_is_refused(tmp_path, ssp):
          "[components[0].fmu]"),
         ('parameters = { m = 1.0', 'parameters = { mass = 1.0',
          "no variable 'mass'"),
+        ("[method]", "[coupling]\nscheme = \"jacobi\"\nfoo = 1\n\n[method]",
+         "[coupling.foo] unknown key; allowed keys are ['inputs', 'order', 'scheme']"),
     ],
 )  # fmt: skip
 def test_bad_coupled_adapters_are_refused_naming_the_variable(

@@ -391,7 +391,8 @@ def _communication(table: object, problems: Problems) -> Communication | None:
         problems.add("coupling", "must be a table with scheme, inputs and order.")
         return None
     problems.unknown_keys(table, COUPLING_KEYS, "coupling.")
-    return problems.check("coupling", lambda: Communication(**table))
+    known = {k: v for k, v in table.items() if k in COUPLING_KEYS}
+    return problems.check("coupling", Communication, **known)
 
 
 def _open_coupled(path, spec, interface, parameters, start, problems):
