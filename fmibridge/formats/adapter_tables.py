@@ -392,6 +392,8 @@ def read_method(table, name, overrides, problems: Problems, h=None) -> Method | 
 
 def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
     """The [output] `variables` (by default `default`), each one of `known`."""
+    if isinstance(table, Mapping):
+        problems.unknown_keys(table, {"variables"}, "output.")
     names = (
         table.get("variables", list(default)) if isinstance(table, Mapping) else None
     )
