@@ -275,6 +275,7 @@ def _reset_of(item, function: Callable, states, constraint, problems, where: str
     if not isinstance(table, Mapping):
         problems.add(f"{where}.reset", "must be a table of state = expression.")
         return None
+    table = flatten(table)  # `a.b = ...` (a dotted name) TOML nests
     assignments = {}
     for name, source in table.items():
         if name not in states:

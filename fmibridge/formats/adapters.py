@@ -43,7 +43,6 @@ from .adapter_tables import (
     constants,
     constraint_fields,
     failure,
-    flatten,
     mode_flows,
     read_edges,
     read_method,
@@ -478,12 +477,12 @@ def _connections(table, problems) -> list[tuple[str, str]]:
 def _build_coupled(path, spec, flow, problems, name, options, t_end):
     parameters = {**flow.parameter_values, **spec["parameters"]}
     known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
-    edges_table = [_flattened(e) for e in spec.get("edges", [])]
-    flows = mode_flows({"edges": edges_table}, flow, problems)
+    flows = mode_flows({"edges": spec.get("edges", [])}, flow, problems)
     constraint = _coupled_constraint(
         path, spec.get("constraint"), flow, known, parameters, problems
     )
-    edges = read_edges(edges_table, flows, parameters, known, constraint, problems)
+    table = spec.get("edges", [])
+    edges = read_edges(table, flows, parameters, known, constraint, problems)
     method = read_method(spec.get("method", {}), name, options, problems)
     outputs = read_outputs(
         spec.get("output", {}), flow.state_names, known - set(parameters), problems
@@ -509,13 +508,6 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         name=str(spec.get("name", path.stem)),
     )
     return Adapter(path, system, method, end, outputs)
-
-
-def _flattened(edge: object) -> object:
-    """An edge whose reset's dotted keys TOML nested, flattened."""
-    if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
-        return edge
-    return {**edge, "reset": flatten(edge["reset"])}
 
 
 def _coupled_constraint(path, table, flow, known, parameters, problems):
