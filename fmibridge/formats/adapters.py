@@ -108,11 +108,10 @@ def load_adapter(
     problems = Problems(path)
     coupled = "components" in spec or "ssp" in spec
     args = (interface, parameters or {}, start or {}, problems)
-    flow, spec, end = (_open_coupled if coupled else _open)(path, spec, *args)
-    end = end if t_end is None else t_end
+    flow, spec = (_open_coupled if coupled else _open)(path, spec, *args)
     try:
         build = _build_coupled if coupled else _build
-        return build(path, spec, flow, problems, method, method_options or {}, end)
+        return build(path, spec, flow, problems, method, method_options or {}, t_end)
     except BaseException:
         flow.close()
         raise
@@ -134,7 +133,7 @@ def _overridden(spec: Mapping, interface, parameters, start) -> dict:
 
 
 def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
-    """Open a one-FMU adapter's FMU; return (flow, the table overridden, None)."""
+    """Open a one-FMU adapter's FMU; return (flow, the table overridden)."""
     problems.unknown_keys(spec, TOP_KEYS)
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
@@ -165,7 +164,7 @@ def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
     )
     if flow is None:
         problems.raise_if_any()
-    return flow, spec, None
+    return flow, spec
 
 
 def _recorded(archive, table: object) -> list[str]:
@@ -395,7 +394,7 @@ def _communication(table: object, problems: Problems) -> Communication | None:
 
 
 def _open_coupled(path, spec, interface, parameters, start, problems):
-    """Open and couple the components; return (flow, table, SSP stop time)."""
+    """Open and couple the components; return (flow, the table overridden)."""
     problems.unknown_keys(spec, COUPLED_KEYS)
     spec = _coupled_overrides(spec, parameters, start, problems)
     if ("ssp" in spec) == ("components" in spec):
@@ -412,14 +411,15 @@ def _open_coupled(path, spec, interface, parameters, start, problems):
                 interface=interface or spec.get("interface"),
                 communication=communication,
             )
-            return flow, spec, structure.stop_time
+            stop = structure.stop_time  # the default of the file's t_end
+            return flow, {**({} if stop is None else {"t_end": stop}), **spec}
         parts = _components(path, spec, interface, problems)
         connections = _connections(spec.get("connections", []), problems)
         if problems.items:
             for part in parts.values():
                 part.close()
             problems.raise_if_any()
-        return couple(parts, connections, communication=communication), spec, None
+        return couple(parts, connections, communication=communication), spec
     except AdapterError:
         raise
     except FmibridgeError as exc:
