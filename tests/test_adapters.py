@@ -155,6 +155,14 @@ def test_unknown_parameter_names_the_file_and_variable(tmp_path, fmu_dir):
         load_adapter(path)
 
 
+def test_unknown_output_key_is_named(tmp_path, fmu_dir):
+    path = write(tmp_path, '[output]\nvariables = ["h"]\nfile = "h.csv"\n', fmu_dir)
+    with pytest.raises(
+        AdapterError, match=r"(?s)1 problem.*\[output.file\] unknown key"
+    ):
+        load_adapter(path)
+
+
 def test_malformed_expression(tmp_path, fmu_dir):
     path = write(tmp_path, '[[edges]]\nguard = "h +* 2"\n', fmu_dir)
     with pytest.raises(AdapterError, match=r"malformed expression 'h \+\* 2'"):

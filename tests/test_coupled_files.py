@@ -146,6 +146,17 @@ def test_an_adapter_adds_the_hybrid_part_to_an_ssp(adapters, ssp):
     assert np.max(np.abs(ours.x - theirs.x)) <= 1e-9
 
 
+def test_an_ssp_adapter_ends_at_its_t_end_else_at_the_ssd_stop_time(adapters, ssp):
+    path = adapters / "controlled_stop_ssp.toml"
+    text = re.sub(r'ssp = ".*"', f'ssp = "{ssp}"', path.read_text())
+    path.write_text(text.replace("t_end = 10.0", "t_end = 3.0"))
+    with load_adapter(path) as adapter:
+        assert adapter.t_end == 3.0
+    path.write_text(text.replace("t_end = 10.0", ""))
+    with load_adapter(path) as adapter:
+        assert adapter.t_end == 10.0  # the DefaultExperiment's stopTime
+
+
 def test_parameters_from_an_ssv_file_with_a_prefix(tmp_path, fmu_dir):
     ssv = """<ssv:ParameterSet version="2.0" name="p"
         xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues">
@@ -281,6 +292,8 @@ def test_an_ssp_without_its_fmu_is_refused(tmp_path, ssp):
          "[components[0].fmu]"),
         ('parameters = { m = 1.0', 'parameters = { mass = 1.0',
          "no variable 'mass'"),
+        ("[method]", "[coupling]\nscheme = \"jacobi\"\nfoo = 1\n\n[method]",
+         "[coupling.foo] unknown key; allowed keys are ['inputs', 'order', 'scheme']"),
     ],
 )  # fmt: skip
 def test_bad_coupled_adapters_are_refused_naming_the_variable(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -224,37 +225,40 @@ def read_edges(
                 f"(declare a mode with [modes.NAME] or as the `mode` of an edge).",
             )
             continue
-        flow = flows[mode]
-        guard = problems.check(
-            f"{where}.guard", Expression.parse, item["guard"], variables
-        )
-        args = (item, flow, parameters, variables, constraint, problems, where)
-        reset, approach = _reset_of(*args), _approach_of(*args)
+        states = flows[mode].state_names
+        function = partial(_function, flows[mode], parameters, variables, problems)
+        guard = function(f"{where}.guard", item["guard"])
+        reset = _reset_of(item, function, states, constraint, problems, where)
+        approach = _approach_of(item, function, constraint, where)
         if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))
-        key = f"{problems.path}: [{where}.guard]"
-        fn = state_function(guard, flow, parameters, key)
-        edge = Edge(Guard(fn, direction, name=name), target, reset, name, approach)
+        edge = Edge(Guard(guard, direction, name=name), target, reset, name, approach)
         edges.append((mode, edge))
     return edges
 
 
-def _approach_of(item, flow, parameters, variables, constraint, problems, where):
+def _function(flow, parameters, variables, problems, key: str, source: object):
+    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem);
+    `read_edges` binds all but `key` and `source`."""
+    expr = problems.check(key, Expression.parse, source, variables)
+    if expr is None:
+        return None
+    return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
+
+
+def _approach_of(item, function: Callable, constraint, where: str):
     """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
     else None; False if it is wrong."""
     if "approach" in item:
-        key = f"{where}.approach"
-        expr = problems.check(key, Expression.parse, item["approach"], variables)
-        if expr is None:
-            return False
-        return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
+        approach = function(f"{where}.approach", item["approach"])
+        return False if approach is None else approach
     if item.get("reset") == "impact" and isinstance(constraint, Contact):
         return constraint.rate
     return None
 
 
-def _reset_of(item, flow, parameters, variables, constraint, problems, where):
+def _reset_of(item, function: Callable, states, constraint, problems, where: str):
     """The edge's reset: `{state = expression}`, or "impact" (Or and Ames eq. 4)."""
     table = item.get("reset", {})
     if table == "impact":
@@ -271,43 +275,27 @@ def _reset_of(item, flow, parameters, variables, constraint, problems, where):
     if not isinstance(table, Mapping):
         problems.add(f"{where}.reset", "must be a table of state = expression.")
         return None
+    table = flatten(table)  # `a.b = ...` (a dotted name) TOML nests
     assignments = {}
     for name, source in table.items():
-        if name not in flow.state_names:
+        if name not in states:
             problems.add(
                 f"{where}.reset.{name}",
                 f"the reset writes {name!r}, which is not a state of the FMU; it can "
-                f"set only {list(flow.state_names)}.",
+                f"set only {list(states)}.",
             )
-            continue
-        key = f"{where}.reset.{name}"
-        expr = problems.check(key, Expression.parse, source, variables)
-        if expr is not None:
-            i = flow.state_names.index(name)
-            assignments[i] = (expr, f"{problems.path}: [{key}]")
+        elif (fn := function(f"{where}.reset.{name}", source)) is not None:
+            assignments[states.index(name)] = fn
     if len(assignments) < len(table):
         return None
-    return _reset_function(assignments, flow, parameters)
 
+    def reset(t: float, x: np.ndarray) -> np.ndarray:
+        x_new = x.copy()  # every right-hand side reads x before the reset
+        for i, fn in assignments.items():
+            x_new[i] = fn(t, x)
+        return x_new
 
-def _values(flow, parameters, used: Set[str]) -> Callable[[float, np.ndarray], dict]:
-    """Return (t, x) -> the values of the names; the FMU is asked only if needed."""
-    names = flow.state_names
-    if used - set(names) - set(parameters) - {"t"}:
-        return lambda t, x: {**parameters, **flow.variables(t, x), "t": t}
-    return lambda t, x: {
-        **parameters,
-        **dict(zip(names, x.tolist(), strict=True)),
-        "t": t,
-    }
-
-
-def evaluate(expr: Expression, values: Mapping[str, float], where: str, t: float):
-    """Evaluate `expr`; a failure names `where` (file and key) and the time."""
-    try:
-        return expr(values)
-    except ExpressionError as exc:
-        raise ExpressionError(f"{where} at t = {t!r} s: {exc}") from None
+    return reset
 
 
 def state_function(expr: Expression, flow, parameters, where: str):
@@ -317,11 +305,14 @@ def state_function(expr: Expression, flow, parameters, where: str):
     function = flow.expression_function(
         expr.program, constants(parameters), failure(expr, where), where
     )
-    if function is None:
-        values = _values(flow, parameters, expr.names)
+    if function is None:  # it reads a name only the flow can give
 
         def fn(t: float, x: np.ndarray) -> float:
-            return evaluate(expr, values(t, x), where, t)
+            scope = {**parameters, **flow.variables(t, x), "t": t}
+            try:
+                return expr(scope)
+            except ExpressionError as exc:
+                raise ExpressionError(f"{where} at t = {t!r} s: {exc}") from None
 
     else:
 
@@ -340,28 +331,13 @@ def constants(parameters: Mapping[str, float]) -> dict[str, float]:
 
 def failure(expr: Expression, where: str) -> Callable:
     """Return failure(t, values, code, value): the error of `expr` failing
-    inside a compiled call, as `evaluate` names it."""
+    inside a compiled call, as `state_function` names it."""
 
     def failed(t: float, values: Mapping[str, float], code: int, value: float):
         reason = expr.failure(values, code, value)
         return ExpressionError(f"{where} at t = {t!r} s: {reason}")
 
     return failed
-
-
-def _reset_function(assignments: dict[int, tuple[Expression, str]], flow, parameters):
-    """The reset x[i] = expression for {i: (expression, its file and key)}."""
-    used = set().union(*(e.names for e, _ in assignments.values()))
-    values = _values(flow, parameters, used)
-
-    def reset(t: float, x: np.ndarray) -> np.ndarray:
-        before = values(t, x)  # every right-hand side sees the values before the reset
-        x_new = x.copy()
-        for i, (expr, key) in assignments.items():
-            x_new[i] = evaluate(expr, before, key, t)
-        return x_new
-
-    return reset
 
 
 def constraint_fields(
@@ -417,6 +393,8 @@ def read_method(table, name, overrides, problems: Problems, h=None) -> Method | 
 
 def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
     """The [output] `variables` (by default `default`), each one of `known`."""
+    if isinstance(table, Mapping):
+        problems.unknown_keys(table, {"variables"}, "output.")
     names = (
         table.get("variables", list(default)) if isinstance(table, Mapping) else None
     )

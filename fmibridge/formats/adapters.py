@@ -13,6 +13,7 @@ event indicators become guards too.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,7 +43,6 @@ from .adapter_tables import (
     constants,
     constraint_fields,
     failure,
-    flatten,
     mode_flows,
     read_edges,
     read_method,
@@ -108,11 +108,10 @@ def load_adapter(
     problems = Problems(path)
     coupled = "components" in spec or "ssp" in spec
     args = (interface, parameters or {}, start or {}, problems)
-    flow, spec, end = (_open_coupled if coupled else _open)(path, spec, *args)
-    end = end if t_end is None else t_end
+    flow, spec = (_open_coupled if coupled else _open)(path, spec, *args)
     try:
         build = _build_coupled if coupled else _build
-        return build(path, spec, flow, problems, method, method_options or {}, end)
+        return build(path, spec, flow, problems, method, method_options or {}, t_end)
     except BaseException:
         flow.close()
         raise
@@ -134,7 +133,7 @@ def _overridden(spec: Mapping, interface, parameters, start) -> dict:
 
 
 def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
-    """Open a one-FMU adapter's FMU; return (flow, the table overridden, None)."""
+    """Open a one-FMU adapter's FMU; return (flow, the table overridden)."""
     problems.unknown_keys(spec, TOP_KEYS)
     if "fmu" not in spec:
         problems.add("fmu", "missing: the path of the FMU, relative to this file.")
@@ -153,20 +152,19 @@ def _open(path: Path, spec: Mapping, interface, parameters, start, problems):
     )
     constants = _constant_inputs(spec.get("inputs", {}), parameters, problems)
     constants = _declared(archive, constants, "inputs", problems, inputs=True)
-    try:
-        flow = open_fmu(
-            archive,
-            spec.get("interface"),
-            parameters=parameters,
-            start=start,
-            inputs=constants,
-            outputs=_recorded(archive, spec.get("output")),
-        )
-        return flow, spec, None
-    except FmibridgeError as exc:
-        problems.add("fmu", str(exc))
+    flow = problems.check(
+        "fmu",
+        open_fmu,
+        archive,
+        spec.get("interface"),
+        parameters=parameters,
+        start=start,
+        inputs=constants,
+        outputs=_recorded(archive, spec.get("output")),
+    )
+    if flow is None:
         problems.raise_if_any()
-        raise
+    return flow, spec
 
 
 def _recorded(archive, table: object) -> list[str]:
@@ -391,11 +389,12 @@ def _communication(table: object, problems: Problems) -> Communication | None:
         problems.add("coupling", "must be a table with scheme, inputs and order.")
         return None
     problems.unknown_keys(table, COUPLING_KEYS, "coupling.")
-    return problems.check("coupling", lambda: Communication(**table))
+    known = {k: v for k, v in table.items() if k in COUPLING_KEYS}
+    return problems.check("coupling", Communication, **known)
 
 
 def _open_coupled(path, spec, interface, parameters, start, problems):
-    """Open and couple the components; return (flow, table, SSP stop time)."""
+    """Open and couple the components; return (flow, the table overridden)."""
     problems.unknown_keys(spec, COUPLED_KEYS)
     spec = _coupled_overrides(spec, parameters, start, problems)
     if ("ssp" in spec) == ("components" in spec):
@@ -412,14 +411,15 @@ def _open_coupled(path, spec, interface, parameters, start, problems):
                 interface=interface or spec.get("interface"),
                 communication=communication,
             )
-            return flow, spec, structure.stop_time
+            stop = structure.stop_time  # the default of the file's t_end
+            return flow, {**({} if stop is None else {"t_end": stop}), **spec}
         parts = _components(path, spec, interface, problems)
         connections = _connections(spec.get("connections", []), problems)
         if problems.items:
             for part in parts.values():
                 part.close()
             problems.raise_if_any()
-        return couple(parts, connections, communication=communication), spec, None
+        return couple(parts, connections, communication=communication), spec
     except AdapterError:
         raise
     except FmibridgeError as exc:
@@ -435,7 +435,7 @@ def _components(path, spec, interface, problems) -> dict:
         problems.add("components", "lists no component; give at least one FMU.")
         return {}
     parts: dict = {}
-    try:
+    with contextlib.ExitStack() as opened:  # closes them on an interrupt
         for k, item in enumerate(table):
             where = f"components[{k}]"
             problems.unknown_keys(item, COMPONENT_KEYS, f"{where}.")
@@ -454,10 +454,9 @@ def _components(path, spec, interface, problems) -> dict:
             }
             key = f"{where} ({name})"
             parts[name] = problems.check(key, open_fmu, fmu, chosen, **values)
-    except BaseException:
-        for part in filter(None, parts.values()):  # None: failed to open
-            part.close()
-        raise
+            if parts[name] is not None:  # None: it failed to open
+                opened.enter_context(parts[name])
+        opened.pop_all()
     return {name: part for name, part in parts.items() if part is not None}
 
 
@@ -465,7 +464,6 @@ def _connections(table, problems) -> list[tuple[str, str]]:
     if not isinstance(table, list) or not all(isinstance(c, Mapping) for c in table):
         problems.add("connections", "must be an array of tables ([[connections]]).")
         return []
-    connections = []
     for k, item in enumerate(table):
         if set(item) != {"from", "to"}:
             problems.add(
@@ -473,20 +471,18 @@ def _connections(table, problems) -> list[tuple[str, str]]:
                 f"needs exactly `from` and `to` (`component.variable`), got "
                 f"{sorted(item)}.",
             )
-            continue
-        connections.append((str(item["from"]), str(item["to"])))
-    return connections
+    return [(str(c["from"]), str(c["to"])) for c in table if set(c) == {"from", "to"}]
 
 
 def _build_coupled(path, spec, flow, problems, name, options, t_end):
     parameters = {**flow.parameter_values, **spec["parameters"]}
     known = set(flow.variables(0.0, flow.x0)) | set(parameters) | {"t"}
-    edges_table = [_flattened(e) for e in spec.get("edges", [])]
-    flows = mode_flows({"edges": edges_table}, flow, problems)
+    flows = mode_flows({"edges": spec.get("edges", [])}, flow, problems)
     constraint = _coupled_constraint(
         path, spec.get("constraint"), flow, known, parameters, problems
     )
-    edges = read_edges(edges_table, flows, parameters, known, constraint, problems)
+    table = spec.get("edges", [])
+    edges = read_edges(table, flows, parameters, known, constraint, problems)
     method = read_method(spec.get("method", {}), name, options, problems)
     outputs = read_outputs(
         spec.get("output", {}), flow.state_names, known - set(parameters), problems
@@ -496,8 +492,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         # sample after the run (a reset and re-initialisation each)
         flow.record([n for n in outputs if n not in flow.state_names])
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
-    if not is_number(end) or not end > 0:
-        problems.add("t_end", f"must be a number > 0, got {end!r}.")
+    end = problems.check("t_end", check_span, 0.0, end)
     problems.raise_if_any()
     own = flow.event_edges if isinstance(flow, CoupledModelExchange) else lambda m: ()
     modes = [
@@ -512,14 +507,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         constraint=constraint,
         name=str(spec.get("name", path.stem)),
     )
-    return Adapter(path, system, method, float(end), outputs)
-
-
-def _flattened(edge: object) -> object:
-    """An edge whose reset's dotted keys TOML nested, flattened."""
-    if not isinstance(edge, Mapping) or not isinstance(edge.get("reset"), Mapping):
-        return edge
-    return {**edge, "reset": flatten(edge["reset"])}
+    return Adapter(path, system, method, end, outputs)
 
 
 def _coupled_constraint(path, table, flow, known, parameters, problems):

@@ -48,8 +48,7 @@ VERSIONS = ("1.0", "2.0")
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 IMPLEMENTATIONS = {"any": None, "ModelExchange": "me", "CoSimulation": "cs"}
 REAL_TAGS = ("Real", "Float64", "Float32")
-INTEGER_TAGS: tuple[str, ...] = ("Integer", "Int8", "UInt8", "Int16", "UInt16")
-INTEGER_TAGS += ("Int32", "UInt32", "Int64", "UInt64")
+INTEGER_TAGS = ("Integer", *(f"{u}Int{n}" for n in (8, 16, 32, 64) for u in ("", "U")))
 UNSUPPORTED = {  # element under a System -> what it would have meant
     "ssd:Elements/ssd:SignalDictionaryReference": "signal dictionary references",
     "ssd:SignalDictionaries": "signal dictionaries",
@@ -193,13 +192,12 @@ class _Flat:
     def __init__(self, where: str, units: Definitions) -> None:
         self.where, self.units = where, units
         self.components: list[SspComponent] = []
-        self.elements: dict[tuple[str, ...], dict[str, object]] = {}  # by system
+        self.elements: dict[tuple[str, ...], dict[str, SspComponent | tuple]] = {}
         self.kinds: dict[Node, tuple[str, str | None]] = {}  # connector: kind, unit
         self.links: list[tuple[Node, Node]] = []
 
     def add_system(self, system: ET.Element, path: tuple[str, ...]) -> None:
-        """Add a system's elements (nested systems flattened), connectors,
-        connections and parameter bindings."""
+        """Add a system's elements, connectors, connections and bindings."""
         where = f"{self.where}: system {'.'.join(path)!r}"
         _refuse_unsupported(system, where)
         elements = self.elements[path] = {}
@@ -237,18 +235,18 @@ class _Flat:
         """The connector an end of a connection names, in the system at `path`."""
         element = connection.get(f"{which}Element")
         connector = connection.get(f"{which}Connector", "")
-        if element is None:
-            node: Node = ("system", path, connector)
-        elif isinstance(component := self.elements[path].get(element), SspComponent):
-            node = ("component", (component.name,), connector)
-        elif element in self.elements[path]:
-            node = ("system", (*path, element), connector)
-        else:
+        target = path if element is None else self.elements[path].get(element)
+        if target is None:
             raise SspError(
                 f"{self.where}: system {'.'.join(path)!r}: a connection names "
                 f"element {element!r}; its elements are "
                 f"{sorted(self.elements[path])}."
             )
+        node: Node = (
+            ("component", (target.name,), connector)
+            if isinstance(target, SspComponent)
+            else ("system", target, connector)
+        )
         if node[0] == "system" and node not in self.kinds:
             raise SspError(
                 f"{self.where}: a connection in system {'.'.join(path)!r} uses "
@@ -258,8 +256,7 @@ class _Flat:
         return node
 
     def _bind(self, path: tuple[str, ...], name: str, value: float) -> None:
-        """Set `name` (relative to the system at `path`) on its component;
-        other names are ignored (SSP 2.0, 5.3.3)."""
+        """Set `name` on its component; others are ignored (SSP 2.0, 5.3.3)."""
         head, dot, rest = name.partition(".")
         target = self.elements[path].get(head) if dot else None
         if isinstance(target, SspComponent):
@@ -268,8 +265,7 @@ class _Flat:
             self._bind(target, rest, value)
 
     def signals(self) -> list[tuple[str, str]]:
-        """The connections as `component.connector` pairs, those through system
-        connectors resolved to their source (an output) and each input it drives."""
+        """The connections as `component.connector` pairs, from one source each."""
         direct = [(a, b) for a, b in self.links if a[0] == b[0] == "component"]
         signals = [(_name(a), _name(b)) for a, b in direct]
         for group in _groups([link for link in self.links if link not in direct]):
@@ -428,21 +424,24 @@ def read_ssp(path: str | Path) -> SystemStructure:
     an SspError names what is missing, malformed or unsupported."""
     path = Path(path)
     with _archive(path) as archive:
-        names = set(archive.namelist())
-        if SSD_ENTRY not in names:
-            raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
-        where = f"{path}!{SSD_ENTRY}"
-        ssd = read_member(archive, SSD_ENTRY, limits.MAX_XML_BYTES, path)
-        root = parse_xml(ssd, where)
-        _inline_ssv(archive, root, path)
-        structure = read_ssd(root, where)
-        for component in structure.components:
-            entry = _entry(component.source, path, component.name)
-            if entry not in names:
-                raise SspError(
-                    f"{path}: component {component.name!r} references "
-                    f"{component.source}, which is not in the archive."
-                )
+        return _structure(archive, path)
+
+
+def _structure(archive: zipfile.ZipFile, path: Path) -> SystemStructure:
+    """The structure of the open archive `path` (`read_ssp`)."""
+    names = set(archive.namelist())
+    if SSD_ENTRY not in names:
+        raise SspError(f"{path}: no {SSD_ENTRY} at the archive's root.")
+    where = f"{path}!{SSD_ENTRY}"
+    root = parse_xml(read_member(archive, SSD_ENTRY, limits.MAX_XML_BYTES, path), where)
+    _inline_ssv(archive, root, path)
+    structure = read_ssd(root, where)
+    for component in structure.components:
+        if _entry(component.source, path, component.name) not in names:
+            raise SspError(
+                f"{path}: component {component.name!r} references "
+                f"{component.source}, which is not in the archive."
+            )
     return structure
 
 
@@ -498,15 +497,13 @@ def open_ssp(
     """
     path = Path(path)
     with _unpacked(path, interface) as (structure, fmus):
-        flows = {}
-        try:
+        with contextlib.ExitStack() as opened:  # closes them on an error
+            flows = {}
             for c in structure.components:
-                flows[c.name] = _open(fmus[c.name], c, interface, path, structure.units)
+                flow = _open(fmus[c.name], c, interface, path, structure.units)
+                flows[c.name] = opened.enter_context(flow)
             connections = _directed(structure, path)
-        except BaseException:
-            for flow in flows.values():
-                flow.close()
-            raise
+            opened.pop_all()
         try:
             flow = couple(
                 flows,
@@ -524,8 +521,7 @@ def open_ssp(
 
 @contextlib.contextmanager
 def ssp_fmus(path: str | Path) -> Iterator[tuple[SystemStructure, dict]]:
-    """Yield an .ssp's structure and {component: FmuArchive}, unpacked into a
-    temporary folder (for `fmibridge info`)."""
+    """Yield an .ssp's structure and {component: FmuArchive} (`fmibridge info`)."""
     with _unpacked(Path(path)) as (structure, fmus):
         yield structure, {name: FmuArchive(fmu) for name, fmu in fmus.items()}
 
@@ -535,18 +531,19 @@ def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
     """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
-    structure = read_ssp(path)
     wanted = INTERFACE_NAMES.get(interface or "")
-    for c in structure.components:
-        if wanted and c.implementation and INTERFACE_NAMES[c.implementation] != wanted:
-            raise SspError(
-                f"{path}: interface {interface!r} ({wanted}): component {c.name!r} "
-                f"has implementation {INTERFACE_NAMES[c.implementation]!r} in the "
-                f"SSD; drop the interface or change the SSD."
-            )
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
-        fmus = {}
         with _archive(path) as archive:
+            structure = _structure(archive, path)
+            for c in structure.components:
+                chosen = INTERFACE_NAMES.get(c.implementation or "")
+                if wanted and chosen and chosen != wanted:
+                    raise SspError(
+                        f"{path}: interface {interface!r} ({wanted}): component "
+                        f"{c.name!r} has implementation {chosen!r} in the SSD; drop "
+                        f"the interface or change the SSD."
+                    )
+            fmus = {}
             for c in structure.components:
                 entry = _entry(c.source, path, c.name)
                 fmus[c.name] = extract_member(archive, entry, Path(tmp, entry), path)
@@ -600,27 +597,23 @@ def _open(
 
 def _directed(structure: SystemStructure, path: Path) -> list[Connection]:
     """Each connection from its output end to its input end."""
-    declared = {c.name: c.connectors for c in structure.components}
-    connections = []
+    kinds = {
+        f"{c.name}.{name}": kind
+        for c in structure.components
+        for name, (kind, _) in c.connectors.items()
+    }
     for start, end in structure.connections:
-        kinds = []
-        for end_name in (start, end):
-            component, _, connector = end_name.partition(".")
-            if component not in declared:
-                raise SspError(
-                    f"{path}: a connection names component {component!r}; the "
-                    f"components are {sorted(declared)}."
-                )
-            if connector not in declared[component]:
+        for name in (start, end):
+            if name not in kinds:
+                component, _, connector = name.partition(".")
                 raise SspError(
                     f"{path}: the connection {start} - {end} uses connector "
                     f"{connector!r}, which component {component!r} does not declare."
                 )
-            kinds.append(declared[component][connector][0])
-        connections.append(
-            Connection(end, start) if kinds[0] == "input" else Connection(start, end)
-        )
-    return connections
+    return [
+        Connection(b, a) if kinds[a] == "input" else Connection(a, b)
+        for a, b in structure.connections
+    ]
 
 
 def ssp_system(
