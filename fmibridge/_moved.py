@@ -44,7 +44,7 @@ class _MovedFinder:
         return importlib.import_module(new)
 
     def exec_module(self, module) -> None:
-        sys.modules[module.__spec__.name] = module  # the new module, under its old name
+        """Nothing to run: `create_module` returned the imported new module."""
 
 
 sys.meta_path.append(_MovedFinder())  # on the package's import: a module runs once

@@ -37,7 +37,7 @@ def temp(tmp_path, monkeypatch) -> Path:
 
 
 def own(temp: Path) -> Path:
-    """fmibridge's own folder in the temporary directory `temp` (`core.scratch`)."""
+    """fmibridge's own folder in the temporary directory `temp` (`core.outputs`)."""
     return temp / f"fmibridge-{os.getuid()}"
 
 

@@ -26,7 +26,7 @@ from test_fmu_extraction import declare_size, rebuild
 
 from fmibridge import AdapterError, FmibridgeError, FmibridgeWarning, simulate
 from fmibridge.cli import main
-from fmibridge.core import limits, scratch, supervision
+from fmibridge.core import limits, outputs, supervision
 from fmibridge.core.outputs import write_atomically
 from fmibridge.flows.fmu import open_fmu
 from fmibridge.formats.adapters import load_adapter
@@ -559,13 +559,13 @@ def test_the_folders_of_a_killed_process_are_removed_by_the_next(
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    monkeypatch.setattr(scratch, "_SWEPT", set())
+    monkeypatch.setattr(outputs, "_SWEPT", set())
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     pid = dead.stdout.strip()
     names = [f"fmibridge_{pid}_a", f"fmibridge_{os.getpid()}_b",
              f"fmibridge_worker_{pid}_c", f"other_{pid}_d"]  # fmt: skip
-    own = temp / f"fmibridge-{os.getuid()}"  # fmibridge's folder (`core.scratch`)
+    own = temp / f"fmibridge-{os.getuid()}"  # fmibridge's folder (`core.outputs`)
     for name in names:
         (own / name / "resources").mkdir(parents=True)
     open_fmu(fmu_dir / "BouncingBall.fmu", "me").close()

@@ -50,7 +50,7 @@ TIMEOUT = 3.0  # s: a run's time limit (healthy runs take well under 1 s)
 
 
 def own(temp: Path) -> Path:
-    """fmibridge's own folder in the temporary directory `temp` (`core.scratch`)."""
+    """fmibridge's own folder in the temporary directory `temp` (`core.outputs`)."""
     return temp / f"fmibridge-{os.getuid()}"
 
 

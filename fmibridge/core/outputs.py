@@ -1,21 +1,26 @@
-"""Output files: checked before a run, written whole or not at all.
+"""Output files: checked before a run, written whole or not at all; and
+temporary folders, named by their process.
 
 `claimed` creates each file empty and locked (flock) for the run, so a second
 run on the same path fails before simulating (an unlocked empty claim, a killed
 run's, is taken over). A file is written under a temporary name with the
-writer's process id, then renamed: a reader never sees half a file.
+writer's process id, then renamed: a reader never sees half a file. Temporary
+folders (``<prefix><pid>_...``) go in fmibridge's own folder of the temporary
+directory (`own_folder`); those of a process killed outright are removed by the
+next one to make a folder of that prefix.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .errors import FmibridgeError
-from .scratch import is_running
 
 try:
     import fcntl
@@ -211,10 +216,66 @@ def _temporary(path: Path) -> Path:
 
 def _remove_stale(path: Path) -> None:
     """Remove the temporary files beside `path` whose writer no longer runs."""
-    prefix = f".{path.name}."
-    for temporary in path.parent.iterdir():
-        name = temporary.name
-        if name.startswith(prefix) and name.endswith(".tmp"):
-            pid = name[len(prefix) :].split(".")[0]
-            if pid.isdigit() and not is_running(int(pid)):
-                temporary.unlink(missing_ok=True)
+    for entry in _orphans(path.parent, f".{path.name}.", "."):
+        if entry.name.endswith(".tmp"):
+            Path(entry.path).unlink(missing_ok=True)
+
+
+_SWEPT: set[tuple[Path, str]] = set()  # (own folder, prefix) swept already
+
+
+def new_folder(prefix: str) -> Path:
+    """Make and return a temporary folder ``<prefix><pid>_...`` in `own_folder`,
+    after removing (once per process) those of `prefix` whose process has ended."""
+    parent = own_folder()
+    if (parent, prefix) not in _SWEPT:
+        _SWEPT.add((parent, prefix))
+        for entry in _orphans(parent, prefix, "_"):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}_", dir=parent))
+
+
+def own_folder() -> Path:
+    """fmibridge's folder in the temporary directory, ``fmibridge-<uid>``: made
+    with mode 0o700, and refused unless it is a folder this user owns (not a
+    link), so that another user cannot plant or read what is unpacked there."""
+    uid = os.getuid() if hasattr(os, "getuid") else None  # Windows: none, per user
+    name = "fmibridge" if uid is None else f"fmibridge-{uid}"
+    folder = Path(tempfile.gettempdir()) / name
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or (uid is not None and info.st_uid != uid):
+        raise FmibridgeError(
+            f"{folder}: fmibridge's temporary folder is not a folder of this user's "
+            f"(uid {uid}); remove it, or set TMPDIR to a folder of your own."
+        )
+    if uid is not None and stat.S_IMODE(info.st_mode) != 0o700:
+        folder.chmod(0o700)  # this user's own, made wider than it should be
+    return folder
+
+
+def _orphans(parent: Path, prefix: str, end: str) -> Iterator[os.DirEntry]:
+    """The entries ``<prefix><pid><end>...`` of `parent` whose process has ended."""
+    with os.scandir(parent) as entries:
+        for entry in entries:
+            pid = entry.name[len(prefix) :].partition(end)[0]
+            if entry.name.startswith(prefix) and _has_ended(pid):
+                yield entry
+
+
+def _has_ended(pid: str) -> bool:
+    """True if `pid` is a process id whose process no longer runs (never on
+    Windows: signal 0 would end it)."""
+    if not pid.isdigit() or os.name == "nt":
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process
+        pass
+    return False

@@ -112,9 +112,8 @@ class Result:
     def __getitem__(self, key: slice | list[str] | np.ndarray) -> np.ndarray: ...
 
     def __getitem__(self, key: Any) -> np.ndarray | np.void:
-        """Index the samples as FMPy's structured result: a name gives a
-        column, a list of names those columns, an integer one row (a record),
-        a slice or index array those rows (`to_structured`)."""
+        """Index the samples as FMPy's structured result: a name, a list of
+        names, an integer (a record), a slice or an index array of rows."""
         if isinstance(key, str):
             return self._column(key)
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key):
@@ -122,7 +121,6 @@ class Result:
         return self.to_structured()[key]  # numpy's own IndexError for a row
 
     def _column(self, name: str) -> np.ndarray:
-        """One column by name: 'time', a state or an output."""
         if name == "time":
             return self.t
         if name in self.state_names:
@@ -165,7 +163,6 @@ class Result:
         return self._structured(["time", *names])
 
     def _structured(self, names: Sequence[str]) -> np.ndarray:
-        """The columns `names` as a structured array."""
         array = np.empty(len(self.t), dtype=_dtype(names))
         for name in names:
             array[name] = self._column(name)

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .errors import FmibridgeError, FmibridgeWarning
 from .journal import Journal, replay
+from .outputs import new_folder
 from .recorder import recording
 from .records import Status
-from .scratch import new_folder
 
 if TYPE_CHECKING:  # imported where a child is started or serves
     from multiprocessing.connection import Connection

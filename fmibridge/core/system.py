@@ -82,7 +82,6 @@ class Guard:
         return {"falling": g < 0.0, "rising": g > 0.0}.get(self.direction, False)
 
 
-VectorFn = Callable[[float, np.ndarray], np.ndarray]
 VectorGradientFn = Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -119,7 +118,7 @@ class VectorGuard:
     0.75
     """
 
-    fn: VectorFn
+    fn: Callable[[float, np.ndarray], np.ndarray]
     size: int
     gradient: VectorGradientFn | None = None
     affine: bool | Sequence[bool] | np.ndarray = False

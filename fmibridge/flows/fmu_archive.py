@@ -31,7 +31,7 @@ from ..core import limits
 from ..core.archives import open_checked, read_member, unpack
 from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.numbers import finite, positive
-from ..core.scratch import new_folder
+from ..core.outputs import new_folder
 from ..core.system import EXPERIMENT_VALUES, Experiment
 
 if TYPE_CHECKING:

@@ -1,10 +1,6 @@
-"""Parameter sweeps and batch runs, executed on Dask (a front door).
-
-`runs` (one run as data), `spec` (a sweep and its TOML file), `metrics`,
-`execution` (any function over many keyword sets on Dask), `batch`
-(`run_sweep`) and `cli` (``fmibridge sweep``). May import every layer below the
-front doors and `validation`'s ground truth; never `cli`. Dask loads on first use.
-"""
+"""Parameter sweeps and batch runs, executed on Dask (a front door; docs/layout.md
+lists its modules). May import every layer below the front doors and
+`validation`'s ground truth; never `cli`. Dask loads on first use."""
 
 from .batch import SweepResult, run_one, run_sweep
 from .execution import Outcome, SweepInterrupted, iter_runs, local_client, map_runs

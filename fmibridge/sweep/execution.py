@@ -64,13 +64,6 @@ def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Outcome:
     return Outcome(value, error, time.perf_counter() - wall)
 
 
-def _bar(total: int, enabled: bool, desc: str):
-    from tqdm import tqdm
-
-    shown = enabled and sys.stderr.isatty()  # no bar frames in logs
-    return tqdm(total=total, disable=not shown, desc=desc, unit="run", leave=False)
-
-
 def iter_runs(
     fn: Callable[..., Any],
     kwargs_list: Sequence[Mapping[str, Any]],
@@ -85,7 +78,12 @@ def iter_runs(
     Closing the generator cancels the runs not yet done. Parameters as in
     `map_runs`.
     """
-    with _bar(len(kwargs_list), progress, desc) as bar:
+    from tqdm import tqdm
+
+    shown = progress and sys.stderr.isatty()  # no bar frames in logs
+    with tqdm(
+        total=len(kwargs_list), disable=not shown, desc=desc, unit="run", leave=False
+    ) as bar:
         if scheduler == "serial":
             for i, kwargs in enumerate(kwargs_list):
                 outcome = _call(fn, kwargs)

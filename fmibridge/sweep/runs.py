@@ -83,7 +83,21 @@ def build(run: Run):
     method's step; an FMU is loaded here, in the worker."""
     model = run.model
     if model.endswith(".toml"):
-        return _build_adapter(run)
+        from ..formats.adapters import load_adapter
+
+        settings = dict(run.method)
+        name, zeno = settings.pop("name", None), settings.pop("zeno", None)
+        adapter = load_adapter(
+            model,
+            method=name,
+            method_options=settings or None,
+            t_end=run.t_end,
+            interface=run.interface,
+            zeno=zeno,
+            parameters=run.parameters,
+            start=run.start,
+        )
+        return adapter.system, adapter.method, adapter.t_end
     method = build_method(run.method)
     t_end = run.t_end
     if model in MODELS:
@@ -112,22 +126,3 @@ def build(run: Run):
         system.close()
         raise
     return system, method, t_end
-
-
-def _build_adapter(run: Run):
-    """Load an adapter file with the run's parameters, start values and method."""
-    from ..formats.adapters import load_adapter
-
-    settings = dict(run.method)
-    name, zeno = settings.pop("name", None), settings.pop("zeno", None)
-    adapter = load_adapter(
-        run.model,
-        method=name,
-        method_options=settings or None,
-        t_end=run.t_end,
-        interface=run.interface,
-        zeno=zeno,
-        parameters=run.parameters,
-        start=run.start,
-    )
-    return adapter.system, adapter.method, adapter.t_end
