@@ -34,6 +34,7 @@ from .core.records import Status
 from .core.result import Result, events_path
 from .core.system import EXPERIMENT_VALUES
 from .core.time_limit import check_timeout
+from .fmpy_keywords import did_you_mean
 from .methods import METHODS
 from .methods.halving import LOCATE
 
@@ -565,35 +566,31 @@ def _add_output_flags(run) -> None:
     )
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that names the nearest known flags for an unknown one."""
-
-    def unrecognized(self, extras: Sequence[str]) -> NoReturn:
-        """Exit with argparse's error naming each argument not understood, and
-        the nearest long flags its help shows."""
-        import difflib  # only for a misspelled flag
-
-        flags = [
-            f
-            for action in self._actions
-            if action.help is not argparse.SUPPRESS
-            for f in action.option_strings
-            if f.startswith("--")
-        ]
-        named = []
-        for extra in extras:
-            flag = extra.partition("=")[0]
-            spelled = flag.replace("_", "-").lower()
-            close = [spelled] if spelled in flags else []
-            close = close or difflib.get_close_matches(flag, flags, n=2)
-            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            named.append(f"{extra}{hint}" if flag.startswith("-") else extra)
-        self.error(f"unrecognized arguments: {', '.join(named)}")
+def _unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> NoReturn:
+    """Exit with argparse's error naming each argument not understood, and the
+    nearest long flags its help shows."""
+    flags = [
+        f
+        for action in parser._actions
+        if action.help is not argparse.SUPPRESS
+        for f in action.option_strings
+        if f.startswith("--")
+    ]
+    named = []
+    for extra in extras:
+        flag = extra.partition("=")[0]
+        spelled = flag.replace("_", "-").lower()
+        if spelled in flags:
+            extra += f" (did you mean {spelled}?)"
+        elif flag.startswith("-"):
+            extra += did_you_mean(flag, flags, str)
+        named.append(extra)
+    parser.error(f"unrecognized arguments: {', '.join(named)}")
 
 
-def _parser(command: str | None = None) -> _Parser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `fmibridge` parser; of LAZY_COMMANDS only `command`'s module loads."""
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",
     )
@@ -649,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser(command)
     args, extras = parser.parse_known_args(argv)
     if extras:
-        getattr(args, "parser", parser).unrecognized(extras)
+        _unrecognized(getattr(args, "parser", parser), extras)
     func: Callable[[argparse.Namespace], int] = args.func
     warnings.simplefilter("default", FmibridgeWarning)
     warnings.formatwarning = lambda msg, cat, *a, **k: f"fmibridge: warning: {msg}\n"
