@@ -143,11 +143,6 @@ def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
             f"--parameters: the built-in ball has no parameter(s) {unknown}; its "
             f"parameters are {known}."
         )
-    if "output" in keywords:
-        raise FmibridgeError(
-            "--output: the built-in ball records its states h and v; outputs are "
-            "an FMU's."
-        )
     return simulate(bouncing_ball(**parameters), **keywords)
 
 

@@ -585,10 +585,8 @@ STEPPING = ("method", "method_options", "solver", "step_size", "guards", "zeno")
 def _with_model_defaults(
     system: HybridSystem, given: Keywords, kind: str, span: float
 ) -> Keywords:
-    """`given` with the stepping FMPy's users expect of a plain FMU (no
-    guards, no stepping keyword): in Model Exchange adaptive steps
-    (Dormand-Prince, CVODE where `is_stiff`) on FMPy's grid; in Co-Simulation
-    FMPy's communication step, at most the span."""
+    """`given` with FMPy's stepping for a plain FMU: in Model Exchange adaptive
+    steps (CVODE where `is_stiff`) on FMPy's grid, in Co-Simulation its step."""
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
     if all(isinstance(flow, VectorField) for flow in system.flows()):
@@ -659,13 +657,7 @@ def _with_stable_step(method: Method, system: HybridSystem) -> Method:
 
 def fmpy_step(span: float) -> float:
     """Return FMPy's default step of a run of `span` s: the power of ten
-    nearest to a thousandth of the span.
-
-    Examples
-    --------
-    >>> fmpy_step(3.0), fmpy_step(20.0)
-    (0.001, 0.01)
-    """
+    nearest to a thousandth of the span."""
     return 10.0 ** (round(math.log10(span)) - 3)
 
 
@@ -676,8 +668,6 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
 
     Examples
     --------
-    >>> fmpy_communication_step(1e-7, 1.0)  # a MapleSim export's stepSize
-    0.0016384
     >>> fmpy_communication_step(None, 1.5)
     0.002
     """
@@ -696,15 +686,7 @@ def fmpy_cs_step(span: float, *steps: float | None) -> float:
 
 def default_output_interval(span: float, h: float) -> float:
     """Return FMPy's default output interval of a run of `span` s in steps
-    of h: h doubled until at most MAX_OUTPUT_INTERVALS intervals.
-
-    Examples
-    --------
-    >>> default_output_interval(20.0, 0.01)  # VanDerPol: FMPy's 1001 rows
-    0.02
-    >>> default_output_interval(3.0, 0.01)  # under 1000 intervals: h itself
-    0.01
-    """
+    of h: h doubled until at most MAX_OUTPUT_INTERVALS intervals."""
     k = max(0, math.ceil(math.log2(span / (MAX_OUTPUT_INTERVALS * h))))
     while k > 0 and span / (h * 2 ** (k - 1)) <= MAX_OUTPUT_INTERVALS:
         k -= 1  # log2's round-off, either way
