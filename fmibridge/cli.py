@@ -480,16 +480,11 @@ def _add_method_flags(run) -> None:
         ),
     ):
         run.add_argument(flag, type=str.lower, choices=choices, help=what)
-    run.add_argument(
-        "--step-size",
-        type=float,
-        help="the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
-    )
-    run.add_argument(
-        "--h", dest="step_size", type=float, action=_Deprecated, metavar="--step-size",
-        help=argparse.SUPPRESS,
-    )  # fmt: skip
     for flag, what in (
+        (
+            "--step-size",
+            "the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
+        ),
         (
             "--rtol",
             "relative tolerance: adaptive steps (dopri5, cvode) between events for "
@@ -510,6 +505,10 @@ def _add_method_flags(run) -> None:
         ),
     ):
         run.add_argument(flag, type=float, help=what)
+    run.add_argument(
+        "--h", dest="step_size", type=float, action=_Deprecated, metavar="--step-size",
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
 
 
 def _output_interval(text: str) -> float | str:

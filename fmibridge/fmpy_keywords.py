@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from .core.errors import FmibridgeError
-
 SOLVERS = {"Euler": "euler", "CVode": "cvode"}  # FMPy's `solver` -> our integrator
 
 
@@ -117,17 +115,3 @@ def did_you_mean(name: str, known: Sequence[str], show: Callable = repr) -> str:
 
     close = difflib.get_close_matches(name, known, n=2)
     return f" (did you mean {' or '.join(map(show, close))}?)" if close else ""
-
-
-def solver_integrator(solver: object) -> str | None:
-    """Return the integrator FMPy's `solver` names (None: not given); refuse a
-    name FMPy does not have."""
-    if solver is None:
-        return None
-    if solver in SOLVERS:
-        return SOLVERS[solver]
-    raise FmibridgeError(
-        f"`solver` must be FMPy's 'Euler' or 'CVode', got {solver!r}; fmibridge's "
-        f"integrators are `method_options={{'integrator': ...}}`: 'rk4', "
-        f"'midpoint', 'euler', 'dopri5' or 'cvode'."
-    )

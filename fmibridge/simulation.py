@@ -33,7 +33,7 @@ from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
 from .flows.input_table import InputTable
 from .flows.native import NativeFlow
-from .fmpy_keywords import fixed_problems, refuse_unknown, solver_integrator
+from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
@@ -390,11 +390,16 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
 
 def _with_integrator(given: Keywords) -> dict[str, Any]:
     """`given` with FMPy's `solver` as the method's integrator."""
-    given = dict(given)
-    integrator = solver_integrator(given.get("solver"))
-    if integrator is not None and not isinstance(given.get("method"), Method):
+    given, solver = dict(given), given.get("solver")
+    if solver is not None and solver not in SOLVERS:
+        raise FmibridgeError(
+            f"`solver` must be FMPy's 'Euler' or 'CVode', got {solver!r}; fmibridge's "
+            f"integrators are `method_options={{'integrator': ...}}`: 'rk4', "
+            f"'midpoint', 'euler', 'dopri5' or 'cvode'."
+        )
+    if solver is not None and not isinstance(given.get("method"), Method):
         options = given.get("method_options", {})
-        given["method_options"] = {**options, "integrator": integrator}
+        given["method_options"] = {**options, "integrator": SOLVERS[solver]}
     return given
 
 
@@ -520,11 +525,10 @@ def _checked(
     method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
     """Refuse an `integrator` the method ignores; apply rtol and `zeno_eps`."""
-    if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
-        method = _with_tolerance(method, system, given)
     completion, inner = _split(method)
     is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
-    if "integrator" in given.get("method_options", {}):
+    named = "integrator" in given.get("method_options", {})
+    if named:
         name = "solver" if "solver" in given else "integrator"
         if is_a(inner, "Unilateral"):
             raise FmibridgeError(
@@ -536,12 +540,24 @@ def _checked(
                 f"`{name}`: a Co-Simulation FMU integrates itself and ignores "
                 f"it; drop it, or use `fmi_type` 'me'."
             )
-    if "relative_tolerance" in given and isinstance(given.get("method"), Method):
+    rtol = given.get("relative_tolerance")
+    if rtol is not None and isinstance(given.get("method"), Method):
         if not (kind == "fmu" and is_cs):  # else the FMU's own solver takes it
             raise FmibridgeError(
                 "`relative_tolerance`: give it to the Method (its rtol, "
                 f"{type(inner).__name__}(rtol=...))."
             )
+    elif rtol is not None and (
+        is_a(inner, "Unilateral") or inner.tolerates and not is_cs
+    ):
+        if is_a(inner, "Unilateral"):
+            inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
+        else:  # the rtol of its adaptive steps
+            integrator = inner.integrator if named else None
+            inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)  # type: ignore[call-arg]
+        if completion is not None:
+            completion = dataclasses.replace(completion, inner=inner, integrator=None)
+        method = inner if completion is None else completion
     if "zeno_eps" not in given:
         return method
     if completion is None:
@@ -556,25 +572,6 @@ def _split(method: Method) -> tuple[Completion | None, Method]:
     """The Completion `method` is, if it is one (`is_a`), and the method it steps."""
     completion = cast("Completion", method) if is_a(method, "Completion") else None
     return completion, method if completion is None else completion.inner
-
-
-def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
-    """The method with `relative_tolerance` as the rtol of its steps, if it has one."""
-    completion, inner = _split(method)
-    rtol = given["relative_tolerance"]
-    if is_a(inner, "Unilateral"):
-        inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
-    elif inner.tolerates and all(
-        isinstance(flow, VectorField) for flow in system.flows()
-    ):
-        named = "integrator" in given.get("method_options", {})
-        integrator = inner.integrator if named else None
-        inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)  # type: ignore[call-arg]
-    else:
-        return method
-    if completion is not None:
-        return dataclasses.replace(completion, inner=inner, integrator=None)
-    return inner
 
 
 # keywords that choose how a model is stepped: with none of them given, a plain
