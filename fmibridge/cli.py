@@ -220,10 +220,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     or an adapter file."""
     from .flows.fmi import FmuArchive
 
-    if args.fmu.suffix.lower() == ".ssp":
-        return _info_ssp(args.fmu)
-    if args.fmu.suffix.lower() == ".toml":
-        return _info_adapter(args.fmu)
+    describe = {".ssp": _info_ssp, ".toml": _info_adapter}.get(args.fmu.suffix.lower())
+    if describe is not None:
+        return describe(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
     print(f"{args.fmu}: {d.modelName}, FMI {archive.declared_version}")

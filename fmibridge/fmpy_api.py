@@ -21,7 +21,7 @@ from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
 from .simulation import (
     default_output_interval,
-    fmpy_cs_step,
+    fmpy_communication_step,
     fmpy_step,
     simulate,
 )
@@ -169,7 +169,9 @@ def fmpy_interval(
     Co-Simulation from the fixedInternalStepSize, else the stepSize."""
     if not is_cs:
         return default_output_interval(span, step or fmpy_step(span))
-    return fmpy_cs_step(span, archive.fixed_internal_step, archive.experiment.step)
+    fixed = archive.fixed_internal_step
+    base = fixed if fixed is not None else archive.experiment.step
+    return fmpy_communication_step(base, span)
 
 
 def plot_result(

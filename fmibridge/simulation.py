@@ -154,7 +154,11 @@ def simulate(
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
     _check_interval(output_interval)
     refuse_unknown(fmpy_keywords, KEYWORDS)
-    given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
+    given = {  # the keywords not left at their defaults
+        k: v
+        for k, v in locals().items()
+        if k in KEYWORDS and v is not SIGNATURE[k].default
+    }
     for name, check in NUMBERS.items():
         if name in given:
             check(name, given[name])
@@ -276,8 +280,6 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
 
 SIGNATURE = inspect.signature(simulate).parameters
 KEYWORDS = tuple(SIGNATURE)[1:-1]  # all but `model` and **fmpy_keywords
-# FMPy's flags: given where not at their default
-DEFAULTS = {k: p.default for k, p in SIGNATURE.items() if isinstance(p.default, bool)}
 # checked as they enter (`core.numbers`): a NaN tolerance never reaches an FMU
 NUMBERS = {
     "start_time": finite,
@@ -311,13 +313,6 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "validate": "an adapter's FMU is validated; fix the FMU it names",
     },
 }
-
-
-def _is_given(name: str, value: object) -> bool:
-    """False for a keyword left at its default."""
-    if name in DEFAULTS:
-        return value is not DEFAULTS[name]
-    return value is not None and not (isinstance(value, tuple) and value == ())
 
 
 def _kind(model: Model) -> str:
@@ -597,8 +592,8 @@ def _with_model_defaults(
     if isinstance(interval, int | float) and interval < span:  # FMPy's step
         return {**given, "step_size": float(interval)}
     (flow,) = system.flows()  # the FMU's, with its DefaultExperiment
-    fixed = cast(Any, flow).archive.fixed_internal_step
-    step = fmpy_cs_step(span, system.experiment.step, fixed)
+    own, fixed = system.experiment.step, cast(Any, flow).archive.fixed_internal_step
+    step = fmpy_communication_step(fixed if own is None else own, span)
     return {**given, "step_size": min(step, span)}
 
 
@@ -673,12 +668,6 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
     from fmpy.util import auto_interval
 
     return float(auto_interval(span))
-
-
-def fmpy_cs_step(span: float, *steps: float | None) -> float:
-    """Return `fmpy_communication_step` of the first of `steps` given."""
-    given = (step for step in steps if step is not None)
-    return fmpy_communication_step(next(given, None), span)
 
 
 def default_output_interval(span: float, h: float) -> float:
