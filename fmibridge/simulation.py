@@ -398,6 +398,15 @@ def _with_integrator(given: Keywords) -> dict[str, Any]:
     return given
 
 
+# the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
+EXPERIMENT_KEYWORDS = {
+    "start": "start_time",
+    "stop": "stop_time",
+    "step": "step_size",
+    "tolerance": "relative_tolerance",
+}
+
+
 def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridSystem:
     """Open an FMU or an SSP as a one-mode system, with the extra guards."""
     from .flows.fmu import FmuArchive, fmu_system
@@ -412,7 +421,15 @@ def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridS
         archive = model
         if not isinstance(archive, FmuArchive):
             archive = FmuArchive(Path(archive), validate=given.get("validate", True))
-        _warn_overridden(archive.experiment.invalid, given)
+        for name, problem in archive.experiment.invalid.items():
+            keyword = EXPERIMENT_KEYWORDS[name]  # a keyword that replaces it
+            if given.get(keyword) is not None:
+                warnings.warn(
+                    f"{problem} It is ignored: `{keyword}` = {given[keyword]!r} "
+                    f"is used.",
+                    FmibridgeWarning,
+                    stacklevel=3,
+                )
         system = fmu_system(
             archive,
             given.get("fmi_type"),
@@ -428,27 +445,6 @@ def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridS
     except BaseException:
         system.close()
         raise
-
-
-# the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
-EXPERIMENT_KEYWORDS = {
-    "start": "start_time",
-    "stop": "stop_time",
-    "step": "step_size",
-    "tolerance": "relative_tolerance",
-}
-
-
-def _warn_overridden(invalid: Mapping[str, str], given: Keywords) -> None:
-    """Warn for each bad DefaultExperiment value that a keyword replaces."""
-    for name, problem in invalid.items():
-        keyword = EXPERIMENT_KEYWORDS[name]
-        if given.get(keyword) is not None:
-            warnings.warn(
-                f"{problem} It is ignored: `{keyword}` = {given[keyword]!r} is used.",
-                FmibridgeWarning,
-                stacklevel=4,
-            )
 
 
 def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSystem:
@@ -700,7 +696,8 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
     if given.get("record_events", True) or grid is None or not len(result.t):
         return result
     t = result.t
-    keep = _on_grid(t, grid) & np.append(np.diff(t) > 0, True)
+    k = np.minimum(np.searchsorted(grid, t), len(grid) - 1)  # np.isin loads numpy.ma
+    keep = (grid[k] == t) & np.append(np.diff(t) > 0, True)
     keep[-1] = True
     return dataclasses.replace(
         result,
@@ -709,16 +706,6 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
         mode=result.mode[keep],
         outputs={name: values[keep] for name, values in result.outputs.items()},
     )
-
-
-def _on_grid(t: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """np.isin(t, grid) by bisection (np.isin imports numpy.ma)."""
-    times = np.sort(grid)
-    k = np.searchsorted(times, t)
-    hit = np.zeros(len(t), dtype=bool)
-    inside = k < len(times)
-    hit[inside] = times[k[inside]] == t[inside]
-    return hit
 
 
 def output_times(
