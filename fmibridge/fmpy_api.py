@@ -147,9 +147,9 @@ def simulate_fmu(
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
         "solver": solver if applies else None,
+        **{name: given[name] for name in PASSED},
     }
-    passed = {name: value for name, value in given.items() if name in PASSED}
-    return simulate(archive, **keywords, **passed)
+    return simulate(archive, **keywords)
 
 
 def _number(name: str, value: object) -> Any:

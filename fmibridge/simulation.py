@@ -669,9 +669,7 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
 def default_output_interval(span: float, h: float) -> float:
     """Return FMPy's default output interval of a run of `span` s in steps
     of h: h doubled until at most MAX_OUTPUT_INTERVALS intervals."""
-    k = max(0, math.ceil(math.log2(span / (MAX_OUTPUT_INTERVALS * h))))
-    while k > 0 and span / (h * 2 ** (k - 1)) <= MAX_OUTPUT_INTERVALS:
-        k -= 1  # log2's round-off, either way
+    k = 0
     while span / (h * 2**k) > MAX_OUTPUT_INTERVALS:
         k += 1
     return h * 2**k
