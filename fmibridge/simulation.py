@@ -616,12 +616,10 @@ def poles(system: HybridSystem) -> np.ndarray | None:
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
         return None
-    f0 = flow.rhs(system.t0, x)
-    jacobian = np.empty((n, n))
-    for i in range(n):
-        dx = np.zeros(n)
-        dx[i] = JACOBIAN_STEP * max(1.0, abs(x[i]))
-        jacobian[:, i] = (flow.rhs(system.t0, x + dx) - f0) / dx[i]
+    f0, steps = flow.rhs(system.t0, x), JACOBIAN_STEP * np.maximum(1.0, np.abs(x))
+    jacobian = np.column_stack(
+        [(flow.rhs(system.t0, x + dx) - f0) / dx.max() for dx in np.diag(steps)]
+    )
     if not np.all(np.isfinite(jacobian)):
         return None
     return np.linalg.eigvals(jacobian)
