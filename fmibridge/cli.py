@@ -419,21 +419,19 @@ def _add_run_parser(sub) -> None:
         help="adapter file (.toml), SSP (.ssp) or FMU; default: the built-in "
         "bouncing ball",
     )
-    run.add_argument(
-        "--start-time",
-        type=float,
-        metavar="T",
-        help="start time, s (default: the FMU's DefaultExperiment startTime, else "
-        "0; an adapter file or an SSP starts at its FMUs' own)",
-    )
-    run.add_argument(
-        "--stop-time",
-        "--t-end",
-        type=float,
-        metavar="T",
-        help=f"final time, s (default: the adapter's, else the FMU's "
-        f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
-    )
+    for flags, what in (
+        (
+            ("--start-time",),
+            "start time, s (default: the FMU's DefaultExperiment startTime, else "
+            "0; an adapter file or an SSP starts at its FMUs' own)",
+        ),
+        (
+            ("--stop-time", "--t-end"),
+            f"final time, s (default: the adapter's, else the FMU's "
+            f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
+        ),
+    ):
+        run.add_argument(*flags, type=float, metavar="T", help=what)
     for flag, what in (
         ("--start-values", "start values of FMU variables (the ball's: h, v)"),
         ("--parameters", "parameters of the FMU or adapter (the ball's: h0, v0, g, e)"),
@@ -541,14 +539,11 @@ def _add_output_flags(run) -> None:
     run.add_argument(
         "--out", help="write the samples to this CSV (and X.events.csv beside it)"
     )
-    run.add_argument(
-        "--force", action="store_true", help="replace existing --out files"
-    )
-    run.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="hide the progress bar (shown only on a terminal)",
-    )
+    for flag, what in (
+        ("--force", "replace existing --out files"),
+        ("--no-progress", "hide the progress bar (shown only on a terminal)"),
+    ):
+        run.add_argument(flag, action="store_true", help=what)
     run.add_argument(
         "--timeout",
         type=float,
