@@ -198,6 +198,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
 
     if supervision.is_child():
         return None
+    why = ""  # why the run stays in this process
     if kind == "system":
         from .flows.compiled import CompiledFlow
 
@@ -212,8 +213,6 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
             pickle.dumps(keywords)
         except Exception as exc:  # noqa: BLE001 - any object that does not pickle
             why = f"a keyword's value cannot go to another process ({exc})"
-        else:
-            why = ""
     if why:
         warnings.warn(
             f"`timeout`: {why}; the limit is looked at between steps and cannot "
