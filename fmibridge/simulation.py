@@ -173,7 +173,9 @@ def simulate(
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
         if supervised is not None:
             return supervised
-    given = _with_integrator(given)
+    if solver is not None and not isinstance(method, Method):  # FMPy's integrator
+        options = {**given.get("method_options", {}), "integrator": SOLVERS[solver]}
+        given["method_options"] = options
     logged = printed_log() if debug_logging else contextlib.nullcontext()
     with time_limit(timeout), logged, logged_calls(fmi_call_logger):
         if isinstance(model, HybridSystem):
@@ -352,6 +354,12 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
             for key in ("step_size", "method_options", "solver")
             if key in given
         ]
+    if given.get("solver", "CVode") not in SOLVERS:
+        problems.append(
+            f"`solver` must be FMPy's 'Euler' or 'CVode', got {given['solver']!r}; "
+            "fmibridge's integrators are `method_options={'integrator': ...}`: "
+            "'rk4', 'midpoint', 'euler', 'dopri5' or 'cvode'"
+        )
     options = given.get("method_options", {})
     if not isinstance(options, Mapping):
         problems.append("`method_options`: must be a mapping of option names")
@@ -380,21 +388,6 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
             f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
             + "\n  ".join(problems)
         )
-
-
-def _with_integrator(given: Keywords) -> dict[str, Any]:
-    """`given` with FMPy's `solver` as the method's integrator."""
-    given, solver = dict(given), given.get("solver")
-    if solver is not None and solver not in SOLVERS:
-        raise FmibridgeError(
-            f"`solver` must be FMPy's 'Euler' or 'CVode', got {solver!r}; fmibridge's "
-            f"integrators are `method_options={{'integrator': ...}}`: 'rk4', "
-            f"'midpoint', 'euler', 'dopri5' or 'cvode'."
-        )
-    if solver is not None and not isinstance(given.get("method"), Method):
-        options = given.get("method_options", {})
-        given["method_options"] = {**options, "integrator": SOLVERS[solver]}
-    return given
 
 
 # the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
