@@ -152,7 +152,6 @@ def simulate(
     """
     if t_eval is not None and output_interval is not None:
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
-    _check_interval(output_interval)
     refuse_unknown(fmpy_keywords, KEYWORDS)
     given = {  # the keywords not left at their defaults
         k: v
@@ -377,7 +376,14 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
             f"`fmi_call_logger` must be a function of one str (print, a list's "
             f"append), got {given['fmi_call_logger']!r}"
         )
-    steps = given.get("output_interval") == EVERY_STEP
+    interval = given.get("output_interval")
+    steps = interval == EVERY_STEP
+    number = isinstance(interval, int | float) and not isinstance(interval, bool)
+    if not (steps or interval is None or number and 0 < interval < math.inf):
+        problems.append(
+            f"`output_interval` must be a finite number > 0 or {EVERY_STEP!r} "
+            f"(every step), got {interval!r}"
+        )
     if given.get("record_events") is False and steps:
         problems.append(
             "`record_events=False`: every step (output_interval='steps') includes "
@@ -713,6 +719,7 @@ def output_times(
         return np.asarray(t_eval, dtype=float)
     if interval is None:
         return None
+    positive("output_interval", interval)  # a caller's own: simulate's are checked
     n = math.floor((t_end - t0) / interval * (1 + GRID_RTOL))
     times = t0 + interval * np.arange(n + 1)
     if t_end - times[-1] <= GRID_RTOL * interval:
@@ -720,19 +727,6 @@ def output_times(
     else:
         times = np.append(times, t_end)
     return times
-
-
-def _check_interval(interval: object) -> None:
-    """Raise unless `interval` is a finite number > 0, 'steps' or None."""
-    if interval is None or interval == EVERY_STEP:
-        return
-    if isinstance(interval, bool) or not (
-        isinstance(interval, int | float) and 0 < interval < math.inf
-    ):
-        raise FmibridgeError(
-            f"`output_interval` must be a finite number > 0 or {EVERY_STEP!r} "
-            f"(every step), got {interval!r}."
-        )
 
 
 def input_values(data: object) -> dict[str, object]:
