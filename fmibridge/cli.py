@@ -34,6 +34,7 @@ from .core.records import Status
 from .core.result import Result, events_path
 from .core.system import EXPERIMENT_VALUES
 from .core.time_limit import check_timeout
+from .fmpy_keywords import did_you_mean
 from .methods import METHODS
 from .methods.halving import LOCATE
 
@@ -142,11 +143,6 @@ def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
             f"--parameters: the built-in ball has no parameter(s) {unknown}; its "
             f"parameters are {known}."
         )
-    if "output" in keywords:
-        raise FmibridgeError(
-            "--output: the built-in ball records its states h and v; outputs are "
-            "an FMU's."
-        )
     return simulate(bouncing_ball(**parameters), **keywords)
 
 
@@ -224,10 +220,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     or an adapter file."""
     from .flows.fmi import FmuArchive
 
-    if args.fmu.suffix.lower() == ".ssp":
-        return _info_ssp(args.fmu)
-    if args.fmu.suffix.lower() == ".toml":
-        return _info_adapter(args.fmu)
+    describe = {".ssp": _info_ssp, ".toml": _info_adapter}.get(args.fmu.suffix.lower())
+    if describe is not None:
+        return describe(args.fmu)
     archive = FmuArchive(args.fmu)
     d = archive.description
     print(f"{args.fmu}: {d.modelName}, FMI {archive.declared_version}")
@@ -424,21 +419,19 @@ def _add_run_parser(sub) -> None:
         help="adapter file (.toml), SSP (.ssp) or FMU; default: the built-in "
         "bouncing ball",
     )
-    run.add_argument(
-        "--start-time",
-        type=float,
-        metavar="T",
-        help="start time, s (default: the FMU's DefaultExperiment startTime, else "
-        "0; an adapter file or an SSP starts at its FMUs' own)",
-    )
-    run.add_argument(
-        "--stop-time",
-        "--t-end",
-        type=float,
-        metavar="T",
-        help=f"final time, s (default: the adapter's, else the FMU's "
-        f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
-    )
+    for flags, what in (
+        (
+            ("--start-time",),
+            "start time, s (default: the FMU's DefaultExperiment startTime, else "
+            "0; an adapter file or an SSP starts at its FMUs' own)",
+        ),
+        (
+            ("--stop-time", "--t-end"),
+            f"final time, s (default: the adapter's, else the FMU's "
+            f"DefaultExperiment stopTime, else {DEFAULT_T_END})",
+        ),
+    ):
+        run.add_argument(*flags, type=float, metavar="T", help=what)
     for flag, what in (
         ("--start-values", "start values of FMU variables (the ball's: h, v)"),
         ("--parameters", "parameters of the FMU or adapter (the ball's: h0, v0, g, e)"),
@@ -484,16 +477,11 @@ def _add_method_flags(run) -> None:
         ),
     ):
         run.add_argument(flag, type=str.lower, choices=choices, help=what)
-    run.add_argument(
-        "--step-size",
-        type=float,
-        help="the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
-    )
-    run.add_argument(
-        "--h", dest="step_size", type=float, action=_Deprecated, metavar="--step-size",
-        help=argparse.SUPPRESS,
-    )  # fmt: skip
     for flag, what in (
+        (
+            "--step-size",
+            "the method's step h, s (default: the FMU's DefaultExperiment stepSize)",
+        ),
         (
             "--rtol",
             "relative tolerance: adaptive steps (dopri5, cvode) between events for "
@@ -514,6 +502,10 @@ def _add_method_flags(run) -> None:
         ),
     ):
         run.add_argument(flag, type=float, help=what)
+    run.add_argument(
+        "--h", dest="step_size", type=float, action=_Deprecated, metavar="--step-size",
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
 
 
 def _output_interval(text: str) -> float | str:
@@ -547,14 +539,11 @@ def _add_output_flags(run) -> None:
     run.add_argument(
         "--out", help="write the samples to this CSV (and X.events.csv beside it)"
     )
-    run.add_argument(
-        "--force", action="store_true", help="replace existing --out files"
-    )
-    run.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="hide the progress bar (shown only on a terminal)",
-    )
+    for flag, what in (
+        ("--force", "replace existing --out files"),
+        ("--no-progress", "hide the progress bar (shown only on a terminal)"),
+    ):
+        run.add_argument(flag, action="store_true", help=what)
     run.add_argument(
         "--timeout",
         type=float,
@@ -565,35 +554,31 @@ def _add_output_flags(run) -> None:
     )
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that names the nearest known flags for an unknown one."""
-
-    def unrecognized(self, extras: Sequence[str]) -> NoReturn:
-        """Exit with argparse's error naming each argument not understood, and
-        the nearest long flags its help shows."""
-        import difflib  # only for a misspelled flag
-
-        flags = [
-            f
-            for action in self._actions
-            if action.help is not argparse.SUPPRESS
-            for f in action.option_strings
-            if f.startswith("--")
-        ]
-        named = []
-        for extra in extras:
-            flag = extra.partition("=")[0]
-            spelled = flag.replace("_", "-").lower()
-            close = [spelled] if spelled in flags else []
-            close = close or difflib.get_close_matches(flag, flags, n=2)
-            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            named.append(f"{extra}{hint}" if flag.startswith("-") else extra)
-        self.error(f"unrecognized arguments: {', '.join(named)}")
+def _unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> NoReturn:
+    """Exit with argparse's error naming each argument not understood, and the
+    nearest long flags its help shows."""
+    flags = [
+        f
+        for action in parser._actions
+        if action.help is not argparse.SUPPRESS
+        for f in action.option_strings
+        if f.startswith("--")
+    ]
+    named = []
+    for extra in extras:
+        flag = extra.partition("=")[0]
+        spelled = flag.replace("_", "-").lower()
+        if spelled in flags:
+            extra += f" (did you mean {spelled}?)"
+        elif flag.startswith("-"):
+            extra += did_you_mean(flag, flags, str)
+        named.append(extra)
+    parser.error(f"unrecognized arguments: {', '.join(named)}")
 
 
-def _parser(command: str | None = None) -> _Parser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `fmibridge` parser; of LAZY_COMMANDS only `command`'s module loads."""
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="fmibridge",
         description="Drive FMUs and native models of mechanical systems with impacts.",
     )
@@ -649,7 +634,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser(command)
     args, extras = parser.parse_known_args(argv)
     if extras:
-        getattr(args, "parser", parser).unrecognized(extras)
+        _unrecognized(getattr(args, "parser", parser), extras)
     func: Callable[[argparse.Namespace], int] = args.func
     warnings.simplefilter("default", FmibridgeWarning)
     warnings.formatwarning = lambda msg, cat, *a, **k: f"fmibridge: warning: {msg}\n"

@@ -79,13 +79,11 @@ def simulate_fmu(
 ) -> Result:
     """Simulate an FMU as `fmpy.simulate_fmu` does, with fmibridge; return the Result.
 
-    FMPy's parameters in FMPy's order, meaning and defaults (but
-    `DIFFERENT_DEFAULTS`); where `fmibridge.simulate` chooses otherwise, this
-    chooses as FMPy: Co-Simulation where offered, a stop time of start + 1 s,
-    FMPy's output grid (`fmpy_interval`), 'CVode' only for a Model Exchange FMU
-    with states, a step at most the span, and no event rows in Co-Simulation. The
-    FMU is read once, with `validate`; a value fmibridge cannot honour is refused
-    with the reason.
+    Where `fmibridge.simulate` chooses otherwise, this chooses as FMPy:
+    Co-Simulation where offered, a stop time of start + 1 s, FMPy's output grid
+    (`fmpy_interval`), 'CVode' only for a Model Exchange FMU with states, a step
+    at most the span, and no event rows in Co-Simulation. The FMU is read once,
+    with `validate`; a value fmibridge cannot honour is refused with the reason.
 
     Parameters
     ----------
@@ -149,9 +147,9 @@ def simulate_fmu(
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
         "solver": solver if applies else None,
+        **{name: given[name] for name in PASSED},
     }
-    passed = {name: value for name, value in given.items() if name in PASSED}
-    return simulate(archive, **keywords, **passed)
+    return simulate(archive, **keywords)
 
 
 def _number(name: str, value: object) -> Any:
@@ -167,12 +165,8 @@ def _number(name: str, value: object) -> Any:
 def fmpy_interval(
     archive: FmuArchive, is_cs: bool, span: float, step: float | None
 ) -> float:
-    """Return FMPy's default output interval (fmpy.simulate_fmu, FMPy 0.3).
-
-    Model Exchange: the step (else `fmpy_step`) doubled until at most 1000
-    intervals; Co-Simulation: `fmpy_communication_step` of the
-    fixedInternalStepSize, else the DefaultExperiment's stepSize.
-    """
+    """Return FMPy's default output interval (fmpy.simulate_fmu, FMPy 0.3); in
+    Co-Simulation from the fixedInternalStepSize, else the stepSize."""
     if not is_cs:
         return default_output_interval(span, step or fmpy_step(span))
     fixed = archive.fixed_internal_step

@@ -7,10 +7,8 @@ and refused otherwise with the reason; none is ignored.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
-
-from .core.errors import FmibridgeError
 
 SOLVERS = {"Euler": "euler", "CVode": "cvode"}  # FMPy's `solver` -> our integrator
 
@@ -101,30 +99,19 @@ def refuse_unknown(given: Iterable[str], known: Iterable[str]) -> None:
     """Raise TypeError for keywords neither simulate's nor FMPy's (with the
     nearest names)."""
     known = [*known, *FIXED]
-    unknown = [name for name in given if name not in known]
-    if not unknown:
-        return
-    import difflib  # only for a refused keyword
-
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, known, n=2)
-        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-        hints.append(f"{name!r}{hint}")
-    raise TypeError(
-        f"simulate() got unexpected keyword argument(s) {', '.join(hints)}."
-    )
+    hints = [
+        f"{name!r}{did_you_mean(name, known)}" for name in given if name not in known
+    ]
+    if hints:
+        raise TypeError(
+            f"simulate() got unexpected keyword argument(s) {', '.join(hints)}."
+        )
 
 
-def solver_integrator(solver: object) -> str | None:
-    """Return the integrator FMPy's `solver` names (None: not given); refuse a
-    name FMPy does not have."""
-    if solver is None:
-        return None
-    if solver in SOLVERS:
-        return SOLVERS[solver]
-    raise FmibridgeError(
-        f"`solver` must be FMPy's 'Euler' or 'CVode', got {solver!r}; fmibridge's "
-        f"integrators are `method_options={{'integrator': ...}}`: 'rk4', "
-        f"'midpoint', 'euler', 'dopri5' or 'cvode'."
-    )
+def did_you_mean(name: str, known: Sequence[str], show: Callable = repr) -> str:
+    """Return ' (did you mean a or b?)' with the names in `known` nearest
+    `name` (`show` writes each), or ''."""
+    import difflib  # only for a misspelled name
+
+    close = difflib.get_close_matches(name, known, n=2)
+    return f" (did you mean {' or '.join(map(show, close))}?)" if close else ""

@@ -33,7 +33,7 @@ from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
 from .flows.input_table import InputTable
 from .flows.native import NativeFlow
-from .fmpy_keywords import fixed_problems, refuse_unknown, solver_integrator
+from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
@@ -149,16 +149,15 @@ def simulate(
     [0.0, 0.5, 0.638551, 0.638551, 1.0]
     >>> round(float(result["h"][1]), 12)  # 2 - g / 2 * 0.5**2
     0.77375
-    >>> simulate(bouncing_ball(), stop_time=3.0)  # doctest: +ELLIPSIS
-    <Result REACHED_END t = 0 .. 3 s, states h, v, 763 samples, 6 events, wall ...>
-    >>> len(simulate(bouncing_ball(), stop_time=3.0, output_interval="steps").t)
-    3079
     """
     if t_eval is not None and output_interval is not None:
         raise FmibridgeError("Give `output_interval` or `t_eval`, not both.")
-    _check_interval(output_interval)
     refuse_unknown(fmpy_keywords, KEYWORDS)
-    given = {k: v for k, v in locals().items() if k in KEYWORDS and _is_given(k, v)}
+    given = {  # the keywords not left at their defaults
+        k: v
+        for k, v in locals().items()
+        if k in KEYWORDS and v is not SIGNATURE[k].default
+    }
     for name, check in NUMBERS.items():
         if name in given:
             check(name, given[name])
@@ -173,7 +172,9 @@ def simulate(
         supervised = _supervised(model, kind, {**given, **fmpy_keywords})
         if supervised is not None:
             return supervised
-    given = _with_integrator(given)
+    if solver is not None and not isinstance(method, Method):  # FMPy's integrator
+        options = {**given.get("method_options", {}), "integrator": SOLVERS[solver]}
+        given["method_options"] = options
     logged = printed_log() if debug_logging else contextlib.nullcontext()
     with time_limit(timeout), logged, logged_calls(fmi_call_logger):
         if isinstance(model, HybridSystem):
@@ -198,6 +199,7 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
 
     if supervision.is_child():
         return None
+    why = ""  # why the run stays in this process
     if kind == "system":
         from .flows.compiled import CompiledFlow
 
@@ -212,22 +214,15 @@ def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
             pickle.dumps(keywords)
         except Exception as exc:  # noqa: BLE001 - any object that does not pickle
             why = f"a keyword's value cannot go to another process ({exc})"
-        else:
-            return _run_supervised(model, keywords)
-    warnings.warn(
-        f"`timeout`: {why}; the limit is looked at between steps and cannot stop "
-        f"an FMU hung in its own code (give the model's file and plain values to "
-        f"run it supervised).",
-        FmibridgeWarning,
-        stacklevel=3,
-    )
-    return None
-
-
-def _run_supervised(model: Model, keywords: Keywords) -> Result:
-    """`simulate` of the model's file supervised; its samples kept at its limit."""
-    from .core import supervision
-
+    if why:
+        warnings.warn(
+            f"`timeout`: {why}; the limit is looked at between steps and cannot "
+            f"stop an FMU hung in its own code (give the model's file and plain "
+            f"values to run it supervised).",
+            FmibridgeWarning,
+            stacklevel=3,
+        )
+        return None
     if not isinstance(model, str | Path):
         archive = cast("FmuArchive", model)
         if not archive.is_validated:
@@ -250,7 +245,7 @@ def _run_supervised(model: Model, keywords: Keywords) -> Result:
     warnings.warn(
         f"Run stopped at t = {partial.t[-1]:.6g} s: {partial.message}",
         FmibridgeWarning,
-        stacklevel=4,
+        stacklevel=3,
     )
     return partial
 
@@ -285,8 +280,6 @@ def _run(system: HybridSystem, given: Keywords, progress: bool, kind: str) -> Re
 
 SIGNATURE = inspect.signature(simulate).parameters
 KEYWORDS = tuple(SIGNATURE)[1:-1]  # all but `model` and **fmpy_keywords
-# FMPy's flags: given where not at their default
-DEFAULTS = {k: p.default for k, p in SIGNATURE.items() if isinstance(p.default, bool)}
 # checked as they enter (`core.numbers`): a NaN tolerance never reaches an FMU
 NUMBERS = {
     "start_time": finite,
@@ -320,13 +313,6 @@ REFUSED = {  # model kind -> keyword -> what to do instead
         "validate": "an adapter's FMU is validated; fix the FMU it names",
     },
 }
-
-
-def _is_given(name: str, value: object) -> bool:
-    """False for a keyword left at its default."""
-    if name in DEFAULTS:
-        return value is not DEFAULTS[name]
-    return value is not None and not (isinstance(value, tuple) and value == ())
 
 
 def _kind(model: Model) -> str:
@@ -367,9 +353,12 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
             for key in ("step_size", "method_options", "solver")
             if key in given
         ]
-        if kind == "system" and "relative_tolerance" in given:
-            why = f"give it to the Method (its rtol, {name}(rtol=...))"
-            problems.append(f"`relative_tolerance`: {why}")
+    if given.get("solver", "CVode") not in SOLVERS:
+        problems.append(
+            f"`solver` must be FMPy's 'Euler' or 'CVode', got {given['solver']!r}; "
+            "fmibridge's integrators are `method_options={'integrator': ...}`: "
+            "'rk4', 'midpoint', 'euler', 'dopri5' or 'cvode'"
+        )
     options = given.get("method_options", {})
     if not isinstance(options, Mapping):
         problems.append("`method_options`: must be a mapping of option names")
@@ -387,7 +376,14 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
             f"`fmi_call_logger` must be a function of one str (print, a list's "
             f"append), got {given['fmi_call_logger']!r}"
         )
-    steps = given.get("output_interval") == EVERY_STEP
+    interval = given.get("output_interval")
+    steps = interval == EVERY_STEP
+    number = isinstance(interval, int | float) and not isinstance(interval, bool)
+    if not (steps or interval is None or number and 0 < interval < math.inf):
+        problems.append(
+            f"`output_interval` must be a finite number > 0 or {EVERY_STEP!r} "
+            f"(every step), got {interval!r}"
+        )
     if given.get("record_events") is False and steps:
         problems.append(
             "`record_events=False`: every step (output_interval='steps') includes "
@@ -400,14 +396,13 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
         )
 
 
-def _with_integrator(given: Keywords) -> dict[str, Any]:
-    """`given` with FMPy's `solver` as the method's integrator."""
-    given = dict(given)
-    integrator = solver_integrator(given.get("solver"))
-    if integrator is not None and not isinstance(given.get("method"), Method):
-        options = given.get("method_options", {})
-        given["method_options"] = {**options, "integrator": integrator}
-    return given
+# the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
+EXPERIMENT_KEYWORDS = {
+    "start": "start_time",
+    "stop": "stop_time",
+    "step": "step_size",
+    "tolerance": "relative_tolerance",
+}
 
 
 def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridSystem:
@@ -424,7 +419,15 @@ def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridS
         archive = model
         if not isinstance(archive, FmuArchive):
             archive = FmuArchive(Path(archive), validate=given.get("validate", True))
-        _warn_overridden(archive.experiment.invalid, given)
+        for name, problem in archive.experiment.invalid.items():
+            keyword = EXPERIMENT_KEYWORDS[name]  # a keyword that replaces it
+            if given.get(keyword) is not None:
+                warnings.warn(
+                    f"{problem} It is ignored: `{keyword}` = {given[keyword]!r} "
+                    f"is used.",
+                    FmibridgeWarning,
+                    stacklevel=3,
+                )
         system = fmu_system(
             archive,
             given.get("fmi_type"),
@@ -440,27 +443,6 @@ def _open(model: str | Path | FmuArchive, given: Keywords, kind: str) -> HybridS
     except BaseException:
         system.close()
         raise
-
-
-# the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
-EXPERIMENT_KEYWORDS = {
-    "start": "start_time",
-    "stop": "stop_time",
-    "step": "step_size",
-    "tolerance": "relative_tolerance",
-}
-
-
-def _warn_overridden(invalid: Mapping[str, str], given: Keywords) -> None:
-    """Warn for each bad DefaultExperiment value that a keyword replaces."""
-    for name, problem in invalid.items():
-        keyword = EXPERIMENT_KEYWORDS[name]
-        if given.get(keyword) is not None:
-            warnings.warn(
-                f"{problem} It is ignored: `{keyword}` = {given[keyword]!r} is used.",
-                FmibridgeWarning,
-                stacklevel=4,
-            )
 
 
 def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSystem:
@@ -532,11 +514,10 @@ def _checked(
     method: Method, system: HybridSystem, given: Keywords, kind: str
 ) -> Method:
     """Refuse an `integrator` the method ignores; apply rtol and `zeno_eps`."""
-    if "relative_tolerance" in given and not isinstance(given.get("method"), Method):
-        method = _with_tolerance(method, system, given)
     completion, inner = _split(method)
     is_cs = not all(isinstance(flow, VectorField) for flow in system.flows())
-    if "integrator" in given.get("method_options", {}):
+    named = "integrator" in given.get("method_options", {})
+    if named:
         name = "solver" if "solver" in given else "integrator"
         if is_a(inner, "Unilateral"):
             raise FmibridgeError(
@@ -548,12 +529,24 @@ def _checked(
                 f"`{name}`: a Co-Simulation FMU integrates itself and ignores "
                 f"it; drop it, or use `fmi_type` 'me'."
             )
-    if "relative_tolerance" in given and isinstance(given.get("method"), Method):
+    rtol = given.get("relative_tolerance")
+    if rtol is not None and isinstance(given.get("method"), Method):
         if not (kind == "fmu" and is_cs):  # else the FMU's own solver takes it
             raise FmibridgeError(
                 "`relative_tolerance`: give it to the Method (its rtol, "
                 f"{type(inner).__name__}(rtol=...))."
             )
+    elif rtol is not None and (
+        is_a(inner, "Unilateral") or inner.tolerates and not is_cs
+    ):
+        if is_a(inner, "Unilateral"):
+            inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
+        else:  # the rtol of its adaptive steps
+            integrator = inner.integrator if named else None
+            inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)  # type: ignore[call-arg]
+        if completion is not None:
+            completion = dataclasses.replace(completion, inner=inner, integrator=None)
+        method = inner if completion is None else completion
     if "zeno_eps" not in given:
         return method
     if completion is None:
@@ -570,25 +563,6 @@ def _split(method: Method) -> tuple[Completion | None, Method]:
     return completion, method if completion is None else completion.inner
 
 
-def _with_tolerance(method: Method, system: HybridSystem, given: Keywords) -> Method:
-    """The method with `relative_tolerance` as the rtol of its steps, if it has one."""
-    completion, inner = _split(method)
-    rtol = given["relative_tolerance"]
-    if is_a(inner, "Unilateral"):
-        inner = dataclasses.replace(inner, rtol=rtol)  # type: ignore[call-arg]
-    elif inner.tolerates and all(
-        isinstance(flow, VectorField) for flow in system.flows()
-    ):
-        named = "integrator" in given.get("method_options", {})
-        integrator = inner.integrator if named else None
-        inner = dataclasses.replace(inner, rtol=rtol, integrator=integrator)  # type: ignore[call-arg]
-    else:
-        return method
-    if completion is not None:
-        return dataclasses.replace(completion, inner=inner, integrator=None)
-    return inner
-
-
 # keywords that choose how a model is stepped: with none of them given, a plain
 # FMU takes the defaults its model calls for (`_with_model_defaults`)
 STEPPING = ("method", "method_options", "solver", "step_size", "guards", "zeno")
@@ -597,10 +571,8 @@ STEPPING = ("method", "method_options", "solver", "step_size", "guards", "zeno")
 def _with_model_defaults(
     system: HybridSystem, given: Keywords, kind: str, span: float
 ) -> Keywords:
-    """`given` with the stepping FMPy's users expect of a plain FMU (no
-    guards, no stepping keyword): in Model Exchange adaptive steps
-    (Dormand-Prince, CVODE where `is_stiff`) on FMPy's grid; in Co-Simulation
-    FMPy's communication step, at most the span."""
+    """`given` with FMPy's stepping for a plain FMU: in Model Exchange adaptive
+    steps (CVODE where `is_stiff`) on FMPy's grid, in Co-Simulation its step."""
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
     if all(isinstance(flow, VectorField) for flow in system.flows()):
@@ -613,19 +585,10 @@ def _with_model_defaults(
     interval = given.get("output_interval")
     if isinstance(interval, int | float) and interval < span:  # FMPy's step
         return {**given, "step_size": float(interval)}
-    step = fmpy_communication_step(_own_step(system), span)
+    (flow,) = system.flows()  # the FMU's, with its DefaultExperiment
+    own, fixed = system.experiment.step, cast(Any, flow).archive.fixed_internal_step
+    step = fmpy_communication_step(fixed if own is None else own, span)
     return {**given, "step_size": min(step, span)}
-
-
-def _own_step(system: HybridSystem) -> float | None:
-    """The FMU's DefaultExperiment stepSize, else its fixedInternalStepSize."""
-    if system.experiment.step is not None:
-        return system.experiment.step
-    for flow in system.flows():
-        archive = getattr(flow, "archive", None)
-        if archive is not None and archive.fixed_internal_step is not None:
-            return archive.fixed_internal_step
-    return None
 
 
 # A model is stiff for an explicit integrator where its fastest decay rate
@@ -651,12 +614,10 @@ def poles(system: HybridSystem) -> np.ndarray | None:
     x, n = np.asarray(system.x0, dtype=float), len(system.x0)
     if not 0 < n <= MAX_JACOBIAN_STATES or not isinstance(flow, VectorField):
         return None
-    f0 = flow.rhs(system.t0, x)
-    jacobian = np.empty((n, n))
-    for i in range(n):
-        dx = np.zeros(n)
-        dx[i] = JACOBIAN_STEP * max(1.0, abs(x[i]))
-        jacobian[:, i] = (flow.rhs(system.t0, x + dx) - f0) / dx[i]
+    f0, steps = flow.rhs(system.t0, x), JACOBIAN_STEP * np.maximum(1.0, np.abs(x))
+    jacobian = np.column_stack(
+        [(flow.rhs(system.t0, x + dx) - f0) / dx.max() for dx in np.diag(steps)]
+    )
     if not np.all(np.isfinite(jacobian)):
         return None
     return np.linalg.eigvals(jacobian)
@@ -680,13 +641,7 @@ def _with_stable_step(method: Method, system: HybridSystem) -> Method:
 
 def fmpy_step(span: float) -> float:
     """Return FMPy's default step of a run of `span` s: the power of ten
-    nearest to a thousandth of the span.
-
-    Examples
-    --------
-    >>> fmpy_step(3.0), fmpy_step(20.0)
-    (0.001, 0.01)
-    """
+    nearest to a thousandth of the span."""
     return 10.0 ** (round(math.log10(span)) - 3)
 
 
@@ -697,8 +652,6 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
 
     Examples
     --------
-    >>> fmpy_communication_step(1e-7, 1.0)  # a MapleSim export's stepSize
-    0.0016384
     >>> fmpy_communication_step(None, 1.5)
     0.002
     """
@@ -711,18 +664,8 @@ def fmpy_communication_step(step: float | None, span: float) -> float:
 
 def default_output_interval(span: float, h: float) -> float:
     """Return FMPy's default output interval of a run of `span` s in steps
-    of h: h doubled until at most MAX_OUTPUT_INTERVALS intervals.
-
-    Examples
-    --------
-    >>> default_output_interval(20.0, 0.01)  # VanDerPol: FMPy's 1001 rows
-    0.02
-    >>> default_output_interval(3.0, 0.01)  # under 1000 intervals: h itself
-    0.01
-    """
-    k = max(0, math.ceil(math.log2(span / (MAX_OUTPUT_INTERVALS * h))))
-    while k > 0 and span / (h * 2 ** (k - 1)) <= MAX_OUTPUT_INTERVALS:
-        k -= 1  # log2's round-off, either way
+    of h: h doubled until at most MAX_OUTPUT_INTERVALS intervals."""
+    k = 0
     while span / (h * 2**k) > MAX_OUTPUT_INTERVALS:
         k += 1
     return h * 2**k
@@ -747,7 +690,8 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
     if given.get("record_events", True) or grid is None or not len(result.t):
         return result
     t = result.t
-    keep = _on_grid(t, grid) & np.append(np.diff(t) > 0, True)
+    k = np.minimum(np.searchsorted(grid, t), len(grid) - 1)  # np.isin loads numpy.ma
+    keep = (grid[k] == t) & np.append(np.diff(t) > 0, True)
     keep[-1] = True
     return dataclasses.replace(
         result,
@@ -756,16 +700,6 @@ def _recorded(result: Result, grid: np.ndarray | None, given: Keywords) -> Resul
         mode=result.mode[keep],
         outputs={name: values[keep] for name, values in result.outputs.items()},
     )
-
-
-def _on_grid(t: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """np.isin(t, grid) by bisection (np.isin imports numpy.ma)."""
-    times = np.sort(grid)
-    k = np.searchsorted(times, t)
-    hit = np.zeros(len(t), dtype=bool)
-    inside = k < len(times)
-    hit[inside] = times[k[inside]] == t[inside]
-    return hit
 
 
 def output_times(
@@ -785,7 +719,7 @@ def output_times(
         return np.asarray(t_eval, dtype=float)
     if interval is None:
         return None
-    _check_interval(interval)
+    positive("output_interval", interval)  # a caller's own: simulate's are checked
     n = math.floor((t_end - t0) / interval * (1 + GRID_RTOL))
     times = t0 + interval * np.arange(n + 1)
     if t_end - times[-1] <= GRID_RTOL * interval:
@@ -793,19 +727,6 @@ def output_times(
     else:
         times = np.append(times, t_end)
     return times
-
-
-def _check_interval(interval: object) -> None:
-    """Raise unless `interval` is a finite number > 0, 'steps' or None."""
-    if interval is None or interval == EVERY_STEP:
-        return
-    if isinstance(interval, bool) or not (
-        isinstance(interval, int | float) and 0 < interval < math.inf
-    ):
-        raise FmibridgeError(
-            f"`output_interval` must be a finite number > 0 or {EVERY_STEP!r} "
-            f"(every step), got {interval!r}."
-        )
 
 
 def input_values(data: object) -> dict[str, object]:

@@ -134,7 +134,7 @@ def test_output_chooses_the_recorded_variables(fmu_dir, tmp_path, capsys):
     code, frame = run(tmp_path, "--output", "h", model=model)
     assert code == 0 and list(frame.columns) == ["time", "h", "v", "mode"]
     assert run(tmp_path, "--output", "h")[0] == 2  # the built-in ball
-    assert "the built-in ball records its states h and v" in capsys.readouterr().err
+    assert "`--output`: a HybridSystem records its states" in capsys.readouterr().err
 
 
 def test_tol_sets_the_unilateral_tolerance(tmp_path, capsys):
