@@ -96,14 +96,6 @@ cdef class Rows:
             out[self.nnz + r] = gt[r]
         return 0
 
-    def check(self, gx, double t, x):
-        """Refuse a dense dg/dx (from Python) with a non-zero outside the sparsity."""
-        cdef double[:, ::1] rows = np.ascontiguousarray(gx, dtype=float)
-        cdef double[::1] point = np.ascontiguousarray(x, dtype=float)
-        cdef double[::1] out = np.empty(self.nnz + self.m)
-        cdef double[::1] times = np.zeros(max(self.m, 1))
-        self.write(&rows[0, 0], &times[0], t, &point[0], &out[0])
-
 
 cdef class CentralDifferences(Function):
     """dg/dx and dg/dt of the guards g by central differences of step FD_STEP
@@ -259,19 +251,21 @@ cdef class Bank:
         self.rates, self.spare = None, None
 
 
-cdef class Settings:
-    """A method's parameters as the loop reads them (gamma nan for None)."""
+ctypedef struct Settings:
+    double tol, rtol, gamma, h, t_tol
+    long max_rejections, max_order
+    bint endpoint
 
-    cdef double tol, rtol, gamma, h, t_tol
-    cdef long max_rejections, max_order
-    cdef bint endpoint
 
-    def __init__(self, double tol, double rtol, double gamma, double h, double t_tol,
-                 long max_rejections, long max_order, bint endpoint):
-        self.tol, self.rtol, self.gamma, self.h = tol, rtol, gamma, h
-        self.t_tol = t_tol
-        self.max_rejections, self.max_order = max_rejections, max_order
-        self.endpoint = endpoint
+cdef Settings settings_of(method):
+    """A Unilateral's parameters as the loop reads them (None: gamma nan, t_tol inf)."""
+    cdef Settings s
+    s.tol, s.rtol, s.h = method.tol, method.rtol, method.h
+    s.gamma = NAN if method.gamma is None else method.gamma
+    s.t_tol = INFINITY if method.t_tol is None else method.t_tol
+    s.max_rejections, s.max_order = method.max_rejections, method.max_order
+    s.endpoint = method.endpoint
+    return s
 
 
 cdef class History:
@@ -391,9 +385,10 @@ cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
     return -1
 
 
-def due_edges(Bank bank, Settings s, History memory):
+def due_edges(Bank bank, method, History memory):
     """Edges due at the newest node, in declaration order (`next_due`)."""
     due = []
+    cdef Settings s = settings_of(method)
     cdef Py_ssize_t e = next_due(bank, s, memory, 0)
     while e >= 0:
         due.append(e)
@@ -652,14 +647,15 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
     return STUCK
 
 
-def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
+def flight(Bank bank, method, History memory, double t, x, double t_end,
            double reach_tol, long max_steps, double[::1] ts, double[:, ::1] xs):
-    """Take steps from the newest node (a fresh `start` at (t, x) for an empty
-    history) until an edge is due, t_end (within reach_tol), max_steps or a
+    """Take `method`'s steps from the newest node (a fresh `start` at (t, x) for an
+    empty history) until an edge is due, t_end (within reach_tol), max_steps or a
     stop, writing them to ts[:k], xs[:k]. Returns a `Flight`: k, the end code,
     the rejected trials and, for NON_FINITE, the point with non-finite values.
     """
     cdef _Work w = bank.spare
+    cdef Settings s = settings_of(method)
     cdef long k = 0, code = FULL
     cdef Py_ssize_t i
     point = np.zeros(max(bank.n, 1))

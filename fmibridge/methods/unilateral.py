@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, cast
@@ -32,7 +31,6 @@ from ..core.system import (
     GuardEntry,
     HybridSystem,
     Mode,
-    VectorGradientFn,
     VectorGuard,
 )
 from ..flows.base import VectorField
@@ -55,7 +53,6 @@ from ._unilateral import (
     PythonGradient,
     Rates,
     Rows,
-    Settings,
     due_edges,
     flight,
 )
@@ -119,43 +116,17 @@ def _rates(fns: tuple, gradients: tuple, n: int) -> Rates:
     if vector is not None:
         gradient, rows = _vector_gradient(vector, n)
         return Rates([gradient], [rows], [0] * len(fns), picks)
-    parts = [
-        _atom_gradient(fn, gradient, n)
-        for fn, gradient in zip(fns, gradients, strict=True)
-    ]
-    rows = Rows.dense(1, n)
+    rows, parts = Rows.dense(1, n), list[Function]()
+    for fn, gradient in zip(fns, gradients, strict=True):
+        what = f"guard `{_name_of(fn)}`"
+        if gradient is None:
+            fd = gathered([fn], n, what)
+            parts.append(CentralDifferences(fd, rows, f"central differences of {what}"))
+        else:
+            compile = functools.partial(c_function, gradient, "gradient", n)
+            row, what = functools.partial(_one_row, gradient), f"the gradient of {what}"
+            parts.append(_gradient(gradient, row, what, rows, ((1, n), (1,)), compile))
     return Rates(parts, [rows] * len(parts), range(len(parts)), [0] * len(parts))
-
-
-def _atom_gradient(fn: Callable, gradient: Gradient | None, n: int) -> Function:
-    """One atom's (dg/dx, dg/dt) as a Function: compiled, Python, or central
-    differences."""
-    name = _name_of(fn)
-    if gradient is None:
-        guard = gathered([fn], n, f"guard `{name}`")
-        return CentralDifferences(
-            guard, Rows.dense(1, n), f"central differences of guard `{name}`"
-        )
-    what = f"the gradient of guard `{name}`"
-    if is_compiled(gradient):
-        with np.errstate(all="ignore"):
-            _dense_row(gradient, what, n, 0.0, np.zeros(n))
-        return c_function(gradient, "gradient", n)
-    return PythonGradient(
-        functools.partial(_dense_row, gradient, what, n), Rows.dense(1, n), what
-    )
-
-
-def _dense_row(gradient: Gradient, what: str, n: int, t: float, x: np.ndarray):
-    """gradient(t, x) as one row of dg/dx and one dg/dt, checked for size."""
-    row, value = gradient(t, x)
-    row = np.ascontiguousarray(row, dtype=float).reshape(-1)
-    if row.size != n:
-        raise FmibridgeError(
-            f"{what} returned {row.size} value(s) for dg/dx at t = {t!r}, x = "
-            f"{x.tolist()}; expected {n}, one per state."
-        )
-    return row.reshape(1, n), np.array([value], dtype=float)
 
 
 def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
@@ -164,50 +135,56 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
-    gradient = vector.gradient
+    gradient, sparse, m = vector.gradient, vector.sparse_gradient, vector.size
     if gradient is None:
         what = f"central differences of VectorGuard `{vector.name}`"
         return CentralDifferences(vector_function(vector, n), rows, what), rows
-    what = f"the gradient of VectorGuard `{vector.name}`"
-    sparse = vector.sparse_gradient
-    checked = functools.partial(_checked_rows, vector, n, sparse)
+    what = f"the {'sparse ' if sparse else ''}gradient of VectorGuard `{vector.name}`"
+    shapes = ((rows.nnz,) if sparse else (m, n), (m,))
+    compile = functools.partial(
+        c_gradient_rows, gradient, n, starts, columns, what, sparse
+    )
+    return _gradient(gradient, gradient, what, rows, shapes, compile, sparse), rows
+
+
+def _gradient(
+    gradient: Callable,
+    python: Callable,
+    what: str,
+    rows: Rows,
+    shapes: tuple,
+    compile: Callable[[], Function],
+    sparse: bool = False,
+) -> Function:
+    """`python` (the gradient's values as rows) called back with its `shapes`
+    checked; for a numba gradient `compile()`, once checked in Python at 0 and
+    where no difference vanishes (sizes, and the sparsity of dense rows)."""
+    checked = PythonGradient(
+        functools.partial(_checked, python, what, shapes), rows, what, sparse
+    )
     if not is_compiled(gradient):
-        return PythonGradient(
-            functools.partial(checked, gradient), rows, what, sparse
-        ), rows
-    # sizes at 0, and the sparsity also at a point where no difference vanishes
-    for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
+        return checked
+    for x in (np.zeros(rows.n), 1.0 + np.sqrt(np.arange(2.0, rows.n + 2.0))):
         with np.errstate(all="ignore"):
-            gx = checked(gradient, 0.0, x)[0]
-            if not sparse:
-                rows.check(gx, 0.0, x)
-    return c_gradient_rows(gradient, n, starts, columns, what, sparse), rows
+            checked(0.0, x)
+    return compile()
 
 
-def _checked_rows(
-    vector: VectorGuard,
-    n: int,
-    sparse: bool,
-    gradient: VectorGradientFn,
-    t: float,
-    x: np.ndarray,
-) -> tuple:
-    """The VectorGuard's gradient at (t, x), checked for shape (`sparse`: nnz)."""
+def _checked(gradient: Callable, what: str, shapes: tuple, t: float, x: np.ndarray):
+    """gradient(t, x) as float arrays, refused unless of `shapes`."""
     gx, gt = (np.ascontiguousarray(a, dtype=float) for a in gradient(t, x))
-    m = vector.size
-    shape: tuple[int, ...] = (m, n)
-    expected = f"{shape}"
-    if sparse:  # a VectorGuard with `sparse_gradient` has a sparsity
-        assert vector.sparsity is not None
-        shape = (int(np.count_nonzero(vector.sparsity)),)
-        expected = f"{shape}, one value per True entry of `sparsity`,"
-    if gx.shape != shape or gt.shape != (m,):
+    if (gx.shape, gt.shape) != shapes:
         raise FmibridgeError(
-            f"The {'sparse ' if sparse else ''}gradient of VectorGuard "
-            f"`{vector.name}` returned arrays of shapes {gx.shape} and {gt.shape}; "
-            f"expected {expected} and ({m},)."
+            f"{what} returned arrays of shapes {gx.shape} and {gt.shape}; "
+            f"expected {shapes[0]} and {shapes[1]}."
         )
     return gx, gt
+
+
+def _one_row(gradient: Gradient, t: float, x: np.ndarray) -> tuple:
+    """An atom's gradient (dg/dx, dg/dt) as one row of each."""
+    row, value = gradient(t, x)
+    return np.reshape(row, (1, -1)), np.reshape(value, -1)
 
 
 def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
@@ -351,7 +328,7 @@ class Unilateral(Method):
         ts, xs = np.empty(block), np.empty((block, max(bank.n, 1)))
         out = flight(
             bank,
-            self._settings,
+            self,
             memory,
             float(state.t),
             state.x,
@@ -377,23 +354,10 @@ class Unilateral(Method):
                 f"{self.max_rejections} rejected trials (max_rejections).",
             )
         if out.code == DUE:  # fire the first due edge, list the others
-            due = due_edges(bank, self._settings, memory)
+            due = due_edges(bank, self, memory)
             others = tuple(mode.edges[i].name for i in due[1:])
             return Step(self.fire_at(mode, now, due[0], log, others))
         return Step(now)
-
-    @functools.cached_property
-    def _settings(self) -> Settings:
-        return Settings(
-            self.tol,
-            self.rtol,
-            math.nan if self.gamma is None else self.gamma,
-            self.h,
-            math.inf if self.t_tol is None else self.t_tol,
-            self.max_rejections,
-            self.max_order,
-            self.endpoint,
-        )
 
     def placing(self, t_tol: float) -> Unilateral:
         """Return this method with `t_tol` set (kept where given already)."""
