@@ -12,8 +12,6 @@ Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
 
 from libc.math cimport INFINITY, NAN, copysign, fabs, frexp, isnan, ldexp, pow
 
-from collections import namedtuple
-
 import numpy as np
 
 from ..core._functions cimport Function, new_array
@@ -50,8 +48,6 @@ cpdef enum:
     DUE = 2
     STUCK = 3
     NON_FINITE = 4
-
-Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
 
 
 cdef class Rows:
@@ -282,17 +278,11 @@ cdef class History:
 
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
-        cdef double[:, ::1] states = np.zeros((2 * MAX_ORDER, n))
-        cdef double[:, ::1] guards = np.zeros((3 * MAX_ORDER + 6, a))
-        self.n = bank.n
-        self.ts = np.zeros(MAX_ORDER)
-        self.xs, self.fs = states[:MAX_ORDER], states[MAX_ORDER:]
-        self.gs = guards[:MAX_ORDER]
-        self.lies = guards[MAX_ORDER:2 * MAX_ORDER]
-        self.norms = guards[2 * MAX_ORDER:3 * MAX_ORDER]
-        self.sign, self.c = guards[3 * MAX_ORDER], guards[3 * MAX_ORDER + 1]
-        self.final, self.level = guards[3 * MAX_ORDER + 2], guards[3 * MAX_ORDER + 3]
-        self.beta, self.fine = guards[3 * MAX_ORDER + 4], guards[3 * MAX_ORDER + 5]
+        self.n, self.ts = bank.n, np.zeros(MAX_ORDER)
+        self.xs, self.fs = np.zeros((2, MAX_ORDER, n))
+        self.gs, self.lies, self.norms = np.zeros((3, MAX_ORDER, a))
+        self.sign, self.c, self.final, self.level = np.zeros((4, a))
+        self.beta, self.fine = np.zeros((2, a))
         self.held, self.h_err, self.has_fine = 0, 0.0, False
 
     @property
@@ -317,24 +307,17 @@ cdef class _Work:
     cdef Py_ssize_t rows
     cdef long rejected
     cdef double t_stop
-    cdef void restart(self) noexcept
 
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
         self.predictor = np.zeros(MAX_WIDTH * n)
         self.poly = np.empty(a * MAX_WIDTH)
-        self.xp, self.fp, self.xc = np.empty(n), np.empty(n), np.empty(n)
-        self.f, self.xq = np.empty(n), np.empty(n)
-        self.g, self.values = np.empty(a), np.empty(a)
+        self.xp, self.fp, self.xc, self.f, self.xq = np.empty((5, n))
+        self.g, self.values = np.empty((2, a))
         self.scratch = np.empty(first_reach_scratch(bank.widest, MAX_WIDTH))
         self.key = np.full(MAX_ORDER + 1, NAN)
         self.basis = np.empty(MAX_ORDER * MAX_WIDTH)
         self.weights = np.empty(MAX_ORDER)
-        self.restart()
-
-    cdef void restart(self) noexcept:
-        self.key[0] = NAN
-        self.u_key, self.constant, self.rejected, self.t_stop = NAN, 0.0, 0, NAN
 
 
 cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
@@ -651,9 +634,8 @@ def flight(Bank bank, method, History memory, double t, x, double t_end,
            double reach_tol, long max_steps, double[::1] ts, double[:, ::1] xs):
     """Take `method`'s steps from the newest node (a fresh `start` at (t, x) for an
     empty history) until an edge is due, t_end (within reach_tol), max_steps or a
-    stop, writing them to ts[:k], xs[:k]. Returns a `Flight`: k, the end code,
-    the rejected trials and, for NON_FINITE, the point with non-finite values.
-    """
+    stop, writing them to ts[:k], xs[:k]. Returns k, the end code, the rejected
+    trials and, for NON_FINITE, the point with non-finite values."""
     cdef _Work w = bank.spare
     cdef Settings s = settings_of(method)
     cdef long k = 0, code = FULL
@@ -663,12 +645,12 @@ def flight(Bank bank, method, History memory, double t, x, double t_end,
     cdef double[::1] start_x = point
     if w is None:
         w = _Work(bank)
-    else:
-        bank.spare = None  # a flight inside a callback builds its own
-        w.restart()
+    bank.spare = None  # a flight inside a callback builds its own
+    w.key[0] = NAN  # the nodes and the corrector's coefficients are stale
+    w.u_key, w.constant, w.rejected, w.t_stop = NAN, 0.0, 0, NAN
     try:
         if memory.held == 0 and not start(bank, s, memory, w, t, &start_x[0]):
-            return Flight(0, NON_FINITE, 0, t, np.array(start_x[:bank.n]))
+            return 0, NON_FINITE, 0, t, np.array(start_x[:bank.n])
         while True:
             if next_due(bank, s, memory, 0) >= 0:
                 code = DUE
@@ -686,7 +668,7 @@ def flight(Bank bank, method, History memory, double t, x, double t_end,
                 xs[k, i] = memory.xs[0, i]
             k += 1
         if code == NON_FINITE:
-            return Flight(k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n]))
-        return Flight(k, code, w.rejected, NAN, None)
+            return k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n])
+        return k, code, w.rejected, NAN, None
     finally:
         bank.spare = w

@@ -289,10 +289,7 @@ class Unilateral(Method):
             raise FmibridgeError(
                 f"`gamma` must be in [0, 1) or None, got {self.gamma!r}."
             )
-        if not (isinstance(self.max_order, int) and 1 <= self.max_order <= MAX_ORDER):
-            raise FmibridgeError(
-                f"`max_order` must be 1, 2, 3 or 4, got {self.max_order!r}."
-            )
+        at_least_one("max_order", self.max_order, MAX_ORDER)
         at_least_one("max_rejections", self.max_rejections)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
@@ -326,7 +323,7 @@ class Unilateral(Method):
         # a journal keeps each step as it comes, to outlive a crash (`core.journal`)
         block = 1 if log.is_journaled else BLOCK
         ts, xs = np.empty(block), np.empty((block, max(bank.n, 1)))
-        out = flight(
+        n, code, rejected, t_stop, x_stop = flight(
             bank,
             self,
             memory,
@@ -338,22 +335,21 @@ class Unilateral(Method):
             ts,
             xs,
         )
-        n = out.steps
         log.n_steps += n
-        log.n_rejected += out.rejected
+        log.n_rejected += rejected
         if n:
             log.samples(ts[:n].copy(), xs[:n, : bank.n].copy(), mode.name)
-        if out.code == NON_FINITE:
-            raise _non_finite(mode, bank, owner, out.t_stop, out.x_stop)
+        if code == NON_FINITE:
+            raise _non_finite(mode, bank, owner, t_stop, x_stop)
         now = _Stepping(memory.t, memory.x, mode.name, memory)
-        if out.code == STUCK:
+        if code == STUCK:
             return Step(
                 State(now.t, now.x, mode.name),
                 Status.NO_PROGRESS,
                 f"No step from t = {now.t!r} in mode {mode.name!r} after "
                 f"{self.max_rejections} rejected trials (max_rejections).",
             )
-        if out.code == DUE:  # fire the first due edge, list the others
+        if code == DUE:  # fire the first due edge, list the others
             due = due_edges(bank, self, memory)
             others = tuple(mode.edges[i].name for i in due[1:])
             return Step(self.fire_at(mode, now, due[0], log, others))
