@@ -13,6 +13,8 @@ eqs. (4)-(8), Sec. V.
 from libc.math cimport fabs, isnan
 from libc.string cimport memcpy
 
+import functools
+
 import numpy as np
 
 from ..core._functions cimport Function
@@ -51,10 +53,13 @@ cdef class ContactFunctions:
     """A contact's primitives and their numerics, on a state pointer (`rate_at`)
     and from Python on an array (`rate`). gap, gradient and force map n -> 1,
     n -> nq and n + 1 -> n (the states, lam); hessian n -> nq * nq (row by row)
-    or None. q and qdot sit at q_index and v_index of x."""
+    or None. q and qdot sit at q_index and v_index of x. `projected`: the
+    constrained dx/dt is the free one, f0, with lam still that of eq. (6), so a
+    constrained step is a free step and R* (Or and Ames, Sec. V)."""
 
     def __init__(self, Function gap, Function gradient, Function force,
-                 Function hessian, q_index, v_index, double restitution, str name):
+                 Function hessian, q_index, v_index, double restitution, str name,
+                 bint projected=False):
         cdef Py_ssize_t n = gap.n_in, nq = len(q_index)
         _expect(gap, n, 1, "gap_fn", name)
         _expect(gradient, n, nq, "gradient_fn", name)
@@ -62,17 +67,14 @@ cdef class ContactFunctions:
         if hessian is not None:
             _expect(hessian, n, nq * nq, "hessian_fn", name)
         self.n, self.nq, self.restitution, self.name = n, nq, restitution, name
+        self.projected = projected
         self.gap, self.gradient = gap, gradient
         self.force, self.hessian = force, hessian
         self.iq = np.array(q_index, dtype=np.intp)
         self.iv = np.array(v_index, dtype=np.intp)
-        self.z = np.empty(n + 1)
-        self.f0, self.f1 = np.empty(n), np.empty(n)
-        self.ahead, self.behind = np.empty(n), np.empty(n)
-        self.grad = np.empty(nq)
-        self.dh_ahead, self.dh_behind = np.empty(nq), np.empty(nq)
-        self.hess = np.empty(max(nq * nq, 1))
-        self.one = np.empty(1)
+        self.z, self.one, self.hess = np.empty(n + 1), np.empty(1), np.empty(nq * nq)
+        self.f0, self.f1, self.ahead, self.behind = np.empty((4, n))
+        self.grad, self.dh_ahead, self.dh_behind = np.empty((3, nq))
         self.rhs_function = ContactFunction(self, False)
         self.rate_function = ContactFunction(self, True)
 
@@ -153,7 +155,7 @@ cdef class ContactFunctions:
             self.curvature_at(t, x) + _dot_at(&self.grad[0], f0, &self.iv[0], self.nq)
         ) / along
         for i in range(self.n):
-            dx[i] = f0[i] + lam * (f1[i] - f0[i])
+            dx[i] = f0[i] if self.projected else f0[i] + lam * (f1[i] - f0[i])
         return lam
 
     cdef int project_at(self, double t, const double* x, double* out) except -1:
@@ -254,16 +256,8 @@ cdef class ContactFunctions:
         return out
 
 
-cdef class ProjectionFunctions(ContactFunctions):
-    """`ContactFunctions` whose constrained dx/dt is the free one, f0, with lam
-    still that of eq. (6) (`projection.ProjectedContact`): a constrained step
-    is a free step and R* (Or and Ames, Sec. V)."""
-
-    cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
-        """The free dx/dt f0 to dx; return lam of eq. (6) (> 0 iff hddot < 0)."""
-        cdef double lam = ContactFunctions.constrained_at(self, t, x, dx)
-        memcpy(dx, &self.f0[0], self.n * sizeof(double))
-        return lam
+# `projection.ProjectedContact`'s numerics
+ProjectionFunctions = functools.partial(ContactFunctions, projected=True)
 
 
 cdef class ContactFunction(Function):
