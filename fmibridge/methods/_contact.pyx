@@ -67,9 +67,8 @@ cdef class ContactFunctions:
         if hessian is not None:
             _expect(hessian, n, nq * nq, "hessian_fn", name)
         self.n, self.nq, self.restitution, self.name = n, nq, restitution, name
-        self.projected = projected
         self.gap, self.gradient = gap, gradient
-        self.force, self.hessian = force, hessian
+        self.force, self.hessian, self.projected = force, hessian, projected
         self.iq = np.array(q_index, dtype=np.intp)
         self.iv = np.array(v_index, dtype=np.intp)
         self.z, self.one, self.hess = np.empty(n + 1), np.empty(1), np.empty(nq * nq)
@@ -210,11 +209,7 @@ cdef class ContactFunctions:
         return self.gap_at(t, &xs[0])
 
     def dh(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.nq)
-        cdef double[::1] values = out
-        self.gradient.call(t, &xs[0], &values[0])
-        return out
+        return self.gradient(t, self._state(x))
 
     def rate(self, double t, x):
         cdef double[::1] xs = self._state(x)
@@ -229,31 +224,23 @@ cdef class ContactFunctions:
         return self.hddot_at(t, &xs[0])
 
     def affine(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        f0, f1 = np.empty(self.n), np.empty(self.n)
-        cdef double[::1] v0 = f0, v1 = f1
-        self.free_at(t, &xs[0], 0.0, &v0[0])
-        self.free_at(t, &xs[0], 1.0, &v1[0])
+        f0, f1 = (self.force(t, np.append(self._state(x), lam)) for lam in (0.0, 1.0))
         return f0, f1 - f0
 
     def constrained(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.n)
-        cdef double[::1] dx = out
+        cdef double[::1] xs = self._state(x), dx = np.empty(self.n)
         lam = self.constrained_at(t, &xs[0], &dx[0])
-        return out, lam
+        return np.asarray(dx), lam
 
     def project(self, double t, x):
-        out = np.array(self._state(x))
-        cdef double[::1] values = out
-        self.project_at(t, &values[0], &values[0])
-        return out
+        cdef double[::1] out = np.array(self._state(x))
+        self.project_at(t, &out[0], &out[0])
+        return np.asarray(out)
 
     def impact(self, double t, x):
-        out = np.array(self._state(x))
-        cdef double[::1] values = out
-        self.impact_at(t, &values[0], &values[0])
-        return out
+        cdef double[::1] out = np.array(self._state(x))
+        self.impact_at(t, &out[0], &out[0])
+        return np.asarray(out)
 
 
 # `projection.ProjectedContact`'s numerics
@@ -300,11 +287,8 @@ cdef class ProjectedStepper(Stepper):
     def constrained_step(self, double t, x, double h, slope=None):
         """Return the state after a constrained step of h from (t, x); `slope`,
         dx/dt at (t, x) if known, stands in for the first stage."""
-        cdef double[::1] xs = self.contact._state(x)
-        cdef double[::1] k1
-        out = np.empty(self.n)
-        cdef double[::1] y = out
+        cdef double[::1] xs = self.contact._state(x), y = np.empty(self.n), k1
         if slope is not None:
             k1 = self.contact._state(slope)
         self.advance(t, &xs[0], h, NULL if slope is None else &k1[0], &y[0])
-        return out
+        return np.asarray(y)
