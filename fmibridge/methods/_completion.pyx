@@ -178,11 +178,8 @@ cdef class Phase:
         return tc
 
     cdef void _keep(self, long k, double t, const double* x, double lam) noexcept:
-        cdef Py_ssize_t i
-        self.t_out[k] = t
-        self.lam_out[k] = lam
-        for i in range(self.contact.n):
-            self.x_out[k, i] = x[i]
+        self.t_out[k], self.lam_out[k] = t, lam
+        memcpy(&self.x_out[k, 0], x, self.contact.n * sizeof(double))
 
 
 def truncation_threshold(double e, bounds, eps, *, double speed, double dh_norm):
@@ -274,7 +271,6 @@ cdef class Series:
         self.bounds, self.n_seen, self.impacts = bounds, 0, []
         self.xs, self.stars = np.empty((2, _N_SERIES, contact.n))
         self.dx = np.empty(contact.n)
-        self.floor, self.excess, self.floored = False, 0.0, False
 
     def catch_up(self, list events):
         """Follow the events logged since the last call."""
@@ -290,9 +286,7 @@ cdef class Series:
     def truncates(self, double eps_t, double eps_q, double eps_v):
         """True if the last impact meets the truncation test."""
         cdef ContactFunctions c = self.contact
-        cdef Py_ssize_t size = len(self.impacts)
-        cdef Py_ssize_t m = min(size, _N_SERIES)
-        cdef Py_ssize_t k
+        cdef Py_ssize_t size = len(self.impacts), m = min(size, _N_SERIES), k
         cdef double e = c.restitution, t, rate, threshold
         cdef double[::1] dh
         t, _, rate, _ = self.impacts[size - 1]
@@ -338,11 +332,9 @@ cdef class Series:
     cdef int _states(self, Py_ssize_t m, Py_ssize_t end) except -1:
         """Copy the m impacts before index `end` to xs (R* of none of them yet)."""
         cdef Py_ssize_t k
-        cdef double[::1] x
         self.first = end - m
         for k in range(m):
-            x = np.ascontiguousarray(self.impacts[self.first + k][1], dtype=float)
-            self.xs[k, :] = x
+            np.asarray(self.xs)[k] = self.impacts[self.first + k][1]
             self.has_star[k] = False
         return 0
 
@@ -366,9 +358,7 @@ cdef class Series:
         """Model-free test: the gap rates in xs decay geometrically."""
         cdef ContactFunctions c = self.contact
         cdef Py_ssize_t k, j = self.first
-        cdef double ts[_N_SERIES]
-        cdef double rates[_N_SERIES]
-        cdef double gaps[_N_SERIES]
+        cdef double ts[_N_SERIES], rates[_N_SERIES], gaps[_N_SERIES]
         cdef double lo_interval, lo_rate, ratio, r, lo_ratio, a, s, dq, dv, square
         if m < _N_SERIES:
             return False

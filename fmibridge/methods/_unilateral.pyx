@@ -11,6 +11,7 @@ Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
 """
 
 from libc.math cimport INFINITY, NAN, copysign, fabs, frexp, isnan, ldexp, pow
+from libc.string cimport memmove
 
 import numpy as np
 
@@ -178,16 +179,14 @@ cdef class Rates:
         self.offsets = offsets[:-1].astype(np.intp)
         self.values = np.empty(max(offsets[-1], 1))
         self.columns = np.concatenate(columns or [np.empty(0)]).astype(np.intp)
-        col_lo, col_hi, val_lo, time_at = (
-            np.empty(len(part_of), np.intp) for _ in range(4))
+        self.col_lo, self.col_hi, self.val_lo, self.time_at = np.empty(
+            (4, len(part_of)), np.intp)
         for a, (p, r) in enumerate(zip(part_of, row_of)):
             rows = layouts[p]
-            col_lo[a] = column_starts[p] + rows.starts[r]
-            col_hi[a] = column_starts[p] + rows.starts[r + 1]
-            val_lo[a] = offsets[p] + rows.starts[r]
-            time_at[a] = offsets[p] + rows.nnz + r
-        self.col_lo, self.col_hi = col_lo, col_hi
-        self.val_lo, self.time_at = val_lo, time_at
+            self.col_lo[a] = column_starts[p] + rows.starts[r]
+            self.col_hi[a] = column_starts[p] + rows.starts[r + 1]
+            self.val_lo[a] = offsets[p] + rows.starts[r]
+            self.time_at[a] = offsets[p] + rows.nnz + r
 
     cdef int write(self, double t, const double* x, const double* f, double tol,
                    double rtol, double* lies, double* norms) except -1:
@@ -244,7 +243,6 @@ cdef class Bank:
         self.single = (sizes[owner] == 1).astype(np.uint8)
         self.curved = np.ascontiguousarray(curved, dtype=np.uint8)
         self.any_curved = bool(np.any(curved))
-        self.rates, self.spare = None, None
 
 
 ctypedef struct Settings:
@@ -283,7 +281,6 @@ cdef class History:
         self.gs, self.lies, self.norms = np.zeros((3, MAX_ORDER, a))
         self.sign, self.c, self.final, self.level = np.zeros((4, a))
         self.beta, self.fine = np.zeros((2, a))
-        self.held, self.h_err, self.has_fine = 0, 0.0, False
 
     @property
     def t(self):
@@ -410,23 +407,18 @@ cdef double guard_error(Bank bank, History memory, _Work w, double t) except? -1
 
 cdef void shift(double[:, ::1] rows, long keep) noexcept:
     """Move rows[:keep] to rows[1:keep + 1]."""
-    cdef long j
-    cdef Py_ssize_t i
-    for j in range(keep, 0, -1):
-        for i in range(rows.shape[1]):
-            rows[j, i] = rows[j - 1, i]
+    memmove(&rows[1, 0], &rows[0, 0], keep * rows.shape[1] * sizeof(double))
 
 
 cdef int push(Bank bank, Settings s, History memory, double t, const double* x,
               const double* f, const double* g) except -1:
     """Make (t, x) the newest node; 0 if a value there is not finite, else 1."""
     cdef Py_ssize_t n = bank.n, m = bank.n_atoms, i
-    cdef long j, keep
+    cdef long keep
     if not (all_finite(x, n) and all_finite(f, n) and all_finite(g, m)):
         return 0
     keep = min(memory.held, s.max_order - 1)
-    for j in range(keep, 0, -1):
-        memory.ts[j] = memory.ts[j - 1]
+    memmove(&memory.ts[1], &memory.ts[0], keep * sizeof(double))
     shift(memory.xs, keep)  # each history array by name: no tuple of views
     shift(memory.fs, keep)
     shift(memory.gs, keep)

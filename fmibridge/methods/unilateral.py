@@ -26,13 +26,7 @@ from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.recorder import Recorder
 from ..core.records import State, Status, Step
-from ..core.system import (
-    Guard,
-    GuardEntry,
-    HybridSystem,
-    Mode,
-    VectorGuard,
-)
+from ..core.system import GuardEntry, HybridSystem, Mode, VectorGuard
 from ..flows.base import VectorField
 from ..flows.compiled import (
     _name_of,
@@ -61,7 +55,6 @@ from .base import Method, at_least_one, kept, positive, reach_tol
 
 __all__ = ["BAND_C", "EndpointAdams", "Unilateral"]
 
-Gradient = Callable[[float, np.ndarray], tuple[np.ndarray, float]]
 # Each mode's Bank, its atoms' edges and the maker of their Rates, by id(mode),
 # dropped when the mode is collected (`_bank`).
 _BANKS: dict[int, tuple[None, tuple[Bank, np.ndarray, Callable]]] = {}
@@ -84,9 +77,8 @@ def _atoms(mode: Mode) -> tuple[Bank, np.ndarray, Callable[[int], Rates]]:
             )
         direction = {"falling": -1, "rising": 1, "either": 0}[guard.direction]
         unilateral = guard.kind == "unilateral"
-        shared = getattr(guard, "gradient", None)
         for fn in parts or (guard.fn,):
-            gradient = getattr(fn, "gradient", None) or shared
+            gradient = getattr(fn, "gradient", None) or getattr(guard, "gradient", None)
             is_affine = bool(getattr(fn, "affine", False))
             atoms.append((fn, gradient, i, direction, unilateral, is_affine))
     columns = zip(*atoms, strict=True) if atoms else [()] * 6
@@ -112,10 +104,10 @@ def _rates(fns: tuple, gradients: tuple, n: int) -> Rates:
     """The atoms' gradients as the loop's `Rates`: those of the VectorGuard all
     are entries of, read at its declared entries, or one per atom (central
     differences without one)."""
-    vector, picks = _one_vector(list(fns))
-    if vector is not None:
-        gradient, rows = _vector_gradient(vector, n)
-        return Rates([gradient], [rows], [0] * len(fns), picks)
+    entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
+    if len(entries) == len(fns) and len({id(e.vector) for e in entries}) == 1:
+        gradient, rows = _vector_gradient(entries[0].vector, n)
+        return Rates([gradient], [rows], [0] * len(fns), [e.index for e in entries])
     rows, parts = Rows.dense(1, n), list[Function]()
     for fn, gradient in zip(fns, gradients, strict=True):
         what = f"guard `{_name_of(fn)}`"
@@ -181,7 +173,7 @@ def _checked(gradient: Callable, what: str, shapes: tuple, t: float, x: np.ndarr
     return gx, gt
 
 
-def _one_row(gradient: Gradient, t: float, x: np.ndarray) -> tuple:
+def _one_row(gradient: Callable, t: float, x: np.ndarray) -> tuple:
     """An atom's gradient (dg/dx, dg/dt) as one row of each."""
     row, value = gradient(t, x)
     return np.reshape(row, (1, -1)), np.reshape(value, -1)
@@ -196,14 +188,6 @@ def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarr
         f"{gx[row, column]!r} at t = {t!r}, x = {x.tolist()}, outside its "
         f"`sparsity` ({len(outside)} such entries)."
     )
-
-
-def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
-    """The VectorGuard all of fns are entries of, and their indices; else None."""
-    entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
-    if not fns or len(entries) < len(fns) or len({id(fn.vector) for fn in fns}) > 1:
-        return None, np.empty(0, dtype=np.int64)
-    return fns[0].vector, np.array([fn.index for fn in fns], dtype=np.int64)
 
 
 def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, np.ndarray]:
@@ -375,7 +359,7 @@ def _non_finite(
         )
     g = bank.guards(t, x)
     bad = int(np.flatnonzero(~np.isfinite(g))[0])
-    guard: Guard = mode.edges[int(owner[bad])].guard
+    guard = mode.edges[int(owner[bad])].guard
     return FmibridgeError(
         f"Guard {guard.name!r} of mode {mode.name!r} returned {float(g[bad])!r} at t = "
         f"{t!r}, x = {x.tolist()}; a guard must be finite wherever the flow is "
