@@ -67,10 +67,8 @@ cdef class Phase:
         self.ts, self.lams = np.empty(BLOCK), np.empty(BLOCK)
         self.xs = np.empty((BLOCK, n))
         self.t_out, self.x_out, self.lam_out = self.ts, self.xs, self.lams
-        self.x_now, self.slope = np.empty(n), np.empty(n)
-        self.x_mid, self.slope_mid = np.empty(n), np.empty(n)
-        self.x_two, self.slope_two = np.empty(n), np.empty(n)
-        self.x_full, self.z, self.dz = np.empty(n), np.empty(n), np.empty(n)
+        self.x_now, self.slope, self.x_mid, self.slope_mid = np.empty((4, n))
+        self.x_two, self.slope_two, self.x_full, self.z, self.dz = np.empty((5, n))
 
     @property
     def x(self):
@@ -180,11 +178,8 @@ cdef class Phase:
         return tc
 
     cdef void _keep(self, long k, double t, const double* x, double lam) noexcept:
-        cdef Py_ssize_t i
-        self.t_out[k] = t
-        self.lam_out[k] = lam
-        for i in range(self.contact.n):
-            self.x_out[k, i] = x[i]
+        self.t_out[k], self.lam_out[k] = t, lam
+        memcpy(&self.x_out[k, 0], x, self.contact.n * sizeof(double))
 
 
 def truncation_threshold(double e, bounds, eps, *, double speed, double dh_norm):
@@ -267,30 +262,23 @@ cdef class Series:
     cdef readonly list impacts  # (t, x before, gap rate, gap), the newest last
     cdef double[:, ::1] xs, stars  # N_SERIES states from `first` on, and their R*
     cdef bint has_star[_N_SERIES]
-    cdef double[::1] dx, newest
+    cdef double[::1] dx
     cdef readonly bint floor  # the last `truncates` met the first unresolved one
     cdef readonly double excess  # of the last geometric test
 
     def __init__(self, ContactFunctions contact, str free, tuple impact_edges, bounds):
         self.contact, self.free, self.impact_edges = contact, free, impact_edges
         self.bounds, self.n_seen, self.impacts = bounds, 0, []
-        self.xs = np.empty((_N_SERIES, contact.n))
-        self.stars = np.empty((_N_SERIES, contact.n))
-        self.dx, self.newest = np.empty(contact.n), np.empty(contact.n)
-        self.floor, self.excess, self.floored = False, 0.0, False
+        self.xs, self.stars = np.empty((2, _N_SERIES, contact.n))
+        self.dx = np.empty(contact.n)
 
     def catch_up(self, list events):
         """Follow the events logged since the last call."""
-        cdef Py_ssize_t k
-        cdef double[::1] x
-        for k in range(self.n_seen, len(events)):
-            event = events[k]
+        for event in events[self.n_seen:]:
+            t, x = event.t, event.x_before
             if event.source == self.free and event.edge in self.impact_edges:
-                x = np.ascontiguousarray(event.x_before, dtype=float)
-                self.impacts.append((
-                    event.t, event.x_before, self.contact.rate_at(event.t, &x[0]),
-                    self.contact.gap_at(event.t, &x[0]),
-                ))
+                rate, gap = self.contact.rate(t, x), self.contact.h(t, x)
+                self.impacts.append((t, x, rate, gap))
             else:
                 self.impacts, self.floored = [], False
         self.n_seen = len(events)
@@ -298,9 +286,7 @@ cdef class Series:
     def truncates(self, double eps_t, double eps_q, double eps_v):
         """True if the last impact meets the truncation test."""
         cdef ContactFunctions c = self.contact
-        cdef Py_ssize_t size = len(self.impacts)
-        cdef Py_ssize_t m = min(size, _N_SERIES)
-        cdef Py_ssize_t k
+        cdef Py_ssize_t size = len(self.impacts), m = min(size, _N_SERIES), k
         cdef double e = c.restitution, t, rate, threshold
         cdef double[::1] dh
         t, _, rate, _ = self.impacts[size - 1]
@@ -322,11 +308,8 @@ cdef class Series:
         if e == 0.0:
             return self._pressed(m)  # A16: the plastic impact lands on Z
         if self.bounds is None:  # decay first: it needs no R* and mostly fails
-            return (
-                self._decays(m, eps_t, eps_q, eps_v)
-                and self.excess < 1.0
-                and self._pressed(m)
-            )
+            return (self._decays(m, eps_t, eps_q, eps_v) and self.excess < 1.0
+                    and self._pressed(m))
         if not self._pressed(m):
             return False
         star = np.array(self.stars[m - 1])
@@ -342,20 +325,16 @@ cdef class Series:
     cdef bint _unresolved(self, Py_ssize_t k) except -1:
         """2 a abs(h) > hdot^2 at impact k, a = -hddot."""
         cdef double t, rate, gap, a
-        cdef double[::1] x
         t, x_before, rate, gap = self.impacts[k]
-        x = np.ascontiguousarray(x_before, dtype=float)
-        a = -self.contact.hddot_at(t, &x[0])
+        a = -self.contact.hddot(t, x_before)
         return a > 0.0 and 2.0 * a * fabs(gap) > rate * rate
 
     cdef int _states(self, Py_ssize_t m, Py_ssize_t end) except -1:
         """Copy the m impacts before index `end` to xs (R* of none of them yet)."""
         cdef Py_ssize_t k
-        cdef double[::1] x
         self.first = end - m
         for k in range(m):
-            x = np.ascontiguousarray(self.impacts[self.first + k][1], dtype=float)
-            self.xs[k, :] = x
+            np.asarray(self.xs)[k] = self.impacts[self.first + k][1]
             self.has_star[k] = False
         return 0
 
@@ -379,9 +358,7 @@ cdef class Series:
         """Model-free test: the gap rates in xs decay geometrically."""
         cdef ContactFunctions c = self.contact
         cdef Py_ssize_t k, j = self.first
-        cdef double ts[_N_SERIES]
-        cdef double rates[_N_SERIES]
-        cdef double gaps[_N_SERIES]
+        cdef double ts[_N_SERIES], rates[_N_SERIES], gaps[_N_SERIES]
         cdef double lo_interval, lo_rate, ratio, r, lo_ratio, a, s, dq, dv, square
         if m < _N_SERIES:
             return False
@@ -434,9 +411,7 @@ cdef class Series:
         t_ref, rate_ref = t, rate
         if self.floor:
             t_ref, _, rate_ref, _ = self.impacts[size - 2]
-            xv = np.ascontiguousarray(x_before, dtype=float)
-            c.project_at(t, &xv[0], &self.newest[0])
-            x = np.array(self.newest)
+            x = c.project(t, x_before)
         else:
             x = np.array(<double[:c.n]> self._star(m - 1))
         xv = x

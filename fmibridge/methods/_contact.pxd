@@ -10,6 +10,7 @@ cdef class ContactFunctions:
     cdef readonly Py_ssize_t n, nq
     cdef readonly double restitution
     cdef readonly str name
+    cdef bint projected
     cdef readonly Function gap, gradient, force, hessian, rhs_function, rate_function
     cdef Py_ssize_t[::1] iq, iv
     # scratch: the force map's input [x, lam] and values at lam = 0 and 1, dh,

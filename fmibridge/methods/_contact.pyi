@@ -1,5 +1,6 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
+from collections.abc import Callable
 from typing import Any
 
 from fmibridge.core._functions import Function
@@ -27,6 +28,7 @@ class ContactFunctions:
         v_index: Any,
         restitution: float,
         name: str,
+        projected: bool = ...,
     ) -> None: ...
     def h(self, t: float, x: Any) -> Any: ...
     def dh(self, t: float, x: Any) -> Any: ...
@@ -38,7 +40,7 @@ class ContactFunctions:
     def project(self, t: float, x: Any) -> Any: ...
     def impact(self, t: float, x: Any) -> Any: ...
 
-class ProjectionFunctions(ContactFunctions): ...
+ProjectionFunctions: Callable[..., ContactFunctions]
 
 class ContactFunction(Function):
     def __init__(self, contact: ContactFunctions, rate: bool) -> None: ...

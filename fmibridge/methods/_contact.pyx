@@ -13,6 +13,8 @@ eqs. (4)-(8), Sec. V.
 from libc.math cimport fabs, isnan
 from libc.string cimport memcpy
 
+import functools
+
 import numpy as np
 
 from ..core._functions cimport Function
@@ -51,10 +53,13 @@ cdef class ContactFunctions:
     """A contact's primitives and their numerics, on a state pointer (`rate_at`)
     and from Python on an array (`rate`). gap, gradient and force map n -> 1,
     n -> nq and n + 1 -> n (the states, lam); hessian n -> nq * nq (row by row)
-    or None. q and qdot sit at q_index and v_index of x."""
+    or None. q and qdot sit at q_index and v_index of x. `projected`: the
+    constrained dx/dt is the free one, f0, with lam still that of eq. (6), so a
+    constrained step is a free step and R* (Or and Ames, Sec. V)."""
 
     def __init__(self, Function gap, Function gradient, Function force,
-                 Function hessian, q_index, v_index, double restitution, str name):
+                 Function hessian, q_index, v_index, double restitution, str name,
+                 bint projected=False):
         cdef Py_ssize_t n = gap.n_in, nq = len(q_index)
         _expect(gap, n, 1, "gap_fn", name)
         _expect(gradient, n, nq, "gradient_fn", name)
@@ -63,16 +68,12 @@ cdef class ContactFunctions:
             _expect(hessian, n, nq * nq, "hessian_fn", name)
         self.n, self.nq, self.restitution, self.name = n, nq, restitution, name
         self.gap, self.gradient = gap, gradient
-        self.force, self.hessian = force, hessian
+        self.force, self.hessian, self.projected = force, hessian, projected
         self.iq = np.array(q_index, dtype=np.intp)
         self.iv = np.array(v_index, dtype=np.intp)
-        self.z = np.empty(n + 1)
-        self.f0, self.f1 = np.empty(n), np.empty(n)
-        self.ahead, self.behind = np.empty(n), np.empty(n)
-        self.grad = np.empty(nq)
-        self.dh_ahead, self.dh_behind = np.empty(nq), np.empty(nq)
-        self.hess = np.empty(max(nq * nq, 1))
-        self.one = np.empty(1)
+        self.z, self.one, self.hess = np.empty(n + 1), np.empty(1), np.empty(nq * nq)
+        self.f0, self.f1, self.ahead, self.behind = np.empty((4, n))
+        self.grad, self.dh_ahead, self.dh_behind = np.empty((3, nq))
         self.rhs_function = ContactFunction(self, False)
         self.rate_function = ContactFunction(self, True)
 
@@ -153,7 +154,7 @@ cdef class ContactFunctions:
             self.curvature_at(t, x) + _dot_at(&self.grad[0], f0, &self.iv[0], self.nq)
         ) / along
         for i in range(self.n):
-            dx[i] = f0[i] + lam * (f1[i] - f0[i])
+            dx[i] = f0[i] if self.projected else f0[i] + lam * (f1[i] - f0[i])
         return lam
 
     cdef int project_at(self, double t, const double* x, double* out) except -1:
@@ -208,11 +209,7 @@ cdef class ContactFunctions:
         return self.gap_at(t, &xs[0])
 
     def dh(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.nq)
-        cdef double[::1] values = out
-        self.gradient.call(t, &xs[0], &values[0])
-        return out
+        return self.gradient(t, self._state(x))
 
     def rate(self, double t, x):
         cdef double[::1] xs = self._state(x)
@@ -227,43 +224,27 @@ cdef class ContactFunctions:
         return self.hddot_at(t, &xs[0])
 
     def affine(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        f0, f1 = np.empty(self.n), np.empty(self.n)
-        cdef double[::1] v0 = f0, v1 = f1
-        self.free_at(t, &xs[0], 0.0, &v0[0])
-        self.free_at(t, &xs[0], 1.0, &v1[0])
+        f0, f1 = (self.force(t, np.append(self._state(x), lam)) for lam in (0.0, 1.0))
         return f0, f1 - f0
 
     def constrained(self, double t, x):
-        cdef double[::1] xs = self._state(x)
-        out = np.empty(self.n)
-        cdef double[::1] dx = out
+        cdef double[::1] xs = self._state(x), dx = np.empty(self.n)
         lam = self.constrained_at(t, &xs[0], &dx[0])
-        return out, lam
+        return np.asarray(dx), lam
 
     def project(self, double t, x):
-        out = np.array(self._state(x))
-        cdef double[::1] values = out
-        self.project_at(t, &values[0], &values[0])
-        return out
+        cdef double[::1] out = np.array(self._state(x))
+        self.project_at(t, &out[0], &out[0])
+        return np.asarray(out)
 
     def impact(self, double t, x):
-        out = np.array(self._state(x))
-        cdef double[::1] values = out
-        self.impact_at(t, &values[0], &values[0])
-        return out
+        cdef double[::1] out = np.array(self._state(x))
+        self.impact_at(t, &out[0], &out[0])
+        return np.asarray(out)
 
 
-cdef class ProjectionFunctions(ContactFunctions):
-    """`ContactFunctions` whose constrained dx/dt is the free one, f0, with lam
-    still that of eq. (6) (`projection.ProjectedContact`): a constrained step
-    is a free step and R* (Or and Ames, Sec. V)."""
-
-    cdef double constrained_at(self, double t, const double* x, double* dx) except? -1:
-        """The free dx/dt f0 to dx; return lam of eq. (6) (> 0 iff hddot < 0)."""
-        cdef double lam = ContactFunctions.constrained_at(self, t, x, dx)
-        memcpy(dx, &self.f0[0], self.n * sizeof(double))
-        return lam
+# `projection.ProjectedContact`'s numerics
+ProjectionFunctions = functools.partial(ContactFunctions, projected=True)
 
 
 cdef class ContactFunction(Function):
@@ -306,11 +287,8 @@ cdef class ProjectedStepper(Stepper):
     def constrained_step(self, double t, x, double h, slope=None):
         """Return the state after a constrained step of h from (t, x); `slope`,
         dx/dt at (t, x) if known, stands in for the first stage."""
-        cdef double[::1] xs = self.contact._state(x)
-        cdef double[::1] k1
-        out = np.empty(self.n)
-        cdef double[::1] y = out
+        cdef double[::1] xs = self.contact._state(x), y = np.empty(self.n), k1
         if slope is not None:
             k1 = self.contact._state(slope)
         self.advance(t, &xs[0], h, NULL if slope is None else &k1[0], &y[0])
-        return out
+        return np.asarray(y)

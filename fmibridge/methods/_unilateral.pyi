@@ -23,7 +23,6 @@ class Rows:
     ) -> None: ...
     @staticmethod
     def dense(m: int, n: int) -> Any: ...
-    def check(self, gx: Any, t: float, x: Any) -> Any: ...
 
 class CentralDifferences(Function):
     def __init__(self, g: Function, rows: Rows, what: str) -> None: ...
@@ -55,19 +54,6 @@ class Bank:
         n_edges: int,
     ) -> None: ...
 
-class Settings:
-    def __init__(
-        self,
-        tol: float,
-        rtol: float,
-        gamma: float,
-        h: float,
-        t_tol: float,
-        max_rejections: int,
-        max_order: int,
-        endpoint: bool,
-    ) -> None: ...
-
 class History:
     held: int
     def __init__(self, bank: Bank) -> None: ...
@@ -79,10 +65,10 @@ class History:
 class _Work:
     def __init__(self, bank: Bank) -> None: ...
 
-def due_edges(bank: Bank, s: Settings, memory: History) -> Any: ...
+def due_edges(bank: Bank, method: Any, memory: History) -> Any: ...
 def flight(
     bank: Bank,
-    s: Settings,
+    method: Any,
     memory: History,
     t: float,
     x: Any,

@@ -11,8 +11,7 @@ Esposito and Kumar (2007), Fig. 5, eqs. 12-21.
 """
 
 from libc.math cimport INFINITY, NAN, copysign, fabs, frexp, isnan, ldexp, pow
-
-from collections import namedtuple
+from libc.string cimport memmove
 
 import numpy as np
 
@@ -50,8 +49,6 @@ cpdef enum:
     DUE = 2
     STUCK = 3
     NON_FINITE = 4
-
-Flight = namedtuple("Flight", "steps code rejected t_stop x_stop")
 
 
 cdef class Rows:
@@ -95,14 +92,6 @@ cdef class Rows:
                 out[k] = gx[r * n + self.columns[k]]
             out[self.nnz + r] = gt[r]
         return 0
-
-    def check(self, gx, double t, x):
-        """Refuse a dense dg/dx (from Python) with a non-zero outside the sparsity."""
-        cdef double[:, ::1] rows = np.ascontiguousarray(gx, dtype=float)
-        cdef double[::1] point = np.ascontiguousarray(x, dtype=float)
-        cdef double[::1] out = np.empty(self.nnz + self.m)
-        cdef double[::1] times = np.zeros(max(self.m, 1))
-        self.write(&rows[0, 0], &times[0], t, &point[0], &out[0])
 
 
 cdef class CentralDifferences(Function):
@@ -190,16 +179,14 @@ cdef class Rates:
         self.offsets = offsets[:-1].astype(np.intp)
         self.values = np.empty(max(offsets[-1], 1))
         self.columns = np.concatenate(columns or [np.empty(0)]).astype(np.intp)
-        col_lo, col_hi, val_lo, time_at = (
-            np.empty(len(part_of), np.intp) for _ in range(4))
+        self.col_lo, self.col_hi, self.val_lo, self.time_at = np.empty(
+            (4, len(part_of)), np.intp)
         for a, (p, r) in enumerate(zip(part_of, row_of)):
             rows = layouts[p]
-            col_lo[a] = column_starts[p] + rows.starts[r]
-            col_hi[a] = column_starts[p] + rows.starts[r + 1]
-            val_lo[a] = offsets[p] + rows.starts[r]
-            time_at[a] = offsets[p] + rows.nnz + r
-        self.col_lo, self.col_hi = col_lo, col_hi
-        self.val_lo, self.time_at = val_lo, time_at
+            self.col_lo[a] = column_starts[p] + rows.starts[r]
+            self.col_hi[a] = column_starts[p] + rows.starts[r + 1]
+            self.val_lo[a] = offsets[p] + rows.starts[r]
+            self.time_at[a] = offsets[p] + rows.nnz + r
 
     cdef int write(self, double t, const double* x, const double* f, double tol,
                    double rtol, double* lies, double* norms) except -1:
@@ -256,22 +243,23 @@ cdef class Bank:
         self.single = (sizes[owner] == 1).astype(np.uint8)
         self.curved = np.ascontiguousarray(curved, dtype=np.uint8)
         self.any_curved = bool(np.any(curved))
-        self.rates, self.spare = None, None
 
 
-cdef class Settings:
-    """A method's parameters as the loop reads them (gamma nan for None)."""
+ctypedef struct Settings:
+    double tol, rtol, gamma, h, t_tol
+    long max_rejections, max_order
+    bint endpoint
 
-    cdef double tol, rtol, gamma, h, t_tol
-    cdef long max_rejections, max_order
-    cdef bint endpoint
 
-    def __init__(self, double tol, double rtol, double gamma, double h, double t_tol,
-                 long max_rejections, long max_order, bint endpoint):
-        self.tol, self.rtol, self.gamma, self.h = tol, rtol, gamma, h
-        self.t_tol = t_tol
-        self.max_rejections, self.max_order = max_rejections, max_order
-        self.endpoint = endpoint
+cdef Settings settings_of(method):
+    """A Unilateral's parameters as the loop reads them (None: gamma nan, t_tol inf)."""
+    cdef Settings s
+    s.tol, s.rtol, s.h = method.tol, method.rtol, method.h
+    s.gamma = NAN if method.gamma is None else method.gamma
+    s.t_tol = INFINITY if method.t_tol is None else method.t_tol
+    s.max_rejections, s.max_order = method.max_rejections, method.max_order
+    s.endpoint = method.endpoint
+    return s
 
 
 cdef class History:
@@ -288,18 +276,11 @@ cdef class History:
 
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
-        cdef double[:, ::1] states = np.zeros((2 * MAX_ORDER, n))
-        cdef double[:, ::1] guards = np.zeros((3 * MAX_ORDER + 6, a))
-        self.n = bank.n
-        self.ts = np.zeros(MAX_ORDER)
-        self.xs, self.fs = states[:MAX_ORDER], states[MAX_ORDER:]
-        self.gs = guards[:MAX_ORDER]
-        self.lies = guards[MAX_ORDER:2 * MAX_ORDER]
-        self.norms = guards[2 * MAX_ORDER:3 * MAX_ORDER]
-        self.sign, self.c = guards[3 * MAX_ORDER], guards[3 * MAX_ORDER + 1]
-        self.final, self.level = guards[3 * MAX_ORDER + 2], guards[3 * MAX_ORDER + 3]
-        self.beta, self.fine = guards[3 * MAX_ORDER + 4], guards[3 * MAX_ORDER + 5]
-        self.held, self.h_err, self.has_fine = 0, 0.0, False
+        self.n, self.ts = bank.n, np.zeros(MAX_ORDER)
+        self.xs, self.fs = np.zeros((2, MAX_ORDER, n))
+        self.gs, self.lies, self.norms = np.zeros((3, MAX_ORDER, a))
+        self.sign, self.c, self.final, self.level = np.zeros((4, a))
+        self.beta, self.fine = np.zeros((2, a))
 
     @property
     def t(self):
@@ -323,24 +304,17 @@ cdef class _Work:
     cdef Py_ssize_t rows
     cdef long rejected
     cdef double t_stop
-    cdef void restart(self) noexcept
 
     def __init__(self, Bank bank):
         cdef Py_ssize_t n = max(bank.n, 1), a = max(bank.n_atoms, 1)
         self.predictor = np.zeros(MAX_WIDTH * n)
         self.poly = np.empty(a * MAX_WIDTH)
-        self.xp, self.fp, self.xc = np.empty(n), np.empty(n), np.empty(n)
-        self.f, self.xq = np.empty(n), np.empty(n)
-        self.g, self.values = np.empty(a), np.empty(a)
+        self.xp, self.fp, self.xc, self.f, self.xq = np.empty((5, n))
+        self.g, self.values = np.empty((2, a))
         self.scratch = np.empty(first_reach_scratch(bank.widest, MAX_WIDTH))
         self.key = np.full(MAX_ORDER + 1, NAN)
         self.basis = np.empty(MAX_ORDER * MAX_WIDTH)
         self.weights = np.empty(MAX_ORDER)
-        self.restart()
-
-    cdef void restart(self) noexcept:
-        self.key[0] = NAN
-        self.u_key, self.constant, self.rejected, self.t_stop = NAN, 0.0, 0, NAN
 
 
 cdef void set_levels(Bank bank, Settings s, History memory) noexcept:
@@ -391,9 +365,10 @@ cdef Py_ssize_t next_due(Bank bank, Settings s, History memory,
     return -1
 
 
-def due_edges(Bank bank, Settings s, History memory):
+def due_edges(Bank bank, method, History memory):
     """Edges due at the newest node, in declaration order (`next_due`)."""
     due = []
+    cdef Settings s = settings_of(method)
     cdef Py_ssize_t e = next_due(bank, s, memory, 0)
     while e >= 0:
         due.append(e)
@@ -432,23 +407,18 @@ cdef double guard_error(Bank bank, History memory, _Work w, double t) except? -1
 
 cdef void shift(double[:, ::1] rows, long keep) noexcept:
     """Move rows[:keep] to rows[1:keep + 1]."""
-    cdef long j
-    cdef Py_ssize_t i
-    for j in range(keep, 0, -1):
-        for i in range(rows.shape[1]):
-            rows[j, i] = rows[j - 1, i]
+    memmove(&rows[1, 0], &rows[0, 0], keep * rows.shape[1] * sizeof(double))
 
 
 cdef int push(Bank bank, Settings s, History memory, double t, const double* x,
               const double* f, const double* g) except -1:
     """Make (t, x) the newest node; 0 if a value there is not finite, else 1."""
     cdef Py_ssize_t n = bank.n, m = bank.n_atoms, i
-    cdef long j, keep
+    cdef long keep
     if not (all_finite(x, n) and all_finite(f, n) and all_finite(g, m)):
         return 0
     keep = min(memory.held, s.max_order - 1)
-    for j in range(keep, 0, -1):
-        memory.ts[j] = memory.ts[j - 1]
+    memmove(&memory.ts[1], &memory.ts[0], keep * sizeof(double))
     shift(memory.xs, keep)  # each history array by name: no tuple of views
     shift(memory.fs, keep)
     shift(memory.gs, keep)
@@ -652,14 +622,14 @@ cdef int step(Bank bank, Settings s, History memory, _Work w, double t_end) exce
     return STUCK
 
 
-def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
+def flight(Bank bank, method, History memory, double t, x, double t_end,
            double reach_tol, long max_steps, double[::1] ts, double[:, ::1] xs):
-    """Take steps from the newest node (a fresh `start` at (t, x) for an empty
-    history) until an edge is due, t_end (within reach_tol), max_steps or a
-    stop, writing them to ts[:k], xs[:k]. Returns a `Flight`: k, the end code,
-    the rejected trials and, for NON_FINITE, the point with non-finite values.
-    """
+    """Take `method`'s steps from the newest node (a fresh `start` at (t, x) for an
+    empty history) until an edge is due, t_end (within reach_tol), max_steps or a
+    stop, writing them to ts[:k], xs[:k]. Returns k, the end code, the rejected
+    trials and, for NON_FINITE, the point with non-finite values."""
     cdef _Work w = bank.spare
+    cdef Settings s = settings_of(method)
     cdef long k = 0, code = FULL
     cdef Py_ssize_t i
     point = np.zeros(max(bank.n, 1))
@@ -667,12 +637,12 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
     cdef double[::1] start_x = point
     if w is None:
         w = _Work(bank)
-    else:
-        bank.spare = None  # a flight inside a callback builds its own
-        w.restart()
+    bank.spare = None  # a flight inside a callback builds its own
+    w.key[0] = NAN  # the nodes and the corrector's coefficients are stale
+    w.u_key, w.constant, w.rejected, w.t_stop = NAN, 0.0, 0, NAN
     try:
         if memory.held == 0 and not start(bank, s, memory, w, t, &start_x[0]):
-            return Flight(0, NON_FINITE, 0, t, np.array(start_x[:bank.n]))
+            return 0, NON_FINITE, 0, t, np.array(start_x[:bank.n])
         while True:
             if next_due(bank, s, memory, 0) >= 0:
                 code = DUE
@@ -690,7 +660,7 @@ def flight(Bank bank, Settings s, History memory, double t, x, double t_end,
                 xs[k, i] = memory.xs[0, i]
             k += 1
         if code == NON_FINITE:
-            return Flight(k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n]))
-        return Flight(k, code, w.rejected, NAN, None)
+            return k, code, w.rejected, w.t_stop, np.array(w.xc[:bank.n])
+        return k, code, w.rejected, NAN, None
     finally:
         bank.spare = w

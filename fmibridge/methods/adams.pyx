@@ -164,10 +164,9 @@ def integral_basis(nodes):
     """Return B, shape (m, m + 1), of the m `nodes` (`write_basis`)."""
     cdef double[::1] values = _order_of(nodes)
     cdef Py_ssize_t m = values.shape[0]
-    basis = np.empty((m, m + 1))
-    cdef double[:, ::1] out = basis
+    cdef double[:, ::1] out = np.empty((m, m + 1))
     write_basis(&values[0], m, &out[0, 0], m + 1)
-    return basis
+    return np.asarray(out)
 
 
 def predictor_of(basis, forces, double scale):
@@ -178,11 +177,10 @@ def predictor_of(basis, forces, double scale):
     cdef Py_ssize_t m = b.shape[0], n = f.shape[1]
     if b.shape[1] != m + 1 or f.shape[0] < m:
         raise ValueError("`basis` must be (m, m + 1) and `forces` hold m rows.")
-    predictor = np.zeros((m + 1, n))
-    cdef double[:, ::1] p = predictor
+    cdef double[:, ::1] p = np.zeros((m + 1, n))
     if n:
         write_predictor(&b[0, 0], m + 1, m, &f[0, 0], n, scale, &p[0, 0])
-    return predictor
+    return np.asarray(p)
 
 
 def predict(x, predictor, double u):
@@ -192,11 +190,10 @@ def predict(x, predictor, double u):
     cdef Py_ssize_t n = xs.shape[0]
     if p.shape[1] != n:
         raise ValueError(f"`predictor` must have {n} columns, got {p.shape[1]}.")
-    out = np.empty(n)
-    cdef double[::1] y = out
+    cdef double[::1] y = np.empty(n)
     if n:
         write_prediction(&xs[0], n, &p[0, 0], p.shape[0], u, &y[0])
-    return out
+    return np.asarray(y)
 
 
 def milne(nodes, double u):

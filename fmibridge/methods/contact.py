@@ -106,7 +106,7 @@ class Contact(UnilateralConstraint):
     v_index: tuple[int, ...] = ()
     hessian_fn: Callable[[float, np.ndarray], np.ndarray] | None = None
     bounds: BoundsFn | None = None
-    functions_kind: ClassVar[type[_contact.ContactFunctions]] = (
+    functions_kind: ClassVar[Callable[..., _contact.ContactFunctions]] = (
         _contact.ContactFunctions
     )
 

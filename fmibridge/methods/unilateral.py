@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, cast
@@ -27,14 +26,7 @@ from ..core._functions import Function
 from ..core.errors import FmibridgeError
 from ..core.recorder import Recorder
 from ..core.records import State, Status, Step
-from ..core.system import (
-    Guard,
-    GuardEntry,
-    HybridSystem,
-    Mode,
-    VectorGradientFn,
-    VectorGuard,
-)
+from ..core.system import GuardEntry, HybridSystem, Mode, VectorGuard
 from ..flows.base import VectorField
 from ..flows.compiled import (
     _name_of,
@@ -55,7 +47,6 @@ from ._unilateral import (
     PythonGradient,
     Rates,
     Rows,
-    Settings,
     due_edges,
     flight,
 )
@@ -64,7 +55,6 @@ from .base import Method, at_least_one, kept, positive, reach_tol
 
 __all__ = ["BAND_C", "EndpointAdams", "Unilateral"]
 
-Gradient = Callable[[float, np.ndarray], tuple[np.ndarray, float]]
 # Each mode's Bank, its atoms' edges and the maker of their Rates, by id(mode),
 # dropped when the mode is collected (`_bank`).
 _BANKS: dict[int, tuple[None, tuple[Bank, np.ndarray, Callable]]] = {}
@@ -87,9 +77,8 @@ def _atoms(mode: Mode) -> tuple[Bank, np.ndarray, Callable[[int], Rates]]:
             )
         direction = {"falling": -1, "rising": 1, "either": 0}[guard.direction]
         unilateral = guard.kind == "unilateral"
-        shared = getattr(guard, "gradient", None)
         for fn in parts or (guard.fn,):
-            gradient = getattr(fn, "gradient", None) or shared
+            gradient = getattr(fn, "gradient", None) or getattr(guard, "gradient", None)
             is_affine = bool(getattr(fn, "affine", False))
             atoms.append((fn, gradient, i, direction, unilateral, is_affine))
     columns = zip(*atoms, strict=True) if atoms else [()] * 6
@@ -115,47 +104,21 @@ def _rates(fns: tuple, gradients: tuple, n: int) -> Rates:
     """The atoms' gradients as the loop's `Rates`: those of the VectorGuard all
     are entries of, read at its declared entries, or one per atom (central
     differences without one)."""
-    vector, picks = _one_vector(list(fns))
-    if vector is not None:
-        gradient, rows = _vector_gradient(vector, n)
-        return Rates([gradient], [rows], [0] * len(fns), picks)
-    parts = [
-        _atom_gradient(fn, gradient, n)
-        for fn, gradient in zip(fns, gradients, strict=True)
-    ]
-    rows = Rows.dense(1, n)
+    entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
+    if len(entries) == len(fns) and len({id(e.vector) for e in entries}) == 1:
+        gradient, rows = _vector_gradient(entries[0].vector, n)
+        return Rates([gradient], [rows], [0] * len(fns), [e.index for e in entries])
+    rows, parts = Rows.dense(1, n), list[Function]()
+    for fn, gradient in zip(fns, gradients, strict=True):
+        what = f"guard `{_name_of(fn)}`"
+        if gradient is None:
+            fd = gathered([fn], n, what)
+            parts.append(CentralDifferences(fd, rows, f"central differences of {what}"))
+        else:
+            compile = functools.partial(c_function, gradient, "gradient", n)
+            row, what = functools.partial(_one_row, gradient), f"the gradient of {what}"
+            parts.append(_gradient(gradient, row, what, rows, ((1, n), (1,)), compile))
     return Rates(parts, [rows] * len(parts), range(len(parts)), [0] * len(parts))
-
-
-def _atom_gradient(fn: Callable, gradient: Gradient | None, n: int) -> Function:
-    """One atom's (dg/dx, dg/dt) as a Function: compiled, Python, or central
-    differences."""
-    name = _name_of(fn)
-    if gradient is None:
-        guard = gathered([fn], n, f"guard `{name}`")
-        return CentralDifferences(
-            guard, Rows.dense(1, n), f"central differences of guard `{name}`"
-        )
-    what = f"the gradient of guard `{name}`"
-    if is_compiled(gradient):
-        with np.errstate(all="ignore"):
-            _dense_row(gradient, what, n, 0.0, np.zeros(n))
-        return c_function(gradient, "gradient", n)
-    return PythonGradient(
-        functools.partial(_dense_row, gradient, what, n), Rows.dense(1, n), what
-    )
-
-
-def _dense_row(gradient: Gradient, what: str, n: int, t: float, x: np.ndarray):
-    """gradient(t, x) as one row of dg/dx and one dg/dt, checked for size."""
-    row, value = gradient(t, x)
-    row = np.ascontiguousarray(row, dtype=float).reshape(-1)
-    if row.size != n:
-        raise FmibridgeError(
-            f"{what} returned {row.size} value(s) for dg/dx at t = {t!r}, x = "
-            f"{x.tolist()}; expected {n}, one per state."
-        )
-    return row.reshape(1, n), np.array([value], dtype=float)
 
 
 def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
@@ -164,50 +127,56 @@ def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
-    gradient = vector.gradient
+    gradient, sparse, m = vector.gradient, vector.sparse_gradient, vector.size
     if gradient is None:
         what = f"central differences of VectorGuard `{vector.name}`"
         return CentralDifferences(vector_function(vector, n), rows, what), rows
-    what = f"the gradient of VectorGuard `{vector.name}`"
-    sparse = vector.sparse_gradient
-    checked = functools.partial(_checked_rows, vector, n, sparse)
+    what = f"the {'sparse ' if sparse else ''}gradient of VectorGuard `{vector.name}`"
+    shapes = ((rows.nnz,) if sparse else (m, n), (m,))
+    compile = functools.partial(
+        c_gradient_rows, gradient, n, starts, columns, what, sparse
+    )
+    return _gradient(gradient, gradient, what, rows, shapes, compile, sparse), rows
+
+
+def _gradient(
+    gradient: Callable,
+    python: Callable,
+    what: str,
+    rows: Rows,
+    shapes: tuple,
+    compile: Callable[[], Function],
+    sparse: bool = False,
+) -> Function:
+    """`python` (the gradient's values as rows) called back with its `shapes`
+    checked; for a numba gradient `compile()`, once checked in Python at 0 and
+    where no difference vanishes (sizes, and the sparsity of dense rows)."""
+    checked = PythonGradient(
+        functools.partial(_checked, python, what, shapes), rows, what, sparse
+    )
     if not is_compiled(gradient):
-        return PythonGradient(
-            functools.partial(checked, gradient), rows, what, sparse
-        ), rows
-    # sizes at 0, and the sparsity also at a point where no difference vanishes
-    for x in (np.zeros(n), 1.0 + np.sqrt(np.arange(2.0, n + 2.0))):
+        return checked
+    for x in (np.zeros(rows.n), 1.0 + np.sqrt(np.arange(2.0, rows.n + 2.0))):
         with np.errstate(all="ignore"):
-            gx = checked(gradient, 0.0, x)[0]
-            if not sparse:
-                rows.check(gx, 0.0, x)
-    return c_gradient_rows(gradient, n, starts, columns, what, sparse), rows
+            checked(0.0, x)
+    return compile()
 
 
-def _checked_rows(
-    vector: VectorGuard,
-    n: int,
-    sparse: bool,
-    gradient: VectorGradientFn,
-    t: float,
-    x: np.ndarray,
-) -> tuple:
-    """The VectorGuard's gradient at (t, x), checked for shape (`sparse`: nnz)."""
+def _checked(gradient: Callable, what: str, shapes: tuple, t: float, x: np.ndarray):
+    """gradient(t, x) as float arrays, refused unless of `shapes`."""
     gx, gt = (np.ascontiguousarray(a, dtype=float) for a in gradient(t, x))
-    m = vector.size
-    shape: tuple[int, ...] = (m, n)
-    expected = f"{shape}"
-    if sparse:  # a VectorGuard with `sparse_gradient` has a sparsity
-        assert vector.sparsity is not None
-        shape = (int(np.count_nonzero(vector.sparsity)),)
-        expected = f"{shape}, one value per True entry of `sparsity`,"
-    if gx.shape != shape or gt.shape != (m,):
+    if (gx.shape, gt.shape) != shapes:
         raise FmibridgeError(
-            f"The {'sparse ' if sparse else ''}gradient of VectorGuard "
-            f"`{vector.name}` returned arrays of shapes {gx.shape} and {gt.shape}; "
-            f"expected {expected} and ({m},)."
+            f"{what} returned arrays of shapes {gx.shape} and {gt.shape}; "
+            f"expected {shapes[0]} and {shapes[1]}."
         )
     return gx, gt
+
+
+def _one_row(gradient: Callable, t: float, x: np.ndarray) -> tuple:
+    """An atom's gradient (dg/dx, dg/dt) as one row of each."""
+    row, value = gradient(t, x)
+    return np.reshape(row, (1, -1)), np.reshape(value, -1)
 
 
 def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarray):
@@ -219,14 +188,6 @@ def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarr
         f"{gx[row, column]!r} at t = {t!r}, x = {x.tolist()}, outside its "
         f"`sparsity` ({len(outside)} such entries)."
     )
-
-
-def _one_vector(fns: list) -> tuple[VectorGuard | None, np.ndarray]:
-    """The VectorGuard all of fns are entries of, and their indices; else None."""
-    entries = [fn for fn in fns if isinstance(fn, GuardEntry)]
-    if not fns or len(entries) < len(fns) or len({id(fn.vector) for fn in fns}) > 1:
-        return None, np.empty(0, dtype=np.int64)
-    return fns[0].vector, np.array([fn.index for fn in fns], dtype=np.int64)
 
 
 def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, np.ndarray]:
@@ -312,10 +273,7 @@ class Unilateral(Method):
             raise FmibridgeError(
                 f"`gamma` must be in [0, 1) or None, got {self.gamma!r}."
             )
-        if not (isinstance(self.max_order, int) and 1 <= self.max_order <= MAX_ORDER):
-            raise FmibridgeError(
-                f"`max_order` must be 1, 2, 3 or 4, got {self.max_order!r}."
-            )
+        at_least_one("max_order", self.max_order, MAX_ORDER)
         at_least_one("max_rejections", self.max_rejections)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
@@ -349,9 +307,9 @@ class Unilateral(Method):
         # a journal keeps each step as it comes, to outlive a crash (`core.journal`)
         block = 1 if log.is_journaled else BLOCK
         ts, xs = np.empty(block), np.empty((block, max(bank.n, 1)))
-        out = flight(
+        n, code, rejected, t_stop, x_stop = flight(
             bank,
-            self._settings,
+            self,
             memory,
             float(state.t),
             state.x,
@@ -361,39 +319,25 @@ class Unilateral(Method):
             ts,
             xs,
         )
-        n = out.steps
         log.n_steps += n
-        log.n_rejected += out.rejected
+        log.n_rejected += rejected
         if n:
             log.samples(ts[:n].copy(), xs[:n, : bank.n].copy(), mode.name)
-        if out.code == NON_FINITE:
-            raise _non_finite(mode, bank, owner, out.t_stop, out.x_stop)
+        if code == NON_FINITE:
+            raise _non_finite(mode, bank, owner, t_stop, x_stop)
         now = _Stepping(memory.t, memory.x, mode.name, memory)
-        if out.code == STUCK:
+        if code == STUCK:
             return Step(
                 State(now.t, now.x, mode.name),
                 Status.NO_PROGRESS,
                 f"No step from t = {now.t!r} in mode {mode.name!r} after "
                 f"{self.max_rejections} rejected trials (max_rejections).",
             )
-        if out.code == DUE:  # fire the first due edge, list the others
-            due = due_edges(bank, self._settings, memory)
+        if code == DUE:  # fire the first due edge, list the others
+            due = due_edges(bank, self, memory)
             others = tuple(mode.edges[i].name for i in due[1:])
             return Step(self.fire_at(mode, now, due[0], log, others))
         return Step(now)
-
-    @functools.cached_property
-    def _settings(self) -> Settings:
-        return Settings(
-            self.tol,
-            self.rtol,
-            math.nan if self.gamma is None else self.gamma,
-            self.h,
-            math.inf if self.t_tol is None else self.t_tol,
-            self.max_rejections,
-            self.max_order,
-            self.endpoint,
-        )
 
     def placing(self, t_tol: float) -> Unilateral:
         """Return this method with `t_tol` set (kept where given already)."""
@@ -415,7 +359,7 @@ def _non_finite(
         )
     g = bank.guards(t, x)
     bad = int(np.flatnonzero(~np.isfinite(g))[0])
-    guard: Guard = mode.edges[int(owner[bad])].guard
+    guard = mode.edges[int(owner[bad])].guard
     return FmibridgeError(
         f"Guard {guard.name!r} of mode {mode.name!r} returned {float(g[bad])!r} at t = "
         f"{t!r}, x = {x.tolist()}; a guard must be finite wherever the flow is "
