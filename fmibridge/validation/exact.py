@@ -115,9 +115,8 @@ class Flight:
         ``|-a + i wd| = omega``; the periodic part contributes ``W^k hypot(P, Q)``.
         """
         p = self.params
-        return p.omega**k * math.hypot(self._e0, self._B) + p.u_freq**k * math.hypot(
-            self._P, self._Q
-        )
+        homogeneous = p.omega**k * math.hypot(self._e0, self._B)
+        return homogeneous + p.u_freq**k * math.hypot(self._P, self._Q)
 
 
 @dataclass(frozen=True)
@@ -321,18 +320,6 @@ def _release_time(params: OscillatorParams, t: float, t_end: float) -> float:
     raise RuntimeError(f"internal: no release time found after t={t}.")
 
 
-def _zeno_remainder(params: OscillatorParams, t: float, w: float) -> float:
-    """Return the time left until accumulation after an impact at speed ``w``.
-
-    Local model near the stop: constant acceleration ``F = u(t)/m - omega**2 x_max``
-    (damping and spring corrections are O(w)). A flight leaving at ``c w`` returns
-    after ``2 c w / F`` at speed ``c w``, so the rest is
-    ``sum_k 2 c**k w / F = 2 c w / (F (1 - c))``.
-    """
-    force = float(params.contact_force(t))
-    return 2.0 * params.c * w / (force * (1.0 - params.c))
-
-
 def exact_solution(
     params: OscillatorParams, t_end: float | None = None
 ) -> AnalyticTrajectory:
@@ -390,13 +377,13 @@ def exact_solution(
         t_hit, v_minus = t + s_hit, float(fl.velocity(s_hit))
         phases.append(Phase("flight", t, t_hit, fl))
         impacts.append(Impact(t_hit, v_minus, -c * v_minus))
-        is_zeno = (
-            v_minus < ZENO_SPEED_REL * scale
-            and c < 1.0
-            and float(params.contact_force(t_hit)) > 0.0
-        )
-        if is_zeno:
-            t_zeno = t_hit + _zeno_remainder(params, t_hit, max(v_minus, 0.0))
+        force = float(params.contact_force(t_hit))
+        if v_minus < ZENO_SPEED_REL * scale and c < 1.0 and force > 0.0:
+            # Zeno tail: at constant acceleration F = force (damping and spring
+            # corrections O(w)) a flight leaving at c w returns after 2 c w / F,
+            # so the time left is sum_k 2 c**k w / F = 2 c w / (F (1 - c)).
+            w = max(v_minus, 0.0)
+            t_zeno = t_hit + 2.0 * c * w / (force * (1.0 - c))
             phases.append(Phase("zeno", t_hit, min(t_zeno, t_end)))
             zeno.append(t_zeno)
             t, x, v = t_zeno, x_max, 0.0
