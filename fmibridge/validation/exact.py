@@ -140,21 +140,10 @@ class Phase:
 
 @dataclass(frozen=True)
 class AnalyticTrajectory:
-    """Exact execution of the oscillator with stop on ``[t_start, t_end]``.
-
-    Attributes
-    ----------
-    params : OscillatorParams
-    t_start, t_end : float
-    phases : tuple of Phase
-        Consecutive phases; the state is right-continuous at impacts.
-    impacts : tuple of Impact
-        The resolved impacts (not those of Zeno tails), in time order.
-    sticking : tuple of (float, float)
-        Sticking intervals ``(t_start, t_release)``.
-    zeno_times : tuple of float
-        Accumulation times of geometric impact sequences.
-    """
+    """Exact execution of the oscillator with stop on ``[t_start, t_end]``: its
+    consecutive `phases` (the state right-continuous at impacts), the resolved
+    `impacts` in time order (not those of Zeno tails), the `sticking` intervals
+    ``(t_start, t_release)`` and the `zeno_times` (accumulation times)."""
 
     params: OscillatorParams
     t_start: float

@@ -132,18 +132,17 @@ def quotient_distance_bound(
     x1, x2 = np.where(swap, x2, x1), np.where(swap, x1, x2)
     v1, v2 = np.where(swap, v2, v1), np.where(swap, v1, v2)
     out = np.empty_like(x1)
-    on_strip = x1 > x_max
-    d = ~on_strip
+    s = x1 > x_max  # on the strip
+    d = ~s
     out[d] = _domain_distance(x1[d], v1[d], x2[d], v2[d], params, eps)
-    if on_strip.any():
-        s = on_strip
+    if s.any():
         tau = x1[s] - x_max
         base = np.full_like(tau, x_max)
         back = tau + _domain_distance(base, v1[s], x2[s], v2[s], params, eps)
         # Forward: along G to g (|zeta - g|), across the rest |eps - tau|, reset.
         forward = np.abs(eps - tau) + _hop(base, v1[s], x2[s], v2[s], params, 0.0)
         out[s] = np.minimum(back, forward)
-        both = on_strip & (x2 > x_max)  # both on the strip: inside it, or both reset
+        both = s & (x2 > x_max)  # both on the strip: inside it, or both reset
         tau1, tau2 = x1[both] - x_max, x2[both] - x_max
         dv = np.abs(v1[both] - v2[both])
         out[both] = np.minimum(
