@@ -279,15 +279,6 @@ def _first_contact(fl: Flight, s_end: float, scale: float) -> float | None:
     return None
 
 
-def _pushes_into_stop(params: OscillatorParams, t: float, scale: float) -> bool:
-    """Return whether a mass at rest on the stop at ``t`` stays stuck (force >= 0)."""
-    force = float(params.contact_force(t))
-    tol = CONTACT_TOL_REL * scale * params.omega
-    if abs(force) > tol:
-        return force > 0.0
-    return float(params.contact_force_rate(t)) > 0.0
-
-
 def _release_time(params: OscillatorParams, t: float, t_end: float) -> float:
     """Return the first time after ``t`` where the contact force turns negative.
 
@@ -330,10 +321,6 @@ def exact_solution(
     ------
     RuntimeError
         If more than ``MAX_PHASES`` phases are needed.
-
-    References
-    ----------
-    Burden et al., Sec. V-B: eq. 28, reset ``R(x, v) = (x, -c v)``, sticking.
     """
     t_end = params.t_max if t_end is None else float(t_end)
     scale = params.velocity_scale()
@@ -351,8 +338,10 @@ def exact_solution(
             v = -c * v
             continue
         if x == x_max and v >= -CONTACT_TOL_REL * scale:  # at rest on the stop
-            v = 0.0
-            if _pushes_into_stop(params, t, scale):
+            v, force = 0.0, float(params.contact_force(t))
+            if not abs(force) > CONTACT_TOL_REL * scale * params.omega:
+                force = float(params.contact_force_rate(t))  # tangent: the rate decides
+            if force > 0.0:  # it pushes into the stop: the mass sticks
                 t_rel = _release_time(params, t, t_end)
                 phases.append(Phase("stick", t, t_rel))
                 sticking.append((t, t_rel))
