@@ -152,12 +152,9 @@ def quotient_distance_bound(
 
 
 def _evaluation_grid(t, x, v, x_max: float, eps: float, n_sub: int):
-    """Return times and numerical states at samples and interior points.
-
-    Inside ``[t_k, t_{k+1})`` the state is linear between samples (Fig. 12 step
-    10), except after a strip sample (``x_k > x_max``), where it follows the strip
-    flow ``tau = tau_k + (t - t_k)`` at fixed ``v_k``, capped at ``eps`` (step 14).
-    """
+    """Return times and numerical states at the samples and between them: linear
+    (Fig. 12 step 10), but after a strip sample (``x_k > x_max``) the strip flow
+    ``tau = tau_k + (t - t_k)`` at fixed ``v_k``, capped at ``eps`` (step 14)."""
     length = np.diff(t)
     k = np.flatnonzero(length > 0.0)
     frac = np.arange(1, n_sub + 1) / (n_sub + 1)
