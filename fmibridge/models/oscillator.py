@@ -168,13 +168,11 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
         return float(x_max - x[0])
 
     vars(gap_oscillator).update(
-        direction="falling", affine=True, gradient=_gap_gradient
+        direction="falling",
+        affine=True,
+        gradient=lambda t, x: (np.array([-1.0, 0.0]), 0.0),
     )
     return gap_oscillator
-
-
-def _gap_gradient(t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
-    return np.array([-1.0, 0.0]), 0.0
 
 
 def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
