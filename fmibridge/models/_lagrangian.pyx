@@ -66,10 +66,8 @@ cdef int solve_into(double[::1] m, double[::1] x, Py_ssize_t n) except -1:
 def solve(a, b):
     """Return y with a y = b, as `solve_into` finds it."""
     y = np.array(b, dtype=float).reshape(-1)
-    cdef Py_ssize_t n = y.shape[0]
-    if n > SMALL:
-        return np.linalg.solve(np.asarray(a, dtype=float), y)
     m = np.array(a, dtype=float, order="C").reshape(-1)
+    cdef Py_ssize_t n = y.shape[0]
     if m.shape[0] != n * n:
         raise FmibridgeError(f"solve: a has {m.shape[0]} values for {n} unknowns.")
     solve_into(m, y, n)
@@ -78,21 +76,8 @@ def solve(a, b):
 
 cdef class EulerLagrange(Function):
     """dx/dt = (qdot, M(q)^-1 (dh(q)^T lam - bias(t, q, qdot))) for x = [q, qdot]
-    (lam = 0), or for x = [q, qdot, lam] with `forced`.
-
-    Parameters
-    ----------
-    mass : Function
-        M(q): n values in, n x n out (by rows).
-    bias : Function
-        bias(t, q, qdot): 2n values in, n out.
-    gradient : Function
-        dh(q): n values in, n out.
-    forced : bool
-        Whether lam is the last value of x.
-    what : str
-        The field, as errors name it.
-    """
+    (lam = 0), or for x = [q, qdot, lam] if `forced`; `mass` gives M by rows,
+    `gradient` dh (both of n values), `bias` takes 2n; errors name it `what`."""
 
     cdef readonly Py_ssize_t n
     cdef bint forced

@@ -2,9 +2,7 @@
 
 `to_hybrid` turns a `LagrangianSystem` into a `HybridSystem` with state
 [q, qdot], one mode "free" whose edge "impact" applies the impact law (4), and a
-`Contact` for completion. Its vector field is one compiled `Function`
-(`_lagrangian.EulerLagrange`) on the model's functions, called back in Python
-or, with ``compiled=True``, compiled by numba and called at their C addresses.
+`Contact` for completion; its vector field is `_lagrangian.EulerLagrange`.
 
 References
 ----------

@@ -144,17 +144,7 @@ EXAMPLE_2 = OscillatorParams(0.95, 0.5, 1.0, -0.8, -0.8, 0.0, 4.0 * math.pi, 1.0
 
 
 def rhs(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
-    """Return the flow ``f(t, x) = [v, u(t)/m - 2 a v - omega**2 x]`` of D.
-
-    Parameters
-    ----------
-    params : OscillatorParams
-
-    Returns
-    -------
-    callable
-        ``f(t, x)`` for the state ``x = [x, v]``.
-    """
+    """Return D's flow ``f(t, [x, v]) = [v, u(t)/m - 2 a v - omega**2 x]``."""
     a, w2, m = params.a, params.omega**2, params.m
     amp, freq = params.u_amp, params.u_freq
 
@@ -178,13 +168,11 @@ def gap(params: OscillatorParams) -> Callable[[float, np.ndarray], float]:
         return float(x_max - x[0])
 
     vars(gap_oscillator).update(
-        direction="falling", affine=True, gradient=_gap_gradient
+        direction="falling",
+        affine=True,
+        gradient=lambda t, x: (np.array([-1.0, 0.0]), 0.0),
     )
     return gap_oscillator
-
-
-def _gap_gradient(t: float, x: np.ndarray) -> tuple[np.ndarray, float]:
-    return np.array([-1.0, 0.0]), 0.0
 
 
 def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]:
@@ -198,10 +186,8 @@ def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]
 
 
 def _primitives(params, f):
-    """Return (f, gap, gradient, force, hessian) of the stop ``x_max - x`` around f.
-
-    The force map subtracts lam / m from the acceleration in f's own new array.
-    """
+    """Return (f, gap, gradient, force, hessian, reset) of the stop ``x_max - x``
+    around f; the force map subtracts lam / m from f's acceleration in f's array."""
     m = params.m
 
     def gradient(t, x):
@@ -215,16 +201,16 @@ def _primitives(params, f):
     def hessian(t, x):
         return np.zeros((1, 1))
 
-    return f, gap(params), gradient, force, hessian
+    return f, gap(params), gradient, force, hessian, reset(params)
 
 
 @functools.cache
 def _compiled_oscillator(params):
-    """Return `_primitives` and the reset compiled by numba, once per parameters."""
+    """Return `_primitives` compiled by numba, once per parameters."""
     from ..flows.compiled import compiled
 
     f = compiled(rhs(params), "the oscillator's f", kind="rhs")
-    _, g, gradient, force, hessian = _primitives(params, f)
+    _, g, gradient, force, hessian, impact = _primitives(params, f)
     guard = compiled(g, "the oscillator's guard")
     guard.affine = g.affine
     guard.gradient = compiled(g.gradient, "the guard's gradient", kind="gradient")
@@ -234,7 +220,7 @@ def _compiled_oscillator(params):
         compiled(gradient, "the stop's gradient", kind="rhs"),
         compiled(force, "the oscillator's force map", kind="force"),
         compiled(hessian, "the stop's Hessian", kind="hessian"),
-        compiled(reset(params), "the impact reset", kind="reset"),
+        compiled(impact, "the impact reset", kind="reset"),
     )
 
 
@@ -260,9 +246,8 @@ def forced_oscillator(params, *, compiled: bool = False) -> HybridSystem:
         f, g, gradient, force, hessian, impact = _compiled_oscillator(params)
         flow = CompiledFlow(f, ["x", "v"], name="forced_oscillator")
     else:
-        f, g, gradient, force, hessian = _primitives(params, rhs(params))
+        f, g, gradient, force, hessian, impact = _primitives(params, rhs(params))
         flow = NativeFlow(lambda t, x, u: f(t, x), ["x", "v"], name="forced_oscillator")
-        impact = reset(params)
     edge = Edge(Guard(g, "falling", "stop"), "free", impact, name="stop")
     contact = Contact(
         "x_max - x",

@@ -145,14 +145,13 @@ def contact_intervals(result) -> dict[str, list[tuple[float, float]]]:
     """Return, per leg, the (touchdown, lift-off) times of its stance phases
     (a stance running at the end closes at the Result's last time)."""
     intervals: dict[str, list[tuple[float, float]]] = {leg: [] for leg in LEGS}
-    for leg in LEGS:
-        start = None
-        for event in result.events:
-            if event.edge == f"{leg}_touchdown":
-                start = event.t
-            elif event.edge == f"{leg}_liftoff" and start is not None:
-                intervals[leg].append((start, event.t))
-                start = None
-        if start is not None:
-            intervals[leg].append((start, float(result.t[-1])))
+    starts: dict[str, float] = {}
+    for event in result.events:
+        leg, _, kind = event.edge.partition("_")
+        if kind == "touchdown":
+            starts[leg] = event.t
+        elif kind == "liftoff" and leg in starts:
+            intervals[leg].append((starts.pop(leg), event.t))
+    for leg, start in starts.items():
+        intervals[leg].append((start, float(result.t[-1])))
     return intervals

@@ -115,9 +115,8 @@ class Flight:
         ``|-a + i wd| = omega``; the periodic part contributes ``W^k hypot(P, Q)``.
         """
         p = self.params
-        return p.omega**k * math.hypot(self._e0, self._B) + p.u_freq**k * math.hypot(
-            self._P, self._Q
-        )
+        homogeneous = p.omega**k * math.hypot(self._e0, self._B)
+        return homogeneous + p.u_freq**k * math.hypot(self._P, self._Q)
 
 
 @dataclass(frozen=True)
@@ -141,21 +140,10 @@ class Phase:
 
 @dataclass(frozen=True)
 class AnalyticTrajectory:
-    """Exact execution of the oscillator with stop on ``[t_start, t_end]``.
-
-    Attributes
-    ----------
-    params : OscillatorParams
-    t_start, t_end : float
-    phases : tuple of Phase
-        Consecutive phases; the state is right-continuous at impacts.
-    impacts : tuple of Impact
-        The resolved impacts (not those of Zeno tails), in time order.
-    sticking : tuple of (float, float)
-        Sticking intervals ``(t_start, t_release)``.
-    zeno_times : tuple of float
-        Accumulation times of geometric impact sequences.
-    """
+    """Exact execution of the oscillator with stop on ``[t_start, t_end]``: its
+    consecutive `phases` (the state right-continuous at impacts), the resolved
+    `impacts` in time order (not those of Zeno tails), the `sticking` intervals
+    ``(t_start, t_release)`` and the `zeno_times` (accumulation times)."""
 
     params: OscillatorParams
     t_start: float
@@ -291,15 +279,6 @@ def _first_contact(fl: Flight, s_end: float, scale: float) -> float | None:
     return None
 
 
-def _pushes_into_stop(params: OscillatorParams, t: float, scale: float) -> bool:
-    """Return whether a mass at rest on the stop at ``t`` stays stuck (force >= 0)."""
-    force = float(params.contact_force(t))
-    tol = CONTACT_TOL_REL * scale * params.omega
-    if abs(force) > tol:
-        return force > 0.0
-    return float(params.contact_force_rate(t)) > 0.0
-
-
 def _release_time(params: OscillatorParams, t: float, t_end: float) -> float:
     """Return the first time after ``t`` where the contact force turns negative.
 
@@ -319,18 +298,6 @@ def _release_time(params: OscillatorParams, t: float, t_end: float) -> float:
             return min(t_rel, t_end)
         n += 1
     raise RuntimeError(f"internal: no release time found after t={t}.")
-
-
-def _zeno_remainder(params: OscillatorParams, t: float, w: float) -> float:
-    """Return the time left until accumulation after an impact at speed ``w``.
-
-    Local model near the stop: constant acceleration ``F = u(t)/m - omega**2 x_max``
-    (damping and spring corrections are O(w)). A flight leaving at ``c w`` returns
-    after ``2 c w / F`` at speed ``c w``, so the rest is
-    ``sum_k 2 c**k w / F = 2 c w / (F (1 - c))``.
-    """
-    force = float(params.contact_force(t))
-    return 2.0 * params.c * w / (force * (1.0 - params.c))
 
 
 def exact_solution(
@@ -354,10 +321,6 @@ def exact_solution(
     ------
     RuntimeError
         If more than ``MAX_PHASES`` phases are needed.
-
-    References
-    ----------
-    Burden et al., Sec. V-B: eq. 28, reset ``R(x, v) = (x, -c v)``, sticking.
     """
     t_end = params.t_max if t_end is None else float(t_end)
     scale = params.velocity_scale()
@@ -375,8 +338,10 @@ def exact_solution(
             v = -c * v
             continue
         if x == x_max and v >= -CONTACT_TOL_REL * scale:  # at rest on the stop
-            v = 0.0
-            if _pushes_into_stop(params, t, scale):
+            v, force = 0.0, float(params.contact_force(t))
+            if not abs(force) > CONTACT_TOL_REL * scale * params.omega:
+                force = float(params.contact_force_rate(t))  # tangent: the rate decides
+            if force > 0.0:  # it pushes into the stop: the mass sticks
                 t_rel = _release_time(params, t, t_end)
                 phases.append(Phase("stick", t, t_rel))
                 sticking.append((t, t_rel))
@@ -390,13 +355,13 @@ def exact_solution(
         t_hit, v_minus = t + s_hit, float(fl.velocity(s_hit))
         phases.append(Phase("flight", t, t_hit, fl))
         impacts.append(Impact(t_hit, v_minus, -c * v_minus))
-        is_zeno = (
-            v_minus < ZENO_SPEED_REL * scale
-            and c < 1.0
-            and float(params.contact_force(t_hit)) > 0.0
-        )
-        if is_zeno:
-            t_zeno = t_hit + _zeno_remainder(params, t_hit, max(v_minus, 0.0))
+        force = float(params.contact_force(t_hit))
+        if v_minus < ZENO_SPEED_REL * scale and c < 1.0 and force > 0.0:
+            # Zeno tail: at constant acceleration F = force (damping and spring
+            # corrections O(w)) a flight leaving at c w returns after 2 c w / F,
+            # so the time left is sum_k 2 c**k w / F = 2 c w / (F (1 - c)).
+            w = max(v_minus, 0.0)
+            t_zeno = t_hit + 2.0 * c * w / (force * (1.0 - c))
             phases.append(Phase("zeno", t_hit, min(t_zeno, t_end)))
             zeno.append(t_zeno)
             t, x, v = t_zeno, x_max, 0.0

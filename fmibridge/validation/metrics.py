@@ -132,18 +132,17 @@ def quotient_distance_bound(
     x1, x2 = np.where(swap, x2, x1), np.where(swap, x1, x2)
     v1, v2 = np.where(swap, v2, v1), np.where(swap, v1, v2)
     out = np.empty_like(x1)
-    on_strip = x1 > x_max
-    d = ~on_strip
+    s = x1 > x_max  # on the strip
+    d = ~s
     out[d] = _domain_distance(x1[d], v1[d], x2[d], v2[d], params, eps)
-    if on_strip.any():
-        s = on_strip
+    if s.any():
         tau = x1[s] - x_max
         base = np.full_like(tau, x_max)
         back = tau + _domain_distance(base, v1[s], x2[s], v2[s], params, eps)
         # Forward: along G to g (|zeta - g|), across the rest |eps - tau|, reset.
         forward = np.abs(eps - tau) + _hop(base, v1[s], x2[s], v2[s], params, 0.0)
         out[s] = np.minimum(back, forward)
-        both = on_strip & (x2 > x_max)  # both on the strip: inside it, or both reset
+        both = s & (x2 > x_max)  # both on the strip: inside it, or both reset
         tau1, tau2 = x1[both] - x_max, x2[both] - x_max
         dv = np.abs(v1[both] - v2[both])
         out[both] = np.minimum(
@@ -153,12 +152,9 @@ def quotient_distance_bound(
 
 
 def _evaluation_grid(t, x, v, x_max: float, eps: float, n_sub: int):
-    """Return times and numerical states at samples and interior points.
-
-    Inside ``[t_k, t_{k+1})`` the state is linear between samples (Fig. 12 step
-    10), except after a strip sample (``x_k > x_max``), where it follows the strip
-    flow ``tau = tau_k + (t - t_k)`` at fixed ``v_k``, capped at ``eps`` (step 14).
-    """
+    """Return times and numerical states at the samples and between them: linear
+    (Fig. 12 step 10), but after a strip sample (``x_k > x_max``) the strip flow
+    ``tau = tau_k + (t - t_k)`` at fixed ``v_k``, capped at ``eps`` (step 14)."""
     length = np.diff(t)
     k = np.flatnonzero(length > 0.0)
     frac = np.arange(1, n_sub + 1) / (n_sub + 1)
