@@ -18,7 +18,7 @@ from ..flows._stepper cimport Stepper
 from ._firing cimport fire
 from ._guard_history cimport GuardHistory
 from ._mode cimport CompiledMode, reached
-from ._walk cimport Walk, attempt_with
+from ._walk cimport Walk
 
 from ..core.errors import ReplayRefused
 from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finite
@@ -93,11 +93,6 @@ cdef class _Walk(Walk):
 
     cdef object step(self):
         return _step(self)
-
-
-def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
-    """Take Halving's steps from `state`; return the Step."""
-    return attempt_with(_Walk, method, cm, state, t_end, t0, log)
 
 
 cdef double _grid_step(_Walk w, double t):

@@ -14,7 +14,7 @@ from ..core.events cimport (
 from ..core._functions cimport Function, new_array
 from ._firing cimport fire, fire_in_place
 from ._mode cimport CompiledMode, reached
-from ._walk cimport Walk, attempt_with
+from ._walk cimport Walk
 
 from ._firing import FIRED
 
@@ -76,11 +76,6 @@ cdef class _Walk(Walk):
 
     cdef object step(self):
         return _attempt(self)
-
-
-def attempt(method, CompiledMode cm, state, double t_end, log):
-    """Take Relaxation's attempts from `state`; return the Step."""
-    return attempt_with(_Walk, method, cm, state, t_end, 0.0, log)
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:

@@ -35,7 +35,3 @@ cdef class Walk:
     cdef int estimate(self, double hs) except -1
     cdef int accept(self, double t1, double hs, bint has_r1) except -1
     cdef object at_point(self)
-
-
-cdef object attempt_with(type kind, object method, CompiledMode cm, object state,
-                         double t_end, double t0, object log)

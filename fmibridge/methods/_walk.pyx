@@ -155,10 +155,9 @@ cdef class Walk:
                           new_array(&self.slope[0], n), h_next))
 
 
-cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,
-                         double t0, log):
-    """Take a method's steps from `state` with its walk `kind` (a fresh one where
-    the mode's is busy: a reset that runs another simulation)."""
+def attempt(type kind, method, CompiledMode cm, state, double t_end, double t0, log):
+    """Take a method's steps from `state` with its walk `kind`, returning the Step
+    (a fresh walk where the mode's is busy: a reset that runs another simulation)."""
     cdef Walk w = cm.work.get(kind)
     if w is None or w.busy:
         w = kind(cm)

@@ -40,6 +40,7 @@ from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode, reach_tol, reached
+from ._walk import attempt
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
@@ -60,7 +61,8 @@ PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 @dataclass(frozen=True)
 class Method(abc.ABC):
-    """A master algorithm. Subclasses implement `_attempt`; the loop is here.
+    """A master algorithm. Subclasses name their compiled `walk` or implement
+    `_attempt`; the loop is here.
 
     A subclass declares its parameters as dataclass fields, checked in
     `__post_init__`. `_attempt(system, state, t_end, log)` takes one accepted
@@ -79,6 +81,7 @@ class Method(abc.ABC):
     # the integrator when none is given: of fixed steps, and under a tolerance
     default_integrator: ClassVar[str] = "rk4"
     adaptive_integrator: ClassVar[str] = "dopri5"
+    walk: ClassVar[type]  # the compiled walk that takes its steps, if any
 
     h: float = 1e-3
     integrator: str | Scheme | Stiff | None = None
@@ -184,7 +187,10 @@ class Method(abc.ABC):
         deadline = time_limit.current()  # simulate(timeout=...): wall time
         modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
-            if state.t >= end and not self._is_due(modes[state.mode].flow, state.t):
+            flow = modes[state.mode].flow
+            t_event = math.inf if flow.is_terminated else flow.next_event_time()
+            is_due = t_event < math.inf and reached(state.t, t_event, self.h)
+            if state.t >= end and not is_due:
                 return Status.REACHED_END, ""
             if deadline is not None and deadline.is_over():
                 return Status.TIME_LIMIT, deadline.detail(state.t)
@@ -193,11 +199,9 @@ class Method(abc.ABC):
             # silent events count too: a reset that changes nothing can repeat
             if len(log.events) + log.n_silent_events >= self.max_events:
                 return Status.MAX_EVENTS, _last_edges(log) + watch.note()
-            flow = modes[state.mode].flow
             if flow.is_terminated:
                 return Status.TERMINATED, ""
-            t_event = flow.next_event_time()
-            if t_event < math.inf and reached(state.t, t_event, self.h):  # now
+            if is_due:
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
             if grid is not None and not self.walks_grid:
@@ -225,18 +229,11 @@ class Method(abc.ABC):
                 state = self.flow_event(state, flow, "step_event", log)
             stop = watch.check(state, log)
             if stop is not None:
-                return stop.status, stop.detail
+                return stop
         return (
             Status.MAX_STEPS,
             f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
         )
-
-    def _is_due(self, flow: Flow, t: float) -> bool:
-        """True if the flow's next time event is at t and the flow runs on."""
-        if flow.is_terminated:
-            return False
-        t_event = flow.next_event_time()
-        return t_event < math.inf and reached(t, t_event, self.h)
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
         """Return the provenance entries of the run's error; warn above
@@ -296,11 +293,13 @@ class Method(abc.ABC):
         """Extra columns this method records (none by default)."""
         return ()
 
-    @abc.abstractmethod
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        """Take one step: accept it, or reject and halve, or fire a reset."""
+        """Take one step: accept it, or reject and halve, or fire a reset (by
+        default the method's compiled `walk`, `_walk.Walk`)."""
+        mode = self.compiled(system, state.mode)
+        return attempt(self.walk, self, mode, state, t_end, system.t0, log)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
         if not isinstance(system, HybridSystem):
@@ -408,28 +407,15 @@ class Method(abc.ABC):
         """Apply the reset of mode.edges[index] at `state`, log the event and
         return the new state (`_firing.fire`)."""
         compiled = compiled_mode(mode, self.scheme, self.h)
-        return fire_edge(
-            self.resets_on_approach,
-            self.location_tolerance,
-            compiled,
-            log,
-            state.t,
-            state.x,
-            index,
-            simultaneous,
-        )
+        return fire_edge(self, compiled, log, state, index, simultaneous)
 
     def _callbacks(self, system: HybridSystem) -> str:
         """Name the Python functions the compiled loops call, mode by mode (a
         flow that names its own, completion's constrained one, is asked)."""
-        named, tolerance = [], self.tolerance(system)
+        named = []
         for mode in system.modes.values():
             own = getattr(mode.flow, "callbacks", None)
-            names = (
-                own()
-                if own is not None
-                else compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
-            )
+            names = own() if own else self.compiled(system, mode.name).callbacks()
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.events import SIDES
 from ..core.recorder import Recorder
-from ..core.records import ON_SURFACE, Event, Status
+from ..core.records import ON_SURFACE, TIME_RTOL, Event, Status
 from ..flows.base import VectorField
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
@@ -42,9 +42,6 @@ STALL_ATTEMPTS = 100
 # located crossing takes about 2 max_halvings attempts, far fewer.
 CRAWL_ATTEMPTS = 1000
 CRAWL_FRACTION = 1e-3
-# A state within this fraction of h of the horizon has reached it (the base loop's
-# TIME_RTOL: a block of steps ends there up to round-off).
-HORIZON_RTOL = 1e-9
 
 
 class Stop(NamedTuple):
@@ -141,7 +138,8 @@ class Watchdog:
             stop = self._tunnels(state, self.series)
             if stop is not None:
                 return stop
-            if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
+            # reached up to a block of steps' round-off (the loop's TIME_RTOL)
+            if state.t >= self.horizon - TIME_RTOL * self.method.h:
                 # it ended inside: the model came to rest, the run is right
                 self._pending.pop(("zeno", self.series.edge, self.series.t_first), None)
                 self.rested.append(self.series)
@@ -302,9 +300,8 @@ class Watchdog:
         span = events[-1].t - events[-CHATTER_EVENTS].t
         if span >= CHATTER_EVENTS * self.method.h:
             return None
-        if len(events) - self._geometric < CHATTER_EVENTS and events[-1].t - events[
-            -2
-        ].t > self._resolution(events[-1]):
+        recent = len(events) - self._geometric < CHATTER_EVENTS
+        if recent and events[-1].t - events[-2].t > self._resolution(events[-1]):
             return None  # a series placed with some jitter, still resolved
         edge = events[-1].edge
         return self._zeno(
