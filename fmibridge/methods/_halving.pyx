@@ -21,7 +21,7 @@ from ._mode cimport CompiledMode, reached
 from ._walk cimport Walk
 
 from ..core.errors import ReplayRefused
-from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finite
+from ..core.records import ON_SURFACE, TIME_RTOL, Status, Step, non_finite
 
 cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL
 
@@ -220,12 +220,9 @@ cdef object _step(_Walk w):
         n_halvings, after_half_step = n_halvings + 1, False
         w.log.n_rejected += 1
         hs /= 2
-    return Step(
-        State(t, np.array(w.x[:n]), cm.name),
-        Status.NO_PROGRESS,
-        f"No step from t = {t!r} in mode {cm.name!r} after {n_halvings} "
-        f"halvings (max_halvings); guards {_named(cm, w.g0)}.",
-    )
+    return w.stopped(Status.NO_PROGRESS,
+                     f"No step from t = {t!r} in mode {cm.name!r} after {n_halvings} "
+                     f"halvings (max_halvings); guards {_named(cm, w.g0)}.")
 
 
 cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
@@ -364,13 +361,11 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
         stuck = _stuck(set(range(m)), &w.g0[0], g_lo)
         if stuck is not None and lo > 0.0:  # the state rests on that guard
             return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
-        return Step(
-            State(t, new_array(&w.x[0], cm.n), cm.name),
+        return w.stopped(
             Status.NO_PROGRESS,
             f"The crossing after t = {t!r} in mode {cm.name!r} is still "
             f"bracketed to {hi - lo:.3g} s after {n_trials} trials "
-            f"(max_halvings); guards {_named(cm, new_array(g_lo, m))}.",
-        )
+            f"(max_halvings); guards {_named(cm, new_array(g_lo, m))}.")
     if not all_finite(g_hi, m):  # the guard on its surface at lo fires
         near = _nearest_guard(g_lo, m)
         if near is None:
@@ -453,10 +448,10 @@ cdef object _forward_step(_Walk w, double hs):
         w.log.n_rejected += 1
         w.past.set_beyond(t + trial, &w.g1[0])
         w.past_x = new_array(&w.x[0], n).tobytes()
-    return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
-                f"No step from t = {t!r} in mode {cm.name!r} reached the crossing "
-                f"after {w.max_halvings} replays (max_halvings); guards "
-                f"{_named(cm, w.g0)}.")
+    return w.stopped(Status.NO_PROGRESS,
+                     f"No step from t = {t!r} in mode {cm.name!r} reached the "
+                     f"crossing after {w.max_halvings} replays (max_halvings); "
+                     f"guards {_named(cm, w.g0)}.")
 
 
 cdef object _overstepped(_Walk w, double t, exc):
@@ -468,11 +463,9 @@ cdef object _overstepped(_Walk w, double t, exc):
     beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], g[i])]
     i = beyond[0] if beyond else 0
     located = t + (t_beyond - t) * secant_fraction(w.g0[i], g[i])
-    return Step(
-        State(t, np.array(w.x[:cm.n]), cm.name),
+    return w.stopped(
         Status.OVERSTEPPED,
         f"{exc} The step from t = {t!r} to {t_beyond!r} crossed guard "
         f"{cm.mode.edges[i].name!r} (g = {w.g0[i]:.6g} -> {g[i]:.6g}; by "
         f"its secant at t = {located:.9g} s, {t_beyond - located:.3g} s before "
-        f"the step's end), but t_tol = {w.t_tol:.3g} s.",
-    )
+        f"the step's end), but t_tol = {w.t_tol:.3g} s.")

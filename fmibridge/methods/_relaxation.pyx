@@ -215,12 +215,10 @@ cdef object _no_step(_Walk w, double hs):
     cm.evaluate(w.t + hs, &w.y[0], &w.g1[0])
     if not (all_finite(&w.y[0], n) and all_finite(&w.g1[0], m)):
         raise non_finite(cm.mode, w.t + hs, new_array(&w.y[0], n), list(w.g1[:m]))
-    return Step(
-        State(w.t, new_array(&w.x[0], n), cm.name),
+    return w.stopped(
         Status.NO_PROGRESS,
         f"No trial step from t = {w.t!r} in mode {cm.name!r} lands in the "
-        f"domain or a strip after {w.max_halvings} halvings (max_halvings).",
-    )
+        f"domain or a strip after {w.max_halvings} halvings (max_halvings).")
 
 
 cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,

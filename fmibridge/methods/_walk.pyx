@@ -143,6 +143,11 @@ cdef class Walk:
         self.cm.keep(t1, &self.x[0], self.log)
         return 0
 
+    cdef object stopped(self, status, str detail):
+        """The Step that stops the run at the point, with `status`."""
+        return Step(State(self.t, new_array(&self.x[0], self.cm.n), self.cm.name),
+                    status, detail)
+
     cdef object at_point(self):
         """The Step to the point, with its rates, slope and proposed step."""
         cdef CompiledMode cm = self.cm

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import abc
 import contextlib
 import dataclasses
 import functools
@@ -40,7 +39,7 @@ from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode, reach_tol, reached
-from ._walk import attempt
+from ._walk import Walk, attempt
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
@@ -60,7 +59,7 @@ PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
 @dataclass(frozen=True)
-class Method(abc.ABC):
+class Method:
     """A master algorithm. Subclasses name their compiled `walk` or implement
     `_attempt`; the loop is here.
 
@@ -76,12 +75,12 @@ class Method(abc.ABC):
     passes_zeno: ClassVar[bool] = False  # by construction (Relaxation's strips)
     # an impact resets only on an approach (Or and Ames eq. 4: dh qdot < 0)
     resets_on_approach: ClassVar[bool] = True
-    walks_grid: ClassVar[bool] = False  # its walk ends steps on output times
     tolerates: ClassVar[bool] = False  # its steps may be chosen under rtol, atol
     # the integrator when none is given: of fixed steps, and under a tolerance
     default_integrator: ClassVar[str] = "rk4"
     adaptive_integrator: ClassVar[str] = "dopri5"
-    walk: ClassVar[type]  # the compiled walk that takes its steps, if any
+    # the compiled walk that takes its steps (and ends them on output times)
+    walk: ClassVar[type[Walk] | None] = None
 
     h: float = 1e-3
     integrator: str | Scheme | Stiff | None = None
@@ -204,7 +203,7 @@ class Method(abc.ABC):
             if is_due:
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
-            if grid is not None and not self.walks_grid:
+            if grid is not None and self.walk is None:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
             t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
             try:
@@ -298,6 +297,8 @@ class Method(abc.ABC):
     ) -> Step:
         """Take one step: accept it, or reject and halve, or fire a reset (by
         default the method's compiled `walk`, `_walk.Walk`)."""
+        if self.walk is None:
+            raise NotImplementedError(f"{self.name} has no walk nor _attempt.")
         mode = self.compiled(system, state.mode)
         return attempt(self.walk, self, mode, state, t_end, system.t0, log)
 

@@ -54,7 +54,6 @@ class Halving(Method):
     """
 
     name: ClassVar[str] = "halving"
-    walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
     walk: ClassVar[type] = _Walk
     t_tol: float = 1e-10

@@ -57,7 +57,6 @@ class Relaxation(Method):
     # a state on a strip is reset after its wait, whatever its rate (Burden et al.)
     resets_on_approach: ClassVar[bool] = False
     default_integrator: ClassVar[str] = "midpoint"
-    walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
     walk: ClassVar[type] = _Walk
     eps: float = 1e-6

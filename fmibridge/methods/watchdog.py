@@ -52,18 +52,14 @@ class Stop(NamedTuple):
 
 
 class Accumulation(NamedTuple):
-    """A geometric series of transitions of one edge and its predicted limit."""
+    """A geometric series of transitions of one edge and its limit t_inf."""
 
     edge: str
     t_first: float
-    t_last: float
+    t_inf: float
     ratio: float
     tail: float
     n_events: int
-
-    @property
-    def t_inf(self) -> float:
-        return self.t_last + self.tail
 
     def describe(self, guard: str) -> str:
         return (
@@ -91,7 +87,7 @@ def accumulation(
         return None
     tail = intervals[-1] * r / (1.0 - r)
     first = events[end - n_run].t
-    return Accumulation(events[end - 1].edge, first, times[-1], r, tail, n_run)
+    return Accumulation(events[end - 1].edge, first, times[-1] + tail, r, tail, n_run)
 
 
 class Watchdog:
@@ -156,18 +152,17 @@ class Watchdog:
             self._run = self._run + 1 if same else 1
             if passes or k == len(events) - 1:
                 found = accumulation(events, self._run, k + 1)
-                if found is not None:
+                if found is not None:  # one accumulating before t_end is seen
                     self._geometric = k + 1
-                if found is not None and found.t_inf < self.t_end:
-                    self.seen = found
+                    found = found if found.t_inf < self.t_end else None
+                self.seen = found or self.seen
         self._n_events = len(events)
         if passes:
             return None
-        if found is not None and found.t_inf < self.t_end:
-            self.series = found
+        self.series = found or self.series
         if self.series is not None and events[-1].edge == self.series.edge:
             self._depth = self._left_beyond(events[-1])
-        if found is None or found.t_inf >= self.t_end:
+        if found is None:
             return self._chatter(events)
         if not self.method.completes_zeno:
             self._warn(found)
