@@ -49,7 +49,6 @@ cdef class _Walk(Walk):
     """Halving's walk: Illinois' ends, the bracket and a forward flow's past."""
 
     cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
-    cdef bint has_step_grid  # steps end on t0 + k h (communication points)
     cdef bint illinois, approach  # `Halving.locate`
     # a flow stepped forward only: its guards' past, and the state at the newest
     cdef bint forward
@@ -75,10 +74,8 @@ cdef class _Walk(Walk):
         cdef CompiledMode cm = self.cm
         cdef GuardHistory past = self.past
         Walk.start(self, method, log, t_end, t0, state)
-        self.t_tol = self.t_tol_asked
         if cm.is_adaptive or not cm.has_rhs:
             self.errors = None  # errors of a vector field's fixed steps only
-        self.has_step_grid = not cm.has_rhs  # vector fields sum h
         self.forward = not cm.has_rhs and (
             self.approach or getattr(cm.mode.flow, "forward_only", False))
         if not self.forward:
@@ -98,7 +95,7 @@ cdef class _Walk(Walk):
 cdef double _grid_step(_Walk w, double t):
     """The step from t: to the next communication point t0 + (k + 1) h, or h."""
     cdef double k
-    if not w.has_step_grid:
+    if w.cm.has_rhs:
         return w.span
     k = round((t - w.t0) / w.h)
     if abs(w.t0 + k * w.h - t) > _TIME_RTOL * w.h:
@@ -111,7 +108,7 @@ cdef double _step_end(_Walk w, double t, double hs):
     cdef double t1 = t + hs, grid
     if reached(t1, w.t_end, w.h):
         return w.t_end
-    if not w.has_step_grid:
+    if w.cm.has_rhs:
         return t1
     grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
     return grid if abs(grid - t1) <= _TIME_RTOL * w.h else t1

@@ -94,9 +94,8 @@ cdef class Walk:
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
-        """Take steps from `state` until one ends the call, t_end, max_steps or
-        BLOCK_SIZE steps (one step where the flow calls back each step); each
-        output time on the way ends a step, not the call. Return the Step."""
+        """Step from `state` to the Step that ends the call, t_end, max_steps or a
+        block (one step where the flow calls back each); output times end steps."""
         cdef CompiledMode cm = self.cm
         self.start(method, log, t_end, t0, state)
         flow = cm.mode.flow

@@ -116,9 +116,8 @@ class Method:
         steps): rtol defaults to the model's, else DEFAULT_RTOL; atol to rtol."""
         if not self.is_adaptive:
             return None
-        rtol = getattr(self, "rtol", None)
-        if rtol is None:
-            rtol = system.experiment.tolerance or DEFAULT_RTOL
+        given = getattr(self, "rtol", None)  # > 0 where given
+        rtol = given or system.experiment.tolerance or DEFAULT_RTOL
         atol = getattr(self, "atol", None)
         return float(rtol), float(rtol if atol is None else atol)
 
@@ -172,7 +171,7 @@ class Method:
         if saves:
             provenance["fmu_state_saves"] = str(sum(saves))
         provenance.update(self._judge_errors(system, log))
-        log.units = _units(system)
+        log.units = {k: v for flow in system.flows() for k, v in flow.units.items()}
         return log.finish(status, provenance, detail)
 
     @property
@@ -235,8 +234,7 @@ class Method:
         )
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
-        """Return the provenance entries of the run's error; warn above
-        `error_warning`."""
+        """Return the run's error as provenance entries; warn above error_warning."""
         tolerance = self.tolerance(system)
         if tolerance is not None:
             rtol, atol = tolerance
@@ -295,8 +293,7 @@ class Method:
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        """Take one step: accept it, or reject and halve, or fire a reset (by
-        default the method's compiled `walk`, `_walk.Walk`)."""
+        """Take one step, or reject and halve, or fire a reset (default: `walk`)."""
         if self.walk is None:
             raise NotImplementedError(f"{self.name} has no walk nor _attempt.")
         mode = self.compiled(system, state.mode)
@@ -411,8 +408,7 @@ class Method:
         return fire_edge(self, compiled, log, state, index, simultaneous)
 
     def _callbacks(self, system: HybridSystem) -> str:
-        """Name the Python functions the compiled loops call, mode by mode (a
-        flow that names its own, completion's constrained one, is asked)."""
+        """Name the Python functions the compiled loops call (or a flow its own)."""
         named = []
         for mode in system.modes.values():
             own = getattr(mode.flow, "callbacks", None)
@@ -488,11 +484,6 @@ def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
     return tuple(n for n in names if n not in system.state_names)
 
 
-def _units(system: HybridSystem) -> dict[str, str]:
-    """The unit of each column the flows know one of (an FMU's variables)."""
-    return {k: v for flow in system.flows() for k, v in flow.units.items()}
-
-
 def _plan_undo(system: HybridSystem) -> None:
     """Tell each flow which steps its guards may cross (`CrossingForecast`)."""
     guards: dict[int, tuple[Flow, list]] = {}
@@ -531,8 +522,7 @@ def _versions(loaded: tuple[bool, ...]) -> str:
 
 @contextlib.contextmanager
 def _progress(t0: float, t_end: float, *, enabled: bool) -> Iterator[Callable]:
-    """Yield update(t) of a tqdm bar over simulated time, on a terminal only,
-    shown for runs longer than a second."""
+    """Yield update(t) of a tqdm bar over simulated time (a terminal, runs > 1 s)."""
     if not (enabled and sys.stderr.isatty()):
         yield lambda t: None
         return

@@ -114,9 +114,8 @@ class Watchdog:
         return min(self.t_end, self.series.t_inf + self.series.tail)
 
     def step_limit(self, flow) -> float:
-        """Where `Method._loop` ends a block of steps: at the horizon (a state
-        that falls through the guard is seen by then) for a flow whose steps run
-        in blocks under a method that does not complete Zeno; else t_end."""
+        """Where `Method._loop` ends a block of steps: t_end, or the horizon (by
+        then a state falls through the guard) of blocks that do not complete Zeno."""
         if self.series is None or self.method.completes_zeno:
             return self.t_end
         if isinstance(flow, VectorField) or getattr(flow, "steps_in_blocks", False):
@@ -169,8 +168,7 @@ class Watchdog:
         return self._unresolved(found, events)
 
     def finish(self, log: Recorder) -> dict[str, str]:
-        """Warn of each series the run did not see come to rest; return the
-        provenance entry naming those that did."""
+        """Warn of the series not seen to rest; return the entry of those that did."""
         for key, message in self._pending.items():
             log.warn_once(key, message)
         self._pending.clear()
@@ -231,8 +229,7 @@ class Watchdog:
         return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
-        """Stop if the state lies beyond the series' guard, deeper than allowed or
-        moving further out."""
+        """Stop a state beyond the series' guard, too deep or moving further out."""
         k, edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
