@@ -267,9 +267,8 @@ def reset_function(reset, Py_ssize_t n):
 
 
 def gathered(fns, Py_ssize_t n, str what):
-    """Guard functions as one Function of (t, x) (`Gathered`): a compiled form
-    (`flows.compiled.engine_entry`) is an entry of a Function's values, shared
-    where several are; the others are called in Python, one call each."""
+    """Guard functions as one `Gathered` Function of (t, x): compiled forms
+    (`flows.compiled.engine_entry`) as entries of shared Functions, the rest Python."""
     from ..core._functions import Gathered, PythonScalars
 
     if not fns:  # a mode without guards: none to look up among compiled forms

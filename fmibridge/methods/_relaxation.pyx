@@ -61,8 +61,7 @@ cdef class _Walk(Walk):
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
-        """Go on with a strip's wait (held until t_end, or fired at t_reset), else
-        take attempts (`Walk.walk`)."""
+        """Go on with a strip's wait (to t_end, or fire at t_reset), else walk."""
         if not isinstance(state, Waiting):
             return Walk.walk(self, method, log, t_end, t0, state)
         self.begin(method, log)

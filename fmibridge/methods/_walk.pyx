@@ -69,8 +69,7 @@ cdef class Walk:
         self.errors = getattr(log, "local_errors", None)
         if self.errors is not None and self.errors.n != cm.n:
             self.errors = None
-        self.has_err = False
-        self.n_steps, self.n_rejected = 0, 0
+        self.has_err = False  # n_steps, n_rejected: zeroed by `attempt` after a call
         self.max_steps = self.max_steps_asked - log.n_steps
         self.t = state.t
         if n:

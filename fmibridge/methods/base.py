@@ -488,11 +488,10 @@ def _plan_undo(system: HybridSystem) -> None:
     """Tell each flow which steps its guards may cross (`CrossingForecast`)."""
     guards: dict[int, tuple[Flow, list]] = {}
     for mode in system.modes.values():
-        entry = guards.setdefault(id(mode.flow), (mode.flow, []))
-        entry[1].extend(edge.guard for edge in mode.edges)
-    for flow, of_flow in guards.values():
-        plan = getattr(type(flow), "plan_undo", None)  # one's own may lack it
-        if plan is not None and plan is not Flow.plan_undo:  # not the no-op
+        of_flow = guards.setdefault(id(mode.flow), (mode.flow, []))[1]
+        of_flow.extend(edge.guard for edge in mode.edges)
+    for flow, of_flow in guards.values():  # a flow's own plan_undo, not the no-op
+        if getattr(type(flow), "plan_undo", None) not in (None, Flow.plan_undo):
             flow.plan_undo(CrossingForecast(of_flow))
 
 

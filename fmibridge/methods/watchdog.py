@@ -101,8 +101,7 @@ class Watchdog:
         self._n_events, self._run = 0, 0
         self._geometric = 0  # the events up to the last one that ended a series
         self._t, self._still = system.t0, 0
-        self._window = (system.t0, 0)
-        self._n_attempts = 0
+        self._window, self._n_attempts = (system.t0, 0), 0
         self._pending: dict[tuple, str] = {}  # warnings said by `finish`
         self.rested: list[Accumulation] = []  # series whose model came to rest
 
@@ -271,9 +270,7 @@ class Watchdog:
     def _side(self, edge) -> float:
         """The sign of the edge's guard inside (an 'either' guard's at the start)."""
         side = SIDES[edge.guard.direction]
-        if not side:
-            side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
-        return side
+        return side or float(np.sign(edge.guard(self.system.t0, self.system.x0)))
 
     def _accumulated(self, found: Accumulation, events: list[Event]) -> str:
         """Describe the accumulation and, beyond its tail, its placement error."""
