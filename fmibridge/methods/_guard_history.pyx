@@ -129,18 +129,23 @@ cdef class CrossingForecast:
     """`forecast(t, x, h)`: may one of `guards` cross the step of h from (t, x)?
     (The guards of every mode whose flow asks.)"""
 
-    cdef readonly tuple guards
+    cdef tuple _guards
     cdef tuple fns
     cdef Py_ssize_t m
     cdef GuardHistory past  # the guards at the points asked about
     cdef double[::1] g  # the guards at the point asked about
 
     def __init__(self, guards):
-        self.guards = tuple(guards)
-        self.fns = tuple(guard.fn for guard in self.guards)
-        self.m = len(self.guards)
+        self._guards = tuple(guards)
+        self.fns = tuple(guard.fn for guard in self._guards)
+        self.m = len(self._guards)
         self.past = GuardHistory(self.m)
         self.g = np.zeros(max(self.m, 1))
+
+    @property
+    def guards(self):
+        """The guards asked about."""
+        return self._guards
 
     def __call__(self, double t, x, double h):
         """True if a guard may cross the step of h from (t, x)."""
