@@ -19,10 +19,9 @@ from ..core.records import COMPILED_FORMS, TIME_RTOL
 # A guard's rate along the flow is a forward difference over RATE_STEP h: about
 # the square root of float64's epsilon (truncation against round-off).
 RATE_STEP = 2.0**-26
-# At an impact (`impact_rates`) it is the gradient by central differences over
-# RATE_DELTA max(|x_k|, 1), about the cube root of the epsilon, dotted with
-# dx/dt: a difference along the flow cannot see a body creeping below x's last
-# place.
+# At an impact (`impact_rates`): central differences over RATE_DELTA max(|x_k|, 1)
+# (about the cube root of the epsilon) dotted with dx/dt, which see a body creeping
+# below x's last place where a difference along the flow cannot.
 RATE_DELTA = 2.0**-17
 BLOCK = BLOCK_SIZE
 # A step whose guard interpolant misses the guard at its minimum by more than

@@ -1,7 +1,6 @@
-"""The walk Halving and Relaxation share, compiled: one call's point, its trial
-buffers and the loop that takes a method's steps from it. A method's walk
-extends `Walk` and defines `step`; its steps call back no Python but the
-model's functions and the Recorder's blocks.
+"""The walk Halving and Relaxation share, compiled: a call's point, trial buffers and
+step loop (`attempt`). A method's walk extends `Walk` with its `step`, which calls
+back no Python but the model's functions and the Recorder's blocks.
 """
 
 from libc.math cimport INFINITY
