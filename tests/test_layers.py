@@ -180,7 +180,7 @@ def test_the_cython_reader_sees_every_import_form():
     halving = cython_imports(PACKAGE / "methods" / "_halving.pyx")
     assert {
         "fmibridge.core.events.crossed",  # from ..core.events cimport (... over lines
-        "fmibridge.methods._walk.Walk",  # from ._walk cimport Walk, attempt_with
+        "fmibridge.methods._walk.Walk",  # from ._walk cimport Walk
         "fmibridge.core.errors.ReplayRefused",  # import ReplayRefused  # a comment
         "fmibridge.core.records",  # below a comment line
         "fmibridge.core.records.Status",  # from ..core.records import ON_SURFACE, ...

@@ -150,16 +150,15 @@ class VectorField(Flow):
 
     def rhs_function(self) -> Function:
         """Return dx/dt as the compiled loops call it (built once)."""
-        function = self.__dict__.get("_rhs_function")
-        if function is None:
+        if "_rhs_function" not in self.__dict__:
             if type(self).rhs is VectorField.rhs:
                 raise NotImplementedError(
                     f"{type(self).__name__} implements neither rhs nor rhs_function."
                 )
             n = len(self.state_names)
-            function = PythonVector(self.rhs, n, n, f"the flow {_label(self)}")
-            self.__dict__["_rhs_function"] = function
-        return function
+            what = f"the flow {_label(self)}"
+            self.__dict__["_rhs_function"] = PythonVector(self.rhs, n, n, what)
+        return self.__dict__["_rhs_function"]
 
     def jacobian_function(self) -> Function | None:
         """Return df/dx as a Function of n*n values (entry j*n + i is df_i/dx_j),
@@ -217,13 +216,11 @@ class ForcedVectorField(VectorField):
     def force_function(self) -> Function:
         """Return the force map for the compiled loops: a Function of [x, lam]
         (default `rhs_with_force`, called back; built once)."""
-        function = self.__dict__.get("_force_function")
-        if function is None:
-            function = python_force(
+        if "_force_function" not in self.__dict__:
+            self.__dict__["_force_function"] = python_force(
                 self.rhs_with_force, len(self.state_names), f"the flow {_label(self)}"
             )
-            self.__dict__["_force_function"] = function
-        return function
+        return self.__dict__["_force_function"]
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return dx/dt at (t, x) without contact force (lam = 0)."""

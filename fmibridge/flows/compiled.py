@@ -56,12 +56,8 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
     g(t, x) -> float); t is a float, x a contiguous float64 array.
 
     Division by zero gives inf or nan as in numpy. A function compiled once can
-    be handed to many flows.
-
-    Raises
-    ------
-    FmibridgeError
-        If numba cannot compile `fn` for that signature, naming `what`."""
+    be handed to many flows. Where numba cannot compile it, an FmibridgeError
+    names `what`."""
     if kind not in KINDS:
         raise FmibridgeError(f"`kind` must be one of {KINDS}, got {kind!r}.")
     return compiled_as(fn, signatures()[kind], what)
@@ -69,12 +65,8 @@ def compiled(fn: Callable, what: str = "guard", *, kind: str = "guard") -> Calla
 
 def compiled_as(fn: Callable, signature, what: str) -> Callable:
     """Return fn compiled by numba for `signature`, or fn itself if it is
-    compiled already (then also for that signature).
-
-    Raises
-    ------
-    FmibridgeError
-        If numba cannot compile `fn` so, naming `what` and numba's reason."""
+    compiled already (then also for that signature); an FmibridgeError names
+    `what` and numba's reason where numba cannot."""
     import numba
 
     try:

@@ -74,9 +74,7 @@ def _directional_jacobian(flow) -> Callable[[float, np.ndarray], np.ndarray]:
 
 def _variable_of(flow, element: str) -> str:
     """The variable an element name belongs to ('x[2]' -> 'x')."""
-    if element in flow.archive.variables:
-        return element
-    return element.split("[", 1)[0]
+    return element if element in flow.archive.variables else element.split("[", 1)[0]
 
 
 def state_nominals(flow) -> np.ndarray:

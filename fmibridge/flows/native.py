@@ -64,8 +64,7 @@ class NativeFlow(VectorField):
                 f"f(t, x, u) to receive them."
             )
         self._f, self._inputs, self.name = f, inputs, name
-        self.state_names = names
-        self._is_checked = False
+        self.state_names, self._is_checked = names, False
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """Return f(t, x, u(t)) (or f(t, x)); at the first call, checked to be

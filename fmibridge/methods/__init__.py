@@ -16,13 +16,9 @@ from ..core.errors import FmibridgeError
 from ..core.records import State, Step
 from .base import Method
 
-# The methods load on first use (a run imports only its own): class -> module.
-_MODULES = {
-    "Completion": "completion",
-    "Halving": "halving",
-    "Relaxation": "relaxation",
-    "Unilateral": "unilateral",
-}
+# The methods load on first use (a run imports only its own), each from the
+# module named as its class in lower case.
+_CLASSES = ("Completion", "Halving", "Relaxation", "Unilateral")
 # names that `method_named` takes -> class
 _NAMED = {"halving": "Halving", "relaxation": "Relaxation", "unilateral": "Unilateral"}
 
@@ -42,8 +38,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name == "METHODS":  # name -> class, every method loaded
         value: Any = {key: __getattr__(cls) for key, cls in _NAMED.items()}
-    elif name in _MODULES:
-        value = getattr(import_module(f".{_MODULES[name]}", __name__), name)
+    elif name in _CLASSES:
+        value = getattr(import_module(f".{name.lower()}", __name__), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
@@ -53,7 +49,7 @@ def __getattr__(name: str) -> Any:
 def is_a(value: object, name: str) -> bool:
     """isinstance(value, the method class `name`) without loading its module:
     while it is not loaded, nothing is an instance of it."""
-    module = sys.modules.get(f"{__name__}.{_MODULES[name]}")
+    module = sys.modules.get(f"{__name__}.{name.lower()}")
     return module is not None and isinstance(value, getattr(module, name))
 
 

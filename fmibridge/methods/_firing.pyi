@@ -8,12 +8,5 @@ FIRED: int
 SILENT: int
 
 def fire_edge(
-    on_approach: bool,
-    t_tol: float,
-    cm: CompiledMode,
-    log: Any,
-    t: float,
-    x: Any,
-    i: int,
-    others: tuple[Any, ...],
+    method: Any, cm: CompiledMode, log: Any, state: Any, i: int, others: tuple[Any, ...]
 ) -> Any: ...

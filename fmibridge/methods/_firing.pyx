@@ -21,10 +21,10 @@ FIRED, SILENT = 0, 1  # `fire_in_place`: a transition logged, or a silent one
 cdef double _ON_SURFACE = ON_SURFACE
 
 
-def fire_edge(bint on_approach, double t_tol, CompiledMode cm, log, double t, x,
-              Py_ssize_t i, tuple others):
-    """`fire` from Python (`Method.fire_at`)."""
-    return fire(Firing(on_approach, t_tol), cm, log, t, x, i, others)
+def fire_edge(method, CompiledMode cm, log, state, Py_ssize_t i, tuple others):
+    """`fire` from Python (`Method.fire_at`) at `state`, as `method` fires."""
+    cdef Firing how = Firing(method.resets_on_approach, method.location_tolerance)
+    return fire(how, cm, log, state.t, state.x, i, others)
 
 
 cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,

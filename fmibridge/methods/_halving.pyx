@@ -18,10 +18,10 @@ from ..flows._stepper cimport Stepper
 from ._firing cimport fire
 from ._guard_history cimport GuardHistory
 from ._mode cimport CompiledMode, reached
-from ._walk cimport Walk, attempt_with
+from ._walk cimport Walk
 
 from ..core.errors import ReplayRefused
-from ..core.records import ON_SURFACE, TIME_RTOL, State, Status, Step, non_finite
+from ..core.records import ON_SURFACE, TIME_RTOL, Status, Step, non_finite
 
 cdef double _ON_SURFACE = ON_SURFACE, _TIME_RTOL = TIME_RTOL
 
@@ -49,7 +49,6 @@ cdef class _Walk(Walk):
     """Halving's walk: Illinois' ends, the bracket and a forward flow's past."""
 
     cdef double t_tol, t_tol_asked  # the bracket, and the method's t_tol
-    cdef bint has_step_grid  # steps end on t0 + k h (communication points)
     cdef bint illinois, approach  # `Halving.locate`
     # a flow stepped forward only: its guards' past, and the state at the newest
     cdef bint forward
@@ -75,10 +74,8 @@ cdef class _Walk(Walk):
         cdef CompiledMode cm = self.cm
         cdef GuardHistory past = self.past
         Walk.start(self, method, log, t_end, t0, state)
-        self.t_tol = self.t_tol_asked
         if cm.is_adaptive or not cm.has_rhs:
             self.errors = None  # errors of a vector field's fixed steps only
-        self.has_step_grid = not cm.has_rhs  # vector fields sum h
         self.forward = not cm.has_rhs and (
             self.approach or getattr(cm.mode.flow, "forward_only", False))
         if not self.forward:
@@ -95,15 +92,10 @@ cdef class _Walk(Walk):
         return _step(self)
 
 
-def attempt(method, CompiledMode cm, state, double t_end, double t0, log):
-    """Take Halving's steps from `state`; return the Step."""
-    return attempt_with(_Walk, method, cm, state, t_end, t0, log)
-
-
 cdef double _grid_step(_Walk w, double t):
     """The step from t: to the next communication point t0 + (k + 1) h, or h."""
     cdef double k
-    if not w.has_step_grid:
+    if w.cm.has_rhs:
         return w.span
     k = round((t - w.t0) / w.h)
     if abs(w.t0 + k * w.h - t) > _TIME_RTOL * w.h:
@@ -116,7 +108,7 @@ cdef double _step_end(_Walk w, double t, double hs):
     cdef double t1 = t + hs, grid
     if reached(t1, w.t_end, w.h):
         return w.t_end
-    if not w.has_step_grid:
+    if w.cm.has_rhs:
         return t1
     grid = w.t0 + round((t1 - w.t0) / w.h) * w.h
     return grid if abs(grid - t1) <= _TIME_RTOL * w.h else t1
@@ -225,12 +217,9 @@ cdef object _step(_Walk w):
         n_halvings, after_half_step = n_halvings + 1, False
         w.log.n_rejected += 1
         hs /= 2
-    return Step(
-        State(t, np.array(w.x[:n]), cm.name),
-        Status.NO_PROGRESS,
-        f"No step from t = {t!r} in mode {cm.name!r} after {n_halvings} "
-        f"halvings (max_halvings); guards {_named(cm, w.g0)}.",
-    )
+    return w.stopped(Status.NO_PROGRESS,
+                     f"No step from t = {t!r} in mode {cm.name!r} after {n_halvings} "
+                     f"halvings (max_halvings); guards {_named(cm, w.g0)}.")
 
 
 cdef int _accept(_Walk w, double t, double hs, bint has_r1) except -1:
@@ -369,13 +358,11 @@ cdef object _fire_bracket(_Walk w, double t, double lo, double hi, long n_trials
         stuck = _stuck(set(range(m)), &w.g0[0], g_lo)
         if stuck is not None and lo > 0.0:  # the state rests on that guard
             return Step(_fire(w, t, &w.x[0], 0.0, &w.g0[0], &w.g0[0], [stuck], 0.0))
-        return Step(
-            State(t, new_array(&w.x[0], cm.n), cm.name),
+        return w.stopped(
             Status.NO_PROGRESS,
             f"The crossing after t = {t!r} in mode {cm.name!r} is still "
             f"bracketed to {hi - lo:.3g} s after {n_trials} trials "
-            f"(max_halvings); guards {_named(cm, new_array(g_lo, m))}.",
-        )
+            f"(max_halvings); guards {_named(cm, new_array(g_lo, m))}.")
     if not all_finite(g_hi, m):  # the guard on its surface at lo fires
         near = _nearest_guard(g_lo, m)
         if near is None:
@@ -458,10 +445,10 @@ cdef object _forward_step(_Walk w, double hs):
         w.log.n_rejected += 1
         w.past.set_beyond(t + trial, &w.g1[0])
         w.past_x = new_array(&w.x[0], n).tobytes()
-    return Step(State(t, np.array(w.x[:n]), cm.name), Status.NO_PROGRESS,
-                f"No step from t = {t!r} in mode {cm.name!r} reached the crossing "
-                f"after {w.max_halvings} replays (max_halvings); guards "
-                f"{_named(cm, w.g0)}.")
+    return w.stopped(Status.NO_PROGRESS,
+                     f"No step from t = {t!r} in mode {cm.name!r} reached the "
+                     f"crossing after {w.max_halvings} replays (max_halvings); "
+                     f"guards {_named(cm, w.g0)}.")
 
 
 cdef object _overstepped(_Walk w, double t, exc):
@@ -473,11 +460,9 @@ cdef object _overstepped(_Walk w, double t, exc):
     beyond = [i for i in range(m) if guard_crossed(cm.sides[i], w.g0[i], g[i])]
     i = beyond[0] if beyond else 0
     located = t + (t_beyond - t) * secant_fraction(w.g0[i], g[i])
-    return Step(
-        State(t, np.array(w.x[:cm.n]), cm.name),
+    return w.stopped(
         Status.OVERSTEPPED,
         f"{exc} The step from t = {t!r} to {t_beyond!r} crossed guard "
         f"{cm.mode.edges[i].name!r} (g = {w.g0[i]:.6g} -> {g[i]:.6g}; by "
         f"its secant at t = {located:.9g} s, {t_beyond - located:.3g} s before "
-        f"the step's end), but t_tol = {w.t_tol:.3g} s.",
-    )
+        f"the step's end), but t_tol = {w.t_tol:.3g} s.")

@@ -19,10 +19,9 @@ from ..core.records import COMPILED_FORMS, TIME_RTOL
 # A guard's rate along the flow is a forward difference over RATE_STEP h: about
 # the square root of float64's epsilon (truncation against round-off).
 RATE_STEP = 2.0**-26
-# At an impact (`impact_rates`) it is the gradient by central differences over
-# RATE_DELTA max(|x_k|, 1), about the cube root of the epsilon, dotted with
-# dx/dt: a difference along the flow cannot see a body creeping below x's last
-# place.
+# At an impact (`impact_rates`): central differences over RATE_DELTA max(|x_k|, 1)
+# (about the cube root of the epsilon) dotted with dx/dt, which see a body creeping
+# below x's last place where a difference along the flow cannot.
 RATE_DELTA = 2.0**-17
 BLOCK = BLOCK_SIZE
 # A step whose guard interpolant misses the guard at its minimum by more than
@@ -267,9 +266,8 @@ def reset_function(reset, Py_ssize_t n):
 
 
 def gathered(fns, Py_ssize_t n, str what):
-    """Guard functions as one Function of (t, x) (`Gathered`): a compiled form
-    (`flows.compiled.engine_entry`) is an entry of a Function's values, shared
-    where several are; the others are called in Python, one call each."""
+    """Guard functions as one `Gathered` Function of (t, x): compiled forms
+    (`flows.compiled.engine_entry`) as entries of shared Functions, the rest Python."""
     from ..core._functions import Gathered, PythonScalars
 
     if not fns:  # a mode without guards: none to look up among compiled forms

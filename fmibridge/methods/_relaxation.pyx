@@ -14,7 +14,7 @@ from ..core.events cimport (
 from ..core._functions cimport Function, new_array
 from ._firing cimport fire, fire_in_place
 from ._mode cimport CompiledMode, reached
-from ._walk cimport Walk, attempt_with
+from ._walk cimport Walk
 
 from ._firing import FIRED
 
@@ -61,8 +61,7 @@ cdef class _Walk(Walk):
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
-        """Go on with a strip's wait (held until t_end, or fired at t_reset), else
-        take attempts (`Walk.walk`)."""
+        """Go on with a strip's wait (to t_end, or fire at t_reset), else walk."""
         if not isinstance(state, Waiting):
             return Walk.walk(self, method, log, t_end, t0, state)
         self.begin(method, log)
@@ -76,11 +75,6 @@ cdef class _Walk(Walk):
 
     cdef object step(self):
         return _attempt(self)
-
-
-def attempt(method, CompiledMode cm, state, double t_end, log):
-    """Take Relaxation's attempts from `state`; return the Step."""
-    return attempt_with(_Walk, method, cm, state, t_end, 0.0, log)
 
 
 cdef inline double _depth(double side, double g_start, double g) noexcept:
@@ -220,12 +214,10 @@ cdef object _no_step(_Walk w, double hs):
     cm.evaluate(w.t + hs, &w.y[0], &w.g1[0])
     if not (all_finite(&w.y[0], n) and all_finite(&w.g1[0], m)):
         raise non_finite(cm.mode, w.t + hs, new_array(&w.y[0], n), list(w.g1[:m]))
-    return Step(
-        State(w.t, new_array(&w.x[0], n), cm.name),
+    return w.stopped(
         Status.NO_PROGRESS,
         f"No trial step from t = {w.t!r} in mode {cm.name!r} lands in the "
-        f"domain or a strip after {w.max_halvings} halvings (max_halvings).",
-    )
+        f"domain or a strip after {w.max_halvings} halvings (max_halvings).")
 
 
 cdef int _guard_point(_Walk w, double t, Py_ssize_t i, double g_start,

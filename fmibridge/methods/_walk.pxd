@@ -34,8 +34,5 @@ cdef class Walk:
     cdef object step(self)
     cdef int estimate(self, double hs) except -1
     cdef int accept(self, double t1, double hs, bint has_r1) except -1
+    cdef object stopped(self, object status, str detail)
     cdef object at_point(self)
-
-
-cdef object attempt_with(type kind, object method, CompiledMode cm, object state,
-                         double t_end, double t0, object log)

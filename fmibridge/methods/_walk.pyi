@@ -1,7 +1,19 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
+from typing import Any
+
 from fmibridge.methods._mode import CompiledMode
 
 class Walk:
     t: float
     def __init__(self, cm: CompiledMode) -> None: ...
+
+def attempt(
+    kind: type[Walk],
+    method: Any,
+    cm: CompiledMode,
+    state: Any,
+    t_end: float,
+    t0: float,
+    log: Any,
+) -> Any: ...

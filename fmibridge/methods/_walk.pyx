@@ -1,7 +1,6 @@
-"""The walk Halving and Relaxation share, compiled: one call's point, its trial
-buffers and the loop that takes a method's steps from it. A method's walk
-extends `Walk` and defines `step`; its steps call back no Python but the
-model's functions and the Recorder's blocks.
+"""The walk Halving and Relaxation share, compiled: a call's point, trial buffers and
+step loop (`attempt`). A method's walk extends `Walk` with its `step`, which calls
+back no Python but the model's functions and the Recorder's blocks.
 """
 
 from libc.math cimport INFINITY
@@ -69,8 +68,7 @@ cdef class Walk:
         self.errors = getattr(log, "local_errors", None)
         if self.errors is not None and self.errors.n != cm.n:
             self.errors = None
-        self.has_err = False
-        self.n_steps, self.n_rejected = 0, 0
+        self.has_err = False  # n_steps, n_rejected: zeroed by `attempt` after a call
         self.max_steps = self.max_steps_asked - log.n_steps
         self.t = state.t
         if n:
@@ -94,9 +92,8 @@ cdef class Walk:
         return 0
 
     cdef object walk(self, method, log, double t_end, double t0, state):
-        """Take steps from `state` until one ends the call, t_end, max_steps or
-        BLOCK_SIZE steps (one step where the flow calls back each step); each
-        output time on the way ends a step, not the call. Return the Step."""
+        """Step from `state` to the Step that ends the call, t_end, max_steps or a
+        block (one step where the flow calls back each); output times end steps."""
         cdef CompiledMode cm = self.cm
         self.start(method, log, t_end, t0, state)
         flow = cm.mode.flow
@@ -143,6 +140,11 @@ cdef class Walk:
         self.cm.keep(t1, &self.x[0], self.log)
         return 0
 
+    cdef object stopped(self, status, str detail):
+        """The Step that stops the run at the point, with `status`."""
+        return Step(State(self.t, new_array(&self.x[0], self.cm.n), self.cm.name),
+                    status, detail)
+
     cdef object at_point(self):
         """The Step to the point, with its rates, slope and proposed step."""
         cdef CompiledMode cm = self.cm
@@ -155,10 +157,9 @@ cdef class Walk:
                           new_array(&self.slope[0], n), h_next))
 
 
-cdef object attempt_with(type kind, method, CompiledMode cm, state, double t_end,
-                         double t0, log):
-    """Take a method's steps from `state` with its walk `kind` (a fresh one where
-    the mode's is busy: a reset that runs another simulation)."""
+def attempt(type kind, method, CompiledMode cm, state, double t_end, double t0, log):
+    """Take a method's steps from `state` with its walk `kind`, returning the Step
+    (a fresh walk where the mode's is busy: a reset that runs another simulation)."""
     cdef Walk w = cm.work.get(kind)
     if w is None or w.busy:
         w = kind(cm)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import abc
 import contextlib
 import dataclasses
 import functools
@@ -40,6 +39,7 @@ from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode, reach_tol, reached
+from ._walk import Walk, attempt
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
@@ -59,8 +59,9 @@ PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 
 
 @dataclass(frozen=True)
-class Method(abc.ABC):
-    """A master algorithm. Subclasses implement `_attempt`; the loop is here.
+class Method:
+    """A master algorithm. Subclasses name their compiled `walk` or implement
+    `_attempt`; the loop is here.
 
     A subclass declares its parameters as dataclass fields, checked in
     `__post_init__`. `_attempt(system, state, t_end, log)` takes one accepted
@@ -74,11 +75,12 @@ class Method(abc.ABC):
     passes_zeno: ClassVar[bool] = False  # by construction (Relaxation's strips)
     # an impact resets only on an approach (Or and Ames eq. 4: dh qdot < 0)
     resets_on_approach: ClassVar[bool] = True
-    walks_grid: ClassVar[bool] = False  # its walk ends steps on output times
     tolerates: ClassVar[bool] = False  # its steps may be chosen under rtol, atol
     # the integrator when none is given: of fixed steps, and under a tolerance
     default_integrator: ClassVar[str] = "rk4"
     adaptive_integrator: ClassVar[str] = "dopri5"
+    # the compiled walk that takes its steps (and ends them on output times)
+    walk: ClassVar[type[Walk] | None] = None
 
     h: float = 1e-3
     integrator: str | Scheme | Stiff | None = None
@@ -114,9 +116,8 @@ class Method(abc.ABC):
         steps): rtol defaults to the model's, else DEFAULT_RTOL; atol to rtol."""
         if not self.is_adaptive:
             return None
-        rtol = getattr(self, "rtol", None)
-        if rtol is None:
-            rtol = system.experiment.tolerance or DEFAULT_RTOL
+        given = getattr(self, "rtol", None)  # > 0 where given
+        rtol = given or system.experiment.tolerance or DEFAULT_RTOL
         atol = getattr(self, "atol", None)
         return float(rtol), float(rtol if atol is None else atol)
 
@@ -170,7 +171,7 @@ class Method(abc.ABC):
         if saves:
             provenance["fmu_state_saves"] = str(sum(saves))
         provenance.update(self._judge_errors(system, log))
-        log.units = _units(system)
+        log.units = {k: v for flow in system.flows() for k, v in flow.units.items()}
         return log.finish(status, provenance, detail)
 
     @property
@@ -184,7 +185,10 @@ class Method(abc.ABC):
         deadline = time_limit.current()  # simulate(timeout=...): wall time
         modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
         for _ in range(self.max_steps):
-            if state.t >= end and not self._is_due(modes[state.mode].flow, state.t):
+            flow = modes[state.mode].flow
+            t_event = math.inf if flow.is_terminated else flow.next_event_time()
+            is_due = t_event < math.inf and reached(state.t, t_event, self.h)
+            if state.t >= end and not is_due:
                 return Status.REACHED_END, ""
             if deadline is not None and deadline.is_over():
                 return Status.TIME_LIMIT, deadline.detail(state.t)
@@ -193,14 +197,12 @@ class Method(abc.ABC):
             # silent events count too: a reset that changes nothing can repeat
             if len(log.events) + log.n_silent_events >= self.max_events:
                 return Status.MAX_EVENTS, _last_edges(log) + watch.note()
-            flow = modes[state.mode].flow
             if flow.is_terminated:
                 return Status.TERMINATED, ""
-            t_event = flow.next_event_time()
-            if t_event < math.inf and reached(state.t, t_event, self.h):  # now
+            if is_due:
                 state = self.flow_event(state, flow, "time_event", log)
                 continue
-            if grid is not None and not self.walks_grid:
+            if grid is not None and self.walk is None:
                 t_event = min(t_event, grid.next_after(state.t, self._tol))
             t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
             try:
@@ -225,22 +227,14 @@ class Method(abc.ABC):
                 state = self.flow_event(state, flow, "step_event", log)
             stop = watch.check(state, log)
             if stop is not None:
-                return stop.status, stop.detail
+                return stop
         return (
             Status.MAX_STEPS,
             f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
         )
 
-    def _is_due(self, flow: Flow, t: float) -> bool:
-        """True if the flow's next time event is at t and the flow runs on."""
-        if flow.is_terminated:
-            return False
-        t_event = flow.next_event_time()
-        return t_event < math.inf and reached(t, t_event, self.h)
-
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
-        """Return the provenance entries of the run's error; warn above
-        `error_warning`."""
+        """Return the run's error as provenance entries; warn above error_warning."""
         tolerance = self.tolerance(system)
         if tolerance is not None:
             rtol, atol = tolerance
@@ -296,11 +290,14 @@ class Method(abc.ABC):
         """Extra columns this method records (none by default)."""
         return ()
 
-    @abc.abstractmethod
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
-        """Take one step: accept it, or reject and halve, or fire a reset."""
+        """Take one step, or reject and halve, or fire a reset (default: `walk`)."""
+        if self.walk is None:
+            raise NotImplementedError(f"{self.name} has no walk nor _attempt.")
+        mode = self.compiled(system, state.mode)
+        return attempt(self.walk, self, mode, state, t_end, system.t0, log)
 
     def _check(self, system: HybridSystem, t_end: float | None) -> float:
         if not isinstance(system, HybridSystem):
@@ -408,28 +405,14 @@ class Method(abc.ABC):
         """Apply the reset of mode.edges[index] at `state`, log the event and
         return the new state (`_firing.fire`)."""
         compiled = compiled_mode(mode, self.scheme, self.h)
-        return fire_edge(
-            self.resets_on_approach,
-            self.location_tolerance,
-            compiled,
-            log,
-            state.t,
-            state.x,
-            index,
-            simultaneous,
-        )
+        return fire_edge(self, compiled, log, state, index, simultaneous)
 
     def _callbacks(self, system: HybridSystem) -> str:
-        """Name the Python functions the compiled loops call, mode by mode (a
-        flow that names its own, completion's constrained one, is asked)."""
-        named, tolerance = [], self.tolerance(system)
+        """Name the Python functions the compiled loops call (or a flow its own)."""
+        named = []
         for mode in system.modes.values():
             own = getattr(mode.flow, "callbacks", None)
-            names = (
-                own()
-                if own is not None
-                else compiled_mode(mode, self.scheme, self.h, tolerance).callbacks()
-            )
+            names = own() if own else self.compiled(system, mode.name).callbacks()
             if names:
                 named.append(f"{mode.name}: {', '.join(names)}")
         return "; ".join(named) or "none"
@@ -501,20 +484,14 @@ def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
     return tuple(n for n in names if n not in system.state_names)
 
 
-def _units(system: HybridSystem) -> dict[str, str]:
-    """The unit of each column the flows know one of (an FMU's variables)."""
-    return {k: v for flow in system.flows() for k, v in flow.units.items()}
-
-
 def _plan_undo(system: HybridSystem) -> None:
     """Tell each flow which steps its guards may cross (`CrossingForecast`)."""
     guards: dict[int, tuple[Flow, list]] = {}
     for mode in system.modes.values():
-        entry = guards.setdefault(id(mode.flow), (mode.flow, []))
-        entry[1].extend(edge.guard for edge in mode.edges)
-    for flow, of_flow in guards.values():
-        plan = getattr(type(flow), "plan_undo", None)  # one's own may lack it
-        if plan is not None and plan is not Flow.plan_undo:  # not the no-op
+        of_flow = guards.setdefault(id(mode.flow), (mode.flow, []))[1]
+        of_flow.extend(edge.guard for edge in mode.edges)
+    for flow, of_flow in guards.values():  # a flow's own plan_undo, not the no-op
+        if getattr(type(flow), "plan_undo", None) not in (None, Flow.plan_undo):
             flow.plan_undo(CrossingForecast(of_flow))
 
 
@@ -544,8 +521,7 @@ def _versions(loaded: tuple[bool, ...]) -> str:
 
 @contextlib.contextmanager
 def _progress(t0: float, t_end: float, *, enabled: bool) -> Iterator[Callable]:
-    """Yield update(t) of a tqdm bar over simulated time, on a terminal only,
-    shown for runs longer than a second."""
+    """Yield update(t) of a tqdm bar over simulated time (a terminal, runs > 1 s)."""
     if not (enabled and sys.stderr.isatty()):
         yield lambda t: None
         return

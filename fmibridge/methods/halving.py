@@ -6,11 +6,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..core.errors import FmibridgeError
-from ..core.recorder import Recorder
-from ..core.records import State, Step
 from ..core.system import HybridSystem
 from ..flows.base import VectorField
-from ._halving import attempt as compiled_attempt
+from ._halving import _Walk
 from .base import MAX_HALVINGS, Method, at_least_one, positive
 
 LOCATE = ("halving", "illinois", "approach")  # Halving's ways to locate a crossing
@@ -56,8 +54,8 @@ class Halving(Method):
     """
 
     name: ClassVar[str] = "halving"
-    walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
+    walk: ClassVar[type] = _Walk
     t_tol: float = 1e-10
     max_halvings: int = 64
     locate: str = "halving"
@@ -87,12 +85,6 @@ class Halving(Method):
                         f"couplings). Use 'halving' or 'illinois'."
                     )
         return t_end
-
-    def _attempt(
-        self, system: HybridSystem, state: State, t_end: float, log: Recorder
-    ) -> Step:
-        mode = self.compiled(system, state.mode)
-        return compiled_attempt(self, mode, state, t_end, system.t0, log)
 
     @property
     def location_tolerance(self) -> float:

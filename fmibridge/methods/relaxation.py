@@ -6,10 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..core.recorder import Recorder
-from ..core.records import State, Step
-from ..core.system import HybridSystem
-from ._relaxation import attempt as compiled_attempt
+from ._relaxation import _Walk
 from .base import MAX_HALVINGS, Method, at_least_one, positive
 
 
@@ -60,8 +57,8 @@ class Relaxation(Method):
     # a state on a strip is reset after its wait, whatever its rate (Burden et al.)
     resets_on_approach: ClassVar[bool] = False
     default_integrator: ClassVar[str] = "midpoint"
-    walks_grid: ClassVar[bool] = True
     tolerates: ClassVar[bool] = True
+    walk: ClassVar[type] = _Walk
     eps: float = 1e-6
     max_halvings: int = 64
     rtol: float | None = None
@@ -72,13 +69,6 @@ class Relaxation(Method):
         self._check_tolerance()
         positive("eps", self.eps)
         at_least_one("max_halvings", self.max_halvings, MAX_HALVINGS)
-
-    def _attempt(
-        self, system: HybridSystem, state: State, t_end: float, log: Recorder
-    ) -> Step:
-        return compiled_attempt(
-            self, self.compiled(system, state.mode), state, t_end, log
-        )
 
     @property
     def location_tolerance(self) -> float:

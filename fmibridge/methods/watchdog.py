@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.events import SIDES
 from ..core.recorder import Recorder
-from ..core.records import ON_SURFACE, Event, Status
+from ..core.records import ON_SURFACE, TIME_RTOL, Event, Status
 from ..flows.base import VectorField
 
 # Transitions in the series the Zeno test reads: 5 intervals, 4 ratios.
@@ -42,9 +42,6 @@ STALL_ATTEMPTS = 100
 # located crossing takes about 2 max_halvings attempts, far fewer.
 CRAWL_ATTEMPTS = 1000
 CRAWL_FRACTION = 1e-3
-# A state within this fraction of h of the horizon has reached it (the base loop's
-# TIME_RTOL: a block of steps ends there up to round-off).
-HORIZON_RTOL = 1e-9
 
 
 class Stop(NamedTuple):
@@ -55,18 +52,14 @@ class Stop(NamedTuple):
 
 
 class Accumulation(NamedTuple):
-    """A geometric series of transitions of one edge and its predicted limit."""
+    """A geometric series of transitions of one edge and its limit t_inf."""
 
     edge: str
     t_first: float
-    t_last: float
+    t_inf: float
     ratio: float
     tail: float
     n_events: int
-
-    @property
-    def t_inf(self) -> float:
-        return self.t_last + self.tail
 
     def describe(self, guard: str) -> str:
         return (
@@ -94,7 +87,7 @@ def accumulation(
         return None
     tail = intervals[-1] * r / (1.0 - r)
     first = events[end - n_run].t
-    return Accumulation(events[end - 1].edge, first, times[-1], r, tail, n_run)
+    return Accumulation(events[end - 1].edge, first, times[-1] + tail, r, tail, n_run)
 
 
 class Watchdog:
@@ -108,8 +101,7 @@ class Watchdog:
         self._n_events, self._run = 0, 0
         self._geometric = 0  # the events up to the last one that ended a series
         self._t, self._still = system.t0, 0
-        self._window = (system.t0, 0)
-        self._n_attempts = 0
+        self._window, self._n_attempts = (system.t0, 0), 0
         self._pending: dict[tuple, str] = {}  # warnings said by `finish`
         self.rested: list[Accumulation] = []  # series whose model came to rest
 
@@ -121,9 +113,8 @@ class Watchdog:
         return min(self.t_end, self.series.t_inf + self.series.tail)
 
     def step_limit(self, flow) -> float:
-        """Where `Method._loop` ends a block of steps: at the horizon (a state
-        that falls through the guard is seen by then) for a flow whose steps run
-        in blocks under a method that does not complete Zeno; else t_end."""
+        """Where `Method._loop` ends a block of steps: t_end, or the horizon (by
+        then a state falls through the guard) of blocks that do not complete Zeno."""
         if self.series is None or self.method.completes_zeno:
             return self.t_end
         if isinstance(flow, VectorField) or getattr(flow, "steps_in_blocks", False):
@@ -141,7 +132,8 @@ class Watchdog:
             stop = self._tunnels(state, self.series)
             if stop is not None:
                 return stop
-            if state.t >= self.horizon - HORIZON_RTOL * self.method.h:
+            # reached up to a block of steps' round-off (the loop's TIME_RTOL)
+            if state.t >= self.horizon - TIME_RTOL * self.method.h:
                 # it ended inside: the model came to rest, the run is right
                 self._pending.pop(("zeno", self.series.edge, self.series.t_first), None)
                 self.rested.append(self.series)
@@ -158,26 +150,24 @@ class Watchdog:
             self._run = self._run + 1 if same else 1
             if passes or k == len(events) - 1:
                 found = accumulation(events, self._run, k + 1)
-                if found is not None:
+                if found is not None:  # one accumulating before t_end is seen
                     self._geometric = k + 1
-                if found is not None and found.t_inf < self.t_end:
-                    self.seen = found
+                    found = found if found.t_inf < self.t_end else None
+                self.seen = found or self.seen
         self._n_events = len(events)
         if passes:
             return None
-        if found is not None and found.t_inf < self.t_end:
-            self.series = found
+        self.series = found or self.series
         if self.series is not None and events[-1].edge == self.series.edge:
             self._depth = self._left_beyond(events[-1])
-        if found is None or found.t_inf >= self.t_end:
+        if found is None:
             return self._chatter(events)
         if not self.method.completes_zeno:
             self._warn(found)
         return self._unresolved(found, events)
 
     def finish(self, log: Recorder) -> dict[str, str]:
-        """Warn of each series the run did not see come to rest; return the
-        provenance entry naming those that did."""
+        """Warn of the series not seen to rest; return the entry of those that did."""
         for key, message in self._pending.items():
             log.warn_once(key, message)
         self._pending.clear()
@@ -238,8 +228,7 @@ class Watchdog:
         return placed if math.isfinite(placed) else None
 
     def _tunnels(self, state, series: Accumulation) -> Stop | None:
-        """Stop if the state lies beyond the series' guard, deeper than allowed or
-        moving further out."""
+        """Stop a state beyond the series' guard, too deep or moving further out."""
         k, edge = self._edge(series.edge, state.mode)
         if edge is None:
             return None
@@ -281,9 +270,7 @@ class Watchdog:
     def _side(self, edge) -> float:
         """The sign of the edge's guard inside (an 'either' guard's at the start)."""
         side = SIDES[edge.guard.direction]
-        if not side:
-            side = float(np.sign(edge.guard(self.system.t0, self.system.x0)))
-        return side
+        return side or float(np.sign(edge.guard(self.system.t0, self.system.x0)))
 
     def _accumulated(self, found: Accumulation, events: list[Event]) -> str:
         """Describe the accumulation and, beyond its tail, its placement error."""
@@ -302,9 +289,8 @@ class Watchdog:
         span = events[-1].t - events[-CHATTER_EVENTS].t
         if span >= CHATTER_EVENTS * self.method.h:
             return None
-        if len(events) - self._geometric < CHATTER_EVENTS and events[-1].t - events[
-            -2
-        ].t > self._resolution(events[-1]):
+        recent = len(events) - self._geometric < CHATTER_EVENTS
+        if recent and events[-1].t - events[-2].t > self._resolution(events[-1]):
             return None  # a series placed with some jitter, still resolved
         edge = events[-1].edge
         return self._zeno(
