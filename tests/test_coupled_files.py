@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fmibridge import AdapterError, Halving, HybridSystem, Mode
+from fmibridge import AdapterError, Halving, HybridSystem, Mode, Status
 from fmibridge.cli import main
 from fmibridge.flows.coupled import couple
 from fmibridge.flows.fmu import open_fmu
@@ -155,6 +155,22 @@ def test_an_ssp_adapter_ends_at_its_t_end_else_at_the_ssd_stop_time(adapters, ss
     path.write_text(text.replace("t_end = 10.0", ""))
     with load_adapter(path) as adapter:
         assert adapter.t_end == 10.0  # the DefaultExperiment's stopTime
+
+
+def test_an_ssp_adapter_starts_at_the_ssd_start_time(adapters, tmp_path, fmu_dir):
+    """The run starts at the DefaultExperiment's startTime, as `ssp_system`'s."""
+    ssd = tmp_path / "SystemStructure.ssd"
+    ssd.write_text(SSD.read_text().replace('startTime="0.0"', 'startTime="0.5"'))
+    ssp = pack_ssp(ssd, fmu_dir, tmp_path / "late.ssp")
+    path = adapters / "controlled_stop_ssp.toml"
+    path.write_text(re.sub(r'ssp = ".*"', f'ssp = "{ssp}"', path.read_text()))
+    reference = ssp_system(ssp)
+    reference.close()
+    with load_adapter(path, t_end=1.0) as adapter:
+        assert adapter.system.t0 == reference.t0 == 0.5
+        result = adapter.run()
+    assert result.status is Status.REACHED_END
+    assert (result.t[0], result.t[-1]) == (0.5, 1.0)
 
 
 def test_parameters_from_an_ssv_file_with_a_prefix(tmp_path, fmu_dir):

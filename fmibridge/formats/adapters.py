@@ -412,7 +412,10 @@ def _open_coupled(path, spec, interface, parameters, start, problems):
                 communication=communication,
             )
             stop = structure.stop_time  # the default of the file's t_end
-            return flow, {**({} if stop is None else {"t_end": stop}), **spec}
+            default = {} if stop is None else {"t_end": stop}
+            # the run starts at the SSD's startTime, as `ssp_system`'s does (a
+            # file cannot give "t0": it is not one of COUPLED_KEYS)
+            return flow, {**default, **spec, "t0": structure.start_time}
         parts = _components(path, spec, interface, problems)
         connections = _connections(spec.get("connections", []), problems)
         if problems.items:
@@ -491,8 +494,9 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         # read after each step: FMUs that step themselves are not put back at a
         # sample after the run (a reset and re-initialisation each)
         flow.record([n for n in outputs if n not in flow.state_names])
+    t0 = spec.get("t0", 0.0)
     end = t_end if t_end is not None else spec.get("t_end", 1.0)
-    end = problems.check("t_end", check_span, 0.0, end)
+    end = problems.check("t_end", check_span, t0, end)
     problems.raise_if_any()
     own = flow.event_edges if isinstance(flow, CoupledModelExchange) else lambda m: ()
     modes = [
@@ -503,6 +507,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
         modes,
         edges[0][0] if edges else next(iter(flows)),
         flow.x0,
+        t0=t0,
         parameters=parameters,
         constraint=constraint,
         name=str(spec.get("name", path.stem)),
