@@ -24,6 +24,7 @@ from .core.errors import (
     FmibridgeError,
     FmibridgeWarning,
     Terminated,
+    did_you_mean,
     exit_code,
     sigterm_raises,
 )
@@ -34,7 +35,6 @@ from .core.records import Status
 from .core.result import Result, events_path
 from .core.system import EXPERIMENT_VALUES
 from .core.time_limit import check_timeout
-from .fmpy_keywords import did_you_mean
 from .methods import METHODS
 from .methods.halving import LOCATE
 

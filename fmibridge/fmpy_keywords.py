@@ -7,8 +7,10 @@ and refused otherwise with the reason; none is ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
+
+from .core.errors import did_you_mean
 
 SOLVERS = {"Euler": "euler", "CVode": "cvode"}  # FMPy's `solver` -> our integrator
 
@@ -106,12 +108,3 @@ def refuse_unknown(given: Iterable[str], known: Iterable[str]) -> None:
         raise TypeError(
             f"simulate() got unexpected keyword argument(s) {', '.join(hints)}."
         )
-
-
-def did_you_mean(name: str, known: Sequence[str], show: Callable = repr) -> str:
-    """Return ' (did you mean a or b?)' with the names in `known` nearest
-    `name` (`show` writes each), or ''."""
-    import difflib  # only for a misspelled name
-
-    close = difflib.get_close_matches(name, known, n=2)
-    return f" (did you mean {' or '.join(map(show, close))}?)" if close else ""

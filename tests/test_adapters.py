@@ -137,7 +137,7 @@ variables = ["h", "speed"]
         ("colour", "unknown key"),
         ("parameters.gravity", "the FMU has no variable 'gravity'."),
         ("parameters.e", "must be a number, got 'high'"),
-        ("inputs.lamda", "the FMU has no variable 'lamda'. Did you mean ['lam']"),
+        ("inputs.lamda", "the FMU has no variable 'lamda' (did you mean 'lam'?)."),
         ("edges[0].guard", "unknown name(s) ['height']"),
         ("edges[0].reset.g", "the reset writes 'g', which is not a state"),
         ("method", "Method 'halving' takes no option(s) ['eps']"),

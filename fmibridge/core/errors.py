@@ -1,11 +1,12 @@
-"""Exceptions and warnings raised by fmibridge, and SIGTERM raised as one."""
+"""Exceptions and warnings raised by fmibridge, SIGTERM raised as one, and the
+"did you mean" of a misspelled name."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -100,3 +101,12 @@ class FlowTerminated(Exception):  # noqa: N818 - an outcome, not an error
     def __init__(self, t: float, x: np.ndarray) -> None:
         super().__init__(f"the FMU ended the simulation at t = {t!r}")
         self.t, self.x = t, x
+
+
+def did_you_mean(name: str, known: Sequence[str], show: Callable = repr) -> str:
+    """Return ' (did you mean a or b?)' with the names in `known` nearest
+    `name` (`show` writes each), or ''."""
+    import difflib  # only for a misspelled name
+
+    close = difflib.get_close_matches(name, known, n=2)
+    return f" (did you mean {' or '.join(map(show, close))}?)" if close else ""

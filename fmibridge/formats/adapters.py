@@ -14,14 +14,13 @@ event indicators become guards too.
 from __future__ import annotations
 
 import contextlib
-import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..core.errors import AdapterError, FmibridgeError
+from ..core.errors import AdapterError, FmibridgeError, did_you_mean
 from ..core.numbers import is_number
 from ..core.span import check_span, check_step
 from ..core.system import HybridSystem, Mode, UnilateralConstraint
@@ -182,9 +181,8 @@ def _declared(archive, values: Mapping, key: str, problems: Problems, *, inputs=
     for name, value in values.items():
         variable = archive.variables.get(name)
         if variable is None:
-            close = difflib.get_close_matches(name, list(archive.variables), n=3)
-            hint = f" Did you mean {close}?" if close else ""
-            problems.add(f"{key}.{name}", f"the FMU has no variable {name!r}.{hint}")
+            hint = did_you_mean(name, list(archive.variables))
+            problems.add(f"{key}.{name}", f"the FMU has no variable {name!r}{hint}.")
         elif inputs and variable.causality != "input":
             problems.add(
                 f"{key}.{name}",
