@@ -22,6 +22,7 @@ from fmpy.model_description import ValidationError
 
 import fmibridge
 from fmibridge import FmibridgeError, FmibridgeWarning, FMUError, Halving, Unilateral
+from fmibridge.flows.fmu_archive import FmuArchive
 from fmibridge.fmpy_keywords import FIXED
 from fmibridge.models import bouncing_ball, bouncing_ball_impacts
 from fmibridge.simulation import default_output_interval
@@ -132,6 +133,9 @@ def test_a_description_its_schema_refuses_is_refused_in_fmpys_words(fmu_dir, tmp
         result = fmibridge.simulate_fmu(path, stop_time=0.4, validate=False)
     plain = fmibridge.simulate_fmu(valid, stop_time=0.4)
     assert np.array_equal(np.asarray(result), np.asarray(plain))
+    with pytest.warns(FmibridgeWarning, match=re.escape(failed)) as read:
+        FmuArchive(path, validate=False).cleanup()
+    assert read[0].filename == __file__  # the warning names the caller's line
 
 
 @needs_reference

@@ -384,7 +384,7 @@ def _read_description(
         f"{path}: {DESCRIPTION} fails fmpy's validation ({joined}); read "
         f"regardless, as validate=False asks.",
         FmibridgeWarning,
-        stacklevel=3,
+        stacklevel=4,  # FmuArchive's caller: above __init__ and _describe
     )
     if description is None:
         if isinstance(source, io.BytesIO):
