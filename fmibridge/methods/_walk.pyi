@@ -8,6 +8,18 @@ class Walk:
     t: float
     def __init__(self, cm: CompiledMode) -> None: ...
 
+def drive(
+    method: Any,
+    system: Any,
+    state: Any,
+    t_end: float,
+    log: Any,
+    update: Any,
+    grid: Any,
+    watch: Any,
+    tolerance: tuple[float, float] | None,
+    hooked: frozenset[str],
+) -> tuple[Any, str]: ...
 def attempt(
     kind: type[Walk],
     method: Any,

@@ -1,6 +1,8 @@
-"""The walk Halving and Relaxation share, compiled: a call's point, trial buffers and
-step loop (`attempt`). A method's walk extends `Walk` with its `step`, which calls
-back no Python but the model's functions and the Recorder's blocks.
+"""A run's loop, compiled: `drive` attempts steps and the flows' own events from
+a method's start to its stop, in one call from `Method.run`. It calls back the
+model's functions, the flows' event hooks, the watchdog after each attempt and
+the progress hook. Halving and Relaxation take their steps in a `Walk`: a call's
+point, trial buffers and step loop, extended by each method's `step`.
 """
 
 from libc.math cimport INFINITY
@@ -11,9 +13,13 @@ from ..core._functions cimport new_array
 from ..core._grid cimport next_after
 from ..core.events cimport all_finite
 from ..flows._stepper cimport AdaptiveStepper
-from ._mode cimport BLOCK_SIZE, reached
+from ._mode cimport BLOCK_SIZE, reach_tol, reached
 
-from ..core.records import Rated, State, Step, non_finite, unstable
+from ..core import time_limit
+from ..core.errors import FlowTerminated, ReplayRefused, StiffnessStop
+from ..core.records import (
+    Event, Rated, State, Status, Step, non_finite, unstable)
+from ._mode import compiled_mode
 
 
 cdef class Walk:
@@ -157,9 +163,91 @@ cdef class Walk:
                           new_array(&self.slope[0], n), h_next))
 
 
+def drive(method, system, state, double t_end, log, update, grid, watch, tolerance,
+          frozenset hooked):
+    """Attempt `method`'s steps and the flows' own events from `state` until a stop;
+    return (status, detail). A time event at t_end runs before the end (as in
+    FMPy). `tolerance`: the run's (rtol, atol), None for fixed steps; `hooked`:
+    the modes whose flows schedule events or ask for them after a step."""
+    cdef double h = method.h, t_event
+    cdef double end = t_end - reach_tol(t_end, h)  # `reached`
+    cdef long max_steps = method.max_steps, max_events = method.max_events, _k
+    cdef type kind = method.walk
+    cdef bint is_due
+    deadline = time_limit.current()  # simulate(timeout=...): wall time
+    modes, scheme = system.modes, method.scheme
+    for _k in range(max_steps):
+        mode = modes[state.mode]
+        flow = mode.flow
+        if flow.is_terminated or state.mode not in hooked:
+            t_event = INFINITY
+        else:
+            t_event = flow.next_event_time()
+        is_due = t_event < INFINITY and reached(state.t, t_event, h)
+        if state.t >= end and not is_due:
+            return Status.REACHED_END, ""
+        if deadline is not None and deadline.is_over():
+            return Status.TIME_LIMIT, deadline.detail(state.t)
+        if log.n_steps >= max_steps:  # block steps count one by one
+            break
+        # silent events count too: a reset that changes nothing can repeat
+        if len(log.events) + log.n_silent_events >= max_events:
+            return Status.MAX_EVENTS, watch.too_many_events(log)
+        if flow.is_terminated:
+            return Status.TERMINATED, ""
+        if is_due:
+            state = _flow_event(state, flow, "time_event", log)
+            continue
+        if grid is not None and kind is None:
+            t_event = min(t_event, grid.next_after(state.t, log.tol))
+        t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
+        try:
+            if kind is None:
+                step = method._attempt(system, state, min(t_end, t_event), log)
+            else:
+                step = _attempt(kind, method, compiled_mode(mode, scheme, h, tolerance),
+                                state, min(t_end, t_event), system.t0, log)
+        except FlowTerminated as stop:  # inside a step: its end is the run's
+            log.sample(stop.t, stop.x, state.mode)
+            return Status.TERMINATED, ""
+        except StiffnessStop as exc:  # the samples so far are the log's
+            return Status.STIFF, str(exc)
+        except ReplayRefused as exc:  # Halving stops so itself, steps short
+            return Status.OVERSTEPPED, (
+                f"{exc} {type(method).__name__} returns to points it left to "
+                f"locate a crossing; Halving steps such an FMU forward only, "
+                f"each step short of the guard's extrapolated crossing."
+            )
+        state = step.state
+        update(state.t)
+        if step.stop is not None:
+            return step.stop, step.detail
+        flow = modes[state.mode].flow
+        if state.mode in hooked and flow.step_completed(state.t, state.x):
+            state = _flow_event(state, flow, "step_event", log)
+        stop = watch.check(state, log)
+        if stop is not None:
+            return stop
+    return (Status.MAX_STEPS,
+            f"{log.n_steps} steps of h = {h:g} s reached t = {state.t!r}.")
+
+
+cdef object _flow_event(state, flow, str name, log):
+    """Run the flow's own event at `state` (sampled already) and log it."""
+    x_after = np.asarray(flow.discrete_event(state.t, state.x), dtype=float)
+    log.sample(state.t, x_after, state.mode)
+    log.event(Event(state.t, name, state.mode, state.mode, state.x, x_after))
+    return State(state.t, x_after, state.mode)
+
+
 def attempt(type kind, method, CompiledMode cm, state, double t_end, double t0, log):
     """Take a method's steps from `state` with its walk `kind`, returning the Step
     (a fresh walk where the mode's is busy: a reset that runs another simulation)."""
+    return _attempt(kind, method, cm, state, t_end, t0, log)
+
+
+cdef object _attempt(type kind, method, CompiledMode cm, state, double t_end,
+                     double t0, log):
     cdef Walk w = cm.work.get(kind)
     if w is None or w.busy:
         w = kind(cm)

@@ -11,35 +11,29 @@ import sys
 import time
 import warnings
 import weakref
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import time_limit
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
 from ..core.errors import (
-    FlowTerminated,
     FmibridgeError,
     FmibridgeWarning,
-    ReplayRefused,
-    StiffnessStop,
 )
 from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
-from ..core.records import TIME_RTOL, Event, State, Status, Step
+from ..core.records import TIME_RTOL, State, Step
 from ..core.result import Result
 from ..core.span import check_count
 from ..core.system import Edge, HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
-from ._mode import COARSE_RTOL, compiled_mode, reach_tol, reached
-from ._walk import Walk, attempt
+from ._mode import COARSE_RTOL, compiled_mode
+from ._walk import Walk, attempt, drive
 from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
@@ -163,7 +157,18 @@ class Method:
         watch = Watchdog(self, system, t_end)
         _plan_undo(system)
         with _progress(system.t0, t_end, enabled=progress) as update:
-            status, detail = self._loop(system, state, t_end, log, update, grid, watch)
+            status, detail = drive(
+                self,
+                system,
+                state,
+                t_end,
+                log,
+                update,
+                grid,
+                watch,
+                self.tolerance(system),
+                _hooked(system),
+            )
         rested = watch.finish(log)
         provenance = {**self._provenance(system, t_end, wall), **rested}
         provenance["python_callbacks"] = self._callbacks(system)
@@ -178,60 +183,6 @@ class Method:
     def _tol(self) -> float:
         """Times closer than this count as equal."""
         return TIME_RTOL * self.h
-
-    def _loop(self, system, state: State, t_end: float, log, update, grid, watch):
-        """Attempt steps and the flows' own events until a stop; return (status,
-        detail). A time event at t_end runs before the end (as in FMPy)."""
-        deadline = time_limit.current()  # simulate(timeout=...): wall time
-        modes, end = system.modes, t_end - reach_tol(t_end, self.h)  # `reached`
-        for _ in range(self.max_steps):
-            flow = modes[state.mode].flow
-            t_event = math.inf if flow.is_terminated else flow.next_event_time()
-            is_due = t_event < math.inf and reached(state.t, t_event, self.h)
-            if state.t >= end and not is_due:
-                return Status.REACHED_END, ""
-            if deadline is not None and deadline.is_over():
-                return Status.TIME_LIMIT, deadline.detail(state.t)
-            if log.n_steps >= self.max_steps:  # block steps count one by one
-                break
-            # silent events count too: a reset that changes nothing can repeat
-            if len(log.events) + log.n_silent_events >= self.max_events:
-                return Status.MAX_EVENTS, _last_edges(log) + watch.note()
-            if flow.is_terminated:
-                return Status.TERMINATED, ""
-            if is_due:
-                state = self.flow_event(state, flow, "time_event", log)
-                continue
-            if grid is not None and self.walk is None:
-                t_event = min(t_event, grid.next_after(state.t, self._tol))
-            t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
-            try:
-                step = self._attempt(system, state, min(t_end, t_event), log)
-            except FlowTerminated as end:  # inside a step: its end is the run's
-                log.sample(end.t, end.x, state.mode)
-                return Status.TERMINATED, ""
-            except StiffnessStop as exc:  # the samples so far are the log's
-                return Status.STIFF, str(exc)
-            except ReplayRefused as exc:  # Halving stops so itself, steps short
-                return Status.OVERSTEPPED, (
-                    f"{exc} {type(self).__name__} returns to points it left to "
-                    f"locate a crossing; Halving steps such an FMU forward only, "
-                    f"each step short of the guard's extrapolated crossing."
-                )
-            state = step.state
-            update(state.t)
-            if step.stop is not None:
-                return step.stop, step.detail
-            flow = modes[state.mode].flow
-            if flow.step_completed(state.t, state.x):
-                state = self.flow_event(state, flow, "step_event", log)
-            stop = watch.check(state, log)
-            if stop is not None:
-                return stop
-        return (
-            Status.MAX_STEPS,
-            f"{log.n_steps} steps of h = {self.h:g} s reached t = {state.t!r}.",
-        )
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
         """Return the run's error as provenance entries; warn above error_warning."""
@@ -273,13 +224,6 @@ class Method:
             f"scale (eps |dx/dt| near t = {strip['t']:.6g} s), above error_warning "
             f"= {self.error_warning:g}: eps <= {strip['eps_meeting']:.3g} meets it."
         )
-
-    def flow_event(self, state: State, flow: Flow, name: str, log: Recorder) -> State:
-        """Run the flow's own event at `state` (sampled already) and log it."""
-        x_after = np.asarray(flow.discrete_event(state.t, state.x), dtype=float)
-        log.sample(state.t, x_after, state.mode)
-        log.event(Event(state.t, name, state.mode, state.mode, state.x, x_after))
-        return State(state.t, x_after, state.mode)
 
     def compiled(self, system: HybridSystem, mode: str):
         """Mode `mode` of `system` as the compiled loops take it."""
@@ -467,17 +411,6 @@ def kept(
     return value
 
 
-def _last_edges(log: Recorder) -> str:
-    """Name the edges behind the last transitions (the detail of MAX_EVENTS)."""
-    last = log.events[-100:]
-    counts = Counter(event.edge for event in last)
-    named = ", ".join(f"{edge!r} {n}x" for edge, n in counts.items())
-    return (
-        f"{len(log.events)} transitions and {log.n_silent_events} silent events; "
-        f"the last {len(last)}: {named or 'none'}."
-    )
-
-
 def _recorded_names(system: HybridSystem) -> tuple[str, ...]:
     """The extra columns the system's flows record (an FMU's outputs), once each."""
     names = dict.fromkeys(n for flow in system.flows() for n in flow.recorded_names)
@@ -493,6 +426,17 @@ def _plan_undo(system: HybridSystem) -> None:
     for flow, of_flow in guards.values():  # a flow's own plan_undo, not the no-op
         if getattr(type(flow), "plan_undo", None) not in (None, Flow.plan_undo):
             flow.plan_undo(CrossingForecast(of_flow))
+
+
+def _hooked(system: HybridSystem) -> frozenset[str]:
+    """The modes whose flows schedule events or ask for one after a step (not a
+    plain flow's defaults): the run loop asks only those."""
+    return frozenset(
+        name
+        for name, mode in system.modes.items()
+        if type(mode.flow).next_event_time is not Flow.next_event_time
+        or type(mode.flow).step_completed is not Flow.step_completed
+    )
 
 
 def _observer(system: HybridSystem):

@@ -42,7 +42,8 @@ from ._completion import (
 )
 from ._completion import LIFTED as PHASE_LIFTED
 from ._contact import ProjectedStepper
-from .base import Method, kept, positive, reach_tol, reached
+from ._mode import reach_tol, reached
+from .base import Method, kept, positive
 from .contact import Contact, contact_of
 
 __all__ = ["Completion", "ConstrainedFlow", "GapRate", "truncation_threshold"]

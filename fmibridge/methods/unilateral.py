@@ -35,7 +35,7 @@ from ..flows.compiled import (
     is_compiled,
     vector_function,
 )
-from ._mode import BLOCK, gathered
+from ._mode import BLOCK, gathered, reach_tol
 from ._unilateral import (
     BAND_C,
     DUE,
@@ -51,7 +51,7 @@ from ._unilateral import (
     flight,
 )
 from .adams import MAX_ORDER
-from .base import Method, at_least_one, kept, positive, reach_tol
+from .base import Method, at_least_one, kept, positive
 
 __all__ = ["BAND_C", "EndpointAdams", "Unilateral"]
 

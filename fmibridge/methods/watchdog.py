@@ -13,6 +13,7 @@ Or and Ames, Sec. III (Zeno executions, Def. 3) and Sec. V (truncation).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -113,7 +114,7 @@ class Watchdog:
         return min(self.t_end, self.series.t_inf + self.series.tail)
 
     def step_limit(self, flow) -> float:
-        """Where `Method._loop` ends a block of steps: t_end, or the horizon (by
+        """Where `_walk.drive` ends a block of steps: t_end, or the horizon (by
         then a state falls through the guard) of blocks that do not complete Zeno."""
         if self.series is None or self.method.completes_zeno:
             return self.t_end
@@ -300,11 +301,19 @@ class Watchdog:
             f"{events[-1].t:.9g} s."
         )
 
-    def note(self) -> str:
-        """Name the last Zeno accumulation seen (for a run stopped by a bound)."""
-        if self.seen is None:
-            return ""
-        return " " + self.seen.describe(self._guard(self.seen.edge))
+    def too_many_events(self, log: Recorder) -> str:
+        """The detail of a run stopped by max_events: the edges behind the last
+        transitions, and the last Zeno accumulation seen."""
+        last = log.events[-100:]
+        counts = Counter(event.edge for event in last)
+        named = ", ".join(f"{edge!r} {n}x" for edge, n in counts.items())
+        seen = ""
+        if self.seen is not None:
+            seen = " " + self.seen.describe(self._guard(self.seen.edge))
+        return (
+            f"{len(log.events)} transitions and {log.n_silent_events} silent "
+            f"events; the last {len(last)}: {named or 'none'}.{seen}"
+        )
 
     def _zeno(self, detail: str, *, names_series: bool = False) -> Stop:
         """A Zeno stop, naming the series the run is in unless the detail does."""
