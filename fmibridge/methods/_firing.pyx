@@ -168,15 +168,18 @@ cdef object _reset(CompiledMode cm, Py_ssize_t i, double t, object x):
             return after
         reset = cm.mode.edges[i].reset  # the numba function, for the message
     after = np.asarray(reset(t, x.copy()), dtype=float)
-    if after.shape != x.shape or not np.all(np.isfinite(after)):
-        edge = cm.mode.edges[i]
-        raise FmibridgeError(
-            f"Reset `{getattr(edge.reset, '__name__', type(edge.reset).__name__)}` "
-            f"of edge {edge.name!r} returned {after.tolist()!r} at t = {t!r}; it "
-            f"must return {cm.n} finite values, one per state "
-            f"{list(cm.mode.flow.state_names)}."
-        )
-    return after
+    if after.shape == x.shape:
+        after = np.ascontiguousarray(after)
+        values = after
+        if values.shape[0] == 0 or all_finite(&values[0], values.shape[0]):
+            return after
+    edge = cm.mode.edges[i]
+    raise FmibridgeError(
+        f"Reset `{getattr(edge.reset, '__name__', type(edge.reset).__name__)}` "
+        f"of edge {edge.name!r} returned {after.tolist()!r} at t = {t!r}; it "
+        f"must return {cm.n} finite values, one per state "
+        f"{list(cm.mode.flow.state_names)}."
+    )
 
 
 cdef int _check_reset(CompiledMode cm, Py_ssize_t i, double t, const double* x_before,
