@@ -2,7 +2,6 @@
 and strip transitions of Burden et al., Fig. 12, with the model's functions
 called at their C addresses. A compiled model gives its Python twin's run."""
 
-import dataclasses
 import functools
 
 import numpy as np
@@ -59,28 +58,37 @@ def test_a_compiled_oscillator_runs_as_its_python_model(params, t_end, eps):
     assert len(fast.events) >= 10
 
 
-def test_logged_transitions_fired_in_place_stay_in_the_compiled_walk():
+def test_logged_transitions_fired_in_place_stay_in_the_compiled_walk(monkeypatch):
     """A compiled self-loop's logged transitions (Example 2's impacts) go on in
     the walk unless the run's method reads each one (Completion): the run is
-    its Python model's (each transition back in Python), in far fewer calls;
-    under Completion each impact still ends its call."""
+    its Python model's (each transition back in the loop, seen by the
+    watchdog), in far fewer returns; under Completion, which attempts its inner
+    method call by call, each impact still ends a call."""
+    from fmibridge.methods.watchdog import Watchdog
+
     calls = []
-
-    @dataclasses.dataclass(frozen=True)
-    class Counted(Relaxation):
-        def _attempt(self, system, state, t_end, log):
-            step = super()._attempt(system, state, t_end, log)
-            calls.append(step.state.t)
-            return step
-
-    method = Counted(h=1e-2, eps=2e-7, max_events=1_000_000)
+    check = Watchdog.check
+    monkeypatch.setattr(
+        Watchdog,
+        "check",
+        lambda self, state, log: calls.append(state.t) or check(self, state, log),
+    )
+    method = Relaxation(h=1e-2, eps=2e-7, max_events=1_000_000)
     fast = method.run(forced_oscillator(EXAMPLE_2, compiled=True), 6.0)
     n_fast = len(calls)
     python = method.run(forced_oscillator(EXAMPLE_2), 6.0)
     assert_same_run(python, fast)
     assert len(fast.events) > 1_000 and n_fast < len(fast.events) / 10
     assert len(calls) - n_fast > len(python.events)
-    calls.clear()
+    calls.clear()  # Completion attempts its inner method's walk call by call
+    attempt = Relaxation._attempt
+
+    def counted(self, *args):
+        step = attempt(self, *args)
+        calls.append(step.state.t)
+        return step
+
+    monkeypatch.setattr(Relaxation, "_attempt", counted)
     completed = Completion(method).run(forced_oscillator(EXAMPLE_2, compiled=True), 6.0)
     impacts = [e.t for e in completed.events if e.edge == "stop"]
     assert len(impacts) >= 5 and set(impacts) <= set(calls)

@@ -64,8 +64,10 @@ def test_a_reset_that_runs_the_same_system_leaves_the_outer_walk_as_it_was(metho
 )
 def test_output_times_end_steps_inside_one_call(method, monkeypatch):
     """With t_eval, a step ends on each output time and the walk goes on: the
-    compiled oscillator's 3001 output times take a few calls (at events, strips
-    and blocks), not one each, and the samples are those of the steps."""
+    compiled oscillator's 3001 output times take a few returns of the walk to
+    the watchdog (at events, strips and blocks), not one each, and the samples
+    are those of the steps."""
+    from fmibridge.methods.watchdog import Watchdog
     from fmibridge.models import forced_oscillator
     from fmibridge.validation import EXAMPLE_1
 
@@ -73,14 +75,12 @@ def test_output_times_end_steps_inside_one_call(method, monkeypatch):
     grid = np.linspace(0.0, 3.0, 3001)
     every_step = method.run(system, 3.0)
     calls = []
-    attempt = type(method)._attempt
+    check = Watchdog.check
     monkeypatch.setattr(
-        type(method),
-        "_attempt",
-        lambda self, *args: calls.append(None) or attempt(self, *args),
+        Watchdog, "check", lambda self, *args: calls.append(None) or check(self, *args)
     )
     on_grid = method.run(system, 3.0, t_eval=grid)
-    assert len(calls) < 30, len(calls)  # one per output time before: 3001
+    assert 1 <= len(calls) < 30, len(calls)  # one per output time before: 3001
     assert len(on_grid.events) == len(every_step.events) >= 1
     event_rows = np.isin(on_grid.t, on_grid.event_times)
     np.testing.assert_array_equal(on_grid.t[~event_rows], grid)
@@ -122,6 +122,37 @@ def test_a_walk_calls_no_python_per_output_time_and_reads_its_method_once(
     result = method.run(ball()[0], 3.0, t_eval=np.linspace(0.0, 3.0, 3001))
     assert calls == ["tolerance"]
     assert [e.t_tol for e in result.events] == [tolerance.fget(method)] * 6
+    np.testing.assert_allclose(
+        result.event_times, bouncing_ball_impacts(6), rtol=0, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "method", [Halving(h=1e-3), Relaxation(h=1e-3, eps=1e-6)], ids=lambda m: m.name
+)
+def test_a_run_enters_compiled_code_once_and_the_watchdog_sees_each_event(
+    method, monkeypatch
+):
+    """`Method.run` makes one compiled call (`_walk.drive`): the Python
+    `Method._attempt` is never called, and the watchdog is called back after
+    each of the walk's returns, at least once per impact (six in 3 s)."""
+    from fmibridge.methods.watchdog import Watchdog
+
+    calls: list[str] = []
+    attempt, check = type(method)._attempt, Watchdog.check
+    monkeypatch.setattr(
+        type(method),
+        "_attempt",
+        lambda self, *args: calls.append("attempt") or attempt(self, *args),
+    )
+    monkeypatch.setattr(
+        Watchdog,
+        "check",
+        lambda self, *args: calls.append("check") or check(self, *args),
+    )
+    result = method.run(ball()[0], 3.0)
+    assert "attempt" not in calls
+    assert calls.count("check") >= len(result.events) == 6
     np.testing.assert_allclose(
         result.event_times, bouncing_ball_impacts(6), rtol=0, atol=1e-5
     )
