@@ -1,4 +1,4 @@
-# The search of a run's output times, once for the Python loop and the compiled
-# walks (see _grid.pyx).
+# The search of a run's output times, once for OutputGrid and the compiled walks
+# (see _grid.pyx).
 
 cpdef double next_after(const double[::1] times, double t, double tol) noexcept

@@ -1,6 +1,7 @@
 """The next output time after t, by bisection: the one search of a run's output
-times, for the Python run loop (`OutputGrid.next_after`) and the compiled walks
-(`methods._walk.Walk.next_stop`), so that both end their steps on the same times.
+times, for the run loop's methods without a walk (`OutputGrid.next_after`) and
+the compiled walks (`methods._walk.Walk.next_stop`), so that both end their steps
+on the same times.
 """
 
 from libc.math cimport INFINITY

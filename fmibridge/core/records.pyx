@@ -1,4 +1,4 @@
-"""The plain records a run passes between its Python loop and its compiled
+"""The plain records a run passes between its Python layers and its compiled
 kernels: `Status`, `Event`, `State`, `Rated`, `Waiting`, `Step`, the
 tolerances `ON_SURFACE` and `TIME_RTOL`, and the errors `non_finite` and
 `unstable`. The floor of the wall between Python and compiled code (DESIGN.md,

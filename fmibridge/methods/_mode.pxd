@@ -2,7 +2,7 @@ from ..core._functions cimport Function
 from ..flows._stepper cimport Stepper
 
 # Samples a mode keeps before it hands them to the Recorder, and plain steps a
-# loop takes in one call before the Python loop checks time limits and signals.
+# loop takes in one call before the run loop checks time limits and signals.
 cdef enum:
     BLOCK_SIZE = 4096
 

@@ -196,7 +196,7 @@ cdef object _strip(_Walk w, int i, double t, double hs, double t1):
     for j in range(n):
         w.x[j] = w.q[j]
     code = fire_in_place(w.firing, cm, w.log, t_reset, &w.x[0], i)
-    log = w.log  # at max_events, silent ones too, the Python loop stops
+    log = w.log  # at max_events, silent ones too, the run loop stops
     if (code == FIRED and log.each_transition) or (
             len(log.events) + log.n_silent_events >= w.max_events):
         return Step(State(t_reset, new_array(&w.x[0], n), cm.name))

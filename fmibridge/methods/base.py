@@ -55,7 +55,7 @@ PROGRESS_FORMAT = "{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]"
 @dataclass(frozen=True)
 class Method:
     """A master algorithm. Subclasses name their compiled `walk` or implement
-    `_attempt`; the loop is here.
+    `_attempt`; the loop is `_walk.drive`.
 
     A subclass declares its parameters as dataclass fields, checked in
     `__post_init__`. `_attempt(system, state, t_end, log)` takes one accepted
