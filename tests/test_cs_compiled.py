@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 from test_cs_guards import T_TOL, impact_times, stateless
 from test_fmu_flows import ball_on
+from test_real_fmus import needs_real_fmus, real
 
 import fmibridge
 from fmibridge import Halving
@@ -156,10 +157,64 @@ def test_a_step_that_fails_in_c_raises_as_advance_raises(monkeypatch):
     assert messages[0] == messages[1]
 
 
-@pytest.mark.parametrize("build", ["MassSpringStop.fmu", "MassSpringStop_fmi3.fmu"])
+# Dymola's FMI 1.0 drive train and its input table (step2 jumps at 0.9 s)
+CLUTCHES_FMI1 = "Dymola2025xR1_CoupledClutches_fmi1_Cvode.fmu"
+CLUTCHES_INPUT = "Dymola2025xR1_CoupledClutches_fmi2_Cvode_in.csv"
+
+
+@needs_real_fmus
+def test_dymolas_fmi1_co_simulation_steps_in_c_as_fmpy_steps_it(monkeypatch):
+    """Dymola's FMI 1.0 Co-Simulation drive train with its input table steps in
+    C (no Python per step), recording a Real, a Boolean (FMI 1.0's char) and an
+    Integer by their C gets: the same rows as `advance`, and fmpy's own values
+    up to the input's jump (where fmpy's timing of the jump differs), while the
+    first clutch locks and breaks loose."""
+    path = real(CLUTCHES_FMI1)
+    u = fmpy.read_csv(real(CLUTCHES_INPUT))
+    recorded = ["J1_w", "clutch1.locked", "clutch1.mode"]
+    compiled, python = both_paths(
+        monkeypatch, lambda: fmibridge.simulate_fmu(path, input=u, output=recorded)
+    )
+    assert_same(compiled, python)
+    theirs = fmpy.simulate_fmu(path, input=u, output=recorded)
+    np.testing.assert_array_equal(compiled["time"], theirs["time"])
+    before = theirs["time"] < 0.9
+    for name in recorded:
+        np.testing.assert_array_equal(compiled[name][before], theirs[name][before])
+    locked = compiled["clutch1.locked"][before]
+    assert set(locked) == {0.0, 1.0} and np.count_nonzero(np.diff(locked)) == 2
+    assert set(compiled["clutch1.mode"][before]) == {-1.0, 0.0}
+
+
+@needs_real_fmus
+def test_an_fmi1_do_step_that_fails_in_c_raises_as_advance_raises(monkeypatch):
+    """With step2 jumping to 1e300 at 0.9 s, Dymola's CVODE fails in the doStep
+    from 0.9 s (called in C where the steps are compiled): both paths raise the
+    FMUError of fmi1DoStep with the FMU's log (FMI 1.0 has no terminated status
+    to end the run early), that doStep the last one logged."""
+    jump = [(0.0, 0.0), (0.9, 0.0), (0.9, 1e300), (1.5, 1e300)]
+    u = np.array(jump, dtype=[("time", float), ("step2", float)])
+    for compiled in (True, False):
+        monkeypatch.setattr(CoSimulationFlow, "compiled_steps", compiled)
+        calls: list[str] = []
+        with pytest.raises(FMUError, match=r"fmi1DoStep returned error\..*CVode"):
+            fmibridge.simulate(
+                real(CLUTCHES_FMI1), input=u, fmi_call_logger=calls.append
+            )
+        steps = [call for call in calls if call.startswith("fmi1DoStep(")]
+        assert steps[-1].endswith("-> ERROR")
+        assert "currentCommunicationPoint=0.9," in steps[-1]
+        assert all(step.endswith("-> OK") for step in steps[:-1])
+        assert len(steps) == 451  # 0.9 s in steps of 2 ms
+
+
+@pytest.mark.parametrize(
+    "build",
+    ["MassSpringStop.fmu", "MassSpringStop_fmi3.fmu", "MassSpringStop_fmi1cs.fmu"],
+)
 @pytest.mark.parametrize("table", [None, TABLE])
 def test_our_fmus_with_and_without_an_input_table(monkeypatch, fmu_dir, build, table):
-    """MassSpringStop (FMI 2.0 and 3.0) with its force F from a table that ramps
+    """MassSpringStop (FMI 2.0, 3.0, 1.0) with its force F from a table that ramps
     and jumps, on a grid coarser than the step: the same rows on both paths,
     and a = (F - k x - d v) / m (m = 1 kg) jumps with F at 0.5 s: from F(0.49)
     = 1.44 N, held over the step that ends there, to 3 N, set at once."""
@@ -179,8 +234,7 @@ def test_our_fmus_with_and_without_an_input_table(monkeypatch, fmu_dir, build, t
 
 
 def test_a_run_that_may_undo_steps_says_it_steps_in_python(fmu_dir):
-    """Guards may undo steps: `advance` takes them, and the provenance says why;
-    so it does for an FMI 1.0 FMU, whose doStep the compiled step cannot call."""
+    """Guards may undo steps: `advance` takes them, and the provenance says why."""
     never = (lambda t, x: 1.0 + t, lambda t, x: x)  # a guard that stays positive
     guarded = fmibridge.simulate(
         fmu_dir / "BouncingBall.fmu",
@@ -191,11 +245,6 @@ def test_a_run_that_may_undo_steps_says_it_steps_in_python(fmu_dir):
     assert (
         "steps=python (the run may undo steps: guards)" in guarded.provenance["flows"]
     )
-    fmi1 = fmibridge.simulate(
-        fmu_dir / "MassSpringStop_fmi1cs.fmu", fmi_type="CoSimulation", stop_time=0.1
-    )
-    assert "steps=python (FMI 1.0)" in fmi1.provenance["flows"]
-    assert fmi1.provenance["python_callbacks"] == "model: CoSimulationFlow.advance"
 
 
 def test_a_couplings_recorded_variables_are_those_its_python_steps_read(fmu_dir):

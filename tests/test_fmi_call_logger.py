@@ -79,6 +79,7 @@ def states_after_steps(calls, do_step: str, get: str) -> tuple[list, list]:
     [
         ("BouncingBall.fmu", "fmi2DoStep", "fmi2GetReal"),
         ("BouncingBall_fmi3.fmu", "fmi3DoStep", "fmi3GetFloat64"),
+        ("BouncingBall_fmi1cs.fmu", "fmi1DoStep", "fmi1GetReal"),
     ],
 )
 def test_a_compiled_co_simulation_logs_each_do_step(fmu_dir, fmu, do_step, get):
@@ -100,6 +101,8 @@ def test_a_compiled_co_simulation_logs_each_do_step(fmu_dir, fmu, do_step, get):
     np.testing.assert_array_equal(states, result.x[1:])
     assert result.x[-1, 0] < 0.0  # the ball fell (no floor in it): states vary
     assert all(status == "OK" for name, _, status in calls if name == do_step)
+    if do_step == "fmi1DoStep":  # fmiTrue, as fmpy logs the first
+        assert {arguments["newStep"] for arguments in steps} == {"1"}
     if do_step == "fmi3DoStep":  # completed steps: no event, early return or end
         for arguments, end in zip(steps, ends, strict=True):
             assert float(arguments["lastSuccessfulTime"]) == end

@@ -1,7 +1,7 @@
 """The co-simulation master's communication step, one for every coupling.
 
 `CommunicationStep` takes the step of `cosim_master.CoupledCoSimulation` in
-one call (docs/coupled.md): a Co-Simulation FMU of FMI 2.0 or 3.0 is called
+one call (docs/coupled.md): a Co-Simulation FMU (FMI 1.0, 2.0, 3.0) is called
 directly (`flows._fmi`), any other component and a propagation with an
 algebraic loop back in Python. Beside it: the compiled loops' steppers of a
 master and of one FMU, and the direct reads of an FMU's variables.
@@ -581,8 +581,10 @@ cdef double _as_double(const char* data, Element kind, Py_ssize_t i) noexcept:
         return (<const float*> data)[i]
     if kind == I4:
         return (<const int*> data)[i]
-    if kind == U1 or kind == B1:  # C's bool is one byte, 0 or 1
+    if kind == U1:
         return (<const unsigned char*> data)[i]
+    if kind == B1:  # one byte: C's bool, FMI 1.0's char fmiBoolean (true: not 0)
+        return (<const unsigned char*> data)[i] != 0
     if kind == I1:
         return (<const signed char*> data)[i]
     if kind == I2:

@@ -1,7 +1,8 @@
 # The types and function types of the C calls the compiled loops make, from the
 # standard's headers (fmus/include, found by setup.py): FMI 2.0's
 # fmi2FunctionTypes.h (FMI 1.0's calls, and FMI 3.0's Model Exchange calls, have
-# the same C shapes) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`).
+# the same C shapes), FMI 1.0's fmi1Functions.h where its char fmiBoolean differs
+# (doStep, getBoolean) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`).
 
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
@@ -33,6 +34,22 @@ cdef extern from "fmi2FunctionTypes.h" nogil:
     ctypedef fmi2Status fmi2DoStepTYPE(
         fmi2Component c, fmi2Real currentCommunicationPoint,
         fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
+
+
+cdef extern from "fmi1Functions.h" nogil:
+    ctypedef void* fmi1Component
+    ctypedef unsigned int fmi1ValueReference
+    ctypedef double fmi1Real
+    ctypedef char fmi1Boolean
+    ctypedef enum fmi1Status:
+        fmi1Warning
+    enum: fmi1True
+    ctypedef fmi1Status fmi1GetBooleanTYPE(fmi1Component c,
+                                           const fmi1ValueReference* vr, size_t nvr,
+                                           fmi1Boolean* value)
+    ctypedef fmi1Status fmi1DoStepTYPE(
+        fmi1Component c, fmi1Real currentCommunicationPoint,
+        fmi1Real communicationStepSize, fmi1Boolean newStep)
 
 
 cdef extern from "fmi3FunctionTypes.h" nogil:
@@ -105,7 +122,7 @@ cdef enum:
     N_ROLES
 
 
-cdef struct StepEnd:  # where a doStep ended: FMI 3.0's flags (FMI 2.0: none)
+cdef struct StepEnd:  # where a doStep ended: FMI 3.0's flags (FMI 1.0, 2.0: none)
     bint event
     bint terminate
     bint early

@@ -9,6 +9,7 @@ ELEMENTS: tuple[str, ...]
 
 class FmiFunctions:
     ARGUMENTS: tuple[tuple[str, ...], ...]
+    STEP_FLAG: int
     logger: Callable[[str], None] | None
     def __init__(
         self,

@@ -8,7 +8,8 @@ logged as FMPy logs its own: ``fmi2SetTime(c=0x55d0c3a0, time=0.5) -> OK``.
 References
 ----------
 FMI 2.0.4, sections 2.1.7 (get and set), 3.2.1 (Model Exchange), 4.2.2
-(fmi2DoStep); FMI 3.0, sections 2.2.6, 3.2 and 4.2 (fmi3DoStep).
+(fmi2DoStep); FMI 3.0, sections 2.2.6, 3.2 and 4.2 (fmi3DoStep); FMI 1.0 for
+Co-Simulation (fmiDoStep, fmiStatusKind).
 """
 
 import numpy as np
@@ -50,6 +51,8 @@ cdef class FmiFunctions:
         ("c", "currentCommunicationPoint", "communicationStepSize",
          "noSetFMUStatePriorToCurrentPoint"),
     )  # fmt: skip
+    # doStep's last argument, as logged: noSetFMUStatePriorToCurrentPoint
+    STEP_FLAG = False
 
     def __init__(self, size_t component, addresses, names, error, logger=None):
         cdef int k
@@ -146,7 +149,7 @@ cdef class FmiFunctions:
         with nogil:
             status = self._do_step(t, h, end)
         if self.logger is not None:
-            self.log(self.names[DO_STEP], DO_STEP, (t, h, False, end.event,
+            self.log(self.names[DO_STEP], DO_STEP, (t, h, self.STEP_FLAG, end.event,
                      end.terminate, end.early, end.last), status)
         return status
 
@@ -178,18 +181,30 @@ cdef class FmiFunctions:
 
 
 cdef class Fmi1Functions(FmiFunctions):
-    """FMI 1.0 Model Exchange's calls and get and set of reals (fmi1Functions.h);
-    no doStep or gets of other types."""
+    """FMI 1.0's calls (fmi1Functions.h): FMI 2.0's C shapes but for its char
+    fmiBoolean, in fmiGetBoolean and in doStep's newStep, always fmiTrue (the
+    master never repeats a step: canRejectSteps may be false)."""
 
-    # FMI 2.0's names, but `component` for get and set of reals, and no doStep
-    ARGUMENTS = FmiFunctions.ARGUMENTS[:4] + (("component", "vr", "nvr", "value"),) * 2
+    # FMI 2.0's names, but `component` for get and set, and doStep's newStep
+    ARGUMENTS = FmiFunctions.ARGUMENTS[:4] + (
+        ("component", "vr", "nvr", "value"), ("component", "vr", "nvr", "value"),
+        ("c", "currentCommunicationPoint", "communicationStepSize", "newStep"),
+    )  # fmt: skip
+    STEP_FLAG = 1  # newStep: fmiTrue, as FMPy logs it
 
     cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
                          size_t n, void* out) noexcept nogil:
-        return _LACKS
+        if kind == B1:  # fmiGetBoolean: one char per value
+            return (<fmi1GetBooleanTYPE*> fn)(
+                self.component, vrs, n, <fmi1Boolean*> out)
+        return FmiFunctions._get_values(self, kind, fn, vrs, n, out)
 
     cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil:
-        return _LACKS
+        cdef int status = (<fmi1DoStepTYPE*> self.address[DO_STEP])(
+            self.component, t, h, fmi1True)
+        if status > fmi1Warning:
+            end.last = t
+        return status
 
 
 cdef class Fmi3Functions(FmiFunctions):

@@ -165,6 +165,7 @@ class FmiInstance:
     }
     c_table: type[FmiFunctions] = FmiFunctions
     _real, _int = "Real", "Integer"
+    _c_boolean = "i4"  # a Boolean's C type, numpy's code: fmi2Boolean is an int
     _fmu_state = "FMUstate"
     _update = "newDiscreteStates"
     _callbacks_keyword = "callbacks"  # instantiate's
@@ -321,10 +322,10 @@ class FmiInstance:
 
     def c_getter(self, fmi_type: str) -> tuple[int, str, str]:
         """The C get of `fmi_type`: its address, name and values' C type (numpy's
-        code: FMI 2.0's Boolean is an int, FMI 3.0's a C bool)."""
+        code; a Boolean's `_c_boolean`)."""
         access = self._access[fmi_type]
         name = f"fmi{self.version}Get{access}"
-        element = C_ELEMENTS.get(access) or ("i4" if self._real == "Real" else "?")
+        element = C_ELEMENTS.get(access) or self._c_boolean
         return self.c_address(name), name, element
 
     def real_ports(self, vrs: Sequence[int]) -> RealPorts:
@@ -393,6 +394,7 @@ class _Fmi3(FmiInstance):
         "Enumeration": "Int64",
     }
     _real, _int = "Float64", "Int32"
+    _c_boolean = "?"  # fmi3Boolean is a C bool
     _fmu_state = "FMUState"
     _update = "updateDiscreteStates"
     no_state_saving = ("canGetAndSetFMUState", "false")
@@ -429,6 +431,7 @@ class _Fmi1(FmiInstance):
 
     version = "1"
     c_table = Fmi1Functions
+    _c_boolean = "?"  # fmiBoolean is a char, fmiTrue 1: read as C's one-byte bool
     _callbacks_keyword = "functions"
     no_state_saving = ("fmiGetFMUstate", "missing")  # FMI 1.0 has no FMU state
     reset_name = "fmiResetSlave"
@@ -661,10 +664,7 @@ class Fmi2Slave(CoSimulationInstance):
 
 
 class Fmi1Slave(_Fmi1, CoSimulationInstance):
-    """An FMI 1.0 Co-Simulation instance; its events stay inside doStep, its
-    doStep is not called in C."""
-
-    _c_calls: dict[str, str] = {}
+    """An FMI 1.0 Co-Simulation instance; its events stay inside doStep."""
 
     @_fmi_call
     def _instantiate(self) -> None:
@@ -687,6 +687,11 @@ class Fmi1Slave(_Fmi1, CoSimulationInstance):
         """Step from t by h (a new step: FMI 1.0 cannot repeat one)."""
         self._fmu.doStep(t, h, newStep=FMI1_TRUE)
         return StepEnd(t + h)
+
+    def failed_step(self, status: int, terminate: bool, last: float) -> StepEnd:
+        """The FMUError of fmi1DoStep for a doStep that did not complete: FMI 1.0
+        cannot end a run early (its fmiStatusKind has no fmiTerminated)."""
+        raise _status_error(self, "fmi1DoStep", status)
 
 
 class Fmi3Slave(_Fmi3, CoSimulationInstance):

@@ -100,7 +100,7 @@ class _Reader:
         self._readings = self.direct_readings() if direct else None
 
     def direct_readings(self) -> Readings:
-        """Its variables read by their C gets (scalars of FMI 2.0 and 3.0)."""
+        """Its variables read by their C gets (scalars)."""
         getters = [(*self._instance.c_getter(t), vrs) for t, vrs, _ in self._calls]
         return Readings(self._instance.functions, getters, self._take)
 
@@ -296,10 +296,9 @@ class _FmuFlow(Generic[InstanceT]):
         return checked
 
     def _bind_readers(self) -> None:
-        direct = self.archive.fmi_version in ("2.0", "3.0")  # C gets named so
-        self._states_reader = _Reader(self.instance, self._state_variables, direct)
-        self._output_reader = _Reader(self.instance, self._readable_variables, direct)
-        self._record_reader = _Reader(self.instance, self._recorded_variables, direct)
+        self._states_reader = _Reader(self.instance, self._state_variables, True)
+        self._output_reader = _Reader(self.instance, self._readable_variables, True)
+        self._record_reader = _Reader(self.instance, self._recorded_variables, True)
 
     def _named(self, x: np.ndarray) -> dict[str, float]:
         """Return the states x and the outputs the FMU holds now, by name."""
@@ -648,7 +647,7 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
 
 
 class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
-    """An FMI 2.0 / 3.0 Co-Simulation FMU; the FMU integrates itself.
+    """An FMI 1.0, 2.0 or 3.0 Co-Simulation FMU; the FMU integrates itself.
 
     `advance` is repeatable: the FMU state is saved before the steps a run may
     undo (`plan_undo`); the origin and the points a reset entered are entered
@@ -764,8 +763,6 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
 
     def _refusal(self) -> str | None:
         """Why the compiled loops cannot take the FMU's steps (None: they can)."""
-        if self.archive.fmi_version not in ("2.0", "3.0"):
-            return f"FMI {self.archive.fmi_version}"
         if any(v.type not in C_REALS or v.shape for v in self._state_variables):
             return "states other than scalar reals"
         if any(v.shape for v in self._recorded_variables):
