@@ -8,6 +8,7 @@ are FMPy's own; `plot_result` draws with matplotlib.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from fmpy import dump, read_model_description  # FMPy's own, re-exported
 
 from .core.errors import FmibridgeError
-from .core.numbers import is_number
+from .core.numbers import as_float, is_number
 from .core.result import Result
 from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
@@ -126,8 +127,8 @@ def simulate_fmu(
         t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
         t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
-    real = isinstance(t0, int | float) and isinstance(t_end, int | float)
-    span = float(t_end) - float(t0) if real and t_end > t0 else None  # else refused
+    span = as_float(t_end) - as_float(t0) if is_number(t0) and is_number(t_end) else 0
+    span = span if 0 < span < math.inf else None  # else `simulate` refuses it
     step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)

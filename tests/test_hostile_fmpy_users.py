@@ -1,0 +1,26 @@
+"""Bad input as a user switching over from FMPy gives it: FMPy's keywords at odd
+values, odd containers and odd model files. Each gets one FmibridgeError that
+names the keyword, variable or file, never a raw traceback or a wrong number.
+"""
+
+import math
+
+import pytest
+
+from fmibridge import FmibridgeError, simulate_fmu
+
+
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        ({"stop_time": math.inf}, "`stop_time` must be a finite time after t0"),
+        ({"stop_time": "inf"}, "`stop_time` must be a finite time after t0"),
+        ({"start_time": -math.inf}, "`start_time` must be a finite number, got -inf"),
+        ({"start_time": 10**400}, "`start_time` must be a finite number, got 1"),
+    ],
+)
+def test_an_infinite_span_is_refused_before_fmpys_grid(fmu_dir, keywords, message):
+    """FMPy's default grid doubles the step until the span has 1000 intervals:
+    an infinite span is refused by name before that loop (it overflowed)."""
+    with pytest.raises(FmibridgeError, match=message):
+        simulate_fmu(fmu_dir / "BouncingBall.fmu", **keywords)
