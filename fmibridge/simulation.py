@@ -286,6 +286,7 @@ NUMBERS = {
     "step_size": positive,
     "relative_tolerance": positive,
     "zeno_eps": positive,
+    "timeout": positive,  # before a supervised run waits on it
 }
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {

@@ -24,3 +24,11 @@ def test_an_infinite_span_is_refused_before_fmpys_grid(fmu_dir, keywords, messag
     an infinite span is refused by name before that loop (it overflowed)."""
     with pytest.raises(FmibridgeError, match=message):
         simulate_fmu(fmu_dir / "BouncingBall.fmu", **keywords)
+
+
+@pytest.mark.parametrize("value", [math.nan, "nan", -1.0])
+def test_a_nan_timeout_is_refused_before_the_supervised_run(fmu_dir, value):
+    """A NaN `timeout` reached the supervisor's wait (a ValueError from
+    selectors); it is refused by name as 0 and -1 are."""
+    with pytest.raises(FmibridgeError, match="`timeout` must be a finite number > 0"):
+        simulate_fmu(fmu_dir / "BouncingBall.fmu", timeout=value)
