@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from fmibridge import FmibridgeError, simulate_fmu
+from fmibridge import FmibridgeError, simulate, simulate_fmu
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,22 @@ def test_a_nan_timeout_is_refused_before_the_supervised_run(fmu_dir, value):
     selectors); it is refused by name as 0 and -1 are."""
     with pytest.raises(FmibridgeError, match="`timeout` must be a finite number > 0"):
         simulate_fmu(fmu_dir / "BouncingBall.fmu", timeout=value)
+
+
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        ({"start_values": [("g", 3.0)]}, "`start_values` must be a mapping of"),
+        ({"parameters": 5}, "`parameters` must be a mapping of variable name"),
+        ({"output": "he"}, r"got 'he' \(for one variable, \['he'\]\)"),
+        ({"output": 5}, "`output` must be a list of variable names, got 5"),
+    ],
+)
+def test_names_in_the_wrong_container_are_refused_naming_the_keyword(
+    fmu_dir, keywords, message
+):
+    """A list of pairs as `start_values` raised AttributeError; `output="he"`
+    recorded 'h' and 'e' (a str read letter by letter) and `output=5` raised
+    TypeError."""
+    with pytest.raises(FmibridgeError, match=message):
+        simulate(fmu_dir / "BouncingBall.fmu", stop_time=0.1, **keywords)
