@@ -5,6 +5,7 @@ names the keyword, variable or file, never a raw traceback or a wrong number.
 
 import math
 
+import numpy as np
 import pytest
 
 from fmibridge import FmibridgeError, simulate, simulate_fmu
@@ -51,3 +52,27 @@ def test_names_in_the_wrong_container_are_refused_naming_the_keyword(
     TypeError."""
     with pytest.raises(FmibridgeError, match=message):
         simulate(fmu_dir / "BouncingBall.fmu", stop_time=0.1, **keywords)
+
+
+@pytest.mark.parametrize(
+    "version, value, stored",
+    [("", 2**32 + 1, 1), ("", -(2**31) - 1, 2**31 - 1), ("_fmi3", 2**40, 0)],
+)
+def test_an_integer_beyond_its_c_type_is_refused_not_wrapped(
+    fmu_dir, version, value, stored
+):
+    """FMI 2.0's Integer is a C int: 2**32 + 1 reached the FMU as 1 (the
+    `use_input` switch turned on, silently). It is refused naming the variable
+    and the type's range; the range's ends are set as given."""
+    assert np.int64(value).astype(np.int32) == stored  # what the FMU was given
+    path = fmu_dir / f"ForcedOscillatorWithStop{version}.fmu"
+    message = "start value 'use_input' is stored as Int32, -2147483648 to 2147483647"
+    with pytest.raises(FmibridgeError, match=message):
+        simulate(path, stop_time=0.01, start_values={"use_input": value})
+    for end in (2**31 - 1, -(2**31)):
+        calls = []
+        simulate(
+            path, stop_time=0.01, start_values={"use_input": end},
+            fmi_call_logger=calls.append,
+        )  # fmt: skip
+        assert any("SetInt" in call and f"=[{end}]" in call for call in calls)

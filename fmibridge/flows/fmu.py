@@ -46,7 +46,7 @@ from .fmi import (
     ModelExchangeInstance,
     StepEnd,
 )
-from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
+from .fmu_archive import INTS, NUMERIC_TYPES, FmuArchive, Variable
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -66,6 +66,25 @@ C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and w
 FMI1_UNDEFINED_VR = 0xFFFFFFFF  # fmiUndefinedValueReference: no variable (FMI 1.0)
 # the Co-Simulation instance's calls that change the FMU, replayed after a reset
 JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".split()
+
+
+def _stored_range(fmi_type: str, fmi_version: str) -> tuple[float, float, str] | None:
+    """Return (lowest, highest, what) of the float64 values a setter of
+    `fmi_type` stores unchanged, or None where it takes them all: FMI 1.0/2.0's
+    Integer and Enumeration are a C int (32 bits); FMI 3.0 sets an Enumeration
+    with fmi3SetInt64, a Float32 with fmi3SetFloat32 (a C float)."""
+    c_type = {"Integer": "Int32", "Enumeration": "Int32", "Float32": "Float32"}
+    if fmi_version == "3.0":
+        c_type["Enumeration"] = "Int64"
+    name = c_type.get(fmi_type, fmi_type)
+    if name == "Float32":
+        most = float(np.finfo(np.float32).max)
+        return -most, most, f"C float, at most {most:g} in magnitude"
+    if name not in INTS:
+        return None
+    info = np.iinfo(name.lower())  # the largest float64 below max + 1 is in range
+    highest = float(np.nextafter(float(info.max) + 1.0, 0.0))
+    return float(info.min), highest, f"{name}, {info.min} to {info.max}"
 
 
 def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
@@ -260,6 +279,12 @@ class _FmuFlow(Generic[InstanceT]):
             )
         if not np.all(np.isfinite(values)):
             raise FmibridgeError(f"{where} must be finite, got {value!r}.")
+        held = _stored_range(variable.type, self.archive.fmi_version)
+        if held and not np.all((held[0] <= values) & (values <= held[1])):
+            raise FmibridgeError(
+                f"{where} is stored as {held[2]}; got {value!r}, which it "
+                f"would store as another number."
+            )
         if NUMERIC_TYPES[variable.type] and np.any(values != np.round(values)):
             raise FmibridgeError(f"{where} is an integer, got {value!r}.")
         if variable.type == "Boolean" and not set(values.tolist()) <= {0.0, 1.0}:
