@@ -4,11 +4,25 @@ names the keyword, variable or file, never a raw traceback or a wrong number.
 """
 
 import math
+import re
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
+from test_fmu_extraction import rebuild
 
 from fmibridge import FmibridgeError, simulate, simulate_fmu
+
+
+def edited(fmu: Path, target: Path, pattern: str, new: str) -> Path:
+    """A copy of `fmu` whose model description has `pattern` (found once)
+    replaced by `new`."""
+    with zipfile.ZipFile(fmu) as archive:
+        xml = archive.read("modelDescription.xml").decode()
+    xml, n = re.subn(pattern, new, xml)
+    assert n == 1
+    return rebuild(fmu, target, {"modelDescription.xml": xml})
 
 
 @pytest.mark.parametrize(
@@ -76,3 +90,30 @@ def test_an_integer_beyond_its_c_type_is_refused_not_wrapped(
             fmi_call_logger=calls.append,
         )  # fmt: skip
         assert any("SetInt" in call and f"=[{end}]" in call for call in calls)
+
+
+@pytest.mark.parametrize(
+    "version, validate, old, new, message",
+    [
+        ("", True, '"v" valueReference="2"', '"v" valueReference="1"',
+         "variables 'h' and 'v' share valueReference 1 and both have a start value"),
+        ("_fmi3", True, '"v" valueReference="2"', '"v" valueReference="1"',
+         "variables 'h' and 'v' share valueReference 1; a get of one reads the other"),
+        ("", False, '"v" valueReference="2"', '"v" valueReference="-2"',
+         "variable 'v' has valueReference '-2'; it must be an integer from 0 to 4294"),
+        ("", False, '"v" valueReference="2"', '"v"',
+         "variable 'v' has valueReference None; it must be an integer from 0 to 4294"),
+    ],
+)  # fmt: skip
+def test_a_value_reference_shared_or_out_of_range_is_refused_naming_it(
+    fmu_dir, tmp_path, version, validate, old, new, message
+):
+    """FMI 2.0 aliases share a valueReference, but at most one of them has a
+    start value: 'v' made an alias of 'h' ran in Co-Simulation with v's column
+    holding h (fmpy's validation passes it). FMI 3.0 raised KeyError 2 from
+    fmpy ('unreadable modelDescription.xml: 2'); valueReference -2 with
+    validate=False an OverflowError."""
+    name = f"BouncingBall{version}.fmu"
+    path = edited(fmu_dir / name, tmp_path / name, old, new)
+    with pytest.raises(FmibridgeError, match=re.escape(f"{path}: {message}")):
+        simulate_fmu(path, stop_time=0.1, validate=validate)
