@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 from test_fmu_extraction import rebuild
 
-from fmibridge import FmibridgeError, simulate, simulate_fmu
+from fmibridge import AdapterError, FmibridgeError, simulate, simulate_fmu
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def edited(fmu: Path, target: Path, pattern: str, new: str) -> Path:
@@ -117,3 +119,25 @@ def test_a_value_reference_shared_or_out_of_range_is_refused_naming_it(
     path = edited(fmu_dir / name, tmp_path / name, old, new)
     with pytest.raises(FmibridgeError, match=re.escape(f"{path}: {message}")):
         simulate_fmu(path, stop_time=0.1, validate=validate)
+
+
+def ball_adapter(tmp_path: Path, fmu_dir: Path, old: str, new: str) -> Path:
+    """The README's ball adapter in tmp_path, with `old` (found once) as `new`."""
+    text = (REPO / "adapters" / "bouncing_ball.toml").read_text()
+    text = text.replace('"../fmus/build/', f'"{fmu_dir}/')
+    assert text.count(old) == 1
+    path = tmp_path / "ball.toml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize("guard", ["5", "1 + e", "0", "g * m"])
+def test_a_guard_of_parameters_only_is_refused_naming_it(fmu_dir, tmp_path, guard):
+    """A guard that reads no state, output, input or t never changes sign: the
+    edge silently never fired (the ball fell through the floor to h < 0)."""
+    toml = guard if guard == "5" else f'"{guard}"'  # a number, or an expression
+    path = ball_adapter(tmp_path, fmu_dir, 'guard = "h"', f"guard = {toml}")
+    with pytest.raises(AdapterError) as error:
+        simulate(path, stop_time=1.0)
+    assert f"[edges[0].guard] {guard!r} reads no state" in str(error.value)
+    assert str(path) in str(error.value)

@@ -227,7 +227,7 @@ def read_edges(
             continue
         states = flows[mode].state_names
         function = partial(_function, flows[mode], parameters, variables, problems)
-        guard = function(f"{where}.guard", item["guard"])
+        guard = function(f"{where}.guard", item["guard"], varying=True)
         reset = _reset_of(item, function, states, constraint, problems, where)
         approach = _approach_of(item, function, constraint, where)
         if guard is None or reset is None or approach is False:
@@ -238,11 +238,21 @@ def read_edges(
     return edges
 
 
-def _function(flow, parameters, variables, problems, key: str, source: object):
-    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem);
-    `read_edges` binds all but `key` and `source`."""
+def _function(
+    flow, parameters, variables, problems, key: str, source: object, varying=False
+):
+    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem,
+    as is a constant where `varying`: a guard that never changes sign);
+    `read_edges` binds all but `key`, `source` and `varying`."""
     expr = problems.check(key, Expression.parse, source, variables)
     if expr is None:
+        return None
+    if varying and not expr.names - set(constants(parameters)):
+        problems.add(
+            key,
+            f"{expr.source!r} reads no state, output, input or t, so it never "
+            f"changes sign and the edge never fires; give a guard over the state.",
+        )
         return None
     return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
 
