@@ -141,3 +141,16 @@ def test_a_guard_of_parameters_only_is_refused_naming_it(fmu_dir, tmp_path, guar
         simulate(path, stop_time=1.0)
     assert f"[edges[0].guard] {guard!r} reads no state" in str(error.value)
     assert str(path) in str(error.value)
+
+
+def test_two_edges_of_one_mode_with_one_name_are_refused(fmu_dir, tmp_path):
+    """A copied [[edges]] block kept its name: the event table then named two
+    different guards 'floor'. Edges of different modes may share a name (the
+    Pronk's touchdowns), edges of one mode may not."""
+    second = '\n[[edges]]\nname = "floor"\nguard = "h + 1"\nreset = { v = "-v" }\n'
+    path = ball_adapter(tmp_path, fmu_dir, "[constraint]", f"{second}\n[constraint]")
+    with pytest.raises(AdapterError) as error:
+        simulate(path, stop_time=1.0)
+    assert "[edges[1].name] 'floor' names edges[0] of mode 'model' too" in str(
+        error.value
+    )

@@ -197,7 +197,7 @@ def read_edges(
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
-    edges = []
+    edges, named = [], {}  # (mode, name) -> where
     for k, item in enumerate(table):
         where = f"edges[{k}]"
         if not isinstance(item, Mapping):
@@ -233,6 +233,13 @@ def read_edges(
         if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))
+        if named.setdefault((mode, name), where) != where:
+            problems.add(
+                f"{where}.name",
+                f"{name!r} names {named[mode, name]} of mode {mode!r} too; events "
+                f"and warnings name an edge, so give each edge of a mode its own.",
+            )
+            continue
         edge = Edge(Guard(guard, direction, name=name), target, reset, name, approach)
         edges.append((mode, edge))
     return edges
