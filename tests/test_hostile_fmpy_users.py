@@ -13,6 +13,7 @@ import pytest
 from test_fmu_extraction import rebuild
 
 from fmibridge import AdapterError, FmibridgeError, simulate, simulate_fmu
+from fmibridge.formats.ssp import SspError, pack_ssp
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -154,3 +155,23 @@ def test_two_edges_of_one_mode_with_one_name_are_refused(fmu_dir, tmp_path):
     assert "[edges[1].name] 'floor' names edges[0] of mode 'model' too" in str(
         error.value
     )
+
+
+def test_an_ssp_parameter_in_another_unit_is_refused_not_set_as_given(
+    fmu_dir, tmp_path
+):
+    """x_stop = 1000 'mm' was set as 1000 (the FMU's 'm'): the plant's gap
+    read 1000 m at x = 0, and a stop on it never fired, silently. fmibridge does
+    not convert units, so a value in another unit than its variable's is refused."""
+    ssd = (REPO / "fmus" / "systems" / "ControlledStop.ssd").read_text()
+    old = '<ssv:Real value="1.0" unit="m"/>'
+    assert ssd.count(old) == 1
+    edited_ssd = tmp_path / "SystemStructure.ssd"
+    edited_ssd.write_text(ssd.replace(old, '<ssv:Real value="1000.0" unit="mm"/>'))
+    archive = pack_ssp(edited_ssd, fmu_dir, tmp_path / "ControlledStop.ssp")
+    message = (
+        f"{archive}: component 'plant': parameter 'x_stop' is given in 'mm' but "
+        f"the FMU's variable is in 'm'"
+    )
+    with pytest.raises(SspError, match=re.escape(message)):
+        simulate(archive, stop_time=0.5, fmi_type="me")
