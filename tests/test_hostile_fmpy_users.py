@@ -175,3 +175,22 @@ def test_an_ssp_parameter_in_another_unit_is_refused_not_set_as_given(
     )
     with pytest.raises(SspError, match=re.escape(message)):
         simulate(archive, stop_time=0.5, fmi_type="me")
+
+
+@pytest.mark.parametrize("given, meant", [("CS", "cs"), ("modelexchange", "me")])
+def test_fmi_type_in_any_case_runs_as_its_interface(fmu_dir, given, meant):
+    """simulate_fmu took fmi_type='CS' as Co-Simulation for its defaults, then
+    `simulate` refused it ("must be 'me' or 'cs', got 'CS'"); the command line
+    took any case. Every front door now reads the interface in any case."""
+    path = fmu_dir / "BouncingBall.fmu"
+    ours = simulate_fmu(path, stop_time=0.1, fmi_type=given)
+    assert np.array_equal(
+        np.asarray(ours), np.asarray(simulate_fmu(path, stop_time=0.1, fmi_type=meant))
+    )
+
+
+def test_a_misspelled_fmi_type_names_fmpys_keyword_and_the_name_meant(fmu_dir):
+    with pytest.raises(FmibridgeError) as error:
+        simulate(fmu_dir / "BouncingBall.fmu", fmi_type="Co-Simulation")
+    assert "`interface` (FMPy's `fmi_type`) must be 'me' or 'cs'" in str(error.value)
+    assert "got 'Co-Simulation' (did you mean 'CoSimulation'?)" in str(error.value)

@@ -29,6 +29,7 @@ from ..core.errors import (
     FmibridgeWarning,
     FMUError,
     ReplayRefused,
+    did_you_mean,
 )
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
@@ -1208,10 +1209,23 @@ def open_fmu(
     if interface is None:
         offered = [i for i in archive.interfaces if i in FLOW_CLASSES]
         interface = offered[0] if offered else archive.interfaces[0]
-    if interface not in INTERFACE_NAMES and interface != "ScheduledExecution":
-        raise FmibridgeError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
-    archive.check_interface(INTERFACE_NAMES.get(interface, interface))
-    return FLOW_CLASSES[INTERFACE_NAMES[interface]](archive, **options)
+    if interface != "ScheduledExecution":
+        interface = interface_type(interface)
+    archive.check_interface(interface)
+    return FLOW_CLASSES[interface](archive, **options)
+
+
+def interface_type(interface: object) -> str:
+    """Return the interface type ('ModelExchange' or 'CoSimulation') named by
+    `interface` in any case: 'me', 'cs' or FMPy's `fmi_type` names; else raise."""
+    named = {name.lower(): kind for name, kind in INTERFACE_NAMES.items()}
+    if isinstance(interface, str) and interface.lower() in named:
+        return named[interface.lower()]
+    meant = did_you_mean(str(interface), list(INTERFACE_NAMES))
+    raise FmibridgeError(
+        f"`interface` (FMPy's `fmi_type`) must be 'me' or 'cs' (or "
+        f"'ModelExchange', 'CoSimulation'), in any case; got {interface!r}{meant}."
+    )
 
 
 def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:

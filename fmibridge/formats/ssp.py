@@ -33,7 +33,7 @@ from ..core.units import BASE_UNITS, Definitions, UnitDefinition, described, sam
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
-from ..flows.fmu import INTERFACE_NAMES, open_fmu
+from ..flows.fmu import INTERFACE_NAMES, interface_type, open_fmu
 from ..flows.fmu_archive import FmuArchive, Variable
 
 SSP1 = "http://ssp-standard.org/SSP1/"
@@ -534,7 +534,7 @@ def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
     """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
-    wanted = INTERFACE_NAMES.get(interface or "")
+    wanted = None if interface is None else interface_type(interface)
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
         with _archive(path) as archive:
             structure = _structure(archive, path)
@@ -645,8 +645,6 @@ def ssp_system(
     """Return an .ssp as a one-mode HybridSystem; its edges are the Model
     Exchange FMUs' event indicators, its `outputs` (default: every connector that
     is not a state) are recorded."""
-    if interface is not None and interface not in INTERFACE_NAMES:
-        raise SspError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
     flow, structure = open_ssp(path, interface=interface, communication=communication)
     if outputs is None:
         connectors = [
