@@ -127,8 +127,8 @@ def simulate_fmu(
         t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
         t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
-    span = as_float(t_end) - as_float(t0) if is_number(t0) and is_number(t_end) else 0
-    span = span if 0 < span < math.inf else None  # else `simulate` refuses it
+    gap = as_float(t_end) - as_float(t0) if is_number(t0) and is_number(t_end) else 0
+    span = gap if 0 < gap < math.inf else None  # else `simulate` refuses it
     step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)

@@ -197,7 +197,8 @@ def read_edges(
     if not isinstance(table, list):
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
-    edges, named = [], {}  # (mode, name) -> where
+    edges = []
+    named: dict[tuple[str, str], str] = {}  # (mode, name) -> where
     for k, item in enumerate(table):
         where = f"edges[{k}]"
         if not isinstance(item, Mapping):

@@ -407,9 +407,10 @@ def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, Bound]:
         typed = next(iter(parameter), None)
         tag = "" if typed is None else typed.tag.rpartition("}")[2]
         text = "" if typed is None else typed.get("value", "")
+        unit = None if typed is None else typed.get("unit")
         try:
             if tag in REAL_TAGS or tag in INTEGER_TAGS:
-                values[name] = (float(text), typed.get("unit"))
+                values[name] = (float(text), unit)
             elif tag == "Boolean" and text in ("true", "false", "1", "0"):
                 values[name] = (float(text in ("true", "1")), None)
             else:
