@@ -194,3 +194,12 @@ def test_a_misspelled_fmi_type_names_fmpys_keyword_and_the_name_meant(fmu_dir):
         simulate(fmu_dir / "BouncingBall.fmu", fmi_type="Co-Simulation")
     assert "`interface` (FMPy's `fmi_type`) must be 'me' or 'cs'" in str(error.value)
     assert "got 'Co-Simulation' (did you mean 'CoSimulation'?)" in str(error.value)
+
+
+@pytest.mark.parametrize("path", [None, "", "."])
+def test_to_csv_without_a_file_name_is_refused_naming_it(fmu_dir, path):
+    """pandas' `to_csv(None)` returns the text; a Result's raised TypeError
+    (None) or ValueError ('': "PosixPath('.') has an empty name")."""
+    result = simulate_fmu(fmu_dir / "BouncingBall.fmu", stop_time=0.1)
+    with pytest.raises(FmibridgeError, match=re.escape(f"Cannot write {path!r}: give")):
+        result.to_csv(path)
