@@ -9,6 +9,7 @@ are FMPy's own; `plot_result` draws with matplotlib.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,10 @@ def simulate_fmu(
         keyword value `fmibridge.simulate` refuses.
     """
     given = dict(locals())
+    if not isinstance(filename, str | os.PathLike):
+        raise FmibridgeError(
+            f"`filename` must be the path of an FMU (.fmu), got {filename!r}."
+        )
     path = Path(filename)
     if path.suffix.lower() != ".fmu":
         raise FmibridgeError(

@@ -203,3 +203,11 @@ def test_to_csv_without_a_file_name_is_refused_naming_it(fmu_dir, path):
     result = simulate_fmu(fmu_dir / "BouncingBall.fmu", stop_time=0.1)
     with pytest.raises(FmibridgeError, match=re.escape(f"Cannot write {path!r}: give")):
         result.to_csv(path)
+
+
+@pytest.mark.parametrize("filename", [None, 3])
+def test_simulate_fmu_of_no_path_names_filename(filename):
+    """`simulate_fmu(None)` raised Path's TypeError."""
+    message = f"`filename` must be the path of an FMU (.fmu), got {filename!r}."
+    with pytest.raises(FmibridgeError, match=re.escape(message)):
+        simulate_fmu(filename)
