@@ -23,6 +23,7 @@ from .core.errors import FmibridgeError, FmibridgeWarning
 from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
 from .core.numbers import finite, positive
+from .core.output_grid import OutputGrid
 from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result
@@ -736,7 +737,7 @@ def output_times(
     [0.0, 0.3, 0.6, 0.8999999999999999, 1.0]
     """
     if t_eval is not None:
-        return np.asarray(t_eval, dtype=float)
+        return OutputGrid(t_eval, t0, t_end).times
     if interval is None:
         return None
     positive("output_interval", interval)  # a caller's own: simulate's are checked

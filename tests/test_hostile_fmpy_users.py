@@ -211,3 +211,11 @@ def test_simulate_fmu_of_no_path_names_filename(filename):
     message = f"`filename` must be the path of an FMU (.fmu), got {filename!r}."
     with pytest.raises(FmibridgeError, match=re.escape(message)):
         simulate_fmu(filename)
+
+
+@pytest.mark.parametrize("t_eval", ["abc", ["0.1", "x"], {"t": 0.1}])
+def test_t_eval_that_is_not_numbers_is_refused_naming_it(fmu_dir, t_eval):
+    """A str or dict `t_eval` raised numpy's ValueError/TypeError from the
+    conversion before OutputGrid's check."""
+    with pytest.raises(FmibridgeError, match="`t_eval` must be finite, strictly"):
+        simulate(fmu_dir / "BouncingBall.fmu", stop_time=0.5, t_eval=t_eval)
