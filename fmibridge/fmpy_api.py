@@ -149,7 +149,7 @@ def simulate_fmu(
         "stop_time": t_end,
         "step_size": step,
         "output_interval": interval,
-        "record_events": record_events and not is_cs,
+        "record_events": False if is_cs and record_events is True else record_events,
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
         "solver": solver if applies else None,

@@ -219,3 +219,13 @@ def test_t_eval_that_is_not_numbers_is_refused_naming_it(fmu_dir, t_eval):
     conversion before OutputGrid's check."""
     with pytest.raises(FmibridgeError, match="`t_eval` must be finite, strictly"):
         simulate(fmu_dir / "BouncingBall.fmu", stop_time=0.5, t_eval=t_eval)
+
+
+@pytest.mark.parametrize("fmi_type", ["ModelExchange", "CoSimulation"])
+def test_simulate_fmus_record_events_must_be_a_flag(fmu_dir, fmi_type):
+    """simulate_fmu passed `record_events and not is_cs`, so 'no' recorded
+    event rows (a truthy str) where `simulate` refuses it."""
+    with pytest.raises(FmibridgeError, match="`record_events` must be True or False"):
+        simulate_fmu(
+            fmu_dir / "BouncingBall.fmu", record_events="no", fmi_type=fmi_type
+        )
