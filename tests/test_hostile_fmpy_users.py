@@ -229,3 +229,17 @@ def test_simulate_fmus_record_events_must_be_a_flag(fmu_dir, fmi_type):
         simulate_fmu(
             fmu_dir / "BouncingBall.fmu", record_events="no", fmi_type=fmi_type
         )
+
+
+def test_an_event_indicator_count_beyond_memory_is_refused_naming_it(fmu_dir, tmp_path):
+    """numberOfEventIndicators="4000000000" passes FMI 2.0's schema (an
+    unsigned int) and raised numpy's MemoryError (29.8 GiB) when the Model
+    Exchange instance made its buffer."""
+    name = "BouncingBall.fmu"
+    path = edited(
+        fmu_dir / name, tmp_path / name,
+        'numberOfEventIndicators="0"', 'numberOfEventIndicators="4000000000"',
+    )  # fmt: skip
+    message = f"{path}: numberOfEventIndicators = 4000000000 in modelDescription.xml"
+    with pytest.raises(FmibridgeError, match=re.escape(message)):
+        simulate_fmu(path, fmi_type="ModelExchange")
