@@ -360,8 +360,8 @@ def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
     """Refuse a valueReference that is not a C unsigned int (FMI's
     fmiXValueReference), or shared where the standard forbids it: by two FMI 3.0
     variables (unique; aliases are `Alias` elements) or by two FMI 2.0 aliases
-    of one type that both have a start value (at most one per alias set, FMI
-    2.0, Sec. 2.2.7). A get of either would read the other's value."""
+    of one type, not constants, that both have a start value (at most one per
+    alias set, FMI 2.0, Sec. 2.2.7). A get of either reads the other's value."""
     seen: dict[tuple[str, int], str] = {}  # (type or "", vr) -> first name
     for element in root.iterfind("ModelVariables/*"):
         name, text = element.get("name"), element.get("valueReference") or ""
@@ -373,8 +373,10 @@ def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
         if fmi_version == "1.0":
             continue  # FMI 1.0 aliases say so in their own `alias` attribute
         typed = element.find("*") if fmi_version == "2.0" else None  # Real, ...
-        if typed is not None and typed.get("start") is None:
-            continue  # an FMI 2.0 alias without a start value
+        if typed is not None and (
+            typed.get("start") is None or element.get("variability") == "constant"
+        ):
+            continue  # an FMI 2.0 alias without a start value, or a constant
         kind = "" if typed is None else ALIAS_TYPES.get(typed.tag, typed.tag)
         if (kind, int(text)) in seen:
             raise FmibridgeError(
