@@ -387,6 +387,11 @@ class _AsDict(argparse.Action):
                     f"argument {option_string}: {option_string} takes NAME=VALUE "
                     f"(a number, or a,b,c for an array), got {text!r}"
                 )
+            if name in merged:
+                parser.error(
+                    f"argument {option_string}: {name!r} is given twice (={value} "
+                    f"after ={merged[name]}); give each name once"
+                )
             merged[name] = numbers[0] if len(numbers) == 1 else numbers
         setattr(namespace, self.dest, merged)
 

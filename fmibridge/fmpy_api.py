@@ -8,6 +8,8 @@ are FMPy's own; `plot_result` draws with matplotlib.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 from fmpy import dump, read_model_description  # FMPy's own, re-exported
 
 from .core.errors import FmibridgeError
-from .core.numbers import is_number
+from .core.numbers import as_float, is_number
 from .core.result import Result
 from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
@@ -105,6 +107,10 @@ def simulate_fmu(
         keyword value `fmibridge.simulate` refuses.
     """
     given = dict(locals())
+    if not isinstance(filename, str | os.PathLike):
+        raise FmibridgeError(
+            f"`filename` must be the path of an FMU (.fmu), got {filename!r}."
+        )
     path = Path(filename)
     if path.suffix.lower() != ".fmu":
         raise FmibridgeError(
@@ -126,8 +132,8 @@ def simulate_fmu(
         t0 = 0.0 if experiment.start is None else experiment.start
     if t_end is None:
         t_end = t0 + 1.0 if experiment.stop is None else experiment.stop
-    real = isinstance(t0, int | float) and isinstance(t_end, int | float)
-    span = float(t_end) - float(t0) if real and t_end > t0 else None  # else refused
+    gap = as_float(t_end) - as_float(t0) if is_number(t0) and is_number(t_end) else 0
+    span = gap if 0 < gap < math.inf else None  # else `simulate` refuses it
     step = numbers["step_size"]
     if not is_cs and step is None and solver == "Euler" and span:
         step = fmpy_step(span)
@@ -143,7 +149,7 @@ def simulate_fmu(
         "stop_time": t_end,
         "step_size": step,
         "output_interval": interval,
-        "record_events": record_events and not is_cs,
+        "record_events": False if is_cs and record_events is True else record_events,
         "fmi_type": fmi_type or ("CoSimulation" if is_cs else "ModelExchange"),
         "start_values": start_values or None,
         "solver": solver if applies else None,

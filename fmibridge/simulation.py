@@ -13,7 +13,7 @@ import inspect
 import math
 import pickle
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -23,6 +23,7 @@ from .core.errors import FmibridgeError, FmibridgeWarning
 from .core.integrators import Scheme
 from .core.limits import TIMEOUT_GRACE_S
 from .core.numbers import finite, positive
+from .core.output_grid import OutputGrid
 from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result
@@ -286,6 +287,7 @@ NUMBERS = {
     "step_size": positive,
     "relative_tolerance": positive,
     "zeno_eps": positive,
+    "timeout": positive,  # before a supervised run waits on it
 }
 REFUSED = {  # model kind -> keyword -> what to do instead
     "system": {
@@ -344,6 +346,7 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
     problems = [
         *problems,
         *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
+        *_container_problems(given),
     ]
     method = given.get("method")
     if isinstance(method, Method):
@@ -394,6 +397,24 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
             f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
             + "\n  ".join(problems)
         )
+
+
+def _container_problems(given: Keywords) -> list[str]:
+    """The keywords of variable names given as another container (a list of
+    pairs as `start_values`, a str as `output`: it would be read letter by letter)."""
+    problems = [
+        f"`{name}` must be a mapping of variable name to value (a dict), got "
+        f"{type(given[name]).__name__}"
+        for name in ("start_values", "parameters")
+        if given.get(name) is not None and not isinstance(given[name], Mapping)
+    ]
+    output = given.get("output")
+    if isinstance(output, str) or not isinstance(output, Iterable | None):
+        problems.append(
+            f"`output` must be a list of variable names, got {output!r}"
+            + (f" (for one variable, [{output!r}])" if isinstance(output, str) else "")
+        )
+    return problems
 
 
 # the keyword that gives each DefaultExperiment value (`Experiment`) explicitly
@@ -716,7 +737,7 @@ def output_times(
     [0.0, 0.3, 0.6, 0.8999999999999999, 1.0]
     """
     if t_eval is not None:
-        return np.asarray(t_eval, dtype=float)
+        return OutputGrid(t_eval, t0, t_end).times
     if interval is None:
         return None
     positive("output_interval", interval)  # a caller's own: simulate's are checked

@@ -113,3 +113,20 @@ def test_info_on_an_ssp_lists_components_and_connections(fmu_dir, capsys):
     out = capsys.readouterr().out
     assert "system ControlledStop: 2 component(s)" in out
     assert "connections: 3" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--start-values", "h=1", "h=2"],
+        ["--start-values", "h=1", "--start-values", "h=2"],
+    ],
+)
+def test_a_name_given_twice_is_refused_not_the_last_kept(argv, capsys):
+    """`--start-values h=1 h=2` ran from h = 2 (the last, silently): a typo of
+    another name, most likely. Each name is given once."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", *argv, "--no-progress"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --start-values: 'h' is given twice (=2 after =1.0)" in err

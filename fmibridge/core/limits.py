@@ -24,6 +24,10 @@ MAX_XML_BYTES = 32 * 2**20
 MAX_XML_DEPTH = 200
 # Levels of nested tables in a TOML file (ours use 3; tomllib recurses).
 MAX_TOML_DEPTH = 32
+# Continuous states or event indicators an FMU may declare: one array of doubles
+# each, read every step; large exported models have tens of thousands, a count
+# near 2**32 (the schema's bound) would ask for 32 GB.
+MAX_FMU_VECTOR = 10**7
 # Runs in one sweep unless `max_runs` or --max-runs raises it: 10 values over 4
 # keys, a few hours at about 1 s a run.
 MAX_SWEEP_RUNS = 10_000

@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 
 from ._grid import next_after
 from .errors import FmibridgeError
+from .numbers import is_real
 from .recorder import Recorder
 from .records import Status
 from .result import Result
@@ -31,7 +32,8 @@ class OutputGrid:
     """
 
     def __init__(self, times: ArrayLike, t0: float, t_end: float) -> None:
-        t = np.ascontiguousarray(times, dtype=float).reshape(-1)
+        t = np.ascontiguousarray(times if is_real(times) else [], dtype=float)
+        t = t.reshape(-1)
         if not len(t) or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
             raise FmibridgeError(
                 "`t_eval` must be finite, strictly increasing times, got "

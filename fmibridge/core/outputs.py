@@ -157,18 +157,31 @@ def _is_stale_claim(path: Path, *, remove: bool = False) -> bool:
         os.close(fd)  # and the lock just taken
 
 
+def _file_path(path: object) -> Path:
+    """`path` as a Path if it names a file (not '' or '.'); else raise."""
+    if isinstance(path, str | os.PathLike) and Path(path).name not in ("", "."):
+        return Path(path)
+    raise FmibridgeError(
+        f"Cannot write {path!r}: give a file path such as 'run.csv' (a Result "
+        f"writes files; `to_pandas().to_csv()` returns the text)."
+    )
+
+
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call write(temporary) beside `path`, then rename it to `path`; on
     failure raise, `path` unchanged and no temporary file left."""
-    return write_together({Path(path): write})[0]
+    return write_together({path: write})[0]
 
 
-def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path]:
+def write_together(
+    writes: Mapping[str | Path, Callable[[Path], object]],
+) -> list[Path]:
     """Write several files as a unit: each `write(temporary)` beside its path,
     then all renamed under a lock on their folders, so two writers' files
     never mix and a failure (raised) leaves the old files.
     """
-    paths = [Path(p) for p in writes]
+    by_path = {_file_path(p): write for p, write in writes.items()}
+    paths = list(by_path)
     for path in paths:
         if not path.parent.is_dir():
             raise FmibridgeError(
@@ -180,7 +193,7 @@ def write_together(writes: Mapping[Path, Callable[[Path], object]]) -> list[Path
     try:
         for current, temporary in zip(paths, temporaries, strict=True):
             temporary.open("x").close()  # exclusive: never another's; umask mode
-            writes[current](temporary)
+            by_path[current](temporary)
         with _locked({p.parent for p in paths}):
             for current, temporary in zip(paths, temporaries, strict=True):
                 os.replace(temporary, current)

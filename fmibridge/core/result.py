@@ -201,9 +201,9 @@ class Result:
         """Write the samples as CSV (`time`, the columns, `mode`), whole or not
         at all; with `events`, the event log too, as a unit (`write_together`).
         `pandas.read_csv(path, index_col="time")` reads it back identically."""
-        writes = {Path(path): self.to_pandas().to_csv}
+        writes = {path: self.to_pandas().to_csv}
         if events is not None:
-            writes[Path(events)] = self._events_writer()
+            writes[events] = self._events_writer()
         return write_together(writes)[0]
 
     def events_to_csv(self, path: str | Path) -> Path:

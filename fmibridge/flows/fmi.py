@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
+from ..core import limits
 from ..core.errors import FmibridgeError, FMUError
 from ._coupled import RealPorts
 from ._fmi import STATUS_NAMES, Fmi1Functions, Fmi3Functions, FmiFunctions
@@ -462,8 +463,8 @@ class ModelExchangeInstance(FmiInstance):
 
     def __init__(self, archive: FmuArchive) -> None:
         super().__init__(archive)
-        self.nx = self.description.numberOfContinuousStates
-        self.nz = self.description.numberOfEventIndicators
+        self.nx = self._count("numberOfContinuousStates")
+        self.nz = self._count("numberOfEventIndicators")
         # one spare element: a zero-length buffer would pass NULL to the FMU
         self._x = np.zeros(self.nx + 1)
         self._px = self._x.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
@@ -471,6 +472,16 @@ class ModelExchangeInstance(FmiInstance):
         self.needs_completed_step = self.needs_completed_step or bool(
             getattr(self.description.modelExchange, "needsCompletedIntegratorStep", 0)
         )
+
+    def _count(self, name: str) -> int:
+        """The model description's `name`, if within 0 and `MAX_FMU_VECTOR`."""
+        count = getattr(self.description, name)
+        if not 0 <= count <= limits.MAX_FMU_VECTOR:
+            raise FmibridgeError(
+                f"{self.path}: {name} = {count} in modelDescription.xml is beyond "
+                f"0 to {limits.MAX_FMU_VECTOR}; the FMU is malformed."
+            )
+        return count
 
     def state_references(self) -> list[int] | None:
         """The value references of the state vector, where the FMU tells them
@@ -801,7 +812,7 @@ def instantiate(archive: FmuArchive, interface: str) -> FmiInstance:
     cls, cwd = INSTANCE_CLASSES[(archive.fmi_version, interface)], os.getcwd()
     try:
         return cls(archive)
-    except FMUError:
+    except FmibridgeError:  # ours, FMUError too: already names what failed
         raise
     except Exception as exc:  # noqa: BLE001 - fmpy: "Failed to load shared library"
         raise _load_error(archive.path, library, exc) from None

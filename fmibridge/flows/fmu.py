@@ -29,6 +29,7 @@ from ..core.errors import (
     FmibridgeWarning,
     FMUError,
     ReplayRefused,
+    did_you_mean,
 )
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
@@ -46,7 +47,7 @@ from .fmi import (
     ModelExchangeInstance,
     StepEnd,
 )
-from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
+from .fmu_archive import INTS, NUMERIC_TYPES, FmuArchive, Variable
 from .input_table import InputTable, jump_times
 
 InputValue = float | Callable[[float], float] | InputTable
@@ -66,6 +67,25 @@ C_REALS = ("Real", "Float64")  # the types the C get and set of reals read and w
 FMI1_UNDEFINED_VR = 0xFFFFFFFF  # fmiUndefinedValueReference: no variable (FMI 1.0)
 # the Co-Simulation instance's calls that change the FMU, replayed after a reset
 JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".split()
+
+
+def _stored_range(fmi_type: str, fmi_version: str) -> tuple[float, float, str] | None:
+    """Return (lowest, highest, what) of the float64 values a setter of
+    `fmi_type` stores unchanged, or None where it takes them all: FMI 1.0/2.0's
+    Integer and Enumeration are a C int (32 bits); FMI 3.0 sets an Enumeration
+    with fmi3SetInt64, a Float32 with fmi3SetFloat32 (a C float)."""
+    c_type = {"Integer": "Int32", "Enumeration": "Int32", "Float32": "Float32"}
+    if fmi_version == "3.0":
+        c_type["Enumeration"] = "Int64"
+    name = c_type.get(fmi_type, fmi_type)
+    if name == "Float32":
+        most = float(np.finfo(np.float32).max)
+        return -most, most, f"C float, at most {most:g} in magnitude"
+    if name not in INTS:
+        return None
+    info = np.iinfo(name.lower())  # the largest float64 below max + 1 is in range
+    highest = float(np.nextafter(float(info.max) + 1.0, 0.0))
+    return float(info.min), highest, f"{name}, {info.min} to {info.max}"
 
 
 def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
@@ -260,6 +280,12 @@ class _FmuFlow(Generic[InstanceT]):
             )
         if not np.all(np.isfinite(values)):
             raise FmibridgeError(f"{where} must be finite, got {value!r}.")
+        held = _stored_range(variable.type, self.archive.fmi_version)
+        if held and not np.all((held[0] <= values) & (values <= held[1])):
+            raise FmibridgeError(
+                f"{where} is stored as {held[2]}; got {value!r}, which it "
+                f"would store as another number."
+            )
         if NUMERIC_TYPES[variable.type] and np.any(values != np.round(values)):
             raise FmibridgeError(f"{where} is an integer, got {value!r}.")
         if variable.type == "Boolean" and not set(values.tolist()) <= {0.0, 1.0}:
@@ -1183,10 +1209,23 @@ def open_fmu(
     if interface is None:
         offered = [i for i in archive.interfaces if i in FLOW_CLASSES]
         interface = offered[0] if offered else archive.interfaces[0]
-    if interface not in INTERFACE_NAMES and interface != "ScheduledExecution":
-        raise FmibridgeError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
-    archive.check_interface(INTERFACE_NAMES.get(interface, interface))
-    return FLOW_CLASSES[INTERFACE_NAMES[interface]](archive, **options)
+    if interface != "ScheduledExecution":
+        interface = interface_type(interface)
+    archive.check_interface(interface)
+    return FLOW_CLASSES[interface](archive, **options)
+
+
+def interface_type(interface: object) -> str:
+    """Return the interface type ('ModelExchange' or 'CoSimulation') named by
+    `interface` in any case: 'me', 'cs' or FMPy's `fmi_type` names; else raise."""
+    named = {name.lower(): kind for name, kind in INTERFACE_NAMES.items()}
+    if isinstance(interface, str) and interface.lower() in named:
+        return named[interface.lower()]
+    meant = did_you_mean(str(interface), list(INTERFACE_NAMES))
+    raise FmibridgeError(
+        f"`interface` (FMPy's `fmi_type`) must be 'me' or 'cs' (or "
+        f"'ModelExchange', 'CoSimulation'), in any case; got {interface!r}{meant}."
+    )
 
 
 def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:

@@ -73,6 +73,8 @@ INTERFACE_TITLES = {  # every interface type, by its element's name
     "CoSimulation": "Co-Simulation",
     "ScheduledExecution": "Scheduled Execution",
 }
+VR_MAX = 0xFFFFFFFF  # a value reference is a C unsigned int (32 bits)
+ALIAS_TYPES = {"Enumeration": "Integer"}  # FMI 2.0: one fmi2SetInteger for both
 INTS = tuple(f"{s}Int{n}" for s in ("", "U") for n in (8, 16, 32, 64))  # FMI 3.0's
 NUMERIC_TYPES = {  # FMI type -> True if integer-valued
     **dict.fromkeys(("Real", "Float64", "Float32"), False),
@@ -167,6 +169,7 @@ class FmuArchive:
                 f"3.x): export one of them."
             )
         self.fmi_version = f"{self.declared_version[0]}.0"  # its classes' standard
+        _check_value_references(self.path, root, self.fmi_version)
         self.is_validated = validate
         self.description = _read_description(self.path, archive, root, validate)
         for interface in self.interfaces:
@@ -351,6 +354,37 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
         fmu.writestr(DESCRIPTION, text)
     memory.seek(0)
     return memory, etree.fromstring(text)
+
+
+def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
+    """Refuse a valueReference that is not a C unsigned int (FMI's
+    fmiXValueReference), or shared where the standard forbids it: by two FMI 3.0
+    variables (unique; aliases are `Alias` elements) or by two FMI 2.0 aliases
+    of one type, not constants, that both have a start value (at most one per
+    alias set, FMI 2.0, Sec. 2.2.7). A get of either reads the other's value."""
+    seen: dict[tuple[str, int], str] = {}  # (type or "", vr) -> first name
+    for element in root.iterfind("ModelVariables/*"):
+        name, text = element.get("name"), element.get("valueReference") or ""
+        if not (text.isdigit() and int(text) <= VR_MAX):
+            raise FmibridgeError(
+                f"{path}: variable {name!r} has valueReference {text or None!r}; it "
+                f"must be an integer from 0 to {VR_MAX} (the FMU is malformed)."
+            )
+        if fmi_version == "1.0":
+            continue  # FMI 1.0 aliases say so in their own `alias` attribute
+        typed = element.find("*") if fmi_version == "2.0" else None  # Real, ...
+        if typed is not None and (
+            typed.get("start") is None or element.get("variability") == "constant"
+        ):
+            continue  # an FMI 2.0 alias without a start value, or a constant
+        kind = "" if typed is None else ALIAS_TYPES.get(typed.tag, typed.tag)
+        if (kind, int(text)) in seen:
+            raise FmibridgeError(
+                f"{path}: variables {seen[kind, int(text)]!r} and {name!r} share "
+                f"valueReference {text}{' and both have a start value' * bool(kind)}"
+                f"; a get of one reads the other (the FMU is malformed)."
+            )
+        seen[kind, int(text)] = name
 
 
 def _read_description(

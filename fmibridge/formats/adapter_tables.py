@@ -198,6 +198,7 @@ def read_edges(
         problems.add("edges", "must be an array of tables ([[edges]]).")
         return []
     edges = []
+    named: dict[tuple[str, str], str] = {}  # (mode, name) -> where
     for k, item in enumerate(table):
         where = f"edges[{k}]"
         if not isinstance(item, Mapping):
@@ -227,22 +228,39 @@ def read_edges(
             continue
         states = flows[mode].state_names
         function = partial(_function, flows[mode], parameters, variables, problems)
-        guard = function(f"{where}.guard", item["guard"])
+        guard = function(f"{where}.guard", item["guard"], varying=True)
         reset = _reset_of(item, function, states, constraint, problems, where)
         approach = _approach_of(item, function, constraint, where)
         if guard is None or reset is None or approach is False:
             continue
         name = str(item.get("name", f"edge_{k}"))
+        if named.setdefault((mode, name), where) != where:
+            problems.add(
+                f"{where}.name",
+                f"{name!r} names {named[mode, name]} of mode {mode!r} too; events "
+                f"and warnings name an edge, so give each edge of a mode its own.",
+            )
+            continue
         edge = Edge(Guard(guard, direction, name=name), target, reset, name, approach)
         edges.append((mode, edge))
     return edges
 
 
-def _function(flow, parameters, variables, problems, key: str, source: object):
-    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem);
-    `read_edges` binds all but `key` and `source`."""
+def _function(
+    flow, parameters, variables, problems, key: str, source: object, varying=False
+):
+    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem,
+    as is a constant where `varying`: a guard that never changes sign);
+    `read_edges` binds all but `key`, `source` and `varying`."""
     expr = problems.check(key, Expression.parse, source, variables)
     if expr is None:
+        return None
+    if varying and not expr.names - set(constants(parameters)):
+        problems.add(
+            key,
+            f"{expr.source!r} reads no state, output, input or t, so it never "
+            f"changes sign and the edge never fires; give a guard over the state.",
+        )
         return None
     return state_function(expr, flow, parameters, f"{problems.path}: [{key}]")
 

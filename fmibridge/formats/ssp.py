@@ -33,8 +33,8 @@ from ..core.units import BASE_UNITS, Definitions, UnitDefinition, described, sam
 from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
-from ..flows.fmu import INTERFACE_NAMES, open_fmu
-from ..flows.fmu_archive import FmuArchive
+from ..flows.fmu import INTERFACE_NAMES, interface_type, open_fmu
+from ..flows.fmu_archive import FmuArchive, Variable
 
 SSP1 = "http://ssp-standard.org/SSP1/"
 NS = {
@@ -49,6 +49,7 @@ FMU_TYPE = "application/x-fmu-sharedlibrary"
 IMPLEMENTATIONS = {"any": None, "ModelExchange": "me", "CoSimulation": "cs"}
 REAL_TAGS = ("Real", "Float64", "Float32")
 INTEGER_TAGS = ("Integer", *(f"{u}Int{n}" for n in (8, 16, 32, 64) for u in ("", "U")))
+Bound = tuple[float, str | None]  # a parameter's value, and its unit where given
 UNSUPPORTED = {  # element under a System -> what it would have meant
     "ssd:Elements/ssd:SignalDictionaryReference": "signal dictionary references",
     "ssd:SignalDictionaries": "signal dictionaries",
@@ -69,6 +70,11 @@ class SspComponent:
     connectors: Mapping[str, tuple[str, str | None]]  # name -> (kind, unit)
     parameters: dict[str, float] = field(default_factory=dict)
     system: str = ""  # the system it is an element of, `root.sub.subsub`
+    units: dict[str, str | None] = field(default_factory=dict)  # of `parameters`
+
+    def bind(self, name: str, bound: Bound) -> None:
+        """Set parameter `name` to a (value, unit) of a ParameterBinding."""
+        self.parameters[name], self.units[name] = bound
 
 
 @dataclass(frozen=True)
@@ -255,12 +261,12 @@ class _Flat:
             )
         return node
 
-    def _bind(self, path: tuple[str, ...], name: str, value: float) -> None:
+    def _bind(self, path: tuple[str, ...], name: str, value: Bound) -> None:
         """Set `name` on its component; others are ignored (SSP 2.0, 5.3.3)."""
         head, dot, rest = name.partition(".")
         target = self.elements[path].get(head) if dot else None
         if isinstance(target, SspComponent):
-            target.parameters[rest] = value
+            target.bind(rest, value)
         elif isinstance(target, tuple):
             self._bind(target, rest, value)
 
@@ -362,17 +368,13 @@ def _component(
         c.get("name", ""): (c.get("kind", ""), _unit(c))
         for c in element.findall("ssd:Connectors/ssd:Connector", NS)
     }
-    parameters: dict[str, float] = {}
-    for binding in element.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
-        parameters.update(_binding(binding, f"{where}: component {name!r}"))
-    return SspComponent(
-        prefix + name,
-        source,
-        IMPLEMENTATIONS[implementation],
-        connectors,
-        parameters,
-        system,
+    component = SspComponent(
+        prefix + name, source, IMPLEMENTATIONS[implementation], connectors, {}, system
     )
+    for binding in element.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+        for key, bound in _binding(binding, f"{where}: component {name!r}").items():
+            component.bind(key, bound)
+    return component
 
 
 def _unit(connector: ET.Element) -> str | None:
@@ -380,7 +382,7 @@ def _unit(connector: ET.Element) -> str | None:
     return next((t.get("unit") for t in typed if t is not None), None)
 
 
-def _binding(binding: ET.Element, where: str) -> dict[str, float]:
+def _binding(binding: ET.Element, where: str) -> dict[str, Bound]:
     """The values of one inline ParameterBinding, with its prefix."""
     if binding.find("ssd:ParameterMapping", NS) is not None:
         raise SspError(f"{where}: parameter mappings are not supported.")
@@ -396,19 +398,21 @@ def _binding(binding: ET.Element, where: str) -> dict[str, float]:
     return {prefix + k: v for k, v in parameter_values(parameter_set, where).items()}
 
 
-def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, float]:
-    """Return {name: value} of an ssv:ParameterSet (numbers and Booleans)."""
+def parameter_values(parameter_set: ET.Element, where: str) -> dict[str, Bound]:
+    """Return {name: (value, unit)} of an ssv:ParameterSet (numbers and Booleans;
+    the unit None where not given)."""
     values = {}
     for parameter in parameter_set.findall("ssv:Parameters/ssv:Parameter", NS):
         name = parameter.get("name", "")
         typed = next(iter(parameter), None)
         tag = "" if typed is None else typed.tag.rpartition("}")[2]
         text = "" if typed is None else typed.get("value", "")
+        unit = None if typed is None else typed.get("unit")
         try:
             if tag in REAL_TAGS or tag in INTEGER_TAGS:
-                values[name] = float(text)
+                values[name] = (float(text), unit)
             elif tag == "Boolean" and text in ("true", "false", "1", "0"):
-                values[name] = float(text in ("true", "1"))
+                values[name] = (float(text in ("true", "1")), None)
             else:
                 raise ValueError
         except ValueError:
@@ -531,7 +535,7 @@ def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
     """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
-    wanted = INTERFACE_NAMES.get(interface or "")
+    wanted = None if interface is None else interface_type(interface)
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
         with _archive(path) as archive:
             structure = _structure(archive, path)
@@ -561,14 +565,16 @@ def _open(
     chosen = component.implementation or interface
     try:
         archive = FmuArchive(fmu)  # SSP 5.3.3: names it does not declare are ignored
+        fmu_units = {**units, **archive.unit_definitions}  # the FMU's first
         bound = component.parameters.items()
         parameters = {k: v for k, v in bound if k in archive.variables}
+        for name in parameters:
+            _check_parameter_unit(component, archive.variables[name], units, fmu_units)
         flow = open_fmu(archive, chosen, parameters=parameters)
     except FmibridgeError as exc:  # named as the archive's member, not the copy
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
         raise SspError(f"{path}: component {component.name!r}: {message}") from None
     variables = flow.archive.variables
-    fmu_units = {**units, **flow.archive.unit_definitions}  # the FMU's first
     for name, (kind, unit) in component.connectors.items():
         problem = None
         if name not in variables:
@@ -593,6 +599,20 @@ def _open(
                 f"{path}: component {component.name!r}: connector {name!r} {problem}."
             )
     return flow
+
+
+def _check_parameter_unit(
+    component: SspComponent, variable: Variable, units: Definitions, fmu_units
+) -> None:
+    """Refuse a parameter value in another unit than its variable's: fmibridge
+    sets values as given, so 1000 in 'mm' would set a length of 1000 m."""
+    unit, own = component.units.get(variable.name), variable.unit
+    if unit and own and not same_unit(unit, own, units, fmu_units):
+        raise FmibridgeError(
+            f"parameter {variable.name!r} is given in {unit!r} but the FMU's "
+            f"variable is in {own!r}{described(unit, own, units, fmu_units)}; "
+            f"fmibridge does not convert units: give the value in {own!r}."
+        )
 
 
 def _directed(structure: SystemStructure, path: Path) -> list[Connection]:
@@ -626,8 +646,6 @@ def ssp_system(
     """Return an .ssp as a one-mode HybridSystem; its edges are the Model
     Exchange FMUs' event indicators, its `outputs` (default: every connector that
     is not a state) are recorded."""
-    if interface is not None and interface not in INTERFACE_NAMES:
-        raise SspError(f"`interface` must be 'me' or 'cs', got {interface!r}.")
     flow, structure = open_ssp(path, interface=interface, communication=communication)
     if outputs is None:
         connectors = [
