@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 from test_fmu_extraction import rebuild
 
-from fmibridge import AdapterError, FmibridgeError, simulate, simulate_fmu
+from fmibridge import (
+    AdapterError,
+    FmibridgeError,
+    FmibridgeWarning,
+    simulate,
+    simulate_fmu,
+)
 from fmibridge.formats.ssp import SspError, pack_ssp
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,8 +104,6 @@ def test_an_integer_beyond_its_c_type_is_refused_not_wrapped(
 @pytest.mark.parametrize(
     "version, validate, old, new, message",
     [
-        ("", True, '"v" valueReference="2"', '"v" valueReference="1"',
-         "variables 'h' and 'v' share valueReference 1 and both have a start value"),
         ("_fmi3", True, '"v" valueReference="2"', '"v" valueReference="1"',
          "variables 'h' and 'v' share valueReference 1; a get of one reads the other"),
         ("", False, '"v" valueReference="2"', '"v" valueReference="-2"',
@@ -111,15 +115,33 @@ def test_an_integer_beyond_its_c_type_is_refused_not_wrapped(
 def test_a_value_reference_shared_or_out_of_range_is_refused_naming_it(
     fmu_dir, tmp_path, version, validate, old, new, message
 ):
-    """FMI 2.0 aliases share a valueReference, but at most one of them has a
-    start value: 'v' made an alias of 'h' ran in Co-Simulation with v's column
-    holding h (fmpy's validation passes it). FMI 3.0 raised KeyError 2 from
-    fmpy ('unreadable modelDescription.xml: 2'); valueReference -2 with
-    validate=False an OverflowError."""
+    """FMI 3.0 variables have unique valueReferences: a shared one raised
+    KeyError 2 from fmpy ('unreadable modelDescription.xml: 2'); valueReference
+    -2 with validate=False an OverflowError."""
     name = f"BouncingBall{version}.fmu"
     path = edited(fmu_dir / name, tmp_path / name, old, new)
     with pytest.raises(FmibridgeError, match=re.escape(f"{path}: {message}")):
         simulate_fmu(path, stop_time=0.1, validate=validate)
+
+
+def test_fmi2_aliases_that_both_have_a_start_value_run_with_a_warning(
+    fmu_dir, tmp_path
+):
+    """FMI 2.0 aliases share a valueReference, but at most one of them has a
+    start value: 'v' made an alias of 'h' passes fmpy's validation and runs
+    there, so it runs here too (as fmpy runs it, v's column holding h), and a
+    warning names both variables."""
+    path = edited(
+        fmu_dir / "BouncingBall.fmu",
+        tmp_path / "BouncingBall.fmu",
+        '"v" valueReference="2"',
+        '"v" valueReference="1"',
+    )
+    message = "variables 'h' and 'v' share valueReference 1 and both have a start"
+    with pytest.warns(FmibridgeWarning, match=re.escape(f"{path}: {message}")):
+        result = simulate_fmu(path, stop_time=0.1, fmi_type="CoSimulation")
+    np.testing.assert_array_equal(result["v"], result["h"])
+    assert result["h"][0] == 1.0 and result["h"][-1] < 1.0
 
 
 def ball_adapter(tmp_path: Path, fmu_dir: Path, old: str, new: str) -> Path:

@@ -358,10 +358,10 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
 
 def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
     """Refuse a valueReference that is not a C unsigned int (FMI's
-    fmiXValueReference), or shared where the standard forbids it: by two FMI 3.0
-    variables (unique; aliases are `Alias` elements) or by two FMI 2.0 aliases
-    of one type, not constants, that both have a start value (at most one per
-    alias set, FMI 2.0, Sec. 2.2.7). A get of either reads the other's value."""
+    fmiXValueReference), or one two FMI 3.0 variables share (unique there:
+    aliases are `Alias` elements). Warn where two non-constant FMI 2.0 aliases
+    of one type both have a start value (at most one may, FMI 2.0, Sec. 2.2.7):
+    the FMU runs as fmpy runs it, but a get of either reads the other's value."""
     seen: dict[tuple[str, int], str] = {}  # (type or "", vr) -> first name
     for element in root.iterfind("ModelVariables/*"):
         name, text = element.get("name"), element.get("valueReference") or ""
@@ -378,13 +378,20 @@ def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
         ):
             continue  # an FMI 2.0 alias without a start value, or a constant
         kind = "" if typed is None else ALIAS_TYPES.get(typed.tag, typed.tag)
-        if (kind, int(text)) in seen:
+        first = seen.setdefault((kind, int(text)), name)
+        if first == name:
+            continue
+        shared = f"{path}: variables {first!r} and {name!r} share valueReference {text}"
+        if typed is None:
             raise FmibridgeError(
-                f"{path}: variables {seen[kind, int(text)]!r} and {name!r} share "
-                f"valueReference {text}{' and both have a start value' * bool(kind)}"
-                f"; a get of one reads the other (the FMU is malformed)."
+                f"{shared}; a get of one reads the other (the FMU is malformed)."
             )
-        seen[kind, int(text)] = name
+        warnings.warn(
+            f"{shared} and both have a start value (FMI 2.0 allows one per alias "
+            f"set): a get of one reads the other; check the FMU's export.",
+            FmibridgeWarning,
+            stacklevel=2,
+        )
 
 
 def _read_description(
