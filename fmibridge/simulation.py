@@ -394,7 +394,7 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
         )
     if problems:
         raise FmibridgeError(
-            f"simulate: {len(problems)} keyword(s) do not apply to this {kind}:\n  "
+            f"simulate: {len(problems)} keyword problem(s) with this {kind}:\n  "
             + "\n  ".join(problems)
         )
 

@@ -72,7 +72,7 @@ def test_all_refused_keywords_are_named_in_one_error():
             bouncing_ball(), stop_time=0.5, visible=True, validate=False, fmu_state=b""
         )
     message = str(error.value)
-    assert message.startswith("simulate: 3 keyword(s) do not apply")
+    assert message.startswith("simulate: 3 keyword problem(s) with this")
     assert "`visible=True`" in message and "`fmu_state=b''`" in message
 
 
