@@ -156,7 +156,7 @@ cdef object _attempt(_Walk w):
     if where != DOMAIN:
         return _strip(w, where, t, hs, t1)
     w.accept(t1, hs, has_r1)
-    return None if k == 0 else w.at_point()
+    return None
 
 
 cdef object _strip(_Walk w, int i, double t, double hs, double t1):
