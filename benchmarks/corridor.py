@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
+from fmibridge.core.guards import Guard
+from fmibridge.core.system import Edge, HybridSystem, Mode
 from fmibridge.flows.native import NativeFlow
 
 SWITCH_X, TURN_RATE = 1.75, 0.2  # eq. 22

@@ -27,7 +27,7 @@ from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result
 from .core.span import check_count, check_span, check_step
-from .core.system import Edge, Guard, HybridSystem, Mode
+from .core.system import Edge, HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
@@ -37,12 +37,13 @@ from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
+    from .core.guards import Guard
     from .flows.fmu_archive import FmuArchive
     from .methods.completion import Completion
 
 Keywords = Mapping[str, Any]  # simulate's keywords as given, by name
 Model: TypeAlias = "str | Path | FmuArchive | HybridSystem"
-GuardSpec = Edge | tuple[Guard | Callable, Callable]
+GuardSpec: TypeAlias = "Edge | tuple[Guard | Callable, Callable]"
 JACOBIAN_STEP = 2.0**-26  # forward differences of `is_stiff`: about sqrt(eps)
 GRID_RTOL = 1e-9  # an output time this near (per interval) to stop_time is it
 MAX_OUTPUT_INTERVALS = 1000  # FMPy 0.3's simulateME/simulateCS default grid

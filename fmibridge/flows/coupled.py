@@ -24,7 +24,8 @@ import numpy as np
 
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
-from ..core.system import Edge, Guard
+from ..core.guards import Guard
+from ..core.system import Edge
 from ..core.units import UnitDefinition
 from ._coupled import CoupledRhs
 from .base import Flow, VectorField

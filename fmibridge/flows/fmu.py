@@ -33,7 +33,7 @@ from ..core.errors import (
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.records import TIME_RTOL
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.system import Edge, HybridSystem, Mode
 from ._cosim import FmuStepper, Readings, keep_last
 from ._fmi import FmiFunctions
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
@@ -1198,6 +1198,8 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
     mode. Other flows have none (Co-Simulation handles them in doStep)."""
     if not isinstance(flow, ModelExchangeFlow):
         return ()
+    from ..core.guards import Guard  # loaded where guards are: a CS run has none
+
     return tuple(
         Edge(
             Guard(flow.event_indicator(i), "either", reset_at="beyond"),

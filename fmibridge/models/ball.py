@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..core.system import Edge, Guard, HybridSystem, Mode, UnilateralConstraint
+from ..core.guards import Guard, UnilateralConstraint
+from ..core.system import Edge, HybridSystem, Mode
 from ..flows.native import NativeFlow
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import FmibridgeError
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.guards import Guard
+from ..core.system import Edge, HybridSystem, Mode
 from ..flows.cosim_master import Communication
 from ..flows.coupled import couple
 from ..flows.fmu import open_fmu
