@@ -31,7 +31,6 @@ from .core.system import Edge, HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
-from .flows.input_table import InputTable
 from .flows.native import NativeFlow
 from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
@@ -745,6 +744,8 @@ def input_values(data: object) -> dict[str, object]:
         return {}
     if isinstance(data, Mapping):
         return dict(data)
+    from .flows.input_table import InputTable  # loaded where a table is given
+
     if isinstance(data, np.ndarray) and data.dtype.names:
         t_name, *names = data.dtype.names
         return {n: InputTable(data[t_name], data[n], n) for n in names}

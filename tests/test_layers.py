@@ -254,7 +254,8 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     """`fmibridge.simulate_fmu` of an FMU with both interfaces runs
     Co-Simulation and keeps FMPy's grid rows (no event rows) without loading
     numpy.ma (np.isin's first call imports it), pandas, scipy, the units (it
-    converts none), the guards (a plain FMU has none) or CVODE's modules."""
+    converts none), the guards and input tables (a plain FMU run has none) or
+    CVODE's modules."""
     fmu = fmu_dir / "BouncingBallEvents.fmu"
     code = (
         "import sys, fmibridge\n"
@@ -271,6 +272,7 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
         "scipy",
         "fmibridge.core.units",
         "fmibridge.core.guards",
+        "fmibridge.flows.input_table",
     }
     assert sorted((unused | set(NOT_WITHOUT_CVODE)) & set(modules)) == []
 
