@@ -27,7 +27,7 @@ from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result
 from .core.span import check_count, check_span, check_step
-from .core.system import Edge, HybridSystem, Mode
+from .core.system import HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
@@ -36,6 +36,7 @@ from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
+    from .core.edges import Edge
     from .core.guards import Guard
     from .flows.fmu_archive import FmuArchive
     from .methods.completion import Completion
@@ -449,6 +450,8 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
     """`system` (one mode) with extra edges, declared before its own."""
     if not guards:
         return system
+    from .core.edges import Edge  # loaded where guards are given
+
     (mode,) = system.modes.values()
     edges = []
     for k, item in enumerate(guards):

@@ -1,8 +1,9 @@
-"""The hybrid system: modes with flows, edges with guards and resets.
+"""The hybrid system: modes with flows, the edges between them, and the
+model's default experiment.
 
-The guards themselves (`Guard`, `VectorGuard`) and the unilateral constraint
-live in `core.guards`, loaded with the first Edge; their names here forward
-there (PEP 562).
+The edges (`Edge`, in `core.edges`) and their guards (`Guard`, `VectorGuard`,
+in `core.guards`) load with the first one built, so a run without them (a plain
+FMU) builds none of their classes; their names here forward there (PEP 562).
 
 References
 ----------
@@ -11,7 +12,7 @@ Burden et al., Def. 7 (eq. 5): H = (J, Gamma, D, U, F, G, R).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, cast
@@ -25,86 +26,24 @@ from .records import COMPILED_FORMS
 
 if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from ..flows.base import Flow
-    from .guards import Guard, GuardFn, UnilateralConstraint
+    from .edges import Edge
+    from .guards import UnilateralConstraint
 
-# names that moved to core.guards, still importable from here
-_GUARDS = ("DIRECTIONS", "Guard", "GuardEntry", "UnilateralConstraint", "VectorGuard")
+# names that moved to core.edges and core.guards, still importable from here
+_MOVED = {  # name -> the module it moved to
+    "Edge": "edges",
+    "DIRECTIONS": "guards",
+    "Guard": "guards",
+    "GuardEntry": "guards",
+    "UnilateralConstraint": "guards",
+    "VectorGuard": "guards",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _GUARDS:
+    if name not in _MOVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(".guards", __package__), name)
-
-
-ResetFn = Callable[[float, np.ndarray], np.ndarray]
-
-
-def _identity(t: float, x: np.ndarray) -> np.ndarray:
-    """The identity reset R(t, x) = x (an edge that only changes mode)."""
-    return x
-
-
-@dataclass(frozen=True)
-class Edge:
-    """A transition: when `guard` fires, apply `reset` and go to mode `target`.
-
-    Parameters
-    ----------
-    guard : Guard or callable
-        The guard; a bare function g(t, x) is a falling guard.
-    target : str
-        Name of the mode entered.
-    reset : callable, optional
-        R(t, x) -> x', the state in the target mode; identity by default.
-    name : str, optional
-        Name in the event log; defaults to the guard's name.
-    approach : callable, optional
-        An impact's normal velocity v_n(t, x): it resets only where v_n < 0 (Or
-        and Ames eq. 4), else it is a graze (`n_grazes`). Default: the guard's rate.
-    discrete_change : callable, optional
-        Whether the model's own event changed its discrete state (then it is
-        logged even where x is unchanged).
-    """
-
-    guard: Guard  # given as a Guard or a callable (its `direction`, `kind` if set)
-    target: str
-    reset: ResetFn = _identity
-    name: str = ""
-    approach: GuardFn | None = None
-    discrete_change: Callable[[], bool] | None = None
-
-    if TYPE_CHECKING:  # what __init__ takes (the dataclass's, at run time)
-
-        def __init__(
-            self,
-            guard: Guard | GuardFn,
-            target: str,
-            reset: ResetFn = _identity,
-            name: str = "",
-            approach: GuardFn | None = None,
-            discrete_change: Callable[[], bool] | None = None,
-        ) -> None: ...
-
-    def __post_init__(self) -> None:
-        from .guards import Guard
-
-        fn = self.guard
-        if not isinstance(fn, Guard):
-            direction = getattr(fn, "direction", "falling")
-            guard = Guard(fn, direction, kind=getattr(fn, "kind", "unilateral"))
-            object.__setattr__(self, "guard", guard)
-        if not callable(self.reset):
-            raise FmibridgeError(f"Edge `{self.name}`: `reset` must be callable.")
-        if self.approach is not None and not callable(self.approach):
-            raise FmibridgeError(f"Edge `{self.name}`: `approach` must be callable.")
-        if not self.name:
-            object.__setattr__(self, "name", self.guard.name)
-
-    @property
-    def has_reset(self) -> bool:
-        """False for the identity reset, which the compiled loops skip."""
-        return self.reset is not _identity
+    return getattr(import_module(f".{_MOVED[name]}", __package__), name)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from ..core.errors import (
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.records import TIME_RTOL
-from ..core.system import Edge, HybridSystem, Mode
+from ..core.system import HybridSystem, Mode
 from ._cosim import FmuStepper, Readings, keep_last
 from ._fmi import FmiFunctions
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
@@ -59,6 +59,7 @@ from .fmi import (
 from .fmu_archive import NUMERIC_TYPES, FmuArchive, Variable
 
 if TYPE_CHECKING:
+    from ..core.edges import Edge
     from .input_table import InputTable
 
 InputValue: TypeAlias = "float | Callable[[float], float] | InputTable"
@@ -1222,7 +1223,8 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
     mode. Other flows have none (Co-Simulation handles them in doStep)."""
     if not isinstance(flow, ModelExchangeFlow):
         return ()
-    from ..core.guards import Guard  # loaded where guards are: a CS run has none
+    from ..core.edges import Edge  # loaded where edges are: a CS run has none
+    from ..core.guards import Guard
 
     return tuple(
         Edge(

@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 
+from ..core.edges import Edge
 from ..core.errors import FmibridgeError
 from ..core.guards import Guard, UnilateralConstraint
-from ..core.system import Edge, HybridSystem, Mode
+from ..core.system import HybridSystem, Mode
 from ..flows.native import NativeFlow
 
 

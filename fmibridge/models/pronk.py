@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..core.edges import Edge
 from ..core.guards import Guard
-from ..core.system import Edge, HybridSystem, Mode
+from ..core.system import HybridSystem, Mode
 from ..flows.native import NativeFlow
 
 __all__ = ["LEGS", "PronkParams", "contact_intervals", "pronk"]
