@@ -135,6 +135,8 @@ ABOVE_THE_WALL = (
     "fmibridge.core.recorder",
     "fmibridge.core.result",
     "fmibridge.core.system",
+    "fmibridge.core.edges",
+    "fmibridge.core.guards",
 )
 
 
