@@ -19,7 +19,9 @@ import warnings
 import numba
 import numpy as np
 
-from fmibridge.core.system import Edge, Guard, HybridSystem, Mode, VectorGuard
+from fmibridge.core.edges import Edge
+from fmibridge.core.guards import Guard, VectorGuard
+from fmibridge.core.system import HybridSystem, Mode
 from fmibridge.flows.compiled import CompiledFlow
 from fmibridge.flows.native import NativeFlow
 

@@ -14,7 +14,9 @@ import math
 
 import numpy as np
 
-from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
+from fmibridge.core.edges import Edge
+from fmibridge.core.guards import Guard
+from fmibridge.core.system import HybridSystem, Mode
 from fmibridge.flows.native import NativeFlow
 
 SWITCH_X, TURN_RATE = 1.75, 0.2  # eq. 22

@@ -965,7 +965,9 @@ def _coupled_flow(interface: str, plant: str = "MassSpringStop"):
 
 def _stop_system(flow):
     """The coupled flow with the plant's stop as the guard (x_stop - x, 1 m)."""
-    from fmibridge.core.system import Edge, Guard, HybridSystem, Mode
+    from fmibridge.core.edges import Edge
+    from fmibridge.core.guards import Guard
+    from fmibridge.core.system import HybridSystem, Mode
 
     def gap(t, x):
         return 1.0 - x[0]

@@ -33,7 +33,9 @@ _PUBLIC = {  # name -> the module that defines it
         "core.integrators": "EULER MIDPOINT RK4 Scheme",
         "core.records": "Event Status",
         "core.result": "Result",
-        "core.system": "Edge Guard HybridSystem Mode UnilateralConstraint VectorGuard",
+        "core.edges": "Edge",
+        "core.guards": "Guard UnilateralConstraint VectorGuard",
+        "core.system": "HybridSystem Mode",
         "flows": "Flow NativeFlow VectorField",
         "methods": "METHODS Completion Halving Method Relaxation Unilateral",
         "simulation": "simulate",
@@ -48,6 +50,13 @@ __all__ = sorted([*_PUBLIC, "__version__"])
 def __getattr__(name: str) -> object:
     if name not in _PUBLIC:
         raise AttributeError(f"module 'fmibridge' has no attribute {name!r}")
+    if _PUBLIC[name] != "core.errors":  # the one that needs no numpy
+        # numpy first, from this shallow frame: CPython 3.11 keeps the frames in
+        # 16 KB chunks and frees a chunk when the call that entered it returns, so
+        # numpy's import (thousands of calls) nested under fmibridge's modules
+        # crossed a chunk's edge hundreds of times, an mmap and a munmap each
+        import numpy  # noqa: F401
+
     value = getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
     globals()[name] = value  # later look-ups skip this function
     return value

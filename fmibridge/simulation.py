@@ -28,22 +28,23 @@ from .core.recorder import recording
 from .core.records import Status
 from .core.result import Result
 from .core.span import check_count, check_span, check_step
-from .core.system import Edge, Guard, HybridSystem, Mode
+from .core.system import HybridSystem, Mode
 from .core.time_limit import time_limit
 from .flows.base import VectorField
 from .flows.fmi import logged_calls, printed_log
-from .flows.input_table import InputTable
 from .flows.native import NativeFlow
 from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
+    from .core.edges import Edge
+    from .core.guards import Guard
     from .flows.fmu_archive import FmuArchive
     from .methods.completion import Completion
 
 Keywords = Mapping[str, Any]  # simulate's keywords as given, by name
 Model: TypeAlias = "str | Path | FmuArchive | HybridSystem"
-GuardSpec = Edge | tuple[Guard | Callable, Callable]
+GuardSpec: TypeAlias = "Edge | tuple[Guard | Callable, Callable]"
 JACOBIAN_STEP = 2.0**-26  # forward differences of `is_stiff`: about sqrt(eps)
 GRID_RTOL = 1e-9  # an output time this near (per interval) to stop_time is it
 MAX_OUTPUT_INTERVALS = 1000  # FMPy 0.3's simulateME/simulateCS default grid
@@ -470,6 +471,8 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
     """`system` (one mode) with extra edges, declared before its own."""
     if not guards:
         return system
+    from .core.edges import Edge  # loaded where guards are given
+
     (mode,) = system.modes.values()
     edges = []
     for k, item in enumerate(guards):
@@ -765,6 +768,8 @@ def input_values(data: object) -> dict[str, object]:
         return {}
     if isinstance(data, Mapping):
         return dict(data)
+    from .flows.input_table import InputTable  # loaded where a table is given
+
     if isinstance(data, np.ndarray) and data.dtype.names:
         t_name, *names = data.dtype.names
         return {n: InputTable(data[t_name], data[n], n) for n in names}

@@ -58,6 +58,7 @@ def test_each_python_example_runs_on_its_own(
         "fmibridge.core.output_grid",
         "fmibridge.core.result",
         "fmibridge.core.system",
+        "fmibridge.core.guards",
         "fmibridge.flows.input_table",
     ],
 )

@@ -135,6 +135,8 @@ ABOVE_THE_WALL = (
     "fmibridge.core.recorder",
     "fmibridge.core.result",
     "fmibridge.core.system",
+    "fmibridge.core.edges",
+    "fmibridge.core.guards",
 )
 
 
@@ -254,7 +256,8 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     """`fmibridge.simulate_fmu` of an FMU with both interfaces runs
     Co-Simulation and keeps FMPy's grid rows (no event rows) without loading
     numpy.ma (np.isin's first call imports it), pandas, scipy, the units (it
-    converts none) or CVODE's modules."""
+    converts none), the guards and input tables (a plain FMU run has none) or
+    CVODE's modules."""
     fmu = fmu_dir / "BouncingBallEvents.fmu"
     code = (
         "import sys, fmibridge\n"
@@ -265,7 +268,14 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     import fmpy
 
     assert int(rows) == len(fmpy.simulate_fmu(fmu))  # FMPy's grid, no event rows
-    unused = {"numpy.ma", "pandas", "scipy", "fmibridge.core.units"}
+    unused = {
+        "numpy.ma",
+        "pandas",
+        "scipy",
+        "fmibridge.core.units",
+        "fmibridge.core.guards",
+        "fmibridge.flows.input_table",
+    }
     assert sorted((unused | set(NOT_WITHOUT_CVODE)) & set(modules)) == []
 
 

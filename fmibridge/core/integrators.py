@@ -35,7 +35,7 @@ ROOT_IMAG = 1e-9
 STABLE_SAFETY = 0.9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its own __repr__, shorter
 class Scheme:
     """An explicit Runge-Kutta scheme given by its Butcher tableau.
 

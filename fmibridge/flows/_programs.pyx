@@ -30,7 +30,9 @@ import numpy as np
 from ..core._functions cimport Function
 
 
-cpdef enum Op:
+# The machine's instructions: C constants, and plain ints of this module that
+# `formats.expressions` emits (a named cpdef enum builds an IntEnum at each import).
+cpdef enum:
     CONST = 0  # push consts[arg], a float
     VAR = 1  # push V[arg]
     NEG = 2
@@ -60,7 +62,7 @@ cpdef enum Op:
     HYPOT = 26  # math.hypot of the top arg values
 
 
-cpdef enum Failure:
+cdef enum Failure:
     ZERO_DIVISION = 1
     DOMAIN = 2
     OVERFLOW = 3

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core._functions import CAddress, Function, PythonVector
 from ..core.errors import FmibridgeError
-from ..core.system import GuardEntry, VectorGuard
+from ..core.guards import GuardEntry, VectorGuard
 from .base import VectorField, checked_names
 
 # What `compiled` compiles (signatures: `signatures`); `Q_KINDS` are a Lagrangian

@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, Generic, NoReturn, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    ClassVar,
+    Generic,
+    NoReturn,
+    TypeAlias,
+    TypeGuard,
+    TypeVar,
+    cast,
+)
 
 import numpy as np
 
@@ -34,7 +44,7 @@ from ..core.errors import (
 from ..core.integrators import Scheme
 from ..core.numbers import finite, is_real, positive
 from ..core.records import TIME_RTOL
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.system import HybridSystem, Mode
 from ._cosim import FmuStepper, Readings, keep_last
 from ._fmi import FmiFunctions
 from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
@@ -48,9 +58,12 @@ from .fmi import (
     StepEnd,
 )
 from .fmu_archive import INTS, NUMERIC_TYPES, FmuArchive, Variable
-from .input_table import InputTable, jump_times
 
-InputValue = float | Callable[[float], float] | InputTable
+if TYPE_CHECKING:
+    from ..core.edges import Edge
+    from .input_table import InputTable
+
+InputValue: TypeAlias = "float | Callable[[float], float] | InputTable"
 InstanceT = TypeVar("InstanceT", bound=FmiInstance)
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)
@@ -95,6 +108,13 @@ def _element_names(variables: Sequence[Variable]) -> tuple[str, ...]:
 def _is_discrete(variable: Variable) -> bool:
     """True for an input that changes only at events (not a continuous real)."""
     return variable.variability == "discrete" or variable.type not in REAL_TYPES
+
+
+def _is_table(value: object) -> TypeGuard[InputTable]:
+    """isinstance(value, InputTable) without loading `flows.input_table`: a run
+    given no table never loads it, and until it is loaded nothing is one."""
+    module = sys.modules.get(f"{__package__}.input_table")
+    return module is not None and isinstance(value, module.InputTable)
 
 
 class _Reader:
@@ -180,7 +200,7 @@ class _FmuFlow(Generic[InstanceT]):
         names = self.archive.state_names if states is None else states
         self._take_states([self._variable(n, "state") for n in names])
         checked = self._check_inputs(inputs or {})
-        tables = {vr: vu for vr, vu in checked.items() if isinstance(vu[1], InputTable)}
+        tables = {vr: vu for vr, vu in checked.items() if _is_table(vu[1])}
         # continuous real inputs: set at every evaluation
         self._inputs = {vr: vu for vr, vu in checked.items() if not _is_discrete(vu[0])}
         self._discrete_inputs = {  # held constant: set in Initialization Mode only
@@ -192,7 +212,11 @@ class _FmuFlow(Generic[InstanceT]):
             vr: vu for vr, vu in tables.items() if _is_discrete(vu[0])
         }
         self._driven = {**self._inputs, **self._discrete_tables}  # set in a run
-        self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables.values()])
+        self._jumps = np.empty(0)  # the tables' jumps: their module is loaded if any
+        if tables:
+            from .input_table import jump_times
+
+            self._jumps = jump_times([(u, _is_discrete(v)) for v, u in tables.values()])
         self._start = {
             **self._check_settable(parameters or {}, "parameter"),
             **self._check_settable(start or {}, "start value"),
@@ -308,12 +332,12 @@ class _FmuFlow(Generic[InstanceT]):
                     f"{variable.type}; a function of time drives continuous scalar "
                     f"real inputs only (give a number, or a table: it is held)."
                 )
-            if isinstance(value, InputTable) and variable.shape:
+            if _is_table(value) and variable.shape:
                 raise FmibridgeError(
                     f"{self.path}: input {name!r} is an array; a table drives "
                     f"scalar inputs only."
                 )
-            if isinstance(value, InputTable):
+            if _is_table(value):
                 for u in np.unique(value.u).tolist():
                     self._number(variable, u, "input")
             elif not callable(value):
@@ -347,7 +371,7 @@ class _FmuFlow(Generic[InstanceT]):
 
     def _value_at(self, u: InputValue, t: float, *, held: bool) -> object:
         """An input's value at t (a table's after its jump where it ran at t)."""
-        if isinstance(u, InputTable):
+        if _is_table(u):
             t_state, t_jump = self._passed
             if t == t_state:
                 return u.value(t_jump, held=held, after=True)
@@ -476,10 +500,10 @@ class ModelExchangeFlow(_FmuFlow[ModelExchangeInstance], VectorField):
 
     def _input_source(self, u: InputValue) -> object:
         """A number, a Function of t (`engine_entry`), or a Python u(t)."""
-        if isinstance(u, InputTable):
+        if _is_table(u):
             return lambda t: self._value_at(u, t, held=False)
         if not callable(u):
-            return float(u)
+            return float(cast(float, u))  # a number: a table returned above
         entry = getattr(u, "engine_entry", None)
         found = entry(0) if entry is not None else None
         if found is not None and found[1] == 0 and found[0].n_out == 1:
@@ -780,7 +804,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         calls = (self.instance.functions, [v.vr for v in self._state_variables])
         sources = [  # the inputs as (vr, times, values, held), a number as one row
             (vr, u.t, u.u, _is_discrete(v))
-            if isinstance(u, InputTable)
+            if _is_table(u)
             else (vr, np.zeros(1), np.array([u], dtype=float), _is_discrete(v))
             for vr, (v, u) in self._driven.items()
         ]
@@ -793,9 +817,10 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
             return "states other than scalar reals"
         if any(v.shape for v in self._recorded_variables):
             return "recorded outputs that are arrays"
-        numbers = InputTable | int | float
         if any(
-            v.type not in C_REALS or v.shape or not isinstance(u, numbers)
+            v.type not in C_REALS
+            or v.shape
+            or not (isinstance(u, int | float) or _is_table(u))
             for v, u in self._driven.values()
         ):
             return "inputs other than tables and numbers of scalar reals"
@@ -852,7 +877,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
     @functools.cached_property
     def _reads_jumps(self) -> bool:
         """True if a recorded output may depend directly on an input table."""
-        tables = {v.name for v, u in self._driven.values() if isinstance(u, InputTable)}
+        tables = {v.name for v, u in self._driven.values() if _is_table(u)}
         return bool(tables) and any(
             (inputs := self.archive.feedthrough(v.name)) is None or inputs & tables
             for v in self._recorded_variables
@@ -1234,6 +1259,9 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
     mode. Other flows have none (Co-Simulation handles them in doStep)."""
     if not isinstance(flow, ModelExchangeFlow):
         return ()
+    from ..core.edges import Edge  # loaded where edges are: a CS run has none
+    from ..core.guards import Guard
+
     return tuple(
         Edge(
             Guard(flow.event_indicator(i), "either", reset_at="beyond"),

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.edges import Edge
 from ..core.errors import AdapterError, ExpressionError, FmibridgeError
+from ..core.guards import DIRECTIONS, Guard
 from ..core.numbers import is_number
 from ..core.result import Result
-from ..core.system import DIRECTIONS, Edge, Guard, HybridSystem
+from ..core.system import HybridSystem
 from ..flows.base import Flow
 from ..flows.mode_inputs import mode_inputs
 from ..methods import Method, method_named

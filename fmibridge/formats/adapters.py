@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import AdapterError, FmibridgeError, did_you_mean
+from ..core.guards import UnilateralConstraint
 from ..core.numbers import is_number
 from ..core.span import check_span, check_step
-from ..core.system import HybridSystem, Mode, UnilateralConstraint
+from ..core.system import HybridSystem, Mode
 from ..flows._programs import program_function
 from ..flows.cosim_master import Communication, CoupledCoSimulation
 from ..flows.coupled import CoupledModelExchange, couple

@@ -21,24 +21,24 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..core.errors import ExpressionError, FmibridgeError
+from ..flows import _programs as _op  # the machine's instructions: _op.ADD, ...
 from ..flows._programs import ONE_ARGUMENT, REASONS, TWO_ARGUMENTS, Program
-from ..flows._programs import Op as _Op  # the machine's instructions
 
 BINARY = {
-    ast.Add: _Op.ADD,
-    ast.Sub: _Op.SUB,
-    ast.Mult: _Op.MUL,
-    ast.Div: _Op.DIV,
-    ast.Mod: _Op.MOD,
-    ast.FloorDiv: _Op.FLOORDIV,
+    ast.Add: _op.ADD,
+    ast.Sub: _op.SUB,
+    ast.Mult: _op.MUL,
+    ast.Div: _op.DIV,
+    ast.Mod: _op.MOD,
+    ast.FloorDiv: _op.FLOORDIV,
 }
 COMPARE = {
-    ast.Eq: _Op.EQ,
-    ast.NotEq: _Op.NE,
-    ast.Lt: _Op.LT,
-    ast.LtE: _Op.LE,
-    ast.Gt: _Op.GT,
-    ast.GtE: _Op.GE,
+    ast.Eq: _op.EQ,
+    ast.NotEq: _op.NE,
+    ast.Lt: _op.LT,
+    ast.LtE: _op.LE,
+    ast.Gt: _op.GT,
+    ast.GtE: _op.GE,
 }
 # The largest integer a float holds exactly: beyond it Python's integers and the
 # machine's floats differ.
@@ -82,49 +82,49 @@ class _Emitter:
         value = cast(float, node.value)  # a number: `_check_node` checked it
         self.consts.append(float(value))
         is_float = isinstance(value, float)
-        self.add(_Op.CONST if is_float else _Op.INT, len(self.consts) - 1)
+        self.add(_op.CONST if is_float else _op.INT, len(self.consts) - 1)
         return None if is_float else abs(float(value))  # a folded comparison
 
     def emit_Name(self, node: ast.Name) -> None:
         if node.id not in self.names:
             self.names.append(node.id)
-        self.add(_Op.VAR, self.names.index(node.id))
+        self.add(_op.VAR, self.names.index(node.id))
 
     def emit_UnaryOp(self, node: ast.UnaryOp) -> float | None:
         bound = self.emit(node.operand)
         if isinstance(node.op, ast.Not):
-            self.add(_Op.NOT)
+            self.add(_op.NOT)
             return 1.0
         if isinstance(node.op, ast.USub):
-            self.add(_Op.NEG)
+            self.add(_op.NEG)
         return bound  # +x is x
 
     def emit_BinOp(self, node: ast.BinOp) -> float | None:
         a, b = self.emit(node.left), self.emit(node.right)
         op = BINARY[type(node.op)]
         self.add(op)
-        if a is None or b is None or op == _Op.DIV:
+        if a is None or b is None or op == _op.DIV:
             return None
-        if op in (_Op.ADD, _Op.SUB):
+        if op in (_op.ADD, _op.SUB):
             return a + b
-        if op == _Op.MUL:
+        if op == _op.MUL:
             return a * b
-        return b if op == _Op.MOD else a  # |a // b| <= |a| for integers b != 0
+        return b if op == _op.MOD else a  # |a // b| <= |a| for integers b != 0
 
     def emit_Call(self, node: ast.Call) -> float | None:
         name, args = cast(ast.Name, node.func).id[:-2], node.args  # "sin()" -> "sin"
         bounds = [self.emit(arg) for arg in args]
         if name == "pow":
-            self.add(_Op.POW)
+            self.add(_op.POW)
         elif name in ("min", "max"):
-            self.add(_Op.MIN if name == "min" else _Op.MAX, len(args))
+            self.add(_op.MIN if name == "min" else _op.MAX, len(args))
             return _largest(*bounds)  # one of the arguments, as it is
         elif name == "hypot":
-            self.add(_Op.HYPOT, len(args))
+            self.add(_op.HYPOT, len(args))
         elif len(args) == 2 and name in TWO_ARGUMENTS:
-            self.add(_Op.CALL2, TWO_ARGUMENTS.index(name))
+            self.add(_op.CALL2, TWO_ARGUMENTS.index(name))
         else:
-            self.add(_Op.CALL1, ONE_ARGUMENT.index(name))
+            self.add(_op.CALL1, ONE_ARGUMENT.index(name))
         return None
 
     def emit_Compare(self, node: ast.Compare) -> float:
@@ -135,14 +135,14 @@ class _Emitter:
             self.emit(right)
             self.add(COMPARE[type(op)])
             if k < len(node.ops) - 1:
-                exits.append(self.add(_Op.AND))
+                exits.append(self.add(_op.AND))
             left = right
         for jump in exits:
             jump[1] = len(self.code)
         return 1.0
 
     def emit_BoolOp(self, node: ast.BoolOp) -> float | None:
-        op = _Op.AND if isinstance(node.op, ast.And) else _Op.OR
+        op = _op.AND if isinstance(node.op, ast.And) else _op.OR
         exits, bounds = [], []
         for k, value in enumerate(node.values):
             bounds.append(self.emit(value))
@@ -154,9 +154,9 @@ class _Emitter:
 
     def emit_IfExp(self, node: ast.IfExp) -> float | None:
         self.emit(node.test)
-        to_else = self.add(_Op.IF_FALSE)
+        to_else = self.add(_op.IF_FALSE)
         body = self.emit(node.body)
-        to_end = self.add(_Op.JUMP)
+        to_end = self.add(_op.JUMP)
         to_else[1] = len(self.code)
         orelse = self.emit(node.orelse)
         to_end[1] = len(self.code)

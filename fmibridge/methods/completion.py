@@ -24,12 +24,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core._functions import PythonScalars, PythonVector
+from ..core.edges import Edge
 from ..core.errors import FmibridgeError
+from ..core.guards import Guard
 from ..core.integrators import Scheme
 from ..core.recorder import Recorder
 from ..core.records import Event, State, Status, Step
 from ..core.result import Result
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.system import HybridSystem, Mode
 from ..flows.base import VectorField
 from ..flows.stiff import Stiff
 from ._completion import (

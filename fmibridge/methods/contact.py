@@ -19,7 +19,8 @@ import numpy as np
 
 from ..core._functions import Function, Gathered, PythonVector
 from ..core.errors import FmibridgeError
-from ..core.system import HybridSystem, UnilateralConstraint
+from ..core.guards import UnilateralConstraint
+from ..core.system import HybridSystem
 from ..flows.base import Flow, ForcedVectorField, VectorField, python_force
 from ..flows.compiled import c_function, engine_entry, is_compiled
 from . import _contact

@@ -24,9 +24,10 @@ import numpy as np
 
 from ..core._functions import Function
 from ..core.errors import FmibridgeError
+from ..core.guards import GuardEntry, VectorGuard
 from ..core.recorder import Recorder
 from ..core.records import State, Status, Step
-from ..core.system import GuardEntry, HybridSystem, Mode, VectorGuard
+from ..core.system import HybridSystem, Mode
 from ..flows.base import VectorField
 from ..flows.compiled import (
     _name_of,

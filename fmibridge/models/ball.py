@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 
+from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.system import Edge, Guard, HybridSystem, Mode, UnilateralConstraint
+from ..core.guards import Guard, UnilateralConstraint
+from ..core.system import HybridSystem, Mode
 from ..flows.native import NativeFlow
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.guards import Guard
+from ..core.system import HybridSystem, Mode
 from ..flows.cosim_master import Communication
 from ..flows.coupled import couple
 from ..flows.fmu import open_fmu

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.edges import Edge
+from ..core.guards import Guard
+from ..core.system import HybridSystem, Mode
 from ..flows.base import Flow
 from ..flows.native import NativeFlow
 

@@ -25,7 +25,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.edges import Edge
+from ..core.guards import Guard
+from ..core.system import HybridSystem, Mode
 from ..flows.native import NativeFlow
 
 __all__ = ["LEGS", "PronkParams", "contact_intervals", "pronk"]

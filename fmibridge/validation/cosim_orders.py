@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.system import Edge, Guard, HybridSystem, Mode
+from ..core.edges import Edge
+from ..core.guards import Guard
+from ..core.system import HybridSystem, Mode
 from ..flows.cosim_master import Communication
 from ..flows.coupled import couple
 from ..flows.fmu import open_fmu
