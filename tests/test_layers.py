@@ -256,7 +256,7 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     """`fmibridge.simulate_fmu` of an FMU with both interfaces runs
     Co-Simulation and keeps FMPy's grid rows (no event rows) without loading
     numpy.ma (np.isin's first call imports it), pandas, scipy, the units (it
-    converts none), the guards and input tables (a plain FMU run has none) or
+    converts none), the edges, guards and input tables (a plain FMU run has none) or
     CVODE's modules."""
     fmu = fmu_dir / "BouncingBallEvents.fmu"
     code = (
@@ -273,6 +273,7 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
         "pandas",
         "scipy",
         "fmibridge.core.units",
+        "fmibridge.core.edges",
         "fmibridge.core.guards",
         "fmibridge.flows.input_table",
     }

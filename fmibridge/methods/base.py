@@ -29,7 +29,7 @@ from ..core.recorder import Recorder
 from ..core.records import TIME_RTOL, State, Step
 from ..core.result import Result
 from ..core.span import check_count
-from ..core.system import Edge, HybridSystem, Mode
+from ..core.system import HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
 from ._mode import COARSE_RTOL, compiled_mode
@@ -38,6 +38,7 @@ from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
 if TYPE_CHECKING:
+    from ..core.edges import Edge
     from ..flows.stiff import Stiff
 
 # A fixed step's local error estimate above this fraction of its state's scale
