@@ -133,17 +133,17 @@ def test_a_walk_calls_no_python_per_output_time_and_reads_its_method_once(
 def test_a_run_enters_compiled_code_once_and_the_watchdog_sees_each_event(
     method, monkeypatch
 ):
-    """`Method.run` makes one compiled call (`_walk.drive`): the Python
-    `Method._attempt` is never called, and the watchdog is called back after
+    """`Method.run` makes one compiled call (`_walk.drive`), which takes the
+    walk in C: the Python route to it (`base.attempt`, through
+    `Method._attempt`) is never taken, and the watchdog is called back after
     each of the walk's returns, at least once per impact (six in 3 s)."""
+    from fmibridge.methods import base
     from fmibridge.methods.watchdog import Watchdog
 
     calls: list[str] = []
-    attempt, check = type(method)._attempt, Watchdog.check
+    attempt, check = base.attempt, Watchdog.check
     monkeypatch.setattr(
-        type(method),
-        "_attempt",
-        lambda self, *args: calls.append("attempt") or attempt(self, *args),
+        base, "attempt", lambda *args: calls.append("attempt") or attempt(*args)
     )
     monkeypatch.setattr(
         Watchdog,
@@ -156,3 +156,22 @@ def test_a_run_enters_compiled_code_once_and_the_watchdog_sees_each_event(
     np.testing.assert_allclose(
         result.event_times, bouncing_ball_impacts(6), rtol=0, atol=1e-5
     )
+
+
+def test_a_subclass_that_attempts_its_own_way_is_called_and_runs_the_same():
+    """A Halving subclass with its own `_attempt` is attempted through it (the
+    compiled loop does not bypass it), and its run is Halving's."""
+    import dataclasses
+
+    seen: list[float] = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Counted(Halving):
+        def _attempt(self, system, state, t_end, log):
+            seen.append(state.t)
+            return super()._attempt(system, state, t_end, log)
+
+    plain = Halving(h=1e-3).run(ball()[0], 3.0)
+    counted = Counted(h=1e-3).run(ball()[0], 3.0)
+    assert len(seen) >= len(counted.events) == 6
+    assert np.array_equal(counted.t, plain.t) and np.array_equal(counted.x, plain.x)

@@ -19,6 +19,7 @@ def drive(
     watch: Any,
     tolerance: tuple[float, float] | None,
     hooked: frozenset[str],
+    kind: type[Walk] | None,
 ) -> tuple[Any, str]: ...
 def attempt(
     kind: type[Walk],

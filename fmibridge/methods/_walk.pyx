@@ -164,15 +164,15 @@ cdef class Walk:
 
 
 def drive(method, system, state, double t_end, log, update, grid, watch, tolerance,
-          frozenset hooked):
+          frozenset hooked, type kind):
     """Attempt `method`'s steps and the flows' own events from `state` until a stop;
     return (status, detail). A time event at t_end runs before the end (as in
     FMPy). `tolerance`: the run's (rtol, atol), None for fixed steps; `hooked`:
-    the modes whose flows schedule events or ask for them after a step."""
+    the modes whose flows schedule events or ask for them after a step; `kind`:
+    the walk that takes the method's steps in C, else None (`method._attempt`)."""
     cdef double h = method.h, t_event
     cdef double end = t_end - reach_tol(t_end, h)  # `reached`
     cdef long max_steps = method.max_steps, max_events = method.max_events, _k
-    cdef type kind = method.walk
     cdef bint is_due
     deadline = time_limit.current()  # simulate(timeout=...): wall time
     modes, scheme = system.modes, method.scheme
@@ -198,7 +198,7 @@ def drive(method, system, state, double t_end, log, update, grid, watch, toleran
         if is_due:
             state = _flow_event(state, flow, "time_event", log)
             continue
-        if grid is not None and kind is None:
+        if grid is not None and method.walk is None:  # a walk ends steps on it
             t_event = min(t_event, grid.next_after(state.t, log.tol))
         t_event = min(t_event, watch.step_limit(flow))  # a series' horizon
         try:

@@ -169,6 +169,7 @@ class Method:
                 watch,
                 self.tolerance(system),
                 _hooked(system),
+                self._walk_in_c(),
             )
         rested = watch.finish(log)
         provenance = {**self._provenance(system, t_end, wall), **rested}
@@ -234,6 +235,11 @@ class Method:
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
         """Extra columns this method records (none by default)."""
         return ()
+
+    def _walk_in_c(self) -> type[Walk] | None:
+        """The walk `_walk.drive` calls directly: this method's, unless it (a
+        subclass) attempts its steps its own way (`_attempt`)."""
+        return self.walk if type(self)._attempt is Method._attempt else None
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
