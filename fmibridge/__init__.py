@@ -51,10 +51,8 @@ def __getattr__(name: str) -> object:
     if name not in _PUBLIC:
         raise AttributeError(f"module 'fmibridge' has no attribute {name!r}")
     if _PUBLIC[name] != "core.errors":  # the one that needs no numpy
-        # numpy first, from this shallow frame: CPython 3.11 keeps the frames in
-        # 16 KB chunks and frees a chunk when the call that entered it returns, so
-        # numpy's import (thousands of calls) nested under fmibridge's modules
-        # crossed a chunk's edge hundreds of times, an mmap and a munmap each
+        # numpy first, from this shallow frame: imported deep in fmibridge's
+        # modules it starts slower on CPython 3.11 (commit fbd20fe)
         import numpy  # noqa: F401
 
     value = getattr(import_module(f".{_PUBLIC[name]}", __name__), name)

@@ -232,3 +232,12 @@ def test_units_defined_differently_are_refused_naming_both(fmu_dir, tmp_path):
         "'Nm' is kg.m2.s-2, 'N.m' is kg.m.s-2",
     ):
         assert part in message
+
+
+def test_an_unknown_interface_for_an_ssp_is_an_ssp_error_naming_the_file(flat):
+    """`interface` is read in any case; an unknown one is the SSP's error
+    (SspError, as every problem of an SSP run), naming the file and the
+    spelling meant."""
+    with pytest.raises(SspError, match=r"ControlledStop\.ssp: .*got 'cosim'"):
+        ssp_system(flat, interface="cosim")
+    assert ssp_system(flat, interface="CS").name == ssp_system(flat).name

@@ -110,10 +110,13 @@ def _is_discrete(variable: Variable) -> bool:
     return variable.variability == "discrete" or variable.type not in REAL_TYPES
 
 
+_INPUT_TABLE = f"{__package__}.input_table"
+
+
 def _is_table(value: object) -> TypeGuard[InputTable]:
     """isinstance(value, InputTable) without loading `flows.input_table`: a run
     given no table never loads it, and until it is loaded nothing is one."""
-    module = sys.modules.get(f"{__package__}.input_table")
+    module = sys.modules.get(_INPUT_TABLE)
     return module is not None and isinstance(value, module.InputTable)
 
 

@@ -362,12 +362,16 @@ def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
     aliases are `Alias` elements). Warn where two non-constant FMI 2.0 aliases
     of one type both have a start value (at most one may, FMI 2.0, Sec. 2.2.7):
     the FMU runs as fmpy runs it, but a get of either reads the other's value."""
-    seen: dict[tuple[str, int], str] = {}  # (type or "", vr) -> first name
+    seen: dict[tuple[str, int], Any] = {}  # (type or "", vr) -> first element
     for element in root.iterfind("ModelVariables/*"):
-        name, text = element.get("name"), element.get("valueReference") or ""
-        if not (text.isdigit() and int(text) <= VR_MAX):
+        name, text = element.get("name"), element.get("valueReference")
+        try:
+            vr = int(text or "")  # xs:unsignedInt: an optional sign, spaces
+        except ValueError:
+            vr = -1
+        if not 0 <= vr <= VR_MAX:
             raise FmibridgeError(
-                f"{path}: variable {name!r} has valueReference {text or None!r}; it "
+                f"{path}: variable {name!r} has valueReference {text!r}; it "
                 f"must be an integer from 0 to {VR_MAX} (the FMU is malformed)."
             )
         if fmi_version == "1.0":
@@ -378,10 +382,13 @@ def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
         ):
             continue  # an FMI 2.0 alias without a start value, or a constant
         kind = "" if typed is None else ALIAS_TYPES.get(typed.tag, typed.tag)
-        first = seen.setdefault((kind, int(text)), name)
-        if first == name:
+        first = seen.setdefault((kind, vr), element)
+        if first is element:
             continue
-        shared = f"{path}: variables {first!r} and {name!r} share valueReference {text}"
+        shared = (
+            f"{path}: variables {first.get('name')!r} and {name!r} share "
+            f"valueReference {vr}"
+        )
         if typed is None:
             raise FmibridgeError(
                 f"{shared}; a get of one reads the other (the FMU is malformed)."

@@ -535,7 +535,10 @@ def _unpacked(
     path: Path, interface: str | None = None
 ) -> Iterator[tuple[SystemStructure, dict[str, Path]]]:
     """Yield the structure (`interface` checked) and {component: its FMU, copied}."""
-    wanted = None if interface is None else interface_type(interface)
+    try:
+        wanted = None if interface is None else interface_type(interface)
+    except FmibridgeError as exc:  # an SspError, as every problem of an SSP run
+        raise SspError(f"{path}: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="fmibridge_ssp_") as tmp:
         with _archive(path) as archive:
             structure = _structure(archive, path)
