@@ -229,7 +229,8 @@ def test_import_fmibridge_loads_nothing_heavy():
 
 def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
     """`fmibridge.simulate` on an FMU loads fmpy and its method, not the SSP
-    reader, the other methods, pandas, scipy or the package metadata."""
+    reader, the other methods, the coupled right-hand side, pandas, scipy or the
+    package metadata."""
     fmu = fmu_dir / "BouncingBallEvents.fmu"
     code = (
         "import sys, fmibridge\n"
@@ -241,6 +242,7 @@ def test_an_fmu_run_loads_only_what_it_needs(fmu_dir):
     assert "fmpy" in modules and "fmibridge.methods.halving" in modules
     unused = {
         "fmibridge.formats.ssp",
+        "fmibridge.flows._coupled",
         "fmibridge.methods.completion",
         "fmibridge.methods.relaxation",
         "fmibridge.methods.unilateral",
@@ -256,8 +258,8 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
     """`fmibridge.simulate_fmu` of an FMU with both interfaces runs
     Co-Simulation and keeps FMPy's grid rows (no event rows) without loading
     numpy.ma (np.isin's first call imports it), pandas, scipy, the units (it
-    converts none), the edges, guards and input tables (a plain FMU run has none) or
-    CVODE's modules."""
+    converts none), the edges, guards and input tables (a plain FMU run has none),
+    the coupled right-hand side (one FMU couples nothing) or CVODE's modules."""
     fmu = fmu_dir / "BouncingBallEvents.fmu"
     code = (
         "import sys, fmibridge\n"
@@ -276,6 +278,7 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
         "fmibridge.core.edges",
         "fmibridge.core.guards",
         "fmibridge.flows.input_table",
+        "fmibridge.flows._coupled",
     }
     assert sorted((unused | set(NOT_WITHOUT_CVODE)) & set(modules)) == []
 

@@ -1,12 +1,10 @@
 """Signatures of the compiled module, for type checkers (the code is the .pyx)."""
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from fmibridge.core._functions import Function
-from fmibridge.flows._fmi import FmiFunctions
 from fmibridge.flows._fmu import FmuCalls
 
 class Part:
@@ -21,17 +19,6 @@ class FmuPart(Part):
     def __init__(
         self, start: int, derivatives: Function, calls: FmuCalls, placed: bool
     ) -> None: ...
-
-class Ports:
-    n: int
-    def __init__(self, n: int, reader: Any = ..., writer: Any = ...) -> None: ...
-
-class RealPorts(Ports):
-    def __init__(
-        self, fmi: FmiFunctions, vrs: Any, touched: Callable[[], None] | None = ...
-    ) -> None: ...
-    def get(self) -> np.ndarray: ...
-    def set(self, values: Any) -> None: ...
 
 class Step:
     def __init__(self, kind: str, target: Any, slots: Any = ...) -> None: ...

@@ -7,7 +7,7 @@ its own `Function`. Every RK stage evaluates this: no co-simulation error.
 """
 
 from ..core._functions cimport Function, new_array
-from ._fmi cimport FmiFunctions
+from ._fmi cimport Ports
 from ._fmu cimport FmuCalls
 
 import numpy as np
@@ -46,64 +46,6 @@ cdef class FmuPart(Part):
         if self.placed:
             self.calls.set_point(t, x if self.n else &self.calls.x[0])
         return 0
-
-
-cdef class Ports:
-    """A fixed list of one component's ports, read (`read`) through a Python
-    `reader` or set (`write`) through a `writer`."""
-
-    cdef readonly Py_ssize_t n
-    cdef object reader, writer
-
-    def __init__(self, Py_ssize_t n, reader=None, writer=None):
-        self.n, self.reader, self.writer = n, reader, writer
-
-    cdef int read(self, double* values) except -1:
-        cdef double[::1] read = np.ascontiguousarray(self.reader(), dtype=float)
-        cdef Py_ssize_t i
-        for i in range(self.n):
-            values[i] = read[i]
-        return 0
-
-    cdef int write(self, const double* values) except -1:
-        self.writer(new_array(values, self.n))
-        return 0
-
-
-cdef class RealPorts(Ports):
-    """Real variables `vrs` of an FMU instance, got and set through its C calls
-    `fmi`: by the coupled rhs, and from Python (`get`, `set`; `touched()` before
-    a set, where given: the instance's compiled calls set their point again)."""
-
-    cdef FmiFunctions fmi
-    cdef unsigned int[::1] vrs
-    cdef double[::1] values
-    cdef object touched
-
-    def __init__(self, FmiFunctions fmi, vrs, touched=None):
-        self.fmi, self.n, self.touched = fmi, len(vrs), touched
-        self.vrs = np.array(list(vrs) or [0], dtype=np.uintc)
-        self.values = np.zeros(max(self.n, 1))
-
-    cdef int read(self, double* values) except -1:
-        return self.fmi.get_reals(&self.vrs[0], self.n, values)
-
-    cdef int write(self, const double* values) except -1:
-        return self.fmi.set_reals(&self.vrs[0], self.n, values)
-
-    def get(self):
-        """Return the variables' current values."""
-        self.read(&self.values[0])
-        return np.array(self.values[: self.n])
-
-    def set(self, values):
-        """Set the variables to `values`."""
-        cdef double[::1] given = np.ascontiguousarray(values, dtype=float)
-        if self.n:
-            if self.touched is not None:
-                self.touched()
-            self.values[: self.n] = given
-            self.write(&self.values[0])
 
 
 cdef enum:

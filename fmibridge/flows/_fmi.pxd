@@ -2,7 +2,8 @@
 # standard's headers (fmus/include, found by setup.py): FMI 2.0's
 # fmi2FunctionTypes.h (FMI 1.0's calls, and FMI 3.0's Model Exchange calls, have
 # the same C shapes), FMI 1.0's fmi1Functions.h where its char fmiBoolean differs
-# (doStep, getBoolean) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`).
+# (doStep, getBoolean) and FMI 3.0's fmi3FunctionTypes.h (`_fmi.pyx`); and the
+# ports a compiled loop reads and writes, an FMU instance's through these calls.
 
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
@@ -157,3 +158,10 @@ cdef class FmiFunctions:
     cdef int _get_values(self, Element kind, void* fn, const unsigned int* vrs,
                          size_t n, void* out) noexcept nogil
     cdef int _do_step(self, double t, double h, StepEnd* end) noexcept nogil
+
+
+cdef class Ports:
+    cdef readonly Py_ssize_t n
+    cdef object reader, writer
+    cdef int read(self, double* values) except -1
+    cdef int write(self, const double* values) except -1

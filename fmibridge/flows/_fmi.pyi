@@ -3,6 +3,8 @@
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 ROLES: tuple[str, ...]
 STATUS_NAMES: tuple[str, ...]
 ELEMENTS: tuple[str, ...]
@@ -22,3 +24,14 @@ class FmiFunctions:
 
 class Fmi1Functions(FmiFunctions): ...
 class Fmi3Functions(FmiFunctions): ...
+
+class Ports:
+    n: int
+    def __init__(self, n: int, reader: Any = ..., writer: Any = ...) -> None: ...
+
+class RealPorts(Ports):
+    def __init__(
+        self, fmi: FmiFunctions, vrs: Any, touched: Callable[[], None] | None = ...
+    ) -> None: ...
+    def get(self) -> np.ndarray: ...
+    def set(self, values: Any) -> None: ...

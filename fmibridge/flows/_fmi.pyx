@@ -5,12 +5,18 @@ A status above warning raises `error(name, status)`; doStep's status goes back
 to its caller. Where `logger` is set (FMPy's `fmi_call_logger`), each call is
 logged as FMPy logs its own: ``fmi2SetTime(c=0x55d0c3a0, time=0.5) -> OK``.
 
+A component's ports, as compiled loops read and set them (`Ports`), are an FMU
+instance's Real variables through these calls (`RealPorts`), or Python
+callables for other components.
+
 References
 ----------
 FMI 2.0.4, sections 2.1.7 (get and set), 3.2.1 (Model Exchange), 4.2.2
 (fmi2DoStep); FMI 3.0, sections 2.2.6, 3.2 and 4.2 (fmi3DoStep); FMI 1.0 for
 Co-Simulation (fmiDoStep, fmiStatusKind).
 """
+
+from ..core._functions cimport new_array
 
 import numpy as np
 
@@ -263,3 +269,59 @@ cdef class Fmi3Functions(FmiFunctions):
             self.component, t, h, False, &event, &terminate, &early, &end.last)
         end.event, end.terminate, end.early = event, terminate, early
         return status
+
+
+cdef class Ports:
+    """A fixed list of one component's ports, read (`read`) through a Python
+    `reader` or set (`write`) through a `writer` (declared in `_fmi.pxd`, for
+    the loops that take them: `_coupled.Step`)."""
+
+    def __init__(self, Py_ssize_t n, reader=None, writer=None):
+        self.n, self.reader, self.writer = n, reader, writer
+
+    cdef int read(self, double* values) except -1:
+        cdef double[::1] read = np.ascontiguousarray(self.reader(), dtype=float)
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            values[i] = read[i]
+        return 0
+
+    cdef int write(self, const double* values) except -1:
+        self.writer(new_array(values, self.n))
+        return 0
+
+
+cdef class RealPorts(Ports):
+    """Real variables `vrs` of an FMU instance, got and set through its C calls
+    `fmi`: by the coupled rhs, and from Python (`get`, `set`; `touched()` before
+    a set, where given: the instance's compiled calls set their point again)."""
+
+    cdef FmiFunctions fmi
+    cdef unsigned int[::1] vrs
+    cdef double[::1] values
+    cdef object touched
+
+    def __init__(self, FmiFunctions fmi, vrs, touched=None):
+        self.fmi, self.n, self.touched = fmi, len(vrs), touched
+        self.vrs = np.array(list(vrs) or [0], dtype=np.uintc)
+        self.values = np.zeros(max(self.n, 1))
+
+    cdef int read(self, double* values) except -1:
+        return self.fmi.get_reals(&self.vrs[0], self.n, values)
+
+    cdef int write(self, const double* values) except -1:
+        return self.fmi.set_reals(&self.vrs[0], self.n, values)
+
+    def get(self):
+        """Return the variables' current values."""
+        self.read(&self.values[0])
+        return np.array(self.values[: self.n])
+
+    def set(self, values):
+        """Set the variables to `values`."""
+        cdef double[::1] given = np.ascontiguousarray(values, dtype=float)
+        if self.n:
+            if self.touched is not None:
+                self.touched()
+            self.values[: self.n] = given
+            self.write(&self.values[0])

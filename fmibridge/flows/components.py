@@ -18,7 +18,8 @@ from ..core._functions import PythonVector
 from ..core.errors import FmibridgeError
 from ..core.integrators import Scheme
 from ..core.units import UnitDefinition
-from ._coupled import FmuPart, Part, Ports, RealPorts
+from ._coupled import FmuPart, Part
+from ._fmi import Ports, RealPorts
 from .base import Flow, VectorField
 from .fmu import C_REALS, CoSimulationFlow, ModelExchangeFlow
 

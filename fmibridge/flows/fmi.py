@@ -25,8 +25,7 @@ import numpy as np
 
 from ..core import limits
 from ..core.errors import FmibridgeError, FMUError
-from ._coupled import RealPorts
-from ._fmi import STATUS_NAMES, Fmi1Functions, Fmi3Functions, FmiFunctions
+from ._fmi import STATUS_NAMES, Fmi1Functions, Fmi3Functions, FmiFunctions, RealPorts
 from ._fmu import FmuCalls
 from .fmu_archive import INTS, FmuArchive
 
