@@ -84,8 +84,7 @@ Costs = MeasuredCosts  # the interface the decisions read (`MeasuredCosts`)
 
 @dataclass
 class _Saver:
-    """A component that saves its state (a Co-Simulation FMU), with its saves
-    and replays since `plan_undo`."""
+    """A Co-Simulation FMU that saves its state, its saves and replays since then."""
 
     flow: CoSimulationFlow
     where: slice  # its part of the master's state
