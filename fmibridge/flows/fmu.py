@@ -84,10 +84,8 @@ JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".spl
 
 def _stored_range(fmi_type: str, fmi_version: str) -> tuple[float, float, str] | None:
     """(lowest, highest, what) of the floats `fmi_type`'s setter keeps; None: all."""
-    c_type = {"Integer": "Int32", "Enumeration": "Int32", "Float32": "Float32"}
-    if fmi_version == "3.0":
-        c_type["Enumeration"] = "Int64"
-    name = c_type.get(fmi_type, fmi_type)
+    enumeration = "Int64" if fmi_version == "3.0" else "Int32"  # fmi3SetInt64
+    name = {"Integer": "Int32", "Enumeration": enumeration}.get(fmi_type, fmi_type)
     if name == "Float32":
         most = float(np.finfo(np.float32).max)
         return -most, most, f"C float, at most {most:g} in magnitude"
@@ -941,8 +939,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return self.instance.functions
 
     def _fmu_event(self, t: float) -> tuple:
-        """Run the event doStep stopped for at t: (t, name, x and outputs before,
-        after), the name None where it changed neither (`n_silent_events`)."""
+        """Run the event doStep stopped for at t; name None: silent (`observe`)."""
         x_before, before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate
