@@ -323,8 +323,8 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
 
 cpdef object keep_last(history, key, value, Py_ssize_t limit, bint move=True,
                        drop=None):
-    """history[key] = value (an OrderedDict), moved to the end where `move`; the
-    oldest entries beyond `limit` dropped (`drop`: their values' clean-up)."""
+    """history[key] = value (moved last where `move`), the oldest beyond `limit`
+    dropped (`drop`: their values' clean-up)."""
     history[key] = value
     if move:
         history.move_to_end(key)

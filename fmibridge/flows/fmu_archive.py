@@ -428,9 +428,7 @@ def _read_description(
         FmibridgeWarning,
         stacklevel=4,  # FmuArchive's caller: above __init__ and _describe
     )
-    if description is None:
-        if isinstance(source, io.BytesIO):
-            source.seek(0)
+    if description is None:  # not read yet: the schema refused it
         description = _fmpy_description(path, source)
     return description
 
