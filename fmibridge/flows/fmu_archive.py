@@ -356,7 +356,7 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
 
 
 def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
-    """Refuse a bad or shared (FMI 3.0) valueReference; warn (FMI 2.0, 2.2.7)."""
+    """Refuse bad or (FMI 3.0) shared valueReferences; warn of FMI 2.0 alias starts."""
     seen: dict[tuple[str, int], Any] = {}  # (type or "", vr) -> first element
     for element in root.iterfind("ModelVariables/*"):
         name, text = element.get("name"), element.get("valueReference")
