@@ -186,11 +186,8 @@ cdef class CommunicationStep:
     cdef int run(self, double t, double h, bint gauss_seidel, int inputs,
                  double t_previous, object y_previous, object x, object scheme,
                  object y, double* out) except -2:
-        """The step of h from (t, x) (after `evaluate`): write the states at
-        t + h to out and return -1, or return the component whose doStep did not
-        complete. inputs: 0 held, 1 extrapolated from (t_previous, y_previous), 2
-        extrapolated without a past (held). Gauss-Seidel reads each component's
-        outputs at t + h for those after it."""
+        """Step h from (t, x) after `evaluate`: states at t + h into out and -1, or
+        the component whose doStep failed; inputs 0 held, 1 extrapolated, 2 none yet."""
         cdef Py_ssize_t k, i, c, s
         cdef bint extrapolates = inputs != 0, read
         cdef double[::1] previous
@@ -239,10 +236,8 @@ cdef class CommunicationStep:
         return (<char*> &self.values[at])[:n * sizeof(double)]
 
     def replay(self, Py_ssize_t c, list chain, const double[::1] x):
-        """Step component c alone through the master's steps `chain` (first
-        first; each (t, x, h, scheme, `inputs` bytes)) with the inputs it had in
-        each, checking its states bit for bit against the next step's x (x after the
-        last). Return the steps that matched."""
+        """Step c alone through `chain` (first first) with its inputs there; return
+        the steps whose states matched the next step's x bit for bit (x: the last)."""
         cdef Py_ssize_t k, n = len(chain), first = self.in_at[c] - self.in_at[0]
         cdef Py_ssize_t at = self.in_at[c], end = self.in_at[c + 1]
         cdef Py_ssize_t part = self.x_at[c], m = self.x_at[c + 1] - part
@@ -273,11 +268,8 @@ MAX_HISTORY = 64
 
 cpdef object take_step(master, double t, x, bytes xb, double h, scheme=None,
                        bint may_undo=False):
-    """The master's communication step of h from (t, x) (xb: x's bytes):
-    propagate, save where the step may be undone (`_should_save`), step with
-    held or extrapolated inputs. A step that did not complete raises
-    (`_step_failed`). Tell the master and the FMUs called directly that the
-    step left them at y, the state at t + h, and return y."""
+    """The master's communication step of h from (t, x) (xb: x's bytes): return y
+    at t + h, saved first where it may be undone (`_should_save`)."""
     cdef CommunicationStep step = master._compiled
     cdef int inputs = 0
     cdef double t_previous = t, t_end = t + h
@@ -331,8 +323,8 @@ cpdef object step_done(master, double t, x, double h, scheme, double spent):
 
 cpdef object keep_last(history, key, value, Py_ssize_t limit, bint move=True,
                        drop=None):
-    """history[key] = value (an OrderedDict), moved to the end where `move`; the
-    oldest entries beyond `limit` dropped (`drop`: their values' clean-up)."""
+    """history[key] = value (moved last where `move`), the oldest beyond `limit`
+    dropped (`drop`: their values' clean-up)."""
     history[key] = value
     if move:
         history.move_to_end(key)
@@ -350,10 +342,8 @@ cdef bint _at(double t, const double* x, Py_ssize_t n, double t_at, double snap,
 
 
 cdef class MasterStepper(Stepper):
-    """A co-simulation master's steps for the compiled loops: a plain step
-    (every FMU where the last step left it, nothing to save, the recorded
-    variables read here or none) without Python; every other step the master's
-    `advance`. `recorded` holds the recorded variables after every step."""
+    """A master's steps for the compiled loops: a plain one without Python, every
+    other its `advance`; `recorded`: the recorded variables after each."""
 
     cdef object master, scheme
     cdef CommunicationStep step
@@ -411,13 +401,8 @@ cdef class MasterStepper(Stepper):
 
 
 cdef class FmuStepper(Stepper):
-    """A Co-Simulation FMU's own steps for the compiled loops: a plain step
-    (the FMU where this stepper left it, no guards) sets the inputs from their
-    tables (`inputs`: per input its vr, times, values and whether held), calls
-    doStep directly and reads the states and `readings` without Python; every
-    other step is the flow's `advance`. A step that does not complete goes to
-    `CoSimulationFlow.finish_step`. `observe_row[0]` marks a step whose events
-    the Recorder must log."""
+    """A CS FMU's steps for the compiled loops: a plain one (no guards) in C, from
+    its input tables; every other its flow's `advance` (unfinished: `finish_step`)."""
 
     cdef object flow, scheme
     cdef CommunicationStep step
@@ -431,7 +416,7 @@ cdef class FmuStepper(Stepper):
     cdef unsigned char[::1] held
     cdef readonly object recorded
     cdef readonly tuple recorded_names
-    cdef readonly object observe_row
+    cdef readonly object observe_row  # [0]: 1 where the Recorder must log its events
     cdef bint reports_events
     cdef object at  # the flow's point (`_at`) after this stepper's last step
     cdef double snap  # times within this of that point's are the same time
@@ -520,9 +505,7 @@ cdef class FmuStepper(Stepper):
 
 
 cdef class Readings:
-    """Scalar variables of any numeric types, read by their FMI gets called
-    directly (`getters`: address, name, numpy type code, vrs), as doubles in the
-    order `take` gives (`flows.fmu._Reader`)."""
+    """Scalar variables read by their C gets, as doubles (`flows.fmu._Reader`)."""
 
     cdef FmiFunctions fmi
     cdef tuple names  # per get: its C name, for messages

@@ -376,8 +376,7 @@ cdef class CvodeStepper(AdaptiveStepper):
 
     cdef int check_jacobian(self, double t, const double* x, const double* f,
                             double* out) except -1:
-        """Compare the Jacobian in out with forward differences at (t, x) (f: dx/dt);
-        where a column disagrees, use the differences from here on, and say so."""
+        """Check out's Jacobian by forward differences; where wrong, use those."""
         cdef Py_ssize_t n = self.n, i, j
         cdef double step, worst = 0.0, size, scale = 0.0, miss
         cdef Py_ssize_t bad = -1

@@ -21,8 +21,7 @@ from ..core.errors import FmibridgeError, FMUError
 
 
 cdef class FmuCalls:
-    """The C functions `fmi` of one Model Exchange instance (nx states, nz
-    event indicators, the FMU `path`), called at the flow's points."""
+    """The C functions `fmi` of one Model Exchange instance, called at points."""
 
     def __init__(self, FmiFunctions fmi, Py_ssize_t nx, Py_ssize_t nz, str path):
         self.fmi, self.nx, self.nz, self.path = fmi, nx, nz, path
@@ -119,9 +118,7 @@ cdef class FmuCalls:
 
 
 cdef class FmuInputs:
-    """A flow's continuous real inputs, set at every point: the scalar reals
-    `vrs` through the C set, each from its source (a number, a `Function` of t,
-    or a Python u(t)), and others(t) setting the rest in Python."""
+    """Continuous inputs set at each point: `vrs` from `sources`, then others(t)."""
 
     def __init__(self, vrs, sources, others=None):
         self.vrs = np.array(vrs, dtype=np.uint32).reshape(-1)
@@ -149,8 +146,7 @@ cdef class FmuInputs:
 
 
 def check_finite(values, str what, str path, double t):
-    """Return `values` (from the FMU's `what` at t), or raise the FMUError
-    naming a non-finite one's call, time and values."""
+    """Return `values` (the FMU's `what` at t); a non-finite one raises FMUError."""
     cdef double[::1] v = np.ascontiguousarray(values, dtype=float).reshape(-1)
     _check_finite(&v[0] if v.shape[0] else NULL, v.shape[0], what, path, t)
     return values
@@ -204,8 +200,7 @@ cdef class FmuIndicators(Function):
 
 
 cdef class FmuProgram(ProgramFunction):
-    """Programs over V = [t, x, outputs, constants] at (t, x): the FMU's outputs
-    `out_vrs` read into V from `first_output` on, its inputs at t."""
+    """Programs over V = [t, x, FMU outputs `out_vrs`, constants] at (t, x)."""
 
     def __init__(self, FmuCalls calls, programs, failures, v, out_vrs,
                  Py_ssize_t first_output, str what):

@@ -55,8 +55,7 @@ STIFF_STEPS_LEFT = 400_000
 
 
 cdef int copy_out(object values, double* out, Py_ssize_t n) except -1:
-    """Write the n floats of `values` (array_like) to out, or raise if it has
-    another number of them (a flow's step that returned the wrong state)."""
+    """Write the n floats of `values` to out; raise where it has another number."""
     cdef double[::1] y = np.ascontiguousarray(values, dtype=float).reshape(-1)
     if y.shape[0] != n:
         raise FmibridgeError(
@@ -82,8 +81,7 @@ cdef class Stepper:
         return h
 
     cdef bint estimate(self, double h, const double* f1, double* err) except -1:
-        """Write the local error of the last fixed `advance`, given f1 = f(t + h,
-        x1), to err; False if there is none."""
+        """Write the last `advance`'s local error (f1 = f(t + h, x1)); False: none."""
         return False
 
     cdef int slope(self, double t, const double* x, double* out) except -1:
@@ -343,8 +341,7 @@ cdef class EmbeddedStepper(AdaptiveStepper):
 
 
 cdef class PythonAdaptiveStepper(AdaptiveStepper):
-    """An adaptive integrator in Python: `step(t, x, h_max) -> (h, x1)`,
-    `dense(t) -> x`, and the attributes `n_rejected` (reset here) and `h_next`."""
+    """A Python integrator's step(t, x, h_max) -> (h, x1), dense(t), n_rejected."""
     cdef object integrator
 
     def __init__(self, integrator, Function rhs, double rtol, double atol):

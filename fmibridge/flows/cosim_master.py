@@ -84,8 +84,7 @@ Costs = MeasuredCosts  # the interface the decisions read (`MeasuredCosts`)
 
 @dataclass
 class _Saver:
-    """A component that saves its state (a Co-Simulation FMU), with its saves
-    and replays since `plan_undo`."""
+    """A Co-Simulation FMU that saves its state, its saves and replays since then."""
 
     flow: CoSimulationFlow
     where: slice  # its part of the master's state
@@ -310,8 +309,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         limit: int = MAX_REPLAY,
         only: _Saver | None = None,
     ) -> list[tuple]:
-        """Steps (t, x, h, scheme, inputs), last first, to (t, x) from the nearest
-        point all (or `only`) return to (`saved`: unreplayed); []: at one, or none."""
+        """Steps to (t, x), last first, from where all (or `only`) return; []: none."""
         chain: list[tuple] = []
         t_end, h_end, y_end = self._end
         which = self._saving if only is None else [only]
@@ -466,10 +464,7 @@ class CoupledCoSimulation(CoupledParts, Flow):  # type: ignore[override]  # is_t
         read: bool,
         y: np.ndarray,
     ) -> None:
-        """Step component c, called back by `_cosim.CommunicationStep`, with
-        its inputs on the line level + slope (tau - t): at each stage where the master
-        integrates it, at the step's middle where it steps itself. Where `read`, its
-        outputs at t + h go into level; its states at t + h into its part of y."""
+        """`_cosim.CommunicationStep`'s call back: step c (`_cosim` says how)."""
         component, coupling, x_c = self.components[c], self.coupling, x[self._slices[c]]
         if component.integrates:
 

@@ -172,8 +172,7 @@ class Coupling:
         return steps
 
     def _add(self, steps: list[tuple], node: _Node) -> None:
-        """Add the read or write of node to steps, in the last one where it is of
-        the same kind and component."""
+        """Add node's read or write to steps (to the last one of its kind and part)."""
         kind = "read" if node.is_output else "write"
         port = (node.component, node.variable)
         slot = self.sources.index(port) if node.is_output else self.source_of[port]

@@ -83,14 +83,9 @@ JOURNALLED = "initialize _set_start set_reals set_ints do_step handle_event".spl
 
 
 def _stored_range(fmi_type: str, fmi_version: str) -> tuple[float, float, str] | None:
-    """Return (lowest, highest, what) of the float64 values a setter of
-    `fmi_type` stores unchanged, or None where it takes them all: FMI 1.0/2.0's
-    Integer and Enumeration are a C int (32 bits); FMI 3.0 sets an Enumeration
-    with fmi3SetInt64, a Float32 with fmi3SetFloat32 (a C float)."""
-    c_type = {"Integer": "Int32", "Enumeration": "Int32", "Float32": "Float32"}
-    if fmi_version == "3.0":
-        c_type["Enumeration"] = "Int64"
-    name = c_type.get(fmi_type, fmi_type)
+    """(lowest, highest, what) of the floats `fmi_type`'s setter keeps; None: all."""
+    enumeration = "Int64" if fmi_version == "3.0" else "Int32"  # fmi3SetInt64
+    name = {"Integer": "Int32", "Enumeration": enumeration}.get(fmi_type, fmi_type)
     if name == "Float32":
         most = float(np.finfo(np.float32).max)
         return -most, most, f"C float, at most {most:g} in magnitude"
@@ -114,8 +109,7 @@ _INPUT_TABLE = f"{__package__}.input_table"
 
 
 def _is_table(value: object) -> TypeGuard[InputTable]:
-    """isinstance(value, InputTable) without loading `flows.input_table`: a run
-    given no table never loads it, and until it is loaded nothing is one."""
+    """isinstance(value, InputTable), not loading `flows.input_table` if unloaded."""
     module = sys.modules.get(_INPUT_TABLE)
     return module is not None and isinstance(value, module.InputTable)
 
@@ -123,9 +117,7 @@ def _is_table(value: object) -> TypeGuard[InputTable]:
 class _Reader:
     """Reads variables, one call per FMI type: C gets where it can, else fmpy's."""
 
-    def __init__(
-        self, instance: FmiInstance, variables: Sequence[Variable], direct: bool = False
-    ) -> None:
+    def __init__(self, instance: FmiInstance, variables: Sequence[Variable]) -> None:
         self._instance = instance
         groups: dict[str, list[Variable]] = {}
         for variable in variables:
@@ -139,7 +131,7 @@ class _Reader:
         scalars = all(not v.shape for v in variables)
         reals = scalars and len(self._calls) == 1 and self._calls[0][0] in C_REALS
         self._ports = instance.real_ports(self._calls[0][1]) if reals else None
-        direct = direct and scalars and not reals and bool(self._calls)
+        direct = scalars and not reals and bool(self._calls)
         self._readings = self.direct_readings() if direct else None
 
     def direct_readings(self) -> Readings:
@@ -349,9 +341,9 @@ class _FmuFlow(Generic[InstanceT]):
         return checked
 
     def _bind_readers(self) -> None:
-        self._states_reader = _Reader(self.instance, self._state_variables, True)
-        self._output_reader = _Reader(self.instance, self._readable_variables, True)
-        self._record_reader = _Reader(self.instance, self._recorded_variables, True)
+        self._states_reader = _Reader(self.instance, self._state_variables)
+        self._output_reader = _Reader(self.instance, self._readable_variables)
+        self._record_reader = _Reader(self.instance, self._recorded_variables)
 
     def _named(self, x: np.ndarray) -> dict[str, float]:
         """Return the states x and the outputs the FMU holds now, by name."""
@@ -947,8 +939,7 @@ class CoSimulationFlow(_FmuFlow[CoSimulationInstance], Flow):
         return self.instance.functions
 
     def _fmu_event(self, t: float) -> tuple:
-        """Run the event doStep stopped for at t: (t, name, x and outputs before,
-        after), the name None where it changed neither (`n_silent_events`)."""
+        """Run the event doStep stopped for at t; name None: silent (`observe`)."""
         x_before, before = self._states_reader.read(), self._recorded_values()
         info = self.instance.handle_event(MAX_EVENT_ITERATIONS)
         self.is_terminated = self.is_terminated or info.terminate

@@ -339,8 +339,7 @@ def _unreadable(path: Path, exc: Exception) -> FmibridgeError:
 
 
 def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
-    """What fmpy reads the model description from, and its root: the FMU, or
-    for fmiVersion 2.0.x (fmpy reads 2.0 only) an FMU in memory saying 2.0."""
+    """fmpy's source and root: the FMU, or for fmiVersion 2.0.x one saying 2.0."""
     declared = root.get("fmiVersion") or ""
     if declared == "2.0" or not declared.startswith("2.0"):
         return str(path), root
@@ -357,11 +356,7 @@ def _source(path: Path, root: Any) -> tuple[str | io.BytesIO, Any]:
 
 
 def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
-    """Refuse a valueReference that is not a C unsigned int (FMI's
-    fmiXValueReference), or one two FMI 3.0 variables share (unique there:
-    aliases are `Alias` elements). Warn where two non-constant FMI 2.0 aliases
-    of one type both have a start value (at most one may, FMI 2.0, Sec. 2.2.7):
-    the FMU runs as fmpy runs it, but a get of either reads the other's value."""
+    """Refuse bad or (FMI 3.0) shared valueReferences; warn of FMI 2.0 alias starts."""
     seen: dict[tuple[str, int], Any] = {}  # (type or "", vr) -> first element
     for element in root.iterfind("ModelVariables/*"):
         name, text = element.get("name"), element.get("valueReference")
@@ -404,8 +399,7 @@ def _check_value_references(path: Path, root: Any, fmi_version: str) -> None:
 def _read_description(
     path: Path, archive: zipfile.ZipFile, root: Any, validate: bool
 ) -> Any:
-    """fmpy's model description, checked as fmpy's validation checks it (in its
-    order and words): refused if it fails, or (`validate` False) warned about."""
+    """fmpy's model description, checked as fmpy validates it (else a warning)."""
     from fmpy.validation import validate_model_description
     from lxml import etree
 
@@ -434,9 +428,7 @@ def _read_description(
         FmibridgeWarning,
         stacklevel=4,  # FmuArchive's caller: above __init__ and _describe
     )
-    if description is None:
-        if isinstance(source, io.BytesIO):
-            source.seek(0)
+    if description is None:  # not read yet: the schema refused it
         description = _fmpy_description(path, source)
     return description
 
@@ -505,12 +497,7 @@ def _variable(v) -> Variable:
 
 
 class _Folders:
-    """The unpacked folders alive in this process; removed at exit and on SIGTERM.
-
-    SIGTERM becomes SystemExit(143) where no handler is installed, so `finally`
-    blocks free the instances; a watcher thread ends the process where the main
-    thread stays `SIGTERM_GRACE_S` in one C call that releases the GIL (fmpy's
-    calls, the compiled doStep; the compiled Model Exchange calls keep it)."""
+    """The unpacked folders alive in this process; removed at exit and on SIGTERM."""
 
     def __init__(self) -> None:
         self._live: set[Path] = set()
@@ -545,8 +532,7 @@ class _Folders:
         raise SystemExit(128 + signum)
 
     def _watch(self) -> None:
-        """Start the watcher, woken through `signal.set_wakeup_fd` (where no
-        other wakeup fd is set) even while the main thread is in an FMU call."""
+        """Start the watcher, woken by `signal.set_wakeup_fd` (if no other is set)."""
         if not hasattr(signal, "pthread_sigmask"):  # Windows: no SIGTERM to send
             return
         read, write = os.pipe()
@@ -568,8 +554,7 @@ class _Folders:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def _watcher(self, read: int) -> None:
-        """On SIGTERM, give the main thread the grace; where it ran neither our
-        handler nor one bytecode, remove the folders and end the process."""
+        """On SIGTERM, end the process where the main thread stays in a C call."""
         while True:
             woken = os.read(read, 64)  # one byte per signal, its number
             if signal.SIGTERM not in woken:
@@ -582,8 +567,7 @@ class _Folders:
                 os._exit(128 + signal.SIGTERM)
 
     def _rewatch(self) -> None:
-        """In a forked child: the folders are the parent's to remove, not its
-        own; leave the parent's pipe, watch with its own."""
+        """In a forked child: leave the parent's folders and pipe; watch anew."""
         self._live = set()
         if self._wakeup != -1 and signal.set_wakeup_fd(-1) == self._wakeup:
             self._watch()
