@@ -126,8 +126,7 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
-    """`simulate` the model (None: the built-in bouncing ball, its --parameters
-    h0, v0, g, e), in `run`'s supervised process."""
+    """`simulate` the model (None: the built-in ball), in `run`'s supervised process."""
     from .simulation import simulate
 
     if model is not None:
@@ -560,8 +559,7 @@ def _add_output_flags(run) -> None:
 
 
 def _unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> NoReturn:
-    """Exit with argparse's error naming each argument not understood, and the
-    nearest long flags its help shows."""
+    """Exit with argparse's error naming each argument not understood, with hints."""
     flags = [
         f
         for action in parser._actions

@@ -251,9 +251,8 @@ def read_edges(
 def _function(
     flow, parameters, variables, problems, key: str, source: object, varying=False
 ):
-    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem,
-    as is a constant where `varying`: a guard that never changes sign);
-    `read_edges` binds all but `key`, `source` and `varying`."""
+    """`source` at [`key`] as a `state_function`, or None (a problem; a constant
+    guard where `varying`, as it never changes sign)."""
     expr = problems.check(key, Expression.parse, source, variables)
     if expr is None:
         return None
@@ -268,8 +267,7 @@ def _function(
 
 
 def _approach_of(item, function: Callable, constraint, where: str):
-    """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
-    else None; False if it is wrong."""
+    """The `approach`, else an impact's `Contact.rate`, else None; False: bad."""
     if "approach" in item:
         approach = function(f"{where}.approach", item["approach"])
         return False if approach is None else approach

@@ -515,9 +515,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
 
 
 def _coupled_constraint(path, table, flow, known, parameters, problems):
-    """The [constraint]: on named variables, or with `forces` a Contact between
-    bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
-    without `forces` take the projection route (`projected_constraint`)."""
+    """The [constraint]: named variables, a Contact through `forces`, else projected."""
     if table is None:
         return None
     spec = table if isinstance(table, Mapping) else {}
