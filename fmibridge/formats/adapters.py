@@ -50,11 +50,7 @@ from .adapter_tables import (
     state_function,
 )
 from .expressions import Expression
-from .gap_expressions import (
-    gap_contact,
-    parse_constraint,
-    projected_constraint,
-)
+from .gap_expressions import gap_contact, parse_constraint, projected_constraint
 from .ssp import open_ssp
 from .toml_file import read_toml
 
