@@ -120,8 +120,7 @@ class Problems:
             )
 
     def check(self, key: str, fn: Callable, *args, **kwargs):
-        """Return fn(args..., kwargs...); record an FmibridgeError under `key`
-        and return None."""
+        """Return fn(*args, **kwargs), or None after recording its FmibridgeError."""
         try:
             return fn(*args, **kwargs)
         except FmibridgeError as exc:
@@ -411,11 +410,10 @@ def read_method(table, name, overrides, problems: Problems, h=None) -> Method | 
 
 def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
     """The [output] `variables` (by default `default`), each one of `known`."""
+    names = None
     if isinstance(table, Mapping):
         problems.unknown_keys(table, {"variables"}, "output.")
-    names = (
-        table.get("variables", list(default)) if isinstance(table, Mapping) else None
-    )
+        names = table.get("variables", list(default))
     if not isinstance(names, list):
         problems.add("output.variables", "must be a list of variable names.")
         return ()
