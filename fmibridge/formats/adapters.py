@@ -1,14 +1,9 @@
 """Adapter files: one TOML file per model, read into a HybridSystem and a Method.
 
-An adapter names the FMU (relative to the file), its interface, parameters,
-start values and inputs, guards and resets as expressions, the [constraint],
-the [method] and the [output] (docs/adapters.md lists every key). A coupled
-adapter names several FMUs instead: `[[components]]` and `[[connections]]` (or
-`ssp = "..."`), its names `component.variable`, and a contact between
-components gives each body's force input (`forces`) or is completed by
-projection (docs/coupled.md). The whole file is checked first and every
-problem reported in one AdapterError naming the file and key. The FMUs' own
-event indicators become guards too.
+One FMU with its values, inputs, guards, resets, [constraint], [method] and
+[output] (docs/adapters.md), or `[[components]]` and `[[connections]]` (or an
+`ssp`) named `component.variable` (docs/coupled.md). The FMUs' own event
+indicators are guards too. Every problem is reported in one AdapterError.
 """
 
 from __future__ import annotations
