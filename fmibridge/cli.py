@@ -215,8 +215,7 @@ INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU (experiment, interfaces, capabilities, variables), an SSP
-    or an adapter file."""
+    """Describe an FMU (experiment, interfaces, flags, variables), SSP or adapter."""
     from .flows.fmi import FmuArchive
 
     describe = {".ssp": _info_ssp, ".toml": _info_adapter}.get(args.fmu.suffix.lower())
