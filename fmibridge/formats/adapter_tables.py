@@ -132,13 +132,10 @@ class Problems:
         if not isinstance(table, Mapping):
             self.add(key, f"must be a table of name = number, got {table!r}.")
             return {}
-        out = {}
         for name, value in table.items():
             if not is_number(value):
                 self.add(f"{key}.{name}", f"must be a number, got {value!r}.")
-            else:
-                out[name] = float(value)
-        return out
+        return {name: float(v) for name, v in table.items() if is_number(v)}
 
     def raise_if_any(self) -> None:
         """Raise one AdapterError listing every problem, if there is one."""
