@@ -120,7 +120,7 @@ class Problems:
             )
 
     def check(self, key: str, fn: Callable, *args, **kwargs):
-        """Return fn(*args, **kwargs), or None after recording its FmibridgeError."""
+        """Return ``fn(*args, **kwargs)``; None after recording its FmibridgeError."""
         try:
             return fn(*args, **kwargs)
         except FmibridgeError as exc:
