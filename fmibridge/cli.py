@@ -126,8 +126,7 @@ def _keywords(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_model(model: Path | None, keywords: dict[str, Any]) -> Result:
-    """`simulate` the model (None: the built-in bouncing ball, its --parameters
-    h0, v0, g, e), in `run`'s supervised process."""
+    """`simulate` the model (None: the built-in ball), in `run`'s supervised process."""
     from .simulation import simulate
 
     if model is not None:
@@ -216,8 +215,7 @@ INFO_START_WIDTH = 24  # characters of a start value shown (arrays are long)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an FMU (experiment, interfaces, capabilities, variables), an SSP
-    or an adapter file."""
+    """Describe an FMU (experiment, interfaces, flags, variables), SSP or adapter."""
     from .flows.fmi import FmuArchive
 
     describe = {".ssp": _info_ssp, ".toml": _info_adapter}.get(args.fmu.suffix.lower())
@@ -560,8 +558,7 @@ def _add_output_flags(run) -> None:
 
 
 def _unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> NoReturn:
-    """Exit with argparse's error naming each argument not understood, and the
-    nearest long flags its help shows."""
+    """Exit with argparse's error naming each argument not understood, with hints."""
     flags = [
         f
         for action in parser._actions

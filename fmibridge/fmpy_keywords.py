@@ -98,8 +98,7 @@ def fixed_problems(given: Mapping[str, object]) -> list[str]:
 
 
 def refuse_unknown(given: Iterable[str], known: Iterable[str]) -> None:
-    """Raise TypeError for keywords neither simulate's nor FMPy's (with the
-    nearest names)."""
+    """Raise TypeError for keywords neither simulate's nor FMPy's, with hints."""
     known = [*known, *FIXED]
     hints = [
         f"{name!r}{did_you_mean(name, known)}" for name in given if name not in known

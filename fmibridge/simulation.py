@@ -194,9 +194,8 @@ def simulate(
 
 
 def _supervised(model: Model, kind: str, keywords: Keywords) -> Result | None:
-    """Run a model file in the supervised child process, so that `timeout`
-    stops an FMU hung in its own code (`core.supervision`); return None, after
-    a warning where an FMU may be involved, for a run that stays here."""
+    """Run a model file supervised, so `timeout` stops a hung FMU; None (after a
+    warning where an FMU may hang) for a run that stays here."""
     from .core import supervision
 
     if supervision.is_child():
@@ -342,8 +341,7 @@ def _kind(model: Model) -> str:
 
 
 def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
-    """Refuse every keyword this model and method would ignore, FMPy's values
-    fmibridge cannot honour (`problems`) and flags of the wrong type, in one error."""
+    """Refuse, in one error, every keyword ignored, not honoured or mistyped."""
     problems = [
         *problems,
         *(f"`{k}`: {why}" for k, why in REFUSED.get(kind, {}).items() if k in given),
@@ -401,8 +399,7 @@ def _refuse(kind: str, given: Keywords, problems: list[str]) -> None:
 
 
 def _container_problems(given: Keywords) -> list[str]:
-    """The keywords of variable names given as another container (a list of
-    pairs as `start_values`, a str as `output`: it would be read letter by letter)."""
+    """Keywords of variable names in another container (a str read letter by letter)."""
     problems = [
         f"`{name}` must be a mapping of variable name to value (a dict), got "
         f"{type(given[name]).__name__}"
@@ -595,8 +592,7 @@ STEPPING = ("method", "method_options", "solver", "step_size", "guards", "zeno")
 def _with_model_defaults(
     system: HybridSystem, given: Keywords, kind: str, span: float
 ) -> Keywords:
-    """`given` with FMPy's stepping for a plain FMU: in Model Exchange adaptive
-    steps (CVODE where `is_stiff`) on FMPy's grid, in Co-Simulation its step."""
+    """`given` with FMPy's stepping for a plain FMU (ME: dopri5 or cvode; CS: h)."""
     if kind != "fmu" or any(key in given for key in STEPPING):
         return given
     if all(isinstance(flow, VectorField) for flow in system.flows()):

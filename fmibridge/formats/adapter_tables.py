@@ -120,8 +120,7 @@ class Problems:
             )
 
     def check(self, key: str, fn: Callable, *args, **kwargs):
-        """Return fn(args..., kwargs...); record an FmibridgeError under `key`
-        and return None."""
+        """Return ``fn(*args, **kwargs)``; None after recording its FmibridgeError."""
         try:
             return fn(*args, **kwargs)
         except FmibridgeError as exc:
@@ -133,13 +132,10 @@ class Problems:
         if not isinstance(table, Mapping):
             self.add(key, f"must be a table of name = number, got {table!r}.")
             return {}
-        out = {}
         for name, value in table.items():
             if not is_number(value):
                 self.add(f"{key}.{name}", f"must be a number, got {value!r}.")
-            else:
-                out[name] = float(value)
-        return out
+        return {name: float(v) for name, v in table.items() if is_number(v)}
 
     def raise_if_any(self) -> None:
         """Raise one AdapterError listing every problem, if there is one."""
@@ -251,9 +247,8 @@ def read_edges(
 def _function(
     flow, parameters, variables, problems, key: str, source: object, varying=False
 ):
-    """`source` at [`key`] as a `state_function` of `flow`, or None (a problem,
-    as is a constant where `varying`: a guard that never changes sign);
-    `read_edges` binds all but `key`, `source` and `varying`."""
+    """`source` at [`key`] as a `state_function`, or None (a problem; a constant
+    guard where `varying`, as it never changes sign)."""
     expr = problems.check(key, Expression.parse, source, variables)
     if expr is None:
         return None
@@ -268,8 +263,7 @@ def _function(
 
 
 def _approach_of(item, function: Callable, constraint, where: str):
-    """The edge's `approach` v_n(t, x), else a reset "impact"'s `Contact.rate`,
-    else None; False if it is wrong."""
+    """The `approach`, else an impact's `Contact.rate`, else None; False: bad."""
     if "approach" in item:
         approach = function(f"{where}.approach", item["approach"])
         return False if approach is None else approach
@@ -413,11 +407,10 @@ def read_method(table, name, overrides, problems: Problems, h=None) -> Method | 
 
 def read_outputs(table, default, known, problems: Problems) -> tuple[str, ...]:
     """The [output] `variables` (by default `default`), each one of `known`."""
+    names = None
     if isinstance(table, Mapping):
         problems.unknown_keys(table, {"variables"}, "output.")
-    names = (
-        table.get("variables", list(default)) if isinstance(table, Mapping) else None
-    )
+        names = table.get("variables", list(default))
     if not isinstance(names, list):
         problems.add("output.variables", "must be a list of variable names.")
         return ()

@@ -1,14 +1,9 @@
 """Adapter files: one TOML file per model, read into a HybridSystem and a Method.
 
-An adapter names the FMU (relative to the file), its interface, parameters,
-start values and inputs, guards and resets as expressions, the [constraint],
-the [method] and the [output] (docs/adapters.md lists every key). A coupled
-adapter names several FMUs instead: `[[components]]` and `[[connections]]` (or
-`ssp = "..."`), its names `component.variable`, and a contact between
-components gives each body's force input (`forces`) or is completed by
-projection (docs/coupled.md). The whole file is checked first and every
-problem reported in one AdapterError naming the file and key. The FMUs' own
-event indicators become guards too.
+One FMU with its values, inputs, guards, resets, [constraint], [method] and
+[output] (docs/adapters.md), or `[[components]]` and `[[connections]]` (or an
+`ssp`) named `component.variable` (docs/coupled.md). The FMUs' own event
+indicators are guards too. Every problem is reported in one AdapterError.
 """
 
 from __future__ import annotations
@@ -50,11 +45,7 @@ from .adapter_tables import (
     state_function,
 )
 from .expressions import Expression
-from .gap_expressions import (
-    gap_contact,
-    parse_constraint,
-    projected_constraint,
-)
+from .gap_expressions import gap_contact, parse_constraint, projected_constraint
 from .ssp import open_ssp
 from .toml_file import read_toml
 
@@ -515,9 +506,7 @@ def _build_coupled(path, spec, flow, problems, name, options, t_end):
 
 
 def _coupled_constraint(path, table, flow, known, parameters, problems):
-    """The [constraint]: on named variables, or with `forces` a Contact between
-    bodies (`coupled_contact`); a gap expression, `coordinate` or `mass`
-    without `forces` take the projection route (`projected_constraint`)."""
+    """The [constraint]: named variables, a Contact through `forces`, else projected."""
     if table is None:
         return None
     spec = table if isinstance(table, Mapping) else {}

@@ -349,12 +349,8 @@ def _check_node(node: ast.AST, shown: str, prefix: str) -> None:
 
 
 class _Compiler(ast.NodeTransformer):
-    """Rewrite a checked tree to compute in floats, its constant parts computed.
-
-    Literals become floats, `f(x)` a call of "f()", `a ** b` a call of "pow()";
-    a node of constants only is run by the machine here (its failure reported at
-    check time) and replaced by its value.
-    """
+    """Rewrite a checked tree in floats (`f(x)` as "f()", `**` as "pow()"), each
+    node of constants only run here (a failure reported now) and replaced."""
 
     def __init__(self, constants: Mapping[str, float], shown: str, prefix: str):
         self.constants, self.shown, self.prefix = constants, shown, prefix

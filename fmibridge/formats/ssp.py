@@ -34,7 +34,7 @@ from ..flows.cosim_master import Communication
 from ..flows.coupled import CoupledModelExchange, couple
 from ..flows.coupling import Connection
 from ..flows.fmu import INTERFACE_NAMES, interface_type, open_fmu
-from ..flows.fmu_archive import FmuArchive, Variable
+from ..flows.fmu_archive import FmuArchive
 
 SSP1 = "http://ssp-standard.org/SSP1/"
 NS = {
@@ -296,12 +296,18 @@ class _Flat:
         declared = [(n, u) for n in group if (u := self.kinds.get(n, ("", None))[1])]
         for node, unit in declared[1:]:
             first, first_unit = declared[0]
-            if not same_unit(first_unit, unit, self.units):
+            if other := _other_unit(first_unit, unit, self.units, self.units):
                 raise SspError(
                     f"{self.where}: unit mismatch along one signal, {_name(first)} "
-                    f"is in {first_unit!r} and {_name(node)} in {unit!r}"
-                    f"{described(first_unit, unit, self.units, self.units)}."
+                    f"is in {first_unit!r} and {_name(node)} in {other}."
                 )
+
+
+def _other_unit(unit, own, units: Definitions, fmu_units: Definitions) -> str:
+    """'' where `unit` is `own` (or one is not given), else `own` and why it is not."""
+    if not (unit and own) or same_unit(unit, own, units, fmu_units):
+        return ""
+    return f"{own!r}{described(unit, own, units, fmu_units)}"
 
 
 def _groups(links: list[tuple[Node, Node]]) -> list[list[Node]]:
@@ -571,8 +577,14 @@ def _open(
         fmu_units = {**units, **archive.unit_definitions}  # the FMU's first
         bound = component.parameters.items()
         parameters = {k: v for k, v in bound if k in archive.variables}
-        for name in parameters:
-            _check_parameter_unit(component, archive.variables[name], units, fmu_units)
+        for name in parameters:  # fmibridge sets values as given: 1000 in mm is 1000 m
+            unit, own = component.units.get(name), archive.variables[name].unit
+            if other := _other_unit(unit, own, units, fmu_units):
+                raise FmibridgeError(
+                    f"parameter {name!r} is given in {unit!r} but the FMU's variable "
+                    f"is in {other}; fmibridge does not convert units: give the "
+                    f"value in {own!r}."
+                )
         flow = open_fmu(archive, chosen, parameters=parameters)
     except FmibridgeError as exc:  # named as the archive's member, not the copy
         message = str(exc).replace(str(fmu), f"{path}!{component.source}")
@@ -587,35 +599,14 @@ def _open(
                 f"has kind {kind!r} but the FMU's variable has causality "
                 f"{variables[name].causality!r}"
             )
-        elif (
-            unit
-            and (own := variables[name].unit)
-            and not same_unit(unit, own, units, fmu_units)
-        ):
-            problem = (
-                f"has unit {unit!r} but the FMU's variable {own!r}"
-                f"{described(unit, own, units, fmu_units)}"
-            )
+        elif other := _other_unit(unit, variables[name].unit, units, fmu_units):
+            problem = f"has unit {unit!r} but the FMU's variable {other}"
         if problem:
             flow.close()
             raise SspError(
                 f"{path}: component {component.name!r}: connector {name!r} {problem}."
             )
     return flow
-
-
-def _check_parameter_unit(
-    component: SspComponent, variable: Variable, units: Definitions, fmu_units
-) -> None:
-    """Refuse a parameter value in another unit than its variable's: fmibridge
-    sets values as given, so 1000 in 'mm' would set a length of 1000 m."""
-    unit, own = component.units.get(variable.name), variable.unit
-    if unit and own and not same_unit(unit, own, units, fmu_units):
-        raise FmibridgeError(
-            f"parameter {variable.name!r} is given in {unit!r} but the FMU's "
-            f"variable is in {own!r}{described(unit, own, units, fmu_units)}; "
-            f"fmibridge does not convert units: give the value in {own!r}."
-        )
 
 
 def _directed(structure: SystemStructure, path: Path) -> list[Connection]:

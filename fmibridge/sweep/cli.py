@@ -118,12 +118,11 @@ def add_arguments(sweep: argparse.ArgumentParser) -> None:
         help="a plugin metric column, package.module:function (repeatable); "
         "a spec file names only built-in metrics",
     )
-    sweep.add_argument(
-        "--force", action="store_true", help="replace existing output files"
-    )
-    sweep.add_argument(
-        "--no-progress", action="store_true", help="hide the progress bar"
-    )
+    for flag, text in (
+        ("--force", "replace existing output files"),
+        ("--no-progress", "hide the progress bar"),
+    ):
+        sweep.add_argument(flag, action="store_true", help=text)
     sweep.add_argument(
         "--timeout",
         type=float,

@@ -148,8 +148,7 @@ def _varied_problems(grid: Mapping, runs: Sequence[Mapping]) -> list[str]:
 
 
 def _is_value(value: object, is_time: bool) -> bool:
-    """A number for t_end; a number, Boolean or list of numbers (an FMU's array)
-    for a parameter or start value."""
+    """A number (t_end); else also a Boolean or a list of numbers (an FMU's array)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return True
     is_numbers = isinstance(value, list) and all(_is_value(v, True) for v in value)
@@ -171,8 +170,7 @@ def _size_problems(n_runs: int, max_runs: object) -> list[str]:
 def _run_problems(
     base: Run, grid: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """The first run whose method does not build, trying each distinct method
-    setting once."""
+    """The first run whose method does not build, each distinct setting tried once."""
     method = [k for k in grid if k.startswith("method.")]
     points = Points(
         {k: grid[k] for k in method},

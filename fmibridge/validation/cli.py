@@ -32,25 +32,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"folder for the CSV and plots (default {DEFAULT_OUT})",
     )
     parser.add_argument(
-        "--force",
-        action="store_true",
-        help="write into an --out folder that has files in it",
-    )
-    parser.add_argument(
         "--scheduler",
         help="run the cases on Dask: 'local' (one process per core; "
         "the default for --full), 'serial', or a "
         "dask.distributed scheduler address",
     )
-    parser.add_argument(
-        "--no-progress", action="store_true", help="hide the progress bar"
-    )
-    parser.add_argument(
-        "--cosim",
-        action="store_true",
-        help="instead: the co-simulation master's orders (Jacobi, Gauss-Seidel, "
-        "inputs held or extrapolated) on the plant with a stop and its controller",
-    )
+    for flag, text in (
+        ("--force", "write into an --out folder that has files in it"),
+        ("--no-progress", "hide the progress bar"),
+        (
+            "--cosim",
+            "instead: the co-simulation master's orders (Jacobi, Gauss-Seidel, "
+            "inputs held or extrapolated) on the plant with a stop and its controller",
+        ),
+    ):
+        parser.add_argument(flag, action="store_true", help=text)
     parser.set_defaults(func=cmd_validate, grid="quick")
 
 
