@@ -18,10 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from numpy.typing import ArrayLike
 
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
-from ..core.errors import (
-    FmibridgeError,
-    FmibridgeWarning,
-)
+from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
@@ -107,8 +104,7 @@ class Method:
         return bool(getattr(self.integrator, "is_adaptive", False))
 
     def tolerance(self, system: HybridSystem) -> tuple[float, float] | None:
-        """Return (rtol, atol) of an adaptive run on `system` (None for fixed
-        steps): rtol defaults to the model's, else DEFAULT_RTOL; atol to rtol."""
+        """(rtol, atol) of an adaptive run (default: the model's rtol, DEFAULT_RTOL)."""
         if not self.is_adaptive:
             return None
         given = getattr(self, "rtol", None)  # > 0 where given
@@ -237,8 +233,7 @@ class Method:
         return ()
 
     def _walk_in_c(self) -> type[Walk] | None:
-        """The walk `_walk.drive` calls directly: this method's, unless it (a
-        subclass) attempts its steps its own way (`_attempt`)."""
+        """The walk `drive` calls itself: none for a subclass's own `_attempt`."""
         return self.walk if type(self)._attempt is Method._attempt else None
 
     def _attempt(
@@ -323,13 +318,11 @@ class Method:
             )
 
     def placing(self, t_tol: float) -> Method:
-        """Return this method placing transitions within t_tol of their crossings
-        where a parameter sets how closely (unless the caller set it)."""
+        """This method placing transitions within t_tol of their crossings."""
         return self
 
     def time_resolution(self, gap: float, rate: float) -> float:
-        """Return how far in time from the crossing this method may place a
-        transition at guard value `gap` and rate `rate` (inf: not known)."""
+        """How far from the crossing a transition at `gap` and `rate` may be, s."""
         if not rate:
             return 0.0 if gap == 0.0 else math.inf
         return abs(gap) / abs(rate)
@@ -353,8 +346,7 @@ class Method:
         log: Recorder,
         simultaneous: tuple[str, ...] = (),
     ) -> State:
-        """Apply the reset of mode.edges[index] at `state`, log the event and
-        return the new state (`_firing.fire`)."""
+        """Apply mode.edges[index]'s reset at `state`, log it, return the new state."""
         compiled = compiled_mode(mode, self.scheme, self.h)
         return fire_edge(self, compiled, log, state, index, simultaneous)
 
@@ -405,8 +397,7 @@ def kept(
     build: Callable,
     busy: Callable[[Any], bool] = lambda value: False,
 ) -> Any:
-    """Return build(), kept in `table` while `owner` lives and reused for the same
-    key, unless a run still uses it (`busy`)."""
+    """build(), kept in `table` for `owner`'s `key` while owner lives and not busy."""
     found = table.get(id(owner))
     if found is not None and found[0] == key and not busy(found[1]):
         return found[1]
@@ -436,8 +427,7 @@ def _plan_undo(system: HybridSystem) -> None:
 
 
 def _hooked(system: HybridSystem) -> frozenset[str]:
-    """The modes whose flows schedule events or ask for one after a step (not a
-    plain flow's defaults): the run loop asks only those."""
+    """The modes whose flows schedule events or ask for one after steps."""
     return frozenset(
         name
         for name, mode in system.modes.items()

@@ -188,8 +188,7 @@ def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]
 
 
 def _primitives(params, f):
-    """Return (f, gap, gradient, force, hessian, reset) of the stop ``x_max - x``
-    around f; the force map subtracts lam / m from f's acceleration in f's array."""
+    """(f, gap, gradient, force, hessian, reset) of the stop ``x_max - x`` around f."""
     m = params.m
 
     def gradient(t, x):
