@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from .edges import Edge
     from .guards import UnilateralConstraint
 
-# names that moved to core.edges and core.guards, still importable from here
 _MOVED = {  # name -> the module it moved to
     "Edge": "edges",
     "DIRECTIONS": "guards",
