@@ -25,7 +25,7 @@ from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
 from ..core.records import TIME_RTOL, State, Step
 from ..core.result import Result
-from ..core.span import check_count
+from ..core.span import check_count, check_span
 from ..core.system import HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
@@ -257,13 +257,8 @@ class Method:
                     f"`t_end` is needed: system `{system.name}` has no default stop "
                     f"time (experiment.stop)."
                 )
-        if not (
-            isinstance(t_end, int | float) and system.t0 < t_end <= sys.float_info.max
-        ):
-            raise FmibridgeError(
-                f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
-            )
-        self._check_step(system.t0, float(t_end))
+        t_end = check_span(system.t0, t_end)
+        self._check_step(system.t0, t_end)
         mode = system.mode(system.initial_mode)
         for edge in mode.edges:
             g = edge.guard(system.t0, system.x0)
@@ -274,7 +269,7 @@ class Method:
                     f"initial state {x0}: the initial state must lie inside the "
                     f"domain (g >= 0 for a falling guard). Fix `x0` or the guard."
                 )
-        return float(t_end)
+        return t_end
 
     def _check_step(self, t0: float, t_end: float) -> None:
         """Refuse an h below time's resolution or beyond max_steps; warn if > run."""
