@@ -47,8 +47,7 @@ def __getattr__(name: str) -> Any:
 
 
 def is_a(value: object, name: str) -> bool:
-    """isinstance(value, the method class `name`) without loading its module:
-    while it is not loaded, nothing is an instance of it."""
+    """isinstance(value, method class `name`), False while its module is not loaded."""
     module = sys.modules.get(f"{__name__}.{name.lower()}")
     return module is not None and isinstance(value, getattr(module, name))
 
