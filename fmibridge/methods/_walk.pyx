@@ -1,8 +1,6 @@
 """A run's loop, compiled: `drive` attempts steps and the flows' own events from
-a method's start to its stop, in one call from `Method.run`. It calls back the
-model's functions, the flows' event hooks, the watchdog after each attempt and
-the progress hook. Halving and Relaxation take their steps in a `Walk`: a call's
-point, trial buffers and step loop, extended by each method's `step`.
+a method's start to its stop, in one call from `Method.run`. Halving and
+Relaxation take their steps in a `Walk`, extended by each method's `step`.
 """
 
 from libc.math cimport INFINITY
