@@ -142,7 +142,9 @@ class Method:
         )
         grid = None if t_eval is None else OutputGrid(t_eval, system.t0, t_end)
         log = (
-            Recorder(*names) if grid is None else GridRecorder(grid, self._tol, *names)
+            Recorder(*names)
+            if grid is None
+            else GridRecorder(grid, TIME_RTOL * self.h, *names)
         )
         log.each_transition = self.completes_zeno
         state = State(system.t0, system.x0.copy(), system.initial_mode)
@@ -165,7 +167,7 @@ class Method:
                 watch,
                 self.tolerance(system),
                 _hooked(system),
-                self._walk_in_c(),
+                self.walk if type(self)._attempt is Method._attempt else None,
             )
         rested = watch.finish(log)
         provenance = {**self._provenance(system, t_end, wall), **rested}
@@ -176,11 +178,6 @@ class Method:
         provenance.update(self._judge_errors(system, log))
         log.units = {k: v for flow in system.flows() for k, v in flow.units.items()}
         return log.finish(status, provenance, detail)
-
-    @property
-    def _tol(self) -> float:
-        """Times closer than this count as equal."""
-        return TIME_RTOL * self.h
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
         """Return the run's error as provenance entries; warn above error_warning."""
@@ -231,10 +228,6 @@ class Method:
     def output_names(self, system: HybridSystem) -> tuple[str, ...]:
         """Extra columns this method records (none by default)."""
         return ()
-
-    def _walk_in_c(self) -> type[Walk] | None:
-        """The walk `drive` calls itself: none for a subclass's own `_attempt`."""
-        return self.walk if type(self)._attempt is Method._attempt else None
 
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
