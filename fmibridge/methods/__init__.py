@@ -22,17 +22,7 @@ _CLASSES = ("Completion", "Halving", "Relaxation", "Unilateral")
 # names that `method_named` takes -> class
 _NAMED = {"halving": "Halving", "relaxation": "Relaxation", "unilateral": "Unilateral"}
 
-__all__ = [
-    "METHODS",
-    "Completion",
-    "Halving",
-    "Method",
-    "method_named",
-    "Relaxation",
-    "State",
-    "Step",
-    "Unilateral",
-]
+__all__ = ["METHODS", *_CLASSES, "Method", "method_named", "State", "Step"]
 
 
 def __getattr__(name: str) -> Any:
