@@ -26,8 +26,7 @@ MOVED = {  # old module -> new module
 
 
 class _MovedFinder:
-    """Loads a moved module's old name as the new module (PEP 451 by its
-    methods: importlib.abc would load importlib.resources into every import)."""
+    """Loads a moved module's old name as the new module (PEP 451)."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname not in MOVED:

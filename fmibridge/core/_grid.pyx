@@ -8,12 +8,8 @@ from libc.math cimport INFINITY
 
 
 cpdef double next_after(const double[::1] times, double t, double tol) noexcept:
-    """Return the first of the increasing `times` beyond t + tol (inf if none).
-
-    A time within tol of t counts as reached, so a step that ends on an output
-    time to round-off goes on to the next one. The bisection is that of Python's
-    `bisect.bisect_right` on t + tol.
-    """
+    """Return the first of the increasing `times` beyond t + tol (inf if none): a
+    step that ends on an output time to round-off goes on to the next one."""
     cdef double after = t + tol
     cdef Py_ssize_t lo = 0, hi = times.shape[0], mid
     while lo < hi:

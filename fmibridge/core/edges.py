@@ -1,9 +1,6 @@
 """Edges: the transitions of a hybrid system. When an edge's guard fires, its
 reset maps the state into the target mode.
 
-`core.system`'s modes list them; a run without edges (a plain FMU) never loads
-this module, nor the guards (`core.guards`) it loads with the first Edge.
-
 References
 ----------
 Burden et al., Def. 7 (eq. 5): the edges Gamma, guards G and resets R of

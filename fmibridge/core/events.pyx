@@ -129,14 +129,12 @@ cdef double illinois_propose(const Illinois* s) noexcept nogil:
 
 
 cdef double illinois_secant(const Illinois* s) noexcept nogil:
-    """Where the secant through the ends (values as Illinois uses them) crosses
-    zero; unclamped."""
+    """Where the secant through the ends (Illinois' values) crosses zero, unclamped."""
     return s.lo + (s.hi - s.lo) * s.f_lo / (s.f_lo - s.f_hi)
 
 
 cdef bint illinois_close(const Illinois* s, double f_tol) noexcept nogil:
-    """True once the domain-side end lies within f_tol of zero (a projection's
-    stop)."""
+    """True once the domain-side end lies within f_tol of zero (projection)."""
     return fabs(s.lo_f) <= f_tol
 
 

@@ -3,8 +3,6 @@
 
 A guard g(t, x) is positive inside the domain; a "falling" guard fires when g
 reaches zero from above, a "rising" one from below (FMI event indicators).
-`core.system` joins them to modes by its Edges; a run without guards (a plain
-FMU) never loads this module.
 
 References
 ----------

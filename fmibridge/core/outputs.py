@@ -209,8 +209,7 @@ def write_together(
 
 @contextlib.contextmanager
 def _locked(folders: set[Path]) -> Iterator[None]:
-    """Hold an exclusive flock on each folder, in a fixed order (none without
-    flock)."""
+    """Hold an exclusive flock on each folder, in a fixed order (if flock works)."""
     with contextlib.ExitStack() as stack:
         if fcntl is not None:  # else (Windows) two writers' renames may interleave
             for folder in sorted(folders):
@@ -281,8 +280,7 @@ def _orphans(parent: Path, prefix: str, end: str) -> Iterator[os.DirEntry]:
 
 
 def _has_ended(pid: str) -> bool:
-    """True if `pid` is a process id whose process no longer runs (never on
-    Windows: signal 0 would end it)."""
+    """True if process `pid` no longer runs (never on Windows: signal 0 ends it)."""
     if not pid.isdigit() or os.name == "nt":
         return False
     try:

@@ -293,8 +293,7 @@ class Recorder:
         return result
 
     def _warn_only_grazes(self) -> None:
-        """Warn of an edge whose crossings were all grazes, never an impact (an
-        `approach` of the wrong sign)."""
+        """Warn of an edge that only grazed (an `approach` of the wrong sign?)."""
         fired = {event.edge for event in self.events} | self._rate_grazes
         counts = Counter(edge for _, edge, _ in self.grazes if edge not in fired)
         for edge, n in counts.items():

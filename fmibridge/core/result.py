@@ -215,8 +215,7 @@ class Result:
         return lambda p: frame.to_csv(p, index=False)
 
     def raise_for_status(self) -> Result:
-        """Raise FmibridgeError if the run stopped before its end; else return
-        this Result (so calls chain)."""
+        """Raise FmibridgeError if the run stopped early; else return this Result."""
         if not self.status.is_success:
             where = f"t = {float(self.t[-1])!r}" if len(self.t) else "its start"
             raise FmibridgeError(f"Run stopped at {where}: {self.message}")

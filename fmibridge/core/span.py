@@ -45,8 +45,7 @@ def check_step(
 def check_count(
     h: float, t0: float, t_end: float, max_steps: int, name: str = "h"
 ) -> float:
-    """Return `h` if the span holds at most `max_steps` steps of h (or output
-    intervals); else raise."""
+    """Return `h` if the span holds at most `max_steps` steps of h; else raise."""
     span = t_end - t0
     if span / h > max_steps:
         raise FmibridgeError(

@@ -146,8 +146,7 @@ class Supervisor:
         self._remove_folder()
 
     def _start(self) -> tuple[Connection, Connection, Path]:
-        """The pipes to and from the child, and its folder: the running one's,
-        or a new one's."""
+        """The pipes to and from the child (the running one, or a new one)."""
         from multiprocessing.connection import Connection
 
         process, pipes, folder = self._process, self._pipes, self._folder
@@ -183,8 +182,7 @@ class Supervisor:
         what: str,
         journal: Path,
     ) -> Any:
-        """Wait for the child's answer, giving its warnings again; kill it at
-        the end of `limit` (timeout, grace)."""
+        """The child's answer, its warnings given again; killed after `limit`."""
         deadline = None
         while True:
             wait = WAKE_S if deadline is None else deadline - time.monotonic()
@@ -305,8 +303,7 @@ def close_all() -> None:
 
 
 def _same_package_env() -> dict[str, str]:
-    """The child's environment: this fmibridge first on its path (with -P, a
-    source tree in the working directory cannot shadow it)."""
+    """The child's environment: this fmibridge first on its path (and -P)."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the folder of `fmibridge/`
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)

@@ -29,15 +29,9 @@ if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from .edges import Edge
     from .guards import UnilateralConstraint
 
-# names that moved to core.edges and core.guards, still importable from here
-_MOVED = {  # name -> the module it moved to
-    "Edge": "edges",
-    "DIRECTIONS": "guards",
-    "Guard": "guards",
-    "GuardEntry": "guards",
-    "UnilateralConstraint": "guards",
-    "VectorGuard": "guards",
-}
+_MOVED = {"Edge": "edges"} | dict.fromkeys(  # name -> the module it moved to
+    "DIRECTIONS Guard GuardEntry UnilateralConstraint VectorGuard".split(), "guards"
+)
 
 
 def __getattr__(name: str) -> Any:

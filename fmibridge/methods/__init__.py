@@ -22,17 +22,7 @@ _CLASSES = ("Completion", "Halving", "Relaxation", "Unilateral")
 # names that `method_named` takes -> class
 _NAMED = {"halving": "Halving", "relaxation": "Relaxation", "unilateral": "Unilateral"}
 
-__all__ = [
-    "METHODS",
-    "Completion",
-    "Halving",
-    "Method",
-    "method_named",
-    "Relaxation",
-    "State",
-    "Step",
-    "Unilateral",
-]
+__all__ = ["METHODS", *_CLASSES, "Method", "method_named", "State", "Step"]
 
 
 def __getattr__(name: str) -> Any:
@@ -47,8 +37,7 @@ def __getattr__(name: str) -> Any:
 
 
 def is_a(value: object, name: str) -> bool:
-    """isinstance(value, the method class `name`) without loading its module:
-    while it is not loaded, nothing is an instance of it."""
+    """isinstance(value, method class `name`), False while its module is not loaded."""
     module = sys.modules.get(f"{__name__}.{name.lower()}")
     return module is not None and isinstance(value, getattr(module, name))
 

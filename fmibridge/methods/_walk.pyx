@@ -1,8 +1,6 @@
 """A run's loop, compiled: `drive` attempts steps and the flows' own events from
-a method's start to its stop, in one call from `Method.run`. It calls back the
-model's functions, the flows' event hooks, the watchdog after each attempt and
-the progress hook. Halving and Relaxation take their steps in a `Walk`: a call's
-point, trial buffers and step loop, extended by each method's `step`.
+a method's start to its stop, in one call from `Method.run`. Halving and
+Relaxation take their steps in a `Walk`, extended by each method's `step`.
 """
 
 from libc.math cimport INFINITY
@@ -17,8 +15,7 @@ from ._mode cimport BLOCK_SIZE, reach_tol, reached
 
 from ..core import time_limit
 from ..core.errors import FlowTerminated, ReplayRefused, StiffnessStop
-from ..core.records import (
-    Event, Rated, State, Status, Step, non_finite, unstable)
+from ..core.records import Event, Rated, State, Status, Step, non_finite, unstable
 from ._mode import compiled_mode
 
 
@@ -205,8 +202,8 @@ def drive(method, system, state, double t_end, log, update, grid, watch, toleran
             if kind is None:
                 step = method._attempt(system, state, min(t_end, t_event), log)
             else:
-                step = _attempt(kind, method, compiled_mode(mode, scheme, h, tolerance),
-                                state, min(t_end, t_event), system.t0, log)
+                step = attempt(kind, method, compiled_mode(mode, scheme, h, tolerance),
+                               state, min(t_end, t_event), system.t0, log)
         except FlowTerminated as stop:  # inside a step: its end is the run's
             log.sample(stop.t, stop.x, state.mode)
             return Status.TERMINATED, ""
@@ -240,14 +237,10 @@ cdef object _flow_event(state, flow, str name, log):
     return State(state.t, x_after, state.mode)
 
 
-def attempt(type kind, method, CompiledMode cm, state, double t_end, double t0, log):
+cpdef object attempt(type kind, method, CompiledMode cm, state, double t_end,
+                     double t0, log):
     """Take a method's steps from `state` with its walk `kind`, returning the Step
     (a fresh walk where the mode's is busy: a reset that runs another simulation)."""
-    return _attempt(kind, method, cm, state, t_end, t0, log)
-
-
-cdef object _attempt(type kind, method, CompiledMode cm, state, double t_end,
-                     double t0, log):
     cdef Walk w = cm.work.get(kind)
     if w is None or w.busy:
         w = kind(cm)

@@ -18,17 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from numpy.typing import ArrayLike
 
 from ..core._local_errors import SCALE_FLOOR, LocalErrors
-from ..core.errors import (
-    FmibridgeError,
-    FmibridgeWarning,
-)
+from ..core.errors import FmibridgeError, FmibridgeWarning
 from ..core.integrators import Scheme
 from ..core.numbers import at_least_one, positive
 from ..core.output_grid import GridRecorder, OutputGrid
 from ..core.recorder import Recorder
 from ..core.records import TIME_RTOL, State, Step
 from ..core.result import Result
-from ..core.span import check_count
+from ..core.span import check_count, check_span
 from ..core.system import HybridSystem, Mode
 from ..flows.base import Flow, integrator_named
 from ._firing import fire_edge
@@ -107,8 +104,7 @@ class Method:
         return bool(getattr(self.integrator, "is_adaptive", False))
 
     def tolerance(self, system: HybridSystem) -> tuple[float, float] | None:
-        """Return (rtol, atol) of an adaptive run on `system` (None for fixed
-        steps): rtol defaults to the model's, else DEFAULT_RTOL; atol to rtol."""
+        """(rtol, atol) of an adaptive run (default: the model's rtol, DEFAULT_RTOL)."""
         if not self.is_adaptive:
             return None
         given = getattr(self, "rtol", None)  # > 0 where given
@@ -146,7 +142,9 @@ class Method:
         )
         grid = None if t_eval is None else OutputGrid(t_eval, system.t0, t_end)
         log = (
-            Recorder(*names) if grid is None else GridRecorder(grid, self._tol, *names)
+            Recorder(*names)
+            if grid is None
+            else GridRecorder(grid, TIME_RTOL * self.h, *names)
         )
         log.each_transition = self.completes_zeno
         state = State(system.t0, system.x0.copy(), system.initial_mode)
@@ -169,7 +167,7 @@ class Method:
                 watch,
                 self.tolerance(system),
                 _hooked(system),
-                self._walk_in_c(),
+                self.walk if type(self)._attempt is Method._attempt else None,
             )
         rested = watch.finish(log)
         provenance = {**self._provenance(system, t_end, wall), **rested}
@@ -180,11 +178,6 @@ class Method:
         provenance.update(self._judge_errors(system, log))
         log.units = {k: v for flow in system.flows() for k, v in flow.units.items()}
         return log.finish(status, provenance, detail)
-
-    @property
-    def _tol(self) -> float:
-        """Times closer than this count as equal."""
-        return TIME_RTOL * self.h
 
     def _judge_errors(self, system: HybridSystem, log: Recorder) -> dict[str, str]:
         """Return the run's error as provenance entries; warn above error_warning."""
@@ -236,11 +229,6 @@ class Method:
         """Extra columns this method records (none by default)."""
         return ()
 
-    def _walk_in_c(self) -> type[Walk] | None:
-        """The walk `_walk.drive` calls directly: this method's, unless it (a
-        subclass) attempts its steps its own way (`_attempt`)."""
-        return self.walk if type(self)._attempt is Method._attempt else None
-
     def _attempt(
         self, system: HybridSystem, state: State, t_end: float, log: Recorder
     ) -> Step:
@@ -262,13 +250,8 @@ class Method:
                     f"`t_end` is needed: system `{system.name}` has no default stop "
                     f"time (experiment.stop)."
                 )
-        if not (
-            isinstance(t_end, int | float) and system.t0 < t_end <= sys.float_info.max
-        ):
-            raise FmibridgeError(
-                f"`t_end` must be a finite time after t0 = {system.t0}, got {t_end!r}."
-            )
-        self._check_step(system.t0, float(t_end))
+        t_end = check_span(system.t0, t_end)
+        self._check_step(system.t0, t_end)
         mode = system.mode(system.initial_mode)
         for edge in mode.edges:
             g = edge.guard(system.t0, system.x0)
@@ -279,7 +262,7 @@ class Method:
                     f"initial state {x0}: the initial state must lie inside the "
                     f"domain (g >= 0 for a falling guard). Fix `x0` or the guard."
                 )
-        return float(t_end)
+        return t_end
 
     def _check_step(self, t0: float, t_end: float) -> None:
         """Refuse an h below time's resolution or beyond max_steps; warn if > run."""
@@ -323,13 +306,11 @@ class Method:
             )
 
     def placing(self, t_tol: float) -> Method:
-        """Return this method placing transitions within t_tol of their crossings
-        where a parameter sets how closely (unless the caller set it)."""
+        """This method placing transitions within t_tol of their crossings."""
         return self
 
     def time_resolution(self, gap: float, rate: float) -> float:
-        """Return how far in time from the crossing this method may place a
-        transition at guard value `gap` and rate `rate` (inf: not known)."""
+        """How far from the crossing a transition at `gap` and `rate` may be, s."""
         if not rate:
             return 0.0 if gap == 0.0 else math.inf
         return abs(gap) / abs(rate)
@@ -353,8 +334,7 @@ class Method:
         log: Recorder,
         simultaneous: tuple[str, ...] = (),
     ) -> State:
-        """Apply the reset of mode.edges[index] at `state`, log the event and
-        return the new state (`_firing.fire`)."""
+        """Apply mode.edges[index]'s reset at `state`, log it, return the new state."""
         compiled = compiled_mode(mode, self.scheme, self.h)
         return fire_edge(self, compiled, log, state, index, simultaneous)
 
@@ -405,8 +385,7 @@ def kept(
     build: Callable,
     busy: Callable[[Any], bool] = lambda value: False,
 ) -> Any:
-    """Return build(), kept in `table` while `owner` lives and reused for the same
-    key, unless a run still uses it (`busy`)."""
+    """build(), kept in `table` for `owner`'s `key` while owner lives and not busy."""
     found = table.get(id(owner))
     if found is not None and found[0] == key and not busy(found[1]):
         return found[1]
@@ -436,8 +415,7 @@ def _plan_undo(system: HybridSystem) -> None:
 
 
 def _hooked(system: HybridSystem) -> frozenset[str]:
-    """The modes whose flows schedule events or ask for one after a step (not a
-    plain flow's defaults): the run loop asks only those."""
+    """The modes whose flows schedule events or ask for one after steps."""
     return frozenset(
         name
         for name, mode in system.modes.items()

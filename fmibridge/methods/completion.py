@@ -62,8 +62,7 @@ ON_SURFACE = 1e-12
 
 
 class ConstrainedFlow(VectorField):
-    """The constrained dynamics D_L of eq. (7), projected onto Z after each step
-    (`_contact.ProjectedStepper`)."""
+    """The constrained dynamics D_L of eq. (7), projected onto Z after each step."""
 
     def __init__(
         self,

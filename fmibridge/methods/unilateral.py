@@ -123,8 +123,7 @@ def _rates(fns: tuple, gradients: tuple, n: int) -> Rates:
 
 
 def _vector_gradient(vector: VectorGuard, n: int) -> tuple[Function, Rows]:
-    """A VectorGuard's (dg/dx, dg/dt) at its `sparsity` (all without one) as a
-    Function, with their layout: compiled, Python, or central differences."""
+    """A VectorGuard's (dg/dx, dg/dt) at its `sparsity` as a Function, and layout."""
     starts, columns = vector.pattern(n)  # refuses a sparsity of another width
     refuse = functools.partial(_outside_sparsity, vector)
     rows = Rows(starts, columns, n, vector.sparsity, refuse)
@@ -192,8 +191,7 @@ def _outside_sparsity(vector: VectorGuard, gx: np.ndarray, t: float, x: np.ndarr
 
 
 def _bank(mode: Mode, extrapolates: bool) -> tuple[Bank, np.ndarray]:
-    """The mode's Bank (with the rates a method that extrapolates needs) and its
-    atoms' edges, built once per mode."""
+    """The mode's Bank and its atoms' edges, built once per mode."""
     bank, owner, rates = kept(_BANKS, mode, None, functools.partial(_atoms, mode))
     if extrapolates and bank.rates is None:
         bank.rates = rates(bank.n)

@@ -115,8 +115,7 @@ class OscillatorParams:
         return -self.u_amp * self.u_freq * np.sin(self.u_freq * t) / self.m
 
     def particular(self) -> tuple[float, float]:
-        """Return ``(P, Q)`` of the periodic solution ``P cos(W t) + Q sin(W t)``,
-        ``W = u_freq``."""
+        """Return (P, Q) of the periodic solution P cos(u_freq t) + Q sin(u_freq t)."""
         k = self.omega**2 - self.u_freq**2
         d = 2.0 * self.a * self.u_freq
         f = self.u_amp / self.m
@@ -188,8 +187,7 @@ def reset(params: OscillatorParams) -> Callable[[float, np.ndarray], np.ndarray]
 
 
 def _primitives(params, f):
-    """Return (f, gap, gradient, force, hessian, reset) of the stop ``x_max - x``
-    around f; the force map subtracts lam / m from f's acceleration in f's array."""
+    """(f, gap, gradient, force, hessian, reset) of the stop ``x_max - x`` around f."""
     m = params.m
 
     def gradient(t, x):

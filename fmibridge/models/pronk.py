@@ -58,8 +58,7 @@ def _hip(p: PronkParams, leg: str, x: np.ndarray) -> tuple[float, float]:
 
 
 def _leg(p: PronkParams, leg: str):
-    """Return the leg's touchdown guard (foot height), lift-off guard (l - L) and
-    touchdown reset (the foot pinned where it lands)."""
+    """The leg's touchdown guard (foot height), lift-off guard (l - L) and reset."""
     s, pin = _HIP[leg] * p.d, _PIN[leg]
 
     def foot_height(t: float, x: np.ndarray) -> float:
