@@ -15,7 +15,6 @@ def drive(
     t_end: float,
     log: Any,
     update: Any,
-    grid: Any,
     watch: Any,
     tolerance: tuple[float, float] | None,
     hooked: frozenset[str],

@@ -160,7 +160,7 @@ cdef class Walk:
                           new_array(&self.slope[0], n), h_next))
 
 
-def drive(method, system, state, double t_end, log, update, grid, watch, tolerance,
+def drive(method, system, state, double t_end, log, update, watch, tolerance,
           frozenset hooked, type kind):
     """Attempt `method`'s steps and the flows' own events from `state` until a stop;
     return (status, detail). A time event at t_end runs before the end (as in
@@ -172,6 +172,7 @@ def drive(method, system, state, double t_end, log, update, grid, watch, toleran
     cdef long max_steps = method.max_steps, max_events = method.max_events, _k
     cdef bint is_due
     deadline = time_limit.current()  # simulate(timeout=...): wall time
+    grid = getattr(log, "grid", None)  # a GridRecorder's output times
     modes, scheme = system.modes, method.scheme
     for _k in range(max_steps):
         mode = modes[state.mode]

@@ -155,19 +155,11 @@ class Method:
             )
         watch = Watchdog(self, system, t_end)
         _plan_undo(system)
+        kind = self.walk if type(self)._attempt is Method._attempt else None
+        plan = (self.tolerance(system), _hooked(system), kind)  # drive's, in C
         with _progress(system.t0, t_end, enabled=progress) as update:
             status, detail = drive(
-                self,
-                system,
-                state,
-                t_end,
-                log,
-                update,
-                grid,
-                watch,
-                self.tolerance(system),
-                _hooked(system),
-                self.walk if type(self)._attempt is Method._attempt else None,
+                self, system, state, t_end, log, update, watch, *plan
             )
         rested = watch.finish(log)
         provenance = {**self._provenance(system, t_end, wall), **rested}
