@@ -19,8 +19,7 @@ import warnings
 import numba
 import numpy as np
 
-from fmibridge.core.edges import Edge
-from fmibridge.core.guards import Guard, VectorGuard
+from fmibridge.core.guards import Edge, Guard, VectorGuard
 from fmibridge.core.system import HybridSystem, Mode
 from fmibridge.flows.compiled import CompiledFlow
 from fmibridge.flows.native import NativeFlow

@@ -14,8 +14,7 @@ import math
 
 import numpy as np
 
-from fmibridge.core.edges import Edge
-from fmibridge.core.guards import Guard
+from fmibridge.core.guards import Edge, Guard
 from fmibridge.core.system import HybridSystem, Mode
 from fmibridge.flows.native import NativeFlow
 

@@ -965,8 +965,7 @@ def _coupled_flow(interface: str, plant: str = "MassSpringStop"):
 
 def _stop_system(flow):
     """The coupled flow with the plant's stop as the guard (x_stop - x, 1 m)."""
-    from fmibridge.core.edges import Edge
-    from fmibridge.core.guards import Guard
+    from fmibridge.core.guards import Edge, Guard
     from fmibridge.core.system import HybridSystem, Mode
 
     def gap(t, x):

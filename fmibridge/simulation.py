@@ -37,8 +37,7 @@ from .fmpy_keywords import SOLVERS, fixed_problems, refuse_unknown
 from .methods import Method, is_a, method_named
 
 if TYPE_CHECKING:
-    from .core.edges import Edge
-    from .core.guards import Guard
+    from .core.guards import Edge, Guard
     from .flows.fmu_archive import FmuArchive
     from .methods.completion import Completion
 
@@ -468,7 +467,7 @@ def _with_guards(system: HybridSystem, guards: Sequence[GuardSpec]) -> HybridSys
     """`system` (one mode) with extra edges, declared before its own."""
     if not guards:
         return system
-    from .core.edges import Edge  # loaded where guards are given
+    from .core.guards import Edge  # loaded where guards are given
 
     (mode,) = system.modes.values()
     edges = []

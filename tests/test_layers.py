@@ -135,7 +135,6 @@ ABOVE_THE_WALL = (
     "fmibridge.core.recorder",
     "fmibridge.core.result",
     "fmibridge.core.system",
-    "fmibridge.core.edges",
     "fmibridge.core.guards",
 )
 
@@ -275,7 +274,6 @@ def test_simulate_fmu_loads_only_what_it_needs(fmu_dir):
         "pandas",
         "scipy",
         "fmibridge.core.units",
-        "fmibridge.core.edges",
         "fmibridge.core.guards",
         "fmibridge.flows.input_table",
         "fmibridge.flows._coupled",

@@ -1,8 +1,8 @@
 """The hybrid system: modes with flows, the edges between them, and the
 model's default experiment.
 
-The edges (`Edge`, in `core.edges`) and their guards (`Guard`, `VectorGuard`,
-in `core.guards`) load with the first one built, so a run without them (a plain
+The edges (`Edge`) and their guards (`Guard`, `VectorGuard`), in
+`core.guards`, load with the first one built, so a run without them (a plain
 FMU) builds none of their classes; their names here forward there (PEP 562).
 
 References
@@ -26,18 +26,16 @@ from .records import COMPILED_FORMS
 
 if TYPE_CHECKING:  # a Mode holds a Flow; the flows layer sits above this one
     from ..flows.base import Flow
-    from .edges import Edge
-    from .guards import UnilateralConstraint
+    from .guards import Edge, UnilateralConstraint
 
-_MOVED = {"Edge": "edges"} | dict.fromkeys(  # name -> the module it moved to
-    "DIRECTIONS Guard GuardEntry UnilateralConstraint VectorGuard".split(), "guards"
-)
+# names that moved to core.guards, still importable from here
+_MOVED = "DIRECTIONS Edge Guard GuardEntry UnilateralConstraint VectorGuard".split()
 
 
 def __getattr__(name: str) -> Any:
     if name not in _MOVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_MOVED[name]}", __package__), name)
+    return getattr(import_module(".guards", __package__), name)
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..core._functions import Function
-from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.units import UnitDefinition
 from ._coupled import CoupledRhs
 from .base import Flow, VectorField

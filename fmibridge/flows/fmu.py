@@ -60,7 +60,7 @@ from .fmi import (
 from .fmu_archive import INTS, NUMERIC_TYPES, FmuArchive, Variable
 
 if TYPE_CHECKING:
-    from ..core.edges import Edge
+    from ..core.guards import Edge
     from .input_table import InputTable
 
 InputValue: TypeAlias = "float | Callable[[float], float] | InputTable"
@@ -1253,8 +1253,10 @@ def fmu_event_edges(flow: Flow, mode: str) -> tuple[Edge, ...]:
     mode. Other flows have none (Co-Simulation handles them in doStep)."""
     if not isinstance(flow, ModelExchangeFlow):
         return ()
-    from ..core.edges import Edge  # loaded where edges are: a CS run has none
-    from ..core.guards import Guard
+    from ..core.guards import (
+        Edge,  # loaded where edges are: a CS run has none
+        Guard,
+    )
 
     return tuple(
         Edge(

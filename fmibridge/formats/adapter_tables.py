@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core.edges import Edge
 from ..core.errors import AdapterError, ExpressionError, FmibridgeError
-from ..core.guards import DIRECTIONS, Guard
+from ..core.guards import DIRECTIONS, Edge, Guard
 from ..core.numbers import is_number
 from ..core.result import Result
 from ..core.system import HybridSystem

@@ -35,7 +35,7 @@ from .forecast import CrossingForecast
 from .watchdog import Watchdog
 
 if TYPE_CHECKING:
-    from ..core.edges import Edge
+    from ..core.guards import Edge
     from ..flows.stiff import Stiff
 
 # A fixed step's local error estimate above this fraction of its state's scale

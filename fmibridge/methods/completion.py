@@ -24,9 +24,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core._functions import PythonScalars, PythonVector
-from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.integrators import Scheme
 from ..core.recorder import Recorder
 from ..core.records import Event, State, Status, Step

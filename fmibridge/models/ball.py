@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 
-from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.guards import Guard, UnilateralConstraint
+from ..core.guards import Edge, Guard, UnilateralConstraint
 from ..core.system import HybridSystem, Mode
 from ..flows.native import NativeFlow
 

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.system import HybridSystem, Mode
 from ..flows.cosim_master import Communication
 from ..flows.coupled import couple

@@ -19,9 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core._functions import Function, PythonVector
-from ..core.edges import Edge
 from ..core.errors import FmibridgeError
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.system import HybridSystem, Mode
 from ..flows.base import ForcedVectorField
 from ..flows.compiled import Q_KINDS, c_function, compiled

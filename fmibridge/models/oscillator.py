@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.edges import Edge
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.system import HybridSystem, Mode
 from ..flows.base import Flow
 from ..flows.native import NativeFlow

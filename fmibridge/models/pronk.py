@@ -25,8 +25,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..core.edges import Edge
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.system import HybridSystem, Mode
 from ..flows.native import NativeFlow
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.edges import Edge
-from ..core.guards import Guard
+from ..core.guards import Edge, Guard
 from ..core.system import HybridSystem, Mode
 from ..flows.cosim_master import Communication
 from ..flows.coupled import couple
