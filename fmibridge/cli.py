@@ -175,9 +175,11 @@ def _report_cut_short(
     is_late = isinstance(exc, supervision.TimeLimitExceeded)
     status = Status.FAILED if is_error else Status.INTERRUPTED
     partial = recorded(Status.TIME_LIMIT if is_late else status, {"system": what})
-    if is_error:
-        label = "" if is_late else "error: "
-        print(f"fmibridge: {label}{_in_flags(str(exc))}", file=sys.stderr)
+    if is_error:  # simulate's keywords named as the flags of `run`
+        message = str(exc)
+        for keyword, flag in KEYWORD_FLAGS.items():
+            message = message.replace(f"`{keyword}`", f"`{flag}`")
+        print(f"fmibridge: {'' if is_late else 'error: '}{message}", file=sys.stderr)
     why = "the run stopped" if is_error else _interrupted(exc)
     if partial is not None:
         why += f" at t = {partial.t[-1]:.6g} s"
@@ -188,13 +190,6 @@ def _report_cut_short(
     if is_late:
         return 1
     return 2 if is_error else exit_code(exc)
-
-
-def _in_flags(message: str) -> str:
-    """An error of `simulate` with its keywords named as the flags of `run`."""
-    for keyword, flag in KEYWORD_FLAGS.items():
-        message = message.replace(f"`{keyword}`", f"`{flag}`")
-    return message
 
 
 def _interrupted(exc: BaseException) -> str:

@@ -173,9 +173,7 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
     return write_together({path: write})[0]
 
 
-def write_together(
-    writes: Mapping[str | Path, Callable[[Path], object]],
-) -> list[Path]:
+def write_together(writes: Mapping[str | Path, Callable[[Path], object]]) -> list[Path]:
     """Write several files as a unit: each `write(temporary)` beside its path,
     then all renamed under a lock on their folders, so two writers' files
     never mix and a failure (raised) leaves the old files.
@@ -187,7 +185,9 @@ def write_together(
             raise FmibridgeError(
                 f"Cannot write {path}: folder {path.parent} does not exist."
             )
-        _remove_stale(path)
+        for entry in _orphans(path.parent, f".{path.name}.", "."):  # dead writers'
+            if entry.name.endswith(".tmp"):
+                Path(entry.path).unlink(missing_ok=True)
     temporaries = [_temporary(p) for p in paths]
     current = paths[0]  # the file being written, for the message
     try:
@@ -224,13 +224,6 @@ def _temporary(path: Path) -> Path:
     import uuid  # only a run that writes a file needs it
 
     return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-
-
-def _remove_stale(path: Path) -> None:
-    """Remove the temporary files beside `path` whose writer no longer runs."""
-    for entry in _orphans(path.parent, f".{path.name}.", "."):
-        if entry.name.endswith(".tmp"):
-            Path(entry.path).unlink(missing_ok=True)
 
 
 _SWEPT: set[tuple[Path, str]] = set()  # (own folder, prefix) swept already

@@ -427,8 +427,7 @@ cdef class FmuStepper(Stepper):
         fmi, states = calls
         self.n, self.rhs = len(states), None
         self.flow, self.scheme, self.snap_rtol = flow, scheme, snap_rtol
-        self.step = CommunicationStep(
-            [fmi], [states], [([], [])], [([], [])], [], [0])
+        self.step = CommunicationStep([fmi], [states], [([], [])], [([], [])], [], [0])
         self.fmi = fmi
         self.readings = readings
         self.out = np.zeros(readings.n + 1)

@@ -5,9 +5,8 @@ A status above warning raises `error(name, status)`; doStep's status goes back
 to its caller. Where `logger` is set (FMPy's `fmi_call_logger`), each call is
 logged as FMPy logs its own: ``fmi2SetTime(c=0x55d0c3a0, time=0.5) -> OK``.
 
-A component's ports, as compiled loops read and set them (`Ports`), are an FMU
-instance's Real variables through these calls (`RealPorts`), or Python
-callables for other components.
+A component's ports as the compiled loops read and set them (`Ports`): an FMU
+instance's Real variables through these calls (`RealPorts`), else Python's.
 
 References
 ----------

@@ -19,16 +19,7 @@ import warnings
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    ClassVar,
-    Generic,
-    NoReturn,
-    TypeAlias,
-    TypeGuard,
-    TypeVar,
-    cast,
-)
+from typing import TYPE_CHECKING, ClassVar, Generic, NoReturn, TypeGuard, TypeVar, cast
 
 import numpy as np
 
@@ -51,19 +42,14 @@ from ._fmu import FmuIndicators, FmuInputs, FmuProgram, FmuRhs, check_finite
 from ._programs import values_with_constants
 from ._stepper import Stepper
 from .base import Flow, UndoPlan, VectorField
-from .fmi import (
-    CoSimulationInstance,
-    FmiInstance,
-    ModelExchangeInstance,
-    StepEnd,
-)
+from .fmi import CoSimulationInstance, FmiInstance, ModelExchangeInstance, StepEnd
 from .fmu_archive import INTS, NUMERIC_TYPES, FmuArchive, Variable
 
 if TYPE_CHECKING:
     from ..core.guards import Edge
     from .input_table import InputTable
 
-InputValue: TypeAlias = "float | Callable[[float], float] | InputTable"
+    InputValue = float | Callable[[float], float] | InputTable
 InstanceT = TypeVar("InstanceT", bound=FmiInstance)
 MAX_EVENT_ITERATIONS = 100  # event iterations of one FMU event before giving up
 MAX_SNAPSHOTS = 8  # saved FMU states kept for rollback (a halving needs two)

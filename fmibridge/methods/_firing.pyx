@@ -69,8 +69,7 @@ cdef object fire(Firing how, CompiledMode cm, object log, double t, object x,
     else:
         cm.flush(log)
         log.sample(t, x_after, edge.target)
-    log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others,
-                    how.t_tol))
+    log.event(Event(t, edge.name, cm.name, edge.target, x, x_after, others, how.t_tol))
     if others:
         _say_which_ran(cm, log, t, edge, others)
     return State(t, x_after, edge.target)

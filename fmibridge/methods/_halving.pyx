@@ -300,8 +300,7 @@ cdef object _fire_unresolved(_Walk w, double t, crossing):
         f"{g1[i]:.3g}."
     )
     others = tuple(cm.mode.edges[k].name for k in crossed if k != i)
-    return fire(w.firing, cm, w.log, t + hs, y, i, others, False,
-                (g1[i] - g0[i]) / hs)
+    return fire(w.firing, cm, w.log, t + hs, y, i, others, False, (g1[i] - g0[i]) / hs)
 
 
 cdef object _illinois(_Walk w, double t, double hs):
