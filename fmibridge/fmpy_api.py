@@ -19,6 +19,7 @@ from fmpy import dump, read_model_description  # FMPy's own, re-exported
 from .core.errors import FmibridgeError
 from .core.numbers import as_float, is_number
 from .core.result import Result
+from .flows.fmu import interface_type
 from .flows.fmu_archive import FmuArchive
 from .fmpy_keywords import FIXED
 from .simulation import (
@@ -124,7 +125,7 @@ def simulate_fmu(
     is_cs = (  # FMPy's choice: Co-Simulation where the FMU offers it
         "CoSimulation" in archive.interfaces
         if fmi_type is None
-        else str(fmi_type).lower() in ("cs", "cosimulation")
+        else interface_type(fmi_type) == "CoSimulation"
     )
     t0, t_end = numbers["start_time"], numbers["stop_time"]
     experiment = archive.experiment  # a value is read only where not given
